@@ -1,0 +1,31 @@
+# Two entry points: `make run` (the workbench) and `make test` (the whole suite).
+# Both create and reuse .venv and install the project on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench serve
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/streamlit run app/main.py --server.headless true --browser.gatherUsageStats false
+
+serve: $(STAMP)
+	$(BIN)/python -m service serve --host 127.0.0.1 --port 8000
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.quality
+	$(BIN)/python -m benchmarks.speed

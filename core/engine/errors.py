@@ -1,0 +1,51 @@
+"""Engine exceptions: each names the problem so callers can show it as is.
+
+All derive from `EngineError` (a `ValueError`), so the service maps them to one
+validation error and a notebook user sees a plain message, never a numpy trace.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(ValueError):
+    """Base class; `code` is a stable machine-readable name."""
+
+    code = "engine_error"
+
+
+class EmptyTextError(EngineError):
+    code = "empty_text"
+
+
+class TextTooLongError(EngineError):
+    code = "text_too_long"
+
+
+class InvalidQualityError(EngineError):
+    code = "invalid_quality"
+
+
+class OnePoleTraitError(EngineError):
+    code = "trait_one_pole"
+
+
+class NoSamplesError(EngineError):
+    code = "no_samples"
+
+
+class UnknownTraitError(EngineError):
+    code = "unknown_trait"
+
+
+class SnapshotFormatError(EngineError):
+    code = "snapshot_format"
+
+
+class EmbedderUnavailableError(EngineError):
+    code = "embedder_unavailable"
+
+
+class ModelFileError(EngineError):
+    """A packaged model file is missing or its hash does not match."""
+
+    code = "model_file"

@@ -1,0 +1,49 @@
+"""Plain data the engine trains on and returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+TrainEffort = Literal["low", "medium", "high", "max"]
+DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
+Aggregation = Literal["mean", "max", "min"]
+
+#: progress(fraction in [0, 1], phase name) - called from long operations.
+ProgressFn = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class TraitSpec:
+    key: str
+    name: str
+    positive_label: str
+    negative_label: str
+    description: str = ""
+    aggregation: Aggregation = "mean"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled text. `quality` 1.0 = positive pole, 0.0 = negative pole."""
+
+    trait: str  # trait key
+    text: str
+    quality: float
+    id: int | None = None
+
+
+@dataclass
+class TrainingResult:
+    snapshot: dict[str, Any]  # JSON-serialisable, see core.engine.snapshot
+    metrics: dict[str, dict[str, Any]]  # per trait key
+    param_hash: str
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # chosen per trait
+
+
+@dataclass
+class DiscoveredTrait:
+    spec: TraitSpec
+    samples: list[Sample]  # pole exemplars labelled from the axis (quality 1.0 / 0.0)
+    explained_variance: float = 0.0
