@@ -1,0 +1,157 @@
+"""Embedding cache keyed by embedder id + sha256(text), so known texts are never re-embedded.
+
+`CachedEmbedder` wraps any embedder and keeps its `id`/`dim`. Stores map keys to
+float32 vectors: `MemoryStore` (bounded LRU, the default) or `SqliteStore` (persistent,
+WAL, shared across threads; the service keeps one in its data dir). `encode(texts,
+store=False)` still reads hits but writes nothing: zero-data-retention content must
+never land in a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from core.embedders.base import Embedder
+
+
+def cache_key(embedder_id: str, text: str) -> str:
+    return f"{embedder_id}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+
+
+class VectorStore(Protocol):
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, items: Mapping[str, np.ndarray]) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class MemoryStore:
+    """Bounded in-memory LRU store."""
+
+    def __init__(self, max_items: int = 100_000) -> None:
+        self.max_items = max_items
+        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                vec = self._data.get(key)
+                if vec is not None:
+                    self._data.move_to_end(key)
+                    found[key] = vec
+        return found
+
+    def put_many(self, items: Mapping[str, np.ndarray]) -> None:
+        with self._lock:
+            for key, vec in items.items():
+                self._data[key] = np.array(vec, dtype=np.float32, copy=True)
+                self._data.move_to_end(key)
+            while len(self._data) > self.max_items:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class SqliteStore:
+    """Persistent store: one table of (key, float32 bytes), WAL mode, one connection per thread."""
+
+    _CHUNK = 500  # stays under SQLite's bound-parameter limit
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        conn = self._conn()
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), self._CHUNK):
+            chunk = unique[start : start + self._CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in conn.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({marks})", chunk):
+                found[key] = np.frombuffer(blob, dtype=np.float32).copy()
+        return found
+
+    def put_many(self, items: Mapping[str, np.ndarray]) -> None:
+        if not items:
+            return
+        rows: Iterable[tuple[str, bytes]] = (
+            (k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()
+        )
+        with self._conn() as conn:  # one transaction
+            conn.executemany("INSERT OR REPLACE INTO embeddings (key, vec) VALUES (?, ?)", rows)
+
+    def __len__(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class CachedEmbedder:
+    """Wraps an embedder; only cache misses are encoded, in one batch."""
+
+    def __init__(self, embedder: Embedder, store: VectorStore | None = None) -> None:
+        self.embedder = embedder
+        self.store: VectorStore = store if store is not None else MemoryStore()
+        self.id = embedder.id
+        self.dim = embedder.dim
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r}, hits={self.hits}, misses={self.misses})"
+
+    def encode(self, texts: Sequence[str], store: bool = True) -> np.ndarray:
+        """Vectors for `texts`; with `store=False` misses are encoded but never written."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [cache_key(self.id, t) for t in texts]
+        found = self.store.get_many(keys)
+        # Encode each distinct missing text once, even when it repeats in the batch.
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in missing:
+                missing[key] = text
+        if missing:
+            vecs = np.asarray(self.embedder.encode(list(missing.values())), dtype=np.float32)
+            fresh = dict(zip(missing.keys(), vecs, strict=True))
+            if store:
+                self.store.put_many(fresh)
+            found.update(fresh)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
+        with self._lock:
+            self.misses += len(missing)
+            self.hits += len(texts) - len(missing)
+        return out

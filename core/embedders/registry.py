@@ -1,0 +1,50 @@
+"""Embedders by name or by the full id recorded in snapshots; one instance per process."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from core.embedders.base import Embedder
+from core.embedders.hashing import HashingEmbedder
+from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
+from core.engine.errors import EmbedderUnavailableError
+
+_HASHING_ID = re.compile(r"^hashing-v1-(\d+)(?:-w(\d)(\d)-c(\d)(\d)-cw([0-9.]+))?$")
+ALIASES = {"hashing": "hashing-v1-512", "minilm": MINILM_ID, "default": MINILM_ID}
+
+_instances: dict[str, Embedder] = {}
+_lock = threading.Lock()
+
+
+def available() -> list[str]:
+    """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
+    return [*ALIASES, "hashing-v1-512", MINILM_ID]
+
+
+def _build(embedder_id: str) -> Embedder:
+    if embedder_id == MINILM_ID:
+        return MiniLMEmbedder()
+    m = _HASHING_ID.match(embedder_id)
+    if m:
+        dim = int(m.group(1))
+        if m.group(2) is None:
+            return HashingEmbedder(dim)
+        w0, w1, c0, c1 = (int(g) for g in m.group(2, 3, 4, 5))
+        return HashingEmbedder(dim, (w0, w1), (c0, c1), float(m.group(6)))
+    raise EmbedderUnavailableError(
+        f"embedder {embedder_id!r} is not available here; available: {', '.join(available())}"
+    )
+
+
+def get_embedder(name_or_id: str) -> Embedder:
+    """The process-wide embedder for "hashing", "minilm" or a full embedder id."""
+    embedder_id = ALIASES.get(name_or_id, name_or_id)
+    with _lock:
+        emb = _instances.get(embedder_id)
+        if emb is None:
+            emb = _build(embedder_id)
+            if emb.id != embedder_id:  # e.g. "hashing-v1-512-w12-c35-cw0.5" is spelled "hashing-v1-512"
+                emb = _instances.setdefault(emb.id, emb)
+            _instances[embedder_id] = emb
+        return emb
