@@ -49,3 +49,47 @@ class ModelFileError(EngineError):
     """A packaged model file is missing or its hash does not match."""
 
     code = "model_file"
+
+
+class InvalidTextError(EngineError):
+    """A text that is not a string at all (None, a number, bytes)."""
+
+    code = "invalid_text"
+
+
+class NoTraitsError(EngineError):
+    code = "no_traits"
+
+
+class InvalidTraitError(EngineError):
+    """A trait definition the engine cannot use (duplicate key, unknown aggregation)."""
+
+    code = "invalid_trait"
+
+
+class InvalidParamsError(EngineError):
+    """Reused training parameters that are missing fields or out of range."""
+
+    code = "invalid_params"
+
+
+class InvalidEffortError(EngineError):
+    code = "invalid_effort"
+
+
+class TooFewTextsError(EngineError):
+    """Discovery needs more distinct sample texts than the model has."""
+
+    code = "too_few_texts"
+
+
+class InvalidSynthTypeError(EngineError):
+    """A synthesis type other than `from_traits` or `diversify`."""
+
+    code = "invalid_synth_type"
+
+
+class GeneratorError(EngineError):
+    """The external text generator failed or answered with something unusable."""
+
+    code = "generator_failed"

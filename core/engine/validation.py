@@ -1,0 +1,120 @@
+"""Input checks that run before any numbers are computed.
+
+Everything here raises an `EngineError` subclass whose message names the offending
+trait, sample or text, so bad input never surfaces as a numpy error deep inside training.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from typing import Any
+
+from core.engine.errors import (
+    EmptyTextError,
+    InvalidQualityError,
+    InvalidTextError,
+    InvalidTraitError,
+    NoSamplesError,
+    NoTraitsError,
+    OnePoleTraitError,
+    TextTooLongError,
+    UnknownTraitError,
+)
+from core.engine.types import Sample, TraitSpec
+
+MAX_TEXT_CHARS = 20_000
+AGGREGATIONS = ("mean", "max", "min")
+#: Quality at or above this counts toward the positive pole (the API's rule).
+POSITIVE_THRESHOLD = 0.5
+
+
+def validate_text(text: Any, *, where: str = "text") -> str:
+    """Return `text` stripped; reject non-strings, empty and over-long texts."""
+    if not isinstance(text, str):
+        raise InvalidTextError(f"{where} must be a string, got {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise EmptyTextError(f"{where} is empty")
+    if len(stripped) > MAX_TEXT_CHARS:
+        raise TextTooLongError(
+            f"{where} has {len(stripped):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+        )
+    return stripped
+
+
+def validate_texts(texts: Iterable[Any]) -> list[str]:
+    """Validate a batch; messages say which position failed."""
+    if isinstance(texts, str):
+        raise InvalidTextError("texts must be a list of strings, got a single string")
+    return [validate_text(t, where=f"text {i}") for i, t in enumerate(texts)]
+
+
+def validate_quality(quality: Any, *, where: str) -> float:
+    if isinstance(quality, bool) or not isinstance(quality, Real):
+        raise InvalidQualityError(f"{where}: quality must be a number in [0, 1], got {quality!r}")
+    value = float(quality)
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidQualityError(f"{where}: quality must be a number in [0, 1], got {value!r}")
+    return value
+
+
+def validate_traits(traits: Sequence[TraitSpec]) -> list[TraitSpec]:
+    traits = list(traits)
+    if not traits:
+        raise NoTraitsError("no traits to train: add at least one trait")
+    seen: set[str] = set()
+    for trait in traits:
+        if not isinstance(trait, TraitSpec):
+            raise InvalidTraitError(f"expected a TraitSpec, got {type(trait).__name__}")
+        if not isinstance(trait.key, str) or not trait.key:
+            raise InvalidTraitError(f"trait {trait.name!r} has an empty key")
+        if trait.key in seen:
+            raise InvalidTraitError(f"trait key {trait.key!r} is used twice")
+        if trait.aggregation not in AGGREGATIONS:
+            raise InvalidTraitError(
+                f"trait {trait.key!r}: aggregation must be one of {', '.join(AGGREGATIONS)}, "
+                f"got {trait.aggregation!r}"
+            )
+        seen.add(trait.key)
+    return traits
+
+
+def _sample_name(index: int, sample: Sample) -> str:
+    return f"sample {index}" + (f" (id {sample.id})" if sample.id is not None else "")
+
+
+def validate_samples(traits: Sequence[TraitSpec], samples: Iterable[Sample]) -> list[Sample]:
+    """Check traits and samples together; return the samples with stripped texts and float qualities.
+
+    Raises (in this order of discovery): NoTraitsError / InvalidTraitError for the traits,
+    UnknownTraitError, InvalidTextError / EmptyTextError / TextTooLongError, InvalidQualityError
+    per sample, then NoSamplesError / OnePoleTraitError per trait.
+    """
+    traits = validate_traits(traits)
+    keys = {t.key for t in traits}
+    clean: list[Sample] = []
+    for i, sample in enumerate(samples):
+        if not isinstance(sample, Sample):
+            raise InvalidTextError(f"sample {i} must be a Sample, got {type(sample).__name__}")
+        name = _sample_name(i, sample)
+        if sample.trait not in keys:
+            raise UnknownTraitError(f"{name} refers to unknown trait {sample.trait!r}")
+        text = validate_text(sample.text, where=f"{name}: text")
+        quality = validate_quality(sample.quality, where=name)
+        clean.append(Sample(trait=sample.trait, text=text, quality=quality, id=sample.id))
+
+    for trait in traits:
+        qualities = [s.quality for s in clean if s.trait == trait.key]
+        if not qualities:
+            raise NoSamplesError(f"trait {trait.key!r} has no samples")
+        positive = sum(q >= POSITIVE_THRESHOLD for q in qualities)
+        negative = len(qualities) - positive
+        if positive == 0 or negative == 0:
+            missing = "positive" if positive == 0 else "negative"
+            raise OnePoleTraitError(
+                f"trait {trait.key!r} has samples on one pole only: no {missing} samples "
+                f"(quality >= 0.5 counts as positive; it has {positive} positive, {negative} negative)"
+            )
+    return clean
