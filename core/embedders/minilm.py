@@ -30,7 +30,7 @@ DIM = 384
 MAX_TOKENS = 256  # the length all-MiniLM-L6-v2 was trained with; longer input is truncated
 BATCH_SIZE = 32
 
-# (resolved path, size, mtime) -> verified; hashing 23 MB costs ~50 ms, so do it once per process.
+# (resolved path, size, mtime) already verified; hashing 23 MB costs ~25 ms, so do it once per process.
 _verified: set[tuple[str, int, float]] = set()
 _verify_lock = threading.Lock()
 
