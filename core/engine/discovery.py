@@ -1,12 +1,247 @@
-"""Discovery of intrinsic trait axes from a model's pooled samples."""
+"""Discovery: intrinsic trait axes derived from a model's pooled samples.
+
+The texts of every labelled sample are pooled, de-duplicated and embedded. Candidate
+axes are the leading principal components of the centred embeddings plus contrasts
+between k-means centroids; `effort` sets how many of each are considered. A candidate
+scores `explained variance x separation` (how much of the embedding variance lies along
+it, times how cleanly the texts projected on it split into two groups). The best
+candidates that are not nearly parallel to an existing trait's axis, nor to one chosen
+before, become up to three traits, named from the words that distinguish their two ends.
+
+Texts are sorted before anything is computed and every estimator is seeded, so the same
+samples (in any order) and effort give the same traits. See docs/discovery-synthesis.md.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.decomposition import PCA
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from core.embedders.base import Embedder
-from core.engine.types import DiscoveredTrait, ProgressFn, Sample
+from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
+from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key, slugify_key, unique_key
+from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
+
+#: Principal components considered per effort level (and at most this many k-means contrasts).
+CANDIDATES_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
+#: Largest k for the k-means contrasts per effort level (every centroid pair for k = 2..max_k).
+KMEANS_MAX_K: dict[str, int] = {"low": 2, "medium": 3, "high": 4, "xhigh": 6, "max": 8}
+MIN_TEXTS = 10
+MAX_TRAITS = 3
+MIN_EXEMPLARS_PER_POLE = 5
+MAX_EXEMPLARS_PER_POLE = 50
+#: A candidate with |cos| above this to an existing or already chosen axis says nothing new.
+PARALLEL_COS = 0.8
+_SEED = 0
+_LABEL_WORDS = 2  # words in a pole label
+_DESCRIPTION_WORDS = 5  # words per pole in the description
+_MAX_LABEL_CHARS = 100
+
+ExistingTrait = TraitSpec | tuple[TraitSpec, np.ndarray | Sequence[float] | None]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    axis: np.ndarray  # unit vector in embedding space, sign fixed
+    explained: float  # fraction of the embedding variance along the axis
+    separation: float  # between-group share of the projection variance at the best two-group split
+    order: int  # generation order, the tie-breaker
+
+    @property
+    def score(self) -> float:
+        return self.explained * self.separation
+
+
+def _check_effort(effort: str) -> None:
+    if effort not in CANDIDATES_BY_EFFORT:
+        raise InvalidEffortError(
+            f"unknown effort {effort!r}; expected one of {', '.join(CANDIDATES_BY_EFFORT)}"
+        )
+
+
+def pooled_texts(samples: Iterable[Sample]) -> list[str]:
+    """The distinct texts of `samples`, stripped and sorted (input order never matters).
+
+    Texts equal up to case, punctuation and spacing count once (the first in sorted order stays).
+    """
+    by_key: dict[str, str] = {}
+    for text in sorted({s.text.strip() for s in samples if s.text and s.text.strip()}):
+        by_key.setdefault(dedup_key(text), text)
+    return sorted(by_key.values())
+
+
+def _unit(v: np.ndarray) -> np.ndarray | None:
+    norm = float(np.linalg.norm(v))
+    return None if norm < 1e-12 else v / norm
+
+
+def _fix_sign(axis: np.ndarray) -> np.ndarray:
+    """Sign convention: the coordinate of largest magnitude (first one on ties) is positive."""
+    return axis if axis[int(np.argmax(np.abs(axis)))] >= 0 else -axis
+
+
+def _separation(proj: np.ndarray, min_group: int) -> float:
+    """Best two-group split of 1-D projections (Otsu): between-group variance / total variance."""
+    n = proj.size
+    total = float(np.var(proj)) * n
+    if total <= 0 or n < 2 * min_group:
+        return 0.0
+    p = np.sort(proj)
+    csum = np.cumsum(p)
+    sizes = np.arange(1, n)  # size of the lower group for a split after index i
+    lo_mean = csum[:-1] / sizes
+    hi_mean = (csum[-1] - csum[:-1]) / (n - sizes)
+    between = sizes * (n - sizes) / n * (hi_mean - lo_mean) ** 2
+    valid = (sizes >= min_group) & (n - sizes >= min_group)
+    return float(np.clip(between[valid].max() / total, 0.0, 1.0))
+
+
+def _candidates(x: np.ndarray, effort: str, progress: ProgressFn | None) -> list[_Candidate]:
+    n, dim = x.shape
+    centred = x - x.mean(axis=0)
+    total_var = float((centred**2).sum()) / n
+    if total_var <= 1e-12:
+        return []
+    n_pca = min(CANDIDATES_BY_EFFORT[effort], n - 1, dim)
+    raw: list[np.ndarray] = []
+    # Full SVD: exact and deterministic (no randomised solver).
+    pca = PCA(n_components=n_pca, svd_solver="full").fit(centred)
+    raw.extend(pca.components_)
+    _report(progress, 0.45, "searching")
+    # k-means contrasts catch group structure that several components share; each cluster needs
+    # room for a pole's exemplars.
+    max_k = min(KMEANS_MAX_K[effort], n // MIN_EXEMPLARS_PER_POLE)
+    contrasts: list[np.ndarray] = []
+    for k in range(2, max_k + 1):
+        km = KMeans(n_clusters=k, n_init=4, random_state=_SEED).fit(centred)
+        centres = km.cluster_centers_
+        contrasts.extend(centres[i] - centres[j] for i in range(k) for j in range(i + 1, k))
+    raw.extend(contrasts[: CANDIDATES_BY_EFFORT[effort]])
+    _report(progress, 0.6, "searching")
+
+    min_group = max(2, min(MIN_EXEMPLARS_PER_POLE, n // 4))
+    out: list[_Candidate] = []
+    for order, vec in enumerate(raw):
+        unit = _unit(np.asarray(vec, dtype=np.float64))
+        if unit is None:
+            continue
+        axis = _fix_sign(unit)
+        proj = centred @ axis
+        out.append(
+            _Candidate(
+                axis=axis,
+                explained=float(np.var(proj)) / total_var,
+                separation=_separation(proj, min_group),
+                order=order,
+            )
+        )
+    return out
+
+
+def _existing_axes(
+    existing: Iterable[ExistingTrait], samples: Sequence[Sample], embedder: Embedder
+) -> tuple[list[np.ndarray], set[str]]:
+    """Axes of the traits discovery must not rediscover, and their keys.
+
+    An entry is a `TraitSpec` or `(TraitSpec, axis or None)`. Without an axis it is derived:
+    the class-balanced difference of pole means of the trait's own samples among `samples`
+    (quality >= 0.5 is the positive pole), or, when those do not cover both poles, the
+    difference of the embeddings of its positive and negative labels.
+    """
+    axes: list[np.ndarray] = []
+    keys: set[str] = set()
+    for entry in existing:
+        spec, given = (entry, None) if isinstance(entry, TraitSpec) else entry
+        keys.add(spec.key)
+        if given is not None:
+            vec = np.asarray(given, dtype=np.float64).ravel()
+            if vec.size != embedder.dim:
+                raise EngineError(
+                    f"axis of existing trait {spec.key!r} has {vec.size} dimensions, "
+                    f"the embedder {embedder.id!r} has {embedder.dim}"
+                )
+        else:
+            own = [s for s in samples if s.trait == spec.key and s.text.strip()]
+            pos = [s.text for s in own if s.quality >= 0.5]
+            neg = [s.text for s in own if s.quality < 0.5]
+            if pos and neg:
+                vec = embedder.encode(pos).mean(axis=0) - embedder.encode(neg).mean(axis=0)
+            else:
+                e = embedder.encode([spec.positive_label, spec.negative_label]).astype(np.float64)
+                vec = e[0] - e[1]
+        unit = _unit(np.asarray(vec, dtype=np.float64))
+        if unit is not None:
+            axes.append(unit)
+    return axes, keys
+
+
+def _redundant(axis: np.ndarray, other: np.ndarray, centred: np.ndarray) -> bool:
+    """Nearly parallel to `other`: as directions (|cos|), or in how they order these texts (|corr|).
+
+    The second test matters for k-means contrasts: two contrasts can differ in direction by
+    more than the threshold yet split the texts the same way.
+    """
+    if abs(float(axis @ other)) > PARALLEL_COS:
+        return True
+    a, b = centred @ axis, centred @ other
+    sa, sb = float(a.std()), float(b.std())
+    if sa < 1e-12 or sb < 1e-12:
+        return False
+    return abs(float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))) > PARALLEL_COS
+
+
+def _pole_words(texts: Sequence[str], top: np.ndarray, bottom: np.ndarray) -> tuple[list[str], list[str]]:
+    """Words most distinctive of each end: mean TF-IDF in the top group minus in the bottom group."""
+    vec = TfidfVectorizer(
+        token_pattern=WORD_PATTERN, stop_words=sorted(STOP_WORDS), sublinear_tf=True, lowercase=True
+    )
+    try:
+        m = vec.fit_transform(texts)
+    except ValueError:  # nothing but stop words
+        return [], []
+    vocab = vec.get_feature_names_out()
+    contrast = np.asarray(m[top].mean(axis=0)).ravel() - np.asarray(m[bottom].mean(axis=0)).ravel()
+    # Sort by contrast, then alphabetically, so ties never depend on anything but the words.
+    order = sorted(range(len(vocab)), key=lambda i: (-contrast[i], vocab[i]))
+    pos = [str(vocab[i]) for i in order if contrast[i] > 0][:_DESCRIPTION_WORDS]
+    neg = [str(vocab[i]) for i in reversed(order) if contrast[i] < 0][:_DESCRIPTION_WORDS]
+    return pos, neg
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_LABEL_CHARS else text[: _MAX_LABEL_CHARS - 1].rstrip() + "…"
+
+
+def _make_spec(
+    index: int, pos_words: list[str], neg_words: list[str], explained: float, n_texts: int, taken: set[str]
+) -> TraitSpec:
+    pos_label = ", ".join(pos_words[:_LABEL_WORDS]) or f"high end of axis {index}"
+    neg_label = ", ".join(neg_words[:_LABEL_WORDS]) or f"low end of axis {index}"
+    name = f"{pos_words[0]} vs {neg_words[0]}" if pos_words and neg_words else f"axis {index}"
+    key = unique_key(slugify_key(name), taken)
+    taken.add(key)
+    description = (
+        f"Discovered from {n_texts} texts: {', '.join(pos_words) or 'no distinctive words'} at the "
+        f"positive end versus {', '.join(neg_words) or 'no distinctive words'} at the negative end; "
+        f"{explained:.1%} of the embedding variance lies along it."
+    )
+    return TraitSpec(
+        key=key,
+        name=_clip(name),
+        positive_label=_clip(pos_label),
+        negative_label=_clip(neg_label),
+        description=description,
+    )
+
+
+def _report(progress: ProgressFn | None, fraction: float, phase: str) -> None:
+    if progress is not None:
+        progress(fraction, phase)
 
 
 def discover(
@@ -14,7 +249,50 @@ def discover(
     *,
     embedder: Embedder,
     effort: str = "medium",
-    existing: Iterable[Any] = (),
+    existing: Iterable[ExistingTrait] = (),
     progress: ProgressFn | None = None,
 ) -> list[DiscoveredTrait]:
-    raise NotImplementedError
+    """Up to three intrinsic traits of the pooled `samples`, best first.
+
+    `existing`: traits not to rediscover, each a `TraitSpec` or `(TraitSpec, axis or None)`
+    (see `_existing_axes`). Each result carries its pole exemplars as samples of its new key
+    (quality 1.0 at the positive end, 0.0 at the negative end). Raises `TooFewTextsError`
+    below ten distinct texts.
+    """
+    _check_effort(effort)
+    samples = list(samples)
+    texts = pooled_texts(samples)
+    if len(texts) < MIN_TEXTS:
+        raise TooFewTextsError(
+            f"discovery needs at least {MIN_TEXTS} distinct sample texts, the model has {len(texts)}"
+        )
+    _report(progress, 0.0, "embedding")
+    x = np.asarray(embedder.encode(texts), dtype=np.float64)
+    existing_axes, taken_keys = _existing_axes(existing, samples, embedder)
+    _report(progress, 0.3, "searching")
+
+    centred = x - x.mean(axis=0)
+    candidates = sorted(_candidates(x, effort, progress), key=lambda c: (-c.score, c.order))
+    chosen: list[_Candidate] = []
+    for cand in candidates:
+        if len(chosen) == MAX_TRAITS or cand.score <= 1e-9:
+            break
+        blocked = existing_axes + [c.axis for c in chosen]
+        if any(_redundant(cand.axis, other, centred) for other in blocked):
+            continue
+        chosen.append(cand)
+    _report(progress, 0.8, "labelling")
+
+    n = len(texts)
+    per_pole = min(MAX_EXEMPLARS_PER_POLE, max(MIN_EXEMPLARS_PER_POLE, n // 4))
+    out: list[DiscoveredTrait] = []
+    for index, cand in enumerate(chosen, start=1):
+        order = np.argsort(centred @ cand.axis, kind="stable")
+        bottom, top = order[:per_pole], order[::-1][:per_pole]
+        pos_words, neg_words = _pole_words(texts, top, bottom)
+        spec = _make_spec(index, pos_words, neg_words, cand.explained, n, taken_keys)
+        exemplars = [Sample(trait=spec.key, text=texts[i], quality=1.0) for i in top]
+        exemplars += [Sample(trait=spec.key, text=texts[i], quality=0.0) for i in bottom]
+        out.append(DiscoveredTrait(spec=spec, samples=exemplars, explained_variance=round(cand.explained, 6)))
+    _report(progress, 1.0, "done")
+    return out

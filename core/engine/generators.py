@@ -1,0 +1,475 @@
+"""Candidate text generators for synthesis.
+
+Two offline generators (no network, no model files) and one optional provider:
+
+- `template_candidates`: cold-start sentences for one pole of a trait, built from its
+  pole label, name and description with a small built-in vocabulary of framings.
+- `variation_candidates`: voice-preserving light edits of one seed text.
+- `TextGenerator` / `OpenAICompatibleGenerator`: an external generator a user may plug in
+  (off by default). Whatever produces a candidate, `core.engine.synthesis` keeps it only
+  after the pole check.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+
+from core.engine.errors import GeneratorError
+from core.engine.text_utils import STOP_WORDS, content_words, split_terms
+from core.engine.types import TraitSpec
+
+# ---------------------------------------------------------------------------------------------
+# Templates (from_traits)
+
+# {p}: a pole phrase, {s}: a subject noun. "describe" framings suit adjectives ("polite"),
+# "topic" framings suit nouns ("refund"); a phrase gets the group its last word suggests.
+_DESCRIBE: dict[str, tuple[str, ...]] = {
+    "statement": (
+        "The {s} was {p}.",
+        "This {s} is {p}.",
+        "Everything about the {s} felt {p}.",
+        "Overall, the {s} came across as {p}.",
+        "It was {p}, plain and simple.",
+        "A {p} {s}, through and through.",
+        "The whole {s} reads as {p}.",
+    ),
+    "first_person": (
+        "I found the {s} {p}.",
+        "I'd describe this {s} as {p}.",
+        "Honestly, I thought the {s} was {p}.",
+        "In my experience the {s} was {p}.",
+        "I have to say the {s} felt {p}.",
+        "My impression: a {p} {s}.",
+    ),
+    "question": (
+        "Why was the {s} so {p}?",
+        "Has anyone else found the {s} this {p}?",
+        "Is it just me, or is this {s} {p}?",
+        "How can a {s} be this {p}?",
+    ),
+    "comparison": (
+        "The {s} was more {p} than I expected.",
+        "Far more {p} than the last {s}.",
+        "The most {p} {s} I have seen in a while.",
+        "Compared with the others, this {s} is clearly {p}.",
+    ),
+}
+_TOPIC: dict[str, tuple[str, ...]] = {
+    "statement": (
+        "This {s} is all about {p}.",
+        "The {s} is about {p}.",
+        "Another {s} about {p}.",
+        "It comes down to {p}.",
+        "Mostly {p}, from start to finish.",
+    ),
+    "first_person": (
+        "I am writing about {p}.",
+        "I keep running into {p}.",
+        "All I got was {p}.",
+        "My {s} is about {p}.",
+        "I wanted to mention {p}.",
+    ),
+    "question": (
+        "What about the {p}?",
+        "Why is there always {p}?",
+        "Can we talk about {p}?",
+        "Has anyone else dealt with {p}?",
+    ),
+    "comparison": (
+        "More {p} than last time.",
+        "Even more {p} than before.",
+        "This {s} has more {p} than the others.",
+        "Compared with the last {s}, there is far more {p}.",
+    ),
+}
+_SUBJECTS = ("message", "reply", "text", "comment", "review", "experience")
+_INTENSIFIERS = ("very", "really", "quite", "so", "extremely")
+_ADJ_SUFFIXES = (
+    "ful",
+    "ous",
+    "ive",
+    "able",
+    "ible",
+    "al",
+    "ic",
+    "ish",
+    "less",
+    "ly",
+    "ed",
+    "ent",
+    "ant",
+    "ile",
+    "ary",
+    "ory",
+    "ing",
+    "ite",
+    "ose",
+    "est",
+    "er",
+)
+_COMMON_ADJECTIVES = frozenset(
+    [
+        "good",
+        "bad",
+        "polite",
+        "rude",
+        "kind",
+        "calm",
+        "warm",
+        "cold",
+        "nice",
+        "fine",
+        "great",
+        "poor",
+        "mean",
+        "fair",
+        "clear",
+        "vague",
+        "short",
+        "long",
+        "brief",
+        "blunt",
+        "dull",
+        "bright",
+        "harsh",
+        "soft",
+        "strong",
+        "weak",
+        "firm",
+        "plain",
+        "simple",
+        "complex",
+        "hard",
+        "easy",
+        "slow",
+        "fast",
+        "quick",
+        "rich",
+        "cheap",
+        "safe",
+        "open",
+        "honest",
+        "modest",
+        "direct",
+        "serious",
+        "sad",
+        "glad",
+        "new",
+        "old",
+        "young",
+        "big",
+        "small",
+        "high",
+        "low",
+        "wise",
+        "dumb",
+        "smart",
+    ]
+)
+
+
+def _is_adjective(phrase: str) -> bool:
+    """Rough guess from the last word; only picks which framings read naturally."""
+    words = phrase.lower().split()
+    if not words:
+        return True
+    word = words[-1]
+    if word in _COMMON_ADJECTIVES:
+        return True
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return True  # angry, friendly, messy (not delay, money)
+    return word.endswith(_ADJ_SUFFIXES) and not word.endswith(("ness", "ment", "tion", "ity"))
+
+
+def _pole_phrases(label: str) -> list[str]:
+    terms = split_terms(label)
+    phrases = list(terms)
+    if len(terms) > 1:
+        phrases.append(" and ".join(terms[:2]))
+    for term in terms:
+        if _is_adjective(term) and len(term.split()) == 1:
+            phrases.extend(f"{i} {term}" for i in _INTENSIFIERS)
+    return list(dict.fromkeys(p for p in phrases if p))
+
+
+def _subjects(trait: TraitSpec) -> list[str]:
+    """Generic subjects plus the content nouns of the trait's name and description (not its pole words)."""
+    pole_words = set(content_words(f"{trait.positive_label} {trait.negative_label}"))
+    own = [
+        w
+        for w in content_words(f"{trait.name} {trait.description}", limit=8)
+        if w not in pole_words and not _is_adjective(w)
+    ]
+    return list(dict.fromkeys([*own[:4], *_SUBJECTS]))
+
+
+def template_candidates(trait: TraitSpec, positive: bool, rng: random.Random) -> Iterator[str]:
+    """Every distinct templated sentence for one pole, in an `rng`-shuffled order.
+
+    Framing kinds take turns (statement, first-person, question, comparison) so any prefix of
+    the sequence mixes forms.
+    """
+    label = trait.positive_label if positive else trait.negative_label
+    subjects = _subjects(trait)
+    by_kind: dict[str, list[str]] = {}
+    for phrase in _pole_phrases(label):
+        framings = _DESCRIBE if _is_adjective(phrase) else _TOPIC
+        for kind, templates in framings.items():
+            for template in templates:
+                for subject in subjects if "{s}" in template else subjects[:1]:
+                    text = template.format(p=phrase, s=subject)
+                    by_kind.setdefault(kind, []).append(text[0].upper() + text[1:])
+    queues = []
+    for kind in sorted(by_kind):
+        texts = list(dict.fromkeys(by_kind[kind]))
+        rng.shuffle(texts)
+        queues.append(texts)
+    seen: set[str] = set()
+    for i in range(max((len(q) for q in queues), default=0)):
+        for queue in queues:
+            if i < len(queue) and queue[i] not in seen:
+                seen.add(queue[i])
+                yield queue[i]
+
+
+# ---------------------------------------------------------------------------------------------
+# Variations (diversify): edits that keep the writer's words and do not flip the meaning.
+
+_PREFIXES = ("Honestly,", "Frankly,", "To be honest,", "Well,", "Overall,", "In short,", "All in all,")
+_SUFFIXES = ("honestly", "to be honest", "really", "frankly", "if I'm honest")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_CONTRACTIONS = (
+    ("cannot", "can't"),
+    ("will not", "won't"),
+    ("do not", "don't"),
+    ("does not", "doesn't"),
+    ("did not", "didn't"),
+    ("is not", "isn't"),
+    ("are not", "aren't"),
+    ("was not", "wasn't"),
+    ("were not", "weren't"),
+    ("have not", "haven't"),
+    ("has not", "hasn't"),
+    ("would not", "wouldn't"),
+    ("could not", "couldn't"),
+    ("should not", "shouldn't"),
+    ("I am", "I'm"),
+    ("I have", "I've"),
+    ("I will", "I'll"),
+    ("it is", "it's"),
+    ("that is", "that's"),
+    ("they are", "they're"),
+    ("we are", "we're"),
+    ("you are", "you're"),
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_RE.split(text.strip()) if s]
+
+
+def _lower_first_if_safe(text: str) -> str:
+    """Lower-case the first word after a new prefix only when it is a stop word (never a name, never "I")."""
+    first = text.split(" ", 1)[0]
+    if first.lower() in STOP_WORDS and first[:1].isupper() and first[1:].islower() and first != "I":
+        return first.lower() + text[len(first) :]
+    return text
+
+
+def _with_prefix(text: str, rng: random.Random) -> str | None:
+    if text.split(" ", 1)[0].rstrip(",") in {p.rstrip(",") for p in _PREFIXES}:
+        return None
+    return f"{rng.choice(_PREFIXES)} {_lower_first_if_safe(text)}"
+
+
+def _with_suffix(text: str, rng: random.Random) -> str | None:
+    m = re.match(r"^(.*?[^\s.!?])([.!?]*)$", text.strip(), flags=re.S)
+    if not m:
+        return None
+    end = m.group(2) or "."
+    return f"{m.group(1)}, {rng.choice(_SUFFIXES)}{end}"
+
+
+def _reorder(text: str, rng: random.Random) -> str | None:
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return None
+    order = list(range(len(sentences)))
+    while order == sorted(order):
+        rng.shuffle(order)
+    return " ".join(sentences[i] for i in order)
+
+
+def _drop_clause(text: str, rng: random.Random) -> str | None:
+    """Drop one sentence, or a trailing comma clause, when at least 60% of the words remain."""
+    words = len(text.split())
+    sentences = split_sentences(text)
+    options: list[str] = []
+    if len(sentences) >= 2:
+        options += [" ".join(s for j, s in enumerate(sentences) if j != i) for i in range(len(sentences))]
+    m = re.match(r"^(.*\w)\s*,[^,]+?([.!?]*)$", text.strip(), flags=re.S)
+    if m:
+        options.append(m.group(1) + (m.group(2) or "."))
+    options = [o for o in options if len(o.split()) >= 0.6 * words and o.strip() != text.strip()]
+    return rng.choice(options) if options else None
+
+
+def _match_case(src: str, repl: str) -> str:
+    return repl[0].upper() + repl[1:] if src[:1].isupper() else repl
+
+
+def _swap_contractions(text: str, rng: random.Random) -> str | None:
+    """Expand the text's contractions, or (when it has none) contract what can be contracted."""
+    norm = text.replace("\u2019", "'")
+    for pairs in (
+        [(short, long) for long, short in _CONTRACTIONS],
+        list(_CONTRACTIONS),
+    ):
+        out = norm
+        for src, dst in pairs:
+            out = re.sub(
+                rf"\b{re.escape(src)}\b", lambda m, d=dst: _match_case(m.group(0), d), out, flags=re.I
+            )
+        if out != norm:
+            return out
+    return None
+
+
+def normalise_punctuation(text: str) -> str:
+    """Whitespace and punctuation tidy-up: single spaces, no space before , . ! ?, no !!! or ???."""
+    out = re.sub(r"\s+", " ", text).strip()
+    out = re.sub(r"\s+([,.!?;:])", r"\1", out)
+    out = re.sub(r"([!?])\1+", r"\1", out)
+    out = re.sub(r",(?=\w)", ", ", out)
+    if out and out[-1] not in ".!?\"')":
+        out += "."
+    return out
+
+
+#: Word-changing edits; punctuation normalisation only ever comes on top of one of these.
+EDITS: dict[str, Callable[[str, random.Random], str | None]] = {
+    "prefix": _with_prefix,
+    "suffix": _with_suffix,
+    "reorder": _reorder,
+    "drop_clause": _drop_clause,
+    "contractions": _swap_contractions,
+}
+
+
+def variation_candidates(text: str, rng: random.Random) -> Iterator[str]:
+    """Distinct light edits of `text`: each single edit, then pairs, each maybe punctuation-tidied."""
+    names = list(EDITS)
+    plans: list[tuple[str, ...]] = [(n,) for n in names]
+    rng.shuffle(plans)
+    pairs = [(a, b) for a in names for b in names if a != b and {a, b} != {"prefix", "suffix"}]
+    rng.shuffle(pairs)
+    plans += pairs
+    seen = {text.strip()}
+    for plan in plans:
+        out: str | None = text.strip()
+        for name in plan:
+            out = EDITS[name](out, rng) if out is not None else None
+        if out is None:
+            continue
+        if rng.random() < 0.5:
+            out = normalise_punctuation(out)
+        if out not in seen:
+            seen.add(out)
+            yield out
+
+
+# ---------------------------------------------------------------------------------------------
+# External provider (optional)
+
+
+@runtime_checkable
+class TextGenerator(Protocol):
+    """Anything that turns a prompt into up to `n` candidate texts."""
+
+    def generate(self, prompt: str, n: int) -> list[str]: ...
+
+
+_SYSTEM_PROMPT = (
+    "You write short example texts for training a text classifier. Answer with the texts only, "
+    "one per line, without numbering, bullets, quotes or commentary."
+)
+_LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]+|\d+[.)]|\(\d+\))\s*")
+
+
+def parse_lines(content: str) -> list[str]:
+    """One candidate per non-empty line, list markers and wrapping quotes removed."""
+    out = []
+    for line in content.splitlines():
+        line = _LIST_MARK.sub("", line).strip()
+        if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+            line = line[1:-1].strip()
+        if line:
+            out.append(line)
+    return out
+
+
+class OpenAICompatibleGenerator:
+    """Asks an OpenAI-compatible `POST {base_url}/chat/completions` endpoint for candidates.
+
+    Nothing calls this unless a user passes it to `synthesize`. Network or protocol failures
+    raise `GeneratorError` (the API key never appears in messages).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        timeout: float = 30.0,
+        *,
+        temperature: float = 0.9,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.model = model
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleGenerator(base_url={self.base_url!r}, model={self.model!r})"
+
+    def _payload(self, prompt: str, n: int) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": _SYSTEM_PROMPT},
+                {"role": "user", "content": f"{prompt}\n\nWrite exactly {n} texts, one per line."},
+            ],
+            "temperature": self.temperature,
+        }
+        if self.max_tokens is not None:
+            payload["max_tokens"] = self.max_tokens
+        return payload
+
+    def generate(self, prompt: str, n: int) -> list[str]:
+        if n <= 0:
+            return []
+        url = f"{self.base_url}/chat/completions"
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            response = httpx.post(url, json=self._payload(prompt, n), headers=headers, timeout=self.timeout)
+        except httpx.HTTPError as exc:
+            raise GeneratorError(f"text generator at {url} unreachable: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise GeneratorError(
+                f"text generator at {url} answered HTTP {response.status_code}: {response.text[:200]}"
+            )
+        try:
+            choices = response.json()["choices"]
+            contents = [str(c["message"]["content"] or "") for c in choices]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise GeneratorError(f"text generator at {url} sent no chat completion: {exc!r}") from exc
+        texts = [line for content in contents for line in parse_lines(content)]
+        return texts[:n]
