@@ -1,0 +1,142 @@
+"""The throwaway PostgreSQL cluster used by the PostgreSQL test runs and the load benchmark."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import peewee
+import psycopg2
+import pytest
+import sqlalchemy as sa
+from playhouse.db_url import connect as peewee_connect
+
+from tests.support.pgcluster import (
+    PgCluster,
+    PgClusterError,
+    pg_cluster_fixture,
+    pg_database_fixture,
+    run_as_prefix,
+)
+
+pytestmark = pytest.mark.postgres
+
+pg_cluster = pg_cluster_fixture()
+pg_database = pg_database_fixture()
+
+
+def _accepts_tcp(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_psycopg2_connects_and_settings_apply(pg_cluster: PgCluster) -> None:
+    conn = pg_cluster.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT current_database(), current_user, current_setting('server_version_num')::int")
+            db, user, version = cur.fetchone()
+            settings = {}
+            for name in ("listen_addresses", "fsync", "synchronous_commit", "full_page_writes",
+                         "max_connections", "unix_socket_directories", "port"):
+                cur.execute("SELECT current_setting(%s)", (name,))
+                settings[name] = cur.fetchone()[0]
+    finally:
+        conn.close()
+    assert (db, user) == ("test", "postgres")
+    assert version >= 150000
+    assert settings["listen_addresses"] == "127.0.0.1"
+    assert (settings["fsync"], settings["synchronous_commit"], settings["full_page_writes"]) == ("off",) * 3
+    assert settings["max_connections"] == "200"
+    assert Path(settings["unix_socket_directories"]).parent == pg_cluster.base_dir
+    assert int(settings["port"]) == pg_cluster.port
+    assert pg_cluster.url == f"postgresql://postgres@127.0.0.1:{pg_cluster.port}/test"
+
+
+def test_sqlalchemy_round_trip(pg_database: str) -> None:
+    engine = sa.create_engine(pg_database)
+    try:
+        assert engine.dialect.driver == "psycopg2"
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL)"))
+            conn.execute(sa.text("INSERT INTO items (name) VALUES ('a'), ('b')"))
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT name FROM items ORDER BY id")).scalars().all() == ["a", "b"]
+    finally:
+        engine.dispose()
+
+
+def test_peewee_connects_by_url(pg_database: str) -> None:
+    db = peewee_connect(pg_database)
+    try:
+        assert isinstance(db, peewee.PostgresqlDatabase)
+        assert db.execute_sql("SELECT 41 + 1").fetchone()[0] == 42
+    finally:
+        db.close()
+
+
+def test_fresh_databases_are_isolated(pg_cluster: PgCluster, pg_database: str) -> None:
+    other = pg_cluster.create_database("isolation_check")
+    try:
+        engine = sa.create_engine(pg_database)
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE only_here (x int)"))
+        engine.dispose()
+        engine = sa.create_engine(other)
+        with engine.connect() as conn:
+            assert not sa.inspect(conn).has_table("only_here")
+        engine.dispose()
+    finally:
+        pg_cluster.drop_database("isolation_check")
+    assert "isolation_check" not in pg_cluster.databases()
+
+
+def test_create_and_drop_database(pg_cluster: PgCluster) -> None:
+    url = pg_cluster.create_database("made_here")
+    assert url.endswith(f":{pg_cluster.port}/made_here")
+    conn = psycopg2.connect(url)  # a session left open must not block the drop
+    try:
+        assert "made_here" in pg_cluster.databases()
+        pg_cluster.drop_database("made_here")
+        assert "made_here" not in pg_cluster.databases()
+    finally:
+        conn.close()
+    with pytest.raises(ValueError):
+        pg_cluster.create_database('bad"; DROP DATABASE test; --')
+
+
+def test_stop_shuts_down_and_removes_dir() -> None:
+    with PgCluster(database="solo") as cluster:
+        base, port = cluster.base_dir, cluster.port
+        assert (base / "data" / "postmaster.pid").exists()
+        assert _accepts_tcp(port)
+    assert not base.exists()
+    assert not _accepts_tcp(port)
+    assert not cluster.running
+    cluster.stop()  # idempotent
+
+
+def test_cleanup_happens_when_the_body_fails() -> None:
+    cluster = PgCluster()
+    with pytest.raises(RuntimeError, match="boom"), cluster:
+        base, port = cluster.base_dir, cluster.port
+        raise RuntimeError("boom")
+    assert not base.exists()
+    assert not _accepts_tcp(port)
+
+
+def test_failed_start_cleans_up() -> None:
+    cluster = PgCluster(settings={"max_connections": "not-a-number"})
+    with pytest.raises(PgClusterError, match="pg_ctl start failed"):
+        cluster.start()
+    assert not cluster.base_dir.exists()
+
+
+def test_root_needs_an_existing_system_user() -> None:
+    assert run_as_prefix(1000) == []
+    with pytest.raises(PgClusterError, match="useradd"):
+        run_as_prefix(0, "no_such_user_pgcluster")
+    if os.geteuid() == 0:
+        assert run_as_prefix(0)[-3:] == ["-u", "postgres", "--"]
