@@ -1,0 +1,508 @@
+"""`Client`: one method per endpoint of the scoring service (docs/api.md)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel
+
+from core.client import errors, retry
+from core.client import progress as progress_mod
+from core.client.models import (
+    CompareResult,
+    DeleteResult,
+    ImportReport,
+    LastOperation,
+    Model,
+    Page,
+    RunRef,
+    Sample,
+    SampleInput,
+    ScoreResult,
+    TagDeleteResult,
+    TagResult,
+    Trait,
+    TraitInput,
+    Version,
+)
+from core.client.retry import Safety
+
+ENV_URL = "SCORING_API_URL"
+ENV_KEY = "SCORING_API_KEY"
+MAX_SAMPLES_PER_REQUEST = 500
+MAX_SCORE_CONTENTS = 100
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    _USER_AGENT = f"scoring-workbench-client/{_pkg_version('scoring-workbench')}"
+except Exception:  # not installed as a distribution (plain checkout)
+    _USER_AGENT = "scoring-workbench-client"
+
+
+def normalize_base_url(url: str) -> str:
+    """Strip trailing slashes and add `/v1` when the URL names only the server."""
+    url = url.strip().rstrip("/")
+    if not url:
+        raise ValueError("base_url is empty")
+    if not url.endswith("/v1"):
+        url += "/v1"
+    return url
+
+
+def _path(*parts: str | int) -> str:
+    return "/" + "/".join(quote(str(p), safe="") for p in parts)
+
+
+def _clean(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class Client:
+    """Typed client for the scoring service.
+
+    `base_url` (ending in `/v1`; added if missing) and `api_key` default to the environment
+    variables `SCORING_API_URL` and `SCORING_API_KEY`. Idempotent calls are retried on
+    connection errors, 429 and 5xx with exponential backoff and jitter (honouring
+    `Retry-After`); calls that create something are retried only when the request never left.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        transport: httpx.BaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        url = base_url or os.environ.get(ENV_URL)
+        if not url:
+            raise ValueError(
+                f"no service URL: pass base_url or set {ENV_URL} "
+                "(or start one with core.start_local_service())"
+            )
+        self.base_url = normalize_base_url(url)
+        self.api_key = api_key if api_key is not None else os.environ.get(ENV_KEY)
+        self.retries = max(0, int(retries))
+        self.backoff = max(0.0, float(backoff))
+        self.timeout = timeout
+        default_headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        if self.api_key:
+            default_headers["Authorization"] = f"Bearer {self.api_key}"
+        default_headers.update(headers or {})
+        self._http = httpx.Client(
+            base_url=self.base_url + "/",
+            headers=default_headers,
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+        )
+        self._sleep: Callable[[float], None] = retry.sleep  # replaceable to observe delays in tests
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r}, api_key={'set' if self.api_key else 'none'})"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        safety: Safety = Safety.IDEMPOTENT,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: str | bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send one logical call (same `X-Request-Id` on every attempt); raise `ApiError` on >= 400."""
+        request_id = f"req_{uuid.uuid4().hex}"
+        send_headers = {"X-Request-Id": request_id, **(headers or {})}
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    method,
+                    path.lstrip("/"),
+                    params=_clean(params or {}),
+                    json=json,
+                    content=content,
+                    headers=send_headers,
+                )
+            except httpx.TransportError as exc:
+                if attempt < self.retries and retry.should_retry_exception(exc, safety):
+                    self._sleep(retry.backoff_delay(attempt, self.backoff))
+                    attempt += 1
+                    continue
+                raise errors.TransportError(
+                    f"{method} {self.base_url}{path}: {type(exc).__name__}: {exc} "
+                    f"(after {attempt + 1} attempt{'s' if attempt else ''})",
+                    request_id=request_id,
+                ) from exc
+            if response.status_code < 400:
+                return response
+            if attempt < self.retries and retry.should_retry_status(response.status_code, safety):
+                delay = retry.backoff_delay(attempt, self.backoff)
+                after = retry.retry_after_seconds(response)
+                if after is None or after <= retry.MAX_RETRY_AFTER:
+                    self._sleep(max(delay, after or 0.0))
+                    attempt += 1
+                    continue
+            raise errors.error_from_response(response, request_id)
+
+    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self.request("GET", path, params=params).json()
+
+    def _paginate(
+        self, fetch: Callable[[str | None], Page[_ModelT]]
+    ) -> Iterator[_ModelT]:
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor)
+            yield from page.items
+            if not page.next_cursor or not page.items:
+                return
+            cursor = page.next_cursor
+
+    @staticmethod
+    def _run_ref(response: httpx.Response) -> RunRef:
+        body = response.json()
+        return RunRef.model_validate({**body, "status_code": response.status_code})
+
+    # -- service --------------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        return self._get("/health")
+
+    # -- models ---------------------------------------------------------------------------------------
+
+    def list_models_page(
+        self,
+        namespace: str | None = None,
+        state: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page[Model]:
+        params = {"namespace": namespace, "state": state, "kind": kind, "limit": limit, "cursor": cursor}
+        return Page[Model].model_validate(self._get("/models", params))
+
+    def list_models(
+        self,
+        namespace: str | None = None,
+        state: str | None = None,
+        kind: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Model]:
+        """Every model (following `next_cursor`); without `namespace`, the public catalog."""
+        return self._paginate(
+            lambda cursor: self.list_models_page(namespace, state, kind, limit=page_size, cursor=cursor)
+        )
+
+    def create_model(
+        self,
+        handle: str,
+        *,
+        description: str = "",
+        scoring_method: str | None = None,
+        kind: str | None = None,
+        max_depth: int | None = None,
+        additional_terms: str | None = None,
+        upstream_sources: list[dict[str, Any]] | None = None,
+        readme_markdown: str | None = None,
+        zero_data_retention: bool | None = None,
+    ) -> Model:
+        body = _clean(
+            {
+                "handle": handle,
+                "description": description,
+                "scoring_method": scoring_method,
+                "kind": kind,
+                "max_depth": max_depth,
+                "additional_terms": additional_terms,
+                "upstream_sources": upstream_sources,
+                "readme_markdown": readme_markdown,
+                "zero_data_retention": zero_data_retention,
+            }
+        )
+        response = self.request("POST", "/models", json=body, safety=Safety.ONCE)
+        return Model.model_validate(response.json())
+
+    def get_model(self, handle: str) -> Model:
+        return Model.model_validate(self._get(_path("models", handle)))
+
+    def update_model(self, handle: str, **fields: Any) -> Model:
+        """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""
+        response = self.request("PATCH", _path("models", handle), json=fields)
+        return Model.model_validate(response.json())
+
+    def delete_model(self, handle: str) -> DeleteResult:
+        return DeleteResult.model_validate(self.request("DELETE", _path("models", handle)).json())
+
+    # -- traits ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _traits(body: Any) -> list[Trait]:
+        items = body.get("traits", []) if isinstance(body, dict) else body
+        return [Trait.model_validate(t) for t in items]
+
+    def list_traits(self, handle: str) -> list[Trait]:
+        return self._traits(self._get(_path("models", handle, "traits")))
+
+    def add_traits(self, handle: str, traits: Iterable[TraitInput | Mapping[str, Any]]) -> list[Trait]:
+        """Add traits; dicts are validated as `TraitInput` first (pydantic.ValidationError if wrong)."""
+        payload = [_dump(TraitInput, t) for t in traits]
+        response = self.request(
+            "POST", _path("models", handle, "traits"), json={"traits": payload}, safety=Safety.ONCE
+        )
+        return self._traits(response.json())
+
+    def update_trait(self, handle: str, key: str, **fields: Any) -> list[Trait]:
+        response = self.request("PATCH", _path("models", handle, "traits", key), json=fields)
+        return self._traits(response.json())
+
+    def delete_trait(self, handle: str, key: str) -> DeleteResult:
+        response = self.request("DELETE", _path("models", handle, "traits", key))
+        return DeleteResult.model_validate(response.json())
+
+    def discover(self, handle: str, effort: str | None = None) -> RunRef:
+        """Start trait discovery; 409 `duplicate_run` (ConflictError.run_id) if it already ran."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "traits", "discover"),
+            json=_clean({"effort": effort}),
+            safety=Safety.ONCE,
+        )
+        return self._run_ref(response)
+
+    # -- samples --------------------------------------------------------------------------------------
+
+    def add_samples(self, handle: str, samples: Iterable[SampleInput | Mapping[str, Any]]) -> list[int]:
+        """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id)."""
+        payload = [_dump(SampleInput, s) for s in samples]
+        if not 1 <= len(payload) <= MAX_SAMPLES_PER_REQUEST:
+            raise ValueError(
+                f"add_samples takes 1 to {MAX_SAMPLES_PER_REQUEST} samples, got {len(payload)}; "
+                "use import_samples for more"
+            )
+        response = self.request(
+            "POST", _path("models", handle, "samples"), json={"samples": payload}, safety=Safety.ONCE
+        )
+        return [int(i) for i in response.json().get("ids", [])]
+
+    def import_samples(
+        self,
+        handle: str,
+        samples: Iterable[SampleInput | Mapping[str, Any]],
+        *,
+        batch_size: int = MAX_SAMPLES_PER_REQUEST,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        """Validate every row locally, then send the valid ones in batches; see `ImportReport`."""
+        from core.client.importing import import_samples
+
+        return import_samples(self, handle, samples, batch_size=batch_size, progress=progress)
+
+    def list_samples_page(
+        self,
+        handle: str,
+        trait: str | None = None,
+        provenance: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page[Sample]:
+        params = {"trait": trait, "provenance": provenance, "limit": limit, "cursor": cursor}
+        return Page[Sample].model_validate(self._get(_path("models", handle, "samples"), params))
+
+    def list_samples(
+        self,
+        handle: str,
+        trait: str | None = None,
+        provenance: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Sample]:
+        return self._paginate(
+            lambda cursor: self.list_samples_page(handle, trait, provenance, limit=page_size, cursor=cursor)
+        )
+
+    def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:
+        """Start synthesis; 409 `duplicate_run` (ConflictError.run_id) if the same run exists."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "samples", "synthesize"),
+            json=_clean({"synth_type": synth_type, "effort": effort}),
+            safety=Safety.ONCE,
+        )
+        return self._run_ref(response)
+
+    # -- training and waiting -------------------------------------------------------------------------
+
+    def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
+        """Start (or join) training. Safe to retry: a repeat returns the run in flight."""
+        body: dict[str, Any] = _clean({"effort": effort})
+        if reoptimize_params:
+            body["reoptimize_params"] = True
+        return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
+
+    def wait(
+        self,
+        handle: str,
+        run_id: str | None = None,
+        *,
+        timeout: float = 600.0,
+        poll_interval: float = 0.5,
+        progress: Callable[[LastOperation], None] | str | None = None,
+    ) -> Model:
+        """Poll the model until it is no longer busy (and, given `run_id`, its last run is that one).
+
+        `progress` is called with each `LastOperation` seen, or is `"tqdm"` for a progress bar.
+        Raises `RunFailedError` if the run failed and `WaitTimeoutError` after `timeout` seconds.
+        """
+        callback, close = progress_mod.resolve(progress, handle)
+        deadline = time.monotonic() + timeout
+        model: Model | None = None
+        succeeded = False
+        try:
+            while True:
+                model = self.get_model(handle)
+                op = model.last_operation
+                if callback is not None and op is not None and (run_id is None or op.run_id == run_id):
+                    callback(op)
+                if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
+                    if op is not None and op.status == "failed":
+                        raise errors.RunFailedError(model, op)
+                    succeeded = True
+                    return model
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise errors.WaitTimeoutError(handle, run_id, timeout, model)
+                time.sleep(min(poll_interval, remaining))
+        finally:
+            close(succeeded)
+
+    # -- versions and tags ----------------------------------------------------------------------------
+
+    def list_versions_page(
+        self, handle: str, limit: int | None = None, cursor: str | None = None
+    ) -> Page[Version]:
+        params = {"limit": limit, "cursor": cursor}
+        return Page[Version].model_validate(self._get(_path("models", handle, "versions"), params))
+
+    def list_versions(self, handle: str, page_size: int | None = None) -> Iterator[Version]:
+        """Versions newest first, without snapshots."""
+        return self._paginate(lambda cursor: self.list_versions_page(handle, limit=page_size, cursor=cursor))
+
+    def get_version(self, handle: str, v: str | int) -> Version:
+        """`v` is `"vN"`, a tag, or the number N."""
+        ref = f"v{v}" if isinstance(v, int) else v
+        return Version.model_validate(self._get(_path("models", handle, "versions", ref)))
+
+    def tag_version(self, handle: str, name: str) -> TagResult:
+        """Point tag `name` at the active version (moving it if it exists)."""
+        response = self.request("POST", _path("models", handle, "versions", name))
+        return TagResult.model_validate(response.json())
+
+    def untag_version(self, handle: str, name: str) -> TagDeleteResult:
+        response = self.request("DELETE", _path("models", handle, "versions", name))
+        return TagDeleteResult.model_validate(response.json())
+
+    # -- scoring --------------------------------------------------------------------------------------
+
+    def score(
+        self,
+        handle: str,
+        content: str,
+        *,
+        version: str | int | None = None,
+        explain: bool = False,
+        feedback: list[Mapping[str, Any]] | Mapping[str, float] | None = None,
+    ) -> ScoreResult:
+        """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
+        body: dict[str, Any] = {"content": content}
+        if version is not None:
+            body["version"] = _version_ref(version)
+        if explain:
+            body["explain"] = True
+        safety = Safety.IDEMPOTENT
+        if feedback is not None:
+            items = feedback.items() if isinstance(feedback, Mapping) else None
+            body["feedback"] = (
+                [{"trait": k, "quality": q} for k, q in items] if items is not None else list(feedback)
+            )
+            safety = Safety.ONCE  # feedback is buffered: repeating would count it twice
+        response = self.request("POST", _path("models", handle, "score"), json=body, safety=safety)
+        return ScoreResult.model_validate(response.json())
+
+    def score_many(
+        self,
+        handle: str,
+        contents: list[str],
+        *,
+        version: str | int | None = None,
+        explain: bool = False,
+    ) -> list[ScoreResult]:
+        """Score many texts (100 per request); one `ScoreResult` per text, in order."""
+        out: list[ScoreResult] = []
+        for start in range(0, len(contents), MAX_SCORE_CONTENTS):
+            chunk = contents[start : start + MAX_SCORE_CONTENTS]
+            body: dict[str, Any] = {"content": chunk}
+            if version is not None:
+                body["version"] = _version_ref(version)
+            if explain:
+                body["explain"] = True
+            envelope = self.request("POST", _path("models", handle, "score"), json=body).json()
+            common = {k: v for k, v in envelope.items() if k not in ("results", "scores")}
+            results = sorted(envelope.get("results", []), key=lambda r: r.get("index", 0))
+            for r in results:
+                merged = {**common, **r, "index": start + int(r.get("index", 0))}
+                out.append(ScoreResult.model_validate(merged))
+        return out
+
+    def score_text(self, handle: str, content: str, *, version: str | int | None = None) -> str:
+        """The service's plain-text bar chart of one text."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "score"),
+            params={"version": _version_ref(version) if version is not None else None},
+            content=content.encode("utf-8"),
+            headers={"Content-Type": "text/plain; charset=utf-8", "Accept": "text/plain"},
+        )
+        return response.text
+
+    def compare(
+        self, handle: str, a: str, b: str, *, version: str | int | None = None
+    ) -> CompareResult:
+        """Score two texts with one version; `difference` is b − a per trait."""
+        body: dict[str, Any] = {"a": a, "b": b}
+        if version is not None:
+            body["version"] = _version_ref(version)
+        response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
+        return CompareResult.model_validate(response.json())
+
+
+def _version_ref(version: str | int) -> str:
+    return f"v{version}" if isinstance(version, int) else version
+
+
+def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+    obj = item if isinstance(item, model) else model.model_validate(item)
+    return obj.model_dump(exclude_none=True)

@@ -1,0 +1,223 @@
+"""One exception tree for everything the client raises.
+
+`ApiError` subclasses map HTTP statuses; they carry the service's error envelope
+(`{"error": {code, message, request_id, retryable, details}}`) when there is one and
+fall back to whatever the body says when there is not (a proxy's HTML page, a
+framework's `{"detail": ...}`), so a remote deployment never produces a parse error
+instead of the real one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from core.client.models import LastOperation, Model
+
+
+class ScoringClientError(Exception):
+    """Base class of every error raised by `core.client`."""
+
+
+class ApiError(ScoringClientError):
+    """The service answered with an error status."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        request_id: str | None = None,
+        retryable: bool = False,
+        details: list[Any] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+        self.retryable = retryable
+        self.details = details or []
+        self.run_id = run_id
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        text = f"{self.status} {self.code}: {self.message}"
+        if self.run_id:
+            text += f" (run {self.run_id})"
+        if self.request_id:
+            text += f" [request {self.request_id}]"
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keeps keyword-only fields through pickling
+        return (_rebuild, (type(self), self.__dict__.copy()))
+
+
+def _rebuild(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    Exception.__init__(err, str(err))
+    return err
+
+
+class BadRequestError(ApiError):
+    """400, e.g. `invalid_cursor`."""
+
+
+class AuthenticationError(ApiError):
+    """401: no key, malformed header, unknown or revoked key."""
+
+
+class PermissionDeniedError(ApiError):
+    """403: wrong scope, or a namespace the key does not own."""
+
+
+class NotFoundError(ApiError):
+    """404: the model (or trait, version, tag) does not exist or is not readable with this key."""
+
+
+class ConflictError(ApiError):
+    """409: the model's state forbids the call; `run_id` names the run in the way, if any."""
+
+
+class ValidationError(ApiError):
+    """422: the request was understood but its content is invalid; `details` lists each problem."""
+
+
+class RateLimitError(ApiError):
+    """429 after the client's retries ran out."""
+
+
+class ServerError(ApiError):
+    """5xx after the client's retries ran out (or at once, where a retry would not be safe)."""
+
+
+class TransportError(ScoringClientError):
+    """The service could not be reached (connection refused, timeout, reset) after retries."""
+
+    def __init__(self, message: str, *, request_id: str | None = None) -> None:
+        self.request_id = request_id
+        super().__init__(message)
+
+
+class RunFailedError(ScoringClientError):
+    """A background run (train, discover, synthesize, retrain) ended with status `failed`."""
+
+    def __init__(self, model: Model, operation: LastOperation) -> None:
+        self.model = model
+        self.operation = operation
+        self.run_id = operation.run_id
+        self.code = operation.error_code
+        self.message = operation.error_message
+        super().__init__(
+            f"{operation.kind or 'run'} {operation.run_id or ''} on {model.handle} failed: "
+            f"{self.code or 'error'}: {self.message or 'no message'}"
+        )
+
+
+class WaitTimeoutError(ScoringClientError, TimeoutError):
+    """`Client.wait` gave up; `model` is the last state seen."""
+
+    def __init__(self, handle: str, run_id: str | None, timeout: float, model: Model | None) -> None:
+        self.handle = handle
+        self.run_id = run_id
+        self.timeout = timeout
+        self.model = model
+        state = model.state if model is not None else "unknown"
+        super().__init__(
+            f"{handle}: run {run_id or '(any)'} still going after {timeout:g}s (state {state})"
+        )
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: ValidationError,
+    429: RateLimitError,
+}
+
+# Fallback codes for bodies without an envelope, named like the service's own codes.
+_DEFAULT_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+}
+
+
+def error_class(status: int) -> type[ApiError]:
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, ApiError)
+
+
+def error_from_response(response: httpx.Response, request_id: str | None = None) -> ApiError:
+    """Build the matching `ApiError` from any error response, envelope or not."""
+    status = response.status_code
+    code = _DEFAULT_CODES.get(status, "internal_error" if status >= 500 else f"http_{status}")
+    message = response.reason_phrase or f"HTTP {status}"
+    retryable = status == 429 or status >= 500
+    details: list[Any] = []
+    rid = response.headers.get("x-request-id") or request_id
+
+    body: Any = None
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        text = response.text.strip()
+        if text:
+            message = text[:500]
+
+    if isinstance(body, dict):
+        envelope = body.get("error")
+        if isinstance(envelope, dict):
+            code = str(envelope.get("code") or code)
+            message = str(envelope.get("message") or message)
+            rid = envelope.get("request_id") or rid
+            if isinstance(envelope.get("retryable"), bool):
+                retryable = envelope["retryable"]
+            if isinstance(envelope.get("details"), list):
+                details = envelope["details"]
+        elif "detail" in body:  # FastAPI/Starlette default shape
+            detail = body["detail"]
+            if isinstance(detail, list):
+                details = detail
+                message = "; ".join(_detail_text(d) for d in detail) or message
+            else:
+                message = str(detail)
+        elif isinstance(envelope, str):
+            message = envelope
+            code = str(body.get("code") or code)
+        elif "message" in body:
+            message = str(body["message"])
+            code = str(body.get("code") or code)
+
+    return error_class(status)(
+        status,
+        code,
+        message,
+        request_id=rid,
+        retryable=retryable,
+        details=details,
+        run_id=response.headers.get("x-run-id"),
+    )
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, dict):
+        loc = ".".join(str(p) for p in detail.get("loc", []))
+        return f"{loc}: {detail.get('msg', '')}" if loc else str(detail.get("msg", detail))
+    return str(detail)

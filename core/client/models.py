@@ -1,0 +1,335 @@
+"""Typed request and response models.
+
+Responses accept unknown fields (`extra="allow"`) and type loosely what the spec leaves
+open, so a newer or remote service never breaks parsing. Request inputs are strict
+(`extra="forbid"`, ranges checked) so a typo fails here, with the row it came from,
+instead of as a 422 for a whole batch.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_TEXT_CHARS = 20_000  # docs/api.md limit; duplicated so core.client never imports core.engine
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+# -- inputs -----------------------------------------------------------------------------------------
+
+
+class TraitInput(_Input):
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    positive_label: Annotated[str, Field(min_length=1, max_length=100)]
+    negative_label: Annotated[str, Field(min_length=1, max_length=100)]
+    description: str = ""
+    aggregation: str = "mean"
+
+    @field_validator("aggregation")
+    @classmethod
+    def _known_aggregation(cls, v: str) -> str:
+        if v not in ("mean", "max", "min"):
+            raise ValueError("aggregation must be one of mean, max, min")
+        return v
+
+
+class SampleInput(_Input):
+    trait: Annotated[str, Field(min_length=1)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
+    quality: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+    source_url: str | None = None
+
+    @field_validator("quality", mode="before")
+    @classmethod
+    def _no_bool_or_nan(cls, v: Any) -> Any:
+        # bool is an int subclass and pandas turns empty cells into NaN: both are data mistakes
+        if isinstance(v, bool):
+            raise ValueError("quality must be a number in [0, 1], not a boolean")
+        if isinstance(v, float) and math.isnan(v):
+            raise ValueError("quality is missing (NaN)")
+        return v
+
+    @field_validator("source_url", mode="before")
+    @classmethod
+    def _blank_url_is_none(cls, v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        if isinstance(v, str) and not v.strip():
+            return None
+        return v
+
+
+# -- responses --------------------------------------------------------------------------------------
+
+
+class LastOperation(_Response):
+    kind: str | None = None
+    status: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    run_id: str | None = None
+    progress: Any = None  # {"fraction", "phase", "message"} here; open in the spec
+    error: Any = None  # {"code", "message"} or null
+
+    def _progress_field(self, name: str) -> Any:
+        return self.progress.get(name) if isinstance(self.progress, dict) else None
+
+    @property
+    def fraction(self) -> float | None:
+        """Progress in [0, 1] if the service reports one."""
+        value = self.progress if isinstance(self.progress, int | float) else self._progress_field("fraction")
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return min(1.0, max(0.0, float(value)))
+        return None
+
+    @property
+    def phase(self) -> str | None:
+        value = self._progress_field("phase")
+        return str(value) if value is not None else None
+
+    @property
+    def progress_message(self) -> str | None:
+        value = self._progress_field("message")
+        return str(value) if value is not None else None
+
+    @property
+    def error_code(self) -> str | None:
+        if isinstance(self.error, dict):
+            return str(self.error.get("code")) if self.error.get("code") is not None else None
+        return None
+
+    @property
+    def error_message(self) -> str | None:
+        if isinstance(self.error, dict):
+            msg = self.error.get("message")
+            return str(msg) if msg is not None else None
+        return str(self.error) if self.error is not None else None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("succeeded", "failed")
+
+
+class Model(_Response):
+    handle: str
+    scoring_method: str = "balanced_cosine"
+    description: str | None = ""
+    state: str = "draft"
+    kind: str = "scoring"
+    traits: list[Any] = Field(default_factory=list)
+    current_version_id: int | None = None
+    version_no: int | None = None
+    version_tags: list[str] = Field(default_factory=list)
+    zero_data_retention: bool = False
+    last_operation: LastOperation | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    max_depth: int | None = None
+    additional_terms: str | None = None
+    upstream_sources: list[dict[str, Any]] | None = None
+    readme_markdown: str | None = None
+    auto_prune: dict[str, Any] | None = None
+    sample_count: int | None = None
+    buffered_feedback: int | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.handle.split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.handle.split(".", 1)[1] if "." in self.handle else self.handle
+
+    @property
+    def is_busy(self) -> bool:
+        return self.state == "busy"
+
+
+class Trait(_Response):
+    key: str
+    name: str
+    positive_label: str
+    negative_label: str
+    description: str | None = ""
+    kind: str = "extrinsic"
+    aggregation: str | None = None
+    sample_count: int = 0
+    positive_samples: int = 0
+    negative_samples: int = 0
+    discrimination: float = 0.0
+    explained_variance: float = 0.0
+    anchor_sample_ids: dict[str, Any] = Field(default_factory=dict)
+
+
+class Sample(_Response):
+    id: int
+    trait: str
+    text: str
+    quality: float
+    provenance: str = "authored"
+    source_url: str | None = None
+    content_sha256: str | None = None
+    created_at: datetime | None = None
+
+
+class Version(_Response):
+    version_id: int
+    version_no: int
+    triggered_by: str = "train"
+    param_hash: str = ""
+    sample_count: int = 0
+    created_at: datetime | None = None
+    run_id: str | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    snapshot: dict[str, Any] | None = None  # absent for scoring-scope keys
+
+    @property
+    def label(self) -> str:
+        return f"v{self.version_no}"
+
+    @property
+    def trait_metrics(self) -> dict[str, dict[str, Any]]:
+        """Per-trait metrics (`metrics["traits"]`), `{}` when the service reports none."""
+        traits = self.metrics.get("traits")
+        return traits if isinstance(traits, dict) else {}
+
+
+T = TypeVar("T")
+
+
+class Page(_Response, Generic[T]):
+    items: list[T] = Field(default_factory=list)
+    limit: int | None = None
+    next_cursor: str | None = None
+
+
+class RunRef(_Response):
+    """Answer of train, discover and synthesize: the state after the call and the run to wait for."""
+
+    state: str
+    run_id: str | None = None
+    status_code: int = 202
+
+
+class DeleteResult(_Response):
+    handle: str
+    deleted: bool
+
+
+class TagResult(_Response):
+    handle: str
+    tag: str
+    version_no: int | None = None
+
+
+class TagDeleteResult(_Response):
+    handle: str
+    tag: str
+    deleted: bool
+
+
+class TraitScore(_Response):
+    trait: str
+    name: str | None = None
+    score: float
+    label: str | None = None
+    positive_label: str | None = None
+    negative_label: str | None = None
+
+
+class ScoreResult(_Response):
+    handle: str | None = None
+    version_no: int | None = None
+    version_tags: list[str] = Field(default_factory=list)
+    scores: list[TraitScore] = Field(default_factory=list)
+    explanation: dict[str, Any] | None = None
+    feedback_buffered: int | None = None
+    index: int | None = None  # position in the request, for score_many
+
+    def as_dict(self) -> dict[str, float]:
+        """`{trait key: score}` in the service's order."""
+        return {s.trait: s.score for s in self.scores}
+
+    def labels(self) -> dict[str, tuple[str, str]]:
+        """`{trait key: (negative_label, positive_label)}`."""
+        return {s.trait: (s.negative_label or "", s.positive_label or "") for s in self.scores}
+
+    def names(self) -> dict[str, str]:
+        return {s.trait: s.name or s.trait for s in self.scores}
+
+    def __getitem__(self, trait: str) -> float:
+        for s in self.scores:
+            if s.trait == trait or s.name == trait:
+                return s.score
+        raise KeyError(trait)
+
+
+class CompareSide(_Response):
+    scores: list[TraitScore] = Field(default_factory=list)
+
+
+class TraitDelta(_Response):
+    trait: str
+    name: str | None = None
+    delta: float
+
+
+class CompareResult(_Response):
+    handle: str | None = None
+    version_no: int | None = None
+    version_tags: list[str] = Field(default_factory=list)
+    a: CompareSide
+    b: CompareSide
+    difference: list[TraitDelta] = Field(default_factory=list)
+
+    def deltas(self) -> dict[str, float]:
+        """`{trait key: score(b) - score(a)}`."""
+        return {d.trait: d.delta for d in self.difference}
+
+    def results(self) -> tuple[ScoreResult, ScoreResult]:
+        """Both sides as `ScoreResult`s (for charts)."""
+        common = {"handle": self.handle, "version_no": self.version_no, "version_tags": self.version_tags}
+        return ScoreResult(**common, scores=self.a.scores), ScoreResult(**common, scores=self.b.scores)
+
+
+class RowError(_Response):
+    """One sample row that was not stored, and why."""
+
+    index: int  # position in the input iterable
+    row: Any
+    message: str
+    stage: str = "local"  # "local" (failed validation here) or "server" (rejected by the service)
+
+
+class ImportReport(_Response):
+    total: int = 0
+    ids: list[int] = Field(default_factory=list)  # one per stored row, in input order
+    errors: list[RowError] = Field(default_factory=list)
+    batches: int = 0
+
+    @property
+    def stored(self) -> int:
+        return len(self.ids)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def invalid(self) -> list[RowError]:
+        return [e for e in self.errors if e.stage == "local"]
+
+    @property
+    def rejected(self) -> list[RowError]:
+        return [e for e in self.errors if e.stage == "server"]

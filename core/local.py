@@ -1,0 +1,216 @@
+"""Run the scoring service as a local subprocess, for the workbench and notebooks.
+
+`start_local_service()` launches `python -m service serve` on a free loopback port with its
+own data directory, waits until `/v1/health` answers, makes sure an authoring key for the
+local namespace exists (kept in `<data dir>/local_key.txt`, created once with
+`python -m service keys create`), and stops the process at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from core.client import Client
+
+ENV_DATA_DIR = "SCORING_DATA_DIR"
+KEY_FILE = "local_key.txt"
+LOG_FILE = "service.log"
+_KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get(ENV_DATA_DIR) or Path.home() / ".scoring-workbench").expanduser()
+
+
+def free_port() -> int:
+    """A port the OS just handed out on 127.0.0.1 (released at once, so reuse is very likely safe)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LocalServiceError(RuntimeError):
+    """The local service did not start, or its key could not be created."""
+
+
+class LocalService:
+    """A running local service: `.url` (ending in /v1), `.api_key`, `.namespace`, `.client()`."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        url: str,
+        api_key: str,
+        namespace: str,
+        data_dir: Path,
+        log: IO[bytes],
+    ) -> None:
+        self.process = process
+        self.url = url
+        self.api_key = api_key
+        self.namespace = namespace
+        self.data_dir = data_dir
+        self._log = log
+        atexit.register(self.stop)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / LOG_FILE
+
+    def client(self, **kwargs: Any) -> Client:
+        """A `Client` for this service with its authoring key."""
+        return Client(self.url, self.api_key, **kwargs)
+
+    def handle(self, name: str) -> str:
+        """`<namespace>.<name>`: a model handle in the local namespace."""
+        return f"{self.namespace}.{name}"
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the service (SIGTERM, then SIGKILL after `timeout` seconds). Idempotent."""
+        atexit.unregister(self.stop)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=timeout)
+        with contextlib.suppress(OSError):
+            self._log.close()
+
+    def __enter__(self) -> LocalService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exited {self.process.returncode}"
+        return f"LocalService({self.url!r}, namespace={self.namespace!r}, pid={self.pid}, {state})"
+
+
+def start_local_service(
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    port: int | None = None,
+    embedder: str | None = None,
+    namespace: str = "local",
+    startup_timeout: float = 60,
+) -> LocalService:
+    """Start `python -m service serve` on 127.0.0.1 and return it once healthy and keyed.
+
+    `data_dir` defaults to `$SCORING_DATA_DIR` or `~/.scoring-workbench`; `embedder` is passed
+    to the service (`"hashing"` for speed, default: the service's own, MiniLM).
+    """
+    root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    root = root.resolve()
+    port = port or free_port()
+    env = {**os.environ, ENV_DATA_DIR: str(root), "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--data-dir", str(root)]
+    if embedder:
+        cmd += ["--embedder", embedder]
+        env["SCORING_EMBEDDER"] = embedder
+
+    log = open(root / LOG_FILE, "ab")  # noqa: SIM115 - kept open for the child's lifetime
+    process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_healthy(process, url, startup_timeout, root / LOG_FILE)
+        key = _ensure_key(root, url, namespace, env)
+    except BaseException:
+        _terminate(process)
+        log.close()
+        raise
+    return LocalService(process, url, key, namespace, root, log)
+
+
+def _wait_healthy(process: subprocess.Popen[bytes], url: str, timeout: float, log_path: Path) -> None:
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=2.0) as http:
+        while True:
+            if process.poll() is not None:
+                raise LocalServiceError(
+                    f"service exited with code {process.returncode} during startup:\n{_tail(log_path)}"
+                )
+            try:
+                if http.get(f"{url}/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise LocalServiceError(f"service not healthy after {timeout:g}s:\n{_tail(log_path)}")
+            time.sleep(0.1)
+
+
+def _ensure_key(root: Path, url: str, namespace: str, env: dict[str, str]) -> str:
+    """Reuse the saved key if the service still accepts it; otherwise create and save a new one."""
+    key_path = root / KEY_FILE
+    if key_path.exists():
+        key = key_path.read_text().strip()
+        if key and _key_works(url, key, namespace):
+            return key
+    cmd = [sys.executable, "-m", "service", "keys", "create",
+           "--namespace", namespace, "--scope", "authoring"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    match = _KEY_RE.search(done.stdout)
+    if done.returncode != 0 or match is None:
+        raise LocalServiceError(
+            f"`{' '.join(cmd[1:])}` failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    key = match.group(0)
+    tmp = key_path.with_suffix(".tmp")
+    tmp.write_text(key + "\n")
+    tmp.chmod(0o600)
+    os.replace(tmp, key_path)
+    return key
+
+
+def _key_works(url: str, key: str, namespace: str) -> bool:
+    try:
+        response = httpx.get(
+            f"{url}/models",
+            params={"namespace": namespace, "limit": 1},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10.0,
+        )
+    except httpx.TransportError:
+        return False
+    return response.status_code == 200
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
