@@ -1,0 +1,90 @@
+"""Plotly figures from service results and from plain local scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import pytest
+
+from core.charts import metrics_across_versions, score_bars, score_bars_compare
+from core.client.models import CompareResult, ScoreResult, Version
+
+RESULT = ScoreResult.model_validate(
+    {
+        "handle": "acme.tone",
+        "version_no": 3,
+        "scores": [
+            {"trait": "formality", "name": "Formality", "score": 0.71, "positive_label": "formal",
+             "negative_label": "casual"},
+            {"trait": "warmth", "name": "Warmth", "score": 0.2, "positive_label": "warm",
+             "negative_label": "cold"},
+        ],
+    }
+)
+
+
+@dataclass
+class Spec:  # shaped like core.engine.TraitSpec
+    key: str
+    name: str
+    positive_label: str
+    negative_label: str
+
+
+def _bars(fig: go.Figure) -> list[go.Bar]:
+    return [t for t in fig.data if isinstance(t, go.Bar)]
+
+
+def test_score_bars_poles_and_midline() -> None:
+    fig = score_bars(RESULT)
+    (bar,) = _bars(fig)
+    assert list(bar.x) == [0.71, 0.2] and bar.orientation == "h"
+    assert fig.layout.xaxis.range == (0, 1)
+    assert fig.layout.yaxis.ticktext == ("<b>Formality</b><br>casual", "<b>Warmth</b><br>cold")
+    assert fig.layout.yaxis2.ticktext == ("formal", "warm") and fig.layout.yaxis2.side == "right"
+    assert any(s.x0 == 0.5 and s.x1 == 0.5 for s in fig.layout.shapes)
+    assert fig.layout.title.text == "acme.tone v3"
+    assert bar.marker.color[0] != bar.marker.color[1]  # pole-coloured
+
+
+def test_score_bars_from_plain_dict_with_trait_specs() -> None:
+    specs = [Spec("formality", "Formality", "formal", "casual")]
+    fig = score_bars({"formality": 0.4}, title="local", traits=specs)
+    assert fig.layout.yaxis.ticktext == ("<b>Formality</b><br>casual",)
+    assert fig.layout.yaxis2.ticktext == ("formal",)
+    fig = score_bars({"formality": 0.4}, traits={"formality": ("casual", "formal")})
+    assert fig.layout.yaxis2.ticktext == ("formal",)
+    fig = score_bars({"formality": 0.4})  # no labels: still a chart
+    assert fig.layout.yaxis.ticktext == ("<b>formality</b>",)
+
+
+def test_compare_two_results_grouped() -> None:
+    fig = score_bars_compare(RESULT, {"formality": 0.1, "warmth": 0.9, "extra": 0.5}, labels=("v1", "v2"))
+    a, b = _bars(fig)
+    assert fig.layout.barmode == "group"
+    assert (a.name, b.name) == ("v1", "v2")
+    assert list(a.x) == [0.71, 0.2, None] and list(b.x) == [0.1, 0.9, 0.5]
+    assert len(fig.layout.yaxis.tickvals) == 3
+
+
+def test_compare_from_compare_result() -> None:
+    cmp = CompareResult.model_validate(
+        {"a": {"scores": [{"trait": "t", "score": 0.3}]}, "b": {"scores": [{"trait": "t", "score": 0.8}]}}
+    )
+    a, b = _bars(score_bars_compare(cmp))
+    assert (list(a.x), list(b.x)) == ([0.3], [0.8])
+    with pytest.raises(ValueError):
+        score_bars_compare(RESULT)
+
+
+def test_metrics_across_versions_orders_by_version() -> None:
+    versions = [
+        Version(version_id=9, version_no=2, metrics={"traits": {"t": {"roc_auc": 0.9, "accuracy": 0.8}}}),
+        {"version_no": 1, "metrics": {"traits": {"t": {"roc_auc": 0.7}, "u": {"roc_auc": 0.6}}}},
+    ]
+    fig = metrics_across_versions(versions, ["roc_auc", "accuracy"])
+    lines = {(t.name, t.yaxis): (list(t.x), list(t.y)) for t in fig.data}
+    assert lines[("t", "y")] == ([1, 2], [0.7, 0.9])
+    assert lines[("u", "y")] == ([1], [0.6])
+    assert lines[("t", "y2")] == ([2], [0.8])  # v1 had no accuracy

@@ -1,0 +1,139 @@
+"""Response models tolerate unknown and open fields; input models reject bad rows."""
+
+from __future__ import annotations
+
+import math
+
+import pydantic
+import pytest
+
+from core.client.models import (
+    CompareResult,
+    LastOperation,
+    Model,
+    Page,
+    SampleInput,
+    ScoreResult,
+    TraitInput,
+    Version,
+)
+
+
+def test_model_accepts_unknown_fields_and_splits_handle() -> None:
+    m = Model.model_validate(
+        {"handle": "acme.tone", "state": "ready", "traits": ["Formality"], "brand_new_field": {"x": 1}}
+    )
+    assert (m.namespace, m.name) == ("acme", "tone")
+    assert m.model_extra == {"brand_new_field": {"x": 1}}
+    assert m.version_tags == [] and m.last_operation is None
+
+
+def test_page_of_models() -> None:
+    page = Page[Model].model_validate({"items": [{"handle": "a.b"}], "limit": 1, "next_cursor": "c1"})
+    assert page.items[0].handle == "a.b" and page.next_cursor == "c1"
+
+
+@pytest.mark.parametrize(
+    ("progress", "fraction", "phase"),
+    [
+        ({"fraction": 0.25, "phase": "embedding", "message": "m"}, 0.25, "embedding"),
+        (0.5, 0.5, None),  # a remote service reporting a bare number
+        ({"fraction": 7}, 1.0, None),  # clamped
+        ("halfway", None, None),
+        (None, None, None),
+    ],
+)
+def test_last_operation_progress_shapes(progress: object, fraction: float | None, phase: str | None) -> None:
+    op = LastOperation.model_validate({"kind": "train", "status": "running", "progress": progress})
+    assert op.fraction == fraction
+    assert op.phase == phase
+
+
+def test_last_operation_error_shapes() -> None:
+    error = {"code": "trait_one_pole", "message": "m"}
+    op = LastOperation.model_validate({"status": "failed", "error": error})
+    assert (op.error_code, op.error_message, op.finished) == ("trait_one_pole", "m", True)
+    op = LastOperation.model_validate({"status": "failed", "error": "boom"})
+    assert (op.error_code, op.error_message) == (None, "boom")
+
+
+def test_score_result_helpers() -> None:
+    r = ScoreResult.model_validate(
+        {
+            "handle": "a.b",
+            "version_no": 2,
+            "scores": [
+                {"trait": "formality", "name": "Formality", "score": 0.7, "positive_label": "formal",
+                 "negative_label": "casual", "label": "formal", "future": True},
+                {"trait": "warmth", "score": 0.1},
+            ],
+        }
+    )
+    assert r.as_dict() == {"formality": 0.7, "warmth": 0.1}
+    assert r.labels()["formality"] == ("casual", "formal")
+    assert r["Formality"] == 0.7 and r["warmth"] == 0.1
+    with pytest.raises(KeyError):
+        r["nope"]
+
+
+def test_compare_result_sides_and_deltas() -> None:
+    c = CompareResult.model_validate(
+        {
+            "handle": "a.b",
+            "version_no": 1,
+            "a": {"scores": [{"trait": "t", "score": 0.2}]},
+            "b": {"scores": [{"trait": "t", "score": 0.9}]},
+            "difference": [{"trait": "t", "name": "T", "delta": 0.7}],
+        }
+    )
+    ra, rb = c.results()
+    assert (ra.as_dict(), rb.as_dict(), c.deltas()) == ({"t": 0.2}, {"t": 0.9}, {"t": 0.7})
+    assert ra.handle == "a.b"
+
+
+def test_version_metrics_helpers() -> None:
+    metrics = {"traits": {"t": {"roc_auc": 1}}}
+    v = Version.model_validate({"version_id": 3, "version_no": 2, "metrics": metrics})
+    assert v.label == "v2" and v.trait_metrics == {"t": {"roc_auc": 1}} and v.snapshot is None
+    odd = Version.model_validate({"version_id": 1, "version_no": 1, "metrics": {"traits": []}})
+    assert odd.trait_metrics == {}
+
+
+def test_sample_input_coerces_csv_strings_and_blank_urls() -> None:
+    s = SampleInput.model_validate({"trait": "t", "text": "  hi  ", "quality": "0.25", "source_url": ""})
+    assert (s.text, s.quality, s.source_url) == ("hi", 0.25, None)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"trait": "t", "text": "x", "quality": math.nan},
+        {"trait": "t", "text": "x", "quality": math.inf},
+        {"trait": "t", "text": "x", "quality": 1.5},
+        {"trait": "t", "text": "x", "quality": -0.1},
+        {"trait": "t", "text": "x", "quality": True},
+        {"trait": "t", "text": "   ", "quality": 0.5},
+        {"trait": "t", "text": "x" * 20_001, "quality": 0.5},
+        {"trait": "", "text": "x", "quality": 0.5},
+        {"trait": "t", "text": "x", "quality": 0.5, "label": "typo field"},
+        {"trait": "t", "text": "x"},
+    ],
+)
+def test_sample_input_rejects(row: dict) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        SampleInput.model_validate(row)
+
+
+def test_trait_input_rules() -> None:
+    t = TraitInput(name="Formality", positive_label="formal", negative_label="casual")
+    assert t.model_dump() == {
+        "name": "Formality",
+        "positive_label": "formal",
+        "negative_label": "casual",
+        "description": "",
+        "aggregation": "mean",
+    }
+    with pytest.raises(pydantic.ValidationError):
+        TraitInput(name="F", positive_label="a", negative_label="b", aggregation="median")
+    with pytest.raises(pydantic.ValidationError):
+        TraitInput.model_validate({"name": "F", "positive_label": "a", "negative_label": "b", "kind": "x"})
