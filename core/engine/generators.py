@@ -26,30 +26,31 @@ from core.engine.types import TraitSpec
 # ---------------------------------------------------------------------------------------------
 # Templates (from_traits)
 
-# {p}: a pole phrase, {s}: a subject noun. "describe" framings suit adjectives ("polite"),
-# "topic" framings suit nouns ("refund"); a phrase gets the group its last word suggests.
+# {p}: a bare pole phrase ("polite", "refund and delay"); {i}: the phrase or an intensified
+# one ("very polite"); {s}: a subject noun. "describe" framings suit adjectives, "topic"
+# framings suit nouns; a phrase gets the group its last word suggests.
 _DESCRIBE: dict[str, tuple[str, ...]] = {
     "statement": (
-        "The {s} was {p}.",
-        "This {s} is {p}.",
-        "Everything about the {s} felt {p}.",
-        "Overall, the {s} came across as {p}.",
-        "It was {p}, plain and simple.",
+        "The {s} was {i}.",
+        "This {s} is {i}.",
+        "Everything about the {s} felt {i}.",
+        "Overall, the {s} came across as {i}.",
+        "It was {i}, plain and simple.",
         "A {p} {s}, through and through.",
-        "The whole {s} reads as {p}.",
+        "The whole {s} reads as {i}.",
     ),
     "first_person": (
-        "I found the {s} {p}.",
-        "I'd describe this {s} as {p}.",
-        "Honestly, I thought the {s} was {p}.",
-        "In my experience the {s} was {p}.",
-        "I have to say the {s} felt {p}.",
-        "My impression: a {p} {s}.",
+        "I found the {s} {i}.",
+        "I'd describe this {s} as {i}.",
+        "Honestly, I thought the {s} was {i}.",
+        "In my experience the {s} was {i}.",
+        "I have to say the {s} felt {i}.",
+        "My impression: a {i} {s}.",
     ),
     "question": (
         "Why was the {s} so {p}?",
         "Has anyone else found the {s} this {p}?",
-        "Is it just me, or is this {s} {p}?",
+        "Is it just me, or is this {s} {i}?",
         "How can a {s} be this {p}?",
     ),
     "comparison": (
@@ -87,125 +88,80 @@ _TOPIC: dict[str, tuple[str, ...]] = {
         "Compared with the last {s}, there is far more {p}.",
     ),
 }
+# fmt: off
 _SUBJECTS = ("message", "reply", "text", "comment", "review", "experience")
-_INTENSIFIERS = ("very", "really", "quite", "so", "extremely")
+_INTENSIFIERS = ("very", "really", "quite", "extremely")
 _ADJ_SUFFIXES = (
-    "ful",
-    "ous",
-    "ive",
-    "able",
-    "ible",
-    "al",
-    "ic",
-    "ish",
-    "less",
-    "ly",
-    "ed",
-    "ent",
-    "ant",
-    "ile",
-    "ary",
-    "ory",
-    "ing",
-    "ite",
-    "ose",
-    "est",
-    "er",
+    "ful", "ous", "ive", "able", "ible", "al", "ic", "ish", "less", "ly", "ed", "ent", "ant", "ile", "ary",
+    "ory", "ing", "ite", "ose",
 )
-_COMMON_ADJECTIVES = frozenset(
-    [
-        "good",
-        "bad",
-        "polite",
-        "rude",
-        "kind",
-        "calm",
-        "warm",
-        "cold",
-        "nice",
-        "fine",
-        "great",
-        "poor",
-        "mean",
-        "fair",
-        "clear",
-        "vague",
-        "short",
-        "long",
-        "brief",
-        "blunt",
-        "dull",
-        "bright",
-        "harsh",
-        "soft",
-        "strong",
-        "weak",
-        "firm",
-        "plain",
-        "simple",
-        "complex",
-        "hard",
-        "easy",
-        "slow",
-        "fast",
-        "quick",
-        "rich",
-        "cheap",
-        "safe",
-        "open",
-        "honest",
-        "modest",
-        "direct",
-        "serious",
-        "sad",
-        "glad",
-        "new",
-        "old",
-        "young",
-        "big",
-        "small",
-        "high",
-        "low",
-        "wise",
-        "dumb",
-        "smart",
-    ]
-)
+_NOUN_SUFFIXES = ("ness", "ment", "tion", "sion", "ity", "ance", "ence", "ism", "ship")
+_COMMON_ADJECTIVES = frozenset((
+    "good", "bad", "polite", "rude", "kind", "calm", "warm", "cold", "nice", "fine", "great", "poor", "mean",
+    "fair", "clear", "vague", "short", "long", "brief", "blunt", "dull", "bright", "harsh", "soft", "strong",
+    "weak", "firm", "plain", "simple", "complex", "hard", "easy", "slow", "fast", "quick", "rich", "cheap",
+    "safe", "open", "honest", "modest", "direct", "serious", "sad", "glad", "new", "old", "young", "big",
+    "small", "high", "low", "wise", "dumb", "smart", "tense", "terse", "loose", "crude", "mild", "wild",
+))
+# fmt: on
 
 
 def _is_adjective(phrase: str) -> bool:
-    """Rough guess from the last word; only picks which framings read naturally."""
+    """Rough guess from the last word; it only picks which framings read naturally."""
     words = phrase.lower().split()
     if not words:
         return True
     word = words[-1]
     if word in _COMMON_ADJECTIVES:
         return True
+    if word.endswith(_NOUN_SUFFIXES):
+        return False
     if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
         return True  # angry, friendly, messy (not delay, money)
-    return word.endswith(_ADJ_SUFFIXES) and not word.endswith(("ness", "ment", "tion", "ity"))
+    return word.endswith(_ADJ_SUFFIXES)
 
 
-def _pole_phrases(label: str) -> list[str]:
+def _pole_phrases(label: str) -> list[tuple[str, bool]]:
+    """(phrase, intensified?): each term, the first two joined when alike, intensified adjectives."""
     terms = split_terms(label)
-    phrases = list(terms)
-    if len(terms) > 1:
-        phrases.append(" and ".join(terms[:2]))
+    phrases = [(t, False) for t in terms]
+    if len(terms) > 1 and _is_adjective(terms[0]) == _is_adjective(terms[1]):
+        phrases.append((" and ".join(terms[:2]), False))
     for term in terms:
         if _is_adjective(term) and len(term.split()) == 1:
-            phrases.extend(f"{i} {term}" for i in _INTENSIFIERS)
-    return list(dict.fromkeys(p for p in phrases if p))
+            phrases.extend((f"{i} {term}", True) for i in _INTENSIFIERS)
+    return list(dict.fromkeys(p for p in phrases if p[0]))
+
+
+_DETERMINERS = frozenset(
+    ("the", "a", "an", "this", "that", "your", "my", "our", "their", "its", "his", "her")
+)
+
+
+def _description_nouns(description: str) -> list[str]:
+    """Words right after a determiner ("the service", "a polite reply" -> reply): likely nouns."""
+    tokens = re.findall(r"[a-z']+", description.lower())
+    out: list[str] = []
+    for i, word in enumerate(tokens[:-1]):
+        if word not in _DETERMINERS:
+            continue
+        noun = tokens[i + 1]
+        if _is_adjective(noun) and i + 2 < len(tokens) and tokens[i + 2] not in STOP_WORDS:
+            noun = tokens[i + 2]
+        if len(noun) >= 3 and noun not in STOP_WORDS and "'" not in noun:
+            out.append(noun)
+    return list(dict.fromkeys(out))
 
 
 def _subjects(trait: TraitSpec) -> list[str]:
-    """Generic subjects plus the content nouns of the trait's name and description (not its pole words)."""
-    pole_words = set(content_words(f"{trait.positive_label} {trait.negative_label}"))
-    own = [
-        w
-        for w in content_words(f"{trait.name} {trait.description}", limit=8)
-        if w not in pole_words and not _is_adjective(w)
-    ]
-    return list(dict.fromkeys([*own[:4], *_SUBJECTS]))
+    """Nouns of the trait's description (not its pole words), then generic subjects.
+
+    The trait's name is left out: it usually names the quality itself ("Politeness"), which
+    reads badly as the thing described.
+    """
+    pole_words = set(content_words(f"{trait.positive_label} {trait.negative_label} {trait.name}"))
+    own = [w for w in _description_nouns(trait.description) if w not in pole_words]
+    return list(dict.fromkeys([*own[:3], *_SUBJECTS]))
 
 
 def template_candidates(trait: TraitSpec, positive: bool, rng: random.Random) -> Iterator[str]:
@@ -217,12 +173,14 @@ def template_candidates(trait: TraitSpec, positive: bool, rng: random.Random) ->
     label = trait.positive_label if positive else trait.negative_label
     subjects = _subjects(trait)
     by_kind: dict[str, list[str]] = {}
-    for phrase in _pole_phrases(label):
+    for phrase, intensified in _pole_phrases(label):
         framings = _DESCRIBE if _is_adjective(phrase) else _TOPIC
         for kind, templates in framings.items():
             for template in templates:
+                if intensified and "{i}" not in template:
+                    continue
                 for subject in subjects if "{s}" in template else subjects[:1]:
-                    text = template.format(p=phrase, s=subject)
+                    text = template.format(p=phrase, i=phrase, s=subject)
                     by_kind.setdefault(kind, []).append(text[0].upper() + text[1:])
     queues = []
     for kind in sorted(by_kind):
@@ -273,18 +231,26 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_RE.split(text.strip()) if s]
 
 
-def _lower_first_if_safe(text: str) -> str:
-    """Lower-case the first word after a new prefix only when it is a stop word (never a name, never "I")."""
+def _after_prefix(text: str) -> str | None:
+    """The text as it reads after a new prefix, or None when its first word's case is unclear.
+
+    A capitalised stop word ("The", "My") is lower-cased; "I" and lower-case starts stay as they
+    are; any other capitalised word may be a name, so the prefix edit is skipped.
+    """
     first = text.split(" ", 1)[0]
-    if first.lower() in STOP_WORDS and first[:1].isupper() and first[1:].islower() and first != "I":
+    bare = re.sub(r"\W+$", "", first)
+    if not bare or bare == "I" or bare.startswith(("I'", "I\u2019")) or not bare[0].isupper():
+        return text
+    if bare.lower() in STOP_WORDS and bare[1:].islower():
         return first.lower() + text[len(first) :]
-    return text
+    return None
 
 
 def _with_prefix(text: str, rng: random.Random) -> str | None:
     if text.split(" ", 1)[0].rstrip(",") in {p.rstrip(",") for p in _PREFIXES}:
         return None
-    return f"{rng.choice(_PREFIXES)} {_lower_first_if_safe(text)}"
+    rest = _after_prefix(text)
+    return None if rest is None else f"{rng.choice(_PREFIXES)} {rest}"
 
 
 def _with_suffix(text: str, rng: random.Random) -> str | None:

@@ -1,11 +1,293 @@
-"""Offline synthesis of trait exemplars."""
+"""Synthesis: new labelled samples for a model's traits, fully offline by default.
+
+- `from_traits`: cold-start exemplars for both poles of each trait, from its name, pole
+  labels and description (templated sentences, see `core.engine.generators`).
+- `diversify`: voice-preserving variations of the seed samples (light edits that keep the
+  writer's words); each variant copies its seed's quality.
+
+Every candidate passes the pole check before it is kept: it is embedded and must lie on the
+side of the trait's axis that it claims. The axis is the shared `balanced_cosine` prototype
+axis (shrinkage 1) fitted on the trait's own samples when they cover both poles, otherwise on
+embeddings of the pole labels phrased with the trait's name and description. Texts already
+present for the trait (ignoring case, punctuation and spacing) are never returned. The
+random choices are seeded from the inputs, so the same inputs give the same samples.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+
+import numpy as np
 
 from core.embedders.base import Embedder
+from core.engine.errors import (
+    EngineError,
+    GeneratorError,
+    InvalidEffortError,
+    InvalidSynthTypeError,
+    NoSamplesError,
+)
+from core.engine.generators import TextGenerator, template_candidates, variation_candidates
+from core.engine.text_utils import dedup_key, stable_seed
+from core.engine.trait_model import BalancedCosineTrait
 from core.engine.types import ProgressFn, Sample, TraitSpec
+from core.engine.validation import (
+    MAX_TEXT_CHARS,
+    POSITIVE_THRESHOLD,
+    validate_quality,
+    validate_text,
+    validate_traits,
+)
+
+SYNTH_TYPES = ("from_traits", "diversify")
+#: from_traits: kept exemplars per pole of each trait.
+PER_POLE_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
+#: diversify: kept variants per seed, and in total over all traits.
+VARIANTS_PER_SEED_BY_EFFORT: dict[str, int] = {"low": 1, "medium": 2, "high": 3, "xhigh": 5, "max": 8}
+MAX_VARIANTS_BY_EFFORT: dict[str, int] = {"low": 50, "medium": 200, "high": 500, "xhigh": 1000, "max": 2000}
+#: Candidates tried per wanted sample (the rest of the budget absorbs pole-check rejections).
+CANDIDATE_FACTOR = 3
+
+
+@dataclass
+class PoleCheck:
+    """Which side of a trait's axis a text lies on; `source` says where the axis came from."""
+
+    model: BalancedCosineTrait | None  # None: the two poles could not be told apart
+    source: str  # "samples" | "labels"
+
+    def margins(self, embeddings: np.ndarray) -> np.ndarray:
+        """Signed distance-like score: > 0 on the positive side, < 0 on the negative side."""
+        if self.model is None:
+            return np.zeros(len(embeddings))
+        return self.model.decision_function(embeddings)
+
+    def passes(self, embeddings: np.ndarray, positive: Sequence[bool]) -> np.ndarray:
+        m = self.margins(embeddings)
+        want = np.asarray(positive, dtype=bool)
+        return np.where(want, m > 0, m < 0)
+
+
+def label_anchor_texts(trait: TraitSpec, positive: bool) -> list[str]:
+    """The phrasings of one pole embedded for a label-based axis."""
+    label = trait.positive_label if positive else trait.negative_label
+    texts = [label, f"{trait.name}: {label}"]
+    if trait.description.strip():
+        texts.append(f"{label}. {trait.description.strip()}")
+    return texts
+
+
+def _fit_axis(x: np.ndarray, q: np.ndarray) -> BalancedCosineTrait | None:
+    model = BalancedCosineTrait(shrinkage=1.0).fit(x, q)
+    return model if np.any(model.w_) else None
+
+
+def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
+    """The trait's axis from its samples (`samples` of this trait covering both poles), else its labels."""
+    own = [s for s in samples if s.trait == trait.key]
+    q = np.array([s.quality for s in own], dtype=np.float64)
+    if own and (q >= POSITIVE_THRESHOLD).any() and (q < POSITIVE_THRESHOLD).any():
+        model = _fit_axis(embedder.encode([s.text for s in own]), q)
+        if model is not None:
+            return PoleCheck(model, "samples")
+    pos, neg = label_anchor_texts(trait, True), label_anchor_texts(trait, False)
+    x = embedder.encode(pos + neg)
+    q = np.array([1.0] * len(pos) + [0.0] * len(neg))
+    return PoleCheck(_fit_axis(x, q), "labels")
+
+
+@dataclass
+class _Batch:
+    """Candidates of one trait waiting for the pole check."""
+
+    trait: TraitSpec
+    texts: list[str] = field(default_factory=list)
+    qualities: list[float] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)  # which quota a candidate counts toward
+
+
+def _usable(text: str) -> str | None:
+    text = text.strip() if isinstance(text, str) else ""
+    return text if 0 < len(text) <= MAX_TEXT_CHARS else None
+
+
+def _report(progress: ProgressFn | None, fraction: float, phase: str) -> None:
+    if progress is not None:
+        progress(min(1.0, max(0.0, fraction)), phase)
+
+
+def _ask(generator: TextGenerator, prompt: str, n: int) -> list[str]:
+    try:
+        out = generator.generate(prompt, n)
+    except EngineError:
+        raise
+    except Exception as exc:  # a user-supplied generator: report, do not crash deep inside
+        raise GeneratorError(f"text generator failed: {type(exc).__name__}: {exc}") from exc
+    return [t for t in out if isinstance(t, str)]
+
+
+def _from_traits_prompt(trait: TraitSpec, positive: bool, n: int) -> str:
+    label, other = (
+        (trait.positive_label, trait.negative_label)
+        if positive
+        else (trait.negative_label, trait.positive_label)
+    )
+    about = f" ({trait.description.strip()})" if trait.description.strip() else ""
+    return (
+        f"Trait: {trait.name}{about}. Write {n} short, varied, realistic texts that are clearly "
+        f"'{label}' (the opposite pole is '{other}'). Mix statements, first-person remarks, "
+        "questions and comparisons."
+    )
+
+
+def _diversify_prompt(seed: Sample, n: int) -> str:
+    return (
+        f"Rewrite the text below in {n} different ways. Keep the writer's own words, tone and meaning; "
+        "change only word order, small connecting phrases and punctuation.\n\n"
+        f"Text: {seed.text}"
+    )
+
+
+def _select(
+    batch: _Batch, check: PoleCheck, embedder: Embedder, taken: set[str], quotas: dict[int, int]
+) -> list[tuple[Sample, int]]:
+    """(sample, group) of the candidates that pass the pole check and are new, in candidate order,
+    up to each group's quota."""
+    if not batch.texts:
+        return []
+    ok = check.passes(embedder.encode(batch.texts), [q >= POSITIVE_THRESHOLD for q in batch.qualities])
+    kept: list[tuple[Sample, int]] = []
+    counts: dict[int, int] = {}
+    for text, quality, group, passed in zip(batch.texts, batch.qualities, batch.groups, ok, strict=True):
+        key = dedup_key(text)
+        if not passed or not key or key in taken or counts.get(group, 0) >= quotas[group]:
+            continue
+        taken.add(key)
+        counts[group] = counts.get(group, 0) + 1
+        kept.append((Sample(trait=batch.trait.key, text=text, quality=quality), group))
+    return kept
+
+
+def _from_traits(
+    traits: list[TraitSpec],
+    seeds: list[Sample],
+    effort: str,
+    embedder: Embedder,
+    generator: TextGenerator | None,
+    progress: ProgressFn | None,
+) -> list[Sample]:
+    per_pole = PER_POLE_BY_EFFORT[effort]
+    out: list[Sample] = []
+    for t_index, trait in enumerate(traits):
+        _report(progress, t_index / len(traits), "generating")
+        check = build_pole_check(trait, seeds, embedder)
+        taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
+        batch = _Batch(trait)
+        for group, positive in enumerate((True, False)):
+            want = per_pole * CANDIDATE_FACTOR
+            if generator is not None:
+                texts: Iterable[str] = _ask(generator, _from_traits_prompt(trait, positive, want), want)
+            else:
+                rng = random.Random(stable_seed("from_traits", trait, positive))
+                texts = islice(template_candidates(trait, positive, rng), want)
+            for text in texts:
+                if (clean := _usable(text)) is not None:
+                    batch.texts.append(clean)
+                    batch.qualities.append(1.0 if positive else 0.0)
+                    batch.groups.append(group)
+        _report(progress, (t_index + 0.5) / len(traits), "checking")
+        out += [sample for sample, _ in _select(batch, check, embedder, taken, {0: per_pole, 1: per_pole})]
+    return out
+
+
+def _seed_order(traits: list[TraitSpec], seeds: list[Sample]) -> list[Sample]:
+    """Seeds taking turns across traits, each trait's in a fixed pseudo-random order.
+
+    When the total cap is smaller than the seed count, every trait still gets variants.
+    """
+    per_trait = [
+        sorted(
+            (s for s in seeds if s.trait == t.key),
+            key=lambda s: (stable_seed("seed", s.trait, s.text, s.quality), s.text),
+        )
+        for t in traits
+    ]
+    order: list[Sample] = []
+    for i in range(max((len(p) for p in per_trait), default=0)):
+        order += [p[i] for p in per_trait if i < len(p)]
+    return order
+
+
+def _round_robin(lists: list[list[Sample]], limit: int) -> Iterator[Sample]:
+    produced = 0
+    for i in range(max((len(x) for x in lists), default=0)):
+        for x in lists:
+            if i < len(x):
+                if produced == limit:
+                    return
+                produced += 1
+                yield x[i]
+
+
+def _diversify(
+    traits: list[TraitSpec],
+    seeds: list[Sample],
+    effort: str,
+    embedder: Embedder,
+    generator: TextGenerator | None,
+    progress: ProgressFn | None,
+) -> list[Sample]:
+    total_cap = MAX_VARIANTS_BY_EFFORT[effort]
+    ordered = _seed_order(traits, seeds)
+    if not ordered:
+        raise NoSamplesError("diversify needs seed samples: none of the traits has any samples")
+    ordered = ordered[:total_cap]  # beyond the cap a seed could not get even one variant
+    per_seed = min(VARIANTS_PER_SEED_BY_EFFORT[effort], math.ceil(total_cap / len(ordered)))
+    index = {id(s): i for i, s in enumerate(ordered)}
+    kept_by_seed: list[list[Sample]] = [[] for _ in ordered]
+    for t_index, trait in enumerate(traits):
+        mine = [s for s in ordered if s.trait == trait.key]
+        if not mine:
+            continue
+        _report(progress, t_index / len(traits), "generating")
+        check = build_pole_check(trait, seeds, embedder)
+        taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
+        batch = _Batch(trait)
+        want = per_seed * CANDIDATE_FACTOR
+        for seed in mine:
+            if generator is not None:
+                texts: Iterable[str] = _ask(generator, _diversify_prompt(seed, want), want)
+            else:
+                rng = random.Random(stable_seed("diversify", seed.trait, seed.text, seed.quality))
+                texts = islice(variation_candidates(seed.text, rng), want)
+            for text in texts:
+                if (clean := _usable(text)) is not None:
+                    batch.texts.append(clean)
+                    batch.qualities.append(seed.quality)
+                    batch.groups.append(index[id(seed)])
+        _report(progress, (t_index + 0.5) / len(traits), "checking")
+        quotas = {index[id(s)]: per_seed for s in mine}
+        for sample, group in _select(batch, check, embedder, taken, quotas):
+            kept_by_seed[group].append(sample)
+    return list(_round_robin(kept_by_seed, total_cap))
+
+
+def _clean_seeds(traits: list[TraitSpec], seeds: Iterable[Sample]) -> list[Sample]:
+    keys = {t.key for t in traits}
+    clean = []
+    for i, s in enumerate(seeds):
+        if not isinstance(s, Sample):
+            raise EngineError(f"seed {i} must be a Sample, got {type(s).__name__}")
+        if s.trait not in keys:
+            continue  # seeds of other traits play no part
+        where = f"seed {i}" + (f" (id {s.id})" if s.id is not None else "")
+        text = validate_text(s.text, where=f"{where}: text")
+        clean.append(Sample(s.trait, text, validate_quality(s.quality, where=where), s.id))
+    return clean
 
 
 def synthesize(
@@ -15,7 +297,30 @@ def synthesize(
     synth_type: str = "from_traits",
     effort: str = "medium",
     embedder: Embedder,
-    generator: object | None = None,
+    generator: TextGenerator | None = None,
     progress: ProgressFn | None = None,
 ) -> list[Sample]:
-    raise NotImplementedError
+    """New samples (not yet stored, `id` None) for `traits`.
+
+    `seeds`: the model's existing samples. They give each trait its pole-check axis and the
+    texts not to repeat; `diversify` varies them. `generator`: an optional `TextGenerator`
+    asked for candidates instead of the built-in templates and edits (the pole check still
+    applies). Raises `InvalidSynthTypeError`, `InvalidEffortError`, `NoTraitsError`, and for
+    `diversify` without any seed of the given traits `NoSamplesError`.
+    """
+    if synth_type not in SYNTH_TYPES:
+        raise InvalidSynthTypeError(
+            f"unknown synth_type {synth_type!r}; expected one of {', '.join(SYNTH_TYPES)}"
+        )
+    if effort not in PER_POLE_BY_EFFORT:
+        raise InvalidEffortError(
+            f"unknown effort {effort!r}; expected one of {', '.join(PER_POLE_BY_EFFORT)}"
+        )
+    if generator is not None and not isinstance(generator, TextGenerator):
+        raise GeneratorError(f"generator must have generate(prompt, n), got {type(generator).__name__}")
+    traits = validate_traits(list(traits))
+    seeds = _clean_seeds(traits, seeds)
+    run = _from_traits if synth_type == "from_traits" else _diversify
+    out = run(traits, seeds, effort, embedder, generator, progress)
+    _report(progress, 1.0, "done")
+    return out
