@@ -1,0 +1,129 @@
+"""Which scoring service the workbench talks to, resolved once per session.
+
+Order: a remote service entered on the Settings page, then `SCORING_API_URL` + `SCORING_API_KEY` from the
+environment, else an embedded local service started through `core.local` (one per process, shared by
+every browser session) that loads the demo models on its first start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import streamlit as st
+
+from core.client import Client
+
+NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
+PUBLIC_NAMESPACE = "public"
+REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
+
+
+@dataclass(frozen=True)
+class Backend:
+    client: Client
+    mode: Literal["embedded", "remote"]
+    url: str
+    namespaces: tuple[str, ...]  # namespaces the key owns; the first is the working one
+    embedder: str  # embedder name for local engine previews ("minilm" or "hashing")
+    service: Any = field(default=None, compare=False)  # the LocalService when embedded
+
+    @property
+    def namespace(self) -> str:
+        return self.namespaces[0]
+
+    @property
+    def label(self) -> str:
+        return "embedded local service" if self.mode == "embedded" else f"remote {self.url}"
+
+
+def embedder_name() -> str:
+    return os.environ.get("SCORING_EMBEDDER", "minilm")
+
+
+def parse_namespaces(text: str) -> tuple[str, ...]:
+    """'a, b' -> ('a', 'b'); raises ValueError on a malformed namespace."""
+    names = tuple(n.strip() for n in text.replace(";", ",").split(",") if n.strip())
+    bad = [n for n in names if not NAMESPACE_RE.match(n)]
+    if bad:
+        raise ValueError(f"Not a valid namespace: {', '.join(bad)} (lowercase letters, digits, _ and -).")
+    return names
+
+
+@st.cache_resource(show_spinner="Starting the local scoring service…")
+def _local_service(data_dir: str | None, embedder: str) -> Any:
+    from core.local import start_local_service
+
+    return start_local_service(data_dir, embedder=embedder)
+
+
+@st.cache_resource
+def _remote_client(url: str, key: str) -> Client:
+    return Client(url, key)
+
+
+@st.cache_resource
+def _demo_guard() -> dict[str, Any]:
+    # Shared by every session of this process, so the demo models load once.
+    return {"lock": threading.Lock(), "done": False}
+
+
+def remote_settings() -> dict[str, Any] | None:
+    """The remote service in effect: Settings page first, then the environment."""
+    override = st.session_state.get(REMOTE_KEY)
+    if override:
+        return override
+    url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
+    if url and key:
+        namespaces = parse_namespaces(os.environ.get("SCORING_NAMESPACE", "")) or ("default",)
+        return {"url": url, "key": key, "namespaces": namespaces}
+    return None
+
+
+def get_backend() -> Backend:
+    remote = remote_settings()
+    if remote:
+        return Backend(
+            client=_remote_client(remote["url"], remote["key"]),
+            mode="remote",
+            url=remote["url"],
+            namespaces=tuple(remote["namespaces"]),
+            embedder=embedder_name(),
+        )
+    service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+    return Backend(
+        client=service.client(),
+        mode="embedded",
+        url=service.url,
+        namespaces=(service.namespace,),
+        embedder=embedder_name(),
+        service=service,
+    )
+
+
+def ensure_demo_models(backend: Backend) -> None:
+    """On the embedded service's first start (an empty namespace), load and train the demo models."""
+    if backend.mode != "embedded" or os.environ.get("SCORING_DEMO", "1") == "0":
+        return
+    guard = _demo_guard()
+    if guard["done"]:
+        return
+    with guard["lock"]:
+        if guard["done"]:
+            return
+        has_models = next(iter(backend.client.list_models(namespace=backend.namespace)), None) is not None
+        if not has_models:
+            from core.demo import load_demo_models
+
+            bar = st.progress(0.0, text="First start: loading the demo models…")
+
+            def progress(message: str, fraction: float) -> None:
+                bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"First start: {message}")
+
+            load_demo_models(backend.client, backend.namespace, train=True, progress=progress)
+            bar.empty()
+        guard["done"] = True

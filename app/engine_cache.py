@@ -1,0 +1,30 @@
+"""Local engine resources shared by every session: embedders and scorers from snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.embedders import get_embedder
+from core.embedders.base import Embedder
+
+
+@st.cache_resource(show_spinner="Loading the embedder…")
+def embedder(name: str) -> Embedder:
+    # No embedding cache: previews may score zero-data-retention content, which must not be kept.
+    return get_embedder(name)
+
+
+def scorer(snapshot: dict[str, Any]) -> Any:
+    """A `core.engine.Scorer` of a version snapshot (its embedder resolved from the snapshot's id)."""
+    from core.engine import Scorer
+
+    return Scorer.from_snapshot(snapshot, embedder(snapshot_embedder_id(snapshot)))
+
+
+def snapshot_embedder_id(snapshot: dict[str, Any]) -> str:
+    emb = snapshot.get("embedder")
+    if isinstance(emb, dict):
+        return str(emb.get("id"))
+    return str(emb or snapshot.get("embedder_id"))

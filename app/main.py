@@ -1,0 +1,81 @@
+"""Entry point of the workbench: `streamlit run app/main.py`.
+
+Resolves the backend, loads the demo models on the embedded service's first start, draws the sidebar
+(backend, namespace, model picker shared by every page) and hands over to the page the user chose.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the path, not the project root
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from app.backend import ensure_demo_models, get_backend  # noqa: E402
+from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
+
+PAGES = ROOT / "pages"
+
+st.set_page_config(page_title="Scoring Workbench", page_icon="📊", layout="wide")
+
+
+def _sidebar_picker(handles: list[str]) -> None:
+    # The canonical selection lives in session_state[MODEL_KEY] (not a widget key), so pages may set it
+    # at any time; the picker is re-seeded from it before it is drawn.
+    current = st.session_state.get(MODEL_KEY)
+    if current is None and st.query_params.get("model"):
+        current = st.query_params["model"]
+        st.session_state[MODEL_KEY] = current
+    options = list(handles)
+    if current and current not in options:
+        options.insert(0, current)
+    st.session_state["model_picker"] = current if current in options else None
+
+    def _picked() -> None:
+        st.session_state[MODEL_KEY] = st.session_state["model_picker"]
+
+    st.selectbox("Model", options, key="model_picker", on_change=_picked, placeholder="Choose a model")
+    if st.session_state.get(MODEL_KEY):
+        st.query_params["model"] = st.session_state[MODEL_KEY]
+
+
+def main() -> None:
+    try:
+        backend = get_backend()
+    except Exception as exc:  # noqa: BLE001 - a dead remote or a failed start: say so, offer Settings
+        show_error(exc, "Connecting to the scoring service")
+        backend = None
+    if backend is not None:
+        with guard("Loading the demo models"):
+            ensure_demo_models(backend)
+
+    with st.sidebar:
+        st.markdown("### 📊 Scoring Workbench")
+        if backend is not None:
+            st.caption(f"Backend: **{backend.label}**")
+            if backend.mode == "embedded":
+                st.caption(f"Service URL: `{backend.url}`")
+            st.caption(f"Namespace: `{backend.namespace}`")
+            handles = list_handles(backend)
+            _sidebar_picker(handles)
+        else:
+            st.caption("Backend: **not connected**")
+
+    pages = [
+        st.Page(str(PAGES / "models.py"), title="Models", icon="🗂️", default=True),
+        st.Page(str(PAGES / "traits.py"), title="Traits", icon="🧭"),
+        st.Page(str(PAGES / "samples.py"), title="Samples", icon="🧾"),
+        st.Page(str(PAGES / "training.py"), title="Training", icon="🏋️"),
+        st.Page(str(PAGES / "versions.py"), title="Versions", icon="🔀"),
+        st.Page(str(PAGES / "score.py"), title="Score", icon="🎯"),
+        st.Page(str(PAGES / "demo.py"), title="Demo", icon="🎤"),
+        st.Page(str(PAGES / "settings.py"), title="Settings", icon="⚙️"),
+    ]
+    st.navigation(pages).run()
+
+
+main()

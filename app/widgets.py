@@ -1,0 +1,167 @@
+"""Widgets every page shares: error display, action guard, operation progress, the selected model."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import streamlit as st
+
+from app.backend import Backend, get_backend
+from app.records import as_dict, field
+from core.client.errors import ApiError
+
+MODEL_KEY = "model"  # session_state: handle of the model the pages work on
+EDITABLE_STATES = ("draft", "failed")  # states that accept trait and sample edits and runs from scratch
+STATE_ICONS = {"draft": "📝", "busy": "⏳", "ready": "✅", "failed": "❌", "archived": "🗄️"}
+
+
+def error_text(exc: BaseException) -> str:
+    """A readable one-paragraph message; API errors carry their code and request id."""
+    if isinstance(exc, ApiError):
+        parts = [f"**{exc.message or 'The service refused the request.'}**"]
+        meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
+        parts.append(" · ".join(m for m in meta if m))
+        if getattr(exc, "request_id", None):
+            parts.append(f"request id `{exc.request_id}`")
+        if getattr(exc, "run_id", None):
+            parts.append(f"run `{exc.run_id}`")
+        return " — ".join(p for p in parts if p)
+    code = getattr(exc, "code", None)
+    prefix = f"`{code}` " if isinstance(code, str) else ""
+    return f"**{type(exc).__name__}**: {prefix}{exc}"
+
+
+def show_error(exc: BaseException, action: str | None = None) -> None:
+    head = f"{action} failed: " if action else ""
+    st.error(head + error_text(exc), icon="⚠️")
+
+
+@contextlib.contextmanager
+def guard(action: str | None = None) -> Iterator[None]:
+    """Run an action and show any error as a message, never a traceback.
+
+    Streamlit's own control flow (st.rerun, st.stop) derives from BaseException and passes through.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
+        show_error(exc, action)
+
+
+def operation_caption(op: dict[str, Any]) -> str:
+    progress = op.get("progress") or {}
+    phase, message = progress.get("phase"), progress.get("message")
+    bits = [f"{op.get('kind', 'operation')} {op.get('status', '')}".strip()]
+    if phase:
+        bits.append(str(phase))
+    if message and message != phase:
+        bits.append(str(message))
+    return " · ".join(bits)
+
+
+def show_operation(op: Any) -> None:
+    """Progress bar (or outcome) of a model's `last_operation`."""
+    op = as_dict(op)
+    if not op:
+        return
+    status = op.get("status")
+    fraction = float((op.get("progress") or {}).get("fraction") or 0.0)
+    if status in ("queued", "running"):
+        st.progress(min(max(fraction, 0.0), 1.0), text=operation_caption(op))
+    elif status == "failed":
+        err = op.get("error") or {}
+        st.error(f"Last {op.get('kind')} failed: `{err.get('code', 'error')}` {err.get('message', '')}")
+    elif status == "succeeded":
+        st.caption(f"Last operation: {op.get('kind')} succeeded ({op.get('finished_at') or ''}).")
+
+
+def watch_model(handle: str) -> None:
+    """While the model is busy, poll it every second and show its progress; rerun the page when done."""
+    backend = get_backend()
+
+    @st.fragment(run_every=1.0)
+    def _poll() -> None:
+        try:
+            model = as_dict(backend.client.get_model(handle))
+        except Exception as exc:  # noqa: BLE001
+            show_error(exc, "Polling the model")
+            return
+        if model.get("state") == "busy":
+            show_operation(model.get("last_operation"))
+        else:
+            st.rerun(scope="app")
+
+    _poll()
+
+
+def selected_handle() -> str | None:
+    return st.session_state.get(MODEL_KEY)
+
+
+def select_model(handle: str | None) -> None:
+    """Make `handle` the model every page works on (takes effect on the next run)."""
+    st.session_state[MODEL_KEY] = handle
+
+
+def require_model(backend: Backend) -> dict[str, Any]:
+    """The selected model as a dict, or a hint and st.stop() when there is none or it cannot be read."""
+    handle = selected_handle()
+    if not handle:
+        st.info("Pick a model in the sidebar, or create one on the **Models** page.")
+        st.stop()
+    try:
+        return as_dict(backend.client.get_model(handle))
+    except Exception as exc:  # noqa: BLE001
+        show_error(exc, f"Reading {handle}")
+        st.stop()
+    raise AssertionError("unreachable")
+
+
+def model_header(model: dict[str, Any]) -> None:
+    state = model.get("state", "?")
+    version = f"v{model['version_no']}" if model.get("version_no") else "no version yet"
+    tags = ", ".join(model.get("version_tags") or [])
+    st.caption(
+        f"{STATE_ICONS.get(state, '')} `{model.get('handle')}` · **{state}** · {version}"
+        + (f" · tags: {tags}" if tags else "")
+    )
+
+
+def watch_if_busy(model: dict[str, Any]) -> bool:
+    """Live progress while the model is busy; True when it is."""
+    if model.get("state") != "busy":
+        return False
+    watch_model(model["handle"])
+    return True
+
+
+def is_editable(model: dict[str, Any]) -> bool:
+    return model.get("state") in EDITABLE_STATES
+
+
+def list_handles(backend: Backend, limit: int = 500) -> list[str]:
+    """Models of the key's namespaces, then the public catalog (archived ones excluded)."""
+    handles: list[str] = []
+    scopes: list[str | None] = [*backend.namespaces, None]
+    for ns in scopes:
+        try:
+            for model in backend.client.list_models(namespace=ns):
+                handles.append(field(model, "handle"))
+                if len(handles) >= limit:
+                    return handles
+        except ApiError:
+            continue  # a namespace the key cannot list: skip it, the picker still works
+    return list(dict.fromkeys(handles))
+
+
+def page_backend() -> Backend:
+    """The backend for a page, or an error and st.stop() (pointing at Settings) when it is unreachable."""
+    try:
+        return get_backend()
+    except Exception as exc:  # noqa: BLE001
+        show_error(exc, "Connecting to the scoring service")
+        st.info("Enter a reachable service on the **Settings** page.")
+        st.stop()
+    raise AssertionError("unreachable")

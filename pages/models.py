@@ -1,0 +1,174 @@
+"""Models: browse the public catalog and the key's namespaces, create, edit and archive models."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.forms import check_handle, create_fields
+from app.paging import paged, pager_buttons
+from app.records import as_dict
+from app.widgets import STATE_ICONS, guard, model_header, page_backend, select_model, selected_handle
+
+STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]
+PUBLIC = "public catalog"
+
+backend = page_backend()
+client = backend.client
+st.title("Models")
+if flash := st.session_state.pop("flash", None):
+    st.success(flash)
+browse, create, edit = st.tabs(["Browse", "Create", "Edit selected"])
+
+with browse:
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    scope = c1.selectbox("Where", [*backend.namespaces, PUBLIC], key="models_scope")
+    state = c2.selectbox("State", STATES, key="models_state")
+    kind = c3.selectbox("Kind", ["(any)", "scoring"], key="models_kind")
+    limit = c4.selectbox("Per page", [10, 25, 50, 100], index=1, key="models_limit")
+    namespace = None if scope == PUBLIC else scope
+    state_arg = None if state == STATES[0] else state
+    kind_arg = None if kind == "(any)" else kind
+    with guard("Listing models"):
+        page = paged(
+            "models_pager",
+            (namespace, state_arg, kind_arg, limit),
+            lambda cursor: client.list_models_page(namespace, state_arg, kind_arg, limit, cursor),
+        )
+        items = [as_dict(m) for m in page.items]
+        if not items:
+            st.info("No models here yet." if namespace else "The public catalog is empty.")
+        else:
+            rows = [
+                {
+                    "handle": m.get("handle"),
+                    "state": f"{STATE_ICONS.get(m.get('state'), '')} {m.get('state')}",
+                    "kind": m.get("kind"),
+                    "version": f"v{m['version_no']}" if m.get("version_no") else "",
+                    "tags": ", ".join(m.get("version_tags") or []),
+                    "traits": len(m.get("traits") or []),
+                    "samples": m.get("sample_count"),
+                    "zero data retention": bool(m.get("zero_data_retention")),
+                    "description": m.get("description") or "",
+                }
+                for m in items
+            ]
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+            o1, o2 = st.columns([3, 1])
+            pick = o1.selectbox("Open a model", [r["handle"] for r in rows], key="models_open_pick")
+            if o2.button("Open", key="models_open", type="primary", width="stretch"):
+                select_model(pick)
+                st.rerun()
+        pager_buttons("models_pager", page)
+
+with create:
+    st.caption(f"Your namespaces: {', '.join(f'`{n}`' for n in backend.namespaces)}")
+    with st.form("create_model", clear_on_submit=False):
+        handle = st.text_input(
+            "Handle", value=f"{backend.namespace}.", help="`<namespace>.<name>`, lowercase"
+        )
+        description = st.text_area("Description", height=80)
+        f1, f2, f3 = st.columns(3)
+        scoring_method = f1.selectbox("Scoring method", ["balanced_cosine"])
+        kind_new = f2.selectbox("Kind", ["scoring"])
+        max_depth = f3.number_input("Max depth", min_value=1, max_value=8, value=1, step=1)
+        additional_terms = st.text_area("Additional terms", height=68)
+        upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")
+        readme = st.text_area("README (Markdown)", height=100)
+        zdr = st.checkbox("Zero data retention", help="Samples are purged after each training completes.")
+        submitted = st.form_submit_button("Create model", type="primary")
+    if submitted:
+        handle = handle.strip()
+        problem = check_handle(handle, backend.namespaces)
+        if problem:
+            st.error(problem)
+        else:
+            with guard("Creating the model"):
+                fields = create_fields(
+                    {
+                        "description": description,
+                        "scoring_method": scoring_method,
+                        "kind": kind_new,
+                        "max_depth": max_depth,
+                        "additional_terms": additional_terms,
+                        "upstream_sources": upstream,
+                        "readme_markdown": readme,
+                        "zero_data_retention": zdr,
+                    }
+                )
+                client.create_model(handle, **fields)
+                select_model(handle)
+                st.session_state["flash"] = f"Created `{handle}` (draft). Add traits next."
+                st.rerun()
+
+with edit:
+    current = selected_handle()
+    if not current:
+        st.info("Pick a model in the sidebar or open one from Browse.")
+    else:
+        model = None
+        with guard(f"Reading {current}"):
+            model = as_dict(client.get_model(current))
+        if model:
+            model_header(model)
+            archived = model.get("state") == "archived"
+            with st.form("edit_model"):
+                new_description = st.text_area("Description", value=model.get("description") or "")
+                prune = model.get("auto_prune") or {}
+                override = st.checkbox("Override the auto-prune policy", value=bool(model.get("auto_prune")))
+                p1, p2 = st.columns(2)
+                keep_unnamed = p1.number_input(
+                    "Keep unnamed versions", min_value=0, value=int(prune.get("keep_unnamed", 100)), step=1
+                )
+                keep_fom = p2.checkbox(
+                    "Keep the first version of each month", value=bool(prune.get("keep_first_of_month", True))
+                )
+                saved = st.form_submit_button("Save", disabled=archived)
+            if saved:
+                with guard("Saving"):
+                    policy = {"keep_unnamed": int(keep_unnamed), "keep_first_of_month": keep_fom}
+                    client.update_model(
+                        current, description=new_description, auto_prune=policy if override else None
+                    )
+                    st.session_state["flash"] = "Saved."
+                    st.rerun()
+
+            st.subheader("Zero data retention")
+            zdr_on = bool(model.get("zero_data_retention"))
+            st.write("On." if zdr_on else "Off.")
+            if zdr_on:
+                if st.button("Turn zero data retention off", disabled=archived):
+                    with guard("Turning zero data retention off"):
+                        client.update_model(current, zero_data_retention=False)
+                        st.rerun()
+                st.caption("Turning it off applies from now on; purged samples do not come back.")
+            else:
+                st.warning(
+                    "Turning zero data retention on **deletes this model's samples and buffered feedback "
+                    "immediately**, deletes samples after every later training, stops automatic retraining "
+                    "and refuses feedback on scores. Scored text is never stored. This cannot be undone."
+                )
+                confirm = st.checkbox("I understand the samples are purged now", key="zdr_confirm")
+                if st.button("Turn zero data retention on", disabled=archived or not confirm):
+                    with guard("Turning zero data retention on"):
+                        client.update_model(current, zero_data_retention=True)
+                        st.session_state["flash"] = "Zero data retention is on; samples were purged."
+                        st.rerun()
+
+            st.subheader("Archive")
+            if archived:
+                st.info("This model is archived: it can be read but not changed, trained or scored.")
+            else:
+                st.caption(
+                    "Archiving keeps the handle and versions readable; it cannot be undone from the API."
+                )
+                sure = st.checkbox(f"Archive `{current}`", key="archive_confirm")
+                if st.button("Archive model", type="secondary", disabled=not sure):
+                    with guard("Archiving"):
+                        client.delete_model(current)
+                        select_model(None)
+                        st.session_state["flash"] = f"Archived `{current}`."
+                        st.rerun()
+
+            with st.expander("All fields"):
+                st.json(model)

@@ -1,0 +1,218 @@
+"""Samples: a trait's samples paged from the server; add, import, export, synthesize, flags."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import engine_cache
+from app.flags import flag_samples
+from app.paging import paged, pager_buttons
+from app.records import as_dict
+from app.sample_io import parse_samples, to_csv, to_jsonl
+from app.widgets import guard, is_editable, model_header, page_backend, require_model, watch_if_busy
+
+PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
+SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
+
+backend = page_backend()
+client = backend.client
+st.title("Samples")
+model = require_model(backend)
+handle = model["handle"]
+model_header(model)
+busy = watch_if_busy(model)
+editable = is_editable(model)
+if not editable and not busy:
+    st.info(f"The model is **{model.get('state')}**: its samples are frozen. Samples are added to drafts.")
+if model.get("zero_data_retention"):
+    st.caption("Zero data retention is on: samples are purged when a training completes.")
+if flash := st.session_state.pop("samples_flash", None):
+    st.success(flash)
+
+traits: list[dict] = []
+with guard("Listing traits"):
+    traits = [as_dict(t) for t in client.list_traits(handle)]
+trait_keys = [t["key"] for t in traits]
+trait_names = {t["key"]: t["name"] for t in traits}
+
+browse_tab, import_tab, export_tab, synth_tab, flags_tab = st.tabs(
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags"]
+)
+
+with browse_tab:
+    f1, f2, f3 = st.columns([2, 2, 1])
+    trait_pick = f1.selectbox(
+        "Trait",
+        ["(all)", *trait_keys],
+        key="samples_trait",
+        format_func=lambda k: k if k == "(all)" else f"{trait_names.get(k, k)} ({k})",
+    )
+    provenance = f2.selectbox("Provenance", PROVENANCES, key="samples_provenance")
+    limit = f3.selectbox("Per page", [25, 50, 100, 250, 500], index=2, key="samples_limit")
+    trait_arg = None if trait_pick == "(all)" else trait_pick
+    prov_arg = None if provenance == "(any)" else provenance
+    with guard("Listing samples"):
+        page = paged(
+            "samples_pager",
+            (handle, trait_arg, prov_arg, limit),
+            lambda cursor: client.list_samples_page(handle, trait_arg, prov_arg, limit, cursor),
+        )
+        rows = [as_dict(s) for s in page.items]
+        frame = pd.DataFrame(
+            [
+                {
+                    "id": r.get("id"),
+                    "trait": r.get("trait"),
+                    "text": r.get("text"),
+                    "quality": r.get("quality"),
+                    "provenance": r.get("provenance"),
+                    "source_url": r.get("source_url"),
+                }
+                for r in rows
+            ],
+            columns=["id", "trait", "text", "quality", "provenance", "source_url"],
+        )
+        st.caption(
+            "Stored samples are read-only (the API has no sample update or delete). "
+            + ("Add rows at the bottom of the table and save them." if editable else "")
+        )
+        edited = st.data_editor(
+            frame,
+            key=f"samples_editor_{handle}",
+            hide_index=True,
+            width="stretch",
+            num_rows="add" if editable else "fixed",
+            disabled=["id", "provenance"] if editable else True,
+            column_config={
+                "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
+                "text": st.column_config.TextColumn("text", width="large", required=True),
+                "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
+            },
+        )
+        pager_buttons("samples_pager", page)
+        new_rows = edited.iloc[len(frame) :] if len(edited) > len(frame) else edited.iloc[0:0]
+        if editable and st.button(
+            f"Save {len(new_rows)} new row(s)", disabled=new_rows.empty, key="samples_save"
+        ):
+            with guard("Adding samples"):
+                payload = [
+                    {
+                        "trait": r["trait"],
+                        "text": r["text"],
+                        "quality": r["quality"],
+                        "source_url": r["source_url"],
+                    }
+                    for _, r in new_rows.iterrows()
+                ]
+                report = client.import_samples(handle, payload)
+                bad = "; ".join(f"row {e.index + 1}: {e.message}" for e in report.errors)
+                st.session_state["samples_flash"] = f"Added {report.stored} sample(s)." + (
+                    f" Rejected: {bad}" if bad else ""
+                )
+                st.rerun()
+
+    if editable and traits:
+        with st.form("add_sample", clear_on_submit=True):
+            st.markdown("**Add one sample**")
+            a1, a2 = st.columns([1, 3])
+            trait_one = a1.selectbox("Trait", trait_keys, format_func=lambda k: trait_names.get(k, k))
+            quality_one = a1.slider("Quality (0 = negative pole, 1 = positive)", 0.0, 1.0, 1.0, 0.05)
+            text_one = a2.text_area("Text", height=110)
+            if st.form_submit_button("Add sample"):
+                with guard("Adding the sample"):
+                    client.add_samples(
+                        handle, [{"trait": trait_one, "text": text_one, "quality": quality_one}]
+                    )
+                    st.session_state["samples_flash"] = "Added 1 sample."
+                    st.rerun()
+
+with import_tab:
+    st.caption(
+        "CSV with a header row `trait,text,quality[,source_url]`, or JSONL with one object a line with the "
+        "same fields. `trait` is a trait key (or name); `quality` is 1 for the positive pole, 0 for the "
+        "negative. Rows go in batches of 500; identical samples already stored are skipped."
+    )
+    upload = st.file_uploader("Samples file", type=["csv", "jsonl", "ndjson", "json"], key="samples_upload")
+    if upload is not None:
+        parsed = parse_samples(upload.name, upload.getvalue())
+        st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
+        if parsed.rows:
+            st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
+        if st.button("Import", type="primary", disabled=not (editable and parsed.rows), key="samples_import"):
+            with guard("Importing samples"):
+                bar = st.progress(0.0, text="Importing…")
+
+                def _progress(done: int, total: int) -> None:
+                    bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
+
+                report = client.import_samples(handle, parsed.rows, batch_size=500, progress=_progress)
+                bar.progress(1.0, text="Import finished")
+                rejected = [
+                    {"line": parsed.lines[e.index], "stage": e.stage, "message": e.message, "row": str(e.row)}
+                    for e in report.errors
+                ] + [
+                    {"line": p["line"], "stage": "file", "message": p["message"], "row": ""}
+                    for p in parsed.problems
+                ]
+                st.success(f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows.")
+                if rejected:
+                    st.warning(f"{len(rejected)} row(s) rejected:")
+                    st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
+        elif parsed.problems:
+            st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
+
+with export_tab:
+    st.caption("Every sample of the model (with the provenance filter above), as CSV or JSONL.")
+    if st.button("Prepare export", key="samples_export"):
+        with guard("Exporting samples"):
+            everything = [as_dict(s) for s in client.list_samples(handle, provenance=prov_arg)]
+            st.session_state["samples_export_rows"] = everything
+    exported = st.session_state.get("samples_export_rows")
+    if exported is not None:
+        st.write(f"{len(exported)} sample(s).")
+        name = handle.replace(".", "_")
+        e1, e2 = st.columns(2)
+        e1.download_button("Download CSV", to_csv(exported), f"{name}_samples.csv", "text/csv")
+        e2.download_button("Download JSONL", to_jsonl(exported), f"{name}_samples.jsonl", "application/jsonl")
+
+with synth_tab:
+    st.caption(
+        "`from_traits` writes cold-start examples from the trait names and labels; `diversify` makes "
+        "voice-preserving variations of existing samples (needs samples for each trait)."
+    )
+    s1, s2 = st.columns(2)
+    synth_type = s1.radio("Kind", ["from_traits", "diversify"], key="synth_type", horizontal=True)
+    synth_effort = s2.select_slider("Effort", SYNTH_EFFORTS, value="medium", key="synth_effort")
+    if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
+        with guard("Starting synthesis"):
+            client.synthesize(handle, synth_type, synth_effort)
+            st.rerun()
+
+with flags_tab:
+    st.caption(
+        "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
+        "sample scored by the fold that did not see it. A positive sample scored below 0.25 (a negative "
+        "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
+    )
+    if st.button("Check samples", key="flags_go"):
+        with guard("Checking samples"), st.spinner("Embedding and cross-validating…"):
+            everything = [as_dict(s) for s in client.list_samples(handle)]
+            st.session_state["samples_flags"] = (
+                handle,
+                len(everything),
+                flag_samples(everything, engine_cache.embedder(backend.embedder)),
+            )
+    result = st.session_state.get("samples_flags")
+    if result and result[0] == handle:
+        _, checked, flagged = result
+        if flagged:
+            st.warning(f"{len(flagged)} flag(s) among {checked} samples.")
+            st.dataframe(
+                pd.DataFrame(flagged),
+                hide_index=True,
+                width="stretch",
+                column_config={"oof_score": st.column_config.NumberColumn("held-out score", format="%.2f")},
+            )
+        else:
+            st.success(f"No flags among {checked} samples.")

@@ -1,0 +1,144 @@
+"""Score: bars per trait, text/plain view, word highlighting, two-text compare, batch CSV, draft preview."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from app import engine_cache
+from app.preview import draft_scorer, highlight_html
+from app.records import as_dict
+from app.widgets import guard, model_header, page_backend, require_model, watch_if_busy
+from core.charts import score_bars, score_bars_compare
+
+backend = page_backend()
+client = backend.client
+st.title("Score")
+model = require_model(backend)
+handle = model["handle"]
+model_header(model)
+watch_if_busy(model)
+has_version = bool(model.get("version_no"))
+
+versions: list[str] = []
+if has_version:
+    with guard("Listing versions"):
+        for v in client.list_versions(handle):
+            versions.append(f"v{v.version_no}")
+            versions.extend(v.tags)
+version_choice = None
+if has_version:
+    version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
+version_arg = None if version_choice in (None, "active") else version_choice
+
+single, compare, batch, preview = st.tabs(["Score a text", "Compare two texts", "Batch CSV", "Local preview"])
+
+with single:
+    if not has_version:
+        st.info("This model has no trained version yet: use **Local preview** to try its current samples.")
+    text = st.text_area("Text", key="score_text", height=150, placeholder="Paste or type a text to score…")
+    explain = st.checkbox("Explain (per-word contributions)", key="score_explain")
+    if st.button("Score", type="primary", key="score_go", disabled=not has_version):
+        with guard("Scoring"):
+            result = client.score(handle, text, version=version_arg, explain=explain)
+            plain = client.score_text(handle, text, version=version_arg)
+            st.session_state["score_result"] = (handle, text, result, plain)
+    stored = st.session_state.get("score_result")
+    if stored and stored[0] == handle:
+        _, scored_text, result, plain = stored
+        st.plotly_chart(score_bars(result), width="stretch", key="score_chart")
+        with st.expander("text/plain view", expanded=False):
+            st.code(plain, language=None)
+        if result.explanation:
+            names = {s.trait: s.name or s.trait for s in result.scores}
+            key = st.selectbox(
+                "Highlight words for",
+                list(result.explanation),
+                format_func=lambda k: names.get(k, k),
+                key="score_explain_trait",
+            )
+            st.caption("Blue words push towards the positive pole, orange towards the negative one.")
+            st.html(highlight_html(scored_text, result.explanation.get(key) or []))
+
+with compare:
+    c1, c2 = st.columns(2)
+    text_a = c1.text_area("Text A", key="cmp_text_a", height=140)
+    text_b = c2.text_area("Text B", key="cmp_text_b", height=140)
+    if st.button("Compare", key="cmp_texts_go", disabled=not has_version):
+        with guard("Comparing"):
+            st.session_state["cmp_texts"] = (
+                handle,
+                client.compare(handle, text_a, text_b, version=version_arg),
+            )
+    stored_cmp = st.session_state.get("cmp_texts")
+    if stored_cmp and stored_cmp[0] == handle:
+        cmp = stored_cmp[1]
+        st.plotly_chart(score_bars_compare(cmp, labels=("A", "B")), width="stretch", key="cmp_texts_chart")
+        st.dataframe(
+            pd.DataFrame([as_dict(d) for d in cmp.difference]).rename(columns={"delta": "B − A"}),
+            hide_index=True,
+            width="stretch",
+        )
+
+with batch:
+    st.caption("A CSV with a `text` column (or texts in its first column). Scored 100 at a time.")
+    upload = st.file_uploader("CSV of texts", type=["csv"], key="batch_upload")
+    if upload is not None and st.button("Score file", key="batch_go", disabled=not has_version):
+        with guard("Batch scoring"):
+            frame = pd.read_csv(io.BytesIO(upload.getvalue()))
+            column = "text" if "text" in frame.columns else frame.columns[0]
+            texts = frame[column].astype(str).tolist()
+            bar = st.progress(0.0, text="Scoring…")
+            out = frame.copy()
+            for start in range(0, len(texts), 100):
+                for r in client.score_many(handle, texts[start : start + 100], version=version_arg):
+                    for s in r.scores:
+                        out.loc[start + (r.index or 0), s.trait] = s.score
+                done = min(len(texts), start + 100)
+                bar.progress(done / max(len(texts), 1), text=f"Scored {done} of {len(texts)} texts")
+            st.session_state["batch_out"] = (handle, out)
+    stored_batch = st.session_state.get("batch_out")
+    if stored_batch and stored_batch[0] == handle:
+        out = stored_batch[1]
+        st.dataframe(out, hide_index=True, width="stretch")
+        st.download_button(
+            "Download scores (CSV)",
+            out.to_csv(index=False),
+            f"{handle.replace('.', '_')}_scores.csv",
+            "text/csv",
+        )
+
+with preview:
+    st.caption(
+        "Trains the model's current samples here with the local engine (effort *low*) and scores the text, "
+        "before any training on the service. Traits without samples on both poles are left out."
+    )
+    preview_text = st.text_area("Text", key="preview_text", height=120)
+    if st.button("Preview", key="preview_go"):
+        with guard("Local preview"), st.spinner("Training locally on the current samples…"):
+            scorer, skipped, fingerprint = draft_scorer(
+                client, handle, engine_cache.embedder(backend.embedder)
+            )
+            scores = scorer.score_dicts([preview_text])[0]
+            st.session_state["preview_out"] = (
+                handle,
+                scores,
+                scorer.traits,
+                skipped,
+                scorer.explain(preview_text),
+            )
+    stored_preview = st.session_state.get("preview_out")
+    if stored_preview and stored_preview[0] == handle:
+        _, scores, traits, skipped, explanation = stored_preview
+        st.plotly_chart(
+            score_bars(scores, "Local preview (not a trained version)", traits=traits),
+            width="stretch",
+            key="preview_chart",
+        )
+        if skipped:
+            st.caption(f"Left out (samples on one pole only or none): {', '.join(skipped)}")
+        if explanation:
+            key = st.selectbox("Highlight words for", list(explanation), key="preview_explain_trait")
+            st.html(highlight_html(preview_text, explanation[key]))

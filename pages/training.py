@@ -1,0 +1,120 @@
+"""Training: start (effort, re-optimise), live progress, history of versions and operations, metrics."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.records import as_dict
+from app.versions import trait_metrics_frame, versions_frame
+from app.widgets import guard, model_header, operation_caption, page_backend, require_model, watch_if_busy
+
+EFFORTS = ["low", "medium", "high", "max"]
+
+backend = page_backend()
+client = backend.client
+st.title("Training")
+model = require_model(backend)
+handle = model["handle"]
+model_header(model)
+if flash := st.session_state.pop("training_flash", None):
+    st.success(flash)
+
+busy = watch_if_busy(model)
+state = model.get("state")
+ready = state == "ready"
+
+with st.container(border=True):
+    st.subheader("Start a run")
+    t1, t2 = st.columns([2, 1])
+    effort = t1.select_slider(
+        "Effort",
+        EFFORTS,
+        value="medium",
+        key="train_effort",
+        help="How much of the parameter search to run: low is quickest, max is most thorough.",
+    )
+    reopt = t2.checkbox(
+        "Re-optimise parameters",
+        key="train_reopt",
+        disabled=not ready,
+        help="A ready model trains again only with a fresh parameter search (a new version).",
+    )
+    label = "Re-optimise (new version)" if ready and reopt else "Train"
+    can_start = state in ("draft", "failed") or (ready and reopt)
+    if ready and not reopt:
+        st.caption(
+            "This model is trained. Tick *Re-optimise parameters* to search again and make a new version."
+        )
+    if state == "archived":
+        st.caption("Archived models cannot be trained.")
+    if st.button(label, type="primary", disabled=busy or not can_start, key="train_go"):
+        with guard("Starting training"):
+            ref = client.train(handle, effort, reoptimize_params=bool(ready and reopt))
+            log = st.session_state.setdefault("operations_log", [])
+            log.append(
+                {
+                    "model": handle,
+                    "kind": "retune" if ready and reopt else "train",
+                    "effort": effort,
+                    "run_id": ref.run_id,
+                    "state after call": ref.state,
+                }
+            )
+            if ref.run_id is None:
+                st.session_state["training_flash"] = "Already trained: nothing to do."
+            st.rerun()
+
+op = as_dict(model.get("last_operation"))
+if op and not busy:
+    st.subheader("Last operation")
+    status = op.get("status")
+    text = operation_caption(op)
+    if status == "failed":
+        err = op.get("error") or {}
+        st.error(f"{text}: `{err.get('code')}` {err.get('message')}")
+    else:
+        st.write(f"{text} · started {op.get('started_at')} · finished {op.get('finished_at') or '—'}")
+    st.caption(f"run `{op.get('run_id')}`")
+
+st.subheader("Versions")
+versions = []
+with guard("Listing versions"):
+    versions = [as_dict(v) for v in client.list_versions(handle)]
+if versions:
+    st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
+else:
+    st.caption("No versions yet.")
+
+log = [r for r in st.session_state.get("operations_log", []) if r["model"] == handle]
+if log:
+    with st.expander(f"Runs started in this session ({len(log)})"):
+        st.dataframe(log, hide_index=True, width="stretch")
+
+if model.get("version_no"):
+    st.subheader(f"Per-trait metrics of the active version v{model['version_no']}")
+    with guard("Reading the active version"):
+        active = as_dict(client.get_version(handle, int(model["version_no"])))
+        frame = trait_metrics_frame(active.get("metrics") or {})
+        if frame.empty:
+            st.caption("The service reported no per-trait metrics.")
+        else:
+            st.dataframe(
+                frame,
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    c: st.column_config.NumberColumn(format="%.3f")
+                    for c in (
+                        "roc_auc",
+                        "accuracy",
+                        "calibration_error",
+                        "discrimination",
+                        "explained_variance",
+                    )
+                },
+            )
+        metrics = active.get("metrics") or {}
+        st.caption(
+            f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "
+            f"{metrics.get('duration_s', 0) or 0:.1f} s"
+        )

@@ -1,0 +1,184 @@
+"""Versions: list with tags; tag and untag; compare two versions side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import engine_cache
+from app.records import as_dict
+from app.versions import delta_color, metrics_diff_frame, per_trait_summary, probe_scores, versions_frame
+from app.widgets import guard, model_header, page_backend, require_model, watch_if_busy
+from core.charts import metrics_across_versions, score_bars_compare
+
+backend = page_backend()
+client = backend.client
+st.title("Versions")
+model = require_model(backend)
+handle = model["handle"]
+model_header(model)
+watch_if_busy(model)
+if flash := st.session_state.pop("versions_flash", None):
+    st.success(flash)
+
+versions: list[dict] = []
+with guard("Listing versions"):
+    versions = [as_dict(v) for v in client.list_versions(handle)]
+if not versions:
+    st.info("No versions yet: train the model on the **Training** page.")
+    st.stop()
+
+st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
+if len(versions) > 1:
+    with guard("Charting metrics"):
+        st.plotly_chart(metrics_across_versions(versions, "roc_auc"), width="stretch")
+
+tags = sorted({t for v in versions for t in (v.get("tags") or [])})
+with st.container(border=True):
+    st.subheader("Tags")
+    g1, g2 = st.columns(2)
+    with g1.form("tag_form", clear_on_submit=True):
+        active = f"v{model['version_no']}" if model.get("version_no") else "none"
+        tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
+        if st.form_submit_button("Tag"):
+            with guard("Tagging"):
+                result = client.tag_version(handle, tag.strip())
+                st.session_state["versions_flash"] = f"Tagged v{result.version_no} as `{result.tag}`."
+                st.rerun()
+    with g2.form("untag_form"):
+        doomed = st.selectbox("Remove a tag", tags, index=None, placeholder="choose a tag")
+        if st.form_submit_button("Remove tag", disabled=not tags):
+            with guard("Removing the tag"):
+                if doomed:
+                    client.untag_version(handle, doomed)
+                    st.session_state["versions_flash"] = f"Removed tag `{doomed}`."
+                    st.rerun()
+
+st.subheader("Compare two versions")
+labels = [f"v{v['version_no']}" + (f" ({', '.join(v['tags'])})" if v.get("tags") else "") for v in versions]
+refs = [f"v{v['version_no']}" for v in versions]
+c1, c2 = st.columns(2)
+ia = c1.selectbox(
+    "A", range(len(refs)), index=min(1, len(refs) - 1), format_func=lambda i: labels[i], key="cmp_a"
+)
+ib = c2.selectbox("B", range(len(refs)), index=0, format_func=lambda i: labels[i], key="cmp_b")
+
+
+def _default_probes() -> str:
+    """A few of the model's samples per trait, else a generic set."""
+    texts: list[str] = []
+    try:
+        seen: dict[str, int] = {}
+        for s in client.list_samples(handle, page_size=200):
+            if seen.get(s.trait, 0) < 4:
+                texts.append(s.text.replace("\n", " "))
+                seen[s.trait] = seen.get(s.trait, 0) + 1
+            if len(texts) >= 16:
+                break
+    except Exception:  # noqa: BLE001 - probes are a convenience; fall back to generic texts
+        texts = []
+    return "\n".join(texts) or "\n".join(
+        [
+            "Thank you for your message. I will reply in detail by Friday.",
+            "lol that was wild, see u later!!",
+            "The quarterly report shows a modest increase in revenue.",
+            "This is the worst service I have ever had.",
+        ]
+    )
+
+
+probe_key = f"probes_{handle}"
+if probe_key not in st.session_state:
+    st.session_state[probe_key] = _default_probes()
+st.text_area(
+    "Probe texts (one a line), scored locally with both versions' snapshots", key=probe_key, height=160
+)
+
+if st.button("Compare", type="primary", key="cmp_go", disabled=ia == ib):
+    with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
+        va = as_dict(client.get_version(handle, refs[ia]))
+        vb = as_dict(client.get_version(handle, refs[ib]))
+        texts = [t.strip() for t in st.session_state[probe_key].splitlines() if t.strip()]
+        probe = pd.DataFrame()
+        traits_a = traits_b = []
+        if va.get("snapshot") and vb.get("snapshot") and texts:
+            scorer_a = engine_cache.scorer(va["snapshot"])
+            scorer_b = engine_cache.scorer(vb["snapshot"])
+            probe = probe_scores(scorer_a, scorer_b, texts)
+            traits_a, traits_b = scorer_a.traits, scorer_b.traits
+        st.session_state["cmp_result"] = {
+            "handle": handle,
+            "a": refs[ia],
+            "b": refs[ib],
+            "metrics_a": va.get("metrics") or {},
+            "metrics_b": vb.get("metrics") or {},
+            "probe": probe,
+            "traits": [*traits_b, *traits_a],
+            "snapshots": bool(va.get("snapshot") and vb.get("snapshot")),
+        }
+if ia == ib:
+    st.caption("Pick two different versions.")
+
+cmp = st.session_state.get("cmp_result")
+if cmp and cmp["handle"] == handle:
+    a, b = cmp["a"], cmp["b"]
+    st.markdown(f"#### A = {a} · B = {b}")
+    diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
+    st.dataframe(
+        diff.style.apply(delta_color, axis=1).format(
+            {"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}, na_rep="—"
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    probe = cmp["probe"]
+    if not cmp["snapshots"]:
+        st.warning(
+            "Snapshots are not readable with this key (scoring scope): probe scores need an authoring key."
+        )
+    elif probe.empty:
+        st.caption("No probe texts.")
+    else:
+        st.markdown("**Per-trait differences over the probe set**")
+        st.dataframe(
+            per_trait_summary(probe).style.format(
+                {"mean Δ": "{:+.3f}", "mean |Δ|": "{:.3f}", "max |Δ|": "{:.3f}"}
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        probe_texts = list(dict.fromkeys(probe["text"]))
+        pick = st.selectbox(
+            "Probe text",
+            range(len(probe_texts)),
+            format_func=lambda i: probe_texts[i][:120],
+            key="cmp_probe_pick",
+        )
+        chosen = probe[probe["text"] == probe_texts[pick]]
+        scores_a = {r.trait: r.A for r in chosen.itertuples() if pd.notna(r.A)}
+        scores_b = {r.trait: r.B for r in chosen.itertuples() if pd.notna(r.B)}
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(
+                score_bars_compare(
+                    scores_a, scores_b, labels=(a, b), traits=cmp["traits"], title="This text"
+                ),
+                width="stretch",
+                key="cmp_chart_text",
+            )
+        with right:
+            mean_a = probe.groupby("trait", sort=False)["A"].mean().dropna().to_dict()
+            mean_b = probe.groupby("trait", sort=False)["B"].mean().dropna().to_dict()
+            st.plotly_chart(
+                score_bars_compare(
+                    mean_a, mean_b, labels=(a, b), traits=cmp["traits"], title="Mean over probes"
+                ),
+                width="stretch",
+                key="cmp_chart_mean",
+            )
+        with st.expander("All probe scores"):
+            st.dataframe(
+                probe.style.format({"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}, na_rep="—"),
+                hide_index=True,
+                width="stretch",
+            )
