@@ -12,13 +12,29 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_TEXT_CHARS = 20_000  # docs/api.md limit; duplicated so core.client never imports core.engine
 
 
 class _Response(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        # A null where we have a non-null default (e.g. "scores": null next to "results") means "absent".
+        if isinstance(data, dict):
+            nulls = [
+                name
+                for name, field in cls.model_fields.items()
+                if data.get(name, 0) is None and not field.is_required() and field.get_default(
+                    call_default_factory=True
+                ) is not None
+            ]
+            if nulls:
+                data = {k: v for k, v in data.items() if k not in nulls}
+        return data
 
 
 class _Input(BaseModel):

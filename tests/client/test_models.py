@@ -137,3 +137,12 @@ def test_trait_input_rules() -> None:
         TraitInput(name="F", positive_label="a", negative_label="b", aggregation="median")
     with pytest.raises(pydantic.ValidationError):
         TraitInput.model_validate({"name": "F", "positive_label": "a", "negative_label": "b", "kind": "x"})
+
+
+def test_null_in_place_of_a_default_means_absent() -> None:
+    r = ScoreResult.model_validate({"handle": "a.b", "version_no": 1, "scores": None, "version_tags": None})
+    assert r.scores == [] and r.version_tags == []
+    m = Model.model_validate({"handle": "a.b", "traits": None, "state": "draft", "description": None})
+    assert m.traits == [] and m.description == ""
+    with pytest.raises(pydantic.ValidationError):
+        Model.model_validate({"handle": None})
