@@ -1,0 +1,437 @@
+"""Load benchmark: `python -m benchmarks.load [--database sqlite|postgres|both] [--clients 16]
+[--requests N]`.
+
+For each database it starts the service as subprocesses on loopback (`python -m service serve`, SQLite in a
+temp data dir or a throwaway PostgreSQL cluster from tests.support.pgcluster), creates an authoring key with
+`python -m service keys create`, builds a model from sample_data/<model>/ (model.json + samples.csv), trains
+it and polls until it is ready, then drives `POST /v1/models/{h}/score` (JSON `{"content": text}`, one text a
+request) from `--clients` concurrent asyncio+httpx clients over a fixed set of texts, for `--requests`
+requests or `--duration` seconds, whichever ends first. The texts are those of the *other* sample_data
+models, so none was embedded while training.
+
+Reference: the in-process engine on the same texts, `Scorer.from_snapshot(<the served version's snapshot>)`
+behind a cold `CachedEmbedder`, one text a call (like one request) and, for information, batches of 32.
+Target: service throughput >= 0.8x the one-text-a-call engine throughput, 0 errors.
+
+Prints a markdown table and writes benchmarks/results/load.json (entries for other databases are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import csv
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from core.embedders import CachedEmbedder, MemoryStore, get_embedder
+from core.engine import Scorer
+from tests.support.pgcluster import PgCluster, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DATA = ROOT / "sample_data"
+RESULTS = ROOT / "benchmarks" / "results" / "load.json"
+TARGET_RATIO = 0.8
+NAMESPACE = "bench"
+WARMUP_TEXT = "Warm-up request: load the model and open the database connections before timing."
+
+
+# -- sample data ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ModelData:
+    name: str
+    description: str
+    traits: list[dict[str, str]]
+    samples: list[dict[str, Any]]
+
+
+def _read_samples(folder: Path) -> list[dict[str, Any]]:
+    with (folder / "samples.csv").open(newline="", encoding="utf-8") as fh:
+        return [
+            {"trait": r["trait"], "text": r["text"], "quality": float(r["quality"])}
+            for r in csv.DictReader(fh)
+            if r["text"].strip()
+        ]
+
+
+def load_model_data(folder: Path) -> ModelData:
+    samples = _read_samples(folder)
+    meta_path = folder / "model.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        traits = [
+            {k: t[k] for k in ("name", "positive_label", "negative_label", "description") if k in t}
+            for t in meta["traits"]
+        ]
+        return ModelData(meta.get("name", folder.name), meta.get("description", ""), traits, samples)
+    # No model.json yet: one trait per CSV trait, with neutral pole labels.
+    names = list(dict.fromkeys(s["trait"] for s in samples))
+    traits = [{"name": n, "positive_label": f"{n} high", "negative_label": f"{n} low"} for n in names]
+    return ModelData(folder.name, "", traits, samples)
+
+
+def sample_folders() -> list[Path]:
+    return sorted(p for p in SAMPLE_DATA.iterdir() if (p / "samples.csv").exists())
+
+
+def score_texts(model_folder: Path, limit: int) -> list[str]:
+    """Distinct texts from the other sample_data models (never seen while training), in a fixed order."""
+    others = [p for p in sample_folders() if p != model_folder] or [model_folder]
+    texts = dict.fromkeys(s["text"].strip() for p in others for s in _read_samples(p))
+    return list(texts)[:limit]
+
+
+# -- service processes ---------------------------------------------------------------------------------------
+
+
+def _service_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def _db_args(database_url: str | None) -> list[str]:
+    return ["--database-url", database_url] if database_url else []
+
+
+@dataclass
+class Service:
+    """N API processes sharing one data dir and database; process 0 also runs the background worker."""
+
+    data_dir: Path
+    database_url: str | None
+    embedder: str
+    processes: int = 1
+    ports: list[int] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [f"http://127.0.0.1:{p}" for p in self.ports]
+
+    def start(self, timeout: float) -> None:
+        for i in range(self.processes):
+            port = free_port()
+            cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
+                   "--data-dir", str(self.data_dir), *_db_args(self.database_url),
+                   "--embedder", self.embedder]
+            if i > 0:
+                cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
+            log = (self.data_dir / f"serve-{i}.log").open("wb")
+            # Own process group, so stop() also ends anything serve spawned (uvicorn workers, consumers).
+            self.procs.append(subprocess.Popen(cmd, cwd=ROOT, env=_service_env(), stdout=log,
+                                               stderr=subprocess.STDOUT, start_new_session=True))
+            self.ports.append(port)
+            self._wait_healthy(i, timeout)  # one after another: the first runs the migrations
+
+    def _wait_healthy(self, i: int, timeout: float) -> None:
+        url = f"{self.base_urls[i]}/v1/health"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.procs[i].poll() is not None:
+                code = self.procs[i].returncode
+                raise RuntimeError(f"service process {i} exited ({code}):\n{self.log_tail(i)}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url, timeout=2, trust_env=False).status_code == 200:
+                    return
+            time.sleep(0.25)
+        raise RuntimeError(f"service process {i} not healthy after {timeout:.0f}s:\n{self.log_tail(i)}")
+
+    def log_tail(self, i: int, lines: int = 30) -> str:
+        path = self.data_dir / f"serve-{i}.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def create_key(self) -> str:
+        cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", NAMESPACE,
+               "--scope", "authoring", "--data-dir", str(self.data_dir), *_db_args(self.database_url)]
+        proc = subprocess.run(cmd, cwd=ROOT, env=_service_env(), capture_output=True, text=True, timeout=120)
+        lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"keys create failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+        return lines[-1]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def running_service(database: str, args: argparse.Namespace) -> Iterator[Service]:
+    with tempfile.TemporaryDirectory(prefix=f"load-{database}-") as tmp, contextlib.ExitStack() as stack:
+        url = None
+        if database == "postgres":
+            url = stack.enter_context(PgCluster(database="bench")).url
+        service = Service(Path(tmp), url, args.embedder, args.api_processes)
+        stack.callback(service.stop)
+        service.start(args.start_timeout)
+        yield service
+
+
+# -- model setup ---------------------------------------------------------------------------------------------
+
+
+def _check(resp: httpx.Response, *expected: int) -> Any:
+    if resp.status_code not in expected:
+        request = resp.request
+        raise RuntimeError(f"{request.method} {request.url} -> {resp.status_code}: {resp.text[:500]}")
+    return resp.json()
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:50] or "model"
+
+
+def build_and_train(client: httpx.Client, data: ModelData, effort: str, timeout: float) -> tuple[str, dict]:
+    """Create, fill and train the model; returns (handle, the active version with its snapshot)."""
+    handle = f"{NAMESPACE}.{_slug(data.name)}"
+    _check(client.post("/v1/models", json={"handle": handle, "description": data.description}), 201)
+    _check(client.post(f"/v1/models/{handle}/traits", json={"traits": data.traits}), 201)
+    for start in range(0, len(data.samples), 500):
+        chunk = data.samples[start : start + 500]
+        _check(client.post(f"/v1/models/{handle}/samples", json={"samples": chunk}), 201)
+    _check(client.post(f"/v1/models/{handle}/train", json={"effort": effort}), 202)
+    deadline = time.monotonic() + timeout
+    while True:
+        model = _check(client.get(f"/v1/models/{handle}"), 200)
+        if model["state"] == "ready":
+            break
+        if model["state"] == "failed" or time.monotonic() > deadline:
+            raise RuntimeError(f"training did not finish: {json.dumps(model.get('last_operation'))}")
+        time.sleep(0.5)
+    version = _check(client.get(f"/v1/models/{handle}/versions/v{model['version_no']}"), 200)
+    if "snapshot" not in version:
+        raise RuntimeError("the version read carries no snapshot (is the key an authoring key?)")
+    return handle, version
+
+
+# -- load ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadResult:
+    requests: int
+    errors: int
+    error_kinds: dict[str, int]
+    seconds: float
+    latencies_ms: list[float]
+
+    def summary(self) -> dict[str, Any]:
+        lat = np.array(self.latencies_ms) if self.latencies_ms else np.array([np.nan])
+        ok = self.requests - self.errors
+        return {
+            "requests": self.requests,
+            "errors": self.errors,
+            "error_kinds": self.error_kinds,
+            "seconds": round(self.seconds, 3),
+            "throughput_rps": round(ok / self.seconds, 2) if self.seconds else 0.0,
+            "p50_ms": round(float(np.percentile(lat, 50)), 2),
+            "p99_ms": round(float(np.percentile(lat, 99)), 2),
+            "max_ms": round(float(lat.max()), 2),
+        }
+
+
+async def drive(
+    base_urls: Sequence[str], key: str, handle: str, texts: Sequence[str],
+    clients: int, max_requests: int, max_seconds: float,
+) -> LoadResult:
+    """`clients` concurrent loops, each sending one request at a time; texts are taken in a fixed cycle."""
+    headers = {"Authorization": f"Bearer {key}"}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    path = f"/v1/models/{handle}/score"
+    latencies: list[float] = []
+    errors: Counter[str] = Counter()
+    next_index = 0
+    async with contextlib.AsyncExitStack() as stack:
+        sessions = [
+            await stack.enter_async_context(httpx.AsyncClient(
+                base_url=u, headers=headers, limits=limits, timeout=60, trust_env=False))
+            for u in base_urls
+        ]
+        # Warm-up (not timed): every connection, on a text outside the measured set.
+        warm = await asyncio.gather(*(sessions[i % len(sessions)].post(path, json={"content": WARMUP_TEXT})
+                                      for i in range(clients)))
+        for resp in warm:
+            _check(resp, 200)
+        start = time.perf_counter()
+        deadline = start + max_seconds
+
+        async def client_loop(session: httpx.AsyncClient) -> None:
+            nonlocal next_index
+            while next_index < max_requests and time.perf_counter() < deadline:
+                text = texts[next_index % len(texts)]
+                next_index += 1
+                t0 = time.perf_counter()
+                try:
+                    resp = await session.post(path, json={"content": text})
+                    ok = resp.status_code == 200 and len(resp.json().get("scores", [])) > 0
+                    if not ok:
+                        errors[f"http_{resp.status_code}"] += 1
+                except httpx.HTTPError as exc:
+                    errors[type(exc).__name__] += 1
+                    ok = False
+                if ok:
+                    latencies.append((time.perf_counter() - t0) * 1000)
+
+        await asyncio.gather(*(client_loop(sessions[i % len(sessions)]) for i in range(clients)))
+        seconds = time.perf_counter() - start
+    return LoadResult(next_index, sum(errors.values()), dict(errors), seconds, latencies)
+
+
+# -- in-process reference ------------------------------------------------------------------------------------
+
+
+def engine_reference(snapshot: dict, texts: Sequence[str]) -> dict[str, Any]:
+    """In-process throughput on the same texts, each run behind a fresh (cold) CachedEmbedder."""
+    embedder_id = Scorer.from_snapshot(snapshot).embedder_id
+    base = get_embedder(embedder_id)
+    base.encode([WARMUP_TEXT])  # load the model before timing, as the service has by now
+
+    def cold_scorer() -> Scorer:
+        return Scorer.from_snapshot(snapshot, embedder=CachedEmbedder(base, MemoryStore()))
+
+    scorer = cold_scorer()
+    start = time.perf_counter()
+    for text in texts:
+        scorer.score([text])
+    single = time.perf_counter() - start
+    scorer = cold_scorer()
+    start = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        scorer.score(list(texts[i:i + 32]))
+    batched = time.perf_counter() - start
+    return {
+        "embedder": embedder_id,
+        "texts": len(texts),
+        "single_tps": round(len(texts) / single, 2),
+        "batch32_tps": round(len(texts) / batched, 2),
+    }
+
+
+# -- orchestration -------------------------------------------------------------------------------------------
+
+
+def run_one(database: str, args: argparse.Namespace, folder: Path, texts: list[str]) -> dict[str, Any]:
+    data = load_model_data(folder)
+    print(f"[{database}] starting {args.api_processes} API process(es) ...", flush=True)
+    t0 = time.perf_counter()
+    with running_service(database, args) as service:
+        key = service.create_key()
+        with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
+                          timeout=120, trust_env=False) as client:
+            print(f"[{database}] training {data.name!r} ({len(data.samples)} samples) ...", flush=True)
+            handle, version = build_and_train(client, data, args.effort, args.train_timeout)
+        setup_s = time.perf_counter() - t0
+        print(f"[{database}] scoring: {args.clients} clients, up to {args.requests} requests "
+              f"or {args.duration:.0f}s over {len(texts)} texts ...", flush=True)
+        load = asyncio.run(drive(service.base_urls, key, handle, texts, args.clients,
+                                 args.requests, args.duration))
+    # The reference runs after the service has stopped, so the two never share the CPU.
+    print(f"[{database}] in-process reference ...", flush=True)
+    engine = engine_reference(version["snapshot"], texts)
+    summary = load.summary()
+    ratio = summary["throughput_rps"] / engine["single_tps"] if engine["single_tps"] else 0.0
+    return {
+        "database": database,
+        "model": handle,
+        "version_no": version.get("version_no"),
+        "api_processes": args.api_processes,
+        "clients": args.clients,
+        "distinct_texts": len(texts),
+        "setup_s": round(setup_s, 1),
+        "service": summary,
+        "engine": engine,
+        "ratio_vs_engine_single": round(ratio, 3),
+        "ratio_vs_engine_batch32": round(summary["throughput_rps"] / engine["batch32_tps"], 3),
+        "target_met": ratio >= TARGET_RATIO and load.errors == 0,
+    }
+
+
+def markdown(runs: Sequence[dict[str, Any]]) -> str:
+    head = ("| database | API procs | clients | requests | errors | req/s | p50 ms | p99 ms "
+            "| engine 1-text/s | engine batch/s | ratio | target |")
+    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in runs:
+        s, e = r["service"], r["engine"]
+        rows.append(
+            f"| {r['database']} | {r['api_processes']} | {r['clients']} | {s['requests']} | {s['errors']} "
+            f"| {s['throughput_rps']:.1f} | {s['p50_ms']:.1f} | {s['p99_ms']:.1f} | {e['single_tps']:.1f} "
+            f"| {e['batch32_tps']:.1f} | {r['ratio_vs_engine_single']:.2f}x "
+            f"| {'met' if r['target_met'] else 'MISSED'} |"
+        )
+    return "\n".join(rows)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n\n")[0])
+    p.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
+    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--requests", type=int, default=2000, help="stop after this many requests")
+    p.add_argument("--duration", type=float, default=120.0, help="... or after this many seconds")
+    p.add_argument("--texts", type=int, default=200, help="distinct texts in the fixed set")
+    p.add_argument("--api-processes", type=int, default=1, help="API processes (clients spread over them)")
+    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--model", default=None, help="sample_data folder name (default: the first)")
+    p.add_argument("--effort", default="low", help="training effort (does not affect scoring cost)")
+    p.add_argument("--start-timeout", type=float, default=180.0)
+    p.add_argument("--train-timeout", type=float, default=900.0)
+    p.add_argument("--out", type=Path, default=RESULTS)
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    folders = sample_folders()
+    if not folders:
+        raise SystemExit(f"no sample_data/*/samples.csv under {SAMPLE_DATA}")
+    folder = SAMPLE_DATA / args.model if args.model else folders[0]
+    texts = score_texts(folder, args.texts)
+    databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
+    runs = [run_one(db, args, folder, texts) for db in databases]
+
+    report: dict[str, Any] = {}
+    if args.out.exists():
+        with contextlib.suppress(ValueError):
+            report = json.loads(args.out.read_text())
+    report.setdefault("runs", {})
+    report["runs"].update({r["database"]: r for r in runs})
+    report["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
+                         "platform": platform.platform()}
+    report["target_ratio"] = TARGET_RATIO
+    report["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print()
+    print(markdown(runs))
+    print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    return 0 if all(r["target_met"] for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
