@@ -1,0 +1,107 @@
+"""`python -m service serve | keys create | backfill`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from service.settings import Settings
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", help="data directory (default $SCORING_DATA_DIR or ./.data)")
+    p.add_argument("--database-url", help="SQLAlchemy URL (default: SQLite file in the data dir)")
+
+
+def _settings(args: argparse.Namespace, **extra: object) -> Settings:
+    return Settings.from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = _settings(args, embedder=args.embedder)
+    app = create_app(settings)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    server = uvicorn.Server(config)
+
+    original_startup = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await original_startup(sockets=sockets)  # type: ignore[arg-type]
+        if server.started:
+            print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    server.run()
+    return 0 if server.started else 1
+
+
+def keys_create(args: argparse.Namespace) -> int:
+    from service.db import make_engine, make_session_factory, migrate, transaction
+    from service.keys import create_key
+
+    settings = _settings(args)
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            key = create_key(s, args.namespace, args.scope)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.dispose()
+    print(f"Created {args.scope} key for namespace(s) {', '.join(args.namespace)}. It is shown only once:")
+    print(key)
+    return 0
+
+
+def backfill(args: argparse.Namespace) -> int:
+    from service.backfill import run_backfill
+    from service.context import Context
+
+    ctx = Context.build(_settings(args, embedder=args.embedder))
+    try:
+        report = run_backfill(ctx)
+    finally:
+        ctx.close()
+    for line in report:
+        print(line)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m service", description="Model Scoring Service")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="run the API with an in-process worker")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
+    p.add_argument("--log-level", default="info")
+    _common(p)
+    p.set_defaults(func=serve)
+
+    keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
+    p = keys.add_parser("create", help="create a key and print it on the last line")
+    p.add_argument("--namespace", action="append", required=True, help="namespace the key owns (repeatable)")
+    p.add_argument("--scope", choices=("authoring", "scoring"), required=True)
+    _common(p)
+    p.set_defaults(func=keys_create)
+
+    p = sub.add_parser("backfill", help="retrain every ready model with the current engine")
+    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
+    _common(p)
+    p.set_defaults(func=backfill)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The FastAPI application: every route under /v1, one error envelope, request ids, a worker."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from service.context import Context
+from service.errors import RequestIdMiddleware, install_error_handlers
+from service.routes import models, runs, samples, score, traits, versions
+from service.schemas import Health, ScoreIn
+from service.settings import Settings
+
+log = logging.getLogger("service")
+PREFIX = "/v1"
+
+
+def _version() -> str:
+    try:
+        return package_version("scoring-workbench")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
+    """Build the app; migrations run here. The worker starts with the app's lifespan."""
+    settings = settings or Settings.from_env()
+    ctx = context or Context.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if ctx.settings.run_worker:
+            ctx.start_worker()
+        try:
+            yield
+        finally:
+            ctx.close()
+
+    app = FastAPI(
+        title="Model Scoring Service",
+        version=_version(),
+        description="Authoring, lifecycle and scoring of text-scoring models. Decisions: docs/api.md.",
+        openapi_url=f"{PREFIX}/openapi.json",
+        docs_url=f"{PREFIX}/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    install_error_handlers(app)
+    app.add_middleware(RequestIdMiddleware)
+
+    health = APIRouter(tags=["health"])
+
+    @health.get("/health", response_model=Health)
+    def get_health() -> Health:
+        return Health(status="ok", version=_version())
+
+    app.include_router(health, prefix=PREFIX)
+    for module in (models, traits, samples, runs, versions, score):
+        app.include_router(module.router, prefix=PREFIX)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            # The score body is read by hand (raw text or JSON), so its JSON schema is added here.
+            score_schema = ScoreIn.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(score_schema.pop("$defs", {}))
+            components["ScoreIn"] = score_schema
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

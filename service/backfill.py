@@ -1,0 +1,45 @@
+"""Backfill: retrain every ready model with the current engine (versions say triggered_by backfill)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from service import runs
+from service.context import Context
+from service.db import transaction
+from service.errors import ApiError
+from service.routes.runs import check_trainable
+from service.tables import Model, Run, Version
+
+
+def run_backfill(ctx: Context) -> list[str]:
+    """Runs inline (no server needed); returns one report line per model."""
+    with transaction(ctx.sessions) as s:
+        ids = list(s.scalars(select(Model.id).where(Model.state == "ready").order_by(Model.id)))
+    report = []
+    for model_id in ids:
+        with transaction(ctx.sessions) as s:
+            model = s.get(Model, model_id)
+            if model is None or model.state != "ready":
+                continue
+            handle = model.handle
+            try:
+                check_trainable(s, model)
+            except ApiError as exc:  # e.g. zero-data-retention purged the samples
+                report.append(f"{handle}: skipped ({exc.message})")
+                continue
+            prev = s.get(Version, model.current_version_id) if model.current_version_id else None
+            effort = (prev.metrics.get("effort") if prev else None) or "medium"
+            run_id = runs.create_run(s, model, "backfill", {"effort": effort, "triggered_by": "backfill"}).id
+        ctx.executor.execute(run_id)
+        with transaction(ctx.sessions) as s:
+            run = s.get(Run, run_id)
+            model = s.get(Model, model_id)
+            assert run is not None and model is not None
+            if run.status == "succeeded":
+                no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
+                report.append(f"{handle}: v{no} (backfill)")
+            else:
+                report.append(f"{handle}: failed ({(run.error or {}).get('message', run.status)})")
+    report.append(f"Backfilled {sum(1 for r in report if '(backfill)' in r)} of {len(ids)} ready models.")
+    return report

@@ -1,0 +1,87 @@
+"""The process's embedders (loaded once, cached in the data dir) and a small cache of scorers."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.embedders import CachedEmbedder, Embedder, SqliteStore, get_embedder
+
+
+class _NoStore:
+    """Reads the cache but never writes it: zero-data-retention content must not land there."""
+
+    def __init__(self, cached: CachedEmbedder) -> None:
+        self._cached = cached
+        self.embedder = cached.embedder  # lets snapshots record the model hash behind it
+        self.id = cached.id
+        self.dim = cached.dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached.encode(texts, store=False)
+
+
+class Embedders:
+    def __init__(self, default_name: str, cache_path: Path) -> None:
+        self.default_name = default_name
+        self._cache_path = cache_path
+        self._store: SqliteStore | None = None
+        self._cached: dict[str, CachedEmbedder] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
+        """The cached embedder for a name or snapshot id; `retain=False` never writes the cache."""
+        base = get_embedder(name_or_id or self.default_name)
+        with self._lock:
+            if self._store is None:
+                self._store = SqliteStore(self._cache_path)
+            cached = self._cached.get(base.id)
+            if cached is None:
+                cached = self._cached[base.id] = CachedEmbedder(base, store=self._store)
+        return cached if retain else _NoStore(cached)
+
+
+class ScorerCache:
+    """Scorers built from version snapshots, keyed by (version id, retain flag); small LRU."""
+
+    def __init__(self, embedders: Embedders, size: int = 16) -> None:
+        self._embedders = embedders
+        self._size = size
+        self._items: OrderedDict[tuple[int, bool], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, version_id: int, load_snapshot: Callable[[], dict[str, Any]], *, retain: bool) -> Any:
+        """The scorer of a version; the (large) snapshot is loaded only on a cache miss."""
+        from core.engine import Scorer
+
+        key = (version_id, retain)
+        with self._lock:
+            scorer = self._items.get(key)
+            if scorer is not None:
+                self._items.move_to_end(key)
+                return scorer
+        snapshot = load_snapshot()
+        scorer = Scorer.from_snapshot(
+            snapshot, self._embedders.get(snapshot_embedder_id(snapshot), retain=retain)
+        )
+        with self._lock:
+            self._items[key] = scorer
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return scorer
+
+
+def snapshot_embedder_id(snapshot: dict[str, Any]) -> str | None:
+    """The embedder id a snapshot records (so it is scored by the embedder that trained it)."""
+    emb = snapshot.get("embedder")
+    if isinstance(emb, dict):
+        return emb.get("id")
+    if isinstance(emb, str):
+        return emb
+    value = snapshot.get("embedder_id")
+    return value if isinstance(value, str) else None

@@ -1,0 +1,229 @@
+"""One error envelope for every error, plus the request-id middleware that stamps every response."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("service")
+
+REQUEST_ID_HEADER = "X-Request-Id"
+_CLIENT_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+# Pydantic error types that are already one of our codes (raised as PydanticCustomError by validators).
+_CUSTOM_VALIDATION_CODES = {
+    "unknown_field",
+    "immutable_field",
+    "state_not_patchable",
+    "invalid_tag",
+    "empty_text",
+    "text_too_long",
+    "invalid_quality",
+}
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+class ErrorDetail(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    request_id: str
+    retryable: bool
+    details: list[ErrorDetail] = []
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    """Raised anywhere in a request; rendered as the envelope."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        headers: dict[str, str] | None = None,
+        details: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        self.headers = headers or {}
+        self.details = details or []
+
+
+def request_id_of(request: Request) -> str:
+    return getattr(request.state, "request_id", None) or _mint()
+
+
+def _mint() -> str:
+    return f"req_{secrets.token_hex(16)}"
+
+
+def envelope(
+    request_id: str,
+    status: int,
+    code: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {
+        "error": {
+            "code": code,
+            "message": message,
+            "request_id": request_id,
+            "retryable": retryable,
+            "details": details or [],
+        }
+    }
+    hdrs = {**(headers or {}), REQUEST_ID_HEADER: request_id}
+    return JSONResponse(body, status_code=status, headers=hdrs)
+
+
+def _jsonable_details(errors: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for err in errors:
+        loc = [p if isinstance(p, int) else str(p) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))})
+    return out
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return envelope(
+            request_id_of(request),
+            exc.status,
+            exc.code,
+            exc.message,
+            retryable=exc.retryable,
+            details=exc.details,
+            headers=exc.headers,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _STATUS_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else code
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"No route {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"Method {request.method} is not allowed on {request.url.path}"
+        return envelope(
+            request_id_of(request),
+            exc.status_code,
+            code,
+            message,
+            retryable=exc.status_code in (429, 503),
+            headers=dict(exc.headers or {}),
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = _jsonable_details(list(exc.errors()))
+        code = "validation_error"
+        types = [d["type"] for d in details]
+        for t in types:
+            if t in _CUSTOM_VALIDATION_CODES:
+                code = t
+                break
+        else:
+            if types and all(t == "extra_forbidden" for t in types):
+                code = "unknown_field"
+        if details:
+            first = details[0]
+            where = ".".join(str(p) for p in first["loc"])
+            message = f"{where}: {first['msg']}" if where else first["msg"]
+        else:
+            message = "The request is not valid."
+        return envelope(request_id_of(request), 422, code, message, details=details)
+
+
+class RequestIdMiddleware:
+    """Echo or mint X-Request-Id on every response; render uncaught exceptions as a 500 envelope.
+
+    Pure ASGI (not BaseHTTPMiddleware) so it also wraps errors and streaming without buffering.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        supplied = None
+        for name, value in scope.get("headers", []):
+            if name == b"x-request-id":
+                supplied = value.decode("latin-1")
+                break
+        request_id = supplied if supplied and _CLIENT_ID.match(supplied) else _mint()
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        length = dict(scope.get("headers", [])).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            response = envelope(request_id, 413, "payload_too_large", "The request body is too large.")
+            await response(scope, receive, send_with_id)
+            return
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            log.exception(
+                "Unhandled error in %s %s (request %s)", scope.get("method"), scope.get("path"), request_id
+            )
+            if started:
+                raise
+            response = envelope(request_id, 500, "internal_error", "An internal error occurred.")
+            await response(scope, receive, send_with_id)
+
+
+def json_dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

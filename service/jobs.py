@@ -1,0 +1,369 @@
+"""Executes one run: read inputs, run the engine outside any transaction, then apply the
+effect (new version / traits / samples, model state, ZDR purge, prune) in ONE transaction.
+A crash anywhere before that commit leaves no trace but a run to recover."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.engine.errors import EngineError
+from core.engine.types import Sample, TraitSpec
+from service import runs
+from service.db import transaction
+from service.embedding import Embedders
+from service.prune import prune
+from service.settings import Settings
+from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
+from service.traitkeys import unique_key
+
+log = logging.getLogger("service.jobs")
+
+MAX_DISCOVERED = 3
+PHASE_MESSAGES = {
+    "embedding": "Embedding samples",
+    "searching": "Searching parameters",
+    "calibrating": "Calibrating scores",
+    "saving": "Saving the result",
+}
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def trait_specs(traits: list[Trait]) -> list[TraitSpec]:
+    return [
+        TraitSpec(
+            key=t.key,
+            name=t.name,
+            positive_label=t.positive_label,
+            negative_label=t.negative_label,
+            description=t.description,
+            aggregation=t.aggregation,
+        )  # type: ignore[arg-type]
+        for t in traits
+    ]
+
+
+def load_traits(session: Session, model_id: int) -> list[Trait]:
+    return list(session.scalars(select(Trait).where(Trait.model_id == model_id).order_by(Trait.id)))
+
+
+def load_samples(session: Session, model_id: int) -> list[Sample]:
+    rows = session.execute(
+        select(SampleRow.id, Trait.key, SampleRow.text, SampleRow.quality)
+        .join(Trait, Trait.id == SampleRow.trait_id)
+        .where(SampleRow.model_id == model_id)
+        .order_by(SampleRow.id)
+    ).all()
+    return [Sample(trait=key, text=text, quality=q, id=sid) for sid, key, text, q in rows]
+
+
+def add_samples(
+    session: Session, model_id: int, trait_ids: dict[str, int], samples: list[Sample], provenance: str
+) -> list[int]:
+    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order."""
+    ids: list[int] = []
+    for s in samples:
+        trait_id = trait_ids[s.trait]
+        digest = sha256(s.text)
+        existing = session.scalar(
+            select(SampleRow.id)
+            .where(
+                SampleRow.model_id == model_id,
+                SampleRow.trait_id == trait_id,
+                SampleRow.content_sha256 == digest,
+                SampleRow.quality == float(s.quality),
+            )
+            .limit(1)
+        )
+        if existing is not None:
+            ids.append(existing)
+            continue
+        row = SampleRow(
+            model_id=model_id,
+            trait_id=trait_id,
+            text=s.text,
+            quality=float(s.quality),
+            provenance=provenance,
+            content_sha256=digest,
+            created_at=utcnow(),
+        )
+        session.add(row)
+        session.flush()
+        ids.append(row.id)
+    return ids
+
+
+class _Heartbeat:
+    """Keeps a claimed run's heartbeat fresh while the engine works; writes progress when asked."""
+
+    def __init__(self, sessions: sessionmaker[Session], run_id: str, attempt: int, interval_s: float) -> None:
+        self._sessions = sessions
+        self._run_id = run_id
+        self._attempt = attempt
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
+        self._last_write = 0.0
+        self._last_phase = ""
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                with transaction(self._sessions) as s:
+                    runs.touch(s, self._run_id, self._attempt)
+            except Exception:
+                log.exception("heartbeat failed for %s", self._run_id)
+
+    def progress(self, fraction: float, phase: str, message: str | None = None) -> None:
+        now = time.monotonic()
+        # Throttle DB writes; always write a phase change.
+        if phase == self._last_phase and now - self._last_write < 0.5:
+            return
+        self._last_phase, self._last_write = phase, now
+        doc = runs.progress_doc(
+            fraction, phase, message or PHASE_MESSAGES.get(phase, phase.replace("_", " "))
+        )
+        with transaction(self._sessions) as s:
+            runs.touch(s, self._run_id, self._attempt, doc)
+
+
+class Executor:
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.embedders = embedders
+        # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
+        # worker dying mid-run (raise a BaseException).
+        self.progress_hook: Callable[[float, str], None] | None = None
+
+    def execute(self, run_id: str) -> None:
+        with transaction(self.sessions) as s:
+            run = runs.claim(s, run_id)
+            if run is None:
+                return
+            kind, attempt = run.kind, run.attempts
+        log.info("run %s (%s) attempt %d started", run_id, kind, attempt)
+        try:
+            with _Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
+                if kind in runs.TRAIN_KINDS:
+                    self._train(run_id, attempt, hb)
+                elif kind == "discover":
+                    self._discover(run_id, attempt, hb)
+                elif kind == "synthesize":
+                    self._synthesize(run_id, attempt, hb)
+                else:
+                    raise EngineError(f"unknown run kind {kind!r}")
+        except EngineError as exc:
+            self._fail(run_id, attempt, exc.code, str(exc))
+        except Exception as exc:
+            log.exception("run %s failed", run_id)
+            self._fail(
+                run_id, attempt, "internal_error", f"The run failed unexpectedly ({type(exc).__name__})."
+            )
+        else:
+            log.info("run %s finished", run_id)
+
+    def _fail(self, run_id: str, attempt: int, code: str, message: str) -> None:
+        with transaction(self.sessions) as s:
+            runs.fail(s, run_id, attempt, code, message)
+
+    def _progress_fn(self, hb: _Heartbeat, lo: float, hi: float) -> Callable[[float, str], None]:
+        def report(fraction: float, phase: str) -> None:
+            if self.progress_hook is not None:
+                self.progress_hook(fraction, phase)
+            hb.progress(lo + (hi - lo) * float(fraction), phase)
+
+        return report
+
+    # ---- train / retune / retrain / backfill ------------------------------------------------------
+
+    def _train(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
+        from core.engine import train
+
+        with transaction(self.sessions) as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            model = s.get(Model, run.model_id)
+            assert model is not None
+            options = dict(run.options)
+            traits = load_traits(s, model.id)
+            samples = load_samples(s, model.id)
+            feedback = (
+                list(
+                    s.scalars(
+                        select(FeedbackLabel)
+                        .where(FeedbackLabel.model_id == model.id)
+                        .order_by(FeedbackLabel.id)
+                    )
+                )
+                if run.kind == "retrain"
+                else []
+            )
+            params = None
+            if options.get("reuse_params") and model.current_version_id is not None:
+                prev = s.get(Version, model.current_version_id)
+                if prev is not None:
+                    params = {
+                        k: m.get("params")
+                        for k, m in prev.metrics.get("traits", {}).items()
+                        if m.get("params") is not None
+                    } or None
+            retain = not model.zero_data_retention
+        keys = {t.key for t in traits}
+        feedback_samples = [
+            Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
+        ]
+        effort = options.get("effort") or "medium"
+        embedder = self.embedders.get(retain=retain)
+        hb.progress(0.02, "embedding")
+        started = time.monotonic()
+        result = train(
+            trait_specs(traits),
+            samples + feedback_samples,
+            embedder=embedder,
+            effort=effort,
+            params=params,
+            progress=self._progress_fn(hb, 0.02, 0.95),
+        )
+        duration = time.monotonic() - started
+        hb.progress(0.97, "saving")
+        metrics = {
+            "traits": {
+                key: {**dict(result.metrics.get(key, {})), "params": result.params.get(key)}
+                for key in (t.key for t in traits)
+            },
+            "embedder": embedder.id,
+            "effort": effort,
+            "duration_s": round(duration, 3),
+        }
+        with transaction(self.sessions) as s:
+            if not runs.succeed(s, run_id, attempt, "Training finished"):
+                return  # the claim was lost (recovered elsewhere): apply nothing
+            model = s.get(Model, s.get(Run, run_id).model_id)  # type: ignore[union-attr]
+            assert model is not None
+            if feedback:
+                trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
+                add_samples(s, model.id, trait_ids, feedback_samples, "feedback")
+                s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in feedback])))
+            last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+            version = Version(
+                model_id=model.id,
+                version_no=last_no + 1,
+                triggered_by=options.get("triggered_by", "train"),
+                param_hash=result.param_hash,
+                sample_count=len(samples) + len(feedback_samples),
+                run_id=run_id,
+                metrics=metrics,
+                snapshot=result.snapshot,
+                created_at=utcnow(),
+            )
+            s.add(version)
+            s.flush()
+            model.current_version_id = version.id
+            model.state = "ready"
+            model.updated_at = utcnow()
+            if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
+                s.execute(delete(SampleRow).where(SampleRow.model_id == model.id))
+                s.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model.id))
+            prune(s, model)
+
+    # ---- discover ----------------------------------------------------------------------------------
+
+    def _discover(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
+        from core.engine import discover
+
+        with transaction(self.sessions) as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            model = s.get(Model, run.model_id)
+            assert model is not None
+            options = dict(run.options)
+            specs = trait_specs(load_traits(s, model.id))
+            samples = load_samples(s, model.id)
+            retain = not model.zero_data_retention
+        found = discover(
+            samples,
+            embedder=self.embedders.get(retain=retain),
+            effort=options.get("effort") or "medium",
+            existing=specs,
+            progress=self._progress_fn(hb, 0.0, 0.95),
+        )
+        hb.progress(0.97, "saving")
+        with transaction(self.sessions) as s:
+            if not runs.succeed(s, run_id, attempt, f"Discovered {min(len(found), MAX_DISCOVERED)} traits"):
+                return
+            run = s.get(Run, run_id)
+            model = s.get(Model, run.model_id)  # type: ignore[union-attr]
+            assert model is not None and run is not None
+            taken = {t.key for t in load_traits(s, model.id)}
+            for d in found[:MAX_DISCOVERED]:
+                key = unique_key(d.spec.name, taken)
+                taken.add(key)
+                trait = Trait(
+                    model_id=model.id,
+                    key=key,
+                    name=d.spec.name[:100],
+                    positive_label=d.spec.positive_label[:100],
+                    negative_label=d.spec.negative_label[:100],
+                    description=d.spec.description,
+                    aggregation=d.spec.aggregation,
+                    kind="intrinsic",
+                    explained_variance=float(d.explained_variance),
+                )
+                s.add(trait)
+                s.flush()
+                exemplars = [Sample(trait=key, text=x.text, quality=x.quality) for x in d.samples]
+                add_samples(s, model.id, {key: trait.id}, exemplars, "discovered")
+            model.state = run.return_state if run.return_state in ("draft", "failed") else "draft"
+            model.updated_at = utcnow()
+
+    # ---- synthesize --------------------------------------------------------------------------------
+
+    def _synthesize(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
+        from core.engine import synthesize
+
+        with transaction(self.sessions) as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            model = s.get(Model, run.model_id)
+            assert model is not None
+            options = dict(run.options)
+            specs = trait_specs(load_traits(s, model.id))
+            samples = load_samples(s, model.id)
+            retain = not model.zero_data_retention
+        new = synthesize(
+            specs,
+            samples,
+            synth_type=options.get("synth_type", "from_traits"),
+            effort=options.get("effort") or "medium",
+            embedder=self.embedders.get(retain=retain),
+            progress=self._progress_fn(hb, 0.0, 0.95),
+        )
+        hb.progress(0.97, "saving")
+        with transaction(self.sessions) as s:
+            if not runs.succeed(s, run_id, attempt, f"Synthesized {len(new)} samples"):
+                return
+            run = s.get(Run, run_id)
+            model = s.get(Model, run.model_id)  # type: ignore[union-attr]
+            assert model is not None and run is not None
+            trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
+            add_samples(s, model.id, trait_ids, [x for x in new if x.trait in trait_ids], "synthesized")
+            model.state = run.return_state if run.return_state in ("draft", "failed") else "draft"
+            model.updated_at = utcnow()

@@ -1,0 +1,140 @@
+"""Models: create, list, get, update, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
+from service.db import transaction
+from service.errors import ApiError
+from service.routes.common import errors
+from service.schemas import HANDLE_RE, Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch, ModelState
+from service.states import busy_error, require_not_archived
+from service.tables import FeedbackLabel, Model, SampleRow, utcnow
+from service.views import model_out
+
+router = APIRouter(tags=["models"])
+
+
+@router.post(
+    "/models", status_code=status.HTTP_201_CREATED, response_model=ModelOut, responses=errors(403, 409)
+)
+def create_model(body: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    match = HANDLE_RE.match(body.handle)
+    assert match is not None
+    namespace = match.group(1)
+    if not who.owns(namespace):
+        raise ApiError(403, "forbidden", f"The key does not own namespace {namespace!r}.")
+    try:
+        with transaction(ctx.sessions) as s:
+            if s.scalar(select(Model.id).where(Model.handle == body.handle)) is not None:
+                raise ApiError(
+                    409, "handle_taken", f"The handle {body.handle!r} is taken; handles are never reused."
+                )
+            now = utcnow()
+            model = Model(
+                handle=body.handle,
+                namespace=namespace,
+                description=body.description,
+                scoring_method=body.scoring_method,
+                kind=body.kind,
+                state="draft",
+                zero_data_retention=body.zero_data_retention,
+                max_depth=body.max_depth,
+                additional_terms=body.additional_terms,
+                upstream_sources=[u.model_dump(exclude_none=True) for u in body.upstream_sources]
+                if body.upstream_sources is not None
+                else None,
+                readme_markdown=body.readme_markdown,
+                auto_prune=None,
+                created_at=now,
+                updated_at=now,
+            )
+            s.add(model)
+            s.flush()
+            return model_out(s, model)
+    except IntegrityError:  # a concurrent create of the same handle
+        raise ApiError(409, "handle_taken", f"The handle {body.handle!r} is taken.") from None
+
+
+@router.get("/models", response_model=ModelPage, responses=errors(400, 403))
+def list_models(
+    who: AnyKey,
+    ctx: CtxDep,
+    limit: Annotated[int, Query(ge=1, le=250)] = 50,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    namespace: Annotated[str | None, Query(max_length=64, description="Default: the public catalog")] = None,
+    state: Annotated[ModelState | None, Query()] = None,
+    kind: Annotated[str | None, Query(max_length=32)] = None,
+) -> ModelPage:
+    ns = namespace or "public"
+    if not who.can_read(ns):
+        raise ApiError(403, "forbidden", f"The key does not own namespace {ns!r}.")
+    scope = f"models|{ns}|{state or ''}|{kind or ''}"
+    after = ctx.cursors.decode(cursor, scope) if cursor else 0
+    if not isinstance(after, int):
+        raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+    with transaction(ctx.sessions) as s:
+        q = select(Model).where(Model.namespace == ns, Model.id > after)
+        q = q.where(Model.state == state) if state else q.where(Model.state != "archived")
+        if kind:
+            q = q.where(Model.kind == kind)
+        rows = s.scalars(q.order_by(Model.id).limit(limit + 1)).all()
+        page = rows[:limit]
+        items = [model_out(s, m) for m in page]
+    next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
+    return ModelPage(items=items, limit=limit, next_cursor=next_cursor)
+
+
+@router.get("/models/{handle}", response_model=ModelOut, responses=errors(404))
+def get_model(handle: str, who: AnyKey, ctx: CtxDep) -> ModelOut:
+    with transaction(ctx.sessions) as s:
+        return model_out(s, load_model(s, who, handle))
+
+
+@router.patch("/models/{handle}", response_model=ModelOut, responses=errors(403, 404, 409))
+def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        for name in ("description", "readme_markdown", "additional_terms"):
+            if name in fields:
+                value = fields[name]
+                setattr(model, name, "" if value is None and name == "description" else value)
+        if "upstream_sources" in fields:
+            model.upstream_sources = (
+                [u.model_dump(exclude_none=True) for u in body.upstream_sources]
+                if body.upstream_sources is not None
+                else None
+            )
+        if "auto_prune" in fields:
+            model.auto_prune = (
+                body.auto_prune.model_dump(exclude_none=True) or None if body.auto_prune is not None else None
+            )
+        if fields.get("zero_data_retention") is not None:
+            turning_on = fields["zero_data_retention"] and not model.zero_data_retention
+            model.zero_data_retention = bool(fields["zero_data_retention"])
+            if turning_on:  # purge now; turning it off later does not bring anything back
+                s.execute(delete(SampleRow).where(SampleRow.model_id == model.id))
+                s.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model.id))
+        model.updated_at = utcnow()
+        s.flush()
+        return model_out(s, model)
+
+
+@router.delete("/models/{handle}", response_model=Deleted, responses=errors(403, 404, 409))
+def delete_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> Deleted:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        if model.state == "archived":
+            return Deleted(handle=model.handle, deleted=False)
+        if model.state == "busy":
+            raise busy_error(s, model)
+        model.state = "archived"
+        model.updated_at = utcnow()
+        return Deleted(handle=model.handle, deleted=True)

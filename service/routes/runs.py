@@ -1,0 +1,165 @@
+"""Starting background runs: train (first, retune), discover, synthesize."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from fastapi import APIRouter, Body, Response, status
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service import runs
+from service.auth import AuthoringKey, CtxDep, load_model
+from service.db import transaction
+from service.errors import ApiError
+from service.routes.common import RUN_ID_HEADER, errors
+from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
+from service.states import busy_error, require_not_archived, require_untrained
+from service.tables import Model, SampleRow, Trait
+
+router = APIRouter(tags=["runs"])
+
+_RUN_ERRORS = errors(403, 404, 409)
+_RUN_ERRORS[409] = {**_RUN_ERRORS[409], "headers": RUN_ID_HEADER}
+
+
+def check_trainable(session: Session, model: Model) -> None:
+    """422 before anything is queued: at least one trait, each with samples on both poles."""
+    traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
+    if not traits:
+        raise ApiError(422, "no_traits", "Add at least one trait before training.")
+    for t in traits:
+        qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
+        if not any(q >= 0.5 for q in qualities) or not any(q < 0.5 for q in qualities):
+            raise ApiError(
+                422,
+                "trait_one_pole",
+                f"Trait {t.key!r} needs samples on both poles (quality >= 0.5 and < 0.5).",
+            )
+
+
+def fingerprint(session: Session, model: Model, exclude_provenance: str, extrinsic_only: bool) -> str:
+    """Traits and samples as the caller supplied them, ignoring what earlier runs of this kind added,
+    so that repeating a completed run is recognised as a repeat."""
+    traits = session.scalars(select(Trait).where(Trait.model_id == model.id)).all()
+    if extrinsic_only:
+        traits = [t for t in traits if t.kind == "extrinsic"]
+    trait_part = sorted(
+        (t.key, t.name, t.positive_label, t.negative_label, t.description, t.aggregation) for t in traits
+    )
+    keys = {t.id: t.key for t in traits}
+    sample_part = sorted(
+        (keys[tid], sha, q)
+        for tid, sha, q in session.execute(
+            select(SampleRow.trait_id, SampleRow.content_sha256, SampleRow.quality).where(
+                SampleRow.model_id == model.id, SampleRow.provenance != exclude_provenance
+            )
+        ).all()
+        if tid in keys
+    )
+    return hashlib.sha256(json.dumps([trait_part, sample_part]).encode()).hexdigest()
+
+
+def idempotency_key(kind: str, options: dict[str, Any], fp: str) -> str:
+    return hashlib.sha256(json.dumps([kind, options, fp], sort_keys=True).encode()).hexdigest()
+
+
+def sample_count(session: Session, model: Model) -> int:
+    return len(session.scalars(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)).all())
+
+
+@router.post(
+    "/models/{handle}/train",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunStarted,
+    responses={
+        200: {"model": RunStarted, "description": "Ready model, no re-optimization: nothing queued"},
+        **_RUN_ERRORS,
+    },
+)
+def train(
+    handle: str, who: AuthoringKey, ctx: CtxDep, response: Response, body: TrainIn | None = Body(default=None)
+) -> RunStarted:
+    body = body or TrainIn()
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        if model.state == "busy":
+            run = runs.in_flight(s, model)
+            if run is not None and run.kind == "train":
+                return RunStarted(state="busy", run_id=run.id)  # idempotent hit on the run in flight
+            raise busy_error(s, model)
+        if model.state == "ready" and not body.reoptimize_params:
+            response.status_code = status.HTTP_200_OK
+            return RunStarted(state="ready", run_id=None)
+        check_trainable(s, model)
+        triggered_by = "retune" if model.state == "ready" else "train"
+        run = runs.create_run(
+            s, model, "train", {"effort": body.effort or "medium", "triggered_by": triggered_by}
+        )
+        run_id = run.id
+    ctx.enqueue(run_id)
+    return RunStarted(state="busy", run_id=run_id)
+
+
+def _start_unique(ctx: Any, s: Session, model: Model, kind: str, options: dict[str, Any], key: str) -> str:
+    duplicate = runs.find_duplicate(s, model.id, key)
+    if duplicate is not None:
+        raise ApiError(
+            409,
+            "duplicate_run",
+            f"The same {kind} already ran or is running on these samples ({duplicate.id}).",
+            retryable=False,
+            headers={"X-Run-Id": duplicate.id},
+        )
+    return runs.create_run(s, model, kind, options, idempotency_key=key).id
+
+
+@router.post(
+    "/models/{handle}/traits/discover",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunStarted,
+    responses=_RUN_ERRORS,
+)
+def discover(
+    handle: str, who: AuthoringKey, ctx: CtxDep, body: DiscoverIn | None = Body(default=None)
+) -> RunStarted:
+    body = body or DiscoverIn()
+    options = {"effort": body.effort or "medium"}
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_untrained(s, model)
+        if not sample_count(s, model):
+            raise ApiError(422, "no_samples", "Discovery needs labelled samples.")
+        key = idempotency_key("discover", options, fingerprint(s, model, "discovered", extrinsic_only=True))
+        run_id = _start_unique(ctx, s, model, "discover", options, key)
+    ctx.enqueue(run_id)
+    return RunStarted(state="busy", run_id=run_id)
+
+
+@router.post(
+    "/models/{handle}/samples/synthesize",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunStarted,
+    responses=_RUN_ERRORS,
+)
+def synthesize(
+    handle: str, who: AuthoringKey, ctx: CtxDep, body: SynthesizeIn | None = Body(default=None)
+) -> RunStarted:
+    body = body or SynthesizeIn()
+    options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_untrained(s, model)
+        if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():
+            raise ApiError(422, "no_traits", "Synthesis needs at least one trait.")
+        if body.synth_type == "diversify" and not sample_count(s, model):
+            raise ApiError(422, "no_samples", "diversify needs seed samples to vary.")
+        key = idempotency_key(
+            "synthesize", options, fingerprint(s, model, "synthesized", extrinsic_only=False)
+        )
+        run_id = _start_unique(ctx, s, model, "synthesize", options, key)
+    ctx.enqueue(run_id)
+    return RunStarted(state="busy", run_id=run_id)

@@ -1,0 +1,94 @@
+"""Samples: add (all or none, duplicates harmless) and list (keyset pages)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+from sqlalchemy import select
+
+from core.engine.types import Sample
+from service.auth import AuthoringKey, CtxDep, load_model
+from service.db import transaction
+from service.errors import ApiError
+from service.jobs import add_samples
+from service.routes.common import errors
+from service.schemas import Provenance, SampleIds, SamplePage, SamplesIn
+from service.states import require_untrained
+from service.tables import SampleRow, Trait, utcnow
+from service.views import sample_out
+
+router = APIRouter(tags=["samples"])
+
+
+@router.post(
+    "/models/{handle}/samples",
+    status_code=status.HTTP_201_CREATED,
+    response_model=SampleIds,
+    responses=errors(403, 404, 409),
+)
+def add_sample_batch(handle: str, body: SamplesIn, who: AuthoringKey, ctx: CtxDep) -> SampleIds:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_untrained(s, model)
+        traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
+        by_key = {t.key: t for t in traits}
+        by_name = {t.name: t for t in traits}
+        resolved: list[Sample] = []
+        for i, item in enumerate(body.samples):
+            trait = by_key.get(item.trait) or by_name.get(item.trait)
+            if trait is None:
+                raise ApiError(
+                    422,
+                    "unknown_trait",
+                    f"samples[{i}]: no trait {item.trait!r} in {model.handle}.",
+                    details=[
+                        {
+                            "loc": ["body", "samples", i, "trait"],
+                            "msg": "unknown trait",
+                            "type": "unknown_trait",
+                        }
+                    ],
+                )
+            resolved.append(Sample(trait=trait.key, text=item.text, quality=item.quality))
+        ids = add_samples(s, model.id, {t.key: t.id for t in traits}, resolved, "authored")
+        # source_url is per input item; set it on rows created by this request.
+        for item, sid in zip(body.samples, ids, strict=True):
+            if item.source_url is not None:
+                row = s.get(SampleRow, sid)
+                if row is not None and row.source_url is None:
+                    row.source_url = item.source_url
+        model.updated_at = utcnow()
+        return SampleIds(ids=ids)
+
+
+@router.get("/models/{handle}/samples", response_model=SamplePage, responses=errors(400, 403, 404))
+def list_samples(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    trait: Annotated[str | None, Query(max_length=100)] = None,
+    provenance: Annotated[Provenance | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+) -> SamplePage:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle)
+        scope = f"samples|{model.id}|{trait or ''}|{provenance or ''}"
+        after = ctx.cursors.decode(cursor, scope) if cursor else 0
+        if not isinstance(after, int):
+            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        q = (
+            select(SampleRow, Trait.key)
+            .join(Trait, Trait.id == SampleRow.trait_id)
+            .where(SampleRow.model_id == model.id, SampleRow.id > after)
+        )
+        if trait is not None:
+            q = q.where((Trait.key == trait) | (Trait.name == trait))
+        if provenance is not None:
+            q = q.where(SampleRow.provenance == provenance)
+        rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
+        page = rows[:limit]
+        items = [sample_out(row, key) for row, key in page]
+    next_cursor = ctx.cursors.encode(scope, page[-1][0].id) if len(rows) > limit else None
+    return SamplePage(items=items, limit=limit, next_cursor=next_cursor)

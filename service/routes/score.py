@@ -1,0 +1,264 @@
+"""Scoring: one or many contents, optional explanation and feedback; compare; text/plain bar chart."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service import runs, textplain
+from service.auth import AnyKey, CtxDep, load_model
+from service.context import Context
+from service.db import transaction
+from service.errors import ApiError
+from service.keys import Principal
+from service.routes.common import errors
+from service.routes.versions import resolve_version
+from service.schemas import CompareIn, CompareOut, CompareSide, ScoreIn, ScoreOut, TraitDelta, TraitScore
+from service.states import require_not_archived
+from service.tables import FeedbackLabel, Model, Trait, Version, utcnow
+from service.views import tags_of
+
+router = APIRouter(tags=["scoring"])
+
+_SCORE_ERRORS = errors(403, 404, 409, 413, 415)
+_SCORE_200 = {
+    "description": "Scores (JSON), or a bar chart with `Accept: text/plain`",
+    "content": {"text/plain": {"schema": {"type": "string"}}},
+}
+
+
+@dataclass
+class Target:
+    model_id: int
+    handle: str
+    zdr: bool
+    ready: bool
+    version_id: int
+    version_no: int
+    tags: list[str]
+
+
+def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
+    model = load_model(s, who, handle)
+    require_not_archived(model)
+    if ref:
+        version = resolve_version(s, model, ref)
+    else:
+        if model.current_version_id is None:
+            raise ApiError(409, "no_active_version", f"{model.handle} has no trained version yet.")
+        found = s.get(Version, model.current_version_id)
+        assert found is not None
+        version = found
+    return Target(
+        model.id,
+        model.handle,
+        model.zero_data_retention,
+        model.state == "ready",
+        version.id,
+        version.version_no,
+        tags_of(s, version.id),
+    )
+
+
+def _scorer(ctx: Context, t: Target) -> Any:
+    def load() -> dict[str, Any]:
+        with ctx.sessions() as s:
+            snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
+        if snap is None:
+            raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
+        return snap
+
+    return ctx.scorers.get(t.version_id, load, retain=not t.zdr)
+
+
+def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
+    matrix = scorer.score(texts)
+    out = []
+    for row in matrix:
+        block = []
+        for spec, value in zip(scorer.traits, row, strict=True):
+            v = min(1.0, max(0.0, float(value)))
+            block.append(
+                TraitScore(
+                    trait=spec.key,
+                    name=spec.name,
+                    score=round(v, 6),
+                    label=spec.positive_label if v >= 0.5 else spec.negative_label,
+                    positive_label=spec.positive_label,
+                    negative_label=spec.negative_label,
+                )
+            )
+        out.append(block)
+    return out
+
+
+def _explain(scorer: Any, text: str) -> dict[str, list[dict[str, Any]]]:
+    raw = scorer.explain(text)
+    return {
+        key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()
+    }
+
+
+def _wants_text(request: Request) -> bool:
+    accept = request.headers.get("accept", "").lower()
+    return "text/plain" in accept and "application/json" not in accept.split(",")[0]
+
+
+def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -> ScoreIn:
+    media = content_type.split(";")[0].strip().lower()
+    try:
+        if media == "text/plain":
+            text = body.decode("utf-8")
+            return ScoreIn(content=text, version=version, explain=explain)
+        if media == "application/json" or media.endswith("+json"):
+            data = json.loads(body) if body else None
+            parsed = ScoreIn.model_validate(data)
+            if version and parsed.version is None:
+                parsed.version = version
+            if explain:
+                parsed.explain = True
+            return parsed
+    except UnicodeDecodeError:
+        raise ApiError(422, "validation_error", "The body is not UTF-8 text.") from None
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, "validation_error", f"The body is not valid JSON: {exc.msg}.") from None
+    except ValidationError as exc:
+        errs = [
+            {**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False, include_context=False)
+        ]
+        raise RequestValidationError(errs) from None
+    raise ApiError(415, "unsupported_media_type", "Send text/plain or application/json.")
+
+
+def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple[int, str | None]:
+    """Buffer feedback labels; queue an automatic retraining when the buffer is full."""
+    with transaction(ctx.sessions) as s:
+        model = s.get(Model, t.model_id)
+        assert model is not None
+        traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
+        by = {t_.key: t_.key for t_ in traits} | {t_.name: t_.key for t_ in traits}
+        for i, item in enumerate(items):
+            if item.trait not in by:
+                raise ApiError(422, "unknown_trait", f"feedback[{i}]: no trait {item.trait!r}.")
+            s.add(
+                FeedbackLabel(
+                    model_id=model.id,
+                    trait_key=by[item.trait],
+                    text=text,
+                    quality=item.quality,
+                    created_at=utcnow(),
+                )
+            )
+        s.flush()
+        buffered = (
+            s.scalar(
+                select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
+            )
+            or 0
+        )
+        run_id = None
+        if (
+            buffered >= ctx.settings.retrain_buffer
+            and model.state == "ready"
+            and not model.zero_data_retention
+        ):
+            run_id = runs.create_run(
+                s, model, "retrain", {"triggered_by": "retrain_buffered", "reuse_params": True}
+            ).id
+    if run_id is not None:
+        ctx.enqueue(run_id)
+    return len(items), run_id
+
+
+def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text: bool) -> Response:
+    with transaction(ctx.sessions) as s:
+        t = _target(s, who, handle, req.version)
+    if req.feedback:
+        if t.zdr:
+            raise ApiError(
+                409,
+                "zero_data_retention",
+                "Feedback is rejected under zero-data-retention: content is never stored.",
+            )
+        if isinstance(req.content, list):
+            raise ApiError(422, "validation_error", "feedback labels a single content, not a list.")
+    texts = req.content if isinstance(req.content, list) else [req.content]
+    scorer = _scorer(ctx, t)
+    blocks = _scores(scorer, texts)
+    if as_text:
+        return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks))
+    out: dict[str, Any] = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
+    if isinstance(req.content, list):
+        results = []
+        for i, (text, block) in enumerate(zip(texts, blocks, strict=True)):
+            item: dict[str, Any] = {"index": i, "scores": [b.model_dump() for b in block]}
+            if req.explain:
+                item["explanation"] = _explain(scorer, text)
+            results.append(item)
+        out["results"] = results
+    else:
+        out["scores"] = [b.model_dump() for b in blocks[0]]
+        if req.explain:
+            out["explanation"] = _explain(scorer, texts[0])
+    if req.feedback:
+        out["feedback_buffered"], _ = _add_feedback(ctx, t, texts[0], req.feedback)
+    return JSONResponse(out)
+
+
+@router.post(
+    "/models/{handle}/score",
+    response_model=ScoreOut,
+    responses={200: _SCORE_200, **_SCORE_ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ScoreIn"}},
+                "text/plain": {"schema": {"type": "string", "minLength": 1, "maxLength": 20000}},
+            },
+        }
+    },
+)
+async def score(
+    handle: str,
+    request: Request,
+    who: AnyKey,
+    ctx: CtxDep,
+    version: Annotated[str | None, Query(max_length=64, description="`vN` or a tag (raw bodies)")] = None,
+    explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
+) -> Response:
+    body = await request.body()
+    req = _parse(body, request.headers.get("content-type", "application/json"), version, explain)
+    return await run_in_threadpool(_score_sync, ctx, who, handle, req, _wants_text(request))
+
+
+def _compare_sync(ctx: Context, who: Principal, handle: str, body: CompareIn) -> CompareOut:
+    with transaction(ctx.sessions) as s:
+        t = _target(s, who, handle, body.version)
+    a, b = _scores(_scorer(ctx, t), [body.a, body.b])
+    diff = [
+        TraitDelta(trait=x.trait, name=x.name, delta=round(y.score - x.score, 6))
+        for x, y in zip(a, b, strict=True)
+    ]
+    return CompareOut(
+        handle=t.handle,
+        version_no=t.version_no,
+        version_tags=t.tags,
+        a=CompareSide(scores=a),
+        b=CompareSide(scores=b),
+        difference=diff,
+    )
+
+
+@router.post("/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409))
+def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep) -> CompareOut:
+    return _compare_sync(ctx, who, handle, body)

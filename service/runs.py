@@ -1,0 +1,176 @@
+"""The runs table: create (with idempotency key), claim, heartbeat, progress, finish/fail, recovery.
+
+Every transition is a conditional UPDATE on (status, attempts), so a worker that lost its claim
+(its run was recovered and handed to another worker) can never finish or fail it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from service.tables import Model, Run, utcnow
+
+IN_FLIGHT = ("queued", "running")
+TRAIN_KINDS = ("train", "retrain", "backfill")
+
+
+def new_run_id() -> str:
+    return f"run_{secrets.token_hex(16)}"
+
+
+def progress_doc(fraction: float, phase: str, message: str) -> dict[str, Any]:
+    return {"fraction": round(max(0.0, min(1.0, float(fraction))), 4), "phase": phase, "message": message}
+
+
+def create_run(
+    session: Session, model: Model, kind: str, options: dict[str, Any], *, idempotency_key: str | None = None
+) -> Run:
+    """Queue a run and put the model in `busy`; the caller enqueues the id after commit."""
+    run = Run(
+        id=new_run_id(),
+        model_id=model.id,
+        kind=kind,
+        status="queued",
+        options=options,
+        idempotency_key=idempotency_key,
+        progress=progress_doc(0.0, "queued", "Waiting for a worker"),
+        error=None,
+        attempts=0,
+        return_state=model.state,
+        created_at=utcnow(),
+    )
+    session.add(run)
+    model.state = "busy"
+    model.last_run_id = run.id
+    model.updated_at = utcnow()
+    return run
+
+
+def in_flight(session: Session, model: Model) -> Run | None:
+    if model.last_run_id is None:
+        return None
+    run = session.get(Run, model.last_run_id)
+    return run if run is not None and run.status in IN_FLIGHT else None
+
+
+def find_duplicate(session: Session, model_id: int, key: str) -> Run | None:
+    """A queued, running or succeeded run with the same idempotency key (failed ones do not block)."""
+    return session.scalar(
+        select(Run)
+        .where(Run.model_id == model_id, Run.idempotency_key == key, Run.status != "failed")
+        .order_by(Run.created_at.desc())
+        .limit(1)
+    )
+
+
+def claim(session: Session, run_id: str) -> Run | None:
+    """queued → running, attempts + 1. None when the run is not queued (done, or claimed elsewhere)."""
+    now = utcnow()
+    result = session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == "queued")
+        .values(
+            status="running",
+            attempts=Run.attempts + 1,
+            started_at=now,
+            heartbeat_at=now,
+            progress=progress_doc(0.0, "starting", "A worker picked up the run"),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    run = session.get(Run, run_id, populate_existing=True)
+    return run
+
+
+def _mine(run_id: str, attempt: int) -> Any:
+    return (Run.id == run_id) & (Run.status == "running") & (Run.attempts == attempt)
+
+
+def touch(session: Session, run_id: str, attempt: int, progress: dict[str, Any] | None = None) -> bool:
+    """Heartbeat (and optionally progress); False when the claim was lost."""
+    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    if progress is not None:
+        values["progress"] = progress
+    result = session.execute(
+        update(Run)
+        .where(_mine(run_id, attempt))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def succeed(session: Session, run_id: str, attempt: int, message: str = "Done") -> bool:
+    """running → succeeded, in the caller's transaction (the one that applies the run's effect)."""
+    result = session.execute(
+        update(Run)
+        .where(_mine(run_id, attempt))
+        .values(status="succeeded", finished_at=utcnow(), progress=progress_doc(1.0, "done", message))
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def fail(session: Session, run_id: str, attempt: int | None, code: str, message: str) -> bool:
+    """Mark the run failed for good and put its model back in a trainable state."""
+    cond = _mine(run_id, attempt) if attempt is not None else (Run.id == run_id) & Run.status.in_(IN_FLIGHT)
+    run = session.scalar(select(Run).where(cond))
+    if run is None:
+        return False
+    progress = dict(run.progress or {})
+    progress["message"] = f"Failed: {message}"
+    run.status = "failed"
+    run.error = {"code": code, "message": message}
+    run.finished_at = utcnow()
+    run.progress = progress
+    model = session.get(Model, run.model_id)
+    if model is not None and model.state == "busy" and model.last_run_id == run.id:
+        model.state = state_after_failure(model, run)
+        model.updated_at = utcnow()
+    return True
+
+
+def state_after_failure(model: Model, run: Run) -> str:
+    """docs/api.md: an active version keeps the model ready; a failed first training makes it failed;
+    a failed discover/synthesize returns to where it came from."""
+    if model.current_version_id is not None:
+        return "ready"
+    if run.kind in TRAIN_KINDS:
+        return "failed"
+    return run.return_state if run.return_state in ("draft", "failed") else "draft"
+
+
+def recover_stale(
+    session: Session, timeout_s: float, max_attempts: int, now: datetime | None = None
+) -> list[str]:
+    """Runs whose worker stopped heartbeating: re-queue (attempts left) or fail. Returns ids to enqueue."""
+    cutoff = (now or utcnow()) - timedelta(seconds=timeout_s)
+    stale = session.scalars(select(Run).where(Run.status == "running", Run.heartbeat_at < cutoff)).all()
+    requeue: list[str] = []
+    for run in stale:
+        if run.attempts < max_attempts:
+            run.status = "queued"
+            run.progress = progress_doc(
+                0.0, "queued", f"Retrying after the worker stopped (attempt {run.attempts})"
+            )
+            requeue.append(run.id)
+        else:
+            fail(
+                session,
+                run.id,
+                run.attempts,
+                "worker_lost",
+                f"The worker stopped during the run {run.attempts} times; the run was abandoned.",
+            )
+    return requeue
+
+
+def queued_ids(session: Session) -> list[str]:
+    return list(session.scalars(select(Run.id).where(Run.status == "queued").order_by(Run.created_at)))

@@ -1,0 +1,40 @@
+"""State rules of spec section 3 as decided in docs/api.md."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from service import runs
+from service.errors import ApiError
+from service.tables import Model
+
+UNTRAINED = ("draft", "failed")
+
+
+def busy_error(session: Session, model: Model) -> ApiError:
+    run = runs.in_flight(session, model)
+    kind = run.kind if run is not None else "run"
+    headers = {"X-Run-Id": run.id} if run is not None else {}
+    return ApiError(
+        409,
+        "model_busy",
+        f"The model is busy ({kind} in progress); retry when it finishes.",
+        retryable=True,
+        headers=headers,
+    )
+
+
+def require_not_archived(model: Model) -> None:
+    if model.state == "archived":
+        raise ApiError(409, "model_archived", "The model is archived; it can only be read.")
+
+
+def require_untrained(session: Session, model: Model) -> None:
+    """Trait and sample edits, discover and synthesize: only in draft (or failed, an untrained model)."""
+    require_not_archived(model)
+    if model.state == "busy":
+        raise busy_error(session, model)
+    if model.state not in UNTRAINED:
+        raise ApiError(
+            409, "model_not_draft", "Traits and samples of a trained model are frozen into its versions."
+        )

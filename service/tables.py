@@ -1,0 +1,175 @@
+"""Database schema (SQLAlchemy 2.0 typed ORM). Portable between SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime")
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    prefix: Mapped[str] = mapped_column(String(32), unique=True)
+    salt: Mapped[str] = mapped_column(String(64))
+    key_hash: Mapped[str] = mapped_column(String(64))
+    scope: Mapped[str] = mapped_column(String(16))
+    namespaces: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class Model(Base):
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    handle: Mapped[str] = mapped_column(String(140), unique=True)
+    namespace: Mapped[str] = mapped_column(String(64), index=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    scoring_method: Mapped[str] = mapped_column(String(32), default="balanced_cosine")
+    kind: Mapped[str] = mapped_column(String(32), default="scoring")
+    state: Mapped[str] = mapped_column(String(16), default="draft", index=True)
+    zero_data_retention: Mapped[bool] = mapped_column(Boolean, default=False)
+    max_depth: Mapped[int] = mapped_column(Integer, default=1)
+    additional_terms: Mapped[str | None] = mapped_column(Text, nullable=True)
+    upstream_sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    readme_markdown: Mapped[str | None] = mapped_column(Text, nullable=True)
+    auto_prune: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # No FK: versions reference models, and a cycle would complicate deletes and migrations.
+    current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Trait(Base):
+    __tablename__ = "traits"
+    __table_args__ = (UniqueConstraint("model_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(100))
+    positive_label: Mapped[str] = mapped_column(String(100))
+    negative_label: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    aggregation: Mapped[str] = mapped_column(String(8), default="mean")
+    kind: Mapped[str] = mapped_column(String(16), default="extrinsic")
+    explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
+
+
+class SampleRow(Base):
+    __tablename__ = "samples"
+    __table_args__ = (Index("ix_samples_model_trait", "model_id", "trait_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)
+    quality: Mapped[float] = mapped_column(Float)
+    provenance: Mapped[str] = mapped_column(String(16), default="authored")
+    source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class FeedbackLabel(Base):
+    """Labels from score feedback waiting for automatic retraining."""
+
+    __tablename__ = "feedback_labels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_key: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    quality: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Version(Base):
+    __tablename__ = "versions"
+    __table_args__ = (UniqueConstraint("model_id", "version_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    version_no: Mapped[int] = mapped_column(Integer)
+    triggered_by: Mapped[str] = mapped_column(String(32))
+    param_hash: Mapped[str] = mapped_column(String(128))
+    sample_count: Mapped[int] = mapped_column(Integer)
+    run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Tag(Base):
+    __tablename__ = "tags"
+    __table_args__ = (UniqueConstraint("model_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
+
+
+class Run(Base):
+    """A background run: the source of truth for status, progress, attempts and errors."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_model_status", "model_id", "status"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))  # train | retrain | backfill | discover | synthesize
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
+    idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    progress: Mapped[dict[str, Any]] = mapped_column(JSON)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # The state the model returns to if the run fails for good.
+    return_state: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

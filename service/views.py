@@ -1,0 +1,142 @@
+"""Database rows → response bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from service.schemas import LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
+from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
+
+
+def tags_of(session: Session, version_id: int | None) -> list[str]:
+    if version_id is None:
+        return []
+    return list(session.scalars(select(Tag.name).where(Tag.version_id == version_id).order_by(Tag.name)))
+
+
+def last_operation(session: Session, model: Model) -> LastOperation | None:
+    if model.last_run_id is None:
+        return None
+    run = session.get(Run, model.last_run_id)
+    if run is None:
+        return None
+    return LastOperation(
+        kind=run.kind,
+        status=run.status,
+        started_at=run.created_at,  # type: ignore[arg-type]
+        finished_at=run.finished_at,
+        run_id=run.id,
+        progress=run.progress,
+        error=run.error,
+    )
+
+
+def model_out(session: Session, model: Model) -> ModelOut:
+    names = list(session.scalars(select(Trait.name).where(Trait.model_id == model.id).order_by(Trait.id)))
+    version_no = None
+    if model.current_version_id is not None:
+        version_no = session.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
+    sample_count = session.scalar(
+        select(func.count()).select_from(SampleRow).where(SampleRow.model_id == model.id)
+    )
+    buffered = session.scalar(
+        select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
+    )
+    return ModelOut(
+        handle=model.handle,
+        scoring_method=model.scoring_method,
+        description=model.description,
+        state=model.state,  # type: ignore[arg-type]
+        kind=model.kind,
+        traits=names,
+        current_version_id=model.current_version_id,
+        version_no=version_no,
+        version_tags=tags_of(session, model.current_version_id),
+        zero_data_retention=model.zero_data_retention,
+        last_operation=last_operation(session, model),
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+        max_depth=model.max_depth,
+        additional_terms=model.additional_terms,
+        upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
+        readme_markdown=model.readme_markdown,
+        auto_prune=model.auto_prune,  # type: ignore[arg-type]
+        sample_count=sample_count or 0,
+        buffered_feedback=buffered or 0,
+    )
+
+
+def traits_out(session: Session, model: Model) -> list[TraitOut]:
+    traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
+    pos = case((SampleRow.quality >= 0.5, 1), else_=0)
+    counts = {
+        tid: (total, positive or 0)
+        for tid, total, positive in session.execute(
+            select(SampleRow.trait_id, func.count(), func.sum(pos))
+            .where(SampleRow.model_id == model.id)
+            .group_by(SampleRow.trait_id)
+        ).all()
+    }
+    metrics: dict[str, Any] = {}
+    if model.current_version_id is not None:
+        version_metrics = session.scalar(
+            select(Version.metrics).where(Version.id == model.current_version_id)
+        )
+        metrics = (version_metrics or {}).get("traits", {})
+    out = []
+    for t in traits:
+        total, positive = counts.get(t.id, (0, 0))
+        m = metrics.get(t.key, {})
+        anchors = m.get("anchor_sample_ids") or {}
+        out.append(
+            TraitOut(
+                key=t.key,
+                name=t.name,
+                positive_label=t.positive_label,
+                negative_label=t.negative_label,
+                sample_count=total,
+                positive_samples=positive,
+                negative_samples=total - positive,
+                description=t.description,
+                kind=t.kind,  # type: ignore[arg-type]
+                aggregation=t.aggregation,  # type: ignore[arg-type]
+                discrimination=float(m.get("discrimination", 0.0) or 0.0),
+                explained_variance=float(m.get("explained_variance", t.explained_variance) or 0.0),
+                anchor_sample_ids=anchors,
+            )
+        )
+    return out
+
+
+def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
+    return SampleOut(
+        id=row.id,
+        trait=trait_key,
+        text=row.text,
+        quality=row.quality,
+        provenance=row.provenance,  # type: ignore[arg-type]
+        source_url=row.source_url,
+        content_sha256=row.content_sha256,
+        created_at=row.created_at,
+    )
+
+
+def version_out(session: Session, version: Version, *, with_snapshot: bool) -> dict[str, Any]:
+    """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
+    body = VersionOut(
+        version_id=version.id,
+        version_no=version.version_no,
+        triggered_by=version.triggered_by,  # type: ignore[arg-type]
+        param_hash=version.param_hash,
+        sample_count=version.sample_count,
+        created_at=version.created_at,
+        run_id=version.run_id,
+        metrics=version.metrics,
+        tags=tags_of(session, version.id),
+    ).model_dump(mode="json", exclude={"snapshot"})
+    if with_snapshot:
+        body["snapshot"] = version.snapshot
+    return body
