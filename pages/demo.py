@@ -17,11 +17,11 @@ url_model, url_text = st.query_params.get("model"), st.query_params.get("text")
 link = (url_model, url_text)
 if st.session_state.get("demo_link") != link:
     st.session_state["demo_link"] = link
-    if url_model and url_model != selected_handle():
-        select_model(url_model)
-        st.rerun()
     if url_text is not None:
         st.session_state["demo_text"] = url_text
+    if url_model and url_model != selected_handle():
+        select_model(url_model)
+        st.rerun()  # so the sidebar picker shows the linked model too
 
 st.html(
     """<style>

@@ -1,0 +1,36 @@
+"""Small helpers to drive one page script with streamlit.testing.v1.AppTest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+from tests.app.support import PAGES, ROOT
+
+
+def page(name: str, handle: str | None = None, **query: str) -> AppTest:
+    at = AppTest.from_file(str(PAGES / f"{name}.py"), default_timeout=90)
+    if handle is not None:
+        at.session_state["model"] = handle
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def main_app() -> AppTest:
+    return AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=90)
+
+
+def by_label(widgets: Any, label: str) -> Any:
+    found = [w for w in widgets if w.label == label]
+    assert found, f"no widget labelled {label!r}; have {[w.label for w in widgets]}"
+    return found[0]
+
+
+def texts(elements: Any) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]

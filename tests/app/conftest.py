@@ -1,0 +1,68 @@
+"""One real local service (hashing embedder, temporary data dir) for every workbench test.
+
+The pages find it through SCORING_API_URL / SCORING_API_KEY / SCORING_NAMESPACE, exactly as a user
+pointing the workbench at a remote service would.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService, start_local_service
+from tests.app.support import FORMALITY, SENTIMENT, make_draft, new_handle
+
+
+@pytest.fixture(scope="session")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    svc = start_local_service(tmp_path_factory.mktemp("workbench-service"), embedder="hashing")
+    try:
+        yield svc
+    finally:
+        svc.stop()
+
+
+@pytest.fixture(scope="session")
+def app_env(service: LocalService) -> Iterator[None]:
+    saved = {
+        k: os.environ.get(k)
+        for k in ("SCORING_API_URL", "SCORING_API_KEY", "SCORING_NAMESPACE", "SCORING_EMBEDDER")
+    }
+    os.environ.update(
+        SCORING_API_URL=service.url,
+        SCORING_API_KEY=service.api_key,
+        SCORING_NAMESPACE=service.namespace,
+        SCORING_EMBEDDER="hashing",
+    )
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def client(service: LocalService) -> Iterator[Client]:
+    with service.client() as c:
+        yield c
+
+
+@pytest.fixture
+def draft(service: LocalService, client: Client) -> str:
+    return make_draft(client, new_handle(service, "draft"))
+
+
+@pytest.fixture(scope="session")
+def trained(service: LocalService, client: Client) -> str:
+    """A ready model with two versions (a first training and a retune), v1 tagged `first`."""
+    handle = make_draft(client, new_handle(service, "trained"), (FORMALITY, SENTIMENT))
+    ref = client.train(handle, "low")
+    client.wait(handle, ref.run_id, timeout=120)
+    client.tag_version(handle, "first")
+    ref = client.train(handle, "low", reoptimize_params=True)
+    client.wait(handle, ref.run_id, timeout=120)
+    return handle

@@ -1,0 +1,151 @@
+"""The workbench's pure helpers: file parsing, form checks, flags, version tables, highlighting."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from app.demo_view import share_url
+from app.flags import flag_samples, knn_similarity, robust_z
+from app.forms import check_handle, create_fields, parse_sources
+from app.preview import highlight_html
+from app.records import as_dict, field
+from app.sample_io import parse_samples, to_csv, to_jsonl
+from app.versions import delta_color, metrics_diff_frame, per_trait_summary
+from app.widgets import error_text
+from core.client import ConflictError, Page
+from core.embedders import get_embedder
+from tests.app.support import formality_samples
+
+
+def test_parse_csv_keeps_good_rows_and_reports_bad_lines() -> None:
+    data = (
+        b"trait,text,quality,source_url\n"
+        b"formality,Dear sir,1,https://example.org\n"
+        b"formality,hey,0,\n"
+        b"formality,,1,\n"
+        b"formality,text,high,\n"
+    )
+    parsed = parse_samples("s.csv", data)
+    assert parsed.rows == [
+        {"trait": "formality", "text": "Dear sir", "quality": 1.0, "source_url": "https://example.org"},
+        {"trait": "formality", "text": "hey", "quality": 0.0},
+    ]
+    assert parsed.lines == [2, 3]
+    assert [p["line"] for p in parsed.problems] == [4, 5]
+    assert "missing text" in parsed.problems[0]["message"]
+    assert "not a number" in parsed.problems[1]["message"]
+
+
+def test_parse_jsonl_and_json_array() -> None:
+    lines = [json.dumps({"trait": "t", "text": "a", "quality": 0.5}), "not json", "", json.dumps([1])]
+    parsed = parse_samples("s.jsonl", "\n".join(lines).encode())
+    assert parsed.rows == [{"trait": "t", "text": "a", "quality": 0.5}]
+    assert [p["line"] for p in parsed.problems] == [2, 4]
+    array = parse_samples("s.json", json.dumps([{"trait": "t", "text": "b", "quality": 1}]).encode())
+    assert array.rows == [{"trait": "t", "text": "b", "quality": 1.0}]
+
+
+def test_export_round_trips_through_parse() -> None:
+    samples = [{"id": 1, "trait": "t", "text": 'say "hi", ok', "quality": 1.0, "provenance": "authored"}]
+    again = parse_samples("x.csv", to_csv(samples).encode())
+    assert again.rows == [{"trait": "t", "text": 'say "hi", ok', "quality": 1.0}]
+    assert json.loads(to_jsonl(samples))["provenance"] == "authored"
+
+
+def test_check_handle() -> None:
+    assert check_handle("acme.tone", ("acme",)) is None
+    assert "not one this key owns" in (check_handle("other.tone", ("acme",)) or "")
+    assert "handle is" in (check_handle("Acme.Tone", ("acme",)) or "")
+    assert "handle is" in (check_handle("acme.a.b", ("acme",)) or "")
+
+
+def test_create_fields_and_sources() -> None:
+    assert parse_sources("https://a | A\n\nhttps://b") == [
+        {"url": "https://a", "title": "A"},
+        {"url": "https://b"},
+    ]
+    fields = create_fields(
+        {"description": "d", "max_depth": 2.0, "upstream_sources": "", "readme_markdown": ""}
+    )
+    assert fields == {
+        "description": "d",
+        "scoring_method": "balanced_cosine",
+        "kind": "scoring",
+        "max_depth": 2,
+        "zero_data_retention": False,
+    }
+
+
+def test_error_text_names_code_status_and_request_id() -> None:
+    exc = ConflictError(409, "model_busy", "The model is busy.", request_id="req_abc", run_id="run_1")
+    text = error_text(exc)
+    assert "The model is busy." in text and "`model_busy`" in text and "HTTP 409" in text
+    assert "request id `req_abc`" in text and "run `run_1`" in text
+    assert error_text(ValueError("bad")) == "**ValueError**: bad"
+
+
+def test_records_read_dicts_models_and_objects() -> None:
+    page = Page[dict](items=[{"a": 1}], limit=5, next_cursor=None)
+    assert as_dict(page)["limit"] == 5
+    assert field({"x": 1}, "x") == 1 and field(page, "limit") == 5 and field(None, "x", 3) == 3
+
+
+def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
+    rows = [dict(r, id=i) for i, r in enumerate(formality_samples())]
+    rows.append(
+        {"id": 100, "trait": "formality", "text": "lol haha dude see ya yo wanna chill", "quality": 1.0}
+    )
+    rows.append({"id": 101, "trait": "formality", "text": "zzzq xxyv qqwp vvbn", "quality": 0.0})
+    flagged = flag_samples(rows, get_embedder("hashing"))
+    by_id = {(f["id"], f["flag"]) for f in flagged}
+    assert (100, "likely mislabelled") in by_id
+    assert (101, "outlier") in by_id
+    assert not any(f["id"] < 100 and f["flag"] == "likely mislabelled" for f in flagged)
+
+
+def test_knn_similarity_and_robust_z() -> None:
+    import numpy as np
+
+    X = np.eye(4)[[0, 0, 0, 1]].astype(float)
+    sims = knn_similarity(X, k=1)
+    assert list(sims) == [1.0, 1.0, 1.0, 0.0]
+    assert robust_z(np.array([1.0, 1.0, 1.0])).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_metrics_diff_and_colours() -> None:
+    a = {"traits": {"t": {"roc_auc": 0.8, "calibration_error": 0.1}}}
+    b = {"traits": {"t": {"roc_auc": 0.9, "calibration_error": 0.2}, "u": {"roc_auc": 0.7}}}
+    diff = metrics_diff_frame(a, b)
+    auc = diff[(diff.trait == "t") & (diff.metric == "roc_auc")].iloc[0]
+    assert round(auc["B − A"], 6) == 0.1
+    assert "46, 160, 67" in delta_color(auc)[3]  # better: green
+    cal = diff[(diff.trait == "t") & (diff.metric == "calibration_error")].iloc[0]
+    assert "248, 81, 73" in delta_color(cal)[3]  # calibration error went up: red
+    new = diff[(diff.trait == "u") & (diff.metric == "roc_auc")].iloc[0]
+    assert pd.isna(new["A"]) and new["B"] == 0.7
+
+
+def test_per_trait_summary() -> None:
+    probe = pd.DataFrame(
+        [
+            {"text": "a", "trait": "t", "A": 0.2, "B": 0.6, "B − A": 0.4},
+            {"text": "b", "trait": "t", "A": 0.5, "B": 0.3, "B − A": -0.2},
+        ]
+    )
+    row = per_trait_summary(probe).iloc[0]
+    assert round(row["mean Δ"], 6) == 0.1 and round(row["mean |Δ|"], 6) == 0.3 and row["max |Δ|"] == 0.4
+
+
+def test_highlight_escapes_and_shades() -> None:
+    out = highlight_html("<b>Dear</b> friend", [{"word": "dear", "contribution": 0.5}, ("friend", -0.1)])
+    assert "&lt;b&gt;" in out and "<b>" not in out
+    assert 'title="+0.500"' in out and "59,125,216" in out
+    assert 'title="-0.100"' in out and "217,128,74" in out
+
+
+def test_share_url() -> None:
+    url = share_url("http://localhost:8501/demo?old=1", "local.tone", "hi & bye")
+    assert url == "http://localhost:8501/demo?model=local.tone&text=hi+%26+bye"
+    assert share_url(None, "a.b", "x") == "?model=a.b&text=x"

@@ -1,0 +1,294 @@
+"""Each page script driven with AppTest against the real local service."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, main_app, no_exception, page, texts
+from tests.app.support import new_handle
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+def test_main_shows_backend_namespace_and_picker(service: LocalService, trained: str) -> None:
+    at = main_app()
+    at.query_params["model"] = trained
+    at.run()
+    no_exception(at)
+    captions = " ".join(texts(at.sidebar.caption))
+    assert f"remote {service.url}" in captions
+    assert f"Namespace: `{service.namespace}`" in captions
+    picker = at.sidebar.selectbox(key="model_picker")
+    assert trained in picker.options
+    assert picker.value == trained  # opened from ?model=
+    assert at.session_state["model"] == trained
+
+
+def test_models_lists_and_creates(service: LocalService, client: Client, trained: str) -> None:
+    at = page("models")
+    at.run()
+    no_exception(at)
+    assert trained in at.selectbox(key="models_open_pick").options
+    handle = new_handle(service, "created")
+    by_label(at.text_input, "Handle").set_value(handle)
+    by_label(at.text_area, "Description").set_value("made by the models page")
+    by_label(at.number_input, "Max depth").set_value(3)
+    by_label(at.text_area, "Upstream sources").set_value("https://example.org/data | Example | CC-BY")
+    by_label(at.button, "Create model").click()
+    at.run()
+    no_exception(at)
+    model = client.get_model(handle)
+    assert model.state == "draft"
+    assert model.description == "made by the models page"
+    assert model.max_depth == 3
+    assert model.upstream_sources == [
+        {"url": "https://example.org/data", "title": "Example", "license": "CC-BY"}
+    ]
+    assert at.session_state["model"] == handle
+    assert any("Created" in t for t in texts(at.success))
+
+
+def test_models_create_checks_namespace_before_sending(client: Client) -> None:
+    at = page("models")
+    at.run()
+    by_label(at.text_input, "Handle").set_value("someone-else.model")
+    by_label(at.button, "Create model").click()
+    at.run()
+    no_exception(at)
+    assert any("not one this key owns" in t for t in texts(at.error))
+    assert all(m.handle != "someone-else.model" for m in client.list_models(namespace="local"))
+
+
+def test_models_edit_auto_prune_zdr_and_archive(client: Client, draft: str) -> None:
+    at = page("models", draft)
+    at.run()
+    by_label(at.checkbox, "Override the auto-prune policy").check()
+    by_label(at.number_input, "Keep unnamed versions").set_value(7)
+    by_label(at.button, "Save").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(draft).auto_prune == {"keep_unnamed": 7, "keep_first_of_month": True}
+
+    # Zero data retention needs the confirmation that explains the purge.
+    assert any("deletes this model's samples" in t for t in texts(at.warning))
+    assert by_label(at.button, "Turn zero data retention on").disabled
+    at.checkbox(key="zdr_confirm").check()
+    at.run()
+    by_label(at.button, "Turn zero data retention on").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(draft).zero_data_retention is True
+    assert list(client.list_samples(draft)) == []
+
+    at.checkbox(key="archive_confirm").check()
+    at.run()
+    by_label(at.button, "Archive model").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(draft).state == "archived"
+
+
+def test_models_paging_and_filters(service: LocalService, client: Client, trained: str) -> None:
+    at = page("models")
+    at.run()
+    at.selectbox(key="models_limit").set_value(10)
+    at.selectbox(key="models_state").set_value("ready")
+    at.run()
+    no_exception(at)
+    options = at.selectbox(key="models_open_pick").options
+    assert trained in options
+    assert all(client.get_model(h).state == "ready" for h in options)
+
+
+def test_traits_add_delete_and_frozen_when_ready(client: Client, draft: str, trained: str) -> None:
+    at = page("traits", draft)
+    at.run()
+    no_exception(at)
+    by_label(at.text_input, "Name").set_value("Energy")
+    by_label(at.text_input, "Negative pole label").set_value("calm")
+    by_label(at.text_input, "Positive pole label").set_value("energetic")
+    by_label(at.button, "Add trait").click()
+    at.run()
+    no_exception(at)
+    assert [t.key for t in client.list_traits(draft)] == ["formality", "energy"]
+
+    at.multiselect(key="traits_delete_pick").select("energy")
+    at.run()
+    at.button(key="traits_delete").click()
+    at.run()
+    no_exception(at)
+    assert [t.key for t in client.list_traits(draft)] == ["formality"]
+
+    ready = page("traits", trained)
+    ready.run()
+    no_exception(ready)
+    assert any("frozen" in t for t in texts(ready.info))
+    assert not [b for b in ready.button if b.label == "Add trait"]
+
+
+def test_samples_browse_add_and_filter(client: Client, draft: str) -> None:
+    at = page("samples", draft)
+    at.run()
+    no_exception(at)
+    by_label(at.text_area, "Text").set_value("Respectfully yours, the board of directors.")
+    by_label(at.button, "Add sample").click()
+    at.run()
+    no_exception(at)
+    stored = [s.text for s in client.list_samples(draft)]
+    assert "Respectfully yours, the board of directors." in stored
+    assert any("Added 1 sample" in t for t in texts(at.success))
+
+    at.selectbox(key="samples_provenance").set_value("synthesized")
+    at.run()
+    no_exception(at)
+    assert at.session_state["samples_pager"]["filters"] == (draft, None, "synthesized", 100)
+
+
+def test_samples_flags_find_a_mislabel(client: Client, draft: str) -> None:
+    client.add_samples(
+        draft, [{"trait": "formality", "text": "lol haha dude see ya, yo wanna chill", "quality": 1.0}]
+    )
+    at = page("samples", draft)
+    at.run()
+    at.button(key="flags_go").click()
+    at.run()
+    no_exception(at)
+    flagged = at.session_state["samples_flags"][2]
+    assert any(f["flag"] == "likely mislabelled" and f["text"].startswith("lol haha dude") for f in flagged)
+
+
+def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> None:
+    at = page("training", draft)
+    at.run()
+    no_exception(at)
+    at.select_slider(key="train_effort").set_value("low")
+    at.button(key="train_go").click()
+    at.run()
+    no_exception(at)
+    model = client.wait(draft, timeout=120)
+    assert model.state == "ready" and model.version_no == 1
+    at.run()
+    no_exception(at)
+    assert any("Per-trait metrics of the active version v1" in str(h.value) for h in at.subheader)
+    assert at.checkbox(key="train_reopt").disabled is False
+
+
+def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
+    at = page("versions", trained)
+    at.run()
+    no_exception(at)
+    by_label(at.text_input, "Tag the active version (v2)").set_value("prod")
+    by_label(at.button, "Tag").click()
+    at.run()
+    no_exception(at)
+    assert "prod" in client.get_version(trained, "v2").tags
+
+    at.selectbox(key="cmp_a").set_value(1)  # v1
+    at.selectbox(key="cmp_b").set_value(0)  # v2
+    at.button(key="cmp_go").click()
+    at.run()
+    no_exception(at)
+    result = at.session_state["cmp_result"]
+    assert (result["a"], result["b"]) == ("v1", "v2")
+    assert set(result["probe"]["trait"]) == {"formality", "sentiment"}
+    assert result["probe"]["A"].between(0, 1).all() and result["probe"]["B"].between(0, 1).all()
+
+    by_label(at.selectbox, "Remove a tag").set_value("prod")
+    by_label(at.button, "Remove tag").click()
+    at.run()
+    no_exception(at)
+    assert "prod" not in client.get_version(trained, "v2").tags
+
+
+def test_api_errors_show_message_and_request_id(trained: str) -> None:
+    at = page("versions", trained)
+    at.run()
+    by_label(at.text_input, "Tag the active version (v2)").set_value("v9")  # vN tags are refused
+    by_label(at.button, "Tag").click()
+    at.run()
+    no_exception(at)
+    errors = texts(at.error)
+    assert any("invalid_tag" in e and "request id `req_" in e for e in errors), errors
+
+
+def test_score_bars_text_view_and_explanation(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    no_exception(at)
+    at.text_area(key="score_text").set_value("Dear colleague, kindly find the report enclosed.")
+    at.checkbox(key="score_explain").check()
+    at.button(key="score_go").click()
+    at.run()
+    no_exception(at)
+    _, _, result, plain = at.session_state["score_result"]
+    assert {s.trait for s in result.scores} == {"formality", "sentiment"}
+    assert "Formality" in plain or "formal" in plain
+    assert result.explanation
+    assert at.selectbox(key="score_explain_trait").options
+
+
+def test_score_compare_two_texts(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    at.text_area(key="cmp_text_a").set_value("hey lol see ya dude")
+    at.text_area(key="cmp_text_b").set_value("Dear colleague, we sincerely appreciate your cooperation.")
+    at.button(key="cmp_texts_go").click()
+    at.run()
+    no_exception(at)
+    cmp = at.session_state["cmp_texts"][1]
+    assert cmp.deltas()["formality"] > 0
+
+
+def test_score_local_preview_of_a_draft(draft: str) -> None:
+    at = page("score", draft)
+    at.run()
+    no_exception(at)
+    assert at.button(key="score_go").disabled  # no version yet
+    at.text_area(key="preview_text").set_value("We sincerely appreciate your kind cooperation.")
+    at.button(key="preview_go").click()
+    at.run()
+    no_exception(at)
+    _, scores, _, skipped, _ = at.session_state["preview_out"]
+    assert skipped == []
+    assert scores["formality"] > 0.5
+
+
+def test_demo_opens_model_and_text_from_query_params(trained: str) -> None:
+    at = page("demo", None, model=trained, text="Dear colleague, kindly review the document.")
+    at.run()
+    no_exception(at)
+    assert at.session_state["model"] == trained
+    assert at.text_area(key="demo_text").value == "Dear colleague, kindly review the document."
+    assert at.get("plotly_chart"), "the bars are drawn"
+    share = " ".join(str(c.value) for c in at.code)
+    assert f"model={trained}" in share and "text=Dear+colleague" in share
+
+
+def test_demo_preset_sets_the_text(trained: str) -> None:
+    at = page("demo", trained)
+    at.run()
+    no_exception(at)
+    preset = at.button(key="preset_0")
+    preset.click()
+    at.run()
+    no_exception(at)
+    assert at.text_area(key="demo_text").value
+    assert at.query_params["text"]
+
+
+def test_settings_rejects_an_unreachable_service() -> None:
+    at = page("settings")
+    at.run()
+    no_exception(at)
+    by_label(at.text_input, "Service URL").set_value("http://127.0.0.1:9/v1")
+    by_label(at.text_input, "API key").set_value("sk_nope")
+    by_label(
+        at.text_input, "Namespaces the key owns (comma-separated; the first is where new models go)"
+    ).set_value("acme")
+    by_label(at.button, "Connect").click()
+    at.run()
+    no_exception(at)
+    assert at.error, "a readable error, not a traceback"
+    assert "remote_backend" not in at.session_state
