@@ -1,0 +1,129 @@
+"""Scoring from a snapshot: the same code in the service, the workbench and notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from core.embedders.base import Embedder
+from core.engine.errors import EmbedderUnavailableError, EngineError
+from core.engine.snapshot import CHUNK_WORDS, load_snapshot
+from core.engine.trait_model import raw_scores
+from core.engine.types import TraitSpec
+from core.engine.validation import validate_texts
+
+_AGGREGATE = {"mean": np.mean, "max": np.max, "min": np.min}
+
+
+def chunk_text(text: str, chunk_words: int = CHUNK_WORDS) -> list[str]:
+    """A text of at most `chunk_words` words as is; a longer one as consecutive `chunk_words`-word chunks."""
+    words = text.split()
+    if len(words) <= chunk_words:
+        return [text]
+    return [" ".join(words[i : i + chunk_words]) for i in range(0, len(words), chunk_words)]
+
+
+class Scorer:
+    """Scores texts on every trait of a snapshot.
+
+    Build with `Scorer.from_snapshot(snapshot, embedder=None)`; without an embedder the one named
+    in the snapshot is looked up with `core.embedders.get_embedder`.
+    """
+
+    def __init__(self, snapshot: dict[str, Any], embedder: Embedder) -> None:
+        self.snapshot = snapshot
+        self.embedder = embedder
+        self.embedder_id: str = snapshot["embedder"]["id"]
+        self.param_hash: str = snapshot["param_hash"]
+        self.chunk_words: int = snapshot.get("chunk_words", CHUNK_WORDS)
+        entries = snapshot["traits"]
+        self.traits: list[TraitSpec] = [
+            TraitSpec(
+                key=t["key"],
+                name=t["name"],
+                positive_label=t["positive_label"],
+                negative_label=t["negative_label"],
+                description=t["description"],
+                aggregation=t["aggregation"],
+            )
+            for t in entries
+        ]
+        self._w = [np.asarray(t["w"], dtype=np.float64) for t in entries]
+        self._offset = [float(t["m_dot_w"]) for t in entries]
+        self._k = [float(t["k"]) for t in entries]
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict[str, Any] | str, embedder: Embedder | None = None) -> Scorer:
+        snap = load_snapshot(snapshot)
+        wanted, dim = snap["embedder"]["id"], snap["embedder"]["dim"]
+        if embedder is None:
+            from core.embedders import get_embedder
+
+            embedder = get_embedder(wanted)  # EmbedderUnavailableError when unknown here
+        if embedder.id != wanted:
+            raise EmbedderUnavailableError(
+                f"the snapshot was trained with embedder {wanted!r}, but {embedder.id!r} was given"
+            )
+        if embedder.dim != dim:
+            raise EmbedderUnavailableError(
+                f"embedder {wanted!r} here has {embedder.dim} dimensions, the snapshot expects {dim}"
+            )
+        return cls(snap, embedder)
+
+    @property
+    def keys(self) -> list[str]:
+        return [t.key for t in self.traits]
+
+    # -- building blocks shared with explanations -------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.asarray(self.embedder.encode(list(texts)))
+        if vectors.shape != (len(texts), self.embedder.dim):
+            raise EngineError(
+                f"embedder {self.embedder.id!r} returned shape {vectors.shape}, "
+                f"expected {(len(texts), self.embedder.dim)}"
+            )
+        return vectors
+
+    def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        """Scores (n, n_traits) of already embedded texts or chunks."""
+        out = np.empty((len(vectors), len(self.traits)))
+        for j, (w, offset, k) in enumerate(zip(self._w, self._offset, self._k, strict=True)):
+            out[:, j] = expit(k * raw_scores(vectors, w, offset))
+        return out
+
+    def aggregate(self, chunk_scores: np.ndarray) -> np.ndarray:
+        """Combine the chunk scores (m, n_traits) of one text per trait by its aggregation."""
+        if len(chunk_scores) == 1:
+            return chunk_scores[0].copy()
+        return np.array(
+            [_AGGREGATE[t.aggregation](chunk_scores[:, j]) for j, t in enumerate(self.traits)]
+        )
+
+    # -- public -----------------------------------------------------------------------------------
+
+    def score(self, texts: Sequence[str] | str) -> np.ndarray:
+        """Scores in [0, 1], shape (len(texts), n_traits); a single string is a batch of one."""
+        batch = validate_texts([texts] if isinstance(texts, str) else texts)
+        chunks = [chunk_text(t, self.chunk_words) for t in batch]
+        flat = [c for cs in chunks for c in cs]
+        per_chunk = self.score_vectors(self.embed(flat)) if flat else np.empty((0, len(self.traits)))
+        out = np.empty((len(batch), len(self.traits)))
+        start = 0
+        for i, cs in enumerate(chunks):
+            out[i] = self.aggregate(per_chunk[start : start + len(cs)])
+            start += len(cs)
+        return out
+
+    def score_dicts(self, texts: Sequence[str] | str) -> list[dict[str, float]]:
+        keys = self.keys
+        return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts)]
+
+    def explain(self, text: str, max_words: int = 64) -> dict[str, list[tuple[str, float]]]:
+        """Per-word contributions by occlusion; see `core.engine.explain.explain`."""
+        from core.engine.explain import explain
+
+        return explain(self, text, max_words=max_words)

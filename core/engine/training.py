@@ -1,0 +1,225 @@
+"""`train`: validate, embed once, search each trait's shrinkage by cross-validation, calibrate, snapshot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from core.embedders.base import Embedder
+from core.engine import metrics as m
+from core.engine.errors import EngineError, InvalidEffortError, InvalidParamsError
+from core.engine.snapshot import SCORING_METHOD, dump_snapshot, model_sha256
+from core.engine.trait_model import BalancedCosineTrait, make_splits, oof_raw_scores, pole_labels
+from core.engine.types import ProgressFn, Sample, TrainingResult, TraitSpec
+from core.engine.validation import validate_samples
+
+FOLD_SEED = 0
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The candidates and the cross-validation of one effort level."""
+
+    shrinkages: tuple[float, ...]  # tried in this order; ties go to the larger value
+    folds: int
+    repeats: int
+
+
+#: Breadth grows with effort. 1.0 is the pure prototype-cosine axis (best with few samples);
+#: small values approach LDA (best with hundreds of samples per pole).
+SEARCH_PLANS: dict[str, SearchPlan] = {
+    "low": SearchPlan((1.0, 0.3, 0.05), folds=3, repeats=1),
+    "medium": SearchPlan((1.0, 0.5, 0.2, 0.1, 0.05, 0.02), folds=5, repeats=1),
+    "high": SearchPlan((1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005), folds=5, repeats=2),
+    "max": SearchPlan(
+        (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001),
+        folds=5,
+        repeats=4,
+    ),
+}
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def param_hash(params: Mapping[str, Mapping[str, Any]], embedder_id: str) -> str:
+    """sha256 of the canonical JSON of every trait's chosen params, the embedder id and the method."""
+    doc = {"method": SCORING_METHOD, "embedder": embedder_id, "traits": params}
+    return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()
+
+
+def _check_params(key: str, given: Any) -> dict[str, Any]:
+    """Reused params of one trait: {"shrinkage": (0, 1], "folds": int >= 2, "repeats": int >= 1}."""
+    if not isinstance(given, Mapping):
+        raise InvalidParamsError(f"params for trait {key!r} must be an object, got {type(given).__name__}")
+    shrinkage = given.get("shrinkage")
+    if (
+        isinstance(shrinkage, bool)
+        or not isinstance(shrinkage, int | float)
+        or not math.isfinite(shrinkage)
+        or not 0.0 < shrinkage <= 1.0
+    ):
+        raise InvalidParamsError(f"params for trait {key!r}: shrinkage must be in (0, 1], got {shrinkage!r}")
+    out: dict[str, Any] = {"shrinkage": float(shrinkage)}
+    for name, default, low in (("folds", 5, 2), ("repeats", 1, 1)):
+        value = given.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InvalidParamsError(
+                f"params for trait {key!r}: {name} must be an integer >= {low}, got {value!r}"
+            )
+        out[name] = value
+    return out
+
+
+def _choose(aucs: list[float | None], shrinkages: Sequence[float]) -> int:
+    """Index of the best cross-validated AUC; ties (and no AUC at all) go to the larger shrinkage."""
+    best, best_auc = None, -math.inf
+    for i in sorted(range(len(shrinkages)), key=lambda j: -shrinkages[j]):
+        auc = aucs[i]
+        if auc is not None and auc > best_auc + 1e-12:
+            best, best_auc = i, auc
+    if best is None:
+        return max(range(len(shrinkages)), key=lambda j: shrinkages[j])
+    return best
+
+
+@dataclass
+class FittedTrait:
+    model: BalancedCosineTrait
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+    search: list[dict[str, Any]]  # every candidate's cross-validated AUC, for the record
+
+
+def fit_trait(
+    X: np.ndarray,
+    q: np.ndarray,
+    ids: Sequence[Any],
+    *,
+    plan: SearchPlan,
+) -> FittedTrait:
+    """Search `plan`, fit the chosen shrinkage on all samples, and measure it on held-out folds."""
+    splits = make_splits(pole_labels(q), plan.folds, plan.repeats, FOLD_SEED)
+    oof_chosen = None
+    search: list[dict[str, Any]] = []
+    if splits:
+        oof = oof_raw_scores(X, q, plan.shrinkages, splits)
+        aucs = [m.cv_roc_auc(oof[:, g, :], q) for g in range(len(plan.shrinkages))]
+        chosen = _choose(aucs, plan.shrinkages)
+        oof_chosen = oof[:, chosen, :]
+        search = [{"shrinkage": s, "roc_auc": a} for s, a in zip(plan.shrinkages, aucs, strict=True)]
+    else:
+        chosen = _choose([None] * len(plan.shrinkages), plan.shrinkages)
+    shrinkage = plan.shrinkages[chosen]
+    model = BalancedCosineTrait(shrinkage, plan.folds, plan.repeats, FOLD_SEED).fit(X, q, oof_raw=oof_chosen)
+
+    # Held-out raw scores when folds exist; otherwise (a pole with one sample) in-sample ones.
+    raw = model.oof_raw_ if model.oof_raw_ is not None else model.decision_function(X)[None, :]
+    held_out = expit(model.k_ * raw)
+    params = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
+    y = pole_labels(q)
+    metrics = {
+        "positive_samples": int(y.sum()),
+        "negative_samples": int(len(y) - y.sum()),
+        "roc_auc": m.cv_roc_auc(raw, q),
+        "accuracy": m.accuracy(held_out, q),
+        "calibration_error": m.expected_calibration_error(held_out, q),
+        "discrimination": m.discrimination(held_out, q),
+        "explained_variance": m.explained_variance(X, model.w_),
+        "anchor_sample_ids": m.anchor_sample_ids(
+            X, q, ids, model.positive_prototype_, model.negative_prototype_
+        ),
+        "params": dict(params),
+        "cv_folds": len(splits[0]) if splits else 0,
+        "k": model.k_,
+        "search": search,
+    }
+    return FittedTrait(model=model, params=params, metrics=metrics, search=search)
+
+
+def _embed_unique(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    vectors = np.asarray(embedder.encode(texts))
+    if vectors.shape != (len(texts), embedder.dim):
+        raise EngineError(
+            f"embedder {embedder.id!r} returned an array of shape {vectors.shape}, "
+            f"expected {(len(texts), embedder.dim)}"
+        )
+    if not np.all(np.isfinite(vectors)):
+        raise EngineError(f"embedder {embedder.id!r} returned non-finite values")
+    return vectors.astype(np.float64)
+
+
+def train(
+    traits: Sequence[TraitSpec],
+    samples: Sequence[Sample],
+    *,
+    embedder: Embedder,
+    effort: str = "medium",
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: ProgressFn | None = None,
+) -> TrainingResult:
+    """Train every trait with `balanced_cosine` and return the snapshot, metrics and param_hash.
+
+    `params` (per trait key, as in a previous `TrainingResult.params`) skips the search for the
+    traits it names: automatic retraining reuses the active version's parameters that way.
+    """
+    if effort not in SEARCH_PLANS:
+        raise InvalidEffortError(f"unknown effort {effort!r}; expected one of {', '.join(SEARCH_PLANS)}")
+    traits = list(traits)
+    clean = validate_samples(traits, samples)
+    reuse = {key: _check_params(key, value) for key, value in (params or {}).items()}
+
+    def report(fraction: float, phase: str) -> None:
+        if progress is not None:
+            progress(float(min(max(fraction, 0.0), 1.0)), phase)
+
+    report(0.0, "embedding")
+    texts = list(dict.fromkeys(s.text for s in clean))
+    row_of = {t: i for i, t in enumerate(texts)}
+    vectors = _embed_unique(embedder, texts)
+    searching = any(t.key not in reuse for t in traits)
+    report(0.1, "searching" if searching else "calibrating")
+
+    fitted: dict[str, FittedTrait] = {}
+    total = len(clean)
+    done = 0
+    for spec in traits:
+        members = [s for s in clean if s.trait == spec.key]
+        X = vectors[[row_of[s.text] for s in members]]
+        q = np.array([s.quality for s in members], dtype=np.float64)
+        given = reuse.get(spec.key)
+        if given is not None:
+            plan = SearchPlan((given["shrinkage"],), given["folds"], given["repeats"])
+        else:
+            plan = SEARCH_PLANS[effort]
+        report(0.1 + 0.85 * done / total, "searching" if len(plan.shrinkages) > 1 else "calibrating")
+        fitted[spec.key] = fit_trait(X, q, [s.id for s in members], plan=plan)
+        done += len(members)
+        report(0.1 + 0.85 * done / total, "calibrating")
+
+    chosen = {key: f.params for key, f in fitted.items()}
+    digest = param_hash(chosen, embedder.id)
+    snapshot = dump_snapshot(
+        traits,
+        [(f.model.w_, f.model.offset_, f.model.k_) for f in (fitted[t.key] for t in traits)],
+        chosen,
+        embedder_id=embedder.id,
+        embedder_dim=embedder.dim,
+        embedder_model_sha256=model_sha256(embedder),
+        param_hash=digest,
+    )
+    report(1.0, "done")
+    return TrainingResult(
+        snapshot=snapshot,
+        metrics={key: f.metrics for key, f in fitted.items()},
+        param_hash=digest,
+        params=chosen,
+    )

@@ -1,0 +1,219 @@
+"""The `balanced_cosine` trait model: a class-balanced, shrunk prototype axis with a calibrated sigmoid.
+
+From L2-normalised embeddings X and qualities q in [0, 1]:
+
+* positive prototype p+ = weighted mean of X with weights q, negative p- with weights 1 - q, each
+  pole's weights normalised to sum 1, so 500 samples on one pole and 20 on the other weigh the
+  same (class balance);
+* axis w = (S_shrunk)^-1 (p+ - p-), where S is the class-balanced pooled within-pole covariance and
+  S_shrunk = (1 - shrinkage) S + shrinkage * mu * I with mu = trace(S) / dim. shrinkage 1 is the pure
+  prototype (cosine) axis; small shrinkage is LDA-like;
+* w is scaled so that r(p+) = +1 and r(p-) = -1 for the raw score r(x) = w . (x - m), m the midpoint
+  of the prototypes; so the midpoint maps to 0.5 after calibration;
+* score(x) = sigmoid(k * r(x)), with k fitted on out-of-fold raw scores (see `fit_calibration`).
+
+Everything is float64 and deterministic (fixed fold seeds, no randomness elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import expit
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
+
+from core.engine.validation import POSITIVE_THRESHOLD
+
+#: Bounds of the calibration slope. r is +-1 at the prototypes, so k = 0.25 still keeps the
+#: axis order visible when held-out folds found no signal, and 200 is far past any real fit.
+K_MIN = 0.25
+K_MAX = 200.0
+#: Prototypes closer than this are the same point: the trait has no usable axis.
+_DEGENERATE = 1e-12
+
+Split = tuple[np.ndarray, np.ndarray]
+
+
+def raw_scores(E: np.ndarray, w: np.ndarray, offset: float) -> np.ndarray:
+    """r = E . w - offset per row, float64.
+
+    A row-wise sum rather than a BLAS product: each row's result then depends only on that row,
+    so a text scores bit-identically alone or in any batch, in the trainer or from a snapshot.
+    """
+    return (np.asarray(E, dtype=np.float64) * np.asarray(w, dtype=np.float64)).sum(axis=1) - offset
+
+
+def pole_labels(q: np.ndarray) -> np.ndarray:
+    """Pole membership as the API counts it: quality >= 0.5 is positive."""
+    return (np.asarray(q) >= POSITIVE_THRESHOLD).astype(np.int64)
+
+
+@dataclass
+class AxisSpectrum:
+    """What every shrinkage value needs: prototypes and the eigen-decomposition of S."""
+
+    p_pos: np.ndarray
+    p_neg: np.ndarray
+    evals: np.ndarray  # non-zero part of the spectrum of S
+    evecs: np.ndarray  # (dim, r) orthonormal columns
+    mu: float  # trace(S) / dim, the scale of the identity target
+
+    @classmethod
+    def from_data(cls, X: np.ndarray, q: np.ndarray) -> AxisSpectrum:
+        X = np.asarray(X, dtype=np.float64)
+        q = np.asarray(q, dtype=np.float64)
+        a, b = q, 1.0 - q
+        a_sum, b_sum = float(a.sum()), float(b.sum())
+        p_pos = (a @ X) / a_sum
+        p_neg = (b @ X) / b_sum
+        # S = 1/2 (S+ + S-) = R^T R with one row per (sample, pole) that has weight on that pole.
+        ia, ib = a > 0, b > 0
+        rows = np.concatenate(
+            [
+                np.sqrt(0.5 * a[ia] / a_sum)[:, None] * (X[ia] - p_pos),
+                np.sqrt(0.5 * b[ib] / b_sum)[:, None] * (X[ib] - p_neg),
+            ]
+        )
+        dim = X.shape[1]
+        if rows.shape[0] < dim:
+            # Few samples: the thin SVD of R is cheaper and exact.
+            _, s, vt = np.linalg.svd(rows, full_matrices=False)
+            evals, evecs = s**2, vt.T
+        else:
+            evals, evecs = np.linalg.eigh(rows.T @ rows)
+            evals = np.clip(evals, 0.0, None)
+        mu = float(evals.sum()) / dim
+        if not mu > 0.0:
+            mu = 1.0  # every sample sits on its prototype: any positive scale is the same
+        return cls(p_pos=p_pos, p_neg=p_neg, evals=evals, evecs=evecs, mu=mu)
+
+    def axis(self, shrinkage: float) -> tuple[np.ndarray, float]:
+        """Return (w, offset) with raw score r(x) = x . w - offset."""
+        delta = self.p_pos - self.p_neg
+        dim = delta.shape[0]
+        if float(delta @ delta) < _DEGENERATE:
+            return np.zeros(dim), 0.0
+        g = float(shrinkage)
+        proj = self.evecs.T @ delta
+        inside = self.evecs @ (proj / ((1.0 - g) * self.evals + g * self.mu))
+        outside = (delta - self.evecs @ proj) / (g * self.mu)  # directions where S is 0
+        w = inside + outside
+        # Scale so r(p+) = 1 and r(p-) = -1; w . delta > 0 because the shrunk S is positive definite.
+        w = w * (2.0 / float(w @ delta))
+        m = 0.5 * (self.p_pos + self.p_neg)
+        return w, float(m @ w)
+
+
+def make_splits(y: np.ndarray, folds: int, repeats: int = 1, seed: int = 0) -> list[list[Split]]:
+    """Stratified folds (grouped per repeat); none when a pole has fewer than 2 samples."""
+    counts = np.bincount(y, minlength=2)
+    k = min(int(folds), int(counts.min()))
+    if k < 2:
+        return []
+    index = np.zeros(len(y))
+    if repeats <= 1:
+        cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+        return [list(cv.split(index, y))]
+    rcv = RepeatedStratifiedKFold(n_splits=k, n_repeats=repeats, random_state=seed)
+    all_splits = list(rcv.split(index, y))
+    return [all_splits[r * k : (r + 1) * k] for r in range(repeats)]
+
+
+def oof_raw_scores(
+    X: np.ndarray, q: np.ndarray, shrinkages: Sequence[float], splits: list[list[Split]]
+) -> np.ndarray:
+    """Out-of-fold raw scores, shape (repeats, len(shrinkages), n)."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty((len(splits), len(shrinkages), X.shape[0]))
+    for r, repeat in enumerate(splits):
+        for train_idx, test_idx in repeat:
+            spectrum = AxisSpectrum.from_data(X[train_idx], q[train_idx])
+            Xt = X[test_idx]
+            for g, shrinkage in enumerate(shrinkages):
+                w, offset = spectrum.axis(shrinkage)
+                out[r, g, test_idx] = Xt @ w - offset
+    return out
+
+
+def fit_calibration(raw: np.ndarray, q: np.ndarray) -> float:
+    """Slope k of score = sigmoid(k * raw), no intercept, fitted class-balanced.
+
+    Minimises the class-balanced cross-entropy against soft targets q, with Platt's target
+    smoothing (hard 1 -> (N+ + 1)/(N+ + 2), hard 0 -> 1/(N- + 2)) so that perfectly separated
+    folds give a finite, not an infinite, slope. `raw` may be (n,) or (repeats, n).
+    """
+    raw = np.atleast_2d(np.asarray(raw, dtype=np.float64))
+    q = np.asarray(q, dtype=np.float64)
+    y = pole_labels(q)
+    n_pos, n_neg = int(y.sum()), int(len(y) - y.sum())
+    hi = (n_pos + 1.0) / (n_pos + 2.0)
+    lo = 1.0 / (n_neg + 2.0)
+    target = np.tile(q * hi + (1.0 - q) * lo, raw.shape[0])
+    weight = np.tile(np.where(y == 1, 0.5 / max(n_pos, 1), 0.5 / max(n_neg, 1)), raw.shape[0])
+    r = raw.ravel()
+    if not np.any(r):
+        return K_MIN
+
+    def loss(log_k: float) -> float:
+        z = np.exp(log_k) * r
+        return float(weight @ (np.logaddexp(0.0, z) - target * z))
+
+    res = minimize_scalar(
+        loss, bounds=(np.log(K_MIN), np.log(K_MAX)), method="bounded", options={"xatol": 1e-9}
+    )
+    return float(np.exp(res.x))
+
+
+class BalancedCosineTrait:
+    """One trait axis, scikit-learn style: parameters in the constructor, `fit` returns self.
+
+    Parameters
+    ----------
+    shrinkage : float in (0, 1]
+        Weight of the identity target in the shrunk within-pole covariance (1 = prototype cosine).
+    folds, repeats : int
+        Stratified K-fold (repeated) used to get out-of-fold raw scores for the calibration.
+    random_state : int
+        Seed of the fold assignment.
+
+    Learned attributes: `w_`, `offset_` (= m . w), `k_`, `positive_prototype_`,
+    `negative_prototype_`, `oof_raw_` ((repeats, n) out-of-fold raw scores, or None when a
+    pole has fewer than 2 samples and the calibration falls back to in-sample raw scores).
+    """
+
+    def __init__(self, shrinkage: float = 1.0, folds: int = 5, repeats: int = 1, random_state: int = 0):
+        self.shrinkage = shrinkage
+        self.folds = folds
+        self.repeats = repeats
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray, y: np.ndarray, *, oof_raw: np.ndarray | None = None) -> BalancedCosineTrait:
+        """Fit on embeddings X (n, dim) and qualities y (n,) in [0, 1].
+
+        `oof_raw` lets a caller that already computed this shrinkage's out-of-fold raw scores
+        (the parameter search) pass them in instead of refitting every fold.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        q = np.asarray(y, dtype=np.float64)
+        spectrum = AxisSpectrum.from_data(X, q)
+        self.positive_prototype_ = spectrum.p_pos
+        self.negative_prototype_ = spectrum.p_neg
+        self.w_, self.offset_ = spectrum.axis(self.shrinkage)
+        if oof_raw is None:
+            splits = make_splits(pole_labels(q), self.folds, self.repeats, self.random_state)
+            oof_raw = oof_raw_scores(X, q, [self.shrinkage], splits)[:, 0, :] if splits else None
+        self.oof_raw_ = None if oof_raw is None else np.atleast_2d(oof_raw)
+        calibration_raw = self.oof_raw_ if self.oof_raw_ is not None else self.decision_function(X)
+        self.k_ = fit_calibration(calibration_raw, q)
+        return self
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Raw score r(x) = w . x - m . w (0 at the midpoint, +-1 at the prototypes)."""
+        return raw_scores(X, self.w_, self.offset_)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Calibrated score in [0, 1] per row (the positive pole's probability)."""
+        return expit(self.k_ * self.decision_function(X))
