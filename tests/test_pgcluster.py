@@ -15,15 +15,36 @@ from playhouse.db_url import connect as peewee_connect
 from tests.support.pgcluster import (
     PgCluster,
     PgClusterError,
+    database_url_fixture,
     pg_cluster_fixture,
     pg_database_fixture,
     run_as_prefix,
+    selected_backends,
 )
 
 pytestmark = pytest.mark.postgres
 
+PREPARED: list[str] = []
+
+
+def _prepare(url: str) -> None:
+    """Stands in for "apply the migrations": a table and a row, in WAL mode on SQLite like the service."""
+    PREPARED.append(url.split(":", 1)[0])
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        if url.startswith("sqlite"):
+            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        conn.execute(sa.text("CREATE TABLE runs (id integer PRIMARY KEY, note text)"))
+        conn.execute(sa.text("INSERT INTO runs (id, note) VALUES (1, 'from prepare')"))
+    # Deliberately not disposed: the fixture must cope with a session left open on the template.
+    ENGINES.append(engine)
+
+
+ENGINES: list[sa.Engine] = []
+
 pg_cluster = pg_cluster_fixture()
 pg_database = pg_database_fixture()
+database_url = database_url_fixture(prepare=_prepare, backends=("sqlite", "postgres"))
 
 
 def _accepts_tcp(port: int) -> bool:
@@ -140,3 +161,27 @@ def test_root_needs_an_existing_system_user() -> None:
         run_as_prefix(0, "no_such_user_pgcluster")
     if os.geteuid() == 0:
         assert run_as_prefix(0)[-3:] == ["-u", "postgres", "--"]
+
+
+@pytest.mark.parametrize("round_no", [1, 2])
+def test_database_url_is_prepared_and_fresh_per_test(database_url: str, round_no: int) -> None:
+    engine = sa.create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            # Each test sees only what prepare wrote, never a row a previous test added.
+            assert conn.execute(sa.text("SELECT id, note FROM runs")).all() == [(1, "from prepare")]
+            conn.execute(sa.text("INSERT INTO runs (id, note) VALUES (:i, 'test')"), {"i": 1 + round_no})
+    finally:
+        engine.dispose()
+    backend = "sqlite" if database_url.startswith("sqlite") else "postgresql"
+    assert PREPARED.count(backend) == 1  # prepared once per backend, copied for every test
+
+
+def test_selected_backends_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCORING_TEST_DATABASES", raising=False)
+    assert selected_backends() == ("sqlite", "postgres")
+    monkeypatch.setenv("SCORING_TEST_DATABASES", " postgres ")
+    assert selected_backends() == ("postgres",)
+    monkeypatch.setenv("SCORING_TEST_DATABASES", "sqlite,mysql")
+    with pytest.raises(ValueError, match="mysql"):
+        selected_backends()

@@ -11,9 +11,10 @@ PostgreSQL refuses to run as root, so under root the binaries run as the existin
 
 Use from a conftest:
 
-    from tests.support.pgcluster import pg_cluster_fixture, pg_database_fixture
-    pg_cluster = pg_cluster_fixture()        # one cluster per session
-    pg_database = pg_database_fixture()      # a fresh, empty database URL per test
+    from tests.support.pgcluster import database_url_fixture, pg_cluster_fixture, pg_database_fixture
+    pg_cluster = pg_cluster_fixture()        # one cluster per session (started on first use)
+    pg_database = pg_database_fixture()      # a fresh, empty PostgreSQL database URL per test
+    database_url = database_url_fixture(prepare=migrate)   # every test once on SQLite, once on PostgreSQL
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -296,16 +298,35 @@ class PgCluster:
     def connect(self, database: str | None = None, **kwargs: Any) -> psycopg2.extensions.connection:
         return psycopg2.connect(self.url_for(database or self.database), **kwargs)
 
-    def create_database(self, name: str) -> str:
-        """Create an empty database and return its URL."""
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """Create a database (empty, or a copy of `template`, which must have no open sessions); its URL."""
         _check_db_name(name)
-        self._admin(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if template is not None:
+            _check_db_name(template)
+            statement = sql.SQL("{} TEMPLATE {}").format(statement, sql.Identifier(template))
+        self._admin(statement)
         return self.url_for(name)
 
     def drop_database(self, name: str) -> None:
         """Drop a database, disconnecting its remaining sessions."""
         _check_db_name(name)
         self._admin(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+    def disconnect_all(self, database: str) -> int:
+        """Terminate every session on `database`; returns how many there were."""
+        conn = self.connect("postgres")
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (database,),
+                )
+                return int(cur.fetchone()[0])
+        finally:
+            conn.close()
 
     def databases(self) -> list[str]:
         conn = self.connect("postgres")
@@ -317,10 +338,10 @@ class PgCluster:
             conn.close()
 
     @contextlib.contextmanager
-    def fresh_database(self, prefix: str = "t") -> Iterator[str]:
-        """A uniquely named empty database for the duration of the block; yields its URL."""
+    def fresh_database(self, prefix: str = "t", template: str | None = None) -> Iterator[str]:
+        """A uniquely named database (empty, or a copy of `template`) for the block; yields its URL."""
         name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-        url = self.create_database(name)
+        url = self.create_database(name, template)
         try:
             yield url
         finally:
@@ -335,6 +356,16 @@ class PgCluster:
                 cur.execute(statement)
         finally:
             conn.close()
+
+
+def _sqlite_copy(source: Path, target: Path) -> None:
+    """Copy a SQLite database consistently, including whatever still sits in its WAL."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
 
 
 def _check_db_name(name: str) -> None:
@@ -372,3 +403,66 @@ def pg_database_fixture(
             yield url
 
     return _pg_database
+
+
+BACKENDS_ENV = "SCORING_TEST_DATABASES"
+ALL_BACKENDS: tuple[str, ...] = ("sqlite", "postgres")
+
+
+def selected_backends(default: Sequence[str] = ALL_BACKENDS) -> tuple[str, ...]:
+    """The backends to test on: $SCORING_TEST_DATABASES (comma-separated, e.g. "sqlite") or `default`."""
+    raw = os.environ.get(BACKENDS_ENV, "")
+    chosen = tuple(b.strip() for b in raw.split(",") if b.strip()) or tuple(default)
+    unknown = set(chosen) - set(ALL_BACKENDS)
+    if unknown:
+        known = ", ".join(ALL_BACKENDS)
+        raise ValueError(f"{BACKENDS_ENV}: unknown backend(s) {sorted(unknown)}; known: {known}")
+    return chosen
+
+
+def database_url_fixture(
+    cluster_fixture: str = "pg_cluster",
+    *,
+    backends: Sequence[str] | None = None,
+    prepare: Callable[[str], None] | None = None,
+    name: str | None = None,
+) -> Callable[..., Iterator[str]]:
+    """A function-scoped fixture, parametrised over backends, yielding a fresh database URL per test.
+
+    "sqlite" gives `sqlite:///<tmp_path>/scoring.sqlite`; "postgres" a fresh database on the session cluster
+    (`cluster_fixture`, started only when a postgres case runs; those cases carry the `postgres` marker).
+    `prepare(url)` (e.g. "apply the migrations") runs once per backend per session on a template that every
+    test's database is copied from, so each test starts prepared without paying for it again.
+    Backends default to $SCORING_TEST_DATABASES, else both.
+    """
+    import pytest
+
+    chosen = tuple(backends) if backends is not None else selected_backends()
+    params = [pytest.param(b, marks=[pytest.mark.postgres] if b == "postgres" else [], id=b) for b in chosen]
+    templates: dict[str, Any] = {}  # backend -> template database name / file
+
+    @pytest.fixture(params=params, name=name)
+    def _database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+        if request.param == "sqlite":
+            target = tmp_path / "scoring.sqlite"
+            if prepare is not None:
+                if "sqlite" not in templates:
+                    template = request.getfixturevalue("tmp_path_factory").mktemp("db-template") / "t.sqlite"
+                    prepare(f"sqlite:///{template}")
+                    templates["sqlite"] = template
+                _sqlite_copy(templates["sqlite"], target)
+            yield f"sqlite:///{target}"
+            return
+        cluster: PgCluster = request.getfixturevalue(cluster_fixture)
+        template_name = None
+        if prepare is not None:
+            key = f"postgres:{cluster.port}"
+            if key not in templates:
+                templates[key] = f"template_{uuid.uuid4().hex[:12]}"
+                prepare(cluster.create_database(templates[key]))
+                cluster.disconnect_all(templates[key])  # a template must have no sessions to be copied
+            template_name = templates[key]
+        with cluster.fresh_database(template=template_name) as url:
+            yield url
+
+    return _database_url
