@@ -27,7 +27,8 @@ from core.engine.types import TraitSpec
 # Templates (from_traits)
 
 # {p}: a bare pole phrase ("polite", "refund and delay"); {i}: the phrase or an intensified
-# one ("very polite"); {s}: a subject noun. "describe" framings suit adjectives, "topic"
+# one ("very polite"); {s}: a subject noun; {c}: a noun of the trait's description (or a
+# generic subject). "describe" framings suit adjectives, "topic"
 # framings suit nouns; a phrase gets the group its last word suggests.
 _DESCRIBE: dict[str, tuple[str, ...]] = {
     "statement": (
@@ -67,6 +68,8 @@ _TOPIC: dict[str, tuple[str, ...]] = {
         "Another {s} about {p}.",
         "It comes down to {p}.",
         "Mostly {p}, from start to finish.",
+        "About the {c}: mostly {p}.",
+        "When it comes to the {c}, it is all {p}.",
     ),
     "first_person": (
         "I am writing about {p}.",
@@ -89,7 +92,8 @@ _TOPIC: dict[str, tuple[str, ...]] = {
     ),
 }
 # fmt: off
-_SUBJECTS = ("message", "reply", "text", "comment", "review", "experience")
+_TEXT_SUBJECTS = ("message", "reply", "text", "comment", "review")  # things that can be "about" something
+_SUBJECTS = (*_TEXT_SUBJECTS, "experience")
 _INTENSIFIERS = ("very", "really", "quite", "extremely")
 _ADJ_SUFFIXES = (
     "ful", "ous", "ive", "able", "ible", "al", "ic", "ish", "less", "ly", "ed", "ent", "ant", "ile", "ary",
@@ -171,17 +175,20 @@ def template_candidates(trait: TraitSpec, positive: bool, rng: random.Random) ->
     the sequence mixes forms.
     """
     label = trait.positive_label if positive else trait.negative_label
-    subjects = _subjects(trait)
+    described = _subjects(trait)
     by_kind: dict[str, list[str]] = {}
     for phrase, intensified in _pole_phrases(label):
-        framings = _DESCRIBE if _is_adjective(phrase) else _TOPIC
+        adjective = _is_adjective(phrase)
+        framings = _DESCRIBE if adjective else _TOPIC
+        subjects = described if adjective else list(_TEXT_SUBJECTS)
         for kind, templates in framings.items():
             for template in templates:
                 if intensified and "{i}" not in template:
                     continue
                 for subject in subjects if "{s}" in template else subjects[:1]:
-                    text = template.format(p=phrase, i=phrase, s=subject)
-                    by_kind.setdefault(kind, []).append(text[0].upper() + text[1:])
+                    for context in described if "{c}" in template else described[:1]:
+                        text = template.format(p=phrase, i=phrase, s=subject, c=context)
+                        by_kind.setdefault(kind, []).append(text[0].upper() + text[1:])
     queues = []
     for kind in sorted(by_kind):
         texts = list(dict.fromkeys(by_kind[kind]))
@@ -200,6 +207,10 @@ def template_candidates(trait: TraitSpec, positive: bool, rng: random.Random) ->
 
 _PREFIXES = ("Honestly,", "Frankly,", "To be honest,", "Well,", "Overall,", "In short,", "All in all,")
 _SUFFIXES = ("honestly", "to be honest", "really", "frankly", "if I'm honest")
+# A text that already has one of these gets no second marker ("Honestly ..., honestly.").
+_MARKER_RE = re.compile(
+    r"\b(honestly|frankly|to be honest|if i'm honest|if i am honest|all in all|in short)\b", re.I
+)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _CONTRACTIONS = (
     ("cannot", "can't"),
@@ -247,13 +258,15 @@ def _after_prefix(text: str) -> str | None:
 
 
 def _with_prefix(text: str, rng: random.Random) -> str | None:
-    if text.split(" ", 1)[0].rstrip(",") in {p.rstrip(",") for p in _PREFIXES}:
+    if _MARKER_RE.search(text) or text.split(" ", 1)[0].rstrip(",") in {p.rstrip(",") for p in _PREFIXES}:
         return None
     rest = _after_prefix(text)
     return None if rest is None else f"{rng.choice(_PREFIXES)} {rest}"
 
 
 def _with_suffix(text: str, rng: random.Random) -> str | None:
+    if _MARKER_RE.search(text):
+        return None
     m = re.match(r"^(.*?[^\s.!?])([.!?]*)$", text.strip(), flags=re.S)
     if not m:
         return None
