@@ -25,7 +25,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
 from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key, slugify_key, unique_key
+from core.engine.trait_model import AxisSpectrum
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
+from core.engine.validation import POSITIVE_THRESHOLD
 
 #: Principal components considered per effort level (and at most this many k-means contrasts).
 CANDIDATES_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
@@ -144,14 +146,17 @@ def _candidates(x: np.ndarray, effort: str, progress: ProgressFn | None) -> list
 
 
 def _existing_axes(
-    existing: Iterable[ExistingTrait], samples: Sequence[Sample], embedder: Embedder
+    existing: Iterable[ExistingTrait],
+    samples: Sequence[Sample],
+    embedder: Embedder,
+    rows: dict[str, np.ndarray],
 ) -> tuple[list[np.ndarray], set[str]]:
     """Axes of the traits discovery must not rediscover, and their keys.
 
     An entry is a `TraitSpec` or `(TraitSpec, axis or None)`. Without an axis it is derived:
-    the class-balanced difference of pole means of the trait's own samples among `samples`
-    (quality >= 0.5 is the positive pole), or, when those do not cover both poles, the
-    difference of the embeddings of its positive and negative labels.
+    the `balanced_cosine` prototype axis (shrinkage 1) of the trait's own samples among
+    `samples` when they cover both poles, else the difference of the embeddings of its positive
+    and negative labels. `rows` maps a pooled text's `dedup_key` to its embedding.
     """
     axes: list[np.ndarray] = []
     keys: set[str] = set()
@@ -166,11 +171,11 @@ def _existing_axes(
                     f"the embedder {embedder.id!r} has {embedder.dim}"
                 )
         else:
-            own = [s for s in samples if s.trait == spec.key and s.text.strip()]
-            pos = [s.text for s in own if s.quality >= 0.5]
-            neg = [s.text for s in own if s.quality < 0.5]
-            if pos and neg:
-                vec = embedder.encode(pos).mean(axis=0) - embedder.encode(neg).mean(axis=0)
+            own = [s for s in samples if s.trait == spec.key and dedup_key(s.text.strip()) in rows]
+            q = np.array([s.quality for s in own], dtype=np.float64)
+            if own and (q >= POSITIVE_THRESHOLD).any() and (q < POSITIVE_THRESHOLD).any():
+                x = np.stack([rows[dedup_key(s.text.strip())] for s in own])
+                vec = AxisSpectrum.from_data(x, q).axis(1.0)[0]
             else:
                 e = embedder.encode([spec.positive_label, spec.negative_label]).astype(np.float64)
                 vec = e[0] - e[1]
@@ -268,7 +273,8 @@ def discover(
         )
     _report(progress, 0.0, "embedding")
     x = np.asarray(embedder.encode(texts), dtype=np.float64)
-    existing_axes, taken_keys = _existing_axes(existing, samples, embedder)
+    rows = {dedup_key(t): x[i] for i, t in enumerate(texts)}
+    existing_axes, taken_keys = _existing_axes(existing, samples, embedder, rows)
     _report(progress, 0.3, "searching")
 
     centred = x - x.mean(axis=0)

@@ -7,8 +7,9 @@
 
 Every candidate passes the pole check before it is kept: it is embedded and must lie on the
 side of the trait's axis that it claims. The axis is the shared `balanced_cosine` prototype
-axis (shrinkage 1) fitted on the trait's own samples when they cover both poles, otherwise on
-embeddings of the pole labels phrased with the trait's name and description. Texts already
+axis (shrinkage 1; a side needs no calibration) of the trait's own samples when they cover
+both poles, otherwise of embeddings of the pole labels phrased with the trait's name and
+description. Texts already
 present for the trait (ignoring case, punctuation and spacing) are never returned. The
 random choices are seeded from the inputs, so the same inputs give the same samples.
 """
@@ -33,7 +34,7 @@ from core.engine.errors import (
 )
 from core.engine.generators import TextGenerator, template_candidates, variation_candidates
 from core.engine.text_utils import dedup_key, stable_seed
-from core.engine.trait_model import BalancedCosineTrait
+from core.engine.trait_model import AxisSpectrum
 from core.engine.types import ProgressFn, Sample, TraitSpec
 from core.engine.validation import (
     MAX_TEXT_CHARS,
@@ -55,16 +56,23 @@ CANDIDATE_FACTOR = 3
 
 @dataclass
 class PoleCheck:
-    """Which side of a trait's axis a text lies on; `source` says where the axis came from."""
+    """Which side of a trait's axis a text lies on: sign of `x . w - offset`.
 
-    model: BalancedCosineTrait | None  # None: the two poles could not be told apart
-    source: str  # "samples" | "labels"
+    `w`, `offset` are the shared `balanced_cosine` axis with shrinkage 1 (the class-balanced,
+    quality-weighted prototype difference, 0 at the prototypes' midpoint); `w` is None when the
+    two poles could not be told apart, and then nothing passes. `source` says where the axis
+    came from: "samples" or "labels".
+    """
+
+    w: np.ndarray | None
+    offset: float
+    source: str
 
     def margins(self, embeddings: np.ndarray) -> np.ndarray:
-        """Signed distance-like score: > 0 on the positive side, < 0 on the negative side."""
-        if self.model is None:
+        """> 0 on the positive side, < 0 on the negative side."""
+        if self.w is None:
             return np.zeros(len(embeddings))
-        return self.model.decision_function(embeddings)
+        return np.asarray(embeddings, dtype=np.float64) @ self.w - self.offset
 
     def passes(self, embeddings: np.ndarray, positive: Sequence[bool]) -> np.ndarray:
         m = self.margins(embeddings)
@@ -81,9 +89,9 @@ def label_anchor_texts(trait: TraitSpec, positive: bool) -> list[str]:
     return texts
 
 
-def _fit_axis(x: np.ndarray, q: np.ndarray) -> BalancedCosineTrait | None:
-    model = BalancedCosineTrait(shrinkage=1.0).fit(x, q)
-    return model if np.any(model.w_) else None
+def _check_from(x: np.ndarray, q: np.ndarray, source: str) -> PoleCheck:
+    w, offset = AxisSpectrum.from_data(np.asarray(x, dtype=np.float64), q).axis(1.0)
+    return PoleCheck(w if np.any(w) else None, offset, source)
 
 
 def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
@@ -91,13 +99,12 @@ def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embe
     own = [s for s in samples if s.trait == trait.key]
     q = np.array([s.quality for s in own], dtype=np.float64)
     if own and (q >= POSITIVE_THRESHOLD).any() and (q < POSITIVE_THRESHOLD).any():
-        model = _fit_axis(embedder.encode([s.text for s in own]), q)
-        if model is not None:
-            return PoleCheck(model, "samples")
+        check = _check_from(embedder.encode([s.text for s in own]), q, "samples")
+        if check.w is not None:
+            return check
     pos, neg = label_anchor_texts(trait, True), label_anchor_texts(trait, False)
-    x = embedder.encode(pos + neg)
     q = np.array([1.0] * len(pos) + [0.0] * len(neg))
-    return PoleCheck(_fit_axis(x, q), "labels")
+    return _check_from(embedder.encode(pos + neg), q, "labels")
 
 
 @dataclass
