@@ -101,3 +101,69 @@ def test_missing_or_truncated_files_raise_model_file_error(tmp_path: Path) -> No
     with pytest.raises(ModelFileError, match="tokenizer") as info:
         MiniLMEmbedder(tokenizer_path=short).encode(["hello"])
     assert str(short) in str(info.value)
+
+
+POSITIVE_REVIEWS = [
+    "Absolutely loved it, best purchase I have made all year.",
+    "Wonderful service and the staff were incredibly kind.",
+    "This film was a delight from start to finish.",
+    "Fantastic quality, works perfectly, highly recommend.",
+    "The food was delicious and the atmosphere lovely.",
+    "I am thrilled with how well this turned out.",
+    "Great value, fast delivery, very happy customer.",
+    "A brilliant book, I could not put it down.",
+    "Excellent experience, everything went smoothly.",
+    "The hotel was beautiful and the room spotless.",
+    "Superb performance, the cast was amazing.",
+    "My kids adore this toy, it is so much fun.",
+    "Outstanding support, they solved my problem right away.",
+    "Really comfortable shoes, I wear them every day.",
+    "What a great app, simple and a joy to use.",
+    "The concert was magical, an unforgettable night.",
+    "Perfect fit and gorgeous colour, I love this dress.",
+    "Friendly people, tasty coffee, I will be back.",
+    "This is the best pizza in town, simply wonderful.",
+    "Impressive battery life and a stunning screen.",
+]
+NEGATIVE_REVIEWS = [
+    "Terrible product, it broke after one day.",
+    "The staff were rude and the service was awful.",
+    "This film was boring and far too long.",
+    "Cheap junk, do not waste your money.",
+    "The food was cold and tasted disgusting.",
+    "I am very disappointed, nothing worked as promised.",
+    "Late delivery, damaged box, an awful experience.",
+    "A dreadful book, I gave up after ten pages.",
+    "Horrible experience, everything went wrong.",
+    "The hotel was filthy and the room smelled bad.",
+    "Painful to watch, the acting was terrible.",
+    "The toy fell apart immediately, my kids cried.",
+    "Useless support, they ignored my emails for weeks.",
+    "These shoes hurt my feet, worst pair I have owned.",
+    "What a buggy app, it crashes constantly.",
+    "The concert was a mess and the sound was awful.",
+    "Poor fit and ugly colour, I hate this dress.",
+    "Unfriendly people, burnt coffee, never again.",
+    "This is the worst pizza in town, simply inedible.",
+    "The battery dies in an hour and the screen is dim.",
+]
+
+
+def test_trained_sentiment_trait_ranks_obvious_texts(offline: None) -> None:
+    from core.engine import Scorer, train
+    from core.engine.types import Sample, TraitSpec
+
+    embedder = MiniLMEmbedder()  # loaded under the network block
+    trait = TraitSpec("sentiment", "Sentiment", "positive", "negative")
+    samples = [Sample("sentiment", t, 1.0) for t in POSITIVE_REVIEWS]
+    samples += [Sample("sentiment", t, 0.0) for t in NEGATIVE_REVIEWS]
+    result = train([trait], samples, embedder=embedder, effort="low")
+    scorer = Scorer.from_snapshot(result.snapshot, embedder=embedder)
+    good, bad = scorer.score(
+        [
+            "An amazing, heart-warming experience. I loved every minute of it!",
+            "A miserable waste of time. Everything about it was awful.",
+        ]
+    )[:, 0]
+    assert good > 0.5 > bad
+    assert good > bad + 0.3
