@@ -1,0 +1,181 @@
+"""Training, waiting, discovery, synthesis, versions, tags and scoring against the real service."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import (
+    Client,
+    CompareResult,
+    ConflictError,
+    LastOperation,
+    NotFoundError,
+    RunFailedError,
+    ScoreResult,
+    ValidationError,
+    WaitTimeoutError,
+)
+from tests.client.conftest import Service, make_draft
+
+FORMAL = "Dear Sir or Madam, kindly find attached the signed agreement for your records."
+CASUAL = "hey lol gonna grab food, u coming?"
+
+
+@pytest.fixture(scope="module")
+def trained(service: Service) -> str:
+    """A model trained once (v1), re-optimized once (v2); shared by the read-only tests below."""
+    with service.client() as c:
+        handle = make_draft(c, service.handle("trained"))
+        c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        c.wait(handle, c.train(handle, effort="low", reoptimize_params=True).run_id, timeout=60)
+    return handle
+
+
+def test_train_and_wait_with_progress(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("train"))
+    run = client.train(handle, effort="low")
+    assert (run.state, run.status_code) == ("busy", 202) and run.run_id and run.run_id.startswith("run_")
+    seen: list[LastOperation] = []
+
+    model = client.wait(handle, run.run_id, timeout=60, poll_interval=0.01, progress=seen.append)
+
+    assert model.state == "ready" and model.version_no == 1
+    assert model.last_operation is not None and model.last_operation.status == "succeeded"
+    assert seen and all(op.run_id == run.run_id and op.kind == "train" for op in seen)
+    assert seen[-1].status == "succeeded" and seen[-1].fraction == 1.0
+    fractions = [op.fraction for op in seen if op.fraction is not None]
+    assert fractions == sorted(fractions)
+
+    noop = client.train(handle)  # ready, no re-optimization: nothing queued
+    assert (noop.state, noop.run_id, noop.status_code) == ("ready", None, 200)
+
+
+def test_train_is_idempotent_while_in_flight(idle_service: Service) -> None:
+    with idle_service.client() as c:
+        handle = make_draft(c, idle_service.handle("idem"))
+        first, second = c.train(handle), c.train(handle)
+        assert second.run_id == first.run_id and second.status_code == 202
+        with pytest.raises(ConflictError) as err:
+            c.discover(handle)
+        assert (err.value.code, err.value.run_id, err.value.retryable) == ("model_busy", first.run_id, True)
+        with pytest.raises(WaitTimeoutError) as timeout:
+            c.wait(handle, first.run_id, timeout=0.2, poll_interval=0.05)
+        assert timeout.value.model is not None and timeout.value.model.state == "busy"
+
+
+def test_wait_for_another_run_id_times_out(client: Client, trained: str) -> None:
+    with pytest.raises(WaitTimeoutError) as err:
+        client.wait(trained, "run_" + "0" * 32, timeout=0.2, poll_interval=0.05)
+    assert err.value.run_id == "run_" + "0" * 32 and err.value.model.state == "ready"
+
+
+def test_wait_raises_run_failed(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("fails"))
+
+    def crash(fraction: float, phase: str) -> None:  # the engine breaking mid-run
+        raise RuntimeError("injected engine crash")
+
+    service.ctx.executor.progress_hook = crash
+    try:
+        run = client.train(handle, effort="low")
+        seen: list[LastOperation] = []
+        with pytest.raises(RunFailedError) as err:
+            client.wait(handle, run.run_id, timeout=60, progress=seen.append)
+    finally:
+        service.ctx.executor.progress_hook = None
+    assert err.value.run_id == run.run_id and err.value.code == "internal_error"
+    assert err.value.model.state == "failed" and err.value.operation.status == "failed"
+    assert seen[-1].status == "failed"
+    assert run.run_id in str(err.value)
+
+
+def test_synthesize_then_duplicate_run(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("synth"))
+    run = client.synthesize(handle, "from_traits", effort="low")
+    assert run.status_code == 202 and run.run_id
+    model = client.wait(handle, run.run_id, timeout=60)
+    assert model.state == "draft"
+    assert list(client.list_samples(handle, provenance="synthesized"))
+    with pytest.raises(ConflictError) as err:
+        client.synthesize(handle, "from_traits", effort="low")
+    assert (err.value.code, err.value.run_id, err.value.retryable) == ("duplicate_run", run.run_id, False)
+    with pytest.raises(ValidationError):
+        client.synthesize(handle, "enrich")
+
+
+def test_discover_then_duplicate_run(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("discover"))
+    run = client.discover(handle, effort="low")
+    model = client.wait(handle, run.run_id, timeout=60)
+    assert model.state == "draft"
+    assert all(t.kind in ("extrinsic", "intrinsic") for t in client.list_traits(handle))
+    with pytest.raises(ConflictError) as err:
+        client.discover(handle, effort="low")
+    assert err.value.code == "duplicate_run" and err.value.run_id == run.run_id
+
+
+def test_versions_and_tags(client: Client, trained: str) -> None:
+    versions = list(client.list_versions(trained, page_size=1))  # two pages of one
+    assert [v.version_no for v in versions] == [2, 1]  # newest first
+    assert [v.triggered_by for v in versions] == ["retune", "train"]
+    assert all(v.snapshot is None for v in versions)
+    v1 = client.get_version(trained, 1)
+    assert client.get_version(trained, "v1").version_id == v1.version_id
+    assert v1.snapshot and v1.trait_metrics["formality"]["roc_auc"] is not None
+
+    tagged = client.tag_version(trained, "stable")
+    assert (tagged.tag, tagged.version_no) == ("stable", 2)
+    assert client.get_version(trained, "stable").version_no == 2
+    assert "stable" in client.get_model(trained).version_tags
+    assert client.untag_version(trained, "stable").deleted is True
+    assert client.untag_version(trained, "stable").deleted is False
+    with pytest.raises(ValidationError) as err:
+        client.tag_version(trained, "v7")
+    assert err.value.code == "invalid_tag"
+    with pytest.raises(NotFoundError) as missing:
+        client.get_version(trained, 99)
+    assert missing.value.code == "version_not_found"
+
+
+def test_scoring_key_reads_without_snapshot(service: Service, trained: str) -> None:
+    with service.client("scorer") as scorer:
+        assert scorer.get_version(trained, 1).snapshot is None
+        assert scorer.score(trained, FORMAL).as_dict().keys() == {"formality"}
+
+
+def test_score_one_many_text_and_compare(client: Client, trained: str) -> None:
+    formal = client.score(trained, FORMAL, explain=True)
+    assert isinstance(formal, ScoreResult) and formal.handle == trained and formal.version_no == 2
+    (s,) = formal.scores
+    assert (s.trait, s.positive_label, s.negative_label) == ("formality", "formal", "casual")
+    assert 0.0 <= s.score <= 1.0 and s.label == ("formal" if s.score >= 0.5 else "casual")
+    assert formal.explanation and formal.explanation["formality"]
+    assert client.score(trained, FORMAL, version=1).version_no == 1
+
+    texts = [FORMAL, CASUAL] + [f"text number {i}" for i in range(103)]  # two requests of <= 100
+    many = client.score_many(trained, texts)
+    assert [r.index for r in many] == list(range(105))
+    assert many[0].as_dict() == pytest.approx(formal.as_dict(), abs=1e-6)
+
+    view = client.score_text(trained, CASUAL)
+    assert "casual" in view and "formal" in view
+
+    cmp = client.compare(trained, CASUAL, FORMAL)
+    assert isinstance(cmp, CompareResult)
+    a, b = cmp.results()
+    assert cmp.deltas()["formality"] == pytest.approx(b["formality"] - a["formality"], abs=1e-6)
+    assert b["formality"] == pytest.approx(formal["formality"], abs=1e-6)
+
+
+def test_feedback_is_buffered(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("feedback"))
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=60)
+    result = client.score(handle, FORMAL, feedback={"formality": 1.0})
+    assert result.feedback_buffered == 1
+    assert client.get_model(handle).buffered_feedback == 1
+
+
+def test_edits_on_a_ready_model_conflict(client: Client, trained: str) -> None:
+    with pytest.raises(ConflictError) as err:
+        client.add_samples(trained, [{"trait": "formality", "text": "late addition", "quality": 1.0}])
+    assert err.value.code == "model_not_draft" and not err.value.retryable
