@@ -53,6 +53,11 @@ class AutoPrune(Strict):
     keep_first_of_month: bool | None = None
 
 
+class AutoPruneOut(BaseModel):
+    keep_unnamed: int
+    keep_first_of_month: bool
+
+
 class ModelCreate(Strict):
     handle: str = Field(min_length=3, max_length=127, examples=["acme.tone"])
     description: str = Field(default="", max_length=10_000)
@@ -125,7 +130,7 @@ class ModelOut(BaseModel):
     additional_terms: str | None
     upstream_sources: list[UpstreamSource] | None
     readme_markdown: str | None
-    auto_prune: AutoPrune | None
+    auto_prune: AutoPruneOut | None
     sample_count: int
     buffered_feedback: int
 

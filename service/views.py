@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from service.schemas import LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
+from service.prune import effective_policy
+from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 
 
@@ -63,7 +64,7 @@ def model_out(session: Session, model: Model) -> ModelOut:
         additional_terms=model.additional_terms,
         upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
         readme_markdown=model.readme_markdown,
-        auto_prune=model.auto_prune,  # type: ignore[arg-type]
+        auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
         sample_count=sample_count or 0,
         buffered_feedback=buffered or 0,
     )

@@ -17,7 +17,7 @@ from service.errors import ApiError
 from service.routes.common import RUN_ID_HEADER, errors
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.states import busy_error, require_not_archived, require_untrained
-from service.tables import Model, SampleRow, Trait
+from service.tables import Model, Run, SampleRow, Trait
 
 router = APIRouter(tags=["runs"])
 
@@ -104,16 +104,28 @@ def train(
     return RunStarted(state="busy", run_id=run_id)
 
 
-def _start_unique(ctx: Any, s: Session, model: Model, kind: str, options: dict[str, Any], key: str) -> str:
+def _duplicate_error(run: Run) -> ApiError:
+    return ApiError(
+        409,
+        "duplicate_run",
+        f"The same {run.kind} already ran or is running on these samples and effort ({run.id}).",
+        retryable=False,
+        headers={"X-Run-Id": run.id},
+    )
+
+
+def _reject_in_flight_duplicate(s: Session, model: Model, key: str) -> None:
+    """A repeat of the run in flight is a duplicate (not merely 'busy')."""
+    require_not_archived(model)
+    run = runs.in_flight(s, model)
+    if run is not None and run.idempotency_key == key:
+        raise _duplicate_error(run)
+
+
+def _start_unique(s: Session, model: Model, kind: str, options: dict[str, Any], key: str) -> str:
     duplicate = runs.find_duplicate(s, model.id, key)
     if duplicate is not None:
-        raise ApiError(
-            409,
-            "duplicate_run",
-            f"The same {kind} already ran or is running on these samples ({duplicate.id}).",
-            retryable=False,
-            headers={"X-Run-Id": duplicate.id},
-        )
+        raise _duplicate_error(duplicate)
     return runs.create_run(s, model, kind, options, idempotency_key=key).id
 
 
@@ -130,11 +142,12 @@ def discover(
     options = {"effort": body.effort or "medium"}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
+        key = idempotency_key("discover", options, fingerprint(s, model, "discovered", extrinsic_only=True))
+        _reject_in_flight_duplicate(s, model, key)
         require_untrained(s, model)
         if not sample_count(s, model):
             raise ApiError(422, "no_samples", "Discovery needs labelled samples.")
-        key = idempotency_key("discover", options, fingerprint(s, model, "discovered", extrinsic_only=True))
-        run_id = _start_unique(ctx, s, model, "discover", options, key)
+        run_id = _start_unique(s, model, "discover", options, key)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 
@@ -152,14 +165,15 @@ def synthesize(
     options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
+        key = idempotency_key(
+            "synthesize", options, fingerprint(s, model, "synthesized", extrinsic_only=False)
+        )
+        _reject_in_flight_duplicate(s, model, key)
         require_untrained(s, model)
         if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():
             raise ApiError(422, "no_traits", "Synthesis needs at least one trait.")
         if body.synth_type == "diversify" and not sample_count(s, model):
             raise ApiError(422, "no_samples", "diversify needs seed samples to vary.")
-        key = idempotency_key(
-            "synthesize", options, fingerprint(s, model, "synthesized", extrinsic_only=False)
-        )
-        run_id = _start_unique(ctx, s, model, "synthesize", options, key)
+        run_id = _start_unique(s, model, "synthesize", options, key)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)

@@ -1,0 +1,68 @@
+"""Fixtures: the real app on a temp data dir (hashing embedder, real SQLite, real Huey worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.context import Context
+from service.db import transaction
+from service.keys import create_key
+from service.settings import Settings
+from tests.service.helpers import auth
+
+
+@dataclass
+class Svc:
+    app: FastAPI
+    ctx: Context
+    client: TestClient
+    author: dict[str, str]  # authoring key for namespaces acme and lab
+    scorer: dict[str, str]  # scoring key for acme
+    other: dict[str, str]  # authoring key for namespace other
+    publisher: dict[str, str]  # authoring key that owns the public catalog
+
+    def key(self, namespaces: list[str], scope: str) -> dict[str, str]:
+        with transaction(self.ctx.sessions) as s:
+            return auth(create_key(s, namespaces, scope))
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    base: dict[str, object] = {
+        "embedder": "hashing",
+        "heartbeat_interval_s": 0.5,
+        "recovery_interval_s": 3600.0,
+        "retrain_buffer": 3,
+    }
+    base.update(overrides)
+    return Settings.from_env(data_dir=data_dir, **base)
+
+
+def start(data_dir: Path, **overrides: object) -> Iterator[Svc]:
+    app = create_app(make_settings(data_dir, **overrides))
+    ctx: Context = app.state.ctx
+    with TestClient(app, raise_server_exceptions=False) as client:
+        svc = Svc(app, ctx, client, {}, {}, {}, {})
+        svc.author = svc.key(["acme", "lab"], "authoring")
+        svc.scorer = svc.key(["acme"], "scoring")
+        svc.other = svc.key(["other"], "authoring")
+        svc.publisher = svc.key(["public"], "authoring")
+        yield svc
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Iterator[Svc]:
+    """The app with its in-process worker running."""
+    yield from start(tmp_path)
+
+
+@pytest.fixture
+def idle_svc(tmp_path: Path) -> Iterator[Svc]:
+    """The app without a worker: runs stay queued until a test executes them."""
+    yield from start(tmp_path, run_worker=False)

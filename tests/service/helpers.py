@@ -1,0 +1,106 @@
+"""Shared data and small HTTP helpers for the service tests."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+FORMAL = [
+    "Dear Sir, I am writing to formally request the quarterly report.",
+    "We respectfully submit the enclosed documentation for your review.",
+    "Please accept our sincere apologies for the inconvenience caused.",
+    "Kindly find attached the signed agreement for your records.",
+    "I would be grateful if you could confirm receipt of this letter.",
+    "The committee shall convene on Monday to deliberate the proposal.",
+]
+CASUAL = [
+    "hey whats up, wanna grab pizza later?",
+    "lol that movie was kinda wild",
+    "gonna crash early tonight, so tired",
+    "yo can u send me that pic",
+    "omg this is sooo cool haha",
+    "nah im good, maybe next time dude",
+]
+POSITIVE = [
+    "I absolutely love this wonderful product, it is fantastic!",
+    "What a great day, everything went perfectly.",
+    "The team did an amazing job, I am thrilled.",
+    "This is the best meal I have ever had.",
+    "Such a delightful and happy experience.",
+    "Brilliant work, I am very pleased.",
+]
+NEGATIVE = [
+    "This is terrible, I hate it and want a refund.",
+    "What an awful day, everything went wrong.",
+    "The service was horrible and rude.",
+    "This is the worst meal I have ever had.",
+    "Such a disappointing and sad experience.",
+    "Dreadful work, I am very upset.",
+]
+
+TRAITS = [
+    {"name": "Formality", "positive_label": "formal", "negative_label": "casual"},
+    {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"},
+]
+
+
+def samples() -> list[dict[str, Any]]:
+    out = [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
+    out += [{"trait": "formality", "text": t, "quality": 0.0} for t in CASUAL]
+    out += [{"trait": "sentiment", "text": t, "quality": 1.0} for t in POSITIVE]
+    out += [{"trait": "sentiment", "text": t, "quality": 0.0} for t in NEGATIVE]
+    return out
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def check(resp: httpx.Response, status: int) -> Any:
+    assert resp.status_code == status, f"{resp.status_code} != {status}: {resp.text[:2000]}"
+    if resp.headers.get("content-type", "").startswith("application/json"):
+        return resp.json()
+    return resp.text
+
+
+def error_code(resp: httpx.Response, status: int) -> str:
+    body = check(resp, status)
+    err = body["error"]
+    assert set(err) >= {"code", "message", "request_id", "retryable", "details"}
+    assert err["request_id"] == resp.headers["X-Request-Id"]
+    return str(err["code"])
+
+
+def wait_settled(client: Any, handle: str, headers: dict[str, str], timeout: float = 60.0) -> dict[str, Any]:
+    """Poll GET /models/{handle} until the model is no longer busy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        model = check(client.get(f"/v1/models/{handle}", headers=headers), 200)
+        if model["state"] != "busy":
+            return model  # type: ignore[no-any-return]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{handle} still busy: {model['last_operation']}")
+        time.sleep(0.05)
+
+
+def make_model(
+    client: Any, headers: dict[str, str], handle: str, *, with_data: bool = True, **fields: Any
+) -> dict[str, Any]:
+    model = check(client.post("/v1/models", json={"handle": handle, **fields}, headers=headers), 201)
+    if with_data:
+        check(client.post(f"/v1/models/{handle}/traits", json={"traits": TRAITS}, headers=headers), 201)
+        check(client.post(f"/v1/models/{handle}/samples", json={"samples": samples()}, headers=headers), 201)
+    return model  # type: ignore[no-any-return]
+
+
+def train_ready(client: Any, headers: dict[str, str], handle: str, **body: Any) -> dict[str, Any]:
+    started = check(
+        client.post(f"/v1/models/{handle}/train", json={"effort": "low", **body}, headers=headers), 202
+    )
+    assert started["state"] == "busy" and started["run_id"].startswith("run_")
+    model = wait_settled(client, handle, headers)
+    assert model["state"] == "ready", model["last_operation"]
+    assert model["last_operation"]["run_id"] == started["run_id"]
+    return model
