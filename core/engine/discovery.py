@@ -27,7 +27,7 @@ from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
 from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key, slugify_key, unique_key
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
-from core.engine.validation import POSITIVE_THRESHOLD
+from core.engine.validation import POSITIVE_THRESHOLD, validate_quality, validate_text
 
 #: Principal components considered per effort level (and at most this many k-means contrasts).
 CANDIDATES_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
@@ -265,7 +265,14 @@ def discover(
     below ten distinct texts.
     """
     _check_effort(effort)
-    samples = list(samples)
+    samples = [
+        Sample(
+            s.trait,
+            validate_text(s.text, where=f"sample {i}: text"),
+            validate_quality(s.quality, where=f"sample {i}"),
+        )
+        for i, s in enumerate(samples)
+    ]
     texts = pooled_texts(samples)
     if len(texts) < MIN_TEXTS:
         raise TooFewTextsError(

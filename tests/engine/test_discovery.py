@@ -198,3 +198,22 @@ def test_progress_runs_from_zero_to_one(embedder) -> None:
     assert fractions[0] == 0.0 and fractions[-1] == 1.0
     assert fractions == sorted(fractions)
     assert calls[-1][1] == "done" and {"embedding", "searching", "labelling"} <= {p for _, p in calls}
+
+
+def test_discovered_traits_train_as_they_are(embedder) -> None:
+    from core.engine import train
+
+    found = discover(_samples(), embedder=embedder, effort="low")
+    result = train(
+        [t.spec for t in found], [s for t in found for s in t.samples], embedder=embedder, effort="low"
+    )
+    assert set(result.metrics) == {t.spec.key for t in found}
+    assert result.metrics[found[0].spec.key]["roc_auc"] > 0.9
+
+
+def test_bad_samples_are_named(embedder) -> None:
+    bad = [*_samples(), Sample("x", None, 1.0)]  # type: ignore[arg-type]
+    with pytest.raises(EngineError, match="sample 40: text must be a string"):
+        discover(bad, embedder=embedder)
+    with pytest.raises(EngineError, match="sample 0: quality"):
+        discover([Sample("x", "fine", 1.5), *_samples()], embedder=embedder)
