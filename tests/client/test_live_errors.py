@@ -1,0 +1,97 @@
+"""Error mapping with the real service's answers: status, code, request id, run id."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import (
+    AuthenticationError,
+    BadRequestError,
+    Client,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    ValidationError,
+)
+from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Service, make_draft
+
+
+def test_401_for_unknown_and_missing_keys(service: Service) -> None:
+    with service.client("sk_000000000000_notarealkeynotarealkey") as bad, pytest.raises(
+        AuthenticationError
+    ) as err:
+        bad.get_model(f"{NAMESPACE}.anything")
+    assert (err.value.status, err.value.code) == (401, "unauthorized")
+    with service.client("") as anonymous:
+        assert anonymous.health()["status"] == "ok"  # health needs no key
+        with pytest.raises(AuthenticationError):
+            next(anonymous.list_models())
+
+
+def test_403_scope_and_namespace(service: Service) -> None:
+    with service.client("scorer") as scorer, pytest.raises(PermissionDeniedError) as err:
+        scorer.create_model(service.handle("byscorer"))
+    assert (err.value.status, err.value.code) == (403, "forbidden")
+    with service.client("outsider") as outsider, pytest.raises(PermissionDeniedError):
+        next(outsider.list_models(namespace=NAMESPACE))
+    with service.client("outsider") as outsider:
+        assert outsider.create_model(f"{OTHER_NAMESPACE}.mine").namespace == OTHER_NAMESPACE
+
+
+def test_404_unknown_and_unreadable_look_the_same(client: Client, service: Service) -> None:
+    handle = service.handle("private")
+    client.create_model(handle)
+    with pytest.raises(NotFoundError) as missing:
+        client.get_model(f"{NAMESPACE}.does-not-exist")
+    with service.client("outsider") as outsider, pytest.raises(NotFoundError) as hidden:
+        outsider.get_model(handle)
+    assert missing.value.code == hidden.value.code == "model_not_found"
+    with pytest.raises(NotFoundError) as trait:
+        client.update_trait(handle, "nope", name="x")
+    assert trait.value.code == "trait_not_found"
+
+
+def test_409_code_retryable_run_id(client: Client, service: Service, idle_service: Service) -> None:
+    handle = service.handle("taken")
+    client.create_model(handle)
+    with pytest.raises(ConflictError) as taken:
+        client.create_model(handle)
+    assert (taken.value.code, taken.value.retryable, taken.value.run_id) == ("handle_taken", False, None)
+
+    with idle_service.client() as idle:
+        busy = make_draft(idle, idle_service.handle("busy"))
+        run = idle.train(busy)
+        with pytest.raises(ConflictError) as err:
+            idle.delete_model(busy)
+        assert (err.value.code, err.value.retryable, err.value.run_id) == ("model_busy", True, run.run_id)
+
+
+def test_422_details_and_codes(client: Client, service: Service) -> None:
+    with pytest.raises(ValidationError) as bad_handle:
+        client.create_model("Not A Handle")
+    assert bad_handle.value.status == 422 and bad_handle.value.details
+    handle = service.handle("v422")
+    client.create_model(handle)
+    with pytest.raises(ValidationError) as state:
+        client.update_model(handle, state="ready")
+    assert state.value.code == "state_not_patchable"
+    with pytest.raises(ValidationError) as unknown:
+        client.update_model(handle, colour="blue")
+    assert unknown.value.code == "unknown_field"
+    with pytest.raises(ValidationError) as no_traits:
+        client.train(handle)
+    assert no_traits.value.code == "no_traits"
+
+
+def test_400_invalid_cursor(client: Client) -> None:
+    with pytest.raises(BadRequestError) as err:
+        client.list_models_page(namespace=NAMESPACE, cursor="forged")
+    assert (err.value.status, err.value.code) == (400, "invalid_cursor")
+
+
+def test_request_id_is_the_one_sent(service: Service, faults: FaultInjector) -> None:
+    with service.client(transport=faults) as c, pytest.raises(NotFoundError) as err:
+        c.get_model(f"{NAMESPACE}.ghost")
+    (sent,) = faults.seen
+    assert err.value.request_id == sent.headers["X-Request-Id"]
+    assert err.value.request_id.startswith("req_") and err.value.request_id in str(err.value)
