@@ -364,3 +364,40 @@ def test_parse_lines() -> None:
         "four",
         "five",
     ]
+
+
+_DIGEST_SCRIPT = """
+import hashlib
+from core.embedders import get_embedder
+from core.engine.synthesis import synthesize
+from core.engine.types import Sample, TraitSpec
+trait = TraitSpec("tone", "Tone", "praise, friendly", "refund, delay", "How the customer feels")
+seeds = [Sample("tone", "Lovely friendly staff. I have nothing but praise.", 1.0),
+         Sample("tone", "I do not want another delay. Where is my refund?", 0.0)]
+emb = get_embedder("hashing")
+out = synthesize([trait], seeds, effort="high", embedder=emb)
+out += synthesize([trait], seeds, synth_type="diversify", effort="max", embedder=emb)
+print(hashlib.sha256(repr(out).encode()).hexdigest(), len(out))
+"""
+
+
+def test_same_output_in_another_process() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _DIGEST_SCRIPT],
+            env=env,
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
+    assert int(digests.pop().split()[1]) > 32
