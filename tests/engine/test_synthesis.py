@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -382,11 +386,6 @@ print(hashlib.sha256(repr(out).encode()).hexdigest(), len(out))
 
 
 def test_same_output_in_another_process() -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     digests = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
