@@ -86,6 +86,7 @@ class MiniLMEmbedder:
     """Mean-pooled, L2-normalised 384-d sentence vectors; the model loads on first `encode`."""
 
     dim = DIM
+    model_sha256 = MODEL_SHA256  # recorded in snapshots next to the id
 
     def __init__(
         self,

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): `python -m benchmarks.speed`, `python -m benchmarks.quality`."""
