@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
     return Settings.from_env(data_dir=data_dir, **base)
 
 
-def start(data_dir: Path, **overrides: object) -> Iterator[Svc]:
+@contextmanager
+def running(data_dir: Path, **overrides: object) -> Iterator[Svc]:
     app = create_app(make_settings(data_dir, **overrides))
     ctx: Context = app.state.ctx
     with TestClient(app, raise_server_exceptions=False) as client:
@@ -59,10 +61,12 @@ def start(data_dir: Path, **overrides: object) -> Iterator[Svc]:
 @pytest.fixture
 def svc(tmp_path: Path) -> Iterator[Svc]:
     """The app with its in-process worker running."""
-    yield from start(tmp_path)
+    with running(tmp_path) as s:
+        yield s
 
 
 @pytest.fixture
 def idle_svc(tmp_path: Path) -> Iterator[Svc]:
     """The app without a worker: runs stay queued until a test executes them."""
-    yield from start(tmp_path, run_worker=False)
+    with running(tmp_path, run_worker=False) as s:
+        yield s

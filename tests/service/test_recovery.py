@@ -1,0 +1,128 @@
+"""Crash safety: a worker dying mid-run leaves no partial version, loses no sample, and the model
+stays trainable; stale runs are re-queued (up to 3 attempts) or failed, also across a restart."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, update
+
+from service import runs
+from service.tables import Run, SampleRow, Version, utcnow
+from tests.service.conftest import Svc, running
+from tests.service.helpers import check, make_model, wait_settled
+
+
+class WorkerDied(BaseException):
+    """Stands in for the process dying: not an Exception, so nothing in the run catches it."""
+
+
+def die_mid_run(fraction: float, phase: str) -> None:
+    raise WorkerDied(phase)
+
+
+def crash(svc: Svc, run_id: str) -> None:
+    """Run until the engine's first progress report, die there, then let the heartbeat go stale."""
+    svc.ctx.executor.progress_hook = die_mid_run
+    with pytest.raises(WorkerDied):
+        svc.ctx.executor.execute(run_id)
+    svc.ctx.executor.progress_hook = None
+    with svc.ctx.sessions() as s, s.begin():
+        s.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow() - timedelta(minutes=5)))
+
+
+def counts(svc: Svc) -> tuple[int, int]:
+    with svc.ctx.sessions() as s:
+        return (
+            s.scalar(select(func.count()).select_from(Version)) or 0,
+            s.scalar(select(func.count()).select_from(SampleRow)) or 0,
+        )
+
+
+def test_crash_then_requeue_completes_once(idle_svc: Svc) -> None:
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.crash")
+    run_id = check(c.post("/v1/models/acme.crash/train", json={}, headers=h), 202)["run_id"]
+    crash(idle_svc, run_id)
+    model = check(c.get("/v1/models/acme.crash", headers=h), 200)
+    assert model["state"] == "busy" and model["last_operation"]["status"] == "running"
+    assert counts(idle_svc) == (0, 24)  # no half-written version, every sample intact
+
+    assert idle_svc.ctx.recover() == [run_id]
+    op = check(c.get("/v1/models/acme.crash", headers=h), 200)["last_operation"]
+    assert op["status"] == "queued" and "Retrying" in op["progress"]["message"]
+    idle_svc.ctx.executor.execute(run_id)
+    model = check(c.get("/v1/models/acme.crash", headers=h), 200)
+    assert model["state"] == "ready" and model["version_no"] == 1
+    assert counts(idle_svc) == (1, 24)
+    with idle_svc.ctx.sessions() as s, s.begin():
+        assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
+        # The dead attempt can never finish the run it lost.
+        assert runs.succeed(s, run_id, 1) is False
+
+
+def test_dies_every_attempt_then_failed_and_trainable(idle_svc: Svc) -> None:
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.doomed")
+    run_id = check(c.post("/v1/models/acme.doomed/train", json={}, headers=h), 202)["run_id"]
+    for attempt in (1, 2, 3):
+        crash(idle_svc, run_id)
+        requeued = idle_svc.ctx.recover()
+        assert requeued == ([run_id] if attempt < 3 else [])
+    model = check(c.get("/v1/models/acme.doomed", headers=h), 200)
+    assert model["state"] == "failed" and model["current_version_id"] is None
+    op = model["last_operation"]
+    assert op["status"] == "failed" and op["error"]["code"] == "worker_lost" and op["error"]["message"]
+    assert counts(idle_svc) == (0, 24)
+    # failed is an untrained model: edits work, and training again succeeds.
+    check(
+        c.post(
+            "/v1/models/acme.doomed/samples",
+            json={
+                "samples": [
+                    {"trait": "formality", "text": "Yours faithfully, the secretary.", "quality": 1.0}
+                ]
+            },
+            headers=h,
+        ),
+        201,
+    )
+    again = check(c.post("/v1/models/acme.doomed/train", json={}, headers=h), 202)["run_id"]
+    idle_svc.ctx.executor.execute(again)
+    model = check(c.get("/v1/models/acme.doomed", headers=h), 200)
+    assert model["state"] == "ready" and model["version_no"] == 1
+
+
+def test_failed_retune_keeps_ready_on_active_version(idle_svc: Svc) -> None:
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.keep")
+    first = check(c.post("/v1/models/acme.keep/train", json={}, headers=h), 202)["run_id"]
+    idle_svc.ctx.executor.execute(first)
+    retune = check(c.post("/v1/models/acme.keep/train", json={"reoptimize_params": True}, headers=h), 202)[
+        "run_id"
+    ]
+    for _ in range(3):
+        crash(idle_svc, retune)
+        idle_svc.ctx.recover()
+    model = check(c.get("/v1/models/acme.keep", headers=h), 200)
+    assert model["state"] == "ready" and model["version_no"] == 1
+    assert model["last_operation"]["status"] == "failed"
+    check(c.post("/v1/models/acme.keep/score", json={"content": "still serving"}, headers=h), 200)
+
+
+def test_restart_recovers_and_finishes(tmp_path: Path) -> None:
+    with running(tmp_path, run_worker=False) as svc:
+        make_model(svc.client, svc.author, "acme.restart")
+        run_id = check(svc.client.post("/v1/models/acme.restart/train", json={}, headers=svc.author), 202)[
+            "run_id"
+        ]
+        crash(svc, run_id)
+        author = svc.author
+    # A new process on the same data dir: recovery on start re-queues, the worker finishes the run.
+    with running(tmp_path) as svc2:
+        model = wait_settled(svc2.client, "acme.restart", author)
+        assert model["state"] == "ready" and model["version_no"] == 1
+        assert model["last_operation"]["run_id"] == run_id
+        assert counts(svc2) == (1, 24)
