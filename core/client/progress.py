@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +15,13 @@ class TqdmProgress:
     """A tqdm bar (the notebook widget under Jupyter) driven by `LastOperation.progress`."""
 
     def __init__(self, description: str = "") -> None:
-        from tqdm.auto import tqdm  # lazy: only notebooks asking for a bar pay for it
+        # Lazy: only callers asking for a bar pay for tqdm. Without ipywidgets, tqdm.auto falls back
+        # to a text bar and warns about it; the text bar is fine, so the warning is noise.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
 
-        self._bar: Any = tqdm(total=100, desc=description, unit="%", bar_format=_BAR_FORMAT)
+            self._bar: Any = tqdm(total=100, desc=description, unit="%", bar_format=_BAR_FORMAT)
 
     def __call__(self, op: LastOperation) -> None:
         fraction = op.fraction

@@ -1,0 +1,87 @@
+"""The client over a real loopback socket, against `python -m service serve` from `start_local_service`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core import start_local_service
+from core.client import AuthenticationError, Client, LastOperation, TransportError
+from core.local import KEY_FILE, LocalService, free_port
+from tests.client.conftest import formality_rows
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("local-service")
+
+
+@pytest.fixture(scope="module")
+def local(data_dir: Path) -> Iterator[LocalService]:
+    with start_local_service(data_dir, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
+        yield svc
+
+
+def test_started_healthy_with_a_saved_key(local: LocalService, data_dir: Path) -> None:
+    assert local.running and local.url.startswith("http://127.0.0.1:") and local.url.endswith("/v1")
+    assert (data_dir / KEY_FILE).read_text().strip() == local.api_key
+    assert (data_dir / KEY_FILE).stat().st_mode & 0o077 == 0  # private to the user
+    with local.client() as c:
+        assert c.health()["status"] == "ok"
+
+
+def test_whole_path_over_the_socket(local: LocalService) -> None:
+    handle = local.handle("tone")
+    with local.client() as c:
+        c.create_model(handle)
+        c.add_traits(handle, [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}])
+        assert c.import_samples(handle, formality_rows()).stored == 12
+        for i in range(5):
+            c.create_model(local.handle(f"extra-{i}"))
+        assert len(list(c.list_models(namespace=local.namespace, page_size=2))) == 6  # three pages
+
+        run = c.train(handle, effort="low")
+        seen: list[LastOperation] = []
+        model = c.wait(handle, run.run_id, timeout=120, poll_interval=0.05, progress=seen.append)
+        assert model.state == "ready" and seen[-1].status == "succeeded"
+        assert all(op.run_id == run.run_id for op in seen)
+
+        score = c.score(handle, "Dear Sir, please find attached the signed contract.")
+        assert set(score.as_dict()) == {"formality"}
+        assert c.compare(handle, "hey lol", "Dear Sir").deltas().keys() == {"formality"}
+
+
+def test_wrong_key_over_the_socket(local: LocalService) -> None:
+    with Client(local.url, "sk_000000000000_wrongwrongwrongwrongwrong") as c, pytest.raises(
+        AuthenticationError
+    ) as err:
+        c.get_model(local.handle("tone"))
+    assert err.value.request_id and err.value.request_id.startswith("req_")
+
+
+def test_nothing_listening_is_a_transport_error() -> None:
+    port = free_port()  # released at once: nothing listens there
+    with Client(f"http://127.0.0.1:{port}", "k", retries=2, backoff=0.01) as c:
+        assert c.base_url.endswith("/v1")  # added when the URL names only the server
+        with pytest.raises(TransportError, match="3 attempts"):
+            c.health()
+
+
+def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> None:
+    key = local.api_key
+    local.stop()
+    assert not local.running
+    local.stop()  # idempotent
+    with start_local_service(data_dir, embedder="hashing", namespace="nb") as again:
+        assert again.api_key == key and again.url != "" and again.pid != local.pid
+        with again.client() as c:
+            assert c.get_model(again.handle("tone")).state == "ready"
+    assert not again.running
+
+    (data_dir / KEY_FILE).write_text("sk_000000000000_revokedrevokedrevoked\n")  # a key the service rejects
+    with start_local_service(data_dir, embedder="hashing", namespace="nb") as third:
+        assert third.api_key != key and (data_dir / KEY_FILE).read_text().strip() == third.api_key
+        with third.client() as c:
+            assert c.get_model(third.handle("tone")).handle == "nb.tone"
