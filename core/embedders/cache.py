@@ -118,9 +118,10 @@ class SqliteStore:
 class CachedEmbedder:
     """Wraps an embedder; only cache misses are encoded, in one batch."""
 
-    def __init__(self, embedder: Embedder, store: VectorStore | None = None) -> None:
+    def __init__(self, embedder: Embedder, store: VectorStore | None = None, *, write: bool = True) -> None:
         self.embedder = embedder
         self.store: VectorStore = store if store is not None else MemoryStore()
+        self.write = write  # default for `encode(store=...)`
         self.id = embedder.id
         self.dim = embedder.dim
         self.hits = 0
@@ -130,8 +131,16 @@ class CachedEmbedder:
     def __repr__(self) -> str:
         return f"CachedEmbedder({self.embedder!r}, hits={self.hits}, misses={self.misses})"
 
-    def encode(self, texts: Sequence[str], store: bool = True) -> np.ndarray:
-        """Vectors for `texts`; with `store=False` misses are encoded but never written."""
+    def read_only(self) -> CachedEmbedder:
+        """A view on the same store that uses hits but never writes (for zero-data-retention content).
+
+        Pass it wherever an Embedder is expected, e.g. `Scorer.from_snapshot(snap, cache.read_only())`.
+        """
+        return CachedEmbedder(self.embedder, self.store, write=False)
+
+    def encode(self, texts: Sequence[str], store: bool | None = None) -> np.ndarray:
+        """Vectors for `texts`; with `store=False` (or a read-only view) misses are encoded, never written."""
+        store = self.write if store is None else store
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:

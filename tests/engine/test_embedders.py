@@ -213,6 +213,19 @@ def test_store_false_reads_hits_but_writes_nothing(tmp_path: Path) -> None:
     assert inner.calls[-1] == ["secret zero-retention text"]  # still not cached
 
 
+def test_read_only_view_shares_hits_and_writes_nothing(tmp_path: Path) -> None:
+    inner = CountingHashingEmbedder()
+    cached = CachedEmbedder(inner, SqliteStore(tmp_path / "emb.sqlite"))
+    cached.encode([TEXTS[0]])
+    view = cached.read_only()
+    assert (view.id, view.dim) == (cached.id, cached.dim)
+    view.encode([TEXTS[0], TEXTS[1]])
+    view.encode([TEXTS[1]])
+    assert inner.calls == [[TEXTS[0]], [TEXTS[1]], [TEXTS[1]]]
+    assert len(cached.store) == 1
+    assert (view.hits, view.misses) == (1, 2)
+
+
 def test_sqlite_store_persists_across_instances(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "emb.sqlite"
     first = CachedEmbedder(HashingEmbedder(), SqliteStore(path))
