@@ -97,8 +97,8 @@ def _pole_axes(fig: go.Figure, rows: list[_Row]) -> None:
     fig.add_vline(x=0.5, line_dash="dash", line_color="#888", line_width=1)
 
 
-def _height(n_rows: int, per_row: int = 44) -> int:
-    return max(220, 110 + per_row * n_rows)
+def _height(n_rows: int, per_row: int = 56) -> int:
+    return max(240, 150 + per_row * n_rows)
 
 
 def score_bars(result: Scores, title: str | None = None, *, traits: TraitLabels = None) -> go.Figure:
@@ -111,7 +111,7 @@ def score_bars(result: Scores, title: str | None = None, *, traits: TraitLabels 
             orientation="h",
             marker_color=[POSITIVE_COLOR if r.score >= 0.5 else NEGATIVE_COLOR for r in rows],
             text=[f"{r.score:.2f}" for r in rows],
-            textposition="outside",
+            textposition="auto",
             cliponaxis=False,
             customdata=[[r.name, r.negative, r.positive] for r in rows],
             hovertemplate="%{customdata[0]}: %{x:.3f}<br>"
@@ -159,7 +159,7 @@ def score_bars_compare(
                 orientation="h",
                 marker_color=SERIES_COLORS[side],
                 text=[f"{s:.2f}" if s is not None else "" for s in scores],
-                textposition="outside",
+                textposition="auto",
                 cliponaxis=False,
                 hovertemplate=f"{label}: %{{x:.3f}}<extra></extra>",
             )
@@ -168,8 +168,8 @@ def score_bars_compare(
     fig.update_layout(
         barmode="group",
         title=title or f"{labels[0]} vs {labels[1]}",
-        height=_height(len(rows), per_row=64),
-        legend={"orientation": "h", "y": -0.15},
+        height=_height(len(rows), per_row=84),
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
     )
     return fig
 
