@@ -171,7 +171,7 @@ def _ensure_key(root: Path, url: str, namespace: str, env: dict[str, str]) -> st
         if key and _key_works(url, key, namespace):
             return key
     cmd = [sys.executable, "-m", "service", "keys", "create",
-           "--namespace", namespace, "--scope", "authoring"]
+           "--namespace", namespace, "--scope", "authoring", "--data-dir", str(root)]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
     match = _KEY_RE.search(done.stdout)
     if done.returncode != 0 or match is None:

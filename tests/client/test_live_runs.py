@@ -179,3 +179,12 @@ def test_edits_on_a_ready_model_conflict(client: Client, trained: str) -> None:
     with pytest.raises(ConflictError) as err:
         client.add_samples(trained, [{"trait": "formality", "text": "late addition", "quality": 1.0}])
     assert err.value.code == "model_not_draft" and not err.value.retryable
+
+
+def test_wait_draws_a_tqdm_bar(client: Client, trained: str, capsys: pytest.CaptureFixture[str]) -> None:
+    model = client.wait(trained, progress="tqdm", timeout=30)
+    assert model.state == "ready"
+    err = capsys.readouterr().err
+    assert "100%" in err and "train" in err
+    with pytest.raises(ValueError, match="tqdm"):
+        client.wait(trained, progress="bar", timeout=1)
