@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.feature_extraction.text import TfidfVectorizer
+from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
@@ -33,6 +34,8 @@ from core.engine.validation import POSITIVE_THRESHOLD, validate_quality, validat
 CANDIDATES_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
 #: Largest k for the k-means contrasts per effort level (every centroid pair for k = 2..max_k).
 KMEANS_MAX_K: dict[str, int] = {"low": 2, "medium": 3, "high": 4, "xhigh": 6, "max": 8}
+#: Leading principal components the k-means clustering runs on.
+KMEANS_DIMS = 32
 MIN_TEXTS = 10
 MAX_TRAITS = 3
 MIN_EXEMPLARS_PER_POLE = 5
@@ -110,19 +113,23 @@ def _candidates(x: np.ndarray, effort: str, progress: ProgressFn | None) -> list
     if total_var <= 1e-12:
         return []
     n_pca = min(CANDIDATES_BY_EFFORT[effort], n - 1, dim)
+    n_fit = min(max(n_pca, KMEANS_DIMS), n - 1, dim)
     raw: list[np.ndarray] = []
     # Full SVD: exact and deterministic (no randomised solver).
-    pca = PCA(n_components=n_pca, svd_solver="full").fit(centred)
-    raw.extend(pca.components_)
+    pca = PCA(n_components=n_fit, svd_solver="full").fit(centred)
+    raw.extend(pca.components_[:n_pca])
     _report(progress, 0.45, "searching")
-    # k-means contrasts catch group structure that several components share; each cluster needs
-    # room for a pole's exemplars.
+    # k-means contrasts catch group structure that several components share. Clustering runs on
+    # the leading components (denoised and much faster than all dimensions); each contrast is the
+    # difference of two clusters' means in the full space. Each cluster needs room for a pole's
+    # exemplars.
+    reduced = pca.transform(centred)
     max_k = min(KMEANS_MAX_K[effort], n // MIN_EXEMPLARS_PER_POLE)
     contrasts: list[np.ndarray] = []
     for k in range(2, max_k + 1):
-        km = KMeans(n_clusters=k, n_init=4, random_state=_SEED).fit(centred)
-        centres = km.cluster_centers_
-        contrasts.extend(centres[i] - centres[j] for i in range(k) for j in range(i + 1, k))
+        labels = KMeans(n_clusters=k, n_init=4, max_iter=100, random_state=_SEED).fit_predict(reduced)
+        means = [centred[labels == c].mean(axis=0) for c in range(k) if np.any(labels == c)]
+        contrasts.extend(means[i] - means[j] for i in range(len(means)) for j in range(i + 1, len(means)))
     raw.extend(contrasts[: CANDIDATES_BY_EFFORT[effort]])
     _report(progress, 0.6, "searching")
 
@@ -285,7 +292,10 @@ def discover(
     _report(progress, 0.3, "searching")
 
     centred = x - x.mean(axis=0)
-    candidates = sorted(_candidates(x, effort, progress), key=lambda c: (-c.score, c.order))
+    # One thread: results then never depend on the machine's core count (OpenMP/BLAS reduction
+    # order), and on a busy 2-core worker extra threads only fight (measured 10x slower at 40 texts).
+    with threadpool_limits(limits=1):
+        candidates = sorted(_candidates(x, effort, progress), key=lambda c: (-c.score, c.order))
     chosen: list[_Candidate] = []
     for cand in candidates:
         if len(chosen) == MAX_TRAITS or cand.score <= 1e-9:
