@@ -254,10 +254,9 @@ def _diversify(
         raise NoSamplesError("diversify needs seed samples: none of the traits has any samples")
     ordered = ordered[:total_cap]  # beyond the cap a seed could not get even one variant
     per_seed = min(VARIANTS_PER_SEED_BY_EFFORT[effort], math.ceil(total_cap / len(ordered)))
-    index = {id(s): i for i, s in enumerate(ordered)}
     kept_by_seed: list[list[Sample]] = [[] for _ in ordered]
     for t_index, trait in enumerate(traits):
-        mine = [s for s in ordered if s.trait == trait.key]
+        mine = [(i, s) for i, s in enumerate(ordered) if s.trait == trait.key]
         if not mine:
             continue
         _report(progress, t_index / len(traits), "generating")
@@ -265,8 +264,10 @@ def _diversify(
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
         batch = _Batch(trait)
         want = per_seed * CANDIDATE_FACTOR
-        for seed in mine:
+        for j, (i, seed) in enumerate(mine):
             if generator is not None:
+                # One request per seed: worth reporting each.
+                _report(progress, (t_index + 0.5 * j / len(mine)) / len(traits), "generating")
                 texts: Iterable[str] = _ask(generator, _diversify_prompt(seed, want), want)
             else:
                 rng = random.Random(stable_seed("diversify", seed.trait, seed.text, seed.quality))
@@ -275,11 +276,10 @@ def _diversify(
                 if (clean := _usable(text)) is not None:
                     batch.texts.append(clean)
                     batch.qualities.append(seed.quality)
-                    batch.groups.append(index[id(seed)])
+                    batch.groups.append(i)
         _report(progress, (t_index + 0.5) / len(traits), "checking")
-        quotas = {index[id(s)]: per_seed for s in mine}
-        for sample, group in _select(batch, check, embedder, taken, quotas):
-            kept_by_seed[group].append(sample)
+        for sample, i in _select(batch, check, embedder, taken, {i: per_seed for i, _ in mine}):
+            kept_by_seed[i].append(sample)
     return list(_round_robin(kept_by_seed, total_cap))
 
 
