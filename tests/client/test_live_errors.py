@@ -95,3 +95,28 @@ def test_request_id_is_the_one_sent(service: Service, faults: FaultInjector) -> 
     (sent,) = faults.seen
     assert err.value.request_id == sent.headers["X-Request-Id"]
     assert err.value.request_id.startswith("req_") and err.value.request_id in str(err.value)
+
+
+def test_409_codes_from_model_states(client: Client, service: Service) -> None:
+    draft = make_draft(client, service.handle("untrained"))
+    with pytest.raises(ConflictError) as no_version:
+        client.score(draft, "hello")
+    assert no_version.value.code == "no_active_version"
+    with pytest.raises(ConflictError) as no_tag:
+        client.tag_version(draft, "prod")
+    assert no_tag.value.code == "no_active_version"
+
+    zdr = make_draft(client, service.handle("zdr"))
+    client.update_model(zdr, zero_data_retention=True)
+    assert client.get_model(zdr).sample_count == 0  # turning it on purged the samples
+    client.add_samples(zdr, [{"trait": "formality", "text": t, "quality": q} for t, q in
+                             (("Dear Sir, kindly respond.", 1.0), ("hey lol", 0.0))])
+    client.wait(zdr, client.train(zdr, effort="low").run_id, timeout=60)
+    with pytest.raises(ConflictError) as zdr_err:
+        client.score(zdr, "Dear Sir", feedback={"formality": 1.0})
+    assert zdr_err.value.code == "zero_data_retention"
+
+    client.delete_model(draft)
+    with pytest.raises(ConflictError) as archived:
+        client.update_model(draft, description="too late")
+    assert archived.value.code == "model_archived"
