@@ -48,6 +48,8 @@ def test_crash_then_requeue_completes_once(idle_svc: Svc) -> None:
     crash(idle_svc, run_id)
     model = check(c.get("/v1/models/acme.crash", headers=h), 200)
     assert model["state"] == "busy" and model["last_operation"]["status"] == "running"
+    progress = model["last_operation"]["progress"]  # what the dead worker reported last
+    assert progress["phase"] == "embedding" and 0 < progress["fraction"] < 1 and progress["message"]
     assert counts(idle_svc) == (0, 24)  # no half-written version, every sample intact
 
     assert idle_svc.ctx.recover() == [run_id]

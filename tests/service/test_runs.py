@@ -1,4 +1,4 @@
-"""Background runs: train, retune, no-op, idempotent train, discover, synthesize, duplicates, preconditions."""
+"""Background runs: train, retune, no-op, idempotent train, discover, synthesize, duplicates."""
 
 from __future__ import annotations
 

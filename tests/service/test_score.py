@@ -1,4 +1,4 @@
-"""Scoring: JSON and raw bodies, lists, explanation, text/plain chart, compare, feedback and retraining, ZDR."""
+"""Scoring: JSON and raw bodies, lists, explanation, text/plain chart, compare, feedback, ZDR."""
 
 from __future__ import annotations
 

@@ -1,0 +1,138 @@
+"""The real thing: `python -m service` subprocesses (keys CLI, uvicorn on loopback, backfill)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from tests.service.helpers import TRAITS, auth, check, samples
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
+    env.pop("SCORING_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args, "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def server(data_dir: Path) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
+    env.pop("SCORING_DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        seen = []
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                raise AssertionError(f"server exited: {''.join(seen)}")
+            seen.append(line)
+            if line.strip() == f"Scoring service ready on {base}":
+                break
+        else:
+            raise AssertionError(f"server not ready: {''.join(seen)}")
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_keys_cli(tmp_path: Path) -> None:
+    out = cli(tmp_path, "keys", "create", "--namespace", "acme", "--namespace", "lab", "--scope", "scoring")
+    assert out.returncode == 0, out.stderr
+    key = out.stdout.strip().splitlines()[-1]
+    assert key.startswith("sk_") and " " not in key
+    bad = cli(tmp_path, "keys", "create", "--namespace", "Bad NS", "--scope", "authoring")
+    assert bad.returncode != 0 and "invalid namespace" in bad.stderr
+    assert cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "admin").returncode != 0
+    # The key is stored only as a hash.
+    assert key.split("_", 2)[2].encode() not in (tmp_path / "scoring.sqlite").read_bytes()
+
+
+def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
+    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring")
+    assert created.returncode == 0, created.stderr
+    h = auth(created.stdout.strip().splitlines()[-1])
+    with server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as c:
+        assert check(c.get("/health"), 200)["status"] == "ok"
+        assert check(c.get("/openapi.json"), 200)["info"]["title"] == "Model Scoring Service"
+        check(c.post("/models", json={"handle": "acme.live"}, headers=h), 201)
+        check(c.post("/models/acme.live/traits", json={"traits": TRAITS}, headers=h), 201)
+        check(c.post("/models/acme.live/samples", json={"samples": samples()}, headers=h), 201)
+        run_id = check(c.post("/models/acme.live/train", json={"effort": "low"}, headers=h), 202)["run_id"]
+        deadline = time.monotonic() + 60
+        while (model := check(c.get("/models/acme.live", headers=h), 200))["state"] == "busy":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert model["state"] == "ready" and model["last_operation"]["run_id"] == run_id
+        scored = check(
+            c.post("/models/acme.live/score", json={"content": "Dear Sir, kind regards."}, headers=h), 200
+        )
+        assert scored["version_no"] == 1 and len(scored["scores"]) == 2
+        chart = c.post(
+            "/models/acme.live/score",
+            content=b"lol dude",
+            headers={**h, "Content-Type": "text/plain", "Accept": "text/plain"},
+        )
+        assert chart.status_code == 200 and "casual [" in chart.text
+        resp = c.get("/models/acme.live", headers={**h, "X-Request-Id": "loopback-1"})
+        assert resp.headers["X-Request-Id"] == "loopback-1"
+
+    # Backfill (server stopped): every ready model retrained, versions say triggered_by backfill.
+    out = cli(tmp_path, "backfill")
+    assert out.returncode == 0, out.stderr
+    assert "acme.live: v2 (backfill)" in out.stdout
+    with server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as c:
+        v2 = check(c.get("/models/acme.live/versions/v2", headers=h), 200)
+        assert v2["triggered_by"] == "backfill" and v2["run_id"]
+        assert check(c.get("/models/acme.live", headers=h), 200)["version_no"] == 2
