@@ -20,7 +20,7 @@ from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 
 PAGES = ROOT / "pages"
 
-st.set_page_config(page_title="Scoring Workbench", page_icon="📊", layout="wide")
+st.set_page_config(page_title="Scoring Workbench", page_icon=":material/bar_chart:", layout="wide")
 
 
 def _sidebar_picker(handles: list[str]) -> None:
@@ -54,7 +54,7 @@ def main() -> None:
             ensure_demo_models(backend)
 
     with st.sidebar:
-        st.markdown("### 📊 Scoring Workbench")
+        st.markdown("### :material/bar_chart: Scoring Workbench")
         if backend is not None:
             st.caption(f"Backend: **{backend.label}**")
             if backend.mode == "embedded":
@@ -66,14 +66,14 @@ def main() -> None:
             st.caption("Backend: **not connected**")
 
     pages = [
-        st.Page(str(PAGES / "models.py"), title="Models", icon="🗂️", default=True),
-        st.Page(str(PAGES / "traits.py"), title="Traits", icon="🧭"),
-        st.Page(str(PAGES / "samples.py"), title="Samples", icon="🧾"),
-        st.Page(str(PAGES / "training.py"), title="Training", icon="🏋️"),
-        st.Page(str(PAGES / "versions.py"), title="Versions", icon="🔀"),
-        st.Page(str(PAGES / "score.py"), title="Score", icon="🎯"),
-        st.Page(str(PAGES / "demo.py"), title="Demo", icon="🎤"),
-        st.Page(str(PAGES / "settings.py"), title="Settings", icon="⚙️"),
+        st.Page(str(PAGES / "models.py"), title="Models", icon=":material/view_list:", default=True),
+        st.Page(str(PAGES / "traits.py"), title="Traits", icon=":material/tune:"),
+        st.Page(str(PAGES / "samples.py"), title="Samples", icon=":material/dataset:"),
+        st.Page(str(PAGES / "training.py"), title="Training", icon=":material/model_training:"),
+        st.Page(str(PAGES / "versions.py"), title="Versions", icon=":material/compare_arrows:"),
+        st.Page(str(PAGES / "score.py"), title="Score", icon=":material/speed:"),
+        st.Page(str(PAGES / "demo.py"), title="Demo", icon=":material/slideshow:"),
+        st.Page(str(PAGES / "settings.py"), title="Settings", icon=":material/settings:"),
     ]
     st.navigation(pages).run()
 

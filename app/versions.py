@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from app.records import as_dict
+from app.widgets import when
 
 METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
 LOWER_IS_BETTER = {"calibration_error"}
@@ -23,7 +24,7 @@ def versions_frame(versions: list[Any]) -> pd.DataFrame:
                 "triggered_by": d.get("triggered_by"),
                 "samples": d.get("sample_count"),
                 "effort": (d.get("metrics") or {}).get("effort"),
-                "created_at": d.get("created_at"),
+                "created_at": when(d.get("created_at")),
                 "run_id": d.get("run_id"),
                 "param_hash": (d.get("param_hash") or "")[:12],
             }
@@ -75,7 +76,7 @@ def delta_color(row: pd.Series) -> list[str]:
     """Green where B is better than A, red where worse (calibration error: lower is better)."""
     delta = row["B − A"]
     styles = [""] * len(row)
-    if delta is None or pd.isna(delta) or abs(delta) < 1e-9:
+    if delta is None or pd.isna(delta) or abs(delta) < 5e-4:  # no colour for what shows as ±0.000
         return styles
     better = delta < 0 if row["metric"] in LOWER_IS_BETTER else delta > 0
     colour = (

@@ -14,7 +14,14 @@ from core.client.errors import ApiError
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
 EDITABLE_STATES = ("draft", "failed")  # states that accept trait and sample edits and runs from scratch
-STATE_ICONS = {"draft": "📝", "busy": "⏳", "ready": "✅", "failed": "❌", "archived": "🗄️"}
+# Material icons render from Streamlit's own font (no emoji font needed), in Markdown only.
+STATE_ICONS = {
+    "draft": ":material/edit_note:",
+    "busy": ":material/hourglass_top:",
+    "ready": ":material/check_circle:",
+    "failed": ":material/error:",
+    "archived": ":material/inventory_2:",
+}
 
 
 def error_text(exc: BaseException) -> str:
@@ -35,7 +42,7 @@ def error_text(exc: BaseException) -> str:
 
 def show_error(exc: BaseException, action: str | None = None) -> None:
     head = f"{action} failed: " if action else ""
-    st.error(head + error_text(exc), icon="⚠️")
+    st.error(head + error_text(exc), icon=":material/error:")
 
 
 @contextlib.contextmanager
@@ -48,6 +55,14 @@ def guard(action: str | None = None) -> Iterator[None]:
         yield
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
         show_error(exc, action)
+
+
+def when(value: Any) -> str:
+    """An ISO timestamp as `YYYY-MM-DD HH:MM:SS UTC` (whatever precision the service sends)."""
+    if not value:
+        return "—"
+    text = str(value).replace("T", " ")
+    return text[:19] + (" UTC" if text.endswith(("Z", "+00:00")) else "")
 
 
 def operation_caption(op: dict[str, Any]) -> str:
@@ -74,7 +89,27 @@ def show_operation(op: Any) -> None:
         err = op.get("error") or {}
         st.error(f"Last {op.get('kind')} failed: `{err.get('code', 'error')}` {err.get('message', '')}")
     elif status == "succeeded":
-        st.caption(f"Last operation: {op.get('kind')} succeeded ({op.get('finished_at') or ''}).")
+        st.caption(f"Last operation: {op.get('kind')} succeeded ({when(op.get('finished_at'))}).")
+
+
+WATCHED_KEY = "watched_runs"  # session_state: run id -> progress steps seen while polling
+
+
+def record_progress(op: dict[str, Any]) -> None:
+    """Remember each distinct step of a run seen while polling (shown once the run is over)."""
+    run_id = op.get("run_id")
+    if not run_id:
+        return
+    fraction = (op.get("progress") or {}).get("fraction")
+    phase = (op.get("progress") or {}).get("phase") or op.get("status")
+    step = f"{phase} {float(fraction):.0%}" if isinstance(fraction, int | float) else str(phase)
+    steps = st.session_state.setdefault(WATCHED_KEY, {}).setdefault(run_id, [])
+    if not steps or steps[-1] != step:
+        steps.append(step)
+
+
+def watched_steps(run_id: str | None) -> list[str]:
+    return list(st.session_state.get(WATCHED_KEY, {}).get(run_id, [])) if run_id else []
 
 
 def watch_model(handle: str) -> None:
@@ -88,8 +123,10 @@ def watch_model(handle: str) -> None:
         except Exception as exc:  # noqa: BLE001
             show_error(exc, "Polling the model")
             return
+        op = as_dict(model.get("last_operation"))
+        record_progress(op)
         if model.get("state") == "busy":
-            show_operation(model.get("last_operation"))
+            show_operation(op)
         else:
             st.rerun(scope="app")
 
@@ -131,10 +168,13 @@ def model_header(model: dict[str, Any]) -> None:
 
 def watch_if_busy(model: dict[str, Any]) -> bool:
     """Live progress while the model is busy; True when it is."""
-    if model.get("state") != "busy":
-        return False
-    watch_model(model["handle"])
-    return True
+    # Always one container here, so the page's other elements keep their positions when progress appears
+    # (Streamlit would otherwise show stale copies of them while the rerun catches up).
+    with st.container():
+        if model.get("state") != "busy":
+            return False
+        watch_model(model["handle"])
+        return True
 
 
 def is_editable(model: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ import streamlit as st
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.records import as_dict
-from app.widgets import STATE_ICONS, guard, model_header, page_backend, select_model, selected_handle
+from app.widgets import guard, model_header, page_backend, select_model, selected_handle
 
 STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]
 PUBLIC = "public catalog"
@@ -42,7 +42,7 @@ with browse:
             rows = [
                 {
                     "handle": m.get("handle"),
-                    "state": f"{STATE_ICONS.get(m.get('state'), '')} {m.get('state')}",
+                    "state": m.get("state"),
                     "kind": m.get("kind"),
                     "version": f"v{m['version_no']}" if m.get("version_no") else "",
                     "tags": ", ".join(m.get("version_tags") or []),

@@ -6,7 +6,16 @@ import streamlit as st
 
 from app.records import as_dict
 from app.versions import trait_metrics_frame, versions_frame
-from app.widgets import guard, model_header, operation_caption, page_backend, require_model, watch_if_busy
+from app.widgets import (
+    guard,
+    model_header,
+    operation_caption,
+    page_backend,
+    require_model,
+    watch_if_busy,
+    watched_steps,
+    when,
+)
 
 EFFORTS = ["low", "medium", "high", "max"]
 
@@ -73,8 +82,11 @@ if op and not busy:
         err = op.get("error") or {}
         st.error(f"{text}: `{err.get('code')}` {err.get('message')}")
     else:
-        st.write(f"{text} · started {op.get('started_at')} · finished {op.get('finished_at') or '—'}")
+        st.write(f"{text} · started {when(op.get('started_at'))} · finished {when(op.get('finished_at'))}")
     st.caption(f"run `{op.get('run_id')}`")
+    steps = watched_steps(op.get("run_id"))
+    if steps:
+        st.caption("Progress watched: " + " → ".join(steps))
 
 st.subheader("Versions")
 versions = []

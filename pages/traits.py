@@ -36,7 +36,7 @@ if traits:
         [
             {
                 "key": t.get("key"),
-                "kind": "🔍 intrinsic (discovered)" if t.get("kind") == "intrinsic" else "extrinsic",
+                "kind": "intrinsic (discovered)" if t.get("kind") == "intrinsic" else "extrinsic",
                 "name": t.get("name"),
                 "negative_label": t.get("negative_label"),
                 "positive_label": t.get("positive_label"),
@@ -74,7 +74,9 @@ if traits:
                     changed += 1
             st.session_state["traits_flash"] = f"Updated {changed} trait(s)."
             st.rerun()
-    st.caption("🔍 marks traits found by discovery (intrinsic). Metrics come from the active version.")
+    st.caption(
+        "*intrinsic (discovered)* marks traits found by discovery. Metrics come from the active version."
+    )
 else:
     st.info("No traits yet: add one below, or discover them from samples.")
 

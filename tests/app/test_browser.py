@@ -1,0 +1,293 @@
+"""The whole journey in headless Chromium against `streamlit run app/main.py` and its embedded service.
+
+Create a model, add traits, import samples (CSV upload), train and watch progress, tag, train a second
+version (retune), compare the two, score a text and see its bars; then the demo page opened from a
+shareable URL. A screenshot of each page goes to artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from core.local import free_port
+from tests.app.support import ROOT, formality_samples, sentiment_samples
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = ROOT / "artifacts" / "screenshots"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    data_dir = tmp_path_factory.mktemp("browser-service")
+    env = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
+    env.update(SCORING_EMBEDDER="hashing", SCORING_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
+    log = open(data_dir / "streamlit.log", "wb")  # noqa: SIM115 - open for the server's lifetime
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app" / "main.py"),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError((data_dir / "streamlit.log").read_text())
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright  # imported here: only browser tests need it
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Ui:
+    """A Streamlit page in Chromium, with waits that follow the script runner."""
+
+    def __init__(self, page: object) -> None:
+        self.page = page
+
+    def settle(self, timeout: float = 120_000) -> None:
+        self.page.wait_for_timeout(400)  # let a rerun start before waiting for it to finish
+        self.page.wait_for_selector(IDLE, timeout=timeout)
+
+    def goto(self, url: str) -> None:
+        self.page.goto(url)
+        self.settle(timeout=300_000)  # the first load starts the service and loads the demo models
+
+    def nav(self, title: str) -> None:
+        self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+        self.settle()
+        self.page.get_by_role("heading", name=title).first.wait_for()
+
+    def tab(self, name: str) -> None:
+        self.page.get_by_role("tab", name=name).click()
+
+    def fill(self, label: str, value: str) -> None:
+        box = self.page.get_by_label(label, exact=True)
+        box.fill(value)
+
+    def click(self, name: str) -> None:
+        self.page.get_by_role("button", name=name, exact=True).click()
+        self.settle()
+
+    def expect_text(self, text: str, timeout: float = 60_000) -> None:
+        self.page.get_by_text(text).first.wait_for(timeout=timeout)
+
+    def shot(self, name: str) -> None:
+        """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        size = self.page.viewport_size
+        height = self.page.evaluate(
+            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section')]"
+            ".map(e => e.scrollHeight), document.body.scrollHeight)"
+        )
+        self.page.set_viewport_size(
+            {"width": size["width"], "height": min(max(height, size["height"]), 6000)}
+        )
+        self.page.wait_for_timeout(300)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        self.page.set_viewport_size(size)
+
+    def no_exception(self) -> None:
+        assert self.page.locator("[data-testid='stException']").count() == 0
+
+
+def _samples_csv(path: Path) -> int:
+    rows = formality_samples() + sentiment_samples()
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["trait", "text", "quality"])
+        writer.writeheader()
+        writer.writerows(rows)
+        writer.writerow({"trait": "formality", "text": "a row with a bad quality", "quality": "high"})
+    return len(rows)
+
+
+def test_whole_journey(app_url: str, browser: object, tmp_path: Path) -> None:
+    # Tall viewport: Streamlit scrolls inside its own container, so a screenshot shows one viewport.
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    ui = Ui(page)
+    try:
+        _journey(ui, page, app_url, tmp_path)
+    except BaseException:
+        ui.shot("failure")
+        raise
+    finally:
+        page.close()
+
+
+def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
+    handle = "local.journey"
+    ui.goto(app_url)
+    ui.no_exception()
+    assert "embedded local service" in page.locator("[data-testid='stSidebar']").inner_text()
+    # First start loaded the demo models (the table is a canvas: its cells are attached, not visible).
+    page.get_by_text("local.support-replies").first.wait_for(state="attached")
+    ui.shot("01_models")
+
+    ui.tab("Create")
+    ui.fill("Handle", handle)
+    ui.fill("Description", "Journey through the workbench")
+    ui.click("Create model")
+    ui.expect_text(f"Created {handle}")
+    ui.no_exception()
+
+    ui.nav("Traits")
+    for name, negative, positive in (
+        ("Formality", "casual", "formal"),
+        ("Sentiment", "negative", "positive"),
+    ):
+        ui.fill("Name", name)
+        ui.fill("Negative pole label", negative)
+        ui.fill("Positive pole label", positive)
+        ui.click("Add trait")
+        ui.expect_text(f"Added trait '{name}'")
+    ui.no_exception()
+    ui.shot("02_traits")
+
+    ui.nav("Samples")
+    ui.tab("Import")
+    csv_path = tmp_path / "samples.csv"
+    good = _samples_csv(csv_path)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv_path))
+    ui.settle()
+    ui.expect_text(f"{good} row(s) read, 1 unreadable.")
+    ui.click("Import")
+    ui.expect_text(f"Stored {good} of {good + 1} rows.")
+    ui.expect_text("1 row(s) rejected:")
+    ui.no_exception()
+    ui.shot("03_samples_import")
+
+    ui.nav("Training")
+    page.get_by_role("slider").first.focus()
+    page.keyboard.press("End")  # effort "max": a run long enough to watch
+    ui.settle()
+    page.get_by_role("button", name="Train", exact=True).click()
+    # The polling fragment shows the run's progress until the model is ready, then the page reruns and
+    # lists the steps it saw.
+    try:
+        page.locator("[data-testid='stProgress']").first.wait_for(timeout=15_000)
+        ui.shot("04_training_progress")
+    except PlaywrightTimeout:
+        pass  # a very quick run may end between two polls; the watched steps below still show it
+    ui.expect_text("Per-trait metrics of the active version v1", timeout=180_000)
+    watched = page.get_by_text("Progress watched:").first.inner_text()
+    assert "done 100%" in watched or "succeeded" in watched, watched
+    assert page.locator("[data-testid='stProgress']").count() == 0
+    ui.no_exception()
+    ui.shot("05_training_v1")
+
+    ui.nav("Versions")
+    ui.fill("Tag the active version (v1)", "first")
+    ui.click("Tag")
+    ui.expect_text("Tagged v1 as first")
+
+    ui.nav("Training")
+    page.get_by_test_id("stCheckbox").get_by_text("Re-optimise parameters").click()
+    ui.settle()
+    ui.click("Re-optimise (new version)")
+    ui.expect_text("Per-trait metrics of the active version v2", timeout=180_000)
+    ui.no_exception()
+
+    ui.nav("Versions")
+    ui.click("Compare")
+    ui.expect_text("A = v1 · B = v2")
+    page.locator(".js-plotly-plot").nth(2).wait_for()  # metrics across versions + the two comparisons
+    ui.no_exception()
+    ui.shot("06_versions_compare")
+
+    ui.nav("Score")
+    page.locator(".st-key-score_text textarea").fill(
+        "Dear colleague, we sincerely appreciate your cooperation."
+    )
+    page.get_by_test_id("stCheckbox").get_by_text("Explain (per-word contributions)").click()
+    ui.settle()
+    ui.click("Score")
+    chart = page.locator(".st-key-score_chart .js-plotly-plot, [data-testid='stPlotlyChart']").first
+    chart.wait_for()
+    assert "Formality" in chart.inner_text() and "Sentiment" in chart.inner_text()
+    assert page.locator(".js-plotly-plot .bars path").count() >= 2
+    page.get_by_text("text/plain view").click()
+    expect(page.locator("[data-testid='stCode']")).to_contain_text("formal")
+    # Per-word highlighting: explained words are shaded spans with their contribution as a tooltip.
+    expect(page.locator("span[title^='+'], span[title^='-']").first).to_be_attached()
+    ui.no_exception()
+    ui.shot("07_score")
+
+    demo_text = "Dear colleague, kindly review the attached report."
+    ui.goto(f"{app_url}/demo?model={handle}&text={quote(demo_text)}")
+    expect(page.locator(".st-key-demo_text textarea")).to_have_value(demo_text, timeout=60_000)
+    page.locator(".js-plotly-plot .bars path").first.wait_for()
+    assert f"model={handle}" in page.locator("[data-testid='stCode']").inner_text()
+    ui.no_exception()
+    ui.shot("08_demo")
+
+    # A preset replaces the text and the bars follow.
+    page.locator(".st-key-preset_0 button").click()
+    ui.settle()
+    expect(page.locator(".st-key-demo_text textarea")).not_to_have_value(demo_text, timeout=30_000)
+    # the share URL follows the preset
+    expect(page.locator("[data-testid='stCode']")).to_contain_text("grateful", timeout=30_000)
+    ui.no_exception()
