@@ -94,6 +94,8 @@ def bench_scoring(texts: list[str], snapshot: dict, minilm: MiniLMEmbedder, repe
         "score_cold_s": cold,
         "score_cold_texts_per_s": len(texts) / cold,
         "score_vs_raw_ratio": raw / cold,
+        # CPU time is steadier than wall time when the machine is shared.
+        "score_vs_raw_cpu_ratio": min(raw_cpu) / min(cold_cpu),
         "score_warm_s": warm,
         "score_warm_texts_per_s": len(texts) / warm,
         "warm_speedup": cold / warm,
@@ -176,7 +178,7 @@ def markdown(result: dict) -> str:
         f"({s['raw_encode_s']:.1f} s, {s['raw_encode_cpu_s']:.1f} s CPU) | |",
         f"| local scoring, cold cache | {s['score_cold_texts_per_s']:.0f} texts/s "
         f"({s['score_cold_s']:.1f} s, {s['score_cold_cpu_s']:.1f} s CPU): "
-        f"**{s['score_vs_raw_ratio']:.2f}×** raw | ≥ 0.9× |",
+        f"**{s['score_vs_raw_ratio']:.2f}×** raw ({s['score_vs_raw_cpu_ratio']:.2f}× by CPU time) | ≥ 0.9× |",
         f"| re-scoring, warm cache | {s['score_warm_texts_per_s']:,.0f} texts/s "
         f"(**{s['warm_speedup']:,.0f}×** cold) | ≥ 50× |",
     ]
