@@ -13,10 +13,22 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from service.context import Context
-from service.db import transaction
+from service.db import make_engine, migrate, transaction
 from service.keys import create_key
 from service.settings import Settings
 from tests.service.helpers import auth
+from tests.support.pgcluster import database_url_fixture, pg_cluster_fixture, selected_backends
+
+
+def _migrate(url: str) -> None:
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
+
+
+# SQLite by default; SCORING_TEST_DATABASES=sqlite,postgres runs the in-process tests on both.
+pg_cluster = pg_cluster_fixture()
+database_url = database_url_fixture(backends=selected_backends(default=("sqlite",)), prepare=_migrate)
 
 
 @dataclass
@@ -59,14 +71,14 @@ def running(data_dir: Path, **overrides: object) -> Iterator[Svc]:
 
 
 @pytest.fixture
-def svc(tmp_path: Path) -> Iterator[Svc]:
+def svc(tmp_path: Path, database_url: str) -> Iterator[Svc]:
     """The app with its in-process worker running."""
-    with running(tmp_path) as s:
+    with running(tmp_path, database_url=database_url) as s:
         yield s
 
 
 @pytest.fixture
-def idle_svc(tmp_path: Path) -> Iterator[Svc]:
+def idle_svc(tmp_path: Path, database_url: str) -> Iterator[Svc]:
     """The app without a worker: runs stay queued until a test executes them."""
-    with running(tmp_path, run_worker=False) as s:
+    with running(tmp_path, run_worker=False, database_url=database_url) as s:
         yield s

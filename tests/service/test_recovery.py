@@ -114,8 +114,8 @@ def test_failed_retune_keeps_ready_on_active_version(idle_svc: Svc) -> None:
     check(c.post("/v1/models/acme.keep/score", json={"content": "still serving"}, headers=h), 200)
 
 
-def test_restart_recovers_and_finishes(tmp_path: Path) -> None:
-    with running(tmp_path, run_worker=False) as svc:
+def test_restart_recovers_and_finishes(tmp_path: Path, database_url: str) -> None:
+    with running(tmp_path, run_worker=False, database_url=database_url) as svc:
         make_model(svc.client, svc.author, "acme.restart")
         run_id = check(svc.client.post("/v1/models/acme.restart/train", json={}, headers=svc.author), 202)[
             "run_id"
@@ -123,7 +123,7 @@ def test_restart_recovers_and_finishes(tmp_path: Path) -> None:
         crash(svc, run_id)
         author = svc.author
     # A new process on the same data dir: recovery on start re-queues, the worker finishes the run.
-    with running(tmp_path) as svc2:
+    with running(tmp_path, database_url=database_url) as svc2:
         model = wait_settled(svc2.client, "acme.restart", author)
         assert model["state"] == "ready" and model["version_no"] == 1
         assert model["last_operation"]["run_id"] == run_id
