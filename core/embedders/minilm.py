@@ -97,6 +97,8 @@ class MiniLMEmbedder:
         max_tokens: int = MAX_TOKENS,
         threads: int | None = None,
     ) -> None:
+        if not 1 <= max_tokens <= 512:  # the model has 512 position embeddings
+            raise ValueError(f"max_tokens must be in [1, 512], got {max_tokens}")
         # Paths are injectable so tests can point at a corrupted copy; the hash pins stay fixed.
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None

@@ -10,6 +10,7 @@ from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
 from core.engine.errors import EmbedderUnavailableError
 
+_MINILM_TRUNCATED_ID = re.compile(rf"^{re.escape(MINILM_ID)}-t(\d+)$")
 _HASHING_ID = re.compile(r"^hashing-v1-(\d+)(?:-w(\d)(\d)-c(\d)(\d)-cw([0-9.]+))?$")
 ALIASES = {"hashing": "hashing-v1-512", "minilm": MINILM_ID, "default": MINILM_ID}
 
@@ -25,6 +26,8 @@ def available() -> list[str]:
 def _build(embedder_id: str) -> Embedder:
     if embedder_id == MINILM_ID:
         return MiniLMEmbedder()
+    if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
+        return MiniLMEmbedder(max_tokens=int(m.group(1)))
     m = _HASHING_ID.match(embedder_id)
     if m:
         dim = int(m.group(1))

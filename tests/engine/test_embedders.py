@@ -128,8 +128,10 @@ def test_registry_returns_singletons_by_name_and_id() -> None:
     m = get_embedder("minilm")
     assert isinstance(m, MiniLMEmbedder)
     assert get_embedder(m.id) is m
-    assert m.id.startswith("minilm-l6-v2-int8@8199be6f")
+    assert m.id == "minilm-l6-v2-int8@8199be6f"
     assert m.dim == 384
+    short = get_embedder("minilm-l6-v2-int8@8199be6f-t128")
+    assert isinstance(short, MiniLMEmbedder) and short.max_tokens == 128 and short is not m
 
 
 def test_registry_rebuilds_non_default_hashing_ids() -> None:
@@ -139,7 +141,9 @@ def test_registry_rebuilds_non_default_hashing_ids() -> None:
     np.testing.assert_array_equal(rebuilt.encode(TEXTS), custom.encode(TEXTS))
 
 
-@pytest.mark.parametrize("name", ["nope", "hashing-v2-512", "minilm-l6-v2-int8@00000000", ""])
+@pytest.mark.parametrize(
+    "name", ["nope", "hashing-v2-512", "minilm-l6-v2-int8@00000000", "minilm-l6-v2-int8@8199be6f-t999", ""]
+)
 def test_registry_unknown_names_raise_clearly(name: str) -> None:
     with pytest.raises(EmbedderUnavailableError) as info:
         get_embedder(name)
