@@ -292,3 +292,41 @@ def test_settings_rejects_an_unreachable_service() -> None:
     no_exception(at)
     assert at.error, "a readable error, not a traceback"
     assert "remote_backend" not in at.session_state
+
+
+def test_traits_discover_marks_intrinsic_traits(service: LocalService, client: Client) -> None:
+    from tests.app.support import FORMALITY, SENTIMENT, make_draft
+
+    handle = make_draft(client, new_handle(service, "discover"), (FORMALITY, SENTIMENT))
+    at = page("traits", handle)
+    at.run()
+    at.select_slider(key="discover_effort").set_value("low")
+    at.button(key="discover_go").click()
+    at.run()
+    no_exception(at)
+    model = client.wait(handle, timeout=120)
+    assert model.last_operation.kind == "discover" and model.last_operation.status == "succeeded"
+    at.run()
+    no_exception(at)
+    intrinsic = [t.key for t in client.list_traits(handle) if t.kind == "intrinsic"]
+    assert intrinsic
+    table = at.dataframe[0].value
+    marked = set(table.loc[table["kind"] == "intrinsic (discovered)", "key"])
+    assert marked == set(intrinsic)
+
+
+def test_samples_synthesize_from_traits(client: Client, draft: str) -> None:
+    before = len(list(client.list_samples(draft)))
+    at = page("samples", draft)
+    at.run()
+    at.select_slider(key="synth_effort").set_value("low")
+    at.button(key="synth_go").click()
+    at.run()
+    no_exception(at)
+    model = client.wait(draft, timeout=120)
+    assert model.last_operation.kind == "synthesize"
+    synthesized = list(client.list_samples(draft, provenance="synthesized"))
+    assert len(list(client.list_samples(draft))) == before + len(synthesized)
+    at.selectbox(key="samples_provenance").set_value("synthesized")
+    at.run()
+    no_exception(at)
