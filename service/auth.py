@@ -34,7 +34,7 @@ def principal(
             "Send an API key as 'Authorization: Bearer <key>'.",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    with ctx.sessions() as session:
+    with ctx.reads() as session:
         found = authenticate(session, creds.credentials.strip())
     if found is None:
         raise ApiError(
@@ -55,7 +55,10 @@ AuthoringKey = Annotated[Principal, Depends(authoring)]
 
 def load_model(session: Session, who: Principal, handle: str, *, write: bool = False) -> Model:
     """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own."""
-    model = session.scalar(select(Model).where(Model.handle == handle))
+    query = select(Model).where(Model.handle == handle)
+    # Writers lock the model row (PostgreSQL; SQLite already serialises writers), so two concurrent
+    # state changes of one model cannot both see the old state.
+    model = session.scalar(query.with_for_update() if write else query)
     if model is None or not who.can_read(model.namespace):
         raise ApiError(404, "model_not_found", f"No model {handle!r}.")
     if write and not who.owns(model.namespace):

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from service import runs
 from service.cursors import Cursors
-from service.db import make_engine, make_session_factory, migrate, transaction
+from service.db import make_engine, make_read_session_factory, make_session_factory, migrate, transaction
 from service.embedding import Embedders, ScorerCache
 from service.jobs import Executor
 from service.settings import Settings
@@ -26,6 +26,7 @@ class Context:
     settings: Settings
     engine: Engine
     sessions: sessionmaker[Session]
+    reads: sessionmaker[Session]  # read-only requests
     cursors: Cursors
     embedders: Embedders
     scorers: ScorerCache
@@ -46,6 +47,7 @@ class Context:
             settings=settings,
             engine=engine,
             sessions=sessions,
+            reads=make_read_session_factory(engine),
             cursors=Cursors(settings.cursor_secret),
             embedders=embedders,
             scorers=ScorerCache(embedders),

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+READ_ONLY_OPTION = "scoring_read_only"
 
 
 def make_engine(url: str) -> Engine:
@@ -33,15 +34,22 @@ def make_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        # Take the write lock up front: a deferred transaction that later writes can fail with
-        # SQLITE_BUSY in WAL mode without waiting for busy_timeout.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers take the write lock up front: a deferred transaction that later writes can fail with
+        # SQLITE_BUSY in WAL mode without waiting for busy_timeout. Readers (see make_read_session_factory)
+        # stay deferred, so in WAL mode they never wait for a writer.
+        read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions for requests that only read (on SQLite: a deferred BEGIN, no write lock)."""
+    return sessionmaker(engine.execution_options(**{READ_ONLY_OPTION: True}), expire_on_commit=False)
 
 
 @contextmanager

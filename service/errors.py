@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
+
 log = logging.getLogger("service")
 
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -158,6 +160,13 @@ def install_error_handlers(app: FastAPI) -> None:
             retryable=exc.status_code in (429, 503),
             headers=dict(exc.headers or {}),
         )
+
+    @app.exception_handler(EngineError)
+    async def _engine_error(request: Request, exc: EngineError) -> JSONResponse:
+        # Bad input the engine caught (422), or an embedder/model file this process cannot load (503).
+        unavailable = isinstance(exc, EmbedderUnavailableError | ModelFileError)
+        status = 503 if unavailable else 422
+        return envelope(request_id_of(request), status, exc.code, str(exc), retryable=False)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

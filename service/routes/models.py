@@ -78,7 +78,7 @@ def list_models(
     after = ctx.cursors.decode(cursor, scope) if cursor else 0
     if not isinstance(after, int):
         raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         q = select(Model).where(Model.namespace == ns, Model.id > after)
         q = q.where(Model.state == state) if state else q.where(Model.state != "archived")
         if kind:
@@ -92,7 +92,7 @@ def list_models(
 
 @router.get("/models/{handle}", response_model=ModelOut, responses=errors(404))
 def get_model(handle: str, who: AnyKey, ctx: CtxDep) -> ModelOut:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         return model_out(s, load_model(s, who, handle))
 
 

@@ -72,7 +72,7 @@ def list_samples(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> SamplePage:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"samples|{model.id}|{trait or ''}|{provenance or ''}"
         after = ctx.cursors.decode(cursor, scope) if cursor else 0

@@ -71,7 +71,7 @@ def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
 
 def _scorer(ctx: Context, t: Target) -> Any:
     def load() -> dict[str, Any]:
-        with ctx.sessions() as s:
+        with ctx.reads() as s:
             snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
         if snap is None:
             raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
@@ -180,7 +180,7 @@ def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple
 
 
 def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text: bool) -> Response:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         t = _target(s, who, handle, req.version)
     if req.feedback:
         if t.zdr:
@@ -242,7 +242,7 @@ async def score(
 
 
 def _compare_sync(ctx: Context, who: Principal, handle: str, body: CompareIn) -> CompareOut:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         t = _target(s, who, handle, body.version)
     a, b = _scores(_scorer(ctx, t), [body.a, body.b])
     diff = [

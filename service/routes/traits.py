@@ -29,7 +29,7 @@ def find_trait(session: Session, model: Model, key: str) -> Trait:
 
 @router.get("/models/{handle}/traits", response_model=TraitsOut, responses=errors(404))
 def list_traits(handle: str, who: AnyKey, ctx: CtxDep) -> TraitsOut:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         return TraitsOut(traits=traits_out(s, load_model(s, who, handle)))
 
 

@@ -47,7 +47,7 @@ def list_versions(
     limit: Annotated[int, Query(ge=1, le=250)] = 50,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"versions|{model.id}"
         before = ctx.cursors.decode(cursor, scope) if cursor else None
@@ -70,7 +70,7 @@ def list_versions(
     description="`snapshot` is included for authoring keys and omitted for scoring keys.",
 )
 def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
-    with transaction(ctx.sessions) as s:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         body = version_out(s, resolve_version(s, model, ref), with_snapshot=who.scope == "authoring")
     return JSONResponse(body)
