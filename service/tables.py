@@ -138,7 +138,8 @@ class Version(Base):
     sample_count: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
-    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # Large: loaded only when asked for (version reads with an authoring key, scoring).
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
