@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.demo_view import big_bars, preset_texts, share_url
+from app.demo_view import MAX_URL_TEXT, big_bars, preset_texts, share_url
+from app.live_text import live_text_area
 from app.records import as_dict
 from app.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
@@ -19,16 +20,10 @@ if st.session_state.get("demo_link") != link:
     st.session_state["demo_link"] = link
     if url_text is not None:
         st.session_state["demo_text"] = url_text
+        st.session_state["demo_rev"] = st.session_state.get("demo_rev", 0) + 1
     if url_model and url_model != selected_handle():
         select_model(url_model)
         st.rerun()  # so the sidebar picker shows the linked model too
-
-st.html(
-    """<style>
-    .st-key-demo_text textarea { font-size: 1.6rem !important; line-height: 1.4 !important; }
-    .st-key-demo_presets button p { font-size: 0.95rem; }
-    </style>"""
-)
 
 handle = selected_handle()
 if not handle:
@@ -49,11 +44,18 @@ if not model.get("version_no"):
 
 
 def _sync_url() -> None:
-    st.query_params["text"] = st.session_state.get("demo_text", "")[:1500]
+    st.query_params["text"] = st.session_state.get("demo_text", "")[:MAX_URL_TEXT]
+
+
+def _typed(text: str) -> None:
+    st.session_state["demo_text"] = text
+    _sync_url()
 
 
 def _use_preset(text: str) -> None:
+    # Python replaces the text: a new revision makes the box take it.
     st.session_state["demo_text"] = text
+    st.session_state["demo_rev"] = st.session_state.get("demo_rev", 0) + 1
     _sync_url()
 
 
@@ -66,11 +68,13 @@ with st.container(key="demo_presets"):
             label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch"
         )
 
-st.text_area(
-    "Type or paste a text (Ctrl+Enter or click away to score)",
-    key="demo_text",
-    height=170,
-    on_change=_sync_url,
+st.caption("Type or paste a text: the bars follow as you type.")
+live_text_area(
+    "demo_live",
+    st.session_state.get("demo_text", ""),
+    st.session_state.get("demo_rev", 0),
+    _typed,
+    label="Text to score",
     placeholder="Type something…",
 )
 

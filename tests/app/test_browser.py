@@ -235,7 +235,7 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.expect_text("Per-trait metrics of the active version v1", timeout=180_000)
     watched = page.get_by_text("Progress watched:").first.inner_text()
     assert "done 100%" in watched or "succeeded" in watched, watched
-    assert page.locator("[data-testid='stProgress']").count() == 0
+    expect(page.locator("[data-testid='stProgress']")).to_have_count(0, timeout=30_000)
     ui.no_exception()
     ui.shot("05_training_v1")
 
@@ -278,16 +278,25 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
 
     demo_text = "Dear colleague, kindly review the attached report."
     ui.goto(f"{app_url}/demo?model={handle}&text={quote(demo_text)}")
-    expect(page.locator(".st-key-demo_text textarea")).to_have_value(demo_text, timeout=60_000)
+    expect(page.locator("textarea.live-text")).to_have_value(demo_text, timeout=60_000)
     page.locator(".js-plotly-plot .bars path").first.wait_for()
     assert f"model={handle}" in page.locator("[data-testid='stCode']").inner_text()
     ui.no_exception()
     ui.shot("08_demo")
 
+    # Typing updates the bars and the shared URL without Ctrl+Enter or leaving the box.
+    box = page.locator("textarea.live-text")
+    box.click()
+    box.press("End")
+    box.press_sequentially(" Thanks a lot", delay=40)
+    expect(page.locator("[data-testid='stCode']")).to_contain_text("Thanks+a+lot", timeout=30_000)
+    ui.settle()
+    ui.no_exception()
+
     # A preset replaces the text and the bars follow.
     page.locator(".st-key-preset_0 button").click()
     ui.settle()
-    expect(page.locator(".st-key-demo_text textarea")).not_to_have_value(demo_text, timeout=30_000)
+    expect(page.locator("textarea.live-text")).not_to_have_value(demo_text, timeout=30_000)
     # the share URL follows the preset
     expect(page.locator("[data-testid='stCode']")).to_contain_text("grateful", timeout=30_000)
     ui.no_exception()

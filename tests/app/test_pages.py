@@ -260,7 +260,7 @@ def test_demo_opens_model_and_text_from_query_params(trained: str) -> None:
     at.run()
     no_exception(at)
     assert at.session_state["model"] == trained
-    assert at.text_area(key="demo_text").value == "Dear colleague, kindly review the document."
+    assert at.session_state["demo_text"] == "Dear colleague, kindly review the document."
     assert at.get("plotly_chart"), "the bars are drawn"
     share = " ".join(str(c.value) for c in at.code)
     assert f"model={trained}" in share and "text=Dear+colleague" in share
@@ -274,8 +274,8 @@ def test_demo_preset_sets_the_text(trained: str) -> None:
     preset.click()
     at.run()
     no_exception(at)
-    assert at.text_area(key="demo_text").value
-    assert at.query_params["text"]
+    assert at.session_state["demo_text"] and at.session_state["demo_rev"] >= 1
+    assert at.query_params["text"] == at.session_state["demo_text"]
 
 
 def test_settings_rejects_an_unreachable_service() -> None:
