@@ -17,12 +17,13 @@ _DESCRIPTIONS = {
     415: "Unsupported media type",
     422: "Validation error",
     500: "Internal error",
+    503: "The embedder or model file this version needs is not available here",
 }
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """Error responses (always 401, 422 and 500) in the one envelope."""
-    wanted = sorted({401, 422, 500, *codes})
+    """Error responses (always 401, 413, 422 and 500) in the one envelope."""
+    wanted = sorted({401, 413, 422, 500, *codes})
     return {c: {**_ERR, "description": _DESCRIPTIONS[c]} for c in wanted}
 
 

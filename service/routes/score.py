@@ -29,7 +29,7 @@ from service.views import tags_of
 
 router = APIRouter(tags=["scoring"])
 
-_SCORE_ERRORS = errors(403, 404, 409, 413, 415)
+_SCORE_ERRORS = errors(403, 404, 409, 415, 503)
 _SCORE_200 = {
     "description": "Scores (JSON), or a bar chart with `Accept: text/plain`",
     "content": {"text/plain": {"schema": {"type": "string"}}},
@@ -259,6 +259,8 @@ def _compare_sync(ctx: Context, who: Principal, handle: str, body: CompareIn) ->
     )
 
 
-@router.post("/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409))
+@router.post(
+    "/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409, 503)
+)
 def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep) -> CompareOut:
     return _compare_sync(ctx, who, handle, body)
