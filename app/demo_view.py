@@ -40,6 +40,7 @@ def big_bars(fig: go.Figure) -> go.Figure:
     """Presentation sizing: larger fonts and taller bars."""
     n = max(1, len(fig.data[0].y) if fig.data and fig.data[0].y is not None else 1)
     fig.update_layout(font={"size": 20}, height=max(320, 150 + 95 * n), title_font={"size": 26}, bargap=0.25)
+    fig.update_layout(margin={"t": 30, "b": 40})
     fig.update_yaxes(tickfont={"size": 19})
     fig.update_xaxes(tickfont={"size": 16})
     fig.update_traces(textfont_size=22, selector={"type": "bar"})

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import pandas as pd
 
 from app.backend import HANDLE_RE
 
@@ -53,3 +56,16 @@ def create_fields(values: dict[str, Any]) -> dict[str, Any]:
     if values.get("readme_markdown"):
         fields["readme_markdown"] = values["readme_markdown"]
     return fields
+
+
+def trait_edits(
+    before: pd.DataFrame, after: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """{trait key: changed fields} between the trait table as shown and as edited (rows keep their order)."""
+    edits: dict[str, dict[str, Any]] = {}
+    for (_, old), (_, new) in zip(before.iterrows(), after.iterrows(), strict=True):
+        fields = {c: (str(new[c]).strip() if pd.notna(new[c]) else "") for c in columns}
+        changed = {c: v for c, v in fields.items() if v != (str(old[c]) if pd.notna(old[c]) else "")}
+        if changed:
+            edits[str(old["key"])] = changed
+    return edits

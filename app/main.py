@@ -60,7 +60,9 @@ def main() -> None:
             if backend.mode == "embedded":
                 st.caption(f"Service URL: `{backend.url}`")
             st.caption(f"Namespace: `{backend.namespace}`")
-            handles = list_handles(backend)
+            handles: list[str] = []
+            with guard("Listing models"):
+                handles = list_handles(backend)
             _sidebar_picker(handles)
         else:
             st.caption("Backend: **not connected**")

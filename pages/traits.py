@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.forms import trait_edits
 from app.records import as_dict
 from app.widgets import guard, is_editable, model_header, page_backend, require_model, watch_if_busy
 
@@ -66,13 +67,10 @@ if traits:
     )
     if editable and st.button("Save trait edits", key="traits_save"):
         with guard("Saving trait edits"):
-            changed = 0
-            for (_, old), (_, new) in zip(frame.iterrows(), edited.iterrows(), strict=True):
-                fields = {c: new[c] for c in EDITABLE_COLUMNS if new[c] != old[c]}
-                if fields:
-                    client.update_trait(handle, old["key"], **fields)
-                    changed += 1
-            st.session_state["traits_flash"] = f"Updated {changed} trait(s)."
+            edits = trait_edits(frame, edited, EDITABLE_COLUMNS)
+            for key, fields in edits.items():
+                client.update_trait(handle, key, **fields)
+            st.session_state["traits_flash"] = f"Updated {len(edits)} trait(s)."
             st.rerun()
     st.caption(
         "*intrinsic (discovered)* marks traits found by discovery. Metrics come from the active version."

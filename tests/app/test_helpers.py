@@ -8,7 +8,7 @@ import pandas as pd
 
 from app.demo_view import share_url
 from app.flags import flag_samples, knn_similarity, robust_z
-from app.forms import check_handle, create_fields, parse_sources
+from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
 from app.sample_io import parse_samples, to_csv, to_jsonl
@@ -149,3 +149,17 @@ def test_share_url() -> None:
     url = share_url("http://localhost:8501/demo?old=1", "local.tone", "hi & bye")
     assert url == "http://localhost:8501/demo?model=local.tone&text=hi+%26+bye"
     assert share_url(None, "a.b", "x") == "?model=a.b&text=x"
+
+
+def test_trait_edits_only_changed_fields() -> None:
+    before = pd.DataFrame(
+        [
+            {"key": "a", "name": "A", "positive_label": "p", "description": ""},
+            {"key": "b", "name": "B", "positive_label": "q", "description": None},
+        ]
+    )
+    after = before.copy()
+    after.loc[0, "name"] = " Alpha "
+    after.loc[1, "description"] = None  # unchanged: None and "" are both empty
+    edits = trait_edits(before, after, ["name", "positive_label", "description"])
+    assert edits == {"a": {"name": "Alpha"}}
