@@ -19,6 +19,8 @@ class _ThreadConsumer(Consumer):
 
 
 class InProcessWorker:
+    """One Huey consumer thread plus a thread that recovers stale runs every `recovery_interval_s`."""
+
     def __init__(self, huey: object, recover: Callable[[], None], recovery_interval_s: float) -> None:
         self._consumer = _ThreadConsumer(
             huey,
@@ -47,6 +49,9 @@ class InProcessWorker:
     def _recovery_loop(self) -> None:
         while not self._stop.wait(self._interval):
             try:
+                # Huey's own health check lives in Consumer.run(), which we do not use: restart a dead
+                # worker thread here, then re-queue or fail runs whose worker stopped heartbeating.
+                self._consumer.check_worker_health()
                 self._recover()
             except Exception:  # keep the loop alive; the next round retries
                 log.exception("run recovery failed")

@@ -128,3 +128,25 @@ def test_restart_recovers_and_finishes(tmp_path: Path, database_url: str) -> Non
         assert model["state"] == "ready" and model["version_no"] == 1
         assert model["last_operation"]["run_id"] == run_id
         assert counts(svc2) == (1, 24)
+
+
+def test_periodic_recovery_in_the_running_worker(tmp_path: Path, database_url: str) -> None:
+    """The worker's own sweep (not the start-up recovery) re-queues a stale run and finishes it."""
+    with running(tmp_path, run_worker=False, database_url=database_url) as svc:
+        make_model(svc.client, svc.author, "acme.sweep")
+        run_id = check(svc.client.post("/v1/models/acme.sweep/train", json={}, headers=svc.author), 202)[
+            "run_id"
+        ]
+        crash(svc, run_id)
+        set_heartbeat(svc, run_id, timedelta(hours=1))  # looks alive through the next start-up
+        author = svc.author
+    with running(tmp_path, database_url=database_url, recovery_interval_s=0.2) as svc2:
+        assert check(svc2.client.get("/v1/models/acme.sweep", headers=author), 200)["state"] == "busy"
+        set_heartbeat(svc2, run_id, -timedelta(minutes=5))  # now it is dead; only the sweep can notice
+        model = wait_settled(svc2.client, "acme.sweep", author)
+        assert model["state"] == "ready" and model["version_no"] == 1
+
+
+def set_heartbeat(svc: Svc, run_id: str, offset: timedelta) -> None:
+    with svc.ctx.sessions() as s, s.begin():
+        s.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow() + offset))

@@ -68,6 +68,9 @@ def test_train_repeat_in_flight_returns_same_run(idle_svc: Svc) -> None:
     first = check(c.post("/v1/models/acme.idem/train", json={}, headers=h), 202)
     again = check(c.post("/v1/models/acme.idem/train", json={"effort": "high"}, headers=h), 202)
     assert again == {"state": "busy", "run_id": first["run_id"]}
+    # One queue message, carrying only the run id.
+    pending = idle_svc.ctx.huey.pending()
+    assert [(t.args, t.kwargs) for t in pending] == [((first["run_id"],), {})]
     busy = check(c.get("/v1/models/acme.idem", headers=h), 200)
     assert busy["state"] == "busy"
     assert busy["last_operation"]["status"] == "queued" and busy["last_operation"]["kind"] == "train"
