@@ -162,6 +162,7 @@ def _samples_csv(path: Path) -> int:
         writer.writeheader()
         writer.writerows(rows)
         writer.writerow({"trait": "formality", "text": "a row with a bad quality", "quality": "high"})
+        writer.writerow({"trait": "no_such_trait", "text": "the service refuses this row", "quality": "1"})
     return len(rows)
 
 
@@ -213,10 +214,10 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     good = _samples_csv(csv_path)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv_path))
     ui.settle()
-    ui.expect_text(f"{good} row(s) read, 1 unreadable.")
+    ui.expect_text(f"{good + 1} row(s) read, 1 unreadable.")
     ui.click("Import")
-    ui.expect_text(f"Stored {good} of {good + 1} rows.")
-    ui.expect_text("1 row(s) rejected:")
+    ui.expect_text(f"Stored {good} of {good + 2} rows.")
+    ui.expect_text("2 row(s) rejected:")  # one unreadable here, one refused by the service
     ui.no_exception()
     ui.shot("03_samples_import")
 
@@ -300,3 +301,8 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     # the share URL follows the preset
     expect(page.locator("[data-testid='stCode']")).to_contain_text("grateful", timeout=30_000)
     ui.no_exception()
+
+    ui.nav("Settings")
+    ui.expect_text("In use:")
+    ui.no_exception()
+    ui.shot("09_settings")
