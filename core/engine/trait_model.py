@@ -6,8 +6,10 @@ From L2-normalised embeddings X and qualities q in [0, 1]:
   pole's weights normalised to sum 1, so 500 samples on one pole and 20 on the other weigh the
   same (class balance);
 * axis w = (S_shrunk)^-1 (p+ - p-), where S is the class-balanced pooled within-pole covariance and
-  S_shrunk = (1 - shrinkage) S + shrinkage * mu * I with mu = trace(S) / dim. shrinkage 1 is the pure
-  prototype (cosine) axis; small shrinkage is LDA-like;
+  S_shrunk = (1 - shrinkage) S + shrinkage * mu * I with mu = trace(S) / n_distinct. shrinkage 1 is the
+  pure prototype (cosine) axis; small shrinkage is LDA-like. Scaling the target by the sample count
+  (the noise of an estimated covariance grows like dim / n) keeps one shrinkage value good across
+  sample sizes, so params reused on a grown sample set stay sensible;
 * w is scaled so that r(p+) = +1 and r(p-) = -1 for the raw score r(x) = w . (x - m), m the midpoint
   of the prototypes; so the midpoint maps to 0.5 after calibration;
 * score(x) = sigmoid(k * r(x)), with k fitted on out-of-fold raw scores (see `fit_calibration`).
@@ -51,6 +53,13 @@ def pole_labels(q: np.ndarray) -> np.ndarray:
     return (np.asarray(q) >= POSITIVE_THRESHOLD).astype(np.int64)
 
 
+def _distinct_rows(X: np.ndarray) -> int:
+    """How many different vectors X holds: repeated texts carry no new information, so duplicating
+    a pole must not change the shrinkage (rows are compared through a fixed random projection)."""
+    probe = np.random.default_rng(12345).standard_normal(X.shape[1])
+    return int(np.unique(X @ probe).size)
+
+
 @dataclass
 class AxisSpectrum:
     """What every shrinkage value needs: prototypes and the eigen-decomposition of S."""
@@ -59,7 +68,7 @@ class AxisSpectrum:
     p_neg: np.ndarray
     evals: np.ndarray  # non-zero part of the spectrum of S
     evecs: np.ndarray  # (dim, r) orthonormal columns
-    mu: float  # trace(S) / dim, the scale of the identity target
+    mu: float  # trace(S) / n_samples, the scale of the identity target
 
     @classmethod
     def from_data(cls, X: np.ndarray, q: np.ndarray) -> AxisSpectrum:
@@ -85,7 +94,9 @@ class AxisSpectrum:
         else:
             evals, evecs = np.linalg.eigh(rows.T @ rows)
             evals = np.clip(evals, 0.0, None)
-        mu = float(evals.sum()) / dim
+        # The identity target's scale: trace(S) / n. The noise in an estimated covariance grows like
+        # dim / n, so this keeps one shrinkage value near-optimal from 8 to 256 samples per pole.
+        mu = float(evals.sum()) / _distinct_rows(X)
         if not mu > 0.0:
             mu = 1.0  # every sample sits on its prototype: any positive scale is the same
         return cls(p_pos=p_pos, p_neg=p_neg, evals=evals, evecs=evecs, mu=mu)

@@ -1,0 +1,172 @@
+"""Scoring from a snapshot: shapes, chunking and aggregation, explanations, bad input."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+
+from core.embedders.base import Embedder
+from core.engine import (
+    MAX_TEXT_CHARS,
+    EmptyTextError,
+    EngineError,
+    InvalidTextError,
+    Scorer,
+    TextTooLongError,
+    TrainingResult,
+)
+from core.engine.scorer import chunk_text
+
+
+@pytest.fixture(scope="module")
+def scorer(trained: TrainingResult, hashing: Embedder) -> Scorer:
+    return Scorer.from_snapshot(trained.snapshot, embedder=hashing)
+
+
+def _words(n: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    vocab = ["the", "a", "hotel", "dinner", "was", "staff", "room", "food", "today", "we", "it", "chair"]
+    return [str(w) for w in rng.choice(vocab, size=n)]
+
+
+def test_score_shape_range_and_dicts(scorer: Scorer) -> None:
+    texts = ["the staff were wonderful and kind", "the room was awful and nasty", "a chair"]
+    scores = scorer.score(texts)
+    assert scores.shape == (3, 1) and scores.dtype == np.float64
+    assert np.all((scores >= 0) & (scores <= 1))
+    assert scores[0, 0] > 0.5 > scores[1, 0]
+    assert scorer.score_dicts(texts) == [{"sentiment": float(s)} for s in scores[:, 0]]
+    assert scorer.traits[0].key == "sentiment" and scorer.traits[0].positive_label == "positive"
+    assert scorer.embedder_id == "hashing-v1-512"
+
+
+def test_single_string_and_empty_batch(scorer: Scorer) -> None:
+    one = scorer.score("the staff were wonderful")
+    assert one.shape == (1, 1)
+    assert scorer.score([]).shape == (0, 1)
+
+
+def test_a_text_scores_bit_identically_alone_and_in_any_batch(scorer: Scorer) -> None:
+    texts = ["the staff were wonderful", "our dinner was dreadful", "a plain sentence about a chair"]
+    together = scorer.score(texts)
+    for i, text in enumerate(texts):
+        assert scorer.score([text])[0, 0] == together[i, 0]
+    assert np.array_equal(scorer.score(texts[::-1])[::-1], together)
+
+
+def test_texts_are_scored_stripped(scorer: Scorer) -> None:
+    padded = scorer.score(["  the staff were wonderful \n"])[0, 0]
+    assert padded == scorer.score(["the staff were wonderful"])[0, 0]
+
+
+def test_chunking_splits_long_texts_into_200_word_chunks() -> None:
+    words = _words(450)
+    chunks = chunk_text(" ".join(words))
+    assert [len(c.split()) for c in chunks] == [200, 200, 50]
+    assert " ".join(chunks).split() == words
+    short = "  exactly   as written  "
+    assert chunk_text(short) == [short]  # up to 200 words a text is embedded unchanged
+    assert chunk_text(" ".join(_words(200))) == [" ".join(_words(200))]
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "max", "min"])
+def test_long_texts_combine_chunk_scores_by_the_trait_aggregation(
+    trained: TrainingResult, hashing: Embedder, aggregation: str
+) -> None:
+    snapshot = copy.deepcopy(trained.snapshot)
+    snapshot["traits"][0]["aggregation"] = aggregation
+    scorer = Scorer.from_snapshot(snapshot, embedder=hashing)
+    # Chunks of clearly different tone, so mean, max and min differ.
+    text = " ".join(["wonderful lovely kind"] * 67 + ["awful rude nasty"] * 67 + ["the room"] * 30)
+    chunks = chunk_text(text)
+    assert len(chunks) == 3
+    per_chunk = scorer.score(chunks)[:, 0]
+    expected = {"mean": np.mean, "max": np.max, "min": np.min}[aggregation](per_chunk)
+    assert scorer.score([text])[0, 0] == pytest.approx(expected, abs=1e-15)
+    assert per_chunk.max() - per_chunk.min() > 0.2
+
+
+def test_long_text_chunks_are_embedded_in_the_same_call_as_other_texts(
+    trained: TrainingResult, counting: Any
+) -> None:
+    scorer = Scorer.from_snapshot(trained.snapshot, embedder=counting)
+    scorer.score(["short one", " ".join(_words(450))])
+    assert len(counting.calls) == 1 and len(counting.calls[0]) == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "needle"),
+    [
+        ("", EmptyTextError, "text 1 is empty"),
+        ("   \n\t ", EmptyTextError, "empty"),
+        ("x" * (MAX_TEXT_CHARS + 1), TextTooLongError, "20,000"),
+        (None, InvalidTextError, "string"),
+        (42, InvalidTextError, "int"),
+    ],
+)
+def test_bad_texts_raise_clear_errors(scorer: Scorer, text: object, error: type, needle: str) -> None:
+    with pytest.raises(error, match=needle):
+        scorer.score(["fine text", text])  # type: ignore[list-item]
+
+
+def test_text_of_exactly_the_limit_is_accepted(scorer: Scorer) -> None:
+    assert scorer.score(["a" * MAX_TEXT_CHARS]).shape == (1, 1)
+
+
+# -- explanations -------------------------------------------------------------------------------
+
+
+def test_explain_signs_follow_the_poles(scorer: Scorer) -> None:
+    text = "the hotel was wonderful but the staff were rude"
+    explanation = scorer.explain(text)
+    pairs = explanation["sentiment"]
+    assert [w for w, _ in pairs] == text.split()
+    contribution = dict(pairs)
+    assert contribution["wonderful"] > 0.02
+    assert contribution["rude"] < -0.02
+    assert contribution["wonderful"] == max(contribution.values())
+
+
+def test_explain_contribution_is_score_minus_score_without_the_word(scorer: Scorer) -> None:
+    text = "our dinner was   lovely and kind"
+    base = scorer.score([text])[0, 0]
+    pairs = scorer.explain(text)["sentiment"]
+    without_lovely = scorer.score(["our dinner was   and kind"])[0, 0]
+    assert pairs[3] == ("lovely", pytest.approx(base - without_lovely, abs=1e-12))
+    without_last = scorer.score(["our dinner was   lovely and"])[0, 0]
+    assert pairs[-1][1] == pytest.approx(base - without_last, abs=1e-12)
+
+
+def test_explain_embeds_every_variant_in_one_batch(trained: TrainingResult, counting: Any) -> None:
+    scorer = Scorer.from_snapshot(trained.snapshot, embedder=counting)
+    scorer.explain("the staff were wonderful and kind today")
+    assert len(counting.calls) == 1 and len(counting.calls[0]) == 1 + 7
+
+
+def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> None:
+    text = " ".join(["wonderful"] * 10 + ["awful"] * 10)
+    pairs = scorer.explain(text, max_words=5)["sentiment"]
+    assert [w for w, _ in pairs] == ["wonderful"] * 5
+    single = scorer.explain("wonderful")["sentiment"]
+    assert single == [("wonderful", pytest.approx(scorer.score(["wonderful"])[0, 0] - 0.5))]
+    with pytest.raises(EngineError, match="max_words"):
+        scorer.explain(text, max_words=0)
+    with pytest.raises(EmptyTextError):
+        scorer.explain("  ")
+
+
+def test_explain_long_text_keeps_the_chunk_layout(scorer: Scorer) -> None:
+    words = _words(250, seed=3)
+    words[1] = "wonderful"
+    text = " ".join(words)  # 250 words: chunks of 200 and 50
+    pairs = scorer.explain(text, max_words=3)["sentiment"]
+    assert [w for w, _ in pairs] == words[:3]
+    # Removing word 1 changes only the first chunk; the second chunk keeps its score.
+    chunk_scores = scorer.score([" ".join(words[:200]), " ".join(words[200:])])[:, 0]
+    without = scorer.score([" ".join(words[:1] + words[2:200])])[0, 0]
+    expected = chunk_scores.mean() - np.mean([without, chunk_scores[1]])
+    assert pairs[1][1] == pytest.approx(expected, abs=1e-12)
+    assert pairs[1][1] > 0
