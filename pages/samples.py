@@ -59,6 +59,9 @@ with browse_tab:
             lambda cursor: client.list_samples_page(handle, trait_arg, prov_arg, limit, cursor),
         )
         rows = [as_dict(s) for s in page.items]
+        # One editor state per page of data: rows added on one page must not reappear on another.
+        pager_state = st.session_state["samples_pager"]
+        editor_key = f"samples_editor_{abs(hash((pager_state['filters'], pager_state['stack'][-1])))}"
         frame = pd.DataFrame(
             [
                 {
@@ -79,7 +82,7 @@ with browse_tab:
         )
         edited = st.data_editor(
             frame,
-            key=f"samples_editor_{handle}",
+            key=editor_key,
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
@@ -107,6 +110,7 @@ with browse_tab:
                 ]
                 report = client.import_samples(handle, payload)
                 bad = "; ".join(f"row {e.index + 1}: {e.message}" for e in report.errors)
+                st.session_state.pop(editor_key, None)  # the saved rows now come from the server
                 st.session_state["samples_flash"] = f"Added {report.stored} sample(s)." + (
                     f" Rejected: {bad}" if bad else ""
                 )

@@ -70,6 +70,7 @@ if traits:
             edits = trait_edits(frame, edited, EDITABLE_COLUMNS)
             for key, fields in edits.items():
                 client.update_trait(handle, key, **fields)
+            st.session_state.pop("traits_editor", None)
             st.session_state["traits_flash"] = f"Updated {len(edits)} trait(s)."
             st.rerun()
     st.caption(

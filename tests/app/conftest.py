@@ -6,7 +6,6 @@ pointing the workbench at a remote service would.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -25,24 +24,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
         svc.stop()
 
 
-@pytest.fixture(scope="session")
-def app_env(service: LocalService) -> Iterator[None]:
-    saved = {
-        k: os.environ.get(k)
-        for k in ("SCORING_API_URL", "SCORING_API_KEY", "SCORING_NAMESPACE", "SCORING_EMBEDDER")
-    }
-    os.environ.update(
-        SCORING_API_URL=service.url,
-        SCORING_API_KEY=service.api_key,
-        SCORING_NAMESPACE=service.namespace,
-        SCORING_EMBEDDER="hashing",
-    )
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+@pytest.fixture
+def app_env(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the pages at the test service for one test (restored after it, so no other suite sees it)."""
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", service.api_key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
 @pytest.fixture(scope="session")

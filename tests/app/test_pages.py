@@ -330,3 +330,23 @@ def test_samples_synthesize_from_traits(client: Client, draft: str) -> None:
     at.selectbox(key="samples_provenance").set_value("synthesized")
     at.run()
     no_exception(at)
+
+
+def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
+    at = page("settings")
+    at.run()
+    by_label(at.text_input, "Service URL").set_value(service.url)
+    by_label(at.text_input, "API key").set_value(service.api_key)
+    by_label(
+        at.text_input, "Namespaces the key owns (comma-separated; the first is where new models go)"
+    ).set_value(f"{service.namespace}, other")
+    by_label(at.button, "Connect").click()
+    at.run()
+    no_exception(at)
+    assert at.session_state["remote_backend"] == {
+        "url": service.url,
+        "key": service.api_key,
+        "namespaces": (service.namespace, "other"),
+    }
+    assert any(f"Connected to {service.url}" in t for t in texts(at.success))
+    assert any("`other`" in str(m.value) for m in at.markdown)
