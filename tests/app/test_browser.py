@@ -221,6 +221,23 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.no_exception()
     ui.shot("03_samples_import")
 
+    ui.tab("Flags")
+    ui.click("Check samples")
+    ui.expect_text(f"among {good} samples")
+    ui.no_exception()
+    ui.shot("03b_samples_flags")
+
+    # Before any training: a local preview trained here on the draft's samples.
+    ui.nav("Score")
+    ui.tab("Local preview")
+    page.locator(".st-key-preview_text textarea").fill("We sincerely appreciate your kind cooperation.")
+    ui.click("Preview")
+    expect(page.locator(".st-key-preview_chart .js-plotly-plot .bars path").first).to_be_attached(
+        timeout=60_000
+    )
+    ui.no_exception()
+    ui.shot("03c_score_local_preview")
+
     ui.nav("Training")
     page.get_by_role("slider").first.focus()
     page.keyboard.press("End")  # effort "max": a run long enough to watch
