@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from service.tables import Run
 from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.service.helpers import TRAITS, check, error_code, make_model, train_ready, wait_settled
 
 
 def test_first_train_then_noop_then_retune(svc: Svc) -> None:
@@ -162,3 +162,42 @@ def test_synthesize_and_rules(svc: Svc) -> None:
     assert error_code(resp, 409) == "duplicate_run" and resp.headers["X-Run-Id"] == started["run_id"]
     # Synthesized samples train a model.
     train_ready(c, h, "acme.syn")
+
+
+def test_failed_discover_returns_to_draft_with_readable_error(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.few"}, headers=h), 201)
+    check(c.post("/v1/models/acme.few/traits", json={"traits": TRAITS[:1]}, headers=h), 201)
+    check(
+        c.post(
+            "/v1/models/acme.few/samples",
+            json={
+                "samples": [
+                    {"trait": "formality", "text": "Dear Sir", "quality": 1.0},
+                    {"trait": "formality", "text": "yo dude", "quality": 0.0},
+                ]
+            },
+            headers=h,
+        ),
+        201,
+    )
+    run_id = check(c.post("/v1/models/acme.few/traits/discover", json={}, headers=h), 202)["run_id"]
+    model = wait_settled(c, "acme.few", h)
+    op = model["last_operation"]
+    assert model["state"] == "draft" and op["run_id"] == run_id and op["status"] == "failed"
+    assert op["kind"] == "discover" and op["error"]["code"] and "at least" in op["error"]["message"]
+    assert op["finished_at"] is not None
+    # A failed run does not block a repeat (fix the data, or just try again).
+    assert check(c.post("/v1/models/acme.few/traits/discover", json={}, headers=h), 202)["run_id"] != run_id
+
+
+def test_trait_count_bounds(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.wide"}, headers=h), 201)
+    many = [{"name": f"t{i}", "positive_label": "a", "negative_label": "b"} for i in range(51)]
+    assert error_code(c.post("/v1/models/acme.wide/traits", json={"traits": many}, headers=h), 422) == (
+        "validation_error"
+    )
+    check(c.post("/v1/models/acme.wide/traits", json={"traits": many[:50]}, headers=h), 201)
+    resp = c.post("/v1/models/acme.wide/traits", json={"traits": many[50:]}, headers=h)
+    assert error_code(resp, 422) == "validation_error" and "50" in resp.json()["error"]["message"]
