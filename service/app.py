@@ -13,7 +13,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from service.context import Context
-from service.errors import RequestIdMiddleware, install_error_handlers
+from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.routes import models, runs, samples, score, traits, versions
 from service.schemas import Health, ScoreIn
 from service.settings import Settings
@@ -58,7 +58,11 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     health = APIRouter(tags=["health"])
 
-    @health.get("/health", response_model=Health)
+    @health.get(
+        "/health",
+        response_model=Health,
+        responses={500: {"model": ErrorEnvelope, "description": "Internal error"}},
+    )
     def get_health() -> Health:
         return Health(status="ok", version=_version())
 

@@ -170,7 +170,6 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_tags_version_id"), ["version_id"], unique=False)
 
 
-
 def downgrade() -> None:
     """Downgrade schema."""
     with op.batch_alter_table("tags", schema=None) as batch_op:
