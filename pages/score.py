@@ -140,5 +140,11 @@ with preview:
         if skipped:
             st.caption(f"Left out (samples on one pole only or none): {', '.join(skipped)}")
         if explanation:
-            key = st.selectbox("Highlight words for", list(explanation), key="preview_explain_trait")
+            names = {t.key: t.name for t in traits}
+            key = st.selectbox(
+                "Highlight words for",
+                list(explanation),
+                format_func=lambda k: names.get(k, k),
+                key="preview_explain_trait",
+            )
             st.html(highlight_html(preview_text, explanation[key]))

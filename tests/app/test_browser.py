@@ -206,6 +206,30 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
         ui.click("Add trait")
         ui.expect_text(f"Added trait '{name}'")
     ui.no_exception()
+
+    # Inline edit: the grid is a canvas, so select its first cell, move to `description` and type.
+    ui.goto(f"{app_url}/traits?model={handle}")  # a fresh page: no flash message above the grid
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.locator("[role='columnheader']", has_text="description").wait_for(state="attached")
+    headers = grid.locator("[role='columnheader']").all_inner_texts()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # below the 35 px header: row 1, column 1
+    page.wait_for_timeout(300)
+    for _ in range(headers.index("description")):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("How formal the wording is")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(1000)  # the grid sends its edits to the app shortly after the commit
+    ui.settle()
+    ui.click("Save trait edits")
+    ui.expect_text("Updated 1 trait(s).")
+    ui.goto(f"{app_url}/traits?model={handle}")  # a fresh session: what the service stored
+    page.locator("[data-testid='stDataFrame']").get_by_text("How formal the wording is").wait_for(
+        state="attached"
+    )
     ui.shot("02_traits")
 
     ui.nav("Samples")
