@@ -95,6 +95,12 @@ with browse_tab:
         )
         pager_buttons("samples_pager", page)
         new_rows = edited.iloc[len(frame) :] if len(edited) > len(frame) else edited.iloc[0:0]
+        changed_stored = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
+        if changed_stored:
+            st.warning(
+                f"{len(changed_stored)} stored row(s) edited: the API cannot change stored samples, so those "
+                "edits will not be saved. Add a corrected sample as a new row instead."
+            )
         if editable and st.button(
             f"Save {len(new_rows)} new row(s)", disabled=new_rows.empty, key="samples_save"
         ):
