@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 from core.embedders.base import Embedder
 from core.engine import metrics as m
@@ -157,7 +158,7 @@ def _embed_unique(embedder: Embedder, texts: list[str]) -> np.ndarray:
         )
     if not np.all(np.isfinite(vectors)):
         raise EngineError(f"embedder {embedder.id!r} returned non-finite values")
-    return vectors.astype(np.float64)
+    return vectors  # float32; each trait's rows become float64 when it is fitted
 
 
 def train(
@@ -196,7 +197,7 @@ def train(
     done = 0
     for spec in traits:
         members = [s for s in clean if s.trait == spec.key]
-        X = vectors[[row_of[s.text] for s in members]]
+        X = vectors[[row_of[s.text] for s in members]].astype(np.float64)
         q = np.array([s.quality for s in members], dtype=np.float64)
         given = reuse.get(spec.key)
         if given is not None:
@@ -204,7 +205,10 @@ def train(
         else:
             plan = SEARCH_PLANS[effort]
         report(0.1 + 0.85 * done / total, "searching" if len(plan.shrinkages) > 1 else "calibrating")
-        fitted[spec.key] = fit_trait(X, q, [s.id for s in members], plan=plan)
+        # One BLAS thread: the matrices are small (dim x dim), and on a busy 2-core machine a
+        # multi-threaded BLAS runs them up to 10x slower than a single thread does.
+        with threadpool_limits(limits=1, user_api="blas"):
+            fitted[spec.key] = fit_trait(X, q, [s.id for s in members], plan=plan)
         done += len(members)
         report(0.1 + 0.85 * done / total, "calibrating")
 

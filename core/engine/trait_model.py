@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
@@ -62,13 +63,18 @@ def _distinct_rows(X: np.ndarray) -> int:
 
 @dataclass
 class AxisSpectrum:
-    """What every shrinkage value needs: prototypes and the eigen-decomposition of S."""
+    """What every shrinkage value needs: the prototypes and the within-pole covariance S.
+
+    With fewer (sample, pole) rows than dimensions S is kept as its thin SVD (exact and cheap);
+    otherwise as the dense matrix, and each shrinkage value costs one Cholesky solve.
+    """
 
     p_pos: np.ndarray
     p_neg: np.ndarray
-    evals: np.ndarray  # non-zero part of the spectrum of S
-    evecs: np.ndarray  # (dim, r) orthonormal columns
-    mu: float  # trace(S) / n_samples, the scale of the identity target
+    mu: float  # trace(S) / n_distinct, the scale of the identity target
+    evals: np.ndarray | None = None  # non-zero spectrum of S (thin-SVD form)
+    evecs: np.ndarray | None = None  # (dim, r) orthonormal columns (thin-SVD form)
+    cov: np.ndarray | None = None  # S itself (dense form)
 
     @classmethod
     def from_data(cls, X: np.ndarray, q: np.ndarray) -> AxisSpectrum:
@@ -86,20 +92,16 @@ class AxisSpectrum:
                 np.sqrt(0.5 * b[ib] / b_sum)[:, None] * (X[ib] - p_neg),
             ]
         )
-        dim = X.shape[1]
-        if rows.shape[0] < dim:
-            # Few samples: the thin SVD of R is cheaper and exact.
-            _, s, vt = np.linalg.svd(rows, full_matrices=False)
-            evals, evecs = s**2, vt.T
-        else:
-            evals, evecs = np.linalg.eigh(rows.T @ rows)
-            evals = np.clip(evals, 0.0, None)
+        trace = float(np.einsum("ij,ij->", rows, rows))
         # The identity target's scale: trace(S) / n. The noise in an estimated covariance grows like
         # dim / n, so this keeps one shrinkage value near-optimal from 8 to 256 samples per pole.
-        mu = float(evals.sum()) / _distinct_rows(X)
+        mu = trace / _distinct_rows(X)
         if not mu > 0.0:
             mu = 1.0  # every sample sits on its prototype: any positive scale is the same
-        return cls(p_pos=p_pos, p_neg=p_neg, evals=evals, evecs=evecs, mu=mu)
+        if rows.shape[0] < X.shape[1]:
+            _, sv, vt = np.linalg.svd(rows, full_matrices=False)
+            return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, evals=sv**2, evecs=vt.T)
+        return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, cov=rows.T @ rows)
 
     def axis(self, shrinkage: float) -> tuple[np.ndarray, float]:
         """Return (w, offset) with raw score r(x) = x . w - offset."""
@@ -108,10 +110,18 @@ class AxisSpectrum:
         if float(delta @ delta) < _DEGENERATE:
             return np.zeros(dim), 0.0
         g = float(shrinkage)
-        proj = self.evecs.T @ delta
-        inside = self.evecs @ (proj / ((1.0 - g) * self.evals + g * self.mu))
-        outside = (delta - self.evecs @ proj) / (g * self.mu)  # directions where S is 0
-        w = inside + outside
+        if g >= 1.0:
+            w = delta.copy()  # pure prototype axis: the identity target alone
+        elif self.cov is not None:
+            shrunk = (1.0 - g) * self.cov
+            shrunk[np.diag_indices(dim)] += g * self.mu
+            w = cho_solve(cho_factor(shrunk, check_finite=False), delta, check_finite=False)
+        else:
+            assert self.evecs is not None and self.evals is not None
+            proj = self.evecs.T @ delta
+            inside = self.evecs @ (proj / ((1.0 - g) * self.evals + g * self.mu))
+            outside = (delta - self.evecs @ proj) / (g * self.mu)  # directions where S is 0
+            w = inside + outside
         # Scale so r(p+) = 1 and r(p-) = -1; w . delta > 0 because the shrunk S is positive definite.
         w = w * (2.0 / float(w @ delta))
         m = 0.5 * (self.p_pos + self.p_neg)
@@ -133,19 +143,67 @@ def make_splits(y: np.ndarray, folds: int, repeats: int = 1, seed: int = 0) -> l
     return [all_splits[r * k : (r + 1) * k] for r in range(repeats)]
 
 
+@dataclass
+class PoleMoments:
+    """Weighted sums per pole (count, first and second moments); additive over samples, so the
+    moments of a training fold are the full moments minus the held-out fold's. That makes K-fold
+    cost about two passes over the data instead of K."""
+
+    a_sum: float
+    b_sum: float
+    a_first: np.ndarray
+    b_first: np.ndarray
+    a_second: np.ndarray
+    b_second: np.ndarray
+
+    @classmethod
+    def of(cls, X: np.ndarray, q: np.ndarray) -> PoleMoments:
+        a, b = q, 1.0 - q
+        ia, ib = a > 0, b > 0
+        xa = X[ia] * np.sqrt(a[ia])[:, None]
+        xb = X[ib] * np.sqrt(b[ib])[:, None]
+        return cls(float(a.sum()), float(b.sum()), a @ X, b @ X, xa.T @ xa, xb.T @ xb)
+
+    def __sub__(self, other: PoleMoments) -> PoleMoments:
+        return PoleMoments(
+            self.a_sum - other.a_sum,
+            self.b_sum - other.b_sum,
+            self.a_first - other.a_first,
+            self.b_first - other.b_first,
+            self.a_second - other.a_second,
+            self.b_second - other.b_second,
+        )
+
+    def spectrum(self, n_distinct: int) -> AxisSpectrum:
+        p_pos = self.a_first / self.a_sum
+        p_neg = self.b_first / self.b_sum
+        cov_pos = self.a_second / self.a_sum - np.outer(p_pos, p_pos)
+        cov_neg = self.b_second / self.b_sum - np.outer(p_neg, p_neg)
+        cov = 0.5 * (cov_pos + cov_neg)
+        mu = float(np.trace(cov)) / n_distinct
+        return AxisSpectrum(p_pos=p_pos, p_neg=p_neg, mu=mu if mu > 0.0 else 1.0, cov=cov)
+
+
 def oof_raw_scores(
     X: np.ndarray, q: np.ndarray, shrinkages: Sequence[float], splits: list[list[Split]]
 ) -> np.ndarray:
     """Out-of-fold raw scores, shape (repeats, len(shrinkages), n)."""
     X = np.asarray(X, dtype=np.float64)
-    out = np.empty((len(splits), len(shrinkages), X.shape[0]))
+    n, dim = X.shape
+    out = np.empty((len(splits), len(shrinkages), n))
+    # Many samples: fold moments by subtraction (dense S). Few: a thin SVD per fold is cheaper.
+    full = PoleMoments.of(X, q) if n >= 2 * dim else None
     for r, repeat in enumerate(splits):
         for train_idx, test_idx in repeat:
-            spectrum = AxisSpectrum.from_data(X[train_idx], q[train_idx])
+            if full is not None and len(train_idx) >= dim:
+                held_out = PoleMoments.of(X[test_idx], q[test_idx])
+                spectrum = (full - held_out).spectrum(_distinct_rows(X[train_idx]))
+            else:
+                spectrum = AxisSpectrum.from_data(X[train_idx], q[train_idx])
             Xt = X[test_idx]
             for g, shrinkage in enumerate(shrinkages):
                 w, offset = spectrum.axis(shrinkage)
-                out[r, g, test_idx] = Xt @ w - offset
+                out[r, g, test_idx] = raw_scores(Xt, w, offset)
     return out
 
 

@@ -52,7 +52,8 @@ def validate_texts(texts: Iterable[Any]) -> list[str]:
 
 
 def validate_quality(quality: Any, *, where: str) -> float:
-    if isinstance(quality, bool) or not isinstance(quality, Real):
+    # Exact float/int first: the abstract Real check is slow, and training checks every sample.
+    if type(quality) is not float and (isinstance(quality, bool) or not isinstance(quality, Real)):
         raise InvalidQualityError(f"{where}: quality must be a number in [0, 1], got {quality!r}")
     value = float(quality)
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
@@ -105,12 +106,13 @@ def validate_samples(traits: Sequence[TraitSpec], samples: Iterable[Sample]) -> 
         quality = validate_quality(sample.quality, where=name)
         clean.append(Sample(trait=sample.trait, text=text, quality=quality, id=sample.id))
 
+    counts = {t.key: [0, 0] for t in traits}  # [positive, negative] per trait, in one pass
+    for s in clean:
+        counts[s.trait][0 if s.quality >= POSITIVE_THRESHOLD else 1] += 1
     for trait in traits:
-        qualities = [s.quality for s in clean if s.trait == trait.key]
-        if not qualities:
+        positive, negative = counts[trait.key]
+        if positive + negative == 0:
             raise NoSamplesError(f"trait {trait.key!r} has no samples")
-        positive = sum(q >= POSITIVE_THRESHOLD for q in qualities)
-        negative = len(qualities) - positive
         if positive == 0 or negative == 0:
             missing = "positive" if positive == 0 else "negative"
             raise OnePoleTraitError(

@@ -24,7 +24,7 @@ from core.engine import (
     train,
 )
 from core.engine.training import param_hash
-from core.engine.trait_model import K_MAX, K_MIN, fit_calibration
+from core.engine.trait_model import K_MAX, K_MIN, AxisSpectrum, PoleMoments, fit_calibration
 
 METRIC_KEYS = {
     "positive_samples",
@@ -315,3 +315,21 @@ def test_identical_texts_on_both_poles_give_neutral_scores_not_a_crash(hashing: 
     result = train([sentiment], samples, embedder=hashing, effort="low")
     scorer = Scorer.from_snapshot(result.snapshot, embedder=hashing)
     assert scorer.score(["anything at all"])[0, 0] == 0.5
+
+
+def test_fold_moments_by_subtraction_match_a_direct_fit() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((600, 16))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    q = np.where(rng.random(600) < 0.5, 1.0, 0.0)
+    q[:50] = rng.random(50)  # some soft qualities too
+    test = np.arange(0, 600, 5)
+    train_idx = np.setdiff1d(np.arange(600), test)
+    direct = AxisSpectrum.from_data(X[train_idx], q[train_idx])
+    moments = PoleMoments.of(X, q) - PoleMoments.of(X[test], q[test])
+    subtracted = moments.spectrum(len(train_idx))
+    for shrinkage in (1.0, 0.9, 0.3, 0.01):
+        w1, o1 = direct.axis(shrinkage)
+        w2, o2 = subtracted.axis(shrinkage)
+        np.testing.assert_allclose(w1, w2, atol=1e-10)
+        assert o1 == pytest.approx(o2, abs=1e-10)
