@@ -221,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "logreg_mean": float(lr.mean()),
                     "logreg_std": float(lr.std(ddof=1)) if len(lr) > 1 else 0.0,
                     "diff_mean": float((bc - lr).mean()),
+                    # Standard error of the paired difference: how much of diff_mean is noise.
+                    "diff_se": float((bc - lr).std(ddof=1) / np.sqrt(len(bc))) if len(bc) > 1 else 0.0,
                     "wins": int((bc > lr).sum()),
                     "seconds": round(time.perf_counter() - start, 1),
                 }
@@ -228,14 +230,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  n={n}: bc {bc.mean():.4f} lr {lr.mean():.4f}", flush=True)
 
     lines = [
-        "| dataset | per pole | balanced_cosine AUC | logistic regression AUC | difference | bc wins |",
+        "| dataset | per pole | balanced_cosine AUC | logistic regression AUC | difference ± s.e. | bc wins |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['dataset']} | {r['per_pole']} "
             f"| {r['balanced_cosine_mean']:.3f} ± {r['balanced_cosine_std']:.3f} "
-            f"| {r['logreg_mean']:.3f} ± {r['logreg_std']:.3f} | {r['diff_mean']:+.4f} "
+            f"| {r['logreg_mean']:.3f} ± {r['logreg_std']:.3f} | {r['diff_mean']:+.4f} ± {r['diff_se']:.4f} "
             f"| {r['wins']}/{r['splits']} |"
         )
     table = "\n".join(lines)
