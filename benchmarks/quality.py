@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  n={n}: bc {bc.mean():.4f} lr {lr.mean():.4f}", flush=True)
 
     lines = [
-        "| dataset | per pole | balanced_cosine AUC | logistic regression AUC | difference ± s.e. | bc wins |",
+        "| dataset | per pole | balanced_cosine AUC | logistic regression AUC | diff ± s.e. | bc wins |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
