@@ -1,4 +1,4 @@
-"""`python -m service serve | keys create | backfill`."""
+"""`python -m service serve | worker | keys create | backfill`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from service.app import create_app
 
-    settings = _settings(args, embedder=args.embedder)
+    settings = _settings(args, embedder=args.embedder, run_worker=False if args.no_worker else None)
     app = create_app(settings)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     server = uvicorn.Server(config)
@@ -38,6 +38,15 @@ def serve(args: argparse.Namespace) -> int:
     server.startup = startup  # type: ignore[method-assign]
     server.run()
     return 0 if server.started else 1
+
+
+def worker(args: argparse.Namespace) -> int:
+    from service.worker_process import run_worker_process
+
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    return run_worker_process(_settings(args, embedder=args.embedder), args.workers)
 
 
 def keys_create(args: argparse.Namespace) -> int:
@@ -78,13 +87,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m service", description="Model Scoring Service")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("serve", help="run the API with an in-process worker")
+    p = sub.add_parser("serve", help="run the API (with an in-process worker unless --no-worker)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
     p.add_argument("--log-level", default="info")
+    p.add_argument(
+        "--no-worker", action="store_true", help="API only: background runs go to `worker` processes"
+    )
     _common(p)
     p.set_defaults(func=serve)
+
+    p = sub.add_parser("worker", help="execute background runs from the queue (no HTTP)")
+    p.add_argument("--workers", type=int, default=1, help="runs executed at once (threads; default 1)")
+    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
+    _common(p)
+    p.set_defaults(func=worker)
 
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
     p = keys.add_parser("create", help="create a key and print it on the last line")

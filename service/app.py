@@ -38,6 +38,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if ctx.settings.run_worker:
             ctx.start_worker()
+        else:
+            ctx.start_recovery()
         try:
             yield
         finally:

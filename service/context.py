@@ -16,7 +16,7 @@ from service.embedding import Embedders, ScorerCache
 from service.jobs import Executor
 from service.settings import Settings
 from service.tasks import Queue, make_huey
-from service.worker import InProcessWorker
+from service.worker import RecoveryLoop, Worker
 
 log = logging.getLogger("service")
 
@@ -33,7 +33,11 @@ class Context:
     executor: Executor
     huey: Huey
     queue: Queue
-    worker: InProcessWorker | None = field(default=None)
+    worker: Worker | None = field(default=None)
+    recovery: RecoveryLoop | None = field(default=None)
+    # Set once shutdown starts: messages picked up from then on go back to the queue, unclaimed.
+    stopping: bool = field(default=False)
+    skip_grace: bool = field(default=False)  # a second SIGTERM: do not wait for runs in progress
 
     @classmethod
     def build(cls, settings: Settings) -> Context:
@@ -43,7 +47,8 @@ class Context:
         embedders = Embedders(settings.embedder, settings.data_dir / "embeddings.sqlite")
         executor = Executor(settings, sessions, embedders)
         huey = make_huey(settings)
-        return cls(
+        built: list[Context] = []  # the task needs the context, which needs the queue
+        ctx = cls(
             settings=settings,
             engine=engine,
             sessions=sessions,
@@ -53,8 +58,20 @@ class Context:
             scorers=ScorerCache(embedders),
             executor=executor,
             huey=huey,
-            queue=Queue(huey, executor.execute),
+            queue=Queue(huey, lambda run_id: built[0]._run_task(run_id)),
         )
+        built.append(ctx)
+        return ctx
+
+    @property
+    def queue_name(self) -> str:
+        return type(self.huey).__name__
+
+    def _run_task(self, run_id: str) -> None:
+        if self.stopping:  # picked up during shutdown: leave it to another worker
+            self.enqueue(run_id)
+            return
+        self.executor.execute(run_id)
 
     def enqueue(self, run_id: str) -> None:
         self.queue.enqueue(run_id)
@@ -69,18 +86,50 @@ class Context:
             self.enqueue(run_id)
         return ids
 
-    def start_worker(self) -> None:
+    def sweep(self) -> None:
+        """The periodic recovery: stale running runs, and queued runs whose message may be lost."""
+        self.recover()
+        with transaction(self.sessions) as session:
+            lost = runs.lost_queued(session, self.settings.heartbeat_timeout_s)
+        for run_id in lost:
+            log.warning("enqueued run %s again: it waited longer than the heartbeat timeout", run_id)
+            self.enqueue(run_id)
+
+    def start_worker(self, workers: int = 1) -> None:
         """Recover, re-enqueue queued runs (claiming is idempotent, so duplicates are harmless), start."""
         self.recover()
         with transaction(self.sessions) as session:
             queued = runs.queued_ids(session)
         for run_id in queued:
             self.enqueue(run_id)
-        self.worker = InProcessWorker(self.huey, self.recover, self.settings.recovery_interval_s)
+        self.worker = Worker(self.huey, self.sweep, self.settings.recovery_interval_s, workers)
         self.worker.start()
 
+    def start_recovery(self) -> None:
+        """Recovery without executing runs (an API process next to separate workers)."""
+        self.recovery = RecoveryLoop(self.sweep, self.settings.recovery_interval_s)
+        self.recovery.start()
+
     def close(self) -> None:
+        """Stop background work within the shutdown grace; hand unfinished runs back to the queue."""
+        self.stopping = True
+        if self.recovery is not None:
+            self.recovery.stop()
+            self.recovery = None
         if self.worker is not None:
-            self.worker.stop()
+            finished = self.worker.stop(self.settings.shutdown_grace_s, lambda: self.skip_grace)
             self.worker = None
+            if not finished:
+                self._release_claims()
         self.engine.dispose()
+
+    def _release_claims(self) -> None:
+        for run_id, attempt in self.executor.claims().items():
+            try:
+                with transaction(self.sessions) as session:
+                    released = runs.release(session, run_id, attempt)
+                if released:
+                    self.enqueue(run_id)
+                    log.warning("handed run %s back to the queue at shutdown", run_id)
+            except Exception:  # the stale-run sweep of another process will recover it
+                log.exception("could not release run %s", run_id)

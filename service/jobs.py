@@ -21,6 +21,7 @@ from service.embedding import Embedders
 from service.prune import prune
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
+from service.testhooks import pause
 from service.traitkeys import unique_key
 
 log = logging.getLogger("service.jobs")
@@ -32,6 +33,10 @@ PHASE_MESSAGES = {
     "calibrating": "Calibrating scores",
     "saving": "Saving the result",
 }
+
+
+class ClaimLost(Exception):
+    """This worker's claim on its run was taken away (recovered as stale, or released): stop working."""
 
 
 def sha256(text: str) -> str:
@@ -114,6 +119,8 @@ class _Heartbeat:
         self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
         self._last_write = 0.0
         self._last_phase = ""
+        self.lost = threading.Event()
+        self.pending_pause: Callable[[], None] | None = None
 
     def __enter__(self) -> _Heartbeat:
         self._thread.start()
@@ -127,7 +134,8 @@ class _Heartbeat:
         while not self._stop.wait(self._interval):
             try:
                 with transaction(self._sessions) as s:
-                    runs.touch(s, self._run_id, self._attempt)
+                    if not runs.touch(s, self._run_id, self._attempt):
+                        self.lost.set()
             except Exception:
                 log.exception("heartbeat failed for %s", self._run_id)
 
@@ -141,7 +149,10 @@ class _Heartbeat:
             fraction, phase, message or PHASE_MESSAGES.get(phase, phase.replace("_", " "))
         )
         with transaction(self._sessions) as s:
-            runs.touch(s, self._run_id, self._attempt, doc)
+            if not runs.touch(s, self._run_id, self._attempt, doc):
+                self.lost.set()
+        if self.lost.is_set():
+            raise ClaimLost(self._run_id)
 
 
 class Executor:
@@ -152,6 +163,13 @@ class Executor:
         # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
         # worker dying mid-run (raise a BaseException).
         self.progress_hook: Callable[[float, str], None] | None = None
+        # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
+        self.active: dict[str, int] = {}
+        self._active_lock = threading.Lock()
+
+    def claims(self) -> dict[str, int]:
+        with self._active_lock:
+            return dict(self.active)
 
     def execute(self, run_id: str) -> None:
         with transaction(self.sessions) as s:
@@ -159,9 +177,22 @@ class Executor:
             if run is None:
                 return
             kind, attempt = run.kind, run.attempts
+            handle = s.scalar(select(Model.handle).where(Model.id == run.model_id)) or ""
         log.info("run %s (%s) attempt %d started", run_id, kind, attempt)
+        with self._active_lock:
+            self.active[run_id] = attempt
+        try:
+            self._execute_claimed(run_id, kind, attempt, handle)
+        finally:
+            with self._active_lock:
+                self.active.pop(run_id, None)
+
+    def _execute_claimed(self, run_id: str, kind: str, attempt: int, handle: str) -> None:
+        slow = self.settings.test_hooks.slow_run
         try:
             with _Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
+                if slow is not None and slow.applies(handle):
+                    hb.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}")
                 if kind in runs.TRAIN_KINDS:
                     self._train(run_id, attempt, hb)
                 elif kind == "discover":
@@ -170,6 +201,8 @@ class Executor:
                     self._synthesize(run_id, attempt, hb)
                 else:
                     raise EngineError(f"unknown run kind {kind!r}")
+        except ClaimLost:
+            log.warning("run %s attempt %d: the claim was lost, abandoning this attempt", run_id, attempt)
         except EngineError as exc:
             self._fail(run_id, attempt, exc.code, str(exc))
         except Exception as exc:
@@ -189,6 +222,9 @@ class Executor:
             if self.progress_hook is not None:
                 self.progress_hook(fraction, phase)
             hb.progress(lo + (hi - lo) * float(fraction), phase)
+            if hb.pending_pause is not None:  # test hook: once, at the engine's first report
+                hb.pending_pause, do_pause = None, hb.pending_pause
+                do_pause()
 
         return report
 

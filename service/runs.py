@@ -10,7 +10,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from service.tables import Model, Run, utcnow
@@ -150,13 +150,22 @@ def state_after_failure(model: Model, run: Run) -> str:
 def recover_stale(
     session: Session, timeout_s: float, max_attempts: int, now: datetime | None = None
 ) -> list[str]:
-    """Runs whose worker stopped heartbeating: re-queue (attempts left) or fail. Returns ids to enqueue."""
+    """Runs whose worker stopped heartbeating: re-queue (attempts left) or fail. Returns ids to enqueue.
+
+    The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two processes
+    sweeping at once never both re-queue a run, and a run a worker claims meanwhile is re-read, not reset.
+    """
     cutoff = (now or utcnow()) - timedelta(seconds=timeout_s)
-    stale = session.scalars(select(Run).where(Run.status == "running", Run.heartbeat_at < cutoff)).all()
+    stale = session.scalars(
+        select(Run)
+        .where(Run.status == "running", Run.heartbeat_at < cutoff)
+        .with_for_update(skip_locked=True)
+    ).all()
     requeue: list[str] = []
     for run in stale:
         if run.attempts < max_attempts:
             run.status = "queued"
+            run.heartbeat_at = now or utcnow()  # for a queued run: when it was last enqueued
             run.progress = progress_doc(
                 0.0, "queued", f"Retrying after the worker stopped (attempt {run.attempts})"
             )
@@ -170,6 +179,45 @@ def recover_stale(
                 f"The worker stopped during the run {run.attempts} times; the run was abandoned.",
             )
     return requeue
+
+
+def lost_queued(session: Session, timeout_s: float, now: datetime | None = None) -> list[str]:
+    """Queued runs enqueued longer than `timeout_s` ago: their message may have died with a worker that
+    had dequeued it. Enqueuing them again is harmless (claiming is idempotent); the time is reset so a run
+    waiting behind a long queue gets at most one extra message per timeout."""
+    at = now or utcnow()
+    cutoff = at - timedelta(seconds=timeout_s)
+    ids = list(
+        session.scalars(
+            select(Run.id)
+            .where(Run.status == "queued", func.coalesce(Run.heartbeat_at, Run.created_at) < cutoff)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    if ids:
+        session.execute(
+            update(Run)
+            .where(Run.id.in_(ids), Run.status == "queued")
+            .values(heartbeat_at=at)
+            .execution_options(synchronize_session=False)
+        )
+    return ids
+
+
+def release(session: Session, run_id: str, attempt: int) -> bool:
+    """Hand a claimed run back to the queue (a worker shutting down); the attempt stays counted so the
+    releasing worker's late writes are still fenced off."""
+    result = session.execute(
+        update(Run)
+        .where(_mine(run_id, attempt))
+        .values(
+            status="queued",
+            heartbeat_at=utcnow(),
+            progress=progress_doc(0.0, "queued", "Re-queued: the worker shut down"),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1  # type: ignore[attr-defined]
 
 
 def queued_ids(session: Session) -> list[str]:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from service.testhooks import ENV as TEST_HOOKS_ENV
+from service.testhooks import TestHooks
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -16,13 +19,17 @@ class Settings:
     embedder: str = "minilm"
     retrain_buffer: int = 20
     cursor_secret: bytes = b""
-    # A running run whose heartbeat is older than this is considered dead.
+    # A running run whose heartbeat is older than this is considered dead (and a queued run this old
+    # is enqueued again, in case its queue message died with a worker).
     heartbeat_timeout_s: float = 60.0
     heartbeat_interval_s: float = 10.0
     recovery_interval_s: float = 30.0
     max_attempts: int = 3
-    # Start the in-process Huey consumer with the app (off for a separate worker process).
+    # On SIGTERM a worker finishes its runs for at most this long, then hands them back to the queue.
+    shutdown_grace_s: float = 30.0
+    # Start the in-process Huey consumer with the app (off for `serve --no-worker` and `worker`).
     run_worker: bool = True
+    test_hooks: TestHooks = TestHooks()
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
@@ -43,8 +50,22 @@ class Settings:
             embedder=env.get("SCORING_EMBEDDER", "minilm"),
             retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", "20")),
             cursor_secret=secret,
+            heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "60")),
+            heartbeat_interval_s=float(env.get("SCORING_HEARTBEAT_INTERVAL_S", "10")),
+            recovery_interval_s=float(env.get("SCORING_RECOVERY_INTERVAL_S", "30")),
+            max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
+            shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
+            test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
-        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        if self.heartbeat_interval_s >= self.heartbeat_timeout_s:
+            raise ValueError("the heartbeat interval must be shorter than the heartbeat timeout")
+        if self.test_hooks.active and self.embedder != "hashing":
+            raise ValueError(f"{TEST_HOOKS_ENV} is for tests only: it needs the test embedder 'hashing'")
 
     @property
     def is_sqlite(self) -> bool:

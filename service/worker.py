@@ -1,30 +1,65 @@
-"""In-process background work for `serve`: a Huey consumer thread plus a recovery loop."""
+"""Background work: Huey consumer threads that execute runs, and the stale-run recovery loop.
+
+`serve` runs one consumer thread in-process; `python -m service worker` runs N of them in a process of its
+own (service/worker_process.py); `serve --no-worker` runs only the recovery loop. Any process may recover:
+the sweep locks the rows it changes, so concurrent sweeps do not collide.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
+from huey import Huey
 from huey.consumer import Consumer
 
 log = logging.getLogger("service.worker")
 
 
 class _ThreadConsumer(Consumer):
-    """Huey's consumer without signal handlers: the web server owns the process's signals."""
+    """Huey's consumer without signal handlers: the web server or worker main loop owns the signals."""
 
     def _set_signal_handlers(self) -> None:
         pass
 
 
-class InProcessWorker:
-    """One Huey consumer thread plus a thread that recovers stale runs every `recovery_interval_s`."""
+class RecoveryLoop:
+    """Calls `sweep` every `interval_s` on a daemon thread; an exception is logged and retried next round."""
 
-    def __init__(self, huey: object, recover: Callable[[], None], recovery_interval_s: float) -> None:
+    def __init__(self, sweep: Callable[[], None], interval_s: float) -> None:
+        self._sweep = sweep
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="run-recovery", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._sweep()
+            except Exception:  # keep the loop alive; the next round retries
+                log.exception("run recovery failed")
+
+
+class Worker:
+    """`workers` Huey consumer threads plus the recovery loop (which also restarts a dead consumer thread:
+    Huey's own health check lives in Consumer.run(), which we do not use)."""
+
+    def __init__(
+        self, huey: Huey, sweep: Callable[[], None], recovery_interval_s: float, workers: int = 1
+    ) -> None:
         self._consumer = _ThreadConsumer(
             huey,
-            workers=1,
+            workers=workers,
             worker_type="thread",
             periodic=False,
             initial_delay=0.05,
@@ -32,26 +67,24 @@ class InProcessWorker:
             max_delay=0.5,
             check_worker_health=False,
         )
-        self._recover = recover
-        self._interval = recovery_interval_s
-        self._stop = threading.Event()
-        self._recovery = threading.Thread(target=self._recovery_loop, name="run-recovery", daemon=True)
+
+        def sweep_and_heal() -> None:
+            self._consumer.check_worker_health()
+            sweep()
+
+        self._recovery = RecoveryLoop(sweep_and_heal, recovery_interval_s)
 
     def start(self) -> None:
         self._consumer.start()
         self._recovery.start()
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._consumer.stop(graceful=True)
-        self._recovery.join(timeout=5)
-
-    def _recovery_loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                # Huey's own health check lives in Consumer.run(), which we do not use: restart a dead
-                # worker thread here, then re-queue or fail runs whose worker stopped heartbeating.
-                self._consumer.check_worker_health()
-                self._recover()
-            except Exception:  # keep the loop alive; the next round retries
-                log.exception("run recovery failed")
+    def stop(self, grace_s: float, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Stop taking messages and wait up to `grace_s` (or until `cancelled()`) for the runs in
+        progress; True if every consumer thread finished."""
+        self._recovery.stop()
+        self._consumer.stop(graceful=False)  # only sets the stop flag; we join with a deadline below
+        deadline = time.monotonic() + grace_s
+        threads = [t for _, t in self._consumer.worker_threads] + [self._consumer.scheduler]
+        while any(t.is_alive() for t in threads) and time.monotonic() < deadline and not cancelled():
+            time.sleep(0.05)
+        return not any(t.is_alive() for t in threads)

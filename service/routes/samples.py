@@ -16,6 +16,7 @@ from service.routes.common import errors
 from service.schemas import Provenance, SampleIds, SamplePage, SamplesIn
 from service.states import require_untrained
 from service.tables import SampleRow, Trait, utcnow
+from service.testhooks import pause
 from service.views import sample_out
 
 router = APIRouter(tags=["samples"])
@@ -59,6 +60,7 @@ def add_sample_batch(handle: str, body: SamplesIn, who: AuthoringKey, ctx: CtxDe
                 if row is not None and row.source_url is None:
                     row.source_url = item.source_url
         model.updated_at = utcnow()
+        pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
         return SampleIds(ids=ids)
 
 

@@ -1,0 +1,67 @@
+"""Fault-injection hooks for the multi-process tests (tests/scale), read from $SCORING_TEST_HOOKS.
+
+A JSON object; every hook names the models it applies to by handle prefix, so one set of processes can
+serve ordinary models at full speed and slow down only the victims of a fault test:
+
+    {"slow_run": {"handle_prefix": "acme.slow", "seconds": 3},
+     "slow_samples_commit": {"handle_prefix": "acme.bulk", "seconds": 30}}
+
+- slow_run: a run sleeps at the engine's first progress report (claimed, heartbeating, nothing applied);
+- slow_samples_commit: POST /samples sleeps after inserting its rows, before committing them.
+
+Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the process at that
+exact moment. Test mode only: the settings refuse hooks unless the embedder is the test embedder `hashing`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+
+ENV = "SCORING_TEST_HOOKS"
+log = logging.getLogger("service.testhooks")
+
+
+@dataclass(frozen=True)
+class Delay:
+    handle_prefix: str
+    seconds: float
+
+    def applies(self, handle: str) -> bool:
+        return handle.startswith(self.handle_prefix)
+
+
+@dataclass(frozen=True)
+class TestHooks:
+    __test__ = False  # not a pytest class
+
+    slow_run: Delay | None = None
+    slow_samples_commit: Delay | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.slow_run is not None or self.slow_samples_commit is not None
+
+    @classmethod
+    def parse(cls, text: str | None) -> TestHooks:
+        if not text or not text.strip():
+            return cls()
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or set(raw) - {"slow_run", "slow_samples_commit"}:
+            raise ValueError(f"{ENV}: expected an object with slow_run and/or slow_samples_commit")
+        hooks = {
+            name: Delay(str(spec["handle_prefix"]), float(spec["seconds"])) for name, spec in raw.items()
+        }
+        return cls(**hooks)
+
+
+def pause(delay: Delay | None, handle: str, what: str) -> None:
+    """Sleep when `delay` applies to the model `handle`, announcing it first."""
+    if delay is None or not delay.applies(handle):
+        return
+    log.warning("test hook: %s of %s sleeping %.1f s", what, handle, delay.seconds)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    time.sleep(delay.seconds)

@@ -1,0 +1,41 @@
+"""`python -m service worker`: a process that only executes background runs.
+
+SIGTERM (or SIGINT) is graceful: stop taking messages, let the runs in progress finish for up to
+`shutdown_grace_s`, hand the unfinished ones back to the queue, exit 0. A second signal skips the grace.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from dataclasses import replace
+from types import FrameType
+
+from service.context import Context
+from service.settings import Settings
+
+log = logging.getLogger("service.worker")
+
+
+def run_worker_process(settings: Settings, workers: int) -> int:
+    ctx = Context.build(replace(settings, run_worker=False))
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            ctx.skip_grace = True
+        log.info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        ctx.start_worker(workers)
+        print(f"Scoring worker ready: {workers} thread(s), queue {ctx.queue_name}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        ctx.close()
+    log.info("worker stopped")
+    return 0
