@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -18,10 +20,7 @@ def tags_of(session: Session, version_id: int | None) -> list[str]:
     return list(session.scalars(select(Tag.name).where(Tag.version_id == version_id).order_by(Tag.name)))
 
 
-def last_operation(session: Session, model: Model) -> LastOperation | None:
-    if model.last_run_id is None:
-        return None
-    run = session.get(Run, model.last_run_id)
+def _last_operation(run: Run | None) -> LastOperation | None:
     if run is None:
         return None
     return LastOperation(
@@ -36,38 +35,73 @@ def last_operation(session: Session, model: Model) -> LastOperation | None:
 
 
 def model_out(session: Session, model: Model) -> ModelOut:
-    names = list(session.scalars(select(Trait.name).where(Trait.model_id == model.id).order_by(Trait.id)))
-    version_no = None
-    if model.current_version_id is not None:
-        version_no = session.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
-    sample_count = session.scalar(
-        select(func.count()).select_from(SampleRow).where(SampleRow.model_id == model.id)
+    return models_out(session, [model])[0]
+
+
+def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
+    """Bodies for a page of models with a fixed number of queries (one per related table), not per model."""
+    if not models:
+        return []
+    ids = [m.id for m in models]
+    version_ids = [m.current_version_id for m in models if m.current_version_id is not None]
+    run_ids = [m.last_run_id for m in models if m.last_run_id is not None]
+    names: dict[int, list[str]] = defaultdict(list)
+    for model_id, name in session.execute(
+        select(Trait.model_id, Trait.name).where(Trait.model_id.in_(ids)).order_by(Trait.id)
+    ):
+        names[model_id].append(name)
+    version_nos: dict[int, int] = {}
+    tags: dict[int, list[str]] = defaultdict(list)
+    if version_ids:
+        version_nos = dict(
+            session.execute(
+                select(Version.id, Version.version_no).where(Version.id.in_(version_ids))
+            ).tuples().all()
+        )
+        for version_id, tag in session.execute(
+            select(Tag.version_id, Tag.name).where(Tag.version_id.in_(version_ids)).order_by(Tag.name)
+        ):
+            tags[version_id].append(tag)
+    sample_counts = dict(
+        session.execute(
+            select(SampleRow.model_id, func.count())
+            .where(SampleRow.model_id.in_(ids))
+            .group_by(SampleRow.model_id)
+        ).tuples().all()
     )
-    buffered = session.scalar(
-        select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
+    buffered = dict(
+        session.execute(
+            select(FeedbackLabel.model_id, func.count())
+            .where(FeedbackLabel.model_id.in_(ids))
+            .group_by(FeedbackLabel.model_id)
+        ).tuples().all()
     )
-    return ModelOut(
-        handle=model.handle,
-        scoring_method=model.scoring_method,
-        description=model.description,
-        state=model.state,  # type: ignore[arg-type]
-        kind=model.kind,
-        traits=names,
-        current_version_id=model.current_version_id,
-        version_no=version_no,
-        version_tags=tags_of(session, model.current_version_id),
-        zero_data_retention=model.zero_data_retention,
-        last_operation=last_operation(session, model),
-        created_at=model.created_at,
-        updated_at=model.updated_at,
-        max_depth=model.max_depth,
-        additional_terms=model.additional_terms,
-        upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
-        readme_markdown=model.readme_markdown,
-        auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
-        sample_count=sample_count or 0,
-        buffered_feedback=buffered or 0,
-    )
+    last_runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(run_ids)))} if run_ids else {}
+    return [
+        ModelOut(
+            handle=model.handle,
+            scoring_method=model.scoring_method,
+            description=model.description,
+            state=model.state,  # type: ignore[arg-type]
+            kind=model.kind,
+            traits=names.get(model.id, []),
+            current_version_id=model.current_version_id,
+            version_no=version_nos.get(model.current_version_id) if model.current_version_id else None,
+            version_tags=tags.get(model.current_version_id, []) if model.current_version_id else [],
+            zero_data_retention=model.zero_data_retention,
+            last_operation=_last_operation(last_runs.get(model.last_run_id) if model.last_run_id else None),
+            created_at=model.created_at,
+            updated_at=model.updated_at,
+            max_depth=model.max_depth,
+            additional_terms=model.additional_terms,
+            upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
+            readme_markdown=model.readme_markdown,
+            auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
+            sample_count=sample_counts.get(model.id, 0),
+            buffered_feedback=buffered.get(model.id, 0),
+        )
+        for model in models
+    ]
 
 
 def traits_out(session: Session, model: Model) -> list[TraitOut]:

@@ -15,7 +15,7 @@ from service.routes.common import errors
 from service.schemas import HANDLE_RE, Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch, ModelState
 from service.states import busy_error, require_not_archived
 from service.tables import FeedbackLabel, Model, SampleRow, utcnow
-from service.views import model_out
+from service.views import model_out, models_out
 
 router = APIRouter(tags=["models"])
 
@@ -85,7 +85,7 @@ def list_models(
             q = q.where(Model.kind == kind)
         rows = s.scalars(q.order_by(Model.id).limit(limit + 1)).all()
         page = rows[:limit]
-        items = [model_out(s, m) for m in page]
+        items = models_out(s, page)
     next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
     return ModelPage(items=items, limit=limit, next_cursor=next_cursor)
 

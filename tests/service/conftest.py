@@ -17,7 +17,13 @@ from service.db import make_engine, migrate, transaction
 from service.keys import create_key
 from service.settings import Settings
 from tests.service.helpers import auth
-from tests.support.pgcluster import database_url_fixture, pg_cluster_fixture, selected_backends
+from tests.support.pgcluster import (
+    PgClusterError,
+    database_url_fixture,
+    find_pg_bin,
+    pg_cluster_fixture,
+    selected_backends,
+)
 
 
 def _migrate(url: str) -> None:
@@ -26,9 +32,19 @@ def _migrate(url: str) -> None:
     engine.dispose()
 
 
-# SQLite by default; SCORING_TEST_DATABASES=sqlite,postgres runs the in-process tests on both.
+def default_backends() -> tuple[str, ...]:
+    """Both databases when the PostgreSQL binaries are installed (CI and these machines), else SQLite."""
+    try:
+        find_pg_bin()
+    except PgClusterError:
+        return ("sqlite",)
+    return ("sqlite", "postgres")
+
+
+# Every in-process test runs on SQLite and on PostgreSQL (one cluster per session, a database per test
+# copied from a migrated template); SCORING_TEST_DATABASES=sqlite (or postgres) picks one.
 pg_cluster = pg_cluster_fixture()
-database_url = database_url_fixture(backends=selected_backends(default=("sqlite",)), prepare=_migrate)
+database_url = database_url_fixture(backends=selected_backends(default=default_backends()), prepare=_migrate)
 
 
 @dataclass

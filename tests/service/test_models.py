@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import event
+
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
 
@@ -211,3 +213,45 @@ def test_delete_busy_is_rejected(idle_svc: Svc) -> None:
     idle_svc.ctx.executor.execute(run_id)
     assert wait_settled(c, "acme.b", h)["state"] == "ready"
     assert check(c.delete("/v1/models/acme.b", headers=h), 200)["deleted"] is True
+
+
+def _count_queries(svc: Svc, url: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    """SQL statements the app runs to answer one GET (auth included)."""
+    statements: list[str] = []
+
+    def record(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    event.listen(svc.ctx.engine, "before_cursor_execute", record)
+    try:
+        body = check(svc.client.get(url, headers=svc.author), 200)
+    finally:
+        event.remove(svc.ctx.engine, "before_cursor_execute", record)
+    return len(statements), body
+
+
+def test_listing_queries_do_not_grow_with_the_page(svc: Svc) -> None:
+    """No N+1: traits, version numbers, tags, counts and last runs are loaded for the whole page at once."""
+    c, h = svc.client, svc.author
+    for handle in ("acme.q1", "acme.q2"):
+        make_model(c, h, handle)
+        train_ready(c, h, handle)
+        check(c.post(f"/v1/models/{handle}/versions/prod", headers=h), 200)
+    small, page = _count_queries(svc, "/v1/models?namespace=acme")
+    assert [m["handle"] for m in page["items"]] == ["acme.q1", "acme.q2"]
+    for i in range(3, 9):
+        make_model(c, h, f"acme.q{i}", with_data=i % 2 == 0)
+    train_ready(c, h, "acme.q4")
+    check(c.post("/v1/models/acme.q4/versions/prod", headers=h), 200)
+    large, page = _count_queries(svc, "/v1/models?namespace=acme")
+    assert len(page["items"]) == 8 and large == small
+    items = {m["handle"]: m for m in page["items"]}
+    # The batched bodies are the same as the one-model GET.
+    for handle in ("acme.q1", "acme.q3", "acme.q4", "acme.q5"):
+        assert items[handle] == check(c.get(f"/v1/models/{handle}", headers=h), 200)
+    assert items["acme.q4"]["version_tags"] == ["prod"] and items["acme.q4"]["traits"] == [
+        "Formality",
+        "Sentiment",
+    ]
+    assert items["acme.q4"]["last_operation"]["status"] == "succeeded"
+    assert items["acme.q4"]["sample_count"] == 24 and items["acme.q5"]["sample_count"] == 0
