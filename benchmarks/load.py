@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "load.json"
 EXTRA_TEXTS = ROOT.parent / "shared" / "datasets" / "stanford_politeness" / "wikipedia.annotated.csv"
 TARGET_RATIO = 0.8
 NAMESPACE = "bench"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 WARMUP_TEXT = "Warm-up request: load the model and open the database connections before timing."
 
 
@@ -165,6 +166,17 @@ class Service:
             time.sleep(0.25)
         raise RuntimeError(f"service process {i} not healthy after {timeout:.0f}s:\n{self.log_tail(i)}")
 
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time of the service processes so far (Linux /proc; None elsewhere)."""
+        total = 0.0
+        for proc in self.procs:
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (all threads)
+        return total
+
     def log_tail(self, i: int, lines: int = 30) -> str:
         path = self.data_dir / f"serve-{i}.log"
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
@@ -251,6 +263,8 @@ class LoadResult:
     error_kinds: dict[str, int]
     seconds: float
     latencies_ms: list[float]
+    cpu_s: float | None = None  # CPU time the service processes used during the phase
+    client_cpu_s: float = 0.0  # CPU time of this process (the load generator) during the phase
 
     def summary(self) -> dict[str, Any]:
         lat = np.array(self.latencies_ms) if self.latencies_ms else np.array([np.nan])
@@ -264,12 +278,15 @@ class LoadResult:
             "p50_ms": round(float(np.percentile(lat, 50)), 2),
             "p99_ms": round(float(np.percentile(lat, 99)), 2),
             "max_ms": round(float(lat.max()), 2),
+            "service_cpu_ms_per_request": round(1000 * self.cpu_s / ok, 3) if self.cpu_s and ok else None,
+            "client_cpu_ms_per_request": round(1000 * self.client_cpu_s / ok, 3) if ok else None,
         }
 
 
 async def drive(
     base_urls: Sequence[str], key: str, handle: str, texts: Sequence[str],
     clients: int, max_requests: int, max_seconds: float, warmup: bool = True,
+    cpu_probe: Callable[[], float | None] = lambda: None,
 ) -> LoadResult:
     """`clients` concurrent loops, each sending one request at a time; texts are taken in a fixed cycle."""
     headers = {"Authorization": f"Bearer {key}"}
@@ -290,6 +307,7 @@ async def drive(
             warm = await asyncio.gather(*posts)
             for resp in warm:
                 _check(resp, 200)
+        cpu_start, client_cpu = cpu_probe(), time.process_time()
         start = time.perf_counter()
         deadline = start + max_seconds
 
@@ -312,7 +330,9 @@ async def drive(
 
         await asyncio.gather(*(client_loop(sessions[i % len(sessions)]) for i in range(clients)))
         seconds = time.perf_counter() - start
-    return LoadResult(next_index, sum(errors.values()), dict(errors), seconds, latencies)
+        cpu_end, client_cpu = cpu_probe(), time.process_time() - client_cpu
+    cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
+    return LoadResult(next_index, sum(errors.values()), dict(errors), seconds, latencies, cpu, client_cpu)
 
 
 # -- in-process reference ------------------------------------------------------------------------------------
@@ -328,15 +348,15 @@ def engine_reference(snapshot: dict, texts: Sequence[str]) -> dict[str, Any]:
     def cold_scorer() -> Scorer:
         return Scorer.from_snapshot(snapshot, embedder=CachedEmbedder(base, MemoryStore()))
 
-    def one_at_a_time(scorer: Scorer) -> float:
-        start = time.perf_counter()
+    def one_at_a_time(scorer: Scorer) -> tuple[float, float]:
+        start, cpu = time.perf_counter(), time.process_time()
         for text in texts:
             scorer.score([text])
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     scorer = cold_scorer()
-    single = one_at_a_time(scorer)
-    single_warm = one_at_a_time(scorer)
+    single, single_cpu = one_at_a_time(scorer)
+    single_warm, _ = one_at_a_time(scorer)
     scorer = cold_scorer()
     start = time.perf_counter()
     for i in range(0, len(texts), 32):
@@ -348,11 +368,17 @@ def engine_reference(snapshot: dict, texts: Sequence[str]) -> dict[str, Any]:
         "single_tps": round(len(texts) / single, 2),
         "batch32_tps": round(len(texts) / batched, 2),
         "single_warm_tps": round(len(texts) / single_warm, 2),
+        "single_cpu_ms_per_text": round(1000 * single_cpu / len(texts), 3),
     }
 
 
 def best_reference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    best = {k: max(a[k], b[k]) if k.endswith("_tps") else a[k] for k in a}
+    best = dict(a)
+    for k in a:
+        if k.endswith("_tps"):
+            best[k] = max(a[k], b[k])
+        elif "_cpu_" in k:
+            best[k] = min(a[k], b[k])
     best["runs_single_tps"] = [a["single_tps"], b["single_tps"]]
     return best
 
@@ -377,13 +403,19 @@ def run_one(database: str, args: argparse.Namespace, folder: Path, texts: list[s
         engine_before = engine_reference(version["snapshot"], texts)
         urls, n = service.base_urls, args.clients
         print(f"[{database}] scoring, cold: {n} clients, each of {len(texts)} texts once ...", flush=True)
-        cold = asyncio.run(drive(urls, key, handle, texts, n, len(texts), args.duration))
+        cold = asyncio.run(drive(urls, key, handle, texts, n, len(texts), args.duration,
+                                 cpu_probe=service.cpu_seconds))
         print(f"[{database}] scoring, warm: {args.requests} requests / {args.duration:.0f}s", flush=True)
-        warm = asyncio.run(drive(urls, key, handle, texts, n, args.requests, args.duration, warmup=False))
+        warm = asyncio.run(drive(urls, key, handle, texts, n, args.requests, args.duration, warmup=False,
+                                 cpu_probe=service.cpu_seconds))
     print(f"[{database}] in-process reference (2/2) ...", flush=True)
     engine = best_reference(engine_before, engine_reference(version["snapshot"], texts))
     cold_s, warm_s = cold.summary(), warm.summary()
     ratio = cold_s["throughput_rps"] / engine["single_tps"] if engine["single_tps"] else 0.0
+    per_request = cold_s["service_cpu_ms_per_request"]
+    # CPU time per text, engine / service: close to the wall-clock ratio on an idle machine, and robust to
+    # other load (which the service's many threads and the reference's few compete for unequally).
+    cpu_ratio = engine["single_cpu_ms_per_text"] / per_request if per_request else None
     return {
         "database": database,
         "model": handle,
@@ -399,13 +431,14 @@ def run_one(database: str, args: argparse.Namespace, folder: Path, texts: list[s
         "ratio_cold_vs_engine_single": round(ratio, 3),
         "ratio_cold_vs_engine_batch32": round(cold_s["throughput_rps"] / engine["batch32_tps"], 3),
         "ratio_warm_vs_engine_single_warm": round(warm_s["throughput_rps"] / engine["single_warm_tps"], 3),
+        "cpu_ratio_cold_vs_engine_single": round(cpu_ratio, 3) if cpu_ratio is not None else None,
         "target_met": ratio >= TARGET_RATIO and cold.errors == 0 and warm.errors == 0,
     }
 
 
 def markdown(runs: Sequence[dict[str, Any]]) -> str:
     head = ("| database | cache | API procs | clients | requests | errors | req/s | p50 ms | p99 ms "
-            "| engine 1 text/call, same cache state (texts/s) | ratio | target |")
+            "| engine 1 text/call, same cache state (texts/s) | ratio | CPU ratio | target |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in runs:
         e = r["engine"]
@@ -414,10 +447,12 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
             ("warm", r["service_warm"], e["single_warm_tps"], r["ratio_warm_vs_engine_single_warm"]),
         ):
             target = ("met" if r["target_met"] else "MISSED") if phase == "cold" else ""
+            cpu = r.get("cpu_ratio_cold_vs_engine_single") if phase == "cold" else None
+            cpu_cell = f"{cpu:.2f}x" if cpu is not None else ""
             rows.append(
                 f"| {r['database']} | {phase} | {r['api_processes']} | {r['clients']} | {s['requests']} "
                 f"| {s['errors']} | {s['throughput_rps']:.1f} | {s['p50_ms']:.1f} | {s['p99_ms']:.1f} "
-                f"| {ref:.1f} | {ratio:.2f}x | {target} |"
+                f"| {ref:.1f} | {ratio:.2f}x | {cpu_cell} | {target} |"
             )
     return "\n".join(rows)
 
