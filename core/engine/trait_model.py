@@ -27,6 +27,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
+from threadpoolctl import threadpool_limits
 
 from core.engine.validation import POSITIVE_THRESHOLD
 
@@ -265,8 +266,10 @@ class BalancedCosineTrait:
         `oof_raw` lets a caller that already computed this shrinkage's out-of-fold raw scores
         (the parameter search) pass them in instead of refitting every fold.
         """
-        X = np.asarray(X, dtype=np.float64)
-        q = np.asarray(y, dtype=np.float64)
+        with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see core.engine.training
+            return self._fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64), oof_raw)
+
+    def _fit(self, X: np.ndarray, q: np.ndarray, oof_raw: np.ndarray | None) -> BalancedCosineTrait:
         spectrum = AxisSpectrum.from_data(X, q)
         self.positive_prototype_ = spectrum.p_pos
         self.negative_prototype_ = spectrum.p_neg
