@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -333,3 +337,23 @@ def test_fold_moments_by_subtraction_match_a_direct_fit() -> None:
         w2, o2 = subtracted.axis(shrinkage)
         np.testing.assert_allclose(w1, w2, atol=1e-10)
         assert o1 == pytest.approx(o2, abs=1e-10)
+
+
+def test_another_process_trains_the_same_snapshot(corpus: Any, hashing: Embedder) -> None:
+    samples = corpus.sentiment_samples()
+    result = train([corpus.SENTIMENT], samples, embedder=hashing, effort="medium")
+    script = (
+        "import json, sys\n"
+        "from core.embedders import get_embedder\n"
+        "from core.engine import Sample, TraitSpec, train\n"
+        "data = json.load(sys.stdin)\n"
+        "trait = TraitSpec(**data['trait'])\n"
+        "samples = [Sample(**s) for s in data['samples']]\n"
+        "result = train([trait], samples, embedder=get_embedder('hashing'), effort='medium')\n"
+        "print(json.dumps(result.snapshot))\n"
+    )
+    payload = json.dumps({"trait": dataclasses.asdict(corpus.SENTIMENT),
+                          "samples": [dataclasses.asdict(s) for s in samples]})
+    done = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(done.stdout) == result.snapshot
