@@ -195,8 +195,11 @@ def train(
     fitted: dict[str, FittedTrait] = {}
     total = len(clean)
     done = 0
+    by_trait: dict[str, list[Sample]] = {t.key: [] for t in traits}
+    for sample in clean:
+        by_trait[sample.trait].append(sample)
     for spec in traits:
-        members = [s for s in clean if s.trait == spec.key]
+        members = by_trait[spec.key]
         X = vectors[[row_of[s.text] for s in members]].astype(np.float64)
         q = np.array([s.quality for s in members], dtype=np.float64)
         given = reuse.get(spec.key)
