@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
             yield
         finally:
             ctx.close()
+            log.info("service stopped")
 
     app = FastAPI(
         title="Model Scoring Service",

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
+MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held while migrating
 
 
 def make_engine(url: str) -> Engine:
@@ -71,5 +72,9 @@ def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent)."""
     cfg = alembic_config(engine)
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # Several processes may start at once on a new database: one migrates, the others wait here
+            # and then find the schema at head. (SQLite's BEGIN IMMEDIATE already serialises them.)
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})")
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

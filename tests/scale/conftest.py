@@ -1,0 +1,71 @@
+"""A fleet of real processes per database: two API processes (`serve --no-worker`) and two workers, on a
+fresh SQLite file or a fresh database on a throwaway PostgreSQL cluster (one cluster per session)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.db import make_engine, make_session_factory, transaction
+from service.keys import create_key
+from tests.scale.fleet import Fleet
+from tests.service.conftest import default_backends
+from tests.service.helpers import auth
+from tests.support.pgcluster import PgCluster, pg_cluster_fixture, selected_backends
+
+pg_cluster = pg_cluster_fixture()
+
+BACKENDS = selected_backends(default=default_backends())
+
+
+class Running:
+    """The fleet plus an authoring key for namespace acme."""
+
+    def __init__(self, fleet: Fleet, headers: dict[str, str]) -> None:
+        self.fleet = fleet
+        self.headers = headers
+
+
+def make_key(database_url: str) -> dict[str, str]:
+    engine = make_engine(database_url)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            return auth(create_key(s, ["acme"], "authoring"))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(b, marks=[pytest.mark.postgres] if b == "postgres" else [], id=b) for b in BACKENDS],
+)
+def running_fleet(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Running]:
+    data_dir = tmp_path_factory.mktemp(f"fleet-{request.param}")
+    database = None
+    if request.param == "postgres":
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        database = f"fleet_{uuid.uuid4().hex[:12]}"
+        url = cluster.create_database(database)
+    else:
+        url = f"sqlite:///{Path(data_dir) / 'scoring.sqlite'}"
+    fleet = Fleet(url, Path(data_dir))
+    try:
+        # All four start at once on an empty database: the migrations must not collide.
+        fleet.ensure_running()
+        yield Running(fleet, make_key(url))
+    finally:
+        fleet.cleanup()
+        if database is not None:
+            request.getfixturevalue("pg_cluster").drop_database(database)
+
+
+@pytest.fixture
+def fleet(running_fleet: Running) -> Running:
+    """The module's fleet with every process up (a fault test may have killed one)."""
+    running_fleet.fleet.ensure_running()
+    return running_fleet
