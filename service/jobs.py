@@ -140,6 +140,8 @@ class _Heartbeat:
                 log.exception("heartbeat failed for %s", self._run_id)
 
     def progress(self, fraction: float, phase: str, message: str | None = None) -> None:
+        if self.lost.is_set():  # noticed by the heartbeat thread
+            raise ClaimLost(self._run_id)
         now = time.monotonic()
         # Throttle DB writes; always write a phase change.
         if phase == self._last_phase and now - self._last_write < 0.5:

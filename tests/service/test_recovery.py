@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from service import runs
+from service.settings import Settings
 from service.tables import Run, SampleRow, Version, utcnow
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, make_model, wait_settled
@@ -150,3 +151,83 @@ def test_periodic_recovery_in_the_running_worker(tmp_path: Path, database_url: s
 def set_heartbeat(svc: Svc, run_id: str, offset: timedelta) -> None:
     with svc.ctx.sessions() as s, s.begin():
         s.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow() + offset))
+
+
+def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -> None:
+    """Recovered elsewhere mid-run (e.g. a long pause made the heartbeat look stale): the old attempt
+    aborts at its next progress report instead of computing on; the new attempt finishes the run once."""
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.lost")
+    run_id = check(c.post("/v1/models/acme.lost/train", json={}, headers=h), 202)["run_id"]
+    reports: list[str] = []
+
+    def recovered_elsewhere(fraction: float, phase: str) -> None:
+        reports.append(phase)
+        if len(reports) == 1:
+            set_heartbeat(idle_svc, run_id, -timedelta(minutes=5))
+            assert idle_svc.ctx.recover() == [run_id]
+
+    idle_svc.ctx.executor.progress_hook = recovered_elsewhere
+    idle_svc.ctx.executor.execute(run_id)  # returns: the claim is gone
+    model = check(c.get("/v1/models/acme.lost", headers=h), 200)
+    assert model["state"] == "busy" and model["last_operation"]["status"] == "queued"
+    assert counts(idle_svc) == (0, 24)
+    full: list[str] = []
+    idle_svc.ctx.executor.progress_hook = lambda fraction, phase: full.append(phase)
+    idle_svc.ctx.executor.execute(run_id)
+    idle_svc.ctx.executor.progress_hook = None
+    assert len(reports) < len(full)  # the lost attempt stopped at its next progress write
+    assert check(c.get("/v1/models/acme.lost", headers=h), 200)["version_no"] == 1
+    with idle_svc.ctx.sessions() as s:
+        assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
+
+
+def test_sweep_enqueues_a_queued_run_whose_message_was_lost(idle_svc: Svc) -> None:
+    """A worker killed between taking the message and claiming the run: the sweep enqueues it again,
+    once per heartbeat timeout, and a fresh queued run is left alone."""
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.orphan")
+    make_model(c, h, "acme.fresh")
+    orphan = check(c.post("/v1/models/acme.orphan/train", json={}, headers=h), 202)["run_id"]
+    fresh = check(c.post("/v1/models/acme.fresh/train", json={}, headers=h), 202)["run_id"]
+    idle_svc.ctx.huey.flush()  # both messages lost
+    set_heartbeat(idle_svc, orphan, -timedelta(minutes=5))
+    with idle_svc.ctx.sessions() as s, s.begin():
+        s.execute(update(Run).where(Run.id == orphan).values(created_at=utcnow() - timedelta(minutes=5)))
+    idle_svc.ctx.sweep()
+    assert [t.args for t in idle_svc.ctx.huey.pending()] == [(orphan,)]
+    idle_svc.ctx.sweep()  # just enqueued: not again until another timeout passes
+    assert len(idle_svc.ctx.huey.pending()) == 1
+    assert fresh not in {t.args[0] for t in idle_svc.ctx.huey.pending()}
+
+
+def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
+    c, h = idle_svc.client, idle_svc.author
+    make_model(c, h, "acme.handback")
+    run_id = check(c.post("/v1/models/acme.handback/train", json={}, headers=h), 202)["run_id"]
+    with idle_svc.ctx.sessions() as s, s.begin():
+        attempt = runs.claim(s, run_id).attempts  # type: ignore[union-attr]
+    idle_svc.ctx.executor.active[run_id] = attempt  # as if a consumer thread were still in the run
+    idle_svc.ctx.huey.flush()
+    idle_svc.ctx._release_claims()
+    idle_svc.ctx.executor.active.clear()
+    assert [t.args for t in idle_svc.ctx.huey.pending()] == [(run_id,)]
+    op = check(c.get("/v1/models/acme.handback", headers=h), 200)["last_operation"]
+    assert op["status"] == "queued" and "shut down" in op["progress"]["message"]
+    with idle_svc.ctx.sessions() as s, s.begin():
+        assert runs.succeed(s, run_id, attempt) is False  # the old attempt is fenced off
+    idle_svc.ctx.executor.execute(run_id)
+    assert check(c.get("/v1/models/acme.handback", headers=h), 200)["version_no"] == 1
+
+
+def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCORING_TEST_HOOKS", '{"slow_run": {"handle_prefix": "acme.", "seconds": 1}}')
+    with pytest.raises(ValueError, match="for tests only"):
+        Settings.from_env(data_dir=tmp_path, embedder="minilm")
+    hooks = Settings.from_env(data_dir=tmp_path, embedder="hashing").test_hooks
+    assert hooks.slow_run is not None and hooks.slow_run.applies("acme.x")
+    assert hooks.slow_samples_commit is None
+    monkeypatch.setenv("SCORING_HEARTBEAT_TIMEOUT_S", "5")
+    monkeypatch.setenv("SCORING_HEARTBEAT_INTERVAL_S", "1")
+    settings = Settings.from_env(data_dir=tmp_path, embedder="hashing")
+    assert (settings.heartbeat_timeout_s, settings.heartbeat_interval_s) == (5.0, 1.0)
