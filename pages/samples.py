@@ -80,7 +80,9 @@ with browse_tab:
             "Stored samples are read-only (the API has no sample update or delete). "
             + ("Add rows at the bottom of the table and save them." if editable else "")
         )
-        edited = st.data_editor(
+        # In a form, new rows reach the app together with the save click, never as reruns of their own.
+        form = st.form(f"samples_form_{editor_key}", border=False)
+        edited = form.data_editor(
             frame,
             key=editor_key,
             hide_index=True,
@@ -93,6 +95,7 @@ with browse_tab:
                 "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
             },
         )
+        save_clicked = form.form_submit_button("Save new rows", disabled=not editable)
         pager_buttons("samples_pager", page)
         new_rows = edited.iloc[len(frame) :] if len(edited) > len(frame) else edited.iloc[0:0]
         changed_stored = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
@@ -101,9 +104,9 @@ with browse_tab:
                 f"{len(changed_stored)} stored row(s) edited: the API cannot change stored samples, so those "
                 "edits will not be saved. Add a corrected sample as a new row instead."
             )
-        if editable and st.button(
-            f"Save {len(new_rows)} new row(s)", disabled=new_rows.empty, key="samples_save"
-        ):
+        if editable and save_clicked and new_rows.empty and not changed_stored:
+            st.info("No new rows to save: add them at the bottom of the table.")
+        if editable and save_clicked and not new_rows.empty:
             with guard("Adding samples"):
                 payload = [
                     {

@@ -53,7 +53,9 @@ if traits:
         ]
     )
     st.caption("Edit names, labels, descriptions and aggregation in the table, then save.")
-    edited = st.data_editor(
+    # In a form, cell edits reach the app together with the save click, never as a rerun of their own.
+    form = st.form("trait_edits", border=False)
+    edited = form.data_editor(
         frame,
         key="traits_editor",
         hide_index=True,
@@ -65,7 +67,8 @@ if traits:
             "explained_variance": st.column_config.NumberColumn("explained variance", format="%.3f"),
         },
     )
-    if editable and st.button("Save trait edits", key="traits_save"):
+    saved = form.form_submit_button("Save trait edits", disabled=not editable)
+    if editable and saved:
         with guard("Saving trait edits"):
             edits = trait_edits(frame, edited, EDITABLE_COLUMNS)
             for key, fields in edits.items():

@@ -217,11 +217,11 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     page.wait_for_timeout(300)
     for _ in range(headers.index("description")):
         page.keyboard.press("ArrowRight")
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(300)
-    page.keyboard.press("Control+A")
-    page.keyboard.type("How formal the wording is")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
+    cell_editor = page.locator("#portal textarea, #portal input").first
+    cell_editor.wait_for()
+    cell_editor.fill("How formal the wording is")
+    cell_editor.press("Enter")
     page.wait_for_timeout(1000)  # the grid sends its edits to the app shortly after the commit
     ui.settle()
     ui.click("Save trait edits")
