@@ -1,4 +1,4 @@
-"""`python -m service serve | worker | keys create | backfill`."""
+"""`python -m service serve | worker | migrate | keys create | backfill`."""
 
 from __future__ import annotations
 
@@ -47,6 +47,22 @@ def worker(args: argparse.Namespace) -> int:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
     return run_worker_process(_settings(args, embedder=args.embedder), args.workers)
+
+
+def migrate_command(args: argparse.Namespace) -> int:
+    from sqlalchemy import text
+
+    from service.db import make_engine, migrate
+
+    engine = make_engine(_settings(args).database_url)
+    try:
+        migrate(engine)
+        with engine.connect() as conn:
+            revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    finally:
+        engine.dispose()
+    print(f"Database schema at revision {revision}")
+    return 0
 
 
 def keys_create(args: argparse.Namespace) -> int:
@@ -103,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
     _common(p)
     p.set_defaults(func=worker)
+
+    p = sub.add_parser("migrate", help="apply the database migrations and exit (serve and worker do it too)")
+    _common(p)
+    p.set_defaults(func=migrate_command)
 
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
     p = keys.add_parser("create", help="create a key and print it on the last line")

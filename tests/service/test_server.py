@@ -1,4 +1,4 @@
-"""The real thing: `python -m service` subprocesses (keys CLI, uvicorn on loopback, backfill)."""
+"""The real thing: `python -m service` subprocesses (migrate and keys CLI, uvicorn on loopback, backfill)."""
 
 from __future__ import annotations
 
@@ -88,6 +88,8 @@ def server(data_dir: Path) -> Iterator[str]:
 
 
 def test_keys_cli(tmp_path: Path) -> None:
+    migrated = cli(tmp_path, "migrate")
+    assert migrated.returncode == 0 and "Database schema at revision 0001" in migrated.stdout, migrated.stderr
     out = cli(tmp_path, "keys", "create", "--namespace", "acme", "--namespace", "lab", "--scope", "scoring")
     assert out.returncode == 0, out.stderr
     key = out.stdout.strip().splitlines()[-1]
