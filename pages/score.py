@@ -87,7 +87,8 @@ with batch:
     upload = st.file_uploader("CSV of texts", type=["csv"], key="batch_upload")
     if upload is not None and st.button("Score file", key="batch_go", disabled=not has_version):
         with guard("Batch scoring"):
-            frame = pd.read_csv(io.BytesIO(upload.getvalue()))
+            # index_col=False: an unquoted comma in a text must not turn the first column into the index.
+            frame = pd.read_csv(io.BytesIO(upload.getvalue()), index_col=False).reset_index(drop=True)
             column = "text" if "text" in frame.columns else frame.columns[0]
             texts = frame[column].astype(str).tolist()
             bar = st.progress(0.0, text="Scoring…")

@@ -350,3 +350,51 @@ def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
     }
     assert any(f"Connected to {service.url}" in t for t in texts(at.success))
     assert any("`other`" in str(m.value) for m in at.markdown)
+
+
+def test_samples_import_jsonl_reports_rejected_rows(client: Client, draft: str) -> None:
+    import json
+
+    lines = [
+        json.dumps({"trait": "formality", "text": "With kind regards, the committee.", "quality": 1}),
+        json.dumps({"trait": "formality", "text": "missing its quality"}),
+        json.dumps({"trait": "unknown", "text": "a trait the model does not have", "quality": 0}),
+    ]
+    at = page("samples", draft)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(
+        ("more.jsonl", "\n".join(lines).encode(), "application/jsonl")
+    )
+    at.run()
+    no_exception(at)
+    at.button(key="samples_import").click()
+    at.run()
+    no_exception(at)
+    assert any("Stored 1 of 3 rows." in t for t in texts(at.success))
+    assert any("2 row(s) rejected" in t for t in texts(at.warning))
+    assert "With kind regards, the committee." in [s.text for s in client.list_samples(draft)]
+
+
+def test_samples_export_offers_csv_and_jsonl(draft: str) -> None:
+    at = page("samples", draft)
+    at.run()
+    at.button(key="samples_export").click()
+    at.run()
+    no_exception(at)
+    assert len(at.session_state["samples_export_rows"]) == 24
+    assert {b.label for b in at.get("download_button")} >= {"Download CSV", "Download JSONL"}
+
+
+def test_score_batch_csv(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    csv_bytes = b'text\n"Dear colleague, kindly review."\nlol see ya dude\nwhat a wonderful day\n'
+    at.file_uploader(key="batch_upload").set_value(("texts.csv", csv_bytes, "text/csv"))
+    at.run()
+    at.button(key="batch_go").click()
+    at.run()
+    no_exception(at)
+    out = at.session_state["batch_out"][1]
+    assert list(out.columns) == ["text", "formality", "sentiment"]
+    assert out["formality"].iloc[0] > out["formality"].iloc[1]
+    assert out.notna().all().all()
