@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import csv
+import functools
 import json
 import os
 import platform
@@ -123,6 +124,14 @@ def _db_args(database_url: str | None) -> list[str]:
     return ["--database-url", database_url] if database_url else []
 
 
+@functools.cache
+def _serve_has_no_worker() -> bool:
+    """Whether `serve` has --no-worker yet; without it every API process also runs a queue consumer."""
+    out = subprocess.run([sys.executable, "-m", "service", "serve", "--help"], cwd=ROOT, env=_service_env(),
+                         capture_output=True, text=True, timeout=60).stdout
+    return "--no-worker" in out
+
+
 @dataclass
 class Service:
     """N API processes sharing one data dir and database; process 0 also runs the background worker."""
@@ -144,7 +153,7 @@ class Service:
             cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
                    "--data-dir", str(self.data_dir), *_db_args(self.database_url),
                    "--embedder", self.embedder]
-            if i > 0:
+            if i > 0 and _serve_has_no_worker():
                 cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
             log = (self.data_dir / f"serve-{i}.log").open("wb")
             # Own process group, so stop() also ends anything serve spawned (uvicorn workers, consumers).
