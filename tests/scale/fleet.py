@@ -103,8 +103,15 @@ class Proc:
 
     def terminate(self, timeout: float = 60.0) -> int:
         """SIGTERM and wait; returns the exit code (kills and fails after `timeout`)."""
+        self.send_term()
+        return self.wait_exit(timeout)
+
+    def send_term(self) -> None:
         assert self.popen is not None
         self.popen.send_signal(signal.SIGTERM)
+
+    def wait_exit(self, timeout: float = 60.0) -> int:
+        assert self.popen is not None
         try:
             code = self.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import event
 
 from tests.service.conftest import Svc
@@ -215,7 +217,7 @@ def test_delete_busy_is_rejected(idle_svc: Svc) -> None:
     assert check(c.delete("/v1/models/acme.b", headers=h), 200)["deleted"] is True
 
 
-def _count_queries(svc: Svc, url: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+def _count_queries(svc: Svc, url: str) -> tuple[int, dict[str, Any]]:
     """SQL statements the app runs to answer one GET (auth included)."""
     statements: list[str] = []
 
