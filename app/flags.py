@@ -78,10 +78,10 @@ def flag_samples(samples: list[dict[str, Any]], embedder: Embedder) -> list[dict
                         "id": s.get("id"),
                         "trait": trait,
                         "flag": flag,
-                        "why": why,
+                        "text": s["text"],
                         "quality": float(s["quality"]),
                         "oof_score": score,
-                        "text": s["text"],
+                        "why": why,
                     }
                 )
     flagged.sort(
