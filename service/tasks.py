@@ -7,6 +7,7 @@ from typing import Any
 
 from huey import Huey, SqliteHuey
 
+from service.db import MIGRATION_LOCK_ID
 from service.settings import Settings
 
 TASK_NAME = "service.execute_run"
@@ -18,12 +19,28 @@ def make_huey(settings: Settings) -> Huey:
     if url.startswith("sqlite"):
         return SqliteHuey(name="scoring", filename=str(settings.data_dir / "huey.sqlite"), results=False)
     if url.startswith(("postgresql", "postgres")):
-        from huey.contrib.sql_huey import SqlHuey
-
         # peewee's db_url speaks "postgresql://"; drop SQLAlchemy's "+driver" suffix.
         scheme, rest = url.split("://", 1)
-        return SqlHuey(name="scoring", database=f"{scheme.split('+')[0]}://{rest}", results=False)
+        return _sql_huey(f"{scheme.split('+')[0]}://{rest}")
     raise ValueError(f"no Huey backend for database URL {url!r}")
+
+
+def _sql_huey(url: str) -> Huey:
+    """SqlHuey on PostgreSQL, built under the migration lock.
+
+    SqlHuey creates its tables when constructed; processes starting together on a new database
+    would race in CREATE TABLE IF NOT EXISTS (a unique violation in pg_type), so they take turns.
+    """
+    import psycopg2
+    from huey.contrib.sql_huey import SqlHuey
+
+    lock = psycopg2.connect(url)
+    try:
+        with lock.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_ID,))
+        return SqlHuey(name="scoring", database=url, results=False)
+    finally:
+        lock.close()  # ends the session, which releases the lock
 
 
 class Queue:

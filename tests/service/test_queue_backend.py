@@ -1,0 +1,52 @@
+"""The Huey queue on PostgreSQL: processes starting together on a new database must all come up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.pgcluster import PgCluster, PgClusterError, find_pg_bin
+
+try:
+    find_pg_bin()
+except PgClusterError:  # pragma: no cover - the binaries are on every machine of this project
+    pytest.skip("PostgreSQL binaries are not installed", allow_module_level=True)
+
+# Each process waits for the go file, then builds the queue (which creates its tables).
+_BUILD = """
+import os, sys, time
+go = sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.005)
+from service.tasks import _sql_huey
+huey = _sql_huey(sys.argv[1])
+huey.enqueue  # the queue object is usable
+print("queue ready")
+"""
+
+
+def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, tmp_path: Path) -> None:
+    url = pg_cluster.create_database("queue_race")
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BUILD, url, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    time.sleep(1.5)  # let every interpreter start and reach the wait loop
+    go.touch()
+    results = [p.communicate(timeout=60) for p in procs]
+    failures = [err for p, (_, err) in zip(procs, results, strict=True) if p.returncode != 0]
+    assert not failures, failures[0]
+    assert all("queue ready" in out for out, _ in results)
+    with pg_cluster.connect("queue_race") as conn, conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE %s", ("%task%",))
+        assert cur.fetchone()[0] >= 1
