@@ -16,7 +16,6 @@ from tests.support.pgcluster import (
     PgCluster,
     PgClusterError,
     database_url_fixture,
-    pg_cluster_fixture,
     pg_database_fixture,
     run_as_prefix,
     selected_backends,
@@ -42,7 +41,6 @@ def _prepare(url: str) -> None:
 
 ENGINES: list[sa.Engine] = []
 
-pg_cluster = pg_cluster_fixture()
 pg_database = pg_database_fixture()
 database_url = database_url_fixture(prepare=_prepare, backends=("sqlite", "postgres"))
 

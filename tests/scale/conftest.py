@@ -14,9 +14,7 @@ from service.keys import create_key
 from tests.scale.fleet import Fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth
-from tests.support.pgcluster import PgCluster, pg_cluster_fixture, selected_backends
-
-pg_cluster = pg_cluster_fixture()
+from tests.support.pgcluster import PgCluster, selected_backends
 
 BACKENDS = selected_backends(default=default_backends())
 

@@ -21,7 +21,6 @@ from tests.support.pgcluster import (
     PgClusterError,
     database_url_fixture,
     find_pg_bin,
-    pg_cluster_fixture,
     selected_backends,
 )
 
@@ -43,7 +42,6 @@ def default_backends() -> tuple[str, ...]:
 
 # Every in-process test runs on SQLite and on PostgreSQL (one cluster per session, a database per test
 # copied from a migrated template); SCORING_TEST_DATABASES=sqlite (or postgres) picks one.
-pg_cluster = pg_cluster_fixture()
 database_url = database_url_fixture(backends=selected_backends(default=default_backends()), prepare=_migrate)
 
 
