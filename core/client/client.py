@@ -18,6 +18,7 @@ from core.client.models import (
     CompareResult,
     DeleteResult,
     ImportReport,
+    KeyInfo,
     LastOperation,
     Model,
     Page,
@@ -192,6 +193,10 @@ class Client:
 
     def health(self) -> dict[str, Any]:
         return self._get("/health")
+
+    def current_key(self) -> KeyInfo:
+        """The key this client sends: its scope and the namespaces it owns."""
+        return KeyInfo.model_validate(self._get("/keys/current"))
 
     # -- models ---------------------------------------------------------------------------------------
 

@@ -238,6 +238,19 @@ class RunRef(_Response):
     status_code: int = 202
 
 
+class KeyInfo(_Response):
+    """`GET /keys/current`: the calling key's scope and owned namespaces (never its secret)."""
+
+    prefix: str
+    scope: str
+    namespaces: list[str] = Field(default_factory=list)
+    created_at: datetime | None = None
+
+    @property
+    def can_author(self) -> bool:
+        return self.scope == "authoring"
+
+
 class DeleteResult(_Response):
     handle: str
     deleted: bool
