@@ -3,7 +3,8 @@
 `start_local_service()` launches `python -m service serve` on a free loopback port with its
 own data directory, waits until `/v1/health` answers, makes sure an authoring key for the
 local namespace exists (kept in `<data dir>/local_key.txt`, created once with
-`python -m service keys create`), and stops the process at interpreter exit.
+`python -m service keys create`), and stops the process at interpreter exit. If this process is
+killed outright (no atexit), the service notices within about a second (`--parent-pid`) and exits.
 """
 
 from __future__ import annotations
@@ -126,8 +127,9 @@ def start_local_service(
     root = root.resolve()
     port = port or free_port()
     env = {**os.environ, ENV_DATA_DIR: str(root), "PYTHONUNBUFFERED": "1"}
+    # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL).
     cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--data-dir", str(root)]
+           "--data-dir", str(root), "--parent-pid", str(os.getpid())]
     if embedder:
         cmd += ["--embedder", embedder]
         env["SCORING_EMBEDDER"] = embedder

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import threading
+import time
+from typing import TYPE_CHECKING
 
 from service.settings import Settings
+
+if TYPE_CHECKING:
+    import uvicorn
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -18,10 +25,38 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
     return Settings.from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
 
 
+def _parent_alive(pid: int, original_ppid: int) -> bool:
+    if pid == original_ppid and os.getppid() != pid:
+        return False  # our parent died and we were re-parented (a SIGKILLed parent may linger as a zombie)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _watch_parent(server: uvicorn.Server, pid: int, original_ppid: int, interval: float = 1.0) -> None:
+    """Stop `server` the way SIGTERM does (`should_exit`) once process `pid` is gone."""
+
+    def loop() -> None:
+        while not server.should_exit:
+            if not _parent_alive(pid, original_ppid):
+                logging.getLogger("service").info("parent process %d is gone; shutting down", pid)
+                server.should_exit = True
+                return
+            time.sleep(interval)
+
+    threading.Thread(target=loop, name="parent-watch", daemon=True).start()
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
+
+    original_ppid = os.getppid()  # before startup: the parent may die while models load
 
     settings = _settings(args, embedder=args.embedder, run_worker=False if args.no_worker else None)
     app = create_app(settings)
@@ -34,6 +69,8 @@ def serve(args: argparse.Namespace) -> int:
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
             print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
+            if args.parent_pid is not None:  # watched from here on, so a stop always runs the full shutdown
+                _watch_parent(server, args.parent_pid, original_ppid)
 
     server.startup = startup  # type: ignore[method-assign]
     server.run()
@@ -110,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log-level", default="info")
     p.add_argument(
         "--no-worker", action="store_true", help="API only: background runs go to `worker` processes"
+    )
+    p.add_argument(
+        "--parent-pid", type=int, metavar="PID", help="shut down cleanly once process PID has exited"
     )
     _common(p)
     p.set_defaults(func=serve)

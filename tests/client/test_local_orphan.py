@@ -1,0 +1,82 @@
+"""A local service whose parent is SIGKILLed (no atexit) shuts itself down (`serve --parent-pid`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.local import LOG_FILE
+
+REPO = Path(__file__).resolve().parents[2]
+PARENT = """
+import sys, time
+from core.local import start_local_service
+svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", startup_timeout=120)
+print(svc.url, svc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie waiting for whoever adopted it counts as exited)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _wait_for(condition: object, limit: float = 30.0) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to spot zombies")
+def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True
+    )
+    service_pid = None
+    try:
+        assert parent.stdout is not None
+        line = parent.stdout.readline().split()
+        assert len(line) == 2, f"parent printed {line!r}; log:\n{(tmp_path / LOG_FILE).read_text()}"
+        url, service_pid = line[0], int(line[1])
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert not _gone(service_pid) and _port_open(port)
+
+        parent.send_signal(signal.SIGKILL)  # no atexit: only --parent-pid can stop the service now
+        assert _wait_for(lambda: _gone(service_pid)), "service outlived its killed parent"
+        assert not _port_open(port)
+        log = (tmp_path / LOG_FILE).read_text()
+        assert f"parent process {parent.pid} is gone" in log
+        assert "service stopped" in log  # the lifespan shutdown ran: the same path as SIGTERM
+    finally:
+        parent.kill()
+        parent.wait()
+        if service_pid is not None and not _gone(service_pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(service_pid, signal.SIGKILL)
