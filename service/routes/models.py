@@ -102,6 +102,10 @@ def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) 
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
+        if fields.get("zero_data_retention") and not model.zero_data_retention and model.state == "busy":
+            # The purge would race the run in flight: it may already hold the samples, or fail for lack
+            # of them. Turn it on once the run is done (a training run then purges at completion anyway).
+            raise busy_error(s, model)
         for name in ("description", "readme_markdown", "additional_terms"):
             if name in fields:
                 value = fields[name]

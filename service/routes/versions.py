@@ -19,12 +19,15 @@ from service.tables import Model, Tag, Version
 from service.views import version_out
 
 router = APIRouter(tags=["versions"])
+MAX_VERSION_NO = 2**31 - 1  # the version_no column is a 32-bit INTEGER on PostgreSQL
 VersionRef = Annotated[str, Path(max_length=80, description="`vN` or a tag name")]
 
 
 def resolve_version(session: Session, model: Model, ref: str) -> Version:
     match = VERSION_NO_RE.match(ref)
-    if match:
+    if match and int(match.group(1)) > MAX_VERSION_NO:
+        version = None  # past any stored number; comparing would overflow the integer column (500)
+    elif match:
         version = session.scalar(
             select(Version).where(Version.model_id == model.id, Version.version_no == int(match.group(1)))
         )
