@@ -3,6 +3,9 @@
 Order: a remote service entered on the Settings page, then `SCORING_API_URL` + `SCORING_API_KEY` from the
 environment, else an embedded local service started through `core.local` (one per process, shared by
 every browser session) that loads the demo models on its first start.
+
+A remote key's scope and namespaces come from `GET /keys/current`; the working namespace is the one picked
+in the sidebar, else `SCORING_NAMESPACE` when the key owns it, else the key's first namespace.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from core.client import Client
+from core.client import Client, NotFoundError
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
 PUBLIC_NAMESPACE = "public"
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
+NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
 
 
 @dataclass(frozen=True)
@@ -31,10 +35,21 @@ class Backend:
     namespaces: tuple[str, ...]  # namespaces the key owns; the first is the working one
     embedder: str  # embedder name for local engine previews ("minilm" or "hashing")
     service: Any = field(default=None, compare=False)  # the LocalService when embedded
+    scope: str = "authoring"  # the key's scope: "authoring", or "scoring" (reads and scores only)
+    owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
 
     @property
     def namespace(self) -> str:
         return self.namespaces[0]
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The key's namespaces in a stable order, for the namespace picker."""
+        return self.owned or self.namespaces
+
+    @property
+    def read_only(self) -> bool:
+        return self.scope != "authoring"
 
     @property
     def label(self) -> str:
@@ -72,27 +87,58 @@ def _demo_guard() -> dict[str, Any]:
     return {"lock": threading.Lock(), "done": False}
 
 
+@st.cache_data(ttl=300, show_spinner=False)
+def key_info(url: str, key: str) -> dict[str, Any] | None:
+    """The key's `scope` and `namespaces` (GET /keys/current); None from a service without that endpoint.
+
+    Raises for a bad key or an unreachable URL (errors are not cached, so a retry asks again).
+    """
+    try:
+        return _remote_client(url, key).current_key().model_dump(mode="json")
+    except NotFoundError:
+        return None
+
+
+def env_namespaces() -> tuple[str, ...]:
+    """`SCORING_NAMESPACE` (comma-separated); the first one is preferred as the working namespace."""
+    return parse_namespaces(os.environ.get("SCORING_NAMESPACE", ""))
+
+
 def remote_settings() -> dict[str, Any] | None:
-    """The remote service in effect: Settings page first, then the environment."""
+    """The remote service in effect (`url`, `key`): Settings page first, then the environment."""
     override = st.session_state.get(REMOTE_KEY)
     if override:
         return override
     url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
     if url and key:
-        namespaces = parse_namespaces(os.environ.get("SCORING_NAMESPACE", "")) or ("default",)
-        return {"url": url, "key": key, "namespaces": namespaces}
+        return {"url": url, "key": key}
     return None
+
+
+def working_first(owned: tuple[str, ...], preferred: tuple[str, ...]) -> tuple[str, ...]:
+    """`owned` with the working namespace first: the first of `preferred` that the key owns, else owned[0]."""
+    working = next((n for n in preferred if n in owned), owned[0])
+    return (working, *(n for n in owned if n != working))
 
 
 def get_backend() -> Backend:
     remote = remote_settings()
     if remote:
+        info = key_info(remote["url"], remote["key"])
+        if info is None:  # an older service: trust SCORING_NAMESPACE, as before /keys/current existed
+            owned, scope = env_namespaces() or ("default",), "authoring"
+        else:
+            owned, scope = tuple(info["namespaces"]) or ("public",), str(info["scope"])
+        picked = st.session_state.get(NAMESPACE_KEY)
+        preferred = ((picked,) if picked else ()) + env_namespaces()
         return Backend(
             client=_remote_client(remote["url"], remote["key"]),
             mode="remote",
             url=remote["url"],
-            namespaces=tuple(remote["namespaces"]),
+            namespaces=working_first(owned, preferred),
             embedder=embedder_name(),
+            scope=scope,
+            owned=owned,
         )
     service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     return Backend(
@@ -102,6 +148,7 @@ def get_backend() -> Backend:
         namespaces=(service.namespace,),
         embedder=embedder_name(),
         service=service,
+        owned=(service.namespace,),
     )
 
 

@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 
 import streamlit as st  # noqa: E402
 
-from app.backend import ensure_demo_models, get_backend  # noqa: E402
+from app.backend import NAMESPACE_KEY, Backend, ensure_demo_models, get_backend  # noqa: E402
 from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -43,6 +43,33 @@ def _sidebar_picker(handles: list[str]) -> None:
         st.query_params["model"] = st.session_state[MODEL_KEY]
 
 
+def _namespace_picker(backend: Backend) -> None:
+    # Like the model picker: the choice lives in session_state[NAMESPACE_KEY], read by get_backend().
+    st.session_state["namespace_picker"] = backend.namespace
+
+    def _picked() -> None:
+        st.session_state[NAMESPACE_KEY] = st.session_state["namespace_picker"]
+
+    st.selectbox(
+        "Namespace",
+        backend.choices,
+        key="namespace_picker",
+        on_change=_picked,
+        help="The key's namespaces; new models go to the one chosen here.",
+    )
+
+
+def _key_notice(backend: Backend) -> None:
+    st.caption(f"Key scope: **{backend.scope}**")
+    if backend.read_only:
+        st.warning(
+            "This key has **scoring** scope: it can browse and score models, but the authoring pages "
+            "(Models, Traits, Samples, Training, Versions) are read-only: the service refuses changes. "
+            "Use an authoring key on the Settings page to edit.",
+            icon=":material/lock:",
+        )
+
+
 def main() -> None:
     try:
         backend = get_backend()
@@ -59,7 +86,11 @@ def main() -> None:
             st.caption(f"Backend: **{backend.label}**")
             if backend.mode == "embedded":
                 st.caption(f"Service URL: `{backend.url}`")
-            st.caption(f"Namespace: `{backend.namespace}`")
+            if len(backend.choices) > 1:
+                _namespace_picker(backend)
+            else:
+                st.caption(f"Namespace: `{backend.namespace}`")
+            _key_notice(backend)
             handles: list[str] = []
             with guard("Listing models"):
                 handles = list_handles(backend)

@@ -1,10 +1,10 @@
-"""Settings: which service the workbench uses (embedded or a remote URL and key) and the namespaces."""
+"""Settings: which service the workbench uses (embedded, or a remote URL and key) and what the key may do."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.backend import REMOTE_KEY, embedder_name, get_backend, parse_namespaces
+from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, key_info
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client
 
@@ -15,8 +15,14 @@ if flash := st.session_state.pop("settings_flash", None):
 try:
     backend = get_backend()
     st.markdown(
-        f"**In use:** {backend.label}  \n**Namespaces:** {', '.join(f'`{n}`' for n in backend.namespaces)}"
+        f"**In use:** {backend.label}  \n**Namespaces:** {', '.join(f'`{n}`' for n in backend.choices)}"
+        f" (working: `{backend.namespace}`)  \n**Key scope:** `{backend.scope}`"
     )
+    if backend.read_only:
+        st.info(
+            "A scoring key reads and scores models; the authoring pages are read-only with it.",
+            icon=":material/lock:",
+        )
     if backend.mode == "embedded":
         st.caption(
             f"The embedded service listens on `{backend.url}` (loopback only), "
@@ -27,8 +33,8 @@ except Exception as exc:  # noqa: BLE001
 
 st.subheader("Remote service")
 st.caption(
-    "Set `SCORING_API_URL`, `SCORING_API_KEY` and `SCORING_NAMESPACE` before starting, or enter them here "
-    "(kept for this browser session only)."
+    "Set `SCORING_API_URL` and `SCORING_API_KEY` before starting, or enter them here (kept for this browser "
+    "session only). The key's namespaces come from the service; `SCORING_NAMESPACE` picks the working one."
 )
 current = st.session_state.get(REMOTE_KEY) or {}
 with st.form("remote"):
@@ -36,28 +42,27 @@ with st.form("remote"):
         "Service URL", value=current.get("url", ""), placeholder="https://scoring.example.com/v1"
     )
     key = st.text_input("API key", value=current.get("key", ""), type="password")
-    namespaces = st.text_input(
-        "Namespaces the key owns (comma-separated; the first is where new models go)",
-        value=", ".join(current.get("namespaces", [])),
-    )
     connect = st.form_submit_button("Connect", type="primary")
 if connect:
     with guard("Connecting"):
-        names = parse_namespaces(namespaces)
-        if not (url.strip() and key.strip() and names):
-            raise ValueError("URL, key and at least one namespace are needed.")
-        probe = Client(url.strip(), key.strip())
-        try:
-            probe.list_models_page(names[0], limit=1)  # proves the URL, the key and the namespace
-        finally:
-            probe.close()
-        st.session_state[REMOTE_KEY] = {"url": url.strip(), "key": key.strip(), "namespaces": names}
+        url, key = url.strip(), key.strip()
+        if not (url and key):
+            raise ValueError("A URL and a key are needed.")
+        if key_info(url, key) is None:  # a service without /keys/current: prove the URL and key another way
+            probe = Client(url, key)
+            try:
+                probe.list_models_page(limit=1)
+            finally:
+                probe.close()
+        st.session_state[REMOTE_KEY] = {"url": url, "key": key}
+        st.session_state.pop(NAMESPACE_KEY, None)
         st.session_state[MODEL_KEY] = None
-        st.session_state["settings_flash"] = f"Connected to {url.strip()}."
+        st.session_state["settings_flash"] = f"Connected to {url}."
         st.rerun()
 
 if st.session_state.get(REMOTE_KEY) and st.button("Forget the remote service (back to the default backend)"):
     st.session_state.pop(REMOTE_KEY, None)
+    st.session_state.pop(NAMESPACE_KEY, None)
     st.session_state[MODEL_KEY] = None
     st.session_state["settings_flash"] = "Using the default backend again."
     st.rerun()

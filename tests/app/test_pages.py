@@ -284,9 +284,6 @@ def test_settings_rejects_an_unreachable_service() -> None:
     no_exception(at)
     by_label(at.text_input, "Service URL").set_value("http://127.0.0.1:9/v1")
     by_label(at.text_input, "API key").set_value("sk_nope")
-    by_label(
-        at.text_input, "Namespaces the key owns (comma-separated; the first is where new models go)"
-    ).set_value("acme")
     by_label(at.button, "Connect").click()
     at.run()
     no_exception(at)
@@ -337,19 +334,16 @@ def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
     at.run()
     by_label(at.text_input, "Service URL").set_value(service.url)
     by_label(at.text_input, "API key").set_value(service.api_key)
-    by_label(
-        at.text_input, "Namespaces the key owns (comma-separated; the first is where new models go)"
-    ).set_value(f"{service.namespace}, other")
     by_label(at.button, "Connect").click()
     at.run()
     no_exception(at)
-    assert at.session_state["remote_backend"] == {
-        "url": service.url,
-        "key": service.api_key,
-        "namespaces": (service.namespace, "other"),
-    }
+    assert at.session_state["remote_backend"] == {"url": service.url, "key": service.api_key}
     assert any(f"Connected to {service.url}" in t for t in texts(at.success))
-    assert any("`other`" in str(m.value) for m in at.markdown)
+    # The namespaces and scope come from the key itself (GET /keys/current), not from typing.
+    assert any(
+        f"**Namespaces:** `{service.namespace}`" in str(m.value) and "`authoring`" in str(m.value)
+        for m in at.markdown
+    )
 
 
 def test_samples_import_jsonl_reports_rejected_rows(client: Client, draft: str) -> None:
