@@ -22,7 +22,7 @@ from service.prune import prune
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.testhooks import pause
-from service.traitkeys import unique_key
+from service.traitkeys import MAX_TRAITS, unique_key
 
 log = logging.getLogger("service.jobs")
 
@@ -344,14 +344,16 @@ class Executor:
             progress=self._progress_fn(hb, 0.0, 0.95),
         )
         hb.progress(0.97, "saving")
+        # Traits cannot change while the model is busy, so the room left under the cap is known here.
+        found = found[: max(0, min(MAX_DISCOVERED, MAX_TRAITS - len(specs)))]
         with transaction(self.sessions) as s:
-            if not runs.succeed(s, run_id, attempt, f"Discovered {min(len(found), MAX_DISCOVERED)} traits"):
+            if not runs.succeed(s, run_id, attempt, f"Discovered {len(found)} traits"):
                 return
             run = s.get(Run, run_id)
             model = s.get(Model, run.model_id)  # type: ignore[union-attr]
             assert model is not None and run is not None
             taken = {t.key for t in load_traits(s, model.id)}
-            for d in found[:MAX_DISCOVERED]:
+            for d in found:
                 key = unique_key(d.spec.name, taken)
                 taken.add(key)
                 trait = Trait(

@@ -7,6 +7,7 @@ from collections.abc import Collection
 
 _NON_KEY = re.compile(r"[^a-z0-9]+")
 MAX_KEY = 48
+MAX_TRAITS = 50  # per model, however the traits arrive (added or discovered)
 
 
 def base_key(name: str) -> str:

@@ -18,6 +18,7 @@ from service.routes.common import RUN_ID_HEADER, errors
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.states import busy_error, require_not_archived, require_untrained
 from service.tables import Model, Run, SampleRow, Trait
+from service.traitkeys import MAX_TRAITS
 
 router = APIRouter(tags=["runs"])
 
@@ -147,6 +148,10 @@ def discover(
         require_untrained(s, model)
         if not sample_count(s, model):
             raise ApiError(422, "no_samples", "Discovery needs labelled samples.")
+        if len(s.scalars(select(Trait.id).where(Trait.model_id == model.id)).all()) >= MAX_TRAITS:
+            raise ApiError(
+                422, "validation_error", f"A model has at most {MAX_TRAITS} traits: no room to discover more."
+            )
         run_id = _start_unique(s, model, "discover", options, key)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)

@@ -13,11 +13,10 @@ from service.routes.common import errors
 from service.schemas import Deleted, TraitPatch, TraitsIn, TraitsOut
 from service.states import require_untrained
 from service.tables import Model, Trait, utcnow
-from service.traitkeys import unique_key
+from service.traitkeys import MAX_TRAITS, unique_key
 from service.views import traits_out
 
 router = APIRouter(tags=["traits"])
-MAX_TRAITS = 50
 
 
 def find_trait(session: Session, model: Model, key: str) -> Trait:

@@ -243,3 +243,18 @@ def test_zero_data_retention_model_cannot_be_retuned(svc: Svc) -> None:
     }
     model = check(c.get("/v1/models/acme.zretune", headers=h), 200)
     assert model["state"] == "ready" and model["version_no"] == 1
+
+
+def test_discover_respects_the_trait_cap(svc: Svc) -> None:
+    """At most 50 traits per model: discovery used to attach its 3 on top of a full model (53)."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.cap")
+    filler = [{"name": f"filler {i}", "positive_label": "a", "negative_label": "b"} for i in range(47)]
+    check(c.post("/v1/models/acme.cap/traits", json={"traits": filler}, headers=h), 201)
+    check(c.post("/v1/models/acme.cap/traits/discover", json={"effort": "low"}, headers=h), 202)
+    model = wait_settled(c, "acme.cap", h)
+    assert model["state"] == "draft" and model["last_operation"]["status"] == "succeeded"
+    assert len(model["traits"]) == 50  # 49 + the one discovered trait there was room for
+    resp = c.post("/v1/models/acme.cap/traits/discover", json={"effort": "high"}, headers=h)
+    assert error_code(resp, 422) == "validation_error" and "50" in resp.json()["error"]["message"]
+    assert len(check(c.get("/v1/models/acme.cap/traits", headers=h), 200)["traits"]) == 50
