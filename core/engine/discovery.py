@@ -234,8 +234,13 @@ def _make_spec(
 ) -> TraitSpec:
     pos_label = ", ".join(pos_words[:_LABEL_WORDS]) or f"high end of axis {index}"
     neg_label = ", ".join(neg_words[:_LABEL_WORDS]) or f"low end of axis {index}"
-    name = f"{pos_words[0]} vs {neg_words[0]}" if pos_words and neg_words else f"axis {index}"
+    # Two axes of one run (or an existing trait) can share their top words: take the next distinctive
+    # pair rather than show two traits with the same name.
+    names = [f"{p} vs {n}" for p, n in zip(pos_words, neg_words, strict=False)] or [f"axis {index}"]
+    name = next((n for n in names if slugify_key(n) not in taken), names[0])
     key = unique_key(slugify_key(name), taken)
+    if key != slugify_key(name):
+        name = f"{name} ({key.rsplit('_', 1)[-1]})"
     taken.add(key)
     description = (
         f"Discovered from {n_texts} texts: {', '.join(pos_words) or 'no distinctive words'} at the "

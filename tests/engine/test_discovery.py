@@ -167,8 +167,10 @@ def test_existing_keys_are_not_reused(embedder) -> None:
     clash = TraitSpec(first.key, "Something else", "a", "b")
     unrelated_axis = np.random.default_rng(0).normal(size=embedder.dim)
     again = discover(_samples(), embedder=embedder, existing=[(clash, unrelated_axis)])[0].spec
-    assert again.name == first.name
-    assert again.key == f"{first.key}_2"
+    # The same axis comes back under the next distinctive word pair, never under the taken key.
+    assert again.key != first.key
+    assert again.name != first.name
+    assert again.key == again.name.replace(" ", "_")
 
 
 def test_existing_axis_of_the_wrong_size_is_a_clear_error(embedder) -> None:
@@ -217,3 +219,15 @@ def test_bad_samples_are_named(embedder) -> None:
         discover(bad, embedder=embedder)
     with pytest.raises(EngineError, match="sample 0: quality"):
         discover([Sample("x", "fine", 1.5), *_samples()], embedder=embedder)
+
+
+def test_a_taken_name_gives_way_to_the_next_distinctive_pair() -> None:
+    from core.engine.discovery import _make_spec
+
+    taken = {"refund_vs_praise"}
+    spec = _make_spec(0, ["refund", "delay"], ["praise", "staff"], 0.2, 40, taken)
+    assert (spec.name, spec.key) == ("delay vs staff", "delay_vs_staff")
+    again = _make_spec(1, ["refund", "delay"], ["praise", "staff"], 0.2, 40, taken)
+    assert again.key == "refund_vs_praise_2"
+    assert again.name == "refund vs praise (2)"
+    assert len({spec.name, again.name, "refund vs praise"}) == 3
