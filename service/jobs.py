@@ -324,18 +324,24 @@ class Executor:
 
     # ---- discover ----------------------------------------------------------------------------------
 
-    def _discover(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
-        from core.engine import discover
-
+    def _edit_inputs(self, run_id: str) -> tuple[dict, list[TraitSpec], list[Sample], bool]:
+        """What discover and synthesize read: run options, traits, samples, and whether to cache."""
         with transaction(self.sessions) as s:
             run = s.get(Run, run_id)
             assert run is not None
             model = s.get(Model, run.model_id)
             assert model is not None
-            options = dict(run.options)
-            specs = trait_specs(load_traits(s, model.id))
-            samples = load_samples(s, model.id)
-            retain = not model.zero_data_retention
+            return (
+                dict(run.options),
+                trait_specs(load_traits(s, model.id)),
+                load_samples(s, model.id),
+                not model.zero_data_retention,
+            )
+
+    def _discover(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
+        from core.engine import discover
+
+        options, specs, samples, retain = self._edit_inputs(run_id)
         found = discover(
             samples,
             embedder=self.embedders.get(retain=retain),
@@ -379,15 +385,7 @@ class Executor:
     def _synthesize(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
         from core.engine import synthesize
 
-        with transaction(self.sessions) as s:
-            run = s.get(Run, run_id)
-            assert run is not None
-            model = s.get(Model, run.model_id)
-            assert model is not None
-            options = dict(run.options)
-            specs = trait_specs(load_traits(s, model.id))
-            samples = load_samples(s, model.id)
-            retain = not model.zero_data_retention
+        options, specs, samples, retain = self._edit_inputs(run_id)
         new = synthesize(
             specs,
             samples,
