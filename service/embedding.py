@@ -1,4 +1,10 @@
-"""The process's embedders (loaded once, cached in the data dir) and a small cache of scorers."""
+"""The process's embedders (loaded once, cached in the data dir) and a small cache of scorers.
+
+Scoring requests (one text each, from many request threads) reach the model through one
+`BatchingEmbedder` per embedder, behind the cache: hits never wait, and the misses of concurrent
+requests are encoded together on one thread instead of as many one-row calls fighting over the cores.
+Training and the other jobs encode large batches themselves and use the embedder directly.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from core.embedders import CachedEmbedder, Embedder, SqliteStore, get_embedder
+from core.embedders import BatchingEmbedder, CachedEmbedder, Embedder, SqliteStore, get_embedder
 
 
 class _NoStore:
@@ -32,6 +38,8 @@ class Embedders:
         self._cache_path = cache_path
         self._store: SqliteStore | None = None
         self._cached: dict[str, CachedEmbedder] = {}
+        self._scoring: dict[str, CachedEmbedder] = {}
+        self._batchers: list[BatchingEmbedder] = []
         self._lock = threading.Lock()
 
     def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
@@ -44,6 +52,26 @@ class Embedders:
             if cached is None:
                 cached = self._cached[base.id] = CachedEmbedder(base, store=self._store)
         return cached if retain else _NoStore(cached)
+
+    def for_scoring(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
+        """Like `get`, but cache misses go through the embedder's shared micro-batcher."""
+        plain = self.get(name_or_id, retain=True)
+        assert isinstance(plain, CachedEmbedder)
+        with self._lock:
+            cached = self._scoring.get(plain.id)
+            if cached is None:
+                batcher = BatchingEmbedder(plain.embedder)
+                self._batchers.append(batcher)
+                cached = self._scoring[plain.id] = CachedEmbedder(batcher, store=plain.store)
+        return cached if retain else _NoStore(cached)
+
+    def close(self) -> None:
+        """Stop the batchers' worker threads (they are daemons, so exiting without this is safe too)."""
+        with self._lock:
+            batchers, self._batchers = self._batchers, []
+            self._scoring.clear()
+        for batcher in batchers:
+            batcher.close()
 
 
 class ScorerCache:
@@ -67,7 +95,7 @@ class ScorerCache:
                 return scorer
         snapshot = load_snapshot()
         scorer = Scorer.from_snapshot(
-            snapshot, self._embedders.get(snapshot_embedder_id(snapshot), retain=retain)
+            snapshot, self._embedders.for_scoring(snapshot_embedder_id(snapshot), retain=retain)
         )
         with self._lock:
             self._items[key] = scorer

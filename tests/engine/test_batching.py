@@ -1,0 +1,171 @@
+"""BatchingEmbedder: callers get exactly their own rows, errors reach the right caller, clean close."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from core.embedders import BatcherClosedError, BatchingEmbedder
+from core.embedders.base import Embedder
+from core.engine import Scorer, TrainingResult
+
+
+class Recording:
+    """Wraps an embedder, records each call's texts, can hold calls at a gate and fail on a marker."""
+
+    def __init__(self, inner: Embedder, fail_marker: str | None = None) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dim = inner.dim
+        self.calls: list[list[str]] = []
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+        self.fail_marker = fail_marker
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        self.entered.set()
+        self.gate.wait(30)  # bounded, so a failing test cannot hang the run
+        bad = [t for t in texts if self.fail_marker and self.fail_marker in t]
+        if bad:
+            raise ValueError(f"cannot encode {bad[0]!r}")
+        return self.inner.encode(texts)
+
+
+def wait_until(cond: Callable[[], bool], what: str) -> None:
+    """Poll for a state another thread reaches (a safety limit only, not a timing assertion)."""
+    deadline = time.monotonic() + 30
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.001)
+
+
+def queued(batcher: BatchingEmbedder) -> int:
+    with batcher._cond:
+        return len(batcher._pending)
+
+
+def test_keeps_id_dim_and_empty_input(hashing: Embedder) -> None:
+    with BatchingEmbedder(hashing) as b:
+        assert (b.id, b.dim) == (hashing.id, hashing.dim)
+        empty = b.encode([])
+        assert empty.shape == (0, hashing.dim) and empty.dtype == np.float32
+        assert b._thread is None  # nothing to encode: no worker started
+
+
+def test_many_threads_get_their_own_rows(hashing: Embedder) -> None:
+    texts = [f"text number {i} about {'cats' if i % 3 else 'the weather'} and {i * 7}" for i in range(400)]
+    expected = hashing.encode(texts)
+    rec = Recording(hashing)
+    with BatchingEmbedder(rec, max_batch=32, max_wait_ms=2) as b:
+
+        def call(i: int) -> tuple[int, np.ndarray]:
+            n = 1 + i % 3  # calls of 1-3 texts, so rows must be sliced back correctly
+            idx = [(i + k * 131) % len(texts) for k in range(n)]
+            return i, b.encode([texts[j] for j in idx])
+
+        with ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(call, range(600)))
+    for i, got in results:
+        n = 1 + i % 3
+        idx = [(i + k * 131) % len(texts) for k in range(n)]
+        np.testing.assert_allclose(got, expected[idx], rtol=0, atol=1e-6)
+    assert sum(len(c) for c in rec.calls) == sum(1 + i % 3 for i in range(600))
+    assert all(len(c) <= 32 for c in rec.calls)
+
+
+def test_pending_calls_are_merged_up_to_max_batch(hashing: Embedder) -> None:
+    rec = Recording(hashing)
+    rec.gate.clear()
+    with BatchingEmbedder(rec, max_batch=8, max_wait_ms=0) as b, ThreadPoolExecutor(12) as pool:
+        first = pool.submit(b.encode, ["first"])
+        rec.entered.wait(30)  # the worker is inside the first call; queue eleven more behind it
+        rest = [pool.submit(b.encode, [f"caller {i}"]) for i in range(11)]
+        wait_until(lambda: queued(b) == 11, "eleven queued calls")
+        rec.gate.set()
+        vectors = [first.result(30)] + [f.result(30) for f in rest]
+    assert [len(c) for c in rec.calls] == [1, 8, 3]
+    assert sorted(t for c in rec.calls[1:] for t in c) == sorted(f"caller {i}" for i in range(11))
+    np.testing.assert_allclose(
+        np.vstack(vectors[1:]), hashing.encode([f"caller {i}" for i in range(11)]), atol=1e-6
+    )
+
+
+def test_call_larger_than_max_batch_is_not_split(hashing: Embedder) -> None:
+    rec = Recording(hashing)
+    texts = [f"row {i}" for i in range(50)]
+    with BatchingEmbedder(rec, max_batch=8) as b:
+        got = b.encode(texts)
+    assert rec.calls == [texts]
+    np.testing.assert_allclose(got, hashing.encode(texts), atol=1e-6)
+
+
+def test_error_goes_only_to_the_caller_whose_text_failed(hashing: Embedder) -> None:
+    rec = Recording(hashing, fail_marker="BOOM")
+    rec.gate.clear()
+    with BatchingEmbedder(rec, max_batch=32, max_wait_ms=0) as b, ThreadPoolExecutor(8) as pool:
+        first = pool.submit(b.encode, ["warm"])
+        rec.entered.wait(30)
+        texts = ["good one", "BOOM here", "good two", "good three", "also BOOM"]
+        futures = [pool.submit(b.encode, [t]) for t in texts]
+        wait_until(lambda: queued(b) == len(texts), "five queued calls")
+        rec.gate.set()
+        first.result(30)
+        for text, fut in zip(texts, futures, strict=True):
+            if "BOOM" in text:
+                with pytest.raises(ValueError, match=text):
+                    fut.result(30)
+            else:
+                np.testing.assert_allclose(fut.result(30), hashing.encode([text]), atol=1e-6)
+        # The five were tried together first, then one by one; the worker keeps serving afterwards.
+        assert sorted(rec.calls[1]) == sorted(texts)
+        np.testing.assert_allclose(b.encode(["after"]), hashing.encode(["after"]), atol=1e-6)
+
+
+def test_wrong_shape_from_the_embedder_is_an_error(hashing: Embedder) -> None:
+    class Short:
+        id, dim = hashing.id, hashing.dim
+
+        def encode(self, texts: Sequence[str]) -> np.ndarray:
+            return hashing.encode(list(texts)[:-1])
+
+    with BatchingEmbedder(Short()) as b, pytest.raises(ValueError, match="shape"):
+        b.encode(["a", "b"])
+
+
+def test_close_drains_queued_calls_then_refuses_new_ones(hashing: Embedder) -> None:
+    rec = Recording(hashing)
+    rec.gate.clear()
+    b = BatchingEmbedder(rec, max_batch=4, max_wait_ms=0)
+    with ThreadPoolExecutor(5) as pool:  # one caller at the gate, three queued, one closing
+        first = pool.submit(b.encode, ["first"])
+        rec.entered.wait(30)
+        queued_calls = [pool.submit(b.encode, [f"q{i}"]) for i in range(3)]
+        wait_until(lambda: queued(b) == 3, "three queued calls")
+        closer = pool.submit(b.close)
+        wait_until(lambda: b._closed, "close to start")
+        with pytest.raises(BatcherClosedError):
+            b.encode(["too late"])
+        rec.gate.set()
+        closer.result(30)
+        assert first.result(30).shape == (1, hashing.dim)
+        for i, fut in enumerate(queued_calls):
+            np.testing.assert_allclose(fut.result(30), hashing.encode([f"q{i}"]), atol=1e-6)
+    assert b._thread is not None and not b._thread.is_alive()
+    b.close()  # idempotent
+
+
+def test_scorer_through_the_batcher_scores_like_plain(hashing: Embedder, trained: TrainingResult) -> None:
+    plain = Scorer.from_snapshot(trained.snapshot, hashing)
+    texts = [f"the hotel was {w} and the staff {v}" for w in ("great", "awful") for v in ("kind", "rude")]
+    with BatchingEmbedder(hashing) as b:
+        batched = Scorer.from_snapshot(trained.snapshot, b)
+        with ThreadPoolExecutor(8) as pool:
+            rows = list(pool.map(lambda t: batched.score([t])[0], texts * 10))
+    np.testing.assert_allclose(np.vstack(rows), np.vstack([plain.score(texts)] * 10), atol=1e-6)

@@ -1,0 +1,77 @@
+"""Concurrent score requests over real HTTP: each gets its own scores; misses go through one batcher."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+
+from core.embedders import BatchingEmbedder, CachedEmbedder, get_embedder
+from core.engine import Scorer
+from tests.service.conftest import Svc
+from tests.service.helpers import check, make_model, train_ready
+
+
+@contextmanager
+def loopback(svc: Svc) -> Iterator[str]:
+    """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(
+        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def test_concurrent_scores_match_the_engine(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.batch")
+    train_ready(c, h, "acme.batch")
+    snapshot = check(c.get("/v1/models/acme.batch/versions/v1", headers=h), 200)["snapshot"]
+    reference = Scorer.from_snapshot(snapshot, get_embedder("hashing"))
+    texts = [
+        f"request {i}: {'dear sir, kindly review' if i % 2 else 'lol yo dude'} item {i * 13}"
+        for i in range(120)
+    ]
+    expected = reference.score(texts)
+    keys = [t.key for t in reference.traits]
+
+    def score(client: httpx.Client, text: str) -> dict[str, float]:
+        body = check(client.post("/v1/models/acme.batch/score", json={"content": text}), 200)
+        return {s["trait"]: s["score"] for s in body["scores"]}
+
+    with loopback(svc) as url, httpx.Client(base_url=url, headers=h, timeout=60, trust_env=False) as client:
+        with ThreadPoolExecutor(16) as pool:
+            cold = list(pool.map(lambda t: score(client, t), texts))
+        scoring = svc.ctx.embedders.for_scoring()
+        assert isinstance(scoring, CachedEmbedder) and isinstance(scoring.embedder, BatchingEmbedder)
+        batcher = scoring.embedder
+        encoded_cold = batcher.texts
+        with ThreadPoolExecutor(16) as pool:  # again: every text is a cache hit, the batcher is not used
+            warm = list(pool.map(lambda t: score(client, t), texts))
+
+    for i, (got_cold, got_warm) in enumerate(zip(cold, warm, strict=True)):
+        want: dict[str, Any] = {k: round(float(expected[i][j]), 6) for j, k in enumerate(keys)}
+        assert got_cold == want, texts[i]
+        assert got_warm == want, texts[i]
+    # Each new text was encoded once, by the shared batcher; the repeats were all cache hits.
+    assert encoded_cold == len(texts)
+    assert batcher.texts == encoded_cold
