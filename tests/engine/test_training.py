@@ -27,7 +27,7 @@ from core.engine import (
     TraitSpec,
     train,
 )
-from core.engine.training import param_hash
+from core.engine.training import PRIOR_SHRINKAGE, SE_RULE, _choose, auc_difference_se, param_hash
 from core.engine.trait_model import K_MAX, K_MIN, AxisSpectrum, PoleMoments, fit_calibration
 
 METRIC_KEYS = {
@@ -190,6 +190,81 @@ def test_search_picks_the_best_auc_and_ties_go_to_larger_shrinkage(trained: Trai
     best = max(c["roc_auc"] for c in search)
     winners = [c["shrinkage"] for c in search if c["roc_auc"] >= best - 1e-12]
     assert trained.params["sentiment"]["shrinkage"] == max(winners)
+
+
+def _delong_se_by_matrix(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> float:
+    """The textbook form: the full n+ x n- comparison matrix of each scoring."""
+
+    def comps(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pos, neg = s[y == 1], s[y == 0]
+        cmp = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+        return cmp.mean(axis=1), cmp.mean(axis=0)
+
+    (a10, a01), (b10, b01) = comps(a), comps(b)
+    return float(np.sqrt(np.var(a10 - b10, ddof=1) / len(a10) + np.var(a01 - b01, ddof=1) / len(a01)))
+
+
+def test_auc_difference_se_matches_delong_with_ties_and_is_zero_when_undefined() -> None:
+    rng = np.random.default_rng(3)
+    q = np.r_[np.ones(30), np.zeros(40)]
+    a = np.round(rng.normal(size=70) + q, 1)  # rounding makes ties within and across poles
+    b = np.round(rng.normal(size=70) + 0.5 * q, 1)
+    se = auc_difference_se(a, b, q)
+    assert se > 0.0
+    assert se == pytest.approx(_delong_se_by_matrix(a, b, q.astype(int)), rel=1e-12)
+    assert auc_difference_se(a, a, q) == 0.0  # a scoring against itself: no difference at all
+    # A quality of 0.5 is on neither side and is left out, as in the AUC itself.
+    assert auc_difference_se(np.r_[a, 99.0], np.r_[b, -99.0], np.r_[q, 0.5]) == pytest.approx(se, rel=1e-12)
+    assert auc_difference_se(a[:31], b[:31], q[:31]) == 0.0  # one negative: no variance estimate
+
+
+def _oof_of(scores: list[np.ndarray]) -> np.ndarray:
+    return np.stack(scores)[None, :, :]  # (repeats=1, candidates, n)
+
+
+def _aucs(oof: np.ndarray, q: np.ndarray) -> list[float | None]:
+    return [float(roc_auc_score(q, oof[0, g])) for g in range(oof.shape[1])]
+
+
+def test_choose_keeps_the_prior_when_the_best_auc_is_within_noise() -> None:
+    rng = np.random.default_rng(0)
+    shrinkages = (0.95, PRIOR_SHRINKAGE, 0.8)
+    q = np.r_[np.ones(10), np.zeros(10)]
+    base = rng.normal(size=20) + 0.7 * q
+    # 0.95 is a little ahead (its weakest positive moves up past a negative or two), far less than
+    # one standard error at 10 per pole.
+    ahead = base.copy()
+    pos = np.flatnonzero(q == 1)
+    ahead[pos[np.argmin(base[pos])]] += 0.3
+    oof = _oof_of([ahead, base, base - 0.01 * rng.normal(size=20)])
+    aucs = _aucs(oof, q)
+    assert aucs[0] > aucs[1]  # the prior is not the best by AUC ...
+    assert aucs[0] - aucs[1] < SE_RULE * auc_difference_se(oof[0, 0], oof[0, 1], q)
+    assert shrinkages[_choose(aucs, shrinkages, oof, q)] == PRIOR_SHRINKAGE  # ... but it stands
+    # Without out-of-fold scores there is no standard error: the plain best AUC wins, as before.
+    assert shrinkages[_choose(aucs, shrinkages)] == 0.95
+
+
+def test_choose_leaves_the_prior_on_clear_evidence_and_breaks_ties_toward_larger_shrinkage() -> None:
+    rng = np.random.default_rng(1)
+    shrinkages = (0.95, PRIOR_SHRINKAGE, 0.8)
+    q = np.r_[np.ones(200), np.zeros(200)]
+    noise = rng.normal(size=400)
+    oof = _oof_of([noise + 0.2 * q, noise + 0.2 * q, noise + 3.0 * q])  # 0.8 separates far better
+    aucs = _aucs(oof, q)
+    assert shrinkages[_choose(aucs, shrinkages, oof, q)] == 0.8
+    # Equal distance from the prior and equal evidence: the larger shrinkage (nearer the prototype) wins.
+    even = (PRIOR_SHRINKAGE + 0.02, PRIOR_SHRINKAGE - 0.02)
+    same = _oof_of([noise + 0.2 * q, noise + 0.2 * q])
+    assert even[_choose(_aucs(same, q), even, same, q)] == even[0]
+    # No AUC at all (a pole too small for folds): the largest shrinkage, as before.
+    assert shrinkages[_choose([None, None, None], shrinkages, oof, q)] == 0.95
+
+
+def test_every_effort_grid_holds_the_prior_between_its_ends() -> None:
+    for plan in SEARCH_PLANS.values():
+        assert min(plan.shrinkages) < PRIOR_SHRINKAGE < max(plan.shrinkages)
+    assert PRIOR_SHRINKAGE in SEARCH_PLANS["medium"].shrinkages
 
 
 def test_training_is_deterministic_and_param_hash_is_stable(corpus: Any, hashing: Embedder) -> None:
