@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from core.embedders import BatchingEmbedder, CachedEmbedder, Embedder, SqliteStore, get_embedder
+from core.embedders import (
+    BatchingEmbedder,
+    CachedEmbedder,
+    Embedder,
+    MiniLMEmbedder,
+    SqliteStore,
+    get_embedder,
+)
 
 
 class _NoStore:
@@ -32,13 +39,37 @@ class _NoStore:
         return self._cached.encode(texts, store=False)
 
 
+# Measured on 2 cores (docs/embedders.md): MiniLM costs least per text in batches of 4-8 texts; past that,
+# padding every row to the batch's longest costs more than the per-call overhead saved.
+SCORING_MAX_BATCH = 8
+
+
+def _scoring_model(base: Embedder) -> Embedder:
+    """The model the scoring batcher calls: MiniLM gets its own one-thread session.
+
+    One intra-op thread leaves the other core(s) to the request threads (HTTP, database, JSON) instead of
+    both fighting over every core, and costs less CPU per text than a session spread over all cores.
+    Training keeps the shared session with all cores. Same files and truncation, so the same id.
+    """
+    if isinstance(base, MiniLMEmbedder):
+        return MiniLMEmbedder(
+            base._model_path,
+            base._tokenizer_path,
+            batch_size=base.batch_size,
+            max_tokens=base.max_tokens,
+            threads=1,
+        )
+    return base
+
+
 class Embedders:
     def __init__(self, default_name: str, cache_path: Path) -> None:
         self.default_name = default_name
         self._cache_path = cache_path
         self._store: SqliteStore | None = None
         self._cached: dict[str, CachedEmbedder] = {}
-        self._scoring: dict[str, CachedEmbedder] = {}
+        self._scoring: dict[tuple[str, bool], CachedEmbedder] = {}  # by (embedder id, retain)
+        self._scoring_models: dict[str, Embedder] = {}
         self._batchers: list[BatchingEmbedder] = []
         self._lock = threading.Lock()
 
@@ -54,16 +85,26 @@ class Embedders:
         return cached if retain else _NoStore(cached)
 
     def for_scoring(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
-        """Like `get`, but cache misses go through the embedder's shared micro-batcher."""
+        """Like `get`, but cache misses go through a shared micro-batcher, and request threads never write.
+
+        The cache is read on the request thread (hits never wait). For retained content the batcher's
+        worker thread writes each batch's new vectors in one transaction, so request threads do not queue
+        on SQLite's write lock; for zero-data-retention content nothing is written at all.
+        """
         plain = self.get(name_or_id, retain=True)
         assert isinstance(plain, CachedEmbedder)
+        key = (plain.id, retain)
         with self._lock:
-            cached = self._scoring.get(plain.id)
+            cached = self._scoring.get(key)
             if cached is None:
-                batcher = BatchingEmbedder(plain.embedder)
+                model = self._scoring_models.get(plain.id)
+                if model is None:
+                    model = self._scoring_models[plain.id] = _scoring_model(plain.embedder)
+                inner: Embedder = CachedEmbedder(model, store=plain.store) if retain else model
+                batcher = BatchingEmbedder(inner, max_batch=SCORING_MAX_BATCH)
                 self._batchers.append(batcher)
-                cached = self._scoring[plain.id] = CachedEmbedder(batcher, store=plain.store)
-        return cached if retain else _NoStore(cached)
+                cached = self._scoring[key] = CachedEmbedder(batcher, store=plain.store, write=False)
+        return cached
 
     def close(self) -> None:
         """Stop the batchers' worker threads (they are daemons, so exiting without this is safe too)."""

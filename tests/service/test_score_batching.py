@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from core.embedders import BatchingEmbedder, CachedEmbedder, get_embedder
+from core.embedders import BatchingEmbedder, CachedEmbedder, cache_key, get_embedder
 from core.engine import Scorer
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
@@ -61,7 +61,7 @@ def test_concurrent_scores_match_the_engine(svc: Svc) -> None:
     with loopback(svc) as url, httpx.Client(base_url=url, headers=h, timeout=60, trust_env=False) as client:
         with ThreadPoolExecutor(16) as pool:
             cold = list(pool.map(lambda t: score(client, t), texts))
-        scoring = svc.ctx.embedders.for_scoring()
+        scoring = svc.ctx.embedders.for_scoring()  # the retaining one: this model is not under ZDR
         assert isinstance(scoring, CachedEmbedder) and isinstance(scoring.embedder, BatchingEmbedder)
         batcher = scoring.embedder
         encoded_cold = batcher.texts
@@ -72,6 +72,8 @@ def test_concurrent_scores_match_the_engine(svc: Svc) -> None:
         want: dict[str, Any] = {k: round(float(expected[i][j]), 6) for j, k in enumerate(keys)}
         assert got_cold == want, texts[i]
         assert got_warm == want, texts[i]
-    # Each new text was encoded once, by the shared batcher; the repeats were all cache hits.
+    # Each new text was encoded once, by the shared batcher, and stored; the repeats were all cache hits.
     assert encoded_cold == len(texts)
     assert batcher.texts == encoded_cold
+    stored = scoring.store.get_many([cache_key(scoring.id, t) for t in texts])
+    assert len(stored) == len(texts)
