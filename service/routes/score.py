@@ -142,7 +142,9 @@ def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -
 def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple[int, str | None]:
     """Buffer feedback labels; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:
-        model = s.get(Model, t.model_id)
+        # Lock the model row (PostgreSQL) so concurrent feedback cannot each see a full buffer on a
+        # ready model and queue one retraining apiece.
+        model = s.scalar(select(Model).where(Model.id == t.model_id).with_for_update())
         assert model is not None
         traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
         by = {t_.key: t_.key for t_ in traits} | {t_.name: t_.key for t_ in traits}
@@ -194,8 +196,10 @@ def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text
     texts = req.content if isinstance(req.content, list) else [req.content]
     scorer = _scorer(ctx, t)
     blocks = _scores(scorer, texts)
+    buffered = _add_feedback(ctx, t, texts[0], req.feedback)[0] if req.feedback else None
     if as_text:
-        return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks))
+        headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
+        return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
     out: dict[str, Any] = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
     if isinstance(req.content, list):
         results = []
@@ -209,8 +213,8 @@ def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text
         out["scores"] = [b.model_dump() for b in blocks[0]]
         if req.explain:
             out["explanation"] = _explain(scorer, texts[0])
-    if req.feedback:
-        out["feedback_buffered"], _ = _add_feedback(ctx, t, texts[0], req.feedback)
+    if buffered is not None:
+        out["feedback_buffered"] = buffered
     return JSONResponse(out)
 
 
