@@ -121,6 +121,7 @@ class Context:
             self.worker = None
             if not finished:
                 self._release_claims()
+        self.embedders.close()
         self.engine.dispose()
 
     def _release_claims(self) -> None:
