@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
 from app.backend import Backend, get_backend
 from app.records import as_dict, field
+from core.client import Client
 from core.client.errors import ApiError
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
@@ -205,3 +206,20 @@ def page_backend() -> Backend:
         st.info("Enter a reachable service on the **Settings** page.")
         st.stop()
     raise AssertionError("unreachable")
+
+
+class ModelPage(NamedTuple):
+    backend: Backend
+    client: Client
+    model: dict[str, Any]
+    handle: str
+    busy: bool
+
+
+def open_model_page(title: str) -> ModelPage:
+    """The head every page about the selected model shares: title, model, state line, live progress."""
+    backend = page_backend()
+    st.title(title)
+    model = require_model(backend)
+    model_header(model)
+    return ModelPage(backend, backend.client, model, model["handle"], watch_if_busy(model))

@@ -10,18 +10,12 @@ from app.flags import flag_samples
 from app.paging import paged, pager_buttons
 from app.records import as_dict
 from app.sample_io import parse_samples, to_csv, to_jsonl
-from app.widgets import guard, is_editable, model_header, page_backend, require_model, watch_if_busy
+from app.widgets import guard, is_editable, open_model_page
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
 SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
-backend = page_backend()
-client = backend.client
-st.title("Samples")
-model = require_model(backend)
-handle = model["handle"]
-model_header(model)
-busy = watch_if_busy(model)
+backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
 if not editable and not busy:
     st.info(f"The model is **{model.get('state')}**: its samples are frozen. Samples are added to drafts.")

@@ -10,16 +10,10 @@ import streamlit as st
 from app import engine_cache
 from app.preview import draft_scorer, highlight_html
 from app.records import as_dict
-from app.widgets import guard, model_header, page_backend, require_model, watch_if_busy
+from app.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 
-backend = page_backend()
-client = backend.client
-st.title("Score")
-model = require_model(backend)
-handle = model["handle"]
-model_header(model)
-watch_if_busy(model)
+backend, client, model, handle, _ = open_model_page("Score")
 has_version = bool(model.get("version_no"))
 
 versions: list[str] = []

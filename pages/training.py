@@ -8,27 +8,17 @@ from app.records import as_dict
 from app.versions import trait_metrics_frame, versions_frame
 from app.widgets import (
     guard,
-    model_header,
+    open_model_page,
     operation_caption,
-    page_backend,
-    require_model,
-    watch_if_busy,
     watched_steps,
     when,
 )
 
 EFFORTS = ["low", "medium", "high", "max"]
 
-backend = page_backend()
-client = backend.client
-st.title("Training")
-model = require_model(backend)
-handle = model["handle"]
-model_header(model)
+backend, client, model, handle, busy = open_model_page("Training")
 if flash := st.session_state.pop("training_flash", None):
     st.success(flash)
-
-busy = watch_if_busy(model)
 state = model.get("state")
 ready = state == "ready"
 

@@ -7,18 +7,12 @@ import streamlit as st
 
 from app.forms import trait_edits
 from app.records import as_dict
-from app.widgets import guard, is_editable, model_header, page_backend, require_model, watch_if_busy
+from app.widgets import guard, is_editable, open_model_page
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
 DISCOVER_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
-backend = page_backend()
-client = backend.client
-st.title("Traits")
-model = require_model(backend)
-handle = model["handle"]
-model_header(model)
-busy = watch_if_busy(model)
+backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
 if not editable and not busy:
     st.info(

@@ -8,16 +8,10 @@ import streamlit as st
 from app import engine_cache
 from app.records import as_dict
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary, probe_scores, versions_frame
-from app.widgets import guard, model_header, page_backend, require_model, watch_if_busy
+from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 
-backend = page_backend()
-client = backend.client
-st.title("Versions")
-model = require_model(backend)
-handle = model["handle"]
-model_header(model)
-watch_if_busy(model)
+backend, client, model, handle, _ = open_model_page("Versions")
 if flash := st.session_state.pop("versions_flash", None):
     st.success(flash)
 
