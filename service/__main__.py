@@ -58,7 +58,12 @@ def serve(args: argparse.Namespace) -> int:
 
     original_ppid = os.getppid()  # before startup: the parent may die while models load
 
-    settings = _settings(args, embedder=args.embedder, run_worker=False if args.no_worker else None)
+    settings = _settings(
+        args,
+        embedder=args.embedder,
+        run_worker=False if args.no_worker else None,
+        scoring_threads=args.scoring_threads,
+    )
     app = create_app(settings)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     server = uvicorn.Server(config)
@@ -150,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--parent-pid", type=int, metavar="PID", help="shut down cleanly once process PID has exited"
+    )
+    p.add_argument(
+        "--scoring-threads",
+        type=int,
+        metavar="N",
+        help="score requests' texts encoded at once (default $SCORING_SCORING_THREADS, or one per core; "
+        "with several API processes on one machine, cores / processes)",
     )
     _common(p)
     p.set_defaults(func=serve)

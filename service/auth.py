@@ -24,9 +24,11 @@ def get_ctx(request: Request) -> Context:
 CtxDep = Annotated[Context, Depends(get_ctx)]
 
 
-def principal(
-    ctx: CtxDep, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-) -> Principal:
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def principal_in(session: Session, creds: HTTPAuthorizationCredentials | None) -> Principal:
+    """The key's principal, or the 401 every endpoint answers to a missing or invalid key."""
     if creds is None or not creds.credentials:
         raise ApiError(
             401,
@@ -34,13 +36,17 @@ def principal(
             "Send an API key as 'Authorization: Bearer <key>'.",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    with ctx.reads() as session:
-        found = authenticate(session, creds.credentials.strip())
+    found = authenticate(session, creds.credentials.strip())
     if found is None:
         raise ApiError(
             401, "unauthorized", "The API key is not valid.", headers={"WWW-Authenticate": "Bearer"}
         )
     return found
+
+
+def principal(ctx: CtxDep, creds: Credentials) -> Principal:
+    with ctx.reads() as session:
+        return principal_in(session, creds)
 
 
 def authoring(who: Annotated[Principal, Depends(principal)]) -> Principal:
@@ -53,14 +59,21 @@ AnyKey = Annotated[Principal, Depends(principal)]
 AuthoringKey = Annotated[Principal, Depends(authoring)]
 
 
+def require_readable(who: Principal, handle: str, namespace: str | None) -> None:
+    """404 for a model that does not exist (no namespace) or that the key cannot read: never a 403 that
+    would confirm the model exists."""
+    if namespace is None or not who.can_read(namespace):
+        raise ApiError(404, "model_not_found", f"No model {handle!r}.")
+
+
 def load_model(session: Session, who: Principal, handle: str, *, write: bool = False) -> Model:
     """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own."""
     query = select(Model).where(Model.handle == handle)
     # Writers lock the model row (PostgreSQL; SQLite already serialises writers), so two concurrent
     # state changes of one model cannot both see the old state.
     model = session.scalar(query.with_for_update() if write else query)
-    if model is None or not who.can_read(model.namespace):
-        raise ApiError(404, "model_not_found", f"No model {handle!r}.")
+    require_readable(who, handle, model.namespace if model else None)
+    assert model is not None
     if write and not who.owns(model.namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
     return model

@@ -44,7 +44,9 @@ class Context:
         engine = make_engine(settings.database_url)
         migrate(engine)
         sessions = make_session_factory(engine)
-        embedders = Embedders(settings.embedder, settings.data_dir / "embeddings.sqlite")
+        embedders = Embedders(
+            settings.embedder, settings.data_dir / "embeddings.sqlite", settings.scoring_threads
+        )
         executor = Executor(settings, sessions, embedders)
         huey = make_huey(settings)
         built: list[Context] = []  # the task needs the context, which needs the queue

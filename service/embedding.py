@@ -8,6 +8,7 @@ Training and the other jobs encode large batches themselves and use the embedder
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -22,8 +23,10 @@ from core.embedders import (
     Embedder,
     MiniLMEmbedder,
     SqliteStore,
+    cache_key,
     get_embedder,
 )
+from core.embedders.cache import VectorStore
 
 
 class _NoStore:
@@ -39,17 +42,36 @@ class _NoStore:
         return self._cached.encode(texts, store=False)
 
 
-# Measured on 2 cores (docs/embedders.md): MiniLM costs least per text in batches of 4-8 texts; past that,
-# padding every row to the batch's longest costs more than the per-call overhead saved.
-SCORING_MAX_BATCH = 8
+class _StoreAfter:
+    """Encodes with the model, then writes the new vectors to the cache in one transaction.
+
+    Behind the batcher, whose callers have just missed the cache: no second lookup is needed.
+    """
+
+    def __init__(self, model: Embedder, store: VectorStore) -> None:
+        self.embedder = model
+        self.store = store
+        self.id = model.id
+        self.dim = model.dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = np.asarray(self.embedder.encode(texts), dtype=np.float32)
+        self.store.put_many({cache_key(self.id, t): v for t, v in zip(texts, vecs, strict=True)})
+        return vecs
+
+
+# Measured on 2 cores (docs/embedders.md): with 8 requests waiting, MiniLM costs least per text in batches
+# of 2-4 texts of similar length; 8 costs 30% more, as every row is padded to the batch's longest.
+SCORING_MAX_BATCH = 4
 
 
 def _scoring_model(base: Embedder) -> Embedder:
-    """The model the scoring batcher calls: MiniLM gets its own one-thread session.
+    """The model the scoring batchers call: MiniLM gets its own one-thread session.
 
-    One intra-op thread leaves the other core(s) to the request threads (HTTP, database, JSON) instead of
-    both fighting over every core, and costs less CPU per text than a session spread over all cores.
-    Training keeps the shared session with all cores. Same files and truncation, so the same id.
+    A one-thread session costs less CPU per text than one spread over all cores (no intra-op handoffs or
+    spinning), and `scoring_threads` batcher threads calling it at once still use every core; the request
+    threads' HTTP, database and JSON work fits in between. Training keeps the shared session with all cores.
+    Same files and truncation, so the same id.
     """
     if isinstance(base, MiniLMEmbedder):
         return MiniLMEmbedder(
@@ -63,8 +85,10 @@ def _scoring_model(base: Embedder) -> Embedder:
 
 
 class Embedders:
-    def __init__(self, default_name: str, cache_path: Path) -> None:
+    def __init__(self, default_name: str, cache_path: Path, scoring_threads: int = 0) -> None:
         self.default_name = default_name
+        # Batches encoded at once, each on one core; by default one per core (see _scoring_model).
+        self.scoring_threads = scoring_threads or os.cpu_count() or 1
         self._cache_path = cache_path
         self._store: SqliteStore | None = None
         self._cached: dict[str, CachedEmbedder] = {}
@@ -100,8 +124,8 @@ class Embedders:
                 model = self._scoring_models.get(plain.id)
                 if model is None:
                     model = self._scoring_models[plain.id] = _scoring_model(plain.embedder)
-                inner: Embedder = CachedEmbedder(model, store=plain.store) if retain else model
-                batcher = BatchingEmbedder(inner, max_batch=SCORING_MAX_BATCH)
+                inner: Embedder = _StoreAfter(model, plain.store) if retain else model
+                batcher = BatchingEmbedder(inner, max_batch=SCORING_MAX_BATCH, workers=self.scoring_threads)
                 self._batchers.append(batcher)
                 cached = self._scoring[key] = CachedEmbedder(batcher, store=plain.store, write=False)
         return cached

@@ -29,6 +29,9 @@ class Settings:
     shutdown_grace_s: float = 30.0
     # Start the in-process Huey consumer with the app (off for `serve --no-worker` and `worker`).
     run_worker: bool = True
+    # Scoring requests' texts encoded at once (one core each); 0 = one per core. With N API processes on
+    # one machine, cores / N keeps them from oversubscribing the cores.
+    scoring_threads: int = 0
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
@@ -55,6 +58,7 @@ class Settings:
             recovery_interval_s=float(env.get("SCORING_RECOVERY_INTERVAL_S", "30")),
             max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
+            scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
@@ -64,6 +68,8 @@ class Settings:
     def check(self) -> None:
         if self.heartbeat_interval_s >= self.heartbeat_timeout_s:
             raise ValueError("the heartbeat interval must be shorter than the heartbeat timeout")
+        if self.scoring_threads < 0:
+            raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":
             raise ValueError(f"{TEST_HOOKS_ENV} is for tests only: it needs the test embedder 'hashing'")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from sqlalchemy.orm import Session
 
 from service import runs
@@ -24,7 +26,11 @@ def busy_error(session: Session, model: Model) -> ApiError:
     )
 
 
-def require_not_archived(model: Model) -> None:
+class _HasState(Protocol):
+    state: str
+
+
+def require_not_archived(model: _HasState) -> None:
     if model.state == "archived":
         raise ApiError(409, "model_archived", "The model is archived; it can only be read.")
 

@@ -10,22 +10,22 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service import runs, textplain
-from service.auth import AnyKey, CtxDep, load_model
+from service.auth import AnyKey, Credentials, CtxDep, principal_in, require_readable
 from service.context import Context
 from service.db import transaction
 from service.errors import ApiError
 from service.keys import Principal
 from service.routes.common import errors
-from service.routes.versions import resolve_version
+from service.routes.versions import version_filter, version_not_found
 from service.schemas import CompareIn, CompareOut, CompareSide, ScoreIn, ScoreOut, TraitDelta, TraitScore
 from service.states import require_not_archived
-from service.tables import FeedbackLabel, Model, Trait, Version, utcnow
-from service.views import tags_of
+from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
 
 router = APIRouter(tags=["scoring"])
 
@@ -48,24 +48,37 @@ class Target:
 
 
 def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
-    model = load_model(s, who, handle)
-    require_not_archived(model)
-    if ref:
-        version = resolve_version(s, model, ref)
-    else:
-        if model.current_version_id is None:
-            raise ApiError(409, "no_active_version", f"{model.handle} has no trained version yet.")
-        found = s.get(Version, model.current_version_id)
-        assert found is not None
-        version = found
+    """The model, version and tags a score request needs, in one query: scoring is the hot path."""
+    tags = select(func.aggregate_strings(Tag.name, ",")).where(Tag.version_id == Version.id)  # no "," in tags
+    query = (
+        select(
+            Model.id,
+            Model.namespace,
+            Model.state,
+            Model.zero_data_retention,
+            Version.id.label("version_id"),
+            Version.version_no,
+            tags.scalar_subquery().label("tags"),
+        )
+        .outerjoin(Version, version_filter(Model.id, ref) if ref else Version.id == Model.current_version_id)
+        .where(Model.handle == handle)
+    )
+    row = s.execute(query).one_or_none()
+    require_readable(who, handle, row.namespace if row else None)
+    assert row is not None
+    require_not_archived(row)
+    if row.version_id is None:
+        if ref:
+            raise version_not_found(handle, ref)
+        raise ApiError(409, "no_active_version", f"{handle} has no trained version yet.")
     return Target(
-        model.id,
-        model.handle,
-        model.zero_data_retention,
-        model.state == "ready",
-        version.id,
-        version.version_no,
-        tags_of(s, version.id),
+        row.id,
+        handle,
+        row.zero_data_retention,
+        row.state == "ready",
+        row.version_id,
+        row.version_no,
+        sorted(row.tags.split(",")) if row.tags else [],
     )
 
 
@@ -181,9 +194,22 @@ def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple
     return len(items), run_id
 
 
-def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text: bool) -> Response:
+@dataclass
+class ScoreCall:
+    handle: str
+    body: bytes
+    content_type: str
+    version: str | None  # query parameters, for raw bodies
+    explain: bool
+    as_text: bool
+
+
+def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: ScoreCall) -> Response:
+    # The hot path: the key, the body and the target in one thread hop and one read transaction.
     with transaction(ctx.reads) as s:
-        t = _target(s, who, handle, req.version)
+        who = principal_in(s, creds)
+        req = _parse(call.body, call.content_type, call.version, call.explain)
+        t = _target(s, who, call.handle, req.version)
     if req.feedback:
         if t.zdr:
             raise ApiError(
@@ -197,7 +223,7 @@ def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text
     scorer = _scorer(ctx, t)
     blocks = _scores(scorer, texts)
     buffered = _add_feedback(ctx, t, texts[0], req.feedback)[0] if req.feedback else None
-    if as_text:
+    if call.as_text:
         headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
         return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
     out: dict[str, Any] = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
@@ -235,14 +261,14 @@ def _score_sync(ctx: Context, who: Principal, handle: str, req: ScoreIn, as_text
 async def score(
     handle: str,
     request: Request,
-    who: AnyKey,
+    creds: Credentials,
     ctx: CtxDep,
     version: Annotated[str | None, Query(max_length=64, description="`vN` or a tag (raw bodies)")] = None,
     explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
 ) -> Response:
-    body = await request.body()
-    req = _parse(body, request.headers.get("content-type", "application/json"), version, explain)
-    return await run_in_threadpool(_score_sync, ctx, who, handle, req, _wants_text(request))
+    content_type = request.headers.get("content-type", "application/json")
+    call = ScoreCall(handle, await request.body(), content_type, version, explain, _wants_text(request))
+    return await run_in_threadpool(_score_sync, ctx, creds, call)
 
 
 def _compare_sync(ctx: Context, who: Principal, handle: str, body: CompareIn) -> CompareOut:

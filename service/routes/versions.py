@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
@@ -23,23 +23,27 @@ MAX_VERSION_NO = 2**31 - 1  # the version_no column is a 32-bit INTEGER on Postg
 VersionRef = Annotated[str, Path(max_length=80, description="`vN` or a tag name")]
 
 
-def resolve_version(session: Session, model: Model, ref: str) -> Version:
+def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
+    """The condition that picks version `ref` (`vN` or a tag) of model `model_id` (a value or a column)."""
     match = VERSION_NO_RE.match(ref)
-    if match and int(match.group(1)) > MAX_VERSION_NO:
-        version = None  # past any stored number; comparing would overflow the integer column (500)
-    elif match:
-        version = session.scalar(
-            select(Version).where(Version.model_id == model.id, Version.version_no == int(match.group(1)))
-        )
-    else:
-        version = session.scalar(
-            select(Version)
-            .join(Tag, Tag.version_id == Version.id)
-            .where(Tag.model_id == model.id, Tag.name == ref)
-        )
+    if match:
+        number = int(match.group(1))
+        if number > MAX_VERSION_NO:  # past any stored number; comparing would overflow the column (500)
+            return false()
+        return and_(Version.model_id == model_id, Version.version_no == number)
+    tagged = select(Tag.version_id).where(Tag.model_id == model_id, Tag.name == ref)
+    return Version.id == tagged.scalar_subquery()
+
+
+def resolve_version(session: Session, model: Model, ref: str) -> Version:
+    version = session.scalar(select(Version).where(version_filter(model.id, ref)))
     if version is None:
-        raise ApiError(404, "version_not_found", f"No version {ref!r} of {model.handle}.")
+        raise version_not_found(model.handle, ref)
     return version
+
+
+def version_not_found(handle: str, ref: str) -> ApiError:
+    return ApiError(404, "version_not_found", f"No version {ref!r} of {handle}.")
 
 
 @router.get("/models/{handle}/versions", response_model=VersionPage, responses=errors(400, 404))

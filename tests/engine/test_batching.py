@@ -56,7 +56,7 @@ def test_keeps_id_dim_and_empty_input(hashing: Embedder) -> None:
         assert (b.id, b.dim) == (hashing.id, hashing.dim)
         empty = b.encode([])
         assert empty.shape == (0, hashing.dim) and empty.dtype == np.float32
-        assert b._thread is None  # nothing to encode: no worker started
+        assert b._threads == []  # nothing to encode: no worker started
 
 
 def test_many_threads_get_their_own_rows(hashing: Embedder) -> None:
@@ -95,6 +95,40 @@ def test_pending_calls_are_merged_up_to_max_batch(hashing: Embedder) -> None:
     np.testing.assert_allclose(
         np.vstack(vectors[1:]), hashing.encode([f"caller {i}" for i in range(11)]), atol=1e-6
     )
+
+
+def test_the_oldest_call_goes_first_with_the_calls_nearest_to_it_in_length(hashing: Embedder) -> None:
+    rec = Recording(hashing)
+    rec.gate.clear()
+    lengths = [50, 5, 48, 200, 52, 10, 49]  # queued in this order behind the first call
+    texts = ["x" * n for n in lengths]
+    with BatchingEmbedder(rec, max_batch=4, max_wait_ms=0) as b, ThreadPoolExecutor(8) as pool:
+        first = pool.submit(b.encode, ["first"])
+        rec.entered.wait(30)
+        futures = []
+        for i, text in enumerate(texts):
+            futures.append(pool.submit(b.encode, [text]))
+            wait_until(lambda i=i: queued(b) == i + 1, "calls queued in order")
+        rec.gate.set()
+        for text, fut in zip(texts, futures, strict=True):
+            np.testing.assert_allclose(fut.result(30), hashing.encode([text]), atol=1e-6)
+    assert [sorted(len(t) for t in c) for c in rec.calls[1:]] == [[48, 49, 50, 52], [5, 10, 200]]
+
+
+def test_workers_encode_batches_at_the_same_time(hashing: Embedder) -> None:
+    rec = Recording(hashing)
+    rec.gate.clear()
+    with BatchingEmbedder(rec, max_batch=1, max_wait_ms=0, workers=2) as b, ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(b.encode, [f"call {i}"]) for i in range(3)]
+        # Two calls are inside the embedder at once while the gate holds both; the third waits its turn.
+        wait_until(lambda: len(rec.calls) == 2 and queued(b) == 1, "two workers inside the embedder")
+        rec.gate.set()
+        for i, fut in enumerate(futures):
+            np.testing.assert_allclose(fut.result(30), hashing.encode([f"call {i}"]), atol=1e-6)
+    assert sorted(t for c in rec.calls for t in c) == [f"call {i}" for i in range(3)]
+    assert b.batches == 3
+    with pytest.raises(ValueError, match="workers"):
+        BatchingEmbedder(hashing, workers=0)
 
 
 def test_call_larger_than_max_batch_is_not_split(hashing: Embedder) -> None:
@@ -157,7 +191,7 @@ def test_close_drains_queued_calls_then_refuses_new_ones(hashing: Embedder) -> N
         assert first.result(30).shape == (1, hashing.dim)
         for i, fut in enumerate(queued_calls):
             np.testing.assert_allclose(fut.result(30), hashing.encode([f"q{i}"]), atol=1e-6)
-    assert b._thread is not None and not b._thread.is_alive()
+    assert b._threads and not any(t.is_alive() for t in b._threads)
     b.close()  # idempotent
 
 
