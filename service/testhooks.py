@@ -7,7 +7,8 @@ serve ordinary models at full speed and slow down only the victims of a fault te
      "slow_samples_commit": {"handle_prefix": "acme.bulk", "seconds": 30}}
 
 - slow_run: a run sleeps at the engine's first progress report (claimed, heartbeating, nothing applied);
-- slow_samples_commit: POST /samples sleeps after inserting its rows, before committing them.
+- slow_samples_commit: POST /samples sleeps after inserting its rows, before committing them;
+- slow_feedback: score feedback sleeps after counting the buffer, before deciding on a retraining.
 
 Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the process at that
 exact moment. Test mode only: the settings refuse hooks unless the embedder is the test embedder `hashing`.
@@ -39,18 +40,19 @@ class TestHooks:
 
     slow_run: Delay | None = None
     slow_samples_commit: Delay | None = None
+    slow_feedback: Delay | None = None
 
     @property
     def active(self) -> bool:
-        return self.slow_run is not None or self.slow_samples_commit is not None
+        return any(d is not None for d in (self.slow_run, self.slow_samples_commit, self.slow_feedback))
 
     @classmethod
     def parse(cls, text: str | None) -> TestHooks:
         if not text or not text.strip():
             return cls()
         raw = json.loads(text)
-        if not isinstance(raw, dict) or set(raw) - {"slow_run", "slow_samples_commit"}:
-            raise ValueError(f"{ENV}: expected an object with slow_run and/or slow_samples_commit")
+        if not isinstance(raw, dict) or set(raw) - {"slow_run", "slow_samples_commit", "slow_feedback"}:
+            raise ValueError(f"{ENV}: expected an object of slow_run, slow_samples_commit, slow_feedback")
         hooks = {
             name: Delay(str(spec["handle_prefix"]), float(spec["seconds"])) for name, spec in raw.items()
         }

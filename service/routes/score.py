@@ -26,6 +26,7 @@ from service.routes.versions import version_filter, version_not_found
 from service.schemas import CompareIn, CompareOut, CompareSide, ScoreIn, ScoreOut, TraitDelta, TraitScore
 from service.states import require_not_archived
 from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
+from service.testhooks import pause
 
 router = APIRouter(tags=["scoring"])
 
@@ -180,6 +181,7 @@ def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple
             )
             or 0
         )
+        pause(ctx.settings.test_hooks.slow_feedback, t.handle, f"feedback ({buffered} buffered)")
         run_id = None
         if (
             buffered >= ctx.settings.retrain_buffer

@@ -110,6 +110,7 @@ def test_the_oldest_call_goes_first_with_the_calls_nearest_to_it_in_length(hashi
             futures.append(pool.submit(b.encode, [text]))
             wait_until(lambda i=i: queued(b) == i + 1, "calls queued in order")
         rec.gate.set()
+        assert first.result(30).shape == (1, hashing.dim)
         for text, fut in zip(texts, futures, strict=True):
             np.testing.assert_allclose(fut.result(30), hashing.encode([text]), atol=1e-6)
     assert [sorted(len(t) for t in c) for c in rec.calls[1:]] == [[48, 49, 50, 52], [5, 10, 200]]
