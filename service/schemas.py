@@ -26,7 +26,10 @@ Label = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Request bodies: unknown fields and loosely typed values are refused. `"0.5"` is not a quality and `1`
+    is not `true` (zero-data-retention must never be switched by a guess); an integer is still a number."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def check_text(value: str) -> str:

@@ -1,0 +1,32 @@
+"""Request bodies are strictly typed: no string numbers, no integer booleans; integers are numbers."""
+
+from __future__ import annotations
+
+from tests.service.conftest import Svc
+from tests.service.helpers import check, error_code, make_model
+
+
+def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.types")
+    before = check(c.get("/v1/models/acme.types", headers=h), 200)
+    path = "/v1/models/acme.types/samples"
+    for quality in ("0.5", "1", True, None):
+        body = {"samples": [{"trait": "formality", "text": "Dear Sir or Madam,", "quality": quality}]}
+        assert error_code(c.post(path, json=body, headers=h), 422) == "validation_error", quality
+    for value in (1, 0, "true", "false"):
+        resp = c.patch("/v1/models/acme.types", json={"zero_data_retention": value}, headers=h)
+        assert error_code(resp, 422) == "validation_error", value
+        resp = c.post("/v1/models", json={"handle": "acme.zdr", "zero_data_retention": value}, headers=h)
+        assert error_code(resp, 422) == "validation_error", value
+    resp = c.post("/v1/models", json={"handle": "acme.depth", "max_depth": 2.0}, headers=h)
+    assert error_code(resp, 422) == "validation_error"
+    after = check(c.get("/v1/models/acme.types", headers=h), 200)
+    assert after["sample_count"] == before["sample_count"] and after["zero_data_retention"] is False
+    assert c.get("/v1/models/acme.zdr", headers=h).status_code == 404
+
+    # Integers are numbers: quality 1 and 0 are the poles.
+    body = {"samples": [{"trait": "formality", "text": "Dear Sir or Madam,", "quality": 1},
+                        {"trait": "formality", "text": "yo whats up", "quality": 0}]}
+    assert len(check(c.post(path, json=body, headers=h), 201)["ids"]) == 2
+    assert check(c.get("/v1/models/acme.types", headers=h), 200)["sample_count"] == before["sample_count"] + 2
