@@ -28,7 +28,10 @@ TOKENIZER_RELPATH = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 MINILM_ID = f"minilm-l6-v2-int8@{MODEL_SHA256[:8]}"
 DIM = 384
 MAX_TOKENS = 256  # the length all-MiniLM-L6-v2 was trained with; longer input is truncated
-BATCH_SIZE = 32
+# Texts are sorted by length, then encoded this many at a time. Measured on 2 cores (600 politeness requests):
+# 268 texts/s in 8s, 258 in 16s, 234 in 32s; past ~8 the padding to each batch's longest row costs more than
+# the per-call overhead saved. Batch composition does not change a text's vector (checked: max |diff| 0).
+BATCH_SIZE = 8
 
 # (resolved path, size, mtime) already verified; hashing 23 MB costs ~25 ms, so do it once per process.
 _verified: set[tuple[str, int, float]] = set()
