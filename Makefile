@@ -29,3 +29,4 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality
 	$(BIN)/python -m benchmarks.speed
+	$(BIN)/python -m benchmarks.load

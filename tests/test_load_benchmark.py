@@ -1,0 +1,23 @@
+"""The load benchmark's machinery end to end on a tiny run (hashing embedder): no figures are asserted,
+only that every request is answered and the report is complete, so the script cannot rot unnoticed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import load
+
+
+def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    args = ["--database", "sqlite", "--embedder", "hashing", "--api-processes", "2", "--clients", "4",
+            "--texts", "24", "--rounds", "2", "--requests", "40", "--out", str(out)]
+    load.main(args)  # exit status says whether the target was met: not a question for a test
+    run = json.loads(out.read_text())["runs"]["sqlite-2p"]
+    assert run["errors"] == 0 and run["api_processes"] == 2 and run["embedder"].startswith("hashing")
+    assert [r["service"]["requests"] for r in run["rounds"]] == [24, 24]
+    assert all(r["service"]["errors"] == 0 and r["ratio"] > 0 for r in run["rounds"])
+    assert all(len(r["engine_single_tps"]) == 2 for r in run["rounds"])
+    assert run["service_warm"]["requests"] == 40 and run["service_warm"]["errors"] == 0
+    assert run["target_met"] == (run["ratio_cold_vs_engine_single"] >= load.TARGET_RATIO)
