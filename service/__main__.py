@@ -19,10 +19,15 @@ if TYPE_CHECKING:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="data directory (default $SCORING_DATA_DIR or ./.data)")
     p.add_argument("--database-url", help="SQLAlchemy URL (default: SQLite file in the data dir)")
+    p.add_argument(
+        "--queue-url", help="redis://… for a Redis queue (default $SCORING_QUEUE_URL, else the database)"
+    )
 
 
 def _settings(args: argparse.Namespace, **extra: object) -> Settings:
-    return Settings.from_env(data_dir=args.data_dir, database_url=args.database_url, **extra)
+    return Settings.from_env(
+        data_dir=args.data_dir, database_url=args.database_url, queue_url=args.queue_url, **extra
+    )
 
 
 def _parent_alive(pid: int, original_ppid: int) -> bool:

@@ -67,7 +67,8 @@ class Context:
 
     @property
     def queue_name(self) -> str:
-        return type(self.huey).__name__
+        """Huey's storage class: SqliteStorage, SqlStorage (PostgreSQL) or RedisStorage."""
+        return type(self.huey.storage).__name__
 
     def _run_task(self, run_id: str) -> None:
         if self.stopping:  # picked up during shutdown: leave it to another worker

@@ -16,6 +16,9 @@ from service.testhooks import TestHooks
 class Settings:
     data_dir: Path
     database_url: str
+    # The Huey queue: None = in the database (a SQLite file next to it, or tables on PostgreSQL);
+    # "redis://host:port/db" = Redis. Runs live in the database either way; the queue only delivers ids.
+    queue_url: str | None = None
     embedder: str = "minilm"
     retrain_buffer: int = 20
     cursor_secret: bytes = b""
@@ -45,11 +48,13 @@ class Settings:
             or env.get("SCORING_DATABASE_URL")
             or (f"sqlite:///{data_dir / 'scoring.sqlite'}")
         )
+        queue_url = overrides.pop("queue_url", None) or env.get("SCORING_QUEUE_URL") or None
         secret_text = env.get("SCORING_CURSOR_SECRET")
         secret = secret_text.encode() if secret_text else _persisted_secret(data_dir)
         settings = cls(
             data_dir=data_dir,
             database_url=url,
+            queue_url=queue_url,
             embedder=env.get("SCORING_EMBEDDER", "minilm"),
             retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", "20")),
             cursor_secret=secret,
@@ -68,6 +73,8 @@ class Settings:
     def check(self) -> None:
         if self.heartbeat_interval_s >= self.heartbeat_timeout_s:
             raise ValueError("the heartbeat interval must be shorter than the heartbeat timeout")
+        if self.queue_url is not None and not self.queue_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"queue URL {self.queue_url!r}: only Redis URLs (redis://, rediss://, unix://)")
         if self.scoring_threads < 0:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from huey import Huey, SqliteHuey
+from huey import Huey, RedisHuey, SqliteHuey
 
 from service.db import MIGRATION_LOCK_ID
 from service.settings import Settings
@@ -14,7 +14,10 @@ TASK_NAME = "service.execute_run"
 
 
 def make_huey(settings: Settings) -> Huey:
-    """The queue backend for a database URL: SQLite file in the data dir, or SQL tables on PostgreSQL."""
+    """The queue backend: Redis when a queue URL is set, else in the database (a SQLite file in the data dir,
+    or SQL tables on PostgreSQL)."""
+    if settings.queue_url:
+        return RedisHuey(name="scoring", url=settings.queue_url, results=False)
     url = settings.database_url
     if url.startswith("sqlite"):
         return SqliteHuey(name="scoring", filename=str(settings.data_dir / "huey.sqlite"), results=False)

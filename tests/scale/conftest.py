@@ -1,5 +1,6 @@
 """A fleet of real processes per database: two API processes (`serve --no-worker`) and two workers, on a
-fresh SQLite file or a fresh database on a throwaway PostgreSQL cluster (one cluster per session)."""
+fresh SQLite file or a fresh database on a throwaway PostgreSQL cluster (one cluster per session), and once
+more on PostgreSQL with the queue on a throwaway Redis server ("postgres+redis")."""
 
 from __future__ import annotations
 
@@ -15,16 +16,19 @@ from tests.scale.fleet import Fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth
 from tests.support.pgcluster import PgCluster, selected_backends
+from tests.support.redisserver import RedisServer
 
 BACKENDS = selected_backends(default=default_backends())
+FLEETS = (*BACKENDS, "postgres+redis") if "postgres" in BACKENDS else BACKENDS
 
 
 class Running:
     """The fleet plus an authoring key for namespace acme."""
 
-    def __init__(self, fleet: Fleet, headers: dict[str, str]) -> None:
+    def __init__(self, fleet: Fleet, headers: dict[str, str], backend: str) -> None:
         self.fleet = fleet
         self.headers = headers
+        self.backend = backend  # "sqlite", "postgres" or "postgres+redis"
 
 
 def make_key(database_url: str) -> dict[str, str]:
@@ -38,26 +42,29 @@ def make_key(database_url: str) -> dict[str, str]:
 
 @pytest.fixture(
     scope="module",
-    params=[pytest.param(b, marks=[pytest.mark.postgres] if b == "postgres" else [], id=b) for b in BACKENDS],
+    params=[pytest.param(b, marks=[pytest.mark.postgres] if "postgres" in b else [], id=b) for b in FLEETS],
 )
 def running_fleet(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Running]:
     data_dir = tmp_path_factory.mktemp(f"fleet-{request.param}")
     database = None
-    if request.param == "postgres":
+    redis_server = RedisServer().start() if request.param.endswith("+redis") else None
+    if request.param.startswith("postgres"):
         cluster: PgCluster = request.getfixturevalue("pg_cluster")
         database = f"fleet_{uuid.uuid4().hex[:12]}"
         url = cluster.create_database(database)
     else:
         url = f"sqlite:///{Path(data_dir) / 'scoring.sqlite'}"
-    fleet = Fleet(url, Path(data_dir))
+    fleet = Fleet(url, Path(data_dir), queue_url=redis_server.url if redis_server else None)
     try:
         # All four start at once on an empty database: the migrations must not collide.
         fleet.ensure_running()
-        yield Running(fleet, make_key(url))
+        yield Running(fleet, make_key(url), request.param)
     finally:
         fleet.cleanup()
+        if redis_server is not None:
+            redis_server.stop()
         if database is not None:
             request.getfixturevalue("pg_cluster").drop_database(database)
 

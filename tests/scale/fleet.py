@@ -135,7 +135,9 @@ class Proc:
 class Fleet:
     """`apis` API processes and `workers` worker processes on one database and one data dir."""
 
-    def __init__(self, database_url: str, data_dir: Path, apis: int = 2, workers: int = 2) -> None:
+    def __init__(
+        self, database_url: str, data_dir: Path, apis: int = 2, workers: int = 2, queue_url: str | None = None
+    ) -> None:
         self.database_url = database_url
         self.data_dir = data_dir
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SCORING_", "PG"))}
@@ -153,6 +155,8 @@ class Fleet:
                 "PYTHONUNBUFFERED": "1",
             }
         )
+        if queue_url:
+            env["SCORING_QUEUE_URL"] = queue_url
         self.ports = [free_port() for _ in range(apis)]
         serve = ["serve", "--no-worker", "--host", "127.0.0.1", "--log-level", "warning"]
         self.apis = [

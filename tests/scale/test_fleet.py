@@ -106,6 +106,14 @@ def test_many_runs_each_execute_exactly_once(fleet: Running) -> None:
     assert {rid: started_lines[rid] for rid in run_ids.values()} == {rid: 1 for rid in run_ids.values()}
 
 
+def test_workers_consume_the_configured_queue(fleet: Running) -> None:
+    expected = {"sqlite": "SqliteStorage", "postgres": "SqlStorage", "postgres+redis": "RedisStorage"}[
+        fleet.backend
+    ]
+    queues = re.findall(r"Scoring worker ready: \d+ thread\(s\), queue (\w+)", fleet.fleet.worker_logs())
+    assert queues and set(queues) == {expected}
+
+
 def test_simultaneous_identical_discovers_one_run_one_conflict(fleet: Running) -> None:
     f, h = fleet.fleet, fleet.headers
     with f.client(0, h) as a0, f.client(1, h) as a1:

@@ -50,3 +50,16 @@ def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, 
     with pg_cluster.connect("queue_race") as conn, conn.cursor() as cur:
         cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE %s", ("%task%",))
         assert cur.fetchone()[0] >= 1
+
+
+def test_the_queue_url_picks_redis_and_refuses_other_schemes(tmp_path: Path) -> None:
+    from huey import RedisHuey, SqliteHuey
+
+    from service.settings import Settings
+    from service.tasks import make_huey
+
+    assert isinstance(make_huey(Settings.from_env(data_dir=tmp_path)), SqliteHuey)
+    settings = Settings.from_env(data_dir=tmp_path, queue_url="redis://127.0.0.1:1/0")
+    assert isinstance(make_huey(settings), RedisHuey)  # connects lazily: nothing listens on port 1
+    with pytest.raises(ValueError, match="only Redis URLs"):
+        Settings.from_env(data_dir=tmp_path, queue_url="amqp://127.0.0.1/")
