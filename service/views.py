@@ -15,9 +15,11 @@ from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Ver
 
 
 def tags_of(session: Session, version_id: int | None) -> list[str]:
+    """A version's tags, sorted by code point here, not by the database's collation (which differs between
+    SQLite and a PostgreSQL locale), so every response lists them in the same order."""
     if version_id is None:
         return []
-    return list(session.scalars(select(Tag.name).where(Tag.version_id == version_id).order_by(Tag.name)))
+    return sorted(session.scalars(select(Tag.name).where(Tag.version_id == version_id)))
 
 
 def _last_operation(run: Run | None) -> LastOperation | None:
@@ -59,9 +61,11 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             ).tuples().all()
         )
         for version_id, tag in session.execute(
-            select(Tag.version_id, Tag.name).where(Tag.version_id.in_(version_ids)).order_by(Tag.name)
+            select(Tag.version_id, Tag.name).where(Tag.version_id.in_(version_ids))
         ):
             tags[version_id].append(tag)
+        for listed in tags.values():
+            listed.sort()  # as tags_of does
     sample_counts = dict(
         session.execute(
             select(SampleRow.model_id, func.count())

@@ -79,7 +79,7 @@ def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
         row.state == "ready",
         row.version_id,
         row.version_no,
-        sorted(row.tags.split(",")) if row.tags else [],
+        sorted(row.tags.split(",")) if row.tags else [],  # as views.tags_of does
     )
 
 

@@ -42,6 +42,17 @@ def test_tags_addressing_and_snapshot(svc: Svc) -> None:
     assert check(c.post("/v1/models/acme.ver/versions/prod", headers=h), 200)["version_no"] == 2
     check(c.post("/v1/models/acme.ver/versions/stable.1", headers=h), 200)
     assert check(c.get("/v1/models/acme.ver", headers=h), 200)["version_tags"] == ["prod", "stable.1"]
+    # Every response lists a version's tags in the same (code point) order, whatever the database's collation.
+    check(c.post("/v1/models/acme.ver/versions/Zeta", headers=h), 200)
+    in_order = ["Zeta", "prod", "stable.1"]
+    assert check(c.get("/v1/models/acme.ver", headers=h), 200)["version_tags"] == in_order
+    assert check(c.get("/v1/models", params={"namespace": "acme"}, headers=h), 200)["items"][0][
+        "version_tags"
+    ] == in_order
+    assert check(c.get("/v1/models/acme.ver/versions/v2", headers=h), 200)["tags"] == in_order
+    scored = check(c.post("/v1/models/acme.ver/score", json={"content": "Kind regards"}, headers=h), 200)
+    assert scored["version_tags"] == in_order
+    check(c.delete("/v1/models/acme.ver/versions/Zeta", headers=h), 200)
     assert error_code(c.get("/v1/models/acme.ver/versions/v9", headers=h), 404) == "version_not_found"
     assert error_code(c.get("/v1/models/acme.ver/versions/nope", headers=h), 404) == "version_not_found"
     # Scoring keys: the snapshot is absent (not null); lists never carry it.
