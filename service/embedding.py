@@ -2,7 +2,8 @@
 
 Scoring requests (one text each, from many request threads) reach the model through one
 `BatchingEmbedder` per embedder, behind the cache: hits never wait, and the misses of concurrent
-requests are encoded together on one thread instead of as many one-row calls fighting over the cores.
+requests are encoded together in small batches on `scoring_threads` worker threads (one core each)
+instead of as many one-row calls fighting over the cores.
 Training and the other jobs encode large batches themselves and use the embedder directly.
 """
 
@@ -112,7 +113,7 @@ class Embedders:
         """Like `get`, but cache misses go through a shared micro-batcher, and request threads never write.
 
         The cache is read on the request thread (hits never wait). For retained content the batcher's
-        worker thread writes each batch's new vectors in one transaction, so request threads do not queue
+        workers write each batch's new vectors in one transaction, so request threads do not queue
         on SQLite's write lock; for zero-data-retention content nothing is written at all.
         """
         plain = self.get(name_or_id, retain=True)
