@@ -12,6 +12,8 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from core.embedders.cache import truncate_wal as sqlite_truncate_wal
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
 MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held while migrating
@@ -36,6 +38,9 @@ def make_engine(url: str) -> Engine:
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA foreign_keys=ON")
+        # Deleted rows are overwritten with zeros instead of lingering in free space (zero-data-retention;
+        # with truncate_wal below, no byte of a purged text stays in the file or its WAL).
+        cur.execute("PRAGMA secure_delete=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -63,6 +68,18 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One session, committed on success, rolled back on any exception."""
     with factory() as session, session.begin():
         yield session
+
+
+def truncate_wal(engine: Engine) -> bool:
+    """SQLite: checkpoint and truncate the WAL (old page images of deleted rows live on in it until then).
+    Nothing to do elsewhere (PostgreSQL: docs/service.md, zero-data-retention). False if readers kept it."""
+    if engine.dialect.name != "sqlite":
+        return True
+    raw = engine.raw_connection()
+    try:
+        return sqlite_truncate_wal(raw.driver_connection)  # autocommit: outside any transaction
+    finally:
+        raw.close()
 
 
 def alembic_config(engine: Engine | None = None) -> Config:

@@ -131,6 +131,17 @@ class Embedders:
                 cached = self._scoring[key] = CachedEmbedder(batcher, store=plain.store, write=False)
         return cached
 
+    def forget(self, digests: Sequence[str]) -> bool:
+        """Erase the cached vectors of texts with these sha256 digests (a zero-data-retention purge): the
+        file may hold them from before the model was under zero-data-retention, or from another process."""
+        with self._lock:
+            if self._store is None:
+                if not self._cache_path.exists():
+                    return True
+                self._store = SqliteStore(self._cache_path)
+            store = self._store
+        return store.forget(digests)
+
     def close(self) -> None:
         """Stop the batchers' worker threads (they are daemons, so exiting without this is safe too)."""
         with self._lock:

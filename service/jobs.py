@@ -19,6 +19,7 @@ from service import runs
 from service.db import transaction
 from service.embedding import Embedders
 from service.prune import prune
+from service.retention import erase, purge_texts
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.testhooks import pause
@@ -291,6 +292,7 @@ class Executor:
             "effort": effort,
             "duration_s": round(duration, 3),
         }
+        purged: list[str] = []
         with transaction(self.sessions) as s:
             if not runs.succeed(s, run_id, attempt, "Training finished"):
                 return  # the claim was lost (recovered elsewhere): apply nothing
@@ -318,9 +320,9 @@ class Executor:
             model.state = "ready"
             model.updated_at = utcnow()
             if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
-                s.execute(delete(SampleRow).where(SampleRow.model_id == model.id))
-                s.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model.id))
+                purged = purge_texts(s, model.id)
             prune(s, model)
+        erase(self.sessions.kw["bind"], self.embedders, purged)
 
     # ---- discover ----------------------------------------------------------------------------------
 

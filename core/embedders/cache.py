@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,19 @@ from core.embedders.base import Embedder
 
 def cache_key(embedder_id: str, text: str) -> str:
     return f"{embedder_id}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+
+
+def truncate_wal(conn: sqlite3.Connection, attempts: int = 20, pause_s: float = 0.1) -> bool:
+    """Checkpoint a WAL-mode database and truncate its -wal file to zero bytes: old page images (deleted
+    rows included) live on in the WAL until then. A reader in the middle of a transaction blocks the
+    truncation (SQLite answers busy), so retry a while; False if it never succeeded. `conn` must not be
+    inside a transaction."""
+    for attempt in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return True
+        time.sleep(pause_s * min(attempt + 1, 5))
+    return False
 
 
 class VectorStore(Protocol):
@@ -82,6 +96,7 @@ class SqliteStore:
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30)
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA secure_delete=ON")  # deleted keys (text hashes) are zeroed, not left behind
             self._local.conn = conn
         return conn
 
@@ -107,6 +122,18 @@ class SqliteStore:
 
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def forget(self, digests: Iterable[str]) -> bool:
+        """Delete the vectors of texts with these sha256 hex digests (under every embedder id) and erase
+        them from the file and its WAL (zero-data-retention purges). False if the WAL was not truncated."""
+        unique = sorted(set(digests))
+        conn = self._conn()
+        with conn:  # one transaction
+            for start in range(0, len(unique), self._CHUNK):
+                chunk = unique[start : start + self._CHUNK]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM embeddings WHERE substr(key, -64) IN ({marks})", chunk)
+        return truncate_wal(conn)
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
+from service.retention import erase, purge_texts
 from service.routes.common import errors
 from service.schemas import HANDLE_RE, Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch, ModelState
 from service.states import busy_error, require_not_archived
-from service.tables import FeedbackLabel, Model, SampleRow, utcnow
+from service.tables import Model, utcnow
 from service.views import model_out, models_out
 
 router = APIRouter(tags=["models"])
@@ -99,6 +100,7 @@ def get_model(handle: str, who: AnyKey, ctx: CtxDep) -> ModelOut:
 @router.patch("/models/{handle}", response_model=ModelOut, responses=errors(403, 404, 409))
 def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    purged: list[str] = []
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -124,11 +126,12 @@ def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) 
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])
             if turning_on:  # purge now; turning it off later does not bring anything back
-                s.execute(delete(SampleRow).where(SampleRow.model_id == model.id))
-                s.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model.id))
+                purged = purge_texts(s, model.id)
         model.updated_at = utcnow()
         s.flush()
-        return model_out(s, model)
+        out = model_out(s, model)
+    erase(ctx.engine, ctx.embedders, purged)  # after the commit: the bytes, in the files
+    return out
 
 
 @router.delete("/models/{handle}", response_model=Deleted, responses=errors(403, 404, 409))

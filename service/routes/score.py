@@ -41,6 +41,7 @@ _SCORE_200 = {
 class Target:
     model_id: int
     handle: str
+    namespace: str
     zdr: bool
     ready: bool
     version_id: int
@@ -75,6 +76,7 @@ def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
     return Target(
         row.id,
         handle,
+        row.namespace,
         row.zero_data_retention,
         row.state == "ready",
         row.version_id,
@@ -196,6 +198,15 @@ def _add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple
     return len(items), run_id
 
 
+def require_feedback_writer(who: Principal, t: Target) -> None:
+    """Feedback is a write (it buffers samples and can retrain the model): an authoring key that owns the
+    model's namespace, as for any other edit. Reading and scoring a public model stay open to every key."""
+    if who.scope != "authoring":
+        raise ApiError(403, "forbidden", "Feedback needs an authoring key: it changes the model.")
+    if not who.owns(t.namespace):
+        raise ApiError(403, "forbidden", f"The key does not own namespace {t.namespace!r}: no feedback.")
+
+
 @dataclass
 class ScoreCall:
     handle: str
@@ -213,6 +224,7 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
         req = _parse(call.body, call.content_type, call.version, call.explain)
         t = _target(s, who, call.handle, req.version)
     if req.feedback:
+        require_feedback_writer(who, t)  # before anything is scored, cached or buffered
         if t.zdr:
             raise ApiError(
                 409,

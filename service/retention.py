@@ -1,0 +1,40 @@
+"""Zero-data-retention purges: delete a model's texts, then erase their bytes from every file they reached.
+
+The rows go in the caller's transaction; `erase` runs after it committed: it forgets the texts' embeddings
+from the cache file and truncates the SQLite WALs, which still hold the old page images. With
+`secure_delete` on every SQLite connection (service/db.py, core/embedders/cache.py), no byte of a purged
+text or of its sha256 is left in the data directory. PostgreSQL's guarantee is narrower: docs/service.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import Session
+
+from service.db import truncate_wal
+from service.embedding import Embedders
+from service.tables import FeedbackLabel, SampleRow
+
+log = logging.getLogger("service.retention")
+
+
+def purge_texts(session: Session, model_id: int) -> list[str]:
+    """Delete the model's samples and buffered feedback; returns the deleted texts' sha256 for `erase`."""
+    texts = set(session.scalars(select(SampleRow.text).where(SampleRow.model_id == model_id)))
+    texts |= set(session.scalars(select(FeedbackLabel.text).where(FeedbackLabel.model_id == model_id)))
+    session.execute(delete(SampleRow).where(SampleRow.model_id == model_id))
+    session.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model_id))
+    return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
+
+
+def erase(engine: Engine, embedders: Embedders, digests: list[str]) -> None:
+    """After the purge committed: forget the cached embeddings of the texts, truncate the WALs."""
+    if not digests:
+        return
+    cache_ok = embedders.forget(digests)
+    db_ok = truncate_wal(engine)
+    if not (cache_ok and db_ok):  # long-running readers; the next purge or checkpoint will finish it
+        log.warning("zero-data-retention purge: a WAL could not be truncated yet (busy readers)")

@@ -1,0 +1,226 @@
+"""Every operation of the API x (no key, bad key, scoring key, other-namespace authoring key, owner).
+
+Each cell asserts the status; every cell that must not write (refusals, and reads) also asserts that no row of
+any table changed (the queue's too). The owner's writes must change something, which shows the comparison
+can see a change. An operation is one row of OPERATIONS; a route of the app missing from it fails
+`test_every_route_is_in_the_matrix`, so a new endpoint cannot skip this matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+from sqlalchemy import create_engine, inspect
+
+from tests.service.conftest import Svc
+from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
+
+Kind = Literal["read", "author_read", "write", "create", "list_namespace", "any_key"]
+Visibility = Literal["public", "private"]
+Who = Literal["no_key", "bad_key", "scoring", "other", "owner"]
+WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "owner")
+BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
+
+# What a scoring key of the model's namespace, and an authoring key of namespace `other`, get from each kind
+# of operation (docs/api.md, Authentication and scopes). A private model is invisible to `other`: 404.
+_SCORING = {"read": 200, "author_read": 403, "write": 403, "create": 403, "list_namespace": 200}
+_OTHER_PUBLIC = {"read": 200, "author_read": 200, "write": 403, "create": 403, "list_namespace": 200}
+_OTHER_PRIVATE = {"read": 404, "author_read": 404, "write": 404, "create": 403, "list_namespace": 403}
+FEEDBACK = [{"trait": "formality", "quality": 1.0}]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation. `path` is the route's own template; `{handle}` is the target model's handle,
+    `{ns}` its namespace, other fields come from `params`."""
+
+    name: str
+    method: str
+    path: str
+    kind: Kind
+    target: Literal["draft", "ready", "none"]  # the state of the model it acts on
+    status: int  # the owner's status
+    json: Callable[[str], Any] | None = None  # body, given the namespace
+    content: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    query: Callable[[str], dict[str, str]] | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def writes(self) -> bool:
+        return self.kind in ("write", "create")
+
+    def expected(self, who: Who, vis: Visibility) -> int:
+        if who in ("no_key", "bad_key"):
+            return 401
+        if who == "owner":
+            return self.status
+        if self.kind == "any_key":
+            return 200
+        if who == "scoring":
+            return _SCORING[self.kind]
+        return (_OTHER_PUBLIC if vis == "public" else _OTHER_PRIVATE)[self.kind]
+
+
+M = "/v1/models/{handle}"
+# fmt: off
+OPERATIONS: list[Op] = [
+    Op("current_key", "GET", "/v1/keys/current", "any_key", "none", 200),
+    Op("list_catalog", "GET", "/v1/models", "any_key", "none", 200),
+    Op("list_namespace", "GET", "/v1/models", "list_namespace", "none", 200,
+       query=lambda ns: {"namespace": ns}),
+    Op("create", "POST", "/v1/models", "create", "none", 201, json=lambda ns: {"handle": f"{ns}.created"}),
+    Op("get", "GET", M, "read", "ready", 200),
+    Op("patch", "PATCH", M, "write", "ready", 200, json=lambda _: {"description": "changed"}),
+    Op("patch_zdr", "PATCH", M, "write", "ready", 200, json=lambda _: {"zero_data_retention": True}),
+    Op("delete", "DELETE", M, "write", "ready", 200),
+    Op("list_traits", "GET", M + "/traits", "read", "draft", 200),
+    Op("add_traits", "POST", M + "/traits", "write", "draft", 201,
+       json=lambda _: {"traits": [{"name": "Tone", "positive_label": "warm", "negative_label": "cold"}]}),
+    Op("patch_trait", "PATCH", M + "/traits/{key}", "write", "draft", 200,
+       json=lambda _: {"description": "changed"}, params={"key": "formality"}),
+    Op("delete_trait", "DELETE", M + "/traits/{key}", "write", "draft", 200, params={"key": "formality"}),
+    Op("add_samples", "POST", M + "/samples", "write", "draft", 201,
+       json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1}]}),
+    Op("list_samples", "GET", M + "/samples", "author_read", "draft", 200),
+    Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
+    Op("retune", "POST", M + "/train", "write", "ready", 202, json=lambda _: {"reoptimize_params": True}),
+    Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),
+    Op("synthesize", "POST", M + "/samples/synthesize", "write", "draft", 202,
+       json=lambda _: {"effort": "low"}),
+    Op("list_versions", "GET", M + "/versions", "read", "ready", 200),
+    Op("get_version", "GET", M + "/versions/{ref}", "read", "ready", 200, params={"ref": "v1"}),
+    Op("tag", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"}),
+    Op("untag", "DELETE", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "prod"}),
+    Op("score", "POST", M + "/score", "read", "ready", 200, json=lambda _: {"content": "Dear Sir, regards."}),
+    Op("score_text", "POST", M + "/score", "read", "ready", 200, content=b"Dear Sir, regards.",
+       headers={"Content-Type": "text/plain", "Accept": "text/plain"}),
+    Op("score_feedback", "POST", M + "/score", "write", "ready", 200,
+       json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK}),
+    Op("score_feedback_text_view", "POST", M + "/score", "write", "ready", 200,
+       json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK},
+       headers={"Accept": "text/plain"}),
+    Op("compare", "POST", M + "/score/compare", "read", "ready", 200,
+       json=lambda _: {"a": "Dear Sir, regards.", "b": "hey lol"}),
+]
+# fmt: on
+UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
+
+
+def snapshot(svc: Svc) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of the database (and of the SQLite queue file, when there is one)."""
+    urls = [svc.ctx.settings.database_url]
+    queue_file = svc.ctx.settings.data_dir / "huey.sqlite"
+    if svc.ctx.settings.is_sqlite and queue_file.exists():
+        urls.append(f"sqlite:///{queue_file}")
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for url in urls:
+        engine = svc.ctx.engine if url == svc.ctx.settings.database_url else create_engine(url)
+        with engine.connect() as conn:
+            for name in inspect(conn).get_table_names():
+                rows = conn.exec_driver_sql(f'SELECT * FROM "{name}"')  # raw values: no JSON parsing
+                out[f"{url}|{name}"] = sorted((tuple(r) for r in rows), key=repr)
+        if engine is not svc.ctx.engine:
+            engine.dispose()
+    return out
+
+
+@dataclass
+class World:
+    handles: dict[Visibility, str]
+    keys: dict[tuple[Visibility, Who], dict[str, str]]
+
+
+def build(svc: Svc, target: str) -> World:
+    c = svc.client
+    namespaces: dict[Visibility, str] = {"public": "public", "private": "acme"}
+    owners: dict[Visibility, dict[str, str]] = {"public": svc.publisher, "private": svc.author}
+    scorers: dict[Visibility, dict[str, str]] = {
+        "public": svc.key(["public"], "scoring"),
+        "private": svc.scorer,
+    }
+    handles: dict[Visibility, str] = {}
+    keys: dict[tuple[Visibility, Who], dict[str, str]] = {}
+    for vis, ns in namespaces.items():
+        handle = handles[vis] = f"{ns}.m{target}"
+        if target != "none":
+            make_model(c, owners[vis], handle)
+        if target == "ready":
+            train_ready(c, owners[vis], handle)
+            check(c.post(f"/v1/models/{handle}/versions/prod", headers=owners[vis]), 200)
+        keys.update({
+            (vis, "no_key"): {}, (vis, "bad_key"): BAD_KEY, (vis, "scoring"): scorers[vis],
+            (vis, "other"): svc.other, (vis, "owner"): owners[vis],
+        })  # fmt: skip
+    return World(handles, keys)
+
+
+def settle(svc: Svc, headers: dict[str, str]) -> None:
+    for ns in check(svc.client.get("/v1/keys/current", headers=headers), 200)["namespaces"]:
+        page = check(svc.client.get("/v1/models", params={"namespace": ns}, headers=headers), 200)
+        for model in page["items"]:
+            wait_settled(svc.client, model["handle"], headers)
+
+
+def call(svc: Svc, op: Op, handle: str, headers: dict[str, str]) -> httpx.Response:
+    ns = handle.split(".")[0]
+    return svc.client.request(
+        op.method,
+        op.path.format(handle=handle, **op.params),
+        json=op.json(ns) if op.json else None,
+        content=op.content,
+        params=op.query(ns) if op.query else None,
+        headers={**op.headers, **headers},
+    )
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
+def test_auth_matrix(svc: Svc, op: Op) -> None:
+    world = build(svc, op.target)
+    for vis in ("public", "private"):
+        handle = world.handles[vis]
+        for who in WHO:
+            before = snapshot(svc)
+            resp = call(svc, op, handle, world.keys[(vis, who)])
+            want = op.expected(who, vis)
+            cell = f"{op.name} on {vis} model as {who}"
+            assert resp.status_code == want, f"{cell}: {resp.status_code} != {want}: {resp.text[-300:]}"
+            if want >= 400:
+                code = error_code(resp, want)
+                assert code == {401: "unauthorized", 403: "forbidden", 404: "model_not_found"}[want], cell
+            changed = snapshot(svc) != before
+            if who == "owner" and op.writes:
+                assert changed, f"{cell}: the owner's write changed nothing (the snapshot cannot see it?)"
+                settle(svc, world.keys[(vis, who)])  # a run it started must not write during the next cell
+            else:
+                assert not changed, f"{cell}: a request that must not write changed the database"
+
+
+def test_every_route_is_in_the_matrix(svc: Svc) -> None:
+    routes = {
+        (method, route.path)
+        for route in svc.app.routes
+        if isinstance(route, APIRoute)
+        for method in route.methods
+    }
+    covered = {(op.method, op.path) for op in OPERATIONS}
+    missing = routes - covered - UNAUTHENTICATED
+    assert not missing, f"add these operations to OPERATIONS in {Path(__file__).name}: {sorted(missing)}"
+    assert not covered - routes, "OPERATIONS names routes the app does not have"
+
+
+def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) -> None:
+    """The other half of the feedback rule: reading and scoring the public catalog needs no ownership."""
+    build(svc, "ready")
+    for key in (svc.other, svc.scorer, svc.author):
+        resp = svc.client.post("/v1/models/public.mready/score", json={"content": "hi"}, headers=key)
+        out = check(resp, 200)
+        assert out["scores"] and "feedback_buffered" not in out
+    model = check(svc.client.get("/v1/models/public.mready", headers=svc.publisher), 200)
+    assert model["buffered_feedback"] == 0 and model["version_no"] == 1
