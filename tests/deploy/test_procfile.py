@@ -96,9 +96,13 @@ class Clone:
         try:
             yield proc
         finally:
-            if proc.poll() is None:  # teardown after a failure: the whole process group, by its id
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
+            if proc.poll() is None:  # teardown after a failure: honcho stops its processes (own sessions)
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=30)
 
     def wait_ready(self, proc: subprocess.Popen[bytes], log: Path, offset: int = 0) -> None:
         """Both API processes and the worker of this start (the log from `offset`) are ready."""
