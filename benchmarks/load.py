@@ -149,6 +149,7 @@ class Service:
             cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
                    "--data-dir", str(self.data_dir), *_db_args(self.database_url),
                    "--embedder", self.embedder]
+            cmd += ["--parent-pid", str(os.getpid())]  # stops with us, even after a SIGKILL
             if i > 0:
                 cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
             # Every process encodes on its share of the cores, so together they do not oversubscribe them.
@@ -510,6 +511,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C: the `with` blocks stop the service processes and the PostgreSQL cluster
+    (Python's default SIGTERM action exits at once, leaving them running)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup short
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     folders = sample_folders()
@@ -542,4 +550,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     sys.exit(main())

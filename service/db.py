@@ -86,7 +86,9 @@ def alembic_config(engine: Engine | None = None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if engine is not None:
-        cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+        # configparser interpolates "%": a percent-encoded password needs it doubled.
+        url = engine.url.render_as_string(hide_password=False).replace("%", "%%")
+        cfg.set_main_option("sqlalchemy.url", url)
     return cfg
 
 

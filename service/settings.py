@@ -8,8 +8,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from service.testhooks import ENV as TEST_HOOKS_ENV
 from service.testhooks import TestHooks
+
+# A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
+# made of (deploy/.env.example's is "change-me-…"), and a short one can be guessed.
+PLACEHOLDER_MARKERS = ("change", "replace", "placeholder", "example", "secret", "…", "...")
+MIN_CURSOR_SECRET_CHARS = 32
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,8 @@ class Settings:
             or env.get("SCORING_DATABASE_URL")
             or (f"sqlite:///{data_dir / 'scoring.sqlite'}")
         )
+        if env.get("SCORING_DATABASE_PASSWORD"):
+            url = with_password(url, env["SCORING_DATABASE_PASSWORD"])
         queue_url = overrides.pop("queue_url", None) or env.get("SCORING_QUEUE_URL") or None
         secret_text = env.get("SCORING_CURSOR_SECRET")
         secret = secret_text.encode() if secret_text else _persisted_secret(data_dir)
@@ -79,10 +88,35 @@ class Settings:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":
             raise ValueError(f"{TEST_HOOKS_ENV} is for tests only: it needs the test embedder 'hashing'")
+        # One process on SQLite may keep any secret; several processes (PostgreSQL, or API processes without
+        # their own worker) sign cursors that each other must accept, so the secret is a shared credential.
+        problem = weak_secret(self.cursor_secret.decode(errors="replace"))
+        if problem and (not self.is_sqlite or not self.run_worker):
+            raise ValueError(
+                f"SCORING_CURSOR_SECRET {problem}. Every API process of a PostgreSQL database or of a "
+                "fleet signs pagination cursors with it, so it must be random and the same everywhere; "
+                "make one with `python -c 'import secrets; print(secrets.token_hex(32))'`"
+            )
 
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def weak_secret(secret: str) -> str | None:
+    """Why `secret` is unfit to sign a fleet's cursors, or None."""
+    lowered = secret.lower()
+    marker = next((m for m in PLACEHOLDER_MARKERS if m in lowered), None)
+    if marker is not None:
+        return f"looks like a placeholder (it contains {marker!r})"
+    if len(secret) < MIN_CURSOR_SECRET_CHARS:
+        return f"is {len(secret)} characters long; use at least {MIN_CURSOR_SECRET_CHARS} random ones"
+    return None
+
+
+def with_password(url: str, password: str) -> str:
+    """`url` with `password` set, percent-encoded, so `@ / : # ? %` in it cannot break the URL."""
+    return make_url(url).set(password=password).render_as_string(hide_password=False)
 
 
 def _persisted_secret(data_dir: Path) -> bytes:

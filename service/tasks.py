@@ -36,12 +36,15 @@ def _sql_huey(url: str) -> Huey:
     """
     import psycopg2
     from huey.contrib.sql_huey import SqlHuey
+    from playhouse.db_url import connect
 
     lock = psycopg2.connect(url)
     try:
         with lock.cursor() as cur:
             cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_ID,))
-        return SqlHuey(name="scoring", database=url, results=False)
+        # A password may be percent-encoded in the URL (libpq decodes it; peewee only when asked).
+        database = connect(url, unquote_password=True, unquote_user=True)
+        return SqlHuey(name="scoring", database=database, results=False)
     finally:
         lock.close()  # ends the session, which releases the lock
 

@@ -2,6 +2,7 @@
 
 SIGTERM (or SIGINT) is graceful: stop taking messages, let the runs in progress finish for up to
 `shutdown_grace_s`, hand the unfinished ones back to the queue, exit 0. A second signal skips the grace.
+With `--parent-pid`, the parent's exit is a SIGTERM too.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from types import FrameType
 
@@ -18,7 +20,9 @@ from service.settings import Settings
 log = logging.getLogger("service.worker")
 
 
-def run_worker_process(settings: Settings, workers: int) -> int:
+def run_worker_process(
+    settings: Settings, workers: int, parent_gone: Callable[[], bool] | None = None
+) -> int:
     ctx = Context.build(replace(settings, run_worker=False))
     stop = threading.Event()
 
@@ -34,7 +38,9 @@ def run_worker_process(settings: Settings, workers: int) -> int:
         ctx.start_worker(workers)
         print(f"Scoring worker ready: {workers} thread(s), queue {ctx.queue_name}", flush=True)
         while not stop.wait(0.5):
-            pass
+            if parent_gone is not None and parent_gone():
+                log.info("parent process is gone, stopping")
+                stop.set()
     finally:
         ctx.close()
     log.info("worker stopped")

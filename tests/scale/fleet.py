@@ -146,7 +146,7 @@ class Fleet:
                 "SCORING_DATA_DIR": str(data_dir),
                 "SCORING_DATABASE_URL": database_url,
                 "SCORING_EMBEDDER": "hashing",
-                "SCORING_CURSOR_SECRET": "fleet-test-cursor-secret",
+                "SCORING_CURSOR_SECRET": "f1ee7" * 8,  # a fleet refuses short or placeholder secrets
                 "SCORING_HEARTBEAT_INTERVAL_S": str(HEARTBEAT_INTERVAL_S),
                 "SCORING_HEARTBEAT_TIMEOUT_S": str(HEARTBEAT_TIMEOUT_S),
                 "SCORING_RECOVERY_INTERVAL_S": str(RECOVERY_INTERVAL_S),

@@ -1,0 +1,94 @@
+"""A fleet's shared settings: the cursor secret must be a real one (a placeholder or a short one stops the
+process at start, saying why), and a database password may hold any character."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from service.db import make_engine
+from service.settings import Settings
+from service.tasks import make_huey
+from tests.deploy.helpers import clean_env, service
+from tests.support.pgcluster import PgCluster
+
+PLACEHOLDER = "change-me-to-a-long-random-hex-string"  # what deploy/docker-compose.yml used to default to
+AWKWARD_PASSWORD = "p@ss/w:rd#?%25&x y"
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    name = f"deploy_{uuid.uuid4().hex[:12]}"
+    url = pg_cluster.create_database(name)
+    yield url
+    pg_cluster.drop_database(name)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("secret", [PLACEHOLDER, "short-but-random-3f9a1c"], ids=["placeholder", "short"])
+@pytest.mark.parametrize(
+    "command", [["serve", "--port", "0"], ["serve", "--no-worker", "--port", "0"], ["worker"]]
+)
+def test_postgres_refuses_a_placeholder_or_short_cursor_secret(
+    pg_url: str, tmp_path: Path, secret: str, command: list[str]
+) -> None:
+    env = clean_env(SCORING_DATABASE_URL=pg_url, SCORING_CURSOR_SECRET=secret, SCORING_DATA_DIR=str(tmp_path))
+    proc = service(*command, env=env)
+    assert proc.returncode != 0
+    assert "error: SCORING_CURSOR_SECRET" in proc.stderr and "Traceback" not in proc.stderr
+    why = "looks like a placeholder" if secret == PLACEHOLDER else "characters long"
+    assert why in proc.stderr and "secrets.token_hex(32)" in proc.stderr
+    assert "ready" not in proc.stdout
+
+
+def test_an_api_fleet_on_sqlite_refuses_a_placeholder_too(tmp_path: Path) -> None:
+    env = clean_env(SCORING_CURSOR_SECRET=PLACEHOLDER, SCORING_DATA_DIR=str(tmp_path))
+    proc = service("serve", "--no-worker", "--port", "0", env=env)
+    assert proc.returncode != 0 and "looks like a placeholder" in proc.stderr
+
+
+def test_one_process_on_sqlite_keeps_any_secret(tmp_path: Path) -> None:
+    """The single-user shape (`make serve`): nothing else verifies its cursors, so nothing is refused."""
+    env = clean_env(SCORING_CURSOR_SECRET="dev", SCORING_DATA_DIR=str(tmp_path))
+    proc = service("migrate", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Database schema at revision" in proc.stdout
+
+
+@pytest.mark.postgres
+def test_an_awkward_password_reaches_the_database_and_the_queue(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCORING_DATABASE_PASSWORD goes into the URL percent-encoded: `@ / : # ? %` break neither the engine's
+    URL nor the queue's (the test cluster trusts loopback, so any password connects once the URL parses)."""
+    env = clean_env(
+        SCORING_DATABASE_URL=pg_url,
+        SCORING_DATABASE_PASSWORD=AWKWARD_PASSWORD,
+        SCORING_CURSOR_SECRET=secrets.token_hex(32),
+        SCORING_DATA_DIR=str(tmp_path),
+    )
+    proc = service("migrate", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Database schema at revision" in proc.stdout
+
+    monkeypatch.setenv("SCORING_DATABASE_PASSWORD", AWKWARD_PASSWORD)
+    monkeypatch.setenv("SCORING_CURSOR_SECRET", secrets.token_hex(32))
+    settings = Settings.from_env(database_url=pg_url, data_dir=str(tmp_path))
+    engine = make_engine(settings.database_url)
+    try:
+        assert engine.url.password == AWKWARD_PASSWORD
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
+    finally:
+        engine.dispose()
+    huey = make_huey(settings)
+    try:
+        assert huey.storage.database.connect_params["password"] == AWKWARD_PASSWORD
+        assert huey.pending_count() == 0  # a query through the queue's own connection
+    finally:
+        huey.storage.database.close()
