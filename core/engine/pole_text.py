@@ -11,6 +11,7 @@ direction serves twice:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,32 @@ _TOPIC_FRAMES = (
 )
 
 
+def _names(sentence: str, label: str) -> bool:
+    """Whether `sentence` names the pole `label` (any of its terms, as whole words)."""
+    return any(re.search(rf"\b{re.escape(t)}\b", sentence, re.I) for t in split_terms(label) if t)
+
+
+def pole_sentences(trait: TraitSpec) -> tuple[list[str], list[str]]:
+    """The description's sentences that name one pole and not the other, per pole."""
+    text = " ".join(trait.description.split())
+    sentences = [x.strip() for x in re.split(r"(?<=[.;!?])\s+", text) if x.strip()]
+    pos, neg = trait.positive_label.strip(), trait.negative_label.strip()
+    return (
+        [x for x in sentences if _names(x, pos) and not _names(x, neg)],
+        [x for x in sentences if _names(x, neg) and not _names(x, pos)],
+    )
+
+
 def pole_texts(trait: TraitSpec, positive: bool) -> list[str]:
-    """The sentences that stand for one pole of `trait` (deterministic, same frames on both poles)."""
+    """The sentences that stand for one pole of `trait` (deterministic).
+
+    When the description has a sentence naming each pole ("Polite requests thank ... Impolite requests
+    demand ..."), those sentences define the poles: the user's own words about each side. Otherwise
+    the pole label in a few frames shared by both poles, and the whole description in both.
+    """
+    own = pole_sentences(trait)
+    if own[0] and own[1]:
+        return own[0] if positive else own[1]
     label = (trait.positive_label if positive else trait.negative_label).strip()
     texts = [label]
     for term in split_terms(label):

@@ -26,7 +26,7 @@ FOLD_SEED = 0
 #: The params recorded for a zero-shot trait (no samples: nothing to search).
 ZERO_SHOT_PARAMS: dict[str, Any] = {"method": "zero_shot"}
 #: The prior's strength for traits trained on samples (`AxisSpectrum.prior_pull`).
-PRIOR_STRENGTH = 2.0
+PRIOR_STRENGTH = 4.0
 
 
 @dataclass(frozen=True)
@@ -285,8 +285,12 @@ def train(
     effort: str = "medium",
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: ProgressFn | None = None,
+    prior_strength: float = PRIOR_STRENGTH,
 ) -> TrainingResult:
     """Train every trait with `balanced_cosine` and return the snapshot, metrics and param_hash.
+
+    `prior_strength` (for searched traits; 0 turns the prior off, as the quality benchmark's
+    comparison does) defaults to `PRIOR_STRENGTH`.
 
     A trait without samples is zero-shot (its pole-text axis); a trait with samples on both poles is
     fitted on them with the pole-text prior; samples on one pole only raise `OnePoleTraitError`.
@@ -338,7 +342,7 @@ def train(
             strength = given.get("prior_strength", 0.0)
         else:
             plan = SEARCH_PLANS[effort]
-            strength = PRIOR_STRENGTH
+            strength = prior_strength
         report(0.1 + 0.85 * done / total, "searching" if len(plan.shrinkages) > 1 else "calibrating")
         # One BLAS thread: the matrices are small (dim x dim), and on a busy 2-core machine a
         # multi-threaded BLAS runs them up to 10x slower than a single thread does.

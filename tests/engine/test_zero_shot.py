@@ -65,6 +65,15 @@ def test_pole_texts_share_frames_and_use_description() -> None:
     assert all_pole_texts(spec) == (pos, neg)
 
 
+def test_description_sentences_that_name_a_pole_define_it() -> None:
+    spec = TraitSpec(
+        "p", "Politeness", "polite", "impolite",
+        description="Requests on a wiki. Polite ones say thanks. Impolite ones demand things.",
+    )
+    assert pole_texts(spec, True) == ["Polite ones say thanks."]
+    assert pole_texts(spec, False) == ["Impolite ones demand things."]  # "polite" is not "impolite"
+
+
 def test_a_trait_without_samples_trains_zero_shot_and_scores_along_its_labels(known: Embedder) -> None:
     result = train([TRAIT], [], embedder=known, effort="low")
     metrics = result.metrics["tone"]
