@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,3 +138,18 @@ def test_reused_params_keep_or_drop_the_prior_as_recorded(known: Embedder) -> No
     # Zero-shot params of a trait that now has samples: searched afresh, with the prior.
     grown = train([TRAIT], samples, embedder=known, effort="low", params={"tone": {"method": "zero_shot"}})
     assert grown.snapshot == first.snapshot
+
+
+def test_a_snapshot_trained_before_the_upgrade_scores_and_retrains_bit_identically(hashing: Embedder) -> None:
+    """data/snapshot_before_prior.json was written by the engine of commit ec750f1 (before zero-shot traits
+    and the prior): its snapshot, params, samples, and the scores that engine gave five texts."""
+    old = json.loads((Path(__file__).parent / "data" / "snapshot_before_prior.json").read_text())
+    scores = Scorer.from_snapshot(old["snapshot"], embedder=hashing).score(old["texts"])
+    assert scores.tolist() == old["scores"]  # exact floats, not approximately
+    # Retraining on the same samples with the version's params (automatic retraining) reproduces it.
+    fields = ("key", "name", "positive_label", "negative_label", "description", "aggregation")
+    traits = [TraitSpec(**{f: t[f] for f in fields}) for t in old["snapshot"]["traits"]]
+    samples = [Sample(trait, text, quality, id) for trait, text, quality, id in old["samples"]]
+    again = train(traits, samples, embedder=hashing, params=old["params"])
+    assert again.snapshot == old["snapshot"]
+    assert all(m["method"] == "samples" for m in again.metrics.values())
