@@ -173,6 +173,8 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     no_exception(at)
     assert any("Per-trait metrics of the active version v1" in str(h.value) for h in at.subheader)
     assert at.checkbox(key="train_reopt").disabled is False
+    metrics = next(d.value for d in at.dataframe if "roc_auc" in d.value.columns)
+    assert list(metrics["method"]) == ["samples + label prior"] * len(metrics)
 
 
 def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
