@@ -13,15 +13,16 @@ from core.engine import Sample, Scorer, TraitSpec, train
 
 
 def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Scorer, list[str], str]:
-    """A scorer trained here on the model's stored samples; the trait keys skipped (one pole) and a
-    fingerprint of the data it was trained on (to reuse it while nothing changed)."""
+    """A scorer trained here on the model's stored samples; the trait keys skipped (samples on one pole
+    only) and a fingerprint of the data it was trained on (to reuse it while nothing changed). A trait
+    without samples is previewed zero-shot, from its pole labels and description."""
     traits = client.list_traits(handle)
     samples = [s for s in client.list_samples(handle, page_size=500)]
     usable: list[TraitSpec] = []
     skipped: list[str] = []
     for t in traits:
         own = [s.quality for s in samples if s.trait == t.key]
-        if any(q >= 0.5 for q in own) and any(q < 0.5 for q in own):
+        if not own or (any(q >= 0.5 for q in own) and any(q < 0.5 for q in own)):
             usable.append(
                 TraitSpec(
                     key=t.key,
@@ -39,7 +40,7 @@ def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Score
         Sample(trait=s.trait, text=s.text, quality=s.quality, id=s.id) for s in samples if s.trait in keys
     ]
     if not usable:
-        raise ValueError("No trait has samples on both poles yet: add samples before previewing.")
+        raise ValueError("Every trait has samples on one pole only: add the other pole's before previewing.")
     result = train(usable, data, embedder=embedder, effort="low")
     return Scorer.from_snapshot(result.snapshot, embedder), skipped, data_fingerprint(traits, samples)
 
@@ -47,7 +48,7 @@ def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Score
 def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:
     h = hashlib.sha256()
     for t in traits:
-        h.update(f"{t.key}|{t.name}|{t.positive_label}|{t.negative_label}\n".encode())
+        h.update(f"{t.key}|{t.name}|{t.positive_label}|{t.negative_label}|{t.description}\n".encode())
     for s in samples:
         h.update(f"{s.id}|{s.quality}\n".encode())
     return h.hexdigest()

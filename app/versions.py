@@ -44,12 +44,25 @@ def versions_frame(versions: list[Any]) -> pd.DataFrame:
     )
 
 
+#: How a version trained a trait (`metrics.traits[key].method`), as the workbench shows it.
+METHOD_LABELS = {
+    "zero_shot": "zero-shot (pole labels only)",
+    "prior": "samples + label prior",
+    "samples": "samples",
+}
+
+
+def method_label(method: str | None) -> str:
+    """Readable training method of a trait; "" before the first training."""
+    return METHOD_LABELS.get(method or "", method or "")
+
+
 def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     """One row per trait of a version's `metrics["traits"]`."""
     traits = (metrics or {}).get("traits") or {}
     rows = []
     for key, m in traits.items():
-        row: dict[str, Any] = {"trait": key}
+        row: dict[str, Any] = {"trait": key, "method": method_label(m.get("method") or "samples")}
         row["positive"] = m.get("positive_samples")
         row["negative"] = m.get("negative_samples")
         for col in METRIC_COLUMNS:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,12 +30,13 @@ from sklearn.metrics import roc_auc_score
 
 from core.engine import Sample, Scorer, TraitSpec, train
 from core.engine.text_utils import stable_seed
+from core.engine.training import PRIOR_STRENGTH
 from core.engine.validation import MAX_TEXT_CHARS
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache"
 RESULTS = ROOT / "results"
-SIZES = (8, 16, 64, 256)
+SIZES = (0, 2, 4, 8, 16, 64, 256)
 SPLITS = 20
 EFFORT = "medium"
 
@@ -47,6 +49,28 @@ def datasets_dir() -> Path:
         if base.is_dir():
             return base
     raise SystemExit("datasets not found: set SCORING_DATASETS to the shared datasets folder")
+
+
+#: The trait definitions an analyst would type for each dataset (written from its NOTES.md, not from
+#: its texts): the pole labels, and a description with one sentence per pole that names the pole, the
+#: form the engine reads as that pole's own definition (docs/engine.md, "Pole texts").
+TRAITS = {
+    "politeness": TraitSpec(
+        "politeness", "Politeness", "polite", "impolite",
+        description="Polite requests thank the reader, greet them and ask gently, with please and could you. "
+        "Impolite requests demand, blame, complain or insult the reader.",
+    ),
+    "subjectivity": TraitSpec(
+        "subjectivity", "Subjectivity", "subjective", "objective",
+        description="Subjective sentences express the writer's opinion, judgement, emotion or speculation. "
+        "Objective sentences neutrally report facts, events, quotes and numbers.",
+    ),
+    "abuse": TraitSpec(
+        "civility", "Civility", "civil", "abusive",
+        description="Civil messages are ordinary, friendly or neutral chat with the bot. "
+        "Abusive messages insult, harass, swear, use slurs or make sexual remarks.",
+    ),
+}
 
 
 @dataclass
@@ -91,7 +115,7 @@ def load_politeness(base: Path) -> Dataset:
     rows = pd.concat(frames, ignore_index=True)
     rng = np.random.default_rng(0)
     is_test = rng.random(len(rows)) < 0.3
-    trait = TraitSpec("politeness", "Politeness", "polite", "impolite")
+    trait = TRAITS["politeness"]
     return _finish("politeness", trait, rows[~is_test], rows[is_test])
 
 
@@ -103,7 +127,7 @@ def load_subjectivity(base: Path) -> Dataset:
         df = pd.concat([pd.read_csv(folder / f) for f in files], ignore_index=True)
         return pd.DataFrame({"text": df["Sentence"], "y": (df["Label"] == "SUBJ").astype(int)})
 
-    trait = TraitSpec("subjectivity", "Subjectivity", "subjective", "objective")
+    trait = TRAITS["subjectivity"]
     return _finish("subjectivity", trait, read("train.csv", "val.csv"), read("test.csv"))
 
 
@@ -132,7 +156,7 @@ def load_abuse(base: Path) -> Dataset:
         keep = level.notna()
         return pd.DataFrame({"text": df["user"][keep], "y": (level[keep] >= 0).astype(int)})
 
-    trait = TraitSpec("civility", "Civility", "civil", "abusive")
+    trait = TRAITS["abuse"]
     return _finish("abuse", trait, read("ConvAbuseEMNLPtrain.csv", "ConvAbuseEMNLPvalid.csv"),
                    read("ConvAbuseEMNLPtest.csv"))
 
@@ -141,16 +165,22 @@ LOADERS = {"politeness": load_politeness, "subjectivity": load_subjectivity, "ab
 
 
 class LookupEmbedder:
-    """Serves the cached vectors of one dataset under the real embedder's id."""
+    """Serves the cached vectors of one dataset under the real embedder's id; other texts (the traits'
+    pole texts) are embedded by the real embedder once and remembered."""
 
-    def __init__(self, embedder_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
-        self.id = embedder_id
+    def __init__(self, embedder: Any, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self.id = embedder.id
         self.dim = vectors.shape[1]
+        self._embedder = embedder
         self._row = {t: i for i, t in enumerate(texts)}
         self._vectors = vectors
+        self._extra: dict[str, np.ndarray] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self._vectors[[self._row[t] for t in texts]]
+        missing = [t for t in dict.fromkeys(texts) if t not in self._row and t not in self._extra]
+        if missing:
+            self._extra.update(zip(missing, self._embedder.encode(missing), strict=True))
+        return np.stack([self._vectors[self._row[t]] if t in self._row else self._extra[t] for t in texts])
 
 
 def embed_cached(ds: Dataset) -> LookupEmbedder:
@@ -168,10 +198,20 @@ def embed_cached(ds: Dataset) -> LookupEmbedder:
         vectors = embedder.encode(texts)
         print(f"embedded {len(texts)} {ds.name} texts in {time.perf_counter() - start:.0f} s", flush=True)
         np.save(path, vectors)
-    return LookupEmbedder(embedder.id, texts, vectors)
+    return LookupEmbedder(embedder, texts, vectors)
 
 
-def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[float, float]:
+def _auc(ds: Dataset, lookup: LookupEmbedder, samples: list[Sample], prior_strength: float) -> float:
+    result = train([ds.trait], samples, embedder=lookup, effort=EFFORT, prior_strength=prior_strength)
+    scores = Scorer.from_snapshot(result.snapshot, embedder=lookup).score(ds.test_texts)[:, 0]
+    return float(roc_auc_score(ds.test_y, scores))
+
+
+def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[float, float, float]:
+    """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs; at n = 0
+    only the zero-shot AUC (the others are NaN)."""
+    if n == 0:
+        return _auc(ds, lookup, [], PRIOR_STRENGTH), float("nan"), float("nan")
     rng = np.random.default_rng(stable_seed("quality", ds.name, n, split))
     chosen = np.concatenate(
         [rng.choice(np.flatnonzero(ds.pool_y == pole), size=n, replace=False) for pole in (1, 0)]
@@ -179,14 +219,59 @@ def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[
     texts = [ds.pool_texts[i] for i in chosen]
     y = ds.pool_y[chosen]
     samples = [Sample(ds.trait.key, t, float(label)) for t, label in zip(texts, y, strict=True)]
-    result = train([ds.trait], samples, embedder=lookup, effort=EFFORT)
-    scores = Scorer.from_snapshot(result.snapshot, embedder=lookup).score(ds.test_texts)[:, 0]
-    bc_auc = roc_auc_score(ds.test_y, scores)
+    prior_auc = _auc(ds, lookup, samples, PRIOR_STRENGTH)
+    plain_auc = _auc(ds, lookup, samples, 0.0)
 
     lr = LogisticRegression(class_weight="balanced", max_iter=1000)
     lr.fit(lookup.encode(texts), y)
     lr_auc = roc_auc_score(ds.test_y, lr.decision_function(lookup.encode(ds.test_texts)))
-    return float(bc_auc), float(lr_auc)
+    return prior_auc, plain_auc, float(lr_auc)
+
+
+def _stats(values: np.ndarray) -> tuple[float, float]:
+    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| dataset | per pole | bc + prior (new) | balanced_cosine | logistic regression "
+        "| new − LR ± s.e. | new − bc ± s.e. | new wins vs LR |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        head = f"| {r['dataset']} | {r['per_pole']} | {r['prior_mean']:.3f} ± {r['prior_std']:.3f} "
+        if r["per_pole"] == 0:
+            lines.append(head + "| – | – | – | – | – |")
+            continue
+        lines.append(
+            head
+            + f"| {r['balanced_cosine_mean']:.3f} ± {r['balanced_cosine_std']:.3f} "
+            f"| {r['logreg_mean']:.3f} ± {r['logreg_std']:.3f} | {r['diff_mean']:+.4f} ± {r['diff_se']:.4f} "
+            f"| {r['diff_plain_mean']:+.4f} ± {r['diff_plain_se']:.4f} | {r['wins']}/{r['splits']} |"
+        )
+    lines += ["", "| per pole | mean AUC, new | mean AUC, LR | new − LR |", "|---:|---:|---:|---:|"]
+    for m in means(rows):
+        lr = "–" if m["logreg"] is None else f"{m['logreg']:.3f}"
+        diff = "–" if m["logreg"] is None else f"{m['prior'] - m['logreg']:+.4f}"
+        lines.append(f"| {m['per_pole']} | {m['prior']:.3f} | {lr} | {diff} |")
+    return "\n".join(lines)
+
+
+def means(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean over the datasets per size (the issue's bars are on these)."""
+    out = []
+    for n in sorted({r["per_pole"] for r in rows}):
+        cell = [r for r in rows if r["per_pole"] == n]
+        lr = [r["logreg_mean"] for r in cell if "logreg_mean" in r]
+        out.append(
+            {
+                "per_pole": n,
+                "datasets": len(cell),
+                "prior": float(np.mean([r["prior_mean"] for r in cell])),
+                "logreg": float(np.mean(lr)) if lr else None,
+            }
+        )
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,44 +294,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for n in args.sizes:
             start = time.perf_counter()
-            pairs = np.array([run_split(ds, lookup, n, s) for s in range(args.splits)])
-            bc, lr = pairs[:, 0], pairs[:, 1]
-            rows.append(
-                {
-                    "dataset": name,
-                    "per_pole": n,
-                    "splits": args.splits,
-                    "balanced_cosine_mean": float(bc.mean()),
-                    "balanced_cosine_std": float(bc.std(ddof=1)) if len(bc) > 1 else 0.0,
-                    "logreg_mean": float(lr.mean()),
-                    "logreg_std": float(lr.std(ddof=1)) if len(lr) > 1 else 0.0,
-                    "diff_mean": float((bc - lr).mean()),
-                    # Standard error of the paired difference: how much of diff_mean is noise.
-                    "diff_se": float((bc - lr).std(ddof=1) / np.sqrt(len(bc))) if len(bc) > 1 else 0.0,
-                    "wins": int((bc > lr).sum()),
-                    "seconds": round(time.perf_counter() - start, 1),
-                }
-            )
-            print(f"  n={n}: bc {bc.mean():.4f} lr {lr.mean():.4f}", flush=True)
+            splits = 1 if n == 0 else args.splits  # zero-shot draws nothing: one run is every run
+            triples = np.array([run_split(ds, lookup, n, s) for s in range(splits)])
+            prior, plain, lr = triples[:, 0], triples[:, 1], triples[:, 2]
+            row: dict[str, Any] = {"dataset": name, "per_pole": n, "splits": splits}
+            row["prior_mean"], row["prior_std"] = _stats(prior)
+            if n > 0:
+                row["balanced_cosine_mean"], row["balanced_cosine_std"] = _stats(plain)
+                row["logreg_mean"], row["logreg_std"] = _stats(lr)
+                # Paired differences and their standard errors: how much of each mean is noise.
+                for key, other in (("diff", lr), ("diff_plain", plain)):
+                    d = prior - other
+                    row[f"{key}_mean"] = float(d.mean())
+                    row[f"{key}_se"] = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+                row["wins"] = int((prior > lr).sum())
+            row["seconds"] = round(time.perf_counter() - start, 1)
+            rows.append(row)
+            print(f"  n={n}: prior {prior.mean():.4f} plain {plain.mean():.4f} lr {lr.mean():.4f}",
+                  flush=True)
 
-    lines = [
-        "| dataset | per pole | balanced_cosine AUC | logistic regression AUC | diff ± s.e. | bc wins |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['dataset']} | {r['per_pole']} "
-            f"| {r['balanced_cosine_mean']:.3f} ± {r['balanced_cosine_std']:.3f} "
-            f"| {r['logreg_mean']:.3f} ± {r['logreg_std']:.3f} | {r['diff_mean']:+.4f} ± {r['diff_se']:.4f} "
-            f"| {r['wins']}/{r['splits']} |"
-        )
-    table = "\n".join(lines)
+    table = markdown(rows)
     print()
     print(table)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
         json.dumps(
-            {"effort": EFFORT, "embedder": "minilm", "metric": "roc_auc, mean ± std", "rows": rows},
+            {
+                "effort": EFFORT,
+                "embedder": "minilm",
+                "metric": "roc_auc, mean ± std",
+                "prior_strength": PRIOR_STRENGTH,
+                "rows": rows,
+                "means": means(rows),
+            },
             indent=2,
         )
         + "\n"

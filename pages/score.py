@@ -133,7 +133,7 @@ with preview:
             key="preview_chart",
         )
         if skipped:
-            st.caption(f"Left out (samples on one pole only or none): {', '.join(skipped)}")
+            st.caption(f"Left out (samples on one pole only): {', '.join(skipped)}")
         if explanation:
             names = {t.key: t.name for t in traits}
             key = st.selectbox(

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.forms import trait_edits
 from app.records import as_dict
+from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
@@ -42,6 +43,7 @@ if traits:
                 "negative": t.get("negative_samples", 0),
                 "discrimination": t.get("discrimination", 0.0),
                 "explained_variance": t.get("explained_variance", 0.0),
+                "trained as": method_label(t.get("method")),
             }
             for t in traits
         ]

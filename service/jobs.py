@@ -36,6 +36,16 @@ PHASE_MESSAGES = {
 }
 
 
+def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[FeedbackLabel]:
+    """Feedback a retraining cannot use yet: labels of a zero-shot trait (no samples) that cover one
+    pole only would make the trait untrainable, so they stay buffered until the other pole has some."""
+    poles: dict[str, set[bool]] = {}
+    labels = [*((x.trait, x.quality) for x in samples), *((f.trait_key, f.quality) for f in feedback)]
+    for key, quality in labels:
+        poles.setdefault(key, set()).add(quality >= 0.5)
+    return [f for f in feedback if len(poles[f.trait_key]) < 2]
+
+
 class ClaimLost(Exception):
     """This worker's claim on its run was taken away (recovered as stale, or released): stop working."""
 
@@ -266,6 +276,8 @@ class Executor:
                     } or None
             retain = not model.zero_data_retention
         keys = {t.key for t in traits}
+        held = {f.id for f in held_feedback(feedback, samples)}
+        feedback = [f for f in feedback if f.id not in held]
         feedback_samples = [
             Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
         ]

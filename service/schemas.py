@@ -205,6 +205,9 @@ class TraitOut(BaseModel):
     discrimination: float
     explained_variance: float
     anchor_sample_ids: AnchorIds | dict[str, Any]
+    #: How the active version trained this trait: from its pole labels alone (`zero_shot`), from samples
+    #: pulled toward its labels (`prior`) or from samples alone (`samples`); null when not trained.
+    method: Literal["zero_shot", "prior", "samples"] | None = None
 
 
 class TraitsOut(BaseModel):

@@ -145,6 +145,7 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 discrimination=float(m.get("discrimination", 0.0) or 0.0),
                 explained_variance=float(m.get("explained_variance", t.explained_variance) or 0.0),
                 anchor_sample_ids=anchors,
+                method=(m.get("method") or "samples") if m else None,
             )
         )
     return out

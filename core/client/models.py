@@ -185,6 +185,8 @@ class Trait(_Response):
     discrimination: float = 0.0
     explained_variance: float = 0.0
     anchor_sample_ids: dict[str, Any] = Field(default_factory=dict)
+    #: How the active version trained it: "zero_shot", "prior" or "samples"; None before the first train.
+    method: str | None = None
 
 
 class Sample(_Response):

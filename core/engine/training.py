@@ -16,12 +16,17 @@ from threadpoolctl import threadpool_limits
 from core.embedders.base import Embedder
 from core.engine import metrics as m
 from core.engine.errors import EngineError, InvalidEffortError, InvalidParamsError
+from core.engine.pole_text import ZeroShotAxis, all_pole_texts, zero_shot_axis
 from core.engine.snapshot import SCORING_METHOD, dump_snapshot, model_sha256
 from core.engine.trait_model import BalancedCosineTrait, make_splits, oof_raw_scores, pole_labels
 from core.engine.types import ProgressFn, Sample, TrainingResult, TraitSpec
 from core.engine.validation import validate_samples
 
 FOLD_SEED = 0
+#: The params recorded for a zero-shot trait (no samples: nothing to search).
+ZERO_SHOT_PARAMS: dict[str, Any] = {"method": "zero_shot"}
+#: The prior's strength for traits trained on samples (`AxisSpectrum.prior_pull`).
+PRIOR_STRENGTH = 4.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,16 @@ def _check_params(key: str, given: Any) -> dict[str, Any]:
     ):
         raise InvalidParamsError(f"params for trait {key!r}: shrinkage must be in (0, 1], got {shrinkage!r}")
     out: dict[str, Any] = {"shrinkage": float(shrinkage)}
+    strength = given.get("prior_strength", 0.0)
+    if (
+        isinstance(strength, bool)
+        or not isinstance(strength, int | float)
+        or not math.isfinite(strength)
+        or strength < 0.0
+    ):
+        raise InvalidParamsError(f"params for trait {key!r}: prior_strength must be >= 0, got {strength!r}")
+    if strength > 0.0:
+        out["prior_strength"] = float(strength)
     for name, default, low in (("folds", 5, 2), ("repeats", 1, 1)):
         value = given.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -163,13 +178,21 @@ def fit_trait(
     ids: Sequence[Any],
     *,
     plan: SearchPlan,
+    prior: np.ndarray | None = None,
+    prior_strength: float = 0.0,
 ) -> FittedTrait:
-    """Search `plan`, fit the chosen shrinkage on all samples, and measure it on held-out folds."""
+    """Search `plan`, fit the chosen shrinkage on all samples, and measure it on held-out folds.
+
+    `prior` (the unit pole-text direction) with `prior_strength` > 0 pulls every candidate axis toward
+    the trait's labels (`AxisSpectrum.axis`); the strength is a fixed rule, not searched.
+    """
+    if prior is None:
+        prior_strength = 0.0
     splits = make_splits(pole_labels(q), plan.folds, plan.repeats, FOLD_SEED)
     oof_chosen = None
     search: list[dict[str, Any]] = []
     if splits:
-        oof = oof_raw_scores(X, q, plan.shrinkages, splits)
+        oof = oof_raw_scores(X, q, plan.shrinkages, splits, prior, [prior_strength])
         aucs = [m.cv_roc_auc(oof[:, g, :], q) for g in range(len(plan.shrinkages))]
         chosen = _choose(aucs, plan.shrinkages, oof, q)
         oof_chosen = oof[:, chosen, :]
@@ -177,14 +200,19 @@ def fit_trait(
     else:
         chosen = _choose([None] * len(plan.shrinkages), plan.shrinkages)
     shrinkage = plan.shrinkages[chosen]
-    model = BalancedCosineTrait(shrinkage, plan.folds, plan.repeats, FOLD_SEED).fit(X, q, oof_raw=oof_chosen)
+    model = BalancedCosineTrait(
+        shrinkage, plan.folds, plan.repeats, FOLD_SEED, prior=prior, prior_strength=prior_strength
+    ).fit(X, q, oof_raw=oof_chosen)
 
     # Held-out raw scores when folds exist; otherwise (a pole with one sample) in-sample ones.
     raw = model.oof_raw_ if model.oof_raw_ is not None else model.decision_function(X)[None, :]
     held_out = expit(model.k_ * raw)
-    params = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
+    params: dict[str, Any] = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
+    if prior_strength > 0.0:
+        params["prior_strength"] = float(prior_strength)
     y = pole_labels(q)
     metrics = {
+        "method": "prior" if prior_strength > 0.0 else "samples",
         "positive_samples": int(y.sum()),
         "negative_samples": int(len(y) - y.sum()),
         "roc_auc": m.cv_roc_auc(raw, q),
@@ -199,8 +227,42 @@ def fit_trait(
         "cv_folds": len(splits[0]) if splits else 0,
         "k": model.k_,
         "search": search,
+        "label_agreement": _cosine(prior, model.positive_prototype_ - model.negative_prototype_),
     }
     return FittedTrait(model=model, params=params, metrics=metrics, search=search)
+
+
+def _cosine(a: np.ndarray | None, b: np.ndarray) -> float | None:
+    """Cosine of two directions; None without a prior or with a zero vector."""
+    if a is None:
+        return None
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / norm) if norm > 0.0 else None
+
+
+def fit_zero_shot(axis: ZeroShotAxis) -> FittedTrait:
+    """A trait without samples: its pole-text axis, calibrated on the pole texts (see `pole_text`)."""
+    model = BalancedCosineTrait(1.0)
+    model.w_, model.offset_, model.k_ = axis.w, axis.offset, axis.k
+    params = dict(ZERO_SHOT_PARAMS)
+    metrics = {
+        "method": "zero_shot",
+        "positive_samples": 0,
+        "negative_samples": 0,
+        "roc_auc": None,
+        "accuracy": None,
+        "calibration_error": None,
+        "discrimination": None,
+        "explained_variance": None,
+        "anchor_sample_ids": {"positive": [], "negative": []},
+        "params": dict(params),
+        "cv_folds": 0,
+        "k": axis.k,
+        "search": [],
+        "label_agreement": None,
+        "pole_texts": axis.n_texts,
+    }
+    return FittedTrait(model=model, params=params, metrics=metrics, search=[])
 
 
 def _embed_unique(embedder: Embedder, texts: list[str]) -> np.ndarray:
@@ -223,49 +285,71 @@ def train(
     effort: str = "medium",
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: ProgressFn | None = None,
+    prior_strength: float = PRIOR_STRENGTH,
 ) -> TrainingResult:
     """Train every trait with `balanced_cosine` and return the snapshot, metrics and param_hash.
 
+    `prior_strength` (for searched traits; 0 turns the prior off, as the quality benchmark's
+    comparison does) defaults to `PRIOR_STRENGTH`.
+
+    A trait without samples is zero-shot (its pole-text axis); a trait with samples on both poles is
+    fitted on them with the pole-text prior; samples on one pole only raise `OnePoleTraitError`.
     `params` (per trait key, as in a previous `TrainingResult.params`) skips the search for the
-    traits it names: automatic retraining reuses the active version's parameters that way.
+    traits it names: automatic retraining reuses the active version's parameters that way. Reused
+    params without `prior_strength` (versions trained before the prior) keep training without it;
+    zero-shot params of a trait that now has samples are ignored (it is searched afresh).
     """
     if effort not in SEARCH_PLANS:
         raise InvalidEffortError(f"unknown effort {effort!r}; expected one of {', '.join(SEARCH_PLANS)}")
     traits = list(traits)
-    clean = validate_samples(traits, samples)
-    reuse = {key: _check_params(key, value) for key, value in (params or {}).items()}
+    clean = validate_samples(traits, samples, allow_empty=True)
+    reuse = {
+        key: _check_params(key, value)
+        for key, value in (params or {}).items()
+        if not (isinstance(value, Mapping) and value.get("method") == ZERO_SHOT_PARAMS["method"])
+    }
 
     def report(fraction: float, phase: str) -> None:
         if progress is not None:
             progress(float(min(max(fraction, 0.0), 1.0)), phase)
 
     report(0.0, "embedding")
-    texts = list(dict.fromkeys(s.text for s in clean))
+    poles = {t.key: all_pole_texts(t) for t in traits}
+    texts = list(dict.fromkeys([*(s.text for s in clean), *(x for p, n in poles.values() for x in (*p, *n))]))
     row_of = {t: i for i, t in enumerate(texts)}
     vectors = _embed_unique(embedder, texts)
-    searching = any(t.key not in reuse for t in traits)
-    report(0.1, "searching" if searching else "calibrating")
-
-    fitted: dict[str, FittedTrait] = {}
-    total = len(clean)
-    done = 0
     by_trait: dict[str, list[Sample]] = {t.key: [] for t in traits}
     for sample in clean:
         by_trait[sample.trait].append(sample)
+    searching = any(t.key not in reuse and by_trait[t.key] for t in traits)
+    report(0.1, "searching" if searching else "calibrating")
+
+    fitted: dict[str, FittedTrait] = {}
+    total = max(len(clean), 1)
+    done = 0
     for spec in traits:
+        pos, neg = poles[spec.key]
+        axis = zero_shot_axis(vectors[[row_of[t] for t in pos]], vectors[[row_of[t] for t in neg]])
         members = by_trait[spec.key]
+        if not members:
+            fitted[spec.key] = fit_zero_shot(axis)
+            continue
         X = vectors[[row_of[s.text] for s in members]].astype(np.float64)
         q = np.array([s.quality for s in members], dtype=np.float64)
         given = reuse.get(spec.key)
         if given is not None:
             plan = SearchPlan((given["shrinkage"],), given["folds"], given["repeats"])
+            strength = given.get("prior_strength", 0.0)
         else:
             plan = SEARCH_PLANS[effort]
+            strength = prior_strength
         report(0.1 + 0.85 * done / total, "searching" if len(plan.shrinkages) > 1 else "calibrating")
         # One BLAS thread: the matrices are small (dim x dim), and on a busy 2-core machine a
         # multi-threaded BLAS runs them up to 10x slower than a single thread does.
         with threadpool_limits(limits=1, user_api="blas"):
-            fitted[spec.key] = fit_trait(X, q, [s.id for s in members], plan=plan)
+            fitted[spec.key] = fit_trait(
+                X, q, [s.id for s in members], plan=plan, prior=axis.direction, prior_strength=strength
+            )
         done += len(members)
         report(0.1 + 0.85 * done / total, "calibrating")
 

@@ -76,6 +76,9 @@ class AxisSpectrum:
     evals: np.ndarray | None = None  # non-zero spectrum of S (thin-SVD form)
     evecs: np.ndarray | None = None  # (dim, r) orthonormal columns (thin-SVD form)
     cov: np.ndarray | None = None  # S itself (dense form)
+    trace: float = 0.0  # trace(S), the spread of the samples around their prototypes
+    n_pos: float = 1.0  # weight on each pole (sample count for hard labels), for the prior's strength
+    n_neg: float = 1.0
 
     @classmethod
     def from_data(cls, X: np.ndarray, q: np.ndarray) -> AxisSpectrum:
@@ -99,14 +102,34 @@ class AxisSpectrum:
         mu = trace / _distinct_rows(X)
         if not mu > 0.0:
             mu = 1.0  # every sample sits on its prototype: any positive scale is the same
+        sizes = {"trace": trace, "n_pos": a_sum, "n_neg": b_sum}
         if rows.shape[0] < X.shape[1]:
             _, sv, vt = np.linalg.svd(rows, full_matrices=False)
-            return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, evals=sv**2, evecs=vt.T)
-        return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, cov=rows.T @ rows)
+            return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, evals=sv**2, evecs=vt.T, **sizes)
+        return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, cov=rows.T @ rows, **sizes)
 
-    def axis(self, shrinkage: float) -> tuple[np.ndarray, float]:
-        """Return (w, offset) with raw score r(x) = x . w - offset."""
+    def prior_pull(self, strength: float) -> float:
+        """Length of the prior direction added to p+ - p- (see `axis`).
+
+        strength x sqrt(trace(S)) x (1/n+ + 1/n-) / 2: the samples' spread, times the prior's weight
+        relative to the samples, which falls as 1/n like the posterior mean of a Gaussian mean
+        difference under a Gaussian prior centred on the pole-text direction.
+        """
+        spread = float(np.sqrt(max(self.trace, 0.0)))
+        return float(strength) * spread * 0.5 * (1.0 / self.n_pos + 1.0 / self.n_neg)
+
+    def axis(
+        self, shrinkage: float, prior: np.ndarray | None = None, strength: float = 0.0
+    ) -> tuple[np.ndarray, float]:
+        """Return (w, offset) with raw score r(x) = x . w - offset.
+
+        `prior` (a unit vector, the pole-text direction) with `strength` > 0 is added to the prototype
+        difference before the shrunk covariance is applied: a MAP estimate of the mean difference
+        pulled toward the labels' direction (`prior_pull`). The midpoint stays the samples' own.
+        """
         delta = self.p_pos - self.p_neg
+        if prior is not None and strength > 0.0:
+            delta = delta + self.prior_pull(strength) * np.asarray(prior, dtype=np.float64)
         dim = delta.shape[0]
         if float(delta @ delta) < _DEGENERATE:
             return np.zeros(dim), 0.0
@@ -123,7 +146,8 @@ class AxisSpectrum:
             inside = self.evecs @ (proj / ((1.0 - g) * self.evals + g * self.mu))
             outside = (delta - self.evecs @ proj) / (g * self.mu)  # directions where S is 0
             w = inside + outside
-        # Scale so r(p+) = 1 and r(p-) = -1; w . delta > 0 because the shrunk S is positive definite.
+        # Scale so w . delta = 2: r(p+) = 1 and r(p-) = -1 without a prior; w . delta > 0 because the
+        # shrunk S is positive definite.
         w = w * (2.0 / float(w @ delta))
         m = 0.5 * (self.p_pos + self.p_neg)
         return w, float(m @ w)
@@ -181,17 +205,30 @@ class PoleMoments:
         cov_pos = self.a_second / self.a_sum - np.outer(p_pos, p_pos)
         cov_neg = self.b_second / self.b_sum - np.outer(p_neg, p_neg)
         cov = 0.5 * (cov_pos + cov_neg)
-        mu = float(np.trace(cov)) / n_distinct
-        return AxisSpectrum(p_pos=p_pos, p_neg=p_neg, mu=mu if mu > 0.0 else 1.0, cov=cov)
+        trace = float(np.trace(cov))
+        mu = trace / n_distinct
+        return AxisSpectrum(
+            p_pos=p_pos, p_neg=p_neg, mu=mu if mu > 0.0 else 1.0, cov=cov,
+            trace=trace, n_pos=self.a_sum, n_neg=self.b_sum,
+        )
 
 
 def oof_raw_scores(
-    X: np.ndarray, q: np.ndarray, shrinkages: Sequence[float], splits: list[list[Split]]
+    X: np.ndarray,
+    q: np.ndarray,
+    shrinkages: Sequence[float],
+    splits: list[list[Split]],
+    prior: np.ndarray | None = None,
+    strengths: Sequence[float] = (0.0,),
 ) -> np.ndarray:
-    """Out-of-fold raw scores, shape (repeats, len(shrinkages), n)."""
+    """Out-of-fold raw scores, shape (repeats, len(shrinkages) * len(strengths), n).
+
+    Candidates are ordered shrinkage-major: candidate g * len(strengths) + j is (shrinkages[g],
+    strengths[j]); `strengths` are prior strengths toward the unit vector `prior` (ignored without one).
+    """
     X = np.asarray(X, dtype=np.float64)
     n, dim = X.shape
-    out = np.empty((len(splits), len(shrinkages), n))
+    out = np.empty((len(splits), len(shrinkages) * len(strengths), n))
     # Many samples: fold moments by subtraction (dense S). Few: a thin SVD per fold is cheaper.
     full = PoleMoments.of(X, q) if n >= 2 * dim else None
     for r, repeat in enumerate(splits):
@@ -203,8 +240,9 @@ def oof_raw_scores(
                 spectrum = AxisSpectrum.from_data(X[train_idx], q[train_idx])
             Xt = X[test_idx]
             for g, shrinkage in enumerate(shrinkages):
-                w, offset = spectrum.axis(shrinkage)
-                out[r, g, test_idx] = raw_scores(Xt, w, offset)
+                for j, strength in enumerate(strengths):
+                    w, offset = spectrum.axis(shrinkage, prior, strength)
+                    out[r, g * len(strengths) + j, test_idx] = raw_scores(Xt, w, offset)
     return out
 
 
@@ -248,17 +286,29 @@ class BalancedCosineTrait:
         Stratified K-fold (repeated) used to get out-of-fold raw scores for the calibration.
     random_state : int
         Seed of the fold assignment.
+    prior, prior_strength : unit vector or None, float >= 0
+        The pole-text direction the axis is pulled toward, and how strongly (`AxisSpectrum.axis`).
 
     Learned attributes: `w_`, `offset_` (= m . w), `k_`, `positive_prototype_`,
     `negative_prototype_`, `oof_raw_` ((repeats, n) out-of-fold raw scores, or None when a
     pole has fewer than 2 samples and the calibration falls back to in-sample raw scores).
     """
 
-    def __init__(self, shrinkage: float = 1.0, folds: int = 5, repeats: int = 1, random_state: int = 0):
+    def __init__(
+        self,
+        shrinkage: float = 1.0,
+        folds: int = 5,
+        repeats: int = 1,
+        random_state: int = 0,
+        prior: np.ndarray | None = None,
+        prior_strength: float = 0.0,
+    ):
         self.shrinkage = shrinkage
         self.folds = folds
         self.repeats = repeats
         self.random_state = random_state
+        self.prior = prior
+        self.prior_strength = prior_strength
 
     def fit(self, X: np.ndarray, y: np.ndarray, *, oof_raw: np.ndarray | None = None) -> BalancedCosineTrait:
         """Fit on embeddings X (n, dim) and qualities y (n,) in [0, 1].
@@ -273,10 +323,14 @@ class BalancedCosineTrait:
         spectrum = AxisSpectrum.from_data(X, q)
         self.positive_prototype_ = spectrum.p_pos
         self.negative_prototype_ = spectrum.p_neg
-        self.w_, self.offset_ = spectrum.axis(self.shrinkage)
+        self.w_, self.offset_ = spectrum.axis(self.shrinkage, self.prior, self.prior_strength)
         if oof_raw is None:
             splits = make_splits(pole_labels(q), self.folds, self.repeats, self.random_state)
-            oof_raw = oof_raw_scores(X, q, [self.shrinkage], splits)[:, 0, :] if splits else None
+            oof_raw = (
+                oof_raw_scores(X, q, [self.shrinkage], splits, self.prior, [self.prior_strength])[:, 0, :]
+                if splits
+                else None
+            )
         self.oof_raw_ = None if oof_raw is None else np.atleast_2d(oof_raw)
         calibration_raw = self.oof_raw_ if self.oof_raw_ is not None else self.decision_function(X)
         self.k_ = fit_calibration(calibration_raw, q)

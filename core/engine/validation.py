@@ -86,8 +86,12 @@ def _sample_name(index: int, sample: Sample) -> str:
     return f"sample {index}" + (f" (id {sample.id})" if sample.id is not None else "")
 
 
-def validate_samples(traits: Sequence[TraitSpec], samples: Iterable[Sample]) -> list[Sample]:
+def validate_samples(
+    traits: Sequence[TraitSpec], samples: Iterable[Sample], *, allow_empty: bool = False
+) -> list[Sample]:
     """Check traits and samples together; return the samples with stripped texts and float qualities.
+
+    `allow_empty`: a trait without samples is accepted (training makes it zero-shot).
 
     Raises (in this order of discovery): NoTraitsError / InvalidTraitError for the traits,
     UnknownTraitError, InvalidTextError / EmptyTextError / TextTooLongError, InvalidQualityError
@@ -112,6 +116,8 @@ def validate_samples(traits: Sequence[TraitSpec], samples: Iterable[Sample]) -> 
     for trait in traits:
         positive, negative = counts[trait.key]
         if positive + negative == 0:
+            if allow_empty:
+                continue
             raise NoSamplesError(f"trait {trait.key!r} has no samples")
         if positive == 0 or negative == 0:
             missing = "positive" if positive == 0 else "negative"

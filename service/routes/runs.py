@@ -17,7 +17,7 @@ from service.errors import ApiError
 from service.routes.common import RUN_ID_HEADER, errors
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.states import busy_error, require_not_archived, require_untrained
-from service.tables import Model, Run, SampleRow, Trait
+from service.tables import Model, Run, SampleRow, Trait, Version
 from service.traitkeys import MAX_TRAITS
 
 router = APIRouter(tags=["runs"])
@@ -27,18 +27,36 @@ _RUN_ERRORS[409] = {**_RUN_ERRORS[409], "headers": RUN_ID_HEADER}
 
 
 def check_trainable(session: Session, model: Model) -> None:
-    """422 before anything is queued: at least one trait, each with samples on both poles."""
+    """422 before anything is queued: at least one trait; each trait has samples on both poles or
+    none (zero-shot). A trait that the active version trained from samples may not fall back to
+    zero-shot (zero-data-retention purged its samples): re-optimizing it would discard what they taught.
+    """
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
     if not traits:
         raise ApiError(422, "no_traits", "Add at least one trait before training.")
+    active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
+    trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
         qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
-        if not any(q >= 0.5 for q in qualities) or not any(q < 0.5 for q in qualities):
+        positive, negative = any(q >= 0.5 for q in qualities), any(q < 0.5 for q in qualities)
+        if positive and negative:
+            continue
+        if not qualities:
+            was = trained.get(t.key)
+            if not isinstance(was, dict) or was.get("method") == "zero_shot":
+                continue  # zero-shot: the axis comes from the trait's pole labels and description
             raise ApiError(
                 422,
                 "trait_one_pole",
-                f"Trait {t.key!r} needs samples on both poles (quality >= 0.5 and < 0.5).",
+                f"Trait {t.key!r} was trained from samples that are gone (zero-data-retention deletes "
+                "them); it needs samples on both poles (quality >= 0.5 and < 0.5) to be trained again.",
             )
+        raise ApiError(
+            422,
+            "trait_one_pole",
+            f"Trait {t.key!r} needs samples on both poles (quality >= 0.5 and < 0.5), "
+            "or none at all to be trained zero-shot from its labels.",
+        )
 
 
 def fingerprint(session: Session, model: Model, exclude_provenance: str, extrinsic_only: bool) -> str:

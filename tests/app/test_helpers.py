@@ -12,7 +12,7 @@ from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
 from app.sample_io import parse_samples, to_csv, to_jsonl
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary
+from app.versions import delta_color, metrics_diff_frame, per_trait_summary, trait_metrics_frame
 from app.widgets import error_text
 from core.client import ConflictError, Page
 from core.embedders import get_embedder
@@ -163,3 +163,9 @@ def test_trait_edits_only_changed_fields() -> None:
     after.loc[1, "description"] = None  # unchanged: None and "" are both empty
     edits = trait_edits(before, after, ["name", "positive_label", "description"])
     assert edits == {"a": {"name": "Alpha"}}
+
+
+def test_trait_metrics_frame_says_how_each_trait_was_trained() -> None:
+    metrics = {"traits": {"a": {"method": "zero_shot"}, "b": {"method": "prior"}, "c": {"roc_auc": 0.9}}}
+    frame = trait_metrics_frame(metrics)
+    assert list(frame["method"]) == ["zero-shot (pole labels only)", "samples + label prior", "samples"]

@@ -173,6 +173,8 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     no_exception(at)
     assert any("Per-trait metrics of the active version v1" in str(h.value) for h in at.subheader)
     assert at.checkbox(key="train_reopt").disabled is False
+    metrics = next(d.value for d in at.dataframe if "roc_auc" in d.value.columns)
+    assert list(metrics["method"]) == ["samples + label prior"] * len(metrics)
 
 
 def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
@@ -253,6 +255,18 @@ def test_score_local_preview_of_a_draft(draft: str) -> None:
     _, scores, _, skipped, _ = at.session_state["preview_out"]
     assert skipped == []
     assert scores["formality"] > 0.5
+
+
+def test_score_preview_includes_a_trait_without_samples_zero_shot(client: Client, draft: str) -> None:
+    client.add_traits(draft, [{"name": "Mood", "positive_label": "cheerful", "negative_label": "gloomy"}])
+    at = page("score", draft)
+    at.run()
+    at.text_area(key="preview_text").set_value("What a cheerful, sunny morning!")
+    at.button(key="preview_go").click()
+    at.run()
+    no_exception(at)
+    _, scores, _, skipped, _ = at.session_state["preview_out"]
+    assert skipped == [] and 0.0 < scores["mood"] < 1.0 and "formality" in scores
 
 
 def test_demo_opens_model_and_text_from_query_params(trained: str) -> None:

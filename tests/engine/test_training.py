@@ -27,6 +27,7 @@ from core.engine import (
     TraitSpec,
     train,
 )
+from core.engine.pole_text import all_pole_texts
 from core.engine.training import PRIOR_SHRINKAGE, SE_RULE, _choose, auc_difference_se, param_hash
 from core.engine.trait_model import K_MAX, K_MIN, AxisSpectrum, PoleMoments, fit_calibration
 
@@ -330,7 +331,9 @@ def test_all_texts_are_embedded_once_in_one_call(corpus: Any, counting: Any) -> 
     samples += [Sample("other", s.text, 1.0 - s.quality) for s in samples]
     train([corpus.SENTIMENT, other], samples, embedder=counting, effort="low")
     assert len(counting.calls) == 1
-    assert sorted(counting.calls[0]) == sorted({s.text for s in samples})
+    # The samples and every trait's pole texts (the prior), each distinct text once.
+    poles = {x for t in (corpus.SENTIMENT, other) for side in all_pole_texts(t) for x in side}
+    assert sorted(counting.calls[0]) == sorted({s.text for s in samples} | poles)
 
 
 def test_progress_is_monotone_and_names_the_phases(corpus: Any, hashing: Embedder) -> None:
@@ -397,9 +400,17 @@ def test_identical_texts_on_both_poles_give_neutral_scores_not_a_crash(hashing: 
     texts = ["the hotel was fine", "our dinner was fine"]
     samples = [Sample("sentiment", t, q) for t in texts for q in (1.0, 0.0)]
     sentiment = TraitSpec("sentiment", "Sentiment", "positive", "negative")
-    result = train([sentiment], samples, embedder=hashing, effort="low")
+    # Without the prior (params of a version trained before it) the samples give no axis at all.
+    plain = {"sentiment": {"shrinkage": 0.9, "folds": 2, "repeats": 1}}
+    result = train([sentiment], samples, embedder=hashing, effort="low", params=plain)
     scorer = Scorer.from_snapshot(result.snapshot, embedder=hashing)
     assert scorer.score(["anything at all"])[0, 0] == 0.5
+    # With it, the samples carry no side and the labels decide the direction.
+    result = train([sentiment], samples, embedder=hashing, effort="low")
+    assert result.metrics["sentiment"]["method"] == "prior"
+    scorer = Scorer.from_snapshot(result.snapshot, embedder=hashing)
+    low, high = scorer.score(["a negative text", "a positive text"])[:, 0]
+    assert 0.0 < low < 0.5 < high < 1.0
 
 
 def test_fold_moments_by_subtraction_match_a_direct_fit() -> None:
