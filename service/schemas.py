@@ -258,6 +258,32 @@ class SamplePage(BaseModel):
     next_cursor: str | None
 
 
+class SamplePatch(Strict):
+    """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
+
+    trait: str | None = Field(default=None, min_length=1, max_length=100)
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    quality: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str | None) -> str | None:
+        return check_text(value) if value is not None else None
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class SampleDeleted(BaseModel):
+    handle: str
+    id: int
+    deleted: bool
+
+
 # ---- runs -----------------------------------------------------------------------------------------
 
 

@@ -349,6 +349,26 @@ class Client:
             lambda cursor: self.list_samples_page(handle, trait, provenance, limit=page_size, cursor=cursor)
         )
 
+    def update_sample(
+        self,
+        handle: str,
+        sample_id: int,
+        *,
+        trait: str | None = None,
+        text: str | None = None,
+        quality: float | None = None,
+    ) -> Sample:
+        """Edit a draft's sample (only the fields given). The answer's `id` differs from `sample_id` when the
+        edit made it identical to another stored sample: the service then keeps only that one."""
+        body = _clean({"trait": trait, "text": text, "quality": quality})
+        response = self.request("PATCH", _path("models", handle, "samples", sample_id), json=body)
+        return Sample.model_validate(response.json())
+
+    def delete_sample(self, handle: str, sample_id: int) -> DeleteResult:
+        """Delete a draft's sample; a sample that is not there raises NotFoundError (`sample_not_found`)."""
+        response = self.request("DELETE", _path("models", handle, "samples", sample_id))
+        return DeleteResult.model_validate(response.json())
+
     def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:
         """Start synthesis; 409 `duplicate_run` (ConflictError.run_id) if the same run exists."""
         response = self.request(

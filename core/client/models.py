@@ -254,6 +254,7 @@ class KeyInfo(_Response):
 class DeleteResult(_Response):
     handle: str
     deleted: bool
+    id: int | None = None  # the sample's id, for a sample delete
 
 
 class TagResult(_Response):

@@ -392,3 +392,27 @@ def test_score_batch_csv(trained: str) -> None:
     assert list(out.columns) == ["text", "formality", "sentiment"]
     assert out["formality"].iloc[0] > out["formality"].iloc[1]
     assert out.notna().all().all()
+
+
+def test_samples_flags_fix_and_remove_in_place(client: Client, draft: str) -> None:
+    bad = "lol haha dude see ya, yo wanna chill"
+    other = "omg dude this is so lit lol, gonna crash haha"
+    ids = client.add_samples(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in (bad, other)])
+    at = page("samples", draft)
+    at.run()
+    at.button(key="flags_go").click()
+    at.run()
+    no_exception(at)
+    flagged_ids = {f["id"] for f in at.session_state["samples_flags"][2]}
+    assert set(ids) <= flagged_ids
+    at.button(key=f"fix_flip_{ids[0]}").click()
+    at.run()
+    no_exception(at)
+    stored = {s.id: s for s in client.list_samples(draft)}
+    assert stored[ids[0]].quality == 0.0 and stored[ids[0]].text == bad
+    assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
+    at.button(key=f"fix_remove_{ids[1]}").click()
+    at.run()
+    no_exception(at)
+    assert ids[1] not in {s.id for s in client.list_samples(draft)}
+    assert any(f"Removed sample #{ids[1]}" in t for t in texts(at.success))
