@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.engine.errors import EngineError
@@ -432,3 +432,62 @@ class CompareOut(BaseModel):
 class Health(BaseModel):
     status: str
     version: str
+
+
+# ---- unlabelled pool ------------------------------------------------------------------------------
+
+SuggestMode = Literal["auto", "diverse", "uncertain", "positive", "negative"]
+
+
+PoolTextIn = Annotated[
+    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000), AfterValidator(check_text)
+]
+
+
+class PoolIn(Strict):
+    texts: list[PoolTextIn] = Field(min_length=1, max_length=1000)
+
+
+class PoolAdded(BaseModel):
+    ids: list[int]
+    added: int = Field(description="How many of the texts were new to the pool.")
+
+
+class PoolTextOut(BaseModel):
+    id: int
+    text: str
+    created_at: datetime
+
+
+class PoolPage(BaseModel):
+    items: list[PoolTextOut]
+    limit: int
+    next_cursor: str | None
+    total: int
+
+
+class PoolDeleted(BaseModel):
+    handle: str
+    deleted: int
+
+
+class SuggestIn(Strict):
+    trait: str = Field(min_length=1, max_length=100)
+    k: int = Field(default=10, ge=1, le=100)
+    mode: SuggestMode = "auto"
+
+
+class Suggestion(BaseModel):
+    id: int
+    text: str
+    score: float | None = Field(
+        description="The current draft fit's score; null before both poles have labels."
+    )
+
+
+class SuggestOut(BaseModel):
+    trait: str
+    mode: SuggestMode
+    items: list[Suggestion]
+    pool_size: int
+    labelled: int

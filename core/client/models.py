@@ -257,6 +257,30 @@ class DeleteResult(_Response):
     id: int | None = None  # the sample's id, for a sample delete
 
 
+class PoolText(_Response):
+    id: int
+    text: str
+    created_at: datetime | None = None
+
+
+class PoolPage(Page[PoolText]):
+    total: int = 0
+
+
+class Suggestion(_Response):
+    id: int
+    text: str
+    score: float | None = None  # the current draft fit's score (None before both poles have labels)
+
+
+class Suggestions(_Response):
+    trait: str
+    mode: str
+    items: list[Suggestion] = Field(default_factory=list)
+    pool_size: int = 0
+    labelled: int = 0
+
+
 class TagResult(_Response):
     handle: str
     tag: str
