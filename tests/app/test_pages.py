@@ -416,3 +416,52 @@ def test_samples_flags_fix_and_remove_in_place(client: Client, draft: str) -> No
     no_exception(at)
     assert ids[1] not in {s.id for s in client.list_samples(draft)}
     assert any(f"Removed sample #{ids[1]}" in t for t in texts(at.success))
+
+
+POOL = [
+    "Dear Sir, we acknowledge receipt of your letter of the fifth.",
+    "yo dude whats the plan tonight lol",
+    "The minutes of the previous meeting were approved without amendment.",
+    "haha thats so random, brb",
+    "Please find enclosed the revised contract for your signature.",
+    "nah cant make it, maybe next wk",
+]
+
+
+def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
+    client.import_pool(draft, POOL)
+    before = {s.id for s in client.list_samples(draft)}
+    at = page("label", draft)
+    at.run()
+    no_exception(at)
+    session = at.session_state["label_session"]
+    first = session.current
+    assert first is not None and first["text"] in POOL and len(session.queue) == len(POOL)
+
+    at.button(key="label_btn_2").click()
+    at.run()
+    no_exception(at)
+    added = {s.id: s for s in client.list_samples(draft)}
+    new = [added[i] for i in set(added) - before]
+    assert [(s.text, s.quality, s.trait) for s in new] == [(first["text"], 1.0, "formality")]
+    session = at.session_state["label_session"]
+    assert session.current["id"] != first["id"] and session.curve and 0.0 <= session.curve[-1][1] <= 1.0
+
+    at.button(key="label_btn_u").click()
+    at.run()
+    no_exception(at)
+    assert {s.id for s in client.list_samples(draft)} == before
+    assert at.session_state["label_session"].current["id"] == first["id"]
+
+    at.button(key="label_btn_0").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] != first["id"]
+    at.button(key="label_btn_ArrowLeft").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] == first["id"]
+    at.button(key="label_btn_1").click()
+    at.run()
+    no_exception(at)
+    labelled = [s for s in client.list_samples(draft) if s.id not in before]
+    assert [(s.text, s.quality) for s in labelled] == [(first["text"], 0.0)]
+    assert not any(f"#{first['id']} " in str(c.value) for c in at.caption)
