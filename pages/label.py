@@ -25,7 +25,10 @@ if not traits:
     st.stop()
 names = {t["key"]: t for t in traits}
 
-with st.expander("Unlabelled pool", expanded=False):
+pool_size = 0
+with guard("Reading the pool"):
+    pool_size = client.list_pool_page(handle, limit=1).total
+with st.expander(f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size):
     st.caption(
         "Texts to label, kept by the service for this model. CSV (a `text` column, else the first column), "
         "JSONL (`text` field) or TXT (one a line); sent in batches of 1,000, texts already there are skipped."
@@ -42,14 +45,13 @@ with st.expander("Unlabelled pool", expanded=False):
             client.import_pool(handle, texts, progress=_progress)
             bar.progress(1.0, text="Import finished")
             st.session_state.pop("label_session", None)
+            st.rerun()
     if st.button("Empty the pool", key="pool_clear"):
         with guard("Emptying the pool"):
-            st.success(f"Removed {client.clear_pool(handle)} text(s).")
+            client.clear_pool(handle)
             st.session_state.pop("label_session", None)
+            st.rerun()
 
-pool_size = 0
-with guard("Reading the pool"):
-    pool_size = client.list_pool_page(handle, limit=1).total
 c1, c2, c3 = st.columns([2, 2, 1])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k]["name"])
 mode = c2.selectbox(
