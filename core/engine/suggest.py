@@ -29,7 +29,7 @@ NEAR_DUPLICATE = 0.95
 FEW_PER_POLE = 8
 #: Diverse picks consider at most this many pool rows (a fixed random subset): k-center over a sample of a
 #: large pool covers it as well and keeps the cost independent of the pool's size.
-DIVERSE_CANDIDATES = 20_000
+DIVERSE_CANDIDATES = 10_000
 _CHUNK = 2048
 
 
