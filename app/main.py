@@ -102,6 +102,7 @@ def main() -> None:
         st.Page(str(PAGES / "models.py"), title="Models", icon=":material/view_list:", default=True),
         st.Page(str(PAGES / "traits.py"), title="Traits", icon=":material/tune:"),
         st.Page(str(PAGES / "samples.py"), title="Samples", icon=":material/dataset:"),
+        st.Page(str(PAGES / "label.py"), title="Label", icon=":material/label:"),
         st.Page(str(PAGES / "training.py"), title="Training", icon=":material/model_training:"),
         st.Page(str(PAGES / "versions.py"), title="Versions", icon=":material/compare_arrows:"),
         st.Page(str(PAGES / "score.py"), title="Score", icon=":material/speed:"),

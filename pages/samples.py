@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import engine_cache
+from app.flag_fixes import flag_fixes
 from app.flags import flag_samples
 from app.paging import paged, pager_buttons
 from app.records import as_dict
@@ -71,7 +72,7 @@ with browse_tab:
             columns=["id", "trait", "text", "quality", "provenance", "source_url"],
         )
         st.caption(
-            "Stored samples are read-only (the API has no sample update or delete). "
+            "Stored samples are fixed or removed from the Flags tab. "
             + ("Add rows at the bottom of the table and save them." if editable else "")
         )
         # In a form, new rows reach the app together with the save click, never as reruns of their own.
@@ -221,5 +222,7 @@ with flags_tab:
                 width="stretch",
                 column_config={"oof_score": st.column_config.NumberColumn("held-out score", format="%.2f")},
             )
+            if editable:
+                flag_fixes(client, handle, flagged, "samples_flags")
         else:
             st.success(f"No flags among {checked} samples.")

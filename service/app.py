@@ -14,7 +14,7 @@ from fastapi.openapi.utils import get_openapi
 
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
-from service.routes import keys_info, models, runs, samples, score, traits, versions
+from service.routes import keys_info, models, pool, runs, samples, score, traits, versions
 from service.schemas import Health, ScoreIn
 from service.settings import Settings
 
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         return Health(status="ok", version=_version())
 
     app.include_router(health, prefix=PREFIX)
-    for module in (models, traits, samples, runs, versions, score, keys_info):
+    for module in (models, traits, samples, runs, versions, score, keys_info, pool):
         app.include_router(module.router, prefix=PREFIX)
 
     def openapi() -> dict[str, Any]:

@@ -14,6 +14,7 @@ from service.cursors import Cursors
 from service.db import make_engine, make_read_session_factory, make_session_factory, migrate, transaction
 from service.embedding import Embedders, ScorerCache
 from service.jobs import Executor
+from service.pool_index import PoolIndex
 from service.settings import Settings
 from service.tasks import Queue, make_huey
 from service.worker import RecoveryLoop, Worker
@@ -38,6 +39,7 @@ class Context:
     # Set once shutdown starts: messages picked up from then on go back to the queue, unclaimed.
     stopping: bool = field(default=False)
     skip_grace: bool = field(default=False)  # a second SIGTERM: do not wait for runs in progress
+    pools: PoolIndex = field(default_factory=PoolIndex)  # pool embeddings for suggestions
 
     @classmethod
     def build(cls, settings: Settings) -> Context:

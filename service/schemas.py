@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.engine.errors import EngineError
@@ -261,6 +261,32 @@ class SamplePage(BaseModel):
     next_cursor: str | None
 
 
+class SamplePatch(Strict):
+    """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
+
+    trait: str | None = Field(default=None, min_length=1, max_length=100)
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    quality: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str | None) -> str | None:
+        return check_text(value) if value is not None else None
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class SampleDeleted(BaseModel):
+    handle: str
+    id: int
+    deleted: bool
+
+
 # ---- runs -----------------------------------------------------------------------------------------
 
 
@@ -409,3 +435,62 @@ class CompareOut(BaseModel):
 class Health(BaseModel):
     status: str
     version: str
+
+
+# ---- unlabelled pool ------------------------------------------------------------------------------
+
+SuggestMode = Literal["auto", "diverse", "uncertain", "positive", "negative"]
+
+
+PoolTextIn = Annotated[
+    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000), AfterValidator(check_text)
+]
+
+
+class PoolIn(Strict):
+    texts: list[PoolTextIn] = Field(min_length=1, max_length=1000)
+
+
+class PoolAdded(BaseModel):
+    ids: list[int]
+    added: int = Field(description="How many of the texts were new to the pool.")
+
+
+class PoolTextOut(BaseModel):
+    id: int
+    text: str
+    created_at: datetime
+
+
+class PoolPage(BaseModel):
+    items: list[PoolTextOut]
+    limit: int
+    next_cursor: str | None
+    total: int
+
+
+class PoolDeleted(BaseModel):
+    handle: str
+    deleted: int
+
+
+class SuggestIn(Strict):
+    trait: str = Field(min_length=1, max_length=100)
+    k: int = Field(default=10, ge=1, le=100)
+    mode: SuggestMode = "auto"
+
+
+class Suggestion(BaseModel):
+    id: int
+    text: str
+    score: float | None = Field(
+        description="The current draft fit's score; null before both poles have labels."
+    )
+
+
+class SuggestOut(BaseModel):
+    trait: str
+    mode: SuggestMode
+    items: list[Suggestion]
+    pool_size: int
+    labelled: int

@@ -22,10 +22,12 @@ from core.client.models import (
     LastOperation,
     Model,
     Page,
+    PoolPage,
     RunRef,
     Sample,
     SampleInput,
     ScoreResult,
+    Suggestions,
     TagDeleteResult,
     TagResult,
     Trait,
@@ -38,6 +40,7 @@ ENV_URL = "SCORING_API_URL"
 ENV_KEY = "SCORING_API_KEY"
 MAX_SAMPLES_PER_REQUEST = 500
 MAX_SCORE_CONTENTS = 100
+MAX_POOL_TEXTS_PER_REQUEST = 1000
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
@@ -347,6 +350,82 @@ class Client:
     ) -> Iterator[Sample]:
         return self._paginate(
             lambda cursor: self.list_samples_page(handle, trait, provenance, limit=page_size, cursor=cursor)
+        )
+
+    def update_sample(
+        self,
+        handle: str,
+        sample_id: int,
+        *,
+        trait: str | None = None,
+        text: str | None = None,
+        quality: float | None = None,
+    ) -> Sample:
+        """Edit a draft's sample (only the fields given). The answer's `id` differs from `sample_id` when the
+        edit made it identical to another stored sample: the service then keeps only that one."""
+        body = _clean({"trait": trait, "text": text, "quality": quality})
+        response = self.request("PATCH", _path("models", handle, "samples", sample_id), json=body)
+        return Sample.model_validate(response.json())
+
+    def delete_sample(self, handle: str, sample_id: int) -> DeleteResult:
+        """Delete a draft's sample; a sample that is not there raises NotFoundError (`sample_not_found`)."""
+        response = self.request("DELETE", _path("models", handle, "samples", sample_id))
+        return DeleteResult.model_validate(response.json())
+
+    # -- unlabelled pool ------------------------------------------------------------------------------
+
+    def add_pool_texts(self, handle: str, texts: Iterable[str]) -> list[int]:
+        """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id)."""
+        payload = list(texts)
+        if not 1 <= len(payload) <= MAX_POOL_TEXTS_PER_REQUEST:
+            raise ValueError(
+                f"add_pool_texts takes 1 to {MAX_POOL_TEXTS_PER_REQUEST} texts, got {len(payload)}; "
+                "use import_pool for more"
+            )
+        # Repeating an import is harmless (the service keeps one copy of a text), so it is retried.
+        response = self.request("POST", _path("models", handle, "pool"), json={"texts": payload})
+        return [int(i) for i in response.json().get("ids", [])]
+
+    def import_pool(
+        self,
+        handle: str,
+        texts: Iterable[str],
+        *,
+        batch_size: int = MAX_POOL_TEXTS_PER_REQUEST,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[int]:
+        """Add any number of texts in batches; `progress(done, total)` after each. Returns every id."""
+        rows = list(texts)
+        batch_size = max(1, min(MAX_POOL_TEXTS_PER_REQUEST, int(batch_size)))
+        ids: list[int] = []
+        for start in range(0, len(rows), batch_size):
+            ids += self.add_pool_texts(handle, rows[start : start + batch_size])
+            if progress is not None:
+                progress(min(start + batch_size, len(rows)), len(rows))
+        return ids
+
+    def list_pool_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> PoolPage:
+        return PoolPage.model_validate(
+            self._get(_path("models", handle, "pool"), {"limit": limit, "cursor": cursor})
+        )
+
+    def list_pool(self, handle: str, page_size: int | None = None) -> Iterator[Any]:
+        return self._paginate(lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor))
+
+    def delete_pool_text(self, handle: str, text_id: int) -> DeleteResult:
+        return DeleteResult.model_validate(
+            self.request("DELETE", _path("models", handle, "pool", text_id)).json()
+        )
+
+    def clear_pool(self, handle: str) -> int:
+        """Delete every text of the model's pool; returns how many there were."""
+        return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
+
+    def suggest(self, handle: str, trait: str, *, k: int = 10, mode: str = "auto") -> Suggestions:
+        """Pool texts to label next for `trait` (mode: auto, diverse, uncertain, positive, negative)."""
+        body = {"trait": trait, "k": k, "mode": mode}
+        return Suggestions.model_validate(
+            self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
 
     def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:

@@ -256,6 +256,31 @@ class KeyInfo(_Response):
 class DeleteResult(_Response):
     handle: str
     deleted: bool
+    id: int | None = None  # the sample's id, for a sample delete
+
+
+class PoolText(_Response):
+    id: int
+    text: str
+    created_at: datetime | None = None
+
+
+class PoolPage(Page[PoolText]):
+    total: int = 0
+
+
+class Suggestion(_Response):
+    id: int
+    text: str
+    score: float | None = None  # the current draft fit's score (None before both poles have labels)
+
+
+class Suggestions(_Response):
+    trait: str
+    mode: str
+    items: list[Suggestion] = Field(default_factory=list)
+    pool_size: int = 0
+    labelled: int = 0
 
 
 class TagResult(_Response):

@@ -1,4 +1,4 @@
-"""Samples: add (all or none, duplicates harmless) and list (keyset pages)."""
+"""Samples: add (all or none, duplicates harmless), list (keyset pages), edit and delete (untrained model)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,30 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from core.engine.types import Sample
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
-from service.jobs import add_samples
+from service.jobs import add_samples, sha256
 from service.routes.common import errors
-from service.schemas import Provenance, SampleIds, SamplePage, SamplesIn
+from service.schemas import (
+    Provenance,
+    SampleDeleted,
+    SampleIds,
+    SampleOut,
+    SamplePage,
+    SamplePatch,
+    SamplesIn,
+)
 from service.states import require_untrained
-from service.tables import SampleRow, Trait, utcnow
+from service.tables import Model, SampleRow, Trait, utcnow
 from service.testhooks import pause
 from service.views import sample_out
 
 router = APIRouter(tags=["samples"])
+MAX_ID = 2**31 - 1
 
 
 @router.post(
@@ -94,3 +104,79 @@ def list_samples(
         items = [sample_out(row, key) for row, key in page]
     next_cursor = ctx.cursors.encode(scope, page[-1][0].id) if len(rows) > limit else None
     return SamplePage(items=items, limit=limit, next_cursor=next_cursor)
+
+
+def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
+    """The model's sample, or 404 (also for an id of another model: ids do not reveal other models)."""
+    row = None
+    if 1 <= sample_id <= MAX_ID:  # beyond a 32-bit id no sample exists (and PostgreSQL would refuse it)
+        row = s.scalar(select(SampleRow).where(SampleRow.id == sample_id, SampleRow.model_id == model.id))
+    if row is None:
+        raise ApiError(404, "sample_not_found", f"No sample {sample_id} in {model.handle}.")
+    return row
+
+
+@router.patch(
+    "/models/{handle}/samples/{sample_id}", response_model=SampleOut, responses=errors(403, 404, 409)
+)
+def update_sample(
+    handle: str, sample_id: int, body: SamplePatch, who: AuthoringKey, ctx: CtxDep
+) -> SampleOut:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        row = _find_sample(s, model, sample_id)
+        require_untrained(s, model)
+        trait = s.get(Trait, row.trait_id)
+        assert trait is not None
+        if body.trait is not None:
+            found = s.scalar(
+                select(Trait).where(
+                    Trait.model_id == model.id, (Trait.key == body.trait) | (Trait.name == body.trait)
+                )
+            )
+            if found is None:
+                raise ApiError(
+                    422,
+                    "unknown_trait",
+                    f"No trait {body.trait!r} in {model.handle}.",
+                    details=[{"loc": ["body", "trait"], "msg": "unknown trait", "type": "unknown_trait"}],
+                )
+            trait = found
+        text = body.text if body.text is not None else row.text
+        quality = float(body.quality) if body.quality is not None else row.quality
+        if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
+            return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
+        digest = sha256(text)
+        # As on create, two identical samples (trait, text, quality) are never stored: an edit that makes
+        # this one identical to a stored one removes it and answers with the stored one (its id).
+        same = s.scalar(
+            select(SampleRow).where(
+                SampleRow.model_id == model.id,
+                SampleRow.trait_id == trait.id,
+                SampleRow.content_sha256 == digest,
+                SampleRow.quality == quality,
+                SampleRow.id != row.id,
+            )
+        )
+        if same is not None:
+            s.delete(row)
+            model.updated_at = utcnow()
+            return sample_out(same, trait.key)
+        row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
+        row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
+        model.updated_at = utcnow()
+        s.flush()
+        return sample_out(row, trait.key)
+
+
+@router.delete(
+    "/models/{handle}/samples/{sample_id}", response_model=SampleDeleted, responses=errors(403, 404, 409)
+)
+def delete_sample(handle: str, sample_id: int, who: AuthoringKey, ctx: CtxDep) -> SampleDeleted:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        row = _find_sample(s, model, sample_id)
+        require_untrained(s, model)
+        s.delete(row)
+        model.updated_at = utcnow()
+        return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

@@ -406,3 +406,76 @@ def test_score_batch_csv(trained: str) -> None:
     assert list(out.columns) == ["text", "formality", "sentiment"]
     assert out["formality"].iloc[0] > out["formality"].iloc[1]
     assert out.notna().all().all()
+
+
+def test_samples_flags_fix_and_remove_in_place(client: Client, draft: str) -> None:
+    bad = "lol haha dude see ya, yo wanna chill"
+    other = "omg dude this is so lit lol, gonna crash haha"
+    ids = client.add_samples(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in (bad, other)])
+    at = page("samples", draft)
+    at.run()
+    at.button(key="flags_go").click()
+    at.run()
+    no_exception(at)
+    flagged_ids = {f["id"] for f in at.session_state["samples_flags"][2]}
+    assert set(ids) <= flagged_ids
+    at.button(key=f"fix_flip_{ids[0]}").click()
+    at.run()
+    no_exception(at)
+    stored = {s.id: s for s in client.list_samples(draft)}
+    assert stored[ids[0]].quality == 0.0 and stored[ids[0]].text == bad
+    assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
+    at.button(key=f"fix_remove_{ids[1]}").click()
+    at.run()
+    no_exception(at)
+    assert ids[1] not in {s.id for s in client.list_samples(draft)}
+    assert any(f"Removed sample #{ids[1]}" in t for t in texts(at.success))
+
+
+POOL = [
+    "Dear Sir, we acknowledge receipt of your letter of the fifth.",
+    "yo dude whats the plan tonight lol",
+    "The minutes of the previous meeting were approved without amendment.",
+    "haha thats so random, brb",
+    "Please find enclosed the revised contract for your signature.",
+    "nah cant make it, maybe next wk",
+]
+
+
+def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
+    client.import_pool(draft, POOL)
+    before = {s.id for s in client.list_samples(draft)}
+    at = page("label", draft)
+    at.run()
+    no_exception(at)
+    session = at.session_state["label_session"]
+    first = session.current
+    assert first is not None and first["text"] in POOL and len(session.queue) == len(POOL)
+
+    at.button(key="label_btn_2").click()
+    at.run()
+    no_exception(at)
+    added = {s.id: s for s in client.list_samples(draft)}
+    new = [added[i] for i in set(added) - before]
+    assert [(s.text, s.quality, s.trait) for s in new] == [(first["text"], 1.0, "formality")]
+    session = at.session_state["label_session"]
+    assert session.current["id"] != first["id"] and session.curve and 0.0 <= session.curve[-1][1] <= 1.0
+
+    at.button(key="label_btn_u").click()
+    at.run()
+    no_exception(at)
+    assert {s.id for s in client.list_samples(draft)} == before
+    assert at.session_state["label_session"].current["id"] == first["id"]
+
+    at.button(key="label_btn_0").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] != first["id"]
+    at.button(key="label_btn_ArrowLeft").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] == first["id"]
+    at.button(key="label_btn_1").click()
+    at.run()
+    no_exception(at)
+    labelled = [s for s in client.list_samples(draft) if s.id not in before]
+    assert [(s.text, s.quality) for s in labelled] == [(first["text"], 0.0)]
+    assert not any(f"#{first['id']} " in str(c.value) for c in at.caption)

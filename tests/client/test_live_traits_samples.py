@@ -113,3 +113,31 @@ def test_server_rejects_bad_samples_in_add_samples(client: Client, service: Serv
     with pytest.raises(ValidationError) as err:
         client.add_samples(handle, [{"trait": "unknown", "text": "hello", "quality": 1.0}])
     assert err.value.status == 422 and err.value.request_id
+
+
+def test_update_and_delete_samples(client: Client, service: Service) -> None:
+    from core.client import NotFoundError, PermissionDeniedError
+
+    handle = make_draft(client, service.handle("edits"))
+    first, second = list(client.list_samples(handle))[:2]
+    fixed = client.update_sample(handle, first.id, quality=0.0)
+    assert fixed.id == first.id and fixed.quality == 0.0 and fixed.text == first.text
+    merged = client.update_sample(handle, second.id, text=first.text, quality=0.0)
+    assert merged.id == first.id  # identical to a stored sample: only that one is kept
+    assert client.delete_sample(handle, first.id).model_dump(include={"id", "deleted"}) == {
+        "id": first.id,
+        "deleted": True,
+    }
+    left = {s.id for s in client.list_samples(handle)}
+    assert first.id not in left and second.id not in left
+    with pytest.raises(NotFoundError) as missing:
+        client.delete_sample(handle, first.id)
+    assert missing.value.code == "sample_not_found"
+    third = sorted(left)[0]
+    with service.client("scorer") as scorer, pytest.raises(PermissionDeniedError):
+        scorer.update_sample(handle, third, quality=0.5)
+    client.train(handle, effort="low")
+    client.wait(handle)
+    with pytest.raises(ConflictError) as frozen:
+        client.delete_sample(handle, third)
+    assert frozen.value.code == "model_not_draft"

@@ -51,6 +51,8 @@ class Op:
     headers: dict[str, str] = field(default_factory=dict)
     query: Callable[[str], dict[str, str]] | None = None
     params: dict[str, str] = field(default_factory=dict)
+    # Runs once per model as its owner before the cells; returns more path params (e.g. a row's id).
+    setup: Callable[[Svc, str, dict[str, str]], dict[str, str]] | None = None
 
     @property
     def writes(self) -> bool:
@@ -69,6 +71,20 @@ class Op:
 
 
 M = "/v1/models/{handle}"
+
+
+def first_sample(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    page = check(svc.client.get(f"/v1/models/{handle}/samples", headers=owner), 200)
+    return {"sample_id": str(page["items"][0]["id"])}
+
+
+def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    body = {"texts": ["An unlabelled text.", "Another one, quite different."]}
+    check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)
+    page = check(svc.client.get(f"/v1/models/{handle}/pool", headers=owner), 200)
+    return {"text_id": str(page["items"][0]["id"])}
+
+
 # fmt: off
 OPERATIONS: list[Op] = [
     Op("current_key", "GET", "/v1/keys/current", "any_key", "none", 200),
@@ -89,6 +105,15 @@ OPERATIONS: list[Op] = [
     Op("add_samples", "POST", M + "/samples", "write", "draft", 201,
        json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1}]}),
     Op("list_samples", "GET", M + "/samples", "author_read", "draft", 200),
+    Op("patch_sample", "PATCH", M + "/samples/{sample_id}", "write", "draft", 200,
+       json=lambda _: {"quality": 0.25}, setup=first_sample),
+    Op("delete_sample", "DELETE", M + "/samples/{sample_id}", "write", "draft", 200, setup=first_sample),
+    Op("add_pool", "POST", M + "/pool", "write", "draft", 201, json=lambda _: {"texts": ["Unlabelled."]}),
+    Op("list_pool", "GET", M + "/pool", "author_read", "draft", 200, setup=pool_text),
+    Op("delete_pool_text", "DELETE", M + "/pool/{text_id}", "write", "draft", 200, setup=pool_text),
+    Op("clear_pool", "DELETE", M + "/pool", "write", "draft", 200, setup=pool_text),
+    Op("suggest", "POST", M + "/pool/suggest", "author_read", "draft", 200,
+       json=lambda _: {"trait": "formality"}, setup=pool_text),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
     Op("retune", "POST", M + "/train", "write", "ready", 202, json=lambda _: {"reoptimize_params": True}),
     Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),
@@ -168,11 +193,11 @@ def settle(svc: Svc, headers: dict[str, str]) -> None:
             wait_settled(svc.client, model["handle"], headers)
 
 
-def call(svc: Svc, op: Op, handle: str, headers: dict[str, str]) -> httpx.Response:
+def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str, str]) -> httpx.Response:
     ns = handle.split(".")[0]
     return svc.client.request(
         op.method,
-        op.path.format(handle=handle, **op.params),
+        op.path.format(handle=handle, **op.params, **extra),
         json=op.json(ns) if op.json else None,
         content=op.content,
         params=op.query(ns) if op.query else None,
@@ -185,9 +210,10 @@ def test_auth_matrix(svc: Svc, op: Op) -> None:
     world = build(svc, op.target)
     for vis in ("public", "private"):
         handle = world.handles[vis]
+        extra = op.setup(svc, handle, world.keys[(vis, "owner")]) if op.setup else {}
         for who in WHO:
             before = snapshot(svc)
-            resp = call(svc, op, handle, world.keys[(vis, who)])
+            resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
             cell = f"{op.name} on {vis} model as {who}"
             assert resp.status_code == want, f"{cell}: {resp.status_code} != {want}: {resp.text[-300:]}"

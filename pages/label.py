@@ -1,0 +1,119 @@
+"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from app import engine_cache
+from app.keys import key_listener
+from app.labelling import LabelSession, act, parse_texts, refill
+from app.records import as_dict
+from app.widgets import guard, open_model_page
+
+MODES = ["auto", "diverse", "uncertain", "positive", "negative"]
+KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
+
+backend, client, model, handle, busy = open_model_page("Label")
+traits: list[dict] = []
+with guard("Listing traits"):
+    traits = [as_dict(t) for t in client.list_traits(handle)]
+if not traits:
+    st.info("Add a trait first (Traits page): labels belong to a trait.")
+    st.stop()
+names = {t["key"]: t for t in traits}
+
+pool_size = 0
+with guard("Reading the pool"):
+    pool_size = client.list_pool_page(handle, limit=1).total
+with st.expander(f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size):
+    st.caption(
+        "Texts to label, kept by the service for this model. CSV (a `text` column, else the first column), "
+        "JSONL (`text` field) or TXT (one a line); sent in batches of 1,000, texts already there are skipped."
+    )
+    upload = st.file_uploader("Pool file", type=["csv", "jsonl", "ndjson", "json", "txt"], key="pool_upload")
+    if upload is not None and st.button("Import into the pool", key="pool_import", type="primary"):
+        with guard("Importing the pool"):
+            texts = parse_texts(upload.name, upload.getvalue())
+            bar = st.progress(0.0, text=f"Importing {len(texts)} texts…")
+
+            def _progress(done: int, total: int) -> None:
+                bar.progress(done / total if total else 1.0, text=f"Imported {done:,} of {total:,} texts")
+
+            client.import_pool(handle, texts, progress=_progress)
+            bar.progress(1.0, text="Import finished")
+            st.session_state.pop("label_session", None)
+            st.rerun()
+    if st.button("Empty the pool", key="pool_clear"):
+        with guard("Emptying the pool"):
+            client.clear_pool(handle)
+            st.session_state.pop("label_session", None)
+            st.rerun()
+
+c1, c2, c3 = st.columns([2, 2, 1])
+trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k]["name"])
+mode = c2.selectbox(
+    "Suggest", MODES, key="label_mode", help="auto: diverse picks first, then the most uncertain"
+)
+c3.metric("Pool", f"{pool_size:,}")
+if not pool_size:
+    st.info("The pool is empty: import texts to label above.")
+    st.stop()
+
+session: LabelSession | None = st.session_state.get("label_session")
+if session is None or (session.handle, session.trait, session.mode) != (handle, trait, mode):
+    session = LabelSession(handle, trait, mode)
+    st.session_state["label_session"] = session
+    with guard("Fetching suggestions"):
+        refill(session, client)
+embedder = engine_cache.embedder(backend.embedder)
+
+
+def _press(key: str) -> None:
+    act(session, key, client, model, embedder)
+
+
+key_listener("label_keys", KEYS, _press)
+t = names[trait]
+item = session.current
+if item is None:
+    st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+else:
+    score = item.get("score")
+    score_line = "no fit yet" if score is None else f"current score {score:.2f}"
+    st.markdown(
+        f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
+        f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
+        f"{html.escape(item['text'])}</div>",
+        unsafe_allow_html=True,
+    )
+    st.caption(
+        f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
+        f"{len(session.history)} labelled this session"
+    )
+b1, b2, b3, b4, b5, b6 = st.columns(6)
+buttons = [
+    (b1, f"1 · {t['negative_label']}", "1"),
+    (b2, f"2 · {t['positive_label']}", "2"),
+    (b3, "0 · skip", "0"),
+    (b4, "u · undo", "u"),
+    (b5, "← back", "ArrowLeft"),
+    (b6, "→ next", "ArrowRight"),
+]
+for column, label, key in buttons:
+    column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
+if session.error:
+    st.error(session.error)
+elif session.message:
+    st.caption(session.message)
+st.caption("Keys: `1` negative pole, `2` positive pole, `0` skip, `u` undo, `←` `→` move.")
+
+if session.curve:
+    frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"]).set_index("labels given")
+    st.line_chart(frame, height=180)
+    st.caption(
+        f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine) after each label: "
+        f"{session.curve[-1][1]:.3f} now."
+    )

@@ -1,0 +1,68 @@
+"""The embeddings of a model's unlabelled pool, kept in memory between suggestion requests.
+
+Texts are embedded when imported (so the embedding cache holds them); the first suggestion after a start
+reads them from that cache, later ones reuse the matrix here. Pool ids are never reused, so the sorted list
+of a pool's ids says whether the matrix is current; only rows added since are read and embedded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.embedders.base import Embedder
+from service.tables import PoolText
+
+KEEP_POOLS = 2  # a 100,000-text MiniLM pool is 150 MB of float32
+_READ_CHUNK = 5_000
+
+
+class PoolIndex:
+    def __init__(self) -> None:
+        self._pools: OrderedDict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def matrix(self, session: Session, model_id: int, embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, embeddings) of the model's pool, ids ascending, one row per id."""
+        ids = np.fromiter(
+            session.scalars(select(PoolText.id).where(PoolText.model_id == model_id).order_by(PoolText.id)),
+            dtype=np.int64,
+        )
+        key = (model_id, embedder.id)
+        with self._lock:
+            cached = self._pools.get(key)
+            if cached is not None and np.array_equal(cached[0], ids):
+                self._pools.move_to_end(key)
+                return cached
+            X = np.zeros((len(ids), embedder.dim), dtype=np.float32)
+            missing = np.ones(len(ids), dtype=bool)
+            if cached is not None and len(cached[0]):
+                old_ids, old_X = cached
+                pos = np.searchsorted(old_ids, ids).clip(0, len(old_ids) - 1)
+                hit = old_ids[pos] == ids
+                X[hit] = old_X[pos[hit]]
+                missing = ~hit
+            todo = ids[missing]
+            rows = np.flatnonzero(missing)
+            for start in range(0, len(todo), _READ_CHUNK):
+                chunk = [int(i) for i in todo[start : start + _READ_CHUNK]]
+                texts = dict(
+                    session.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_(chunk)))
+                    .tuples()
+                    .all()
+                )
+                X[rows[start : start + len(chunk)]] = embedder.encode([texts[i] for i in chunk])
+            self._pools[key] = (ids, X)
+            self._pools.move_to_end(key)
+            while len(self._pools) > KEEP_POOLS:
+                self._pools.popitem(last=False)
+            return ids, X
+
+    def forget(self, model_id: int) -> None:
+        with self._lock:
+            for key in [k for k in self._pools if k[0] == model_id]:
+                del self._pools[key]
