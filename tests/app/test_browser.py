@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 import os
+import random
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
@@ -33,7 +34,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SHOTS = ROOT / "artifacts" / "screenshots"
+# Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
+SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
+SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 pytestmark = [
@@ -150,6 +153,11 @@ class Ui:
         self.page.wait_for_timeout(300)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         self.page.set_viewport_size(size)
+
+    def screen(self, name: str) -> None:
+        """What one screen shows, without scrolling (the viewport as it is)."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
     def no_exception(self) -> None:
         assert self.page.locator("[data-testid='stException']").count() == 0
@@ -347,3 +355,64 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.expect_text("In use:")
     ui.no_exception()
     ui.shot("09_settings")
+
+
+DEMO_MODEL = "local.support-replies"  # loaded, trained and tagged on the embedded service's first start
+
+
+def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
+    """Type as a presenter does: bursts of keys, then pauses of 0.2–1 s (the box sends after 300 ms)."""
+    for word in text.split(" "):
+        page.keyboard.type(word + " ", delay=rng.randint(30, 90))
+        if rng.random() < 0.8:
+            page.wait_for_timeout(rng.uniform(200, 1000))
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, int]) -> None:
+    """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
+    the bars stay on one screen while typing (the presenter's sidebar starts collapsed)."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    page = browser.new_page(viewport=screen)
+    ui = Ui(page)
+    name = f"demo_{screen['width']}x{screen['height']}"
+    try:
+        ui.goto(f"{app_url}/demo?model={DEMO_MODEL}")
+        page.locator(".st-key-preset_0 button").wait_for()
+        box = page.locator("textarea.live-text")
+        box.click()
+        said = "Dear customer, I am truly sorry about the delay and I have refunded the charge today."
+        _type_with_pauses(page, said, rng)
+        typed = said + " "
+        expect(box).to_have_value(typed, timeout=5_000)
+        ui.settle()
+        expect(box).to_have_value(typed)  # the last rerun did not replace it either
+        expect(page.locator("[data-testid='stCode']")).to_contain_text(
+            quote_plus(typed.strip()), timeout=30_000
+        )
+        bars = page.locator(".st-key-demo_chart .js-plotly-plot .bars path")
+        expect(bars.first).to_be_attached()
+        chart = page.locator(".st-key-demo_chart").bounding_box()
+        assert chart["y"] + chart["height"] <= screen["height"], (chart, screen)  # in view, no scrolling
+        sidebar = page.locator("[data-testid='stSidebar']").bounding_box()
+        assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1, sidebar  # collapsed: off screen
+        ui.screen(name)
+
+        # Longer than a link holds: the box and the bars keep the whole text, only the link is cut.
+        box.press("End")
+        long_tail = " More." * 260
+        box.press_sequentially(long_tail[:40], delay=5)
+        box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
+        whole = typed + long_tail
+        ui.settle()
+        page.wait_for_timeout(600)
+        ui.settle()
+        expect(box).to_have_value(whole)
+        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
+        ui.no_exception()
+    except BaseException:
+        ui.shot(f"{name}_failure")
+        raise
+    finally:
+        page.close()
