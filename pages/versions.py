@@ -34,7 +34,10 @@ with st.container(border=True):
     with g1.form("tag_form", clear_on_submit=True):
         active = f"v{model['version_no']}" if model.get("version_no") else "none"
         tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
-        if st.form_submit_button("Tag"):
+        submitted = st.form_submit_button("Tag")
+        if submitted and not tag.strip():
+            st.warning("Enter a tag name first, for example `prod`.", icon=":material/edit:")
+        elif submitted:
             with guard("Tagging"):
                 result = client.tag_version(handle, tag.strip())
                 st.session_state["versions_flash"] = f"Tagged v{result.version_no} as `{result.tag}`."

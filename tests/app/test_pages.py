@@ -202,6 +202,19 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     assert "prod" not in client.get_version(trained, "v2").tags
 
 
+def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
+    before = sorted(client.get_version(trained, "v2").tags)
+    at = page("versions", trained)
+    at.run()
+    by_label(at.text_input, "Tag the active version (v2)").set_value("   ")
+    by_label(at.button, "Tag").click()
+    at.run()
+    no_exception(at)
+    assert not at.error, texts(at.error)
+    assert any("Enter a tag name" in w for w in texts(at.warning)), texts(at.warning)
+    assert sorted(client.get_version(trained, "v2").tags) == before
+
+
 def test_api_errors_show_message_and_request_id(trained: str) -> None:
     at = page("versions", trained)
     at.run()
