@@ -26,6 +26,20 @@ def test_main_shows_backend_namespace_and_picker(service: LocalService, trained:
     assert at.session_state["model"] == trained
 
 
+def test_first_visit_opens_the_demo_model(service: LocalService, client: Client, trained: str) -> None:
+    from app.main import default_handle
+
+    at = main_app()
+    at.run()
+    no_exception(at)
+    picker = at.sidebar.selectbox(key="model_picker")
+    assert picker.value == at.session_state["model"] == picker.options[0]  # something is open
+    demo = f"{service.namespace}.support-replies"
+    assert default_handle([trained, demo], service.namespace) == demo  # the tagged demo model first
+    assert default_handle([trained], service.namespace) == trained
+    assert default_handle([], service.namespace) is None
+
+
 def test_models_lists_and_creates(service: LocalService, client: Client, trained: str) -> None:
     at = page("models")
     at.run()
@@ -48,6 +62,8 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
     ]
     assert at.session_state["model"] == handle
     assert any("Created" in t for t in texts(at.success))
+    at.run()
+    assert at.selectbox(key="models_open_pick").value == handle  # the Open box follows the new pick
 
 
 def test_models_create_checks_namespace_before_sending(client: Client) -> None:
