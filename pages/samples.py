@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import engine_cache
 from app.flags import flag_samples
+from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
 from app.sample_io import parse_samples, to_csv, to_jsonl
@@ -17,8 +18,9 @@ SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
-if not editable and not busy:
-    st.info(f"The model is **{model.get('state')}**: its samples are frozen. Samples are added to drafts.")
+labelling = model.get("state") == "ready" and not model.get("zero_data_retention")  # labels go in as feedback
+if not editable and not busy and (note := labelling_note(model)):
+    st.info(note, icon=":material/school:" if labelling else ":material/block:")
 if model.get("zero_data_retention"):
     st.caption("Zero data retention is on: samples are purged when a training completes.")
 if flash := st.session_state.pop("samples_flash", None):
@@ -119,20 +121,25 @@ with browse_tab:
                 )
                 st.rerun()
 
-    if editable and traits:
+    if (editable or labelling) and traits:
         with st.form("add_sample", clear_on_submit=True):
-            st.markdown("**Add one sample**")
+            st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
             a1, a2 = st.columns([1, 3])
             trait_one = a1.selectbox("Trait", trait_keys, format_func=lambda k: trait_names.get(k, k))
             quality_one = a1.slider("Quality (0 = negative pole, 1 = positive)", 0.0, 1.0, 1.0, 0.05)
             text_one = a2.text_area("Text", height=110)
-            if st.form_submit_button("Add sample"):
-                with guard("Adding the sample"):
-                    client.add_samples(
-                        handle, [{"trait": trait_one, "text": text_one, "quality": quality_one}]
-                    )
-                    st.session_state["samples_flash"] = "Added 1 sample."
-                    st.rerun()
+            if st.form_submit_button("Add sample" if editable else "Send label"):
+                if not text_one.strip():
+                    st.warning("Enter the sample's text first.")
+                else:
+                    try:
+                        with guard("Adding the sample"):
+                            label = {"trait": trait_one, "text": text_one, "quality": quality_one}
+                            result = add_labels(client, model, [label])
+                            st.session_state["samples_flash"] = result.message
+                            st.rerun()
+                    except LabelsRefused as refused:
+                        st.warning(str(refused))
 
 with import_tab:
     st.caption(

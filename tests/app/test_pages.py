@@ -421,3 +421,30 @@ def test_score_batch_csv(trained: str) -> None:
     assert list(out.columns) == ["text", "formality", "sentiment"]
     assert out["formality"].iloc[0] > out["formality"].iloc[1]
     assert out.notna().all().all()
+
+
+def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
+    before = client.get_model(trained).buffered_feedback or 0
+    at = page("samples", trained)
+    at.run()
+    no_exception(at)
+    assert any("score feedback" in i for i in texts(at.info)), texts(at.info)
+    by_label(at.text_area, "Text").set_value("Dear colleague, thank you kindly for the report.")
+    by_label(at.button, "Send label").click()
+    at.run()
+    no_exception(at)
+    assert (client.get_model(trained).buffered_feedback or 0) == before + 1
+    assert any("Sent as feedback" in s and "retrains the model automatically" in s for s in texts(at.success))
+
+
+def test_samples_zero_data_retention_says_why_it_cannot_learn(service: LocalService, client: Client) -> None:
+    from tests.app.support import make_draft
+
+    handle = make_draft(client, new_handle(service, "zdr-ready"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    client.update_model(handle, zero_data_retention=True)
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert any("zero data retention" in i and "cannot learn" in i for i in texts(at.info)), texts(at.info)
+    assert not [b for b in at.button if b.label == "Send label"]
