@@ -10,7 +10,7 @@ from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
-from app.sample_io import parse_samples, to_csv, to_jsonl
+from app.sample_io import parse_samples, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
@@ -141,6 +141,18 @@ with browse_tab:
                     except LabelsRefused as refused:
                         st.warning(str(refused))
 
+
+def _valid_traits_hint(message: str) -> str:
+    """A rejection for an unknown trait names the model's trait keys, so the user can fix the file."""
+    if (
+        "trait" in message.lower()
+        and ("unknown" in message.lower() or "not" in message.lower())
+        and trait_keys
+    ):
+        return f" (this model's trait keys: {', '.join(trait_keys)})"
+    return ""
+
+
 with import_tab:
     st.caption(
         "CSV with a header row `trait,text,quality[,source_url]`, or JSONL with one object a line with the "
@@ -150,6 +162,8 @@ with import_tab:
     upload = st.file_uploader("Samples file", type=["csv", "jsonl", "ndjson", "json"], key="samples_upload")
     if upload is not None:
         parsed = parse_samples(upload.name, upload.getvalue())
+        for note in parsed.notes:
+            st.info(note, icon=":material/info:")
         st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
         if parsed.rows:
             st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
@@ -163,7 +177,12 @@ with import_tab:
                 report = client.import_samples(handle, parsed.rows, batch_size=500, progress=_progress)
                 bar.progress(1.0, text="Import finished")
                 rejected = [
-                    {"line": parsed.lines[e.index], "stage": e.stage, "message": e.message, "row": str(e.row)}
+                    {
+                        "line": parsed.lines[e.index],
+                        "stage": e.stage,
+                        "message": e.message + unknown_trait_hint(e.message, trait_keys),
+                        "row": str(e.row),
+                    }
                     for e in report.errors
                 ] + [
                     {"line": p["line"], "stage": "file", "message": p["message"], "row": ""}

@@ -197,8 +197,12 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.shot("01_models")
 
     ui.tab("Create")
-    ui.fill("Handle", handle)
-    ui.fill("Description", "Journey through the workbench")
+    # The create form's own fields: the demo model is open, so "Edit selected" has a Description too.
+    create = page.locator("[data-testid='stForm']").filter(
+        has=page.get_by_role("button", name="Create model")
+    )
+    create.get_by_label("Handle", exact=True).fill(handle)
+    create.get_by_label("Description", exact=True).fill("Journey through the workbench")
     ui.click("Create model")
     ui.expect_text(f"Created {handle}")
     ui.no_exception()
@@ -413,6 +417,46 @@ def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, 
         ui.no_exception()
     except BaseException:
         ui.shot(f"{name}_failure")
+        raise
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: object, screen: dict[str, int]) -> None:
+    """A first visit opens the demo model; an empty tag asks for a name; a label on the trained demo model
+    goes in as score feedback and the page says when it will retrain."""
+    page = browser.new_page(viewport=screen)
+    ui = Ui(page)
+    size = f"{screen['width']}x{screen['height']}"
+    try:
+        ui.goto(app_url)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        expect(sidebar.locator("[data-testid='stSelectbox']").first).to_contain_text(DEMO_MODEL)
+        expect(page.locator("[data-testid='stSelectbox']", has_text="Open a model")).to_contain_text(
+            DEMO_MODEL
+        )
+        ui.no_exception()
+        ui.screen(f"first_visit_{size}")
+
+        ui.nav("Versions")
+        ui.click("Tag")
+        ui.expect_text("Enter a tag name first")
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        ui.no_exception()
+        ui.screen(f"versions_empty_tag_{size}")
+
+        ui.nav("Samples")
+        ui.expect_text("a new label goes in as score feedback")
+        form = page.locator("[data-testid='stForm']", has_text="Add a label")
+        form.locator("textarea").fill("Thank you so much for your patience, I have fixed it for you.")
+        form.get_by_role("button", name="Send label").click()
+        ui.settle()
+        ui.expect_text("Sent as feedback to the trained model.")
+        ui.no_exception()
+        ui.shot(f"samples_label_feedback_{size}")
+    except BaseException:
+        ui.shot(f"newcomer_{size}_failure")
         raise
     finally:
         page.close()

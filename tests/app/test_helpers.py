@@ -11,10 +11,10 @@ from app.flags import flag_samples, knn_similarity, robust_z
 from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
-from app.sample_io import parse_samples, to_csv, to_jsonl
+from app.sample_io import parse_samples, to_csv, to_jsonl, unknown_trait_hint
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary
 from app.widgets import error_text
-from core.client import ConflictError, Page
+from core.client import Client, ConflictError, Page
 from core.embedders import get_embedder
 from tests.app.support import formality_samples
 
@@ -163,3 +163,28 @@ def test_trait_edits_only_changed_fields() -> None:
     after.loc[1, "description"] = None  # unchanged: None and "" are both empty
     edits = trait_edits(before, after, ["name", "positive_label", "description"])
     assert edits == {"a": {"name": "Alpha"}}
+
+
+def test_parse_csv_sniffs_the_delimiter_and_names_the_expected_header() -> None:
+    parsed = parse_samples("s.csv", b"trait;text;quality\nformality;Dear sir, thanks;1\nformality;hey;0\n")
+    assert parsed.rows == [
+        {"trait": "formality", "text": "Dear sir, thanks", "quality": 1.0},
+        {"trait": "formality", "text": "hey", "quality": 0.0},
+    ]
+    assert parsed.notes == ["Read as semicolon-separated values."]
+
+    wrong = parse_samples("s.csv", b"label,sentence,score\nformality,hey,0\n")
+    assert wrong.rows == [] and len(wrong.problems) == 1  # one message about the header, not one a line
+    assert "trait,text,quality[,source_url]" in wrong.problems[0]["message"]
+    assert "no trait, text, quality column" in wrong.problems[0]["message"]
+
+    empty = parse_samples("s.csv", b"")
+    assert "the file is empty" in empty.problems[0]["message"] and empty.rows == []
+
+
+def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str) -> None:
+    report = client.import_samples(draft, [{"trait": "no_such_trait", "text": "hello", "quality": 1.0}])
+    (error,) = report.errors
+    hint = unknown_trait_hint(error.message, ["formality", "sentiment"])
+    assert hint == " (this model's trait keys: formality, sentiment)", error.message
+    assert unknown_trait_hint("quality: must be at most 1", ["formality"]) == ""
