@@ -112,6 +112,24 @@ def _parse_csv(text: str, out: ParsedFile) -> ParsedFile:
     return out
 
 
+def refused_rows(
+    payload: list[dict[str, Any]], errors: Iterable[Any], first_row: int
+) -> list[dict[str, Any]]:
+    """The grid rows the service refused, to keep in the grid marked with why.
+
+    `errors` are the import report's (`index` into `payload`, `message`); `first_row` is how many grid rows
+    come before the saved ones, so `problem` names the row number the user saw (1-based).
+    """
+    return [
+        {
+            **payload[e.index],
+            "provenance": "not saved",
+            "problem": f"grid row {first_row + e.index + 1}: {e.message}",
+        }
+        for e in errors
+    ]
+
+
 def unknown_trait_hint(message: str, trait_keys: Iterable[str]) -> str:
     """For the service's "unknown trait" rejection: the model's trait keys, so the user can fix the file."""
     keys = list(trait_keys)

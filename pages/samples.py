@@ -10,7 +10,7 @@ from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
-from app.sample_io import parse_samples, to_csv, to_jsonl, unknown_trait_hint
+from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
@@ -25,6 +25,8 @@ if model.get("zero_data_retention"):
     st.caption("Zero data retention is on: samples are purged when a training completes.")
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
+if warning := st.session_state.pop("samples_flash_warning", None):
+    st.warning(warning)
 
 traits: list[dict] = []
 with guard("Listing traits"):
@@ -72,6 +74,13 @@ with browse_tab:
             ],
             columns=["id", "trait", "text", "quality", "provenance", "source_url"],
         )
+        # Rows the service refused on the last save stay in the grid below the stored ones, marked with why,
+        # so the user fixes them instead of typing them again.
+        pending = st.session_state.get("samples_pending", []) if editable else []
+        stored_count = len(frame)
+        frame["problem"] = ""
+        if pending:
+            frame = pd.concat([frame, pd.DataFrame(pending)], ignore_index=True)
         st.caption(
             "Stored samples are read-only (the API has no sample update or delete). "
             + ("Add rows at the bottom of the table and save them." if editable else "")
@@ -84,7 +93,7 @@ with browse_tab:
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
-            disabled=["id", "provenance"] if editable else True,
+            disabled=["id", "provenance", "problem"] if editable else True,
             column_config={
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
                 "text": st.column_config.TextColumn("text", width="large", required=True),
@@ -93,8 +102,9 @@ with browse_tab:
         )
         save_clicked = form.form_submit_button("Save new rows", disabled=not editable)
         pager_buttons("samples_pager", page)
-        new_rows = edited.iloc[len(frame) :] if len(edited) > len(frame) else edited.iloc[0:0]
-        changed_stored = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
+        new_rows = edited.iloc[stored_count:]  # the refused rows kept from the last save, then added ones
+        edits = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
+        changed_stored = {i: e for i, e in edits.items() if int(i) < stored_count}
         if changed_stored:
             st.warning(
                 f"{len(changed_stored)} stored row(s) edited: the API cannot change stored samples, so those "
@@ -114,11 +124,18 @@ with browse_tab:
                     for _, r in new_rows.iterrows()
                 ]
                 report = client.import_samples(handle, payload)
-                bad = "; ".join(f"row {e.index + 1}: {e.message}" for e in report.errors)
+                refused = refused_rows(payload, report.errors, stored_count)
+                st.session_state["samples_pending"] = refused
                 st.session_state.pop(editor_key, None)  # the saved rows now come from the server
-                st.session_state["samples_flash"] = f"Added {report.stored} sample(s)." + (
-                    f" Rejected: {bad}" if bad else ""
-                )
+                message = f"Added {report.stored} sample(s)."
+                if refused:
+                    st.session_state["samples_flash_warning"] = (
+                        f"{message} {len(refused)} row(s) were refused and stay in the grid, marked in the "
+                        "*problem* column: fix them and save again. "
+                        + "; ".join(r["problem"] for r in refused)
+                    )
+                else:
+                    st.session_state["samples_flash"] = message
                 st.rerun()
 
     if (editable or labelling) and traits:

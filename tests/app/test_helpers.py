@@ -11,7 +11,7 @@ from app.flags import flag_samples, knn_similarity, robust_z
 from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
-from app.sample_io import parse_samples, to_csv, to_jsonl, unknown_trait_hint
+from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary
 from app.widgets import error_text
 from core.client import Client, ConflictError, Page
@@ -188,3 +188,21 @@ def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str
     hint = unknown_trait_hint(error.message, ["formality", "sentiment"])
     assert hint == " (this model's trait keys: formality, sentiment)", error.message
     assert unknown_trait_hint("quality: must be at most 1", ["formality"]) == ""
+
+
+def test_grid_save_keeps_refused_rows_with_their_grid_position(client: Client, draft: str) -> None:
+    payload = [
+        {
+            "trait": "formality",
+            "text": "Yours faithfully, the committee.",
+            "quality": 1.0,
+            "source_url": None,
+        },
+        {"trait": "formality", "text": "", "quality": 1.0, "source_url": None},  # refused: empty text
+        {"trait": "formality", "text": "sup dude", "quality": 0.0, "source_url": None},
+    ]
+    report = client.import_samples(draft, payload)
+    assert report.stored == 2
+    (kept,) = refused_rows(payload, report.errors, first_row=24)  # 24 stored rows shown above the new ones
+    assert kept["text"] == "" and kept["provenance"] == "not saved"
+    assert kept["problem"].startswith("grid row 26: ")  # the second new row, under 24 stored ones
