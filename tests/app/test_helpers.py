@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pydantic
 
 from app.demo_view import share_url
 from app.flags import flag_samples, knn_similarity, robust_z
@@ -83,7 +84,27 @@ def test_error_text_names_code_status_and_request_id() -> None:
     text = error_text(exc)
     assert "The model is busy." in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
-    assert error_text(ValueError("bad")) == "**ValueError**: bad"
+    assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
+
+
+def test_error_text_speaks_the_users_words_for_unreachable_services_and_bad_input() -> None:
+    with Client("http://127.0.0.1:9/v1", "sk_nope", retries=0) as dead:
+        try:
+            dead.list_models_page(limit=1)
+        except Exception as exc:  # noqa: BLE001
+            text = error_text(exc)
+    assert "cannot be reached" in text and "nothing answers at that address" in text
+    assert "Errno" not in text and "TransportError" not in text
+
+    class Sample(pydantic.BaseModel):
+        text: str = pydantic.Field(min_length=1)
+
+    try:
+        Sample(text="")
+    except pydantic.ValidationError as exc:
+        text = error_text(exc)
+    assert text.startswith("**Please correct the input:** text: string should have at least 1 character")
+    assert "pydantic.dev" not in text
 
 
 def test_records_read_dicts_models_and_objects() -> None:
