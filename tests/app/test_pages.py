@@ -448,3 +448,16 @@ def test_samples_zero_data_retention_says_why_it_cannot_learn(service: LocalServ
     no_exception(at)
     assert any("zero data retention" in i and "cannot learn" in i for i in texts(at.info)), texts(at.info)
     assert not [b for b in at.button if b.label == "Send label"]
+
+
+def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    at.file_uploader(key="batch_upload").set_value(("empty.csv", b"", "text/csv"))
+    at.run()
+    at.button(key="batch_go").click()
+    at.run()
+    no_exception(at)
+    errors = texts(at.error)
+    assert any("The file is empty" in e and "`text` column" in e for e in errors), errors
+    assert not any("EmptyDataError" in e for e in errors)
