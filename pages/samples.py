@@ -78,8 +78,8 @@ with browse_tab:
         # so the user fixes them instead of typing them again.
         pending = st.session_state.get("samples_pending", []) if editable else []
         stored_count = len(frame)
-        frame["problem"] = ""
-        if pending:
+        if pending:  # the problem column only while there are refused rows to fix
+            frame["problem"] = ""
             frame = pd.concat([frame, pd.DataFrame(pending)], ignore_index=True)
         st.caption(
             "Stored samples are read-only (the API has no sample update or delete). "
@@ -93,7 +93,7 @@ with browse_tab:
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
-            disabled=["id", "provenance", "problem"] if editable else True,
+            disabled=["id", "provenance", *(["problem"] if pending else [])] if editable else True,
             column_config={
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
                 "text": st.column_config.TextColumn("text", width="large", required=True),
