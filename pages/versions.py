@@ -7,7 +7,14 @@ import streamlit as st
 
 from app import engine_cache
 from app.records import as_dict
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary, probe_scores, versions_frame
+from app.versions import (
+    delta_color,
+    metrics_diff_frame,
+    per_trait_summary,
+    probe_scores,
+    signed,
+    versions_frame,
+)
 from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 
@@ -123,10 +130,15 @@ if cmp and cmp["handle"] == handle:
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     st.dataframe(
         diff.style.apply(delta_color, axis=1).format(
-            {"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}, na_rep="—"
+            {"A": "{:.3f}", "B": "{:.3f}", "B − A": signed, "se": "±{:.3f}"}, na_rep="—"
         ),
         hide_index=True,
         width="stretch",
+        column_config={"se": st.column_config.Column("± se", help="standard error of B − A")},
+    )
+    st.caption(
+        "Coloured only where B − A exceeds twice its standard error (from each version's sample counts; "
+        "one point for metrics without one): smaller differences are within the noise of training."
     )
     probe = cmp["probe"]
     if not cmp["snapshots"]:

@@ -13,7 +13,7 @@ from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
 from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary
+from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed
 from app.widgets import error_text
 from core.client import Client, ConflictError, Page
 from core.embedders import get_embedder
@@ -133,6 +133,19 @@ def test_knn_similarity_and_robust_z() -> None:
     sims = knn_similarity(X, k=1)
     assert list(sims) == [1.0, 1.0, 1.0, 0.0]
     assert robust_z(np.array([1.0, 1.0, 1.0])).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_compare_colours_only_changes_beyond_the_noise_and_never_shows_minus_zero() -> None:
+    counts = {"positive_samples": 40, "negative_samples": 40}
+    a = {"traits": {"t": {**counts, "roc_auc": 0.800, "accuracy": 0.75}}}
+    b = {"traits": {"t": {**counts, "roc_auc": 0.801, "accuracy": 0.95}}}
+    diff = metrics_diff_frame(a, b)
+    auc = diff[diff.metric == "roc_auc"].iloc[0]
+    assert 0.03 < auc["se"] < 0.1  # Hanley-McNeil at 40 per pole, both versions
+    assert delta_color(auc) == [""] * len(auc)  # +0.001 is within the noise: no colour
+    acc = diff[diff.metric == "accuracy"].iloc[0]
+    assert "46, 160, 67" in delta_color(acc)[3]  # +0.20 is far beyond it: green
+    assert signed(-0.0002) == "0.000" and signed(0.0123) == "+0.012" and signed(-0.5) == "-0.500"
 
 
 def test_metrics_diff_and_colours() -> None:
