@@ -246,13 +246,20 @@ with flags_tab:
         "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
     )
     if st.button("Check samples", key="flags_go"):
-        with guard("Checking samples"), st.spinner("Embedding and cross-validating…"):
+        with guard("Checking samples"):
+            bar = st.progress(0.0, text="Reading the samples…")
             everything = [as_dict(s) for s in client.list_samples(handle)]
+
+            def _flag_progress(done: int, total: int, trait: str) -> None:
+                text = f"Embedding and cross-validating {trait}: {done:,} of {total:,} samples checked"
+                bar.progress(done / total if total else 1.0, text=text if trait else "Checked.")
+
             st.session_state["samples_flags"] = (
                 handle,
                 len(everything),
-                flag_samples(everything, engine_cache.embedder(backend.embedder)),
+                flag_samples(everything, engine_cache.embedder(backend.embedder), _flag_progress),
             )
+            bar.empty()
     result = st.session_state.get("samples_flags")
     if result and result[0] == handle:
         _, checked, flagged = result

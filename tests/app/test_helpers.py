@@ -126,6 +126,26 @@ def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
     assert not any(f["id"] < 100 and f["flag"] == "likely mislabelled" for f in flagged)
 
 
+def test_flags_never_call_near_duplicates_outliers() -> None:
+    # Mostly near-duplicates of one long reply (only a number changes), so the median similarity is ~1
+    # with almost no spread; a smaller family of short near-duplicates, correctly labelled; one odd text.
+    long = (
+        "Thank you for contacting our support team about your recent order; we have processed the refund "
+        "and it will appear on your statement within three business days, reference {i}."
+    )
+    rows = [{"id": i, "trait": "tone", "text": long.format(i=i), "quality": 1.0} for i in range(40)]
+    rows += [
+        {"id": 100 + i, "trait": "tone", "text": f"not our problem, order {i} again", "quality": 0.0}
+        for i in range(12)
+    ]
+    rows.append({"id": 999, "trait": "tone", "text": "zzzq xxyv qqwp vvbn", "quality": 0.0})
+    seen: list[tuple[int, int]] = []
+    flagged = flag_samples(rows, get_embedder("hashing"), lambda done, total, _: seen.append((done, total)))
+    outliers = {f["id"] for f in flagged if f["flag"] == "outlier"}
+    assert outliers == {999}, outliers  # the odd one out; none of the short family (z < -3 before)
+    assert seen[0] == (0, 53) and seen[-1] == (53, 53)  # progress from the start to the end
+
+
 def test_knn_similarity_and_robust_z() -> None:
     import numpy as np
 
