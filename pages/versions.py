@@ -130,7 +130,13 @@ if cmp and cmp["handle"] == handle:
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     st.dataframe(
         diff.style.apply(delta_color, axis=1).format(
-            {"A": "{:.3f}", "B": "{:.3f}", "B − A": signed, "se": "±{:.3f}"}, na_rep="—"
+            {
+                "A": "{:.3f}",
+                "B": "{:.3f}",
+                "B − A": signed,
+                "se": lambda v: "—" if v is None or pd.isna(v) else f"±{v:.3f}",
+            },
+            na_rep="—",
         ),
         hide_index=True,
         width="stretch",
