@@ -205,10 +205,12 @@ with import_tab:
                     {"line": p["line"], "stage": "file", "message": p["message"], "row": ""}
                     for p in parsed.problems
                 ]
-                st.success(f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows.")
-                if rejected:
-                    st.warning(f"{len(rejected)} row(s) rejected:")
+                stored = f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows."
+                if rejected:  # anything refused is a warning, never a green success
+                    st.warning(f"{stored} {len(rejected)} row(s) rejected:")
                     st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
+                else:
+                    st.success(stored)
         elif parsed.problems:
             st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
 
