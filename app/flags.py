@@ -4,12 +4,15 @@ Mislabels come from out-of-fold scores: `core.engine.BalancedCosineTrait` fits e
 folds and keeps every sample's raw score from the fold that did not see it (`oof_raw_`); its calibrated
 score (sigmoid(k * raw)) far on the other side of 0.5 from the sample's own label is suspicious. Outliers
 are samples whose nearest neighbours within their trait are much less similar than usual (a robust z-score
-of the mean cosine similarity to the k nearest neighbours).
+of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its trait is
+never an outlier, and the spread behind the z-score has a floor: in a trait made mostly of near-duplicates
+the median similarity is ~1 with almost no spread, and ordinary samples would otherwise score z < -3.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +24,8 @@ from core.engine.trait_model import BalancedCosineTrait
 MISLABEL_MARGIN = 0.25  # flag a positive sample scored below 0.25 (a negative one above 0.75)
 OUTLIER_Z = -3.0  # robust z of the kNN similarity below which a sample is an outlier
 NEIGHBOURS = 5
+NEAR_DUPLICATE = 0.95  # cosine similarity to the nearest neighbour at which a sample has a near-duplicate
+MIN_SPREAD = 0.05  # floor of the robust spread (cosine): z < -3 needs at least 0.15 below the median
 
 
 def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
@@ -41,27 +46,47 @@ def knn_similarity(X: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
     return top.mean(axis=1)
 
 
-def robust_z(values: np.ndarray) -> np.ndarray:
+def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
     median = np.median(values)
-    mad = np.median(np.abs(values - median)) * 1.4826
+    mad = max(np.median(np.abs(values - median)) * 1.4826, min_spread)
     if mad < 1e-12:
         return np.zeros_like(values)
     return (values - median) / mad
 
 
-def flag_samples(samples: list[dict[str, Any]], embedder: Embedder) -> list[dict[str, Any]]:
-    """One row per flagged sample: id, trait, text, quality, oof_score, flag, why."""
+def nearest_similarity(X: np.ndarray) -> np.ndarray:
+    """Cosine similarity of each row to its most similar other row."""
+    return knn_similarity(X, k=1)
+
+
+def flag_samples(
+    samples: list[dict[str, Any]],
+    embedder: Embedder,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per flagged sample: id, trait, text, quality, oof_score, flag, why.
+
+    `progress(done, total, trait)` is called before each trait and once at the end (samples done so far).
+    """
     by_trait: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in samples:
         by_trait[s["trait"]].append(s)
     flagged: list[dict[str, Any]] = []
+    done = 0
     for trait, group in by_trait.items():
+        if progress:
+            progress(done, len(samples), trait)
+        done += len(group)
         if len(group) < 3:
             continue
         X = np.asarray(embedder.encode([s["text"] for s in group]), dtype=np.float64)
         q = np.asarray([float(s["quality"]) for s in group])
         oof = oof_scores(X, q)
-        z = robust_z(knn_similarity(X)) if len(group) >= 10 else np.zeros(len(group))
+        if len(group) >= 10:
+            z = robust_z(knn_similarity(X), MIN_SPREAD)
+            z[nearest_similarity(X) >= NEAR_DUPLICATE] = 0.0  # a near-duplicate is never an outlier
+        else:
+            z = np.zeros(len(group))
         for i, s in enumerate(group):
             reasons: list[tuple[str, str]] = []
             score = None if oof is None else float(oof[i])
@@ -84,6 +109,8 @@ def flag_samples(samples: list[dict[str, Any]], embedder: Embedder) -> list[dict
                         "why": why,
                     }
                 )
+    if progress:
+        progress(len(samples), len(samples), "")
     flagged.sort(
         key=lambda r: (r["flag"] != "likely mislabelled", -abs((r["oof_score"] or 0.5) - r["quality"]))
     )

@@ -2,7 +2,8 @@
 
 A draft model takes samples; a ready model's samples are frozen (the spec's rule 2), so its new labels go
 in as score feedback, the spec's path for a ready model to learn (buffered, then an automatic retraining).
-Pages that label (Samples, Label) call `add_labels` and show `LabelResult.message`.
+Pages that label (Samples, Label) call `add_labels` and show `LabelResult.message`, and `labelling_note` says
+up front what will happen to a label on this model.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.client import Client, Model
+from app.records import field as get
+from core.client import Client
+
+# The service retrains once this many labels are buffered (`SCORING_RETRAIN_BUFFER`); the API does not
+# report its setting, so the pages name the documented default.
+RETRAIN_BUFFER = 20
 
 
 class LabelsRefused(Exception):
@@ -23,31 +29,59 @@ class LabelResult:
     route: Literal["samples", "feedback"]
     ids: list[int] = field(default_factory=list)  # new sample ids (draft)
     buffered: int | None = None  # labels waiting for the automatic retraining (ready), after this call
+    retraining: bool = False  # the labels filled the buffer: the automatic retraining has started
 
     @property
     def message(self) -> str:
         if self.route == "samples":
             return f"Added {len(self.ids)} sample(s)."
-        waiting = ""
-        if self.buffered:
-            waiting = f" {self.buffered} label(s) now wait for the next automatic retraining."
-        return "Sent as feedback to the trained model." + waiting
+        head = "Sent as feedback to the trained model."
+        if self.retraining:
+            return head + " The buffer was full: an automatic retraining has started (a new version follows)."
+        return head + " " + retrain_when(self.buffered or 0)
 
 
-def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]) -> LabelResult:
-    """Store `labels` (`{"trait", "text", "quality"}` each): samples on a draft, feedback on a ready model."""
-    if model.state == "draft":
-        return LabelResult("samples", ids=client.add_samples(model.handle, labels))
-    if model.state != "ready":
-        raise LabelsRefused(
-            f"{model.handle} is {model.state}; labels can be added to a draft or a ready model. "
-            "Wait for the running operation to finish, then try again."
+def retrain_when(buffered: int) -> str:
+    """When the buffered labels will retrain the model, in the user's words."""
+    left = max(RETRAIN_BUFFER - buffered, 1)
+    return (
+        f"{buffered} label(s) are waiting; the service retrains the model automatically when "
+        f"{RETRAIN_BUFFER} have been sent (about {left} more, unless the service is set up with another "
+        "threshold), making a new version from them."
+    )
+
+
+def labelling_note(model: Any) -> str | None:
+    """What happens to a new label on `model` (a client record or dict); None for a draft (plain samples)."""
+    state, handle = get(model, "state"), get(model, "handle")
+    if state in ("draft", "failed"):
+        return None
+    if state != "ready":
+        return f"`{handle}` is **{state}**: labels can be added again once the running operation ends."
+    if get(model, "zero_data_retention"):
+        return (
+            f"`{handle}` is trained and has **zero data retention** on: the service keeps no text, so new "
+            "labels cannot be stored as feedback and the model cannot learn from them. To keep labelling, "
+            "create a draft model (without zero data retention) and add the samples there."
         )
-    if model.zero_data_retention:
-        raise LabelsRefused(
-            f"{model.handle} has zero-data-retention on, so a trained version cannot learn from new labels "
-            "(the service keeps no text). Create a new draft model to add samples."
-        )
+    return (
+        "This model is trained, so its stored samples are frozen: a new label goes in as **score feedback**. "
+        + retrain_when(int(get(model, "buffered_feedback") or 0))
+    )
+
+
+def add_labels(client: Client, model: Any, labels: Sequence[Mapping[str, Any]]) -> LabelResult:
+    """Store `labels` (`{"trait", "text", "quality"}` each): samples on a draft, feedback on a ready model.
+
+    `model` is the model as last read (a client record or dict); raises `LabelsRefused` when it cannot
+    take labels.
+    """
+    state, handle = get(model, "state"), str(get(model, "handle"))
+    if state in ("draft", "failed"):
+        return LabelResult("samples", ids=client.add_samples(handle, labels))
+    note = labelling_note(model)
+    if state != "ready" or get(model, "zero_data_retention"):
+        raise LabelsRefused(note or f"{handle} cannot take labels now.")
     by_text: dict[str, list[dict[str, Any]]] = {}
     for label in labels:
         by_text.setdefault(str(label["text"]), []).append(
@@ -55,6 +89,7 @@ def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]
         )
     buffered: int | None = None
     for text, feedback in by_text.items():
-        result = client.score(model.handle, text, feedback=feedback)
+        result = client.score(handle, text, feedback=feedback)
         buffered = result.feedback_buffered if result.feedback_buffered is not None else buffered
-    return LabelResult("feedback", buffered=buffered)
+    retraining = client.get_model(handle).state == "busy"
+    return LabelResult("feedback", buffered=buffered, retraining=retraining)

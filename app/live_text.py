@@ -3,7 +3,8 @@
 Streamlit's own text widgets commit only on Ctrl+Enter or blur. This is an `st.components.v2` component
 (inline HTML/CSS/JS, no build step, no download): it sends the text 300 ms after the last keystroke and on
 blur. Python owns the text: `revision` changes when Python replaces it (a preset, a shared link), and only
-then does the box take the value from Python, so a rerun never overwrites what the user is typing.
+then does the box take the value from Python, so a rerun never overwrites what the user is typing (not even
+when Streamlit rebuilds the box's HTML: the script keeps the user's latest text per key).
 """
 
 from __future__ import annotations
@@ -15,27 +16,45 @@ import streamlit as st
 HTML = '<textarea class="live-text" rows="4" spellcheck="true"></textarea>'
 CSS = """
 .live-text {
-  width: 100%; box-sizing: border-box; min-height: 9rem; resize: vertical;
-  font: inherit; font-size: 1.6rem; line-height: 1.4; padding: 0.75rem 1rem;
+  width: 100%; box-sizing: border-box; min-height: 8rem; resize: vertical;
+  font: inherit; font-size: 1.5rem; line-height: 1.4; padding: 0.75rem 1rem;
   color: var(--st-text-color); background: var(--st-secondary-background-color);
   border: 1px solid var(--st-border-color, rgba(49, 51, 63, 0.2)); border-radius: 0.5rem;
 }
 .live-text:focus { outline: 2px solid var(--st-primary-color); outline-offset: -1px; }
 """
 JS = """
+// What the user has in each box, kept outside the element: Streamlit may rebuild the component's HTML on a
+// rerun, and a fresh textarea must come back with the user's latest text (and focus), not an older copy.
+const boxes = new Map();
 export default function (component) {
   const { setStateValue, parentElement, data } = component;
+  const key = data.key;  // the Python key: the component's own id is new on every mount
   const box = parentElement.querySelector("textarea");
+  const rev = String(data.rev);
+  const kept = boxes.get(key);
   box.placeholder = data.placeholder || "";
   box.setAttribute("aria-label", data.label || "Text");
-  if (box.dataset.rev !== String(data.rev)) {
-    box.value = data.value ?? "";
-    box.dataset.rev = String(data.rev);
+  if (box.dataset.rev !== rev) {
+    const fresh = box.dataset.rev === undefined;
+    if (fresh && kept && kept.rev === rev) {
+      box.value = kept.value;  // the same revision: the user's own text wins
+      if (kept.focused) { box.focus(); box.setSelectionRange(kept.caret, kept.caret); }
+    } else {
+      box.value = data.value ?? "";  // Python replaced the text (a preset, a shared link)
+    }
+    box.dataset.rev = rev;
   }
+  const remember = () => boxes.set(key, {
+    rev, value: box.value, focused: box.getRootNode().activeElement === box, caret: box.selectionEnd,
+  });
+  remember();
   let timer = null;
   const send = () => { clearTimeout(timer); setStateValue("value", box.value); };
-  box.oninput = () => { clearTimeout(timer); timer = setTimeout(send, 300); };
-  box.onblur = send;
+  box.oninput = () => { remember(); clearTimeout(timer); timer = setTimeout(send, 300); };
+  box.onfocus = remember;
+  // Streamlit removing the element also blurs it: only a box still on the page was left by the user.
+  box.onblur = () => { send(); setTimeout(() => { if (box.isConnected) remember(); }, 0); };
 }
 """
 
@@ -59,7 +78,7 @@ def live_text_area(
 
     _component(
         key=key,
-        data={"value": value, "rev": revision, "label": label, "placeholder": placeholder},
+        data={"key": key, "value": value, "rev": revision, "label": label, "placeholder": placeholder},
         default={"value": value},
         on_value_change=_changed,
     )

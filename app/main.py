@@ -23,12 +23,29 @@ PAGES = ROOT / "pages"
 st.set_page_config(page_title="Scoring Workbench", page_icon=":material/bar_chart:", layout="wide")
 
 
-def _sidebar_picker(handles: list[str]) -> None:
+def default_handle(handles: list[str], namespace: str) -> str | None:
+    """What a first visit opens: the tagged demo model when it is there, else the first model listed."""
+    try:
+        from core.demo import read_demo_model, read_manifest
+
+        demos = [read_demo_model(e.slug).name for e in read_manifest() if e.on_first_start == "train_and_tag"]
+    except ValueError:  # unreadable sample data: no preferred demo
+        demos = []
+    preferred = [f"{namespace}.{name}" for name in demos]
+    return next((h for h in preferred if h in handles), handles[0] if handles else None)
+
+
+def _sidebar_picker(handles: list[str], namespace: str) -> None:
     # The canonical selection lives in session_state[MODEL_KEY] (not a widget key), so pages may set it
-    # at any time; the picker is re-seeded from it before it is drawn.
+    # at any time; the picker is re-seeded from it before it is drawn. A first visit (nothing picked, no
+    # ?model= in the URL) opens the demo model, so no page starts with "Pick a model".
     current = st.session_state.get(MODEL_KEY)
     if current is None and st.query_params.get("model"):
         current = st.query_params["model"]
+        st.session_state[MODEL_KEY] = current
+    if current is None and not st.session_state.get("model_defaulted"):
+        st.session_state["model_defaulted"] = True  # once: clearing the picker later is the user's choice
+        current = default_handle(handles, namespace)
         st.session_state[MODEL_KEY] = current
     options = list(handles)
     if current and current not in options:
@@ -94,7 +111,7 @@ def main() -> None:
             handles: list[str] = []
             with guard("Listing models"):
                 handles = list_handles(backend)
-            _sidebar_picker(handles)
+            _sidebar_picker(handles, backend.namespace)
         else:
             st.caption("Backend: **not connected**")
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COLUMNS = ("trait", "text", "quality", "source_url")
+EXPECTED_HEADER = "trait,text,quality[,source_url]"
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 EXPORT_COLUMNS = ("id", "trait", "text", "quality", "provenance", "source_url", "created_at")
 
 
@@ -18,6 +20,7 @@ class ParsedFile:
     rows: list[dict[str, Any]] = field(default_factory=list)  # ready to send
     lines: list[int] = field(default_factory=list)  # source line of each row, for error messages
     problems: list[dict[str, Any]] = field(default_factory=list)  # {"line", "message"}, never sent
+    notes: list[str] = field(default_factory=list)  # how the file was read (e.g. its delimiter), for the user
 
 
 def _clean(raw: dict[str, Any], line: int, out: ParsedFile) -> None:
@@ -73,10 +76,66 @@ def parse_samples(name: str, data: bytes) -> ParsedFile:
             else:
                 out.problems.append({"line": i, "message": "not an object"})
         return out
-    reader = csv.DictReader(io.StringIO(text))
+    return _parse_csv(text, out)
+
+
+def _parse_csv(text: str, out: ParsedFile) -> ParsedFile:
+    if not text.strip():
+        out.problems.append(
+            {
+                "line": 1,
+                "message": f"the file is empty: expected a header row `{EXPECTED_HEADER}`, "
+                "then one sample a line",
+            }
+        )
+        return out
+    try:  # a semicolon- or tab-separated export read as commas would send whole rows as text
+        delimiter = csv.Sniffer().sniff(text[:8192], delimiters="".join(DELIMITERS)).delimiter
+    except csv.Error:
+        delimiter = ","
+    if delimiter != ",":
+        out.notes.append(f"Read as {DELIMITERS[delimiter]}-separated values.")
+    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
+    header = [h.strip().lower() for h in (reader.fieldnames or []) if h is not None]
+    missing = [c for c in ("trait", "text", "quality") if c not in header]
+    if missing:
+        out.problems.append(
+            {
+                "line": 1,
+                "message": f"the header is `{delimiter.join(reader.fieldnames or [])}`; expected "
+                f"`{EXPECTED_HEADER}` (no {', '.join(missing)} column)",
+            }
+        )
+        return out
     for i, raw in enumerate(reader, start=2):  # line 1 is the header
         _clean(raw, i, out)
     return out
+
+
+def refused_rows(
+    payload: list[dict[str, Any]], errors: Iterable[Any], first_row: int
+) -> list[dict[str, Any]]:
+    """The grid rows the service refused, to keep in the grid marked with why.
+
+    `errors` are the import report's (`index` into `payload`, `message`); `first_row` is how many grid rows
+    come before the saved ones, so `problem` names the row number the user saw (1-based).
+    """
+    return [
+        {
+            **payload[e.index],
+            "provenance": "not saved",
+            "problem": f"grid row {first_row + e.index + 1}: {e.message}",
+        }
+        for e in errors
+    ]
+
+
+def unknown_trait_hint(message: str, trait_keys: Iterable[str]) -> str:
+    """For the service's "unknown trait" rejection: the model's trait keys, so the user can fix the file."""
+    keys = list(trait_keys)
+    if "unknown trait" in message.lower() and keys:
+        return f" (this model's trait keys: {', '.join(keys)})"
+    return ""
 
 
 def to_csv(samples: Iterable[dict[str, Any]]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -73,28 +74,71 @@ def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+MIN_CHANGE = 0.01  # metrics without a standard error: a change below one point is not coloured
+
+
+def metric_se(metric: str, value: Any, positive: Any, negative: Any) -> float | None:
+    """Sampling standard error of a version's metric from its own sample counts, where one is known.
+
+    ROC AUC: Hanley & McNeil (1982); accuracy: binomial. Other metrics: None.
+    """
+    if not isinstance(value, int | float) or not positive or not negative:
+        return None
+    n1, n0, v = float(positive), float(negative), float(value)
+    if metric == "roc_auc":
+        q1, q2 = v / (2 - v), 2 * v * v / (1 + v)
+        var = (v * (1 - v) + (n1 - 1) * (q1 - v * v) + (n0 - 1) * (q2 - v * v)) / (n1 * n0)
+        return math.sqrt(max(var, 0.0))
+    if metric == "accuracy":
+        return math.sqrt(max(v * (1 - v), 0.0) / (n1 + n0))
+    return None
+
+
 def metrics_diff_frame(a: dict[str, Any], b: dict[str, Any]) -> pd.DataFrame:
-    """Per trait and metric: A, B and B − A (traits of either version)."""
+    """Per trait and metric: A, B, B − A and the difference's standard error `se` (traits of either version).
+
+    `se` combines both versions' sampling errors (None where the metric has none); the table colours a change
+    only when it exceeds twice that, so noise between two trainings stays uncoloured.
+    """
     ta, tb = (a or {}).get("traits") or {}, (b or {}).get("traits") or {}
     rows = []
     for key in list(ta) + [k for k in tb if k not in ta]:
+        ma, mb = ta.get(key) or {}, tb.get(key) or {}
         for col in METRIC_COLUMNS:
-            va, vb = (ta.get(key) or {}).get(col), (tb.get(key) or {}).get(col)
+            va, vb = ma.get(col), mb.get(col)
             delta = vb - va if isinstance(va, int | float) and isinstance(vb, int | float) else None
-            rows.append({"trait": key, "metric": col, "A": va, "B": vb, "B − A": delta})
-    return pd.DataFrame(rows, columns=["trait", "metric", "A", "B", "B − A"])
+            se_a = metric_se(col, va, ma.get("positive_samples"), ma.get("negative_samples"))
+            se_b = metric_se(col, vb, mb.get("positive_samples"), mb.get("negative_samples"))
+            se = math.hypot(se_a, se_b) if se_a is not None and se_b is not None else None
+            rows.append({"trait": key, "metric": col, "A": va, "B": vb, "B − A": delta, "se": se})
+    return pd.DataFrame(rows, columns=["trait", "metric", "A", "B", "B − A", "se"])
+
+
+def signed(value: Any) -> str:
+    """A difference with its sign, and a plain 0.000 (never -0.000) for what rounds to nothing."""
+    if value is None or pd.isna(value):
+        return "—"
+    return "0.000" if abs(value) < 5e-4 else f"{value:+.3f}"
 
 
 def delta_color(row: pd.Series) -> list[str]:
-    """Green where B is better than A, red where worse (calibration error: lower is better)."""
+    """Green where B is clearly better than A, red where clearly worse (calibration error: lower is better).
+
+    Clearly: beyond twice the difference's standard error (or one point for metrics without one); the
+    colour deepens with the size of the change.
+    """
     delta = row["B − A"]
     styles = [""] * len(row)
-    if delta is None or pd.isna(delta) or abs(delta) < 5e-4:  # no colour for what shows as ±0.000
+    if delta is None or pd.isna(delta):
+        return styles
+    se = row.get("se")
+    noise = 2 * se if se is not None and not pd.isna(se) and se > 0 else MIN_CHANGE
+    if abs(delta) <= max(noise, 5e-4):
         return styles
     better = delta < 0 if row["metric"] in LOWER_IS_BETTER else delta > 0
-    colour = (
-        "background-color: rgba(46, 160, 67, 0.25)" if better else "background-color: rgba(248, 81, 73, 0.25)"
-    )
+    alpha = min(0.15 + 0.1 * abs(delta) / noise, 0.45)
+    rgb = "46, 160, 67" if better else "248, 81, 73"
+    colour = f"background-color: rgba({rgb}, {alpha:.2f})"
     return [colour if c in ("B", "B − A") else "" for c in row.index]
 
 

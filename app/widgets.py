@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+import pydantic
 import streamlit as st
 
 from app.backend import Backend, get_backend
 from app.records import as_dict, field
 from core.client import Client
-from core.client.errors import ApiError
+from core.client.errors import ApiError, TransportError
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
 EDITABLE_STATES = ("draft", "failed")  # states that accept trait and sample edits and runs from scratch
@@ -36,9 +37,35 @@ def error_text(exc: BaseException) -> str:
         if getattr(exc, "run_id", None):
             parts.append(f"run `{exc.run_id}`")
         return " — ".join(p for p in parts if p)
+    if isinstance(exc, TransportError):
+        return (
+            "**The scoring service cannot be reached.** Check the service URL (it ends in `/v1`) and that "
+            f"the service is running, then try again. ({_transport_reason(exc)})"
+        )
+    if isinstance(exc, pydantic.ValidationError):  # the client checked the input before sending it
+        problems = "; ".join(_field_problem(e) for e in exc.errors(include_url=False))
+        return f"**Please correct the input:** {problems}."
+    if isinstance(exc, ValueError):  # our own checks raise ValueError with a sentence for the user
+        return f"**{exc}**"
     code = getattr(exc, "code", None)
     prefix = f"`{code}` " if isinstance(code, str) else ""
     return f"**{type(exc).__name__}**: {prefix}{exc}"
+
+
+def _field_problem(error: Mapping[str, Any]) -> str:
+    where = ".".join(str(p) for p in error.get("loc", ()) if not isinstance(p, int) or p)
+    return f"{where or 'value'}: {str(error.get('msg', 'invalid')).lower()}"
+
+
+def _transport_reason(exc: TransportError) -> str:
+    text = str(exc)
+    if "Errno 111" in text or "Connection refused" in text:
+        return "nothing answers at that address"
+    if "Name or service not known" in text or "nodename nor servname" in text or "Errno -2" in text:
+        return "the host name is unknown"
+    if "Timeout" in text:
+        return "it did not answer in time"
+    return "the connection failed"
 
 
 def show_error(exc: BaseException, action: str | None = None) -> None:

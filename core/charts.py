@@ -19,6 +19,9 @@ from core.client.models import CompareResult, ScoreResult, Version
 NEGATIVE_COLOR = "#d9804a"
 POSITIVE_COLOR = "#3b7dd8"
 SERIES_COLORS = ("#3b7dd8", "#d9804a", "#5aa469", "#9a6fc4")
+LINE_DASHES = ("solid", "dash", "dot", "dashdot")
+MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
+UNIT_METRICS = frozenset({"roc_auc", "accuracy", "calibration_error"})
 
 Scores = ScoreResult | Mapping[str, float]
 TraitLabels = Mapping[str, tuple[str, str]] | Sequence[Any] | None
@@ -203,12 +206,22 @@ def metrics_across_versions(
                     name=key,
                     legendgroup=key,
                     showlegend=row == 1,
-                    line={"color": SERIES_COLORS[i % len(SERIES_COLORS)]} if len(trait_keys) <= 4 else None,
+                    # Traits often share a value (two ROC AUCs of 1.0): each gets its own dash, marker and
+                    # width, the first drawn widest, so a line on top never hides the one below it.
+                    line={
+                        "color": SERIES_COLORS[i % len(SERIES_COLORS)] if len(trait_keys) <= 4 else None,
+                        "dash": LINE_DASHES[i % len(LINE_DASHES)],
+                        "width": max(1.5, 5.0 - 1.2 * i),
+                    },
+                    marker={"symbol": MARKER_SYMBOLS[i % len(MARKER_SYMBOLS)], "size": max(6, 13 - 2 * i)},
                     hovertemplate=f"{key} v%{{x}}: %{{y:.3f}}<extra>{name}</extra>",
                 ),
                 row=row,
                 col=1,
             )
+    for row, name in enumerate(metrics, start=1):
+        if name in UNIT_METRICS:  # bounded in [0, 1]: a fixed axis, never plotly's padded auto-range
+            fig.update_yaxes(range=[0, 1.04], row=row, col=1)
     fig.update_xaxes(title_text="version", tickprefix="v", dtick=1, row=len(metrics), col=1)
     fig.update_layout(title=title or "Metrics across versions", height=max(300, 260 * len(metrics)))
     return fig

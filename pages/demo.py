@@ -10,12 +10,20 @@ from app.records import as_dict
 from app.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
 
+# A presenter's view: the sidebar starts collapsed, so the box and the bars get the whole projector screen.
+st.set_page_config(initial_sidebar_state="collapsed")
 backend = page_backend()
 client = backend.client
 
-# A shared link names the model and the text: honour them once per link.
+# A shared link names the model and the text: honour them once per link. The page writes the URL itself
+# as the text changes (`_sync_url`) and remembers what it wrote: the browser may send back any of those
+# (its URL lags behind the typing), and taking one for a new link would replace the box's text with an
+# older copy while the presenter keeps typing.
 url_model, url_text = st.query_params.get("model"), st.query_params.get("text")
 link = (url_model, url_text)
+written = st.session_state.setdefault("demo_written", [])
+if url_text in written:
+    st.session_state["demo_link"] = link
 if st.session_state.get("demo_link") != link:
     st.session_state["demo_link"] = link
     if url_text is not None:
@@ -36,7 +44,7 @@ with guard(f"Reading {handle}"):
 if not model:
     st.stop()
 
-st.title(model.get("description") or handle)
+st.header(model.get("description") or handle)
 st.caption(f"`{handle}`" + (f" · v{model['version_no']}" if model.get("version_no") else ""))
 if not model.get("version_no"):
     st.warning("This model has no trained version yet: train it on the **Training** page first.")
@@ -44,7 +52,13 @@ if not model.get("version_no"):
 
 
 def _sync_url() -> None:
-    st.query_params["text"] = st.session_state.get("demo_text", "")[:MAX_URL_TEXT]
+    # Only the URL is cut to a sane length; the text scored is the whole text.
+    url_text = st.session_state.get("demo_text", "")[:MAX_URL_TEXT]
+    st.query_params["text"] = url_text
+    st.session_state["demo_link"] = (st.query_params.get("model"), url_text)
+    written = st.session_state.setdefault("demo_written", [])
+    written.append(url_text)
+    del written[:-100]  # the browser only ever lags a few writes behind
 
 
 def _typed(text: str) -> None:
@@ -60,33 +74,39 @@ def _use_preset(text: str) -> None:
 
 
 presets = preset_texts(client, handle)
-with st.container(key="demo_presets"):
-    cols = st.columns(min(3, len(presets)))
-    for i, text in enumerate(presets):
-        label = text if len(text) <= 60 else text[:57] + "…"
-        cols[i % len(cols)].button(
-            label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch"
-        )
-
-st.caption("Type or paste a text: the bars follow as you type.")
-live_text_area(
-    "demo_live",
-    st.session_state.get("demo_text", ""),
-    st.session_state.get("demo_rev", 0),
-    _typed,
-    label="Text to score",
-    placeholder="Type something…",
-)
+# One projector screen (1280×800, sidebar collapsed): the box and the examples on the left, the bars and the
+# link on the right, so the bars stay in view while the presenter types.
+left, right = st.columns([5, 6], gap="large")
+with left:
+    live_text_area(
+        "demo_live",
+        st.session_state.get("demo_text", ""),
+        st.session_state.get("demo_rev", 0),
+        _typed,
+        label="Text to score",
+        placeholder="Type something: the bars follow as you type.",
+    )
+    with st.container(key="demo_presets"):
+        st.caption("Examples")
+        for i, text in enumerate(presets):
+            label = text if len(text) <= 70 else text[:67] + "…"
+            st.button(label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
 
 text = st.session_state.get("demo_text", "")
-if text.strip():
-    try:
-        result = client.score(handle, text)
-        st.plotly_chart(big_bars(score_bars(result, title=" ")), width="stretch", key="demo_chart")
-    except Exception as exc:  # noqa: BLE001
-        show_error(exc, "Scoring")
-    url = share_url(st.context.url, handle, text)
-    st.caption("Share this view:")
-    st.code(url, language=None)
-else:
-    st.caption("Choose an example above or type a text.")
+with right:
+    if text.strip():
+        try:
+            result = client.score(handle, text)
+            st.plotly_chart(big_bars(score_bars(result, title=" ")), width="stretch", key="demo_chart")
+        except Exception as exc:  # noqa: BLE001
+            show_error(exc, "Scoring")
+        url = share_url(st.context.url, handle, text)
+        cut = len(text) > MAX_URL_TEXT
+        st.caption(
+            "Share this view"
+            + (f" (the link holds the first {MAX_URL_TEXT:,} characters)" if cut else "")
+            + ":"
+        )
+        st.code(url, language=None, wrap_lines=True)
+    else:
+        st.info("Type a text on the left, or choose an example.")

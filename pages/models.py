@@ -55,6 +55,12 @@ with browse:
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
             o1, o2 = st.columns([3, 1])
+            # The box follows the sidebar: whenever the picked model changes (sidebar, Create), it shows it.
+            shown = [r["handle"] for r in rows]
+            picked = selected_handle()
+            if picked in shown and picked != st.session_state.get("models_open_synced"):
+                st.session_state["models_open_synced"] = picked
+                st.session_state["models_open_pick"] = picked
             pick = o1.selectbox("Open a model", [r["handle"] for r in rows], key="models_open_pick")
             if o2.button("Open", key="models_open", type="primary", width="stretch"):
                 select_model(pick)

@@ -8,9 +8,10 @@ import streamlit as st
 from app import engine_cache
 from app.flag_fixes import flag_fixes
 from app.flags import flag_samples
+from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
-from app.sample_io import parse_samples, to_csv, to_jsonl
+from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
@@ -18,12 +19,15 @@ SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
-if not editable and not busy:
-    st.info(f"The model is **{model.get('state')}**: its samples are frozen. Samples are added to drafts.")
+labelling = model.get("state") == "ready" and not model.get("zero_data_retention")  # labels go in as feedback
+if not editable and not busy and (note := labelling_note(model)):
+    st.info(note, icon=":material/school:" if labelling else ":material/block:")
 if model.get("zero_data_retention"):
     st.caption("Zero data retention is on: samples are purged when a training completes.")
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
+if warning := st.session_state.pop("samples_flash_warning", None):
+    st.warning(warning)
 
 traits: list[dict] = []
 with guard("Listing traits"):
@@ -71,6 +75,13 @@ with browse_tab:
             ],
             columns=["id", "trait", "text", "quality", "provenance", "source_url"],
         )
+        # Rows the service refused on the last save stay in the grid below the stored ones, marked with why,
+        # so the user fixes them instead of typing them again.
+        pending = st.session_state.get("samples_pending", []) if editable else []
+        stored_count = len(frame)
+        if pending:  # the problem column only while there are refused rows to fix
+            frame["problem"] = ""
+            frame = pd.concat([frame, pd.DataFrame(pending)], ignore_index=True)
         st.caption(
             "Stored samples are fixed or removed from the Flags tab. "
             + ("Add rows at the bottom of the table and save them." if editable else "")
@@ -83,7 +94,7 @@ with browse_tab:
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
-            disabled=["id", "provenance"] if editable else True,
+            disabled=["id", "provenance", *(["problem"] if pending else [])] if editable else True,
             column_config={
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
                 "text": st.column_config.TextColumn("text", width="large", required=True),
@@ -92,8 +103,9 @@ with browse_tab:
         )
         save_clicked = form.form_submit_button("Save new rows", disabled=not editable)
         pager_buttons("samples_pager", page)
-        new_rows = edited.iloc[len(frame) :] if len(edited) > len(frame) else edited.iloc[0:0]
-        changed_stored = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
+        new_rows = edited.iloc[stored_count:]  # the refused rows kept from the last save, then added ones
+        edits = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
+        changed_stored = {i: e for i, e in edits.items() if int(i) < stored_count}
         if changed_stored:
             st.warning(
                 f"{len(changed_stored)} stored row(s) edited: the API cannot change stored samples, so those "
@@ -113,27 +125,51 @@ with browse_tab:
                     for _, r in new_rows.iterrows()
                 ]
                 report = client.import_samples(handle, payload)
-                bad = "; ".join(f"row {e.index + 1}: {e.message}" for e in report.errors)
+                refused = refused_rows(payload, report.errors, stored_count)
+                st.session_state["samples_pending"] = refused
                 st.session_state.pop(editor_key, None)  # the saved rows now come from the server
-                st.session_state["samples_flash"] = f"Added {report.stored} sample(s)." + (
-                    f" Rejected: {bad}" if bad else ""
-                )
+                message = f"Added {report.stored} sample(s)."
+                if refused:
+                    st.session_state["samples_flash_warning"] = (
+                        f"{message} {len(refused)} row(s) were refused and stay in the grid, marked in the "
+                        "*problem* column: fix them and save again. "
+                        + "; ".join(r["problem"] for r in refused)
+                    )
+                else:
+                    st.session_state["samples_flash"] = message
                 st.rerun()
 
-    if editable and traits:
+    if (editable or labelling) and traits:
         with st.form("add_sample", clear_on_submit=True):
-            st.markdown("**Add one sample**")
+            st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
             a1, a2 = st.columns([1, 3])
             trait_one = a1.selectbox("Trait", trait_keys, format_func=lambda k: trait_names.get(k, k))
             quality_one = a1.slider("Quality (0 = negative pole, 1 = positive)", 0.0, 1.0, 1.0, 0.05)
             text_one = a2.text_area("Text", height=110)
-            if st.form_submit_button("Add sample"):
-                with guard("Adding the sample"):
-                    client.add_samples(
-                        handle, [{"trait": trait_one, "text": text_one, "quality": quality_one}]
-                    )
-                    st.session_state["samples_flash"] = "Added 1 sample."
-                    st.rerun()
+            if st.form_submit_button("Add sample" if editable else "Send label"):
+                if not text_one.strip():
+                    st.warning("Enter the sample's text first.")
+                else:
+                    try:
+                        with guard("Adding the sample"):
+                            label = {"trait": trait_one, "text": text_one, "quality": quality_one}
+                            result = add_labels(client, model, [label])
+                            st.session_state["samples_flash"] = result.message
+                            st.rerun()
+                    except LabelsRefused as refused:
+                        st.warning(str(refused))
+
+
+def _valid_traits_hint(message: str) -> str:
+    """A rejection for an unknown trait names the model's trait keys, so the user can fix the file."""
+    if (
+        "trait" in message.lower()
+        and ("unknown" in message.lower() or "not" in message.lower())
+        and trait_keys
+    ):
+        return f" (this model's trait keys: {', '.join(trait_keys)})"
+    return ""
+
 
 with import_tab:
     st.caption(
@@ -144,6 +180,8 @@ with import_tab:
     upload = st.file_uploader("Samples file", type=["csv", "jsonl", "ndjson", "json"], key="samples_upload")
     if upload is not None:
         parsed = parse_samples(upload.name, upload.getvalue())
+        for note in parsed.notes:
+            st.info(note, icon=":material/info:")
         st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
         if parsed.rows:
             st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
@@ -157,16 +195,23 @@ with import_tab:
                 report = client.import_samples(handle, parsed.rows, batch_size=500, progress=_progress)
                 bar.progress(1.0, text="Import finished")
                 rejected = [
-                    {"line": parsed.lines[e.index], "stage": e.stage, "message": e.message, "row": str(e.row)}
+                    {
+                        "line": parsed.lines[e.index],
+                        "stage": e.stage,
+                        "message": e.message + unknown_trait_hint(e.message, trait_keys),
+                        "row": str(e.row),
+                    }
                     for e in report.errors
                 ] + [
                     {"line": p["line"], "stage": "file", "message": p["message"], "row": ""}
                     for p in parsed.problems
                 ]
-                st.success(f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows.")
-                if rejected:
-                    st.warning(f"{len(rejected)} row(s) rejected:")
+                stored = f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows."
+                if rejected:  # anything refused is a warning, never a green success
+                    st.warning(f"{stored} {len(rejected)} row(s) rejected:")
                     st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
+                else:
+                    st.success(stored)
         elif parsed.problems:
             st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
 
@@ -204,13 +249,20 @@ with flags_tab:
         "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
     )
     if st.button("Check samples", key="flags_go"):
-        with guard("Checking samples"), st.spinner("Embedding and cross-validating…"):
+        with guard("Checking samples"):
+            bar = st.progress(0.0, text="Reading the samples…")
             everything = [as_dict(s) for s in client.list_samples(handle)]
+
+            def _flag_progress(done: int, total: int, trait: str) -> None:
+                text = f"Embedding and cross-validating {trait}: {done:,} of {total:,} samples checked"
+                bar.progress(done / total if total else 1.0, text=text if trait else "Checked.")
+
             st.session_state["samples_flags"] = (
                 handle,
                 len(everything),
-                flag_samples(everything, engine_cache.embedder(backend.embedder)),
+                flag_samples(everything, engine_cache.embedder(backend.embedder), _flag_progress),
             )
+            bar.empty()
     result = st.session_state.get("samples_flags")
     if result and result[0] == handle:
         _, checked, flagged = result

@@ -82,7 +82,14 @@ with batch:
     if upload is not None and st.button("Score file", key="batch_go", disabled=not has_version):
         with guard("Batch scoring"):
             # index_col=False: an unquoted comma in a text must not turn the first column into the index.
-            frame = pd.read_csv(io.BytesIO(upload.getvalue()), index_col=False).reset_index(drop=True)
+            try:
+                frame = pd.read_csv(io.BytesIO(upload.getvalue()), index_col=False).reset_index(drop=True)
+            except pd.errors.EmptyDataError:
+                raise ValueError(
+                    "The file is empty: upload a CSV with a `text` column (or the texts in its first column)."
+                ) from None
+            if frame.empty:
+                raise ValueError("The file has a header but no rows: add one text a line under it.")
             column = "text" if "text" in frame.columns else frame.columns[0]
             texts = frame[column].astype(str).tolist()
             bar = st.progress(0.0, text="Scoring…")

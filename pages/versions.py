@@ -7,7 +7,14 @@ import streamlit as st
 
 from app import engine_cache
 from app.records import as_dict
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary, probe_scores, versions_frame
+from app.versions import (
+    delta_color,
+    metrics_diff_frame,
+    per_trait_summary,
+    probe_scores,
+    signed,
+    versions_frame,
+)
 from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 
@@ -34,7 +41,10 @@ with st.container(border=True):
     with g1.form("tag_form", clear_on_submit=True):
         active = f"v{model['version_no']}" if model.get("version_no") else "none"
         tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
-        if st.form_submit_button("Tag"):
+        submitted = st.form_submit_button("Tag")
+        if submitted and not tag.strip():
+            st.warning("Enter a tag name first, for example `prod`.", icon=":material/edit:")
+        elif submitted:
             with guard("Tagging"):
                 result = client.tag_version(handle, tag.strip())
                 st.session_state["versions_flash"] = f"Tagged v{result.version_no} as `{result.tag}`."
@@ -120,10 +130,21 @@ if cmp and cmp["handle"] == handle:
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     st.dataframe(
         diff.style.apply(delta_color, axis=1).format(
-            {"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}, na_rep="—"
+            {
+                "A": "{:.3f}",
+                "B": "{:.3f}",
+                "B − A": signed,
+                "se": lambda v: "—" if v is None or pd.isna(v) else f"±{v:.3f}",
+            },
+            na_rep="—",
         ),
         hide_index=True,
         width="stretch",
+        column_config={"se": st.column_config.Column("± se", help="standard error of B − A")},
+    )
+    st.caption(
+        "Coloured only where B − A exceeds twice its standard error (from each version's sample counts; "
+        "one point for metrics without one): smaller differences are within the noise of training."
     )
     probe = cmp["probe"]
     if not cmp["snapshots"]:

@@ -14,6 +14,7 @@ from core.client.errors import (
     ScoringClientError,
     ServerError,
     TransportError,
+    UnexpectedRedirectError,
     ValidationError,
     WaitTimeoutError,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "TraitInput",
     "TraitScore",
     "TransportError",
+    "UnexpectedRedirectError",
     "ValidationError",
     "Version",
     "WaitTimeoutError",

@@ -63,7 +63,15 @@ def normalize_base_url(url: str) -> str:
 
 
 def _path(*parts: str | int) -> str:
+    """The URL path of `parts`; an empty part would name another resource (or a redirect): refused."""
+    if any(str(p).strip() == "" for p in parts):
+        raise ValueError(f"A name in the request path {'/'.join(map(str, parts))!r} is empty.")
     return "/" + "/".join(quote(str(p), safe="") for p in parts)
+
+
+def _require_name(name: str, what: str) -> None:
+    if not str(name).strip():
+        raise ValueError(f"The {what} is empty: enter a name.")
 
 
 def _clean(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -138,7 +146,11 @@ class Client:
         content: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        """Send one logical call (same `X-Request-Id` on every attempt); raise `ApiError` on >= 400."""
+        """Send one logical call (same `X-Request-Id` on every attempt); raise `ApiError` on >= 300.
+
+        A 3xx is an error too (`UnexpectedRedirectError`): redirects are not followed, and the body of one is
+        never the result the caller asked for.
+        """
         request_id = f"req_{uuid.uuid4().hex}"
         send_headers = {"X-Request-Id": request_id, **(headers or {})}
         attempt = 0
@@ -162,7 +174,7 @@ class Client:
                     f"(after {attempt + 1} attempt{'s' if attempt else ''})",
                     request_id=request_id,
                 ) from exc
-            if response.status_code < 400:
+            if response.status_code < 300:
                 return response
             if attempt < self.retries and retry.should_retry_status(response.status_code, safety):
                 delay = retry.backoff_delay(attempt, self.backoff)
@@ -502,10 +514,12 @@ class Client:
 
     def tag_version(self, handle: str, name: str) -> TagResult:
         """Point tag `name` at the active version (moving it if it exists)."""
+        _require_name(name, "tag name")
         response = self.request("POST", _path("models", handle, "versions", name))
         return TagResult.model_validate(response.json())
 
     def untag_version(self, handle: str, name: str) -> TagDeleteResult:
+        _require_name(name, "tag name")
         response = self.request("DELETE", _path("models", handle, "versions", name))
         return TagDeleteResult.model_validate(response.json())
 
@@ -572,9 +586,7 @@ class Client:
         )
         return response.text
 
-    def compare(
-        self, handle: str, a: str, b: str, *, version: str | int | None = None
-    ) -> CompareResult:
+    def compare(self, handle: str, a: str, b: str, *, version: str | int | None = None) -> CompareResult:
         """Score two texts with one version; `difference` is b − a per trait."""
         body: dict[str, Any] = {"a": a, "b": b}
         if version is not None:

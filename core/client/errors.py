@@ -96,6 +96,10 @@ class ServerError(ApiError):
     """5xx after the client's retries ran out (or at once, where a retry would not be safe)."""
 
 
+class UnexpectedRedirectError(ApiError):
+    """The service answered 3xx: the client follows no redirect, and a redirect is never a result."""
+
+
 class TransportError(ScoringClientError):
     """The service could not be reached (connection refused, timeout, reset) after retries."""
 
@@ -161,6 +165,8 @@ _DEFAULT_CODES: dict[int, str] = {
 def error_class(status: int) -> type[ApiError]:
     if status >= 500:
         return ServerError
+    if 300 <= status < 400:
+        return UnexpectedRedirectError
     return _BY_STATUS.get(status, ApiError)
 
 
@@ -205,6 +211,16 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
             message = str(body["message"])
             code = str(body.get("code") or code)
 
+    if 300 <= status < 400:  # an empty path segment, or a base URL that moved: never a result
+        code = "unexpected_redirect"
+        where = response.headers.get("location")
+        request = response.request
+        message = (
+            f"The service answered {status} {response.reason_phrase or 'redirect'} to "
+            f"{request.method} {request.url.path}"
+            + (f" (pointing at {where})" if where else "")
+            + " instead of a result: check the service URL and that no name in the request is empty."
+        )
     return error_class(status)(
         status,
         code,

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 import os
+import random
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
@@ -33,7 +34,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SHOTS = ROOT / "artifacts" / "screenshots"
+# Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
+SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
+SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 pytestmark = [
@@ -118,6 +121,10 @@ class Ui:
         self.settle(timeout=300_000)  # the first load starts the service and loads the demo models
 
     def nav(self, title: str) -> None:
+        expand = self.page.locator("[data-testid='stExpandSidebarButton']")
+        if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
+            expand.first.click()
+            self.page.wait_for_timeout(500)
         self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
         self.settle()
         self.page.get_by_role("heading", name=title).first.wait_for()
@@ -150,6 +157,11 @@ class Ui:
         self.page.wait_for_timeout(300)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         self.page.set_viewport_size(size)
+
+    def screen(self, name: str) -> None:
+        """What one screen shows, without scrolling (the viewport as it is)."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
     def no_exception(self) -> None:
         assert self.page.locator("[data-testid='stException']").count() == 0
@@ -189,8 +201,12 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.shot("01_models")
 
     ui.tab("Create")
-    ui.fill("Handle", handle)
-    ui.fill("Description", "Journey through the workbench")
+    # The create form's own fields: the demo model is open, so "Edit selected" has a Description too.
+    create = page.locator("[data-testid='stForm']").filter(
+        has=page.get_by_role("button", name="Create model")
+    )
+    create.get_by_label("Handle", exact=True).fill(handle)
+    create.get_by_label("Description", exact=True).fill("Journey through the workbench")
     ui.click("Create model")
     ui.expect_text(f"Created {handle}")
     ui.no_exception()
@@ -347,3 +363,102 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.expect_text("In use:")
     ui.no_exception()
     ui.shot("09_settings")
+
+
+DEMO_MODEL = "local.support-replies"  # loaded, trained and tagged on the embedded service's first start
+
+
+def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
+    """Type as a presenter does: bursts of keys, then pauses of 0.2–1 s (the box sends after 300 ms)."""
+    for word in text.split(" "):
+        page.keyboard.type(word + " ", delay=rng.randint(30, 90))
+        if rng.random() < 0.8:
+            page.wait_for_timeout(rng.uniform(200, 1000))
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, int]) -> None:
+    """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
+    the bars stay on one screen while typing (the presenter's sidebar starts collapsed)."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    page = browser.new_page(viewport=screen)
+    ui = Ui(page)
+    name = f"demo_{screen['width']}x{screen['height']}"
+    try:
+        ui.goto(f"{app_url}/demo?model={DEMO_MODEL}")
+        page.locator(".st-key-preset_0 button").wait_for()
+        box = page.locator("textarea.live-text")
+        box.click()
+        said = "Dear customer, I am truly sorry about the delay and I have refunded the charge today."
+        _type_with_pauses(page, said, rng)
+        typed = said + " "
+        expect(box).to_have_value(typed, timeout=5_000)
+        ui.settle()
+        expect(box).to_have_value(typed)  # the last rerun did not replace it either
+        expect(page.locator("[data-testid='stCode']")).to_contain_text(
+            quote_plus(typed.strip()), timeout=30_000
+        )
+        bars = page.locator(".st-key-demo_chart .js-plotly-plot .bars path")
+        expect(bars.first).to_be_attached()
+        chart = page.locator(".st-key-demo_chart").bounding_box()
+        assert chart["y"] + chart["height"] <= screen["height"], (chart, screen)  # in view, no scrolling
+        sidebar = page.locator("[data-testid='stSidebar']").bounding_box()
+        assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1, sidebar  # collapsed: off screen
+        ui.screen(name)
+
+        # Longer than a link holds: the box and the bars keep the whole text, only the link is cut.
+        box.press("End")
+        long_tail = " More." * 260
+        box.press_sequentially(long_tail[:40], delay=5)
+        box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
+        whole = typed + long_tail
+        ui.settle()
+        page.wait_for_timeout(600)
+        ui.settle()
+        expect(box).to_have_value(whole)
+        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
+        ui.no_exception()
+    except BaseException:
+        ui.shot(f"{name}_failure")
+        raise
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: object, screen: dict[str, int]) -> None:
+    """A first visit opens the demo model; an empty tag asks for a name; a label on the trained demo model
+    goes in as score feedback and the page says when it will retrain."""
+    page = browser.new_page(viewport=screen)
+    ui = Ui(page)
+    size = f"{screen['width']}x{screen['height']}"
+    try:
+        ui.goto(app_url)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(DEMO_MODEL)
+        expect(page.get_by_role("combobox", name="Open a model")).to_have_value(DEMO_MODEL)
+        ui.no_exception()
+        ui.screen(f"first_visit_{size}")
+
+        ui.nav("Versions")
+        ui.click("Tag")
+        ui.expect_text("Enter a tag name first")
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        ui.no_exception()
+        ui.screen(f"versions_empty_tag_{size}")
+
+        ui.nav("Samples")
+        ui.expect_text("a new label goes in as score feedback")
+        form = page.locator("[data-testid='stForm']", has_text="Add a label")
+        form.locator("textarea").fill("Thank you so much for your patience, I have fixed it for you.")
+        form.get_by_role("button", name="Send label").click()
+        ui.settle()
+        ui.expect_text("Sent as feedback to the trained model.")
+        ui.no_exception()
+        ui.shot(f"samples_label_feedback_{size}")
+    except BaseException:
+        ui.shot(f"newcomer_{size}_failure")
+        raise
+    finally:
+        page.close()

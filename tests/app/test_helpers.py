@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pydantic
 
 from app.demo_view import share_url
 from app.flags import flag_samples, knn_similarity, robust_z
 from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
-from app.sample_io import parse_samples, to_csv, to_jsonl
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary, trait_metrics_frame
+from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
+from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
 from app.widgets import error_text
-from core.client import ConflictError, Page
+from core.client import Client, ConflictError, Page
 from core.embedders import get_embedder
 from tests.app.support import formality_samples
 
@@ -83,7 +84,27 @@ def test_error_text_names_code_status_and_request_id() -> None:
     text = error_text(exc)
     assert "The model is busy." in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
-    assert error_text(ValueError("bad")) == "**ValueError**: bad"
+    assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
+
+
+def test_error_text_speaks_the_users_words_for_unreachable_services_and_bad_input() -> None:
+    with Client("http://127.0.0.1:9/v1", "sk_nope", retries=0) as dead:
+        try:
+            dead.list_models_page(limit=1)
+        except Exception as exc:  # noqa: BLE001
+            text = error_text(exc)
+    assert "cannot be reached" in text and "nothing answers at that address" in text
+    assert "Errno" not in text and "TransportError" not in text
+
+    class Sample(pydantic.BaseModel):
+        text: str = pydantic.Field(min_length=1)
+
+    try:
+        Sample(text="")
+    except pydantic.ValidationError as exc:
+        text = error_text(exc)
+    assert text.startswith("**Please correct the input:** text: string should have at least 1 character")
+    assert "pydantic.dev" not in text
 
 
 def test_records_read_dicts_models_and_objects() -> None:
@@ -105,6 +126,26 @@ def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
     assert not any(f["id"] < 100 and f["flag"] == "likely mislabelled" for f in flagged)
 
 
+def test_flags_never_call_near_duplicates_outliers() -> None:
+    # Mostly near-duplicates of one long reply (only a number changes), so the median similarity is ~1
+    # with almost no spread; a smaller family of short near-duplicates, correctly labelled; one odd text.
+    long = (
+        "Thank you for contacting our support team about your recent order; we have processed the refund "
+        "and it will appear on your statement within three business days, reference {i}."
+    )
+    rows = [{"id": i, "trait": "tone", "text": long.format(i=i), "quality": 1.0} for i in range(40)]
+    rows += [
+        {"id": 100 + i, "trait": "tone", "text": f"not our problem, order {i} again", "quality": 0.0}
+        for i in range(12)
+    ]
+    rows.append({"id": 999, "trait": "tone", "text": "zzzq xxyv qqwp vvbn", "quality": 0.0})
+    seen: list[tuple[int, int]] = []
+    flagged = flag_samples(rows, get_embedder("hashing"), lambda done, total, _: seen.append((done, total)))
+    outliers = {f["id"] for f in flagged if f["flag"] == "outlier"}
+    assert outliers == {999}, outliers  # the odd one out; none of the short family (z < -3 before)
+    assert seen[0] == (0, 53) and seen[-1] == (53, 53)  # progress from the start to the end
+
+
 def test_knn_similarity_and_robust_z() -> None:
     import numpy as np
 
@@ -112,6 +153,19 @@ def test_knn_similarity_and_robust_z() -> None:
     sims = knn_similarity(X, k=1)
     assert list(sims) == [1.0, 1.0, 1.0, 0.0]
     assert robust_z(np.array([1.0, 1.0, 1.0])).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_compare_colours_only_changes_beyond_the_noise_and_never_shows_minus_zero() -> None:
+    counts = {"positive_samples": 40, "negative_samples": 40}
+    a = {"traits": {"t": {**counts, "roc_auc": 0.800, "accuracy": 0.75}}}
+    b = {"traits": {"t": {**counts, "roc_auc": 0.801, "accuracy": 0.95}}}
+    diff = metrics_diff_frame(a, b)
+    auc = diff[diff.metric == "roc_auc"].iloc[0]
+    assert 0.03 < auc["se"] < 0.1  # Hanley-McNeil at 40 per pole, both versions
+    assert delta_color(auc) == [""] * len(auc)  # +0.001 is within the noise: no colour
+    acc = diff[diff.metric == "accuracy"].iloc[0]
+    assert "46, 160, 67" in delta_color(acc)[3]  # +0.20 is far beyond it: green
+    assert signed(-0.0002) == "0.000" and signed(0.0123) == "+0.012" and signed(-0.5) == "-0.500"
 
 
 def test_metrics_diff_and_colours() -> None:
@@ -169,3 +223,46 @@ def test_trait_metrics_frame_says_how_each_trait_was_trained() -> None:
     metrics = {"traits": {"a": {"method": "zero_shot"}, "b": {"method": "prior"}, "c": {"roc_auc": 0.9}}}
     frame = trait_metrics_frame(metrics)
     assert list(frame["method"]) == ["zero-shot (pole labels only)", "samples + label prior", "samples"]
+
+
+def test_parse_csv_sniffs_the_delimiter_and_names_the_expected_header() -> None:
+    parsed = parse_samples("s.csv", b"trait;text;quality\nformality;Dear sir, thanks;1\nformality;hey;0\n")
+    assert parsed.rows == [
+        {"trait": "formality", "text": "Dear sir, thanks", "quality": 1.0},
+        {"trait": "formality", "text": "hey", "quality": 0.0},
+    ]
+    assert parsed.notes == ["Read as semicolon-separated values."]
+
+    wrong = parse_samples("s.csv", b"label,sentence,score\nformality,hey,0\n")
+    assert wrong.rows == [] and len(wrong.problems) == 1  # one message about the header, not one a line
+    assert "trait,text,quality[,source_url]" in wrong.problems[0]["message"]
+    assert "no trait, text, quality column" in wrong.problems[0]["message"]
+
+    empty = parse_samples("s.csv", b"")
+    assert "the file is empty" in empty.problems[0]["message"] and empty.rows == []
+
+
+def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str) -> None:
+    report = client.import_samples(draft, [{"trait": "no_such_trait", "text": "hello", "quality": 1.0}])
+    (error,) = report.errors
+    hint = unknown_trait_hint(error.message, ["formality", "sentiment"])
+    assert hint == " (this model's trait keys: formality, sentiment)", error.message
+    assert unknown_trait_hint("quality: must be at most 1", ["formality"]) == ""
+
+
+def test_grid_save_keeps_refused_rows_with_their_grid_position(client: Client, draft: str) -> None:
+    payload = [
+        {
+            "trait": "formality",
+            "text": "Yours faithfully, the committee.",
+            "quality": 1.0,
+            "source_url": None,
+        },
+        {"trait": "formality", "text": "", "quality": 1.0, "source_url": None},  # refused: empty text
+        {"trait": "formality", "text": "sup dude", "quality": 0.0, "source_url": None},
+    ]
+    report = client.import_samples(draft, payload)
+    assert report.stored == 2
+    (kept,) = refused_rows(payload, report.errors, first_row=24)  # 24 stored rows shown above the new ones
+    assert kept["text"] == "" and kept["provenance"] == "not saved"
+    assert kept["problem"].startswith("grid row 26: ")  # the second new row, under 24 stored ones

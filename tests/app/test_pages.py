@@ -26,6 +26,20 @@ def test_main_shows_backend_namespace_and_picker(service: LocalService, trained:
     assert at.session_state["model"] == trained
 
 
+def test_first_visit_opens_the_demo_model(service: LocalService, client: Client, trained: str) -> None:
+    from app.main import default_handle
+
+    at = main_app()
+    at.run()
+    no_exception(at)
+    picker = at.sidebar.selectbox(key="model_picker")
+    assert picker.value == at.session_state["model"] == picker.options[0]  # something is open
+    demo = f"{service.namespace}.support-replies"
+    assert default_handle([trained, demo], service.namespace) == demo  # the tagged demo model first
+    assert default_handle([trained], service.namespace) == trained
+    assert default_handle([], service.namespace) is None
+
+
 def test_models_lists_and_creates(service: LocalService, client: Client, trained: str) -> None:
     at = page("models")
     at.run()
@@ -48,6 +62,8 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
     ]
     assert at.session_state["model"] == handle
     assert any("Created" in t for t in texts(at.success))
+    at.run()
+    assert at.selectbox(key="models_open_pick").value == handle  # the Open box follows the new pick
 
 
 def test_models_create_checks_namespace_before_sending(client: Client) -> None:
@@ -202,6 +218,19 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     at.run()
     no_exception(at)
     assert "prod" not in client.get_version(trained, "v2").tags
+
+
+def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
+    before = sorted(client.get_version(trained, "v2").tags)
+    at = page("versions", trained)
+    at.run()
+    by_label(at.text_input, "Tag the active version (v2)").set_value("   ")
+    by_label(at.button, "Tag").click()
+    at.run()
+    no_exception(at)
+    assert not at.error, texts(at.error)
+    assert any("Enter a tag name" in w for w in texts(at.warning)), texts(at.warning)
+    assert sorted(client.get_version(trained, "v2").tags) == before
 
 
 def test_api_errors_show_message_and_request_id(trained: str) -> None:
@@ -378,8 +407,9 @@ def test_samples_import_jsonl_reports_rejected_rows(client: Client, draft: str) 
     at.button(key="samples_import").click()
     at.run()
     no_exception(at)
-    assert any("Stored 1 of 3 rows." in t for t in texts(at.success))
+    assert any("Stored 1 of 3 rows." in t for t in texts(at.warning))
     assert any("2 row(s) rejected" in t for t in texts(at.warning))
+    assert not at.success  # a partial import is a warning, not a success
     assert "With kind regards, the committee." in [s.text for s in client.list_samples(draft)]
 
 
@@ -479,3 +509,43 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     labelled = [s for s in client.list_samples(draft) if s.id not in before]
     assert [(s.text, s.quality) for s in labelled] == [(first["text"], 0.0)]
     assert not any(f"#{first['id']} " in str(c.value) for c in at.caption)
+
+
+def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
+    before = client.get_model(trained).buffered_feedback or 0
+    at = page("samples", trained)
+    at.run()
+    no_exception(at)
+    assert any("score feedback" in i for i in texts(at.info)), texts(at.info)
+    by_label(at.text_area, "Text").set_value("Dear colleague, thank you kindly for the report.")
+    by_label(at.button, "Send label").click()
+    at.run()
+    no_exception(at)
+    assert (client.get_model(trained).buffered_feedback or 0) == before + 1
+    assert any("Sent as feedback" in s and "retrains the model automatically" in s for s in texts(at.success))
+
+
+def test_samples_zero_data_retention_says_why_it_cannot_learn(service: LocalService, client: Client) -> None:
+    from tests.app.support import make_draft
+
+    handle = make_draft(client, new_handle(service, "zdr-ready"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    client.update_model(handle, zero_data_retention=True)
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert any("zero data retention" in i and "cannot learn" in i for i in texts(at.info)), texts(at.info)
+    assert not [b for b in at.button if b.label == "Send label"]
+
+
+def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    at.file_uploader(key="batch_upload").set_value(("empty.csv", b"", "text/csv"))
+    at.run()
+    at.button(key="batch_go").click()
+    at.run()
+    no_exception(at)
+    errors = texts(at.error)
+    assert any("The file is empty" in e and "`text` column" in e for e in errors), errors
+    assert not any("EmptyDataError" in e for e in errors)

@@ -88,3 +88,14 @@ def test_metrics_across_versions_orders_by_version() -> None:
     assert lines[("t", "y")] == ([1, 2], [0.7, 0.9])
     assert lines[("u", "y")] == ([1], [0.6])
     assert lines[("t", "y2")] == ([2], [0.8])  # v1 had no accuracy
+
+
+def test_metrics_across_versions_unit_axis_and_overlapping_traits_stay_visible() -> None:
+    same = {"roc_auc": 1.0}
+    versions = [{"version_no": n, "metrics": {"traits": {"a": same, "b": same}}} for n in (1, 2)]
+    fig = metrics_across_versions(versions, "roc_auc")
+    assert list(fig.layout.yaxis.range) == [0, 1.04]  # ROC AUC lives in [0, 1], not plotly's 0-2
+    a, b = fig.data
+    assert list(a.y) == list(b.y)  # the two lines coincide…
+    assert a.line.dash != b.line.dash and a.marker.symbol != b.marker.symbol  # …and both show
+    assert a.line.width > b.line.width  # the one drawn first is wider, so it shows around the other

@@ -11,6 +11,7 @@ from core.client import (
     ConflictError,
     NotFoundError,
     PermissionDeniedError,
+    UnexpectedRedirectError,
     ValidationError,
 )
 from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Service, make_draft
@@ -120,3 +121,20 @@ def test_409_codes_from_model_states(client: Client, service: Service) -> None:
     with pytest.raises(ConflictError) as archived:
         client.update_model(draft, description="too late")
     assert archived.value.code == "model_archived"
+
+
+def test_empty_names_refused_and_a_redirect_is_never_a_result(client: Client, service: Service) -> None:
+    draft = make_draft(client, service.handle("emptytag"))
+    for blank in ("", "  "):
+        with pytest.raises(ValueError, match="tag name is empty"):
+            client.tag_version(draft, blank)
+        with pytest.raises(ValueError, match="tag name is empty"):
+            client.untag_version(draft, blank)
+    with pytest.raises(ValueError, match="is empty"):
+        client.get_model("")
+    # What an empty tag used to send: the service redirects `…/versions/` to `…/versions`, and the client
+    # raises instead of reading the redirect as the answer.
+    with pytest.raises(UnexpectedRedirectError) as err:
+        client.request("POST", f"/models/{draft}/versions/")
+    assert 300 <= err.value.status < 400 and err.value.code == "unexpected_redirect"
+    assert "instead of a result" in err.value.message and err.value.request_id
