@@ -14,6 +14,7 @@ from fastapi.openapi.utils import get_openapi
 
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
+from service.guard import GuardMiddleware
 from service.routes import keys_info, models, runs, samples, score, traits, versions
 from service.schemas import Health, ScoreIn
 from service.settings import Settings
@@ -54,9 +55,12 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         docs_url=f"{PREFIX}/docs",
         redoc_url=None,
         lifespan=lifespan,
+        # No redirect to the slash-less path: its Location would be built from the client's Host header.
+        redirect_slashes=False,
     )
     app.state.ctx = ctx
     install_error_handlers(app)
+    app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
 
     health = APIRouter(tags=["health"])

@@ -13,9 +13,14 @@ from pydantic_core import PydanticCustomError
 from core.engine.errors import EngineError
 
 MAX_TEXT_CHARS = 20_000
-HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
-TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-VERSION_NO_RE = re.compile(r"^v(\d+)$")
+# Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
+HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
+TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
+# Not a tag: it would read as a version number (`v3`, and `V3` too).
+TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
+# Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
+UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
 TrainEffort = Literal["low", "medium", "high", "max"]
@@ -30,6 +35,24 @@ class Strict(BaseModel):
     is not `true` (zero-data-retention must never be switched by a guess); an integer is still a number."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        if has_unstorable(value):
+            raise PydanticCustomError(
+                "invalid_character", "must not contain NUL characters (\\u0000) or lone surrogates"
+            )
+        return value
+
+
+def has_unstorable(value: Any) -> bool:
+    """Whether a string (or a list of them) holds a character one of the databases cannot store."""
+    if isinstance(value, str):
+        return UNSTORABLE_RE.search(value) is not None
+    if isinstance(value, list):
+        return any(has_unstorable(v) for v in value)
+    return False
 
 
 def check_text(value: str) -> str:
