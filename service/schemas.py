@@ -36,7 +36,7 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    @field_validator("*", mode="after")
+    @field_validator("*", mode="before")  # before the type check: pydantic words surrogates oddly
     @classmethod
     def _storable(cls, value: Any) -> Any:
         if has_unstorable(value):
