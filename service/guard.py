@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl
 from fastapi.security.utils import get_authorization_scheme_param
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import MAX_BODY_BYTES, envelope
@@ -31,8 +32,13 @@ class BodyTooLarge(StarletteHTTPException):
         super().__init__(413, f"The request body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB.")
 
 
-def needs_key(path: str) -> bool:
-    return path.startswith(PREFIX) and path not in OPEN_PATHS
+def needs_key(scope: Scope) -> bool:
+    """A request that reaches a route under /v1 (not an open one). A path or method no route serves is
+    left to the router: 404 and 405 (with `Allow`) need no key and read no body."""
+    path = scope["path"]
+    if not path.startswith(PREFIX) or path in OPEN_PATHS:
+        return False
+    return any(route.matches(scope)[0] == Match.FULL for route in scope["app"].router.routes)
 
 
 def _lookup(scope: Scope, key: str) -> Principal | None:
@@ -62,7 +68,7 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         request_id: str = scope["state"]["request_id"]  # set by RequestIdMiddleware, which wraps this one
-        if needs_key(scope["path"]):
+        if needs_key(scope):
             header = ""
             for name, value in scope.get("headers", []):
                 if name == b"authorization":

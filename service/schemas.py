@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.engine.errors import EngineError
@@ -19,6 +19,12 @@ TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
 # Not a tag: it would read as a version number (`v3`, and `V3` too).
 TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
+# The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
+# schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
+NO_NUL_PATTERN = "^[^\\x00]*$"
+NOT_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
+_NOT_BLANK: Any = {"pattern": NOT_BLANK_PATTERN}
 # Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
 UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
@@ -27,7 +33,9 @@ TrainEffort = Literal["low", "medium", "high", "max"]
 DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
-Label = Annotated[str, Field(min_length=1, max_length=100)]
+# JSON has one number type: 4.0 is the integer 4 (JSON Schema says so too), but 4.5 and "4" are not.
+Integer = Annotated[int, BeforeValidator(lambda v: int(v) if type(v) is float and v.is_integer() else v)]
+Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
 
 
 class Strict(BaseModel):
@@ -75,7 +83,7 @@ class UpstreamSource(Strict):
 
 
 class AutoPrune(Strict):
-    keep_unnamed: int | None = Field(default=None, ge=0, le=100_000)
+    keep_unnamed: Integer | None = Field(default=None, ge=0, le=100_000)
     keep_first_of_month: bool | None = None
 
 
@@ -85,11 +93,13 @@ class AutoPruneOut(BaseModel):
 
 
 class ModelCreate(Strict):
-    handle: str = Field(min_length=3, max_length=127, examples=["acme.tone"])
+    handle: str = Field(
+        min_length=3, max_length=127, examples=["acme.tone"], json_schema_extra={"pattern": HANDLE_PATTERN}
+    )
     description: str = Field(default="", max_length=10_000)
     scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
     kind: Literal["scoring"] = "scoring"
-    max_depth: int = Field(default=1, ge=1, le=8)
+    max_depth: Integer = Field(default=1, ge=1, le=8)
     additional_terms: str | None = Field(default=None, max_length=10_000)
     upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
     readme_markdown: str | None = Field(default=None, max_length=100_000)
@@ -176,7 +186,7 @@ class Deleted(BaseModel):
 
 
 class TraitIn(Strict):
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
     positive_label: Label
     negative_label: Label
     description: str = Field(default="", max_length=10_000)
@@ -195,10 +205,14 @@ class TraitsIn(Strict):
 
 
 class TraitPatch(Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+    name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
     description: str | None = Field(default=None, max_length=10_000)
-    positive_label: str | None = Field(default=None, min_length=1, max_length=100)
-    negative_label: str | None = Field(default=None, min_length=1, max_length=100)
+    positive_label: str | None = Field(
+        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+    )
+    negative_label: str | None = Field(
+        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+    )
     aggregation: Aggregation | None = None
 
     @field_validator("name", "positive_label", "negative_label")
@@ -239,7 +253,7 @@ class TraitsOut(BaseModel):
 
 class SampleIn(Strict):
     trait: str = Field(min_length=1, max_length=100)
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
     quality: float = Field(ge=0.0, le=1.0)
     source_url: str | None = Field(default=None, max_length=2000)
 
@@ -347,7 +361,9 @@ class FeedbackIn(Strict):
     quality: float = Field(ge=0.0, le=1.0)
 
 
-ScoreText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000)]
+ScoreText = Annotated[
+    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
+]
 
 
 class ScoreIn(Strict):

@@ -26,6 +26,7 @@ from service.keys import Principal
 from service.routes.common import errors
 from service.routes.versions import version_filter, version_not_found
 from service.schemas import (
+    NOT_BLANK_PATTERN,
     CompareIn,
     CompareOut,
     CompareSide,
@@ -288,7 +289,14 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
             "required": True,
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/ScoreIn"}},
-                "text/plain": {"schema": {"type": "string", "minLength": 1, "maxLength": 20000}},
+                "text/plain": {
+                    "schema": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 20000,
+                        "pattern": NOT_BLANK_PATTERN,
+                    }
+                },
             },
         }
     },
