@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.engine.errors import EngineError
@@ -33,8 +33,6 @@ TrainEffort = Literal["low", "medium", "high", "max"]
 DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
-# JSON has one number type: 4.0 is the integer 4 (JSON Schema says so too), but 4.5 and "4" are not.
-Integer = Annotated[int, BeforeValidator(lambda v: int(v) if type(v) is float and v.is_integer() else v)]
 Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
 
 
@@ -83,7 +81,7 @@ class UpstreamSource(Strict):
 
 
 class AutoPrune(Strict):
-    keep_unnamed: Integer | None = Field(default=None, ge=0, le=100_000)
+    keep_unnamed: int | None = Field(default=None, ge=0, le=100_000)
     keep_first_of_month: bool | None = None
 
 
@@ -99,7 +97,7 @@ class ModelCreate(Strict):
     description: str = Field(default="", max_length=10_000)
     scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
     kind: Literal["scoring"] = "scoring"
-    max_depth: Integer = Field(default=1, ge=1, le=8)
+    max_depth: int = Field(default=1, ge=1, le=8)
     additional_terms: str | None = Field(default=None, max_length=10_000)
     upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
     readme_markdown: str | None = Field(default=None, max_length=100_000)
