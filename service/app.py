@@ -14,8 +14,9 @@ from fastapi.openapi.utils import get_openapi
 
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
+from service.guard import GuardMiddleware
 from service.routes import keys_info, models, pool, runs, samples, score, traits, versions
-from service.schemas import Health, ScoreIn
+from service.schemas import NO_NUL_PATTERN, Health, ScoreIn
 from service.settings import Settings
 
 log = logging.getLogger("service")
@@ -27,6 +28,24 @@ def _version() -> str:
         return package_version("scoring-workbench")
     except PackageNotFoundError:
         return "0.0.0"
+
+
+def forbid_nul(node: Any) -> None:
+    """Give every string of the document without a pattern or enum the no-NUL pattern (docs/api.md: text
+    with a NUL is refused everywhere), so the document states what the service accepts."""
+    if isinstance(node, dict):
+        if (
+            node.get("type") == "string"
+            and "pattern" not in node
+            and "enum" not in node
+            and "format" not in node
+        ):
+            node["pattern"] = NO_NUL_PATTERN
+        for value in node.values():
+            forbid_nul(value)
+    elif isinstance(node, list):
+        for value in node:
+            forbid_nul(value)
 
 
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
@@ -54,9 +73,12 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         docs_url=f"{PREFIX}/docs",
         redoc_url=None,
         lifespan=lifespan,
+        # No redirect to the slash-less path: its Location would be built from the client's Host header.
+        redirect_slashes=False,
     )
     app.state.ctx = ctx
     install_error_handlers(app)
+    app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
 
     health = APIRouter(tags=["health"])
@@ -83,6 +105,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
             score_schema = ScoreIn.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(score_schema.pop("$defs", {}))
             components["ScoreIn"] = score_schema
+            forbid_nul(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -12,6 +13,7 @@ from sqlalchemy.orm import Session
 from service.context import Context
 from service.errors import ApiError
 from service.keys import Principal, authenticate
+from service.schemas import HANDLE_RE
 from service.tables import Model
 
 bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`")
@@ -44,7 +46,16 @@ def principal_in(session: Session, creds: HTTPAuthorizationCredentials | None) -
     return found
 
 
-def principal(ctx: CtxDep, creds: Credentials) -> Principal:
+async def principal(request: Request, ctx: CtxDep, creds: Credentials) -> Principal:
+    # service.guard authenticated the key before the body was read; it is looked up again only for a
+    # route the guard does not cover.
+    who: Principal | None = getattr(request.state, "principal", None)
+    if who is not None:
+        return who
+    return await run_in_threadpool(_principal_sync, ctx, creds)
+
+
+def _principal_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None) -> Principal:
     with ctx.reads() as session:
         return principal_in(session, creds)
 
@@ -68,6 +79,8 @@ def require_readable(who: Principal, handle: str, namespace: str | None) -> None
 
 def load_model(session: Session, who: Principal, handle: str, *, write: bool = False) -> Model:
     """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own."""
+    if not HANDLE_RE.match(handle):  # cannot exist; and no odd path text reaches the database
+        raise ApiError(404, "model_not_found", f"No model {handle!r}.")
     query = select(Model).where(Model.handle == handle)
     # Writers lock the model row (PostgreSQL; SQLite already serialises writers), so two concurrent
     # state changes of one model cannot both see the old state.

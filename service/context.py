@@ -43,7 +43,7 @@ class Context:
 
     @classmethod
     def build(cls, settings: Settings) -> Context:
-        engine = make_engine(settings.database_url)
+        engine = make_engine(settings.database_url, lock_timeout_s=settings.lock_timeout_s)
         migrate(engine)
         sessions = make_session_factory(engine)
         embedders = Embedders(

@@ -23,11 +23,15 @@ MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held whi
 POOL_SIZE = 16
 
 
-def make_engine(url: str) -> Engine:
-    pool = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE}
+def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
+    """`lock_timeout_s`: how long a SQLite writer waits for the write lock (then 503 `database_busy`)."""
+    # hide_parameters: a database error's message never carries bound values (sample text) into a log.
+    options: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE, "hide_parameters": True}
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, **pool)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
+        return create_engine(url, pool_pre_ping=True, **options)
+    connect_args = {"check_same_thread": False, "timeout": lock_timeout_s}
+    engine = create_engine(url, connect_args=connect_args, **options)
+    busy_timeout_ms = int(lock_timeout_s * 1000)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -36,7 +40,7 @@ def make_engine(url: str) -> Engine:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cur.execute("PRAGMA foreign_keys=ON")
         # Deleted rows are overwritten with zeros instead of lingering in free space (zero-data-retention;
         # with truncate_wal below, no byte of a purged text stays in the file or its WAL).

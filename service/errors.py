@@ -12,7 +12,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
@@ -20,7 +22,7 @@ from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileE
 log = logging.getLogger("service")
 
 REQUEST_ID_HEADER = "X-Request-Id"
-_CLIENT_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+_CLIENT_ID = re.compile(r"\A[\x21-\x7e]{1,128}\Z")
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 # Pydantic error types that are already one of our codes (raised as PydanticCustomError by validators).
@@ -150,16 +152,27 @@ def install_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else code
         if exc.status_code == 404 and message == "Not Found":
             message = f"No route {request.method} {request.url.path}"
-        elif exc.status_code == 405:
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
             message = f"Method {request.method} is not allowed on {request.url.path}"
+            # Starlette names the methods of the first route whose path matched; a path served by
+            # several routes (GET and POST /models) allows the union.
+            headers["Allow"] = ", ".join(allowed_methods(request))
         return envelope(
             request_id_of(request),
             exc.status_code,
             code,
             message,
             retryable=exc.status_code in (429, 503),
-            headers=dict(exc.headers or {}),
+            headers=headers,
         )
+
+    @app.exception_handler(OperationalError)
+    async def _database_busy(request: Request, exc: OperationalError) -> JSONResponse:
+        if not is_lock_timeout(exc):
+            raise exc
+        log.warning("database busy in %s %s: %s", request.method, request.url.path, type(exc.orig).__name__)
+        return busy_response(request_id_of(request))
 
     @app.exception_handler(EngineError)
     async def _engine_error(request: Request, exc: EngineError) -> JSONResponse:
@@ -187,6 +200,42 @@ def install_error_handlers(app: FastAPI) -> None:
         else:
             message = "The request is not valid."
         return envelope(request_id_of(request), 422, code, message, details=details)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
+# SQLite's "database is locked" / "database table is locked" once busy_timeout has passed; PostgreSQL's
+# lock_not_available, deadlock_detected and serialization_failure.
+_LOCK_MESSAGES = ("database is locked", "database table is locked")
+_LOCK_SQLSTATES = ("55P03", "40P01", "40001")
+RETRY_AFTER_S = 1
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = exc.orig
+    if getattr(orig, "pgcode", None) in _LOCK_SQLSTATES or getattr(orig, "sqlstate", None) in _LOCK_SQLSTATES:
+        return True
+    return any(m in str(orig) for m in _LOCK_MESSAGES)
+
+
+def busy_response(request_id: str) -> JSONResponse:
+    return envelope(
+        request_id,
+        503,
+        "database_busy",
+        "The database is busy with other writes; retry shortly.",
+        retryable=True,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 class RequestIdMiddleware:
@@ -227,6 +276,21 @@ class RequestIdMiddleware:
             return
         try:
             await self.app(scope, receive, send_with_id)
+        except OperationalError as exc:
+            if started or not is_lock_timeout(exc):
+                log.error(
+                    "Database error in %s %s (request %s): %s",
+                    scope.get("method"),
+                    scope.get("path"),
+                    request_id,
+                    type(exc.orig).__name__,
+                )
+                if started:
+                    raise
+                response = envelope(request_id, 500, "internal_error", "An internal error occurred.")
+            else:
+                response = busy_response(request_id)
+            await response(scope, receive, send_with_id)
         except Exception:
             log.exception(
                 "Unhandled error in %s %s (request %s)", scope.get("method"), scope.get("path"), request_id

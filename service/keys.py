@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from service.tables import ApiKey
 
 SCOPES = ("authoring", "scoring")
-NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-_KEY_RE = re.compile(r"^sk_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
+NAMESPACE_RE = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,62}\Z")
+KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def create_key(session: Session, namespaces: list[str], scope: str) -> str:
 
 
 def authenticate(session: Session, key: str) -> Principal | None:
-    match = _KEY_RE.match(key)
+    match = KEY_RE.match(key)
     if not match:
         return None
     prefix, secret = match.groups()

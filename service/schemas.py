@@ -13,16 +13,27 @@ from pydantic_core import PydanticCustomError
 from core.engine.errors import EngineError
 
 MAX_TEXT_CHARS = 20_000
-HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
-TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-VERSION_NO_RE = re.compile(r"^v(\d+)$")
+# Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
+HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
+TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
+# Not a tag: it would read as a version number (`v3`, and `V3` too).
+TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
+# The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
+# schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
+NO_NUL_PATTERN = "^[^\\x00]*$"
+NOT_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
+_NOT_BLANK: Any = {"pattern": NOT_BLANK_PATTERN}
+# Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
+UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
 TrainEffort = Literal["low", "medium", "high", "max"]
 DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
-Label = Annotated[str, Field(min_length=1, max_length=100)]
+Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
 
 
 class Strict(BaseModel):
@@ -30,6 +41,24 @@ class Strict(BaseModel):
     is not `true` (zero-data-retention must never be switched by a guess); an integer is still a number."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="before")  # before the type check: pydantic words surrogates oddly
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        if has_unstorable(value):
+            raise PydanticCustomError(
+                "invalid_character", "must not contain NUL characters (\\u0000) or lone surrogates"
+            )
+        return value
+
+
+def has_unstorable(value: Any) -> bool:
+    """Whether a string (or a list of them) holds a character one of the databases cannot store."""
+    if isinstance(value, str):
+        return UNSTORABLE_RE.search(value) is not None
+    if isinstance(value, list):
+        return any(has_unstorable(v) for v in value)
+    return False
 
 
 def check_text(value: str) -> str:
@@ -62,7 +91,9 @@ class AutoPruneOut(BaseModel):
 
 
 class ModelCreate(Strict):
-    handle: str = Field(min_length=3, max_length=127, examples=["acme.tone"])
+    handle: str = Field(
+        min_length=3, max_length=127, examples=["acme.tone"], json_schema_extra={"pattern": HANDLE_PATTERN}
+    )
     description: str = Field(default="", max_length=10_000)
     scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
     kind: Literal["scoring"] = "scoring"
@@ -153,7 +184,7 @@ class Deleted(BaseModel):
 
 
 class TraitIn(Strict):
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
     positive_label: Label
     negative_label: Label
     description: str = Field(default="", max_length=10_000)
@@ -172,10 +203,14 @@ class TraitsIn(Strict):
 
 
 class TraitPatch(Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+    name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
     description: str | None = Field(default=None, max_length=10_000)
-    positive_label: str | None = Field(default=None, min_length=1, max_length=100)
-    negative_label: str | None = Field(default=None, min_length=1, max_length=100)
+    positive_label: str | None = Field(
+        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+    )
+    negative_label: str | None = Field(
+        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+    )
     aggregation: Aggregation | None = None
 
     @field_validator("name", "positive_label", "negative_label")
@@ -219,7 +254,7 @@ class TraitsOut(BaseModel):
 
 class SampleIn(Strict):
     trait: str = Field(min_length=1, max_length=100)
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
     quality: float = Field(ge=0.0, le=1.0)
     source_url: str | None = Field(default=None, max_length=2000)
 
@@ -353,7 +388,9 @@ class FeedbackIn(Strict):
     quality: float = Field(ge=0.0, le=1.0)
 
 
-ScoreText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000)]
+ScoreText = Annotated[
+    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
+]
 
 
 class ScoreIn(Strict):

@@ -42,6 +42,8 @@ class Settings:
     # Scoring requests' texts encoded at once (one core each); 0 = one per core. With N API processes on
     # one machine, cores / N keeps them from oversubscribing the cores.
     scoring_threads: int = 0
+    # How long a write waits for SQLite's write lock before the request gets 503 `database_busy`.
+    lock_timeout_s: float = 30.0
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
@@ -73,6 +75,7 @@ class Settings:
             max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
+            lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})

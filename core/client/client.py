@@ -558,10 +558,11 @@ class Client:
         version: str | int | None = None,
         explain: bool = False,
     ) -> list[ScoreResult]:
-        """Score many texts (100 per request); one `ScoreResult` per text, in order."""
+        """Score many texts (100 per request, one with `explain`); one `ScoreResult` per text, in order."""
         out: list[ScoreResult] = []
-        for start in range(0, len(contents), MAX_SCORE_CONTENTS):
-            chunk = contents[start : start + MAX_SCORE_CONTENTS]
+        per_request = 1 if explain else MAX_SCORE_CONTENTS  # the service explains one content per request
+        for start in range(0, len(contents), per_request):
+            chunk = contents[start : start + per_request]
             body: dict[str, Any] = {"content": chunk}
             if version is not None:
                 body["version"] = _version_ref(version)

@@ -17,13 +17,14 @@ _DESCRIPTIONS = {
     415: "Unsupported media type",
     422: "Validation error",
     500: "Internal error",
-    503: "The embedder or model file this version needs is not available here",
+    503: "The embedder or model file this version needs is not available here, or the database is busy "
+    "(`database_busy`: retry after `Retry-After`)",
 }
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """Error responses (always 401, 413, 422 and 500) in the one envelope."""
-    wanted = sorted({401, 413, 422, 500, *codes})
+    """Error responses (always 401, 413, 422, 500 and 503) in the one envelope."""
+    wanted = sorted({401, 413, 422, 500, 503, *codes})
     return {c: {**_ERR, "description": _DESCRIPTIONS[c]} for c in wanted}
 
 

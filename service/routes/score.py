@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import anyio.from_thread
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
@@ -23,7 +25,17 @@ from service.errors import ApiError
 from service.keys import Principal
 from service.routes.common import errors
 from service.routes.versions import version_filter, version_not_found
-from service.schemas import CompareIn, CompareOut, CompareSide, ScoreIn, ScoreOut, TraitDelta, TraitScore
+from service.schemas import (
+    NOT_BLANK_PATTERN,
+    CompareIn,
+    CompareOut,
+    CompareSide,
+    ScoreIn,
+    ScoreOut,
+    TraitDelta,
+    TraitScore,
+    has_unstorable,
+)
 from service.states import require_not_archived
 from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
 from service.testhooks import pause
@@ -134,6 +146,13 @@ def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -
     try:
         if media == "text/plain":
             text = body.decode("utf-8")
+            if has_unstorable(text):
+                raise ApiError(
+                    422,
+                    "validation_error",
+                    "body: must not contain NUL characters (\\u0000) or lone surrogates.",
+                    details=[{"loc": ["body"], "msg": "invalid character", "type": "invalid_character"}],
+                )
             return ScoreIn(content=text, version=version, explain=explain)
         if media == "application/json" or media.endswith("+json"):
             data = json.loads(body) if body else None
@@ -147,6 +166,8 @@ def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -
         raise ApiError(422, "validation_error", "The body is not UTF-8 text.") from None
     except json.JSONDecodeError as exc:
         raise ApiError(422, "validation_error", f"The body is not valid JSON: {exc.msg}.") from None
+    except RecursionError:  # JSON nested deeper than the parser's recursion limit
+        raise ApiError(422, "validation_error", "The body is not valid JSON: nested too deeply.") from None
     except ValidationError as exc:
         errs = [
             {**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False, include_context=False)
@@ -215,14 +236,25 @@ class ScoreCall:
     version: str | None  # query parameters, for raw bodies
     explain: bool
     as_text: bool
+    who: Principal | None = None  # authenticated by service.guard before the body was read
+    # Whether the client has gone away; checked before the explanation, the long part of a request.
+    disconnected: Callable[[], bool] = lambda: False
 
 
 def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: ScoreCall) -> Response:
     # The hot path: the key, the body and the target in one thread hop and one read transaction.
     with transaction(ctx.reads) as s:
-        who = principal_in(s, creds)
+        who = call.who or principal_in(s, creds)
         req = _parse(call.body, call.content_type, call.version, call.explain)
         t = _target(s, who, call.handle, req.version)
+    if req.explain and isinstance(req.content, list) and len(req.content) > 1:
+        raise ApiError(
+            422,
+            "validation_error",
+            "explain works on one content per request (it scores each word's absence); "
+            "send the others without explain.",
+            details=[{"loc": ["body", "explain"], "msg": "one content per request", "type": "explain_cap"}],
+        )
     if req.feedback:
         require_feedback_writer(who, t)  # before anything is scored, cached or buffered
         if t.zdr:
@@ -237,6 +269,8 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
     scorer = _scorer(ctx, t)
     blocks = _scores(scorer, texts)
     buffered = _add_feedback(ctx, t, texts[0], req.feedback)[0] if req.feedback else None
+    if req.explain and call.disconnected():
+        raise ApiError(499, "client_closed_request", "The client went away before the explanation.")
     if call.as_text:
         headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
         return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
@@ -267,7 +301,14 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
             "required": True,
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/ScoreIn"}},
-                "text/plain": {"schema": {"type": "string", "minLength": 1, "maxLength": 20000}},
+                "text/plain": {
+                    "schema": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 20000,
+                        "pattern": NOT_BLANK_PATTERN,
+                    }
+                },
             },
         }
     },
@@ -282,6 +323,8 @@ async def score(
 ) -> Response:
     content_type = request.headers.get("content-type", "application/json")
     call = ScoreCall(handle, await request.body(), content_type, version, explain, _wants_text(request))
+    call.who = getattr(request.state, "principal", None)
+    call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
     return await run_in_threadpool(_score_sync, ctx, creds, call)
 
 

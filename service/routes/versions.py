@@ -13,7 +13,15 @@ from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
 from service.routes.common import errors
-from service.schemas import TAG_RE, VERSION_NO_RE, Tagged, Untagged, VersionOut, VersionPage
+from service.schemas import (
+    TAG_LIKE_VERSION_RE,
+    TAG_RE,
+    VERSION_NO_RE,
+    Tagged,
+    Untagged,
+    VersionOut,
+    VersionPage,
+)
 from service.states import require_not_archived
 from service.tables import Model, Tag, Version
 from service.views import version_out
@@ -84,11 +92,12 @@ def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
 
 
 def check_tag_name(name: str) -> None:
-    if not TAG_RE.match(name) or VERSION_NO_RE.match(name):
+    if not TAG_RE.match(name) or TAG_LIKE_VERSION_RE.match(name):
         raise ApiError(
             422,
             "invalid_tag",
-            f"{name!r} is not a valid tag: use [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, not 'v<number>'.",
+            f"{name!r} is not a valid tag: use [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, "
+            "not 'v<number>' or 'V<number>'.",
         )
 
 

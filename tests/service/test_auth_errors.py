@@ -116,6 +116,6 @@ def test_500_is_an_envelope(svc: Svc) -> None:
         raise RuntimeError("kaboom")
 
     svc.app.include_router(router)
-    resp = svc.client.get("/v1/_boom", headers={"X-Request-Id": "boom-1"})
+    resp = svc.client.get("/v1/_boom", headers={**svc.author, "X-Request-Id": "boom-1"})
     assert error_code(resp, 500) == "internal_error"
     assert resp.headers["X-Request-Id"] == "boom-1" and "kaboom" not in resp.text
