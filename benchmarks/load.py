@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -55,6 +56,7 @@ SAMPLE_DATA = ROOT / "sample_data"
 RESULTS = ROOT / "benchmarks" / "results" / "load.json"
 EXTRA_TEXTS = ROOT.parent / "shared" / "datasets" / "stanford_politeness" / "wikipedia.annotated.csv"
 TARGET_RATIO = 0.8
+MIXED_P99_FACTOR = 3.0  # mixed round: score p99 at most this times the idle p99
 NAMESPACE = "bench"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 WARMUP_TEXT = "Warm-up request: load the model and open the database connections before timing."
@@ -294,8 +296,10 @@ async def drive(
     base_urls: Sequence[str], key: str, handle: str, texts: Sequence[str],
     clients: int, max_requests: int, max_seconds: float, warmup: bool = True,
     cpu_probe: Callable[[], float | None] = lambda: None,
+    until: Callable[[], bool] = lambda: False,
 ) -> LoadResult:
     """`clients` concurrent loops, each sending one request at a time; texts are taken in a fixed cycle.
+    They stop after `max_requests`, `max_seconds`, or once `until()` is true.
 
     The generator shares the machine's cores with the service, so it uses aiohttp: measured here it costs
     about 0.25 ms of CPU a request against httpx's 1.6 ms, CPU the service would otherwise have had.
@@ -330,7 +334,7 @@ async def drive(
 
         async def client_loop(session: aiohttp.ClientSession) -> None:
             nonlocal next_index
-            while next_index < max_requests and time.perf_counter() < deadline:
+            while next_index < max_requests and time.perf_counter() < deadline and not until():
                 text = texts[next_index % len(texts)]
                 next_index += 1
                 t0 = time.perf_counter()
@@ -350,6 +354,128 @@ async def drive(
         cpu_end, client_cpu = cpu_probe(), time.process_time() - client_cpu
     cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
     return LoadResult(next_index, sum(errors.values()), dict(errors), seconds, latencies, cpu, client_cpu)
+
+
+# -- mixed round: scoring while trainings run ----------------------------------------------------------------
+
+EMBEDDED_WORKERS = 1  # runs `serve` executes at once (its worker child's threads)
+
+
+def mixed_models(client: httpx.Client, data: ModelData, n: int) -> list[str]:
+    """`n` untrained copies of the model, each with texts of its own (a suffix), so every training embeds
+    texts new to the service, as a new user's models would."""
+    handles = []
+    for i in range(n):
+        handle = f"{NAMESPACE}.mixed_{i}"
+        _check(client.post("/v1/models", json={"handle": handle, "description": data.description}), 201)
+        _check(client.post(f"/v1/models/{handle}/traits", json={"traits": data.traits}), 201)
+        samples = [{**s, "text": f"{s['text']} (copy {i})"} for s in data.samples]
+        for start in range(0, len(samples), 500):
+            chunk = samples[start : start + 500]
+            _check(client.post(f"/v1/models/{handle}/samples", json={"samples": chunk}), 201)
+        handles.append(handle)
+    return handles
+
+
+class Trainings:
+    """Requests every training at once, then polls on a thread until each model is ready or failed."""
+
+    def __init__(self, base_url: str, key: str, handles: Sequence[str], effort: str, timeout: float) -> None:
+        self.client = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                                   trust_env=False)
+        self.handles, self.effort, self.timeout = list(handles), effort, timeout
+        self.done = threading.Event()
+        self.states: dict[str, str] = {}
+
+    def start(self) -> None:
+        for handle in self.handles:
+            _check(self.client.post(f"/v1/models/{handle}/train", json={"effort": self.effort}), 202)
+        threading.Thread(target=self._poll, name="trainings", daemon=True).start()
+
+    def _poll(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        try:
+            while time.monotonic() < deadline:
+                params = {"namespace": NAMESPACE, "limit": 250}
+                page = _check(self.client.get("/v1/models", params=params), 200)
+                self.states = {m["handle"]: m["state"] for m in page["items"] if m["handle"] in self.handles}
+                if all(self.states.get(h) in ("ready", "failed") for h in self.handles):
+                    return
+                time.sleep(0.5)
+        finally:
+            self.client.close()
+            self.done.set()
+
+
+def run_times(database_url: str, handles: Sequence[str]) -> list[dict[str, float]]:
+    """Each finished run's queue wait (created → started) and duration (started → finished), in start order,
+    read from the runs table, with `pickup_s`: how long it waited once a worker was free (the time it was
+    queued, or the moment the run before it in line finished, whichever is later)."""
+    from sqlalchemy import create_engine, select
+
+    from service.tables import Model, Run
+
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(Run.created_at, Run.started_at, Run.finished_at)
+                .join(Model, Model.id == Run.model_id)
+                .where(Model.handle.in_(handles), Run.finished_at.is_not(None))
+                .order_by(Run.started_at)
+            ).all()
+    finally:
+        engine.dispose()
+    finishes = sorted(r.finished_at for r in rows)
+    times = []
+    for k, r in enumerate(rows):
+        free = r.created_at if k < EMBEDDED_WORKERS else max(r.created_at, finishes[k - EMBEDDED_WORKERS])
+        times.append({
+            "wait_s": round((r.started_at - r.created_at).total_seconds(), 3),
+            "duration_s": round((r.finished_at - r.started_at).total_seconds(), 3),
+            "pickup_s": round(max(0.0, (r.started_at - free).total_seconds()), 3),
+        })
+    return times
+
+
+def mixed_round(
+    service: Service, key: str, data: ModelData, texts: Sequence[str], args: argparse.Namespace,
+    idle: dict[str, float],
+) -> dict[str, Any]:
+    """`--clients` score new texts while `--mixed-trainings` trainings, requested at once, run; scoring stops
+    when the last training is over. Target: p99 <= 3x the idle rounds' p99, 0 errors, every training
+    succeeded, and no run waited longer than its own duration once a worker was free."""
+    with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
+                      timeout=120, trust_env=False) as client:
+        handles = mixed_models(client, data, args.mixed_trainings)
+    trainings = Trainings(service.base_urls[0], key, handles, args.mixed_effort, args.train_timeout)
+    started = time.perf_counter()
+    trainings.start()
+    load = asyncio.run(drive(service.base_urls, key, f"{NAMESPACE}.{_slug(data.name)}", texts, args.clients,
+                             10**9, args.train_timeout, warmup=False, cpu_probe=service.cpu_seconds,
+                             until=trainings.done.is_set))
+    trainings.done.wait(args.train_timeout)
+    wall = time.perf_counter() - started
+    times = run_times(service.database_url or f"sqlite:///{service.data_dir / 'scoring.sqlite'}", handles)
+    summary = load.summary()
+    failed = sum(1 for h in handles if trainings.states.get(h) != "ready")
+    p99_ratio = summary["p99_ms"] / idle["p99_ms"] if idle["p99_ms"] else float("inf")
+    queue_ok = len(times) == len(handles) and all(t["pickup_s"] <= t["duration_s"] for t in times)
+    return {
+        "trainings": len(handles),
+        "effort": args.mixed_effort,
+        "failed_trainings": failed,
+        "seconds": round(wall, 2),
+        "service": summary,
+        "idle": idle,  # the cold rounds' medians
+        "p50_vs_idle": round(summary["p50_ms"] / idle["p50_ms"], 2) if idle["p50_ms"] else None,
+        "p99_vs_idle": round(p99_ratio, 2),
+        "runs": times,
+        "queue_wait_mean_s": round(statistics.mean(t["wait_s"] for t in times), 2) if times else None,
+        "run_duration_mean_s": round(statistics.mean(t["duration_s"] for t in times), 2) if times else None,
+        "pickup_mean_s": round(statistics.mean(t["pickup_s"] for t in times), 3) if times else None,
+        "target_met": p99_ratio <= MIXED_P99_FACTOR and summary["errors"] == 0 and failed == 0 and queue_ok,
+    }
 
 
 # -- in-process reference ------------------------------------------------------------------------------------
@@ -395,7 +521,8 @@ class Engine:
 
 
 def run_one(
-    database: str, args: argparse.Namespace, folder: Path, text_sets: list[list[str]]
+    database: str, args: argparse.Namespace, folder: Path, text_sets: list[list[str]],
+    mixed_texts: list[str] | None = None,
 ) -> dict[str, Any]:
     """Rounds of (engine, service cold, engine) on fresh texts, so both sides are measured at the same
     moment: this machine's speed drifts by 20% or more over minutes, which a single reference taken before
@@ -435,6 +562,12 @@ def run_one(
         print(f"[{database}] warm: {args.requests} requests / {args.duration:.0f}s", flush=True)
         warm = asyncio.run(drive(urls, key, handle, text_sets[0], n, args.requests, args.duration,
                                  warmup=False, cpu_probe=service.cpu_seconds))
+        mixed = None
+        if args.mixed_trainings and mixed_texts:
+            print(f"[{database}] mixed: {n} clients scoring while {args.mixed_trainings} trainings run ...",
+                  flush=True)
+            idle = {k: _median(rounds, k) for k in ("p50_ms", "p99_ms")}
+            mixed = mixed_round(service, key, data, mixed_texts, args, idle)
     extras = engine.extras(text_sets[0])
     errors = sum(x["service"]["errors"] for x in rounds) + warm.errors
     ratio = statistics.median(x["ratio"] for x in rounds)
@@ -457,6 +590,7 @@ def run_one(
         "ratio_warm_vs_engine_single_warm": round(warm_s["throughput_rps"] / extras["single_warm_tps"], 3),
         "errors": errors,
         "target_met": ratio >= TARGET_RATIO and errors == 0,
+        "mixed": mixed,  # scoring while trainings run (None without --mixed-trainings)
     }
 
 
@@ -488,6 +622,19 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
             f"| {r['engine_extras']['single_warm_tps']:.1f} | {r['ratio_warm_vs_engine_single_warm']:.2f}x "
             "| | |"
         )
+    mixed = [r for r in runs if r.get("mixed")]
+    if mixed:
+        rows += ["", "| database | API procs | trainings | requests | errors | p50 ms (× idle) "
+                 "| p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s | target |",
+                 "|" + "---|" * 11]
+    for r in mixed:
+        m, s = r["mixed"], r["mixed"]["service"]
+        rows.append(
+            f"| {r['database']} | {r['api_processes']} | {m['trainings']} | {s['requests']} | {s['errors']} "
+            f"| {s['p50_ms']:.0f} ({m['p50_vs_idle']}×) | {s['p99_ms']:.0f} ({m['p99_vs_idle']}×) "
+            f"| {m['queue_wait_mean_s']} | {m['run_duration_mean_s']} | {m['pickup_mean_s']} "
+            f"| {'met' if m['target_met'] else 'MISSED'} |"
+        )
     return "\n".join(rows)
 
 
@@ -506,6 +653,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--effort", default="low", help="training effort (does not affect scoring cost)")
     p.add_argument("--start-timeout", type=float, default=180.0)
     p.add_argument("--train-timeout", type=float, default=900.0)
+    p.add_argument("--mixed-trainings", type=int, default=10,
+                   help="mixed round: trainings run while the clients score (0: no mixed round)")
+    p.add_argument("--mixed-effort", default="medium", help="the mixed round's training effort")
     p.add_argument("--out", type=Path, default=RESULTS)
     return p.parse_args(argv)
 
@@ -516,12 +666,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not folders:
         raise SystemExit(f"no sample_data/*/samples.csv under {SAMPLE_DATA}")
     folder = SAMPLE_DATA / args.model if args.model else folders[0]
-    texts = score_texts(folder, args.texts * args.rounds)
-    if len(texts) < args.texts * args.rounds:
-        raise SystemExit(f"only {len(texts)} distinct texts for {args.rounds} rounds of {args.texts}")
+    sets = args.rounds + (1 if args.mixed_trainings else 0)  # the mixed round scores new texts too
+    texts = score_texts(folder, args.texts * sets)
+    if len(texts) < args.texts * sets:
+        raise SystemExit(f"only {len(texts)} distinct texts for {sets} rounds of {args.texts}")
     text_sets = [texts[i : i + args.texts] for i in range(0, len(texts), args.texts)]
+    mixed_texts = text_sets.pop() if args.mixed_trainings else None
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
-    runs = [run_one(db, args, folder, text_sets) for db in databases]
+    runs = [run_one(db, args, folder, text_sets, mixed_texts) for db in databases]
 
     report: dict[str, Any] = {}
     if args.out.exists():
@@ -538,7 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(markdown(runs))
     print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
-    return 0 if all(r["target_met"] for r in runs) else 1
+    return 0 if all(r["target_met"] and (r["mixed"] or {}).get("target_met", True) for r in runs) else 1
 
 
 if __name__ == "__main__":
