@@ -54,7 +54,8 @@ from tests.support.pgcluster import PgCluster, free_port
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"
 RESULTS = ROOT / "benchmarks" / "results" / "load.json"
-EXTRA_TEXTS = ROOT.parent / "shared" / "datasets" / "stanford_politeness" / "wikipedia.annotated.csv"
+DATASETS = Path(os.environ.get("SCORING_DATASETS") or ROOT.parent / "shared" / "datasets")
+EXTRA_TEXTS = DATASETS / "stanford_politeness" / "wikipedia.annotated.csv"
 TARGET_RATIO = 0.8
 MIXED_P99_FACTOR = 3.0  # mixed round: score p99 at most this times the idle p99
 NAMESPACE = "bench"
