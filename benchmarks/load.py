@@ -139,6 +139,7 @@ class Service:
     database_url: str | None
     embedder: str
     processes: int = 1
+    worker: str = "child"  # process 0's background runs: "child" (serve's default) or "in-process"
     ports: list[int] = field(default_factory=list)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -154,6 +155,8 @@ class Service:
                    "--embedder", self.embedder]
             if i > 0:
                 cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
+            elif self.worker == "in-process":
+                cmd.append("--in-process-worker")
             # Every process encodes on its share of the cores, so together they do not oversubscribe them.
             cmd += ["--scoring-threads", str(max(1, (os.cpu_count() or 1) // self.processes))]
             log = (self.data_dir / f"serve-{i}.log").open("wb")
@@ -220,7 +223,7 @@ def running_service(database: str, args: argparse.Namespace) -> Iterator[Service
         url = None
         if database == "postgres":
             url = stack.enter_context(PgCluster(database="bench")).url
-        service = Service(Path(tmp), url, args.embedder, args.api_processes)
+        service = Service(Path(tmp), url, args.embedder, args.api_processes, args.worker)
         stack.callback(service.stop)
         service.start(args.start_timeout)
         yield service
@@ -362,6 +365,21 @@ async def drive(
 EMBEDDED_WORKERS = 1  # runs `serve` executes at once (its worker child's threads)
 
 
+class FreshTexts(Sequence[str]):
+    """`base` cycled without end, each text made new to the service by a suffix (tag and pass number), so a
+    phase of any length scores cold texts only (a plain cycle would be served more and more from the cache)"""
+
+    def __init__(self, base: Sequence[str], tag: str) -> None:
+        self.base, self.tag = list(base), tag
+
+    def __len__(self) -> int:
+        return 10**9
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        n = len(self.base)
+        return f"{self.base[i % n]} ({self.tag} {i // n})"
+
+
 def mixed_models(client: httpx.Client, data: ModelData, n: int) -> list[str]:
     """`n` untrained copies of the model, each with texts of its own (a suffix), so every training embeds
     texts new to the service, as a new user's models would."""
@@ -443,16 +461,22 @@ def mixed_round(
     service: Service, key: str, data: ModelData, texts: Sequence[str], args: argparse.Namespace,
     idle: dict[str, float],
 ) -> dict[str, Any]:
-    """`--clients` score new texts while `--mixed-trainings` trainings, requested at once, run; scoring stops
-    when the last training is over. Target: p99 <= 3x the idle rounds' p99, 0 errors, every training
-    succeeded, and no run waited longer than its own duration once a worker was free."""
+    """First an idle pass: `--clients` score `--texts` new texts with nothing else running. Then the same
+    clients score new texts while `--mixed-trainings` trainings, requested at once, run, until the last is
+    over. Every request of both passes carries a text new to the service. Target: p99 <= 3x the idle pass's,
+    0 errors, every training succeeded, and no run waited longer than its own duration once a worker was
+    free. The idle pass is taken right before, as this machine's speed drifts (see run_one)."""
     with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
                       timeout=120, trust_env=False) as client:
         handles = mixed_models(client, data, args.mixed_trainings)
+    handle = f"{NAMESPACE}.{_slug(data.name)}"
+    quiet = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "idle"), args.clients,
+                              args.texts, args.duration, warmup=False, cpu_probe=service.cpu_seconds))
+    idle = {**idle, "adjacent_pass": quiet.summary()}
     trainings = Trainings(service.base_urls[0], key, handles, args.mixed_effort, args.train_timeout)
     started = time.perf_counter()
     trainings.start()
-    load = asyncio.run(drive(service.base_urls, key, f"{NAMESPACE}.{_slug(data.name)}", texts, args.clients,
+    load = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "mixed"), args.clients,
                              10**9, args.train_timeout, warmup=False, cpu_probe=service.cpu_seconds,
                              until=trainings.done.is_set))
     trainings.done.wait(args.train_timeout)
@@ -460,16 +484,18 @@ def mixed_round(
     times = run_times(service.database_url or f"sqlite:///{service.data_dir / 'scoring.sqlite'}", handles)
     summary = load.summary()
     failed = sum(1 for h in handles if trainings.states.get(h) != "ready")
-    p99_ratio = summary["p99_ms"] / idle["p99_ms"] if idle["p99_ms"] else float("inf")
+    reference = idle["adjacent_pass"]
+    p99_ratio = summary["p99_ms"] / reference["p99_ms"] if reference["p99_ms"] else float("inf")
     queue_ok = len(times) == len(handles) and all(t["pickup_s"] <= t["duration_s"] for t in times)
     return {
         "trainings": len(handles),
+        "worker": args.worker,
         "effort": args.mixed_effort,
         "failed_trainings": failed,
         "seconds": round(wall, 2),
         "service": summary,
-        "idle": idle,  # the cold rounds' medians
-        "p50_vs_idle": round(summary["p50_ms"] / idle["p50_ms"], 2) if idle["p50_ms"] else None,
+        "idle": idle,  # the cold rounds' medians, and the idle pass right before the trainings
+        "p50_vs_idle": round(summary["p50_ms"] / reference["p50_ms"], 2) if reference["p50_ms"] else None,
         "p99_vs_idle": round(p99_ratio, 2),
         "runs": times,
         "queue_wait_mean_s": round(statistics.mean(t["wait_s"] for t in times), 2) if times else None,
@@ -625,13 +651,16 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
         )
     mixed = [r for r in runs if r.get("mixed")]
     if mixed:
-        rows += ["", "| database | API procs | trainings | requests | errors | p50 ms (× idle) "
-                 "| p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s | target |",
-                 "|" + "---|" * 11]
+        rows += ["", "| database | API procs | worker | trainings | requests | errors | idle p50 / p99 ms "
+                 "| p50 ms (× idle) | p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s "
+                 "| target |",
+                 "|" + "---|" * 13]
     for r in mixed:
         m, s = r["mixed"], r["mixed"]["service"]
         rows.append(
-            f"| {r['database']} | {r['api_processes']} | {m['trainings']} | {s['requests']} | {s['errors']} "
+            f"| {r['database']} | {r['api_processes']} | {m['worker']} | {m['trainings']} | {s['requests']} "
+            f"| {s['errors']} "
+            f"| {m['idle']['adjacent_pass']['p50_ms']:.0f} / {m['idle']['adjacent_pass']['p99_ms']:.0f} "
             f"| {s['p50_ms']:.0f} ({m['p50_vs_idle']}×) | {s['p99_ms']:.0f} ({m['p99_vs_idle']}×) "
             f"| {m['queue_wait_mean_s']} | {m['run_duration_mean_s']} | {m['pickup_mean_s']} "
             f"| {'met' if m['target_met'] else 'MISSED'} |"
@@ -657,6 +686,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mixed-trainings", type=int, default=10,
                    help="mixed round: trainings run while the clients score (0: no mixed round)")
     p.add_argument("--mixed-effort", default="medium", help="the mixed round's training effort")
+    p.add_argument("--worker", choices=("child", "in-process"), default="child",
+                   help="where the first API process runs background runs: its worker child process (serve's "
+                   "default) or a thread of its own (serve --in-process-worker, the former shape)")
     p.add_argument("--out", type=Path, default=RESULTS)
     return p.parse_args(argv)
 
@@ -681,7 +713,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(ValueError):
             report = json.loads(args.out.read_text())
     report.setdefault("runs", {})
-    report["runs"].update({f"{r['database']}-{r['api_processes']}p": r for r in runs})
+    shape = "-in-process-worker" if args.worker == "in-process" else ""
+    report["runs"].update({f"{r['database']}-{r['api_processes']}p{shape}": r for r in runs})
     report["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                          "platform": platform.platform()}
     report["target_ratio"] = TARGET_RATIO
