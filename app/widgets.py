@@ -101,6 +101,9 @@ def operation_caption(op: dict[str, Any]) -> str:
         bits.append(str(phase))
     if message and message != phase:
         bits.append(str(message))
+    position = op.get("queue_position")
+    if op.get("status") == "queued" and isinstance(position, int) and position >= 1:
+        bits.append("next in the queue" if position == 1 else f"number {position} in the queue")
     return " · ".join(bits)
 
 

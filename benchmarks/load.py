@@ -35,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -53,8 +54,10 @@ from tests.support.pgcluster import PgCluster, free_port
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"
 RESULTS = ROOT / "benchmarks" / "results" / "load.json"
-EXTRA_TEXTS = ROOT.parent / "shared" / "datasets" / "stanford_politeness" / "wikipedia.annotated.csv"
+DATASETS = Path(os.environ.get("SCORING_DATASETS") or ROOT.parent / "shared" / "datasets")
+EXTRA_TEXTS = DATASETS / "stanford_politeness" / "wikipedia.annotated.csv"
 TARGET_RATIO = 0.8
+MIXED_P99_FACTOR = 3.0  # mixed round: score p99 at most this times the idle p99
 NAMESPACE = "bench"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 WARMUP_TEXT = "Warm-up request: load the model and open the database connections before timing."
@@ -136,6 +139,7 @@ class Service:
     database_url: str | None
     embedder: str
     processes: int = 1
+    worker: str = "child"  # process 0's background runs: "child" (serve's default) or "in-process"
     ports: list[int] = field(default_factory=list)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -152,6 +156,8 @@ class Service:
             cmd += ["--parent-pid", str(os.getpid())]  # stops with us, even after a SIGKILL
             if i > 0:
                 cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
+            elif self.worker == "in-process":
+                cmd.append("--in-process-worker")
             # Every process encodes on its share of the cores, so together they do not oversubscribe them.
             cmd += ["--scoring-threads", str(max(1, (os.cpu_count() or 1) // self.processes))]
             log = (self.data_dir / f"serve-{i}.log").open("wb")
@@ -218,7 +224,7 @@ def running_service(database: str, args: argparse.Namespace) -> Iterator[Service
         url = None
         if database == "postgres":
             url = stack.enter_context(PgCluster(database="bench")).url
-        service = Service(Path(tmp), url, args.embedder, args.api_processes)
+        service = Service(Path(tmp), url, args.embedder, args.api_processes, args.worker)
         stack.callback(service.stop)
         service.start(args.start_timeout)
         yield service
@@ -295,8 +301,10 @@ async def drive(
     base_urls: Sequence[str], key: str, handle: str, texts: Sequence[str],
     clients: int, max_requests: int, max_seconds: float, warmup: bool = True,
     cpu_probe: Callable[[], float | None] = lambda: None,
+    until: Callable[[], bool] = lambda: False,
 ) -> LoadResult:
     """`clients` concurrent loops, each sending one request at a time; texts are taken in a fixed cycle.
+    They stop after `max_requests`, `max_seconds`, or once `until()` is true.
 
     The generator shares the machine's cores with the service, so it uses aiohttp: measured here it costs
     about 0.25 ms of CPU a request against httpx's 1.6 ms, CPU the service would otherwise have had.
@@ -331,7 +339,7 @@ async def drive(
 
         async def client_loop(session: aiohttp.ClientSession) -> None:
             nonlocal next_index
-            while next_index < max_requests and time.perf_counter() < deadline:
+            while next_index < max_requests and time.perf_counter() < deadline and not until():
                 text = texts[next_index % len(texts)]
                 next_index += 1
                 t0 = time.perf_counter()
@@ -351,6 +359,151 @@ async def drive(
         cpu_end, client_cpu = cpu_probe(), time.process_time() - client_cpu
     cpu = cpu_end - cpu_start if cpu_start is not None and cpu_end is not None else None
     return LoadResult(next_index, sum(errors.values()), dict(errors), seconds, latencies, cpu, client_cpu)
+
+
+# -- mixed round: scoring while trainings run ----------------------------------------------------------------
+
+EMBEDDED_WORKERS = 1  # runs `serve` executes at once (its worker child's threads)
+
+
+class FreshTexts(Sequence[str]):
+    """`base` cycled without end, each text made new to the service by a suffix (tag and pass number), so a
+    phase of any length scores cold texts only (a plain cycle would be served more and more from the cache)"""
+
+    def __init__(self, base: Sequence[str], tag: str) -> None:
+        self.base, self.tag = list(base), tag
+
+    def __len__(self) -> int:
+        return 10**9
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        n = len(self.base)
+        return f"{self.base[i % n]} ({self.tag} {i // n})"
+
+
+def mixed_models(client: httpx.Client, data: ModelData, n: int) -> list[str]:
+    """`n` untrained copies of the model, each with texts of its own (a suffix), so every training embeds
+    texts new to the service, as a new user's models would."""
+    handles = []
+    for i in range(n):
+        handle = f"{NAMESPACE}.mixed_{i}"
+        _check(client.post("/v1/models", json={"handle": handle, "description": data.description}), 201)
+        _check(client.post(f"/v1/models/{handle}/traits", json={"traits": data.traits}), 201)
+        samples = [{**s, "text": f"{s['text']} (copy {i})"} for s in data.samples]
+        for start in range(0, len(samples), 500):
+            chunk = samples[start : start + 500]
+            _check(client.post(f"/v1/models/{handle}/samples", json={"samples": chunk}), 201)
+        handles.append(handle)
+    return handles
+
+
+class Trainings:
+    """Requests every training at once, then polls on a thread until each model is ready or failed."""
+
+    def __init__(self, base_url: str, key: str, handles: Sequence[str], effort: str, timeout: float) -> None:
+        self.client = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                                   trust_env=False)
+        self.handles, self.effort, self.timeout = list(handles), effort, timeout
+        self.done = threading.Event()
+        self.states: dict[str, str] = {}
+
+    def start(self) -> None:
+        for handle in self.handles:
+            _check(self.client.post(f"/v1/models/{handle}/train", json={"effort": self.effort}), 202)
+        threading.Thread(target=self._poll, name="trainings", daemon=True).start()
+
+    def _poll(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        try:
+            while time.monotonic() < deadline:
+                params = {"namespace": NAMESPACE, "limit": 250}
+                page = _check(self.client.get("/v1/models", params=params), 200)
+                self.states = {m["handle"]: m["state"] for m in page["items"] if m["handle"] in self.handles}
+                if all(self.states.get(h) in ("ready", "failed") for h in self.handles):
+                    return
+                time.sleep(0.5)
+        finally:
+            self.client.close()
+            self.done.set()
+
+
+def run_times(database_url: str, handles: Sequence[str]) -> list[dict[str, float]]:
+    """Each finished run's queue wait (created → started) and duration (started → finished), in start order,
+    read from the runs table, with `pickup_s`: how long it waited once a worker was free (the time it was
+    queued, or the moment the run before it in line finished, whichever is later)."""
+    from sqlalchemy import create_engine, select
+
+    from service.tables import Model, Run
+
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(Run.created_at, Run.started_at, Run.finished_at)
+                .join(Model, Model.id == Run.model_id)
+                .where(Model.handle.in_(handles), Run.finished_at.is_not(None))
+                .order_by(Run.started_at)
+            ).all()
+    finally:
+        engine.dispose()
+    finishes = sorted(r.finished_at for r in rows)
+    times = []
+    for k, r in enumerate(rows):
+        free = r.created_at if k < EMBEDDED_WORKERS else max(r.created_at, finishes[k - EMBEDDED_WORKERS])
+        times.append({
+            "wait_s": round((r.started_at - r.created_at).total_seconds(), 3),
+            "duration_s": round((r.finished_at - r.started_at).total_seconds(), 3),
+            "pickup_s": round(max(0.0, (r.started_at - free).total_seconds()), 3),
+        })
+    return times
+
+
+def mixed_round(
+    service: Service, key: str, data: ModelData, texts: Sequence[str], args: argparse.Namespace,
+    idle: dict[str, float],
+) -> dict[str, Any]:
+    """First an idle pass: `--clients` score `--texts` new texts with nothing else running. Then the same
+    clients score new texts while `--mixed-trainings` trainings, requested at once, run, until the last is
+    over. Every request of both passes carries a text new to the service. Target: p99 <= 3x the idle pass's,
+    0 errors, every training succeeded, and no run waited longer than its own duration once a worker was
+    free. The idle pass is taken right before, as this machine's speed drifts (see run_one)."""
+    with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
+                      timeout=120, trust_env=False) as client:
+        handles = mixed_models(client, data, args.mixed_trainings)
+    handle = f"{NAMESPACE}.{_slug(data.name)}"
+    quiet = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "idle"), args.clients,
+                              args.texts, args.duration, warmup=False, cpu_probe=service.cpu_seconds))
+    idle = {**idle, "adjacent_pass": quiet.summary()}
+    trainings = Trainings(service.base_urls[0], key, handles, args.mixed_effort, args.train_timeout)
+    started = time.perf_counter()
+    trainings.start()
+    load = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "mixed"), args.clients,
+                             10**9, args.train_timeout, warmup=False, cpu_probe=service.cpu_seconds,
+                             until=trainings.done.is_set))
+    trainings.done.wait(args.train_timeout)
+    wall = time.perf_counter() - started
+    times = run_times(service.database_url or f"sqlite:///{service.data_dir / 'scoring.sqlite'}", handles)
+    summary = load.summary()
+    failed = sum(1 for h in handles if trainings.states.get(h) != "ready")
+    reference = idle["adjacent_pass"]
+    p99_ratio = summary["p99_ms"] / reference["p99_ms"] if reference["p99_ms"] else float("inf")
+    queue_ok = len(times) == len(handles) and all(t["pickup_s"] <= t["duration_s"] for t in times)
+    return {
+        "trainings": len(handles),
+        "worker": args.worker,
+        "effort": args.mixed_effort,
+        "failed_trainings": failed,
+        "seconds": round(wall, 2),
+        "service": summary,
+        "idle": idle,  # the cold rounds' medians, and the idle pass right before the trainings
+        "p50_vs_idle": round(summary["p50_ms"] / reference["p50_ms"], 2) if reference["p50_ms"] else None,
+        "p99_vs_idle": round(p99_ratio, 2),
+        "runs": times,
+        "queue_wait_mean_s": round(statistics.mean(t["wait_s"] for t in times), 2) if times else None,
+        "run_duration_mean_s": round(statistics.mean(t["duration_s"] for t in times), 2) if times else None,
+        "pickup_mean_s": round(statistics.mean(t["pickup_s"] for t in times), 3) if times else None,
+        "target_met": p99_ratio <= MIXED_P99_FACTOR and summary["errors"] == 0 and failed == 0 and queue_ok,
+    }
 
 
 # -- in-process reference ------------------------------------------------------------------------------------
@@ -396,7 +549,8 @@ class Engine:
 
 
 def run_one(
-    database: str, args: argparse.Namespace, folder: Path, text_sets: list[list[str]]
+    database: str, args: argparse.Namespace, folder: Path, text_sets: list[list[str]],
+    mixed_texts: list[str] | None = None,
 ) -> dict[str, Any]:
     """Rounds of (engine, service cold, engine) on fresh texts, so both sides are measured at the same
     moment: this machine's speed drifts by 20% or more over minutes, which a single reference taken before
@@ -436,6 +590,12 @@ def run_one(
         print(f"[{database}] warm: {args.requests} requests / {args.duration:.0f}s", flush=True)
         warm = asyncio.run(drive(urls, key, handle, text_sets[0], n, args.requests, args.duration,
                                  warmup=False, cpu_probe=service.cpu_seconds))
+        mixed = None
+        if args.mixed_trainings and mixed_texts:
+            print(f"[{database}] mixed: {n} clients scoring while {args.mixed_trainings} trainings run ...",
+                  flush=True)
+            idle = {k: _median(rounds, k) for k in ("p50_ms", "p99_ms")}
+            mixed = mixed_round(service, key, data, mixed_texts, args, idle)
     extras = engine.extras(text_sets[0])
     errors = sum(x["service"]["errors"] for x in rounds) + warm.errors
     ratio = statistics.median(x["ratio"] for x in rounds)
@@ -458,6 +618,7 @@ def run_one(
         "ratio_warm_vs_engine_single_warm": round(warm_s["throughput_rps"] / extras["single_warm_tps"], 3),
         "errors": errors,
         "target_met": ratio >= TARGET_RATIO and errors == 0,
+        "mixed": mixed,  # scoring while trainings run (None without --mixed-trainings)
     }
 
 
@@ -489,6 +650,22 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
             f"| {r['engine_extras']['single_warm_tps']:.1f} | {r['ratio_warm_vs_engine_single_warm']:.2f}x "
             "| | |"
         )
+    mixed = [r for r in runs if r.get("mixed")]
+    if mixed:
+        rows += ["", "| database | API procs | worker | trainings | requests | errors | idle p50 / p99 ms "
+                 "| p50 ms (× idle) | p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s "
+                 "| target |",
+                 "|" + "---|" * 13]
+    for r in mixed:
+        m, s = r["mixed"], r["mixed"]["service"]
+        rows.append(
+            f"| {r['database']} | {r['api_processes']} | {m['worker']} | {m['trainings']} | {s['requests']} "
+            f"| {s['errors']} "
+            f"| {m['idle']['adjacent_pass']['p50_ms']:.0f} / {m['idle']['adjacent_pass']['p99_ms']:.0f} "
+            f"| {s['p50_ms']:.0f} ({m['p50_vs_idle']}×) | {s['p99_ms']:.0f} ({m['p99_vs_idle']}×) "
+            f"| {m['queue_wait_mean_s']} | {m['run_duration_mean_s']} | {m['pickup_mean_s']} "
+            f"| {'met' if m['target_met'] else 'MISSED'} |"
+        )
     return "\n".join(rows)
 
 
@@ -507,6 +684,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--effort", default="low", help="training effort (does not affect scoring cost)")
     p.add_argument("--start-timeout", type=float, default=180.0)
     p.add_argument("--train-timeout", type=float, default=900.0)
+    p.add_argument("--mixed-trainings", type=int, default=10,
+                   help="mixed round: trainings run while the clients score (0: no mixed round)")
+    p.add_argument("--mixed-effort", default="medium", help="the mixed round's training effort")
+    p.add_argument("--worker", choices=("child", "in-process"), default="child",
+                   help="where the first API process runs background runs: its worker child process (serve's "
+                   "default) or a thread of its own (serve --in-process-worker, the former shape)")
     p.add_argument("--out", type=Path, default=RESULTS)
     return p.parse_args(argv)
 
@@ -524,19 +707,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not folders:
         raise SystemExit(f"no sample_data/*/samples.csv under {SAMPLE_DATA}")
     folder = SAMPLE_DATA / args.model if args.model else folders[0]
-    texts = score_texts(folder, args.texts * args.rounds)
-    if len(texts) < args.texts * args.rounds:
-        raise SystemExit(f"only {len(texts)} distinct texts for {args.rounds} rounds of {args.texts}")
+    sets = args.rounds + (1 if args.mixed_trainings else 0)  # the mixed round scores new texts too
+    texts = score_texts(folder, args.texts * sets)
+    if len(texts) < args.texts * sets:
+        raise SystemExit(f"only {len(texts)} distinct texts for {sets} rounds of {args.texts}")
     text_sets = [texts[i : i + args.texts] for i in range(0, len(texts), args.texts)]
+    mixed_texts = text_sets.pop() if args.mixed_trainings else None
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
-    runs = [run_one(db, args, folder, text_sets) for db in databases]
+    runs = [run_one(db, args, folder, text_sets, mixed_texts) for db in databases]
 
     report: dict[str, Any] = {}
     if args.out.exists():
         with contextlib.suppress(ValueError):
             report = json.loads(args.out.read_text())
     report.setdefault("runs", {})
-    report["runs"].update({f"{r['database']}-{r['api_processes']}p": r for r in runs})
+    shape = "-in-process-worker" if args.worker == "in-process" else ""
+    report["runs"].update({f"{r['database']}-{r['api_processes']}p{shape}": r for r in runs})
     report["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                          "platform": platform.platform()}
     report["target_ratio"] = TARGET_RATIO
@@ -546,7 +732,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(markdown(runs))
     print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
-    return 0 if all(r["target_met"] for r in runs) else 1
+    return 0 if all(r["target_met"] and (r["mixed"] or {}).get("target_met", True) for r in runs) else 1
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 own data directory, waits until `/v1/health` answers, makes sure an authoring key for the
 local namespace exists (kept in `<data dir>/local_key.txt`, created once with
 `python -m service keys create`), and stops the process at interpreter exit. If this process is
-killed outright (no atexit), the service notices within about a second (`--parent-pid`) and exits.
+killed outright (no atexit), the service notices within about a second (`--parent-pid`) and exits. The service
+runs background work (training, …) in a worker child process of its own, which exits with it.
 """
 
 from __future__ import annotations

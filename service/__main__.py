@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
@@ -10,6 +11,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from service.parent import parent_alive
 from service.settings import Settings
 
 if TYPE_CHECKING:
@@ -33,24 +35,12 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
         raise SystemExit(f"error: {exc}") from None
 
 
-def _parent_alive(pid: int, original_ppid: int) -> bool:
-    if pid == original_ppid and os.getppid() != pid:
-        return False  # our parent died and we were re-parented (a SIGKILLed parent may linger as a zombie)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
 def _watch_parent(server: uvicorn.Server, pid: int, original_ppid: int, interval: float = 1.0) -> None:
     """Stop `server` the way SIGTERM does (`should_exit`) once process `pid` is gone."""
 
     def loop() -> None:
         while not server.should_exit:
-            if not _parent_alive(pid, original_ppid):
+            if not parent_alive(pid, original_ppid):
                 logging.getLogger("service").info("parent process %d is gone; shutting down", pid)
                 server.should_exit = True
                 return
@@ -69,17 +59,22 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
+    from service.worker_child import WorkerChild
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     original_ppid = os.getppid()  # before startup: the parent may die while models load
 
+    # Background runs go to a worker child process (service/worker_child.py) unless --no-worker (separate
+    # `worker` processes) or --in-process-worker (a consumer thread in this process: the former shape).
+    child_worker = not args.no_worker and not args.in_process_worker
     settings = _settings(
         args,
         embedder=args.embedder,
-        run_worker=False if args.no_worker else None,
+        run_worker=False if args.no_worker or child_worker else None,
         scoring_threads=args.scoring_threads,
     )
     app = create_app(settings)
+    child = WorkerChild(settings) if child_worker else None
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     server = uvicorn.Server(config)
 
@@ -91,8 +86,21 @@ def serve(args: argparse.Namespace) -> int:
             print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
             if args.parent_pid is not None:  # watched from here on, so a stop always runs the full shutdown
                 _watch_parent(server, args.parent_pid, original_ppid)
+            if child is not None:
+                child.start()
+
+    original_shutdown = server.shutdown
+
+    async def shutdown(sockets: object = None) -> None:
+        # Here, not after run(): on SIGTERM uvicorn re-raises the signal as run() ends, which ends us at once.
+        try:
+            await original_shutdown(sockets=sockets)  # type: ignore[arg-type]
+        finally:
+            if child is not None:
+                await asyncio.to_thread(child.stop)
 
     server.startup = startup  # type: ignore[method-assign]
+    server.shutdown = shutdown  # type: ignore[method-assign]
     server.run()
     return 0 if server.started else 1
 
@@ -100,15 +108,12 @@ def serve(args: argparse.Namespace) -> int:
 def worker(args: argparse.Namespace) -> int:
     from service.worker_process import run_worker_process
 
-    original_ppid = os.getppid()
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
-    parent_gone = None
-    if args.parent_pid is not None:
-        pid = args.parent_pid
-        parent_gone = lambda: not _parent_alive(pid, original_ppid)  # noqa: E731
-    code = run_worker_process(_settings(args, embedder=args.embedder), args.workers, parent_gone)
+    if args.nice:
+        os.nice(args.nice)  # run after everything else on the machine (the embedded service's child)
+    code = run_worker_process(_settings(args, embedder=args.embedder), args.workers, args.parent_pid)
     # Stopped, runs handed back, logs written: skip the interpreter's teardown, whose final garbage collection
     # over every loaded library took seconds here, eating into a process manager's stop timeout (honcho: 5 s).
     logging.shutdown()
@@ -171,13 +176,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m service", description="Model Scoring Service")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("serve", help="run the API (with an in-process worker unless --no-worker)")
+    p = sub.add_parser("serve", help="run the API (and a worker child process, unless --no-worker)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
     p.add_argument("--log-level", default="info")
     p.add_argument(
         "--no-worker", action="store_true", help="API only: background runs go to `worker` processes"
+    )
+    p.add_argument(
+        "--in-process-worker",
+        action="store_true",
+        help="run background runs on a thread of this process, not in a worker child process (they then "
+        "compete with score requests for the interpreter lock)",
     )
     p.add_argument(
         "--parent-pid", type=int, metavar="PID", help="shut down cleanly once process PID has exited"
@@ -196,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="runs executed at once (threads; default 1)")
     p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
     p.add_argument(
-        "--parent-pid", type=int, metavar="PID", help="stop as on SIGTERM once process PID has exited"
+        "--parent-pid", type=int, metavar="PID", help="stop gracefully once process PID has exited"
     )
+    p.add_argument("--nice", type=int, default=0, metavar="N", help="lower the CPU priority by N (os.nice)")
     _common(p)
     p.set_defaults(func=worker)
 

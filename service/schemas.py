@@ -144,6 +144,8 @@ class LastOperation(BaseModel):
     run_id: str | None = None
     progress: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    # A queued run's place in line, 1 = the next to start once a worker is free; null when not queued.
+    queue_position: int | None = None
 
 
 class ModelOut(BaseModel):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import case, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from service.prune import effective_policy
 from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
@@ -22,7 +22,25 @@ def tags_of(session: Session, version_id: int | None) -> list[str]:
     return sorted(session.scalars(select(Tag.name).where(Tag.version_id == version_id)))
 
 
-def _last_operation(run: Run | None) -> LastOperation | None:
+def queue_positions(session: Session, runs: Sequence[Run]) -> dict[str, int]:
+    """Each queued run's place in line: 1 + the queued runs created before it, of any model or namespace, as
+    they all wait for the same workers (oldest first, as the queue delivers them); running runs aside."""
+    ids = [r.id for r in runs if r.status == "queued"]
+    if not ids:
+        return {}
+    ahead = aliased(Run)
+    same_time = (ahead.created_at == Run.created_at) & (ahead.id < Run.id)
+    earlier = (ahead.created_at < Run.created_at) | same_time
+    rows = session.execute(
+        select(Run.id, func.count(ahead.id))
+        .outerjoin(ahead, (ahead.status == "queued") & earlier)
+        .where(Run.id.in_(ids))
+        .group_by(Run.id)
+    ).tuples()
+    return {run_id: count + 1 for run_id, count in rows}
+
+
+def _last_operation(run: Run | None, positions: dict[str, int]) -> LastOperation | None:
     if run is None:
         return None
     return LastOperation(
@@ -33,6 +51,7 @@ def _last_operation(run: Run | None) -> LastOperation | None:
         run_id=run.id,
         progress=run.progress,
         error=run.error,
+        queue_position=positions.get(run.id),
     )
 
 
@@ -81,6 +100,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
         ).tuples().all()
     )
     last_runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(run_ids)))} if run_ids else {}
+    positions = queue_positions(session, list(last_runs.values()))
     return [
         ModelOut(
             handle=model.handle,
@@ -93,7 +113,9 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             version_no=version_nos.get(model.current_version_id) if model.current_version_id else None,
             version_tags=tags.get(model.current_version_id, []) if model.current_version_id else [],
             zero_data_retention=model.zero_data_retention,
-            last_operation=_last_operation(last_runs.get(model.last_run_id) if model.last_run_id else None),
+            last_operation=_last_operation(
+                last_runs.get(model.last_run_id) if model.last_run_id else None, positions
+            ),
             created_at=model.created_at,
             updated_at=model.updated_at,
             max_depth=model.max_depth,

@@ -2,27 +2,27 @@
 
 SIGTERM (or SIGINT) is graceful: stop taking messages, let the runs in progress finish for up to
 `shutdown_grace_s`, hand the unfinished ones back to the queue, exit 0. A second signal skips the grace.
-With `--parent-pid`, the parent's exit is a SIGTERM too.
+With `parent_pid` (the embedded service's worker child) the same stop starts once that process is gone.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
-from collections.abc import Callable
 from dataclasses import replace
 from types import FrameType
 
 from service.context import Context
+from service.parent import parent_alive
 from service.settings import Settings
 
 log = logging.getLogger("service.worker")
 
 
-def run_worker_process(
-    settings: Settings, workers: int, parent_gone: Callable[[], bool] | None = None
-) -> int:
+def run_worker_process(settings: Settings, workers: int, parent_pid: int | None = None) -> int:
+    original_ppid = os.getppid()
     ctx = Context.build(replace(settings, run_worker=False))
     stop = threading.Event()
 
@@ -38,8 +38,8 @@ def run_worker_process(
         ctx.start_worker(workers)
         print(f"Scoring worker ready: {workers} thread(s), queue {ctx.queue_name}", flush=True)
         while not stop.wait(0.5):
-            if parent_gone is not None and parent_gone():
-                log.info("parent process is gone, stopping")
+            if parent_pid is not None and not parent_alive(parent_pid, original_ppid):
+                log.info("parent process %d is gone; stopping", parent_pid)
                 stop.set()
     finally:
         ctx.close()

@@ -12,7 +12,8 @@ from benchmarks import load
 def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
     args = ["--database", "sqlite", "--embedder", "hashing", "--api-processes", "2", "--clients", "4",
-            "--texts", "24", "--rounds", "2", "--requests", "40", "--out", str(out)]
+            "--texts", "24", "--rounds", "2", "--requests", "40",
+            "--mixed-trainings", "2", "--mixed-effort", "low", "--out", str(out)]
     load.main(args)  # exit status says whether the target was met: not a question for a test
     run = json.loads(out.read_text())["runs"]["sqlite-2p"]
     assert run["errors"] == 0 and run["api_processes"] == 2 and run["embedder"].startswith("hashing")
@@ -21,3 +22,13 @@ def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
     assert all(len(r["engine_single_tps"]) == 2 for r in run["rounds"])
     assert run["service_warm"]["requests"] == 40 and run["service_warm"]["errors"] == 0
     assert run["target_met"] == (run["ratio_cold_vs_engine_single"] >= load.TARGET_RATIO)
+
+    # The mixed round: an idle pass, then the clients score while both trainings run in the worker child.
+    mixed = run["mixed"]
+    assert mixed["worker"] == "child" and mixed["trainings"] == 2 and mixed["failed_trainings"] == 0
+    assert mixed["idle"]["adjacent_pass"]["requests"] == 24 and mixed["idle"]["adjacent_pass"]["errors"] == 0
+    assert mixed["service"]["requests"] > 0 and mixed["service"]["errors"] == 0
+    assert len(mixed["runs"]) == 2
+    for r in mixed["runs"]:
+        assert r["wait_s"] >= 0 and r["duration_s"] > 0 and 0 <= r["pickup_s"] <= r["wait_s"]
+    assert mixed["p99_vs_idle"] > 0 and mixed["queue_wait_mean_s"] is not None

@@ -96,6 +96,13 @@ class LastOperation(_Response):
     run_id: str | None = None
     progress: Any = None  # {"fraction", "phase", "message"} here; open in the spec
     error: Any = None  # {"code", "message"} or null
+    queue_position: Any = None  # a queued run's place in line (1 = next); absent from older services
+
+    @property
+    def place_in_queue(self) -> int | None:
+        """The run's place in line while it is queued (1 = next to start), if the service reports one."""
+        value = self.queue_position
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
     def _progress_field(self, name: str) -> Any:
         return self.progress.get(name) if isinstance(self.progress, dict) else None

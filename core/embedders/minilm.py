@@ -20,6 +20,8 @@ import numpy as np
 
 from core.engine.errors import ModelFileError
 
+THREADS_ENV = "SCORING_EMBEDDER_THREADS"  # onnxruntime threads when `threads` is not given
+
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_SIZE = 22_928_619
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -107,7 +109,8 @@ class MiniLMEmbedder:
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self.threads = threads or os.cpu_count() or 1
+        # $SCORING_EMBEDDER_THREADS bounds the default: the embedded service's worker process sets it to 1.
+        self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
         # The id carries the truncation length when it differs, since it changes long texts' vectors.
         self.id = MINILM_ID if max_tokens == MAX_TOKENS else f"{MINILM_ID}-t{max_tokens}"
         self._lock = threading.Lock()

@@ -1,4 +1,5 @@
-"""A local service whose parent is SIGKILLed (no atexit) shuts itself down (`serve --parent-pid`)."""
+"""A local service whose parent is SIGKILLed (no atexit) shuts itself down (`serve --parent-pid`), and its
+worker child with it; a worker child whose service is SIGKILLed stops too (`worker --parent-pid`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.local import LOG_FILE
+from tests.support.processes import worker_children
 
 REPO = Path(__file__).resolve().parents[2]
 PARENT = """
@@ -59,7 +61,7 @@ def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT, str(tmp_path)], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True
     )
-    service_pid = None
+    service_pid = worker = None
     try:
         assert parent.stdout is not None
         line = parent.stdout.readline().split()
@@ -67,16 +69,49 @@ def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
         url, service_pid = line[0], int(line[1])
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         assert not _gone(service_pid) and _port_open(port)
+        assert _wait_for(lambda: len(worker_children(service_pid)) == 1), "no worker child"
+        (worker,) = worker_children(service_pid)
+        assert _wait_for(lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120)
 
         parent.send_signal(signal.SIGKILL)  # no atexit: only --parent-pid can stop the service now
         assert _wait_for(lambda: _gone(service_pid)), "service outlived its killed parent"
+        assert _gone(worker), "the worker child outlived the service"
         assert not _port_open(port)
         log = (tmp_path / LOG_FILE).read_text()
         assert f"parent process {parent.pid} is gone" in log
         assert "service stopped" in log  # the lifespan shutdown ran: the same path as SIGTERM
+        assert "worker process stopped (exit 0)" in log  # and stopped its worker child gracefully
     finally:
-        parent.kill()
+        _kill(parent.pid, service_pid, worker)
         parent.wait()
-        if service_pid is not None and not _gone(service_pid):
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to spot zombies")
+def test_worker_child_exits_when_the_service_is_killed(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True
+    )
+    service_pid = worker = None
+    try:
+        assert parent.stdout is not None
+        line = parent.stdout.readline().split()
+        assert len(line) == 2, f"parent printed {line!r}; log:\n{(tmp_path / LOG_FILE).read_text()}"
+        service_pid = int(line[1])
+        assert _wait_for(lambda: len(worker_children(service_pid)) == 1), "no worker child"
+        (worker,) = worker_children(service_pid)
+        assert _wait_for(lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120)
+
+        os.kill(service_pid, signal.SIGKILL)  # the service cannot stop its child: only --parent-pid can
+        assert _wait_for(lambda: _gone(worker)), "the worker child outlived its killed service"
+        assert f"parent process {service_pid} is gone; stopping" in (tmp_path / LOG_FILE).read_text()
+    finally:
+        _kill(parent.pid, service_pid, worker)
+        parent.wait()
+
+
+def _kill(*pids: int | None) -> None:
+    for pid in pids:
+        if pid is not None and not _gone(pid):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(service_pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from core import start_local_service
 from core.client import AuthenticationError, Client, LastOperation, TransportError
 from core.local import KEY_FILE, LocalService, free_port
 from tests.client.conftest import formality_rows
+from tests.support.processes import cmdline, nice, worker_children
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +71,24 @@ def test_nothing_listening_is_a_transport_error() -> None:
             c.health()
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None:
+    # The training in test_whole_path_over_the_socket ran there: this process is the service's only worker.
+    (child,) = worker_children(local.pid)
+    args = cmdline(child)
+    assert args[args.index("--parent-pid") + 1] == str(local.pid)  # it exits with the service, even on kill
+    assert nice(child) > nice(local.pid)  # score requests come first for the CPU
+    assert f"started the worker process (pid {child})" in local.log_path.read_text()
+
+
 def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> None:
     key = local.api_key
+    workers = worker_children(local.pid) if Path("/proc/self/stat").exists() else []
     local.stop()
     assert not local.running
+    for pid in workers:  # stopped, and reaped, by the service before it exited
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
     local.stop()  # idempotent
     with start_local_service(data_dir, embedder="hashing", namespace="nb") as again:
         assert again.api_key == key and again.url != "" and again.pid != local.pid
