@@ -35,6 +35,8 @@ class Settings:
     # Scoring requests' texts encoded at once (one core each); 0 = one per core. With N API processes on
     # one machine, cores / N keeps them from oversubscribing the cores.
     scoring_threads: int = 0
+    # The model `POST /v1alpha1/comments:analyze` scores when a request names none (docs/perspective.md).
+    perspective_model: str | None = None
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
@@ -64,6 +66,7 @@ class Settings:
             max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
+            perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
