@@ -503,6 +503,65 @@ class Client:
         response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
         return CompareResult.model_validate(response.json())
 
+    # -- Perspective-compatible surface (docs/perspective.md) -----------------------------------------
+
+    def _perspective(self, method: str, body: dict[str, Any], safety: Safety) -> Any:
+        url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
+        return self.request("POST", url, json=body, safety=safety).json()
+
+    def analyze_comment(
+        self,
+        text: str,
+        attributes: Iterable[str] | Mapping[str, Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        span_annotations: bool = False,
+        languages: list[str] | None = None,
+        do_not_store: bool = False,
+        client_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Perspective's AnalyzeComment, returning Perspective's response as a dict.
+
+        `attributes`: trait names (`TOXICITY`, `TOXICITY@3`, `TOXICITY@prod`) or Perspective's
+        `requestedAttributes` map; `model`: a handle (else the server's configured one)."""
+        requested = (
+            {k: dict(v) for k, v in attributes.items()}
+            if isinstance(attributes, Mapping)
+            else {a: {} for a in attributes}
+        )
+        body = _clean(
+            {
+                "comment": {"text": text},
+                "requestedAttributes": requested,
+                "model": model,
+                "spanAnnotations": span_annotations or None,
+                "languages": languages,
+                "doNotStore": do_not_store or None,
+                "clientToken": client_token,
+            }
+        )
+        return self._perspective("analyze", body, Safety.IDEMPOTENT)
+
+    def suggest_comment_score(
+        self,
+        text: str,
+        scores: Mapping[str, float],
+        *,
+        model: str | None = None,
+        client_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Perspective's SuggestCommentScore: `{attribute: value}` becomes feedback labels (an authoring key
+        that owns the model's namespace; refused under zero-data-retention)."""
+        body = _clean(
+            {
+                "comment": {"text": text},
+                "attributeScores": {k: {"summaryScore": {"value": v}} for k, v in scores.items()},
+                "model": model,
+                "clientToken": client_token,
+            }
+        )
+        return self._perspective("suggestscore", body, Safety.ONCE)  # feedback: repeating counts twice
+
 
 def _version_ref(version: str | int) -> str:
     return f"v{version}" if isinstance(version, int) else version
