@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
 from core.engine.types import Sample, TraitSpec
-from service import runs
+from service import history, runs
 from service.db import transaction
 from service.embedding import Embedders
 from service.prune import prune
@@ -314,6 +314,8 @@ class Executor:
             )
             s.add(version)
             s.flush()
+            previous = history.version_no_of(s, model.current_version_id)
+            history.record(s, model, "activated", version.version_no, previous=previous)
             model.current_version_id = version.id
             model.state = "ready"
             model.updated_at = utcnow()

@@ -174,3 +174,18 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class VersionEvent(Base):
+    """When a version became active and when a tag pointed where (GET /models/{h}/history).
+
+    Version numbers, not ids: the history outlives versions that auto-prune deletes."""
+
+    __tablename__ = "version_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # activated | tagged | untagged
+    version_no: Mapped[int] = mapped_column(Integer)
+    tag: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    previous_version_no: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

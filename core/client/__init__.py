@@ -20,6 +20,7 @@ from core.client.errors import (
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    HistoryEvent,
     ImportReport,
     KeyInfo,
     LastOperation,
@@ -64,6 +65,7 @@ __all__ = [
     "ScoringClientError",
     "ServerError",
     "TagDeleteResult",
+    "HistoryEvent",
     "TagResult",
     "Trait",
     "TraitDelta",

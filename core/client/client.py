@@ -17,6 +17,7 @@ from core.client import progress as progress_mod
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    HistoryEvent,
     ImportReport,
     KeyInfo,
     LastOperation,
@@ -429,6 +430,11 @@ class Client:
     def untag_version(self, handle: str, name: str) -> TagDeleteResult:
         response = self.request("DELETE", _path("models", handle, "versions", name))
         return TagDeleteResult.model_validate(response.json())
+
+    def history(self, handle: str) -> list[HistoryEvent]:
+        """When each version became active and when each tag pointed where, oldest first."""
+        body = self._get(_path("models", handle, "history"))
+        return [HistoryEvent.model_validate(e) for e in body["events"]]
 
     # -- scoring --------------------------------------------------------------------------------------
 
