@@ -15,7 +15,18 @@ from fastapi.openapi.utils import get_openapi
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.perspective import AnalyzeIn, SuggestIn
-from service.routes import history, keys_info, models, perspective, runs, samples, score, traits, versions
+from service.routes import (
+    evaluation,
+    history,
+    keys_info,
+    models,
+    perspective,
+    runs,
+    samples,
+    score,
+    traits,
+    versions,
+)
 from service.schemas import Health, ScoreIn
 from service.settings import Settings
 
@@ -71,7 +82,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         return Health(status="ok", version=_version())
 
     app.include_router(health, prefix=PREFIX)
-    for module in (models, traits, samples, runs, versions, history, score, keys_info):
+    for module in (models, traits, samples, runs, versions, history, evaluation, score, keys_info):
         app.include_router(module.router, prefix=PREFIX)
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 

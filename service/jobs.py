@@ -18,6 +18,7 @@ from core.engine.types import Sample, TraitSpec
 from service import history, runs
 from service.db import transaction
 from service.embedding import Embedders
+from service.evaluation import run_evaluation
 from service.prune import prune
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
@@ -201,6 +202,8 @@ class Executor:
                     self._discover(run_id, attempt, hb)
                 elif kind == "synthesize":
                     self._synthesize(run_id, attempt, hb)
+                elif kind == "evaluate":
+                    run_evaluation(self.sessions, self.embedders, run_id, attempt, hb.progress)
                 else:
                     raise EngineError(f"unknown run kind {kind!r}")
         except ClaimLost:

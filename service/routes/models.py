@@ -14,7 +14,7 @@ from service.errors import ApiError
 from service.routes.common import errors
 from service.schemas import HANDLE_RE, Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch, ModelState
 from service.states import busy_error, require_not_archived
-from service.tables import FeedbackLabel, Model, SampleRow, utcnow
+from service.tables import EvalItem, FeedbackLabel, Model, SampleRow, utcnow
 from service.views import model_out, models_out
 
 router = APIRouter(tags=["models"])
@@ -126,6 +126,7 @@ def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) 
             if turning_on:  # purge now; turning it off later does not bring anything back
                 s.execute(delete(SampleRow).where(SampleRow.model_id == model.id))
                 s.execute(delete(FeedbackLabel).where(FeedbackLabel.model_id == model.id))
+                s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
         model.updated_at = utcnow()
         s.flush()
         return model_out(s, model)
