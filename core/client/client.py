@@ -436,6 +436,46 @@ class Client:
         body = self._get(_path("models", handle, "history"))
         return [HistoryEvent.model_validate(e) for e in body["events"]]
 
+    # -- evaluation sets ------------------------------------------------------------------------------
+
+    def add_evaluation_items(
+        self,
+        handle: str,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
+        Returns `{"added", "total"}`; items already in the set are not added again."""
+        rows = [dict(i) for i in items]
+        added, total = 0, 0
+        for start in range(0, len(rows), MAX_SAMPLES_PER_REQUEST):
+            batch = rows[start : start + MAX_SAMPLES_PER_REQUEST]
+            # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
+            path = _path("models", handle, "evaluation-set")
+            body = self.request("POST", path, json={"items": batch}).json()
+            added, total = added + int(body["added"]), int(body["total"])
+            if progress is not None:
+                progress(start + len(batch), len(rows))
+        return {"added": added, "total": total}
+
+    def evaluation_set(self, handle: str) -> dict[str, Any]:
+        """`{"handle", "total", "traits": {key: {"positive", "negative"}}}`."""
+        return self._get(_path("models", handle, "evaluation-set"))
+
+    def clear_evaluation_set(self, handle: str) -> dict[str, Any]:
+        return self.request("DELETE", _path("models", handle, "evaluation-set")).json()
+
+    def evaluate(self, handle: str, version: str | int) -> RunRef:
+        """Start an evaluation run of `version` on the model's evaluation set; wait with `wait`."""
+        path = _path("models", handle, "versions", _version_ref(version), "evaluate")
+        response = self.request("POST", path, safety=Safety.ONCE)
+        return self._run_ref(response)
+
+    def get_evaluation(self, handle: str, version: str | int) -> dict[str, Any]:
+        """The latest stored evaluation of `version`: `{"version_no", "run_id", "items", "traits": {…}}`."""
+        return self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+
     # -- scoring --------------------------------------------------------------------------------------
 
     def score(
