@@ -17,6 +17,7 @@ from app.versions import (
 )
 from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
+from core.timeline import history_timeline
 
 backend, client, model, handle, _ = open_model_page("Versions")
 if flash := st.session_state.pop("versions_flash", None):
@@ -33,6 +34,12 @@ st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 if len(versions) > 1:
     with guard("Charting metrics"):
         st.plotly_chart(metrics_across_versions(versions, "roc_auc"), width="stretch")
+
+with guard("Loading the history"):
+    history = client.history(handle)
+    if history:
+        with st.expander("History: when each version was active, where each tag pointed"):
+            st.plotly_chart(history_timeline(history), width="stretch", key="history_timeline")
 
 tags = sorted({t for v in versions for t in (v.get("tags") or [])})
 with st.container(border=True):

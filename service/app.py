@@ -15,7 +15,20 @@ from fastapi.openapi.utils import get_openapi
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.guard import GuardMiddleware
-from service.routes import keys_info, models, pool, runs, samples, score, traits, versions
+from service.perspective import AnalyzeIn, SuggestIn
+from service.routes import (
+    evaluation,
+    history,
+    keys_info,
+    models,
+    perspective,
+    pool,
+    runs,
+    samples,
+    score,
+    traits,
+    versions,
+)
 from service.schemas import NO_NUL_PATTERN, Health, ScoreIn
 from service.settings import Settings
 
@@ -92,8 +105,9 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         return Health(status="ok", version=_version())
 
     app.include_router(health, prefix=PREFIX)
-    for module in (models, traits, samples, runs, versions, score, keys_info, pool):
+    for module in (models, traits, samples, runs, versions, history, evaluation, score, keys_info, pool):
         app.include_router(module.router, prefix=PREFIX)
+    app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -105,6 +119,10 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
             score_schema = ScoreIn.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(score_schema.pop("$defs", {}))
             components["ScoreIn"] = score_schema
+            for body in (AnalyzeIn, SuggestIn):  # read by hand too
+                body_schema = body.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(body_schema.pop("$defs", {}))
+                components[body.__name__] = body_schema
             forbid_nul(schema)
             app.openapi_schema = schema
         return app.openapi_schema

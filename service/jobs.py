@@ -15,9 +15,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
 from core.engine.types import Sample, TraitSpec
-from service import runs
+from service import history, runs
 from service.db import transaction
 from service.embedding import Embedders
+from service.evaluation import run_evaluation
 from service.prune import prune
 from service.retention import erase, purge_texts
 from service.settings import Settings
@@ -212,6 +213,8 @@ class Executor:
                     self._discover(run_id, attempt, hb)
                 elif kind == "synthesize":
                     self._synthesize(run_id, attempt, hb)
+                elif kind == "evaluate":
+                    run_evaluation(self.sessions, self.embedders, run_id, attempt, hb.progress)
                 else:
                     raise EngineError(f"unknown run kind {kind!r}")
         except ClaimLost:
@@ -328,6 +331,8 @@ class Executor:
             )
             s.add(version)
             s.flush()
+            previous = history.version_no_of(s, model.current_version_id)
+            history.record(s, model, "activated", version.version_no, previous=previous)
             model.current_version_id = version.id
             model.state = "ready"
             model.updated_at = utcnow()

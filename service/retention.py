@@ -16,15 +16,15 @@ from sqlalchemy.orm import Session
 
 from service.db import truncate_wal
 from service.embedding import Embedders
-from service.tables import FeedbackLabel, PoolText, SampleRow
+from service.tables import EvalItem, FeedbackLabel, PoolText, SampleRow
 
 log = logging.getLogger("service.retention")
 
 
 def purge_texts(session: Session, model_id: int) -> list[str]:
-    """Delete the model's samples, buffered feedback and pool texts; returns their sha256 for `erase`."""
+    """Delete the model's samples, feedback, pool and evaluation texts; returns their sha256 for `erase`."""
     texts: set[str] = set()
-    for table in (SampleRow, FeedbackLabel, PoolText):
+    for table in (SampleRow, FeedbackLabel, PoolText, EvalItem):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)

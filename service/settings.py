@@ -44,6 +44,8 @@ class Settings:
     scoring_threads: int = 0
     # How long a write waits for SQLite's write lock before the request gets 503 `database_busy`.
     lock_timeout_s: float = 30.0
+    # The model `POST /v1alpha1/comments:analyze` scores when a request names none (docs/perspective.md).
+    perspective_model: str | None = None
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
@@ -76,6 +78,7 @@ class Settings:
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
             lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
+            perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})

@@ -187,3 +187,44 @@ class PoolText(Base):
     text: Mapped[str] = mapped_column(Text)
     content_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class VersionEvent(Base):
+    """When a version became active and when a tag pointed where (GET /models/{h}/history).
+
+    Version numbers, not ids: the history outlives versions that auto-prune deletes."""
+
+    __tablename__ = "version_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # activated | tagged | untagged
+    version_no: Mapped[int] = mapped_column(Integer)
+    tag: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    previous_version_no: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class EvalItem(Base):
+    """A labelled evaluation item: held out, never read by training (docs/api.md, Evaluation sets)."""
+
+    __tablename__ = "eval_items"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_key: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    quality: Mapped[float] = mapped_column(Float)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Evaluation(Base):
+    """The result of one evaluation run: a version's metrics on the evaluation set at that time."""
+
+    __tablename__ = "evaluations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    version_no: Mapped[int] = mapped_column(Integer)
+    run_id: Mapped[str] = mapped_column(String(40))
+    item_count: Mapped[int] = mapped_column(Integer)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

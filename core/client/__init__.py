@@ -21,6 +21,7 @@ from core.client.errors import (
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    HistoryEvent,
     ImportReport,
     KeyInfo,
     LastOperation,
@@ -73,6 +74,7 @@ __all__ = [
     "ScoringClientError",
     "ServerError",
     "TagDeleteResult",
+    "HistoryEvent",
     "TagResult",
     "Trait",
     "TraitDelta",

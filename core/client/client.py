@@ -17,6 +17,7 @@ from core.client import progress as progress_mod
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    HistoryEvent,
     ImportReport,
     KeyInfo,
     LastOperation,
@@ -523,6 +524,51 @@ class Client:
         response = self.request("DELETE", _path("models", handle, "versions", name))
         return TagDeleteResult.model_validate(response.json())
 
+    def history(self, handle: str) -> list[HistoryEvent]:
+        """When each version became active and when each tag pointed where, oldest first."""
+        body = self._get(_path("models", handle, "history"))
+        return [HistoryEvent.model_validate(e) for e in body["events"]]
+
+    # -- evaluation sets ------------------------------------------------------------------------------
+
+    def add_evaluation_items(
+        self,
+        handle: str,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
+        Returns `{"added", "total"}`; items already in the set are not added again."""
+        rows = [dict(i) for i in items]
+        added, total = 0, 0
+        for start in range(0, len(rows), MAX_SAMPLES_PER_REQUEST):
+            batch = rows[start : start + MAX_SAMPLES_PER_REQUEST]
+            # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
+            path = _path("models", handle, "evaluation-set")
+            body = self.request("POST", path, json={"items": batch}).json()
+            added, total = added + int(body["added"]), int(body["total"])
+            if progress is not None:
+                progress(start + len(batch), len(rows))
+        return {"added": added, "total": total}
+
+    def evaluation_set(self, handle: str) -> dict[str, Any]:
+        """`{"handle", "total", "traits": {key: {"positive", "negative"}}}`."""
+        return self._get(_path("models", handle, "evaluation-set"))
+
+    def clear_evaluation_set(self, handle: str) -> dict[str, Any]:
+        return self.request("DELETE", _path("models", handle, "evaluation-set")).json()
+
+    def evaluate(self, handle: str, version: str | int) -> RunRef:
+        """Start an evaluation run of `version` on the model's evaluation set; wait with `wait`."""
+        path = _path("models", handle, "versions", _version_ref(version), "evaluate")
+        response = self.request("POST", path, safety=Safety.ONCE)
+        return self._run_ref(response)
+
+    def get_evaluation(self, handle: str, version: str | int) -> dict[str, Any]:
+        """The latest stored evaluation of `version`: `{"version_no", "run_id", "items", "traits": {…}}`."""
+        return self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+
     # -- scoring --------------------------------------------------------------------------------------
 
     def score(
@@ -594,6 +640,65 @@ class Client:
             body["version"] = _version_ref(version)
         response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
         return CompareResult.model_validate(response.json())
+
+    # -- Perspective-compatible surface (docs/perspective.md) -----------------------------------------
+
+    def _perspective(self, method: str, body: dict[str, Any], safety: Safety) -> Any:
+        url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
+        return self.request("POST", url, json=body, safety=safety).json()
+
+    def analyze_comment(
+        self,
+        text: str,
+        attributes: Iterable[str] | Mapping[str, Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        span_annotations: bool = False,
+        languages: list[str] | None = None,
+        do_not_store: bool = False,
+        client_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Perspective's AnalyzeComment, returning Perspective's response as a dict.
+
+        `attributes`: trait names (`TOXICITY`, `TOXICITY@3`, `TOXICITY@prod`) or Perspective's
+        `requestedAttributes` map; `model`: a handle (else the server's configured one)."""
+        requested = (
+            {k: dict(v) for k, v in attributes.items()}
+            if isinstance(attributes, Mapping)
+            else {a: {} for a in attributes}
+        )
+        body = _clean(
+            {
+                "comment": {"text": text},
+                "requestedAttributes": requested,
+                "model": model,
+                "spanAnnotations": span_annotations or None,
+                "languages": languages,
+                "doNotStore": do_not_store or None,
+                "clientToken": client_token,
+            }
+        )
+        return self._perspective("analyze", body, Safety.IDEMPOTENT)
+
+    def suggest_comment_score(
+        self,
+        text: str,
+        scores: Mapping[str, float],
+        *,
+        model: str | None = None,
+        client_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Perspective's SuggestCommentScore: `{attribute: value}` becomes feedback labels (an authoring key
+        that owns the model's namespace; refused under zero-data-retention)."""
+        body = _clean(
+            {
+                "comment": {"text": text},
+                "attributeScores": {k: {"summaryScore": {"value": v}} for k, v in scores.items()},
+                "model": model,
+                "clientToken": client_token,
+            }
+        )
+        return self._perspective("suggestscore", body, Safety.ONCE)  # feedback: repeating counts twice
 
 
 def _version_ref(version: str | int) -> str:

@@ -189,7 +189,13 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
 
     if isinstance(body, dict):
         envelope = body.get("error")
-        if isinstance(envelope, dict):
+        if isinstance(envelope, dict) and isinstance(envelope.get("code"), int):
+            # Google's error shape (the Perspective-compatible surface): the service's code is the reason.
+            reasons = [d.get("reason") for d in envelope.get("details") or [] if isinstance(d, dict)]
+            code = str(reasons[0] if reasons and reasons[0] else envelope.get("status") or code)
+            message = str(envelope.get("message") or message)
+            details = list(envelope.get("details") or [])
+        elif isinstance(envelope, dict):
             code = str(envelope.get("code") or code)
             message = str(envelope.get("message") or message)
             rid = envelope.get("request_id") or rid

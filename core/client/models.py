@@ -296,6 +296,16 @@ class TagResult(_Response):
     version_no: int | None = None
 
 
+class HistoryEvent(_Response):
+    """A version became active (`activated`), or a tag was set on one (`tagged`) or removed (`untagged`)."""
+
+    at: datetime
+    kind: str
+    version_no: int
+    tag: str | None = None
+    previous_version_no: int | None = None
+
+
 class TagDeleteResult(_Response):
     handle: str
     tag: str

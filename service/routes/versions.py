@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
+from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
@@ -110,11 +111,14 @@ def tag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) ->
         if model.current_version_id is None:
             raise ApiError(409, "no_active_version", "The model has no active version to tag yet.")
         tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == ref))
+        version_no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
+        previous = history.version_no_of(s, tag.version_id) if tag is not None else None
         if tag is None:
             s.add(Tag(model_id=model.id, name=ref, version_id=model.current_version_id))
         else:
             tag.version_id = model.current_version_id  # re-using a tag moves the pointer
-        version_no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
+        if tag is None or previous != version_no:  # re-tagging the same version changes nothing
+            history.record(s, model, "tagged", int(version_no or 0), tag=ref, previous=previous)
         return Tagged(handle=model.handle, tag=ref, version_no=int(version_no or 0))
 
 
@@ -126,5 +130,6 @@ def untag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) 
         require_not_archived(model)
         tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == ref))
         if tag is not None:
+            history.record(s, model, "untagged", int(history.version_no_of(s, tag.version_id) or 0), tag=ref)
             s.delete(tag)
         return Untagged(handle=model.handle, tag=ref, deleted=tag is not None)

@@ -1,0 +1,134 @@
+"""A version's metrics on a labelled evaluation set, with confidence intervals. Definitions: docs/engine.md.
+
+ROC-AUC's interval is DeLong's (its variance from the midrank structural components); accuracy, F1 and the
+calibration error (ECE) get percentile bootstrap intervals. `paired_auc_difference` is DeLong's test for two
+versions scored on the same items.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm, rankdata
+
+from core.engine.metrics import CALIBRATION_BINS, sides
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 500
+
+
+def _components(y: np.ndarray, s: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """AUC and DeLong's structural components (one per positive, one per negative)."""
+    pos, neg = s[y == 1], s[y == 0]
+    m, n = len(pos), len(neg)
+    ranks = rankdata(np.concatenate([pos, neg]))
+    v10 = (ranks[:m] - rankdata(pos)) / n  # per positive: share of negatives it outranks (ties count half)
+    v01 = 1.0 - (ranks[m:] - rankdata(neg)) / m  # per negative: share of positives that outrank it
+    return float(v10.mean()), v10, v01
+
+
+def delong_auc(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """(AUC, standard error)."""
+    auc, v10, v01 = _components(y, s)
+    var = v10.var(ddof=1) / len(v10) + v01.var(ddof=1) / len(v01) if min(len(v10), len(v01)) > 1 else 0.0
+    return auc, float(np.sqrt(max(var, 0.0)))
+
+
+def paired_auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """AUC(b) − AUC(a) on the same items, its standard error and two-sided p-value (DeLong 1988)."""
+    auc_a, a10, a01 = _components(y, a)
+    auc_b, b10, b01 = _components(y, b)
+    d10, d01 = b10 - a10, b01 - a01
+    var = d10.var(ddof=1) / len(d10) + d01.var(ddof=1) / len(d01) if min(len(d10), len(d01)) > 1 else 0.0
+    se = float(np.sqrt(max(var, 0.0)))
+    diff = auc_b - auc_a
+    p = 1.0 if se == 0.0 else float(2 * norm.sf(abs(diff) / se))
+    return {"difference": diff, "se": se, "p_value": p}
+
+
+def _interval(value: float, samples: np.ndarray) -> dict[str, float]:
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(samples, [tail, 100 - tail])
+    return {"value": round(value, 6), "ci_low": round(float(low), 6), "ci_high": round(float(high), 6)}
+
+
+def reliability(
+    scores: np.ndarray, quality: np.ndarray, bins: int = CALIBRATION_BINS
+) -> list[dict[str, float]]:
+    """Per equal-width score bin with items: mean score, mean quality, count (the reliability diagram)."""
+    which = np.minimum((scores * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        sel = which == b
+        if sel.any():
+            out.append(
+                {
+                    "bin_low": b / bins,
+                    "mean_score": round(float(scores[sel].mean()), 6),
+                    "mean_quality": round(float(quality[sel].mean()), 6),
+                    "count": int(sel.sum()),
+                }
+            )
+    return out
+
+
+def evaluate_trait(
+    scores: np.ndarray,
+    quality: np.ndarray,
+    threshold: float = 0.5,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Metrics of one trait's scores against its evaluation labels (quality 0–1; ≥ threshold decides)."""
+    scores = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
+    quality = np.asarray(quality, dtype=float)
+    mask, y = sides(quality)
+    s = scores[mask]
+    out: dict[str, Any] = {
+        "items": int(len(scores)),
+        "positive": int(y.sum()),
+        "negative": int(len(y) - y.sum()),
+        "threshold": threshold,
+        "reliability": reliability(scores, quality),
+    }
+    if y.min(initial=1) != y.max(initial=0):
+        auc, se = delong_auc(y, s)
+        z = norm.ppf(1 - (1 - CONFIDENCE) / 2)
+        out["roc_auc"] = {
+            "value": round(auc, 6),
+            "ci_low": round(float(max(0.0, auc - z * se)), 6),
+            "ci_high": round(float(min(1.0, auc + z * se)), 6),
+        }
+    else:
+        out["roc_auc"] = None  # needs both sides
+    # Bootstrap: the same resampled item sets for every metric.
+    rng = np.random.default_rng(seed)
+    n = len(s)
+    idx = rng.integers(
+        0, n, size=(resamples, n), dtype=np.int32
+    )  # n ≥ 1: sides() keeps every item if need be
+    pred = s >= threshold
+    yb = y.astype(bool)
+    correct = (pred == yb)[idx]
+    out["accuracy"] = _interval(float((pred == yb).mean()), correct.mean(axis=1))
+    tp, fp, fn = (pred & yb), (pred & ~yb), (~pred & yb)
+
+    def f1(tp_: np.ndarray, fp_: np.ndarray, fn_: np.ndarray) -> np.ndarray:
+        denom = 2 * tp_ + fp_ + fn_
+        return np.where(denom > 0, 2 * tp_ / np.maximum(denom, 1), 0.0)
+
+    f1_all = float(f1(np.array(tp.sum()), np.array(fp.sum()), np.array(fn.sum())))
+    out["f1"] = _interval(f1_all, f1(tp[idx].sum(1), fp[idx].sum(1), fn[idx].sum(1)))
+    # ECE over every item (quality is the target, as in training metrics): |Σ score − Σ quality| per bin / N.
+    m = len(scores)
+    which = np.minimum((scores * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
+    full = rng.integers(0, m, size=(resamples, m), dtype=np.int32)
+    diff = scores - quality
+    ece_all = sum(abs(float(diff[which == b].sum())) for b in range(CALIBRATION_BINS)) / m
+    boot = np.zeros(resamples)
+    for b in range(CALIBRATION_BINS):
+        boot += np.abs(np.where(which == b, diff, 0.0)[full].sum(axis=1))
+    out["calibration_error"] = _interval(ece_all, boot / m)
+    return out

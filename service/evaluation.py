@@ -1,0 +1,85 @@
+"""Evaluation runs: score the model's evaluation set with one version and store its metrics.
+
+Items live in `eval_items`, which training never reads. The embeddings go through the embedding cache, so a
+second version evaluated on the same set re-uses them and costs little more than the metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.engine.errors import EngineError
+from core.engine.evaluation import evaluate_trait
+from service import runs
+from service.db import transaction
+from service.embedding import Embedders, snapshot_embedder_id
+from service.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
+
+BATCH = 256
+
+
+def run_evaluation(
+    sessions: sessionmaker[Session],
+    embedders: Embedders,
+    run_id: str,
+    attempt: int,
+    progress: Callable[[float, str, str], None],
+) -> None:
+    from core.engine import Scorer
+
+    with transaction(sessions) as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        version_no = int(run.options["version_no"])
+        snapshot = s.scalar(
+            select(Version.snapshot).where(Version.model_id == run.model_id, Version.version_no == version_no)
+        )
+        items = s.execute(
+            select(EvalItem.trait_key, EvalItem.text, EvalItem.quality)
+            .where(EvalItem.model_id == run.model_id)
+            .order_by(EvalItem.id)
+        ).all()
+    if snapshot is None:
+        raise EngineError(f"version v{version_no} was pruned before it could be evaluated")
+    scorer = Scorer.from_snapshot(snapshot, embedder=embedders.get(snapshot_embedder_id(snapshot)))
+    columns = {spec.key: i for i, spec in enumerate(scorer.traits)}
+    kept = [it for it in items if it.trait_key in columns]  # traits this version does not have are skipped
+    texts = list(dict.fromkeys(it.text for it in kept))  # each distinct text scored once
+    rows: dict[str, np.ndarray] = {}
+    for start in range(0, len(texts), BATCH):
+        chunk = texts[start : start + BATCH]
+        for text, row in zip(chunk, scorer.score(chunk), strict=True):
+            rows[text] = np.asarray(row, dtype=float)
+        done = min(len(texts), start + BATCH)
+        progress(0.9 * done / max(1, len(texts)), "scoring", f"Scored {done} of {len(texts)} texts")
+    progress(0.92, "metrics", "Computing metrics")
+    traits: dict[str, Any] = {}
+    for key, col in columns.items():
+        mine = [it for it in kept if it.trait_key == key]
+        if mine:
+            scores = np.array([rows[it.text][col] for it in mine])
+            quality = np.array([it.quality for it in mine])
+            traits[key] = evaluate_trait(scores, quality)
+    with transaction(sessions) as s:
+        if not runs.succeed(s, run_id, attempt, f"Evaluated v{version_no} on {len(kept)} items"):
+            return
+        run = s.get(Run, run_id)
+        model = s.get(Model, run.model_id)  # type: ignore[union-attr]
+        assert model is not None and run is not None
+        s.add(
+            Evaluation(
+                model_id=model.id,
+                version_no=version_no,
+                run_id=run_id,
+                item_count=len(kept),
+                metrics={"traits": traits},
+                created_at=utcnow(),
+            )
+        )
+        model.state = "ready" if model.current_version_id is not None else run.return_state
+        model.updated_at = utcnow()

@@ -1,0 +1,193 @@
+"""Perspective API compatibility: request/response shapes, sentence spans, language detection, errors.
+
+Pure helpers for `service/routes/perspective.py`. Perspective clients parse Google's API error shape
+(`{"error": {"code": <http status>, "message", "status": "<canonical code>"}}`), not the service's own
+envelope, so errors on this surface are rendered here (docs/perspective.md).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.errors import REQUEST_ID_HEADER
+
+SCORE_TYPE = "PROBABILITY"
+#: Sentences annotated with span scores at most (the rest of a longer text is not annotated).
+MAX_SPANS = 100
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]+|[^.!?\n]+")
+_VERSION_NO = re.compile(r"^\d+$")
+
+
+class _Model(BaseModel):
+    # Unknown fields are ignored, as Perspective clients send fields this server has no use for
+    # (`context`, `sessionId`, `communityId`, …); the known ones are strictly typed.
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class TextEntry(_Model):
+    text: str = Field(min_length=1, max_length=20_000)
+    type: str | None = None
+
+
+class AttributeParameters(_Model):
+    scoreType: str | None = None  # Perspective's field names, camelCase
+    scoreThreshold: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class AnalyzeIn(_Model):
+    comment: TextEntry
+    requestedAttributes: dict[str, AttributeParameters] = Field(min_length=1, max_length=50)
+    spanAnnotations: bool = False
+    languages: list[str] = Field(default_factory=list, max_length=20)
+    doNotStore: bool = False
+    clientToken: str | None = Field(default=None, max_length=1000)
+    model: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Addition: the model's handle (else SCORING_PERSPECTIVE_MODEL)",
+    )
+
+
+class Score(_Model):
+    value: float = Field(ge=0.0, le=1.0)
+    type: str | None = None
+
+
+class SpanScore(BaseModel):
+    begin: int
+    end: int
+    score: Score
+
+
+class AttributeScore(BaseModel):
+    summaryScore: Score | None = None
+    spanScores: list[SpanScore] | None = None
+
+
+class SuggestAttributeScore(_Model):
+    summaryScore: Score
+    spanScores: list[Any] | None = None  # accepted, not used
+
+
+class SuggestIn(_Model):
+    comment: TextEntry
+    attributeScores: dict[str, SuggestAttributeScore] = Field(min_length=1, max_length=50)
+    languages: list[str] = Field(default_factory=list, max_length=20)
+    clientToken: str | None = Field(default=None, max_length=1000)
+    communityId: str | None = None
+    model: str | None = Field(default=None, max_length=200)
+
+
+class AnalyzeOut(BaseModel):
+    attributeScores: dict[str, AttributeScore]
+    languages: list[str]
+    detectedLanguages: list[str]
+    clientToken: str | None = None
+
+
+class SuggestOut(BaseModel):
+    clientToken: str | None = None
+
+
+class GoogleErrorBody(BaseModel):
+    code: int
+    message: str
+    status: str
+    details: list[dict[str, Any]] = []
+
+
+class GoogleError(BaseModel):
+    error: GoogleErrorBody
+
+
+def split_attribute(name: str) -> tuple[str, str | None]:
+    """`TOXICITY@3` → (`TOXICITY`, `v3`); `TOXICITY@prod` → (`TOXICITY`, `prod`); no `@` → active version."""
+    base, sep, ref = name.partition("@")
+    if not sep:
+        return base, None
+    return base, f"v{ref}" if _VERSION_NO.match(ref) else ref
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[begin, end) offsets (code points) of the text's sentences, surrounding whitespace excluded."""
+    spans = []
+    for match in _SENTENCE.finditer(text):
+        piece = match.group()
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        begin = match.start() + (len(piece) - len(piece.lstrip()))
+        spans.append((begin, begin + len(stripped)))
+        if len(spans) == MAX_SPANS:
+            break
+    return spans
+
+
+_detector_lock = threading.Lock()
+
+
+def detect_languages(text: str) -> list[str]:
+    """ISO 639-1 codes langdetect finds with probability ≥ 0.2, most likely first; [] when it cannot tell."""
+    from langdetect import DetectorFactory, detect_langs
+    from langdetect.lang_detect_exception import LangDetectException
+
+    with _detector_lock:  # the first call loads the profiles into a module-level factory
+        DetectorFactory.seed = 0  # deterministic answers
+        try:
+            found = detect_langs(text)
+        except LangDetectException:  # no letters (digits, emoji only)
+            return []
+    return [lang.lang.split("-")[0] for lang in found if lang.prob >= 0.2]
+
+
+# The service's statuses on this surface, as Google's canonical codes (google.rpc.Code) with the HTTP
+# status Google maps each to. A state conflict (e.g. `no_active_version`) is FAILED_PRECONDITION (400);
+# a retryable one (`model_busy`) is ABORTED (409).
+_CANONICAL = {
+    400: (400, "INVALID_ARGUMENT"),
+    401: (401, "UNAUTHENTICATED"),
+    403: (403, "PERMISSION_DENIED"),
+    404: (404, "NOT_FOUND"),
+    409: (400, "FAILED_PRECONDITION"),
+    413: (400, "INVALID_ARGUMENT"),
+    415: (400, "INVALID_ARGUMENT"),
+    422: (400, "INVALID_ARGUMENT"),
+    429: (429, "RESOURCE_EXHAUSTED"),
+    503: (503, "UNAVAILABLE"),
+}
+
+
+def google_error(
+    request_id: str,
+    status: int,
+    reason: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    headers: dict[str, str],
+) -> JSONResponse:
+    """The error in Google's shape; the service's own code travels as `details[0].reason` (ErrorInfo)."""
+    http, canonical = _CANONICAL.get(status, (500, "INTERNAL"))
+    if status == 409 and retryable:
+        http, canonical = 409, "ABORTED"
+    body = {
+        "error": {
+            "code": http,
+            "message": message,
+            "status": canonical,
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": reason,
+                    "domain": "scoring-workbench",
+                    "metadata": {"request_id": request_id},
+                }
+            ],
+        }
+    }
+    return JSONResponse(body, status_code=http, headers={**headers, REQUEST_ID_HEADER: request_id})

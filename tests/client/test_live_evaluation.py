@@ -1,0 +1,43 @@
+"""The client's evaluation-set methods against the real service."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import NotFoundError, PermissionDeniedError
+from tests.client.conftest import NEGATIVE, POSITIVE, Service, make_draft
+
+
+def test_evaluation_set_round_trip(service: Service) -> None:
+    # 600 items: two batches. Held-out texts are variations of the training poles.
+    items = [
+        {"trait": "formality", "text": f"{t} (item {i})", "quality": 1.0} for i in range(50) for t in POSITIVE
+    ]
+    items += [
+        {"trait": "formality", "text": f"{t} ({i})", "quality": 0.0} for i in range(50) for t in NEGATIVE
+    ]
+    seen: list[tuple[int, int]] = []
+    with service.client() as c:
+        handle = make_draft(c, service.handle("evalset"))
+        assert c.add_evaluation_items(handle, items, progress=lambda d, t: seen.append((d, t))) == {
+            "added": 600,
+            "total": 600,
+        }
+        assert seen == [(500, 600), (600, 600)]
+        assert c.add_evaluation_items(handle, items[:10]) == {"added": 0, "total": 600}
+        assert c.evaluation_set(handle)["traits"] == {"formality": {"positive": 300, "negative": 300}}
+        c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        run = c.evaluate(handle, 1)
+        assert run.state == "busy" and run.run_id
+        model = c.wait(handle, run.run_id, timeout=60)
+        assert model.state == "ready"
+    with service.client("scorer") as c:
+        result = c.get_evaluation(handle, "v1")
+        with pytest.raises(PermissionDeniedError):
+            c.evaluate(handle, 1)
+    auc = result["traits"]["formality"]["roc_auc"]
+    assert result["items"] == 600 and auc["value"] > 0.9 and auc["ci_low"] <= auc["value"] <= auc["ci_high"]
+    with service.client() as c:
+        assert c.clear_evaluation_set(handle)["deleted"] == 600
+    with service.client("outsider") as c, pytest.raises(NotFoundError):
+        c.get_evaluation(handle, 1)

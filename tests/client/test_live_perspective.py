@@ -1,0 +1,67 @@
+"""The client's Perspective-compatible methods against the real service."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import AuthenticationError, BadRequestError, Client, NotFoundError, PermissionDeniedError
+from tests.client.conftest import Service, make_draft
+
+TEXT = "Dear Sir or Madam, please find the report attached. hey lol gonna grab food"
+
+
+@pytest.fixture(scope="module")
+def trained(service: Service) -> str:
+    with service.client() as c:
+        handle = make_draft(c, service.handle("perspective"))
+        c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        c.tag_version(handle, "prod")
+    return handle
+
+
+def test_analyze_comment_matches_native_scores(service: Service, trained: str) -> None:
+    with service.client("scorer") as c:
+        out = c.analyze_comment(
+            TEXT, ["FORMALITY", "Formality@prod"], model=trained, span_annotations=True, client_token="t-1"
+        )
+        native = c.score(trained, TEXT).scores[0].score
+    assert out["clientToken"] == "t-1"
+    assert set(out["attributeScores"]) == {"FORMALITY", "Formality@prod"}
+    formality = out["attributeScores"]["FORMALITY"]
+    assert formality["summaryScore"] == {"value": native, "type": "PROBABILITY"}
+    assert [(s["begin"], s["end"]) for s in formality["spanScores"]] == [(0, 51), (52, 75)]
+    assert out["attributeScores"]["Formality@prod"] == formality  # prod is the active version
+    first, last = (s["score"]["value"] for s in formality["spanScores"])
+    assert first > last  # the formal sentence scores more formal than the casual one
+
+
+def test_errors_are_typed(service: Service, trained: str) -> None:
+    with service.client("scorer") as c:
+        with pytest.raises(BadRequestError) as bad:
+            c.analyze_comment(TEXT, ["SPAM"], model=trained)
+        assert bad.value.code == "unknown_attribute" and bad.value.status == 400
+        with pytest.raises(NotFoundError) as missing:
+            c.analyze_comment(TEXT, ["FORMALITY@v9"], model=trained)
+        assert missing.value.code == "version_not_found"
+        with pytest.raises(PermissionDeniedError):
+            c.suggest_comment_score(TEXT, {"FORMALITY": 1.0}, model=trained)
+    anon = Client("http://testserver/v1", "sk_nope", transport=service.app_transport)
+    with anon, pytest.raises(AuthenticationError):
+        anon.analyze_comment(TEXT, ["FORMALITY"], model=trained)
+    with service.client("outsider") as c, pytest.raises(NotFoundError):
+        c.suggest_comment_score(TEXT, {"FORMALITY": 1.0}, model=trained)
+
+
+def test_suggest_comment_score_buffers_feedback(service: Service, trained: str) -> None:
+    with service.client() as c:
+        before = c.get_model(trained).buffered_feedback
+        assert c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=trained, client_token="x") == {
+            "clientToken": "x"
+        }
+        assert c.get_model(trained).buffered_feedback == before + 1
+        handle = make_draft(c, service.handle("zdr"))
+        c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        c.update_model(handle, zero_data_retention=True)
+        with pytest.raises(BadRequestError) as refused:  # FAILED_PRECONDITION
+            c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=handle)
+        assert refused.value.code == "zero_data_retention"
