@@ -204,8 +204,8 @@ async def _call(
     """Authenticate, parse and run `work`, rendering every failure in Google's error shape."""
     rid = request_id_of(request)
     try:
+        who = await run_in_threadpool(_principal, ctx, request, key)  # the key before a byte of the body
         raw = await request.body()
-        who = await run_in_threadpool(_principal, ctx, request, key)
         body = _parse(raw, schema)
         return JSONResponse(await run_in_threadpool(work, ctx, who, body))
     except ApiError as exc:

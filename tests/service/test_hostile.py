@@ -148,6 +148,8 @@ def test_anonymous_requests_get_401_before_any_body_validation(svc: Svc) -> None
     paths = check(svc.client.get("/v1/openapi.json"), 200)["paths"]
     checked = 0
     for template, operations in paths.items():
+        if not template.startswith("/v1/"):
+            continue  # Perspective's surface answers in Google's error shape (test_perspective.py)
         path = template.replace("{handle}", "acme.h").replace("{key}", "formality").replace("{ref}", "prod")
         for method in operations:
             resp = svc.client.request(
