@@ -15,7 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.guard import GuardMiddleware
-from service.perspective import AnalyzeIn, SuggestIn
+from service.perspective import AnalyzeIn, SuggestScoreIn
 from service.routes import (
     evaluation,
     history,
@@ -115,14 +115,21 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            # The score body is read by hand (raw text or JSON), so its JSON schema is added here.
-            score_schema = ScoreIn.model_json_schema(ref_template="#/components/schemas/{model}")
-            components.update(score_schema.pop("$defs", {}))
-            components["ScoreIn"] = score_schema
-            for body in (AnalyzeIn, SuggestIn):  # read by hand too
+
+            def add(name: str, component: dict[str, Any]) -> None:
+                # Two models of one name would silently document one body for both routes. (One model's input
+                # and output schemas may differ in defaults; the input one is kept, as before.)
+                fields = set(components.get(name, component).get("properties", {}))
+                if fields != set(component.get("properties", {})):
+                    raise RuntimeError(f"two OpenAPI components named {name}")
+                components[name] = component
+
+            # Bodies read by hand (the score body is raw text or JSON): their schemas are added here.
+            for body in (ScoreIn, AnalyzeIn, SuggestScoreIn):
                 body_schema = body.model_json_schema(ref_template="#/components/schemas/{model}")
-                components.update(body_schema.pop("$defs", {}))
-                components[body.__name__] = body_schema
+                for name, component in body_schema.pop("$defs", {}).items():
+                    add(name, component)
+                add(body.__name__, body_schema)
             forbid_nul(schema)
             app.openapi_schema = schema
         return app.openapi_schema

@@ -112,7 +112,7 @@ def envelope(
     body = {
         "error": {
             "code": code,
-            "message": message,
+            "message": _echoable(message),
             "request_id": request_id,
             "retryable": retryable,
             "details": details or [],
@@ -122,11 +122,20 @@ def envelope(
     return JSONResponse(body, status_code=status, headers=hdrs)
 
 
+# A NUL or lone surrogate the client sent (e.g. as an unknown field's name) is echoed as U+FFFD: the envelope
+# promises NUL-free strings, and no UTF-8 encoder can write a lone surrogate.
+_UNECHOABLE_RE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _echoable(text: str) -> str:
+    return _UNECHOABLE_RE.sub("\ufffd", text)
+
+
 def _jsonable_details(errors: list[Any]) -> list[dict[str, Any]]:
     out = []
     for err in errors:
-        loc = [p if isinstance(p, int) else str(p) for p in err.get("loc", ())]
-        out.append({"loc": loc, "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))})
+        loc = [p if isinstance(p, int) else _echoable(str(p)) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": _echoable(str(err.get("msg", ""))), "type": str(err.get("type", ""))})
     return out
 
 
@@ -184,6 +193,15 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         details = _jsonable_details(list(exc.errors()))
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type and not _is_json(media_type) and any(d["loc"] == ["body"] for d in details):
+            # FastAPI reads a non-JSON body as bytes and reports a shapeless body; say what is wrong instead.
+            return envelope(
+                request_id_of(request),
+                415,
+                "unsupported_media_type",
+                f"Send the body as application/json, not {media_type}.",
+            )
         code = "validation_error"
         types = [d["type"] for d in details]
         for t in types:
@@ -200,6 +218,10 @@ def install_error_handlers(app: FastAPI) -> None:
         else:
             message = "The request is not valid."
         return envelope(request_id_of(request), 422, code, message, details=details)
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type == "application/json" or media_type.endswith("+json")
 
 
 def allowed_methods(request: Request) -> list[str]:

@@ -74,7 +74,7 @@ class SuggestAttributeScore(_Model):
     spanScores: list[Any] | None = None  # accepted, not used
 
 
-class SuggestIn(_Model):
+class SuggestScoreIn(_Model):
     comment: TextEntry
     attributeScores: dict[str, SuggestAttributeScore] = Field(min_length=1, max_length=50)
     languages: list[str] = Field(default_factory=list, max_length=20)
@@ -90,7 +90,7 @@ class AnalyzeOut(BaseModel):
     clientToken: str | None = None
 
 
-class SuggestOut(BaseModel):
+class SuggestScoreOut(BaseModel):
     clientToken: str | None = None
 
 

@@ -7,7 +7,15 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from core.engine.errors import EngineError
@@ -34,6 +42,18 @@ DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
 Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
+
+
+def _integral(value: Any) -> Any:
+    # JSON has one number type and JSON Schema's "integer" is any number without a fraction, so 4.0 is 4;
+    # 4.5, "4" and true are still refused by the strict int check that follows.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+#: A request integer: 4 or 4.0, nothing else.
+JsonInt = Annotated[int, BeforeValidator(_integral)]
 
 
 class Strict(BaseModel):
@@ -71,6 +91,26 @@ def check_text(value: str) -> str:
         raise PydanticCustomError(exc.code, str(exc)) from None
 
 
+def _within_limit(value: Any) -> Any:
+    # Counted as sent, before any work on the string: the OpenAPI maxLength, with the engine's error code.
+    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+        raise PydanticCustomError(
+            "text_too_long",
+            "a text is at most {limit} characters; this one has {length}",
+            {"limit": f"{MAX_TEXT_CHARS:,}", "length": f"{len(value):,}"},
+        )
+    return value
+
+
+#: A text to store or score: 1-20,000 characters, not blank, no NUL; stripped by the engine's rule.
+Text = Annotated[
+    str,
+    BeforeValidator(_within_limit),
+    Field(min_length=1, json_schema_extra={"maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}),
+    AfterValidator(check_text),
+]
+
+
 # ---- models -------------------------------------------------------------------------------------
 
 
@@ -81,7 +121,7 @@ class UpstreamSource(Strict):
 
 
 class AutoPrune(Strict):
-    keep_unnamed: int | None = Field(default=None, ge=0, le=100_000)
+    keep_unnamed: JsonInt | None = Field(default=None, ge=0, le=100_000)
     keep_first_of_month: bool | None = None
 
 
@@ -97,7 +137,7 @@ class ModelCreate(Strict):
     description: str = Field(default="", max_length=10_000)
     scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
     kind: Literal["scoring"] = "scoring"
-    max_depth: int = Field(default=1, ge=1, le=8)
+    max_depth: JsonInt = Field(default=1, ge=1, le=8)
     additional_terms: str | None = Field(default=None, max_length=10_000)
     upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
     readme_markdown: str | None = Field(default=None, max_length=100_000)
@@ -256,14 +296,9 @@ class TraitsOut(BaseModel):
 
 class SampleIn(Strict):
     trait: str = Field(min_length=1, max_length=100)
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
+    text: Text
     quality: float = Field(ge=0.0, le=1.0)
     source_url: str | None = Field(default=None, max_length=2000)
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
     @field_validator("quality")
     @classmethod
@@ -302,13 +337,8 @@ class SamplePatch(Strict):
     """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
 
     trait: str | None = Field(default=None, min_length=1, max_length=100)
-    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    text: Text | None = None
     quality: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str | None) -> str | None:
-        return check_text(value) if value is not None else None
 
     @field_validator("quality")
     @classmethod
@@ -390,36 +420,22 @@ class FeedbackIn(Strict):
     quality: float = Field(ge=0.0, le=1.0)
 
 
-ScoreText = Annotated[
-    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
-]
+ScoreText = Text
 
 
 class ScoreIn(Strict):
-    content: ScoreText | list[ScoreText] = Field(description="One text, or 1-100 texts.")
+    content: ScoreText | Annotated[list[ScoreText], Field(min_length=1, max_length=100)] = Field(
+        description="One text, or 1-100 texts."
+    )
     version: str | None = Field(default=None, max_length=64)
     explain: bool = False
     feedback: list[FeedbackIn] | None = Field(default=None, max_length=50)
-
-    @field_validator("content")
-    @classmethod
-    def _content(cls, value: str | list[str]) -> str | list[str]:
-        if isinstance(value, list):
-            if not 1 <= len(value) <= 100:
-                raise ValueError("content must hold 1 to 100 texts")
-            return [check_text(v) for v in value]
-        return check_text(value)
 
 
 class CompareIn(Strict):
     a: ScoreText
     b: ScoreText
     version: str | None = Field(default=None, max_length=64)
-
-    @field_validator("a", "b")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
 
 class TraitScore(BaseModel):
@@ -481,9 +497,7 @@ class Health(BaseModel):
 SuggestMode = Literal["auto", "diverse", "uncertain", "positive", "negative"]
 
 
-PoolTextIn = Annotated[
-    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000), AfterValidator(check_text)
-]
+PoolTextIn = Text
 
 
 class PoolIn(Strict):
@@ -515,7 +529,7 @@ class PoolDeleted(BaseModel):
 
 class SuggestIn(Strict):
     trait: str = Field(min_length=1, max_length=100)
-    k: int = Field(default=10, ge=1, le=100)
+    k: JsonInt = Field(default=10, ge=1, le=100)
     mode: SuggestMode = "auto"
 
 

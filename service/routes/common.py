@@ -14,7 +14,7 @@ _DESCRIPTIONS = {
     404: "Not found (or not readable with this key)",
     409: "Conflict with the model's state",
     413: "Payload too large",
-    415: "Unsupported media type",
+    415: "Unsupported media type (a body sent as anything but application/json)",
     422: "Validation error",
     500: "Internal error",
     503: "The embedder or model file this version needs is not available here, or the database is busy "
@@ -23,8 +23,8 @@ _DESCRIPTIONS = {
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """Error responses (always 401, 413, 422, 500 and 503) in the one envelope."""
-    wanted = sorted({401, 413, 422, 500, 503, *codes})
+    """Error responses (always 401, 413, 415, 422, 500 and 503) in the one envelope."""
+    wanted = sorted({401, 413, 415, 422, 500, 503, *codes})
     return {c: {**_ERR, "description": _DESCRIPTIONS[c]} for c in wanted}
 
 

@@ -32,8 +32,8 @@ from service.perspective import (
     GoogleError,
     Score,
     SpanScore,
-    SuggestIn,
-    SuggestOut,
+    SuggestScoreIn,
+    SuggestScoreOut,
     detect_languages,
     google_error,
     sentence_spans,
@@ -164,7 +164,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     return result.model_dump(exclude_none=True)
 
 
-def _suggest_sync(ctx: Context, who: Principal, body: SuggestIn) -> dict[str, Any]:
+def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[str, Any]:
     handle = _handle(ctx, body.model)
     with transaction(ctx.reads) as s:
         t = _target(s, who, handle, None)
@@ -189,7 +189,7 @@ def _suggest_sync(ctx: Context, who: Principal, body: SuggestIn) -> dict[str, An
             raise ApiError(400, "unknown_attribute", f"Attribute {name!r} is not a trait of {handle}.")
         items.append(_Label(key, suggested.summaryScore.value))
     _add_feedback(ctx, t, body.comment.text, items)
-    return SuggestOut(clientToken=body.clientToken).model_dump(exclude_none=True)
+    return SuggestScoreOut(clientToken=body.clientToken).model_dump(exclude_none=True)
 
 
 @dataclass
@@ -231,10 +231,10 @@ async def analyze(request: Request, key: KeyParam = None) -> Response:
 
 @router.post(
     "/v1alpha1/comments:suggestscore",
-    response_model=SuggestOut,
+    response_model=SuggestScoreOut,
     response_model_exclude_none=True,
     responses=_ERRORS,
-    openapi_extra=_body(SuggestIn),
+    openapi_extra=_body(SuggestScoreIn),
 )
 async def suggestscore(request: Request, key: KeyParam = None) -> Response:
-    return await _call(request.app.state.ctx, request, key, SuggestIn, _suggest_sync)
+    return await _call(request.app.state.ctx, request, key, SuggestScoreIn, _suggest_sync)

@@ -1,4 +1,7 @@
-"""Property-based API testing over the served OpenAPI document: no 5xx, responses match the schema."""
+"""Property-based API testing over the served OpenAPI document, with every check schemathesis has.
+
+The service runs under uvicorn on loopback (the guard middleware, the body limit and the real HTTP stack
+included) and schemathesis reads `/v1/openapi.json` from it, as a client would."""
 
 from __future__ import annotations
 
@@ -7,63 +10,91 @@ from pathlib import Path
 
 import pytest
 import schemathesis
+import schemathesis.specs.openapi.checks  # noqa: F401 - registers the OpenAPI checks
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from schemathesis.checks import CHECKS as REGISTERED
+from schemathesis.config import SchemathesisConfig
 
 from service.app import create_app
 from service.db import transaction
 from service.keys import create_key
 from tests.service.conftest import make_settings
 from tests.service.helpers import TRAITS, auth, samples
+from tests.service.test_hostile import over_http
 
 HEADERS: dict[str, str] = {}
+# Perspective's contract answers a well-formed request it cannot serve (an attribute the model lacks, no model
+# named) with 400 INVALID_ARGUMENT, as Google's service does (docs/perspective.md); the /v1 API never uses 400
+# for that, so only those two operations accept it as an answer to valid data.
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "operations": [
+            {
+                "include-path-regex": "^/v1alpha1/",
+                "checks": {
+                    "positive_data_acceptance": {
+                        "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "429"]
+                    }
+                },
+            }
+        ]
+    }
+)
+MIN_CASES = 1000
+EXAMPLES_PER_MODE = 16  # 37 operations × positive and negative data; a few have no negative data
 
 
 @pytest.fixture(scope="module")
-def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesis.schemas.BaseSchema]:
     data_dir: Path = tmp_path_factory.mktemp("schemathesis")
     app = create_app(make_settings(data_dir, run_worker=False))
     ctx = app.state.ctx
     with transaction(ctx.sessions) as s:
         HEADERS.update(auth(create_key(s, ["acme", "public"], "authoring")))
-    # A model with data, so generated requests that name it reach deeper code.
-    from fastapi.testclient import TestClient
+    with over_http(app) as (host, port):
+        base = f"http://{host}:{port}"
+        import httpx
 
-    with TestClient(app) as client:
-        client.post("/v1/models", json={"handle": "acme.demo"}, headers=HEADERS)
-        client.post("/v1/models/acme.demo/traits", json={"traits": TRAITS}, headers=HEADERS)
-        client.post("/v1/models/acme.demo/samples", json={"samples": samples()}, headers=HEADERS)
-    yield schemathesis.openapi.from_asgi("/v1/openapi.json", app)
+        # A model with data, so generated requests that name it reach deeper code.
+        with httpx.Client(base_url=base, headers=HEADERS) as client:
+            client.post("/v1/models", json={"handle": "acme.demo"}).raise_for_status()
+            client.post("/v1/models/acme.demo/traits", json={"traits": TRAITS}).raise_for_status()
+            client.post("/v1/models/acme.demo/samples", json={"samples": samples()}).raise_for_status()
+        yield schemathesis.openapi.from_url(f"{base}/v1/openapi.json", config=CONFIG)
     ctx.close()
 
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+# Every check schemathesis has: server errors, status codes, content types, response headers and schemas,
+# negative data rejected, positive data accepted, missing headers, unsupported methods and Allow, use after
+# DELETE, resource availability, ignored auth, object-level authorization.
+CHECKS = REGISTERED.get_all()
 
 
-def test_api_conforms(api_schema: schemathesis.schemas.BaseSchema) -> None:
-    """Every operation, a few generated requests each (positive and negative data)."""
+def test_api_conforms_with_every_check(api_schema: schemathesis.schemas.BaseSchema) -> None:
     failures: list[str] = []
+    cases = 0
     operations = [result.ok() for result in api_schema.get_all_operations()]
-    assert len(operations) >= 18
+    assert len(operations) >= 37
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @given(case=operation.as_strategy(generation_mode=mode))
             @settings(
-                max_examples=6,
+                max_examples=EXAMPLES_PER_MODE,
                 deadline=None,
                 derandomize=True,
                 database=None,
                 suppress_health_check=list(HealthCheck),
             )
             def run(case: schemathesis.Case) -> None:
+                nonlocal cases
+                if case.query and case.meta is not None and case.meta.generation.mode.is_positive:
+                    # Cursors are minted and signed by the server: no generated string is a valid one. Forged
+                    # cursors are 400 invalid_cursor, checked in test_hostile_sweep and test_models.
+                    case.query.pop("cursor", None)
+                cases += 1
                 case.call_and_validate(headers=HEADERS, checks=CHECKS)
 
             try:
@@ -74,4 +105,5 @@ def test_api_conforms(api_schema: schemathesis.schemas.BaseSchema) -> None:
                 raise
             except BaseException as exc:  # noqa: B036 - schemathesis raises exception groups; report all together
                 failures.append(f"{operation.label} [{mode.value}]: {str(exc)[:1500]}")
-    assert not failures, "\n\n".join(failures)
+    assert not failures, f"{len(failures)} failing:\n\n" + "\n\n".join(failures)
+    assert cases >= MIN_CASES, cases

@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +42,13 @@ def free_port() -> int:
 
 @contextmanager
 def server(data_dir: Path) -> Iterator[str]:
+    with served(data_dir) as (base, _proc, _log):
+        yield base
+
+
+@contextmanager
+def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
+    """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
     port = free_port()
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
     env.pop("SCORING_DATABASE_URL", None)
@@ -79,7 +87,9 @@ def server(data_dir: Path) -> Iterator[str]:
                 break
         else:
             raise AssertionError(f"server not ready: {''.join(seen)}")
-        yield base
+        # Keep reading its output, so a chatty server never blocks on a full pipe.
+        threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
+        yield base, proc, seen
     finally:
         proc.terminate()
         try:

@@ -19,11 +19,17 @@ def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> Non
         assert error_code(resp, 422) == "validation_error", value
         resp = c.post("/v1/models", json={"handle": "acme.zdr", "zero_data_retention": value}, headers=h)
         assert error_code(resp, 422) == "validation_error", value
-    resp = c.post("/v1/models", json={"handle": "acme.depth", "max_depth": 2.0}, headers=h)
-    assert error_code(resp, 422) == "validation_error"
+    for depth in (2.5, "2", True):
+        resp = c.post("/v1/models", json={"handle": "acme.depth", "max_depth": depth}, headers=h)
+        assert error_code(resp, 422) == "validation_error", depth
     after = check(c.get("/v1/models/acme.types", headers=h), 200)
     assert after["sample_count"] == before["sample_count"] and after["zero_data_retention"] is False
     assert c.get("/v1/models/acme.zdr", headers=h).status_code == 404
+    assert c.get("/v1/models/acme.depth", headers=h).status_code == 404
+
+    # JSON Schema's integer: a number without a fraction, 2.0 included.
+    created = check(c.post("/v1/models", json={"handle": "acme.depth", "max_depth": 2.0}, headers=h), 201)
+    assert created["max_depth"] == 2 and isinstance(created["max_depth"], int)
 
     # Integers are numbers: quality 1 and 0 are the poles.
     body = {"samples": [{"trait": "formality", "text": "Dear Sir or Madam,", "quality": 1},
