@@ -46,38 +46,47 @@ def _writable(s: Session, who: AuthoringKey, handle: str) -> Model:
     responses=errors(403, 404, 409),
 )
 def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) -> PoolAdded:
+    digests = [sha256(t) for t in body.texts]
+    # Embed the new texts with no lock held (SQLite's write lock is database-wide: embedding under it made
+    # every other writer wait), then check again and write. The embedding cache then holds every pool text,
+    # so suggestions (which need them all) answer from the cache.
+    with transaction(ctx.reads) as s:
+        _, new = _plan_pool_import(s, who, handle, body.texts, digests)
+    if new:
+        ctx.embedders.get().encode([row.text for row in new.values()])
     with transaction(ctx.sessions) as s:
-        model = _writable(s, who, handle)
-        if model.zero_data_retention:
-            raise ApiError(
-                409,
-                "zero_data_retention",
-                "The model has zero-data-retention on: the service keeps no unlabelled texts for it.",
-            )
-        digests = [sha256(t) for t in body.texts]
-        stored = dict(
-            s.execute(
-                select(PoolText.content_sha256, PoolText.id).where(
-                    PoolText.model_id == model.id, PoolText.content_sha256.in_(set(digests))
-                )
-            )
-            .tuples()
-            .all()
-        )
-        new: dict[str, PoolText] = {}
-        for text, digest in zip(body.texts, digests, strict=True):
-            if digest not in stored and digest not in new:
-                new[digest] = PoolText(
-                    model_id=model.id, text=text, content_sha256=digest, created_at=utcnow()
-                )
-        # Embed now, outside nothing else: the embedding cache then holds every pool text, so suggestions
-        # (which need them all) answer from the cache.
-        if new:
-            ctx.embedders.get().encode([row.text for row in new.values()])
+        stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
         s.add_all(new.values())
         s.flush()
         stored.update({digest: row.id for digest, row in new.items()})
         return PoolAdded(ids=[stored[d] for d in digests], added=len(new))
+
+
+def _plan_pool_import(
+    s: Session, who: AuthoringKey, handle: str, texts: list[str], digests: list[str]
+) -> tuple[dict[str, int], dict[str, PoolText]]:
+    """Ids of the texts already in the pool, and new rows for the others (after the owner and ZDR checks)."""
+    model = _writable(s, who, handle)
+    if model.zero_data_retention:
+        raise ApiError(
+            409,
+            "zero_data_retention",
+            "The model has zero-data-retention on: the service keeps no unlabelled texts for it.",
+        )
+    stored = dict(
+        s.execute(
+            select(PoolText.content_sha256, PoolText.id).where(
+                PoolText.model_id == model.id, PoolText.content_sha256.in_(set(digests))
+            )
+        )
+        .tuples()
+        .all()
+    )
+    new: dict[str, PoolText] = {}
+    for text, digest in zip(texts, digests, strict=True):
+        if digest not in stored and digest not in new:
+            new[digest] = PoolText(model_id=model.id, text=text, content_sha256=digest, created_at=utcnow())
+    return stored, new
 
 
 @router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404))

@@ -196,3 +196,48 @@ def test_ready_model_keeps_a_pool_and_counts_feedback(svc: Svc) -> None:
     )
     assert target not in {i["text"] for i in got["items"]}
     assert got["labelled"] == 13
+
+
+def test_import_embeds_with_no_lock_held(svc: Svc, monkeypatch: Any) -> None:
+    """Embedding a batch takes seconds on a busy machine: the import must not hold SQLite's database-wide
+    write lock (or, on PostgreSQL, the model's row lock) meanwhile, or every other writer waits."""
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.lockfree"}, headers=h), 201)
+    engine = svc.ctx.engine
+
+    def others_can_write() -> bool:
+        raw = engine.raw_connection()
+        cur = raw.cursor()
+        try:
+            if engine.dialect.name == "sqlite":
+                cur.execute("PRAGMA busy_timeout=0")
+                cur.execute("BEGIN IMMEDIATE")
+            else:
+                cur.execute("SELECT 1 FROM models WHERE handle = 'acme.lockfree' FOR UPDATE NOWAIT")
+            return True
+        except Exception as exc:  # sqlite3.OperationalError, psycopg2's LockNotAvailable
+            if "lock" not in str(exc).lower():
+                raise
+            return False
+        finally:
+            raw.driver_connection.rollback()
+            raw.invalidate()  # not back to the pool with busy_timeout=0
+
+    seen: list[bool] = []
+    real_get = svc.ctx.embedders.get
+
+    class Probe:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def encode(self, texts: list[str]) -> Any:
+            seen.append(others_can_write())
+            return self.inner.encode(texts)
+
+    monkeypatch.setattr(svc.ctx.embedders, "get", lambda *a, **k: Probe(real_get(*a, **k)))
+    added = check(c.post("/v1/models/acme.lockfree/pool", json={"texts": UNLABELLED}, headers=h), 201)
+    assert added["added"] == len(UNLABELLED)
+    assert seen == [True], seen
