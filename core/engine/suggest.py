@@ -3,7 +3,7 @@
 Modes:
 
 * `diverse`: farthest-first (greedy k-center) on cosine distance, seeded with the labelled samples, so the
-  picks cover the parts of the pool that no label is near yet. Used while a trait has few labels.
+  picks cover the parts of the pool that no label is near yet. `auto` uses it while a pole has no label.
 * `uncertain`: the texts the current fit scores closest to 0.5: the smallest margin |raw score|, taken
   alternately from the two sides of the boundary (so both poles get labels).
 * `positive` / `negative`: the texts the fit scores highest / lowest ("find more of this pole", for a rare
