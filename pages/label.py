@@ -55,7 +55,10 @@ with st.expander(f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_siz
 c1, c2, c3 = st.columns([2, 2, 1])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k]["name"])
 mode = c2.selectbox(
-    "Suggest", MODES, key="label_mode", help="auto: diverse picks first, then the most uncertain"
+    "Suggest",
+    MODES,
+    key="label_mode",
+    help="auto: the most uncertain, alternating the boundary's two sides, once both poles have a label",
 )
 c3.metric("Pool", f"{pool_size:,}")
 if not pool_size:

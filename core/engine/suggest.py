@@ -3,12 +3,19 @@
 Modes:
 
 * `diverse`: farthest-first (greedy k-center) on cosine distance, seeded with the labelled samples, so the
-  picks cover the parts of the pool that no label is near yet. Used while a trait has few labels.
-* `uncertain`: the texts the current fit (`balanced_cosine` with shrinkage 1, the prototype axis) scores
-  closest to 0.5: the smallest margin |raw score|.
+  picks cover the parts of the pool that no label is near yet. `auto` uses it while a pole has no label.
+* `uncertain`: the texts the current fit scores closest to 0.5: the smallest margin |raw score|, taken
+  alternately from the two sides of the boundary (so both poles get labels).
 * `positive` / `negative`: the texts the fit scores highest / lowest ("find more of this pole", for a rare
   pole). With labels on one pole only, the texts most similar to that pole's labels.
-* `auto`: `diverse` until both poles have `FEW_PER_POLE` labels, then `uncertain`.
+* `auto`: `uncertain` as soon as both poles have a label, `diverse` before.
+
+The fit is the one training starts from: `balanced_cosine` at the prior shrinkage (`PRIOR_SHRINKAGE`), pulled
+toward the trait's pole-text direction (`prior`, see `pole_prior`) with training's `PRIOR_STRENGTH`. Why
+`auto` has no diverse rounds and measures the margin on that fit: in the labelling simulation
+(`benchmarks/labelling.py`, README) farthest-first picks are atypical texts that pull the pole prototypes
+astray, and a margin measured on a fit without the prior (4 labels per pole) points at the wrong boundary;
+the smallest margin under training's own fit from the first round needed the fewest labels.
 
 Near-duplicates (cosine >= `NEAR_DUPLICATE`) of a labelled text or of an earlier pick are never suggested.
 Rows of `pool` and `labelled` are L2-normalised embeddings (as every embedder here returns them).
@@ -21,12 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from core.embedders.base import Embedder
+from core.engine.pole_text import all_pole_texts, zero_shot_axis
+from core.engine.training import PRIOR_SHRINKAGE, PRIOR_STRENGTH
 from core.engine.trait_model import BalancedCosineTrait
+from core.engine.types import TraitSpec
 from core.engine.validation import POSITIVE_THRESHOLD
 
 MODES = ("auto", "diverse", "uncertain", "positive", "negative")
 NEAR_DUPLICATE = 0.95
-FEW_PER_POLE = 8
 #: Diverse picks consider at most this many pool rows (a fixed random subset): k-center over a sample of a
 #: large pool covers it as well and keeps the cost independent of the pool's size.
 DIVERSE_CANDIDATES = 10_000
@@ -40,12 +50,21 @@ class Suggestions:
     mode: str  # the mode used (what `auto` chose)
 
 
-def _fit(labelled: np.ndarray, quality: np.ndarray) -> BalancedCosineTrait | None:
+def pole_prior(trait: TraitSpec, embedder: Embedder) -> np.ndarray | None:
+    """The trait's pole-text direction, as `train` computes its prior (None when the poles coincide)."""
+    positive, negative = all_pole_texts(trait)
+    return zero_shot_axis(embedder.encode(positive), embedder.encode(negative)).direction
+
+
+def _fit(labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None) -> BalancedCosineTrait | None:
     positive = quality >= POSITIVE_THRESHOLD
     if positive.sum() < 1 or (~positive).sum() < 1:
         return None
     folds = int(min(5, positive.sum(), (~positive).sum()))
-    return BalancedCosineTrait(shrinkage=1.0, folds=max(folds, 2)).fit(labelled, quality)
+    strength = PRIOR_STRENGTH if prior is not None else 0.0
+    return BalancedCosineTrait(
+        PRIOR_SHRINKAGE, folds=max(folds, 2), prior=prior, prior_strength=strength
+    ).fit(labelled, quality)
 
 
 def _pick_in_order(
@@ -108,10 +127,12 @@ def suggest(
     mode: str = "auto",
     exclude: np.ndarray | None = None,
     seed: int = 0,
+    prior: np.ndarray | None = None,
 ) -> Suggestions:
     """Up to `k` pool rows to label next for one trait (`labelled`/`quality`: its samples so far).
 
     `exclude` (bool per pool row) removes rows outright, e.g. texts already labelled for this trait.
+    `prior`: the trait's pole-text direction (`pole_prior`), so the fit is the one training starts from.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
@@ -123,14 +144,20 @@ def suggest(
         return Suggestions([], [], "diverse" if mode == "auto" else mode)
     positive = quality >= POSITIVE_THRESHOLD
     if mode == "auto":
-        few = min(int(positive.sum()), int((~positive).sum())) < FEW_PER_POLE
-        mode = "diverse" if few else "uncertain"
-    fit = _fit(labelled, quality)
+        mode = "uncertain" if positive.any() and (~positive).any() else "diverse"
+    fit = _fit(labelled, quality, prior)
     # pool @ w in float32: the engine's float64 row sums would copy a 100k-row pool for no useful precision
     raw = (pool @ fit.w_.astype(np.float32) - np.float32(fit.offset_)) if fit is not None else None
 
     if mode == "uncertain" and raw is not None:
         order = np.argsort(np.abs(raw), kind="stable")
+        order = order[allowed[order]]
+        # Alternate the two sides of the boundary, each in margin order: both poles get labels even when
+        # the boundary sits off-centre in an imbalanced pool.
+        side = raw[order] >= 0
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[side], rank[~side] = np.arange(side.sum()), np.arange((~side).sum())
+        order = order[np.argsort(rank, kind="stable")]
         picks = _pick_in_order(pool, order, labelled, k, allowed)
     elif mode in ("positive", "negative") and (raw is not None or len(labelled)):
         if raw is not None:

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from core.engine.suggest import suggest
+from core.engine.suggest import pole_prior, suggest
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
-from service.jobs import sha256
+from service.jobs import sha256, trait_specs
 from service.routes.common import errors
 from service.schemas import (
     PoolAdded,
@@ -157,6 +157,7 @@ def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -
                 f"No trait {body.trait!r} in {model.handle}.",
                 details=[{"loc": ["body", "trait"], "msg": "unknown trait", "type": "unknown_trait"}],
             )
+        spec = trait_specs([trait])[0]
         # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
         labels = list(
             s.execute(select(SampleRow.text, SampleRow.quality).where(SampleRow.trait_id == trait.id))
@@ -185,7 +186,9 @@ def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -
             exclude = np.isin(ids, np.fromiter(done, dtype=np.int64, count=len(done)))
     L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
     q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
-    picked = suggest(X, L, q, k=body.k, mode=body.mode, exclude=exclude)
+    # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
+    prior = pole_prior(spec, embedder)
+    picked = suggest(X, L, q, k=body.k, mode=body.mode, exclude=exclude, prior=prior)
     chosen = [int(ids[i]) for i in picked.indices]
     with transaction(ctx.reads) as s:
         texts = dict(

@@ -40,8 +40,11 @@ def test_uncertain_picks_smallest_margin_and_poles_pick_extremes() -> None:
     q = np.r_[np.ones(10), np.zeros(10)]
     auto = suggest(pool, labelled, q, k=8)
     assert auto.mode == "uncertain"
-    margins = np.abs(np.asarray(auto.scores) - 0.5)
-    assert np.all(np.diff(margins) >= -1e-9) and margins.max() < 0.1
+    scores = np.asarray(auto.scores)
+    margins = np.abs(scores - 0.5)
+    for side in (scores > 0.5, scores <= 0.5):  # each side of the boundary in margin order
+        assert side.any() and np.all(np.diff(margins[side]) >= -1e-9)
+    assert margins.max() < 0.1
     positive = suggest(pool, labelled, q, k=5, mode="positive")
     negative = suggest(pool, labelled, q, k=5, mode="negative")
     assert min(positive.scores) > 0.5 > max(negative.scores)  # type: ignore[type-var]
@@ -69,3 +72,26 @@ def test_empty_pool_and_bad_mode() -> None:
     assert suggest(np.zeros((0, 8), np.float32), np.zeros((0, 8)), np.zeros(0), k=3).indices == []
     with pytest.raises(ValueError, match="mode"):
         suggest(np.eye(4, dtype=np.float32), np.zeros((0, 4)), np.zeros(0), mode="best")
+
+
+
+
+def test_auto_takes_the_boundary_on_both_sides_from_four_labels_per_pole() -> None:
+    """Known direction (axis 0): with 4 labels per pole `auto` already asks for the margin (no diverse
+    rounds); its picks sit near the known boundary and alternate the fit's two sides (both poles)."""
+    rng = np.random.default_rng(0)
+    dim = 16
+    pool = _unit(rng.standard_normal((600, dim)))
+    axis = np.eye(dim)[0]
+    labelled = _unit(
+        np.vstack([axis + 0.2 * rng.standard_normal((4, dim)), -axis + 0.2 * rng.standard_normal((4, dim))])
+    )
+    q = np.r_[np.ones(4), np.zeros(4)]
+    true_margin = np.abs(pool[:, 0])
+    for prior in (None, axis):  # without and with the trait's pole-text direction
+        got = suggest(pool, labelled, q, k=12, prior=prior)
+        assert got.mode == "uncertain"
+        assert true_margin[got.indices].mean() < 0.6 * np.median(true_margin)  # near the known boundary
+        above = np.asarray(got.scores) > 0.5
+        assert list(above[::2]) != list(above[1::2]) and above.sum() == 6  # sides alternate: 6 per pole
+    assert suggest(pool, labelled[:4], q[:4], k=5).mode == "diverse"  # one pole only: no fit, cover the pool

@@ -146,15 +146,16 @@ def test_suggestions_exclude_labelled_and_near_duplicates(svc: Svc) -> None:
         assert not set(texts) & set(labelled), mode  # labelled texts are never suggested
         assert len(texts) == len(set(texts))
         assert not (UNLABELLED[1] in texts and UNLABELLED[1].upper() in texts), mode  # near-duplicates once
-        assert got["mode"] == ("diverse" if mode == "auto" else mode)  # 6 per pole: few labels
-        if mode != "diverse" and mode != "auto":
+        assert got["mode"] == ("uncertain" if mode == "auto" else mode)  # both poles labelled: margins
+        if mode != "diverse":
             assert all(item["score"] is not None for item in got["items"])
     positive = check(c.post(url, json={"trait": "formality", "k": 2, "mode": "positive"}, headers=h), 200)
     negative = check(c.post(url, json={"trait": "formality", "k": 2, "mode": "negative"}, headers=h), 200)
     assert positive["items"][0]["score"] > negative["items"][0]["score"]
-    uncertain = check(c.post(url, json={"trait": "formality", "k": 3, "mode": "uncertain"}, headers=h), 200)
-    margins = [abs(i["score"] - 0.5) for i in uncertain["items"]]
-    assert margins == sorted(margins)
+    uncertain = check(c.post(url, json={"trait": "formality", "k": 4, "mode": "uncertain"}, headers=h), 200)
+    for side in (True, False):  # the two sides of the boundary alternate, each in margin order
+        margins = [abs(i["score"] - 0.5) for i in uncertain["items"] if (i["score"] > 0.5) == side]
+        assert margins and margins == sorted(margins)
 
     # A label given to a suggestion removes it from the next suggestions.
     first = check(c.post(url, json={"trait": "formality", "k": 1}, headers=h), 200)["items"][0]
