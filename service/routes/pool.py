@@ -73,7 +73,7 @@ def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) ->
         # Embed now, outside nothing else: the embedding cache then holds every pool text, so suggestions
         # (which need them all) answer from the cache.
         if new:
-            ctx.embedders.get().encode([row.text for row in new.values()])
+            ctx.embedders.get(model.embedder).encode([row.text for row in new.values()])
         s.add_all(new.values())
         s.flush()
         stored.update({digest: row.id for digest, row in new.items()})
@@ -133,9 +133,9 @@ def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
 
 @router.post("/models/{handle}/pool/suggest", response_model=SuggestOut, responses=errors(403, 404))
 def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
-    embedder = ctx.embedders.get()
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
+        embedder = ctx.embedders.get(model.embedder)
         trait = s.scalar(
             select(Trait).where(
                 Trait.model_id == model.id, (Trait.key == body.trait) | (Trait.name == body.trait)
