@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -9,9 +11,53 @@ from app.forms import trait_edits
 from app.records import as_dict
 from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
+from core.client import Client
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
 DISCOVER_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
+
+NEW_TRAIT_KEYS = ("trait_new_name", "trait_new_negative", "trait_new_positive", "trait_new_description")
+# Probe texts for the zero-shot preview: varied in tone and topic, editable on the page.
+PROBES = (
+    "Thank you so much for your quick and helpful reply!",
+    "This is the third time I have asked. Fix it now.",
+    "The meeting has been moved to Thursday at 10am.",
+    "lol ok whatever, see u later",
+    "I am worried the new policy will hurt small businesses.",
+)
+
+
+def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None:
+    """Scores the trait being typed would give the probe texts, trained zero-shot (from its labels alone)."""
+    with st.expander("Probe texts (one a line)"):
+        raw = st.text_area(
+            "Probe texts", "\n".join(PROBES), key="trait_probe_texts", label_visibility="collapsed"
+        )
+    probes = [line.strip() for line in raw.splitlines() if line.strip()][:20]
+    if not probes:
+        return
+    cache: dict[str, list[float]] = st.session_state.setdefault("trait_preview_cache", {})
+    key = json.dumps([handle, spec, probes])
+    if key not in cache:
+        if len(cache) > 100:  # one entry per edit: keep the session small
+            cache.clear()
+        with guard("Previewing the trait"):
+            cache[key] = client.preview_trait(handle, spec, probes).scores
+    if key not in cache:
+        return
+    st.caption(
+        f"Zero-shot preview: how *{spec['negative_label']}* (0) or *{spec['positive_label']}* (1) these "
+        "texts score from the labels and description alone, what the trait gives before it has samples."
+    )
+    st.dataframe(
+        pd.DataFrame({"text": probes, "score": cache[key]}),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0, format="%.2f")
+        },
+    )
+
 
 backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
@@ -80,26 +126,32 @@ else:
 
 if editable:
     add, delete, discover = st.tabs(["Add", "Delete", "Discover"])
-    with add, st.form("add_trait", clear_on_submit=True):
-        name = st.text_input("Name", placeholder="Formality")
+    with add:
+        name = st.text_input("Name", placeholder="Formality", key="trait_new_name")
         a1, a2 = st.columns(2)
-        negative = a1.text_input("Negative pole label", placeholder="casual")
-        positive = a2.text_input("Positive pole label", placeholder="formal")
-        description = st.text_input("Description")
-        aggregation = st.selectbox("Aggregation of long texts", ["mean", "max", "min"])
-        if st.form_submit_button("Add trait", type="primary"):
+        negative = a1.text_input("Negative pole label", placeholder="casual", key="trait_new_negative")
+        positive = a2.text_input("Positive pole label", placeholder="formal", key="trait_new_positive")
+        description = st.text_input("Description", key="trait_new_description")
+        aggregation = st.selectbox(
+            "Aggregation of long texts", ["mean", "max", "min"], key="trait_new_aggregation"
+        )
+        spec = {
+            "name": name.strip() or "Preview",
+            "positive_label": positive.strip(),
+            "negative_label": negative.strip(),
+            "description": description.strip(),
+            "aggregation": aggregation,
+        }
+        if spec["positive_label"] and spec["negative_label"]:
+            zero_shot_preview(client, handle, spec)
+        if st.button("Add trait", type="primary", key="trait_add"):
             if not (name.strip() and positive.strip() and negative.strip()):
                 st.error("Name and both pole labels are required.")
             else:
                 with guard("Adding the trait"):
-                    spec = {
-                        "name": name.strip(),
-                        "positive_label": positive.strip(),
-                        "negative_label": negative.strip(),
-                        "description": description.strip(),
-                        "aggregation": aggregation,
-                    }
-                    client.add_traits(handle, [spec])
+                    client.add_traits(handle, [{**spec, "name": name.strip()}])
+                    for key in NEW_TRAIT_KEYS:  # an empty form for the next trait
+                        st.session_state.pop(key, None)
                     st.session_state["traits_flash"] = f"Added trait {name.strip()!r}."
                     st.rerun()
     with delete:

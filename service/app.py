@@ -23,6 +23,7 @@ from service.routes import (
     models,
     perspective,
     pool,
+    preview,
     runs,
     samples,
     score,
@@ -105,7 +106,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         return Health(status="ok", version=_version())
 
     app.include_router(health, prefix=PREFIX)
-    for module in (models, traits, samples, runs, versions, history, evaluation, score, keys_info, pool):
+    routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
+    for module in routers:
         app.include_router(module.router, prefix=PREFIX)
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 

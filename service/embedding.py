@@ -28,6 +28,7 @@ from core.embedders import (
     get_embedder,
 )
 from core.embedders.cache import VectorStore
+from core.embedders.registry import ALIASES
 
 
 class _NoStore:
@@ -97,6 +98,11 @@ class Embedders:
         self._scoring_models: dict[str, Embedder] = {}
         self._batchers: list[BatchingEmbedder] = []
         self._lock = threading.Lock()
+
+    def model_id(self, chosen: str | None) -> str:
+        """The embedder id of a model: its choice at create time, else (older models) the default's id."""
+        name = chosen or self.default_name
+        return ALIASES.get(name, name)
 
     def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
         """The cached embedder for a name or snapshot id; `retain=False` never writes the cache."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from core.embedders import Embedder
 from core.engine.errors import EngineError
 from core.engine.types import Sample, TraitSpec
 from service import history, runs
@@ -278,6 +279,7 @@ class Executor:
                         if m.get("params") is not None
                     } or None
             retain = not model.zero_data_retention
+            embedder_choice = model.embedder
         keys = {t.key for t in traits}
         held = {f.id for f in held_feedback(feedback, samples)}
         feedback = [f for f in feedback if f.id not in held]
@@ -285,7 +287,7 @@ class Executor:
             Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
         ]
         effort = options.get("effort") or "medium"
-        embedder = self.embedders.get(retain=retain)
+        embedder = self.embedders.get(embedder_choice, retain=retain)
         hb.progress(0.02, "embedding")
         started = time.monotonic()
         result = train(
@@ -343,8 +345,9 @@ class Executor:
 
     # ---- discover ----------------------------------------------------------------------------------
 
-    def _edit_inputs(self, run_id: str) -> tuple[dict, list[TraitSpec], list[Sample], bool]:
-        """What discover and synthesize read: run options, traits, samples, and whether to cache."""
+    def _edit_inputs(self, run_id: str) -> tuple[dict, list[TraitSpec], list[Sample], Embedder]:
+        """What discover and synthesize read: run options, traits, samples, and the model's embedder
+        (caching unless the model is under zero-data-retention)."""
         with transaction(self.sessions) as s:
             run = s.get(Run, run_id)
             assert run is not None
@@ -354,16 +357,16 @@ class Executor:
                 dict(run.options),
                 trait_specs(load_traits(s, model.id)),
                 load_samples(s, model.id),
-                not model.zero_data_retention,
+                self.embedders.get(model.embedder, retain=not model.zero_data_retention),
             )
 
     def _discover(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
         from core.engine import discover
 
-        options, specs, samples, retain = self._edit_inputs(run_id)
+        options, specs, samples, embedder = self._edit_inputs(run_id)
         found = discover(
             samples,
-            embedder=self.embedders.get(retain=retain),
+            embedder=embedder,
             effort=options.get("effort") or "medium",
             existing=specs,
             progress=self._progress_fn(hb, 0.0, 0.95),
@@ -404,13 +407,13 @@ class Executor:
     def _synthesize(self, run_id: str, attempt: int, hb: _Heartbeat) -> None:
         from core.engine import synthesize
 
-        options, specs, samples, retain = self._edit_inputs(run_id)
+        options, specs, samples, embedder = self._edit_inputs(run_id)
         new = synthesize(
             specs,
             samples,
             synth_type=options.get("synth_type", "from_traits"),
             effort=options.get("effort") or "medium",
-            embedder=self.embedders.get(retain=retain),
+            embedder=embedder,
             progress=self._progress_fn(hb, 0.0, 0.95),
         )
         hb.progress(0.97, "saving")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -18,6 +18,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from core.embedders.registry import MODEL_CHOICES
 from core.engine.errors import EngineError
 
 MAX_TEXT_CHARS = 20_000
@@ -42,6 +43,9 @@ DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
 Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
+# core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
+EmbedderChoice = Literal["minilm", "hashing", "minilm-l6-v2-int8@8199be6f", "hashing-v1-512"]
+assert get_args(EmbedderChoice) == MODEL_CHOICES
 
 
 def _integral(value: Any) -> Any:
@@ -142,6 +146,12 @@ class ModelCreate(Strict):
     upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
     readme_markdown: str | None = Field(default=None, max_length=100_000)
     zero_data_retention: bool = False
+    embedder: EmbedderChoice | None = Field(
+        default=None,
+        description="The embedder every version of this model is trained with, chosen once: "
+        f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
+        examples=["minilm"],
+    )
 
     @field_validator("handle")
     @classmethod
@@ -151,7 +161,8 @@ class ModelCreate(Strict):
         return value
 
 
-_IMMUTABLE = ("handle", "kind", "scoring_method", "max_depth")
+
+_IMMUTABLE = ("handle", "kind", "scoring_method", "max_depth", "embedder")
 
 
 class ModelPatch(Strict):
@@ -209,6 +220,11 @@ class ModelOut(BaseModel):
     auto_prune: AutoPruneOut | None
     sample_count: int
     buffered_feedback: int
+    embedder: str | None = Field(
+        default=None,
+        description="The id of the embedder this model's versions are trained with; null for models created "
+        "before the field, which use the service's default embedder.",
+    )
 
 
 class ModelPage(BaseModel):

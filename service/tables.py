@@ -75,6 +75,8 @@ class Model(Base):
     upstream_sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     readme_markdown: Mapped[str | None] = mapped_column(Text, nullable=True)
     auto_prune: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The embedder id chosen at create time; NULL (models created before the field) = the service default.
+    embedder: Mapped[str | None] = mapped_column(String(100), nullable=True)
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)

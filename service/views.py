@@ -125,6 +125,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
             sample_count=sample_counts.get(model.id, 0),
             buffered_feedback=buffered.get(model.id, 0),
+            embedder=model.embedder,
         )
         for model in models
     ]

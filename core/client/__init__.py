@@ -41,6 +41,7 @@ from core.client.models import (
     Trait,
     TraitDelta,
     TraitInput,
+    TraitPreview,
     TraitScore,
     Version,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "Trait",
     "TraitDelta",
     "TraitInput",
+    "TraitPreview",
     "TraitScore",
     "TransportError",
     "UnexpectedRedirectError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -33,6 +33,7 @@ from core.client.models import (
     TagResult,
     Trait,
     TraitInput,
+    TraitPreview,
     Version,
 )
 from core.client.retry import Safety
@@ -251,7 +252,9 @@ class Client:
         upstream_sources: list[dict[str, Any]] | None = None,
         readme_markdown: str | None = None,
         zero_data_retention: bool | None = None,
+        embedder: str | None = None,
     ) -> Model:
+        """`embedder`: "minilm", "hashing" or their ids, fixed for good (default: the service's)."""
         body = _clean(
             {
                 "handle": handle,
@@ -263,6 +266,7 @@ class Client:
                 "upstream_sources": upstream_sources,
                 "readme_markdown": readme_markdown,
                 "zero_data_retention": zero_data_retention,
+                "embedder": embedder,
             }
         )
         response = self.request("POST", "/models", json=body, safety=Safety.ONCE)
@@ -296,6 +300,14 @@ class Client:
             "POST", _path("models", handle, "traits"), json={"traits": payload}, safety=Safety.ONCE
         )
         return self._traits(response.json())
+
+    def preview_trait(
+        self, handle: str, trait: TraitInput | Mapping[str, Any], texts: Sequence[str]
+    ) -> TraitPreview:
+        """Zero-shot scores of 1-20 `texts` for a trait not yet added or trained (nothing is stored)."""
+        body = {"trait": _dump(TraitInput, trait), "texts": list(texts)}
+        response = self.request("POST", _path("models", handle, "traits", "preview"), json=body)
+        return TraitPreview.model_validate(response.json())
 
     def update_trait(self, handle: str, key: str, **fields: Any) -> list[Trait]:
         response = self.request("PATCH", _path("models", handle, "traits", key), json=fields)

@@ -164,6 +164,7 @@ class Model(_Response):
     auto_prune: dict[str, Any] | None = None
     sample_count: int | None = None
     buffered_feedback: int | None = None
+    embedder: str | None = None
 
     @property
     def namespace(self) -> str:
@@ -374,6 +375,15 @@ class CompareResult(_Response):
         """Both sides as `ScoreResult`s (for charts)."""
         common = {"handle": self.handle, "version_no": self.version_no, "version_tags": self.version_tags}
         return ScoreResult(**common, scores=self.a.scores), ScoreResult(**common, scores=self.b.scores)
+
+
+class TraitPreview(_Response):
+    """Zero-shot scores of probe texts for a trait being written (POST …/traits/preview)."""
+
+    scores: list[float] = Field(default_factory=list)
+    positive_texts: list[str] = Field(default_factory=list)
+    negative_texts: list[str] = Field(default_factory=list)
+    embedder: str = ""
 
 
 class RowError(_Response):

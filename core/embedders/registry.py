@@ -23,6 +23,19 @@ def available() -> list[str]:
     return [*ALIASES, "hashing-v1-512", MINILM_ID]
 
 
+# What a model may be created with: the shipped embedders by name or by their default ids.
+MODEL_CHOICES = ("minilm", "hashing", MINILM_ID, "hashing-v1-512")
+
+
+def choice_id(name_or_id: str) -> str:
+    """The embedder id a model created with this choice records (no model file is loaded)."""
+    if name_or_id not in MODEL_CHOICES:
+        raise EmbedderUnavailableError(
+            f"embedder {name_or_id!r} is not one of the choices: {', '.join(MODEL_CHOICES)}"
+        )
+    return ALIASES.get(name_or_id, name_or_id)
+
+
 def _build(embedder_id: str) -> Embedder:
     if embedder_id == MINILM_ID:
         return MiniLMEmbedder()

@@ -18,6 +18,7 @@ from core.engine.errors import (
     TextTooLongError,
     UnknownTraitError,
 )
+from core.engine.preview import preview_zero_shot
 from core.engine.scorer import Scorer
 from core.engine.snapshot import dump_snapshot, load_snapshot
 from core.engine.synthesis import synthesize
@@ -54,6 +55,7 @@ __all__ = [
     "discover",
     "dump_snapshot",
     "load_snapshot",
+    "preview_zero_shot",
     "synthesize",
     "train",
     "validate_samples",

@@ -63,17 +63,39 @@ def pole_sentences(trait: TraitSpec) -> tuple[list[str], list[str]]:
     )
 
 
+#: Where a pole's defining sentence lists what the pole covers: commas, semicolons, colons, "or", "and".
+_ITEM_SPLIT = re.compile(r"[,;:]|\b(?:or|and)\b", re.I)
+
+
+def pole_items(sentences: list[str], label: str) -> list[str]:
+    """What a pole's own sentences say it covers, one item each, without the pole's label words.
+
+    "Subjective sentences express the writer's opinion, judgement, emotion or speculation." gives
+    "sentences express the writer's opinion", "judgement", "emotion", "speculation": each concept
+    counts once in the pole's mean (a prompt ensemble) instead of the sentence's first words and its
+    label word dominating one embedding (a small embedder may know "subjective" poorly).
+    """
+    items = []
+    for sentence in sentences:
+        for term in split_terms(label):
+            if term:
+                sentence = re.sub(rf"\b{re.escape(term)}\b", " ", sentence, flags=re.I)
+        items += [" ".join(x.split()).strip(" .!?") for x in _ITEM_SPLIT.split(sentence)]
+    return [x for x in items if any(c.isalnum() for c in x)]
+
+
 def pole_texts(trait: TraitSpec, positive: bool) -> list[str]:
-    """The sentences that stand for one pole of `trait` (deterministic).
+    """The texts that stand for one pole of `trait` (deterministic).
 
     When the description has a sentence naming each pole ("Polite requests thank ... Impolite requests
-    demand ..."), those sentences define the poles: the user's own words about each side. Otherwise
-    the pole label in a few frames shared by both poles, and the whole description in both.
+    demand ..."), those sentences define the poles, the user's own words about each side: the pole
+    label, and the items those sentences list (`pole_items`). Otherwise the pole label in a few frames
+    shared by both poles, and the whole description in both.
     """
     own = pole_sentences(trait)
-    if own[0] and own[1]:
-        return own[0] if positive else own[1]
     label = (trait.positive_label if positive else trait.negative_label).strip()
+    if own[0] and own[1]:
+        return list(dict.fromkeys([label, *pole_items(own[0] if positive else own[1], label)]))
     texts = [label]
     for term in split_terms(label):
         frames = _ADJECTIVE_FRAMES if _is_adjective(term) else _TOPIC_FRAMES
@@ -97,7 +119,7 @@ class ZeroShotAxis:
     w: np.ndarray
     offset: float
     k: float
-    n_texts: int  # pole texts per pole (the two poles have as many)
+    n_texts: int  # pole texts of both poles together
 
 
 def zero_shot_axis(positive: np.ndarray, negative: np.ndarray) -> ZeroShotAxis:
@@ -117,10 +139,10 @@ def zero_shot_axis(positive: np.ndarray, negative: np.ndarray) -> ZeroShotAxis:
     norm = float(np.sqrt(delta @ delta))
     dim = delta.shape[0]
     if norm < 1e-9:
-        return ZeroShotAxis(None, np.zeros(dim), 0.0, K_MIN, len(P))  # scores 0.5 everywhere
+        return ZeroShotAxis(None, np.zeros(dim), 0.0, K_MIN, len(P) + len(N))  # scores 0.5 everywhere
     w = delta * (2.0 / (norm * norm))
     offset = float(0.5 * (p_pos + p_neg) @ w)
     X = np.concatenate([P, N])
     q = np.concatenate([np.ones(len(P)), np.zeros(len(N))])
     k = fit_calibration(raw_scores(X, w, offset), q)
-    return ZeroShotAxis(delta / norm, w, offset, k, len(P))
+    return ZeroShotAxis(delta / norm, w, offset, k, len(P) + len(N))

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from core.embedders.registry import choice_id
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
@@ -52,6 +53,7 @@ def create_model(body: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
                 else None,
                 readme_markdown=body.readme_markdown,
                 auto_prune=None,
+                embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
                 created_at=now,
                 updated_at=now,
             )

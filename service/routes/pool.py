@@ -51,11 +51,11 @@ def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) ->
     # every other writer wait), then check again and write. The embedding cache then holds every pool text,
     # so suggestions (which need them all) answer from the cache.
     with transaction(ctx.reads) as s:
-        _, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        model, _, new = _plan_pool_import(s, who, handle, body.texts, digests)
     if new:
-        ctx.embedders.get().encode([row.text for row in new.values()])
+        ctx.embedders.get(model.embedder).encode([row.text for row in new.values()])
     with transaction(ctx.sessions) as s:
-        stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        _, stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
         s.add_all(new.values())
         s.flush()
         stored.update({digest: row.id for digest, row in new.items()})
@@ -64,8 +64,9 @@ def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) ->
 
 def _plan_pool_import(
     s: Session, who: AuthoringKey, handle: str, texts: list[str], digests: list[str]
-) -> tuple[dict[str, int], dict[str, PoolText]]:
-    """Ids of the texts already in the pool, and new rows for the others (after the owner and ZDR checks)."""
+) -> tuple[Model, dict[str, int], dict[str, PoolText]]:
+    """The model, the ids of its pool's texts among these, and new rows for the others (after the owner and
+    ZDR checks)."""
     model = _writable(s, who, handle)
     if model.zero_data_retention:
         raise ApiError(
@@ -86,7 +87,7 @@ def _plan_pool_import(
     for text, digest in zip(texts, digests, strict=True):
         if digest not in stored and digest not in new:
             new[digest] = PoolText(model_id=model.id, text=text, content_sha256=digest, created_at=utcnow())
-    return stored, new
+    return model, stored, new
 
 
 @router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404))
@@ -142,9 +143,9 @@ def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
 
 @router.post("/models/{handle}/pool/suggest", response_model=SuggestOut, responses=errors(403, 404))
 def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
-    embedder = ctx.embedders.get()
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
+        embedder = ctx.embedders.get(model.embedder)
         trait = s.scalar(
             select(Trait).where(
                 Trait.model_id == model.id, (Trait.key == body.trait) | (Trait.name == body.trait)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from core.client import Client, Model, Page
+import pytest
+
+from core.client import ApiError, Client, Model, Page
+from core.embedders import MINILM_ID
 from tests.client.conftest import NAMESPACE, Service
 
 
@@ -78,3 +81,12 @@ def test_delete_twice(client: Client, service: Service) -> None:
     assert (first.handle, first.deleted) == (handle, True)
     assert client.delete_model(handle).deleted is False
     assert client.get_model(handle).state == "archived"
+
+
+def test_create_with_an_embedder(client: Client, service: Service) -> None:
+    chosen = client.create_model(service.handle("emb"), embedder="minilm")
+    assert chosen.embedder == MINILM_ID and client.get_model(chosen.handle).embedder == MINILM_ID
+    assert client.create_model(service.handle("emb")).embedder == "hashing-v1-512"  # the service's default
+    with pytest.raises(ApiError) as refused:
+        client.create_model(service.handle("emb"), embedder="bge-small-en-v1.5")
+    assert (refused.value.status, refused.value.code) == (422, "validation_error")

@@ -141,3 +141,15 @@ def test_update_and_delete_samples(client: Client, service: Service) -> None:
     with pytest.raises(ConflictError) as frozen:
         client.delete_sample(handle, third)
     assert frozen.value.code == "model_not_draft"
+
+
+def test_preview_trait_scores_probe_texts_zero_shot(client: Client, service: Service) -> None:
+    handle = service.handle("preview")
+    client.create_model(handle)
+    trait = TraitInput(name="Mood", positive_label="happy, cheerful", negative_label="sad, gloomy")
+    preview = client.preview_trait(handle, trait, ["A happy, cheerful morning!", "A sad and gloomy evening."])
+    assert len(preview.scores) == 2 and preview.scores[1] < 0.5 < preview.scores[0]
+    assert preview.embedder and preview.positive_texts and preview.negative_texts
+    assert client.list_traits(handle) == []  # a preview stores nothing
+    with pytest.raises(ValidationError):
+        client.preview_trait(handle, trait, [])

@@ -70,10 +70,12 @@ def test_pole_texts_share_frames_and_use_description() -> None:
 def test_description_sentences_that_name_a_pole_define_it() -> None:
     spec = TraitSpec(
         "p", "Politeness", "polite", "impolite",
-        description="Requests on a wiki. Polite ones say thanks. Impolite ones demand things.",
+        description="Requests on a wiki. Polite ones say thanks, greet or apologise. "
+        "Impolite ones demand things.",
     )
-    assert pole_texts(spec, True) == ["Polite ones say thanks."]
-    assert pole_texts(spec, False) == ["Impolite ones demand things."]  # "polite" is not "impolite"
+    # The label, then what each pole's own sentence lists, without the label's words.
+    assert pole_texts(spec, True) == ["polite", "ones say thanks", "greet", "apologise"]
+    assert pole_texts(spec, False) == ["impolite", "ones demand things"]  # "polite" is not "impolite"
 
 
 def test_a_trait_without_samples_trains_zero_shot_and_scores_along_its_labels(known: Embedder) -> None:

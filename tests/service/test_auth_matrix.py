@@ -162,6 +162,9 @@ OPERATIONS: list[Op] = [
        setup=evaluated),
     Op("compare", "POST", M + "/score/compare", "read", "ready", 200,
        json=lambda _: {"a": "Dear Sir, regards.", "b": "hey lol"}),
+    Op("preview_trait", "POST", M + "/traits/preview", "author_read", "ready", 200,
+       json=lambda _: {"trait": {"name": "Mood", "positive_label": "happy", "negative_label": "sad"},
+                       "texts": ["What a lovely day!"]}),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}

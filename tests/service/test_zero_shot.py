@@ -111,3 +111,38 @@ def test_feedback_on_one_pole_of_a_zero_shot_trait_waits_for_the_other(svc: Svc)
     assert v3["metrics"]["traits"]["mood"]["method"] == "prior" and v3["sample_count"] == 4
     with svc.ctx.sessions() as s:
         assert s.scalar(select(func.count()).select_from(FeedbackLabel)) == 0
+
+
+def test_preview_gives_the_scores_the_trait_will_have_once_trained_zero_shot(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    probes = ["What a wonderful, happy day I had!", "An awful, sad day, I feel terrible.", "The bus is late."]
+    make_model(c, h, "acme.zpv", with_data=False)  # nothing added yet: the trait is being typed
+    preview = check(
+        c.post("/v1/models/acme.zpv/traits/preview", json={"trait": MOOD, "texts": probes}, headers=h), 200
+    )
+    assert preview["embedder"] == "hashing-v1-512"
+    assert "Happy, wonderful" in preview["positive_texts"] and "Sad, awful" in preview["negative_texts"]
+    assert preview["scores"][1] < 0.5 < preview["scores"][0]
+    assert check(c.get("/v1/models/acme.zpv/traits", headers=h), 200)["traits"] == []  # nothing stored
+
+    check(c.post("/v1/models/acme.zpv/traits", json={"traits": [MOOD]}, headers=h), 201)
+    train_ready(c, h, "acme.zpv")
+    assert [_score(svc, "acme.zpv", t) for t in probes] == preview["scores"]
+
+
+def test_preview_refuses_what_a_trait_or_a_score_request_would(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.zpv2", with_data=False)
+    url = "/v1/models/acme.zpv2/traits/preview"
+    blank = {**MOOD, "negative_label": "  "}
+    for body in (
+        {"trait": MOOD, "texts": []},
+        {"trait": MOOD, "texts": ["ok"] * 21},
+        {"trait": MOOD, "texts": ["   "]},
+        {"trait": blank, "texts": ["ok"]},
+        {"trait": MOOD},
+    ):
+        assert c.post(url, json=body, headers=h).status_code == 422, body
+    assert (
+        error_code(c.post(url, json={"trait": MOOD, "texts": ["a"]}, headers=svc.scorer), 403) == "forbidden"
+    )

@@ -1,0 +1,94 @@
+"""The embedder chosen per model at create time: recorded, refused when unknown, fixed, and served side by
+side with models of another embedder (the service's default here is the hashing embedder)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import update
+
+from core.embedders import MINILM_ID, get_embedder
+from core.engine import Scorer
+from service.tables import Model
+from tests.service.conftest import Svc
+from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
+
+TEXTS = [FORMAL[0], "hey whats up, wanna grab pizza later?", "What an awful day, everything went wrong."]
+
+
+def _scores(svc: Svc, handle: str, version: str | None = None) -> list[dict[str, float]]:
+    out = []
+    for text in TEXTS:
+        body = {"content": text, **({"version": version} if version else {})}
+        resp = check(svc.client.post(f"/v1/models/{handle}/score", json=body, headers=svc.scorer), 200)
+        out.append({s["trait"]: s["score"] for s in resp["scores"]})
+    return out
+
+
+def _local(svc: Svc, handle: str, version_no: int, embedder_id: str) -> list[dict[str, float]]:
+    """The same version scored by the engine directly with the named embedder."""
+    v = check(svc.client.get(f"/v1/models/{handle}/versions/v{version_no}", headers=svc.author), 200)
+    scorer = Scorer.from_snapshot(v["snapshot"], embedder=get_embedder(embedder_id))
+    return [{t: round(x, 6) for t, x in row.items()} for row in scorer.score_dicts(TEXTS)]  # as the API
+
+
+@pytest.mark.slow
+def test_two_models_of_different_embedders_score_side_by_side(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    default = make_model(c, h, "acme.emb-default")
+    chosen = make_model(c, h, "acme.emb-minilm", embedder="minilm")
+    assert default["embedder"] == "hashing-v1-512" and chosen["embedder"] == MINILM_ID
+    assert check(c.get("/v1/models/acme.emb-minilm", headers=h), 200)["embedder"] == MINILM_ID
+
+    train_ready(c, h, "acme.emb-default")
+    before = _scores(svc, "acme.emb-default")
+    train_ready(c, h, "acme.emb-minilm")
+    metrics = {
+        handle: check(c.get(f"/v1/models/{handle}/versions/v1", headers=h), 200)["metrics"]
+        for handle in ("acme.emb-default", "acme.emb-minilm")
+    }
+    assert metrics["acme.emb-default"]["embedder"] == "hashing-v1-512"
+    assert metrics["acme.emb-minilm"]["embedder"] == MINILM_ID
+
+    # Each model scores with its own embedder, exactly as the engine does locally with that embedder.
+    minilm_scores = _scores(svc, "acme.emb-minilm")
+    local = _local(svc, "acme.emb-minilm", 1, MINILM_ID)  # the service's 1-thread session: last bits may vary
+    assert [sorted(r) for r in minilm_scores] == [sorted(r) for r in local]
+    for got, want in zip(minilm_scores, local, strict=True):
+        assert got == pytest.approx(want, abs=2e-6)
+    assert _scores(svc, "acme.emb-default") == before == _local(svc, "acme.emb-default", 1, "hashing")
+    assert minilm_scores != before  # different vectors, so different scores
+    # The MiniLM model's own training embedded with MiniLM: formal text scores high on formality there.
+    assert minilm_scores[0]["formality"] > minilm_scores[1]["formality"]
+
+
+def test_a_model_from_before_the_field_keeps_the_default_and_its_scores(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.emb-old")
+    with svc.ctx.sessions() as s, s.begin():  # as the migration leaves rows created before the field
+        s.execute(update(Model).where(Model.handle == "acme.emb-old").values(embedder=None))
+    assert check(c.get("/v1/models/acme.emb-old", headers=h), 200)["embedder"] is None
+    train_ready(c, h, "acme.emb-old")
+    v1 = _scores(svc, "acme.emb-old", "v1")
+    metrics = check(c.get("/v1/models/acme.emb-old/versions/v1", headers=h), 200)["metrics"]
+    assert metrics["embedder"] == "hashing-v1-512"  # the service's default
+    make_model(c, h, "acme.emb-new", embedder="hashing-v1-512")
+    train_ready(c, h, "acme.emb-new")
+    assert _scores(svc, "acme.emb-new") == v1  # same embedder, same samples: the same version
+    assert _scores(svc, "acme.emb-old", "v1") == v1
+
+
+@pytest.mark.parametrize("value", ["bge-small-en-v1.5", "default", "", "MINILM", 3, "hashing-v1-64"])
+def test_unknown_embedders_are_refused(svc: Svc, value: object) -> None:
+    body = {"handle": "acme.emb-bad", "embedder": value}
+    resp = svc.client.post("/v1/models", json=body, headers=svc.author)
+    assert error_code(resp, 422) == "validation_error"
+    assert any("embedder" in d["loc"] for d in resp.json()["error"]["details"])
+    assert svc.client.get("/v1/models/acme.emb-bad", headers=svc.author).status_code == 404
+
+
+def test_the_embedder_cannot_be_patched(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.emb-fixed", with_data=False, embedder="hashing")
+    resp = c.patch("/v1/models/acme.emb-fixed", json={"embedder": "minilm"}, headers=h)
+    assert error_code(resp, 422) == "immutable_field"
+    assert check(c.get("/v1/models/acme.emb-fixed", headers=h), 200)["embedder"] == "hashing-v1-512"
