@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from core.engine import TraitSpec, preview_zero_shot
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.routes.common import errors
-from service.schemas import ScoreText, Strict, TraitIn, check_text
+from service.schemas import ScoreText, Strict, TraitIn
 from service.traitkeys import unique_key
 
 router = APIRouter(tags=["traits"])
@@ -20,11 +20,6 @@ MAX_PROBES = 20
 class TraitPreviewIn(Strict):
     trait: TraitIn
     texts: list[ScoreText] = Field(min_length=1, max_length=MAX_PROBES, description="1-20 probe texts.")
-
-    @field_validator("texts")
-    @classmethod
-    def _texts(cls, value: list[str]) -> list[str]:
-        return [check_text(v) for v in value]
 
 
 class TraitPreviewOut(BaseModel):
