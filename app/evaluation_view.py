@@ -10,8 +10,8 @@ import streamlit as st
 
 from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
 from app.sample_io import parse_samples
-from app.widgets import guard
-from core.client import Client, NotFoundError
+from app.widgets import guard, show_error
+from core.client import Client, NotFoundError, PermissionDeniedError
 from core.eval_charts import pr_curve_chart, reliability_chart
 
 SHOWN_DISAGREEMENTS = 20
@@ -25,8 +25,16 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         "every version is measured on the same items."
     )
     summary: dict[str, Any] = {}
-    with guard("Reading the evaluation set"):
+    try:
         summary = client.evaluation_set(handle)
+    except PermissionDeniedError:  # a scoring key, or a public model of another namespace
+        st.caption(
+            "The evaluation set is authoring data: it needs an authoring key of the model's namespace."
+        )
+        return
+    except Exception as exc:  # noqa: BLE001 - shown like every other failed call
+        show_error(exc, "Reading the evaluation set")
+        return
     counts = summary.get("traits") or {}
     if counts:
         st.caption(

@@ -157,3 +157,30 @@ def test_side_by_side_comparison_of_two_evaluations(svc: Svc) -> None:
     assert error_code(c.get(url, params={"a": "v1", "b": "v2"}, headers=svc.scorer), 403) == "forbidden"
     assert error_code(c.get(url, params={"a": "v1", "b": "v2"}, headers=svc.other), 404) == "model_not_found"
     assert error_code(c.get(url, params={"a": "v1"}, headers=h), 422) == "validation_error"
+
+
+def test_an_evaluation_without_item_scores_asks_for_a_new_one(svc: Svc) -> None:
+    """Evaluations stored before per-item scores (an older service) cannot give thresholds: 409, then a new
+    evaluation of the version works."""
+    from sqlalchemy import select
+
+    from service.db import transaction
+    from service.tables import Evaluation
+
+    c, h = svc.client, svc.author
+    handle = "acme.outdated"
+    _ready_with_evaluation(svc, handle)
+    _evaluate(svc, handle, "v1")
+    with transaction(svc.ctx.sessions) as s:
+        stored = s.scalars(select(Evaluation)).all()
+        for row in stored:
+            row.metrics = {"traits": row.metrics["traits"]}  # as an older service stored it
+    curve = f"/v1/models/{handle}/versions/v1/pr-curve"
+    assert error_code(c.get(curve, headers=h), 409) == "evaluation_outdated"
+    put = f"/v1/models/{handle}/versions/v1/thresholds/formality"
+    assert (
+        error_code(c.put(put, json={"target": "recall", "value": 0.9}, headers=h), 409)
+        == "evaluation_outdated"
+    )
+    _evaluate(svc, handle, "v1")
+    assert check(c.get(curve, headers=h), 200)["traits"]["formality"]["points"]
