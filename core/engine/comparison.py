@@ -43,7 +43,9 @@ def _difference(a: float, b: float, boot: np.ndarray) -> dict[str, Any]:
     """B − A with its percentile interval and a two-sided bootstrap p-value."""
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(boot, [tail, 100 - tail])
-    p = min(1.0, 2 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
+    # (k + 1) / (n + 1): a bootstrap p-value is never exactly 0 with finitely many resamples.
+    n = len(boot)
+    p = min(1.0, 2 * (min(int((boot <= 0).sum()), int((boot >= 0).sum())) + 1) / (n + 1))
     return _entry(a, b, b - a, float(low), float(high), p)
 
 
