@@ -103,6 +103,15 @@ def main() -> None:
                 run = c.post(f"/v1/models/{handle}/versions/{ref}/evaluate", headers=h).json()["run_id"]
                 timings.append(_seconds(_wait(c, handle, h, run)))
             result = c.get(f"/v1/models/{handle}/versions/v2/evaluation", headers=h).json()
+            # The per-item reads over the whole set: PR curve (thresholds) and the side-by-side comparison.
+            began = time.perf_counter()
+            c.get(f"/v1/models/{handle}/versions/v2/pr-curve", headers=h).raise_for_status()
+            pr_s = time.perf_counter() - began
+            began = time.perf_counter()
+            params = {"a": "v1", "b": "v2", "limit": 1000}
+            compared = c.get(f"/v1/models/{handle}/evaluation/compare", params=params, headers=h)
+            compare_s = time.perf_counter() - began
+            compared.raise_for_status()
     first, second = timings
     auc = result["traits"]["politeness"]["roc_auc"]
     report = {
@@ -111,6 +120,9 @@ def main() -> None:
         "second_version_s": round(second, 2),
         "ratio": round(second / first, 4),
         "roc_auc_v2": auc,
+        "pr_curve_s": round(pr_s, 2),
+        "compare_s": round(compare_s, 2),
+        "roc_auc_difference": compared.json()["traits"]["politeness"]["roc_auc"],
         "cpu_count": os.cpu_count(),
         "load_average_start": os.getloadavg()[0],
         "platform": platform.platform(),
@@ -120,6 +132,8 @@ def main() -> None:
     print(f"| evaluating v1 on {len(eval_rows):,} texts (cold embedding cache) | {first:.1f} s | |")
     share = f"{second:.1f} s ({second / first:.1%} of v1)"
     print(f"| evaluating v2 on the same texts (cached embeddings) | {share} | ≤ 10% |")
+    print(f"| PR curve of v2 over the set (GET …/pr-curve) | {pr_s:.2f} s | |")
+    print(f"| v1 vs v2 side by side (GET …/evaluation/compare, paired tests) | {compare_s:.2f} s | |")
     print(f"ROC-AUC of v2: {auc}")
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import engine_cache
+from app.evaluation_view import evaluation_section
 from app.records import as_dict
 from app.versions import (
     delta_color,
@@ -204,3 +205,6 @@ if cmp and cmp["handle"] == handle:
                 hide_index=True,
                 width="stretch",
             )
+
+st.divider()
+evaluation_section(client, handle, refs, labels, busy=model.get("state") == "busy")

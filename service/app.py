@@ -17,6 +17,7 @@ from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_han
 from service.guard import GuardMiddleware
 from service.perspective import AnalyzeIn, SuggestScoreIn
 from service.routes import (
+    eval_compare,
     evaluation,
     history,
     keys_info,
@@ -27,6 +28,7 @@ from service.routes import (
     runs,
     samples,
     score,
+    thresholds,
     traits,
     versions,
 )
@@ -108,6 +110,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app.include_router(health, prefix=PREFIX)
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
     for module in routers:
+        app.include_router(module.router, prefix=PREFIX)
+    for module in (thresholds, eval_compare):
         app.include_router(module.router, prefix=PREFIX)
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 

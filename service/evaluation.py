@@ -40,7 +40,7 @@ def run_evaluation(
             select(Version.snapshot).where(Version.model_id == run.model_id, Version.version_no == version_no)
         )
         items = s.execute(
-            select(EvalItem.trait_key, EvalItem.text, EvalItem.quality)
+            select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality)
             .where(EvalItem.model_id == run.model_id)
             .order_by(EvalItem.id)
         ).all()
@@ -59,12 +59,17 @@ def run_evaluation(
         progress(0.9 * done / max(1, len(texts)), "scoring", f"Scored {done} of {len(texts)} texts")
     progress(0.92, "metrics", "Computing metrics")
     traits: dict[str, Any] = {}
+    # Per item (id, score): what thresholds and the comparison of two versions are computed from.
+    item_scores: dict[str, list[list[float]]] = {}
     for key, col in columns.items():
         mine = [it for it in kept if it.trait_key == key]
         if mine:
             scores = np.array([rows[it.text][col] for it in mine])
             quality = np.array([it.quality for it in mine])
             traits[key] = evaluate_trait(scores, quality)
+            item_scores[key] = [
+                [it.id, min(1.0, max(0.0, float(v)))] for it, v in zip(mine, scores, strict=True)
+            ]
     with transaction(sessions) as s:
         if not runs.succeed(s, run_id, attempt, f"Evaluated v{version_no} on {len(kept)} items"):
             return
@@ -77,9 +82,24 @@ def run_evaluation(
                 version_no=version_no,
                 run_id=run_id,
                 item_count=len(kept),
-                metrics={"traits": traits},
+                metrics={"traits": traits, "item_scores": item_scores},
                 created_at=utcnow(),
             )
         )
         model.state = "ready" if model.current_version_id is not None else run.return_state
         model.updated_at = utcnow()
+
+
+def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
+    """The newest stored evaluation of one version, or None."""
+    return s.scalar(
+        select(Evaluation)
+        .where(Evaluation.model_id == model_id, Evaluation.version_no == version_no)
+        .order_by(Evaluation.id.desc())
+        .limit(1)
+    )
+
+
+def item_scores(stored: dict[str, Any], trait: str) -> dict[int, float]:
+    """{eval item id: score} of one trait from an evaluation's `metrics["item_scores"]`."""
+    return {int(i): float(v) for i, v in stored.get(trait, [])}

@@ -142,6 +142,8 @@ class Version(Base):
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
     # Large: loaded only when asked for (version reads with an authoring key, scoring).
     snapshot: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)
+    # Per-trait decision thresholds chosen on the evaluation set: {key: {"threshold", "target", ...}}.
+    thresholds: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -190,9 +190,7 @@ class Client:
     def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=params).json()
 
-    def _paginate(
-        self, fetch: Callable[[str | None], Page[_ModelT]]
-    ) -> Iterator[_ModelT]:
+    def _paginate(self, fetch: Callable[[str | None], Page[_ModelT]]) -> Iterator[_ModelT]:
         cursor: str | None = None
         while True:
             page = fetch(cursor)
@@ -580,6 +578,41 @@ class Client:
     def get_evaluation(self, handle: str, version: str | int) -> dict[str, Any]:
         """The latest stored evaluation of `version`: `{"version_no", "run_id", "items", "traits": {…}}`."""
         return self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+
+    def pr_curve(self, handle: str, version: str | int) -> dict[str, Any]:
+        """The version's precision-recall curve per trait on its latest evaluation:
+        `{"version_no", "run_id", "traits": {key: {"positive", "negative", "points": [{threshold, precision,
+        recall}]}}}`."""
+        return self._get(_path("models", handle, "versions", _version_ref(version), "pr-curve"))
+
+    def thresholds(self, handle: str, version: str | int) -> dict[str, Any]:
+        """The version's decision thresholds: `{trait key: {"threshold", "target", "value", …}}`."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "thresholds"))
+        return dict(body["thresholds"])
+
+    def set_threshold(
+        self, handle: str, version: str | int, trait: str, *, target: str, value: float
+    ) -> dict[str, Any]:
+        """Choose and store `trait`'s threshold on the evaluation set for `target` ("precision" or "recall")
+        ≥ `value`; score responses of that version then add `threshold` and `decision` for the trait."""
+        _require_name(trait, "trait key")
+        path = _path("models", handle, "versions", _version_ref(version), "thresholds", trait)
+        return self.request("PUT", path, json={"target": target, "value": value}).json()
+
+    def clear_threshold(self, handle: str, version: str | int, trait: str) -> bool:
+        """Remove `trait`'s threshold from the version; False when it had none."""
+        _require_name(trait, "trait key")
+        path = _path("models", handle, "versions", _version_ref(version), "thresholds", trait)
+        return bool(self.request("DELETE", path).json()["deleted"])
+
+    def compare_evaluations(
+        self, handle: str, a: str | int, b: str | int, *, limit: int = 20
+    ) -> dict[str, Any]:
+        """Versions `a` and `b` side by side on their latest evaluations (the items both scored): per trait
+        the metrics of each, B − A with a 95% interval, p-value and `significant`, reliability bins of each;
+        and the `limit` items (1–1000) where their scores differ most, with text and label."""
+        params = {"a": _version_ref(a), "b": _version_ref(b), "limit": limit}
+        return self._get(_path("models", handle, "evaluation", "compare"), params)
 
     # -- scoring --------------------------------------------------------------------------------------
 

@@ -320,6 +320,9 @@ class TraitScore(_Response):
     label: str | None = None
     positive_label: str | None = None
     negative_label: str | None = None
+    # Only when the version has a decision threshold for the trait (docs/api.md, "Thresholds").
+    threshold: float | None = None
+    decision: bool | None = None
 
 
 class ScoreResult(_Response):

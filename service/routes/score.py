@@ -39,6 +39,7 @@ from service.schemas import (
 from service.states import require_not_archived
 from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
 from service.testhooks import pause
+from service.thresholds import with_decisions
 
 router = APIRouter(tags=["scoring"])
 
@@ -59,6 +60,7 @@ class Target:
     version_id: int
     version_no: int
     tags: list[str]
+    thresholds: dict[str, Any] | None = None  # per-trait decision thresholds of the version (docs/api.md)
 
 
 def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
@@ -72,6 +74,7 @@ def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
             Model.zero_data_retention,
             Version.id.label("version_id"),
             Version.version_no,
+            Version.thresholds,
             tags.scalar_subquery().label("tags"),
         )
         .outerjoin(Version, version_filter(Model.id, ref) if ref else Version.id == Model.current_version_id)
@@ -94,6 +97,7 @@ def _target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
         row.version_id,
         row.version_no,
         sorted(row.tags.split(",")) if row.tags else [],  # as views.tags_of does
+        row.thresholds,
     )
 
 
@@ -278,13 +282,13 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
     if isinstance(req.content, list):
         results = []
         for i, (text, block) in enumerate(zip(texts, blocks, strict=True)):
-            item: dict[str, Any] = {"index": i, "scores": [b.model_dump() for b in block]}
+            item: dict[str, Any] = {"index": i, "scores": with_decisions(block, t.thresholds)}
             if req.explain:
                 item["explanation"] = _explain(scorer, text)
             results.append(item)
         out["results"] = results
     else:
-        out["scores"] = [b.model_dump() for b in blocks[0]]
+        out["scores"] = with_decisions(blocks[0], t.thresholds)
         if req.explain:
             out["explanation"] = _explain(scorer, texts[0])
     if buffered is not None:

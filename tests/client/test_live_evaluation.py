@@ -41,3 +41,39 @@ def test_evaluation_set_round_trip(service: Service) -> None:
         assert c.clear_evaluation_set(handle)["deleted"] == 600
     with service.client("outsider") as c, pytest.raises(NotFoundError):
         c.get_evaluation(handle, 1)
+
+
+def test_thresholds_and_comparison_through_the_client(service: Service) -> None:
+    items = [
+        {"trait": "formality", "text": f"{t} (held {i})", "quality": 1.0} for i in range(3) for t in POSITIVE
+    ]
+    items += [
+        {"trait": "formality", "text": f"{t} (held {i})", "quality": 0.0} for i in range(3) for t in NEGATIVE
+    ]
+    with service.client() as c:
+        handle = make_draft(c, service.handle("evalthr"))
+        c.add_evaluation_items(handle, items)
+        c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        c.wait(handle, c.evaluate(handle, 1).run_id, timeout=60)
+        points = c.pr_curve(handle, 1)["traits"]["formality"]["points"]
+        assert points and points[0]["recall"] == 1.0
+        chosen = c.set_threshold(handle, "v1", "formality", target="recall", value=0.9)
+        assert chosen["recall"] >= 0.9 and c.thresholds(handle, 1) == {"formality": chosen}
+        scored = c.score(handle, items[0]["text"])
+        c.wait(handle, c.train(handle, effort="low", reoptimize_params=True).run_id, timeout=60)
+        c.wait(handle, c.evaluate(handle, 2).run_id, timeout=60)
+        out = c.compare_evaluations(handle, 1, "v2", limit=3)
+        assert (out["a"]["version_no"], out["b"]["version_no"], len(out["disagreements"])) == (1, 2, 3)
+        assert out["traits"]["formality"]["items"] == len(items)
+        assert c.clear_threshold(handle, 1, "formality") is True
+        assert c.clear_threshold(handle, 1, "formality") is False
+    assert scored.version_no == 1
+    formality = next(x for x in scored.scores if x.trait == "formality")
+    assert formality.threshold == chosen["threshold"]
+    assert formality.decision is (formality.score >= chosen["threshold"])
+    with service.client("scorer") as c:
+        assert c.pr_curve(handle, 1)["version_no"] == 1
+        with pytest.raises(PermissionDeniedError):
+            c.set_threshold(handle, 1, "formality", target="precision", value=0.9)
+        with pytest.raises(PermissionDeniedError):
+            c.compare_evaluations(handle, 1, 2)

@@ -105,6 +105,13 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"text_id": str(page["items"][0]["id"])}
 
 
+def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    evaluated(svc, handle, owner)
+    url = f"/v1/models/{handle}/versions/v1/thresholds/formality"
+    check(svc.client.put(url, json={"target": "recall", "value": 1.0}, headers=owner), 200)
+    return {}
+
+
 # fmt: off
 OPERATIONS: list[Op] = [
     Op("current_key", "GET", "/v1/keys/current", "any_key", "none", 200),
@@ -165,6 +172,16 @@ OPERATIONS: list[Op] = [
     Op("preview_trait", "POST", M + "/traits/preview", "author_read", "ready", 200,
        json=lambda _: {"trait": {"name": "Mood", "positive_label": "happy", "negative_label": "sad"},
                        "texts": ["What a lovely day!"]}),
+    Op("pr_curve", "GET", M + "/versions/{ref}/pr-curve", "read", "ready", 200, params={"ref": "v1"},
+       setup=evaluated),
+    Op("get_thresholds", "GET", M + "/versions/{ref}/thresholds", "read", "ready", 200, params={"ref": "v1"}),
+    Op("set_threshold", "PUT", M + "/versions/{ref}/thresholds/{trait}", "write", "ready", 200,
+       params={"ref": "v1", "trait": "formality"}, json=lambda _: {"target": "recall", "value": 1.0},
+       setup=evaluated),
+    Op("delete_threshold", "DELETE", M + "/versions/{ref}/thresholds/{trait}", "write", "ready", 200,
+       params={"ref": "v1", "trait": "formality"}, setup=thresholded),
+    Op("compare_evaluations", "GET", M + "/evaluation/compare", "author_read", "ready", 200,
+       query=lambda _: {"a": "v1", "b": "prod"}, setup=evaluated),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}

@@ -1,0 +1,187 @@
+"""The Versions page's evaluation part: the held-out set, evaluating a version, thresholds from its PR curve,
+and two versions side by side on the set. Talks to the service only through core's client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
+from app.sample_io import parse_samples
+from app.widgets import guard, show_error
+from core.client import Client, NotFoundError, PermissionDeniedError
+from core.eval_charts import pr_curve_chart, reliability_chart
+
+SHOWN_DISAGREEMENTS = 20
+EXPORTED_DISAGREEMENTS = 1000
+
+
+def evaluation_section(client: Client, handle: str, refs: list[str], labels: list[str], busy: bool) -> None:
+    st.subheader("Evaluation set")
+    st.caption(
+        "Labelled held-out texts (trait, text, quality), never used for training: "
+        "every version is measured on the same items."
+    )
+    summary: dict[str, Any] = {}
+    try:
+        summary = client.evaluation_set(handle)
+    except PermissionDeniedError:  # a scoring key, or a public model of another namespace
+        st.caption(
+            "The evaluation set is authoring data: it needs an authoring key of the model's namespace."
+        )
+        return
+    except Exception as exc:  # noqa: BLE001 - shown like every other failed call
+        show_error(exc, "Reading the evaluation set")
+        return
+    counts = summary.get("traits") or {}
+    if counts:
+        st.caption(
+            f"{summary.get('total', 0)} items: "
+            + ", ".join(f"{k} {v['positive']}+ / {v['negative']}−" for k, v in counts.items())
+        )
+    _upload(client, handle)
+    if not summary.get("total"):
+        return
+    ev1, ev2 = st.columns([3, 1])
+    pick = ev1.selectbox(
+        "Version to evaluate", range(len(refs)), format_func=lambda i: labels[i], key="ev_pick"
+    )
+    ev2.write("")
+    if ev2.button("Evaluate", key="ev_go", disabled=busy, width="stretch"):
+        with guard("Starting the evaluation"):
+            client.evaluate(handle, refs[pick])
+            st.rerun()  # the page head shows the run's progress bar while the model is busy
+    _results(client, handle, refs[pick])
+    _comparison(client, handle, refs, labels)
+
+
+def _upload(client: Client, handle: str) -> None:
+    with st.expander("Add evaluation items from a file"):
+        upload = st.file_uploader("CSV (header trait,text,quality) or JSONL", type=["csv", "jsonl", "json"])
+        if upload is not None and st.button("Add to the evaluation set", key="ev_add"):
+            parsed = parse_samples(upload.name, upload.getvalue())
+            for problem in parsed.problems[:5]:
+                st.warning(f"Line {problem['line']}: {problem['message']}")
+            rows = [{k: r[k] for k in ("trait", "text", "quality")} for r in parsed.rows]
+            if rows:
+                with guard("Adding evaluation items"):
+                    out = client.add_evaluation_items(handle, rows)
+                    st.success(f"Added {out['added']} items ({out['total']} in the set).")
+
+
+def _results(client: Client, handle: str, ref: str) -> None:
+    try:
+        result = client.get_evaluation(handle, ref)
+    except NotFoundError:
+        st.caption(f"{ref} was not evaluated yet: press **Evaluate**.")
+        return
+    thresholds: dict[str, Any] = {}
+    with guard("Reading thresholds"):
+        thresholds = client.thresholds(handle, ref)
+    st.markdown(f"**{ref} on {result['items']} evaluation items** (95% intervals)")
+    st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    curves: dict[str, Any] = {}
+    with guard("Reading the precision-recall curve"):
+        curves = client.pr_curve(handle, ref)["traits"]
+    traits = [k for k, v in curves.items() if v["points"]]
+    if not traits:
+        return
+    with st.container(border=True):
+        st.markdown("**Decision threshold** (scores stay calibrated; the threshold adds a yes/no decision)")
+        t1, t2, t3 = st.columns(3)
+        trait = t1.selectbox("Trait", traits, key="thr_trait")
+        target = t2.radio("Target", ["precision", "recall"], horizontal=True, key="thr_target")
+        value = t3.number_input(f"Minimum {target}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
+        chosen = thresholds.get(trait)
+        st.plotly_chart(
+            pr_curve_chart(curves[trait]["points"], chosen, title=f"{trait}: precision-recall ({ref})"),
+            width="stretch",
+            key="thr_chart",
+        )
+        b1, b2 = st.columns(2)
+        if b1.button(f"Set {trait}'s threshold on {ref}", key="thr_set", type="primary"):
+            with guard("Setting the threshold"):
+                out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
+                st.session_state["versions_flash"] = (
+                    f"{trait} on {ref}: threshold {out['threshold']:.3f} "
+                    f"(precision {out['precision']:.3f}, recall {out['recall']:.3f} on the evaluation set)."
+                )
+                st.rerun()
+        if chosen and b2.button(f"Remove {trait}'s threshold", key="thr_clear"):
+            with guard("Removing the threshold"):
+                client.clear_threshold(handle, ref, trait)
+                st.rerun()
+
+
+def _comparison(client: Client, handle: str, refs: list[str], labels: list[str]) -> None:
+    if len(refs) < 2:
+        return
+    st.markdown("#### Compare two versions on the evaluation set")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    ia = c1.selectbox("A", range(len(refs)), index=1, format_func=lambda i: labels[i], key="evcmp_a")
+    ib = c2.selectbox("B", range(len(refs)), index=0, format_func=lambda i: labels[i], key="evcmp_b")
+    c3.write("")
+    if c3.button("Compare on the set", key="evcmp_go", disabled=ia == ib, width="stretch"):
+        with guard("Comparing evaluations"):
+            cmp = client.compare_evaluations(handle, refs[ia], refs[ib], limit=EXPORTED_DISAGREEMENTS)
+            st.session_state["evcmp"] = cmp
+    cmp = st.session_state.get("evcmp")
+    if not cmp or cmp["handle"] != handle:
+        return
+    a, b = f"v{cmp['a']['version_no']}", f"v{cmp['b']['version_no']}"
+    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp['items']} items")
+    frame = comparison_frame(cmp)
+    st.dataframe(
+        frame.style.apply(_significant_color, axis=1).format(
+            {"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}", "p": "{:.3g}"}
+        ),
+        hide_index=True,
+        width="stretch",
+        key="evcmp_metrics",
+    )
+    st.caption(
+        "Paired on the same items: DeLong's test for ROC-AUC, a paired bootstrap (500 resamples) for the "
+        "others. Coloured where the 95% interval of B − A leaves out 0 (green: B better, red: B worse)."
+    )
+    traits = list(cmp["traits"])
+    for start in range(0, len(traits), 2):
+        for col, key in zip(st.columns(2), traits[start : start + 2], strict=False):
+            t = cmp["traits"][key]
+            col.plotly_chart(
+                reliability_chart(
+                    {a: t["reliability_a"], b: t["reliability_b"]}, title=f"Reliability: {key}"
+                ),
+                width="stretch",
+                key=f"evcmp_rel_{key}",
+            )
+    dis = disagreements_frame(cmp)
+    st.markdown(f"**Where {a} and {b} disagree most** (label = the item's quality)")
+    st.dataframe(
+        dis.head(SHOWN_DISAGREEMENTS).style.format(
+            {"label": "{:.2f}", "A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}
+        ),
+        hide_index=True,
+        width="stretch",
+        key="evcmp_dis",
+    )
+    st.download_button(
+        f"Download the comparison (CSV, {len(dis)} items)",
+        comparison_csv(cmp),
+        file_name=f"{handle}-{a}-vs-{b}-evaluation.csv",
+        mime="text/csv",
+        key="evcmp_csv",
+    )
+
+
+def _significant_color(row: pd.Series) -> list[str]:
+    if row["significant"] != "yes":
+        return [""] * len(row)
+    better = row["B − A"] < 0 if row["metric"] == "calibration error" else row["B − A"] > 0
+    color = (
+        "background-color: rgba(90, 164, 105, 0.25)"
+        if better
+        else "background-color: rgba(217, 80, 74, 0.25)"
+    )
+    return [color] * len(row)

@@ -1,0 +1,114 @@
+"""Two versions scored on the same evaluation items: metric differences B − A and their significance.
+
+Paired tests, since both versions scored the very same items: ROC-AUC by DeLong's test for correlated AUCs
+(`paired_auc_difference`); accuracy, F1 and calibration error by a paired bootstrap (each resample draws the
+same items for A and B, so the item-to-item difficulty cancels out of B − A). Definitions: docs/engine.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from core.engine.evaluation import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    delong_auc,
+    paired_auc_difference,
+    reliability,
+)
+from core.engine.metrics import CALIBRATION_BINS, sides
+
+
+def _f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """F1 per row of `pred` (resamples × items, booleans) against the matching rows of `y`."""
+    tp = (pred & y).sum(axis=-1)
+    denom = 2 * tp + (pred & ~y).sum(axis=-1) + (~pred & y).sum(axis=-1)
+    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+
+
+def _ece(scores: np.ndarray, quality: np.ndarray) -> np.ndarray:
+    """ECE per row (resamples × items): Σ over score bins of |Σ (score − quality)| / items."""
+    which = np.minimum((scores * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
+    diff = scores - quality
+    total = np.zeros(scores.shape[:-1])
+    for b in range(CALIBRATION_BINS):
+        total += np.abs(np.where(which == b, diff, 0.0).sum(axis=-1))
+    return total / scores.shape[-1]
+
+
+def _difference(a: float, b: float, boot: np.ndarray) -> dict[str, Any]:
+    """B − A with its percentile interval and a two-sided bootstrap p-value."""
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(boot, [tail, 100 - tail])
+    # (k + 1) / (n + 1): a bootstrap p-value is never exactly 0 with finitely many resamples.
+    n = len(boot)
+    p = min(1.0, 2 * (min(int((boot <= 0).sum()), int((boot >= 0).sum())) + 1) / (n + 1))
+    return _entry(a, b, b - a, float(low), float(high), p)
+
+
+def _entry(a: float, b: float, diff: float, low: float, high: float, p: float) -> dict[str, Any]:
+    return {
+        "a": round(a, 6),
+        "b": round(b, 6),
+        "difference": round(diff, 6),
+        "ci_low": round(low, 6),
+        "ci_high": round(high, 6),
+        "p_value": round(p, 6),
+        "significant": bool(low > 0 or high < 0),  # the 95% interval of B − A leaves out 0
+    }
+
+
+def compare_trait(
+    quality: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    threshold_a: float = 0.5,
+    threshold_b: float = 0.5,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Metrics of A and B on the same items, B − A, 95% intervals, p-values; reliability bins of each."""
+    quality = np.asarray(quality, dtype=float)
+    a = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
+    b = np.clip(np.asarray(b, dtype=float), 0.0, 1.0)
+    mask, y = sides(quality)
+    yb = y.astype(bool)
+    out: dict[str, Any] = {
+        "items": len(quality),
+        "positive": int(y.sum()),
+        "negative": int(len(y) - y.sum()),
+        "threshold_a": threshold_a,
+        "threshold_b": threshold_b,
+        "reliability_a": reliability(a, quality),
+        "reliability_b": reliability(b, quality),
+    }
+    if y.min(initial=1) != y.max(initial=0):
+        test = paired_auc_difference(y, a[mask], b[mask])
+        z = norm.ppf(1 - (1 - CONFIDENCE) / 2)
+        diff, se = test["difference"], test["se"]
+        auc_a, auc_b = delong_auc(y, a[mask])[0], delong_auc(y, b[mask])[0]
+        out["roc_auc"] = _entry(auc_a, auc_b, diff, diff - z * se, diff + z * se, test["p_value"])
+    else:
+        out["roc_auc"] = None  # needs both sides
+    rng = np.random.default_rng(seed)
+    sa, sb = a[mask], b[mask]
+    idx = rng.integers(0, len(y), size=(resamples, len(y)))
+    pa, pb = sa >= threshold_a, sb >= threshold_b
+    acc_a, acc_b = (pa == yb), (pb == yb)
+    out["accuracy"] = _difference(
+        float(acc_a.mean()), float(acc_b.mean()), acc_b[idx].mean(axis=1) - acc_a[idx].mean(axis=1)
+    )
+    out["f1"] = _difference(
+        float(_f1(pa, yb)), float(_f1(pb, yb)), _f1(pb[idx], yb[idx]) - _f1(pa[idx], yb[idx])
+    )
+    full = rng.integers(0, len(quality), size=(resamples, len(quality)))
+    out["calibration_error"] = _difference(
+        float(_ece(a, quality)),
+        float(_ece(b, quality)),
+        _ece(b[full], quality[full]) - _ece(a[full], quality[full]),
+    )
+    return out

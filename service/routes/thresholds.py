@@ -1,0 +1,204 @@
+"""Per-trait decision thresholds: a version's PR curve on the evaluation set, and the thresholds chosen on it.
+
+A threshold belongs to the version (a tag pointing at the version carries it); score responses add the
+decision next to the calibrated score. Definitions: docs/engine.md; the API: docs/api.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from fastapi import APIRouter, Path
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.engine.thresholds import choose_threshold, pr_curve
+from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
+from service.db import transaction
+from service.errors import ApiError
+from service.evaluation import item_scores, latest_evaluation
+from service.routes.common import errors
+from service.routes.versions import resolve_version
+from service.schemas import Strict
+from service.states import require_not_archived
+from service.tables import EvalItem, Evaluation, Model, Version, utcnow
+
+router = APIRouter(tags=["evaluation"])
+VersionRef = Annotated[str, Path(max_length=64, description="`vN` or a tag")]
+TraitKey = Annotated[str, Path(max_length=64, description="a trait key")]
+
+
+class PrPoint(BaseModel):
+    threshold: float
+    precision: float
+    recall: float
+
+
+class PrTrait(BaseModel):
+    positive: int
+    negative: int
+    points: list[PrPoint]
+
+
+class PrCurveOut(BaseModel):
+    handle: str
+    version_no: int
+    run_id: str
+    traits: dict[str, PrTrait]
+
+
+class ThresholdIn(Strict):
+    target: Literal["precision", "recall"]
+    value: float = Field(gt=0.0, le=1.0)
+
+
+class ThresholdOut(BaseModel):
+    trait: str
+    threshold: float
+    target: str
+    value: float
+    precision: float
+    recall: float
+    run_id: str
+    items: int
+    set_at: str
+
+
+class ThresholdsOut(BaseModel):
+    handle: str
+    version_no: int
+    thresholds: dict[str, ThresholdOut]
+
+
+class ThresholdDeleted(BaseModel):
+    handle: str
+    version_no: int
+    trait: str
+    deleted: bool
+
+
+def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
+    """The version's latest evaluation, with per-item scores (404 / 409 otherwise)."""
+    found = latest_evaluation(s, model.id, version.version_no)
+    if found is None:
+        raise ApiError(
+            404, "evaluation_not_found", f"v{version.version_no} of {model.handle} was not evaluated yet."
+        )
+    if "item_scores" not in found.metrics:
+        raise ApiError(
+            409,
+            "evaluation_outdated",
+            f"The evaluation of v{version.version_no} predates per-item scores: evaluate the version again.",
+        )
+    return found
+
+
+def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, quality) of one trait's items that are still in the evaluation set."""
+    scores = item_scores(found.metrics["item_scores"], trait)
+    quality = dict(
+        s.execute(select(EvalItem.id, EvalItem.quality).where(EvalItem.model_id == found.model_id))
+        .tuples()
+        .all()
+    )
+    ids = [i for i in scores if i in quality]
+    return np.array([scores[i] for i in ids]), np.array([quality[i] for i in ids])
+
+
+@router.get("/models/{handle}/versions/{ref}/pr-curve", response_model=PrCurveOut, responses=errors(404, 409))
+def get_pr_curve(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> PrCurveOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        version = resolve_version(s, model, ref)
+        found = stored_evaluation(s, model, version)
+        traits: dict[str, PrTrait] = {}
+        for key in sorted(found.metrics["item_scores"]):
+            scores, quality = labelled_scores(s, found, key)
+            if len(scores):
+                positive = int((quality >= 0.5).sum())
+                traits[key] = PrTrait(
+                    positive=positive,
+                    negative=len(quality) - positive,
+                    points=[PrPoint(**p) for p in pr_curve(scores, quality)],
+                )
+        return PrCurveOut(
+            handle=model.handle, version_no=version.version_no, run_id=found.run_id, traits=traits
+        )
+
+
+@router.get("/models/{handle}/versions/{ref}/thresholds", response_model=ThresholdsOut, responses=errors(404))
+def get_thresholds(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> ThresholdsOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        version = resolve_version(s, model, ref)
+        stored = version.thresholds or {}
+        return ThresholdsOut(
+            handle=model.handle,
+            version_no=version.version_no,
+            thresholds={k: ThresholdOut(**v) for k, v in sorted(stored.items())},
+        )
+
+
+@router.put(
+    "/models/{handle}/versions/{ref}/thresholds/{trait}",
+    response_model=ThresholdOut,
+    responses=errors(403, 404, 409),
+)
+def set_threshold(
+    handle: str, ref: VersionRef, trait: TraitKey, body: ThresholdIn, who: AuthoringKey, ctx: CtxDep
+) -> ThresholdOut:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)  # locks the model row: one threshold write at a time
+        require_not_archived(model)
+        version = resolve_version(s, model, ref)
+        found = stored_evaluation(s, model, version)
+        scores, quality = labelled_scores(s, found, trait)
+        if not len(scores):
+            raise ApiError(
+                422,
+                "trait_not_evaluated",
+                f"v{version.version_no} has no evaluated items of trait {trait!r}: "
+                "add evaluation items of it and evaluate the version.",
+            )
+        chosen = choose_threshold(scores, quality, body.target, body.value)
+        if chosen is None:
+            raise ApiError(
+                422,
+                "target_unreachable",
+                f"No threshold reaches {body.target} {body.value} for {trait!r} on the evaluation set "
+                "(it needs positive and negative items, and a reachable target).",
+            )
+        entry = ThresholdOut(
+            trait=trait,
+            target=body.target,
+            value=body.value,
+            run_id=found.run_id,
+            items=len(scores),
+            set_at=utcnow().isoformat(),
+            threshold=round(chosen["threshold"], 6),  # as scores are returned: decision = score ≥ threshold
+            precision=chosen["precision"],
+            recall=chosen["recall"],
+        )
+        version.thresholds = {**(version.thresholds or {}), trait: entry.model_dump()}  # a new dict: tracked
+        return entry
+
+
+@router.delete(
+    "/models/{handle}/versions/{ref}/thresholds/{trait}",
+    response_model=ThresholdDeleted,
+    responses=errors(403, 404, 409),
+)
+def delete_threshold(handle: str, ref: VersionRef, trait: TraitKey, who: AuthoringKey, ctx: CtxDep) -> Any:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        version = resolve_version(s, model, ref)
+        stored = dict(version.thresholds or {})
+        deleted = stored.pop(trait, None) is not None
+        if deleted:
+            version.thresholds = stored or None
+        return ThresholdDeleted(
+            handle=model.handle, version_no=version.version_no, trait=trait, deleted=deleted
+        )

@@ -1,0 +1,125 @@
+"""The Versions page's evaluation part in headless Chromium: two versions side by side on the evaluation set
+(metrics with B − A and significance, reliability plots, disagreements, CSV export) and a threshold chosen on
+the PR curve. The model is prepared through the client on the service's data directory; the app then starts
+its own embedded service on it. Screenshot: artifacts/screenshots/evaluation_compare.png."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from core.local import free_port, start_local_service
+from tests.app.support import CASUAL, FORMAL, FORMALITY, ROOT, SENTIMENT, sentiment_samples
+from tests.app.test_browser import SHOTS, Ui, browser, pytestmark  # noqa: F401 - fixtures and marks
+
+HANDLE = "local.evalview"
+# Held-out variants of the training texts, plus mixed sentences (half formal, half casual) that the two
+# versions score differently: labelled by the half that comes first.
+HELD = [{"trait": "formality", "text": f"{t} (a)", "quality": 1.0} for t in FORMAL[:8]]
+HELD += [{"trait": "formality", "text": f"{t} (a)", "quality": 0.0} for t in CASUAL[:8]]
+HELD += [
+    {"trait": "formality", "text": f"{f} {c}", "quality": 1.0} for f, c in zip(FORMAL, CASUAL, strict=True)
+]
+HELD += [
+    {"trait": "formality", "text": f"{c} {f}", "quality": 0.0}
+    for f, c in zip(FORMAL, CASUAL[1:], strict=False)
+]
+HELD += [{**r, "text": r["text"].replace("day", "evening")} for r in sentiment_samples()]
+
+
+def _prepare(data_dir: Path) -> None:
+    """v1 trained with low effort, v2 re-optimized with high effort; both evaluated on held-out variants."""
+    service = start_local_service(data_dir, embedder="hashing")
+    try:
+        with service.client() as c:
+            c.create_model(HANDLE, description="evaluation view")
+            c.add_traits(HANDLE, [FORMALITY, SENTIMENT])
+            formal = [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
+            casual = [{"trait": "formality", "text": t, "quality": 0.0} for t in CASUAL]
+            c.import_samples(HANDLE, formal + casual + sentiment_samples())
+            c.wait(HANDLE, c.train(HANDLE, effort="low").run_id, timeout=120)
+            c.wait(HANDLE, c.train(HANDLE, effort="high", reoptimize_params=True).run_id, timeout=180)
+            c.add_evaluation_items(HANDLE, HELD)
+            for version in (1, 2):
+                c.wait(HANDLE, c.evaluate(HANDLE, version).run_id, timeout=120)
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def eval_app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data_dir = tmp_path_factory.mktemp("evaluation-browser")
+    _prepare(data_dir)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
+    env.update(
+        SCORING_EMBEDDER="hashing", SCORING_DATA_DIR=str(data_dir), SCORING_DEMO="0", PYTHONPATH=str(ROOT)
+    )
+    log = open(data_dir / "streamlit.log", "wb")  # noqa: SIM115 - open for the server's lifetime
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]  # fmt: skip
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError((data_dir / "streamlit.log").read_text())
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def test_compare_two_versions_on_the_evaluation_set(eval_app_url: str, browser: object) -> None:  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{eval_app_url}/versions?model={HANDLE}")
+        page.get_by_role("heading", name="Evaluation set").first.wait_for()
+        ui.expect_text(f"v2 on {len(HELD)} evaluation items")
+        ui.no_exception()
+
+        # A threshold from the PR curve: precision ≥ 0.9 on formality, stored with v2.
+        expect_chart = page.locator(".st-key-thr_chart .js-plotly-plot")
+        expect_chart.first.wait_for()
+        ui.click("Set formality's threshold on v2")
+        ui.expect_text("formality on v2: threshold")
+        ui.no_exception()
+
+        ui.click("Compare on the set")
+        ui.expect_text("Where v1 and v2 disagree most")
+        assert page.locator("[class*='st-key-evcmp_rel_'] .js-plotly-plot").count() == 2  # one per trait
+        page.locator("[role='columnheader']", has_text="significant").first.wait_for(state="attached")
+        with page.expect_download() as download:
+            page.get_by_role("button", name=f"Download the comparison (CSV, {len(HELD)} items)").click()
+        exported = Path(download.value.path()).read_text()
+        head, metric_rows, dis_rows = exported.split("\n", 1)[0], *exported.split("\n\n")[:2]
+        assert head.startswith(f"# {HANDLE}: A = v1, B = v2, paired on {len(HELD)}")
+        assert "trait,metric,A,B,B − A,95% CI of B − A,p,significant,items" in metric_rows
+        assert dis_rows.startswith("trait,label,A,B,B − A,text,item_id")
+        assert len(dis_rows.strip().splitlines()) == len(HELD) + 1  # header + every item
+        ui.no_exception()
+        ui.shot("evaluation_compare")
+    except BaseException:
+        ui.shot("evaluation_failure")
+        raise
+    finally:
+        page.close()
