@@ -1,7 +1,7 @@
 """per-trait decision thresholds stored with each version
 
-Revision ID: 0004_evaluation2
-Revises: 0003_evaluation
+Revision ID: 0005_thresholds
+Revises: 0004_zeroshot2
 Create Date: 2026-11-23
 
 """
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004_evaluation2"
-down_revision: str | Sequence[str] | None = "0003_evaluation"
+revision: str = "0005_thresholds"
+down_revision: str | Sequence[str] | None = "0004_zeroshot2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
