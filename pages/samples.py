@@ -183,6 +183,10 @@ with import_tab:
         for note in parsed.notes:
             st.info(note, icon=":material/info:")
         st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
+        if not parsed.rows and parsed.problems:  # say why at once, not only in the table of problems
+            first = parsed.problems[0]["message"]
+            more = f" ({len(parsed.problems) - 1} more line(s) below)" if len(parsed.problems) > 1 else ""
+            st.warning(f"Nothing to import: {first}{more}.", icon=":material/warning:")
         if parsed.rows:
             st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
         if st.button("Import", type="primary", disabled=not (editable and parsed.rows), key="samples_import"):
@@ -253,14 +257,17 @@ with flags_tab:
             bar = st.progress(0.0, text="Reading the samples…")
             everything = [as_dict(s) for s in client.list_samples(handle)]
 
-            def _flag_progress(done: int, total: int, trait: str) -> None:
-                text = f"Embedding and cross-validating {trait}: {done:,} of {total:,} samples checked"
-                bar.progress(done / total if total else 1.0, text=text if trait else "Checked.")
+            def _flag_progress(fraction: float, step: str) -> None:
+                bar.progress(fraction, text=step or "Checked.")
 
+            # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
+            embedder = engine_cache.embedder(backend.embedder)
+            if not model.get("zero_data_retention"):
+                embedder = engine_cache.sample_embedder(backend.embedder)
             st.session_state["samples_flags"] = (
                 handle,
                 len(everything),
-                flag_samples(everything, engine_cache.embedder(backend.embedder), _flag_progress),
+                flag_samples(everything, embedder, _flag_progress),
             )
             bar.empty()
     result = st.session_state.get("samples_flags")

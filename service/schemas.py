@@ -61,14 +61,21 @@ def has_unstorable(value: Any) -> bool:
     return False
 
 
-def check_text(value: str) -> str:
+def check_text(value: str, where: str = "text") -> str:
     """The engine's text rule, reported with the engine's error code."""
     from core.engine import validate_text
 
     try:
-        return validate_text(value)
+        return validate_text(value, where=where)
     except EngineError as exc:
         raise PydanticCustomError(exc.code, str(exc)) from None
+
+
+# The schema states the documented rule (1-20,000 characters, not blank); check_text alone enforces it, after
+# trimming, so a too-long or empty text is always `text_too_long` / `empty_text` with the same sentence (a
+# length bound in Field would answer first, with pydantic's words and a different number).
+_TEXT_SCHEMA: Any = {"minLength": 1, "maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}
+Text = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA), AfterValidator(check_text)]
 
 
 # ---- models -------------------------------------------------------------------------------------
@@ -256,14 +263,9 @@ class TraitsOut(BaseModel):
 
 class SampleIn(Strict):
     trait: str = Field(min_length=1, max_length=100)
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
+    text: Text
     quality: float = Field(ge=0.0, le=1.0)
     source_url: str | None = Field(default=None, max_length=2000)
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
     @field_validator("quality")
     @classmethod
@@ -302,13 +304,8 @@ class SamplePatch(Strict):
     """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
 
     trait: str | None = Field(default=None, min_length=1, max_length=100)
-    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS + 10_000)
+    text: Text | None = None
     quality: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str | None) -> str | None:
-        return check_text(value) if value is not None else None
 
     @field_validator("quality")
     @classmethod
@@ -390,9 +387,9 @@ class FeedbackIn(Strict):
     quality: float = Field(ge=0.0, le=1.0)
 
 
-ScoreText = Annotated[
-    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000, json_schema_extra=_NOT_BLANK)
-]
+# Checked in _content, not per member: a union reports every member's error, and a too-long text in a list
+# would first read "Input should be a valid string" (the single-text member's complaint).
+ScoreText = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA)]
 
 
 class ScoreIn(Strict):
@@ -407,19 +404,14 @@ class ScoreIn(Strict):
         if isinstance(value, list):
             if not 1 <= len(value) <= 100:
                 raise ValueError("content must hold 1 to 100 texts")
-            return [check_text(v) for v in value]
+            return [check_text(v, f"text {i + 1}") for i, v in enumerate(value)]
         return check_text(value)
 
 
 class CompareIn(Strict):
-    a: ScoreText
-    b: ScoreText
+    a: Text
+    b: Text
     version: str | None = Field(default=None, max_length=64)
-
-    @field_validator("a", "b")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
 
 class TraitScore(BaseModel):
@@ -481,9 +473,7 @@ class Health(BaseModel):
 SuggestMode = Literal["auto", "diverse", "uncertain", "positive", "negative"]
 
 
-PoolTextIn = Annotated[
-    str, Field(min_length=1, max_length=MAX_TEXT_CHARS + 10_000), AfterValidator(check_text)
-]
+PoolTextIn = Text
 
 
 class PoolIn(Strict):

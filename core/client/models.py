@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 MAX_TEXT_CHARS = 20_000  # docs/api.md limit; duplicated so core.client never imports core.engine
 
@@ -61,9 +62,21 @@ class TraitInput(_Input):
 
 class SampleInput(_Input):
     trait: Annotated[str, Field(min_length=1)]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
+    text: str
     quality: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
     source_url: str | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text_rule(cls, v: str) -> str:
+        # The service's rule and words (codes empty_text / text_too_long), checked on the trimmed text.
+        if not v:
+            raise PydanticCustomError("empty_text", "text is empty")
+        if len(v) > MAX_TEXT_CHARS:
+            raise PydanticCustomError(
+                "text_too_long", f"text has {len(v):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+            )
+        return v
 
     @field_validator("quality", mode="before")
     @classmethod
