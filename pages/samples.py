@@ -11,6 +11,7 @@ from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
+from app.run_summary import show_summary, start_run, summarise
 from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
@@ -28,6 +29,12 @@ if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
 if warning := st.session_state.pop("samples_flash_warning", None):
     st.warning(warning)
+with guard("Reading what synthesis added"):
+    show_summary(summarise(client, model, "synthesize"), "synthesize")
+# A link from a run's summary opens the samples it added (?provenance=…); the filter stays the user's after.
+if (linked := st.query_params.get("provenance")) in PROVENANCES:
+    st.session_state["samples_provenance"] = linked
+    del st.query_params["provenance"]
 
 traits: list[dict] = []
 with guard("Listing traits"):
@@ -243,7 +250,9 @@ with synth_tab:
     synth_effort = s2.select_slider("Effort", SYNTH_EFFORTS, value="medium", key="synth_effort")
     if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
         with guard("Starting synthesis"):
-            client.synthesize(handle, synth_type, synth_effort)
+            start_run(
+                client, handle, "synthesize", lambda: client.synthesize(handle, synth_type, synth_effort)
+            )
             st.rerun()
 
 with flags_tab:
