@@ -223,7 +223,7 @@ with import_tab:
                     st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
                 else:
                     st.success(stored)
-        elif parsed.problems:
+        elif parsed.problems and (parsed.rows or len(parsed.problems) > 1):  # one is said above
             st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
 
 with export_tab:
@@ -288,6 +288,8 @@ with flags_tab:
                 pd.DataFrame(flagged),
                 hide_index=True,
                 width="stretch",
+                # What and why first: at 1280 px the text and the scores would push "why" out of view.
+                column_order=("flag", "trait", "why", "text", "quality", "oof_score", "id"),
                 column_config={"oof_score": st.column_config.NumberColumn("held-out score", format="%.2f")},
             )
             if editable:
