@@ -101,6 +101,8 @@ with browse_tab:
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
+            # The reason first, so it shows beside a refused row even on a narrow screen.
+            column_order=["problem", *frame.columns.drop("problem")] if pending else None,
             disabled=["id", "provenance", *(["problem"] if pending else [])] if editable else True,
             column_config={
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
@@ -138,8 +140,9 @@ with browse_tab:
                 message = f"Added {report.stored} sample(s)."
                 if refused:
                     st.session_state["samples_flash_warning"] = (
-                        f"{message} {len(refused)} row(s) were refused and stay in the grid, marked in the "
-                        "*problem* column: fix them and save again. "
+                        (f"{message} " if report.stored else "Nothing was added: ")
+                        + f"{len(refused)} row(s) were refused and stay in the grid (at its bottom), marked "
+                        "in the *problem* column: fix them and save again. "
                         + "; ".join(r["problem"] for r in refused)
                     )
                 else:
