@@ -8,12 +8,22 @@ import streamlit as st
 
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
+from core.embedders.cache import CachedEmbedder, MemoryStore
+
+SAMPLE_CACHE_ITEMS = 50_000  # 384 float32 each: ~75 MB at most
 
 
 @st.cache_resource(show_spinner="Loading the embedder…")
 def embedder(name: str) -> Embedder:
     # No embedding cache: previews may score zero-data-retention content, which must not be kept.
     return get_embedder(name)
+
+
+@st.cache_resource(show_spinner="Loading the embedder…")
+def sample_embedder(name: str) -> Embedder:
+    """The embedder with an in-memory cache, for a model's stored samples (flags): the service keeps them
+    anyway, so checking them again costs no second encoding. Never for zero-data-retention models."""
+    return CachedEmbedder(get_embedder(name), MemoryStore(max_items=SAMPLE_CACHE_ITEMS))
 
 
 def scorer(snapshot: dict[str, Any]) -> Any:

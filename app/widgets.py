@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -26,10 +27,28 @@ STATE_ICONS = {
 }
 
 
+# What to do next, for the service's codes a user can meet while working (the message says what is wrong).
+_ADVICE = {
+    "text_too_long": "Shorten the text and try again.",
+    "empty_text": "Type or paste a text first.",
+    "validation_error": "Correct the input and try again.",
+    "unauthorized": "Check the API key on the **Settings** page.",
+    "forbidden": "This key may not do that: use a key with the right scope or namespace (**Settings**).",
+    "rate_limited": "The service is busy: wait a moment and try again.",
+    "payload_too_large": "Send less at once (fewer or shorter texts).",
+    "database_busy": "The service is busy: try again in a moment.",
+    "internal_error": "The service failed: try again; if it keeps failing, tell its operator the request id.",
+}
+# "body.samples.0.text: …" -> "…": where a field sits in a JSON body means nothing to the user.
+_BODY_LOC = re.compile(r"^(?:body|query|path)(?:\.[\w-]+)*:\s*")
+
+
 def error_text(exc: BaseException) -> str:
-    """A readable one-paragraph message; API errors carry their code and request id."""
+    """One readable paragraph: what is wrong and what to do; API errors carry their code and request id."""
     if isinstance(exc, ApiError):
-        parts = [f"**{exc.message or 'The service refused the request.'}**"]
+        message = _BODY_LOC.sub("", (exc.message or "").strip()) or "The service refused the request."
+        advice = _ADVICE.get(exc.code or "") or (_ADVICE["internal_error"] if exc.status >= 500 else "")
+        parts = [f"**{_sentence(message)}** {advice}".strip()]
         meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
         parts.append(" · ".join(m for m in meta if m))
         if getattr(exc, "request_id", None):
@@ -52,9 +71,19 @@ def error_text(exc: BaseException) -> str:
     return f"**{type(exc).__name__}**: {prefix}{exc}"
 
 
+def _sentence(text: str) -> str:
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def _field_problem(error: Mapping[str, Any]) -> str:
     where = ".".join(str(p) for p in error.get("loc", ()) if not isinstance(p, int) or p)
-    return f"{where or 'value'}: {str(error.get('msg', 'invalid')).lower()}"
+    msg = str(error.get("msg", "invalid"))
+    msg = msg[:1].lower() + msg[1:]
+    last = str(where).rsplit(".", 1)[-1]
+    if where and msg.startswith(f"{last} "):  # our own messages already name the field ("text is empty")
+        return msg
+    return f"{where or 'value'}: {msg}"
 
 
 def _transport_reason(exc: TransportError) -> str:

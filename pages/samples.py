@@ -11,6 +11,7 @@ from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
+from app.run_summary import show_summary, start_run, summarise
 from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
@@ -28,6 +29,12 @@ if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
 if warning := st.session_state.pop("samples_flash_warning", None):
     st.warning(warning)
+with guard("Reading what synthesis added"):
+    show_summary(summarise(client, model, "synthesize"), "synthesize")
+# A link from a run's summary opens the samples it added (?provenance=…); the filter stays the user's after.
+if (linked := st.query_params.get("provenance")) in PROVENANCES:
+    st.session_state["samples_provenance"] = linked
+    del st.query_params["provenance"]
 
 traits: list[dict] = []
 with guard("Listing traits"):
@@ -94,6 +101,8 @@ with browse_tab:
             hide_index=True,
             width="stretch",
             num_rows="add" if editable else "fixed",
+            # The reason first, so it shows beside a refused row even on a narrow screen.
+            column_order=["problem", *frame.columns.drop("problem")] if pending else None,
             disabled=["id", "provenance", *(["problem"] if pending else [])] if editable else True,
             column_config={
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
@@ -131,8 +140,9 @@ with browse_tab:
                 message = f"Added {report.stored} sample(s)."
                 if refused:
                     st.session_state["samples_flash_warning"] = (
-                        f"{message} {len(refused)} row(s) were refused and stay in the grid, marked in the "
-                        "*problem* column: fix them and save again. "
+                        (f"{message} " if report.stored else "Nothing was added: ")
+                        + f"{len(refused)} row(s) were refused and stay in the grid (at its bottom), marked "
+                        "in the *problem* column: fix them and save again. "
                         + "; ".join(r["problem"] for r in refused)
                     )
                 else:
@@ -183,6 +193,10 @@ with import_tab:
         for note in parsed.notes:
             st.info(note, icon=":material/info:")
         st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
+        if not parsed.rows and parsed.problems:  # say why at once, not only in the table of problems
+            first = parsed.problems[0]["message"]
+            more = f" ({len(parsed.problems) - 1} more line(s) below)" if len(parsed.problems) > 1 else ""
+            st.warning(f"Nothing to import: {first}{more}.", icon=":material/warning:")
         if parsed.rows:
             st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
         if st.button("Import", type="primary", disabled=not (editable and parsed.rows), key="samples_import"):
@@ -212,7 +226,7 @@ with import_tab:
                     st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
                 else:
                     st.success(stored)
-        elif parsed.problems:
+        elif parsed.problems and (parsed.rows or len(parsed.problems) > 1):  # one is said above
             st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
 
 with export_tab:
@@ -239,7 +253,9 @@ with synth_tab:
     synth_effort = s2.select_slider("Effort", SYNTH_EFFORTS, value="medium", key="synth_effort")
     if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
         with guard("Starting synthesis"):
-            client.synthesize(handle, synth_type, synth_effort)
+            start_run(
+                client, handle, "synthesize", lambda: client.synthesize(handle, synth_type, synth_effort)
+            )
             st.rerun()
 
 with flags_tab:
@@ -253,14 +269,17 @@ with flags_tab:
             bar = st.progress(0.0, text="Reading the samples…")
             everything = [as_dict(s) for s in client.list_samples(handle)]
 
-            def _flag_progress(done: int, total: int, trait: str) -> None:
-                text = f"Embedding and cross-validating {trait}: {done:,} of {total:,} samples checked"
-                bar.progress(done / total if total else 1.0, text=text if trait else "Checked.")
+            def _flag_progress(fraction: float, step: str) -> None:
+                bar.progress(fraction, text=step or "Checked.")
 
+            # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
+            embedder = engine_cache.embedder(backend.embedder)
+            if not model.get("zero_data_retention"):
+                embedder = engine_cache.sample_embedder(backend.embedder)
             st.session_state["samples_flags"] = (
                 handle,
                 len(everything),
-                flag_samples(everything, engine_cache.embedder(backend.embedder), _flag_progress),
+                flag_samples(everything, embedder, _flag_progress),
             )
             bar.empty()
     result = st.session_state.get("samples_flags")
@@ -272,6 +291,8 @@ with flags_tab:
                 pd.DataFrame(flagged),
                 hide_index=True,
                 width="stretch",
+                # What and why first: at 1280 px the text and the scores would push "why" out of view.
+                column_order=("flag", "trait", "why", "text", "quality", "oof_score", "id"),
                 column_config={"oof_score": st.column_config.NumberColumn("held-out score", format="%.2f")},
             )
             if editable:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import streamlit as st
 
 from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, key_info
 from app.widgets import MODEL_KEY, guard, show_error
-from core.client import Client
+from core.client import Client, NotFoundError
 
 st.title("Settings")
 if flash := st.session_state.pop("settings_flash", None):
@@ -47,13 +49,22 @@ if connect:
     with guard("Connecting"):
         url, key = url.strip(), key.strip()
         if not (url and key):
-            raise ValueError("A URL and a key are needed.")
-        if key_info(url, key) is None:  # a service without /keys/current: prove the URL and key another way
-            probe = Client(url, key)
-            try:
-                probe.list_models_page(limit=1)
-            finally:
-                probe.close()
+            raise ValueError("Enter both the service URL and an API key.")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"“{url}” is not a service URL: it starts with http:// or https://, "
+                "e.g. https://scoring.example.com/v1."
+            )
+        try:
+            if key_info(url, key) is None:  # no /keys/current: prove the URL and key another way
+                with Client(url, key) as probe:
+                    probe.list_models_page(limit=1)
+        except NotFoundError:
+            raise ValueError(
+                f"Something answers at {url}, but not a scoring service: check the URL (the service's "
+                "address ends in /v1)."
+            ) from None
         st.session_state[REMOTE_KEY] = {"url": url, "key": key}
         st.session_state.pop(NAMESPACE_KEY, None)
         st.session_state[MODEL_KEY] = None

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.forms import trait_edits
 from app.records import as_dict
+from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Client
@@ -68,6 +69,8 @@ if not editable and not busy:
     )
 if flash := st.session_state.pop("traits_flash", None):
     st.success(flash)
+with guard("Reading what discovery added"):
+    show_summary(summarise(client, model, "discover"), "discover")
 
 traits: list[dict] = []
 with guard("Listing traits"):
@@ -171,5 +174,5 @@ if editable:
         effort = st.select_slider("Effort", DISCOVER_EFFORTS, value="medium", key="discover_effort")
         if st.button("Discover traits", key="discover_go", type="primary"):
             with guard("Starting discovery"):
-                client.discover(handle, effort)
+                start_run(client, handle, "discover", lambda: client.discover(handle, effort))
                 st.rerun()

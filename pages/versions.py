@@ -136,15 +136,13 @@ if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
     st.markdown(f"#### A = {a} · B = {b}")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
+    # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
+    # whatever the Styler's format says.
+    colours = pd.DataFrame(list(diff.apply(delta_color, axis=1)), index=diff.index, columns=diff.columns)
+    shown = diff.assign(se=[("—" if v is None or pd.isna(v) else f"±{v:.3f}") for v in diff["se"]])
     st.dataframe(
-        diff.style.apply(delta_color, axis=1).format(
-            {
-                "A": "{:.3f}",
-                "B": "{:.3f}",
-                "B − A": signed,
-                "se": lambda v: "—" if v is None or pd.isna(v) else f"±{v:.3f}",
-            },
-            na_rep="—",
+        shown.style.apply(lambda _: colours, axis=None).format(
+            {"A": "{:.3f}", "B": "{:.3f}", "B − A": signed}, na_rep="—"
         ),
         hide_index=True,
         width="stretch",

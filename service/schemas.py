@@ -85,34 +85,26 @@ def has_unstorable(value: Any) -> bool:
     return False
 
 
-def check_text(value: str) -> str:
-    """The engine's text rule, reported with the engine's error code."""
+def check_text(value: str, where: str = "text") -> str:
+    """The engine's text rule, reported with the engine's error code; the length is counted as sent (the
+    schema's maxLength, and no work on a longer string), then the engine trims and checks it."""
     from core.engine import validate_text
 
+    if len(value) > MAX_TEXT_CHARS:
+        message = f"{where} has {len(value):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+        raise PydanticCustomError("text_too_long", message)
+
     try:
-        return validate_text(value)
+        return validate_text(value, where=where)
     except EngineError as exc:
         raise PydanticCustomError(exc.code, str(exc)) from None
 
 
-def _within_limit(value: Any) -> Any:
-    # Counted as sent, before any work on the string: the OpenAPI maxLength, with the engine's error code.
-    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
-        raise PydanticCustomError(
-            "text_too_long",
-            "a text is at most {limit} characters; this one has {length}",
-            {"limit": f"{MAX_TEXT_CHARS:,}", "length": f"{len(value):,}"},
-        )
-    return value
-
-
-#: A text to store or score: 1-20,000 characters, not blank, no NUL; stripped by the engine's rule.
-Text = Annotated[
-    str,
-    BeforeValidator(_within_limit),
-    Field(min_length=1, json_schema_extra={"maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}),
-    AfterValidator(check_text),
-]
+# The schema states the documented rule (1-20,000 characters, not blank); check_text alone enforces it, so a
+# too-long or empty text is always `text_too_long` / `empty_text` with the same sentence (a length bound in
+# Field would answer first, with pydantic's words).
+_TEXT_SCHEMA: Any = {"minLength": 1, "maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}
+Text = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA), AfterValidator(check_text)]
 
 
 # ---- models -------------------------------------------------------------------------------------
@@ -436,7 +428,9 @@ class FeedbackIn(Strict):
     quality: float = Field(ge=0.0, le=1.0)
 
 
-ScoreText = Text
+# Checked in _content, not per member: a union reports every member's error, and a too-long text in a list
+# would first read "Input should be a valid string" (the single-text member's complaint).
+ScoreText = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA)]
 
 
 class ScoreIn(Strict):
@@ -447,10 +441,17 @@ class ScoreIn(Strict):
     explain: bool = False
     feedback: list[FeedbackIn] | None = Field(default=None, max_length=50)
 
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list):
+            return [check_text(v, f"text {i + 1}") for i, v in enumerate(value)]
+        return check_text(value)
+
 
 class CompareIn(Strict):
-    a: ScoreText
-    b: ScoreText
+    a: Text
+    b: Text
     version: str | None = Field(default=None, max_length=64)
 
 

@@ -125,8 +125,8 @@ def _rows_in_details(details: list[Any], batch_len: int) -> dict[int, str]:
 def _pydantic_message(exc: pydantic.ValidationError) -> str:
     parts = []
     for e in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in e.get("loc", ()))
-        parts.append(f"{loc}: {e.get('msg')}" if loc else str(e.get("msg")))
+        loc, msg = ".".join(str(p) for p in e.get("loc", ())), str(e.get("msg"))
+        parts.append(f"{loc}: {msg}" if loc and not msg.startswith(f"{loc} ") else msg)  # "text is empty"
     return "; ".join(parts)
 
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 MAX_TEXT_CHARS = 20_000  # docs/api.md limit; duplicated so core.client never imports core.engine
 
@@ -61,18 +62,43 @@ class TraitInput(_Input):
 
 class SampleInput(_Input):
     trait: Annotated[str, Field(min_length=1)]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
+    text: str
     quality: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
     source_url: str | None = None
+
+    @field_validator("trait", mode="before")
+    @classmethod
+    def _trait_given(cls, v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
+            raise PydanticCustomError("missing", "trait is missing: give one of the model's trait keys")
+        return v
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _missing_text_is_empty(cls, v: Any) -> Any:
+        # An empty grid cell or CSV field arrives as None or NaN: it is an empty text, not a type error.
+        return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    @field_validator("text")
+    @classmethod
+    def _text_rule(cls, v: str) -> str:
+        # The service's rule and words (codes empty_text / text_too_long), checked on the trimmed text.
+        if not v:
+            raise PydanticCustomError("empty_text", "text is empty")
+        if len(v) > MAX_TEXT_CHARS:
+            raise PydanticCustomError(
+                "text_too_long", f"text has {len(v):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+            )
+        return v
 
     @field_validator("quality", mode="before")
     @classmethod
     def _no_bool_or_nan(cls, v: Any) -> Any:
         # bool is an int subclass and pandas turns empty cells into NaN: both are data mistakes
         if isinstance(v, bool):
-            raise ValueError("quality must be a number in [0, 1], not a boolean")
-        if isinstance(v, float) and math.isnan(v):
-            raise ValueError("quality is missing (NaN)")
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1], not a boolean")
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise PydanticCustomError("missing", "quality is missing: give a number in [0, 1]")
         return v
 
     @field_validator("source_url", mode="before")

@@ -9,7 +9,7 @@ from core.engine import TraitSpec, preview_zero_shot
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.routes.common import errors
-from service.schemas import ScoreText, Strict, TraitIn
+from service.schemas import Strict, Text, TraitIn
 from service.traitkeys import unique_key
 
 router = APIRouter(tags=["traits"])
@@ -19,7 +19,7 @@ MAX_PROBES = 20
 
 class TraitPreviewIn(Strict):
     trait: TraitIn
-    texts: list[ScoreText] = Field(min_length=1, max_length=MAX_PROBES, description="1-20 probe texts.")
+    texts: list[Text] = Field(min_length=1, max_length=MAX_PROBES, description="1-20 probe texts.")
 
 
 class TraitPreviewOut(BaseModel):

@@ -462,3 +462,151 @@ def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: object, scre
         raise
     finally:
         page.close()
+
+
+DRAFT_MODEL = "local.product-reviews"  # a draft with samples, loaded on first start
+SECOND_MODEL = "local.news-style"  # trained once on first start
+
+
+def _view(ui: Ui, locator: object, name: str) -> None:
+    """A screen with `locator` scrolled into view, as the user sees it at this size."""
+    locator.scroll_into_view_if_needed()
+    ui.page.wait_for_timeout(300)
+    ui.screen(name)
+
+
+def _effort(page: object, low: bool) -> None:
+    """The open tab's effort slider at its low end (or its default, medium): one run per screen size."""
+    if low:
+        page.get_by_role("slider").last.focus()  # the open tab's effort slider comes after the others
+        page.keyboard.press("Home")
+
+
+def test_rough_edges_at_both_sizes(app_url: str, browser: object, tmp_path: Path) -> None:
+    """Issue 17's points 4-8 at 1280x800 and 1920x1080 (1-3, 9 and 10 are the tests above): plain messages,
+    refused grid rows kept, CSV import notes, flags, what Discover and Synthesize added, the versions charts.
+    The two sizes share the service: the first adds a second version of the news model, both compare it."""
+    for first, screen in zip((True, False), SCREENS, strict=True):
+        page = browser.new_page(viewport=screen)
+        ui = Ui(page)
+        size = f"{screen['width']}x{screen['height']}"
+        try:
+            _rough_edges(ui, page, app_url, tmp_path, size, first)
+        except BaseException:
+            ui.shot(f"rough_edges_{size}_failure")
+            raise
+        finally:
+            page.close()
+
+
+def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, first: bool) -> None:
+    # 4. Messages: a too-long text names the documented limit; a malformed URL says what a URL looks like.
+    ui.goto(f"{app_url}/score?model={DEMO_MODEL}")
+    page.locator(".st-key-score_text textarea").fill("word " * 5_000)
+    ui.click("Score")
+    error = page.locator("[data-testid='stAlertContentError']").first
+    expect(error).to_contain_text("Text has 24,999 characters; the limit is 20,000. Shorten the text")
+    assert "String should" not in error.inner_text() and "body." not in error.inner_text()
+    _view(ui, error, f"p4_score_too_long_{size}")
+
+    ui.nav("Settings")
+    ui.fill("Service URL", "scoring.example.com/v1")
+    ui.fill("API key", "sk_anything")
+    ui.click("Connect")
+    error = page.locator("[data-testid='stAlertContentError']").first
+    expect(error).to_contain_text("is not a service URL: it starts with http:// or https://")
+    _view(ui, error, f"p4_settings_bad_url_{size}")
+
+    # 6. CSV import: a semicolon file is read as such; a wrong header names the expected one.
+    ui.goto(f"{app_url}/samples?model={DRAFT_MODEL}")
+    ui.tab("Import")
+    semicolons = tmp_path / f"semicolons_{size}.csv"
+    semicolons.write_text(
+        "trait;text;quality\nsentiment;Great kettle, boils fast;1\nsentiment;Broke in a day;0\n"
+    )
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(semicolons))
+    ui.settle()
+    ui.expect_text("Read as semicolon-separated values.")
+    ui.expect_text("2 row(s) read, 0 unreadable.")
+    _view(ui, page.get_by_text("Read as semicolon-separated values."), f"p6_import_semicolons_{size}")
+    wrong = tmp_path / f"wrong_header_{size}.csv"
+    wrong.write_text("label,sentence,score\nsentiment,Great kettle,1\n")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(wrong))
+    ui.settle()
+    notice = page.get_by_text("Nothing to import: the header is").first
+    expect(notice).to_contain_text("expected trait,text,quality[,source_url]")
+    _view(ui, notice, f"p6_import_wrong_header_{size}")
+
+    # 7. Flags, then what Synthesize added, with the link to those samples.
+    ui.tab("Flags")
+    ui.click("Check samples")
+    ui.expect_text("samples.")  # "N flag(s) among M samples." or "No flags among M samples."
+    ui.no_exception()
+    _view(ui, page.get_by_role("button", name="Check samples"), f"p7_flags_{size}")
+
+    ui.tab("Synthesize")
+    _effort(page, first)
+    ui.settle()
+    ui.click("Synthesize")
+    summary = page.get_by_text("Synthesis added").first
+    summary.wait_for(timeout=180_000)
+    ui.no_exception()
+    _view(ui, summary, f"p7_synthesize_summary_{size}")
+    page.get_by_role("link", name="See the synthesized samples").click()
+    ui.settle()
+    expect(page.get_by_role("combobox", name="Provenance")).to_have_value("synthesized")
+    ui.screen(f"p7_synthesized_samples_{size}")
+
+    ui.nav("Traits")
+    ui.tab("Discover")
+    _effort(page, first)
+    ui.settle()
+    ui.click("Discover traits")
+    summary = page.get_by_text("Discovery ").filter(has_text="Discovery added").or_(
+        page.get_by_text("Discovery finished")
+    ).first
+    summary.wait_for(timeout=180_000)
+    ui.no_exception()
+    _view(ui, summary, f"p7_discover_summary_{size}")
+
+    # 8. Versions: two versions of the news model compared (the first size trains the second version).
+    if first:
+        ui.goto(f"{app_url}/training?model={SECOND_MODEL}")
+        page.get_by_test_id("stCheckbox").get_by_text("Re-optimise parameters").click()
+        ui.settle()
+        ui.click("Re-optimise (new version)")
+        ui.expect_text("Per-trait metrics of the active version v2", timeout=180_000)
+    ui.goto(f"{app_url}/versions?model={SECOND_MODEL}")
+    ui.click("Compare")
+    ui.expect_text("A = v1 · B = v2")
+    charts = page.locator(".js-plotly-plot")
+    charts.nth(2).wait_for()
+    ui.no_exception()
+    _view(ui, charts.first, f"p8_versions_history_{size}")
+    _view(ui, page.get_by_text("A = v1 · B = v2").first, f"p8_versions_compare_{size}")
+    ui.shot(f"p8_versions_whole_{size}")
+
+    # 5. A grid row the service cannot take stays in the grid, marked with why, and the message is a warning.
+    ui.goto(f"{app_url}/samples?model={DRAFT_MODEL}")
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.hover()
+    page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
+    page.wait_for_timeout(500)
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 20, box["y"] + box["height"] - 17)  # the new row's first cell
+    page.wait_for_timeout(200)
+    page.keyboard.press("ArrowRight")  # its trait
+    for value in ("sentiment", "Lovely kettle (no quality given)"):  # trait, then text
+        page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
+        editor = page.locator("#portal textarea, #portal input").first
+        editor.wait_for()
+        editor.fill(value)
+        editor.press("Tab")  # commits and moves right on the same row (Enter would move down)
+        page.wait_for_timeout(300)
+    ui.settle()
+    ui.click("Save new rows")
+    warning = page.get_by_text("row(s) were refused and stay in the grid").first
+    expect(warning).to_contain_text("quality is missing")
+    assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0
+    grid.locator("[role='columnheader']", has_text="problem").wait_for(state="attached")
+    _view(ui, warning, f"p5_grid_refused_row_{size}")

@@ -139,11 +139,13 @@ def test_flags_never_call_near_duplicates_outliers() -> None:
         for i in range(12)
     ]
     rows.append({"id": 999, "trait": "tone", "text": "zzzq xxyv qqwp vvbn", "quality": 0.0})
-    seen: list[tuple[int, int]] = []
-    flagged = flag_samples(rows, get_embedder("hashing"), lambda done, total, _: seen.append((done, total)))
+    seen: list[tuple[float, str]] = []
+    flagged = flag_samples(rows, get_embedder("hashing"), lambda f, step: seen.append((f, step)))
     outliers = {f["id"] for f in flagged if f["flag"] == "outlier"}
     assert outliers == {999}, outliers  # the odd one out; none of the short family (z < -3 before)
-    assert seen[0] == (0, 53) and seen[-1] == (53, 53)  # progress from the start to the end
+    fractions = [f for f, _ in seen]  # progress from the start to the end, never backwards, with its steps
+    assert fractions[0] == 0.0 and seen[-1] == (1.0, "") and fractions == sorted(fractions)
+    assert [step.split()[0] for _, step in seen[:-1]] == ["Embedding", "Cross-validating", "Comparing"]
 
 
 def test_knn_similarity_and_robust_z() -> None:

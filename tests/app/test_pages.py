@@ -212,6 +212,9 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     assert (result["a"], result["b"]) == ("v1", "v2")
     assert set(result["probe"]["trait"]) == {"formality", "sentiment"}
     assert result["probe"]["A"].between(0, 1).all() and result["probe"]["B"].between(0, 1).all()
+    metrics = next(d.value for d in at.dataframe if "se" in d.value.columns)
+    shown = set(metrics["se"])  # every cell a reading: ±0.0xx, or — for metrics without a standard error
+    assert "—" in shown and all(v == "—" or v.startswith("±") for v in shown), shown
 
     by_label(at.selectbox, "Remove a tag").set_value("prod")
     by_label(at.button, "Remove tag").click()

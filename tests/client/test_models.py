@@ -146,3 +146,26 @@ def test_null_in_place_of_a_default_means_absent() -> None:
     assert m.traits == [] and m.description == ""
     with pytest.raises(pydantic.ValidationError):
         Model.model_validate({"handle": None})
+
+
+def test_sample_input_speaks_the_services_words_for_empty_missing_and_long_fields() -> None:
+    from core.client.importing import _pydantic_message
+
+    def message(**row: object) -> str:
+        try:
+            SampleInput.model_validate(row)
+        except pydantic.ValidationError as exc:
+            return _pydantic_message(exc)
+        raise AssertionError("accepted")
+
+    # An empty grid row: every field named, none as a type error.
+    assert message(trait=None, text=None, quality=None) == (
+        "trait is missing: give one of the model's trait keys; text is empty; "
+        "quality is missing: give a number in [0, 1]"
+    )
+    assert message(trait="t", text=float("nan"), quality=1.0) == "text is empty"
+    assert message(trait="t", text="   ", quality=1.0) == "text is empty"
+    long = "  " + "x" * 20_001 + "  "
+    assert message(trait="t", text=long, quality=1.0) == "text has 20,001 characters; the limit is 20,000"
+    assert SampleInput(trait="t", text="  " + "x" * 20_000 + "    ", quality=1.0).text == "x" * 20_000
+    assert message(trait="t", text="ok", quality=True) == "quality must be a number in [0, 1], not a boolean"
