@@ -1,9 +1,11 @@
 """Per-word explanations by occlusion: how much each word moves each trait's score.
 
-contribution(word) = score(text) - score(text without that word), so a word that pushes the
-text toward the positive pole gets a positive contribution. All variants are embedded in one
-batch. For a text longer than one chunk, a word is removed from its own chunk only and the
-other chunks are kept as they are, so the chunk layout (and the aggregation) stays the same.
+contribution(word) = score(window) - score(window without that word), so a word that pushes the text toward
+the positive pole gets a positive contribution. The window is the whole text when it has at most `WINDOW`
+words; in a longer text, the `WINDOW`-word stretch the word falls in (0-31, 32-63, ...). Occluding within a
+window keeps the cost of an explanation proportional to the words explained (at most 64 variants of 31 words,
+about ten chunk embeddings, however long the text), and a word's effect stays visible: one word left out of
+a 200-word chunk barely moves its embedding. All variants are embedded in one batch.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"\S+")
 #: Score of an empty text: it says nothing about either pole.
 NEUTRAL = 0.5
+#: Words a word is occluded among (the whole text when it is no longer than this).
+WINDOW = 32
 
 
 def _without(text: str, spans: list[tuple[int, int]], i: int) -> str:
@@ -40,36 +44,31 @@ def explain(scorer: Scorer, text: str, max_words: int = 64) -> dict[str, list[tu
     spans = [m.span() for m in _WORD.finditer(text)]
     words = [text[a:b] for a, b in spans]
     shown = min(len(words), max_words)
-    size = scorer.chunk_words
 
-    if len(words) <= size:
-        base_chunks = [text]
-        variants = [(0, _without(text, spans, i)) for i in range(shown)]  # (chunk index, chunk text)
+    if len(words) <= WINDOW:
+        windows = [text]
+        variants = [(0, _without(text, spans, i)) for i in range(shown)]  # (window index, window text)
     else:
-        base_chunks = [" ".join(words[i : i + size]) for i in range(0, len(words), size)]
+        windows = [" ".join(words[a : a + WINDOW]) for a in range(0, shown, WINDOW)]
         variants = []
         for i in range(shown):
-            j = i // size
-            rest = words[j * size : i] + words[i + 1 : (j + 1) * size]
+            j = i // WINDOW
+            rest = words[j * WINDOW : i] + words[i + 1 : (j + 1) * WINDOW]
             variants.append((j, " ".join(rest)))
 
-    batch = base_chunks + [v for _, v in variants if v]
+    batch = windows + [v for _, v in variants if v]
     scores = scorer.score_vectors(scorer.embed(batch))
-    base_rows = scores[: len(base_chunks)]
-    base = scorer.aggregate(base_rows)
+    base = scores[: len(windows)]
 
     contributions = np.empty((shown, len(scorer.traits)))
-    next_row = len(base_chunks)
+    next_row = len(windows)
     for i, (j, variant) in enumerate(variants):
         if variant:
-            rows = base_rows.copy()
-            rows[j] = scores[next_row]
+            without = scores[next_row]
             next_row += 1
-        else:
-            # The word was its chunk's only word: removing it removes the chunk.
-            rows = np.delete(base_rows, j, axis=0)
-        without = scorer.aggregate(rows) if len(rows) else np.full(len(scorer.traits), NEUTRAL)
-        contributions[i] = base - without
+        else:  # the word was its window's only word
+            without = np.full(len(scorer.traits), NEUTRAL)
+        contributions[i] = base[j] - without
 
     return {
         trait.key: [(words[i], float(contributions[i, t])) for i in range(shown)]

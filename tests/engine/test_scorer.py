@@ -158,15 +158,23 @@ def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> Non
         scorer.explain("  ")
 
 
-def test_explain_long_text_keeps_the_chunk_layout(scorer: Scorer) -> None:
+def test_explain_long_text_occludes_each_word_in_its_window(
+    scorer: Scorer, trained: TrainingResult, counting: Any
+) -> None:
     words = _words(250, seed=3)
     words[1] = "wonderful"
-    text = " ".join(words)  # 250 words: chunks of 200 and 50
-    pairs = scorer.explain(text, max_words=3)["sentiment"]
-    assert [w for w, _ in pairs] == words[:3]
-    # Removing word 1 changes only the first chunk; the second chunk keeps its score.
-    chunk_scores = scorer.score([" ".join(words[:200]), " ".join(words[200:])])[:, 0]
-    without = scorer.score([" ".join(words[:1] + words[2:200])])[0, 0]
-    expected = chunk_scores.mean() - np.mean([without, chunk_scores[1]])
-    assert pairs[1][1] == pytest.approx(expected, abs=1e-12)
-    assert pairs[1][1] > 0
+    words[40] = "wonderful"
+    text = " ".join(words)  # 250 words: longer than a window
+    pairs = scorer.explain(text, max_words=64)["sentiment"]
+    assert [w for w, _ in pairs] == words[:64]
+    # Word 40 is left out of its own 32-word window (words 32-63), nothing else.
+    window = " ".join(words[32:64])
+    without = " ".join(words[32:40] + words[41:64])
+    expected = scorer.score([window])[0, 0] - scorer.score([without])[0, 0]
+    assert pairs[40][1] == pytest.approx(expected, abs=1e-12)
+    assert pairs[1][1] > 0 and pairs[40][1] > 0
+    # The cost is the words explained, not the text: two windows and 64 variants of 31 words, one batch.
+    counted = Scorer.from_snapshot(trained.snapshot, embedder=counting)
+    counted.explain(" ".join(_words(3_000, seed=4)))
+    (batch,) = counting.calls
+    assert len(batch) == 2 + 64 and max(len(t.split()) for t in batch) == 32
