@@ -505,7 +505,7 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     page.locator(".st-key-score_text textarea").fill("word " * 5_000)
     ui.click("Score")
     error = page.locator("[data-testid='stAlertContentError']").first
-    expect(error).to_contain_text("Text has 24,999 characters; the limit is 20,000. Shorten the text")
+    expect(error).to_contain_text("Text has 25,000 characters; the limit is 20,000. Shorten the text")
     assert "String should" not in error.inner_text() and "body." not in error.inner_text()
     _view(ui, error, f"p4_score_too_long_{size}")
 
