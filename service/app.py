@@ -9,8 +9,11 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.dependencies.utils import get_flat_dependant
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
@@ -64,6 +67,33 @@ def forbid_nul(node: Any) -> None:
             forbid_nul(value)
 
 
+_QUERY_NAMES: dict[int, frozenset[str]] = {}  # by id(route): routes are unhashable and live with the app
+
+
+def _query_names(route: APIRoute) -> frozenset[str]:
+    names = _QUERY_NAMES.get(id(route))
+    if names is None:
+        names = _QUERY_NAMES[id(route)] = frozenset(
+            p.alias for p in get_flat_dependant(route.dependant).query_params
+        )
+    return names
+
+
+def refuse_unknown_query(request: Request) -> None:
+    """An unknown query parameter is refused like an unknown body field (422 `unknown_field`): a misspelt
+    `limt=5` must not be silently ignored."""
+    route = request.scope.get("route")
+    known = _query_names(route) if isinstance(route, APIRoute) else frozenset()
+    unknown = [name for name in request.query_params if name not in known]
+    if unknown:
+        raise RequestValidationError(
+            [
+                {"loc": ("query", n), "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
+                for n in unknown
+            ]
+        )
+
+
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
     """Build the app; migrations run here. The worker starts with the app's lifespan."""
     settings = settings or Settings.from_env()
@@ -107,12 +137,10 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     def get_health() -> Health:
         return Health(status="ok", version=_version())
 
-    app.include_router(health, prefix=PREFIX)
+    app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in routers:
-        app.include_router(module.router, prefix=PREFIX)
-    for module in (thresholds, eval_compare):
-        app.include_router(module.router, prefix=PREFIX)
+    for module in (*routers, thresholds, eval_compare):
+        app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 
     def openapi() -> dict[str, Any]:

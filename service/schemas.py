@@ -31,7 +31,9 @@ TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
 # The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
 # schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
 NO_NUL_PATTERN = "^[^\\x00]*$"
-NOT_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# What Python's str.strip() removes, spelt out: `\s` differs between regex engines (\x1c-\x1f, \x85, \ufeff).
+_SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK_PATTERN = f"^[^\\x00]*[^{_SPACE}\\x00][^\\x00]*$"
 HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
 _NOT_BLANK: Any = {"pattern": NOT_BLANK_PATTERN}
 # Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).

@@ -18,9 +18,8 @@ import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import create_engine, inspect
 
-from tests.service.conftest import Svc, default_backends
+from tests.service.conftest import Svc
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
-from tests.support.pgcluster import selected_backends
 
 Kind = Literal["read", "author_read", "write", "create", "list_namespace", "any_key"]
 Visibility = Literal["public", "private"]
@@ -258,16 +257,10 @@ def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str
 
 
 def _cells() -> list[Any]:
-    """Every operation on SQLite; on PostgreSQL the writes only. Who may do what is decided before any
-    database-specific code runs; what differs between the databases (locks, transactions) is in the writes."""
-    cells = []
-    for op in OPERATIONS:
-        for db in selected_backends(default=default_backends()):
-            if db == "postgres" and not op.writes:
-                continue
-            marks = [pytest.mark.postgres] if db == "postgres" else []
-            cells.append(pytest.param(op, db, id=f"{op.name}-{db}", marks=marks))
-    return cells
+    """Every operation, on SQLite. Who may do what is decided before any database-specific code runs; what
+    differs between the databases under writes (row locks, transactions) has its own tests on PostgreSQL
+    (test_feedback_race, tests/scale), and every other service test runs on both."""
+    return [pytest.param(op, "sqlite", id=op.name) for op in OPERATIONS]
 
 
 @pytest.mark.parametrize(("op", "database_url"), _cells(), indirect=["database_url"])

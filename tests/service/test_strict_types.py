@@ -36,3 +36,13 @@ def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> Non
                         {"trait": "formality", "text": "yo whats up", "quality": 0}]}
     assert len(check(c.post(path, json=body, headers=h), 201)["ids"]) == 2
     assert check(c.get("/v1/models/acme.types", headers=h), 200)["sample_count"] == before["sample_count"] + 2
+
+
+def test_unknown_query_parameters_are_refused_like_unknown_fields(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.query")
+    for path in ("/v1/models?limt=5", "/v1/models/acme.query?x=1", "/v1/models/acme.query/samples?=false"):
+        resp = c.get(path, headers=h)
+        assert error_code(resp, 422) == "unknown_field", path
+        assert resp.json()["error"]["details"][0]["loc"][0] == "query"
+    check(c.get("/v1/models", params={"limit": 5, "namespace": "acme"}, headers=h), 200)
