@@ -10,20 +10,15 @@ from __future__ import annotations
 import csv
 import os
 import random
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
-import httpx
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from core.local import free_port
-from tests.app.support import ROOT, formality_samples, sentiment_samples
+from tests.app.support import ROOT, formality_samples, sentiment_samples, streamlit_app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -50,48 +45,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    data_dir = tmp_path_factory.mktemp("browser-service")
-    env = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
-    env.update(SCORING_EMBEDDER="hashing", SCORING_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
-    log = open(data_dir / "streamlit.log", "wb")  # noqa: SIM115 - open for the server's lifetime
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app" / "main.py"),
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError((data_dir / "streamlit.log").read_text())
+    with streamlit_app(tmp_path_factory.mktemp("browser-service")) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

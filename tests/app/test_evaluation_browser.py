@@ -5,18 +5,13 @@ its own embedded service on it. Screenshot: artifacts/screenshots/evaluation_com
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from core.local import free_port, start_local_service
-from tests.app.support import CASUAL, FORMAL, FORMALITY, ROOT, SENTIMENT, sentiment_samples
+from core.local import start_local_service
+from tests.app.support import CASUAL, FORMAL, FORMALITY, SENTIMENT, sentiment_samples, streamlit_app
 from tests.app.test_browser import SHOTS, Ui, browser, pytestmark  # noqa: F401 - fixtures and marks
 
 HANDLE = "local.evalview"
@@ -57,35 +52,8 @@ def _prepare(data_dir: Path) -> None:
 def eval_app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("evaluation-browser")
     _prepare(data_dir)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
-    env.update(
-        SCORING_EMBEDDER="hashing", SCORING_DATA_DIR=str(data_dir), SCORING_DEMO="0", PYTHONPATH=str(ROOT)
-    )
-    log = open(data_dir / "streamlit.log", "wb")  # noqa: SIM115 - open for the server's lifetime
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]  # fmt: skip
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError((data_dir / "streamlit.log").read_text())
+    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def test_compare_two_versions_on_the_evaluation_set(eval_app_url: str, browser: object) -> None:  # noqa: F811
