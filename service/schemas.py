@@ -471,9 +471,16 @@ class WordContribution(BaseModel):
     contribution: float
 
 
+class DecidedTraitScore(TraitScore):
+    """A `POST /score` entry: the additive decision fields appear only for a trait with a threshold."""
+
+    threshold: float | None = Field(None, description="The version's threshold for this trait, if any")
+    decision: bool | None = Field(None, description="score >= threshold, present with `threshold`")
+
+
 class ScoreResult(BaseModel):
     index: int
-    scores: list[TraitScore]
+    scores: list[DecidedTraitScore]
     explanation: dict[str, list[WordContribution]] | None = None
 
 
@@ -481,7 +488,7 @@ class ScoreOut(BaseModel):
     handle: str
     version_no: int
     version_tags: list[str]
-    scores: list[TraitScore] | None = None
+    scores: list[DecidedTraitScore] | None = None
     results: list[ScoreResult] | None = None
     explanation: dict[str, list[WordContribution]] | None = None
     feedback_buffered: int | None = None

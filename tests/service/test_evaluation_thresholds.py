@@ -65,6 +65,13 @@ def test_threshold_from_pr_curve_gives_decisions_and_stays_with_its_version(svc:
     # The single-content shape carries it too; the score itself is unchanged (still the calibrated score).
     one = check(c.post(f"/v1/models/{handle}/score", json={"content": texts[0]}, headers=svc.scorer), 200)
     assert one["scores"][0]["score"] == results[0]["formality"]["score"] and "decision" in one["scores"][0]
+    # Every field of both shapes is documented in the served OpenAPI (the additive ones included).
+    schemas = check(c.get("/v1/openapi.json"), 200)["components"]["schemas"]
+    for shape in (schemas["ScoreOut"], schemas["ScoreResult"]):
+        ref = shape["properties"]["scores"]
+        ref = next((x for x in ref.get("anyOf", [ref]) if x.get("type") == "array"), ref)["items"]["$ref"]
+        documented = schemas[ref.rsplit("/", 1)[1]]["properties"]
+        assert set(one["scores"][0]) == set(documented) == SPEC_FIELDS | {"threshold", "decision"}
 
     listed = check(c.get(f"/v1/models/{handle}/versions/v1/thresholds", headers=svc.scorer), 200)
     assert listed["thresholds"] == {"formality": chosen}
