@@ -23,11 +23,12 @@ serve: $(STAMP)
 # the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
 # Two pytest-xdist workers (CI has 2 cores): much of the suite waits on servers, browsers and subprocesses,
 # which the other worker overlaps. --dist loadfile keeps a file on one worker, so its module-scoped fixtures
-# (a fleet, a Streamlit server, a browser) start once. PYTEST_WORKERS=0 runs in one process.
+# (a fleet, a Streamlit server, a browser) start once; files go out in collection order, which puts the
+# longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
