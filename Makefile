@@ -20,10 +20,15 @@ serve: $(STAMP)
 	$(BIN)/python -m service serve --host 127.0.0.1 --port 8000
 
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
-# the same cases, and a failure found in CI reproduces here.
+# the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
+# Two pytest-xdist workers (CI has 2 cores): much of the suite waits on servers, browsers and subprocesses,
+# which the other worker overlaps. --dist loadfile keeps a file on one worker, so its module-scoped fixtures
+# (a fleet, a Streamlit server, a browser) start once; files go out in collection order, which puts the
+# longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

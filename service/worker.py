@@ -13,16 +13,52 @@ import time
 from collections.abc import Callable
 
 from huey import Huey
-from huey.consumer import Consumer
+from huey.consumer import Consumer, Scheduler
+from huey.consumer import Worker as HueyWorker
+from huey.utils import time_clock
 
 log = logging.getLogger("service.worker")
 
 
+class _StoppableWorker(HueyWorker):
+    """Huey's worker whose idle back-off ends as soon as the consumer stops (Huey sleeps it out)."""
+
+    stop_flag: threading.Event
+
+    def sleep(self) -> None:
+        self.delay = min(self.delay, self.max_delay)
+        self.stop_flag.wait(self.delay)
+        self.delay *= self.backoff
+
+
+class _StoppableScheduler(Scheduler):
+    """Huey's scheduler whose wait for the next round ends as soon as the consumer stops."""
+
+    stop_flag: threading.Event
+
+    def sleep_for_interval(self, start_ts: float, nseconds: float) -> None:
+        self.stop_flag.wait(max(0.0, nseconds - (time_clock() - start_ts)))
+
+
 class _ThreadConsumer(Consumer):
-    """Huey's consumer without signal handlers: the web server or worker main loop owns the signals."""
+    """Huey's consumer without signal handlers (the web server or worker main loop owns the signals), whose
+    threads stop waiting when it stops: a stop then takes as long as the run in progress, not a sleep."""
+
+    worker_class = _StoppableWorker
+    scheduler_class = _StoppableScheduler
 
     def _set_signal_handlers(self) -> None:
         pass
+
+    def _create_worker(self) -> _StoppableWorker:
+        worker = super()._create_worker()
+        worker.stop_flag = self.stop_flag
+        return worker  # type: ignore[no-any-return]
+
+    def _create_scheduler(self) -> _StoppableScheduler:
+        scheduler = super()._create_scheduler()
+        scheduler.stop_flag = self.stop_flag
+        return scheduler  # type: ignore[no-any-return]
 
 
 class RecoveryLoop:

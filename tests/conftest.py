@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.support.pgcluster import pg_cluster_fixture
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -11,3 +13,22 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # One throwaway PostgreSQL cluster per test session, shared by every suite that asks for `pg_cluster`.
 pg_cluster = pg_cluster_fixture()
+
+# The files that take a minute or more each (CI's junit times), longest first. `make test` runs two xdist
+# workers that take whole files in collection order (--no-loadscope-reorder): starting these first lets the
+# workers finish together, instead of one running a long file alone at the end.
+LONG_FILES = (
+    "tests/app/test_browser.py",
+    "tests/scale/test_fleet.py",
+    "tests/service/test_schemathesis.py",
+    "tests/service/test_auth_matrix.py",
+    "tests/deploy/test_procfile.py",
+    "tests/deploy/test_secrets.py",
+    "tests/app/test_evaluation_browser.py",
+    "tests/app/test_label_browser.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: files stay whole

@@ -8,7 +8,7 @@ can see a change. An operation is one row of OPERATIONS; a route of the app miss
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +18,7 @@ import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import create_engine, inspect
 
-from tests.service.conftest import Svc
+from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
 Kind = Literal["read", "author_read", "write", "create", "list_namespace", "any_key"]
@@ -256,16 +256,47 @@ def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str
     )
 
 
-def _cells() -> list[Any]:
-    """Every operation, on SQLite. Who may do what is decided before any database-specific code runs; what
-    differs between the databases under writes (row locks, transactions) has its own tests on PostgreSQL
-    (test_feedback_race, tests/scale), and every other service test runs on both."""
-    return [pytest.param(op, "sqlite", id=op.name) for op in OPERATIONS]
+def _shares_world(op: Op) -> bool:
+    """A read with no setup leaves the database as it found it (each cell asserts so, for every caller), so
+    such cells can share one world instead of building and training their own."""
+    return not op.writes and op.setup is None
 
 
-@pytest.mark.parametrize(("op", "database_url"), _cells(), indirect=["database_url"])
+# Every operation runs on SQLite. Who may do what is decided before any database-specific code runs; what
+# differs between the databases under writes (row locks, transactions) has its own tests on PostgreSQL
+# (test_feedback_race, tests/scale), and every other service test runs on both.
+OWN_WORLD = [pytest.param(op, "sqlite", id=op.name) for op in OPERATIONS if not _shares_world(op)]
+SHARED_WORLD = [pytest.param(op, id=op.name) for op in OPERATIONS if _shares_world(op)]
+
+
+@pytest.fixture(scope="module")
+def shared_worlds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], tuple[Svc, World]]]:
+    """One service on SQLite whose worlds (one per target state, built on first use) the read cells share."""
+    data_dir = tmp_path_factory.mktemp("auth-matrix")
+    url = f"sqlite:///{data_dir / 'scoring.sqlite'}"
+    _migrate(url)
+    worlds: dict[str, World] = {}
+    with running(data_dir, database_url=url) as svc:
+
+        def world(target: str) -> tuple[Svc, World]:
+            if target not in worlds:
+                worlds[target] = build(svc, target)
+            return svc, worlds[target]
+
+        yield world
+
+
+@pytest.mark.parametrize(("op", "database_url"), OWN_WORLD, indirect=["database_url"])
 def test_auth_matrix(svc: Svc, op: Op) -> None:
-    world = build(svc, op.target)
+    check_cells(svc, build(svc, op.target), op)
+
+
+@pytest.mark.parametrize("op", SHARED_WORLD)
+def test_auth_matrix_reads(shared_worlds: Callable[[str], tuple[Svc, World]], op: Op) -> None:
+    check_cells(*shared_worlds(op.target), op)
+
+
+def check_cells(svc: Svc, world: World, op: Op) -> None:
     for vis in ("public", "private"):
         handle = world.handles[vis]
         extra = op.setup(svc, handle, world.keys[(vis, "owner")]) if op.setup else {}

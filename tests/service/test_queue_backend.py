@@ -16,32 +16,41 @@ try:
 except PgClusterError:  # pragma: no cover - the binaries are on every machine of this project
     pytest.skip("PostgreSQL binaries are not installed", allow_module_level=True)
 
-# Each process waits for the go file, then builds the queue (which creates its tables).
+# Each process imports what it needs, says it is ready, waits for the go file, then builds the queue (which
+# creates its tables): only the building races, however long the imports take on a busy machine.
 _BUILD = """
 import os, sys, time
+from service.tasks import _sql_huey
+open(sys.argv[3], "w").close()
 go = sys.argv[2]
 while not os.path.exists(go):
     time.sleep(0.005)
-from service.tasks import _sql_huey
 huey = _sql_huey(sys.argv[1])
 huey.enqueue  # the queue object is usable
 print("queue ready")
 """
+READY_TIMEOUT_S = 180  # six interpreters importing the service at once, on a machine busy with other tests
 
 
 def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, tmp_path: Path) -> None:
     url = pg_cluster.create_database("queue_race")
     go = tmp_path / "go"
+    ready = [tmp_path / f"ready-{i}" for i in range(6)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _BUILD, url, str(go)],
+            [sys.executable, "-c", _BUILD, url, str(go), str(flag)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(6)
+        for flag in ready
     ]
-    time.sleep(1.5)  # let every interpreter start and reach the wait loop
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not all(flag.exists() for flag in ready):
+        dead = [p for p in procs if p.poll() is not None]
+        assert not dead, dead[0].communicate()[1]
+        assert time.monotonic() < deadline, "the processes did not reach the start line"
+        time.sleep(0.05)
     go.touch()
     results = [p.communicate(timeout=60) for p in procs]
     failures = [err for p, (_, err) in zip(procs, results, strict=True) if p.returncode != 0]
