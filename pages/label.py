@@ -13,7 +13,7 @@ from app.labelling import LabelSession, act, parse_texts, refill
 from app.records import as_dict
 from app.widgets import guard, open_model_page
 
-MODES = ["auto", "diverse", "uncertain", "positive", "negative"]
+MODES = ["auto", "typical", "uncertain", "diverse", "positive", "negative"]
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
 backend, client, model, handle, busy = open_model_page("Label")
@@ -58,7 +58,9 @@ mode = c2.selectbox(
     "Suggest",
     MODES,
     key="label_mode",
-    help="auto: the most uncertain, alternating the boundary's two sides, once both poles have a label",
+    help="auto: typical texts of the parts of the pool no label covers yet, half from each side of the "
+    "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
+    "least like any label; positive / negative: more of that pole",
 )
 c3.metric("Pool", f"{pool_size:,}")
 if not pool_size:

@@ -520,7 +520,7 @@ class Health(BaseModel):
 
 # ---- unlabelled pool ------------------------------------------------------------------------------
 
-SuggestMode = Literal["auto", "diverse", "uncertain", "positive", "negative"]
+SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "negative"]
 
 
 PoolTextIn = Text

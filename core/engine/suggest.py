@@ -2,20 +2,26 @@
 
 Modes:
 
-* `diverse`: farthest-first (greedy k-center) on cosine distance, seeded with the labelled samples, so the
-  picks cover the parts of the pool that no label is near yet. `auto` uses it while a pole has no label.
+* `typical`: TypiClust (Hacohen et al., 2022): k-means the pool into one cluster per label plus one per pick,
+  then take the most typical text (the densest: closest to its nearest neighbours) of the largest clusters no
+  label covers yet. Representative picks: they make the labelled poles' prototypes (what training estimates)
+  look like the pool's, where random picks leave them noisy.
 * `uncertain`: the texts the current fit scores closest to 0.5: the smallest margin |raw score|, taken
   alternately from the two sides of the boundary (so both poles get labels).
+* `diverse`: farthest-first (greedy k-center) on cosine distance, seeded with the labelled samples: the texts
+  no label is near, outliers first (coverage; kept as an explicit choice, `auto` does not use it).
 * `positive` / `negative`: the texts the fit scores highest / lowest ("find more of this pole", for a rare
   pole). With labels on one pole only, the texts most similar to that pole's labels.
-* `auto`: `uncertain` as soon as both poles have a label, `diverse` before.
+* `auto`: `typical`; while the rarer pole has less than a third of the labels (`RARE_POLE`), half the picks
+  from each side of the fit's boundary (the rare pole's side first), typical within each side.
 
-The fit is the one training starts from: `balanced_cosine` at the prior shrinkage (`PRIOR_SHRINKAGE`), pulled
-toward the trait's pole-text direction (`prior`, see `pole_prior`) with training's `PRIOR_STRENGTH`. Why
-`auto` has no diverse rounds and measures the margin on that fit: in the labelling simulation
-(`benchmarks/labelling.py`, README) farthest-first picks are atypical texts that pull the pole prototypes
-astray, and a margin measured on a fit without the prior (4 labels per pole) points at the wrong boundary;
-the smallest margin under training's own fit from the first round needed the fewest labels.
+Why (labelling simulation, `benchmarks/labelling.py`, README): the smallest margin needed *more* labels than
+random on politeness and subjectivity (the boundary's texts are the ambiguous, noisily labelled ones, and a
+prototype fit learns little from them), farthest-first picks outliers that pull the prototypes astray, and
+typical picks needed the fewest; on an imbalanced pool random and typical picks rarely reach the rare pole,
+which balancing the two sides fixes. The fit (for the sides, the scores and `uncertain`) is the one training
+starts from: `balanced_cosine` at the prior shrinkage (`PRIOR_SHRINKAGE`), pulled toward the trait's
+pole-text direction (`prior`, see `pole_prior`) with training's `PRIOR_STRENGTH`.
 
 Near-duplicates (cosine >= `NEAR_DUPLICATE`) of a labelled text or of an earlier pick are never suggested.
 Rows of `pool` and `labelled` are L2-normalised embeddings (as every embedder here returns them).
@@ -27,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
+from sklearn.cluster import KMeans
 
 from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts, zero_shot_axis
@@ -35,11 +42,18 @@ from core.engine.trait_model import BalancedCosineTrait
 from core.engine.types import TraitSpec
 from core.engine.validation import POSITIVE_THRESHOLD
 
-MODES = ("auto", "diverse", "uncertain", "positive", "negative")
+MODES = ("auto", "typical", "uncertain", "diverse", "positive", "negative")
 NEAR_DUPLICATE = 0.95
 #: Diverse picks consider at most this many pool rows (a fixed random subset): k-center over a sample of a
 #: large pool covers it as well and keeps the cost independent of the pool's size.
 DIVERSE_CANDIDATES = 10_000
+#: Typical picks cluster at most this many pool rows (a fixed random subset) into at most `TYPICAL_CLUSTERS`
+#: clusters, with a bounded k-means: the cost stays independent of the pool's and the label set's size.
+TYPICAL_CANDIDATES = 4000
+TYPICAL_CLUSTERS = 256
+TYPICAL_NEIGHBOURS = 20
+#: `auto` balances its picks across the boundary while the rarer pole has less than this share of the labels.
+RARE_POLE = 1 / 3
 _CHUNK = 2048
 
 
@@ -89,6 +103,19 @@ def _pick_in_order(
     return picks
 
 
+def _uncertain(
+    pool: np.ndarray, raw: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray
+) -> list[int]:
+    order = np.argsort(np.abs(raw), kind="stable")
+    order = order[allowed[order]]
+    # Alternate the two sides of the boundary, each in margin order: both poles get labels even when the
+    # boundary sits off-centre in an imbalanced pool.
+    side = raw[order] >= 0
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[side], rank[~side] = np.arange(side.sum()), np.arange((~side).sum())
+    return _pick_in_order(pool, order[np.argsort(rank, kind="stable")], labelled, k, allowed)
+
+
 def _diverse(
     pool: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray, rng: np.random.Generator
 ) -> list[int]:
@@ -118,6 +145,49 @@ def _diverse(
     return [int(candidates[i]) for i in picks]
 
 
+def _typical(
+    pool: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray, rng: np.random.Generator
+) -> list[int]:
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) > TYPICAL_CANDIDATES:
+        candidates = np.sort(rng.choice(candidates, TYPICAL_CANDIDATES, replace=False))
+    if len(labelled) and len(candidates):
+        candidates = candidates[(pool[candidates] @ labelled.T).max(axis=1) < NEAR_DUPLICATE]
+    if not len(candidates) or k < 1:
+        return []
+    X = pool[candidates]
+    n_clusters = int(min(len(labelled) + k, TYPICAL_CLUSTERS, len(X)))
+    # The labelled texts take part in the clustering (as in TypiClust): their clusters count as covered.
+    km = KMeans(n_clusters, init="random", n_init=1, max_iter=50, random_state=int(rng.integers(2**31)))
+    assigned = km.fit_predict(np.vstack([X, labelled]))
+    own = assigned[: len(X)]
+    sizes = np.bincount(own, minlength=n_clusters)
+    covered = np.bincount(assigned[len(X) :], minlength=n_clusters)
+    # Clusters no label covers first, largest first; then the most texts per label.
+    order = sorted(range(n_clusters), key=lambda c: (covered[c] > 0, -sizes[c] / (1 + covered[c]), c))
+    # Each cluster's members, most typical first (mean cosine similarity to its nearest neighbours).
+    queues: list[list[int]] = []
+    for c in order:
+        members = np.flatnonzero(own == c)
+        if len(members):
+            sims = X[members] @ X[members].T
+            near = min(TYPICAL_NEIGHBOURS, len(members) - 1)
+            density = np.sort(sims, axis=1)[:, -near - 1 : -1].mean(axis=1) if near else np.ones(1)
+            queues.append([int(members[j]) for j in np.argsort(-density, kind="stable")])
+    # One pick per cluster in that order; more rounds only when the clusters run out (a small pool).
+    picks: list[int] = []
+    while len(picks) < k and any(queues):
+        for queue in queues:
+            while queue:
+                i = queue.pop(0)
+                if not picks or float((X[picks] @ X[i]).max()) < NEAR_DUPLICATE:
+                    picks.append(i)
+                    break
+            if len(picks) == k:
+                break
+    return [int(candidates[i]) for i in picks]
+
+
 def suggest(
     pool: np.ndarray,
     labelled: np.ndarray,
@@ -141,24 +211,31 @@ def suggest(
     quality = np.asarray(quality, dtype=np.float64)
     allowed = np.ones(len(pool), dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
     if not len(pool) or k < 1:
-        return Suggestions([], [], "diverse" if mode == "auto" else mode)
+        return Suggestions([], [], "typical" if mode == "auto" else mode)
     positive = quality >= POSITIVE_THRESHOLD
-    if mode == "auto":
-        mode = "uncertain" if positive.any() and (~positive).any() else "diverse"
     fit = _fit(labelled, quality, prior)
     # pool @ w in float32: the engine's float64 row sums would copy a 100k-row pool for no useful precision
     raw = (pool @ fit.w_.astype(np.float32) - np.float32(fit.offset_)) if fit is not None else None
+    rng = np.random.default_rng(seed)
 
-    if mode == "uncertain" and raw is not None:
-        order = np.argsort(np.abs(raw), kind="stable")
-        order = order[allowed[order]]
-        # Alternate the two sides of the boundary, each in margin order: both poles get labels even when
-        # the boundary sits off-centre in an imbalanced pool.
-        side = raw[order] >= 0
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[side], rank[~side] = np.arange(side.sum()), np.arange((~side).sum())
-        order = order[np.argsort(rank, kind="stable")]
-        picks = _pick_in_order(pool, order, labelled, k, allowed)
+    if raw is None and mode in ("auto", "uncertain"):
+        mode = "typical"  # no fit yet (a pole without labels): representative picks
+    if mode == "auto" and raw is not None and min(positive.mean(), 1.0 - positive.mean()) < RARE_POLE:
+        # A rare pole: half the typical texts from each side of the fit's boundary, the rare pole's first.
+        raw_l = labelled @ fit.w_.astype(np.float32) - np.float32(fit.offset_)  # type: ignore[union-attr]
+        rare_negative = bool(positive.mean() >= 0.5)
+        picks: list[int] = []
+        for n, negative_side in (((k + 1) // 2, rare_negative), (k // 2, not rare_negative)):
+            side, own = ((raw < 0), (raw_l < 0)) if negative_side else ((raw >= 0), (raw_l >= 0))
+            picks += _typical(pool, np.vstack([labelled[own], pool[picks]]), n, allowed & side, rng)
+        if len(picks) < k:  # a side ran out of texts
+            rest = allowed.copy()
+            rest[picks] = False
+            picks += _typical(pool, np.vstack([labelled, pool[picks]]), k - len(picks), rest, rng)
+    elif mode in ("auto", "typical"):
+        mode, picks = "typical", _typical(pool, labelled, k, allowed, rng)
+    elif mode == "uncertain" and raw is not None:
+        picks = _uncertain(pool, raw, labelled, k, allowed)
     elif mode in ("positive", "negative") and (raw is not None or len(labelled)):
         if raw is not None:
             key = -raw if mode == "positive" else raw
@@ -169,9 +246,7 @@ def suggest(
             key = -sims if same else sims
         picks = _pick_in_order(pool, np.argsort(key, kind="stable"), labelled, k, allowed)
     else:
-        if mode == "uncertain":
-            mode = "diverse"  # no fit yet (a pole without labels): cover the pool instead
-        picks = _diverse(pool, labelled, k, allowed, np.random.default_rng(seed))
+        picks = _diverse(pool, labelled, k, allowed, rng)
     scores: list[float | None] = (
         [float(expit(fit.k_ * raw[i])) for i in picks]
         if fit is not None and raw is not None

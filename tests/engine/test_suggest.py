@@ -1,4 +1,5 @@
-"""`core.engine.suggest`: coverage, then the smallest margin; pole modes, near-duplicates, exclusions."""
+"""`core.engine.suggest`: typical picks, the smallest margin, `auto`'s balance for a rare pole; pole modes,
+near-duplicates, exclusions."""
 
 from __future__ import annotations
 
@@ -38,9 +39,9 @@ def test_uncertain_picks_smallest_margin_and_poles_pick_extremes() -> None:
         np.vstack([axis + 0.1 * rng.standard_normal((10, 16)), -axis + 0.1 * rng.standard_normal((10, 16))])
     )
     q = np.r_[np.ones(10), np.zeros(10)]
-    auto = suggest(pool, labelled, q, k=8)
-    assert auto.mode == "uncertain"
-    scores = np.asarray(auto.scores)
+    uncertain = suggest(pool, labelled, q, k=8, mode="uncertain")
+    assert uncertain.mode == "uncertain"
+    scores = np.asarray(uncertain.scores)
     margins = np.abs(scores - 0.5)
     for side in (scores > 0.5, scores <= 0.5):  # each side of the boundary in margin order
         assert side.any() and np.all(np.diff(margins[side]) >= -1e-9)
@@ -51,7 +52,7 @@ def test_uncertain_picks_smallest_margin_and_poles_pick_extremes() -> None:
     assert pool[positive.indices, 0].min() > pool[:, 0].mean() > pool[negative.indices, 0].max()
 
 
-@pytest.mark.parametrize("mode", ["auto", "diverse", "uncertain", "positive", "negative"])
+@pytest.mark.parametrize("mode", ["auto", "typical", "diverse", "uncertain", "positive", "negative"])
 def test_near_duplicates_and_excluded_rows_never_suggested(mode: str) -> None:
     X, _ = _clusters(n_per=20, seed=3)
     pool = np.vstack([X, X[:40]])  # every one of the first 40 rows twice
@@ -74,24 +75,56 @@ def test_empty_pool_and_bad_mode() -> None:
         suggest(np.eye(4, dtype=np.float32), np.zeros((0, 4)), np.zeros(0), mode="best")
 
 
+def test_typical_takes_the_centre_of_the_largest_clusters_no_label_covers() -> None:
+    rng = np.random.default_rng(2)
+    sizes = [120, 90, 60, 40, 25, 15]
+    C = _unit(rng.standard_normal((len(sizes), 32)))
+    X = _unit(np.repeat(C, sizes, axis=0) + 0.15 * rng.standard_normal((sum(sizes), 32)))
+    cluster = np.repeat(np.arange(len(sizes)), sizes)
+    labelled = X[[0, 1]]  # two labels in the largest cluster, one per pole
+    got = suggest(X, labelled, np.array([1.0, 0.0]), k=3, mode="typical")
+    assert got.mode == "typical"
+    assert sorted(cluster[got.indices]) == [1, 2, 3]  # the three largest uncovered clusters
+    for i in got.indices:  # each pick is among the texts nearest its cluster's centre
+        own = np.flatnonzero(cluster == cluster[i])
+        to_centre = X[own] @ X[own].mean(axis=0)
+        assert float(X[i] @ X[own].mean(axis=0)) >= np.quantile(to_centre, 0.75)
+    # Without any label (cold start) `auto` takes typical texts too.
+    cold = suggest(X, np.zeros((0, 32)), np.zeros(0), k=4)
+    assert cold.mode == "typical" and len(set(cluster[cold.indices])) == 4
 
 
-def test_auto_takes_the_boundary_on_both_sides_from_four_labels_per_pole() -> None:
-    """Known direction (axis 0): with 4 labels per pole `auto` already asks for the margin (no diverse
-    rounds); its picks sit near the known boundary and alternate the fit's two sides (both poles)."""
-    rng = np.random.default_rng(0)
-    dim = 16
-    pool = _unit(rng.standard_normal((600, dim)))
+def test_auto_balances_typical_picks_across_the_boundary_while_a_pole_is_rare() -> None:
+    """Known direction (axis 0), a pool with one pole rare (1 in 10). Labels 4 + 4: `auto` takes typical
+    texts, which follow the pool (mostly the common side). Labels 1 + 7 (the rarer pole under a third): half
+    the picks from each side of the boundary, the rare pole's side first."""
+    rng = np.random.default_rng(1)
+    dim, n = 16, 600
+    X = rng.standard_normal((n, dim))
+    X[:, 0] = (np.abs(X[:, 0]) + 1.0) * np.where(rng.random(n) < 0.1, 1.0, -1.0)  # a gap at the boundary
+    pool = _unit(X)
     axis = np.eye(dim)[0]
-    labelled = _unit(
-        np.vstack([axis + 0.2 * rng.standard_normal((4, dim)), -axis + 0.2 * rng.standard_normal((4, dim))])
-    )
-    q = np.r_[np.ones(4), np.zeros(4)]
-    true_margin = np.abs(pool[:, 0])
-    for prior in (None, axis):  # without and with the trait's pole-text direction
-        got = suggest(pool, labelled, q, k=12, prior=prior)
-        assert got.mode == "uncertain"
-        assert true_margin[got.indices].mean() < 0.6 * np.median(true_margin)  # near the known boundary
-        above = np.asarray(got.scores) > 0.5
-        assert list(above[::2]) != list(above[1::2]) and above.sum() == 6  # sides alternate: 6 per pole
-    assert suggest(pool, labelled[:4], q[:4], k=5).mode == "diverse"  # one pole only: no fit, cover the pool
+
+    def labels(n_pos: int, n_neg: int) -> tuple[np.ndarray, np.ndarray]:
+        noise = 0.2 * rng.standard_normal((n_pos + n_neg, dim))
+        L = np.vstack([np.tile(axis, (n_pos, 1)), np.tile(-axis, (n_neg, 1))]) + noise
+        return _unit(L), np.r_[np.ones(n_pos), np.zeros(n_neg)]
+
+    even = suggest(pool, *labels(4, 4), k=10, prior=axis)
+    assert even.mode == "typical" and (pool[even.indices, 0] > 0).sum() <= 3  # like the pool: mostly negative
+    rare = suggest(pool, *labels(1, 7), k=10, prior=axis)
+    assert rare.mode == "auto" and len(rare.indices) == 10
+    scored_positive = np.asarray(rare.scores) > 0.5
+    assert list(scored_positive) == [True] * 5 + [False] * 5  # the rare pole's side first, then the other
+    assert (pool[rare.indices[:5], 0] > 0).all() and (pool[rare.indices[5:], 0] < 0).all()
+    assert suggest(pool, *labels(0, 4), k=5).mode == "typical"  # one pole only: no fit
+
+
+def test_typical_returns_every_text_once_when_the_pool_is_smaller_than_k() -> None:
+    X, _ = _clusters(n_per=3, centres=4, seed=5)  # 12 texts, 2 of them labelled
+    labelled, q = X[[0, 3]], np.array([1.0, 0.0])
+    exclude = np.zeros(len(X), dtype=bool)
+    exclude[[0, 3]] = True
+    for mode in ("auto", "typical"):
+        got = suggest(X, labelled, q, k=20, mode=mode, exclude=exclude)
+        assert sorted(got.indices) == [i for i in range(12) if i not in (0, 3)], mode
