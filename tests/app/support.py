@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 
 from core.client import Client
-from core.local import LocalService, free_port
+from core.local import LocalService
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "pages"

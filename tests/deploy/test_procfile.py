@@ -12,7 +12,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -30,6 +29,7 @@ from tests.deploy.helpers import REPO
 from tests.scale.fleet import wait_until
 from tests.service.helpers import TRAITS, check, samples
 from tests.support.pgcluster import PgCluster
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.postgres
 
@@ -38,20 +38,6 @@ SLOW_RUN_S = 10.0  # longer than the Procfile's 3 s grace: the run is still goin
 AWKWARD_PASSWORD = "p@ss/w:rd#?%x"
 START = ["-f", "deploy/Procfile", "-e", "deploy/.env"]  # docs/deployment.md, from the project root
 
-
-def two_free_ports() -> int:
-    """A base port P with P and P + 1 free: honcho gives API instance i the port P + i."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = int(s.getsockname()[1])
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", base + 1))
-            except OSError:
-                continue
-        return base
-    raise AssertionError("no two consecutive free ports")
 
 
 class Clone:
@@ -138,7 +124,7 @@ def clone(tmp_path: Path, pg_cluster: PgCluster) -> Iterator[Clone]:
             ["git", "status", "--porcelain"], cwd=root, text=True, capture_output=True
         ).stdout
     )  # git-ignored
-    yield Clone(root, url, two_free_ports())
+    yield Clone(root, url, free_port(consecutive=2))
     pg_cluster.drop_database(name)
 
 

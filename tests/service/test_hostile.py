@@ -25,6 +25,7 @@ from service.errors import MAX_BODY_BYTES
 from service.tables import Model, SampleRow, Tag, Trait, utcnow
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, error_code, make_model, train_ready
+from tests.support.ports import free_port
 
 MARKER = "hostile-marker-5c1e"
 # Every operation that takes a JSON body, with a path that exists once `acme.h` has data.
@@ -42,16 +43,10 @@ BODY_ROUTES = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def over_http(app: FastAPI) -> Iterator[tuple[str, int]]:
     """The running app (its context already started) served by uvicorn on loopback, for raw sockets."""
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error")
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,14 +16,13 @@ from core.embedders import BatchingEmbedder, CachedEmbedder, cache_key, get_embe
 from core.engine import Scorer
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
+from tests.support.ports import free_port
 
 
 @contextmanager
 def loopback(svc: Svc) -> Iterator[str]:
     """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
     )

@@ -25,7 +25,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -38,6 +37,8 @@ from typing import Any
 
 import psycopg2
 from psycopg2 import sql
+
+from tests.support.ports import free_port
 
 # Searched in order; PGCLUSTER_BIN (a directory) wins when set.
 PG_BIN_DIRS: tuple[str, ...] = ("/usr/lib/postgresql/15/bin", "/usr/local/bin")
@@ -89,13 +90,6 @@ def run_as_prefix(euid: int, os_user: str = "postgres") -> list[str]:
     if runuser is None:
         raise PgClusterError("running as root needs `runuser` (util-linux) to start PostgreSQL as a user")
     return [runuser, "-u", os_user, "--"]
-
-
-def free_port() -> int:
-    """A currently free TCP port on 127.0.0.1 (a race is possible; start() retries on a bind failure)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pg_env() -> dict[str, str]:
