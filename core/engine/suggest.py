@@ -116,12 +116,18 @@ def _uncertain(
     return _pick_in_order(pool, order[np.argsort(rank, kind="stable")], labelled, k, allowed)
 
 
+def _candidates(allowed: np.ndarray, at_most: int, rng: np.random.Generator) -> np.ndarray:
+    """The allowed rows, or a fixed random subset of `at_most` of them (in row order)."""
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) > at_most:
+        candidates = np.sort(rng.choice(candidates, at_most, replace=False))
+    return candidates
+
+
 def _diverse(
     pool: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray, rng: np.random.Generator
 ) -> list[int]:
-    candidates = np.flatnonzero(allowed)
-    if len(candidates) > DIVERSE_CANDIDATES:
-        candidates = np.sort(rng.choice(candidates, DIVERSE_CANDIDATES, replace=False))
+    candidates = _candidates(allowed, DIVERSE_CANDIDATES, rng)
     if not len(candidates):
         return []
     X = pool[candidates]
@@ -148,9 +154,7 @@ def _diverse(
 def _typical(
     pool: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray, rng: np.random.Generator
 ) -> list[int]:
-    candidates = np.flatnonzero(allowed)
-    if len(candidates) > TYPICAL_CANDIDATES:
-        candidates = np.sort(rng.choice(candidates, TYPICAL_CANDIDATES, replace=False))
+    candidates = _candidates(allowed, TYPICAL_CANDIDATES, rng)
     if len(labelled) and len(candidates):
         candidates = candidates[(pool[candidates] @ labelled.T).max(axis=1) < NEAR_DUPLICATE]
     if not len(candidates) or k < 1:

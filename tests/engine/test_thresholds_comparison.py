@@ -7,12 +7,7 @@ from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_sc
 
 from core.engine.comparison import compare_trait
 from core.engine.thresholds import choose_threshold, pr_curve
-
-
-def _data(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    q = rng.integers(0, 2, n).astype(float)
-    return np.clip(0.5 + 0.3 * (q - 0.5) + rng.normal(0, noise, n), 0, 1), q
+from tests.engine.test_evaluation import _data
 
 
 def test_threshold_meets_its_target_and_matches_sklearn() -> None:

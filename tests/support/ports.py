@@ -36,6 +36,6 @@ def free_port(consecutive: int = 1) -> int:
             continue
         if consecutive == 1:
             return port
-        if port % 2 == 1 and all(_bind(port + i) for i in range(1, consecutive)):
+        if port % 2 == 1 and all(_bind(port + i) is not None for i in range(1, consecutive)):
             return port
     raise RuntimeError(f"no free port for xdist worker {index} of {count}")
