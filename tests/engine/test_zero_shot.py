@@ -69,7 +69,10 @@ def test_pole_texts_share_frames_and_use_description() -> None:
 
 def test_description_sentences_that_name_a_pole_define_it() -> None:
     spec = TraitSpec(
-        "p", "Politeness", "polite", "impolite",
+        "p",
+        "Politeness",
+        "polite",
+        "impolite",
         description="Requests on a wiki. Polite ones say thanks, greet or apologise. "
         "Impolite ones demand things.",
     )
@@ -142,9 +145,29 @@ def test_reused_params_keep_or_drop_the_prior_as_recorded(known: Embedder) -> No
     assert grown.snapshot == first.snapshot
 
 
-def test_a_snapshot_trained_before_the_upgrade_scores_and_retrains_bit_identically(hashing: Embedder) -> None:
+def _assert_same_to_tolerance(got: object, want: object, where: str = "snapshot") -> None:
+    """Equal structure, strings and ints; floats equal to relative 1e-6 (docs/engine.md: training goes
+    through BLAS, whose per-CPU kernels sum in other orders, so retraining is exact only on one machine)."""
+    if isinstance(want, float):
+        assert isinstance(got, float) and got == pytest.approx(want, rel=1e-6, abs=1e-9), where
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), where
+        for key in want:
+            _assert_same_to_tolerance(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_same_to_tolerance(g, w, f"{where}[{i}]")
+    else:
+        assert got == want, where
+
+
+def test_a_snapshot_trained_before_the_upgrade_scores_identically_and_retrains_to_tolerance(
+    hashing: Embedder,
+) -> None:
     """data/snapshot_before_prior.json was written by the engine of commit ec750f1 (before zero-shot traits
-    and the prior): its snapshot, params, samples, and the scores that engine gave five texts."""
+    and the prior): its snapshot, params, samples, and the scores that engine gave five texts. Scoring the
+    stored snapshot is exact on every machine; retraining reproduces it to BLAS's tolerance."""
     old = json.loads((Path(__file__).parent / "data" / "snapshot_before_prior.json").read_text())
     scores = Scorer.from_snapshot(old["snapshot"], embedder=hashing).score(old["texts"])
     assert scores.tolist() == old["scores"]  # exact floats, not approximately
@@ -153,5 +176,6 @@ def test_a_snapshot_trained_before_the_upgrade_scores_and_retrains_bit_identical
     traits = [TraitSpec(**{f: t[f] for f in fields}) for t in old["snapshot"]["traits"]]
     samples = [Sample(trait, text, quality, id) for trait, text, quality, id in old["samples"]]
     again = train(traits, samples, embedder=hashing, params=old["params"])
-    assert again.snapshot == old["snapshot"]
+    _assert_same_to_tolerance(again.snapshot, old["snapshot"])
+    assert again.param_hash == old["snapshot"]["param_hash"]
     assert all(m["method"] == "samples" for m in again.metrics.values())
