@@ -67,8 +67,14 @@ def _target(ds: Dataset, lookup: LookupEmbedder) -> tuple[float, float]:
 
 
 def _run(
-    ds: Dataset, lookup: LookupEmbedder, X: np.ndarray, start: np.ndarray, strategy: str, batch: int,
-    budget: int, seed: int,
+    ds: Dataset,
+    lookup: LookupEmbedder,
+    X: np.ndarray,
+    start: np.ndarray,
+    strategy: str,
+    batch: int,
+    budget: int,
+    seed: int,
 ) -> list[float]:
     """The test AUC after the start and after every round, up to `budget` labels."""
     rng = np.random.default_rng(seed)
@@ -176,7 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     budgets = {name: args.budget or BUDGETS.get(name, DEFAULT_BUDGET) for name in args.datasets}
     results: dict[str, object] = {
-        "batch": args.batch, "repeats": args.repeats, "budget": budgets, "simulation": []
+        "batch": args.batch,
+        "repeats": args.repeats,
+        "budget": budgets,
+        "simulation": [],
     }
     if not args.skip_speed:
         results["speed_100k_s"] = speed()

@@ -150,9 +150,21 @@ class Service:
     def start(self, timeout: float) -> None:
         for i in range(self.processes):
             port = free_port()
-            cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
-                   "--data-dir", str(self.data_dir), *_db_args(self.database_url),
-                   "--embedder", self.embedder]
+            cmd = [
+                sys.executable,
+                "-m",
+                "service",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--data-dir",
+                str(self.data_dir),
+                *_db_args(self.database_url),
+                "--embedder",
+                self.embedder,
+            ]
             cmd += ["--parent-pid", str(os.getpid())]  # stops with us, even after a SIGKILL
             if i > 0:
                 cmd.append("--no-worker")  # one worker is enough for the benchmark's single training
@@ -162,8 +174,16 @@ class Service:
             cmd += ["--scoring-threads", str(max(1, (os.cpu_count() or 1) // self.processes))]
             log = (self.data_dir / f"serve-{i}.log").open("wb")
             # Own process group, so stop() also ends anything serve spawned (uvicorn workers, consumers).
-            self.procs.append(subprocess.Popen(cmd, cwd=ROOT, env=_service_env(), stdout=log,
-                                               stderr=subprocess.STDOUT, start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    cmd,
+                    cwd=ROOT,
+                    env=_service_env(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
             self.ports.append(port)
             self._wait_healthy(i, timeout)  # one after another: the first runs the migrations
 
@@ -196,8 +216,20 @@ class Service:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
     def create_key(self) -> str:
-        cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", NAMESPACE,
-               "--scope", "authoring", "--data-dir", str(self.data_dir), *_db_args(self.database_url)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "service",
+            "keys",
+            "create",
+            "--namespace",
+            NAMESPACE,
+            "--scope",
+            "authoring",
+            "--data-dir",
+            str(self.data_dir),
+            *_db_args(self.database_url),
+        ]
         proc = subprocess.run(cmd, cwd=ROOT, env=_service_env(), capture_output=True, text=True, timeout=120)
         lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
         if proc.returncode != 0 or not lines:
@@ -298,8 +330,14 @@ class LoadResult:
 
 
 async def drive(
-    base_urls: Sequence[str], key: str, handle: str, texts: Sequence[str],
-    clients: int, max_requests: int, max_seconds: float, warmup: bool = True,
+    base_urls: Sequence[str],
+    key: str,
+    handle: str,
+    texts: Sequence[str],
+    clients: int,
+    max_requests: int,
+    max_seconds: float,
+    warmup: bool = True,
     cpu_probe: Callable[[], float | None] = lambda: None,
     until: Callable[[], bool] = lambda: False,
 ) -> LoadResult:
@@ -317,9 +355,14 @@ async def drive(
     timeout = aiohttp.ClientTimeout(total=60)
     async with contextlib.AsyncExitStack() as stack:
         sessions = [
-            await stack.enter_async_context(aiohttp.ClientSession(
-                base_url=u, headers=headers, timeout=timeout,
-                connector=aiohttp.TCPConnector(limit=clients)))
+            await stack.enter_async_context(
+                aiohttp.ClientSession(
+                    base_url=u,
+                    headers=headers,
+                    timeout=timeout,
+                    connector=aiohttp.TCPConnector(limit=clients),
+                )
+            )
             for u in base_urls
         ]
 
@@ -401,8 +444,9 @@ class Trainings:
     """Requests every training at once, then polls on a thread until each model is ready or failed."""
 
     def __init__(self, base_url: str, key: str, handles: Sequence[str], effort: str, timeout: float) -> None:
-        self.client = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120,
-                                   trust_env=False)
+        self.client = httpx.Client(
+            base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120, trust_env=False
+        )
         self.handles, self.effort, self.timeout = list(handles), effort, timeout
         self.done = threading.Event()
         self.states: dict[str, str] = {}
@@ -450,16 +494,22 @@ def run_times(database_url: str, handles: Sequence[str]) -> list[dict[str, float
     times = []
     for k, r in enumerate(rows):
         free = r.created_at if k < EMBEDDED_WORKERS else max(r.created_at, finishes[k - EMBEDDED_WORKERS])
-        times.append({
-            "wait_s": round((r.started_at - r.created_at).total_seconds(), 3),
-            "duration_s": round((r.finished_at - r.started_at).total_seconds(), 3),
-            "pickup_s": round(max(0.0, (r.started_at - free).total_seconds()), 3),
-        })
+        times.append(
+            {
+                "wait_s": round((r.started_at - r.created_at).total_seconds(), 3),
+                "duration_s": round((r.finished_at - r.started_at).total_seconds(), 3),
+                "pickup_s": round(max(0.0, (r.started_at - free).total_seconds()), 3),
+            }
+        )
     return times
 
 
 def mixed_round(
-    service: Service, key: str, data: ModelData, texts: Sequence[str], args: argparse.Namespace,
+    service: Service,
+    key: str,
+    data: ModelData,
+    texts: Sequence[str],
+    args: argparse.Namespace,
     idle: dict[str, float],
 ) -> dict[str, Any]:
     """First an idle pass: `--clients` score `--texts` new texts with nothing else running. Then the same
@@ -467,19 +517,45 @@ def mixed_round(
     over. Every request of both passes carries a text new to the service. Target: p99 <= 3x the idle pass's,
     0 errors, every training succeeded, and no run waited longer than its own duration once a worker was
     free. The idle pass is taken right before, as this machine's speed drifts (see run_one)."""
-    with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
-                      timeout=120, trust_env=False) as client:
+    with httpx.Client(
+        base_url=service.base_urls[0],
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=120,
+        trust_env=False,
+    ) as client:
         handles = mixed_models(client, data, args.mixed_trainings)
     handle = f"{NAMESPACE}.{_slug(data.name)}"
-    quiet = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "idle"), args.clients,
-                              args.texts, args.duration, warmup=False, cpu_probe=service.cpu_seconds))
+    quiet = asyncio.run(
+        drive(
+            service.base_urls,
+            key,
+            handle,
+            FreshTexts(texts, "idle"),
+            args.clients,
+            args.texts,
+            args.duration,
+            warmup=False,
+            cpu_probe=service.cpu_seconds,
+        )
+    )
     idle = {**idle, "adjacent_pass": quiet.summary()}
     trainings = Trainings(service.base_urls[0], key, handles, args.mixed_effort, args.train_timeout)
     started = time.perf_counter()
     trainings.start()
-    load = asyncio.run(drive(service.base_urls, key, handle, FreshTexts(texts, "mixed"), args.clients,
-                             10**9, args.train_timeout, warmup=False, cpu_probe=service.cpu_seconds,
-                             until=trainings.done.is_set))
+    load = asyncio.run(
+        drive(
+            service.base_urls,
+            key,
+            handle,
+            FreshTexts(texts, "mixed"),
+            args.clients,
+            10**9,
+            args.train_timeout,
+            warmup=False,
+            cpu_probe=service.cpu_seconds,
+            until=trainings.done.is_set,
+        )
+    )
     trainings.done.wait(args.train_timeout)
     wall = time.perf_counter() - started
     times = run_times(service.database_url or f"sqlite:///{service.data_dir / 'scoring.sqlite'}", handles)
@@ -549,7 +625,10 @@ class Engine:
 
 
 def run_one(
-    database: str, args: argparse.Namespace, folder: Path, text_sets: list[list[str]],
+    database: str,
+    args: argparse.Namespace,
+    folder: Path,
+    text_sets: list[list[str]],
     mixed_texts: list[str] | None = None,
 ) -> dict[str, Any]:
     """Rounds of (engine, service cold, engine) on fresh texts, so both sides are measured at the same
@@ -560,8 +639,12 @@ def run_one(
     t0 = time.perf_counter()
     with running_service(database, args) as service:
         key = service.create_key()
-        with httpx.Client(base_url=service.base_urls[0], headers={"Authorization": f"Bearer {key}"},
-                          timeout=120, trust_env=False) as client:
+        with httpx.Client(
+            base_url=service.base_urls[0],
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=120,
+            trust_env=False,
+        ) as client:
             print(f"[{database}] training {data.name!r} ({len(data.samples)} samples) ...", flush=True)
             handle, version = build_and_train(client, data, args.effort, args.train_timeout)
         setup_s = time.perf_counter() - t0
@@ -569,31 +652,60 @@ def run_one(
         urls, n = service.base_urls, args.clients
         rounds = []
         for r, texts in enumerate(text_sets, 1):
-            print(f"[{database}] round {r}/{len(text_sets)}: engine, {n} clients on {len(texts)} new texts, "
-                  "engine ...", flush=True)
+            print(
+                f"[{database}] round {r}/{len(text_sets)}: engine, {n} clients on {len(texts)} new texts, "
+                "engine ...",
+                flush=True,
+            )
             before, before_cpu = engine.cold(texts)
-            cold = asyncio.run(drive(urls, key, handle, texts, n, len(texts), args.duration,
-                                     warmup=r == 1, cpu_probe=service.cpu_seconds))
+            cold = asyncio.run(
+                drive(
+                    urls,
+                    key,
+                    handle,
+                    texts,
+                    n,
+                    len(texts),
+                    args.duration,
+                    warmup=r == 1,
+                    cpu_probe=service.cpu_seconds,
+                )
+            )
             after, after_cpu = engine.cold(texts)
             summary = cold.summary()
             engine_tps = (before + after) / 2
             engine_cpu = (before_cpu + after_cpu) / 2
             per_request = summary["service_cpu_ms_per_request"]
-            rounds.append({
-                "service": summary,
-                "engine_single_tps": [round(before, 2), round(after, 2)],
-                "engine_single_cpu_ms_per_text": round(engine_cpu, 3),
-                "ratio": round(summary["throughput_rps"] / engine_tps, 3),
-                # CPU time a text, engine / service: a check on the wall-clock ratio.
-                "cpu_ratio": round(engine_cpu / per_request, 3) if per_request else None,
-            })
+            rounds.append(
+                {
+                    "service": summary,
+                    "engine_single_tps": [round(before, 2), round(after, 2)],
+                    "engine_single_cpu_ms_per_text": round(engine_cpu, 3),
+                    "ratio": round(summary["throughput_rps"] / engine_tps, 3),
+                    # CPU time a text, engine / service: a check on the wall-clock ratio.
+                    "cpu_ratio": round(engine_cpu / per_request, 3) if per_request else None,
+                }
+            )
         print(f"[{database}] warm: {args.requests} requests / {args.duration:.0f}s", flush=True)
-        warm = asyncio.run(drive(urls, key, handle, text_sets[0], n, args.requests, args.duration,
-                                 warmup=False, cpu_probe=service.cpu_seconds))
+        warm = asyncio.run(
+            drive(
+                urls,
+                key,
+                handle,
+                text_sets[0],
+                n,
+                args.requests,
+                args.duration,
+                warmup=False,
+                cpu_probe=service.cpu_seconds,
+            )
+        )
         mixed = None
         if args.mixed_trainings and mixed_texts:
-            print(f"[{database}] mixed: {n} clients scoring while {args.mixed_trainings} trainings run ...",
-                  flush=True)
+            print(
+                f"[{database}] mixed: {n} clients scoring while {args.mixed_trainings} trainings run ...",
+                flush=True,
+            )
             idle = {k: _median(rounds, k) for k in ("p50_ms", "p99_ms")}
             mixed = mixed_round(service, key, data, mixed_texts, args, idle)
     extras = engine.extras(text_sets[0])
@@ -627,8 +739,10 @@ def _median(rounds: Sequence[dict[str, Any]], key: str) -> float:
 
 
 def markdown(runs: Sequence[dict[str, Any]]) -> str:
-    head = ("| database | cache | API procs | clients | requests | errors | req/s | p50 ms | p99 ms "
-            "| engine 1 text/call (texts/s) | ratio | CPU ratio | target |")
+    head = (
+        "| database | cache | API procs | clients | requests | errors | req/s | p50 ms | p99 ms "
+        "| engine 1 text/call (texts/s) | ratio | CPU ratio | target |"
+    )
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in runs:
         rounds = r["rounds"]
@@ -652,10 +766,13 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
         )
     mixed = [r for r in runs if r.get("mixed")]
     if mixed:
-        rows += ["", "| database | API procs | worker | trainings | requests | errors | idle p50 / p99 ms "
-                 "| p50 ms (× idle) | p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s "
-                 "| target |",
-                 "|" + "---|" * 13]
+        rows += [
+            "",
+            "| database | API procs | worker | trainings | requests | errors | idle p50 / p99 ms "
+            "| p50 ms (× idle) | p99 ms (× idle) | queue wait mean s | run mean s | pickup mean s "
+            "| target |",
+            "|" + "---|" * 13,
+        ]
     for r in mixed:
         m, s = r["mixed"], r["mixed"]["service"]
         rows.append(
@@ -677,19 +794,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--duration", type=float, default=120.0, help="... or this many seconds (per phase)")
     p.add_argument("--texts", type=int, default=1000, help="new texts a round (each cold round)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of engine, service cold, engine")
-    p.add_argument("--api-processes", type=int, default=os.cpu_count() or 1,
-                   help="API processes, clients spread over them (default: one per core)")
+    p.add_argument(
+        "--api-processes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="API processes, clients spread over them (default: one per core)",
+    )
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--model", default=None, help="sample_data folder name (default: the first)")
     p.add_argument("--effort", default="low", help="training effort (does not affect scoring cost)")
     p.add_argument("--start-timeout", type=float, default=180.0)
     p.add_argument("--train-timeout", type=float, default=900.0)
-    p.add_argument("--mixed-trainings", type=int, default=10,
-                   help="mixed round: trainings run while the clients score (0: no mixed round)")
+    p.add_argument(
+        "--mixed-trainings",
+        type=int,
+        default=10,
+        help="mixed round: trainings run while the clients score (0: no mixed round)",
+    )
     p.add_argument("--mixed-effort", default="medium", help="the mixed round's training effort")
-    p.add_argument("--worker", choices=("child", "in-process"), default="child",
-                   help="where the first API process runs background runs: its worker child process (serve's "
-                   "default) or a thread of its own (serve --in-process-worker, the former shape)")
+    p.add_argument(
+        "--worker",
+        choices=("child", "in-process"),
+        default="child",
+        help="where the first API process runs background runs: its worker child process (serve's "
+        "default) or a thread of its own (serve --in-process-worker, the former shape)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS)
     return p.parse_args(argv)
 
@@ -723,8 +852,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.setdefault("runs", {})
     shape = "-in-process-worker" if args.worker == "in-process" else ""
     report["runs"].update({f"{r['database']}-{r['api_processes']}p{shape}": r for r in runs})
-    report["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
-                         "platform": platform.platform()}
+    report["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
     report["target_ratio"] = TARGET_RATIO
     report["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -56,17 +56,26 @@ def datasets_dir() -> Path:
 #: form the engine reads as that pole's own definition (docs/engine.md, "Pole texts").
 TRAITS = {
     "politeness": TraitSpec(
-        "politeness", "Politeness", "polite", "impolite",
+        "politeness",
+        "Politeness",
+        "polite",
+        "impolite",
         description="Polite requests thank the reader, greet them and ask gently, with please and could you. "
         "Impolite requests demand, blame, complain or insult the reader.",
     ),
     "subjectivity": TraitSpec(
-        "subjectivity", "Subjectivity", "subjective", "objective",
+        "subjectivity",
+        "Subjectivity",
+        "subjective",
+        "objective",
         description="Subjective sentences express the writer's opinion, judgement, emotion or speculation. "
         "Objective sentences neutrally report facts, events, quotes and numbers.",
     ),
     "abuse": TraitSpec(
-        "civility", "Civility", "civil", "abusive",
+        "civility",
+        "Civility",
+        "civil",
+        "abusive",
         description="Civil messages are ordinary, friendly or neutral chat with the bot. "
         "Abusive messages insult, harass, swear, use slurs or make sexual remarks.",
     ),
@@ -157,8 +166,12 @@ def load_abuse(base: Path) -> Dataset:
         return pd.DataFrame({"text": df["user"][keep], "y": (level[keep] >= 0).astype(int)})
 
     trait = TRAITS["abuse"]
-    return _finish("abuse", trait, read("ConvAbuseEMNLPtrain.csv", "ConvAbuseEMNLPvalid.csv"),
-                   read("ConvAbuseEMNLPtest.csv"))
+    return _finish(
+        "abuse",
+        trait,
+        read("ConvAbuseEMNLPtrain.csv", "ConvAbuseEMNLPvalid.csv"),
+        read("ConvAbuseEMNLPtest.csv"),
+    )
 
 
 LOADERS = {"politeness": load_politeness, "subjectivity": load_subjectivity, "abuse": load_abuse}
@@ -244,8 +257,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             lines.append(head + "| – | – | – | – | – |")
             continue
         lines.append(
-            head
-            + f"| {r['balanced_cosine_mean']:.3f} ± {r['balanced_cosine_std']:.3f} "
+            head + f"| {r['balanced_cosine_mean']:.3f} ± {r['balanced_cosine_std']:.3f} "
             f"| {r['logreg_mean']:.3f} ± {r['logreg_std']:.3f} | {r['diff_mean']:+.4f} ± {r['diff_se']:.4f} "
             f"| {r['diff_plain_mean']:+.4f} ± {r['diff_plain_se']:.4f} | {r['wins']}/{r['splits']} |"
         )
@@ -310,8 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 row["wins"] = int((prior > lr).sum())
             row["seconds"] = round(time.perf_counter() - start, 1)
             rows.append(row)
-            print(f"  n={n}: prior {prior.mean():.4f} plain {plain.mean():.4f} lr {lr.mean():.4f}",
-                  flush=True)
+            print(
+                f"  n={n}: prior {prior.mean():.4f} plain {plain.mean():.4f} lr {lr.mean():.4f}", flush=True
+            )
 
     table = markdown(rows)
     print()

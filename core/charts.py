@@ -190,8 +190,13 @@ def metrics_across_versions(
         (_version_point(v) for v in versions),
         key=lambda p: p[0],
     )
-    fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
-                        vertical_spacing=0.08 if len(metrics) > 1 else 0.0)
+    fig = make_subplots(
+        rows=len(metrics),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=metrics,
+        vertical_spacing=0.08 if len(metrics) > 1 else 0.0,
+    )
     trait_keys = sorted({k for _, traits in points for k in traits})
     for row, name in enumerate(metrics, start=1):
         for i, key in enumerate(trait_keys):

@@ -129,8 +129,20 @@ def start_local_service(
     port = port or free_port()
     env = {**os.environ, ENV_DATA_DIR: str(root), "PYTHONUNBUFFERED": "1"}
     # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL).
-    cmd = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--data-dir", str(root), "--parent-pid", str(os.getpid())]
+    cmd = [
+        sys.executable,
+        "-m",
+        "service",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(root),
+        "--parent-pid",
+        str(os.getpid()),
+    ]
     if embedder:
         cmd += ["--embedder", embedder]
         env["SCORING_EMBEDDER"] = embedder
@@ -173,8 +185,19 @@ def _ensure_key(root: Path, url: str, namespace: str, env: dict[str, str]) -> st
         key = key_path.read_text().strip()
         if key and _key_works(url, key, namespace):
             return key
-    cmd = [sys.executable, "-m", "service", "keys", "create",
-           "--namespace", namespace, "--scope", "authoring", "--data-dir", str(root)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "service",
+        "keys",
+        "create",
+        "--namespace",
+        namespace,
+        "--scope",
+        "authoring",
+        "--data-dir",
+        str(root),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
     match = _KEY_RE.search(done.stdout)
     if done.returncode != 0 or match is None:

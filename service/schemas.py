@@ -155,7 +155,6 @@ class ModelCreate(Strict):
         return value
 
 
-
 _IMMUTABLE = ("handle", "kind", "scoring_method", "max_depth", "embedder")
 
 

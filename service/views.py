@@ -75,9 +75,9 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
     tags: dict[int, list[str]] = defaultdict(list)
     if version_ids:
         version_nos = dict(
-            session.execute(
-                select(Version.id, Version.version_no).where(Version.id.in_(version_ids))
-            ).tuples().all()
+            session.execute(select(Version.id, Version.version_no).where(Version.id.in_(version_ids)))
+            .tuples()
+            .all()
         )
         for version_id, tag in session.execute(
             select(Tag.version_id, Tag.name).where(Tag.version_id.in_(version_ids))
@@ -90,14 +90,18 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             select(SampleRow.model_id, func.count())
             .where(SampleRow.model_id.in_(ids))
             .group_by(SampleRow.model_id)
-        ).tuples().all()
+        )
+        .tuples()
+        .all()
     )
     buffered = dict(
         session.execute(
             select(FeedbackLabel.model_id, func.count())
             .where(FeedbackLabel.model_id.in_(ids))
             .group_by(FeedbackLabel.model_id)
-        ).tuples().all()
+        )
+        .tuples()
+        .all()
     )
     last_runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(run_ids)))} if run_ids else {}
     positions = queue_positions(session, list(last_runs.values()))

@@ -43,9 +43,24 @@ class WorkerChild:
 
     def command(self) -> list[str]:
         s = self._settings
-        cmd = [sys.executable, "-m", "service", "worker", "--workers", str(self._workers),
-               "--data-dir", str(s.data_dir), "--database-url", s.database_url, "--embedder", s.embedder,
-               "--parent-pid", str(os.getpid()), "--nice", str(WORKER_NICE)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "service",
+            "worker",
+            "--workers",
+            str(self._workers),
+            "--data-dir",
+            str(s.data_dir),
+            "--database-url",
+            s.database_url,
+            "--embedder",
+            s.embedder,
+            "--parent-pid",
+            str(os.getpid()),
+            "--nice",
+            str(WORKER_NICE),
+        ]
         if s.queue_url:
             cmd += ["--queue-url", s.queue_url]
         return cmd

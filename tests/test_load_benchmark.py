@@ -11,9 +11,28 @@ from benchmarks import load
 
 def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
-    args = ["--database", "sqlite", "--embedder", "hashing", "--api-processes", "2", "--clients", "4",
-            "--texts", "24", "--rounds", "2", "--requests", "40",
-            "--mixed-trainings", "2", "--mixed-effort", "low", "--out", str(out)]
+    args = [
+        "--database",
+        "sqlite",
+        "--embedder",
+        "hashing",
+        "--api-processes",
+        "2",
+        "--clients",
+        "4",
+        "--texts",
+        "24",
+        "--rounds",
+        "2",
+        "--requests",
+        "40",
+        "--mixed-trainings",
+        "2",
+        "--mixed-effort",
+        "low",
+        "--out",
+        str(out),
+    ]
     load.main(args)  # exit status says whether the target was met: not a question for a test
     run = json.loads(out.read_text())["runs"]["sqlite-2p"]
     assert run["errors"] == 0 and run["api_processes"] == 2 and run["embedder"].startswith("hashing")

@@ -58,8 +58,15 @@ def test_psycopg2_connects_and_settings_apply(pg_cluster: PgCluster) -> None:
             cur.execute("SELECT current_database(), current_user, current_setting('server_version_num')::int")
             db, user, version = cur.fetchone()
             settings = {}
-            for name in ("listen_addresses", "fsync", "synchronous_commit", "full_page_writes",
-                         "max_connections", "unix_socket_directories", "port"):
+            for name in (
+                "listen_addresses",
+                "fsync",
+                "synchronous_commit",
+                "full_page_writes",
+                "max_connections",
+                "unix_socket_directories",
+                "port",
+            ):
                 cur.execute("SELECT current_setting(%s)", (name,))
                 settings[name] = cur.fetchone()[0]
     finally:

@@ -132,9 +132,7 @@ class WaitTimeoutError(ScoringClientError, TimeoutError):
         self.timeout = timeout
         self.model = model
         state = model.state if model is not None else "unknown"
-        super().__init__(
-            f"{handle}: run {run_id or '(any)'} still going after {timeout:g}s (state {state})"
-        )
+        super().__init__(f"{handle}: run {run_id or '(any)'} still going after {timeout:g}s (state {state})")
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {

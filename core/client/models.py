@@ -29,9 +29,9 @@ class _Response(BaseModel):
             nulls = [
                 name
                 for name, field in cls.model_fields.items()
-                if data.get(name, 0) is None and not field.is_required() and field.get_default(
-                    call_default_factory=True
-                ) is not None
+                if data.get(name, 0) is None
+                and not field.is_required()
+                and field.get_default(call_default_factory=True) is not None
             ]
             if nulls:
                 data = {k: v for k, v in data.items() if k not in nulls}

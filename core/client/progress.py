@@ -45,9 +45,9 @@ class TqdmProgress:
 _BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}{postfix}]"
 
 
-def resolve(progress: OperationCallback | str | None, description: str) -> tuple[
-    OperationCallback | None, Callable[[bool], None]
-]:
+def resolve(
+    progress: OperationCallback | str | None, description: str
+) -> tuple[OperationCallback | None, Callable[[bool], None]]:
     """Turn `wait(progress=...)` into (callback, close)."""
     if progress is None:
         return None, lambda _ok: None

@@ -99,9 +99,7 @@ class Scorer:
         """Combine the chunk scores (m, n_traits) of one text per trait by its aggregation."""
         if len(chunk_scores) == 1:
             return chunk_scores[0].copy()
-        return np.array(
-            [_AGGREGATE[t.aggregation](chunk_scores[:, j]) for j, t in enumerate(self.traits)]
-        )
+        return np.array([_AGGREGATE[t.aggregation](chunk_scores[:, j]) for j, t in enumerate(self.traits)])
 
     # -- public -----------------------------------------------------------------------------------
 

@@ -102,8 +102,10 @@ def _check_trait(entry: Any, i: int, dim: int) -> None:
         if not isinstance(entry.get(name), str):
             raise _fail(f"traits[{i}].{name} must be a string, found {entry.get(name)!r}")
     if entry["aggregation"] not in AGGREGATIONS:
-        raise _fail(f"traits[{i}].aggregation must be one of {', '.join(AGGREGATIONS)}, "
-                    f"found {entry['aggregation']!r}")
+        raise _fail(
+            f"traits[{i}].aggregation must be one of {', '.join(AGGREGATIONS)}, "
+            f"found {entry['aggregation']!r}"
+        )
     w = entry.get("w")
     if not isinstance(w, list) or len(w) != dim:
         found = f"{len(w)} values" if isinstance(w, list) else repr(type(w).__name__)

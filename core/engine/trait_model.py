@@ -208,8 +208,13 @@ class PoleMoments:
         trace = float(np.trace(cov))
         mu = trace / n_distinct
         return AxisSpectrum(
-            p_pos=p_pos, p_neg=p_neg, mu=mu if mu > 0.0 else 1.0, cov=cov,
-            trace=trace, n_pos=self.a_sum, n_neg=self.b_sum,
+            p_pos=p_pos,
+            p_neg=p_neg,
+            mu=mu if mu > 0.0 else 1.0,
+            cov=cov,
+            trace=trace,
+            n_pos=self.a_sum,
+            n_neg=self.b_sum,
         )
 
 

@@ -38,9 +38,7 @@ def validate_text(text: Any, *, where: str = "text") -> str:
     if not stripped:
         raise EmptyTextError(f"{where} is empty")
     if len(stripped) > MAX_TEXT_CHARS:
-        raise TextTooLongError(
-            f"{where} has {len(stripped):,} characters; the limit is {MAX_TEXT_CHARS:,}"
-        )
+        raise TextTooLongError(f"{where} has {len(stripped):,} characters; the limit is {MAX_TEXT_CHARS:,}")
     return stripped
 
 

@@ -53,6 +53,7 @@ def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
             server.kill()
         log.close()
 
+
 FORMAL = [
     "Dear colleague, I would be grateful if you could kindly review the attached document.",
     "We sincerely appreciate your cooperation and remain at your disposal for further questions.",

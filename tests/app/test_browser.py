@@ -517,9 +517,12 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     _effort(page, first)
     ui.settle()
     ui.click("Discover traits")
-    summary = page.get_by_text("Discovery ").filter(has_text="Discovery added").or_(
-        page.get_by_text("Discovery finished")
-    ).first
+    summary = (
+        page.get_by_text("Discovery ")
+        .filter(has_text="Discovery added")
+        .or_(page.get_by_text("Discovery finished"))
+        .first
+    )
     summary.wait_for(timeout=180_000)
     ui.no_exception()
     _view(ui, summary, f"p7_discover_summary_{size}")

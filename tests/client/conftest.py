@@ -157,7 +157,9 @@ class FaultInjector(httpx.BaseTransport):
         if fault.kind == "read-timeout":
             raise httpx.ReadTimeout("injected: response lost", request=request)
         return httpx.Response(
-            fault.status, headers=headers, json={"error": {"code": "internal_error", "message": "injected"}},
+            fault.status,
+            headers=headers,
+            json={"error": {"code": "internal_error", "message": "injected"}},
             request=request,
         )
 

@@ -15,10 +15,20 @@ RESULT = ScoreResult.model_validate(
         "handle": "acme.tone",
         "version_no": 3,
         "scores": [
-            {"trait": "formality", "name": "Formality", "score": 0.71, "positive_label": "formal",
-             "negative_label": "casual"},
-            {"trait": "warmth", "name": "Warmth", "score": 0.2, "positive_label": "warm",
-             "negative_label": "cold"},
+            {
+                "trait": "formality",
+                "name": "Formality",
+                "score": 0.71,
+                "positive_label": "formal",
+                "negative_label": "casual",
+            },
+            {
+                "trait": "warmth",
+                "name": "Warmth",
+                "score": 0.2,
+                "positive_label": "warm",
+                "negative_label": "cold",
+            },
         ],
     }
 )

@@ -23,9 +23,10 @@ from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Ser
 
 
 def test_401_for_unknown_and_missing_keys(service: Service) -> None:
-    with service.client("sk_000000000000_notarealkeynotarealkey") as bad, pytest.raises(
-        AuthenticationError
-    ) as err:
+    with (
+        service.client("sk_000000000000_notarealkeynotarealkey") as bad,
+        pytest.raises(AuthenticationError) as err,
+    ):
         bad.get_model(f"{NAMESPACE}.anything")
     assert (err.value.status, err.value.code) == (401, "unauthorized")
     with service.client("") as anonymous:
@@ -115,8 +116,13 @@ def test_409_codes_from_model_states(client: Client, service: Service) -> None:
     zdr = make_draft(client, service.handle("zdr"))
     client.update_model(zdr, zero_data_retention=True)
     assert client.get_model(zdr).sample_count == 0  # turning it on purged the samples
-    client.add_samples(zdr, [{"trait": "formality", "text": t, "quality": q} for t, q in
-                             (("Dear Sir, kindly respond.", 1.0), ("hey lol", 0.0))])
+    client.add_samples(
+        zdr,
+        [
+            {"trait": "formality", "text": t, "quality": q}
+            for t, q in (("Dear Sir, kindly respond.", 1.0), ("hey lol", 0.0))
+        ],
+    )
     client.wait(zdr, client.train(zdr, effort="low").run_id, timeout=60)
     with pytest.raises(ConflictError) as zdr_err:
         client.score(zdr, "Dear Sir", feedback={"formality": 1.0})

@@ -31,7 +31,10 @@ def test_create_echoes_every_field(client: Client, service: Service) -> None:
     assert isinstance(m, Model)
     assert (m.handle, m.namespace, m.name, m.state) == (handle, NAMESPACE, handle.split(".")[1], "draft")
     assert (m.max_depth, m.additional_terms, m.readme_markdown, m.zero_data_retention) == (
-        3, "internal use only", "# Tone", True,
+        3,
+        "internal use only",
+        "# Tone",
+        True,
     )
     assert m.upstream_sources is not None and m.upstream_sources[0]["url"] == sources[0]["url"]
     assert m.version_no is None and m.last_operation is None and m.created_at is not None

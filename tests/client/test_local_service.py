@@ -56,9 +56,10 @@ def test_whole_path_over_the_socket(local: LocalService) -> None:
 
 
 def test_wrong_key_over_the_socket(local: LocalService) -> None:
-    with Client(local.url, "sk_000000000000_wrongwrongwrongwrongwrong") as c, pytest.raises(
-        AuthenticationError
-    ) as err:
+    with (
+        Client(local.url, "sk_000000000000_wrongwrongwrongwrongwrong") as c,
+        pytest.raises(AuthenticationError) as err,
+    ):
         c.get_model(local.handle("tone"))
     assert err.value.request_id and err.value.request_id.startswith("req_")
 

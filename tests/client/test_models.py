@@ -63,8 +63,15 @@ def test_score_result_helpers() -> None:
             "handle": "a.b",
             "version_no": 2,
             "scores": [
-                {"trait": "formality", "name": "Formality", "score": 0.7, "positive_label": "formal",
-                 "negative_label": "casual", "label": "formal", "future": True},
+                {
+                    "trait": "formality",
+                    "name": "Formality",
+                    "score": 0.7,
+                    "positive_label": "formal",
+                    "negative_label": "casual",
+                    "label": "formal",
+                    "future": True,
+                },
                 {"trait": "warmth", "score": 0.1},
             ],
         }

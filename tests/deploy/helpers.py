@@ -19,6 +19,11 @@ def clean_env(**scoring: str) -> dict[str, str]:
 
 def service(*args: str, env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "service", *args], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        [sys.executable, "-m", "service", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )

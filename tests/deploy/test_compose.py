@@ -83,7 +83,9 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_")}
     missing = subprocess.run(
         [*compose, "-f", str(COMPOSE), "--project-directory", str(empty), "config"],
-        capture_output=True, text=True, env=env,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert missing.returncode != 0
     assert "set SCORING_DATABASE_PASSWORD in deploy/.env" in missing.stderr + missing.stdout
@@ -102,15 +104,19 @@ def test_nginx_resolves_the_api_at_request_time(tmp_path: Path) -> None:
         f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
         f"http {{\n    access_log off;\n    include {DEPLOY / 'nginx.conf'};\n}}\n"
     )
-    check = subprocess.run([nginx, "-t", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [nginx, "-t", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)], capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stderr
     assert "syntax is ok" in check.stderr
 
 
 def test_build_context_sends_only_what_the_image_copies() -> None:
-    rules = [ln.strip() for ln in (REPO / ".dockerignore").read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    rules = [
+        ln.strip()
+        for ln in (REPO / ".dockerignore").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert rules[0] == "*"  # everything out, then only the image's sources back in
     included = {r[1:].rstrip("/") for r in rules if r.startswith("!")}
     copied = set()

@@ -89,12 +89,33 @@ def short_tmpdir() -> Iterator[Path]:
 @pytest.mark.postgres
 def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path) -> None:
     env = clean_env(TMPDIR=str(short_tmpdir))
-    args = ["--database", "postgres", "--embedder", "hashing", "--api-processes", "2", "--clients", "2",
-            "--texts", "12", "--rounds", "1", "--requests", "100000000", "--duration", "600",
-            "--out", str(tmp_path / "load.json")]
+    args = [
+        "--database",
+        "postgres",
+        "--embedder",
+        "hashing",
+        "--api-processes",
+        "2",
+        "--clients",
+        "2",
+        "--texts",
+        "12",
+        "--rounds",
+        "1",
+        "--requests",
+        "100000000",
+        "--duration",
+        "600",
+        "--out",
+        str(tmp_path / "load.json"),
+    ]
     bench = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.load", *args], cwd=REPO, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "-m", "benchmarks.load", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     output: list[str] = []
     try:

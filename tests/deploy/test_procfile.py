@@ -39,7 +39,6 @@ AWKWARD_PASSWORD = "p@ss/w:rd#?%x"
 START = ["-f", "deploy/Procfile", "-e", "deploy/.env"]  # docs/deployment.md, from the project root
 
 
-
 class Clone:
     def __init__(self, root: Path, database_url: str, port: int) -> None:
         self.root = root

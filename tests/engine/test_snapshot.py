@@ -29,8 +29,18 @@ def test_snapshot_layout(trained: TrainingResult, hashing: Embedder) -> None:
     assert snap["embedder"] == {"id": hashing.id, "dim": hashing.dim, "model_sha256": None}
     assert snap["param_hash"] == trained.param_hash
     (trait,) = snap["traits"]
-    assert {"key", "name", "positive_label", "negative_label", "description", "aggregation", "w", "m_dot_w",
-            "k", "params"} <= set(trait)
+    assert {
+        "key",
+        "name",
+        "positive_label",
+        "negative_label",
+        "description",
+        "aggregation",
+        "w",
+        "m_dot_w",
+        "k",
+        "params",
+    } <= set(trait)
     assert len(trait["w"]) == hashing.dim and trait["k"] > 0
     assert trait["params"] == trained.params["sentiment"]
     json.dumps(snap, allow_nan=False)
@@ -120,8 +130,9 @@ def test_malformed_snapshots_raise_snapshot_format_error(
         Scorer.from_snapshot(snap)
 
 
-@pytest.mark.parametrize(("value", "needle"), [("{not json", "not valid JSON"), ("[1, 2]", "found list"),
-                                               (42, "found int")])
+@pytest.mark.parametrize(
+    ("value", "needle"), [("{not json", "not valid JSON"), ("[1, 2]", "found list"), (42, "found int")]
+)
 def test_non_snapshot_values_are_rejected(value: Any, needle: str) -> None:
     with pytest.raises(SnapshotFormatError, match=needle):
         load_snapshot(value)

@@ -84,7 +84,8 @@ def test_unbalanced_poles_still_rank_held_out_texts(corpus: Any, hashing: Embedd
     assert roc_auc_score([1] * 30 + [0] * 30, np.concatenate([test_pos, test_neg])) > 0.85
 
 
-def test_midpoint_of_prototypes_scores_exactly_one_half_and_prototypes_are_plus_minus_one(corpus: Any,
+def test_midpoint_of_prototypes_scores_exactly_one_half_and_prototypes_are_plus_minus_one(
+    corpus: Any,
     hashing: Embedder,
 ) -> None:
     X, q = _xq(hashing, corpus.sentiment_samples())
@@ -311,8 +312,14 @@ def test_reused_params_skip_the_search_and_reproduce_the_version(corpus: Any, ha
 
 @pytest.mark.parametrize(
     "bad",
-    [{"shrinkage": 0.0}, {"shrinkage": 1.5}, {"shrinkage": float("nan")}, {"folds": 5}, "0.5",
-     {"shrinkage": 0.5, "folds": 1}],
+    [
+        {"shrinkage": 0.0},
+        {"shrinkage": 1.5},
+        {"shrinkage": float("nan")},
+        {"folds": 5},
+        "0.5",
+        {"shrinkage": 0.5, "folds": 1},
+    ],
 )
 def test_invalid_reused_params_are_rejected(corpus: Any, hashing: Embedder, bad: object) -> None:
     with pytest.raises(InvalidParamsError, match="sentiment"):
@@ -338,8 +345,13 @@ def test_all_texts_are_embedded_once_in_one_call(corpus: Any, counting: Any) -> 
 
 def test_progress_is_monotone_and_names_the_phases(corpus: Any, hashing: Embedder) -> None:
     events: list[tuple[float, str]] = []
-    train([corpus.SENTIMENT], corpus.sentiment_samples(), embedder=hashing, effort="low",
-          progress=lambda f, p: events.append((f, p)))
+    train(
+        [corpus.SENTIMENT],
+        corpus.sentiment_samples(),
+        embedder=hashing,
+        effort="low",
+        progress=lambda f, p: events.append((f, p)),
+    )
     fractions = [f for f, _ in events]
     assert fractions == sorted(fractions) and all(0.0 <= f <= 1.0 for f in fractions)
     phases = [p for _, p in events]
@@ -380,8 +392,10 @@ def test_positive_pole_of_only_midpoint_samples_still_trains(corpus: Any, hashin
     samples += [Sample("sentiment", t, 0.0) for t in corpus.make_texts(corpus.NEGATIVE_WORDS, 6, 2)]
     result = train([corpus.SENTIMENT], samples, embedder=hashing, effort="low")
     metrics = result.metrics["sentiment"]
-    assert all(isinstance(metrics[k], float) and math.isfinite(metrics[k])
-               for k in ("roc_auc", "accuracy", "calibration_error", "discrimination"))
+    assert all(
+        isinstance(metrics[k], float) and math.isfinite(metrics[k])
+        for k in ("roc_auc", "accuracy", "calibration_error", "discrimination")
+    )
 
 
 def test_a_pole_with_a_single_sample_trains_without_folds(corpus: Any, hashing: Embedder) -> None:
@@ -444,8 +458,15 @@ def test_another_process_trains_the_same_snapshot(corpus: Any, hashing: Embedder
         "result = train([trait], samples, embedder=get_embedder('hashing'), effort='medium')\n"
         "print(json.dumps(result.snapshot))\n"
     )
-    payload = json.dumps({"trait": dataclasses.asdict(corpus.SENTIMENT),
-                          "samples": [dataclasses.asdict(s) for s in samples]})
-    done = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, text=True,
-                          check=True, cwd=Path(__file__).resolve().parents[2])
+    payload = json.dumps(
+        {"trait": dataclasses.asdict(corpus.SENTIMENT), "samples": [dataclasses.asdict(s) for s in samples]}
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert json.loads(done.stdout) == result.snapshot

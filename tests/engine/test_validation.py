@@ -90,9 +90,11 @@ def test_bad_trait_definitions() -> None:
 
 @pytest.mark.parametrize(
     ("text", "error", "needle"),
-    [("", EmptyTextError, r"sample 1 \(id 5\): text is empty"),
-     ("x" * (MAX_TEXT_CHARS + 5), TextTooLongError, "20,005 characters"),
-     (None, InvalidTextError, "NoneType")],
+    [
+        ("", EmptyTextError, r"sample 1 \(id 5\): text is empty"),
+        ("x" * (MAX_TEXT_CHARS + 5), TextTooLongError, "20,005 characters"),
+        (None, InvalidTextError, "NoneType"),
+    ],
 )
 def test_bad_sample_texts_are_named(text: Any, error: type, needle: str) -> None:
     with pytest.raises(error, match=needle):

@@ -49,5 +49,8 @@ def test_current_key_in_openapi(idle_svc: Svc) -> None:
     }
     assert "401" in op["responses"]
     assert set(doc["components"]["schemas"]["KeyInfo"]["required"]) == {
-        "prefix", "scope", "namespaces", "created_at"
+        "prefix",
+        "scope",
+        "namespaces",
+        "created_at",
     }

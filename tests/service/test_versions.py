@@ -46,9 +46,10 @@ def test_tags_addressing_and_snapshot(svc: Svc) -> None:
     check(c.post("/v1/models/acme.ver/versions/Zeta", headers=h), 200)
     in_order = ["Zeta", "prod", "stable.1"]
     assert check(c.get("/v1/models/acme.ver", headers=h), 200)["version_tags"] == in_order
-    assert check(c.get("/v1/models", params={"namespace": "acme"}, headers=h), 200)["items"][0][
-        "version_tags"
-    ] == in_order
+    assert (
+        check(c.get("/v1/models", params={"namespace": "acme"}, headers=h), 200)["items"][0]["version_tags"]
+        == in_order
+    )
     assert check(c.get("/v1/models/acme.ver/versions/v2", headers=h), 200)["tags"] == in_order
     scored = check(c.post("/v1/models/acme.ver/score", json={"content": "Kind regards"}, headers=h), 200)
     assert scored["version_tags"] == in_order

@@ -105,7 +105,10 @@ def _teardown(prefix: list[str], pg_ctl: str, data_dir: Path, base_dir: Path) ->
     if pid_file.exists():
         subprocess.run(
             [*prefix, pg_ctl, "stop", "-D", str(data_dir), "-m", "immediate", "-w", "-t", "30"],
-            cwd=base_dir, env=_pg_env(), capture_output=True, check=False,
+            cwd=base_dir,
+            env=_pg_env(),
+            capture_output=True,
+            check=False,
         )
     if pid_file.exists():  # pg_ctl failed: do not leave a server behind
         with contextlib.suppress(OSError, ValueError, IndexError):
@@ -234,7 +237,12 @@ class PgCluster:
 
     def _run(self, prefix: list[str], args: list[str], what: str) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [*prefix, *args], cwd=self.base_dir, env=_pg_env(), capture_output=True, text=True, check=False,
+            [*prefix, *args],
+            cwd=self.base_dir,
+            env=_pg_env(),
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode != 0:
             raise PgClusterError(f"{what} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
@@ -243,8 +251,18 @@ class PgCluster:
     def _initdb(self, prefix: list[str], bin_dir: Path) -> None:
         self._run(
             prefix,
-            [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", self.user, "--auth=trust",
-             "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"],
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                self.user,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-sync",
+                "--no-instructions",
+            ],
             "initdb",
         )
         settings = {**self.settings, "unix_socket_directories": f"'{self.socket_dir}'"}
@@ -256,9 +274,25 @@ class PgCluster:
         for attempt in range(attempts):
             port = free_port()
             proc = subprocess.run(
-                [*prefix, pg_ctl, "start", "-D", str(self.data_dir), "-l", str(self.log_path), "-w",
-                 "-t", str(int(self.start_timeout)), "-o", f"-p {port}"],
-                cwd=self.base_dir, env=_pg_env(), capture_output=True, text=True, check=False,
+                [
+                    *prefix,
+                    pg_ctl,
+                    "start",
+                    "-D",
+                    str(self.data_dir),
+                    "-l",
+                    str(self.log_path),
+                    "-w",
+                    "-t",
+                    str(int(self.start_timeout)),
+                    "-o",
+                    f"-p {port}",
+                ],
+                cwd=self.base_dir,
+                env=_pg_env(),
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if proc.returncode == 0:
                 self._port = port

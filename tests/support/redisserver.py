@@ -43,8 +43,21 @@ class RedisServer:
         binary = find_redis_server()
         self.dir = Path(tempfile.mkdtemp(prefix="redis-"))
         self.port = free_port()
-        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", str(self.dir), "--logfile", str(self.dir / "redis.log")]
+        args = [
+            binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.dir),
+            "--logfile",
+            str(self.dir / "redis.log"),
+        ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + self.start_timeout
         while True:
