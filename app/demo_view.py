@@ -8,6 +8,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import plotly.graph_objects as go
 
 from core.client import Client
+from core.contract import is_positive
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
 GENERIC_PRESETS = [
@@ -24,7 +25,7 @@ def preset_texts(client: Client, handle: str, limit: int = 6) -> list[str]:
     seen: set[tuple[str, bool]] = set()
     try:
         for s in client.list_samples(handle, page_size=200):
-            pole = (s.trait, s.quality >= 0.5)
+            pole = (s.trait, is_positive(s.quality))
             if pole in seen or len(s.text) > 280:
                 continue
             seen.add(pole)

@@ -28,10 +28,10 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
-from core.engine.validation import MAX_TEXT_CHARS
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache"

@@ -10,10 +10,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import HANDLE_RE
 from service.context import Context
 from service.errors import ApiError
 from service.keys import Principal, authenticate
-from service.schemas import HANDLE_RE
 from service.tables import Model
 
 bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from core.embedders import Embedder
 from core.engine.errors import EngineError
 from core.engine.types import Sample, TraitSpec
@@ -25,7 +26,6 @@ from service.retention import erase, purge_texts
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.testhooks import pause
-from service.traitkeys import MAX_TRAITS, unique_key
 
 log = logging.getLogger("service.jobs")
 
@@ -382,7 +382,7 @@ class Executor:
             assert model is not None and run is not None
             taken = {t.key for t in load_traits(s, model.id)}
             for d in found:
-                key = unique_key(d.spec.name, taken)
+                key = unique_trait_key(trait_key(d.spec.name), taken)
                 taken.add(key)
                 trait = Trait(
                     model_id=model.id,

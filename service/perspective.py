@@ -14,6 +14,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.contract import MAX_TEXT_CHARS
 from service.errors import REQUEST_ID_HEADER
 
 SCORE_TYPE = "PROBABILITY"
@@ -30,7 +31,7 @@ class _Model(BaseModel):
 
 
 class TextEntry(_Model):
-    text: str = Field(min_length=1, max_length=20_000)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     type: str | None = None
 
 

@@ -18,33 +18,39 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from core.contract import (
+    HANDLE_PATTERN,
+    HANDLE_RE,
+    MAX_LABEL_CHARS,
+    MAX_POOL_TEXTS_PER_REQUEST,
+    MAX_SAMPLES_PER_REQUEST,
+    MAX_SCORE_TEXTS,
+    MAX_TEXT_CHARS,
+    Aggregation,
+    DiscoverEffort,
+    ModelState,
+    Provenance,
+    RunStatus,
+    SuggestMode,
+    SynthType,
+    TrainEffort,
+    text_too_long_message,
+)
 from core.embedders.registry import MODEL_CHOICES
+from core.engine import validate_text
 from core.engine.errors import EngineError
 
-MAX_TEXT_CHARS = 20_000
-# Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
-HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
-TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
-VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
-# Not a tag: it would read as a version number (`v3`, and `V3` too).
-TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
 # The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
 # schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
 NO_NUL_PATTERN = "^[^\\x00]*$"
 # What Python's str.strip() removes, spelt out: `\s` differs between regex engines (\x1c-\x1f, \x85, \ufeff).
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 NOT_BLANK_PATTERN = f"^[^\\x00]*[^{_SPACE}\\x00][^\\x00]*$"
-HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
 _NOT_BLANK: Any = {"pattern": NOT_BLANK_PATTERN}
 # Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
 UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
-ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
-TrainEffort = Literal["low", "medium", "high", "max"]
-DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
-Aggregation = Literal["mean", "max", "min"]
-Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
-Label = Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)]
+Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK)]
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
 EmbedderChoice = Literal["minilm", "hashing", "minilm-l6-v2-int8@8199be6f", "hashing-v1-512"]
 assert get_args(EmbedderChoice) == MODEL_CHOICES
@@ -90,10 +96,8 @@ def has_unstorable(value: Any) -> bool:
 def check_text(value: str, where: str = "text") -> str:
     """The engine's text rule, reported with the engine's error code; the length is counted as sent (the
     schema's maxLength, and no work on a longer string), then the engine trims and checks it."""
-    from core.engine import validate_text
-
     if len(value) > MAX_TEXT_CHARS:
-        message = f"{where} has {len(value):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+        message = text_too_long_message(len(value), where)
         raise PydanticCustomError("text_too_long", message)
 
     try:
@@ -182,7 +186,7 @@ class ModelPatch(Strict):
 
 class LastOperation(BaseModel):
     kind: str
-    status: Literal["queued", "running", "succeeded", "failed"]
+    status: RunStatus
     started_at: datetime
     finished_at: datetime | None = None
     run_id: str | None = None
@@ -235,7 +239,7 @@ class Deleted(BaseModel):
 
 
 class TraitIn(Strict):
-    name: str = Field(min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
+    name: str = Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK)
     positive_label: Label
     negative_label: Label
     description: str = Field(default="", max_length=10_000)
@@ -254,13 +258,15 @@ class TraitsIn(Strict):
 
 
 class TraitPatch(Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK)
+    name: str | None = Field(
+        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK
+    )
     description: str | None = Field(default=None, max_length=10_000)
     positive_label: str | None = Field(
-        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK
     )
     negative_label: str | None = Field(
-        default=None, min_length=1, max_length=100, json_schema_extra=_NOT_BLANK
+        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK
     )
     aggregation: Aggregation | None = None
 
@@ -318,7 +324,7 @@ class SampleIn(Strict):
 
 
 class SamplesIn(Strict):
-    samples: list[SampleIn] = Field(min_length=1, max_length=500)
+    samples: list[SampleIn] = Field(min_length=1, max_length=MAX_SAMPLES_PER_REQUEST)
 
 
 class SampleIds(BaseModel):
@@ -376,9 +382,7 @@ class DiscoverIn(Strict):
 
 
 class SynthesizeIn(Strict):
-    synth_type: Literal["from_traits", "diversify"] = Field(
-        default="from_traits", description="`enrich` is not supported (422)."
-    )
+    synth_type: SynthType = Field(default="from_traits", description="`enrich` is not supported (422).")
     effort: DiscoverEffort | None = None
 
 
@@ -435,7 +439,7 @@ ScoreText = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA)]
 
 
 class ScoreIn(Strict):
-    content: ScoreText | Annotated[list[ScoreText], Field(min_length=1, max_length=100)] = Field(
+    content: ScoreText | Annotated[list[ScoreText], Field(min_length=1, max_length=MAX_SCORE_TEXTS)] = Field(
         description="One text, or 1-100 texts."
     )
     version: str | None = Field(default=None, max_length=64)
@@ -519,14 +523,12 @@ class Health(BaseModel):
 
 # ---- unlabelled pool ------------------------------------------------------------------------------
 
-SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "negative"]
-
 
 PoolTextIn = Text
 
 
 class PoolIn(Strict):
-    texts: list[PoolTextIn] = Field(min_length=1, max_length=1000)
+    texts: list[PoolTextIn] = Field(min_length=1, max_length=MAX_POOL_TEXTS_PER_REQUEST)
 
 
 class PoolAdded(BaseModel):

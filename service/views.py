@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased
 
+from core.contract import POSITIVE_THRESHOLD
 from service.prune import effective_policy
 from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
@@ -137,7 +138,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
 
 def traits_out(session: Session, model: Model) -> list[TraitOut]:
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
-    pos = case((SampleRow.quality >= 0.5, 1), else_=0)
+    pos = case((SampleRow.quality >= POSITIVE_THRESHOLD, 1), else_=0)
     counts = {
         tid: (total, positive or 0)
         for tid, total, positive in session.execute(

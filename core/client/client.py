@@ -37,10 +37,10 @@ from core.client.models import (
     Version,
 )
 from core.client.retry import Safety
+from core.contract import MAX_SAMPLES_PER_REQUEST
 
 ENV_URL = "SCORING_API_URL"
 ENV_KEY = "SCORING_API_KEY"
-MAX_SAMPLES_PER_REQUEST = 500
 MAX_SCORE_CONTENTS = 100
 MAX_POOL_TEXTS_PER_REQUEST = 1000
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-MAX_TEXT_CHARS = 20_000  # docs/api.md limit; duplicated so core.client never imports core.engine
+from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, text_too_long_message
 
 
 class _Response(BaseModel):
@@ -55,8 +55,8 @@ class TraitInput(_Input):
     @field_validator("aggregation")
     @classmethod
     def _known_aggregation(cls, v: str) -> str:
-        if v not in ("mean", "max", "min"):
-            raise ValueError("aggregation must be one of mean, max, min")
+        if v not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}")
         return v
 
 
@@ -86,9 +86,7 @@ class SampleInput(_Input):
         if not v:
             raise PydanticCustomError("empty_text", "text is empty")
         if len(v) > MAX_TEXT_CHARS:
-            raise PydanticCustomError(
-                "text_too_long", f"text has {len(v):,} characters; the limit is {MAX_TEXT_CHARS:,}"
-            )
+            raise PydanticCustomError("text_too_long", text_too_long_message(len(v)))
         return v
 
     @field_validator("quality", mode="before")

@@ -1,5 +1,6 @@
 """The local scoring engine: train, score, explain, discover and synthesize. No web frameworks here."""
 
+from core.contract import MAX_TEXT_CHARS
 from core.engine.discovery import discover
 from core.engine.errors import (
     EmbedderUnavailableError,
@@ -25,7 +26,7 @@ from core.engine.synthesis import synthesize
 from core.engine.training import SEARCH_PLANS, train
 from core.engine.trait_model import BalancedCosineTrait
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TrainingResult, TraitSpec
-from core.engine.validation import MAX_TEXT_CHARS, validate_samples, validate_text
+from core.engine.validation import validate_samples, validate_text
 
 __all__ = [
     "MAX_TEXT_CHARS",

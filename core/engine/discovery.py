@@ -23,12 +23,13 @@ from sklearn.decomposition import PCA
 from sklearn.feature_extraction.text import TfidfVectorizer
 from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
+from core.contract import MAX_LABEL_CHARS, POSITIVE_THRESHOLD, trait_key, unique_trait_key
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
-from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key, slugify_key, unique_key
+from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
-from core.engine.validation import POSITIVE_THRESHOLD, validate_quality, validate_text
+from core.engine.validation import validate_quality, validate_text
 
 #: Principal components considered per effort level (and at most this many k-means contrasts).
 CANDIDATES_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
@@ -45,7 +46,6 @@ PARALLEL_COS = 0.8
 _SEED = 0
 _LABEL_WORDS = 2  # words in a pole label
 _DESCRIPTION_WORDS = 5  # words per pole in the description
-_MAX_LABEL_CHARS = 100
 
 ExistingTrait = TraitSpec | tuple[TraitSpec, np.ndarray | Sequence[float] | None]
 
@@ -226,7 +226,7 @@ def _pole_words(texts: Sequence[str], top: np.ndarray, bottom: np.ndarray) -> tu
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_LABEL_CHARS else text[: _MAX_LABEL_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1].rstrip() + "…"
 
 
 def _make_spec(
@@ -237,9 +237,9 @@ def _make_spec(
     # Two axes of one run (or an existing trait) can share their top words: take the next distinctive
     # pair rather than show two traits with the same name.
     names = [f"{p} vs {n}" for p, n in zip(pos_words, neg_words, strict=False)] or [f"axis {index}"]
-    name = next((n for n in names if slugify_key(n) not in taken), names[0])
-    key = unique_key(slugify_key(name), taken)
-    if key != slugify_key(name):
+    name = next((n for n in names if trait_key(n) not in taken), names[0])
+    key = unique_trait_key(trait_key(name), taken)
+    if key != trait_key(name):
         name = f"{name} ({key.rsplit('_', 1)[-1]})"
     taken.add(key)
     description = (

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from core.contract import AGGREGATIONS
 from core.engine.errors import SnapshotFormatError
 from core.engine.types import TraitSpec
-from core.engine.validation import AGGREGATIONS
 
 FORMAT = "scoring-workbench/snapshot"
 FORMAT_VERSION = 1

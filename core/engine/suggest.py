@@ -35,14 +35,13 @@ import numpy as np
 from scipy.special import expit
 from sklearn.cluster import KMeans
 
+from core.contract import POSITIVE_THRESHOLD, SUGGEST_MODES
 from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts, zero_shot_axis
 from core.engine.training import PRIOR_SHRINKAGE, PRIOR_STRENGTH
 from core.engine.trait_model import BalancedCosineTrait
 from core.engine.types import TraitSpec
-from core.engine.validation import POSITIVE_THRESHOLD
 
-MODES = ("auto", "typical", "uncertain", "diverse", "positive", "negative")
 NEAR_DUPLICATE = 0.95
 #: Diverse picks consider at most this many pool rows (a fixed random subset): k-center over a sample of a
 #: large pool covers it as well and keeps the cost independent of the pool's size.
@@ -208,8 +207,8 @@ def suggest(
     `exclude` (bool per pool row) removes rows outright, e.g. texts already labelled for this trait.
     `prior`: the trait's pole-text direction (`pole_prior`), so the fit is the one training starts from.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    if mode not in SUGGEST_MODES:
+        raise ValueError(f"mode must be one of {', '.join(SUGGEST_MODES)}")
     pool = np.asarray(pool, dtype=np.float32)
     labelled = np.asarray(labelled, dtype=np.float32).reshape(-1, pool.shape[1] if pool.ndim == 2 else 0)
     quality = np.asarray(quality, dtype=np.float64)

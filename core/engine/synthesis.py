@@ -24,6 +24,7 @@ from itertools import islice
 
 import numpy as np
 
+from core.contract import MAX_TEXT_CHARS, POSITIVE_THRESHOLD, SYNTH_TYPES
 from core.embedders.base import Embedder
 from core.engine.errors import (
     EngineError,
@@ -37,14 +38,11 @@ from core.engine.text_utils import dedup_key, stable_seed
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import ProgressFn, Sample, TraitSpec
 from core.engine.validation import (
-    MAX_TEXT_CHARS,
-    POSITIVE_THRESHOLD,
     validate_quality,
     validate_text,
     validate_traits,
 )
 
-SYNTH_TYPES = ("from_traits", "diversify")
 #: from_traits: kept exemplars per pole of each trait.
 PER_POLE_BY_EFFORT: dict[str, int] = {"low": 4, "medium": 8, "high": 16, "xhigh": 32, "max": 64}
 #: diversify: kept variants per seed, and in total over all traits.

@@ -30,26 +30,6 @@ STOP_WORDS: frozenset[str] = frozenset(ENGLISH_STOP_WORDS) | frozenset(
 # Words of 3+ letters: digits and 1-2 letter tokens rarely name a pole.
 WORD_PATTERN = r"(?u)\b[^\W\d_]{3,}\b"
 _WORD_RE = re.compile(WORD_PATTERN)
-_KEY_MAX = 48
-
-
-def slugify_key(name: str) -> str:
-    """Trait key rule of docs/api.md: lower-case, non [a-z0-9] runs -> `_`, trimmed, max 48, else `trait`."""
-    key = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:_KEY_MAX].strip("_")
-    return key or "trait"
-
-
-def unique_key(key: str, taken: set[str]) -> str:
-    """`key`, or `key_2`, `key_3`, ... (still within 48 characters) when it is taken."""
-    if key not in taken:
-        return key
-    n = 2
-    while True:
-        suffix = f"_{n}"
-        candidate = key[: _KEY_MAX - len(suffix)] + suffix
-        if candidate not in taken:
-            return candidate
-        n += 1
 
 
 def dedup_key(text: str) -> str:

@@ -29,7 +29,7 @@ from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-from core.engine.validation import POSITIVE_THRESHOLD
+from core.contract import POSITIVE_THRESHOLD
 
 #: Bounds of the calibration slope. r is +-1 at the prototypes, so k = 0.25 still keeps the
 #: axis order visible when held-out folds found no signal, and 200 is far past any real fit.

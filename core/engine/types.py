@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-TrainEffort = Literal["low", "medium", "high", "max"]
-DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
-Aggregation = Literal["mean", "max", "min"]
+from core.contract import Aggregation, DiscoverEffort, TrainEffort
+
+__all__ = ["Aggregation", "DiscoverEffort", "TrainEffort"]  # core.contract's, re-exported for the engine
 
 #: progress(fraction in [0, 1], phase name) - called from long operations.
 ProgressFn = Callable[[float, str], None]

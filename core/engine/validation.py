@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from numbers import Real
 from typing import Any
 
+from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, POSITIVE_THRESHOLD, text_too_long_message
 from core.engine.errors import (
     EmptyTextError,
     InvalidQualityError,
@@ -24,11 +25,6 @@ from core.engine.errors import (
 )
 from core.engine.types import Sample, TraitSpec
 
-MAX_TEXT_CHARS = 20_000
-AGGREGATIONS = ("mean", "max", "min")
-#: Quality at or above this counts toward the positive pole (the API's rule).
-POSITIVE_THRESHOLD = 0.5
-
 
 def validate_text(text: Any, *, where: str = "text") -> str:
     """Return `text` stripped; reject non-strings, empty and over-long texts."""
@@ -38,7 +34,7 @@ def validate_text(text: Any, *, where: str = "text") -> str:
     if not stripped:
         raise EmptyTextError(f"{where} is empty")
     if len(stripped) > MAX_TEXT_CHARS:
-        raise TextTooLongError(f"{where} has {len(stripped):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+        raise TextTooLongError(text_too_long_message(len(stripped), where))
     return stripped
 
 
@@ -121,6 +117,7 @@ def validate_samples(
             missing = "positive" if positive == 0 else "negative"
             raise OnePoleTraitError(
                 f"trait {trait.key!r} has samples on one pole only: no {missing} samples "
-                f"(quality >= 0.5 counts as positive; it has {positive} positive, {negative} negative)"
+                f"(quality >= {POSITIVE_THRESHOLD} counts as positive; "
+                f"it has {positive} positive, {negative} negative)"
             )
     return clean

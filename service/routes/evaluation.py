@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path, status
 from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
+from core.contract import POSITIVE_THRESHOLD
 from service import runs
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -132,9 +133,9 @@ def get_set(handle: str, who: AuthoringKey, ctx: CtxDep) -> EvalSetOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         rows = s.execute(
-            select(EvalItem.trait_key, EvalItem.quality >= 0.5, func.count())
+            select(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD, func.count())
             .where(EvalItem.model_id == model.id)
-            .group_by(EvalItem.trait_key, EvalItem.quality >= 0.5)
+            .group_by(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD)
         ).all()
     traits: dict[str, EvalTraitCounts] = {}
     for key, positive, count in rows:

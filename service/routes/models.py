@@ -8,13 +8,14 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from core.contract import HANDLE_RE, MODELS_PAGE, ModelState
 from core.embedders.registry import choice_id
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
 from service.retention import erase, purge_texts
 from service.routes.common import errors
-from service.schemas import HANDLE_RE, Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch, ModelState
+from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.states import busy_error, require_not_archived
 from service.tables import Model, utcnow
 from service.views import model_out, models_out
@@ -68,7 +69,7 @@ def create_model(body: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
 def list_models(
     who: AnyKey,
     ctx: CtxDep,
-    limit: Annotated[int, Query(ge=1, le=250)] = 50,
+    limit: Annotated[int, Query(ge=1, le=MODELS_PAGE.maximum)] = MODELS_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
     namespace: Annotated[str | None, Query(max_length=64, description="Default: the public catalog")] = None,
     state: Annotated[ModelState | None, Query()] = None,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from core.contract import POOL_PAGE
 from core.engine.suggest import pole_prior, suggest
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -95,7 +96,7 @@ def list_pool(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> PoolPage:
     with transaction(ctx.reads) as s:

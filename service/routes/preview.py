@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from core.contract import trait_key
 from core.engine import TraitSpec, preview_zero_shot
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.routes.common import errors
 from service.schemas import Strict, Text, TraitIn
-from service.traitkeys import unique_key
 
 router = APIRouter(tags=["traits"])
 
@@ -36,7 +36,12 @@ def preview_trait(handle: str, body: TraitPreviewIn, who: AuthoringKey, ctx: Ctx
         embedder = ctx.embedders.get(model.embedder, retain=not model.zero_data_retention)
     t = body.trait
     spec = TraitSpec(
-        unique_key(t.name, set()), t.name, t.positive_label, t.negative_label, t.description, t.aggregation
+        trait_key(t.name),
+        t.name,
+        t.positive_label,
+        t.negative_label,
+        t.description,
+        t.aggregation,
     )
     scores, (positive, negative) = preview_zero_shot(spec, body.texts, embedder=embedder)
     return TraitPreviewOut(

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Response, status
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, is_positive
 from service import runs
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -18,7 +19,6 @@ from service.routes.common import RUN_ID_HEADER, errors
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.states import busy_error, require_not_archived, require_untrained
 from service.tables import Model, Run, SampleRow, Trait, Version
-from service.traitkeys import MAX_TRAITS
 
 router = APIRouter(tags=["runs"])
 
@@ -38,7 +38,8 @@ def check_trainable(session: Session, model: Model) -> None:
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
         qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
-        positive, negative = any(q >= 0.5 for q in qualities), any(q < 0.5 for q in qualities)
+        positive = any(is_positive(q) for q in qualities)
+        negative = any(not is_positive(q) for q in qualities)
         if positive and negative:
             continue
         if not qualities:
@@ -49,12 +50,13 @@ def check_trainable(session: Session, model: Model) -> None:
                 422,
                 "trait_one_pole",
                 f"Trait {t.key!r} was trained from samples that are gone (zero-data-retention deletes "
-                "them); it needs samples on both poles (quality >= 0.5 and < 0.5) to be trained again.",
+                f"them); it needs samples on both poles (quality >= {POSITIVE_THRESHOLD} and below) to be "
+                "trained again.",
             )
         raise ApiError(
             422,
             "trait_one_pole",
-            f"Trait {t.key!r} needs samples on both poles (quality >= 0.5 and < 0.5), "
+            f"Trait {t.key!r} needs samples on both poles (quality >= {POSITIVE_THRESHOLD} and below), "
             "or none at all to be trained zero-shot from its labels.",
         )
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import SAMPLES_PAGE, Provenance
 from core.engine.types import Sample
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -15,7 +16,6 @@ from service.errors import ApiError
 from service.jobs import add_samples, sha256
 from service.routes.common import errors
 from service.schemas import (
-    Provenance,
     SampleDeleted,
     SampleIds,
     SampleOut,
@@ -81,7 +81,7 @@ def list_samples(
     ctx: CtxDep,
     trait: Annotated[str | None, Query(max_length=100)] = None,
     provenance: Annotated[Provenance | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[int, Query(ge=1, le=SAMPLES_PAGE.maximum)] = SAMPLES_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> SamplePage:
     with transaction(ctx.reads) as s:

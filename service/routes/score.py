@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.contract import MAX_TEXT_CHARS, is_positive
 from service import runs, textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in, require_readable
 from service.context import Context
@@ -124,7 +125,7 @@ def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
                     trait=spec.key,
                     name=spec.name,
                     score=round(v, 6),
-                    label=spec.positive_label if v >= 0.5 else spec.negative_label,
+                    label=spec.positive_label if is_positive(v) else spec.negative_label,
                     positive_label=spec.positive_label,
                     negative_label=spec.negative_label,
                 )
@@ -309,7 +310,7 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
                     "schema": {
                         "type": "string",
                         "minLength": 1,
-                        "maxLength": 20000,
+                        "maxLength": MAX_TEXT_CHARS,
                         "pattern": NOT_BLANK_PATTERN,
                     }
                 },

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import POSITIVE_THRESHOLD
 from core.engine.thresholds import choose_threshold, pr_curve
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -117,7 +118,7 @@ def get_pr_curve(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> PrCu
         for key in sorted(found.metrics["item_scores"]):
             scores, quality = labelled_scores(s, found, key)
             if len(scores):
-                positive = int((quality >= 0.5).sum())
+                positive = int((quality >= POSITIVE_THRESHOLD).sum())
                 traits[key] = PrTrait(
                     positive=positive,
                     negative=len(quality) - positive,

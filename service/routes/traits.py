@@ -6,6 +6,7 @@ from fastapi import APIRouter, status
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
@@ -13,7 +14,6 @@ from service.routes.common import errors
 from service.schemas import Deleted, TraitPatch, TraitsIn, TraitsOut
 from service.states import require_untrained
 from service.tables import Model, Trait, utcnow
-from service.traitkeys import MAX_TRAITS, unique_key
 from service.views import traits_out
 
 router = APIRouter(tags=["traits"])
@@ -47,7 +47,7 @@ def add_traits(handle: str, body: TraitsIn, who: AuthoringKey, ctx: CtxDep) -> T
         if count + len(body.traits) > MAX_TRAITS:
             raise ApiError(422, "validation_error", f"A model has at most {MAX_TRAITS} traits.")
         for t in body.traits:
-            key = unique_key(t.name, taken)
+            key = unique_trait_key(trait_key(t.name), taken)
             taken.add(key)
             s.add(
                 Trait(

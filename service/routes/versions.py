@@ -9,15 +9,13 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
+from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE, VERSIONS_PAGE
 from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
 from service.routes.common import errors
 from service.schemas import (
-    TAG_LIKE_VERSION_RE,
-    TAG_RE,
-    VERSION_NO_RE,
     Tagged,
     Untagged,
     VersionOut,
@@ -60,7 +58,7 @@ def list_versions(
     handle: str,
     who: AnyKey,
     ctx: CtxDep,
-    limit: Annotated[int, Query(ge=1, le=250)] = 50,
+    limit: Annotated[int, Query(ge=1, le=VERSIONS_PAGE.maximum)] = VERSIONS_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
     with transaction(ctx.reads) as s:

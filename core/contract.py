@@ -1,0 +1,117 @@
+"""The API's rules that more than one layer needs, each in one place (docs/api.md states them).
+
+The client, the engine, the service's schemas and the workbench's pages import these; this module depends on
+nothing but the standard library, so importing it costs nothing and creates no cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Literal, NamedTuple, get_args
+
+# -- texts ------------------------------------------------------------------------------------------------
+
+#: Every text field (sample, score, pool, evaluation, Perspective comment): at most this many characters.
+MAX_TEXT_CHARS = 20_000
+#: Trait names and pole labels.
+MAX_LABEL_CHARS = 100
+
+
+def text_too_long_message(length: int, where: str = "text") -> str:
+    """The one wording of the `text_too_long` error, wherever a text is checked."""
+    return f"{where} has {length:,} characters; the limit is {MAX_TEXT_CHARS:,}"
+
+
+# -- quality and poles ------------------------------------------------------------------------------------
+
+#: Quality at or above this counts toward the positive pole; below it, the negative pole.
+POSITIVE_THRESHOLD = 0.5
+
+
+def is_positive(quality: float) -> bool:
+    """The pole a quality counts toward (0.5 itself counts as positive)."""
+    return quality >= POSITIVE_THRESHOLD
+
+
+# -- trait keys -------------------------------------------------------------------------------------------
+
+#: A trait key has at most this many characters, suffix included.
+MAX_TRAIT_KEY = 48
+#: Traits per model, however they arrive (added or discovered).
+MAX_TRAITS = 50
+_NON_KEY = re.compile(r"[^a-z0-9]+")
+
+
+def trait_key(name: str) -> str:
+    """A name's key: lower-case, runs of anything but [a-z0-9] as `_`, trimmed, at most 48, else `trait`."""
+    key = _NON_KEY.sub("_", name.lower()).strip("_")[:MAX_TRAIT_KEY].strip("_")
+    return key or "trait"
+
+
+def unique_trait_key(key: str, taken: Collection[str]) -> str:
+    """`key`, or `key_2`, `key_3`, ... when taken; shortened so the result stays within 48 characters."""
+    if key not in taken:
+        return key
+    n = 2
+    while True:
+        suffix = f"_{n}"
+        candidate = key[: MAX_TRAIT_KEY - len(suffix)] + suffix
+        if candidate not in taken:
+            return candidate
+        n += 1
+
+
+# -- handles, tags, version numbers ------------------------------------------------------------------------
+
+# Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
+HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
+#: HANDLE_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
+HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
+TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
+#: Not a tag: it would read as a version number (`v3`, and `V3` too).
+TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
+
+# -- allowed values ----------------------------------------------------------------------------------------
+
+ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
+TrainEffort = Literal["low", "medium", "high", "max"]
+DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
+Aggregation = Literal["mean", "max", "min"]
+Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
+SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "negative"]
+SynthType = Literal["from_traits", "diversify"]
+RunStatus = Literal["queued", "running", "succeeded", "failed"]
+KeyScope = Literal["authoring", "scoring"]
+
+MODEL_STATES: tuple[ModelState, ...] = get_args(ModelState)
+TRAIN_EFFORTS: tuple[TrainEffort, ...] = get_args(TrainEffort)
+#: Discovery and synthesis take the same efforts.
+DISCOVER_EFFORTS: tuple[DiscoverEffort, ...] = get_args(DiscoverEffort)
+AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
+SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
+SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
+
+# -- sizes of requests and pages ---------------------------------------------------------------------------
+
+#: Samples in one `POST …/samples` (all or none).
+MAX_SAMPLES_PER_REQUEST = 500
+#: Texts in one `POST …/score` (or compare) request.
+MAX_SCORE_TEXTS = 100
+#: Texts in one `POST …/pool` request.
+MAX_POOL_TEXTS_PER_REQUEST = 1000
+
+
+class PageSize(NamedTuple):
+    """A paginated list's `limit`: its default and its largest accepted value."""
+
+    default: int
+    maximum: int
+
+
+MODELS_PAGE = PageSize(50, 250)
+VERSIONS_PAGE = PageSize(50, 250)
+SAMPLES_PAGE = PageSize(100, 500)
+POOL_PAGE = PageSize(100, 500)
