@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import plotly.graph_objects as go
@@ -55,7 +54,3 @@ def share_url(page_url: str | None, handle: str, text: str) -> str:
         return f"?{query}"
     parts = urlsplit(page_url)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-
-def params_of(query_params: Any) -> tuple[str | None, str | None]:
-    return query_params.get("model"), query_params.get("text")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import secrets
@@ -321,7 +320,3 @@ class RequestIdMiddleware:
                 raise
             response = envelope(request_id, 500, "internal_error", "An internal error occurred.")
             await response(scope, receive, send_with_id)
-
-
-def json_dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -57,7 +56,3 @@ def stable_seed(*parts: object) -> int:
     """A process-independent RNG seed from its parts (Python's `hash` is salted per process)."""
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-def join_words(words: Iterable[str]) -> str:
-    return ", ".join(words)

@@ -119,7 +119,7 @@ def list_pool(
 
 
 @router.delete(
-    "/models/{handle}/pool/{text_id}", response_model=SampleDeleted, responses=errors(403, 404, 409)
+    "/models/{handle}/pool/{text_id:int}", response_model=SampleDeleted, responses=errors(403, 404, 409)
 )
 def delete_pool_text(handle: str, text_id: int, who: AuthoringKey, ctx: CtxDep) -> SampleDeleted:
     with transaction(ctx.sessions) as s:

@@ -117,7 +117,7 @@ def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
 
 
 @router.patch(
-    "/models/{handle}/samples/{sample_id}", response_model=SampleOut, responses=errors(403, 404, 409)
+    "/models/{handle}/samples/{sample_id:int}", response_model=SampleOut, responses=errors(403, 404, 409)
 )
 def update_sample(
     handle: str, sample_id: int, body: SamplePatch, who: AuthoringKey, ctx: CtxDep
@@ -170,7 +170,7 @@ def update_sample(
 
 
 @router.delete(
-    "/models/{handle}/samples/{sample_id}", response_model=SampleDeleted, responses=errors(403, 404, 409)
+    "/models/{handle}/samples/{sample_id:int}", response_model=SampleDeleted, responses=errors(403, 404, 409)
 )
 def delete_sample(handle: str, sample_id: int, who: AuthoringKey, ctx: CtxDep) -> SampleDeleted:
     with transaction(ctx.sessions) as s:

@@ -157,3 +157,29 @@ def test_run_fingerprints_follow_edits(svc: Svc) -> None:
     assert edited["provenance"] == "authored"
     check(c.post("/v1/models/acme.fp/samples/synthesize", json=body, headers=h), 202)
     wait_settled(c, "acme.fp", h)
+
+
+def test_id_routes_take_only_numeric_ids_so_a_fixed_path_s_other_methods_answer_405(svc: Svc) -> None:
+    """`{sample_id}` and `{text_id}` match digits only: `samples/synthesize` and `pool/suggest` are the fixed
+    POST routes, so another method there is 405 naming only POST (schemathesis found 422 `path.sample_id`
+    and `Allow: DELETE, POST`), and a non-numeric id is 404, not a validation error."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.routes")
+    for method, path in (
+        ("PATCH", "samples/synthesize"),
+        ("DELETE", "samples/synthesize"),
+        ("PUT", "pool/suggest"),
+        ("DELETE", "pool/suggest"),
+    ):
+        resp = c.request(method, f"/v1/models/acme.routes/{path}", headers=h)
+        assert resp.status_code == 405, (method, path, resp.text)
+        assert resp.headers["allow"] == "POST", (method, path)
+        assert resp.json()["error"]["code"] == "method_not_allowed"
+    for method, path in (("PATCH", "samples/abc"), ("DELETE", "samples/1.5"), ("DELETE", "pool/x1")):
+        resp = c.request(method, f"/v1/models/acme.routes/{path}", headers=h, json={})
+        assert resp.status_code == 404, (method, path, resp.text)
+        assert resp.json()["error"]["code"] == "not_found"
+    # Numeric ids still reach their routes (and a huge one is just not there).
+    assert error_code(c.delete("/v1/models/acme.routes/samples/99999999999999999999", headers=h), 404) == (
+        "sample_not_found"
+    )
