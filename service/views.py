@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased
 
-from core.contract import POSITIVE_THRESHOLD
+from core.contract import POSITIVE_THRESHOLD, RunStatus
 from service.prune import effective_policy
 from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
@@ -46,8 +46,8 @@ def _last_operation(run: Run | None, positions: dict[str, int]) -> LastOperation
         return None
     return LastOperation(
         kind=run.kind,
-        status=run.status,
-        started_at=run.created_at,  # type: ignore[arg-type]
+        status=cast(RunStatus, run.status),
+        started_at=run.created_at,
         finished_at=run.finished_at,
         run_id=run.id,
         progress=run.progress,

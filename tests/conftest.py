@@ -29,6 +29,23 @@ LONG_FILES = (
 )
 
 
+# Folders whose tests start whole fleets of processes (servers, workers, queues): `fleet`.
+FLEET_FOLDERS = ("tests/scale/", "tests/deploy/")
+
+
+def _mark_by_what_it_uses(item: pytest.Item) -> None:
+    """Markers follow from what a test uses: `make test-fast` never depends on a file remembering them."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if "pg_cluster" in fixtures or "postgres" in item.nodeid.split("::")[-1]:
+        item.add_marker(pytest.mark.postgres)
+    if "browser" in fixtures:
+        item.add_marker(pytest.mark.browser)
+    if item.nodeid.startswith(FLEET_FOLDERS):
+        item.add_marker(pytest.mark.fleet)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        _mark_by_what_it_uses(item)
     rank = {path: i for i, path in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: files stay whole

@@ -400,7 +400,11 @@ class CompareResult(_Response):
 
     def results(self) -> tuple[ScoreResult, ScoreResult]:
         """Both sides as `ScoreResult`s (for charts)."""
-        common = {"handle": self.handle, "version_no": self.version_no, "version_tags": self.version_tags}
+        common: dict[str, Any] = {
+            "handle": self.handle,
+            "version_no": self.version_no,
+            "version_tags": self.version_tags,
+        }
         return ScoreResult(**common, scores=self.a.scores), ScoreResult(**common, scores=self.b.scores)
 
 

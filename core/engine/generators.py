@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -302,6 +303,10 @@ def _match_case(src: str, repl: str) -> str:
     return repl[0].upper() + repl[1:] if src[:1].isupper() else repl
 
 
+def _cased(repl: str, match: re.Match[str]) -> str:
+    return _match_case(match.group(0), repl)
+
+
 def _swap_contractions(text: str, rng: random.Random) -> str | None:
     """Expand the text's contractions, or (when it has none) contract what can be contracted."""
     norm = text.replace("\u2019", "'")
@@ -311,9 +316,7 @@ def _swap_contractions(text: str, rng: random.Random) -> str | None:
     ):
         out = norm
         for src, dst in pairs:
-            out = re.sub(
-                rf"\b{re.escape(src)}\b", lambda m, d=dst: _match_case(m.group(0), d), out, flags=re.I
-            )
+            out = re.sub(rf"\b{re.escape(src)}\b", partial(_cased, dst), out, flags=re.I)
         if out != norm:
             return out
     return None

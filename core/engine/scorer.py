@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from core.engine.trait_model import raw_scores
 from core.engine.types import TraitSpec
 from core.engine.validation import validate_texts
 
-_AGGREGATE = {"mean": np.mean, "max": np.max, "min": np.min}
+_AGGREGATE: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "max": np.max, "min": np.min}
 
 
 def chunk_text(text: str, chunk_words: int = CHUNK_WORDS) -> list[str]:

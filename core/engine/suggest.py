@@ -225,7 +225,8 @@ def suggest(
         mode = "typical"  # no fit yet (a pole without labels): representative picks
     if mode == "auto" and raw is not None and min(positive.mean(), 1.0 - positive.mean()) < RARE_POLE:
         # A rare pole: half the typical texts from each side of the fit's boundary, the rare pole's first.
-        raw_l = labelled @ fit.w_.astype(np.float32) - np.float32(fit.offset_)  # type: ignore[union-attr]
+        assert fit is not None  # raw is not None
+        raw_l = labelled @ fit.w_.astype(np.float32) - np.float32(fit.offset_)
         rare_negative = bool(positive.mean() >= 0.5)
         picks: list[int] = []
         for n, negative_side in (((k + 1) // 2, rare_negative), (k // 2, not rare_negative)):

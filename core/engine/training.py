@@ -158,8 +158,8 @@ def _choose(
     tolerable = [
         i
         for i in order
-        if aucs[i] is not None
-        and aucs[i] >= best_auc - SE_RULE * auc_difference_se(mean_oof[best], mean_oof[i], q) - 1e-12
+        if (auc := aucs[i]) is not None
+        and auc >= best_auc - SE_RULE * auc_difference_se(mean_oof[best], mean_oof[i], q) - 1e-12
     ]
     return min(tolerable, key=lambda i: (abs(shrinkages[i] - PRIOR_SHRINKAGE), -shrinkages[i]))
 

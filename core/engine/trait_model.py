@@ -102,11 +102,10 @@ class AxisSpectrum:
         mu = trace / _distinct_rows(X)
         if not mu > 0.0:
             mu = 1.0  # every sample sits on its prototype: any positive scale is the same
-        sizes = {"trace": trace, "n_pos": a_sum, "n_neg": b_sum}
         if rows.shape[0] < X.shape[1]:
             _, sv, vt = np.linalg.svd(rows, full_matrices=False)
-            return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, evals=sv**2, evecs=vt.T, **sizes)
-        return cls(p_pos=p_pos, p_neg=p_neg, mu=mu, cov=rows.T @ rows, **sizes)
+            return cls(p_pos, p_neg, mu, trace=trace, n_pos=a_sum, n_neg=b_sum, evals=sv**2, evecs=vt.T)
+        return cls(p_pos, p_neg, mu, trace=trace, n_pos=a_sum, n_neg=b_sum, cov=rows.T @ rows)
 
     def prior_pull(self, strength: float) -> float:
         """Length of the prior direction added to p+ - p- (see `axis`).

@@ -87,13 +87,14 @@ def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) ->
             raise _zdr_refusal()
         traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
         by = {t.name: t.key for t in traits} | {t.key: t.key for t in traits}
-        stored = set(
-            s.execute(
+        stored: set[tuple[str, str, float]] = {
+            (row.trait_key, row.content_sha256, row.quality)
+            for row in s.execute(
                 select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
                     EvalItem.model_id == model.id
                 )
-            ).all()
-        )
+            )
+        }
         added = 0
         for i, item in enumerate(body.items):
             key = by.get(item.trait)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import cast
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from core.contract import KeyScope
 from service.auth import AnyKey, CtxDep
 from service.errors import ApiError
 from service.routes.common import errors
@@ -18,7 +19,7 @@ router = APIRouter(tags=["keys"])
 
 class KeyInfo(BaseModel):
     prefix: str = Field(description="The lookup part of the key (`sk_<prefix>_…`); safe to show")
-    scope: Literal["authoring", "scoring"]
+    scope: KeyScope
     namespaces: list[str] = Field(description="Namespaces the key owns, sorted (`public` is readable by all)")
     created_at: datetime
 
@@ -33,5 +34,8 @@ def current_key(who: AnyKey, ctx: CtxDep) -> KeyInfo:
                 401, "unauthorized", "The API key is not valid.", headers={"WWW-Authenticate": "Bearer"}
             )
         return KeyInfo(
-            prefix=row.prefix, scope=row.scope, namespaces=sorted(row.namespaces), created_at=row.created_at
+            prefix=row.prefix,
+            scope=cast(KeyScope, row.scope),
+            namespaces=sorted(row.namespaces),
+            created_at=row.created_at,
         )
