@@ -7,8 +7,8 @@ from sqlalchemy import select
 from service import runs
 from service.context import Context
 from service.db import transaction
+from service.domain.training import check_trainable
 from service.errors import ApiError
-from service.routes.runs import check_trainable
 from service.tables import Model, Run, Version
 
 

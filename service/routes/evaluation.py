@@ -13,10 +13,10 @@ from core.contract import POSITIVE_THRESHOLD
 from service import runs
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
+from service.domain.samples import sha256
+from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.jobs import sha256
 from service.routes.common import errors
-from service.routes.versions import resolve_version
 from service.schemas import SampleIn, Strict
 from service.states import busy_error, require_not_archived
 from service.tables import EvalItem, Evaluation, Trait, utcnow

@@ -13,8 +13,8 @@ from core.contract import POOL_PAGE
 from core.engine.suggest import pole_prior, suggest
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
+from service.domain.samples import sha256, trait_specs
 from service.errors import ApiError
-from service.jobs import sha256, trait_specs
 from service.routes.common import errors
 from service.schemas import (
     PoolAdded,

@@ -12,8 +12,8 @@ from core.contract import SAMPLES_PAGE, Provenance
 from core.engine.types import Sample
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
+from service.domain.samples import add_samples, sha256
 from service.errors import ApiError
-from service.jobs import add_samples, sha256
 from service.routes.common import errors
 from service.schemas import (
     SampleDeleted,

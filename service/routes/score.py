@@ -22,10 +22,10 @@ from service import runs, textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in, require_readable
 from service.context import Context
 from service.db import transaction
+from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.keys import Principal
 from service.routes.common import errors
-from service.routes.versions import version_filter, version_not_found
 from service.schemas import (
     NOT_BLANK_PATTERN,
     CompareIn,

@@ -8,23 +8,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import numpy as np
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
 from core.engine.thresholds import choose_threshold, pr_curve
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
+from service.domain.evaluation import labelled_scores, stored_evaluation
+from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.evaluation import item_scores, latest_evaluation
 from service.routes.common import errors
-from service.routes.versions import resolve_version
 from service.schemas import Strict
 from service.states import require_not_archived
-from service.tables import EvalItem, Evaluation, Model, Version, utcnow
+from service.tables import utcnow
 
 router = APIRouter(tags=["evaluation"])
 VersionRef = Annotated[str, Path(max_length=64, description="`vN` or a tag")]
@@ -78,34 +75,6 @@ class ThresholdDeleted(BaseModel):
     version_no: int
     trait: str
     deleted: bool
-
-
-def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
-    """The version's latest evaluation, with per-item scores (404 / 409 otherwise)."""
-    found = latest_evaluation(s, model.id, version.version_no)
-    if found is None:
-        raise ApiError(
-            404, "evaluation_not_found", f"v{version.version_no} of {model.handle} was not evaluated yet."
-        )
-    if "item_scores" not in found.metrics:
-        raise ApiError(
-            409,
-            "evaluation_outdated",
-            f"The evaluation of v{version.version_no} predates per-item scores: evaluate the version again.",
-        )
-    return found
-
-
-def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, quality) of one trait's items that are still in the evaluation set."""
-    scores = item_scores(found.metrics["item_scores"], trait)
-    quality = dict(
-        s.execute(select(EvalItem.id, EvalItem.quality).where(EvalItem.model_id == found.model_id))
-        .tuples()
-        .all()
-    )
-    ids = [i for i in scores if i in quality]
-    return np.array([scores[i] for i in ids]), np.array([quality[i] for i in ids])
 
 
 @router.get("/models/{handle}/versions/{ref}/pr-curve", response_model=PrCurveOut, responses=errors(404, 409))

@@ -6,13 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
-from sqlalchemy import ColumnElement, and_, false, select
-from sqlalchemy.orm import Session
+from sqlalchemy import select
 
-from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE, VERSIONS_PAGE
+from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSIONS_PAGE
 from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
+from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.routes.common import errors
 from service.schemas import (
@@ -22,35 +22,11 @@ from service.schemas import (
     VersionPage,
 )
 from service.states import require_not_archived
-from service.tables import Model, Tag, Version
+from service.tables import Tag, Version
 from service.views import version_out
 
 router = APIRouter(tags=["versions"])
-MAX_VERSION_NO = 2**31 - 1  # the version_no column is a 32-bit INTEGER on PostgreSQL
 VersionRef = Annotated[str, Path(max_length=80, description="`vN` or a tag name")]
-
-
-def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
-    """The condition that picks version `ref` (`vN` or a tag) of model `model_id` (a value or a column)."""
-    match = VERSION_NO_RE.match(ref)
-    if match:
-        number = int(match.group(1))
-        if number > MAX_VERSION_NO:  # past any stored number; comparing would overflow the column (500)
-            return false()
-        return and_(Version.model_id == model_id, Version.version_no == number)
-    tagged = select(Tag.version_id).where(Tag.model_id == model_id, Tag.name == ref)
-    return Version.id == tagged.scalar_subquery()
-
-
-def resolve_version(session: Session, model: Model, ref: str) -> Version:
-    version = session.scalar(select(Version).where(version_filter(model.id, ref)))
-    if version is None:
-        raise version_not_found(model.handle, ref)
-    return version
-
-
-def version_not_found(handle: str, ref: str) -> ApiError:
-    return ApiError(404, "version_not_found", f"No version {ref!r} of {handle}.")
 
 
 @router.get("/models/{handle}/versions", response_model=VersionPage, responses=errors(400, 404))
