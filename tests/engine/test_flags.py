@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core.embedders import get_embedder
-from core.engine.flags import flag_samples, knn_similarity, robust_z
+from core.engine.flags import (
+    flag_samples,
+    knn_similarity,
+    likely_mislabelled,
+    mislabel_evidence,
+    nearest_neighbours,
+    neighbour_votes,
+    robust_z,
+)
 from tests.app.support import formality_samples
 
 
@@ -49,3 +58,25 @@ def test_knn_similarity_and_robust_z() -> None:
     sims = knn_similarity(X, k=1)
     assert list(sims) == [1.0, 1.0, 1.0, 0.0]
     assert robust_z(np.array([1.0, 1.0, 1.0])).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_mislabel_needs_the_held_out_score_and_the_neighbours_together_against_its_label() -> None:
+    # Six samples: 0-2 positive, 3-5 negative; each row lists a sample's nearest samples.
+    q = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    oof = np.array([0.10, 0.10, 0.60, 0.90, 0.20, 0.30])
+    neighbours = np.array([[3, 4, 5], [2, 0, 3], [3, 4, 5], [0, 1, 2], [0, 1, 2], [4, 5, 3]])
+    assert neighbour_votes(q, neighbours).tolist() == pytest.approx([1.0, 1 / 3, 1.0, 1.0, 1.0, 0.0])
+    evidence = mislabel_evidence(q, oof, neighbours)
+    assert evidence.tolist() == pytest.approx([0.95, 0.6167, 0.7, 0.95, 0.6, 0.15], abs=1e-4)
+    # 0: scored 0.10 and every neighbour negative. 1: scored 0.10 but its neighbours mostly positive.
+    # 2: every neighbour negative but scored 0.60, on its own side. 3: scored 0.90, neighbours positive.
+    # 4: neighbours positive but scored 0.20, on its own side. 5: neither.
+    assert likely_mislabelled(q, oof, neighbours).tolist() == [True, False, False, True, False, False]
+
+
+def test_nearest_neighbours_come_most_similar_first_and_never_include_the_sample_itself() -> None:
+    X = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [0.6, 0.8]])
+    sims, index = nearest_neighbours(X, k=5)  # k is capped at n - 1
+    assert index.shape == (4, 3) and index.tolist()[0] == [1, 3, 2]
+    assert all(i not in row for i, row in enumerate(index.tolist()))
+    assert np.all(np.diff(sims, axis=1) <= 0)
