@@ -39,6 +39,7 @@ from core.engine.flags import (
     LABEL_NEIGHBOURS,
     flag_samples,
     likely_mislabelled,
+    mislabel_evidence,
     nearest_neighbours,
     oof_scores,
 )
@@ -72,11 +73,10 @@ def precision_recall(flagged: np.ndarray, flipped: np.ndarray) -> tuple[float, f
     )
 
 
-def precision_at_recall(y: np.ndarray, p: np.ndarray, flipped: np.ndarray, recall: float = 0.5) -> float:
-    """Best possible precision of a threshold on the held-out score against the given label, at that recall:
-    how well the probabilities rank the flipped samples first, whatever the rule."""
-    against = np.where(y == 1, 1 - p, p)
-    order = np.argsort(-against, kind="stable")
+def precision_at_recall(evidence: np.ndarray, flipped: np.ndarray, recall: float = 0.5) -> float:
+    """Best possible precision at that recall of a threshold on `evidence` against the given labels: how well
+    it ranks the flipped samples first, whatever the threshold."""
+    order = np.argsort(-evidence, kind="stable")
     hits = np.cumsum(flipped[order])
     need = int(np.ceil(recall * flipped.sum()))
     at = int(np.searchsorted(hits, need))  # first position where recall reaches the target
@@ -118,7 +118,15 @@ def noise(draws: int) -> dict[str, Any]:
                 p = oof_scores(X, noisy.astype(float))
                 assert p is not None
                 row: dict[str, Any] = {"dataset": name, "noise": rate, "draw": draw, "samples": len(y)}
-                row["best_precision_at_recall_0.5"] = round(precision_at_recall(noisy, p, flipped), 4)
+                # The best any threshold could do, on the held-out score alone and on the engine's evidence.
+                score_against = np.where(noisy == 1, 1 - p, p)
+                evidence = mislabel_evidence(noisy.astype(float), p, neighbours)
+                row["score_best_precision_at_recall_0.5"] = round(
+                    precision_at_recall(score_against, flipped), 4
+                )
+                row["evidence_best_precision_at_recall_0.5"] = round(
+                    precision_at_recall(evidence, flipped), 4
+                )
                 for r, rule in rules.items():
                     flagged = rule(noisy, p)
                     if flagged is None:
