@@ -99,7 +99,7 @@ def anchor_sample_ids(
     for pole, members, proto in (("positive", positive, p_pos), ("negative", ~positive, p_neg)):
         norm = float(np.linalg.norm(proto))
         cos = X @ proto / (norm if norm > 0 else 1.0)  # rows of X are unit vectors
-        candidates = [i for i in np.flatnonzero(members) if ids[i] is not None]
+        candidates = [int(i) for i in np.flatnonzero(members) if ids[int(i)] is not None]
         # Stable order: best cosine first, ties by position so the result is deterministic.
         candidates.sort(key=lambda i: (-cos[i], i))
         out[pole] = [ids[i] for i in candidates[:per_pole]]
