@@ -29,6 +29,11 @@ def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
     assert (100, "likely mislabelled") in by_id
     assert (101, "outlier") in by_id
     assert not any(f["id"] < 100 and f["flag"] == "likely mislabelled" for f in flagged)
+    # The row the Flags tab shows keeps its fields; the reason names both signals.
+    mislabel = next(f for f in flagged if f["id"] == 100 and f["flag"] == "likely mislabelled")
+    assert set(mislabel) == {"id", "trait", "flag", "text", "quality", "oof_score", "why"}
+    assert mislabel["why"].startswith(f"labelled positive, held-out score {mislabel['oof_score']:.2f}; ")
+    assert mislabel["why"].endswith(" of its 10 nearest samples are negative")
 
 
 def test_flags_never_call_near_duplicates_outliers() -> None:
