@@ -7,11 +7,12 @@ the other pole, and the share of its nearest samples in the trait that carry the
 alone (a margin of 0.25, the rule before) flagged 5-7% of the clean politeness and subjectivity datasets and
 ordinary reviews of the demo drafts; with the neighbours' vote the precision is higher on every dataset
 (benchmarks/flags.py, figures in the README).
+
 Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
 z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its
-trait is never an outlier, and the spread behind the z-score has a floor: in a trait made mostly of near-
-duplicates the median similarity is ~1 with almost no spread, and ordinary samples would otherwise score z <
--3.
+trait is never an outlier, and the spread behind the z-score has a floor: in a trait made mostly of
+near-duplicates the median similarity is ~1 with almost no spread, and ordinary samples would otherwise
+score z < -3.
 """
 
 from __future__ import annotations
