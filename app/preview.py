@@ -1,4 +1,4 @@
-"""Local preview of a draft: train its current samples with the local engine (effort "low") and score."""
+"""Local preview of a draft (trained by `core.engine.preview.draft_scorer`) and word highlighting."""
 
 from __future__ import annotations
 
@@ -9,40 +9,29 @@ from typing import Any
 
 from core.client import Client
 from core.embedders.base import Embedder
-from core.engine import Sample, Scorer, TraitSpec, train
+from core.engine import Sample, Scorer, TraitSpec
+from core.engine.preview import draft_scorer as engine_draft_scorer
 
 
 def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Scorer, list[str], str]:
-    """A scorer trained here on the model's stored samples; the trait keys skipped (samples on one pole
-    only) and a fingerprint of the data it was trained on (to reuse it while nothing changed). A trait
-    without samples is previewed zero-shot, from its pole labels and description."""
+    """`core.engine.preview.draft_scorer` on the model's stored samples; also a fingerprint of the data it
+    was trained on (to reuse it while nothing changed)."""
     traits = client.list_traits(handle)
-    samples = [s for s in client.list_samples(handle, page_size=500)]
-    usable: list[TraitSpec] = []
-    skipped: list[str] = []
-    for t in traits:
-        own = [s.quality for s in samples if s.trait == t.key]
-        if not own or (any(q >= 0.5 for q in own) and any(q < 0.5 for q in own)):
-            usable.append(
-                TraitSpec(
-                    key=t.key,
-                    name=t.name,
-                    positive_label=t.positive_label,
-                    negative_label=t.negative_label,
-                    description=t.description or "",
-                    aggregation=(t.aggregation or "mean"),  # type: ignore[arg-type]
-                )
-            )
-        else:
-            skipped.append(t.key)
-    keys = {t.key for t in usable}
-    data = [
-        Sample(trait=s.trait, text=s.text, quality=s.quality, id=s.id) for s in samples if s.trait in keys
+    samples = list(client.list_samples(handle, page_size=500))
+    specs = [
+        TraitSpec(
+            key=t.key,
+            name=t.name,
+            positive_label=t.positive_label,
+            negative_label=t.negative_label,
+            description=t.description or "",
+            aggregation=(t.aggregation or "mean"),  # type: ignore[arg-type]
+        )
+        for t in traits
     ]
-    if not usable:
-        raise ValueError("Every trait has samples on one pole only: add the other pole's before previewing.")
-    result = train(usable, data, embedder=embedder, effort="low")
-    return Scorer.from_snapshot(result.snapshot, embedder), skipped, data_fingerprint(traits, samples)
+    data = [Sample(trait=s.trait, text=s.text, quality=s.quality, id=s.id) for s in samples]
+    scorer, skipped = engine_draft_scorer(specs, data, embedder=embedder)
+    return scorer, skipped, data_fingerprint(traits, samples)
 
 
 def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:

@@ -19,24 +19,7 @@ from core.engine.evaluation import (
     paired_auc_difference,
     reliability,
 )
-from core.engine.metrics import CALIBRATION_BINS, sides
-
-
-def _f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """F1 per row of `pred` (resamples × items, booleans) against the matching rows of `y`."""
-    tp = (pred & y).sum(axis=-1)
-    denom = 2 * tp + (pred & ~y).sum(axis=-1) + (~pred & y).sum(axis=-1)
-    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-
-
-def _ece(scores: np.ndarray, quality: np.ndarray) -> np.ndarray:
-    """ECE per row (resamples × items): Σ over score bins of |Σ (score − quality)| / items."""
-    which = np.minimum((scores * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
-    diff = scores - quality
-    total = np.zeros(scores.shape[:-1])
-    for b in range(CALIBRATION_BINS):
-        total += np.abs(np.where(which == b, diff, 0.0).sum(axis=-1))
-    return total / scores.shape[-1]
+from core.engine.metrics import expected_calibration_error, f1, sides
 
 
 def _difference(a: float, b: float, boot: np.ndarray) -> dict[str, Any]:
@@ -102,13 +85,12 @@ def compare_trait(
     out["accuracy"] = _difference(
         float(acc_a.mean()), float(acc_b.mean()), acc_b[idx].mean(axis=1) - acc_a[idx].mean(axis=1)
     )
-    out["f1"] = _difference(
-        float(_f1(pa, yb)), float(_f1(pb, yb)), _f1(pb[idx], yb[idx]) - _f1(pa[idx], yb[idx])
-    )
+    out["f1"] = _difference(float(f1(pa, yb)), float(f1(pb, yb)), f1(pb[idx], yb[idx]) - f1(pa[idx], yb[idx]))
     full = rng.integers(0, len(quality), size=(resamples, len(quality)))
     out["calibration_error"] = _difference(
-        float(_ece(a, quality)),
-        float(_ece(b, quality)),
-        _ece(b[full], quality[full]) - _ece(a[full], quality[full]),
+        float(expected_calibration_error(a, quality)),
+        float(expected_calibration_error(b, quality)),
+        expected_calibration_error(b[full], quality[full])
+        - expected_calibration_error(a[full], quality[full]),
     )
     return out

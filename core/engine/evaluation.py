@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm, rankdata
 
-from core.engine.metrics import CALIBRATION_BINS, sides
+from core.engine.metrics import CALIBRATION_BINS, expected_calibration_error, f1, sides
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 500
@@ -113,22 +113,10 @@ def evaluate_trait(
     yb = y.astype(bool)
     correct = (pred == yb)[idx]
     out["accuracy"] = _interval(float((pred == yb).mean()), correct.mean(axis=1))
-    tp, fp, fn = (pred & yb), (pred & ~yb), (~pred & yb)
-
-    def f1(tp_: np.ndarray, fp_: np.ndarray, fn_: np.ndarray) -> np.ndarray:
-        denom = 2 * tp_ + fp_ + fn_
-        return np.where(denom > 0, 2 * tp_ / np.maximum(denom, 1), 0.0)
-
-    f1_all = float(f1(np.array(tp.sum()), np.array(fp.sum()), np.array(fn.sum())))
-    out["f1"] = _interval(f1_all, f1(tp[idx].sum(1), fp[idx].sum(1), fn[idx].sum(1)))
-    # ECE over every item (quality is the target, as in training metrics): |Σ score − Σ quality| per bin / N.
-    m = len(scores)
-    which = np.minimum((scores * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
-    full = rng.integers(0, m, size=(resamples, m), dtype=np.int32)
-    diff = scores - quality
-    ece_all = sum(abs(float(diff[which == b].sum())) for b in range(CALIBRATION_BINS)) / m
-    boot = np.zeros(resamples)
-    for b in range(CALIBRATION_BINS):
-        boot += np.abs(np.where(which == b, diff, 0.0)[full].sum(axis=1))
-    out["calibration_error"] = _interval(ece_all, boot / m)
+    out["f1"] = _interval(float(f1(pred, yb)), f1(pred[idx], yb[idx]))
+    # ECE over every item (quality is the target, as in training metrics).
+    full = rng.integers(0, len(scores), size=(resamples, len(scores)), dtype=np.int32)
+    ece_all = float(expected_calibration_error(scores, quality))
+    boot = expected_calibration_error(scores[full], quality[full])
+    out["calibration_error"] = _interval(ece_all, boot)
     return out

@@ -41,18 +41,28 @@ def accuracy(scores: np.ndarray, q: np.ndarray) -> float | None:
     return float(np.mean([np.mean((row[mask] >= 0.5) == y) for row in np.atleast_2d(scores)]))
 
 
-def expected_calibration_error(scores: np.ndarray, q: np.ndarray, bins: int = CALIBRATION_BINS) -> float:
-    """ECE: mean over equal-width score bins of |mean score - mean quality|, weighted by bin size."""
-    scores = np.atleast_2d(scores)
-    target = np.tile(q, scores.shape[0])
-    s = scores.ravel()
-    which = np.minimum((s * bins).astype(int), bins - 1)
-    total = 0.0
+def expected_calibration_error(
+    scores: np.ndarray, quality: np.ndarray, bins: int = CALIBRATION_BINS
+) -> np.ndarray:
+    """ECE along the last axis: the mean over equal-width score bins of |mean score - mean quality|, weighted
+    by bin size, i.e. the sum over bins of |sum of (score - quality)| / items. Each row of a 2-D input (a
+    bootstrap resample) gets its own; a 1-D input gives a 0-d array (`float()` it). The one definition used by
+    training metrics, evaluation sets and version comparisons."""
+    scores = np.asarray(scores, dtype=float)
+    diff = scores - np.asarray(quality, dtype=float)
+    which = np.minimum((scores * bins).astype(int), bins - 1)
+    total = np.zeros(scores.shape[:-1])
     for b in range(bins):
-        in_bin = which == b
-        if in_bin.any():
-            total += in_bin.sum() * abs(float(s[in_bin].mean()) - float(target[in_bin].mean()))
-    return float(total / len(s))
+        total += np.abs(np.where(which == b, diff, 0.0).sum(axis=-1))
+    return total / scores.shape[-1]
+
+
+def f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """F1 of boolean predictions against boolean labels along the last axis (0 when there is no positive at
+    all); rows of a 2-D input (bootstrap resamples) each get their own."""
+    tp = (pred & y).sum(axis=-1)
+    denom = 2 * tp + (pred & ~y).sum(axis=-1) + (~pred & y).sum(axis=-1)
+    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
 
 
 def discrimination(scores: np.ndarray, q: np.ndarray) -> float | None:
@@ -89,7 +99,7 @@ def anchor_sample_ids(
     for pole, members, proto in (("positive", positive, p_pos), ("negative", ~positive, p_neg)):
         norm = float(np.linalg.norm(proto))
         cos = X @ proto / (norm if norm > 0 else 1.0)  # rows of X are unit vectors
-        candidates = [i for i in np.flatnonzero(members) if ids[i] is not None]
+        candidates = [int(i) for i in np.flatnonzero(members) if ids[int(i)] is not None]
         # Stable order: best cosine first, ties by position so the result is deterministic.
         candidates.sort(key=lambda i: (-cos[i], i))
         out[pole] = [ids[i] for i in candidates[:per_pole]]

@@ -1,4 +1,4 @@
-"""Zero-shot preview: what a trait's pole labels alone would score, before it is added or trained."""
+"""Previews: what a trait's pole labels alone would score, and a draft's samples trained locally."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts
 from core.engine.scorer import Scorer
 from core.engine.training import train
-from core.engine.types import TraitSpec
+from core.engine.types import Sample, TraitSpec
+from core.engine.validation import POSITIVE_THRESHOLD
 
 
 def preview_zero_shot(
@@ -24,3 +25,26 @@ def preview_zero_shot(
     result = train([trait], [], embedder=embedder, effort="low")
     scores = Scorer.from_snapshot(result.snapshot, embedder=embedder).score(list(texts))[:, 0]
     return scores, all_pole_texts(trait)
+
+
+def draft_scorer(
+    traits: Sequence[TraitSpec], samples: Sequence[Sample], *, embedder: Embedder
+) -> tuple[Scorer, list[str]]:
+    """A scorer trained here (effort "low") on a draft's current samples, and the keys of the traits skipped
+    because their samples are on one pole only. A trait without samples is previewed zero-shot, from its pole
+    labels and description. Raises ValueError when every trait is skipped."""
+    usable: list[TraitSpec] = []
+    skipped: list[str] = []
+    for t in traits:
+        own = [s.quality for s in samples if s.trait == t.key]
+        if not own or (
+            any(q >= POSITIVE_THRESHOLD for q in own) and any(q < POSITIVE_THRESHOLD for q in own)
+        ):
+            usable.append(t)
+        else:
+            skipped.append(t.key)
+    if not usable:
+        raise ValueError("Every trait has samples on one pole only: add the other pole's before previewing.")
+    keys = {t.key for t in usable}
+    result = train(usable, [s for s in samples if s.trait in keys], embedder=embedder, effort="low")
+    return Scorer.from_snapshot(result.snapshot, embedder), skipped

@@ -217,7 +217,8 @@ def fit_trait(
         "negative_samples": int(len(y) - y.sum()),
         "roc_auc": m.cv_roc_auc(raw, q),
         "accuracy": m.accuracy(held_out, q),
-        "calibration_error": m.expected_calibration_error(held_out, q),
+        # Every repeat's held-out scores pooled into one set of items.
+        "calibration_error": float(m.expected_calibration_error(held_out.ravel(), np.tile(q, len(held_out)))),
         "discrimination": m.discrimination(held_out, q),
         "explained_variance": m.explained_variance(X, model.w_),
         "anchor_sample_ids": m.anchor_sample_ids(

@@ -1,0 +1,193 @@
+"""Flags on a model's samples: likely mislabelled samples and outliers (the workbench's Flags tab).
+
+A sample is likely mislabelled when two signals, on average, speak strongly against its label: its
+out-of-fold score (`core.engine.BalancedCosineTrait` fits each trait with stratified folds and keeps every
+sample's raw score from the fold that did not see it, `oof_raw_`; calibrated, sigmoid(k * raw)) taken towards
+the other pole, and the share of its nearest samples in the trait that carry the other pole's label. The score
+alone (a margin of 0.25, the rule before) flagged 5-7% of the clean politeness and subjectivity datasets and
+ordinary reviews of the demo drafts; with the neighbours' vote the precision is higher on every dataset
+(benchmarks/flags.py, figures in the README).
+
+Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
+z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its
+trait is never an outlier, and the spread behind the z-score has a floor: in a trait made mostly of
+near-duplicates the median similarity is ~1 with almost no spread, and ordinary samples would otherwise
+score z < -3.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from core.embedders.base import Embedder
+from core.engine.trait_model import BalancedCosineTrait
+from core.engine.validation import POSITIVE_THRESHOLD
+
+LABEL_NEIGHBOURS = 10  # the nearest samples in the trait whose labels vote
+MISLABEL_EVIDENCE = 0.75  # mean of (held-out score towards the other pole, share of votes for it) to flag
+OUTLIER_Z = -3.0  # robust z of the kNN similarity below which a sample is an outlier
+NEIGHBOURS = 5
+NEAR_DUPLICATE = 0.95  # cosine similarity to the nearest neighbour at which a sample has a near-duplicate
+MIN_SPREAD = 0.05  # floor of the robust spread (cosine): z < -3 needs at least 0.15 below the median
+
+
+def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+    """Calibrated out-of-fold scores of each sample, or None when a pole has fewer than 2 samples."""
+    model = BalancedCosineTrait(shrinkage=1.0, folds=5).fit(X, q)
+    if model.oof_raw_ is None:
+        return None
+    return expit(model.k_ * model.oof_raw_.mean(axis=0))
+
+
+def neighbour_votes(q: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
+    """Share of each sample's neighbours (rows of indices) whose pole differs from the sample's own."""
+    positive = q >= POSITIVE_THRESHOLD
+    return (positive[neighbours] != positive[:, None]).mean(axis=1)
+
+
+def mislabel_evidence(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
+    """Per sample, in [0, 1]: the mean of its held-out score towards the other pole (1 - score for a positive
+    sample, quality >= 0.5) and the share of its nearest samples (`nearest_neighbours` rows) on that pole."""
+    towards_other = np.where(q >= POSITIVE_THRESHOLD, 1.0 - oof, oof)
+    return (towards_other + neighbour_votes(q, neighbours)) / 2
+
+
+def likely_mislabelled(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
+    """Which samples are likely mislabelled: their `mislabel_evidence` reaches MISLABEL_EVIDENCE."""
+    return mislabel_evidence(q, oof, neighbours) >= MISLABEL_EVIDENCE
+
+
+def nearest_neighbours(X: np.ndarray, k: int, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """(cosine similarities, indices) of each row's k most similar other rows, most similar first (rows are
+    L2-normalised), each (n, min(k, n - 1)).
+
+    Rows go in blocks in float32, so 10,000 samples need a 1,024 x 10,000 block at a time instead of a
+    10,000 x 10,000 float64 matrix (800 MB, and most of the flags' time).
+    """
+    n = X.shape[0]
+    k = min(k, n - 1)
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    out = np.empty((n, k), dtype=np.float32)
+    index = np.empty((n, k), dtype=np.intp)
+    for start in range(0, n, chunk):
+        sims = X32[start : start + chunk] @ X32.T
+        rows = np.arange(sims.shape[0])
+        sims[rows, start + rows] = -np.inf  # not its own neighbour
+        for j in range(k):  # k argmax passes: ~10x faster than np.partition for the small k used here
+            best = sims.argmax(axis=1)
+            out[start + rows, j] = sims[rows, best]
+            index[start + rows, j] = best
+            sims[rows, best] = -np.inf
+    return out, index
+
+
+def neighbour_similarities(X: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
+    """Cosine similarities of each row to its k most similar other rows (rows are L2-normalised), (n, k)."""
+    return nearest_neighbours(X, k)[0]
+
+
+def knn_similarity(X: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
+    """Mean cosine similarity of each row to its k nearest other rows (rows are L2-normalised)."""
+    return neighbour_similarities(X, k).mean(axis=1, dtype=np.float64)
+
+
+def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
+    median = np.median(values)
+    mad = max(np.median(np.abs(values - median)) * 1.4826, min_spread)
+    if mad < 1e-12:
+        return np.zeros_like(values)
+    return (values - median) / mad
+
+
+EMBED_BATCH = 512  # texts a progress step while embedding
+
+
+def flag_samples(
+    samples: list[dict[str, Any]],
+    embedder: Embedder,
+    progress: Callable[[float, str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per flagged sample: id, trait, text, quality, oof_score, flag, why.
+
+    `progress(fraction, step)` reports each step ("Embedding formality: 512 of 10,000 samples", then its
+    cross-validation and neighbours), and `(1.0, "")` at the end. A sample counts once embedded and once
+    checked, so the bar moves through a large trait, not only between traits.
+    """
+    by_trait: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in samples:
+        by_trait[s["trait"]].append(s)
+    flagged: list[dict[str, Any]] = []
+    units = 2 * max(len(samples), 1)
+    done = 0
+
+    def step(count: int, text: str) -> None:
+        if progress:
+            progress(min(count / units, 1.0), text)
+
+    for trait, group in by_trait.items():
+        if len(group) < 3:
+            done += 2 * len(group)
+            continue
+        texts = [s["text"] for s in group]
+        blocks = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            step(done + start, f"Embedding {trait}: {start:,} of {len(texts):,} samples")
+            blocks.append(np.asarray(embedder.encode(texts[start : start + EMBED_BATCH]), dtype=np.float64))
+        X = np.vstack(blocks)
+        done += len(group)
+        q = np.asarray([float(s["quality"]) for s in group])
+        step(done, f"Cross-validating {trait} ({len(group):,} samples)")
+        oof = oof_scores(X, q)
+        step(done + len(group) // 2, f"Comparing each {trait} sample with its nearest neighbours")
+        # One pass gives the neighbours' labels, the kNN mean and the nearest neighbour (most similar first).
+        top, neighbours = nearest_neighbours(X, max(LABEL_NEIGHBOURS, NEIGHBOURS))
+        mislabelled = (
+            np.zeros(len(group), dtype=bool) if oof is None else likely_mislabelled(q, oof, neighbours)
+        )
+        against = neighbour_votes(q, neighbours)
+        if len(group) >= 10:
+            z = robust_z(top[:, :NEIGHBOURS].mean(axis=1, dtype=np.float64), MIN_SPREAD)
+            z[top[:, 0] >= NEAR_DUPLICATE] = 0.0  # a near-duplicate is never an outlier
+        else:
+            z = np.zeros(len(group))
+        done += len(group)
+        for i, s in enumerate(group):
+            reasons: list[tuple[str, str]] = []
+            score = None if oof is None else float(oof[i])
+            if score is not None and mislabelled[i]:
+                side, other = (
+                    ("positive", "negative") if q[i] >= POSITIVE_THRESHOLD else ("negative", "positive")
+                )
+                near = neighbours.shape[1]
+                votes = round(float(against[i]) * near)
+                reasons.append(
+                    (
+                        "likely mislabelled",
+                        f"labelled {side}, held-out score {score:.2f}; {votes} of its {near} nearest samples "
+                        f"are {other}",
+                    )
+                )
+            if z[i] < OUTLIER_Z:
+                reasons.append(("outlier", f"unlike its trait's other samples (z {z[i]:.1f})"))
+            for flag, why in reasons:
+                flagged.append(
+                    {
+                        "id": s.get("id"),
+                        "trait": trait,
+                        "flag": flag,
+                        "text": s["text"],
+                        "quality": float(s["quality"]),
+                        "oof_score": score,
+                        "why": why,
+                    }
+                )
+    step(units, "")
+    flagged.sort(
+        key=lambda r: (r["flag"] != "likely mislabelled", -abs((r["oof_score"] or 0.5) - r["quality"]))
+    )
+    return flagged
