@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from core.contract import POSITIVE_THRESHOLD
+
 CALIBRATION_BINS = 10
 ANCHORS_PER_POLE = 3
 
@@ -19,10 +21,10 @@ def sides(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     side empty; then the API's pole rule (quality >= 0.5 is positive) decides for every sample.
     """
     q = np.asarray(q)
-    mask = q != 0.5
-    y = q > 0.5
+    mask = q != POSITIVE_THRESHOLD
+    y = q > POSITIVE_THRESHOLD
     if not (y[mask].any() and (~y[mask]).any()):
-        mask, y = np.ones(len(q), dtype=bool), q >= 0.5
+        mask, y = np.ones(len(q), dtype=bool), q >= POSITIVE_THRESHOLD
     return mask, y[mask].astype(int)
 
 
@@ -95,7 +97,7 @@ def anchor_sample_ids(
 ) -> dict[str, list[Any]]:
     """Ids of the samples most typical of their pole: highest cosine to their own pole's prototype."""
     out: dict[str, list[Any]] = {}
-    positive = np.asarray(q) >= 0.5
+    positive = np.asarray(q) >= POSITIVE_THRESHOLD
     for pole, members, proto in (("positive", positive, p_pos), ("negative", ~positive, p_neg)):
         norm = float(np.linalg.norm(proto))
         cos = X @ proto / (norm if norm > 0 else 1.0)  # rows of X are unit vectors
