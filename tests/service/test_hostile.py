@@ -138,6 +138,14 @@ def test_key_checked_before_the_body_and_limit_holds_while_streaming(svc: Svc) -
         assert status == 422 and body["error"]["code"] == "validation_error"
 
 
+def _concrete(template: str) -> str:
+    """An OpenAPI path template with a value in each placeholder (ids are numbers, as their routes take)."""
+    values = {"handle": "acme.h", "key": "formality", "ref": "prod", "trait": "formality"}
+    return re.sub(
+        r"\{([a-z_]+)\}", lambda m: "7" if m.group(1).endswith("_id") else values[m.group(1)], template
+    )
+
+
 def test_anonymous_requests_get_401_before_any_body_validation(svc: Svc) -> None:
     """Every operation of the OpenAPI document, no key, a broken JSON body: 401, never 422."""
     paths = check(svc.client.get("/v1/openapi.json"), 200)["paths"]
@@ -145,7 +153,7 @@ def test_anonymous_requests_get_401_before_any_body_validation(svc: Svc) -> None
     for template, operations in paths.items():
         if not template.startswith("/v1/"):
             continue  # Perspective's surface answers in Google's error shape (test_perspective.py)
-        path = template.replace("{handle}", "acme.h").replace("{key}", "formality").replace("{ref}", "prod")
+        path = _concrete(template)
         for method in operations:
             resp = svc.client.request(
                 method.upper(), path, content=b'{"broken', headers={"Content-Type": "application/json"}
@@ -350,12 +358,13 @@ def test_405_allow_names_every_method_of_the_path(svc: Svc) -> None:
     for template in paths:
         if template == "/v1/health" or template == "/v1/openapi.json":
             continue
-        path = template.replace("{handle}", "acme.h").replace("{key}", "formality").replace("{ref}", "prod")
-        # Every template the path matches (…/traits/discover is also …/traits/{key}) adds its methods.
+        path = _concrete(template)
+        # Every template the path matches (…/traits/discover is also …/traits/{key}) adds its methods; an id
+        # matches digits only (…/samples/synthesize is not …/samples/{sample_id}).
         expected = {
             m.upper()
             for other, ops in paths.items()
-            if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", other), path)
+            if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", re.sub(r"\{[a-z]+_id\}", "[0-9]+", other)), path)
             for m in ops
         }
         for method in {"OPTIONS", "PUT", "PATCH", "DELETE", "POST", "GET"} - expected:
