@@ -724,6 +724,11 @@ class Client:
         url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
         return self.request("POST", url, json=body, safety=safety).json()
 
+    def perspective_discovery(self) -> dict[str, Any]:
+        """The Discovery document Google's clients build `commentanalyzer v1alpha1` from (no key needed)."""
+        url = self.base_url.removesuffix("/v1") + "/$discovery/rest"
+        return self.request("GET", url, params={"version": "v1alpha1"}).json()  # type: ignore[no-any-return]
+
     def analyze_comment(
         self,
         text: str,
