@@ -48,9 +48,13 @@ def render(client: Any, handle: str) -> None:
         )
         table = pd.DataFrame([asdict(a) for a in report.attributes]).rename(
             columns={
+                "rows": "held-out rows",
+                "old_threshold": "old threshold",
+                "old_flag_rate": "flagged then",
                 "roc_auc": "ROC-AUC at old threshold",
                 "spearman": "rank correlation",
                 "threshold": "threshold here (same flag rate)",
+                "new_flag_rate": "flagged here",
             }
         )
         st.dataframe(table, hide_index=True, width="stretch", key="pm_table")
