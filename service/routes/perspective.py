@@ -48,9 +48,8 @@ router = APIRouter(tags=["perspective"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     c: {"model": GoogleError, "description": d}
     for c, d in {
-        400: "INVALID_ARGUMENT or FAILED_PRECONDITION",
-        401: "UNAUTHENTICATED",
-        403: "PERMISSION_DENIED",
+        400: "INVALID_ARGUMENT (a bad body or field; API_KEY_INVALID: a bad key) or FAILED_PRECONDITION",
+        403: "PERMISSION_DENIED (CREDENTIALS_MISSING: no key; or the key may not do this)",
         404: "NOT_FOUND (the model, or a pinned version)",
         409: "ABORTED (the model is busy; retry)",
         500: "INTERNAL",
