@@ -7,7 +7,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
+from app import engine_cache, perspective_migration
 from app.preview import draft_scorer, highlight_html
 from app.records import as_dict
 from app.widgets import guard, open_model_page
@@ -27,7 +27,9 @@ if has_version:
     version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
 version_arg = None if version_choice in (None, "active") else version_choice
 
-single, compare, batch, preview = st.tabs(["Score a text", "Compare two texts", "Batch CSV", "Local preview"])
+single, compare, batch, preview, migrate = st.tabs(
+    ["Score a text", "Compare two texts", "Batch CSV", "Local preview", "From Perspective logs"]
+)
 
 with single:
     if not has_version:
@@ -150,3 +152,6 @@ with preview:
                 key="preview_explain_trait",
             )
             st.html(highlight_html(preview_text, explanation[key]))
+
+with migrate:
+    perspective_migration.render(client, handle)

@@ -114,6 +114,16 @@ def split_attribute(name: str) -> tuple[str, str | None]:
     return base, f"v{ref}" if _VERSION_NO.match(ref) else ref
 
 
+def utf16_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Code-point spans as UTF-16 code-unit offsets: the unit v1alpha1's SpanScore states, and the one
+    JavaScript clients slice strings in (a character beyond U+FFFF counts two)."""
+    units, at, count = {}, 0, 0
+    for offset in sorted({o for span in spans for o in span}):
+        count += sum(2 if ord(ch) > 0xFFFF else 1 for ch in text[at:offset])
+        units[offset], at = count, offset
+    return [(units[a], units[b]) for a, b in spans]
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """[begin, end) offsets (code points) of the text's sentences, surrounding whitespace excluded."""
     spans = []
@@ -161,6 +171,43 @@ _CANONICAL = {
     429: (429, "RESOURCE_EXHAUSTED"),
     503: (503, "UNAVAILABLE"),
 }
+
+
+# Key problems as Google's API front end answers them (error_reason.proto's ErrorInfo reasons, domain
+# googleapis.com; docs/perspective.md): a missing key is PERMISSION_DENIED / CREDENTIALS_MISSING, a key
+# that is malformed, unknown or revoked is INVALID_ARGUMENT / API_KEY_INVALID. No `WWW-Authenticate`
+# header: Google sends none with these, and httplib2 cannot parse a bare `Bearer` challenge.
+_KEY_ERRORS = {
+    True: (
+        403,
+        "PERMISSION_DENIED",
+        "CREDENTIALS_MISSING",
+        "Method doesn't allow unregistered callers (callers without established identity). "
+        "Please use API Key or other form of API consumer identity to call this API.",
+    ),
+    False: (400, "INVALID_ARGUMENT", "API_KEY_INVALID", "API key not valid. Please pass a valid API key."),
+}
+
+
+def key_error(request_id: str, *, missing: bool) -> JSONResponse:
+    """The answer to a request without a key (`missing`) or with a key that is not valid."""
+    http, canonical, reason, message = _KEY_ERRORS[missing]
+    body = {
+        "error": {
+            "code": http,
+            "message": message,
+            "status": canonical,
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": reason,
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "commentanalyzer.googleapis.com", "request_id": request_id},
+                }
+            ],
+        }
+    }
+    return JSONResponse(body, status_code=http, headers={REQUEST_ID_HEADER: request_id})
 
 
 def google_error(

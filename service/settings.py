@@ -46,6 +46,8 @@ class Settings:
     lock_timeout_s: float = 30.0
     # The model `POST /v1alpha1/comments:analyze` scores when a request names none (docs/perspective.md).
     perspective_model: str | None = None
+    # The externally visible base URL (behind a proxy): the Perspective discovery document's rootUrl.
+    public_url: str | None = None
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
@@ -79,6 +81,7 @@ class Settings:
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
             lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
             perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
+            public_url=env.get("SCORING_PUBLIC_URL") or None,
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
@@ -90,6 +93,8 @@ class Settings:
             raise ValueError("the heartbeat interval must be shorter than the heartbeat timeout")
         if self.queue_url is not None and not self.queue_url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"queue URL {self.queue_url!r}: only Redis URLs (redis://, rediss://, unix://)")
+        if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
+            raise ValueError(f"SCORING_PUBLIC_URL {self.public_url!r}: an absolute http(s):// URL")
         if self.scoring_threads < 0:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":

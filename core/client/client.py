@@ -6,7 +6,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -38,6 +38,9 @@ from core.client.models import (
 )
 from core.client.retry import Safety
 from core.contract import MAX_SAMPLES_PER_REQUEST
+
+if TYPE_CHECKING:
+    from core.client.perspective_migration import LoggedComment, MigrationReport
 
 ENV_URL = "SCORING_API_URL"
 ENV_KEY = "SCORING_API_KEY"
@@ -352,6 +355,35 @@ class Client:
         from core.client.importing import import_samples
 
         return import_samples(self, handle, samples, batch_size=batch_size, progress=progress)
+
+    def migrate_from_perspective(
+        self,
+        handle: str,
+        rows: Sequence[LoggedComment],
+        *,
+        old_threshold: float | Mapping[str, float],
+        holdout: float = 0.2,
+        seed: int = 0,
+        effort: str | None = "low",
+        timeout: float = 1800.0,
+        progress: Callable[[str], None] | None = None,
+    ) -> MigrationReport:
+        """Logged Perspective scores (`read_log`) as soft labels of traits named after the attributes (added
+        when missing); train; report agreement on the held-out share and the threshold here that keeps the
+        old flag rate (docs/perspective.md, "A migration, end to end")."""
+        from core.client.perspective_migration import migrate
+
+        return migrate(
+            self,
+            handle,
+            rows,
+            old_threshold=old_threshold,
+            holdout=holdout,
+            seed=seed,
+            effort=effort,
+            timeout=timeout,
+            progress=progress,
+        )
 
     def list_samples_page(
         self,
@@ -691,6 +723,11 @@ class Client:
     def _perspective(self, method: str, body: dict[str, Any], safety: Safety) -> Any:
         url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
         return self.request("POST", url, json=body, safety=safety).json()
+
+    def perspective_discovery(self) -> dict[str, Any]:
+        """The Discovery document Google's clients build `commentanalyzer v1alpha1` from (no key needed)."""
+        url = self.base_url.removesuffix("/v1") + "/$discovery/rest"
+        return self.request("GET", url, params={"version": "v1alpha1"}).json()  # type: ignore[no-any-return]
 
     def analyze_comment(
         self,

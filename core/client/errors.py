@@ -69,7 +69,7 @@ class BadRequestError(ApiError):
 
 
 class AuthenticationError(ApiError):
-    """401: no key, malformed header, unknown or revoked key."""
+    """401: no key, malformed header, unknown or revoked key (Perspective paths: Google's 400 / 403)."""
 
 
 class PermissionDeniedError(ApiError):
@@ -160,6 +160,10 @@ _DEFAULT_CODES: dict[int, str] = {
 }
 
 
+# ErrorInfo reasons of a missing or invalid API key in Google's shape (the Perspective surface).
+_GOOGLE_KEY_REASONS = frozenset({"CREDENTIALS_MISSING", "API_KEY_INVALID"})
+
+
 def error_class(status: int) -> type[ApiError]:
     if status >= 500:
         return ServerError
@@ -176,6 +180,7 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
     retryable = status == 429 or status >= 500
     details: list[Any] = []
     rid = response.headers.get("x-request-id") or request_id
+    cls = error_class(status)
 
     body: Any = None
     try:
@@ -193,6 +198,8 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
             code = str(reasons[0] if reasons and reasons[0] else envelope.get("status") or code)
             message = str(envelope.get("message") or message)
             details = list(envelope.get("details") or [])
+            if code in _GOOGLE_KEY_REASONS:  # Google answers key problems 400 / 403: still a key problem
+                cls = AuthenticationError
         elif isinstance(envelope, dict):
             code = str(envelope.get("code") or code)
             message = str(envelope.get("message") or message)
@@ -225,7 +232,7 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
             + (f" (pointing at {where})" if where else "")
             + " instead of a result: check the service URL and that no name in the request is empty."
         )
-    return error_class(status)(
+    return cls(
         status,
         code,
         message,

@@ -7,23 +7,21 @@ Decisions: docs/perspective.md.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
+import pyjson5
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
-from service.auth import principal_in
 from service.context import Context
 from service.db import transaction
 from service.errors import ApiError, request_id_of
-from service.keys import Principal
+from service.keys import Principal, authenticate
 from service.perspective import (
     SCORE_TYPE,
     AnalyzeIn,
@@ -36,9 +34,12 @@ from service.perspective import (
     SuggestScoreOut,
     detect_languages,
     google_error,
+    key_error,
     sentence_spans,
     split_attribute,
+    utf16_spans,
 )
+from service.perspective_discovery import VERSION, discovery_document
 from service.routes.score import Target, _add_feedback, _scorer, _target
 from service.tables import Trait
 
@@ -47,9 +48,8 @@ router = APIRouter(tags=["perspective"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
     c: {"model": GoogleError, "description": d}
     for c, d in {
-        400: "INVALID_ARGUMENT or FAILED_PRECONDITION",
-        401: "UNAUTHENTICATED",
-        403: "PERMISSION_DENIED",
+        400: "INVALID_ARGUMENT (a bad body or field; API_KEY_INVALID: a bad key) or FAILED_PRECONDITION",
+        403: "PERMISSION_DENIED (CREDENTIALS_MISSING: no key; or the key may not do this)",
         404: "NOT_FOUND (the model, or a pinned version)",
         409: "ABORTED (the model is busy; retry)",
         500: "INTERNAL",
@@ -67,23 +67,38 @@ def _body(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-KeyParam = Annotated[str | None, Query(max_length=200, description="API key (or `Authorization: Bearer`)")]
+# No length limit here: an over-long key is a key that is not valid, answered in Google's shape (not 422).
+KeyParam = Annotated[str | None, Query(description="API key (or `Authorization: Bearer`)")]
+
+
+class _KeyProblem(Exception):
+    def __init__(self, missing: bool) -> None:
+        self.missing = missing
 
 
 def _principal(ctx: Context, request: Request, key: str | None) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, secret = header.partition(" ")
-    token = secret.strip() if scheme.lower() == "bearer" and secret.strip() else (key or "")
-    creds = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token) if token else None
+    token = secret.strip() if scheme.lower() == "bearer" and secret.strip() else (key or "").strip()
+    if not token:
+        raise _KeyProblem(missing=True)
     with transaction(ctx.reads) as s:
-        return principal_in(s, creds)
+        found = authenticate(s, token)
+    if found is None:
+        raise _KeyProblem(missing=False)
+    return found
 
 
 def _parse(raw: bytes, schema: type[BaseModel]) -> Any:
+    # JSON5, as Perspective's published examples send it (`{comment: {text: …}}`, trailing commas). The
+    # body is already capped at 16 MiB (service.guard); maxdepth=-1 nests as deep as json.loads does, up
+    # to the interpreter's recursion limit. pyjson5 (Cython) parses at about json's speed.
     try:
-        return schema.model_validate(json.loads(raw))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ApiError(400, "validation_error", "The body is not valid JSON.") from None
+        data = pyjson5.decode_utf8(raw, maxdepth=-1)
+    except (pyjson5.Json5Exception, UnicodeDecodeError, RecursionError):
+        raise ApiError(400, "validation_error", "The body is not valid JSON (or JSON5).") from None
+    try:
+        return schema.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -120,6 +135,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     if body.comment.type not in (None, "PLAIN_TEXT"):
         raise ApiError(400, "validation_error", "comment.type: only PLAIN_TEXT is supported.")
     spans = sentence_spans(text) if body.spanAnnotations else []
+    units = utf16_spans(text, spans)  # what the response reports; `spans` slice the Python string
     refs = {split_attribute(name)[1] for name in body.requestedAttributes}
     targets: dict[str | None, Target] = {}
     with transaction(ctx.reads) as s:
@@ -145,7 +161,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
         summary = score(0)
         kept = [
             SpanScore(begin=a, end=b, score=sc)
-            for i, (a, b) in enumerate(spans)
+            for i, (a, b) in enumerate(units)
             if (sc := score(i + 1)).value >= floor
         ]
         entry = AttributeScore(
@@ -208,6 +224,8 @@ async def _call(
         raw = await request.body()
         body = _parse(raw, schema)
         return JSONResponse(await run_in_threadpool(work, ctx, who, body))
+    except _KeyProblem as exc:
+        return key_error(rid, missing=exc.missing)
     except ApiError as exc:
         return google_error(
             rid, exc.status, exc.code, exc.message, retryable=exc.retryable, headers=exc.headers
@@ -238,3 +256,24 @@ async def analyze(request: Request, key: KeyParam = None) -> Response:
 )
 async def suggestscore(request: Request, key: KeyParam = None) -> Response:
     return await _call(request.app.state.ctx, request, key, SuggestScoreIn, _suggest_sync)
+
+
+def _root_url(request: Request) -> str:
+    """The externally visible base: SCORING_PUBLIC_URL behind a proxy, else the request's scheme and host."""
+    configured = request.app.state.ctx.settings.public_url
+    return configured or str(request.base_url)
+
+
+@router.get("/$discovery/rest", include_in_schema=False)
+async def discovery(request: Request, version: str = VERSION) -> Response:
+    """Where google-api-python-client's `discovery.build(..., discoveryServiceUrl=…)` looks."""
+    if version != VERSION:
+        rid = request_id_of(request)
+        return google_error(rid, 404, "not_found", f"No API version {version!r}: only {VERSION}.", headers={})
+    return JSONResponse(discovery_document(_root_url(request)))
+
+
+@router.get("/discovery/v1/apis/commentanalyzer/v1alpha1/rest", include_in_schema=False)
+async def discovery_v1(request: Request) -> Response:
+    """Google's Discovery service path for the same document (Node's googleapis, older clients)."""
+    return JSONResponse(discovery_document(_root_url(request)))

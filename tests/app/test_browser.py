@@ -568,3 +568,56 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0
     grid.locator("[role='columnheader']", has_text="problem").wait_for(state="attached")
     _view(ui, warning, f"p5_grid_refused_row_{size}")
+
+
+def test_perspective_log_migration_tab(app_url: str, browser: object, tmp_path: Path) -> None:
+    """Issue 25.5 in the workbench: a new model, a log of scores uploaded on the Score page, trained."""
+    rng = random.Random(5)
+    rude, kind = ["idiot", "stupid", "moron", "fool", "dumb"], ["thanks", "lovely", "great", "kind", "nice"]
+    log = tmp_path / "perspective_log.csv"
+    with log.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["text", "TOXICITY"])
+        for _ in range(100):
+            k = rng.randint(0, 4)
+            words = rng.sample(rude, k) + rng.sample(kind, 4 - k) + [rng.choice(["post", "idea", "name"])]
+            rng.shuffle(words)
+            writer.writerow([" ".join(words), round(min(1.0, max(0.0, k / 4 + rng.uniform(-0.1, 0.1))), 3)])
+    page = browser.new_page(viewport=SCREENS[0])
+    ui = Ui(page)
+    try:
+        ui.goto(app_url)
+        page.get_by_text(DEMO_MODEL).first.wait_for(state="attached")  # the models table is drawn
+        ui.tab("Create")
+        create = page.locator("[data-testid='stForm']").filter(
+            has=page.get_by_role("button", name="Create model")
+        )
+        handle_box = create.get_by_label("Handle", exact=True)
+        handle_box.click()
+        handle_box.press("End")  # the field starts with the namespace, "local."
+        handle_box.press_sequentially("from-perspective", delay=30)
+        expect(handle_box).to_have_value("local.from-perspective")
+        ui.click("Create model")
+        ui.expect_text("Created local.from-perspective")
+        ui.nav("Score")
+        ui.tab("From Perspective logs")
+        uploader = page.locator(".st-key-pm_upload [data-testid='stFileUploaderDropzoneInput']")
+        uploader.set_input_files(str(log))
+        ui.settle()
+        threshold = page.get_by_label("Your old threshold", exact=True)
+        threshold.fill("")
+        threshold.press_sequentially("0.6", delay=60)
+        threshold.press("Enter")
+        ui.settle()
+        ui.click("Import, train and compare")
+        ui.expect_text("Trained v1", timeout=180_000)
+        ui.expect_text("v1: trained on 80 comments, compared on 20 held out (0 samples refused).")
+        table = page.locator("[data-testid='stDataFrame']").filter(has_text="threshold here (same flag rate)")
+        table.get_by_text("TOXICITY").first.wait_for(state="attached")  # the canvas grid's cells are attached
+        ui.no_exception()
+        ui.shot("score_from_perspective_logs")
+    except BaseException:
+        ui.shot("perspective_log_failure")
+        raise
+    finally:
+        page.close()

@@ -65,3 +65,11 @@ def test_suggest_comment_score_buffers_feedback(service: Service, trained: str) 
         with pytest.raises(BadRequestError) as refused:  # FAILED_PRECONDITION
             c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=handle)
         assert refused.value.code == "zero_data_retention"
+
+
+def test_perspective_discovery_document(service: Service) -> None:
+    with service.client("scorer") as c:
+        doc = c.perspective_discovery()
+    assert doc["name"] == "commentanalyzer" and doc["version"] == "v1alpha1"
+    assert doc["rootUrl"] == "http://testserver/"  # the request's own scheme and host
+    assert set(doc["resources"]["comments"]["methods"]) == {"analyze", "suggestscore"}

@@ -1,4 +1,4 @@
-"""docs/perspective.md's migration example runs as written against the embedded service."""
+"""docs/perspective.md's migration example (logged scores → model → same request) runs as written."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ def test_migration_example_runs(tmp_path: Path) -> None:
         [sys.executable, "-c", blocks[0]], env=env, cwd=ROOT, capture_output=True, text=True, timeout=180
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    summary, spans, suggested = done.stdout.strip().splitlines()
-    score = ast.literal_eval(summary)
-    assert score["type"] == "PROBABILITY" and 0.0 <= score["value"] <= 1.0
+    agreement, same_rate, spans, suggested = done.stdout.strip().splitlines()
+    assert agreement == "TOXICITY True True" and same_rate == "True"
     assert ast.literal_eval(spans) == [(0, 31), (32, 56)]
     assert ast.literal_eval(suggested) == {}

@@ -184,6 +184,8 @@ OPERATIONS: list[Op] = [
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
+# Perspective's discovery document is public, as Google's is (test_perspective.py reads it without a key).
+UNAUTHENTICATED |= {("GET", "/$discovery/rest"), ("GET", "/discovery/v1/apis/commentanalyzer/v1alpha1/rest")}
 # Perspective's surface answers in Google's error shape, not the envelope: its key rules (any reader may
 # analyze, only the owner's authoring key may suggest) are tested in test_perspective.py.
 OWN_ERROR_SHAPE = {("POST", "/v1alpha1/comments:analyze"), ("POST", "/v1alpha1/comments:suggestscore")}

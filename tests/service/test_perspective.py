@@ -69,6 +69,22 @@ def _google_error(resp: Any, code: int, status: str, reason: str) -> None:
     assert err["details"][0]["metadata"]["request_id"] == resp.headers["X-Request-Id"]
 
 
+def _key_error(resp: Any, *, missing: bool) -> None:
+    """Google's answer to a missing key (403 CREDENTIALS_MISSING) or an invalid one (400 API_KEY_INVALID)."""
+    code, status, reason = (
+        (403, "PERMISSION_DENIED", "CREDENTIALS_MISSING")
+        if missing
+        else (
+            400,
+            "INVALID_ARGUMENT",
+            "API_KEY_INVALID",
+        )
+    )
+    _google_error(resp, code, status, reason)
+    assert resp.json()["error"]["details"][0]["domain"] == "googleapis.com"
+    assert "www-authenticate" not in resp.headers  # httplib2 raised MalformedHeader on a bare `Bearer`
+
+
 def _score(value: Any) -> float:
     assert set(value) == {"value", "type"} and value["type"] == "PROBABILITY"
     assert isinstance(value["value"], float) and 0.0 <= value["value"] <= 1.0
@@ -188,8 +204,15 @@ def test_errors_in_google_shape(svc: Svc) -> None:
     handle = _perspective_model(svc)
     c = svc.client
     ok = {**DOC_ANALYZE, "model": handle}
-    _google_error(c.post(ANALYZE, json=ok), 401, "UNAUTHENTICATED", "unauthorized")
-    _google_error(c.post(f"{ANALYZE}?key=nope", json=ok), 401, "UNAUTHENTICATED", "unauthorized")
+    for path in (ANALYZE, SUGGEST):  # every key problem in Google's shape (docs/perspective.md, Keys)
+        _key_error(c.post(path, json=ok), missing=True)
+        _key_error(c.post(f"{path}?key=", json=ok), missing=True)
+        _key_error(c.post(path, json=ok, headers={"Authorization": "Bearer "}), missing=True)
+        _key_error(c.post(f"{path}?key=nope", json=ok), missing=False)  # malformed
+        _key_error(c.post(f"{path}?key={'k' * 201}", json=ok), missing=False)  # over-long: was a 422
+        _key_error(c.post(path, json=ok, headers={"Authorization": "Bearer sk_x.y"}), missing=False)
+        unknown = _key(svc.scorer)[:-4] + "0000"  # well-formed, not issued
+        _key_error(c.post(f"{path}?key={unknown}", json=ok), missing=False)
     _google_error(c.post(ANALYZE, json=ok, headers=svc.other), 404, "NOT_FOUND", "model_not_found")
     _google_error(c.post(ANALYZE, json=DOC_ANALYZE, headers=svc.scorer), 400, "INVALID_ARGUMENT", "no_model")
     bad_attr = {**ok, "requestedAttributes": {"SPAM": {}}}
@@ -221,7 +244,7 @@ def test_suggestscore_is_feedback_for_owners_only(svc: Svc) -> None:
     handle = _perspective_model(svc)
     c = svc.client
     req = {**DOC_SUGGEST, "model": handle}
-    _google_error(c.post(SUGGEST, json=req), 401, "UNAUTHENTICATED", "unauthorized")
+    _key_error(c.post(SUGGEST, json=req), missing=True)
     _google_error(c.post(SUGGEST, json=req, headers=svc.scorer), 403, "PERMISSION_DENIED", "forbidden")
     _google_error(c.post(SUGGEST, json=req, headers=svc.other), 404, "NOT_FOUND", "model_not_found")
     reader = svc.key(["public"], "authoring")  # authoring, but not the owner of acme
@@ -252,3 +275,71 @@ def test_zero_data_retention_refuses_suggestions(svc: Svc) -> None:
     # analyze still works (and stores nothing)
     body = check(c.post(ANALYZE, json={**DOC_ANALYZE, "model": handle}, headers=svc.scorer), 200)
     assert set(body["attributeScores"]) == {"TOXICITY", "UNSUBSTANTIAL"}
+
+
+def test_span_offsets_are_utf16_code_units(svc: Svc) -> None:
+    """v1alpha1's SpanScore counts UTF-16 code units (its discovery description; JavaScript slices so)."""
+    handle = _perspective_model(svc)
+    text = "You are great \U0001f600. What an idiot you are! \U0001d4b3 \U0001f1eb\U0001f1f7 ok? Fin."
+    req = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}}, "spanAnnotations": True}
+    body = check(svc.client.post(ANALYZE, json={**req, "model": handle}, headers=svc.scorer), 200)
+    spans = [(s["begin"], s["end"]) for s in body["attributeScores"]["TOXICITY"]["spanScores"]]
+    units = text.encode("utf-16-le")
+
+    def js_slice(a: int, b: int) -> str:  # String.prototype.slice on the same text
+        return units[2 * a : 2 * b].decode("utf-16-le")
+
+    assert [js_slice(a, b) for a, b in spans] == [
+        "You are great \U0001f600.",
+        "What an idiot you are!",
+        "\U0001d4b3 \U0001f1eb\U0001f1f7 ok?",
+        "Fin.",
+    ]
+    assert spans[:2] == [(0, 17), (18, 40)]  # code points would say (0, 16), (17, 39)
+
+
+def test_published_json5_bodies_on_perspective_paths_only(svc: Svc) -> None:
+    """The quickstart's curl bodies (unquoted keys, a trailing comma) parse here; /v1 stays strict JSON."""
+    handle = _perspective_model(svc)
+    headers = {**svc.scorer, "Content-Type": "application/json"}
+    analyze = (
+        '{comment: {text: "what kind of idiot name is foo?"},\n languages: ["en"],\n'
+        f" requestedAttributes: {{TOXICITY:{{}}}}, model: '{handle}', }}"
+    )
+    body = check(svc.client.post(ANALYZE, content=analyze.encode(), headers=headers), 200)
+    assert set(body["attributeScores"]) == {"TOXICITY"}
+    suggest = (
+        '{comment: {text: "hi"}, attributeScores: {TOXICITY: {summaryScore: {value: 0,},},},'
+        f' model: "{handle}",}}'
+    )
+    author = {**svc.author, "Content-Type": "application/json"}
+    assert check(svc.client.post(SUGGEST, content=suggest.encode(), headers=author), 200) == {}
+    native = svc.client.post(f"/v1/models/{handle}/score", content=b"{content: 'hi',}", headers=headers)
+    assert native.status_code == 422 and native.json()["error"]["code"] == "validation_error"
+    # The same limits as JSON: nesting past the interpreter's depth and bytes that are not UTF-8.
+    deep = b'{"comment": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    for raw in (deep, b"{comment: {text: '\xff'}}", b"{comment: {text: 'a'}} trailing"):
+        resp = svc.client.post(ANALYZE, content=raw, headers=headers)
+        _google_error(resp, 400, "INVALID_ARGUMENT", "validation_error")
+
+
+def test_discovery_document_paths_and_root_url(tmp_path: Any, database_url: str) -> None:
+    from tests.service.conftest import running
+
+    for public, want in ((None, "http://testserver/"), ("https://scoring.example.org/api/", None)):
+        with running(tmp_path / str(bool(public)), database_url=database_url, public_url=public) as svc:
+            c = svc.client
+            first = check(c.get("/$discovery/rest?version=v1alpha1"), 200)
+            assert check(c.get("/discovery/v1/apis/commentanalyzer/v1alpha1/rest"), 200) == first
+            assert first["rootUrl"] == (want or public) and first["servicePath"] == ""
+            methods = first["resources"]["comments"]["methods"]
+            assert {m["path"] for m in methods.values()} == {
+                "v1alpha1/comments:analyze",
+                "v1alpha1/comments:suggestscore",
+            }
+            for method in methods.values():  # every $ref resolves
+                for ref in (method["request"]["$ref"], method["response"]["$ref"]):
+                    assert ref in first["schemas"]
+            span = first["schemas"]["SpanScore"]["properties"]["begin"]["description"]
+            assert "UTF-16" in span
+            _google_error(c.get("/$discovery/rest?version=v1"), 404, "NOT_FOUND", "not_found")
