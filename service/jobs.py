@@ -206,8 +206,8 @@ class Executor:
         slow = self.settings.test_hooks.slow_run
         try:
             with _Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
-                if slow is not None and slow.applies(handle):
-                    hb.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}")
+                if slow is not None and slow.applies(handle, attempt):
+                    hb.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
                 if kind in runs.TRAIN_KINDS:
                     self._train(run_id, attempt, hb)
                 elif kind == "discover":
@@ -280,6 +280,7 @@ class Executor:
                     } or None
             retain = not model.zero_data_retention
             embedder_choice = model.embedder
+            handle = model.handle
         keys = {t.key for t in traits}
         held = {f.id for f in held_feedback(feedback, samples)}
         feedback = [f for f in feedback if f.id not in held]
@@ -300,6 +301,7 @@ class Executor:
         )
         duration = time.monotonic() - started
         hb.progress(0.97, "saving")
+        pause(self.settings.test_hooks.slow_save, handle, f"saving run {run_id} attempt {attempt}", attempt)
         metrics = {
             "traits": {
                 key: {**dict(result.metrics.get(key, {})), "params": result.params.get(key)}
