@@ -201,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     for database in databases:
         with contextlib.ExitStack() as stack:
-            url = stack.enter_context(PgCluster(database="bench")).url if database == "postgres" else None
-            for kill, phase in SCENARIOS:
+            cluster = stack.enter_context(PgCluster()) if database == "postgres" else None
+            for i, (kill, phase) in enumerate(SCENARIOS):
                 if kill in kinds:
+                    url = cluster.create_database(f"bench{i}") if cluster is not None else None
                     result = scenario(database, url, args.timings, kill, phase)
                     print(json.dumps(asdict(result)), flush=True)
                     results.append(result)

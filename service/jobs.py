@@ -22,6 +22,7 @@ from service.embedding import Embedders
 from service.evaluation import run_evaluation
 from service.prune import prune
 from service.retention import erase, purge_texts
+from service.runlocks import RunLocks
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.testhooks import pause
@@ -171,10 +172,13 @@ class _Heartbeat:
 
 
 class Executor:
-    def __init__(self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders) -> None:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders, run_locks: RunLocks
+    ) -> None:
         self.settings = settings
         self.sessions = sessions
         self.embedders = embedders
+        self.run_locks = run_locks
         # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
         # worker dying mid-run (raise a BaseException).
         self.progress_hook: Callable[[float, str], None] | None = None
@@ -187,6 +191,15 @@ class Executor:
             return dict(self.active)
 
     def execute(self, run_id: str) -> None:
+        # The run's lock from before the claim until after its last write: while the row says `running`, its
+        # worker holds it, and the lock goes with the worker's process (service/runlocks.py).
+        with self.run_locks.hold(run_id) as mine:
+            if not mine:  # another worker is on it (a duplicate message); the sweeps cover the rest
+                log.info("run %s is held by another worker", run_id)
+                return
+            self._claim_and_execute(run_id)
+
+    def _claim_and_execute(self, run_id: str) -> None:
         with transaction(self.sessions) as s:
             run = runs.claim(s, run_id)
             if run is None:

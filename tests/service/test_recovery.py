@@ -262,3 +262,22 @@ def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.Monk
     hooks = Settings.from_env(data_dir=tmp_path, embedder="hashing").test_hooks
     assert hooks.slow_save is not None and hooks.active
     assert hooks.slow_save.applies("a.x", 1) and not hooks.slow_save.applies("a.x", 2)
+
+
+def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None:
+    """The run lock (service/runlocks.py) tells a dead worker's run from a live one before its heartbeat."""
+    c, h, ctx = idle_svc.client, idle_svc.author, idle_svc.ctx
+    make_model(c, h, "acme.orphan")
+    run_id = check(c.post("/v1/models/acme.orphan/train", json={}, headers=h), 202)["run_id"]
+    with ctx.run_locks.hold(run_id) as mine:  # a live worker: lock held, claimed, heartbeat fresh
+        assert mine and ctx.run_locks.held(run_id)
+        with ctx.run_locks.hold(run_id) as second:
+            assert not second  # a duplicate message finds the run taken
+        with ctx.sessions() as s, s.begin():
+            assert runs.claim(s, run_id) is not None
+        assert ctx.recover() == []
+    assert not ctx.run_locks.held(run_id)  # its process is gone: so is the lock
+    assert ctx.recover() == [run_id]  # at once, the heartbeat still fresh
+    ctx.executor.execute(run_id)
+    model = check(c.get("/v1/models/acme.orphan", headers=h), 200)
+    assert model["state"] == "ready" and model["version_no"] == 1
