@@ -12,9 +12,11 @@ transaction, "saving", `slow_save`) and, once the hook announces itself:
 - control: no kill; the run is held 1.5 x the heartbeat timeout and must finish in its first attempt (a live
   run is never taken away from its worker).
 
-It reports the seconds from the kill until the model is `ready` with the run succeeded (for `host` also until
-the new process answered), and the run's attempts. `--timings old` runs the former defaults (heartbeat 10 s,
-timeout 60 s, sweep 30 s) for comparison. Prints a markdown table and writes benchmarks/results/recovery.json.
+It reports the seconds from the kill until the run is seen re-queued (its killed attempt's last report gone),
+until the model is `ready` with the run succeeded (after a worker's kill most of it is the new worker process
+starting), for `host` until the new process answered, and the run's attempts. `--timings old` runs the
+former defaults (heartbeat 10 s, timeout 60 s, sweep 30 s) for comparison.
+Prints a markdown table and writes benchmarks/results/recovery.json.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Result:
     timings: str
     kill: str
     phase: str
+    requeued_s: float | None  # kill -> the run seen queued again (or already re-claimed)
     busy_after_kill_s: float  # kill -> model ready (control: hold start -> ready)
     host_up_s: float | None  # host: kill -> the new API process answers
     attempts: int
@@ -168,8 +171,12 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
                 serve = Serve(env, data_dir, port)  # the host is back: the same service starts again
                 serve.wait(serve.ready, "ready line after the restart")
                 host_up = time.monotonic() - started
+            requeued: float | None = None
             while True:
                 model = c.get(f"/models/{HANDLE}").json()
+                op = model["last_operation"]
+                if requeued is None and kill != "control" and not _first_attempt_held(op, phase):
+                    requeued = time.monotonic() - started
                 if model["state"] != "busy":
                     break
                 if time.monotonic() - started > 600:
@@ -186,7 +193,21 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
             conn.execute(text("SELECT attempts FROM runs WHERE id = :id"), {"id": run_id}).scalar_one()
         )
     engine.dispose()
-    return Result(database, timings, kill, phase, round(busy, 1), host_up and round(host_up, 1), attempts)
+    return Result(
+        database,
+        timings,
+        kill,
+        phase,
+        requeued and round(requeued, 1),
+        round(busy, 1),
+        host_up and round(host_up, 1),
+        attempts,
+    )
+
+
+def _first_attempt_held(op: dict[str, Any], phase: str) -> bool:
+    """Still the killed attempt's last report: running, in the phase its hook held it."""
+    return bool(op["status"] == "running" and op["progress"]["phase"] == phase)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,11 +229,14 @@ def main(argv: list[str] | None = None) -> int:
                     result = scenario(database, url, args.timings, kill, phase)
                     print(json.dumps(asdict(result)), flush=True)
                     results.append(result)
-    print("\n| database | timings | kill -9 | phase | busy after the kill (s) | new host up (s) | attempts |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "\n| database | timings | kill -9 | phase | re-queued (s) | ready (s) | new host up (s) | attempts |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         up = "" if r.host_up_s is None else f"{r.host_up_s}"
-        cells = (r.database, r.timings, r.kill, r.phase, r.busy_after_kill_s, up, r.attempts)
+        queued = "" if r.requeued_s is None else f"{r.requeued_s}"
+        cells = (r.database, r.timings, r.kill, r.phase, queued, r.busy_after_kill_s, up, r.attempts)
         print("| " + " | ".join(str(x) for x in cells) + " |")
     load = f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (1-min load average)"
     print(f"\n{platform.node()}, {os.cpu_count()} cores; load {load}")
