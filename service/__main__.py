@@ -1,4 +1,4 @@
-"""`python -m service serve | worker | migrate | keys create | backfill`."""
+"""`python -m service serve | worker | migrate | keys create | backfill | backup | restore`."""
 
 from __future__ import annotations
 
@@ -81,13 +81,17 @@ def serve(args: argparse.Namespace) -> int:
     original_startup = server.startup
 
     async def startup(sockets: object = None) -> None:
+        # The worker child starts beside the API's own start-up, not after it: after a host's crash a
+        # re-queued run waits for a worker, and two start-ups in a row doubled that wait (recovery benchmark).
+        if child is not None:
+            child.start()
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
             print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
             if args.parent_pid is not None:  # watched from here on, so a stop always runs the full shutdown
                 _watch_parent(server, args.parent_pid, original_ppid)
-            if child is not None:
-                child.start()
+        elif child is not None:
+            await asyncio.to_thread(child.stop)
 
     original_shutdown = server.shutdown
 
@@ -172,6 +176,37 @@ def backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+def backup_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from service.backup import BackupError, backup
+
+    try:
+        manifest = backup(_settings(args), Path(args.path), include_cache=not args.without_cache)
+    except BackupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{n} {table}" for table, n in manifest["counts"].items())
+    print(
+        f"Backed up ({manifest['database']}, schema {manifest['schema_revision']}) to {args.path}: {counts}"
+    )
+    return 0
+
+
+def restore_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from service.backup import BackupError, restore
+
+    try:
+        manifest = restore(_settings(args), Path(args.path))
+    except BackupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"Restored the backup of {manifest['created_at']} from {args.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m service", description="Model Scoring Service")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -228,6 +263,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm)")
     _common(p)
     p.set_defaults(func=backfill)
+
+    p = sub.add_parser(
+        "backup", help="copy the database, cursor secret and embedding cache into PATH (while serving)"
+    )
+    p.add_argument("path", help="a new or empty directory")
+    p.add_argument(
+        "--without-cache",
+        action="store_true",
+        help="leave out the embedding cache (texts are embedded again)",
+    )
+    _common(p)
+    p.set_defaults(func=backup_command)
+
+    p = sub.add_parser("restore", help="restore a backup into an empty data directory (or database)")
+    p.add_argument("path", help="a directory written by `backup`")
+    _common(p)
+    p.set_defaults(func=restore_command)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -15,6 +15,7 @@ from service.db import make_engine, make_read_session_factory, make_session_fact
 from service.embedding import Embedders, ScorerCache
 from service.jobs import Executor
 from service.pool_index import PoolIndex
+from service.runlocks import RunLocks, run_locks_for
 from service.settings import Settings
 from service.tasks import Queue, make_huey
 from service.worker import RecoveryLoop, Worker
@@ -32,6 +33,7 @@ class Context:
     embedders: Embedders
     scorers: ScorerCache
     executor: Executor
+    run_locks: RunLocks
     huey: Huey
     queue: Queue
     worker: Worker | None = field(default=None)
@@ -49,7 +51,8 @@ class Context:
         embedders = Embedders(
             settings.embedder, settings.data_dir / "embeddings.sqlite", settings.scoring_threads
         )
-        executor = Executor(settings, sessions, embedders)
+        run_locks = run_locks_for(engine)
+        executor = Executor(settings, sessions, embedders, run_locks)
         huey = make_huey(settings)
         built: list[Context] = []  # the task needs the context, which needs the queue
         ctx = cls(
@@ -61,6 +64,7 @@ class Context:
             embedders=embedders,
             scorers=ScorerCache(embedders),
             executor=executor,
+            run_locks=run_locks,
             huey=huey,
             queue=Queue(huey, lambda run_id: built[0]._run_task(run_id)),
         )
@@ -85,7 +89,7 @@ class Context:
         """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued)."""
         s = self.settings
         with transaction(self.sessions) as session:
-            ids = runs.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts)
+            ids = runs.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts, held=self.run_locks.held)
         for run_id in ids:
             log.warning("re-queued run %s after its worker stopped", run_id)
             self.enqueue(run_id)

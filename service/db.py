@@ -63,8 +63,17 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
-    """Sessions for requests that only read (on SQLite: a deferred BEGIN, no write lock)."""
-    return sessionmaker(engine.execution_options(**{READ_ONLY_OPTION: True}), expire_on_commit=False)
+    """Sessions for requests that only read: every statement of one session sees one snapshot.
+
+    SQLite: a deferred BEGIN (no write lock) whose first read fixes the snapshot for the transaction.
+    PostgreSQL: REPEATABLE READ, so a model row and its run, version and tag rows, read by separate
+    statements, come from one snapshot (at READ COMMITTED each statement saw the commits made since the
+    previous one: `busy` beside a succeeded run in 2 % of polls while runs finished, issue 26).
+    """
+    options: dict[str, Any] = {READ_ONLY_OPTION: True}
+    if engine.dialect.name == "postgresql":
+        options["isolation_level"] = "REPEATABLE READ"
+    return sessionmaker(engine.execution_options(**options), expire_on_commit=False)
 
 
 @contextmanager

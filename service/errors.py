@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.embedders.cache import is_disk_full
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 
 log = logging.getLogger("service")
@@ -177,6 +178,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(OperationalError)
     async def _database_busy(request: Request, exc: OperationalError) -> JSONResponse:
+        if is_storage_full(exc):
+            return storage_full_response(request_id_of(request), request.method, request.url.path)
         if not is_lock_timeout(exc):
             raise exc
         log.warning("database busy in %s %s: %s", request.method, request.url.path, type(exc.orig).__name__)
@@ -259,6 +262,35 @@ def busy_response(request_id: str) -> JSONResponse:
     )
 
 
+# PostgreSQL's disk_full; SQLite's SQLITE_FULL and a file system's ENOSPC are core's is_disk_full.
+_DISK_FULL_SQLSTATE = "53100"
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """The database, the queue or a file in the data directory ran out of disk (wrapped or not)."""
+    for err in (exc, getattr(exc, "orig", None), exc.__cause__):
+        if err is None:
+            continue
+        if _DISK_FULL_SQLSTATE in (getattr(err, "pgcode", None), getattr(err, "sqlstate", None)):
+            return True
+        if is_disk_full(err):
+            return True
+    return False
+
+
+def storage_full_response(request_id: str, method: object, path: object) -> JSONResponse:
+    log.error("storage full in %s %s (request %s)", method, path, request_id)
+    return envelope(
+        request_id,
+        507,
+        "storage_full",
+        "The service's storage is full, so nothing of this request was stored. Free space on the volume of "
+        "the data directory or the database (old backups, logs; embeddings.sqlite in the data directory "
+        "is a cache that can be deleted) and retry.",
+        retryable=True,  # no Retry-After: space comes back when someone frees it, not after a set time
+    )
+
+
 class RequestIdMiddleware:
     """Echo or mint X-Request-Id on every response; render uncaught exceptions as a 500 envelope.
 
@@ -298,7 +330,9 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         except OperationalError as exc:
-            if started or not is_lock_timeout(exc):
+            if not started and is_storage_full(exc):
+                response = storage_full_response(request_id, scope.get("method"), scope.get("path"))
+            elif started or not is_lock_timeout(exc):
                 log.error(
                     "Database error in %s %s (request %s): %s",
                     scope.get("method"),
@@ -312,7 +346,11 @@ class RequestIdMiddleware:
             else:
                 response = busy_response(request_id)
             await response(scope, receive, send_with_id)
-        except Exception:
+        except Exception as exc:
+            if not started and is_storage_full(exc):  # the queue's own SQLite file, or a file write
+                response = storage_full_response(request_id, scope.get("method"), scope.get("path"))
+                await response(scope, receive, send_with_id)
+                return
             log.exception(
                 "Unhandled error in %s %s (request %s)", scope.get("method"), scope.get("path"), request_id
             )

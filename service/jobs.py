@@ -23,6 +23,7 @@ from service.embedding import Embedders
 from service.evaluation import run_evaluation
 from service.prune import prune
 from service.retention import erase, purge_texts
+from service.runlocks import RunLocks
 from service.settings import Settings
 from service.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.testhooks import pause
@@ -93,10 +94,13 @@ class _Heartbeat:
 
 
 class Executor:
-    def __init__(self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders) -> None:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders, run_locks: RunLocks
+    ) -> None:
         self.settings = settings
         self.sessions = sessions
         self.embedders = embedders
+        self.run_locks = run_locks
         # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
         # worker dying mid-run (raise a BaseException).
         self.progress_hook: Callable[[float, str], None] | None = None
@@ -109,6 +113,15 @@ class Executor:
             return dict(self.active)
 
     def execute(self, run_id: str) -> None:
+        # The run's lock from before the claim until after its last write: while the row says `running`, its
+        # worker holds it, and the lock goes with the worker's process (service/runlocks.py).
+        with self.run_locks.hold(run_id) as mine:
+            if not mine:  # another worker is on it (a duplicate message); the sweeps cover the rest
+                log.info("run %s is held by another worker", run_id)
+                return
+            self._claim_and_execute(run_id)
+
+    def _claim_and_execute(self, run_id: str) -> None:
         with transaction(self.sessions) as s:
             run = runs.claim(s, run_id)
             if run is None:
@@ -128,8 +141,8 @@ class Executor:
         slow = self.settings.test_hooks.slow_run
         try:
             with _Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
-                if slow is not None and slow.applies(handle):
-                    hb.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}")
+                if slow is not None and slow.applies(handle, attempt):
+                    hb.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
                 if kind in runs.TRAIN_KINDS:
                     self._train(run_id, attempt, hb)
                 elif kind == "discover":
@@ -202,6 +215,7 @@ class Executor:
                     } or None
             retain = not model.zero_data_retention
             embedder_choice = model.embedder
+            handle = model.handle
         keys = {t.key for t in traits}
         held = {f.id for f in held_feedback(feedback, samples)}
         feedback = [f for f in feedback if f.id not in held]
@@ -222,6 +236,7 @@ class Executor:
         )
         duration = time.monotonic() - started
         hb.progress(0.97, "saving")
+        pause(self.settings.test_hooks.slow_save, handle, f"saving run {run_id} attempt {attempt}", attempt)
         metrics = {
             "traits": {
                 key: {**dict(result.metrics.get(key, {})), "params": result.params.get(key)}

@@ -7,6 +7,7 @@ Every transition is a conditional UPDATE on (status, attempts), so a worker that
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -148,19 +149,31 @@ def state_after_failure(model: Model, run: Run) -> str:
 
 
 def recover_stale(
-    session: Session, timeout_s: float, max_attempts: int, now: datetime | None = None
+    session: Session,
+    timeout_s: float,
+    max_attempts: int,
+    now: datetime | None = None,
+    held: Callable[[str], bool] | None = None,
 ) -> list[str]:
-    """Runs whose worker stopped heartbeating: re-queue (attempts left) or fail. Returns ids to enqueue.
+    """Runs whose worker is gone: re-queue (attempts left) or fail. Returns ids to enqueue.
 
-    The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two processes
-    sweeping at once never both re-queue a run, and a run a worker claims meanwhile is re-read, not reset.
+    Gone: its heartbeat is older than `timeout_s`, or (with `held`, service/runlocks.py) nobody holds its run
+    lock. The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two
+    processes sweeping at once never both re-queue a run, and a run a worker claims meanwhile is re-read, not
+    reset; a run without holder must still be in the attempt that was found without one.
     """
     cutoff = (now or utcnow()) - timedelta(seconds=timeout_s)
-    stale = session.scalars(
-        select(Run)
-        .where(Run.status == "running", Run.heartbeat_at < cutoff)
-        .with_for_update(skip_locked=True)
+    orphans: dict[str, int] = {}
+    if held is not None:
+        running = session.execute(select(Run.id, Run.attempts).where(Run.status == "running")).tuples().all()
+        orphans = {run_id: attempts for run_id, attempts in running if not held(run_id)}
+    gone = Run.heartbeat_at < cutoff
+    if orphans:
+        gone = gone | Run.id.in_(list(orphans))
+    candidates = session.scalars(
+        select(Run).where(Run.status == "running", gone).with_for_update(skip_locked=True)
     ).all()
+    stale = [r for r in candidates if r.heartbeat_at < cutoff or orphans.get(r.id) == r.attempts]
     requeue: list[str] = []
     for run in stale:
         if run.attempts < max_attempts:

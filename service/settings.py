@@ -30,10 +30,13 @@ class Settings:
     retrain_buffer: int = 20
     cursor_secret: bytes = b""
     # A running run whose heartbeat is older than this is considered dead (and a queued run this old
-    # is enqueued again, in case its queue message died with a worker).
-    heartbeat_timeout_s: float = 60.0
-    heartbeat_interval_s: float = 10.0
-    recovery_interval_s: float = 30.0
+    # is enqueued again, in case its queue message died with a worker). A dead worker's run is re-queued at
+    # most timeout + recovery interval after its last heartbeat: 20 s (it was 60 + 30). The timeout is 7
+    # missed heartbeats, and must outlast the longest wait of a heartbeat for the database (a long write
+    # transaction on SQLite); a live run recovered by mistake is fenced off, never applied twice.
+    heartbeat_timeout_s: float = 15.0
+    heartbeat_interval_s: float = 2.0
+    recovery_interval_s: float = 5.0
     max_attempts: int = 3
     # On SIGTERM a worker finishes its runs for at most this long, then hands them back to the queue.
     shutdown_grace_s: float = 30.0
@@ -73,9 +76,9 @@ class Settings:
             embedder=env.get("SCORING_EMBEDDER", "minilm"),
             retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", "20")),
             cursor_secret=secret,
-            heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "60")),
-            heartbeat_interval_s=float(env.get("SCORING_HEARTBEAT_INTERVAL_S", "10")),
-            recovery_interval_s=float(env.get("SCORING_RECOVERY_INTERVAL_S", "30")),
+            heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "15")),
+            heartbeat_interval_s=float(env.get("SCORING_HEARTBEAT_INTERVAL_S", "2")),
+            recovery_interval_s=float(env.get("SCORING_RECOVERY_INTERVAL_S", "5")),
             max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),

@@ -3,13 +3,15 @@
 A JSON object; every hook names the models it applies to by handle prefix, so one set of processes can
 serve ordinary models at full speed and slow down only the victims of a fault test:
 
-    {"slow_run": {"handle_prefix": "acme.slow", "seconds": 3},
+    {"slow_run": {"handle_prefix": "acme.slow", "seconds": 3, "attempt": 1},
      "slow_samples_commit": {"handle_prefix": "acme.bulk", "seconds": 30}}
 
 - slow_run: a run sleeps at the engine's first progress report (claimed, heartbeating, nothing applied);
+- slow_save: a training sleeps once its engine work is done, before the transaction that saves the version;
 - slow_samples_commit: POST /samples sleeps after inserting its rows, before committing them;
 - slow_feedback: score feedback sleeps after counting the buffer, before deciding on a retraining.
 
+A run hook with `"attempt": N` sleeps in that attempt only (a retry after a kill then runs at full speed).
 Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the process at that
 exact moment. Test mode only: the settings refuse hooks unless the embedder is the test embedder `hashing`.
 """
@@ -29,8 +31,11 @@ log = logging.getLogger("service.testhooks")
 class Delay:
     handle_prefix: str
     seconds: float
+    attempt: int | None = None  # run hooks: only in this attempt
 
-    def applies(self, handle: str) -> bool:
+    def applies(self, handle: str, attempt: int | None = None) -> bool:
+        if self.attempt is not None and attempt is not None and attempt != self.attempt:
+            return False
         return handle.startswith(self.handle_prefix)
 
 
@@ -39,29 +44,37 @@ class TestHooks:
     __test__ = False  # not a pytest class
 
     slow_run: Delay | None = None
+    slow_save: Delay | None = None
     slow_samples_commit: Delay | None = None
     slow_feedback: Delay | None = None
 
     @property
     def active(self) -> bool:
-        return any(d is not None for d in (self.slow_run, self.slow_samples_commit, self.slow_feedback))
+        hooks = (self.slow_run, self.slow_save, self.slow_samples_commit, self.slow_feedback)
+        return any(d is not None for d in hooks)
 
     @classmethod
     def parse(cls, text: str | None) -> TestHooks:
         if not text or not text.strip():
             return cls()
         raw = json.loads(text)
-        if not isinstance(raw, dict) or set(raw) - {"slow_run", "slow_samples_commit", "slow_feedback"}:
-            raise ValueError(f"{ENV}: expected an object of slow_run, slow_samples_commit, slow_feedback")
+        names = {"slow_run", "slow_save", "slow_samples_commit", "slow_feedback"}
+        if not isinstance(raw, dict) or set(raw) - names:
+            raise ValueError(f"{ENV}: expected an object of {', '.join(sorted(names))}")
         hooks = {
-            name: Delay(str(spec["handle_prefix"]), float(spec["seconds"])) for name, spec in raw.items()
+            name: Delay(
+                str(spec["handle_prefix"]),
+                float(spec["seconds"]),
+                int(spec["attempt"]) if spec.get("attempt") is not None else None,
+            )
+            for name, spec in raw.items()
         }
         return cls(**hooks)
 
 
-def pause(delay: Delay | None, handle: str, what: str) -> None:
-    """Sleep when `delay` applies to the model `handle`, announcing it first."""
-    if delay is None or not delay.applies(handle):
+def pause(delay: Delay | None, handle: str, what: str, attempt: int | None = None) -> None:
+    """Sleep when `delay` applies to the model `handle` (and run attempt), announcing it first."""
+    if delay is None or not delay.applies(handle, attempt):
         return
     log.warning("test hook: %s of %s sleeping %.1f s", what, handle, delay.seconds)
     for handler in logging.getLogger().handlers:

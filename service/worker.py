@@ -79,11 +79,15 @@ class RecoveryLoop:
             self._thread.join(timeout=10)
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
+        # The first sweep at once: a process started after a whole host's crash re-queues the runs whose
+        # workers died with it (their run locks are free) as soon as it is up, not an interval later.
+        while True:
             try:
                 self._sweep()
             except Exception:  # keep the loop alive; the next round retries
                 log.exception("run recovery failed")
+            if self._stop.wait(self._interval):
+                return
 
 
 class Worker:

@@ -96,6 +96,10 @@ class ServerError(ApiError):
     """5xx after the client's retries ran out (or at once, where a retry would not be safe)."""
 
 
+class StorageFullError(ServerError):
+    """507 `storage_full`: the service's disk is full and nothing was stored; retry once space is freed."""
+
+
 class UnexpectedRedirectError(ApiError):
     """The service answered 3xx: the client follows no redirect, and a redirect is never a result."""
 
@@ -143,6 +147,7 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     409: ConflictError,
     422: ValidationError,
     429: RateLimitError,
+    507: StorageFullError,
 }
 
 # Fallback codes for bodies without an envelope, named like the service's own codes.
@@ -157,6 +162,7 @@ _DEFAULT_CODES: dict[int, str] = {
     415: "unsupported_media_type",
     422: "validation_error",
     429: "rate_limited",
+    507: "storage_full",
 }
 
 
@@ -166,7 +172,7 @@ _GOOGLE_KEY_REASONS = frozenset({"CREDENTIALS_MISSING", "API_KEY_INVALID"})
 
 def error_class(status: int) -> type[ApiError]:
     if status >= 500:
-        return ServerError
+        return _BY_STATUS.get(status, ServerError)
     if 300 <= status < 400:
         return UnexpectedRedirectError
     return _BY_STATUS.get(status, ApiError)

@@ -9,7 +9,9 @@ never land in a cache.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import sqlite3
 import threading
 import time
@@ -21,6 +23,8 @@ from typing import Protocol
 import numpy as np
 
 from core.embedders.base import Embedder
+
+log = logging.getLogger("core.embedders.cache")
 
 
 def cache_key(embedder_id: str, text: str) -> str:
@@ -38,6 +42,13 @@ def truncate_wal(conn: sqlite3.Connection, attempts: int = 20, pause_s: float = 
             return True
         time.sleep(pause_s * min(attempt + 1, 5))
     return False
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full"), or an ENOSPC from the file system."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
 
 
 class VectorStore(Protocol):
@@ -79,7 +90,10 @@ class MemoryStore:
 
 
 class SqliteStore:
-    """Persistent store: one table of (key, float32 bytes), WAL mode, one connection per thread."""
+    """Persistent store: one table of (key, float32 bytes), WAL mode, one connection per thread.
+
+    A cache is an optimisation: when its disk is full, `put_many` skips the write (logged once until a
+    write succeeds again) and encoding goes on; the vectors are simply computed again next time."""
 
     _CHUNK = 500  # stays under SQLite's bound-parameter limit
 
@@ -87,6 +101,7 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self.full = False  # the last write found the disk full
         with self._conn() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
@@ -117,8 +132,22 @@ class SqliteStore:
         rows: Iterable[tuple[str, bytes]] = (
             (k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()
         )
-        with self._conn() as conn:  # one transaction
-            conn.executemany("INSERT OR REPLACE INTO embeddings (key, vec) VALUES (?, ?)", rows)
+        try:
+            with self._conn() as conn:  # one transaction
+                conn.executemany("INSERT OR REPLACE INTO embeddings (key, vec) VALUES (?, ?)", rows)
+        except sqlite3.Error as exc:
+            if not is_disk_full(exc):
+                raise
+            if not self.full:
+                log.warning(
+                    "embedding cache %s: the disk is full; not caching new vectors until it has room",
+                    self.path,
+                )
+            self.full = True
+            return
+        if self.full:
+            log.info("embedding cache %s: writing again", self.path)
+        self.full = False
 
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])

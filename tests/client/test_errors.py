@@ -51,6 +51,7 @@ def test_envelope_fields_and_run_id_header() -> None:
         (429, errors.RateLimitError),
         (500, errors.ServerError),
         (503, errors.ServerError),
+        (507, errors.StorageFullError),
     ],
 )
 def test_status_picks_the_class(status: int, cls: type[errors.ApiError]) -> None:
@@ -58,6 +59,14 @@ def test_status_picks_the_class(status: int, cls: type[errors.ApiError]) -> None
     assert type(err) is cls
     assert isinstance(err, errors.ApiError) and isinstance(err, errors.ScoringClientError)
     assert err.status == status
+
+
+def test_storage_full_is_a_retryable_server_error() -> None:
+    body = {"error": {"code": "storage_full", "message": "free space", "request_id": "r", "retryable": True}}
+    err = errors.error_from_response(_response(507, json=body))
+    assert isinstance(err, errors.StorageFullError) and isinstance(err, errors.ServerError)
+    assert (err.code, err.retryable) == ("storage_full", True)
+    assert errors.error_from_response(_response(507, text="Insufficient Storage")).code == "storage_full"
 
 
 def test_framework_detail_list_becomes_details() -> None:

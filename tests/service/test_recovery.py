@@ -3,6 +3,7 @@ stays trainable; stale runs are re-queued (up to 3 attempts) or failed, also acr
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -231,3 +232,52 @@ def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("SCORING_HEARTBEAT_INTERVAL_S", "1")
     settings = Settings.from_env(data_dir=tmp_path, embedder="hashing")
     assert (settings.heartbeat_timeout_s, settings.heartbeat_interval_s) == (5.0, 1.0)
+
+
+def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, database_url: str) -> None:
+    """Short timings (issue 26): a run busy 3 x the heartbeat timeout, swept every 0.2 s, keeps its claim."""
+    timings = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0, "recovery_interval_s": 0.2}
+    with running(tmp_path, database_url=database_url, **timings) as svc:
+        c, h = svc.client, svc.author
+        held: list[str] = []
+
+        def hold(fraction: float, phase: str) -> None:
+            if not held:
+                held.append(phase)
+                time.sleep(3.0)  # the engine busy in native code: only the heartbeat thread speaks
+
+        svc.ctx.executor.progress_hook = hold
+        make_model(c, h, "acme.long")
+        run_id = check(c.post("/v1/models/acme.long/train", json={"effort": "low"}, headers=h), 202)["run_id"]
+        model = wait_settled(c, "acme.long", h)
+        assert held and model["state"] == "ready" and model["last_operation"]["status"] == "succeeded"
+        with svc.ctx.sessions() as s:
+            assert s.get(Run, run_id).attempts == 1  # type: ignore[union-attr]
+
+
+def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "SCORING_TEST_HOOKS", '{"slow_save": {"handle_prefix": "a.", "seconds": 1, "attempt": 1}}'
+    )
+    hooks = Settings.from_env(data_dir=tmp_path, embedder="hashing").test_hooks
+    assert hooks.slow_save is not None and hooks.active
+    assert hooks.slow_save.applies("a.x", 1) and not hooks.slow_save.applies("a.x", 2)
+
+
+def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None:
+    """The run lock (service/runlocks.py) tells a dead worker's run from a live one before its heartbeat."""
+    c, h, ctx = idle_svc.client, idle_svc.author, idle_svc.ctx
+    make_model(c, h, "acme.orphan")
+    run_id = check(c.post("/v1/models/acme.orphan/train", json={}, headers=h), 202)["run_id"]
+    with ctx.run_locks.hold(run_id) as mine:  # a live worker: lock held, claimed, heartbeat fresh
+        assert mine and ctx.run_locks.held(run_id)
+        with ctx.run_locks.hold(run_id) as second:
+            assert not second  # a duplicate message finds the run taken
+        with ctx.sessions() as s, s.begin():
+            assert runs.claim(s, run_id) is not None
+        assert ctx.recover() == []
+    assert not ctx.run_locks.held(run_id)  # its process is gone: so is the lock
+    assert ctx.recover() == [run_id]  # at once, the heartbeat still fresh
+    ctx.executor.execute(run_id)
+    model = check(c.get("/v1/models/acme.orphan", headers=h), 200)
+    assert model["state"] == "ready" and model["version_no"] == 1

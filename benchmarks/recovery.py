@@ -1,0 +1,251 @@
+"""Recovery benchmark: `python -m benchmarks.recovery [--database sqlite|postgres|both] [--timings new|old]`.
+
+How long a model stays `busy` after a `kill -9` (issue 26). For each database and each scenario it starts
+`python -m service serve` (API process + worker child, test embedder `hashing`) on a temp data dir or a
+throwaway PostgreSQL cluster, creates a model, starts a training whose first attempt is held by a test hook
+(at the engine's first progress report, "embedding", `slow_run`; or after the engine, before the saving
+transaction, "saving", `slow_save`) and, once the hook announces itself:
+
+- worker: `kill -9` of the worker child only (the API process starts another, as it does after any crash);
+- host: `kill -9` of the API process and its worker at once, then a new `serve` on the same data (the host
+  is back);
+- control: no kill; the run is held 1.5 x the heartbeat timeout and must finish in its first attempt (a live
+  run is never taken away from its worker).
+
+It reports the seconds from the kill until the run is seen re-queued (its killed attempt's last report gone),
+until the model is `ready` with the run succeeded (after a worker's kill most of it is the new worker process
+starting), for `host` until the new process answered, and the run's attempts. `--timings old` runs the
+former defaults (heartbeat 10 s, timeout 60 s, sweep 30 s) for comparison.
+Prints a markdown table and writes benchmarks/results/recovery.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from tests.service.helpers import TRAITS, samples
+from tests.support.pgcluster import PgCluster, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "recovery.json"
+HANDLE = "acme.victim"
+OLD_TIMINGS = {
+    "SCORING_HEARTBEAT_INTERVAL_S": "10",
+    "SCORING_HEARTBEAT_TIMEOUT_S": "60",
+    "SCORING_RECOVERY_INTERVAL_S": "30",
+}
+NEW_TIMEOUT_S = 15.0
+SCENARIOS = (
+    ("worker", "embedding"),
+    ("worker", "saving"),
+    ("host", "embedding"),
+    ("host", "saving"),
+    ("control", "embedding"),
+)
+
+
+@dataclass
+class Result:
+    database: str
+    timings: str
+    kill: str
+    phase: str
+    requeued_s: float | None  # kill -> the run seen queued again (or already re-claimed)
+    busy_after_kill_s: float  # kill -> model ready (control: hold start -> ready)
+    host_up_s: float | None  # host: kill -> the new API process answers
+    attempts: int
+
+
+class Serve:
+    """`python -m service serve` whose output is read on a thread; `hooked` is set at the test hook's line."""
+
+    def __init__(self, env: dict[str, str], data_dir: Path, port: int) -> None:
+        cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--data-dir", str(data_dir)]
+        self.proc = subprocess.Popen(
+            [*cmd, "--log-level", "warning"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.ready = threading.Event()
+        self.hooked = threading.Event()
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("Scoring service ready"):
+                self.ready.set()
+            if "test hook:" in line:
+                self.hooked.set()
+
+    def wait(self, event: threading.Event, what: str, timeout: float = 120) -> None:
+        if not event.wait(timeout):
+            raise RuntimeError(f"no {what} within {timeout} s:\n{''.join(self.lines[-40:])}")
+
+    def worker_pid(self) -> int:
+        """The worker child: the process whose parent is this one."""
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(stat[1]) == self.proc.pid and "worker" in (entry / "cmdline").read_text():
+                        return int(entry.name)
+        raise RuntimeError("no worker child found")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def scenario(database: str, url: str | None, timings: str, kill: str, phase: str) -> Result:
+    data_dir = Path(tempfile.mkdtemp(prefix="recovery-"))
+    timeout_s = float(OLD_TIMINGS["SCORING_HEARTBEAT_TIMEOUT_S"]) if timings == "old" else NEW_TIMEOUT_S
+    hold_s = 1.5 * timeout_s if kill == "control" else 3600.0
+    hook = "slow_run" if phase == "embedding" else "slow_save"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCORING_", "PG"))}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        PYTHONUNBUFFERED="1",
+        SCORING_EMBEDDER="hashing",
+        SCORING_CURSOR_SECRET=secrets.token_hex(32),
+        SCORING_TEST_HOOKS=json.dumps({hook: {"handle_prefix": HANDLE, "seconds": hold_s, "attempt": 1}}),
+        **(OLD_TIMINGS if timings == "old" else {}),
+        **({"SCORING_DATABASE_URL": url} if url else {}),
+    )
+    made = subprocess.run(
+        [sys.executable, "-m", "service", "keys", "create", "--namespace", "acme", "--scope", "authoring"]
+        + ["--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    headers = {"Authorization": f"Bearer {made.stdout.splitlines()[-1]}"}
+    port = free_port()
+    serve = Serve(env, data_dir, port)
+    host_up: float | None = None
+    try:
+        serve.wait(serve.ready, "ready line")
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", headers=headers, timeout=60) as c:
+            c.post("/models", json={"handle": HANDLE}).raise_for_status()
+            c.post(f"/models/{HANDLE}/traits", json={"traits": TRAITS}).raise_for_status()
+            c.post(f"/models/{HANDLE}/samples", json={"samples": samples()}).raise_for_status()
+            run_id = c.post(f"/models/{HANDLE}/train", json={"effort": "low"}).json()["run_id"]
+            serve.wait(serve.hooked, "test hook line")
+            started = time.monotonic()
+            if kill == "worker":
+                os.kill(serve.worker_pid(), signal.SIGKILL)
+            elif kill == "host":
+                worker = serve.worker_pid()
+                os.kill(serve.proc.pid, signal.SIGKILL)
+                os.kill(worker, signal.SIGKILL)
+                serve.proc.wait()
+                serve = Serve(env, data_dir, port)  # the host is back: the same service starts again
+                serve.wait(serve.ready, "ready line after the restart")
+                host_up = time.monotonic() - started
+            requeued: float | None = None
+            while True:
+                model = c.get(f"/models/{HANDLE}").json()
+                op = model["last_operation"]
+                if requeued is None and kill != "control" and not _first_attempt_held(op, phase):
+                    requeued = time.monotonic() - started
+                if model["state"] != "busy":
+                    break
+                if time.monotonic() - started > 600:
+                    raise RuntimeError(f"still busy after 600 s: {model['last_operation']}")
+                time.sleep(0.1)
+            busy = time.monotonic() - started
+            op = model["last_operation"]
+            assert model["state"] == "ready" and op["run_id"] == run_id and op["status"] == "succeeded", op
+    finally:
+        serve.stop()
+    engine = create_engine(url or f"sqlite:///{data_dir / 'scoring.sqlite'}")
+    with engine.connect() as conn:
+        attempts = int(
+            conn.execute(text("SELECT attempts FROM runs WHERE id = :id"), {"id": run_id}).scalar_one()
+        )
+    engine.dispose()
+    return Result(
+        database,
+        timings,
+        kill,
+        phase,
+        requeued and round(requeued, 1),
+        round(busy, 1),
+        host_up and round(host_up, 1),
+        attempts,
+    )
+
+
+def _first_attempt_held(op: dict[str, Any], phase: str) -> bool:
+    """Still the killed attempt's last report: running, in the phase its hook held it."""
+    return bool(op["status"] == "running" and op["progress"]["phase"] == phase)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.recovery")
+    parser.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--timings", choices=("new", "old"), default="new")
+    parser.add_argument("--only", help="comma-separated kill kinds to run (worker, host, control)")
+    args = parser.parse_args(argv)
+    databases = ("sqlite", "postgres") if args.database == "both" else (args.database,)
+    kinds = set(args.only.split(",")) if args.only else {k for k, _ in SCENARIOS}
+    load_before = os.getloadavg()
+    results: list[Result] = []
+    for database in databases:
+        with contextlib.ExitStack() as stack:
+            cluster = stack.enter_context(PgCluster()) if database == "postgres" else None
+            for i, (kill, phase) in enumerate(SCENARIOS):
+                if kill in kinds:
+                    url = cluster.create_database(f"bench{i}") if cluster is not None else None
+                    result = scenario(database, url, args.timings, kill, phase)
+                    print(json.dumps(asdict(result)), flush=True)
+                    results.append(result)
+    print(
+        "\n| database | timings | kill -9 | phase | re-queued (s) | ready (s) | new host up (s) | attempts |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        up = "" if r.host_up_s is None else f"{r.host_up_s}"
+        queued = "" if r.requeued_s is None else f"{r.requeued_s}"
+        cells = (r.database, r.timings, r.kill, r.phase, queued, r.busy_after_kill_s, up, r.attempts)
+        print("| " + " | ".join(str(x) for x in cells) + " |")
+    load = f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (1-min load average)"
+    print(f"\n{platform.node()}, {os.cpu_count()} cores; load {load}")
+    stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for r in results:
+        stored[f"{r.database}/{r.timings}/{r.kill}/{r.phase}"] = {**asdict(r), "load": load}
+    RESULTS.write_text(json.dumps(stored, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

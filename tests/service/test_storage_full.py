@@ -1,0 +1,148 @@
+"""A full disk (issue 26): scoring keeps answering, writes get 507 `storage_full` (retryable) and succeed once
+space is freed, and a run that could not record its failure is recovered without loss.
+
+The data directory lives on a small tmpfs filled to the last byte; where mounting is not allowed (not root,
+no CAP_SYS_ADMIN) the tests skip.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from core.embedders.cache import SqliteStore, truncate_wal
+from service.db import truncate_wal as truncate_database_wal
+from service.tables import Run, SampleRow, Version
+from tests.service.conftest import Svc, running
+from tests.service.helpers import check, error_code, make_model, train_ready
+
+DISK_MB = 24
+HEARTBEAT_TIMEOUT_S = 1.0
+
+
+class SmallDisk:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.filler = root / "filler"
+
+    def fill(self, svc: Svc) -> None:
+        """Every SQLite file's WAL emptied (so the next write must grow a file), then the disk filled."""
+        assert truncate_database_wal(svc.ctx.engine)
+        for path in self.root.rglob("*.sqlite"):
+            with sqlite3.connect(path) as conn:
+                assert truncate_wal(conn)
+        chunk = b"\0" * (1 << 20)
+        with open(self.filler, "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+        with open(self.filler, "ab", buffering=0) as f:  # the last partial block
+            try:
+                while True:
+                    f.write(b"\0" * 512)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+
+    def free(self) -> None:
+        self.filler.unlink()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    root = tmp_path / "disk"
+    root.mkdir()
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(root)], capture_output=True, text=True
+    )
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mount.stderr.strip()}); the full-disk tests need one")
+    try:
+        yield SmallDisk(root)
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def cache_store(svc: Svc) -> SqliteStore:
+    store = svc.ctx.embedders._store  # the one cache file of the process
+    assert isinstance(store, SqliteStore)
+    return store
+
+
+def test_full_disk_scores_and_refuses_writes_retryably(small_disk: SmallDisk) -> None:
+    with running(small_disk.root / "data") as svc:
+        c, h = svc.client, svc.author
+        make_model(c, h, "acme.full")
+        train_ready(c, h, "acme.full")
+        make_model(c, h, "acme.more")  # a draft, to add samples to
+        small_disk.fill(svc)
+
+        # Scoring is a read: uncached texts are encoded and scored; only the cache write is skipped.
+        for i in range(3):
+            body = check(
+                c.post("/v1/models/acme.full/score", json={"content": f"fresh text {i}"}, headers=h), 200
+            )
+            assert {s["trait"] for s in body["scores"]} == {"formality", "sentiment"}
+        assert cache_store(svc).full
+
+        big = [
+            {"trait": "formality", "text": f"sample {i} " + "x" * 2000, "quality": 1.0} for i in range(200)
+        ]
+        resp = c.post("/v1/models/acme.more/samples", json={"samples": big}, headers=h)
+        assert error_code(resp, 507) == "storage_full"
+        err = resp.json()["error"]
+        assert err["retryable"] is True and "free space" in err["message"].lower()
+        assert "embeddings.sqlite" in err["message"]
+        check(c.get("/v1/models/acme.full", headers=h), 200)  # reads go on
+
+        small_disk.free()
+        check(c.post("/v1/models/acme.more/samples", json={"samples": big}, headers=h), 201)
+        check(c.post("/v1/models/acme.full/score", json={"content": "fresh text 99"}, headers=h), 200)
+        assert not cache_store(svc).full  # caching resumed
+        with svc.ctx.sessions() as s:
+            assert s.scalar(select(func.count()).select_from(SampleRow)) == 24 + 24 + 200
+
+
+def test_run_that_cannot_record_its_failure_is_recovered_once_space_returns(small_disk: SmallDisk) -> None:
+    with running(small_disk.root / "data", run_worker=False, heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S) as svc:
+        c, h = svc.client, svc.author
+        make_model(c, h, "acme.stuck")
+        run_id = check(c.post("/v1/models/acme.stuck/train", json={"effort": "low"}, headers=h), 202)[
+            "run_id"
+        ]
+        filled: list[str] = []
+
+        def fill_once(fraction: float, phase: str) -> None:
+            if not filled:
+                filled.append(phase)
+                small_disk.fill(svc)
+
+        svc.ctx.executor.progress_hook = fill_once
+        with pytest.raises(Exception) as failed:  # neither progress, nor the version, nor the failure stored
+            svc.ctx.executor.execute(run_id)
+        assert "full" in str(failed.value)
+        svc.ctx.executor.progress_hook = None
+        model = check(c.get("/v1/models/acme.stuck", headers=h), 200)
+        assert model["state"] == "busy" and model["last_operation"]["status"] == "running"
+        time.sleep(HEARTBEAT_TIMEOUT_S + 0.2)  # the claim goes stale: nobody heartbeats it any more
+        with pytest.raises(Exception, match="full"):
+            svc.ctx.recover()  # the sweep cannot write either ("run recovery failed", retried next round)
+
+        small_disk.free()
+        assert svc.ctx.recover() == [run_id]
+        svc.ctx.executor.execute(run_id)
+        model = check(c.get("/v1/models/acme.stuck", headers=h), 200)
+        assert model["state"] == "ready" and model["version_no"] == 1
+        assert model["last_operation"]["status"] == "succeeded"
+        with svc.ctx.sessions() as s:
+            assert s.scalar(select(func.count()).select_from(SampleRow)) == 24
+            assert s.scalar(select(func.count()).select_from(Version)) == 1
+            assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
