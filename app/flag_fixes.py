@@ -143,7 +143,7 @@ def flags_tab(backend: Backend, client: Client, model: dict[str, Any]) -> None:
         return
     kept = len(st.session_state.get(_kept_key(handle), ()))
     st.warning(
-        f"{len(rows)} flagged sample(s) among {checked:,}"
+        f"{len(rows)} flagged sample(s) among {checked:,} samples"
         + (f" ({kept} more kept as they are, not shown)" if kept else "")
         + (f"; the first {PAGE} are shown, the next appear as you handle these." if len(rows) > PAGE else ".")
     )
