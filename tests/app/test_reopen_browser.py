@@ -111,6 +111,7 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     # 1. The trained model offers to reopen; v1 keeps serving.
     ui.goto(f"{url}/samples?model={HANDLE}")
     ui.expect_text("its traits and samples are frozen into v1")
+    page.locator("[data-testid='stDataFrame'] canvas").first.wait_for()
     ui.shot("reopen_01_offer")
     ui.click("Edit the data (v1 keeps serving)")
     ui.expect_text("Reopened for editing; v1 keeps serving")
@@ -185,6 +186,10 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     ui.click("Tag")
     ui.expect_text("Tagged v2 as")
     ui.no_exception()
+    ui.nav("Traits")  # trained again: the Traits page offers the next round
+    ui.expect_text("Edit the data (v2 keeps serving)")
+    ui.no_exception()
+    ui.shot("reopen_06_traits_offer")
 
     # What the service holds now, asked of the app's own embedded service (its address is in its log).
     url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
