@@ -112,12 +112,16 @@ with browse_tab:
             # The reason first, so it shows beside a refused row even on a narrow screen.
             column_order=["problem", *frame.columns.drop("problem")] if marked else None,
             disabled=["id", "provenance", *(["problem"] if marked else [])] if editable else True,
+            # Narrow bookkeeping columns: with the row-selection column the grid still fits 1280 px without
+            # a horizontal scrollbar, and the text gets the room.
             column_config={
+                "id": st.column_config.NumberColumn("id", width="small"),
+                "provenance": st.column_config.TextColumn("provenance", width="small"),
+                "source_url": st.column_config.TextColumn("source_url", width="small"),
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
                 "text": st.column_config.TextColumn("text", width="large", required=True),
-                "quality": st.column_config.NumberColumn(
-                    "quality", min_value=0.0, max_value=1.0, step=0.05, required=True
-                ),
+                # Not required: a row without a quality reaches the service and comes back with its reason.
+                "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
                 "problem": st.column_config.TextColumn("problem", width="medium"),
             },
         )

@@ -551,7 +551,9 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
     page.wait_for_timeout(500)
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 33 + 20, box["y"] + box["height"] - 17)  # right of the row markers: its id
+    # The new row's id cell: right of the row markers, and 25 px up, inside the last row whether or not a
+    # horizontal scrollbar (15 px) runs below it.
+    page.mouse.click(box["x"] + 33 + 20, box["y"] + box["height"] - 25)
     page.wait_for_timeout(200)
     page.keyboard.press("ArrowRight")  # its trait
     for value in ("sentiment", "Lovely kettle (no quality given)"):  # trait, then text

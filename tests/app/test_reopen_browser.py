@@ -76,7 +76,8 @@ def _first_cell(page: object, grid: object, row: int | None = None) -> None:
     """Click the id cell of a row (1-based; None: the last row shown). The grid is a canvas: the other
     columns are reached with the arrow keys, as a person would after clicking."""
     box = grid.bounding_box()
-    y = box["y"] + box["height"] - ROW / 2 if row is None else box["y"] + ROW * row + ROW / 2
+    # The last row: 25 px up, inside it whether or not a horizontal scrollbar (15 px) runs below it.
+    y = box["y"] + box["height"] - 25 if row is None else box["y"] + ROW * row + ROW / 2
     page.mouse.click(box["x"] + MARKER + 20, y)
     page.wait_for_timeout(250)
 
