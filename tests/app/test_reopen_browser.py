@@ -1,7 +1,7 @@
 """The analyst's loop after v1, in headless Chromium (issue 23): reopen a trained model, edit one sample in
 the grid, delete one, fix a flag, add ten rows, train v2, compare v1 and v2 on the evaluation set, tag v2.
 
-The model is realistic: the support-replies and news-style demo data (six traits, 400 short texts), four in
+The model is realistic: the support-replies and news-style demo data (five traits, 400 short texts), four in
 five of each trait's texts as samples and the rest as its evaluation set, three labels flipped by mistake; v1
 is trained and evaluated through the client before the app starts on the same data directory.
 Screenshots: artifacts/screenshots/reopen_*.png.
@@ -37,7 +37,7 @@ NEW_TEXTS = [
 
 
 def _prepare(data_dir: Path) -> dict[str, int]:
-    """v1 of a six-trait model trained and evaluated; returns the counts the journey checks against."""
+    """v1 of a five-trait model trained and evaluated; returns the counts the journey checks against."""
     rng = random.Random(23)
     service = start_local_service(data_dir, embedder="hashing")
     try:
