@@ -53,8 +53,8 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         with guard("Starting the evaluation"):
             client.evaluate(handle, refs[pick])
             st.rerun()  # the page head shows the run's progress bar while the model is busy
+    _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
     _results(client, handle, refs[pick])
-    _comparison(client, handle, refs, labels)
 
 
 def _upload(client: Client, handle: str) -> None:

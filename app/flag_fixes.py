@@ -1,7 +1,9 @@
-"""Fix flagged samples where they are shown: flip or set the quality, correct the text, or remove the sample.
+"""The Samples page's Flags tab: check the stored samples, then act on each flag where it is shown.
 
-Edits go through the service's sample PATCH / DELETE (draft models only); a fixed or removed sample leaves the
-list of flags at once, so the analyst works down it without re-running the check.
+Every flag row has Keep (the label is right: the flag goes, the sample stays), Flip (to the other pole), Edit
+(text and quality in place) and Remove. Edits go through the service's sample PATCH / DELETE, which a draft
+accepts (a trained model is reopened first). The tab is a fragment: a check or an action reruns only the
+tab, so the page keeps its tab and its scroll position, and the check's progress bar stays in view.
 """
 
 from __future__ import annotations
@@ -10,52 +12,142 @@ from typing import Any
 
 import streamlit as st
 
-from app.widgets import guard
-from core.client import Client
+from app import engine_cache
+from app.backend import Backend
+from app.flags import flag_samples
+from app.records import as_dict
+from app.reopen import reopen_offer
+from app.widgets import guard, is_editable
+from core.client import ApiError, Client
 
-SHOWN = 25  # flags with fix controls; the table above lists them all
+PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
+STATE = "samples_flags"  # session key: (handle, samples checked, flag rows)
 
 
-def _forget(state_key: str, sample_id: int) -> None:
-    handle, checked, flagged = st.session_state[state_key]
-    st.session_state[state_key] = (handle, checked, [f for f in flagged if f.get("id") != sample_id])
+def _kept_key(handle: str) -> str:
+    return f"flags_kept_{handle}"
 
 
-def flag_fixes(client: Client, handle: str, flagged: list[dict[str, Any]], state_key: str) -> None:
-    """One row of controls per flagged sample (the first `SHOWN`, each sample once)."""
-    seen: set[int] = set()
+def _forget(sample_id: int) -> None:
+    handle, checked, flagged = st.session_state[STATE]
+    st.session_state[STATE] = (handle, checked, [f for f in flagged if f.get("id") != sample_id])
+
+
+def _say(message: str, ok: bool = True) -> None:
+    st.session_state["flags_flash"] = (message, ok)
+
+
+def _check(backend: Backend, client: Client, model: dict[str, Any]) -> None:
+    handle = model["handle"]
+    bar = st.progress(0.0, text="Reading the samples…")
+    everything = [as_dict(s) for s in client.list_samples(handle)]
+
+    def progress(fraction: float, step: str) -> None:
+        bar.progress(fraction, text=step or "Checked.")
+
+    # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
+    embedder = engine_cache.embedder(backend.embedder)
+    if not model.get("zero_data_retention"):
+        embedder = engine_cache.sample_embedder(backend.embedder)
+    kept = st.session_state.get(_kept_key(handle), set())  # the analyst said these labels are right
+    flagged = [f for f in flag_samples(everything, embedder, progress) if f.get("id") not in kept]
+    st.session_state[STATE] = (handle, len(everything), flagged)
+    bar.progress(1.0, text=f"Checked {len(everything):,} samples: {len(flagged)} flag(s).")
+
+
+def _act(client: Client, handle: str, sid: int, action: str) -> None:
+    """One action on a flagged sample (a button's callback: it runs before the tab reruns, so the tab draws
+    the result at once); the flag leaves the list, or the tab says why not."""
+    state = st.session_state
+    if action == "keep":
+        state.setdefault(_kept_key(handle), set()).add(sid)
+        _forget(sid)
+        _say(f"Kept sample #{sid} as it is.")
+        return
+    if action == "edit":  # open or close the row's editor
+        state[f"flag_editing_{sid}"] = not state.get(f"flag_editing_{sid}", False)
+        return
+    try:
+        if action == "remove":
+            client.delete_sample(handle, sid)
+            _say(f"Removed sample #{sid}.")
+        else:
+            if action == "flip":
+                fields = {"quality": state[f"flag_flipped_{sid}"]}
+            else:  # "save": the row's editor
+                fields = {"text": state[f"flag_text_{sid}"], "quality": state[f"flag_quality_{sid}"]}
+            kept = client.update_sample(handle, sid, **fields)
+            merged = f" It now equals stored sample #{kept.id}, kept instead." if kept.id != sid else ""
+            verb = "Flipped" if action == "flip" else "Saved"
+            _say(f"{verb} sample #{sid} (quality {kept.quality:g}).{merged}")
+    except ApiError as exc:
+        _say(f"Sample #{sid} was not changed: {exc.message}", ok=False)
+        return
+    state.pop(f"flag_editing_{sid}", None)
+    _forget(sid)
+
+
+def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> None:
+    sid = int(flag["id"])
+    quality = float(flag["quality"])
+    flipped = 0.0 if quality >= 0.5 else 1.0
+    st.session_state[f"flag_flipped_{sid}"] = flipped
+    score = flag.get("oof_score")
+    with st.container(border=True, key=f"flag_row_{sid}"):
+        head, buttons = st.columns([3, 2], vertical_alignment="center")
+        head.markdown(
+            f"**{flag['flag']}** · `{flag['trait']}` · quality {quality:g}"
+            + (f" · held-out score {score:.2f}" if score is not None else "")
+            + f" · #{sid}  \n{flag['text']}"
+        )
+        head.caption(flag["why"])
+        keep, flip, edit, remove = buttons.columns(4)
+        args = (client, handle, sid)
+        keep.button("Keep", key=f"flag_keep_{sid}", help="The label is right: dismiss the flag",
+                    on_click=_act, args=(*args, "keep"))  # fmt: skip
+        flip.button(f"Flip to {flipped:g}", key=f"flag_flip_{sid}", disabled=not editable,
+                    on_click=_act, args=(*args, "flip"))  # fmt: skip
+        edit.button("Edit", key=f"flag_edit_{sid}", disabled=not editable,
+                    on_click=_act, args=(*args, "edit"))  # fmt: skip
+        remove.button("Remove", key=f"flag_remove_{sid}", disabled=not editable,
+                      on_click=_act, args=(*args, "remove"))  # fmt: skip
+        if editable and st.session_state.get(f"flag_editing_{sid}"):
+            with st.form(f"flag_form_{sid}", border=False):
+                st.text_area("Text", flag["text"], key=f"flag_text_{sid}", height=90)
+                st.slider("Quality", 0.0, 1.0, quality, 0.05, key=f"flag_quality_{sid}")
+                st.form_submit_button("Save the sample", type="primary", on_click=_act, args=(*args, "save"))
+
+
+@st.fragment
+def flags_tab(backend: Backend, client: Client, model: dict[str, Any]) -> None:
+    handle = model["handle"]
+    editable = is_editable(model)
+    st.caption(
+        "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
+        "sample scored by the fold that did not see it. A positive sample scored below 0.25 (a negative "
+        "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
+    )
+    if st.button("Check samples", key="flags_go"):
+        with guard("Checking samples"):
+            _check(backend, client, model)
+    result = st.session_state.get(STATE)
+    if not result or result[0] != handle:
+        return
+    _, checked, flagged = result
+    if flash := st.session_state.pop("flags_flash", None):
+        (st.success if flash[1] else st.warning)(flash[0])
+    seen: set[int] = set(st.session_state.get(_kept_key(handle), ()))  # kept: not asked about again
     rows = [f for f in flagged if f.get("id") is not None and not (f["id"] in seen or seen.add(f["id"]))]
-    st.markdown(f"**Fix flagged samples** ({min(len(rows), SHOWN)} of {len(rows)})")
-    for flag in rows[:SHOWN]:
-        sid = int(flag["id"])
-        with st.container(border=True):
-            st.caption(f"#{sid} · {flag['trait']} · {flag['flag']}: {flag['why']}")
-            text = st.text_area("Text", flag["text"], key=f"fix_text_{sid}", height=80)
-            c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-            quality = c1.number_input(
-                "Quality", 0.0, 1.0, float(flag["quality"]), 0.05, key=f"fix_quality_{sid}"
-            )
-            flipped = 0.0 if float(flag["quality"]) >= 0.5 else 1.0
-            action = None
-            if c2.button(f"Flip to {flipped:g}", key=f"fix_flip_{sid}"):
-                action = ("save", text, flipped)
-            if c3.button("Save", key=f"fix_save_{sid}"):
-                action = ("save", text, quality)
-            if c4.button("Remove", key=f"fix_remove_{sid}"):
-                action = ("remove", None, None)
-            if action is None:
-                continue
-            with guard(f"Updating sample #{sid}"):
-                if action[0] == "remove":
-                    client.delete_sample(handle, sid)
-                    message = f"Removed sample #{sid}."
-                else:
-                    kept = client.update_sample(handle, sid, text=action[1], quality=action[2])
-                    message = f"Saved sample #{sid} (quality {kept.quality:g})." + (
-                        f" It now equals stored sample #{kept.id}, which is kept instead."
-                        if kept.id != sid
-                        else ""
-                    )
-                _forget(state_key, sid)
-                st.session_state["samples_flash"] = message
-                st.rerun()
+    if not rows:
+        st.success(f"No flags left among {checked:,} samples.")
+        return
+    kept = len(st.session_state.get(_kept_key(handle), ()))
+    st.warning(
+        f"{len(rows)} flagged sample(s) among {checked:,} samples"
+        + (f" ({kept} more kept as they are, not shown)" if kept else "")
+        + (f"; the first {PAGE} are shown, the next appear as you handle these." if len(rows) > PAGE else ".")
+    )
+    if not editable:
+        reopen_offer(client, model, "samples_flash", "flags_reopen")
+    for flag in rows[:PAGE]:
+        _row(client, handle, flag, editable)

@@ -29,6 +29,8 @@ def segments(events: Iterable[HistoryEvent | Mapping[str, Any]]) -> list[Segment
     open_: dict[str, tuple[int, datetime]] = {}
     for raw in events:
         e = raw if isinstance(raw, HistoryEvent) else HistoryEvent.model_validate(raw)
+        if e.kind not in ("activated", "tagged", "untagged"):
+            continue  # `reopened` (and kinds added later) move neither the active version nor a tag
         lane = ACTIVE if e.kind == "activated" else str(e.tag)
         if lane in open_:
             no, since = open_.pop(lane)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
-from app.flag_fixes import flag_fixes
-from app.flags import flag_samples
+from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
+from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
+from app.sample_edits import apply_edits, grid_changes, save_message
 from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
 from app.widgets import guard, is_editable, open_model_page
 
@@ -21,12 +21,15 @@ SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
 labelling = model.get("state") == "ready" and not model.get("zero_data_retention")  # labels go in as feedback
-if not editable and not busy and (note := labelling_note(model)):
-    st.info(note, icon=":material/school:" if labelling else ":material/block:")
-if model.get("zero_data_retention"):
-    st.caption("Zero data retention is on: samples are purged when a training completes.")
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
+if not busy:
+    reopen_offer(client, model, "samples_flash", "samples_reopen")
+if not editable and not busy and (note := labelling_note(model)):  # what a label does meanwhile
+    st.info(note, icon=":material/school:" if labelling else ":material/block:")
+reopened_note(model)
+if model.get("zero_data_retention"):
+    st.caption("Zero data retention is on: samples are purged when a training completes.")
 if warning := st.session_state.pop("samples_flash_warning", None):
     st.warning(warning)
 with guard("Reading what synthesis added"):
@@ -83,71 +86,64 @@ with browse_tab:
             columns=["id", "trait", "text", "quality", "provenance", "source_url"],
         )
         # Rows the service refused on the last save stay in the grid below the stored ones, marked with why,
-        # so the user fixes them instead of typing them again.
+        # so the user fixes them instead of typing them again; so do stored rows whose edit was refused.
         pending = st.session_state.get("samples_pending", []) if editable else []
+        edit_problems = st.session_state.get("samples_edit_problems", {}) if editable else {}
         stored_count = len(frame)
-        if pending:  # the problem column only while there are refused rows to fix
-            frame["problem"] = ""
+        texts_by_id = {int(r["id"]): str(r["text"]) for r in rows if r.get("id") is not None}
+        marked = bool(pending or edit_problems)
+        if marked:  # the problem column only while there are refused rows to fix
+            frame["problem"] = [edit_problems.get(int(i), "") for i in frame["id"]] if stored_count else ""
             frame = pd.concat([frame, pd.DataFrame(pending)], ignore_index=True)
         st.caption(
-            "Stored samples are fixed or removed from the Flags tab. "
-            + ("Add rows at the bottom of the table and save them." if editable else "")
+            "Edit text, trait and quality in place, delete rows (select them, then the bin icon), add rows "
+            "at the bottom; then save. Flagged samples are fixed from the Flags tab."
+            if editable
+            else "Samples of a trained model are frozen into its versions; reopen it above to edit them."
         )
-        # In a form, new rows reach the app together with the save click, never as reruns of their own.
+        # In a form, edits reach the app together with the save click, never as reruns of their own.
         form = st.form(f"samples_form_{editor_key}", border=False)
         edited = form.data_editor(
             frame,
             key=editor_key,
             hide_index=True,
             width="stretch",
-            num_rows="add" if editable else "fixed",
+            num_rows="dynamic" if editable else "fixed",
             # The reason first, so it shows beside a refused row even on a narrow screen.
-            column_order=["problem", *frame.columns.drop("problem")] if pending else None,
-            disabled=["id", "provenance", *(["problem"] if pending else [])] if editable else True,
+            column_order=["problem", *frame.columns.drop("problem")] if marked else None,
+            disabled=["id", "provenance", *(["problem"] if marked else [])] if editable else True,
+            # Narrow bookkeeping columns: with the row-selection column the grid still fits 1280 px without
+            # a horizontal scrollbar, and the text gets the room.
             column_config={
+                "id": st.column_config.NumberColumn("id", width="small"),
+                "provenance": st.column_config.TextColumn("provenance", width="small"),
+                "source_url": st.column_config.TextColumn("source_url", width="small"),
                 "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
                 "text": st.column_config.TextColumn("text", width="large", required=True),
+                # Not required: a row without a quality reaches the service and comes back with its reason.
                 "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
+                "problem": st.column_config.TextColumn("problem", width="medium"),
             },
         )
-        save_clicked = form.form_submit_button("Save new rows", disabled=not editable)
+        save_clicked = form.form_submit_button("Save changes", disabled=not editable, type="primary")
         pager_buttons("samples_pager", page)
-        new_rows = edited.iloc[stored_count:]  # the refused rows kept from the last save, then added ones
-        edits = (st.session_state.get(editor_key) or {}).get("edited_rows") or {}
-        changed_stored = {i: e for i, e in edits.items() if int(i) < stored_count}
-        if changed_stored:
-            st.warning(
-                f"{len(changed_stored)} stored row(s) edited: the API cannot change stored samples, so those "
-                "edits will not be saved. Add a corrected sample as a new row instead."
-            )
-        if editable and save_clicked and new_rows.empty and not changed_stored:
-            st.info("No new rows to save: add them at the bottom of the table.")
-        if editable and save_clicked and not new_rows.empty:
-            with guard("Adding samples"):
-                payload = [
-                    {
-                        "trait": r["trait"],
-                        "text": r["text"],
-                        "quality": r["quality"],
-                        "source_url": r["source_url"],
+        if editable and save_clicked:
+            changes = grid_changes(frame, stored_count, st.session_state.get(editor_key))
+            if changes.empty:
+                st.info("Nothing to save: edit cells, delete rows or add rows at the bottom first.")
+            else:
+                with guard("Saving the samples"):
+                    saved = apply_edits(client, handle, changes, texts_by_id)
+                    report = client.import_samples(handle, changes.new_rows) if changes.new_rows else None
+                    refused = refused_rows(changes.new_rows, report.errors, stored_count) if report else []
+                    st.session_state["samples_pending"] = refused
+                    st.session_state["samples_edit_problems"] = {
+                        int(p["id"]): p["problem"] for p in saved.problems
                     }
-                    for _, r in new_rows.iterrows()
-                ]
-                report = client.import_samples(handle, payload)
-                refused = refused_rows(payload, report.errors, stored_count)
-                st.session_state["samples_pending"] = refused
-                st.session_state.pop(editor_key, None)  # the saved rows now come from the server
-                message = f"Added {report.stored} sample(s)."
-                if refused:
-                    st.session_state["samples_flash_warning"] = (
-                        (f"{message} " if report.stored else "Nothing was added: ")
-                        + f"{len(refused)} row(s) were refused and stay in the grid (at its bottom), marked "
-                        "in the *problem* column: fix them and save again. "
-                        + "; ".join(r["problem"] for r in refused)
-                    )
-                else:
-                    st.session_state["samples_flash"] = message
-                st.rerun()
+                    st.session_state.pop(editor_key, None)  # the saved rows now come from the server
+                    message, ok = save_message(saved, report.stored if report else 0, refused)
+                    st.session_state["samples_flash" if ok else "samples_flash_warning"] = message
+                    st.rerun()
 
     if (editable or labelling) and traits:
         with st.form("add_sample", clear_on_submit=True):
@@ -259,43 +255,4 @@ with synth_tab:
             st.rerun()
 
 with flags_tab:
-    st.caption(
-        "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
-        "sample scored by the fold that did not see it. A positive sample scored below 0.25 (a negative "
-        "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
-    )
-    if st.button("Check samples", key="flags_go"):
-        with guard("Checking samples"):
-            bar = st.progress(0.0, text="Reading the samples…")
-            everything = [as_dict(s) for s in client.list_samples(handle)]
-
-            def _flag_progress(fraction: float, step: str) -> None:
-                bar.progress(fraction, text=step or "Checked.")
-
-            # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
-            embedder = engine_cache.embedder(backend.embedder)
-            if not model.get("zero_data_retention"):
-                embedder = engine_cache.sample_embedder(backend.embedder)
-            st.session_state["samples_flags"] = (
-                handle,
-                len(everything),
-                flag_samples(everything, embedder, _flag_progress),
-            )
-            bar.empty()
-    result = st.session_state.get("samples_flags")
-    if result and result[0] == handle:
-        _, checked, flagged = result
-        if flagged:
-            st.warning(f"{len(flagged)} flag(s) among {checked} samples.")
-            st.dataframe(
-                pd.DataFrame(flagged),
-                hide_index=True,
-                width="stretch",
-                # What and why first: at 1280 px the text and the scores would push "why" out of view.
-                column_order=("flag", "trait", "why", "text", "quality", "oof_score", "id"),
-                column_config={"oof_score": st.column_config.NumberColumn("held-out score", format="%.2f")},
-            )
-            if editable:
-                flag_fixes(client, handle, flagged, "samples_flags")
-        else:
-            st.success(f"No flags among {checked} samples.")
+    flags_panel(backend, client, model)

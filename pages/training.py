@@ -39,10 +39,13 @@ with st.container(border=True):
         help="A ready model trains again only with a fresh parameter search (a new version).",
     )
     label = "Re-optimise (new version)" if ready and reopt else "Train"
+    if state == "draft" and model.get("version_no"):  # a reopened draft: its edits become the next version
+        label = f"Train v{int(model['version_no']) + 1}"
     can_start = state in ("draft", "failed") or (ready and reopt)
     if ready and not reopt:
         st.caption(
-            "This model is trained. Tick *Re-optimise parameters* to search again and make a new version."
+            "This model is trained. Tick *Re-optimise parameters* to search again and make a new version, "
+            "or press *Edit the data* on the **Samples** page to change its samples first."
         )
     if state == "archived":
         st.caption("Archived models cannot be trained.")

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.forms import trait_edits
 from app.records import as_dict
+from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
@@ -62,13 +63,14 @@ def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None
 
 backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
-if not editable and not busy:
+if flash := st.session_state.pop("traits_flash", None):
+    st.success(flash)
+if not editable and not busy and not reopen_offer(client, model, "traits_flash", "traits_reopen"):
     st.info(
         f"The model is **{model.get('state')}**: traits are frozen into its versions. "
         "Trait edits and discovery apply to draft (or failed) models."
     )
-if flash := st.session_state.pop("traits_flash", None):
-    st.success(flash)
+reopened_note(model)
 with guard("Reading what discovery added"):
     show_summary(summarise(client, model, "discover"), "discover")
 

@@ -66,9 +66,19 @@ with st.container(border=True):
                     st.session_state["versions_flash"] = f"Removed tag `{doomed}`."
                     st.rerun()
 
-st.subheader("Compare two versions")
 labels = [f"v{v['version_no']}" + (f" ({', '.join(v['tags'])})" if v.get("tags") else "") for v in versions]
 refs = [f"v{v['version_no']}" for v in versions]
+# The evaluation set decides between versions (held-out texts, paired tests), so it comes first; the probe
+# comparison below scores texts that are mostly training samples, and says so.
+evaluation_section(client, handle, refs, labels, busy=model.get("state") == "busy")
+
+st.divider()
+st.subheader("Probe comparison on training samples")
+st.caption(
+    "How scores moved between two versions on probe texts. By default the probes are the model's own "
+    "samples, which the versions were trained on: this shows what changed, not which version is better. "
+    "Use the evaluation-set comparison above to choose."
+)
 c1, c2 = st.columns(2)
 ia = c1.selectbox(
     "A", range(len(refs)), index=min(1, len(refs) - 1), format_func=lambda i: labels[i], key="cmp_a"
@@ -103,10 +113,12 @@ probe_key = f"probes_{handle}"
 if probe_key not in st.session_state:
     st.session_state[probe_key] = _default_probes()
 st.text_area(
-    "Probe texts (one a line), scored locally with both versions' snapshots", key=probe_key, height=160
+    "Probe texts (one a line; by default training samples), scored locally with both versions' snapshots",
+    key=probe_key,
+    height=160,
 )
 
-if st.button("Compare", type="primary", key="cmp_go", disabled=ia == ib):
+if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
         va = as_dict(client.get_version(handle, refs[ia]))
         vb = as_dict(client.get_version(handle, refs[ib]))
@@ -134,7 +146,7 @@ if ia == ib:
 cmp = st.session_state.get("cmp_result")
 if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
-    st.markdown(f"#### A = {a} · B = {b}")
+    st.markdown(f"#### Probes (training samples): A = {a} · B = {b}")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
     # whatever the Styler's format says.
@@ -203,6 +215,3 @@ if cmp and cmp["handle"] == handle:
                 hide_index=True,
                 width="stretch",
             )
-
-st.divider()
-evaluation_section(client, handle, refs, labels, busy=model.get("state") == "busy")

@@ -86,7 +86,8 @@ def run_evaluation(
                 created_at=utcnow(),
             )
         )
-        model.state = "ready" if model.current_version_id is not None else run.return_state
+        # Back where it started: `ready`, or a reopened draft (its edits go on while v N is evaluated).
+        model.state = run.return_state if run.return_state == "draft" else "ready"
         model.updated_at = utcnow()
 
 

@@ -201,7 +201,8 @@ class Executor:
                         .order_by(FeedbackLabel.id)
                     )
                 )
-                if run.kind == "retrain"
+                # A training from a reopened draft takes the buffer in too (docs/api.md, "Reopen").
+                if run.kind == "retrain" or options.get("with_feedback")
                 else []
             )
             params = None

@@ -52,6 +52,30 @@ def create_run(
     return run
 
 
+def record_done(session: Session, model: Model, kind: str, message: str) -> Run:
+    """An operation done within the request (reopen): a succeeded run, so `last_operation` reports it
+    like every other change of state."""
+    now = utcnow()
+    run = Run(
+        id=new_run_id(),
+        model_id=model.id,
+        kind=kind,
+        status="succeeded",
+        options={},
+        idempotency_key=None,
+        progress=progress_doc(1.0, "done", message),
+        error=None,
+        attempts=1,
+        return_state=model.state,
+        created_at=now,
+        started_at=now,
+        finished_at=now,
+    )
+    session.add(run)
+    model.last_run_id = run.id
+    return run
+
+
 def in_flight(session: Session, model: Model) -> Run | None:
     if model.last_run_id is None:
         return None
@@ -139,13 +163,18 @@ def fail(session: Session, run_id: str, attempt: int | None, code: str, message:
 
 
 def state_after_failure(model: Model, run: Run) -> str:
-    """docs/api.md: an active version keeps the model ready; a failed first training makes it failed;
-    a failed discover/synthesize returns to where it came from."""
+    """docs/api.md: a run that started from a draft or failed model returns there (a reopened draft keeps
+    its edits, though its active version still serves); otherwise an active version keeps the model ready;
+    a failed first training makes it failed."""
+    if run.return_state == "draft" and (model.current_version_id is not None or run.kind not in TRAIN_KINDS):
+        return "draft"
+    if run.return_state == "failed" and run.kind not in TRAIN_KINDS:
+        return "failed"
     if model.current_version_id is not None:
         return "ready"
     if run.kind in TRAIN_KINDS:
         return "failed"
-    return run.return_state if run.return_state in ("draft", "failed") else "draft"
+    return "draft"
 
 
 def recover_stale(

@@ -36,11 +36,15 @@ def require_not_archived(model: _HasState) -> None:
 
 
 def require_untrained(session: Session, model: Model) -> None:
-    """Trait and sample edits, discover and synthesize: only in draft (or failed, an untrained model)."""
+    """Trait and sample edits, discover and synthesize: only in draft (or failed, an untrained model).
+    A trained model gets back to draft through POST /reopen (its active version keeps serving)."""
     require_not_archived(model)
     if model.state == "busy":
         raise busy_error(session, model)
     if model.state not in UNTRAINED:
         raise ApiError(
-            409, "model_not_draft", "Traits and samples of a trained model are frozen into its versions."
+            409,
+            "model_not_draft",
+            "Traits and samples of a trained model are frozen into its versions; "
+            f"reopen it (POST /v1/models/{model.handle}/reopen) to edit them; its version keeps serving.",
         )

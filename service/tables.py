@@ -165,7 +165,9 @@ class Run(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16))  # train | retrain | backfill | discover | synthesize
+    kind: Mapped[str] = mapped_column(
+        String(16)
+    )  # train | retrain | backfill | discover | synthesize | evaluate | reopen
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     options: Mapped[dict[str, Any]] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
     idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
@@ -201,7 +203,7 @@ class VersionEvent(Base):
     __tablename__ = "version_events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))  # activated | tagged | untagged
+    kind: Mapped[str] = mapped_column(String(16))  # activated | tagged | untagged | reopened
     version_no: Mapped[int] = mapped_column(Integer)
     tag: Mapped[str | None] = mapped_column(String(64), nullable=True)
     previous_version_no: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -281,6 +281,11 @@ class Client:
         response = self.request("PATCH", _path("models", handle), json=fields)
         return Model.model_validate(response.json())
 
+    def reopen(self, handle: str) -> Model:
+        """Back to `draft` to edit traits and samples while the active version keeps serving; the next
+        `train` makes version N+1. Safe to repeat (a draft answers unchanged)."""
+        return Model.model_validate(self.request("POST", _path("models", handle, "reopen")).json())
+
     def delete_model(self, handle: str) -> DeleteResult:
         return DeleteResult.model_validate(self.request("DELETE", _path("models", handle)).json())
 

@@ -322,7 +322,8 @@ class TagResult(_Response):
 
 
 class HistoryEvent(_Response):
-    """A version became active (`activated`), or a tag was set on one (`tagged`) or removed (`untagged`)."""
+    """A version became active (`activated`), or a tag was set on one (`tagged`) or removed (`untagged`), or
+    the model was reopened for editing while `version_no` kept serving (`reopened`)."""
 
     at: datetime
     kind: str

@@ -18,7 +18,7 @@ router = APIRouter(tags=["versions"])
 
 class HistoryEvent(BaseModel):
     at: datetime
-    kind: Literal["activated", "tagged", "untagged"]
+    kind: Literal["activated", "tagged", "untagged", "reopened"]
     version_no: int
     tag: str | None = None
     previous_version_no: int | None = None

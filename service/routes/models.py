@@ -1,4 +1,4 @@
-"""Models: create, list, get, update, delete."""
+"""Models: create, list, get, update, delete, reopen."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.contract import HANDLE_RE, MODELS_PAGE, ModelState
 from core.embedders.registry import choice_id
+from service import history, runs
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
@@ -17,7 +18,7 @@ from service.retention import erase, purge_texts
 from service.routes.common import errors
 from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.states import busy_error, require_not_archived
-from service.tables import Model, utcnow
+from service.tables import Model, SampleRow, utcnow
 from service.views import model_out, models_out
 
 router = APIRouter(tags=["models"])
@@ -148,3 +149,30 @@ def delete_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> Deleted:
         model.state = "archived"
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)
+
+
+@router.post("/models/{handle}/reopen", response_model=ModelOut, responses=errors(403, 404, 409))
+def reopen_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    """docs/api.md "Reopen": back to `draft` for editing while the active version keeps serving."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        if model.state == "busy":
+            raise busy_error(s, model)
+        if model.state == "draft":  # already editable: a repeat (or a lost response) changes nothing
+            return model_out(s, model)
+        message = "Reopened for editing"
+        if model.current_version_id is not None:
+            serving = history.version_no_of(s, model.current_version_id)
+            message = (
+                f"Reopened for editing; v{serving} keeps serving until a training makes the next version"
+            )
+            history.record(s, model, "reopened", serving or 0)
+            empty = s.scalar(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)) is None
+            if model.zero_data_retention and empty:
+                message += "; zero-data-retention deleted the samples at training, so the draft starts empty"
+        runs.record_done(s, model, "reopen", message)
+        model.state = "draft"
+        model.updated_at = utcnow()
+        s.flush()
+        return model_out(s, model)

@@ -51,9 +51,10 @@ def train(
             return RunStarted(state="ready", run_id=None)
         check_trainable(s, model)
         triggered_by = "retune" if model.state == "ready" else "train"
-        run = runs.create_run(
-            s, model, "train", {"effort": body.effort or "medium", "triggered_by": triggered_by}
-        )
+        options: dict[str, Any] = {"effort": body.effort or "medium", "triggered_by": triggered_by}
+        if model.state == "draft" and model.current_version_id is not None:
+            options["with_feedback"] = True  # a reopened draft: its buffered feedback joins the training
+        run = runs.create_run(s, model, "train", options)
         run_id = run.id
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)

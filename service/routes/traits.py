@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, status
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
@@ -13,7 +13,7 @@ from service.errors import ApiError
 from service.routes.common import errors
 from service.schemas import Deleted, TraitPatch, TraitsIn, TraitsOut
 from service.states import require_untrained
-from service.tables import Model, Trait, utcnow
+from service.tables import FeedbackLabel, Model, Trait, utcnow
 from service.views import traits_out
 
 router = APIRouter(tags=["traits"])
@@ -87,5 +87,11 @@ def delete_trait(handle: str, key: str, who: AuthoringKey, ctx: CtxDep) -> Delet
         trait = find_trait(s, model, key)
         require_untrained(s, model)
         s.delete(trait)  # its samples go with it (ON DELETE CASCADE)
+        # and so do its buffered feedback labels (a reopened draft can have some), keyed by trait key
+        s.execute(
+            delete(FeedbackLabel).where(
+                FeedbackLabel.model_id == model.id, FeedbackLabel.trait_key == trait.key
+            )
+        )
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)

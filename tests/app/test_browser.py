@@ -265,7 +265,7 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.no_exception()
 
     ui.nav("Versions")
-    ui.click("Compare")
+    ui.click("Compare on the probes")
     ui.expect_text("A = v1 · B = v2")
     page.locator(".js-plotly-plot").nth(2).wait_for()  # metrics across versions + the two comparisons
     ui.no_exception()
@@ -535,7 +535,7 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
         ui.click("Re-optimise (new version)")
         ui.expect_text("Per-trait metrics of the active version v2", timeout=180_000)
     ui.goto(f"{app_url}/versions?model={SECOND_MODEL}")
-    ui.click("Compare")
+    ui.click("Compare on the probes")
     ui.expect_text("A = v1 · B = v2")
     charts = page.locator(".js-plotly-plot")
     charts.nth(2).wait_for()
@@ -551,7 +551,9 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
     page.wait_for_timeout(500)
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 20, box["y"] + box["height"] - 17)  # the new row's first cell
+    # The new row's id cell: right of the row markers, and 25 px up, inside the last row whether or not a
+    # horizontal scrollbar (15 px) runs below it.
+    page.mouse.click(box["x"] + 33 + 20, box["y"] + box["height"] - 25)
     page.wait_for_timeout(200)
     page.keyboard.press("ArrowRight")  # its trait
     for value in ("sentiment", "Lovely kettle (no quality given)"):  # trait, then text
@@ -562,7 +564,7 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
         editor.press("Tab")  # commits and moves right on the same row (Enter would move down)
         page.wait_for_timeout(300)
     ui.settle()
-    ui.click("Save new rows")
+    ui.click("Save changes")
     warning = page.get_by_text("row(s) were refused and stay in the grid").first
     expect(warning).to_contain_text("quality is missing")
     assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0

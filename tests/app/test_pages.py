@@ -452,17 +452,48 @@ def test_samples_flags_fix_and_remove_in_place(client: Client, draft: str) -> No
     no_exception(at)
     flagged_ids = {f["id"] for f in at.session_state["samples_flags"][2]}
     assert set(ids) <= flagged_ids
-    at.button(key=f"fix_flip_{ids[0]}").click()
+    at.button(key=f"flag_flip_{ids[0]}").click()
     at.run()
     no_exception(at)
     stored = {s.id: s for s in client.list_samples(draft)}
     assert stored[ids[0]].quality == 0.0 and stored[ids[0]].text == bad
     assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
-    at.button(key=f"fix_remove_{ids[1]}").click()
+    at.button(key=f"flag_remove_{ids[1]}").click()
     at.run()
     no_exception(at)
     assert ids[1] not in {s.id for s in client.list_samples(draft)}
     assert any(f"Removed sample #{ids[1]}" in t for t in texts(at.success))
+
+
+def test_samples_flags_keep_and_edit(client: Client, draft: str) -> None:
+    """Keep dismisses a flag and leaves the sample; Edit saves text and quality in place."""
+    rude = ["yo dude lol whatever man, haha", "haha lol dude, u coming or what"]
+    ids = client.add_samples(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in rude])
+    at = page("samples", draft)
+    at.run()
+    at.button(key="flags_go").click()
+    at.run()
+    flagged = {f["id"] for f in at.session_state["samples_flags"][2]}
+    assert set(ids) <= flagged
+    at.button(key=f"flag_keep_{ids[0]}").click()
+    at.run()
+    no_exception(at)
+    assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
+    assert {s.id: s.quality for s in client.list_samples(draft)}[ids[0]] == 1.0  # kept as it was
+    at.button(key=f"flag_edit_{ids[1]}").click()
+    at.run()
+    at.text_area(key=f"flag_text_{ids[1]}").set_value("Kindly let me know whether you will attend.")
+    at.slider(key=f"flag_quality_{ids[1]}").set_value(1.0)
+    at.button(key=f"FormSubmitter:flag_form_{ids[1]}-Save the sample").click()
+    at.run()
+    no_exception(at)
+    stored = {s.id: s for s in client.list_samples(draft)}
+    assert stored[ids[1]].text == "Kindly let me know whether you will attend."
+    assert stored[ids[1]].quality == 1.0
+    # A new check does not ask about the kept sample again.
+    at.button(key="flags_go").click()
+    at.run()
+    assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
 
 
 POOL = [

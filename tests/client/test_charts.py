@@ -9,6 +9,7 @@ import pytest
 
 from core.charts import metrics_across_versions, score_bars, score_bars_compare
 from core.client.models import CompareResult, ScoreResult, Version
+from core.timeline import ACTIVE, segments
 
 RESULT = ScoreResult.model_validate(
     {
@@ -109,3 +110,15 @@ def test_metrics_across_versions_unit_axis_and_overlapping_traits_stay_visible()
     assert list(a.y) == list(b.y)  # the two lines coincide…
     assert a.line.dash != b.line.dash and a.marker.symbol != b.marker.symbol  # …and both show
     assert a.line.width > b.line.width  # the one drawn first is wider, so it shows around the other
+
+
+def test_history_segments_leave_reopen_events_out() -> None:
+    events = [
+        {"at": "2026-01-01T00:00:00Z", "kind": "activated", "version_no": 1},
+        {"at": "2026-01-02T00:00:00Z", "kind": "reopened", "version_no": 1},
+        {"at": "2026-01-03T00:00:00Z", "kind": "activated", "version_no": 2, "previous_version_no": 1},
+    ]
+    parts = segments(events)
+    assert {s.lane for s in parts} == {ACTIVE}  # a reopen moves neither the active version nor a tag
+    assert [(s.version_no, s.end is None) for s in parts] == [(1, False), (2, True)]
+    assert parts[0].end == parts[1].start  # v1 served through the reopened draft until v2
