@@ -14,11 +14,11 @@ import streamlit as st
 
 from app import engine_cache
 from app.backend import Backend
-from app.flags import flag_samples
 from app.records import as_dict
 from app.reopen import reopen_offer
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client
+from core.engine.flags import flag_samples
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
 STATE = "samples_flags"  # session key: (handle, samples checked, flag rows)
