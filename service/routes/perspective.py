@@ -20,6 +20,7 @@ from sqlalchemy import select
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 from service.context import Context
 from service.db import transaction
+from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
 from service.keys import Principal, authenticate
 from service.perspective import (
@@ -40,7 +41,6 @@ from service.perspective import (
     utf16_spans,
 )
 from service.perspective_discovery import VERSION, discovery_document
-from service.routes.score import Target, _add_feedback, _scorer, _target
 from service.tables import Trait
 
 router = APIRouter(tags=["perspective"])
@@ -140,12 +140,12 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     targets: dict[str | None, Target] = {}
     with transaction(ctx.reads) as s:
         for ref in refs:
-            targets[ref] = _target(s, who, handle, ref)
+            targets[ref] = find_target(s, who, handle, ref)
     # One scoring call per version: the whole comment, then each sentence.
     rows: dict[str | None, Any] = {}
     traits: dict[str | None, list[Any]] = {}
     for ref, t in targets.items():
-        scorer = _scorer(ctx, replace(t, zdr=True) if body.doNotStore else t)
+        scorer = scorer_for(ctx, replace(t, zdr=True) if body.doNotStore else t)
         rows[ref] = scorer.score([text] + [text[a:b] for a, b in spans])
         traits[ref] = list(scorer.traits)
     out: dict[str, AttributeScore] = {}
@@ -183,7 +183,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
 def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[str, Any]:
     handle = _handle(ctx, body.model)
     with transaction(ctx.reads) as s:
-        t = _target(s, who, handle, None)
+        t = find_target(s, who, handle, None)
         # Feedback is a write: only an authoring key that owns the model's namespace may send it.
         if who.scope != "authoring" or not who.owns(handle.split(".", 1)[0]):
             raise ApiError(
@@ -204,12 +204,12 @@ def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[st
         if key is None:
             raise ApiError(400, "unknown_attribute", f"Attribute {name!r} is not a trait of {handle}.")
         items.append(_Label(key, suggested.summaryScore.value))
-    _add_feedback(ctx, t, body.comment.text, items)
+    add_feedback(ctx, t, body.comment.text, items)
     return SuggestScoreOut(clientToken=body.clientToken).model_dump(exclude_none=True)
 
 
 @dataclass
-class _Label:  # what _add_feedback reads of a score request's feedback item
+class _Label:  # what add_feedback reads of a score request's feedback item
     trait: str
     quality: float
 

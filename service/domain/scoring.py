@@ -1,0 +1,134 @@
+"""What a score request reads and writes: the version it scores with, its scorer, and feedback labels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service import runs
+from service.auth import require_readable
+from service.context import Context
+from service.db import transaction
+from service.domain.versions import version_filter, version_not_found
+from service.errors import ApiError
+from service.keys import Principal
+from service.states import require_not_archived
+from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
+from service.testhooks import pause
+
+
+@dataclass
+class Target:
+    model_id: int
+    handle: str
+    namespace: str
+    zdr: bool
+    ready: bool
+    version_id: int
+    version_no: int
+    tags: list[str]
+    thresholds: dict[str, Any] | None = None  # per-trait decision thresholds of the version (docs/api.md)
+
+
+def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
+    """The model, version and tags a score request needs, in one query: scoring is the hot path."""
+    tags = select(func.aggregate_strings(Tag.name, ",")).where(Tag.version_id == Version.id)  # no "," in tags
+    query = (
+        select(
+            Model.id,
+            Model.namespace,
+            Model.state,
+            Model.zero_data_retention,
+            Version.id.label("version_id"),
+            Version.version_no,
+            Version.thresholds,
+            tags.scalar_subquery().label("tags"),
+        )
+        .outerjoin(Version, version_filter(Model.id, ref) if ref else Version.id == Model.current_version_id)
+        .where(Model.handle == handle)
+    )
+    row = s.execute(query).one_or_none()
+    require_readable(who, handle, row.namespace if row else None)
+    assert row is not None
+    require_not_archived(row)
+    if row.version_id is None:
+        if ref:
+            raise version_not_found(handle, ref)
+        raise ApiError(409, "no_active_version", f"{handle} has no trained version yet.")
+    return Target(
+        row.id,
+        handle,
+        row.namespace,
+        row.zero_data_retention,
+        row.state == "ready",
+        row.version_id,
+        row.version_no,
+        sorted(row.tags.split(",")) if row.tags else [],  # as views.tags_of does
+        row.thresholds,
+    )
+
+
+def scorer_for(ctx: Context, t: Target) -> Any:
+    def load() -> dict[str, Any]:
+        with ctx.reads() as s:
+            snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
+        if snap is None:
+            raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
+        return snap
+
+    return ctx.scorers.get(t.version_id, load, retain=not t.zdr)
+
+
+def add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple[int, str | None]:
+    """Buffer feedback labels; queue an automatic retraining when the buffer is full."""
+    with transaction(ctx.sessions) as s:
+        # Lock the model row (PostgreSQL) so concurrent feedback cannot each see a full buffer on a
+        # ready model and queue one retraining apiece.
+        model = s.scalar(select(Model).where(Model.id == t.model_id).with_for_update())
+        assert model is not None
+        traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
+        by = {t_.key: t_.key for t_ in traits} | {t_.name: t_.key for t_ in traits}
+        for i, item in enumerate(items):
+            if item.trait not in by:
+                raise ApiError(422, "unknown_trait", f"feedback[{i}]: no trait {item.trait!r}.")
+            s.add(
+                FeedbackLabel(
+                    model_id=model.id,
+                    trait_key=by[item.trait],
+                    text=text,
+                    quality=item.quality,
+                    created_at=utcnow(),
+                )
+            )
+        s.flush()
+        buffered = (
+            s.scalar(
+                select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
+            )
+            or 0
+        )
+        pause(ctx.settings.test_hooks.slow_feedback, t.handle, f"feedback ({buffered} buffered)")
+        run_id = None
+        if (
+            buffered >= ctx.settings.retrain_buffer
+            and model.state == "ready"
+            and not model.zero_data_retention
+        ):
+            run_id = runs.create_run(
+                s, model, "retrain", {"triggered_by": "retrain_buffered", "reuse_params": True}
+            ).id
+    if run_id is not None:
+        ctx.enqueue(run_id)
+    return len(items), run_id
+
+
+def require_feedback_writer(who: Principal, t: Target) -> None:
+    """Feedback is a write (it buffers samples and can retrain the model): an authoring key that owns the
+    model's namespace, as for any other edit. Reading and scoring a public model stay open to every key."""
+    if who.scope != "authoring":
+        raise ApiError(403, "forbidden", "Feedback needs an authoring key: it changes the model.")
+    if not who.owns(t.namespace):
+        raise ApiError(403, "forbidden", f"The key does not own namespace {t.namespace!r}: no feedback.")
