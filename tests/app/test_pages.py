@@ -492,7 +492,12 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     new = [added[i] for i in set(added) - before]
     assert [(s.text, s.quality, s.trait) for s in new] == [(first["text"], 1.0, "formality")]
     session = at.session_state["label_session"]
-    assert session.current["id"] != first["id"] and session.curve and 0.0 <= session.curve[-1][1] <= 1.0
+    assert session.current["id"] != first["id"] and not session.curve  # a label reads no stored samples
+    at.button(key="label_curve").click()  # the chart's point comes on demand
+    at.run()
+    no_exception(at)
+    curve = at.session_state["label_session"].curve
+    assert [n for n, _ in curve] == [1] and 0.0 <= curve[-1][1] <= 1.0
 
     at.button(key="label_btn_u").click()
     at.run()
@@ -512,6 +517,23 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     labelled = [s for s in client.list_samples(draft) if s.id not in before]
     assert [(s.text, s.quality) for s in labelled] == [(first["text"], 0.0)]
     assert not any(f"#{first['id']} " in str(c.value) for c in at.caption)
+
+
+def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
+    client: Client, trained: str
+) -> None:
+    client.import_pool(trained, POOL)
+    at = page("label", trained)
+    at.run()
+    no_exception(at)
+    before = client.get_model(trained).buffered_feedback
+    for sent, key in enumerate(("label_btn_2", "label_btn_1"), start=1):
+        at.button(key=key).click()
+        at.run()
+        no_exception(at)
+        held = client.get_model(trained).buffered_feedback
+        assert held == before + sent  # (the score answer's own count said 1 each time)
+        assert f"{held} label(s) are waiting" in at.session_state["label_session"].message
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
