@@ -17,7 +17,9 @@ import streamlit as st
 
 from core.client import Client, PoolImportReport
 
-STATE = "pool_import"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
+STATE = (
+    "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
+)
 
 
 def parse_texts(name: str, data: bytes) -> list[str]:

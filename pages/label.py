@@ -11,6 +11,7 @@ import streamlit as st
 from app import engine_cache
 from app.keys import key_listener
 from app.labelling import LabelSession, act, refill, update_curve
+from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.records import as_dict
 from app.widgets import guard, open_model_page
@@ -35,7 +36,7 @@ if flash := st.session_state.pop("pool_flash", None):
 if warning := st.session_state.pop("pool_flash_warning", None):
     st.warning(warning, icon=":material/warning:")
 with st.expander(
-    f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or "pool_import" in st.session_state
+    f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state
 ):
     st.caption(
         "Texts to label, kept by the service for this model. CSV (a `text` column, else the first column), "

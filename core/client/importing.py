@@ -120,8 +120,9 @@ def import_pool(
     """Add `texts[start:]` to the pool; `progress(stored, total)` after each batch (counted from index 0).
 
     Slow-service errors (transport, 5xx, 429) halve the batch down to `MIN_POOL_BATCH` and try again after a
-    pause (a batch that goes through doubles it again, up to `batch_size`); after `POOL_FAILURES` failures in a row, or any other refusal (422, 404, 409), the import stops and
-    the report carries the error and `stored`, the index to resume from.
+    pause (a batch that goes through doubles it again, up to `batch_size`). After `POOL_FAILURES` failures in
+    a row at the smallest size, or any other refusal (422, 404, 409), the import stops and the report carries
+    the error and `stored`, the index to resume from.
     """
     from core.client.client import MAX_POOL_TEXTS_PER_REQUEST, _path
 
