@@ -78,66 +78,78 @@ def _press(key: str) -> None:
     act(session, key, client, model)
 
 
-key_listener("label_keys", KEYS, _press)
-t = names[trait]
-item = session.current
-if item is None:
-    st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
-else:
-    score = item.get("score")
-    score_line = "no fit yet" if score is None else f"current score {score:.2f}"
-    st.markdown(
-        f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
-        f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
-        f"{html.escape(item['text'])}</div>",
-        unsafe_allow_html=True,
-    )
-    st.caption(
-        f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
-        f"{len(session.history)} labelled this session"
-    )
-b1, b2, b3, b4, b5, b6 = st.columns(6)
-buttons = [
-    (b1, f"1 · {t['negative_label']}", "1"),
-    (b2, f"2 · {t['positive_label']}", "2"),
-    (b3, "0 · skip", "0"),
-    (b4, "u · undo", "u"),
-    (b5, "← back", "ArrowLeft"),
-    (b6, "→ next", "ArrowRight"),
-]
-for column, label, key in buttons:
-    column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
-if session.error:
-    st.error(session.error)
-elif session.message:
-    st.caption(session.message)
-st.caption("Keys: `1` negative pole, `2` positive pole, `0` skip, `u` undo, `←` `→` move.")
-
-st.caption("Keys work while this page is shown and the focus is not in a text field.")
-
-c1, c2 = st.columns([1, 3])
-if c1.button("Update the AUC chart", key="label_curve", help="Scores every label of the trait by folds that "
-             "did not see it (stored samples are embedded once per workbench process)."):  # fmt: skip
-    with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
-        # The sample cache keeps stored texts' embeddings: a ZDR model keeps no text, so it is never cached.
-        zdr = model.get("zero_data_retention")
-        cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
-        if update_curve(session, client, cache(backend.embedder)) is None:
-            session.message = "The AUC needs at least 2 labels of each pole."
-if session.curve:
-    frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"])
-    low = min(0.5, float(frame["out-of-fold AUC"].min()) - 0.05)
-    chart = (
-        alt.Chart(frame)
-        .mark_line(point=True, clip=False)
-        .encode(
-            x=alt.X("labels given:Q", scale=alt.Scale(nice=False, padding=12), axis=alt.Axis(tickMinStep=1)),
-            y=alt.Y("out-of-fold AUC:Q", scale=alt.Scale(domain=[low, 1.0], nice=False)),
+@st.fragment
+def labelling() -> None:
+    """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
+    key_listener("label_keys", KEYS, _press)
+    t = names[trait]
+    item = session.current
+    if item is None:
+        st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+    else:
+        score = item.get("score")
+        score_line = "no fit yet" if score is None else f"current score {score:.2f}"
+        st.markdown(
+            f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
+            f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
+            f"{html.escape(item['text'])}</div>",
+            unsafe_allow_html=True,
         )
-        .properties(height=200)
+        st.caption(
+            f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
+            f"{len(session.history)} labelled this session"
+        )
+    b1, b2, b3, b4, b5, b6 = st.columns(6)
+    buttons = [
+        (b1, f"1 · {t['negative_label']}", "1"),
+        (b2, f"2 · {t['positive_label']}", "2"),
+        (b3, "0 · skip", "0"),
+        (b4, "u · undo", "u"),
+        (b5, "← back", "ArrowLeft"),
+        (b6, "→ next", "ArrowRight"),
+    ]
+    for column, label, key in buttons:
+        column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
+    if session.error:
+        st.error(session.error)
+    elif session.message:
+        st.caption(session.message)
+    st.caption(
+        f"Keys: `1` {t['negative_label']}, `2` {t['positive_label']}, `0` skip, `u` undo, `←` `→` move "
+        "(while this page is shown and the focus is not in a text field)."
     )
-    st.altair_chart(chart, width="stretch")
-    c2.caption(
-        f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine): "
-        f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]} label(s) this session."
+
+    c1, c2 = st.columns([1, 3])
+    help_text = (
+        "Scores every label of the trait by folds that did not see it "
+        "(stored samples are embedded once per workbench process)."
     )
+    if c1.button("Update the AUC chart", key="label_curve", help=help_text):
+        with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
+            # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
+            zdr = model.get("zero_data_retention")
+            cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
+            if update_curve(session, client, cache(backend.embedder)) is None:
+                st.info("The AUC needs at least 2 labels of each pole.")
+    if session.curve:
+        frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"])
+        low = min(0.5, float(frame["out-of-fold AUC"].min()) - 0.05)
+        chart = (
+            alt.Chart(frame)
+            .mark_line(point=True, clip=False)
+            .encode(
+                x=alt.X(
+                    "labels given:Q", scale=alt.Scale(nice=False, padding=12), axis=alt.Axis(tickMinStep=1)
+                ),
+                y=alt.Y("out-of-fold AUC:Q", scale=alt.Scale(domain=[low, 1.0], nice=False)),
+            )
+            .properties(height=200)
+        )
+        st.altair_chart(chart, width="stretch")
+        c2.caption(
+            f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine): "
+            f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]} label(s) this session."
+        )
+
+
+labelling()

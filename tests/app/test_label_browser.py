@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 from tests.app.test_browser import CHROMIUM, Ui, app_url, browser, pytestmark  # noqa: F401 - fixtures
 
 HANDLE = "local.product-reviews"  # the demo draft loaded on first start
@@ -45,31 +47,35 @@ def test_label_with_the_keyboard(app_url: str, browser: object, tmp_path: Path) 
 
         first = _text(page)
         assert first in POOL and "0 labelled this session" in _caption(page)
+        shown = page.locator("[data-testid='label-text']").first
+        counter = page.get_by_text(re.compile(r"labelled this session")).first
         page.keyboard.press("2")
-        ui.settle()
         ui.expect_text("Added 1 sample(s).")
-        assert "1 labelled this session" in _caption(page) and _text(page) != first
+        expect(counter).to_contain_text("1 labelled this session")
+        expect(shown).not_to_have_text(first)
+        ui.settle()
 
         page.keyboard.press("u")
-        ui.settle()
         ui.expect_text("Undone: the label was removed.")
-        assert _text(page) == first and "0 labelled this session" in _caption(page)
+        expect(shown).to_have_text(first)
+        expect(counter).to_contain_text("0 labelled this session")
+        ui.settle()
 
         page.keyboard.press("0")
+        expect(shown).not_to_have_text(first)
         ui.settle()
         second = _text(page)
-        assert second != first
         page.keyboard.press("ArrowLeft")
+        expect(shown).to_have_text(first)
         ui.settle()
-        assert _text(page) == first
         page.keyboard.press("ArrowRight")
+        expect(shown).to_have_text(second)
         ui.settle()
-        assert _text(page) == second
 
-        for key in ("1", "2", "1", "2"):
+        for n, key in enumerate(("1", "2", "1", "2"), start=1):
             page.keyboard.press(key)
+            expect(counter).to_contain_text(f"{n} labelled this session")
             ui.settle()
-        assert "4 labelled this session" in _caption(page)
         ui.click("Update the AUC chart")  # on demand: a label never re-reads the stored samples
         ui.expect_text("Out-of-fold ROC-AUC")
         page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
