@@ -10,6 +10,7 @@ from app.flag_fixes import flag_fixes
 from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
+from app.quality_input import quality_slider
 from app.records import as_dict
 from app.run_summary import show_summary, start_run, summarise
 from app.sample_import import sample_import_section
@@ -151,11 +152,15 @@ with browse_tab:
                 st.rerun()
 
     if (editable or labelling) and traits:
+        st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
+        # The trait is picked outside the form, so the quality slider can name that trait's poles.
+        trait_one = st.selectbox(
+            "Trait", trait_keys, format_func=lambda k: trait_names.get(k, k), key="one_trait"
+        )
         with st.form("add_sample", clear_on_submit=True):
-            st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
             a1, a2 = st.columns([1, 3])
-            trait_one = a1.selectbox("Trait", trait_keys, format_func=lambda k: trait_names.get(k, k))
-            quality_one = a1.slider("Quality (0 = negative pole, 1 = positive)", 0.0, 1.0, 1.0, 0.05)
+            pole_trait = next(t for t in traits if t["key"] == trait_one)
+            quality_one = quality_slider(a1, pole_trait, key="one_quality")
             text_one = a2.text_area("Text", height=110)
             if st.form_submit_button("Add sample" if editable else "Send label"):
                 if not text_one.strip():

@@ -392,6 +392,27 @@ def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
     )
 
 
+def test_samples_quality_slider_names_the_traits_poles(service: LocalService, client: Client) -> None:
+    from tests.app.support import FORMALITY, SENTIMENT, make_draft
+
+    handle = make_draft(client, new_handle(service, "poles"), (FORMALITY, SENTIMENT))
+    at = page("samples", handle)
+    at.run()
+    slider = at.select_slider(key="one_quality")
+    assert slider.label == "Quality (0 · casual … 1 · formal)"
+    assert slider.format_func(0.0) == "0 · casual" and slider.format_func(1.0) == "1 · formal"
+    slider.set_value(0.0)
+    by_label(at.text_area, "Text").set_value("yo whats up, send it over")
+    by_label(at.button, "Add sample").click()
+    at.run()
+    no_exception(at)
+    stored = {s.text: (s.trait, s.quality) for s in client.list_samples(handle)}
+    assert stored["yo whats up, send it over"] == ("formality", 0.0)
+    at.selectbox(key="one_trait").set_value("sentiment")
+    at.run()
+    assert at.select_slider(key="one_quality").label == "Quality (0 · negative … 1 · positive)"
+
+
 def test_samples_import_jsonl_reports_rejected_rows(client: Client, draft: str) -> None:
     import json
 
