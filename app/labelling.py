@@ -9,17 +9,20 @@ the workbench's sample cache keeps for the process.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from app.labels import LabelsRefused, add_labels
-from core.client import Client, Model
+from core.client import Client, Model, Suggestions
 from core.embedders.base import Embedder
 from core.engine.label_curve import out_of_fold_auc
 
 BATCH = 20  # suggestions fetched at a time
+PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-suggest")  # shared by sessions
 NEGATIVE, POSITIVE = 0.0, 1.0
 
 
@@ -36,6 +39,7 @@ class LabelSession:
     message: str = ""
     error: str = ""
     exhausted: bool = False
+    pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
 
     @property
     def current(self) -> dict[str, Any] | None:
@@ -43,14 +47,28 @@ class LabelSession:
 
 
 def refill(s: LabelSession, client: Client) -> None:
-    """Fetch suggestions when the queue has run out (texts already queued are not added twice)."""
-    if s.current is not None:
-        return
-    got = client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
-    queued = {item["id"] for item in s.queue}
-    fresh = [item.model_dump() for item in got.items if item.id not in queued]
-    s.queue = s.queue[: s.pos] + fresh
-    s.exhausted = not fresh
+    """Fetch suggestions when the queue has run out (texts already queued or labelled are not added twice),
+    and start fetching the next ones in the background while `PREFETCH_AT` texts are still queued: the service
+    takes seconds to suggest from a large pool, and the key press that empties the queue should not wait."""
+    if s.current is None:
+        prefetched, s.pending = s.pending, None
+        got = prefetched.result() if prefetched is not None else _suggest(s, client)
+        fresh = _unseen(s, got)
+        if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
+            fresh = _unseen(s, _suggest(s, client))
+        s.queue = s.queue[: s.pos] + fresh
+        s.exhausted = not fresh
+    if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def _suggest(s: LabelSession, client: Client) -> Suggestions:
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
+
+
+def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
+    seen = {item["id"] for item in s.queue} | {h["item"]["id"] for h in s.history}
+    return [item.model_dump() for item in got.items if item.id not in seen]
 
 
 def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:

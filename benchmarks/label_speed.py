@@ -137,6 +137,7 @@ def bench_keys(url: str, handle: str, presses: int) -> dict[str, Any]:
         "median_s": round(statistics.median(times), 3),
         "p90_s": round(float(np.quantile(times, 0.9)), 3),
         "max_s": round(max(times), 3),
+        "times_s": [round(t, 3) for t in times],
         "load": load(),
     }
 

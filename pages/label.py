@@ -138,8 +138,11 @@ def labelling() -> None:
             alt.Chart(frame)
             .mark_line(point=True, clip=False)
             .encode(
+                # From 0 to one past the last count: a single point is not a degenerate axis ("4.000000").
                 x=alt.X(
-                    "labels given:Q", scale=alt.Scale(nice=False, padding=12), axis=alt.Axis(tickMinStep=1)
+                    "labels given:Q",
+                    scale=alt.Scale(domain=[0, int(frame["labels given"].max()) + 1], nice=False),
+                    axis=alt.Axis(format="d", tickMinStep=1),
                 ),
                 y=alt.Y("out-of-fold AUC:Q", scale=alt.Scale(domain=[low, 1.0], nice=False)),
             )
