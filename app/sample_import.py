@@ -37,7 +37,7 @@ def _pick_mapping(table: Table, traits: list[dict[str, Any]]) -> Mapping:
     c1, c2, c3 = st.columns(3)
     text_default = guess_column(columns, "text", "sentence", "request", "content", "body") or columns[0]
     text = c1.selectbox("Text column", columns, index=columns.index(text_default), key="import_text_col")
-    label_default = guess_column(columns, "quality", "label", "score", "rating") or columns[-1]
+    label_default = guess_column(columns, "quality", "score", "rating", "label") or columns[-1]
     label = c2.selectbox("Label column", columns, index=columns.index(label_default), key="import_label_col")
     trait_col = guess_column(columns, "trait")
     trait_choices = [f"column: {c}" for c in columns] + [f"trait: {k}" for k in trait_keys]
