@@ -245,3 +245,18 @@ def _qualities(
             else:
                 out.left_out += 1
     return result
+
+
+SAMPLE_FILE = Mapping(text="text", label="quality", trait_column="trait", source_url="source_url")
+
+
+def read_samples(name: str, data: bytes) -> tuple[Mapped, list[Refusal]]:
+    """A file already in sample columns (`trait,text,quality[,source_url]`), as the evaluation set takes it:
+    the samples, and every line not used (a missing column is one refusal naming the expected header)."""
+    table = read_table(name, data)
+    missing = [c for c in ("trait", "text", "quality") if table.rows and c not in table.columns]
+    if missing:
+        header = f"expected trait,text,quality[,source_url] (no {', '.join(missing)} column)"
+        return Mapped(), [*table.problems, Refusal(1, header)]
+    mapped = map_rows(table, SAMPLE_FILE)
+    return mapped, sorted(table.problems + mapped.refused, key=lambda r: r.line)

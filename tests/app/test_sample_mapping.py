@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import Mapping, Refusal, guess_column, map_rows, read_table
+from app.sample_mapping import Mapping, Refusal, guess_column, map_rows, read_samples, read_table
 
 SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
 
@@ -115,3 +115,11 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
             read_table("t.csv", ties.encode()),
             Mapping("text", "score", trait="x", rule="quantiles", share=0.7),
         )
+
+
+def test_read_samples_for_the_evaluation_set() -> None:
+    mapped, problems = read_samples("e.csv", b"trait,text,quality\nformality,Dear sir,1\n\nformality,hey,x\n")
+    assert mapped.samples == [{"trait": "formality", "text": "Dear sir", "quality": 1.0}]
+    assert problems == [Refusal(4, "label 'x' is not a number")]
+    _, wrong = read_samples("e.csv", b"label,sentence,score\nformality,hey,0\n")
+    assert wrong == [Refusal(1, "expected trait,text,quality[,source_url] (no trait, text, quality column)")]
