@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
-from app.sample_io import parse_samples
+from app.sample_mapping import read_samples
 from app.widgets import guard, show_error
 from core.client import Client, NotFoundError, PermissionDeniedError
 from core.eval_charts import pr_curve_chart, reliability_chart
@@ -61,10 +61,10 @@ def _upload(client: Client, handle: str) -> None:
     with st.expander("Add evaluation items from a file"):
         upload = st.file_uploader("CSV (header trait,text,quality) or JSONL", type=["csv", "jsonl", "json"])
         if upload is not None and st.button("Add to the evaluation set", key="ev_add"):
-            parsed = parse_samples(upload.name, upload.getvalue())
-            for problem in parsed.problems[:5]:
-                st.warning(f"Line {problem['line']}: {problem['message']}")
-            rows = [{k: r[k] for k in ("trait", "text", "quality")} for r in parsed.rows]
+            parsed, problems = read_samples(upload.name, upload.getvalue())
+            for problem in problems[:5]:
+                st.warning(f"Line {problem.line}: {problem.reason}")
+            rows = [{k: r[k] for k in ("trait", "text", "quality")} for r in parsed.samples]
             if rows:
                 with guard("Adding evaluation items"):
                     out = client.add_evaluation_items(handle, rows)

@@ -1,7 +1,11 @@
-"""Keyboard shortcuts for a page: an `st.components.v2` component that listens on the whole document.
+"""Keyboard shortcuts for one page: an `st.components.v2` component listening on the document while shown.
 
-Each press of one of `keys` (outside text inputs) is sent to Python as `{"key", "nonce"}`; the nonce makes two
-presses of the same key two changes. Inline JS, no build step, no download (as app/live_text.py).
+Each press of one of `keys` is sent to Python as `{"key", "nonce"}`; the nonce makes two presses of the same
+key two changes. The listener lives exactly as long as the component: Streamlit calls the cleanup the JS
+returns when the page goes, and a handler whose element has left the document removes itself (so no other
+page ever sees a shortcut). Presses in a text field are never taken, including fields inside a component's
+shadow root (the Demo page's live box), where `event.target` is only the shadow host. Inline JS, no build
+step, no download (as app/live_text.py).
 """
 
 from __future__ import annotations
@@ -13,18 +17,22 @@ import streamlit as st
 JS = """
 const FIELDS = ["INPUT", "TEXTAREA", "SELECT"];
 export default function (component) {
-  const { setStateValue, data } = component;
+  const { setStateValue, data, parentElement } = component;
   const keys = new Set(data.keys || []);
   const doc = window.document;
-  if (window.__scoringKeys) doc.removeEventListener("keydown", window.__scoringKeys);
-  window.__scoringKeys = (event) => {
-    const target = event.target;
-    const typing = target && (target.isContentEditable || FIELDS.includes(target.tagName));
-    if (typing || event.ctrlKey || event.metaKey || event.altKey || !keys.has(event.key)) return;
+  const typing = (event) => {
+    // composedPath()[0] is the element that has the focus, even inside a shadow root.
+    const origin = (event.composedPath && event.composedPath()[0]) || event.target;
+    return Boolean(origin && (origin.isContentEditable || FIELDS.includes(origin.tagName)));
+  };
+  const listener = (event) => {
+    if (!parentElement.isConnected) { doc.removeEventListener("keydown", listener); return; }
+    if (typing(event) || event.ctrlKey || event.metaKey || event.altKey || !keys.has(event.key)) return;
     event.preventDefault();
     setStateValue("press", { key: event.key, nonce: `${Date.now()}-${Math.random()}` });
   };
-  doc.addEventListener("keydown", window.__scoringKeys);
+  doc.addEventListener("keydown", listener);
+  return () => doc.removeEventListener("keydown", listener);
 }
 """
 

@@ -1,23 +1,28 @@
-"""The Label page's session: a queue of suggested pool texts, labels given (undoable), and the live AUC curve.
+"""The Label page's session: a queue of suggested pool texts, labels given (undoable), and the AUC curve.
 
 Kept out of the page script so keyboard callbacks and buttons run the same code. Every label is stored at once
-through `app.labels.add_labels` (a sample on a draft, score feedback on a ready model).
+through `app.labels.add_labels` (a sample on a draft, score feedback on a ready model). A label costs one
+request (and a suggestion request when the queue runs out), never a read of the stored samples: the curve's
+next point is computed only when asked for (`update_curve`), by `core.engine.label_curve`, from embeddings
+the workbench's sample cache keeps for the process.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
-from app.flags import oof_scores
 from app.labels import LabelsRefused, add_labels
-from core.client import Client, Model
+from core.client import Client, Model, Suggestions
 from core.embedders.base import Embedder
+from core.engine.label_curve import out_of_fold_auc
 
 BATCH = 20  # suggestions fetched at a time
+PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-suggest")  # shared by sessions
 NEGATIVE, POSITIVE = 0.0, 1.0
 
 
@@ -34,6 +39,7 @@ class LabelSession:
     message: str = ""
     error: str = ""
     exhausted: bool = False
+    pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
 
     @property
     def current(self) -> dict[str, Any] | None:
@@ -41,36 +47,51 @@ class LabelSession:
 
 
 def refill(s: LabelSession, client: Client) -> None:
-    """Fetch suggestions when the queue has run out (texts already queued are not added twice)."""
-    if s.current is not None:
-        return
-    got = client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
-    queued = {item["id"] for item in s.queue}
-    fresh = [item.model_dump() for item in got.items if item.id not in queued]
-    s.queue = s.queue[: s.pos] + fresh
-    s.exhausted = not fresh
+    """Fetch suggestions when the queue has run out (texts already queued or labelled are not added twice),
+    and start fetching the next ones in the background while `PREFETCH_AT` texts are still queued: the service
+    takes seconds to suggest from a large pool, and the key press that empties the queue should not wait."""
+    if s.current is None:
+        prefetched, s.pending = s.pending, None
+        got = prefetched.result() if prefetched is not None else _suggest(s, client)
+        fresh = _unseen(s, got)
+        if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
+            fresh = _unseen(s, _suggest(s, client))
+        s.queue = s.queue[: s.pos] + fresh
+        s.exhausted = not fresh
+    if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
 
 
-def out_of_fold_auc(client: Client, s: LabelSession, embedder: Embedder) -> float | None:
-    """ROC-AUC of the trait's labels scored by folds that did not see them (None until both poles have 2)."""
+def _suggest(s: LabelSession, client: Client) -> Suggestions:
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
+
+
+def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
+    seen = {item["id"] for item in s.queue} | {h["item"]["id"] for h in s.history}
+    return [item.model_dump() for item in got.items if item.id not in seen]
+
+
+def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:
+    """Add the curve's point for the labels given so far: the out-of-fold ROC-AUC of every label of the trait
+    (stored samples, and feedback sent this session). None (no point) until each pole has 2 labels."""
     rows = [(x.text, x.quality) for x in client.list_samples(s.handle, trait=s.trait, page_size=500)]
     rows += [(g["text"], g["quality"]) for g in s.given]
-    if len(rows) < 4:
+    if not rows:
         return None
-    q = np.asarray([r[1] for r in rows], dtype=np.float64)
     X = np.asarray(embedder.encode([r[0] for r in rows]), dtype=np.float64)
-    oof = oof_scores(X, q)
-    if oof is None:
-        return None
-    return float(roc_auc_score(q >= 0.5, oof))
+    auc = out_of_fold_auc(X, np.asarray([r[1] for r in rows], dtype=np.float64))
+    if auc is not None:
+        point = (len(s.history), auc)
+        s.curve = [p for p in s.curve if p[0] != point[0]] + [point]  # one point per label count
+    return auc
 
 
-def act(s: LabelSession, key: str, client: Client, model: dict[str, Any], embedder: Embedder) -> None:
+def act(s: LabelSession, key: str, client: Client, model: dict[str, Any]) -> None:
     """One keyboard key (or its button): `1` negative, `2` positive, `0` skip, `u` undo, arrows move."""
     s.error = ""
     try:
         if key in ("1", "2"):
-            _label(s, POSITIVE if key == "2" else NEGATIVE, client, model, embedder)
+            _label(s, POSITIVE if key == "2" else NEGATIVE, client, model)
         elif key == "0":
             if s.current is not None:
                 s.pos += 1
@@ -88,9 +109,7 @@ def act(s: LabelSession, key: str, client: Client, model: dict[str, Any], embedd
         s.error = f"{type(exc).__name__}: {exc}"
 
 
-def _label(
-    s: LabelSession, quality: float, client: Client, model: dict[str, Any], embedder: Embedder
-) -> None:
+def _label(s: LabelSession, quality: float, client: Client, model: dict[str, Any]) -> None:
     item = s.current
     if item is None:
         return
@@ -101,9 +120,6 @@ def _label(
     s.history.append({"item": item, "quality": quality, "route": result.route, "ids": result.ids})
     s.queue.pop(s.pos)
     s.message = result.message
-    auc = out_of_fold_auc(client, s, embedder)
-    if auc is not None:
-        s.curve.append((len(s.history), auc))
 
 
 def _undo(s: LabelSession, client: Client) -> None:
@@ -121,27 +137,3 @@ def _undo(s: LabelSession, client: Client) -> None:
     if s.curve and s.curve[-1][0] > len(s.history):
         s.curve.pop()
     s.message = "Undone: the label was removed."
-
-
-def parse_texts(name: str, data: bytes) -> list[str]:
-    """Texts of an uploaded file: CSV (a `text` column, else the first), JSONL (`text` field or a string), TXT
-    (one a line). Blank entries are dropped; the service trims and de-duplicates the rest."""
-    import io
-    import json
-
-    import pandas as pd
-
-    lower = name.lower()
-    if lower.endswith(".csv"):
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        column = "text" if "text" in frame.columns else frame.columns[0]
-        values = frame[column].tolist()
-    elif lower.endswith((".jsonl", ".ndjson", ".json")):
-        values = []
-        for line in data.decode("utf-8-sig").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                values.append(item.get("text", "") if isinstance(item, dict) else item)
-    else:
-        values = data.decode("utf-8-sig").splitlines()
-    return [v for v in (str(x) for x in values) if v.strip()]

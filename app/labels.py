@@ -87,9 +87,9 @@ def add_labels(client: Client, model: Any, labels: Sequence[Mapping[str, Any]]) 
         by_text.setdefault(str(label["text"]), []).append(
             {"trait": label["trait"], "quality": float(label["quality"])}
         )
-    buffered: int | None = None
     for text, feedback in by_text.items():
-        result = client.score(handle, text, feedback=feedback)
-        buffered = result.feedback_buffered if result.feedback_buffered is not None else buffered
-    retraining = client.get_model(handle).state == "busy"
-    return LabelResult("feedback", buffered=buffered, retraining=retraining)
+        client.score(handle, text, feedback=feedback)
+    # The count is the model's (`buffered_feedback`): the score answer's `feedback_buffered` counts only the
+    # labels of that request, which made the page say "1 waiting" while the service held 8.
+    after = client.get_model(handle)
+    return LabelResult("feedback", buffered=after.buffered_feedback, retraining=after.state == "busy")

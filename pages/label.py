@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import html
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from app import engine_cache
 from app.keys import key_listener
-from app.labelling import LabelSession, act, parse_texts, refill
+from app.labelling import LabelSession, act, refill, update_curve
+from app.pool_import import STATE as IMPORT_STOPPED
+from app.pool_import import pool_import_section
 from app.records import as_dict
 from app.widgets import guard, open_model_page
 
@@ -28,24 +31,20 @@ names = {t["key"]: t for t in traits}
 pool_size = 0
 with guard("Reading the pool"):
     pool_size = client.list_pool_page(handle, limit=1).total
-with st.expander(f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size):
+if flash := st.session_state.pop("pool_flash", None):
+    st.success(flash)
+if warning := st.session_state.pop("pool_flash_warning", None):
+    st.warning(warning, icon=":material/warning:")
+with st.expander(
+    f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state
+):
     st.caption(
         "Texts to label, kept by the service for this model. CSV (a `text` column, else the first column), "
-        "JSONL (`text` field) or TXT (one a line); sent in batches of 1,000, texts already there are skipped."
+        "JSONL (`text` field) or TXT (one a line); sent in batches that shrink when the service is slow; "
+        "texts already there are skipped, so an import that stopped resumes without duplicates."
     )
-    upload = st.file_uploader("Pool file", type=["csv", "jsonl", "ndjson", "json", "txt"], key="pool_upload")
-    if upload is not None and st.button("Import into the pool", key="pool_import", type="primary"):
-        with guard("Importing the pool"):
-            texts = parse_texts(upload.name, upload.getvalue())
-            bar = st.progress(0.0, text=f"Importing {len(texts)} texts…")
-
-            def _progress(done: int, total: int) -> None:
-                bar.progress(done / total if total else 1.0, text=f"Imported {done:,} of {total:,} texts")
-
-            client.import_pool(handle, texts, progress=_progress)
-            bar.progress(1.0, text="Import finished")
-            st.session_state.pop("label_session", None)
-            st.rerun()
+    with guard("Importing the pool"):
+        pool_import_section(client, handle, lambda: st.session_state.pop("label_session", None))
     if st.button("Empty the pool", key="pool_clear"):
         with guard("Emptying the pool"):
             client.clear_pool(handle)
@@ -73,52 +72,87 @@ if session is None or (session.handle, session.trait, session.mode) != (handle, 
     st.session_state["label_session"] = session
     with guard("Fetching suggestions"):
         refill(session, client)
-embedder = engine_cache.embedder(backend.embedder)
 
 
 def _press(key: str) -> None:
-    act(session, key, client, model, embedder)
+    act(session, key, client, model)
 
 
-key_listener("label_keys", KEYS, _press)
-t = names[trait]
-item = session.current
-if item is None:
-    st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
-else:
-    score = item.get("score")
-    score_line = "no fit yet" if score is None else f"current score {score:.2f}"
-    st.markdown(
-        f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
-        f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
-        f"{html.escape(item['text'])}</div>",
-        unsafe_allow_html=True,
-    )
+@st.fragment
+def labelling() -> None:
+    """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
+    key_listener("label_keys", KEYS, _press)
+    t = names[trait]
+    item = session.current
+    if item is None:
+        st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+    else:
+        score = item.get("score")
+        score_line = "no fit yet" if score is None else f"current score {score:.2f}"
+        st.markdown(
+            f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
+            f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
+            f"{html.escape(item['text'])}</div>",
+            unsafe_allow_html=True,
+        )
+        st.caption(
+            f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
+            f"{len(session.history)} labelled this session"
+        )
+    b1, b2, b3, b4, b5, b6 = st.columns(6)
+    buttons = [
+        (b1, f"1 · {t['negative_label']}", "1"),
+        (b2, f"2 · {t['positive_label']}", "2"),
+        (b3, "0 · skip", "0"),
+        (b4, "u · undo", "u"),
+        (b5, "← back", "ArrowLeft"),
+        (b6, "→ next", "ArrowRight"),
+    ]
+    for column, label, key in buttons:
+        column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
+    if session.error:
+        st.error(session.error)
+    elif session.message:
+        st.caption(session.message)
     st.caption(
-        f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
-        f"{len(session.history)} labelled this session"
+        f"Keys: `1` {t['negative_label']}, `2` {t['positive_label']}, `0` skip, `u` undo, `←` `→` move "
+        "(while this page is shown and the focus is not in a text field)."
     )
-b1, b2, b3, b4, b5, b6 = st.columns(6)
-buttons = [
-    (b1, f"1 · {t['negative_label']}", "1"),
-    (b2, f"2 · {t['positive_label']}", "2"),
-    (b3, "0 · skip", "0"),
-    (b4, "u · undo", "u"),
-    (b5, "← back", "ArrowLeft"),
-    (b6, "→ next", "ArrowRight"),
-]
-for column, label, key in buttons:
-    column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
-if session.error:
-    st.error(session.error)
-elif session.message:
-    st.caption(session.message)
-st.caption("Keys: `1` negative pole, `2` positive pole, `0` skip, `u` undo, `←` `→` move.")
 
-if session.curve:
-    frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"]).set_index("labels given")
-    st.line_chart(frame, height=180)
-    st.caption(
-        f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine) after each label: "
-        f"{session.curve[-1][1]:.3f} now."
+    c1, c2 = st.columns([1, 3])
+    help_text = (
+        "Scores every label of the trait by folds that did not see it "
+        "(stored samples are embedded once per workbench process)."
     )
+    if c1.button("Update the AUC chart", key="label_curve", help=help_text):
+        with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
+            # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
+            zdr = model.get("zero_data_retention")
+            cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
+            if update_curve(session, client, cache(backend.embedder)) is None:
+                st.info("The AUC needs at least 2 labels of each pole.")
+    if session.curve:
+        frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"])
+        low = min(0.5, float(frame["out-of-fold AUC"].min()) - 0.05)
+        chart = (
+            alt.Chart(frame)
+            .mark_line(point=True, clip=False)
+            .encode(
+                # From 0 to one past the last count: a single point is not a degenerate axis ("4.000000").
+                x=alt.X(
+                    "labels given:Q",
+                    scale=alt.Scale(domain=[0, int(frame["labels given"].max()) + 1], nice=False),
+                    axis=alt.Axis(format="d", tickMinStep=1),
+                ),
+                y=alt.Y("out-of-fold AUC:Q", scale=alt.Scale(domain=[low, 1.0], nice=False)),
+            )
+            .properties(height=200)
+        )
+        st.altair_chart(chart, width="stretch")
+        c2.caption(
+            f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine): "
+            f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]} label(s) this session."
+        )
+
+
+labelling()

@@ -8,11 +8,13 @@ import streamlit as st
 from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
+from app.quality_input import quality_slider
 from app.records import as_dict
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
 from app.sample_edits import apply_edits, grid_changes, save_message
-from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
+from app.sample_import import sample_import_section
+from app.sample_io import refused_rows, to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
@@ -146,11 +148,15 @@ with browse_tab:
                     st.rerun()
 
     if (editable or labelling) and traits:
+        st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
+        # The trait is picked outside the form, so the quality slider can name that trait's poles.
+        trait_one = st.selectbox(
+            "Trait", trait_keys, format_func=lambda k: trait_names.get(k, k), key="one_trait"
+        )
         with st.form("add_sample", clear_on_submit=True):
-            st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
             a1, a2 = st.columns([1, 3])
-            trait_one = a1.selectbox("Trait", trait_keys, format_func=lambda k: trait_names.get(k, k))
-            quality_one = a1.slider("Quality (0 = negative pole, 1 = positive)", 0.0, 1.0, 1.0, 0.05)
+            pole_trait = next(t for t in traits if t["key"] == trait_one)
+            quality_one = quality_slider(a1, pole_trait, key="one_quality")
             text_one = a2.text_area("Text", height=110)
             if st.form_submit_button("Add sample" if editable else "Send label"):
                 if not text_one.strip():
@@ -166,64 +172,8 @@ with browse_tab:
                         st.warning(str(refused))
 
 
-def _valid_traits_hint(message: str) -> str:
-    """A rejection for an unknown trait names the model's trait keys, so the user can fix the file."""
-    if (
-        "trait" in message.lower()
-        and ("unknown" in message.lower() or "not" in message.lower())
-        and trait_keys
-    ):
-        return f" (this model's trait keys: {', '.join(trait_keys)})"
-    return ""
-
-
 with import_tab:
-    st.caption(
-        "CSV with a header row `trait,text,quality[,source_url]`, or JSONL with one object a line with the "
-        "same fields. `trait` is a trait key (or name); `quality` is 1 for the positive pole, 0 for the "
-        "negative. Rows go in batches of 500; identical samples already stored are skipped."
-    )
-    upload = st.file_uploader("Samples file", type=["csv", "jsonl", "ndjson", "json"], key="samples_upload")
-    if upload is not None:
-        parsed = parse_samples(upload.name, upload.getvalue())
-        for note in parsed.notes:
-            st.info(note, icon=":material/info:")
-        st.write(f"{len(parsed.rows)} row(s) read, {len(parsed.problems)} unreadable.")
-        if not parsed.rows and parsed.problems:  # say why at once, not only in the table of problems
-            first = parsed.problems[0]["message"]
-            more = f" ({len(parsed.problems) - 1} more line(s) below)" if len(parsed.problems) > 1 else ""
-            st.warning(f"Nothing to import: {first}{more}.", icon=":material/warning:")
-        if parsed.rows:
-            st.dataframe(pd.DataFrame(parsed.rows[:10]), hide_index=True, width="stretch")
-        if st.button("Import", type="primary", disabled=not (editable and parsed.rows), key="samples_import"):
-            with guard("Importing samples"):
-                bar = st.progress(0.0, text="Importing…")
-
-                def _progress(done: int, total: int) -> None:
-                    bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
-
-                report = client.import_samples(handle, parsed.rows, batch_size=500, progress=_progress)
-                bar.progress(1.0, text="Import finished")
-                rejected = [
-                    {
-                        "line": parsed.lines[e.index],
-                        "stage": e.stage,
-                        "message": e.message + unknown_trait_hint(e.message, trait_keys),
-                        "row": str(e.row),
-                    }
-                    for e in report.errors
-                ] + [
-                    {"line": p["line"], "stage": "file", "message": p["message"], "row": ""}
-                    for p in parsed.problems
-                ]
-                stored = f"Stored {report.stored} of {len(parsed.rows) + len(parsed.problems)} rows."
-                if rejected:  # anything refused is a warning, never a green success
-                    st.warning(f"{stored} {len(rejected)} row(s) rejected:")
-                    st.dataframe(pd.DataFrame(rejected).sort_values("line"), hide_index=True, width="stretch")
-                else:
-                    st.success(stored)
-        elif parsed.problems and (parsed.rows or len(parsed.problems) > 1):  # one is said above
-            st.dataframe(pd.DataFrame(parsed.problems), hide_index=True)
+    sample_import_section(client, handle, traits, editable)
 
 with export_tab:
     st.caption("Every sample of the model (with the provenance filter above), as CSV or JSONL.")

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from core.client import errors, retry
+from core.client import errors, importing, retry
 from core.client import progress as progress_mod
 from core.client.models import (
     CompareResult,
@@ -23,6 +23,7 @@ from core.client.models import (
     LastOperation,
     Model,
     Page,
+    PoolImportReport,
     PoolPage,
     RunRef,
     Sample,
@@ -451,18 +452,16 @@ class Client:
         handle: str,
         texts: Iterable[str],
         *,
-        batch_size: int = MAX_POOL_TEXTS_PER_REQUEST,
+        start: int = 0,
+        batch_size: int = importing.POOL_BATCH,
         progress: Callable[[int, int], None] | None = None,
-    ) -> list[int]:
-        """Add any number of texts in batches; `progress(done, total)` after each. Returns every id."""
-        rows = list(texts)
-        batch_size = max(1, min(MAX_POOL_TEXTS_PER_REQUEST, int(batch_size)))
-        ids: list[int] = []
-        for start in range(0, len(rows), batch_size):
-            ids += self.add_pool_texts(handle, rows[start : start + batch_size])
-            if progress is not None:
-                progress(min(start + batch_size, len(rows)), len(rows))
-        return ids
+    ) -> PoolImportReport:
+        """Add any number of texts in batches that shrink on a slow service; `progress(stored, total)` after
+        each. Never raises for a failed batch: the report says how many are stored (`stored`, from the start)
+        and why it stopped (`error`); call again with `start=report.stored` to resume."""
+        return importing.import_pool(
+            self, handle, list(texts), start=start, batch_size=batch_size, progress=progress
+        )
 
     def list_pool_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> PoolPage:
         return PoolPage.model_validate(

@@ -1,25 +1,35 @@
-"""Bulk sample import: validate every row here, send the good ones in batches, report the rest.
+"""Bulk imports: samples (validated here, sent in batches, the rest reported) and pool texts (resumable).
 
 A batch is stored all-or-none by the service. When it rejects one (422) and its error
 details point at rows (`loc: ["body", "samples", i, ...]`), those rows are reported and the
 rest of the batch is sent once more, so one bad row does not cost 499 good ones. Resending
 is harmless: the service returns the stored id for a sample it already has.
+
+Pool texts go in batches that shrink when the service is slow (a timeout, a 5xx or a 429 halves the batch,
+after the client's own retries), so an import on a busy service finishes instead of failing whole. If it must
+stop, the report says how many texts (from the start) are stored and the import resumes from there; the pool
+keeps one copy of a text, so a resent batch adds nothing twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from core.client import errors
-from core.client.models import ImportReport, RowError, SampleInput
+from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
 
 if TYPE_CHECKING:
     from core.client.client import Client
 
 MAX_BATCH = 500
+POOL_BATCH = (
+    250  # pool texts a request: the service embeds each one, a 1,000-text batch can outlast a timeout
+)
+MIN_POOL_BATCH = 10  # below this a failing batch is not the batch's size: the import stops and says so
+POOL_FAILURES = 4  # failed batches in a row (each after the client's retries) before the import stops
 
 
 def import_samples(
@@ -96,6 +106,69 @@ def import_samples(
         errors=errs,
         batches=batches,
     )
+
+
+def import_pool(
+    client: Client,
+    handle: str,
+    texts: Sequence[str],
+    *,
+    start: int = 0,
+    batch_size: int = POOL_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+) -> PoolImportReport:
+    """Add `texts[start:]` to the pool; `progress(stored, total)` after each batch (counted from index 0).
+
+    Slow-service errors (transport, 5xx, 429) halve the batch down to `MIN_POOL_BATCH` and try again after a
+    pause (a batch that goes through doubles it again, up to `batch_size`). After `POOL_FAILURES` failures in
+    a row at the smallest size, or any other refusal (422, 404, 409), the import stops and the report carries
+    the error and `stored`, the index to resume from.
+    """
+    from core.client.client import MAX_POOL_TEXTS_PER_REQUEST, _path
+
+    total = len(texts)
+    initial = size = max(1, min(MAX_POOL_TEXTS_PER_REQUEST, int(batch_size)))
+    report = PoolImportReport(total=total, stored=max(0, min(int(start), total)))
+    path = _path("models", handle, "pool")
+    failures = 0
+    if progress is not None:
+        progress(report.stored, total)
+    while report.stored < total:
+        batch = list(texts[report.stored : report.stored + size])
+        report.batches += 1
+        try:
+            body = client.request("POST", path, json={"texts": batch}).json()
+        except (errors.TransportError, errors.ServerError, errors.RateLimitError) as exc:
+            failures += 1
+            if failures >= POOL_FAILURES and size <= MIN_POOL_BATCH:
+                report.error = _stopped(report.stored, total, exc)
+                break
+            size = max(MIN_POOL_BATCH, size // 2)
+            client._sleep(min(2.0**failures, 30.0))  # the client's own sleep (observable in tests)
+            continue
+        except errors.ApiError as exc:
+            report.error = _stopped(report.stored, total, exc)
+            break
+        failures = 0
+        size = min(initial, size * 2)  # the service recovered: grow back toward the requested size
+        report.ids += [int(i) for i in body.get("ids", [])]
+        report.added += int(body.get("added", 0))
+        report.stored += len(batch)
+        if progress is not None:
+            progress(report.stored, total)
+    return report
+
+
+def _stopped(stored: int, total: int, exc: Exception) -> str:
+    """Why an import stopped, naming the text (1-based, in the whole input) when the service did."""
+    index = stored
+    if isinstance(exc, errors.ValidationError):  # per-text errors sit under loc ["body", "texts", i]
+        for d in exc.details:
+            loc = list(d.get("loc") or []) if isinstance(d, Mapping) else []
+            if len(loc) > 2 and loc[1] == "texts" and isinstance(loc[2], int):
+                index = stored + loc[2]
+                break
+    return f"stopped at text {index + 1} of {total}: {exc}"
 
 
 def _whole_batch(

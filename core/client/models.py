@@ -448,3 +448,19 @@ class ImportReport(_Response):
     @property
     def rejected(self) -> list[RowError]:
         return [e for e in self.errors if e.stage == "server"]
+
+
+class PoolImportReport(_Response):
+    """How far a pool import got. `stored` texts (from the start of the input) are in the pool; an import that
+    stopped (`error`) resumes with `start=stored`, and texts already there are never added twice."""
+
+    total: int = 0
+    stored: int = 0  # input texts acknowledged by the service, counted from index 0
+    added: int = 0  # of those sent by this call, texts that were new to the pool
+    ids: list[int] = Field(default_factory=list)  # pool ids of the texts this call stored, in input order
+    batches: int = 0
+    error: str | None = None  # why the import stopped early (after retrying smaller batches)
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and self.stored >= self.total

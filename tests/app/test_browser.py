@@ -488,9 +488,11 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     wrong.write_text("label,sentence,score\nsentiment,Great kettle,1\n")
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(wrong))
     ui.settle()
-    notice = page.get_by_text("Nothing to import: the header is").first
-    expect(notice).to_contain_text("expected trait,text,quality[,source_url]")
-    _view(ui, notice, f"p6_import_wrong_header_{size}")
+    # Any header imports: the columns are picked (guessed from their names: text `sentence`, label `score`).
+    notice = page.get_by_text("1 row(s) read, 0 unreadable.").first
+    notice.wait_for()
+    page.get_by_text("Great kettle").first.wait_for(state="attached")
+    _view(ui, notice, f"p6_import_other_columns_{size}")
 
     # 7. Flags, then what Synthesize added, with the link to those samples.
     ui.tab("Flags")

@@ -1,8 +1,6 @@
-"""The workbench's pure helpers: file parsing, form checks, version tables, highlighting."""
+"""The workbench's pure helpers: form checks, version tables, highlighting."""
 
 from __future__ import annotations
-
-import json
 
 import pandas as pd
 import pydantic
@@ -11,45 +9,10 @@ from app.demo_view import share_url
 from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
 from app.records import as_dict, field
-from app.sample_io import parse_samples, refused_rows, to_csv, to_jsonl, unknown_trait_hint
+from app.sample_io import refused_rows, unknown_trait_hint
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
 from app.widgets import error_text
 from core.client import Client, ConflictError, Page
-
-
-def test_parse_csv_keeps_good_rows_and_reports_bad_lines() -> None:
-    data = (
-        b"trait,text,quality,source_url\n"
-        b"formality,Dear sir,1,https://example.org\n"
-        b"formality,hey,0,\n"
-        b"formality,,1,\n"
-        b"formality,text,high,\n"
-    )
-    parsed = parse_samples("s.csv", data)
-    assert parsed.rows == [
-        {"trait": "formality", "text": "Dear sir", "quality": 1.0, "source_url": "https://example.org"},
-        {"trait": "formality", "text": "hey", "quality": 0.0},
-    ]
-    assert parsed.lines == [2, 3]
-    assert [p["line"] for p in parsed.problems] == [4, 5]
-    assert "missing text" in parsed.problems[0]["message"]
-    assert "not a number" in parsed.problems[1]["message"]
-
-
-def test_parse_jsonl_and_json_array() -> None:
-    lines = [json.dumps({"trait": "t", "text": "a", "quality": 0.5}), "not json", "", json.dumps([1])]
-    parsed = parse_samples("s.jsonl", "\n".join(lines).encode())
-    assert parsed.rows == [{"trait": "t", "text": "a", "quality": 0.5}]
-    assert [p["line"] for p in parsed.problems] == [2, 4]
-    array = parse_samples("s.json", json.dumps([{"trait": "t", "text": "b", "quality": 1}]).encode())
-    assert array.rows == [{"trait": "t", "text": "b", "quality": 1.0}]
-
-
-def test_export_round_trips_through_parse() -> None:
-    samples = [{"id": 1, "trait": "t", "text": 'say "hi", ok', "quality": 1.0, "provenance": "authored"}]
-    again = parse_samples("x.csv", to_csv(samples).encode())
-    assert again.rows == [{"trait": "t", "text": 'say "hi", ok', "quality": 1.0}]
-    assert json.loads(to_jsonl(samples))["provenance"] == "authored"
 
 
 def test_check_handle() -> None:
@@ -178,23 +141,6 @@ def test_trait_metrics_frame_says_how_each_trait_was_trained() -> None:
     metrics = {"traits": {"a": {"method": "zero_shot"}, "b": {"method": "prior"}, "c": {"roc_auc": 0.9}}}
     frame = trait_metrics_frame(metrics)
     assert list(frame["method"]) == ["zero-shot (pole labels only)", "samples + label prior", "samples"]
-
-
-def test_parse_csv_sniffs_the_delimiter_and_names_the_expected_header() -> None:
-    parsed = parse_samples("s.csv", b"trait;text;quality\nformality;Dear sir, thanks;1\nformality;hey;0\n")
-    assert parsed.rows == [
-        {"trait": "formality", "text": "Dear sir, thanks", "quality": 1.0},
-        {"trait": "formality", "text": "hey", "quality": 0.0},
-    ]
-    assert parsed.notes == ["Read as semicolon-separated values."]
-
-    wrong = parse_samples("s.csv", b"label,sentence,score\nformality,hey,0\n")
-    assert wrong.rows == [] and len(wrong.problems) == 1  # one message about the header, not one a line
-    assert "trait,text,quality[,source_url]" in wrong.problems[0]["message"]
-    assert "no trait, text, quality column" in wrong.problems[0]["message"]
-
-    empty = parse_samples("s.csv", b"")
-    assert "the file is empty" in empty.problems[0]["message"] and empty.rows == []
 
 
 def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str) -> None:

@@ -1,9 +1,12 @@
-"""The Label page in headless Chromium, labelling with the keyboard alone (after importing a pool file)."""
+"""The Label page in headless Chromium: labelling with the keyboard alone (after importing a pool file), and
+its shortcuts gone once the page is left (the Demo page's live box gets every key)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from playwright.sync_api import expect
 
 from tests.app.test_browser import CHROMIUM, Ui, app_url, browser, pytestmark  # noqa: F401 - fixtures
 
@@ -44,36 +47,95 @@ def test_label_with_the_keyboard(app_url: str, browser: object, tmp_path: Path) 
 
         first = _text(page)
         assert first in POOL and "0 labelled this session" in _caption(page)
+        shown = page.locator("[data-testid='label-text']").first
+        counter = page.get_by_text(re.compile(r"labelled this session")).first
         page.keyboard.press("2")
-        ui.settle()
         ui.expect_text("Added 1 sample(s).")
-        assert "1 labelled this session" in _caption(page) and _text(page) != first
+        expect(counter).to_contain_text("1 labelled this session")
+        expect(shown).not_to_have_text(first)
+        ui.settle()
 
         page.keyboard.press("u")
-        ui.settle()
         ui.expect_text("Undone: the label was removed.")
-        assert _text(page) == first and "0 labelled this session" in _caption(page)
+        expect(shown).to_have_text(first)
+        expect(counter).to_contain_text("0 labelled this session")
+        ui.settle()
 
         page.keyboard.press("0")
+        expect(shown).not_to_have_text(first)
         ui.settle()
         second = _text(page)
-        assert second != first
         page.keyboard.press("ArrowLeft")
+        expect(shown).to_have_text(first)
         ui.settle()
-        assert _text(page) == first
         page.keyboard.press("ArrowRight")
+        expect(shown).to_have_text(second)
         ui.settle()
-        assert _text(page) == second
 
-        for key in ("1", "2", "1", "2"):
+        for n, key in enumerate(("1", "2", "1", "2"), start=1):
             page.keyboard.press(key)
+            expect(counter).to_contain_text(f"{n} labelled this session")
             ui.settle()
-        assert "4 labelled this session" in _caption(page)
+        ui.click("Update the AUC chart")  # on demand: a label never re-reads the stored samples
         ui.expect_text("Out-of-fold ROC-AUC")
+        page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
         ui.no_exception()
         ui.shot("label_page")
     except BaseException:
         ui.shot("label_failure")
+        raise
+    finally:
+        page.close()
+
+
+TRAINED = "local.support-replies"  # the demo model loaded trained on first start
+TYPED = "Would you 1 2 0 u mind? Call 0121 2u 10 times, u 2!"
+
+
+def _waiting(page: object) -> int:
+    """The service's count of buffered feedback, as the page words it."""
+    line = page.get_by_text(re.compile(r"\d+ label\(s\) are waiting")).first.inner_text()
+    return int(re.search(r"(\d+) label\(s\) are waiting", line).group(1))
+
+
+def test_shortcuts_end_with_the_label_page(app_url: str, browser: object, tmp_path: Path) -> None:  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{app_url}/label?model={TRAINED}")
+        page.get_by_role("heading", name="Label").first.wait_for()
+        pool = tmp_path / "pool_trained.txt"
+        pool.write_text("\n".join(POOL) + "\n")
+        page.locator("input[type='file']").first.set_input_files(str(pool))
+        ui.settle()
+        ui.click("Import into the pool")
+        page.locator("[data-testid='label-text']").first.wait_for()
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.keyboard.press("2")  # one label, sent as feedback to the trained model
+        ui.settle()
+        ui.expect_text("Sent as feedback")
+        held = _waiting(page)
+        assert "1 labelled this session" in _caption(page)
+
+        # The same browser session: the Label page's script is gone, its listener must be too. (The Demo page
+        # is headed by the model's description, so `ui.nav` cannot wait for a "Demo" heading.)
+        page.locator("[data-testid='stSidebarNav']").get_by_text("Demo", exact=True).click()
+        ui.settle()
+        box = page.locator("textarea.live-text")
+        box.click()
+        box.press_sequentially(TYPED, delay=60)  # a person typing, the shortcut keys among the words
+        page.wait_for_timeout(800)
+        assert box.input_value() == TYPED  # no key swallowed
+        ui.settle()
+        ui.no_exception()
+
+        ui.nav("Samples")  # the model as the service has it now: no feedback came from the typing
+        assert _waiting(page) == held
+        ui.nav("Label")
+        assert "1 labelled this session" in _caption(page)
+        ui.no_exception()
+    except BaseException:
+        ui.shot("label_leak_failure")
         raise
     finally:
         page.close()

@@ -392,6 +392,27 @@ def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
     )
 
 
+def test_samples_quality_slider_names_the_traits_poles(service: LocalService, client: Client) -> None:
+    from tests.app.support import FORMALITY, SENTIMENT, make_draft
+
+    handle = make_draft(client, new_handle(service, "poles"), (FORMALITY, SENTIMENT))
+    at = page("samples", handle)
+    at.run()
+    slider = at.select_slider(key="one_quality")
+    assert slider.label == "Quality (0 · casual … 1 · formal)"
+    assert slider.format_func(0.0) == "0 · casual" and slider.format_func(1.0) == "1 · formal"
+    slider.set_value(0.0)
+    by_label(at.text_area, "Text").set_value("yo whats up, send it over")
+    by_label(at.button, "Add sample").click()
+    at.run()
+    no_exception(at)
+    stored = {s.text: (s.trait, s.quality) for s in client.list_samples(handle)}
+    assert stored["yo whats up, send it over"] == ("formality", 0.0)
+    at.selectbox(key="one_trait").set_value("sentiment")
+    at.run()
+    assert at.select_slider(key="one_quality").label == "Quality (0 · negative … 1 · positive)"
+
+
 def test_samples_import_jsonl_reports_rejected_rows(client: Client, draft: str) -> None:
     import json
 
@@ -523,7 +544,12 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     new = [added[i] for i in set(added) - before]
     assert [(s.text, s.quality, s.trait) for s in new] == [(first["text"], 1.0, "formality")]
     session = at.session_state["label_session"]
-    assert session.current["id"] != first["id"] and session.curve and 0.0 <= session.curve[-1][1] <= 1.0
+    assert session.current["id"] != first["id"] and not session.curve  # a label reads no stored samples
+    at.button(key="label_curve").click()  # the chart's point comes on demand
+    at.run()
+    no_exception(at)
+    curve = at.session_state["label_session"].curve
+    assert [n for n, _ in curve] == [1] and 0.0 <= curve[-1][1] <= 1.0
 
     at.button(key="label_btn_u").click()
     at.run()
@@ -543,6 +569,23 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     labelled = [s for s in client.list_samples(draft) if s.id not in before]
     assert [(s.text, s.quality) for s in labelled] == [(first["text"], 0.0)]
     assert not any(f"#{first['id']} " in str(c.value) for c in at.caption)
+
+
+def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
+    client: Client, trained: str
+) -> None:
+    client.import_pool(trained, POOL)
+    at = page("label", trained)
+    at.run()
+    no_exception(at)
+    before = client.get_model(trained).buffered_feedback
+    for sent, key in enumerate(("label_btn_2", "label_btn_1"), start=1):
+        at.button(key=key).click()
+        at.run()
+        no_exception(at)
+        held = client.get_model(trained).buffered_feedback
+        assert held == before + sent  # (the score answer's own count said 1 each time)
+        assert f"{held} label(s) are waiting" in at.session_state["label_session"].message
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 import pytest
 
 from core.client import Client, ConflictError, NotFoundError, PermissionDeniedError
-from tests.client.conftest import NEGATIVE, POSITIVE, Service, make_draft
+from tests.client.conftest import NEGATIVE, POSITIVE, FaultInjector, Service, make_draft
 
 
 def test_import_list_suggest_and_clear(client: Client, service: Service) -> None:
     handle = make_draft(client, service.handle("pool"))
     texts = [f"pool text {i} about the quarterly figures" for i in range(2500)]
     seen: list[tuple[int, int]] = []
-    ids = client.import_pool(handle, texts, progress=lambda done, total: seen.append((done, total)))
-    assert len(set(ids)) == 2500 and seen == [(1000, 2500), (2000, 2500), (2500, 2500)]
-    assert client.import_pool(handle, texts[:10]) == ids[:10]  # nothing new
+    report = client.import_pool(
+        handle, texts, batch_size=1000, progress=lambda done, total: seen.append((done, total))
+    )
+    ids = report.ids
+    assert report.complete and report.stored == report.added == 2500 and len(set(ids)) == 2500
+    assert seen == [(0, 2500), (1000, 2500), (2000, 2500), (2500, 2500)]
+    again = client.import_pool(handle, texts[:10])
+    assert again.ids == ids[:10] and again.added == 0  # nothing new
     page = client.list_pool_page(handle, limit=7)
     assert page.total == 2500 and len(page.items) == 7 and page.next_cursor
     assert [p.id for p in client.list_pool(handle, page_size=500)] == sorted(ids)
@@ -41,3 +49,43 @@ def test_pool_rules(client: Client, service: Service) -> None:
     with pytest.raises(ConflictError) as refused:
         client.add_pool_texts(handle, POSITIVE + NEGATIVE)
     assert refused.value.code == "zero_data_retention"
+
+
+def test_pool_import_shrinks_batches_on_a_slow_service_and_finishes(
+    service: Service, faults: FaultInjector, recording_sleep: tuple[list[float], Callable[[float], None]]
+) -> None:
+    delays, sleep = recording_sleep
+    with service.client(transport=faults, retries=0) as c:
+        c._sleep = sleep
+        handle = make_draft(c, service.handle("poolslow"))
+        texts = [f"slow pool text {i} about the weather" for i in range(1000)]
+        # Three batches in a row time out after the service stored them (the answer is lost), one is a 503.
+        faults.inject("read-timeout", method="POST", path="/pool", times=3)
+        faults.inject("status-before", method="POST", path="/pool", status=503, times=1)
+        seen: list[tuple[int, int]] = []
+        report = c.import_pool(handle, texts, progress=lambda done, total: seen.append((done, total)))
+        assert report.complete and report.error is None and report.stored == 1000
+        sizes = [len(json.loads(r.content)["texts"]) for r in faults.attempts("POST", "/pool")]
+        assert sizes[:8] == [250, 125, 62, 31, 15, 30, 60, 120]  # halved on each failure, doubled after
+        assert delays == [2.0, 4.0, 8.0, 16.0]
+        assert seen[-1] == (1000, 1000) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+        assert c.list_pool_page(handle, limit=1).total == 1000  # resent batches added nothing twice
+
+
+def test_pool_import_that_stops_says_how_many_are_stored_and_resumes(
+    client: Client, service: Service
+) -> None:
+    handle = make_draft(client, service.handle("poolresume"))
+    texts = [f"resumable text {i}" for i in range(600)]
+    texts[450] = "x" * 20_001  # over the service's text limit: the batch holding it is refused whole
+    report = client.import_pool(handle, texts, batch_size=200)
+    assert not report.complete and report.stored == 400 and len(report.ids) == 400
+    assert report.error is not None and report.error.startswith("stopped at text 451 of 600:")
+    assert client.list_pool_page(handle, limit=1).total == 400
+
+    texts[450] = "resumable text 450, fixed"
+    resumed = client.import_pool(handle, texts, batch_size=200, start=report.stored)
+    assert resumed.complete and resumed.stored == 600 and resumed.added == 200
+    again = client.import_pool(handle, texts)  # everything again: nothing new
+    assert again.complete and again.added == 0 and again.ids == report.ids + resumed.ids
+    assert client.list_pool_page(handle, limit=1).total == 600

@@ -1,0 +1,32 @@
+"""How well a trait's labels separate so far: the out-of-fold ROC-AUC behind the Label page's chart.
+
+The workbench embeds the labelled texts (once per process, through its embedding cache) and asks this module
+for one point of the curve when the analyst wants it, never on every label.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from core.engine.trait_model import BalancedCosineTrait
+
+FOLDS = 5
+MIN_PER_POLE = 2  # stratified folds need two of each pole
+
+
+def out_of_fold_auc(X: np.ndarray, quality: np.ndarray) -> float | None:
+    """ROC-AUC of `quality >= 0.5` ranked by scores from folds that did not see each row.
+
+    `X` holds L2-normalised embeddings (n, dim). None until each pole has `MIN_PER_POLE` labels: below that
+    there is no held-out score to rank.
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    positive = q >= 0.5
+    if min(int(positive.sum()), int((~positive).sum())) < MIN_PER_POLE:
+        return None
+    model = BalancedCosineTrait(shrinkage=1.0, folds=FOLDS).fit(np.asarray(X, dtype=np.float64), q)
+    if model.oof_raw_ is None:
+        return None
+    # The calibrated score is a monotone function of the raw one, so the raw scores rank the same.
+    return float(roc_auc_score(positive, model.oof_raw_.mean(axis=0)))

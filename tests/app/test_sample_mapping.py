@@ -1,0 +1,125 @@
+"""Reading labelled files and mapping their labels to quality (app.sample_mapping): plain Python."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.sample_io import to_csv, to_jsonl
+from app.sample_mapping import Mapping, Refusal, guess_column, map_rows, read_samples, read_table
+
+SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
+
+
+def test_csv_rows_keep_their_file_lines_across_blank_lines_and_quoted_line_breaks() -> None:
+    data = (
+        b"trait,text,quality,source_url\n"  # line 1
+        b"formality,Dear sir,1,https://example.org\n"  # 2
+        b"\n"  # 3: blank
+        b'formality,"two\nlines",0,\n'  # 4-5
+        b"\n"  # 6: blank
+        b"formality,,1,\n"  # 7: no text
+        b"formality,text,high,\n"  # 8: not a number
+        b"formality,too,1,,surplus\n"  # 9: more values than columns
+    )
+    table = read_table("s.csv", data)
+    assert table.columns == ["trait", "text", "quality", "source_url"]
+    assert table.lines == [2, 4, 7, 8]
+    assert table.problems == [Refusal(9, "1 more value(s) than the header has columns")]
+    mapped = map_rows(table, Mapping(**{**SAMPLES.__dict__, "source_url": "source_url"}))
+    assert mapped.samples == [
+        {"trait": "formality", "text": "Dear sir", "quality": 1.0, "source_url": "https://example.org"},
+        {"trait": "formality", "text": "two\nlines", "quality": 0.0},
+    ]
+    assert mapped.lines == [2, 4]
+    assert mapped.refused == [Refusal(7, "no text"), Refusal(8, "label 'high' is not a number")]
+
+
+def test_jsonl_lines_arrays_and_the_delimiter() -> None:
+    lines = [json.dumps({"trait": "t", "text": "a", "quality": 0.5}), "not json", "", json.dumps([1])]
+    table = read_table("s.jsonl", "\n".join(lines).encode())
+    assert table.lines == [1] and [p.line for p in table.problems] == [2, 4]
+    assert table.problems[1].reason == "not an object but list"
+    array = read_table("s.json", json.dumps([{"trait": "t", "text": "b", "quality": 1}]).encode())
+    assert map_rows(array, SAMPLES).samples == [{"trait": "t", "text": "b", "quality": 1.0}]
+    semi = read_table("s.csv", b"trait;text;quality\nformality;Dear sir, thanks;1\n")
+    assert semi.notes == ["Read as semicolon-separated values."]
+    assert map_rows(semi, SAMPLES).samples[0]["text"] == "Dear sir, thanks"
+    assert "the file is empty" in read_table("s.csv", b"").problems[0].reason
+
+
+def test_export_round_trips_through_the_reader() -> None:
+    samples = [{"id": 1, "trait": "t", "text": 'say "hi", ok', "quality": 1.0, "provenance": "authored"}]
+    again = map_rows(read_table("x.csv", to_csv(samples).encode()), SAMPLES)
+    assert again.samples == [{"trait": "t", "text": 'say "hi", ok', "quality": 1.0}]
+    assert map_rows(read_table("x.jsonl", to_jsonl(samples).encode()), SAMPLES).samples == again.samples
+
+
+# A file shaped like the Stanford politeness CSV: no trait column, a `Request` text and a normalised score.
+STANFORD = "Id,Request,Normalized Score\n" + "".join(
+    f"{i},Request number {i},{score}\n" for i, score in enumerate([-1.5, -0.8, -0.2, 0.0, 0.3, 0.9, 1.2, 2.0])
+)
+
+
+def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
+    table = read_table("stanford.csv", STANFORD.encode())
+    assert guess_column(table.columns, "text", "request") == "Request"
+    mapping = Mapping(
+        text="Request", label="Normalized Score", trait="politeness", rule="quantiles", share=0.25
+    )
+    mapped = map_rows(table, mapping)
+    by_text = {s["text"]: s["quality"] for s in mapped.samples}
+    assert by_text == {
+        "Request number 0": 0.0,
+        "Request number 1": 0.0,
+        "Request number 6": 1.0,
+        "Request number 7": 1.0,
+    }
+    assert mapped.left_out == 4 and mapped.refused == []
+    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "between": 0, "positive": 2}]
+    assert mapped.lines == [2, 3, 8, 9]
+
+    flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
+    assert {s["text"]: s["quality"] for s in flipped.samples}["Request number 7"] == 0.0
+
+
+def test_threshold_and_as_is() -> None:
+    table = read_table("stanford.csv", STANFORD.encode())
+    mapped = map_rows(
+        table, Mapping(text="Request", label="Normalized Score", trait="p", rule="threshold", threshold=0.0)
+    )
+    assert [s["quality"] for s in mapped.samples] == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    as_is = map_rows(table, Mapping(text="Request", label="Normalized Score", trait="p"))
+    assert [s["quality"] for s in as_is.samples] == [0.0, 0.3, 0.9]
+    assert as_is.refused[0] == Refusal(2, "label -1.5 is outside 0–1: map it with a threshold or quantiles")
+    assert as_is.counts() == [{"trait": "p", "negative": 1, "between": 2, "positive": 0}]
+
+
+def test_quantiles_per_trait_and_ties_left_out() -> None:
+    rows = (
+        "trait,text,score\n"
+        + "".join(f"a,a{i},{i}\n" for i in range(4))
+        + "".join(f"b,b{i},{100 + i}\n" for i in range(4))
+    )
+    mapped = map_rows(read_table("t.csv", rows.encode()), Mapping("text", "score", "trait", rule="quantiles"))
+    assert mapped.counts() == [
+        {"trait": "a", "negative": 1, "between": 0, "positive": 1},
+        {"trait": "b", "negative": 1, "between": 0, "positive": 1},
+    ]
+    ties = "text,score\n" + "".join(f"t{i},1\n" for i in range(5))
+    tied = map_rows(read_table("t.csv", ties.encode()), Mapping("text", "score", trait="x", rule="quantiles"))
+    assert tied.samples == [] and tied.left_out == 5
+    with pytest.raises(ValueError, match="at most 0.5"):
+        map_rows(
+            read_table("t.csv", ties.encode()),
+            Mapping("text", "score", trait="x", rule="quantiles", share=0.7),
+        )
+
+
+def test_read_samples_for_the_evaluation_set() -> None:
+    mapped, problems = read_samples("e.csv", b"trait,text,quality\nformality,Dear sir,1\n\nformality,hey,x\n")
+    assert mapped.samples == [{"trait": "formality", "text": "Dear sir", "quality": 1.0}]
+    assert problems == [Refusal(4, "label 'x' is not a number")]
+    _, wrong = read_samples("e.csv", b"label,sentence,score\nformality,hey,0\n")
+    assert wrong == [Refusal(1, "expected trait,text,quality[,source_url] (no trait, text, quality column)")]
