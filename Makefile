@@ -29,6 +29,7 @@ PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The fast lane: no browser, no PostgreSQL, no fleet of processes, no MiniLM model (markers follow from the
@@ -36,12 +37,14 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 		-m "not browser and not postgres and not fleet and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality

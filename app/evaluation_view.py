@@ -125,8 +125,9 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
     c3.write("")
     if c3.button("Compare on the set", key="evcmp_go", disabled=ia == ib, width="stretch"):
         with guard("Comparing evaluations"):
-            cmp = client.compare_evaluations(handle, refs[ia], refs[ib], limit=EXPORTED_DISAGREEMENTS)
-            st.session_state["evcmp"] = cmp
+            st.session_state["evcmp"] = client.compare_evaluations(
+                handle, refs[ia], refs[ib], limit=EXPORTED_DISAGREEMENTS
+            )
     cmp = st.session_state.get("evcmp")
     if not cmp or cmp["handle"] != handle:
         return

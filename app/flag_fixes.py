@@ -136,8 +136,12 @@ def flags_tab(backend: Backend, client: Client, model: dict[str, Any]) -> None:
     _, checked, flagged = result
     if flash := st.session_state.pop("flags_flash", None):
         (st.success if flash[1] else st.warning)(flash[0])
-    seen: set[int] = set(st.session_state.get(_kept_key(handle), ()))  # kept: not asked about again
-    rows = [f for f in flagged if f.get("id") is not None and not (f["id"] in seen or seen.add(f["id"]))]
+    shown: set[int] = set(st.session_state.get(_kept_key(handle), ()))  # kept: not asked about again
+    rows = []
+    for f in flagged:  # one row a sample, even when it carries several flags
+        if f.get("id") is not None and f["id"] not in shown:
+            shown.add(f["id"])
+            rows.append(f)
     if not rows:
         st.success(f"No flags left among {checked:,} samples.")
         return

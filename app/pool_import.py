@@ -61,8 +61,8 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         return
     data = upload.getvalue()
     digest = hashlib.sha256(data).hexdigest()
-    stopped = st.session_state.get(STATE)
-    resumable = bool(stopped and stopped["handle"] == handle and stopped["digest"] == digest)
+    stopped: dict[str, Any] = st.session_state.get(STATE) or {}
+    resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
     if resumable:
         st.warning(
             f"The last import of this file stopped with {stopped['stored']:,} of {stopped['total']:,} texts "

@@ -47,8 +47,8 @@ def reopen_offer(client: Client, model: dict[str, Any], flash_key: str, key: str
 
 def reopened_note(model: dict[str, Any]) -> None:
     """Says what a reopened draft is: which version serves, and how its edits get served."""
-    if is_reopened(model):
-        no = serving_version(model)
+    no = serving_version(model)
+    if is_reopened(model) and no is not None:
         st.caption(
             f":material/edit_note: Draft reopened from v{no}: v{no} keeps serving scores while you edit. "
             f"Train on the **Training** page to make v{no + 1} from these samples."

@@ -69,9 +69,9 @@ def grid_changes(frame: pd.DataFrame, stored_count: int, state: dict[str, Any] |
             merged.update({k: _value(v) for k, v in edited.get(i, {}).items() if k in merged})
             out.new_rows.append(merged)
     for added in state.get("added_rows") or []:
-        row = {k: _value(added.get(k)) for k in ("trait", "text", "quality", "source_url")}
-        if any(v not in (None, "") for v in row.values()):  # an untouched blank row is not a sample
-            out.new_rows.append(row)
+        new = {k: _value(added.get(k)) for k in ("trait", "text", "quality", "source_url")}
+        if any(v not in (None, "") for v in new.values()):  # an untouched blank row is not a sample
+            out.new_rows.append(new)
     return out
 
 

@@ -6,13 +6,23 @@ Nothing is stored before the Import click; every row not stored is listed with i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
 
 from app.sample_io import unknown_trait_hint
-from app.sample_mapping import RULES, Mapped, Mapping, Refusal, Table, guess_column, map_rows, read_table
+from app.sample_mapping import (
+    RULES,
+    Mapped,
+    Mapping,
+    Refusal,
+    Rule,
+    Table,
+    guess_column,
+    map_rows,
+    read_table,
+)
 from app.widgets import guard
 from core.client import Client
 
@@ -76,7 +86,7 @@ def _pick_mapping(table: Table, traits: list[dict[str, Any]]) -> Mapping:
         label=label,
         trait_column=name if kind == "column" else None,
         trait=name if kind == "trait" else None,
-        rule=rule,
+        rule=cast(Rule, rule),
         threshold=float(threshold),
         share=share,
         higher_is_positive=higher == "the positive pole",

@@ -139,11 +139,11 @@ def _read_json(text: str) -> Table:
         out.notes.append("A JSON array: row numbers count its items.")
     else:
         numbered = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
+        for i, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
                 continue
             try:
-                numbered.append((i, json.loads(line)))
+                numbered.append((i, json.loads(raw)))
             except json.JSONDecodeError as exc:
                 out.problems.append(Refusal(i, f"invalid JSON: {exc.msg}"))
     for line, item in numbered:

@@ -66,12 +66,13 @@ if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
 
-session: LabelSession | None = st.session_state.get("label_session")
-if session is None or (session.handle, session.trait, session.mode) != (handle, trait, mode):
-    session = LabelSession(handle, trait, mode)
-    st.session_state["label_session"] = session
+kept: LabelSession | None = st.session_state.get("label_session")
+if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
+    kept = LabelSession(handle, trait, mode)
+    st.session_state["label_session"] = kept
     with guard("Fetching suggestions"):
-        refill(session, client)
+        refill(kept, client)
+session: LabelSession = kept
 
 
 def _press(key: str) -> None:

@@ -63,7 +63,7 @@ with browse:
                 st.session_state["models_open_pick"] = picked
             pick = o1.selectbox("Open a model", [r["handle"] for r in rows], key="models_open_pick")
             if o2.button("Open", key="models_open", type="primary", width="stretch"):
-                select_model(pick)
+                select_model(str(pick) if pick else None)
                 st.rerun()
         pager_buttons("models_pager", page)
 

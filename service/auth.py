@@ -20,7 +20,8 @@ bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bear
 
 
 def get_ctx(request: Request) -> Context:
-    return request.app.state.ctx  # type: ignore[no-any-return]
+    ctx: Context = request.app.state.ctx
+    return ctx
 
 
 CtxDep = Annotated[Context, Depends(get_ctx)]

@@ -90,6 +90,7 @@ def truncate_wal(engine: Engine) -> bool:
         return True
     raw = engine.raw_connection()
     try:
+        assert raw.driver_connection is not None  # a live pooled connection
         return sqlite_truncate_wal(raw.driver_connection)  # autocommit: outside any transaction
     finally:
         raw.close()

@@ -174,8 +174,9 @@ class Executor:
             if self.progress_hook is not None:
                 self.progress_hook(fraction, phase)
             hb.progress(lo + (hi - lo) * float(fraction), phase)
-            if hb.pending_pause is not None:  # test hook: once, at the engine's first report
-                hb.pending_pause, do_pause = None, hb.pending_pause
+            do_pause = hb.pending_pause
+            if do_pause is not None:  # test hook: once, at the engine's first report
+                hb.pending_pause = None
                 do_pause()
 
         return report

@@ -202,7 +202,11 @@ def recover_stale(
     candidates = session.scalars(
         select(Run).where(Run.status == "running", gone).with_for_update(skip_locked=True)
     ).all()
-    stale = [r for r in candidates if r.heartbeat_at < cutoff or orphans.get(r.id) == r.attempts]
+    stale = [
+        r
+        for r in candidates
+        if (r.heartbeat_at is not None and r.heartbeat_at < cutoff) or orphans.get(r.id) == r.attempts
+    ]
     requeue: list[str] = []
     for run in stale:
         if run.attempts < max_attempts:

@@ -24,6 +24,9 @@ class _StoppableWorker(HueyWorker):
     """Huey's worker whose idle back-off ends as soon as the consumer stops (Huey sleeps it out)."""
 
     stop_flag: threading.Event
+    delay: float  # Huey's worker sets these in __init__
+    max_delay: float
+    backoff: float
 
     def sleep(self) -> None:
         self.delay = min(self.delay, self.max_delay)
@@ -53,12 +56,12 @@ class _ThreadConsumer(Consumer):
     def _create_worker(self) -> _StoppableWorker:
         worker = super()._create_worker()
         worker.stop_flag = self.stop_flag
-        return worker  # type: ignore[no-any-return]
+        return worker
 
     def _create_scheduler(self) -> _StoppableScheduler:
         scheduler = super()._create_scheduler()
         scheduler.stop_flag = self.stop_flag
-        return scheduler  # type: ignore[no-any-return]
+        return scheduler
 
 
 class RecoveryLoop:

@@ -659,7 +659,7 @@ class Client:
         *,
         version: str | int | None = None,
         explain: bool = False,
-        feedback: list[Mapping[str, Any]] | Mapping[str, float] | None = None,
+        feedback: Sequence[Mapping[str, Any]] | Mapping[str, float] | None = None,
     ) -> ScoreResult:
         """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
         body: dict[str, Any] = {"content": content}
@@ -731,7 +731,8 @@ class Client:
     def perspective_discovery(self) -> dict[str, Any]:
         """The Discovery document Google's clients build `commentanalyzer v1alpha1` from (no key needed)."""
         url = self.base_url.removesuffix("/v1") + "/$discovery/rest"
-        return self.request("GET", url, params={"version": "v1alpha1"}).json()  # type: ignore[no-any-return]
+        document: dict[str, Any] = self.request("GET", url, params={"version": "v1alpha1"}).json()
+        return document
 
     def analyze_comment(
         self,

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from core.client.client import Client
 
 
@@ -119,7 +121,7 @@ def _is_score(value: Any) -> bool:
     return True
 
 
-def matched_threshold(scores: Sequence[float], rate: float) -> float:
+def matched_threshold(scores: Sequence[float] | np.ndarray, rate: float) -> float:
     """The threshold flagging (score ≥ threshold) `rate` of `scores`, as near as ties allow."""
     import numpy as np
 

@@ -65,8 +65,8 @@ class HashingEmbedder:
         if not 0.0 <= char_weight <= 1.0:
             raise ValueError(f"char_weight must be in [0, 1], got {char_weight}")
         self.dim = int(dim)
-        self.word_ngrams = tuple(word_ngrams)
-        self.char_ngrams = tuple(char_ngrams)
+        self.word_ngrams: tuple[int, int] = (int(word_ngrams[0]), int(word_ngrams[1]))
+        self.char_ngrams: tuple[int, int] = (int(char_ngrams[0]), int(char_ngrams[1]))
         self.char_weight = float(char_weight)
         self.id = hashing_id(self.dim, self.word_ngrams, self.char_ngrams, self.char_weight)
         # Imported here so `import core.embedders` stays cheap (scikit-learn takes ~0.7 s to import).

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import is_positive
+from core.contract import Aggregation, is_positive
 from core.engine.types import Sample, TraitSpec
 from service.tables import FeedbackLabel, SampleRow, Trait, utcnow
 
@@ -34,8 +35,8 @@ def trait_specs(traits: list[Trait]) -> list[TraitSpec]:
             positive_label=t.positive_label,
             negative_label=t.negative_label,
             description=t.description,
-            aggregation=t.aggregation,
-        )  # type: ignore[arg-type]
+            aggregation=cast(Aggregation, t.aggregation),
+        )
         for t in traits
     ]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, cast
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -13,12 +13,14 @@ from service.auth import AnyKey, CtxDep, load_model
 from service.db import transaction
 from service.routes.common import errors
 
+EventKind = Literal["activated", "tagged", "untagged", "reopened"]
+
 router = APIRouter(tags=["versions"])
 
 
 class HistoryEvent(BaseModel):
     at: datetime
-    kind: Literal["activated", "tagged", "untagged", "reopened"]
+    kind: EventKind
     version_no: int
     tag: str | None = None
     previous_version_no: int | None = None
@@ -39,7 +41,7 @@ def get_history(handle: str, who: AnyKey, ctx: CtxDep) -> HistoryOut:
             events=[
                 HistoryEvent(
                     at=e.at,
-                    kind=e.kind,
+                    kind=cast(EventKind, e.kind),
                     version_no=e.version_no,
                     tag=e.tag,
                     previous_version_no=e.previous_version_no,

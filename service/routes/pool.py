@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import numpy as np
 from fastapi import APIRouter, Query, status
-from sqlalchemy import delete, func, select
+from sqlalchemy import CursorResult, delete, func, select
 from sqlalchemy.orm import Session
 
-from core.contract import POOL_PAGE
+from core.contract import POOL_PAGE, SuggestMode
 from core.engine.suggest import pole_prior, suggest
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
@@ -137,7 +137,8 @@ def delete_pool_text(handle: str, text_id: int, who: AuthoringKey, ctx: CtxDep) 
 def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
-        gone = s.execute(delete(PoolText).where(PoolText.model_id == model.id)).rowcount or 0
+        result = s.execute(delete(PoolText).where(PoolText.model_id == model.id))
+        gone = cast(CursorResult[Any], result).rowcount or 0
     ctx.pools.forget(model.id)
     return PoolDeleted(handle=model.handle, deleted=int(gone))
 
@@ -202,5 +203,9 @@ def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -
         if i in texts  # deleted meanwhile
     ]
     return SuggestOut(
-        trait=trait.key, mode=picked.mode, items=items, pool_size=len(ids), labelled=len(labels)
-    )  # type: ignore[arg-type]
+        trait=trait.key,
+        mode=cast(SuggestMode, picked.mode),
+        items=items,
+        pool_size=len(ids),
+        labelled=len(labels),
+    )
