@@ -10,8 +10,9 @@ from typing import Any, NamedTuple
 import pydantic
 import streamlit as st
 
+from app import reads
 from app.backend import Backend, get_backend
-from app.records import as_dict, field
+from app.records import as_dict
 from core.client import Client
 from core.client.errors import ApiError, TransportError
 
@@ -188,6 +189,7 @@ def watch_model(handle: str) -> None:
         if model.get("state") == "busy":
             show_operation(op)
         else:
+            reads.invalidate(backend.url)  # the run changed the model, its versions and traits
             st.rerun(scope="app")
 
     _poll()
@@ -209,7 +211,7 @@ def require_model(backend: Backend) -> dict[str, Any]:
         st.info("Pick a model in the sidebar, or create one on the **Models** page.")
         st.stop()
     try:
-        return as_dict(backend.client.get_model(handle))
+        return reads.model(backend.client, handle)
     except Exception as exc:  # noqa: BLE001
         show_error(exc, f"Reading {handle}")
         st.stop()
@@ -242,18 +244,8 @@ def is_editable(model: dict[str, Any]) -> bool:
 
 
 def list_handles(backend: Backend, limit: int = 500) -> list[str]:
-    """Models of the key's namespaces, then the public catalog (archived ones excluded)."""
-    handles: list[str] = []
-    scopes: list[str | None] = [*backend.namespaces, None]
-    for ns in scopes:
-        try:
-            for model in backend.client.list_models(namespace=ns):
-                handles.append(field(model, "handle"))
-                if len(handles) >= limit:
-                    return handles
-        except ApiError:
-            continue  # a namespace the key cannot list: skip it, the picker still works
-    return list(dict.fromkeys(handles))
+    """Models of the key's namespaces, then the public catalog (archived ones excluded); cached briefly."""
+    return reads.handles(backend.client, backend.namespaces, limit)
 
 
 def page_backend() -> Backend:
