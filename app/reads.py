@@ -109,26 +109,37 @@ def model(client: Client, handle: str) -> dict[str, Any]:
     return found
 
 
+def _stamp(client: Client, handle: str) -> str:
+    """What a background run changes on the model (its state, version, last run): part of the cache key of
+    the model's traits, versions and samples, so a run that ended shows without waiting for the TTL."""
+    try:
+        found = model(client, handle)
+    except Exception:  # noqa: BLE001 - the read itself reports errors; no stamp, the TTL still applies
+        return ""
+    op = found.get("last_operation") or {}
+    return f"{found.get('state')}|{found.get('version_no')}|{op.get('run_id')}|{op.get('status')}"
+
+
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
-def _traits(_client: Client, scope: Scope, handle: str) -> list[dict[str, Any]]:
+def _traits(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
     return [as_dict(t) for t in _client.list_traits(handle)]
 
 
 def traits(client: Client, handle: str) -> list[dict[str, Any]]:
-    return _traits(client, _scope(client), handle)
+    return _traits(client, _scope(client), handle, _stamp(client, handle))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
-def _versions(_client: Client, scope: Scope, handle: str) -> list[dict[str, Any]]:
+def _versions(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
     return [as_dict(v) for v in _client.list_versions(handle)]
 
 
 def versions(client: Client, handle: str) -> list[dict[str, Any]]:
-    return _versions(client, _scope(client), handle)
+    return _versions(client, _scope(client), handle, _stamp(client, handle))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=200)
-def _samples_head(_client: Client, scope: Scope, handle: str, limit: int) -> list[dict[str, Any]]:
+def _samples_head(_client: Client, scope: Scope, handle: str, stamp: str, limit: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for s in _client.list_samples(handle, page_size=min(limit, 200)):
         out.append(as_dict(s))
@@ -139,7 +150,7 @@ def _samples_head(_client: Client, scope: Scope, handle: str, limit: int) -> lis
 
 def samples_head(client: Client, handle: str, limit: int = 200) -> list[dict[str, Any]]:
     """The model's first `limit` samples (for presets and probe sets)."""
-    return _samples_head(client, _scope(client), handle, limit)
+    return _samples_head(client, _scope(client), handle, _stamp(client, handle), limit)
 
 
 @st.cache_data(ttl=LIST_TTL_S, show_spinner=False, max_entries=50)
