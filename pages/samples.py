@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
+from app import reads
 from app.flag_fixes import flag_fixes
-from app.flags import flag_samples
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.records import as_dict
@@ -38,7 +37,7 @@ if (linked := st.query_params.get("provenance")) in PROVENANCES:
 
 traits: list[dict] = []
 with guard("Listing traits"):
-    traits = [as_dict(t) for t in client.list_traits(handle)]
+    traits = reads.traits(client, handle)
 trait_keys = [t["key"] for t in traits]
 trait_names = {t["key"]: t["name"] for t in traits}
 
@@ -266,6 +265,10 @@ with flags_tab:
     )
     if st.button("Check samples", key="flags_go"):
         with guard("Checking samples"):
+            # Imported on use: the engine (scikit-learn, scipy) would add seconds to every first paint.
+            from app import engine_cache
+            from app.flags import flag_samples
+
             bar = st.progress(0.0, text="Reading the samples…")
             everything = [as_dict(s) for s in client.list_samples(handle)]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import reads
 from app.records import as_dict
 from app.versions import trait_metrics_frame, versions_frame
 from app.widgets import (
@@ -101,7 +102,7 @@ if op and not busy:
 st.subheader("Versions")
 versions = []
 with guard("Listing versions"):
-    versions = [as_dict(v) for v in client.list_versions(handle)]
+    versions = reads.versions(client, handle)
 if versions:
     st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
+from app import reads
 from app.evaluation_view import evaluation_section
 from app.records import as_dict
 from app.versions import (
@@ -26,7 +26,7 @@ if flash := st.session_state.pop("versions_flash", None):
 
 versions: list[dict] = []
 with guard("Listing versions"):
-    versions = [as_dict(v) for v in client.list_versions(handle)]
+    versions = reads.versions(client, handle)
 if not versions:
     st.info("No versions yet: train the model on the **Training** page.")
     st.stop()
@@ -108,6 +108,8 @@ st.text_area(
 
 if st.button("Compare", type="primary", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
+        from app import engine_cache  # on use: the engine's imports would slow every first paint
+
         va = as_dict(client.get_version(handle, refs[ia]))
         vb = as_dict(client.get_version(handle, refs[ib]))
         texts = [t.strip() for t in st.session_state[probe_key].splitlines() if t.strip()]
