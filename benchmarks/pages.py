@@ -50,8 +50,8 @@ IDLE_JS = """([mark]) => {
 
 
 def mark(page: str) -> dict[str, str]:
-    if page == "Demo":  # a presentation view: the model's description as its heading, then the box
-        return {"selector": "textarea.live-text", "text": ""}
+    if page == "Demo":  # a presentation view: the model's description as its heading; the examples' caption
+        return {"selector": ".st-key-demo_presets", "text": "Examples"}
     return {"selector": "h1", "text": page}
 
 
