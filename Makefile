@@ -54,3 +54,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality
 	$(BIN)/python -m benchmarks.speed
 	$(BIN)/python -m benchmarks.load
+	$(BIN)/python -m benchmarks.pages
