@@ -7,8 +7,6 @@ import io
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
-from app.preview import draft_scorer, highlight_html
 from app.records import as_dict
 from app.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
@@ -54,6 +52,8 @@ with single:
                 key="score_explain_trait",
             )
             st.caption("Blue words push towards the positive pole, orange towards the negative one.")
+            from app.preview import highlight_html  # on use: its module loads the engine (scikit-learn)
+
             st.html(highlight_html(scored_text, result.explanation.get(key) or []))
 
 with compare:
@@ -120,6 +120,10 @@ with preview:
     preview_text = st.text_area("Text", key="preview_text", height=120)
     if st.button("Preview", key="preview_go"):
         with guard("Local preview"), st.spinner("Training locally on the current samples…"):
+            # Imported on use: the engine (scikit-learn, scipy) would add seconds to every first paint.
+            from app import engine_cache
+            from app.preview import draft_scorer
+
             scorer, skipped, fingerprint = draft_scorer(
                 client, handle, engine_cache.embedder(backend.embedder)
             )
@@ -149,4 +153,6 @@ with preview:
                 format_func=lambda k: names.get(k, k),
                 key="preview_explain_trait",
             )
+            from app.preview import highlight_html
+
             st.html(highlight_html(preview_text, explanation[key]))
