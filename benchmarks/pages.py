@@ -97,9 +97,11 @@ def click_to_idle(page: Any, title: str, timeout: float = 120_000) -> float:
     return time.perf_counter() - started
 
 
-def measure(browser: Any, service: LocalService, handle: str, data_dir: Path) -> dict[str, dict[str, float]]:
+def measure(
+    browser: Any, service: LocalService, handle: str, data_dir: Path, pages: list[str]
+) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
-    for title in PAGES:
+    for title in pages:
         with workbench(service, data_dir) as url:
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
@@ -150,6 +152,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--embedder", default="hashing", choices=["hashing", "minilm"])
     parser.add_argument("--demo-only", action="store_true", help="only the Demo page's first score")
+    parser.add_argument("--pages", nargs="+", default=PAGES, choices=PAGES, help="the pages to time")
     args = parser.parse_args()
     os.environ["BENCH_EMBEDDER"] = args.embedder
     from playwright.sync_api import sync_playwright
@@ -167,7 +170,7 @@ def main() -> None:
             for handle in handles:  # first, while no page has made the service load these scorers
                 live[handle] = round(first_score(browser, service, handle, Path(tmp)), 2)
             for handle in handles if not args.demo_only else ():
-                results[handle] = measure(browser, service, handle, Path(tmp))
+                results[handle] = measure(browser, service, handle, Path(tmp), args.pages)
             browser.close()
     report = {
         "pages": results,
@@ -180,7 +183,8 @@ def main() -> None:
         "measured_at": datetime.now().isoformat(timespec="seconds"),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    out = RESULTS.with_name("pages_demo.json") if args.demo_only else RESULTS
+    partial = args.demo_only or args.pages != PAGES
+    out = RESULTS.with_name("pages_partial.json") if partial else RESULTS
     for handle, pages in results.items():
         worst = max(pages.values(), key=lambda r: r["cold_s"])
         print(
