@@ -88,7 +88,7 @@ def _key_notice(backend: Backend) -> None:
 
 
 def _demo_progress() -> None:
-    """While the demo models load in the background: their progress, then one rerun to show them trained."""
+    """While the demo models load in the background: their progress, then that they are ready."""
     state = demo_load()
     if state.running:
         st.session_state["demo_load_watched"] = True
@@ -105,7 +105,9 @@ def _demo_progress() -> None:
         if state.error:
             st.warning(f"The demo models did not load: {state.error}", icon=":material/warning:")
         else:
-            st.rerun(scope="app")  # once: the pages and the picker now show the trained demo models
+            # No rerun of the page from here: it would replace what the user is doing (and a whole rerun
+            # on a busy machine takes seconds); the next action shows them, read afresh (app/reads.py).
+            st.caption(":material/check_circle: Demo models ready.")
 
     _poll()
 
