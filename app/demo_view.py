@@ -63,6 +63,15 @@ def warm_up(client: Client, handle: str) -> None:
     threading.Thread(target=score, name=f"warm-{handle}", daemon=True).start()
 
 
+def blank_chart() -> go.Figure:
+    """A chart with nothing to see (no axes, 10 px: Plotly's least), so the browser loads Plotly early."""
+    fig = go.Figure()
+    fig.update_layout(height=10, margin={"t": 0, "b": 0, "l": 0, "r": 0})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
+
+
 def big_bars(fig: go.Figure) -> go.Figure:
     """Presentation sizing: larger fonts and taller bars."""
     n = max(1, len(fig.data[0].y) if fig.data and fig.data[0].y is not None else 1)

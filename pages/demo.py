@@ -5,7 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from app import reads
-from app.demo_view import MAX_URL_TEXT, big_bars, is_local, preset_texts, public_base_url, share_url, warm_up
+from app.demo_view import (
+    MAX_URL_TEXT,
+    big_bars,
+    blank_chart,
+    is_local,
+    preset_texts,
+    public_base_url,
+    share_url,
+    warm_up,
+)
 from app.live_text import live_text_area
 from app.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
@@ -103,6 +112,9 @@ def live_view() -> None:
     with right:
         if not text.strip():
             st.info("Type a text on the left, or choose an example.")
+            # An empty chart, a few pixels high: the browser loads and starts Plotly's code now, while the
+            # presenter types, not when the first bars are due (seconds on a busy machine).
+            st.plotly_chart(blank_chart(), key="demo_chart_preload", config={"displayModeBar": False})
             return
         try:
             result = client.score(handle, text)
