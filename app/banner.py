@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 # Measured on the 2-core development machine (README, "First run"): the first visit shows the Models page
 # within about 15 s while the demo models train in the background for about a minute.
@@ -15,7 +16,7 @@ FIRST_VISIT = "about 15 seconds"
 DEMO_TRAINING = "about a minute"
 
 
-def banner(port: int, environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
+def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
     url = f"http://localhost:{port}"
     lines = [
         "",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from app import reads
@@ -26,7 +28,7 @@ METRIC_HEADERS = {
 }
 
 
-def oof_note(metrics: dict) -> str:
+def oof_note(metrics: dict[str, Any]) -> str:
     """Says how the metrics were measured: they are held-out estimates, not scores on the training data."""
     folds = sorted({int(m.get("cv_folds") or 0) for m in (metrics.get("traits") or {}).values()} - {0})
     how = f"{'/'.join(map(str, folds))}-fold cross-validation" if folds else "cross-validation"
