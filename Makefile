@@ -1,22 +1,37 @@
 # Two entry points: `make run` (the workbench) and `make test` (the whole suite).
-# Both create and reuse .venv and install the project on first use.
+# Both create and reuse .venv and install the project on first use (the workbench: runtime dependencies only).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Install stamps: runtime + dev extra (tests, lint, benchmarks), and runtime only (the workbench).
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: run test test-fast lint bench serve
 
-$(STAMP): pyproject.toml
+# Two install stamps: `make run` needs only the runtime dependencies; `make test`, `lint` and `bench` add the
+# dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. pip shows its progress:
+# the first install takes a minute or two, and a silent terminal looks stuck.
+$(RUN_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --progress-bar on -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/streamlit run app/main.py --server.headless true --browser.gatherUsageStats false
+# Streamlit's own banner is hidden (its headless mode looks up an external IP on the internet and warns when
+# it cannot): app/banner.py says in plain words where the workbench is and what the first visit does.
+# Its log at warning level: the info lines ("Uvicorn server started on :::8501") repeat the banner's URL.
+# A fixed port: Streamlit would silently move to the next free one, and the banner would name the wrong URL.
+PORT ?= 8501
+run: $(RUN_STAMP)
+	@$(BIN)/python -m app.banner $(PORT)
+	@$(BIN)/streamlit run app/main.py --server.port $(PORT) --logger.hideWelcomeMessage true --logger.level warning
 
-serve: $(STAMP)
+serve: $(RUN_STAMP)
 	$(BIN)/python -m service serve --host 127.0.0.1 --port 8000
 
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
@@ -50,3 +65,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality
 	$(BIN)/python -m benchmarks.speed
 	$(BIN)/python -m benchmarks.load
+	$(BIN)/python -m benchmarks.pages

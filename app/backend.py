@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from app.reads import invalidate, watched_client
 from core.client import Client, NotFoundError
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -78,13 +79,34 @@ def _local_service(data_dir: str | None, embedder: str) -> Any:
 
 @st.cache_resource
 def _remote_client(url: str, key: str) -> Client:
-    return Client(url, key)
+    return watched_client(url, key)
 
 
 @st.cache_resource
-def _demo_guard() -> dict[str, Any]:
-    # Shared by every session of this process, so the demo models load once.
-    return {"lock": threading.Lock(), "done": False}
+def _embedded_client(url: str, key: str) -> Client:
+    return watched_client(url, key)
+
+
+@dataclass
+class DemoLoad:
+    """The demo models' first load, in a background thread shared by every session of this process."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    started: bool = False
+    done: bool = False
+    first_created: threading.Event = field(default_factory=threading.Event)
+    message: str = ""
+    fraction: float = 0.0
+    error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self.done
+
+
+@st.cache_resource
+def demo_load() -> DemoLoad:
+    return DemoLoad()
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -142,7 +164,7 @@ def get_backend() -> Backend:
         )
     service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     return Backend(
-        client=service.client(),
+        client=_embedded_client(service.url, service.api_key),
         mode="embedded",
         url=service.url,
         namespaces=(service.namespace,),
@@ -153,24 +175,45 @@ def get_backend() -> Backend:
 
 
 def ensure_demo_models(backend: Backend) -> None:
-    """On the embedded service's first start (an empty namespace), load and train the demo models."""
+    """On the embedded service's first start (an empty namespace), load the demo models in the background.
+
+    Training them takes about a minute with MiniLM on two cores: the first page shows at once instead,
+    with their progress in the sidebar (`app/main.py`). This waits only until the first demo model exists
+    (a second or two), so the first visit opens it.
+    """
     if backend.mode != "embedded" or os.environ.get("SCORING_DEMO", "1") == "0":
         return
-    guard = _demo_guard()
-    if guard["done"]:
-        return
-    with guard["lock"]:
-        if guard["done"]:
+    state = demo_load()
+    with state.lock:
+        if state.started:
             return
-        has_models = next(iter(backend.client.list_models(namespace=backend.namespace)), None) is not None
-        if not has_models:
-            from core.demo import load_demo_models
+        state.started = True
+        if next(iter(backend.client.list_models(namespace=backend.namespace)), None) is not None:
+            state.done = True
+            return
+        thread = threading.Thread(
+            target=_load_demo_models, args=(backend.service, state), name="demo-models", daemon=True
+        )
+        thread.start()
+    state.first_created.wait(timeout=15)
 
-            bar = st.progress(0.0, text="First start: loading the demo models…")
 
-            def progress(message: str, fraction: float) -> None:
-                bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"First start: {message}")
+def _load_demo_models(service: Any, state: DemoLoad) -> None:
+    from core.demo import load_demo_models
 
-            load_demo_models(backend.client, backend.namespace, train=True, progress=progress)
-            bar.empty()
-        guard["done"] = True
+    def progress(message: str, fraction: float) -> None:
+        state.message, state.fraction = message, min(max(float(fraction), 0.0), 1.0)
+        if message.startswith(("importing", "training")) or "ready" in message or "exists" in message:
+            state.first_created.set()  # the first model and its traits exist: a page may open it
+        invalidate(service.url)  # the model list and states changed: pages read them afresh
+
+    try:
+        # Its own client: httpx clients are not shared across threads here.
+        with service.client() as client:
+            load_demo_models(client, service.namespace, train=True, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - shown in the sidebar; the workbench works without demos
+        state.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        state.done = True
+        state.first_created.set()
+        invalidate(service.url)

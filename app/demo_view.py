@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import plotly.graph_objects as go
+import streamlit as st
 
 from core.client import Client
 from core.contract import is_positive
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
+ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
+PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
 GENERIC_PRESETS = [
     "Thank you for reaching out. I have refunded the charge and it will appear within three days.",
     "ugh, this is the third time it broke. not buying again.",
@@ -18,22 +25,52 @@ GENERIC_PRESETS = [
 ]
 
 
-def preset_texts(client: Client, handle: str, limit: int = 6) -> list[str]:
+def preset_texts(samples: list[dict[str, Any]], limit: int = 6) -> list[str]:
     """Short example texts: one per pole of each trait from the model's samples, else generic ones."""
     picked: list[str] = []
     seen: set[tuple[str, bool]] = set()
-    try:
-        for s in client.list_samples(handle, page_size=200):
-            pole = (s.trait, is_positive(s.quality))
-            if pole in seen or len(s.text) > 280:
-                continue
-            seen.add(pole)
-            picked.append(s.text)
-            if len(picked) >= limit:
-                break
-    except Exception:  # noqa: BLE001 - presets are decoration: a model without readable samples gets generic ones
-        picked = []
+    for s in samples:
+        pole = (str(s.get("trait")), is_positive(float(s.get("quality") or 0.0)))
+        text = str(s.get("text") or "")
+        if pole in seen or not text or len(text) > 280:
+            continue
+        seen.add(pole)
+        picked.append(text)
+        if len(picked) >= limit:
+            break
     return picked or GENERIC_PRESETS
+
+
+@st.cache_resource(show_spinner=False)
+def _warmed() -> set[str]:
+    return set()
+
+
+def warm_up(client: Client, handle: str) -> None:
+    """Score one text for `handle` in the background, once per workbench process.
+
+    The service loads a version's scorer (and MiniLM) on its first score: done while the presenter starts
+    typing, the first pause gets its bars at once instead of after that load.
+    """
+    done = _warmed()
+    if handle in done:
+        return
+    done.add(handle)
+
+    def score() -> None:
+        with contextlib.suppress(Exception):  # a warm-up only: the page reports real failures itself
+            client.score(handle, "Hello")
+
+    threading.Thread(target=score, name=f"warm-{handle}", daemon=True).start()
+
+
+def blank_chart() -> go.Figure:
+    """A chart with nothing to see (no axes, 10 px: Plotly's least), so the browser loads Plotly early."""
+    fig = go.Figure()
+    fig.update_layout(height=10, margin={"t": 0, "b": 0, "l": 0, "r": 0})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig
 
 
 def big_bars(fig: go.Figure) -> go.Figure:
@@ -47,10 +84,26 @@ def big_bars(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def share_url(page_url: str | None, handle: str, text: str) -> str:
-    """`page_url` with `?model=…&text=…` (the text cut to a sane length)."""
+def public_base_url() -> str | None:
+    """The workbench's public address for shared links: the Settings page's, else `SCORING_PUBLIC_URL`."""
+    return (st.session_state.get(PUBLIC_URL_KEY) or os.environ.get(ENV_PUBLIC_URL) or "").strip() or None
+
+
+def share_url(page_url: str | None, handle: str, text: str, public_base: str | None = None) -> str:
+    """A link to the Demo page with `?model=…&text=…` (the text cut to a sane length).
+
+    On `public_base` (the workbench's public address) when one is set, else on the page's own URL.
+    """
     query = urlencode({"model": handle, "text": text[:MAX_URL_TEXT]})
+    if public_base:
+        return f"{public_base.rstrip('/')}/demo?{query}"
     if not page_url:
         return f"?{query}"
     parts = urlsplit(page_url)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def is_local(url: str) -> bool:
+    """A link only this computer can open (loopback), or a bare query without an address."""
+    host = urlsplit(url).hostname
+    return host is None or host == "localhost" or host.startswith("127.") or host == "::1"

@@ -58,8 +58,14 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
 
 
 def _upload(client: Client, handle: str) -> None:
+    if flash := st.session_state.pop("ev_flash", None):
+        st.success(flash)
     with st.expander("Add evaluation items from a file"):
-        upload = st.file_uploader("CSV (header trait,text,quality) or JSONL", type=["csv", "jsonl", "json"])
+        # A generation in the uploader's key: after adding, a new (empty) uploader replaces the used one.
+        gen = st.session_state.setdefault("ev_upload_gen", 0)
+        upload = st.file_uploader(
+            "CSV (header trait,text,quality) or JSONL", type=["csv", "jsonl", "json"], key=f"ev_upload_{gen}"
+        )
         if upload is not None and st.button("Add to the evaluation set", key="ev_add"):
             parsed, problems = read_samples(upload.name, upload.getvalue())
             for problem in problems[:5]:
@@ -68,7 +74,18 @@ def _upload(client: Client, handle: str) -> None:
             if rows:
                 with guard("Adding evaluation items"):
                     out = client.add_evaluation_items(handle, rows)
-                    st.success(f"Added {out['added']} items ({out['total']} in the set).")
+                    st.session_state["ev_flash"] = (
+                        f"Added {out['added']} items ({out['total']} in the set)."
+                        + (
+                            f" Skipped {len(problems)} line(s) (first: line {problems[0].line}: "
+                            f"{problems[0].reason})."
+                            if problems
+                            else ""
+                        )
+                    )
+                    st.session_state["ev_upload_gen"] = gen + 1
+                    # The set's summary was read above this: rerun so Evaluate shows for the new items now.
+                    st.rerun()
 
 
 def _results(client: Client, handle: str, ref: str) -> None:

@@ -12,13 +12,11 @@ from typing import Any
 
 import streamlit as st
 
-from app import engine_cache
 from app.backend import Backend
 from app.records import as_dict
 from app.reopen import reopen_offer
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client
-from core.engine.flags import flag_samples
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
 STATE = "samples_flags"  # session key: (handle, samples checked, flag rows)
@@ -46,6 +44,10 @@ def _check(backend: Backend, client: Client, model: dict[str, Any]) -> None:
         bar.progress(fraction, text=step or "Checked.")
 
     # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
+    # Imported on use: the engine (scikit-learn, scipy) would add seconds to the Samples page's first paint.
+    from app import engine_cache
+    from core.engine.flags import flag_samples
+
     embedder = engine_cache.embedder(backend.embedder)
     if not model.get("zero_data_retention"):
         embedder = engine_cache.sample_embedder(backend.embedder)

@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 
 import streamlit as st  # noqa: E402
 
-from app.backend import NAMESPACE_KEY, Backend, ensure_demo_models, get_backend  # noqa: E402
+from app.backend import NAMESPACE_KEY, Backend, demo_load, ensure_demo_models, get_backend  # noqa: E402
 from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -87,6 +87,31 @@ def _key_notice(backend: Backend) -> None:
         )
 
 
+def _demo_progress() -> None:
+    """While the demo models load in the background: their progress, then that they are ready."""
+    state = demo_load()
+    if state.running:
+        st.session_state["demo_load_watched"] = True
+    if not st.session_state.get("demo_load_watched") or st.session_state.get("demo_load_seen"):
+        return  # nothing loading, or this session saw the end already
+
+    @st.fragment(run_every=2.0)
+    def _poll() -> None:
+        if state.running:
+            st.progress(state.fraction, text=f"Demo models: {state.message or 'starting'}")
+            st.caption("They load in the background; every page works meanwhile.")
+            return
+        st.session_state["demo_load_seen"] = True
+        if state.error:
+            st.warning(f"The demo models did not load: {state.error}", icon=":material/warning:")
+        else:
+            # No rerun of the page from here: it would replace what the user is doing (and a whole rerun
+            # on a busy machine takes seconds); the next action shows them, read afresh (app/reads.py).
+            st.caption(":material/check_circle: Demo models ready.")
+
+    _poll()
+
+
 def main() -> None:
     try:
         backend = get_backend()
@@ -108,6 +133,7 @@ def main() -> None:
             else:
                 st.caption(f"Namespace: `{backend.namespace}`")
             _key_notice(backend)
+            _demo_progress()
             handles: list[str] = []
             with guard("Listing models"):
                 handles = list_handles(backend)

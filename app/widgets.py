@@ -10,8 +10,9 @@ from typing import Any, NamedTuple
 import pydantic
 import streamlit as st
 
+from app import reads
 from app.backend import Backend, get_backend
-from app.records import as_dict, field
+from app.records import as_dict
 from core.client import Client
 from core.client.errors import ApiError, TransportError
 
@@ -39,15 +40,24 @@ _ADVICE = {
     "database_busy": "The service is busy: try again in a moment.",
     "internal_error": "The service failed: try again; if it keeps failing, tell its operator the request id.",
 }
+# The same advice where the user already is on the Settings page: no "go to the Settings page".
+_ADVICE_ON_SETTINGS = {
+    "unauthorized": "Check the API key: this service does not know it.",
+    "forbidden": "This key may not do that: use a key with the right scope or namespace.",
+}
 # "body.samples.0.text: …" -> "…": where a field sits in a JSON body means nothing to the user.
 _BODY_LOC = re.compile(r"^(?:body|query|path)(?:\.[\w-]+)*:\s*")
 
 
-def error_text(exc: BaseException) -> str:
-    """One readable paragraph: what is wrong and what to do; API errors carry their code and request id."""
+def error_text(exc: BaseException, on_settings: bool = False) -> str:
+    """One readable paragraph: what is wrong and what to do; API errors carry their code and request id.
+
+    `on_settings`: shown on the Settings page itself, so the advice does not send the user there.
+    """
     if isinstance(exc, ApiError):
         message = _BODY_LOC.sub("", (exc.message or "").strip()) or "The service refused the request."
-        advice = _ADVICE.get(exc.code or "") or (_ADVICE["internal_error"] if exc.status >= 500 else "")
+        advice = (on_settings and _ADVICE_ON_SETTINGS.get(exc.code or "")) or _ADVICE.get(exc.code or "")
+        advice = advice or (_ADVICE["internal_error"] if exc.status >= 500 else "")
         parts = [f"**{_sentence(message)}** {advice}".strip()]
         meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
         parts.append(" · ".join(m for m in meta if m))
@@ -97,13 +107,13 @@ def _transport_reason(exc: TransportError) -> str:
     return "the connection failed"
 
 
-def show_error(exc: BaseException, action: str | None = None) -> None:
+def show_error(exc: BaseException, action: str | None = None, on_settings: bool = False) -> None:
     head = f"{action} failed: " if action else ""
-    st.error(head + error_text(exc), icon=":material/error:")
+    st.error(head + error_text(exc, on_settings), icon=":material/error:")
 
 
 @contextlib.contextmanager
-def guard(action: str | None = None) -> Iterator[None]:
+def guard(action: str | None = None, on_settings: bool = False) -> Iterator[None]:
     """Run an action and show any error as a message, never a traceback.
 
     Streamlit's own control flow (st.rerun, st.stop) derives from BaseException and passes through.
@@ -111,7 +121,7 @@ def guard(action: str | None = None) -> Iterator[None]:
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
-        show_error(exc, action)
+        show_error(exc, action, on_settings)
 
 
 def when(value: Any) -> str:
@@ -188,6 +198,7 @@ def watch_model(handle: str) -> None:
         if model.get("state") == "busy":
             show_operation(op)
         else:
+            reads.invalidate(backend.url)  # the run changed the model, its versions and traits
             st.rerun(scope="app")
 
     _poll()
@@ -209,7 +220,7 @@ def require_model(backend: Backend) -> dict[str, Any]:
         st.info("Pick a model in the sidebar, or create one on the **Models** page.")
         st.stop()
     try:
-        return as_dict(backend.client.get_model(handle))
+        return reads.model(backend.client, handle)
     except Exception as exc:  # noqa: BLE001
         show_error(exc, f"Reading {handle}")
         st.stop()
@@ -242,18 +253,8 @@ def is_editable(model: dict[str, Any]) -> bool:
 
 
 def list_handles(backend: Backend, limit: int = 500) -> list[str]:
-    """Models of the key's namespaces, then the public catalog (archived ones excluded)."""
-    handles: list[str] = []
-    scopes: list[str | None] = [*backend.namespaces, None]
-    for ns in scopes:
-        try:
-            for model in backend.client.list_models(namespace=ns):
-                handles.append(field(model, "handle"))
-                if len(handles) >= limit:
-                    return handles
-        except ApiError:
-            continue  # a namespace the key cannot list: skip it, the picker still works
-    return list(dict.fromkeys(handles))
+    """Models of the key's namespaces, then the public catalog (archived ones excluded); cached briefly."""
+    return reads.handles(backend.client, backend.namespaces, limit)
 
 
 def page_backend() -> Backend:

@@ -21,6 +21,7 @@ POSITIVE_COLOR = "#3b7dd8"
 SERIES_COLORS = ("#3b7dd8", "#d9804a", "#5aa469", "#9a6fc4")
 LINE_DASHES = ("solid", "dash", "dot", "dashdot")
 MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
+INSIDE_FROM = 0.8  # bars at least this long carry their value inside; shorter ones just past their end
 UNIT_METRICS = frozenset({"roc_auc", "accuracy", "calibration_error"})
 
 Scores = ScoreResult | Mapping[str, float]
@@ -100,6 +101,21 @@ def _pole_axes(fig: go.Figure, rows: list[_Row]) -> None:
     fig.add_vline(x=0.5, line_dash="dash", line_color="#888", line_width=1)
 
 
+def _bar_text(scores: Sequence[float]) -> dict[str, Any]:
+    """Values upright and full size: inside the end of a long bar, just past the end of a short one.
+
+    Plotly's "auto" rotates and shrinks a value that does not fit inside its bar (a score of 0.08 became a
+    sideways speck); a short bar has room to its right instead.
+    """
+    return {
+        "textposition": ["inside" if s >= INSIDE_FROM else "outside" for s in scores],
+        "insidetextanchor": "end",
+        "textangle": 0,
+        "constraintext": "none",
+        "cliponaxis": False,
+    }
+
+
 def _height(n_rows: int, per_row: int = 56) -> int:
     return max(240, 150 + per_row * n_rows)
 
@@ -114,8 +130,7 @@ def score_bars(result: Scores, title: str | None = None, *, traits: TraitLabels 
             orientation="h",
             marker_color=[POSITIVE_COLOR if r.score >= 0.5 else NEGATIVE_COLOR for r in rows],
             text=[f"{r.score:.2f}" for r in rows],
-            textposition="auto",
-            cliponaxis=False,
+            **_bar_text([r.score for r in rows]),
             customdata=[[r.name, r.negative, r.positive] for r in rows],
             hovertemplate="%{customdata[0]}: %{x:.3f}<br>"
             "%{customdata[1]} ← → %{customdata[2]}<extra></extra>",
@@ -162,8 +177,7 @@ def score_bars_compare(
                 orientation="h",
                 marker_color=SERIES_COLORS[side],
                 text=[f"{s:.2f}" if s is not None else "" for s in scores],
-                textposition="auto",
-                cliponaxis=False,
+                **_bar_text([s or 0.0 for s in scores]),
                 hovertemplate=f"{label}: %{{x:.3f}}<extra></extra>",
             )
         )
@@ -220,16 +234,30 @@ def metrics_across_versions(
                     },
                     marker={"symbol": MARKER_SYMBOLS[i % len(MARKER_SYMBOLS)], "size": max(6, 13 - 2 * i)},
                     hovertemplate=f"{key} v%{{x}}: %{{y:.3f}}<extra>{name}</extra>",
+                    cliponaxis=False,  # a marker on the axis' edge (an AUC of 1.0) shows whole
                 ),
                 row=row,
                 col=1,
             )
     for row, name in enumerate(metrics, start=1):
-        if name in UNIT_METRICS:  # bounded in [0, 1]: a fixed axis, never plotly's padded auto-range
-            fig.update_yaxes(range=[0, 1.04], row=row, col=1)
+        found = [_number(t.get(name)) for _, traits in points for t in traits.values()]
+        values = [v for v in found if v is not None]
+        if name in UNIT_METRICS and values:
+            fig.update_yaxes(range=unit_axis_range(values), row=row, col=1)
     fig.update_xaxes(title_text="version", tickprefix="v", dtick=1, row=len(metrics), col=1)
     fig.update_layout(title=title or "Metrics across versions", height=max(300, 260 * len(metrics)))
     return fig
+
+
+def unit_axis_range(values: Sequence[float]) -> list[float]:
+    """A y range around the values of a metric bounded in [0, 1], never beyond [0, 1].
+
+    Versions differ by hundredths (ROC AUC 0.91 vs 0.93): on a 0-1 axis their lines coincide, so the axis
+    spans the values with a margin (at least 0.02) instead.
+    """
+    lo, hi = min(values), max(values)
+    pad = max(0.02, 0.2 * (hi - lo))
+    return [max(0.0, lo - pad), min(1.0, hi + pad)]
 
 
 def _version_point(v: Version | Mapping[str, Any]) -> tuple[int, dict[str, dict[str, Any]]]:

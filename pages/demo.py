@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.demo_view import MAX_URL_TEXT, big_bars, preset_texts, share_url
+from app import reads
+from app.demo_view import (
+    MAX_URL_TEXT,
+    big_bars,
+    blank_chart,
+    is_local,
+    preset_texts,
+    public_base_url,
+    share_url,
+    warm_up,
+)
 from app.live_text import live_text_area
-from app.records import as_dict
 from app.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
 
@@ -33,14 +42,14 @@ if st.session_state.get("demo_link") != link:
         select_model(url_model)
         st.rerun()  # so the sidebar picker shows the linked model too
 
-handle = selected_handle()
+handle: str = selected_handle() or ""
 if not handle:
     st.title("Demo")
     st.info("Pick a trained model in the sidebar.")
     st.stop()
 model = None
 with guard(f"Reading {handle}"):
-    model = as_dict(client.get_model(handle))
+    model = reads.model(client, handle)
 if not model:
     st.stop()
 
@@ -73,34 +82,47 @@ def _use_preset(text: str) -> None:
     _sync_url()
 
 
-presets = preset_texts(client, handle)
-# One projector screen (1280×800, sidebar collapsed): the box and the examples on the left, the bars and the
-# link on the right, so the bars stay in view while the presenter types.
-left, right = st.columns([5, 6], gap="large")
-with left:
-    live_text_area(
-        "demo_live",
-        st.session_state.get("demo_text", ""),
-        st.session_state.get("demo_rev", 0),
-        _typed,
-        label="Text to score",
-        placeholder="Type something: the bars follow as you type.",
-    )
-    with st.container(key="demo_presets"):
-        st.caption("Examples")
-        for i, text in enumerate(presets):
-            label = text if len(text) <= 70 else text[:67] + "…"
-            st.button(label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
+presets = preset_texts(reads.samples_head(client, handle))
+warm_up(client, handle)
 
-text = st.session_state.get("demo_text", "")
-with right:
-    if text.strip():
+
+# The box, the examples and the bars in one fragment: a pause in typing reruns only this part (one score
+# request and one chart), not the page, so the bars follow from the first key press.
+@st.fragment
+def live_view() -> None:
+    # One projector screen (1280×800, sidebar collapsed): the box and the examples on the left, the bars and
+    # the link on the right, so the bars stay in view while the presenter types.
+    left, right = st.columns([5, 6], gap="large")
+    with left:
+        live_text_area(
+            "demo_live",
+            st.session_state.get("demo_text", ""),
+            st.session_state.get("demo_rev", 0),
+            _typed,
+            label="Text to score",
+            placeholder="Type something: the bars follow as you type.",
+        )
+        with st.container(key="demo_presets"):
+            st.caption("Examples")
+            for i, text in enumerate(presets):
+                label = text if len(text) <= 70 else text[:67] + "…"
+                st.button(label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
+
+    text = st.session_state.get("demo_text", "")
+    with right:
+        if not text.strip():
+            st.info("Type a text on the left, or choose an example.")
+            # An empty chart, a few pixels high: the browser loads and starts Plotly's code now, while the
+            # presenter types, not when the first bars are due (seconds on a busy machine).
+            st.plotly_chart(blank_chart(), key="demo_chart_preload", config={"displayModeBar": False})
+            return
         try:
             result = client.score(handle, text)
             st.plotly_chart(big_bars(score_bars(result, title=" ")), width="stretch", key="demo_chart")
         except Exception as exc:  # noqa: BLE001
             show_error(exc, "Scoring")
-        url = share_url(st.context.url, handle, text)
+        public = public_base_url()
+        url = share_url(st.context.url, handle, text, public)
         cut = len(text) > MAX_URL_TEXT
         st.caption(
             "Share this view"
@@ -108,5 +130,12 @@ with right:
             + ":"
         )
         st.code(url, language=None, wrap_lines=True)
-    else:
-        st.info("Type a text on the left, or choose an example.")
+        if is_local(url):
+            st.caption(
+                ":material/info: This link opens only on this computer. To share it, set the workbench's "
+                "public address on the **Settings** page or in `SCORING_PUBLIC_URL` "
+                "(e.g. `https://workbench.example.com`)."
+            )
+
+
+live_view()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app import reads
 from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
@@ -43,7 +44,7 @@ if (linked := st.query_params.get("provenance")) in PROVENANCES:
 
 traits: list[dict] = []
 with guard("Listing traits"):
-    traits = [as_dict(t) for t in client.list_traits(handle)]
+    traits = reads.traits(client, handle)
 trait_keys = [t["key"] for t in traits]
 trait_names = {t["key"]: t["name"] for t in traits}
 

@@ -7,8 +7,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache, perspective_migration
-from app.preview import draft_scorer, highlight_html
+from app import perspective_migration
 from app.records import as_dict
 from app.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
@@ -56,6 +55,8 @@ with single:
                 key="score_explain_trait",
             )
             st.caption("Blue words push towards the positive pole, orange towards the negative one.")
+            from app.preview import highlight_html  # on use: its module loads the engine (scikit-learn)
+
             st.html(highlight_html(scored_text, result.explanation.get(key) or []))
 
 with compare:
@@ -122,6 +123,10 @@ with preview:
     preview_text = st.text_area("Text", key="preview_text", height=120)
     if st.button("Preview", key="preview_go"):
         with guard("Local preview"), st.spinner("Training locally on the current samples…"):
+            # Imported on use: the engine (scikit-learn, scipy) would add seconds to every first paint.
+            from app import engine_cache
+            from app.preview import draft_scorer
+
             scorer, skipped, fingerprint = draft_scorer(
                 client, handle, engine_cache.embedder(backend.embedder)
             )
@@ -151,6 +156,8 @@ with preview:
                 format_func=lambda k: names.get(k, k),
                 key="preview_explain_trait",
             )
+            from app.preview import highlight_html
+
             st.html(highlight_html(preview_text, explanation[key]))
 
 with migrate:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
+import pydantic
 import streamlit as st
 
 from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, key_info
+from app.demo_view import PUBLIC_URL_KEY, public_base_url
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 
@@ -31,7 +34,7 @@ try:
             "with its own data directory and key."
         )
 except Exception as exc:  # noqa: BLE001
-    show_error(exc, "Connecting to the scoring service")
+    show_error(exc, "Connecting to the scoring service", on_settings=True)
 
 st.subheader("Remote service")
 st.caption(
@@ -46,7 +49,7 @@ with st.form("remote"):
     key = st.text_input("API key", value=current.get("key", ""), type="password")
     connect = st.form_submit_button("Connect", type="primary")
 if connect:
-    with guard("Connecting"):
+    with guard("Connecting", on_settings=True):
         url, key = url.strip(), key.strip()
         if not (url and key):
             raise ValueError("Enter both the service URL and an API key.")
@@ -60,7 +63,9 @@ if connect:
             if key_info(url, key) is None:  # no /keys/current: prove the URL and key another way
                 with Client(url, key) as probe:
                     probe.list_models_page(limit=1)
-        except NotFoundError:
+        except (NotFoundError, json.JSONDecodeError, pydantic.ValidationError):
+            # A 404, or a page that is not the service's JSON (a website, a proxy's login page): the URL
+            # reaches a web server, but not the scoring service.
             raise ValueError(
                 f"Something answers at {url}, but not a scoring service: check the URL (the service's "
                 "address ends in /v1)."
@@ -77,6 +82,30 @@ if st.session_state.get(REMOTE_KEY) and st.button("Forget the remote service (ba
     st.session_state[MODEL_KEY] = None
     st.session_state["settings_flash"] = "Using the default backend again."
     st.rerun()
+
+st.subheader("Shared links")
+st.caption(
+    "The Demo page's share link points at this address, e.g. `https://workbench.example.com` (the address "
+    "others use to open this workbench). Kept for this browser session; `SCORING_PUBLIC_URL` sets it for "
+    "everyone. Without it the link names the address in this browser, which others cannot open when it is "
+    "`localhost`."
+)
+
+
+def _public_url_changed() -> None:
+    st.session_state[PUBLIC_URL_KEY] = st.session_state["public_url_input"].strip()
+
+
+# A widget key of its own: Streamlit drops a widget's state on pages that do not draw it.
+st.session_state["public_url_input"] = public_base_url() or ""
+st.text_input(
+    "Public address of the workbench",
+    key="public_url_input",
+    on_change=_public_url_changed,
+    placeholder="https://workbench.example.com",
+)
+if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "https"):
+    st.warning(f"“{public}” does not start with http:// or https://: shared links will not open.")
 
 st.subheader("Local engine")
 st.caption(

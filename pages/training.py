@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
+from app import reads
 from app.records import as_dict
 from app.versions import trait_metrics_frame, versions_frame
 from app.widgets import (
@@ -15,6 +18,26 @@ from app.widgets import (
 )
 
 EFFORTS = ["low", "medium", "high", "max"]
+OOF = "out-of-fold: each sample scored by a fit that did not see it"
+METRIC_HEADERS = {
+    "roc_auc": ("ROC AUC (out-of-fold)", f"ROC AUC, {OOF}"),
+    "accuracy": ("accuracy (out-of-fold)", f"Share of samples on their pole's side of 0.5, {OOF}"),
+    "calibration_error": ("calibration error (out-of-fold)", f"ECE over 10 score bins, {OOF}"),
+    "discrimination": ("discrimination (out-of-fold)", f"Mean score of positives − negatives, {OOF}"),
+    "explained_variance": ("explained variance", "Share of the samples' variance along the trait's axis"),
+}
+
+
+def oof_note(metrics: dict[str, Any]) -> str:
+    """Says how the metrics were measured: they are held-out estimates, not scores on the training data."""
+    folds = sorted({int(m.get("cv_folds") or 0) for m in (metrics.get("traits") or {}).values()} - {0})
+    how = f"{'/'.join(map(str, folds))}-fold cross-validation" if folds else "cross-validation"
+    return (
+        f"Metrics are **out-of-fold** ({how}): every sample is scored by a fit trained without it, so they "
+        "estimate how the version scores new texts. A trait with one sample on a pole, or zero-shot, has no "
+        "folds: its figures are in-sample."
+    )
+
 
 backend, client, model, handle, busy = open_model_page("Training")
 if flash := st.session_state.pop("training_flash", None):
@@ -84,7 +107,7 @@ if op and not busy:
 st.subheader("Versions")
 versions = []
 with guard("Listing versions"):
-    versions = [as_dict(v) for v in client.list_versions(handle)]
+    versions = reads.versions(client, handle)
 if versions:
     st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 else:
@@ -108,17 +131,12 @@ if model.get("version_no"):
                 hide_index=True,
                 width="stretch",
                 column_config={
-                    c: st.column_config.NumberColumn(format="%.3f")
-                    for c in (
-                        "roc_auc",
-                        "accuracy",
-                        "calibration_error",
-                        "discrimination",
-                        "explained_variance",
-                    )
+                    c: st.column_config.NumberColumn(label, format="%.3f", help=helptext)
+                    for c, (label, helptext) in METRIC_HEADERS.items()
                 },
             )
         metrics = active.get("metrics") or {}
+        st.caption(oof_note(metrics))
         st.caption(
             f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"

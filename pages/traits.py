@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import streamlit as st
 
+from app import reads
 from app.forms import trait_edits
-from app.records import as_dict
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label
@@ -18,7 +18,6 @@ from core.client import Client
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
 DISCOVER_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
-NEW_TRAIT_KEYS = ("trait_new_name", "trait_new_negative", "trait_new_positive", "trait_new_description")
 # Probe texts for the zero-shot preview: varied in tone and topic, editable on the page.
 PROBES = (
     "Thank you so much for your quick and helpful reply!",
@@ -76,7 +75,7 @@ with guard("Reading what discovery added"):
 
 traits: list[dict] = []
 with guard("Listing traits"):
-    traits = [as_dict(t) for t in client.list_traits(handle)]
+    traits = reads.traits(client, handle)
 
 if traits:
     frame = pd.DataFrame(
@@ -99,7 +98,8 @@ if traits:
             for t in traits
         ]
     )
-    st.caption("Edit names, labels, descriptions and aggregation in the table, then save.")
+    if editable:
+        st.caption("Edit names, labels, descriptions and aggregation in the table, then save.")
     # In a form, cell edits reach the app together with the save click, never as a rerun of their own.
     form = st.form("trait_edits", border=False)
     edited = form.data_editor(
@@ -114,7 +114,8 @@ if traits:
             "explained_variance": st.column_config.NumberColumn("explained variance", format="%.3f"),
         },
     )
-    saved = form.form_submit_button("Save trait edits", disabled=not editable)
+    # A trained model's traits are frozen (said above): no Save button to stare at, disabled.
+    saved = form.form_submit_button("Save trait edits") if editable else False
     if editable and saved:
         with guard("Saving trait edits"):
             edits = trait_edits(frame, edited, EDITABLE_COLUMNS)
@@ -132,13 +133,21 @@ else:
 if editable:
     add, delete, discover = st.tabs(["Add", "Delete", "Discover"])
     with add:
-        name = st.text_input("Name", placeholder="Formality", key="trait_new_name")
+        # The form's widgets carry a generation in their keys: after "Add trait" a new generation starts
+        # empty (popping a widget's key does not clear it: the browser sends its value back).
+        gen = st.session_state.setdefault("trait_new_gen", 0)
+        name = st.text_input("Name", placeholder="Formality", key=f"trait_new_name_{gen}")
         a1, a2 = st.columns(2)
-        negative = a1.text_input("Negative pole label", placeholder="casual", key="trait_new_negative")
-        positive = a2.text_input("Positive pole label", placeholder="formal", key="trait_new_positive")
-        description = st.text_input("Description", key="trait_new_description")
+        negative = a1.text_input("Negative pole label", placeholder="casual", key=f"trait_new_negative_{gen}")
+        positive = a2.text_input("Positive pole label", placeholder="formal", key=f"trait_new_positive_{gen}")
+        description = st.text_area(
+            "Description",
+            key=f"trait_new_description_{gen}",
+            height=90,
+            placeholder="What the trait measures; a sentence per pole helps its zero-shot start.",
+        )
         aggregation = st.selectbox(
-            "Aggregation of long texts", ["mean", "max", "min"], key="trait_new_aggregation"
+            "Aggregation of long texts", ["mean", "max", "min"], key=f"trait_new_aggregation_{gen}"
         )
         spec = {
             "name": name.strip() or "Preview",
@@ -150,23 +159,39 @@ if editable:
         if spec["positive_label"] and spec["negative_label"]:
             zero_shot_preview(client, handle, spec)
         if st.button("Add trait", type="primary", key="trait_add"):
+            taken = {str(t.get("name", "")).strip().casefold(): t["key"] for t in traits}
+            twin = taken.get(name.strip().casefold())
             if not (name.strip() and positive.strip() and negative.strip()):
                 st.error("Name and both pole labels are required.")
+            elif twin:
+                # The service would add it under a suffixed key (`politeness_2`): two traits one name.
+                st.error(
+                    f"The model already has a trait named {name.strip()!r} (key `{twin}`): "
+                    "choose another name, or edit that trait in the table."
+                )
             else:
                 with guard("Adding the trait"):
                     client.add_traits(handle, [{**spec, "name": name.strip()}])
-                    for key in NEW_TRAIT_KEYS:  # an empty form for the next trait
-                        st.session_state.pop(key, None)
+                    st.session_state["trait_new_gen"] = gen + 1  # an empty form for the next trait
                     st.session_state["traits_flash"] = f"Added trait {name.strip()!r}."
                     st.rerun()
     with delete:
         keys = [t["key"] for t in traits]
         doomed = st.multiselect("Traits to delete", keys, key="traits_delete_pick")
-        if st.button("Delete selected traits", disabled=not doomed, key="traits_delete"):
+        if doomed:
+            counts = {t["key"]: t.get("sample_count", 0) for t in traits}
+            st.warning(
+                f"Deleting {', '.join(f'`{k}`' for k in doomed)} removes "
+                f"{sum(counts.get(k, 0) for k in doomed)} sample(s) with it; it cannot be undone.",
+                icon=":material/delete_forever:",
+            )
+        sure = st.checkbox("Yes, delete them", key="traits_delete_sure", disabled=not doomed)
+        if st.button("Delete selected traits", disabled=not (doomed and sure), key="traits_delete"):
             with guard("Deleting traits"):
                 for key in doomed:
                     client.delete_trait(handle, key)
                 st.session_state["traits_flash"] = f"Deleted {', '.join(doomed)}."
+                st.session_state.pop("traits_delete_sure", None)
                 st.rerun()
     with discover:
         st.caption(

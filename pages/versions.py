@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import engine_cache
+from app import reads
 from app.evaluation_view import evaluation_section
 from app.records import as_dict
 from app.versions import (
@@ -26,7 +26,7 @@ if flash := st.session_state.pop("versions_flash", None):
 
 versions: list[dict] = []
 with guard("Listing versions"):
-    versions = [as_dict(v) for v in client.list_versions(handle)]
+    versions = reads.versions(client, handle)
 if not versions:
     st.info("No versions yet: train the model on the **Training** page.")
     st.stop()
@@ -91,10 +91,12 @@ def _default_probes() -> str:
     texts: list[str] = []
     try:
         seen: dict[str, int] = {}
-        for s in client.list_samples(handle, page_size=200):
-            if seen.get(s.trait, 0) < 4:
-                texts.append(s.text.replace("\n", " "))
-                seen[s.trait] = seen.get(s.trait, 0) + 1
+        # From the first samples only: walking all of a 10,000-sample model's pages (one trait never
+        # reaches 16 texts) cost the page 10 s.
+        for s in reads.samples_head(client, handle, 400):
+            if seen.get(s["trait"], 0) < 4:
+                texts.append(str(s["text"]).replace("\n", " "))
+                seen[s["trait"]] = seen.get(s["trait"], 0) + 1
             if len(texts) >= 16:
                 break
     except Exception:  # noqa: BLE001 - probes are a convenience; fall back to generic texts
@@ -120,6 +122,8 @@ st.text_area(
 
 if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
+        from app import engine_cache  # on use: the engine's imports would slow every first paint
+
         va = as_dict(client.get_version(handle, refs[ia]))
         vb = as_dict(client.get_version(handle, refs[ib]))
         texts = [t.strip() for t in st.session_state[probe_key].splitlines() if t.strip()]

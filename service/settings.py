@@ -84,7 +84,7 @@ class Settings:
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
             lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
             perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
-            public_url=env.get("SCORING_PUBLIC_URL") or None,
+            public_url=env.get("SCORING_API_PUBLIC_URL") or None,
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
@@ -97,7 +97,7 @@ class Settings:
         if self.queue_url is not None and not self.queue_url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"queue URL {self.queue_url!r}: only Redis URLs (redis://, rediss://, unix://)")
         if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
-            raise ValueError(f"SCORING_PUBLIC_URL {self.public_url!r}: an absolute http(s):// URL")
+            raise ValueError(f"SCORING_API_PUBLIC_URL {self.public_url!r}: an absolute http(s):// URL")
         if self.scoring_threads < 0:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":

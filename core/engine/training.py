@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,8 +180,11 @@ def fit_trait(
     plan: SearchPlan,
     prior: np.ndarray | None = None,
     prior_strength: float = 0.0,
+    progress: Callable[[float], None] | None = None,
 ) -> FittedTrait:
     """Search `plan`, fit the chosen shrinkage on all samples, and measure it on held-out folds.
+
+    `progress` gets the share of the search's folds done (0 to 1) as they finish.
 
     `prior` (the unit pole-text direction) with `prior_strength` > 0 pulls every candidate axis toward
     the trait's labels (`AxisSpectrum.axis`); the strength is a fixed rule, not searched.
@@ -192,7 +195,7 @@ def fit_trait(
     oof_chosen = None
     search: list[dict[str, Any]] = []
     if splits:
-        oof = oof_raw_scores(X, q, plan.shrinkages, splits, prior, [prior_strength])
+        oof = oof_raw_scores(X, q, plan.shrinkages, splits, prior, [prior_strength], progress)
         aucs = [m.cv_roc_auc(oof[:, g, :], q) for g in range(len(plan.shrinkages))]
         chosen = _choose(aucs, plan.shrinkages, oof, q)
         oof_chosen = oof[:, chosen, :]
@@ -344,12 +347,24 @@ def train(
         else:
             plan = SEARCH_PLANS[effort]
             strength = prior_strength
-        report(0.1 + 0.85 * done / total, "searching" if len(plan.shrinkages) > 1 else "calibrating")
+        phase = "searching" if len(plan.shrinkages) > 1 else "calibrating"
+        report(0.1 + 0.85 * done / total, phase)
+
+        def fold_done(share: float, before: int = done, size: int = len(members), phase: str = phase) -> None:
+            # Within a trait, by folds: a large trait's search would otherwise hold one figure for minutes.
+            report(0.1 + 0.85 * (before + share * size) / total, phase)
+
         # One BLAS thread: the matrices are small (dim x dim), and on a busy 2-core machine a
         # multi-threaded BLAS runs them up to 10x slower than a single thread does.
         with threadpool_limits(limits=1, user_api="blas"):
             fitted[spec.key] = fit_trait(
-                X, q, [s.id for s in members], plan=plan, prior=axis.direction, prior_strength=strength
+                X,
+                q,
+                [s.id for s in members],
+                plan=plan,
+                prior=axis.direction,
+                prior_strength=strength,
+                progress=fold_done,
             )
         done += len(members)
         report(0.1 + 0.85 * done / total, "calibrating")

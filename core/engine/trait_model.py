@@ -19,7 +19,7 @@ Everything is float64 and deterministic (fixed fold seeds, no randomness elsewhe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,17 +224,20 @@ def oof_raw_scores(
     splits: list[list[Split]],
     prior: np.ndarray | None = None,
     strengths: Sequence[float] = (0.0,),
+    progress: Callable[[float], None] | None = None,
 ) -> np.ndarray:
     """Out-of-fold raw scores, shape (repeats, len(shrinkages) * len(strengths), n).
 
     Candidates are ordered shrinkage-major: candidate g * len(strengths) + j is (shrinkages[g],
     strengths[j]); `strengths` are prior strengths toward the unit vector `prior` (ignored without one).
+    `progress` gets the share of folds done after each fold (the search is most of a training's time).
     """
     X = np.asarray(X, dtype=np.float64)
     n, dim = X.shape
     out = np.empty((len(splits), len(shrinkages) * len(strengths), n))
     # Many samples: fold moments by subtraction (dense S). Few: a thin SVD per fold is cheaper.
     full = PoleMoments.of(X, q) if n >= 2 * dim else None
+    folds, done = sum(len(repeat) for repeat in splits), 0
     for r, repeat in enumerate(splits):
         for train_idx, test_idx in repeat:
             if full is not None and len(train_idx) >= dim:
@@ -247,6 +250,9 @@ def oof_raw_scores(
                 for j, strength in enumerate(strengths):
                     w, offset = spectrum.axis(shrinkage, prior, strength)
                     out[r, g * len(strengths) + j, test_idx] = raw_scores(Xt, w, offset)
+            done += 1
+            if progress is not None:
+                progress(done / folds)
     return out
 
 

@@ -259,7 +259,7 @@ async def suggestscore(request: Request, key: KeyParam = None) -> Response:
 
 
 def _root_url(request: Request) -> str:
-    """The externally visible base: SCORING_PUBLIC_URL behind a proxy, else the request's scheme and host."""
+    """The externally visible base: SCORING_API_PUBLIC_URL behind a proxy, else the request's scheme, host."""
     configured = request.app.state.ctx.settings.public_url
     return configured or str(request.base_url)
 

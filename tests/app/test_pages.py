@@ -132,6 +132,8 @@ def test_traits_add_delete_and_frozen_when_ready(client: Client, draft: str, tra
 
     at.multiselect(key="traits_delete_pick").select("energy")
     at.run()
+    at.checkbox(key="traits_delete_sure").check()
+    at.run()
     at.button(key="traits_delete").click()
     at.run()
     no_exception(at)

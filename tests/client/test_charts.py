@@ -105,7 +105,7 @@ def test_metrics_across_versions_unit_axis_and_overlapping_traits_stay_visible()
     same = {"roc_auc": 1.0}
     versions = [{"version_no": n, "metrics": {"traits": {"a": same, "b": same}}} for n in (1, 2)]
     fig = metrics_across_versions(versions, "roc_auc")
-    assert list(fig.layout.yaxis.range) == [0, 1.04]  # ROC AUC lives in [0, 1], not plotly's 0-2
+    assert list(fig.layout.yaxis.range) == [0.98, 1.0]  # ROC AUC lives in [0, 1], not plotly's 0-2
     a, b = fig.data
     assert list(a.y) == list(b.y)  # the two lines coincide…
     assert a.line.dash != b.line.dash and a.marker.symbol != b.marker.symbol  # …and both show
@@ -122,3 +122,25 @@ def test_history_segments_leave_reopen_events_out() -> None:
     assert {s.lane for s in parts} == {ACTIVE}  # a reopen moves neither the active version nor a tag
     assert [(s.version_no, s.end is None) for s in parts] == [(1, False), (2, True)]
     assert parts[0].end == parts[1].start  # v1 served through the reopened draft until v2
+
+
+def test_metrics_across_versions_axis_shows_the_differences() -> None:
+    # Two versions 0.02 apart: on a 0-1 axis their points are 2% of the height apart and look the same.
+    versions = [
+        {"version_no": 1, "metrics": {"traits": {"t": {"roc_auc": 0.91}}}},
+        {"version_no": 2, "metrics": {"traits": {"t": {"roc_auc": 0.93}}}},
+    ]
+    low, high = metrics_across_versions(versions, "roc_auc").layout.yaxis.range
+    assert 0.85 <= low < 0.91 and 0.93 < high <= 0.97
+    assert (0.93 - 0.91) / (high - low) > 0.3  # the difference fills a good part of the axis
+
+
+def test_bar_values_stay_upright_and_outside_a_short_bar() -> None:
+    low = ScoreResult.model_validate(
+        {**RESULT.model_dump(mode="json"), "scores": [{**RESULT.scores[0].model_dump(), "score": 0.06}]}
+    )
+    for fig in (score_bars(low), score_bars_compare(low, RESULT)):
+        bar = fig.data[0]
+        assert bar.textangle == 0  # "auto" drew a value that does not fit inside its bar rotated
+        assert list(bar.textposition)[0] == "outside"
+    assert list(score_bars(RESULT).data[0].textposition) == ["outside", "outside"]

@@ -48,3 +48,15 @@ def test_paired_delong_detects_a_real_difference_only() -> None:
     assert abs(test["difference"] - (roc_auc_score(q, worse) - roc_auc_score(q, s))) < 1e-9
     same = paired_auc_difference(q, s, s)
     assert same["difference"] == 0 and same["p_value"] == 1.0
+
+
+def test_calibration_error_interval_holds_its_value() -> None:
+    # Well-calibrated scores (each label drawn with its score's probability): the ECE is small, and resampling
+    # only inflates it, so a plain percentile interval of the resampled ECEs lay wholly above the value.
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        s = rng.uniform(0, 1, 300)
+        q = (rng.uniform(0, 1, 300) < s).astype(float)
+        m = evaluate_trait(s, q)["calibration_error"]
+        assert 0.0 <= m["ci_low"] <= m["value"] <= m["ci_high"], (seed, m)
+        assert m["ci_high"] - m["ci_low"] > 0.01  # still an interval, not the value alone

@@ -359,6 +359,23 @@ def test_progress_is_monotone_and_names_the_phases(corpus: Any, hashing: Embedde
     assert {"searching", "calibrating"} <= set(phases)
 
 
+def test_progress_moves_during_one_traits_search(corpus: Any, hashing: Embedder) -> None:
+    # One trait is one step of the outer loop: the search within it reports by folds, so a long search
+    # does not sit at "searching 11%" until the trait is done.
+    events: list[tuple[float, str]] = []
+    train(
+        [corpus.SENTIMENT],
+        corpus.sentiment_samples(),
+        embedder=hashing,
+        effort="medium",
+        progress=lambda f, p: events.append((f, p)),
+    )
+    searching = sorted({f for f, p in events if p == "searching"})
+    plan = SEARCH_PLANS["medium"]
+    assert len(searching) >= plan.folds * plan.repeats  # one report a fold, each further along
+    assert searching[-1] - searching[0] > 0.5
+
+
 def test_several_traits_train_independently(corpus: Any, hashing: Embedder) -> None:
     formal = TraitSpec("formality", "Formality", "formal", "casual", aggregation="max")
     samples = corpus.sentiment_samples(8, 8)

@@ -1,0 +1,172 @@
+"""Cached reads of the scoring API for the pages: what is cached, for how long, and when it is dropped.
+
+Every rerun of a Streamlit page runs the whole script, and the sidebar and page heads read the same things
+on each one (the model list, the model, its traits and versions). Those reads go through `st.cache_data` with
+short TTLs, keyed by the backend (URL and a fingerprint of its key) and a *generation* number. Any write the
+workbench sends (a request that is not a GET and not one of the read-only POSTs below) bumps the backend's
+generation in `WriteWatch`, the transport of every client the workbench builds: the next read misses the
+cache, in every browser session of this process. So a page never shows data older than its own writes, and
+other writers (a background run, another user) show within the TTL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+import httpx
+import streamlit as st
+
+from app.records import as_dict, field
+from core.client import Client, normalize_base_url
+from core.client.errors import ApiError
+
+TTL_S = 5  # other writers (a run finishing, another session) show within this
+LIST_TTL_S = 30  # the model list: changes only through creates and archives, which bump the generation
+# POSTs that only read (scoring, previews, suggestions): they leave every cached read valid.
+READ_ONLY_POSTS = ("/score", "/score/compare", "/pool/suggest", "/traits/preview", ":analyze")
+
+
+class _Generations:
+    """Per backend URL, how many writes this process has sent (shared by every session and thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def bump(self, url: str) -> None:
+        with self._lock:
+            self._counts[url] = self._counts.get(url, 0) + 1
+
+    def of(self, url: str) -> int:
+        return self._counts.get(url, 0)
+
+
+GENERATIONS = _Generations()
+
+
+class WriteWatch(httpx.BaseTransport):
+    """An httpx transport that bumps the backend's generation after each write it carries."""
+
+    def __init__(self, url: str, inner: httpx.BaseTransport | None = None) -> None:
+        self.url = url
+        self.inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return self.inner.handle_request(request)
+        finally:  # a failed or refused write may still have changed something: drop the cache anyway
+            if is_write(request.method, request.url.path):
+                GENERATIONS.bump(self.url)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def is_write(method: str, path: str) -> bool:
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    return not (method == "POST" and path.rstrip("/").endswith(READ_ONLY_POSTS))
+
+
+def watched_client(url: str, key: str, **kwargs: Any) -> Client:
+    """A client whose writes invalidate the cached reads of its service."""
+    watch = WriteWatch(url)
+    client = Client(url, key, transport=watch, **kwargs)
+    watch.url = client.base_url  # the normalised URL, as `_scope` reads it
+    return client
+
+
+def invalidate(url: str) -> None:
+    """Drop every cached read of the backend at `url` (for changes the workbench did not send itself)."""
+    GENERATIONS.bump(normalize_base_url(url))
+
+
+Scope = tuple[str, str, int]  # backend URL, key fingerprint, generation
+
+
+def _scope(client: Client) -> Scope:
+    fingerprint = hashlib.sha256((client.api_key or "").encode()).hexdigest()[:16]
+    return client.base_url, fingerprint, GENERATIONS.of(client.base_url)
+
+
+# Each cached function takes the client unhashed (`_client`) and the scope (URL, key fingerprint,
+# generation) as its cache key. Errors are not cached: a failed read is asked again on the next run.
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
+def _model(_client: Client, scope: Scope, handle: str) -> dict[str, Any]:
+    return as_dict(_client.get_model(handle))
+
+
+def model(client: Client, handle: str) -> dict[str, Any]:
+    """The model as a dict. Not cached while it is busy: its progress must move."""
+    found = _model(client, _scope(client), handle)
+    if found.get("state") == "busy":
+        _model.clear()
+        return as_dict(client.get_model(handle))
+    return found
+
+
+def _stamp(client: Client, handle: str) -> str:
+    """What a background run changes on the model (its state, version, last run): part of the cache key of
+    the model's traits, versions and samples, so a run that ended shows without waiting for the TTL."""
+    try:
+        found = model(client, handle)
+    except Exception:  # noqa: BLE001 - the read itself reports errors; no stamp, the TTL still applies
+        return ""
+    op = found.get("last_operation") or {}
+    return f"{found.get('state')}|{found.get('version_no')}|{op.get('run_id')}|{op.get('status')}"
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
+def _traits(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
+    return [as_dict(t) for t in _client.list_traits(handle)]
+
+
+def traits(client: Client, handle: str) -> list[dict[str, Any]]:
+    return _traits(client, _scope(client), handle, _stamp(client, handle))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
+def _versions(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
+    return [as_dict(v) for v in _client.list_versions(handle)]
+
+
+def versions(client: Client, handle: str) -> list[dict[str, Any]]:
+    return _versions(client, _scope(client), handle, _stamp(client, handle))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=200)
+def _samples_head(_client: Client, scope: Scope, handle: str, stamp: str, limit: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in _client.list_samples(handle, page_size=min(limit, 200)):
+        out.append(as_dict(s))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def samples_head(client: Client, handle: str, limit: int = 200) -> list[dict[str, Any]]:
+    """The model's first `limit` samples (for presets and probe sets)."""
+    return _samples_head(client, _scope(client), handle, _stamp(client, handle), limit)
+
+
+@st.cache_data(ttl=LIST_TTL_S, show_spinner=False, max_entries=50)
+def _handles(_client: Client, scope: Scope, namespaces: tuple[str, ...], limit: int) -> list[str]:
+    handles: list[str] = []
+    for ns in (*namespaces, None):
+        try:
+            for m in _client.list_models(namespace=ns):
+                handles.append(field(m, "handle"))
+                if len(handles) >= limit:
+                    return list(dict.fromkeys(handles))
+        except ApiError:
+            continue  # a namespace the key cannot list: skip it, the picker still works
+    return list(dict.fromkeys(handles))
+
+
+def handles(client: Client, namespaces: tuple[str, ...], limit: int = 500) -> list[str]:
+    """Models of the key's namespaces, then the public catalog (archived ones excluded), at most `limit`."""
+    return _handles(client, _scope(client), namespaces, limit)

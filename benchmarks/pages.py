@@ -1,0 +1,199 @@
+"""Page-speed benchmark of the workbench in Chromium: `python -m benchmarks.pages [--embedder …]`.
+
+One local service holds the demo models (`core.demo`, trained as on a first start) and a 10,000-sample model
+(Stanford politeness requests from ../shared/datasets, one trait, trained at effort `low`). For each of the
+two models and each page, a fresh `streamlit run app/main.py` (against that service, as a remote) is opened in
+a new browser session on the Models page with the model picked; then the time is taken from a click on the
+page's link in the sidebar to the page being idle (the script finished, nothing stale on screen, the page's
+heading drawn): **cold** is that first visit (the page's script, imports and caches fresh), **warm** the best
+of three later visits (away to Models and back). Before those, on a fresh Demo page of each model: seconds
+from the first pause in typing (two words typed) to the first bars (`--demo-only` measures just that).
+
+Prints a table and writes benchmarks/results/pages.json (with `uptime`'s load, which the figures depend on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.evaluation import load
+from core.client import Client
+from core.demo import load_demo_models
+from core.local import LocalService, free_port, start_local_service
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "pages.json"
+CHROMIUM = "/usr/bin/chromium"
+PAGES = ["Traits", "Samples", "Label", "Training", "Versions", "Score", "Demo", "Settings", "Models"]
+BIG = "big-politeness"
+# Idle: the script runner stopped, no element left stale from the previous page, and the page's own mark.
+IDLE_JS = """([mark]) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  if (document.querySelector("[data-stale='true']")) return false;
+  return [...document.querySelectorAll(mark.selector)].some(e => e.textContent.includes(mark.text));
+}"""
+
+
+def mark(page: str) -> dict[str, str]:
+    if page == "Demo":  # a presentation view: the model's description as its heading; the examples' caption
+        return {"selector": ".st-key-demo_presets", "text": "Examples"}
+    return {"selector": "h1", "text": page}
+
+
+@contextmanager
+def workbench(service: LocalService, data_dir: Path) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "SCORING_API_URL": service.url, "SCORING_API_KEY": service.api_key}
+    env |= {"SCORING_EMBEDDER": service_embedder(), "PYTHONPATH": str(ROOT)}
+    log = open(data_dir / f"streamlit-{port}.log", "wb")  # noqa: SIM115 - open for the server's lifetime
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]  # fmt: skip
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
+
+
+def service_embedder() -> str:
+    return os.environ.get("BENCH_EMBEDDER", "hashing")
+
+
+def click_to_idle(page: Any, title: str, timeout: float = 120_000) -> float:
+    link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
+    expand = page.locator("[data-testid='stExpandSidebarButton']")
+    if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
+        expand.first.click()
+        link.wait_for()
+    started = time.perf_counter()
+    link.click()
+    page.wait_for_function(IDLE_JS, arg=[mark(title)], timeout=timeout, polling=50)
+    return time.perf_counter() - started
+
+
+def measure(
+    browser: Any, service: LocalService, handle: str, data_dir: Path, pages: list[str]
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for title in pages:
+        with workbench(service, data_dir) as url:
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            page.goto(f"{url}/?model={handle}")
+            page.wait_for_function(IDLE_JS, arg=[mark("Models")], timeout=300_000, polling=100)
+            if title == "Models":  # the start page itself: go elsewhere first, so the click loads it
+                click_to_idle(page, "Settings")
+            cold = click_to_idle(page, title)
+            warm = []
+            for _ in range(3):
+                click_to_idle(page, "Settings" if title == "Models" else "Models")
+                warm.append(click_to_idle(page, title))
+            context.close()
+        out[title] = {"cold_s": round(cold, 2), "warm_s": round(min(warm), 2)}
+        print(f"  {handle:32s} {title:9s} cold {cold:5.2f} s  warm {min(warm):5.2f} s", flush=True)
+    return out
+
+
+def first_score(browser: Any, service: LocalService, handle: str, data_dir: Path) -> float:
+    """Seconds from the first pause in typing to the first bars, on a fresh Demo page (a new workbench
+    process, the service's scorer for the model not loaded yet): the presenter types two words and stops."""
+    with workbench(service, data_dir) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        page.goto(f"{url}/demo?model={handle}")
+        page.wait_for_function(IDLE_JS, arg=[mark("Demo")], timeout=300_000, polling=100)
+        page.locator("textarea.live-text").click()
+        page.keyboard.type("Thank you", delay=80)
+        paused = time.perf_counter()
+        page.locator(".st-key-demo_chart .js-plotly-plot").wait_for(timeout=120_000)
+        seconds = time.perf_counter() - paused
+        context.close()
+    print(f"  {handle:32s} Demo: first bars {seconds:5.2f} s after the first pause", flush=True)
+    return seconds
+
+
+def big_model(client: Client, handle: str, n: int) -> None:
+    rows = [{"trait": "politeness", "text": t, "quality": 1.0 if q >= 0.5 else 0.0} for t, q in load()[:n]]
+    client.create_model(handle, description="Politeness of requests (10,000 samples)")
+    client.add_traits(handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}])
+    client.import_samples(handle, rows, batch_size=1000)
+    run = client.train(handle, effort="low")
+    client.wait(handle, run.run_id, timeout=1800)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--embedder", default="hashing", choices=["hashing", "minilm"])
+    parser.add_argument("--demo-only", action="store_true", help="only the Demo page's first score")
+    parser.add_argument("--pages", nargs="+", default=PAGES, choices=PAGES, help="the pages to time")
+    args = parser.parse_args()
+    os.environ["BENCH_EMBEDDER"] = args.embedder
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp, start_local_service(tmp, embedder=args.embedder) as service:
+        with service.client(timeout=120) as client:
+            load_demo_models(client, service.namespace, train=True)
+            big_model(client, service.handle(BIG), args.samples)
+        load_before = os.getloadavg()
+        results: dict[str, Any] = {}
+        live: dict[str, float] = {}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            handles = (service.handle("support-replies"), service.handle(BIG))
+            for handle in handles:  # first, while no page has made the service load these scorers
+                live[handle] = round(first_score(browser, service, handle, Path(tmp)), 2)
+            for handle in handles if not args.demo_only else ():
+                results[handle] = measure(browser, service, handle, Path(tmp), args.pages)
+            browser.close()
+    report = {
+        "pages": results,
+        "demo_first_score_s": live,
+        "embedder": args.embedder,
+        "big_model_samples": args.samples,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "measured_at": datetime.now().isoformat(timespec="seconds"),
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.demo_only or args.pages != PAGES
+    out = RESULTS.with_name("pages_partial.json") if partial else RESULTS
+    for handle, pages in results.items():
+        worst = max(pages.values(), key=lambda r: r["cold_s"])
+        print(
+            f"{handle}: worst cold {worst['cold_s']} s, median warm "
+            f"{statistics.median(r['warm_s'] for r in pages.values())} s"
+        )
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""`make run`'s banner and the rule that decides which requests drop the workbench's cached reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from app.banner import banner
+from app.reads import is_write
+from core.client import Client
+from core.local import LocalService
+from tests.app.support import ROOT, make_draft, new_handle
+
+
+def test_banner_says_where_and_what_the_first_visit_does() -> None:
+    text = banner(8502, {})
+    assert "http://localhost:8502" in text
+    assert "starts a local scoring service" in text and "demo models" in text and "background" in text
+    assert "demo models" not in banner(8502, {"SCORING_DEMO": "0"})
+    remote = banner(8501, {"SCORING_API_URL": "https://scoring.example.com/v1", "SCORING_API_KEY": "k"})
+    assert "https://scoring.example.com/v1" in remote and "local scoring service" not in remote
+
+
+def test_banner_runs_as_make_run_calls_it() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "app.banner", "8599"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "http://localhost:8599" in out.stdout and not out.stderr
+
+
+def test_writes_drop_the_cache_reads_do_not() -> None:
+    assert is_write("POST", "/v1/models/a.b/traits") and is_write("PATCH", "/v1/models/a.b")
+    assert is_write("DELETE", "/v1/models/a.b/traits/t") and is_write("POST", "/v1/models/a.b/train")
+    assert not is_write("GET", "/v1/models/a.b")
+    for path in ("/v1/models/a.b/score", "/v1/models/a.b/score/compare", "/v1/models/a.b/traits/preview"):
+        assert not is_write("POST", path), path
+
+
+def test_a_workbench_write_drops_cached_reads(service: LocalService, client: Client) -> None:
+    from app import reads
+
+    handle = make_draft(client, new_handle(service, "reads"))
+    watched = reads.watched_client(service.url, service.api_key)
+    assert [t["key"] for t in reads.traits(watched, handle)] == ["formality"]
+    client.add_traits(handle, [{"name": "Energy", "positive_label": "lively", "negative_label": "calm"}])
+    # Another client's write: the cached read stands until its TTL (or a run's end changes the model).
+    assert [t["key"] for t in reads.traits(watched, handle)] == ["formality"]
+    watched.delete_trait(handle, "energy")
+    watched.add_traits(handle, [{"name": "Warmth", "positive_label": "warm", "negative_label": "cold"}])
+    assert [t["key"] for t in reads.traits(watched, handle)] == ["formality", "warmth"]
