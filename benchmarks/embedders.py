@@ -21,17 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.quality import datasets_dir
 from core.embedders.registry import ALIASES, _build
 
 ROOT = Path(__file__).resolve().parents[1]
-POLITENESS = ROOT.parent / "shared" / "datasets" / "stanford_politeness"
 RESULTS = ROOT / "benchmarks" / "results" / "embedders.json"
 
 
 def politeness(limit: int) -> list[str]:
     texts: list[str] = []
     for name in ("wikipedia.annotated.csv", "stack-exchange.annotated.csv"):
-        with (POLITENESS / name).open(newline="", encoding="utf-8") as fh:
+        with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:
             texts += [r["Request"].strip() for r in csv.DictReader(fh) if r["Request"].strip()]
     while len(texts) < limit:
         texts += texts
