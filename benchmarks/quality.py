@@ -1,6 +1,7 @@
 """Quality benchmark: ROC-AUC of `balanced_cosine` vs logistic regression on the same MiniLM embeddings.
 
     python -m benchmarks.quality [--splits 20] [--sizes 8 16 64 256] [--datasets politeness ...]
+        [--embedder minilm]
 
 Datasets are read from ../shared/datasets (or $SCORING_DATASETS); no text is copied into the
 repository. Each dataset is embedded once and cached under benchmarks/.cache/ (git-ignored).
@@ -196,10 +197,10 @@ class LookupEmbedder:
         return np.stack([self._vectors[self._row[t]] if t in self._row else self._extra[t] for t in texts])
 
 
-def embed_cached(ds: Dataset) -> LookupEmbedder:
-    from core.embedders import MiniLMEmbedder
+def embed_cached(ds: Dataset, embedder_name: str = "minilm") -> LookupEmbedder:
+    from core.embedders import get_embedder
 
-    embedder = MiniLMEmbedder()
+    embedder = get_embedder(embedder_name)
     texts = sorted(set(ds.pool_texts) | set(ds.test_texts))
     digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()[:16]
     path = CACHE / f"{ds.name}-{embedder.id}-{digest}.npy"
@@ -292,13 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--splits", type=int, default=SPLITS)
     parser.add_argument("--output", type=Path, default=RESULTS / "quality.json")
+    parser.add_argument("--embedder", default="minilm", help="a name or id get_embedder accepts")
     args = parser.parse_args(argv)
 
     base = datasets_dir()
     rows = []
     for name in args.datasets:
         ds = LOADERS[name](base)
-        lookup = embed_cached(ds)
+        lookup = embed_cached(ds, args.embedder)
         print(
             f"{name}: pool {int(ds.pool_y.sum())} positive / {int((1 - ds.pool_y).sum())} negative, "
             f"test pool {len(ds.test_y)} ({int(ds.test_y.sum())} positive)",
@@ -334,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dumps(
             {
                 "effort": EFFORT,
-                "embedder": "minilm",
+                "embedder": args.embedder,
                 "metric": "roc_auc, mean ± std",
                 "prior_strength": PRIOR_STRENGTH,
                 "rows": rows,

@@ -130,6 +130,11 @@ class MiniLMEmbedder:
     def tokenizer_path(self) -> Path:
         return self._tokenizer_path or default_tokenizer_path()
 
+    def _checked_model_path(self) -> Path:
+        """The graph to run, verified; a subclass may build (and verify) its own from this one."""
+        verify_file(self.model_path, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
+        return self.model_path
+
     def load(self) -> MiniLMEmbedder:
         """Verify both files and build the session; called lazily by `encode`."""
         with self._lock:
@@ -138,8 +143,8 @@ class MiniLMEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            model_path, tokenizer_path = self.model_path, self.tokenizer_path
-            verify_file(model_path, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
+            tokenizer_path = self.tokenizer_path
+            model_path = self._checked_model_path()
             verify_file(tokenizer_path, TOKENIZER_SHA256, TOKENIZER_SIZE, "MiniLM tokenizer file")
 
             tokenizer = Tokenizer.from_file(str(tokenizer_path))

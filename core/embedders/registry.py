@@ -6,13 +6,21 @@ import re
 import threading
 
 from core.embedders.base import Embedder
+from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
+from core.embedders.quantized import QINT8_ID, QuantizedMiniLMEmbedder
 from core.engine.errors import EmbedderUnavailableError
 
 _MINILM_TRUNCATED_ID = re.compile(rf"^{re.escape(MINILM_ID)}-t(\d+)$")
 _HASHING_ID = re.compile(r"^hashing-v1-(\d+)(?:-w(\d)(\d)-c(\d)(\d)-cw([0-9.]+))?$")
-ALIASES = {"hashing": "hashing-v1-512", "minilm": MINILM_ID, "default": MINILM_ID}
+ALIASES = {
+    "hashing": "hashing-v1-512",
+    "minilm": MINILM_ID,
+    "minilm-qint8": QINT8_ID,
+    "e5-small": E5_ID,
+    "default": MINILM_ID,
+}
 
 _instances: dict[str, Embedder] = {}
 _lock = threading.Lock()
@@ -20,7 +28,7 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID]
+    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, E5_ID]
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
@@ -39,6 +47,10 @@ def choice_id(name_or_id: str) -> str:
 def _build(embedder_id: str) -> Embedder:
     if embedder_id == MINILM_ID:
         return MiniLMEmbedder()
+    if embedder_id == QINT8_ID:
+        return QuantizedMiniLMEmbedder()
+    if embedder_id == E5_ID:
+        return E5Embedder()
     if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
         return MiniLMEmbedder(max_tokens=int(m.group(1)))
     m = _HASHING_ID.match(embedder_id)

