@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from core.embedders.base import encode_by_length
 from core.embedders.minilm import THREADS_ENV, verify_file
 from core.engine.errors import EmbedderUnavailableError
 
@@ -108,15 +109,9 @@ class E5Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        if not texts:
-            return out
-        self.load()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._encode_batch([texts[i] for i in idx])
-        return out
+        if texts:
+            self.load()
+        return encode_by_length(texts, DIM, self.batch_size, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), DIM), dtype=np.float32)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from core.embedders.base import encode_by_length
 from core.engine.errors import ModelFileError
 
 THREADS_ENV = "SCORING_EMBEDDER_THREADS"  # onnxruntime threads when `threads` is not given
@@ -176,16 +177,9 @@ class MiniLMEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        if not texts:
-            return out
-        self.load()
-        # Sorting by length keeps padding (wasted compute) small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._encode_batch([texts[i] for i in idx])
-        return out
+        if texts:
+            self.load()
+        return encode_by_length(texts, DIM, self.batch_size, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
