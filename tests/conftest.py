@@ -19,6 +19,7 @@ pg_cluster = pg_cluster_fixture()
 # workers finish together, instead of one running a long file alone at the end.
 LONG_FILES = (
     "tests/app/test_browser.py",
+    "tests/app/test_reopen_browser.py",
     "tests/scale/test_fleet.py",
     "tests/service/test_schemathesis.py",
     "tests/service/test_auth_matrix.py",
@@ -26,6 +27,8 @@ LONG_FILES = (
     "tests/deploy/test_secrets.py",
     "tests/app/test_evaluation_browser.py",
     "tests/app/test_label_browser.py",
+    "tests/service/test_backup.py",
+    "tests/service/test_snapshot_reads.py",
 )
 
 
