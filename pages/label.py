@@ -15,8 +15,8 @@ from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.records import as_dict
 from app.widgets import guard, open_model_page
+from core.contract import SUGGEST_MODES
 
-MODES = ["auto", "typical", "uncertain", "diverse", "positive", "negative"]
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
 backend, client, model, handle, busy = open_model_page("Label")
@@ -55,7 +55,7 @@ c1, c2, c3 = st.columns([2, 2, 1])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k]["name"])
 mode = c2.selectbox(
     "Suggest",
-    MODES,
+    SUGGEST_MODES,
     key="label_mode",
     help="auto: typical texts of the parts of the pool no label covers yet, half from each side of the "
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "

@@ -17,9 +17,9 @@ from app.sample_edits import apply_edits, grid_changes, save_message
 from app.sample_import import sample_import_section
 from app.sample_io import refused_rows, to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
+from core.contract import DISCOVER_EFFORTS  # synthesis takes the discovery efforts
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
-SYNTH_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
@@ -197,7 +197,7 @@ with synth_tab:
     )
     s1, s2 = st.columns(2)
     synth_type = s1.radio("Kind", ["from_traits", "diversify"], key="synth_type", horizontal=True)
-    synth_effort = s2.select_slider("Effort", SYNTH_EFFORTS, value="medium", key="synth_effort")
+    synth_effort = s2.select_slider("Effort", DISCOVER_EFFORTS, value="medium", key="synth_effort")
     if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
         with guard("Starting synthesis"):
             start_run(

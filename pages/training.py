@@ -16,8 +16,8 @@ from app.widgets import (
     watched_steps,
     when,
 )
+from core.contract import TRAIN_EFFORTS
 
-EFFORTS = ["low", "medium", "high", "max"]
 OOF = "out-of-fold: each sample scored by a fit that did not see it"
 METRIC_HEADERS = {
     "roc_auc": ("ROC AUC (out-of-fold)", f"ROC AUC, {OOF}"),
@@ -50,7 +50,7 @@ with st.container(border=True):
     t1, t2 = st.columns([2, 1])
     effort = t1.select_slider(
         "Effort",
-        EFFORTS,
+        TRAIN_EFFORTS,
         value="medium",
         key="train_effort",
         help="How much of the parameter search to run: low is quickest, max is most thorough.",

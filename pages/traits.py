@@ -14,9 +14,9 @@ from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Client
+from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
-DISCOVER_EFFORTS = ["low", "medium", "high", "xhigh", "max"]
 
 # Probe texts for the zero-shot preview: varied in tone and topic, editable on the page.
 PROBES = (
@@ -109,7 +109,7 @@ if traits:
         width="stretch",
         disabled=[c for c in frame.columns if c not in EDITABLE_COLUMNS] if editable else True,
         column_config={
-            "aggregation": st.column_config.SelectboxColumn("aggregation", options=["mean", "max", "min"]),
+            "aggregation": st.column_config.SelectboxColumn("aggregation", options=list(AGGREGATIONS)),
             "discrimination": st.column_config.NumberColumn(format="%.3f"),
             "explained_variance": st.column_config.NumberColumn("explained variance", format="%.3f"),
         },
@@ -147,7 +147,7 @@ if editable:
             placeholder="What the trait measures; a sentence per pole helps its zero-shot start.",
         )
         aggregation = st.selectbox(
-            "Aggregation of long texts", ["mean", "max", "min"], key=f"trait_new_aggregation_{gen}"
+            "Aggregation of long texts", AGGREGATIONS, key=f"trait_new_aggregation_{gen}"
         )
         spec = {
             "name": name.strip() or "Preview",

@@ -24,6 +24,8 @@ from tests.service.conftest import make_settings
 from tests.service.helpers import TRAITS, auth, samples
 from tests.service.test_hostile import over_http
 
+pytestmark = pytest.mark.slow  # ~95 s idle: left out of `make test-fast`
+
 HEADERS: dict[str, str] = {}
 # Perspective's contract answers a well-formed request it cannot serve (an attribute the model lacks, no model
 # named) with 400 INVALID_ARGUMENT, as Google's service does (docs/perspective.md); the /v1 API never uses 400
