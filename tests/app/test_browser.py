@@ -171,9 +171,15 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
         ("Formality", "casual", "formal"),
         ("Sentiment", "negative", "positive"),
     ):
-        ui.fill("Name", name)
-        ui.fill("Negative pole label", negative)
-        ui.fill("Positive pole label", positive)
+        # As a person does: Tab out of each box, so its value is sent before the next field and the button.
+        for label, value in (
+            ("Name", name),
+            ("Negative pole label", negative),
+            ("Positive pole label", positive),
+        ):
+            ui.fill(label, value)
+            page.keyboard.press("Tab")
+            ui.settle()
         ui.click("Add trait")
         ui.expect_text(f"Added trait '{name}'")
     ui.no_exception()
@@ -405,7 +411,8 @@ def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: object, scre
 
         ui.nav("Samples")
         ui.expect_text("a new label goes in as score feedback")
-        form = page.locator("[data-testid='stForm']", has_text="Add a label")
+        # The heading and trait picker sit above the form (the quality slider names the picked trait's poles).
+        form = page.locator("[data-testid='stForm']", has=page.get_by_role("button", name="Send label"))
         form.locator("textarea").fill("Thank you so much for your patience, I have fixed it for you.")
         form.get_by_role("button", name="Send label").click()
         ui.settle()
