@@ -83,8 +83,11 @@ def _first_cell(page: object, grid: object, row: int | None = None) -> None:
 
 
 def _type_cell(page: object, ui: Ui, value: str, then: str) -> None:
-    page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
     editor = page.locator("#portal textarea, #portal input").first
+    # The last cell's editor must be gone first: on a busy machine it can still be closing, and the next
+    # keystrokes would go to it (a quality typed into the text cell's closing editor was lost in CI).
+    editor.wait_for(state="detached")
+    page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
     editor.wait_for()
     editor.fill("")
     editor.type(value, delay=8)  # a person typing, quickly
