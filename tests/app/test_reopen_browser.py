@@ -82,11 +82,16 @@ def _first_cell(page: object, grid: object, row: int | None = None) -> None:
     page.wait_for_timeout(250)
 
 
+def _editor_closed(page: object) -> None:
+    """Wait until no cell editor is open: on a busy machine one can still be closing, and a keystroke or click
+    then goes to it (in CI a row's quality was lost when "Add row" was clicked while its editor closed)."""
+    page.locator("#portal textarea, #portal input").first.wait_for(state="detached")
+    page.wait_for_timeout(150)
+
+
 def _type_cell(page: object, ui: Ui, value: str, then: str) -> None:
     editor = page.locator("#portal textarea, #portal input").first
-    # The last cell's editor must be gone first: on a busy machine it can still be closing, and the next
-    # keystrokes would go to it (a quality typed into the text cell's closing editor was lost in CI).
-    editor.wait_for(state="detached")
+    _editor_closed(page)
     page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
     editor.wait_for()
     editor.fill("")
@@ -144,6 +149,7 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
         _type_cell(page, ui, "politeness", "Tab")
         _type_cell(page, ui, text, "Tab")
         _type_cell(page, ui, "1" if i < 5 else "0", "Tab")
+        _editor_closed(page)  # the row's last value is in before the next "Add row" click
     ui.settle()
     ui.click("Save changes")
     ui.expect_text("Saved: 1 edited, 1 deleted, 10 added.")
