@@ -96,6 +96,14 @@ def _type_cell(page: object, ui: Ui, value: str, then: str) -> None:
     editor.wait_for()
     editor.fill("")
     editor.type(value, delay=8)  # a person typing, quickly
+    # A person looks before moving on: on a busy machine the editor can finish opening after the first
+    # keystrokes and reset itself to the cell's old value (a one-character quality then vanished whole).
+    for _ in range(20):
+        if editor.input_value() == value:
+            break
+        page.wait_for_timeout(100)
+        editor.fill(value)
+    assert editor.input_value() == value, f"the cell editor would not take {value!r}"
     editor.press(then)  # Tab commits and moves right; Enter commits and moves down
     page.wait_for_timeout(250)
 
