@@ -67,15 +67,13 @@ def forbid_nul(node: Any) -> None:
             forbid_nul(value)
 
 
-_QUERY_NAMES: dict[int, frozenset[str]] = {}  # by id(route): routes are unhashable and live with the app
-
-
 def _query_names(route: APIRoute) -> frozenset[str]:
-    names = _QUERY_NAMES.get(id(route))
+    # Kept on the route itself: a cache keyed by id(route) outlives the app, and a later app's route can reuse
+    # a collected route's id and get its names (an intermittent 422 in tests that build many apps).
+    names: frozenset[str] | None = getattr(route, "_scoring_query_names", None)
     if names is None:
-        names = _QUERY_NAMES[id(route)] = frozenset(
-            p.alias for p in get_flat_dependant(route.dependant).query_params
-        )
+        names = frozenset(p.alias for p in get_flat_dependant(route.dependant).query_params)
+        setattr(route, "_scoring_query_names", names)  # noqa: B010 (APIRoute declares no such attribute)
     return names
 
 

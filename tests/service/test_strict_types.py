@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+
+from fastapi.routing import APIRoute
+
+from service.app import _query_names
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model
 
@@ -50,3 +55,19 @@ def test_unknown_query_parameters_are_refused_like_unknown_fields(svc: Svc) -> N
         assert error_code(resp, 422) == "unknown_field", path
         assert resp.json()["error"]["details"][0]["loc"][0] == "query"
     check(c.get("/v1/models", params={"limit": 5, "namespace": "acme"}, headers=h), 200)
+
+
+def test_each_route_knows_its_own_query_names_when_routes_come_and_go() -> None:
+    """Tests build many apps in one process; a route made after another was collected often gets its address
+    (CPython), so a cache keyed by id(route) once gave it the old names (an intermittent 422)."""
+
+    def with_namespace(namespace: str | None = None) -> None: ...
+
+    def with_limit(limit: int = 5) -> None: ...
+
+    for _ in range(50):
+        first = APIRoute("/a", with_namespace)
+        assert _query_names(first) == {"namespace"}
+        del first
+        gc.collect()
+        assert _query_names(APIRoute("/b", with_limit)) == {"limit"}
