@@ -84,6 +84,8 @@ SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "ne
 SynthType = Literal["from_traits", "diversify"]
 RunStatus = Literal["queued", "running", "succeeded", "failed"]
 KeyScope = Literal["authoring", "scoring"]
+#: Background runs; `last_operation.kind` also says `reopen`, an operation done within its request.
+RunKind = Literal["train", "retrain", "backfill", "discover", "synthesize", "evaluate"]
 
 MODEL_STATES: tuple[ModelState, ...] = get_args(ModelState)
 TRAIN_EFFORTS: tuple[TrainEffort, ...] = get_args(TrainEffort)
@@ -93,6 +95,7 @@ AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
+RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 
 # -- sizes of requests and pages ---------------------------------------------------------------------------
 

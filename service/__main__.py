@@ -59,12 +59,12 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
-    from service.worker_child import WorkerChild
+    from service.runs.child import WorkerChild
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     original_ppid = os.getppid()  # before startup: the parent may die while models load
 
-    # Background runs go to a worker child process (service/worker_child.py) unless --no-worker (separate
+    # Background runs go to a worker child process (service/runs/child.py) unless --no-worker (separate
     # `worker` processes) or --in-process-worker (a consumer thread in this process: the former shape).
     child_worker = not args.no_worker and not args.in_process_worker
     settings = _settings(
@@ -110,7 +110,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def worker(args: argparse.Namespace) -> int:
-    from service.worker_process import run_worker_process
+    from service.runs.process import run_worker_process
 
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)

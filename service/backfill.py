@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from service import runs
 from service.context import Context
 from service.db import transaction
 from service.domain.training import check_trainable
 from service.errors import ApiError
+from service.runs import ledger
 from service.tables import Model, Run, Version
 
 
@@ -30,7 +30,9 @@ def run_backfill(ctx: Context) -> list[str]:
                 continue
             prev = s.get(Version, model.current_version_id) if model.current_version_id else None
             effort = (prev.metrics.get("effort") if prev else None) or "medium"
-            run_id = runs.create_run(s, model, "backfill", {"effort": effort, "triggered_by": "backfill"}).id
+            run_id = ledger.create_run(
+                s, model, "backfill", {"effort": effort, "triggered_by": "backfill"}
+            ).id
         ctx.executor.execute(run_id)
         with transaction(ctx.sessions) as s:
             run = s.get(Run, run_id)

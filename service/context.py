@@ -9,16 +9,16 @@ from huey import Huey
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from service import runs
 from service.cursors import Cursors
 from service.db import make_engine, make_read_session_factory, make_session_factory, migrate, transaction
 from service.embedding import Embedders, ScorerCache
-from service.jobs import Executor
 from service.pool_index import PoolIndex
-from service.runlocks import RunLocks, run_locks_for
+from service.runs import ledger
+from service.runs.consumer import RecoveryLoop, Worker
+from service.runs.executor import Executor
+from service.runs.locks import RunLocks, run_locks_for
+from service.runs.queue import Queue, make_huey
 from service.settings import Settings
-from service.tasks import Queue, make_huey
-from service.worker import RecoveryLoop, Worker
 
 log = logging.getLogger("service")
 
@@ -89,7 +89,9 @@ class Context:
         """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued)."""
         s = self.settings
         with transaction(self.sessions) as session:
-            ids = runs.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts, held=self.run_locks.held)
+            ids = ledger.recover_stale(
+                session, s.heartbeat_timeout_s, s.max_attempts, held=self.run_locks.held
+            )
         for run_id in ids:
             log.warning("re-queued run %s after its worker stopped", run_id)
             self.enqueue(run_id)
@@ -99,7 +101,7 @@ class Context:
         """The periodic recovery: stale running runs, and queued runs whose message may be lost."""
         self.recover()
         with transaction(self.sessions) as session:
-            lost = runs.lost_queued(session, self.settings.heartbeat_timeout_s)
+            lost = ledger.lost_queued(session, self.settings.heartbeat_timeout_s)
         for run_id in lost:
             log.warning("enqueued run %s again: it waited longer than the heartbeat timeout", run_id)
             self.enqueue(run_id)
@@ -108,7 +110,7 @@ class Context:
         """Recover, re-enqueue queued runs (claiming is idempotent, so duplicates are harmless), start."""
         self.recover()
         with transaction(self.sessions) as session:
-            queued = runs.queued_ids(session)
+            queued = ledger.queued_ids(session)
         for run_id in queued:
             self.enqueue(run_id)
         self.worker = Worker(self.huey, self.sweep, self.settings.recovery_interval_s, workers)
@@ -137,7 +139,7 @@ class Context:
         for run_id, attempt in self.executor.claims().items():
             try:
                 with transaction(self.sessions) as session:
-                    released = runs.release(session, run_id, attempt)
+                    released = ledger.release(session, run_id, attempt)
                 if released:
                     self.enqueue(run_id)
                     log.warning("handed run %s back to the queue at shutdown", run_id)

@@ -6,15 +6,15 @@ from typing import Protocol
 
 from sqlalchemy.orm import Session
 
-from service import runs
 from service.errors import ApiError
+from service.runs import ledger
 from service.tables import Model
 
 UNTRAINED = ("draft", "failed")
 
 
 def busy_error(session: Session, model: Model) -> ApiError:
-    run = runs.in_flight(session, model)
+    run = ledger.in_flight(session, model)
     kind = run.kind if run is not None else "run"
     headers = {"X-Run-Id": run.id} if run is not None else {}
     return ApiError(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core import contract
-from core.contract import MAX_TRAIT_KEY, is_positive, trait_key, unique_trait_key
+from core.contract import MAX_TRAIT_KEY, RUN_KINDS, is_positive, trait_key, unique_trait_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,3 +93,9 @@ def test_no_layer_restates_the_text_limit() -> None:
             if path.name != "contract.py" and re.search(r"\b20_?000\b", path.read_text()):
                 hits.append(str(path.relative_to(ROOT)))
     assert hits == []
+
+
+def test_every_run_kind_has_its_module_and_nothing_else_is_dispatched() -> None:
+    from service.runs.executor import KINDS
+
+    assert set(KINDS) == set(RUN_KINDS)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.errors import ApiError
-from service.evaluation import item_scores, latest_evaluation
 from service.tables import EvalItem, Evaluation, Model, Version
 
 
@@ -37,3 +38,18 @@ def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarr
     )
     ids = [i for i in scores if i in quality]
     return np.array([scores[i] for i in ids]), np.array([quality[i] for i in ids])
+
+
+def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
+    """The newest stored evaluation of one version, or None."""
+    return s.scalar(
+        select(Evaluation)
+        .where(Evaluation.model_id == model_id, Evaluation.version_no == version_no)
+        .order_by(Evaluation.id.desc())
+        .limit(1)
+    )
+
+
+def item_scores(stored: dict[str, Any], trait: str) -> dict[int, float]:
+    """{eval item id: score} of one trait from an evaluation's `metrics["item_scores"]`."""
+    return {int(i): float(v) for i, v in stored.get(trait, [])}

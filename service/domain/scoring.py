@@ -8,13 +8,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service import runs
 from service.auth import require_readable
 from service.context import Context
 from service.db import transaction
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.keys import Principal
+from service.runs import ledger
 from service.states import require_not_archived
 from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
 from service.testhooks import pause
@@ -117,7 +117,7 @@ def add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple[
             and model.state == "ready"
             and not model.zero_data_retention
         ):
-            run_id = runs.create_run(
+            run_id = ledger.create_run(
                 s, model, "retrain", {"triggered_by": "retrain_buffered", "reuse_params": True}
             ).id
     if run_id is not None:

@@ -12,9 +12,8 @@ from sqlalchemy import select
 from core.engine.comparison import compare_trait
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
-from service.domain.evaluation import stored_evaluation
+from service.domain.evaluation import item_scores, stored_evaluation
 from service.domain.versions import resolve_version
-from service.evaluation import item_scores
 from service.routes.common import errors
 from service.tables import EvalItem
 

@@ -10,13 +10,13 @@ from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
 from core.contract import POSITIVE_THRESHOLD
-from service import runs
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.domain.samples import sha256
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.routes.common import errors
+from service.runs import ledger
 from service.schemas import SampleIn, Strict
 from service.states import busy_error, require_not_archived
 from service.tables import EvalItem, Evaluation, Trait, utcnow
@@ -173,7 +173,7 @@ def evaluate(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Ev
         count = s.scalar(select(func.count()).select_from(EvalItem).where(EvalItem.model_id == model.id)) or 0
         if not count:
             raise ApiError(422, "no_evaluation_set", f"{handle} has no evaluation items: add some first.")
-        run = runs.create_run(s, model, "evaluate", {"version_no": version.version_no})
+        run = ledger.create_run(s, model, "evaluate", {"version_no": version.version_no})
         run_id, version_no = run.id, version.version_no
     ctx.enqueue(run_id)
     return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)

@@ -10,12 +10,13 @@ from sqlalchemy.exc import IntegrityError
 
 from core.contract import HANDLE_RE, MODELS_PAGE, ModelState
 from core.embedders.registry import choice_id
-from service import history, runs
+from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.errors import ApiError
 from service.retention import erase, purge_texts
 from service.routes.common import errors
+from service.runs import ledger
 from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.states import busy_error, require_not_archived
 from service.tables import Model, SampleRow, utcnow
@@ -171,7 +172,7 @@ def reopen_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
             empty = s.scalar(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)) is None
             if model.zero_data_retention and empty:
                 message += "; zero-data-retention deleted the samples at training, so the draft starts empty"
-        runs.record_done(s, model, "reopen", message)
+        ledger.record_done(s, model, "reopen", message)
         model.state = "draft"
         model.updated_at = utcnow()
         s.flush()

@@ -8,13 +8,13 @@ from fastapi import APIRouter, Body, Response, status
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS
-from service import runs
+from core.contract import MAX_TRAITS, RunKind
 from service.auth import AuthoringKey, CtxDep, load_model
 from service.db import transaction
 from service.domain.training import check_trainable, fingerprint, idempotency_key, sample_count
 from service.errors import ApiError
 from service.routes.common import RUN_ID_HEADER, errors
+from service.runs import ledger
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.states import busy_error, require_not_archived, require_untrained
 from service.tables import Model, Run, Trait
@@ -42,7 +42,7 @@ def train(
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         if model.state == "busy":
-            run = runs.in_flight(s, model)
+            run = ledger.in_flight(s, model)
             if run is not None and run.kind == "train":
                 return RunStarted(state="busy", run_id=run.id)  # idempotent hit on the run in flight
             raise busy_error(s, model)
@@ -54,7 +54,7 @@ def train(
         options: dict[str, Any] = {"effort": body.effort or "medium", "triggered_by": triggered_by}
         if model.state == "draft" and model.current_version_id is not None:
             options["with_feedback"] = True  # a reopened draft: its buffered feedback joins the training
-        run = runs.create_run(s, model, "train", options)
+        run = ledger.create_run(s, model, "train", options)
         run_id = run.id
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
@@ -73,16 +73,16 @@ def _duplicate_error(run: Run) -> ApiError:
 def _reject_in_flight_duplicate(s: Session, model: Model, key: str) -> None:
     """A repeat of the run in flight is a duplicate (not merely 'busy')."""
     require_not_archived(model)
-    run = runs.in_flight(s, model)
+    run = ledger.in_flight(s, model)
     if run is not None and run.idempotency_key == key:
         raise _duplicate_error(run)
 
 
-def _start_unique(s: Session, model: Model, kind: str, options: dict[str, Any], key: str) -> str:
-    duplicate = runs.find_duplicate(s, model.id, key)
+def _start_unique(s: Session, model: Model, kind: RunKind, options: dict[str, Any], key: str) -> str:
+    duplicate = ledger.find_duplicate(s, model.id, key)
     if duplicate is not None:
         raise _duplicate_error(duplicate)
-    return runs.create_run(s, model, kind, options, idempotency_key=key).id
+    return ledger.create_run(s, model, kind, options, idempotency_key=key).id
 
 
 @router.post(

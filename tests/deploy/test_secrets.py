@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from service.db import make_engine
+from service.runs.queue import make_huey
 from service.settings import Settings
-from service.tasks import make_huey
 from tests.deploy.helpers import clean_env, service
 from tests.support.pgcluster import PgCluster
 

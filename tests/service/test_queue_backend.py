@@ -20,7 +20,7 @@ except PgClusterError:  # pragma: no cover - the binaries are on every machine o
 # creates its tables): only the building races, however long the imports take on a busy machine.
 _BUILD = """
 import os, sys, time
-from service.tasks import _sql_huey
+from service.runs.queue import _sql_huey
 open(sys.argv[3], "w").close()
 go = sys.argv[2]
 while not os.path.exists(go):
@@ -64,8 +64,8 @@ def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, 
 def test_the_queue_url_picks_redis_and_refuses_other_schemes(tmp_path: Path) -> None:
     from huey import RedisHuey, SqliteHuey
 
+    from service.runs.queue import make_huey
     from service.settings import Settings
-    from service.tasks import make_huey
 
     assert isinstance(make_huey(Settings.from_env(data_dir=tmp_path)), SqliteHuey)
     settings = Settings.from_env(data_dir=tmp_path, queue_url="redis://127.0.0.1:1/0")

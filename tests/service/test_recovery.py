@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-from service import runs
+from service.runs import ledger
 from service.settings import Settings
 from service.tables import Run, SampleRow, Version, utcnow
 from tests.service.conftest import Svc, running
@@ -64,7 +64,7 @@ def test_crash_then_requeue_completes_once(idle_svc: Svc) -> None:
     with idle_svc.ctx.sessions() as s, s.begin():
         assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
         # The dead attempt can never finish the run it lost.
-        assert runs.succeed(s, run_id, 1) is False
+        assert ledger.succeed(s, run_id, 1) is False
 
 
 def test_dies_every_attempt_then_failed_and_trainable(idle_svc: Svc) -> None:
@@ -207,7 +207,7 @@ def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
     make_model(c, h, "acme.handback")
     run_id = check(c.post("/v1/models/acme.handback/train", json={}, headers=h), 202)["run_id"]
     with idle_svc.ctx.sessions() as s, s.begin():
-        attempt = runs.claim(s, run_id).attempts  # type: ignore[union-attr]
+        attempt = ledger.claim(s, run_id).attempts  # type: ignore[union-attr]
     idle_svc.ctx.executor.active[run_id] = attempt  # as if a consumer thread were still in the run
     idle_svc.ctx.huey.flush()
     idle_svc.ctx._release_claims()
@@ -216,7 +216,7 @@ def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
     op = check(c.get("/v1/models/acme.handback", headers=h), 200)["last_operation"]
     assert op["status"] == "queued" and "shut down" in op["progress"]["message"]
     with idle_svc.ctx.sessions() as s, s.begin():
-        assert runs.succeed(s, run_id, attempt) is False  # the old attempt is fenced off
+        assert ledger.succeed(s, run_id, attempt) is False  # the old attempt is fenced off
     idle_svc.ctx.executor.execute(run_id)
     assert check(c.get("/v1/models/acme.handback", headers=h), 200)["version_no"] == 1
 
@@ -265,7 +265,7 @@ def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None:
-    """The run lock (service/runlocks.py) tells a dead worker's run from a live one before its heartbeat."""
+    """The run lock (service/runs/locks.py) tells a dead worker's run from a live one before its heartbeat."""
     c, h, ctx = idle_svc.client, idle_svc.author, idle_svc.ctx
     make_model(c, h, "acme.orphan")
     run_id = check(c.post("/v1/models/acme.orphan/train", json={}, headers=h), 202)["run_id"]
@@ -274,7 +274,7 @@ def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None
         with ctx.run_locks.hold(run_id) as second:
             assert not second  # a duplicate message finds the run taken
         with ctx.sessions() as s, s.begin():
-            assert runs.claim(s, run_id) is not None
+            assert ledger.claim(s, run_id) is not None
         assert ctx.recover() == []
     assert not ctx.run_locks.held(run_id)  # its process is gone: so is the lock
     assert ctx.recover() == [run_id]  # at once, the heartbeat still fresh

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from service import runs
 from service.db import transaction
+from service.runs import ledger
 from service.tables import Model
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
@@ -117,7 +117,7 @@ def test_reopen_refusals_and_untrained_models(idle_svc: Svc) -> None:
 
     # A first training that fails makes the model `failed`; reopen makes it a plain draft.
     with transaction(idle_svc.ctx.sessions) as s:
-        assert runs.fail(s, run_id, None, "internal_error", "made to fail by the test")
+        assert ledger.fail(s, run_id, None, "internal_error", "made to fail by the test")
     assert check(c.get("/v1/models/acme.fresh", headers=h), 200)["state"] == "failed"
     model = check(c.post("/v1/models/acme.fresh/reopen", headers=h), 200)
     assert model["state"] == "draft" and model["last_operation"]["kind"] == "reopen"
@@ -144,8 +144,8 @@ def test_a_failed_run_leaves_the_reopened_draft_editable(svc: Svc) -> None:
     # (Queued and failed in one transaction, never enqueued: the running worker cannot race the test.)
     with transaction(svc.ctx.sessions) as s:
         model = s.scalars(select(Model).where(Model.handle == "acme.retry")).one()
-        run = runs.create_run(s, model, "train", {"effort": "low", "triggered_by": "train"})
-        assert runs.fail(s, run.id, None, "worker_lost", "made to fail by the test")
+        run = ledger.create_run(s, model, "train", {"effort": "low", "triggered_by": "train"})
+        assert ledger.fail(s, run.id, None, "worker_lost", "made to fail by the test")
     model = check(c.get(m, headers=h), 200)
     assert model["state"] == "draft" and model["version_no"] == 1
     assert model["last_operation"]["status"] == "failed"

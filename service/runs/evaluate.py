@@ -1,4 +1,4 @@
-"""Evaluation runs: score the model's evaluation set with one version and store its metrics.
+"""Run kind evaluate: score the model's evaluation set with one version and store its metrics.
 
 Items live in `eval_items`, which training never reads. The embeddings go through the embedding cache, so a
 second version evaluated on the same set re-uses them and costs little more than the metrics.
@@ -6,34 +6,26 @@ second version evaluated on the same set re-uses them and costs little more than
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 
+from core.engine import Scorer
 from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
-from service import runs
 from service.db import transaction
-from service.embedding import Embedders, snapshot_embedder_id
+from service.embedding import snapshot_embedder_id
+from service.runs import ledger
+from service.runs.attempt import Attempt
 from service.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
 
 BATCH = 256
 
 
-def run_evaluation(
-    sessions: sessionmaker[Session],
-    embedders: Embedders,
-    run_id: str,
-    attempt: int,
-    progress: Callable[[float, str, str], None],
-) -> None:
-    from core.engine import Scorer
-
-    with transaction(sessions) as s:
-        run = s.get(Run, run_id)
+def execute(at: Attempt) -> None:
+    with transaction(at.sessions) as s:
+        run = s.get(Run, at.run_id)
         assert run is not None
         version_no = int(run.options["version_no"])
         snapshot = s.scalar(
@@ -46,7 +38,7 @@ def run_evaluation(
         ).all()
     if snapshot is None:
         raise EngineError(f"version v{version_no} was pruned before it could be evaluated")
-    scorer = Scorer.from_snapshot(snapshot, embedder=embedders.get(snapshot_embedder_id(snapshot)))
+    scorer = Scorer.from_snapshot(snapshot, embedder=at.embedders.get(snapshot_embedder_id(snapshot)))
     columns = {spec.key: i for i, spec in enumerate(scorer.traits)}
     kept = [it for it in items if it.trait_key in columns]  # traits this version does not have are skipped
     texts = list(dict.fromkeys(it.text for it in kept))  # each distinct text scored once
@@ -56,8 +48,8 @@ def run_evaluation(
         for text, row in zip(chunk, scorer.score(chunk), strict=True):
             rows[text] = np.asarray(row, dtype=float)
         done = min(len(texts), start + BATCH)
-        progress(0.9 * done / max(1, len(texts)), "scoring", f"Scored {done} of {len(texts)} texts")
-    progress(0.92, "metrics", "Computing metrics")
+        at.report(0.9 * done / max(1, len(texts)), "scoring", f"Scored {done} of {len(texts)} texts")
+    at.report(0.92, "metrics", "Computing metrics")
     traits: dict[str, Any] = {}
     # Per item (id, score): what thresholds and the comparison of two versions are computed from.
     item_scores: dict[str, list[list[float]]] = {}
@@ -70,17 +62,17 @@ def run_evaluation(
             item_scores[key] = [
                 [it.id, min(1.0, max(0.0, float(v)))] for it, v in zip(mine, scores, strict=True)
             ]
-    with transaction(sessions) as s:
-        if not runs.succeed(s, run_id, attempt, f"Evaluated v{version_no} on {len(kept)} items"):
+    with transaction(at.sessions) as s:
+        if not ledger.succeed(s, at.run_id, at.number, f"Evaluated v{version_no} on {len(kept)} items"):
             return
-        run = s.get(Run, run_id)
+        run = s.get(Run, at.run_id)
         model = s.get(Model, run.model_id)  # type: ignore[union-attr]
         assert model is not None and run is not None
         s.add(
             Evaluation(
                 model_id=model.id,
                 version_no=version_no,
-                run_id=run_id,
+                run_id=at.run_id,
                 item_count=len(kept),
                 metrics={"traits": traits, "item_scores": item_scores},
                 created_at=utcnow(),
@@ -89,18 +81,3 @@ def run_evaluation(
         # Back where it started: `ready`, or a reopened draft (its edits go on while v N is evaluated).
         model.state = run.return_state if run.return_state == "draft" else "ready"
         model.updated_at = utcnow()
-
-
-def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
-    """The newest stored evaluation of one version, or None."""
-    return s.scalar(
-        select(Evaluation)
-        .where(Evaluation.model_id == model_id, Evaluation.version_no == version_no)
-        .order_by(Evaluation.id.desc())
-        .limit(1)
-    )
-
-
-def item_scores(stored: dict[str, Any], trait: str) -> dict[int, float]:
-    """{eval item id: score} of one trait from an evaluation's `metrics["item_scores"]`."""
-    return {int(i): float(v) for i, v in stored.get(trait, [])}

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from core.contract import RunKind
 from service.tables import Model, Run, utcnow
 
 IN_FLIGHT = ("queued", "running")
@@ -29,7 +30,12 @@ def progress_doc(fraction: float, phase: str, message: str) -> dict[str, Any]:
 
 
 def create_run(
-    session: Session, model: Model, kind: str, options: dict[str, Any], *, idempotency_key: str | None = None
+    session: Session,
+    model: Model,
+    kind: RunKind,
+    options: dict[str, Any],
+    *,
+    idempotency_key: str | None = None,
 ) -> Run:
     """Queue a run and put the model in `busy`; the caller enqueues the id after commit."""
     run = Run(
@@ -186,8 +192,8 @@ def recover_stale(
 ) -> list[str]:
     """Runs whose worker is gone: re-queue (attempts left) or fail. Returns ids to enqueue.
 
-    Gone: its heartbeat is older than `timeout_s`, or (with `held`, service/runlocks.py) nobody holds its run
-    lock. The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two
+    Gone: its heartbeat is older than `timeout_s`, or (with `held`, service/runs/locks.py) nobody holds its
+    run lock. The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two
     processes sweeping at once never both re-queue a run, and a run a worker claims meanwhile is re-read, not
     reset; a run without holder must still be in the attempt that was found without one.
     """

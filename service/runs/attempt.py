@@ -1,0 +1,46 @@
+"""One claimed attempt of a run, as a run kind sees it: its ids, the service's parts, and its progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from service.embedding import Embedders
+from service.runs.heartbeat import Heartbeat
+from service.settings import Settings
+
+
+@dataclass
+class Attempt:
+    run_id: str
+    number: int  # the run's `attempts` at the claim: every write of this attempt is conditional on it
+    handle: str
+    settings: Settings
+    sessions: sessionmaker[Session]
+    embedders: Embedders
+    heartbeat: Heartbeat
+    # Called with (fraction, phase) on every engine progress report; tests use it to simulate a worker dying
+    # mid-run (raise a BaseException).
+    progress_hook: Callable[[float, str], None] | None = None
+    # Test hook: runs once, at the engine's first progress report.
+    pending_pause: Callable[[], None] | None = field(default=None)
+
+    def report(self, fraction: float, phase: str, message: str | None = None) -> None:
+        """Progress of the run as a whole (0-1)."""
+        self.heartbeat.progress(fraction, phase, message)
+
+    def engine_progress(self, lo: float, hi: float) -> Callable[[float, str], None]:
+        """A progress callback for an engine call that covers [lo, hi] of the run."""
+
+        def report(fraction: float, phase: str) -> None:
+            if self.progress_hook is not None:
+                self.progress_hook(fraction, phase)
+            self.heartbeat.progress(lo + (hi - lo) * float(fraction), phase)
+            do_pause = self.pending_pause
+            if do_pause is not None:
+                self.pending_pause = None
+                do_pause()
+
+        return report

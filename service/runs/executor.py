@@ -1,0 +1,108 @@
+"""Executes one run: read inputs, run the engine outside any transaction, then apply the effect (new
+version / traits / samples, model state, ZDR purge, prune) in ONE transaction. A crash anywhere before that
+commit leaves no trace but a run to recover."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.engine.errors import EngineError
+from service.db import transaction
+from service.embedding import Embedders
+from service.runs import discover, evaluate, ledger, synthesize, train
+from service.runs.attempt import Attempt
+from service.runs.heartbeat import ClaimLost, Heartbeat
+from service.runs.locks import RunLocks
+from service.settings import Settings
+from service.tables import Model
+from service.testhooks import pause
+
+log = logging.getLogger("service.runs")
+
+# What each kind of run does: one entry per `core.contract.RUN_KINDS` (tested).
+KINDS: dict[str, Callable[[Attempt], None]] = {
+    "train": train.execute,
+    "retrain": train.execute,
+    "backfill": train.execute,
+    "discover": discover.execute,
+    "synthesize": synthesize.execute,
+    "evaluate": evaluate.execute,
+}
+
+
+class Executor:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders, run_locks: RunLocks
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.embedders = embedders
+        self.run_locks = run_locks
+        # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
+        # worker dying mid-run (raise a BaseException).
+        self.progress_hook: Callable[[float, str], None] | None = None
+        # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
+        self.active: dict[str, int] = {}
+        self._active_lock = threading.Lock()
+
+    def claims(self) -> dict[str, int]:
+        with self._active_lock:
+            return dict(self.active)
+
+    def execute(self, run_id: str) -> None:
+        # The run's lock from before the claim until after its last write: while the row says `running`, its
+        # worker holds it, and the lock goes with the worker's process (service/runs/locks.py).
+        with self.run_locks.hold(run_id) as mine:
+            if not mine:  # another worker is on it (a duplicate message); the sweeps cover the rest
+                log.info("run %s is held by another worker", run_id)
+                return
+            self._claim_and_execute(run_id)
+
+    def _claim_and_execute(self, run_id: str) -> None:
+        with transaction(self.sessions) as s:
+            run = ledger.claim(s, run_id)
+            if run is None:
+                return
+            kind, attempt = run.kind, run.attempts
+            handle = s.scalar(select(Model.handle).where(Model.id == run.model_id)) or ""
+        log.info("run %s (%s) attempt %d started", run_id, kind, attempt)
+        with self._active_lock:
+            self.active[run_id] = attempt
+        try:
+            self._execute_claimed(run_id, kind, attempt, handle)
+        finally:
+            with self._active_lock:
+                self.active.pop(run_id, None)
+
+    def _execute_claimed(self, run_id: str, kind: str, attempt: int, handle: str) -> None:
+        slow = self.settings.test_hooks.slow_run
+        try:
+            with Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
+                parts = (self.settings, self.sessions, self.embedders)
+                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook)
+                if slow is not None and slow.applies(handle, attempt):
+                    at.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
+                execute = KINDS.get(kind)
+                if execute is None:
+                    raise EngineError(f"unknown run kind {kind!r}")
+                execute(at)
+        except ClaimLost:
+            log.warning("run %s attempt %d: the claim was lost, abandoning this attempt", run_id, attempt)
+        except EngineError as exc:
+            self._fail(run_id, attempt, exc.code, str(exc))
+        except Exception as exc:
+            log.exception("run %s failed", run_id)
+            self._fail(
+                run_id, attempt, "internal_error", f"The run failed unexpectedly ({type(exc).__name__})."
+            )
+        else:
+            log.info("run %s finished", run_id)
+
+    def _fail(self, run_id: str, attempt: int, code: str, message: str) -> None:
+        with transaction(self.sessions) as s:
+            ledger.fail(s, run_id, attempt, code, message)

@@ -1,0 +1,75 @@
+"""A claimed run's heartbeat: a thread keeps the run row fresh while the engine works, and progress is written
+through it. A heartbeat that finds the claim gone (recovered as stale, or released) stops the attempt."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from service.db import transaction
+from service.runs import ledger
+
+log = logging.getLogger("service.runs")
+
+PHASE_MESSAGES = {
+    "embedding": "Embedding samples",
+    "searching": "Searching parameters",
+    "calibrating": "Calibrating scores",
+    "saving": "Saving the result",
+}
+
+
+class ClaimLost(Exception):
+    """This worker's claim on its run was taken away (recovered as stale, or released): stop working."""
+
+
+class Heartbeat:
+    """Keeps a claimed run's heartbeat fresh while the engine works; writes progress when asked."""
+
+    def __init__(self, sessions: sessionmaker[Session], run_id: str, attempt: int, interval_s: float) -> None:
+        self._sessions = sessions
+        self._run_id = run_id
+        self._attempt = attempt
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"heartbeat-{run_id}", daemon=True)
+        self._last_write = 0.0
+        self._last_phase = ""
+        self.lost = threading.Event()
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                with transaction(self._sessions) as s:
+                    if not ledger.touch(s, self._run_id, self._attempt):
+                        self.lost.set()
+            except Exception:
+                log.exception("heartbeat failed for %s", self._run_id)
+
+    def progress(self, fraction: float, phase: str, message: str | None = None) -> None:
+        if self.lost.is_set():  # noticed by the heartbeat thread
+            raise ClaimLost(self._run_id)
+        now = time.monotonic()
+        # Throttle DB writes; always write a phase change.
+        if phase == self._last_phase and now - self._last_write < 0.5:
+            return
+        self._last_phase, self._last_write = phase, now
+        doc = ledger.progress_doc(
+            fraction, phase, message or PHASE_MESSAGES.get(phase, phase.replace("_", " "))
+        )
+        with transaction(self._sessions) as s:
+            if not ledger.touch(s, self._run_id, self._attempt, doc):
+                self.lost.set()
+        if self.lost.is_set():
+            raise ClaimLost(self._run_id)

@@ -1,0 +1,116 @@
+"""Run kinds train, retrain and backfill: fit every trait on the stored samples (and, for a retraining or a
+reopened draft, the buffered feedback), then store version N+1 and make it current in one transaction."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import delete, func, select
+
+from core.engine import train
+from core.engine.types import Sample
+from service import history
+from service.db import transaction
+from service.domain.samples import add_samples, held_feedback, load_samples, load_traits, trait_specs
+from service.prune import prune
+from service.retention import erase, purge_texts
+from service.runs import ledger
+from service.runs.attempt import Attempt
+from service.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.testhooks import pause
+
+
+def execute(at: Attempt) -> None:
+    with transaction(at.sessions) as s:
+        run = s.get(Run, at.run_id)
+        assert run is not None
+        model = s.get(Model, run.model_id)
+        assert model is not None
+        options = dict(run.options)
+        traits = load_traits(s, model.id)
+        samples = load_samples(s, model.id)
+        feedback = (
+            list(
+                s.scalars(
+                    select(FeedbackLabel).where(FeedbackLabel.model_id == model.id).order_by(FeedbackLabel.id)
+                )
+            )
+            # A training from a reopened draft takes the buffer in too (docs/api.md, "Reopen").
+            if run.kind == "retrain" or options.get("with_feedback")
+            else []
+        )
+        params = None
+        if options.get("reuse_params") and model.current_version_id is not None:
+            prev = s.get(Version, model.current_version_id)
+            if prev is not None:
+                params = {
+                    k: m.get("params")
+                    for k, m in prev.metrics.get("traits", {}).items()
+                    if m.get("params") is not None
+                } or None
+        retain = not model.zero_data_retention
+        embedder_choice = model.embedder
+    keys = {t.key for t in traits}
+    held = {f.id for f in held_feedback(feedback, samples)}
+    feedback = [f for f in feedback if f.id not in held]
+    feedback_samples = [
+        Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
+    ]
+    effort = options.get("effort") or "medium"
+    embedder = at.embedders.get(embedder_choice, retain=retain)
+    at.report(0.02, "embedding")
+    started = time.monotonic()
+    result = train(
+        trait_specs(traits),
+        samples + feedback_samples,
+        embedder=embedder,
+        effort=effort,
+        params=params,
+        progress=at.engine_progress(0.02, 0.95),
+    )
+    duration = time.monotonic() - started
+    at.report(0.97, "saving")
+    where = f"saving run {at.run_id} attempt {at.number}"
+    pause(at.settings.test_hooks.slow_save, at.handle, where, at.number)
+    metrics = {
+        "traits": {
+            key: {**dict(result.metrics.get(key, {})), "params": result.params.get(key)}
+            for key in (t.key for t in traits)
+        },
+        "embedder": embedder.id,
+        "effort": effort,
+        "duration_s": round(duration, 3),
+    }
+    purged: list[str] = []
+    with transaction(at.sessions) as s:
+        if not ledger.succeed(s, at.run_id, at.number, "Training finished"):
+            return  # the claim was lost (recovered elsewhere): apply nothing
+        model = s.get(Model, s.get(Run, at.run_id).model_id)  # type: ignore[union-attr]
+        assert model is not None
+        if feedback:
+            trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
+            add_samples(s, model.id, trait_ids, feedback_samples, "feedback")
+            s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in feedback])))
+        last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+        version = Version(
+            model_id=model.id,
+            version_no=last_no + 1,
+            triggered_by=options.get("triggered_by", "train"),
+            param_hash=result.param_hash,
+            sample_count=len(samples) + len(feedback_samples),
+            run_id=at.run_id,
+            metrics=metrics,
+            snapshot=result.snapshot,
+            created_at=utcnow(),
+        )
+        s.add(version)
+        s.flush()
+        previous = history.version_no_of(s, model.current_version_id)
+        history.record(s, model, "activated", version.version_no, previous=previous)
+        model.current_version_id = version.id
+        model.state = "ready"
+        model.updated_at = utcnow()
+        if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
+            purged = purge_texts(s, model.id)
+        prune(s, model)
+    erase(at.sessions.kw["bind"], at.embedders, purged)
