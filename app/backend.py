@@ -11,7 +11,6 @@ in the sidebar, else `SCORING_NAMESPACE` when the key owns it, else the key's fi
 from __future__ import annotations
 
 import os
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,10 +19,8 @@ import streamlit as st
 
 from app.reads import invalidate, watched_client
 from core.client import Client, NotFoundError
+from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
 
-NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
-PUBLIC_NAMESPACE = "public"
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
 NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
 
@@ -150,7 +147,7 @@ def get_backend() -> Backend:
         if info is None:  # an older service: trust SCORING_NAMESPACE, as before /keys/current existed
             owned, scope = env_namespaces() or ("default",), "authoring"
         else:
-            owned, scope = tuple(info["namespaces"]) or ("public",), str(info["scope"])
+            owned, scope = tuple(info["namespaces"]) or (PUBLIC_NAMESPACE,), str(info["scope"])
         picked = st.session_state.get(NAMESPACE_KEY)
         preferred = ((picked,) if picked else ()) + env_namespaces()
         return Backend(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from app.backend import HANDLE_RE
+from core.contract import HANDLE_RE
 
 
 def check_handle(handle: str, owned: tuple[str, ...]) -> str | None:

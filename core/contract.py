@@ -65,7 +65,10 @@ def unique_trait_key(key: str, taken: Collection[str]) -> str:
 # -- handles, tags, version numbers ------------------------------------------------------------------------
 
 # Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
+NAMESPACE_RE = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,62}\Z")
 HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
+#: The catalog every key reads; a model's namespace is the part of its handle before the dot.
+PUBLIC_NAMESPACE = "public"
 #: HANDLE_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
 HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
 TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")

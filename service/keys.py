@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
 from service.tables import ApiKey
 
 SCOPES = ("authoring", "scoring")
-NAMESPACE_RE = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,62}\Z")
 KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")
 
 
@@ -28,7 +28,7 @@ class Principal:
         return namespace in self.namespaces
 
     def can_read(self, namespace: str) -> bool:
-        return namespace == "public" or namespace in self.namespaces
+        return namespace == PUBLIC_NAMESPACE or namespace in self.namespaces
 
 
 def _hash(salt: str, secret: str) -> str:

@@ -85,14 +85,19 @@ def test_the_contract_imports_nothing_but_the_standard_library() -> None:
     assert out.stdout.strip() == "['core', 'core.contract']"
 
 
-def test_no_layer_restates_the_text_limit() -> None:
-    """The limit lives in core.contract only: a second literal is how the old copies drifted apart."""
+def _restating(pattern: str) -> list[str]:
     hits = []
     for folder in ("core", "service", "app", "pages"):
         for path in (ROOT / folder).rglob("*.py"):
-            if path.name != "contract.py" and re.search(r"\b20_?000\b", path.read_text()):
+            if path.name != "contract.py" and re.search(pattern, path.read_text()):
                 hits.append(str(path.relative_to(ROOT)))
-    assert hits == []
+    return hits
+
+
+def test_no_layer_restates_the_text_limit_or_the_name_patterns() -> None:
+    """These rules live in core.contract only: a second literal is how the old copies drifted apart."""
+    assert _restating(r"\b20_?000\b") == []
+    assert _restating(re.escape("[a-z0-9][a-z0-9_-]{0,62}")) == []  # namespaces and handles
 
 
 def test_every_run_kind_has_its_module_and_nothing_else_is_dispatched() -> None:

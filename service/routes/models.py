@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, status
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from core.contract import HANDLE_RE, MODELS_PAGE, ModelState
+from core.contract import HANDLE_RE, MODELS_PAGE, PUBLIC_NAMESPACE, ModelState
 from core.embedders.registry import choice_id
 from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
@@ -77,7 +77,7 @@ def list_models(
     state: Annotated[ModelState | None, Query()] = None,
     kind: Annotated[str | None, Query(max_length=32)] = None,
 ) -> ModelPage:
-    ns = namespace or "public"
+    ns = namespace or PUBLIC_NAMESPACE
     if not who.can_read(ns):
         raise ApiError(403, "forbidden", f"The key does not own namespace {ns!r}.")
     scope = f"models|{ns}|{state or ''}|{kind or ''}"
