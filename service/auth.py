@@ -7,14 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import HANDLE_RE
 from service.context import Context
 from service.errors import ApiError
 from service.keys import Principal, authenticate
-from service.tables import Model
 
 bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`")
 
@@ -69,25 +66,3 @@ def authoring(who: Annotated[Principal, Depends(principal)]) -> Principal:
 
 AnyKey = Annotated[Principal, Depends(principal)]
 AuthoringKey = Annotated[Principal, Depends(authoring)]
-
-
-def require_readable(who: Principal, handle: str, namespace: str | None) -> None:
-    """404 for a model that does not exist (no namespace) or that the key cannot read: never a 403 that
-    would confirm the model exists."""
-    if namespace is None or not who.can_read(namespace):
-        raise ApiError(404, "model_not_found", f"No model {handle!r}.")
-
-
-def load_model(session: Session, who: Principal, handle: str, *, write: bool = False) -> Model:
-    """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own."""
-    if not HANDLE_RE.match(handle):  # cannot exist; and no odd path text reaches the database
-        raise ApiError(404, "model_not_found", f"No model {handle!r}.")
-    query = select(Model).where(Model.handle == handle)
-    # Writers lock the model row (PostgreSQL; SQLite already serialises writers), so two concurrent
-    # state changes of one model cannot both see the old state.
-    model = session.scalar(query.with_for_update() if write else query)
-    require_readable(who, handle, model.namespace if model else None)
-    assert model is not None
-    if write and not who.owns(model.namespace):
-        raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
-    return model

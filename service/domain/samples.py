@@ -1,16 +1,29 @@
-"""Traits and samples as the engine sees them: read, add without duplicates, feedback a retraining may use."""
+"""Samples: as the engine sees them (read, add without duplicates, feedback a retraining may use), and the
+samples resource (add, list, edit, delete)."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Aggregation, is_positive
+from core.contract import Aggregation, Provenance, is_positive
 from core.engine.types import Sample, TraitSpec
-from service.tables import FeedbackLabel, SampleRow, Trait, utcnow
+from service.db import transaction
+from service.domain.access import load_model
+from service.domain.traits import TraitRefs
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.states import require_untrained
+from service.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.testhooks import pause
+from service.views import sample_out
+
+if TYPE_CHECKING:  # the context builds the run executor, which reads samples through this module
+    from service.context import Context
 
 
 def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[FeedbackLabel]:
@@ -89,3 +102,117 @@ def add_samples(
         session.flush()
         ids.append(row.id)
     return ids
+
+
+# -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
+
+MAX_ID = 2**31 - 1
+
+
+def add_sample_batch(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
+    """All or none; a sample already stored (same trait, text, quality) answers with its id."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_untrained(s, model)
+        refs = TraitRefs(s, model)
+        resolved = [
+            Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
+            for i, x in enumerate(items)
+        ]
+        ids = add_samples(s, model.id, refs.ids, resolved, "authored")
+        # source_url is per input item; set it on rows created by this request.
+        for item, sid in zip(items, ids, strict=True):
+            if item.source_url is not None:
+                row = s.get(SampleRow, sid)
+                if row is not None and row.source_url is None:
+                    row.source_url = item.source_url
+        model.updated_at = utcnow()
+        pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
+        return SampleIds(ids=ids)
+
+
+def list_samples(
+    ctx: Context,
+    who: Principal,
+    handle: str,
+    trait: str | None,
+    provenance: Provenance | None,
+    limit: int,
+    cursor: str | None,
+) -> SamplePage:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        scope = f"samples|{model.id}|{trait or ''}|{provenance or ''}"
+        after = ctx.cursors.decode(cursor, scope) if cursor else 0
+        if not isinstance(after, int):
+            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        q = (
+            select(SampleRow, Trait.key)
+            .join(Trait, Trait.id == SampleRow.trait_id)
+            .where(SampleRow.model_id == model.id, SampleRow.id > after)
+        )
+        if trait is not None:
+            q = q.where((Trait.key == trait) | (Trait.name == trait))
+        if provenance is not None:
+            q = q.where(SampleRow.provenance == provenance)
+        rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
+        page = rows[:limit]
+        items = [sample_out(row, key) for row, key in page]
+    next_cursor = ctx.cursors.encode(scope, page[-1][0].id) if len(rows) > limit else None
+    return SamplePage(items=items, limit=limit, next_cursor=next_cursor)
+
+
+def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
+    """The model's sample, or 404 (also for an id of another model: ids do not reveal other models)."""
+    row = None
+    if 1 <= sample_id <= MAX_ID:  # beyond a 32-bit id no sample exists (and PostgreSQL would refuse it)
+        row = s.scalar(select(SampleRow).where(SampleRow.id == sample_id, SampleRow.model_id == model.id))
+    if row is None:
+        raise ApiError(404, "sample_not_found", f"No sample {sample_id} in {model.handle}.")
+    return row
+
+
+def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, patch: SamplePatch) -> SampleOut:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        row = _find_sample(s, model, sample_id)
+        require_untrained(s, model)
+        trait = s.get(Trait, row.trait_id)
+        assert trait is not None
+        if patch.trait is not None:
+            trait = TraitRefs(s, model).find(patch.trait, ("body", "trait"))
+        text = patch.text if patch.text is not None else row.text
+        quality = float(patch.quality) if patch.quality is not None else row.quality
+        if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
+            return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
+        digest = sha256(text)
+        # As on create, two identical samples (trait, text, quality) are never stored: an edit that makes
+        # this one identical to a stored one removes it and answers with the stored one (its id).
+        same = s.scalar(
+            select(SampleRow).where(
+                SampleRow.model_id == model.id,
+                SampleRow.trait_id == trait.id,
+                SampleRow.content_sha256 == digest,
+                SampleRow.quality == quality,
+                SampleRow.id != row.id,
+            )
+        )
+        if same is not None:
+            s.delete(row)
+            model.updated_at = utcnow()
+            return sample_out(same, trait.key)
+        row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
+        row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
+        model.updated_at = utcnow()
+        s.flush()
+        return sample_out(row, trait.key)
+
+
+def delete_sample(ctx: Context, who: Principal, handle: str, sample_id: int) -> SampleDeleted:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        row = _find_sample(s, model, sample_id)
+        require_untrained(s, model)
+        s.delete(row)
+        model.updated_at = utcnow()
+        return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

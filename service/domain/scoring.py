@@ -8,15 +8,16 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.auth import require_readable
 from service.context import Context
 from service.db import transaction
+from service.domain.access import require_readable
+from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.keys import Principal
 from service.runs import ledger
 from service.states import require_not_archived
-from service.tables import FeedbackLabel, Model, Tag, Trait, Version, utcnow
+from service.tables import FeedbackLabel, Model, Tag, Version, utcnow
 from service.testhooks import pause
 
 
@@ -89,15 +90,13 @@ def add_feedback(ctx: Context, t: Target, text: str, items: list[Any]) -> tuple[
         # ready model and queue one retraining apiece.
         model = s.scalar(select(Model).where(Model.id == t.model_id).with_for_update())
         assert model is not None
-        traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
-        by = {t_.key: t_.key for t_ in traits} | {t_.name: t_.key for t_ in traits}
+        refs = TraitRefs(s, model)
         for i, item in enumerate(items):
-            if item.trait not in by:
-                raise ApiError(422, "unknown_trait", f"feedback[{i}]: no trait {item.trait!r}.")
+            key = refs.find(item.trait, ("body", "feedback", i, "trait")).key
             s.add(
                 FeedbackLabel(
                     model_id=model.id,
-                    trait_key=by[item.trait],
+                    trait_key=key,
                     text=text,
                     quality=item.quality,
                     created_at=utcnow(),

@@ -10,8 +10,9 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from core.engine.comparison import compare_trait
-from service.auth import AuthoringKey, CtxDep, load_model
+from service.auth import AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.evaluation import item_scores, stored_evaluation
 from service.domain.versions import resolve_version
 from service.routes.common import errors

@@ -10,16 +10,18 @@ from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
 from core.contract import POSITIVE_THRESHOLD
-from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
+from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.samples import sha256
+from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.routes.common import errors
 from service.runs import ledger
 from service.schemas import SampleIn, Strict
 from service.states import busy_error, require_not_archived
-from service.tables import EvalItem, Evaluation, Trait, utcnow
+from service.tables import EvalItem, Evaluation, utcnow
 
 router = APIRouter(tags=["evaluation"])
 VersionRef = Annotated[str, Path(max_length=64, description="`vN` or a tag")]
@@ -85,8 +87,7 @@ def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) ->
         require_not_archived(model)
         if model.zero_data_retention:
             raise _zdr_refusal()
-        traits = s.scalars(select(Trait).where(Trait.model_id == model.id)).all()
-        by = {t.name: t.key for t in traits} | {t.key: t.key for t in traits}
+        refs = TraitRefs(s, model)
         stored: set[tuple[str, str, float]] = {
             (row.trait_key, row.content_sha256, row.quality)
             for row in s.execute(
@@ -97,20 +98,7 @@ def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) ->
         }
         added = 0
         for i, item in enumerate(body.items):
-            key = by.get(item.trait)
-            if key is None:
-                raise ApiError(
-                    422,
-                    "unknown_trait",
-                    f"items[{i}]: no trait {item.trait!r} in {model.handle}.",
-                    details=[
-                        {
-                            "loc": ["body", "items", i, "trait"],
-                            "msg": "unknown trait",
-                            "type": "unknown_trait",
-                        }
-                    ],
-                )
+            key = refs.find(item.trait, ("body", "items", i, "trait")).key
             digest = sha256(item.text)
             if (key, digest, item.quality) in stored:  # re-importing a file adds nothing
                 continue

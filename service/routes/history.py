@@ -9,8 +9,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from service import history
-from service.auth import AnyKey, CtxDep, load_model
+from service.auth import AnyKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.routes.common import errors
 
 EventKind = Literal["activated", "tagged", "untagged", "reopened"]

@@ -11,9 +11,11 @@ from sqlalchemy.orm import Session
 
 from core.contract import POOL_PAGE, SuggestMode
 from core.engine.suggest import pole_prior, suggest
-from service.auth import AuthoringKey, CtxDep, load_model
+from service.auth import AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.samples import sha256, trait_specs
+from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.routes.common import errors
 from service.schemas import (
@@ -28,7 +30,7 @@ from service.schemas import (
     SuggestOut,
 )
 from service.states import require_not_archived
-from service.tables import FeedbackLabel, Model, PoolText, SampleRow, Trait, utcnow
+from service.tables import FeedbackLabel, Model, PoolText, SampleRow, utcnow
 
 router = APIRouter(tags=["pool"])
 MAX_ID = 2**31 - 1
@@ -148,18 +150,7 @@ def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         embedder = ctx.embedders.get(model.embedder)
-        trait = s.scalar(
-            select(Trait).where(
-                Trait.model_id == model.id, (Trait.key == body.trait) | (Trait.name == body.trait)
-            )
-        )
-        if trait is None:
-            raise ApiError(
-                422,
-                "unknown_trait",
-                f"No trait {body.trait!r} in {model.handle}.",
-                details=[{"loc": ["body", "trait"], "msg": "unknown trait", "type": "unknown_trait"}],
-            )
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
         spec = trait_specs([trait])[0]
         # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
         labels = list(

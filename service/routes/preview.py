@@ -7,8 +7,9 @@ from pydantic import BaseModel, Field
 
 from core.contract import trait_key
 from core.engine import TraitSpec, preview_zero_shot
-from service.auth import AuthoringKey, CtxDep, load_model
+from service.auth import AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.routes.common import errors
 from service.schemas import Strict, Text, TraitIn
 

@@ -9,8 +9,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, RunKind
-from service.auth import AuthoringKey, CtxDep, load_model
+from service.auth import AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.training import check_trainable, fingerprint, idempotency_key, sample_count
 from service.errors import ApiError
 from service.routes.common import RUN_ID_HEADER, errors

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from core.contract import POSITIVE_THRESHOLD
 from core.engine.thresholds import choose_threshold, pr_curve
-from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
+from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.evaluation import labelled_scores, stored_evaluation
 from service.domain.versions import resolve_version
 from service.errors import ApiError

@@ -10,8 +10,9 @@ from sqlalchemy import select
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSIONS_PAGE
 from service import history
-from service.auth import AnyKey, AuthoringKey, CtxDep, load_model
+from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain.access import load_model
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.routes.common import errors

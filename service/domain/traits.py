@@ -1,0 +1,122 @@
+"""A model's traits: list, add, update, delete (edits only on an untrained model), and the one rule for
+finding a trait a request names (by key or by name)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.contract import MAX_TRAITS, trait_key, unique_trait_key
+from service.db import transaction
+from service.domain.access import load_model
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
+from service.states import require_untrained
+from service.tables import FeedbackLabel, Model, Trait, utcnow
+from service.views import traits_out
+
+
+class TraitRefs:
+    """The model's traits by key or by name, as a request names them; a key wins over another's name."""
+
+    def __init__(self, s: Session, model: Model) -> None:
+        self.handle = model.handle
+        self.traits = list(s.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)))
+        self._by = {t.name: t for t in self.traits} | {t.key: t for t in self.traits}
+
+    @property
+    def ids(self) -> dict[str, int]:
+        return {t.key: t.id for t in self.traits}
+
+    def find(self, ref: str, loc: Sequence[str | int]) -> Trait:
+        """The trait named `ref`, or 422 `unknown_trait` pointing at the request field `loc`."""
+        trait = self._by.get(ref)
+        if trait is None:
+            raise unknown_trait(ref, self.handle, loc)
+        return trait
+
+
+def unknown_trait(ref: str, handle: str, loc: Sequence[str | int]) -> ApiError:
+    # `["body", "samples", 3, "trait"]` reads as "samples[3]: " before the message.
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:-1]).lstrip(".")
+    prefix = f"{where}: " if where else ""
+    return ApiError(
+        422,
+        "unknown_trait",
+        f"{prefix}no trait {ref!r} in {handle}.",
+        details=[{"loc": list(loc), "msg": "unknown trait", "type": "unknown_trait"}],
+    )
+
+
+def find_trait(s: Session, model: Model, key: str) -> Trait:
+    """The trait at `…/traits/{key}` (a path names a trait by key only), or 404."""
+    trait = s.scalar(select(Trait).where(Trait.model_id == model.id, Trait.key == key))
+    if trait is None:
+        raise ApiError(404, "trait_not_found", f"No trait {key!r} in {model.handle}.")
+    return trait
+
+
+def list_traits(reads: sessionmaker[Session], who: Principal, handle: str) -> TraitsOut:
+    with transaction(reads) as s:
+        return TraitsOut(traits=traits_out(s, load_model(s, who, handle)))
+
+
+def add_traits(sessions: sessionmaker[Session], who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_untrained(s, model)
+        taken = set(s.scalars(select(Trait.key).where(Trait.model_id == model.id)))
+        if len(taken) + len(new) > MAX_TRAITS:
+            raise ApiError(422, "validation_error", f"A model has at most {MAX_TRAITS} traits.")
+        for t in new:
+            key = unique_trait_key(trait_key(t.name), taken)
+            taken.add(key)
+            s.add(
+                Trait(
+                    model_id=model.id,
+                    key=key,
+                    name=t.name,
+                    positive_label=t.positive_label,
+                    negative_label=t.negative_label,
+                    description=t.description,
+                    aggregation=t.aggregation,
+                    kind="extrinsic",
+                )
+            )
+        model.updated_at = utcnow()
+        s.flush()
+        return TraitsOut(traits=traits_out(s, model))
+
+
+def update_trait(
+    sessions: sessionmaker[Session], who: Principal, handle: str, key: str, patch: TraitPatch
+) -> TraitsOut:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        trait = find_trait(s, model, key)
+        require_untrained(s, model)
+        for name, value in patch.model_dump(exclude_unset=True).items():
+            if value is not None:  # null leaves the field unchanged; the key never changes
+                setattr(trait, name, value)
+        model.updated_at = utcnow()
+        s.flush()
+        return TraitsOut(traits=traits_out(s, model))
+
+
+def delete_trait(sessions: sessionmaker[Session], who: Principal, handle: str, key: str) -> Deleted:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        trait = find_trait(s, model, key)
+        require_untrained(s, model)
+        s.delete(trait)  # its samples go with it (ON DELETE CASCADE)
+        # and so do its buffered feedback labels (a reopened draft can have some), keyed by trait key
+        s.execute(
+            delete(FeedbackLabel).where(
+                FeedbackLabel.model_id == model.id, FeedbackLabel.trait_key == trait.key
+            )
+        )
+        model.updated_at = utcnow()
+        return Deleted(handle=model.handle, deleted=True)
