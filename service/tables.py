@@ -20,6 +20,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+#: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
+#: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
+MAX_INT = 2**31 - 1
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)

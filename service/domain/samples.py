@@ -18,7 +18,7 @@ from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.states import require_untrained
-from service.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait, utcnow
 from service.testhooks import pause
 from service.views import sample_out
 
@@ -106,8 +106,6 @@ def add_samples(
 
 # -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
 
-MAX_ID = 2**31 - 1
-
 
 def add_sample_batch(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
     """All or none; a sample already stored (same trait, text, quality) answers with its id."""
@@ -165,7 +163,7 @@ def list_samples(
 def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
     """The model's sample, or 404 (also for an id of another model: ids do not reveal other models)."""
     row = None
-    if 1 <= sample_id <= MAX_ID:  # beyond a 32-bit id no sample exists (and PostgreSQL would refuse it)
+    if 1 <= sample_id <= MAX_INT:
         row = s.scalar(select(SampleRow).where(SampleRow.id == sample_id, SampleRow.model_id == model.id))
     if row is None:
         raise ApiError(404, "sample_not_found", f"No sample {sample_id} in {model.handle}.")

@@ -1,17 +1,23 @@
-"""Finding a model's version by `vN` or tag."""
+"""A model's versions: find one by `vN` or tag, list them, read one, and tag or untag the active one."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, false, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
-from core.contract import VERSION_NO_RE
+from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE
+from service import history
+from service.cursors import Cursors
+from service.db import transaction
+from service.domain.access import load_model
 from service.errors import ApiError
-from service.tables import Model, Tag, Version
-
-MAX_VERSION_NO = 2**31 - 1  # the version_no column is a 32-bit INTEGER on PostgreSQL
+from service.keys import Principal
+from service.schemas import Tagged, Untagged
+from service.states import require_not_archived
+from service.tables import MAX_INT, Model, Tag, Version
+from service.views import version_out
 
 
 def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
@@ -19,7 +25,7 @@ def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
     match = VERSION_NO_RE.match(ref)
     if match:
         number = int(match.group(1))
-        if number > MAX_VERSION_NO:  # past any stored number; comparing would overflow the column (500)
+        if number > MAX_INT:  # past any stored number; comparing would overflow the column (500)
             return false()
         return and_(Version.model_id == model_id, Version.version_no == number)
     tagged = select(Tag.version_id).where(Tag.model_id == model_id, Tag.name == ref)
@@ -35,3 +41,77 @@ def resolve_version(session: Session, model: Model, ref: str) -> Version:
 
 def version_not_found(handle: str, ref: str) -> ApiError:
     return ApiError(404, "version_not_found", f"No version {ref!r} of {handle}.")
+
+
+def list_versions(
+    reads: sessionmaker[Session],
+    cursors: Cursors,
+    who: Principal,
+    handle: str,
+    limit: int,
+    cursor: str | None,
+) -> dict[str, Any]:
+    """A page of versions, newest first, without snapshots."""
+    with transaction(reads) as s:
+        model = load_model(s, who, handle)
+        scope = f"versions|{model.id}"
+        before = cursors.decode(cursor, scope) if cursor else None
+        if before is not None and not isinstance(before, int):
+            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        q = select(Version).where(Version.model_id == model.id)
+        if before is not None:
+            q = q.where(Version.version_no < before)
+        rows = s.scalars(q.order_by(Version.version_no.desc()).limit(limit + 1)).all()
+        page = rows[:limit]
+        items = [version_out(s, v, with_snapshot=False) for v in page]
+    next_cursor = cursors.encode(scope, page[-1].version_no) if len(rows) > limit else None
+    return {"items": items, "limit": limit, "next_cursor": next_cursor}
+
+
+def get_version(reads: sessionmaker[Session], who: Principal, handle: str, ref: str) -> dict[str, Any]:
+    """One version; its snapshot for authoring keys only."""
+    with transaction(reads) as s:
+        model = load_model(s, who, handle)
+        return version_out(s, resolve_version(s, model, ref), with_snapshot=who.scope == "authoring")
+
+
+def check_tag_name(name: str) -> None:
+    if not TAG_RE.match(name) or TAG_LIKE_VERSION_RE.match(name):
+        raise ApiError(
+            422,
+            "invalid_tag",
+            f"{name!r} is not a valid tag: use [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, "
+            "not 'v<number>' or 'V<number>'.",
+        )
+
+
+def tag_version(sessions: sessionmaker[Session], who: Principal, handle: str, name: str) -> Tagged:
+    """Point tag `name` at the active version (re-using a tag moves it)."""
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        check_tag_name(name)
+        require_not_archived(model)
+        if model.current_version_id is None:
+            raise ApiError(409, "no_active_version", "The model has no active version to tag yet.")
+        tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == name))
+        version_no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
+        previous = history.version_no_of(s, tag.version_id) if tag is not None else None
+        if tag is None:
+            s.add(Tag(model_id=model.id, name=name, version_id=model.current_version_id))
+        else:
+            tag.version_id = model.current_version_id
+        if tag is None or previous != version_no:  # re-tagging the same version changes nothing
+            history.record(s, model, "tagged", int(version_no or 0), tag=name, previous=previous)
+        return Tagged(handle=model.handle, tag=name, version_no=int(version_no or 0))
+
+
+def untag_version(sessions: sessionmaker[Session], who: Principal, handle: str, name: str) -> Untagged:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        check_tag_name(name)
+        require_not_archived(model)
+        tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == name))
+        if tag is not None:
+            history.record(s, model, "untagged", int(history.version_no_of(s, tag.version_id) or 0), tag=name)
+            s.delete(tag)
+        return Untagged(handle=model.handle, tag=name, deleted=tag is not None)

@@ -1,0 +1,180 @@
+"""A model's unlabelled pool: import texts, list (keyset pages), delete, and suggest what to label next."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+from sqlalchemy import CursorResult, delete, func, select
+from sqlalchemy.orm import Session
+
+from core.contract import SuggestMode
+from core.engine.suggest import pole_prior, suggest
+from service.context import Context
+from service.db import transaction
+from service.domain.access import load_model
+from service.domain.samples import sha256, trait_specs
+from service.domain.traits import TraitRefs
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import (
+    PoolAdded,
+    PoolDeleted,
+    PoolIn,
+    PoolPage,
+    PoolTextOut,
+    SampleDeleted,
+    SuggestIn,
+    Suggestion,
+    SuggestOut,
+)
+from service.states import require_not_archived
+from service.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
+
+
+def _writable(s: Session, who: Principal, handle: str) -> Model:
+    model = load_model(s, who, handle, write=True)
+    require_not_archived(model)
+    return model
+
+
+def add_pool_texts(ctx: Context, who: Principal, handle: str, body: PoolIn) -> PoolAdded:
+    digests = [sha256(t) for t in body.texts]
+    # Embed the new texts with no lock held (SQLite's write lock is database-wide: embedding under it made
+    # every other writer wait), then check again and write. The embedding cache then holds every pool text,
+    # so suggestions (which need them all) answer from the cache.
+    with transaction(ctx.reads) as s:
+        model, _, new = _plan_pool_import(s, who, handle, body.texts, digests)
+    if new:
+        ctx.embedders.get(model.embedder).encode([row.text for row in new.values()])
+    with transaction(ctx.sessions) as s:
+        _, stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        s.add_all(new.values())
+        s.flush()
+        stored.update({digest: row.id for digest, row in new.items()})
+        return PoolAdded(ids=[stored[d] for d in digests], added=len(new))
+
+
+def _plan_pool_import(
+    s: Session, who: Principal, handle: str, texts: list[str], digests: list[str]
+) -> tuple[Model, dict[str, int], dict[str, PoolText]]:
+    """The model, the ids of its pool's texts among these, and new rows for the others (after the owner and
+    ZDR checks)."""
+    model = _writable(s, who, handle)
+    if model.zero_data_retention:
+        raise ApiError(
+            409,
+            "zero_data_retention",
+            "The model has zero-data-retention on: the service keeps no unlabelled texts for it.",
+        )
+    stored = dict(
+        s.execute(
+            select(PoolText.content_sha256, PoolText.id).where(
+                PoolText.model_id == model.id, PoolText.content_sha256.in_(set(digests))
+            )
+        )
+        .tuples()
+        .all()
+    )
+    new: dict[str, PoolText] = {}
+    for text, digest in zip(texts, digests, strict=True):
+        if digest not in stored and digest not in new:
+            new[digest] = PoolText(model_id=model.id, text=text, content_sha256=digest, created_at=utcnow())
+    return model, stored, new
+
+
+def list_pool(ctx: Context, who: Principal, handle: str, limit: int, cursor: str | None) -> PoolPage:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        scope = f"pool|{model.id}"
+        after = ctx.cursors.decode(cursor, scope) if cursor else 0
+        if not isinstance(after, int):
+            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        rows = s.scalars(
+            select(PoolText)
+            .where(PoolText.model_id == model.id, PoolText.id > after)
+            .order_by(PoolText.id)
+            .limit(limit + 1)
+        ).all()
+        page = rows[:limit]
+        total = s.scalar(select(func.count()).select_from(PoolText).where(PoolText.model_id == model.id)) or 0
+        items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at) for r in page]
+    next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
+    return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)
+
+
+def delete_pool_text(ctx: Context, who: Principal, handle: str, text_id: int) -> SampleDeleted:
+    with transaction(ctx.sessions) as s:
+        model = _writable(s, who, handle)
+        row = None
+        if 1 <= text_id <= MAX_INT:
+            row = s.scalar(select(PoolText).where(PoolText.id == text_id, PoolText.model_id == model.id))
+        if row is None:
+            raise ApiError(404, "pool_text_not_found", f"No pool text {text_id} in {model.handle}.")
+        s.delete(row)
+        return SampleDeleted(handle=model.handle, id=text_id, deleted=True)
+
+
+def clear_pool(ctx: Context, who: Principal, handle: str) -> PoolDeleted:
+    with transaction(ctx.sessions) as s:
+        model = _writable(s, who, handle)
+        result = s.execute(delete(PoolText).where(PoolText.model_id == model.id))
+        gone = cast(CursorResult[Any], result).rowcount or 0
+    ctx.pools.forget(model.id)
+    return PoolDeleted(handle=model.handle, deleted=int(gone))
+
+
+def suggest_next(ctx: Context, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        embedder = ctx.embedders.get(model.embedder)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        spec = trait_specs([trait])[0]
+        # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
+        labels = list(
+            s.execute(select(SampleRow.text, SampleRow.quality).where(SampleRow.trait_id == trait.id))
+            .tuples()
+            .all()
+        ) + list(
+            s.execute(
+                select(FeedbackLabel.text, FeedbackLabel.quality).where(
+                    FeedbackLabel.model_id == model.id, FeedbackLabel.trait_key == trait.key
+                )
+            )
+            .tuples()
+            .all()
+        )
+        ids, X = ctx.pools.matrix(s, model.id, embedder)
+        labelled_digests = {sha256(t) for t, _ in labels}
+        exclude = np.zeros(len(ids), dtype=bool)
+        if labelled_digests and len(ids):
+            done = set(
+                s.scalars(
+                    select(PoolText.id).where(
+                        PoolText.model_id == model.id, PoolText.content_sha256.in_(labelled_digests)
+                    )
+                )
+            )
+            exclude = np.isin(ids, np.fromiter(done, dtype=np.int64, count=len(done)))
+    L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
+    q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
+    # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
+    prior = pole_prior(spec, embedder)
+    picked = suggest(X, L, q, k=body.k, mode=body.mode, exclude=exclude, prior=prior)
+    chosen = [int(ids[i]) for i in picked.indices]
+    with transaction(ctx.reads) as s:
+        texts = dict(
+            s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_(chosen))).tuples().all()
+        )
+    items = [
+        Suggestion(id=i, text=texts[i], score=score)
+        for i, score in zip(chosen, picked.scores, strict=True)
+        if i in texts  # deleted meanwhile
+    ]
+    return SuggestOut(
+        trait=trait.key,
+        mode=cast(SuggestMode, picked.mode),
+        items=items,
+        pool_size=len(ids),
+        labelled=len(labels),
+    )
