@@ -574,3 +574,98 @@ class SuggestOut(BaseModel):
     items: list[Suggestion]
     pool_size: int
     labelled: int
+
+
+# -- evaluation sets -------------------------------------------------------------------------------------
+
+
+class EvalItemsIn(Strict):
+    items: list[SampleIn] = Field(min_length=1, max_length=500)
+
+
+class EvalAdded(BaseModel):
+    added: int
+    total: int
+
+
+class EvalTraitCounts(BaseModel):
+    positive: int
+    negative: int
+
+
+class EvalSetOut(BaseModel):
+    handle: str
+    total: int
+    traits: dict[str, EvalTraitCounts]
+
+
+class EvalDeleted(BaseModel):
+    handle: str
+    deleted: int
+
+
+class EvaluationStarted(BaseModel):
+    state: str
+    run_id: str
+    version_no: int
+
+
+class EvaluationOut(BaseModel):
+    handle: str
+    version_no: int
+    run_id: str
+    created_at: datetime
+    items: int
+    traits: dict[str, Any]
+
+
+# -- thresholds ----------------------------------------------------------------------------------------------
+
+
+class PrPoint(BaseModel):
+    threshold: float
+    precision: float
+    recall: float
+
+
+class PrTrait(BaseModel):
+    positive: int
+    negative: int
+    points: list[PrPoint]
+
+
+class PrCurveOut(BaseModel):
+    handle: str
+    version_no: int
+    run_id: str
+    traits: dict[str, PrTrait]
+
+
+class ThresholdIn(Strict):
+    target: Literal["precision", "recall"]
+    value: float = Field(gt=0.0, le=1.0)
+
+
+class ThresholdOut(BaseModel):
+    trait: str
+    threshold: float
+    target: str
+    value: float
+    precision: float
+    recall: float
+    run_id: str
+    items: int
+    set_at: str
+
+
+class ThresholdsOut(BaseModel):
+    handle: str
+    version_no: int
+    thresholds: dict[str, ThresholdOut]
+
+
+class ThresholdDeleted(BaseModel):
+    handle: str
+    version_no: int
+    trait: str
+    deleted: bool

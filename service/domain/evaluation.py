@@ -1,15 +1,37 @@
-"""A version's stored evaluation on the model's evaluation set, and the labelled scores it holds."""
+"""Evaluation sets (held-out labelled items, never trained on), starting an evaluation of a version, and a
+version's stored evaluation with the labelled scores it holds."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
 
+from core.contract import POSITIVE_THRESHOLD
+from service.db import transaction
+from service.domain.access import load_model
+from service.domain.samples import sha256
+from service.domain.traits import TraitRefs
+from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.tables import EvalItem, Evaluation, Model, Version
+from service.keys import Principal
+from service.runs import ledger
+from service.schemas import (
+    EvalAdded,
+    EvalDeleted,
+    EvalSetOut,
+    EvalTraitCounts,
+    EvaluationOut,
+    EvaluationStarted,
+    SampleIn,
+)
+from service.states import busy_error, require_not_archived
+from service.tables import EvalItem, Evaluation, Model, Version, utcnow
+
+if TYPE_CHECKING:
+    from service.context import Context
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -53,3 +75,110 @@ def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation 
 def item_scores(stored: dict[str, Any], trait: str) -> dict[int, float]:
     """{eval item id: score} of one trait from an evaluation's `metrics["item_scores"]`."""
     return {int(i): float(v) for i, v in stored.get(trait, [])}
+
+
+def _zdr_refusal() -> ApiError:
+    return ApiError(
+        409,
+        "zero_data_retention",
+        "Under zero-data-retention no labelled text is kept, evaluation items neither.",
+    )
+
+
+def add_items(
+    sessions: sessionmaker[Session], who: Principal, handle: str, items: list[SampleIn]
+) -> EvalAdded:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        if model.zero_data_retention:
+            raise _zdr_refusal()
+        refs = TraitRefs(s, model)
+        stored: set[tuple[str, str, float]] = {
+            (row.trait_key, row.content_sha256, row.quality)
+            for row in s.execute(
+                select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
+                    EvalItem.model_id == model.id
+                )
+            )
+        }
+        added = 0
+        for i, item in enumerate(items):
+            key = refs.find(item.trait, ("body", "items", i, "trait")).key
+            digest = sha256(item.text)
+            if (key, digest, item.quality) in stored:  # re-importing a file adds nothing
+                continue
+            stored.add((key, digest, item.quality))
+            s.add(
+                EvalItem(
+                    model_id=model.id,
+                    trait_key=key,
+                    text=item.text,
+                    quality=item.quality,
+                    content_sha256=digest,
+                    created_at=utcnow(),
+                )
+            )
+            added += 1
+        return EvalAdded(added=added, total=len(stored))
+
+
+def get_set(reads: sessionmaker[Session], who: Principal, handle: str) -> EvalSetOut:
+    with transaction(reads) as s:
+        model = load_model(s, who, handle)
+        rows = s.execute(
+            select(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD, func.count())
+            .where(EvalItem.model_id == model.id)
+            .group_by(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD)
+        ).all()
+    traits: dict[str, EvalTraitCounts] = {}
+    for key, positive, count in rows:
+        entry = traits.setdefault(key, EvalTraitCounts(positive=0, negative=0))
+        if positive:
+            entry.positive += count
+        else:
+            entry.negative += count
+    return EvalSetOut(handle=handle, total=sum(c for *_, c in rows), traits=dict(sorted(traits.items())))
+
+
+def clear_set(sessions: sessionmaker[Session], who: Principal, handle: str) -> EvalDeleted:
+    with transaction(sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        result = s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
+        return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
+
+
+def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationStarted:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        version = resolve_version(s, model, ref)
+        if model.state == "busy":
+            raise busy_error(s, model)
+        count = s.scalar(select(func.count()).select_from(EvalItem).where(EvalItem.model_id == model.id)) or 0
+        if not count:
+            raise ApiError(422, "no_evaluation_set", f"{handle} has no evaluation items: add some first.")
+        run = ledger.create_run(s, model, "evaluate", {"version_no": version.version_no})
+        run_id, version_no = run.id, version.version_no
+    ctx.enqueue(run_id)
+    return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)
+
+
+def get_evaluation(reads: sessionmaker[Session], who: Principal, handle: str, ref: str) -> EvaluationOut:
+    with transaction(reads) as s:
+        model = load_model(s, who, handle)
+        version = resolve_version(s, model, ref)
+        found = latest_evaluation(s, model.id, version.version_no)
+        if found is None:
+            raise ApiError(
+                404, "evaluation_not_found", f"v{version.version_no} of {handle} was not evaluated yet."
+            )
+        return EvaluationOut(
+            handle=model.handle,
+            version_no=found.version_no,
+            run_id=found.run_id,
+            created_at=found.created_at,
+            items=found.item_count,
+            traits=found.metrics.get("traits", {}),
+        )

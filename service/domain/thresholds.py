@@ -1,0 +1,113 @@
+"""Decision thresholds of a version, per trait: its PR curve on the evaluation set, and chosen thresholds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.contract import POSITIVE_THRESHOLD
+from core.engine.thresholds import choose_threshold, pr_curve
+from service.db import transaction
+from service.domain.access import load_model
+from service.domain.evaluation import labelled_scores, stored_evaluation
+from service.domain.versions import resolve_version
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import (
+    PrCurveOut,
+    PrPoint,
+    PrTrait,
+    ThresholdDeleted,
+    ThresholdIn,
+    ThresholdOut,
+    ThresholdsOut,
+)
+from service.states import require_not_archived
+from service.tables import utcnow
+
+if TYPE_CHECKING:
+    from service.context import Context
+
+
+def get_pr_curve(ctx: Context, who: Principal, handle: str, ref: str) -> PrCurveOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        version = resolve_version(s, model, ref)
+        found = stored_evaluation(s, model, version)
+        traits: dict[str, PrTrait] = {}
+        for key in sorted(found.metrics["item_scores"]):
+            scores, quality = labelled_scores(s, found, key)
+            if len(scores):
+                positive = int((quality >= POSITIVE_THRESHOLD).sum())
+                traits[key] = PrTrait(
+                    positive=positive,
+                    negative=len(quality) - positive,
+                    points=[PrPoint(**p) for p in pr_curve(scores, quality)],
+                )
+        return PrCurveOut(
+            handle=model.handle, version_no=version.version_no, run_id=found.run_id, traits=traits
+        )
+
+
+def get_thresholds(ctx: Context, who: Principal, handle: str, ref: str) -> ThresholdsOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        version = resolve_version(s, model, ref)
+        stored = version.thresholds or {}
+        return ThresholdsOut(
+            handle=model.handle,
+            version_no=version.version_no,
+            thresholds={k: ThresholdOut(**v) for k, v in sorted(stored.items())},
+        )
+
+
+def set_threshold(
+    ctx: Context, who: Principal, handle: str, ref: str, trait: str, body: ThresholdIn
+) -> ThresholdOut:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)  # locks the model row: one threshold write at a time
+        require_not_archived(model)
+        version = resolve_version(s, model, ref)
+        found = stored_evaluation(s, model, version)
+        scores, quality = labelled_scores(s, found, trait)
+        if not len(scores):
+            raise ApiError(
+                422,
+                "trait_not_evaluated",
+                f"v{version.version_no} has no evaluated items of trait {trait!r}: "
+                "add evaluation items of it and evaluate the version.",
+            )
+        chosen = choose_threshold(scores, quality, body.target, body.value)
+        if chosen is None:
+            raise ApiError(
+                422,
+                "target_unreachable",
+                f"No threshold reaches {body.target} {body.value} for {trait!r} on the evaluation set "
+                "(it needs positive and negative items, and a reachable target).",
+            )
+        entry = ThresholdOut(
+            trait=trait,
+            target=body.target,
+            value=body.value,
+            run_id=found.run_id,
+            items=len(scores),
+            set_at=utcnow().isoformat(),
+            threshold=round(chosen["threshold"], 6),  # as scores are returned: decision = score ≥ threshold
+            precision=chosen["precision"],
+            recall=chosen["recall"],
+        )
+        version.thresholds = {**(version.thresholds or {}), trait: entry.model_dump()}  # a new dict: tracked
+        return entry
+
+
+def delete_threshold(ctx: Context, who: Principal, handle: str, ref: str, trait: str) -> Any:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        version = resolve_version(s, model, ref)
+        stored = dict(version.thresholds or {})
+        deleted = stored.pop(trait, None) is not None
+        if deleted:
+            version.thresholds = stored or None
+        return ThresholdDeleted(
+            handle=model.handle, version_no=version.version_no, trait=trait, deleted=deleted
+        )
