@@ -106,6 +106,8 @@ RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 MAX_SAMPLES_PER_REQUEST = 500
 #: Texts in one `POST …/score` (or compare) request.
 MAX_SCORE_TEXTS = 100
+#: Probe texts in one `POST …/traits/preview`.
+MAX_PREVIEW_TEXTS = 20
 #: Texts in one `POST …/pool` request.
 MAX_POOL_TEXTS_PER_REQUEST = 1000
 

@@ -23,6 +23,7 @@ from core.contract import (
     HANDLE_RE,
     MAX_LABEL_CHARS,
     MAX_POOL_TEXTS_PER_REQUEST,
+    MAX_PREVIEW_TEXTS,
     MAX_SAMPLES_PER_REQUEST,
     MAX_SCORE_TEXTS,
     MAX_TEXT_CHARS,
@@ -669,3 +670,64 @@ class ThresholdDeleted(BaseModel):
     version_no: int
     trait: str
     deleted: bool
+
+
+# -- eval_compare --------------------------------------------------------------------------------------------
+
+
+class ComparedRun(BaseModel):
+    version_no: int
+    run_id: str
+
+
+class Disagreement(BaseModel):
+    item_id: int
+    trait: str
+    text: str
+    quality: float
+    score_a: float
+    score_b: float
+    difference: float
+
+
+class EvalCompareOut(BaseModel):
+    handle: str
+    a: ComparedRun
+    b: ComparedRun
+    items: int
+    traits: dict[str, dict[str, Any]]
+    disagreements: list[Disagreement]
+
+
+# -- history -------------------------------------------------------------------------------------------------
+
+
+EventKind = Literal["activated", "tagged", "untagged", "reopened"]
+
+
+class HistoryEvent(BaseModel):
+    at: datetime
+    kind: EventKind
+    version_no: int
+    tag: str | None = None
+    previous_version_no: int | None = None
+
+
+class HistoryOut(BaseModel):
+    handle: str
+    events: list[HistoryEvent]
+
+
+# -- preview -------------------------------------------------------------------------------------------------
+
+
+class TraitPreviewIn(Strict):
+    trait: TraitIn
+    texts: list[Text] = Field(min_length=1, max_length=MAX_PREVIEW_TEXTS, description="1-20 probe texts.")
+
+
+class TraitPreviewOut(BaseModel):
+    scores: list[float] = Field(description="The zero-shot score of each probe text, in order.")
+    positive_texts: list[str] = Field(description="The pole texts the positive end of the axis comes from.")
+    negative_texts: list[str]
+    embedder: str

@@ -8,9 +8,9 @@ from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE
-from service import history
 from service.cursors import Cursors
 from service.db import transaction
+from service.domain import history
 from service.domain.access import load_model
 from service.errors import ApiError
 from service.keys import Principal

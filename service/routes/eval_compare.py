@@ -2,48 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import numpy as np
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
-from sqlalchemy import select
 
-from core.engine.comparison import compare_trait
 from service.auth import AuthoringKey, CtxDep
-from service.db import transaction
-from service.domain.access import load_model
-from service.domain.evaluation import item_scores, stored_evaluation
-from service.domain.versions import resolve_version
+from service.domain import eval_compare
 from service.routes.common import errors
-from service.tables import EvalItem
+from service.schemas import EvalCompareOut
 
 router = APIRouter(tags=["evaluation"])
 Ref = Annotated[str, Query(min_length=1, max_length=64, description="`vN` or a tag")]
-
-
-class ComparedRun(BaseModel):
-    version_no: int
-    run_id: str
-
-
-class Disagreement(BaseModel):
-    item_id: int
-    trait: str
-    text: str
-    quality: float
-    score_a: float
-    score_b: float
-    difference: float
-
-
-class EvalCompareOut(BaseModel):
-    handle: str
-    a: ComparedRun
-    b: ComparedRun
-    items: int
-    traits: dict[str, dict[str, Any]]
-    disagreements: list[Disagreement]
 
 
 @router.get(
@@ -57,56 +26,4 @@ def compare_evaluations(
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=1000, description="disagreements returned")] = 20,
 ) -> EvalCompareOut:
-    with transaction(ctx.reads) as s:
-        model = load_model(s, who, handle)
-        va, vb = resolve_version(s, model, a), resolve_version(s, model, b)
-        ea, eb = stored_evaluation(s, model, va), stored_evaluation(s, model, vb)
-        items = {
-            row.id: row
-            for row in s.execute(
-                select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality).where(
-                    EvalItem.model_id == model.id
-                )
-            )
-        }
-        thresholds_a, thresholds_b = va.thresholds or {}, vb.thresholds or {}
-        out_a = ComparedRun(version_no=va.version_no, run_id=ea.run_id)
-        out_b = ComparedRun(version_no=vb.version_no, run_id=eb.run_id)
-        stored_a, stored_b = ea.metrics["item_scores"], eb.metrics["item_scores"]
-    traits: dict[str, dict[str, Any]] = {}
-    rows: list[Disagreement] = []
-    for key in sorted(set(stored_a) & set(stored_b)):
-        sa, sb = item_scores(stored_a, key), item_scores(stored_b, key)
-        ids = [i for i in sa if i in sb and i in items]  # scored by both and still in the set
-        if not ids:
-            continue
-        quality = np.array([items[i].quality for i in ids])
-        xa, xb = np.array([sa[i] for i in ids]), np.array([sb[i] for i in ids])
-        traits[key] = compare_trait(
-            quality,
-            xa,
-            xb,
-            threshold_a=(thresholds_a.get(key) or {}).get("threshold", 0.5),
-            threshold_b=(thresholds_b.get(key) or {}).get("threshold", 0.5),
-        )
-        rows += [
-            Disagreement(
-                item_id=i,
-                trait=key,
-                text=items[i].text,
-                quality=items[i].quality,
-                score_a=round(x, 6),
-                score_b=round(y, 6),
-                difference=round(y - x, 6),
-            )
-            for i, x, y in zip(ids, xa.tolist(), xb.tolist(), strict=True)
-        ]
-    rows.sort(key=lambda r: (-abs(r.difference), r.item_id))
-    return EvalCompareOut(
-        handle=handle,
-        a=out_a,
-        b=out_b,
-        items=sum(t["items"] for t in traits.values()),
-        traits=traits,
-        disagreements=rows[:limit],
-    )
+    return eval_compare.compare_evaluations(ctx, who, handle, a, b, limit)

@@ -10,9 +10,9 @@ from sqlalchemy.exc import IntegrityError
 
 from core.contract import HANDLE_RE, MODELS_PAGE, PUBLIC_NAMESPACE, ModelState
 from core.embedders.registry import choice_id
-from service import history
 from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.db import transaction
+from service.domain import history
 from service.domain.access import load_model
 from service.errors import ApiError
 from service.retention import erase, purge_texts

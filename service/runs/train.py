@@ -9,8 +9,8 @@ from sqlalchemy import delete, func, select
 
 from core.engine import train
 from core.engine.types import Sample
-from service import history
 from service.db import transaction
+from service.domain import history
 from service.domain.samples import add_samples, held_feedback, load_samples, load_traits, trait_specs
 from service.prune import prune
 from service.retention import erase, purge_texts

@@ -1,0 +1,37 @@
+"""A draft trait's zero-shot preview: scores of a few probe texts from its pole labels alone."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.contract import trait_key
+from core.engine import TraitSpec, preview_zero_shot
+from service.db import transaction
+from service.domain.access import load_model
+from service.keys import Principal
+from service.schemas import TraitPreviewIn, TraitPreviewOut
+
+if TYPE_CHECKING:
+    from service.context import Context
+
+
+def preview_trait(ctx: Context, who: Principal, handle: str, body: TraitPreviewIn) -> TraitPreviewOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)  # an authoring key that can read it (nothing is written)
+        embedder = ctx.embedders.get(model.embedder, retain=not model.zero_data_retention)
+    t = body.trait
+    spec = TraitSpec(
+        trait_key(t.name),
+        t.name,
+        t.positive_label,
+        t.negative_label,
+        t.description,
+        t.aggregation,
+    )
+    scores, (positive, negative) = preview_zero_shot(spec, body.texts, embedder=embedder)
+    return TraitPreviewOut(
+        scores=[round(min(1.0, max(0.0, float(x))), 6) for x in scores],
+        positive_texts=positive,
+        negative_texts=negative,
+        embedder=embedder.id,
+    )
