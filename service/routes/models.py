@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, status
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
-from core.contract import HANDLE_RE, MODELS_PAGE, PUBLIC_NAMESPACE, ModelState
-from core.embedders.registry import choice_id
+from core.contract import MODELS_PAGE, ModelState
 from service.auth import AnyKey, AuthoringKey, CtxDep
-from service.db import transaction
-from service.domain import history
-from service.domain.access import load_model
-from service.errors import ApiError
-from service.retention import erase, purge_texts
+from service.domain import models
 from service.routes.common import errors
-from service.runs import ledger
 from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
-from service.states import busy_error, require_not_archived
-from service.tables import Model, SampleRow, utcnow
-from service.views import model_out, models_out
 
 router = APIRouter(tags=["models"])
 
@@ -30,42 +19,7 @@ router = APIRouter(tags=["models"])
     "/models", status_code=status.HTTP_201_CREATED, response_model=ModelOut, responses=errors(403, 409)
 )
 def create_model(body: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
-    match = HANDLE_RE.match(body.handle)
-    assert match is not None
-    namespace = match.group(1)
-    if not who.owns(namespace):
-        raise ApiError(403, "forbidden", f"The key does not own namespace {namespace!r}.")
-    try:
-        with transaction(ctx.sessions) as s:
-            if s.scalar(select(Model.id).where(Model.handle == body.handle)) is not None:
-                raise ApiError(
-                    409, "handle_taken", f"The handle {body.handle!r} is taken; handles are never reused."
-                )
-            now = utcnow()
-            model = Model(
-                handle=body.handle,
-                namespace=namespace,
-                description=body.description,
-                scoring_method=body.scoring_method,
-                kind=body.kind,
-                state="draft",
-                zero_data_retention=body.zero_data_retention,
-                max_depth=body.max_depth,
-                additional_terms=body.additional_terms,
-                upstream_sources=[u.model_dump(exclude_none=True) for u in body.upstream_sources]
-                if body.upstream_sources is not None
-                else None,
-                readme_markdown=body.readme_markdown,
-                auto_prune=None,
-                embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
-                created_at=now,
-                updated_at=now,
-            )
-            s.add(model)
-            s.flush()
-            return model_out(s, model)
-    except IntegrityError:  # a concurrent create of the same handle
-        raise ApiError(409, "handle_taken", f"The handle {body.handle!r} is taken.") from None
+    return models.create_model(ctx, who, body)
 
 
 @router.get("/models", response_model=ModelPage, responses=errors(400, 403))
@@ -78,103 +32,24 @@ def list_models(
     state: Annotated[ModelState | None, Query()] = None,
     kind: Annotated[str | None, Query(max_length=32)] = None,
 ) -> ModelPage:
-    ns = namespace or PUBLIC_NAMESPACE
-    if not who.can_read(ns):
-        raise ApiError(403, "forbidden", f"The key does not own namespace {ns!r}.")
-    scope = f"models|{ns}|{state or ''}|{kind or ''}"
-    after = ctx.cursors.decode(cursor, scope) if cursor else 0
-    if not isinstance(after, int):
-        raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
-    with transaction(ctx.reads) as s:
-        q = select(Model).where(Model.namespace == ns, Model.id > after)
-        q = q.where(Model.state == state) if state else q.where(Model.state != "archived")
-        if kind:
-            q = q.where(Model.kind == kind)
-        rows = s.scalars(q.order_by(Model.id).limit(limit + 1)).all()
-        page = rows[:limit]
-        items = models_out(s, page)
-    next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
-    return ModelPage(items=items, limit=limit, next_cursor=next_cursor)
+    return models.list_models(ctx, who, limit, cursor, namespace, state, kind)
 
 
 @router.get("/models/{handle}", response_model=ModelOut, responses=errors(404))
 def get_model(handle: str, who: AnyKey, ctx: CtxDep) -> ModelOut:
-    with transaction(ctx.reads) as s:
-        return model_out(s, load_model(s, who, handle))
+    return models.get_model(ctx, who, handle)
 
 
 @router.patch("/models/{handle}", response_model=ModelOut, responses=errors(403, 404, 409))
 def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
-    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
-    purged: list[str] = []
-    with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
-        require_not_archived(model)
-        if fields.get("zero_data_retention") and not model.zero_data_retention and model.state == "busy":
-            # The purge would race the run in flight: it may already hold the samples, or fail for lack
-            # of them. Turn it on once the run is done (a training run then purges at completion anyway).
-            raise busy_error(s, model)
-        for name in ("description", "readme_markdown", "additional_terms"):
-            if name in fields:
-                value = fields[name]
-                setattr(model, name, "" if value is None and name == "description" else value)
-        if "upstream_sources" in fields:
-            model.upstream_sources = (
-                [u.model_dump(exclude_none=True) for u in body.upstream_sources]
-                if body.upstream_sources is not None
-                else None
-            )
-        if "auto_prune" in fields:
-            model.auto_prune = (
-                body.auto_prune.model_dump(exclude_none=True) or None if body.auto_prune is not None else None
-            )
-        if fields.get("zero_data_retention") is not None:
-            turning_on = fields["zero_data_retention"] and not model.zero_data_retention
-            model.zero_data_retention = bool(fields["zero_data_retention"])
-            if turning_on:  # purge now; turning it off later does not bring anything back
-                purged = purge_texts(s, model.id)
-        model.updated_at = utcnow()
-        s.flush()
-        out = model_out(s, model)
-    erase(ctx.engine, ctx.embedders, purged)  # after the commit: the bytes, in the files
-    return out
+    return models.update_model(ctx, who, handle, body)
 
 
 @router.delete("/models/{handle}", response_model=Deleted, responses=errors(403, 404, 409))
 def delete_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> Deleted:
-    with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
-        if model.state == "archived":
-            return Deleted(handle=model.handle, deleted=False)
-        if model.state == "busy":
-            raise busy_error(s, model)
-        model.state = "archived"
-        model.updated_at = utcnow()
-        return Deleted(handle=model.handle, deleted=True)
+    return models.delete_model(ctx, who, handle)
 
 
 @router.post("/models/{handle}/reopen", response_model=ModelOut, responses=errors(403, 404, 409))
 def reopen_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
-    """docs/api.md "Reopen": back to `draft` for editing while the active version keeps serving."""
-    with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
-        require_not_archived(model)
-        if model.state == "busy":
-            raise busy_error(s, model)
-        if model.state == "draft":  # already editable: a repeat (or a lost response) changes nothing
-            return model_out(s, model)
-        message = "Reopened for editing"
-        if model.current_version_id is not None:
-            serving = history.version_no_of(s, model.current_version_id)
-            message = (
-                f"Reopened for editing; v{serving} keeps serving until a training makes the next version"
-            )
-            history.record(s, model, "reopened", serving or 0)
-            empty = s.scalar(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)) is None
-            if model.zero_data_retention and empty:
-                message += "; zero-data-retention deleted the samples at training, so the draft starts empty"
-        ledger.record_done(s, model, "reopen", message)
-        model.state = "draft"
-        model.updated_at = utcnow()
-        s.flush()
-        return model_out(s, model)
+    return models.reopen_model(ctx, who, handle)
