@@ -45,3 +45,12 @@ class Cursors:
                 400, "invalid_cursor", "The cursor is not valid for this list; start from the first page."
             )
         return data["a"]
+
+    def position(self, cursor: str | None, scope: str) -> int | None:
+        """The keyset position (an id or a version number) a page starts after; None without a cursor."""
+        if not cursor:
+            return None
+        after = self.decode(cursor, scope)
+        if not isinstance(after, int):
+            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        return after

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
 from service.db import transaction
@@ -85,10 +85,8 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(
-    sessions: sessionmaker[Session], who: Principal, handle: str, items: list[SampleIn]
-) -> EvalAdded:
-    with transaction(sessions) as s:
+def add_items(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) -> EvalAdded:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         if model.zero_data_retention:
@@ -123,8 +121,8 @@ def add_items(
         return EvalAdded(added=added, total=len(stored))
 
 
-def get_set(reads: sessionmaker[Session], who: Principal, handle: str) -> EvalSetOut:
-    with transaction(reads) as s:
+def get_set(ctx: Context, who: Principal, handle: str) -> EvalSetOut:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         rows = s.execute(
             select(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD, func.count())
@@ -141,8 +139,8 @@ def get_set(reads: sessionmaker[Session], who: Principal, handle: str) -> EvalSe
     return EvalSetOut(handle=handle, total=sum(c for *_, c in rows), traits=dict(sorted(traits.items())))
 
 
-def clear_set(sessions: sessionmaker[Session], who: Principal, handle: str) -> EvalDeleted:
-    with transaction(sessions) as s:
+def clear_set(ctx: Context, who: Principal, handle: str) -> EvalDeleted:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         result = s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
@@ -165,8 +163,8 @@ def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> Eva
     return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)
 
 
-def get_evaluation(reads: sessionmaker[Session], who: Principal, handle: str, ref: str) -> EvaluationOut:
-    with transaction(reads) as s:
+def get_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationOut:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)
         found = latest_evaluation(s, model.id, version.version_no)

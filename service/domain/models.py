@@ -77,9 +77,7 @@ def list_models(
     if not who.can_read(ns):
         raise ApiError(403, "forbidden", f"The key does not own namespace {ns!r}.")
     scope = f"models|{ns}|{state or ''}|{kind or ''}"
-    after = ctx.cursors.decode(cursor, scope) if cursor else 0
-    if not isinstance(after, int):
-        raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+    after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
     with transaction(ctx.reads) as s:
         q = select(Model).where(Model.namespace == ns, Model.id > after)
         q = q.where(Model.state == state) if state else q.where(Model.state != "archived")

@@ -87,9 +87,7 @@ def list_pool(ctx: Context, who: Principal, handle: str, limit: int, cursor: str
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"pool|{model.id}"
-        after = ctx.cursors.decode(cursor, scope) if cursor else 0
-        if not isinstance(after, int):
-            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
         rows = s.scalars(
             select(PoolText)
             .where(PoolText.model_id == model.id, PoolText.id > after)

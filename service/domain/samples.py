@@ -141,9 +141,7 @@ def list_samples(
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"samples|{model.id}|{trait or ''}|{provenance or ''}"
-        after = ctx.cursors.decode(cursor, scope) if cursor else 0
-        if not isinstance(after, int):
-            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
         q = (
             select(SampleRow, Trait.key)
             .join(Trait, Trait.id == SampleRow.trait_id)

@@ -4,9 +4,10 @@ finding a trait a request names (by key or by name)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from service.db import transaction
@@ -17,6 +18,9 @@ from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
 from service.states import require_untrained
 from service.tables import FeedbackLabel, Model, Trait, utcnow
 from service.views import traits_out
+
+if TYPE_CHECKING:
+    from service.context import Context
 
 
 class TraitRefs:
@@ -59,13 +63,13 @@ def find_trait(s: Session, model: Model, key: str) -> Trait:
     return trait
 
 
-def list_traits(reads: sessionmaker[Session], who: Principal, handle: str) -> TraitsOut:
-    with transaction(reads) as s:
+def list_traits(ctx: Context, who: Principal, handle: str) -> TraitsOut:
+    with transaction(ctx.reads) as s:
         return TraitsOut(traits=traits_out(s, load_model(s, who, handle)))
 
 
-def add_traits(sessions: sessionmaker[Session], who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
-    with transaction(sessions) as s:
+def add_traits(ctx: Context, who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_untrained(s, model)
         taken = set(s.scalars(select(Trait.key).where(Trait.model_id == model.id)))
@@ -91,10 +95,9 @@ def add_traits(sessions: sessionmaker[Session], who: Principal, handle: str, new
         return TraitsOut(traits=traits_out(s, model))
 
 
-def update_trait(
-    sessions: sessionmaker[Session], who: Principal, handle: str, key: str, patch: TraitPatch
-) -> TraitsOut:
-    with transaction(sessions) as s:
+def update_trait(ctx: Context, who: Principal, handle: str, key: str, patch: TraitPatch) -> TraitsOut:
+
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
         require_untrained(s, model)
@@ -106,8 +109,8 @@ def update_trait(
         return TraitsOut(traits=traits_out(s, model))
 
 
-def delete_trait(sessions: sessionmaker[Session], who: Principal, handle: str, key: str) -> Deleted:
-    with transaction(sessions) as s:
+def delete_trait(ctx: Context, who: Principal, handle: str, key: str) -> Deleted:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
         require_untrained(s, model)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, and_, false, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE
-from service.cursors import Cursors
 from service.db import transaction
 from service.domain import history
 from service.domain.access import load_model
@@ -18,6 +17,9 @@ from service.schemas import Tagged, Untagged
 from service.states import require_not_archived
 from service.tables import MAX_INT, Model, Tag, Version
 from service.views import version_out
+
+if TYPE_CHECKING:
+    from service.context import Context
 
 
 def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
@@ -44,33 +46,30 @@ def version_not_found(handle: str, ref: str) -> ApiError:
 
 
 def list_versions(
-    reads: sessionmaker[Session],
-    cursors: Cursors,
+    ctx: Context,
     who: Principal,
     handle: str,
     limit: int,
     cursor: str | None,
 ) -> dict[str, Any]:
     """A page of versions, newest first, without snapshots."""
-    with transaction(reads) as s:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"versions|{model.id}"
-        before = cursors.decode(cursor, scope) if cursor else None
-        if before is not None and not isinstance(before, int):
-            raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+        before = ctx.cursors.position(cursor, scope)
         q = select(Version).where(Version.model_id == model.id)
         if before is not None:
             q = q.where(Version.version_no < before)
         rows = s.scalars(q.order_by(Version.version_no.desc()).limit(limit + 1)).all()
         page = rows[:limit]
         items = [version_out(s, v, with_snapshot=False) for v in page]
-    next_cursor = cursors.encode(scope, page[-1].version_no) if len(rows) > limit else None
+    next_cursor = ctx.cursors.encode(scope, page[-1].version_no) if len(rows) > limit else None
     return {"items": items, "limit": limit, "next_cursor": next_cursor}
 
 
-def get_version(reads: sessionmaker[Session], who: Principal, handle: str, ref: str) -> dict[str, Any]:
+def get_version(ctx: Context, who: Principal, handle: str, ref: str) -> dict[str, Any]:
     """One version; its snapshot for authoring keys only."""
-    with transaction(reads) as s:
+    with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         return version_out(s, resolve_version(s, model, ref), with_snapshot=who.scope == "authoring")
 
@@ -85,9 +84,9 @@ def check_tag_name(name: str) -> None:
         )
 
 
-def tag_version(sessions: sessionmaker[Session], who: Principal, handle: str, name: str) -> Tagged:
+def tag_version(ctx: Context, who: Principal, handle: str, name: str) -> Tagged:
     """Point tag `name` at the active version (re-using a tag moves it)."""
-    with transaction(sessions) as s:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         check_tag_name(name)
         require_not_archived(model)
@@ -105,8 +104,8 @@ def tag_version(sessions: sessionmaker[Session], who: Principal, handle: str, na
         return Tagged(handle=model.handle, tag=name, version_no=int(version_no or 0))
 
 
-def untag_version(sessions: sessionmaker[Session], who: Principal, handle: str, name: str) -> Untagged:
-    with transaction(sessions) as s:
+def untag_version(ctx: Context, who: Principal, handle: str, name: str) -> Untagged:
+    with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         check_tag_name(name)
         require_not_archived(model)

@@ -22,17 +22,17 @@ VersionRef = Annotated[str, Path(max_length=64, description="`vN` or a tag")]
     responses=errors(403, 404, 409),
 )
 def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) -> EvalAdded:
-    return evaluation.add_items(ctx.sessions, who, handle, body.items)
+    return evaluation.add_items(ctx, who, handle, body.items)
 
 
 @router.get("/models/{handle}/evaluation-set", response_model=EvalSetOut, responses=errors(403, 404))
 def get_set(handle: str, who: AuthoringKey, ctx: CtxDep) -> EvalSetOut:
-    return evaluation.get_set(ctx.reads, who, handle)
+    return evaluation.get_set(ctx, who, handle)
 
 
 @router.delete("/models/{handle}/evaluation-set", response_model=EvalDeleted, responses=errors(403, 404, 409))
 def clear_set(handle: str, who: AuthoringKey, ctx: CtxDep) -> EvalDeleted:
-    return evaluation.clear_set(ctx.sessions, who, handle)
+    return evaluation.clear_set(ctx, who, handle)
 
 
 @router.post(
@@ -47,4 +47,4 @@ def evaluate(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Ev
 
 @router.get("/models/{handle}/versions/{ref}/evaluation", response_model=EvaluationOut, responses=errors(404))
 def get_evaluation(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> EvaluationOut:
-    return evaluation.get_evaluation(ctx.reads, who, handle, ref)
+    return evaluation.get_evaluation(ctx, who, handle, ref)

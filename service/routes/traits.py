@@ -14,7 +14,7 @@ router = APIRouter(tags=["traits"])
 
 @router.get("/models/{handle}/traits", response_model=TraitsOut, responses=errors(404))
 def list_traits(handle: str, who: AnyKey, ctx: CtxDep) -> TraitsOut:
-    return traits.list_traits(ctx.reads, who, handle)
+    return traits.list_traits(ctx, who, handle)
 
 
 @router.post(
@@ -24,14 +24,14 @@ def list_traits(handle: str, who: AnyKey, ctx: CtxDep) -> TraitsOut:
     responses=errors(403, 404, 409),
 )
 def add_traits(handle: str, body: TraitsIn, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
-    return traits.add_traits(ctx.sessions, who, handle, body.traits)
+    return traits.add_traits(ctx, who, handle, body.traits)
 
 
 @router.patch("/models/{handle}/traits/{key}", response_model=TraitsOut, responses=errors(403, 404, 409))
 def update_trait(handle: str, key: str, body: TraitPatch, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
-    return traits.update_trait(ctx.sessions, who, handle, key, body)
+    return traits.update_trait(ctx, who, handle, key, body)
 
 
 @router.delete("/models/{handle}/traits/{key}", response_model=Deleted, responses=errors(403, 404, 409))
 def delete_trait(handle: str, key: str, who: AuthoringKey, ctx: CtxDep) -> Deleted:
-    return traits.delete_trait(ctx.sessions, who, handle, key)
+    return traits.delete_trait(ctx, who, handle, key)

@@ -25,7 +25,7 @@ def list_versions(
     limit: Annotated[int, Query(ge=1, le=VERSIONS_PAGE.maximum)] = VERSIONS_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Any:
-    return JSONResponse(versions.list_versions(ctx.reads, ctx.cursors, who, handle, limit, cursor))
+    return JSONResponse(versions.list_versions(ctx, who, handle, limit, cursor))
 
 
 @router.get(
@@ -35,14 +35,14 @@ def list_versions(
     description="`snapshot` is included for authoring keys and omitted for scoring keys.",
 )
 def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
-    return JSONResponse(versions.get_version(ctx.reads, who, handle, ref))
+    return JSONResponse(versions.get_version(ctx, who, handle, ref))
 
 
 @router.post("/models/{handle}/versions/{ref}", response_model=Tagged, responses=errors(403, 404, 409))
 def tag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Tagged:
-    return versions.tag_version(ctx.sessions, who, handle, ref)
+    return versions.tag_version(ctx, who, handle, ref)
 
 
 @router.delete("/models/{handle}/versions/{ref}", response_model=Untagged, responses=errors(403, 404, 409))
 def untag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Untagged:
-    return versions.untag_version(ctx.sessions, who, handle, ref)
+    return versions.untag_version(ctx, who, handle, ref)
