@@ -83,13 +83,13 @@ def precision_at_recall(evidence: np.ndarray, flipped: np.ndarray, recall: float
     return float(hits[at] / (at + 1))
 
 
-def noise(draws: int) -> dict[str, Any]:
+def noise(draws: int, embedder_name: str) -> dict[str, Any]:
     from benchmarks.quality import LOADERS, datasets_dir, embed_cached
 
-    out: dict[str, Any] = {"draws": draws, "rows": []}
+    out: dict[str, Any] = {"draws": draws, "embedder": embedder_name, "rows": []}
     for name in DATASETS:
         ds = LOADERS[name](datasets_dir())
-        X = embed_cached(ds).encode(ds.pool_texts)
+        X = embed_cached(ds, embedder_name).encode(ds.pool_texts)
         neighbours = nearest_neighbours(X, LABEL_NEIGHBOURS)[1]  # the texts stay; only labels change
         rules: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray | None]] = {
             "engine": lambda y, p: likely_mislabelled(y.astype(float), p, neighbours),  # noqa: B023
@@ -225,7 +225,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", default="all", choices=["speed", "noise", "demo", "all"])
     parser.add_argument("--samples", type=int, default=10_000)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
+    parser.add_argument("--embedder", default="minilm", help="an embedder name or id (core.embedders)")
     parser.add_argument("--repeats", type=int, default=2, help="cached checks (the best is reported)")
     parser.add_argument("--draws", type=int, default=5, help="noise draws per dataset and rate")
     args = parser.parse_args()
@@ -235,14 +235,24 @@ def main() -> None:
         RESULTS.write_text(json.dumps(result, indent=2) + "\n")
         print(json.dumps(result, indent=2))
     # A part run alone keeps the other part's earlier figures in flags_noise.json.
-    report: dict[str, Any] = json.loads(NOISE_RESULTS.read_text()) if NOISE_RESULTS.exists() else {}
+    # Another embedder's figures go to a file of their own (flags_noise_<embedder>.json).
+    out = (
+        NOISE_RESULTS
+        if args.embedder == "minilm"
+        else NOISE_RESULTS.with_stem(f"flags_noise_{args.embedder}")
+    )
+    report: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     for part in ("noise", "demo"):
         if args.part not in (part, "all"):
             continue
         before = os.getloadavg()[0]
         if part == "noise":
-            found = noise(args.draws)
-            figures: dict[str, Any] = {"summary": summary(found["rows"]), "rows": found["rows"]}
+            found = noise(args.draws, args.embedder)
+            figures: dict[str, Any] = {
+                "embedder": args.embedder,
+                "summary": summary(found["rows"]),
+                "rows": found["rows"],
+            }
         else:
             figures = {"models": demo(args.embedder)}
         report[part] = figures | {
@@ -251,7 +261,7 @@ def main() -> None:
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "measured_at": datetime.now().isoformat(timespec="seconds"),
         }
-        NOISE_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+        out.write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps({k: v for k, v in report[part].items() if k != "rows"}, indent=2))
 
 
