@@ -47,14 +47,14 @@ test: $(STAMP)
 	$(BIN)/mypy
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
-# The fast lane: no browser, no PostgreSQL, no fleet of processes, no MiniLM model (markers follow from the
-# fixtures a test uses: tests/conftest.py); the service tests on SQLite only.
+# The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
+# (markers follow from what a test uses: tests/conftest.py); the service tests on SQLite only.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
-		-m "not browser and not postgres and not fleet and not slow" $(PYTEST_ARGS)
+		-m "not browser and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

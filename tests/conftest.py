@@ -34,6 +34,20 @@ LONG_FILES = (
 
 # Folders whose tests start whole fleets of processes (servers, workers, queues): `fleet`.
 FLEET_FOLDERS = ("tests/scale/", "tests/deploy/")
+# Files whose tests each start a service (or a notebook kernel that does) as a process of their own, on loopback:
+# `server`. The workbench tests share one service per worker and stay in the fast lane.
+SERVER_FILES = (
+    "tests/service/test_server.py",
+    "tests/service/test_backup.py",
+    "tests/service/test_hostile_sweep.py",
+    "tests/service/test_zdr_bytes.py",
+    "tests/client/test_local_service.py",
+    "tests/client/test_local_orphan.py",
+    "tests/client/test_perspective_doc.py",
+    "tests/client/test_notebook.py",
+    "tests/test_load_benchmark.py",
+    "tests/test_mixed_load_benchmark.py",
+)
 
 
 def _mark_by_what_it_uses(item: pytest.Item) -> None:
@@ -45,6 +59,8 @@ def _mark_by_what_it_uses(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.browser)
     if item.nodeid.startswith(FLEET_FOLDERS):
         item.add_marker(pytest.mark.fleet)
+    if item.nodeid.split("::")[0] in SERVER_FILES:
+        item.add_marker(pytest.mark.server)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
