@@ -34,8 +34,8 @@ LONG_FILES = (
 
 # Folders whose tests start whole fleets of processes (servers, workers, queues): `fleet`.
 FLEET_FOLDERS = ("tests/scale/", "tests/deploy/")
-# Files whose tests each start a service (or a notebook kernel that does) as a process of their own, on loopback:
-# `server`. The workbench tests share one service per worker and stay in the fast lane.
+# Files whose tests each start a service (or a notebook kernel that does) as a process of their own, on
+# loopback: `server`. The workbench tests share one service per worker and stay in the fast lane.
 SERVER_FILES = (
     "tests/service/test_server.py",
     "tests/service/test_backup.py",
