@@ -119,12 +119,14 @@ def import_pool(
 ) -> PoolImportReport:
     """Add `texts[start:]` to the pool; `progress(stored, total)` after each batch (counted from index 0).
 
-    Slow-service errors (transport, 5xx, 429) halve the batch down to `MIN_POOL_BATCH` and try again after a
+    Slow-service errors (timeouts, 5xx, 429) halve the batch down to `MIN_POOL_BATCH` and try again after a
     pause (a batch that goes through doubles it again, up to `batch_size`). After `POOL_FAILURES` failures in
-    a row at the smallest size, or any other refusal (422, 404, 409), the import stops and the report carries
-    the error and `stored`, the index to resume from.
+    a row at the smallest size, a service that cannot be reached at all (the client's own retries of the
+    connection done: no smaller batch would help), or any other refusal (422, 404, 409), the import stops and
+    the report carries the error and `stored`, the index to resume from.
     """
     from core.client.client import MAX_POOL_TEXTS_PER_REQUEST, _path
+    from core.client.retry import NOT_SENT_ERRORS
 
     total = len(texts)
     initial = size = max(1, min(MAX_POOL_TEXTS_PER_REQUEST, int(batch_size)))
@@ -139,6 +141,11 @@ def import_pool(
         try:
             body = client.request("POST", path, json={"texts": batch}).json()
         except (errors.TransportError, errors.ServerError, errors.RateLimitError) as exc:
+            if isinstance(
+                exc.__cause__, NOT_SENT_ERRORS
+            ):  # nothing listens there: stop in seconds, not minutes
+                report.error = _stopped(report.stored, total, exc)
+                break
             failures += 1
             if failures >= POOL_FAILURES and size <= MIN_POOL_BATCH:
                 report.error = _stopped(report.stored, total, exc)

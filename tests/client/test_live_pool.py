@@ -9,6 +9,7 @@ import pytest
 
 from core.client import Client, ConflictError, NotFoundError, PermissionDeniedError
 from tests.client.conftest import NEGATIVE, POSITIVE, FaultInjector, Service, make_draft
+from tests.support.ports import free_port
 
 
 def test_import_list_suggest_and_clear(client: Client, service: Service) -> None:
@@ -89,3 +90,18 @@ def test_pool_import_that_stops_says_how_many_are_stored_and_resumes(
     again = client.import_pool(handle, texts)  # everything again: nothing new
     assert again.complete and again.added == 0 and again.ids == report.ids + resumed.ids
     assert client.list_pool_page(handle, limit=1).total == 600
+
+
+def test_pool_import_against_no_service_stops_at_once_and_says_so(
+    recording_sleep: tuple[list[float], Callable[[float], None]],
+) -> None:
+    """Nothing listens on the port: smaller batches cannot help, so the import stops after the client's own
+    connection retries instead of halving and pausing for a minute or more."""
+    delays, sleep = recording_sleep
+    with Client(f"http://127.0.0.1:{free_port()}/v1", "sk_none", retries=2) as c:
+        c._sleep = sleep
+        report = c.import_pool("acme.gone", [f"text {i}" for i in range(1000)])
+    assert not report.complete and report.stored == 0 and report.batches == 1
+    assert report.error is not None and report.error.startswith("stopped at text 1 of 1000:")
+    assert "ConnectError" in report.error
+    assert len(delays) == 2  # the client's two retries of the connection, nothing more
