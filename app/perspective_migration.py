@@ -39,6 +39,7 @@ def render(client: Any, handle: str) -> None:
             )
             status.update(label=f"Trained v{report.version_no}", state="complete")
             st.session_state[STATE] = (handle, report)
+            st.rerun()  # the page's header above still shows the model as it was before this version
     stored = st.session_state.get(STATE)
     if stored and stored[0] == handle:
         report = stored[1]

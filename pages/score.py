@@ -26,8 +26,11 @@ if has_version:
     version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
 version_arg = None if version_choice in (None, "active") else version_choice
 
+# Keyed: the tab stays open when a training here gives the model its first version (a Version picker then
+# appears above the tabs, which would otherwise make them a new widget, back on the first tab).
 single, compare, batch, preview, migrate = st.tabs(
-    ["Score a text", "Compare two texts", "Batch CSV", "Local preview", "From Perspective logs"]
+    ["Score a text", "Compare two texts", "Batch CSV", "Local preview", "From Perspective logs"],
+    key="score_tabs",
 )
 
 with single:

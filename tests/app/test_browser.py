@@ -621,8 +621,10 @@ def test_perspective_log_migration_tab(app_url: str, browser: object, tmp_path: 
         threshold.press("Enter")
         ui.settle()
         ui.click("Import, train and compare")
-        ui.expect_text("Trained v1", timeout=180_000)
-        ui.expect_text("v1: trained on 80 comments, compared on 20 held out (0 samples refused).")
+        ui.expect_text(
+            "v1: trained on 80 comments, compared on 20 held out (0 samples refused).", timeout=180_000
+        )
+        expect(page.get_by_text("no version yet")).to_have_count(0)  # the header follows the new version
         table = page.locator("[data-testid='stDataFrame']").filter(has_text="threshold here (same flag rate)")
         table.get_by_text("TOXICITY").first.wait_for(state="attached")  # the canvas grid's cells are attached
         ui.no_exception()
