@@ -19,7 +19,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from app.reads import invalidate, watched_client
-from core.client import Client, NotFoundError
+from core.client import Client, KeyInfo, NotFoundError
 
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 HANDLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})$")
@@ -110,13 +110,13 @@ def demo_load() -> DemoLoad:
 
 
 @st.cache_data(ttl=300, show_spinner=False)
-def key_info(url: str, key: str) -> dict[str, Any] | None:
+def key_info(url: str, key: str) -> KeyInfo | None:
     """The key's `scope` and `namespaces` (GET /keys/current); None from a service without that endpoint.
 
     Raises for a bad key or an unreachable URL (errors are not cached, so a retry asks again).
     """
     try:
-        return _remote_client(url, key).current_key().model_dump(mode="json")
+        return _remote_client(url, key).current_key()
     except NotFoundError:
         return None
 
@@ -150,7 +150,7 @@ def get_backend() -> Backend:
         if info is None:  # an older service: trust SCORING_NAMESPACE, as before /keys/current existed
             owned, scope = env_namespaces() or ("default",), "authoring"
         else:
-            owned, scope = tuple(info["namespaces"]) or ("public",), str(info["scope"])
+            owned, scope = tuple(info.namespaces) or ("public",), info.scope
         picked = st.session_state.get(NAMESPACE_KEY)
         preferred = ((picked,) if picked else ()) + env_namespaces()
         return Backend(
