@@ -18,7 +18,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from app.reads import invalidate, watched_client
-from core.client import Client, NotFoundError
+from core.client import Client, KeyInfo, NotFoundError
 from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
 
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
@@ -107,13 +107,13 @@ def demo_load() -> DemoLoad:
 
 
 @st.cache_data(ttl=300, show_spinner=False)
-def key_info(url: str, key: str) -> dict[str, Any] | None:
+def key_info(url: str, key: str) -> KeyInfo | None:
     """The key's `scope` and `namespaces` (GET /keys/current); None from a service without that endpoint.
 
     Raises for a bad key or an unreachable URL (errors are not cached, so a retry asks again).
     """
     try:
-        return _remote_client(url, key).current_key().model_dump(mode="json")
+        return _remote_client(url, key).current_key()
     except NotFoundError:
         return None
 
@@ -147,7 +147,7 @@ def get_backend() -> Backend:
         if info is None:  # an older service: trust SCORING_NAMESPACE, as before /keys/current existed
             owned, scope = env_namespaces() or ("default",), "authoring"
         else:
-            owned, scope = tuple(info["namespaces"]) or (PUBLIC_NAMESPACE,), str(info["scope"])
+            owned, scope = tuple(info.namespaces) or (PUBLIC_NAMESPACE,), info.scope
         picked = st.session_state.get(NAMESPACE_KEY)
         preferred = ((picked,) if picked else ()) + env_namespaces()
         return Backend(

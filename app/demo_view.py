@@ -5,13 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.client import Client
+from core.client import Client, Sample
 from core.contract import is_positive
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
@@ -25,13 +24,13 @@ GENERIC_PRESETS = [
 ]
 
 
-def preset_texts(samples: list[dict[str, Any]], limit: int = 6) -> list[str]:
+def preset_texts(samples: list[Sample], limit: int = 6) -> list[str]:
     """Short example texts: one per pole of each trait from the model's samples, else generic ones."""
     picked: list[str] = []
     seen: set[tuple[str, bool]] = set()
     for s in samples:
-        pole = (str(s.get("trait")), is_positive(float(s.get("quality") or 0.0)))
-        text = str(s.get("text") or "")
+        pole = (s.trait, is_positive(s.quality))
+        text = s.text
         if pole in seen or not text or len(text) > 280:
             continue
         seen.add(pole)

@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from core.client import Evaluation, EvaluationComparison, Interval, Threshold
+
 METRICS = ("roc_auc", "accuracy", "f1", "calibration_error")
 METRIC_NAMES = {
     "roc_auc": "ROC-AUC",
@@ -15,74 +17,74 @@ METRIC_NAMES = {
 }
 
 
-def _with_interval(m: dict[str, Any] | None) -> str:
+def _with_interval(m: Interval | None) -> str:
     if not m:
         return "—"
-    return f"{m['value']:.3f} ({m['ci_low']:.3f}–{m['ci_high']:.3f})"
+    if m.ci_low is None or m.ci_high is None:
+        return f"{m.value:.3f}"
+    return f"{m.value:.3f} ({m.ci_low:.3f}–{m.ci_high:.3f})"
 
 
-def eval_metrics_frame(result: dict[str, Any], thresholds: dict[str, Any] | None = None) -> pd.DataFrame:
+def eval_metrics_frame(result: Evaluation, thresholds: dict[str, Threshold] | None = None) -> pd.DataFrame:
     """One row per trait: item counts, each metric with its 95% interval, the stored threshold."""
     rows = []
-    for key, t in sorted((result.get("traits") or {}).items()):
-        row: dict[str, Any] = {"trait": key, "items": t["items"], "positive": t["positive"]}
-        row |= {METRIC_NAMES[m]: _with_interval(t.get(m)) for m in METRICS}
+    for key, t in sorted(result.traits.items()):
+        row: dict[str, Any] = {"trait": key, "items": t.items, "positive": t.positive}
+        row |= {METRIC_NAMES[m]: _with_interval(t.metric(m)) for m in METRICS}
         chosen = (thresholds or {}).get(key)
         row["threshold"] = (
-            f"{chosen['threshold']:.3f} ({chosen['target']} ≥ {chosen['value']:g})"
-            if chosen
-            else "0.5 (default)"
+            f"{chosen.threshold:.3f} ({chosen.target} ≥ {chosen.value:g})" if chosen else "0.5 (default)"
         )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def comparison_frame(cmp: dict[str, Any]) -> pd.DataFrame:
+def comparison_frame(cmp: EvaluationComparison) -> pd.DataFrame:
     """One row per trait and metric: A, B, B − A, its 95% interval, p-value and whether it is significant."""
     rows = []
-    for key, t in sorted((cmp.get("traits") or {}).items()):
+    for key, t in sorted(cmp.traits.items()):
         for m in METRICS:
-            d = t.get(m)
+            d = t.metric(m)
             if d is None:
                 continue
             rows.append(
                 {
                     "trait": key,
                     "metric": METRIC_NAMES[m],
-                    "A": d["a"],
-                    "B": d["b"],
-                    "B − A": d["difference"],
-                    "95% CI of B − A": f"{d['ci_low']:+.3f} … {d['ci_high']:+.3f}",
-                    "p": d["p_value"],
-                    "significant": "yes" if d["significant"] else "no",
-                    "items": t["items"],
+                    "A": d.a,
+                    "B": d.b,
+                    "B − A": d.difference,
+                    "95% CI of B − A": f"{d.ci_low:+.3f} … {d.ci_high:+.3f}",
+                    "p": d.p_value,
+                    "significant": "yes" if d.significant else "no",
+                    "items": t.items,
                 }
             )
     return pd.DataFrame(rows)
 
 
-def disagreements_frame(cmp: dict[str, Any]) -> pd.DataFrame:
+def disagreements_frame(cmp: EvaluationComparison) -> pd.DataFrame:
     """The items where A and B differ most, with their labels, largest |B − A| first."""
     cols = ["trait", "label", "A", "B", "B − A", "text", "item_id"]
     rows = [
         {
-            "trait": r["trait"],
-            "label": r["quality"],
-            "A": r["score_a"],
-            "B": r["score_b"],
-            "B − A": r["difference"],
-            "text": r["text"],
-            "item_id": r["item_id"],
+            "trait": r.trait,
+            "label": r.quality,
+            "A": r.score_a,
+            "B": r.score_b,
+            "B − A": r.difference,
+            "text": r.text,
+            "item_id": r.item_id,
         }
-        for r in cmp.get("disagreements") or []
+        for r in cmp.disagreements
     ]
     return pd.DataFrame(rows, columns=cols)
 
 
-def comparison_csv(cmp: dict[str, Any]) -> str:
+def comparison_csv(cmp: EvaluationComparison) -> str:
     """The metrics table and the disagreement table as one CSV download (a blank line between them)."""
-    a, b = cmp["a"]["version_no"], cmp["b"]["version_no"]
-    head = f"# {cmp['handle']}: A = v{a}, B = v{b}, paired on {cmp['items']} evaluation items\n"
+    a, b = cmp.a.version_no, cmp.b.version_no
+    head = f"# {cmp.handle}: A = v{a}, B = v{b}, paired on {cmp.items} evaluation items\n"
     return (
         head + comparison_frame(cmp).to_csv(index=False) + "\n" + disagreements_frame(cmp).to_csv(index=False)
     )

@@ -3,15 +3,20 @@ and two versions side by side on the set. Talks to the service only through core
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
 from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
 from app.sample_mapping import read_samples
 from app.widgets import guard, show_error
-from core.client import Client, NotFoundError, PermissionDeniedError
+from core.client import (
+    Client,
+    EvaluationComparison,
+    NotFoundError,
+    PermissionDeniedError,
+    Threshold,
+    TraitPrCurve,
+)
 from core.eval_charts import pr_curve_chart, reliability_chart
 
 SHOWN_DISAGREEMENTS = 20
@@ -24,7 +29,6 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         "Labelled held-out texts (trait, text, quality), never used for training: "
         "every version is measured on the same items."
     )
-    summary: dict[str, Any] = {}
     try:
         summary = client.evaluation_set(handle)
     except PermissionDeniedError:  # a scoring key, or a public model of another namespace
@@ -35,14 +39,13 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
     except Exception as exc:  # noqa: BLE001 - shown like every other failed call
         show_error(exc, "Reading the evaluation set")
         return
-    counts = summary.get("traits") or {}
-    if counts:
+    if summary.traits:
         st.caption(
-            f"{summary.get('total', 0)} items: "
-            + ", ".join(f"{k} {v['positive']}+ / {v['negative']}−" for k, v in counts.items())
+            f"{summary.total} items: "
+            + ", ".join(f"{k} {v.positive}+ / {v.negative}−" for k, v in summary.traits.items())
         )
     _upload(client, handle)
-    if not summary.get("total"):
+    if not summary.total:
         return
     ev1, ev2 = st.columns([3, 1])
     pick = ev1.selectbox(
@@ -74,14 +77,11 @@ def _upload(client: Client, handle: str) -> None:
             if rows:
                 with guard("Adding evaluation items"):
                     out = client.add_evaluation_items(handle, rows)
-                    st.session_state["ev_flash"] = (
-                        f"Added {out['added']} items ({out['total']} in the set)."
-                        + (
-                            f" Skipped {len(problems)} line(s) (first: line {problems[0].line}: "
-                            f"{problems[0].reason})."
-                            if problems
-                            else ""
-                        )
+                    st.session_state["ev_flash"] = f"Added {out.added} items ({out.total} in the set)." + (
+                        f" Skipped {len(problems)} line(s) (first: line {problems[0].line}: "
+                        f"{problems[0].reason})."
+                        if problems
+                        else ""
                     )
                     st.session_state["ev_upload_gen"] = gen + 1
                     # The set's summary was read above this: rerun so Evaluate shows for the new items now.
@@ -94,15 +94,15 @@ def _results(client: Client, handle: str, ref: str) -> None:
     except NotFoundError:
         st.caption(f"{ref} was not evaluated yet: press **Evaluate**.")
         return
-    thresholds: dict[str, Any] = {}
+    thresholds: dict[str, Threshold] = {}
     with guard("Reading thresholds"):
         thresholds = client.thresholds(handle, ref)
-    st.markdown(f"**{ref} on {result['items']} evaluation items** (95% intervals)")
+    st.markdown(f"**{ref} on {result.items} evaluation items** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
-    curves: dict[str, Any] = {}
+    curves: dict[str, TraitPrCurve] = {}
     with guard("Reading the precision-recall curve"):
-        curves = client.pr_curve(handle, ref)["traits"]
-    traits = [k for k, v in curves.items() if v["points"]]
+        curves = client.pr_curve(handle, ref).traits
+    traits = [k for k, v in curves.items() if v.points]
     if not traits:
         return
     with st.container(border=True):
@@ -113,7 +113,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
         value = t3.number_input(f"Minimum {target}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
         chosen = thresholds.get(trait)
         st.plotly_chart(
-            pr_curve_chart(curves[trait]["points"], chosen, title=f"{trait}: precision-recall ({ref})"),
+            pr_curve_chart(curves[trait].points, chosen, title=f"{trait}: precision-recall ({ref})"),
             width="stretch",
             key="thr_chart",
         )
@@ -122,8 +122,8 @@ def _results(client: Client, handle: str, ref: str) -> None:
             with guard("Setting the threshold"):
                 out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
                 st.session_state["versions_flash"] = (
-                    f"{trait} on {ref}: threshold {out['threshold']:.3f} "
-                    f"(precision {out['precision']:.3f}, recall {out['recall']:.3f} on the evaluation set)."
+                    f"{trait} on {ref}: threshold {out.threshold:.3f} "
+                    f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
                 )
                 st.rerun()
         if chosen and b2.button(f"Remove {trait}'s threshold", key="thr_clear"):
@@ -146,10 +146,10 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
                 handle, refs[ia], refs[ib], limit=EXPORTED_DISAGREEMENTS
             )
     cmp = st.session_state.get("evcmp")
-    if not cmp or cmp["handle"] != handle:
+    if not isinstance(cmp, EvaluationComparison) or cmp.handle != handle:
         return
-    a, b = f"v{cmp['a']['version_no']}", f"v{cmp['b']['version_no']}"
-    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp['items']} items")
+    a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
+    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items} items")
     frame = comparison_frame(cmp)
     st.dataframe(
         frame.style.apply(_significant_color, axis=1).format(
@@ -163,14 +163,12 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         "Paired on the same items: DeLong's test for ROC-AUC, a paired bootstrap (500 resamples) for the "
         "others. Coloured where the 95% interval of B − A leaves out 0 (green: B better, red: B worse)."
     )
-    traits = list(cmp["traits"])
+    traits = list(cmp.traits)
     for start in range(0, len(traits), 2):
         for col, key in zip(st.columns(2), traits[start : start + 2], strict=False):
-            t = cmp["traits"][key]
+            t = cmp.traits[key]
             col.plotly_chart(
-                reliability_chart(
-                    {a: t["reliability_a"], b: t["reliability_b"]}, title=f"Reliability: {key}"
-                ),
+                reliability_chart({a: t.reliability_a, b: t.reliability_b}, title=f"Reliability: {key}"),
                 width="stretch",
                 key=f"evcmp_rel_{key}",
             )

@@ -13,10 +13,9 @@ from typing import Any
 import streamlit as st
 
 from app.backend import Backend
-from app.records import as_dict
 from app.reopen import reopen_offer
 from app.widgets import guard, is_editable
-from core.client import ApiError, Client
+from core.client import ApiError, Client, Model
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
 STATE = "samples_flags"  # session key: (handle, samples checked, flag rows)
@@ -35,10 +34,10 @@ def _say(message: str, ok: bool = True) -> None:
     st.session_state["flags_flash"] = (message, ok)
 
 
-def _check(backend: Backend, client: Client, model: dict[str, Any]) -> None:
-    handle = model["handle"]
+def _check(backend: Backend, client: Client, model: Model) -> None:
+    handle = model.handle
     bar = st.progress(0.0, text="Reading the samples…")
-    everything = [as_dict(s) for s in client.list_samples(handle)]
+    everything = [s.model_dump(mode="json") for s in client.list_samples(handle)]  # the engine reads rows
 
     def progress(fraction: float, step: str) -> None:
         bar.progress(fraction, text=step or "Checked.")
@@ -49,7 +48,7 @@ def _check(backend: Backend, client: Client, model: dict[str, Any]) -> None:
     from core.engine.flags import flag_samples
 
     embedder = engine_cache.embedder(backend.embedder)
-    if not model.get("zero_data_retention"):
+    if not model.zero_data_retention:
         embedder = engine_cache.sample_embedder(backend.embedder)
     kept = st.session_state.get(_kept_key(handle), set())  # the analyst said these labels are right
     flagged = [f for f in flag_samples(everything, embedder, progress) if f.get("id") not in kept]
@@ -121,8 +120,8 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
 
 
 @st.fragment
-def flags_tab(backend: Backend, client: Client, model: dict[str, Any]) -> None:
-    handle = model["handle"]
+def flags_tab(backend: Backend, client: Client, model: Model) -> None:
+    handle = model.handle
     editable = is_editable(model)
     st.caption(
         "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "

@@ -86,7 +86,7 @@ def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float |
     return auc
 
 
-def act(s: LabelSession, key: str, client: Client, model: dict[str, Any]) -> None:
+def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
     """One keyboard key (or its button): `1` negative, `2` positive, `0` skip, `u` undo, arrows move."""
     s.error = ""
     try:
@@ -109,12 +109,12 @@ def act(s: LabelSession, key: str, client: Client, model: dict[str, Any]) -> Non
         s.error = f"{type(exc).__name__}: {exc}"
 
 
-def _label(s: LabelSession, quality: float, client: Client, model: dict[str, Any]) -> None:
+def _label(s: LabelSession, quality: float, client: Client, model: Model) -> None:
     item = s.current
     if item is None:
         return
     label = {"trait": s.trait, "text": item["text"], "quality": quality}
-    result = add_labels(client, Model.model_validate(model), [label])
+    result = add_labels(client, model, [label])
     if result.route == "feedback":
         s.given.append(label)
     s.history.append({"item": item, "quality": quality, "route": result.route, "ids": result.ids})

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.records import field as get
-from core.client import Client
+from core.client import Client, Model
 
 # The service retrains once this many labels are buffered (`SCORING_RETRAIN_BUFFER`); the API does not
 # report its setting, so the pages name the documented default.
@@ -51,14 +50,14 @@ def retrain_when(buffered: int) -> str:
     )
 
 
-def labelling_note(model: Any) -> str | None:
-    """What happens to a new label on `model` (a client record or dict); None for a draft (plain samples)."""
-    state, handle = get(model, "state"), get(model, "handle")
+def labelling_note(model: Model) -> str | None:
+    """What happens to a new label on `model`; None for a draft (plain samples)."""
+    state, handle = model.state, model.handle
     if state in ("draft", "failed"):
         return None
     if state != "ready":
         return f"`{handle}` is **{state}**: labels can be added again once the running operation ends."
-    if get(model, "zero_data_retention"):
+    if model.zero_data_retention:
         return (
             f"`{handle}` is trained and has **zero data retention** on: the service keeps no text, so new "
             "labels cannot be stored as feedback and the model cannot learn from them. To keep labelling, "
@@ -66,21 +65,21 @@ def labelling_note(model: Any) -> str | None:
         )
     return (
         "This model is trained, so its stored samples are frozen: a new label goes in as **score feedback**. "
-        + retrain_when(int(get(model, "buffered_feedback") or 0))
+        + retrain_when(model.buffered_feedback or 0)
     )
 
 
-def add_labels(client: Client, model: Any, labels: Sequence[Mapping[str, Any]]) -> LabelResult:
+def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]) -> LabelResult:
     """Store `labels` (`{"trait", "text", "quality"}` each): samples on a draft, feedback on a ready model.
 
-    `model` is the model as last read (a client record or dict); raises `LabelsRefused` when it cannot
+    `model` is the model as last read; raises `LabelsRefused` when it cannot
     take labels.
     """
-    state, handle = get(model, "state"), str(get(model, "handle"))
+    state, handle = model.state, model.handle
     if state in ("draft", "failed"):
         return LabelResult("samples", ids=client.add_samples(handle, labels))
     note = labelling_note(model)
-    if state != "ready" or get(model, "zero_data_retention"):
+    if state != "ready" or model.zero_data_retention:
         raise LabelsRefused(note or f"{handle} cannot take labels now.")
     by_text: dict[str, list[dict[str, Any]]] = {}
     for label in labels:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
-from app.records import field
+from core.client import Page
+
+_PageT = TypeVar("_PageT", bound=Page[Any])
 
 
-def paged(key: str, filters: tuple[Any, ...], fetch: Callable[[str | None], Any]) -> Any:
+def paged(key: str, filters: tuple[Any, ...], fetch: Callable[[str | None], _PageT]) -> _PageT:
     """Fetch the current page (`fetch(cursor)` -> Page) and draw the pager under it.
 
     The stack restarts at the first page whenever `filters` change.
@@ -22,10 +24,10 @@ def paged(key: str, filters: tuple[Any, ...], fetch: Callable[[str | None], Any]
     return page
 
 
-def pager_buttons(key: str, page: Any) -> None:
+def pager_buttons(key: str, page: Page[Any]) -> None:
     state = st.session_state[key]
     stack: list[str | None] = state["stack"]
-    next_cursor = field(page, "next_cursor")
+    next_cursor = page.next_cursor
 
     def _prev() -> None:
         if len(stack) > 1:

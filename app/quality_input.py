@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.client import Trait
+
 STEPS = [round(i * 0.05, 2) for i in range(21)]
 
 
-def quality_words(trait: dict[str, Any]) -> dict[float, str]:
+def quality_words(trait: Trait) -> dict[float, str]:
     """What each end (and the middle) of the scale means for `trait`."""
     return {
-        0.0: f"0 · {trait.get('negative_label') or 'negative pole'}",
+        0.0: f"0 · {trait.negative_label or 'negative pole'}",
         0.5: "0.5 · in between",
-        1.0: f"1 · {trait.get('positive_label') or 'positive pole'}",
+        1.0: f"1 · {trait.positive_label or 'positive pole'}",
     }
 
 
-def quality_slider(container: Any, trait: dict[str, Any], *, key: str, value: float = 1.0) -> float:
+def quality_slider(container: Any, trait: Trait, *, key: str, value: float = 1.0) -> float:
     """A 0-1 slider in steps of 0.05 whose ends carry the trait's pole labels."""
     words = quality_words(trait)
     return float(

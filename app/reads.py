@@ -18,8 +18,7 @@ from typing import Any
 import httpx
 import streamlit as st
 
-from app.records import as_dict, field
-from core.client import Client, normalize_base_url
+from core.client import Client, Model, Sample, Trait, Version, normalize_base_url
 from core.client.errors import ApiError
 
 TTL_S = 5  # other writers (a run finishing, another session) show within this
@@ -96,16 +95,16 @@ def _scope(client: Client) -> Scope:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
-def _model(_client: Client, scope: Scope, handle: str) -> dict[str, Any]:
-    return as_dict(_client.get_model(handle))
+def _model(_client: Client, scope: Scope, handle: str) -> Model:
+    return _client.get_model(handle)
 
 
-def model(client: Client, handle: str) -> dict[str, Any]:
-    """The model as a dict. Not cached while it is busy: its progress must move."""
+def model(client: Client, handle: str) -> Model:
+    """The model. Not cached while it is busy: its progress must move."""
     found = _model(client, _scope(client), handle)
-    if found.get("state") == "busy":
+    if found.state == "busy":
         _model.clear()
-        return as_dict(client.get_model(handle))
+        return client.get_model(handle)
     return found
 
 
@@ -116,39 +115,40 @@ def _stamp(client: Client, handle: str) -> str:
         found = model(client, handle)
     except Exception:  # noqa: BLE001 - the read itself reports errors; no stamp, the TTL still applies
         return ""
-    op = found.get("last_operation") or {}
-    return f"{found.get('state')}|{found.get('version_no')}|{op.get('run_id')}|{op.get('status')}"
+    op = found.last_operation
+    run, status = (op.run_id, op.status) if op is not None else (None, None)
+    return f"{found.state}|{found.version_no}|{run}|{status}"
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
-def _traits(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
-    return [as_dict(t) for t in _client.list_traits(handle)]
+def _traits(_client: Client, scope: Scope, handle: str, stamp: str) -> list[Trait]:
+    return list(_client.list_traits(handle))
 
 
-def traits(client: Client, handle: str) -> list[dict[str, Any]]:
+def traits(client: Client, handle: str) -> list[Trait]:
     return _traits(client, _scope(client), handle, _stamp(client, handle))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=500)
-def _versions(_client: Client, scope: Scope, handle: str, stamp: str) -> list[dict[str, Any]]:
-    return [as_dict(v) for v in _client.list_versions(handle)]
+def _versions(_client: Client, scope: Scope, handle: str, stamp: str) -> list[Version]:
+    return list(_client.list_versions(handle))
 
 
-def versions(client: Client, handle: str) -> list[dict[str, Any]]:
+def versions(client: Client, handle: str) -> list[Version]:
     return _versions(client, _scope(client), handle, _stamp(client, handle))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=200)
-def _samples_head(_client: Client, scope: Scope, handle: str, stamp: str, limit: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _samples_head(_client: Client, scope: Scope, handle: str, stamp: str, limit: int) -> list[Sample]:
+    out: list[Sample] = []
     for s in _client.list_samples(handle, page_size=min(limit, 200)):
-        out.append(as_dict(s))
+        out.append(s)
         if len(out) >= limit:
             break
     return out
 
 
-def samples_head(client: Client, handle: str, limit: int = 200) -> list[dict[str, Any]]:
+def samples_head(client: Client, handle: str, limit: int = 200) -> list[Sample]:
     """The model's first `limit` samples (for presets and probe sets)."""
     return _samples_head(client, _scope(client), handle, _stamp(client, handle), limit)
 
@@ -159,7 +159,7 @@ def _handles(_client: Client, scope: Scope, namespaces: tuple[str, ...], limit: 
     for ns in (*namespaces, None):
         try:
             for m in _client.list_models(namespace=ns):
-                handles.append(field(m, "handle"))
+                handles.append(m.handle)
                 if len(handles) >= limit:
                     return list(dict.fromkeys(handles))
         except ApiError:

@@ -14,8 +14,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from app.records import as_dict, field
-from core.client import Client
+from core.client import Client, Model
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
 STARTED_KEY = "runs_started"  # session_state: (handle, kind) -> what the model held when the run started
@@ -24,7 +23,7 @@ PROVENANCE = {"discover": "discovered", "synthesize": "synthesized"}
 
 
 def _counts(client: Client, handle: str, provenance: str) -> dict[str, int]:
-    return dict(Counter(field(s, "trait") for s in client.list_samples(handle, provenance=provenance)))
+    return dict(Counter(s.trait for s in client.list_samples(handle, provenance=provenance)))
 
 
 def start_run(client: Client, handle: str, kind: str, start: Any) -> None:
@@ -36,14 +35,15 @@ def start_run(client: Client, handle: str, kind: str, start: Any) -> None:
     st.session_state.setdefault(STARTED_KEY, {})[(handle, kind)] = {"run_id": ref.run_id, **before}
 
 
-def summarise(client: Client, model: dict[str, Any], kind: str) -> dict[str, Any] | None:
+def summarise(client: Client, model: Model, kind: str) -> dict[str, Any] | None:
     """The summary of `kind`'s last run on `model` once it succeeded (None while running or when none)."""
-    handle = model["handle"]
+    handle = model.handle
     started = st.session_state.get(STARTED_KEY, {}).get((handle, kind))
-    op = as_dict(model.get("last_operation"))
-    if started and model.get("state") != "busy" and op.get("run_id") == started["run_id"]:
+    op = model.last_operation
+    run_id = op.run_id if op is not None else None
+    if started and model.state != "busy" and run_id == started["run_id"]:
         st.session_state[STARTED_KEY].pop((handle, kind))
-        if op.get("status") == "succeeded":
+        if op is not None and op.status == "succeeded":
             summary = _compare(client, handle, kind, started)
             st.session_state.setdefault(SUMMARY_KEY, {})[(handle, kind)] = summary
     return st.session_state.get(SUMMARY_KEY, {}).get((handle, kind))

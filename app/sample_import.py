@@ -24,7 +24,7 @@ from app.sample_mapping import (
     read_table,
 )
 from app.widgets import guard
-from core.client import Client
+from core.client import Client, Trait
 
 NONE = "(none)"
 RULE_NAMES = {
@@ -41,9 +41,9 @@ def refusals_frame(refusals: list[Refusal], extra: list[dict[str, Any]] | None =
     return pd.DataFrame(rows, columns=["line", "reason"]).sort_values("line", kind="stable")
 
 
-def _pick_mapping(table: Table, traits: list[dict[str, Any]]) -> Mapping:
+def _pick_mapping(table: Table, traits: list[Trait]) -> Mapping:
     columns = table.columns
-    trait_keys = [t["key"] for t in traits]
+    trait_keys = [t.key for t in traits]
     c1, c2, c3 = st.columns(3)
     text_default = guess_column(columns, "text", "sentence", "request", "content", "body") or columns[0]
     text = c1.selectbox("Text column", columns, index=columns.index(text_default), key="import_text_col")
@@ -94,7 +94,7 @@ def _pick_mapping(table: Table, traits: list[dict[str, Any]]) -> Mapping:
     )
 
 
-def sample_import_section(client: Client, handle: str, traits: list[dict[str, Any]], editable: bool) -> None:
+def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:
     """The whole Import tab."""
     st.caption(
         "A CSV (with a header row) or JSONL file of labelled texts, in any columns: pick the text, the label "
@@ -139,9 +139,7 @@ def sample_import_section(client: Client, handle: str, traits: list[dict[str, An
     _store(client, handle, traits, mapped, refused)
 
 
-def _store(
-    client: Client, handle: str, traits: list[dict[str, Any]], mapped: Mapped, refused: list[Refusal]
-) -> None:
+def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, refused: list[Refusal]) -> None:
     with guard("Importing samples"):
         bar = st.progress(0.0, text="Importing…")
 
@@ -150,7 +148,7 @@ def _store(
 
         report = client.import_samples(handle, mapped.samples, batch_size=500, progress=_progress)
         bar.progress(1.0, text="Import finished")
-        keys = [t["key"] for t in traits]
+        keys = [t.key for t in traits]
         by_service = [
             Refusal(mapped.lines[e.index], e.message + unknown_trait_hint(e.message, keys))
             for e in report.errors

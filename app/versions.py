@@ -7,27 +7,26 @@ from typing import Any
 
 import pandas as pd
 
-from app.records import as_dict
 from app.widgets import when
+from core.client import Version
 
 METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
 LOWER_IS_BETTER = {"calibration_error"}
 
 
-def versions_frame(versions: list[Any]) -> pd.DataFrame:
+def versions_frame(versions: list[Version]) -> pd.DataFrame:
     rows = []
     for v in versions:
-        d = as_dict(v)
         rows.append(
             {
-                "version": f"v{d.get('version_no')}",
-                "tags": ", ".join(d.get("tags") or []),
-                "triggered_by": d.get("triggered_by"),
-                "samples": d.get("sample_count"),
-                "effort": (d.get("metrics") or {}).get("effort"),
-                "created_at": when(d.get("created_at")),
-                "run_id": d.get("run_id"),
-                "param_hash": (d.get("param_hash") or "")[:12],
+                "version": v.label,
+                "tags": ", ".join(v.tags),
+                "triggered_by": v.triggered_by,
+                "samples": v.sample_count,
+                "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
+                "created_at": when(v.created_at),
+                "run_id": v.run_id,
+                "param_hash": v.param_hash[:12],
             }
         )
     return pd.DataFrame(

@@ -12,8 +12,7 @@ import streamlit as st
 
 from app import reads
 from app.backend import Backend, get_backend
-from app.records import as_dict
-from core.client import Client
+from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, TransportError
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
@@ -132,47 +131,43 @@ def when(value: Any) -> str:
     return text[:19] + (" UTC" if text.endswith(("Z", "+00:00")) else "")
 
 
-def operation_caption(op: dict[str, Any]) -> str:
-    progress = op.get("progress") or {}
-    phase, message = progress.get("phase"), progress.get("message")
-    bits = [f"{op.get('kind', 'operation')} {op.get('status', '')}".strip()]
+def operation_caption(op: LastOperation) -> str:
+    phase, message = op.phase, op.progress_message
+    bits = [f"{op.kind or 'operation'} {op.status or ''}".strip()]
     if phase:
         bits.append(str(phase))
     if message and message != phase:
         bits.append(str(message))
-    position = op.get("queue_position")
-    if op.get("status") == "queued" and isinstance(position, int) and position >= 1:
+    position = op.place_in_queue
+    if op.status == "queued" and position is not None:
         bits.append("next in the queue" if position == 1 else f"number {position} in the queue")
     return " · ".join(bits)
 
 
-def show_operation(op: Any) -> None:
+def show_operation(op: LastOperation | None) -> None:
     """Progress bar (or outcome) of a model's `last_operation`."""
-    op = as_dict(op)
-    if not op:
+    if op is None:
         return
-    status = op.get("status")
-    fraction = float((op.get("progress") or {}).get("fraction") or 0.0)
+    status = op.status
     if status in ("queued", "running"):
-        st.progress(min(max(fraction, 0.0), 1.0), text=operation_caption(op))
+        st.progress(op.fraction or 0.0, text=operation_caption(op))
     elif status == "failed":
-        err = op.get("error") or {}
-        st.error(f"Last {op.get('kind')} failed: `{err.get('code', 'error')}` {err.get('message', '')}")
+        st.error(f"Last {op.kind} failed: `{op.error_code or 'error'}` {op.error_message or ''}")
     elif status == "succeeded":
-        st.caption(f"Last operation: {op.get('kind')} succeeded ({when(op.get('finished_at'))}).")
+        st.caption(f"Last operation: {op.kind} succeeded ({when(op.finished_at)}).")
 
 
 WATCHED_KEY = "watched_runs"  # session_state: run id -> progress steps seen while polling
 
 
-def record_progress(op: dict[str, Any]) -> None:
+def record_progress(op: LastOperation | None) -> None:
     """Remember each distinct step of a run seen while polling (shown once the run is over)."""
-    run_id = op.get("run_id")
-    if not run_id:
+    run_id = op.run_id if op is not None else None
+    if op is None or not run_id:
         return
-    fraction = (op.get("progress") or {}).get("fraction")
-    phase = (op.get("progress") or {}).get("phase") or op.get("status")
-    step = f"{phase} {float(fraction):.0%}" if isinstance(fraction, int | float) else str(phase)
+    fraction = op.fraction
+    phase = op.phase or op.status
+    step = f"{phase} {fraction:.0%}" if fraction is not None else str(phase)
     steps = st.session_state.setdefault(WATCHED_KEY, {}).setdefault(run_id, [])
     if not steps or steps[-1] != step:
         steps.append(step)
@@ -189,13 +184,13 @@ def watch_model(handle: str) -> None:
     @st.fragment(run_every=1.0)
     def _poll() -> None:
         try:
-            model = as_dict(backend.client.get_model(handle))
+            model = backend.client.get_model(handle)
         except Exception as exc:  # noqa: BLE001
             show_error(exc, "Polling the model")
             return
-        op = as_dict(model.get("last_operation"))
+        op = model.last_operation
         record_progress(op)
-        if model.get("state") == "busy":
+        if model.state == "busy":
             show_operation(op)
         else:
             reads.invalidate(backend.url)  # the run changed the model, its versions and traits
@@ -213,8 +208,8 @@ def select_model(handle: str | None) -> None:
     st.session_state[MODEL_KEY] = handle
 
 
-def require_model(backend: Backend) -> dict[str, Any]:
-    """The selected model as a dict, or a hint and st.stop() when there is none or it cannot be read."""
+def require_model(backend: Backend) -> Model:
+    """The selected model, or a hint and st.stop() when there is none or it cannot be read."""
     handle = selected_handle()
     if not handle:
         st.info("Pick a model in the sidebar, or create one on the **Models** page.")
@@ -227,29 +222,29 @@ def require_model(backend: Backend) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def model_header(model: dict[str, Any]) -> None:
-    state = model.get("state", "?")
-    version = f"v{model['version_no']}" if model.get("version_no") else "no version yet"
-    tags = ", ".join(model.get("version_tags") or [])
+def model_header(model: Model) -> None:
+    state = model.state
+    version = f"v{model.version_no}" if model.version_no else "no version yet"
+    tags = ", ".join(model.version_tags)
     st.caption(
-        f"{STATE_ICONS.get(state, '')} `{model.get('handle')}` · **{state}** · {version}"
+        f"{STATE_ICONS.get(state, '')} `{model.handle}` · **{state}** · {version}"
         + (f" · tags: {tags}" if tags else "")
     )
 
 
-def watch_if_busy(model: dict[str, Any]) -> bool:
+def watch_if_busy(model: Model) -> bool:
     """Live progress while the model is busy; True when it is."""
     # Always one container here, so the page's other elements keep their positions when progress appears
     # (Streamlit would otherwise show stale copies of them while the rerun catches up).
     with st.container():
-        if model.get("state") != "busy":
+        if model.state != "busy":
             return False
-        watch_model(model["handle"])
+        watch_model(model.handle)
         return True
 
 
-def is_editable(model: dict[str, Any]) -> bool:
-    return model.get("state") in EDITABLE_STATES
+def is_editable(model: Model) -> bool:
+    return model.state in EDITABLE_STATES
 
 
 def list_handles(backend: Backend, limit: int = 500) -> list[str]:
@@ -271,7 +266,7 @@ def page_backend() -> Backend:
 class ModelPage(NamedTuple):
     backend: Backend
     client: Client
-    model: dict[str, Any]
+    model: Model
     handle: str
     busy: bool
 
@@ -282,4 +277,4 @@ def open_model_page(title: str) -> ModelPage:
     st.title(title)
     model = require_model(backend)
     model_header(model)
-    return ModelPage(backend, backend.client, model, model["handle"], watch_if_busy(model))
+    return ModelPage(backend, backend.client, model, model.handle, watch_if_busy(model))

@@ -107,7 +107,7 @@ def make_label_model(client: Any, rows: pd.DataFrame, pool: list[str], n: int) -
 def bench_keys(url: str, handle: str, presses: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from tests.app.test_browser import CHROMIUM_ARGS, Ui
+    from tests.app.support import CHROMIUM_ARGS, Ui
 
     times: list[float] = []
     with sync_playwright() as p:

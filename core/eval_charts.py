@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import plotly.graph_objects as go
 
 from core.charts import SERIES_COLORS
+from core.client.results import PrPoint, ReliabilityBin, Threshold
 
 
 def pr_curve_chart(
-    points: Sequence[Mapping[str, float]], chosen: Mapping[str, float] | None = None, title: str | None = None
+    points: Sequence[PrPoint], chosen: Threshold | None = None, title: str | None = None
 ) -> go.Figure:
     """Precision against recall, one point per threshold (hover shows it); `chosen` is marked."""
     fig = go.Figure(
         go.Scatter(
-            x=[p["recall"] for p in points],
-            y=[p["precision"] for p in points],
-            customdata=[p["threshold"] for p in points],
+            x=[p.recall for p in points],
+            y=[p.precision for p in points],
+            customdata=[p.threshold for p in points],
             mode="lines+markers",
             name="PR curve",
             line={"color": SERIES_COLORS[0], "shape": "hv"},
@@ -30,11 +30,11 @@ def pr_curve_chart(
     if chosen:
         fig.add_trace(
             go.Scatter(
-                x=[chosen["recall"]],
-                y=[chosen["precision"]],
+                x=[chosen.recall],
+                y=[chosen.precision],
                 mode="markers+text",
                 name="threshold",
-                text=[f"threshold {chosen['threshold']:.3f}"],
+                text=[f"threshold {chosen.threshold:.3f}"],
                 textposition="bottom left",
                 marker={"color": SERIES_COLORS[1], "size": 14, "symbol": "x"},
             )
@@ -45,21 +45,19 @@ def pr_curve_chart(
     return fig
 
 
-def reliability_chart(
-    series: Mapping[str, Sequence[Mapping[str, Any]]], title: str | None = None
-) -> go.Figure:
+def reliability_chart(series: Mapping[str, Sequence[ReliabilityBin]], title: str | None = None) -> go.Figure:
     """Reliability diagram: mean label against mean score per score bin, one line per version, and the
     diagonal a perfectly calibrated version would follow. Marker size follows the bin's item count."""
     fig = go.Figure(
         go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="calibrated", line={"color": "#999", "dash": "dot"})
     )
     for i, (label, bins) in enumerate(series.items()):
-        counts = [int(b["count"]) for b in bins]
+        counts = [b.count for b in bins]
         top = max(counts, default=1)
         fig.add_trace(
             go.Scatter(
-                x=[b["mean_score"] for b in bins],
-                y=[b["mean_quality"] for b in bins],
+                x=[b.mean_score for b in bins],
+                y=[b.mean_quality for b in bins],
                 customdata=counts,
                 mode="lines+markers",
                 name=label,

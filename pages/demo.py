@@ -53,9 +53,9 @@ with guard(f"Reading {handle}"):
 if not model:
     st.stop()
 
-st.header(model.get("description") or handle)
-st.caption(f"`{handle}`" + (f" · v{model['version_no']}" if model.get("version_no") else ""))
-if not model.get("version_no"):
+st.header(model.description or handle)
+st.caption(f"`{handle}`" + (f" · v{model.version_no}" if model.version_no else ""))
+if not model.version_no:
     st.warning("This model has no trained version yet: train it on the **Training** page first.")
     st.stop()
 

@@ -13,20 +13,20 @@ from app.keys import key_listener
 from app.labelling import LabelSession, act, refill, update_curve
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
-from app.records import as_dict
 from app.widgets import guard, open_model_page
+from core.client import Trait
 from core.contract import SUGGEST_MODES
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
 backend, client, model, handle, busy = open_model_page("Label")
-traits: list[dict] = []
+traits: list[Trait] = []
 with guard("Listing traits"):
-    traits = [as_dict(t) for t in client.list_traits(handle)]
+    traits = client.list_traits(handle)
 if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
     st.stop()
-names = {t["key"]: t for t in traits}
+names = {t.key: t for t in traits}
 
 pool_size = 0
 with guard("Reading the pool"):
@@ -52,7 +52,7 @@ with st.expander(
             st.rerun()
 
 c1, c2, c3 = st.columns([2, 2, 1])
-trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k]["name"])
+trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
     "Suggest",
     SUGGEST_MODES,
@@ -102,8 +102,8 @@ def labelling() -> None:
         )
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
-        (b1, f"1 · {t['negative_label']}", "1"),
-        (b2, f"2 · {t['positive_label']}", "2"),
+        (b1, f"1 · {t.negative_label}", "1"),
+        (b2, f"2 · {t.positive_label}", "2"),
         (b3, "0 · skip", "0"),
         (b4, "u · undo", "u"),
         (b5, "← back", "ArrowLeft"),
@@ -116,7 +116,7 @@ def labelling() -> None:
     elif session.message:
         st.caption(session.message)
     st.caption(
-        f"Keys: `1` {t['negative_label']}, `2` {t['positive_label']}, `0` skip, `u` undo, `←` `→` move "
+        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `u` undo, `←` `→` move "
         "(while this page is shown and the focus is not in a text field)."
     )
 
@@ -128,7 +128,7 @@ def labelling() -> None:
     if c1.button("Update the AUC chart", key="label_curve", help=help_text):
         with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
-            zdr = model.get("zero_data_retention")
+            zdr = model.zero_data_retention
             cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
             if update_curve(session, client, cache(backend.embedder)) is None:
                 st.info("The AUC needs at least 2 labels of each pole.")
@@ -151,7 +151,7 @@ def labelling() -> None:
         )
         st.altair_chart(chart, width="stretch")
         c2.caption(
-            f"Out-of-fold ROC-AUC of {t['name']}'s labels (5-fold, local engine): "
+            f"Out-of-fold ROC-AUC of {t.name}'s labels (5-fold, local engine): "
             f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]} label(s) this session."
         )
 

@@ -7,7 +7,6 @@ import streamlit as st
 
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
-from app.records import as_dict
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
 
 STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]
@@ -35,21 +34,21 @@ with browse:
             (namespace, state_arg, kind_arg, limit),
             lambda cursor: client.list_models_page(namespace, state_arg, kind_arg, limit, cursor),
         )
-        items = [as_dict(m) for m in page.items]
+        items = page.items
         if not items:
             st.info("No models here yet." if namespace else "The public catalog is empty.")
         else:
             rows = [
                 {
-                    "handle": m.get("handle"),
-                    "state": m.get("state"),
-                    "kind": m.get("kind"),
-                    "version": f"v{m['version_no']}" if m.get("version_no") else "",
-                    "tags": ", ".join(m.get("version_tags") or []),
-                    "traits": len(m.get("traits") or []),
-                    "samples": m.get("sample_count"),
-                    "zero data retention": bool(m.get("zero_data_retention")),
-                    "description": m.get("description") or "",
+                    "handle": m.handle,
+                    "state": m.state,
+                    "kind": m.kind,
+                    "version": f"v{m.version_no}" if m.version_no else "",
+                    "tags": ", ".join(m.version_tags),
+                    "traits": len(m.traits),
+                    "samples": m.sample_count,
+                    "zero data retention": m.zero_data_retention,
+                    "description": m.description or "",
                 }
                 for m in items
             ]
@@ -114,14 +113,14 @@ with edit:
     else:
         model = None
         with guard(f"Reading {current}"):
-            model = as_dict(client.get_model(current))
+            model = client.get_model(current)
         if model:
             model_header(model)
-            archived = model.get("state") == "archived"
+            archived = model.state == "archived"
             with st.form("edit_model"):
-                new_description = st.text_area("Description", value=model.get("description") or "")
-                prune = model.get("auto_prune") or {}
-                override = st.checkbox("Override the auto-prune policy", value=bool(model.get("auto_prune")))
+                new_description = st.text_area("Description", value=model.description or "")
+                prune = model.auto_prune or {}  # open in the spec: a dict
+                override = st.checkbox("Override the auto-prune policy", value=bool(model.auto_prune))
                 p1, p2 = st.columns(2)
                 keep_unnamed = p1.number_input(
                     "Keep unnamed versions", min_value=0, value=int(prune.get("keep_unnamed", 100)), step=1
@@ -140,7 +139,7 @@ with edit:
                     st.rerun()
 
             st.subheader("Zero data retention")
-            zdr_on = bool(model.get("zero_data_retention"))
+            zdr_on = model.zero_data_retention
             st.write("On." if zdr_on else "Off.")
             if zdr_on:
                 if st.button("Turn zero data retention off", disabled=archived):

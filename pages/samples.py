@@ -10,20 +10,20 @@ from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
 from app.quality_input import quality_slider
-from app.records import as_dict
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
 from app.sample_edits import apply_edits, grid_changes, save_message
 from app.sample_import import sample_import_section
 from app.sample_io import refused_rows, to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
+from core.client import Trait
 from core.contract import DISCOVER_EFFORTS  # synthesis takes the discovery efforts
 
 PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
-labelling = model.get("state") == "ready" and not model.get("zero_data_retention")  # labels go in as feedback
+labelling = model.state == "ready" and not model.zero_data_retention  # labels go in as feedback
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
 if not busy:
@@ -31,7 +31,7 @@ if not busy:
 if not editable and not busy and (note := labelling_note(model)):  # what a label does meanwhile
     st.info(note, icon=":material/school:" if labelling else ":material/block:")
 reopened_note(model)
-if model.get("zero_data_retention"):
+if model.zero_data_retention:
     st.caption("Zero data retention is on: samples are purged when a training completes.")
 if warning := st.session_state.pop("samples_flash_warning", None):
     st.warning(warning)
@@ -42,11 +42,11 @@ if (linked := st.query_params.get("provenance")) in PROVENANCES:
     st.session_state["samples_provenance"] = linked
     del st.query_params["provenance"]
 
-traits: list[dict] = []
+traits: list[Trait] = []
 with guard("Listing traits"):
     traits = reads.traits(client, handle)
-trait_keys = [t["key"] for t in traits]
-trait_names = {t["key"]: t["name"] for t in traits}
+trait_keys = [t.key for t in traits]
+trait_names = {t.key: t.name for t in traits}
 
 browse_tab, import_tab, export_tab, synth_tab, flags_tab = st.tabs(
     ["Browse & add", "Import", "Export", "Synthesize", "Flags"]
@@ -70,19 +70,19 @@ with browse_tab:
             (handle, trait_arg, prov_arg, limit),
             lambda cursor: client.list_samples_page(handle, trait_arg, prov_arg, limit, cursor),
         )
-        rows = [as_dict(s) for s in page.items]
+        rows = page.items
         # One editor state per page of data: rows added on one page must not reappear on another.
         pager_state = st.session_state["samples_pager"]
         editor_key = f"samples_editor_{abs(hash((pager_state['filters'], pager_state['stack'][-1])))}"
         frame = pd.DataFrame(
             [
                 {
-                    "id": r.get("id"),
-                    "trait": r.get("trait"),
-                    "text": r.get("text"),
-                    "quality": r.get("quality"),
-                    "provenance": r.get("provenance"),
-                    "source_url": r.get("source_url"),
+                    "id": r.id,
+                    "trait": r.trait,
+                    "text": r.text,
+                    "quality": r.quality,
+                    "provenance": r.provenance,
+                    "source_url": r.source_url,
                 }
                 for r in rows
             ],
@@ -93,7 +93,7 @@ with browse_tab:
         pending = st.session_state.get("samples_pending", []) if editable else []
         edit_problems = st.session_state.get("samples_edit_problems", {}) if editable else {}
         stored_count = len(frame)
-        texts_by_id = {int(r["id"]): str(r["text"]) for r in rows if r.get("id") is not None}
+        texts_by_id = {r.id: r.text for r in rows}
         marked = bool(pending or edit_problems)
         if marked:  # the problem column only while there are refused rows to fix
             frame["problem"] = [edit_problems.get(int(i), "") for i in frame["id"]] if stored_count else ""
@@ -156,7 +156,7 @@ with browse_tab:
         )
         with st.form("add_sample", clear_on_submit=True):
             a1, a2 = st.columns([1, 3])
-            pole_trait = next(t for t in traits if t["key"] == trait_one)
+            pole_trait = next(t for t in traits if t.key == trait_one)
             quality_one = quality_slider(a1, pole_trait, key="one_quality")
             text_one = a2.text_area("Text", height=110)
             if st.form_submit_button("Add sample" if editable else "Send label"):
@@ -180,7 +180,7 @@ with export_tab:
     st.caption("Every sample of the model (with the provenance filter above), as CSV or JSONL.")
     if st.button("Prepare export", key="samples_export"):
         with guard("Exporting samples"):
-            everything = [as_dict(s) for s in client.list_samples(handle, provenance=prov_arg)]
+            everything = [s.model_dump(mode="json") for s in client.list_samples(handle, provenance=prov_arg)]
             st.session_state["samples_export_rows"] = everything
     exported = st.session_state.get("samples_export_rows")
     if exported is not None:

@@ -8,12 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from app import perspective_migration
-from app.records import as_dict
 from app.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 
 backend, client, model, handle, _ = open_model_page("Score")
-has_version = bool(model.get("version_no"))
+has_version = bool(model.version_no)
 
 versions: list[str] = []
 if has_version:
@@ -77,7 +76,9 @@ with compare:
         cmp = stored_cmp[1]
         st.plotly_chart(score_bars_compare(cmp, labels=("A", "B")), width="stretch", key="cmp_texts_chart")
         st.dataframe(
-            pd.DataFrame([as_dict(d) for d in cmp.difference]).rename(columns={"delta": "B − A"}),
+            pd.DataFrame([d.model_dump(mode="json") for d in cmp.difference]).rename(
+                columns={"delta": "B − A"}
+            ),
             hide_index=True,
             width="stretch",
         )

@@ -7,7 +7,6 @@ from typing import Any
 import streamlit as st
 
 from app import reads
-from app.records import as_dict
 from app.versions import trait_metrics_frame, versions_frame
 from app.widgets import (
     guard,
@@ -42,7 +41,7 @@ def oof_note(metrics: dict[str, Any]) -> str:
 backend, client, model, handle, busy = open_model_page("Training")
 if flash := st.session_state.pop("training_flash", None):
     st.success(flash)
-state = model.get("state")
+state = model.state
 ready = state == "ready"
 
 with st.container(border=True):
@@ -62,8 +61,8 @@ with st.container(border=True):
         help="A ready model trains again only with a fresh parameter search (a new version).",
     )
     label = "Re-optimise (new version)" if ready and reopt else "Train"
-    if state == "draft" and model.get("version_no"):  # a reopened draft: its edits become the next version
-        label = f"Train v{int(model['version_no']) + 1}"
+    if state == "draft" and model.version_no:  # a reopened draft: its edits become the next version
+        label = f"Train v{model.version_no + 1}"
     can_start = state in ("draft", "failed") or (ready and reopt)
     if ready and not reopt:
         st.caption(
@@ -89,18 +88,16 @@ with st.container(border=True):
                 st.session_state["training_flash"] = "Already trained: nothing to do."
             st.rerun()
 
-op = as_dict(model.get("last_operation"))
+op = model.last_operation
 if op and not busy:
     st.subheader("Last operation")
-    status = op.get("status")
     text = operation_caption(op)
-    if status == "failed":
-        err = op.get("error") or {}
-        st.error(f"{text}: `{err.get('code')}` {err.get('message')}")
+    if op.status == "failed":
+        st.error(f"{text}: `{op.error_code}` {op.error_message}")
     else:
-        st.write(f"{text} · started {when(op.get('started_at'))} · finished {when(op.get('finished_at'))}")
-    st.caption(f"run `{op.get('run_id')}`")
-    steps = watched_steps(op.get("run_id"))
+        st.write(f"{text} · started {when(op.started_at)} · finished {when(op.finished_at)}")
+    st.caption(f"run `{op.run_id}`")
+    steps = watched_steps(op.run_id)
     if steps:
         st.caption("Progress watched: " + " → ".join(steps))
 
@@ -118,11 +115,11 @@ if log:
     with st.expander(f"Runs started in this session ({len(log)})"):
         st.dataframe(log, hide_index=True, width="stretch")
 
-if model.get("version_no"):
-    st.subheader(f"Per-trait metrics of the active version v{model['version_no']}")
+if model.version_no:
+    st.subheader(f"Per-trait metrics of the active version v{model.version_no}")
     with guard("Reading the active version"):
-        active = as_dict(client.get_version(handle, int(model["version_no"])))
-        frame = trait_metrics_frame(active.get("metrics") or {})
+        active = client.get_version(handle, model.version_no)
+        frame = trait_metrics_frame(active.metrics)
         if frame.empty:
             st.caption("The service reported no per-trait metrics.")
         else:
@@ -135,7 +132,7 @@ if model.get("version_no"):
                     for c, (label, helptext) in METRIC_HEADERS.items()
                 },
             )
-        metrics = active.get("metrics") or {}
+        metrics = active.metrics
         st.caption(oof_note(metrics))
         st.caption(
             f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "

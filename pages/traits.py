@@ -13,7 +13,7 @@ from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label
 from app.widgets import guard, is_editable, open_model_page
-from core.client import Client
+from core.client import Client, Trait
 from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
@@ -66,14 +66,14 @@ if flash := st.session_state.pop("traits_flash", None):
     st.success(flash)
 if not editable and not busy and not reopen_offer(client, model, "traits_flash", "traits_reopen"):
     st.info(
-        f"The model is **{model.get('state')}**: traits are frozen into its versions. "
+        f"The model is **{model.state}**: traits are frozen into its versions. "
         "Trait edits and discovery apply to draft (or failed) models."
     )
 reopened_note(model)
 with guard("Reading what discovery added"):
     show_summary(summarise(client, model, "discover"), "discover")
 
-traits: list[dict] = []
+traits: list[Trait] = []
 with guard("Listing traits"):
     traits = reads.traits(client, handle)
 
@@ -81,19 +81,19 @@ if traits:
     frame = pd.DataFrame(
         [
             {
-                "key": t.get("key"),
-                "kind": "intrinsic (discovered)" if t.get("kind") == "intrinsic" else "extrinsic",
-                "name": t.get("name"),
-                "negative_label": t.get("negative_label"),
-                "positive_label": t.get("positive_label"),
-                "description": t.get("description") or "",
-                "aggregation": t.get("aggregation") or "mean",
-                "samples": t.get("sample_count", 0),
-                "positive": t.get("positive_samples", 0),
-                "negative": t.get("negative_samples", 0),
-                "discrimination": t.get("discrimination", 0.0),
-                "explained_variance": t.get("explained_variance", 0.0),
-                "trained as": method_label(t.get("method")),
+                "key": t.key,
+                "kind": "intrinsic (discovered)" if t.kind == "intrinsic" else "extrinsic",
+                "name": t.name,
+                "negative_label": t.negative_label,
+                "positive_label": t.positive_label,
+                "description": t.description or "",
+                "aggregation": t.aggregation or "mean",
+                "samples": t.sample_count,
+                "positive": t.positive_samples,
+                "negative": t.negative_samples,
+                "discrimination": t.discrimination,
+                "explained_variance": t.explained_variance,
+                "trained as": method_label(t.method),
             }
             for t in traits
         ]
@@ -159,7 +159,7 @@ if editable:
         if spec["positive_label"] and spec["negative_label"]:
             zero_shot_preview(client, handle, spec)
         if st.button("Add trait", type="primary", key="trait_add"):
-            taken = {str(t.get("name", "")).strip().casefold(): t["key"] for t in traits}
+            taken = {t.name.strip().casefold(): t.key for t in traits}
             twin = taken.get(name.strip().casefold())
             if not (name.strip() and positive.strip() and negative.strip()):
                 st.error("Name and both pole labels are required.")
@@ -176,10 +176,10 @@ if editable:
                     st.session_state["traits_flash"] = f"Added trait {name.strip()!r}."
                     st.rerun()
     with delete:
-        keys = [t["key"] for t in traits]
+        keys = [t.key for t in traits]
         doomed = st.multiselect("Traits to delete", keys, key="traits_delete_pick")
         if doomed:
-            counts = {t["key"]: t.get("sample_count", 0) for t in traits}
+            counts = {t.key: t.sample_count for t in traits}
             st.warning(
                 f"Deleting {', '.join(f'`{k}`' for k in doomed)} removes "
                 f"{sum(counts.get(k, 0) for k in doomed)} sample(s) with it; it cannot be undone.",

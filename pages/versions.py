@@ -7,7 +7,6 @@ import streamlit as st
 
 from app import reads
 from app.evaluation_view import evaluation_section
-from app.records import as_dict
 from app.versions import (
     delta_color,
     metrics_diff_frame,
@@ -18,13 +17,14 @@ from app.versions import (
 )
 from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
+from core.client import Version
 from core.timeline import history_timeline
 
 backend, client, model, handle, _ = open_model_page("Versions")
 if flash := st.session_state.pop("versions_flash", None):
     st.success(flash)
 
-versions: list[dict] = []
+versions: list[Version] = []
 with guard("Listing versions"):
     versions = reads.versions(client, handle)
 if not versions:
@@ -42,12 +42,12 @@ with guard("Loading the history"):
         with st.expander("History: when each version was active, where each tag pointed"):
             st.plotly_chart(history_timeline(history), width="stretch", key="history_timeline")
 
-tags = sorted({t for v in versions for t in (v.get("tags") or [])})
+tags = sorted({t for v in versions for t in v.tags})
 with st.container(border=True):
     st.subheader("Tags")
     g1, g2 = st.columns(2)
     with g1.form("tag_form", clear_on_submit=True):
-        active = f"v{model['version_no']}" if model.get("version_no") else "none"
+        active = f"v{model.version_no}" if model.version_no else "none"
         tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
         submitted = st.form_submit_button("Tag")
         if submitted and not tag.strip():
@@ -66,11 +66,11 @@ with st.container(border=True):
                     st.session_state["versions_flash"] = f"Removed tag `{doomed}`."
                     st.rerun()
 
-labels = [f"v{v['version_no']}" + (f" ({', '.join(v['tags'])})" if v.get("tags") else "") for v in versions]
-refs = [f"v{v['version_no']}" for v in versions]
+labels = [v.label + (f" ({', '.join(v.tags)})" if v.tags else "") for v in versions]
+refs = [v.label for v in versions]
 # The evaluation set decides between versions (held-out texts, paired tests), so it comes first; the probe
 # comparison below scores texts that are mostly training samples, and says so.
-evaluation_section(client, handle, refs, labels, busy=model.get("state") == "busy")
+evaluation_section(client, handle, refs, labels, busy=model.state == "busy")
 
 st.divider()
 st.subheader("Probe comparison on training samples")
@@ -94,9 +94,9 @@ def _default_probes() -> str:
         # From the first samples only: walking all of a 10,000-sample model's pages (one trait never
         # reaches 16 texts) cost the page 10 s.
         for s in reads.samples_head(client, handle, 400):
-            if seen.get(s["trait"], 0) < 4:
-                texts.append(str(s["text"]).replace("\n", " "))
-                seen[s["trait"]] = seen.get(s["trait"], 0) + 1
+            if seen.get(s.trait, 0) < 4:
+                texts.append(s.text.replace("\n", " "))
+                seen[s.trait] = seen.get(s.trait, 0) + 1
             if len(texts) >= 16:
                 break
     except Exception:  # noqa: BLE001 - probes are a convenience; fall back to generic texts
@@ -124,25 +124,25 @@ if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
         from app import engine_cache  # on use: the engine's imports would slow every first paint
 
-        va = as_dict(client.get_version(handle, refs[ia]))
-        vb = as_dict(client.get_version(handle, refs[ib]))
+        va = client.get_version(handle, refs[ia])
+        vb = client.get_version(handle, refs[ib])
         texts = [t.strip() for t in st.session_state[probe_key].splitlines() if t.strip()]
         probe = pd.DataFrame()
         traits_a = traits_b = []
-        if va.get("snapshot") and vb.get("snapshot") and texts:
-            scorer_a = engine_cache.scorer(va["snapshot"])
-            scorer_b = engine_cache.scorer(vb["snapshot"])
+        if va.snapshot and vb.snapshot and texts:
+            scorer_a = engine_cache.scorer(va.snapshot)
+            scorer_b = engine_cache.scorer(vb.snapshot)
             probe = probe_scores(scorer_a, scorer_b, texts)
             traits_a, traits_b = scorer_a.traits, scorer_b.traits
         st.session_state["cmp_result"] = {
             "handle": handle,
             "a": refs[ia],
             "b": refs[ib],
-            "metrics_a": va.get("metrics") or {},
-            "metrics_b": vb.get("metrics") or {},
+            "metrics_a": va.metrics,
+            "metrics_b": vb.metrics,
             "probe": probe,
             "traits": [*traits_b, *traits_a],
-            "snapshots": bool(va.get("snapshot") and vb.get("snapshot")),
+            "snapshots": bool(va.snapshot and vb.snapshot),
         }
 if ia == ib:
     st.caption("Pick two different versions.")

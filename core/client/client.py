@@ -25,6 +25,7 @@ from core.client.models import (
     Page,
     PoolImportReport,
     PoolPage,
+    PoolText,
     RunRef,
     Sample,
     SampleInput,
@@ -36,6 +37,19 @@ from core.client.models import (
     TraitInput,
     TraitPreview,
     Version,
+)
+from core.client.results import (
+    AnalyzeCommentResult,
+    DiscoveryDocument,
+    Evaluation,
+    EvaluationComparison,
+    EvaluationItemsAdded,
+    EvaluationSet,
+    EvaluationSetCleared,
+    Health,
+    PrCurve,
+    SuggestCommentScoreResult,
+    Threshold,
 )
 from core.client.retry import Safety
 from core.contract import MAX_SAMPLES_PER_REQUEST
@@ -210,8 +224,8 @@ class Client:
 
     # -- service --------------------------------------------------------------------------------------
 
-    def health(self) -> dict[str, Any]:
-        return self._get("/health")
+    def health(self) -> Health:
+        return Health.model_validate(self._get("/health"))
 
     def current_key(self) -> KeyInfo:
         """The key this client sends: its scope and the namespaces it owns."""
@@ -468,7 +482,7 @@ class Client:
             self._get(_path("models", handle, "pool"), {"limit": limit, "cursor": cursor})
         )
 
-    def list_pool(self, handle: str, page_size: int | None = None) -> Iterator[Any]:
+    def list_pool(self, handle: str, page_size: int | None = None) -> Iterator[PoolText]:
         return self._paginate(lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor))
 
     def delete_pool_text(self, handle: str, text_id: int) -> DeleteResult:
@@ -583,9 +597,9 @@ class Client:
         items: Iterable[Mapping[str, Any]],
         *,
         progress: Callable[[int, int], None] | None = None,
-    ) -> dict[str, int]:
+    ) -> EvaluationItemsAdded:
         """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
-        Returns `{"added", "total"}`; items already in the set are not added again."""
+        Returns how many were `added` and the set's `total`; items already in the set are not added again."""
         rows = [dict(i) for i in items]
         added, total = 0, 0
         for start in range(0, len(rows), MAX_SAMPLES_PER_REQUEST):
@@ -596,14 +610,16 @@ class Client:
             added, total = added + int(body["added"]), int(body["total"])
             if progress is not None:
                 progress(start + len(batch), len(rows))
-        return {"added": added, "total": total}
+        return EvaluationItemsAdded(added=added, total=total)
 
-    def evaluation_set(self, handle: str) -> dict[str, Any]:
-        """`{"handle", "total", "traits": {key: {"positive", "negative"}}}`."""
-        return self._get(_path("models", handle, "evaluation-set"))
+    def evaluation_set(self, handle: str) -> EvaluationSet:
+        """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""
+        return EvaluationSet.model_validate(self._get(_path("models", handle, "evaluation-set")))
 
-    def clear_evaluation_set(self, handle: str) -> dict[str, Any]:
-        return self.request("DELETE", _path("models", handle, "evaluation-set")).json()
+    def clear_evaluation_set(self, handle: str) -> EvaluationSetCleared:
+        """Delete every item of the set; `deleted` says how many there were."""
+        body = self.request("DELETE", _path("models", handle, "evaluation-set")).json()
+        return EvaluationSetCleared.model_validate(body)
 
     def evaluate(self, handle: str, version: str | int) -> RunRef:
         """Start an evaluation run of `version` on the model's evaluation set; wait with `wait`."""
@@ -611,29 +627,31 @@ class Client:
         response = self.request("POST", path, safety=Safety.ONCE)
         return self._run_ref(response)
 
-    def get_evaluation(self, handle: str, version: str | int) -> dict[str, Any]:
-        """The latest stored evaluation of `version`: `{"version_no", "run_id", "items", "traits": {…}}`."""
-        return self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+    def get_evaluation(self, handle: str, version: str | int) -> Evaluation:
+        """The latest stored evaluation of `version`: `items` and per trait its metrics (`traits[key]`)."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+        return Evaluation.model_validate(body)
 
-    def pr_curve(self, handle: str, version: str | int) -> dict[str, Any]:
-        """The version's precision-recall curve per trait on its latest evaluation:
-        `{"version_no", "run_id", "traits": {key: {"positive", "negative", "points": [{threshold, precision,
-        recall}]}}}`."""
-        return self._get(_path("models", handle, "versions", _version_ref(version), "pr-curve"))
+    def pr_curve(self, handle: str, version: str | int) -> PrCurve:
+        """The version's precision-recall curve per trait on its latest evaluation (`traits[key].points`,
+        each with `threshold`, `precision`, `recall`)."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "pr-curve"))
+        return PrCurve.model_validate(body)
 
-    def thresholds(self, handle: str, version: str | int) -> dict[str, Any]:
-        """The version's decision thresholds: `{trait key: {"threshold", "target", "value", …}}`."""
+    def thresholds(self, handle: str, version: str | int) -> dict[str, Threshold]:
+        """The version's decision thresholds by trait key."""
         body = self._get(_path("models", handle, "versions", _version_ref(version), "thresholds"))
-        return dict(body["thresholds"])
+        return {key: Threshold.model_validate(t) for key, t in dict(body["thresholds"]).items()}
 
     def set_threshold(
         self, handle: str, version: str | int, trait: str, *, target: str, value: float
-    ) -> dict[str, Any]:
+    ) -> Threshold:
         """Choose and store `trait`'s threshold on the evaluation set for `target` ("precision" or "recall")
         ≥ `value`; score responses of that version then add `threshold` and `decision` for the trait."""
         _require_name(trait, "trait key")
         path = _path("models", handle, "versions", _version_ref(version), "thresholds", trait)
-        return self.request("PUT", path, json={"target": target, "value": value}).json()
+        body = self.request("PUT", path, json={"target": target, "value": value}).json()
+        return Threshold.model_validate(body)
 
     def clear_threshold(self, handle: str, version: str | int, trait: str) -> bool:
         """Remove `trait`'s threshold from the version; False when it had none."""
@@ -643,12 +661,13 @@ class Client:
 
     def compare_evaluations(
         self, handle: str, a: str | int, b: str | int, *, limit: int = 20
-    ) -> dict[str, Any]:
+    ) -> EvaluationComparison:
         """Versions `a` and `b` side by side on their latest evaluations (the items both scored): per trait
         the metrics of each, B − A with a 95% interval, p-value and `significant`, reliability bins of each;
         and the `limit` items (1–1000) where their scores differ most, with text and label."""
         params = {"a": _version_ref(a), "b": _version_ref(b), "limit": limit}
-        return self._get(_path("models", handle, "evaluation", "compare"), params)
+        body = self._get(_path("models", handle, "evaluation", "compare"), params)
+        return EvaluationComparison.model_validate(body)
 
     # -- scoring --------------------------------------------------------------------------------------
 
@@ -728,11 +747,11 @@ class Client:
         url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
         return self.request("POST", url, json=body, safety=safety).json()
 
-    def perspective_discovery(self) -> dict[str, Any]:
+    def perspective_discovery(self) -> DiscoveryDocument:
         """The Discovery document Google's clients build `commentanalyzer v1alpha1` from (no key needed)."""
         url = self.base_url.removesuffix("/v1") + "/$discovery/rest"
-        document: dict[str, Any] = self.request("GET", url, params={"version": "v1alpha1"}).json()
-        return document
+        document = self.request("GET", url, params={"version": "v1alpha1"}).json()
+        return DiscoveryDocument.model_validate(document)
 
     def analyze_comment(
         self,
@@ -744,8 +763,8 @@ class Client:
         languages: list[str] | None = None,
         do_not_store: bool = False,
         client_token: str | None = None,
-    ) -> dict[str, Any]:
-        """Perspective's AnalyzeComment, returning Perspective's response as a dict.
+    ) -> AnalyzeCommentResult:
+        """Perspective's AnalyzeComment (`result.attribute_scores[name].summary_score.value`).
 
         `attributes`: trait names (`TOXICITY`, `TOXICITY@3`, `TOXICITY@prod`) or Perspective's
         `requestedAttributes` map; `model`: a handle (else the server's configured one)."""
@@ -765,7 +784,7 @@ class Client:
                 "clientToken": client_token,
             }
         )
-        return self._perspective("analyze", body, Safety.IDEMPOTENT)
+        return AnalyzeCommentResult.model_validate(self._perspective("analyze", body, Safety.IDEMPOTENT))
 
     def suggest_comment_score(
         self,
@@ -774,7 +793,7 @@ class Client:
         *,
         model: str | None = None,
         client_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SuggestCommentScoreResult:
         """Perspective's SuggestCommentScore: `{attribute: value}` becomes feedback labels (an authoring key
         that owns the model's namespace; refused under zero-data-retention)."""
         body = _clean(
@@ -785,7 +804,8 @@ class Client:
                 "clientToken": client_token,
             }
         )
-        return self._perspective("suggestscore", body, Safety.ONCE)  # feedback: repeating counts twice
+        answer = self._perspective("suggestscore", body, Safety.ONCE)  # feedback: repeating counts twice
+        return SuggestCommentScoreResult.model_validate(answer)
 
 
 def _version_ref(version: str | int) -> str:

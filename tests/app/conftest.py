@@ -12,7 +12,15 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService, start_local_service
-from tests.app.support import FORMALITY, SENTIMENT, make_draft, new_handle
+from tests.app.support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    FORMALITY,
+    SENTIMENT,
+    make_draft,
+    new_handle,
+    streamlit_app,
+)
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +62,24 @@ def trained(service: LocalService, client: Client) -> str:
     ref = client.train(handle, "low", reoptimize_params=True)
     client.wait(handle, ref.run_id, timeout=120)
     return handle
+
+
+# -- browser tests: one Chromium and one `streamlit run` per module that asks for them ------------------
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with streamlit_app(tmp_path_factory.mktemp("browser-service")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright  # imported here: only browser tests need it
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

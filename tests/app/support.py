@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from core.client import Client
 from core.local import LocalService
@@ -117,3 +118,89 @@ def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] =
         rows += sentiment_samples()
     client.import_samples(handle, rows)
     return handle
+
+
+# -- browser tests (headless Chromium) ------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
+SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+# The marks of every browser test module (`pytestmark = BROWSER`).
+BROWSER = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)"
+    ),
+]
+
+
+class Ui:
+    """A Streamlit page in Chromium, with waits that follow the script runner."""
+
+    def __init__(self, page: object) -> None:
+        self.page = page
+
+    def settle(self, timeout: float = 120_000) -> None:
+        self.page.wait_for_timeout(400)  # let a rerun start before waiting for it to finish
+        self.page.wait_for_selector(IDLE, timeout=timeout)
+
+    def goto(self, url: str) -> None:
+        self.page.goto(url)
+        self.settle(timeout=300_000)  # the first load starts the service and loads the demo models
+
+    def nav(self, title: str) -> None:
+        expand = self.page.locator("[data-testid='stExpandSidebarButton']")
+        if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
+            expand.first.click()
+            self.page.wait_for_timeout(500)
+        self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+        self.settle()
+        self.page.get_by_role("heading", name=title).first.wait_for()
+
+    def tab(self, name: str) -> None:
+        self.page.get_by_role("tab", name=name).click()
+
+    def fill(self, label: str, value: str) -> None:
+        box = self.page.get_by_label(label, exact=True)
+        box.fill(value)
+
+    def click(self, name: str) -> None:
+        self.page.get_by_role("button", name=name, exact=True).click()
+        self.settle()
+
+    def expect_text(self, text: str, timeout: float = 60_000) -> None:
+        self.page.get_by_text(text).first.wait_for(timeout=timeout)
+
+    def shot(self, name: str) -> None:
+        """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        size = self.page.viewport_size
+        height = self.page.evaluate(
+            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section')]"
+            ".map(e => e.scrollHeight), document.body.scrollHeight)"
+        )
+        self.page.set_viewport_size(
+            {"width": size["width"], "height": min(max(height, size["height"]), 6000)}
+        )
+        self.page.wait_for_timeout(300)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        self.page.set_viewport_size(size)
+
+    def screen(self, name: str) -> None:
+        """What one screen shows, without scrolling (the viewport as it is)."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+    def no_exception(self) -> None:
+        assert self.page.locator("[data-testid='stException']").count() == 0

@@ -8,9 +8,7 @@ shareable URL. A screenshot of each page goes to artifacts/screenshots/.
 from __future__ import annotations
 
 import csv
-import os
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -18,108 +16,10 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.app.support import ROOT, formality_samples, sentiment_samples, streamlit_app
+from tests.app.support import BROWSER, Ui, formality_samples, sentiment_samples
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-# Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
-SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)"
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with streamlit_app(tmp_path_factory.mktemp("browser-service")) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright  # imported here: only browser tests need it
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-class Ui:
-    """A Streamlit page in Chromium, with waits that follow the script runner."""
-
-    def __init__(self, page: object) -> None:
-        self.page = page
-
-    def settle(self, timeout: float = 120_000) -> None:
-        self.page.wait_for_timeout(400)  # let a rerun start before waiting for it to finish
-        self.page.wait_for_selector(IDLE, timeout=timeout)
-
-    def goto(self, url: str) -> None:
-        self.page.goto(url)
-        self.settle(timeout=300_000)  # the first load starts the service and loads the demo models
-
-    def nav(self, title: str) -> None:
-        expand = self.page.locator("[data-testid='stExpandSidebarButton']")
-        if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
-            expand.first.click()
-            self.page.wait_for_timeout(500)
-        self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
-        self.settle()
-        self.page.get_by_role("heading", name=title).first.wait_for()
-
-    def tab(self, name: str) -> None:
-        self.page.get_by_role("tab", name=name).click()
-
-    def fill(self, label: str, value: str) -> None:
-        box = self.page.get_by_label(label, exact=True)
-        box.fill(value)
-
-    def click(self, name: str) -> None:
-        self.page.get_by_role("button", name=name, exact=True).click()
-        self.settle()
-
-    def expect_text(self, text: str, timeout: float = 60_000) -> None:
-        self.page.get_by_text(text).first.wait_for(timeout=timeout)
-
-    def shot(self, name: str) -> None:
-        """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        size = self.page.viewport_size
-        height = self.page.evaluate(
-            "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section')]"
-            ".map(e => e.scrollHeight), document.body.scrollHeight)"
-        )
-        self.page.set_viewport_size(
-            {"width": size["width"], "height": min(max(height, size["height"]), 6000)}
-        )
-        self.page.wait_for_timeout(300)
-        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-        self.page.set_viewport_size(size)
-
-    def screen(self, name: str) -> None:
-        """What one screen shows, without scrolling (the viewport as it is)."""
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(SHOTS / f"{name}.png"))
-
-    def no_exception(self) -> None:
-        assert self.page.locator("[data-testid='stException']").count() == 0
+pytestmark = BROWSER
 
 
 def _samples_csv(path: Path) -> int:

@@ -11,8 +11,18 @@ from pathlib import Path
 import pytest
 
 from core.local import start_local_service
-from tests.app.support import CASUAL, FORMAL, FORMALITY, SENTIMENT, sentiment_samples, streamlit_app
-from tests.app.test_browser import SHOTS, Ui, browser, pytestmark  # noqa: F401 - fixtures and marks
+from tests.app.support import (
+    BROWSER,
+    CASUAL,
+    FORMAL,
+    FORMALITY,
+    SENTIMENT,
+    Ui,
+    sentiment_samples,
+    streamlit_app,
+)
+
+pytestmark = BROWSER
 
 HANDLE = "local.evalview"
 # Held-out variants of the training texts, plus mixed sentences (half formal, half casual) that the two

@@ -8,11 +8,10 @@ import pydantic
 from app.demo_view import share_url
 from app.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.preview import highlight_html
-from app.records import as_dict, field
 from app.sample_io import refused_rows, unknown_trait_hint
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
 from app.widgets import error_text
-from core.client import Client, ConflictError, Page
+from core.client import Client, ConflictError
 
 
 def test_check_handle() -> None:
@@ -65,12 +64,6 @@ def test_error_text_speaks_the_users_words_for_unreachable_services_and_bad_inpu
         text = error_text(exc)
     assert text.startswith("**Please correct the input:** text: string should have at least 1 character")
     assert "pydantic.dev" not in text
-
-
-def test_records_read_dicts_models_and_objects() -> None:
-    page = Page[dict](items=[{"a": 1}], limit=5, next_cursor=None)
-    assert as_dict(page)["limit"] == 5
-    assert field({"x": 1}, "x") == 1 and field(page, "limit") == 5 and field(None, "x", 3) == 3
 
 
 def test_compare_colours_only_changes_beyond_the_noise_and_never_shows_minus_zero() -> None:

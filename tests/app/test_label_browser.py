@@ -8,7 +8,9 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.app.test_browser import CHROMIUM, Ui, app_url, browser, pytestmark  # noqa: F401 - fixtures
+from tests.app.support import BROWSER, Ui
+
+pytestmark = BROWSER
 
 HANDLE = "local.product-reviews"  # the demo draft loaded on first start
 POOL = [

@@ -139,7 +139,7 @@ def test_versions_evaluate_appears_right_after_adding_items(service: LocalServic
     by_label(at.button, "Add to the evaluation set").click()
     at.run()
     no_exception(at)
-    assert client.evaluation_set(trained)["total"] == 6
+    assert client.evaluation_set(trained).total == 6
     assert any("Added 6 items" in s for s in texts(at.success)), texts(at.success)
     assert [b for b in at.button if b.label == "Evaluate"]  # on this very run, not after another one
 

@@ -18,8 +18,9 @@ import pytest
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
-from tests.app.support import streamlit_app
-from tests.app.test_browser import Ui, browser, pytestmark  # noqa: F401 - fixtures and marks
+from tests.app.support import BROWSER, Ui, streamlit_app
+
+pytestmark = BROWSER
 
 HANDLE = "local.curate"
 NEW_TEXTS = [

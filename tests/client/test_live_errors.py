@@ -30,7 +30,7 @@ def test_401_for_unknown_and_missing_keys(service: Service) -> None:
         bad.get_model(f"{NAMESPACE}.anything")
     assert (err.value.status, err.value.code) == (401, "unauthorized")
     with service.client("") as anonymous:
-        assert anonymous.health()["status"] == "ok"  # health needs no key
+        assert anonymous.health().status == "ok"  # health needs no key
         with pytest.raises(AuthenticationError):
             next(anonymous.list_models())
 

@@ -11,7 +11,7 @@ from tests.client.conftest import NAMESPACE, Service
 
 def test_health(client: Client) -> None:
     health = client.health()
-    assert health["status"] == "ok" and health["version"]
+    assert health.status == "ok" and health.version
 
 
 def test_create_echoes_every_field(client: Client, service: Service) -> None:

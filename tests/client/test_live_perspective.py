@@ -25,13 +25,13 @@ def test_analyze_comment_matches_native_scores(service: Service, trained: str) -
             TEXT, ["FORMALITY", "Formality@prod"], model=trained, span_annotations=True, client_token="t-1"
         )
         native = c.score(trained, TEXT).scores[0].score
-    assert out["clientToken"] == "t-1"
-    assert set(out["attributeScores"]) == {"FORMALITY", "Formality@prod"}
-    formality = out["attributeScores"]["FORMALITY"]
-    assert formality["summaryScore"] == {"value": native, "type": "PROBABILITY"}
-    assert [(s["begin"], s["end"]) for s in formality["spanScores"]] == [(0, 51), (52, 75)]
-    assert out["attributeScores"]["Formality@prod"] == formality  # prod is the active version
-    first, last = (s["score"]["value"] for s in formality["spanScores"])
+    assert out.client_token == "t-1"
+    assert set(out.attribute_scores) == {"FORMALITY", "Formality@prod"}
+    formality = out.attribute_scores["FORMALITY"]
+    assert (formality.summary_score.value, formality.summary_score.type) == (native, "PROBABILITY")
+    assert [(s.begin, s.end) for s in formality.span_scores] == [(0, 51), (52, 75)]
+    assert out.attribute_scores["Formality@prod"] == formality  # prod is the active version
+    first, last = (s.score.value for s in formality.span_scores)
     assert first > last  # the formal sentence scores more formal than the casual one
 
 
@@ -55,9 +55,8 @@ def test_errors_are_typed(service: Service, trained: str) -> None:
 def test_suggest_comment_score_buffers_feedback(service: Service, trained: str) -> None:
     with service.client() as c:
         before = c.get_model(trained).buffered_feedback
-        assert c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=trained, client_token="x") == {
-            "clientToken": "x"
-        }
+        answer = c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=trained, client_token="x")
+        assert answer.model_dump(by_alias=True, exclude_none=True) == {"clientToken": "x"}
         assert c.get_model(trained).buffered_feedback == before + 1
         handle = make_draft(c, service.handle("zdr"))
         c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
@@ -70,6 +69,7 @@ def test_suggest_comment_score_buffers_feedback(service: Service, trained: str) 
 def test_perspective_discovery_document(service: Service) -> None:
     with service.client("scorer") as c:
         doc = c.perspective_discovery()
-    assert doc["name"] == "commentanalyzer" and doc["version"] == "v1alpha1"
-    assert doc["rootUrl"] == "http://testserver/"  # the request's own scheme and host
-    assert set(doc["resources"]["comments"]["methods"]) == {"analyze", "suggestscore"}
+    assert doc.name == "commentanalyzer" and doc.version == "v1alpha1"
+    assert doc.root_url == "http://testserver/"  # the request's own scheme and host
+    assert doc.methods == ["analyze", "suggestscore"]
+    assert doc.model_dump(by_alias=True)["rootUrl"] == doc.root_url  # the whole document, as served

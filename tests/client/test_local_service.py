@@ -31,7 +31,7 @@ def test_started_healthy_with_a_saved_key(local: LocalService, data_dir: Path) -
     assert (data_dir / KEY_FILE).read_text().strip() == local.api_key
     assert (data_dir / KEY_FILE).stat().st_mode & 0o077 == 0  # private to the user
     with local.client() as c:
-        assert c.health()["status"] == "ok"
+        assert c.health().status == "ok"
 
 
 def test_whole_path_over_the_socket(local: LocalService) -> None:

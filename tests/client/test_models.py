@@ -176,3 +176,39 @@ def test_sample_input_speaks_the_services_words_for_empty_missing_and_long_field
     assert message(trait="t", text=long, quality=1.0) == "text has 20,001 characters; the limit is 20,000"
     assert SampleInput(trait="t", text="  " + "x" * 20_000 + "    ", quality=1.0).text == "x" * 20_000
     assert message(trait="t", text="ok", quality=True) == "quality must be a number in [0, 1], not a boolean"
+
+
+def test_addition_results_tolerate_unknown_fields_and_open_shapes() -> None:
+    from core.client.results import (
+        AnalyzeCommentResult,
+        Evaluation,
+        EvaluationComparison,
+        EvaluationSet,
+        Health,
+        Threshold,
+    )
+
+    # An older or newer service: fields missing where the spec does not promise them, and unknown fields.
+    assert Health.model_validate({"status": "ok", "build": "x"}).version is None
+    summary = EvaluationSet.model_validate({"total": 3, "traits": {"t": {"positive": 2, "x": 0}}})
+    counts = summary.traits["t"]
+    assert (summary.handle, counts.positive, counts.negative, counts.model_extra) == (None, 2, 0, {"x": 0})
+    ev = Evaluation.model_validate(
+        {"items": 4, "traits": {"t": {"roc_auc": None, "f1": {"value": 0.5}, "mcc": {"value": 0.1}}}}
+    )
+    t = ev.traits["t"]
+    assert t.metric("roc_auc") is None and t.metric("f1") is not None and t.metric("mcc") is None
+    assert t.model_extra == {"mcc": {"value": 0.1}}
+    assert Threshold.model_validate({"threshold": 0.4, "new": 1}).target is None
+    cmp = EvaluationComparison.model_validate({"a": {"version_no": 1}, "b": {"version_no": 2}})
+    assert (cmp.items, cmp.traits, cmp.disagreements) == (0, {}, [])
+    with pytest.raises(pydantic.ValidationError):
+        EvaluationComparison.model_validate({"a": {"version_no": 1}})  # both sides are promised
+    out = AnalyzeCommentResult.model_validate(
+        {"attributeScores": {"T": {"summaryScore": {"value": 0.7}}}, "languages": ["en"], "extra": True}
+    )
+    score = out.attribute_scores["T"]
+    assert score.summary_score.value == 0.7 and score.span_scores == []
+    assert out.model_dump(by_alias=True, exclude_none=True)["attributeScores"]["T"]["summaryScore"] == {
+        "value": 0.7
+    }

@@ -1,11 +1,24 @@
-"""Shared data and small HTTP helpers for the service tests."""
+"""Shared data, small HTTP helpers and loopback servers for the service tests."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 import time
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
+import uvicorn
+
+from tests.support.ports import free_port
+
+if TYPE_CHECKING:
+    from tests.service.conftest import Svc
 
 FORMAL = [
     "Dear Sir, I am writing to formally request the quarterly report.",
@@ -104,3 +117,94 @@ def train_ready(client: Any, headers: dict[str, str], handle: str, **body: Any) 
     assert model["state"] == "ready", model["last_operation"]
     assert model["last_operation"]["run_id"] == started["run_id"]
     return model
+
+
+# -- real servers on loopback ------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
+    env.pop("SCORING_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args, "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@contextmanager
+def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
+    """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
+    port = free_port()
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
+    env.pop("SCORING_DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        seen = []
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                raise AssertionError(f"server exited: {''.join(seen)}")
+            seen.append(line)
+            if line.strip() == f"Scoring service ready on {base}":
+                break
+        else:
+            raise AssertionError(f"server not ready: {''.join(seen)}")
+        # Keep reading its output, so a chatty server never blocks on a full pipe.
+        threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
+        yield base, proc, seen
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def loopback(svc: Svc) -> Iterator[str]:
+    """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

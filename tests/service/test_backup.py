@@ -11,8 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.helpers import auth, check, make_model, train_ready
-from tests.service.test_server import cli, served
+from tests.service.helpers import auth, check, cli, make_model, served, train_ready
 
 TEXTS = ["Dear Sir, kindly review the enclosed report.", "lol that was wild dude", "What a wonderful day!"]
 

@@ -2,41 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import uvicorn
 
 from core.embedders import BatchingEmbedder, CachedEmbedder, cache_key, get_embedder
 from core.engine import Scorer
 from tests.service.conftest import Svc
-from tests.service.helpers import check, make_model, train_ready
-from tests.support.ports import free_port
-
-
-@contextmanager
-def loopback(svc: Svc) -> Iterator[str]:
-    """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+from tests.service.helpers import check, loopback, make_model, train_ready
 
 
 def test_concurrent_scores_match_the_engine(svc: Svc) -> None:

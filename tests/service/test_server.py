@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,82 +11,13 @@ import httpx
 from alembic.script import ScriptDirectory
 
 from service.db import alembic_config
-from tests.service.helpers import TRAITS, auth, check, samples
-from tests.support.ports import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
-    env.pop("SCORING_DATABASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "service", *args, "--data-dir", str(data_dir)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.service.helpers import TRAITS, auth, check, cli, samples, served
 
 
 @contextmanager
 def server(data_dir: Path) -> Iterator[str]:
     with served(data_dir) as (base, _proc, _log):
         yield base
-
-
-@contextmanager
-def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
-    """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
-    port = free_port()
-    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
-    env.pop("SCORING_DATABASE_URL", None)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data_dir),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 60
-        seen = []
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                raise AssertionError(f"server exited: {''.join(seen)}")
-            seen.append(line)
-            if line.strip() == f"Scoring service ready on {base}":
-                break
-        else:
-            raise AssertionError(f"server not ready: {''.join(seen)}")
-        # Keep reading its output, so a chatty server never blocks on a full pipe.
-        threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
-        yield base, proc, seen
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_keys_cli(tmp_path: Path) -> None:

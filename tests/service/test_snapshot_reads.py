@@ -12,8 +12,7 @@ from typing import Any
 import httpx
 
 from tests.service.conftest import Svc, _migrate, default_backends
-from tests.service.helpers import check, make_model, train_ready
-from tests.service.test_score_batching import loopback
+from tests.service.helpers import check, loopback, make_model, train_ready
 from tests.support.pgcluster import database_url_fixture, selected_backends
 
 # PostgreSQL only: the skew was READ COMMITTED's; on SQLite a deferred BEGIN reads one snapshot as it is

@@ -25,8 +25,7 @@ import httpx
 import pytest
 
 from tests.service.conftest import running
-from tests.service.helpers import TRAITS, auth, check, samples, train_ready
-from tests.service.test_server import ROOT, cli, free_port
+from tests.service.helpers import ROOT, TRAITS, auth, check, cli, free_port, samples, train_ready
 
 Client = Any  # a TestClient or an httpx.Client: the scenario speaks paths under /v1 to either
 

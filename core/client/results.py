@@ -1,0 +1,251 @@
+"""Typed answers of the service's additions: health, evaluation sets, evaluations, PR curves, thresholds,
+evaluation comparisons, the pool iterator's items and the Perspective-compatible surface (docs/api.md).
+
+Like every response model they accept unknown fields and leave optional what docs/api.md does not promise,
+so a newer or remote service never breaks parsing. Perspective's own answers keep Perspective's camelCase
+names as aliases; the attributes are snake_case.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from core.client.models import _Response
+
+# -- service -----------------------------------------------------------------------------------------
+
+
+class Health(_Response):
+    """`GET /health`: `status` is "ok" when the service answers; `version` is its package version."""
+
+    status: str
+    version: str | None = None
+
+
+# -- evaluation sets ---------------------------------------------------------------------------------
+
+
+class PoleCounts(_Response):
+    """Items of one trait on each side of the positive threshold."""
+
+    positive: int = 0
+    negative: int = 0
+
+
+class EvaluationItemsAdded(_Response):
+    """`add_evaluation_items`: items new to the set (over every batch) and the set's size after."""
+
+    added: int = 0
+    total: int = 0
+
+
+class EvaluationSet(_Response):
+    """`GET …/evaluation-set`: the set's size and its items per trait."""
+
+    handle: str | None = None
+    total: int = 0
+    traits: dict[str, PoleCounts] = Field(default_factory=dict)
+
+
+class EvaluationSetCleared(_Response):
+    handle: str | None = None
+    deleted: int = 0
+
+
+class Interval(_Response):
+    """A metric with its 95% interval."""
+
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class ReliabilityBin(_Response):
+    bin_low: float | None = None
+    mean_score: float | None = None
+    mean_quality: float | None = None
+    count: int = 0
+
+
+class TraitEvaluation(_Response):
+    """One trait's metrics on the set; `roc_auc` is None when its items are all on one side."""
+
+    items: int = 0
+    positive: int = 0
+    negative: int = 0
+    threshold: float | None = None
+    roc_auc: Interval | None = None
+    accuracy: Interval | None = None
+    f1: Interval | None = None
+    calibration_error: Interval | None = None
+    reliability: list[ReliabilityBin] = Field(default_factory=list)
+
+    def metric(self, name: str) -> Interval | None:
+        """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""
+        value = getattr(self, name, None)
+        return value if isinstance(value, Interval) else None
+
+
+class Evaluation(_Response):
+    """`GET …/versions/{v}/evaluation`: the latest stored evaluation of a version."""
+
+    handle: str | None = None
+    version_no: int | None = None
+    run_id: str | None = None
+    created_at: datetime | None = None
+    items: int = 0
+    traits: dict[str, TraitEvaluation] = Field(default_factory=dict)
+
+
+# -- thresholds --------------------------------------------------------------------------------------
+
+
+class PrPoint(_Response):
+    threshold: float
+    precision: float
+    recall: float
+
+
+class TraitPrCurve(_Response):
+    positive: int = 0
+    negative: int = 0
+    points: list[PrPoint] = Field(default_factory=list)  # by rising threshold
+
+
+class PrCurve(_Response):
+    """`GET …/versions/{v}/pr-curve`: per trait, precision and recall at each threshold."""
+
+    handle: str | None = None
+    version_no: int | None = None
+    run_id: str | None = None
+    traits: dict[str, TraitPrCurve] = Field(default_factory=dict)
+
+
+class Threshold(_Response):
+    """A trait's stored decision threshold, chosen for `target` ("precision" or "recall") ≥ `value`."""
+
+    trait: str | None = None
+    threshold: float
+    target: str | None = None
+    value: float | None = None
+    precision: float | None = None
+    recall: float | None = None
+    run_id: str | None = None
+    items: int | None = None
+    set_at: datetime | None = None
+
+
+# -- evaluation comparison ---------------------------------------------------------------------------
+
+
+class ComparedVersion(_Response):
+    version_no: int
+    run_id: str | None = None
+
+
+class MetricDifference(_Response):
+    """One metric of A and B, B − A with its 95% interval, the paired test's p-value and its verdict."""
+
+    a: float | None = None
+    b: float | None = None
+    difference: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    significant: bool = False
+
+
+class TraitComparison(_Response):
+    items: int = 0
+    positive: int = 0
+    negative: int = 0
+    threshold_a: float | None = None
+    threshold_b: float | None = None
+    roc_auc: MetricDifference | None = None
+    accuracy: MetricDifference | None = None
+    f1: MetricDifference | None = None
+    calibration_error: MetricDifference | None = None
+    reliability_a: list[ReliabilityBin] = Field(default_factory=list)
+    reliability_b: list[ReliabilityBin] = Field(default_factory=list)
+
+    def metric(self, name: str) -> MetricDifference | None:
+        """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""
+        value = getattr(self, name, None)
+        return value if isinstance(value, MetricDifference) else None
+
+
+class Disagreement(_Response):
+    item_id: int | None = None
+    trait: str
+    text: str = ""
+    quality: float
+    score_a: float
+    score_b: float
+    difference: float
+
+
+class EvaluationComparison(_Response):
+    """`GET …/evaluation/compare`: versions A and B on the items both scored."""
+
+    handle: str | None = None
+    a: ComparedVersion
+    b: ComparedVersion
+    items: int = 0
+    traits: dict[str, TraitComparison] = Field(default_factory=dict)
+    disagreements: list[Disagreement] = Field(default_factory=list)  # largest |B − A| first
+
+
+# -- Perspective-compatible surface (docs/perspective.md) ---------------------------------------------
+
+
+class PerspectiveScore(_Response):
+    value: float
+    type: str | None = None  # "PROBABILITY"
+
+
+class SpanScore(_Response):
+    begin: int
+    end: int
+    score: PerspectiveScore
+
+
+class AttributeScore(_Response):
+    summary_score: PerspectiveScore = Field(alias="summaryScore")
+    span_scores: list[SpanScore] = Field(default_factory=list, alias="spanScores")
+
+
+class AnalyzeCommentResult(_Response):
+    """Perspective's AnalyzeComment response: `attribute_scores` by requested attribute name."""
+
+    attribute_scores: dict[str, AttributeScore] = Field(default_factory=dict, alias="attributeScores")
+    languages: list[str] = Field(default_factory=list)
+    detected_languages: list[str] | None = Field(default=None, alias="detectedLanguages")
+    client_token: str | None = Field(default=None, alias="clientToken")
+
+
+class SuggestCommentScoreResult(_Response):
+    """Perspective's SuggestCommentScore response (the request's `clientToken` echoed, if it had one)."""
+
+    client_token: str | None = Field(default=None, alias="clientToken")
+
+
+class DiscoveryDocument(_Response):
+    """The Discovery document (`$discovery/rest?version=v1alpha1`); its many other fields stay as given
+    (`model_extra`, or `model_dump(by_alias=True)` for the whole document)."""
+
+    name: str
+    version: str
+    root_url: str | None = Field(default=None, alias="rootUrl")
+    service_path: str | None = Field(default=None, alias="servicePath")
+    resources: dict[str, Any] = Field(default_factory=dict)
+    schemas: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def methods(self) -> list[str]:
+        """The comment methods the document describes (`analyze`, `suggestscore`)."""
+        comments = self.resources.get("comments")
+        methods = comments.get("methods") if isinstance(comments, dict) else None
+        return sorted(methods) if isinstance(methods, dict) else []
