@@ -1,11 +1,12 @@
-"""Embedders side by side: `python -m benchmarks.embedders [--texts 600] [--embedders minilm minilm-qint8]`.
+"""Embedders side by side: `python -m benchmarks.embedders [--texts 600] [--embedders NAME ...]`.
 
 For each embedder, in one process and interleaved rounds (so drifting load hits all alike): CPU per text
 and texts/s encoding the first N Stanford politeness requests (Wikipedia; read from ../shared/datasets,
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
 cosine of each text's vector to the first embedder's (min / mean). Then the cold embedding of
 `--cold` texts (both politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
-Prints a markdown table and writes benchmarks/results/embedders.json.
+Default embedders: minilm, minilm-qint8, minilm-qint8v2. Prints a markdown table and writes
+benchmarks/results/embedders.json.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def timed(emb: Any, texts: Sequence[str]) -> tuple[float, float, np.ndarray]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8"])
+    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8", "minilm-qint8v2"])
     parser.add_argument("--texts", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cold", type=int, default=10_000, help="texts for the cold run (0 skips it)")
