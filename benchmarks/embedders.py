@@ -40,7 +40,7 @@ def politeness(limit: int) -> list[str]:
 
 
 def make(name: str, threads: int) -> Any:
-    emb = _build(ALIASES.get(name, name))  # a fresh instance per thread count, not the process-wide one
+    emb: Any = _build(ALIASES.get(name, name))  # a fresh instance per thread count, not the process-wide one
     emb.threads = threads
     return emb
 
@@ -103,11 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows.values():
-        cold = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
+        cold_cell = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
         lines.append(
             f"| {r['embedder']} (`{r['id']}`) | {r['cpu_ms_per_text_1t']} ms | {r['texts_per_s_1t']} "
             f"| {r['cpu_ms_per_text_2t']} ms | {r['texts_per_s_2t']} "
-            f"| {r['cosine_min']} / {r['cosine_mean']} | {cold} |"
+            f"| {r['cosine_min']} / {r['cosine_mean']} | {cold_cell} |"
         )
     print("\n".join(lines))
     args.output.parent.mkdir(parents=True, exist_ok=True)
