@@ -1,11 +1,12 @@
-"""Embedders side by side: `python -m benchmarks.embedders [--texts 600] [--embedders minilm minilm-qint8]`.
+"""Embedders side by side: `python -m benchmarks.embedders [--texts 600] [--embedders NAME ...]`.
 
 For each embedder, in one process and interleaved rounds (so drifting load hits all alike): CPU per text
 and texts/s encoding the first N Stanford politeness requests (Wikipedia; read from ../shared/datasets,
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
 cosine of each text's vector to the first embedder's (min / mean). Then the cold embedding of
 `--cold` texts (both politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
-Prints a markdown table and writes benchmarks/results/embedders.json.
+Default embedders: minilm, minilm-qint8, minilm-qint8v2. Prints a markdown table and writes
+benchmarks/results/embedders.json.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def politeness(limit: int) -> list[str]:
 
 
 def make(name: str, threads: int) -> Any:
-    emb = _build(ALIASES.get(name, name))  # a fresh instance per thread count, not the process-wide one
+    emb: Any = _build(ALIASES.get(name, name))  # a fresh instance per thread count, not the process-wide one
     emb.threads = threads
     return emb
 
@@ -52,7 +53,7 @@ def timed(emb: Any, texts: Sequence[str]) -> tuple[float, float, np.ndarray]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8"])
+    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8", "minilm-qint8v2"])
     parser.add_argument("--texts", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cold", type=int, default=10_000, help="texts for the cold run (0 skips it)")
@@ -102,11 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows.values():
-        cold = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
+        cold_cell = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
         lines.append(
             f"| {r['embedder']} (`{r['id']}`) | {r['cpu_ms_per_text_1t']} ms | {r['texts_per_s_1t']} "
             f"| {r['cpu_ms_per_text_2t']} ms | {r['texts_per_s_2t']} "
-            f"| {r['cosine_min']} / {r['cosine_mean']} | {cold} |"
+            f"| {r['cosine_min']} / {r['cosine_mean']} | {cold_cell} |"
         )
     print("\n".join(lines))
     args.output.parent.mkdir(parents=True, exist_ok=True)

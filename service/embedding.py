@@ -28,6 +28,7 @@ from core.embedders import (
     get_embedder,
 )
 from core.embedders.cache import VectorStore
+from core.embedders.quantized import QuantizedMiniLMEmbedder
 from core.embedders.registry import ALIASES
 
 
@@ -75,6 +76,15 @@ def _scoring_model(base: Embedder) -> Embedder:
     threads' HTTP, database and JSON work fits in between. Training keeps the shared session with all cores.
     Same files and truncation, so the same id.
     """
+    if isinstance(base, QuantizedMiniLMEmbedder):  # its own graph and id (a plain MiniLM would not match)
+        return QuantizedMiniLMEmbedder(
+            base._model_path,
+            base._tokenizer_path,
+            batch_size=base.batch_size,
+            directory=base.directory,
+            recipe=base.recipe,
+            threads=1,
+        )
     if isinstance(base, MiniLMEmbedder):
         return MiniLMEmbedder(
             base._model_path,

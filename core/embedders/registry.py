@@ -9,7 +9,7 @@ from core.embedders.base import Embedder
 from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
-from core.embedders.quantized import QINT8_ID, QuantizedMiniLMEmbedder
+from core.embedders.quantized import QI8V2, QINT8_ID, QINT8V2_ID, QuantizedMiniLMEmbedder
 from core.engine.errors import EmbedderUnavailableError
 
 _MINILM_TRUNCATED_ID = re.compile(rf"^{re.escape(MINILM_ID)}-t(\d+)$")
@@ -18,6 +18,7 @@ ALIASES = {
     "hashing": "hashing-v1-512",
     "minilm": MINILM_ID,
     "minilm-qint8": QINT8_ID,
+    "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
     "default": MINILM_ID,
 }
@@ -28,7 +29,7 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, E5_ID]
+    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, QINT8V2_ID, E5_ID]
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
@@ -49,6 +50,8 @@ def _build(embedder_id: str) -> Embedder:
         return MiniLMEmbedder()
     if embedder_id == QINT8_ID:
         return QuantizedMiniLMEmbedder()
+    if embedder_id == QINT8V2_ID:
+        return QuantizedMiniLMEmbedder(recipe=QI8V2)
     if embedder_id == E5_ID:
         return E5Embedder()
     if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
