@@ -19,7 +19,7 @@ import streamlit as st
 
 from app.reads import invalidate, watched_client
 from core.client import Client, KeyInfo, NotFoundError
-from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
+from core.contract import DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE
 
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
 NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
@@ -31,7 +31,7 @@ class Backend:
     mode: Literal["embedded", "remote"]
     url: str
     namespaces: tuple[str, ...]  # namespaces the key owns; the first is the working one
-    embedder: str  # embedder name for local engine previews ("minilm" or "hashing")
+    embedder: str  # the embedded service's embedder for new models (SCORING_EMBEDDER)
     service: Any = field(default=None, compare=False)  # the LocalService when embedded
     scope: str = "authoring"  # the key's scope: "authoring", or "scoring" (reads and scores only)
     owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
@@ -55,7 +55,7 @@ class Backend:
 
 
 def embedder_name() -> str:
-    return os.environ.get("SCORING_EMBEDDER", "minilm")
+    return os.environ.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER)
 
 
 def parse_namespaces(text: str) -> tuple[str, ...]:

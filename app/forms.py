@@ -55,6 +55,8 @@ def create_fields(values: dict[str, Any]) -> dict[str, Any]:
         fields["upstream_sources"] = sources
     if values.get("readme_markdown"):
         fields["readme_markdown"] = values["readme_markdown"]
+    if values.get("embedder"):
+        fields["embedder"] = values["embedder"]
     return fields
 
 

@@ -100,6 +100,13 @@ SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 
+# -- embedders a model may be created with, by name (core.embedders.registry maps them to ids) ---------------
+
+#: New models' embedder unless the service is told otherwise (SCORING_EMBEDDER): MiniLM computed in int8,
+#: twice the texts/s of "minilm" at its quality gate (docs/embedders.md). A model keeps the one it had.
+DEFAULT_EMBEDDER = "minilm-qint8v2"
+EMBEDDER_NAMES = (DEFAULT_EMBEDDER, "minilm", "hashing")
+
 # -- sizes of requests and pages ---------------------------------------------------------------------------
 
 #: Samples in one `POST …/samples` (all or none).

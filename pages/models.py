@@ -8,9 +8,11 @@ import streamlit as st
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
+from core.contract import EMBEDDER_NAMES
 
 STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]
 PUBLIC = "public catalog"
+SERVICE_DEFAULT = "the service's default"
 
 backend = page_backend()
 client = backend.client
@@ -47,6 +49,7 @@ with browse:
                     "tags": ", ".join(m.version_tags),
                     "traits": len(m.traits),
                     "samples": m.sample_count,
+                    "embedder": m.embedder or "",
                     "zero data retention": m.zero_data_retention,
                     "description": m.description or "",
                 }
@@ -77,6 +80,15 @@ with create:
         scoring_method = f1.selectbox("Scoring method", ["balanced_cosine"])
         kind_new = f2.selectbox("Kind", ["scoring"])
         max_depth = f3.number_input("Max depth", min_value=1, max_value=8, value=1, step=1)
+        # Fixed for the model's life (every version embeds with it); the service's default sends nothing, so a
+        # remote service without the field is not refused.
+        embedder = st.selectbox(
+            "Embedder",
+            [SERVICE_DEFAULT, *EMBEDDER_NAMES],
+            help="What turns texts into vectors, chosen once per model (docs/embedders.md): `minilm-qint8v2` "
+            "is MiniLM computed in int8 (the default, twice as fast), `minilm` the same model in float, "
+            "`hashing` a model-free embedder for quick tests.",
+        )
         additional_terms = st.text_area("Additional terms", height=68)
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")
         readme = st.text_area("README (Markdown)", height=100)
@@ -99,6 +111,7 @@ with create:
                         "upstream_sources": upstream,
                         "readme_markdown": readme,
                         "zero_data_retention": zdr,
+                        "embedder": None if embedder == SERVICE_DEFAULT else embedder,
                     }
                 )
                 client.create_model(handle, **fields)

@@ -53,7 +53,14 @@ UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK)]
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
-EmbedderChoice = Literal["minilm", "hashing", "minilm-l6-v2-int8@8199be6f", "hashing-v1-512"]
+EmbedderChoice = Literal[
+    "minilm-qint8v2",
+    "minilm",
+    "hashing",
+    "minilm-l6-v2-qi8v2@8199be6f",
+    "minilm-l6-v2-int8@8199be6f",
+    "hashing-v1-512",
+]
 assert get_args(EmbedderChoice) == MODEL_CHOICES
 
 
@@ -149,7 +156,7 @@ class ModelCreate(Strict):
         default=None,
         description="The embedder every version of this model is trained with, chosen once: "
         f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
-        examples=["minilm"],
+        examples=["minilm-qint8v2"],
     )
 
     @field_validator("handle")

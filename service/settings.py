@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
+from core.contract import DEFAULT_EMBEDDER
 from service.testhooks import ENV as TEST_HOOKS_ENV
 from service.testhooks import TestHooks
 
@@ -26,7 +27,7 @@ class Settings:
     # The Huey queue: None = in the database (a SQLite file next to it, or tables on PostgreSQL);
     # "redis://host:port/db" = Redis. Runs live in the database either way; the queue only delivers ids.
     queue_url: str | None = None
-    embedder: str = "minilm"
+    embedder: str = DEFAULT_EMBEDDER
     retrain_buffer: int = 20
     cursor_secret: bytes = b""
     # A running run whose heartbeat is older than this is considered dead (and a queued run this old
@@ -73,7 +74,7 @@ class Settings:
             data_dir=data_dir,
             database_url=url,
             queue_url=queue_url,
-            embedder=env.get("SCORING_EMBEDDER", "minilm"),
+            embedder=env.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER),
             retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", "20")),
             cursor_secret=secret,
             heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "15")),

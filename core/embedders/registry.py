@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 
+from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 from core.embedders.base import Embedder
 from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.hashing import HashingEmbedder
@@ -20,8 +21,8 @@ ALIASES = {
     "minilm-qint8": QINT8_ID,
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
-    "default": MINILM_ID,
 }
+ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
 
 _instances: dict[str, Embedder] = {}
 _lock = threading.Lock()
@@ -33,7 +34,7 @@ def available() -> list[str]:
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
-MODEL_CHOICES = ("minilm", "hashing", MINILM_ID, "hashing-v1-512")
+MODEL_CHOICES = (*EMBEDDER_NAMES, QINT8V2_ID, MINILM_ID, "hashing-v1-512")
 
 
 def choice_id(name_or_id: str) -> str:

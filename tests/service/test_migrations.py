@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
-from service.db import make_engine, migrate
+from service.db import alembic_config, make_engine, migrate
 from service.tables import Base
+from tests.service.conftest import Svc
+from tests.service.helpers import check, make_model, train_ready
 from tests.support.pgcluster import database_url_fixture, selected_backends
 
 # An empty database (no prepare step), so the migration itself is what builds the schema.
@@ -37,3 +40,25 @@ def test_migration_matches_metadata(pg_or_sqlite_empty: str) -> None:
         "alembic_version",
     }
     engine.dispose()
+
+
+def test_a_trained_model_keeps_the_embedder_it_was_trained_with_when_the_default_changes(svc: Svc) -> None:
+    """Migration 0006: NULL meant "the service's default"; a trained model's NULL becomes the id its active
+    version names, so a new default never changes the embedder an existing model retrains with."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.old-trained")
+    train_ready(c, h, "acme.old-trained")
+    make_model(c, h, "acme.old-draft")
+    trained_with = check(c.get("/v1/models/acme.old-trained/versions/v1", headers=h), 200)["metrics"][
+        "embedder"
+    ]
+    engine = svc.ctx.engine
+    with engine.begin() as conn:  # as a model made before per-model embedders: NULL, at revision 0005
+        conn.execute(text("UPDATE models SET embedder = NULL WHERE handle LIKE 'acme.old-%'"))
+    command.stamp(alembic_config(engine), "0005_thresholds")
+    migrate(engine)
+    with engine.connect() as conn:
+        pinned = dict(
+            conn.execute(text("SELECT handle, embedder FROM models WHERE handle LIKE 'acme.old-%'")).all()
+        )
+    assert pinned == {"acme.old-trained": trained_with, "acme.old-draft": None}
