@@ -29,6 +29,7 @@ from core.contract import (
     MAX_TEXT_CHARS,
     Aggregation,
     DiscoverEffort,
+    KeyScope,
     ModelState,
     Provenance,
     RunStatus,
@@ -522,6 +523,13 @@ class CompareOut(BaseModel):
     a: CompareSide
     b: CompareSide
     difference: list[TraitDelta]
+
+
+class KeyInfo(BaseModel):
+    prefix: str = Field(description="The lookup part of the key (`sk_<prefix>_…`); safe to show")
+    scope: KeyScope
+    namespaces: list[str] = Field(description="Namespaces the key owns, sorted (`public` is readable by all)")
+    created_at: datetime
 
 
 class Health(BaseModel):

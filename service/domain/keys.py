@@ -1,0 +1,29 @@
+"""The calling key's own metadata (scope, namespaces, prefix), never its secret or hash."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from core.contract import KeyScope
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import KeyInfo
+from service.tables import ApiKey
+
+if TYPE_CHECKING:
+    from service.context import Context
+
+
+def current_key(ctx: Context, who: Principal) -> KeyInfo:
+    with ctx.reads() as session:
+        row = session.get(ApiKey, who.key_id)
+        if row is None:  # revoked and deleted between authentication and this read
+            raise ApiError(
+                401, "unauthorized", "The API key is not valid.", headers={"WWW-Authenticate": "Bearer"}
+            )
+        return KeyInfo(
+            prefix=row.prefix,
+            scope=cast(KeyScope, row.scope),
+            namespaces=sorted(row.namespaces),
+            created_at=row.created_at,
+        )
