@@ -7,7 +7,8 @@ nothing but the standard library, so importing it costs nothing and creates no c
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from types import MappingProxyType
 from typing import Literal, NamedTuple, get_args
 
 # -- texts ------------------------------------------------------------------------------------------------
@@ -106,6 +107,29 @@ RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 #: twice the texts/s of "minilm" at its quality gate (docs/embedders.md). A model keeps the one it had.
 DEFAULT_EMBEDDER = "minilm-qint8v2"
 EMBEDDER_NAMES = (DEFAULT_EMBEDDER, "minilm", "hashing")
+
+# -- the error envelope's codes ------------------------------------------------------------------------------
+
+#: The envelope's `code` for a status when nothing more specific applies: the service answers framework
+#: errors (unknown route, wrong method, …) with these, and the client names an error body without an envelope
+#: (a proxy's page) the same way.
+STATUS_ERROR_CODES: Mapping[int, str] = MappingProxyType(
+    {
+        400: "bad_request",
+        401: "unauthorized",
+        403: "forbidden",
+        404: "not_found",
+        405: "method_not_allowed",
+        409: "conflict",
+        413: "payload_too_large",
+        415: "unsupported_media_type",
+        422: "validation_error",
+        429: "rate_limited",
+        500: "internal_error",
+        503: "unavailable",
+        507: "storage_full",
+    }
+)
 
 # -- sizes of requests and pages ---------------------------------------------------------------------------
 

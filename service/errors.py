@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from core.contract import STATUS_ERROR_CODES
 from core.embedders.cache import is_disk_full
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 
@@ -34,20 +35,6 @@ _CUSTOM_VALIDATION_CODES = {
     "empty_text",
     "text_too_long",
     "invalid_quality",
-}
-_STATUS_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "validation_error",
-    429: "rate_limited",
-    500: "internal_error",
-    503: "unavailable",
 }
 
 
@@ -157,7 +144,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             # FastAPI's undecodable-body error: a validation problem like any malformed JSON.
             return envelope(request_id_of(request), 422, "validation_error", "The body is not valid JSON.")
-        code = _STATUS_CODES.get(exc.status_code, "error")
+        code = STATUS_ERROR_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code
         if exc.status_code == 404 and message == "Not Found":
             message = f"No route {request.method} {request.url.path}"

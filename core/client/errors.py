@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from core.contract import STATUS_ERROR_CODES
+
 if TYPE_CHECKING:
     import httpx
 
@@ -150,21 +152,6 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     507: StorageFullError,
 }
 
-# Fallback codes for bodies without an envelope, named like the service's own codes.
-_DEFAULT_CODES: dict[int, str] = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "validation_error",
-    429: "rate_limited",
-    507: "storage_full",
-}
-
 
 # ErrorInfo reasons of a missing or invalid API key in Google's shape (the Perspective surface).
 _GOOGLE_KEY_REASONS = frozenset({"CREDENTIALS_MISSING", "API_KEY_INVALID"})
@@ -181,7 +168,7 @@ def error_class(status: int) -> type[ApiError]:
 def error_from_response(response: httpx.Response, request_id: str | None = None) -> ApiError:
     """Build the matching `ApiError` from any error response, envelope or not."""
     status = response.status_code
-    code = _DEFAULT_CODES.get(status, "internal_error" if status >= 500 else f"http_{status}")
+    code = STATUS_ERROR_CODES.get(status, "internal_error" if status >= 500 else f"http_{status}")
     message = response.reason_phrase or f"HTTP {status}"
     retryable = status == 429 or status >= 500
     details: list[Any] = []

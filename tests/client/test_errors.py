@@ -99,3 +99,10 @@ def test_api_error_survives_pickling() -> None:
     copy = pickle.loads(pickle.dumps(err))
     assert type(copy) is errors.ConflictError
     assert (copy.code, copy.run_id, copy.retryable, str(copy)) == ("model_busy", "run_9", True, str(err))
+
+
+def test_a_body_without_envelope_gets_the_service_s_code_for_its_status() -> None:
+    """One table (core.contract.STATUS_ERROR_CODES) names codes for the service and the client alike."""
+    err = errors.error_from_response(_response(503, text="<html>Service Unavailable</html>"))
+    assert err.code == "unavailable" and err.retryable
+    assert errors.error_from_response(_response(413, text="too big")).code == "payload_too_large"
