@@ -87,7 +87,7 @@ with create:
             [SERVICE_DEFAULT, *EMBEDDER_NAMES],
             help="What turns texts into vectors, chosen once per model (docs/embedders.md): `minilm-qint8v2` "
             "is MiniLM computed in int8 (the default, twice as fast), `minilm` the same model in float, "
-            "`e5-small` multilingual-e5-small (about 100 languages, better scores, ~4x slower than MiniLM; "
+            "`e5-small` multilingual-e5-small (about 100 languages, better scores, 3.4x the CPU of `minilm`; "
             "English-only MiniLM refuses other `languages` on the Perspective route), `hashing` a model-free "
             "embedder for quick tests.",
         )
