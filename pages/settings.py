@@ -110,5 +110,6 @@ if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "ht
 st.subheader("Local engine")
 st.caption(
     f"Local previews, version comparisons and sample flags embed texts with `{embedder_name()}` "
-    "(environment variable `SCORING_EMBEDDER`: `minilm-qint8v2`, the default, `minilm` or `hashing`)."
+    "(environment variable `SCORING_EMBEDDER`: `minilm-qint8v2`, the default, `minilm`, `e5-small` or "
+    "`hashing`)."
 )

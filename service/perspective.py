@@ -15,7 +15,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.contract import MAX_TEXT_CHARS
-from service.errors import REQUEST_ID_HEADER
+from core.embedders.languages import language_code, languages_read
+from service.errors import REQUEST_ID_HEADER, ApiError
 
 SCORE_TYPE = "PROBABILITY"
 #: Sentences annotated with span scores at most (the rest of a longer text is not annotated).
@@ -156,6 +157,39 @@ def detect_languages(text: str) -> list[str]:
     return [lang.lang.split("-")[0] for lang in found if lang.prob >= 0.2]
 
 
+class LanguageNotSupported(ApiError):
+    """Perspective's answer to a request language an attribute does not support: 400 INVALID_ARGUMENT,
+    Perspective's message, and its own error detail after the service's ErrorInfo (docs/perspective.md)."""
+
+    def __init__(self, attribute: str, languages: list[str]) -> None:
+        super().__init__(
+            400,
+            "language_not_supported_by_attribute",
+            f"Attribute {attribute} does not support request languages: {', '.join(languages)}",
+            details=[
+                {
+                    "@type": "type.googleapis.com/google.commentanalyzer.v1alpha1.Error",
+                    "errorType": "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
+                    "languageNotSupportedByAttributeError": {
+                        "detectedLanguages": languages,
+                        "attribute": attribute,
+                    },
+                }
+            ],
+        )
+
+
+def check_languages(attribute: str, requested: list[str], embedder_id: str) -> None:
+    """Refuse the request's languages that the embedder answering `attribute` does not read. Only the
+    languages a request states are checked: langdetect's guesses on short comments are often wrong."""
+    read = languages_read(embedder_id)
+    if read is None:
+        return
+    unread = [tag for tag in requested if language_code(tag) not in read]
+    if unread:
+        raise LanguageNotSupported(attribute, unread)
+
+
 # The service's statuses on this surface, as Google's canonical codes (google.rpc.Code) with the HTTP
 # status Google maps each to. A state conflict (e.g. `no_active_version`) is FAILED_PRECONDITION (400);
 # a retryable one (`model_busy`) is ABORTED (409).
@@ -218,8 +252,10 @@ def google_error(
     *,
     retryable: bool = False,
     headers: dict[str, str],
+    extra: list[dict[str, Any]] | None = None,
 ) -> JSONResponse:
-    """The error in Google's shape; the service's own code travels as `details[0].reason` (ErrorInfo)."""
+    """The error in Google's shape; the service's own code travels as `details[0].reason` (ErrorInfo), and
+    `extra` details (Perspective's own) follow it."""
     http, canonical = _CANONICAL.get(status, (500, "INTERNAL"))
     if status == 409 and retryable:
         http, canonical = 409, "ABORTED"
@@ -234,7 +270,8 @@ def google_error(
                     "reason": reason,
                     "domain": "scoring-workbench",
                     "metadata": {"request_id": request_id},
-                }
+                },
+                *(extra or []),
             ],
         }
     }

@@ -107,7 +107,12 @@ _ANALYZE_REQUEST = {
             "AttributeParameters", "Attribute (a trait; `NAME@3`, `NAME@tag` pin a version) to options."
         ),
         "spanAnnotations": {"type": "boolean", "description": "Add a score per sentence."},
-        "languages": {"type": "array", "items": {"type": "string"}, "description": "Echoed; not a filter."},
+        "languages": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Echoed; a language the model's embedder does not read is refused "
+            "(LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE).",
+        },
         "doNotStore": {"type": "boolean", "description": "Do not cache the comment's embedding."},
         "clientToken": _string("Echoed in the response."),
         "sessionId": _string("Accepted and ignored."),

@@ -57,9 +57,11 @@ Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_sche
 EmbedderChoice = Literal[
     "minilm-qint8v2",
     "minilm",
+    "e5-small",
     "hashing",
     "minilm-l6-v2-qi8v2@8199be6f",
     "minilm-l6-v2-int8@8199be6f",
+    "e5-small-q4@1571fc98",
     "hashing-v1-512",
 ]
 assert get_args(EmbedderChoice) == MODEL_CHOICES

@@ -270,8 +270,8 @@ class Client:
         zero_data_retention: bool | None = None,
         embedder: str | None = None,
     ) -> Model:
-        """`embedder`: "minilm-qint8v2", "minilm", "hashing" or their ids, fixed for good (default: the
-        service's)."""
+        """`embedder`: "minilm-qint8v2", "minilm", "e5-small", "hashing" or their ids, fixed for good
+        (default: the service's)."""
         body = _clean(
             {
                 "handle": handle,

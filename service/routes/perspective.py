@@ -29,10 +29,12 @@ from service.perspective import (
     AnalyzeOut,
     AttributeScore,
     GoogleError,
+    LanguageNotSupported,
     Score,
     SpanScore,
     SuggestScoreIn,
     SuggestScoreOut,
+    check_languages,
     detect_languages,
     google_error,
     key_error,
@@ -141,11 +143,16 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     with transaction(ctx.reads) as s:
         for ref in refs:
             targets[ref] = find_target(s, who, handle, ref)
+    scorers = {
+        ref: scorer_for(ctx, replace(t, zdr=True) if body.doNotStore else t) for ref, t in targets.items()
+    }
+    if body.languages:  # before any scoring: a refused request costs no embedding
+        for name in body.requestedAttributes:
+            check_languages(name, body.languages, scorers[split_attribute(name)[1]].embedder_id)
     # One scoring call per version: the whole comment, then each sentence.
     rows: dict[str | None, Any] = {}
     traits: dict[str | None, list[Any]] = {}
-    for ref, t in targets.items():
-        scorer = scorer_for(ctx, replace(t, zdr=True) if body.doNotStore else t)
+    for ref, scorer in scorers.items():
         rows[ref] = scorer.score([text] + [text[a:b] for a, b in spans])
         traits[ref] = list(scorer.traits)
     out: dict[str, AttributeScore] = {}
@@ -227,8 +234,9 @@ async def _call(
     except _KeyProblem as exc:
         return key_error(rid, missing=exc.missing)
     except ApiError as exc:
+        extra = exc.details if isinstance(exc, LanguageNotSupported) else None  # Perspective's own detail
         return google_error(
-            rid, exc.status, exc.code, exc.message, retryable=exc.retryable, headers=exc.headers
+            rid, exc.status, exc.code, exc.message, retryable=exc.retryable, headers=exc.headers, extra=extra
         )
     except (EmbedderUnavailableError, ModelFileError) as exc:
         return google_error(rid, 503, exc.code, str(exc), headers={})

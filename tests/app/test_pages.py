@@ -66,6 +66,22 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
     assert at.selectbox(key="models_open_pick").value == handle  # the Open box follows the new pick
 
 
+def test_models_create_offers_e5_small(service: LocalService, client: Client) -> None:
+    from core.embedders.e5 import E5_ID
+
+    at = page("models")
+    at.run()
+    handle = new_handle(service, "multilingual")
+    by_label(at.text_input, "Handle").set_value(handle)
+    embedder = by_label(at.selectbox, "Embedder")
+    assert "e5-small" in embedder.options
+    embedder.set_value("e5-small")
+    by_label(at.button, "Create model").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(handle).embedder == E5_ID  # recorded at create; nothing is embedded yet
+
+
 def test_models_create_checks_namespace_before_sending(client: Client) -> None:
     at = page("models")
     at.run()

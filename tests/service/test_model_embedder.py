@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import update
 
 from core.embedders import MINILM_ID, get_embedder
+from core.embedders.e5 import E5_ID
 from core.engine import Scorer
 from service.tables import Model
 from tests.service.conftest import Svc
@@ -77,7 +78,19 @@ def test_a_model_from_before_the_field_keeps_the_default_and_its_scores(svc: Svc
     assert _scores(svc, "acme.emb-old", "v1") == v1
 
 
-@pytest.mark.parametrize("value", ["bge-small-en-v1.5", "default", "", "MINILM", 3, "hashing-v1-64"])
+def test_e5_small_is_a_choice_by_name_or_id(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    by_name = make_model(c, h, "acme.emb-e5", with_data=False, embedder="e5-small")
+    by_id = make_model(c, h, "acme.emb-e5-id", with_data=False, embedder=E5_ID)
+    assert by_name["embedder"] == by_id["embedder"] == E5_ID == "e5-small-q4@1571fc98"
+    assert check(c.get("/v1/models/acme.emb-e5", headers=h), 200)["embedder"] == E5_ID
+    prop = svc.app.openapi()["components"]["schemas"]["ModelCreate"]["properties"]["embedder"]
+    assert {"e5-small", E5_ID} <= set(next(o["enum"] for o in prop["anyOf"] if "enum" in o))
+
+
+@pytest.mark.parametrize(
+    "value", ["bge-small-en-v1.5", "default", "", "MINILM", 3, "hashing-v1-64", "e5-small-q4@00000000", "e5"]
+)
 def test_unknown_embedders_are_refused(svc: Svc, value: object) -> None:
     body = {"handle": "acme.emb-bad", "embedder": value}
     resp = svc.client.post("/v1/models", json=body, headers=svc.author)
