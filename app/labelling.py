@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from app.labels import LabelsRefused, add_labels
 from core.client import Client, Model, Suggestions
-from core.embedders.base import Embedder
-from core.engine.label_curve import out_of_fold_auc
+
+if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
+    from core.embedders.base import Embedder
 
 BATCH = 20  # suggestions fetched at a time
 PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
@@ -74,6 +75,8 @@ def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
 def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:
     """Add the curve's point for the labels given so far: the out-of-fold ROC-AUC of every label of the trait
     (stored samples, and feedback sent this session). None (no point) until each pole has 2 labels."""
+    from core.engine.label_curve import out_of_fold_auc
+
     rows = [(x.text, x.quality) for x in client.list_samples(s.handle, trait=s.trait, page_size=500)]
     rows += [(g["text"], g["quality"]) for g in s.given]
     if not rows:
