@@ -63,6 +63,27 @@ def refill(s: LabelSession, client: Client) -> None:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
 
 
+def start(s: LabelSession, client: Client) -> None:
+    """Ask for a new session's first suggestions in the background: the page paints at once (suggesting
+    from a large pool takes the service seconds), and shows them when `first_suggestions_ready` says so."""
+    if s.current is None and s.pending is None and not s.exhausted:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
+    """False while the first suggestions are still on their way; once they have come, queue them (an error
+    is kept in `s.error`, as a key press's would be)."""
+    if s.current is not None or s.pending is None:
+        return True
+    if not s.pending.done():
+        return False
+    try:
+        refill(s, client)
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.error = f"{type(exc).__name__}: {exc}"
+    return True
+
+
 def _suggest(s: LabelSession, client: Client) -> Suggestions:
     return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.keys import key_listener
 from app.label_chart import curve_chart
-from app.labelling import LabelSession, act, refill, update_curve
+from app.labelling import LabelSession, act, first_suggestions_ready, start, update_curve
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.widgets import guard, open_model_page
@@ -68,8 +68,7 @@ kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
     kept = LabelSession(handle, trait, mode)
     st.session_state["label_session"] = kept
-    with guard("Fetching suggestions"):
-        refill(kept, client)
+    start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 session: LabelSession = kept
 
 
@@ -84,7 +83,8 @@ def labelling() -> None:
     t = names[trait]
     item = session.current
     if item is None:
-        st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+        if not session.error:  # else the error below says why there is no text
+            st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
     else:
         score = item.get("score")
         score_line = "no fit yet" if score is None else f"current score {score:.2f}"
@@ -143,4 +143,15 @@ def labelling() -> None:
         )
 
 
-labelling()
+@st.fragment(run_every=0.5)
+def awaiting_suggestions() -> None:
+    """While the first suggestions are on their way: a note, polled; the whole page reruns when they come."""
+    if first_suggestions_ready(session, client):
+        st.rerun()
+    st.caption(":material/hourglass_top: Fetching suggestions from the pool…")
+
+
+if first_suggestions_ready(session, client):
+    labelling()
+else:
+    awaiting_suggestions()
