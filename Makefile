@@ -11,11 +11,13 @@ RUN_STAMP := $(VENV)/.installed-runtime
 
 # Two install stamps: `make run` needs only the runtime dependencies; `make test`, `lint` and `bench` add the
 # dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. pip shows its progress:
-# the first install takes a minute or two, and a silent terminal looks stuck.
+# the first install takes a minute or two, and a silent terminal looks stuck. --no-compile: byte-compiling
+# every installed module was most of the install (194.6 s with it, 54.2 s without, same wheels, load 15);
+# Python compiles the modules the workbench imports on their first import instead (README, "First run").
 $(RUN_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --progress-bar on -e .
+	$(BIN)/pip install --progress-bar on --no-compile -e .
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
