@@ -28,10 +28,11 @@ $(STAMP): $(RUN_STAMP)
 # it cannot): app/banner.py says in plain words where the workbench is and what the first visit does.
 # Its log at warning level: the info lines ("Uvicorn server started on :::8501") repeat the banner's URL.
 # A fixed port: Streamlit would silently move to the next free one, and the banner would name the wrong URL.
+# app.launch is `streamlit run app/main.py` that starts the local service at once, not on the first visit.
 PORT ?= 8501
 run: $(RUN_STAMP)
 	@$(BIN)/python -m app.banner $(PORT)
-	@$(BIN)/streamlit run app/main.py --server.port $(PORT) --logger.hideWelcomeMessage true --logger.level warning
+	@$(BIN)/python -m app.launch --server.port $(PORT) --logger.hideWelcomeMessage true --logger.level warning
 
 serve: $(RUN_STAMP)
 	$(BIN)/python -m service serve --host 127.0.0.1 --port 8000

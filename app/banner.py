@@ -28,8 +28,8 @@ def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
     else:
         data = environ.get("SCORING_DATA_DIR") or "~/.scoring-workbench"
         lines += [
-            "  The first visit starts a local scoring service (its data in "
-            f"{data}) and shows the Models page in {FIRST_VISIT}.",
+            "  It starts a local scoring service now (its data in "
+            f"{data}); the first visit shows the Models page in {FIRST_VISIT}.",
         ]
         if environ.get("SCORING_DEMO", "1") != "0":
             lines.append(

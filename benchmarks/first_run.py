@@ -1,10 +1,11 @@
 """First visit of a fresh workbench: `python -m benchmarks.first_run [--runs 2]`.
 
-As `make run` starts it (`streamlit run app/main.py`, no SCORING_API_URL, the default embedder) with an empty
-data directory: seconds from the start to Streamlit's health check answering, then from a headless Chromium's
-first visit (1280×800) to the Models page idle (script finished, nothing stale, its heading drawn): the visit
-starts the local service and its worker, migrates the new database, creates the key and opens the first demo
-model. The demo models then train in the background (not timed here). Each run in a new data directory.
+As `make run` starts it (`python -m app.launch`, else `streamlit run app/main.py`; no SCORING_API_URL, the
+default embedder) with an empty data directory: seconds from the start to Streamlit's health check answering,
+then from a headless Chromium's first visit (1280×800) to the Models page idle (script finished, nothing
+stale, its heading drawn). Whether on that visit or from the launch, the local service and its worker start,
+the new database is migrated and the key created; the visit opens the first demo model (the demo models then
+train in the background, not timed here). Each run in a new data directory.
 
 `--python` and `--root` time another checkout with its own venv (a fresh clone after `make
 .venv/.installed-runtime`: its first start also byte-compiles what it imports, as `make run` installs
@@ -38,9 +39,12 @@ def one_run(browser: Any, data_dir: Path, python: str, root: Path) -> dict[str, 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_")}
     env |= {"SCORING_DATA_DIR": str(data_dir), "PYTHONPATH": str(root)}
-    cmd = [python, "-m", "streamlit", "run", str(root / "app" / "main.py"), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--logger.level", "warning"]  # fmt: skip
+    # As `make run` starts it: app.launch (the service starting with Streamlit) where the checkout has it.
+    launch = ["-m", "app.launch"]
+    if not (root / "app" / "launch.py").exists():
+        launch = ["-m", "streamlit", "run", str(root / "app" / "main.py")]
+    cmd = [python, *launch, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless",
+           "true", "--logger.level", "warning"]  # fmt: skip
     load = os.getloadavg()[0]
     started = time.perf_counter()
     with open(data_dir / "streamlit.log", "wb") as log:
@@ -65,7 +69,11 @@ def one_run(browser: Any, data_dir: Path, python: str, root: Path) -> dict[str, 
             server.terminate()
             server.wait(timeout=30)
     result = {"streamlit_up_s": round(up, 2), "first_visit_s": round(visit, 2), "load_1min": round(load, 2)}
-    print(f"  Streamlit up {up:5.2f} s, first visit to the Models page idle {visit:5.2f} s (load {load:.2f})")
+    result["start_to_page_s"] = round(up + visit, 2)
+    print(
+        f"  Streamlit up {up:5.2f} s, first visit to the Models page idle {visit:5.2f} s, "
+        f"start to page {up + visit:5.2f} s (load {load:.2f}, {' '.join(launch[1:2])})"
+    )
     return result
 
 
