@@ -147,7 +147,8 @@ def first_score(browser: Any, service: LocalService, handle: str, data_dir: Path
         page.locator("textarea.live-text").click()
         page.keyboard.type("Thank you", delay=80)
         paused = time.perf_counter()
-        page.locator(".st-key-demo_chart .js-plotly-plot").wait_for(timeout=120_000)
+        # .first: while the chart is redrawn, the old plot may still be in the DOM beside the new one.
+        page.locator(".st-key-demo_chart .js-plotly-plot").first.wait_for(timeout=120_000)
         seconds = time.perf_counter() - paused
         context.close()
     print(f"  {handle:32s} Demo: first bars {seconds:5.2f} s after the first pause", flush=True)
