@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from app.prestart import take
 from app.reads import invalidate, watched_client
 from core.client import Client, KeyInfo, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE
@@ -71,7 +72,7 @@ def parse_namespaces(text: str) -> tuple[str, ...]:
 def _local_service(data_dir: str | None, embedder: str) -> Any:
     from core.local import start_local_service
 
-    return start_local_service(data_dir, embedder=embedder)
+    return take(data_dir, embedder) or start_local_service(data_dir, embedder=embedder)
 
 
 @st.cache_resource
@@ -128,6 +129,11 @@ def remote_settings() -> dict[str, Any] | None:
     override = st.session_state.get(REMOTE_KEY)
     if override:
         return override
+    return remote_settings_from_env()
+
+
+def remote_settings_from_env() -> dict[str, Any] | None:
+    """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set."""
     url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
     if url and key:
         return {"url": url, "key": key}

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Mapping
 
 # Measured on the 2-core development machine (README, "First run"): the first visit showed the Models page in
-# 16 s, and the demo models trained in the background 25 s later (load 5; several times that at load 20).
-FIRST_VISIT = "about 15 seconds"
+# 6-10 s (load 8-17), and the demo models trained in the background 25 s later (load 5; more at load 20).
+FIRST_VISIT = "about 10 seconds"
 DEMO_TRAINING = "under a minute"
 
 
@@ -28,8 +28,8 @@ def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
     else:
         data = environ.get("SCORING_DATA_DIR") or "~/.scoring-workbench"
         lines += [
-            "  The first visit starts a local scoring service (its data in "
-            f"{data}) and shows the Models page in {FIRST_VISIT}.",
+            "  It starts a local scoring service now (its data in "
+            f"{data}); the first visit shows the Models page in {FIRST_VISIT}.",
         ]
         if environ.get("SCORING_DEMO", "1") != "0":
             lines.append(

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from app.labels import LabelsRefused, add_labels
 from core.client import Client, Model, Suggestions
-from core.embedders.base import Embedder
-from core.engine.label_curve import out_of_fold_auc
+
+if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
+    from core.embedders.base import Embedder
 
 BATCH = 20  # suggestions fetched at a time
 PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
@@ -62,6 +63,27 @@ def refill(s: LabelSession, client: Client) -> None:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
 
 
+def start(s: LabelSession, client: Client) -> None:
+    """Ask for a new session's first suggestions in the background: the page paints at once (suggesting
+    from a large pool takes the service seconds), and shows them when `first_suggestions_ready` says so."""
+    if s.current is None and s.pending is None and not s.exhausted:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
+    """False while the first suggestions are still on their way; once they have come, queue them (an error
+    is kept in `s.error`, as a key press's would be)."""
+    if s.current is not None or s.pending is None:
+        return True
+    if not s.pending.done():
+        return False
+    try:
+        refill(s, client)
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.error = f"{type(exc).__name__}: {exc}"
+    return True
+
+
 def _suggest(s: LabelSession, client: Client) -> Suggestions:
     return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
 
@@ -74,6 +96,8 @@ def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
 def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:
     """Add the curve's point for the labels given so far: the out-of-fold ROC-AUC of every label of the trait
     (stored samples, and feedback sent this session). None (no point) until each pole has 2 labels."""
+    from core.engine.label_curve import out_of_fold_auc
+
     rows = [(x.text, x.quality) for x in client.list_samples(s.handle, trait=s.trait, page_size=500)]
     rows += [(g["text"], g["quality"]) for g in s.given]
     if not rows:

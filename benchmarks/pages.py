@@ -1,13 +1,15 @@
 """Page-speed benchmark of the workbench in Chromium: `python -m benchmarks.pages [--embedder …]`.
 
 One local service holds the demo models (`core.demo`, trained as on a first start) and a 10,000-sample model
-(Stanford politeness requests from ../shared/datasets, one trait, trained at effort `low`). For each of the
-two models and each page, a fresh `streamlit run app/main.py` (against that service, as a remote) is opened in
-a new browser session on the Models page with the model picked; then the time is taken from a click on the
-page's link in the sidebar to the page being idle (the script finished, nothing stale on screen, the page's
-heading drawn): **cold** is that first visit (the page's script, imports and caches fresh), **warm** the best
-of three later visits (away to Models and back). Before those, on a fresh Demo page of each model: seconds
-from the first pause in typing (two words typed) to the first bars (`--demo-only` measures just that).
+(Stanford politeness requests from ../shared/datasets, one trait, trained at effort `low`, with a 3,955-text
+unlabelled pool: the Label page's suggestions, timed to the first text on screen after its cold visit). For
+each of the two models and each page, a fresh `streamlit run app/main.py` (against that service, as a remote)
+is opened in a new browser session on the Models page with the model picked; then the time is taken from a
+click on the page's link in the sidebar to the page being idle (the script finished, nothing stale on screen,
+the page's heading drawn): **cold** is that first visit (the page's script, imports and caches fresh),
+**warm** the best of three later visits (away to Models and back). Before those, on a fresh Demo page of each
+model: seconds from the first pause in typing (two words typed) to the first bars (`--demo-only` measures just
+that).
 
 Prints a table and writes benchmarks/results/pages.json (with `uptime`'s load, which the figures depend on).
 """
@@ -32,6 +34,8 @@ from typing import Any
 import httpx
 
 from benchmarks.evaluation import load
+from benchmarks.label_speed import other_texts
+from benchmarks.quality import datasets_dir
 from core.client import Client
 from core.demo import load_demo_models
 from core.local import LocalService, free_port, start_local_service
@@ -98,8 +102,10 @@ def click_to_idle(page: Any, title: str, timeout: float = 120_000) -> float:
 
 
 def measure(
-    browser: Any, service: LocalService, handle: str, data_dir: Path, pages: list[str]
+    browser: Any, service: LocalService, handle: str, data_dir: Path, pages: list[str], pool: bool = False
 ) -> dict[str, dict[str, float]]:
+    """`pool`: the model has an unlabelled pool, so the Label page also shows a first suggestion (fetched
+    after its first paint): the seconds from the click to that text are kept as `first_text_s`."""
     out: dict[str, dict[str, float]] = {}
     for title in pages:
         with workbench(service, data_dir) as url:
@@ -109,14 +115,24 @@ def measure(
             page.wait_for_function(IDLE_JS, arg=[mark("Models")], timeout=300_000, polling=100)
             if title == "Models":  # the start page itself: go elsewhere first, so the click loads it
                 click_to_idle(page, "Settings")
+            clicked = time.perf_counter()
             cold = click_to_idle(page, title)
+            first_text = None
+            if title == "Label" and pool:
+                page.locator("[data-testid='label-text']").first.wait_for(timeout=300_000)
+                first_text = time.perf_counter() - clicked
+                page.wait_for_function(IDLE_JS, arg=[mark(title)], timeout=120_000, polling=50)
             warm = []
             for _ in range(3):
                 click_to_idle(page, "Settings" if title == "Models" else "Models")
                 warm.append(click_to_idle(page, title))
             context.close()
         out[title] = {"cold_s": round(cold, 2), "warm_s": round(min(warm), 2)}
-        print(f"  {handle:32s} {title:9s} cold {cold:5.2f} s  warm {min(warm):5.2f} s", flush=True)
+        extra = ""
+        if first_text is not None:
+            out[title]["first_text_s"] = round(first_text, 2)
+            extra = f"  (first suggestion {first_text:5.2f} s)"
+        print(f"  {handle:32s} {title:9s} cold {cold:5.2f} s  warm {min(warm):5.2f} s{extra}", flush=True)
     return out
 
 
@@ -131,7 +147,8 @@ def first_score(browser: Any, service: LocalService, handle: str, data_dir: Path
         page.locator("textarea.live-text").click()
         page.keyboard.type("Thank you", delay=80)
         paused = time.perf_counter()
-        page.locator(".st-key-demo_chart .js-plotly-plot").wait_for(timeout=120_000)
+        # .first: while the chart is redrawn, the old plot may still be in the DOM beside the new one.
+        page.locator(".st-key-demo_chart .js-plotly-plot").first.wait_for(timeout=120_000)
         seconds = time.perf_counter() - paused
         context.close()
     print(f"  {handle:32s} Demo: first bars {seconds:5.2f} s after the first pause", flush=True)
@@ -145,6 +162,8 @@ def big_model(client: Client, handle: str, n: int) -> None:
     client.import_samples(handle, rows, batch_size=1000)
     run = client.train(handle, effort="low")
     client.wait(handle, run.run_id, timeout=1800)
+    # An unlabelled pool for the Label page: benchmarks.label_speed's 3,955 subjectivity and abuse texts.
+    assert client.import_pool(handle, other_texts(datasets_dir())).complete
 
 
 def main() -> None:
@@ -170,7 +189,8 @@ def main() -> None:
             for handle in handles:  # first, while no page has made the service load these scorers
                 live[handle] = round(first_score(browser, service, handle, Path(tmp)), 2)
             for handle in handles if not args.demo_only else ():
-                results[handle] = measure(browser, service, handle, Path(tmp), args.pages)
+                pool = handle.endswith(BIG)
+                results[handle] = measure(browser, service, handle, Path(tmp), args.pages, pool)
             browser.close()
     report = {
         "pages": results,

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import html
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
-from app import engine_cache
 from app.keys import key_listener
-from app.labelling import LabelSession, act, refill, update_curve
+from app.label_chart import curve_chart
+from app.labelling import LabelSession, act, first_suggestions_ready, start, update_curve
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.widgets import guard, open_model_page
@@ -70,8 +68,7 @@ kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
     kept = LabelSession(handle, trait, mode)
     st.session_state["label_session"] = kept
-    with guard("Fetching suggestions"):
-        refill(kept, client)
+    start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 session: LabelSession = kept
 
 
@@ -86,7 +83,8 @@ def labelling() -> None:
     t = names[trait]
     item = session.current
     if item is None:
-        st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+        if not session.error:  # else the error below says why there is no text
+            st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
     else:
         score = item.get("score")
         score_line = "no fit yet" if score is None else f"current score {score:.2f}"
@@ -127,28 +125,17 @@ def labelling() -> None:
     )
     if c1.button("Update the AUC chart", key="label_curve", help=help_text):
         with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
+            # Imported on the click, not with the page: the embedders bring in scikit-learn and onnxruntime,
+            # seconds of a cold page's first paint (issue 28).
+            from app import engine_cache
+
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
             zdr = model.zero_data_retention
             cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
             if update_curve(session, client, cache(backend.embedder)) is None:
                 st.info("The AUC needs at least 2 labels of each pole.")
     if session.curve:
-        frame = pd.DataFrame(session.curve, columns=["labels given", "out-of-fold AUC"])
-        low = min(0.5, float(frame["out-of-fold AUC"].min()) - 0.05)
-        chart = (
-            alt.Chart(frame)
-            .mark_line(point=True, clip=False)
-            .encode(
-                # From 0 to one past the last count: a single point is not a degenerate axis ("4.000000").
-                x=alt.X(
-                    "labels given:Q",
-                    scale=alt.Scale(domain=[0, int(frame["labels given"].max()) + 1], nice=False),
-                    axis=alt.Axis(format="d", tickMinStep=1),
-                ),
-                y=alt.Y("out-of-fold AUC:Q", scale=alt.Scale(domain=[low, 1.0], nice=False)),
-            )
-            .properties(height=200)
-        )
+        chart = curve_chart(session.curve)
         st.altair_chart(chart, width="stretch")
         c2.caption(
             f"Out-of-fold ROC-AUC of {t.name}'s labels (5-fold, local engine): "
@@ -156,4 +143,15 @@ def labelling() -> None:
         )
 
 
-labelling()
+@st.fragment(run_every=0.5)
+def awaiting_suggestions() -> None:
+    """While the first suggestions are on their way: a note, polled; the whole page reruns when they come."""
+    if first_suggestions_ready(session, client):
+        st.rerun()
+    st.caption(":material/hourglass_top: Fetching suggestions from the pool…")
+
+
+if first_suggestions_ready(session, client):
+    labelling()
+else:
+    awaiting_suggestions()

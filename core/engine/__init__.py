@@ -1,32 +1,88 @@
-"""The local scoring engine: train, score, explain, discover and synthesize. No web frameworks here."""
+"""The local scoring engine: train, score, explain, discover and synthesize. No web frameworks here.
+
+Its names load on first use (PEP 562): `core.engine.errors` and the other light modules are imported by the
+client, the service's start-up and the workbench's pages, and importing the package itself must not bring in
+scikit-learn and SciPy (seconds of a cold start on two busy cores, issue 28).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from core.contract import MAX_TEXT_CHARS
-from core.engine.discovery import discover
-from core.engine.errors import (
-    EmbedderUnavailableError,
-    EmptyTextError,
-    EngineError,
-    InvalidEffortError,
-    InvalidParamsError,
-    InvalidQualityError,
-    InvalidTextError,
-    InvalidTraitError,
-    ModelFileError,
-    NoSamplesError,
-    NoTraitsError,
-    OnePoleTraitError,
-    SnapshotFormatError,
-    TextTooLongError,
-    UnknownTraitError,
-)
-from core.engine.preview import preview_zero_shot
-from core.engine.scorer import Scorer
-from core.engine.snapshot import dump_snapshot, load_snapshot
-from core.engine.synthesis import synthesize
-from core.engine.training import SEARCH_PLANS, train
-from core.engine.trait_model import BalancedCosineTrait
-from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TrainingResult, TraitSpec
-from core.engine.validation import validate_samples, validate_text
+
+if TYPE_CHECKING:
+    from core.engine.discovery import discover
+    from core.engine.errors import (
+        EmbedderUnavailableError,
+        EmptyTextError,
+        EngineError,
+        InvalidEffortError,
+        InvalidParamsError,
+        InvalidQualityError,
+        InvalidTextError,
+        InvalidTraitError,
+        ModelFileError,
+        NoSamplesError,
+        NoTraitsError,
+        OnePoleTraitError,
+        SnapshotFormatError,
+        TextTooLongError,
+        UnknownTraitError,
+    )
+    from core.engine.preview import preview_zero_shot
+    from core.engine.scorer import Scorer
+    from core.engine.snapshot import dump_snapshot, load_snapshot
+    from core.engine.synthesis import synthesize
+    from core.engine.training import SEARCH_PLANS, train
+    from core.engine.trait_model import BalancedCosineTrait
+    from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TrainingResult, TraitSpec
+    from core.engine.validation import validate_samples, validate_text
+
+# Each public name and the module that defines it.
+_WHERE = {
+    "discover": "core.engine.discovery",
+    "EmbedderUnavailableError": "core.engine.errors",
+    "EmptyTextError": "core.engine.errors",
+    "EngineError": "core.engine.errors",
+    "InvalidEffortError": "core.engine.errors",
+    "InvalidParamsError": "core.engine.errors",
+    "InvalidQualityError": "core.engine.errors",
+    "InvalidTextError": "core.engine.errors",
+    "InvalidTraitError": "core.engine.errors",
+    "ModelFileError": "core.engine.errors",
+    "NoSamplesError": "core.engine.errors",
+    "NoTraitsError": "core.engine.errors",
+    "OnePoleTraitError": "core.engine.errors",
+    "SnapshotFormatError": "core.engine.errors",
+    "TextTooLongError": "core.engine.errors",
+    "UnknownTraitError": "core.engine.errors",
+    "preview_zero_shot": "core.engine.preview",
+    "Scorer": "core.engine.scorer",
+    "dump_snapshot": "core.engine.snapshot",
+    "load_snapshot": "core.engine.snapshot",
+    "synthesize": "core.engine.synthesis",
+    "SEARCH_PLANS": "core.engine.training",
+    "train": "core.engine.training",
+    "BalancedCosineTrait": "core.engine.trait_model",
+    "DiscoveredTrait": "core.engine.types",
+    "ProgressFn": "core.engine.types",
+    "Sample": "core.engine.types",
+    "TrainingResult": "core.engine.types",
+    "TraitSpec": "core.engine.types",
+    "validate_samples": "core.engine.validation",
+    "validate_text": "core.engine.validation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value  # once: later lookups find it directly
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MAX_TEXT_CHARS",

@@ -34,3 +34,13 @@ def texts(elements: Any) -> list[str]:
 
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def run_label_page(at: AppTest) -> None:
+    """Run the Label page until its first suggestions are shown: they are fetched after the first paint."""
+    at.run()
+    if "label_session" in at.session_state:
+        pending = at.session_state["label_session"].pending
+        if pending is not None and at.session_state["label_session"].current is None:
+            pending.result(timeout=90)
+            at.run()

@@ -35,6 +35,10 @@ def test_label_with_the_keyboard(app_url: str, browser: object, tmp_path: Path) 
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     ui = Ui(page)
     try:
+        # The first visit starts the service; the draft is the last demo model it loads, after the other two
+        # have trained (the page's first paint no longer takes long enough to hide that).
+        ui.goto(app_url)
+        ui.expect_text("Demo models ready.", timeout=300_000)
         ui.goto(f"{app_url}/label?model={HANDLE}")
         page.get_by_role("heading", name="Label").first.wait_for()
         ui.no_exception()

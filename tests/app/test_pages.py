@@ -6,7 +6,7 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, texts
+from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
 from tests.app.support import new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -549,7 +549,7 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     client.import_pool(draft, POOL)
     before = {s.id for s in client.list_samples(draft)}
     at = page("label", draft)
-    at.run()
+    run_label_page(at)
     no_exception(at)
     session = at.session_state["label_session"]
     first = session.current
@@ -594,7 +594,7 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
 ) -> None:
     client.import_pool(trained, POOL)
     at = page("label", trained)
-    at.run()
+    run_label_page(at)
     no_exception(at)
     before = client.get_model(trained).buffered_feedback
     for sent, key in enumerate(("label_btn_2", "label_btn_1"), start=1):

@@ -1,0 +1,30 @@
+"""`python -m app.launch [streamlit options]`: `streamlit run app/main.py`, the local service starting too.
+
+What `make run` starts. Unless the environment names a remote service (SCORING_API_URL and SCORING_API_KEY),
+the embedded service starts in this process now (`app.prestart`), while Streamlit starts and before anyone
+opens the page; the first visit then finds it running or nearly so.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str]) -> None:
+    from app.backend import embedder_name, remote_settings_from_env
+    from app.prestart import prestart
+
+    if remote_settings_from_env() is None:
+        prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", str(ROOT / "app" / "main.py"), *argv]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,106 @@
+"""First visit of a fresh workbench: `python -m benchmarks.first_run [--runs 2]`.
+
+As `make run` starts it (`python -m app.launch`, else `streamlit run app/main.py`; no SCORING_API_URL, the
+default embedder) with an empty data directory: seconds from the start to Streamlit's health check answering,
+then from a headless Chromium's first visit (1280×800) to the Models page idle (script finished, nothing
+stale, its heading drawn). Whether on that visit or from the launch, the local service and its worker start,
+the new database is migrated and the key created; the visit opens the first demo model (the demo models then
+train in the background, not timed here). Each run in a new data directory.
+
+`--python` and `--root` time another checkout with its own venv (a fresh clone after `make
+.venv/.installed-runtime`: its first start also byte-compiles what it imports, as `make run` installs
+without compiling). Prints each run with `uptime`'s load and writes benchmarks/results/first_run.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks.pages import CHROMIUM, IDLE_JS, mark
+from core.local import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "first_run.json"
+
+
+def one_run(browser: Any, data_dir: Path, python: str, root: Path) -> dict[str, float]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_")}
+    env |= {"SCORING_DATA_DIR": str(data_dir), "PYTHONPATH": str(root)}
+    # As `make run` starts it: app.launch (the service starting with Streamlit) where the checkout has it.
+    launch = ["-m", "app.launch"]
+    if not (root / "app" / "launch.py").exists():
+        launch = ["-m", "streamlit", "run", str(root / "app" / "main.py")]
+    cmd = [python, *launch, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless",
+           "true", "--logger.level", "warning"]  # fmt: skip
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    with open(data_dir / "streamlit.log", "wb") as log:
+        server = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            while True:
+                try:
+                    if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
+                        break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+            up = time.perf_counter() - started
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            visited = time.perf_counter()
+            page.goto(url)
+            page.wait_for_function(IDLE_JS, arg=[mark("Models")], timeout=300_000, polling=50)
+            visit = time.perf_counter() - visited
+            context.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    result = {"streamlit_up_s": round(up, 2), "first_visit_s": round(visit, 2), "load_1min": round(load, 2)}
+    result["start_to_page_s"] = round(up + visit, 2)
+    print(
+        f"  Streamlit up {up:5.2f} s, first visit to the Models page idle {visit:5.2f} s, "
+        f"start to page {up + visit:5.2f} s (load {load:.2f}, {' '.join(launch[1:2])})"
+    )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--python", default=sys.executable, help="runs Streamlit (e.g. a fresh clone's venv)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app/main.py runs")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    runs = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                runs.append(one_run(browser, Path(tmp), args.python, args.root))
+        browser.close()
+    report = {
+        "runs": runs,
+        "python": args.python,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "measured_at": datetime.now().isoformat(timespec="seconds"),
+    }
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

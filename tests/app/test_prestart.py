@@ -1,0 +1,69 @@
+"""`make run` starts the local service with Streamlit, not on the first visit (issue 28: the first visit
+waited for the whole start), and the workbench takes over that service."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.prestart import prestart, take
+from core.local import KEY_FILE
+from tests.app.apptest_util import main_app, no_exception
+from tests.app.support import ROOT
+from tests.support.ports import free_port
+
+
+def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:
+    future = prestart(str(tmp_path), "hashing")
+    service = take(str(tmp_path), "hashing")
+    try:
+        assert service is future.result() and service.running
+        with service.client() as client:
+            assert list(client.list_models(namespace=service.namespace)) == []
+        assert take(str(tmp_path), "hashing") is None  # once: a second workbench would start its own
+        assert take(str(tmp_path / "other"), "hashing") is None
+    finally:
+        service.stop()
+
+
+def test_the_workbench_uses_the_prestarted_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SCORING_API_URL", "SCORING_API_KEY", "SCORING_NAMESPACE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SCORING_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+    monkeypatch.setenv("SCORING_DEMO", "0")
+    future = prestart(str(tmp_path), "hashing")
+    at = main_app()
+    at.run()
+    try:
+        no_exception(at)
+        assert any(future.result().url in str(c.value) for c in at.sidebar.caption)
+    finally:
+        future.result().stop()
+
+
+def test_make_runs_launch_starts_the_service_before_any_visit(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
+    env |= {"SCORING_DATA_DIR": str(tmp_path), "SCORING_EMBEDDER": "hashing", "SCORING_DEMO": "0"}
+    cmd = [sys.executable, "-m", "app.launch", "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true", "--server.fileWatcherType", "none"]  # fmt: skip
+    with open(tmp_path / "launch.log", "wb") as log:
+        launched = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 120
+            while not (tmp_path / KEY_FILE).exists():  # the service is up and keyed: nobody has visited
+                assert launched.poll() is None and time.monotonic() < deadline, (
+                    tmp_path / "launch.log"
+                ).read_text()
+                time.sleep(0.2)
+            assert httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=10).text == "ok"
+        finally:
+            launched.terminate()
+            launched.wait(timeout=30)

@@ -1,0 +1,31 @@
+"""Importing the light parts of the engine does not load scikit-learn or SciPy (issue 28: seconds of a cold
+page or of `service keys create` on two busy cores); the engine's names still resolve when used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def modules_after(code: str) -> set[str]:
+    script = f"{code}\nimport sys\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded() -> None:
+    loaded = modules_after("import core.engine.errors, core.embedders, service.db, service.keys")
+    assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
+
+
+def test_the_engines_names_load_on_first_use() -> None:
+    import core.engine
+    from core.engine import Scorer, train
+    from core.engine.scorer import Scorer as defined_scorer
+    from core.engine.training import train as defined_train
+
+    assert (Scorer, train) == (defined_scorer, defined_train)
+    assert all(getattr(core.engine, name) is not None for name in core.engine.__all__)
