@@ -10,8 +10,8 @@ samples, so the first check embeds every text and a second one (after fixing a f
 subjectivity and abuse datasets (`benchmarks.quality`'s loaders, MiniLM vectors cached under
 benchmarks/.cache/) get 5% and 10% of their labels flipped at random (D draws each); the flag's precision
 (flipped among flagged) and recall (flagged among flipped) are measured for the engine's rule and, on the very
-same out-of-fold probabilities, for the old margin rule and for cleanlab's `find_label_issues` (when cleanlab
-is installed: `pip install cleanlab`; it is AGPL-3.0, so it is a benchmark comparison, not a dependency).
+same out-of-fold probabilities, for the old margin rule and for cleanlab's `find_label_issues` (cleanlab is in
+the dev extra; the 2.9 wheel's LICENSE is Apache-2.0, as pyproject.toml says).
 
 `demo`: the share of each demo model's samples (`sample_data/`, clean labels) flagged "likely mislabelled".
 
