@@ -19,7 +19,8 @@ community (the same vectors): a diagnostic of why politeness is hard.
 
 `demo`: the share of each demo model's samples (`sample_data/`, clean labels) flagged "likely mislabelled".
 
-Prints the figures and writes benchmarks/results/flags.json (speed), flags_noise.json (noise and demo).
+Prints the figures and writes benchmarks/results/flags.json (speed; flags_<N>.json for another --samples N),
+flags_noise.json (noise and demo; flags_noise_<embedder>.json for another --embedder).
 """
 
 from __future__ import annotations
@@ -276,7 +277,9 @@ def main() -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     if args.part in ("speed", "all"):
         result = run(args.samples, args.embedder, args.repeats)
-        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+        # Another size's figures go to a file of their own (flags_<samples>.json).
+        speed_out = RESULTS if args.samples == 10_000 else RESULTS.with_stem(f"flags_{args.samples}")
+        speed_out.write_text(json.dumps(result, indent=2) + "\n")
         print(json.dumps(result, indent=2))
     # A part run alone keeps the other part's earlier figures in flags_noise.json.
     # Another embedder's figures go to a file of their own (flags_noise_<embedder>.json).
