@@ -25,11 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from threadpoolctl import threadpool_limits
 
 from core.embedders.base import Embedder
+from core.engine.trait_model import fit_calibration
 from core.engine.validation import POSITIVE_THRESHOLD
 
 OOF_FOLDS = 5
@@ -47,7 +49,9 @@ MIN_SPREAD = 0.05  # floor of the robust spread (cosine): z < -3 needs at least 
 def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     """Out-of-fold probability of the positive pole for each sample, or None when a pole has fewer than 2
     samples: class-balanced logistic regression, stratified folds (at most as many as the smaller pole has
-    samples), fixed seed."""
+    samples), fixed seed. Each held-out decision value d becomes sigmoid(k * d), k fitted on them all
+    (`fit_calibration`, as the trait model calibrates): with few samples the regularised model's own
+    probabilities all sit near 0.5, and no sample could reach the evidence threshold."""
     y = (np.asarray(q) >= POSITIVE_THRESHOLD).astype(int)
     smaller = int(np.bincount(y, minlength=2).min())
     if smaller < 2:
@@ -56,7 +60,8 @@ def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     model = LogisticRegression(C=OOF_C, class_weight="balanced", max_iter=1000)
     # One BLAS thread: these are small matrices, and threads only contend on a busy machine (as in training).
     with threadpool_limits(limits=1, user_api="blas"):
-        return np.asarray(cross_val_predict(model, X, y, cv=folds, method="predict_proba")[:, 1])
+        decision = np.asarray(cross_val_predict(model, X, y, cv=folds, method="decision_function"))
+    return np.asarray(expit(fit_calibration(decision, y.astype(float)) * decision))
 
 
 def neighbour_votes(q: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
