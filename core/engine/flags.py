@@ -2,14 +2,15 @@
 
 A sample is likely mislabelled when two signals, on average, speak strongly against its label: its out-of-fold
 probability (`oof_scores`: class-balanced logistic regression on the embeddings, C = 1, each sample scored by
-the model of the stratified 5-fold split that did not see it) taken towards the other pole, and the share of
-its 10 nearest samples in the trait that carry the other pole's label. The score alone (a margin of 0.25, the
-first rule) flagged 5-7% of the clean politeness and subjectivity datasets and ordinary reviews of the demo
-drafts; with the neighbours' vote the precision is higher on every dataset. The out-of-fold model was the
-product's prototype axis (`BalancedCosineTrait`, shrinkage 1) until logistic regression ranked the datasets'
-held-out labels better (AUC 0.77 / 0.82 / 0.94 against 0.75 / 0.79 / 0.92 on politeness / subjectivity /
-abuse, MiniLM) at the same cost; cleanlab's confident learning on the same probabilities flags 2-8 times as
-many clean samples (4-24%). benchmarks/flags.py measures all of them; figures in the README.
+the model of the stratified 5-fold split that did not see it, calibrated with a fitted slope) taken towards
+the other pole, and the share of its 10 nearest samples in the trait that carry the other pole's label. The
+score alone (a margin of 0.25, the first rule) flagged 5-7% of the clean politeness and subjectivity datasets
+and ordinary reviews of the demo drafts; with the neighbours' vote the precision is higher on every dataset.
+The out-of-fold model was the product's prototype axis (`BalancedCosineTrait`, shrinkage 1) until logistic
+regression ranked the datasets' held-out labels better (AUC 0.77 / 0.82 / 0.94 against 0.75 / 0.79 / 0.92 on
+politeness / subjectivity / abuse, MiniLM) at about the same cost; cleanlab's confident learning on the same
+probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them; figures
+in the README.
 
 Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
 z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its
