@@ -36,9 +36,7 @@ from core.engine.trait_model import fit_calibration
 from core.engine.validation import POSITIVE_THRESHOLD
 
 OOF_FOLDS = 5
-OOF_C = (
-    1.0  # inverse L2 strength of the out-of-fold logistic regression (1 and 3 tied; 0.3 and 10 were worse)
-)
+OOF_C = 1.0  # inverse L2 strength of the out-of-fold regression (3 tied with 1; 0.3 and 10 did worse)
 LABEL_NEIGHBOURS = 10  # the nearest samples in the trait whose labels vote
 MISLABEL_EVIDENCE = 0.75  # mean of (held-out score towards the other pole, share of votes for it) to flag
 OUTLIER_Z = -3.0  # robust z of the kNN similarity below which a sample is an outlier
