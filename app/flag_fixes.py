@@ -125,8 +125,9 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
     editable = is_editable(model)
     st.caption(
         "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
-        "sample scored by the fold that did not see it. A positive sample scored below 0.25 (a negative "
-        "one above 0.75) is a likely mislabel; a sample far from its trait's other samples is an outlier."
+        "sample scored by the fold that did not see it. A sample is a likely mislabel when that score and "
+        "its 10 nearest samples together point to the other pole; a sample far from its trait's other "
+        "samples is an outlier. A flag asks for a look: it is not a verdict."
     )
     if st.button("Check samples", key="flags_go"):
         with guard("Checking samples"):

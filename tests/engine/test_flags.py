@@ -13,6 +13,7 @@ from core.engine.flags import (
     mislabel_evidence,
     nearest_neighbours,
     neighbour_votes,
+    oof_scores,
     robust_z,
 )
 from tests.app.support import formality_samples
@@ -85,3 +86,19 @@ def test_nearest_neighbours_come_most_similar_first_and_never_include_the_sample
     assert index.shape == (4, 3) and index.tolist()[0] == [1, 3, 2]
     assert all(i not in row for i, row in enumerate(index.tolist()))
     assert np.all(np.diff(sims, axis=1) <= 0)
+
+
+def test_oof_scores_see_through_a_flipped_label_and_need_two_samples_a_pole() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 0.5, (40, 8))
+    X[:20, 0] += 3.0  # two clusters, apart on the first axis
+    X[20:, 1] += 3.0
+    q = np.array([1.0] * 20 + [0.0] * 20)
+    q[0] = 0.0  # planted: a sample of the positive cluster labelled negative
+    oof = oof_scores(X, q)
+    assert oof is not None and oof.shape == (40,)
+    # Each sample is scored by a model that never saw its label: the planted one looks positive.
+    assert oof[0] > 0.5 and (oof[1:20] > 0.5).all() and (oof[20:] < 0.5).all()
+    # Two samples on the smaller pole still give scores (as many folds as that pole has); one does not.
+    assert oof_scores(X[:22], np.array([1.0] * 20 + [0.0] * 2)) is not None
+    assert oof_scores(X[:21], np.array([1.0] * 20 + [0.0])) is None
