@@ -3,19 +3,21 @@
 Per text: the E5 "query: " prefix; the text ends at a NUL (the engine reads C strings); each codepoint
 replaced through the file's normalisation map; runs of spaces collapsed to one; a leading U+2581 (metaspace)
 unless the text starts with a space; spaces become U+2581; then the best-scoring segmentation into the file's
-unigram pieces (Viterbi), a codepoint that no piece starts with becoming one `<unk>` each. The Viterbi runs in
-the `tokenizers` library (a Unigram model of the same pieces and scores; its unknown-token score is the lowest
-piece score - 10, as the engine's); it merges runs of unknowns into one token, which is split back here.
-Equal-score segmentations (e.g. "...." as "..." + "." or "." + "...") may be broken the other way than the
-engine's float32 sums do: 9 of 133,902 texts, same token counts. Texts longer than the model's 512 positions
-are cut into windows of 510 content tokens, as the engine does (e5_quantized.py).
+unigram pieces (Viterbi over codepoints, float32 sums as the engine's, the first of equal scores kept), a
+codepoint that no piece starts with becoming one `<unk>` each (score: the lowest piece score - 10). A port,
+not the `tokenizers` library: its Unigram trie of the 250,002 pieces holds ~255 MB (this dict ~85 MB), and
+its float64 sums break equal-score ties the other way now and then ("...." as "." + "..." or "..." + ".").
+Texts longer than the model's 512 positions are cut into windows of 510 content tokens, as the engine does
+(e5_quantized.py).
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Sequence
-from typing import Any
+
+import numpy as np
 
 from core.embedders.e5_weights import Vocabulary
 
@@ -26,14 +28,18 @@ _SPACES = re.compile(" {2,}")
 
 class E5Tokenizer:
     def __init__(self, vocab: Vocabulary) -> None:
-        from tokenizers import Tokenizer
-        from tokenizers.models import Unigram
-
-        pieces = list(vocab.pieces)
-        # The engine never matches the unknown piece's own text ("<unk>"); a NUL never reaches the Viterbi.
-        pieces[vocab.unk] = "\x00<unk>"
-        model = Unigram([(p, float(s)) for p, s in zip(pieces, vocab.scores, strict=True)], vocab.unk, False)
-        self._tokenizer: Any = Tokenizer(model)
+        # Every piece -> its id, and every proper prefix of a piece -> -1, so the search from a position stops
+        # at the first substring that no piece starts with. The engine never matches the unknown piece's text.
+        lookup: dict[str, int] = {}
+        for i, piece in enumerate(vocab.pieces):
+            if i == vocab.unk or not piece:
+                continue
+            for k in range(1, len(piece)):
+                lookup.setdefault(piece[:k], -1)
+            lookup[piece] = i
+        self._lookup = lookup
+        self._scores: list[float] = vocab.scores.astype(np.float32).tolist()
+        self._unk_score = float(np.float32(min(self._scores)) - np.float32(10.0))
         self._table = str.maketrans(vocab.normalise)
         self.bos, self.eos, self.unk = vocab.bos, vocab.eos, vocab.unk
 
@@ -43,20 +49,33 @@ class E5Tokenizer:
             s = METASPACE + s
         return s.replace(" ", METASPACE)
 
+    def _viterbi(self, s: str) -> list[int]:
+        n, get, scores, f32 = len(s), self._lookup.get, self._scores, array("f", [0.0])
+        best = [-1e30] * (n + 1)
+        best[0] = 0.0
+        piece, start = [self.unk] * (n + 1), [0] * (n + 1)
+        for i in range(n):
+            here = best[i]
+            for e in range(i + 1, n + 1):
+                idx = get(s[i:e])
+                if idx is None:
+                    break
+                if idx >= 0:
+                    f32[0] = here + scores[idx]  # the engine adds in float32
+                    if f32[0] > best[e]:
+                        best[e], piece[e], start[e] = f32[0], idx, i
+            f32[0] = here + self._unk_score
+            if f32[0] > best[i + 1]:
+                best[i + 1], piece[i + 1], start[i + 1] = f32[0], self.unk, i
+        out, e = [], n
+        while e > 0:
+            out.append(piece[e])
+            e = start[e]
+        return out[::-1]
+
     def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's content tokens (prefix included; no <s>, </s>; not windowed)."""
-        normalised = [self.normalise(t) for t in texts]
-        out = []
-        for enc in self._tokenizer.encode_batch(normalised, add_special_tokens=False):
-            ids: list[int] = enc.ids
-            if self.unk in ids:  # one <unk> per unknown codepoint, as the engine writes them
-                ids = [
-                    i
-                    for i, (a, b) in zip(ids, enc.offsets, strict=True)
-                    for _ in range(b - a if i == self.unk else 1)
-                ]
-            out.append(ids)
-        return out
+        return [self._viterbi(self.normalise(t)) for t in texts]
 
     def token_count(self, text: str) -> int:
         """What the engine's e5_token_count reports: content tokens + <s> and </s>."""
