@@ -39,8 +39,7 @@ class _Builder:
 
         self._n += 1
         out = name or f"{op_type.lower()}_{self._n}"
-        domain = attrs.pop("domain", "")
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"n_{out}", domain=domain, **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"n_{out}", **attrs))
         return out
 
 
@@ -54,7 +53,6 @@ def build_graph(w: E5Weights) -> Any:
 
     def linear(x: str, prefix: str) -> str:
         m = w.matrix(f"{prefix}.w")
-        n, k = m.nibbles.shape
         y = b.op("MatMul", [x, b.const(f"{prefix}.w", m.dequantize().T)], name=f"{prefix}.mm")
         return b.op("Add", [y, b.const(f"{prefix}.b", w.vector(f"{prefix}.b"))], name=f"{prefix}.out")
 
