@@ -28,6 +28,7 @@ from core.embedders import (
     get_embedder,
 )
 from core.embedders.cache import VectorStore
+from core.embedders.e5_quantized import E5QuantizedEmbedder
 from core.embedders.quantized import QuantizedMiniLMEmbedder
 from core.embedders.registry import ALIASES
 
@@ -69,7 +70,7 @@ SCORING_MAX_BATCH = 4
 
 
 def _scoring_model(base: Embedder) -> Embedder:
-    """The model the scoring batchers call: MiniLM gets its own one-thread session.
+    """The model the scoring batchers call: MiniLM and the int8 e5-small get their own one-thread session.
 
     A one-thread session costs less CPU per text than one spread over all cores (no intra-op handoffs or
     spinning), and `scoring_threads` batcher threads calling it at once still use every core; the request
@@ -84,6 +85,14 @@ def _scoring_model(base: Embedder) -> Embedder:
             directory=base.directory,
             recipe=base.recipe,
             threads=1,
+        )
+    if isinstance(base, E5QuantizedEmbedder):
+        return E5QuantizedEmbedder(
+            base._model_path,
+            directory=base.directory,
+            recipe=base.recipe,
+            threads=1,
+            batch_size=base.batch_size,
         )
     if isinstance(base, MiniLMEmbedder):
         return MiniLMEmbedder(

@@ -8,6 +8,7 @@ import threading
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 from core.embedders.base import Embedder
 from core.embedders.e5 import E5_ID, E5Embedder
+from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
 from core.embedders.quantized import QI8V2, QINT8_ID, QINT8V2_ID, QuantizedMiniLMEmbedder
@@ -21,6 +22,7 @@ ALIASES = {
     "minilm-qint8": QINT8_ID,
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
+    "e5-small-qint8": E5_QINT8_ID,
 }
 ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
 
@@ -30,7 +32,7 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, QINT8V2_ID, E5_ID]
+    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID]
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
@@ -55,6 +57,8 @@ def _build(embedder_id: str) -> Embedder:
         return QuantizedMiniLMEmbedder(recipe=QI8V2)
     if embedder_id == E5_ID:
         return E5Embedder()
+    if embedder_id == E5_QINT8_ID:
+        return E5QuantizedEmbedder()
     if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
         return MiniLMEmbedder(max_tokens=int(m.group(1)))
     m = _HASHING_ID.match(embedder_id)

