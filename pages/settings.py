@@ -12,6 +12,7 @@ from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, k
 from app.demo_view import PUBLIC_URL_KEY, public_base_url
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
+from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
 st.title("Settings")
 if flash := st.session_state.pop("settings_flash", None):
@@ -110,6 +111,6 @@ if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "ht
 st.subheader("Local engine")
 st.caption(
     f"Local previews, version comparisons and sample flags embed texts with `{embedder_name()}` "
-    "(environment variable `SCORING_EMBEDDER`: `minilm-qint8v2`, the default, `minilm`, `e5-small` or "
-    "`hashing`)."
+    f"(environment variable `SCORING_EMBEDDER`: {', '.join(f'`{n}`' for n in EMBEDDER_NAMES)}; "
+    f"`{DEFAULT_EMBEDDER}` by default)."
 )

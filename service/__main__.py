@@ -11,6 +11,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from core.contract import DEFAULT_EMBEDDER
 from service.parent import parent_alive
 from service.settings import Settings
 
@@ -48,6 +49,8 @@ def _watch_parent(server: uvicorn.Server, pid: int, original_ppid: int, interval
 
     threading.Thread(target=loop, name="parent-watch", daemon=True).start()
 
+
+EMBEDDER_HELP = f"embedder name or id (default $SCORING_EMBEDDER or {DEFAULT_EMBEDDER})"
 
 # The scoring batcher threads release the GIL inside onnxruntime and need it back at once to hand over
 # results and start the next batch; with Python's default 5 ms switch interval they queue behind request
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="run the API (and a worker child process, unless --no-worker)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm-qint8v2)")
+    p.add_argument("--embedder", help=EMBEDDER_HELP)
     p.add_argument("--log-level", default="info")
     p.add_argument(
         "--no-worker", action="store_true", help="API only: background runs go to `worker` processes"
@@ -240,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("worker", help="execute background runs from the queue (no HTTP)")
     p.add_argument("--workers", type=int, default=1, help="runs executed at once (threads; default 1)")
-    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm-qint8v2)")
+    p.add_argument("--embedder", help=EMBEDDER_HELP)
     p.add_argument(
         "--parent-pid", type=int, metavar="PID", help="stop gracefully once process PID has exited"
     )
@@ -260,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=keys_create)
 
     p = sub.add_parser("backfill", help="retrain every ready model with the current engine")
-    p.add_argument("--embedder", help="embedder name or id (default $SCORING_EMBEDDER or minilm-qint8v2)")
+    p.add_argument("--embedder", help=EMBEDDER_HELP)
     _common(p)
     p.set_defaults(func=backfill)
 

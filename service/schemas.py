@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
+    DEFAULT_EMBEDDER,
     HANDLE_PATTERN,
     HANDLE_RE,
     MAX_LABEL_CHARS,
@@ -55,10 +56,12 @@ UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK)]
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
 EmbedderChoice = Literal[
+    "e5-small-qint8",
     "minilm-qint8v2",
     "minilm",
     "e5-small",
     "hashing",
+    "e5-small-qi8@1571fc98",
     "minilm-l6-v2-qi8v2@8199be6f",
     "minilm-l6-v2-int8@8199be6f",
     "e5-small-q4@1571fc98",
@@ -159,7 +162,7 @@ class ModelCreate(Strict):
         default=None,
         description="The embedder every version of this model is trained with, chosen once: "
         f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
-        examples=["minilm-qint8v2"],
+        examples=[DEFAULT_EMBEDDER],
     )
 
     @field_validator("handle")

@@ -36,7 +36,7 @@ def available() -> list[str]:
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
-MODEL_CHOICES = (*EMBEDDER_NAMES, QINT8V2_ID, MINILM_ID, E5_ID, "hashing-v1-512")
+MODEL_CHOICES = (*EMBEDDER_NAMES, E5_QINT8_ID, QINT8V2_ID, MINILM_ID, E5_ID, "hashing-v1-512")
 
 
 def choice_id(name_or_id: str) -> str:
