@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.service.conftest import Svc, _migrate, default_backends
 from tests.service.helpers import check, loopback, make_model, train_ready
@@ -20,6 +21,8 @@ from tests.support.pgcluster import database_url_fixture, selected_backends
 database_url = database_url_fixture(
     backends=[b for b in selected_backends(default=default_backends()) if b == "postgres"], prepare=_migrate
 )
+
+pytestmark = pytest.mark.postgres  # so the SQLite-only fast lane leaves it out instead of skipping it
 
 RETUNES = 50
 IN_FLIGHT = ("queued", "running")
