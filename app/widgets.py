@@ -11,9 +11,9 @@ import pydantic
 import streamlit as st
 
 from app import reads
-from app.backend import Backend, get_backend
+from app.backend import Backend, demo_load, get_backend
 from core.client import Client, LastOperation, Model
-from core.client.errors import ApiError, TransportError
+from core.client.errors import ApiError, NotFoundError, TransportError
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
 EDITABLE_STATES = ("draft", "failed")  # states that accept trait and sample edits and runs from scratch
@@ -216,10 +216,37 @@ def require_model(backend: Backend) -> Model:
         st.stop()
     try:
         return reads.model(backend.client, handle)
+    except NotFoundError as exc:
+        if demo_load().running:  # a first start: the model may be a demo model not created yet
+            _wait_for_model(backend, handle)
+        show_error(exc, f"Reading {handle}")
+        st.stop()
     except Exception as exc:  # noqa: BLE001
         show_error(exc, f"Reading {handle}")
         st.stop()
     raise AssertionError("unreachable")
+
+
+def _wait_for_model(backend: Backend, handle: str) -> None:
+    """Say so while the demo models load, and open the page once `handle` exists (a link to a demo model
+    followed on a very first start answered a bare 404 before)."""
+    st.info(
+        f"`{handle}` does not exist yet: the demo models are still loading in the background (progress in "
+        "the sidebar). This page opens it as soon as it is there.",
+        icon=":material/hourglass_top:",
+    )
+
+    @st.fragment(run_every=2.0)
+    def _poll() -> None:
+        try:
+            backend.client.get_model(handle)
+        except NotFoundError:
+            if demo_load().running:
+                return
+        st.rerun(scope="app")  # it exists now (or the loading ended without it: then the page says 404)
+
+    _poll()
+    st.stop()
 
 
 def model_header(model: Model) -> None:

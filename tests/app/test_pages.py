@@ -644,3 +644,26 @@ def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
     errors = texts(at.error)
     assert any("The file is empty" in e and "`text` column" in e for e in errors), errors
     assert not any("EmptyDataError" in e for e in errors)
+
+
+def test_a_page_waits_for_a_demo_model_still_loading(service: LocalService, client: Client) -> None:
+    """A link to a demo model followed on a very first start, while the demo models load: the page says so
+    and polls instead of answering a bare 404, and a model that never comes is still a 404."""
+    from app.backend import demo_load
+
+    state = demo_load()
+    handle = new_handle(service, "still-loading")
+    was = state.started, state.done
+    state.started, state.done = True, False  # what ensure_demo_models sets while its thread runs
+    try:
+        at = page("samples", handle)
+        at.run()
+        no_exception(at)
+        assert any("does not exist yet: the demo models are still loading" in t for t in texts(at.info))
+        assert not at.error
+    finally:
+        state.started, state.done = was
+    at = page("samples", handle)
+    at.run()
+    assert not any("still loading" in t for t in texts(at.info))
+    assert at.error  # not loading: the service's 404, as before
