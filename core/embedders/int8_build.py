@@ -50,17 +50,22 @@ def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str]) -> No
 def install(
     built: Path,
     dest: Path,
-    manifest: dict[str, Any],
+    recipe: Any,
+    source_sha256: str,
     cosine: np.ndarray,
     min_cosine: float,
     what: str,
 ) -> dict[str, Any]:
     """Gate `built` on its cosines to the reference (`what` names both for the error), then move it to `dest`
-    atomically with its manifest beside it; ModelFileError, and nothing installed, on a miss."""
+    atomically with its manifest beside it (what `recipe` built it from: its `embedder_id`, `float_nodes`,
+    `smooth_alpha`); ModelFileError, and nothing installed, on a miss."""
     import onnxruntime
 
     manifest = {
-        **manifest,
+        "id": recipe.embedder_id,
+        "source_sha256": source_sha256,
+        "float_nodes": list(recipe.float_nodes),
+        "smooth_alpha": recipe.smooth_alpha,
         "onnxruntime": onnxruntime.__version__,
         "gate_texts": len(cosine),
         "gate_cosine_min": round(float(cosine.min()), 5),

@@ -8,13 +8,14 @@ sha256-verified before first use; see docs/embedders.md for why this route.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -122,6 +123,14 @@ class MiniLMEmbedder:
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(id={self.id!r}, loaded={self._session is not None})"
+
+    def with_threads(self, threads: int) -> Self:
+        """The same embedder (files, recipe, id) with its own session on `threads` threads, not loaded yet."""
+        twin = copy.copy(self)
+        twin.threads = threads
+        twin._lock, twin._session, twin._tokenizer = threading.Lock(), None, None
+        twin._input_names, twin._output_name = [], ""
+        return twin
 
     @property
     def model_path(self) -> Path:

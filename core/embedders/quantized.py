@@ -171,14 +171,9 @@ def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> dict[str, Any]:
         quantize_matmuls(to_quantize, quant_path, recipe.float_nodes)
         reference = reference_emb.encode(texts)
         vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
-        manifest = {
-            "id": recipe.embedder_id,
-            "source_sha256": MODEL_SHA256,
-            "float_nodes": list(recipe.float_nodes),
-            "smooth_alpha": recipe.smooth_alpha,
-        }
+        cosine = (reference * vectors).sum(axis=1)
         what = f"int8 MiniLM ({recipe.name}; cosine to float32)"
-        return install(quant_path, dest, manifest, (reference * vectors).sum(axis=1), GATE_MIN_COSINE, what)
+        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, GATE_MIN_COSINE, what)
 
 
 def built_path(directory: Path | None = None, recipe: Recipe = QI8V1) -> Path:
