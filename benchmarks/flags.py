@@ -116,30 +116,32 @@ def precision_at_recall(evidence: np.ndarray, flipped: np.ndarray, recall: float
     return float(hits[at] / (at + 1))
 
 
-def pool(name: str, embedder_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(vectors, 0/1 labels) of a dataset's labelled pool; a politeness community is a subset of the
-    politeness pool (its quartile labels are per community already, `benchmarks.quality.load_politeness`)."""
+def recall_at_precision(evidence: np.ndarray, flipped: np.ndarray, precision: float = 0.6) -> float:
+    """Highest recall a threshold on `evidence` reaches with at least that precision (0 when none does)."""
+    order = np.argsort(-evidence, kind="stable")
+    hits = np.cumsum(flipped[order])
+    enough = hits / np.arange(1, len(hits) + 1) >= precision
+    return float(hits[enough].max() / max(int(flipped.sum()), 1)) if enough.any() else 0.0
+
+
+def pool(name: str, embedder_name: str, agreed_base: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, 0/1 labels) of a dataset's labelled pool, or with `agreed_base` of its clean base (the texts
+    on which its raters agree, `benchmarks.agreed`). A politeness community is a subset of the politeness pool
+    or base (the pool's quartile labels are per community already, `benchmarks.quality.load_politeness`)."""
     import pandas as pd
 
     from benchmarks.quality import LOADERS, datasets_dir, embed_cached
 
-    ds = LOADERS[name if name in LOADERS else "politeness"](datasets_dir())
+    loaders = agreed.LOADERS if agreed_base else LOADERS
+    ds = loaders[name if name in loaders else "politeness"](datasets_dir())
     X = embed_cached(ds, embedder_name).encode(ds.pool_texts)
     y = ds.pool_y.astype(int)
-    if name in LOADERS:
+    if name in loaders:
         return X, y
     wiki = pd.read_csv(datasets_dir() / "stanford_politeness" / "wikipedia.annotated.csv")
     in_wiki = set(wiki["Request"].astype(str).str.strip())
     keep = np.array([(t in in_wiki) == COMMUNITIES[name] for t in ds.pool_texts])
     return X[keep], y[keep]
-
-
-def agreed_pool(name: str, embedder_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(vectors, 0/1 labels) of a clean base: the texts on which the dataset's raters agree."""
-    from benchmarks.quality import datasets_dir, embed_cached
-
-    ds = agreed.LOADERS[name](datasets_dir())
-    return embed_cached(ds, embedder_name).encode(ds.pool_texts), ds.pool_y.astype(int)
 
 
 def noise(
@@ -154,7 +156,7 @@ def noise(
     (the prototype model's rules are issue 23's history)."""
     out: dict[str, Any] = {"draws": draws, "embedder": embedder_name, "seed": seed, "rows": []}
     for name in datasets:
-        X, y = agreed_pool(name, embedder_name) if agreed else pool(name, embedder_name)
+        X, y = pool(name, embedder_name, agreed)
         neighbours = nearest_neighbours(X, LABEL_NEIGHBOURS)[1]  # the texts stay; only labels change
         rules: dict[str, Rule] = {
             "engine": lambda y, p, _: likely_mislabelled(y.astype(float), p, neighbours),  # noqa: B023
@@ -173,6 +175,7 @@ def noise(
             return p, p0
 
         p, p0 = probabilities(y)
+        p_clean = p  # the out-of-fold model that never sees a flipped label: the oracle ranking below
         clean: dict[str, Any] = {"dataset": name, "noise": 0.0, "samples": len(y), "positive": int(y.sum())}
         clean["oof_auc"] = round(float(roc_auc_score(y, p)), 4)
         if not agreed:
@@ -194,8 +197,17 @@ def noise(
                 row["score_best_precision_at_recall_0.5"] = round(
                     precision_at_recall(np.where(noisy == 1, 1 - p, p), flipped), 4
                 )
+                evidence = mislabel_evidence(noisy.astype(float), p, neighbours)
                 row["evidence_best_precision_at_recall_0.5"] = round(
-                    precision_at_recall(mislabel_evidence(noisy.astype(float), p, neighbours), flipped), 4
+                    precision_at_recall(evidence, flipped), 4
+                )
+                row["evidence_best_recall_at_precision_0.6"] = round(
+                    recall_at_precision(evidence, flipped), 4
+                )
+                # The same out-of-fold model fitted on the clean labels: what the embedding allows a score to
+                # do when no flipped label misleads the model (no rule can know the clean labels).
+                row["oracle_best_precision_at_recall_0.5"] = round(
+                    precision_at_recall(np.where(noisy == 1, 1 - p_clean, p_clean), flipped), 4
                 )
                 for r, rule in rules.items():
                     flagged = rule(noisy, p, p0)
@@ -220,7 +232,7 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             entry: dict[str, Any] = {"dataset": name, "noise": rate, "draws": len(mine)}
             for key in mine[0]:
-                if key.endswith(("_precision", "_recall", "_0.5")):
+                if key.endswith(("_precision", "_recall", "_0.5", "_0.6")):
                     values = np.array([r[key] for r in mine], dtype=float)
                     entry[key] = [
                         round(float(np.nanmean(values)), 3),
