@@ -5,6 +5,8 @@ on N samples of one trait, the worst case (the neighbour search is quadratic wit
 politeness requests, read from ../shared/datasets at run time; a request is a positive sample when its
 politeness rank is in the upper half. The embedder is wrapped in the in-memory cache the page uses for stored
 samples, so the first check embeds every text and a second one (after fixing a few) finds them all cached.
+Beside it, interleaved: the same check with the prototype's out-of-fold scores (issue 23's before), and on a
+team's votes (the same texts voted by three annotators, one in ten texts contested; counted per text).
 
 `noise`: how far the "likely mislabelled" flag can be trusted. The labelled pools of the politeness,
 subjectivity and abuse datasets (`benchmarks.quality`'s loaders, vectors cached under benchmarks/.cache/) get
@@ -279,10 +281,27 @@ def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
     started = time.perf_counter()
     flagged = flag_samples(rows, embedder)
     cold = time.perf_counter() - started
-    # Side by side, interleaved: the engine's flags and the same with the prototype's out-of-fold scores.
+    # A team's data: the same texts voted by three annotators, the third on the other pole for every 10th text
+    # (contested): three times the votes, the same texts to embed and check.
+    team = [
+        {
+            "id": 3 * i + j,
+            "trait": "politeness",
+            "text": t,
+            "annotator": who,
+            "quality": float(pole != (j == 2 and i % 10 == 0)),
+        }
+        for i, (t, q) in enumerate(texts)
+        for pole in [q >= 0.5]
+        for j, who in enumerate(("alice", "bob", "carol"))
+    ]
+    # Side by side, interleaved: the engine's flags, the same with the prototype's out-of-fold scores, and the
+    # team's votes.
     warm: list[float] = []
     before: list[float] = []
+    voted: list[float] = []
     before_flagged: list[dict[str, Any]] = []
+    team_flagged: list[dict[str, Any]] = []
     for _ in range(repeats):
         started = time.perf_counter()
         again = flag_samples(rows, embedder)
@@ -292,7 +311,11 @@ def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
             started = time.perf_counter()
             before_flagged = flag_samples(rows, embedder)
             before.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        team_flagged = flag_samples(team, embedder)
+        voted.append(time.perf_counter() - started)
     kinds = [f["flag"] for f in flagged]
+    team_kinds = [f["flag"] for f in team_flagged]
     return {
         "samples": len(rows),
         "embedder": embedder_name,
@@ -304,6 +327,11 @@ def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
         "mislabel_flags": kinds.count("likely mislabelled"),
         "mislabel_flags_prototype_oof": [f["flag"] for f in before_flagged].count("likely mislabelled"),
         "outlier_flags": kinds.count("outlier"),
+        "team_votes": len(team),
+        "cached_check_team_s": round(min(voted), 2),
+        "cached_runs_team_s": [round(w, 2) for w in voted],
+        "team_contested_flags": team_kinds.count("contested"),
+        "team_mislabel_flags": team_kinds.count("likely mislabelled"),
         "load_average_before": round(load_before, 1),
         "load_average_after": round(os.getloadavg()[0], 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
