@@ -1,4 +1,9 @@
-"""Flags on a model's samples: likely mislabelled samples and outliers (the workbench's Flags tab).
+"""Flags on a model's samples: likely mislabelled, contested and outlier texts (the workbench's Flags tab).
+
+The samples are counted as votes per (trait, text) first (`core.engine.votes.count_votes`, as training counts
+them). A text whose counted votes fall on both poles and that no reviewer settled is contested: a disagreement
+to settle, never "likely mislabelled" (on data whose labels are contested, that flag used to mark the hard
+cases rather than the mistakes).
 
 A sample is likely mislabelled when two signals, on average, speak strongly against its label: its out-of-fold
 probability (`oof_scores`: class-balanced logistic regression on the embeddings, C = 1, each sample scored by
@@ -9,8 +14,8 @@ and ordinary reviews of the demo drafts; with the neighbours' vote the precision
 The out-of-fold model was the product's prototype axis (`BalancedCosineTrait`, shrinkage 1) until logistic
 regression ranked the datasets' held-out labels better (AUC 0.77 / 0.82 / 0.94 against 0.75 / 0.79 / 0.92 on
 politeness / subjectivity / abuse, MiniLM) at about the same cost; cleanlab's confident learning on the same
-probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them; figures
-in the README.
+probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them, also
+on the texts whose raters agree (`--part agreed`); figures in docs/benchmarks.md.
 
 Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
 z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its
@@ -148,7 +153,8 @@ def _votes(samples: list[dict[str, Any]]) -> list[Vote]:
 
 
 def _contested_why(text: CountedText) -> str:
-    """ "votes on both poles: 2 positive, 1 negative (alice 0.90, bob 0.70, carol 0.20); spread 0.31"."""
+    """Why a text is contested, e.g. "votes on both poles: 2 positive, 1 negative (alice 0.90, bob 0.70,
+    carol 0.20); spread 0.31"."""
     positive = sum(is_positive(v.quality) for v in text.votes)
     who = ", ".join(f"{v.annotator or 'unattributed'} {v.quality:.2f}" for v in text.votes)
     return (
