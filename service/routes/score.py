@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
-from core.contract import MAX_TEXT_CHARS, is_positive
+from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, is_positive
 from service import textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
@@ -204,7 +204,9 @@ async def score(
     request: Request,
     creds: Credentials,
     ctx: CtxDep,
-    version: Annotated[str | None, Query(max_length=64, description="`vN` or a tag (raw bodies)")] = None,
+    version: Annotated[
+        str | None, Query(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag (raw bodies)")
+    ] = None,
     explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
 ) -> Response:
     content_type = request.headers.get("content-type", "application/json")
