@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.evaluation import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
@@ -48,8 +49,8 @@ def compare_trait(
     quality: np.ndarray,
     a: np.ndarray,
     b: np.ndarray,
-    threshold_a: float = 0.5,
-    threshold_b: float = 0.5,
+    threshold_a: float = DEFAULT_DECISION_THRESHOLD,
+    threshold_b: float = DEFAULT_DECISION_THRESHOLD,
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm, rankdata
 
+from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.metrics import CALIBRATION_BINS, expected_calibration_error, f1, sides
 
 CONFIDENCE = 0.95
@@ -76,7 +77,7 @@ def reliability(
 def evaluate_trait(
     scores: np.ndarray,
     quality: np.ndarray,
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_DECISION_THRESHOLD,
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,

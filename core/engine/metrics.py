@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from core.contract import POSITIVE_THRESHOLD
+from core.contract import DEFAULT_DECISION_THRESHOLD, POSITIVE_THRESHOLD
 
 CALIBRATION_BINS = 10
 ANCHORS_PER_POLE = 3
@@ -40,7 +40,8 @@ def accuracy(scores: np.ndarray, q: np.ndarray) -> float | None:
     mask, y = sides(q)
     if not mask.any():
         return None
-    return float(np.mean([np.mean((row[mask] >= 0.5) == y) for row in np.atleast_2d(scores)]))
+    hits = [(row[mask] >= DEFAULT_DECISION_THRESHOLD) == y for row in np.atleast_2d(scores)]
+    return float(np.mean([np.mean(h) for h in hits]))
 
 
 def expected_calibration_error(
