@@ -54,6 +54,7 @@ from core.engine.flags import (
 )
 from core.engine.text_utils import stable_seed
 from core.engine.trait_model import BalancedCosineTrait
+from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "flags.json"
 NOISE_RESULTS = RESULTS.with_name("flags_noise.json")
@@ -108,7 +109,7 @@ def pool(name: str, embedder_name: str) -> tuple[np.ndarray, np.ndarray]:
     politeness pool (its quartile labels are per community already, `benchmarks.quality.load_politeness`)."""
     import pandas as pd
 
-    from benchmarks.quality import LOADERS, datasets_dir, embed_cached
+    from benchmarks.quality import LOADERS, embed_cached
 
     ds = LOADERS[name if name in LOADERS else "politeness"](datasets_dir())
     X = embed_cached(ds, embedder_name).encode(ds.pool_texts)

@@ -34,12 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.quality import LOADERS, RESULTS, Dataset, LookupEmbedder, datasets_dir, embed_cached
+from benchmarks.quality import LOADERS, RESULTS, Dataset, LookupEmbedder, embed_cached
 from benchmarks.quality import _auc as trained_auc
 from core.engine import Sample
 from core.engine.suggest import pole_prior, suggest
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
+from harness.datasets import datasets_dir
 
 START_PER_POLE = 4
 TARGET_PER_POLE = 64

@@ -2,7 +2,7 @@
 [--requests N]`.
 
 For each database it starts the service as subprocesses on loopback (`python -m service serve`, SQLite in a
-temp data dir or a throwaway PostgreSQL cluster from tests.support.pgcluster), creates an authoring key with
+temp data dir or a throwaway PostgreSQL cluster from harness.pgcluster), creates an authoring key with
 `python -m service keys create`, builds a model from sample_data/<model>/ (model.json + samples.csv), trains
 it and polls until it is ready, then drives `POST /v1/models/{h}/score` (JSON `{"content": text}`, one text a
 request) from `--clients` concurrent asyncio+aiohttp clients over distinct texts that were never embedded
@@ -49,7 +49,7 @@ import numpy as np
 
 from core.embedders import CachedEmbedder, MemoryStore, get_embedder
 from core.engine import Scorer
-from tests.support.pgcluster import PgCluster, free_port
+from harness.pgcluster import PgCluster, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"

@@ -40,8 +40,8 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
+from harness.pgcluster import PgCluster, free_port
 from tests.service.helpers import TRAITS, samples
-from tests.support.pgcluster import PgCluster, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "recovery.json"
