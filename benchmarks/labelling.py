@@ -3,7 +3,8 @@
     python -m benchmarks.labelling [--repeats 8] [--batch 8] [--budget N] [--datasets politeness ...]
                                    [--skip-speed]
 
-Data: the quality benchmark's datasets, read from ../shared/datasets beside the checkout (or $SCORING_DATASETS).
+Data: the quality benchmark's datasets, read from ../shared/datasets beside the checkout (or
+$SCORING_DATASETS).
 
 Simulation (per dataset, MiniLM embeddings cached as in benchmarks.quality): the dataset's labelled pool plays
 the unlabelled pool and its labels play the analyst. Each repeat starts both arms from the same 4 random texts

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from harness.ports import free_port
+from harness.processes import stop
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,9 +46,5 @@ def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
             raise RuntimeError(log_path.read_text())
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         log.close()

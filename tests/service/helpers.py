@@ -16,6 +16,7 @@ import httpx
 import uvicorn
 
 from harness.ports import free_port
+from harness.processes import stop
 from harness.service import serve_command
 
 if TYPE_CHECKING:
@@ -170,12 +171,7 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
         threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
         yield base, proc, seen
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @contextmanager
