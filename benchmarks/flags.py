@@ -61,7 +61,7 @@ NOISE_RESULTS = RESULTS.with_name("flags_noise.json")
 DATASETS = ("politeness", "subjectivity", "abuse")
 COMMUNITIES = {"politeness-wikipedia": True, "politeness-stack-exchange": False}  # True: the Wikipedia rows
 NOISE_RATES = (0.05, 0.10)
-REPORT_SEED = "flags-noise-check"  # the README's draws; the constants were chosen on seed "flags-noise"
+REPORT_SEED = "flags-noise-check"  # docs/benchmarks.md's draws; the constants: seed "flags-noise"
 OLD_MARGIN = 0.25  # the first rule: a positive scored below 0.25, a negative above 0.75
 Rule = Callable[[np.ndarray, np.ndarray, np.ndarray], "np.ndarray | None"]  # (labels, LR oof, prototype oof)
 
