@@ -66,6 +66,7 @@ from core.engine.flags import (
 )
 from core.engine.text_utils import stable_seed
 from core.engine.trait_model import BalancedCosineTrait
+from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "flags.json"
 NOISE_RESULTS = RESULTS.with_name("flags_noise.json")
@@ -73,7 +74,7 @@ AGREED_RESULTS = RESULTS.with_name("flags_agreed.json")
 DATASETS = ("politeness", "subjectivity", "abuse")
 COMMUNITIES = {"politeness-wikipedia": True, "politeness-stack-exchange": False}  # True: the Wikipedia rows
 NOISE_RATES = (0.05, 0.10)
-REPORT_SEED = "flags-noise-check"  # the README's draws; the constants were chosen on seed "flags-noise"
+REPORT_SEED = "flags-noise-check"  # docs/benchmarks.md's draws; the constants: seed "flags-noise"
 AGREED_SEED = "flags-agreed-check"  # the clean bases' report draws
 TUNING_SEEDS = ("flags-noise", "flags-agreed")  # the draws the rules' constants were chosen on
 OLD_MARGIN = 0.25  # the first rule: a positive scored below 0.25, a negative above 0.75
@@ -132,7 +133,7 @@ def pool(name: str, embedder_name: str, agreed_base: bool = False) -> tuple[np.n
     or base (the pool's quartile labels are per community already, `benchmarks.quality.load_politeness`)."""
     import pandas as pd
 
-    from benchmarks.quality import LOADERS, datasets_dir, embed_cached
+    from benchmarks.quality import LOADERS, embed_cached
 
     loaders = agreed.LOADERS if agreed_base else LOADERS
     ds = loaders[name if name in loaders else "politeness"](datasets_dir())

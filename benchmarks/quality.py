@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
+from harness.datasets import datasets_dir
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache"
@@ -40,16 +40,6 @@ RESULTS = ROOT / "results"
 SIZES = (0, 2, 4, 8, 16, 64, 256)
 SPLITS = 20
 EFFORT = "medium"
-
-
-def datasets_dir() -> Path:
-    env = os.environ.get("SCORING_DATASETS")
-    if env:
-        return Path(env)
-    for base in (ROOT.parent.parent / "shared" / "datasets", Path("/work/shared/datasets")):
-        if base.is_dir():
-            return base
-    raise SystemExit("datasets not found: set SCORING_DATASETS to the shared datasets folder")
 
 
 #: The trait definitions an analyst would type for each dataset (written from its NOTES.md, not from
