@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.client import Client, Model
-from core.contract import can
+from core.contract import DEFAULT_RETRAIN_BUFFER, can
 
 # The service retrains once this many labels are buffered (`SCORING_RETRAIN_BUFFER`); the API does not
 # report its setting, so the pages name the documented default.
-RETRAIN_BUFFER = 20
+RETRAIN_BUFFER = DEFAULT_RETRAIN_BUFFER
 
 
 class LabelsRefused(Exception):

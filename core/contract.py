@@ -40,6 +40,10 @@ def text_too_long_message(length: int, where: str = "text") -> str:
 
 # -- quality and poles ------------------------------------------------------------------------------------
 
+#: Score feedback labels a model buffers before an automatic retraining, unless the service is set up with
+#: another number (SCORING_RETRAIN_BUFFER; the API does not report it, so the workbench names this default).
+DEFAULT_RETRAIN_BUFFER = 20
+
 #: Quality at or above this counts toward the positive pole; below it, the negative pole.
 POSITIVE_THRESHOLD = 0.5
 #: A score (calibrated, in [0, 1]) halfway between the poles: at or above it, a score's `label` is the
@@ -266,6 +270,10 @@ POOL_PAGE = PageSize(100, 500)
 SUGGESTIONS = PageSize(10, 100)
 #: `GET …/evaluation/compare`'s `limit`: disagreements in one answer.
 DISAGREEMENTS = PageSize(20, 1000)
+#: Points of a trait's curve in `GET …/pr-curve` at most (the threshold's choice itself uses every one).
+MAX_PR_POINTS = 500
+#: A trait's `anchor_sample_ids`: at most this many ids per pole.
+ANCHORS_PER_POLE = 3
 
 # -- the Perspective-compatible surface (docs/perspective.md) ------------------------------------------------
 

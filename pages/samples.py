@@ -17,7 +17,7 @@ from app.sample_import import sample_import_section
 from app.sample_io import refused_rows, to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Trait
-from core.contract import DISCOVER_EFFORTS, PROVENANCES  # synthesis takes the discovery efforts
+from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
 
 PROVENANCE_FILTER = ["(any)", *PROVENANCES]
 
@@ -196,7 +196,7 @@ with synth_tab:
         "voice-preserving variations of existing samples (needs samples for each trait)."
     )
     s1, s2 = st.columns(2)
-    synth_type = s1.radio("Kind", ["from_traits", "diversify"], key="synth_type", horizontal=True)
+    synth_type = s1.radio("Kind", SYNTH_TYPES, key="synth_type", horizontal=True)
     synth_effort = s2.select_slider("Effort", DISCOVER_EFFORTS, value="medium", key="synth_effort")
     if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
         with guard("Starting synthesis"):

@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from core.contract import DEFAULT_DECISION_THRESHOLD, POSITIVE_THRESHOLD
+from core.contract import ANCHORS_PER_POLE, DEFAULT_DECISION_THRESHOLD, POSITIVE_THRESHOLD
 
 CALIBRATION_BINS = 10
-ANCHORS_PER_POLE = 3
 
 
 def sides(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
