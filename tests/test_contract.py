@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from core import contract
-from core.contract import MAX_TRAIT_KEY, RUN_KINDS, is_positive, trait_key, unique_trait_key
+from core.contract import (
+    MAX_TRAIT_KEY,
+    RUN_KINDS,
+    ModelState,
+    Operation,
+    is_positive,
+    trait_key,
+    unique_trait_key,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,9 +189,8 @@ _NAME_WORDS = ("name", "label", "key", "tag", "description")
 
 
 def _number(node: ast.AST | None) -> float | None:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
-    return None
+    value = node.value if isinstance(node, ast.Constant) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _words(node: ast.AST) -> set[str]:
@@ -370,3 +377,47 @@ def test_every_run_kind_has_its_module_and_nothing_else_is_dispatched() -> None:
     from service.runs.executor import KINDS
 
     assert set(KINDS) == set(RUN_KINDS)
+
+
+# -- the state table ---------------------------------------------------------------------------------------
+
+
+def test_the_transition_table_covers_every_operation_with_known_states() -> None:
+    from core.contract import MODEL_STATES, OPERATIONS, TRANSITIONS, can
+
+    assert tuple(TRANSITIONS) == OPERATIONS
+    for operation, moves in TRANSITIONS.items():
+        assert set(moves) | set(moves.values()) <= set(MODEL_STATES), operation
+        assert "busy" not in moves, operation  # nothing starts while a run is in flight
+    # docs/api.md "States": edits and runs from scratch only in an untrained model; archived takes nothing
+    # but a repeated delete; a run makes its model busy.
+    assert {s for s in MODEL_STATES if can("edit", s)} == {"draft", "failed"}
+    assert all(not can(op, "archived") for op in OPERATIONS if op != "delete")
+    runs: tuple[Operation, ...] = ("train", "retune", "retrain", "discover", "synthesize", "evaluate")
+    assert all(set(TRANSITIONS[op].values()) == {"busy"} for op in runs)
+    assert set(TRANSITIONS["reopen"].values()) == {"draft"}
+    assert not can("edit", "a state from a newer service")
+
+
+@pytest.mark.parametrize(
+    ("kind", "started_from", "succeeded", "has_version", "ends"),
+    [
+        ("train", "draft", True, True, "ready"),  # a first training, or a reopened draft's next version
+        ("train", "draft", False, False, "failed"),  # a first training fails
+        ("train", "draft", False, True, "draft"),  # a reopened draft's training fails: its version serves
+        ("train", "failed", False, False, "failed"),
+        ("train", "ready", False, True, "ready"),  # a retune fails
+        ("retrain", "ready", False, True, "ready"),
+        ("backfill", "ready", True, True, "ready"),
+        ("discover", "draft", True, False, "draft"),
+        ("synthesize", "failed", False, False, "failed"),  # a failed model stays failed until a training
+        ("evaluate", "ready", True, True, "ready"),
+        ("evaluate", "draft", False, True, "draft"),  # a reopened draft's evaluation
+    ],
+)
+def test_where_a_run_leaves_its_model(
+    kind: str, started_from: ModelState, succeeded: bool, has_version: bool, ends: ModelState
+) -> None:
+    from core.contract import state_after_run
+
+    assert state_after_run(kind, started_from, succeeded=succeeded, has_version=has_version) == ends
