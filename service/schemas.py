@@ -693,7 +693,7 @@ class ThresholdOut(BaseModel):
     recall: float
     run_id: str
     items: int
-    set_at: str
+    set_at: str = Field(json_schema_extra={"format": "date-time"})  # ISO 8601, as every other time
 
 
 class ThresholdsOut(BaseModel):
