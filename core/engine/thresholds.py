@@ -5,13 +5,14 @@ The scores stay calibrated probabilities; a threshold only turns a score into a 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from sklearn.metrics import precision_recall_curve
 
 from core.contract import MAX_PR_POINTS
 from core.engine.metrics import sides
+from core.engine.types import JsonObject
 
 Target = Literal["precision", "recall"]
 
@@ -46,7 +47,7 @@ def pr_curve(
 
 def choose_threshold(
     scores: np.ndarray, quality: np.ndarray, target: Target, value: float
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The threshold meeting `target` ≥ `value` with the best other measure; None when no threshold can.
 
     Precision target: the most recall among thresholds whose precision reaches it. Recall target: the most

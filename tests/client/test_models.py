@@ -209,7 +209,7 @@ def test_addition_results_tolerate_unknown_fields_and_open_shapes() -> None:
     )
     score = out.attribute_scores["T"]
     assert score.summary_score is not None and score.summary_score.value == 0.7 and score.span_scores == []
-    # A scoreThreshold above the summary but below a sentence keeps the span alone (service/routes/perspective).
+    # A scoreThreshold above the summary but below a sentence keeps the span alone (routes/perspective.py).
     spans_only = AnalyzeCommentResult.model_validate(
         {"attributeScores": {"T": {"spanScores": [{"begin": 0, "end": 9, "score": {"value": 0.9}}]}}}
     ).attribute_scores["T"]
