@@ -6,6 +6,7 @@ import ast
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,11 @@ def _code() -> list[Path]:
         for path in sorted((ROOT / folder).rglob("*.py"))
         if path != ROOT / "core" / "contract.py"
     ]
+
+
+def _everywhere(check: Callable[[str, str], list[str]]) -> list[str]:
+    """`check(source, where)` over every file of code the contract governs."""
+    return [hit for path in _code() for hit in check(path.read_text(), str(path.relative_to(ROOT)))]
 
 
 def _restating(pattern: str) -> list[str]:
@@ -281,8 +287,7 @@ def _restated_numbers(source: str, where: str) -> list[str]:
 def test_no_code_restates_a_contract_number() -> None:
     """Request bounds, the pole rule and the score midpoint, named per-request sizes and counts, and label
     lengths are core.contract's names wherever they are used (benchmarks and harness included)."""
-    hits = [h for path in _code() for h in _restated_numbers(path.read_text(), str(path.relative_to(ROOT)))]
-    assert hits == []
+    assert _everywhere(_restated_numbers) == []
 
 
 @pytest.mark.parametrize(
@@ -346,8 +351,7 @@ def _restated_sets(source: str, where: str) -> list[str]:
 
 
 def test_no_code_keeps_its_own_copy_of_a_value_set_or_a_state_rule() -> None:
-    hits = [h for path in _code() for h in _restated_sets(path.read_text(), str(path.relative_to(ROOT)))]
-    assert hits == []
+    assert _everywhere(_restated_sets) == []
 
 
 @pytest.mark.parametrize(
