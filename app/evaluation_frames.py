@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from core.client import Evaluation, EvaluationComparison, Interval, Threshold
+from core.contract import DEFAULT_DECISION_THRESHOLD
 
 METRICS = ("roc_auc", "accuracy", "f1", "calibration_error")
 METRIC_NAMES = {
@@ -33,7 +34,9 @@ def eval_metrics_frame(result: Evaluation, thresholds: dict[str, Threshold] | No
         row |= {METRIC_NAMES[m]: _with_interval(t.metric(m)) for m in METRICS}
         chosen = (thresholds or {}).get(key)
         row["threshold"] = (
-            f"{chosen.threshold:.3f} ({chosen.target} ≥ {chosen.value:g})" if chosen else "0.5 (default)"
+            f"{chosen.threshold:.3f} ({chosen.target} ≥ {chosen.value:g})"
+            if chosen
+            else f"{DEFAULT_DECISION_THRESHOLD} (default)"
         )
         rows.append(row)
     return pd.DataFrame(rows)

@@ -17,10 +17,11 @@ from core.client import (
     Threshold,
     TraitPrCurve,
 )
+from core.contract import DISAGREEMENTS
 from core.eval_charts import pr_curve_chart, reliability_chart
 
 SHOWN_DISAGREEMENTS = 20
-EXPORTED_DISAGREEMENTS = 1000
+EXPORTED_DISAGREEMENTS = DISAGREEMENTS.maximum  # as many as the service returns
 
 
 def evaluation_section(client: Client, handle: str, refs: list[str], labels: list[str], busy: bool) -> None:

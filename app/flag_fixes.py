@@ -16,6 +16,7 @@ from app.backend import Backend
 from app.reopen import reopen_offer
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
+from core.contract import is_positive
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
 COLOURS = {"likely mislabelled": "red", "contested": "orange", "outlier": "blue"}  # each kind's label colour
@@ -94,7 +95,7 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     # A text several annotators voted on is settled by a reviewer's vote, not by editing one of theirs.
     editable = editable and len(flag.get("votes", ())) <= 1
     quality = float(flag["quality"])
-    flipped = 0.0 if quality >= 0.5 else 1.0
+    flipped = 0.0 if is_positive(quality) else 1.0
     st.session_state[f"flag_flipped_{sid}"] = flipped
     score = flag.get("oof_score")
     kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{flag['flag']}**]"

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.client import Client, Model
+from core.contract import DEFAULT_RETRAIN_BUFFER, can
 
 # The service retrains once this many labels are buffered (`SCORING_RETRAIN_BUFFER`); the API does not
 # report its setting, so the pages name the documented default.
-RETRAIN_BUFFER = 20
+RETRAIN_BUFFER = DEFAULT_RETRAIN_BUFFER
 
 
 class LabelsRefused(Exception):
@@ -53,7 +54,7 @@ def retrain_when(buffered: int) -> str:
 def labelling_note(model: Model) -> str | None:
     """What happens to a new label on `model`; None for a draft (plain samples)."""
     state, handle = model.state, model.handle
-    if state in ("draft", "failed"):
+    if can("edit", state):
         return None
     if state != "ready":
         return f"`{handle}` is **{state}**: labels can be added again once the running operation ends."
@@ -76,7 +77,7 @@ def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]
     take labels.
     """
     state, handle = model.state, model.handle
-    if state in ("draft", "failed"):
+    if can("edit", state):
         return LabelResult("samples", ids=client.add_samples(handle, labels))
     note = labelling_note(model)
     if state != "ready" or model.zero_data_retention:

@@ -15,11 +15,12 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.client import Client, Model
+from core.contract import Provenance
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
 STARTED_KEY = "runs_started"  # session_state: (handle, kind) -> what the model held when the run started
 SUMMARY_KEY = "run_summaries"  # session_state: (handle, kind) -> the finished run's summary
-PROVENANCE = {"discover": "discovered", "synthesize": "synthesized"}
+PROVENANCE: dict[str, Provenance] = {"discover": "discovered", "synthesize": "synthesized"}
 
 
 def _counts(client: Client, handle: str, provenance: str) -> dict[str, int]:

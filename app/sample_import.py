@@ -146,7 +146,7 @@ def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, ref
         def _progress(done: int, total: int) -> None:
             bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
 
-        report = client.import_samples(handle, mapped.samples, batch_size=500, progress=_progress)
+        report = client.import_samples(handle, mapped.samples, progress=_progress)
         bar.progress(1.0, text="Import finished")
         keys = [t.key for t in traits]
         by_service = [

@@ -14,9 +14,9 @@ from app import reads
 from app.backend import Backend, demo_load, get_backend
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
+from core.contract import can
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
-EDITABLE_STATES = ("draft", "failed")  # states that accept trait and sample edits and runs from scratch
 # Material icons render from Streamlit's own font (no emoji font needed), in Markdown only.
 STATE_ICONS = {
     "draft": ":material/edit_note:",
@@ -271,7 +271,8 @@ def watch_if_busy(model: Model) -> bool:
 
 
 def is_editable(model: Model) -> bool:
-    return model.state in EDITABLE_STATES
+    """Whether the model takes trait and sample edits (and so runs from scratch) in its state."""
+    return can("edit", model.state)
 
 
 def list_handles(backend: Backend, limit: int = 500) -> list[str]:

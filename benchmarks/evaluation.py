@@ -24,6 +24,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from core.contract import MAX_TEXT_CHARS
 from harness.datasets import datasets_dir
 from service.app import create_app
 from service.keys import create_key
@@ -41,7 +42,7 @@ def load() -> list[tuple[str, float]]:
     for name in ("wikipedia.annotated.csv", "stack-exchange.annotated.csv"):
         with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:
             rows = [(r["Request"].strip(), float(r["Normalized Score"])) for r in csv.DictReader(fh)]
-        rows = [r for r in rows if r[0] and len(r[0]) <= 20_000]
+        rows = [r for r in rows if r[0] and len(r[0]) <= MAX_TEXT_CHARS]
         order = sorted(range(len(rows)), key=lambda i: rows[i][1])
         rank = {i: pos / (len(rows) - 1) for pos, i in enumerate(order)}
         out += [(rows[i][0], rank[i]) for i in range(len(rows))]

@@ -52,7 +52,7 @@ from sklearn.metrics import roc_auc_score
 
 from benchmarks import agreed
 from benchmarks.evaluation import load
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import DEFAULT_EMBEDDER, is_positive
 from core.embedders import get_embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
 from core.engine import flags
@@ -274,7 +274,7 @@ def demo(embedder_name: str) -> list[dict[str, Any]]:
 def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
     texts = load()[:samples]
     rows = [
-        {"id": i, "trait": "politeness", "text": t, "quality": 1.0 if q >= 0.5 else 0.0}
+        {"id": i, "trait": "politeness", "text": t, "quality": 1.0 if is_positive(q) else 0.0}
         for i, (t, q) in enumerate(texts)
     ]
     embedder = CachedEmbedder(get_embedder(embedder_name), MemoryStore(max_items=len(rows) + 1))
@@ -293,7 +293,7 @@ def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
             "quality": float(pole != (j == 2 and i % 10 == 0)),
         }
         for i, (t, q) in enumerate(texts)
-        for pole in [q >= 0.5]
+        for pole in [is_positive(q)]
         for j, who in enumerate(("alice", "bob", "carol"))
     ]
     # Side by side, interleaved: the engine's flags, the same with the prototype's out-of-fold scores, and the

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.contract import MAX_TEXT_CHARS
 from core.local import start_local_service
 from harness.datasets import datasets_dir
 from harness.streamlit import streamlit_app
@@ -51,7 +52,7 @@ def politeness(base: Path) -> pd.DataFrame:
     ]
     rows = pd.concat(frames, ignore_index=True).dropna()
     rows["Request"] = rows["Request"].astype(str).str.strip()
-    rows = rows[rows["Request"].str.len().between(1, 20_000)].drop_duplicates("Request")
+    rows = rows[rows["Request"].str.len().between(1, MAX_TEXT_CHARS)].drop_duplicates("Request")
     return rows.reset_index(drop=True)
 
 
@@ -62,7 +63,7 @@ def other_texts(base: Path) -> list[str]:
         texts += pd.read_csv(base / "newssd_eng_subjectivity" / f)["Sentence"].astype(str).tolist()
     for f in ("ConvAbuseEMNLPtrain.csv", "ConvAbuseEMNLPvalid.csv", "ConvAbuseEMNLPtest.csv"):
         texts += pd.read_csv(base / "convabuse" / f)["user"].astype(str).tolist()
-    return list(dict.fromkeys(t.strip() for t in texts if 0 < len(t.strip()) <= 20_000))
+    return list(dict.fromkeys(t.strip() for t in texts if 0 < len(t.strip()) <= MAX_TEXT_CHARS))
 
 
 def load() -> str:

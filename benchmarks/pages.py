@@ -31,6 +31,7 @@ from typing import Any
 from benchmarks.evaluation import load
 from benchmarks.label_speed import other_texts
 from core.client import Client
+from core.contract import is_positive
 from core.demo import load_demo_models
 from core.local import LocalService, start_local_service
 from harness import browser as chromium
@@ -133,10 +134,10 @@ def first_score(browser: Any, service: LocalService, handle: str, data_dir: Path
 
 
 def big_model(client: Client, handle: str, n: int) -> None:
-    rows = [{"trait": "politeness", "text": t, "quality": 1.0 if q >= 0.5 else 0.0} for t, q in load()[:n]]
+    rows = [{"trait": "politeness", "text": t, "quality": float(is_positive(q))} for t, q in load()[:n]]
     client.create_model(handle, description="Politeness of requests (10,000 samples)")
     client.add_traits(handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}])
-    client.import_samples(handle, rows, batch_size=1000)
+    client.import_samples(handle, rows)  # in batches of the most a request takes
     run = client.train(handle, effort="low")
     client.wait(handle, run.run_id, timeout=1800)
     # An unlabelled pool for the Label page: benchmarks.label_speed's 3,955 subjectivity and abuse texts.

@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from core.client.models import CompareResult, ScoreResult, Version
+from core.contract import SCORE_MIDPOINT, nearer_pole_is_positive
 
 NEGATIVE_COLOR = "#d9804a"
 POSITIVE_COLOR = "#3b7dd8"
@@ -98,7 +99,7 @@ def _pole_axes(fig: go.Figure, rows: list[_Row]) -> None:
     )
     # An invisible trace on y2 makes Plotly draw the right-hand axis.
     fig.add_trace(go.Scatter(x=[None], y=[None], yaxis="y2", showlegend=False, hoverinfo="skip"))
-    fig.add_vline(x=0.5, line_dash="dash", line_color="#888", line_width=1)
+    fig.add_vline(x=SCORE_MIDPOINT, line_dash="dash", line_color="#888", line_width=1)
 
 
 def _bar_text(scores: Sequence[float]) -> dict[str, Any]:
@@ -128,7 +129,9 @@ def score_bars(result: Scores, title: str | None = None, *, traits: TraitLabels 
             x=[r.score for r in rows],
             y=list(range(len(rows))),
             orientation="h",
-            marker_color=[POSITIVE_COLOR if r.score >= 0.5 else NEGATIVE_COLOR for r in rows],
+            marker_color=[
+                POSITIVE_COLOR if nearer_pole_is_positive(r.score) else NEGATIVE_COLOR for r in rows
+            ],
             text=[f"{r.score:.2f}" for r in rows],
             **_bar_text([r.score for r in rows]),
             customdata=[[r.name, r.negative, r.positive] for r in rows],

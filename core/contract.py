@@ -15,8 +15,22 @@ from typing import Literal, NamedTuple, get_args
 
 #: Every text field (sample, score, pool, evaluation, Perspective comment): at most this many characters.
 MAX_TEXT_CHARS = 20_000
-#: Trait names and pole labels.
+#: Trait names and pole labels; so a trait reference (a key or a name) is at most this long too.
 MAX_LABEL_CHARS = 100
+#: A model's or a trait's `description`, and a model's `additional_terms`.
+MAX_DESCRIPTION_CHARS = 10_000
+#: A model's `readme_markdown`.
+MAX_README_CHARS = 100_000
+#: A URL: an upstream source's `url`, a sample's `source_url`.
+MAX_URL_CHARS = 2_000
+#: An upstream source's `title` and `license`; a model lists at most MAX_UPSTREAM_SOURCES of them.
+MAX_SOURCE_TITLE_CHARS = 500
+MAX_SOURCE_LICENSE_CHARS = 200
+MAX_UPSTREAM_SOURCES = 100
+#: A model's `max_depth` (1 to this; stored, no effect on `balanced_cosine`).
+MAX_DEPTH = 8
+#: The auto-prune override's `keep_unnamed` (0 to this).
+MAX_KEEP_UNNAMED = 100_000
 
 
 def text_too_long_message(length: int, where: str = "text") -> str:
@@ -26,8 +40,18 @@ def text_too_long_message(length: int, where: str = "text") -> str:
 
 # -- quality and poles ------------------------------------------------------------------------------------
 
+#: Score feedback labels a model buffers before an automatic retraining, unless the service is set up with
+#: another number (SCORING_RETRAIN_BUFFER; the API does not report it, so the workbench names this default).
+DEFAULT_RETRAIN_BUFFER = 20
+
 #: Quality at or above this counts toward the positive pole; below it, the negative pole.
 POSITIVE_THRESHOLD = 0.5
+#: A score (calibrated, in [0, 1]) halfway between the poles: at or above it, a score's `label` is the
+#: positive pole's. Calibration maps the midpoint between a trait's two prototypes here.
+SCORE_MIDPOINT = 0.5
+#: The decision threshold of a trait that has none set on its version (evaluation's accuracy and F1, the
+#: comparison of two evaluations): the score midpoint.
+DEFAULT_DECISION_THRESHOLD = SCORE_MIDPOINT
 
 
 def is_positive(quality: float) -> bool:
@@ -35,12 +59,20 @@ def is_positive(quality: float) -> bool:
     return quality >= POSITIVE_THRESHOLD
 
 
+def nearer_pole_is_positive(score: float) -> bool:
+    """Whether a score's `label` is the positive pole's (the midpoint itself counts as positive)."""
+    return score >= SCORE_MIDPOINT
+
+
 # -- trait keys -------------------------------------------------------------------------------------------
 
 #: A trait key has at most this many characters, suffix included.
 MAX_TRAIT_KEY = 48
-#: Traits per model, however they arrive (added or discovered).
+#: Traits per model, however they arrive (added or discovered); so also traits per request and feedback labels
+#: per score request (one per trait).
 MAX_TRAITS = 50
+#: Traits one discovery run adds at most (fewer when the model has less room under MAX_TRAITS).
+MAX_DISCOVERED_TRAITS = 3
 _NON_KEY = re.compile(r"[^a-z0-9]+")
 
 
@@ -65,14 +97,31 @@ def unique_trait_key(key: str, taken: Collection[str]) -> str:
 
 # -- handles, tags, version numbers ------------------------------------------------------------------------
 
+#: A namespace, and a model's name (its handle's part after the dot): at most this many characters each.
+MAX_NAMESPACE_CHARS = 63
+#: `<namespace>.<name>`: from `a.b` to two full-length parts and the dot.
+MIN_HANDLE_CHARS = 3
+MAX_HANDLE_CHARS = 2 * MAX_NAMESPACE_CHARS + 1
+#: A tag has at most this many characters.
+MAX_TAG_CHARS = 64
+#: A version reference (a path's `{v}`, a body's or query's `version`, `a` and `b`) is `vN` or a tag: no
+#: longer string can name a version, so none is read. (A tag route answers an over-long name `invalid_tag`.)
+MAX_VERSION_REF_CHARS = MAX_TAG_CHARS
+#: A cursor as the service signs it is far shorter; a longer one is refused unread.
+MAX_CURSOR_CHARS = 1_000
+#: The `kind` filter of `GET /models` (an unknown kind lists nothing, so only its length is bounded).
+MAX_KIND_CHARS = 32
+
 # Whole-string patterns (\A…\Z: `$` would also match before a trailing newline), ASCII digits only.
-NAMESPACE_RE = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,62}\Z")
-HANDLE_RE = re.compile(r"\A([a-z0-9][a-z0-9_-]{0,62})\.([a-z0-9][a-z0-9_-]{0,62})\Z")
+_NAME = f"[a-z0-9][a-z0-9_-]{{0,{MAX_NAMESPACE_CHARS - 1}}}"
+NAMESPACE_RE = re.compile(rf"\A{_NAME}\Z")
+HANDLE_RE = re.compile(rf"\A({_NAME})\.({_NAME})\Z")
 #: The catalog every key reads; a model's namespace is the part of its handle before the dot.
 PUBLIC_NAMESPACE = "public"
 #: HANDLE_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
-HANDLE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}\\.[a-z0-9][a-z0-9_-]{0,62}$"
-TAG_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+HANDLE_PATTERN = f"^{_NAME}\\.{_NAME}$"
+TAG_PATTERN = f"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_TAG_CHARS - 1}}}"
+TAG_RE = re.compile(rf"\A{TAG_PATTERN}\Z")
 VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
 #: Not a tag: it would read as a version number (`v3`, and `V3` too).
 TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
@@ -100,6 +149,65 @@ PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+
+# -- model states: what moves a model from one to another ---------------------------------------------------
+
+#: What a caller (or the service itself) does to a model that its state decides (spec section 3, docs/api.md
+#: "States"): `edit` is any trait or sample edit; `train` a first training or a reopened draft's next
+#: version; `retune` POST /train with `reoptimize_params` on a ready model (without it, a no-op); `retrain` an
+#: automatic retraining or a backfill.
+Operation = Literal[
+    "edit", "train", "retune", "retrain", "discover", "synthesize", "evaluate", "reopen", "delete"
+]
+OPERATIONS: tuple[Operation, ...] = get_args(Operation)
+
+
+def _table(
+    rows: Mapping[Operation, Mapping[ModelState, ModelState]],
+) -> Mapping[Operation, Mapping[ModelState, ModelState]]:
+    return MappingProxyType({op: MappingProxyType(dict(moves)) for op, moves in rows.items()})
+
+
+#: The one table of state transitions: per operation, the states it may start from and the state it leads to.
+#: The service refuses it from any other state (archived: 409 `model_archived`; busy: 409 `model_busy`; a
+#: trained model's edits: 409 `model_not_draft`) and the workbench offers it only from these. A run keeps its
+#: model `busy` until it ends; where it ends: `state_after_run`.
+TRANSITIONS: Mapping[Operation, Mapping[ModelState, ModelState]] = _table(
+    {
+        "edit": {
+            "draft": "draft",
+            "failed": "failed",
+        },  # `failed` is untrained too: fix the data, train again
+        "train": {"draft": "busy", "failed": "busy"},
+        "retune": {"ready": "busy"},
+        "retrain": {"ready": "busy"},
+        "discover": {"draft": "busy", "failed": "busy"},
+        "synthesize": {"draft": "busy", "failed": "busy"},
+        "evaluate": {
+            "draft": "busy",
+            "ready": "busy",
+            "failed": "busy",
+        },  # a version of its own, if it has one
+        "reopen": {"draft": "draft", "ready": "draft", "failed": "draft"},  # from draft: nothing changes
+        "delete": {"draft": "archived", "ready": "archived", "failed": "archived", "archived": "archived"},
+    }
+)
+#: Runs that train a version (their kinds).
+TRAINING_RUNS: tuple[RunKind, ...] = ("train", "retrain", "backfill")
+
+
+def can(operation: Operation, state: str) -> bool:
+    """Whether `operation` may start from `state` (a state this table does not know: no)."""
+    return state in TRANSITIONS[operation]
+
+
+def state_after_run(kind: str, started_from: ModelState, *, succeeded: bool, has_version: bool) -> ModelState:
+    """Where a run of `kind` leaves its model: where it started, except that a training that succeeds makes
+    the model `ready`, and one that fails while no version serves (a first training) makes it `failed`."""
+    if kind in TRAINING_RUNS and (succeeded or not has_version):
+        return "ready" if succeeded else "failed"
+    return started_from
+
 
 # -- embedders a model may be created with, by name (core.embedders.registry maps them to ids) ---------------
 
@@ -137,6 +245,8 @@ STATUS_ERROR_CODES: Mapping[int, str] = MappingProxyType(
 
 #: Samples in one `POST …/samples` (all or none).
 MAX_SAMPLES_PER_REQUEST = 500
+#: Items in one `POST …/evaluation-set` (all or none): the samples' bound.
+MAX_EVAL_ITEMS_PER_REQUEST = MAX_SAMPLES_PER_REQUEST
 #: Texts in one `POST …/score` (or compare) request.
 MAX_SCORE_TEXTS = 100
 #: Probe texts in one `POST …/traits/preview`.
@@ -156,3 +266,18 @@ MODELS_PAGE = PageSize(50, 250)
 VERSIONS_PAGE = PageSize(50, 250)
 SAMPLES_PAGE = PageSize(100, 500)
 POOL_PAGE = PageSize(100, 500)
+#: `POST …/pool/suggest`'s `k`: suggestions in one answer.
+SUGGESTIONS = PageSize(10, 100)
+#: `GET …/evaluation/compare`'s `limit`: disagreements in one answer.
+DISAGREEMENTS = PageSize(20, 1000)
+#: Points of a trait's curve in `GET …/pr-curve` at most (the threshold's choice itself uses every one).
+MAX_PR_POINTS = 500
+#: A trait's `anchor_sample_ids`: at most this many ids per pole.
+ANCHORS_PER_POLE = 3
+
+# -- the Perspective-compatible surface (docs/perspective.md) ------------------------------------------------
+
+#: Languages a request may name (`languages`).
+MAX_PERSPECTIVE_LANGUAGES = 20
+#: A request's `clientToken`, echoed back.
+MAX_CLIENT_TOKEN_CHARS = 1_000

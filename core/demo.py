@@ -171,7 +171,6 @@ def load_demo_models(
         result = client.import_samples(
             handle,
             [{"trait": key_of[s["trait"]], "text": s["text"], "quality": s["quality"]} for s in demo.samples],
-            batch_size=500,
         )
         if result.errors:
             first = result.errors[0]

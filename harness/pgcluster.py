@@ -352,7 +352,8 @@ class PgCluster:
                     " WHERE datname = %s AND pid <> pg_backend_pid()",
                     (database,),
                 )
-                return int(cur.fetchone()[0])
+                row = cur.fetchone()  # a count always answers one row
+                return int(row[0]) if row is not None else 0
         finally:
             conn.close()
 

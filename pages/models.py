@@ -8,9 +8,9 @@ import streamlit as st
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
-from core.contract import EMBEDDER_NAMES
+from core.contract import EMBEDDER_NAMES, MODEL_STATES
 
-STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]
+STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
 SERVICE_DEFAULT = "the service's default"
 

@@ -17,9 +17,9 @@ from app.sample_import import sample_import_section
 from app.sample_io import refused_rows, to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Trait
-from core.contract import DISCOVER_EFFORTS  # synthesis takes the discovery efforts
+from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
 
-PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]
+PROVENANCE_FILTER = ["(any)", *PROVENANCES]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
@@ -60,7 +60,7 @@ with browse_tab:
         key="samples_trait",
         format_func=lambda k: k if k == "(all)" else f"{trait_names.get(k, k)} ({k})",
     )
-    provenance = f2.selectbox("Provenance", PROVENANCES, key="samples_provenance")
+    provenance = f2.selectbox("Provenance", PROVENANCE_FILTER, key="samples_provenance")
     limit = f3.selectbox("Per page", [25, 50, 100, 250, 500], index=2, key="samples_limit")
     trait_arg = None if trait_pick == "(all)" else trait_pick
     prov_arg = None if provenance == "(any)" else provenance
@@ -196,7 +196,7 @@ with synth_tab:
         "voice-preserving variations of existing samples (needs samples for each trait)."
     )
     s1, s2 = st.columns(2)
-    synth_type = s1.radio("Kind", ["from_traits", "diversify"], key="synth_type", horizontal=True)
+    synth_type = s1.radio("Kind", SYNTH_TYPES, key="synth_type", horizontal=True)
     synth_effort = s2.select_slider("Effort", DISCOVER_EFFORTS, value="medium", key="synth_effort")
     if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
         with guard("Starting synthesis"):

@@ -15,7 +15,7 @@ from app.widgets import (
     watched_steps,
     when,
 )
-from core.contract import TRAIN_EFFORTS
+from core.contract import TRAIN_EFFORTS, can
 
 OOF = "out-of-fold: each sample scored by a fit that did not see it"
 METRIC_HEADERS = {
@@ -63,7 +63,7 @@ with st.container(border=True):
     label = "Re-optimise (new version)" if ready and reopt else "Train"
     if state == "draft" and model.version_no:  # a reopened draft: its edits become the next version
         label = f"Train v{model.version_no + 1}"
-    can_start = state in ("draft", "failed") or (ready and reopt)
+    can_start = can("train", state) or (can("retune", state) and reopt)
     if ready and not reopt:
         st.caption(
             "This model is trained. Tick *Re-optimise parameters* to search again and make a new version, "

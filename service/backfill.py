@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from core.contract import TRANSITIONS, can
 from service.context import Context
 from service.domain.training import check_trainable
 from service.errors import ApiError
@@ -15,12 +16,13 @@ from service.store.tables import Model, Run, Version
 def run_backfill(ctx: Context) -> list[str]:
     """Runs inline (no server needed); returns one report line per model."""
     with transaction(ctx.sessions) as s:
-        ids = list(s.scalars(select(Model.id).where(Model.state == "ready").order_by(Model.id)))
+        retrainable = TRANSITIONS["retrain"].keys()
+        ids = list(s.scalars(select(Model.id).where(Model.state.in_(retrainable)).order_by(Model.id)))
     report = []
     for model_id in ids:
         with transaction(ctx.sessions) as s:
             model = s.get(Model, model_id)
-            if model is None or model.state != "ready":
+            if model is None or not can("retrain", model.state):
                 continue
             handle = model.handle
             try:

@@ -14,7 +14,13 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.contract import MAX_TEXT_CHARS
+from core.contract import (
+    MAX_CLIENT_TOKEN_CHARS,
+    MAX_HANDLE_CHARS,
+    MAX_PERSPECTIVE_LANGUAGES,
+    MAX_TEXT_CHARS,
+    MAX_TRAITS,
+)
 from core.embedders.languages import language_code, languages_read
 from service.errors import REQUEST_ID_HEADER, ApiError
 
@@ -43,14 +49,14 @@ class AttributeParameters(_Model):
 
 class AnalyzeIn(_Model):
     comment: TextEntry
-    requestedAttributes: dict[str, AttributeParameters] = Field(min_length=1, max_length=50)
+    requestedAttributes: dict[str, AttributeParameters] = Field(min_length=1, max_length=MAX_TRAITS)
     spanAnnotations: bool = False
-    languages: list[str] = Field(default_factory=list, max_length=20)
+    languages: list[str] = Field(default_factory=list, max_length=MAX_PERSPECTIVE_LANGUAGES)
     doNotStore: bool = False
-    clientToken: str | None = Field(default=None, max_length=1000)
+    clientToken: str | None = Field(default=None, max_length=MAX_CLIENT_TOKEN_CHARS)
     model: str | None = Field(
         default=None,
-        max_length=200,
+        max_length=MAX_HANDLE_CHARS,
         description="Addition: the model's handle (else SCORING_PERSPECTIVE_MODEL)",
     )
 
@@ -78,11 +84,11 @@ class SuggestAttributeScore(_Model):
 
 class SuggestScoreIn(_Model):
     comment: TextEntry
-    attributeScores: dict[str, SuggestAttributeScore] = Field(min_length=1, max_length=50)
-    languages: list[str] = Field(default_factory=list, max_length=20)
-    clientToken: str | None = Field(default=None, max_length=1000)
+    attributeScores: dict[str, SuggestAttributeScore] = Field(min_length=1, max_length=MAX_TRAITS)
+    languages: list[str] = Field(default_factory=list, max_length=MAX_PERSPECTIVE_LANGUAGES)
+    clientToken: str | None = Field(default=None, max_length=MAX_CLIENT_TOKEN_CHARS)
     communityId: str | None = None
-    model: str | None = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=MAX_HANDLE_CHARS)
 
 
 class AnalyzeOut(BaseModel):

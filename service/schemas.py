@@ -22,12 +22,26 @@ from core.contract import (
     DEFAULT_EMBEDDER,
     HANDLE_PATTERN,
     HANDLE_RE,
+    MAX_DEPTH,
+    MAX_DESCRIPTION_CHARS,
+    MAX_EVAL_ITEMS_PER_REQUEST,
+    MAX_HANDLE_CHARS,
+    MAX_KEEP_UNNAMED,
     MAX_LABEL_CHARS,
     MAX_POOL_TEXTS_PER_REQUEST,
     MAX_PREVIEW_TEXTS,
+    MAX_README_CHARS,
     MAX_SAMPLES_PER_REQUEST,
     MAX_SCORE_TEXTS,
+    MAX_SOURCE_LICENSE_CHARS,
+    MAX_SOURCE_TITLE_CHARS,
     MAX_TEXT_CHARS,
+    MAX_TRAITS,
+    MAX_UPSTREAM_SOURCES,
+    MAX_URL_CHARS,
+    MAX_VERSION_REF_CHARS,
+    MIN_HANDLE_CHARS,
+    SUGGESTIONS,
     Aggregation,
     DiscoverEffort,
     KeyScope,
@@ -131,13 +145,13 @@ Text = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA), AfterValidator(chec
 
 
 class UpstreamSource(Strict):
-    url: str = Field(min_length=1, max_length=2000)
-    title: str | None = Field(default=None, max_length=500)
-    license: str | None = Field(default=None, max_length=200)
+    url: str = Field(min_length=1, max_length=MAX_URL_CHARS)
+    title: str | None = Field(default=None, max_length=MAX_SOURCE_TITLE_CHARS)
+    license: str | None = Field(default=None, max_length=MAX_SOURCE_LICENSE_CHARS)
 
 
 class AutoPrune(Strict):
-    keep_unnamed: JsonInt | None = Field(default=None, ge=0, le=100_000)
+    keep_unnamed: JsonInt | None = Field(default=None, ge=0, le=MAX_KEEP_UNNAMED)
     keep_first_of_month: bool | None = None
 
 
@@ -148,15 +162,18 @@ class AutoPruneOut(BaseModel):
 
 class ModelCreate(Strict):
     handle: str = Field(
-        min_length=3, max_length=127, examples=["acme.tone"], json_schema_extra={"pattern": HANDLE_PATTERN}
+        min_length=MIN_HANDLE_CHARS,
+        max_length=MAX_HANDLE_CHARS,
+        examples=["acme.tone"],
+        json_schema_extra={"pattern": HANDLE_PATTERN},
     )
-    description: str = Field(default="", max_length=10_000)
+    description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
     scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
     kind: Literal["scoring"] = "scoring"
-    max_depth: JsonInt = Field(default=1, ge=1, le=8)
-    additional_terms: str | None = Field(default=None, max_length=10_000)
-    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
-    readme_markdown: str | None = Field(default=None, max_length=100_000)
+    max_depth: JsonInt = Field(default=1, ge=1, le=MAX_DEPTH)
+    additional_terms: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=MAX_UPSTREAM_SOURCES)
+    readme_markdown: str | None = Field(default=None, max_length=MAX_README_CHARS)
     zero_data_retention: bool = False
     embedder: EmbedderChoice | None = Field(
         default=None,
@@ -177,10 +194,10 @@ _IMMUTABLE = ("handle", "kind", "scoring_method", "max_depth", "embedder")
 
 
 class ModelPatch(Strict):
-    description: str | None = Field(default=None, max_length=10_000)
-    readme_markdown: str | None = Field(default=None, max_length=100_000)
-    additional_terms: str | None = Field(default=None, max_length=10_000)
-    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=100)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    readme_markdown: str | None = Field(default=None, max_length=MAX_README_CHARS)
+    additional_terms: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=MAX_UPSTREAM_SOURCES)
     zero_data_retention: bool | None = None
     auto_prune: AutoPrune | None = Field(
         default=None, description="Auto-prune policy override; null clears it (defaults apply)."
@@ -256,7 +273,7 @@ class TraitIn(Strict):
     name: str = Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK)
     positive_label: Label
     negative_label: Label
-    description: str = Field(default="", max_length=10_000)
+    description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
     aggregation: Aggregation = "mean"
 
     @field_validator("name", "positive_label", "negative_label")
@@ -268,14 +285,14 @@ class TraitIn(Strict):
 
 
 class TraitsIn(Strict):
-    traits: list[TraitIn] = Field(min_length=1, max_length=50)
+    traits: list[TraitIn] = Field(min_length=1, max_length=MAX_TRAITS)
 
 
 class TraitPatch(Strict):
     name: str | None = Field(
         default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK
     )
-    description: str | None = Field(default=None, max_length=10_000)
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
     positive_label: str | None = Field(
         default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=_NOT_BLANK
     )
@@ -324,10 +341,10 @@ class TraitsOut(BaseModel):
 
 
 class SampleIn(Strict):
-    trait: str = Field(min_length=1, max_length=100)
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text
     quality: float = Field(ge=0.0, le=1.0)
-    source_url: str | None = Field(default=None, max_length=2000)
+    source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
 
     @field_validator("quality")
     @classmethod
@@ -365,7 +382,7 @@ class SamplePage(BaseModel):
 class SamplePatch(Strict):
     """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
 
-    trait: str | None = Field(default=None, min_length=1, max_length=100)
+    trait: str | None = Field(default=None, min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text | None = None
     quality: float | None = Field(default=None, ge=0.0, le=1.0)
 
@@ -443,7 +460,7 @@ class Untagged(BaseModel):
 
 
 class FeedbackIn(Strict):
-    trait: str = Field(min_length=1, max_length=100)
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     quality: float = Field(ge=0.0, le=1.0)
 
 
@@ -454,11 +471,11 @@ ScoreText = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA)]
 
 class ScoreIn(Strict):
     content: ScoreText | Annotated[list[ScoreText], Field(min_length=1, max_length=MAX_SCORE_TEXTS)] = Field(
-        description="One text, or 1-100 texts."
+        description=f"One text, or 1-{MAX_SCORE_TEXTS} texts."
     )
-    version: str | None = Field(default=None, max_length=64)
+    version: str | None = Field(default=None, max_length=MAX_VERSION_REF_CHARS)
     explain: bool = False
-    feedback: list[FeedbackIn] | None = Field(default=None, max_length=50)
+    feedback: list[FeedbackIn] | None = Field(default=None, max_length=MAX_TRAITS)
 
     @field_validator("content")
     @classmethod
@@ -471,7 +488,7 @@ class ScoreIn(Strict):
 class CompareIn(Strict):
     a: Text
     b: Text
-    version: str | None = Field(default=None, max_length=64)
+    version: str | None = Field(default=None, max_length=MAX_VERSION_REF_CHARS)
 
 
 class TraitScore(BaseModel):
@@ -576,8 +593,8 @@ class PoolDeleted(BaseModel):
 
 
 class SuggestIn(Strict):
-    trait: str = Field(min_length=1, max_length=100)
-    k: JsonInt = Field(default=10, ge=1, le=100)
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
 
 
@@ -601,7 +618,7 @@ class SuggestOut(BaseModel):
 
 
 class EvalItemsIn(Strict):
-    items: list[SampleIn] = Field(min_length=1, max_length=500)
+    items: list[SampleIn] = Field(min_length=1, max_length=MAX_EVAL_ITEMS_PER_REQUEST)
 
 
 class EvalAdded(BaseModel):
@@ -676,7 +693,7 @@ class ThresholdOut(BaseModel):
     recall: float
     run_id: str
     items: int
-    set_at: str
+    set_at: str = Field(json_schema_extra={"format": "date-time"})  # ISO 8601, as every other time
 
 
 class ThresholdsOut(BaseModel):
@@ -743,7 +760,9 @@ class HistoryOut(BaseModel):
 
 class TraitPreviewIn(Strict):
     trait: TraitIn
-    texts: list[Text] = Field(min_length=1, max_length=MAX_PREVIEW_TEXTS, description="1-20 probe texts.")
+    texts: list[Text] = Field(
+        min_length=1, max_length=MAX_PREVIEW_TEXTS, description=f"1-{MAX_PREVIEW_TEXTS} probe texts."
+    )
 
 
 class TraitPreviewOut(BaseModel):

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
 from service.testhooks import ENV as TEST_HOOKS_ENV
 from service.testhooks import TestHooks
 
@@ -28,7 +28,7 @@ class Settings:
     # "redis://host:port/db" = Redis. Runs live in the database either way; the queue only delivers ids.
     queue_url: str | None = None
     embedder: str = DEFAULT_EMBEDDER
-    retrain_buffer: int = 20
+    retrain_buffer: int = DEFAULT_RETRAIN_BUFFER
     cursor_secret: bytes = b""
     # A running run whose heartbeat is older than this is considered dead (and a queued run this old
     # is enqueued again, in case its queue message died with a worker). A dead worker's run is re-queued at
@@ -75,7 +75,7 @@ class Settings:
             database_url=url,
             queue_url=queue_url,
             embedder=env.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER),
-            retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", "20")),
+            retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", DEFAULT_RETRAIN_BUFFER)),
             cursor_secret=secret,
             heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "15")),
             heartbeat_interval_s=float(env.get("SCORING_HEARTBEAT_INTERVAL_S", "2")),

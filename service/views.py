@@ -111,7 +111,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             handle=model.handle,
             scoring_method=model.scoring_method,
             description=model.description,
-            state=model.state,  # type: ignore[arg-type]
+            state=model.state,
             kind=model.kind,
             traits=names.get(model.id, []),
             current_version_id=model.current_version_id,

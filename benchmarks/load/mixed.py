@@ -15,6 +15,7 @@ import httpx
 from benchmarks.load.drive import FreshTexts, drive
 from benchmarks.load.fleet import NAMESPACE, Service
 from benchmarks.load.models import check, handle_of, untrained_copies
+from core.contract import MODELS_PAGE
 from core.demo import DemoModel
 
 EMBEDDED_WORKERS = 1  # runs `serve` executes at once (its worker child's threads)
@@ -39,10 +40,10 @@ class Trainings:
         deadline = time.monotonic() + self.timeout
         try:
             while time.monotonic() < deadline:
-                params: dict[str, str | int] = {"namespace": NAMESPACE, "limit": 250}
+                params: dict[str, str | int] = {"namespace": NAMESPACE, "limit": MODELS_PAGE.maximum}
                 page = check(self.client.get("/v1/models", params=params), 200)
                 self.states = {m["handle"]: m["state"] for m in page["items"] if m["handle"] in self.handles}
-                if all(self.states.get(h) in ("ready", "failed") for h in self.handles):
+                if all(self.states.get(h) not in (None, "busy") for h in self.handles):  # ready or failed
                     return
                 time.sleep(0.5)
         finally:

@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 
 from benchmarks.load.fleet import NAMESPACE
+from core.contract import MAX_SAMPLES_PER_REQUEST
 from core.demo import DemoModel
 
-BATCH = 500  # samples a request
+BATCH = MAX_SAMPLES_PER_REQUEST  # samples a request
 
 
 def check(resp: httpx.Response, *expected: int) -> Any:

@@ -52,15 +52,20 @@ from core.client.results import (
     Threshold,
 )
 from core.client.retry import Safety
-from core.contract import MAX_SAMPLES_PER_REQUEST
+from core.contract import (
+    DISAGREEMENTS,
+    MAX_EVAL_ITEMS_PER_REQUEST,
+    MAX_POOL_TEXTS_PER_REQUEST,
+    MAX_SAMPLES_PER_REQUEST,
+    MAX_SCORE_TEXTS,
+    SUGGESTIONS,
+)
 
 if TYPE_CHECKING:
     from core.client.perspective_migration import LoggedComment, MigrationReport
 
 ENV_URL = "SCORING_API_URL"
 ENV_KEY = "SCORING_API_KEY"
-MAX_SCORE_CONTENTS = 100
-MAX_POOL_TEXTS_PER_REQUEST = 1000
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
@@ -495,7 +500,9 @@ class Client:
         """Delete every text of the model's pool; returns how many there were."""
         return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
 
-    def suggest(self, handle: str, trait: str, *, k: int = 10, mode: str = "auto") -> Suggestions:
+    def suggest(
+        self, handle: str, trait: str, *, k: int = SUGGESTIONS.default, mode: str = "auto"
+    ) -> Suggestions:
         """Pool texts to label next for `trait` (mode: auto, diverse, uncertain, positive, negative)."""
         body = {"trait": trait, "k": k, "mode": mode}
         return Suggestions.model_validate(
@@ -603,8 +610,8 @@ class Client:
         Returns how many were `added` and the set's `total`; items already in the set are not added again."""
         rows = [dict(i) for i in items]
         added, total = 0, 0
-        for start in range(0, len(rows), MAX_SAMPLES_PER_REQUEST):
-            batch = rows[start : start + MAX_SAMPLES_PER_REQUEST]
+        for start in range(0, len(rows), MAX_EVAL_ITEMS_PER_REQUEST):
+            batch = rows[start : start + MAX_EVAL_ITEMS_PER_REQUEST]
             # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
             path = _path("models", handle, "evaluation-set")
             body = self.request("POST", path, json={"items": batch}).json()
@@ -661,7 +668,7 @@ class Client:
         return bool(self.request("DELETE", path).json()["deleted"])
 
     def compare_evaluations(
-        self, handle: str, a: str | int, b: str | int, *, limit: int = 20
+        self, handle: str, a: str | int, b: str | int, *, limit: int = DISAGREEMENTS.default
     ) -> EvaluationComparison:
         """Versions `a` and `b` side by side on their latest evaluations (the items both scored): per trait
         the metrics of each, B − A with a 95% interval, p-value and `significant`, reliability bins of each;
@@ -707,7 +714,7 @@ class Client:
     ) -> list[ScoreResult]:
         """Score many texts (100 per request, one with `explain`); one `ScoreResult` per text, in order."""
         out: list[ScoreResult] = []
-        per_request = 1 if explain else MAX_SCORE_CONTENTS  # the service explains one content per request
+        per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
         for start in range(0, len(contents), per_request):
             chunk = contents[start : start + per_request]
             body: dict[str, Any] = {"content": chunk}

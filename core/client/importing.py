@@ -20,11 +20,11 @@ import pydantic
 
 from core.client import errors
 from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
+from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST
 
 if TYPE_CHECKING:
     from core.client.client import Client
 
-MAX_BATCH = 500
 POOL_BATCH = (
     250  # pool texts a request: the service embeds each one, a 1,000-text batch can outlast a timeout
 )
@@ -37,13 +37,13 @@ def import_samples(
     handle: str,
     samples: Iterable[SampleInput | Mapping[str, Any]],
     *,
-    batch_size: int = MAX_BATCH,
+    batch_size: int = MAX_SAMPLES_PER_REQUEST,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     from core.client.client import _path
     from core.client.retry import Safety
 
-    batch_size = max(1, min(MAX_BATCH, int(batch_size)))
+    batch_size = max(1, min(MAX_SAMPLES_PER_REQUEST, int(batch_size)))
     rows = list(samples)
     total = len(rows)
     errs: list[RowError] = []
@@ -125,7 +125,7 @@ def import_pool(
     connection done: no smaller batch would help), or any other refusal (422, 404, 409), the import stops and
     the report carries the error and `stored`, the index to resume from.
     """
-    from core.client.client import MAX_POOL_TEXTS_PER_REQUEST, _path
+    from core.client.client import _path
     from core.client.retry import NOT_SENT_ERRORS
 
     total = len(texts)

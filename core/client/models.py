@@ -15,7 +15,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, text_too_long_message
+from core.contract import AGGREGATIONS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
 
 
 class _Response(BaseModel):
@@ -46,9 +46,9 @@ class _Input(BaseModel):
 
 
 class TraitInput(_Input):
-    name: Annotated[str, Field(min_length=1, max_length=100)]
-    positive_label: Annotated[str, Field(min_length=1, max_length=100)]
-    negative_label: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+    positive_label: Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+    negative_label: Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
     description: str = ""
     aggregation: str = "mean"
 

@@ -213,7 +213,8 @@ class SpanScore(_Response):
 
 
 class AttributeScore(_Response):
-    summary_score: PerspectiveScore = Field(alias="summaryScore")
+    # Absent when a `scoreThreshold` left out the summary but kept a span above it (docs/perspective.md).
+    summary_score: PerspectiveScore | None = Field(default=None, alias="summaryScore")
     span_scores: list[SpanScore] = Field(default_factory=list, alias="spanScores")
 
 

@@ -16,7 +16,6 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -58,7 +57,7 @@ class E5Embedder:
         self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
         self.batch_size = BATCH_SIZE
         self._lock = threading.Lock()  # one engine handle; calls into it are serialised
-        self._lib: Any = None
+        self._lib: ctypes.CDLL | None = None
         self._handle: int | None = None
 
     def __repr__(self) -> str:
@@ -117,6 +116,7 @@ class E5Embedder:
         out = np.empty((len(texts), DIM), dtype=np.float32)
         arr = (ctypes.c_char_p * len(texts))(*[t.encode("utf-8") for t in texts])
         with self._lock:
+            assert self._lib is not None, "load() before encoding"
             rc = self._lib.e5_embed_batch(
                 self._handle, arr, len(texts), 1, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
             )

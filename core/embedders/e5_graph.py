@@ -12,11 +12,14 @@ to float32, the input of the int8 quantizer (e5_quantized.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.embedders.e5_weights import QK, E5Weights
+
+if TYPE_CHECKING:  # onnx is imported where a graph is built: it costs a second on every start
+    import onnx
 
 OPSET = 17  # LayerNormalization
 MASKED = -1e9  # added to attention scores of padding: exp() of it is exactly 0, as the engine skips them
@@ -24,8 +27,8 @@ MASKED = -1e9  # added to attention scores of padding: exp() of it is exactly 0,
 
 class _Builder:
     def __init__(self) -> None:
-        self.nodes: list[Any] = []
-        self.inits: list[Any] = []
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
         self._n = 0
 
     def const(self, name: str, value: np.ndarray) -> str:
@@ -34,6 +37,7 @@ class _Builder:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
+    # Any: an onnx node attribute may be any value onnx.helper.make_node turns into an AttributeProto.
     def op(self, op_type: str, inputs: list[str], name: str | None = None, **attrs: Any) -> str:
         from onnx import helper
 
@@ -43,7 +47,7 @@ class _Builder:
         return out
 
 
-def build_graph(w: E5Weights) -> Any:
+def build_graph(w: E5Weights) -> onnx.ModelProto:
     """The float32 encoder as an onnx ModelProto (see the module docstring)."""
     from onnx import TensorProto, helper
 

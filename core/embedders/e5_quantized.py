@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embed
 from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import THREADS_ENV, verify_file
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
+from core.engine.types import JsonObject
 
 BATCH_SIZE = 8  # texts per session run, sorted by length first (as MiniLM)
 
@@ -110,12 +111,13 @@ class _Runner:
         else:
             out = np.zeros((len(texts), DIM), np.float32)
             np.add.at(out, owner, pooled * np.asarray(weight, np.float32)[:, None])
-        return out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-6, None)
+        unit: np.ndarray = out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-6, None)
+        return unit
 
 
 def build(
     source: Path, dest: Path, recipe: E5Recipe = QI8, min_cosine: float = GATE_MIN_COSINE
-) -> dict[str, Any]:
+) -> JsonObject:
     """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
     import onnx
 

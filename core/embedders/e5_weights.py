@@ -43,7 +43,8 @@ class Q4Matrix:
     def dequantize(self) -> np.ndarray:
         rows, cols = self.nibbles.shape
         w = (self.nibbles.astype(np.float32) - 8.0).reshape(rows, cols // QK, QK) * self.scales[:, :, None]
-        return w.reshape(rows, cols)
+        weights: np.ndarray = w.reshape(rows, cols)
+        return weights
 
 
 @dataclass(frozen=True)

@@ -91,4 +91,5 @@ class HashingEmbedder:
         mixed = ((1.0 - self.char_weight) * words + self.char_weight * chars).toarray()
         norms = np.linalg.norm(mixed, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (mixed / norms).astype(np.float32)
+        unit: np.ndarray = (mixed / norms).astype(np.float32)
+        return unit

@@ -10,14 +10,26 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
 from core.engine.errors import ModelFileError
+from core.engine.types import JsonObject
 
 # One build at a time in a process; os.replace makes an install atomic across processes.
 _build_lock = threading.Lock()
+
+
+class BuildRecipe(Protocol):
+    """What an int8 build records of its recipe (quantized.Recipe for MiniLM, e5_quantized.E5Recipe)."""
+
+    @property
+    def embedder_id(self) -> str: ...
+    @property
+    def float_nodes(self) -> tuple[str, ...]: ...
+    @property
+    def smooth_alpha(self) -> float | None: ...
 
 
 def sha256(path: Path) -> str:
@@ -50,12 +62,12 @@ def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str]) -> No
 def install(
     built: Path,
     dest: Path,
-    recipe: Any,
+    recipe: BuildRecipe,
     source_sha256: str,
     cosine: np.ndarray,
     min_cosine: float,
     what: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Gate `built` on its cosines to the reference (`what` names both for the error), then move it to `dest`
     atomically with its manifest beside it (what `recipe` built it from: its `embedder_id`, `float_nodes`,
     `smooth_alpha`); ModelFileError, and nothing installed, on a miss."""

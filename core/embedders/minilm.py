@@ -116,8 +116,8 @@ class MiniLMEmbedder:
         # The id carries the truncation length when it differs, since it changes long texts' vectors.
         self.id = MINILM_ID if max_tokens == MAX_TOKENS else f"{MINILM_ID}-t{max_tokens}"
         self._lock = threading.Lock()
-        self._session: Any = None
-        self._tokenizer: Any = None
+        self._session: Any = None  # Any: an onnxruntime.InferenceSession (onnxruntime ships no types)
+        self._tokenizer: Any = None  # Any: a tokenizers.Tokenizer (no py.typed marker)
         self._input_names: list[str] = []
         self._output_name = ""
 
@@ -201,4 +201,5 @@ class MiniLMEmbedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.clip(norms, 1e-12, None)
+        unit: np.ndarray = pooled / np.clip(norms, 1e-12, None)
+        return unit

@@ -20,13 +20,17 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
 from core.engine.errors import ModelFileError
+from core.engine.types import JsonObject
+
+if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
+    import onnx
 
 DIR_ENV = "SCORING_EMBEDDER_DIR"
 GATE_MIN_COSINE = 0.99
@@ -95,7 +99,7 @@ def gate_texts() -> list[str]:
     return texts
 
 
-def float_matmul_graph(source: Path, float_nodes: tuple[str, ...] = FLOAT_NODES) -> Any:
+def float_matmul_graph(source: Path, float_nodes: tuple[str, ...] = FLOAT_NODES) -> onnx.ModelProto:
     """The shipped graph, its MatMul weights folded to float32 initializers (the values it computes with)."""
     import onnx
     from onnx import numpy_helper
@@ -150,7 +154,7 @@ class _UnpinnedMiniLM(MiniLMEmbedder):
         return feeds
 
 
-def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> dict[str, Any]:
+def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> JsonObject:
     """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
     import onnx
 
@@ -190,7 +194,7 @@ class QuantizedMiniLMEmbedder(MiniLMEmbedder):
 
     def __init__(
         self, *args: Any, directory: Path | str | None = None, recipe: Recipe = QI8V1, **kwargs: Any
-    ) -> None:
+    ) -> None:  # Any: MiniLMEmbedder's own parameters, passed on as given
         super().__init__(*args, **kwargs)
         if self.max_tokens != 256:
             raise ValueError("the int8 MiniLM is built for the default truncation only")

@@ -11,14 +11,19 @@ calibration texts. The division is one `Mul` per activation tensor, shared by ev
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported where a graph is changed, not on every start
+    import onnx
 
 Feeds = Callable[[list[str]], dict[str, np.ndarray]]  # tokenized batch -> session inputs
 
 
-def activation_maxima(model: Any, names: Sequence[str], texts: Sequence[str], feeds: Feeds) -> dict[str, Any]:
+def activation_maxima(
+    model: onnx.ModelProto, names: Sequence[str], texts: Sequence[str], feeds: Feeds
+) -> dict[str, np.ndarray]:
     """Per-channel max |value| of each named tensor over the real (unpadded) tokens of `texts`."""
     import onnx
     import onnxruntime as ort
@@ -30,7 +35,7 @@ def activation_maxima(model: Any, names: Sequence[str], texts: Sequence[str], fe
     options = ort.SessionOptions()
     options.log_severity_level = 3
     session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    maxima: dict[str, Any] = {}
+    maxima: dict[str, np.ndarray] = {}
     for start in range(0, len(texts), 16):
         batch = feeds(list(texts[start : start + 16]))
         real = batch["attention_mask"].astype(bool)
@@ -40,7 +45,7 @@ def activation_maxima(model: Any, names: Sequence[str], texts: Sequence[str], fe
     return maxima
 
 
-def smooth(model: Any, texts: Sequence[str], feeds: Feeds, alpha: float) -> Any:
+def smooth(model: onnx.ModelProto, texts: Sequence[str], feeds: Feeds, alpha: float) -> onnx.ModelProto:
     """`model` with every weight MatMul's input activation scale migrated into its weights (in place)."""
     from onnx import helper, numpy_helper
 
@@ -48,7 +53,7 @@ def smooth(model: Any, texts: Sequence[str], feeds: Feeds, alpha: float) -> Any:
     matmuls = [n for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in init]
     acts = sorted({n.input[0] for n in matmuls})
     maxima = activation_maxima(model, acts, texts, feeds)
-    divide: dict[str, Any] = {}  # smoothed tensor name -> its Mul node
+    divide: dict[str, onnx.NodeProto] = {}  # smoothed tensor name -> its Mul node
     for act in acts:
         users = [n for n in matmuls if n.input[0] == act]
         weights = {n.name: numpy_helper.to_array(init[n.input[1]]) for n in users}

@@ -88,7 +88,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its module defines
     if name in _WHERE:
         value = getattr(importlib.import_module(_WHERE[name]), name)
         globals()[name] = value  # once: later lookups find it directly

@@ -16,11 +16,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from core.contract import is_positive
+from core.engine.types import JsonObject
 from core.engine.votes import CountedText, Vote, count_votes
 
 DIGITS = 6  # as the evaluation's figures
@@ -59,7 +59,7 @@ class TraitAgreement:
     pairwise: tuple[PairAgreement, ...]  # pairs with >= 1 shared text, by (a, b)
     disagreed: tuple[DisagreedText, ...]  # most disagreed first
 
-    def as_dict(self, *, texts: bool = True) -> dict[str, Any]:
+    def as_dict(self, *, texts: bool = True) -> JsonObject:
         """The API's shape (docs/api.md). `texts=False` leaves the texts out (`disagreed: []`): what a
         zero-data-retention model keeps after its samples are purged."""
         return {
@@ -85,7 +85,7 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, DIGITS)
 
 
-def _disagreed_dict(d: DisagreedText) -> dict[str, Any]:
+def _disagreed_dict(d: DisagreedText) -> JsonObject:
     c = d.counted
     return {
         "text": c.text,

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from core.engine.evaluation import CONFIDENCE
+from core.engine.types import JsonObject
 from core.engine.votes import CountedText
 
 DIGITS = 6
@@ -51,7 +51,7 @@ class Ceiling:
     texts: int  # texts with >= 2 independent votes
     annotators: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """The evaluation's three fields (docs/api.md): human_ceiling, model_agreement, share_of_ceiling."""
         return {
             "human_ceiling": {

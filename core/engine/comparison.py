@@ -7,11 +7,10 @@ same items for A and B, so the item-to-item difficulty cancels out of B − A). 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy.stats import norm
 
+from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.evaluation import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
@@ -20,9 +19,10 @@ from core.engine.evaluation import (
     reliability,
 )
 from core.engine.metrics import expected_calibration_error, f1, sides
+from core.engine.types import JsonObject
 
 
-def _difference(a: float, b: float, boot: np.ndarray) -> dict[str, Any]:
+def _difference(a: float, b: float, boot: np.ndarray) -> JsonObject:
     """B − A with its percentile interval and a two-sided bootstrap p-value."""
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(boot, [tail, 100 - tail])
@@ -32,7 +32,7 @@ def _difference(a: float, b: float, boot: np.ndarray) -> dict[str, Any]:
     return _entry(a, b, b - a, float(low), float(high), p)
 
 
-def _entry(a: float, b: float, diff: float, low: float, high: float, p: float) -> dict[str, Any]:
+def _entry(a: float, b: float, diff: float, low: float, high: float, p: float) -> JsonObject:
     return {
         "a": round(a, 6),
         "b": round(b, 6),
@@ -48,19 +48,19 @@ def compare_trait(
     quality: np.ndarray,
     a: np.ndarray,
     b: np.ndarray,
-    threshold_a: float = 0.5,
-    threshold_b: float = 0.5,
+    threshold_a: float = DEFAULT_DECISION_THRESHOLD,
+    threshold_b: float = DEFAULT_DECISION_THRESHOLD,
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Metrics of A and B on the same items, B − A, 95% intervals, p-values; reliability bins of each."""
     quality = np.asarray(quality, dtype=float)
     a = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
     b = np.clip(np.asarray(b, dtype=float), 0.0, 1.0)
     mask, y = sides(quality)
     yb = y.astype(bool)
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "items": len(quality),
         "positive": int(y.sum()),
         "negative": int(len(y) - y.sum()),

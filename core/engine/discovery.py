@@ -23,7 +23,13 @@ from sklearn.decomposition import PCA
 from sklearn.feature_extraction.text import TfidfVectorizer
 from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
-from core.contract import MAX_LABEL_CHARS, POSITIVE_THRESHOLD, trait_key, unique_trait_key
+from core.contract import (
+    MAX_DISCOVERED_TRAITS,
+    MAX_LABEL_CHARS,
+    POSITIVE_THRESHOLD,
+    trait_key,
+    unique_trait_key,
+)
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
 from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key
@@ -38,7 +44,6 @@ KMEANS_MAX_K: dict[str, int] = {"low": 2, "medium": 3, "high": 4, "xhigh": 6, "m
 #: Leading principal components the k-means clustering runs on.
 KMEANS_DIMS = 32
 MIN_TEXTS = 10
-MAX_TRAITS = 3
 MIN_EXEMPLARS_PER_POLE = 5
 MAX_EXEMPLARS_PER_POLE = 50
 #: A candidate with |cos| above this to an existing or already chosen axis says nothing new.
@@ -303,7 +308,7 @@ def discover(
         candidates = sorted(_candidates(x, effort, progress), key=lambda c: (-c.score, c.order))
     chosen: list[_Candidate] = []
     for cand in candidates:
-        if len(chosen) == MAX_TRAITS or cand.score <= 1e-9:
+        if len(chosen) == MAX_DISCOVERED_TRAITS or cand.score <= 1e-9:
             break
         blocked = existing_axes + [c.axis for c in chosen]
         if any(_redundant(cand.axis, other, centred) for other in blocked):

@@ -7,12 +7,12 @@ calibration error (ECE) get percentile bootstrap intervals (the ECE's shifted by
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy.stats import norm, rankdata
 
+from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.metrics import CALIBRATION_BINS, expected_calibration_error, f1, sides
+from core.engine.types import JsonObject
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 500
@@ -76,17 +76,17 @@ def reliability(
 def evaluate_trait(
     scores: np.ndarray,
     quality: np.ndarray,
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_DECISION_THRESHOLD,
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Metrics of one trait's scores against its evaluation labels (quality 0–1; ≥ threshold decides)."""
     scores = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
     quality = np.asarray(quality, dtype=float)
     mask, y = sides(quality)
     s = scores[mask]
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "items": int(len(scores)),
         "positive": int(y.sum()),
         "negative": int(len(y) - y.sum()),

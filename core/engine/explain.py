@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.contract import SCORE_MIDPOINT
 from core.engine.errors import EngineError
 from core.engine.validation import validate_text
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 _WORD = re.compile(r"\S+")
 #: Score of an empty text: it says nothing about either pole.
-NEUTRAL = 0.5
+NEUTRAL = SCORE_MIDPOINT
 #: Words a word is occluded among (the whole text when it is no longer than this).
 WINDOW = 32
 

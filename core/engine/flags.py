@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -36,10 +35,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from threadpoolctl import threadpool_limits
 
-from core.contract import is_positive
+from core.contract import POSITIVE_THRESHOLD, is_positive
 from core.embedders.base import Embedder
 from core.engine.trait_model import fit_calibration
-from core.engine.validation import POSITIVE_THRESHOLD
+from core.engine.types import JsonObject
 from core.engine.votes import CountedText, Vote, count_votes
 
 OOF_FOLDS = 5
@@ -73,14 +72,16 @@ def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
 def neighbour_votes(q: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
     """Share of each sample's neighbours (rows of indices) whose pole differs from the sample's own."""
     positive = q >= POSITIVE_THRESHOLD
-    return (positive[neighbours] != positive[:, None]).mean(axis=1)
+    share: np.ndarray = (positive[neighbours] != positive[:, None]).mean(axis=1)
+    return share
 
 
 def mislabel_evidence(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
     """Per sample, in [0, 1]: the mean of its held-out score towards the other pole (1 - score for a positive
     sample, quality >= 0.5) and the share of its nearest samples (`nearest_neighbours` rows) on that pole."""
     towards_other = np.where(q >= POSITIVE_THRESHOLD, 1.0 - oof, oof)
-    return (towards_other + neighbour_votes(q, neighbours)) / 2
+    evidence: np.ndarray = (towards_other + neighbour_votes(q, neighbours)) / 2
+    return evidence
 
 
 def likely_mislabelled(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
@@ -119,7 +120,8 @@ def neighbour_similarities(X: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
 
 def knn_similarity(X: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
     """Mean cosine similarity of each row to its k nearest other rows (rows are L2-normalised)."""
-    return neighbour_similarities(X, k).mean(axis=1, dtype=np.float64)
+    similarity: np.ndarray = neighbour_similarities(X, k).mean(axis=1, dtype=np.float64)
+    return similarity
 
 
 def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
@@ -127,7 +129,8 @@ def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
     mad = max(np.median(np.abs(values - median)) * 1.4826, min_spread)
     if mad < 1e-12:
         return np.zeros_like(values)
-    return (values - median) / mad
+    robust: np.ndarray = (values - median) / mad
+    return robust
 
 
 EMBED_BATCH = 512  # texts a progress step while embedding
@@ -136,7 +139,7 @@ EMBED_BATCH = 512  # texts a progress step while embedding
 FLAG_ORDER = ("likely mislabelled", "contested", "outlier")  # the Flags tab lists them in this order
 
 
-def _votes(samples: list[dict[str, Any]]) -> list[Vote]:
+def _votes(samples: list[JsonObject]) -> list[Vote]:
     """The samples as votes, in the order given (oldest first, as the service lists them); a vote's id is
     its sample's place in `samples`."""
     return [
@@ -164,10 +167,10 @@ def _contested_why(text: CountedText) -> str:
 
 
 def flag_samples(
-    samples: list[dict[str, Any]],
+    samples: list[JsonObject],
     embedder: Embedder,
     progress: Callable[[float, str], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """One row per flag on a (trait, text): id, trait, flag, text, quality, oof_score, why, votes, spread.
 
     Samples (dicts with id, trait, text, quality and optionally annotator and adjudicated) are counted as
@@ -184,7 +187,7 @@ def flag_samples(
     by_trait: dict[str, list[CountedText]] = defaultdict(list)
     for counted in count_votes(_votes(samples)):
         by_trait[counted.trait].append(counted)
-    flagged: list[dict[str, Any]] = []
+    flagged: list[JsonObject] = []
     units = 2 * max(sum(len(g) for g in by_trait.values()), 1)
     done = 0
 

@@ -16,13 +16,13 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import httpx
 
 from core.engine.errors import GeneratorError
 from core.engine.text_utils import STOP_WORDS, content_words, split_terms
-from core.engine.types import TraitSpec
+from core.engine.types import JsonObject, TraitSpec
 
 # ---------------------------------------------------------------------------------------------
 # Templates (from_traits)
@@ -422,8 +422,8 @@ class OpenAICompatibleGenerator:
     def __repr__(self) -> str:
         return f"OpenAICompatibleGenerator(base_url={self.base_url!r}, model={self.model!r})"
 
-    def _payload(self, prompt: str, n: int) -> dict[str, Any]:
-        payload: dict[str, Any] = {
+    def _payload(self, prompt: str, n: int) -> JsonObject:
+        payload: JsonObject = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": _SYSTEM_PROMPT},

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from core.contract import POSITIVE_THRESHOLD
 from core.engine.trait_model import BalancedCosineTrait
 
 FOLDS = 5
@@ -22,7 +23,7 @@ def out_of_fold_auc(X: np.ndarray, quality: np.ndarray) -> float | None:
     there is no held-out score to rank.
     """
     q = np.asarray(quality, dtype=np.float64)
-    positive = q >= 0.5
+    positive = q >= POSITIVE_THRESHOLD
     if min(int(positive.sum()), int((~positive).sum())) < MIN_PER_POLE:
         return None
     model = BalancedCosineTrait(shrinkage=1.0, folds=FOLDS).fit(np.asarray(X, dtype=np.float64), q)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from core.contract import POSITIVE_THRESHOLD
+from core.contract import ANCHORS_PER_POLE, DEFAULT_DECISION_THRESHOLD, POSITIVE_THRESHOLD
 
 CALIBRATION_BINS = 10
-ANCHORS_PER_POLE = 3
 
 
 def sides(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,7 +38,8 @@ def accuracy(scores: np.ndarray, q: np.ndarray) -> float | None:
     mask, y = sides(q)
     if not mask.any():
         return None
-    return float(np.mean([np.mean((row[mask] >= 0.5) == y) for row in np.atleast_2d(scores)]))
+    hits = [(row[mask] >= DEFAULT_DECISION_THRESHOLD) == y for row in np.atleast_2d(scores)]
+    return float(np.mean([np.mean(h) for h in hits]))
 
 
 def expected_calibration_error(
@@ -56,7 +55,8 @@ def expected_calibration_error(
     total = np.zeros(scores.shape[:-1])
     for b in range(bins):
         total += np.abs(np.where(which == b, diff, 0.0).sum(axis=-1))
-    return total / scores.shape[-1]
+    error: np.ndarray = total / scores.shape[-1]
+    return error
 
 
 def f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -90,13 +90,13 @@ def explained_variance(X: np.ndarray, w: np.ndarray) -> float:
 def anchor_sample_ids(
     X: np.ndarray,
     q: np.ndarray,
-    ids: Sequence[Any],
+    ids: Sequence[int | None],
     p_pos: np.ndarray,
     p_neg: np.ndarray,
     per_pole: int = ANCHORS_PER_POLE,
-) -> dict[str, list[Any]]:
+) -> dict[str, list[int | None]]:
     """Ids of the samples most typical of their pole: highest cosine to their own pole's prototype."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[int | None]] = {}
     positive = np.asarray(q) >= POSITIVE_THRESHOLD
     for pole, members, proto in (("positive", positive, p_pos), ("negative", ~positive, p_neg)):
         norm = float(np.linalg.norm(proto))

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.contract import POSITIVE_THRESHOLD
 from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts
 from core.engine.scorer import Scorer
 from core.engine.training import train
 from core.engine.types import Sample, TraitSpec
-from core.engine.validation import POSITIVE_THRESHOLD
 
 
 def preview_zero_shot(

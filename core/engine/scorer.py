@@ -12,9 +12,10 @@ from core.embedders.base import Embedder
 from core.engine.errors import EmbedderUnavailableError, EngineError
 from core.engine.snapshot import CHUNK_WORDS, load_snapshot
 from core.engine.trait_model import raw_scores
-from core.engine.types import TraitSpec
+from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts
 
+# Any: numpy types its reductions by overloads that give Any for an array of unknown dtype.
 _AGGREGATE: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "max": np.max, "min": np.min}
 
 
@@ -33,7 +34,7 @@ class Scorer:
     in the snapshot is looked up with `core.embedders.get_embedder`.
     """
 
-    def __init__(self, snapshot: dict[str, Any], embedder: Embedder) -> None:
+    def __init__(self, snapshot: JsonObject, embedder: Embedder) -> None:
         self.snapshot = snapshot
         self.embedder = embedder
         self.embedder_id: str = snapshot["embedder"]["id"]
@@ -56,7 +57,7 @@ class Scorer:
         self._k = [float(t["k"]) for t in entries]
 
     @classmethod
-    def from_snapshot(cls, snapshot: dict[str, Any] | str, embedder: Embedder | None = None) -> Scorer:
+    def from_snapshot(cls, snapshot: JsonObject | str, embedder: Embedder | None = None) -> Scorer:
         snap = load_snapshot(snapshot)
         wanted, dim = snap["embedder"]["id"], snap["embedder"]["dim"]
         if embedder is None:
@@ -98,7 +99,8 @@ class Scorer:
     def aggregate(self, chunk_scores: np.ndarray) -> np.ndarray:
         """Combine the chunk scores (m, n_traits) of one text per trait by its aggregation."""
         if len(chunk_scores) == 1:
-            return chunk_scores[0].copy()
+            only: np.ndarray = chunk_scores[0].copy()
+            return only
         return np.array([_AGGREGATE[t.aggregation](chunk_scores[:, j]) for j, t in enumerate(self.traits)])
 
     # -- public -----------------------------------------------------------------------------------

@@ -17,13 +17,12 @@ import copy
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from core.contract import AGGREGATIONS
 from core.engine.errors import SnapshotFormatError
-from core.engine.types import TraitSpec
+from core.engine.types import JsonObject, TraitSpec
 
 FORMAT = "scoring-workbench/snapshot"
 FORMAT_VERSION = 1
@@ -34,7 +33,7 @@ CHUNK_WORDS = 200
 _TRAIT_TEXT_FIELDS = ("key", "name", "positive_label", "negative_label", "description")
 
 
-def model_sha256(embedder: Any) -> str | None:
+def model_sha256(embedder: object) -> str | None:
     """The model file hash behind an embedder, when it has one (MiniLM); None for model-free ones."""
     inner = getattr(embedder, "embedder", embedder)  # see through CachedEmbedder
     value = getattr(inner, "model_sha256", None)
@@ -50,13 +49,13 @@ def model_sha256(embedder: Any) -> str | None:
 def dump_snapshot(
     traits: Sequence[TraitSpec],
     axes: Sequence[tuple[np.ndarray, float, float]],
-    params: dict[str, dict[str, Any]],
+    params: dict[str, JsonObject],
     *,
     embedder_id: str,
     embedder_dim: int,
     embedder_model_sha256: str | None,
     param_hash: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Build the snapshot dict; `axes` holds (w, m_dot_w, k) per trait, in the order of `traits`."""
     entries = []
     for spec, (w, m_dot_w, k) in zip(traits, axes, strict=True):
@@ -89,13 +88,13 @@ def _fail(message: str) -> SnapshotFormatError:
     return SnapshotFormatError(f"invalid snapshot: {message}")
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _fail(f"{where} must be a finite number, found {value!r}")
     return float(value)
 
 
-def _check_trait(entry: Any, i: int, dim: int) -> None:
+def _check_trait(entry: object, i: int, dim: int) -> None:
     if not isinstance(entry, dict):
         raise _fail(f"traits[{i}] must be an object, found {type(entry).__name__}")
     for name in (*_TRAIT_TEXT_FIELDS, "aggregation"):
@@ -119,7 +118,7 @@ def _check_trait(entry: Any, i: int, dim: int) -> None:
         raise _fail(f"traits[{i}].params must be an object")
 
 
-def load_snapshot(snapshot: dict[str, Any] | str | bytes) -> dict[str, Any]:
+def load_snapshot(snapshot: JsonObject | str | bytes) -> JsonObject:
     """Parse (if a JSON string) and validate a snapshot; return a deep copy safe to keep.
 
     Raises SnapshotFormatError naming what was found: not JSON, another format, another

@@ -70,7 +70,8 @@ class PoleCheck:
         """> 0 on the positive side, < 0 on the negative side."""
         if self.w is None:
             return np.zeros(len(embeddings))
-        return np.asarray(embeddings, dtype=np.float64) @ self.w - self.offset
+        margin: np.ndarray = np.asarray(embeddings, dtype=np.float64) @ self.w - self.offset
+        return margin
 
     def passes(self, embeddings: np.ndarray, positive: Sequence[bool]) -> np.ndarray:
         m = self.margins(embeddings)

@@ -5,15 +5,16 @@ The scores stay calibrated probabilities; a threshold only turns a score into a 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from sklearn.metrics import precision_recall_curve
 
+from core.contract import MAX_PR_POINTS
 from core.engine.metrics import sides
+from core.engine.types import JsonObject
 
 Target = Literal["precision", "recall"]
-MAX_POINTS = 500  # a curve's points in a response; the choice itself uses every threshold
 
 
 def _curve(scores: np.ndarray, quality: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -24,7 +25,9 @@ def _curve(scores: np.ndarray, quality: np.ndarray) -> tuple[np.ndarray, np.ndar
     return thresholds, precision[:-1], recall[:-1]  # the last point (recall 0) has no threshold
 
 
-def pr_curve(scores: np.ndarray, quality: np.ndarray, max_points: int = MAX_POINTS) -> list[dict[str, float]]:
+def pr_curve(
+    scores: np.ndarray, quality: np.ndarray, max_points: int = MAX_PR_POINTS
+) -> list[dict[str, float]]:
     """Points `{threshold, precision, recall}` by rising threshold; thinned evenly to `max_points`."""
     if len(np.unique(sides(np.asarray(quality, dtype=float))[1])) != 2:
         return []  # no curve without both sides
@@ -44,7 +47,7 @@ def pr_curve(scores: np.ndarray, quality: np.ndarray, max_points: int = MAX_POIN
 
 def choose_threshold(
     scores: np.ndarray, quality: np.ndarray, target: Target, value: float
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The threshold meeting `target` ≥ `value` with the best other measure; None when no threshold can.
 
     Precision target: the most recall among thresholds whose precision reaches it. Recall target: the most

@@ -7,7 +7,6 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -19,12 +18,12 @@ from core.engine.errors import EngineError, InvalidEffortError, InvalidParamsErr
 from core.engine.pole_text import ZeroShotAxis, all_pole_texts, zero_shot_axis
 from core.engine.snapshot import SCORING_METHOD, dump_snapshot, model_sha256
 from core.engine.trait_model import BalancedCosineTrait, make_splits, oof_raw_scores, pole_labels
-from core.engine.types import ProgressFn, Sample, TrainingResult, TraitSpec
+from core.engine.types import JsonObject, ProgressFn, Sample, TrainingResult, TraitSpec
 from core.engine.validation import validate_samples
 
 FOLD_SEED = 0
 #: The params recorded for a zero-shot trait (no samples: nothing to search).
-ZERO_SHOT_PARAMS: dict[str, Any] = {"method": "zero_shot"}
+ZERO_SHOT_PARAMS: JsonObject = {"method": "zero_shot"}
 #: The prior's strength for traits trained on samples (`AxisSpectrum.prior_pull`).
 PRIOR_STRENGTH = 4.0
 
@@ -61,17 +60,17 @@ SEARCH_PLANS: dict[str, SearchPlan] = {
 }
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-def param_hash(params: Mapping[str, Mapping[str, Any]], embedder_id: str) -> str:
+def param_hash(params: Mapping[str, Mapping[str, object]], embedder_id: str) -> str:
     """sha256 of the canonical JSON of every trait's chosen params, the embedder id and the method."""
     doc = {"method": SCORING_METHOD, "embedder": embedder_id, "traits": params}
     return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()
 
 
-def _check_params(key: str, given: Any) -> dict[str, Any]:
+def _check_params(key: str, given: object) -> JsonObject:
     """Reused params of one trait: {"shrinkage": (0, 1], "folds": int >= 2, "repeats": int >= 1}."""
     if not isinstance(given, Mapping):
         raise InvalidParamsError(f"params for trait {key!r} must be an object, got {type(given).__name__}")
@@ -83,7 +82,7 @@ def _check_params(key: str, given: Any) -> dict[str, Any]:
         or not 0.0 < shrinkage <= 1.0
     ):
         raise InvalidParamsError(f"params for trait {key!r}: shrinkage must be in (0, 1], got {shrinkage!r}")
-    out: dict[str, Any] = {"shrinkage": float(shrinkage)}
+    out: JsonObject = {"shrinkage": float(shrinkage)}
     strength = given.get("prior_strength", 0.0)
     if (
         isinstance(strength, bool)
@@ -167,15 +166,15 @@ def _choose(
 @dataclass
 class FittedTrait:
     model: BalancedCosineTrait
-    params: dict[str, Any]
-    metrics: dict[str, Any]
-    search: list[dict[str, Any]]  # every candidate's cross-validated AUC, for the record
+    params: JsonObject
+    metrics: JsonObject
+    search: list[JsonObject]  # every candidate's cross-validated AUC, for the record
 
 
 def fit_trait(
     X: np.ndarray,
     q: np.ndarray,
-    ids: Sequence[Any],
+    ids: Sequence[int | None],
     *,
     plan: SearchPlan,
     prior: np.ndarray | None = None,
@@ -193,7 +192,7 @@ def fit_trait(
         prior_strength = 0.0
     splits = make_splits(pole_labels(q), plan.folds, plan.repeats, FOLD_SEED)
     oof_chosen = None
-    search: list[dict[str, Any]] = []
+    search: list[JsonObject] = []
     if splits:
         oof = oof_raw_scores(X, q, plan.shrinkages, splits, prior, [prior_strength], progress)
         aucs = [m.cv_roc_auc(oof[:, g, :], q) for g in range(len(plan.shrinkages))]
@@ -210,7 +209,7 @@ def fit_trait(
     # Held-out raw scores when folds exist; otherwise (a pole with one sample) in-sample ones.
     raw = model.oof_raw_ if model.oof_raw_ is not None else model.decision_function(X)[None, :]
     held_out = expit(model.k_ * raw)
-    params: dict[str, Any] = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
+    params: JsonObject = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
     if prior_strength > 0.0:
         params["prior_strength"] = float(prior_strength)
     y = pole_labels(q)
@@ -287,7 +286,7 @@ def train(
     *,
     embedder: Embedder,
     effort: str = "medium",
-    params: Mapping[str, Mapping[str, Any]] | None = None,
+    params: Mapping[str, Mapping[str, object]] | None = None,
     progress: ProgressFn | None = None,
     prior_strength: float = PRIOR_STRENGTH,
 ) -> TrainingResult:

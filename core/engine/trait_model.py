@@ -47,7 +47,8 @@ def raw_scores(E: np.ndarray, w: np.ndarray, offset: float) -> np.ndarray:
     A row-wise sum rather than a BLAS product: each row's result then depends only on that row,
     so a text scores bit-identically alone or in any batch, in the trainer or from a snapshot.
     """
-    return (np.asarray(E, dtype=np.float64) * np.asarray(w, dtype=np.float64)).sum(axis=1) - offset
+    raw: np.ndarray = (np.asarray(E, dtype=np.float64) * np.asarray(w, dtype=np.float64)).sum(axis=1) - offset
+    return raw
 
 
 def pole_labels(q: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from core.contract import Aggregation, DiscoverEffort, TrainEffort
 
@@ -12,6 +12,10 @@ __all__ = ["Aggregation", "DiscoverEffort", "TrainEffort"]  # core.contract's, r
 
 #: progress(fraction in [0, 1], phase name) - called from long operations.
 ProgressFn = Callable[[float, str], None]
+#: A JSON object: a snapshot, a version's metrics and parameters, a build's manifest, a body the engine sends
+#: or returns. Its values are whatever JSON holds, known only where each one is read: the one boundary where
+#: the engine and the embedders leave a type open (Any).
+JsonObject: TypeAlias = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,10 @@ class Sample:
 
 @dataclass
 class TrainingResult:
-    snapshot: dict[str, Any]  # JSON-serialisable, see core.engine.snapshot
-    metrics: dict[str, dict[str, Any]]  # per trait key
+    snapshot: JsonObject  # see core.engine.snapshot
+    metrics: dict[str, JsonObject]  # per trait key
     param_hash: str
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # chosen per trait
+    params: dict[str, JsonObject] = field(default_factory=dict)  # chosen per trait
 
 
 @dataclass

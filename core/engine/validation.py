@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from numbers import Real
-from typing import Any
 
 from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, POSITIVE_THRESHOLD, text_too_long_message
 from core.engine.errors import (
@@ -26,7 +25,7 @@ from core.engine.errors import (
 from core.engine.types import Sample, TraitSpec
 
 
-def validate_text(text: Any, *, where: str = "text") -> str:
+def validate_text(text: object, *, where: str = "text") -> str:
     """Return `text` stripped; reject non-strings, empty and over-long texts."""
     if not isinstance(text, str):
         raise InvalidTextError(f"{where} must be a string, got {type(text).__name__}")
@@ -38,14 +37,14 @@ def validate_text(text: Any, *, where: str = "text") -> str:
     return stripped
 
 
-def validate_texts(texts: Iterable[Any]) -> list[str]:
+def validate_texts(texts: Iterable[object]) -> list[str]:
     """Validate a batch; messages say which position failed."""
     if isinstance(texts, str):
         raise InvalidTextError("texts must be a list of strings, got a single string")
     return [validate_text(t, where=f"text {i}") for i, t in enumerate(texts)]
 
 
-def validate_quality(quality: Any, *, where: str) -> float:
+def validate_quality(quality: object, *, where: str) -> float:
     # Exact float/int first: the abstract Real check is slow, and training checks every sample.
     if type(quality) is not float and (isinstance(quality, bool) or not isinstance(quality, Real)):
         raise InvalidQualityError(f"{where}: quality must be a number in [0, 1], got {quality!r}")

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
+from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.comparison import compare_trait
 from service.domain.access import load_model
 from service.domain.evaluation import item_scores, stored_evaluation
@@ -50,8 +51,8 @@ def compare_evaluations(
             quality,
             xa,
             xb,
-            threshold_a=(thresholds_a.get(key) or {}).get("threshold", 0.5),
-            threshold_b=(thresholds_b.get(key) or {}).get("threshold", 0.5),
+            threshold_a=(thresholds_a.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
+            threshold_b=(thresholds_b.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
         )
         rows += [
             Disagreement(

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from core.contract import POSITIVE_THRESHOLD
 from service.domain.access import load_model
 from service.domain.needs import Databases, RunStarter
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
 from service.errors import ApiError
@@ -150,8 +150,7 @@ def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> 
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         version = resolve_version(s, model, ref)
-        if model.state == "busy":
-            raise busy_error(s, model)
+        require(s, model, "evaluate")
         count = s.scalar(select(func.count()).select_from(EvalItem).where(EvalItem.model_id == model.id)) or 0
         if not count:
             raise ApiError(422, "no_evaluation_set", f"{handle} has no evaluation items: add some first.")

@@ -7,11 +7,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, ModelState
+from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
 from core.embedders.registry import choice_id
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
 from service.keys import Principal
 from service.retention import erase, purge_texts
@@ -131,11 +131,10 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
 def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
+        require(s, model, "delete")  # from every state but busy
         if model.state == "archived":
             return Deleted(handle=model.handle, deleted=False)
-        if model.state == "busy":
-            raise busy_error(s, model)
-        model.state = "archived"
+        model.state = TRANSITIONS["delete"][model.state]
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)
 
@@ -144,9 +143,7 @@ def reopen_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
     """docs/api.md "Reopen": back to `draft` for editing while the active version keeps serving."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require_not_archived(model)
-        if model.state == "busy":
-            raise busy_error(s, model)
+        require(s, model, "reopen")
         if model.state == "draft":  # already editable: a repeat (or a lost response) changes nothing
             return model_out(s, model)
         message = "Reopened for editing"
@@ -160,7 +157,7 @@ def reopen_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
             if model.zero_data_retention and empty:
                 message += "; zero-data-retention deleted the samples at training, so the draft starts empty"
         ledger.record_done(s, model, "reopen", message)
-        model.state = "draft"
+        model.state = TRANSITIONS["reopen"][model.state]
         model.updated_at = utcnow()
         s.flush()
         return model_out(s, model)

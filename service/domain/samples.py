@@ -10,7 +10,7 @@ from core.contract import Provenance
 from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
-from service.domain.states import require_untrained
+from service.domain.states import require
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.keys import Principal
@@ -26,7 +26,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
     """All or none; a sample already stored (same trait, text, quality) answers with its id."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require_untrained(s, model)
+        require(s, model, "edit")
         refs = TraitRefs(s, model)
         resolved = [
             Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
@@ -89,7 +89,7 @@ def update_sample(
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
-        require_untrained(s, model)
+        require(s, model, "edit")
         trait = s.get(Trait, row.trait_id)
         assert trait is not None
         if patch.trait is not None:
@@ -125,7 +125,7 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
-        require_untrained(s, model)
+        require(s, model, "edit")
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.contract import can
 from service.domain.access import require_readable
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
@@ -113,7 +114,7 @@ def add_feedback(ctx: Resources, t: Target, text: str, items: list[Any]) -> tupl
         run_id = None
         if (
             buffered >= ctx.settings.retrain_buffer
-            and model.state == "ready"
+            and can("retrain", model.state)
             and not model.zero_data_retention
         ):
             run_id = ledger.create_run(

@@ -6,11 +6,10 @@ from typing import Protocol
 
 from sqlalchemy.orm import Session
 
+from core.contract import Operation, can
 from service.errors import ApiError
 from service.store import ledger
 from service.store.tables import Model
-
-UNTRAINED = ("draft", "failed")
 
 
 def busy_error(session: Session, model: Model) -> ApiError:
@@ -27,7 +26,8 @@ def busy_error(session: Session, model: Model) -> ApiError:
 
 
 class _HasState(Protocol):
-    state: str
+    @property
+    def state(self) -> str: ...
 
 
 def require_not_archived(model: _HasState) -> None:
@@ -35,16 +35,19 @@ def require_not_archived(model: _HasState) -> None:
         raise ApiError(409, "model_archived", "The model is archived; it can only be read.")
 
 
-def require_untrained(session: Session, model: Model) -> None:
-    """Trait and sample edits, discover and synthesize: only in draft (or failed, an untrained model).
-    A trained model gets back to draft through POST /reopen (its active version keeps serving)."""
+def require(session: Session, model: Model, operation: Operation) -> None:
+    """`operation` may start from the model's state (core.contract.TRANSITIONS), else that state's 409.
+
+    Trait and sample edits, discover and synthesize: only in an untrained model (draft, or failed). A trained
+    model gets back to draft through POST /reopen (its active version keeps serving)."""
+    if can(operation, model.state):
+        return
     require_not_archived(model)
     if model.state == "busy":
         raise busy_error(session, model)
-    if model.state not in UNTRAINED:
-        raise ApiError(
-            409,
-            "model_not_draft",
-            "Traits and samples of a trained model are frozen into its versions; "
-            f"reopen it (POST /v1/models/{model.handle}/reopen) to edit them; its version keeps serving.",
-        )
+    raise ApiError(
+        409,
+        "model_not_draft",
+        "Traits and samples of a trained model are frozen into its versions; "
+        f"reopen it (POST /v1/models/{model.handle}/reopen) to edit them; its version keeps serving.",
+    )

@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, RunKind, is_positive
+from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind, is_positive
 from service.domain.access import load_model
 from service.domain.needs import RunStarter
-from service.domain.states import busy_error, require_not_archived, require_untrained
+from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
@@ -94,16 +94,16 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
     """A run queued (`busy`), the run in flight (an idempotent repeat), or nothing to do (`ready`)."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require_not_archived(model)
         if model.state == "busy":
             run = ledger.in_flight(s, model)
             if run is not None and run.kind == "train":
                 return RunStarted(state="busy", run_id=run.id)  # idempotent hit on the run in flight
             raise busy_error(s, model)
-        if model.state == "ready" and not body.reoptimize_params:
+        triggered_by: Operation = "retune" if model.state == "ready" else "train"
+        if triggered_by == "retune" and not body.reoptimize_params:
             return RunStarted(state="ready", run_id=None)
+        require(s, model, triggered_by)
         check_trainable(s, model)
-        triggered_by = "retune" if model.state == "ready" else "train"
         options: dict[str, Any] = {"effort": body.effort or "medium", "triggered_by": triggered_by}
         if model.state == "draft" and model.current_version_id is not None:
             options["with_feedback"] = True  # a reopened draft: its buffered feedback joins the training
@@ -143,7 +143,7 @@ def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: Discover
         model = load_model(s, who, handle, write=True)
         key = idempotency_key("discover", options, fingerprint(s, model, "discovered", extrinsic_only=True))
         _reject_in_flight_duplicate(s, model, key)
-        require_untrained(s, model)
+        require(s, model, "discover")
         if not sample_count(s, model):
             raise ApiError(422, "no_samples", "Discovery needs labelled samples.")
         if len(s.scalars(select(Trait.id).where(Trait.model_id == model.id)).all()) >= MAX_TRAITS:
@@ -163,7 +163,7 @@ def start_synthesis(ctx: RunStarter, who: Principal, handle: str, body: Synthesi
             "synthesize", options, fingerprint(s, model, "synthesized", extrinsic_only=False)
         )
         _reject_in_flight_duplicate(s, model, key)
-        require_untrained(s, model)
+        require(s, model, "synthesize")
         if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():
             raise ApiError(422, "no_traits", "Synthesis needs at least one trait.")
         if body.synth_type == "diversify" and not sample_count(s, model):

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from service.domain.access import load_model
 from service.domain.needs import Databases
-from service.domain.states import require_untrained
+from service.domain.states import require
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
@@ -68,7 +68,7 @@ def list_traits(ctx: Databases, who: Principal, handle: str) -> TraitsOut:
 def add_traits(ctx: Databases, who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require_untrained(s, model)
+        require(s, model, "edit")
         taken = set(s.scalars(select(Trait.key).where(Trait.model_id == model.id)))
         if len(taken) + len(new) > MAX_TRAITS:
             raise ApiError(422, "validation_error", f"A model has at most {MAX_TRAITS} traits.")
@@ -97,7 +97,7 @@ def update_trait(ctx: Databases, who: Principal, handle: str, key: str, patch: T
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
-        require_untrained(s, model)
+        require(s, model, "edit")
         for name, value in patch.model_dump(exclude_unset=True).items():
             if value is not None:  # null leaves the field unchanged; the key never changes
                 setattr(trait, name, value)
@@ -110,7 +110,7 @@ def delete_trait(ctx: Databases, who: Principal, handle: str, key: str) -> Delet
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
-        require_untrained(s, model)
+        require(s, model, "edit")
         s.delete(trait)  # its samples go with it (ON DELETE CASCADE)
         # and so do its buffered feedback labels (a reopened draft can have some), keyed by trait key
         s.execute(

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
-from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE
+from core.contract import TAG_LIKE_VERSION_RE, TAG_PATTERN, TAG_RE, VERSION_NO_RE
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
@@ -77,8 +77,7 @@ def check_tag_name(name: str) -> None:
         raise ApiError(
             422,
             "invalid_tag",
-            f"{name!r} is not a valid tag: use [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}, "
-            "not 'v<number>' or 'V<number>'.",
+            f"{name!r} is not a valid tag: use {TAG_PATTERN}, not 'v<number>' or 'V<number>'.",
         )
 
 

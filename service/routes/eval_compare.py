@@ -6,13 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from core.contract import DISAGREEMENTS, MAX_VERSION_REF_CHARS
 from service.auth import AuthoringKey, CtxDep
 from service.domain import eval_compare
 from service.routes.common import errors
 from service.schemas import EvalCompareOut
 
 router = APIRouter(tags=["evaluation"])
-Ref = Annotated[str, Query(min_length=1, max_length=64, description="`vN` or a tag")]
+Ref = Annotated[str, Query(min_length=1, max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]
 
 
 @router.get(
@@ -24,6 +25,8 @@ def compare_evaluations(
     b: Ref,
     who: AuthoringKey,
     ctx: CtxDep,
-    limit: Annotated[int, Query(ge=1, le=1000, description="disagreements returned")] = 20,
+    limit: Annotated[int, Query(ge=1, le=DISAGREEMENTS.maximum, description="disagreements returned")] = (
+        DISAGREEMENTS.default
+    ),
 ) -> EvalCompareOut:
     return eval_compare.compare_evaluations(ctx, who, handle, a, b, limit)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from core.contract import MODELS_PAGE, ModelState
+from core.contract import MAX_CURSOR_CHARS, MAX_KIND_CHARS, MAX_NAMESPACE_CHARS, MODELS_PAGE, ModelState
 from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import models
 from service.routes.common import errors
@@ -27,10 +27,12 @@ def list_models(
     who: AnyKey,
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=MODELS_PAGE.maximum)] = MODELS_PAGE.default,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
-    namespace: Annotated[str | None, Query(max_length=64, description="Default: the public catalog")] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+    namespace: Annotated[
+        str | None, Query(max_length=MAX_NAMESPACE_CHARS, description="Default: the public catalog")
+    ] = None,
     state: Annotated[ModelState | None, Query()] = None,
-    kind: Annotated[str | None, Query(max_length=32)] = None,
+    kind: Annotated[str | None, Query(max_length=MAX_KIND_CHARS)] = None,
 ) -> ModelPage:
     return models.list_models(ctx, who, limit, cursor, namespace, state, kind)
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from core.contract import POOL_PAGE
+from core.contract import MAX_CURSOR_CHARS, POOL_PAGE
 from service.auth import AuthoringKey, CtxDep
 from service.domain import pool
 from service.routes.common import errors
@@ -31,7 +31,7 @@ def list_pool(
     who: AuthoringKey,
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> PoolPage:
     return pool.list_pool(ctx, who, handle, limit, cursor)
 

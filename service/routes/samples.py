@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from core.contract import SAMPLES_PAGE, Provenance
+from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, SAMPLES_PAGE, Provenance
 from service.auth import AuthoringKey, CtxDep
 from service.domain import samples
 from service.routes.common import errors
@@ -30,10 +30,10 @@ def list_samples(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
-    trait: Annotated[str | None, Query(max_length=100)] = None,
+    trait: Annotated[str | None, Query(max_length=MAX_LABEL_CHARS)] = None,
     provenance: Annotated[Provenance | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=SAMPLES_PAGE.maximum)] = SAMPLES_PAGE.default,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> SamplePage:
     return samples.list_samples(ctx, who, handle, trait, provenance, limit, cursor)
 

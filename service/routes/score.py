@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
-from core.contract import MAX_TEXT_CHARS, is_positive
+from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, nearer_pole_is_positive
 from service import textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
@@ -58,7 +58,7 @@ def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
                     trait=spec.key,
                     name=spec.name,
                     score=round(v, 6),
-                    label=spec.positive_label if is_positive(v) else spec.negative_label,
+                    label=spec.positive_label if nearer_pole_is_positive(v) else spec.negative_label,
                     positive_label=spec.positive_label,
                     negative_label=spec.negative_label,
                 )
@@ -204,7 +204,9 @@ async def score(
     request: Request,
     creds: Credentials,
     ctx: CtxDep,
-    version: Annotated[str | None, Query(max_length=64, description="`vN` or a tag (raw bodies)")] = None,
+    version: Annotated[
+        str | None, Query(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag (raw bodies)")
+    ] = None,
     explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
 ) -> Response:
     content_type = request.headers.get("content-type", "application/json")

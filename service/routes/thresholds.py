@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
+from core.contract import MAX_TRAIT_KEY, MAX_VERSION_REF_CHARS
 from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import thresholds
 from service.routes.common import errors
@@ -21,8 +22,8 @@ from service.schemas import (
 )
 
 router = APIRouter(tags=["evaluation"])
-VersionRef = Annotated[str, Path(max_length=64, description="`vN` or a tag")]
-TraitKey = Annotated[str, Path(max_length=64, description="a trait key")]
+VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]
+TraitKey = Annotated[str, Path(max_length=MAX_TRAIT_KEY, description="a trait key")]
 
 
 @router.get("/models/{handle}/versions/{ref}/pr-curve", response_model=PrCurveOut, responses=errors(404, 409))

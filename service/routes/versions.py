@@ -6,15 +6,28 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
-from core.contract import VERSIONS_PAGE
+from core.contract import MAX_CURSOR_CHARS, MAX_TAG_CHARS, MAX_VERSION_REF_CHARS, VERSIONS_PAGE
 from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import versions
 from service.routes.common import errors
 from service.schemas import Tagged, Untagged, VersionOut, VersionPage
 
 router = APIRouter(tags=["versions"])
-VersionRef = Annotated[str, Path(max_length=80, description="`vN` or a tag name")]
+VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag name")]
+
+
+def _within_tag_length(name: object) -> object:
+    # Longer than any tag: the tag rule's own code (docs/api.md), not the length bound's validation_error.
+    if isinstance(name, str) and len(name) > MAX_TAG_CHARS:
+        raise PydanticCustomError("invalid_tag", f"a tag has at most {MAX_TAG_CHARS} characters")
+    return name
+
+
+#: Tagging and untagging: a version reference that is a tag name to set or remove.
+TagName = Annotated[VersionRef, BeforeValidator(_within_tag_length)]
 
 
 @router.get("/models/{handle}/versions", response_model=VersionPage, responses=errors(400, 404))
@@ -23,7 +36,7 @@ def list_versions(
     who: AnyKey,
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=VERSIONS_PAGE.maximum)] = VERSIONS_PAGE.default,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> Any:
     return JSONResponse(versions.list_versions(ctx, who, handle, limit, cursor))
 
@@ -39,10 +52,10 @@ def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
 
 
 @router.post("/models/{handle}/versions/{ref}", response_model=Tagged, responses=errors(403, 404, 409))
-def tag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Tagged:
+def tag_version(handle: str, ref: TagName, who: AuthoringKey, ctx: CtxDep) -> Tagged:
     return versions.tag_version(ctx, who, handle, ref)
 
 
 @router.delete("/models/{handle}/versions/{ref}", response_model=Untagged, responses=errors(403, 404, 409))
-def untag_version(handle: str, ref: VersionRef, who: AuthoringKey, ctx: CtxDep) -> Untagged:
+def untag_version(handle: str, ref: TagName, who: AuthoringKey, ctx: CtxDep) -> Untagged:
     return versions.untag_version(ctx, who, handle, ref)

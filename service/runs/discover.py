@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.contract import MAX_TRAITS, trait_key, unique_trait_key
+from core.contract import MAX_DISCOVERED_TRAITS, MAX_LABEL_CHARS, MAX_TRAITS, trait_key, unique_trait_key
 from core.engine import discover
 from core.engine.types import Sample
 from service.runs.attempt import Attempt
@@ -11,8 +11,6 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import add_samples, load_traits
 from service.store.tables import Trait
-
-MAX_DISCOVERED = 3
 
 
 def execute(at: Attempt) -> None:
@@ -26,7 +24,7 @@ def execute(at: Attempt) -> None:
     )
     at.report(0.97, "saving")
     # Traits cannot change while the model is busy, so the room left under the cap is known here.
-    found = found[: max(0, min(MAX_DISCOVERED, MAX_TRAITS - len(specs)))]
+    found = found[: max(0, min(MAX_DISCOVERED_TRAITS, MAX_TRAITS - len(specs)))]
     with transaction(at.sessions) as s:
         if not ledger.succeed(s, at.run_id, at.number, f"Discovered {len(found)} traits"):
             return
@@ -38,9 +36,9 @@ def execute(at: Attempt) -> None:
             trait = Trait(
                 model_id=model.id,
                 key=key,
-                name=d.spec.name[:100],
-                positive_label=d.spec.positive_label[:100],
-                negative_label=d.spec.negative_label[:100],
+                name=d.spec.name[:MAX_LABEL_CHARS],
+                positive_label=d.spec.positive_label[:MAX_LABEL_CHARS],
+                negative_label=d.spec.negative_label[:MAX_LABEL_CHARS],
                 description=d.spec.description,
                 aggregation=d.spec.aggregation,
                 kind="intrinsic",

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from core.embedders import Embedder
 from core.engine.types import Sample, TraitSpec
 from service.runs.attempt import Attempt
+from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import load_samples, load_traits, trait_specs
 from service.store.tables import Model, Run, utcnow
@@ -36,6 +37,6 @@ def back_to_draft(s: Session, run_id: str) -> Model:
     assert run is not None
     model = s.get(Model, run.model_id)
     assert model is not None
-    model.state = run.return_state if run.return_state in ("draft", "failed") else "draft"
+    model.state = ledger.state_after(model, run, succeeded=True)
     model.updated_at = utcnow()
     return model

@@ -79,5 +79,5 @@ def execute(at: Attempt) -> None:
             )
         )
         # Back where it started: `ready`, or a reopened draft (its edits go on while v N is evaluated).
-        model.state = run.return_state if run.return_state == "draft" else "ready"
+        model.state = ledger.state_after(model, run, succeeded=True)
         model.updated_at = utcnow()

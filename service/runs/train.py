@@ -84,8 +84,9 @@ def execute(at: Attempt) -> None:
     with transaction(at.sessions) as s:
         if not ledger.succeed(s, at.run_id, at.number, "Training finished"):
             return  # the claim was lost (recovered elsewhere): apply nothing
-        model = s.get(Model, s.get(Run, at.run_id).model_id)  # type: ignore[union-attr]
-        assert model is not None
+        run = s.get(Run, at.run_id)
+        model = s.get(Model, run.model_id)  # type: ignore[union-attr]
+        assert model is not None and run is not None
         if feedback:
             trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
             add_samples(s, model.id, trait_ids, feedback_samples, "feedback")
@@ -107,7 +108,7 @@ def execute(at: Attempt) -> None:
         previous = history.version_no_of(s, model.current_version_id)
         history.record(s, model, "activated", version.version_no, previous=previous)
         model.current_version_id = version.id
-        model.state = "ready"
+        model.state = ledger.state_after(model, run, succeeded=True)
         model.updated_at = utcnow()
         if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
             purged = purge_texts(s, model.id)

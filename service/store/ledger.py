@@ -14,11 +14,10 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import RunKind
+from core.contract import ModelState, RunKind, state_after_run
 from service.store.tables import Model, Run, utcnow
 
 IN_FLIGHT = ("queued", "running")
-TRAIN_KINDS = ("train", "retrain", "backfill")
 
 
 def new_run_id() -> str:
@@ -163,24 +162,15 @@ def fail(session: Session, run_id: str, attempt: int | None, code: str, message:
     run.progress = progress
     model = session.get(Model, run.model_id)
     if model is not None and model.state == "busy" and model.last_run_id == run.id:
-        model.state = state_after_failure(model, run)
+        model.state = state_after(model, run, succeeded=False)
         model.updated_at = utcnow()
     return True
 
 
-def state_after_failure(model: Model, run: Run) -> str:
-    """docs/api.md: a run that started from a draft or failed model returns there (a reopened draft keeps
-    its edits, though its active version still serves); otherwise an active version keeps the model ready;
-    a failed first training makes it failed."""
-    if run.return_state == "draft" and (model.current_version_id is not None or run.kind not in TRAIN_KINDS):
-        return "draft"
-    if run.return_state == "failed" and run.kind not in TRAIN_KINDS:
-        return "failed"
-    if model.current_version_id is not None:
-        return "ready"
-    if run.kind in TRAIN_KINDS:
-        return "failed"
-    return "draft"
+def state_after(model: Model, run: Run, *, succeeded: bool) -> ModelState:
+    """The state `run` leaves `model` in (core.contract.state_after_run: docs/api.md, "States")."""
+    has_version = model.current_version_id is not None
+    return state_after_run(run.kind, run.return_state, succeeded=succeeded, has_version=has_version)
 
 
 def recover_stale(

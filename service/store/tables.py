@@ -20,6 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from core.contract import ModelState
+
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
 #: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
 MAX_INT = 2**31 - 1
@@ -72,7 +74,7 @@ class Model(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     scoring_method: Mapped[str] = mapped_column(String(32), default="balanced_cosine")
     kind: Mapped[str] = mapped_column(String(32), default="scoring")
-    state: Mapped[str] = mapped_column(String(16), default="draft", index=True)
+    state: Mapped[ModelState] = mapped_column(String(16), default="draft", index=True)
     zero_data_retention: Mapped[bool] = mapped_column(Boolean, default=False)
     max_depth: Mapped[int] = mapped_column(Integer, default=1)
     additional_terms: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -179,7 +181,7 @@ class Run(Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     # The state the model returns to if the run fails for good.
-    return_state: Mapped[str] = mapped_column(String(16))
+    return_state: Mapped[ModelState] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

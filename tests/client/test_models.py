@@ -208,7 +208,12 @@ def test_addition_results_tolerate_unknown_fields_and_open_shapes() -> None:
         {"attributeScores": {"T": {"summaryScore": {"value": 0.7}}}, "languages": ["en"], "extra": True}
     )
     score = out.attribute_scores["T"]
-    assert score.summary_score.value == 0.7 and score.span_scores == []
+    assert score.summary_score is not None and score.summary_score.value == 0.7 and score.span_scores == []
+    # A scoreThreshold above the summary but below a sentence keeps the span alone (routes/perspective.py).
+    spans_only = AnalyzeCommentResult.model_validate(
+        {"attributeScores": {"T": {"spanScores": [{"begin": 0, "end": 9, "score": {"value": 0.9}}]}}}
+    ).attribute_scores["T"]
+    assert spans_only.summary_score is None and spans_only.span_scores[0].score.value == 0.9
     assert out.model_dump(by_alias=True, exclude_none=True)["attributeScores"]["T"]["summaryScore"] == {
         "value": 0.7
     }

@@ -8,8 +8,9 @@ import re
 import numpy as np
 import pytest
 
+from core.contract import MAX_DISCOVERED_TRAITS
 from core.embedders import get_embedder
-from core.engine.discovery import MAX_TRAITS, discover, pooled_texts
+from core.engine.discovery import discover, pooled_texts
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
 from core.engine.types import Sample, TraitSpec
 
@@ -84,7 +85,7 @@ def _topic_split(trait) -> bool:
 
 def test_finds_the_topic_axis_and_names_it_from_its_words(embedder) -> None:
     traits = discover(_samples(), embedder=embedder, effort="medium")
-    assert 1 <= len(traits) <= MAX_TRAITS
+    assert 1 <= len(traits) <= MAX_DISCOVERED_TRAITS
     first = traits[0]
     assert _topic_split(first)
     complaint_words, praise_words = {"refund", "delay", "delayed"}, {"praise", "friendly", "staff"}
