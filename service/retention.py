@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import logging
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from service.db import truncate_wal
 from service.embedding import Embedders
-from service.tables import EvalItem, FeedbackLabel, PoolText, SampleRow
+from service.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow
 
 log = logging.getLogger("service.retention")
 
@@ -27,6 +27,7 @@ def purge_texts(session: Session, model_id: int) -> list[str]:
     for table in (SampleRow, FeedbackLabel, PoolText, EvalItem):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
+    session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
 
 

@@ -84,6 +84,9 @@ class Model(Base):
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    # How many evaluation items the model holds, kept as they are added and removed: an import's answer
+    # reports it, and counting the rows would cost in proportion to the set (issue 36).
+    eval_item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -106,7 +109,8 @@ class Trait(Base):
 
 class SampleRow(Base):
     __tablename__ = "samples"
-    __table_args__ = (Index("ix_samples_model_trait", "model_id", "trait_id"),)
+    # Finds a text's rows of a trait: an import's duplicate check (issue 36), and every (model, trait) query.
+    __table_args__ = (Index("ix_samples_model_trait_sha", "model_id", "trait_id", "content_sha256"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
@@ -218,6 +222,8 @@ class EvalItem(Base):
     """A labelled evaluation item: held out, never read by training (docs/api.md, Evaluation sets)."""
 
     __tablename__ = "eval_items"
+    __table_args__ = (Index("ix_eval_items_model_trait_sha", "model_id", "trait_key", "content_sha256"),)
+
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     trait_key: Mapped[str] = mapped_column(String(64))

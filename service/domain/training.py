@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, RunKind, is_positive
+from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, RunKind
 from service.db import transaction
 from service.domain.access import load_model
 from service.errors import ApiError
@@ -35,12 +35,14 @@ def check_trainable(session: Session, model: Model) -> None:
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
-        qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
-        positive = any(is_positive(q) for q in qualities)
-        negative = any(not is_positive(q) for q in qualities)
+        # Two indexed look-ups, not the trait's qualities: this runs in the write transaction that queues
+        # the run, and a trait may hold a million samples.
+        rows = select(SampleRow.id).where(SampleRow.model_id == model.id, SampleRow.trait_id == t.id)
+        positive = session.scalar(rows.where(SampleRow.quality >= POSITIVE_THRESHOLD).limit(1)) is not None
+        negative = session.scalar(rows.where(SampleRow.quality < POSITIVE_THRESHOLD).limit(1)) is not None
         if positive and negative:
             continue
-        if not qualities:
+        if not (positive or negative):
             was = trained.get(t.key)
             if not isinstance(was, dict) or was.get("method") == "zero_shot":
                 continue  # zero-shot: the axis comes from the trait's pole labels and description

@@ -1,0 +1,191 @@
+"""Imports cost what the batch holds, not what the model holds (issue 36): the SQL statements of a batch of
+samples, pool texts, evaluation items or feedback are the same at 500 stored rows as at 5,000. And the
+duplicate rules stay: a label stored once (same trait, text, quality), ids in input order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from tests.service.conftest import Svc, running
+from tests.service.helpers import TRAITS, check, train_ready
+
+BATCH = 500
+
+
+@dataclass
+class Cost:
+    statements: list[str] = field(default_factory=list)  # the first word of each (an executemany counts once)
+    steps: int = 0  # SQLite only: virtual machine instructions, in hundreds (rows visited, not time)
+
+
+STEP = 100
+
+
+@contextmanager
+def counted(svc: Svc) -> Iterator[Cost]:
+    """The SQL statements the service sends while the block runs, and on SQLite the work they cost: its
+    virtual machine instructions grow with the rows a statement visits, whatever the machine's speed."""
+    cost = Cost()
+    touched: list[Any] = []
+
+    def step() -> int:
+        cost.steps += 1
+        return 0
+
+    def record(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        cost.statements.append(statement.split(None, 1)[0].upper())
+        if conn.dialect.name == "sqlite":
+            raw = conn.connection.driver_connection
+            raw.set_progress_handler(step, STEP)
+            touched.append(raw)
+
+    event.listen(svc.ctx.engine, "before_cursor_execute", record)
+    try:
+        yield cost
+    finally:
+        event.remove(svc.ctx.engine, "before_cursor_execute", record)
+        for raw in touched:
+            raw.set_progress_handler(None, STEP)
+
+
+def same_cost(small: Cost, large: Cost) -> None:
+    """The same statements, and (SQLite) about the same work: an index seek costs the same instructions in a
+    larger B-tree; a scan of the stored rows would cost ten times more at ten times the rows."""
+    assert small.statements == large.statements
+    assert large.steps <= 1.25 * small.steps + 10, (small.steps, large.steps)
+
+
+def samples(start: int, n: int, trait: str = "formality") -> list[dict[str, Any]]:
+    return [
+        {"trait": trait, "text": f"Sample text number {i}.", "quality": float(i % 2)}
+        for i in range(start, start + n)
+    ]
+
+
+def fill(post: Callable[[int, int], Any], total: int, step: int) -> None:
+    for start in range(0, total, step):
+        post(start, step)
+
+
+@pytest.fixture
+def big_buffer_svc(tmp_path: Path, database_url: str) -> Iterator[Svc]:
+    """The app whose feedback buffer never fills (no retraining starts while the test adds labels)."""
+    with running(tmp_path, database_url=database_url, retrain_buffer=100_000) as s:
+        yield s
+
+
+def test_a_batch_of_samples_costs_the_same_statements_at_500_and_5000_stored(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    costs: dict[int, list[Cost]] = {}
+    for handle, stored in (("acme.small", 500), ("acme.large", 5_000)):
+        check(c.post("/v1/models", json={"handle": handle}, headers=h), 201)
+        check(c.post(f"/v1/models/{handle}/traits", json={"traits": TRAITS}, headers=h), 201)
+        url = f"/v1/models/{handle}/samples"
+
+        def post(start: int, n: int, url: str = url) -> list[int]:
+            return check(c.post(url, json={"samples": samples(start, n)}, headers=h), 201)["ids"]  # type: ignore[no-any-return]
+
+        fill(post, stored, BATCH)
+        with counted(svc) as new:
+            ids = post(stored, BATCH)
+        with counted(svc) as again:  # every one a duplicate
+            assert post(stored, BATCH) == ids
+        costs[stored] = [new, again]
+        assert check(c.get(f"/v1/models/{handle}", headers=h), 200)["sample_count"] == stored + BATCH
+    for small, large in zip(costs[500], costs[5_000], strict=True):
+        same_cost(small, large)
+    assert len(costs[500][0].statements) < 20, costs[500][0]  # a few per batch, not one or two per sample
+
+
+def test_duplicates_in_a_batch_and_across_batches_are_stored_once(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.dup"}, headers=h), 201)
+    check(c.post("/v1/models/acme.dup/traits", json={"traits": TRAITS}, headers=h), 201)
+    url = "/v1/models/acme.dup/samples"
+    first = [
+        {"trait": "formality", "text": "Dear Sir.", "quality": 1.0},
+        {"trait": "sentiment", "text": "Dear Sir.", "quality": 1.0},  # another trait: another sample
+        {"trait": "formality", "text": "Dear Sir.", "quality": 0.8},  # another quality: another sample
+        {"trait": "Formality", "text": "  Dear Sir.  ", "quality": 1.0, "source_url": "https://x.org/a"},
+    ]
+    ids = check(c.post(url, json={"samples": first}, headers=h), 201)["ids"]
+    assert len(set(ids)) == 3 and ids[3] == ids[0]
+    # A later batch: stored ones answer with their ids, a stored sample without a URL gets the one given now.
+    second = [
+        {"trait": "formality", "text": "yo", "quality": 0.0},
+        {"trait": "sentiment", "text": "Dear Sir.", "quality": 1.0, "source_url": "https://x.org/b"},
+        {"trait": "formality", "text": "Dear Sir.", "quality": 1.0, "source_url": "https://x.org/c"},
+    ]
+    again = check(c.post(url, json={"samples": second}, headers=h), 201)["ids"]
+    assert again[1:] == [ids[1], ids[0]] and again[0] not in ids
+    items = {s["id"]: s for s in check(c.get(url, headers=h), 200)["items"]}
+    assert len(items) == 4
+    assert items[ids[0]]["source_url"] == "https://x.org/a"  # the first URL it got stays
+    assert items[ids[1]]["source_url"] == "https://x.org/b"
+    assert items[ids[2]]["source_url"] is None
+
+
+def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_stored(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    pool_costs: list[list[Cost]] = []
+    eval_costs: list[list[Cost]] = []
+    for handle, stored in (("acme.p1", 1_000), ("acme.p5", 5_000)):
+        check(c.post("/v1/models", json={"handle": handle}, headers=h), 201)
+        check(c.post(f"/v1/models/{handle}/traits", json={"traits": TRAITS}, headers=h), 201)
+
+        def pool(start: int, n: int, handle: str = handle) -> dict[str, Any]:
+            texts = [f"Pool text number {i}." for i in range(start, start + n)]
+            return check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)  # type: ignore[no-any-return]
+
+        def items(start: int, n: int, handle: str = handle) -> dict[str, Any]:
+            url = f"/v1/models/{handle}/evaluation-set"
+            return check(c.post(url, json={"items": samples(start, n)}, headers=h), 201)  # type: ignore[no-any-return]
+
+        fill(pool, stored, 1_000)
+        fill(items, stored, BATCH)
+        with counted(svc) as pool_new:
+            added = pool(stored, 1_000)
+        assert added["added"] == 1_000 and len(set(added["ids"])) == 1_000
+        with counted(svc) as pool_again:
+            assert pool(stored, 1_000) == {"ids": added["ids"], "added": 0}
+        with counted(svc) as eval_new:
+            assert items(stored, BATCH) == {"added": BATCH, "total": stored + BATCH}
+        with counted(svc) as eval_again:
+            assert items(stored, BATCH) == {"added": 0, "total": stored + BATCH}
+        pool_costs.append([pool_new, pool_again])
+        eval_costs.append([eval_new, eval_again])
+    for small, large in [*zip(*pool_costs, strict=True), *zip(*eval_costs, strict=True)]:
+        same_cost(small, large)
+
+
+def test_a_feedback_label_costs_the_same_statements_with_few_or_many_buffered(big_buffer_svc: Svc) -> None:
+    svc = big_buffer_svc
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.fb"}, headers=h), 201)
+    check(c.post("/v1/models/acme.fb/traits", json={"traits": TRAITS}, headers=h), 201)
+    check(c.post("/v1/models/acme.fb/samples", json={"samples": samples(0, 40)}, headers=h), 201)
+    check(c.post("/v1/models/acme.fb/samples", json={"samples": samples(0, 40, "sentiment")}, headers=h), 201)
+    train_ready(c, h, "acme.fb")
+
+    def feedback(i: int) -> None:
+        body = {"content": f"Scored text {i}.", "feedback": [{"trait": "formality", "quality": 1.0}]}
+        out = check(c.post("/v1/models/acme.fb/score", json=body, headers=h), 200)
+        assert out["feedback_buffered"] == 1
+
+    costs: list[Cost] = []
+    for i in range(300):
+        if i in (5, 299):
+            with counted(svc) as seen:
+                feedback(i)
+            costs.append(seen)
+        else:
+            feedback(i)
+    same_cost(*costs)
+    assert check(c.get("/v1/models/acme.fb", headers=h), 200)["buffered_feedback"] == 300
