@@ -10,7 +10,14 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.cursors import Cursors
-from service.db import make_engine, make_read_session_factory, make_session_factory, migrate, transaction
+from service.db import (
+    make_engine,
+    make_read_session_factory,
+    make_session_factory,
+    migrate,
+    transaction,
+    write_retrying,
+)
 from service.embedding import Embedders, ScorerCache
 from service.pool_index import PoolIndex
 from service.runs import ledger
@@ -21,6 +28,9 @@ from service.runs.queue import Queue, make_huey
 from service.settings import Settings
 
 log = logging.getLogger("service")
+# How long the recovery sweep waits out a busy database before the round counts as failed (the next round
+# tries again): a minute covers any write the service legitimately holds that long.
+RECOVERY_PATIENCE_S = 60.0
 
 
 @dataclass
@@ -86,12 +96,20 @@ class Context:
         self.queue.enqueue(run_id)
 
     def recover(self) -> list[str]:
-        """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued)."""
-        s = self.settings
-        with transaction(self.sessions) as session:
-            ids = ledger.recover_stale(
-                session, s.heartbeat_timeout_s, s.max_attempts, held=self.run_locks.held
-            )
+        """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued).
+
+        Checked first without a write lock (there is rarely anything to do); the write, when there is,
+        waits out a busy database (`write_retrying`) instead of failing."""
+        s, held = self.settings, self.run_locks.held
+        with transaction(self.reads) as session:
+            if not ledger.has_stale(session, s.heartbeat_timeout_s, held):
+                return []
+        ids = write_retrying(
+            self.sessions,
+            lambda session: ledger.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts, held=held),
+            patience_s=RECOVERY_PATIENCE_S,
+            what="run recovery",
+        )
         for run_id in ids:
             log.warning("re-queued run %s after its worker stopped", run_id)
             self.enqueue(run_id)
@@ -100,8 +118,16 @@ class Context:
     def sweep(self) -> None:
         """The periodic recovery: stale running runs, and queued runs whose message may be lost."""
         self.recover()
-        with transaction(self.sessions) as session:
-            lost = ledger.lost_queued(session, self.settings.heartbeat_timeout_s)
+        timeout = self.settings.heartbeat_timeout_s
+        with transaction(self.reads) as session:
+            if not ledger.has_lost_queued(session, timeout):
+                return
+        lost = write_retrying(
+            self.sessions,
+            lambda session: ledger.lost_queued(session, timeout),
+            patience_s=RECOVERY_PATIENCE_S,
+            what="re-enqueuing lost runs",
+        )
         for run_id in lost:
             log.warning("enqueued run %s again: it waited longer than the heartbeat timeout", run_id)
             self.enqueue(run_id)

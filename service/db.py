@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
+
+log = logging.getLogger("service.db")
+T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
@@ -81,6 +87,51 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One session, committed on success, rolled back on any exception."""
     with factory() as session, session.begin():
         yield session
+
+
+# SQLite's "database is locked" / "database table is locked" once busy_timeout has passed; PostgreSQL's
+# lock_not_available, deadlock_detected and serialization_failure.
+_LOCK_MESSAGES = ("database is locked", "database table is locked")
+_LOCK_SQLSTATES = ("55P03", "40P01", "40001")
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = exc.orig
+    if getattr(orig, "pgcode", None) in _LOCK_SQLSTATES or getattr(orig, "sqlstate", None) in _LOCK_SQLSTATES:
+        return True
+    return any(m in str(orig) for m in _LOCK_MESSAGES)
+
+
+def write_retrying(
+    factory: sessionmaker[Session], work: Callable[[Session], T], *, patience_s: float, what: str
+) -> T:
+    """`work` in one write transaction, begun again while the database is busy, for up to `patience_s`.
+
+    For the background's own bookkeeping (run claims, heartbeats, the recovery sweep): a lock that another
+    writer legitimately holds is waited out (each attempt waits up to the busy timeout, then this backs off
+    and tries again) instead of failing the bookkeeping. A wait longer than a second is logged with its
+    length, so a long writer shows in the log without an error.
+    """
+    started = time.monotonic()
+    pause = 0.05
+    while True:
+        try:
+            with transaction(factory) as session:
+                result = work(session)
+        except OperationalError as exc:
+            waited = time.monotonic() - started
+            if not is_lock_timeout(exc) or waited + pause > patience_s:
+                raise
+            log.info("%s: the database is busy after %.1f s; trying again", what, waited)
+            time.sleep(pause)
+            pause = min(2 * pause, 2.0)
+            continue
+        waited = time.monotonic() - started
+        if waited > 1.0:
+            log.info("%s waited %.1f s for the database", what, waited)
+        return result
 
 
 def truncate_wal(engine: Engine) -> bool:

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
-from service.db import transaction
+from service.db import write_retrying
 from service.embedding import Embedders
 from service.runs import discover, evaluate, ledger, synthesize, train
 from service.runs.attempt import Attempt
@@ -64,12 +64,20 @@ class Executor:
             self._claim_and_execute(run_id)
 
     def _claim_and_execute(self, run_id: str) -> None:
-        with transaction(self.sessions) as s:
+        def claim(s: Session) -> tuple[str, int, str] | None:
             run = ledger.claim(s, run_id)
             if run is None:
-                return
-            kind, attempt = run.kind, run.attempts
-            handle = s.scalar(select(Model.handle).where(Model.id == run.model_id)) or ""
+                return None
+            return (
+                run.kind,
+                run.attempts,
+                s.scalar(select(Model.handle).where(Model.id == run.model_id)) or "",
+            )
+
+        claimed = write_retrying(self.sessions, claim, patience_s=self._patience, what=f"claiming {run_id}")
+        if claimed is None:
+            return
+        kind, attempt, handle = claimed
         log.info("run %s (%s) attempt %d started", run_id, kind, attempt)
         with self._active_lock:
             self.active[run_id] = attempt
@@ -82,7 +90,8 @@ class Executor:
     def _execute_claimed(self, run_id: str, kind: str, attempt: int, handle: str) -> None:
         slow = self.settings.test_hooks.slow_run
         try:
-            with Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
+            beat = (self.sessions, run_id, attempt, self.settings.heartbeat_interval_s, self._patience)
+            with Heartbeat(*beat) as hb:
                 parts = (self.settings, self.sessions, self.embedders)
                 at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook)
                 if slow is not None and slow.applies(handle, attempt):
@@ -104,5 +113,15 @@ class Executor:
             log.info("run %s finished", run_id)
 
     def _fail(self, run_id: str, attempt: int, code: str, message: str) -> None:
-        with transaction(self.sessions) as s:
-            ledger.fail(s, run_id, attempt, code, message)
+        write_retrying(
+            self.sessions,
+            lambda s: ledger.fail(s, run_id, attempt, code, message),
+            patience_s=self._patience,
+            what=f"failing {run_id}",
+        )
+
+    @property
+    def _patience(self) -> float:
+        """How long the run's bookkeeping waits out a busy database: past the heartbeat timeout the run
+        counts as stale anyway."""
+        return self.settings.heartbeat_timeout_s
