@@ -20,7 +20,7 @@ from service.db import (
 )
 from service.embedding import Embedders, ScorerCache
 from service.pool_index import PoolIndex
-from service.runs import ledger
+from service.runs import ledger, shards
 from service.runs.consumer import RecoveryLoop, Worker
 from service.runs.executor import Executor
 from service.runs.locks import RunLocks, run_locks_for
@@ -76,8 +76,13 @@ class Context:
             executor=executor,
             run_locks=run_locks,
             huey=huey,
-            queue=Queue(huey, lambda run_id: built[0]._run_task(run_id)),
+            queue=Queue(
+                huey,
+                lambda run_id: built[0]._run_task(run_id),
+                lambda run_id, shard_no: built[0]._shard_task(run_id, shard_no),
+            ),
         )
+        executor.enqueue_shard = ctx.queue.enqueue_shard
         built.append(ctx)
         return ctx
 
@@ -91,6 +96,12 @@ class Context:
             self.enqueue(run_id)
             return
         self.executor.execute(run_id)
+
+    def _shard_task(self, run_id: str, shard_no: int) -> None:
+        if self.stopping:
+            self.queue.enqueue_shard(run_id, shard_no)
+            return
+        self.executor.embed_shard(run_id, shard_no)
 
     def enqueue(self, run_id: str) -> None:
         self.queue.enqueue(run_id)
@@ -116,8 +127,13 @@ class Context:
         return ids
 
     def sweep(self) -> None:
-        """The periodic recovery: stale running runs, and queued runs whose message may be lost."""
+        """The periodic recovery: stale running runs, queued runs whose message may be lost, and the
+        embedding shards of runs that ended without their worker (service/runs/shards.py)."""
         self.recover()
+        with transaction(self.reads) as session:
+            ended = shards.orphaned(session)
+        for run_id in ended:
+            shards.drop(self.sessions, run_id)
         timeout = self.settings.heartbeat_timeout_s
         with transaction(self.reads) as session:
             if not ledger.has_lost_queued(session, timeout):

@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     TypeDecorator,
@@ -188,6 +189,28 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class RunShard(Base):
+    """One shard of a training's embedding (service/runs/shards.py): the distinct texts of the model's samples
+    with ids in [first_sample_id, last_sample_id], embedded by whichever worker claims it."""
+
+    __tablename__ = "run_shards"
+    __table_args__ = (UniqueConstraint("run_id", "shard_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    shard_no: Mapped[int] = mapped_column(Integer)
+    first_sample_id: Mapped[int] = mapped_column(Integer)
+    last_sample_id: Mapped[int] = mapped_column(Integer)
+    texts: Mapped[int] = mapped_column(Integer)  # distinct texts in the shard
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # a holder's writes are conditional on it
+    done_texts: Mapped[int] = mapped_column(Integer, default=0)  # progress of the holder
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # float32, texts x dim, in the shard's text order; NULL for a shard the run's own worker embedded (it
+    # keeps those vectors in memory) until the run ends.
+    vectors: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
 
 
 class PoolText(Base):

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.engine.errors import EngineError
 from service.db import write_retrying
 from service.embedding import Embedders
-from service.runs import discover, evaluate, ledger, synthesize, train
+from service.runs import discover, evaluate, ledger, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
@@ -46,6 +46,8 @@ class Executor:
         # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
         # worker dying mid-run (raise a BaseException).
         self.progress_hook: Callable[[float, str], None] | None = None
+        # Enqueues one shard of a run's embedding (the context sets it once the queue exists).
+        self.enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
         # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
         self.active: dict[str, int] = {}
         self._active_lock = threading.Lock()
@@ -93,7 +95,7 @@ class Executor:
             beat = (self.sessions, run_id, attempt, self.settings.heartbeat_interval_s, self._patience)
             with Heartbeat(*beat) as hb:
                 parts = (self.settings, self.sessions, self.embedders)
-                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook)
+                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook, self.enqueue_shard)
                 if slow is not None and slow.applies(handle, attempt):
                     at.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
                 execute = KINDS.get(kind)
@@ -112,13 +114,22 @@ class Executor:
         else:
             log.info("run %s finished", run_id)
 
+    def embed_shard(self, run_id: str, shard_no: int) -> None:
+        """A shard of a run's embedding (service/runs/shards.py); one that fails is re-queued by the run."""
+        try:
+            shards.work(self.sessions, self.embedders, self.settings, run_id, shard_no)
+        except Exception:
+            log.exception("run %s: shard %d failed; its run's worker will queue it again", run_id, shard_no)
+
     def _fail(self, run_id: str, attempt: int, code: str, message: str) -> None:
-        write_retrying(
+        failed = write_retrying(
             self.sessions,
             lambda s: ledger.fail(s, run_id, attempt, code, message),
             patience_s=self._patience,
             what=f"failing {run_id}",
         )
+        if failed:
+            shards.drop(self.sessions, run_id)
 
     @property
     def _patience(self) -> float:
