@@ -47,6 +47,7 @@ from service.embedding import Embedders
 from service.runs import ledger
 from service.settings import Settings
 from service.tables import Model, Run, RunShard, SampleRow, utcnow
+from service.testhooks import pause
 
 log = logging.getLogger("service.runs")
 
@@ -119,6 +120,7 @@ class Precomputed:
 @dataclass
 class Coordinator:
     run_id: str
+    handle: str
     model_id: int
     settings: Settings
     sessions: sessionmaker[Session]
@@ -246,6 +248,12 @@ class Coordinator:
         """Embed a shard this worker claimed; its vectors stay here (the row records it done, without them).
         If it was re-queued meanwhile (a stall past the heartbeat timeout), it is finished here all the same
         and the other holder's copy is not needed."""
+        pause(
+            self.settings.test_hooks.slow_shard,
+            self.handle,
+            f"shard {shard.no} of run {self.run_id}",
+            attempt,
+        )
         blocks = []
         for start in range(0, len(shard.texts), CHUNK):
             blocks.append(
@@ -361,22 +369,31 @@ def work(
     """A worker's share: claim the shard (if still queued and its run still running), embed it, store it."""
     patience = settings.heartbeat_timeout_s
 
-    def claim(s: Session) -> tuple[int, int, int, int, str | None] | None:
+    def claim(s: Session) -> tuple[int, int, int, int, str, str | None] | None:
         attempt = claim_shard(s, run_id, shard_no)
         if attempt is None:
             return None
         shard = s.scalar(select(RunShard).where(RunShard.run_id == run_id, RunShard.shard_no == shard_no))
         run = s.get(Run, run_id)
         assert shard is not None and run is not None
-        embedder = s.scalar(select(Model.embedder).where(Model.id == run.model_id))
-        return attempt, run.model_id, shard.first_sample_id, shard.last_sample_id, embedder
+        model = s.get(Model, run.model_id)
+        assert model is not None
+        return (
+            attempt,
+            run.model_id,
+            shard.first_sample_id,
+            shard.last_sample_id,
+            model.handle,
+            model.embedder,
+        )
 
     claimed = write_retrying(
         sessions, claim, patience_s=patience, what=f"claiming shard {shard_no} of {run_id}"
     )
     if claimed is None:
         return  # done, held by another worker, or the run has ended
-    attempt, model_id, first, last, embedder_name = claimed
+    attempt, model_id, first, last, handle, embedder_name = claimed
+    pause(settings.test_hooks.slow_shard, handle, f"shard {shard_no} of run {run_id}", attempt)
     with transaction(make_read_session_factory(sessions.kw["bind"])) as s:
         texts = list(
             dict.fromkeys(

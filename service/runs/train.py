@@ -67,6 +67,7 @@ def execute(at: Attempt) -> None:
         # Every worker embeds a share (service/runs/shards.py); the engine then finds the vectors ready.
         embedder = shards.Coordinator(
             at.run_id,
+            at.handle,
             model_id,
             at.settings,
             at.sessions,

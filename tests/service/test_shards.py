@@ -190,6 +190,7 @@ def test_progress_counts_the_texts_of_every_shard(sharding: Svc) -> None:
     reports: list[tuple[float, str]] = []
     coordinator = shards.Coordinator(
         run_id,
+        "acme.progress",
         model_id,
         svc.ctx.settings,
         svc.ctx.sessions,
