@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from service.db import truncate_wal
 from service.embedding import Embedders
-from service.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow
+from service.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait
 
 log = logging.getLogger("service.retention")
 
@@ -28,6 +28,9 @@ def purge_texts(session: Session, model_id: int) -> list[str]:
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
     session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))
+    session.execute(
+        update(Trait).where(Trait.model_id == model_id).values(sample_count=0, positive_samples=0)
+    )
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
 
 

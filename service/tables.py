@@ -106,12 +106,20 @@ class Trait(Base):
     aggregation: Mapped[str] = mapped_column(String(8), default="mean")
     kind: Mapped[str] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
+    # The trait's samples and those on the positive pole, kept as samples come and go (count_samples in
+    # service/domain/samples.py): counting a million rows on every read of a model or its traits took seconds.
+    sample_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    positive_samples: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class SampleRow(Base):
     __tablename__ = "samples"
-    # Finds a text's rows of a trait: an import's duplicate check (issue 36), and every (model, trait) query.
-    __table_args__ = (Index("ix_samples_model_trait_sha", "model_id", "trait_id", "content_sha256"),)
+    __table_args__ = (
+        # A text's rows of a trait: an import's duplicate check (issue 36).
+        Index("ix_samples_model_trait_sha", "model_id", "trait_id", "content_sha256"),
+        # A trait's samples in id order: the Samples page filtered by trait, whatever the trait's share.
+        Index("ix_samples_model_trait_id", "model_id", "trait_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)

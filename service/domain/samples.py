@@ -117,6 +117,13 @@ def add_samples(
         # executemany (no RETURNING: with it, SQLite would insert row by row), then the new ids by the index.
         session.execute(insert(SampleRow), list(new.values()))
         stored.update(_stored_ids(session, model_id, list(new)))
+        counted: dict[int, list[int]] = {}
+        for trait_id, _, quality in new:
+            counted.setdefault(trait_id, [0, 0])
+            counted[trait_id][0] += 1
+            counted[trait_id][1] += is_positive(quality)
+        for trait_id, (n, positive) in counted.items():
+            count_samples(session, trait_id, n, positive)
     for sid, url in fill.items():
         session.execute(
             update(SampleRow)
@@ -125,6 +132,17 @@ def add_samples(
             .execution_options(synchronize_session=False)
         )
     return [stored[key][0] for key in keys]
+
+
+def count_samples(session: Session, trait_id: int, n: int, positive: int) -> None:
+    """Samples added to (or, negative, removed from) a trait: its counts (`Trait.sample_count`,
+    `positive_samples`) follow every insert, edit and deletion of a sample, so no read counts rows."""
+    session.execute(
+        update(Trait)
+        .where(Trait.id == trait_id)
+        .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + positive)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _stored_ids(
@@ -192,7 +210,16 @@ def list_samples(
             .where(SampleRow.model_id == model.id, SampleRow.id > after)
         )
         if trait is not None:
-            q = q.where((Trait.key == trait) | (Trait.name == trait))
+            # The trait's id first: its samples then come from the (model, trait, id) index in id order
+            # (through the name, SQLite walked every sample of the model for a rare trait).
+            named = list(
+                s.scalars(
+                    select(Trait.id).where(
+                        Trait.model_id == model.id, (Trait.key == trait) | (Trait.name == trait)
+                    )
+                )
+            )
+            q = q.where(SampleRow.trait_id == named[0] if len(named) == 1 else SampleRow.trait_id.in_(named))
         if provenance is not None:
             q = q.where(SampleRow.provenance == provenance)
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
@@ -237,10 +264,12 @@ def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, pat
                 SampleRow.id != row.id,
             )
         )
+        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
         if same is not None:
             s.delete(row)
             model.updated_at = utcnow()
             return sample_out(same, trait.key)
+        count_samples(s, trait.id, 1, is_positive(quality))
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
         row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
         model.updated_at = utcnow()
@@ -253,6 +282,7 @@ def delete_sample(ctx: Context, who: Principal, handle: str, sample_id: int) -> 
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
         require_untrained(s, model)
+        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

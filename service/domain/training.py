@@ -35,14 +35,10 @@ def check_trainable(session: Session, model: Model) -> None:
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
-        # Two indexed look-ups, not the trait's qualities: this runs in the write transaction that queues
-        # the run, and a trait may hold a million samples.
-        rows = select(SampleRow.id).where(SampleRow.model_id == model.id, SampleRow.trait_id == t.id)
-        positive = session.scalar(rows.where(SampleRow.quality >= POSITIVE_THRESHOLD).limit(1)) is not None
-        negative = session.scalar(rows.where(SampleRow.quality < POSITIVE_THRESHOLD).limit(1)) is not None
+        positive, negative = t.positive_samples > 0, t.sample_count > t.positive_samples
         if positive and negative:
             continue
-        if not (positive or negative):
+        if not t.sample_count:
             was = trained.get(t.key)
             if not isinstance(was, dict) or was.get("method") == "zero_shot":
                 continue  # zero-shot: the axis comes from the trait's pole labels and description
