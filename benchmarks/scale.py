@@ -70,6 +70,7 @@ PG_SETTINGS = {"fsync": "on", "full_page_writes": "on", "synchronous_commit": "o
 LOG_PROBLEMS = re.compile(
     r"database is locked|Traceback|\bERROR\b|\bCRITICAL\b|run recovery failed|heartbeat failed"
 )
+SLOW_WRITE = re.compile(r"held SQLite's write lock for ([\d.]+) s \(it began with (.*)\)")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -300,6 +301,16 @@ class Deployment:
                     if LOG_PROBLEMS.search(line):
                         lines.append(f"{log.stem}: {line.strip()[:300]}")
         return lines
+
+    def slow_writes(self) -> dict[str, Any]:
+        """The write transactions the service logged as holding SQLite's write lock for over a second."""
+        held: list[tuple[float, str]] = []
+        for log in dict.fromkeys(self.logs):
+            if log.exists():
+                for m in SLOW_WRITE.finditer(log.read_text(errors="replace")):
+                    held.append((float(m.group(1)), m.group(2)))
+        held.sort(reverse=True)
+        return {"count": len(held), "longest": [f"{s:.1f} s: {what}" for s, what in held[:5]]}
 
     def stop(self) -> None:
         procs = [p for p in [self.api, *self.worker_procs] if p is not None]
@@ -583,7 +594,13 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
     base = rows[0]["rate_per_s"]
     for row in rows:
         row["rate_vs_first"] = round(row["rate_per_s"] / base, 2)
-    return {"samples": rows, **pool, "lock_probe": lock, "log_problems": dep.log_problems()}
+    return {
+        "samples": rows,
+        **pool,
+        "lock_probe": lock,
+        "slow_writes": dep.slow_writes(),
+        "log_problems": dep.log_problems(),
+    }
 
 
 def part_pool_and_eval(
@@ -803,6 +820,7 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         print(json.dumps(out["backup"]), flush=True)
         out["lock_wait"] = probe.summary()
     out["memory_mb"] = memory.peaks
+    out["slow_writes"] = dep.slow_writes()
     out["log_problems"] = dep.log_problems()
     return out
 
@@ -1019,6 +1037,7 @@ def part_mixed(database: str, args: argparse.Namespace, corpus: Corpus) -> dict[
             "errors": len(errors),
             "first_errors": errors[:10],
             "lock_wait": probe.summary(),
+            "slow_writes": dep.slow_writes(),
             "memory_mb": memory.peaks.get("mixed"),
             "log_problems": dep.log_problems(),
         }
@@ -1115,6 +1134,8 @@ def main(argv: list[str] | None = None) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(results, indent=2) + "\n")
         print(f"\n{database}:\n{table(results[database])}\n", flush=True)
+        if slow := results[database].get("slow_writes"):
+            print(f"slow write transactions: {slow}", flush=True)
         if problems := results[database].get("log_problems"):
             print(f"{len(problems)} problem line(s) in the logs, first: {problems[:5]}", flush=True)
     results["machine"]["load_at_end"] = [round(x, 2) for x in os.getloadavg()]

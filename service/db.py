@@ -27,6 +27,7 @@ MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held whi
 # made 16 concurrent requests open and close a connection almost every request; up to 2 x this many are
 # opened under load, which with PostgreSQL's default max_connections=100 leaves room for 3 processes.
 POOL_SIZE = 16
+SLOW_WRITE_S = 1.0  # a SQLite write transaction longer than this is logged (with how long it held the lock)
 
 
 def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
@@ -60,6 +61,29 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         # stay deferred, so in WAL mode they never wait for a writer.
         read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        if not read_only:
+            conn.info["write_lock_since"] = time.monotonic()
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _first_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if (
+            "write_lock_since" in conn.info
+            and "write_first" not in conn.info
+            and statement != "BEGIN IMMEDIATE"
+        ):
+            conn.info["write_first"] = " ".join(statement.split())[:100]  # SQL only: values are bound apart
+
+    def _on_end(conn: Any) -> None:
+        since = conn.info.pop("write_lock_since", None)
+        first = conn.info.pop("write_first", "")
+        if since is not None and (held := time.monotonic() - since) > SLOW_WRITE_S:
+            # Every other writer of the database waited meanwhile: make long holders visible.
+            log.warning(
+                "a write transaction held SQLite's write lock for %.1f s (it began with %s)", held, first
+            )
+
+    event.listen(engine, "commit", _on_end)
+    event.listen(engine, "rollback", _on_end)
 
     return engine
 
