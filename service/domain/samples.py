@@ -140,7 +140,7 @@ def count_samples(session: Session, trait_id: int, n: int, positive: int) -> Non
     session.execute(
         update(Trait)
         .where(Trait.id == trait_id)
-        .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + positive)
+        .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + int(positive))
         .execution_options(synchronize_session=False)
     )
 

@@ -7,15 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import event, func, select
 
 from service.db import transaction
 from service.tables import Model, SampleRow, Trait
-from tests.service.conftest import Svc, running
+from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, train_ready, wait_settled
 
 BATCH = 500
@@ -25,10 +23,10 @@ EXTRA = {"name": "Length", "positive_label": "long", "negative_label": "short"}
 @dataclass
 class Cost:
     statements: list[str] = field(default_factory=list)  # the first word of each (an executemany counts once)
-    steps: int = 0  # SQLite only: virtual machine instructions, in hundreds (rows visited, not time)
+    steps: int = 0  # SQLite only: virtual machine instructions (they grow with the rows visited, not time)
 
 
-STEP = 100
+STEP = 1  # SQLite counts toward the handler within one step of a statement: short statements never reach more
 
 
 @contextmanager
@@ -62,7 +60,7 @@ def same_cost(small: Cost, large: Cost) -> None:
     """The same statements, and (SQLite) about the same work: an index seek costs the same instructions in a
     larger B-tree; a scan of the stored rows would cost ten times more at ten times the rows."""
     assert small.statements == large.statements
-    assert large.steps <= 1.25 * small.steps + 10, (small.steps, large.steps)
+    assert large.steps <= 1.25 * small.steps + 100, (small.steps, large.steps)
 
 
 def samples(start: int, n: int, trait: str = "formality") -> list[dict[str, Any]]:
@@ -75,13 +73,6 @@ def samples(start: int, n: int, trait: str = "formality") -> list[dict[str, Any]
 def fill(post: Callable[[int, int], Any], total: int, step: int) -> None:
     for start in range(0, total, step):
         post(start, step)
-
-
-@pytest.fixture
-def big_buffer_svc(tmp_path: Path, database_url: str) -> Iterator[Svc]:
-    """The app whose feedback buffer never fills (no retraining starts while the test adds labels)."""
-    with running(tmp_path, database_url=database_url, retrain_buffer=100_000) as s:
-        yield s
 
 
 def test_a_batch_of_samples_costs_the_same_statements_at_500_and_5000_stored(svc: Svc) -> None:
@@ -168,14 +159,16 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
         same_cost(small, large)
 
 
-def test_a_feedback_label_costs_the_same_statements_with_few_or_many_buffered(big_buffer_svc: Svc) -> None:
-    svc = big_buffer_svc
+def test_a_feedback_label_costs_the_same_statements_with_few_or_many_buffered(svc: Svc) -> None:
+    """A reopened draft keeps buffering feedback (no retraining starts): the 6th and the 300th label cost the
+    same (the buffer is counted up to its size only)."""
     c, h = svc.client, svc.author
     check(c.post("/v1/models", json={"handle": "acme.fb"}, headers=h), 201)
     check(c.post("/v1/models/acme.fb/traits", json={"traits": TRAITS}, headers=h), 201)
     check(c.post("/v1/models/acme.fb/samples", json={"samples": samples(0, 40)}, headers=h), 201)
     check(c.post("/v1/models/acme.fb/samples", json={"samples": samples(0, 40, "sentiment")}, headers=h), 201)
     train_ready(c, h, "acme.fb")
+    check(c.post("/v1/models/acme.fb/reopen", headers=h), 200)
 
     def feedback(i: int) -> None:
         body = {"content": f"Scored text {i}.", "feedback": [{"trait": "formality", "quality": 1.0}]}
@@ -191,7 +184,8 @@ def test_a_feedback_label_costs_the_same_statements_with_few_or_many_buffered(bi
         else:
             feedback(i)
     same_cost(*costs)
-    assert check(c.get("/v1/models/acme.fb", headers=h), 200)["buffered_feedback"] == 300
+    model = check(c.get("/v1/models/acme.fb", headers=h), 200)
+    assert (model["state"], model["buffered_feedback"]) == ("draft", 300)
 
 
 def stored_counts(svc: Svc, handle: str) -> dict[str, tuple[int, int]]:
