@@ -11,11 +11,11 @@ RUN_STAMP := $(VENV)/.installed-runtime
 
 # Two install stamps: `make run` needs only the runtime dependencies; `make test`, `lint` and `bench` add the
 # dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. pip shows its progress:
-# the first install takes a minute or two, and a silent terminal looks stuck. pip byte-compiled every
-# installed module, one at a time: most of the install (194.6 s with, 54.2 s without, same wheels, load 15).
-# compileall instead, on both cores, skips the test suites and sympy (onnxruntime's dependency, never
-# imported here): 12.8 s at load 9. Compiled it must be: with PYTHONDONTWRITEBYTECODE (set on our CI
-# machine) every start would compile what it imports again, and the first visit took 13.9 s instead of 6.1 s.
+# the first install takes a minute or two, and a silent terminal looks stuck. pip byte-compiles every
+# installed module, one at a time: most of the install. compileall instead, on both cores, skips the test
+# suites and sympy (onnxruntime's dependency, never imported here). Compiled it must be: with
+# PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what it imports again, and the
+# first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
 $(RUN_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -51,6 +51,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
@@ -59,13 +60,16 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 		-m "not browser and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
 
+# lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality

@@ -10,8 +10,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-# Measured on the 2-core development machine (README, "First run"): the first visit showed the Models page in
-# 6-10 s (load 8-17), and the demo models trained in the background 25 s later (load 5; more at load 20).
+# Measured on the 2-core development machine (docs/benchmarks.md, "First run"): the first visit showed the
+# Models page in 4-10 s, and the demo models trained in the background within a minute of the start.
 FIRST_VISIT = "about 10 seconds"
 DEMO_TRAINING = "under a minute"
 

@@ -40,11 +40,12 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from benchmarks.quality import CACHE, TRAITS, LookupEmbedder, datasets_dir
+from benchmarks.quality import CACHE, TRAITS, LookupEmbedder
 from core.contract import DEFAULT_EMBEDDER, MAX_TEXT_CHARS, is_positive
 from core.embedders import get_embedder
 from core.engine import Scorer, Vote, count_votes, human_ceiling, train, training_samples, trait_agreement
 from core.engine.text_utils import stable_seed
+from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "agreement.json"
 FILES = {"wikipedia": "wikipedia.annotated.csv", "stack-exchange": "stack-exchange.annotated.csv"}

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.quality import datasets_dir
 from core.embedders.registry import ALIASES, _build
+from harness.datasets import datasets_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "embedders.json"

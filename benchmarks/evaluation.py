@@ -24,16 +24,13 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from harness.datasets import datasets_dir
 from service.app import create_app
-from service.db import transaction
 from service.keys import create_key
 from service.settings import Settings
+from service.store.db import transaction
 
 ROOT = Path(__file__).resolve().parents[1]
-# ../shared from the checkout (a worktree under /work/wt/<branch> finds it one level further up)
-SHARED = next((d for d in (ROOT.parent / "shared", ROOT.parents[1] / "shared") if d.exists()), None)
-SHARED = SHARED or ROOT.parent / "shared"
-DATA = SHARED / "datasets" / "stanford_politeness"
 RESULTS = ROOT / "benchmarks" / "results" / "evaluation.json"
 N_TRAIN = 400
 
@@ -42,7 +39,7 @@ def load() -> list[tuple[str, float]]:
     """(text, quality): quality is the rank of the normalised politeness score within its file, in [0, 1]."""
     out: list[tuple[str, float]] = []
     for name in ("wikipedia.annotated.csv", "stack-exchange.annotated.csv"):
-        with (DATA / name).open(newline="", encoding="utf-8") as fh:
+        with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:
             rows = [(r["Request"].strip(), float(r["Normalized Score"])) for r in csv.DictReader(fh)]
         rows = [r for r in rows if r[0] and len(r[0]) <= 20_000]
         order = sorted(range(len(rows)), key=lambda i: rows[i][1])

@@ -28,8 +28,9 @@ from typing import Any
 
 import httpx
 
-from benchmarks.pages import CHROMIUM, IDLE_JS, mark
+from benchmarks.pages import IDLE_JS, mark
 from core.local import free_port
+from harness import browser as chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "first_run.json"
@@ -87,7 +88,7 @@ def main() -> None:
 
     runs = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = chromium.launch(p)
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append(one_run(browser, Path(tmp), args.python, args.root))

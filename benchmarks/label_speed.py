@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks.quality import datasets_dir
 from core.local import start_local_service
+from harness.datasets import datasets_dir
+from harness.streamlit import streamlit_app
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "label_speed.json"
-CHROMIUM = "/usr/bin/chromium"
 
 
 def politeness(base: Path) -> pd.DataFrame:
@@ -107,14 +107,13 @@ def make_label_model(client: Any, rows: pd.DataFrame, pool: list[str], n: int) -
 def bench_keys(url: str, handle: str, presses: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from tests.app.support import CHROMIUM_ARGS, Ui
+    from harness.browser import IDLE, launch
 
     times: list[float] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
-        ui = Ui(page)
-        ui.goto(f"{url}/label?model={handle}")
+        page.goto(f"{url}/label?model={handle}")
         text = page.locator("[data-testid='label-text']").first
         text.wait_for(timeout=600_000)  # the first suggestions embed the stored samples once
         page.evaluate("document.activeElement && document.activeElement.blur()")
@@ -130,7 +129,7 @@ def bench_keys(url: str, handle: str, presses: int) -> dict[str, Any]:
                 polling=20,
             )
             times.append(time.perf_counter() - started)
-            ui.settle()  # the rerun finished: the next press starts from an idle page
+            page.wait_for_selector(IDLE, timeout=120_000)  # the next press starts from an idle page
         browser.close()
     return {
         "presses": presses,
@@ -186,8 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=10_000)
     parser.add_argument("--labels", type=int, default=40)
     args = parser.parse_args(argv)
-
-    from tests.app.support import streamlit_app
 
     base = datasets_dir()
     rows = politeness(base)

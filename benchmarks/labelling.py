@@ -3,6 +3,9 @@
     python -m benchmarks.labelling [--repeats 8] [--batch 8] [--budget N] [--datasets politeness ...]
                                    [--skip-speed]
 
+Data: the quality benchmark's datasets, read from ../shared/datasets beside the checkout (or
+$SCORING_DATASETS).
+
 Simulation (per dataset, MiniLM embeddings cached as in benchmarks.quality): the dataset's labelled pool plays
 the unlabelled pool and its labels play the analyst. Each repeat starts both arms from the same 4 random texts
 per pole, then adds `--batch` labels a round, either the service's suggestions (`core.engine.suggest`, mode
@@ -34,12 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.quality import LOADERS, RESULTS, Dataset, LookupEmbedder, datasets_dir, embed_cached
+from benchmarks.quality import LOADERS, RESULTS, Dataset, LookupEmbedder, embed_cached
 from benchmarks.quality import _auc as trained_auc
 from core.engine import Sample
 from core.engine.suggest import pole_prior, suggest
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
+from harness.datasets import datasets_dir
 
 START_PER_POLE = 4
 TARGET_PER_POLE = 64

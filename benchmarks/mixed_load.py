@@ -30,17 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import httpx
 
-from benchmarks.load import (
-    NAMESPACE,
-    ROOT,
-    build_and_train,
-    load_model_data,
-    running_service,
-    sample_folders,
-    score_texts,
-)
+from benchmarks.load.fleet import NAMESPACE, running_service
+from benchmarks.load.models import build_and_train
+from benchmarks.load.texts import demo_slugs, score_texts
+from core.demo import read_demo_model
+from harness.service import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results" / "mixed_load.json"
 
@@ -251,61 +246,37 @@ async def run_clients(world: World, clients: int, duration: float) -> Tally:
     return tally
 
 
-def _key(service: Any, namespace: str, scope: str) -> dict[str, str]:
-    import subprocess
-
-    from benchmarks.load import _db_args, _service_env
-
-    cmd = [
-        sys.executable,
-        "-m",
-        "service",
-        "keys",
-        "create",
-        "--namespace",
-        namespace,
-        "--scope",
-        scope,
-        "--data-dir",
-        str(service.data_dir),
-        *_db_args(service.database_url),
-    ]
-    out = subprocess.run(
-        cmd, cwd=ROOT, env=_service_env(), capture_output=True, text=True, timeout=120, check=True
-    )
-    return {"Authorization": f"Bearer {out.stdout.strip().splitlines()[-1]}"}
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
 
 
 def run_one(database: str, args: argparse.Namespace) -> dict[str, Any]:
-    load_args = argparse.Namespace(
-        embedder=args.embedder, api_processes=1, worker="child", start_timeout=args.start_timeout
-    )
-    folder = sample_folders()[0]
-    data = load_model_data(folder)
-    with running_service(database, load_args) as service:
+    model = read_demo_model(demo_slugs()[0])
+    with running_service(database, args.embedder, start_timeout=args.start_timeout) as service:
         base = service.base_urls[0]
-        author = {"Authorization": f"Bearer {service.create_key()}"}
-        with httpx.Client(base_url=base, headers=author, timeout=120, trust_env=False) as http:
-            shared, _ = build_and_train(http, data, "low", args.train_timeout)
+        key = service.create_key()
+        author = bearer(key)
+        with service.http(key) as http:
+            shared, _ = build_and_train(http, model, "low", args.train_timeout)
             traits = [t["key"] for t in http.get(f"/v1/models/{shared}/traits").json()["traits"]]
             for i in range(args.clients):
                 own = f"{NAMESPACE}.mixed{i}"
                 http.post("/v1/models", json={"handle": own}).raise_for_status()
-                http.post(f"/v1/models/{own}/traits", json={"traits": data.traits}).raise_for_status()
+                http.post(f"/v1/models/{own}/traits", json={"traits": model.traits}).raise_for_status()
             before = http.get(f"/v1/models/{shared}").json()
         world = World(
             base,
             author,
-            _key(service, NAMESPACE, "scoring"),
-            _key(service, "stranger", "authoring"),
+            bearer(service.create_key(NAMESPACE, "scoring")),
+            bearer(service.create_key("stranger", "authoring")),
             shared,
             traits,
-            score_texts(folder, 2000),
+            score_texts(model, 2000),
         )
         started = time.monotonic()
         tally = asyncio.run(run_clients(world, args.clients, args.duration))
         elapsed = time.monotonic() - started
-        with httpx.Client(base_url=base, headers=author, timeout=60, trust_env=False) as http:
+        with service.http(key, timeout=60) as http:
             after = http.get(f"/v1/models/{shared}").json()
     unchanged = all(before[k] == after[k] for k in ("description", "sample_count", "version_no", "state"))
     total = sum(len(v) for v in tally.latencies.values())

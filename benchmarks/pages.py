@@ -21,28 +21,24 @@ import json
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from benchmarks.evaluation import load
 from benchmarks.label_speed import other_texts
-from benchmarks.quality import datasets_dir
 from core.client import Client
 from core.demo import load_demo_models
-from core.local import LocalService, free_port, start_local_service
+from core.local import LocalService, start_local_service
+from harness import browser as chromium
+from harness.datasets import datasets_dir
+from harness.streamlit import streamlit_app
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "pages.json"
-CHROMIUM = "/usr/bin/chromium"
 PAGES = ["Traits", "Samples", "Label", "Training", "Versions", "Score", "Demo", "Settings", "Models"]
 BIG = "big-politeness"
 # Idle: the script runner stopped, no element left stale from the previous page, and the page's own mark.
@@ -60,29 +56,10 @@ def mark(page: str) -> dict[str, str]:
     return {"selector": "h1", "text": page}
 
 
-@contextmanager
-def workbench(service: LocalService, data_dir: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "SCORING_API_URL": service.url, "SCORING_API_KEY": service.api_key}
-    env |= {"SCORING_EMBEDDER": service_embedder(), "PYTHONPATH": str(ROOT)}
-    log = open(data_dir / f"streamlit-{port}.log", "wb")  # noqa: SIM115 - open for the server's lifetime
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]  # fmt: skip
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        log.close()
+def workbench(service: LocalService, data_dir: Path) -> AbstractContextManager[str]:
+    """A fresh workbench process against `service`, as a remote."""
+    env = {"SCORING_API_URL": service.url, "SCORING_API_KEY": service.api_key}
+    return streamlit_app(data_dir, SCORING_EMBEDDER=service_embedder(), **env)
 
 
 def service_embedder() -> str:
@@ -184,7 +161,7 @@ def main() -> None:
         results: dict[str, Any] = {}
         live: dict[str, float] = {}
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            browser = chromium.launch(p)
             handles = (service.handle("support-replies"), service.handle(BIG))
             for handle in handles:  # first, while no page has made the service load these scorers
                 live[handle] = round(first_score(browser, service, handle, Path(tmp)), 2)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
+from harness.datasets import datasets_dir
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache"
@@ -40,16 +40,6 @@ RESULTS = ROOT / "results"
 SIZES = (0, 2, 4, 8, 16, 64, 256)
 SPLITS = 20
 EFFORT = "medium"
-
-
-def datasets_dir() -> Path:
-    env = os.environ.get("SCORING_DATASETS")
-    if env:
-        return Path(env)
-    for base in (ROOT.parent.parent / "shared" / "datasets", Path("/work/shared/datasets")):
-        if base.is_dir():
-            return base
-    raise SystemExit("datasets not found: set SCORING_DATASETS to the shared datasets folder")
 
 
 #: The trait definitions an analyst would type for each dataset (written from its NOTES.md, not from
@@ -141,9 +131,10 @@ def load_subjectivity(base: Path) -> Dataset:
     return _finish("subjectivity", trait, read("train.csv", "val.csv"), read("test.csv"))
 
 
-def _abuse_levels(df: pd.DataFrame) -> pd.Series:
-    """Mean annotator level (1 .. -3); a cell like "1, 1" is a repeat annotation: take the first."""
-    levels = []
+def abuse_votes(df: pd.DataFrame) -> list[list[int]]:
+    """Each row's annotator levels (1 .. -3), one per annotator who labelled it; a cell like "1, 1" is a
+    repeat annotation by the same annotator: take the first."""
+    votes = []
     for _, row in df.iterrows():
         found = []
         for a in range(1, 9):
@@ -152,8 +143,13 @@ def _abuse_levels(df: pd.DataFrame) -> pd.Series:
                 if isinstance(cell, str) and cell.split(",")[0].strip() == "1":
                     found.append(level)
                     break
-        levels.append(np.mean(found) if found else np.nan)
-    return pd.Series(levels, index=df.index)
+        votes.append(found)
+    return votes
+
+
+def _abuse_levels(df: pd.DataFrame) -> pd.Series:
+    """Mean annotator level (1 .. -3), NaN for a row nobody labelled."""
+    return pd.Series([np.mean(v) if v else np.nan for v in abuse_votes(df)], index=df.index)
 
 
 def load_abuse(base: Path) -> Dataset:

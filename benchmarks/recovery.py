@@ -40,10 +40,13 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
-from tests.service.helpers import TRAITS, samples
-from tests.support.pgcluster import PgCluster, free_port
+from benchmarks.load.texts import demo_slugs
+from core.demo import read_demo_model
+from harness.pgcluster import PgCluster
+from harness.ports import free_port
+from harness.processes import worker_children
+from harness.service import ROOT, create_key, serve_command
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "recovery.json"
 HANDLE = "acme.victim"
 OLD_TIMINGS = {
@@ -77,9 +80,8 @@ class Serve:
     """`python -m service serve` whose output is read on a thread; `hooked` is set at the test hook's line."""
 
     def __init__(self, env: dict[str, str], data_dir: Path, port: int) -> None:
-        cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--data-dir", str(data_dir)]
         self.proc = subprocess.Popen(
-            [*cmd, "--log-level", "warning"],
+            serve_command(port, data_dir, "--log-level", "warning"),
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -105,14 +107,11 @@ class Serve:
             raise RuntimeError(f"no {what} within {timeout} s:\n{''.join(self.lines[-40:])}")
 
     def worker_pid(self) -> int:
-        """The worker child: the process whose parent is this one."""
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    if int(stat[1]) == self.proc.pid and "worker" in (entry / "cmdline").read_text():
-                        return int(entry.name)
-        raise RuntimeError("no worker child found")
+        """The worker child (`python -m service worker`) of this `serve`."""
+        children = worker_children(self.proc.pid)
+        if not children:
+            raise RuntimeError("no worker child found")
+        return children[0]
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -139,16 +138,8 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
         **(OLD_TIMINGS if timings == "old" else {}),
         **({"SCORING_DATABASE_URL": url} if url else {}),
     )
-    made = subprocess.run(
-        [sys.executable, "-m", "service", "keys", "create", "--namespace", "acme", "--scope", "authoring"]
-        + ["--data-dir", str(data_dir)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    headers = {"Authorization": f"Bearer {made.stdout.splitlines()[-1]}"}
+    headers = {"Authorization": f"Bearer {create_key(data_dir, 'acme', env=env)}"}
+    model = read_demo_model(demo_slugs()[0])
     port = free_port()
     serve = Serve(env, data_dir, port)
     host_up: float | None = None
@@ -156,8 +147,8 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
         serve.wait(serve.ready, "ready line")
         with httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", headers=headers, timeout=60) as c:
             c.post("/models", json={"handle": HANDLE}).raise_for_status()
-            c.post(f"/models/{HANDLE}/traits", json={"traits": TRAITS}).raise_for_status()
-            c.post(f"/models/{HANDLE}/samples", json={"samples": samples()}).raise_for_status()
+            c.post(f"/models/{HANDLE}/traits", json={"traits": model.traits}).raise_for_status()
+            c.post(f"/models/{HANDLE}/samples", json={"samples": model.samples}).raise_for_status()
             run_id = c.post(f"/models/{HANDLE}/train", json={"effort": "low"}).json()["run_id"]
             serve.wait(serve.hooked, "test hook line")
             started = time.monotonic()

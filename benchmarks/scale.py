@@ -1,7 +1,7 @@
 """Scale benchmark (issue 36): `python -m benchmarks.scale PART [--database sqlite|postgres|both] …`.
 
 Every part starts the service as real processes on loopback (a temp data dir; SQLite in it, or a throwaway
-PostgreSQL cluster from tests.support.pgcluster with fsync on), creates an authoring key with the CLI and
+PostgreSQL cluster from harness.pgcluster with fsync on), creates an authoring key with the CLI and
 works through the HTTP API, as a user's script would. It samples the resident memory (RSS) of the API process
 and of the worker processes, and at the end greps their logs for `database is locked`, tracebacks and errors.
 
@@ -44,7 +44,7 @@ import httpx
 import psycopg2
 
 from core.contract import DEFAULT_EMBEDDER
-from tests.support.pgcluster import PgCluster, free_port
+from harness.pgcluster import PgCluster, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"

@@ -33,9 +33,10 @@ import numpy as np
 from core.embedders import CachedEmbedder, MemoryStore, MiniLMEmbedder
 from core.engine import Scorer, train
 from core.engine.types import Sample, TraitSpec
+from harness.datasets import datasets_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT.parent / "shared" / "datasets" / "stanford_politeness" / "wikipedia.annotated.csv"
+POLITENESS = "stanford_politeness/wikipedia.annotated.csv"  # under the datasets folder (harness.datasets)
 RESULTS = ROOT / "benchmarks" / "results" / "speed.json"
 N_TEXTS = 2_000
 N_TRAIN_TEXTS = 400  # politeness snapshot for (a)/(b), from rows not in the 2,000 scored
@@ -46,7 +47,7 @@ DIM = 384
 
 def load_politeness() -> tuple[list[str], list[float]]:
     """(texts, quality) with quality = rank of the normalised politeness score in [0, 1]."""
-    with DATASET.open(newline="", encoding="utf-8") as fh:
+    with (datasets_dir() / POLITENESS).open(newline="", encoding="utf-8") as fh:
         rows = [(r["Request"].strip(), float(r["Normalized Score"])) for r in csv.DictReader(fh)]
     rows = [r for r in rows if r[0]]
     scores = np.array([s for _, s in rows])
@@ -212,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     texts, quality = load_politeness()
     if len(texts) < N_TEXTS + N_TRAIN_TEXTS:
-        raise SystemExit(f"{DATASET} has only {len(texts)} usable rows")
+        raise SystemExit(f"{POLITENESS} has only {len(texts)} usable rows")
     score_texts = texts[:N_TEXTS]
     minilm = MiniLMEmbedder()
     print("training the politeness snapshot ...", flush=True)

@@ -19,7 +19,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from core.contract import STATUS_ERROR_CODES
 from core.embedders.cache import is_disk_full
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
-from service.db import is_lock_timeout
 
 log = logging.getLogger("service")
 
@@ -223,7 +222,20 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+# SQLite's "database is locked" / "database table is locked" once busy_timeout has passed; PostgreSQL's
+# lock_not_available, deadlock_detected and serialization_failure.
+_LOCK_MESSAGES = ("database is locked", "database table is locked")
+_LOCK_SQLSTATES = ("55P03", "40P01", "40001")
 RETRY_AFTER_S = 1
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = exc.orig
+    if getattr(orig, "pgcode", None) in _LOCK_SQLSTATES or getattr(orig, "sqlstate", None) in _LOCK_SQLSTATES:
+        return True
+    return any(m in str(orig) for m in _LOCK_MESSAGES)
 
 
 def busy_response(request_id: str) -> JSONResponse:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.support.pgcluster import pg_cluster_fixture
+from harness.pgcluster import pg_cluster_fixture
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from playhouse.db_url import connect as peewee_connect
 
-from tests.support.pgcluster import (
+from harness.pgcluster import (
     PgCluster,
     PgClusterError,
     database_url_fixture,

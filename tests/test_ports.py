@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests.support.ports import free_port
+from harness.ports import free_port
 
 
 @pytest.mark.parametrize("worker", [0, 1, 2])

@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.db import write_retrying
-from service.runs import ledger
+from service.store import ledger
+from service.store.db import write_retrying
 
 log = logging.getLogger("service.runs")
 

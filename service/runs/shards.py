@@ -14,7 +14,7 @@ over the run's texts, and how many workers hold a shard.
 
 Crashes: a shard's holder that dies stops heartbeating; after the heartbeat timeout the coordinator
 re-queues its shard (and takes it, or another worker does), up to `max_attempts` claims per shard, then the
-run fails. A coordinator that dies is recovered like any run (service/runs/ledger.py); its next attempt
+run fails. A coordinator that dies is recovered like any run (service/store/ledger.py); its next attempt
 keeps the shards whose vectors are stored and embeds the others again (its own, kept in memory, are gone).
 Each write of a holder is conditional on the shard's attempt number, so an earlier holder's late write
 changes nothing. The rows go when the run has ended (by the coordinator, or the recovery sweep for a run
@@ -42,11 +42,11 @@ from sqlalchemy.sql.elements import ColumnElement
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError
 from core.engine.types import Sample
-from service.db import make_read_session_factory, transaction, write_retrying
 from service.embedding import Embedders
-from service.runs import ledger
 from service.settings import Settings
-from service.tables import Model, Run, RunShard, SampleRow, utcnow
+from service.store import ledger
+from service.store.db import make_read_session_factory, transaction, write_retrying
+from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
 from service.testhooks import pause
 
 log = logging.getLogger("service.runs")

@@ -12,15 +12,9 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService, start_local_service
-from tests.app.support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    FORMALITY,
-    SENTIMENT,
-    make_draft,
-    new_handle,
-    streamlit_app,
-)
+from harness import browser as chromium
+from harness.streamlit import streamlit_app
+from tests.app.support import FORMALITY, SENTIMENT, make_draft, new_handle
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +72,7 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright  # imported here: only browser tests need it
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = chromium.launch(p)
         try:
             yield b
         finally:

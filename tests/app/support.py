@@ -4,55 +4,17 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.support.ports import free_port
+from harness.browser import CHROMIUM, IDLE
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "pages"
-
-
-@contextmanager
-def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
-    """`streamlit run app/main.py` on loopback (hashing embedder, data in `data_dir`, plus `env`): its URL."""
-    port = free_port()
-    environ = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
-    environ.update(SCORING_EMBEDDER="hashing", SCORING_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), **env)
-    log = open(data_dir / "streamlit.log", "wb")  # noqa: SIM115 - open for the server's lifetime
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]  # fmt: skip
-    server = subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError((data_dir / "streamlit.log").read_text())
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 FORMAL = [
@@ -122,18 +84,8 @@ def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] =
 
 # -- browser tests (headless Chromium) ------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
 SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 # The marks of every browser test module (`pytestmark = BROWSER`).
 BROWSER = [

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.local import start_local_service
+from harness.streamlit import streamlit_app
 from tests.app.support import (
     BROWSER,
     CASUAL,
@@ -19,7 +20,6 @@ from tests.app.support import (
     SENTIMENT,
     Ui,
     sentiment_samples,
-    streamlit_app,
 )
 
 pytestmark = BROWSER

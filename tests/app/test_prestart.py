@@ -14,9 +14,9 @@ import pytest
 
 from app.prestart import prestart, take
 from core.local import KEY_FILE
+from harness.ports import free_port
 from tests.app.apptest_util import main_app, no_exception
 from tests.app.support import ROOT
-from tests.support.ports import free_port
 
 
 def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ import pytest
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
-from tests.app.support import BROWSER, Ui, streamlit_app
+from harness.streamlit import streamlit_app
+from tests.app.support import BROWSER, Ui
 
 pytestmark = BROWSER
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.local import LOG_FILE
-from tests.support.processes import worker_children
+from harness.processes import worker_children
 
 REPO = Path(__file__).resolve().parents[2]
 PARENT = """

@@ -11,8 +11,8 @@ import pytest
 from core import start_local_service
 from core.client import AuthenticationError, Client, LastOperation, TransportError
 from core.local import KEY_FILE, LocalService, free_port
+from harness.processes import cmdline, nice, worker_children
 from tests.client.conftest import formality_rows
-from tests.support.processes import cmdline, nice, worker_children
 
 
 @pytest.fixture(scope="module")

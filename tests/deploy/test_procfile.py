@@ -23,13 +23,13 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from service.db import make_engine
-from service.tables import Run
+from harness.pgcluster import PgCluster
+from harness.ports import free_port
+from service.store.db import make_engine
+from service.store.tables import Run
 from tests.deploy.helpers import REPO
 from tests.scale.fleet import wait_until
 from tests.service.helpers import TRAITS, check, samples
-from tests.support.pgcluster import PgCluster
-from tests.support.ports import free_port
 
 pytestmark = pytest.mark.postgres
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from service.db import make_engine
+from harness.pgcluster import PgCluster
 from service.runs.queue import make_huey
 from service.settings import Settings
+from service.store.db import make_engine
 from tests.deploy.helpers import clean_env, service
-from tests.support.pgcluster import PgCluster
 
 PLACEHOLDER = "change-me-to-a-long-random-hex-string"  # what deploy/docker-compose.yml used to default to
 AWKWARD_PASSWORD = "p@ss/w:rd#?%25&x y"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from service.db import make_engine, make_session_factory, transaction
+from harness.pgcluster import PgCluster, selected_backends
+from harness.redisserver import RedisServer
 from service.keys import create_key
+from service.store.db import make_engine, make_session_factory, transaction
 from tests.scale.fleet import Fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth
-from tests.support.pgcluster import PgCluster, selected_backends
-from tests.support.redisserver import RedisServer
 
 BACKENDS = selected_backends(default=default_backends())
 FLEETS = (*BACKENDS, "postgres+redis") if "postgres" in BACKENDS else BACKENDS

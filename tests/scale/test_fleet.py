@@ -22,8 +22,8 @@ from core.contract import trait_key
 from core.embedders import get_embedder
 from core.engine import train
 from core.engine.types import Sample, TraitSpec
-from service.db import make_engine
-from service.tables import Model, Run, RunShard, SampleRow, Version
+from service.store.db import make_engine
+from service.store.tables import Model, Run, RunShard, SampleRow, Version
 from tests.scale.conftest import Running
 from tests.scale.fleet import (
     BULK_PREFIX,

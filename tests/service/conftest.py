@@ -11,18 +11,18 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from service.app import create_app
-from service.context import Context
-from service.db import make_engine, migrate, transaction
-from service.keys import create_key
-from service.settings import Settings
-from tests.service.helpers import auth
-from tests.support.pgcluster import (
+from harness.pgcluster import (
     PgClusterError,
     database_url_fixture,
     find_pg_bin,
     selected_backends,
 )
+from service.app import create_app
+from service.context import Context
+from service.keys import create_key
+from service.settings import Settings
+from service.store.db import make_engine, migrate, transaction
+from tests.service.helpers import auth
 
 
 def _migrate(url: str) -> None:

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import uvicorn
 
-from tests.support.ports import free_port
+from harness.ports import free_port
+from harness.processes import stop
+from harness.service import serve_command
 
 if TYPE_CHECKING:
     from tests.service.conftest import Svc
@@ -144,20 +146,7 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data_dir),
-            "--log-level",
-            "warning",
-        ],
+        serve_command(port, data_dir, "--log-level", "warning"),
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -182,12 +171,7 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
         threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
         yield base, proc, seen
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @contextmanager

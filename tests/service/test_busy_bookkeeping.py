@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from service.db import transaction
-from service.tables import Run
+from service.store.db import transaction
+from service.store.tables import Run
 from service.testhooks import Delay, TestHooks
 from tests.scale.fleet import wait_until
 from tests.service.conftest import running

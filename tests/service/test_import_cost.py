@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
-from service.db import transaction
-from service.tables import Model, SampleRow, Trait
+from service.store.db import transaction
+from service.store.tables import Model, SampleRow, Trait
 from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, train_ready, wait_settled
 

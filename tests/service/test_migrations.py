@@ -7,11 +7,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from service.db import alembic_config, make_engine, migrate
-from service.tables import Base
+from harness.pgcluster import database_url_fixture, selected_backends
+from service.store.db import alembic_config, make_engine, migrate
+from service.store.tables import Base
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
-from tests.support.pgcluster import database_url_fixture, selected_backends
 
 # An empty database (no prepare step), so the migration itself is what builds the schema.
 pg_or_sqlite_empty = database_url_fixture(

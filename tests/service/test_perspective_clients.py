@@ -22,9 +22,9 @@ import uvicorn
 from googleapiclient import discovery
 from googleapiclient.errors import HttpError
 
+from harness.ports import free_port
 from tests.service.conftest import Svc, running
 from tests.service.test_perspective import _key, _perspective_model
-from tests.support.ports import free_port
 
 GOOGLE = "https://commentanalyzer.googleapis.com"
 # Perspective's Python quickstart (developers.perspectiveapi.com, "Get started"), as published.

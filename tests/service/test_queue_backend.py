@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.pgcluster import PgCluster, PgClusterError, find_pg_bin
+from harness.pgcluster import PgCluster, PgClusterError, find_pg_bin
 
 try:
     find_pg_bin()

@@ -17,10 +17,11 @@ from sqlalchemy import select, update
 from core.embedders import get_embedder
 from core.engine import train
 from core.engine.types import Sample, TraitSpec
-from service.db import transaction
-from service.domain.samples import load_samples
-from service.runs import ledger, shards
-from service.tables import Run, RunShard, utcnow
+from service.runs import shards
+from service.store import ledger
+from service.store.db import transaction
+from service.store.samples import load_samples
+from service.store.tables import Run, RunShard, utcnow
 from tests.service.conftest import Svc, running
 from tests.service.helpers import TRAITS, check
 

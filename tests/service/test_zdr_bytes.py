@@ -13,7 +13,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from harness.service import serve_command
 from tests.service.conftest import running
 from tests.service.helpers import ROOT, TRAITS, auth, check, cli, free_port, samples, train_ready
 
@@ -140,11 +140,8 @@ def served(data_dir: Path, log: Path) -> Iterator[str]:
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("SCORING_DATABASE_URL", None)
-    args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir)]
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "service", *args], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
+        proc = subprocess.Popen(serve_command(port, data_dir), cwd=ROOT, env=env, stdout=out, stderr=out)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

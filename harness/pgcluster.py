@@ -11,7 +11,7 @@ PostgreSQL refuses to run as root, so under root the binaries run as the existin
 
 Use from a conftest:
 
-    from tests.support.pgcluster import database_url_fixture, pg_cluster_fixture, pg_database_fixture
+    from harness.pgcluster import database_url_fixture, pg_cluster_fixture, pg_database_fixture
     pg_cluster = pg_cluster_fixture()        # one cluster per session (started on first use)
     pg_database = pg_database_fixture()      # a fresh, empty PostgreSQL database URL per test
     database_url = database_url_fixture(prepare=migrate)   # every test once on SQLite, once on PostgreSQL
@@ -33,12 +33,12 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import psycopg2
 from psycopg2 import sql
 
-from tests.support.ports import free_port
+from harness.ports import free_port
 
 # Searched in order; PGCLUSTER_BIN (a directory) wins when set.
 PG_BIN_DIRS: tuple[str, ...] = ("/usr/lib/postgresql/15/bin", "/usr/local/bin")
@@ -267,7 +267,7 @@ class PgCluster:
         )
         settings = {**self.settings, "unix_socket_directories": f"'{self.socket_dir}'"}
         with (self.data_dir / "postgresql.conf").open("a") as conf:
-            conf.write("\n# tests.support.pgcluster\n")
+            conf.write("\n# harness.pgcluster\n")
             conf.writelines(f"{key} = {value}\n" for key, value in settings.items())
 
     def _start_server(self, prefix: list[str], pg_ctl: str, attempts: int = 3) -> None:
@@ -405,7 +405,7 @@ def _check_db_name(name: str) -> None:
 
 
 def pg_cluster_fixture(
-    *, scope: str = "session", database: str = "test", name: str | None = None
+    *, scope: Literal["session", "module"] = "session", database: str = "test", name: str | None = None
 ) -> Callable[..., Iterator[PgCluster]]:
     """A fixture yielding a running `PgCluster`; in any conftest: `pg_cluster = pg_cluster_fixture()`."""
     import pytest

@@ -16,11 +16,12 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
+from service.errors import is_lock_timeout
 
 log = logging.getLogger("service.db")
 T = TypeVar("T")
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).parents[1] / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
 MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held while migrating
 # Connections kept open per process. SQLAlchemy's default (5 kept + 10 overflow, closed again on return)
@@ -111,21 +112,6 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One session, committed on success, rolled back on any exception."""
     with factory() as session, session.begin():
         yield session
-
-
-# SQLite's "database is locked" / "database table is locked" once busy_timeout has passed; PostgreSQL's
-# lock_not_available, deadlock_detected and serialization_failure.
-_LOCK_MESSAGES = ("database is locked", "database table is locked")
-_LOCK_SQLSTATES = ("55P03", "40P01", "40001")
-
-
-def is_lock_timeout(exc: BaseException) -> bool:
-    if not isinstance(exc, OperationalError):
-        return False
-    orig = exc.orig
-    if getattr(orig, "pgcode", None) in _LOCK_SQLSTATES or getattr(orig, "sqlstate", None) in _LOCK_SQLSTATES:
-        return True
-    return any(m in str(orig) for m in _LOCK_MESSAGES)
 
 
 def write_retrying(

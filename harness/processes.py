@@ -1,7 +1,8 @@
-"""Processes seen through Linux /proc: children of a process, their command lines and nice values."""
+"""Processes seen through Linux /proc (children, command lines, nice values), and stopping one."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 
@@ -44,3 +45,13 @@ def worker_children(pid: int) -> list[int]:
         if args[1:4] == ["-m", "service", "worker"]:
             out.append(child)
     return out
+
+
+def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

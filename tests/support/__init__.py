@@ -1,1 +1,0 @@
-"""Helpers shared by tests and benchmarks (throwaway PostgreSQL clusters, ...)."""
