@@ -44,19 +44,12 @@ import httpx
 import psycopg2
 
 from core.contract import DEFAULT_EMBEDDER
+from harness.datasets import datasets_dir
 from harness.pgcluster import PgCluster, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"
-# ../shared/datasets beside the checkout (or beside the worktrees' parent); SCORING_DATASETS wins.
-DATASETS = Path(
-    os.environ.get("SCORING_DATASETS")
-    or next((p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), "")
-)
-POLITENESS = [
-    DATASETS / "stanford_politeness" / "wikipedia.annotated.csv",
-    DATASETS / "stanford_politeness" / "stack-exchange.annotated.csv",
-]
+POLITENESS = ("wikipedia.annotated.csv", "stack-exchange.annotated.csv")  # in stanford_politeness/
 NAMESPACE = "scale"
 BATCH = 500  # samples a request (the API's maximum)
 POOL_BATCH = 1000  # pool texts a request (the API's maximum)
@@ -89,8 +82,8 @@ class Corpus:
     @classmethod
     def load(cls) -> Corpus:
         texts, poles = [], []
-        for path in POLITENESS:
-            with path.open(newline="", encoding="utf-8") as fh:
+        for name in POLITENESS:
+            with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:
                 for row in csv.DictReader(fh):
                     if row["Request"].strip():
                         texts.append(row["Request"].strip())
@@ -1115,6 +1108,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--trainers", type=int, default=2)
     g.add_argument("--scorers", type=int, default=4)
     args = p.parse_args(argv)
+    # A SIGTERM (kill, a CI timeout) ends the run like Ctrl-C: the deployments are stopped, the temp dirs go.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.embedder is None:
         args.embedder = "hashing" if args.part == "imports" else DEFAULT_EMBEDDER
     if args.workers is None:
