@@ -569,13 +569,15 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
                 "lock_wait_p99_ms": round(waits[min(len(waits) - 1, int(0.99 * len(waits)))], 1),
                 "lock_wait_max_ms": round(waits[-1], 1),
             }
-            memory.phase = f"train {size}"
-            row["training_s"] = round(train(c, handle, args.effort, args.train_timeout), 1)
+            if not args.skip_training:
+                memory.phase = f"train {size}"
+                row["training_s"] = round(train(c, handle, args.effort, args.train_timeout), 1)
             memory.phase = f"list {size}"
             count, listing_s = list_all(c, f"/models/{handle}/samples")
             row["listing_s"] = round(listing_s, 2)
             assert count == size, (count, size)
-            ok(c.post(f"/models/{handle}/reopen"), 200)
+            if not args.skip_training:
+                ok(c.post(f"/models/{handle}/reopen"), 200)
             row["memory_mb"] = {
                 "import": memory.peaks.get(f"import {size}"),
                 "train": memory.peaks.get(f"train {size}"),
@@ -636,7 +638,7 @@ def table_imports(result: dict[str, Any]) -> str:
         mem = r["memory_mb"]["train"] or {}
         lines.append(
             f"| {r['samples']:,} | {r['adding_s']:,} s | {r['rate_per_s']:,} /s | {r['rate_vs_first']} | "
-            f"{r['api_cpu_ms_per_batch']} ms | {r['training_s']} s | {r['listing_s']} s | "
+            f"{r['api_cpu_ms_per_batch']} ms | {r.get('training_s', '–')} s | {r['listing_s']} s | "
             f"{r['lock_wait_p99_ms']} / {r['lock_wait_max_ms']} ms | "
             f"{mem.get('api', 0):.0f} / {mem.get('workers', 0):.0f} MB |"
         )
@@ -772,7 +774,7 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         reads["next_page_s"], _ = timed(
             lambda: client.list_samples_page(handle, limit=100, cursor=page.next_cursor), 5
         )
-        reads["model_list_s"], _ = timed(lambda: list(client.list_models()), 5)
+        reads["model_list_s"], _ = timed(lambda: list(client.list_models(namespace=NAMESPACE)), 5)
         out["samples_page"] = reads
         print(json.dumps(reads), flush=True)
 
@@ -892,7 +894,7 @@ def part_models(database: str, args: argparse.Namespace, corpus: Corpus) -> dict
                 wait_settled(c, handle, args.train_timeout)
             out["create_and_train_s"] = round(time.perf_counter() - start, 1)
             memory.phase = "list"
-            out["list_s"], listed = timed(lambda: list_all(c, "/models", limit=100), 3)
+            out["list_s"], listed = timed(lambda: list_all(c, "/models", limit=250, namespace=NAMESPACE), 3)
             assert listed[0] >= args.models
             memory.phase = "score"
             out["scoring"] = score_spread(dep, key, handles, corpus, args.requests)
@@ -1091,6 +1093,7 @@ def main(argv: list[str] | None = None) -> int:
     g = p.add_argument_group("imports")
     g.add_argument("--sizes", type=sizes, default=sizes("1000,10000,100000"), help="samples in the model")
     g.add_argument("--pool-sizes", type=sizes, default=sizes("1000,10000,100000"), help="pool texts / items")
+    g.add_argument("--skip-training", action="store_true", help="no training at each size (rates only)")
     g = p.add_argument_group("speedup and million")
     g.add_argument("--samples", type=int, default=20_000, help="samples in the model")
     g.add_argument("--worker-counts", type=sizes, default=sizes("1,2"), help="speedup: worker processes")
