@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.cursors import Cursors
 from service.embedding import Embedders, ScorerCache
 from service.pool_index import PoolIndex
+from service.runs import shards
 from service.runs.consumer import RecoveryLoop, Worker
 from service.runs.executor import Executor
 from service.runs.locks import RunLocks, run_locks_for
@@ -24,9 +25,13 @@ from service.store.db import (
     make_session_factory,
     migrate,
     transaction,
+    write_retrying,
 )
 
 log = logging.getLogger("service")
+# How long the recovery sweep waits out a busy database before the round counts as failed (the next round
+# tries again): a minute covers any write the service legitimately holds that long.
+RECOVERY_PATIENCE_S = 60.0
 
 
 @dataclass
@@ -72,8 +77,13 @@ class Context:
             executor=executor,
             run_locks=run_locks,
             huey=huey,
-            queue=Queue(huey, lambda run_id: built[0]._run_task(run_id)),
+            queue=Queue(
+                huey,
+                lambda run_id: built[0]._run_task(run_id),
+                lambda run_id, shard_no: built[0]._shard_task(run_id, shard_no),
+            ),
         )
+        executor.enqueue_shard = ctx.queue.enqueue_shard
         built.append(ctx)
         return ctx
 
@@ -88,26 +98,53 @@ class Context:
             return
         self.executor.execute(run_id)
 
+    def _shard_task(self, run_id: str, shard_no: int) -> None:
+        if self.stopping:
+            self.queue.enqueue_shard(run_id, shard_no)
+            return
+        self.executor.embed_shard(run_id, shard_no)
+
     def enqueue(self, run_id: str) -> None:
         self.queue.enqueue(run_id)
 
     def recover(self) -> list[str]:
-        """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued)."""
-        s = self.settings
-        with transaction(self.sessions) as session:
-            ids = ledger.recover_stale(
-                session, s.heartbeat_timeout_s, s.max_attempts, held=self.run_locks.held
-            )
+        """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued).
+
+        Checked first without a write lock (there is rarely anything to do); the write, when there is,
+        waits out a busy database (`write_retrying`) instead of failing."""
+        s, held = self.settings, self.run_locks.held
+        with transaction(self.reads) as session:
+            if not ledger.has_stale(session, s.heartbeat_timeout_s, held):
+                return []
+        ids = write_retrying(
+            self.sessions,
+            lambda session: ledger.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts, held=held),
+            patience_s=RECOVERY_PATIENCE_S,
+            what="run recovery",
+        )
         for run_id in ids:
             log.warning("re-queued run %s after its worker stopped", run_id)
             self.enqueue(run_id)
         return ids
 
     def sweep(self) -> None:
-        """The periodic recovery: stale running runs, and queued runs whose message may be lost."""
+        """The periodic recovery: stale running runs, queued runs whose message may be lost, and the
+        embedding shards of runs that ended without their worker (service/runs/shards.py)."""
         self.recover()
-        with transaction(self.sessions) as session:
-            lost = ledger.lost_queued(session, self.settings.heartbeat_timeout_s)
+        with transaction(self.reads) as session:
+            ended = shards.orphaned(session)
+        for run_id in ended:
+            shards.drop(self.sessions, run_id)
+        timeout = self.settings.heartbeat_timeout_s
+        with transaction(self.reads) as session:
+            if not ledger.has_lost_queued(session, timeout):
+                return
+        lost = write_retrying(
+            self.sessions,
+            lambda session: ledger.lost_queued(session, timeout),
+            patience_s=RECOVERY_PATIENCE_S,
+            what="re-enqueuing lost runs",
+        )
         for run_id in lost:
             log.warning("enqueued run %s again: it waited longer than the heartbeat timeout", run_id)
             self.enqueue(run_id)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import logging
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from service.embedding import Embedders
 from service.store.db import truncate_wal
-from service.store.tables import EvalItem, FeedbackLabel, PoolText, SampleRow
+from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait
 
 log = logging.getLogger("service.retention")
 
@@ -27,6 +27,10 @@ def purge_texts(session: Session, model_id: int) -> list[str]:
     for table in (SampleRow, FeedbackLabel, PoolText, EvalItem):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
+    session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))
+    session.execute(
+        update(Trait).where(Trait.model_id == model_id).values(sample_count=0, positive_samples=0)
+    )
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
 
 

@@ -48,6 +48,9 @@ class Settings:
     scoring_threads: int = 0
     # How long a write waits for SQLite's write lock before the request gets 503 `database_busy`.
     lock_timeout_s: float = 30.0
+    # A training of at least twice this many distinct texts embeds them in shards of this many, which every
+    # worker process claims (service/runs/shards.py); 0 = never shard.
+    shard_texts: int = 5_000
     # The model `POST /v1alpha1/comments:analyze` scores when a request names none (docs/perspective.md).
     perspective_model: str | None = None
     # The externally visible base URL (behind a proxy): the Perspective discovery document's rootUrl.
@@ -84,6 +87,7 @@ class Settings:
             shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
             scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
             lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
+            shard_texts=int(env.get("SCORING_SHARD_TEXTS", "5000")),
             perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
             public_url=env.get("SCORING_API_PUBLIC_URL") or None,
             test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
@@ -99,6 +103,8 @@ class Settings:
             raise ValueError(f"queue URL {self.queue_url!r}: only Redis URLs (redis://, rediss://, unix://)")
         if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
             raise ValueError(f"SCORING_API_PUBLIC_URL {self.public_url!r}: an absolute http(s):// URL")
+        if self.shard_texts < 0:
+            raise ValueError("shard_texts must be 0 (never shard) or more")
         if self.scoring_threads < 0:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
         if self.test_hooks.active and self.embedder != "hashing":

@@ -9,11 +9,14 @@ serve ordinary models at full speed and slow down only the victims of a fault te
 - slow_run: a run sleeps at the engine's first progress report (claimed, heartbeating, nothing applied);
 - slow_save: a training sleeps once its engine work is done, before the transaction that saves the version;
 - slow_samples_commit: POST /samples sleeps after inserting its rows, before committing them;
-- slow_feedback: score feedback sleeps after counting the buffer, before deciding on a retraining.
+- slow_feedback: score feedback sleeps after counting the buffer, before deciding on a retraining;
+- slow_shard: a worker that claimed a shard of a training's embedding sleeps before embedding it (the
+  training's own worker too; service/runs/shards.py).
 
-A run hook with `"attempt": N` sleeps in that attempt only (a retry after a kill then runs at full speed).
-Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the process at that
-exact moment. Test mode only: the settings refuse hooks unless the embedder is the test embedder `hashing`.
+A run or shard hook with `"attempt": N` sleeps in that attempt only (a retry after a kill then runs at
+full speed). Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the
+process at that exact moment. Test mode only: the settings refuse hooks unless the embedder is the test
+embedder `hashing`.
 """
 
 from __future__ import annotations
@@ -47,10 +50,11 @@ class TestHooks:
     slow_save: Delay | None = None
     slow_samples_commit: Delay | None = None
     slow_feedback: Delay | None = None
+    slow_shard: Delay | None = None
 
     @property
     def active(self) -> bool:
-        hooks = (self.slow_run, self.slow_save, self.slow_samples_commit, self.slow_feedback)
+        hooks = (self.slow_run, self.slow_save, self.slow_samples_commit, self.slow_feedback, self.slow_shard)
         return any(d is not None for d in hooks)
 
     @classmethod
@@ -58,7 +62,7 @@ class TestHooks:
         if not text or not text.strip():
             return cls()
         raw = json.loads(text)
-        names = {"slow_run", "slow_save", "slow_samples_commit", "slow_feedback"}
+        names = {"slow_run", "slow_save", "slow_samples_commit", "slow_feedback", "slow_shard"}
         if not isinstance(raw, dict) or set(raw) - names:
             raise ValueError(f"{ENV}: expected an object of {', '.join(sorted(names))}")
         hooks = {

@@ -6,10 +6,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import case, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
-from core.contract import POSITIVE_THRESHOLD, RunStatus
+from core.contract import RunStatus
 from service.prune import effective_policy
 from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
@@ -86,11 +86,11 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             tags[version_id].append(tag)
         for listed in tags.values():
             listed.sort()  # as tags_of does
-    sample_counts = dict(
+    sample_counts = dict(  # the traits' counts (a model's samples all belong to its traits)
         session.execute(
-            select(SampleRow.model_id, func.count())
-            .where(SampleRow.model_id.in_(ids))
-            .group_by(SampleRow.model_id)
+            select(Trait.model_id, func.sum(Trait.sample_count))
+            .where(Trait.model_id.in_(ids))
+            .group_by(Trait.model_id)
         )
         .tuples()
         .all()
@@ -128,7 +128,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
             readme_markdown=model.readme_markdown,
             auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
-            sample_count=sample_counts.get(model.id, 0),
+            sample_count=int(sample_counts.get(model.id) or 0),
             buffered_feedback=buffered.get(model.id, 0),
             embedder=model.embedder,
         )
@@ -138,15 +138,6 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
 
 def traits_out(session: Session, model: Model) -> list[TraitOut]:
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
-    pos = case((SampleRow.quality >= POSITIVE_THRESHOLD, 1), else_=0)
-    counts = {
-        tid: (total, positive or 0)
-        for tid, total, positive in session.execute(
-            select(SampleRow.trait_id, func.count(), func.sum(pos))
-            .where(SampleRow.model_id == model.id)
-            .group_by(SampleRow.trait_id)
-        ).all()
-    }
     metrics: dict[str, Any] = {}
     if model.current_version_id is not None:
         version_metrics = session.scalar(
@@ -155,7 +146,7 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
         metrics = (version_metrics or {}).get("traits", {})
     out = []
     for t in traits:
-        total, positive = counts.get(t.id, (0, 0))
+        total, positive = t.sample_count, t.positive_samples
         m = metrics.get(t.key, {})
         anchors = m.get("anchor_sample_ids") or {}
         out.append(

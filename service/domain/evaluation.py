@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
@@ -28,8 +28,10 @@ from service.schemas import (
 )
 from service.store import ledger
 from service.store.db import transaction
-from service.store.samples import sha256
+from service.store.samples import CHUNK, sha256
 from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
+
+ItemKey = tuple[str, str, float]  # (trait key, content hash, quality): an item is stored once
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -90,33 +92,52 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]
         if model.zero_data_retention:
             raise _zdr_refusal()
         refs = TraitRefs(s, model)
-        stored: set[tuple[str, str, float]] = {
-            (row.trait_key, row.content_sha256, row.quality)
-            for row in s.execute(
-                select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
-                    EvalItem.model_id == model.id
-                )
+        keys = [
+            (refs.find(x.trait, ("body", "items", i, "trait")).key, sha256(x.text), float(x.quality))
+            for i, x in enumerate(items)
+        ]
+        stored = _stored_items(s, model.id, keys)  # re-importing a file adds nothing
+        new: dict[ItemKey, dict[str, Any]] = {}
+        now = utcnow()
+        for item, key in zip(items, keys, strict=True):
+            if key not in stored and key not in new:
+                trait_key, digest, quality = key
+                new[key] = {
+                    "model_id": model.id,
+                    "trait_key": trait_key,
+                    "text": item.text,
+                    "quality": quality,
+                    "content_sha256": digest,
+                    "created_at": now,
+                }
+        if new:
+            s.execute(insert(EvalItem), list(new.values()))
+            model.eval_item_count += len(new)  # the row is locked (load_model): no lost update
+        return EvalAdded(added=len(new), total=model.eval_item_count)
+
+
+def _stored_items(
+    s: Session, model_id: int, keys: list[tuple[str, str, float]]
+) -> set[tuple[str, str, float]]:
+    """The (trait key, content hash, quality) among `keys` that the model's set holds: per trait, one indexed
+    query per chunk of hashes, so a batch costs the same whatever the set holds (issue 36)."""
+    digests: dict[str, set[str]] = {}
+    for trait_key, digest, _ in keys:
+        digests.setdefault(trait_key, set()).add(digest)
+    found: set[ItemKey] = set()
+    for trait_key, wanted in digests.items():
+        ordered = sorted(wanted)
+        for start in range(0, len(ordered), CHUNK):
+            found.update(
+                s.execute(
+                    select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
+                        EvalItem.model_id == model_id,
+                        EvalItem.trait_key == trait_key,
+                        EvalItem.content_sha256.in_(ordered[start : start + CHUNK]),
+                    )
+                ).tuples()
             )
-        }
-        added = 0
-        for i, item in enumerate(items):
-            key = refs.find(item.trait, ("body", "items", i, "trait")).key
-            digest = sha256(item.text)
-            if (key, digest, item.quality) in stored:  # re-importing a file adds nothing
-                continue
-            stored.add((key, digest, item.quality))
-            s.add(
-                EvalItem(
-                    model_id=model.id,
-                    trait_key=key,
-                    text=item.text,
-                    quality=item.quality,
-                    content_sha256=digest,
-                    created_at=utcnow(),
-                )
-            )
-            added += 1
-        return EvalAdded(added=added, total=len(stored))
+    return found
 
 
 def get_set(ctx: Databases, who: Principal, handle: str) -> EvalSetOut:
@@ -142,6 +163,7 @@ def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         result = s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
+        model.eval_item_count = 0
         return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, delete, func, select
+from sqlalchemy import CursorResult, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
@@ -46,20 +47,40 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
     with transaction(ctx.reads) as s:
         model, _, new = _plan_pool_import(s, who, handle, body.texts, digests)
     if new:
-        ctx.embedders.get(model.embedder).encode([row.text for row in new.values()])
+        ctx.embedders.get(model.embedder).encode(list(new.values()))
     with transaction(ctx.sessions) as s:
-        _, stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
-        s.add_all(new.values())
-        s.flush()
-        stored.update({digest: row.id for digest, row in new.items()})
+        model, stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        if new:
+            # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
+            # them one statement each on SQLite.
+            now = utcnow()
+            rows = [
+                {"model_id": model.id, "text": t, "content_sha256": d, "created_at": now}
+                for d, t in new.items()
+            ]
+            s.execute(insert(PoolText), rows)
+            stored.update(_pool_ids(s, model.id, list(new)))
         return PoolAdded(ids=[stored[d] for d in digests], added=len(new))
+
+
+def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, int]:
+    """{content hash: id} of the model's pool texts among `digests` (one indexed query)."""
+    return dict(
+        s.execute(
+            select(PoolText.content_sha256, PoolText.id).where(
+                PoolText.model_id == model_id, PoolText.content_sha256.in_(set(digests))
+            )
+        )
+        .tuples()
+        .all()
+    )
 
 
 def _plan_pool_import(
     s: Session, who: Principal, handle: str, texts: list[str], digests: list[str]
-) -> tuple[Model, dict[str, int], dict[str, PoolText]]:
-    """The model, the ids of its pool's texts among these, and new rows for the others (after the owner and
-    ZDR checks)."""
+) -> tuple[Model, dict[str, int], dict[str, str]]:
+    """The model, the ids of its pool's texts among these, and {hash: text} of the others (after the owner
+    and ZDR checks)."""
     model = _writable(s, who, handle)
     if model.zero_data_retention:
         raise ApiError(
@@ -67,19 +88,11 @@ def _plan_pool_import(
             "zero_data_retention",
             "The model has zero-data-retention on: the service keeps no unlabelled texts for it.",
         )
-    stored = dict(
-        s.execute(
-            select(PoolText.content_sha256, PoolText.id).where(
-                PoolText.model_id == model.id, PoolText.content_sha256.in_(set(digests))
-            )
-        )
-        .tuples()
-        .all()
-    )
-    new: dict[str, PoolText] = {}
+    stored = _pool_ids(s, model.id, digests)
+    new: dict[str, str] = {}
     for text, digest in zip(texts, digests, strict=True):
-        if digest not in stored and digest not in new:
-            new[digest] = PoolText(model_id=model.id, text=text, content_sha256=digest, created_at=utcnow())
+        if digest not in stored:
+            new.setdefault(digest, text)
     return model, stored, new
 
 
@@ -130,7 +143,11 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
         spec = trait_specs([trait])[0]
         # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
         labels = list(
-            s.execute(select(SampleRow.text, SampleRow.quality).where(SampleRow.trait_id == trait.id))
+            s.execute(
+                select(SampleRow.text, SampleRow.quality).where(
+                    SampleRow.model_id == model.id, SampleRow.trait_id == trait.id
+                )
+            )
             .tuples()
             .all()
         ) + list(

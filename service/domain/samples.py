@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Provenance
+from core.contract import Provenance, is_positive
 from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
@@ -16,7 +16,7 @@ from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.store.db import transaction
-from service.store.samples import add_samples, sha256
+from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, utcnow
 from service.testhooks import pause
 from service.views import sample_out
@@ -32,13 +32,8 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
             for i, x in enumerate(items)
         ]
-        ids = add_samples(s, model.id, refs.ids, resolved, "authored")
-        # source_url is per input item; set it on rows created by this request.
-        for item, sid in zip(items, ids, strict=True):
-            if item.source_url is not None:
-                row = s.get(SampleRow, sid)
-                if row is not None and row.source_url is None:
-                    row.source_url = item.source_url
+        urls = [x.source_url for x in items]
+        ids = add_samples(s, model.id, refs.ids, resolved, "authored", urls)
         model.updated_at = utcnow()
         pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
         return SampleIds(ids=ids)
@@ -63,7 +58,16 @@ def list_samples(
             .where(SampleRow.model_id == model.id, SampleRow.id > after)
         )
         if trait is not None:
-            q = q.where((Trait.key == trait) | (Trait.name == trait))
+            # The trait's id first: its samples then come from the (model, trait, id) index in id order
+            # (through the name, SQLite walked every sample of the model for a rare trait).
+            named = list(
+                s.scalars(
+                    select(Trait.id).where(
+                        Trait.model_id == model.id, (Trait.key == trait) | (Trait.name == trait)
+                    )
+                )
+            )
+            q = q.where(SampleRow.trait_id == named[0] if len(named) == 1 else SampleRow.trait_id.in_(named))
         if provenance is not None:
             q = q.where(SampleRow.provenance == provenance)
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
@@ -110,10 +114,12 @@ def update_sample(
                 SampleRow.id != row.id,
             )
         )
+        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
         if same is not None:
             s.delete(row)
             model.updated_at = utcnow()
             return sample_out(same, trait.key)
+        count_samples(s, trait.id, 1, is_positive(quality))
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
         row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
         model.updated_at = utcnow()
@@ -126,6 +132,7 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
         require(s, model, "edit")
+        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

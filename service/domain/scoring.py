@@ -104,19 +104,14 @@ def add_feedback(ctx: Resources, t: Target, text: str, items: list[Any]) -> tupl
                 )
             )
         s.flush()
-        buffered = (
-            s.scalar(
-                select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
-            )
-            or 0
-        )
+        # Counted up to the buffer's size only: that is all the decision needs, and a busy or reopened model
+        # may hold any number of labels.
+        buffer = ctx.settings.retrain_buffer
+        held = select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id).limit(buffer).subquery()
+        buffered = s.scalar(select(func.count()).select_from(held)) or 0
         pause(ctx.settings.test_hooks.slow_feedback, t.handle, f"feedback ({buffered} buffered)")
         run_id = None
-        if (
-            buffered >= ctx.settings.retrain_buffer
-            and can("retrain", model.state)
-            and not model.zero_data_retention
-        ):
+        if buffered >= buffer and can("retrain", model.state) and not model.zero_data_retention:
             run_id = ledger.create_run(
                 s, model, "retrain", {"triggered_by": "retrain_buffered", "reuse_params": True}
             ).id

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind, is_positive
+from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind
 from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require, require_not_archived
@@ -33,12 +33,10 @@ def check_trainable(session: Session, model: Model) -> None:
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
-        qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
-        positive = any(is_positive(q) for q in qualities)
-        negative = any(not is_positive(q) for q in qualities)
+        positive, negative = t.positive_samples > 0, t.sample_count > t.positive_samples
         if positive and negative:
             continue
-        if not qualities:
+        if not t.sample_count:
             was = trained.get(t.key)
             if not isinstance(was, dict) or was.get("method") == "zero_shot":
                 continue  # zero-shot: the axis comes from the trait's pole labels and description

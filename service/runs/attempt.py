@@ -24,6 +24,8 @@ class Attempt:
     # Called with (fraction, phase) on every engine progress report; tests use it to simulate a worker dying
     # mid-run (raise a BaseException).
     progress_hook: Callable[[float, str], None] | None = None
+    # Enqueues one shard of this run's embedding for any worker (service/runs/shards.py).
+    enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
     # Test hook: runs once, at the engine's first progress report.
     pending_pause: Callable[[], None] | None = field(default=None)
 

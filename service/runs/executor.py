@@ -13,13 +13,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
 from service.embedding import Embedders
-from service.runs import discover, evaluate, synthesize, train
+from service.runs import discover, evaluate, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
 from service.settings import Settings
 from service.store import ledger
-from service.store.db import transaction
+from service.store.db import write_retrying
 from service.store.tables import Model
 from service.testhooks import pause
 
@@ -47,6 +47,8 @@ class Executor:
         # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
         # worker dying mid-run (raise a BaseException).
         self.progress_hook: Callable[[float, str], None] | None = None
+        # Enqueues one shard of a run's embedding (the context sets it once the queue exists).
+        self.enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
         # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
         self.active: dict[str, int] = {}
         self._active_lock = threading.Lock()
@@ -65,12 +67,20 @@ class Executor:
             self._claim_and_execute(run_id)
 
     def _claim_and_execute(self, run_id: str) -> None:
-        with transaction(self.sessions) as s:
+        def claim(s: Session) -> tuple[str, int, str] | None:
             run = ledger.claim(s, run_id)
             if run is None:
-                return
-            kind, attempt = run.kind, run.attempts
-            handle = s.scalar(select(Model.handle).where(Model.id == run.model_id)) or ""
+                return None
+            return (
+                run.kind,
+                run.attempts,
+                s.scalar(select(Model.handle).where(Model.id == run.model_id)) or "",
+            )
+
+        claimed = write_retrying(self.sessions, claim, patience_s=self._patience, what=f"claiming {run_id}")
+        if claimed is None:
+            return
+        kind, attempt, handle = claimed
         log.info("run %s (%s) attempt %d started", run_id, kind, attempt)
         with self._active_lock:
             self.active[run_id] = attempt
@@ -83,9 +93,10 @@ class Executor:
     def _execute_claimed(self, run_id: str, kind: str, attempt: int, handle: str) -> None:
         slow = self.settings.test_hooks.slow_run
         try:
-            with Heartbeat(self.sessions, run_id, attempt, self.settings.heartbeat_interval_s) as hb:
+            beat = (self.sessions, run_id, attempt, self.settings.heartbeat_interval_s, self._patience)
+            with Heartbeat(*beat) as hb:
                 parts = (self.settings, self.sessions, self.embedders)
-                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook)
+                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook, self.enqueue_shard)
                 if slow is not None and slow.applies(handle, attempt):
                     at.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
                 execute = KINDS.get(kind)
@@ -104,6 +115,25 @@ class Executor:
         else:
             log.info("run %s finished", run_id)
 
+    def embed_shard(self, run_id: str, shard_no: int) -> None:
+        """A shard of a run's embedding (service/runs/shards.py); one that fails is re-queued by the run."""
+        try:
+            shards.work(self.sessions, self.embedders, self.settings, run_id, shard_no)
+        except Exception:
+            log.exception("run %s: shard %d failed; its run's worker will queue it again", run_id, shard_no)
+
     def _fail(self, run_id: str, attempt: int, code: str, message: str) -> None:
-        with transaction(self.sessions) as s:
-            ledger.fail(s, run_id, attempt, code, message)
+        failed = write_retrying(
+            self.sessions,
+            lambda s: ledger.fail(s, run_id, attempt, code, message),
+            patience_s=self._patience,
+            what=f"failing {run_id}",
+        )
+        if failed:
+            shards.drop(self.sessions, run_id)
+
+    @property
+    def _patience(self) -> float:
+        """How long the run's bookkeeping waits out a busy database: past the heartbeat timeout the run
+        counts as stale anyway."""
+        return self.settings.heartbeat_timeout_s

@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.store import ledger
-from service.store.db import transaction
+from service.store.db import write_retrying
 
 log = logging.getLogger("service.runs")
 
@@ -29,8 +30,16 @@ class ClaimLost(Exception):
 class Heartbeat:
     """Keeps a claimed run's heartbeat fresh while the engine works; writes progress when asked."""
 
-    def __init__(self, sessions: sessionmaker[Session], run_id: str, attempt: int, interval_s: float) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        run_id: str,
+        attempt: int,
+        interval_s: float,
+        patience_s: float = 15.0,
+    ) -> None:
         self._sessions = sessions
+        self._patience = patience_s
         self._run_id = run_id
         self._attempt = attempt
         self._interval = interval_s
@@ -48,12 +57,22 @@ class Heartbeat:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def _touch(self, progress: dict[str, Any] | None = None) -> None:
+        """Write the heartbeat (and progress); a busy database is waited out for up to the heartbeat timeout,
+        as past it the run would count as stale anyway."""
+        mine = write_retrying(
+            self._sessions,
+            lambda s: ledger.touch(s, self._run_id, self._attempt, progress),
+            patience_s=self._patience,
+            what=f"heartbeat of {self._run_id}",
+        )
+        if not mine:
+            self.lost.set()
+
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):
             try:
-                with transaction(self._sessions) as s:
-                    if not ledger.touch(s, self._run_id, self._attempt):
-                        self.lost.set()
+                self._touch()
             except Exception:
                 log.exception("heartbeat failed for %s", self._run_id)
 
@@ -68,8 +87,6 @@ class Heartbeat:
         doc = ledger.progress_doc(
             fraction, phase, message or PHASE_MESSAGES.get(phase, phase.replace("_", " "))
         )
-        with transaction(self._sessions) as s:
-            if not ledger.touch(s, self._run_id, self._attempt, doc):
-                self.lost.set()
+        self._touch(doc)
         if self.lost.is_set():
             raise ClaimLost(self._run_id)

@@ -11,6 +11,7 @@ from service.settings import Settings
 from service.store.db import MIGRATION_LOCK_ID
 
 TASK_NAME = "service.execute_run"
+SHARD_TASK_NAME = "service.embed_shard"  # one shard of a training's embedding (service/runs/shards.py)
 
 
 def make_huey(settings: Settings) -> Huey:
@@ -50,16 +51,26 @@ def _sql_huey(url: str) -> Huey:
 
 
 class Queue:
-    """Registers the one task on a Huey instance and enqueues run ids."""
+    """Registers the tasks on a Huey instance: runs (by id) and shards of a run's embedding."""
 
-    def __init__(self, huey: Huey, execute: Callable[[str], Any]) -> None:
+    def __init__(
+        self, huey: Huey, execute: Callable[[str], Any], embed_shard: Callable[[str, int], Any]
+    ) -> None:
         self.huey = huey
 
         @huey.task(name=TASK_NAME)
         def execute_run(run_id: str) -> None:
             execute(run_id)
 
+        @huey.task(name=SHARD_TASK_NAME)
+        def embed(run_id: str, shard_no: int) -> None:
+            embed_shard(run_id, shard_no)
+
         self._task = execute_run
+        self._shard_task = embed
 
     def enqueue(self, run_id: str) -> None:
         self._task(run_id)
+
+    def enqueue_shard(self, run_id: str, shard_no: int) -> None:
+        self._shard_task(run_id, shard_no)

@@ -7,10 +7,12 @@ import time
 
 from sqlalchemy import delete, func, select
 
+from core.embedders.base import Embedder
 from core.engine import train
 from core.engine.types import Sample
 from service.prune import prune
 from service.retention import erase, purge_texts
+from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
@@ -49,6 +51,7 @@ def execute(at: Attempt) -> None:
                 } or None
         retain = not model.zero_data_retention
         embedder_choice = model.embedder
+        model_id = model.id
     keys = {t.key for t in traits}
     held = {f.id for f in held_feedback(feedback, samples)}
     feedback = [f for f in feedback if f.id not in held]
@@ -56,16 +59,30 @@ def execute(at: Attempt) -> None:
         Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
     ]
     effort = options.get("effort") or "medium"
-    embedder = at.embedders.get(embedder_choice, retain=retain)
+    embedder: Embedder = at.embedders.get(embedder_choice, retain=retain)
     at.report(0.02, "embedding")
     started = time.monotonic()
+    engine_from = 0.02
+    if shards.shardable(at.settings, len({x.text for x in samples}), retain):
+        # Every worker embeds a share (service/runs/shards.py); the engine then finds the vectors ready.
+        embedder = shards.Coordinator(
+            at.run_id,
+            at.handle,
+            model_id,
+            at.settings,
+            at.sessions,
+            embedder,
+            at.enqueue_shard,
+            lambda fraction, phase, message: at.report(0.02 + 0.68 * fraction, phase, message),
+        ).embed(samples)
+        engine_from = 0.7
     result = train(
         trait_specs(traits),
         samples + feedback_samples,
         embedder=embedder,
         effort=effort,
         params=params,
-        progress=at.engine_progress(0.02, 0.95),
+        progress=at.engine_progress(engine_from, 0.95),
     )
     duration = time.monotonic() - started
     at.report(0.97, "saving")
@@ -114,3 +131,4 @@ def execute(at: Attempt) -> None:
             purged = purge_texts(s, model.id)
         prune(s, model)
     erase(at.sessions.kw["bind"], at.embedders, purged)
+    shards.drop(at.sessions, at.run_id)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
+from service.errors import is_lock_timeout
+
+log = logging.getLogger("service.db")
+T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).parents[1] / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
@@ -21,6 +28,7 @@ MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held whi
 # made 16 concurrent requests open and close a connection almost every request; up to 2 x this many are
 # opened under load, which with PostgreSQL's default max_connections=100 leaves room for 3 processes.
 POOL_SIZE = 16
+SLOW_WRITE_S = 1.0  # a SQLite write transaction longer than this is logged (with how long it held the lock)
 
 
 def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
@@ -54,6 +62,29 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         # stay deferred, so in WAL mode they never wait for a writer.
         read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        if not read_only:
+            conn.info["write_lock_since"] = time.monotonic()
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _first_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if (
+            "write_lock_since" in conn.info
+            and "write_first" not in conn.info
+            and statement != "BEGIN IMMEDIATE"
+        ):
+            conn.info["write_first"] = " ".join(statement.split())[:100]  # SQL only: values are bound apart
+
+    def _on_end(conn: Any) -> None:
+        since = conn.info.pop("write_lock_since", None)
+        first = conn.info.pop("write_first", "")
+        if since is not None and (held := time.monotonic() - since) > SLOW_WRITE_S:
+            # Every other writer of the database waited meanwhile: make long holders visible.
+            log.warning(
+                "a write transaction held SQLite's write lock for %.1f s (it began with %s)", held, first
+            )
+
+    event.listen(engine, "commit", _on_end)
+    event.listen(engine, "rollback", _on_end)
 
     return engine
 
@@ -81,6 +112,36 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One session, committed on success, rolled back on any exception."""
     with factory() as session, session.begin():
         yield session
+
+
+def write_retrying(
+    factory: sessionmaker[Session], work: Callable[[Session], T], *, patience_s: float, what: str
+) -> T:
+    """`work` in one write transaction, begun again while the database is busy, for up to `patience_s`.
+
+    For the background's own bookkeeping (run claims, heartbeats, the recovery sweep): a lock that another
+    writer legitimately holds is waited out (each attempt waits up to the busy timeout, then this backs off
+    and tries again) instead of failing the bookkeeping. A wait longer than a second is logged with its
+    length, so a long writer shows in the log without an error.
+    """
+    started = time.monotonic()
+    pause = 0.05
+    while True:
+        try:
+            with transaction(factory) as session:
+                result = work(session)
+        except OperationalError as exc:
+            waited = time.monotonic() - started
+            if not is_lock_timeout(exc) or waited + pause > patience_s:
+                raise
+            log.info("%s: the database is busy after %.1f s; trying again", what, waited)
+            time.sleep(pause)
+            pause = min(2 * pause, 2.0)
+            continue
+        waited = time.monotonic() - started
+        if waited > 1.0:
+            log.info("%s waited %.1f s for the database", what, waited)
+        return result
 
 
 def truncate_wal(engine: Engine) -> bool:

@@ -173,6 +173,26 @@ def state_after(model: Model, run: Run, *, succeeded: bool) -> ModelState:
     return state_after_run(run.kind, run.return_state, succeeded=succeeded, has_version=has_version)
 
 
+def has_stale(session: Session, timeout_s: float, held: Callable[[str], bool] | None = None) -> bool:
+    """Whether `recover_stale` would find anything, read without a write lock: the sweep of every process
+    runs every few seconds, and on SQLite a write transaction would queue behind every import."""
+    cutoff = utcnow() - timedelta(seconds=timeout_s)
+    running = session.execute(select(Run.id, Run.heartbeat_at).where(Run.status == "running")).tuples().all()
+    return any(
+        (beat is not None and beat < cutoff) or (held is not None and not held(run_id))
+        for run_id, beat in running
+    )
+
+
+def has_lost_queued(session: Session, timeout_s: float) -> bool:
+    """Whether `lost_queued` would find anything (read without a write lock, as `has_stale`)."""
+    cutoff = utcnow() - timedelta(seconds=timeout_s)
+    lost = select(Run.id).where(
+        Run.status == "queued", func.coalesce(Run.heartbeat_at, Run.created_at) < cutoff
+    )
+    return session.scalar(lost.limit(1)) is not None
+
+
 def recover_stale(
     session: Session,
     timeout_s: float,

@@ -5,14 +5,18 @@ runs (service/runs/) both use these, inside a transaction they hold."""
 from __future__ import annotations
 
 import hashlib
-from typing import cast
+from collections.abc import Sequence
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from core.contract import Aggregation, is_positive
 from core.engine.types import Sample, TraitSpec
 from service.store.tables import FeedbackLabel, SampleRow, Trait, utcnow
+
+#: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
+CHUNK = 500
 
 
 def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[FeedbackLabel]:
@@ -58,36 +62,99 @@ def load_samples(session: Session, model_id: int) -> list[Sample]:
 
 
 def add_samples(
-    session: Session, model_id: int, trait_ids: dict[str, int], samples: list[Sample], provenance: str
+    session: Session,
+    model_id: int,
+    trait_ids: dict[str, int],
+    samples: Sequence[Sample],
+    provenance: str,
+    source_urls: Sequence[str | None] | None = None,
 ) -> list[int]:
-    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order."""
-    ids: list[int] = []
-    for s in samples:
-        trait_id = trait_ids[s.trait]
-        digest = sha256(s.text)
-        existing = session.scalar(
-            select(SampleRow.id)
-            .where(
-                SampleRow.model_id == model_id,
-                SampleRow.trait_id == trait_id,
-                SampleRow.content_sha256 == digest,
-                SampleRow.quality == float(s.quality),
-            )
-            .limit(1)
-        )
-        if existing is not None:
-            ids.append(existing)
+    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order.
+
+    A batch costs the same whatever the model holds (issue 36): the stored rows among the batch's texts come
+    from the (model, trait, content hash) index in a few queries, and the new rows go in with one
+    executemany. `source_urls` (per sample) is set on new rows, and on stored ones that have none yet.
+    """
+    urls = list(source_urls) if source_urls is not None else [None] * len(samples)
+    keys = [(trait_ids[x.trait], sha256(x.text), float(x.quality)) for x in samples]
+    stored = _stored_ids(session, model_id, keys)
+    new: dict[tuple[int, str, float], dict[str, Any]] = {}
+    fill: dict[int, str] = {}  # stored rows without a source URL that this batch gives one
+    now = utcnow()
+    for x, key, url in zip(samples, keys, urls, strict=True):
+        if key in stored:
+            sid, has_url = stored[key]
+            if url is not None and not has_url:
+                fill.setdefault(sid, url)
             continue
-        row = SampleRow(
-            model_id=model_id,
-            trait_id=trait_id,
-            text=s.text,
-            quality=float(s.quality),
-            provenance=provenance,
-            content_sha256=digest,
-            created_at=utcnow(),
+        row = new.get(key)
+        if row is None:
+            trait_id, digest, quality = key
+            new[key] = {
+                "model_id": model_id,
+                "trait_id": trait_id,
+                "text": x.text,
+                "quality": quality,
+                "provenance": provenance,
+                "source_url": url,
+                "content_sha256": digest,
+                "created_at": now,
+            }
+        elif row["source_url"] is None:
+            row["source_url"] = url
+    if new:
+        # executemany (no RETURNING: with it, SQLite would insert row by row), then the new ids by the index.
+        session.execute(insert(SampleRow), list(new.values()))
+        stored.update(_stored_ids(session, model_id, list(new)))
+        counted: dict[int, list[int]] = {}
+        for trait_id, _, quality in new:
+            counted.setdefault(trait_id, [0, 0])
+            counted[trait_id][0] += 1
+            counted[trait_id][1] += is_positive(quality)
+        for trait_id, (n, positive) in counted.items():
+            count_samples(session, trait_id, n, positive)
+    for sid, url in fill.items():
+        session.execute(
+            update(SampleRow)
+            .where(SampleRow.id == sid, SampleRow.source_url.is_(None))
+            .values(source_url=url)
+            .execution_options(synchronize_session=False)
         )
-        session.add(row)
-        session.flush()
-        ids.append(row.id)
-    return ids
+    return [stored[key][0] for key in keys]
+
+
+def count_samples(session: Session, trait_id: int, n: int, positive: int) -> None:
+    """Samples added to (or, negative, removed from) a trait: its counts (`Trait.sample_count`,
+    `positive_samples`) follow every insert, edit and deletion of a sample, so no read counts rows."""
+    session.execute(
+        update(Trait)
+        .where(Trait.id == trait_id)
+        .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + int(positive))
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _stored_ids(
+    session: Session, model_id: int, keys: Sequence[tuple[int, str, float]]
+) -> dict[tuple[int, str, float], tuple[int, bool]]:
+    """{(trait id, content hash, quality): (the oldest stored sample's id, whether it has a source URL)} for
+    the stored samples among `keys`: per trait, one indexed query per chunk of hashes."""
+    digests: dict[int, set[str]] = {}
+    for trait_id, digest, _ in keys:
+        digests.setdefault(trait_id, set()).add(digest)
+    found: dict[tuple[int, str, float], tuple[int, bool]] = {}
+    for trait_id, wanted in digests.items():
+        ordered = sorted(wanted)
+        for start in range(0, len(ordered), CHUNK):
+            rows = session.execute(
+                select(SampleRow.id, SampleRow.content_sha256, SampleRow.quality, SampleRow.source_url).where(
+                    SampleRow.model_id == model_id,
+                    SampleRow.trait_id == trait_id,
+                    SampleRow.content_sha256.in_(ordered[start : start + CHUNK]),
+                )  # no ORDER BY: SQLite would then walk the model's rows in id order instead of this index
+            ).tuples()
+            for sid, digest, quality, url in rows:
+                key = (trait_id, digest, quality)
+                if key not in found or sid < found[key][0]:
+                    found[key] = (sid, url is not None)
+    return found

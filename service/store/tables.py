@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     TypeDecorator,
@@ -86,6 +87,9 @@ class Model(Base):
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    # How many evaluation items the model holds, kept as they are added and removed: an import's answer
+    # reports it, and counting the rows would cost in proportion to the set (issue 36).
+    eval_item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -104,11 +108,20 @@ class Trait(Base):
     aggregation: Mapped[str] = mapped_column(String(8), default="mean")
     kind: Mapped[str] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
+    # The trait's samples and those on the positive pole, kept as samples come and go (count_samples in
+    # service/domain/samples.py): counting a million rows on every read of a model or its traits took seconds.
+    sample_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    positive_samples: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class SampleRow(Base):
     __tablename__ = "samples"
-    __table_args__ = (Index("ix_samples_model_trait", "model_id", "trait_id"),)
+    __table_args__ = (
+        # A text's rows of a trait: an import's duplicate check (issue 36).
+        Index("ix_samples_model_trait_sha", "model_id", "trait_id", "content_sha256"),
+        # A trait's samples in id order: the Samples page filtered by trait, whatever the trait's share.
+        Index("ix_samples_model_trait_id", "model_id", "trait_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
@@ -188,6 +201,28 @@ class Run(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
+class RunShard(Base):
+    """One shard of a training's embedding (service/runs/shards.py): the distinct texts of the model's samples
+    with ids in [first_sample_id, last_sample_id], embedded by whichever worker claims it."""
+
+    __tablename__ = "run_shards"
+    __table_args__ = (UniqueConstraint("run_id", "shard_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    shard_no: Mapped[int] = mapped_column(Integer)
+    first_sample_id: Mapped[int] = mapped_column(Integer)
+    last_sample_id: Mapped[int] = mapped_column(Integer)
+    texts: Mapped[int] = mapped_column(Integer)  # distinct texts in the shard
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # a holder's writes are conditional on it
+    done_texts: Mapped[int] = mapped_column(Integer, default=0)  # progress of the holder
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # float32, texts x dim, in the shard's text order; NULL for a shard the run's own worker embedded (it
+    # keeps those vectors in memory) until the run ends.
+    vectors: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
+
+
 class PoolText(Base):
     """A model's unlabelled texts: candidates for labelling (the Label page's suggestions)."""
 
@@ -220,6 +255,8 @@ class EvalItem(Base):
     """A labelled evaluation item: held out, never read by training (docs/api.md, Evaluation sets)."""
 
     __tablename__ = "eval_items"
+    __table_args__ = (Index("ix_eval_items_model_trait_sha", "model_id", "trait_key", "content_sha256"),)
+
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     trait_key: Mapped[str] = mapped_column(String(64))

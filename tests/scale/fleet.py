@@ -28,9 +28,13 @@ SLOW_RUN_S = 1.5  # models "acme.slow*" sleep this long inside their run (claime
 SLOW_PREFIX = "acme.slow"
 BULK_PREFIX = "acme.bulk"  # POST /samples on "acme.bulk*" holds its transaction open this long
 BULK_HOLD_S = 60.0
+SHARD_PREFIX = "acme.shards"  # a worker that claims a shard of these models' first training sleeps first
+SHARD_HOLD_S = 3.0
+SHARD_TEXTS = 100  # texts per shard of a training's embedding (models of 200 texts and more are sharded)
 TEST_HOOKS = {
     "slow_run": {"handle_prefix": SLOW_PREFIX, "seconds": SLOW_RUN_S},
     "slow_samples_commit": {"handle_prefix": BULK_PREFIX, "seconds": BULK_HOLD_S},
+    "slow_shard": {"handle_prefix": SHARD_PREFIX, "seconds": SHARD_HOLD_S, "attempt": 1},
 }
 
 
@@ -152,6 +156,7 @@ class Fleet:
                 "SCORING_RECOVERY_INTERVAL_S": str(RECOVERY_INTERVAL_S),
                 "SCORING_SHUTDOWN_GRACE_S": str(SHUTDOWN_GRACE_S),
                 "SCORING_TEST_HOOKS": json.dumps(TEST_HOOKS),
+                "SCORING_SHARD_TEXTS": str(SHARD_TEXTS),
                 "PYTHONUNBUFFERED": "1",
             }
         )

@@ -1,7 +1,8 @@
 """Two API processes and two worker processes on one database (SQLite file or PostgreSQL), over loopback:
 concurrency (runs execute once, one of two identical discovers gets 409, concurrent imports lose nothing)
-and faults (kill -9 a worker mid-training, kill -9 an API mid-import, SIGTERM a worker mid-run, restart
-everything). The fleet is shared by the module's tests; each uses its own models."""
+and faults (kill -9 a worker mid-training or holding a shard of a training's embedding, kill -9 an API
+mid-import, SIGTERM a worker mid-run, restart everything). The fleet is shared by the module's tests; each
+uses its own models."""
 
 from __future__ import annotations
 
@@ -14,12 +15,26 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import numpy as np
 from sqlalchemy import Engine, func, select
 
+from core.contract import trait_key
+from core.embedders import get_embedder
+from core.engine import train
+from core.engine.types import Sample, TraitSpec
 from service.store.db import make_engine
-from service.store.tables import Model, Run, SampleRow, Version
+from service.store.tables import Model, Run, RunShard, SampleRow, Version
 from tests.scale.conftest import Running
-from tests.scale.fleet import BULK_PREFIX, HEARTBEAT_TIMEOUT_S, SLOW_PREFIX, Fleet, Proc, wait_until
+from tests.scale.fleet import (
+    BULK_PREFIX,
+    HEARTBEAT_TIMEOUT_S,
+    SHARD_HOLD_S,
+    SHARD_PREFIX,
+    SLOW_PREFIX,
+    Fleet,
+    Proc,
+    wait_until,
+)
 from tests.service.helpers import TRAITS, check, samples
 
 SETTLE_S = 90.0  # upper bound for any run to finish in these tests (they take a few seconds)
@@ -225,6 +240,61 @@ def test_worker_killed_mid_training_is_retried_once_elsewhere(fleet: Running) ->
         assert model["state"] == "ready" and model["version_no"] == 2
         assert run_row(f, again["run_id"]) == ("succeeded", 1)
     assert model_counts(f, handle) == (2, 24)
+
+
+def test_a_shard_whose_worker_was_killed_is_embedded_again(fleet: Running) -> None:
+    """A training of 600 texts in 6 shards: the other worker takes a shard and is killed holding it; the run's
+    own worker queues it again once its heartbeat is stale, embeds it, and the run succeeds in its first
+    attempt, equal to a training without shards (same samples, another model)."""
+    f, h = fleet.fleet, fleet.headers
+    handle = f"{SHARD_PREFIX}-kill"
+    rows = [
+        {
+            "trait": ("formality", "sentiment")[i % 2],
+            "text": f"shard sample {i}",
+            "quality": float(i // 2 % 2),
+        }
+        for i in range(600)
+    ]
+    with f.client(0, h) as c:
+        make_model(c, handle, data=False)
+        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[:300]}), 201)
+        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[300:]}), 201)
+        run_id = check(c.post(f"/v1/models/{handle}/train", json={"effort": "low"}), 202)["run_id"]
+        coordinator = wait_until(
+            lambda: next(
+                (w for w in f.workers if f"run {run_id} (train) attempt 1 started" in w.log()), None
+            ),
+            60,
+            "a worker to start the run",
+        )
+        other = next(w for w in f.workers if w is not coordinator)
+        wait_until(lambda: hook_line(other, handle), 60, "the other worker to take a shard")
+        held = re.search(r"shard (\d+) of run", hook_line(other, handle) or "")
+        assert held is not None
+        other.kill9()
+        model = settled(c, handle, timeout=HEARTBEAT_TIMEOUT_S + 6 * SHARD_HOLD_S + SETTLE_S)
+        assert model["state"] == "ready", model["last_operation"]
+        assert run_row(f, run_id) == ("succeeded", 1)
+        assert f"shard {held.group(1)}'s worker stopped; queueing it again" in coordinator.log()
+        snapshot = check(c.get(f"/v1/models/{handle}/versions/v1"), 200)["snapshot"]
+    with database(f) as engine, engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(RunShard)) == 0
+    alone = train_engine(rows)
+    assert [t["key"] for t in snapshot["traits"]] == [t["key"] for t in alone["traits"]]
+    for ours, engines in zip(snapshot["traits"], alone["traits"], strict=True):
+        assert np.allclose(ours["w"], engines["w"], atol=1e-9)
+
+
+def train_engine(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The engine's own training (one process, no shards) on the same samples in the same order."""
+    traits = [
+        TraitSpec(key=trait_key(t["name"]), name=t["name"], positive_label=t["positive_label"],
+                  negative_label=t["negative_label"])
+        for t in TRAITS
+    ]  # fmt: skip
+    samples = [Sample(trait_key(r["trait"]), r["text"], r["quality"], id=i + 1) for i, r in enumerate(rows)]
+    return train(traits, samples, embedder=get_embedder("hashing"), effort="low").snapshot
 
 
 def test_worker_sigterm_hands_its_run_back(fleet: Running) -> None:

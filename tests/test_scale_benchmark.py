@@ -1,0 +1,44 @@
+"""The scale benchmark end to end on small sizes (SQLite, the hashing embedder): its parts run, their figures
+are there, and the service's logs hold no lock error. No speed figure is asserted; the figures are in
+docs/benchmarks.md ("Scale")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import scale
+
+
+def run(tmp_path: Path, *args: str) -> dict:  # type: ignore[type-arg]
+    out = tmp_path / "result.json"
+    assert scale.main([*args, "--database", "sqlite", "--embedder", "hashing", "--output", str(out)]) == 0
+    return json.loads(out.read_text())["sqlite"]  # type: ignore[no-any-return]
+
+
+def test_imports_report_each_size(tmp_path: Path) -> None:
+    result = run(tmp_path, "imports", "--sizes", "1000,3000", "--pool-sizes", "1000,2000")
+    assert [r["samples"] for r in result["samples"]] == [1000, 3000]
+    assert all(r["rate_per_s"] > 0 and r["training_s"] > 0 for r in result["samples"])
+    assert [r["texts"] for r in result["pool"]] == [1000, 2000]
+    assert [r["items"] for r in result["evaluation_items"]] == [1000, 2000]
+    assert result["lock_probe"]["probes"] > 0
+    assert result["log_problems"] == []
+
+
+def test_a_training_is_shared_by_two_workers(tmp_path: Path) -> None:
+    """10,000 texts are two shards of 5,000: with two workers, the other one takes one of them."""
+    result = run(tmp_path, "speedup", "--samples", "10000", "--worker-counts", "1,2")
+    one, two = result["trainings"]
+    assert (one["workers"], two["workers"]) == (1, 2)
+    assert sum(one["shards_taken_by_message"]) == 0 and sum(two["shards_taken_by_message"]) <= 2
+    assert one["log_problems"] == [] and two["log_problems"] == []
+
+
+def test_a_short_mixed_run_is_clean(tmp_path: Path) -> None:
+    result = run(
+        tmp_path, "mixed", "--minutes", "0.3", "--workers", "1", "--importers", "1", "--trainers", "1"
+    )
+    assert result["errors"] == 0, result["first_errors"]
+    assert {"import", "train", "score"} <= set(result["requests"])
+    assert result["log_problems"] == []
