@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 import streamlit as st  # noqa: E402
 
 from app.backend import NAMESPACE_KEY, Backend, demo_load, ensure_demo_models, get_backend  # noqa: E402
+from app.sample_grid import keep_unsaved  # noqa: E402
 from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -113,6 +114,7 @@ def _demo_progress() -> None:
 
 
 def main() -> None:
+    keep_unsaved()  # the Samples grid's last edits, before a switch to another page drops its editor
     try:
         backend = get_backend()
     except Exception as exc:  # noqa: BLE001 - a dead remote or a failed start: say so, offer Settings

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
+from tests.app.grid import click_row_cell, move, to_last_row, type_into_cell
 from tests.app.support import BROWSER, Ui, formality_samples, sentiment_samples
 
 SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
@@ -455,26 +456,20 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
 
     # 5. A grid row the service cannot take stays in the grid, marked with why, and the message is a warning.
     ui.goto(f"{app_url}/samples?model={DRAFT_MODEL}")
+    rng = random.Random(5)
     grid = page.locator("[data-testid='stDataFrame']").first
-    grid.hover()
-    page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
-    page.wait_for_timeout(500)
-    box = grid.bounding_box()
-    # The new row's id cell: right of the row markers, and 25 px up, inside the last row whether or not a
-    # horizontal scrollbar (15 px) runs below it.
-    page.mouse.click(box["x"] + 33 + 20, box["y"] + box["height"] - 25)
-    page.wait_for_timeout(200)
-    page.keyboard.press("ArrowRight")  # its trait
-    for value in ("sentiment", "Lovely kettle (no quality given)"):  # trait, then text
-        page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
-        editor = page.locator("#portal textarea, #portal input").first
-        editor.wait_for()
-        editor.fill(value)
-        editor.press("Tab")  # commits and moves right on the same row (Enter would move down)
-        page.wait_for_timeout(300)
-    ui.settle()
+    grid.locator("[role='columnheader']", has_text="text").first.wait_for(state="attached")
+    grid.evaluate("e => e.scrollIntoView({block: 'center'})")
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")
+    move(page, grid, "ArrowUp", 2)  # the first of the three empty rows
+    move(page, grid, "ArrowRight", 1)  # its trait (the model has two: none is preset)
+    type_into_cell(page, "sentiment", rng, then="Tab")
+    type_into_cell(page, "Lovely kettle (no quality given)", rng, then="Tab")
+    unsaved = page.locator("[data-testid='stMarkdownContainer']", has_text="sends exactly these")
+    expect(unsaved).to_contain_text("(1 new)")
     ui.click("Save changes")
-    warning = page.get_by_text("row(s) were refused and stay in the grid").first
+    warning = page.get_by_text("change(s) were refused and are still unsaved").first
     expect(warning).to_contain_text("quality is missing")
     assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0
     grid.locator("[role='columnheader']", has_text="problem").wait_for(state="attached")
