@@ -1,11 +1,13 @@
-"""The Samples page's Import tab: a CSV/JSONL file of labelled texts, its columns picked and its labels mapped
-to quality (`app.sample_mapping`), previewed with counts per pole, then stored in batches.
+"""Importing a file of labelled texts: its columns picked and its labels mapped to quality
+(`app.sample_mapping`), previewed with counts per pole and the rows refused (`labelled_file`, shared by the
+Samples page's Import tab and the Versions page's evaluation set), then stored in batches.
 
 Nothing is stored before the Import click; every row not stored is listed with its file line and the reason.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pandas as pd
@@ -19,7 +21,8 @@ from app.sample_mapping import (
     Refusal,
     Rule,
     Table,
-    guess_column,
+    guess_mapping,
+    guess_scale,
     map_rows,
     read_table,
 )
@@ -29,7 +32,8 @@ from core.client import Client, Trait
 NONE = "(none)"
 RULE_NAMES = {
     "as_is": "as is (already 0–1)",
-    "threshold": "threshold",
+    "scale": "from its scale (low end → 0, high end → 1)",
+    "threshold": "threshold (two poles)",
     "quantiles": "top / bottom quantiles",
 }
 PREVIEW_ROWS = 10
@@ -41,44 +45,69 @@ def refusals_frame(refusals: list[Refusal], extra: list[dict[str, Any]] | None =
     return pd.DataFrame(rows, columns=["line", "reason"]).sort_values("line", kind="stable")
 
 
-def _pick_mapping(table: Table, traits: list[Trait]) -> Mapping:
+def trait_lookup(traits: list[Trait]) -> dict[str, str]:
+    """A trait's key or name (lowercased) -> its key: how a file may name a model's trait."""
+    return {**{t.name.strip().lower(): t.key for t in traits}, **{t.key.lower(): t.key for t in traits}}
+
+
+def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
+    """The column pickers and the label rule, their defaults read from the data (`guess_mapping`)."""
     columns = table.columns
+    guess = guess_mapping(table)
     trait_keys = [t.key for t in traits]
     c1, c2, c3 = st.columns(3)
-    text_default = guess_column(columns, "text", "sentence", "request", "content", "body") or columns[0]
-    text = c1.selectbox("Text column", columns, index=columns.index(text_default), key="import_text_col")
-    label_default = guess_column(columns, "quality", "score", "rating", "label") or columns[-1]
-    label = c2.selectbox("Label column", columns, index=columns.index(label_default), key="import_label_col")
-    trait_col = guess_column(columns, "trait")
+    text = c1.selectbox("Text column", columns, index=columns.index(guess.text), key=f"{prefix}_text_col")
+    label = c2.selectbox("Label column", columns, index=columns.index(guess.label), key=f"{prefix}_label_col")
     trait_choices = [f"column: {c}" for c in columns] + [f"trait: {k}" for k in trait_keys]
-    default = f"column: {trait_col}" if trait_col else f"trait: {trait_keys[0]}" if trait_keys else None
+    default = (
+        f"column: {guess.trait_column}"
+        if guess.trait_column
+        else f"trait: {trait_keys[0]}"
+        if trait_keys
+        else None
+    )
     trait_pick = c3.selectbox(
         "Trait",
         trait_choices,
         index=trait_choices.index(default) if default in trait_choices else 0,
-        key="import_trait",
+        key=f"{prefix}_trait",
         help="A column naming each row's trait (key or name), or one of the model's traits for every row.",
     )
+    # The rule's widgets are keyed by the label column: another column gets the defaults its own data says.
+    scale = guess_scale(table, label)
     r1, r2, r3 = st.columns(3)
     rule = r1.radio(
-        "Label → quality", RULES, format_func=RULE_NAMES.__getitem__, key="import_rule", horizontal=False
+        "Label → quality",
+        RULES,
+        index=RULES.index(scale.rule),
+        format_func=RULE_NAMES.__getitem__,
+        key=f"{prefix}_rule_{label}",
     )
-    threshold, share = 0.5, 0.25
-    if rule == "threshold":
-        threshold = r2.number_input("Positive at or above", value=0.5, key="import_threshold")
+    low, high, threshold, share = scale.low, scale.high, scale.middle, 0.25
+    if rule == "scale":
+        s1, s2 = r2.columns(2)
+        low = s1.number_input("Scale from", value=scale.low, key=f"{prefix}_low_{label}")
+        high = s2.number_input("to", value=scale.high, key=f"{prefix}_high_{label}")
+        r2.caption(f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles).")
+    elif rule == "threshold":
+        threshold = r2.number_input(
+            "Positive at or above", value=scale.middle, key=f"{prefix}_threshold_{label}",
+            help="The scale's middle by default.",
+        )  # fmt: skip
     elif rule == "quantiles":
         percent = r2.slider(
-            "Top and bottom share (%)", 5, 50, 25, 5, key="import_share", help="25 = quartiles"
+            "Top and bottom share (%)", 5, 50, 25, 5, key=f"{prefix}_share", help="25 = quartiles"
         )
         share = percent / 100
-    higher = r3.radio("A higher label is", ["the positive pole", "the negative pole"], key="import_direction")
-    url_default = guess_column(columns, "source_url")
+    higher = r3.radio(
+        "A higher label is", ["the positive pole", "the negative pole"], key=f"{prefix}_direction"
+    )
     url_choices = [NONE, *columns]
     source = r3.selectbox(
         "Source URL column",
         url_choices,
-        index=url_choices.index(url_default) if url_default else 0,
-        key="import_source_col",
+        index=url_choices.index(guess.source_url) if guess.source_url else 0,
+        key=f"{prefix}_source_col",
     )
     kind, _, name = trait_pick.partition(": ")
     return Mapping(
@@ -87,11 +116,62 @@ def _pick_mapping(table: Table, traits: list[Trait]) -> Mapping:
         trait_column=name if kind == "column" else None,
         trait=name if kind == "trait" else None,
         rule=cast(Rule, rule),
+        low=float(low),
+        high=float(high),
         threshold=float(threshold),
         share=share,
         higher_is_positive=higher == "the positive pole",
         source_url=None if source == NONE else source,
     )
+
+
+@dataclass
+class LabelledFile:
+    """A file read and mapped: what would be stored, the file line of each, and every row refused."""
+
+    mapped: Mapped
+    refused: list[Refusal]
+
+
+def labelled_file(
+    uploader_key: str, prefix: str, traits: list[Trait], what: str = "samples"
+) -> LabelledFile | None:
+    """Uploader, column mapping, preview, counts per pole and the refused rows: the part of an import that
+    stores nothing. The Samples import and the evaluation set's both use it. None until a file maps."""
+    upload = st.file_uploader(
+        f"{what.capitalize()} file", type=["csv", "jsonl", "ndjson", "json"], key=uploader_key
+    )
+    if upload is None:
+        return None
+    table = read_table(upload.name, upload.getvalue())
+    for note in table.notes:
+        st.info(note, icon=":material/info:")
+    if not table.rows:
+        reason = table.problems[0].reason if table.problems else "no rows"
+        st.warning(f"Nothing to import: {reason}.", icon=":material/warning:")
+        if len(table.problems) > 1:
+            st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
+        return None
+    mapping = _pick_mapping(table, traits, prefix)
+    try:
+        mapped = map_rows(table, mapping, trait_lookup(traits))
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    refused = table.problems + mapped.refused
+    left = f", {mapped.left_out} left out between the quantiles" if mapped.left_out else ""
+    st.write(f"{len(mapped.samples)} row(s) read, {len(refused)} unreadable{left}.")
+    if mapped.samples:
+        preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
+        preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
+        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples))} {what})")
+        st.dataframe(preview, hide_index=True, width="stretch")
+        st.markdown(f"**{what.capitalize()} per pole** (quality 0.5 and above is the positive pole)")
+        st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
+    if refused:
+        st.markdown("**Rows that will not be imported**")
+        st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
+    return LabelledFile(mapped, refused)
 
 
 def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:
@@ -101,42 +181,14 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         "and the trait below and how a label becomes quality (1 = positive pole, 0 = negative). Nothing is "
         "stored before **Import**; identical samples already stored are skipped."
     )
-    upload = st.file_uploader("Samples file", type=["csv", "jsonl", "ndjson", "json"], key="samples_upload")
-    if upload is None:
+    read = labelled_file("samples_upload", "import", traits)
+    if read is None:
         return
-    table = read_table(upload.name, upload.getvalue())
-    for note in table.notes:
-        st.info(note, icon=":material/info:")
-    if not table.rows:
-        reason = table.problems[0].reason if table.problems else "no rows"
-        st.warning(f"Nothing to import: {reason}.", icon=":material/warning:")
-        if len(table.problems) > 1:
-            st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
-        return
-    mapping = _pick_mapping(table, traits)
-    try:
-        mapped = map_rows(table, mapping)
-    except ValueError as exc:
-        st.error(str(exc))
-        return
-    refused = table.problems + mapped.refused
-    left = f", {mapped.left_out} left out between the quantiles" if mapped.left_out else ""
-    st.write(f"{len(mapped.samples)} row(s) read, {len(refused)} unreadable{left}.")
-    if mapped.samples:
-        preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
-        preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
-        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples))} samples)")
-        st.dataframe(preview, hide_index=True, width="stretch")
-        st.markdown("**Samples per pole**")
-        st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
-    if refused:
-        st.markdown("**Rows that will not be imported**")
-        st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
     if not st.button(
-        "Import", type="primary", disabled=not (editable and mapped.samples), key="samples_import"
+        "Import", type="primary", disabled=not (editable and read.mapped.samples), key="samples_import"
     ):
         return
-    _store(client, handle, traits, mapped, refused)
+    _store(client, handle, traits, read.mapped, read.refused)
 
 
 def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, refused: list[Refusal]) -> None:

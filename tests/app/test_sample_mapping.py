@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import Mapping, Refusal, guess_column, map_rows, read_samples, read_table
+from app.sample_mapping import LabelScale, Mapping, Refusal, guess_mapping, guess_scale, map_rows, read_table
 
 SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
 
@@ -64,7 +64,6 @@ STANFORD = "Id,Request,Normalized Score\n" + "".join(
 
 def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
     table = read_table("stanford.csv", STANFORD.encode())
-    assert guess_column(table.columns, "text", "request") == "Request"
     mapping = Mapping(
         text="Request", label="Normalized Score", trait="politeness", rule="quantiles", share=0.25
     )
@@ -77,7 +76,7 @@ def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
         "Request number 7": 1.0,
     }
     assert mapped.left_out == 4 and mapped.refused == []
-    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "between": 0, "positive": 2}]
+    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "positive": 2, "graded": 0}]
     assert mapped.lines == [2, 3, 8, 9]
 
     flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
@@ -92,8 +91,10 @@ def test_threshold_and_as_is() -> None:
     assert [s["quality"] for s in mapped.samples] == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     as_is = map_rows(table, Mapping(text="Request", label="Normalized Score", trait="p"))
     assert [s["quality"] for s in as_is.samples] == [0.0, 0.3, 0.9]
-    assert as_is.refused[0] == Refusal(2, "label -1.5 is outside 0–1: map it with a threshold or quantiles")
-    assert as_is.counts() == [{"trait": "p", "negative": 1, "between": 2, "positive": 0}]
+    assert as_is.refused[0] == Refusal(
+        2, "label -1.5 is outside 0–1: map it from its scale or with a threshold"
+    )
+    assert as_is.counts() == [{"trait": "p", "negative": 2, "positive": 1, "graded": 2}]
 
 
 def test_quantiles_per_trait_and_ties_left_out() -> None:
@@ -104,8 +105,8 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
     )
     mapped = map_rows(read_table("t.csv", rows.encode()), Mapping("text", "score", "trait", rule="quantiles"))
     assert mapped.counts() == [
-        {"trait": "a", "negative": 1, "between": 0, "positive": 1},
-        {"trait": "b", "negative": 1, "between": 0, "positive": 1},
+        {"trait": "a", "negative": 1, "positive": 1, "graded": 0},
+        {"trait": "b", "negative": 1, "positive": 1, "graded": 0},
     ]
     ties = "text,score\n" + "".join(f"t{i},1\n" for i in range(5))
     tied = map_rows(read_table("t.csv", ties.encode()), Mapping("text", "score", trait="x", rule="quantiles"))
@@ -117,9 +118,39 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
         )
 
 
-def test_read_samples_for_the_evaluation_set() -> None:
-    mapped, problems = read_samples("e.csv", b"trait,text,quality\nformality,Dear sir,1\n\nformality,hey,x\n")
-    assert mapped.samples == [{"trait": "formality", "text": "Dear sir", "quality": 1.0}]
-    assert problems == [Refusal(4, "label 'x' is not a number")]
-    _, wrong = read_samples("e.csv", b"label,sentence,score\nformality,hey,0\n")
-    assert wrong == [Refusal(1, "expected trait,text,quality[,source_url] (no trait, text, quality column)")]
+def test_defaults_follow_the_data() -> None:
+    """Issue 37.3: `id,score,review` has its review as the text; a -3..+3.6 rating is a -4..+4 scale."""
+    rows = [("213_32", "-3", "Broke after a week, useless."), ("214_1", "3.6", "Great kettle, boils fast.")]
+    table = read_table(
+        "r.csv", ("id,score,review\n" + "".join(f'{a},{b},"{c}"\n' for a, b, c in rows)).encode()
+    )
+    guess = guess_mapping(table)
+    assert (guess.text, guess.label, guess.trait_column) == ("review", "score", None)
+    scale = guess_scale(table, "score")
+    assert scale == LabelScale("scale", -4.0, 4.0) and scale.middle == 0.0
+    # The workbench's own files: the `text` column, a quality as is.
+    own = read_table("s.csv", b"trait,text,quality\nformality,yo,0\nformality,Dear Sir,1\n")
+    assert (guess_mapping(own).text, guess_mapping(own).label) == ("text", "quality")
+    assert guess_scale(own, "quality").rule == "as_is"
+    # Star ratings: 1..5, middle 3; a numbered series of raters is not the label when a summary exists.
+    stars = read_table("x.csv", b"Id,Request,Score1,Score2,Normalized Score\n7,Could you help?,2,5,0.4\n")
+    assert guess_mapping(stars).label == "Normalized Score" and guess_mapping(stars).text == "Request"
+    assert guess_scale(read_table("x.csv", b"text,stars\na,1\nb,5\n"), "stars") == LabelScale("scale", 1, 5)
+
+
+def test_the_scale_rule_keeps_graded_labels_and_refuses_what_is_off_the_scale() -> None:
+    table = read_table("stanford.csv", (STANFORD + "9,Off the scale,7\n").encode())
+    mapping = Mapping(text="Request", label="Normalized Score", trait="p", rule="scale", low=-4, high=4)
+    mapped = map_rows(table, mapping)
+    assert [s["quality"] for s in mapped.samples] == [0.3125, 0.4, 0.475, 0.5, 0.5375, 0.6125, 0.65, 0.75]
+    assert mapped.refused == [Refusal(10, "label 7 is outside the scale -4 to 4")]
+    assert mapped.counts() == [{"trait": "p", "negative": 3, "positive": 5, "graded": 8}]
+    flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
+    assert flipped.samples[0]["quality"] == 0.6875
+
+
+def test_traits_are_named_by_key_or_name_and_others_refused_with_the_model_s_keys() -> None:
+    table = read_table("t.csv", b"trait,text,quality\nFormality,a,1\nformality,b,0\nTone,c,1\n")
+    mapped = map_rows(table, Mapping("text", "quality", "trait"), {"formality": "formality"})
+    assert [s["trait"] for s in mapped.samples] == ["formality", "formality"]
+    assert mapped.refused == [Refusal(4, "unknown trait 'Tone' (this model's: formality)")]
