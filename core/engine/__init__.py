@@ -1,4 +1,4 @@
-"""The local scoring engine: train, score, explain, discover and synthesize. No web frameworks here.
+"""The local scoring engine: train, score, explain, discover, synthesize, count votes. No web frameworks here.
 
 Its names load on first use (PEP 562): `core.engine.errors` and the other light modules are imported by the
 client, the service's start-up and the workbench's pages, and importing the package itself must not bring in
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from core.contract import MAX_TEXT_CHARS
 
 if TYPE_CHECKING:
+    from core.engine.agreement import TraitAgreement, trait_agreement
+    from core.engine.ceiling import Ceiling, human_ceiling
     from core.engine.discovery import discover
     from core.engine.errors import (
         EmbedderUnavailableError,
@@ -39,9 +41,14 @@ if TYPE_CHECKING:
     from core.engine.trait_model import BalancedCosineTrait
     from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TrainingResult, TraitSpec
     from core.engine.validation import validate_samples, validate_text
+    from core.engine.votes import CountedText, Vote, count_votes, training_samples, vote_counts
 
 # Each public name and the module that defines it.
 _WHERE = {
+    "TraitAgreement": "core.engine.agreement",
+    "trait_agreement": "core.engine.agreement",
+    "Ceiling": "core.engine.ceiling",
+    "human_ceiling": "core.engine.ceiling",
     "discover": "core.engine.discovery",
     "EmbedderUnavailableError": "core.engine.errors",
     "EmptyTextError": "core.engine.errors",
@@ -73,6 +80,11 @@ _WHERE = {
     "TraitSpec": "core.engine.types",
     "validate_samples": "core.engine.validation",
     "validate_text": "core.engine.validation",
+    "CountedText": "core.engine.votes",
+    "Vote": "core.engine.votes",
+    "count_votes": "core.engine.votes",
+    "training_samples": "core.engine.votes",
+    "vote_counts": "core.engine.votes",
 }
 
 
@@ -88,6 +100,8 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "SEARCH_PLANS",
     "BalancedCosineTrait",
+    "Ceiling",
+    "CountedText",
     "DiscoveredTrait",
     "EmbedderUnavailableError",
     "EmptyTextError",
@@ -106,15 +120,22 @@ __all__ = [
     "Scorer",
     "SnapshotFormatError",
     "TextTooLongError",
+    "TraitAgreement",
     "TraitSpec",
     "TrainingResult",
     "UnknownTraitError",
+    "Vote",
+    "count_votes",
     "discover",
     "dump_snapshot",
+    "human_ceiling",
     "load_snapshot",
     "preview_zero_shot",
     "synthesize",
     "train",
+    "trait_agreement",
+    "training_samples",
     "validate_samples",
     "validate_text",
+    "vote_counts",
 ]
