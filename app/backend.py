@@ -17,10 +17,11 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from app.environment import embedder_name, remote_settings_from_env
 from app.prestart import take
 from app.reads import invalidate, watched_client
 from core.client import Client, KeyInfo, NotFoundError
-from core.contract import DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE
+from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
 
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
 NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
@@ -53,10 +54,6 @@ class Backend:
     @property
     def label(self) -> str:
         return "embedded local service" if self.mode == "embedded" else f"remote {self.url}"
-
-
-def embedder_name() -> str:
-    return os.environ.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER)
 
 
 def parse_namespaces(text: str) -> tuple[str, ...]:
@@ -130,14 +127,6 @@ def remote_settings() -> dict[str, Any] | None:
     if override:
         return override
     return remote_settings_from_env()
-
-
-def remote_settings_from_env() -> dict[str, Any] | None:
-    """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set."""
-    url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
-    if url and key:
-        return {"url": url, "key": key}
-    return None
 
 
 def working_first(owned: tuple[str, ...], preferred: tuple[str, ...]) -> tuple[str, ...]:

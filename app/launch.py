@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str]) -> None:
-    from app.backend import embedder_name, remote_settings_from_env
+    from app.environment import embedder_name, remote_settings_from_env  # not app.backend: see there
     from app.prestart import prestart
 
     if remote_settings_from_env() is None:

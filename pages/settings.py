@@ -8,11 +8,29 @@ from urllib.parse import urlsplit
 import pydantic
 import streamlit as st
 
-from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, key_info
+from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
+from app.environment import embedder_name
 from app.demo_view import PUBLIC_URL_KEY, public_base_url
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+
+
+def _embedded_key(backend: Backend) -> None:
+    """The embedded service's own key, for scripts, notebooks and Perspective clients on this computer
+    (without it they get 403 CREDENTIALS_MISSING). Only for the embedded service: a remote key is the
+    user's own, typed here or set in the environment."""
+    with st.expander("Key for scripts and Perspective clients on this computer"):
+        st.caption(
+            "An authoring key of the embedded service (kept in its data directory). Use it with the Python "
+            "client (`Client(url, key)`), as `Authorization: Bearer <key>`, or as a Perspective client's "
+            "`key=` (the Perspective routes answer at the service's address without `/v1`). The code boxes "
+            "have a copy button."
+        )
+        st.code(backend.service.api_key, language=None)
+        base = backend.url.removesuffix("/v1")
+        st.code(f"{base}/v1alpha1/comments:analyze?key={backend.service.api_key}", language=None)
+
 
 st.title("Settings")
 if flash := st.session_state.pop("settings_flash", None):
@@ -34,6 +52,7 @@ try:
             f"The embedded service listens on `{backend.url}` (loopback only), "
             "with its own data directory and key."
         )
+        _embedded_key(backend)
 except Exception as exc:  # noqa: BLE001
     show_error(exc, "Connecting to the scoring service", on_settings=True)
 
