@@ -131,6 +131,7 @@ class LabelledFile:
 
     mapped: Mapped
     refused: list[Refusal]
+    label_column: str
 
 
 def labelled_file(
@@ -171,7 +172,22 @@ def labelled_file(
     if refused:
         st.markdown("**Rows that will not be imported**")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
-    return LabelledFile(mapped, refused)
+    return LabelledFile(mapped, refused, mapping.label)
+
+
+RATINGS = "imported_ratings"  # session_state: handle -> {(trait key, text): "the file's label (column)"}
+
+
+def imported_rating(handle: str, trait: str, text: str) -> str | None:
+    """The label a sample had in the file it was imported from in this session, e.g. "-2.7 (score)": the
+    Flags tab shows it beside the quality it was mapped to. The service stores the quality only."""
+    return st.session_state.get(RATINGS, {}).get(handle, {}).get((trait, text.strip()))
+
+
+def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
+    known = st.session_state.setdefault(RATINGS, {}).setdefault(handle, {})
+    for sample, label in zip(mapped.samples, mapped.labels, strict=True):
+        known[(sample["trait"], str(sample["text"]).strip())] = f"{label:g} ({column})"
 
 
 def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:
@@ -189,6 +205,7 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
     ):
         return
     _store(client, handle, traits, read.mapped, read.refused)
+    _remember_ratings(handle, read.mapped, read.label_column)
 
 
 def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, refused: list[Refusal]) -> None:

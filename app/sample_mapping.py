@@ -74,6 +74,7 @@ class Mapped:
         default_factory=list
     )  # {"trait", "text", "quality"[, "source_url"]}
     lines: list[int] = field(default_factory=list)  # the file line of each sample
+    labels: list[float] = field(default_factory=list)  # the file's label of each sample, before the mapping
     refused: list[Refusal] = field(default_factory=list)
     left_out: int = 0  # rows in the middle band of the quantile rule
 
@@ -298,7 +299,7 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
         url = row.get(mapping.source_url) if mapping.source_url else None
         kept.append((line, str(trait).strip(), str(text), value, url))
     qualities = _qualities(kept, mapping, out)
-    for (line, trait, text, _, url), quality in zip(kept, qualities, strict=True):
+    for (line, trait, text, value, url), quality in zip(kept, qualities, strict=True):
         if quality is None:
             continue
         sample: dict[str, Any] = {"trait": trait, "text": text, "quality": quality}
@@ -306,6 +307,7 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             sample["source_url"] = str(url).strip()
         out.samples.append(sample)
         out.lines.append(line)
+        out.labels.append(value)
     return out
 
 

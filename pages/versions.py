@@ -9,6 +9,7 @@ from app import reads
 from app.evaluation_view import evaluation_section
 from app.versions import (
     delta_color,
+    evaluation_points,
     metrics_diff_frame,
     per_trait_summary,
     probe_scores,
@@ -34,7 +35,21 @@ if not versions:
 st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 if len(versions) > 1:
     with guard("Charting metrics"):
-        st.plotly_chart(metrics_across_versions(versions, "roc_auc"), width="stretch")
+        # Each version's training AUC is measured out of fold on its own samples: it rises as samples are
+        # added or cleaned without any version being better. When versions were evaluated on the held-out
+        # set, that is what the chart shows; otherwise it says what the training AUC is.
+        evaluated = evaluation_points(client, handle, versions)
+        if len(evaluated) > 1:
+            title = "ROC AUC on the evaluation set (held-out items): higher is better"
+            st.plotly_chart(metrics_across_versions(evaluated, "roc_auc", title=title), width="stretch")
+        else:
+            title = "Training ROC AUC (out of fold, each version on its own samples): not a comparison"
+            st.plotly_chart(metrics_across_versions(versions, "roc_auc", title=title), width="stretch")
+            st.caption(
+                "Each version's AUC comes from its own training samples, so a rise can mean easier or "
+                "cleaner samples, not a better model. Evaluate two or more versions on the evaluation set "
+                "(below) to chart what decides between them."
+            )
 
 with guard("Loading the history"):
     history = client.history(handle)
