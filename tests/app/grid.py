@@ -21,11 +21,18 @@ SELECTED = "td[aria-selected='true']"
 def click_row_cell(page: object, grid: object, row: int | None = None) -> None:
     """Select the first cell of a row (1-based from the top of the visible rows; None: the last row shown,
     25 px up so a horizontal scrollbar below it does not matter)."""
-    box = grid.bounding_box()
-    y = box["y"] + box["height"] - 25 if row is None else box["y"] + ROW * row + ROW / 2
-    page.keyboard.press("Escape")  # nothing selected: a click on the selected cell would open its editor
-    page.mouse.click(box["x"] + MARKER + 20, y)
-    expect(grid.locator(SELECTED)).to_have_attribute("aria-colindex", "1")
+    grid.locator("td[role='gridcell']").first.wait_for(state="attached")  # the grid has drawn its rows
+    for attempt in range(3):  # a grid drawn again just now can miss a click: a person clicks again
+        box = grid.bounding_box()
+        y = box["y"] + box["height"] - 25 if row is None else box["y"] + ROW * row + ROW / 2
+        page.keyboard.press("Escape")  # nothing selected: a click on the selected cell would open its editor
+        page.mouse.click(box["x"] + MARKER + 20, y)
+        try:
+            expect(grid.locator(SELECTED)).to_have_attribute("aria-colindex", "1", timeout=3_000)
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     page.locator(EDITOR).first.wait_for(state="detached")
 
 
