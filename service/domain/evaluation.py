@@ -3,21 +3,20 @@ version's stored evaluation with the labelled scores it holds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
-from service.db import transaction
 from service.domain.access import load_model
-from service.domain.samples import sha256
+from service.domain.needs import Databases, RunStarter
+from service.domain.states import busy_error, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.keys import Principal
-from service.runs import ledger
 from service.schemas import (
     EvalAdded,
     EvalDeleted,
@@ -27,11 +26,10 @@ from service.schemas import (
     EvaluationStarted,
     SampleIn,
 )
-from service.states import busy_error, require_not_archived
-from service.tables import EvalItem, Evaluation, Model, Version, utcnow
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store import ledger
+from service.store.db import transaction
+from service.store.samples import sha256
+from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -85,7 +83,7 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) -> EvalAdded:
+def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]) -> EvalAdded:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -121,7 +119,7 @@ def add_items(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) 
         return EvalAdded(added=added, total=len(stored))
 
 
-def get_set(ctx: Context, who: Principal, handle: str) -> EvalSetOut:
+def get_set(ctx: Databases, who: Principal, handle: str) -> EvalSetOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         rows = s.execute(
@@ -139,7 +137,7 @@ def get_set(ctx: Context, who: Principal, handle: str) -> EvalSetOut:
     return EvalSetOut(handle=handle, total=sum(c for *_, c in rows), traits=dict(sorted(traits.items())))
 
 
-def clear_set(ctx: Context, who: Principal, handle: str) -> EvalDeleted:
+def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -147,7 +145,7 @@ def clear_set(ctx: Context, who: Principal, handle: str) -> EvalDeleted:
         return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
 
 
-def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationStarted:
+def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> EvaluationStarted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -163,7 +161,7 @@ def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> Eva
     return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)
 
 
-def get_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationOut:
+def get_evaluation(ctx: Databases, who: Principal, handle: str, ref: str) -> EvaluationOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)

@@ -14,11 +14,11 @@ from sqlalchemy import select
 from core.engine import Scorer
 from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
-from service.db import transaction
 from service.embedding import snapshot_embedder_id
-from service.runs import ledger
 from service.runs.attempt import Attempt
-from service.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
 
 BATCH = 256
 

@@ -9,14 +9,13 @@ from sqlalchemy import delete, func, select
 
 from core.engine import train
 from core.engine.types import Sample
-from service.db import transaction
-from service.domain import history
-from service.domain.samples import add_samples, held_feedback, load_samples, load_traits, trait_specs
 from service.prune import prune
 from service.retention import erase, purge_texts
-from service.runs import ledger
 from service.runs.attempt import Attempt
-from service.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.store import history, ledger
+from service.store.db import transaction
+from service.store.samples import add_samples, held_feedback, load_samples, load_traits, trait_specs
+from service.store.tables import FeedbackLabel, Model, Run, Version, utcnow
 from service.testhooks import pause
 
 
