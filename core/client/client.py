@@ -17,6 +17,9 @@ from core.client import progress as progress_mod
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    FeedbackLabel,
+    FeedbackPage,
+    FeedbackWithdrawn,
     HistoryEvent,
     ImportReport,
     KeyInfo,
@@ -494,6 +497,23 @@ class Client:
     def clear_pool(self, handle: str) -> int:
         """Delete every text of the model's pool; returns how many there were."""
         return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
+
+    # -- buffered score feedback ------------------------------------------------------------------------
+
+    def feedback_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> FeedbackPage:
+        """A page of the model's buffered feedback labels (oldest first), with `buffered` (the buffer's size)
+        and `retrain_at` (the size at which the service retrains the model). Owner's authoring key only."""
+        body = self._get(_path("models", handle, "feedback"), {"limit": limit, "cursor": cursor})
+        return FeedbackPage.model_validate(body)
+
+    def list_feedback(self, handle: str, page_size: int | None = None) -> Iterator[FeedbackLabel]:
+        return self._paginate(lambda cursor: self.feedback_page(handle, limit=page_size, cursor=cursor))
+
+    def withdraw_feedback(self, handle: str, label_id: int) -> FeedbackWithdrawn:
+        """Take a buffered feedback label back before the automatic retraining uses it (409 `model_busy`
+        while a retraining runs: it has read the buffer)."""
+        response = self.request("DELETE", _path("models", handle, "feedback", label_id))
+        return FeedbackWithdrawn.model_validate(response.json())
 
     def suggest(self, handle: str, trait: str, *, k: int = 10, mode: str = "auto") -> Suggestions:
         """Pool texts to label next for `trait` (mode: auto, diverse, uncertain, positive, negative)."""

@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, inspect
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
-Kind = Literal["read", "author_read", "write", "create", "list_namespace", "any_key"]
+Kind = Literal["read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key"]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "owner"]
 WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "owner")
@@ -29,9 +29,19 @@ BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 
 # What a scoring key of the model's namespace, and an authoring key of namespace `other`, get from each kind
 # of operation (docs/api.md, Authentication and scopes). A private model is invisible to `other`: 404.
-_SCORING = {"read": 200, "author_read": 403, "write": 403, "create": 403, "list_namespace": 200}
-_OTHER_PUBLIC = {"read": 200, "author_read": 200, "write": 403, "create": 403, "list_namespace": 200}
-_OTHER_PRIVATE = {"read": 404, "author_read": 404, "write": 404, "create": 403, "list_namespace": 403}
+# `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
+_SCORING = {
+    "read": 200,
+    "author_read": 403,
+    "owner_read": 403,
+    "write": 403,
+    "create": 403,
+    "list_namespace": 200,
+}
+_OTHER_PUBLIC = {"read": 200, "author_read": 200, "owner_read": 403, "write": 403, "create": 403,
+                 "list_namespace": 200}  # fmt: skip
+_OTHER_PRIVATE = {"read": 404, "author_read": 404, "owner_read": 404, "write": 404, "create": 403,
+                  "list_namespace": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
 
@@ -104,6 +114,13 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"text_id": str(page["items"][0]["id"])}
 
 
+def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    body = {"content": "Kindly find the report attached.", "feedback": FEEDBACK}
+    check(svc.client.post(f"/v1/models/{handle}/score", json=body, headers=owner), 200)
+    page = check(svc.client.get(f"/v1/models/{handle}/feedback", headers=owner), 200)
+    return {"label_id": str(page["items"][0]["id"])}
+
+
 def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     evaluated(svc, handle, owner)
     url = f"/v1/models/{handle}/versions/v1/thresholds/formality"
@@ -158,6 +175,9 @@ OPERATIONS: list[Op] = [
     Op("score_feedback_text_view", "POST", M + "/score", "write", "ready", 200,
        json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK},
        headers={"Accept": "text/plain"}),
+    Op("list_feedback", "GET", M + "/feedback", "owner_read", "ready", 200, setup=buffered_feedback),
+    Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200,
+       setup=buffered_feedback),
     Op("history", "GET", M + "/history", "read", "ready", 200),
     Op("add_eval_items", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": EVAL_ITEMS}),
