@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.labels import LabelsRefused, add_labels
-from core.client import Client, Model, Suggestions
+from app.labels import LabelsRefused, add_labels, withdraw_label
+from core.client import ApiError, Client, Model, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -152,12 +152,25 @@ def _undo(s: LabelSession, client: Client) -> None:
         return
     last = s.history[-1]
     if last["route"] == "feedback":
-        s.message = "A label sent as feedback to a trained model cannot be withdrawn."
-        return
+        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
+        try:
+            withdrawn = withdraw_label(client, s.handle, label)
+        except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
+            s.message = f"The label was not withdrawn: {exc.message}"
+            return
+        if not withdrawn:
+            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            return
+        if label in s.given:
+            s.given.remove(label)
     for sid in last["ids"]:
         client.delete_sample(s.handle, sid)
     s.history.pop()
     s.queue.insert(s.pos, last["item"])
     if s.curve and s.curve[-1][0] > len(s.history):
         s.curve.pop()
-    s.message = "Undone: the label was removed."
+    s.message = (
+        "Undone: the feedback label was withdrawn before the retraining took it."
+        if last["route"] == "feedback"
+        else "Undone: the label was removed."
+    )

@@ -6,9 +6,11 @@ import html
 
 import streamlit as st
 
+from app.feedback_view import buffered_feedback
 from app.keys import key_listener
 from app.label_chart import curve_chart
 from app.labelling import LabelSession, act, first_suggestions_ready, start, update_curve
+from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.widgets import guard, open_model_page
@@ -64,6 +66,11 @@ if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
 
+# Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
+feedback_route = model.state == "ready" and not model.zero_data_retention
+if (note := labelling_note(model, retrain_at(client, handle))) is not None:
+    st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+
 kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
     kept = LabelSession(handle, trait, mode)
@@ -118,6 +125,8 @@ def labelling() -> None:
         "(while this page is shown and the focus is not in a text field)."
     )
 
+    if feedback_route:
+        buffered_feedback(client, handle)
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

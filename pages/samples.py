@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from app import reads
+from app.feedback_view import buffered_feedback
 from app.flag_fixes import flags_tab as flags_panel
-from app.labels import LabelsRefused, add_labels, labelling_note
+from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
 from app.paging import paged, pager_buttons
 from app.quality_input import quality_slider
 from app.reopen import reopen_offer, reopened_note
@@ -29,7 +30,11 @@ if note := st.session_state.pop("samples_flash_info", None):
     st.info(note)
 if not busy:
     reopen_offer(client, model, "samples_flash", "samples_reopen")
-if not editable and not busy and (note := labelling_note(model)):  # what a label does meanwhile
+if (
+    not editable
+    and not busy
+    and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
+):
     st.info(note, icon=":material/school:" if labelling else ":material/block:")
 reopened_note(model)
 if model.zero_data_retention:
@@ -97,6 +102,8 @@ with browse_tab:
                             st.rerun()
                     except LabelsRefused as refused:
                         st.warning(str(refused))
+        if labelling:
+            buffered_feedback(client, handle)
 
 
 with import_tab:

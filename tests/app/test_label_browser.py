@@ -100,8 +100,8 @@ TYPED = "Would you 1 2 0 u mind? Call 0121 2u 10 times, u 2!"
 
 def _waiting(page: object) -> int:
     """The service's count of buffered feedback, as the page words it."""
-    line = page.get_by_text(re.compile(r"\d+ label\(s\) are waiting")).first.inner_text()
-    return int(re.search(r"(\d+) label\(s\) are waiting", line).group(1))
+    line = page.get_by_text(re.compile(r"\d+ of \d+ label\(s\) are waiting")).first.inner_text()
+    return int(re.search(r"(\d+) of \d+ label\(s\) are waiting", line).group(1))
 
 
 def test_shortcuts_end_with_the_label_page(app_url: str, browser: object, tmp_path: Path) -> None:  # noqa: F811

@@ -625,7 +625,8 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         no_exception(at)
         held = client.get_model(trained).buffered_feedback
         assert held == before + sent  # (the score answer's own count said 1 each time)
-        assert f"{held} label(s) are waiting" in at.session_state["label_session"].message
+        message = at.session_state["label_session"].message
+        assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
