@@ -62,14 +62,23 @@ with st.container(border=True):
     st.subheader("Tags")
     g1, g2 = st.columns(2)
     with g1.form("tag_form", clear_on_submit=True):
-        active = f"v{model.version_no}" if model.version_no else "none"
-        tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
+        # Any version, the active one first (issue 37.6: only the active one could be tagged from here).
+        choices = sorted((v.version_no for v in versions), key=lambda n: (n != model.version_no, -n))
+        t1, t2 = st.columns([1, 2])
+        tagged_no = t1.selectbox(
+            "Version",
+            choices,
+            format_func=lambda n: f"v{n}" + (" (active)" if n == model.version_no else ""),
+            key="tag_version_pick",
+        )
+        tag = t2.text_input("Tag name", placeholder="prod")
         submitted = st.form_submit_button("Tag")
         if submitted and not tag.strip():
             st.warning("Enter a tag name first, for example `prod`.", icon=":material/edit:")
         elif submitted:
             with guard("Tagging"):
-                result = client.tag_version(handle, tag.strip())
+                active = tagged_no == model.version_no
+                result = client.tag_version(handle, tag.strip(), None if active else tagged_no)
                 st.session_state["versions_flash"] = f"Tagged v{result.version_no} as `{result.tag}`."
                 st.rerun()
     with g2.form("untag_form"):

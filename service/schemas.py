@@ -427,6 +427,14 @@ class VersionPage(BaseModel):
     next_cursor: str | None
 
 
+class TagIn(Strict):
+    """Optional body of `POST …/versions/{tag}` (addition): the version to tag; absent, the active one."""
+
+    version: str | None = Field(
+        default=None, max_length=64, description="`vN` or a tag; default: the active version"
+    )
+
+
 class Tagged(BaseModel):
     handle: str
     tag: str

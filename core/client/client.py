@@ -594,10 +594,11 @@ class Client:
         ref = f"v{v}" if isinstance(v, int) else v
         return Version.model_validate(self._get(_path("models", handle, "versions", ref)))
 
-    def tag_version(self, handle: str, name: str) -> TagResult:
-        """Point tag `name` at the active version (moving it if it exists)."""
+    def tag_version(self, handle: str, name: str, version: str | int | None = None) -> TagResult:
+        """Point tag `name` at the active version, or at `version` (`vN`, N or a tag); a tag moves."""
         _require_name(name, "tag name")
-        response = self.request("POST", _path("models", handle, "versions", name))
+        body = {"version": _version_ref(version)} if version is not None else None
+        response = self.request("POST", _path("models", handle, "versions", name), json=body)
         return TagResult.model_validate(response.json())
 
     def untag_version(self, handle: str, name: str) -> TagDeleteResult:

@@ -160,7 +160,7 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.shot("05_training_v1")
 
     ui.nav("Versions")
-    ui.fill("Tag the active version (v1)", "first")
+    ui.fill("Tag name", "first")  # the active version, v1, is picked
     ui.click("Tag")
     ui.expect_text("Tagged v1 as first")
 

@@ -215,7 +215,7 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     at = page("versions", trained)
     at.run()
     no_exception(at)
-    by_label(at.text_input, "Tag the active version (v2)").set_value("prod")
+    by_label(at.text_input, "Tag name").set_value("prod")
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
@@ -245,7 +245,7 @@ def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
     before = sorted(client.get_version(trained, "v2").tags)
     at = page("versions", trained)
     at.run()
-    by_label(at.text_input, "Tag the active version (v2)").set_value("   ")
+    by_label(at.text_input, "Tag name").set_value("   ")
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
@@ -257,7 +257,7 @@ def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
 def test_api_errors_show_message_and_request_id(trained: str) -> None:
     at = page("versions", trained)
     at.run()
-    by_label(at.text_input, "Tag the active version (v2)").set_value("v9")  # vN tags are refused
+    by_label(at.text_input, "Tag name").set_value("v9")  # vN tags are refused
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)

@@ -179,7 +179,7 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     ui.expect_text("Where v1 and v2 disagree most")
     ui.no_exception()
     ui.shot("reopen_05_compare")
-    ui.fill("Tag the active version (v2)", "curated")
+    ui.fill("Tag name", "curated")  # the active version, v2, is picked
     ui.click("Tag")
     ui.expect_text("Tagged v2 as")
     ui.no_exception()

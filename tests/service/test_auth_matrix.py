@@ -166,6 +166,8 @@ OPERATIONS: list[Op] = [
     Op("list_versions", "GET", M + "/versions", "read", "ready", 200),
     Op("get_version", "GET", M + "/versions/{ref}", "read", "ready", 200, params={"ref": "v1"}),
     Op("tag", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"}),
+    Op("tag_named_version", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"},
+       json=lambda _: {"version": "v1"}),
     Op("untag", "DELETE", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "prod"}),
     Op("score", "POST", M + "/score", "read", "ready", 200, json=lambda _: {"content": "Dear Sir, regards."}),
     Op("score_text", "POST", M + "/score", "read", "ready", 200, content=b"Dear Sir, regards.",
