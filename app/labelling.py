@@ -41,6 +41,13 @@ class LabelSession:
     error: str = ""
     exhausted: bool = False
     pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
+    unlabelled: int | None = None  # pool texts not labelled for the trait when the session's first came
+
+    @property
+    def left(self) -> int | None:
+        """Pool texts still to label for the trait: each label of this session is one fewer (a suggestion
+        is never a text labelled already), each undo one more."""
+        return None if self.unlabelled is None else max(self.unlabelled - len(self.history), 0)
 
     @property
     def current(self) -> dict[str, Any] | None:
@@ -54,6 +61,8 @@ def refill(s: LabelSession, client: Client) -> None:
     if s.current is None:
         prefetched, s.pending = s.pending, None
         got = prefetched.result() if prefetched is not None else _suggest(s, client)
+        if s.unlabelled is None and got.unlabelled is not None:  # the session's first suggestions
+            s.unlabelled = got.unlabelled + len(s.history)
         fresh = _unseen(s, got)
         if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
             fresh = _unseen(s, _suggest(s, client))

@@ -51,7 +51,7 @@ with st.expander(
             st.session_state.pop("label_session", None)
             st.rerun()
 
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2 = st.columns(2)
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
     "Suggest",
@@ -61,7 +61,6 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
-c3.metric("Pool", f"{pool_size:,}")
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
@@ -88,6 +87,14 @@ def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
     key_listener("label_keys", KEYS, _press)
     t = names[trait]
+    left = session.left
+    # What is left to label follows every label (issue 37.6: a "Pool 200" stayed 200 while labelling).
+    st.metric(
+        f"Left to label for {t.name}",
+        f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
+        delta=f"-{len(session.history)} this session" if session.history else None,
+        delta_color="off",
+    )
     item = session.current
     if item is None:
         if not session.error:  # else the error below says why there is no text

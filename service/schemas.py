@@ -632,6 +632,7 @@ class SuggestOut(BaseModel):
     items: list[Suggestion]
     pool_size: int
     labelled: int
+    unlabelled: int = Field(description="Pool texts not labelled for the trait yet (addition).")
 
 
 # -- evaluation sets -------------------------------------------------------------------------------------

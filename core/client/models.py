@@ -338,6 +338,7 @@ class Suggestions(_Response):
     items: list[Suggestion] = Field(default_factory=list)
     pool_size: int = 0
     labelled: int = 0
+    unlabelled: int | None = None  # pool texts not labelled for the trait yet (None from an older service)
 
 
 class TagResult(_Response):

@@ -175,4 +175,5 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
         items=items,
         pool_size=len(ids),
         labelled=len(labels),
+        unlabelled=len(ids) - int(exclude.sum()),
     )
