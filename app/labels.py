@@ -80,9 +80,11 @@ def labelling_note(model: Model, at: int | None = None) -> str | None:
             "labels cannot be stored as feedback and the model cannot learn from them. To keep labelling, "
             "create a draft model (without zero data retention) and add the samples there."
         )
+    tags = ", ".join(f"`{t}`" for t in model.version_tags)
+    kept = f" (its tags {tags} stay on v{model.version_no})" if tags else ""
     return (
         "This model is trained, so its stored samples are frozen: a new label goes in as **score feedback**, "
-        "which **retrains it** (a new version, also on a model tagged `prod`). "
+        f"which **retrains it**: a new version becomes the active one{kept}. "
         + retrain_when(model.buffered_feedback or 0, at)
     )
 

@@ -28,6 +28,11 @@ if not traits:
     st.stop()
 names = {t.key: t for t in traits}
 
+# Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
+feedback_route = model.state == "ready" and not model.zero_data_retention
+if (note := labelling_note(model, retrain_at(client, handle))) is not None:
+    st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+
 pool_size = 0
 with guard("Reading the pool"):
     pool_size = client.list_pool_page(handle, limit=1).total
@@ -64,11 +69,6 @@ mode = c2.selectbox(
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
-
-# Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
-feedback_route = model.state == "ready" and not model.zero_data_retention
-if (note := labelling_note(model, retrain_at(client, handle))) is not None:
-    st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
