@@ -12,6 +12,8 @@ import random
 
 from playwright.sync_api import expect
 
+from tests.app.support import pause
+
 MARKER = 33  # px: the row-selection column left of the first cell (a grid whose rows can be deleted)
 ROW = 35  # px: the header and each row
 EDITOR = "#portal textarea, #portal input"
@@ -62,7 +64,7 @@ def type_like_a_person(page: object, text: str, rng: random.Random) -> None:
     for i, word in enumerate(words):
         page.keyboard.type(word + (" " if i < len(words) - 1 else ""), delay=rng.randint(40, 120))
         if rng.random() < 0.7:
-            page.wait_for_timeout(rng.uniform(150, 600))
+            pause(page, rng.uniform(150, 600))
 
 
 def type_into_cell(page: object, text: str, rng: random.Random, then: str = "Enter") -> None:
@@ -79,4 +81,4 @@ def type_into_cell(page: object, text: str, rng: random.Random, then: str = "Ent
 
 def look(page: object, rng: random.Random) -> None:
     """A person's glance at the screen between two actions (not a wait for the app: nothing depends on it)."""
-    page.wait_for_timeout(rng.uniform(300, 1200))
+    pause(page, rng.uniform(300, 1200))

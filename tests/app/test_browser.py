@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.app.grid import click_row_cell, move, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, formality_samples, sentiment_samples
+from tests.app.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
+from tests.app.support import BROWSER, Ui, formality_samples, painted, pause, sentiment_samples
 
 SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
 pytestmark = BROWSER
@@ -92,15 +92,16 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     headers = grid.locator("[role='columnheader']").all_inner_texts()
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # below the 35 px header: row 1, column 1
-    page.wait_for_timeout(300)
-    for _ in range(headers.index("description")):
-        page.keyboard.press("ArrowRight")
+    expect(grid.locator(SELECTED)).to_have_count(1)  # the grid took the click
+    move(page, grid, "ArrowRight", headers.index("description"))
     page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
-    cell_editor = page.locator("#portal textarea, #portal input").first
+    cell_editor = page.locator(EDITOR).first
     cell_editor.wait_for()
     cell_editor.fill("How formal the wording is")
     cell_editor.press("Enter")
-    page.wait_for_timeout(1000)  # the grid sends its edits to the app shortly after the commit
+    cell_editor.wait_for(state="detached")
+    # The grid hands the edit to its form once the cell shows it (the form sends it with the save click).
+    grid.get_by_text("How formal the wording is").first.wait_for(state="attached")
     ui.settle()
     ui.click("Save trait edits")
     ui.expect_text("Updated 1 trait(s).")
@@ -235,7 +236,7 @@ def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
     for word in text.split(" "):
         page.keyboard.type(word + " ", delay=rng.randint(30, 90))
         if rng.random() < 0.8:
-            page.wait_for_timeout(rng.uniform(200, 1000))
+            pause(page, rng.uniform(200, 1000))
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
@@ -275,11 +276,10 @@ def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, 
         box.press_sequentially(long_tail[:40], delay=5)
         box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
         whole = typed + long_tail
-        ui.settle()
-        page.wait_for_timeout(600)
+        # The box sends what was typed after 300 ms without a key: the link's note follows the whole text.
+        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible(timeout=30_000)
         ui.settle()
         expect(box).to_have_value(whole)
-        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
         ui.no_exception()
     except BaseException:
         ui.shot(f"{name}_failure")
@@ -334,7 +334,7 @@ SECOND_MODEL = "local.news-style"  # trained once on first start
 def _view(ui: Ui, locator: object, name: str) -> None:
     """A screen with `locator` scrolled into view, as the user sees it at this size."""
     locator.scroll_into_view_if_needed()
-    ui.page.wait_for_timeout(300)
+    painted(ui.page)
     ui.screen(name)
 
 
