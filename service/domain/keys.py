@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from core.contract import KeyScope
+from core.contract import KeyScope, annotator_of
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import KeyInfo
@@ -26,4 +26,5 @@ def current_key(ctx: Context, who: Principal) -> KeyInfo:
             scope=cast(KeyScope, row.scope),
             namespaces=sorted(row.namespaces),
             created_at=row.created_at,
+            name=annotator_of(row.name, row.prefix),
         )

@@ -12,6 +12,7 @@ from core.embedders.registry import choice_id
 from service.db import transaction
 from service.domain import history
 from service.domain.access import load_model
+from service.domain.agreement import keep_agreement
 from service.errors import ApiError
 from service.keys import Principal
 from service.retention import erase, purge_texts
@@ -123,6 +124,7 @@ def update_model(ctx: Context, who: Principal, handle: str, body: ModelPatch) ->
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])
             if turning_on:  # purge now; turning it off later does not bring anything back
+                keep_agreement(s, model)
                 purged = purge_texts(s, model.id)
         model.updated_at = utcnow()
         s.flush()

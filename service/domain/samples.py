@@ -4,6 +4,7 @@ samples resource (add, list, edit, delete)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import select
@@ -15,7 +16,7 @@ from service.db import transaction
 from service.domain.access import load_model
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
-from service.keys import Principal
+from service.keys import Principal, reserved_annotators
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.states import require_untrained
 from service.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait, utcnow
@@ -69,13 +70,22 @@ def load_samples(session: Session, model_id: int) -> list[Sample]:
 
 
 def add_samples(
-    session: Session, model_id: int, trait_ids: dict[str, int], samples: list[Sample], provenance: str
+    session: Session,
+    model_id: int,
+    trait_ids: dict[str, int],
+    samples: list[Sample],
+    provenance: str,
+    annotators: Sequence[str | None] | None = None,
+    adjudicated: Sequence[bool] | None = None,
 ) -> list[int]:
-    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order."""
+    """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
+    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each."""
     ids: list[int] = []
-    for s in samples:
+    for i, s in enumerate(samples):
         trait_id = trait_ids[s.trait]
         digest = sha256(s.text)
+        annotator = annotators[i] if annotators is not None else None
+        settles = adjudicated[i] if adjudicated is not None else False
         existing = session.scalar(
             select(SampleRow.id)
             .where(
@@ -83,6 +93,8 @@ def add_samples(
                 SampleRow.trait_id == trait_id,
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == float(s.quality),
+                SampleRow.annotator.is_(None) if annotator is None else SampleRow.annotator == annotator,
+                SampleRow.adjudicated == settles,
             )
             .limit(1)
         )
@@ -96,12 +108,38 @@ def add_samples(
             quality=float(s.quality),
             provenance=provenance,
             content_sha256=digest,
+            annotator=annotator,
+            adjudicated=settles,
             created_at=utcnow(),
         )
         session.add(row)
         session.flush()
         ids.append(row.id)
     return ids
+
+
+def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:
+    """Each label's annotator: the one given, else the calling key's annotator name. 422
+    `annotator_reserved` when one is another key's (`where`: the list's name in the body)."""
+    names = [name or who.annotator for name in given]
+    taken = set(reserved_annotators(s, who, set(names)))
+    if taken:
+        bad = [i for i, name in enumerate(names) if name in taken]
+        raise ApiError(
+            422,
+            "annotator_reserved",
+            f"{names[bad[0]]!r} is the annotator name of another key: each key posts its own votes "
+            "(an external rater needs a name no key has).",
+            details=[
+                {
+                    "loc": ["body", where, i, "annotator"],
+                    "msg": "another key's name",
+                    "type": "annotator_reserved",
+                }
+                for i in bad
+            ],
+        )
+    return names
 
 
 # -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
@@ -117,7 +155,9 @@ def add_sample_batch(ctx: Context, who: Principal, handle: str, items: list[Samp
             Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
             for i, x in enumerate(items)
         ]
-        ids = add_samples(s, model.id, refs.ids, resolved, "authored")
+        authors = label_authors(s, who, [x.annotator for x in items], "samples")
+        settles = [x.adjudicated for x in items]
+        ids = add_samples(s, model.id, refs.ids, resolved, "authored", authors, settles)
         # source_url is per input item; set it on rows created by this request.
         for item, sid in zip(items, ids, strict=True):
             if item.source_url is not None:
@@ -182,14 +222,17 @@ def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, pat
         if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
             return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
         digest = sha256(text)
-        # As on create, two identical samples (trait, text, quality) are never stored: an edit that makes
-        # this one identical to a stored one removes it and answers with the stored one (its id).
+        annotator = who.annotator  # the editor now gives the label
+        # As on create, two identical samples (trait, text, quality, annotator, adjudication) are never
+        # stored: an edit that makes this one identical to a stored one removes it and answers with that one.
         same = s.scalar(
             select(SampleRow).where(
                 SampleRow.model_id == model.id,
                 SampleRow.trait_id == trait.id,
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == quality,
+                SampleRow.annotator == annotator,
+                SampleRow.adjudicated == row.adjudicated,
                 SampleRow.id != row.id,
             )
         )
@@ -198,6 +241,7 @@ def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, pat
             model.updated_at = utcnow()
             return sample_out(same, trait.key)
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
+        row.annotator = annotator
         row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
         model.updated_at = utcnow()
         s.flush()
