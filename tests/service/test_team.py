@@ -3,6 +3,7 @@ training and evaluation, the agreement route, overlap suggestions, adjudication,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,14 @@ import pytest
 from sqlalchemy import func, select
 
 from core.contract import is_positive
+from core.engine import train
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import Vote, count_votes
 from service.__main__ import main
 from service.db import make_engine, transaction
+from service.domain.samples import load_samples, load_traits, trait_specs
 from service.keys import create_key
-from service.tables import ApiKey, EvalItem, FeedbackLabel, SampleRow
+from service.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
 from tests.service.conftest import Svc
 from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, make_model, wait_settled
 
@@ -435,3 +438,21 @@ def test_one_vote_per_text_measures_as_before(svc: Svc) -> None:
         and trait["model_agreement"] is None
         and trait["share_of_ceiling"] is None
     )
+
+
+def test_one_vote_per_text_trains_to_the_same_snapshot_as_before_votes(svc: Svc) -> None:
+    """With one vote per text the counting rule is the identity: the engine gets the rows it got before
+    (each sample, in id order) and writes the very same snapshot."""
+    c, h = svc.client, "acme.same-bytes"
+    make_model(c, svc.author, h)
+    check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
+    assert wait_settled(c, h, svc.author)["state"] == "ready"
+    version = check(c.get(f"/v1/models/{h}/versions/v1", headers=svc.author), 200)
+    with transaction(svc.ctx.reads) as s:
+        model = s.scalar(select(Model).where(Model.handle == h))
+        assert model is not None
+        traits = trait_specs(load_traits(s, model.id))
+        before_votes = load_samples(s, model.id)  # what training read before votes: every row, by id
+    embedder = svc.ctx.embedders.get(model.embedder)
+    direct = train(traits, before_votes, embedder=embedder, effort="low")
+    assert json.dumps(direct.snapshot, sort_keys=True) == json.dumps(version["snapshot"], sort_keys=True)
