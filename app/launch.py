@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str]) -> None:
-    from app.backend import embedder_name, remote_settings_from_env
+    from app.backend import embedder_name, remote_settings_from_env, team_mode
     from app.prestart import prestart
 
-    if remote_settings_from_env() is None:
+    if remote_settings_from_env() is None and not team_mode():  # a team's workbench has a service of its own
         prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     from streamlit.web import cli
 

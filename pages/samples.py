@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import reads
+from app.agreement_view import disagreements_panel
 from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note
 from app.paging import paged, pager_buttons
@@ -48,8 +49,8 @@ with guard("Listing traits"):
 trait_keys = [t.key for t in traits]
 trait_names = {t.key: t.name for t in traits}
 
-browse_tab, import_tab, export_tab, synth_tab, flags_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags"]
+browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"]
 )
 
 with browse_tab:
@@ -207,3 +208,6 @@ with synth_tab:
 
 with flags_tab:
     flags_panel(backend, client, model)
+
+with disagree_tab:
+    disagreements_panel(client, model, traits, editable)
