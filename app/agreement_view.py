@@ -90,7 +90,7 @@ def disagreements_panel(client: Client, model: Model, traits: list[Trait], edita
         )  # fmt: skip
         return
     st.caption(
-        f"The {len(texts)} texts whose votes spread the most, most disagreed first. "
+        f"Texts whose votes differ ({len(texts)}), most disagreed first. "
         + (
             "Settle one with your own vote: it decides the text's pole in training; the votes stay."
             if editable
