@@ -456,3 +456,51 @@ def test_one_vote_per_text_trains_to_the_same_snapshot_as_before_votes(svc: Svc)
     embedder = svc.ctx.embedders.get(model.embedder)
     direct = train(traits, before_votes, embedder=embedder, effort="low")
     assert json.dumps(direct.snapshot, sort_keys=True) == json.dumps(version["snapshot"], sort_keys=True)
+
+
+def test_turning_zero_data_retention_on_keeps_the_agreement_too(svc: Svc) -> None:
+    c, h = svc.client, "acme.zdr-patch"
+    keys = team(svc)
+    draft(svc, h)
+    label_all(svc, h, keys)
+    live = check(c.get(f"/v1/models/{h}/agreement", headers=svc.author), 200)["traits"]["formality"]
+    check(c.patch(f"/v1/models/{h}", json={"zero_data_retention": True}, headers=svc.author), 200)
+    kept = check(c.get(f"/v1/models/{h}/agreement", headers=svc.author), 200)
+    assert kept["stored_at"] is not None and kept["traits"]["formality"]["disagreed"] == []
+    assert kept["traits"]["formality"]["krippendorff_alpha_interval"] == live["krippendorff_alpha_interval"]
+    # New votes after the purge are measured anew, not mixed with the kept numbers.
+    body = {"samples": [{"trait": "formality", "text": TEXTS[0], "quality": 1.0}]}
+    check(c.post(f"/v1/models/{h}/samples", json=body, headers=keys["alice"]), 201)
+    fresh = check(c.get(f"/v1/models/{h}/agreement", headers=svc.author), 200)
+    assert fresh["stored_at"] is None and fresh["traits"]["formality"]["texts_with_votes"] == 0
+
+
+def test_retraining_turns_each_annotators_feedback_into_their_samples(svc: Svc) -> None:
+    c, h = svc.client, "acme.fb-votes"
+    alice, bob = named(svc, "alice", ("acme",)), named(svc, "bob", ("acme",))
+    make_model(c, svc.author, h)
+    check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
+    wait_settled(c, h, svc.author)
+    text = "Dear Sir, I remain at your disposal."
+    for key, quality in ((alice, 1.0), (bob, 0.0), (alice, 1.0)):  # the buffer (3) fills: a retraining
+        body = {"content": text, "feedback": [{"trait": "formality", "quality": quality}]}
+        check(c.post(f"/v1/models/{h}/score", json=body, headers=key), 200)
+    assert wait_settled(c, h, svc.author)["version_no"] == 2
+    rows = [r for r in samples_of(svc, h) if r["provenance"] == "feedback"]
+    assert sorted((r["annotator"], r["quality"]) for r in rows) == [("alice", 1.0), ("bob", 0.0)]
+    v2 = check(c.get(f"/v1/models/{h}/versions/v2", headers=svc.author), 200)["metrics"]["traits"][
+        "formality"
+    ]
+    assert v2["texts"] == 13 and v2["votes"] == 14  # the 12 samples, and one text with two votes
+
+
+def test_overlap_must_be_a_number_in_range(svc: Svc) -> None:
+    c, h = svc.client, "acme.overlap-bad"
+    draft(svc, h)
+    url = f"/v1/models/{h}/pool/suggest"
+    resp = c.post(
+        url,
+        content=b'{"trait": "formality", "overlap": NaN}',
+        headers={**svc.author, "Content-Type": "application/json"},
+    )
+    assert error_code(resp, 422) in ("validation_error", "invalid_overlap")
