@@ -18,6 +18,7 @@ from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
+COLOURS = {"likely mislabelled": "red", "contested": "orange", "outlier": "blue"}  # each kind's label colour
 STATE = "samples_flags"  # session key: (handle, samples checked, flag rows)
 
 
@@ -90,14 +91,17 @@ def _act(client: Client, handle: str, sid: int, action: str) -> None:
 
 def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> None:
     sid = int(flag["id"])
+    # A text several annotators voted on is settled by a reviewer's vote, not by editing one of theirs.
+    editable = editable and len(flag.get("votes", ())) <= 1
     quality = float(flag["quality"])
     flipped = 0.0 if quality >= 0.5 else 1.0
     st.session_state[f"flag_flipped_{sid}"] = flipped
     score = flag.get("oof_score")
+    kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{flag['flag']}**]"
     with st.container(border=True, key=f"flag_row_{sid}"):
         head, buttons = st.columns([3, 2], vertical_alignment="center")
         head.markdown(
-            f"**{flag['flag']}** · `{flag['trait']}` · quality {quality:g}"
+            f"{kind} · `{flag['trait']}` · quality {quality:g}"
             + (f" · held-out score {score:.2f}" if score is not None else "")
             + f" · #{sid}  \n{flag['text']}"
         )
@@ -127,7 +131,8 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
         "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
         "sample scored by the fold that did not see it. A sample is a likely mislabel when that score and "
         "its 10 nearest samples together point to the other pole; a sample far from its trait's other "
-        "samples is an outlier. A flag asks for a look: it is not a verdict."
+        "samples is an outlier. A text whose annotators' votes fall on both poles is contested (a "
+        "disagreement to settle), never a likely mislabel. A flag asks for a look: it is not a verdict."
     )
     if st.button("Check samples", key="flags_go"):
         with guard("Checking samples"):

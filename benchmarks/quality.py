@@ -141,9 +141,10 @@ def load_subjectivity(base: Path) -> Dataset:
     return _finish("subjectivity", trait, read("train.csv", "val.csv"), read("test.csv"))
 
 
-def _abuse_levels(df: pd.DataFrame) -> pd.Series:
-    """Mean annotator level (1 .. -3); a cell like "1, 1" is a repeat annotation: take the first."""
-    levels = []
+def abuse_votes(df: pd.DataFrame) -> list[list[int]]:
+    """Each row's annotator levels (1 .. -3), one per annotator who labelled it; a cell like "1, 1" is a
+    repeat annotation by the same annotator: take the first."""
+    votes = []
     for _, row in df.iterrows():
         found = []
         for a in range(1, 9):
@@ -152,8 +153,13 @@ def _abuse_levels(df: pd.DataFrame) -> pd.Series:
                 if isinstance(cell, str) and cell.split(",")[0].strip() == "1":
                     found.append(level)
                     break
-        levels.append(np.mean(found) if found else np.nan)
-    return pd.Series(levels, index=df.index)
+        votes.append(found)
+    return votes
+
+
+def _abuse_levels(df: pd.DataFrame) -> pd.Series:
+    """Mean annotator level (1 .. -3), NaN for a row nobody labelled."""
+    return pd.Series([np.mean(v) if v else np.nan for v in abuse_votes(df)], index=df.index)
 
 
 def load_abuse(base: Path) -> Dataset:

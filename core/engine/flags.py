@@ -1,4 +1,9 @@
-"""Flags on a model's samples: likely mislabelled samples and outliers (the workbench's Flags tab).
+"""Flags on a model's samples: likely mislabelled, contested and outlier texts (the workbench's Flags tab).
+
+The samples are counted as votes per (trait, text) first (`core.engine.votes.count_votes`, as training counts
+them). A text whose counted votes fall on both poles and that no reviewer settled is contested: a disagreement
+to settle, never "likely mislabelled" (on data whose labels are contested, that flag used to mark the hard
+cases rather than the mistakes).
 
 A sample is likely mislabelled when two signals, on average, speak strongly against its label: its out-of-fold
 probability (`oof_scores`: class-balanced logistic regression on the embeddings, C = 1, each sample scored by
@@ -9,8 +14,8 @@ and ordinary reviews of the demo drafts; with the neighbours' vote the precision
 The out-of-fold model was the product's prototype axis (`BalancedCosineTrait`, shrinkage 1) until logistic
 regression ranked the datasets' held-out labels better (AUC 0.77 / 0.82 / 0.94 against 0.75 / 0.79 / 0.92 on
 politeness / subjectivity / abuse, MiniLM) at about the same cost; cleanlab's confident learning on the same
-probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them; figures
-in the README.
+probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them, also
+on the texts whose raters agree (`--part agreed`); figures in docs/benchmarks.md.
 
 Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
 z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its
@@ -31,9 +36,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from threadpoolctl import threadpool_limits
 
+from core.contract import is_positive
 from core.embedders.base import Embedder
 from core.engine.trait_model import fit_calibration
 from core.engine.validation import POSITIVE_THRESHOLD
+from core.engine.votes import CountedText, Vote, count_votes
 
 OOF_FOLDS = 5
 OOF_C = 1.0  # inverse L2 strength of the out-of-fold regression (3 tied with 1; 0.3 and 10 did worse)
@@ -126,22 +133,59 @@ def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
 EMBED_BATCH = 512  # texts a progress step while embedding
 
 
+FLAG_ORDER = ("likely mislabelled", "contested", "outlier")  # the Flags tab lists them in this order
+
+
+def _votes(samples: list[dict[str, Any]]) -> list[Vote]:
+    """The samples as votes, in the order given (oldest first, as the service lists them); a vote's id is
+    its sample's place in `samples`."""
+    return [
+        Vote(
+            trait=s["trait"],
+            text=s["text"],
+            quality=float(s["quality"]),
+            annotator=s.get("annotator"),
+            id=i,
+            adjudicated=bool(s.get("adjudicated", False)),
+        )
+        for i, s in enumerate(samples)
+    ]
+
+
+def _contested_why(text: CountedText) -> str:
+    """Why a text is contested, e.g. "votes on both poles: 2 positive, 1 negative (alice 0.90, bob 0.70,
+    carol 0.20); spread 0.31"."""
+    positive = sum(is_positive(v.quality) for v in text.votes)
+    who = ", ".join(f"{v.annotator or 'unattributed'} {v.quality:.2f}" for v in text.votes)
+    return (
+        f"votes on both poles: {positive} positive, {len(text.votes) - positive} negative ({who}); "
+        f"spread {text.spread:.2f}"
+    )
+
+
 def flag_samples(
     samples: list[dict[str, Any]],
     embedder: Embedder,
     progress: Callable[[float, str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per flagged sample: id, trait, text, quality, oof_score, flag, why.
+    """One row per flag on a (trait, text): id, trait, flag, text, quality, oof_score, why, votes, spread.
 
-    `progress(fraction, step)` reports each step ("Embedding formality: 512 of 10,000 samples", then its
-    cross-validation and neighbours), and `(1.0, "")` at the end. A sample counts once embedded and once
+    Samples (dicts with id, trait, text, quality and optionally annotator and adjudicated) are counted as
+    votes (`core.engine.votes.count_votes`, the rule training uses): each (trait, text) is checked once with
+    its counted quality. A text whose counted votes fall on both poles and that no reviewer settled is
+    `contested`, never `likely mislabelled`: its label is not a mistake to fix but a disagreement to settle.
+    A row's `id` is the sample id of the text's first row; `votes` lists its counted votes
+    ({annotator, quality, sample_id}) and `spread` their qualities' standard deviation (0 for one vote).
+
+    `progress(fraction, step)` reports each step ("Embedding formality: 512 of 10,000 texts", then its
+    cross-validation and neighbours), and `(1.0, "")` at the end. A text counts once embedded and once
     checked, so the bar moves through a large trait, not only between traits.
     """
-    by_trait: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for s in samples:
-        by_trait[s["trait"]].append(s)
+    by_trait: dict[str, list[CountedText]] = defaultdict(list)
+    for counted in count_votes(_votes(samples)):
+        by_trait[counted.trait].append(counted)
     flagged: list[dict[str, Any]] = []
-    units = 2 * max(len(samples), 1)
+    units = 2 * max(sum(len(g) for g in by_trait.values()), 1)
     done = 0
 
     def step(count: int, text: str) -> None:
@@ -149,40 +193,38 @@ def flag_samples(
             progress(min(count / units, 1.0), text)
 
     for trait, group in by_trait.items():
-        if len(group) < 3:
-            done += 2 * len(group)
-            continue
-        texts = [s["text"] for s in group]
-        blocks = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            step(done + start, f"Embedding {trait}: {start:,} of {len(texts):,} samples")
-            blocks.append(np.asarray(embedder.encode(texts[start : start + EMBED_BATCH]), dtype=np.float64))
-        X = np.vstack(blocks)
-        done += len(group)
-        q = np.asarray([float(s["quality"]) for s in group])
-        step(done, f"Cross-validating {trait} ({len(group):,} samples)")
-        oof = oof_scores(X, q)
-        step(done + len(group) // 2, f"Comparing each {trait} sample with its nearest neighbours")
-        # One pass gives the neighbours' labels, the kNN mean and the nearest neighbour (most similar first).
-        top, neighbours = nearest_neighbours(X, max(LABEL_NEIGHBOURS, NEIGHBOURS))
-        mislabelled = (
-            np.zeros(len(group), dtype=bool) if oof is None else likely_mislabelled(q, oof, neighbours)
-        )
-        against = neighbour_votes(q, neighbours)
-        if len(group) >= 10:
-            z = robust_z(top[:, :NEIGHBOURS].mean(axis=1, dtype=np.float64), MIN_SPREAD)
-            z[top[:, 0] >= NEAR_DUPLICATE] = 0.0  # a near-duplicate is never an outlier
-        else:
-            z = np.zeros(len(group))
-        done += len(group)
-        for i, s in enumerate(group):
+        contested = np.array([c.contested for c in group], dtype=bool)
+        oof: np.ndarray | None = None
+        mislabelled = np.zeros(len(group), dtype=bool)
+        z = np.zeros(len(group))
+        against, near = np.zeros(len(group)), 0
+        if len(group) >= 3:
+            texts = [c.text for c in group]
+            blocks = []
+            for start in range(0, len(texts), EMBED_BATCH):
+                step(done + start, f"Embedding {trait}: {start:,} of {len(texts):,} texts")
+                blocks.append(
+                    np.asarray(embedder.encode(texts[start : start + EMBED_BATCH]), dtype=np.float64)
+                )
+            X = np.vstack(blocks)
+            q = np.asarray([c.quality for c in group])
+            step(done + len(group), f"Cross-validating {trait} ({len(group):,} texts)")
+            oof = oof_scores(X, q)
+            step(done + len(group) * 3 // 2, f"Comparing each {trait} text with its nearest neighbours")
+            # One pass: the neighbours' labels, the kNN mean and the nearest neighbour (most similar first).
+            top, neighbours = nearest_neighbours(X, max(LABEL_NEIGHBOURS, NEIGHBOURS))
+            if oof is not None:  # a contested text's label is a disagreement, not a mistake
+                mislabelled = likely_mislabelled(q, oof, neighbours) & ~contested
+            against, near = neighbour_votes(q, neighbours), neighbours.shape[1]
+            if len(group) >= 10:
+                z = robust_z(top[:, :NEIGHBOURS].mean(axis=1, dtype=np.float64), MIN_SPREAD)
+                z[top[:, 0] >= NEAR_DUPLICATE] = 0.0  # a near-duplicate is never an outlier
+        done += 2 * len(group)
+        for i, c in enumerate(group):
             reasons: list[tuple[str, str]] = []
             score = None if oof is None else float(oof[i])
-            if score is not None and mislabelled[i]:
-                side, other = (
-                    ("positive", "negative") if q[i] >= POSITIVE_THRESHOLD else ("negative", "positive")
-                )
-                near = neighbours.shape[1]
+            if mislabelled[i]:
+                side, other = ("positive", "negative") if is_positive(c.quality) else ("negative", "positive")
                 votes = round(float(against[i]) * near)
                 reasons.append(
                     (
@@ -191,22 +233,38 @@ def flag_samples(
                         f"are {other}",
                     )
                 )
+            if contested[i]:
+                reasons.append(("contested", _contested_why(c)))
             if z[i] < OUTLIER_Z:
                 reasons.append(("outlier", f"unlike its trait's other samples (z {z[i]:.1f})"))
             for flag, why in reasons:
                 flagged.append(
                     {
-                        "id": s.get("id"),
+                        "id": samples[c.first_id].get("id"),
                         "trait": trait,
                         "flag": flag,
-                        "text": s["text"],
-                        "quality": float(s["quality"]),
+                        "text": c.text,
+                        "quality": c.quality,
                         "oof_score": score,
                         "why": why,
+                        "votes": [
+                            {
+                                "annotator": v.annotator,
+                                "quality": v.quality,
+                                "sample_id": samples[v.id].get("id"),
+                            }
+                            for v in c.votes
+                        ],
+                        "spread": c.spread,
                     }
                 )
     step(units, "")
+    # Mislabels first, those with the held-out score farthest from their label first; then the most split
+    # contested texts; then outliers.
     flagged.sort(
-        key=lambda r: (r["flag"] != "likely mislabelled", -abs((r["oof_score"] or 0.5) - r["quality"]))
+        key=lambda r: (
+            FLAG_ORDER.index(r["flag"]),
+            -r["spread"] if r["flag"] == "contested" else -abs((r["oof_score"] or 0.5) - r["quality"]),
+        )
     )
     return flagged

@@ -535,6 +535,28 @@ def test_samples_flags_keep_and_edit(client: Client, draft: str) -> None:
     assert ids[0] not in {f["id"] for f in at.session_state["samples_flags"][2]}
 
 
+def test_samples_flags_show_a_text_labelled_both_ways_as_contested(client: Client, draft: str) -> None:
+    """Two stored labels on the two poles of one text are two votes: the tab shows the text once, contested
+    (not a likely mislabel), with both votes; only a reviewer's vote settles it, so only Keep is offered."""
+    text = "lol haha dude see ya, yo wanna chill"
+    first, second = client.add_samples(
+        draft, [{"trait": "formality", "text": text, "quality": q} for q in (1.0, 0.0)]
+    )
+    at = page("samples", draft)
+    at.run()
+    at.button(key="flags_go").click()
+    at.run()
+    no_exception(at)
+    mine = [f for f in at.session_state["samples_flags"][2] if f["text"] == text]
+    assert [(f["id"], f["flag"]) for f in mine] == [(first, "contested")]
+    assert [v["sample_id"] for v in mine[0]["votes"]] == [first, second]
+    shown = [m for m in texts(at.markdown) if text in m]
+    assert shown and shown[0].startswith(":orange[**contested**]")
+    assert not at.button(key=f"flag_keep_{first}").disabled
+    for action in ("flip", "edit", "remove"):
+        assert at.button(key=f"flag_{action}_{first}").disabled
+
+
 POOL = [
     "Dear Sir, we acknowledge receipt of your letter of the fifth.",
     "yo dude whats the plan tonight lol",

@@ -32,9 +32,90 @@ def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
     assert not any(f["id"] < 100 and f["flag"] == "likely mislabelled" for f in flagged)
     # The row the Flags tab shows keeps its fields; the reason names both signals.
     mislabel = next(f for f in flagged if f["id"] == 100 and f["flag"] == "likely mislabelled")
-    assert set(mislabel) == {"id", "trait", "flag", "text", "quality", "oof_score", "why"}
+    assert set(mislabel) == {"id", "trait", "flag", "text", "quality", "oof_score", "why", "votes", "spread"}
+    assert mislabel["votes"] == [{"annotator": None, "quality": 1.0, "sample_id": 100}]
+    assert mislabel["spread"] == 0.0
     assert mislabel["why"].startswith(f"labelled positive, held-out score {mislabel['oof_score']:.2f}; ")
     assert mislabel["why"].endswith(" of its 10 nearest samples are negative")
+
+
+CASUAL_TEXT = "lol haha dude see ya yo wanna chill"  # the formality samples' casual register
+
+
+def _with_votes(*votes: tuple[str | None, float, bool]) -> list[dict[str, object]]:
+    """The clean formality samples, then one casual text voted by several annotators (annotator, quality,
+    adjudicated), ids from 100 in order."""
+    rows: list[dict[str, object]] = [dict(r, id=i) for i, r in enumerate(formality_samples())]
+    for j, (annotator, quality, adjudicated) in enumerate(votes):
+        rows.append(
+            {
+                "id": 100 + j,
+                "trait": "formality",
+                "text": CASUAL_TEXT,
+                "quality": quality,
+                "annotator": annotator,
+                "adjudicated": adjudicated,
+            }
+        )
+    return rows
+
+
+def test_a_text_whose_votes_disagree_is_contested_never_likely_mislabelled() -> None:
+    # Two of three annotators call the casual text formal: the counted quality (2/3) is on the formal pole,
+    # and the evidence against it is the planted mislabel's above (both signals read the pole only, and
+    # three agreeing formal votes are flagged below); but the votes disagree.
+    rows = _with_votes(("alice", 1.0, False), ("bob", 0.0, False), ("carol", 1.0, False))
+    flagged = [f for f in flag_samples(rows, get_embedder("hashing")) if f["text"] == CASUAL_TEXT]
+    assert [f["flag"] for f in flagged] == ["contested"]
+    contested = flagged[0]
+    assert contested["id"] == 100 and contested["quality"] == pytest.approx(2 / 3)
+    assert contested["votes"] == [
+        {"annotator": "alice", "quality": 1.0, "sample_id": 100},
+        {"annotator": "bob", "quality": 0.0, "sample_id": 101},
+        {"annotator": "carol", "quality": 1.0, "sample_id": 102},
+    ]
+    assert contested["spread"] == pytest.approx(np.std([1.0, 0.0, 1.0]))
+    assert contested["why"] == (
+        "votes on both poles: 2 positive, 1 negative (alice 1.00, bob 0.00, carol 1.00); spread 0.47"
+    )
+    assert contested["oof_score"] is not None and contested["oof_score"] < 0.5  # still shown beside it
+
+
+def test_flags_count_votes_per_text_as_training_does() -> None:
+    embedder = get_embedder("hashing")
+    # Three annotators agree on the wrong pole: one text, one flag, all three votes on it.
+    agreed = [f for f in flag_samples(_with_votes(*[(a, 1.0, False) for a in "abc"]), embedder)]
+    mine = [f for f in agreed if f["text"] == CASUAL_TEXT]
+    assert [f["flag"] for f in mine] == ["likely mislabelled"] and len(mine[0]["votes"]) == 3
+    assert mine[0]["spread"] == 0.0
+    # An annotator's latest vote counts: alice changed her mind to the casual pole, so nobody disagrees and
+    # the text is labelled right.
+    changed = flag_samples(
+        _with_votes(("alice", 1.0, False), ("alice", 0.0, False), ("bob", 0.0, False)), embedder
+    )
+    assert not [f for f in changed if f["text"] == CASUAL_TEXT]
+    # A reviewer settled it: the adjudicated vote decides the pole and the text is no longer contested.
+    # Settled on the casual pole it is right; settled on the formal pole the evidence flags it again.
+    settled = _with_votes(("alice", 1.0, False), ("bob", 0.0, False), ("rev", 0.0, True))
+    assert not [f for f in flag_samples(settled, embedder) if f["text"] == CASUAL_TEXT]
+    wrong = _with_votes(("alice", 1.0, False), ("bob", 0.0, False), ("rev", 1.0, True))
+    assert [f["flag"] for f in flag_samples(wrong, embedder) if f["text"] == CASUAL_TEXT] == [
+        "likely mislabelled"
+    ]
+    # Unattributed rows (stored before annotators existed) are votes of their own.
+    old = _with_votes((None, 1.0, False), (None, 0.0, False))
+    assert [f["flag"] for f in flag_samples(old, embedder) if f["text"] == CASUAL_TEXT] == ["contested"]
+
+
+def test_a_small_trait_still_shows_its_contested_texts() -> None:
+    # Too few texts for the out-of-fold model and the neighbours: only the votes speak.
+    rows = [
+        {"id": 1, "trait": "tone", "text": "fine", "quality": 1.0, "annotator": "alice"},
+        {"id": 2, "trait": "tone", "text": "fine", "quality": 0.2, "annotator": "bob"},
+        {"id": 3, "trait": "tone", "text": "go away", "quality": 0.0, "annotator": "alice"},
+    ]
+    flagged = flag_samples(rows, get_embedder("hashing"))
+    assert [(f["id"], f["flag"], f["oof_score"]) for f in flagged] == [(1, "contested", None)]
 
 
 def test_flags_never_call_near_duplicates_outliers() -> None:
@@ -57,6 +138,7 @@ def test_flags_never_call_near_duplicates_outliers() -> None:
     fractions = [f for f, _ in seen]  # progress from the start to the end, never backwards, with its steps
     assert fractions[0] == 0.0 and seen[-1] == (1.0, "") and fractions == sorted(fractions)
     assert [step.split()[0] for _, step in seen[:-1]] == ["Embedding", "Cross-validating", "Comparing"]
+    assert seen[0][1] == "Embedding tone: 0 of 53 texts"
 
 
 def test_knn_similarity_and_robust_z() -> None:
