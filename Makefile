@@ -51,6 +51,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
@@ -59,13 +60,16 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 		-m "not browser and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
 
+# lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.quality

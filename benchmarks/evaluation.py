@@ -25,9 +25,9 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from service.app import create_app
-from service.db import transaction
 from service.keys import create_key
 from service.settings import Settings
+from service.store.db import transaction
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared from the checkout (a worktree under /work/wt/<branch> finds it one level further up)

@@ -113,7 +113,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def worker(args: argparse.Namespace) -> int:
-    from service.runs.process import run_worker_process
+    from service.worker import run_worker_process
 
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
@@ -132,7 +132,7 @@ def worker(args: argparse.Namespace) -> int:
 def migrate_command(args: argparse.Namespace) -> int:
     from sqlalchemy import text
 
-    from service.db import make_engine, migrate
+    from service.store.db import make_engine, migrate
 
     engine = make_engine(_settings(args).database_url)
     try:
@@ -148,8 +148,8 @@ def migrate_command(args: argparse.Namespace) -> int:
 def keys_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
-    from service.db import make_engine, make_session_factory, migrate, transaction
     from service.keys import create_key
+    from service.store.db import make_engine, make_session_factory, migrate, transaction
 
     settings = _settings(args)
     engine = make_engine(settings.database_url)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.context import Context
-from service.db import transaction
 from service.domain.training import check_trainable
 from service.errors import ApiError
-from service.runs import ledger
-from service.tables import Model, Run, Version
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import Model, Run, Version
 
 
 def run_backfill(ctx: Context) -> list[str]:

@@ -24,8 +24,8 @@ from typing import Any
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from service.db import make_engine, migrate
 from service.settings import Settings
+from service.store.db import make_engine, migrate
 
 MANIFEST = "backup.json"
 DATABASE_FILE = "scoring.sqlite"

@@ -10,15 +10,21 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.cursors import Cursors
-from service.db import make_engine, make_read_session_factory, make_session_factory, migrate, transaction
 from service.embedding import Embedders, ScorerCache
 from service.pool_index import PoolIndex
-from service.runs import ledger
 from service.runs.consumer import RecoveryLoop, Worker
 from service.runs.executor import Executor
 from service.runs.locks import RunLocks, run_locks_for
 from service.runs.queue import Queue, make_huey
 from service.settings import Settings
+from service.store import ledger
+from service.store.db import (
+    make_engine,
+    make_read_session_factory,
+    make_session_factory,
+    migrate,
+    transaction,
+)
 
 log = logging.getLogger("service")
 

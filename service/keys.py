@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import ANNOTATOR_RE, NAMESPACE_RE, PUBLIC_NAMESPACE, UNNAMED_KEY_PREFIX, annotator_of
-from service.tables import ApiKey
+from service.store.tables import ApiKey
 
 SCOPES = ("authoring", "scoring")
 KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")

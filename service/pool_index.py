@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.embedders.base import Embedder
-from service.tables import PoolText
+from service.store.tables import PoolText
 
 KEEP_POOLS = 2  # a 100,000-text MiniLM pool is 150 MB of float32
 _READ_CHUNK = 5_000

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from service.tables import Model, Tag, Version
+from service.store.tables import Model, Tag, Version
 
 DEFAULT_POLICY: dict[str, Any] = {"keep_unnamed": 100, "keep_first_of_month": True}
 

@@ -2,7 +2,7 @@
 
 The rows go in the caller's transaction; `erase` runs after it committed: it forgets the texts' embeddings
 from the cache file and truncates the SQLite WALs, which still hold the old page images. With
-`secure_delete` on every SQLite connection (service/db.py, core/embedders/cache.py), no byte of a purged
+`secure_delete` on every SQLite connection (service/store/db.py, core/embedders/cache.py), no byte of a purged
 text or of its sha256 is left in the data directory. PostgreSQL's guarantee is narrower: docs/service.md.
 """
 
@@ -14,9 +14,9 @@ import logging
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
-from service.db import truncate_wal
 from service.embedding import Embedders
-from service.tables import EvalItem, FeedbackLabel, PoolText, SampleRow
+from service.store.db import truncate_wal
+from service.store.tables import EvalItem, FeedbackLabel, PoolText, SampleRow
 
 log = logging.getLogger("service.retention")
 

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, aliased
 from core.contract import POSITIVE_THRESHOLD, RunStatus
 from service.prune import effective_policy
 from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
-from service.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
+from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 
 
 def tags_of(session: Session, version_id: int | None) -> list[str]:

@@ -1,5 +1,7 @@
 """The service's domain layer: what a request or a background run does to the tables, below the HTTP layer.
 
-Routes (`service/routes/`) parse, authorise and call these functions; background runs (`service/runs/`) call
-them too. Nothing here imports a route or the run executor.
+Routes (`service/routes/`) parse, authorise and call these functions. A function takes what it uses: a
+session, or the narrow protocols of `needs.py` (session factories, something that enqueues a run, the pool
+index…), which a route's `Context` satisfies. Nothing here imports a route, the runs or the context
+(pyproject.toml's import-linter contracts); the tables, sessions and run ledger below are `service/store/`.
 """

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from core.contract import HANDLE_RE
 from service.errors import ApiError
 from service.keys import Principal
-from service.tables import Model
+from service.store.tables import Model
 
 
 def require_readable(who: Principal, handle: str, namespace: str | None) -> None:

@@ -3,25 +3,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from core.engine.agreement import trait_agreement
 from core.engine.votes import Vote
-from service.db import transaction
 from service.domain.access import load_model
+from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
 from service.keys import Principal
 from service.schemas import AgreementOut
-from service.tables import Model, Trait, utcnow
-from service.votes import label_votes
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store.db import transaction
+from service.store.tables import Model, Trait, utcnow
+from service.store.votes import label_votes
 
 
-def get_agreement(ctx: Context, who: Principal, handle: str, trait: str | None, limit: int) -> AgreementOut:
+def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None, limit: int) -> AgreementOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         refs = TraitRefs(s, model)

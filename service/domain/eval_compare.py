@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from core.engine.comparison import compare_trait
 from core.engine.votes import count_votes
-from service.db import transaction
 from service.domain.access import load_model
-from service.domain.evaluation import item_scores, stored_evaluation
+from service.domain.evaluation import CEILING_FIELDS, item_scores, stored_evaluation
+from service.domain.needs import Databases
 from service.domain.versions import resolve_version
 from service.keys import Principal
 from service.schemas import ComparedRun, Disagreement, EvalCompareOut
-from service.votes import CEILING_FIELDS, eval_votes
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store.db import transaction
+from service.store.votes import eval_votes
 
 
 def compare_evaluations(
-    ctx: Context, who: Principal, handle: str, a: str, b: str, limit: int
+    ctx: Databases, who: Principal, handle: str, a: str, b: str, limit: int
 ) -> EvalCompareOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)

@@ -3,22 +3,24 @@ version's stored evaluation with the labelled scores it holds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
-from core.engine.votes import count_votes
-from service.db import transaction
+from core.engine.ceiling import human_ceiling
+from core.engine.votes import CountedText, count_votes
 from service.domain.access import load_model
-from service.domain.samples import label_authors, sha256
+from service.domain.needs import Databases, RunStarter
+from service.domain.samples import label_authors
+from service.domain.states import busy_error, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.keys import Principal
-from service.runs import ledger
 from service.schemas import (
     EvalAdded,
     EvalDeleted,
@@ -28,12 +30,14 @@ from service.schemas import (
     EvaluationStarted,
     LabelIn,
 )
-from service.states import busy_error, require_not_archived
-from service.tables import EvalItem, Evaluation, Model, Version, utcnow
-from service.votes import eval_votes
+from service.store import ledger
+from service.store.db import transaction
+from service.store.samples import sha256
+from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
+from service.store.votes import eval_votes
 
-if TYPE_CHECKING:
-    from service.context import Context
+#: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
+CEILING_FIELDS = ("human_ceiling", "model_agreement", "share_of_ceiling")
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -60,6 +64,14 @@ def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarr
     return np.array([scores[c.votes[0].id] for c in counted]), np.array([c.quality for c in counted])
 
 
+def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> dict[str, Any]:
+    """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
+    found = human_ceiling(counted, scores)
+    if found is None:
+        return dict.fromkeys(CEILING_FIELDS)
+    return found.as_dict()
+
+
 def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
     """The newest stored evaluation of one version, or None."""
     return s.scalar(
@@ -83,7 +95,7 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(ctx: Context, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
+def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -122,7 +134,7 @@ def add_items(ctx: Context, who: Principal, handle: str, items: list[LabelIn]) -
         return EvalAdded(added=added, total=len(stored))
 
 
-def get_set(ctx: Context, who: Principal, handle: str) -> EvalSetOut:
+def get_set(ctx: Databases, who: Principal, handle: str) -> EvalSetOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         rows = s.execute(
@@ -140,7 +152,7 @@ def get_set(ctx: Context, who: Principal, handle: str) -> EvalSetOut:
     return EvalSetOut(handle=handle, total=sum(c for *_, c in rows), traits=dict(sorted(traits.items())))
 
 
-def clear_set(ctx: Context, who: Principal, handle: str) -> EvalDeleted:
+def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -148,7 +160,7 @@ def clear_set(ctx: Context, who: Principal, handle: str) -> EvalDeleted:
         return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
 
 
-def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationStarted:
+def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> EvaluationStarted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -164,7 +176,7 @@ def start_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> Eva
     return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)
 
 
-def get_evaluation(ctx: Context, who: Principal, handle: str, ref: str) -> EvaluationOut:
+def get_evaluation(ctx: Databases, who: Principal, handle: str, ref: str) -> EvaluationOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)

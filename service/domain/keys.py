@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from core.contract import KeyScope, annotator_of
+from service.domain.needs import Databases
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import KeyInfo
-from service.tables import ApiKey
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store.tables import ApiKey
 
 
-def current_key(ctx: Context, who: Principal) -> KeyInfo:
+def current_key(ctx: Databases, who: Principal) -> KeyInfo:
     with ctx.reads() as session:
         row = session.get(ApiKey, who.key_id)
         if row is None:  # revoked and deleted between authentication and this read

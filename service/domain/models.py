@@ -2,31 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, ModelState
 from core.embedders.registry import choice_id
-from service.db import transaction
-from service.domain import history
 from service.domain.access import load_model
 from service.domain.agreement import keep_agreement
+from service.domain.needs import Databases, Resources
+from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
 from service.keys import Principal
 from service.retention import erase, purge_texts
-from service.runs import ledger
 from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
-from service.states import busy_error, require_not_archived
-from service.tables import Model, SampleRow, utcnow
+from service.store import history, ledger
+from service.store.db import transaction
+from service.store.tables import Model, SampleRow, utcnow
 from service.views import model_out, models_out
 
-if TYPE_CHECKING:
-    from service.context import Context
 
-
-def create_model(ctx: Context, who: Principal, body: ModelCreate) -> ModelOut:
+def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
     match = HANDLE_RE.match(body.handle)
     assert match is not None
     namespace = match.group(1)
@@ -66,7 +63,7 @@ def create_model(ctx: Context, who: Principal, body: ModelCreate) -> ModelOut:
 
 
 def list_models(
-    ctx: Context,
+    ctx: Resources,
     who: Principal,
     limit: int,
     cursor: str | None,
@@ -91,12 +88,12 @@ def list_models(
     return ModelPage(items=items, limit=limit, next_cursor=next_cursor)
 
 
-def get_model(ctx: Context, who: Principal, handle: str) -> ModelOut:
+def get_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
     with transaction(ctx.reads) as s:
         return model_out(s, load_model(s, who, handle))
 
 
-def update_model(ctx: Context, who: Principal, handle: str, body: ModelPatch) -> ModelOut:
+def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) -> ModelOut:
     fields: dict[str, Any] = body.model_dump(exclude_unset=True)
     purged: list[str] = []
     with transaction(ctx.sessions) as s:
@@ -133,7 +130,7 @@ def update_model(ctx: Context, who: Principal, handle: str, body: ModelPatch) ->
     return out
 
 
-def delete_model(ctx: Context, who: Principal, handle: str) -> Deleted:
+def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         if model.state == "archived":
@@ -145,7 +142,7 @@ def delete_model(ctx: Context, who: Principal, handle: str) -> Deleted:
         return Deleted(handle=model.handle, deleted=True)
 
 
-def reopen_model(ctx: Context, who: Principal, handle: str) -> ModelOut:
+def reopen_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
     """docs/api.md "Reopen": back to `draft` for editing while the active version keeps serving."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)

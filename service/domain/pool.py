@@ -10,10 +10,9 @@ from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
 from core.engine.suggest import fit_scores, pole_prior, suggest
-from service.context import Context
-from service.db import transaction
 from service.domain.access import load_model
-from service.domain.samples import sha256, trait_specs
+from service.domain.needs import Databases, Resources
+from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.keys import Principal
@@ -28,8 +27,9 @@ from service.schemas import (
     Suggestion,
     SuggestOut,
 )
-from service.states import require_not_archived
-from service.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
+from service.store.db import transaction
+from service.store.samples import sha256, trait_specs
+from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:
@@ -38,7 +38,7 @@ def _writable(s: Session, who: Principal, handle: str) -> Model:
     return model
 
 
-def add_pool_texts(ctx: Context, who: Principal, handle: str, body: PoolIn) -> PoolAdded:
+def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) -> PoolAdded:
     digests = [sha256(t) for t in body.texts]
     # Embed the new texts with no lock held (SQLite's write lock is database-wide: embedding under it made
     # every other writer wait), then check again and write. The embedding cache then holds every pool text,
@@ -83,7 +83,7 @@ def _plan_pool_import(
     return model, stored, new
 
 
-def list_pool(ctx: Context, who: Principal, handle: str, limit: int, cursor: str | None) -> PoolPage:
+def list_pool(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> PoolPage:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"pool|{model.id}"
@@ -101,7 +101,7 @@ def list_pool(ctx: Context, who: Principal, handle: str, limit: int, cursor: str
     return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)
 
 
-def delete_pool_text(ctx: Context, who: Principal, handle: str, text_id: int) -> SampleDeleted:
+def delete_pool_text(ctx: Databases, who: Principal, handle: str, text_id: int) -> SampleDeleted:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         row = None
@@ -113,7 +113,7 @@ def delete_pool_text(ctx: Context, who: Principal, handle: str, text_id: int) ->
         return SampleDeleted(handle=model.handle, id=text_id, deleted=True)
 
 
-def clear_pool(ctx: Context, who: Principal, handle: str) -> PoolDeleted:
+def clear_pool(ctx: Resources, who: Principal, handle: str) -> PoolDeleted:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         result = s.execute(delete(PoolText).where(PoolText.model_id == model.id))
@@ -122,7 +122,7 @@ def clear_pool(ctx: Context, who: Principal, handle: str) -> PoolDeleted:
     return PoolDeleted(handle=model.handle, deleted=int(gone))
 
 
-def suggest_next(ctx: Context, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
+def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         embedder = ctx.embedders.get(model.embedder)

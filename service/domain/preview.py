@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from core.contract import trait_key
 from core.engine import TraitSpec, preview_zero_shot
-from service.db import transaction
 from service.domain.access import load_model
+from service.domain.needs import Resources
 from service.keys import Principal
 from service.schemas import TraitPreviewIn, TraitPreviewOut
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store.db import transaction
 
 
-def preview_trait(ctx: Context, who: Principal, handle: str, body: TraitPreviewIn) -> TraitPreviewOut:
+def preview_trait(ctx: Resources, who: Principal, handle: str, body: TraitPreviewIn) -> TraitPreviewOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)  # an authoring key that can read it (nothing is written)
         embedder = ctx.embedders.get(model.embedder, retain=not model.zero_data_retention)

@@ -1,121 +1,27 @@
-"""Samples: as the engine sees them (read, add without duplicates, feedback a retraining may use), and the
-samples resource (add, list, edit, delete)."""
+"""The samples resource: add, list, edit, delete (edits only on an untrained model). The samples as the engine
+sees them (read, add without duplicates) are service/store/samples.py's."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Aggregation, Provenance, is_positive
-from core.engine.types import Sample, TraitSpec
-from service.db import transaction
+from core.contract import Provenance
+from core.engine.types import Sample
 from service.domain.access import load_model
+from service.domain.needs import Databases, Resources
+from service.domain.states import require_untrained
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.keys import Principal, reserved_annotators
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
-from service.states import require_untrained
-from service.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.store.db import transaction
+from service.store.samples import add_samples, sha256
+from service.store.tables import MAX_INT, Model, SampleRow, Trait, utcnow
 from service.testhooks import pause
 from service.views import sample_out
-
-if TYPE_CHECKING:  # the context builds the run executor, which reads samples through this module
-    from service.context import Context
-
-
-def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[FeedbackLabel]:
-    """Feedback a retraining cannot use yet: labels of a zero-shot trait (no samples) that cover one
-    pole only would make the trait untrainable, so they stay buffered until the other pole has some."""
-    poles: dict[str, set[bool]] = {}
-    labels = [*((x.trait, x.quality) for x in samples), *((f.trait_key, f.quality) for f in feedback)]
-    for key, quality in labels:
-        poles.setdefault(key, set()).add(is_positive(quality))
-    return [f for f in feedback if len(poles[f.trait_key]) < 2]
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def trait_specs(traits: list[Trait]) -> list[TraitSpec]:
-    return [
-        TraitSpec(
-            key=t.key,
-            name=t.name,
-            positive_label=t.positive_label,
-            negative_label=t.negative_label,
-            description=t.description,
-            aggregation=cast(Aggregation, t.aggregation),
-        )
-        for t in traits
-    ]
-
-
-def load_traits(session: Session, model_id: int) -> list[Trait]:
-    return list(session.scalars(select(Trait).where(Trait.model_id == model_id).order_by(Trait.id)))
-
-
-def load_samples(session: Session, model_id: int) -> list[Sample]:
-    rows = session.execute(
-        select(SampleRow.id, Trait.key, SampleRow.text, SampleRow.quality)
-        .join(Trait, Trait.id == SampleRow.trait_id)
-        .where(SampleRow.model_id == model_id)
-        .order_by(SampleRow.id)
-    ).all()
-    return [Sample(trait=key, text=text, quality=q, id=sid) for sid, key, text, q in rows]
-
-
-def add_samples(
-    session: Session,
-    model_id: int,
-    trait_ids: dict[str, int],
-    samples: list[Sample],
-    provenance: str,
-    annotators: Sequence[str | None] | None = None,
-    adjudicated: Sequence[bool] | None = None,
-) -> list[int]:
-    """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
-    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each."""
-    ids: list[int] = []
-    for i, s in enumerate(samples):
-        trait_id = trait_ids[s.trait]
-        digest = sha256(s.text)
-        annotator = annotators[i] if annotators is not None else None
-        settles = adjudicated[i] if adjudicated is not None else False
-        existing = session.scalar(
-            select(SampleRow.id)
-            .where(
-                SampleRow.model_id == model_id,
-                SampleRow.trait_id == trait_id,
-                SampleRow.content_sha256 == digest,
-                SampleRow.quality == float(s.quality),
-                SampleRow.annotator.is_(None) if annotator is None else SampleRow.annotator == annotator,
-                SampleRow.adjudicated == settles,
-            )
-            .limit(1)
-        )
-        if existing is not None:
-            ids.append(existing)
-            continue
-        row = SampleRow(
-            model_id=model_id,
-            trait_id=trait_id,
-            text=s.text,
-            quality=float(s.quality),
-            provenance=provenance,
-            content_sha256=digest,
-            annotator=annotator,
-            adjudicated=settles,
-            created_at=utcnow(),
-        )
-        session.add(row)
-        session.flush()
-        ids.append(row.id)
-    return ids
 
 
 def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:
@@ -145,7 +51,7 @@ def label_authors(s: Session, who: Principal, given: Sequence[str | None], where
 # -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
 
 
-def add_sample_batch(ctx: Context, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
+def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
     """All or none; a sample already stored (same trait, text, quality) answers with its id."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -170,7 +76,7 @@ def add_sample_batch(ctx: Context, who: Principal, handle: str, items: list[Samp
 
 
 def list_samples(
-    ctx: Context,
+    ctx: Resources,
     who: Principal,
     handle: str,
     trait: str | None,
@@ -208,7 +114,9 @@ def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
     return row
 
 
-def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, patch: SamplePatch) -> SampleOut:
+def update_sample(
+    ctx: Databases, who: Principal, handle: str, sample_id: int, patch: SamplePatch
+) -> SampleOut:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
@@ -248,7 +156,7 @@ def update_sample(ctx: Context, who: Principal, handle: str, sample_id: int, pat
         return sample_out(row, trait.key)
 
 
-def delete_sample(ctx: Context, who: Principal, handle: str, sample_id: int) -> SampleDeleted:
+def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -> SampleDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)

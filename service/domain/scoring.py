@@ -8,16 +8,16 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.context import Context
-from service.db import transaction
 from service.domain.access import require_readable
+from service.domain.needs import Resources
+from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.keys import Principal
-from service.runs import ledger
-from service.states import require_not_archived
-from service.tables import FeedbackLabel, Model, Tag, Version, utcnow
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import FeedbackLabel, Model, Tag, Version, utcnow
 from service.testhooks import pause
 
 
@@ -72,7 +72,7 @@ def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Tar
     )
 
 
-def scorer_for(ctx: Context, t: Target) -> Any:
+def scorer_for(ctx: Resources, t: Target) -> Any:
     def load() -> dict[str, Any]:
         with ctx.reads() as s:
             snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
@@ -84,7 +84,7 @@ def scorer_for(ctx: Context, t: Target) -> Any:
 
 
 def add_feedback(
-    ctx: Context, t: Target, text: str, items: list[Any], annotator: str
+    ctx: Resources, t: Target, text: str, items: list[Any], annotator: str
 ) -> tuple[int, str | None]:
     """Buffer feedback labels given by `annotator`; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core.contract import POSITIVE_THRESHOLD
 from core.engine.thresholds import choose_threshold, pr_curve
-from service.db import transaction
 from service.domain.access import load_model
 from service.domain.evaluation import labelled_scores, stored_evaluation
+from service.domain.needs import Databases
+from service.domain.states import require_not_archived
 from service.domain.versions import resolve_version
 from service.errors import ApiError
 from service.keys import Principal
@@ -21,14 +22,11 @@ from service.schemas import (
     ThresholdOut,
     ThresholdsOut,
 )
-from service.states import require_not_archived
-from service.tables import utcnow
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store.db import transaction
+from service.store.tables import utcnow
 
 
-def get_pr_curve(ctx: Context, who: Principal, handle: str, ref: str) -> PrCurveOut:
+def get_pr_curve(ctx: Databases, who: Principal, handle: str, ref: str) -> PrCurveOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)
@@ -48,7 +46,7 @@ def get_pr_curve(ctx: Context, who: Principal, handle: str, ref: str) -> PrCurve
         )
 
 
-def get_thresholds(ctx: Context, who: Principal, handle: str, ref: str) -> ThresholdsOut:
+def get_thresholds(ctx: Databases, who: Principal, handle: str, ref: str) -> ThresholdsOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)
@@ -61,7 +59,7 @@ def get_thresholds(ctx: Context, who: Principal, handle: str, ref: str) -> Thres
 
 
 def set_threshold(
-    ctx: Context, who: Principal, handle: str, ref: str, trait: str, body: ThresholdIn
+    ctx: Databases, who: Principal, handle: str, ref: str, trait: str, body: ThresholdIn
 ) -> ThresholdOut:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)  # locks the model row: one threshold write at a time
@@ -99,7 +97,7 @@ def set_threshold(
         return entry
 
 
-def delete_threshold(ctx: Context, who: Principal, handle: str, ref: str, trait: str) -> Any:
+def delete_threshold(ctx: Databases, who: Principal, handle: str, ref: str, trait: str) -> Any:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)

@@ -5,25 +5,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, RunKind, is_positive
 from core.engine.votes import count_votes
-from service.db import transaction
 from service.domain.access import load_model
+from service.domain.needs import RunStarter
+from service.domain.states import busy_error, require_not_archived, require_untrained
 from service.errors import ApiError
 from service.keys import Principal
-from service.runs import ledger
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
-from service.states import busy_error, require_not_archived, require_untrained
-from service.tables import Model, Run, SampleRow, Trait, Version
-from service.votes import sample_votes
-
-if TYPE_CHECKING:
-    from service.context import Context
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import Model, Run, SampleRow, Trait, Version
+from service.store.votes import sample_votes
 
 
 def check_trainable(session: Session, model: Model) -> None:
@@ -95,7 +93,7 @@ def sample_count(session: Session, model: Model) -> int:
 # -- starting runs: train (first, retune, a reopened draft's N+1), discover, synthesize ----------------------
 
 
-def start_training(ctx: Context, who: Principal, handle: str, body: TrainIn) -> RunStarted:
+def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) -> RunStarted:
     """A run queued (`busy`), the run in flight (an idempotent repeat), or nothing to do (`ready`)."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -142,7 +140,7 @@ def _start_unique(s: Session, model: Model, kind: RunKind, options: dict[str, An
     return ledger.create_run(s, model, kind, options, idempotency_key=key).id
 
 
-def start_discovery(ctx: Context, who: Principal, handle: str, body: DiscoverIn) -> RunStarted:
+def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: DiscoverIn) -> RunStarted:
     options = {"effort": body.effort or "medium"}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -160,7 +158,7 @@ def start_discovery(ctx: Context, who: Principal, handle: str, body: DiscoverIn)
     return RunStarted(state="busy", run_id=run_id)
 
 
-def start_synthesis(ctx: Context, who: Principal, handle: str, body: SynthesizeIn) -> RunStarted:
+def start_synthesis(ctx: RunStarter, who: Principal, handle: str, body: SynthesizeIn) -> RunStarted:
     options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)

@@ -4,23 +4,20 @@ finding a trait a request names (by key or by name)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
-from service.db import transaction
 from service.domain.access import load_model
+from service.domain.needs import Databases
+from service.domain.states import require_untrained
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
-from service.states import require_untrained
-from service.tables import FeedbackLabel, Model, Trait, utcnow
+from service.store.db import transaction
+from service.store.tables import FeedbackLabel, Model, Trait, utcnow
 from service.views import traits_out
-
-if TYPE_CHECKING:
-    from service.context import Context
 
 
 class TraitRefs:
@@ -63,12 +60,12 @@ def find_trait(s: Session, model: Model, key: str) -> Trait:
     return trait
 
 
-def list_traits(ctx: Context, who: Principal, handle: str) -> TraitsOut:
+def list_traits(ctx: Databases, who: Principal, handle: str) -> TraitsOut:
     with transaction(ctx.reads) as s:
         return TraitsOut(traits=traits_out(s, load_model(s, who, handle)))
 
 
-def add_traits(ctx: Context, who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
+def add_traits(ctx: Databases, who: Principal, handle: str, new: list[TraitIn]) -> TraitsOut:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_untrained(s, model)
@@ -95,7 +92,7 @@ def add_traits(ctx: Context, who: Principal, handle: str, new: list[TraitIn]) ->
         return TraitsOut(traits=traits_out(s, model))
 
 
-def update_trait(ctx: Context, who: Principal, handle: str, key: str, patch: TraitPatch) -> TraitsOut:
+def update_trait(ctx: Databases, who: Principal, handle: str, key: str, patch: TraitPatch) -> TraitsOut:
 
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -109,7 +106,7 @@ def update_trait(ctx: Context, who: Principal, handle: str, key: str, patch: Tra
         return TraitsOut(traits=traits_out(s, model))
 
 
-def delete_trait(ctx: Context, who: Principal, handle: str, key: str) -> Deleted:
+def delete_trait(ctx: Databases, who: Principal, handle: str, key: str) -> Deleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, false, select
 from sqlalchemy.orm import Session
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_RE, VERSION_NO_RE
-from service.db import transaction
-from service.domain import history
 from service.domain.access import load_model
+from service.domain.needs import Databases, Resources
+from service.domain.states import require_not_archived
 from service.errors import ApiError
 from service.keys import Principal
 from service.schemas import Tagged, Untagged
-from service.states import require_not_archived
-from service.tables import MAX_INT, Model, Tag, Version
+from service.store import history
+from service.store.db import transaction
+from service.store.tables import MAX_INT, Model, Tag, Version
 from service.views import version_out
-
-if TYPE_CHECKING:
-    from service.context import Context
 
 
 def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
@@ -46,7 +44,7 @@ def version_not_found(handle: str, ref: str) -> ApiError:
 
 
 def list_versions(
-    ctx: Context,
+    ctx: Resources,
     who: Principal,
     handle: str,
     limit: int,
@@ -67,7 +65,7 @@ def list_versions(
     return {"items": items, "limit": limit, "next_cursor": next_cursor}
 
 
-def get_version(ctx: Context, who: Principal, handle: str, ref: str) -> dict[str, Any]:
+def get_version(ctx: Databases, who: Principal, handle: str, ref: str) -> dict[str, Any]:
     """One version; its snapshot for authoring keys only."""
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
@@ -84,7 +82,7 @@ def check_tag_name(name: str) -> None:
         )
 
 
-def tag_version(ctx: Context, who: Principal, handle: str, name: str) -> Tagged:
+def tag_version(ctx: Databases, who: Principal, handle: str, name: str) -> Tagged:
     """Point tag `name` at the active version (re-using a tag moves it)."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -104,7 +102,7 @@ def tag_version(ctx: Context, who: Principal, handle: str, name: str) -> Tagged:
         return Tagged(handle=model.handle, tag=name, version_no=int(version_no or 0))
 
 
-def untag_version(ctx: Context, who: Principal, handle: str, name: str) -> Untagged:
+def untag_version(ctx: Databases, who: Principal, handle: str, name: str) -> Untagged:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         check_tag_name(name)

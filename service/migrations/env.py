@@ -1,12 +1,12 @@
-"""Alembic environment: uses the connection handed over by service.db.migrate when there is one."""
+"""Alembic environment: uses the connection handed over by service.store.db.migrate when there is one."""
 
 from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import Connection
 
-from service.db import make_engine
-from service.tables import Base
+from service.store.db import make_engine
+from service.store.tables import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -19,7 +19,6 @@ from sqlalchemy import select
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 from service.context import Context
-from service.db import transaction
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
 from service.keys import Principal, authenticate
@@ -43,7 +42,8 @@ from service.perspective import (
     utf16_spans,
 )
 from service.perspective_discovery import VERSION, discovery_document
-from service.tables import Trait
+from service.store.db import transaction
+from service.store.tables import Trait
 
 router = APIRouter(tags=["perspective"])
 

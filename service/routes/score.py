@@ -19,7 +19,6 @@ from core.contract import MAX_TEXT_CHARS, is_positive
 from service import textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
-from service.db import transaction
 from service.domain.scoring import add_feedback, find_target, require_feedback_writer, scorer_for
 from service.errors import ApiError
 from service.keys import Principal
@@ -35,6 +34,7 @@ from service.schemas import (
     TraitScore,
     has_unstorable,
 )
+from service.store.db import transaction
 from service.thresholds import with_decisions
 
 router = APIRouter(tags=["scoring"])

@@ -5,12 +5,12 @@ from __future__ import annotations
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from core.engine import discover
 from core.engine.types import Sample
-from service.db import transaction
-from service.domain.samples import add_samples, load_traits
-from service.runs import ledger
 from service.runs.attempt import Attempt
 from service.runs.edits import back_to_draft, edit_inputs
-from service.tables import Trait
+from service.store import ledger
+from service.store.db import transaction
+from service.store.samples import add_samples, load_traits
+from service.store.tables import Trait
 
 MAX_DISCOVERED = 3
 

@@ -8,10 +8,10 @@ from sqlalchemy.orm import Session
 
 from core.embedders import Embedder
 from core.engine.types import Sample, TraitSpec
-from service.db import transaction
-from service.domain.samples import load_samples, load_traits, trait_specs
 from service.runs.attempt import Attempt
-from service.tables import Model, Run, utcnow
+from service.store.db import transaction
+from service.store.samples import load_samples, load_traits, trait_specs
+from service.store.tables import Model, Run, utcnow
 
 
 def edit_inputs(at: Attempt) -> tuple[dict[str, Any], list[TraitSpec], list[Sample], Embedder]:

@@ -15,12 +15,12 @@ from core.engine import Scorer
 from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
 from core.engine.votes import Vote, count_votes
-from service.db import transaction
+from service.domain.evaluation import ceiling_fields
 from service.embedding import snapshot_embedder_id
-from service.runs import ledger
 from service.runs.attempt import Attempt
-from service.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
-from service.votes import ceiling_fields
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
 
 BATCH = 256
 

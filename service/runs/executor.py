@@ -12,14 +12,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
-from service.db import transaction
 from service.embedding import Embedders
-from service.runs import discover, evaluate, ledger, synthesize, train
+from service.runs import discover, evaluate, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
 from service.settings import Settings
-from service.tables import Model
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import Model
 from service.testhooks import pause
 
 log = logging.getLogger("service.runs")

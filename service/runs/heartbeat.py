@@ -9,8 +9,8 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.db import transaction
-from service.runs import ledger
+from service.store import ledger
+from service.store.db import transaction
 
 log = logging.getLogger("service.runs")
 

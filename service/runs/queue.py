@@ -7,8 +7,8 @@ from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
 
-from service.db import MIGRATION_LOCK_ID
 from service.settings import Settings
+from service.store.db import MIGRATION_LOCK_ID
 
 TASK_NAME = "service.execute_run"
 

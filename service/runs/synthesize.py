@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from core.engine import synthesize
-from service.db import transaction
-from service.domain.samples import add_samples, load_traits
-from service.runs import ledger
 from service.runs.attempt import Attempt
 from service.runs.edits import back_to_draft, edit_inputs
+from service.store import ledger
+from service.store.db import transaction
+from service.store.samples import add_samples, load_traits
 
 
 def execute(at: Attempt) -> None:

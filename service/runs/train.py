@@ -10,17 +10,16 @@ from sqlalchemy import delete, func, select
 from core.engine import train
 from core.engine.types import Sample
 from core.engine.votes import count_votes, vote_counts
-from service.db import transaction
-from service.domain import history
 from service.domain.agreement import keep_agreement
-from service.domain.samples import add_samples, held_feedback, load_traits, trait_specs
 from service.prune import prune
 from service.retention import erase, purge_texts
-from service.runs import ledger
 from service.runs.attempt import Attempt
-from service.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.store import history, ledger
+from service.store.db import transaction
+from service.store.samples import add_samples, held_feedback, load_traits, trait_specs
+from service.store.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.store.votes import feedback_votes, sample_votes, samples_to_train
 from service.testhooks import pause
-from service.votes import feedback_votes, sample_votes, samples_to_train
 
 
 def execute(at: Attempt) -> None:

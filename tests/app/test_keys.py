@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.local import LocalService
-from service.db import make_engine, make_session_factory, transaction
 from service.keys import create_key
 from service.settings import Settings
+from service.store.db import make_engine, make_session_factory, transaction
 from tests.app.apptest_util import by_label, main_app, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")

@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 
 from core.client import Client
 from service.app import create_app
-from service.db import transaction
 from service.keys import create_key
 from service.settings import Settings
+from service.store.db import transaction
 
 BASE_URL = "http://testserver/v1"
 NAMESPACE = "acme"

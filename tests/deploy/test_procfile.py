@@ -23,8 +23,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from service.db import make_engine
-from service.tables import Run
+from service.store.db import make_engine
+from service.store.tables import Run
 from tests.deploy.helpers import REPO
 from tests.scale.fleet import wait_until
 from tests.service.helpers import TRAITS, check, samples

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from service.db import make_engine
 from service.runs.queue import make_huey
 from service.settings import Settings
+from service.store.db import make_engine
 from tests.deploy.helpers import clean_env, service
 from tests.support.pgcluster import PgCluster
 

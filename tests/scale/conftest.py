@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.db import make_engine, make_session_factory, transaction
 from service.keys import create_key
+from service.store.db import make_engine, make_session_factory, transaction
 from tests.scale.fleet import Fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine, func, select
 
-from service.db import make_engine
-from service.tables import Model, Run, SampleRow, Version
+from service.store.db import make_engine
+from service.store.tables import Model, Run, SampleRow, Version
 from tests.scale.conftest import Running
 from tests.scale.fleet import BULK_PREFIX, HEARTBEAT_TIMEOUT_S, SLOW_PREFIX, Fleet, Proc, wait_until
 from tests.service.helpers import TRAITS, check, samples

@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from service.context import Context
-from service.db import make_engine, migrate, transaction
 from service.keys import create_key
 from service.settings import Settings
+from service.store.db import make_engine, migrate, transaction
 from tests.service.helpers import auth
 from tests.support.pgcluster import (
     PgClusterError,

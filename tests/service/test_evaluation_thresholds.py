@@ -171,8 +171,8 @@ def test_an_evaluation_without_item_scores_asks_for_a_new_one(svc: Svc) -> None:
     evaluation of the version works."""
     from sqlalchemy import select
 
-    from service.db import transaction
-    from service.tables import Evaluation
+    from service.store.db import transaction
+    from service.store.tables import Evaluation
 
     c, h = svc.client, svc.author
     handle = "acme.outdated"

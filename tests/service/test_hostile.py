@@ -20,9 +20,9 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from service.db import transaction
 from service.errors import MAX_BODY_BYTES
-from service.tables import Model, SampleRow, Tag, Trait, utcnow
+from service.store.db import transaction
+from service.store.tables import Model, SampleRow, Tag, Trait, utcnow
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, error_code, make_model, train_ready
 from tests.support.ports import free_port

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy import update
 
-from service.db import transaction
-from service.tables import ApiKey, utcnow
+from service.store.db import transaction
+from service.store.tables import ApiKey, utcnow
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code
 

@@ -1,49 +1,32 @@
-"""The service's layers (docs/service.md, "Where a request goes"): routes parse and call the domain; the
-domain and the background runs never call back into the HTTP layer."""
+"""The service's layers hold at run time. pyproject.toml's import-linter contracts (`lint-imports`, run by
+`make lint`, `make test` and `make test-fast`) check the imports as written;
+this test, what an interpreter loads."""
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICE = ROOT / "service"
-# The score path reads its target version in one read transaction of its own (docs/service.md): the only
-# routes that touch the database without the domain.
-SCORE_PATH = {"score.py", "perspective.py"}
 
 
-def imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return names
+def loaded_after(module: str) -> set[str]:
+    """The service modules a fresh interpreter holds after importing `module`."""
+    script = f"import sys, {module}\nprint(' '.join(m for m in sys.modules if m.startswith('service')))"
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
 
 
-def test_a_route_imports_no_other_route_nor_the_runs_package() -> None:
-    for path in sorted((SERVICE / "routes").glob("*.py")):
-        wrong = {
-            m
-            for m in imports(path)
-            if (m.startswith("service.routes.") and not m.startswith("service.routes.common"))
-            or m.startswith("service.runs")
-        }
-        assert wrong == set(), path.name
+def test_the_domain_loads_neither_the_runs_nor_the_context() -> None:
+    # Before the store layer, importing the pool's domain module loaded the context, hence the executor and
+    # every run kind (issue 35).
+    loaded = loaded_after("service.domain.pool")
+    assert "service.domain.pool" in loaded and "service.store.tables" in loaded
+    assert "service.runs.executor" not in loaded
+    assert not {m for m in loaded if m.startswith(("service.runs", "service.context", "service.routes"))}
 
 
-def test_only_the_score_path_reads_tables_outside_the_domain() -> None:
-    for path in sorted((SERVICE / "routes").glob("*.py")):
-        if path.name in SCORE_PATH:
-            continue
-        touches = {m for m in imports(path) if m.startswith(("service.tables", "service.db", "sqlalchemy"))}
-        assert touches == set(), path.name
-
-
-def test_the_domain_and_the_runs_never_import_a_route() -> None:
-    for folder in ("domain", "runs"):
-        for path in sorted((SERVICE / folder).glob("*.py")):
-            assert not {m for m in imports(path) if m.startswith("service.routes")}, f"{folder}/{path.name}"
+def test_the_store_loads_nothing_above_it() -> None:
+    loaded = loaded_after("service.store.ledger, service.store.samples, service.store.history")
+    assert not {m for m in loaded if m.startswith(("service.domain", "service.runs", "service.context"))}

@@ -7,8 +7,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from service.db import alembic_config, make_engine, migrate
-from service.tables import Base
+from service.store.db import alembic_config, make_engine, migrate
+from service.store.tables import Base
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
 from tests.support.pgcluster import database_url_fixture, selected_backends

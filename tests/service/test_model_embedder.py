@@ -9,7 +9,7 @@ from sqlalchemy import update
 from core.embedders import MINILM_ID, get_embedder
 from core.embedders.e5 import E5_ID
 from core.engine import Scorer
-from service.tables import Model
+from service.store.tables import Model
 from tests.service.conftest import Svc
 from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-from service.runs import ledger
 from service.settings import Settings
-from service.tables import Run, SampleRow, Version, utcnow
+from service.store import ledger
+from service.store.tables import Run, SampleRow, Version, utcnow
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, make_model, wait_settled
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from service.db import transaction
-from service.runs import ledger
-from service.tables import Model
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import Model
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
 

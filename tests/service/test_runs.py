@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from service.tables import Run
+from service.store.tables import Run
 from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, error_code, make_model, train_ready, wait_settled
 

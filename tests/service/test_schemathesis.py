@@ -18,8 +18,8 @@ from schemathesis.checks import CHECKS as REGISTERED
 from schemathesis.config import SchemathesisConfig
 
 from service.app import create_app
-from service.db import transaction
 from service.keys import create_key
+from service.store.db import transaction
 from tests.service.conftest import make_settings
 from tests.service.helpers import TRAITS, auth, samples
 from tests.service.test_hostile import over_http

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from alembic.script import ScriptDirectory
 
-from service.db import alembic_config
+from service.store.db import alembic_config
 from tests.service.helpers import TRAITS, auth, check, cli, samples, served
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from service.tables import Model
+from service.store.tables import Model
 from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, error_code, make_model, samples, train_ready, wait_settled
 

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import func, select
 
 from core.embedders.cache import SqliteStore, truncate_wal
-from service.db import truncate_wal as truncate_database_wal
-from service.tables import Run, SampleRow, Version
+from service.store.db import truncate_wal as truncate_database_wal
+from service.store.tables import Run, SampleRow, Version
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, error_code, make_model, train_ready
 

@@ -17,10 +17,10 @@ from core.engine import train
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import Vote, count_votes
 from service.__main__ import main
-from service.db import make_engine, transaction
-from service.domain.samples import load_samples, load_traits, trait_specs
 from service.keys import create_key
-from service.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
+from service.store.db import make_engine, transaction
+from service.store.samples import load_samples, load_traits, trait_specs
+from service.store.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
 from tests.service.conftest import Svc
 from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, make_model, wait_settled
 

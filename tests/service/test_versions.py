@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import update
 
-from service.tables import Version
+from service.store.tables import Version
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from service.tables import FeedbackLabel
+from service.store.tables import FeedbackLabel
 from tests.service.conftest import Svc
 from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready, wait_settled
 

@@ -7,16 +7,14 @@ of their row's id, so that a text first labelled by feedback trains with no samp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.engine.ceiling import human_ceiling
 from core.engine.types import Sample
 from core.engine.votes import CountedText, Vote, training_samples
-from service.tables import EvalItem, FeedbackLabel, SampleRow, Trait
+from service.store.tables import EvalItem, FeedbackLabel, SampleRow, Trait
 
 
 def sample_votes(session: Session, model_id: int, trait_id: int | None = None) -> list[Vote]:
@@ -75,15 +73,3 @@ def samples_to_train(counted: Sequence[CountedText]) -> list[Sample]:
         s if s.id is not None and s.id > 0 else Sample(s.trait, s.text, s.quality)
         for s in training_samples(counted)
     ]
-
-
-#: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
-CEILING_FIELDS = ("human_ceiling", "model_agreement", "share_of_ceiling")
-
-
-def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> dict[str, Any]:
-    """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
-    found = human_ceiling(counted, scores)
-    if found is None:
-        return dict.fromkeys(CEILING_FIELDS)
-    return found.as_dict()

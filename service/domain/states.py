@@ -7,8 +7,8 @@ from typing import Protocol
 from sqlalchemy.orm import Session
 
 from service.errors import ApiError
-from service.runs import ledger
-from service.tables import Model
+from service.store import ledger
+from service.store.tables import Model
 
 UNTRAINED = ("draft", "failed")
 

@@ -15,7 +15,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from core.contract import RunKind
-from service.tables import Model, Run, utcnow
+from service.store.tables import Model, Run, utcnow
 
 IN_FLIGHT = ("queued", "running")
 TRAIN_KINDS = ("train", "retrain", "backfill")

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).parents[1] / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
 MIGRATION_LOCK_ID = 72_310_461  # any constant; names the advisory lock held while migrating
 # Connections kept open per process. SQLAlchemy's default (5 kept + 10 overflow, closed again on return)
