@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from app.team_mode import team_mode
 from core.contract import DEFAULT_EMBEDDER
 
 
@@ -18,7 +19,9 @@ def embedder_name() -> str:
 
 
 def remote_settings_from_env() -> dict[str, str] | None:
-    """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set."""
+    """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set (never in team mode: no shared key)."""
+    if team_mode():
+        return None
     url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
     if url and key:
         return {"url": url, "key": key}

@@ -7,7 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from app import reads
-from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
+from app.evaluation_frames import (
+    ceiling_sentence,
+    comparison_ceiling_sentence,
+    comparison_csv,
+    comparison_frame,
+    disagreements_frame,
+    eval_metrics_frame,
+)
 from app.sample_import import labelled_file
 from app.widgets import guard, show_error
 from core.client import (
@@ -107,6 +114,15 @@ def _results(client: Client, handle: str, ref: str) -> None:
         thresholds = client.thresholds(handle, ref)
     st.markdown(f"**{ref} on {result.items} evaluation items** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
+    for line in ceilings:
+        st.markdown(line)
+    if ceilings:
+        st.caption(
+            "The human ceiling: how well one annotator's vote predicts the mean of the others' (Pearson r, "
+            "leaving each annotator out in turn); the version is measured against the same targets. Over "
+            "100 % the model predicts the others' consensus better than one of them does."
+        )
     curves: dict[str, TraitPrCurve] = {}
     with guard("Reading the precision-recall curve"):
         curves = client.pr_curve(handle, ref).traits
@@ -158,6 +174,9 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
     st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items} items")
+    for key, t in sorted(cmp.traits.items()):
+        if line := comparison_ceiling_sentence(a, b, key, t):
+            st.markdown(line)
     frame = comparison_frame(cmp)
     st.dataframe(
         frame.style.apply(_significant_color, axis=1).format(

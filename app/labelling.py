@@ -32,7 +32,8 @@ class LabelSession:
     handle: str
     trait: str
     mode: str = "auto"
-    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score"}
+    overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
+    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score", "overlap"}
     pos: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)  # {"item", "quality", "route", "ids"}
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
@@ -94,7 +95,7 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
 
 
 def _suggest(s: LabelSession, client: Client) -> Suggestions:
-    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap)
 
 
 def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.widgets import guard, open_model_page
 from core.client import Trait
-from core.contract import SUGGEST_MODES
+from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
@@ -56,7 +56,7 @@ with st.expander(
             st.session_state.pop("label_session", None)
             st.rerun()
 
-c1, c2 = st.columns(2)
+c1, c2, c4 = st.columns([2, 2, 2])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
     "Suggest",
@@ -66,13 +66,24 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
+overlap = c4.slider(
+    "Overlap with colleagues",
+    0,
+    int(MAX_OVERLAP * 100),
+    int(DEFAULT_OVERLAP * 100),
+    step=5,
+    format="%d%%",
+    key="label_overlap",
+    help="This share of the suggestions are texts another annotator labelled and you have not: the team's "
+    "agreement (Traits page) is measured on them as you work.",
+)
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
 
 kept: LabelSession | None = st.session_state.get("label_session")
-if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
-    kept = LabelSession(handle, trait, mode)
+if kept is None or (kept.handle, kept.trait, kept.mode, kept.overlap) != (handle, trait, mode, overlap / 100):
+    kept = LabelSession(handle, trait, mode, overlap=overlap / 100)
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 session: LabelSession = kept
@@ -108,9 +119,10 @@ def labelling() -> None:
             f"{html.escape(item['text'])}</div>",
             unsafe_allow_html=True,
         )
+        shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
             f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
-            f"{len(session.history)} labelled this session"
+            f"{len(session.history)} labelled this session{shared}"
         )
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [

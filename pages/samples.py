@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import reads
+from app.agreement_view import disagreements_panel
 from app.feedback_view import buffered_feedback
 from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
@@ -54,8 +55,8 @@ with guard("Listing traits"):
 trait_keys = [t.key for t in traits]
 trait_names = {t.key: t.name for t in traits}
 
-browse_tab, import_tab, export_tab, synth_tab, flags_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags"]
+browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"]
 )
 
 with browse_tab:
@@ -140,3 +141,6 @@ with synth_tab:
 
 with flags_tab:
     flags_panel(backend, client, model)
+
+with disagree_tab:
+    disagreements_panel(client, model, traits, editable)

@@ -42,6 +42,7 @@ from core.client.models import (
     Version,
 )
 from core.client.results import (
+    Agreement,
     AnalyzeCommentResult,
     DiscoveryDocument,
     Evaluation,
@@ -515,9 +516,15 @@ class Client:
         response = self.request("DELETE", _path("models", handle, "feedback", label_id))
         return FeedbackWithdrawn.model_validate(response.json())
 
-    def suggest(self, handle: str, trait: str, *, k: int = 10, mode: str = "auto") -> Suggestions:
-        """Pool texts to label next for `trait` (mode: auto, diverse, uncertain, positive, negative)."""
-        body = {"trait": trait, "k": k, "mode": mode}
+    def suggest(
+        self, handle: str, trait: str, *, k: int = 10, mode: str = "auto", overlap: float = 0.0
+    ) -> Suggestions:
+        """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
+        `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
+        body: dict[str, Any] = {"trait": trait, "k": k, "mode": mode}
+        if overlap:
+            body["overlap"] = overlap
         return Suggestions.model_validate(
             self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
@@ -610,6 +617,15 @@ class Client:
         """When each version became active and when each tag pointed where, oldest first."""
         body = self._get(_path("models", handle, "history"))
         return [HistoryEvent.model_validate(e) for e in body["events"]]
+
+    # -- annotators' agreement ------------------------------------------------------------------------
+
+    def agreement(self, handle: str, trait: str | None = None, limit: int = 20) -> Agreement:
+        """How far the annotators of the model's labels agree, per trait key: Krippendorff's alpha on
+        quality and on the pole, pairwise agreement, and the `limit` (1-100) most disagreed texts with their
+        votes. Settle one with `add_samples([{..., "adjudicated": True}])` (a draft's sample edit)."""
+        params = {"trait": trait, "limit": limit}
+        return Agreement.model_validate(self._get(_path("models", handle, "agreement"), params))
 
     # -- evaluation sets ------------------------------------------------------------------------------
 

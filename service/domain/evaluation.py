@@ -3,6 +3,7 @@ version's stored evaluation with the labelled scores it holds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,11 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
+from core.engine.ceiling import human_ceiling
+from core.engine.votes import CountedText, count_votes
 from service.domain.access import load_model
 from service.domain.needs import Databases, RunStarter
+from service.domain.samples import label_authors
 from service.domain.states import busy_error, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
@@ -24,12 +28,16 @@ from service.schemas import (
     EvalTraitCounts,
     EvaluationOut,
     EvaluationStarted,
-    SampleIn,
+    LabelIn,
 )
 from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import sha256
 from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
+from service.store.votes import eval_votes
+
+#: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
+CEILING_FIELDS = ("human_ceiling", "model_agreement", "share_of_ceiling")
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -49,15 +57,19 @@ def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
 
 
 def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, quality) of one trait's items that are still in the evaluation set."""
+    """(scores, quality) of one trait's texts that are still in the evaluation set."""
     scores = item_scores(found.metrics["item_scores"], trait)
-    quality = dict(
-        s.execute(select(EvalItem.id, EvalItem.quality).where(EvalItem.model_id == found.model_id))
-        .tuples()
-        .all()
-    )
-    ids = [i for i in scores if i in quality]
-    return np.array([scores[i] for i in ids]), np.array([quality[i] for i in ids])
+    # Per text, its votes counted (as the evaluation's metrics are): one vote per text is one item as before.
+    counted = count_votes(v for v in eval_votes(s, found.model_id) if v.id in scores)
+    return np.array([scores[c.votes[0].id] for c in counted]), np.array([c.quality for c in counted])
+
+
+def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> dict[str, Any]:
+    """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
+    found = human_ceiling(counted, scores)
+    if found is None:
+        return dict.fromkeys(CEILING_FIELDS)
+    return found.as_dict()
 
 
 def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
@@ -83,28 +95,30 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]) -> EvalAdded:
+def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         if model.zero_data_retention:
             raise _zdr_refusal()
         refs = TraitRefs(s, model)
-        stored: set[tuple[str, str, float]] = {
-            (row.trait_key, row.content_sha256, row.quality)
+        keys = [refs.find(item.trait, ("body", "items", i, "trait")).key for i, item in enumerate(items)]
+        authors = label_authors(s, who, [item.annotator for item in items], "items")
+        # Each annotator's item is a vote of its own: the same text from two annotators is two items.
+        stored: set[tuple[str, str, float, str | None]] = {
+            (row.trait_key, row.content_sha256, row.quality, row.annotator)
             for row in s.execute(
-                select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
-                    EvalItem.model_id == model.id
-                )
+                select(
+                    EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality, EvalItem.annotator
+                ).where(EvalItem.model_id == model.id)
             )
         }
         added = 0
-        for i, item in enumerate(items):
-            key = refs.find(item.trait, ("body", "items", i, "trait")).key
+        for item, key, annotator in zip(items, keys, authors, strict=True):
             digest = sha256(item.text)
-            if (key, digest, item.quality) in stored:  # re-importing a file adds nothing
+            if (key, digest, item.quality, annotator) in stored:  # re-importing a file adds nothing
                 continue
-            stored.add((key, digest, item.quality))
+            stored.add((key, digest, item.quality, annotator))
             s.add(
                 EvalItem(
                     model_id=model.id,
@@ -112,6 +126,7 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]
                     text=item.text,
                     quality=item.quality,
                     content_sha256=digest,
+                    annotator=annotator,
                     created_at=utcnow(),
                 )
             )

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, RunKind, is_positive
+from core.engine.votes import count_votes
 from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require_not_archived, require_untrained
@@ -20,6 +21,7 @@ from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Model, Run, SampleRow, Trait, Version
+from service.store.votes import sample_votes
 
 
 def check_trainable(session: Session, model: Model) -> None:
@@ -33,7 +35,8 @@ def check_trainable(session: Session, model: Model) -> None:
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
-        qualities = list(session.scalars(select(SampleRow.quality).where(SampleRow.trait_id == t.id)))
+        # The qualities training will see: one per text, its votes counted (core/engine/votes.py).
+        qualities = [c.quality for c in count_votes(sample_votes(session, model.id, t.id))]
         positive = any(is_positive(q) for q in qualities)
         negative = any(not is_positive(q) for q in qualities)
         if positive and negative:

@@ -5,6 +5,7 @@ runs (service/runs/) both use these, inside a transaction they hold."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import cast
 
 from sqlalchemy import select
@@ -58,13 +59,22 @@ def load_samples(session: Session, model_id: int) -> list[Sample]:
 
 
 def add_samples(
-    session: Session, model_id: int, trait_ids: dict[str, int], samples: list[Sample], provenance: str
+    session: Session,
+    model_id: int,
+    trait_ids: dict[str, int],
+    samples: list[Sample],
+    provenance: str,
+    annotators: Sequence[str | None] | None = None,
+    adjudicated: Sequence[bool] | None = None,
 ) -> list[int]:
-    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order."""
+    """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
+    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each."""
     ids: list[int] = []
-    for s in samples:
+    for i, s in enumerate(samples):
         trait_id = trait_ids[s.trait]
         digest = sha256(s.text)
+        annotator = annotators[i] if annotators is not None else None
+        settles = adjudicated[i] if adjudicated is not None else False
         existing = session.scalar(
             select(SampleRow.id)
             .where(
@@ -72,6 +82,8 @@ def add_samples(
                 SampleRow.trait_id == trait_id,
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == float(s.quality),
+                SampleRow.annotator.is_(None) if annotator is None else SampleRow.annotator == annotator,
+                SampleRow.adjudicated == settles,
             )
             .limit(1)
         )
@@ -85,6 +97,8 @@ def add_samples(
             quality=float(s.quality),
             provenance=provenance,
             content_sha256=digest,
+            annotator=annotator,
+            adjudicated=settles,
             created_at=utcnow(),
         )
         session.add(row)

@@ -536,11 +536,16 @@ def test_samples_flags_keep_and_edit(client: Client, draft: str) -> None:
 
 
 def test_samples_flags_show_a_text_labelled_both_ways_as_contested(client: Client, draft: str) -> None:
-    """Two stored labels on the two poles of one text are two votes: the tab shows the text once, contested
-    (not a likely mislabel), with both votes; only a reviewer's vote settles it, so only Keep is offered."""
+    """Two annotators' labels on the two poles of one text are two votes: the tab shows the text once,
+    contested (not a likely mislabel), with both votes; only a reviewer's vote settles it, so only Keep is
+    offered. (One annotator's two labels of a text are one vote, their latest: docs/api.md.)"""
     text = "lol haha dude see ya, yo wanna chill"
     first, second = client.add_samples(
-        draft, [{"trait": "formality", "text": text, "quality": q} for q in (1.0, 0.0)]
+        draft,
+        [
+            {"trait": "formality", "text": text, "quality": q, "annotator": rater}
+            for q, rater in ((1.0, "rater-a"), (0.0, "rater-b"))
+        ],
     )
     at = page("samples", draft)
     at.run()

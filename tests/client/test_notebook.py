@@ -42,4 +42,3 @@ def test_quickstart_names_the_default_embedder() -> None:
     prose = "".join("".join(c.source) for c in nbformat.read(NOTEBOOK, as_version=4).cells)
     assert f"default embedder, `{DEFAULT_EMBEDDER}`" in prose
     assert "default MiniLM" not in prose
-

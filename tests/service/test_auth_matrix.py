@@ -204,6 +204,16 @@ OPERATIONS: list[Op] = [
        params={"ref": "v1", "trait": "formality"}, setup=thresholded),
     Op("compare_evaluations", "GET", M + "/evaluation/compare", "author_read", "ready", 200,
        query=lambda _: {"a": "v1", "b": "prod"}, setup=evaluated),
+    Op("agreement", "GET", M + "/agreement", "author_read", "draft", 200),
+    Op("agreement_one_trait", "GET", M + "/agreement", "author_read", "ready", 200,
+       query=lambda _: {"trait": "formality", "limit": "5"}),
+    Op("suggest_overlap", "POST", M + "/pool/suggest", "author_read", "draft", 200,
+       json=lambda _: {"trait": "formality", "k": 5, "overlap": 0.4}, setup=pool_text),
+    Op("add_samples_adjudicated", "POST", M + "/samples", "write", "draft", 201,
+       json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1,
+                                    "annotator": "rater-7", "adjudicated": True}]}),
+    Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
+       json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
