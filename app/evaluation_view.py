@@ -83,7 +83,11 @@ def _upload(client: Client, handle: str) -> None:
             "Add to the evaluation set", key="ev_add", type="primary", disabled=not read.mapped.samples
         ):
             return
-        rows = [{k: r[k] for k in ("trait", "text", "quality")} for r in read.mapped.samples]
+        # Several raters' labels go in as one item per vote, each with its rater (the human ceiling's votes).
+        rows = [
+            {k: r[k] for k in ("trait", "text", "quality", "annotator") if k in r}
+            for r in read.mapped.samples
+        ]
         with guard("Adding evaluation items"):
             bar = st.progress(0.0, text=f"Adding {len(rows):,} items…")
 

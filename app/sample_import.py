@@ -22,6 +22,7 @@ from app.sample_mapping import (
     Rule,
     Table,
     guess_mapping,
+    guess_raters,
     guess_scale,
     map_rows,
     read_table,
@@ -30,6 +31,8 @@ from app.widgets import guard
 from core.client import Client, Trait
 
 NONE = "(none)"
+ONE_LABEL, SEVERAL = "one label column", "several raters (a column each)"
+BY_COLUMN_NAME = "(its column's name)"
 RULE_NAMES = {
     "as_is": "as is (already 0–1)",
     "scale": "from its scale (low end → 0, high end → 1)",
@@ -55,9 +58,34 @@ def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
     columns = table.columns
     guess = guess_mapping(table)
     trait_keys = [t.key for t in traits]
+    raters_found = guess_raters(table)
+    several = False
+    if raters_found:  # a file with several raters' labels (issue 34.6): one vote each, or one label column
+        named = ", ".join(c for c, _ in raters_found)
+        several = (
+            st.radio(
+                "Labels",
+                [ONE_LABEL, SEVERAL],
+                key=f"{prefix}_raters_mode",
+                horizontal=True,
+                help=f"This file has a series of rating columns ({named}). Several raters: each rating "
+                "is stored as its rater's vote (the model trains on each text's mean, and the Traits page "
+                "measures how far the raters agree).",
+            )
+            == SEVERAL
+        )
     c1, c2, c3 = st.columns(3)
     text = c1.selectbox("Text column", columns, index=columns.index(guess.text), key=f"{prefix}_text_col")
-    label = c2.selectbox("Label column", columns, index=columns.index(guess.label), key=f"{prefix}_label_col")
+    raters: tuple[tuple[str, str | None], ...] = ()
+    if several:
+        raters = _pick_raters(table, raters_found, prefix, c2)
+        if not raters:
+            st.warning("Pick the raters' label columns (one per rater).", icon=":material/warning:")
+        label = raters[0][0] if raters else guess.label
+    else:
+        label = c2.selectbox(
+            "Label column", columns, index=columns.index(guess.label), key=f"{prefix}_label_col"
+        )
     trait_choices = [f"column: {c}" for c in columns] + [f"trait: {k}" for k in trait_keys]
     default = (
         f"column: {guess.trait_column}"
@@ -73,8 +101,9 @@ def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
         key=f"{prefix}_trait",
         help="A column naming each row's trait (key or name), or one of the model's traits for every row.",
     )
-    # The rule's widgets are keyed by the label column: another column gets the defaults its own data says.
-    scale = guess_scale(table, label)
+    # The rule's widgets are keyed by the label column(s): others get the defaults their own data says.
+    scale = guess_scale(table, *([c for c, _ in raters] or [label]))
+    label = "+".join(c for c, _ in raters) or label
     r1, r2, r3 = st.columns(3)
     rule = r1.radio(
         "Label → quality",
@@ -122,7 +151,37 @@ def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
         share=share,
         higher_is_positive=higher == "the positive pole",
         source_url=None if source == NONE else source,
+        raters=raters,
     )
+
+
+def _pick_raters(
+    table: Table, found: list[tuple[str, str | None]], prefix: str, where: Any
+) -> tuple[tuple[str, str | None], ...]:
+    """The raters' label columns, and beside each the column of its rater ids (or none: the label column's
+    name is then the rater)."""
+    columns = table.columns
+    labels = where.multiselect(
+        "Label columns (one per rater)",
+        columns,
+        default=[c for c, _ in found],
+        key=f"{prefix}_rater_labels",
+    )
+    ids = dict(found)
+    chosen: list[tuple[str, str | None]] = []
+    with st.expander("Rater id column beside each label column", expanded=False):
+        pairs = st.columns(min(max(len(labels), 1), 5))
+        for i, label in enumerate(labels):
+            options = [BY_COLUMN_NAME, *columns]
+            default = ids.get(label)
+            pick = pairs[i % len(pairs)].selectbox(
+                f"Rater of {label}",
+                options,
+                index=options.index(default) if default in options else 0,
+                key=f"{prefix}_rater_of_{label}",
+            )
+            chosen.append((label, None if pick == BY_COLUMN_NAME else pick))
+    return tuple(chosen)
 
 
 @dataclass
@@ -161,13 +220,18 @@ def labelled_file(
         return None
     refused = table.problems + mapped.refused
     left = f", {mapped.left_out} left out between the quantiles" if mapped.left_out else ""
-    st.write(f"{len(mapped.samples)} row(s) read, {len(refused)} unreadable{left}.")
-    if mapped.samples:
+    if mapping.raters:
+        _votes_preview(mapped, len(refused), left)
+    else:
+        st.write(f"{len(mapped.samples)} row(s) read, {len(refused)} unreadable{left}.")
+    if mapped.samples and not mapping.raters:
         preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
         preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
         st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples))} {what})")
         st.dataframe(preview, hide_index=True, width="stretch")
-        st.markdown(f"**{what.capitalize()} per pole** (quality 0.5 and above is the positive pole)")
+    if mapped.samples:
+        counted = "Votes" if mapping.raters else what.capitalize()
+        st.markdown(f"**{counted} per pole** (quality 0.5 and above is the positive pole)")
         st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
     if refused:
         st.markdown("**Rows that will not be imported**")
@@ -188,6 +252,23 @@ def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
     known = st.session_state.setdefault(RATINGS, {}).setdefault(handle, {})
     for sample, label in zip(mapped.samples, mapped.labels, strict=True):
         known[(sample["trait"], str(sample["text"]).strip())] = f"{label:g} ({column})"
+
+
+def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
+    """Several raters: texts, votes per text and raters, before anything is stored."""
+    v = mapped.votes()
+    low, median, high = v["votes_per_text"]
+    st.write(
+        f"{v['votes']:,} votes on {v['texts']:,} texts from {v['raters']:,} raters "
+        f"(votes per text: {low}–{high}, median {median}); {unreadable} unreadable{left}."
+    )
+    if not mapped.samples:
+        return
+    st.markdown(f"**Preview** (the first {PREVIEW_ROWS} texts and their votes)")
+    st.dataframe(pd.DataFrame(mapped.texts_with_votes(PREVIEW_ROWS)), hide_index=True, width="stretch")
+    st.markdown(f"**Raters** ({v['raters']:,}, most votes first)")
+    raters = pd.DataFrame(v["by_rater"][:PREVIEW_ROWS], columns=["rater", "votes"])
+    st.dataframe(raters, hide_index=True)
 
 
 def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:

@@ -25,13 +25,14 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from core.contract import is_positive
+from core.contract import ANNOTATOR_RE, is_positive
 
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 RULES = ("as_is", "scale", "threshold", "quantiles")
@@ -66,6 +67,9 @@ class Mapping:
     share: float = 0.25  # quantiles: the top and bottom share kept
     higher_is_positive: bool = True
     source_url: str | None = None  # an optional column of source links
+    # Several raters (issue 34.6): (label column, its rater-id column or None) each; every label cell is a
+    # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
+    raters: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass
@@ -91,6 +95,32 @@ class Mapped:
             {"trait": t, "negative": c["negative"], "positive": c["positive"], "graded": c["graded"]}
             for t, c in tally.items()
         ]
+
+    def votes(self) -> dict[str, Any]:
+        """What several raters' labels make, before anything is stored: texts, votes per text, raters."""
+        per_text = Counter((s["trait"], s["text"].strip()) for s in self.samples)
+        raters = Counter(str(s.get("annotator")) for s in self.samples if s.get("annotator"))
+        counts = sorted(per_text.values())
+        return {
+            "texts": len(per_text),
+            "votes": len(self.samples),
+            "raters": len(raters),
+            "votes_per_text": (counts[0], counts[len(counts) // 2], counts[-1]) if counts else (0, 0, 0),
+            "by_rater": raters.most_common(),
+        }
+
+    def texts_with_votes(self, limit: int) -> list[dict[str, Any]]:
+        """The first `limit` texts, each with its votes ("rater: quality") and their mean."""
+        grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for s in self.samples:
+            grouped.setdefault((s["trait"], s["text"].strip()), []).append(s)
+        rows = []
+        for (trait, text), votes in list(grouped.items())[:limit]:
+            mean = sum(v["quality"] for v in votes) / len(votes)
+            shown = ", ".join(f"{v.get('annotator')}: {v['quality']:g}" for v in votes)
+            rows.append({"trait": trait, "text": text, "votes": len(votes), "mean quality": round(mean, 3),
+                         "by rater": shown})  # fmt: skip
+        return rows
 
 
 def read_table(name: str, data: bytes) -> Table:
@@ -226,6 +256,31 @@ def guess_mapping(table: Table) -> Guess:
     return Guess(text, label, guess_column(columns, "trait"), guess_column(columns, "source_url", "url"))
 
 
+_SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "TurkId 3" -> ("TurkId", "3")
+
+
+def guess_raters(table: Table) -> list[tuple[str, str | None]]:
+    """A file's raters, when it has them: a numbered series of mostly numeric columns (`Score1..Score5`),
+    each with the column of the same number that holds ids (`TurkId1..TurkId5`), or none."""
+    numeric = {c for c in table.columns if _numeric_share(table, c) >= 0.5}  # a few bad cells: still ratings
+    series: dict[str, list[tuple[str, str]]] = {}
+    for c in table.columns:
+        if (m := _SERIES.match(c.strip())) and m.group(1):
+            series.setdefault(m.group(1).lower(), []).append((m.group(2), c))
+    labels = max(
+        ([*cols] for cols in series.values() if len(cols) > 1 and all(c in numeric for _, c in cols)),
+        key=len,
+        default=[],
+    )
+    ids = {
+        number: c
+        for cols in series.values()
+        if len(cols) > 1 and not any(c in numeric for _, c in cols)
+        for number, c in cols
+    }
+    return [(c, ids.get(number)) for number, c in labels]
+
+
 @dataclass(frozen=True)
 class LabelScale:
     """What a label column's numbers look like, for the rule's defaults."""
@@ -239,10 +294,11 @@ class LabelScale:
         return (self.low + self.high) / 2
 
 
-def guess_scale(table: Table, column: str) -> LabelScale:
+def guess_scale(table: Table, *columns: str) -> LabelScale:
     """A label in 0-1 is a quality as is; any other numbers are a scale, its ends rounded out to whole
-    numbers, and symmetric around 0 when the labels have both signs (-3..+3.6 is the scale -4..+4)."""
-    values = [v for v in (_number(row.get(column)) for row in table.rows) if v is not None]
+    numbers, and symmetric around 0 when the labels have both signs (-3..+3.6 is the scale -4..+4).
+    Several columns (raters) share one scale."""
+    values = [v for c in columns for v in (_number(row.get(c)) for row in table.rows) if v is not None]
     if not values or (min(values) >= 0.0 and max(values) <= 1.0):
         return LabelScale("as_is", 0.0, 1.0)
     low, high = math.floor(min(values)), math.ceil(max(values))
@@ -267,13 +323,38 @@ def _blank(value: Any) -> bool:
     return value is None or not str(value).strip()
 
 
+class _Vote(NamedTuple):
+    """One label cell that maps: where it is, what it labels, its value and who gave it."""
+
+    line: int
+    trait: str
+    text: str
+    value: float
+    url: Any
+    annotator: str | None
+
+
+def _annotator_name(column: str) -> str:
+    """A label column's name as an annotator name (the rater when the file has no rater ids): the characters
+    an annotator name may not hold become "_"."""
+    name = re.sub(r"[^A-Za-z0-9._@-]", "_", column.strip())[:64]
+    return name if name[:1].isalnum() else f"rater_{name}"[:64]
+
+
 def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = None) -> Mapped:
     """Samples from `table`'s rows under `mapping`; every row not used is refused (with why) or left out.
 
     `traits` (a trait's key or name, lowercased -> its key): a row naming another trait is refused here,
-    with the model's keys, and names become keys; None leaves the traits to the service."""
+    with the model's keys, and names become keys; None leaves the traits to the service. With several
+    raters (`mapping.raters`) each label cell is a vote of its own with its rater's name."""
+    columns = mapping.raters or ((mapping.label, None),)
+    for label, rater in columns:
+        if rater is not None and not any(not _blank(row.get(rater)) for row in table.rows):
+            raise ValueError(
+                f"The rater column {rater!r} (beside {label!r}) has no values: pick another one."
+            )
     out = Mapped()
-    kept: list[tuple[int, str, str, float, Any]] = []  # (line, trait, text, label value, source url)
+    kept: list[_Vote] = []
     for row, line in zip(table.rows, table.lines, strict=True):
         trait = row.get(mapping.trait_column) if mapping.trait_column else mapping.trait
         if traits is not None and not _blank(trait):
@@ -285,39 +366,55 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
                 )
                 continue
             trait = key
-        text, label = row.get(mapping.text), row.get(mapping.label)
-        missing = [
-            name for name, value in (("text", text), ("label", label), ("trait", trait)) if _blank(value)
-        ]
+        text = row.get(mapping.text)
+        missing = [name for name, value in (("text", text), ("trait", trait)) if _blank(value)]
+        if not mapping.raters and _blank(row.get(mapping.label)):
+            missing.insert(1, "label")
         if missing:
             out.refused.append(Refusal(line, f"no {', '.join(missing)}"))
             continue
-        value = _number(label)
-        if value is None:
-            out.refused.append(Refusal(line, f"label {str(label)!r} is not a number"))
-            continue
         url = row.get(mapping.source_url) if mapping.source_url else None
-        kept.append((line, str(trait).strip(), str(text), value, url))
+        for label, rater in columns:
+            cell = row.get(label)
+            if mapping.raters and _blank(cell):
+                continue  # this rater did not rate this text
+            value = _number(cell)
+            if value is None:
+                where = f" ({label})" if mapping.raters else ""
+                out.refused.append(Refusal(line, f"label {str(cell)!r}{where} is not a number"))
+                continue
+            annotator = None
+            if mapping.raters:
+                annotator = _annotator_name(label) if rater is None else str(row.get(rater) or "").strip()
+                if not ANNOTATOR_RE.fullmatch(annotator):
+                    why = (
+                        f"no rater id in {rater}"
+                        if not annotator
+                        else f"rater id {annotator!r} is not a name"
+                    )
+                    out.refused.append(Refusal(line, f"{label}: {why}"))
+                    continue
+            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator))
     qualities = _qualities(kept, mapping, out)
-    for (line, trait, text, value, url), quality in zip(kept, qualities, strict=True):
+    for vote, quality in zip(kept, qualities, strict=True):
         if quality is None:
             continue
-        sample: dict[str, Any] = {"trait": trait, "text": text, "quality": quality}
-        if not _blank(url):
-            sample["source_url"] = str(url).strip()
+        sample: dict[str, Any] = {"trait": vote.trait, "text": vote.text, "quality": quality}
+        if not _blank(vote.url):
+            sample["source_url"] = str(vote.url).strip()
+        if vote.annotator is not None:
+            sample["annotator"] = vote.annotator
         out.samples.append(sample)
-        out.lines.append(line)
-        out.labels.append(value)
+        out.lines.append(vote.line)
+        out.labels.append(vote.value)
     return out
 
 
-def _qualities(
-    kept: list[tuple[int, str, str, float, Any]], mapping: Mapping, out: Mapped
-) -> list[float | None]:
+def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float | None]:
     sign = 1.0 if mapping.higher_is_positive else -1.0
     if mapping.rule == "as_is":
         result: list[float | None] = []
-        for line, _, _, value, _ in kept:
+        for line, _, _, value, *_ in kept:
             if not 0.0 <= value <= 1.0:
                 out.refused.append(
                     Refusal(
@@ -332,7 +429,7 @@ def _qualities(
         if not mapping.high > mapping.low:
             raise ValueError("the scale's high end must be above its low end")
         scaled: list[float | None] = []
-        for line, _, _, value, _ in kept:
+        for line, _, _, value, *_ in kept:
             if not mapping.low <= value <= mapping.high:
                 out.refused.append(
                     Refusal(line, f"label {value:g} is outside the scale {mapping.low:g} to {mapping.high:g}")
@@ -343,17 +440,17 @@ def _qualities(
             scaled.append(round(q if mapping.higher_is_positive else 1.0 - q, 6))
         return scaled
     if mapping.rule == "threshold":
-        return [1.0 if sign * value >= sign * mapping.threshold else 0.0 for *_, value, _ in kept]
+        return [1.0 if sign * v.value >= sign * mapping.threshold else 0.0 for v in kept]
     if mapping.rule != "quantiles":
         raise ValueError(f"unknown rule {mapping.rule!r}: one of {', '.join(RULES)}")
     if not 0.0 < mapping.share <= 0.5:
         raise ValueError("the quantile share is above 0 and at most 0.5 (top and bottom halves)")
     result = [None] * len(kept)
     by_trait: dict[str, list[int]] = {}
-    for i, (_, trait, *_rest) in enumerate(kept):
-        by_trait.setdefault(trait, []).append(i)
+    for i, vote in enumerate(kept):
+        by_trait.setdefault(vote.trait, []).append(i)
     for rows in by_trait.values():
-        values = np.asarray([sign * kept[i][3] for i in rows])
+        values = np.asarray([sign * kept[i].value for i in rows])
         low, high = np.quantile(values, [mapping.share, 1.0 - mapping.share])
         for i, v in zip(rows, values, strict=True):
             # A label on both cut points (heavy ties) is ambiguous: left out rather than put on one pole.

@@ -25,6 +25,8 @@ pytestmark = BROWSER
 
 DRAFT = "local.reviews"
 TRAINED = "local.reviews-v1"
+RATED = "local.polite-raters"
+POLITENESS_CSV = Path("/work/shared/datasets/stanford_politeness/stack-exchange.annotated.csv")
 SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
 
 
@@ -47,6 +49,10 @@ def _prepare(data_dir: Path) -> None:
             for handle in (DRAFT, TRAINED):
                 c.create_model(handle, description="Product and support reviews")
                 c.add_traits(handle, [SENTIMENT])
+            c.create_model(RATED, description="Requests rated by five raters each")
+            c.add_traits(
+                RATED, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+            )
             demo = [r for r in read_demo_model("product_reviews").samples if r["trait"] == "Sentiment"]
             c.import_samples(TRAINED, [{**r, "trait": "sentiment"} for r in demo])
             c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
@@ -161,6 +167,71 @@ def test_evaluation_set_takes_any_columns(
             assert c.evaluation_set(TRAINED).total == len(held)
     except BaseException:
         ui.shot("import_evaluation_failure")
+        raise
+    finally:
+        page.close()
+
+
+@pytest.mark.skipif(not POLITENESS_CSV.exists(), reason=f"{POLITENESS_CSV} is missing (the shared datasets)")
+def test_several_raters_import_as_votes(
+    import_app: tuple[str, Path], browser: object, tmp_path: Path
+) -> None:
+    """Issue 34.6: the politeness CSV's Score1..Score5 with TurkId1..TurkId5 become one vote each (through the
+    1-25 scale), previewed as texts, votes per text and raters before anything is stored; a rater column
+    without values is a mapping error that stores nothing."""
+    url, data_dir = import_app
+    with POLITENESS_CSV.open(newline="") as fh:
+        rows = [r for _, r in zip(range(300), csv.DictReader(fh), strict=False)]
+    path = tmp_path / "politeness_raters.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=[*rows[0], "Notes"])
+        writer.writeheader()
+        writer.writerows({**r, "Notes": ""} for r in rows)
+    votes = sum(1 for r in rows for i in range(1, 6) if r[f"Score{i}"].strip())
+    raters = {r[f"TurkId{i}"] for r in rows for i in range(1, 6) if r[f"Score{i}"].strip()}
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/samples?model={RATED}")
+        ui.tab("Import")
+        _upload(page, ui, path)
+        page.get_by_text("several raters (a column each)").click()
+        ui.settle()
+        ui.expect_text(f"{votes:,} votes on {len(rows):,} texts from {len(raters):,} raters")
+        expect(page.get_by_role("radio", name="from its scale (low end → 0, high end → 1)")).to_be_checked()
+        expect(page.get_by_label("Scale from", exact=True)).to_have_value("1.00")
+        expect(page.get_by_label("to", exact=True)).to_have_value("25.00")
+        ui.expect_text("Raters (")
+        ui.shot("import_05_raters_preview")
+        with _app_client(data_dir) as c:
+            assert list(c.list_samples(RATED)) == []  # nothing stored before Import
+
+        # A rater column without values: a clear mapping error, nothing stored.
+        page.get_by_text("Rater id column beside each label column").click()
+        rater_of = page.get_by_role("combobox", name="Rater of Score1", exact=True)
+        rater_of.click()
+        page.keyboard.type("Notes", delay=60)
+        page.keyboard.press("Enter")
+        ui.settle()
+        ui.expect_text("The rater column 'Notes' (beside 'Score1') has no values: pick another one.")
+        expect(page.get_by_role("button", name="Import", exact=True)).to_have_count(0)
+        rater_of.click()
+        page.keyboard.type("TurkId1", delay=60)
+        page.keyboard.press("Enter")
+        ui.settle()
+        ui.expect_text(f"{votes:,} votes on {len(rows):,} texts")
+        ui.click("Import")
+        ui.expect_text(f"Stored {votes} of {votes} rows.")
+        ui.no_exception()
+        with _app_client(data_dir) as c:
+            stored = list(c.list_samples(RATED))
+        assert len(stored) == votes and {s.annotator for s in stored} == raters
+        first = [s for s in stored if s.text == rows[0]["Request"].strip()]
+        assert sorted(s.quality for s in first) == sorted(
+            round((int(rows[0][f"Score{i}"]) - 1) / 24, 6) for i in range(1, 6)
+        )
+    except BaseException:
+        ui.shot("import_raters_failure")
         raise
     finally:
         page.close()

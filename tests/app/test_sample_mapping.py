@@ -7,7 +7,16 @@ import json
 import pytest
 
 from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import LabelScale, Mapping, Refusal, guess_mapping, guess_scale, map_rows, read_table
+from app.sample_mapping import (
+    LabelScale,
+    Mapping,
+    Refusal,
+    guess_mapping,
+    guess_raters,
+    guess_scale,
+    map_rows,
+    read_table,
+)
 
 SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
 
@@ -154,3 +163,50 @@ def test_traits_are_named_by_key_or_name_and_others_refused_with_the_model_s_key
     mapped = map_rows(table, Mapping("text", "quality", "trait"), {"formality": "formality"})
     assert [s["trait"] for s in mapped.samples] == ["formality", "formality"]
     assert mapped.refused == [Refusal(4, "unknown trait 'Tone' (this model's: formality)")]
+
+
+# A file shaped like the politeness CSV's raters: Score1..Score3 on 1-25, TurkId1..TurkId3 beside them.
+RATERS = (
+    "Id,Request,Score1,Score2,Score3,TurkId1,TurkId2,TurkId3,Normalized Score\n"
+    "1,Could you please have a look?,25,19,,A1,A2,,1.2\n"  # the third rater did not rate it
+    "2,Fix it now.,1,7,13,A2,A3,A1,-1.1\n"
+    "3,Why would you do that?,13,x,4,A1,A2,bad id!,-0.4\n"  # a rating that is no number, a bad rater id
+)
+
+
+def test_several_raters_become_one_vote_each_through_the_same_scale() -> None:
+    table = read_table("raters.csv", RATERS.encode())
+    raters = guess_raters(table)
+    assert raters == [("Score1", "TurkId1"), ("Score2", "TurkId2"), ("Score3", "TurkId3")]
+    assert guess_scale(table, *(c for c, _ in raters)) == LabelScale("scale", 1, 25)  # middle 13
+    mapping = Mapping("Request", "Normalized Score", trait="politeness", rule="scale", low=1, high=25,
+                      raters=tuple(raters))  # fmt: skip
+    mapped = map_rows(table, mapping)
+    votes = [(s["text"][:9], s["annotator"], s["quality"]) for s in mapped.samples]
+    assert votes == [
+        ("Could you", "A1", 1.0), ("Could you", "A2", 0.75),
+        ("Fix it no", "A2", 0.0), ("Fix it no", "A3", 0.25), ("Fix it no", "A1", 0.5),
+        ("Why would", "A1", 0.5),
+    ]  # fmt: skip
+    assert mapped.refused == [
+        Refusal(4, "label 'x' (Score2) is not a number"),
+        Refusal(4, "Score3: rater id 'bad id!' is not a name"),
+    ]
+    summary = mapped.votes()
+    assert (summary["texts"], summary["votes"], summary["raters"]) == (3, 6, 3)
+    assert summary["votes_per_text"] == (1, 2, 3) and summary["by_rater"][0] == ("A1", 3)
+    assert mapped.texts_with_votes(1)[0]["by rater"] == "A1: 1, A2: 0.75"
+    # Without rater columns each label column is a rater, named after it.
+    by_column = map_rows(
+        table, Mapping(**{**mapping.__dict__, "raters": (("Score1", None), ("Score2", None))})
+    )
+    assert {s["annotator"] for s in by_column.samples} == {"Score1", "Score2"}
+
+
+def test_a_rater_column_without_values_is_a_mapping_error() -> None:
+    table = read_table("e.csv", b"Id,Request,Score1,Blank\n1,Hello there,4,\n2,Hi,9,\n")
+    mapping = Mapping(
+        "Request", "Score1", trait="t", rule="scale", low=1, high=25, raters=(("Score1", "Blank"),)
+    )
+    with pytest.raises(ValueError, match="The rater column 'Blank' \\(beside 'Score1'\\) has no values"):
+        map_rows(table, mapping)
