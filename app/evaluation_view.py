@@ -3,6 +3,8 @@ and two versions side by side on the set. Talks to the service only through core
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -15,7 +17,7 @@ from app.evaluation_frames import (
     disagreements_frame,
     eval_metrics_frame,
 )
-from app.sample_import import labelled_file
+from app.sample_import import labelled_file, remember_scale
 from app.widgets import guard, show_error
 from core.client import (
     Client,
@@ -78,16 +80,15 @@ def _upload(client: Client, handle: str) -> None:
         )
         # A generation in the uploader's key: after adding, a new (empty) uploader replaces the used one.
         gen = st.session_state.setdefault("ev_upload_gen", 0)
-        read = labelled_file(f"ev_upload_{gen}", "ev", reads.traits(client, handle), what="evaluation items")
+        traits = reads.traits(client, handle)
+        read = labelled_file(f"ev_upload_{gen}", "ev", traits, what="evaluation items", handle=handle)
         if read is None or not st.button(
             "Add to the evaluation set", key="ev_add", type="primary", disabled=not read.mapped.samples
         ):
             return
         # Several raters' labels go in as one item per vote, each with its rater (the human ceiling's votes).
-        rows = [
-            {k: r[k] for k in ("trait", "text", "quality", "annotator") if k in r}
-            for r in read.mapped.samples
-        ]
+        fields = ("trait", "text", "quality", "annotator")
+        rows: list[dict[str, Any]] = [{k: r[k] for k in fields if k in r} for r in read.mapped.samples]
         with guard("Adding evaluation items"):
             bar = st.progress(0.0, text=f"Adding {len(rows):,} items…")
 
@@ -95,6 +96,7 @@ def _upload(client: Client, handle: str) -> None:
                 bar.progress(done / total, f"Added {done:,} of {total:,} items")
 
             out = client.add_evaluation_items(handle, rows, progress=_progress)
+            remember_scale(handle, read.mapping)
             skipped = (
                 f" {len(read.refused)} row(s) of the file were not used (first: line {read.refused[0].line}: "
                 f"{read.refused[0].reason})."

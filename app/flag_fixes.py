@@ -103,7 +103,7 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     score = flag.get("oof_score")
     kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{flag['flag']}**]"
     rated = imported_rating(handle, flag["trait"], flag["text"])
-    label = f"labelled {quality:g} ({'positive' if is_positive(quality) else 'negative'} pole)"
+    label = f"labelled {quality:.3g} ({'positive' if is_positive(quality) else 'negative'} pole)"
     with st.container(border=True, key=f"flag_row_{sid}"):
         st.markdown(
             f"{kind} · `{flag['trait']}` · {label}"

@@ -16,6 +16,7 @@ import streamlit as st
 from app.sample_io import unknown_trait_hint
 from app.sample_mapping import (
     RULES,
+    LabelScale,
     Mapped,
     Mapping,
     Refusal,
@@ -53,7 +54,26 @@ def trait_lookup(traits: list[Trait]) -> dict[str, str]:
     return {**{t.name.strip().lower(): t.key for t in traits}, **{t.key.lower(): t.key for t in traits}}
 
 
-def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
+SCALES = "import_scales"  # session_state: handle -> the LabelScale of the last import into that model
+
+
+def remember_scale(handle: str, mapping: Mapping) -> None:
+    """The scale an import into `handle` used, proposed again for its next file (`_scale_default`)."""
+    if mapping.rule == "scale":
+        st.session_state.setdefault(SCALES, {})[handle] = LabelScale("scale", mapping.low, mapping.high)
+
+
+def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale, bool]:
+    """The scale to propose: the last import's into this model when this file's labels fit in it (a held-out
+    file whose ratings span -2..2 would otherwise map to other qualities than the samples' -3..3), else what
+    this file's own numbers say. True when it is the remembered one."""
+    last = st.session_state.get(SCALES, {}).get(handle) if handle else None
+    if last is not None and guessed.rule == "scale" and last.low <= guessed.low and guessed.high <= last.high:
+        return last, last != guessed
+    return guessed, False
+
+
+def _pick_mapping(table: Table, traits: list[Trait], prefix: str, handle: str | None = None) -> Mapping:
     """The column pickers and the label rule, their defaults read from the data (`guess_mapping`)."""
     columns = table.columns
     guess = guess_mapping(table)
@@ -102,7 +122,7 @@ def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
         help="A column naming each row's trait (key or name), or one of the model's traits for every row.",
     )
     # The rule's widgets are keyed by the label column(s): others get the defaults their own data says.
-    scale = guess_scale(table, *([c for c, _ in raters] or [label]))
+    scale, remembered = _scale_default(guess_scale(table, *([c for c, _ in raters] or [label])), handle)
     label = "+".join(c for c, _ in raters) or label
     r1, r2, r3 = st.columns(3)
     rule = r1.radio(
@@ -115,12 +135,21 @@ def _pick_mapping(table: Table, traits: list[Trait], prefix: str) -> Mapping:
     low, high, threshold, share = scale.low, scale.high, scale.middle, 0.25
     if rule == "scale":
         s1, s2 = r2.columns(2)
-        low = s1.number_input("Scale from", value=scale.low, key=f"{prefix}_low_{label}")
-        high = s2.number_input("to", value=scale.high, key=f"{prefix}_high_{label}")
-        r2.caption(f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles).")
+        # Keyed by the proposal too: another file with a column of the same name gets its own defaults.
+        at = f"{label}_{scale.low:g}_{scale.high:g}"
+        low = s1.number_input("Scale from", value=scale.low, key=f"{prefix}_low_{at}")
+        high = s2.number_input("to", value=scale.high, key=f"{prefix}_high_{at}")
+        r2.caption(
+            f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles)."
+            + (
+                " The scale of the last import into this model: a rating keeps its quality."
+                if remembered
+                else ""
+            )
+        )
     elif rule == "threshold":
         threshold = r2.number_input(
-            "Positive at or above", value=scale.middle, key=f"{prefix}_threshold_{label}",
+            "Positive at or above", value=scale.middle, key=f"{prefix}_threshold_{label}_{scale.middle:g}",
             help="The scale's middle by default.",
         )  # fmt: skip
     elif rule == "quantiles":
@@ -190,11 +219,11 @@ class LabelledFile:
 
     mapped: Mapped
     refused: list[Refusal]
-    label_column: str
+    mapping: Mapping
 
 
 def labelled_file(
-    uploader_key: str, prefix: str, traits: list[Trait], what: str = "samples"
+    uploader_key: str, prefix: str, traits: list[Trait], what: str = "samples", handle: str | None = None
 ) -> LabelledFile | None:
     """Uploader, column mapping, preview, counts per pole and the refused rows: the part of an import that
     stores nothing. The Samples import and the evaluation set's both use it. None until a file maps."""
@@ -212,7 +241,7 @@ def labelled_file(
         if len(table.problems) > 1:
             st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
         return None
-    mapping = _pick_mapping(table, traits, prefix)
+    mapping = _pick_mapping(table, traits, prefix, handle)
     try:
         mapped = map_rows(table, mapping, trait_lookup(traits))
     except ValueError as exc:
@@ -236,7 +265,7 @@ def labelled_file(
     if refused:
         st.markdown("**Rows that will not be imported**")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
-    return LabelledFile(mapped, refused, mapping.label)
+    return LabelledFile(mapped, refused, mapping)
 
 
 RATINGS = "imported_ratings"  # session_state: handle -> {(trait key, text): "the file's label (column)"}
@@ -251,7 +280,7 @@ def imported_rating(handle: str, trait: str, text: str) -> str | None:
 def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
     known = st.session_state.setdefault(RATINGS, {}).setdefault(handle, {})
     for sample, label in zip(mapped.samples, mapped.labels, strict=True):
-        known[(sample["trait"], str(sample["text"]).strip())] = f"{label:g} ({column})"
+        known[(sample["trait"], str(sample["text"]).strip())] = f"{label:.3g} ({column})"
 
 
 def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
@@ -278,7 +307,7 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         "and the trait below and how a label becomes quality (1 = positive pole, 0 = negative). Nothing is "
         "stored before **Import**; identical samples already stored are skipped."
     )
-    read = labelled_file("samples_upload", "import", traits)
+    read = labelled_file("samples_upload", "import", traits, handle=handle)
     if read is None:
         return
     if not st.button(
@@ -286,7 +315,8 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
     ):
         return
     _store(client, handle, traits, read.mapped, read.refused)
-    _remember_ratings(handle, read.mapped, read.label_column)
+    _remember_ratings(handle, read.mapped, read.mapping.label)
+    remember_scale(handle, read.mapping)
 
 
 def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, refused: list[Refusal]) -> None:
