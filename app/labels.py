@@ -67,8 +67,9 @@ def retrain_when(buffered: int, at: int | None) -> str:
     )
 
 
-def labelling_note(model: Model, at: int | None = None) -> str | None:
-    """What happens to a new label on `model` (`at`: the service's retrain buffer); None for a draft."""
+def labelling_note(model: Model, at: int | None = None, count: bool = True) -> str | None:
+    """What happens to a new label on `model` (`at`: the service's retrain buffer); None for a draft.
+    `count=False` leaves out how many labels wait now (a page whose labels change it below says that)."""
     state, handle = model.state, model.handle
     if state in ("draft", "failed"):
         return None
@@ -85,7 +86,11 @@ def labelling_note(model: Model, at: int | None = None) -> str | None:
     return (
         "This model is trained, so its stored samples are frozen: a new label goes in as **score feedback**, "
         f"which **retrains it**: a new version becomes the active one{kept}. "
-        + retrain_when(model.buffered_feedback or 0, at)
+        + (
+            retrain_when(model.buffered_feedback or 0, at)
+            if count
+            else f"That happens when {at or 'enough'} labels are buffered; each can be withdrawn until then."
+        )
     )
 
 

@@ -30,7 +30,7 @@ names = {t.key: t for t in traits}
 
 # Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
 feedback_route = model.state == "ready" and not model.zero_data_retention
-if (note := labelling_note(model, retrain_at(client, handle))) is not None:
+if (note := labelling_note(model, retrain_at(client, handle), count=False)) is not None:
     st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 pool_size = 0

@@ -117,7 +117,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     ui.goto(f"{url}/label?model={LABELLED}")
     note = page.get_by_text("a new label goes in as score feedback").first
     expect(note).to_contain_text("retrains it")
-    expect(note).to_contain_text("at 20 the service retrains the model")
+    expect(note).to_contain_text("That happens when 20 labels are buffered")
     pool = tmp_path / "news.txt"
     texts = [str(r["text"]) for r in read_demo_model("news_style").samples]
     pool.write_text("\n".join(dict.fromkeys(texts)) + "\n")
