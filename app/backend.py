@@ -4,6 +4,10 @@ Order: a remote service entered on the Settings page, then `SCORING_API_URL` + `
 environment, else an embedded local service started through `core.local` (one per process, shared by
 every browser session) that loads the demo models on its first start.
 
+Team mode (`SCORING_TEAM=1` with `SCORING_API_URL`): one workbench server for a team against one service,
+and no key shared by everyone: each browser signs in with its own key, which lives in that browser's session
+only (docs/deployment.md, "A workbench for a team"). Until it has signed in, a browser gets `SignInNeeded`.
+
 A remote key's scope and namespaces come from `GET /keys/current`; the working namespace is the one picked
 in the sidebar, else `SCORING_NAMESPACE` when the key owns it, else the key's first namespace.
 """
@@ -17,13 +21,23 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from app.environment import embedder_name, remote_settings_from_env
 from app.prestart import take
 from app.reads import invalidate, watched_client
+from app.team_mode import team_mode, team_url
 from core.client import Client, KeyInfo, NotFoundError
-from core.contract import DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE
+from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
 
-REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page
+REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page (and by signing in, team mode)
 NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
+
+
+class SignInNeeded(Exception):
+    """Team mode, and this browser session has not signed in with its own key yet."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"Sign in with your API key for {url}.")
+        self.url = url
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,8 @@ class Backend:
     service: Any = field(default=None, compare=False)  # the LocalService when embedded
     scope: str = "authoring"  # the key's scope: "authoring", or "scoring" (reads and scores only)
     owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
+    annotator: str | None = None  # who the key labels as (GET /keys/current `name`); None: an older service
+    team: bool = False  # team mode: this browser signed in with its own key
 
     @property
     def namespace(self) -> str:
@@ -53,10 +69,6 @@ class Backend:
     @property
     def label(self) -> str:
         return "embedded local service" if self.mode == "embedded" else f"remote {self.url}"
-
-
-def embedder_name() -> str:
-    return os.environ.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER)
 
 
 def parse_namespaces(text: str) -> tuple[str, ...]:
@@ -125,19 +137,33 @@ def env_namespaces() -> tuple[str, ...]:
 
 
 def remote_settings() -> dict[str, Any] | None:
-    """The remote service in effect (`url`, `key`): Settings page first, then the environment."""
+    """The remote service in effect (`url`, `key`): Settings page first, then the environment. In team mode
+    only the key this browser signed in with, for the team's service (SignInNeeded before that)."""
     override = st.session_state.get(REMOTE_KEY)
+    if team_mode():
+        url = team_url()
+        if not override or override.get("url") != url:
+            raise SignInNeeded(url)
+        return override
     if override:
         return override
     return remote_settings_from_env()
 
 
-def remote_settings_from_env() -> dict[str, Any] | None:
-    """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set."""
-    url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
-    if url and key:
-        return {"url": url, "key": key}
-    return None
+def sign_in(key: str) -> KeyInfo | None:
+    """Team mode: check `key` against the team's service and keep it in this browser's session only."""
+    url, key = team_url(), key.strip()
+    if not key:
+        raise ValueError("Enter your API key.")
+    info = key_info(url, key)  # raises for a key the service does not know
+    st.session_state[REMOTE_KEY] = {"url": url, "key": key}
+    st.session_state.pop(NAMESPACE_KEY, None)
+    return info
+
+
+def sign_out() -> None:
+    st.session_state.pop(REMOTE_KEY, None)
+    st.session_state.pop(NAMESPACE_KEY, None)
 
 
 def working_first(owned: tuple[str, ...], preferred: tuple[str, ...]) -> tuple[str, ...]:
@@ -151,9 +177,9 @@ def get_backend() -> Backend:
     if remote:
         info = key_info(remote["url"], remote["key"])
         if info is None:  # an older service: trust SCORING_NAMESPACE, as before /keys/current existed
-            owned, scope = env_namespaces() or ("default",), "authoring"
+            owned, scope, annotator = env_namespaces() or ("default",), "authoring", None
         else:
-            owned, scope = tuple(info.namespaces) or (PUBLIC_NAMESPACE,), info.scope
+            owned, scope, annotator = tuple(info.namespaces) or (PUBLIC_NAMESPACE,), info.scope, info.name
         picked = st.session_state.get(NAMESPACE_KEY)
         preferred = ((picked,) if picked else ()) + env_namespaces()
         return Backend(
@@ -164,6 +190,8 @@ def get_backend() -> Backend:
             embedder=embedder_name(),
             scope=scope,
             owned=owned,
+            annotator=annotator,
+            team=team_mode(),
         )
     service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     return Backend(
@@ -174,7 +202,21 @@ def get_backend() -> Backend:
         embedder=embedder_name(),
         service=service,
         owned=(service.namespace,),
+        annotator=_embedded_annotator(service.url, service.api_key),
     )
+
+
+def _embedded_annotator(url: str, key: str) -> str | None:
+    """Who the embedded service's own key labels as (asked once per process: it never changes)."""
+    try:
+        return _annotator(url, key)
+    except Exception:  # noqa: BLE001 - only the sidebar's line depends on it; asked again next run
+        return None
+
+
+@st.cache_data(show_spinner=False)
+def _annotator(url: str, key: str) -> str | None:
+    return _embedded_client(url, key).current_key().name
 
 
 def ensure_demo_models(backend: Backend) -> None:

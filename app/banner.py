@@ -10,8 +10,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-# Measured on the 2-core development machine (docs/benchmarks.md, "First run"): the first visit showed the
-# Models page in 4-10 s, and the demo models trained in the background within a minute of the start.
+from app.team_mode import team_mode
+
 FIRST_VISIT = "about 10 seconds"
 DEMO_TRAINING = "under a minute"
 
@@ -23,7 +23,14 @@ def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
         f"  Scoring Workbench: open {url} in your browser (ready in a few seconds).",
         "",
     ]
-    if environ.get("SCORING_API_URL") and environ.get("SCORING_API_KEY"):
+    if team_mode(environ):
+        lines.append(
+            f"  Team mode: it works against the service at {environ.get('SCORING_API_URL') or '(unset!)'} "
+            "and each browser signs in with its own key."
+        )
+        if environ.get("SCORING_API_KEY"):
+            lines.append("  SCORING_API_KEY is ignored in team mode: no key is shared.")
+    elif environ.get("SCORING_API_URL") and environ.get("SCORING_API_KEY"):
         lines.append(f"  It works against the service at {environ['SCORING_API_URL']} (SCORING_API_URL).")
     else:
         data = environ.get("SCORING_DATA_DIR") or "~/.scoring-workbench"

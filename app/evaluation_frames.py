@@ -6,7 +6,14 @@ from typing import Any
 
 import pandas as pd
 
-from core.client import Evaluation, EvaluationComparison, Interval, Threshold
+from core.client import (
+    Evaluation,
+    EvaluationComparison,
+    Interval,
+    Threshold,
+    TraitComparison,
+    TraitEvaluation,
+)
 from core.contract import DEFAULT_DECISION_THRESHOLD
 
 METRICS = ("roc_auc", "accuracy", "f1", "calibration_error")
@@ -91,3 +98,39 @@ def comparison_csv(cmp: EvaluationComparison) -> str:
     return (
         head + comparison_frame(cmp).to_csv(index=False) + "\n" + disagreements_frame(cmp).to_csv(index=False)
     )
+
+
+def _percent(m: Interval) -> str:
+    interval = (
+        f" (95% CI {m.ci_low:.0%}–{m.ci_high:.0%})" if m.ci_low is not None and m.ci_high is not None else ""
+    )
+    return f"{m.value:.0%}{interval}"
+
+
+def ceiling_sentence(ref: str, trait: str, t: TraitEvaluation) -> str | None:
+    """ "v2 reaches 87 % of the human ceiling …" for a trait whose texts several annotators voted on."""
+    ceiling = t.human_ceiling
+    if ceiling is None:
+        return None
+    people = (
+        f"the annotators' agreement with each other r = {ceiling.value:.2f} "
+        f"({ceiling.annotators} annotators, {ceiling.texts} texts)"
+    )
+    if t.share_of_ceiling is None or t.model_agreement is None:
+        return f"**{trait}**: {people}; {ref}'s agreement with them cannot be measured here."
+    return (
+        f"**{trait}: {ref} reaches {_percent(t.share_of_ceiling)} of the human ceiling** — its agreement "
+        f"with the annotators r = {t.model_agreement.value:.2f}, {people}."
+    )
+
+
+def comparison_ceiling_sentence(a: str, b: str, trait: str, t: TraitComparison) -> str | None:
+    """Both versions' share of the human ceiling, as each evaluation measured it."""
+    shares = {a: t.share_of_ceiling_a, b: t.share_of_ceiling_b}
+    if all(v is None for v in shares.values()):
+        return None
+    parts = [
+        f"{ref} reaches {_percent(v)}" if v is not None else f"{ref}: not measured"
+        for ref, v in shares.items()
+    ]
+    return f"**{trait}**, of the human ceiling: " + " · ".join(parts)

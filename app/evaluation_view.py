@@ -3,11 +3,21 @@ and two versions side by side on the set. Talks to the service only through core
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from app.evaluation_frames import comparison_csv, comparison_frame, disagreements_frame, eval_metrics_frame
-from app.sample_mapping import read_samples
+from app import reads
+from app.evaluation_frames import (
+    ceiling_sentence,
+    comparison_ceiling_sentence,
+    comparison_csv,
+    comparison_frame,
+    disagreements_frame,
+    eval_metrics_frame,
+)
+from app.sample_import import labelled_file, remember_scale
 from app.widgets import guard, show_error
 from core.client import (
     Client,
@@ -27,8 +37,7 @@ EXPORTED_DISAGREEMENTS = DISAGREEMENTS.maximum  # as many as the service returns
 def evaluation_section(client: Client, handle: str, refs: list[str], labels: list[str], busy: bool) -> None:
     st.subheader("Evaluation set")
     st.caption(
-        "Labelled held-out texts (trait, text, quality), never used for training: "
-        "every version is measured on the same items."
+        "Labelled held-out texts, never used for training: every version is measured on the same items."
     )
     try:
         summary = client.evaluation_set(handle)
@@ -65,28 +74,40 @@ def _upload(client: Client, handle: str) -> None:
     if flash := st.session_state.pop("ev_flash", None):
         st.success(flash)
     with st.expander("Add evaluation items from a file"):
+        st.caption(
+            "A CSV (with a header row) or JSONL file of labelled texts in any columns, mapped as on the "
+            "Samples page's Import: pick the text, the label and the trait, and how a label becomes quality. "
+            "Nothing is added before **Add to the evaluation set**; items already in the set are skipped."
+        )
         # A generation in the uploader's key: after adding, a new (empty) uploader replaces the used one.
         gen = st.session_state.setdefault("ev_upload_gen", 0)
-        upload = st.file_uploader(
-            "CSV (header trait,text,quality) or JSONL", type=["csv", "jsonl", "json"], key=f"ev_upload_{gen}"
-        )
-        if upload is not None and st.button("Add to the evaluation set", key="ev_add"):
-            parsed, problems = read_samples(upload.name, upload.getvalue())
-            for problem in problems[:5]:
-                st.warning(f"Line {problem.line}: {problem.reason}")
-            rows = [{k: r[k] for k in ("trait", "text", "quality")} for r in parsed.samples]
-            if rows:
-                with guard("Adding evaluation items"):
-                    out = client.add_evaluation_items(handle, rows)
-                    st.session_state["ev_flash"] = f"Added {out.added} items ({out.total} in the set)." + (
-                        f" Skipped {len(problems)} line(s) (first: line {problems[0].line}: "
-                        f"{problems[0].reason})."
-                        if problems
-                        else ""
-                    )
-                    st.session_state["ev_upload_gen"] = gen + 1
-                    # The set's summary was read above this: rerun so Evaluate shows for the new items now.
-                    st.rerun()
+        traits = reads.traits(client, handle)
+        read = labelled_file(f"ev_upload_{gen}", "ev", traits, what="evaluation items", handle=handle)
+        if read is None or not st.button(
+            "Add to the evaluation set", key="ev_add", type="primary", disabled=not read.mapped.samples
+        ):
+            return
+        # Several raters' labels go in as one item per vote, each with its rater (the human ceiling's votes).
+        fields = ("trait", "text", "quality", "annotator")
+        rows: list[dict[str, Any]] = [{k: r[k] for k in fields if k in r} for r in read.mapped.samples]
+        with guard("Adding evaluation items"):
+            bar = st.progress(0.0, text=f"Adding {len(rows):,} items…")
+
+            def _progress(done: int, total: int) -> None:
+                bar.progress(done / total, f"Added {done:,} of {total:,} items")
+
+            out = client.add_evaluation_items(handle, rows, progress=_progress)
+            remember_scale(handle, read.mapping)
+            skipped = (
+                f" {len(read.refused)} row(s) of the file were not used (first: line {read.refused[0].line}: "
+                f"{read.refused[0].reason})."
+                if read.refused
+                else ""
+            )
+            st.session_state["ev_flash"] = f"Added {out.added} items ({out.total} in the set).{skipped}"
+            st.session_state["ev_upload_gen"] = gen + 1
+            # The set's summary was read above this: rerun so Evaluate shows for the new items now.
+            st.rerun()
 
 
 def _results(client: Client, handle: str, ref: str) -> None:
@@ -100,6 +121,15 @@ def _results(client: Client, handle: str, ref: str) -> None:
         thresholds = client.thresholds(handle, ref)
     st.markdown(f"**{ref} on {result.items} evaluation items** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
+    for line in ceilings:
+        st.markdown(line)
+    if ceilings:
+        st.caption(
+            "The human ceiling: how well one annotator's vote predicts the mean of the others' (Pearson r, "
+            "leaving each annotator out in turn); the version is measured against the same targets. Over "
+            "100 % the model predicts the others' consensus better than one of them does."
+        )
     curves: dict[str, TraitPrCurve] = {}
     with guard("Reading the precision-recall curve"):
         curves = client.pr_curve(handle, ref).traits
@@ -151,6 +181,9 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
     st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items} items")
+    for key, t in sorted(cmp.traits.items()):
+        if line := comparison_ceiling_sentence(a, b, key, t):
+            st.markdown(line)
     frame = comparison_frame(cmp)
     st.dataframe(
         frame.style.apply(_significant_color, axis=1).format(

@@ -14,6 +14,7 @@ import streamlit as st
 
 from app.backend import Backend
 from app.reopen import reopen_offer
+from app.sample_import import imported_rating
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
 from core.contract import is_positive
@@ -27,9 +28,11 @@ def _kept_key(handle: str) -> str:
     return f"flags_kept_{handle}"
 
 
-def _forget(sample_id: int) -> None:
+def _forget(sample_id: int, removed: bool = False) -> None:
+    """The flag leaves the list; a removed sample leaves the count of samples checked too."""
     handle, checked, flagged = st.session_state[STATE]
-    st.session_state[STATE] = (handle, checked, [f for f in flagged if f.get("id") != sample_id])
+    rest = [f for f in flagged if f.get("id") != sample_id]
+    st.session_state[STATE] = (handle, checked - int(removed), rest)
 
 
 def _say(message: str, ok: bool = True) -> None:
@@ -87,7 +90,7 @@ def _act(client: Client, handle: str, sid: int, action: str) -> None:
         _say(f"Sample #{sid} was not changed: {exc.message}", ok=False)
         return
     state.pop(f"flag_editing_{sid}", None)
-    _forget(sid)
+    _forget(sid, removed=action == "remove")
 
 
 def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> None:
@@ -99,24 +102,28 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     st.session_state[f"flag_flipped_{sid}"] = flipped
     score = flag.get("oof_score")
     kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{flag['flag']}**]"
+    rated = imported_rating(handle, flag["trait"], flag["text"])
+    label = f"labelled {quality:.3g} ({'positive' if is_positive(quality) else 'negative'} pole)"
     with st.container(border=True, key=f"flag_row_{sid}"):
-        head, buttons = st.columns([3, 2], vertical_alignment="center")
-        head.markdown(
-            f"{kind} · `{flag['trait']}` · quality {quality:g}"
+        st.markdown(
+            f"{kind} · `{flag['trait']}` · {label}"
+            + (f", rated {rated}" if rated else "")
             + (f" · held-out score {score:.2f}" if score is not None else "")
             + f" · #{sid}  \n{flag['text']}"
         )
-        head.caption(flag["why"])
-        keep, flip, edit, remove = buttons.columns(4)
+        st.caption(flag["why"])
+        # The buttons on a row of their own, wide enough for their labels at 1280 px (beside the text they
+        # were cut to "Flip …" and "Re…").
+        keep, flip, edit, remove, _ = st.columns([1, 1, 1, 1, 2])
         args = (client, handle, sid)
         keep.button("Keep", key=f"flag_keep_{sid}", help="The label is right: dismiss the flag",
-                    on_click=_act, args=(*args, "keep"))  # fmt: skip
+                    on_click=_act, args=(*args, "keep"), width="stretch")  # fmt: skip
         flip.button(f"Flip to {flipped:g}", key=f"flag_flip_{sid}", disabled=not editable,
-                    on_click=_act, args=(*args, "flip"))  # fmt: skip
+                    on_click=_act, args=(*args, "flip"), width="stretch")  # fmt: skip
         edit.button("Edit", key=f"flag_edit_{sid}", disabled=not editable,
-                    on_click=_act, args=(*args, "edit"))  # fmt: skip
+                    on_click=_act, args=(*args, "edit"), width="stretch")  # fmt: skip
         remove.button("Remove", key=f"flag_remove_{sid}", disabled=not editable,
-                      on_click=_act, args=(*args, "remove"))  # fmt: skip
+                      on_click=_act, args=(*args, "remove"), width="stretch")  # fmt: skip
         if editable and st.session_state.get(f"flag_editing_{sid}"):
             with st.form(f"flag_form_{sid}", border=False):
                 st.text_area("Text", flag["text"], key=f"flag_text_{sid}", height=90)

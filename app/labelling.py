@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.labels import LabelsRefused, add_labels
-from core.client import Client, Model, Suggestions
+from app.labels import LabelsRefused, add_labels, withdraw_label
+from core.client import ApiError, Client, Model, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -32,7 +32,8 @@ class LabelSession:
     handle: str
     trait: str
     mode: str = "auto"
-    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score"}
+    overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
+    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score", "overlap"}
     pos: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)  # {"item", "quality", "route", "ids"}
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
@@ -41,6 +42,13 @@ class LabelSession:
     error: str = ""
     exhausted: bool = False
     pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
+    unlabelled: int | None = None  # pool texts not labelled for the trait when the session's first came
+
+    @property
+    def left(self) -> int | None:
+        """Pool texts still to label for the trait: each label of this session is one fewer (a suggestion
+        is never a text labelled already), each undo one more."""
+        return None if self.unlabelled is None else max(self.unlabelled - len(self.history), 0)
 
     @property
     def current(self) -> dict[str, Any] | None:
@@ -54,6 +62,8 @@ def refill(s: LabelSession, client: Client) -> None:
     if s.current is None:
         prefetched, s.pending = s.pending, None
         got = prefetched.result() if prefetched is not None else _suggest(s, client)
+        if s.unlabelled is None and got.unlabelled is not None:  # the session's first suggestions
+            s.unlabelled = got.unlabelled + len(s.history)
         fresh = _unseen(s, got)
         if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
             fresh = _unseen(s, _suggest(s, client))
@@ -85,7 +95,7 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
 
 
 def _suggest(s: LabelSession, client: Client) -> Suggestions:
-    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode)
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap)
 
 
 def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
@@ -152,12 +162,25 @@ def _undo(s: LabelSession, client: Client) -> None:
         return
     last = s.history[-1]
     if last["route"] == "feedback":
-        s.message = "A label sent as feedback to a trained model cannot be withdrawn."
-        return
+        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
+        try:
+            withdrawn = withdraw_label(client, s.handle, label)
+        except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
+            s.message = f"The label was not withdrawn: {exc.message}"
+            return
+        if not withdrawn:
+            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            return
+        if label in s.given:
+            s.given.remove(label)
     for sid in last["ids"]:
         client.delete_sample(s.handle, sid)
     s.history.pop()
     s.queue.insert(s.pos, last["item"])
     if s.curve and s.curve[-1][0] > len(s.history):
         s.curve.pop()
-    s.message = "Undone: the label was removed."
+    s.message = (
+        "Undone: the feedback label was withdrawn before the retraining took it."
+        if last["route"] == "feedback"
+        else "Undone: the label was removed."
+    )

@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str]) -> None:
-    from app.backend import embedder_name, remote_settings_from_env
+    from app.environment import embedder_name, remote_settings_from_env  # not app.backend: see there
     from app.prestart import prestart
+    from app.team_mode import team_mode
 
-    if remote_settings_from_env() is None:
+    if remote_settings_from_env() is None and not team_mode():  # a team's workbench has a service of its own
         prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     from streamlit.web import cli
 

@@ -15,7 +15,16 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 
 import streamlit as st  # noqa: E402
 
-from app.backend import NAMESPACE_KEY, Backend, demo_load, ensure_demo_models, get_backend  # noqa: E402
+from app.backend import (  # noqa: E402
+    NAMESPACE_KEY,
+    Backend,
+    SignInNeeded,
+    demo_load,
+    ensure_demo_models,
+    get_backend,
+)
+from app.sample_grid import keep_unsaved  # noqa: E402
+from app.team import identity, sign_in_page  # noqa: E402
 from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -113,8 +122,12 @@ def _demo_progress() -> None:
 
 
 def main() -> None:
+    keep_unsaved()  # the Samples grid's last edits, before a switch to another page drops its editor
     try:
         backend = get_backend()
+    except SignInNeeded as needed:  # a team's workbench: this browser has not signed in yet
+        sign_in_page(needed.url)
+        return
     except Exception as exc:  # noqa: BLE001 - a dead remote or a failed start: say so, offer Settings
         show_error(exc, "Connecting to the scoring service")
         backend = None
@@ -132,6 +145,7 @@ def main() -> None:
                 _namespace_picker(backend)
             else:
                 st.caption(f"Namespace: `{backend.namespace}`")
+            identity(backend)
             _key_notice(backend)
             _demo_progress()
             handles: list[str] = []

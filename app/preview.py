@@ -43,28 +43,39 @@ def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:
     return h.hexdigest()
 
 
-_TOKEN = re.compile(r"\w+(?:'\w+)?|\W+", re.UNICODE)
+_WORD = re.compile(r"\S+")  # a word as the engine explains it: what the reader sees between spaces
 
 
 def highlight_html(text: str, contributions: list[tuple[str, float]] | list[dict[str, Any]]) -> str:
     """The text with each explained word shaded: blue towards the positive pole, orange towards the
-    negative one, stronger for larger contributions."""
-    weights: dict[str, float] = {}
-    for item in contributions:
-        word, value = (item["word"], item["contribution"]) if isinstance(item, dict) else item
-        weights.setdefault(str(word).lower(), float(value))
-    top = max((abs(v) for v in weights.values()), default=0.0) or 1.0
-    parts = []
-    for token in _TOKEN.findall(text):
-        value = weights.get(token.lower())
-        escaped = html.escape(token)
-        if value is None or not token.strip():
+    negative one, stronger for larger contributions.
+
+    The explanation's words are the text's words in order, punctuation attached (`core.engine.explain`), so
+    each word gets its own contribution by position: "useless." is shaded as the engine scored it, and a word
+    said twice shows each time what that occurrence did."""
+    pairs = [
+        (str(item["word"]), float(item["contribution"]))
+        if isinstance(item, dict)
+        else (str(item[0]), item[1])
+        for item in contributions
+    ]
+    top = max((abs(v) for _, v in pairs), default=0.0) or 1.0
+    parts: list[str] = []
+    end = 0
+    for i, match in enumerate(_WORD.finditer(text)):
+        parts.append(html.escape(text[end : match.start()]))
+        end = match.end()
+        word = match.group()
+        escaped = html.escape(word)
+        if i >= len(pairs) or pairs[i][0] != word:  # past the words explained (the first 64)
             parts.append(escaped)
             continue
+        value = pairs[i][1]
         alpha = 0.15 + 0.6 * abs(value) / top
         rgb = "59,125,216" if value > 0 else "217,128,74"
         parts.append(
             f'<span title="{value:+.3f}" style="background: rgba({rgb},{alpha:.2f}); '
             f'border-radius: 3px; padding: 0 2px">{escaped}</span>'
         )
+    parts.append(html.escape(text[end:]))
     return '<div style="line-height: 1.9; font-size: 1.05rem">' + "".join(parts) + "</div>"

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import streamlit as st
 
-from core.client import Client, Model, Sample, Trait, Version, normalize_base_url
+from core.client import Agreement, Client, Model, Sample, Trait, Version, normalize_base_url
 from core.client.errors import ApiError
 
 TTL_S = 5  # other writers (a run finishing, another session) show within this
@@ -170,3 +170,13 @@ def _handles(_client: Client, scope: Scope, namespaces: tuple[str, ...], limit: 
 def handles(client: Client, namespaces: tuple[str, ...], limit: int = 500) -> list[str]:
     """Models of the key's namespaces, then the public catalog (archived ones excluded), at most `limit`."""
     return _handles(client, _scope(client), namespaces, limit)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False, max_entries=100)
+def _agreement(_client: Client, scope: Scope, handle: str, stamp: str, limit: int) -> Agreement:
+    return _client.agreement(handle, limit=limit)
+
+
+def agreement(client: Client, handle: str, limit: int = 20) -> Agreement:
+    """How far the annotators of the model's labels agree, per trait (the Traits and Samples pages)."""
+    return _agreement(client, _scope(client), handle, _stamp(client, handle), limit)

@@ -5,12 +5,18 @@ quality. Plain Python (no Streamlit), so the Import tab and the tests run the sa
 blank lines and quoted line breaks never shift it). `map_rows` turns rows into samples with a `Mapping`:
 
 - `as_is`: the label is already a quality in [0, 1];
+- `scale`: the label is on a scale from `low` to `high`, mapped linearly to 0..1 (its middle is 0.5, the
+  boundary between the poles), so graded labels stay graded;
 - `threshold`: a label at or above `threshold` is the positive pole (1), below it the negative (0);
 - `quantiles`: the top `share` of labels is positive, the bottom `share` negative, the middle is left out
   (per trait, so each trait's own spread decides; `share` 0.25 = quartiles).
 
 `higher_is_positive=False` turns the scale round (for a label where a high value is the negative pole).
 Rows that cannot be used become `Refusal`s with the reason; rows the quantile rule leaves out are counted.
+
+The pickers' defaults are read from the data (`guess_mapping`): the text is the column of the longest strings,
+the label a numeric column named like one, and a label outside 0-1 is taken as a scale (a symmetric one when
+it has both signs: -3 to +3.6 reads as -4..+4, middle 0), not "as is".
 """
 
 from __future__ import annotations
@@ -19,15 +25,18 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from core.contract import ANNOTATOR_RE, is_positive
+
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-RULES = ("as_is", "threshold", "quantiles")
-Rule = Literal["as_is", "threshold", "quantiles"]
+RULES = ("as_is", "scale", "threshold", "quantiles")
+Rule = Literal["as_is", "scale", "threshold", "quantiles"]
 
 
 @dataclass(frozen=True)
@@ -52,10 +61,15 @@ class Mapping:
     trait_column: str | None = None  # a column naming each row's trait (key or name) …
     trait: str | None = None  # … or one trait for every row
     rule: Rule = "as_is"
+    low: float = 0.0  # scale: the label that means quality 0 (with higher_is_positive) …
+    high: float = 1.0  # … and the one that means quality 1
     threshold: float = 0.5
     share: float = 0.25  # quantiles: the top and bottom share kept
     higher_is_positive: bool = True
     source_url: str | None = None  # an optional column of source links
+    # Several raters (issue 34.6): (label column, its rater-id column or None) each; every label cell is a
+    # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
+    raters: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass
@@ -64,20 +78,49 @@ class Mapped:
         default_factory=list
     )  # {"trait", "text", "quality"[, "source_url"]}
     lines: list[int] = field(default_factory=list)  # the file line of each sample
+    labels: list[float] = field(default_factory=list)  # the file's label of each sample, before the mapping
     refused: list[Refusal] = field(default_factory=list)
     left_out: int = 0  # rows in the middle band of the quantile rule
 
     def counts(self) -> list[dict[str, Any]]:
-        """Per trait: how many samples fall on each pole (and between, for qualities strictly inside 0-1)."""
+        """Per trait: how many samples fall on each pole (quality at or above 0.5 is positive), and how many
+        of them are graded (a quality strictly between 0 and 1)."""
         tally: dict[str, Counter[str]] = {}
         for s in self.samples:
             q = s["quality"]
-            where = "positive" if q >= 1.0 else "negative" if q <= 0.0 else "between"
-            tally.setdefault(s["trait"], Counter())[where] += 1
+            counter = tally.setdefault(s["trait"], Counter())
+            counter["positive" if is_positive(q) else "negative"] += 1
+            counter["graded"] += int(0.0 < q < 1.0)
         return [
-            {"trait": t, "negative": c["negative"], "between": c["between"], "positive": c["positive"]}
+            {"trait": t, "negative": c["negative"], "positive": c["positive"], "graded": c["graded"]}
             for t, c in tally.items()
         ]
+
+    def votes(self) -> dict[str, Any]:
+        """What several raters' labels make, before anything is stored: texts, votes per text, raters."""
+        per_text = Counter((s["trait"], s["text"].strip()) for s in self.samples)
+        raters = Counter(str(s.get("annotator")) for s in self.samples if s.get("annotator"))
+        counts = sorted(per_text.values())
+        return {
+            "texts": len(per_text),
+            "votes": len(self.samples),
+            "raters": len(raters),
+            "votes_per_text": (counts[0], counts[len(counts) // 2], counts[-1]) if counts else (0, 0, 0),
+            "by_rater": raters.most_common(),
+        }
+
+    def texts_with_votes(self, limit: int) -> list[dict[str, Any]]:
+        """The first `limit` texts, each with its votes ("rater: quality") and their mean."""
+        grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for s in self.samples:
+            grouped.setdefault((s["trait"], s["text"].strip()), []).append(s)
+        rows = []
+        for (trait, text), votes in list(grouped.items())[:limit]:
+            mean = sum(v["quality"] for v in votes) / len(votes)
+            shown = ", ".join(f"{v.get('annotator')}: {v['quality']:g}" for v in votes)
+            rows.append({"trait": trait, "text": text, "votes": len(votes), "mean quality": round(mean, 3),
+                         "by rater": shown})  # fmt: skip
+        return rows
 
 
 def read_table(name: str, data: bytes) -> Table:
@@ -159,9 +202,111 @@ def _read_json(text: str) -> Table:
 
 
 def guess_column(columns: list[str], *names: str) -> str | None:
-    """The first column whose name is one of `names` (case-insensitive), for the pickers' defaults."""
+    """The first column whose name is one of `names` (case-insensitive)."""
     lowered = {c.strip().lower(): c for c in columns}
     return next((lowered[n] for n in names if n in lowered), None)
+
+
+LABEL_NAMES = ("quality", "score", "rating", "label", "stars", "grade")
+
+
+@dataclass(frozen=True)
+class Guess:
+    """The pickers' defaults for a file, read from its data."""
+
+    text: str
+    label: str
+    trait_column: str | None
+    source_url: str | None
+
+
+def _numeric_share(table: Table, column: str) -> float:
+    values = [row.get(column) for row in table.rows[:500] if not _blank(row.get(column))]
+    return sum(_number(v) is not None for v in values) / len(values) if values else 0.0
+
+
+def _mean_length(table: Table, column: str) -> float:
+    values = [str(row.get(column)) for row in table.rows[:500] if not _blank(row.get(column))]
+    return sum(map(len, values)) / len(values) if values else 0.0
+
+
+def guess_mapping(table: Table) -> Guess:
+    """Which column is the text, the label, the trait and the source link.
+
+    The text: the column named `text`, else the one of the longest strings (an `id` such as "213_32" is a
+    string too, but a short one). The label: a mostly numeric column named like a label (exactly first, then
+    one that is not of a numbered series such as `Score1..Score5`), else the last numeric one not an id."""
+    columns = table.columns
+    numeric = [c for c in columns if _numeric_share(table, c) >= 0.9]
+    strings = [c for c in columns if c not in numeric] or columns
+    # A column named `text` (the workbench's own files) is the text; else the longest strings are.
+    text = guess_column(strings, "text") or max(strings, key=lambda c: _mean_length(table, c))
+    candidates = [c for c in numeric if c != text] or [c for c in columns if c != text] or columns
+
+    def rank(column: str) -> int:
+        name = column.strip().lower()
+        named = any(n in name for n in LABEL_NAMES)
+        if name in LABEL_NAMES:
+            return 0
+        if named:
+            return 2 if name[-1:].isdigit() else 1  # "Score3" is one rater of a series
+        return 4 if name == "id" or name.endswith(("_id", " id")) else 3
+
+    label = min(reversed(candidates), key=rank)  # among equals, the last column
+    return Guess(text, label, guess_column(columns, "trait"), guess_column(columns, "source_url", "url"))
+
+
+_SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "TurkId 3" -> ("TurkId", "3")
+
+
+def guess_raters(table: Table) -> list[tuple[str, str | None]]:
+    """A file's raters, when it has them: a numbered series of mostly numeric columns (`Score1..Score5`),
+    each with the column of the same number that holds ids (`TurkId1..TurkId5`), or none."""
+    numeric = {c for c in table.columns if _numeric_share(table, c) >= 0.5}  # a few bad cells: still ratings
+    series: dict[str, list[tuple[str, str]]] = {}
+    for c in table.columns:
+        if (m := _SERIES.match(c.strip())) and m.group(1):
+            series.setdefault(m.group(1).lower(), []).append((m.group(2), c))
+    labels = max(
+        ([*cols] for cols in series.values() if len(cols) > 1 and all(c in numeric for _, c in cols)),
+        key=len,
+        default=[],
+    )
+    ids = {
+        number: c
+        for cols in series.values()
+        if len(cols) > 1 and not any(c in numeric for _, c in cols)
+        for number, c in cols
+    }
+    return [(c, ids.get(number)) for number, c in labels]
+
+
+@dataclass(frozen=True)
+class LabelScale:
+    """What a label column's numbers look like, for the rule's defaults."""
+
+    rule: Rule
+    low: float  # the scale's ends (0 and 1 for a label already in 0-1)
+    high: float
+
+    @property
+    def middle(self) -> float:
+        return (self.low + self.high) / 2
+
+
+def guess_scale(table: Table, *columns: str) -> LabelScale:
+    """A label in 0-1 is a quality as is; any other numbers are a scale, its ends rounded out to whole
+    numbers, and symmetric around 0 when the labels have both signs (-3..+3.6 is the scale -4..+4).
+    Several columns (raters) share one scale."""
+    values = [v for c in columns for v in (_number(row.get(c)) for row in table.rows) if v is not None]
+    if not values or (min(values) >= 0.0 and max(values) <= 1.0):
+        return LabelScale("as_is", 0.0, 1.0)
+    low, high = math.floor(min(values)), math.ceil(max(values))
+    if low < 0 < high:
+        low, high = -max(-low, high), max(-low, high)
+    if high == low:
+        high = low + 1
+    return LabelScale("scale", float(low), float(high))
 
 
 def _number(value: Any) -> float | None:
@@ -178,64 +323,134 @@ def _blank(value: Any) -> bool:
     return value is None or not str(value).strip()
 
 
-def map_rows(table: Table, mapping: Mapping) -> Mapped:
-    """Samples from `table`'s rows under `mapping`; every row not used is refused (with why) or left out."""
+class _Vote(NamedTuple):
+    """One label cell that maps: where it is, what it labels, its value and who gave it."""
+
+    line: int
+    trait: str
+    text: str
+    value: float
+    url: Any
+    annotator: str | None
+
+
+def _annotator_name(column: str) -> str:
+    """A label column's name as an annotator name (the rater when the file has no rater ids): the characters
+    an annotator name may not hold become "_"."""
+    name = re.sub(r"[^A-Za-z0-9._@-]", "_", column.strip())[:64]
+    return name if name[:1].isalnum() else f"rater_{name}"[:64]
+
+
+def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = None) -> Mapped:
+    """Samples from `table`'s rows under `mapping`; every row not used is refused (with why) or left out.
+
+    `traits` (a trait's key or name, lowercased -> its key): a row naming another trait is refused here,
+    with the model's keys, and names become keys; None leaves the traits to the service. With several
+    raters (`mapping.raters`) each label cell is a vote of its own with its rater's name."""
+    columns = mapping.raters or ((mapping.label, None),)
+    for label, rater in columns:
+        if rater is not None and not any(not _blank(row.get(rater)) for row in table.rows):
+            raise ValueError(
+                f"The rater column {rater!r} (beside {label!r}) has no values: pick another one."
+            )
     out = Mapped()
-    kept: list[tuple[int, str, str, float, Any]] = []  # (line, trait, text, label value, source url)
+    kept: list[_Vote] = []
     for row, line in zip(table.rows, table.lines, strict=True):
         trait = row.get(mapping.trait_column) if mapping.trait_column else mapping.trait
-        text, label = row.get(mapping.text), row.get(mapping.label)
-        missing = [
-            name for name, value in (("text", text), ("label", label), ("trait", trait)) if _blank(value)
-        ]
+        if traits is not None and not _blank(trait):
+            key = traits.get(str(trait).strip().lower())
+            if key is None:
+                keys = ", ".join(sorted(set(traits.values())))
+                out.refused.append(
+                    Refusal(line, f"unknown trait {str(trait).strip()!r} (this model's: {keys})")
+                )
+                continue
+            trait = key
+        text = row.get(mapping.text)
+        missing = [name for name, value in (("text", text), ("trait", trait)) if _blank(value)]
+        if not mapping.raters and _blank(row.get(mapping.label)):
+            missing.insert(1, "label")
         if missing:
             out.refused.append(Refusal(line, f"no {', '.join(missing)}"))
             continue
-        value = _number(label)
-        if value is None:
-            out.refused.append(Refusal(line, f"label {str(label)!r} is not a number"))
-            continue
         url = row.get(mapping.source_url) if mapping.source_url else None
-        kept.append((line, str(trait).strip(), str(text), value, url))
+        for label, rater in columns:
+            cell = row.get(label)
+            if mapping.raters and _blank(cell):
+                continue  # this rater did not rate this text
+            value = _number(cell)
+            if value is None:
+                where = f" ({label})" if mapping.raters else ""
+                out.refused.append(Refusal(line, f"label {str(cell)!r}{where} is not a number"))
+                continue
+            annotator = None
+            if mapping.raters:
+                annotator = _annotator_name(label) if rater is None else str(row.get(rater) or "").strip()
+                if not ANNOTATOR_RE.fullmatch(annotator):
+                    why = (
+                        f"no rater id in {rater}"
+                        if not annotator
+                        else f"rater id {annotator!r} is not a name"
+                    )
+                    out.refused.append(Refusal(line, f"{label}: {why}"))
+                    continue
+            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator))
     qualities = _qualities(kept, mapping, out)
-    for (line, trait, text, _, url), quality in zip(kept, qualities, strict=True):
+    for vote, quality in zip(kept, qualities, strict=True):
         if quality is None:
             continue
-        sample: dict[str, Any] = {"trait": trait, "text": text, "quality": quality}
-        if not _blank(url):
-            sample["source_url"] = str(url).strip()
+        sample: dict[str, Any] = {"trait": vote.trait, "text": vote.text, "quality": quality}
+        if not _blank(vote.url):
+            sample["source_url"] = str(vote.url).strip()
+        if vote.annotator is not None:
+            sample["annotator"] = vote.annotator
         out.samples.append(sample)
-        out.lines.append(line)
+        out.lines.append(vote.line)
+        out.labels.append(vote.value)
     return out
 
 
-def _qualities(
-    kept: list[tuple[int, str, str, float, Any]], mapping: Mapping, out: Mapped
-) -> list[float | None]:
+def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float | None]:
     sign = 1.0 if mapping.higher_is_positive else -1.0
     if mapping.rule == "as_is":
         result: list[float | None] = []
-        for line, _, _, value, _ in kept:
+        for line, _, _, value, *_ in kept:
             if not 0.0 <= value <= 1.0:
                 out.refused.append(
-                    Refusal(line, f"label {value:g} is outside 0–1: map it with a threshold or quantiles")
+                    Refusal(
+                        line, f"label {value:g} is outside 0–1: map it from its scale or with a threshold"
+                    )
                 )
                 result.append(None)
             else:
                 result.append(value if mapping.higher_is_positive else 1.0 - value)
         return result
+    if mapping.rule == "scale":
+        if not mapping.high > mapping.low:
+            raise ValueError("the scale's high end must be above its low end")
+        scaled: list[float | None] = []
+        for line, _, _, value, *_ in kept:
+            if not mapping.low <= value <= mapping.high:
+                out.refused.append(
+                    Refusal(line, f"label {value:g} is outside the scale {mapping.low:g} to {mapping.high:g}")
+                )
+                scaled.append(None)
+                continue
+            q = (value - mapping.low) / (mapping.high - mapping.low)
+            scaled.append(round(q if mapping.higher_is_positive else 1.0 - q, 6))
+        return scaled
     if mapping.rule == "threshold":
-        return [1.0 if sign * value >= sign * mapping.threshold else 0.0 for *_, value, _ in kept]
+        return [1.0 if sign * v.value >= sign * mapping.threshold else 0.0 for v in kept]
     if mapping.rule != "quantiles":
         raise ValueError(f"unknown rule {mapping.rule!r}: one of {', '.join(RULES)}")
     if not 0.0 < mapping.share <= 0.5:
         raise ValueError("the quantile share is above 0 and at most 0.5 (top and bottom halves)")
     result = [None] * len(kept)
     by_trait: dict[str, list[int]] = {}
-    for i, (_, trait, *_rest) in enumerate(kept):
-        by_trait.setdefault(trait, []).append(i)
+    for i, vote in enumerate(kept):
+        by_trait.setdefault(vote.trait, []).append(i)
     for rows in by_trait.values():
-        values = np.asarray([sign * kept[i][3] for i in rows])
+        values = np.asarray([sign * kept[i].value for i in rows])
         low, high = np.quantile(values, [mapping.share, 1.0 - mapping.share])
         for i, v in zip(rows, values, strict=True):
             # A label on both cut points (heavy ties) is ambiguous: left out rather than put on one pole.
@@ -245,18 +460,3 @@ def _qualities(
             else:
                 out.left_out += 1
     return result
-
-
-SAMPLE_FILE = Mapping(text="text", label="quality", trait_column="trait", source_url="source_url")
-
-
-def read_samples(name: str, data: bytes) -> tuple[Mapped, list[Refusal]]:
-    """A file already in sample columns (`trait,text,quality[,source_url]`), as the evaluation set takes it:
-    the samples, and every line not used (a missing column is one refusal naming the expected header)."""
-    table = read_table(name, data)
-    missing = [c for c in ("trait", "text", "quality") if table.rows and c not in table.columns]
-    if missing:
-        header = f"expected trait,text,quality[,source_url] (no {', '.join(missing)} column)"
-        return Mapped(), [*table.problems, Refusal(1, header)]
-    mapped = map_rows(table, SAMPLE_FILE)
-    return mapped, sorted(table.problems + mapped.refused, key=lambda r: r.line)

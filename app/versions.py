@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from app.widgets import when
-from core.client import Version
+from core.client import ApiError, Client, Version
 
 METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
 LOWER_IS_BETTER = {"calibration_error"}
@@ -172,3 +172,22 @@ def per_trait_summary(probe: pd.DataFrame) -> pd.DataFrame:
             "max |Δ|": g.apply(lambda s: s.abs().max()),
         }
     ).reset_index()
+
+
+CHARTED_EVALUATIONS = 10  # the newest versions whose evaluation-set AUC the chart reads (one request each)
+
+
+def evaluation_points(client: Client, handle: str, versions: list[Version]) -> list[dict[str, Any]]:
+    """Per evaluated version (of the newest `CHARTED_EVALUATIONS`), its ROC AUC per trait on the evaluation
+    set, shaped as a version for `core.charts.metrics_across_versions`; versions never evaluated are left
+    out, and a key that may not read evaluations gets none."""
+    points = []
+    for v in sorted(versions, key=lambda v: v.version_no)[-CHARTED_EVALUATIONS:]:
+        try:
+            result = client.get_evaluation(handle, v.version_no)
+        except ApiError:  # not evaluated (404), or a key that may not read it (403)
+            continue
+        traits = {k: {"roc_auc": t.roc_auc.value} for k, t in result.traits.items() if t.roc_auc is not None}
+        if traits:
+            points.append({"version_no": v.version_no, "metrics": {"traits": traits}})
+    return points

@@ -126,6 +126,27 @@ VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
 #: Not a tag: it would read as a version number (`v3`, and `V3` too).
 TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
 
+# -- annotators (who gave a label: docs/api.md, "Annotators and votes") -------------------------------------
+
+#: A key's name, and an annotator given with a label: whole string, ASCII.
+ANNOTATOR_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\Z")
+#: ANNOTATOR_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
+ANNOTATOR_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
+MAX_ANNOTATOR_CHARS = 64
+#: An unnamed key labels as `key-<prefix>`; no key may be named so (it would pass for another key).
+UNNAMED_KEY_PREFIX = "key-"
+
+
+def annotator_of(name: str | None, prefix: str) -> str:
+    """The annotator name a key labels as: its name, or `key-<prefix>` when it has none."""
+    return name if name else f"{UNNAMED_KEY_PREFIX}{prefix}"
+
+
+#: `overlap` of `POST …/pool/suggest`: the share of picks routed to texts another annotator labelled.
+MAX_OVERLAP = 0.5
+#: The Label page's default overlap.
+DEFAULT_OVERLAP = 0.2
+
 # -- allowed values ----------------------------------------------------------------------------------------
 
 ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
@@ -274,6 +295,10 @@ DISAGREEMENTS = PageSize(20, 1000)
 MAX_PR_POINTS = 500
 #: A trait's `anchor_sample_ids`: at most this many ids per pole.
 ANCHORS_PER_POLE = 3
+#: `GET …/feedback`'s `limit`: buffered feedback labels in one page.
+FEEDBACK_PAGE = PageSize(100, 500)
+#: `limit` of `GET …/agreement`: the most disagreed texts listed per trait.
+AGREEMENT_LIMIT = PageSize(20, 100)
 
 # -- the Perspective-compatible surface (docs/perspective.md) ------------------------------------------------
 

@@ -6,14 +6,16 @@ import html
 
 import streamlit as st
 
+from app.feedback_view import buffered_feedback
 from app.keys import key_listener
 from app.label_chart import curve_chart
 from app.labelling import LabelSession, act, first_suggestions_ready, start, update_curve
+from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.widgets import guard, open_model_page
 from core.client import Trait
-from core.contract import SUGGEST_MODES
+from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
@@ -25,6 +27,11 @@ if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
     st.stop()
 names = {t.key: t for t in traits}
+
+# Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
+feedback_route = model.state == "ready" and not model.zero_data_retention
+if (note := labelling_note(model, retrain_at(client, handle), count=False)) is not None:
+    st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 pool_size = 0
 with guard("Reading the pool"):
@@ -49,7 +56,7 @@ with st.expander(
             st.session_state.pop("label_session", None)
             st.rerun()
 
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2, c4 = st.columns([2, 2, 2])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
     "Suggest",
@@ -59,14 +66,24 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
-c3.metric("Pool", f"{pool_size:,}")
+overlap = c4.slider(
+    "Overlap with colleagues",
+    0,
+    int(MAX_OVERLAP * 100),
+    int(DEFAULT_OVERLAP * 100),
+    step=5,
+    format="%d%%",
+    key="label_overlap",
+    help="This share of the suggestions are texts another annotator labelled and you have not: the team's "
+    "agreement (Traits page) is measured on them as you work.",
+)
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
 
 kept: LabelSession | None = st.session_state.get("label_session")
-if kept is None or (kept.handle, kept.trait, kept.mode) != (handle, trait, mode):
-    kept = LabelSession(handle, trait, mode)
+if kept is None or (kept.handle, kept.trait, kept.mode, kept.overlap) != (handle, trait, mode, overlap / 100):
+    kept = LabelSession(handle, trait, mode, overlap=overlap / 100)
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 session: LabelSession = kept
@@ -81,6 +98,14 @@ def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
     key_listener("label_keys", KEYS, _press)
     t = names[trait]
+    left = session.left
+    # What is left to label follows every label (issue 37.6: a "Pool 200" stayed 200 while labelling).
+    st.metric(
+        f"Left to label for {t.name}",
+        f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
+        delta=f"-{len(session.history)} this session" if session.history else None,
+        delta_color="off",
+    )
     item = session.current
     if item is None:
         if not session.error:  # else the error below says why there is no text
@@ -94,9 +119,10 @@ def labelling() -> None:
             f"{html.escape(item['text'])}</div>",
             unsafe_allow_html=True,
         )
+        shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
             f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
-            f"{len(session.history)} labelled this session"
+            f"{len(session.history)} labelled this session{shared}"
         )
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
@@ -118,6 +144,8 @@ def labelling() -> None:
         "(while this page is shown and the focus is not in a text field)."
     )
 
+    if feedback_route:
+        buffered_feedback(client, handle)
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
+from app.backend import demo_load
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.contract import EMBEDDER_NAMES, MODEL_STATES
+
+PAGES = Path(__file__).resolve().parent
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
@@ -21,7 +26,18 @@ if flash := st.session_state.pop("flash", None):
     st.success(flash)
 browse, create, edit = st.tabs(["Browse", "Create", "Edit selected"])
 
-with browse:
+POLL_S = 2.0  # while a listed model is busy (a demo model training, a run): the table reads them again
+
+
+def _open_page(model_state: str, traits: int) -> str:
+    """Where "Open" takes a model: its data while it is a draft (its traits first when it has none), its
+    versions once trained."""
+    if model_state in ("draft", "failed"):
+        return "samples.py" if traits else "traits.py"
+    return "versions.py"
+
+
+def _browse() -> None:
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     scope = c1.selectbox("Where", [*backend.namespaces, PUBLIC], key="models_scope")
     state = c2.selectbox("State", STATES, key="models_state")
@@ -37,6 +53,10 @@ with browse:
             lambda cursor: client.list_models_page(namespace, state_arg, kind_arg, limit, cursor),
         )
         items = page.items
+        busy = any(m.state == "busy" for m in items) or demo_load().running
+        if busy != st.session_state.get("models_polling", False):  # start or stop following the states
+            st.session_state["models_polling"] = busy
+            st.rerun(scope="app")
         if not items:
             st.info("No models here yet." if namespace else "The public catalog is empty.")
         else:
@@ -56,6 +76,8 @@ with browse:
                 for m in items
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+            if busy:
+                st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
             o1, o2 = st.columns([3, 1])
             # The box follows the sidebar: whenever the picked model changes (sidebar, Create), it shows it.
             shown = [r["handle"] for r in rows]
@@ -63,11 +85,18 @@ with browse:
             if picked in shown and picked != st.session_state.get("models_open_synced"):
                 st.session_state["models_open_synced"] = picked
                 st.session_state["models_open_pick"] = picked
-            pick = o1.selectbox("Open a model", [r["handle"] for r in rows], key="models_open_pick")
-            if o2.button("Open", key="models_open", type="primary", width="stretch"):
-                select_model(str(pick) if pick else None)
-                st.rerun()
+            pick = o1.selectbox("Open a model", shown, key="models_open_pick")
+            if o2.button("Open", key="models_open", type="primary", width="stretch") and pick:
+                chosen = next(m for m in items if m.handle == pick)
+                select_model(str(pick))
+                st.switch_page(str(PAGES / _open_page(chosen.state, len(chosen.traits))))
         pager_buttons("models_pager", page)
+
+
+with browse:
+    # A fragment that reads the list again every 2 s while a listed model is busy: the demo models finish
+    # training in the background, and a table that kept saying "busy" until a reload misled (issue 37.6).
+    st.fragment(_browse, run_every=POLL_S if st.session_state.get("models_polling") else None)()
 
 with create:
     st.caption(f"Your namespaces: {', '.join(f'`{n}`' for n in backend.namespaces)}")

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from app import reads
+from app.agreement_view import disagreements_panel
+from app.feedback_view import buffered_feedback
 from app.flag_fixes import flags_tab as flags_panel
-from app.labels import LabelsRefused, add_labels, labelling_note
+from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
 from app.paging import paged, pager_buttons
 from app.quality_input import quality_slider
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
-from app.sample_edits import apply_edits, grid_changes, save_message
+from app.sample_grid import sample_grid
 from app.sample_import import sample_import_section
-from app.sample_io import refused_rows, to_csv, to_jsonl
+from app.sample_io import to_csv, to_jsonl
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Trait
 from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
@@ -26,9 +27,15 @@ editable = is_editable(model)
 labelling = model.state == "ready" and not model.zero_data_retention  # labels go in as feedback
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
+if note := st.session_state.pop("samples_flash_info", None):
+    st.info(note)
 if not busy:
     reopen_offer(client, model, "samples_flash", "samples_reopen")
-if not editable and not busy and (note := labelling_note(model)):  # what a label does meanwhile
+if (
+    not editable
+    and not busy
+    and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
+):
     st.info(note, icon=":material/school:" if labelling else ":material/block:")
 reopened_note(model)
 if model.zero_data_retention:
@@ -48,8 +55,8 @@ with guard("Listing traits"):
 trait_keys = [t.key for t in traits]
 trait_names = {t.key: t.name for t in traits}
 
-browse_tab, import_tab, export_tab, synth_tab, flags_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags"]
+browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"]
 )
 
 with browse_tab:
@@ -70,83 +77,8 @@ with browse_tab:
             (handle, trait_arg, prov_arg, limit),
             lambda cursor: client.list_samples_page(handle, trait_arg, prov_arg, limit, cursor),
         )
-        rows = page.items
-        # One editor state per page of data: rows added on one page must not reappear on another.
-        pager_state = st.session_state["samples_pager"]
-        editor_key = f"samples_editor_{abs(hash((pager_state['filters'], pager_state['stack'][-1])))}"
-        frame = pd.DataFrame(
-            [
-                {
-                    "id": r.id,
-                    "trait": r.trait,
-                    "text": r.text,
-                    "quality": r.quality,
-                    "provenance": r.provenance,
-                    "source_url": r.source_url,
-                }
-                for r in rows
-            ],
-            columns=["id", "trait", "text", "quality", "provenance", "source_url"],
-        )
-        # Rows the service refused on the last save stay in the grid below the stored ones, marked with why,
-        # so the user fixes them instead of typing them again; so do stored rows whose edit was refused.
-        pending = st.session_state.get("samples_pending", []) if editable else []
-        edit_problems = st.session_state.get("samples_edit_problems", {}) if editable else {}
-        stored_count = len(frame)
-        texts_by_id = {r.id: r.text for r in rows}
-        marked = bool(pending or edit_problems)
-        if marked:  # the problem column only while there are refused rows to fix
-            frame["problem"] = [edit_problems.get(int(i), "") for i in frame["id"]] if stored_count else ""
-            frame = pd.concat([frame, pd.DataFrame(pending)], ignore_index=True)
-        st.caption(
-            "Edit text, trait and quality in place, delete rows (select them, then the bin icon), add rows "
-            "at the bottom; then save. Flagged samples are fixed from the Flags tab."
-            if editable
-            else "Samples of a trained model are frozen into its versions; reopen it above to edit them."
-        )
-        # In a form, edits reach the app together with the save click, never as reruns of their own.
-        form = st.form(f"samples_form_{editor_key}", border=False)
-        edited = form.data_editor(
-            frame,
-            key=editor_key,
-            hide_index=True,
-            width="stretch",
-            num_rows="dynamic" if editable else "fixed",
-            # The reason first, so it shows beside a refused row even on a narrow screen.
-            column_order=["problem", *frame.columns.drop("problem")] if marked else None,
-            disabled=["id", "provenance", *(["problem"] if marked else [])] if editable else True,
-            # Narrow bookkeeping columns: with the row-selection column the grid still fits 1280 px without
-            # a horizontal scrollbar, and the text gets the room.
-            column_config={
-                "id": st.column_config.NumberColumn("id", width="small"),
-                "provenance": st.column_config.TextColumn("provenance", width="small"),
-                "source_url": st.column_config.TextColumn("source_url", width="small"),
-                "trait": st.column_config.SelectboxColumn("trait", options=trait_keys, required=True),
-                "text": st.column_config.TextColumn("text", width="large", required=True),
-                # Not required: a row without a quality reaches the service and comes back with its reason.
-                "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
-                "problem": st.column_config.TextColumn("problem", width="medium"),
-            },
-        )
-        save_clicked = form.form_submit_button("Save changes", disabled=not editable, type="primary")
+        sample_grid(client, handle, page, trait_keys, trait_arg, editable)
         pager_buttons("samples_pager", page)
-        if editable and save_clicked:
-            changes = grid_changes(frame, stored_count, st.session_state.get(editor_key))
-            if changes.empty:
-                st.info("Nothing to save: edit cells, delete rows or add rows at the bottom first.")
-            else:
-                with guard("Saving the samples"):
-                    saved = apply_edits(client, handle, changes, texts_by_id)
-                    report = client.import_samples(handle, changes.new_rows) if changes.new_rows else None
-                    refused = refused_rows(changes.new_rows, report.errors, stored_count) if report else []
-                    st.session_state["samples_pending"] = refused
-                    st.session_state["samples_edit_problems"] = {
-                        int(p["id"]): p["problem"] for p in saved.problems
-                    }
-                    st.session_state.pop(editor_key, None)  # the saved rows now come from the server
-                    message, ok = save_message(saved, report.stored if report else 0, refused)
-                    st.session_state["samples_flash" if ok else "samples_flash_warning"] = message
-                    st.rerun()
 
     if (editable or labelling) and traits:
         st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
@@ -171,6 +103,8 @@ with browse_tab:
                             st.rerun()
                     except LabelsRefused as refused:
                         st.warning(str(refused))
+        if labelling:
+            buffered_feedback(client, handle)
 
 
 with import_tab:
@@ -207,3 +141,6 @@ with synth_tab:
 
 with flags_tab:
     flags_panel(backend, client, model)
+
+with disagree_tab:
+    disagreements_panel(client, model, traits, editable)

@@ -8,11 +8,29 @@ from urllib.parse import urlsplit
 import pydantic
 import streamlit as st
 
-from app.backend import NAMESPACE_KEY, REMOTE_KEY, embedder_name, get_backend, key_info
+from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info, team_mode
 from app.demo_view import PUBLIC_URL_KEY, public_base_url
+from app.environment import embedder_name
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+
+
+def _embedded_key(backend: Backend) -> None:
+    """The embedded service's own key, for scripts, notebooks and Perspective clients on this computer
+    (without it they get 403 CREDENTIALS_MISSING). Only for the embedded service: a remote key is the
+    user's own, typed here or set in the environment."""
+    with st.expander("Key for scripts and Perspective clients on this computer"):
+        st.caption(
+            "An authoring key of the embedded service (kept in its data directory). Use it with the Python "
+            "client (`Client(url, key)`), as `Authorization: Bearer <key>`, or as a Perspective client's "
+            "`key=` (the Perspective routes answer at the service's address without `/v1`). The code boxes "
+            "have a copy button."
+        )
+        st.code(backend.service.api_key, language=None)
+        base = backend.url.removesuffix("/v1")
+        st.code(f"{base}/v1alpha1/comments:analyze?key={backend.service.api_key}", language=None)
+
 
 st.title("Settings")
 if flash := st.session_state.pop("settings_flash", None):
@@ -23,6 +41,7 @@ try:
     st.markdown(
         f"**In use:** {backend.label}  \n**Namespaces:** {', '.join(f'`{n}`' for n in backend.choices)}"
         f" (working: `{backend.namespace}`)  \n**Key scope:** `{backend.scope}`"
+        + (f"  \n**You label as:** `{backend.annotator}`" if backend.annotator else "")
     )
     if backend.read_only:
         st.info(
@@ -34,55 +53,67 @@ try:
             f"The embedded service listens on `{backend.url}` (loopback only), "
             "with its own data directory and key."
         )
+        _embedded_key(backend)
 except Exception as exc:  # noqa: BLE001
     show_error(exc, "Connecting to the scoring service", on_settings=True)
 
-st.subheader("Remote service")
-st.caption(
-    "Set `SCORING_API_URL` and `SCORING_API_KEY` before starting, or enter them here (kept for this browser "
-    "session only). The key's namespaces come from the service; `SCORING_NAMESPACE` picks the working one."
-)
-current = st.session_state.get(REMOTE_KEY) or {}
-with st.form("remote"):
-    url = st.text_input(
-        "Service URL", value=current.get("url", ""), placeholder="https://scoring.example.com/v1"
+if team_mode():  # a team's workbench: the service is fixed, and each browser signs in with its own key
+    st.subheader("Your key")
+    st.caption(
+        "This workbench is shared by a team: you signed in with your own key, kept in this browser tab's "
+        "session only. Sign out in the sidebar to use another key."
     )
-    key = st.text_input("API key", value=current.get("key", ""), type="password")
-    connect = st.form_submit_button("Connect", type="primary")
-if connect:
-    with guard("Connecting", on_settings=True):
-        url, key = url.strip(), key.strip()
-        if not (url and key):
-            raise ValueError("Enter both the service URL and an API key.")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(
-                f"“{url}” is not a service URL: it starts with http:// or https://, "
-                "e.g. https://scoring.example.com/v1."
-            )
-        try:
-            if key_info(url, key) is None:  # no /keys/current: prove the URL and key another way
-                with Client(url, key) as probe:
-                    probe.list_models_page(limit=1)
-        except (NotFoundError, json.JSONDecodeError, pydantic.ValidationError):
-            # A 404, or a page that is not the service's JSON (a website, a proxy's login page): the URL
-            # reaches a web server, but not the scoring service.
-            raise ValueError(
-                f"Something answers at {url}, but not a scoring service: check the URL (the service's "
-                "address ends in /v1)."
-            ) from None
-        st.session_state[REMOTE_KEY] = {"url": url, "key": key}
+else:
+    st.subheader("Remote service")
+    st.caption(
+        "Set `SCORING_API_URL` and `SCORING_API_KEY` before starting, or enter them here (kept for this "
+        "browser session only). The key's namespaces come from the service; `SCORING_NAMESPACE` picks the "
+        "working one."
+    )
+    current = st.session_state.get(REMOTE_KEY) or {}
+    with st.form("remote"):
+        url = st.text_input(
+            "Service URL", value=current.get("url", ""), placeholder="https://scoring.example.com/v1"
+        )
+        key = st.text_input("API key", value=current.get("key", ""), type="password")
+        connect = st.form_submit_button("Connect", type="primary")
+    if connect:
+        with guard("Connecting", on_settings=True):
+            url, key = url.strip(), key.strip()
+            if not (url and key):
+                raise ValueError("Enter both the service URL and an API key.")
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(
+                    f"“{url}” is not a service URL: it starts with http:// or https://, "
+                    "e.g. https://scoring.example.com/v1."
+                )
+            try:
+                if key_info(url, key) is None:  # no /keys/current: prove the URL and key another way
+                    with Client(url, key) as probe:
+                        probe.list_models_page(limit=1)
+            except (NotFoundError, json.JSONDecodeError, pydantic.ValidationError):
+                # A 404, or a page that is not the service's JSON (a website, a proxy's login page): the URL
+                # reaches a web server, but not the scoring service.
+                raise ValueError(
+                    f"Something answers at {url}, but not a scoring service: check the URL (the service's "
+                    "address ends in /v1)."
+                ) from None
+            st.session_state[REMOTE_KEY] = {"url": url, "key": key}
+            st.session_state.pop(NAMESPACE_KEY, None)
+            st.session_state[MODEL_KEY] = None
+            st.session_state["settings_flash"] = f"Connected to {url}."
+            st.rerun()
+
+    if st.session_state.get(REMOTE_KEY) and st.button(
+        "Forget the remote service (back to the default backend)"
+    ):
+        st.session_state.pop(REMOTE_KEY, None)
         st.session_state.pop(NAMESPACE_KEY, None)
         st.session_state[MODEL_KEY] = None
-        st.session_state["settings_flash"] = f"Connected to {url}."
+        st.session_state["settings_flash"] = "Using the default backend again."
         st.rerun()
 
-if st.session_state.get(REMOTE_KEY) and st.button("Forget the remote service (back to the default backend)"):
-    st.session_state.pop(REMOTE_KEY, None)
-    st.session_state.pop(NAMESPACE_KEY, None)
-    st.session_state[MODEL_KEY] = None
-    st.session_state["settings_flash"] = "Using the default backend again."
-    st.rerun()
 
 st.subheader("Shared links")
 st.caption(

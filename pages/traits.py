@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app import reads
+from app.agreement_view import agreement_section
 from app.forms import trait_edits
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
@@ -129,6 +130,8 @@ if traits:
     )
 else:
     st.info("No traits yet: add one below, or discover them from samples.")
+if traits:
+    agreement_section(client, handle, traits)
 
 if editable:
     add, delete, discover = st.tabs(["Add", "Delete", "Discover"])

@@ -9,6 +9,7 @@ from app import reads
 from app.evaluation_view import evaluation_section
 from app.versions import (
     delta_color,
+    evaluation_points,
     metrics_diff_frame,
     per_trait_summary,
     probe_scores,
@@ -34,7 +35,21 @@ if not versions:
 st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 if len(versions) > 1:
     with guard("Charting metrics"):
-        st.plotly_chart(metrics_across_versions(versions, "roc_auc"), width="stretch")
+        # Each version's training AUC is measured out of fold on its own samples: it rises as samples are
+        # added or cleaned without any version being better. When versions were evaluated on the held-out
+        # set, that is what the chart shows; otherwise it says what the training AUC is.
+        evaluated = evaluation_points(client, handle, versions)
+        if len(evaluated) > 1:
+            title = "ROC AUC on the evaluation set (held-out items): higher is better"
+            st.plotly_chart(metrics_across_versions(evaluated, "roc_auc", title=title), width="stretch")
+        else:
+            title = "Training ROC AUC (out of fold, each version on its own samples): not a comparison"
+            st.plotly_chart(metrics_across_versions(versions, "roc_auc", title=title), width="stretch")
+            st.caption(
+                "Each version's AUC comes from its own training samples, so a rise can mean easier or "
+                "cleaner samples, not a better model. Evaluate two or more versions on the evaluation set "
+                "(below) to chart what decides between them."
+            )
 
 with guard("Loading the history"):
     history = client.history(handle)
@@ -47,14 +62,23 @@ with st.container(border=True):
     st.subheader("Tags")
     g1, g2 = st.columns(2)
     with g1.form("tag_form", clear_on_submit=True):
-        active = f"v{model.version_no}" if model.version_no else "none"
-        tag = st.text_input(f"Tag the active version ({active})", placeholder="prod")
+        # Any version, the active one first (issue 37.6: only the active one could be tagged from here).
+        choices = sorted((v.version_no for v in versions), key=lambda n: (n != model.version_no, -n))
+        t1, t2 = st.columns([1, 2])
+        tagged_no = t1.selectbox(
+            "Version",
+            choices,
+            format_func=lambda n: f"v{n}" + (" (active)" if n == model.version_no else ""),
+            key="tag_version_pick",
+        )
+        tag = t2.text_input("Tag name", placeholder="prod")
         submitted = st.form_submit_button("Tag")
         if submitted and not tag.strip():
             st.warning("Enter a tag name first, for example `prod`.", icon=":material/edit:")
         elif submitted:
             with guard("Tagging"):
-                result = client.tag_version(handle, tag.strip())
+                active = tagged_no == model.version_no
+                result = client.tag_version(handle, tag.strip(), None if active else tagged_no)
                 st.session_state["versions_flash"] = f"Tagged v{result.version_no} as `{result.tag}`."
                 st.rerun()
     with g2.form("untag_form"):

@@ -146,6 +146,8 @@ def migrate_command(args: argparse.Namespace) -> int:
 
 
 def keys_create(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import IntegrityError
+
     from service.keys import create_key
     from service.store.db import make_engine, make_session_factory, migrate, transaction
 
@@ -154,13 +156,20 @@ def keys_create(args: argparse.Namespace) -> int:
     migrate(engine)
     try:
         with transaction(make_session_factory(engine)) as s:
-            key = create_key(s, args.namespace, args.scope)
+            key = create_key(s, args.namespace, args.scope, args.name)
+    except IntegrityError:  # the same name created by another process at the same moment
+        print(f"error: the name {args.name!r} is taken by another key: choose another", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
         engine.dispose()
-    print(f"Created {args.scope} key for namespace(s) {', '.join(args.namespace)}. It is shown only once:")
+    named = f" named {args.name}" if args.name else ""
+    print(
+        f"Created {args.scope} key{named} for namespace(s) {', '.join(args.namespace)}. "
+        "It is shown only once:"
+    )
     print(key)
     return 0
 
@@ -259,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     p = keys.add_parser("create", help="create a key and print it on the last line")
     p.add_argument("--namespace", action="append", required=True, help="namespace the key owns (repeatable)")
     p.add_argument("--scope", choices=("authoring", "scoring"), required=True)
+    p.add_argument(
+        "--name",
+        help="the annotator name the key's labels carry (unique; default: key-<prefix>), e.g. alice",
+    )
     _common(p)
     p.set_defaults(func=keys_create)
 

@@ -20,8 +20,10 @@ from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_han
 from service.guard import GuardMiddleware
 from service.perspective import AnalyzeIn, SuggestScoreIn
 from service.routes import (
+    agreement,
     eval_compare,
     evaluation,
+    feedback,
     history,
     keys_info,
     models,
@@ -137,7 +139,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 

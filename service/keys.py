@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
+from core.contract import ANNOTATOR_RE, NAMESPACE_RE, PUBLIC_NAMESPACE, UNNAMED_KEY_PREFIX, annotator_of
 from service.store.tables import ApiKey
 
 SCOPES = ("authoring", "scoring")
@@ -23,6 +23,8 @@ class Principal:
     key_id: int
     scope: str
     namespaces: frozenset[str]
+    #: The name the key's labels carry: the key's name, or `key-<prefix>` (core.contract.annotator_of).
+    annotator: str
 
     def owns(self, namespace: str) -> bool:
         return namespace in self.namespaces
@@ -35,8 +37,27 @@ def _hash(salt: str, secret: str) -> str:
     return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()
 
 
-def create_key(session: Session, namespaces: list[str], scope: str) -> str:
-    """Store a new key and return it in clear (the only time it is ever visible)."""
+class NameTaken(ValueError):
+    """`keys create --name` with a name another key has."""
+
+
+def check_key_name(name: str) -> None:
+    if not ANNOTATOR_RE.match(name):
+        raise ValueError(
+            f"invalid name {name!r}: 1-64 characters, ASCII letters, digits, '.', '_', '@' and '-', "
+            "starting with a letter or digit"
+        )
+    if name.startswith(UNNAMED_KEY_PREFIX):
+        raise ValueError(f"invalid name {name!r}: '{UNNAMED_KEY_PREFIX}…' names the keys that have no name")
+
+
+def create_key(session: Session, namespaces: list[str], scope: str, name: str | None = None) -> str:
+    """Store a new key and return it in clear (the only time it is ever visible). `name`: the annotator
+    name its labels carry, unique in the service (NameTaken otherwise)."""
+    if name is not None:
+        check_key_name(name)
+        if session.scalar(select(ApiKey.id).where(ApiKey.name == name)) is not None:
+            raise NameTaken(f"the name {name!r} is taken by another key: choose another")
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     if not namespaces:
@@ -54,6 +75,7 @@ def create_key(session: Session, namespaces: list[str], scope: str) -> str:
             key_hash=_hash(salt, secret),
             scope=scope,
             namespaces=sorted(set(namespaces)),
+            name=name,
         )
     )
     return f"sk_{prefix}_{secret}"
@@ -69,4 +91,23 @@ def authenticate(session: Session, key: str) -> Principal | None:
         return None
     if not hmac.compare_digest(row.key_hash, _hash(row.salt, secret)):
         return None
-    return Principal(key_id=row.id, scope=row.scope, namespaces=frozenset(row.namespaces))
+    return Principal(
+        key_id=row.id,
+        scope=row.scope,
+        namespaces=frozenset(row.namespaces),
+        annotator=annotator_of(row.name, row.prefix),
+    )
+
+
+def reserved_annotators(session: Session, who: Principal, names: set[str]) -> list[str]:
+    """Those of `names` the caller may not label as: another key's name, or any `key-…` name but the
+    caller's own (those name the unnamed keys). No one posts votes as a colleague."""
+    names = names - {who.annotator}
+    taken = {n for n in names if n.startswith(UNNAMED_KEY_PREFIX)}
+    if names - taken:
+        taken |= set(
+            session.scalars(
+                select(ApiKey.name).where(ApiKey.name.in_(names - taken), ApiKey.id != who.key_id)
+            )
+        )
+    return sorted(taken)

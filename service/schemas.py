@@ -19,15 +19,19 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
+    ANNOTATOR_PATTERN,
+    ANNOTATOR_RE,
     DEFAULT_EMBEDDER,
     HANDLE_PATTERN,
     HANDLE_RE,
+    MAX_ANNOTATOR_CHARS,
     MAX_DEPTH,
     MAX_DESCRIPTION_CHARS,
     MAX_EVAL_ITEMS_PER_REQUEST,
     MAX_HANDLE_CHARS,
     MAX_KEEP_UNNAMED,
     MAX_LABEL_CHARS,
+    MAX_OVERLAP,
     MAX_POOL_TEXTS_PER_REQUEST,
     MAX_PREVIEW_TEXTS,
     MAX_README_CHARS,
@@ -340,11 +344,36 @@ class TraitsOut(BaseModel):
 # ---- samples --------------------------------------------------------------------------------------
 
 
-class SampleIn(Strict):
+def check_annotator(value: str) -> str:
+    if not ANNOTATOR_RE.match(value):
+        raise PydanticCustomError(
+            "invalid_annotator",
+            f"an annotator is 1-{MAX_ANNOTATOR_CHARS} ASCII letters, digits, '.', '_', '@' and '-', "
+            "starting with a letter or digit",
+        )
+    return value
+
+
+# Checked by check_annotator as a whole string (a Field pattern would let a trailing newline through).
+Annotator = Annotated[
+    str,
+    Field(max_length=MAX_ANNOTATOR_CHARS, json_schema_extra={"pattern": ANNOTATOR_PATTERN, "minLength": 1}),
+    AfterValidator(check_annotator),
+]
+_ANNOTATOR_HELP = (
+    "Who gave the label (an external rater's id, for an import of several raters' votes); absent: the "
+    "calling key's annotator name. Another key's name → 422 `annotator_reserved`."
+)
+
+
+class LabelIn(Strict):
+    """A labelled text: a sample, or an evaluation-set item."""
+
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text
     quality: float = Field(ge=0.0, le=1.0)
     source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    annotator: Annotator | None = Field(default=None, description=_ANNOTATOR_HELP)
 
     @field_validator("quality")
     @classmethod
@@ -352,6 +381,14 @@ class SampleIn(Strict):
         if math.isnan(value):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
         return value
+
+
+class SampleIn(LabelIn):
+    adjudicated: bool = Field(
+        default=False,
+        description="A reviewer's vote that settles the text: its quality decides the text's pole in "
+        "training (the other votes stay stored). A sample edit: untrained models only.",
+    )
 
 
 class SamplesIn(Strict):
@@ -371,6 +408,10 @@ class SampleOut(BaseModel):
     source_url: str | None
     content_sha256: str
     created_at: datetime
+    annotator: str | None = Field(
+        description="Who gave the label; null for machine-made samples and those stored before annotators"
+    )
+    adjudicated: bool = Field(description="A reviewer's vote that settles the text")
 
 
 class SamplePage(BaseModel):
@@ -442,6 +483,14 @@ class VersionPage(BaseModel):
     items: list[VersionOut]
     limit: int
     next_cursor: str | None
+
+
+class TagIn(Strict):
+    """Optional body of `POST …/versions/{tag}` (addition): the version to tag; absent, the active one."""
+
+    version: str | None = Field(
+        default=None, max_length=64, description="`vN` or a tag; default: the active version"
+    )
 
 
 class Tagged(BaseModel):
@@ -552,6 +601,9 @@ class KeyInfo(BaseModel):
     scope: KeyScope
     namespaces: list[str] = Field(description="Namespaces the key owns, sorted (`public` is readable by all)")
     created_at: datetime
+    name: str = Field(
+        description="The annotator name the key's labels carry: its name, or `key-<prefix>` when it has none"
+    )
 
 
 class Health(BaseModel):
@@ -572,6 +624,35 @@ class PoolIn(Strict):
 class PoolAdded(BaseModel):
     ids: list[int]
     added: int = Field(description="How many of the texts were new to the pool.")
+
+
+class FeedbackLabelOut(BaseModel):
+    """A label sent with score feedback, waiting in the buffer for the automatic retraining."""
+
+    id: int
+    trait: str
+    text: str
+    quality: float
+    created_at: datetime
+
+
+class FeedbackPage(BaseModel):
+    handle: str
+    items: list[FeedbackLabelOut]
+    limit: int
+    next_cursor: str | None
+    buffered: int = Field(description="Labels in the buffer now (the model's `buffered_feedback`).")
+    retrain_at: int = Field(
+        description="The buffer size at which feedback starts an automatic retraining "
+        "(`SCORING_RETRAIN_BUFFER`)."
+    )
+
+
+class FeedbackWithdrawn(BaseModel):
+    handle: str
+    id: int
+    deleted: bool
+    buffered: int
 
 
 class PoolTextOut(BaseModel):
@@ -596,6 +677,20 @@ class SuggestIn(Strict):
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
+    overlap: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=MAX_OVERLAP,
+        description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
+        "for this trait and the caller has not, so that agreement is measured as the team works.",
+    )
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, value: float) -> float:
+        if math.isnan(value):
+            raise PydanticCustomError("invalid_overlap", "overlap must be a number in [0, 0.5]")
+        return value
 
 
 class Suggestion(BaseModel):
@@ -603,6 +698,9 @@ class Suggestion(BaseModel):
     text: str
     score: float | None = Field(
         description="The current draft fit's score; null before both poles have labels."
+    )
+    overlap: bool = Field(
+        default=False, description="A text another annotator labelled (asked for with `overlap`)."
     )
 
 
@@ -612,13 +710,14 @@ class SuggestOut(BaseModel):
     items: list[Suggestion]
     pool_size: int
     labelled: int
+    unlabelled: int = Field(description="Pool texts not labelled for the trait yet (addition).")
 
 
 # -- evaluation sets -------------------------------------------------------------------------------------
 
 
 class EvalItemsIn(Strict):
-    items: list[SampleIn] = Field(min_length=1, max_length=MAX_EVAL_ITEMS_PER_REQUEST)
+    items: list[LabelIn] = Field(min_length=1, max_length=MAX_EVAL_ITEMS_PER_REQUEST)
 
 
 class EvalAdded(BaseModel):
@@ -770,3 +869,55 @@ class TraitPreviewOut(BaseModel):
     positive_texts: list[str] = Field(description="The pole texts the positive end of the axis comes from.")
     negative_texts: list[str]
     embedder: str
+
+
+# -- annotators' agreement -----------------------------------------------------------------------------------
+
+
+class AnnotatorVotes(BaseModel):
+    annotator: str
+    votes: int = Field(description="Counted votes of the annotator on the trait (adjudications aside)")
+
+
+class PairAgreement(BaseModel):
+    a: str
+    b: str
+    texts: int = Field(description="Texts both annotators voted on")
+    same_pole: int = Field(description="Of those, the texts where their votes fall on the same pole")
+    agreement: float = Field(description="same_pole / texts")
+
+
+class VoteOut(BaseModel):
+    annotator: str | None
+    quality: float
+    sample_id: int | None = Field(
+        description="The sample holding the vote; null for a buffered feedback label"
+    )
+    adjudicated: bool = False
+
+
+class DisagreedText(BaseModel):
+    text: str
+    votes: list[VoteOut]
+    quality: float = Field(description="The counted quality (the adjudicated vote's, else the votes' mean)")
+    contested: bool = Field(description="Votes on both poles and not adjudicated")
+    adjudicated: bool
+
+
+class TraitAgreementOut(BaseModel):
+    texts_with_votes: int = Field(description="Texts with at least 2 counted votes of annotators")
+    annotators: list[AnnotatorVotes]
+    krippendorff_alpha_interval: float | None
+    krippendorff_alpha_nominal: float | None
+    pairwise: list[PairAgreement]
+    disagreed: list[DisagreedText]
+
+
+class AgreementOut(BaseModel):
+    handle: str
+    traits: dict[str, TraitAgreementOut]
+    stored_at: datetime | None = Field(
+        default=None,
+        description="Zero-data-retention: when the numbers were kept, just before the votes were purged "
+        "(`disagreed` is then empty); null when computed from the stored votes now.",
+    )

@@ -180,6 +180,8 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         source_url=row.source_url,
         content_sha256=row.content_sha256,
         created_at=row.created_at,
+        annotator=row.annotator,
+        adjudicated=bool(row.adjudicated),
     )
 
 

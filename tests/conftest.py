@@ -26,6 +26,8 @@ LONG_FILES = (
     "tests/deploy/test_procfile.py",
     "tests/deploy/test_secrets.py",
     "tests/app/test_evaluation_browser.py",
+    "tests/app/test_newcomer_browser.py",
+    "tests/app/test_sample_grid_browser.py",
     "tests/app/test_label_browser.py",
     "tests/service/test_backup.py",
     "tests/service/test_snapshot_reads.py",

@@ -17,6 +17,9 @@ from core.client import progress as progress_mod
 from core.client.models import (
     CompareResult,
     DeleteResult,
+    FeedbackLabel,
+    FeedbackPage,
+    FeedbackWithdrawn,
     HistoryEvent,
     ImportReport,
     KeyInfo,
@@ -39,6 +42,7 @@ from core.client.models import (
     Version,
 )
 from core.client.results import (
+    Agreement,
     AnalyzeCommentResult,
     DiscoveryDocument,
     Evaluation,
@@ -500,11 +504,38 @@ class Client:
         """Delete every text of the model's pool; returns how many there were."""
         return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
 
+    # -- buffered score feedback ------------------------------------------------------------------------
+
+    def feedback_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> FeedbackPage:
+        """A page of the model's buffered feedback labels (oldest first), with `buffered` (the buffer's size)
+        and `retrain_at` (the size at which the service retrains the model). Owner's authoring key only."""
+        body = self._get(_path("models", handle, "feedback"), {"limit": limit, "cursor": cursor})
+        return FeedbackPage.model_validate(body)
+
+    def list_feedback(self, handle: str, page_size: int | None = None) -> Iterator[FeedbackLabel]:
+        return self._paginate(lambda cursor: self.feedback_page(handle, limit=page_size, cursor=cursor))
+
+    def withdraw_feedback(self, handle: str, label_id: int) -> FeedbackWithdrawn:
+        """Take a buffered feedback label back before the automatic retraining uses it (409 `model_busy`
+        while a retraining runs: it has read the buffer)."""
+        response = self.request("DELETE", _path("models", handle, "feedback", label_id))
+        return FeedbackWithdrawn.model_validate(response.json())
+
     def suggest(
-        self, handle: str, trait: str, *, k: int = SUGGESTIONS.default, mode: str = "auto"
+        self,
+        handle: str,
+        trait: str,
+        *,
+        k: int = SUGGESTIONS.default,
+        mode: str = "auto",
+        overlap: float = 0.0,
     ) -> Suggestions:
-        """Pool texts to label next for `trait` (mode: auto, diverse, uncertain, positive, negative)."""
-        body = {"trait": trait, "k": k, "mode": mode}
+        """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
+        `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
+        body: dict[str, Any] = {"trait": trait, "k": k, "mode": mode}
+        if overlap:
+            body["overlap"] = overlap
         return Suggestions.model_validate(
             self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
@@ -581,10 +612,11 @@ class Client:
         ref = f"v{v}" if isinstance(v, int) else v
         return Version.model_validate(self._get(_path("models", handle, "versions", ref)))
 
-    def tag_version(self, handle: str, name: str) -> TagResult:
-        """Point tag `name` at the active version (moving it if it exists)."""
+    def tag_version(self, handle: str, name: str, version: str | int | None = None) -> TagResult:
+        """Point tag `name` at the active version, or at `version` (`vN`, N or a tag); a tag moves."""
         _require_name(name, "tag name")
-        response = self.request("POST", _path("models", handle, "versions", name))
+        body = {"version": _version_ref(version)} if version is not None else None
+        response = self.request("POST", _path("models", handle, "versions", name), json=body)
         return TagResult.model_validate(response.json())
 
     def untag_version(self, handle: str, name: str) -> TagDeleteResult:
@@ -596,6 +628,15 @@ class Client:
         """When each version became active and when each tag pointed where, oldest first."""
         body = self._get(_path("models", handle, "history"))
         return [HistoryEvent.model_validate(e) for e in body["events"]]
+
+    # -- annotators' agreement ------------------------------------------------------------------------
+
+    def agreement(self, handle: str, trait: str | None = None, limit: int = 20) -> Agreement:
+        """How far the annotators of the model's labels agree, per trait key: Krippendorff's alpha on
+        quality and on the pole, pairwise agreement, and the `limit` (1-100) most disagreed texts with their
+        votes. Settle one with `add_samples([{..., "adjudicated": True}])` (a draft's sample edit)."""
+        params = {"trait": trait, "limit": limit}
+        return Agreement.model_validate(self._get(_path("models", handle, "agreement"), params))
 
     # -- evaluation sets ------------------------------------------------------------------------------
 

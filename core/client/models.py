@@ -15,7 +15,7 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from core.contract import AGGREGATIONS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
+from core.contract import AGGREGATIONS, ANNOTATOR_RE, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
 
 
 class _Response(BaseModel):
@@ -65,6 +65,26 @@ class SampleInput(_Input):
     text: str
     quality: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
     source_url: str | None = None
+    #: Who gave the label (an external rater); None: the key's own annotator name.
+    annotator: str | None = None
+    #: A reviewer's vote that settles the text (decides its pole; the other votes stay).
+    adjudicated: bool = False
+
+    @field_validator("annotator", mode="before")
+    @classmethod
+    def _annotator_rule(cls, v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
+            return None
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)  # a CSV's rater-id column with gaps reads as floats: 17.0 is rater 17
+        v = str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        if isinstance(v, str) and not ANNOTATOR_RE.match(v.strip()):
+            raise PydanticCustomError(
+                "invalid_annotator",
+                "annotator must be 1-64 ASCII letters, digits, '.', '_', '@' and '-', starting with a letter "
+                "or digit",
+            )
+        return v
 
     @field_validator("trait", mode="before")
     @classmethod
@@ -230,6 +250,8 @@ class Sample(_Response):
     source_url: str | None = None
     content_sha256: str | None = None
     created_at: datetime | None = None
+    annotator: str | None = None  # who gave it; None: machine-made, or stored before annotators
+    adjudicated: bool = False
 
 
 class Version(_Response):
@@ -279,6 +301,8 @@ class KeyInfo(_Response):
     scope: str
     namespaces: list[str] = Field(default_factory=list)
     created_at: datetime | None = None
+    #: The annotator name the key's labels carry (its name, or `key-<prefix>`); None from older services.
+    name: str | None = None
 
     @property
     def can_author(self) -> bool:
@@ -301,10 +325,36 @@ class PoolPage(Page[PoolText]):
     total: int = 0
 
 
+class FeedbackLabel(_Response):
+    """A label sent with score feedback, waiting in the model's buffer for the automatic retraining."""
+
+    id: int
+    trait: str
+    text: str
+    quality: float
+    created_at: datetime | None = None
+
+
+class FeedbackPage(Page[FeedbackLabel]):
+    """`GET …/feedback`: a page of the buffer, its size now and the size at which it retrains the model."""
+
+    handle: str | None = None
+    buffered: int = 0
+    retrain_at: int | None = None
+
+
+class FeedbackWithdrawn(_Response):
+    handle: str
+    id: int
+    deleted: bool
+    buffered: int = 0
+
+
 class Suggestion(_Response):
     id: int
     text: str
     score: float | None = None  # the current draft fit's score (None before both poles have labels)
+    overlap: bool = False  # a text another annotator labelled (asked for with `overlap`)
 
 
 class Suggestions(_Response):
@@ -313,6 +363,7 @@ class Suggestions(_Response):
     items: list[Suggestion] = Field(default_factory=list)
     pool_size: int = 0
     labelled: int = 0
+    unlabelled: int | None = None  # pool texts not labelled for the trait yet (None from an older service)
 
 
 class TagResult(_Response):

@@ -63,6 +63,15 @@ class Interval(_Response):
     ci_high: float | None = None
 
 
+class HumanCeiling(Interval):
+    """How well one annotator's vote predicts the mean of the others' (Pearson r, leave one annotator out),
+    over `pairs` (annotator, text) pairs on `texts` texts from `annotators` annotators."""
+
+    pairs: int = 0
+    texts: int = 0
+    annotators: int = 0
+
+
 class ReliabilityBin(_Response):
     bin_low: float | None = None
     mean_score: float | None = None
@@ -82,6 +91,11 @@ class TraitEvaluation(_Response):
     f1: Interval | None = None
     calibration_error: Interval | None = None
     reliability: list[ReliabilityBin] = Field(default_factory=list)
+    votes: int | None = None  # the items (votes) behind `items` texts; absent from older services
+    # Texts that several annotators voted on (docs/api.md, "Human ceiling"); None without any.
+    human_ceiling: HumanCeiling | None = None
+    model_agreement: Interval | None = None
+    share_of_ceiling: Interval | None = None
 
     def metric(self, name: str) -> Interval | None:
         """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""
@@ -170,6 +184,13 @@ class TraitComparison(_Response):
     calibration_error: MetricDifference | None = None
     reliability_a: list[ReliabilityBin] = Field(default_factory=list)
     reliability_b: list[ReliabilityBin] = Field(default_factory=list)
+    # Each evaluation's human ceiling and the version's agreement with the annotators (None without votes).
+    human_ceiling_a: HumanCeiling | None = None
+    human_ceiling_b: HumanCeiling | None = None
+    model_agreement_a: Interval | None = None
+    model_agreement_b: Interval | None = None
+    share_of_ceiling_a: Interval | None = None
+    share_of_ceiling_b: Interval | None = None
 
     def metric(self, name: str) -> MetricDifference | None:
         """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""
@@ -250,3 +271,54 @@ class DiscoveryDocument(_Response):
         comments = self.resources.get("comments")
         methods = comments.get("methods") if isinstance(comments, dict) else None
         return sorted(methods) if isinstance(methods, dict) else []
+
+
+# -- annotators' agreement (docs/api.md, "Agreement") -------------------------------------------------
+
+
+class AnnotatorVotes(_Response):
+    annotator: str
+    votes: int = 0
+
+
+class PairAgreement(_Response):
+    """Two annotators on the texts both voted on: how many, and on how many their votes share a pole."""
+
+    a: str
+    b: str
+    texts: int = 0
+    same_pole: int = 0
+    agreement: float | None = None
+
+
+class CastVote(_Response):
+    annotator: str | None = None
+    quality: float
+    sample_id: int | None = None  # None for a buffered feedback label
+    adjudicated: bool = False
+
+
+class DisagreedText(_Response):
+    text: str
+    votes: list[CastVote] = Field(default_factory=list)
+    quality: float | None = None  # the counted quality (the adjudicated vote's, else the mean)
+    contested: bool = False  # votes on both poles and not adjudicated
+    adjudicated: bool = False
+
+
+class TraitAgreement(_Response):
+    texts_with_votes: int = 0
+    annotators: list[AnnotatorVotes] = Field(default_factory=list)
+    krippendorff_alpha_interval: float | None = None
+    krippendorff_alpha_nominal: float | None = None
+    pairwise: list[PairAgreement] = Field(default_factory=list)
+    disagreed: list[DisagreedText] = Field(default_factory=list)  # most disagreed first
+
+
+class Agreement(_Response):
+    """`GET …/agreement`: per trait key, how far the annotators agree. `stored_at` is set when the numbers
+    were kept at a zero-data-retention purge (then `disagreed` is empty)."""
+
+    handle: str | None = None
+    traits: dict[str, TraitAgreement] = Field(default_factory=dict)
+    stored_at: datetime | None = None

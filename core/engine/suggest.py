@@ -80,6 +80,17 @@ def _fit(labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None) ->
     ).fit(labelled, quality)
 
 
+def fit_scores(
+    rows: np.ndarray, labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None = None
+) -> list[float | None]:
+    """The scores `suggest` gives its picks, for any embedded rows (None each without a fit)."""
+    fit = _fit(np.asarray(labelled, dtype=np.float32), np.asarray(quality, dtype=np.float64), prior)
+    if fit is None:
+        return [None] * len(rows)
+    raw = np.asarray(rows, dtype=np.float32) @ fit.w_.astype(np.float32) - np.float32(fit.offset_)
+    return [float(expit(fit.k_ * r)) for r in raw]
+
+
 def _pick_in_order(
     pool: np.ndarray, order: np.ndarray, labelled: np.ndarray, k: int, allowed: np.ndarray
 ) -> list[int]:

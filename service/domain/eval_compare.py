@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
 
 from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.comparison import compare_trait
+from core.engine.votes import count_votes
 from service.domain.access import load_model
-from service.domain.evaluation import item_scores, stored_evaluation
+from service.domain.evaluation import CEILING_FIELDS, item_scores, stored_evaluation
 from service.domain.needs import Databases
 from service.domain.versions import resolve_version
 from service.keys import Principal
 from service.schemas import ComparedRun, Disagreement, EvalCompareOut
 from service.store.db import transaction
-from service.store.tables import EvalItem
+from service.store.votes import eval_votes
 
 
 def compare_evaluations(
@@ -26,26 +26,22 @@ def compare_evaluations(
         model = load_model(s, who, handle)
         va, vb = resolve_version(s, model, a), resolve_version(s, model, b)
         ea, eb = stored_evaluation(s, model, va), stored_evaluation(s, model, vb)
-        items = {
-            row.id: row
-            for row in s.execute(
-                select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality).where(
-                    EvalItem.model_id == model.id
-                )
-            )
-        }
+        votes = eval_votes(s, model.id)
         thresholds_a, thresholds_b = va.thresholds or {}, vb.thresholds or {}
         out_a = ComparedRun(version_no=va.version_no, run_id=ea.run_id)
         out_b = ComparedRun(version_no=vb.version_no, run_id=eb.run_id)
         stored_a, stored_b = ea.metrics["item_scores"], eb.metrics["item_scores"]
+        traits_a, traits_b = ea.metrics.get("traits", {}), eb.metrics.get("traits", {})
     traits: dict[str, dict[str, Any]] = {}
     rows: list[Disagreement] = []
     for key in sorted(set(stored_a) & set(stored_b)):
         sa, sb = item_scores(stored_a, key), item_scores(stored_b, key)
-        ids = [i for i in sa if i in sb and i in items]  # scored by both and still in the set
-        if not ids:
+        # Per text, the votes scored by both and still in the set counted (one vote per text: per item).
+        counted = count_votes(v for v in votes if v.id in sa and v.id in sb)
+        if not counted:
             continue
-        quality = np.array([items[i].quality for i in ids])
+        ids = [c.votes[0].id for c in counted]
+        quality = np.array([c.quality for c in counted])
         xa, xb = np.array([sa[i] for i in ids]), np.array([sb[i] for i in ids])
         traits[key] = compare_trait(
             quality,
@@ -54,17 +50,21 @@ def compare_evaluations(
             threshold_a=(thresholds_a.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
             threshold_b=(thresholds_b.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
         )
+        # The human ceiling beside each version's agreement, as each evaluation measured them.
+        for field in CEILING_FIELDS:
+            traits[key][f"{field}_a"] = (traits_a.get(key) or {}).get(field)
+            traits[key][f"{field}_b"] = (traits_b.get(key) or {}).get(field)
         rows += [
             Disagreement(
                 item_id=i,
                 trait=key,
-                text=items[i].text,
-                quality=items[i].quality,
+                text=c.text,
+                quality=c.quality,
                 score_a=round(x, 6),
                 score_b=round(y, 6),
                 difference=round(y - x, 6),
             )
-            for i, x, y in zip(ids, xa.tolist(), xb.tolist(), strict=True)
+            for i, c, x, y in zip(ids, counted, xa.tolist(), xb.tolist(), strict=True)
         ]
     rows.sort(key=lambda r: (-abs(r.difference), r.item_id))
     return EvalCompareOut(

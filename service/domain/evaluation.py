@@ -3,6 +3,7 @@ version's stored evaluation with the labelled scores it holds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,11 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.contract import POSITIVE_THRESHOLD
+from core.engine.ceiling import human_ceiling
+from core.engine.votes import CountedText, count_votes
 from service.domain.access import load_model
 from service.domain.needs import Databases, RunStarter
+from service.domain.samples import label_authors
 from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
@@ -24,14 +28,18 @@ from service.schemas import (
     EvalTraitCounts,
     EvaluationOut,
     EvaluationStarted,
-    SampleIn,
+    LabelIn,
 )
 from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import CHUNK, sha256
 from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
+from service.store.votes import eval_votes
 
-ItemKey = tuple[str, str, float]  # (trait key, content hash, quality): an item is stored once
+#: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
+CEILING_FIELDS = ("human_ceiling", "model_agreement", "share_of_ceiling")
+
+ItemKey = tuple[str, str, float, str | None]  # (trait key, content hash, quality, annotator): stored once
 
 
 def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
@@ -51,15 +59,19 @@ def stored_evaluation(s: Session, model: Model, version: Version) -> Evaluation:
 
 
 def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, quality) of one trait's items that are still in the evaluation set."""
+    """(scores, quality) of one trait's texts that are still in the evaluation set."""
     scores = item_scores(found.metrics["item_scores"], trait)
-    quality = dict(
-        s.execute(select(EvalItem.id, EvalItem.quality).where(EvalItem.model_id == found.model_id))
-        .tuples()
-        .all()
-    )
-    ids = [i for i in scores if i in quality]
-    return np.array([scores[i] for i in ids]), np.array([quality[i] for i in ids])
+    # Per text, its votes counted (as the evaluation's metrics are): one vote per text is one item as before.
+    counted = count_votes(v for v in eval_votes(s, found.model_id) if v.id in scores)
+    return np.array([scores[c.votes[0].id] for c in counted]), np.array([c.quality for c in counted])
+
+
+def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> dict[str, Any]:
+    """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
+    found = human_ceiling(counted, scores)
+    if found is None:
+        return dict.fromkeys(CEILING_FIELDS)
+    return found.as_dict()
 
 
 def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation | None:
@@ -85,29 +97,32 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]) -> EvalAdded:
+def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         if model.zero_data_retention:
             raise _zdr_refusal()
         refs = TraitRefs(s, model)
-        keys = [
-            (refs.find(x.trait, ("body", "items", i, "trait")).key, sha256(x.text), float(x.quality))
-            for i, x in enumerate(items)
+        authors = label_authors(s, who, [x.annotator for x in items], "items")
+        keys: list[ItemKey] = [
+            (refs.find(x.trait, ("body", "items", i, "trait")).key, sha256(x.text), float(x.quality), author)
+            for i, (x, author) in enumerate(zip(items, authors, strict=True))
         ]
+        # Each annotator's item is a vote of its own: the same text from two annotators is two items.
         stored = _stored_items(s, model.id, keys)  # re-importing a file adds nothing
         new: dict[ItemKey, dict[str, Any]] = {}
         now = utcnow()
         for item, key in zip(items, keys, strict=True):
             if key not in stored and key not in new:
-                trait_key, digest, quality = key
+                trait_key, digest, quality, annotator = key
                 new[key] = {
                     "model_id": model.id,
                     "trait_key": trait_key,
                     "text": item.text,
                     "quality": quality,
                     "content_sha256": digest,
+                    "annotator": annotator,
                     "created_at": now,
                 }
         if new:
@@ -116,13 +131,11 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[SampleIn]
         return EvalAdded(added=len(new), total=model.eval_item_count)
 
 
-def _stored_items(
-    s: Session, model_id: int, keys: list[tuple[str, str, float]]
-) -> set[tuple[str, str, float]]:
-    """The (trait key, content hash, quality) among `keys` that the model's set holds: per trait, one indexed
-    query per chunk of hashes, so a batch costs the same whatever the set holds (issue 36)."""
+def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:
+    """The keys among `keys` that the model's set holds: per trait, one indexed query per chunk of hashes, so
+    a batch costs the same whatever the set holds (issue 36)."""
     digests: dict[str, set[str]] = {}
-    for trait_key, digest, _ in keys:
+    for trait_key, digest, *_ in keys:
         digests.setdefault(trait_key, set()).add(digest)
     found: set[ItemKey] = set()
     for trait_key, wanted in digests.items():
@@ -130,7 +143,9 @@ def _stored_items(
         for start in range(0, len(ordered), CHUNK):
             found.update(
                 s.execute(
-                    select(EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality).where(
+                    select(
+                        EvalItem.trait_key, EvalItem.content_sha256, EvalItem.quality, EvalItem.annotator
+                    ).where(
                         EvalItem.model_id == model_id,
                         EvalItem.trait_key == trait_key,
                         EvalItem.content_sha256.in_(ordered[start : start + CHUNK]),

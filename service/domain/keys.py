@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from core.contract import KeyScope
+from core.contract import KeyScope, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
 from service.keys import Principal
@@ -24,4 +24,5 @@ def current_key(ctx: Databases, who: Principal) -> KeyInfo:
             scope=cast(KeyScope, row.scope),
             namespaces=sorted(row.namespaces),
             created_at=row.created_at,
+            name=annotator_of(row.name, row.prefix),
         )

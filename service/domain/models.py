@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
 from core.embedders.registry import choice_id
 from service.domain.access import load_model
+from service.domain.agreement import keep_agreement
 from service.domain.needs import Databases, Resources
 from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
@@ -120,6 +121,7 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])
             if turning_on:  # purge now; turning it off later does not bring anything back
+                keep_agreement(s, model)
                 purged = purge_texts(s, model.id)
         model.updated_at = utcnow()
         s.flush()

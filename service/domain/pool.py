@@ -10,7 +10,7 @@ from sqlalchemy import CursorResult, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
-from core.engine.suggest import pole_prior, suggest
+from core.engine.suggest import fit_scores, pole_prior, suggest
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
@@ -142,9 +142,9 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
         spec = trait_specs([trait])[0]
         # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
-        labels = list(
+        labelled = list(
             s.execute(
-                select(SampleRow.text, SampleRow.quality).where(
+                select(SampleRow.text, SampleRow.quality, SampleRow.annotator).where(
                     SampleRow.model_id == model.id, SampleRow.trait_id == trait.id
                 )
             )
@@ -152,13 +152,14 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
             .all()
         ) + list(
             s.execute(
-                select(FeedbackLabel.text, FeedbackLabel.quality).where(
+                select(FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator).where(
                     FeedbackLabel.model_id == model.id, FeedbackLabel.trait_key == trait.key
                 )
             )
             .tuples()
             .all()
         )
+        labels = [(t, q) for t, q, _ in labelled]
         ids, X = ctx.pools.matrix(s, model.id, embedder)
         labelled_digests = {sha256(t) for t, _ in labels}
         exclude = np.zeros(len(ids), dtype=bool)
@@ -171,25 +172,74 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
                 )
             )
             exclude = np.isin(ids, np.fromiter(done, dtype=np.int64, count=len(done)))
+        overlap = _overlap_candidates(s, model.id, who.annotator, labelled) if body.overlap else []
     L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
     q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
     prior = pole_prior(spec, embedder)
-    picked = suggest(X, L, q, k=body.k, mode=body.mode, exclude=exclude, prior=prior)
+    shared = overlap[: min(len(overlap), round(body.overlap * body.k))]
+    picked = suggest(X, L, q, k=body.k - len(shared), mode=body.mode, exclude=exclude, prior=prior)
     chosen = [int(ids[i]) for i in picked.indices]
     with transaction(ctx.reads) as s:
         texts = dict(
-            s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_(chosen))).tuples().all()
+            s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_([*chosen, *shared])))
+            .tuples()
+            .all()
         )
     items = [
         Suggestion(id=i, text=texts[i], score=score)
         for i, score in zip(chosen, picked.scores, strict=True)
         if i in texts  # deleted meanwhile
     ]
+    shared = [i for i in shared if i in texts]
+    if shared:
+        rows = embedder.encode([texts[i] for i in shared])
+        extra = [
+            Suggestion(id=i, text=texts[i], score=score, overlap=True)
+            for i, score in zip(shared, fit_scores(rows, L, q, prior), strict=True)
+        ]
+        items = _spread(items, extra)
     return SuggestOut(
         trait=trait.key,
         mode=cast(SuggestMode, picked.mode),
         items=items,
         pool_size=len(ids),
         labelled=len(labels),
+        unlabelled=len(ids) - int(exclude.sum()),
     )
+
+
+def _overlap_candidates(
+    s: Session, model_id: int, me: str, labelled: list[tuple[str, float, str | None]]
+) -> list[int]:
+    """Pool texts another annotator labelled for the trait and `me` has not: those with the fewest
+    annotators first (a second vote on as many texts as possible), then the oldest in the pool."""
+    others: dict[str, set[str]] = {}
+    mine: set[str] = set()
+    for text, _, annotator in labelled:
+        if annotator == me:
+            mine.add(sha256(text))
+        elif annotator is not None:  # an unattributed label has no rater to compare with
+            others.setdefault(sha256(text), set()).add(annotator)
+    wanted = set(others) - mine
+    if not wanted:
+        return []
+    rows = s.execute(
+        select(PoolText.id, PoolText.content_sha256).where(
+            PoolText.model_id == model_id, PoolText.content_sha256.in_(wanted)
+        )
+    ).tuples()
+    return [pid for pid, digest in sorted(rows, key=lambda r: (len(others[r[1]]), r[0]))]
+
+
+def _spread(items: list[Suggestion], extra: list[Suggestion]) -> list[Suggestion]:
+    """`extra` placed evenly among `items` (the Label page takes its queue in this order)."""
+    n = len(items) + len(extra)
+    slots = {round((j + 1) * n / (len(extra) + 1)) - 1 for j in range(len(extra))}
+    out, rest, more = [], iter(items), iter(extra)
+    for i in range(n):
+        nxt = next(more, None) if i in slots else next(rest, None)
+        if nxt is None:
+            nxt = next(rest, None) or next(more)
+        out.append(nxt)
+    return out

@@ -3,6 +3,8 @@ sees them (read, add without duplicates) are service/store/samples.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -13,13 +15,40 @@ from service.domain.needs import Databases, Resources
 from service.domain.states import require
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
-from service.keys import Principal
+from service.keys import Principal, reserved_annotators
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.store.db import transaction
 from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, utcnow
 from service.testhooks import pause
 from service.views import sample_out
+
+
+def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:
+    """Each label's annotator: the one given, else the calling key's annotator name. 422
+    `annotator_reserved` when one is another key's (`where`: the list's name in the body)."""
+    names = [name or who.annotator for name in given]
+    taken = set(reserved_annotators(s, who, set(names)))
+    if taken:
+        bad = [i for i, name in enumerate(names) if name in taken]
+        raise ApiError(
+            422,
+            "annotator_reserved",
+            f"{names[bad[0]]!r} is the annotator name of another key: each key posts its own votes "
+            "(an external rater needs a name no key has).",
+            details=[
+                {
+                    "loc": ["body", where, i, "annotator"],
+                    "msg": "another key's name",
+                    "type": "annotator_reserved",
+                }
+                for i in bad
+            ],
+        )
+    return names
+
+
+# -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
 
 
 def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
@@ -32,8 +61,17 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
             for i, x in enumerate(items)
         ]
-        urls = [x.source_url for x in items]
-        ids = add_samples(s, model.id, refs.ids, resolved, "authored", urls)
+        authors = label_authors(s, who, [x.annotator for x in items], "samples")
+        ids = add_samples(
+            s,
+            model.id,
+            refs.ids,
+            resolved,
+            "authored",
+            annotators=authors,
+            adjudicated=[x.adjudicated for x in items],
+            source_urls=[x.source_url for x in items],
+        )
         model.updated_at = utcnow()
         pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
         return SampleIds(ids=ids)
@@ -103,14 +141,17 @@ def update_sample(
         if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
             return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
         digest = sha256(text)
-        # As on create, two identical samples (trait, text, quality) are never stored: an edit that makes
-        # this one identical to a stored one removes it and answers with the stored one (its id).
+        annotator = who.annotator  # the editor now gives the label
+        # As on create, two identical samples (trait, text, quality, annotator, adjudication) are never
+        # stored: an edit that makes this one identical to a stored one removes it and answers with that one.
         same = s.scalar(
             select(SampleRow).where(
                 SampleRow.model_id == model.id,
                 SampleRow.trait_id == trait.id,
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == quality,
+                SampleRow.annotator == annotator,
+                SampleRow.adjudicated == row.adjudicated,
                 SampleRow.id != row.id,
             )
         )
@@ -121,6 +162,7 @@ def update_sample(
             return sample_out(same, trait.key)
         count_samples(s, trait.id, 1, is_positive(quality))
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
+        row.annotator = annotator
         row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
         model.updated_at = utcnow()
         s.flush()

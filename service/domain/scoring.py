@@ -84,8 +84,10 @@ def scorer_for(ctx: Resources, t: Target) -> Any:
     return ctx.scorers.get(t.version_id, load, retain=not t.zdr)
 
 
-def add_feedback(ctx: Resources, t: Target, text: str, items: list[Any]) -> tuple[int, str | None]:
-    """Buffer feedback labels; queue an automatic retraining when the buffer is full."""
+def add_feedback(
+    ctx: Resources, t: Target, text: str, items: list[Any], annotator: str
+) -> tuple[int, str | None]:
+    """Buffer feedback labels given by `annotator`; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:
         # Lock the model row (PostgreSQL) so concurrent feedback cannot each see a full buffer on a
         # ready model and queue one retraining apiece.
@@ -100,6 +102,7 @@ def add_feedback(ctx: Resources, t: Target, text: str, items: list[Any]) -> tupl
                     trait_key=key,
                     text=text,
                     quality=item.quality,
+                    annotator=annotator,
                     created_at=utcnow(),
                 )
             )

@@ -7,10 +7,11 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind
+from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind, is_positive
+from core.engine.votes import count_votes
 from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require, require_not_archived
@@ -20,6 +21,7 @@ from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Model, Run, SampleRow, Trait, Version
+from service.store.votes import sample_votes
 
 
 def check_trainable(session: Session, model: Model) -> None:
@@ -34,6 +36,12 @@ def check_trainable(session: Session, model: Model) -> None:
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
         positive, negative = t.positive_samples > 0, t.sample_count > t.positive_samples
+        if positive and negative and _has_several_votes(session, model.id, t.id):
+            # Both poles among the samples; a text's votes count as their mean (core/engine/votes.py), which
+            # may leave one pole without a text: the qualities training will see decide.
+            qualities = [c.quality for c in count_votes(sample_votes(session, model.id, t.id))]
+            positive = any(is_positive(q) for q in qualities)
+            negative = any(not is_positive(q) for q in qualities)
         if positive and negative:
             continue
         if not t.sample_count:
@@ -53,6 +61,18 @@ def check_trainable(session: Session, model: Model) -> None:
             f"Trait {t.key!r} needs samples on both poles (quality >= {POSITIVE_THRESHOLD} and below), "
             "or none at all to be trained zero-shot from its labels.",
         )
+
+
+def _has_several_votes(session: Session, model_id: int, trait_id: int) -> bool:
+    """Whether a text of the trait has more than one sample (votes), read from the content-hash index."""
+    repeated = (
+        select(SampleRow.content_sha256)
+        .where(SampleRow.model_id == model_id, SampleRow.trait_id == trait_id)
+        .group_by(SampleRow.content_sha256)
+        .having(func.count() > 1)
+        .limit(1)
+    )
+    return session.scalar(repeated) is not None
 
 
 def fingerprint(session: Session, model: Model, exclude_provenance: str, extrinsic_only: bool) -> str:

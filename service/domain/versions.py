@@ -81,21 +81,27 @@ def check_tag_name(name: str) -> None:
         )
 
 
-def tag_version(ctx: Databases, who: Principal, handle: str, name: str) -> Tagged:
-    """Point tag `name` at the active version (re-using a tag moves it)."""
+def tag_version(ctx: Databases, who: Principal, handle: str, name: str, ref: str | None = None) -> Tagged:
+    """Point tag `name` at the active version, or at version `ref` (`vN` or a tag; an addition to the spec's
+    route), re-using a tag moves it."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         check_tag_name(name)
         require_not_archived(model)
-        if model.current_version_id is None:
+        if ref is not None:
+            target = resolve_version(s, model, ref)
+            version_id, version_no = target.id, target.version_no
+        elif model.current_version_id is None:
             raise ApiError(409, "no_active_version", "The model has no active version to tag yet.")
+        else:
+            version_id = model.current_version_id
+            version_no = s.scalar(select(Version.version_no).where(Version.id == version_id)) or 0
         tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == name))
-        version_no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
         previous = history.version_no_of(s, tag.version_id) if tag is not None else None
         if tag is None:
-            s.add(Tag(model_id=model.id, name=name, version_id=model.current_version_id))
+            s.add(Tag(model_id=model.id, name=name, version_id=version_id))
         else:
-            tag.version_id = model.current_version_id
+            tag.version_id = version_id
         if tag is None or previous != version_no:  # re-tagging the same version changes nothing
             history.record(s, model, "tagged", int(version_no or 0), tag=name, previous=previous)
         return Tagged(handle=model.handle, tag=name, version_no=int(version_no or 0))

@@ -211,7 +211,7 @@ def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[st
         if key is None:
             raise ApiError(400, "unknown_attribute", f"Attribute {name!r} is not a trait of {handle}.")
         items.append(_Label(key, suggested.summaryScore.value))
-    add_feedback(ctx, t, body.comment.text, items)
+    add_feedback(ctx, t, body.comment.text, items, who.annotator)
     return SuggestScoreOut(clientToken=body.clientToken).model_dump(exclude_none=True)
 
 

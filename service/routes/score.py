@@ -154,7 +154,7 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
     texts = req.content if isinstance(req.content, list) else [req.content]
     scorer = scorer_for(ctx, t)
     blocks = _scores(scorer, texts)
-    buffered = add_feedback(ctx, t, texts[0], req.feedback)[0] if req.feedback else None
+    buffered = add_feedback(ctx, t, texts[0], req.feedback, who.annotator)[0] if req.feedback else None
     if req.explain and call.disconnected():
         raise ApiError(499, "client_closed_request", "The client went away before the explanation.")
     if call.as_text:

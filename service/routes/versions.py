@@ -1,4 +1,4 @@
-"""Versions: list (metadata), get by vN or tag, tag and untag the active version."""
+"""Versions: list (metadata), get by vN or tag, tag (the active version, or the one named) and untag."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from core.contract import MAX_CURSOR_CHARS, MAX_TAG_CHARS, MAX_VERSION_REF_CHARS
 from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import versions
 from service.routes.common import errors
-from service.schemas import Tagged, Untagged, VersionOut, VersionPage
+from service.schemas import Tagged, TagIn, Untagged, VersionOut, VersionPage
 
 router = APIRouter(tags=["versions"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag name")]
@@ -52,8 +52,10 @@ def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
 
 
 @router.post("/models/{handle}/versions/{ref}", response_model=Tagged, responses=errors(403, 404, 409))
-def tag_version(handle: str, ref: TagName, who: AuthoringKey, ctx: CtxDep) -> Tagged:
-    return versions.tag_version(ctx, who, handle, ref)
+def tag_version(
+    handle: str, ref: TagName, who: AuthoringKey, ctx: CtxDep, body: TagIn | None = None
+) -> Tagged:
+    return versions.tag_version(ctx, who, handle, ref, body.version if body else None)
 
 
 @router.delete("/models/{handle}/versions/{ref}", response_model=Untagged, responses=errors(403, 404, 409))

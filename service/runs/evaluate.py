@@ -14,6 +14,8 @@ from sqlalchemy import select
 from core.engine import Scorer
 from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
+from core.engine.votes import Vote, count_votes
+from service.domain.evaluation import ceiling_fields
 from service.embedding import snapshot_embedder_id
 from service.runs.attempt import Attempt
 from service.store import ledger
@@ -32,7 +34,7 @@ def execute(at: Attempt) -> None:
             select(Version.snapshot).where(Version.model_id == run.model_id, Version.version_no == version_no)
         )
         items = s.execute(
-            select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality)
+            select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality, EvalItem.annotator)
             .where(EvalItem.model_id == run.model_id)
             .order_by(EvalItem.id)
         ).all()
@@ -56,12 +58,17 @@ def execute(at: Attempt) -> None:
     for key, col in columns.items():
         mine = [it for it in kept if it.trait_key == key]
         if mine:
-            scores = np.array([rows[it.text][col] for it in mine])
-            quality = np.array([it.quality for it in mine])
-            traits[key] = evaluate_trait(scores, quality)
-            item_scores[key] = [
-                [it.id, min(1.0, max(0.0, float(v)))] for it, v in zip(mine, scores, strict=True)
-            ]
+            # Metrics per text, its votes counted as training counts them (one vote per text: as before).
+            counted = count_votes(
+                Vote(key, it.text, it.quality, annotator=it.annotator, id=it.id) for it in mine
+            )
+            scores = np.array([rows[c.votes[0].text][col] for c in counted])
+            quality = np.array([c.quality for c in counted])
+            traits[key] = {**evaluate_trait(scores, quality), "votes": len(mine)}
+            traits[key].update(
+                ceiling_fields(counted, {c.text: float(v) for c, v in zip(counted, scores, strict=True)})
+            )
+            item_scores[key] = [[it.id, min(1.0, max(0.0, float(rows[it.text][col])))] for it in mine]
     with transaction(at.sessions) as s:
         if not ledger.succeed(s, at.run_id, at.number, f"Evaluated v{version_no} on {len(kept)} items"):
             return

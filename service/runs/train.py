@@ -10,14 +10,17 @@ from sqlalchemy import delete, func, select
 from core.embedders.base import Embedder
 from core.engine import train
 from core.engine.types import Sample
+from core.engine.votes import count_votes, vote_counts
+from service.domain.agreement import keep_agreement
 from service.prune import prune
 from service.retention import erase, purge_texts
 from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
-from service.store.samples import add_samples, held_feedback, load_samples, load_traits, trait_specs
+from service.store.samples import add_samples, held_feedback, load_traits, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.store.votes import feedback_votes, sample_votes, samples_to_train
 from service.testhooks import pause
 
 
@@ -29,7 +32,7 @@ def execute(at: Attempt) -> None:
         assert model is not None
         options = dict(run.options)
         traits = load_traits(s, model.id)
-        samples = load_samples(s, model.id)
+        votes = sample_votes(s, model.id)
         feedback = (
             list(
                 s.scalars(
@@ -53,11 +56,12 @@ def execute(at: Attempt) -> None:
         embedder_choice = model.embedder
         model_id = model.id
     keys = {t.key for t in traits}
-    held = {f.id for f in held_feedback(feedback, samples)}
+    held = {f.id for f in held_feedback(feedback, samples_to_train(count_votes(votes)))}
     feedback = [f for f in feedback if f.id not in held]
-    feedback_samples = [
-        Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback if f.trait_key in keys
-    ]
+    usable = [f for f in feedback if f.trait_key in keys]
+    # Votes: one training row per (trait, text), its quality the counted one (core/engine/votes.py).
+    counted = count_votes([*votes, *feedback_votes(usable)])
+    samples = samples_to_train(counted)
     effort = options.get("effort") or "medium"
     embedder: Embedder = at.embedders.get(embedder_choice, retain=retain)
     at.report(0.02, "embedding")
@@ -78,7 +82,7 @@ def execute(at: Attempt) -> None:
         engine_from = 0.7
     result = train(
         trait_specs(traits),
-        samples + feedback_samples,
+        samples,
         embedder=embedder,
         effort=effort,
         params=params,
@@ -88,9 +92,14 @@ def execute(at: Attempt) -> None:
     at.report(0.97, "saving")
     where = f"saving run {at.run_id} attempt {at.number}"
     pause(at.settings.test_hooks.slow_save, at.handle, where, at.number)
+    counts = vote_counts(counted)
     metrics = {
         "traits": {
-            key: {**dict(result.metrics.get(key, {})), "params": result.params.get(key)}
+            key: {
+                **dict(result.metrics.get(key, {})),
+                "params": result.params.get(key),
+                **counts.get(key, {"texts": 0, "votes": 0}),
+            }
             for key in (t.key for t in traits)
         },
         "embedder": embedder.id,
@@ -106,7 +115,8 @@ def execute(at: Attempt) -> None:
         assert model is not None and run is not None
         if feedback:
             trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
-            add_samples(s, model.id, trait_ids, feedback_samples, "feedback")
+            labels = [Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in usable]
+            add_samples(s, model.id, trait_ids, labels, "feedback", annotators=[f.annotator for f in usable])
             s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in feedback])))
         last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
         version = Version(
@@ -114,7 +124,7 @@ def execute(at: Attempt) -> None:
             version_no=last_no + 1,
             triggered_by=options.get("triggered_by", "train"),
             param_hash=result.param_hash,
-            sample_count=len(samples) + len(feedback_samples),
+            sample_count=len(votes) + len(usable),  # labels stored (votes), as before votes
             run_id=at.run_id,
             metrics=metrics,
             snapshot=result.snapshot,
@@ -128,6 +138,7 @@ def execute(at: Attempt) -> None:
         model.state = ledger.state_after(model, run, succeeded=True)
         model.updated_at = utcnow()
         if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
+            keep_agreement(s, model)  # the agreement of the votes, as numbers, before they go
             purged = purge_texts(s, model.id)
         prune(s, model)
     erase(at.sessions.kw["bind"], at.embedders, purged)

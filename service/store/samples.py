@@ -61,24 +61,39 @@ def load_samples(session: Session, model_id: int) -> list[Sample]:
     return [Sample(trait=key, text=text, quality=q, id=sid) for sid, key, text, q in rows]
 
 
+#: A stored sample's identity: (trait id, content hash, quality, annotator, adjudicated). Two annotators'
+#: labels of one text are two votes (docs/api.md, "Annotators and votes"); one annotator's repeat is one row.
+SampleKey = tuple[int, str, float, str | None, bool]
+
+
 def add_samples(
     session: Session,
     model_id: int,
     trait_ids: dict[str, int],
     samples: Sequence[Sample],
     provenance: str,
+    *,
+    annotators: Sequence[str | None] | None = None,
+    adjudicated: Sequence[bool] | None = None,
     source_urls: Sequence[str | None] | None = None,
 ) -> list[int]:
-    """Insert samples, skipping exact duplicates (same trait, text, quality); returns ids in input order.
+    """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
+    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each.
 
     A batch costs the same whatever the model holds (issue 36): the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
     executemany. `source_urls` (per sample) is set on new rows, and on stored ones that have none yet.
     """
-    urls = list(source_urls) if source_urls is not None else [None] * len(samples)
-    keys = [(trait_ids[x.trait], sha256(x.text), float(x.quality)) for x in samples]
+    n = len(samples)
+    urls = list(source_urls) if source_urls is not None else [None] * n
+    authors = list(annotators) if annotators is not None else [None] * n
+    settles = list(adjudicated) if adjudicated is not None else [False] * n
+    keys: list[SampleKey] = [
+        (trait_ids[x.trait], sha256(x.text), float(x.quality), who, bool(settled))
+        for x, who, settled in zip(samples, authors, settles, strict=True)
+    ]
     stored = _stored_ids(session, model_id, keys)
-    new: dict[tuple[int, str, float], dict[str, Any]] = {}
+    new: dict[SampleKey, dict[str, Any]] = {}
     fill: dict[int, str] = {}  # stored rows without a source URL that this batch gives one
     now = utcnow()
     for x, key, url in zip(samples, keys, urls, strict=True):
@@ -89,7 +104,7 @@ def add_samples(
             continue
         row = new.get(key)
         if row is None:
-            trait_id, digest, quality = key
+            trait_id, digest, quality, who, settled = key
             new[key] = {
                 "model_id": model_id,
                 "trait_id": trait_id,
@@ -98,6 +113,8 @@ def add_samples(
                 "provenance": provenance,
                 "source_url": url,
                 "content_sha256": digest,
+                "annotator": who,
+                "adjudicated": settled,
                 "created_at": now,
             }
         elif row["source_url"] is None:
@@ -107,12 +124,12 @@ def add_samples(
         session.execute(insert(SampleRow), list(new.values()))
         stored.update(_stored_ids(session, model_id, list(new)))
         counted: dict[int, list[int]] = {}
-        for trait_id, _, quality in new:
+        for trait_id, _, quality, _, _ in new:
             counted.setdefault(trait_id, [0, 0])
             counted[trait_id][0] += 1
             counted[trait_id][1] += is_positive(quality)
-        for trait_id, (n, positive) in counted.items():
-            count_samples(session, trait_id, n, positive)
+        for trait_id, (added, positive) in counted.items():
+            count_samples(session, trait_id, added, positive)
     for sid, url in fill.items():
         session.execute(
             update(SampleRow)
@@ -135,26 +152,33 @@ def count_samples(session: Session, trait_id: int, n: int, positive: int) -> Non
 
 
 def _stored_ids(
-    session: Session, model_id: int, keys: Sequence[tuple[int, str, float]]
-) -> dict[tuple[int, str, float], tuple[int, bool]]:
-    """{(trait id, content hash, quality): (the oldest stored sample's id, whether it has a source URL)} for
-    the stored samples among `keys`: per trait, one indexed query per chunk of hashes."""
+    session: Session, model_id: int, keys: Sequence[SampleKey]
+) -> dict[SampleKey, tuple[int, bool]]:
+    """{key: (the oldest stored sample's id, whether it has a source URL)} for the stored samples among
+    `keys`: per trait, one indexed query per chunk of hashes."""
     digests: dict[int, set[str]] = {}
-    for trait_id, digest, _ in keys:
+    for trait_id, digest, *_ in keys:
         digests.setdefault(trait_id, set()).add(digest)
-    found: dict[tuple[int, str, float], tuple[int, bool]] = {}
+    found: dict[SampleKey, tuple[int, bool]] = {}
     for trait_id, wanted in digests.items():
         ordered = sorted(wanted)
         for start in range(0, len(ordered), CHUNK):
             rows = session.execute(
-                select(SampleRow.id, SampleRow.content_sha256, SampleRow.quality, SampleRow.source_url).where(
+                select(
+                    SampleRow.id,
+                    SampleRow.content_sha256,
+                    SampleRow.quality,
+                    SampleRow.annotator,
+                    SampleRow.adjudicated,
+                    SampleRow.source_url,
+                ).where(
                     SampleRow.model_id == model_id,
                     SampleRow.trait_id == trait_id,
                     SampleRow.content_sha256.in_(ordered[start : start + CHUNK]),
                 )  # no ORDER BY: SQLite would then walk the model's rows in id order instead of this index
             ).tuples()
-            for sid, digest, quality, url in rows:
-                key = (trait_id, digest, quality)
+            for sid, digest, quality, who, settled, url in rows:
+                key = (trait_id, digest, quality, who, bool(settled))
                 if key not in found or sid < found[key][0]:
                     found[key] = (sid, url is not None)
     return found

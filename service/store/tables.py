@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -62,6 +63,8 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64))
     scope: Mapped[str] = mapped_column(String(16))
     namespaces: Mapped[list[str]] = mapped_column(JSON)
+    # The annotator name the key's labels carry (core.contract.ANNOTATOR_RE); null: `key-<prefix>`.
+    name: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
@@ -84,6 +87,8 @@ class Model(Base):
     auto_prune: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # The embedder id chosen at create time; NULL (models created before the field) = the service default.
     embedder: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    # Zero-data-retention: the annotators' agreement (numbers only) computed just before votes were purged.
+    kept_agreement: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
@@ -131,6 +136,10 @@ class SampleRow(Base):
     provenance: Mapped[str] = mapped_column(String(16), default="authored")
     source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     content_sha256: Mapped[str] = mapped_column(String(64))
+    # Who gave the label (a key's annotator name or an external rater); null: machine-made or from before.
+    annotator: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # A reviewer's vote that settles the text (decides its pole; the other votes stay).
+    adjudicated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -144,6 +153,7 @@ class FeedbackLabel(Base):
     trait_key: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
     quality: Mapped[float] = mapped_column(Float)
+    annotator: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -263,6 +273,7 @@ class EvalItem(Base):
     text: Mapped[str] = mapped_column(Text)
     quality: Mapped[float] = mapped_column(Float)
     content_sha256: Mapped[str] = mapped_column(String(64))
+    annotator: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,26 +101,66 @@ BROWSER = [
 ]
 
 
+# Counts the script runs the page starts (fragments too): `data-test-script-state` turns "running" for each.
+_COUNT_RUNS = """
+window.__stRuns = 0;
+new MutationObserver((changes) => {
+  for (const c of changes) {
+    if (c.target.getAttribute("data-test-script-state") === "running") window.__stRuns += 1;
+  }
+}).observe(document, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
+"""
+RUN_STARTS_MS = 2_000  # how long an action's rerun may take to start; none started by then: none was asked
+
+
+def pause(page: object, ms: float) -> None:
+    """A person's pause between keys or actions (reading, thinking): part of the act, never a wait for the
+    app; those are conditions (`Ui.settle`, locators, `expect`)."""
+    page.wait_for_timeout(ms)
+
+
+def painted(page: object) -> None:
+    """Wait until the browser has drawn what changed (two animation frames), e.g. before a screenshot."""
+    page.wait_for_function("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+                           ".then(() => true)")  # fmt: skip
+
+
 class Ui:
     """A Streamlit page in Chromium, with waits that follow the script runner."""
 
     def __init__(self, page: object) -> None:
         self.page = page
+        page.add_init_script(_COUNT_RUNS)
+        self._seen = 0  # script runs started when the app was last seen idle
+
+    def _runs(self) -> int:
+        return int(self.page.evaluate("window.__stRuns || 0"))
 
     def settle(self, timeout: float = 120_000) -> None:
-        self.page.wait_for_timeout(400)  # let a rerun start before waiting for it to finish
+        """Wait for the rerun an action started to finish: first for it to start (a run not seen before;
+        an action that asks for none ends this wait after `RUN_STARTS_MS`), then for the app to be idle."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
+
+        with contextlib.suppress(PlaywrightTimeout):  # no run started: the action asked for none
+            self.page.wait_for_function(
+                "(n) => (window.__stRuns || 0) > n", arg=self._seen, timeout=RUN_STARTS_MS
+            )
         self.page.wait_for_selector(IDLE, timeout=timeout)
+        self._seen = self._runs()
 
     def goto(self, url: str) -> None:
         self.page.goto(url)
-        self.settle(timeout=300_000)  # the first load starts the service and loads the demo models
+        # The first load starts the service and loads the demo models.
+        self.page.wait_for_selector(IDLE, timeout=300_000)
+        self._seen = self._runs()
 
     def nav(self, title: str) -> None:
         expand = self.page.locator("[data-testid='stExpandSidebarButton']")
         if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
             expand.first.click()
-            self.page.wait_for_timeout(500)
-        self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+        link = self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
+        link.wait_for(state="visible")  # the sidebar has opened
+        link.click()
         self.settle()
         self.page.get_by_role("heading", name=title).first.wait_for()
 
@@ -145,7 +189,7 @@ class Ui:
         self.page.set_viewport_size(
             {"width": size["width"], "height": min(max(height, size["height"]), 6000)}
         )
-        self.page.wait_for_timeout(300)
+        painted(self.page)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         self.page.set_viewport_size(size)
 
@@ -156,3 +200,18 @@ class Ui:
 
     def no_exception(self) -> None:
         assert self.page.locator("[data-testid='stException']").count() == 0
+
+
+_KEY = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]{20,100}")
+
+
+def named_key(data_dir: Path, namespace: str, name: str, scope: str = "authoring") -> str:
+    """A key named `name` of the service whose data is in `data_dir` (`python -m service keys create`)."""
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
+    env.pop("SCORING_DATABASE_URL", None)
+    cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", namespace, "--scope", scope,
+           "--name", name, "--data-dir", str(data_dir)]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    found = _KEY.search(done.stdout)
+    assert done.returncode == 0 and found, done.stderr
+    return found.group(0)

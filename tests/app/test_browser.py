@@ -16,7 +16,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.app.support import BROWSER, Ui, formality_samples, sentiment_samples
+from tests.app.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
+from tests.app.support import BROWSER, Ui, formality_samples, painted, pause, sentiment_samples
 
 SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
 pytestmark = BROWSER
@@ -91,15 +92,16 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     headers = grid.locator("[role='columnheader']").all_inner_texts()
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # below the 35 px header: row 1, column 1
-    page.wait_for_timeout(300)
-    for _ in range(headers.index("description")):
-        page.keyboard.press("ArrowRight")
+    expect(grid.locator(SELECTED)).to_have_count(1)  # the grid took the click
+    move(page, grid, "ArrowRight", headers.index("description"))
     page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
-    cell_editor = page.locator("#portal textarea, #portal input").first
+    cell_editor = page.locator(EDITOR).first
     cell_editor.wait_for()
     cell_editor.fill("How formal the wording is")
     cell_editor.press("Enter")
-    page.wait_for_timeout(1000)  # the grid sends its edits to the app shortly after the commit
+    cell_editor.wait_for(state="detached")
+    # The grid hands the edit to its form once the cell shows it (the form sends it with the save click).
+    grid.get_by_text("How formal the wording is").first.wait_for(state="attached")
     ui.settle()
     ui.click("Save trait edits")
     ui.expect_text("Updated 1 trait(s).")
@@ -115,10 +117,10 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     good = _samples_csv(csv_path)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv_path))
     ui.settle()
-    ui.expect_text(f"{good + 1} row(s) read, 1 unreadable.")
+    ui.expect_text(f"{good} row(s) read, 2 unreadable.")  # a quality "high", a trait the model lacks
     ui.click("Import")
     ui.expect_text(f"Stored {good} of {good + 2} rows.")
-    ui.expect_text("2 row(s) rejected:")  # one unreadable here, one refused by the service
+    ui.expect_text("2 row(s) rejected:")
     ui.no_exception()
     ui.shot("03_samples_import")
 
@@ -159,7 +161,7 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.shot("05_training_v1")
 
     ui.nav("Versions")
-    ui.fill("Tag the active version (v1)", "first")
+    ui.fill("Tag name", "first")  # the active version, v1, is picked
     ui.click("Tag")
     ui.expect_text("Tagged v1 as first")
 
@@ -234,7 +236,7 @@ def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
     for word in text.split(" "):
         page.keyboard.type(word + " ", delay=rng.randint(30, 90))
         if rng.random() < 0.8:
-            page.wait_for_timeout(rng.uniform(200, 1000))
+            pause(page, rng.uniform(200, 1000))
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
@@ -274,11 +276,10 @@ def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, 
         box.press_sequentially(long_tail[:40], delay=5)
         box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
         whole = typed + long_tail
-        ui.settle()
-        page.wait_for_timeout(600)
+        # The box sends what was typed after 300 ms without a key: the link's note follows the whole text.
+        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible(timeout=30_000)
         ui.settle()
         expect(box).to_have_value(whole)
-        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
         ui.no_exception()
     except BaseException:
         ui.shot(f"{name}_failure")
@@ -333,7 +334,7 @@ SECOND_MODEL = "local.news-style"  # trained once on first start
 def _view(ui: Ui, locator: object, name: str) -> None:
     """A screen with `locator` scrolled into view, as the user sees it at this size."""
     locator.scroll_into_view_if_needed()
-    ui.page.wait_for_timeout(300)
+    painted(ui.page)
     ui.screen(name)
 
 
@@ -455,26 +456,20 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
 
     # 5. A grid row the service cannot take stays in the grid, marked with why, and the message is a warning.
     ui.goto(f"{app_url}/samples?model={DRAFT_MODEL}")
+    rng = random.Random(5)
     grid = page.locator("[data-testid='stDataFrame']").first
-    grid.hover()
-    page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
-    page.wait_for_timeout(500)
-    box = grid.bounding_box()
-    # The new row's id cell: right of the row markers, and 25 px up, inside the last row whether or not a
-    # horizontal scrollbar (15 px) runs below it.
-    page.mouse.click(box["x"] + 33 + 20, box["y"] + box["height"] - 25)
-    page.wait_for_timeout(200)
-    page.keyboard.press("ArrowRight")  # its trait
-    for value in ("sentiment", "Lovely kettle (no quality given)"):  # trait, then text
-        page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
-        editor = page.locator("#portal textarea, #portal input").first
-        editor.wait_for()
-        editor.fill(value)
-        editor.press("Tab")  # commits and moves right on the same row (Enter would move down)
-        page.wait_for_timeout(300)
-    ui.settle()
+    grid.locator("[role='columnheader']", has_text="text").first.wait_for(state="attached")
+    grid.evaluate("e => e.scrollIntoView({block: 'center'})")
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")
+    move(page, grid, "ArrowUp", 2)  # the first of the three empty rows
+    move(page, grid, "ArrowRight", 1)  # its trait (the model has two: none is preset)
+    type_into_cell(page, "sentiment", rng, then="Tab")
+    type_into_cell(page, "Lovely kettle (no quality given)", rng, then="Tab")
+    unsaved = page.locator("[data-testid='stMarkdownContainer']", has_text="sends exactly these")
+    expect(unsaved).to_contain_text("(1 new)")
     ui.click("Save changes")
-    warning = page.get_by_text("row(s) were refused and stay in the grid").first
+    warning = page.get_by_text("change(s) were refused and are still unsaved").first
     expect(warning).to_contain_text("quality is missing")
     assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0
     grid.locator("[role='columnheader']", has_text="problem").wait_for(state="attached")

@@ -104,10 +104,24 @@ def test_per_trait_summary() -> None:
 
 
 def test_highlight_escapes_and_shades() -> None:
-    out = highlight_html("<b>Dear</b> friend", [{"word": "dear", "contribution": 0.5}, ("friend", -0.1)])
+    out = highlight_html(
+        "<b>Dear</b> friend", [{"word": "<b>Dear</b>", "contribution": 0.5}, ("friend", -0.1)]
+    )
     assert "&lt;b&gt;" in out and "<b>" not in out
     assert 'title="+0.500"' in out and "59,125,216" in out
     assert 'title="-0.100"' in out and "217,128,74" in out
+
+
+def test_highlight_shades_words_with_their_punctuation_each_occurrence_its_own() -> None:
+    """Issue 37.5: "useless." and "junk," were never shaded; a word said twice showed its first weight."""
+    text = "Broke in a week. useless. Pure junk, broke again"
+    words = text.split()
+    values = [-0.2, 0.0, 0.0, -0.01, -0.3, 0.01, -0.25, -0.05, 0.0]
+    out = highlight_html(text, list(zip(words, values, strict=True)))
+    assert 'title="-0.300" style="background: rgba(217,128,74,0.75);' in out and ">useless.</span>" in out
+    assert ">junk,</span>" in out
+    assert out.count('title="-0.200"') == 1 and out.count('title="-0.050"') == 1  # "Broke" and "broke"
+    assert out.count("<span") == len(words)
 
 
 def test_share_url() -> None:

@@ -215,7 +215,7 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     at = page("versions", trained)
     at.run()
     no_exception(at)
-    by_label(at.text_input, "Tag the active version (v2)").set_value("prod")
+    by_label(at.text_input, "Tag name").set_value("prod")
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
@@ -245,7 +245,7 @@ def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
     before = sorted(client.get_version(trained, "v2").tags)
     at = page("versions", trained)
     at.run()
-    by_label(at.text_input, "Tag the active version (v2)").set_value("   ")
+    by_label(at.text_input, "Tag name").set_value("   ")
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
@@ -257,7 +257,7 @@ def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
 def test_api_errors_show_message_and_request_id(trained: str) -> None:
     at = page("versions", trained)
     at.run()
-    by_label(at.text_input, "Tag the active version (v2)").set_value("v9")  # vN tags are refused
+    by_label(at.text_input, "Tag name").set_value("v9")  # vN tags are refused
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
@@ -536,11 +536,16 @@ def test_samples_flags_keep_and_edit(client: Client, draft: str) -> None:
 
 
 def test_samples_flags_show_a_text_labelled_both_ways_as_contested(client: Client, draft: str) -> None:
-    """Two stored labels on the two poles of one text are two votes: the tab shows the text once, contested
-    (not a likely mislabel), with both votes; only a reviewer's vote settles it, so only Keep is offered."""
+    """Two annotators' labels on the two poles of one text are two votes: the tab shows the text once,
+    contested (not a likely mislabel), with both votes; only a reviewer's vote settles it, so only Keep is
+    offered. (One annotator's two labels of a text are one vote, their latest: docs/api.md.)"""
     text = "lol haha dude see ya, yo wanna chill"
     first, second = client.add_samples(
-        draft, [{"trait": "formality", "text": text, "quality": q} for q in (1.0, 0.0)]
+        draft,
+        [
+            {"trait": "formality", "text": text, "quality": q, "annotator": rater}
+            for q, rater in ((1.0, "rater-a"), (0.0, "rater-b"))
+        ],
     )
     at = page("samples", draft)
     at.run()
@@ -625,7 +630,8 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         no_exception(at)
         held = client.get_model(trained).buffered_feedback
         assert held == before + sent  # (the score answer's own count said 1 each time)
-        assert f"{held} label(s) are waiting" in at.session_state["label_session"].message
+        message = at.session_state["label_session"].message
+        assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:

@@ -10,16 +10,17 @@ Screenshots: artifacts/screenshots/reopen_*.png.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
+from tests.app.grid import EDITOR, click_row_cell, move, select_row, to_last_row, type_into_cell
 from tests.app.support import BROWSER, Ui
 
 pytestmark = BROWSER
@@ -71,96 +72,17 @@ def curate_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         yield url, counts, data_dir
 
 
-MARKER = 33  # px: the row-selection column left of the first cell (a grid whose rows can be deleted)
-ROW = 35  # px: the header and each row
-
-
-def _first_cell(page: object, grid: object, row: int | None = None) -> None:
-    """Click the id cell of a row (1-based; None: the last row shown). The grid is a canvas: the other
-    columns are reached with the arrow keys, as a person would after clicking."""
-    box = grid.bounding_box()
-    # The last row: 25 px up, inside it whether or not a horizontal scrollbar (15 px) runs below it.
-    y = box["y"] + box["height"] - 25 if row is None else box["y"] + ROW * row + ROW / 2
-    page.mouse.click(box["x"] + MARKER + 20, y)
-    page.wait_for_timeout(250)
-
-
-def _editor_closed(page: object) -> None:
-    """Wait until no cell editor is open: on a busy machine one can still be closing, and a keystroke or click
-    then goes to it (in CI a row's quality was lost when "Add row" was clicked while its editor closed)."""
-    page.locator("#portal textarea, #portal input").first.wait_for(state="detached")
-    page.wait_for_timeout(150)
-
-
-def _type_cell(page: object, ui: Ui, value: str, then: str) -> None:
-    editor = page.locator("#portal textarea, #portal input").first
-    _editor_closed(page)
-    page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
-    editor.wait_for()
-    editor.fill("")
-    editor.type(value, delay=8)  # a person typing, quickly
-    # A person looks before moving on: on a busy machine the editor can finish opening after the first
-    # keystrokes and reset itself to the cell's old value (a one-character quality then vanished whole).
-    for _ in range(20):
-        if editor.input_value() == value:
-            break
-        page.wait_for_timeout(100)
-        editor.fill(value)
-    assert editor.input_value() == value, f"the cell editor would not take {value!r}"
-    editor.press(then)  # Tab commits and moves right; Enter commits and moves down
-    page.wait_for_timeout(250)
-
-
 def _app_client(data_dir: Path) -> Client:
     """A client of the app's own embedded service (its address is in its log)."""
     url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
     return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
 
 
-def _fix_refused_rows(ui: Ui, page: object, grid: object, data_dir: Path) -> None:
-    """As a person does when the page says rows were refused: type what is missing into them and save again.
-
-    Under a busy machine the canvas grid sometimes drops a one-character quality typed into a new row (the
-    cell editor resets as it opens); the page then keeps the row at the grid's bottom with its reason, which
-    is the behaviour under test here too. Anything else refused fails the test."""
-    message = page.get_by_text("Saved: 1 edited, 1 deleted,").first.inner_text()
-    if "were refused" not in message:
-        assert "10 added." in message, message
-        return
-    assert all(
-        why.endswith("quality is missing: give a number in [0, 1]") for why in message.split("; ")[1:]
-    ), message
-    # A person retries until the page says it saved: a second drop is the same race, not a new behaviour.
-    for _ in range(3):
-        with _app_client(data_dir) as c:
-            stored = {s.text for s in c.list_samples(HANDLE)}
-        missing = [("1" if i < 5 else "0") for i, text in enumerate(NEW_TEXTS) if text not in stored]
-        assert missing, message
-        for k, quality in enumerate(reversed(missing)):  # the refused rows are the grid's last ones, in order
-            _first_cell(page, grid, 1)
-            page.keyboard.press("Control+ArrowDown")  # to the last row
-            for _ in range(k):
-                page.keyboard.press("ArrowUp")
-            for _ in range(4):  # problem, id, trait, text: then quality
-                page.keyboard.press("ArrowRight")
-            _type_cell(page, ui, quality, "Enter")
-        _save(ui, page)
-        outcome = page.get_by_text(re.compile(r"Saved: \d+ added\.|Nothing was saved\.")).first
-        outcome.wait_for(timeout=60_000)
-        message = outcome.inner_text()
-        if message.startswith(f"Saved: {len(missing)} added."):
-            return
-        assert message.endswith("quality is missing: give a number in [0, 1]"), message
-    raise AssertionError(f"the refused rows were never saved: {message}")
-
-
-def _save(ui: Ui, page: object) -> None:
-    """Click Save changes as a person does: after the last cell's editor has closed and a moment's look (the
-    grid hands its edits to Streamlit just after the editor closes; a click at once can outrun them)."""
-    _editor_closed(page)
-    page.wait_for_timeout(1000)
-    ui.settle()
-    ui.click("Save changes")
+def _grid(page: object) -> object:
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.locator("[role='columnheader']", has_text="text").first.wait_for(state="attached")
+    grid.evaluate("e => e.scrollIntoView({block: 'center'})")  # whole, as a person scrolls to it
+    return grid
 
 
 def test_reopen_curate_train_compare_tag(
@@ -191,31 +113,34 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     ui.no_exception()
 
     # 2. One save: edit the first row's text, delete the second row, add ten rows at the bottom.
-    grid = page.locator("[data-testid='stDataFrame']").first
-    grid.locator("[role='columnheader']", has_text="text").first.wait_for(state="attached")
-    _first_cell(page, grid, 1)
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")  # id, trait, text
-    _type_cell(page, ui, "Thank you for your message; I have fixed the address on your order.", "Enter")
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + MARKER / 2, box["y"] + ROW * 2 + ROW / 2)  # selects the second row
-    page.wait_for_timeout(300)
+    rng = random.Random(37)
+    grid = _grid(page)
+    click_row_cell(page, grid, 1)
+    move(page, grid, "ArrowRight", 2)  # id, trait, text
+    page.keyboard.press("Enter")  # the editor on the stored text: select it all and type over it
+    page.locator(EDITOR).first.wait_for()
+    page.keyboard.press("Control+A")
+    type_into_cell(page, "Thank you for your message; I have fixed the address on your order.", rng)
+    select_row(page, grid, 2)
     page.keyboard.press("Delete")  # deletes the selected row
-    page.wait_for_timeout(500)
     ui.shot("reopen_02_grid_edits")
+    for _ in range(2):  # three empty rows at first: ten more to type into
+        ui.click("More empty rows")
+    grid = _grid(page)
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")
+    move(page, grid, "ArrowUp", 12)  # the first of the thirteen empty rows
+    move(page, grid, "ArrowRight", 1)  # its trait
     for i, text in enumerate(NEW_TEXTS):
-        grid.hover()
-        page.get_by_role("button", name="Add row").click()  # the grid scrolls to the new row, its last
-        page.wait_for_timeout(400)
-        _first_cell(page, grid)
-        page.keyboard.press("ArrowRight")  # its trait
-        _type_cell(page, ui, "politeness", "Tab")
-        _type_cell(page, ui, text, "Tab")
-        _type_cell(page, ui, "1" if i < 5 else "0", "Tab")
-        _editor_closed(page)  # the row's last value is in before the next "Add row" click
-    _save(ui, page)
-    ui.expect_text("Saved: 1 edited, 1 deleted,")
-    _fix_refused_rows(ui, page, grid, data_dir)
+        type_into_cell(page, "politeness", rng, then="Tab")
+        type_into_cell(page, text, rng, then="Tab")
+        type_into_cell(page, "1" if i < 5 else "0", rng)  # Enter: down to the next empty row
+        move(page, grid, "ArrowLeft", 2)  # its trait
+    expect(
+        page.locator("[data-testid='stMarkdownContainer']", has_text="sends exactly these")
+    ).to_contain_text("(1 edited, 1 deleted, 10 new)")
+    ui.click("Save changes")
+    ui.expect_text("Saved: 1 edited, 1 deleted, 10 added (#")
     ui.no_exception()
     ui.shot("reopen_03_saved")
 
@@ -255,7 +180,7 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     ui.expect_text("Where v1 and v2 disagree most")
     ui.no_exception()
     ui.shot("reopen_05_compare")
-    ui.fill("Tag the active version (v2)", "curated")
+    ui.fill("Tag name", "curated")  # the active version, v2, is picked
     ui.click("Tag")
     ui.expect_text("Tagged v2 as")
     ui.no_exception()

@@ -1,59 +1,84 @@
-"""The Samples grid's edits as API calls: rows patched, deleted and added; applied to a real draft."""
+"""The Samples grid's pending edits: folded from the editor's state, kept across grids, saved to a draft."""
 
 from __future__ import annotations
 
-import pandas as pd
-
-from app.sample_edits import apply_edits, grid_changes, save_message
+from app.sample_edits import BLANK, Pending, draw, fold, save, save_message
 from core.client import Client
 
-COLUMNS = ["id", "trait", "text", "quality", "provenance", "source_url"]
+STORED = [
+    {"id": i, "trait": "formality", "text": text, "quality": q, "provenance": "authored", "source_url": None}
+    for i, text, q in ((1, "Dear Sir.", 1.0), (2, "yo dude", 0.0), (3, "Kind regards.", 1.0))
+]
 
 
-def _frame() -> pd.DataFrame:
-    rows = [
-        [1, "formality", "Dear Sir.", 1.0, "authored", None],
-        [2, "formality", "yo dude", 0.0, "authored", None],
-        [3, "formality", "Kind regards.", 1.0, "authored", None],
-    ]
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    refused = {"trait": "formality", "text": "no quality", "quality": None, "source_url": None,
-               "provenance": "not saved", "problem": "grid row 4: quality is missing"}  # fmt: skip
-    frame["problem"] = ""
-    return pd.concat([frame, pd.DataFrame([refused])], ignore_index=True)
-
-
-def test_grid_changes_sort_edits_deletes_and_new_rows() -> None:
+def test_fold_sorts_edits_deletes_and_new_rows_and_ignores_untouched_empty_rows() -> None:
+    grid = draw("k1", ("h",), STORED, Pending(), blanks=2, trait="formality")
+    assert [r["provenance"] for r in grid.rows[3:]] == [BLANK, BLANK]
+    assert grid.rows[3]["trait"] == "formality"  # an empty row starts with the model's trait
     state = {
-        "edited_rows": {"0": {"text": "Dear Madam."}, "1": {"quality": 0.0}, "3": {"quality": 0.0}},
+        "edited_rows": {
+            "0": {"text": "Dear Madam."},
+            "1": {"quality": 0.0},
+            "3": {"text": "Yours faithfully."},
+        },
         "deleted_rows": [2],
-        "added_rows": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1.0}, {}],
     }
-    changes = grid_changes(_frame(), 3, state)
-    assert changes.patches == {1: {"text": "Dear Madam."}}  # row 2's quality did not change
-    assert changes.deletes == [3]
-    assert changes.new_rows == [
-        {"trait": "formality", "text": "no quality", "quality": 0.0, "source_url": None},  # fixed, sent again
-        {"trait": "formality", "text": "Yours faithfully.", "quality": 1.0, "source_url": None},
-    ]  # the untouched blank row is not a sample
-    assert not changes.problems
+    pending = fold(grid, state)
+    assert pending.patches == {1: {"text": "Dear Madam."}}  # row 2's quality did not change
+    assert pending.deletes == [3]
+    assert pending.new_rows == [
+        {"trait": "formality", "text": "Yours faithfully.", "quality": None, "source_url": None}
+    ]  # the second empty row, untouched, is no sample
+    assert pending.headline() == "1 edited, 1 deleted, 1 new"
+    assert [line["change"] for line in pending.summary()] == ["edit", "delete", "add"]
+    assert pending.summary()[0]["what"] == "text: Dear Sir. → Dear Madam."
 
 
-def test_edits_apply_one_by_one_and_report_each_refusal(client: Client, draft: str) -> None:
+def test_a_new_grid_shows_the_pending_edits_and_folds_against_them() -> None:
+    first = draw("k1", ("h",), STORED, Pending(), blanks=1)
+    pending = fold(first, {"edited_rows": {0: {"quality": 0.5}, 3: {"text": "New one", "quality": 1}}})
+    # The editor was dropped (a page switch): the next grid starts from the pending edits.
+    second = draw("k2", ("h",), STORED, pending, blanks=1)
+    assert second.rows[0]["quality"] == 0.5
+    assert second.rows[3]["text"] == "New one" and second.rows[3]["provenance"] == "not saved yet"
+    assert fold(second, {}) == pending  # nothing lost, nothing doubled
+    # An edit undone in the second grid is no edit; the new row fixed there replaces itself.
+    again = fold(second, {"edited_rows": {0: {"quality": 1.0}, 3: {"quality": 0.0}}, "deleted_rows": [1]})
+    assert again.patches == {}
+    assert again.deletes == [2]
+    assert [r["quality"] for r in again.new_rows] == [0.0]
+
+
+def test_save_sends_each_change_and_keeps_what_the_service_refused(client: Client, draft: str) -> None:
     stored = list(client.list_samples(draft))
     first, second, third = stored[:3]
-    frame = pd.DataFrame(
-        [[s.id, s.trait, s.text, s.quality, s.provenance, None] for s in (first, second, third)],
-        columns=COLUMNS,
-    )
-    state = {"edited_rows": {0: {"text": "   "}, 1: {"quality": 0.25}}, "deleted_rows": [2]}
-    changes = grid_changes(frame, 3, state)
-    report = apply_edits(client, draft, changes, {s.id: s.text for s in stored})
-    assert (report.edited, report.deleted) == (1, 1)
-    assert [p["id"] for p in report.problems] == [first.id]
-    assert "empty" in report.problems[0]["problem"]  # the service's own words, beside the row
+    rows = [{k: getattr(s, k) for k in ("id", "trait", "text", "quality", "provenance", "source_url")}
+            for s in (first, second, third)]  # fmt: skip
+    grid = draw("k", (draft,), rows, Pending(), blanks=2, trait="formality")
+    state = {
+        "edited_rows": {
+            0: {"text": "   "},  # refused by the service: empty
+            1: {"quality": 0.25},
+            3: {"text": "Most respectfully yours, the committee.", "quality": 1},
+            4: {"text": "no quality given"},  # refused: quality missing
+        },
+        "deleted_rows": [2],
+    }
+    pending = fold(grid, state)
+    left, report = save(client, draft, pending)
+    assert (report.edited, report.deleted, len(report.added), report.refused) == (1, 1, 1, 2)
     after = {s.id: s for s in client.list_samples(draft)}
     assert after[first.id].text == first.text and after[second.id].quality == 0.25 and third.id not in after
-    message, ok = save_message(report, 0, [])
-    assert not ok and message.startswith("Saved: 1 edited, 1 deleted. 1 row(s) were refused")
-    assert f"#{first.id}:" in message
+    assert after[report.added[0]].text == "Most respectfully yours, the committee."
+    # What was refused is still pending, with the service's reason; what went in is not.
+    assert list(left.patches) == [first.id] and "empty" in left.problems[first.id]
+    assert [r["text"] for r in left.new_rows] == ["no quality given"]
+    assert "quality" in left.new_rows[0]["problem"]
+    assert not left.deletes
+    message, ok = save_message(report, left)
+    assert not ok and message.startswith(f"Saved: 1 edited, 1 deleted, 1 added (#{report.added[0]}).")
+    assert "2 change(s) were refused" in message and f"#{first.id}:" in message
+    # Saving again sends only what is left: nothing is added twice.
+    again, report2 = save(client, draft, left)
+    assert (report2.edited, report2.deleted, report2.added) == (0, 0, [])
+    assert len(list(client.list_samples(draft))) == len(after)

@@ -7,7 +7,16 @@ import json
 import pytest
 
 from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import Mapping, Refusal, guess_column, map_rows, read_samples, read_table
+from app.sample_mapping import (
+    LabelScale,
+    Mapping,
+    Refusal,
+    guess_mapping,
+    guess_raters,
+    guess_scale,
+    map_rows,
+    read_table,
+)
 
 SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
 
@@ -64,7 +73,6 @@ STANFORD = "Id,Request,Normalized Score\n" + "".join(
 
 def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
     table = read_table("stanford.csv", STANFORD.encode())
-    assert guess_column(table.columns, "text", "request") == "Request"
     mapping = Mapping(
         text="Request", label="Normalized Score", trait="politeness", rule="quantiles", share=0.25
     )
@@ -77,7 +85,7 @@ def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
         "Request number 7": 1.0,
     }
     assert mapped.left_out == 4 and mapped.refused == []
-    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "between": 0, "positive": 2}]
+    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "positive": 2, "graded": 0}]
     assert mapped.lines == [2, 3, 8, 9]
 
     flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
@@ -92,8 +100,10 @@ def test_threshold_and_as_is() -> None:
     assert [s["quality"] for s in mapped.samples] == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     as_is = map_rows(table, Mapping(text="Request", label="Normalized Score", trait="p"))
     assert [s["quality"] for s in as_is.samples] == [0.0, 0.3, 0.9]
-    assert as_is.refused[0] == Refusal(2, "label -1.5 is outside 0–1: map it with a threshold or quantiles")
-    assert as_is.counts() == [{"trait": "p", "negative": 1, "between": 2, "positive": 0}]
+    assert as_is.refused[0] == Refusal(
+        2, "label -1.5 is outside 0–1: map it from its scale or with a threshold"
+    )
+    assert as_is.counts() == [{"trait": "p", "negative": 2, "positive": 1, "graded": 2}]
 
 
 def test_quantiles_per_trait_and_ties_left_out() -> None:
@@ -104,8 +114,8 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
     )
     mapped = map_rows(read_table("t.csv", rows.encode()), Mapping("text", "score", "trait", rule="quantiles"))
     assert mapped.counts() == [
-        {"trait": "a", "negative": 1, "between": 0, "positive": 1},
-        {"trait": "b", "negative": 1, "between": 0, "positive": 1},
+        {"trait": "a", "negative": 1, "positive": 1, "graded": 0},
+        {"trait": "b", "negative": 1, "positive": 1, "graded": 0},
     ]
     ties = "text,score\n" + "".join(f"t{i},1\n" for i in range(5))
     tied = map_rows(read_table("t.csv", ties.encode()), Mapping("text", "score", trait="x", rule="quantiles"))
@@ -117,9 +127,86 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
         )
 
 
-def test_read_samples_for_the_evaluation_set() -> None:
-    mapped, problems = read_samples("e.csv", b"trait,text,quality\nformality,Dear sir,1\n\nformality,hey,x\n")
-    assert mapped.samples == [{"trait": "formality", "text": "Dear sir", "quality": 1.0}]
-    assert problems == [Refusal(4, "label 'x' is not a number")]
-    _, wrong = read_samples("e.csv", b"label,sentence,score\nformality,hey,0\n")
-    assert wrong == [Refusal(1, "expected trait,text,quality[,source_url] (no trait, text, quality column)")]
+def test_defaults_follow_the_data() -> None:
+    """Issue 37.3: `id,score,review` has its review as the text; a -3..+3.6 rating is a -4..+4 scale."""
+    rows = [("213_32", "-3", "Broke after a week, useless."), ("214_1", "3.6", "Great kettle, boils fast.")]
+    table = read_table(
+        "r.csv", ("id,score,review\n" + "".join(f'{a},{b},"{c}"\n' for a, b, c in rows)).encode()
+    )
+    guess = guess_mapping(table)
+    assert (guess.text, guess.label, guess.trait_column) == ("review", "score", None)
+    scale = guess_scale(table, "score")
+    assert scale == LabelScale("scale", -4.0, 4.0) and scale.middle == 0.0
+    # The workbench's own files: the `text` column, a quality as is.
+    own = read_table("s.csv", b"trait,text,quality\nformality,yo,0\nformality,Dear Sir,1\n")
+    assert (guess_mapping(own).text, guess_mapping(own).label) == ("text", "quality")
+    assert guess_scale(own, "quality").rule == "as_is"
+    # Star ratings: 1..5, middle 3; a numbered series of raters is not the label when a summary exists.
+    stars = read_table("x.csv", b"Id,Request,Score1,Score2,Normalized Score\n7,Could you help?,2,5,0.4\n")
+    assert guess_mapping(stars).label == "Normalized Score" and guess_mapping(stars).text == "Request"
+    assert guess_scale(read_table("x.csv", b"text,stars\na,1\nb,5\n"), "stars") == LabelScale("scale", 1, 5)
+
+
+def test_the_scale_rule_keeps_graded_labels_and_refuses_what_is_off_the_scale() -> None:
+    table = read_table("stanford.csv", (STANFORD + "9,Off the scale,7\n").encode())
+    mapping = Mapping(text="Request", label="Normalized Score", trait="p", rule="scale", low=-4, high=4)
+    mapped = map_rows(table, mapping)
+    assert [s["quality"] for s in mapped.samples] == [0.3125, 0.4, 0.475, 0.5, 0.5375, 0.6125, 0.65, 0.75]
+    assert mapped.refused == [Refusal(10, "label 7 is outside the scale -4 to 4")]
+    assert mapped.counts() == [{"trait": "p", "negative": 3, "positive": 5, "graded": 8}]
+    flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
+    assert flipped.samples[0]["quality"] == 0.6875
+
+
+def test_traits_are_named_by_key_or_name_and_others_refused_with_the_model_s_keys() -> None:
+    table = read_table("t.csv", b"trait,text,quality\nFormality,a,1\nformality,b,0\nTone,c,1\n")
+    mapped = map_rows(table, Mapping("text", "quality", "trait"), {"formality": "formality"})
+    assert [s["trait"] for s in mapped.samples] == ["formality", "formality"]
+    assert mapped.refused == [Refusal(4, "unknown trait 'Tone' (this model's: formality)")]
+
+
+# A file shaped like the politeness CSV's raters: Score1..Score3 on 1-25, TurkId1..TurkId3 beside them.
+RATERS = (
+    "Id,Request,Score1,Score2,Score3,TurkId1,TurkId2,TurkId3,Normalized Score\n"
+    "1,Could you please have a look?,25,19,,A1,A2,,1.2\n"  # the third rater did not rate it
+    "2,Fix it now.,1,7,13,A2,A3,A1,-1.1\n"
+    "3,Why would you do that?,13,x,4,A1,A2,bad id!,-0.4\n"  # a rating that is no number, a bad rater id
+)
+
+
+def test_several_raters_become_one_vote_each_through_the_same_scale() -> None:
+    table = read_table("raters.csv", RATERS.encode())
+    raters = guess_raters(table)
+    assert raters == [("Score1", "TurkId1"), ("Score2", "TurkId2"), ("Score3", "TurkId3")]
+    assert guess_scale(table, *(c for c, _ in raters)) == LabelScale("scale", 1, 25)  # middle 13
+    mapping = Mapping("Request", "Normalized Score", trait="politeness", rule="scale", low=1, high=25,
+                      raters=tuple(raters))  # fmt: skip
+    mapped = map_rows(table, mapping)
+    votes = [(s["text"][:9], s["annotator"], s["quality"]) for s in mapped.samples]
+    assert votes == [
+        ("Could you", "A1", 1.0), ("Could you", "A2", 0.75),
+        ("Fix it no", "A2", 0.0), ("Fix it no", "A3", 0.25), ("Fix it no", "A1", 0.5),
+        ("Why would", "A1", 0.5),
+    ]  # fmt: skip
+    assert mapped.refused == [
+        Refusal(4, "label 'x' (Score2) is not a number"),
+        Refusal(4, "Score3: rater id 'bad id!' is not a name"),
+    ]
+    summary = mapped.votes()
+    assert (summary["texts"], summary["votes"], summary["raters"]) == (3, 6, 3)
+    assert summary["votes_per_text"] == (1, 2, 3) and summary["by_rater"][0] == ("A1", 3)
+    assert mapped.texts_with_votes(1)[0]["by rater"] == "A1: 1, A2: 0.75"
+    # Without rater columns each label column is a rater, named after it.
+    by_column = map_rows(
+        table, Mapping(**{**mapping.__dict__, "raters": (("Score1", None), ("Score2", None))})
+    )
+    assert {s["annotator"] for s in by_column.samples} == {"Score1", "Score2"}
+
+
+def test_a_rater_column_without_values_is_a_mapping_error() -> None:
+    table = read_table("e.csv", b"Id,Request,Score1,Blank\n1,Hello there,4,\n2,Hi,9,\n")
+    mapping = Mapping(
+        "Request", "Score1", trait="t", rule="scale", low=1, high=25, raters=(("Score1", "Blank"),)
+    )
+    with pytest.raises(ValueError, match="The rater column 'Blank' \\(beside 'Score1'\\) has no values"):
+        map_rows(table, mapping)

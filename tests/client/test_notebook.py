@@ -33,3 +33,12 @@ def test_quickstart_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "ready version 1" in text and "samples stored" in text
     assert (tmp_path / "data" / "local_key.txt").exists()
+
+
+def test_quickstart_names_the_default_embedder() -> None:
+    """Issue 37.6: the notebook still called MiniLM the default after e5-small-qint8 became it."""
+    from core.contract import DEFAULT_EMBEDDER
+
+    prose = "".join("".join(c.source) for c in nbformat.read(NOTEBOOK, as_version=4).cells)
+    assert f"default embedder, `{DEFAULT_EMBEDDER}`" in prose
+    assert "default MiniLM" not in prose

@@ -140,10 +140,10 @@ def test_explain_contribution_is_score_minus_score_without_the_word(scorer: Scor
     assert pairs[-1][1] == pytest.approx(base - without_last, abs=1e-12)
 
 
-def test_explain_embeds_every_variant_in_one_batch(trained: TrainingResult, counting: Any) -> None:
+def test_explain_embeds_each_variant_as_a_score_embeds_a_text(trained: TrainingResult, counting: Any) -> None:
     scorer = Scorer.from_snapshot(trained.snapshot, embedder=counting)
     scorer.explain("the staff were wonderful and kind today")
-    assert len(counting.calls) == 1 and len(counting.calls[0]) == 1 + 7
+    assert [len(call) for call in counting.calls] == [1] * (1 + 7)  # one text a call, never a batch
 
 
 def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> None:
@@ -173,8 +173,8 @@ def test_explain_long_text_occludes_each_word_in_its_window(
     expected = scorer.score([window])[0, 0] - scorer.score([without])[0, 0]
     assert pairs[40][1] == pytest.approx(expected, abs=1e-12)
     assert pairs[1][1] > 0 and pairs[40][1] > 0
-    # The cost is the words explained, not the text: two windows and 64 variants of 31 words, one batch.
+    # The cost is the words explained, not the text: two windows and 64 variants of 31 words.
     counted = Scorer.from_snapshot(trained.snapshot, embedder=counting)
     counted.explain(" ".join(_words(3_000, seed=4)))
-    (batch,) = counting.calls
-    assert len(batch) == 2 + 64 and max(len(t.split()) for t in batch) == 32
+    texts = [t for call in counting.calls for t in call]
+    assert len(texts) == 2 + 64 and max(len(t.split()) for t in texts) == 32

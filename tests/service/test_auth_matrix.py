@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, inspect
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
-Kind = Literal["read", "author_read", "write", "create", "list_namespace", "any_key"]
+Kind = Literal["read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key"]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "owner"]
 WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "owner")
@@ -29,9 +29,19 @@ BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 
 # What a scoring key of the model's namespace, and an authoring key of namespace `other`, get from each kind
 # of operation (docs/api.md, Authentication and scopes). A private model is invisible to `other`: 404.
-_SCORING = {"read": 200, "author_read": 403, "write": 403, "create": 403, "list_namespace": 200}
-_OTHER_PUBLIC = {"read": 200, "author_read": 200, "write": 403, "create": 403, "list_namespace": 200}
-_OTHER_PRIVATE = {"read": 404, "author_read": 404, "write": 404, "create": 403, "list_namespace": 403}
+# `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
+_SCORING = {
+    "read": 200,
+    "author_read": 403,
+    "owner_read": 403,
+    "write": 403,
+    "create": 403,
+    "list_namespace": 200,
+}
+_OTHER_PUBLIC = {"read": 200, "author_read": 200, "owner_read": 403, "write": 403, "create": 403,
+                 "list_namespace": 200}  # fmt: skip
+_OTHER_PRIVATE = {"read": 404, "author_read": 404, "owner_read": 404, "write": 404, "create": 403,
+                  "list_namespace": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
 
@@ -104,6 +114,13 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"text_id": str(page["items"][0]["id"])}
 
 
+def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    body = {"content": "Kindly find the report attached.", "feedback": FEEDBACK}
+    check(svc.client.post(f"/v1/models/{handle}/score", json=body, headers=owner), 200)
+    page = check(svc.client.get(f"/v1/models/{handle}/feedback", headers=owner), 200)
+    return {"label_id": str(page["items"][0]["id"])}
+
+
 def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     evaluated(svc, handle, owner)
     url = f"/v1/models/{handle}/versions/v1/thresholds/formality"
@@ -149,6 +166,8 @@ OPERATIONS: list[Op] = [
     Op("list_versions", "GET", M + "/versions", "read", "ready", 200),
     Op("get_version", "GET", M + "/versions/{ref}", "read", "ready", 200, params={"ref": "v1"}),
     Op("tag", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"}),
+    Op("tag_named_version", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"},
+       json=lambda _: {"version": "v1"}),
     Op("untag", "DELETE", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "prod"}),
     Op("score", "POST", M + "/score", "read", "ready", 200, json=lambda _: {"content": "Dear Sir, regards."}),
     Op("score_text", "POST", M + "/score", "read", "ready", 200, content=b"Dear Sir, regards.",
@@ -158,6 +177,9 @@ OPERATIONS: list[Op] = [
     Op("score_feedback_text_view", "POST", M + "/score", "write", "ready", 200,
        json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK},
        headers={"Accept": "text/plain"}),
+    Op("list_feedback", "GET", M + "/feedback", "owner_read", "ready", 200, setup=buffered_feedback),
+    Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200,
+       setup=buffered_feedback),
     Op("history", "GET", M + "/history", "read", "ready", 200),
     Op("add_eval_items", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": EVAL_ITEMS}),
@@ -182,6 +204,16 @@ OPERATIONS: list[Op] = [
        params={"ref": "v1", "trait": "formality"}, setup=thresholded),
     Op("compare_evaluations", "GET", M + "/evaluation/compare", "author_read", "ready", 200,
        query=lambda _: {"a": "v1", "b": "prod"}, setup=evaluated),
+    Op("agreement", "GET", M + "/agreement", "author_read", "draft", 200),
+    Op("agreement_one_trait", "GET", M + "/agreement", "author_read", "ready", 200,
+       query=lambda _: {"trait": "formality", "limit": "5"}),
+    Op("suggest_overlap", "POST", M + "/pool/suggest", "author_read", "draft", 200,
+       json=lambda _: {"trait": "formality", "k": 5, "overlap": 0.4}, setup=pool_text),
+    Op("add_samples_adjudicated", "POST", M + "/samples", "write", "draft", 201,
+       json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1,
+                                    "annotator": "rater-7", "adjudicated": True}]}),
+    Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
+       json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}

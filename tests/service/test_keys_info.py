@@ -16,7 +16,8 @@ def test_current_key_for_each_scope(idle_svc: Svc) -> None:
     c = idle_svc.client
     before = datetime.now(UTC)
     author = check(c.get("/v1/keys/current", headers=idle_svc.author), 200)
-    assert set(author) == {"prefix", "scope", "namespaces", "created_at"}
+    assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name"}
+    assert author["name"] == f"key-{author['prefix']}"  # an unnamed key labels as key-<prefix>
     assert author["scope"] == "authoring"
     assert author["namespaces"] == ["acme", "lab"]
     key = idle_svc.author["Authorization"].split()[1]
@@ -53,4 +54,5 @@ def test_current_key_in_openapi(idle_svc: Svc) -> None:
         "scope",
         "namespaces",
         "created_at",
+        "name",
     }

@@ -143,6 +143,7 @@ def test_suggestions_exclude_labelled_and_near_duplicates(svc: Svc) -> None:
         got = check(c.post(url, json={"trait": "formality", "k": 20, "mode": mode}, headers=h), 200)
         texts = [item["text"] for item in got["items"]]
         assert got["trait"] == "formality" and got["pool_size"] == len(pool) - 1 and got["labelled"] == 12
+        assert got["unlabelled"] == len(pool) - 1 - len(labelled)  # the pool texts left to label
         assert not set(texts) & set(labelled), mode  # labelled texts are never suggested
         assert len(texts) == len(set(texts))
         assert not (UNLABELLED[1] in texts and UNLABELLED[1].upper() in texts), mode  # near-duplicates once
@@ -169,6 +170,7 @@ def test_suggestions_exclude_labelled_and_near_duplicates(svc: Svc) -> None:
     )
     after = check(c.post(url, json={"trait": "formality", "k": 20}, headers=h), 200)
     assert first["id"] not in {i["id"] for i in after["items"]} and after["labelled"] == 13
+    assert after["unlabelled"] == len(pool) - 1 - len(labelled) - 1  # one fewer left to label
 
     assert error_code(c.post(url, json={"trait": "nope"}, headers=h), 422) == "unknown_trait"
     assert (

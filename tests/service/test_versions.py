@@ -73,6 +73,34 @@ def test_tags_addressing_and_snapshot(svc: Svc) -> None:
     assert error_code(c.post("/v1/models/acme.ver/versions/prod", headers=svc.scorer), 403) == "forbidden"
 
 
+def test_a_tag_can_name_any_version(svc: Svc) -> None:
+    """Addition (issue 37.6): `{"version": ref}` tags that version instead of the active one."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.anyver")
+    train_ready(c, h, "acme.anyver")
+    train_ready(c, h, "acme.anyver", reoptimize_params=True)  # v2 active
+    url = "/v1/models/acme.anyver/versions"
+    assert check(c.post(f"{url}/good", json={"version": "v1"}, headers=h), 200)["version_no"] == 1
+    assert check(c.get(f"{url}/good", headers=h), 200)["version_no"] == 1
+    assert check(c.get("/v1/models/acme.anyver", headers=h), 200)["version_tags"] == []  # v2 has none
+    assert check(c.post(f"{url}/also", json={"version": "good"}, headers=h), 200)["version_no"] == 1  # by tag
+    assert check(c.post(f"{url}/good", json={"version": "v2"}, headers=h), 200)["version_no"] == 2  # moved
+    events = check(c.get("/v1/models/acme.anyver/history", headers=h), 200)["events"]
+    kinds = [(e["kind"], e["tag"], e["version_no"]) for e in events]
+    assert ("tagged", "good", 2) in kinds and ("tagged", "good", 1) in kinds
+    assert check(c.post(f"{url}/active", json={}, headers=h), 200)["version_no"] == 2  # no version: active
+    for body, status, code in (
+        ({"version": "v9"}, 404, "version_not_found"),
+        ({"version": "nope"}, 404, "version_not_found"),
+        ({"version": "v" + "9" * 40}, 404, "version_not_found"),
+        ({"version": 1}, 422, "validation_error"),  # a reference is a string, as in the path
+        ({"version": "x" * 65}, 422, "validation_error"),
+        ({"version": "v1", "extra": 1}, 422, "unknown_field"),
+    ):
+        assert error_code(c.post(f"{url}/bad", json=body, headers=h), status) == code, body
+    assert error_code(c.get(f"{url}/bad", headers=h), 404) == "version_not_found"  # nothing stored half
+
+
 def test_version_pages(svc: Svc) -> None:
     c, h = svc.client, svc.author
     make_model(c, h, "acme.many")

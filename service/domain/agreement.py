@@ -1,0 +1,66 @@
+"""GET /models/{h}/agreement: how far the annotators of a model's labels agree, per trait (docs/api.md,
+"Agreement"); and the numbers a zero-data-retention model keeps when its votes are purged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from core.engine.agreement import trait_agreement
+from core.engine.votes import Vote
+from service.domain.access import load_model
+from service.domain.needs import Databases
+from service.domain.traits import TraitRefs
+from service.keys import Principal
+from service.schemas import AgreementOut
+from service.store.db import transaction
+from service.store.tables import Model, Trait, utcnow
+from service.store.votes import label_votes
+
+
+def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None, limit: int) -> AgreementOut:
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        refs = TraitRefs(s, model)
+        traits = [refs.find(trait, ("query", "trait"))] if trait is not None else refs.traits
+        votes = label_votes(s, model.id)
+        kept = model.kept_agreement if model.zero_data_retention else None
+    if kept is not None and not votes:  # purged at training: the numbers kept just before
+        stored = kept.get("traits", {})
+        return AgreementOut.model_validate(
+            {
+                "handle": model.handle,
+                "traits": {t.key: stored[t.key] for t in traits if t.key in stored},
+                "stored_at": kept.get("stored_at"),
+            }
+        )
+    return AgreementOut.model_validate(
+        {"handle": model.handle, "traits": _per_trait(traits, votes, limit), "stored_at": None}
+    )
+
+
+def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> dict[str, Any]:
+    by_trait: dict[str, list[Vote]] = {t.key: [] for t in traits}
+    for vote in votes:
+        if vote.trait in by_trait:
+            by_trait[vote.trait].append(vote)
+    out = {}
+    for key, mine in by_trait.items():
+        body = trait_agreement(mine, limit=limit).as_dict(texts=texts)
+        for text in body["disagreed"]:
+            for vote in text["votes"]:  # a buffered feedback label's vote carries no sample id
+                if vote["sample_id"] is not None and vote["sample_id"] <= 0:
+                    vote["sample_id"] = None
+        out[key] = body
+    return out
+
+
+def keep_agreement(s: Session, model: Model) -> None:
+    """Zero-data-retention: before the votes are purged, keep their agreement as numbers (no text)."""
+    votes = label_votes(s, model.id)
+    if not votes:
+        return  # nothing to purge: what was kept before stays
+    traits = TraitRefs(s, model).traits
+    numbers = _per_trait(traits, votes, limit=0, texts=False)
+    model.kept_agreement = {"stored_at": utcnow().isoformat(), "traits": numbers}

@@ -1,0 +1,83 @@
+"""A model's buffered score feedback: list it, and withdraw a label before the automatic retraining takes it.
+
+Feedback (`POST …/score` with `feedback`) is buffered until `retrain_buffer` labels start an automatic
+retraining (`service.domain.scoring.add_feedback`). The analyst who sent a label by mistake sees the buffer
+and takes the label back here. Both need what sending feedback needs: an authoring key that owns the model's
+namespace (the buffer is training data waiting, never readable by others). A retraining in flight has read
+the buffer already, so a withdrawal then would not be honoured: 409 `model_busy` until it ends.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service.domain.access import load_model
+from service.domain.needs import Databases, Resources
+from service.domain.states import busy_error, require_not_archived
+from service.errors import ApiError
+from service.keys import Principal
+from service.schemas import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
+from service.store.db import transaction
+from service.store.tables import MAX_INT, FeedbackLabel
+
+
+def _buffered(s: Session, model_id: int) -> int:
+    query = select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model_id)
+    return s.scalar(query) or 0
+
+
+def list_feedback(
+    ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None
+) -> FeedbackPage:
+    """The model's buffered labels, oldest first (keyset pages by id), with the buffer's size and the size
+    at which it retrains."""
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        if not who.owns(model.namespace):
+            raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
+        scope = f"feedback|{model.id}"
+        after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
+        rows = s.scalars(
+            select(FeedbackLabel)
+            .where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
+            .order_by(FeedbackLabel.id)
+            .limit(limit + 1)
+        ).all()
+        page = rows[:limit]
+        items = [
+            FeedbackLabelOut(
+                id=r.id, trait=r.trait_key, text=r.text, quality=r.quality, created_at=r.created_at
+            )
+            for r in page
+        ]
+        buffered = _buffered(s, model.id)
+    next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
+    return FeedbackPage(
+        handle=handle,
+        items=items,
+        limit=limit,
+        next_cursor=next_cursor,
+        buffered=buffered,
+        retrain_at=ctx.settings.retrain_buffer,
+    )
+
+
+def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int) -> FeedbackWithdrawn:
+    """Delete one buffered label: it will not be trained on."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require_not_archived(model)
+        if model.state == "busy":  # a retraining may have read the label already
+            raise busy_error(s, model)
+        row = None
+        if 1 <= label_id <= MAX_INT:
+            query = select(FeedbackLabel).where(
+                FeedbackLabel.id == label_id, FeedbackLabel.model_id == model.id
+            )
+            row = s.scalar(query)
+        if row is None:
+            raise ApiError(404, "feedback_not_found", f"No buffered feedback label {label_id} in {handle}.")
+        s.delete(row)
+        s.flush()
+        return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=_buffered(s, model.id))

@@ -1,0 +1,75 @@
+"""Stored labels as votes (core/engine/votes.py counts them): samples, the feedback buffer, evaluation items.
+
+Each loader returns its rows oldest first (by id), which is what "latest" means to `count_votes`; a retraining
+puts the feedback buffer after the samples (it becomes samples after them). Feedback votes carry the negative
+of their row's id, so that a text first labelled by feedback trains with no sample id (as before votes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.engine.types import Sample
+from core.engine.votes import CountedText, Vote, training_samples
+from service.store.tables import EvalItem, FeedbackLabel, SampleRow, Trait
+
+
+def sample_votes(session: Session, model_id: int, trait_id: int | None = None) -> list[Vote]:
+    """The model's samples (of one trait, with `trait_id`) as votes, by id."""
+    q = (
+        select(
+            SampleRow.id,
+            Trait.key,
+            SampleRow.text,
+            SampleRow.quality,
+            SampleRow.annotator,
+            SampleRow.adjudicated,
+        )
+        .join(Trait, Trait.id == SampleRow.trait_id)
+        .where(SampleRow.model_id == model_id)
+    )
+    if trait_id is not None:
+        q = q.where(SampleRow.trait_id == trait_id)
+    return [
+        Vote(
+            trait=key, text=text, quality=quality, annotator=annotator, id=sid, adjudicated=bool(adjudicated)
+        )
+        for sid, key, text, quality, annotator, adjudicated in session.execute(q.order_by(SampleRow.id))
+    ]
+
+
+def feedback_votes(feedback: Iterable[FeedbackLabel]) -> list[Vote]:
+    return [
+        Vote(trait=f.trait_key, text=f.text, quality=f.quality, annotator=f.annotator, id=-f.id)
+        for f in sorted(feedback, key=lambda f: f.id)
+    ]
+
+
+def label_votes(session: Session, model_id: int) -> list[Vote]:
+    """Every training label of the model: its samples, then its buffered feedback."""
+    feedback = session.scalars(select(FeedbackLabel).where(FeedbackLabel.model_id == model_id))
+    return [*sample_votes(session, model_id), *feedback_votes(feedback)]
+
+
+def eval_votes(session: Session, model_id: int) -> list[Vote]:
+    """The model's evaluation items as votes, by id (`id` is the item's id)."""
+    rows = session.execute(
+        select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality, EvalItem.annotator)
+        .where(EvalItem.model_id == model_id)
+        .order_by(EvalItem.id)
+    )
+    return [
+        Vote(trait=key, text=text, quality=quality, annotator=annotator, id=iid)
+        for iid, key, text, quality, annotator in rows
+    ]
+
+
+def samples_to_train(counted: Sequence[CountedText]) -> list[Sample]:
+    """One Sample per counted text; a text first labelled by feedback has no sample id (see above)."""
+    return [
+        s if s.id is not None and s.id > 0 else Sample(s.trait, s.text, s.quality)
+        for s in training_samples(counted)
+    ]

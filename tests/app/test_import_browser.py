@@ -1,0 +1,238 @@
+"""Importing files shaped as they come, in headless Chromium at 1280x800 (issue 37.2 and 37.3).
+
+A review export `id,score,review` with mean ratings from -3 to +3.6 goes into a draft's samples: the page
+proposes the review as the text and the rating's scale (-4..+4, middle 0) instead of "as is", so every row
+maps. The held-out part of another export, in its own columns, goes into a trained model's evaluation set
+through the same column mapping, preview and refused-row table. Screenshots: artifacts/screenshots/import_*.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from core.client import Client
+from core.demo import read_demo_model
+from core.local import start_local_service
+from harness.streamlit import streamlit_app
+from tests.app.support import BROWSER, Ui
+
+pytestmark = BROWSER
+
+DRAFT = "local.reviews"
+TRAINED = "local.reviews-v1"
+RATED = "local.polite-raters"
+POLITENESS_CSV = Path("/work/shared/datasets/stanford_politeness/stack-exchange.annotated.csv")
+SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
+
+
+def _rating(quality: float, rng: random.Random) -> str:
+    """A mean rating on a -4..+4 scale as review sites export them: graded, rarely at the ends."""
+    centre = 2.0 if quality >= 0.5 else -1.8
+    return f"{max(-3.0, min(3.6, rng.gauss(centre, 0.9))):.2f}"
+
+
+def _review_texts() -> list[tuple[str, float]]:
+    rows = read_demo_model("product_reviews").samples + read_demo_model("support_replies").samples
+    return list({r["text"]: float(r["quality"]) for r in rows}.items())  # a few hundred distinct texts
+
+
+def _prepare(data_dir: Path) -> None:
+    """A one-trait draft, and a trained one-trait model (v1) without an evaluation set."""
+    service = start_local_service(data_dir, embedder="hashing")
+    try:
+        with service.client() as c:
+            for handle in (DRAFT, TRAINED):
+                c.create_model(handle, description="Product and support reviews")
+                c.add_traits(handle, [SENTIMENT])
+            c.create_model(RATED, description="Requests rated by five raters each")
+            c.add_traits(
+                RATED, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+            )
+            demo = [r for r in read_demo_model("product_reviews").samples if r["trait"] == "Sentiment"]
+            c.import_samples(TRAINED, [{**r, "trait": "sentiment"} for r in demo])
+            c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def import_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    data_dir = tmp_path_factory.mktemp("import-browser")
+    _prepare(data_dir)
+    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+        yield url, data_dir
+
+
+def _app_client(data_dir: Path) -> Client:
+    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
+    return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
+
+
+def _upload(page: object, ui: Ui, path: Path, scope: object | None = None) -> None:
+    where = scope or page
+    where.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    ui.settle()
+
+
+def test_review_export_maps_from_its_scale(
+    import_app: tuple[str, Path], browser: object, tmp_path: Path
+) -> None:
+    url, data_dir = import_app
+    rng = random.Random(37)
+    texts = _review_texts()
+    path = tmp_path / "reviews.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "score", "review"])
+        for i, (text, quality) in enumerate(texts):
+            writer.writerow([f"{200 + i // 40}_{i % 40}", _rating(quality, rng), text])
+        writer.writerow(["999_1", "n/a", "A review whose rating was lost."])
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/samples?model={DRAFT}")
+        ui.tab("Import")
+        _upload(page, ui, path)
+        expect(page.get_by_role("combobox", name="Text column")).to_have_value("review")
+        expect(page.get_by_role("combobox", name="Label column")).to_have_value("score")
+        expect(page.get_by_role("radio", name="from its scale (low end → 0, high end → 1)")).to_be_checked()
+        expect(page.get_by_label("Scale from", exact=True)).to_have_value("-4.00")
+        expect(page.get_by_label("to", exact=True)).to_have_value("4.00")
+        ui.expect_text("Its middle, 0, becomes quality 0.5")
+        ui.expect_text(f"{len(texts)} row(s) read, 1 unreadable.")
+        ui.shot("import_01_reviews_mapped")
+        ui.click("Import")
+        ui.expect_text(f"Stored {len(texts)} of {len(texts) + 1} rows.")
+        bar = page.locator("[data-testid='stProgress']").first
+        expect(bar).to_contain_text("Import finished")
+        expect(bar.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "100")
+        ui.no_exception()
+        ui.shot("import_02_reviews_stored")
+        with _app_client(data_dir) as c:
+            stored = list(c.list_samples(DRAFT))
+        assert len(stored) == len(texts) and all(0.0 < s.quality < 1.0 for s in stored)
+        assert {s.text for s in stored} == {t for t, _ in texts}  # the reviews, not the ids
+    except BaseException:
+        ui.shot("import_reviews_failure")
+        raise
+    finally:
+        page.close()
+
+
+def test_evaluation_set_takes_any_columns(
+    import_app: tuple[str, Path], browser: object, tmp_path: Path
+) -> None:
+    url, data_dir = import_app
+    rng = random.Random(38)
+    held = [
+        (t, q)
+        for t, q in _review_texts()
+        if t not in {r["text"] for r in read_demo_model("product_reviews").samples}
+    ]
+    path = tmp_path / "held_out.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["Id", "Review", "Mean rating"])
+        for i, (text, quality) in enumerate(held):
+            writer.writerow([i, text, _rating(quality, rng)])
+        writer.writerow([len(held), "", "1.5"])  # a row without its text
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/versions?model={TRAINED}")
+        page.get_by_text("Add evaluation items from a file").click()
+        expander = page.locator("[data-testid='stExpander']").filter(has_text="Add evaluation items")
+        _upload(page, ui, path, expander)
+        expect(expander.get_by_role("combobox", name="Text column")).to_have_value("Review")
+        expect(expander.get_by_role("combobox", name="Label column")).to_have_value("Mean rating")
+        ui.expect_text(f"{len(held)} row(s) read, 1 unreadable.")
+        expander.get_by_text("Rows that will not be imported").wait_for()
+        expander.locator("[data-testid='stDataFrame']").get_by_text("no text").first.wait_for(
+            state="attached"
+        )
+        ui.shot("import_03_evaluation_mapped")
+        ui.click("Add to the evaluation set")
+        ui.expect_text(
+            f"Added {len(held)} items ({len(held)} in the set). 1 row(s) of the file were not used"
+        )
+        page.get_by_role("button", name="Evaluate").wait_for()
+        ui.no_exception()
+        ui.shot("import_04_evaluation_added")
+        with _app_client(data_dir) as c:
+            assert c.evaluation_set(TRAINED).total == len(held)
+    except BaseException:
+        ui.shot("import_evaluation_failure")
+        raise
+    finally:
+        page.close()
+
+
+@pytest.mark.skipif(not POLITENESS_CSV.exists(), reason=f"{POLITENESS_CSV} is missing (the shared datasets)")
+def test_several_raters_import_as_votes(
+    import_app: tuple[str, Path], browser: object, tmp_path: Path
+) -> None:
+    """Issue 34.6: the politeness CSV's Score1..Score5 with TurkId1..TurkId5 become one vote each (through the
+    1-25 scale), previewed as texts, votes per text and raters before anything is stored; a rater column
+    without values is a mapping error that stores nothing."""
+    url, data_dir = import_app
+    with POLITENESS_CSV.open(newline="") as fh:
+        rows = [r for _, r in zip(range(300), csv.DictReader(fh), strict=False)]
+    path = tmp_path / "politeness_raters.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=[*rows[0], "Notes"])
+        writer.writeheader()
+        writer.writerows({**r, "Notes": ""} for r in rows)
+    votes = sum(1 for r in rows for i in range(1, 6) if r[f"Score{i}"].strip())
+    raters = {r[f"TurkId{i}"] for r in rows for i in range(1, 6) if r[f"Score{i}"].strip()}
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/samples?model={RATED}")
+        ui.tab("Import")
+        _upload(page, ui, path)
+        page.get_by_text("several raters (a column each)").click()
+        ui.settle()
+        ui.expect_text(f"{votes:,} votes on {len(rows):,} texts from {len(raters):,} raters")
+        expect(page.get_by_role("radio", name="from its scale (low end → 0, high end → 1)")).to_be_checked()
+        expect(page.get_by_label("Scale from", exact=True)).to_have_value("1.00")
+        expect(page.get_by_label("to", exact=True)).to_have_value("25.00")
+        ui.expect_text("Raters (")
+        ui.shot("import_05_raters_preview")
+        with _app_client(data_dir) as c:
+            assert list(c.list_samples(RATED)) == []  # nothing stored before Import
+
+        # A rater column without values: a clear mapping error, nothing stored.
+        page.get_by_text("Rater id column beside each label column").click()
+        rater_of = page.get_by_role("combobox", name="Rater of Score1", exact=True)
+        rater_of.click()
+        page.keyboard.type("Notes", delay=60)
+        page.keyboard.press("Enter")
+        ui.settle()
+        ui.expect_text("The rater column 'Notes' (beside 'Score1') has no values: pick another one.")
+        expect(page.get_by_role("button", name="Import", exact=True)).to_have_count(0)
+        rater_of.click()
+        page.keyboard.type("TurkId1", delay=60)
+        page.keyboard.press("Enter")
+        ui.settle()
+        ui.expect_text(f"{votes:,} votes on {len(rows):,} texts")
+        ui.click("Import")
+        ui.expect_text(f"Stored {votes} of {votes} rows.")
+        ui.no_exception()
+        with _app_client(data_dir) as c:
+            stored = list(c.list_samples(RATED))
+        assert len(stored) == votes and {s.annotator for s in stored} == raters
+        first = [s for s in stored if s.text == rows[0]["Request"].strip()]
+        assert sorted(s.quality for s in first) == sorted(
+            round((int(rows[0][f"Score{i}"]) - 1) / 24, 6) for i in range(1, 6)
+        )
+    except BaseException:
+        ui.shot("import_raters_failure")
+        raise
+    finally:
+        page.close()

@@ -1,0 +1,218 @@
+"""A long editing session in the Samples grid loses nothing (issue 37.1), in headless Chromium at 1280x800.
+
+A person edits a draft of a few hundred samples for several minutes: changes qualities and a text, deletes
+rows, types new rows into the grid's empty last row, switches to other pages and back, pages through the
+list, changes a filter and back, then saves. Every edit must reach the service exactly once; the page says
+what will be saved before the save; saved rows come back with their ids; a second Save has nothing to save.
+Screenshots: artifacts/screenshots/grid_*.png.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from core.client import Client
+from core.demo import read_demo_model
+from core.local import start_local_service
+from harness.streamlit import streamlit_app
+from tests.app.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
+from tests.app.support import BROWSER, Ui
+
+pytestmark = BROWSER
+
+HANDLE = "local.replies-tone"
+NEW_ROWS = [
+    ("Thank you for waiting, I have sent the replacement by express post this morning.", "0.9"),
+    ("Read the manual. We do not answer questions that are in it.", "0.1"),
+    ("I am sorry this took so long; the refund is on its way and you will see it on Friday.", "1"),
+    ("Closed. Do not write again about this order.", "0"),
+]
+EDITED_TEXT = "Thanks for your patience, your order is fixed and ships today with free delivery."
+
+
+def _prepare(data_dir: Path) -> list[int]:
+    """A draft with one trait and the support-replies demo texts (a few hundred); returns its sample ids."""
+    service = start_local_service(data_dir, embedder="hashing")
+    try:
+        with service.client() as c:
+            c.create_model(HANDLE, description="Support replies: how kind the tone is")
+            c.add_traits(HANDLE, [{"name": "Tone", "positive_label": "kind", "negative_label": "curt"}])
+            rows = read_demo_model("support_replies").samples
+            c.import_samples(HANDLE, [{**r, "trait": "tone"} for r in rows])
+            return [s.id for s in c.list_samples(HANDLE)]
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def grid_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[int], Path]]:
+    data_dir = tmp_path_factory.mktemp("grid-browser")
+    ids = _prepare(data_dir)
+    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+        yield url, ids, data_dir
+
+
+def _app_client(data_dir: Path) -> Client:
+    """A client of the app's own embedded service (its address is in its log)."""
+    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
+    return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
+
+
+def test_long_editing_session_loses_nothing(
+    grid_app: tuple[str, list[int], Path],
+    browser: object,  # noqa: F811 - the conftest fixture
+) -> None:
+    url, ids, data_dir = grid_app
+    seed = random.randrange(1 << 30)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        _session(ui, page, url, ids, data_dir, random.Random(seed))
+    except BaseException:
+        ui.shot("grid_failure")
+        print(f"seed {seed}")
+        raise
+    finally:
+        page.close()
+
+
+def _grid(page: object) -> object:
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.locator("[role='columnheader']", has_text="quality").first.wait_for(state="attached")
+    grid.evaluate("e => e.scrollIntoView({block: 'center'})")  # whole, as a person scrolls to it
+    return grid
+
+
+def _unsaved(page: object) -> object:
+    return page.locator("[data-testid='stMarkdownContainer']", has_text="Save changes sends exactly these")
+
+
+def _set_quality(page: object, grid: object, row: int, value: str, rng: random.Random) -> None:
+    click_row_cell(page, grid, row)
+    move(page, grid, "ArrowRight", 3)  # id, trait, text, quality
+    type_into_cell(page, value, rng)
+    look(page, rng)
+
+
+def _add_rows(
+    page: object, grid: object, rows: list[tuple[str, str]], empty: int, rng: random.Random
+) -> None:
+    """Type each new row into the first of the grid's `empty` empty rows at its bottom: its text, Tab, its
+    quality, Enter (down to the next empty row), then left to its text. The trait is not typed: the model
+    has one, and an empty row starts with it."""
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")
+    move(page, grid, "ArrowUp", empty - 1)  # the first empty one
+    move(page, grid, "ArrowRight", 2)  # id, trait, text
+    for text, quality in rows:
+        type_into_cell(page, text, rng, then="Tab")
+        type_into_cell(page, quality, rng)
+        move(page, grid, "ArrowLeft", 1)
+        look(page, rng)
+
+
+def _session(ui: Ui, page: object, url: str, ids: list[int], data_dir: Path, rng: random.Random) -> None:
+    ui.goto(f"{url}/samples?model={HANDLE}")
+    grid = _grid(page)
+    expect(page.get_by_text("No unsaved changes.")).to_be_visible()
+
+    # 1. Qualities of three stored rows, the text of a fourth, two rows deleted.
+    for row, value in ((1, "0.8"), (2, "0.3"), (4, "0.55")):
+        _set_quality(page, grid, row, value, rng)
+    click_row_cell(page, grid, 5)
+    move(page, grid, "ArrowRight", 2)  # its text
+    page.keyboard.press("Enter")  # open the editor on the stored text, select all, type over it
+    page.locator("#portal textarea, #portal input").first.wait_for()
+    page.keyboard.press("Control+A")
+    type_into_cell(page, EDITED_TEXT, rng)
+    look(page, rng)
+    for row in (7, 6):  # the lower one first: the upper one keeps its place
+        select_row(page, grid, row)
+        page.keyboard.press("Delete")
+        look(page, rng)
+    # 2. Three new rows typed into the empty rows at the bottom.
+    _add_rows(page, grid, NEW_ROWS[:3], 3, rng)
+    headline = _unsaved(page)
+    expect(headline).to_contain_text("(4 edited, 2 deleted, 3 new)", timeout=30_000)
+    ui.no_exception()
+    ui.screen("grid_01_unsaved")
+
+    # 3. Away to other pages and back: the grid comes back with every edit, and says so.
+    ui.nav("Traits")
+    ui.nav("Label")
+    ui.nav("Samples")
+    grid = _grid(page)
+    grid.get_by_text(EDITED_TEXT).first.wait_for(state="attached")
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")  # the new rows are at the bottom, above the empty ones
+    for text, _ in NEW_ROWS[:3]:
+        grid.get_by_text(text).first.wait_for(state="attached")  # the grid has the rows in view only
+    expect(_unsaved(page)).to_contain_text("(4 edited, 2 deleted, 3 new)")
+
+    # 4. The next page of samples: one more quality there; back; a filter changed and changed back.
+    page.get_by_role("button", name="Next ▶").click()
+    ui.settle()
+    expect(page.get_by_text("Page 2")).to_be_visible()
+    grid = _grid(page)
+    _set_quality(page, grid, 2, "0.95", rng)
+    expect(_unsaved(page)).to_contain_text("(5 edited, 2 deleted, 3 new)", timeout=30_000)
+    page.get_by_role("button", name="◀ Previous").click()
+    ui.settle()
+    expect(page.get_by_text("Page 1")).to_be_visible()
+    provenance = page.get_by_role("combobox", name="Provenance")
+    for choice in ("authored", "(any)"):
+        provenance.click()
+        page.keyboard.type(choice, delay=rng.randint(40, 120))
+        page.keyboard.press("Enter")
+        ui.settle()
+        expect(provenance).to_have_value(choice)
+    grid = _grid(page)
+    # 5. One more new row after all that, then Save: the page said what it would send.
+    _add_rows(page, grid, NEW_ROWS[3:], 3, rng)
+    expect(_unsaved(page)).to_contain_text("(5 edited, 2 deleted, 4 new)", timeout=30_000)
+    summary = page.locator("[data-testid='stDataFrame']").filter(has_text="what").first
+    for text in (EDITED_TEXT, *(t for t, _ in NEW_ROWS)):
+        summary.get_by_text(text).first.wait_for(state="attached")
+    ui.screen("grid_02_before_save")
+    ui.click("Save changes")
+    saved = page.get_by_text(re.compile(r"Saved: 5 edited, 2 deleted, 4 added \(#\d+"))
+    expect(saved).to_be_visible()
+    new_ids = [int(i) for i in re.findall(r"#(\d+)", saved.inner_text())]
+    expect(page.get_by_text("No unsaved changes.")).to_be_visible()
+    ui.no_exception()
+    ui.screen("grid_03_saved")
+
+    # 6. What the service holds: every edit once, nothing else.
+    with _app_client(data_dir) as c:
+        stored = {s.id: s for s in c.list_samples(HANDLE)}
+    assert len(stored) == len(ids) - 2 + 4
+    assert [ids[5], ids[6]] == [i for i in ids if i not in stored]
+    assert [stored[ids[i]].quality for i in (0, 1, 3)] == [0.8, 0.3, 0.55]
+    assert stored[ids[4]].text == EDITED_TEXT
+    assert stored[ids[101]].quality == 0.95  # page 2's second row (100 a page)
+    added = {stored[i].text: (stored[i].quality, stored[i].trait) for i in new_ids}
+    assert added == {text: (float(q), "tone") for text, q in NEW_ROWS}
+
+    # 7. Save again: nothing is pending, and the page does not claim to have saved anything.
+    ui.click("Save changes")
+    expect(page.get_by_text("Nothing to save")).to_be_visible()
+    expect(page.get_by_text("Saved: 5 edited")).to_have_count(0)
+    # 8. The saved rows show their ids on the last page, where the list puts them.
+    page.get_by_role("button", name="Next ▶").click()
+    ui.settle()
+    page.get_by_role("button", name="Next ▶").click()
+    ui.settle()
+    grid = _grid(page)
+    click_row_cell(page, grid, 1)
+    to_last_row(page, grid, "new row")  # the saved rows are the last stored ones, above the empty rows
+    for i in new_ids:
+        grid.get_by_text(stored[i].text).first.wait_for(state="attached")
+        grid.get_by_text(str(i), exact=True).first.wait_for(state="attached")
+    ui.no_exception()
+    ui.screen("grid_04_saved_ids")

@@ -1,0 +1,211 @@
+"""A team's workbench driven with AppTest against the real local service: team mode's sign-in (each session
+its own key, the environment's key never used), who you are in the sidebar, the agreement on the Traits page,
+the Samples page's Disagreements tab (settling a text), the Label page's overlap, the human ceiling."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
+from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle
+
+_n = itertools.count(1)
+TEXTS = FORMAL[:8] + CASUAL[:8]
+VOTES = {  # three annotators on 16 texts: mostly agreeing, some texts split
+    "ann": [1, 1, 1, 1, 0.8, 1, 1, 0.2, 0, 0, 0, 0, 0.7, 0, 0, 0],
+    "ben": [1, 1, 0.3, 1, 1, 1, 1, 1, 0, 0.9, 0, 0, 0, 0, 0.1, 0],
+    "cy": [1, 0.6, 1, 1, 1, 0.4, 1, 1, 0, 0, 0, 0.6, 0, 0, 0, 0],
+}
+
+
+@pytest.fixture
+def team(service: LocalService) -> dict[str, str]:
+    """Three named keys of the service's namespace (names unique within the test session)."""
+    n = next(_n)
+    return {name: named_key(service.data_dir, service.namespace, f"{name}{n}") for name in VOTES}
+
+
+def labelled(service: LocalService, team: dict[str, str], *, train: bool = False) -> str:
+    """A draft whose 16 texts three annotators labelled (each with their own key, through the API)."""
+    handle = new_handle(service, "team")
+    with Client(service.url, team["ann"]) as owner:
+        owner.create_model(handle)
+        owner.add_traits(handle, [FORMALITY])
+    for name, qualities in VOTES.items():
+        with Client(service.url, team[name]) as c:
+            c.add_samples(
+                handle,
+                [
+                    {"trait": "formality", "text": t, "quality": q}
+                    for t, q in zip(TEXTS, qualities, strict=True)
+                ],
+            )
+    if train:
+        with Client(service.url, team["ann"]) as owner:
+            owner.wait(handle, owner.train(handle, "low").run_id, timeout=120)
+    return handle
+
+
+def test_team_mode_signs_each_session_in_with_its_own_key(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", service.api_key)  # a shared key: team mode must never use it
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+    at = main_app()
+    at.run()
+    no_exception(at)
+    assert [t.value for t in at.title] == ["Sign in"]
+    assert "model_picker" not in at.session_state  # nothing of the service shown before signing in
+    by_label(at.text_input, "Your API key").set_value("sk_000000000000_" + "x" * 40)
+    by_label(at.button, "Sign in").click()
+    at.run()
+    assert [t.value for t in at.title] == ["Sign in"]
+    assert "not valid" in " ".join(texts(at.error))
+    by_label(at.text_input, "Your API key").set_value(team["ben"])
+    by_label(at.button, "Sign in").click()
+    at.run()
+    no_exception(at)
+    assert "Signed in as **ben" in " ".join(texts(at.sidebar.caption))
+    assert at.session_state["remote_backend"]["key"] == team["ben"]
+
+    other = main_app()  # another browser: not signed in, whatever the first one did
+    other.run()
+    assert [t.value for t in other.title] == ["Sign in"]
+
+    by_label(at.sidebar.button, "Sign out").click()
+    at.run()
+    assert [t.value for t in at.title] == ["Sign in"]
+    assert "remote_backend" not in at.session_state
+
+
+@pytest.mark.usefixtures("app_env")
+def test_the_sidebar_says_who_labels(service: LocalService) -> None:
+    at = main_app()
+    at.run()
+    no_exception(at)
+    with service.client() as c:
+        name = c.current_key().name
+    assert f"Labelling as **{name}**" in " ".join(texts(at.sidebar.caption))
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+
+
+def test_traits_page_shows_the_agreement(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, team)
+    _as(monkeypatch, service, team["ann"])
+    at = page("traits", handle)
+    at.run()
+    no_exception(at)
+    assert "Agreement between annotators" in [s.value for s in at.subheader]
+    table = next(d.value for d in at.dataframe if "texts with 2+ votes" in d.value.columns)
+    row = table.iloc[0]
+    assert row["texts with 2+ votes"] == 16
+    with Client(service.url, team["ann"]) as c:
+        alpha = c.agreement(handle).traits["formality"].krippendorff_alpha_interval
+    assert row["α on quality"] == f"{alpha:.2f}"
+    assert all(f"{name}" in row["annotators"] for name in ("ann", "ben", "cy"))
+
+
+def test_disagreements_tab_settles_a_text(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, team)
+    _as(monkeypatch, service, team["ben"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    markdown = " ".join(texts(at.markdown))
+    assert "contested" in markdown
+    settle = [b for b in at.button if b.label.startswith("Settle: ")]
+    assert len(settle) >= 2
+    first_text = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
+    settle[1].click()  # the first text, settled on the positive pole
+    at.run()
+    no_exception(at)
+    assert "your vote decides its pole" in " ".join(texts(at.success))
+    with Client(service.url, team["ben"]) as c:
+        mine = [s for s in c.list_samples(handle) if s.adjudicated]
+        assert [(s.text, s.quality, s.annotator) for s in mine] == [(first_text, 1.0, c.current_key().name)]
+        settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
+        assert [d.text for d in settled] == [first_text]
+    assert "settled" in " ".join(texts(at.markdown))
+
+
+def test_disagreements_on_a_trained_model_point_to_reopen(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, team, train=True)
+    _as(monkeypatch, service, team["cy"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert not [b for b in at.button if b.label.startswith("Settle: ")]
+    assert "reopen the model" in " ".join(texts(at.caption))
+
+
+def test_label_page_routes_overlap_to_colleagues_texts(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = new_handle(service, "overlap")
+    things = ["parcel", "letter", "invoice", "report", "courier", "visitor"]
+    days = ["Monday", "Tuesday", "Friday", "noon", "time"]
+    pool = [f"Note {i}: the {w} arrives on {d}." for i, (w, d) in enumerate(itertools.product(things, days))]
+    with Client(service.url, team["ann"]) as ann:
+        ann.create_model(handle)
+        ann.add_traits(handle, [FORMALITY])
+        ann.add_pool_texts(handle, pool)
+        ann.add_samples(
+            handle,
+            [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(pool[:8])],
+        )
+    _as(monkeypatch, service, team["ben"])
+    at = page("label", handle)
+    run_label_page(at)
+    no_exception(at)
+    slider = at.slider(key="label_overlap")
+    assert slider.value == 20 and slider.max == 50
+    session = at.session_state["label_session"]
+    assert session.overlap == 0.2
+    shared = [item for item in session.queue if item["overlap"]]
+    assert len(shared) == 4 and {item["text"] for item in shared} <= set(pool[:8])  # 20 % of 20
+    slider.set_value(0)
+    run_label_page(at)
+    assert not any(item["overlap"] for item in at.session_state["label_session"].queue)
+
+
+def test_versions_page_shows_the_share_of_the_human_ceiling(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, team, train=True)
+    for name, qualities in VOTES.items():
+        with Client(service.url, team[name]) as c:
+            c.add_evaluation_items(
+                handle,
+                [
+                    {"trait": "formality", "text": t, "quality": q}
+                    for t, q in zip(TEXTS, qualities, strict=True)
+                ],
+            )
+    with Client(service.url, team["ann"]) as c:
+        c.wait(handle, c.evaluate(handle, 1).run_id, timeout=120)
+        share = c.get_evaluation(handle, 1).traits["formality"].share_of_ceiling
+    assert share is not None
+    _as(monkeypatch, service, team["ann"])
+    at = page("versions", handle)
+    at.run()
+    no_exception(at)
+    lines = " ".join(texts(at.markdown))
+    assert f"v1 reaches {share.value:.0%}" in lines and "of the human ceiling" in lines
