@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from core.contract import ANNOTATOR_RE, is_positive
+from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, is_positive
 
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 RULES = ("as_is", "scale", "threshold", "quantiles")
@@ -337,8 +337,8 @@ class _Vote(NamedTuple):
 def _annotator_name(column: str) -> str:
     """A label column's name as an annotator name (the rater when the file has no rater ids): the characters
     an annotator name may not hold become "_"."""
-    name = re.sub(r"[^A-Za-z0-9._@-]", "_", column.strip())[:64]
-    return name if name[:1].isalnum() else f"rater_{name}"[:64]
+    name = re.sub(r"[^A-Za-z0-9._@-]", "_", column.strip())[:MAX_ANNOTATOR_CHARS]
+    return name if name[:1].isalnum() else f"rater_{name}"[:MAX_ANNOTATOR_CHARS]
 
 
 def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = None) -> Mapped:

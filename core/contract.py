@@ -129,10 +129,11 @@ TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
 # -- annotators (who gave a label: docs/api.md, "Annotators and votes") -------------------------------------
 
 #: A key's name, and an annotator given with a label: whole string, ASCII.
-ANNOTATOR_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\Z")
-#: ANNOTATOR_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
-ANNOTATOR_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
 MAX_ANNOTATOR_CHARS = 64
+_ANNOTATOR = f"[A-Za-z0-9][A-Za-z0-9._@-]{{0,{MAX_ANNOTATOR_CHARS - 1}}}"
+ANNOTATOR_RE = re.compile(rf"\A{_ANNOTATOR}\Z")
+#: ANNOTATOR_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
+ANNOTATOR_PATTERN = f"^{_ANNOTATOR}$"
 #: An unnamed key labels as `key-<prefix>`; no key may be named so (it would pass for another key).
 UNNAMED_KEY_PREFIX = "key-"
 

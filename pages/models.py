@@ -11,7 +11,7 @@ from app.backend import demo_load
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
-from core.contract import EMBEDDER_NAMES, MODEL_STATES
+from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
 
 PAGES = Path(__file__).resolve().parent
 
@@ -32,7 +32,7 @@ POLL_S = 2.0  # while a listed model is busy (a demo model training, a run): the
 def _open_page(model_state: str, traits: int) -> str:
     """Where "Open" takes a model: its data while it is a draft (its traits first when it has none), its
     versions once trained."""
-    if model_state in ("draft", "failed"):
+    if can("edit", model_state):
         return "samples.py" if traits else "traits.py"
     return "versions.py"
 

@@ -489,7 +489,9 @@ class TagIn(Strict):
     """Optional body of `POST …/versions/{tag}` (addition): the version to tag; absent, the active one."""
 
     version: str | None = Field(
-        default=None, max_length=64, description="`vN` or a tag; default: the active version"
+        default=None,
+        max_length=MAX_VERSION_REF_CHARS,
+        description="`vN` or a tag; default: the active version",
     )
 
 

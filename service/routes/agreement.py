@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from core.contract import AGREEMENT_LIMIT
+from core.contract import AGREEMENT_LIMIT, MAX_LABEL_CHARS
 from service.auth import AuthoringKey, CtxDep
 from service.domain import agreement
 from service.routes.common import errors
@@ -21,7 +21,7 @@ def get_agreement(
     who: AuthoringKey,
     ctx: CtxDep,
     trait: Annotated[
-        str | None, Query(max_length=100, description="a trait key or name; absent: all")
+        str | None, Query(max_length=MAX_LABEL_CHARS, description="a trait key or name; absent: all")
     ] = None,
     limit: Annotated[
         int, Query(ge=1, le=AGREEMENT_LIMIT.maximum, description="most disagreed texts listed per trait")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from core.contract import FEEDBACK_PAGE
+from core.contract import FEEDBACK_PAGE, MAX_CURSOR_CHARS
 from service.auth import AuthoringKey, CtxDep
 from service.domain import feedback
 from service.routes.common import errors
@@ -21,7 +21,7 @@ def list_feedback(
     who: AuthoringKey,
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=FEEDBACK_PAGE.maximum)] = FEEDBACK_PAGE.default,
-    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> FeedbackPage:
     return feedback.list_feedback(ctx, who, handle, limit, cursor)
 

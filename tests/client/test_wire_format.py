@@ -97,6 +97,15 @@ PAIRS = [
     Pair(r.SpanScore, "SpanScore"),
     Pair(r.PerspectiveScore, "Score"),
     Pair(r.SuggestCommentScoreResult, "SuggestScoreOut"),
+    Pair(m.FeedbackPage, "FeedbackPage"),
+    Pair(m.FeedbackLabel, "FeedbackLabelOut"),
+    Pair(m.FeedbackWithdrawn, "FeedbackWithdrawn"),
+    Pair(r.Agreement, "AgreementOut"),
+    Pair(r.TraitAgreement, "TraitAgreementOut"),
+    Pair(r.AnnotatorVotes, "AnnotatorVotes"),
+    Pair(r.PairAgreement, "PairAgreement"),
+    Pair(r.DisagreedText, "DisagreedText"),
+    Pair(r.CastVote, "VoteOut"),
 ]
 
 #: Responses the client reads a field of without a model of their own: (schema, property, how it is read,
@@ -130,6 +139,7 @@ NOT_FROM_THE_SPEC: dict[type[BaseModel], str] = {
     r.TraitEvaluation: "inside EvaluationOut.traits, an open object in the OpenAPI document",
     r.TraitComparison: "inside EvalCompareOut.traits, an open object in the OpenAPI document",
     r.Interval: "inside TraitEvaluation",
+    r.HumanCeiling: "inside TraitEvaluation and TraitComparison",
     r.ReliabilityBin: "inside TraitEvaluation and TraitComparison",
     r.MetricDifference: "inside TraitComparison",
     m.RowError: "the client's own import report",
