@@ -139,7 +139,7 @@ def env_namespaces() -> tuple[str, ...]:
 def remote_settings() -> dict[str, Any] | None:
     """The remote service in effect (`url`, `key`): Settings page first, then the environment. In team mode
     only the key this browser signed in with, for the team's service (SignInNeeded before that)."""
-    override = st.session_state.get(REMOTE_KEY)
+    override: dict[str, Any] | None = st.session_state.get(REMOTE_KEY)
     if team_mode():
         url = team_url()
         if not override or override.get("url") != url:

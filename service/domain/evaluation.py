@@ -31,7 +31,7 @@ from service.schemas import (
     LabelIn,
 )
 from service.store import ledger
-from service.store.db import transaction
+from service.store.db import rows_changed, transaction
 from service.store.samples import CHUNK, sha256
 from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
 from service.store.votes import eval_votes
@@ -177,9 +177,9 @@ def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
-        result = s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
+        deleted = rows_changed(s, delete(EvalItem).where(EvalItem.model_id == model.id))
         model.eval_item_count = 0
-        return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
+        return EvalDeleted(handle=handle, deleted=deleted)
 
 
 def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> EvaluationStarted:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -20,6 +20,9 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Tag, Version, utcnow
 from service.testhooks import pause
+
+if TYPE_CHECKING:  # the engine loads with the first scorer (service/embedding.py), not with this module
+    from core.engine import Scorer
 
 
 @dataclass
@@ -73,10 +76,10 @@ def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Tar
     )
 
 
-def scorer_for(ctx: Resources, t: Target) -> Any:
+def scorer_for(ctx: Resources, t: Target) -> Scorer:
     def load() -> dict[str, Any]:
         with ctx.reads() as s:
-            snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
+            snap: dict[str, Any] | None = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
         if snap is None:
             raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
         return snap

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import CursorResult, Delete, Engine, Update, create_engine, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -142,6 +142,14 @@ def write_retrying(
         if waited > 1.0:
             log.info("%s waited %.1f s for the database", what, waited)
         return result
+
+
+def rows_changed(session: Session, statement: Update | Delete) -> int:
+    """How many rows an UPDATE or DELETE changed (its result is a CursorResult; Session.execute's type says
+    only Result)."""
+    result = session.execute(statement)
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def truncate_wal(engine: Engine) -> bool:
