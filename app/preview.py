@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from core.client import Client
@@ -46,7 +47,7 @@ def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:
 _WORD = re.compile(r"\S+")  # a word as the engine explains it: what the reader sees between spaces
 
 
-def highlight_html(text: str, contributions: list[tuple[str, float]] | list[dict[str, Any]]) -> str:
+def highlight_html(text: str, contributions: Sequence[tuple[str, float] | dict[str, Any]]) -> str:
     """The text with each explained word shaded: blue towards the positive pole, orange towards the
     negative one, stronger for larger contributions.
 

@@ -53,7 +53,7 @@ BUDGETS = {"abuse": 384}
 DEFAULT_BUDGET = 256
 
 
-def _auc(ds: Dataset, lookup: LookupEmbedder, rows: Sequence[int]) -> float:
+def _auc(ds: Dataset, lookup: LookupEmbedder, rows: Sequence[int] | np.ndarray) -> float:
     """Test AUC of the service's training (`train`, effort medium, with the prior) on these pool rows."""
     samples = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in rows]
     return trained_auc(ds, lookup, samples, PRIOR_STRENGTH)
@@ -185,11 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS / "labelling.json")
     args = parser.parse_args(argv)
     budgets = {name: args.budget or BUDGETS.get(name, DEFAULT_BUDGET) for name in args.datasets}
+    simulation: list[dict[str, object]] = []
     results: dict[str, object] = {
         "batch": args.batch,
         "repeats": args.repeats,
         "budget": budgets,
-        "simulation": [],
+        "simulation": simulation,
     }
     if not args.skip_speed:
         results["speed_100k_s"] = speed()
@@ -198,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.datasets:
         row = simulate(name, args.repeats, args.batch, budgets[name])
         rows.append(row)
-        results["simulation"].append(row)  # type: ignore[union-attr]
+        simulation.append(row)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(

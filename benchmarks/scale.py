@@ -46,7 +46,8 @@ import psycopg2
 from core import contract
 from core.contract import DEFAULT_EMBEDDER
 from harness.datasets import datasets_dir
-from harness.pgcluster import PgCluster, free_port
+from harness.pgcluster import PgCluster
+from harness.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"

@@ -10,10 +10,10 @@ from pathlib import Path
 from benchmarks import scale
 
 
-def run(tmp_path: Path, *args: str) -> dict:  # type: ignore[type-arg]
+def run(tmp_path: Path, *args: str) -> dict:
     out = tmp_path / "result.json"
     assert scale.main([*args, "--database", "sqlite", "--embedder", "hashing", "--output", str(out)]) == 0
-    return json.loads(out.read_text())["sqlite"]  # type: ignore[no-any-return]
+    return json.loads(out.read_text())["sqlite"]
 
 
 def test_imports_report_each_size(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ViewportSize, expect
@@ -36,7 +37,7 @@ POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label"
 SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
 
 
-def _demo(slug: str, trait: str) -> list[dict[str, object]]:
+def _demo(slug: str, trait: str) -> list[dict[str, Any]]:
     return [r for r in read_demo_model(slug).samples if r["trait"] == trait]
 
 

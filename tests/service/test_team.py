@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -239,7 +239,7 @@ def test_an_adjudicated_vote_decides_the_pole_in_training_and_the_votes_stay(svc
 # -- agreement -----------------------------------------------------------------------------------------------
 
 
-def package_alpha(level: str, matrix: np.ndarray) -> float:
+def package_alpha(level: Literal["interval", "nominal"], matrix: np.ndarray) -> float:
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
