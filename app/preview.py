@@ -6,9 +6,10 @@ import hashlib
 import html
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from core.client import Client
+from core.contract import Aggregation
 from core.embedders.base import Embedder
 from core.engine import Sample, Scorer, TraitSpec
 from core.engine.preview import draft_scorer as engine_draft_scorer
@@ -26,7 +27,8 @@ def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Score
             positive_label=t.positive_label,
             negative_label=t.negative_label,
             description=t.description or "",
-            aggregation=(t.aggregation or "mean"),  # type: ignore[arg-type]
+            # One of AGGREGATIONS, as the service states it (the client keeps the value as text)
+            aggregation=cast(Aggregation, t.aggregation or "mean"),
         )
         for t in traits
     ]

@@ -168,5 +168,5 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
             app.openapi_schema = schema
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend its document
     return app

@@ -55,6 +55,8 @@ from core.contract import (
     SuggestMode,
     SynthType,
     TrainEffort,
+    TraitKind,
+    VersionTrigger,
     text_too_long_message,
 )
 from core.embedders.registry import MODEL_CHOICES
@@ -327,7 +329,7 @@ class TraitOut(BaseModel):
     positive_samples: int
     negative_samples: int
     description: str
-    kind: Literal["extrinsic", "intrinsic"]
+    kind: TraitKind
     aggregation: Aggregation
     discrimination: float
     explained_variance: float
@@ -469,7 +471,7 @@ class RunStarted(BaseModel):
 class VersionOut(BaseModel):
     version_id: int
     version_no: int
-    triggered_by: Literal["train", "retune", "retrain_buffered", "backfill"]
+    triggered_by: VersionTrigger
     param_hash: str
     sample_count: int
     created_at: datetime

@@ -11,7 +11,15 @@ from sqlalchemy.orm import Session, aliased
 
 from core.contract import RunStatus
 from service.prune import effective_policy
-from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
+from service.schemas import (
+    AutoPruneOut,
+    LastOperation,
+    ModelOut,
+    SampleOut,
+    TraitOut,
+    UpstreamSource,
+    VersionOut,
+)
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 
 
@@ -125,7 +133,11 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             updated_at=model.updated_at,
             max_depth=model.max_depth,
             additional_terms=model.additional_terms,
-            upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
+            upstream_sources=(
+                [UpstreamSource.model_validate(s) for s in model.upstream_sources]
+                if model.upstream_sources is not None
+                else None
+            ),
             readme_markdown=model.readme_markdown,
             auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
             sample_count=int(sample_counts.get(model.id) or 0),
@@ -159,8 +171,8 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 positive_samples=positive,
                 negative_samples=total - positive,
                 description=t.description,
-                kind=t.kind,  # type: ignore[arg-type]
-                aggregation=t.aggregation,  # type: ignore[arg-type]
+                kind=t.kind,
+                aggregation=t.aggregation,
                 discrimination=float(m.get("discrimination", 0.0) or 0.0),
                 explained_variance=float(m.get("explained_variance", t.explained_variance) or 0.0),
                 anchor_sample_ids=anchors,
@@ -176,7 +188,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         trait=trait_key,
         text=row.text,
         quality=row.quality,
-        provenance=row.provenance,  # type: ignore[arg-type]
+        provenance=row.provenance,
         source_url=row.source_url,
         content_sha256=row.content_sha256,
         created_at=row.created_at,
@@ -190,7 +202,7 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> d
     body = VersionOut(
         version_id=version.id,
         version_no=version.version_no,
-        triggered_by=version.triggered_by,  # type: ignore[arg-type]
+        triggered_by=version.triggered_by,
         param_hash=version.param_hash,
         sample_count=version.sample_count,
         created_at=version.created_at,

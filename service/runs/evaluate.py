@@ -73,8 +73,9 @@ def execute(at: Attempt) -> None:
         if not ledger.succeed(s, at.run_id, at.number, f"Evaluated v{version_no} on {len(kept)} items"):
             return
         run = s.get(Run, at.run_id)
-        model = s.get(Model, run.model_id)  # type: ignore[union-attr]
-        assert model is not None and run is not None
+        assert run is not None  # succeed() just updated it
+        model = s.get(Model, run.model_id)
+        assert model is not None
         s.add(
             Evaluation(
                 model_id=model.id,

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import Aggregation, is_positive
+from core.contract import is_positive
 from core.engine.types import Sample, TraitSpec
 from service.store.tables import FeedbackLabel, SampleRow, Trait, utcnow
 
@@ -41,7 +41,7 @@ def trait_specs(traits: list[Trait]) -> list[TraitSpec]:
             positive_label=t.positive_label,
             negative_label=t.negative_label,
             description=t.description,
-            aggregation=cast(Aggregation, t.aggregation),
+            aggregation=t.aggregation,
         )
         for t in traits
     ]

@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.contract import ModelState
+from core.contract import Aggregation, ModelState, Provenance, TraitKind, VersionTrigger
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
 #: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
@@ -110,8 +110,8 @@ class Trait(Base):
     positive_label: Mapped[str] = mapped_column(String(100))
     negative_label: Mapped[str] = mapped_column(String(100))
     description: Mapped[str] = mapped_column(Text, default="")
-    aggregation: Mapped[str] = mapped_column(String(8), default="mean")
-    kind: Mapped[str] = mapped_column(String(16), default="extrinsic")
+    aggregation: Mapped[Aggregation] = mapped_column(String(8), default="mean")
+    kind: Mapped[TraitKind] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
     # The trait's samples and those on the positive pole, kept as samples come and go (count_samples in
     # service/domain/samples.py): counting a million rows on every read of a model or its traits took seconds.
@@ -133,7 +133,7 @@ class SampleRow(Base):
     trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
     text: Mapped[str] = mapped_column(Text)
     quality: Mapped[float] = mapped_column(Float)
-    provenance: Mapped[str] = mapped_column(String(16), default="authored")
+    provenance: Mapped[Provenance] = mapped_column(String(16), default="authored")
     source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     content_sha256: Mapped[str] = mapped_column(String(64))
     # Who gave the label (a key's annotator name or an external rater); null: machine-made or from before.
@@ -164,7 +164,7 @@ class Version(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     version_no: Mapped[int] = mapped_column(Integer)
-    triggered_by: Mapped[str] = mapped_column(String(32))
+    triggered_by: Mapped[VersionTrigger] = mapped_column(String(32))
     param_hash: Mapped[str] = mapped_column(String(128))
     sample_count: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
