@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
+from core.json_types import JsonObject
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.guard import GuardMiddleware
@@ -143,14 +144,14 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         if app.openapi_schema is None:
             schema = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
 
-            def add(name: str, component: dict[str, Any]) -> None:
+            def add(name: str, component: JsonObject) -> None:
                 # Two models of one name would silently document one body for both routes. (One model's input
                 # and output schemas may differ in defaults; the input one is kept, as before.)
                 fields = set(components.get(name, component).get("properties", {}))

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from core.json_types import JsonObject
 from service.store.tables import Model, Tag, Version
 
-DEFAULT_POLICY: dict[str, Any] = {"keep_unnamed": 100, "keep_first_of_month": True}
+DEFAULT_POLICY: JsonObject = {"keep_unnamed": 100, "keep_first_of_month": True}
 
 
-def effective_policy(override: dict[str, Any] | None) -> dict[str, Any]:
+def effective_policy(override: JsonObject | None) -> JsonObject:
     policy = dict(DEFAULT_POLICY)
     for key, value in (override or {}).items():
         if key in policy and value is not None:

@@ -62,6 +62,7 @@ from core.contract import (
 from core.embedders.registry import MODEL_CHOICES
 from core.engine import validate_text
 from core.engine.errors import EngineError
+from core.json_types import JsonObject
 
 # The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
 # schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
@@ -227,8 +228,8 @@ class LastOperation(BaseModel):
     started_at: datetime
     finished_at: datetime | None = None
     run_id: str | None = None
-    progress: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    progress: JsonObject | None = None
+    error: JsonObject | None = None
     # A queued run's place in line, 1 = the next to start once a worker is free; null when not queued.
     queue_position: int | None = None
 
@@ -333,7 +334,7 @@ class TraitOut(BaseModel):
     aggregation: Aggregation
     discrimination: float
     explained_variance: float
-    anchor_sample_ids: AnchorIds | dict[str, Any]
+    anchor_sample_ids: AnchorIds | JsonObject
     #: How the active version trained this trait: from its pole labels alone (`zero_shot`), from samples
     #: pulled toward its labels (`prior`) or from samples alone (`samples`); null when not trained.
     method: Literal["zero_shot", "prior", "samples"] | None = None
@@ -476,9 +477,9 @@ class VersionOut(BaseModel):
     sample_count: int
     created_at: datetime
     run_id: str | None
-    metrics: dict[str, Any]
+    metrics: JsonObject
     tags: list[str]
-    snapshot: dict[str, Any] | None = Field(default=None, description="Omitted for scoring-scope keys.")
+    snapshot: JsonObject | None = Field(default=None, description="Omitted for scoring-scope keys.")
 
 
 class VersionPage(BaseModel):
@@ -757,7 +758,7 @@ class EvaluationOut(BaseModel):
     run_id: str
     created_at: datetime
     items: int
-    traits: dict[str, Any]
+    traits: JsonObject
 
 
 # -- thresholds ----------------------------------------------------------------------------------------------
@@ -835,7 +836,7 @@ class EvalCompareOut(BaseModel):
     a: ComparedRun
     b: ComparedRun
     items: int
-    traits: dict[str, dict[str, Any]]
+    traits: dict[str, JsonObject]
     disagreements: list[Disagreement]
 
 

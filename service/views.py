@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from core.contract import RunStatus
+from core.json_types import JsonObject
 from service.prune import effective_policy
 from service.schemas import (
     AutoPruneOut,
@@ -150,7 +151,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
 
 def traits_out(session: Session, model: Model) -> list[TraitOut]:
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
-    metrics: dict[str, Any] = {}
+    metrics: JsonObject = {}
     if model.current_version_id is not None:
         version_metrics = session.scalar(
             select(Version.metrics).where(Version.id == model.current_version_id)
@@ -197,7 +198,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
-def version_out(session: Session, version: Version, *, with_snapshot: bool) -> dict[str, Any]:
+def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:
     """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
     body = VersionOut(
         version_id=version.id,

@@ -64,6 +64,7 @@ from core.contract import (
     MAX_SCORE_TEXTS,
     SUGGESTIONS,
 )
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from core.client.perspective_migration import LoggedComment, MigrationReport
@@ -103,7 +104,7 @@ def _require_name(name: str, what: str) -> None:
         raise ValueError(f"The {what} is empty: enter a name.")
 
 
-def _clean(fields: Mapping[str, Any]) -> dict[str, Any]:
+def _clean(fields: Mapping[str, Any]) -> JsonObject:
     return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -274,7 +275,7 @@ class Client:
         kind: str | None = None,
         max_depth: int | None = None,
         additional_terms: str | None = None,
-        upstream_sources: list[dict[str, Any]] | None = None,
+        upstream_sources: list[JsonObject] | None = None,
         readme_markdown: str | None = None,
         zero_data_retention: bool | None = None,
         embedder: str | None = None,
@@ -533,7 +534,7 @@ class Client:
         """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
         `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
         key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
-        body: dict[str, Any] = {"trait": trait, "k": k, "mode": mode}
+        body: JsonObject = {"trait": trait, "k": k, "mode": mode}
         if overlap:
             body["overlap"] = overlap
         return Suggestions.model_validate(
@@ -554,7 +555,7 @@ class Client:
 
     def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
         """Start (or join) training. Safe to retry: a repeat returns the run in flight."""
-        body: dict[str, Any] = _clean({"effort": effort})
+        body: JsonObject = _clean({"effort": effort})
         if reoptimize_params:
             body["reoptimize_params"] = True
         return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
@@ -730,7 +731,7 @@ class Client:
         feedback: Sequence[Mapping[str, Any]] | Mapping[str, float] | None = None,
     ) -> ScoreResult:
         """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
-        body: dict[str, Any] = {"content": content}
+        body: JsonObject = {"content": content}
         if version is not None:
             body["version"] = _version_ref(version)
         if explain:
@@ -758,7 +759,7 @@ class Client:
         per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
         for start in range(0, len(contents), per_request):
             chunk = contents[start : start + per_request]
-            body: dict[str, Any] = {"content": chunk}
+            body: JsonObject = {"content": chunk}
             if version is not None:
                 body["version"] = _version_ref(version)
             if explain:
@@ -784,7 +785,7 @@ class Client:
 
     def compare(self, handle: str, a: str, b: str, *, version: str | int | None = None) -> CompareResult:
         """Score two texts with one version; `difference` is b − a per trait."""
-        body: dict[str, Any] = {"a": a, "b": b}
+        body: JsonObject = {"a": a, "b": b}
         if version is not None:
             body["version"] = _version_ref(version)
         response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
@@ -792,7 +793,7 @@ class Client:
 
     # -- Perspective-compatible surface (docs/perspective.md) -----------------------------------------
 
-    def _perspective(self, method: str, body: dict[str, Any], safety: Safety) -> Any:
+    def _perspective(self, method: str, body: JsonObject, safety: Safety) -> Any:
         url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
         return self.request("POST", url, json=body, safety=safety).json()
 
@@ -861,6 +862,6 @@ def _version_ref(version: str | int) -> str:
     return f"v{version}" if isinstance(version, int) else version
 
 
-def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, Any]) -> JsonObject:
     obj = item if isinstance(item, model) else model.model_validate(item)
     return obj.model_dump(exclude_none=True)

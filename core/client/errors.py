@@ -59,7 +59,7 @@ class ApiError(ScoringClientError):
         return (_rebuild, (type(self), self.__dict__.copy()))
 
 
-def _rebuild(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
+def _rebuild(cls: type[ApiError], state: dict[str, object]) -> ApiError:
     err = cls.__new__(cls)
     err.__dict__.update(state)
     Exception.__init__(err, str(err))

@@ -21,6 +21,7 @@ import pydantic
 from core.client import errors
 from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
 from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from core.client.client import Client
@@ -47,7 +48,7 @@ def import_samples(
     rows = list(samples)
     total = len(rows)
     errs: list[RowError] = []
-    valid: list[tuple[int, dict[str, Any]]] = []
+    valid: list[tuple[int, JsonObject]] = []
     for index, row in enumerate(rows):
         try:
             item = row if isinstance(row, SampleInput) else SampleInput.model_validate(row)
@@ -64,7 +65,7 @@ def import_samples(
     path = _path("models", handle, "samples")
     batches = 0
 
-    def send(batch: list[tuple[int, dict[str, Any]]]) -> list[int]:
+    def send(batch: list[tuple[int, JsonObject]]) -> list[int]:
         nonlocal batches
         batches += 1
         body = {"samples": [payload for _, payload in batch]}
@@ -179,7 +180,7 @@ def _stopped(stored: int, total: int, exc: Exception) -> str:
 
 
 def _whole_batch(
-    batch: list[tuple[int, dict[str, Any]]], rows: list[Any], exc: errors.ApiError
+    batch: list[tuple[int, JsonObject]], rows: list[Any], exc: errors.ApiError
 ) -> list[RowError]:
     message = f"batch rejected: {exc.code}: {exc.message}"
     return [RowError(index=i, row=_plain(rows[i]), message=message, stage="server") for i, _ in batch]

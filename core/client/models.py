@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from core.contract import AGGREGATIONS, ANNOTATOR_RE, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
+from core.json_types import JsonObject
 
 
 class _Response(BaseModel):
@@ -203,9 +204,9 @@ class Model(_Response):
     updated_at: datetime | None = None
     max_depth: int | None = None
     additional_terms: str | None = None
-    upstream_sources: list[dict[str, Any]] | None = None
+    upstream_sources: list[JsonObject] | None = None
     readme_markdown: str | None = None
-    auto_prune: dict[str, Any] | None = None
+    auto_prune: JsonObject | None = None
     sample_count: int | None = None
     buffered_feedback: int | None = None
     embedder: str | None = None
@@ -236,7 +237,7 @@ class Trait(_Response):
     negative_samples: int = 0
     discrimination: float = 0.0
     explained_variance: float = 0.0
-    anchor_sample_ids: dict[str, Any] = Field(default_factory=dict)
+    anchor_sample_ids: JsonObject = Field(default_factory=dict)
     #: How the active version trained it: "zero_shot", "prior" or "samples"; None before the first train.
     method: str | None = None
 
@@ -262,16 +263,16 @@ class Version(_Response):
     sample_count: int = 0
     created_at: datetime | None = None
     run_id: str | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: JsonObject = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
-    snapshot: dict[str, Any] | None = None  # absent for scoring-scope keys
+    snapshot: JsonObject | None = None  # absent for scoring-scope keys
 
     @property
     def label(self) -> str:
         return f"v{self.version_no}"
 
     @property
-    def trait_metrics(self) -> dict[str, dict[str, Any]]:
+    def trait_metrics(self) -> dict[str, JsonObject]:
         """Per-trait metrics (`metrics["traits"]`), `{}` when the service reports none."""
         traits = self.metrics.get("traits")
         return traits if isinstance(traits, dict) else {}
@@ -406,7 +407,7 @@ class ScoreResult(_Response):
     version_no: int | None = None
     version_tags: list[str] = Field(default_factory=list)
     scores: list[TraitScore] = Field(default_factory=list)
-    explanation: dict[str, Any] | None = None
+    explanation: JsonObject | None = None
     feedback_buffered: int | None = None
     index: int | None = None  # position in the request, for score_many
 
@@ -452,7 +453,7 @@ class CompareResult(_Response):
 
     def results(self) -> tuple[ScoreResult, ScoreResult]:
         """Both sides as `ScoreResult`s (for charts)."""
-        common: dict[str, Any] = {
+        common: JsonObject = {
             "handle": self.handle,
             "version_no": self.version_no,
             "version_tags": self.version_tags,

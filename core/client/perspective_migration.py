@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.json_types import JsonObject
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -83,7 +85,7 @@ def read_log(
     """
     text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     jsonl = filename.lower().endswith((".jsonl", ".ndjson", ".json")) or text.lstrip().startswith("{")
-    records: list[tuple[int, dict[str, Any]]] = []
+    records: list[tuple[int, JsonObject]] = []
     if jsonl:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import can
+from core.json_types import JsonObject
 from service.domain.access import require_readable
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
@@ -35,7 +36,7 @@ class Target:
     version_id: int
     version_no: int
     tags: list[str]
-    thresholds: dict[str, Any] | None = None  # per-trait decision thresholds of the version (docs/api.md)
+    thresholds: JsonObject | None = None  # per-trait decision thresholds of the version (docs/api.md)
 
 
 def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
@@ -77,9 +78,9 @@ def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Tar
 
 
 def scorer_for(ctx: Resources, t: Target) -> Scorer:
-    def load() -> dict[str, Any]:
+    def load() -> JsonObject:
         with ctx.reads() as s:
-            snap: dict[str, Any] | None = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
+            snap: JsonObject | None = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
         if snap is None:
             raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
         return snap

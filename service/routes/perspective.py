@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
+from core.json_types import JsonObject
 from service.context import Context
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
@@ -47,7 +48,7 @@ from service.store.tables import Trait
 
 router = APIRouter(tags=["perspective"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
+_ERRORS: dict[int | str, JsonObject] = {
     c: {"model": GoogleError, "description": d}
     for c, d in {
         400: "INVALID_ARGUMENT (a bad body or field; API_KEY_INVALID: a bad key) or FAILED_PRECONDITION",
@@ -60,7 +61,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _body(schema: type[BaseModel]) -> dict[str, Any]:
+def _body(schema: type[BaseModel]) -> JsonObject:
     return {
         "requestBody": {
             "required": True,
@@ -128,7 +129,7 @@ def _trait_index(traits: list[Any], attribute: str, handle: str) -> int:
     raise ApiError(400, "unknown_attribute", f"Attribute {attribute!r} is not a trait of {handle}.")
 
 
-def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, Any]:
+def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
     handle = _handle(ctx, body.model)
     for name, params in body.requestedAttributes.items():
         if params.scoreType not in (None, SCORE_TYPE):
@@ -187,7 +188,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     return result.model_dump(exclude_none=True)
 
 
-def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[str, Any]:
+def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObject:
     handle = _handle(ctx, body.model)
     with transaction(ctx.reads) as s:
         t = find_target(s, who, handle, None)

@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, nearer_pole_is_positive
+from core.json_types import JsonObject
 from service import textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
@@ -67,7 +68,7 @@ def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
     return out
 
 
-def _explain(scorer: Any, text: str) -> dict[str, list[dict[str, Any]]]:
+def _explain(scorer: Any, text: str) -> dict[str, list[JsonObject]]:
     raw = scorer.explain(text)
     return {
         key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()
@@ -160,11 +161,11 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
     if call.as_text:
         headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
         return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
-    out: dict[str, Any] = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
+    out: JsonObject = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
     if isinstance(req.content, list):
         results = []
         for i, (text, block) in enumerate(zip(texts, blocks, strict=True)):
-            item: dict[str, Any] = {"index": i, "scores": with_decisions(block, t.thresholds)}
+            item: JsonObject = {"index": i, "scores": with_decisions(block, t.thresholds)}
             if req.explain:
                 item["explanation"] = _explain(scorer, text)
             results.append(item)

@@ -34,7 +34,7 @@ SLOW_WRITE_S = 1.0  # a SQLite write transaction longer than this is logged (wit
 def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
     """`lock_timeout_s`: how long a SQLite writer waits for the write lock (then 503 `database_busy`)."""
     # hide_parameters: a database error's message never carries bound values (sample text) into a log.
-    options: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE, "hide_parameters": True}
+    options: dict[str, object] = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE, "hide_parameters": True}
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True, **options)
     connect_args = {"check_same_thread": False, "timeout": lock_timeout_s}
@@ -101,7 +101,7 @@ def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
     statements, come from one snapshot (at READ COMMITTED each statement saw the commits made since the
     previous one: `busy` beside a succeeded run in 2 % of polls while runs finished, issue 26).
     """
-    options: dict[str, Any] = {READ_ONLY_OPTION: True}
+    options: dict[str, object] = {READ_ONLY_OPTION: True}
     if engine.dialect.name == "postgresql":
         options["isolation_level"] = "REPEATABLE READ"
     return sessionmaker(engine.execution_options(**options), expire_on_commit=False)

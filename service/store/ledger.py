@@ -15,6 +15,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from core.contract import ModelState, RunKind, state_after_run
+from core.json_types import JsonObject
 from service.store.db import rows_changed
 from service.store.tables import Model, Run, utcnow
 
@@ -25,7 +26,7 @@ def new_run_id() -> str:
     return f"run_{secrets.token_hex(16)}"
 
 
-def progress_doc(fraction: float, phase: str, message: str) -> dict[str, Any]:
+def progress_doc(fraction: float, phase: str, message: str) -> JsonObject:
     return {"fraction": round(max(0.0, min(1.0, float(fraction))), 4), "phase": phase, "message": message}
 
 
@@ -33,7 +34,7 @@ def create_run(
     session: Session,
     model: Model,
     kind: RunKind,
-    options: dict[str, Any],
+    options: JsonObject,
     *,
     idempotency_key: str | None = None,
 ) -> Run:
@@ -125,9 +126,9 @@ def _mine(run_id: str, attempt: int) -> Any:
     return (Run.id == run_id) & (Run.status == "running") & (Run.attempts == attempt)
 
 
-def touch(session: Session, run_id: str, attempt: int, progress: dict[str, Any] | None = None) -> bool:
+def touch(session: Session, run_id: str, attempt: int, progress: JsonObject | None = None) -> bool:
     """Heartbeat (and optionally progress); False when the claim was lost."""
-    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    values: dict[str, object] = {"heartbeat_at": utcnow()}
     if progress is not None:
         values["progress"] = progress
     changed = rows_changed(

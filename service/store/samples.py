@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
@@ -93,7 +92,7 @@ def add_samples(
         for x, who, settled in zip(samples, authors, settles, strict=True)
     ]
     stored = _stored_ids(session, model_id, keys)
-    new: dict[SampleKey, dict[str, Any]] = {}
+    new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, str] = {}  # stored rows without a source URL that this batch gives one
     now = utcnow()
     for x, key, url in zip(samples, keys, urls, strict=True):

@@ -23,6 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from core.contract import Aggregation, ModelState, Provenance, TraitKind, VersionTrigger
+from core.json_types import JsonObject
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
 #: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
@@ -82,13 +83,13 @@ class Model(Base):
     zero_data_retention: Mapped[bool] = mapped_column(Boolean, default=False)
     max_depth: Mapped[int] = mapped_column(Integer, default=1)
     additional_terms: Mapped[str | None] = mapped_column(Text, nullable=True)
-    upstream_sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    upstream_sources: Mapped[list[JsonObject] | None] = mapped_column(JSON, nullable=True)
     readme_markdown: Mapped[str | None] = mapped_column(Text, nullable=True)
-    auto_prune: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    auto_prune: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     # The embedder id chosen at create time; NULL (models created before the field) = the service default.
     embedder: Mapped[str | None] = mapped_column(String(100), nullable=True)
     # Zero-data-retention: the annotators' agreement (numbers only) computed just before votes were purged.
-    kept_agreement: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    kept_agreement: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
@@ -168,11 +169,11 @@ class Version(Base):
     param_hash: Mapped[str] = mapped_column(String(128))
     sample_count: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[JsonObject] = mapped_column(JSON)
     # Large: loaded only when asked for (version reads with an authoring key, scoring).
-    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)
+    snapshot: Mapped[JsonObject] = mapped_column(JSON, deferred=True)
     # Per-trait decision thresholds chosen on the evaluation set: {key: {"threshold", "target", ...}}.
-    thresholds: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    thresholds: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -198,10 +199,10 @@ class Run(Base):
         String(16)
     )  # train | retrain | backfill | discover | synthesize | evaluate | reopen
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
-    options: Mapped[dict[str, Any]] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
+    options: Mapped[JsonObject] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
     idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-    progress: Mapped[dict[str, Any]] = mapped_column(JSON)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    progress: Mapped[JsonObject] = mapped_column(JSON)
+    error: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     # The state the model returns to if the run fails for good.
     return_state: Mapped[ModelState] = mapped_column(String(16))
@@ -286,5 +287,5 @@ class Evaluation(Base):
     version_no: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str] = mapped_column(String(40))
     item_count: Mapped[int] = mapped_column(Integer)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[JsonObject] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
