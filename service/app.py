@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
-from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.dependencies.utils import get_flat_dependant
@@ -52,7 +51,7 @@ def _version() -> str:
         return "0.0.0"
 
 
-def forbid_nul(node: Any) -> None:
+def forbid_nul(node: object) -> None:
     """Give every string of the document without a pattern or enum the no-NUL pattern (docs/api.md: text
     with a NUL is refused everywhere), so the document states what the service accepts."""
     if isinstance(node, dict):

@@ -8,15 +8,13 @@ public API reference and Google's Discovery format reference (docs/perspective.m
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.json_types import JsonObject
 
 API = "commentanalyzer"
 VERSION = "v1alpha1"
 
 
-def _string(description: str, **extra: Any) -> JsonObject:
+def _string(description: str, **extra: object) -> JsonObject:
     return {"type": "string", "description": description, **extra}
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -88,8 +89,18 @@ def scorer_for(ctx: Resources, t: Target) -> Scorer:
     return ctx.scorers.get(t.version_id, load, retain=not t.zdr)
 
 
+class Label(Protocol):
+    """A feedback label as a score request gives it (the native body's item, or Perspective's)."""
+
+    @property
+    def trait(self) -> str: ...
+
+    @property
+    def quality(self) -> float: ...
+
+
 def add_feedback(
-    ctx: Resources, t: Target, text: str, items: list[Any], annotator: str
+    ctx: Resources, t: Target, text: str, items: Sequence[Label], annotator: str
 ) -> tuple[int, str | None]:
     """Buffer feedback labels given by `annotator`; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio.from_thread
 from fastapi import APIRouter, Query, Request
@@ -38,6 +38,9 @@ from service.schemas import (
 from service.store.db import transaction
 from service.thresholds import with_decisions
 
+if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
+    from core.engine import Scorer
+
 router = APIRouter(tags=["scoring"])
 
 _SCORE_ERRORS = errors(403, 404, 409, 415, 503)
@@ -47,7 +50,7 @@ _SCORE_200 = {
 }
 
 
-def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
+def _scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
     matrix = scorer.score(texts)
     out = []
     for row in matrix:
@@ -68,7 +71,7 @@ def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
     return out
 
 
-def _explain(scorer: Any, text: str) -> dict[str, list[JsonObject]]:
+def _explain(scorer: Scorer, text: str) -> dict[str, list[JsonObject]]:
     raw = scorer.explain(text)
     return {
         key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()

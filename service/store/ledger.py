@@ -9,10 +9,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from core.contract import ModelState, RunKind, state_after_run
 from core.json_types import JsonObject
@@ -122,7 +122,7 @@ def claim(session: Session, run_id: str) -> Run | None:
     return run
 
 
-def _mine(run_id: str, attempt: int) -> Any:
+def _mine(run_id: str, attempt: int) -> ColumnElement[bool]:
     return (Run.id == run_id) & (Run.status == "running") & (Run.attempts == attempt)
 
 
