@@ -119,7 +119,7 @@ def _echoable(text: str) -> str:
     return _UNECHOABLE_RE.sub("\ufffd", text)
 
 
-def _jsonable_details(errors: list[Any]) -> list[JsonObject]:
+def _jsonable_details(errors: list[Any]) -> list[JsonObject]:  # Any: FastAPI types its errors so
     out = []
     for err in errors:
         loc = [p if isinstance(p, int) else _echoable(str(p)) for p in err.get("loc", ())]

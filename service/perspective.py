@@ -80,7 +80,7 @@ class AttributeScore(BaseModel):
 
 class SuggestAttributeScore(_Model):
     summaryScore: Score
-    spanScores: list[Any] | None = None  # accepted, not used
+    spanScores: list[Any] | None = None  # Any: accepted whatever it holds, not used
 
 
 class SuggestScoreIn(_Model):

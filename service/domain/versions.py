@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import ColumnElement, and_, false, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_PATTERN, TAG_RE, VERSION_NO_RE
 from core.json_types import JsonObject
@@ -21,7 +19,7 @@ from service.store.tables import MAX_INT, Model, Tag, Version
 from service.views import version_out
 
 
-def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
+def version_filter(model_id: int | QueryableAttribute[int], ref: str) -> ColumnElement[bool]:
     """The condition that picks version `ref` (`vN` or a tag) of model `model_id` (a value or a column)."""
     match = VERSION_NO_RE.match(ref)
     if match:

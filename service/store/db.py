@@ -7,13 +7,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import CursorResult, Delete, Engine, Update, create_engine, event
+from sqlalchemy import Connection, CursorResult, Delete, Engine, Update, create_engine, event
+from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
 from service.errors import is_lock_timeout
@@ -42,7 +44,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
     busy_timeout_ms = int(lock_timeout_s * 1000)
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy own transactions (pysqlite's implicit BEGIN would defeat BEGIN IMMEDIATE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
@@ -56,7 +58,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
+    def _on_begin(conn: Connection) -> None:
         # Writers take the write lock up front: a deferred transaction that later writes can fail with
         # SQLITE_BUSY in WAL mode without waiting for busy_timeout. Readers (see make_read_session_factory)
         # stay deferred, so in WAL mode they never wait for a writer.
@@ -66,7 +68,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
             conn.info["write_lock_since"] = time.monotonic()
 
     @event.listens_for(engine, "before_cursor_execute")
-    def _first_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    def _first_statement(conn: Connection, _cursor: DBAPICursor, statement: str, *_args: object) -> None:
         if (
             "write_lock_since" in conn.info
             and "write_first" not in conn.info
@@ -74,7 +76,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         ):
             conn.info["write_first"] = " ".join(statement.split())[:100]  # SQL only: values are bound apart
 
-    def _on_end(conn: Any) -> None:
+    def _on_end(conn: Connection) -> None:
         since = conn.info.pop("write_lock_since", None)
         first = conn.info.pop("write_first", "")
         if since is not None and (held := time.monotonic() - since) > SLOW_WRITE_S:
