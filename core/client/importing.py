@@ -14,7 +14,7 @@ keeps one copy of a text, so a resent batch adds nothing twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pydantic
 
@@ -36,7 +36,7 @@ POOL_FAILURES = 4  # failed batches in a row (each after the client's retries) b
 def import_samples(
     client: Client,
     handle: str,
-    samples: Iterable[SampleInput | Mapping[str, Any]],
+    samples: Iterable[SampleInput | Mapping[str, object]],
     *,
     batch_size: int = MAX_SAMPLES_PER_REQUEST,
     progress: Callable[[int, int], None] | None = None,
@@ -180,13 +180,13 @@ def _stopped(stored: int, total: int, exc: Exception) -> str:
 
 
 def _whole_batch(
-    batch: list[tuple[int, JsonObject]], rows: list[Any], exc: errors.ApiError
+    batch: list[tuple[int, JsonObject]], rows: Sequence[object], exc: errors.ApiError
 ) -> list[RowError]:
     message = f"batch rejected: {exc.code}: {exc.message}"
     return [RowError(index=i, row=_plain(rows[i]), message=message, stage="server") for i, _ in batch]
 
 
-def _rows_in_details(details: list[Any], batch_len: int) -> dict[int, str]:
+def _rows_in_details(details: list[object], batch_len: int) -> dict[int, str]:
     """Map positions in the batch to messages, from 422 details like loc ["body","samples",3,"quality"]."""
     found: dict[int, list[str]] = {}
     for d in details:
@@ -211,7 +211,7 @@ def _pydantic_message(exc: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _plain(row: Any) -> Any:
+def _plain(row: object) -> object:
     if isinstance(row, pydantic.BaseModel):
         return row.model_dump()
     if isinstance(row, Mapping):

@@ -24,7 +24,7 @@ class _Response(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _null_means_default(cls, data: Any) -> Any:
+    def _null_means_default(cls, data: object) -> object:
         # A null where we have a non-null default (e.g. "scores": null next to "results") means "absent".
         if isinstance(data, dict):
             nulls = [
@@ -73,7 +73,7 @@ class SampleInput(_Input):
 
     @field_validator("annotator", mode="before")
     @classmethod
-    def _annotator_rule(cls, v: Any) -> Any:
+    def _annotator_rule(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
             return None
         if isinstance(v, float) and v.is_integer():
@@ -89,14 +89,14 @@ class SampleInput(_Input):
 
     @field_validator("trait", mode="before")
     @classmethod
-    def _trait_given(cls, v: Any) -> Any:
+    def _trait_given(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
             raise PydanticCustomError("missing", "trait is missing: give one of the model's trait keys")
         return v
 
     @field_validator("text", mode="before")
     @classmethod
-    def _missing_text_is_empty(cls, v: Any) -> Any:
+    def _missing_text_is_empty(cls, v: object) -> object:
         # An empty grid cell or CSV field arrives as None or NaN: it is an empty text, not a type error.
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
@@ -112,7 +112,7 @@ class SampleInput(_Input):
 
     @field_validator("quality", mode="before")
     @classmethod
-    def _no_bool_or_nan(cls, v: Any) -> Any:
+    def _no_bool_or_nan(cls, v: object) -> object:
         # bool is an int subclass and pandas turns empty cells into NaN: both are data mistakes
         if isinstance(v, bool):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1], not a boolean")
@@ -122,7 +122,7 @@ class SampleInput(_Input):
 
     @field_validator("source_url", mode="before")
     @classmethod
-    def _blank_url_is_none(cls, v: Any) -> Any:
+    def _blank_url_is_none(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return None
         if isinstance(v, str) and not v.strip():
@@ -139,9 +139,9 @@ class LastOperation(_Response):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     run_id: str | None = None
-    progress: Any = None  # {"fraction", "phase", "message"} here; open in the spec
-    error: Any = None  # {"code", "message"} or null
-    queue_position: Any = None  # a queued run's place in line (1 = next); absent from older services
+    progress: Any = None  # Any: {"fraction", "phase", "message"} here; open in the spec
+    error: Any = None  # Any: {"code", "message"} or null; open in the spec
+    queue_position: Any = None  # Any: a queued run's place in line (1 = next); absent from older services
 
     @property
     def place_in_queue(self) -> int | None:
@@ -149,7 +149,7 @@ class LastOperation(_Response):
         value = self.queue_position
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
-    def _progress_field(self, name: str) -> Any:
+    def _progress_field(self, name: str) -> object:
         return self.progress.get(name) if isinstance(self.progress, dict) else None
 
     @property
@@ -194,7 +194,7 @@ class Model(_Response):
     description: str | None = ""
     state: str = "draft"
     kind: str = "scoring"
-    traits: list[Any] = Field(default_factory=list)
+    traits: list[Any] = Field(default_factory=list)  # Any: open in the spec
     current_version_id: int | None = None
     version_no: int | None = None
     version_tags: list[str] = Field(default_factory=list)
@@ -474,7 +474,7 @@ class RowError(_Response):
     """One sample row that was not stored, and why."""
 
     index: int  # position in the input iterable
-    row: Any
+    row: Any  # Any: the row as the caller gave it
     message: str
     stage: str = "local"  # "local" (failed validation here) or "server" (rejected by the service)
 

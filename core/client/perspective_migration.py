@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from core.client.client import Client
+    from core.client.models import Trait
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class MigrationReport:
     attributes: list[AttributeAgreement] = field(default_factory=list)
 
 
-def _score(value: Any, where: str) -> float:
+def _score(value: Any, where: str) -> float:  # Any: a log's cell or JSON field, as it came
     if isinstance(value, Mapping):  # a logged Perspective response: {"summaryScore": {"value": …}}
         value = (value.get("summaryScore") or {}).get("value")
     try:
@@ -113,7 +114,7 @@ def read_log(
     return out
 
 
-def _is_score(value: Any) -> bool:
+def _is_score(value: object) -> bool:
     if value in (None, ""):
         return True
     try:
@@ -166,7 +167,7 @@ def agreement(
 def _trait_keys(client: Client, handle: str, attributes: Sequence[str]) -> dict[str, str]:
     """Each attribute's trait key, matched as the service does (key or name, any case); adds missing ones."""
 
-    def find(traits: Sequence[Any]) -> dict[str, str]:
+    def find(traits: Sequence[Trait]) -> dict[str, str]:
         by = {t.key.casefold(): t.key for t in traits} | {t.name.casefold(): t.key for t in traits}
         return {a: by[a.casefold()] for a in attributes if a.casefold() in by}
 
