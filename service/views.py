@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
-from core.contract import RunStatus
 from core.json_types import JsonObject
 from service.prune import effective_policy
 from service.schemas import (
@@ -55,12 +53,12 @@ def _last_operation(run: Run | None, positions: dict[str, int]) -> LastOperation
         return None
     return LastOperation(
         kind=run.kind,
-        status=cast(RunStatus, run.status),
+        status=run.status,
         started_at=run.created_at,
         finished_at=run.finished_at,
         run_id=run.id,
-        progress=run.progress,
-        error=run.error,
+        progress=dict(run.progress),
+        error=dict(run.error) if run.error is not None else None,
         queue_position=positions.get(run.id),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import anyio.from_thread
 from fastapi import APIRouter, Query, Request
@@ -71,7 +71,12 @@ def _scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
     return out
 
 
-def _explain(scorer: Scorer, text: str) -> dict[str, list[JsonObject]]:
+class _WordContribution(TypedDict):
+    word: str
+    contribution: float
+
+
+def _explain(scorer: Scorer, text: str) -> dict[str, list[_WordContribution]]:
     raw = scorer.explain(text)
     return {
         key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()

@@ -9,9 +9,9 @@ import time
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.json_types import JsonObject
 from service.store import ledger
 from service.store.db import write_retrying
+from service.store.tables import RunProgress
 
 log = logging.getLogger("service.runs")
 
@@ -57,7 +57,7 @@ class Heartbeat:
         self._stop.set()
         self._thread.join(timeout=5)
 
-    def _touch(self, progress: JsonObject | None = None) -> None:
+    def _touch(self, progress: RunProgress | None = None) -> None:
         """Write the heartbeat (and progress); a busy database is waited out for up to the heartbeat timeout,
         as past it the run would count as stale anyway."""
         mine = write_retrying(

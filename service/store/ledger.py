@@ -17,7 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from core.contract import ModelState, RunKind, state_after_run
 from core.json_types import JsonObject
 from service.store.db import rows_changed
-from service.store.tables import Model, Run, utcnow
+from service.store.tables import Model, Run, RunProgress, utcnow
 
 IN_FLIGHT = ("queued", "running")
 
@@ -26,7 +26,7 @@ def new_run_id() -> str:
     return f"run_{secrets.token_hex(16)}"
 
 
-def progress_doc(fraction: float, phase: str, message: str) -> JsonObject:
+def progress_doc(fraction: float, phase: str, message: str) -> RunProgress:
     return {"fraction": round(max(0.0, min(1.0, float(fraction))), 4), "phase": phase, "message": message}
 
 
@@ -126,7 +126,7 @@ def _mine(run_id: str, attempt: int) -> ColumnElement[bool]:
     return (Run.id == run_id) & (Run.status == "running") & (Run.attempts == attempt)
 
 
-def touch(session: Session, run_id: str, attempt: int, progress: JsonObject | None = None) -> bool:
+def touch(session: Session, run_id: str, attempt: int, progress: RunProgress | None = None) -> bool:
     """Heartbeat (and optionally progress); False when the claim was lost."""
     values: dict[str, object] = {"heartbeat_at": utcnow()}
     if progress is not None:
@@ -159,8 +159,7 @@ def fail(session: Session, run_id: str, attempt: int | None, code: str, message:
     run = session.scalar(select(Run).where(cond))
     if run is None:
         return False
-    progress = dict(run.progress or {})
-    progress["message"] = f"Failed: {message}"
+    progress: RunProgress = {**run.progress, "message": f"Failed: {message}"}
     run.status = "failed"
     run.error = {"code": code, "message": message}
     run.finished_at = utcnow()

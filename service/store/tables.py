@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from sqlalchemy import (
     JSON,
@@ -22,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.contract import Aggregation, ModelState, Provenance, TraitKind, VersionTrigger
+from core.contract import Aggregation, ModelState, Provenance, RunStatus, TraitKind, VersionTrigger
 from core.json_types import JsonObject
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
@@ -187,6 +188,21 @@ class Tag(Base):
     version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
 
 
+class RunProgress(TypedDict):
+    """How far a run is (the API's `last_operation.progress`)."""
+
+    fraction: float  # in [0, 1]
+    phase: str
+    message: str
+
+
+class RunError(TypedDict):
+    """Why a run failed for good (the API's `last_operation.error`)."""
+
+    code: str
+    message: str
+
+
 class Run(Base):
     """A background run: the source of truth for status, progress, attempts and errors."""
 
@@ -198,11 +214,11 @@ class Run(Base):
     kind: Mapped[str] = mapped_column(
         String(16)
     )  # train | retrain | backfill | discover | synthesize | evaluate | reopen
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    status: Mapped[RunStatus] = mapped_column(String(16), default="queued", index=True)
     options: Mapped[JsonObject] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
     idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-    progress: Mapped[JsonObject] = mapped_column(JSON)
-    error: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
+    progress: Mapped[RunProgress] = mapped_column(JSON)
+    error: Mapped[RunError | None] = mapped_column(JSON, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     # The state the model returns to if the run fails for good.
     return_state: Mapped[ModelState] = mapped_column(String(16))
