@@ -134,8 +134,8 @@ class FaultInjector(httpx.BaseTransport):
         self.seen: list[httpx.Request] = []  # every attempt the client made
         self.forwarded: list[httpx.Request] = []  # attempts that reached the real server
 
-    def inject(self, kind: str, **kwargs: object) -> None:
-        self.faults.append(Fault(kind, **kwargs))  # type: ignore[arg-type]
+    def inject(self, kind: str, **kwargs: Any) -> None:  # Fault's fields
+        self.faults.append(Fault(kind, **kwargs))
 
     def attempts(self, method: str, path: str) -> list[httpx.Request]:
         return [r for r in self.seen if r.method == method and r.url.path.endswith(path)]

@@ -389,7 +389,8 @@ def test_evaluation_reports_the_human_ceiling_beside_the_model(svc: Svc) -> None
     want = human_ceiling(count_votes(sorted(votes, key=lambda v: v.annotator or "")), by_text)
     assert want is not None
     assert ceiling["value"] == pytest.approx(want.human.value, abs=1e-6)
-    assert trait["model_agreement"]["value"] == pytest.approx(want.model.value, abs=1e-4)  # type: ignore[union-attr]
+    assert want.model is not None
+    assert trait["model_agreement"]["value"] == pytest.approx(want.model.value, abs=1e-4)
     share = trait["share_of_ceiling"]
     assert share["value"] == pytest.approx(trait["model_agreement"]["value"] / ceiling["value"], abs=1e-4)
     # Metrics are per text: the counted quality, as training counts it.
