@@ -21,6 +21,8 @@ def _embedded_key(backend: Backend) -> None:
     """The embedded service's own key, for scripts, notebooks and Perspective clients on this computer
     (without it they get 403 CREDENTIALS_MISSING). Only for the embedded service: a remote key is the
     user's own, typed here or set in the environment."""
+    service = backend.service
+    assert service is not None  # an embedded backend carries its service
     with st.expander("Key for scripts and Perspective clients on this computer"):
         st.caption(
             "An authoring key of the embedded service (kept in its data directory). Use it with the Python "
@@ -28,9 +30,9 @@ def _embedded_key(backend: Backend) -> None:
             "`key=` (the Perspective routes answer at the service's address without `/v1`). The code boxes "
             "have a copy button."
         )
-        st.code(backend.service.api_key, language=None)
+        st.code(service.api_key, language=None)
         base = backend.url.removesuffix("/v1")
-        st.code(f"{base}/v1alpha1/comments:analyze?key={backend.service.api_key}", language=None)
+        st.code(f"{base}/v1alpha1/comments:analyze?key={service.api_key}", language=None)
 
 
 st.title("Settings")
