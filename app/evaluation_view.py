@@ -119,7 +119,11 @@ def _results(client: Client, handle: str, ref: str) -> None:
     thresholds: dict[str, Threshold] = {}
     with guard("Reading thresholds"):
         thresholds = client.thresholds(handle, ref)
-    st.markdown(f"**{ref} on {result.items} evaluation items** (95% intervals)")
+    texts = sum(t.items for t in result.traits.values())
+    votes = sum(t.votes or t.items for t in result.traits.values())
+    # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
+    measured = f"{texts} texts ({votes} votes)" if votes > texts else f"{result.items} evaluation items"
+    st.markdown(f"**{ref} on {measured}** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
     for line in ceilings:

@@ -17,10 +17,14 @@ PAGES = Path(__file__).resolve().parent
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
+OPEN_TARGET = "models_open_target"  # the page "Open" goes to, switched to on the page's next run
 SERVICE_DEFAULT = "the service's default"
 
 backend = page_backend()
 client = backend.client
+if target := st.session_state.pop(OPEN_TARGET, None):
+    st.switch_page(str(PAGES / target))
+
 st.title("Models")
 if flash := st.session_state.pop("flash", None):
     st.success(flash)
@@ -89,7 +93,10 @@ def _browse() -> None:
             if o2.button("Open", key="models_open", type="primary", width="stretch") and pick:
                 chosen = next(m for m in items if m.handle == pick)
                 select_model(str(pick))
-                st.switch_page(str(PAGES / _open_page(chosen.state, len(chosen.traits))))
+                # Switched from the page's own run, not from this fragment: a switch from a fragment that
+                # reruns on a timer (a busy model listed) left the next page blank.
+                st.session_state[OPEN_TARGET] = _open_page(chosen.state, len(chosen.traits))
+                st.rerun(scope="app")
         pager_buttons("models_pager", page)
 
 

@@ -52,7 +52,7 @@ def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path)
         ui.click("Import into the pool")
         page.locator("[data-testid='label-text']").first.wait_for()
         ui.no_exception()
-        page.evaluate("document.activeElement && document.activeElement.blur()")  # keys go to the page
+        ui.keys_to_the_page()
 
         first = _text(page)
         assert first in POOL and "0 labelled this session" in _caption(page)
@@ -121,7 +121,7 @@ def test_shortcuts_end_with_the_label_page(app_url: str, browser: Browser, tmp_p
         ui.settle()
         ui.click("Import into the pool")
         page.locator("[data-testid='label-text']").first.wait_for()
-        page.evaluate("document.activeElement && document.activeElement.blur()")
+        ui.keys_to_the_page()
         page.keyboard.press("2")  # one label, sent as feedback to the trained model
         ui.settle()
         ui.expect_text("Sent as feedback")

@@ -75,7 +75,7 @@ def _prepare(data_dir: Path) -> None:
 def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data_dir = tmp_path_factory.mktemp("newcomer-browser")
     _prepare(data_dir)
-    hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 25}}
+    hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 45}}
     with streamlit_app(data_dir, SCORING_DEMO="0", SCORING_TEST_HOOKS=json.dumps(hooks)) as url:
         yield url, data_dir
 
@@ -132,7 +132,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     expect(left).to_contain_text(f"{total} of {total}")
     ui.screen("newcomer_label_before")
 
-    page.evaluate("document.activeElement && document.activeElement.blur()")
+    ui.keys_to_the_page()
     page.keyboard.press("2")  # feedback to the trained model
     ui.expect_text("1 of 20 label(s) are waiting")
     expect(left).to_contain_text(f"{total - 1} of {total}")
@@ -164,12 +164,21 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
     page = ui.page
     ui.goto(url)  # the workbench's embedded service runs from the first visit
     with _app_client(data_dir) as c:
-        c.train(SLOW, "low")  # waits 25 s before saving: busy meanwhile
+        c.train(SLOW, "low")  # waits 45 s before saving: busy meanwhile
     ui.goto(url)
     table = page.locator("[data-testid='stDataFrame']").first
     row = table.locator("tr", has=page.get_by_text(SLOW, exact=True))
     expect(row).to_contain_text("busy", timeout=30_000)
     ui.screen("newcomer_models_busy")
+    # Open while the table follows a busy model (its fragment reruns on a timer): the next page is drawn
+    # (it stayed blank when the switch came from the fragment).
+    _choose(ui, "Open a model", FLAGS)
+    page.locator(".st-key-models_open button").click()
+    ui.settle()
+    page.get_by_role("heading", name="Samples").first.wait_for()
+    assert "/samples" in page.url
+    ui.nav("Models")
+    expect(row).to_contain_text("busy")
     expect(row).to_contain_text("ready", timeout=120_000)  # no reload: the table follows the state
     _choose(ui, "Open a model", SLOW)
     page.locator(".st-key-models_open button").click()
