@@ -280,8 +280,17 @@ def imported_rating(handle: str, trait: str, text: str) -> str | None:
 
 def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
     known = st.session_state.setdefault(RATINGS, {}).setdefault(handle, {})
+    labels: dict[tuple[str, str], list[float]] = {}
     for sample, label in zip(mapped.samples, mapped.labels, strict=True):
-        known[(sample["trait"], str(sample["text"]).strip())] = f"{label:.3g} ({column})"
+        labels.setdefault((sample["trait"], str(sample["text"]).strip()), []).append(label)
+    for key, rated in labels.items():
+        # Several raters' votes of one text: their mean, which is what the text's counted quality maps.
+        many = len(rated) > 1
+        known[key] = (
+            f"{sum(rated) / len(rated):.3g} (mean of {len(rated)} ratings)"
+            if many
+            else f"{rated[0]:.3g} ({column})"
+        )
 
 
 def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
