@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import streamlit as st
 
@@ -27,6 +27,9 @@ from app.reads import invalidate, watched_client
 from app.team_mode import team_mode, team_url
 from core.client import Client, KeyInfo, NotFoundError
 from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE
+
+if TYPE_CHECKING:  # imported where the service starts
+    from core.local import LocalService
 
 REMOTE_KEY = "remote_backend"  # session_state key set by the Settings page (and by signing in, team mode)
 NAMESPACE_KEY = "working_namespace"  # session_state: the namespace picked in the sidebar
@@ -47,7 +50,7 @@ class Backend:
     url: str
     namespaces: tuple[str, ...]  # namespaces the key owns; the first is the working one
     embedder: str  # the embedded service's embedder for new models (SCORING_EMBEDDER)
-    service: Any = field(default=None, compare=False)  # the LocalService when embedded
+    service: LocalService | None = field(default=None, compare=False)  # when embedded
     scope: str = "authoring"  # the key's scope: "authoring", or "scoring" (reads and scores only)
     owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
     annotator: str | None = None  # who the key labels as (GET /keys/current `name`); None: an older service
@@ -81,7 +84,7 @@ def parse_namespaces(text: str) -> tuple[str, ...]:
 
 
 @st.cache_resource(show_spinner="Starting the local scoring service…")
-def _local_service(data_dir: str | None, embedder: str) -> Any:
+def _local_service(data_dir: str | None, embedder: str) -> LocalService:
     from core.local import start_local_service
 
     return take(data_dir, embedder) or start_local_service(data_dir, embedder=embedder)
@@ -139,7 +142,7 @@ def env_namespaces() -> tuple[str, ...]:
 def remote_settings() -> dict[str, Any] | None:
     """The remote service in effect (`url`, `key`): Settings page first, then the environment. In team mode
     only the key this browser signed in with, for the team's service (SignInNeeded before that)."""
-    override = st.session_state.get(REMOTE_KEY)
+    override: dict[str, Any] | None = st.session_state.get(REMOTE_KEY)
     if team_mode():
         url = team_url()
         if not override or override.get("url") != url:
@@ -243,7 +246,7 @@ def ensure_demo_models(backend: Backend) -> None:
     state.first_created.wait(timeout=15)
 
 
-def _load_demo_models(service: Any, state: DemoLoad) -> None:
+def _load_demo_models(service: LocalService, state: DemoLoad) -> None:
     from core.demo import load_demo_models
 
     def progress(message: str, fraction: float) -> None:

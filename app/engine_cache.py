@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
+from core.json_types import JsonObject
+
+if TYPE_CHECKING:  # the engine loads with the first scorer
+    from core.engine import Scorer
 
 SAMPLE_CACHE_ITEMS = 50_000  # 384 float32 each: ~75 MB at most
 
@@ -26,14 +30,14 @@ def sample_embedder(name: str) -> Embedder:
     return CachedEmbedder(get_embedder(name), MemoryStore(max_items=SAMPLE_CACHE_ITEMS))
 
 
-def scorer(snapshot: dict[str, Any]) -> Any:
+def scorer(snapshot: JsonObject) -> Scorer:
     """A `core.engine.Scorer` of a version snapshot (its embedder resolved from the snapshot's id)."""
     from core.engine import Scorer
 
     return Scorer.from_snapshot(snapshot, embedder(snapshot_embedder_id(snapshot)))
 
 
-def snapshot_embedder_id(snapshot: dict[str, Any]) -> str:
+def snapshot_embedder_id(snapshot: JsonObject) -> str:
     emb = snapshot.get("embedder")
     if isinstance(emb, dict):
         return str(emb.get("id"))

@@ -9,18 +9,18 @@ version agrees with the logs on held-out rows and which threshold keeps the old 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app.widgets import guard
+from core.client import Client
 from core.client.perspective_migration import read_log
 
 STATE = "perspective_migration"
 
 
-def render(client: Any, handle: str) -> None:
+def render(client: Client, handle: str) -> None:
     st.caption(
         "Logged Perspective scores as soft labels: a CSV or JSONL with a `text` column and one column per "
         "attribute (`TOXICITY`, … between 0 and 1; JSONL may hold Perspective's own `attributeScores`). "

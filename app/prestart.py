@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where the service starts: the workbench's first paint does not wait for it
+    from core.local import LocalService
 
 _lock = threading.Lock()
-_pending: dict[tuple[str | None, str], Future[Any]] = {}
+_pending: dict[tuple[str | None, str], Future[LocalService]] = {}
 
 
-def prestart(data_dir: str | None, embedder: str) -> Future[Any]:
+def prestart(data_dir: str | None, embedder: str) -> Future[LocalService]:
     """Start `core.local.start_local_service(data_dir, embedder=embedder)` in a background thread; its
     future `LocalService`."""
-    future: Future[Any] = Future()
+    future: Future[LocalService] = Future()
 
     def run() -> None:
         from core.local import start_local_service
@@ -36,7 +39,7 @@ def prestart(data_dir: str | None, embedder: str) -> Future[Any]:
     return future
 
 
-def take(data_dir: str | None, embedder: str) -> Any | None:
+def take(data_dir: str | None, embedder: str) -> LocalService | None:
     """The service prestarted with these settings (waiting for its start to finish), once; else None.
     A failed prestart gives None too: the caller starts one itself, and its error is the one shown."""
     with _lock:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from core.client import Client
+from core.contract import Aggregation
 from core.embedders.base import Embedder
 from core.engine import Sample, Scorer, TraitSpec
 from core.engine.preview import draft_scorer as engine_draft_scorer
@@ -25,7 +27,8 @@ def draft_scorer(client: Client, handle: str, embedder: Embedder) -> tuple[Score
             positive_label=t.positive_label,
             negative_label=t.negative_label,
             description=t.description or "",
-            aggregation=(t.aggregation or "mean"),  # type: ignore[arg-type]
+            # One of AGGREGATIONS, as the service states it (the client keeps the value as text)
+            aggregation=cast(Aggregation, t.aggregation or "mean"),
         )
         for t in traits
     ]
@@ -46,7 +49,7 @@ def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:
 _WORD = re.compile(r"\S+")  # a word as the engine explains it: what the reader sees between spaces
 
 
-def highlight_html(text: str, contributions: list[tuple[str, float]] | list[dict[str, Any]]) -> str:
+def highlight_html(text: str, contributions: Sequence[tuple[str, float] | dict[str, Any]]) -> str:
     """The text with each explained word shaded: blue towards the positive pole, orange towards the
     negative one, stronger for larger contributions.
 

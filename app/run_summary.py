@@ -47,7 +47,8 @@ def summarise(client: Client, model: Model, kind: str) -> dict[str, Any] | None:
         if op is not None and op.status == "succeeded":
             summary = _compare(client, handle, kind, started)
             st.session_state.setdefault(SUMMARY_KEY, {})[(handle, kind)] = summary
-    return st.session_state.get(SUMMARY_KEY, {}).get((handle, kind))
+    shown: dict[str, Any] | None = st.session_state.get(SUMMARY_KEY, {}).get((handle, kind))
+    return shown
 
 
 def _compare(client: Client, handle: str, kind: str, before: dict[str, Any]) -> dict[str, Any]:

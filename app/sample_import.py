@@ -274,7 +274,8 @@ RATINGS = "imported_ratings"  # session_state: handle -> {(trait key, text): "th
 def imported_rating(handle: str, trait: str, text: str) -> str | None:
     """The label a sample had in the file it was imported from in this session, e.g. "-2.7 (score)": the
     Flags tab shows it beside the quality it was mapped to. The service stores the quality only."""
-    return st.session_state.get(RATINGS, {}).get(handle, {}).get((trait, text.strip()))
+    rating: str | None = st.session_state.get(RATINGS, {}).get(handle, {}).get((trait, text.strip()))
+    return rating
 
 
 def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from app.widgets import when
 from core.client import ApiError, Client, Version
+
+if TYPE_CHECKING:  # the engine loads with the first scorer
+    from core.engine import Scorer
 
 METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
 LOWER_IS_BETTER = {"calibration_error"}
@@ -141,7 +144,7 @@ def delta_color(row: pd.Series) -> list[str]:
     return [colour if c in ("B", "B − A") else "" for c in row.index]
 
 
-def probe_scores(scorer_a: Any, scorer_b: Any, texts: list[str]) -> pd.DataFrame:
+def probe_scores(scorer_a: Scorer, scorer_b: Scorer, texts: list[str]) -> pd.DataFrame:
     """Scores of each probe text under both versions, per trait present in either: A, B, B − A."""
     sa, sb = scorer_a.score_dicts(texts), scorer_b.score_dicts(texts)
     rows = []

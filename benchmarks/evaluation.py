@@ -60,7 +60,7 @@ def _wait(c: TestClient, handle: str, headers: dict[str, str], run_id: str) -> d
         op = c.get(f"/v1/models/{handle}", headers=headers).json()["last_operation"]
         if op and op["run_id"] == run_id and op["status"] in ("succeeded", "failed"):
             assert op["status"] == "succeeded", op
-            return op  # type: ignore[no-any-return]
+            return op
         time.sleep(0.2)
 
 
@@ -106,7 +106,7 @@ def main() -> None:
             c.get(f"/v1/models/{handle}/versions/v2/pr-curve", headers=h).raise_for_status()
             pr_s = time.perf_counter() - began
             began = time.perf_counter()
-            params = {"a": "v1", "b": "v2", "limit": 1000}
+            params: dict[str, str | int] = {"a": "v1", "b": "v2", "limit": 1000}
             compared = c.get(f"/v1/models/{handle}/evaluation/compare", params=params, headers=h)
             compare_s = time.perf_counter() - began
             compared.raise_for_status()

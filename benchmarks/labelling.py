@@ -34,6 +34,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ BUDGETS = {"abuse": 384}
 DEFAULT_BUDGET = 256
 
 
-def _auc(ds: Dataset, lookup: LookupEmbedder, rows: Sequence[int]) -> float:
+def _auc(ds: Dataset, lookup: LookupEmbedder, rows: Sequence[int] | np.ndarray) -> float:
     """Test AUC of the service's training (`train`, effort medium, with the prior) on these pool rows."""
     samples = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in rows]
     return trained_auc(ds, lookup, samples, PRIOR_STRENGTH)
@@ -105,7 +106,7 @@ def _crossing(counts: list[int], curve: Sequence[float], target: float, budget: 
     return next((n for n, auc in zip(counts, curve, strict=True) if auc >= target), budget + 1)
 
 
-def simulate(name: str, repeats: int, batch: int, budget: int) -> dict[str, object]:
+def simulate(name: str, repeats: int, batch: int, budget: int) -> dict[str, Any]:
     ds = LOADERS[name](datasets_dir())
     lookup = embed_cached(ds)
     X = lookup.encode(ds.pool_texts).astype(np.float32)
@@ -121,7 +122,7 @@ def simulate(name: str, repeats: int, batch: int, budget: int) -> dict[str, obje
             seed = stable_seed("labelling", name, r)
             runs.append(_run(ds, lookup, X, start, strategy, batch, budget, seed))
         print(f"  {name} repeat {r + 1}/{repeats} done", flush=True)
-    out: dict[str, object] = {
+    out: dict[str, Any] = {
         "dataset": name,
         "pool": len(X),
         "pool_positive_share": round(float(ds.pool_y.mean()), 3),
@@ -144,7 +145,7 @@ def simulate(name: str, repeats: int, batch: int, budget: int) -> dict[str, obje
             "mean_auc_to_128": round(float(mean[: counts.index(128) + 1].mean()), 4),
         }
     s, r_ = out["suggest"], out["random"]
-    out["ratio"] = round(s["needed"] / r_["needed"], 3)  # type: ignore[index]
+    out["ratio"] = round(s["needed"] / r_["needed"], 3)
     return out
 
 
@@ -167,10 +168,10 @@ def speed(n: int = 100_000, dim: int = 384) -> dict[str, float]:
     return times
 
 
-def _cell(row: dict[str, object], strategy: str, budget: int) -> str:
+def _cell(row: dict[str, Any], strategy: str, budget: int) -> str:
     arm = row[strategy]
-    needed = arm["needed"]  # type: ignore[index]
-    runs = arm["runs_needed"]  # type: ignore[index]
+    needed = arm["needed"]
+    runs = arm["runs_needed"]
     shown = f"> {budget}" if needed > budget else str(needed)
     return f"{shown} (median {np.median(runs):.0f}, {min(runs)}–{max(runs)})"
 
@@ -185,11 +186,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS / "labelling.json")
     args = parser.parse_args(argv)
     budgets = {name: args.budget or BUDGETS.get(name, DEFAULT_BUDGET) for name in args.datasets}
+    simulation: list[dict[str, object]] = []
     results: dict[str, object] = {
         "batch": args.batch,
         "repeats": args.repeats,
         "budget": budgets,
-        "simulation": [],
+        "simulation": simulation,
     }
     if not args.skip_speed:
         results["speed_100k_s"] = speed()
@@ -198,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.datasets:
         row = simulate(name, args.repeats, args.batch, budgets[name])
         rows.append(row)
-        results["simulation"].append(row)  # type: ignore[union-attr]
+        simulation.append(row)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(
@@ -212,8 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"| {row['dataset']} | {row['target_auc']:.3f} | {_cell(row, 'suggest', budget)} "
             f"| {_cell(row, 'random', budget)} | {row['ratio']:.2f} "
-            f"| {s['auc_at_64']:.3f} / {r['auc_at_64']:.3f} "  # type: ignore[index]
-            f"| {s['mean_auc_to_128']:.4f} / {r['mean_auc_to_128']:.4f} |"  # type: ignore[index]
+            f"| {s['auc_at_64']:.3f} / {r['auc_at_64']:.3f} "
+            f"| {s['mean_auc_to_128']:.4f} / {r['mean_auc_to_128']:.4f} |"
         )
     return 0
 

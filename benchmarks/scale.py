@@ -47,7 +47,8 @@ from core import contract
 from core.contract import DEFAULT_EMBEDDER, POSITIVE_THRESHOLD
 from core.demo import demo_slugs, read_demo_model
 from harness.datasets import datasets_dir
-from harness.pgcluster import PgCluster, free_port
+from harness.pgcluster import PgCluster
+from harness.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"

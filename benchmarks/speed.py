@@ -25,6 +25,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,11 @@ def bench_scoring(texts: list[str], snapshot: dict, minilm: MiniLMEmbedder, repe
         raw_cpu.append(cpu)
         cached = CachedEmbedder(minilm, MemoryStore())
         scorer = Scorer.from_snapshot(snapshot, embedder=cached)
-        wall, cpu, scores = timed(lambda scorer=scorer: scorer.score(texts))
+        wall, cpu, scores = timed(partial(scorer.score, texts))
         cold_times.append(wall)
         cold_cpu.append(cpu)
         assert scores.shape == (len(texts), 1) and cached.misses == len(set(texts))
-        warm_times.append(min(timed(lambda scorer=scorer: scorer.score(texts))[0] for _ in range(5)))
+        warm_times.append(min(timed(partial(scorer.score, texts))[0] for _ in range(5)))
         assert cached.hits >= 5 * len(texts)
     raw, cold, warm = min(raw_times), min(cold_times), min(warm_times)
     return {

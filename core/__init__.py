@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its module defines
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'core' has no attribute {name!r}")

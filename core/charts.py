@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from core.client.models import CompareResult, ScoreResult, Version
 from core.contract import SCORE_MIDPOINT, nearer_pole_is_positive
+from core.json_types import JsonObject
 
 NEGATIVE_COLOR = "#d9804a"
 POSITIVE_COLOR = "#3b7dd8"
@@ -26,7 +27,7 @@ INSIDE_FROM = 0.8  # bars at least this long carry their value inside; shorter o
 UNIT_METRICS = frozenset({"roc_auc", "accuracy", "calibration_error"})
 
 Scores = ScoreResult | Mapping[str, float]
-TraitLabels = Mapping[str, tuple[str, str]] | Sequence[Any] | None
+TraitLabels = Mapping[str, tuple[str, str]] | Sequence[object] | None  # pairs, or traits / their JSON
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _pole_axes(fig: go.Figure, rows: list[_Row]) -> None:
     fig.add_vline(x=SCORE_MIDPOINT, line_dash="dash", line_color="#888", line_width=1)
 
 
-def _bar_text(scores: Sequence[float]) -> dict[str, Any]:
+def _bar_text(scores: Sequence[float]) -> dict[str, object]:  # keyword arguments of go.Bar
     """Values upright and full size: inside the end of a long bar, just past the end of a short one.
 
     Plotly's "auto" rotates and shrinks a value that does not fit inside its bar (a score of 0.08 became a
@@ -195,7 +196,7 @@ def score_bars_compare(
 
 
 def metrics_across_versions(
-    versions: Iterable[Version | Mapping[str, Any]],
+    versions: Iterable[Version | Mapping[str, Any]],  # Any: a version's JSON, as the API gives it
     metric: str | Sequence[str] = "roc_auc",
     title: str | None = None,
 ) -> go.Figure:
@@ -263,14 +264,14 @@ def unit_axis_range(values: Sequence[float]) -> list[float]:
     return [max(0.0, lo - pad), min(1.0, hi + pad)]
 
 
-def _version_point(v: Version | Mapping[str, Any]) -> tuple[int, dict[str, dict[str, Any]]]:
+def _version_point(v: Version | Mapping[str, Any]) -> tuple[int, dict[str, JsonObject]]:  # Any: version JSON
     if isinstance(v, Version):
         return v.version_no, v.trait_metrics
     traits = (v.get("metrics") or {}).get("traits") or {}
     return int(v["version_no"]), traits if isinstance(traits, dict) else {}
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None

@@ -155,6 +155,10 @@ TrainEffort = Literal["low", "medium", "high", "max"]
 DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
 Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
+#: A trait's kind: defined by its samples (extrinsic), or found by discovery (intrinsic).
+TraitKind = Literal["extrinsic", "intrinsic"]
+#: What made a version: a training, a retune, a retraining on buffered feedback, a backfill.
+VersionTrigger = Literal["train", "retune", "retrain_buffered", "backfill"]
 SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "negative"]
 SynthType = Literal["from_traits", "diversify"]
 RunStatus = Literal["queued", "running", "succeeded", "failed"]

@@ -11,7 +11,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from core.client import Client
@@ -42,7 +44,7 @@ class DemoModel:
     description: str
     readme_markdown: str
     traits: list[dict[str, str]]  # name, positive_label, negative_label, description
-    samples: list[dict[str, Any]] = field(default_factory=list)  # trait (a trait name), text, quality
+    samples: list[JsonObject] = field(default_factory=list)  # trait (a trait name), text, quality
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def read_demo_model(slug: str, data_dir: Path | None = None) -> DemoModel:
     return model
 
 
-def _read_samples(path: Path) -> list[dict[str, Any]]:
+def _read_samples(path: Path) -> list[JsonObject]:
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)

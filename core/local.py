@@ -78,7 +78,7 @@ class LocalService:
     def log_path(self) -> Path:
         return self.data_dir / LOG_FILE
 
-    def client(self, **kwargs: Any) -> Client:
+    def client(self, **kwargs: Any) -> Client:  # Any: Client's own keyword arguments, passed on
         """A `Client` for this service with its authoring key."""
         return Client(self.url, self.api_key, **kwargs)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import plotly.graph_objects as go
 
@@ -23,7 +22,7 @@ class Segment:
     end: datetime | None  # None: still so
 
 
-def segments(events: Iterable[HistoryEvent | Mapping[str, Any]]) -> list[Segment]:
+def segments(events: Iterable[HistoryEvent | Mapping[str, object]]) -> list[Segment]:
     """Intervals during which a lane (the active version, or a tag) pointed at one version."""
     out: list[Segment] = []
     open_: dict[str, tuple[int, datetime]] = {}
@@ -42,7 +41,7 @@ def segments(events: Iterable[HistoryEvent | Mapping[str, Any]]) -> list[Segment
 
 
 def history_timeline(
-    events: Iterable[HistoryEvent | Mapping[str, Any]], now: datetime | None = None
+    events: Iterable[HistoryEvent | Mapping[str, object]], now: datetime | None = None
 ) -> go.Figure:
     """A lane for the active version and one per tag; each bar is labelled with the version it pointed at."""
     now = now or datetime.now(UTC)

@@ -140,7 +140,7 @@ class PgCluster:
         self._temp_root = temp_root
         self._port: int | None = None
         self._base_dir: Path | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[..., PgCluster] | None = None
 
     # -- addresses -------------------------------------------------------------------------------------------
 
@@ -324,7 +324,11 @@ class PgCluster:
     # -- databases -------------------------------------------------------------------------------------------
 
     def connect(self, database: str | None = None, **kwargs: Any) -> psycopg2.extensions.connection:
-        return psycopg2.connect(self.url_for(database or self.database), **kwargs)
+        # kwargs: psycopg2.connect's own (connection_factory, cursor_factory, libpq's options)
+        connection: psycopg2.extensions.connection = psycopg2.connect(
+            self.url_for(database or self.database), **kwargs
+        )
+        return connection
 
     def create_database(self, name: str, template: str | None = None) -> str:
         """Create a database (empty, or a copy of `template`, which must have no open sessions); its URL."""

@@ -14,7 +14,7 @@ from types import TracebackType
 
 import redis
 
-from harness.pgcluster import free_port
+from harness.ports import free_port
 
 
 class RedisServerError(RuntimeError):

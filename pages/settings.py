@@ -8,9 +8,10 @@ from urllib.parse import urlsplit
 import pydantic
 import streamlit as st
 
-from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info, team_mode
+from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
 from app.demo_view import PUBLIC_URL_KEY, public_base_url
 from app.environment import embedder_name
+from app.team_mode import team_mode
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -20,6 +21,8 @@ def _embedded_key(backend: Backend) -> None:
     """The embedded service's own key, for scripts, notebooks and Perspective clients on this computer
     (without it they get 403 CREDENTIALS_MISSING). Only for the embedded service: a remote key is the
     user's own, typed here or set in the environment."""
+    service = backend.service
+    assert service is not None  # an embedded backend carries its service
     with st.expander("Key for scripts and Perspective clients on this computer"):
         st.caption(
             "An authoring key of the embedded service (kept in its data directory). Use it with the Python "
@@ -27,9 +30,9 @@ def _embedded_key(backend: Backend) -> None:
             "`key=` (the Perspective routes answer at the service's address without `/v1`). The code boxes "
             "have a copy button."
         )
-        st.code(backend.service.api_key, language=None)
+        st.code(service.api_key, language=None)
         base = backend.url.removesuffix("/v1")
-        st.code(f"{base}/v1alpha1/comments:analyze?key={backend.service.api_key}", language=None)
+        st.code(f"{base}/v1alpha1/comments:analyze?key={service.api_key}", language=None)
 
 
 st.title("Settings")

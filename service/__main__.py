@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -79,35 +80,32 @@ def serve(args: argparse.Namespace) -> int:
     app = create_app(settings)
     child = WorkerChild(settings) if child_worker else None
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
-    server = uvicorn.Server(config)
 
-    original_startup = server.startup
-
-    async def startup(sockets: object = None) -> None:
-        # The worker child starts beside the API's own start-up, not after it: after a host's crash a
-        # re-queued run waits for a worker, and two start-ups in a row doubled that wait (recovery benchmark).
-        if child is not None:
-            child.start()
-        await original_startup(sockets=sockets)  # type: ignore[arg-type]
-        if server.started:
-            print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
-            if args.parent_pid is not None:  # watched from here on, so a stop always runs the full shutdown
-                _watch_parent(server, args.parent_pid, original_ppid)
-        elif child is not None:
-            await asyncio.to_thread(child.stop)
-
-    original_shutdown = server.shutdown
-
-    async def shutdown(sockets: object = None) -> None:
-        # Here, not after run(): on SIGTERM uvicorn re-raises the signal as run() ends, which ends us at once.
-        try:
-            await original_shutdown(sockets=sockets)  # type: ignore[arg-type]
-        finally:
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            # The worker child starts beside the API's own start-up, not after it: after a host's crash a
+            # re-queued run waits for a worker, and two start-ups in a row doubled that wait (recovery
+            # benchmark).
             if child is not None:
+                child.start()
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(f"Scoring service ready on http://{args.host}:{args.port}/v1", flush=True)
+                if args.parent_pid is not None:  # watched from here on: a stop always runs the full shutdown
+                    _watch_parent(self, args.parent_pid, original_ppid)
+            elif child is not None:
                 await asyncio.to_thread(child.stop)
 
-    server.startup = startup  # type: ignore[method-assign]
-    server.shutdown = shutdown  # type: ignore[method-assign]
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # Here, not after run(): on SIGTERM uvicorn re-raises the signal as run() ends, which ends us at
+            # once.
+            try:
+                await super().shutdown(sockets=sockets)
+            finally:
+                if child is not None:
+                    await asyncio.to_thread(child.stop)
+
+    server = Server(config)
     server.run()
     return 0 if server.started else 1
 

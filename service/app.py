@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
-from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.dependencies.utils import get_flat_dependant
@@ -15,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
+from core.json_types import JsonObject
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.guard import GuardMiddleware
@@ -51,7 +51,7 @@ def _version() -> str:
         return "0.0.0"
 
 
-def forbid_nul(node: Any) -> None:
+def forbid_nul(node: object) -> None:
     """Give every string of the document without a pattern or enum the no-NUL pattern (docs/api.md: text
     with a NUL is refused everywhere), so the document states what the service accepts."""
     if isinstance(node, dict):
@@ -143,14 +143,14 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         if app.openapi_schema is None:
             schema = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
 
-            def add(name: str, component: dict[str, Any]) -> None:
+            def add(name: str, component: JsonObject) -> None:
                 # Two models of one name would silently document one body for both routes. (One model's input
                 # and output schemas may differ in defaults; the input one is kept, as before.)
                 fields = set(components.get(name, component).get("properties", {}))
@@ -168,5 +168,5 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
             app.openapi_schema = schema
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend its document
     return app

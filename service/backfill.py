@@ -44,6 +44,8 @@ def run_backfill(ctx: Context) -> list[str]:
                 no = s.scalar(select(Version.version_no).where(Version.id == model.current_version_id))
                 report.append(f"{handle}: v{no} (backfill)")
             else:
-                report.append(f"{handle}: failed ({(run.error or {}).get('message', run.status)})")
+                report.append(
+                    f"{handle}: failed ({run.error.get('message', run.status) if run.error else run.status})"
+                )
     report.append(f"Backfilled {sum(1 for r in report if '(backfill)' in r)} of {len(ids)} ready models.")
     return report

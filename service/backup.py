@@ -19,11 +19,11 @@ import sqlite3
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
+from core.json_types import JsonObject
 from service.settings import Settings
 from service.store.db import make_engine, migrate
 
@@ -40,7 +40,7 @@ class BackupError(Exception):
     """The backup or restore cannot go ahead; the message says why and what to do."""
 
 
-def backup(settings: Settings, target: Path, *, include_cache: bool = True) -> dict[str, Any]:
+def backup(settings: Settings, target: Path, *, include_cache: bool = True) -> JsonObject:
     """Back up `settings`' deployment into `target` (a new or empty directory); returns the manifest."""
     if target.exists() and any(target.iterdir()):
         raise BackupError(f"{target} is not empty: back up into a new directory")
@@ -80,7 +80,7 @@ def backup(settings: Settings, target: Path, *, include_cache: bool = True) -> d
     return manifest
 
 
-def restore(settings: Settings, source: Path) -> dict[str, Any]:
+def restore(settings: Settings, source: Path) -> JsonObject:
     """Restore the backup in `source` into `settings`' (empty) database and data directory."""
     manifest = read_manifest(source)
     for name, digest in manifest["files"].items():
@@ -122,11 +122,11 @@ def restore(settings: Settings, source: Path) -> dict[str, Any]:
     return manifest
 
 
-def read_manifest(source: Path) -> dict[str, Any]:
+def read_manifest(source: Path) -> JsonObject:
     path = source / MANIFEST
     if not path.exists():
         raise BackupError(f"{source} has no {MANIFEST}: not a backup, or an unfinished one")
-    manifest: dict[str, Any] = json.loads(path.read_text())
+    manifest: JsonObject = json.loads(path.read_text())
     if manifest.get("format") != FORMAT:
         raise BackupError(f"{path}: backup format {manifest.get('format')!r}, this release reads {FORMAT}")
     return manifest

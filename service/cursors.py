@@ -27,11 +27,11 @@ class Cursors:
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._secret, payload, hashlib.sha256).digest()[:16]
 
-    def encode(self, scope: str, after: Any) -> str:
+    def encode(self, scope: str, after: object) -> str:  # any value json.dumps takes
         payload = json.dumps({"s": scope, "a": after}, separators=(",", ":")).encode()
         return f"{_b64(payload)}.{_b64(self._sign(payload))}"
 
-    def decode(self, cursor: str, scope: str) -> Any:
+    def decode(self, cursor: str, scope: str) -> Any:  # Any: the JSON value encode() was given
         """Return the position after which the next page starts; 400 invalid_cursor otherwise."""
         try:
             body, sig = cursor.split(".", 1)

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from core.embedders import (
 )
 from core.embedders.cache import VectorStore
 from core.embedders.registry import ALIASES
+from core.json_types import JsonObject
+
+if TYPE_CHECKING:  # core.engine is imported where a scorer is built: scoring starts without it
+    from core.engine import Scorer
 
 
 class _NoStore:
@@ -155,10 +159,10 @@ class ScorerCache:
     def __init__(self, embedders: Embedders, size: int = 16) -> None:
         self._embedders = embedders
         self._size = size
-        self._items: OrderedDict[tuple[int, bool], Any] = OrderedDict()
+        self._items: OrderedDict[tuple[int, bool], Scorer] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, version_id: int, load_snapshot: Callable[[], dict[str, Any]], *, retain: bool) -> Any:
+    def get(self, version_id: int, load_snapshot: Callable[[], JsonObject], *, retain: bool) -> Scorer:
         """The scorer of a version; the (large) snapshot is loaded only on a cache miss."""
         from core.engine import Scorer
 
@@ -179,7 +183,7 @@ class ScorerCache:
         return scorer
 
 
-def snapshot_embedder_id(snapshot: dict[str, Any]) -> str | None:
+def snapshot_embedder_id(snapshot: JsonObject) -> str | None:
     """The embedder id a snapshot records (so it is scored by the embedder that trained it)."""
     emb = snapshot.get("embedder")
     if isinstance(emb, dict):

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from core.contract import STATUS_ERROR_CODES
 from core.embedders.cache import is_disk_full
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
+from core.json_types import JsonObject
 
 log = logging.getLogger("service")
 
@@ -67,7 +68,7 @@ class ApiError(Exception):
         *,
         retryable: bool = False,
         headers: dict[str, str] | None = None,
-        details: list[dict[str, Any]] | None = None,
+        details: list[JsonObject] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -93,7 +94,7 @@ def envelope(
     message: str,
     *,
     retryable: bool = False,
-    details: list[dict[str, Any]] | None = None,
+    details: list[JsonObject] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body = {
@@ -118,7 +119,7 @@ def _echoable(text: str) -> str:
     return _UNECHOABLE_RE.sub("\ufffd", text)
 
 
-def _jsonable_details(errors: list[Any]) -> list[dict[str, Any]]:
+def _jsonable_details(errors: list[Any]) -> list[JsonObject]:  # Any: FastAPI types its errors so
     out = []
     for err in errors:
         loc = [p if isinstance(p, int) else _echoable(str(p)) for p in err.get("loc", ())]

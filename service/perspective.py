@@ -22,6 +22,7 @@ from core.contract import (
     MAX_TRAITS,
 )
 from core.embedders.languages import language_code, languages_read
+from core.json_types import JsonObject
 from service.errors import REQUEST_ID_HEADER, ApiError
 
 SCORE_TYPE = "PROBABILITY"
@@ -79,7 +80,7 @@ class AttributeScore(BaseModel):
 
 class SuggestAttributeScore(_Model):
     summaryScore: Score
-    spanScores: list[Any] | None = None  # accepted, not used
+    spanScores: list[Any] | None = None  # Any: accepted whatever it holds, not used
 
 
 class SuggestScoreIn(_Model):
@@ -106,7 +107,7 @@ class GoogleErrorBody(BaseModel):
     code: int
     message: str
     status: str
-    details: list[dict[str, Any]] = []
+    details: list[JsonObject] = []
 
 
 class GoogleError(BaseModel):
@@ -258,7 +259,7 @@ def google_error(
     *,
     retryable: bool = False,
     headers: dict[str, str],
-    extra: list[dict[str, Any]] | None = None,
+    extra: list[JsonObject] | None = None,
 ) -> JSONResponse:
     """The error in Google's shape; the service's own code travels as `details[0].reason` (ErrorInfo), and
     `extra` details (Perspective's own) follow it."""

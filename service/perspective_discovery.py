@@ -8,17 +8,17 @@ public API reference and Google's Discovery format reference (docs/perspective.m
 
 from __future__ import annotations
 
-from typing import Any
+from core.json_types import JsonObject
 
 API = "commentanalyzer"
 VERSION = "v1alpha1"
 
 
-def _string(description: str, **extra: Any) -> dict[str, Any]:
+def _string(description: str, **extra: object) -> JsonObject:
     return {"type": "string", "description": description, **extra}
 
 
-def _map(ref: str, description: str) -> dict[str, Any]:
+def _map(ref: str, description: str) -> JsonObject:
     return {"type": "object", "description": description, "additionalProperties": {"$ref": ref}}
 
 
@@ -167,7 +167,7 @@ _SCHEMAS = [
 ]
 
 
-def _method(name: str, request: str, response: str, description: str) -> dict[str, Any]:
+def _method(name: str, request: str, response: str, description: str) -> JsonObject:
     return {
         "id": f"{API}.comments.{name}",
         "path": f"{VERSION}/comments:{name}",
@@ -181,7 +181,7 @@ def _method(name: str, request: str, response: str, description: str) -> dict[st
     }
 
 
-def discovery_document(root_url: str) -> dict[str, Any]:
+def discovery_document(root_url: str) -> JsonObject:
     """The document, with `rootUrl` the server's externally visible base (ending in `/`)."""
     root = root_url if root_url.endswith("/") else root_url + "/"
     return {

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from core.json_types import JsonObject
 from service.store.tables import Model, Tag, Version
 
-DEFAULT_POLICY: dict[str, Any] = {"keep_unnamed": 100, "keep_first_of_month": True}
+
+class Policy(TypedDict):
+    keep_unnamed: int  # the newest unnamed versions kept
+    keep_first_of_month: bool  # and each month's first version
 
 
-def effective_policy(override: dict[str, Any] | None) -> dict[str, Any]:
-    policy = dict(DEFAULT_POLICY)
-    for key, value in (override or {}).items():
-        if key in policy and value is not None:
-            policy[key] = value
-    return policy
+DEFAULT_POLICY: Policy = {"keep_unnamed": 100, "keep_first_of_month": True}
+
+
+def effective_policy(override: JsonObject | None) -> Policy:
+    """The defaults, with each field a model's stored override sets (a null sets nothing)."""
+    stored = override or {}
+    keep_unnamed, keep_first = stored.get("keep_unnamed"), stored.get("keep_first_of_month")
+    return {
+        "keep_unnamed": DEFAULT_POLICY["keep_unnamed"] if keep_unnamed is None else keep_unnamed,
+        "keep_first_of_month": DEFAULT_POLICY["keep_first_of_month"] if keep_first is None else keep_first,
+    }
 
 
 def prune(session: Session, model: Model) -> list[int]:

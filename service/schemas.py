@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -16,6 +16,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -55,11 +56,14 @@ from core.contract import (
     SuggestMode,
     SynthType,
     TrainEffort,
+    TraitKind,
+    VersionTrigger,
     text_too_long_message,
 )
 from core.embedders.registry import MODEL_CHOICES
 from core.engine import validate_text
 from core.engine.errors import EngineError
+from core.json_types import JsonObject
 
 # The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
 # schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
@@ -67,7 +71,7 @@ NO_NUL_PATTERN = "^[^\\x00]*$"
 # What Python's str.strip() removes, spelt out: `\s` differs between regex engines (\x1c-\x1f, \x85, \ufeff).
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 NOT_BLANK_PATTERN = f"^[^\\x00]*[^{_SPACE}\\x00][^\\x00]*$"
-_NOT_BLANK: Any = {"pattern": NOT_BLANK_PATTERN}
+_NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
 # Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
 UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
@@ -88,7 +92,7 @@ EmbedderChoice = Literal[
 assert get_args(EmbedderChoice) == MODEL_CHOICES
 
 
-def _integral(value: Any) -> Any:
+def _integral(value: object) -> object:
     # JSON has one number type and JSON Schema's "integer" is any number without a fraction, so 4.0 is 4;
     # 4.5, "4" and true are still refused by the strict int check that follows.
     if type(value) is float and value.is_integer():
@@ -108,7 +112,7 @@ class Strict(BaseModel):
 
     @field_validator("*", mode="before")  # before the type check: pydantic words surrogates oddly
     @classmethod
-    def _storable(cls, value: Any) -> Any:
+    def _storable(cls, value: object) -> object:
         if has_unstorable(value):
             raise PydanticCustomError(
                 "invalid_character", "must not contain NUL characters (\\u0000) or lone surrogates"
@@ -116,7 +120,7 @@ class Strict(BaseModel):
         return value
 
 
-def has_unstorable(value: Any) -> bool:
+def has_unstorable(value: object) -> bool:
     """Whether a string (or a list of them) holds a character one of the databases cannot store."""
     if isinstance(value, str):
         return UNSTORABLE_RE.search(value) is not None
@@ -141,7 +145,7 @@ def check_text(value: str, where: str = "text") -> str:
 # The schema states the documented rule (1-20,000 characters, not blank); check_text alone enforces it, so a
 # too-long or empty text is always `text_too_long` / `empty_text` with the same sentence (a length bound in
 # Field would answer first, with pydantic's words).
-_TEXT_SCHEMA: Any = {"minLength": 1, "maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}
+_TEXT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": MAX_TEXT_CHARS, **_NOT_BLANK}
 Text = Annotated[str, Field(json_schema_extra=_TEXT_SCHEMA), AfterValidator(check_text)]
 
 
@@ -209,7 +213,7 @@ class ModelPatch(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _reject_fixed(cls, data: Any) -> Any:
+    def _reject_fixed(cls, data: object) -> object:
         if isinstance(data, dict):
             if "state" in data:
                 raise PydanticCustomError("state_not_patchable", "state cannot be changed by PATCH")
@@ -225,8 +229,8 @@ class LastOperation(BaseModel):
     started_at: datetime
     finished_at: datetime | None = None
     run_id: str | None = None
-    progress: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    progress: JsonObject | None = None
+    error: JsonObject | None = None
     # A queued run's place in line, 1 = the next to start once a worker is free; null when not queued.
     queue_position: int | None = None
 
@@ -327,11 +331,11 @@ class TraitOut(BaseModel):
     positive_samples: int
     negative_samples: int
     description: str
-    kind: Literal["extrinsic", "intrinsic"]
+    kind: TraitKind
     aggregation: Aggregation
     discrimination: float
     explained_variance: float
-    anchor_sample_ids: AnchorIds | dict[str, Any]
+    anchor_sample_ids: AnchorIds | JsonObject
     #: How the active version trained this trait: from its pole labels alone (`zero_shot`), from samples
     #: pulled toward its labels (`prior`) or from samples alone (`samples`); null when not trained.
     method: Literal["zero_shot", "prior", "samples"] | None = None
@@ -469,14 +473,14 @@ class RunStarted(BaseModel):
 class VersionOut(BaseModel):
     version_id: int
     version_no: int
-    triggered_by: Literal["train", "retune", "retrain_buffered", "backfill"]
+    triggered_by: VersionTrigger
     param_hash: str
     sample_count: int
     created_at: datetime
     run_id: str | None
-    metrics: dict[str, Any]
+    metrics: JsonObject
     tags: list[str]
-    snapshot: dict[str, Any] | None = Field(default=None, description="Omitted for scoring-scope keys.")
+    snapshot: JsonObject | None = Field(default=None, description="Omitted for scoring-scope keys.")
 
 
 class VersionPage(BaseModel):
@@ -755,7 +759,7 @@ class EvaluationOut(BaseModel):
     run_id: str
     created_at: datetime
     items: int
-    traits: dict[str, Any]
+    traits: JsonObject
 
 
 # -- thresholds ----------------------------------------------------------------------------------------------
@@ -833,7 +837,7 @@ class EvalCompareOut(BaseModel):
     a: ComparedRun
     b: ComparedRun
     items: int
-    traits: dict[str, dict[str, Any]]
+    traits: dict[str, JsonObject]
     disagreements: list[Disagreement]
 
 

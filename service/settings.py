@@ -58,7 +58,7 @@ class Settings:
     test_hooks: TestHooks = TestHooks()
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> Settings:
+    def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, checked by the dataclass
         """Build settings from SCORING_* variables; non-None keyword overrides win."""
         env = os.environ
         data_dir = Path(overrides.pop("data_dir", None) or env.get("SCORING_DATA_DIR", "./.data")).resolve()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from core.json_types import JsonObject
 from service.schemas import TraitScore
 
 
-def with_decisions(block: list[TraitScore], thresholds: dict[str, Any] | None) -> list[dict[str, Any]]:
+def with_decisions(block: list[TraitScore], thresholds: JsonObject | None) -> list[JsonObject]:
     """The score entries as JSON; a trait with a threshold adds `threshold` and `decision` (score ≥ threshold,
     both as returned, so a client can check it). Traits without one keep exactly the spec's fields."""
     out = []

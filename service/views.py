@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
-from core.contract import RunStatus
+from core.json_types import JsonObject
 from service.prune import effective_policy
-from service.schemas import AutoPruneOut, LastOperation, ModelOut, SampleOut, TraitOut, VersionOut
+from service.schemas import (
+    AutoPruneOut,
+    LastOperation,
+    ModelOut,
+    SampleOut,
+    TraitOut,
+    UpstreamSource,
+    VersionOut,
+)
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 
 
@@ -46,12 +53,12 @@ def _last_operation(run: Run | None, positions: dict[str, int]) -> LastOperation
         return None
     return LastOperation(
         kind=run.kind,
-        status=cast(RunStatus, run.status),
+        status=run.status,
         started_at=run.created_at,
         finished_at=run.finished_at,
         run_id=run.id,
-        progress=run.progress,
-        error=run.error,
+        progress=dict(run.progress),
+        error=dict(run.error) if run.error is not None else None,
         queue_position=positions.get(run.id),
     )
 
@@ -125,7 +132,11 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             updated_at=model.updated_at,
             max_depth=model.max_depth,
             additional_terms=model.additional_terms,
-            upstream_sources=model.upstream_sources,  # type: ignore[arg-type]
+            upstream_sources=(
+                [UpstreamSource.model_validate(s) for s in model.upstream_sources]
+                if model.upstream_sources is not None
+                else None
+            ),
             readme_markdown=model.readme_markdown,
             auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
             sample_count=int(sample_counts.get(model.id) or 0),
@@ -138,7 +149,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
 
 def traits_out(session: Session, model: Model) -> list[TraitOut]:
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
-    metrics: dict[str, Any] = {}
+    metrics: JsonObject = {}
     if model.current_version_id is not None:
         version_metrics = session.scalar(
             select(Version.metrics).where(Version.id == model.current_version_id)
@@ -159,8 +170,8 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 positive_samples=positive,
                 negative_samples=total - positive,
                 description=t.description,
-                kind=t.kind,  # type: ignore[arg-type]
-                aggregation=t.aggregation,  # type: ignore[arg-type]
+                kind=t.kind,
+                aggregation=t.aggregation,
                 discrimination=float(m.get("discrimination", 0.0) or 0.0),
                 explained_variance=float(m.get("explained_variance", t.explained_variance) or 0.0),
                 anchor_sample_ids=anchors,
@@ -176,7 +187,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         trait=trait_key,
         text=row.text,
         quality=row.quality,
-        provenance=row.provenance,  # type: ignore[arg-type]
+        provenance=row.provenance,
         source_url=row.source_url,
         content_sha256=row.content_sha256,
         created_at=row.created_at,
@@ -185,12 +196,12 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
-def version_out(session: Session, version: Version, *, with_snapshot: bool) -> dict[str, Any]:
+def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:
     """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
     body = VersionOut(
         version_id=version.id,
         version_no=version.version_no,
-        triggered_by=version.triggered_by,  # type: ignore[arg-type]
+        triggered_by=version.triggered_by,
         param_hash=version.param_hash,
         sample_count=version.sample_count,
         created_at=version.created_at,

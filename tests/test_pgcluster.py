@@ -56,7 +56,9 @@ def test_psycopg2_connects_and_settings_apply(pg_cluster: PgCluster) -> None:
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT current_database(), current_user, current_setting('server_version_num')::int")
-            db, user, version = cur.fetchone()
+            row = cur.fetchone()
+            assert row is not None
+            db, user, version = row
             settings = {}
             for name in (
                 "listen_addresses",
@@ -68,7 +70,9 @@ def test_psycopg2_connects_and_settings_apply(pg_cluster: PgCluster) -> None:
                 "port",
             ):
                 cur.execute("SELECT current_setting(%s)", (name,))
-                settings[name] = cur.fetchone()[0]
+                setting = cur.fetchone()
+                assert setting is not None
+                settings[name] = setting[0]
     finally:
         conn.close()
     assert (db, user) == ("test", "postgres")
@@ -174,7 +178,9 @@ def test_database_url_is_prepared_and_fresh_per_test(database_url: str, round_no
     try:
         with engine.begin() as conn:
             # Each test sees only what prepare wrote, never a row a previous test added.
-            assert conn.execute(sa.text("SELECT id, note FROM runs")).all() == [(1, "from prepare")]
+            assert [tuple(r) for r in conn.execute(sa.text("SELECT id, note FROM runs"))] == [
+                (1, "from prepare")
+            ]
             conn.execute(sa.text("INSERT INTO runs (id, note) VALUES (:i, 'test')"), {"i": 1 + round_no})
     finally:
         engine.dispose()

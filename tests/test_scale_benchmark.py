@@ -10,11 +10,11 @@ from pathlib import Path
 from benchmarks import scale
 
 
-def run(tmp_path: Path, *args: str) -> dict:  # type: ignore[type-arg]
+def run(tmp_path: Path, *args: str) -> dict:
     out = tmp_path / "result.json"
     options = ["--database", "sqlite", "--embedder", "hashing", "--corpus", "demo", "--output", str(out)]
     assert scale.main([*args, *options]) == 0
-    return json.loads(out.read_text())["sqlite"]  # type: ignore[no-any-return]
+    return json.loads(out.read_text())["sqlite"]
 
 
 def test_imports_report_each_size(tmp_path: Path) -> None:

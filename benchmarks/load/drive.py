@@ -128,6 +128,6 @@ class FreshTexts(Sequence[str]):
     def __len__(self) -> int:
         return 10**9
 
-    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]  # indexed by int only, never sliced
         n = len(self.base)
         return f"{self.base[i % n]} ({self.tag} {i // n})"

@@ -64,6 +64,7 @@ from core.contract import (
     MAX_SCORE_TEXTS,
     SUGGESTIONS,
 )
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from core.client.perspective_migration import LoggedComment, MigrationReport
@@ -103,7 +104,7 @@ def _require_name(name: str, what: str) -> None:
         raise ValueError(f"The {what} is empty: enter a name.")
 
 
-def _clean(fields: Mapping[str, Any]) -> dict[str, Any]:
+def _clean(fields: Mapping[str, object]) -> JsonObject:
     return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -170,8 +171,8 @@ class Client:
         path: str,
         *,
         safety: Safety = Safety.IDEMPOTENT,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
+        params: Mapping[str, object] | None = None,
+        json: object = None,
         content: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
@@ -214,8 +215,8 @@ class Client:
                     continue
             raise errors.error_from_response(response, request_id)
 
-    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        return self.request("GET", path, params=params).json()
+    def _get(self, path: str, params: Mapping[str, object] | None = None) -> Any:
+        return self.request("GET", path, params=params).json()  # Any: the answer's JSON, read by its model
 
     def _paginate(self, fetch: Callable[[str | None], Page[_ModelT]]) -> Iterator[_ModelT]:
         cursor: str | None = None
@@ -274,7 +275,7 @@ class Client:
         kind: str | None = None,
         max_depth: int | None = None,
         additional_terms: str | None = None,
-        upstream_sources: list[dict[str, Any]] | None = None,
+        upstream_sources: list[JsonObject] | None = None,
         readme_markdown: str | None = None,
         zero_data_retention: bool | None = None,
         embedder: str | None = None,
@@ -301,7 +302,7 @@ class Client:
     def get_model(self, handle: str) -> Model:
         return Model.model_validate(self._get(_path("models", handle)))
 
-    def update_model(self, handle: str, **fields: Any) -> Model:
+    def update_model(self, handle: str, **fields: object) -> Model:
         """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""
         response = self.request("PATCH", _path("models", handle), json=fields)
         return Model.model_validate(response.json())
@@ -317,14 +318,14 @@ class Client:
     # -- traits ---------------------------------------------------------------------------------------
 
     @staticmethod
-    def _traits(body: Any) -> list[Trait]:
+    def _traits(body: Any) -> list[Trait]:  # Any: the answer's JSON (a list, or an object with one)
         items = body.get("traits", []) if isinstance(body, dict) else body
         return [Trait.model_validate(t) for t in items]
 
     def list_traits(self, handle: str) -> list[Trait]:
         return self._traits(self._get(_path("models", handle, "traits")))
 
-    def add_traits(self, handle: str, traits: Iterable[TraitInput | Mapping[str, Any]]) -> list[Trait]:
+    def add_traits(self, handle: str, traits: Iterable[TraitInput | Mapping[str, object]]) -> list[Trait]:
         """Add traits; dicts are validated as `TraitInput` first (pydantic.ValidationError if wrong)."""
         payload = [_dump(TraitInput, t) for t in traits]
         response = self.request(
@@ -333,14 +334,14 @@ class Client:
         return self._traits(response.json())
 
     def preview_trait(
-        self, handle: str, trait: TraitInput | Mapping[str, Any], texts: Sequence[str]
+        self, handle: str, trait: TraitInput | Mapping[str, object], texts: Sequence[str]
     ) -> TraitPreview:
         """Zero-shot scores of 1-20 `texts` for a trait not yet added or trained (nothing is stored)."""
         body = {"trait": _dump(TraitInput, trait), "texts": list(texts)}
         response = self.request("POST", _path("models", handle, "traits", "preview"), json=body)
         return TraitPreview.model_validate(response.json())
 
-    def update_trait(self, handle: str, key: str, **fields: Any) -> list[Trait]:
+    def update_trait(self, handle: str, key: str, **fields: object) -> list[Trait]:
         response = self.request("PATCH", _path("models", handle, "traits", key), json=fields)
         return self._traits(response.json())
 
@@ -360,7 +361,7 @@ class Client:
 
     # -- samples --------------------------------------------------------------------------------------
 
-    def add_samples(self, handle: str, samples: Iterable[SampleInput | Mapping[str, Any]]) -> list[int]:
+    def add_samples(self, handle: str, samples: Iterable[SampleInput | Mapping[str, object]]) -> list[int]:
         """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id)."""
         payload = [_dump(SampleInput, s) for s in samples]
         if not 1 <= len(payload) <= MAX_SAMPLES_PER_REQUEST:
@@ -376,7 +377,7 @@ class Client:
     def import_samples(
         self,
         handle: str,
-        samples: Iterable[SampleInput | Mapping[str, Any]],
+        samples: Iterable[SampleInput | Mapping[str, object]],
         *,
         batch_size: int = MAX_SAMPLES_PER_REQUEST,
         progress: Callable[[int, int], None] | None = None,
@@ -533,7 +534,7 @@ class Client:
         """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
         `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
         key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
-        body: dict[str, Any] = {"trait": trait, "k": k, "mode": mode}
+        body: JsonObject = {"trait": trait, "k": k, "mode": mode}
         if overlap:
             body["overlap"] = overlap
         return Suggestions.model_validate(
@@ -554,7 +555,7 @@ class Client:
 
     def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
         """Start (or join) training. Safe to retry: a repeat returns the run in flight."""
-        body: dict[str, Any] = _clean({"effort": effort})
+        body: JsonObject = _clean({"effort": effort})
         if reoptimize_params:
             body["reoptimize_params"] = True
         return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
@@ -643,7 +644,7 @@ class Client:
     def add_evaluation_items(
         self,
         handle: str,
-        items: Iterable[Mapping[str, Any]],
+        items: Iterable[Mapping[str, object]],
         *,
         progress: Callable[[int, int], None] | None = None,
     ) -> EvaluationItemsAdded:
@@ -727,10 +728,10 @@ class Client:
         *,
         version: str | int | None = None,
         explain: bool = False,
-        feedback: Sequence[Mapping[str, Any]] | Mapping[str, float] | None = None,
+        feedback: Sequence[Mapping[str, object]] | Mapping[str, float] | None = None,
     ) -> ScoreResult:
         """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
-        body: dict[str, Any] = {"content": content}
+        body: JsonObject = {"content": content}
         if version is not None:
             body["version"] = _version_ref(version)
         if explain:
@@ -758,7 +759,7 @@ class Client:
         per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
         for start in range(0, len(contents), per_request):
             chunk = contents[start : start + per_request]
-            body: dict[str, Any] = {"content": chunk}
+            body: JsonObject = {"content": chunk}
             if version is not None:
                 body["version"] = _version_ref(version)
             if explain:
@@ -784,7 +785,7 @@ class Client:
 
     def compare(self, handle: str, a: str, b: str, *, version: str | int | None = None) -> CompareResult:
         """Score two texts with one version; `difference` is b − a per trait."""
-        body: dict[str, Any] = {"a": a, "b": b}
+        body: JsonObject = {"a": a, "b": b}
         if version is not None:
             body["version"] = _version_ref(version)
         response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
@@ -792,7 +793,7 @@ class Client:
 
     # -- Perspective-compatible surface (docs/perspective.md) -----------------------------------------
 
-    def _perspective(self, method: str, body: dict[str, Any], safety: Safety) -> Any:
+    def _perspective(self, method: str, body: JsonObject, safety: Safety) -> Any:  # Any: the answer's JSON
         url = self.base_url.removesuffix("/v1") + f"/v1alpha1/comments:{method}"
         return self.request("POST", url, json=body, safety=safety).json()
 
@@ -805,7 +806,7 @@ class Client:
     def analyze_comment(
         self,
         text: str,
-        attributes: Iterable[str] | Mapping[str, Mapping[str, Any]],
+        attributes: Iterable[str] | Mapping[str, Mapping[str, object]],
         *,
         model: str | None = None,
         span_annotations: bool = False,
@@ -861,6 +862,6 @@ def _version_ref(version: str | int) -> str:
     return f"v{version}" if isinstance(version, int) else version
 
 
-def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, object]) -> JsonObject:
     obj = item if isinstance(item, model) else model.model_validate(item)
     return obj.model_dump(exclude_none=True)

@@ -35,7 +35,7 @@ class ApiError(ScoringClientError):
         *,
         request_id: str | None = None,
         retryable: bool = False,
-        details: list[Any] | None = None,
+        details: list[Any] | None = None,  # Any: the envelope's details, as JSON as the service sent them
         run_id: str | None = None,
     ) -> None:
         self.status = status
@@ -55,11 +55,11 @@ class ApiError(ScoringClientError):
             text += f" [request {self.request_id}]"
         return text
 
-    def __reduce__(self) -> tuple[Any, ...]:  # keeps keyword-only fields through pickling
+    def __reduce__(self) -> tuple[object, ...]:  # keeps keyword-only fields through pickling
         return (_rebuild, (type(self), self.__dict__.copy()))
 
 
-def _rebuild(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
+def _rebuild(cls: type[ApiError], state: dict[str, object]) -> ApiError:
     err = cls.__new__(cls)
     err.__dict__.update(state)
     Exception.__init__(err, str(err))
@@ -171,11 +171,11 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
     code = STATUS_ERROR_CODES.get(status, "internal_error" if status >= 500 else f"http_{status}")
     message = response.reason_phrase or f"HTTP {status}"
     retryable = status == 429 or status >= 500
-    details: list[Any] = []
+    details: list[Any] = []  # Any: as the envelope's JSON holds them
     rid = response.headers.get("x-request-id") or request_id
     cls = error_class(status)
 
-    body: Any = None
+    body: Any = None  # Any: the answer's JSON, whatever an error answer holds
     try:
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
@@ -236,7 +236,7 @@ def error_from_response(response: httpx.Response, request_id: str | None = None)
     )
 
 
-def _detail_text(detail: Any) -> str:
+def _detail_text(detail: object) -> str:
     if isinstance(detail, dict):
         loc = ".".join(str(p) for p in detail.get("loc", []))
         return f"{loc}: {detail.get('msg', '')}" if loc else str(detail.get("msg", detail))

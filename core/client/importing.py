@@ -14,13 +14,14 @@ keeps one copy of a text, so a resent batch adds nothing twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pydantic
 
 from core.client import errors
 from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
 from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from core.client.client import Client
@@ -35,7 +36,7 @@ POOL_FAILURES = 4  # failed batches in a row (each after the client's retries) b
 def import_samples(
     client: Client,
     handle: str,
-    samples: Iterable[SampleInput | Mapping[str, Any]],
+    samples: Iterable[SampleInput | Mapping[str, object]],
     *,
     batch_size: int = MAX_SAMPLES_PER_REQUEST,
     progress: Callable[[int, int], None] | None = None,
@@ -47,7 +48,7 @@ def import_samples(
     rows = list(samples)
     total = len(rows)
     errs: list[RowError] = []
-    valid: list[tuple[int, dict[str, Any]]] = []
+    valid: list[tuple[int, JsonObject]] = []
     for index, row in enumerate(rows):
         try:
             item = row if isinstance(row, SampleInput) else SampleInput.model_validate(row)
@@ -64,7 +65,7 @@ def import_samples(
     path = _path("models", handle, "samples")
     batches = 0
 
-    def send(batch: list[tuple[int, dict[str, Any]]]) -> list[int]:
+    def send(batch: list[tuple[int, JsonObject]]) -> list[int]:
         nonlocal batches
         batches += 1
         body = {"samples": [payload for _, payload in batch]}
@@ -179,13 +180,13 @@ def _stopped(stored: int, total: int, exc: Exception) -> str:
 
 
 def _whole_batch(
-    batch: list[tuple[int, dict[str, Any]]], rows: list[Any], exc: errors.ApiError
+    batch: list[tuple[int, JsonObject]], rows: Sequence[object], exc: errors.ApiError
 ) -> list[RowError]:
     message = f"batch rejected: {exc.code}: {exc.message}"
     return [RowError(index=i, row=_plain(rows[i]), message=message, stage="server") for i, _ in batch]
 
 
-def _rows_in_details(details: list[Any], batch_len: int) -> dict[int, str]:
+def _rows_in_details(details: list[object], batch_len: int) -> dict[int, str]:
     """Map positions in the batch to messages, from 422 details like loc ["body","samples",3,"quality"]."""
     found: dict[int, list[str]] = {}
     for d in details:
@@ -210,7 +211,7 @@ def _pydantic_message(exc: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _plain(row: Any) -> Any:
+def _plain(row: object) -> object:
     if isinstance(row, pydantic.BaseModel):
         return row.model_dump()
     if isinstance(row, Mapping):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import PydanticCustomError
 
 from core.contract import AGGREGATIONS, ANNOTATOR_RE, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
+from core.json_types import JsonObject
 
 
 class _Response(BaseModel):
@@ -23,7 +24,7 @@ class _Response(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _null_means_default(cls, data: Any) -> Any:
+    def _null_means_default(cls, data: object) -> object:
         # A null where we have a non-null default (e.g. "scores": null next to "results") means "absent".
         if isinstance(data, dict):
             nulls = [
@@ -72,7 +73,7 @@ class SampleInput(_Input):
 
     @field_validator("annotator", mode="before")
     @classmethod
-    def _annotator_rule(cls, v: Any) -> Any:
+    def _annotator_rule(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
             return None
         if isinstance(v, float) and v.is_integer():
@@ -88,14 +89,14 @@ class SampleInput(_Input):
 
     @field_validator("trait", mode="before")
     @classmethod
-    def _trait_given(cls, v: Any) -> Any:
+    def _trait_given(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
             raise PydanticCustomError("missing", "trait is missing: give one of the model's trait keys")
         return v
 
     @field_validator("text", mode="before")
     @classmethod
-    def _missing_text_is_empty(cls, v: Any) -> Any:
+    def _missing_text_is_empty(cls, v: object) -> object:
         # An empty grid cell or CSV field arrives as None or NaN: it is an empty text, not a type error.
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
@@ -111,7 +112,7 @@ class SampleInput(_Input):
 
     @field_validator("quality", mode="before")
     @classmethod
-    def _no_bool_or_nan(cls, v: Any) -> Any:
+    def _no_bool_or_nan(cls, v: object) -> object:
         # bool is an int subclass and pandas turns empty cells into NaN: both are data mistakes
         if isinstance(v, bool):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1], not a boolean")
@@ -121,7 +122,7 @@ class SampleInput(_Input):
 
     @field_validator("source_url", mode="before")
     @classmethod
-    def _blank_url_is_none(cls, v: Any) -> Any:
+    def _blank_url_is_none(cls, v: object) -> object:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return None
         if isinstance(v, str) and not v.strip():
@@ -138,9 +139,9 @@ class LastOperation(_Response):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     run_id: str | None = None
-    progress: Any = None  # {"fraction", "phase", "message"} here; open in the spec
-    error: Any = None  # {"code", "message"} or null
-    queue_position: Any = None  # a queued run's place in line (1 = next); absent from older services
+    progress: Any = None  # Any: {"fraction", "phase", "message"} here; open in the spec
+    error: Any = None  # Any: {"code", "message"} or null; open in the spec
+    queue_position: Any = None  # Any: a queued run's place in line (1 = next); absent from older services
 
     @property
     def place_in_queue(self) -> int | None:
@@ -148,7 +149,7 @@ class LastOperation(_Response):
         value = self.queue_position
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
-    def _progress_field(self, name: str) -> Any:
+    def _progress_field(self, name: str) -> object:
         return self.progress.get(name) if isinstance(self.progress, dict) else None
 
     @property
@@ -193,7 +194,7 @@ class Model(_Response):
     description: str | None = ""
     state: str = "draft"
     kind: str = "scoring"
-    traits: list[Any] = Field(default_factory=list)
+    traits: list[Any] = Field(default_factory=list)  # Any: open in the spec
     current_version_id: int | None = None
     version_no: int | None = None
     version_tags: list[str] = Field(default_factory=list)
@@ -203,9 +204,9 @@ class Model(_Response):
     updated_at: datetime | None = None
     max_depth: int | None = None
     additional_terms: str | None = None
-    upstream_sources: list[dict[str, Any]] | None = None
+    upstream_sources: list[JsonObject] | None = None
     readme_markdown: str | None = None
-    auto_prune: dict[str, Any] | None = None
+    auto_prune: JsonObject | None = None
     sample_count: int | None = None
     buffered_feedback: int | None = None
     embedder: str | None = None
@@ -236,7 +237,7 @@ class Trait(_Response):
     negative_samples: int = 0
     discrimination: float = 0.0
     explained_variance: float = 0.0
-    anchor_sample_ids: dict[str, Any] = Field(default_factory=dict)
+    anchor_sample_ids: JsonObject = Field(default_factory=dict)
     #: How the active version trained it: "zero_shot", "prior" or "samples"; None before the first train.
     method: str | None = None
 
@@ -262,16 +263,16 @@ class Version(_Response):
     sample_count: int = 0
     created_at: datetime | None = None
     run_id: str | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: JsonObject = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
-    snapshot: dict[str, Any] | None = None  # absent for scoring-scope keys
+    snapshot: JsonObject | None = None  # absent for scoring-scope keys
 
     @property
     def label(self) -> str:
         return f"v{self.version_no}"
 
     @property
-    def trait_metrics(self) -> dict[str, dict[str, Any]]:
+    def trait_metrics(self) -> dict[str, JsonObject]:
         """Per-trait metrics (`metrics["traits"]`), `{}` when the service reports none."""
         traits = self.metrics.get("traits")
         return traits if isinstance(traits, dict) else {}
@@ -406,7 +407,7 @@ class ScoreResult(_Response):
     version_no: int | None = None
     version_tags: list[str] = Field(default_factory=list)
     scores: list[TraitScore] = Field(default_factory=list)
-    explanation: dict[str, Any] | None = None
+    explanation: JsonObject | None = None
     feedback_buffered: int | None = None
     index: int | None = None  # position in the request, for score_many
 
@@ -452,7 +453,7 @@ class CompareResult(_Response):
 
     def results(self) -> tuple[ScoreResult, ScoreResult]:
         """Both sides as `ScoreResult`s (for charts)."""
-        common: dict[str, Any] = {
+        common: JsonObject = {
             "handle": self.handle,
             "version_no": self.version_no,
             "version_tags": self.version_tags,
@@ -473,7 +474,7 @@ class RowError(_Response):
     """One sample row that was not stored, and why."""
 
     index: int  # position in the input iterable
-    row: Any
+    row: Any  # Any: the row as the caller gave it
     message: str
     stage: str = "local"  # "local" (failed validation here) or "server" (rejected by the service)
 

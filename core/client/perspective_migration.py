@@ -17,10 +17,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.json_types import JsonObject
+
 if TYPE_CHECKING:
     import numpy as np
 
     from core.client.client import Client
+    from core.client.models import Trait
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class MigrationReport:
     attributes: list[AttributeAgreement] = field(default_factory=list)
 
 
-def _score(value: Any, where: str) -> float:
+def _score(value: Any, where: str) -> float:  # Any: a log's cell or JSON field, as it came
     if isinstance(value, Mapping):  # a logged Perspective response: {"summaryScore": {"value": …}}
         value = (value.get("summaryScore") or {}).get("value")
     try:
@@ -83,7 +86,7 @@ def read_log(
     """
     text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     jsonl = filename.lower().endswith((".jsonl", ".ndjson", ".json")) or text.lstrip().startswith("{")
-    records: list[tuple[int, dict[str, Any]]] = []
+    records: list[tuple[int, JsonObject]] = []
     if jsonl:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
@@ -111,7 +114,7 @@ def read_log(
     return out
 
 
-def _is_score(value: Any) -> bool:
+def _is_score(value: object) -> bool:
     if value in (None, ""):
         return True
     try:
@@ -164,7 +167,7 @@ def agreement(
 def _trait_keys(client: Client, handle: str, attributes: Sequence[str]) -> dict[str, str]:
     """Each attribute's trait key, matched as the service does (key or name, any case); adds missing ones."""
 
-    def find(traits: Sequence[Any]) -> dict[str, str]:
+    def find(traits: Sequence[Trait]) -> dict[str, str]:
         by = {t.key.casefold(): t.key for t in traits} | {t.name.casefold(): t.key for t in traits}
         return {a: by[a.casefold()] for a in attributes if a.casefold() in by}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 from core.client.models import LastOperation
 
@@ -21,7 +20,7 @@ class TqdmProgress:
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm
 
-            self._bar: Any = tqdm(total=100, desc=description, unit="%", bar_format=_BAR_FORMAT)
+            self._bar = tqdm(total=100, desc=description, unit="%", bar_format=_BAR_FORMAT)
 
     def __call__(self, op: LastOperation) -> None:
         fraction = op.fraction

@@ -9,11 +9,11 @@ names as aliases; the attributes are snake_case.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field
 
 from core.client.models import _Response
+from core.json_types import JsonObject
 
 # -- service -----------------------------------------------------------------------------------------
 
@@ -262,8 +262,8 @@ class DiscoveryDocument(_Response):
     version: str
     root_url: str | None = Field(default=None, alias="rootUrl")
     service_path: str | None = Field(default=None, alias="servicePath")
-    resources: dict[str, Any] = Field(default_factory=dict)
-    schemas: dict[str, Any] = Field(default_factory=dict)
+    resources: JsonObject = Field(default_factory=dict)
+    schemas: JsonObject = Field(default_factory=dict)
 
     @property
     def methods(self) -> list[str]:

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
 
 from core.contract import Aggregation, DiscoverEffort, TrainEffort
+from core.json_types import JsonObject
 
-__all__ = ["Aggregation", "DiscoverEffort", "TrainEffort"]  # core.contract's, re-exported for the engine
+# core.contract's and core.json_types' names, re-exported for the engine
+__all__ = ["Aggregation", "DiscoverEffort", "JsonObject", "TrainEffort"]
 
 #: progress(fraction in [0, 1], phase name) - called from long operations.
 ProgressFn = Callable[[float, str], None]
-#: A JSON object: a snapshot, a version's metrics and parameters, a build's manifest, a body the engine sends
-#: or returns. Its values are whatever JSON holds, known only where each one is read: the one boundary where
-#: the engine and the embedders leave a type open (Any).
-JsonObject: TypeAlias = dict[str, Any]
 
 
 @dataclass(frozen=True)

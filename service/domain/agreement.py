@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from core.engine.agreement import trait_agreement
 from core.engine.votes import Vote
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
@@ -40,7 +39,7 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
     )
 
 
-def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> dict[str, Any]:
+def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> JsonObject:
     by_trait: dict[str, list[Vote]] = {t.key: [] for t in traits}
     for vote in votes:
         if vote.trait in by_trait:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.comparison import compare_trait
 from core.engine.votes import count_votes
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.evaluation import CEILING_FIELDS, item_scores, stored_evaluation
 from service.domain.needs import Databases
@@ -32,7 +31,7 @@ def compare_evaluations(
         out_b = ComparedRun(version_no=vb.version_no, run_id=eb.run_id)
         stored_a, stored_b = ea.metrics["item_scores"], eb.metrics["item_scores"]
         traits_a, traits_b = ea.metrics.get("traits", {}), eb.metrics.get("traits", {})
-    traits: dict[str, dict[str, Any]] = {}
+    traits: dict[str, JsonObject] = {}
     rows: list[Disagreement] = []
     for key in sorted(set(stored_a) & set(stored_b)):
         sa, sb = item_scores(stored_a, key), item_scores(stored_b, key)

@@ -4,7 +4,6 @@ version's stored evaluation with the labelled scores it holds."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, func, insert, select
@@ -13,6 +12,7 @@ from sqlalchemy.orm import Session
 from core.contract import POSITIVE_THRESHOLD
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import CountedText, count_votes
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, RunStarter
 from service.domain.samples import label_authors
@@ -31,7 +31,7 @@ from service.schemas import (
     LabelIn,
 )
 from service.store import ledger
-from service.store.db import transaction
+from service.store.db import rows_changed, transaction
 from service.store.samples import CHUNK, sha256
 from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
 from service.store.votes import eval_votes
@@ -66,7 +66,7 @@ def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarr
     return np.array([scores[c.votes[0].id] for c in counted]), np.array([c.quality for c in counted])
 
 
-def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> dict[str, Any]:
+def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> JsonObject:
     """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
     found = human_ceiling(counted, scores)
     if found is None:
@@ -84,7 +84,7 @@ def latest_evaluation(s: Session, model_id: int, version_no: int) -> Evaluation 
     )
 
 
-def item_scores(stored: dict[str, Any], trait: str) -> dict[int, float]:
+def item_scores(stored: JsonObject, trait: str) -> dict[int, float]:
     """{eval item id: score} of one trait from an evaluation's `metrics["item_scores"]`."""
     return {int(i): float(v) for i, v in stored.get(trait, [])}
 
@@ -111,7 +111,7 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
         ]
         # Each annotator's item is a vote of its own: the same text from two annotators is two items.
         stored = _stored_items(s, model.id, keys)  # re-importing a file adds nothing
-        new: dict[ItemKey, dict[str, Any]] = {}
+        new: dict[ItemKey, dict[str, object]] = {}  # rows to insert
         now = utcnow()
         for item, key in zip(items, keys, strict=True):
             if key not in stored and key not in new:
@@ -177,9 +177,9 @@ def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
-        result = s.execute(delete(EvalItem).where(EvalItem.model_id == model.id))
+        deleted = rows_changed(s, delete(EvalItem).where(EvalItem.model_id == model.id))
         model.eval_item_count = 0
-        return EvalDeleted(handle=handle, deleted=int(result.rowcount or 0))  # type: ignore[attr-defined]
+        return EvalDeleted(handle=handle, deleted=deleted)
 
 
 def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> EvaluationStarted:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -94,7 +92,7 @@ def get_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
 
 
 def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) -> ModelOut:
-    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    fields: dict[str, object] = body.model_dump(exclude_unset=True)
     purged: list[str] = []
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)

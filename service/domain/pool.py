@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
-from sqlalchemy import CursorResult, delete, func, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
@@ -28,7 +28,7 @@ from service.schemas import (
     Suggestion,
     SuggestOut,
 )
-from service.store.db import transaction
+from service.store.db import rows_changed, transaction
 from service.store.samples import sha256, trait_specs
 from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
 
@@ -129,10 +129,9 @@ def delete_pool_text(ctx: Databases, who: Principal, handle: str, text_id: int) 
 def clear_pool(ctx: Resources, who: Principal, handle: str) -> PoolDeleted:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
-        result = s.execute(delete(PoolText).where(PoolText.model_id == model.id))
-        gone = cast(CursorResult[Any], result).rowcount or 0
+        gone = rows_changed(s, delete(PoolText).where(PoolText.model_id == model.id))
     ctx.pools.forget(model.id)
-    return PoolDeleted(handle=model.handle, deleted=int(gone))
+    return PoolDeleted(handle=model.handle, deleted=gone)
 
 
 def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:

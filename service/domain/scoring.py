@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import can
+from core.json_types import JsonObject
 from service.domain.access import require_readable
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
@@ -21,6 +23,9 @@ from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Tag, Version, utcnow
 from service.testhooks import pause
 
+if TYPE_CHECKING:  # the engine loads with the first scorer (service/embedding.py), not with this module
+    from core.engine import Scorer
+
 
 @dataclass
 class Target:
@@ -32,7 +37,7 @@ class Target:
     version_id: int
     version_no: int
     tags: list[str]
-    thresholds: dict[str, Any] | None = None  # per-trait decision thresholds of the version (docs/api.md)
+    thresholds: JsonObject | None = None  # per-trait decision thresholds of the version (docs/api.md)
 
 
 def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Target:
@@ -73,10 +78,10 @@ def find_target(s: Session, who: Principal, handle: str, ref: str | None) -> Tar
     )
 
 
-def scorer_for(ctx: Resources, t: Target) -> Any:
-    def load() -> dict[str, Any]:
+def scorer_for(ctx: Resources, t: Target) -> Scorer:
+    def load() -> JsonObject:
         with ctx.reads() as s:
-            snap = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
+            snap: JsonObject | None = s.scalar(select(Version.snapshot).where(Version.id == t.version_id))
         if snap is None:
             raise ApiError(404, "version_not_found", "The version was pruned while scoring; retry.")
         return snap
@@ -84,8 +89,18 @@ def scorer_for(ctx: Resources, t: Target) -> Any:
     return ctx.scorers.get(t.version_id, load, retain=not t.zdr)
 
 
+class Label(Protocol):
+    """A feedback label as a score request gives it (the native body's item, or Perspective's)."""
+
+    @property
+    def trait(self) -> str: ...
+
+    @property
+    def quality(self) -> float: ...
+
+
 def add_feedback(
-    ctx: Resources, t: Target, text: str, items: list[Any], annotator: str
+    ctx: Resources, t: Target, text: str, items: Sequence[Label], annotator: str
 ) -> tuple[int, str | None]:
     """Buffer feedback labels given by `annotator`; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.contract import POSITIVE_THRESHOLD
 from core.engine.thresholds import choose_threshold, pr_curve
 from service.domain.access import load_model
@@ -97,7 +95,7 @@ def set_threshold(
         return entry
 
 
-def delete_threshold(ctx: Databases, who: Principal, handle: str, ref: str, trait: str) -> Any:
+def delete_threshold(ctx: Databases, who: Principal, handle: str, ref: str, trait: str) -> ThresholdDeleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind, is_positive
 from core.engine.votes import count_votes
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require, require_not_archived
@@ -97,7 +97,7 @@ def fingerprint(session: Session, model: Model, exclude_provenance: str, extrins
     return hashlib.sha256(json.dumps([trait_part, sample_part]).encode()).hexdigest()
 
 
-def idempotency_key(kind: str, options: dict[str, Any], fp: str) -> str:
+def idempotency_key(kind: str, options: JsonObject, fp: str) -> str:
     return hashlib.sha256(json.dumps([kind, options, fp], sort_keys=True).encode()).hexdigest()
 
 
@@ -122,7 +122,7 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
             return RunStarted(state="ready", run_id=None)
         require(s, model, triggered_by)
         check_trainable(s, model)
-        options: dict[str, Any] = {"effort": body.effort or "medium", "triggered_by": triggered_by}
+        options: JsonObject = {"effort": body.effort or "medium", "triggered_by": triggered_by}
         if model.state == "draft" and model.current_version_id is not None:
             options["with_feedback"] = True  # a reopened draft: its buffered feedback joins the training
         run_id = ledger.create_run(s, model, "train", options).id
@@ -148,7 +148,7 @@ def _reject_in_flight_duplicate(s: Session, model: Model, key: str) -> None:
         raise _duplicate_error(run)
 
 
-def _start_unique(s: Session, model: Model, kind: RunKind, options: dict[str, Any], key: str) -> str:
+def _start_unique(s: Session, model: Model, kind: RunKind, options: JsonObject, key: str) -> str:
     duplicate = ledger.find_duplicate(s, model.id, key)
     if duplicate is not None:
         raise _duplicate_error(duplicate)

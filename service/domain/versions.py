@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import ColumnElement, and_, false, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from core.contract import TAG_LIKE_VERSION_RE, TAG_PATTERN, TAG_RE, VERSION_NO_RE
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
@@ -20,7 +19,7 @@ from service.store.tables import MAX_INT, Model, Tag, Version
 from service.views import version_out
 
 
-def version_filter(model_id: Any, ref: str) -> ColumnElement[bool]:
+def version_filter(model_id: int | QueryableAttribute[int], ref: str) -> ColumnElement[bool]:
     """The condition that picks version `ref` (`vN` or a tag) of model `model_id` (a value or a column)."""
     match = VERSION_NO_RE.match(ref)
     if match:
@@ -49,7 +48,7 @@ def list_versions(
     handle: str,
     limit: int,
     cursor: str | None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A page of versions, newest first, without snapshots."""
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
@@ -65,7 +64,7 @@ def list_versions(
     return {"items": items, "limit": limit, "next_cursor": next_cursor}
 
 
-def get_version(ctx: Databases, who: Principal, handle: str, ref: str) -> dict[str, Any]:
+def get_version(ctx: Databases, who: Principal, handle: str, ref: str) -> JsonObject:
     """One version; its snapshot for authoring keys only."""
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)

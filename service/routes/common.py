@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from core.json_types import JsonObject
 from service.errors import ErrorEnvelope
 
 _ERR = {"model": ErrorEnvelope}
@@ -22,7 +21,7 @@ _DESCRIPTIONS = {
 }
 
 
-def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+def errors(*codes: int) -> dict[int | str, JsonObject]:
     """Error responses (always 401, 413, 415, 422, 500 and 503) in the one envelope."""
     wanted = sorted({401, 413, 415, 422, 500, 503, *codes})
     return {c: {**_ERR, "description": _DESCRIPTIONS[c]} for c in wanted}

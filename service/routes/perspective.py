@@ -7,9 +7,11 @@ Decisions: docs/perspective.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
+import numpy as np
 import pyjson5
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
+from core.json_types import JsonObject
 from service.context import Context
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
@@ -45,9 +48,14 @@ from service.perspective_discovery import VERSION, discovery_document
 from service.store.db import transaction
 from service.store.tables import Trait
 
+if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
+    from core.engine import TraitSpec
+
+Body = TypeVar("Body", bound=BaseModel)  # a request body's schema
+
 router = APIRouter(tags=["perspective"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
+_ERRORS: dict[int | str, JsonObject] = {
     c: {"model": GoogleError, "description": d}
     for c, d in {
         400: "INVALID_ARGUMENT (a bad body or field; API_KEY_INVALID: a bad key) or FAILED_PRECONDITION",
@@ -60,7 +68,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _body(schema: type[BaseModel]) -> dict[str, Any]:
+def _body(schema: type[BaseModel]) -> JsonObject:
     return {
         "requestBody": {
             "required": True,
@@ -91,7 +99,7 @@ def _principal(ctx: Context, request: Request, key: str | None) -> Principal:
     return found
 
 
-def _parse(raw: bytes, schema: type[BaseModel]) -> Any:
+def _parse(raw: bytes, schema: type[Body]) -> Body:
     # JSON5, as Perspective's published examples send it (`{comment: {text: …}}`, trailing commas). The
     # body is already capped at 16 MiB (service.guard); maxdepth=-1 nests as deep as json.loads does, up
     # to the interpreter's recursion limit. pyjson5 (Cython) parses at about json's speed.
@@ -120,7 +128,7 @@ def _handle(ctx: Context, named: str | None) -> str:
     return handle
 
 
-def _trait_index(traits: list[Any], attribute: str, handle: str) -> int:
+def _trait_index(traits: Sequence[TraitSpec], attribute: str, handle: str) -> int:
     wanted = attribute.casefold()
     for i, spec in enumerate(traits):
         if wanted in (spec.key.casefold(), spec.name.casefold()):
@@ -128,7 +136,7 @@ def _trait_index(traits: list[Any], attribute: str, handle: str) -> int:
     raise ApiError(400, "unknown_attribute", f"Attribute {attribute!r} is not a trait of {handle}.")
 
 
-def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, Any]:
+def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
     handle = _handle(ctx, body.model)
     for name, params in body.requestedAttributes.items():
         if params.scoreType not in (None, SCORE_TYPE):
@@ -150,8 +158,8 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
         for name in body.requestedAttributes:
             check_languages(name, body.languages, scorers[split_attribute(name)[1]].embedder_id)
     # One scoring call per version: the whole comment, then each sentence.
-    rows: dict[str | None, Any] = {}
-    traits: dict[str | None, list[Any]] = {}
+    rows: dict[str | None, np.ndarray] = {}
+    traits: dict[str | None, list[TraitSpec]] = {}
     for ref, scorer in scorers.items():
         rows[ref] = scorer.score([text] + [text[a:b] for a, b in spans])
         traits[ref] = list(scorer.traits)
@@ -162,7 +170,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
         matrix = rows[ref]
         floor = params.scoreThreshold or 0.0
 
-        def score(row: int, col: int = col, matrix: Any = matrix) -> Score:
+        def score(row: int, col: int = col, matrix: np.ndarray = matrix) -> Score:
             return Score(value=round(min(1.0, max(0.0, float(matrix[row][col]))), 6), type=SCORE_TYPE)
 
         summary = score(0)
@@ -187,7 +195,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> dict[str, An
     return result.model_dump(exclude_none=True)
 
 
-def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> dict[str, Any]:
+def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObject:
     handle = _handle(ctx, body.model)
     with transaction(ctx.reads) as s:
         t = find_target(s, who, handle, None)
@@ -222,7 +230,11 @@ class _Label:  # what add_feedback reads of a score request's feedback item
 
 
 async def _call(
-    ctx: Context, request: Request, key: str | None, schema: type[BaseModel], work: Any
+    ctx: Context,
+    request: Request,
+    key: str | None,
+    schema: type[Body],
+    work: Callable[[Context, Principal, Body], JsonObject],
 ) -> Response:
     """Authenticate, parse and run `work`, rendering every failure in Google's error shape."""
     rid = request_id_of(request)

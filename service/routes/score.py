@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import anyio.from_thread
 from fastapi import APIRouter, Query, Request
@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
 from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, nearer_pole_is_positive
+from core.json_types import JsonObject
 from service import textplain
 from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
@@ -37,6 +38,9 @@ from service.schemas import (
 from service.store.db import transaction
 from service.thresholds import with_decisions
 
+if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
+    from core.engine import Scorer
+
 router = APIRouter(tags=["scoring"])
 
 _SCORE_ERRORS = errors(403, 404, 409, 415, 503)
@@ -46,7 +50,7 @@ _SCORE_200 = {
 }
 
 
-def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
+def _scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
     matrix = scorer.score(texts)
     out = []
     for row in matrix:
@@ -67,7 +71,12 @@ def _scores(scorer: Any, texts: list[str]) -> list[list[TraitScore]]:
     return out
 
 
-def _explain(scorer: Any, text: str) -> dict[str, list[dict[str, Any]]]:
+class _WordContribution(TypedDict):
+    word: str
+    contribution: float
+
+
+def _explain(scorer: Scorer, text: str) -> dict[str, list[_WordContribution]]:
     raw = scorer.explain(text)
     return {
         key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()
@@ -160,11 +169,11 @@ def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: 
     if call.as_text:
         headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
         return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
-    out: dict[str, Any] = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
+    out: JsonObject = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
     if isinstance(req.content, list):
         results = []
         for i, (text, block) in enumerate(zip(texts, blocks, strict=True)):
-            item: dict[str, Any] = {"index": i, "scores": with_decisions(block, t.thresholds)}
+            item: JsonObject = {"index": i, "scores": with_decisions(block, t.thresholds)}
             if req.explain:
                 item["explanation"] = _explain(scorer, text)
             results.append(item)

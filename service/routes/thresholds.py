@@ -5,7 +5,7 @@ decision next to the calibrated score. Definitions: docs/engine.md; the API: doc
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path
 
@@ -52,5 +52,7 @@ def set_threshold(
     response_model=ThresholdDeleted,
     responses=errors(403, 404, 409),
 )
-def delete_threshold(handle: str, ref: VersionRef, trait: TraitKey, who: AuthoringKey, ctx: CtxDep) -> Any:
+def delete_threshold(
+    handle: str, ref: VersionRef, trait: TraitKey, who: AuthoringKey, ctx: CtxDep
+) -> ThresholdDeleted:
     return thresholds.delete_threshold(ctx, who, handle, ref, trait)

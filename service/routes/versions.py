@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
@@ -37,7 +37,7 @@ def list_versions(
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=VERSIONS_PAGE.maximum)] = VERSIONS_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
-) -> Any:
+) -> JSONResponse:
     return JSONResponse(versions.list_versions(ctx, who, handle, limit, cursor))
 
 
@@ -47,7 +47,7 @@ def list_versions(
     responses=errors(404),
     description="`snapshot` is included for authoring keys and omitted for scoring keys.",
 )
-def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Any:
+def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> JSONResponse:
     return JSONResponse(versions.get_version(ctx, who, handle, ref))
 
 

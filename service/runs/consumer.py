@@ -20,7 +20,7 @@ from huey.utils import time_clock
 log = logging.getLogger("service.worker")
 
 
-class _StoppableWorker(HueyWorker):
+class _StoppableWorker(HueyWorker):  # type: ignore[misc]  # huey ships no types: its classes are Any
     """Huey's worker whose idle back-off ends as soon as the consumer stops (Huey sleeps it out)."""
 
     stop_flag: threading.Event
@@ -34,7 +34,7 @@ class _StoppableWorker(HueyWorker):
         self.delay *= self.backoff
 
 
-class _StoppableScheduler(Scheduler):
+class _StoppableScheduler(Scheduler):  # type: ignore[misc]  # huey ships no types
     """Huey's scheduler whose wait for the next round ends as soon as the consumer stops."""
 
     stop_flag: threading.Event
@@ -43,7 +43,7 @@ class _StoppableScheduler(Scheduler):
         self.stop_flag.wait(max(0.0, nseconds - (time_clock() - start_ts)))
 
 
-class _ThreadConsumer(Consumer):
+class _ThreadConsumer(Consumer):  # type: ignore[misc]  # huey ships no types
     """Huey's consumer without signal handlers (the web server or worker main loop owns the signals), whose
     threads stop waiting when it stops: a stop then takes as long as the run in progress, not a sleep."""
 
@@ -54,12 +54,12 @@ class _ThreadConsumer(Consumer):
         pass
 
     def _create_worker(self) -> _StoppableWorker:
-        worker = super()._create_worker()
+        worker: _StoppableWorker = super()._create_worker()
         worker.stop_flag = self.stop_flag
         return worker
 
     def _create_scheduler(self) -> _StoppableScheduler:
-        scheduler = super()._create_scheduler()
+        scheduler: _StoppableScheduler = super()._create_scheduler()
         scheduler.stop_flag = self.stop_flag
         return scheduler
 

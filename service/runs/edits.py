@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from core.embedders import Embedder
 from core.engine.types import Sample, TraitSpec
+from core.json_types import JsonObject
 from service.runs.attempt import Attempt
 from service.store import ledger
 from service.store.db import transaction
@@ -15,7 +14,7 @@ from service.store.samples import load_samples, load_traits, trait_specs
 from service.store.tables import Model, Run, utcnow
 
 
-def edit_inputs(at: Attempt) -> tuple[dict[str, Any], list[TraitSpec], list[Sample], Embedder]:
+def edit_inputs(at: Attempt) -> tuple[JsonObject, list[TraitSpec], list[Sample], Embedder]:
     """Run options, traits, samples, and the model's embedder (caching unless the model is under
     zero-data-retention)."""
     with transaction(at.sessions) as s:

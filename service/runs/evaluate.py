@@ -6,8 +6,6 @@ second version evaluated on the same set re-uses them and costs little more than
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from sqlalchemy import select
 
@@ -15,6 +13,7 @@ from core.engine import Scorer
 from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
 from core.engine.votes import Vote, count_votes
+from core.json_types import JsonObject
 from service.domain.evaluation import ceiling_fields
 from service.embedding import snapshot_embedder_id
 from service.runs.attempt import Attempt
@@ -52,7 +51,7 @@ def execute(at: Attempt) -> None:
         done = min(len(texts), start + BATCH)
         at.report(0.9 * done / max(1, len(texts)), "scoring", f"Scored {done} of {len(texts)} texts")
     at.report(0.92, "metrics", "Computing metrics")
-    traits: dict[str, Any] = {}
+    traits: JsonObject = {}
     # Per item (id, score): what thresholds and the comparison of two versions are computed from.
     item_scores: dict[str, list[list[float]]] = {}
     for key, col in columns.items():
@@ -73,8 +72,9 @@ def execute(at: Attempt) -> None:
         if not ledger.succeed(s, at.run_id, at.number, f"Evaluated v{version_no} on {len(kept)} items"):
             return
         run = s.get(Run, at.run_id)
-        model = s.get(Model, run.model_id)  # type: ignore[union-attr]
-        assert model is not None and run is not None
+        assert run is not None  # succeed() just updated it
+        model = s.get(Model, run.model_id)
+        assert model is not None
         s.add(
             Evaluation(
                 model_id=model.id,

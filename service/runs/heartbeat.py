@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.store import ledger
 from service.store.db import write_retrying
+from service.store.tables import RunProgress
 
 log = logging.getLogger("service.runs")
 
@@ -57,7 +57,7 @@ class Heartbeat:
         self._stop.set()
         self._thread.join(timeout=5)
 
-    def _touch(self, progress: dict[str, Any] | None = None) -> None:
+    def _touch(self, progress: RunProgress | None = None) -> None:
         """Write the heartbeat (and progress); a busy database is waited out for up to the heartbeat timeout,
         as past it the run would count as stale anyway."""
         mine = write_retrying(

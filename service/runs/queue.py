@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
 
@@ -54,20 +53,19 @@ class Queue:
     """Registers the tasks on a Huey instance: runs (by id) and shards of a run's embedding."""
 
     def __init__(
-        self, huey: Huey, execute: Callable[[str], Any], embed_shard: Callable[[str, int], Any]
+        self, huey: Huey, execute: Callable[[str], object], embed_shard: Callable[[str, int], object]
     ) -> None:
         self.huey = huey
 
-        @huey.task(name=TASK_NAME)
         def execute_run(run_id: str) -> None:
             execute(run_id)
 
-        @huey.task(name=SHARD_TASK_NAME)
         def embed(run_id: str, shard_no: int) -> None:
             embed_shard(run_id, shard_no)
 
-        self._task = execute_run
-        self._shard_task = embed
+        # Huey's task decorator (untyped) returns its TaskWrapper: calling it enqueues a message.
+        self._task: Callable[[str], object] = huey.task(name=TASK_NAME)(execute_run)
+        self._shard_task: Callable[[str, int], object] = huey.task(name=SHARD_TASK_NAME)(embed)
 
     def enqueue(self, run_id: str) -> None:
         self._task(run_id)

@@ -45,7 +45,7 @@ from core.engine.types import Sample
 from service.embedding import Embedders
 from service.settings import Settings
 from service.store import ledger
-from service.store.db import make_read_session_factory, transaction, write_retrying
+from service.store.db import make_read_session_factory, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
 from service.testhooks import pause
 
@@ -310,13 +310,14 @@ class Coordinator:
 def claim_shard(s: Session, run_id: str, shard_no: int) -> int | None:
     """queued → running, attempts + 1, while the run runs; the holder's attempt number, or None."""
     running = select(Run.id).where(Run.id == run_id, Run.status == "running").exists()
-    result = s.execute(
+    changed = rows_changed(
+        s,
         update(RunShard)
         .where(RunShard.run_id == run_id, RunShard.shard_no == shard_no, RunShard.status == "queued", running)
         .values(status="running", attempts=RunShard.attempts + 1, heartbeat_at=utcnow(), done_texts=0)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
+    if changed != 1:
         return None
     return s.scalar(select(RunShard.attempts).where(RunShard.run_id == run_id, RunShard.shard_no == shard_no))
 
@@ -338,13 +339,14 @@ def touch_shard(
     """Heartbeat and progress of a held shard; False when it was taken away."""
 
     def touch(s: Session) -> bool:
-        result = s.execute(
+        changed = rows_changed(
+            s,
             update(RunShard)
             .where(_held(run_id, shard_no, attempt))
             .values(heartbeat_at=utcnow(), done_texts=done)
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False),
         )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+        return changed == 1
 
     return write_retrying(
         sessions, touch, patience_s=patience_s, what=f"progress of shard {shard_no} of {run_id}"
@@ -354,13 +356,14 @@ def touch_shard(
 def finish_shard(
     s: Session, run_id: str, shard_no: int, attempt: int | None, texts: int, vectors: bytes | None
 ) -> bool:
-    result = s.execute(
+    changed = rows_changed(
+        s,
         update(RunShard)
         .where(_held(run_id, shard_no, attempt))
         .values(status="done", done_texts=texts, heartbeat_at=utcnow(), vectors=vectors)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    return changed == 1
 
 
 def work(

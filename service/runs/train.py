@@ -111,8 +111,9 @@ def execute(at: Attempt) -> None:
         if not ledger.succeed(s, at.run_id, at.number, "Training finished"):
             return  # the claim was lost (recovered elsewhere): apply nothing
         run = s.get(Run, at.run_id)
-        model = s.get(Model, run.model_id)  # type: ignore[union-attr]
-        assert model is not None and run is not None
+        assert run is not None  # succeed() just updated it
+        model = s.get(Model, run.model_id)
+        assert model is not None
         if feedback:
             trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
             labels = [Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in usable]

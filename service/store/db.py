@@ -7,13 +7,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, CursorResult, Delete, Engine, Update, create_engine, event
+from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from core.embedders.cache import truncate_wal as sqlite_truncate_wal
 from service.errors import is_lock_timeout
@@ -34,7 +36,7 @@ SLOW_WRITE_S = 1.0  # a SQLite write transaction longer than this is logged (wit
 def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
     """`lock_timeout_s`: how long a SQLite writer waits for the write lock (then 503 `database_busy`)."""
     # hide_parameters: a database error's message never carries bound values (sample text) into a log.
-    options: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE, "hide_parameters": True}
+    options: dict[str, object] = {"pool_size": POOL_SIZE, "max_overflow": POOL_SIZE, "hide_parameters": True}
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True, **options)
     connect_args = {"check_same_thread": False, "timeout": lock_timeout_s}
@@ -42,7 +44,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
     busy_timeout_ms = int(lock_timeout_s * 1000)
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy own transactions (pysqlite's implicit BEGIN would defeat BEGIN IMMEDIATE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
@@ -56,7 +58,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
+    def _on_begin(conn: Connection) -> None:
         # Writers take the write lock up front: a deferred transaction that later writes can fail with
         # SQLITE_BUSY in WAL mode without waiting for busy_timeout. Readers (see make_read_session_factory)
         # stay deferred, so in WAL mode they never wait for a writer.
@@ -66,7 +68,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
             conn.info["write_lock_since"] = time.monotonic()
 
     @event.listens_for(engine, "before_cursor_execute")
-    def _first_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    def _first_statement(conn: Connection, _cursor: DBAPICursor, statement: str, *_args: object) -> None:
         if (
             "write_lock_since" in conn.info
             and "write_first" not in conn.info
@@ -74,7 +76,7 @@ def make_engine(url: str, *, lock_timeout_s: float = 30.0) -> Engine:
         ):
             conn.info["write_first"] = " ".join(statement.split())[:100]  # SQL only: values are bound apart
 
-    def _on_end(conn: Any) -> None:
+    def _on_end(conn: Connection) -> None:
         since = conn.info.pop("write_lock_since", None)
         first = conn.info.pop("write_first", "")
         if since is not None and (held := time.monotonic() - since) > SLOW_WRITE_S:
@@ -101,7 +103,7 @@ def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
     statements, come from one snapshot (at READ COMMITTED each statement saw the commits made since the
     previous one: `busy` beside a succeeded run in 2 % of polls while runs finished, issue 26).
     """
-    options: dict[str, Any] = {READ_ONLY_OPTION: True}
+    options: dict[str, object] = {READ_ONLY_OPTION: True}
     if engine.dialect.name == "postgresql":
         options["isolation_level"] = "REPEATABLE READ"
     return sessionmaker(engine.execution_options(**options), expire_on_commit=False)
@@ -142,6 +144,14 @@ def write_retrying(
         if waited > 1.0:
             log.info("%s waited %.1f s for the database", what, waited)
         return result
+
+
+def rows_changed(session: Session, statement: Update | Delete) -> int:
+    """How many rows an UPDATE or DELETE changed (its result is a CursorResult; Session.execute's type says
+    only Result)."""
+    result = session.execute(statement)
+    assert isinstance(result, CursorResult)
+    return result.rowcount
 
 
 def truncate_wal(engine: Engine) -> bool:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from core.contract import ModelState, RunKind, state_after_run
-from service.store.tables import Model, Run, utcnow
+from core.json_types import JsonObject
+from service.store.db import rows_changed
+from service.store.tables import Model, Run, RunProgress, utcnow
 
 IN_FLIGHT = ("queued", "running")
 
@@ -24,7 +26,7 @@ def new_run_id() -> str:
     return f"run_{secrets.token_hex(16)}"
 
 
-def progress_doc(fraction: float, phase: str, message: str) -> dict[str, Any]:
+def progress_doc(fraction: float, phase: str, message: str) -> RunProgress:
     return {"fraction": round(max(0.0, min(1.0, float(fraction))), 4), "phase": phase, "message": message}
 
 
@@ -32,7 +34,7 @@ def create_run(
     session: Session,
     model: Model,
     kind: RunKind,
-    options: dict[str, Any],
+    options: JsonObject,
     *,
     idempotency_key: str | None = None,
 ) -> Run:
@@ -101,7 +103,8 @@ def find_duplicate(session: Session, model_id: int, key: str) -> Run | None:
 def claim(session: Session, run_id: str) -> Run | None:
     """queued → running, attempts + 1. None when the run is not queued (done, or claimed elsewhere)."""
     now = utcnow()
-    result = session.execute(
+    changed = rows_changed(
+        session,
         update(Run)
         .where(Run.id == run_id, Run.status == "queued")
         .values(
@@ -111,41 +114,43 @@ def claim(session: Session, run_id: str) -> Run | None:
             heartbeat_at=now,
             progress=progress_doc(0.0, "starting", "A worker picked up the run"),
         )
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
+    if changed != 1:
         return None
     run = session.get(Run, run_id, populate_existing=True)
     return run
 
 
-def _mine(run_id: str, attempt: int) -> Any:
+def _mine(run_id: str, attempt: int) -> ColumnElement[bool]:
     return (Run.id == run_id) & (Run.status == "running") & (Run.attempts == attempt)
 
 
-def touch(session: Session, run_id: str, attempt: int, progress: dict[str, Any] | None = None) -> bool:
+def touch(session: Session, run_id: str, attempt: int, progress: RunProgress | None = None) -> bool:
     """Heartbeat (and optionally progress); False when the claim was lost."""
-    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    values: dict[str, object] = {"heartbeat_at": utcnow()}
     if progress is not None:
         values["progress"] = progress
-    result = session.execute(
+    changed = rows_changed(
+        session,
         update(Run)
         .where(_mine(run_id, attempt))
         .values(**values)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return changed == 1
 
 
 def succeed(session: Session, run_id: str, attempt: int, message: str = "Done") -> bool:
     """running → succeeded, in the caller's transaction (the one that applies the run's effect)."""
-    result = session.execute(
+    changed = rows_changed(
+        session,
         update(Run)
         .where(_mine(run_id, attempt))
         .values(status="succeeded", finished_at=utcnow(), progress=progress_doc(1.0, "done", message))
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return changed == 1
 
 
 def fail(session: Session, run_id: str, attempt: int | None, code: str, message: str) -> bool:
@@ -154,8 +159,7 @@ def fail(session: Session, run_id: str, attempt: int | None, code: str, message:
     run = session.scalar(select(Run).where(cond))
     if run is None:
         return False
-    progress = dict(run.progress or {})
-    progress["message"] = f"Failed: {message}"
+    progress: RunProgress = {**run.progress, "message": f"Failed: {message}"}
     run.status = "failed"
     run.error = {"code": code, "message": message}
     run.finished_at = utcnow()
@@ -269,7 +273,8 @@ def lost_queued(session: Session, timeout_s: float, now: datetime | None = None)
 def release(session: Session, run_id: str, attempt: int) -> bool:
     """Hand a claimed run back to the queue (a worker shutting down); the attempt stays counted so the
     releasing worker's late writes are still fenced off."""
-    result = session.execute(
+    changed = rows_changed(
+        session,
         update(Run)
         .where(_mine(run_id, attempt))
         .values(
@@ -277,9 +282,9 @@ def release(session: Session, run_id: str, attempt: int) -> bool:
             heartbeat_at=utcnow(),
             progress=progress_doc(0.0, "queued", "Re-queued: the worker shut down"),
         )
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False),
     )
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    return changed == 1
 
 
 def queued_ids(session: Session) -> list[str]:

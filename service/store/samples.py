@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, cast
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import Aggregation, is_positive
+from core.contract import is_positive
 from core.engine.types import Sample, TraitSpec
 from service.store.tables import FeedbackLabel, SampleRow, Trait, utcnow
 
@@ -41,7 +40,7 @@ def trait_specs(traits: list[Trait]) -> list[TraitSpec]:
             positive_label=t.positive_label,
             negative_label=t.negative_label,
             description=t.description,
-            aggregation=cast(Aggregation, t.aggregation),
+            aggregation=t.aggregation,
         )
         for t in traits
     ]
@@ -93,7 +92,7 @@ def add_samples(
         for x, who, settled in zip(samples, authors, settles, strict=True)
     ]
     stored = _stored_ids(session, model_id, keys)
-    new: dict[SampleKey, dict[str, Any]] = {}
+    new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, str] = {}  # stored rows without a source URL that this batch gives one
     now = utcnow()
     for x, key, url in zip(samples, keys, urls, strict=True):

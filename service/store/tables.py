@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import (
     JSON,
@@ -20,9 +20,11 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.contract import ModelState
+from core.contract import Aggregation, ModelState, Provenance, RunStatus, TraitKind, VersionTrigger
+from core.json_types import JsonObject
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
 #: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
@@ -39,12 +41,12 @@ class UTCDateTime(TypeDecorator[datetime]):
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is not None and value.tzinfo is None:
             raise ValueError("naive datetime")
         return value.astimezone(UTC) if value is not None else None
 
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
@@ -82,13 +84,13 @@ class Model(Base):
     zero_data_retention: Mapped[bool] = mapped_column(Boolean, default=False)
     max_depth: Mapped[int] = mapped_column(Integer, default=1)
     additional_terms: Mapped[str | None] = mapped_column(Text, nullable=True)
-    upstream_sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    upstream_sources: Mapped[list[JsonObject] | None] = mapped_column(JSON, nullable=True)
     readme_markdown: Mapped[str | None] = mapped_column(Text, nullable=True)
-    auto_prune: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    auto_prune: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     # The embedder id chosen at create time; NULL (models created before the field) = the service default.
     embedder: Mapped[str | None] = mapped_column(String(100), nullable=True)
     # Zero-data-retention: the annotators' agreement (numbers only) computed just before votes were purged.
-    kept_agreement: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    kept_agreement: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     # No FK: versions reference models, and a cycle would complicate deletes and migrations.
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
@@ -110,8 +112,8 @@ class Trait(Base):
     positive_label: Mapped[str] = mapped_column(String(100))
     negative_label: Mapped[str] = mapped_column(String(100))
     description: Mapped[str] = mapped_column(Text, default="")
-    aggregation: Mapped[str] = mapped_column(String(8), default="mean")
-    kind: Mapped[str] = mapped_column(String(16), default="extrinsic")
+    aggregation: Mapped[Aggregation] = mapped_column(String(8), default="mean")
+    kind: Mapped[TraitKind] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
     # The trait's samples and those on the positive pole, kept as samples come and go (count_samples in
     # service/domain/samples.py): counting a million rows on every read of a model or its traits took seconds.
@@ -133,7 +135,7 @@ class SampleRow(Base):
     trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
     text: Mapped[str] = mapped_column(Text)
     quality: Mapped[float] = mapped_column(Float)
-    provenance: Mapped[str] = mapped_column(String(16), default="authored")
+    provenance: Mapped[Provenance] = mapped_column(String(16), default="authored")
     source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     content_sha256: Mapped[str] = mapped_column(String(64))
     # Who gave the label (a key's annotator name or an external rater); null: machine-made or from before.
@@ -164,15 +166,15 @@ class Version(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     version_no: Mapped[int] = mapped_column(Integer)
-    triggered_by: Mapped[str] = mapped_column(String(32))
+    triggered_by: Mapped[VersionTrigger] = mapped_column(String(32))
     param_hash: Mapped[str] = mapped_column(String(128))
     sample_count: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[JsonObject] = mapped_column(JSON)
     # Large: loaded only when asked for (version reads with an authoring key, scoring).
-    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)
+    snapshot: Mapped[JsonObject] = mapped_column(JSON, deferred=True)
     # Per-trait decision thresholds chosen on the evaluation set: {key: {"threshold", "target", ...}}.
-    thresholds: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    thresholds: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -186,6 +188,21 @@ class Tag(Base):
     version_id: Mapped[int] = mapped_column(ForeignKey("versions.id", ondelete="CASCADE"), index=True)
 
 
+class RunProgress(TypedDict):
+    """How far a run is (the API's `last_operation.progress`)."""
+
+    fraction: float  # in [0, 1]
+    phase: str
+    message: str
+
+
+class RunError(TypedDict):
+    """Why a run failed for good (the API's `last_operation.error`)."""
+
+    code: str
+    message: str
+
+
 class Run(Base):
     """A background run: the source of truth for status, progress, attempts and errors."""
 
@@ -197,11 +214,11 @@ class Run(Base):
     kind: Mapped[str] = mapped_column(
         String(16)
     )  # train | retrain | backfill | discover | synthesize | evaluate | reopen
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
-    options: Mapped[dict[str, Any]] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
+    status: Mapped[RunStatus] = mapped_column(String(16), default="queued", index=True)
+    options: Mapped[JsonObject] = mapped_column(JSON)  # effort, triggered_by, synth_type, ...
     idempotency_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-    progress: Mapped[dict[str, Any]] = mapped_column(JSON)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    progress: Mapped[RunProgress] = mapped_column(JSON)
+    error: Mapped[RunError | None] = mapped_column(JSON, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     # The state the model returns to if the run fails for good.
     return_state: Mapped[ModelState] = mapped_column(String(16))
@@ -286,5 +303,5 @@ class Evaluation(Base):
     version_no: Mapped[int] = mapped_column(Integer)
     run_id: Mapped[str] = mapped_column(String(40))
     item_count: Mapped[int] = mapped_column(Integer)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[JsonObject] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, Page, expect
 
-from tests.app.support import pause
+from tests.app.support import pause, where_drawn
 
 MARKER = 33  # px: the row-selection column left of the first cell (a grid whose rows can be deleted)
 ROW = 35  # px: the header and each row
@@ -20,15 +20,15 @@ EDITOR = "#portal textarea, #portal input"
 SELECTED = "td[aria-selected='true']"
 
 
-def click_row_cell(page: object, grid: object, row: int | None = None) -> None:
+def click_row_cell(page: Page, grid: Locator, row: int | None = None) -> None:
     """Select the first cell of a row (1-based from the top of the visible rows; None: the last row shown,
     25 px up so a horizontal scrollbar below it does not matter)."""
     grid.locator("td[role='gridcell']").first.wait_for(state="attached")  # the grid has drawn its rows
     for attempt in range(3):  # a grid drawn again just now can miss a click: a person clicks again
-        box = grid.bounding_box()
-        y = box["y"] + box["height"] - 25 if row is None else box["y"] + ROW * row + ROW / 2
+        rect = where_drawn(grid)
+        y = rect["y"] + rect["height"] - 25 if row is None else rect["y"] + ROW * row + ROW / 2
         page.keyboard.press("Escape")  # nothing selected: a click on the selected cell would open its editor
-        page.mouse.click(box["x"] + MARKER + 20, y)
+        page.mouse.click(rect["x"] + MARKER + 20, y)
         try:
             expect(grid.locator(SELECTED)).to_have_attribute("aria-colindex", "1", timeout=3_000)
             break
@@ -38,19 +38,19 @@ def click_row_cell(page: object, grid: object, row: int | None = None) -> None:
     page.locator(EDITOR).first.wait_for(state="detached")
 
 
-def to_last_row(page: object, grid: object, marked: str) -> None:
+def to_last_row(page: Page, grid: Locator, marked: str) -> None:
     """From a selected cell down to the grid's last row (`marked`: a text that row shows), scrolling there."""
     page.keyboard.press("Control+ArrowDown")
     grid.locator("tr", has=page.locator(SELECTED)).filter(has_text=marked).wait_for(state="attached")
 
 
-def select_row(page: object, grid: object, row: int) -> None:
+def select_row(page: Page, grid: Locator, row: int) -> None:
     """Tick a row's marker (1-based), as a person does before pressing Delete."""
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + MARKER / 2, box["y"] + ROW * row + ROW / 2)
+    rect = where_drawn(grid)
+    page.mouse.click(rect["x"] + MARKER / 2, rect["y"] + ROW * row + ROW / 2)
 
 
-def move(page: object, grid: object, key: str, times: int) -> None:
+def move(page: Page, grid: Locator, key: str, times: int) -> None:
     """Arrow keys from the selected cell; waits until the grid has moved the selection as far."""
     for _ in range(times):
         before = grid.locator(SELECTED).first.get_attribute("id")
@@ -64,7 +64,7 @@ def move(page: object, grid: object, key: str, times: int) -> None:
                     raise
 
 
-def type_like_a_person(page: object, text: str, rng: random.Random) -> None:
+def type_like_a_person(page: Page, text: str, rng: random.Random) -> None:
     """Word by word, each key 40-120 ms apart, a pause of 0.15-0.6 s after most words."""
     words = text.split(" ")
     for i, word in enumerate(words):
@@ -73,7 +73,7 @@ def type_like_a_person(page: object, text: str, rng: random.Random) -> None:
             pause(page, rng.uniform(150, 600))
 
 
-def type_into_cell(page: object, text: str, rng: random.Random, then: str = "Enter") -> None:
+def type_into_cell(page: Page, text: str, rng: random.Random, then: str = "Enter") -> None:
     """Type into the selected cell (its first key opens the editor) and commit with `then` (Enter: down,
     Tab: right). Waits until the editor holds the whole text before committing, as a person's eyes do."""
     editor = page.locator(EDITOR).first
@@ -85,6 +85,6 @@ def type_into_cell(page: object, text: str, rng: random.Random, then: str = "Ent
     editor.wait_for(state="detached")
 
 
-def look(page: object, rng: random.Random) -> None:
+def look(page: Page, rng: random.Random) -> None:
     """A person's glance at the screen between two actions (not a wait for the app: nothing depends on it)."""
     pause(page, rng.uniform(300, 1200))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import FloatRect, Locator, Page
 
 from core.client import Client
 from core.local import LocalService
@@ -113,13 +114,20 @@ new MutationObserver((changes) => {
 RUN_STARTS_MS = 2_000  # how long an action's rerun may take to start; none started by then: none was asked
 
 
-def pause(page: object, ms: float) -> None:
+def pause(page: Page, ms: float) -> None:
     """A person's pause between keys or actions (reading, thinking): part of the act, never a wait for the
     app; those are conditions (`Ui.settle`, locators, `expect`)."""
     page.wait_for_timeout(ms)
 
 
-def painted(page: object) -> None:
+def where_drawn(locator: Locator) -> FloatRect:
+    """Where an element is drawn (it must be visible: Playwright says None for one that is not)."""
+    rect = locator.bounding_box()
+    assert rect is not None, f"{locator} is not drawn"
+    return rect
+
+
+def painted(page: Page) -> None:
     """Wait until the browser has drawn what changed (two animation frames), e.g. before a screenshot."""
     page.wait_for_function("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
                            ".then(() => true)")  # fmt: skip
@@ -128,7 +136,7 @@ def painted(page: object) -> None:
 class Ui:
     """A Streamlit page in Chromium, with waits that follow the script runner."""
 
-    def __init__(self, page: object) -> None:
+    def __init__(self, page: Page) -> None:
         self.page = page
         page.add_init_script(_COUNT_RUNS)
         self._seen = 0  # script runs started when the app was last seen idle
@@ -182,6 +190,7 @@ class Ui:
         """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
         SHOTS.mkdir(parents=True, exist_ok=True)
         size = self.page.viewport_size
+        assert size is not None  # every page here is opened with a viewport
         height = self.page.evaluate(
             "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], section')]"
             ".map(e => e.scrollHeight), document.body.scrollHeight)"

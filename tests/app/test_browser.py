@@ -13,13 +13,14 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
+from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import expect
 
 from tests.app.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, formality_samples, painted, pause, sentiment_samples
+from tests.app.support import BROWSER, Ui, formality_samples, painted, pause, sentiment_samples, where_drawn
 
-SCREENS = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})  # a projector, a desktop
+# a projector, a desktop
+SCREENS: tuple[ViewportSize, ...] = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
 pytestmark = BROWSER
 
 
@@ -34,7 +35,7 @@ def _samples_csv(path: Path) -> int:
     return len(rows)
 
 
-def test_whole_journey(app_url: str, browser: object, tmp_path: Path) -> None:
+def test_whole_journey(app_url: str, browser: Browser, tmp_path: Path) -> None:
     # Tall viewport: Streamlit scrolls inside its own container, so a screenshot shows one viewport.
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     ui = Ui(page)
@@ -47,7 +48,7 @@ def test_whole_journey(app_url: str, browser: object, tmp_path: Path) -> None:
         page.close()
 
 
-def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
+def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     handle = "local.journey"
     ui.goto(app_url)
     ui.no_exception()
@@ -90,8 +91,8 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     grid = page.locator("[data-testid='stDataFrame']").first
     grid.locator("[role='columnheader']", has_text="description").wait_for(state="attached")
     headers = grid.locator("[role='columnheader']").all_inner_texts()
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # below the 35 px header: row 1, column 1
+    rect = where_drawn(grid)
+    page.mouse.click(rect["x"] + 20, rect["y"] + 35 + 17)  # below the 35 px header: row 1, column 1
     expect(grid.locator(SELECTED)).to_have_count(1)  # the grid took the click
     move(page, grid, "ArrowRight", headers.index("description"))
     page.keyboard.press("Enter")  # opens the cell editor, an overlay outside the canvas
@@ -206,10 +207,10 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
     ui.shot("08_demo")
 
     # Typing updates the bars and the shared URL without Ctrl+Enter or leaving the box.
-    box = page.locator("textarea.live-text")
-    box.click()
-    box.press("End")
-    box.press_sequentially(" Thanks a lot", delay=40)
+    live = page.locator("textarea.live-text")
+    live.click()
+    live.press("End")
+    live.press_sequentially(" Thanks a lot", delay=40)
     expect(page.locator("[data-testid='stCode']")).to_contain_text("Thanks+a+lot", timeout=30_000)
     ui.settle()
     ui.no_exception()
@@ -231,7 +232,7 @@ def _journey(ui: Ui, page: object, app_url: str, tmp_path: Path) -> None:
 DEMO_MODEL = "local.support-replies"  # loaded, trained and tagged on the embedded service's first start
 
 
-def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
+def _type_with_pauses(page: Page, text: str, rng: random.Random) -> None:
     """Type as a presenter does: bursts of keys, then pauses of 0.2–1 s (the box sends after 300 ms)."""
     for word in text.split(" "):
         page.keyboard.type(word + " ", delay=rng.randint(30, 90))
@@ -240,7 +241,7 @@ def _type_with_pauses(page: object, text: str, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
-def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, int]) -> None:
+def test_demo_keeps_typed_text(app_url: str, browser: Browser, screen: ViewportSize) -> None:
     """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
     the bars stay on one screen while typing (the presenter's sidebar starts collapsed)."""
     seed = random.randrange(1 << 30)
@@ -264,7 +265,7 @@ def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, 
         )
         bars = page.locator(".st-key-demo_chart .js-plotly-plot .bars path")
         expect(bars.first).to_be_attached()
-        chart = page.locator(".st-key-demo_chart").bounding_box()
+        chart = where_drawn(page.locator(".st-key-demo_chart"))
         assert chart["y"] + chart["height"] <= screen["height"], (chart, screen)  # in view, no scrolling
         sidebar = page.locator("[data-testid='stSidebar']").bounding_box()
         assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1, sidebar  # collapsed: off screen
@@ -289,7 +290,7 @@ def test_demo_keeps_typed_text(app_url: str, browser: object, screen: dict[str, 
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
-def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: object, screen: dict[str, int]) -> None:
+def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: Browser, screen: ViewportSize) -> None:
     """A first visit opens the demo model; an empty tag asks for a name; a label on the trained demo model
     goes in as score feedback and the page says when it will retrain."""
     page = browser.new_page(viewport=screen)
@@ -331,21 +332,21 @@ DRAFT_MODEL = "local.product-reviews"  # a draft with samples, loaded on first s
 SECOND_MODEL = "local.news-style"  # trained once on first start
 
 
-def _view(ui: Ui, locator: object, name: str) -> None:
+def _view(ui: Ui, locator: Locator, name: str) -> None:
     """A screen with `locator` scrolled into view, as the user sees it at this size."""
     locator.scroll_into_view_if_needed()
     painted(ui.page)
     ui.screen(name)
 
 
-def _effort(page: object, low: bool) -> None:
+def _effort(page: Page, low: bool) -> None:
     """The open tab's effort slider at its low end (or its default, medium): one run per screen size."""
     if low:
         page.get_by_role("slider").last.focus()  # the open tab's effort slider comes after the others
         page.keyboard.press("Home")
 
 
-def test_rough_edges_at_both_sizes(app_url: str, browser: object, tmp_path: Path) -> None:
+def test_rough_edges_at_both_sizes(app_url: str, browser: Browser, tmp_path: Path) -> None:
     """Issue 17's points 4-8 at 1280x800 and 1920x1080 (1-3, 9 and 10 are the tests above): plain messages,
     refused grid rows kept, CSV import notes, flags, what Discover and Synthesize added, the versions charts.
     The two sizes share the service: the first adds a second version of the news model, both compare it."""
@@ -362,7 +363,7 @@ def test_rough_edges_at_both_sizes(app_url: str, browser: object, tmp_path: Path
             page.close()
 
 
-def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, first: bool) -> None:
+def _rough_edges(ui: Ui, page: Page, app_url: str, tmp_path: Path, size: str, first: bool) -> None:
     # 4. Messages: a too-long text names the documented limit; a malformed URL says what a URL looks like.
     ui.goto(f"{app_url}/score?model={DEMO_MODEL}")
     page.locator(".st-key-score_text textarea").fill("word " * 5_000)
@@ -476,7 +477,7 @@ def _rough_edges(ui: Ui, page: object, app_url: str, tmp_path: Path, size: str, 
     _view(ui, warning, f"p5_grid_refused_row_{size}")
 
 
-def test_perspective_log_migration_tab(app_url: str, browser: object, tmp_path: Path) -> None:
+def test_perspective_log_migration_tab(app_url: str, browser: Browser, tmp_path: Path) -> None:
     """Issue 25.5 in the workbench: a new model, a log of scores uploaded on the Score page, trained."""
     rng = random.Random(5)
     rude, kind = ["idiot", "stupid", "moron", "fool", "dumb"], ["thanks", "lovely", "great", "kind", "nice"]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser
 
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
@@ -66,7 +67,7 @@ def eval_app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def test_compare_two_versions_on_the_evaluation_set(eval_app_url: str, browser: object) -> None:  # noqa: F811
+def test_compare_two_versions_on_the_evaluation_set(eval_app_url: str, browser: Browser) -> None:  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     ui = Ui(page)
     try:

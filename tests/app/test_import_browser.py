@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.client import Client
 from core.demo import read_demo_model
@@ -78,14 +78,14 @@ def _app_client(data_dir: Path) -> Client:
     return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
 
 
-def _upload(page: object, ui: Ui, path: Path, scope: object | None = None) -> None:
+def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> None:
     where = scope or page
     where.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
     ui.settle()
 
 
 def test_review_export_maps_from_its_scale(
-    import_app: tuple[str, Path], browser: object, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
 ) -> None:
     url, data_dir = import_app
     rng = random.Random(37)
@@ -130,7 +130,7 @@ def test_review_export_maps_from_its_scale(
 
 
 def test_evaluation_set_takes_any_columns(
-    import_app: tuple[str, Path], browser: object, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
 ) -> None:
     url, data_dir = import_app
     rng = random.Random(38)
@@ -182,7 +182,7 @@ def test_evaluation_set_takes_any_columns(
     reason="needs ../shared/datasets beside the checkout (or SCORING_DATASETS): the politeness CSV",
 )
 def test_several_raters_import_as_votes(
-    import_app: tuple[str, Path], browser: object, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
 ) -> None:
     """Issue 34.6: the politeness CSV's Score1..Score5 with TurkId1..TurkId5 become one vote each (through the
     1-25 scale), previewed as texts, votes per text and raters before anything is stored; a rater column

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.app.support import BROWSER, Ui
 
@@ -23,15 +23,15 @@ POOL = [
 ]
 
 
-def _caption(page: object) -> str:
+def _caption(page: Page) -> str:
     return page.get_by_text(re.compile(r"labelled this session")).first.inner_text()
 
 
-def _text(page: object) -> str:
+def _text(page: Page) -> str:
     return page.locator("[data-testid='label-text']").first.inner_text()
 
 
-def test_label_with_the_keyboard(app_url: str, browser: object, tmp_path: Path) -> None:  # noqa: F811
+def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path) -> None:  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     ui = Ui(page)
     try:
@@ -101,13 +101,15 @@ TRAINED = "local.support-replies"  # the demo model loaded trained on first star
 TYPED = "Would you 1 2 0 u mind? Call 0121 2u 10 times, u 2!"
 
 
-def _waiting(page: object) -> int:
+def _waiting(page: Page) -> int:
     """The service's count of buffered feedback, as the page words it."""
     line = page.get_by_text(re.compile(r"\d+ of \d+ label\(s\) are waiting")).first.inner_text()
-    return int(re.search(r"(\d+) of \d+ label\(s\) are waiting", line).group(1))
+    found = re.search(r"(\d+) of \d+ label\(s\) are waiting", line)
+    assert found, line
+    return int(found.group(1))
 
 
-def test_shortcuts_end_with_the_label_page(app_url: str, browser: object, tmp_path: Path) -> None:  # noqa: F811
+def test_shortcuts_end_with_the_label_page(app_url: str, browser: Browser, tmp_path: Path) -> None:  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 1400})
     ui = Ui(page)
     try:

@@ -15,9 +15,10 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, ViewportSize, expect
 
 from core.client import Client
 from core.demo import read_demo_model
@@ -27,7 +28,7 @@ from tests.app.support import BROWSER, Ui
 
 pytestmark = BROWSER
 
-SCREEN = {"width": 1280, "height": 800}
+SCREEN: ViewportSize = {"width": 1280, "height": 800}
 LABELLED = "local.replies"  # trained on the support replies' politeness labels; its pool gets news texts
 SLOW = "local.slow-model"  # a draft; its training waits before saving (SCORING_TEST_HOOKS)
 FLAGS = "local.rated-reviews"  # a draft that gets a rated review file through the Import tab
@@ -36,7 +37,7 @@ POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label"
 SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
 
 
-def _demo(slug: str, trait: str) -> list[dict[str, object]]:
+def _demo(slug: str, trait: str) -> list[dict[str, Any]]:
     return [r for r in read_demo_model(slug).samples if r["trait"] == trait]
 
 
@@ -85,7 +86,7 @@ def _app_client(data_dir: Path) -> Client:
 
 
 @pytest.fixture
-def ui(browser: object) -> Iterator[Ui]:
+def ui(browser: Browser) -> Iterator[Ui]:
     page = browser.new_page(viewport=SCREEN)
     person = Ui(page)
     try:

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.client import Client
 from core.local import LocalService
@@ -16,7 +17,7 @@ from tests.app.support import CASUAL, FORMAL, make_draft, new_handle
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
-def _fill_trait(at: object, name: str, negative: str = "calm", positive: str = "energetic") -> None:
+def _fill_trait(at: AppTest, name: str, negative: str = "calm", positive: str = "energetic") -> None:
     by_label(at.text_input, "Name").set_value(name)
     by_label(at.text_input, "Negative pole label").set_value(negative)
     by_label(at.text_input, "Positive pole label").set_value(positive)
@@ -36,7 +37,7 @@ def test_traits_add_form_clears_and_refuses_a_second_trait_of_the_same_name(
     at.run()
     no_exception(at)
     assert [t.key for t in client.list_traits(draft)] == ["formality", "energy"]
-    assert client.list_traits(draft)[1].description.count("\n") == 1
+    assert (client.list_traits(draft)[1].description or "").count("\n") == 1
     # The form is empty for the next trait.
     assert [by_label(at.text_input, label).value for label in ("Name", "Negative pole label")] == ["", ""]
     assert by_label(at.text_area, "Description").value == ""
@@ -97,7 +98,7 @@ def web_page() -> Iterator[str]:
         server.server_close()
 
 
-def _connect(url: str, key: str) -> object:
+def _connect(url: str, key: str) -> AppTest:
     at = page("settings")
     at.run()
     by_label(at.text_input, "Service URL").set_value(url)
@@ -198,7 +199,9 @@ def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: C
     )
 
 
-def _scale(at: object) -> tuple[float, float]:
+def _scale(at: AppTest) -> tuple[float, float]:
     """The Import tab's proposed scale (its two boxes)."""
     boxes = {n.label: n.value for n in at.number_input if n.label in ("Scale from", "to")}
-    return boxes["Scale from"], boxes["to"]
+    low, high = boxes["Scale from"], boxes["to"]
+    assert low is not None and high is not None, boxes
+    return low, high

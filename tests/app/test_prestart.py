@@ -22,6 +22,7 @@ from tests.app.support import ROOT
 def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:
     future = prestart(str(tmp_path), "hashing")
     service = take(str(tmp_path), "hashing")
+    assert service is not None
     try:
         assert service is future.result() and service.running
         with service.client() as client:

@@ -12,16 +12,17 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
 from tests.app.grid import EDITOR, click_row_cell, move, select_row, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui
+from tests.app.support import BROWSER, Ui, where_drawn
 
 pytestmark = BROWSER
 
@@ -47,7 +48,8 @@ def _prepare(data_dir: Path) -> dict[str, int]:
     try:
         with service.client() as c:
             c.create_model(HANDLE, description="Support replies and news style, curated after v1")
-            samples, held = [], []
+            samples: list[dict[str, Any]] = []
+            held: list[dict[str, Any]] = []
             for slug in ("support_replies", "news_style"):
                 demo = read_demo_model(slug)
                 c.add_traits(HANDLE, demo.traits)
@@ -78,7 +80,7 @@ def _app_client(data_dir: Path) -> Client:
     return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
 
 
-def _grid(page: object) -> object:
+def _grid(page: Page) -> Locator:
     grid = page.locator("[data-testid='stDataFrame']").first
     grid.locator("[role='columnheader']", has_text="text").first.wait_for(state="attached")
     grid.evaluate("e => e.scrollIntoView({block: 'center'})")  # whole, as a person scrolls to it
@@ -87,7 +89,7 @@ def _grid(page: object) -> object:
 
 def test_reopen_curate_train_compare_tag(
     curate_app: tuple[str, dict[str, int], Path],
-    browser: object,  # noqa: F811 - the fixture imported above
+    browser: Browser,  # noqa: F811 - the fixture imported above
 ) -> None:
     url, counts, data_dir = curate_app
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -101,7 +103,7 @@ def test_reopen_curate_train_compare_tag(
         page.close()
 
 
-def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: Path) -> None:
+def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Path) -> None:
     # 1. The trained model offers to reopen; v1 keeps serving.
     ui.goto(f"{url}/samples?model={HANDLE}")
     ui.expect_text("its traits and samples are frozen into v1")
@@ -171,7 +173,7 @@ def _journey(ui: Ui, page: object, url: str, counts: dict[str, int], data_dir: P
     evaluation = page.get_by_role("heading", name="Evaluation set").first
     probes = page.get_by_role("heading", name="Probe comparison on training samples").first
     evaluation.wait_for()
-    assert evaluation.bounding_box()["y"] < probes.bounding_box()["y"]
+    assert where_drawn(evaluation)["y"] < where_drawn(probes)["y"]
     ui.click("Evaluate")  # the picker starts on the newest version, v2
     ui.expect_text("Compare two versions on the evaluation set", timeout=300_000)
     ui.settle()

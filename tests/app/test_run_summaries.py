@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.client import Client
 from core.local import LocalService
@@ -14,7 +15,7 @@ from tests.app.support import FORMALITY, PAGES, SENTIMENT, make_draft, new_handl
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
-def _links(at) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def _links(at: AppTest) -> list[tuple[str, str]]:
     """(label, page) of every st.page_link on the page."""
     out = []
     for element in at.get("page_link"):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.client import Client
 from core.demo import read_demo_model
@@ -66,7 +66,7 @@ def _app_client(data_dir: Path) -> Client:
 
 def test_long_editing_session_loses_nothing(
     grid_app: tuple[str, list[int], Path],
-    browser: object,  # noqa: F811 - the conftest fixture
+    browser: Browser,  # noqa: F811 - the conftest fixture
 ) -> None:
     url, ids, data_dir = grid_app
     seed = random.randrange(1 << 30)
@@ -82,27 +82,25 @@ def test_long_editing_session_loses_nothing(
         page.close()
 
 
-def _grid(page: object) -> object:
+def _grid(page: Page) -> Locator:
     grid = page.locator("[data-testid='stDataFrame']").first
     grid.locator("[role='columnheader']", has_text="quality").first.wait_for(state="attached")
     grid.evaluate("e => e.scrollIntoView({block: 'center'})")  # whole, as a person scrolls to it
     return grid
 
 
-def _unsaved(page: object) -> object:
+def _unsaved(page: Page) -> Locator:
     return page.locator("[data-testid='stMarkdownContainer']", has_text="Save changes sends exactly these")
 
 
-def _set_quality(page: object, grid: object, row: int, value: str, rng: random.Random) -> None:
+def _set_quality(page: Page, grid: Locator, row: int, value: str, rng: random.Random) -> None:
     click_row_cell(page, grid, row)
     move(page, grid, "ArrowRight", 3)  # id, trait, text, quality
     type_into_cell(page, value, rng)
     look(page, rng)
 
 
-def _add_rows(
-    page: object, grid: object, rows: list[tuple[str, str]], empty: int, rng: random.Random
-) -> None:
+def _add_rows(page: Page, grid: Locator, rows: list[tuple[str, str]], empty: int, rng: random.Random) -> None:
     """Type each new row into the first of the grid's `empty` empty rows at its bottom: its text, Tab, its
     quality, Enter (down to the next empty row), then left to its text. The trait is not typed: the model
     has one, and an empty row starts with it."""
@@ -117,7 +115,7 @@ def _add_rows(
         look(page, rng)
 
 
-def _session(ui: Ui, page: object, url: str, ids: list[int], data_dir: Path, rng: random.Random) -> None:
+def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: random.Random) -> None:
     ui.goto(f"{url}/samples?model={HANDLE}")
     grid = _grid(page)
     expect(page.get_by_text("No unsaved changes.")).to_be_visible()

@@ -13,7 +13,7 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Page, expect
 
 from core.client import Client
 from core.local import LocalService, start_local_service
@@ -63,7 +63,7 @@ def team_app(team_service: LocalService, tmp_path_factory: pytest.TempPathFactor
         yield url
 
 
-def _sign_in(page: object, url: str, key: str) -> Ui:
+def _sign_in(page: Page, url: str, key: str) -> Ui:
     ui = Ui(page)
     ui.goto(url)
     page.get_by_role("heading", name="Sign in").first.wait_for()
@@ -91,7 +91,7 @@ def _label_in_the_browser(ui: Ui, name: str, count: int) -> int:
 
 
 def test_three_annotators_label_one_model_through_the_api_and_three_browsers(
-    team_service: LocalService, team_app: str, browser: object, tmp_path: Path
+    team_service: LocalService, team_app: str, browser: Browser, tmp_path: Path
 ) -> None:
     ns = team_service.namespace
     keys = {name: named_key(team_service.data_dir, ns, name) for name in RULES}

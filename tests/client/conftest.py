@@ -52,10 +52,10 @@ class Service:
     ctx: Any  # service.context.Context, for the executor's test hook
     counter: Iterator[int] = field(default_factory=itertools.count)
 
-    def client(self, role: str = "author", **kwargs: object) -> Client:
+    def client(self, role: str = "author", **kwargs: Any) -> Client:
         kwargs.setdefault("transport", self.app_transport)
         kwargs.setdefault("backoff", 0.0)
-        return Client(BASE_URL, self.keys.get(role, role), **kwargs)  # type: ignore[arg-type]
+        return Client(BASE_URL, self.keys.get(role, role), **kwargs)
 
     def handle(self, prefix: str = "m") -> str:
         return f"{NAMESPACE}.{prefix}-{next(self.counter)}"
@@ -93,7 +93,7 @@ def client(service: Service) -> Iterator[Client]:
         yield c
 
 
-def formality_rows(trait: str = "formality") -> list[dict[str, object]]:
+def formality_rows(trait: str = "formality") -> list[dict[str, Any]]:
     return [{"trait": trait, "text": t, "quality": 1.0} for t in POSITIVE] + [
         {"trait": trait, "text": t, "quality": 0.0} for t in NEGATIVE
     ]
@@ -134,8 +134,8 @@ class FaultInjector(httpx.BaseTransport):
         self.seen: list[httpx.Request] = []  # every attempt the client made
         self.forwarded: list[httpx.Request] = []  # attempts that reached the real server
 
-    def inject(self, kind: str, **kwargs: object) -> None:
-        self.faults.append(Fault(kind, **kwargs))  # type: ignore[arg-type]
+    def inject(self, kind: str, **kwargs: Any) -> None:  # Fault's fields
+        self.faults.append(Fault(kind, **kwargs))
 
     def attempts(self, method: str, path: str) -> list[httpx.Request]:
         return [r for r in self.seen if r.method == method and r.url.path.endswith(path)]

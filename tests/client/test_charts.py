@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 import pytest
@@ -90,7 +91,7 @@ def test_compare_from_compare_result() -> None:
 
 
 def test_metrics_across_versions_orders_by_version() -> None:
-    versions = [
+    versions: list[Version | dict[str, Any]] = [
         Version(version_id=9, version_no=2, metrics={"traits": {"t": {"roc_auc": 0.9, "accuracy": 0.8}}}),
         {"version_no": 1, "metrics": {"traits": {"t": {"roc_auc": 0.7}, "u": {"roc_auc": 0.6}}}},
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.client import NotFoundError, PermissionDeniedError
@@ -45,7 +47,7 @@ def test_evaluation_set_round_trip(service: Service) -> None:
 
 
 def test_thresholds_and_comparison_through_the_client(service: Service) -> None:
-    items = [
+    items: list[dict[str, Any]] = [
         {"trait": "formality", "text": f"{t} (held {i})", "quality": 1.0} for i in range(3) for t in POSITIVE
     ]
     items += [

@@ -28,6 +28,7 @@ def test_analyze_comment_matches_native_scores(service: Service, trained: str) -
     assert out.client_token == "t-1"
     assert set(out.attribute_scores) == {"FORMALITY", "Formality@prod"}
     formality = out.attribute_scores["FORMALITY"]
+    assert formality.summary_score is not None
     assert (formality.summary_score.value, formality.summary_score.type) == (native, "PROBABILITY")
     assert [(s.begin, s.end) for s in formality.span_scores] == [(0, 51), (52, 75)]
     assert out.attribute_scores["Formality@prod"] == formality  # prod is the active version
@@ -55,6 +56,7 @@ def test_errors_are_typed(service: Service, trained: str) -> None:
 def test_suggest_comment_score_buffers_feedback(service: Service, trained: str) -> None:
     with service.client() as c:
         before = c.get_model(trained).buffered_feedback
+        assert before is not None
         answer = c.suggest_comment_score(TEXT, {"FORMALITY": 0.0}, model=trained, client_token="x")
         assert answer.model_dump(by_alias=True, exclude_none=True) == {"clientToken": "x"}
         assert c.get_model(trained).buffered_feedback == before + 1

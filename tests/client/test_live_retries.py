@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.client import Client, NotFoundError, RateLimitError, ServerError, TransportError
@@ -9,7 +11,7 @@ from core.client.retry import MAX_RETRY_AFTER
 from tests.client.conftest import NAMESPACE, FaultInjector, Service, make_draft
 
 
-def _client(service: Service, faults: FaultInjector, delays: list[float], **kwargs: object) -> Client:
+def _client(service: Service, faults: FaultInjector, delays: list[float], **kwargs: Any) -> Client:
     c = service.client(transport=faults, backoff=0.5, **kwargs)
     c._sleep = delays.append  # record the waits instead of sleeping
     return c
@@ -81,7 +83,8 @@ def test_train_is_retried_and_joins_its_own_run(idle_service: Service) -> None:
         run = c.train(handle)  # first attempt queued a run; the retry finds it in flight
         assert run.status_code == 202 and run.run_id
         assert len(faults.attempts("POST", "/train")) == 2
-        assert c.get_model(handle).last_operation.run_id == run.run_id
+        op = c.get_model(handle).last_operation
+        assert op is not None and op.run_id == run.run_id
 
 
 def test_429_honours_retry_after_for_any_call(service: Service, faults: FaultInjector) -> None:

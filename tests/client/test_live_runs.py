@@ -66,7 +66,8 @@ def test_train_is_idempotent_while_in_flight(idle_service: Service) -> None:
 def test_wait_for_another_run_id_times_out(client: Client, trained: str) -> None:
     with pytest.raises(WaitTimeoutError) as err:
         client.wait(trained, "run_" + "0" * 32, timeout=0.2, poll_interval=0.05)
-    assert err.value.run_id == "run_" + "0" * 32 and err.value.model.state == "ready"
+    assert err.value.run_id == "run_" + "0" * 32
+    assert err.value.model is not None and err.value.model.state == "ready"
 
 
 def test_wait_raises_run_failed(client: Client, service: Service) -> None:
@@ -86,7 +87,7 @@ def test_wait_raises_run_failed(client: Client, service: Service) -> None:
     assert err.value.run_id == run.run_id and err.value.code == "internal_error"
     assert err.value.model.state == "failed" and err.value.operation.status == "failed"
     assert seen[-1].status == "failed"
-    assert run.run_id in str(err.value)
+    assert run.run_id is not None and run.run_id in str(err.value)
 
 
 def test_synthesize_then_duplicate_run(client: Client, service: Service) -> None:

@@ -70,7 +70,7 @@ def test_list_samples_pages_and_filters(client: Client, service: Service) -> Non
 
 def test_import_reports_local_and_server_rejections(client: Client, service: Service) -> None:
     handle = make_draft(client, service.handle("import"), samples=False)
-    rows: list[object] = formality_rows()
+    rows = formality_rows()
     rows.insert(2, {"trait": "formality", "text": "", "quality": 1.0})  # empty text: caught here
     rows.insert(5, {"trait": "formality", "text": "x", "quality": float("nan")})  # NaN: caught here
     rows.append({"trait": "no-such-trait", "text": "orphan", "quality": 1.0})  # only the server knows

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,10 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _wait_for(condition: object, limit: float = 30.0) -> bool:
+def _wait_for(condition: Callable[[], bool], limit: float = 30.0) -> bool:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.2)
     return False

@@ -98,5 +98,6 @@ def test_migration_end_to_end(service: Service) -> None:
             assert abs(result.new_flag_rate - result.old_flag_rate) <= 0.1  # ties may move it a little
         # The migrated model answers Perspective's request for the attribute, with the version trained.
         analyzed = c.analyze_comment("you idiot, stupid moron", ["TOXICITY"], model=handle)
-        assert analyzed.attribute_scores["TOXICITY"].summary_score.value > by["TOXICITY"].threshold
+        summary = analyzed.attribute_scores["TOXICITY"].summary_score
+        assert summary is not None and summary.value > by["TOXICITY"].threshold
         assert c.get_model(handle).version_no == report.version_no

@@ -119,7 +119,7 @@ def test_build_context_sends_only_what_the_image_copies() -> None:
     ]
     assert rules[0] == "*"  # everything out, then only the image's sources back in
     included = {r[1:].rstrip("/") for r in rules if r.startswith("!")}
-    copied = set()
+    copied: set[str] = set()
     for line in (DEPLOY / "Dockerfile").read_text().splitlines():
         if line.startswith("COPY "):
             copied.update(p.rstrip("/") for p in line.split()[1:-1])

@@ -142,7 +142,7 @@ def settled(c: httpx.Client, handle: str) -> dict:
         model = check(c.get(f"/v1/models/{handle}"), 200)
         return None if model["state"] == "busy" else model
 
-    return wait_until(done, 120, f"{handle} to settle", interval=0.2)  # type: ignore[no-any-return]
+    return wait_until(done, 120, f"{handle} to settle", interval=0.2)
 
 
 def test_documented_procfile_fleet_scores_and_hands_runs_back_on_sigterm(

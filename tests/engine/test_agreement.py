@@ -3,6 +3,8 @@ the same matrix, hand-checked small cases, pairwise agreement and the most disag
 
 from __future__ import annotations
 
+from typing import Literal
+
 import krippendorff
 import numpy as np
 import pytest
@@ -19,7 +21,7 @@ def _votes(table: dict[str, dict[str, float]]) -> list[Vote]:
     return [Vote("t", text, q, a, id=i) for i, (text, a, q) in enumerate(rows)]
 
 
-def _package(votes: list[Vote], level: str) -> float:
+def _package(votes: list[Vote], level: Literal["interval", "nominal"]) -> float:
     """The `krippendorff` package on the annotators x texts matrix of the independent votes (on their
     qualities for "interval", on their poles for "nominal")."""
     _, matrix = reliability_matrix(independent_votes(votes))
@@ -31,7 +33,7 @@ def _package(votes: list[Vote], level: str) -> float:
 def test_the_alphas_equal_the_krippendorff_package_on_the_same_matrix() -> None:
     rng = np.random.default_rng(7)
     latent = rng.random(60)
-    votes = []
+    votes: list[Vote] = []
     for i, truth in enumerate(latent):
         raters = rng.choice(8, size=rng.integers(1, 5), replace=False)  # 1 to 4 raters: missing data
         for r in raters:
@@ -56,10 +58,11 @@ def test_the_alphas_equal_the_package_on_any_votes(cells: list[tuple[int, int, f
     result = trait_agreement(votes)
     counted = [c for c in independent_votes(votes) if len(c.votes) >= 2]
     values = [v.quality for c in counted for v in c.votes]
-    for ours, level, coded in (
+    levels: tuple[tuple[float | None, Literal["interval", "nominal"], list[float] | list[bool]], ...] = (
         (result.krippendorff_alpha_interval, "interval", values),
         (result.krippendorff_alpha_nominal, "nominal", [q >= 0.5 for q in values]),
-    ):
+    )
+    for ours, level, coded in levels:
         if len(counted) < 2 or len(set(coded)) < 2:
             assert ours is None  # undefined: fewer than two texts with two votes, or no variation
         else:

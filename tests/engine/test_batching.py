@@ -108,7 +108,11 @@ def test_the_oldest_call_goes_first_with_the_calls_nearest_to_it_in_length(hashi
         futures = []
         for i, text in enumerate(texts):
             futures.append(pool.submit(b.encode, [text]))
-            wait_until(lambda i=i: queued(b) == i + 1, "calls queued in order")
+
+            def in_order(n: int = i + 1) -> bool:
+                return queued(b) == n
+
+            wait_until(in_order, "calls queued in order")
         rec.gate.set()
         assert first.result(30).shape == (1, hashing.dim)
         for text, fut in zip(texts, futures, strict=True):

@@ -87,7 +87,7 @@ def _expanded(counted: list[CountedText], scores: dict[str, float], weights: np.
 
 def test_the_estimates_and_intervals_match_a_direct_computation() -> None:
     rng = np.random.default_rng(5)
-    rows = []
+    rows: list[Vote] = []
     for i in range(40):  # 2 to 4 votes per text, graded on 1-25 around the text's own level
         level = int(rng.integers(1, 26))
         for r in rng.choice(6, size=rng.integers(2, 5), replace=False):

@@ -215,7 +215,7 @@ def test_discovered_traits_train_as_they_are(embedder) -> None:
 
 
 def test_bad_samples_are_named(embedder) -> None:
-    bad = [*_samples(), Sample("x", None, 1.0)]  # type: ignore[arg-type]
+    bad = [*_samples(), Sample("x", None, 1.0)]  # type: ignore[arg-type]  # no text: the error under test
     with pytest.raises(EngineError, match="sample 40: text must be a string"):
         discover(bad, embedder=embedder)
     with pytest.raises(EngineError, match="sample 0: quality"):

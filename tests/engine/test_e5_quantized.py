@@ -13,7 +13,6 @@ from core.embedders import get_embedder
 from core.embedders.e5 import MODEL_FILE, E5Embedder, package_dir
 from core.embedders.e5_quantized import (
     E5_QINT8_ID,
-    GATE_MIN_COSINE,
     QI8,
     E5QuantizedEmbedder,
     build,
@@ -21,7 +20,7 @@ from core.embedders.e5_quantized import (
 )
 from core.embedders.e5_tokenizer import E5Tokenizer
 from core.embedders.e5_weights import QK, read, read_header
-from core.embedders.quantized import gate_texts
+from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.engine.errors import ModelFileError
 
 pytestmark = pytest.mark.slow
@@ -100,6 +99,7 @@ def test_batch_companions_move_vectors_only_a_little(built: E5QuantizedEmbedder)
 
 def test_token_counts_agree_with_the_engine(source: Path, engine: E5Embedder) -> None:
     lib = engine._lib
+    assert lib is not None  # the fixture loaded it
     lib.e5_token_count.restype = ctypes.c_int
     lib.e5_token_count.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     tokenizer = E5Tokenizer(read_header(source).vocab)

@@ -232,9 +232,10 @@ def test_read_only_view_shares_hits_and_writes_nothing(tmp_path: Path) -> None:
 
 def test_sqlite_store_persists_across_instances(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "emb.sqlite"
-    first = CachedEmbedder(HashingEmbedder(), SqliteStore(path))
+    store = SqliteStore(path)
+    first = CachedEmbedder(HashingEmbedder(), store)
     expected = first.encode(TEXTS)
-    first.store.close()  # type: ignore[attr-defined]
+    store.close()
 
     inner = CountingHashingEmbedder()
     second = CachedEmbedder(inner, SqliteStore(path))

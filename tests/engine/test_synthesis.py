@@ -244,7 +244,7 @@ def test_bad_arguments_are_clear_errors(embedder) -> None:
     with pytest.raises(InvalidQualityError, match="seed 0"):
         synthesize([TONE], [Sample("tone", "fine", float("nan"))], embedder=embedder)
     with pytest.raises(GeneratorError, match="generate"):
-        synthesize([TONE], [], embedder=embedder, generator=object())  # type: ignore[arg-type]
+        synthesize([TONE], [], embedder=embedder, generator=object())  # type: ignore[arg-type]  # not one: the error
 
 
 def test_seeds_of_other_traits_are_ignored(embedder) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 
@@ -12,7 +14,12 @@ from tests.engine.test_evaluation import _data
 
 def test_threshold_meets_its_target_and_matches_sklearn() -> None:
     s, q = _data(1000, 0.2, 3)
-    for target, value in (("precision", 0.9), ("recall", 0.9), ("precision", 0.75)):
+    cases: tuple[tuple[Literal["precision", "recall"], float], ...] = (
+        ("precision", 0.9),
+        ("recall", 0.9),
+        ("precision", 0.75),
+    )
+    for target, value in cases:
         chosen = choose_threshold(s, q, target, value)
         assert chosen is not None
         pred = s >= chosen["threshold"]

@@ -246,8 +246,10 @@ def test_choose_keeps_the_prior_when_the_best_auc_is_within_noise() -> None:
     ahead[pos[np.argmin(base[pos])]] += 0.3
     oof = _oof_of([ahead, base, base - 0.01 * rng.normal(size=20)])
     aucs = _aucs(oof, q)
-    assert aucs[0] > aucs[1]  # the prior is not the best by AUC ...
-    assert aucs[0] - aucs[1] < SE_RULE * auc_difference_se(oof[0, 0], oof[0, 1], q)
+    first, second = aucs[0], aucs[1]
+    assert first is not None and second is not None
+    assert first > second  # the prior is not the best by AUC ...
+    assert first - second < SE_RULE * auc_difference_se(oof[0, 0], oof[0, 1], q)
     assert shrinkages[_choose(aucs, shrinkages, oof, q)] == PRIOR_SHRINKAGE  # ... but it stands
     # Without out-of-fold scores there is no standard error: the plain best AUC wins, as before.
     assert shrinkages[_choose(aucs, shrinkages)] == 0.95
@@ -321,7 +323,7 @@ def test_reused_params_skip_the_search_and_reproduce_the_version(corpus: Any, ha
         {"shrinkage": 0.5, "folds": 1},
     ],
 )
-def test_invalid_reused_params_are_rejected(corpus: Any, hashing: Embedder, bad: object) -> None:
+def test_invalid_reused_params_are_rejected(corpus: Any, hashing: Embedder, bad: Any) -> None:
     with pytest.raises(InvalidParamsError, match="sentiment"):
         train([corpus.SENTIMENT], corpus.sentiment_samples(), embedder=hashing, params={"sentiment": bad})
 

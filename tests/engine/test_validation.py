@@ -85,7 +85,8 @@ def test_bad_trait_definitions() -> None:
     with pytest.raises(InvalidTraitError, match="used twice"):
         validate_samples([TONE, TONE], GOOD)
     with pytest.raises(InvalidTraitError, match="median"):
-        validate_samples([TraitSpec("tone", "Tone", "warm", "cold", aggregation="median")], GOOD)  # type: ignore[arg-type]
+        median = TraitSpec("tone", "Tone", "warm", "cold", aggregation="median")  # type: ignore[arg-type]  # the error
+        validate_samples([median], GOOD)
 
 
 @pytest.mark.parametrize(

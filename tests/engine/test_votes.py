@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from core.embedders.base import Embedder
 from core.engine import CountedText, Sample, Vote, count_votes, train, training_samples, vote_counts
 from core.engine.training import canonical_json
+from tests.engine.conftest import Corpus
 
 
 def test_one_vote_per_text_keeps_the_sample_and_its_place() -> None:
@@ -82,7 +83,7 @@ def test_texts_group_as_stored_trimmed_and_per_trait() -> None:
     assert vote_counts(counted) == {"t": {"texts": 1, "votes": 2}, "u": {"texts": 1, "votes": 1}}
 
 
-def test_one_vote_per_text_trains_to_the_same_snapshot_bytes(hashing: Embedder, corpus: type) -> None:
+def test_one_vote_per_text_trains_to_the_same_snapshot_bytes(hashing: Embedder, corpus: type[Corpus]) -> None:
     samples = corpus.sentiment_samples(10, 10) + [Sample("sentiment", "the hotel was fine", 0.6, id=5000)]
     direct = train([corpus.SENTIMENT], samples, embedder=hashing, effort="low")
     votes = [Vote(s.trait, s.text, s.quality, annotator=None, id=s.id or 0) for s in samples]
@@ -92,7 +93,7 @@ def test_one_vote_per_text_trains_to_the_same_snapshot_bytes(hashing: Embedder, 
     assert json.dumps(via_votes.metrics, sort_keys=True) == json.dumps(direct.metrics, sort_keys=True)
 
 
-def test_several_votes_train_one_soft_row_per_text(hashing: Embedder, corpus: type) -> None:
+def test_several_votes_train_one_soft_row_per_text(hashing: Embedder, corpus: type[Corpus]) -> None:
     """Three annotators' votes on a text train as one sample with their mean quality."""
     samples = corpus.sentiment_samples(8, 8)
     votes = [Vote(s.trait, s.text, s.quality, "alice", id=i) for i, s in enumerate(samples)]

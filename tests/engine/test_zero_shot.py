@@ -111,7 +111,8 @@ def test_a_trait_with_one_pole_only_is_still_refused(known: Embedder) -> None:
 def test_the_prior_helps_at_4_per_pole_on_a_known_direction(known: Embedder) -> None:
     test = _draw(300, seed=12345)
     y = [s.quality for s in test]
-    with_prior, without = [], []
+    with_prior: list[float] = []
+    without: list[float] = []
     for seed in range(12):
         samples = _draw(4, seed)
         plain = {"tone": {"shrinkage": 0.87, "folds": 4, "repeats": 3}}

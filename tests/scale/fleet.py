@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import httpx
 
-from harness.pgcluster import free_port
+from harness.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 90.0

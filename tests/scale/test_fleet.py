@@ -61,7 +61,7 @@ def settled(c: httpx.Client, handle: str, timeout: float = SETTLE_S) -> dict[str
         model = check(c.get(f"/v1/models/{handle}"), 200)
         return None if model["state"] == "busy" else model
 
-    return wait_until(done, timeout, f"{handle} to settle", interval=0.1)  # type: ignore[no-any-return]
+    return wait_until(done, timeout, f"{handle} to settle", interval=0.1)
 
 
 def run_row(fleet: Fleet, run_id: str) -> tuple[str, int]:
@@ -89,7 +89,7 @@ def running_in(f: Fleet, handle: str) -> Proc:
     found = wait_until(
         lambda: next((w for w in f.workers if hook_line(w, handle)), None), 60, f"a worker to run {handle}"
     )
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 # ---- concurrency ------------------------------------------------------------------------------------------
@@ -178,9 +178,9 @@ def test_concurrent_imports_lose_no_row(fleet: Running) -> None:
             for i in range(size):
                 # Every 10th sample is shared by all threads: stored once, by design (dedupe).
                 text = f"shared sample {b}-{i}" if i % 10 == 0 else f"thread {t} batch {b} sample {i}"
-                item = {"trait": ("formality", "sentiment")[i % 2], "text": text, "quality": float(i % 2)}
-                batch.append(item)
-                sent.add((item["trait"], text, item["quality"]))
+                trait, quality = ("formality", "sentiment")[i % 2], float(i % 2)
+                batch.append({"trait": trait, "text": text, "quality": quality})
+                sent.add((trait, text, quality))
             plan.append(batch)
         plans.append(plan)
     results: dict[int, list[list[int]]] = {}
@@ -199,10 +199,10 @@ def test_concurrent_imports_lose_no_row(fleet: Running) -> None:
             errors.append(exc)
 
     threads = [threading.Thread(target=importer, args=(t,)) for t in range(threads_n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
     assert not errors, errors
     ids = {i for out in results.values() for batch in out for i in batch}
     assert all(len(batch) == size for out in results.values() for batch in out)

@@ -94,7 +94,7 @@ def wait_settled(client: Any, handle: str, headers: dict[str, str], timeout: flo
     while True:
         model = check(client.get(f"/v1/models/{handle}", headers=headers), 200)
         if model["state"] != "busy":
-            return model  # type: ignore[no-any-return]
+            return model
         if time.monotonic() > deadline:
             raise AssertionError(f"{handle} still busy: {model['last_operation']}")
         time.sleep(0.05)
@@ -107,7 +107,7 @@ def make_model(
     if with_data:
         check(client.post(f"/v1/models/{handle}/traits", json={"traits": TRAITS}, headers=headers), 201)
         check(client.post(f"/v1/models/{handle}/samples", json={"samples": samples()}, headers=headers), 201)
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 def train_ready(client: Any, headers: dict[str, str], handle: str, **body: Any) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 60
-        seen = []
+        seen: list[str] = []
         while time.monotonic() < deadline:
             line = proc.stdout.readline()
             if not line and proc.poll() is not None:

@@ -35,7 +35,7 @@ def _evaluate(svc: Svc, handle: str, ref: str) -> dict[str, Any]:
     assert op["run_id"] == started["run_id"] and op["progress"]["fraction"] == 1.0
     result = check(c.get(f"/v1/models/{handle}/versions/{ref}/evaluation", headers=svc.scorer), 200)
     assert result["run_id"] == started["run_id"]
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def test_import_evaluate_and_read(svc: Svc) -> None:

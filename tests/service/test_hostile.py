@@ -9,7 +9,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -288,7 +288,7 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
 
     body = json.dumps({"content": "Dear Sir, kind regards.", "explain": True}).encode()
 
-    async def call(gone: bool) -> list[dict[str, Any]]:
+    async def call(gone: bool) -> list[MutableMapping[str, Any]]:
         messages = [{"type": "http.request", "body": body, "more_body": False}]
         if gone:
             messages.append({"type": "http.disconnect"})
@@ -299,9 +299,9 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
             await anyio.sleep_forever()  # a client still there sends nothing more
             raise AssertionError
 
-        sent: list[dict[str, Any]] = []
+        sent: list[MutableMapping[str, Any]] = []
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message)
 
         headers = [(k.lower().encode(), v.encode()) for k, v in h.items()]

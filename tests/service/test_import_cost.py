@@ -84,7 +84,7 @@ def test_a_batch_of_samples_costs_the_same_statements_at_500_and_5000_stored(svc
         url = f"/v1/models/{handle}/samples"
 
         def post(start: int, n: int, url: str = url) -> list[int]:
-            return check(c.post(url, json={"samples": samples(start, n)}, headers=h), 201)["ids"]  # type: ignore[no-any-return]
+            return check(c.post(url, json={"samples": samples(start, n)}, headers=h), 201)["ids"]
 
         fill(post, stored, BATCH)
         with counted(svc) as new:
@@ -136,11 +136,11 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
 
         def pool(start: int, n: int, handle: str = handle) -> dict[str, Any]:
             texts = [f"Pool text number {i}." for i in range(start, start + n)]
-            return check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)  # type: ignore[no-any-return]
+            return check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)
 
         def items(start: int, n: int, handle: str = handle) -> dict[str, Any]:
             url = f"/v1/models/{handle}/evaluation-set"
-            return check(c.post(url, json={"items": samples(start, n)}, headers=h), 201)  # type: ignore[no-any-return]
+            return check(c.post(url, json={"items": samples(start, n)}, headers=h), 201)
 
         fill(pool, stored, 1_000)
         fill(items, stored, BATCH)

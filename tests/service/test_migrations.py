@@ -58,7 +58,6 @@ def test_a_trained_model_keeps_the_embedder_it_was_trained_with_when_the_default
     command.stamp(alembic_config(engine), "0005_thresholds")
     migrate(engine)
     with engine.connect() as conn:
-        pinned = dict(
-            conn.execute(text("SELECT handle, embedder FROM models WHERE handle LIKE 'acme.old-%'")).all()
-        )
+        rows = conn.execute(text("SELECT handle, embedder FROM models WHERE handle LIKE 'acme.old-%'")).all()
+        pinned = {handle: embedder for handle, embedder in rows}
     assert pinned == {"acme.old-trained": trained_with, "acme.old-draft": None}

@@ -66,7 +66,11 @@ def test_list_pages_bounds_and_filters(svc: Svc) -> None:
     cursor = None
     pages = 0
     while True:
-        params = {"namespace": "acme", "limit": 3, **({"cursor": cursor} if cursor else {})}
+        params: dict[str, str | int] = {
+            "namespace": "acme",
+            "limit": 3,
+            **({"cursor": cursor} if cursor else {}),
+        }
         page = check(c.get("/v1/models", params=params, headers=h), 200)
         assert page["limit"] == 3 and len(page["items"]) <= 3
         seen += [m["handle"] for m in page["items"]]

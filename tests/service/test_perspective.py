@@ -15,7 +15,7 @@ ANALYZE = "/v1alpha1/comments:analyze"
 SUGGEST = "/v1alpha1/comments:suggestscore"
 
 # Perspective's documented AnalyzeComment example request, verbatim.
-DOC_ANALYZE = {
+DOC_ANALYZE: dict[str, Any] = {
     "comment": {"text": "What kind of idiot name is foo? Sorry, I like your name."},
     "languages": ["en"],
     "requestedAttributes": {"TOXICITY": {}, "UNSUBSTANTIAL": {}},
@@ -177,7 +177,12 @@ def test_threshold_version_pinning_and_configured_model(tmp_path: Any, database_
         # v2 (retune), tag v1 "stable": ATTRIBUTE@1, @v1-style numbers and @tag all reach v1.
         check(c.post(f"/v1/models/{handle}/versions/stable", headers=h), 200)
         train_ready(c, h, handle, reoptimize_params=True)
-        pinned = {"TOXICITY@1": {}, "TOXICITY@stable": {}, "TOXICITY@2": {}, "toxicity": {}}
+        pinned: dict[str, dict[str, Any]] = {
+            "TOXICITY@1": {},
+            "TOXICITY@stable": {},
+            "TOXICITY@2": {},
+            "toxicity": {},
+        }
         got = check(
             c.post(
                 ANALYZE, json={"comment": {"text": text}, "requestedAttributes": pinned}, headers=svc.scorer

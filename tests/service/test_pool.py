@@ -20,7 +20,7 @@ UNLABELLED = [
 
 
 def _pool(svc: Svc, handle: str, **params: Any) -> dict[str, Any]:
-    return check(svc.client.get(f"/v1/models/{handle}/pool", params=params, headers=svc.author), 200)  # type: ignore[no-any-return]
+    return check(svc.client.get(f"/v1/models/{handle}/pool", params=params, headers=svc.author), 200)
 
 
 def test_import_page_and_delete(svc: Svc) -> None:
@@ -223,6 +223,7 @@ def test_import_embeds_with_no_lock_held(svc: Svc, monkeypatch: Any) -> None:
                 raise
             return False
         finally:
+            assert raw.driver_connection is not None  # a live pooled connection
             raw.driver_connection.rollback()
             raw.invalidate()  # not back to the pool with busy_timeout=0
 

@@ -58,7 +58,8 @@ def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, 
     assert all("queue ready" in out for out, _ in results)
     with pg_cluster.connect("queue_race") as conn, conn.cursor() as cur:
         cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE %s", ("%task%",))
-        assert cur.fetchone()[0] >= 1
+        row = cur.fetchone()
+        assert row is not None and row[0] >= 1
 
 
 def test_the_queue_url_picks_redis_and_refuses_other_schemes(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from tests.service.helpers import check, error_code, make_model
 
 def _op(svc: Svc, handle: str, headers: dict[str, str]) -> dict[str, Any]:
     model = check(svc.client.get(f"/v1/models/{handle}", headers=headers), 200)
-    return model["last_operation"]  # type: ignore[no-any-return]
+    return model["last_operation"]
 
 
 def _train(svc: Svc, handle: str, headers: dict[str, str]) -> str:

@@ -62,7 +62,8 @@ def test_crash_then_requeue_completes_once(idle_svc: Svc) -> None:
     assert model["state"] == "ready" and model["version_no"] == 1
     assert counts(idle_svc) == (1, 24)
     with idle_svc.ctx.sessions() as s, s.begin():
-        assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
+        run = s.get(Run, run_id)
+        assert run is not None and run.attempts == 2
         # The dead attempt can never finish the run it lost.
         assert ledger.succeed(s, run_id, 1) is False
 
@@ -180,7 +181,8 @@ def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -
     assert len(reports) < len(full)  # the lost attempt stopped at its next progress write
     assert check(c.get("/v1/models/acme.lost", headers=h), 200)["version_no"] == 1
     with idle_svc.ctx.sessions() as s:
-        assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
+        run = s.get(Run, run_id)
+        assert run is not None and run.attempts == 2
 
 
 def test_sweep_enqueues_a_queued_run_whose_message_was_lost(idle_svc: Svc) -> None:
@@ -207,7 +209,9 @@ def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
     make_model(c, h, "acme.handback")
     run_id = check(c.post("/v1/models/acme.handback/train", json={}, headers=h), 202)["run_id"]
     with idle_svc.ctx.sessions() as s, s.begin():
-        attempt = ledger.claim(s, run_id).attempts  # type: ignore[union-attr]
+        claimed = ledger.claim(s, run_id)
+        assert claimed is not None
+        attempt = claimed.attempts
     idle_svc.ctx.executor.active[run_id] = attempt  # as if a consumer thread were still in the run
     idle_svc.ctx.huey.flush()
     idle_svc.ctx._release_claims()
@@ -252,7 +256,8 @@ def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, dat
         model = wait_settled(c, "acme.long", h)
         assert held and model["state"] == "ready" and model["last_operation"]["status"] == "succeeded"
         with svc.ctx.sessions() as s:
-            assert s.get(Run, run_id).attempts == 1  # type: ignore[union-attr]
+            run = s.get(Run, run_id)
+            assert run is not None and run.attempts == 1
 
 
 def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

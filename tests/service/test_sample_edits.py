@@ -12,7 +12,7 @@ def _samples(svc: Svc, handle: str) -> list[dict[str, Any]]:
     page = check(
         svc.client.get(f"/v1/models/{handle}/samples", params={"limit": 500}, headers=svc.author), 200
     )
-    return page["items"]  # type: ignore[no-any-return]
+    return page["items"]
 
 
 def test_patch_and_delete_a_sample(svc: Svc) -> None:

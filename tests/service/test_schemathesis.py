@@ -16,6 +16,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import CHECKS as REGISTERED
 from schemathesis.config import SchemathesisConfig
+from schemathesis.core.result import Ok
 
 from service.app import create_app
 from service.keys import create_key
@@ -77,7 +78,9 @@ CHECKS = REGISTERED.get_all()
 def test_api_conforms_with_every_check(api_schema: schemathesis.schemas.BaseSchema) -> None:
     failures: list[str] = []
     cases = 0
-    operations = [result.ok() for result in api_schema.get_all_operations()]
+    results = list(api_schema.get_all_operations())
+    assert all(isinstance(r, Ok) for r in results), results  # every operation of the document loads
+    operations = [r.ok() for r in results if isinstance(r, Ok)]
     assert len(operations) >= 43
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
@@ -97,7 +100,9 @@ def test_api_conforms_with_every_check(api_schema: schemathesis.schemas.BaseSche
                     # cursors are 400 invalid_cursor, checked in test_hostile_sweep and test_models.
                     case.query.pop("cursor", None)
                 cases += 1
-                case.call_and_validate(headers=HEADERS, checks=CHECKS)
+                # The registry holds check classes beside functions; call_and_validate runs both (its
+                # annotation names functions only).
+                case.call_and_validate(headers=HEADERS, checks=CHECKS)  # type: ignore[arg-type]
 
             try:
                 run()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.embedders import CachedEmbedder
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
 
@@ -220,8 +221,10 @@ def test_zero_data_retention(svc: Svc, caplog: pytest.LogCaptureFixture) -> None
     assert check(c.get("/v1/models/acme.zdr/samples", headers=h), 200)["items"] == []
 
     # Rule 4: scored content lands nowhere: not the database, not the embedding cache, not the logs.
-    store = svc.ctx.embedders.get()  # the cached embedder; its store counts vectors
-    cached_before = len(store.store)  # type: ignore[attr-defined]
+    cached = svc.ctx.embedders.get()  # the cached embedder; its store counts vectors
+    assert isinstance(cached, CachedEmbedder)
+    store = cached.store
+    cached_before = len(store)
     secret = "zdr-marker-7f3a9c quarterly figures for the private board"
     caplog.set_level(logging.DEBUG)
     check(c.post("/v1/models/acme.zdr/score", json={"content": secret, "explain": True}, headers=h), 200)
@@ -229,11 +232,11 @@ def test_zero_data_retention(svc: Svc, caplog: pytest.LogCaptureFixture) -> None
         c.post("/v1/models/acme.zdr/score/compare", json={"a": secret, "b": secret + " again"}, headers=h),
         200,
     )
-    assert len(store.store) == cached_before  # type: ignore[attr-defined]
+    assert len(store) == cached_before
     assert not _files_contain(svc.ctx.settings.data_dir, b"zdr-marker-7f3a9c")
     assert "zdr-marker-7f3a9c" not in caplog.text
     # Control: a model without ZDR does cache the vectors of what it scores.
     check(
         c.post("/v1/models/acme.plain/score", json={"content": "a brand new text to embed"}, headers=h), 200
     )
-    assert len(store.store) == cached_before + 1  # type: ignore[attr-defined]
+    assert len(store) == cached_before + 1

@@ -145,4 +145,5 @@ def test_run_that_cannot_record_its_failure_is_recovered_once_space_returns(smal
         with svc.ctx.sessions() as s:
             assert s.scalar(select(func.count()).select_from(SampleRow)) == 24
             assert s.scalar(select(func.count()).select_from(Version)) == 1
-            assert s.get(Run, run_id).attempts == 2  # type: ignore[union-attr]
+            run = s.get(Run, run_id)
+            assert run is not None and run.attempts == 2

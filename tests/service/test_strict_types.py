@@ -37,13 +37,13 @@ def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> Non
     assert created["max_depth"] == 2 and isinstance(created["max_depth"], int)
 
     # Integers are numbers: quality 1 and 0 are the poles.
-    body = {
+    integers = {
         "samples": [
             {"trait": "formality", "text": "Dear Sir or Madam,", "quality": 1},
             {"trait": "formality", "text": "yo whats up", "quality": 0},
         ]
     }
-    assert len(check(c.post(path, json=body, headers=h), 201)["ids"]) == 2
+    assert len(check(c.post(path, json=integers, headers=h), 201)["ids"]) == 2
     assert check(c.get("/v1/models/acme.types", headers=h), 200)["sample_count"] == before["sample_count"] + 2
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -239,7 +239,7 @@ def test_an_adjudicated_vote_decides_the_pole_in_training_and_the_votes_stay(svc
 # -- agreement -----------------------------------------------------------------------------------------------
 
 
-def package_alpha(level: str, matrix: np.ndarray) -> float:
+def package_alpha(level: Literal["interval", "nominal"], matrix: np.ndarray) -> float:
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
@@ -389,7 +389,8 @@ def test_evaluation_reports_the_human_ceiling_beside_the_model(svc: Svc) -> None
     want = human_ceiling(count_votes(sorted(votes, key=lambda v: v.annotator or "")), by_text)
     assert want is not None
     assert ceiling["value"] == pytest.approx(want.human.value, abs=1e-6)
-    assert trait["model_agreement"]["value"] == pytest.approx(want.model.value, abs=1e-4)  # type: ignore[union-attr]
+    assert want.model is not None
+    assert trait["model_agreement"]["value"] == pytest.approx(want.model.value, abs=1e-4)
     share = trait["share_of_ceiling"]
     assert share["value"] == pytest.approx(trait["model_agreement"]["value"] / ceiling["value"], abs=1e-4)
     # Metrics are per text: the counted quality, as training counts it.

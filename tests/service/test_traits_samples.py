@@ -135,7 +135,11 @@ def test_sample_pages_and_filters(svc: Svc) -> None:
     walked: list[int] = []
     cursor = None
     while True:
-        params = {"trait": "sentiment", "limit": 5, **({"cursor": cursor} if cursor else {})}
+        params: dict[str, str | int] = {
+            "trait": "sentiment",
+            "limit": 5,
+            **({"cursor": cursor} if cursor else {}),
+        }
         page = check(c.get("/v1/models/acme.pages/samples", params=params, headers=h), 200)
         assert all(s["trait"] == "sentiment" for s in page["items"])
         walked += [s["id"] for s in page["items"]]

@@ -172,7 +172,9 @@ def pg_base_dir(cluster: Any, url: str) -> Path:
 
     with psycopg2.connect(url) as conn, conn.cursor() as cur:
         cur.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
-        (oid,) = cur.fetchone()
+        row = cur.fetchone()
+        assert row is not None
+        (oid,) = row
     conn.close()
     return Path(cluster.data_dir) / "base" / str(oid)
 
