@@ -19,7 +19,10 @@ from tests.scale.fleet import wait_until
 from tests.service.conftest import running
 from tests.service.helpers import TRAITS, check, samples, wait_settled
 
-SLOW_RUN_S = 4.0  # the training sleeps this long (claimed, heartbeating) at its first progress report
+# The training sleeps this long (claimed, heartbeating) at its first progress report: long enough that the
+# importer has stopped before the run saves its version (that write is not the bookkeeping's, and a loaded
+# machine's slow batches would otherwise hold the lock past this test's short busy timeout when it comes).
+SLOW_RUN_S = 12.0
 HOLD_S = 1.5  # POST /samples on acme.bulk-held* keeps its write transaction open this long before committing
 # A failed claim is Huey's "Unhandled exception in task"; the sweep enqueues a run whose claim never came
 # "again" (it "waited longer than the heartbeat timeout") and re-queues one whose heartbeat went stale.
