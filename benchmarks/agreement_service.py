@@ -34,6 +34,7 @@ from benchmarks.agreement import (
     FILES,
     TRAIT,
     Community,
+    _iv,
     direct_alpha,
     embedder_for,
     load,
@@ -124,14 +125,6 @@ def part_ceiling(client: Client, handle: str, c: Community, embedder: str) -> di
         "share_of_ceiling": interval(evaluation.share_of_ceiling),
         "train_s": round(train_s, 1),
     }
-
-
-def _iv(d: dict[str, Any] | None, percent: bool = False) -> str:
-    if d is None:
-        return "–"
-    if percent:
-        return f"{d['value']:.0%} [{d['ci_low']:.0%}, {d['ci_high']:.0%}]"
-    return f"{d['value']:.3f} [{d['ci_low']:.3f}, {d['ci_high']:.3f}]"
 
 
 def markdown(out: dict[str, Any]) -> str:

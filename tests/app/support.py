@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import FloatRect, Locator, Page
 
 from core.client import Client
-from core.local import LocalService
+from core.local import KEY_FILE, LocalService
 from harness.browser import CHROMIUM, IDLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,6 +215,12 @@ class Ui:
 
     def no_exception(self) -> None:
         assert self.page.locator("[data-testid='stException']").count() == 0
+
+
+def app_client(data_dir: Path) -> Client:
+    """A client of the workbench's own embedded service over `data_dir` (its address is in its log)."""
+    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
+    return Client(url_line.split("ready on ")[1].strip(), (data_dir / KEY_FILE).read_text().strip())
 
 
 _KEY = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]{20,100}")

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.datasets import find_datasets
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui
+from tests.app.support import BROWSER, Ui, app_client
 
 pytestmark = BROWSER
 
@@ -73,11 +72,6 @@ def import_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         yield url, data_dir
 
 
-def _app_client(data_dir: Path) -> Client:
-    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
-    return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
-
-
 def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> None:
     where = scope or page
     where.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
@@ -118,7 +112,7 @@ def test_review_export_maps_from_its_scale(
         expect(bar.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "100")
         ui.no_exception()
         ui.shot("import_02_reviews_stored")
-        with _app_client(data_dir) as c:
+        with app_client(data_dir) as c:
             stored = list(c.list_samples(DRAFT))
         assert len(stored) == len(texts) and all(0.0 < s.quality < 1.0 for s in stored)
         assert {s.text for s in stored} == {t for t, _ in texts}  # the reviews, not the ids
@@ -168,7 +162,7 @@ def test_evaluation_set_takes_any_columns(
         page.get_by_role("button", name="Evaluate").wait_for()
         ui.no_exception()
         ui.shot("import_04_evaluation_added")
-        with _app_client(data_dir) as c:
+        with app_client(data_dir) as c:
             assert c.evaluation_set(TRAINED).total == len(held)
     except BaseException:
         ui.shot("import_evaluation_failure")
@@ -211,7 +205,7 @@ def test_several_raters_import_as_votes(
         expect(page.get_by_label("to", exact=True)).to_have_value("25.00")
         ui.expect_text("Raters (")
         ui.shot("import_05_raters_preview")
-        with _app_client(data_dir) as c:
+        with app_client(data_dir) as c:
             assert list(c.list_samples(RATED)) == []  # nothing stored before Import
 
         # A rater column without values: a clear mapping error, nothing stored.
@@ -231,7 +225,7 @@ def test_several_raters_import_as_votes(
         ui.click("Import")
         ui.expect_text(f"Stored {votes} of {votes} rows.")
         ui.no_exception()
-        with _app_client(data_dir) as c:
+        with app_client(data_dir) as c:
             stored = list(c.list_samples(RATED))
         assert len(stored) == votes and {s.annotator for s in stored} == raters
         first = [s for s in stored if s.text == rows[0]["Request"].strip()]

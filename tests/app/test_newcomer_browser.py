@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ViewportSize, expect
 
-from core.client import Client
 from core.demo import read_demo_model
 from core.local import KEY_FILE, start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui
+from tests.app.support import BROWSER, Ui, app_client
 
 pytestmark = BROWSER
 
@@ -78,11 +77,6 @@ def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 45}}
     with streamlit_app(data_dir, SCORING_DEMO="0", SCORING_TEST_HOOKS=json.dumps(hooks)) as url:
         yield url, data_dir
-
-
-def _app_client(data_dir: Path) -> Client:
-    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
-    return Client(url_line.split("ready on ")[1].strip(), (data_dir / KEY_FILE).read_text().strip())
 
 
 @pytest.fixture
@@ -141,7 +135,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     page.keyboard.press("u")
     ui.expect_text("Undone: the feedback label was withdrawn before the retraining took it.")
     expect(left).to_contain_text(f"{total} of {total}")
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         assert c.get_model(LABELLED).buffered_feedback == 0
 
     page.keyboard.press("1")
@@ -150,7 +144,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     page.get_by_role("button", name="Withdraw").first.click()
     ui.settle()
     ui.expect_text("0 left in the buffer")
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         assert c.get_model(LABELLED).buffered_feedback == 0 and list(c.list_feedback(LABELLED)) == []
     ui.no_exception()
     ui.screen("newcomer_label_withdrawn")
@@ -163,7 +157,7 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
     url, data_dir = newcomer_app
     page = ui.page
     ui.goto(url)  # the workbench's embedded service runs from the first visit
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         c.train(SLOW, "low")  # waits 45 s before saving: busy meanwhile
     ui.goto(url)
     table = page.locator("[data-testid='stDataFrame']").first
@@ -251,7 +245,7 @@ def test_versions_chart_says_what_it_plots_and_any_version_can_be_tagged(
     box.press_sequentially("first-try", delay=70)
     ui.click("Tag")
     ui.expect_text("Tagged v1 as first-try.")
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         assert c.get_version(VERSIONS, "first-try").version_no == 1
         assert c.get_model(VERSIONS).version_no == 2  # the active version did not move
         for v in (1, 2):

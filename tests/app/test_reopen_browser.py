@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
 from tests.app.grid import EDITOR, click_row_cell, move, select_row, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, where_drawn
+from tests.app.support import BROWSER, Ui, app_client, where_drawn
 
 pytestmark = BROWSER
 
@@ -72,12 +71,6 @@ def curate_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     counts = _prepare(data_dir)
     with streamlit_app(data_dir, SCORING_DEMO="0") as url:
         yield url, counts, data_dir
-
-
-def _app_client(data_dir: Path) -> Client:
-    """A client of the app's own embedded service (its address is in its log)."""
-    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
-    return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
 
 
 def _grid(page: Page) -> Locator:
@@ -192,7 +185,7 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     ui.shot("reopen_06_traits_offer")
 
     # What the service holds now, asked of the app's own embedded service.
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         model = c.get_model(HANDLE)
         assert (model.state, model.version_no, model.version_tags) == ("ready", 2, ["curated"])
         assert c.get_version(HANDLE, "v2").sample_count == counts["samples"] - 1 + 10

@@ -17,12 +17,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
 from tests.app.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui
+from tests.app.support import BROWSER, Ui, app_client
 
 pytestmark = BROWSER
 
@@ -56,12 +55,6 @@ def grid_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, li
     ids = _prepare(data_dir)
     with streamlit_app(data_dir, SCORING_DEMO="0") as url:
         yield url, ids, data_dir
-
-
-def _app_client(data_dir: Path) -> Client:
-    """A client of the app's own embedded service (its address is in its log)."""
-    url_line = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
-    return Client(url_line.split("ready on ")[1].strip(), (data_dir / "local_key.txt").read_text().strip())
 
 
 def test_long_editing_session_loses_nothing(
@@ -187,7 +180,7 @@ def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: 
     ui.screen("grid_03_saved")
 
     # 6. What the service holds: every edit once, nothing else.
-    with _app_client(data_dir) as c:
+    with app_client(data_dir) as c:
         stored = {s.id: s for s in c.list_samples(HANDLE)}
     assert len(stored) == len(ids) - 2 + 4
     assert [ids[5], ids[6]] == [i for i in ids if i not in stored]
