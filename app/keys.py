@@ -32,7 +32,13 @@ export default function (component) {
     setStateValue("press", { key: event.key, nonce: `${Date.now()}-${Math.random()}` });
   };
   doc.addEventListener("keydown", listener);
-  return () => doc.removeEventListener("keydown", listener);
+  // Says the shortcuts are live (browser tests wait for it before the first key, as a person's eyes wait for
+  // the page to be drawn).
+  doc.documentElement.setAttribute("data-shortcuts", "on");
+  return () => {
+    doc.removeEventListener("keydown", listener);
+    doc.documentElement.removeAttribute("data-shortcuts");
+  };
 }
 """
 

@@ -44,7 +44,8 @@ import httpx
 import psycopg2
 
 from core import contract
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import DEFAULT_EMBEDDER, POSITIVE_THRESHOLD
+from core.demo import demo_slugs, read_demo_model
 from harness.datasets import datasets_dir
 from harness.pgcluster import PgCluster, free_port
 
@@ -81,8 +82,16 @@ class Corpus:
     poles: list[float]
 
     @classmethod
-    def load(cls) -> Corpus:
+    def load(cls, source: str = "politeness") -> Corpus:
+        """`politeness` (needs the datasets); `demo`: the demo models' samples of sample_data/ (about 560
+        texts, their quality as the pole), for the benchmark's own tests on a clone without the datasets."""
         texts, poles = [], []
+        if source == "demo":
+            for slug in demo_slugs():
+                for row in read_demo_model(slug).samples:
+                    texts.append(str(row["text"]).strip())
+                    poles.append(1.0 if float(row["quality"]) >= POSITIVE_THRESHOLD else 0.0)
+            return cls(texts, poles)
         for name in POLITENESS:
             with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:
                 for row in csv.DictReader(fh):
@@ -1084,6 +1093,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.split("\n\n")[0])
     p.add_argument("part", choices=sorted(PARTS))
     p.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
+    p.add_argument(
+        "--corpus",
+        choices=("politeness", "demo"),
+        default="politeness",
+        help="texts: the politeness requests (../shared/datasets) or sample_data's demo models",
+    )
     p.add_argument("--embedder", help="default: hashing for imports, the service's default for the others")
     p.add_argument(
         "--workers", type=int, help="worker processes (0: the embedded worker child); default per part"
@@ -1119,7 +1134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers is None:
         args.workers = 0 if args.part == "imports" else 2
     run, table = PARTS[args.part]
-    corpus = Corpus.load()
+    corpus = Corpus.load(args.corpus)
     build_embedder(args.embedder)
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
     output = args.output or RESULTS_DIR / f"scale_{args.part}.json"

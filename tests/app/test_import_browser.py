@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import start_local_service
+from harness.datasets import find_datasets
 from harness.streamlit import streamlit_app
 from tests.app.support import BROWSER, Ui
 
@@ -27,7 +28,10 @@ pytestmark = BROWSER
 DRAFT = "local.reviews"
 TRAINED = "local.reviews-v1"
 RATED = "local.polite-raters"
-POLITENESS_CSV = Path("/work/shared/datasets/stanford_politeness/stack-exchange.annotated.csv")
+DATASETS = find_datasets()
+POLITENESS_CSV = (
+    (DATASETS or Path("../shared/datasets")) / "stanford_politeness" / "stack-exchange.annotated.csv"
+)
 SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
 
 
@@ -173,7 +177,10 @@ def test_evaluation_set_takes_any_columns(
         page.close()
 
 
-@pytest.mark.skipif(not POLITENESS_CSV.exists(), reason=f"{POLITENESS_CSV} is missing (the shared datasets)")
+@pytest.mark.skipif(
+    not POLITENESS_CSV.exists(),
+    reason="needs ../shared/datasets beside the checkout (or SCORING_DATASETS): the politeness CSV",
+)
 def test_several_raters_import_as_votes(
     import_app: tuple[str, Path], browser: object, tmp_path: Path
 ) -> None:

@@ -131,7 +131,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     expect(left).to_contain_text(f"{total} of {total}")
     ui.screen("newcomer_label_before")
 
-    page.evaluate("document.activeElement && document.activeElement.blur()")
+    ui.keys_to_the_page()
     page.keyboard.press("2")  # feedback to the trained model
     ui.expect_text("1 of 20 label(s) are waiting")
     expect(left).to_contain_text(f"{total - 1} of {total}")

@@ -134,7 +134,7 @@ def test_three_annotators_label_one_model_through_the_api_and_three_browsers(
             expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(handle)
             ui.nav("Label")
             ui.page.locator("[data-testid='label-text']").first.wait_for()
-            ui.page.evaluate("document.activeElement && document.activeElement.blur()")
+            ui.keys_to_the_page()
             routed[name] = _label_in_the_browser(ui, name, LABELS_IN_THE_BROWSER)
             ui.no_exception()
         assert routed["alice"] == 0  # nobody labelled a text she has not

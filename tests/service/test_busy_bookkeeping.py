@@ -53,8 +53,8 @@ def test_a_run_is_heartbeated_through_a_sustained_import_and_a_long_held_lock(
         "database_url": database_url,
         "test_hooks": hooks,
         "heartbeat_interval_s": 0.2,
-        # A heartbeat kept out for longer would have the run recovered. Long enough that a loaded 2-core machine
-        # (the suite's other tests beside) claims the queued run in time: a failed heartbeat is logged anyway.
+        # A heartbeat kept out for longer would have the run recovered. Long enough that a loaded 2-core
+        # machine (with the suite's other tests) claims the queued run in time; failed heartbeats are logged.
         "heartbeat_timeout_s": 10.0,
         "recovery_interval_s": 0.2,
         "lock_timeout_s": 0.5,  # SQLite gives up on the lock long before the held write commits
