@@ -763,7 +763,7 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         out["import"] = {
             "checkpoints": checkpoints,
             "lock_wait": probe.summary(),
-            "memory_mb": memory.peaks["import"],
+            "memory_mb": memory.peaks.get("import"),
         }
 
         memory.phase = "train"
