@@ -6,26 +6,34 @@ from __future__ import annotations
 import time
 
 from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from core.embedders.base import Embedder
 from core.engine import train
 from core.engine.types import Sample
-from core.engine.votes import count_votes, vote_counts
+from core.engine.votes import Vote, count_votes, vote_counts
+from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.prune import prune
 from service.retention import erase, purge_texts
 from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
-from service.store.db import transaction
+from service.store.db import transaction, write_retrying
 from service.store.samples import add_samples, held_feedback, load_traits, trait_specs
-from service.store.tables import FeedbackLabel, Model, Run, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
 from service.testhooks import pause
 
+#: What a training reads in one transaction: options, traits, votes, buffered feedback, the previous
+#: version's parameters, whether texts are kept, the embedder and the model's id.
+_Inputs = tuple[
+    JsonObject, list[Trait], list[Vote], list[FeedbackLabel], JsonObject | None, bool, str | None, int
+]
+
 
 def execute(at: Attempt) -> None:
-    with transaction(at.sessions) as s:
+    def read(s: Session) -> _Inputs:
         run = s.get(Run, at.run_id)
         assert run is not None
         model = s.get(Model, run.model_id)
@@ -55,6 +63,12 @@ def execute(at: Attempt) -> None:
         retain = not model.zero_data_retention
         embedder_choice = model.embedder
         model_id = model.id
+        return options, traits, votes, feedback, params, retain, embedder_choice, model_id
+
+    # Begun again while another writer holds the lock (an import): a run must not fail on a busy database.
+    options, traits, votes, feedback, params, retain, embedder_choice, model_id = write_retrying(
+        at.sessions, read, patience_s=at.settings.heartbeat_timeout_s, what="reading the run's samples"
+    )
     keys = {t.key for t in traits}
     held = {f.id for f in held_feedback(feedback, samples_to_train(count_votes(votes)))}
     feedback = [f for f in feedback if f.id not in held]
