@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 from app.backend import (  # noqa: E402
     NAMESPACE_KEY,
     Backend,
+    DemoLoad,
     SignInNeeded,
     demo_load,
     ensure_demo_models,
@@ -97,28 +98,37 @@ def _key_notice(backend: Backend) -> None:
 
 
 def _demo_progress() -> None:
-    """While the demo models load in the background: their progress, then that they are ready."""
+    """While the demo models load in the background: their progress; then, for the rest of a session that
+    watched them load, that they are ready (or why not)."""
     state = demo_load()
     if state.running:
         st.session_state["demo_load_watched"] = True
-    if not st.session_state.get("demo_load_watched") or st.session_state.get("demo_load_seen"):
-        return  # nothing loading, or this session saw the end already
+    if not st.session_state.get("demo_load_watched"):
+        return  # nothing loading, or it ended before this session's first page
+    if not state.running:
+        _demo_outcome(state)  # no polling once it is over
+        return
 
     @st.fragment(run_every=2.0)
     def _poll() -> None:
         if state.running:
             st.progress(state.fraction, text=f"Demo models: {state.message or 'starting'}")
             st.caption("They load in the background; every page works meanwhile.")
-            return
-        st.session_state["demo_load_seen"] = True
-        if state.error:
-            st.warning(f"The demo models did not load: {state.error}", icon=":material/warning:")
         else:
             # No rerun of the page from here: it would replace what the user is doing (and a whole rerun
             # on a busy machine takes seconds); the next action shows them, read afresh (app/reads.py).
-            st.caption(":material/check_circle: Demo models ready.")
+            _demo_outcome(state)
 
     _poll()
+
+
+def _demo_outcome(state: DemoLoad) -> None:
+    # Kept on every page of the session (not only the one that saw the end): a page's own rerun, such as the
+    # Models list's once its busy models are ready, would otherwise take the message away a moment later.
+    if state.error:
+        st.warning(f"The demo models did not load: {state.error}", icon=":material/warning:")
+    else:
+        st.caption(":material/check_circle: Demo models ready.")
 
 
 def main() -> None:

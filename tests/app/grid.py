@@ -44,6 +44,20 @@ def to_last_row(page: Page, grid: Locator, marked: str) -> None:
     grid.locator("tr", has=page.locator(SELECTED)).filter(has_text=marked).wait_for(state="attached")
 
 
+def row_count(grid: Locator) -> int:
+    """The rows the grid holds (its accessible table's `aria-rowcount` counts the header row too)."""
+    table = grid.locator("table[role='grid']").first
+    table.wait_for(state="attached")
+    return int(table.get_attribute("aria-rowcount") or 0) - 1
+
+
+def expect_rows(grid: Locator, rows: int) -> None:
+    """Wait until the grid holds `rows` rows, as a person sees a deleted row go or new rows arrive."""
+    expect(grid.locator("table[role='grid']").first).to_have_attribute(
+        "aria-rowcount", str(rows + 1), timeout=30_000
+    )
+
+
 def select_row(page: Page, grid: Locator, row: int) -> None:
     """Tick a row's marker (1-based), as a person does before pressing Delete."""
     rect = where_drawn(grid)

@@ -40,8 +40,11 @@ def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path)
         ui.goto(app_url)
         # The sidebar follows a load this session saw running; one that ended before the first paint (the
         # service was started ahead of the browser) shows nothing, and the models are there already.
-        if page.locator("[data-testid='stSidebar']").get_by_text("Demo models").count():
-            ui.expect_text("Demo models ready.", timeout=300_000)
+        sidebar = page.locator("[data-testid='stSidebar']")
+        if sidebar.get_by_text("Demo models").count():
+            outcome = sidebar.get_by_text(re.compile(r"Demo models ready\.|demo models did not load")).first
+            outcome.wait_for(timeout=300_000)
+            assert outcome.inner_text().endswith("Demo models ready."), outcome.inner_text()
         ui.goto(f"{app_url}/label?model={HANDLE}")
         page.get_by_role("heading", name="Label").first.wait_for()
         ui.no_exception()

@@ -20,7 +20,16 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.grid import EDITOR, click_row_cell, move, select_row, to_last_row, type_into_cell
+from tests.app.grid import (
+    EDITOR,
+    click_row_cell,
+    expect_rows,
+    move,
+    row_count,
+    select_row,
+    to_last_row,
+    type_into_cell,
+)
 from tests.app.support import BROWSER, Ui, app_client, where_drawn
 
 pytestmark = BROWSER
@@ -116,11 +125,18 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     page.locator(EDITOR).first.wait_for()
     page.keyboard.press("Control+A")
     type_into_cell(page, "Thank you for your message; I have fixed the address on your order.", rng)
+    rows = row_count(grid)
     select_row(page, grid, 2)
     page.keyboard.press("Delete")  # deletes the selected row
+    rows -= 1
+    expect_rows(grid, rows)
     ui.shot("reopen_02_grid_edits")
     for _ in range(2):  # three empty rows at first: ten more to type into
         ui.click("More empty rows")
+        # As a person sees the rows arrive before clicking again (a click while the page still redraws
+        # can be lost, and typing would then start in stored rows).
+        rows += 5
+        expect_rows(_grid(page), rows)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
     to_last_row(page, grid, "new row")
