@@ -7,12 +7,13 @@ and of the worker processes, and at the end greps their logs for `database is lo
 
 - `imports`: one model, samples posted in batches of 500 (`--sizes 1000,10000,100000`, add 1000000 for the
   million), the hashing embedder (embedding is not the cost). At each size: the time to add them, the rate of
-  the last 10 batches (5,000 samples; all of them below that) and the API process's CPU per batch, a training,
-  listing all samples 500 a page; then the model is reopened and filled on. Pool texts (1,000 a request) and
-  evaluation items (500) the same way, up to `--pool-sizes`. A probe meanwhile takes the write lock (SQLite:
-  BEGIN IMMEDIATE) or the model row's lock (PostgreSQL: SELECT … FOR UPDATE) every 0.25 s and records how long
-  it waited: how long any other writer waits behind the import. Target: the rate at each size >= 0.7x the
-  rate at 1,000, and no error in the logs.
+  10 batches posted once the model holds that many (5,000 samples more) and the API process's CPU per batch,
+  a training, listing all samples 500 a page; then the model is reopened and filled on. A throwaway model
+  takes 10 batches first, so the first size's rate is not the API process's first requests'. Pool texts
+  (1,000 a request) and evaluation items (500) the same way, up to `--pool-sizes`. A probe meanwhile takes the
+  write lock (SQLite: BEGIN IMMEDIATE) or the model row's lock (PostgreSQL: SELECT … FOR UPDATE) every 0.25 s
+  and records how long it waited: how long any other writer waits behind the import. Target: the rate at each
+  size >= 0.7x the rate at 1,000, and no error in the logs.
 
 Results go to benchmarks/results/scale_<part>.json (with the machine), and a table to stdout.
 """
@@ -56,7 +57,7 @@ POLITENESS = ("wikipedia.annotated.csv", "stack-exchange.annotated.csv")  # in s
 NAMESPACE = "scale"
 BATCH = contract.MAX_SAMPLES_PER_REQUEST  # samples a request (the API's maximum)
 POOL_BATCH = contract.MAX_POOL_TEXTS_PER_REQUEST  # pool texts a request (the API's maximum)
-LAST_BATCHES = 10  # the rate "of the last batches": the 10 before a size (5,000 samples)
+RATE_BATCHES = 10  # the rate at a size: 10 batches (5,000 samples) posted once the model holds that many
 TARGET_RATIO = 0.7
 BOTH = ("polite", "long")  # the two traits of the larger models
 # A benchmark's PostgreSQL keeps its writes durable (the test clusters turn fsync off); commits do not wait
@@ -525,8 +526,8 @@ class BatchLog:
         self.cpu.append(cpu_seconds(dep.api_pid) - cpu)
         return out
 
-    def last(self, per_batch: int, batches: int = LAST_BATCHES) -> dict[str, float]:
-        wall, cpu = self.wall[-batches:], self.cpu[-batches:]
+    def rate(self, per_batch: int) -> dict[str, float]:
+        wall, cpu = self.wall, self.cpu
         return {
             "rate_per_s": round(per_batch * len(wall) / sum(wall), 1),
             "batch_ms": round(1000 * statistics.median(wall), 1),
@@ -565,18 +566,23 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
     make_model(c, handle, ["polite"])
     rows: list[dict[str, Any]] = []
     log = BatchLog()
+    warm_up = f"{NAMESPACE}.warm-up"
+    make_model(c, warm_up, ["polite"])
+    fill(dep, c, warm_up, corpus, 0, RATE_BATCHES * BATCH, BatchLog())
     with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
         stored = 0
         for size in args.sizes:
             memory.phase = f"import {size}"
             probe_start = len(probe.waits_ms)
             fill(dep, c, handle, corpus, stored, size, log)
-            stored = size
+            held, at_size = max(stored, size), BatchLog()  # the rate at this size
+            stored = held + RATE_BATCHES * BATCH
+            fill(dep, c, handle, corpus, held, stored, at_size)
             waits = sorted(probe.waits_ms[probe_start:]) or [0.0]
             row: dict[str, Any] = {
-                "samples": size,
-                "adding_s": round(sum(log.wall), 1),
-                **log.last(BATCH),
+                "samples": held,
+                "adding_s": round(sum(log.wall), 1),  # to the size
+                **at_size.rate(BATCH),
                 "lock_wait_p99_ms": round(waits[min(len(waits) - 1, int(0.99 * len(waits)))], 1),
                 "lock_wait_max_ms": round(waits[-1], 1),
             }
@@ -586,7 +592,7 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
             memory.phase = f"list {size}"
             count, listing_s = list_all(c, f"/models/{handle}/samples")
             row["listing_s"] = round(listing_s, 2)
-            assert count == size, (count, size)
+            assert count == stored, (count, stored)
             if not args.skip_training:
                 ok(c.post(f"/models/{handle}/reopen"), 200)
             row["memory_mb"] = {
@@ -595,6 +601,8 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
+            log.wall += at_size.wall
+            log.cpu += at_size.cpu
         pool = part_pool_and_eval(dep, c, handle, args.pool_sizes, corpus, memory)
         lock = probe.summary()
     base = rows[0]["rate_per_s"]
@@ -612,25 +620,40 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
 def part_pool_and_eval(
     dep: Deployment, c: httpx.Client, handle: str, sizes: list[int], corpus: Corpus, memory: MemorySampler
 ) -> dict[str, Any]:
-    """Pool texts (1,000 a request) and evaluation items (500) up to each size: the last batches' rate."""
+    """Pool texts (1,000 a request) and evaluation items (500) up to each size, then the rate at that size: 5
+    pool batches, 10 evaluation batches (5,000 texts each)."""
     pool_rows, eval_rows = [], []
-    pool_log, eval_log = BatchLog(), BatchLog()
     stored_pool = stored_eval = 0
-    for size in sizes:
-        memory.phase = f"pool {size}"
-        while stored_pool < size:
-            texts = [corpus.text(i, "pool") for i in range(stored_pool, stored_pool + POOL_BATCH)]
-            pool_log.post(dep, c, f"/models/{handle}/pool", {"texts": texts})
-            stored_pool += POOL_BATCH
-        pool_rows.append({"texts": size, **pool_log.last(POOL_BATCH, batches=LAST_BATCHES // 2)})
-        while stored_eval < size:
+
+    def add_pool(upto: int, log: BatchLog) -> int:
+        done = stored_pool
+        while done < upto:
+            texts = [corpus.text(i, "pool") for i in range(done, done + POOL_BATCH)]
+            log.post(dep, c, f"/models/{handle}/pool", {"texts": texts})
+            done += POOL_BATCH
+        return done
+
+    def add_items(upto: int, log: BatchLog) -> int:
+        done = stored_eval
+        while done < upto:
             items = [
                 {"trait": "polite", "text": corpus.text(i, "held-out"), "quality": corpus.quality(i)}
-                for i in range(stored_eval, stored_eval + BATCH)
+                for i in range(done, done + BATCH)
             ]
-            eval_log.post(dep, c, f"/models/{handle}/evaluation-set", {"items": items})
-            stored_eval += BATCH
-        eval_rows.append({"items": size, **eval_log.last(BATCH)})
+            log.post(dep, c, f"/models/{handle}/evaluation-set", {"items": items})
+            done += BATCH
+        return done
+
+    for size in sizes:
+        memory.phase = f"pool {size}"
+        stored_pool = add_pool(max(size, stored_pool), BatchLog())
+        at_size = BatchLog()
+        stored_pool = add_pool(stored_pool + RATE_BATCHES * BATCH, at_size)
+        pool_rows.append({"texts": stored_pool - RATE_BATCHES * BATCH, **at_size.rate(POOL_BATCH)})
+        stored_eval = add_items(max(size, stored_eval), BatchLog())
+        at_size = BatchLog()
+        stored_eval = add_items(stored_eval + RATE_BATCHES * BATCH, at_size)
+        eval_rows.append({"items": stored_eval - RATE_BATCHES * BATCH, **at_size.rate(BATCH)})
         print(json.dumps({"pool": pool_rows[-1], "evaluation": eval_rows[-1]}), flush=True)
     for rows in (pool_rows, eval_rows):
         for row in rows:
@@ -640,7 +663,7 @@ def part_pool_and_eval(
 
 def table_imports(result: dict[str, Any]) -> str:
     lines = [
-        "| samples in the model | adding them | rate of the last batches | × the rate at the first size "
+        "| samples in the model | adding them | rate at that size | × the rate at the first size "
         "| API CPU a batch | training (hashing) | listing all, 500 a page | writer's wait p99 / max "
         "| RSS API / worker |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -755,8 +778,12 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         stored = 0
         for size in sorted({1_000, *[x for x in (10_000, 100_000) if x < args.samples], args.samples}):
             fill(dep, c, handle, corpus, stored, size, log, BOTH)
-            stored = size
-            checkpoints.append({"samples": size, "adding_s": round(sum(log.wall), 1), **log.last(BATCH)})
+            held, at_size = max(stored, size), BatchLog()  # the rate at this size
+            stored = held + RATE_BATCHES * BATCH
+            fill(dep, c, handle, corpus, held, stored, at_size, BOTH)
+            checkpoints.append({"samples": held, "adding_s": round(sum(log.wall), 1), **at_size.rate(BATCH)})
+            log.wall += at_size.wall
+            log.cpu += at_size.cpu
             print(json.dumps(checkpoints[-1]), flush=True)
         for row in checkpoints:
             row["rate_vs_first"] = round(row["rate_per_s"] / checkpoints[0]["rate_per_s"], 2)
@@ -810,7 +837,9 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
             "texts": args.pool,
             "labels": args.pool_labels,
             "seconds": round(sum(pool_log.wall), 1),
-            **pool_log.last(POOL_BATCH, batches=LAST_BATCHES // 2),
+            **BatchLog(pool_log.wall[-RATE_BATCHES // 2 :], pool_log.cpu[-RATE_BATCHES // 2 :]).rate(
+                POOL_BATCH
+            ),
         }
         memory.phase = "suggest"
         first_s, first = timed(lambda: client.suggest(pool_handle, "polite", k=10))

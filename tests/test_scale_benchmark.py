@@ -18,11 +18,13 @@ def run(tmp_path: Path, *args: str) -> dict:
 
 
 def test_imports_report_each_size(tmp_path: Path) -> None:
-    result = run(tmp_path, "imports", "--sizes", "1000,3000", "--pool-sizes", "1000,2000")
-    assert [r["samples"] for r in result["samples"]] == [1000, 3000]
+    # Each rate is that of 5,000 more (10 batches of samples and of evaluation items, 5 of pool texts) once
+    # the model holds the size, or more when the last size's measurement went past it.
+    result = run(tmp_path, "imports", "--sizes", "1000,8000", "--pool-sizes", "1000,2000")
+    assert [r["samples"] for r in result["samples"]] == [1000, 8000]
     assert all(r["rate_per_s"] > 0 and r["training_s"] > 0 for r in result["samples"])
-    assert [r["texts"] for r in result["pool"]] == [1000, 2000]
-    assert [r["items"] for r in result["evaluation_items"]] == [1000, 2000]
+    assert [r["texts"] for r in result["pool"]] == [1000, 6000]
+    assert [r["items"] for r in result["evaluation_items"]] == [1000, 6000]
     assert result["lock_probe"]["probes"] > 0
     assert result["log_problems"] == []
 

@@ -33,7 +33,7 @@ from service.schemas import (
 from service.store import ledger
 from service.store.db import rows_changed, transaction
 from service.store.samples import CHUNK, sha256
-from service.store.tables import EvalItem, Evaluation, Model, Version, utcnow
+from service.store.tables import CONTENT_KEY_CHARS, EvalItem, Evaluation, Model, Version, content_key, utcnow
 from service.store.votes import eval_votes
 
 #: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
@@ -134,11 +134,11 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
 def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:
     """The keys among `keys` that the model's set holds: per trait, one indexed query per chunk of hashes, so
     a batch costs the same whatever the set holds (issue 36)."""
-    digests: dict[str, set[str]] = {}
+    prefixes: dict[str, set[str]] = {}
     for trait_key, digest, *_ in keys:
-        digests.setdefault(trait_key, set()).add(digest)
-    found: set[ItemKey] = set()
-    for trait_key, wanted in digests.items():
+        prefixes.setdefault(trait_key, set()).add(digest[:CONTENT_KEY_CHARS])
+    found: set[ItemKey] = set()  # with any other text's that shares a key: never asked for
+    for trait_key, wanted in prefixes.items():
         ordered = sorted(wanted)
         for start in range(0, len(ordered), CHUNK):
             found.update(
@@ -148,7 +148,7 @@ def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey
                     ).where(
                         EvalItem.model_id == model_id,
                         EvalItem.trait_key == trait_key,
-                        EvalItem.content_sha256.in_(ordered[start : start + CHUNK]),
+                        content_key(EvalItem.content_sha256).in_(ordered[start : start + CHUNK]),
                     )
                 ).tuples()
             )

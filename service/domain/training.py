@@ -20,7 +20,7 @@ from service.keys import Principal
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.db import transaction
-from service.store.tables import Model, Run, SampleRow, Trait, Version
+from service.store.tables import Model, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes
 
 
@@ -64,15 +64,16 @@ def check_trainable(session: Session, model: Model) -> None:
 
 
 def _has_several_votes(session: Session, model_id: int, trait_id: int) -> bool:
-    """Whether a text of the trait has more than one sample (votes), read from the content-hash index."""
-    repeated = (
-        select(SampleRow.content_sha256)
-        .where(SampleRow.model_id == model_id, SampleRow.trait_id == trait_id)
-        .group_by(SampleRow.content_sha256)
-        .having(func.count() > 1)
-        .limit(1)
-    )
-    return session.scalar(repeated) is not None
+    """Whether a text of the trait has more than one sample (votes): the content-key index's repeated keys
+    (read from the index alone), then whether one of those keys' rows repeats a whole hash."""
+    key = content_key(SampleRow.content_sha256)
+    mine = (SampleRow.model_id == model_id, SampleRow.trait_id == trait_id)
+    repeated = select(key).where(*mine).group_by(key).having(func.count() > 1)
+    for prefix in session.scalars(repeated):
+        hashes = session.scalars(select(SampleRow.content_sha256).where(*mine, key == prefix)).all()
+        if len(set(hashes)) < len(hashes):
+            return True
+    return False
 
 
 def fingerprint(session: Session, model: Model, exclude_provenance: str, extrinsic_only: bool) -> str:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import is_positive
 from core.engine.types import Sample, TraitSpec
-from service.store.tables import FeedbackLabel, SampleRow, Trait, utcnow
+from service.store.tables import CONTENT_KEY_CHARS, FeedbackLabel, SampleRow, Trait, content_key, utcnow
 
 #: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
 CHUNK = 500
@@ -155,11 +155,11 @@ def _stored_ids(
 ) -> dict[SampleKey, tuple[int, bool]]:
     """{key: (the oldest stored sample's id, whether it has a source URL)} for the stored samples among
     `keys`: per trait, one indexed query per chunk of hashes."""
-    digests: dict[int, set[str]] = {}
+    prefixes: dict[int, set[str]] = {}
     for trait_id, digest, *_ in keys:
-        digests.setdefault(trait_id, set()).add(digest)
+        prefixes.setdefault(trait_id, set()).add(digest[:CONTENT_KEY_CHARS])
     found: dict[SampleKey, tuple[int, bool]] = {}
-    for trait_id, wanted in digests.items():
+    for trait_id, wanted in prefixes.items():
         ordered = sorted(wanted)
         for start in range(0, len(ordered), CHUNK):
             rows = session.execute(
@@ -173,10 +173,11 @@ def _stored_ids(
                 ).where(
                     SampleRow.model_id == model_id,
                     SampleRow.trait_id == trait_id,
-                    SampleRow.content_sha256.in_(ordered[start : start + CHUNK]),
+                    content_key(SampleRow.content_sha256).in_(ordered[start : start + CHUNK]),
                 )  # no ORDER BY: SQLite would then walk the model's rows in id order instead of this index
             ).tuples()
-            for sid, digest, quality, who, settled, url in rows:
+            for sid, digest, quality, who, settled, url in rows:  # a row another text shares a key with:
+                # its key is not among the batch's, so it is never asked for
                 key = (trait_id, digest, quality, who, bool(settled))
                 if key not in found or sid < found[key][0]:
                     found[key] = (sid, url is not None)

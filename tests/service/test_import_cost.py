@@ -11,8 +11,9 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
+from service.domain.training import _has_several_votes
 from service.store.db import transaction
-from service.store.tables import Model, SampleRow, Trait
+from service.store.tables import CONTENT_KEY_CHARS, Model, SampleRow, Trait
 from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, train_ready, wait_settled
 
@@ -247,3 +248,37 @@ def test_the_kept_counts_follow_every_change_of_the_samples(svc: Svc) -> None:
     assert model["version_no"] == 2 and same()["formality"] == (40, 22)
     check(c.patch(f"/v1/models/{handle}", json={"zero_data_retention": True}, headers=h), 200)
     assert same() == {"formality": (0, 0), "sentiment": (0, 0)}  # zero-data-retention purged the samples
+
+
+def test_texts_that_share_a_content_key_stay_apart(svc: Svc) -> None:
+    """The duplicate checks find a text's rows by the first 64 bits of its hash: a stored row of another text
+    with the same key (forged here; about once in 10^7 million-sample traits in life) is neither a duplicate
+    of it nor a vote on it."""
+    c, h = svc.client, svc.author
+    check(c.post("/v1/models", json={"handle": "acme.twins"}, headers=h), 201)
+    check(c.post("/v1/models/acme.twins/traits", json={"traits": TRAITS}, headers=h), 201)
+    url = "/v1/models/acme.twins/samples"
+    label = {"trait": "formality", "text": "Dear Sir.", "quality": 1.0}
+    (first,) = check(c.post(url, json={"samples": [label]}, headers=h), 201)["ids"]
+    with transaction(svc.ctx.sessions) as s:
+        row = s.get(SampleRow, first)
+        assert row is not None
+        twin = SampleRow(
+            model_id=row.model_id,
+            trait_id=row.trait_id,
+            text="A forged twin.",
+            quality=1.0,
+            content_sha256=row.content_sha256[:CONTENT_KEY_CHARS] + "0" * (64 - CONTENT_KEY_CHARS),
+        )
+        s.add(twin)
+        s.flush()
+        twin_id, model_id, trait_id = twin.id, row.model_id, row.trait_id
+        assert twin.content_sha256 != row.content_sha256
+    assert check(c.post(url, json={"samples": [label]}, headers=h), 201)["ids"] == [first]
+    with transaction(svc.ctx.reads) as s:
+        assert not _has_several_votes(s, model_id, trait_id)  # two texts, one vote each
+    vote = label | {"annotator": "rater-7"}
+    (second,) = check(c.post(url, json={"samples": [vote]}, headers=h), 201)["ids"]
+    assert second not in (first, twin_id)
+    with transaction(svc.ctx.reads) as s:
+        assert _has_several_votes(s, model_id, trait_id)  # "Dear Sir." has two votes now
