@@ -802,7 +802,7 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         client = Client(dep.base_url.removesuffix("/v1"), key, timeout=3600)
         reads: dict[str, float] = {}
         reads["get_model_s"], model = timed(lambda: client.get_model(handle), 5)
-        assert model.sample_count == args.samples, model.sample_count
+        assert model.sample_count == stored, (model.sample_count, stored)
         reads["traits_s"], _ = timed(lambda: client.list_traits(handle), 5)
         reads["first_page_s"], page = timed(lambda: client.list_samples_page(handle, limit=100), 5)
         reads["trait_filter_s"], _ = timed(lambda: client.list_samples_page(handle, "long", limit=100), 5)
@@ -889,9 +889,9 @@ def table_million(result: dict[str, Any]) -> str:
     lines = [
         row("step", "figure"),
         "|---|---:|",
-        *(row(f"import: rate of the last batches at {r['samples']:,}",
+        *(row(f"import: rate at {r['samples']:,}",
               f"{r['rate_per_s']:,} /s ({r['rate_vs_first']}×)") for r in imp),
-        row(f"import: {result['samples']:,} samples", f"{imp[-1]['adding_s']:,} s"),
+        row(f"import: {result['samples']:,} samples", f"{imp[-1]['adding_s']:,} s"),  # to the last size
         row(f"training, {result['workers']} workers (embedding phase)",
             f"{tr['training_s']:,} s ({tr['embedding_s']:,} s)"),
         row("Samples page: model / traits / first page / trait filter / provenance filter / next page",

@@ -31,7 +31,7 @@ from service.schemas import (
     LabelIn,
 )
 from service.store import ledger
-from service.store.db import rows_changed, transaction
+from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
 from service.store.tables import CONTENT_KEY_CHARS, EvalItem, Evaluation, Model, Version, content_key, utcnow
 from service.store.votes import eval_votes
@@ -127,7 +127,9 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
                 }
         if new:
             s.execute(insert(EvalItem), list(new.values()))
+            before = model.eval_item_count
             model.eval_item_count += len(new)  # the row is locked (load_model): no lost update
+            analyze_after_growth(s, EvalItem.__tablename__, before, model.eval_item_count)
         return EvalAdded(added=len(new), total=model.eval_item_count)
 
 

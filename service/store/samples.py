@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import is_positive
 from core.engine.types import Sample, TraitSpec
+from service.store.db import analyze_after_growth
 from service.store.tables import CONTENT_KEY_CHARS, FeedbackLabel, SampleRow, Trait, content_key, utcnow
 
 #: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
@@ -142,12 +143,14 @@ def add_samples(
 def count_samples(session: Session, trait_id: int, n: int, positive: int) -> None:
     """Samples added to (or, negative, removed from) a trait: its counts (`Trait.sample_count`,
     `positive_samples`) follow every insert, edit and deletion of a sample, so no read counts rows."""
-    session.execute(
+    now = session.execute(
         update(Trait)
         .where(Trait.id == trait_id)
         .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + int(positive))
+        .returning(Trait.sample_count)
         .execution_options(synchronize_session=False)
-    )
+    ).scalar_one()
+    analyze_after_growth(session, SampleRow.__tablename__, now - n, now)
 
 
 def _stored_ids(

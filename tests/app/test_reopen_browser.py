@@ -1,5 +1,5 @@
 """The analyst's loop after v1, in headless Chromium (issue 23): reopen a trained model, edit one sample in
-the grid, delete one, fix a flag, add ten rows, train v2, compare v1 and v2 on the evaluation set, tag v2.
+the grid, delete one, fix a flag, add four rows, train v2, compare v1 and v2 on the evaluation set, tag v2.
 
 The model is realistic: the support-replies and news-style demo data (five traits, 400 short texts), four in
 five of each trait's texts as samples and the rest as its evaluation set, three labels flipped by mistake; v1
@@ -38,15 +38,10 @@ HANDLE = "local.curate"
 NEW_TEXTS = [
     "Thanks so much for your patience, I have refunded the full amount to your card today.",
     "Sorry about the mix-up! A replacement ships tomorrow and you will get the tracking number by email.",
-    "I completely understand how frustrating this is, and I have escalated it to our billing team.",
-    "We appreciate you telling us; your account is unlocked now and you can sign in again.",
-    "Thank you for the photos, they helped a lot. The courier will collect the parcel on Monday.",
     "whatever, read the FAQ before writing to us",
-    "not our problem, talk to the bank",
-    "we already answered this. stop emailing",
     "as stated before, no refunds. closed.",
-    "you should have read the terms, nothing we can do",
 ]
+POLITE = 2  # the first two new texts are polite
 
 
 def _prepare(data_dir: Path) -> dict[str, int]:
@@ -116,7 +111,7 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     ui.expect_text("Draft reopened from v1")
     ui.no_exception()
 
-    # 2. One save: edit the first row's text, delete the second row, add ten rows at the bottom.
+    # 2. One save: edit the first row's text, delete the second row, add four rows at the bottom.
     rng = random.Random(37)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
@@ -131,27 +126,26 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     rows -= 1
     expect_rows(grid, rows)
     ui.shot("reopen_02_grid_edits")
-    for _ in range(2):  # three empty rows at first: ten more to type into
-        ui.click("More empty rows")
-        # As a person sees the rows arrive before clicking again (a click while the page still redraws
-        # can be lost, and typing would then start in stored rows).
-        rows += 5
-        expect_rows(_grid(page), rows)
+    ui.click("More empty rows")  # three empty rows at first: five more
+    # As a person sees the rows arrive before typing into them (a click while the page still redraws can be
+    # lost, and typing would then start in stored rows).
+    rows += 5
+    expect_rows(_grid(page), rows)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
     to_last_row(page, grid, "new row")
-    move(page, grid, "ArrowUp", 12)  # the first of the thirteen empty rows
+    move(page, grid, "ArrowUp", 7)  # the first of the eight empty rows
     move(page, grid, "ArrowRight", 1)  # its trait
     for i, text in enumerate(NEW_TEXTS):
         type_into_cell(page, "politeness", rng, then="Tab")
         type_into_cell(page, text, rng, then="Tab")
-        type_into_cell(page, "1" if i < 5 else "0", rng)  # Enter: down to the next empty row
+        type_into_cell(page, "1" if i < POLITE else "0", rng)  # Enter: down to the next empty row
         move(page, grid, "ArrowLeft", 2)  # its trait
     expect(
         page.locator("[data-testid='stMarkdownContainer']", has_text="sends exactly these")
-    ).to_contain_text("(1 edited, 1 deleted, 10 new)")
+    ).to_contain_text(f"(1 edited, 1 deleted, {len(NEW_TEXTS)} new)")
     ui.click("Save changes")
-    ui.expect_text("Saved: 1 edited, 1 deleted, 10 added (#")
+    ui.expect_text(f"Saved: 1 edited, 1 deleted, {len(NEW_TEXTS)} added (#")
     ui.no_exception()
     ui.shot("reopen_03_saved")
 
@@ -204,7 +198,7 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     with app_client(data_dir) as c:
         model = c.get_model(HANDLE)
         assert (model.state, model.version_no, model.version_tags) == ("ready", 2, ["curated"])
-        assert c.get_version(HANDLE, "v2").sample_count == counts["samples"] - 1 + 10
+        assert c.get_version(HANDLE, "v2").sample_count == counts["samples"] - 1 + len(NEW_TEXTS)
         texts = {s.text for s in c.list_samples(HANDLE)}
         assert "Thank you for your message; I have fixed the address on your order." in texts
         assert set(NEW_TEXTS) <= texts
