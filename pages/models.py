@@ -50,6 +50,7 @@ def _browse() -> None:
     namespace = None if scope == PUBLIC else scope
     state_arg = None if state == STATES[0] else state
     kind_arg = None if kind == "(any)" else kind
+    busy = st.session_state.get("models_polling", False)  # as it was, if the list cannot be read
     with guard("Listing models"):
         page = paged(
             "models_pager",
@@ -58,9 +59,6 @@ def _browse() -> None:
         )
         items = page.items
         busy = any(m.state == "busy" for m in items) or demo_load().running
-        if busy != st.session_state.get("models_polling", False):  # start or stop following the states
-            st.session_state["models_polling"] = busy
-            st.rerun(scope="app")
         if not items:
             st.info("No models here yet." if namespace else "The public catalog is empty.")
         else:
@@ -98,12 +96,12 @@ def _browse() -> None:
                 st.session_state[OPEN_TARGET] = _open_page(chosen.state, len(chosen.traits))
                 st.rerun(scope="app")
         pager_buttons("models_pager", page)
+    if busy != st.session_state.get("models_polling", False):  # start or stop following the states
+        # Last thing in the page's run (this fragment is drawn after the other tabs): the rerun that gives
+        # the fragment its new timer must not cut off a click the run carries (a Create that was lost).
+        st.session_state["models_polling"] = busy
+        st.rerun(scope="app")
 
-
-with browse:
-    # A fragment that reads the list again every 2 s while a listed model is busy: the demo models finish
-    # training in the background, and a table that kept saying "busy" until a reload misled (issue 37.6).
-    st.fragment(_browse, run_every=POLL_S if st.session_state.get("models_polling") else None)()
 
 with create:
     st.caption(f"Your namespaces: {', '.join(f'`{n}`' for n in backend.namespaces)}")
@@ -229,3 +227,8 @@ with edit:
 
             with st.expander("All fields"):
                 st.json(model)
+
+with browse:  # drawn last: its rerun when it starts or stops following busy models ends the run
+    # A fragment that reads the list again every 2 s while a listed model is busy: the demo models finish
+    # training in the background, and a table that kept saying "busy" until a reload misled (issue 37.6).
+    st.fragment(_browse, run_every=POLL_S if st.session_state.get("models_polling") else None)()

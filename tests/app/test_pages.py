@@ -67,6 +67,23 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
     assert at.selectbox(key="models_open_pick").value == handle  # the Open box follows the new pick
 
 
+def test_models_create_lands_in_the_run_that_stops_following_busy_models(
+    service: LocalService, client: Client
+) -> None:
+    """The list follows busy models with a timer and reruns the page when it starts or stops; a Create click
+    that came in that very run was cut off by the rerun (the browser journey's 'Created' never showed)."""
+    at = page("models")
+    at.run()
+    at.session_state["models_polling"] = True  # as the list left it while a demo model trained
+    handle = new_handle(service, "while-following")
+    by_label(at.text_input, "Handle").set_value(handle)
+    by_label(at.button, "Create model").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(handle).state == "draft"
+    assert at.session_state["models_polling"] is False  # and the list stopped following
+
+
 def test_models_create_offers_e5_small(service: LocalService, client: Client) -> None:
     from core.embedders.e5 import E5_ID
 
