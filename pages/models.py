@@ -96,11 +96,15 @@ def _browse() -> None:
                 st.session_state[OPEN_TARGET] = _open_page(chosen.state, len(chosen.traits))
                 st.rerun(scope="app")
         pager_buttons("models_pager", page)
-    if busy != st.session_state.get("models_polling", False):  # start or stop following the states
-        # Last thing in the page's run (this fragment is drawn after the other tabs): the rerun that gives
-        # the fragment its new timer must not cut off a click the run carries (a Create that was lost).
-        st.session_state["models_polling"] = busy
+    if busy and not st.session_state.get("models_polling", False):
+        # Start following: the fragment gets its timer from a rerun of the page, last in this run (the
+        # browse tab is drawn after the others) so that it cuts off no click the run carries.
+        st.session_state["models_polling"] = True
         st.rerun(scope="app")
+    if not busy:
+        # Stop following without a rerun: it took away the message of the run that showed it ("Created …")
+        # or a click on another tab; the timer ends with the page's next run.
+        st.session_state["models_polling"] = False
 
 
 with create:

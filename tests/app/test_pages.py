@@ -70,8 +70,8 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
 def test_models_create_lands_in_the_run_that_stops_following_busy_models(
     service: LocalService, client: Client
 ) -> None:
-    """The list follows busy models with a timer and reruns the page when it starts or stops; a Create click
-    that came in that very run was cut off by the rerun (the browser journey's 'Created' never showed)."""
+    """The list follows busy models with a timer; when it stopped, it reran the page, which cut off a Create
+    click of that very run, and later the "Created" message of the run that showed it (browser journey)."""
     at = page("models")
     at.run()
     at.session_state["models_polling"] = True  # as the list left it while a demo model trained
@@ -81,6 +81,7 @@ def test_models_create_lands_in_the_run_that_stops_following_busy_models(
     at.run()
     no_exception(at)
     assert client.get_model(handle).state == "draft"
+    assert any("Created" in t for t in texts(at.success))  # its message stays
     assert at.session_state["models_polling"] is False  # and the list stopped following
 
 
