@@ -625,16 +625,14 @@ def part_pool_and_eval(
     pool_rows, eval_rows = [], []
     stored_pool = stored_eval = 0
 
-    def add_pool(upto: int, log: BatchLog) -> int:
-        done = stored_pool
+    def add_pool(done: int, upto: int, log: BatchLog) -> int:
         while done < upto:
             texts = [corpus.text(i, "pool") for i in range(done, done + POOL_BATCH)]
             log.post(dep, c, f"/models/{handle}/pool", {"texts": texts})
             done += POOL_BATCH
         return done
 
-    def add_items(upto: int, log: BatchLog) -> int:
-        done = stored_eval
+    def add_items(done: int, upto: int, log: BatchLog) -> int:
         while done < upto:
             items = [
                 {"trait": "polite", "text": corpus.text(i, "held-out"), "quality": corpus.quality(i)}
@@ -646,13 +644,13 @@ def part_pool_and_eval(
 
     for size in sizes:
         memory.phase = f"pool {size}"
-        stored_pool = add_pool(max(size, stored_pool), BatchLog())
+        stored_pool = add_pool(stored_pool, max(size, stored_pool), BatchLog())
         at_size = BatchLog()
-        stored_pool = add_pool(stored_pool + RATE_BATCHES * BATCH, at_size)
+        stored_pool = add_pool(stored_pool, stored_pool + RATE_BATCHES * BATCH, at_size)
         pool_rows.append({"texts": stored_pool - RATE_BATCHES * BATCH, **at_size.rate(POOL_BATCH)})
-        stored_eval = add_items(max(size, stored_eval), BatchLog())
+        stored_eval = add_items(stored_eval, max(size, stored_eval), BatchLog())
         at_size = BatchLog()
-        stored_eval = add_items(stored_eval + RATE_BATCHES * BATCH, at_size)
+        stored_eval = add_items(stored_eval, stored_eval + RATE_BATCHES * BATCH, at_size)
         eval_rows.append({"items": stored_eval - RATE_BATCHES * BATCH, **at_size.rate(BATCH)})
         print(json.dumps({"pool": pool_rows[-1], "evaluation": eval_rows[-1]}), flush=True)
     for rows in (pool_rows, eval_rows):

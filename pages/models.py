@@ -103,7 +103,8 @@ def _browse() -> None:
         st.rerun(scope="app")
     if not busy:
         # Stop following without a rerun: it took away the message of the run that showed it ("Created …")
-        # or a click on another tab; the timer ends with the page's next run.
+        # or a click on another tab. The timer ends with the page's next run: until then, one list read
+        # every 2 s.
         st.session_state["models_polling"] = False
 
 

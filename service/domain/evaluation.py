@@ -33,7 +33,7 @@ from service.schemas import (
 from service.store import ledger
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
-from service.store.tables import CONTENT_KEY_CHARS, EvalItem, Evaluation, Model, Version, content_key, utcnow
+from service.store.tables import EvalItem, Evaluation, Model, Version, content_key, key_of, utcnow
 from service.store.votes import eval_votes
 
 #: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
@@ -138,7 +138,7 @@ def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey
     a batch costs the same whatever the set holds (issue 36)."""
     prefixes: dict[str, set[str]] = {}
     for trait_key, digest, *_ in keys:
-        prefixes.setdefault(trait_key, set()).add(digest[:CONTENT_KEY_CHARS])
+        prefixes.setdefault(trait_key, set()).add(key_of(digest))
     found: set[ItemKey] = set()  # with any other text's that shares a key: never asked for
     for trait_key, wanted in prefixes.items():
         ordered = sorted(wanted)

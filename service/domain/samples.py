@@ -19,7 +19,7 @@ from service.keys import Principal, reserved_annotators
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.store.db import transaction
 from service.store.samples import add_samples, count_samples, sha256
-from service.store.tables import CONTENT_KEY_CHARS, MAX_INT, Model, SampleRow, Trait, content_key, utcnow
+from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
 from service.testhooks import pause
 from service.views import sample_out
 
@@ -148,7 +148,7 @@ def update_sample(
             select(SampleRow).where(
                 SampleRow.model_id == model.id,
                 SampleRow.trait_id == trait.id,
-                content_key(SampleRow.content_sha256) == digest[:CONTENT_KEY_CHARS],  # the index
+                content_key(SampleRow.content_sha256) == key_of(digest),  # the index
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == quality,
                 SampleRow.annotator == annotator,

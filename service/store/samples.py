@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from core.contract import is_positive
 from core.engine.types import Sample, TraitSpec
 from service.store.db import analyze_after_growth
-from service.store.tables import CONTENT_KEY_CHARS, FeedbackLabel, SampleRow, Trait, content_key, utcnow
+from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
 
 #: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
 CHUNK = 500
@@ -160,7 +160,7 @@ def _stored_ids(
     `keys`: per trait, one indexed query per chunk of hashes."""
     prefixes: dict[int, set[str]] = {}
     for trait_id, digest, *_ in keys:
-        prefixes.setdefault(trait_id, set()).add(digest[:CONTENT_KEY_CHARS])
+        prefixes.setdefault(trait_id, set()).add(key_of(digest))
     found: dict[SampleKey, tuple[int, bool]] = {}
     for trait_id, wanted in prefixes.items():
         ordered = sorted(wanted)

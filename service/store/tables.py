@@ -41,6 +41,11 @@ MAX_INT = 2**31 - 1
 CONTENT_KEY_CHARS = 16
 
 
+def key_of(digest: str) -> str:
+    """A content hash's key, as `content_key` reads it from a column."""
+    return digest[:CONTENT_KEY_CHARS]
+
+
 def content_key(column: SQLCoreOperations[str]) -> ColumnElement[str]:
     """The indexed prefix of a content hash column. Its bounds are written into the SQL, not bound: SQLite and
     PostgreSQL use an expression index only for the very expression it was built on."""

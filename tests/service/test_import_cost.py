@@ -14,7 +14,7 @@ from sqlalchemy import event, func, select, text
 
 from service.domain.training import _has_several_votes
 from service.store.db import transaction
-from service.store.tables import CONTENT_KEY_CHARS, Model, SampleRow, Trait, content_key
+from service.store.tables import CONTENT_KEY_CHARS, Model, SampleRow, Trait, content_key, key_of
 from tests.service.conftest import Svc
 from tests.service.helpers import TRAITS, check, train_ready, wait_settled
 
@@ -269,7 +269,7 @@ def test_texts_that_share_a_content_key_stay_apart(svc: Svc) -> None:
             trait_id=row.trait_id,
             text="A forged twin.",
             quality=1.0,
-            content_sha256=row.content_sha256[:CONTENT_KEY_CHARS] + "0" * (64 - CONTENT_KEY_CHARS),
+            content_sha256=key_of(row.content_sha256) + "0" * (64 - CONTENT_KEY_CHARS),
         )
         s.add(twin)
         s.flush()
@@ -302,7 +302,7 @@ def test_a_big_trait_is_read_by_its_keys_from_the_first_minute(svc: Svc) -> None
         model_id, trait_id = s.execute(
             select(SampleRow.model_id, SampleRow.trait_id).order_by(SampleRow.id.desc()).limit(1)
         ).one()
-        keys = [k[:CONTENT_KEY_CHARS] for k in s.scalars(select(SampleRow.content_sha256).limit(BATCH))]
+        keys = [key_of(k) for k in s.scalars(select(SampleRow.content_sha256).limit(BATCH))]
         lookup = select(SampleRow.id).where(
             SampleRow.model_id == model_id,
             SampleRow.trait_id == trait_id,
