@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.embedding import Embedders
 from service.runs.heartbeat import Heartbeat
 from service.settings import Settings
+from service.store.db import make_read_session_factory
 
 
 @dataclass
@@ -28,6 +30,12 @@ class Attempt:
     enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
     # Test hook: runs once, at the engine's first progress report.
     pending_pause: Callable[[], None] | None = field(default=None)
+
+    @cached_property
+    def reads(self) -> sessionmaker[Session]:
+        """Sessions for a run's inputs: they read, so on SQLite they hold no write lock (a training's read
+        of a million samples held it for 10 s, and every other writer waited)."""
+        return make_read_session_factory(self.sessions.kw["bind"])
 
     def report(self, fraction: float, phase: str, message: str | None = None) -> None:
         """Progress of the run as a whole (0-1)."""

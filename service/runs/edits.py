@@ -17,7 +17,7 @@ from service.store.tables import Model, Run, utcnow
 def edit_inputs(at: Attempt) -> tuple[JsonObject, list[TraitSpec], list[Sample], Embedder]:
     """Run options, traits, samples, and the model's embedder (caching unless the model is under
     zero-data-retention)."""
-    with transaction(at.sessions) as s:
+    with transaction(at.reads) as s:
         run = s.get(Run, at.run_id)
         assert run is not None
         model = s.get(Model, run.model_id)

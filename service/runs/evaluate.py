@@ -25,7 +25,7 @@ BATCH = 256
 
 
 def execute(at: Attempt) -> None:
-    with transaction(at.sessions) as s:
+    with transaction(at.reads) as s:
         run = s.get(Run, at.run_id)
         assert run is not None
         version_no = int(run.options["version_no"])

@@ -19,7 +19,7 @@ from service.retention import erase, purge_texts
 from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
-from service.store.db import transaction, write_retrying
+from service.store.db import transaction
 from service.store.samples import add_samples, held_feedback, load_traits, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
@@ -65,10 +65,8 @@ def execute(at: Attempt) -> None:
         model_id = model.id
         return options, traits, votes, feedback, params, retain, embedder_choice, model_id
 
-    # Begun again while another writer holds the lock (an import): a run must not fail on a busy database.
-    options, traits, votes, feedback, params, retain, embedder_choice, model_id = write_retrying(
-        at.sessions, read, patience_s=at.settings.heartbeat_timeout_s, what="reading the run's samples"
-    )
+    with transaction(at.reads) as s:  # a read: it waits for no writer and holds up none
+        options, traits, votes, feedback, params, retain, embedder_choice, model_id = read(s)
     keys = {t.key for t in traits}
     held = {f.id for f in held_feedback(feedback, samples_to_train(count_votes(votes)))}
     feedback = [f for f in feedback if f.id not in held]
