@@ -114,7 +114,7 @@ def ceiling_sentence(ref: str, trait: str, t: TraitEvaluation) -> str | None:
         return None
     people = (
         f"the annotators' agreement with each other r = {ceiling.value:.2f} "
-        f"({ceiling.annotators} annotators, {ceiling.texts} texts)"
+        f"({ceiling.annotators:,} annotators, {ceiling.texts:,} texts)"
     )
     if t.share_of_ceiling is None or t.model_agreement is None:
         return f"**{trait}**: {people}; {ref}'s agreement with them cannot be measured here."

@@ -51,8 +51,8 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         return
     if summary.traits:
         st.caption(
-            f"{summary.total} items: "
-            + ", ".join(f"{k} {v.positive}+ / {v.negative}−" for k, v in summary.traits.items())
+            f"{summary.total:,} items: "
+            + ", ".join(f"{k} {v.positive:,}+ / {v.negative:,}−" for k, v in summary.traits.items())
         )
     _upload(client, handle)
     if not summary.total:
@@ -104,7 +104,7 @@ def _upload(client: Client, handle: str) -> None:
                 if read.refused
                 else ""
             )
-            st.session_state["ev_flash"] = f"Added {out.added} items ({out.total} in the set).{skipped}"
+            st.session_state["ev_flash"] = f"Added {out.added:,} items ({out.total:,} in the set).{skipped}"
             st.session_state["ev_upload_gen"] = gen + 1
             # The set's summary was read above this: rerun so Evaluate shows for the new items now.
             st.rerun()
@@ -122,7 +122,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
     texts = sum(t.items for t in result.traits.values())
     votes = sum(t.votes or t.items for t in result.traits.values())
     # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
-    measured = f"{texts} texts ({votes} votes)" if votes > texts else f"{result.items} evaluation items"
+    measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
     st.markdown(f"**{ref} on {measured}** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
@@ -184,7 +184,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
     if not isinstance(cmp, EvaluationComparison) or cmp.handle != handle:
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
-    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items} items")
+    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items:,} items")
     for key, t in sorted(cmp.traits.items()):
         if line := comparison_ceiling_sentence(a, b, key, t):
             st.markdown(line)
