@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.embedding import Embedders
 from service.runs.heartbeat import Heartbeat
 from service.settings import Settings
-from service.store.db import make_read_session_factory
+from service.store.db import read_sessions
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Attempt:
     def reads(self) -> sessionmaker[Session]:
         """Sessions for a run's inputs: they read, so on SQLite they hold no write lock (a training's read
         of a million samples held it for 10 s, and every other writer waited)."""
-        return make_read_session_factory(self.sessions.kw["bind"])
+        return read_sessions(self.sessions)
 
     def report(self, fraction: float, phase: str, message: str | None = None) -> None:
         """Progress of the run as a whole (0-1)."""

@@ -45,7 +45,7 @@ from core.engine.types import Sample
 from service.embedding import Embedders
 from service.settings import Settings
 from service.store import ledger
-from service.store.db import make_read_session_factory, rows_changed, transaction, write_retrying
+from service.store.db import read_sessions, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
 from service.testhooks import pause
 
@@ -130,7 +130,7 @@ class Coordinator:
 
     def __post_init__(self) -> None:
         # Polling and reading the others' shards needs no write lock (SQLite's writers begin IMMEDIATE).
-        self.reads = make_read_session_factory(self.sessions.kw["bind"])
+        self.reads = read_sessions(self.sessions)
 
     def embed(self, samples: Sequence[Sample]) -> Precomputed:
         shards = plan(samples, self.settings.shard_texts)
@@ -397,7 +397,7 @@ def work(
         return  # done, held by another worker, or the run has ended
     attempt, model_id, first, last, handle, embedder_name = claimed
     pause(settings.test_hooks.slow_shard, handle, f"shard {shard_no} of run {run_id}", attempt)
-    with transaction(make_read_session_factory(sessions.kw["bind"])) as s:
+    with transaction(read_sessions(sessions)) as s:
         texts = list(
             dict.fromkeys(
                 t.strip()

@@ -123,6 +123,12 @@ def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine.execution_options(**options), expire_on_commit=False)
 
 
+def read_sessions(sessions: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Read sessions on the engine of `sessions`: a worker is handed the write factory, and reads its inputs
+    and others' shards without the write lock."""
+    return make_read_session_factory(sessions.kw["bind"])
+
+
 @contextmanager
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One session, committed on success, rolled back on any exception."""
