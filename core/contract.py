@@ -54,6 +54,21 @@ SCORE_MIDPOINT = 0.5
 DEFAULT_DECISION_THRESHOLD = SCORE_MIDPOINT
 
 
+#: A quality exactly at the middle of the axis is neutral: it counts toward neither pole (training, counts,
+#: flags, agreement, thresholds and evaluation all read this one rule through `pole_of`).
+NEUTRAL_QUALITY = 0.5
+Pole = Literal["positive", "negative", "neutral"]
+
+
+def pole_of(quality: float) -> Pole:
+    """The pole a quality belongs to: above the middle positive, below it negative, exactly at it neutral."""
+    if quality > NEUTRAL_QUALITY:
+        return "positive"
+    if quality < NEUTRAL_QUALITY:
+        return "negative"
+    return "neutral"
+
+
 def is_positive(quality: float) -> bool:
     """The pole a quality counts toward (0.5 itself counts as positive)."""
     return quality >= POSITIVE_THRESHOLD
