@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 
@@ -63,6 +64,32 @@ def _mark_by_what_it_uses(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.fleet)
     if item.nodeid.split("::")[0] in SERVER_FILES:
         item.add_marker(pytest.mark.server)
+
+
+SEED_ENV = "SCORING_TEST_SEED"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"the seed of the tests that act like a person (typing pauses, choices); also ${SEED_ENV}",
+    )
+
+
+@pytest.fixture
+def person(request: pytest.FixtureRequest) -> random.Random:
+    """A person's randomness (pauses, typing speed, which rows): a new seed each run, so runs cover more
+    than one rhythm, printed before the test starts and kept in the junit report, so a failure replays
+    with `--seed N` or `SCORING_TEST_SEED=N`."""
+    given = request.config.getoption("--seed")
+    if given is None and os.environ.get(SEED_ENV):
+        given = int(os.environ[SEED_ENV])
+    seed = random.randrange(1 << 30) if given is None else given
+    print(f"seed {seed} (replay: pytest {request.node.nodeid} --seed {seed})")
+    request.node.user_properties.append(("seed", seed))
+    return random.Random(seed)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -58,6 +58,8 @@ def trained(service: LocalService, client: Client) -> str:
     return handle
 
 
+EXPECT_BOUND_MS = 60_000
+
 # -- browser tests: one Chromium and one `streamlit run` per module that asks for them ------------------
 
 
@@ -69,8 +71,12 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright  # imported here: only browser tests need it
+    from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
 
+    # An `expect` waits for a condition the page reaches; its bound (Playwright's default is 5 s) is how
+    # long a slow machine may take to get there, not how long this one does: a save and the page's rerun
+    # beside two busy processes took longer than 5 s.
+    expect.set_options(timeout=EXPECT_BOUND_MS)
     with sync_playwright() as p:
         b = chromium.launch(p)
         try:

@@ -30,7 +30,7 @@ def click_row_cell(page: Page, grid: Locator, row: int | None = None) -> None:
         page.keyboard.press("Escape")  # nothing selected: a click on the selected cell would open its editor
         page.mouse.click(rect["x"] + MARKER + 20, y)
         try:
-            expect(grid.locator(SELECTED)).to_have_attribute("aria-colindex", "1", timeout=3_000)
+            expect(grid.locator(SELECTED)).to_have_attribute("aria-colindex", "1", timeout=10_000)
             break
         except AssertionError:
             if attempt == 2:
@@ -53,9 +53,7 @@ def row_count(grid: Locator) -> int:
 
 def expect_rows(grid: Locator, rows: int) -> None:
     """Wait until the grid holds `rows` rows, as a person sees a deleted row go or new rows arrive."""
-    expect(grid.locator("table[role='grid']").first).to_have_attribute(
-        "aria-rowcount", str(rows + 1), timeout=30_000
-    )
+    expect(grid.locator("table[role='grid']").first).to_have_attribute("aria-rowcount", str(rows + 1))
 
 
 def select_row(page: Page, grid: Locator, row: int) -> None:
@@ -64,12 +62,31 @@ def select_row(page: Page, grid: Locator, row: int) -> None:
     page.mouse.click(rect["x"] + MARKER / 2, rect["y"] + ROW * row + ROW / 2)
 
 
+# Where an arrow key takes the selection: (column, row) steps in the cell ids `glide-cell-{column}-{row}`.
+STEPS = {"ArrowLeft": (-1, 0), "ArrowRight": (1, 0), "ArrowUp": (0, -1), "ArrowDown": (0, 1)}
+# Where committing an edit takes it: Enter down a row, Tab right a column.
+COMMITS = {"Enter": (0, 1), "Tab": (1, 0)}
+
+
+def selected_cell(grid: Locator) -> tuple[int, int]:
+    """The (column, row) of the one selected cell. The grid's accessible table can mark a cell it no longer
+    selects for a moment after a redraw, so this waits until exactly one cell is marked."""
+    cells = grid.locator(SELECTED)
+    expect(cells).to_have_count(1)
+    _, _, column, row = (cells.first.get_attribute("id") or "").split("-")
+    return int(column), int(row)
+
+
 def move(page: Page, grid: Locator, key: str, times: int) -> None:
-    """Arrow keys from the selected cell; waits until the grid has moved the selection as far."""
+    """Arrow keys from the selected cell; after each, waits until the grid selects the cell the key leads to
+    (its id, not merely another one: a cell still marked from before a redraw is not the new selection)."""
+    dx, dy = STEPS[key]
     for _ in range(times):
-        before = grid.locator(SELECTED).first.get_attribute("id")
+        column, row = selected_cell(grid)
         page.keyboard.press(key)
-        expect(grid.locator(SELECTED).first).not_to_have_id(before or "")
+        target = grid.locator(f"#glide-cell-{column + dx}-{row + dy}")
+        expect(target).to_have_attribute("aria-selected", "true")
+        expect(grid.locator(SELECTED)).to_have_count(1)
 
 
 def type_like_a_person(page: Page, text: str, rng: random.Random) -> None:
@@ -81,9 +98,12 @@ def type_like_a_person(page: Page, text: str, rng: random.Random) -> None:
             pause(page, rng.uniform(150, 600))
 
 
-def type_into_cell(page: Page, text: str, rng: random.Random, then: str = "Enter") -> None:
+def type_into_cell(page: Page, grid: Locator, text: str, rng: random.Random, then: str = "Enter") -> None:
     """Type into the selected cell (its first key opens the editor) and commit with `then` (Enter: down,
-    Tab: right). Waits until the editor holds the whole text before committing, as a person's eyes do."""
+    Tab: right). Waits until the editor holds the whole text before committing, as a person's eyes do, and
+    then until the grid has moved the selection where `then` leads (Enter on the last row stays): the next
+    key must start from there, and a read of the selection before the grid moved it would be stale."""
+    column, row = selected_cell(grid)
     editor = page.locator(EDITOR).first
     page.keyboard.type(text[0], delay=rng.randint(40, 120))
     editor.wait_for()
@@ -91,6 +111,10 @@ def type_into_cell(page: Page, text: str, rng: random.Random, then: str = "Enter
     page.wait_for_function(f"(t) => document.querySelector('{EDITOR}')?.value === t", arg=text)
     editor.press(then)
     editor.wait_for(state="detached")
+    dx, dy = COMMITS[then]
+    to = grid.locator(f"#glide-cell-{column + dx}-{min(row + dy, row_count(grid) - 1)}")
+    expect(to).to_have_attribute("aria-selected", "true")
+    expect(grid.locator(SELECTED)).to_have_count(1)
 
 
 def look(page: Page, rng: random.Random) -> None:

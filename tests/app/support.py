@@ -102,16 +102,28 @@ BROWSER = [
 ]
 
 
-# Counts the script runs the page starts (fragments too): `data-test-script-state` turns "running" for each.
+# Counts the script runs the page starts (fragments too): `data-test-script-state` turns "running" for each;
+# and the reruns the page asks the server for: a BackMsg whose first field is `rerun_script` (field 11,
+# length-delimited: tag byte 0x5a) sent on Streamlit's websocket.
 _COUNT_RUNS = """
 window.__stRuns = 0;
+window.__stAsked = 0;
 new MutationObserver((changes) => {
   for (const c of changes) {
     if (c.target.getAttribute("data-test-script-state") === "running") window.__stRuns += 1;
   }
 }).observe(document, {attributes: true, subtree: true, attributeFilter: ["data-test-script-state"]});
+const send = WebSocket.prototype.send;
+WebSocket.prototype.send = function (data) {
+  const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
+    : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
+  if (bytes && bytes.length && bytes[0] === 0x5a) window.__stAsked += 1;
+  return send.call(this, data);
+};
 """
-RUN_STARTS_MS = 2_000  # how long an action's rerun may take to start; none started by then: none was asked
+# An action that asked for no rerun yet (a text box sends its value on blur or Enter, a slider on release):
+# how long its rerun may take to be asked for. A rerun asked for is waited for as a condition.
+RUN_STARTS_MS = 2_000
 
 
 def pause(page: Page, ms: float) -> None:
@@ -140,27 +152,35 @@ class Ui:
         self.page = page
         page.add_init_script(_COUNT_RUNS)
         self._seen = 0  # script runs started when the app was last seen idle
+        self._asked_seen = 0  # reruns the page had asked for then
 
     def _runs(self) -> int:
         return int(self.page.evaluate("window.__stRuns || 0"))
 
+    def _asked(self) -> int:
+        return int(self.page.evaluate("window.__stAsked || 0"))
+
     def settle(self, timeout: float = 120_000) -> None:
-        """Wait for the rerun an action started to finish: first for it to start (a run not seen before;
-        an action that asks for none ends this wait after `RUN_STARTS_MS`), then for the app to be idle."""
+        """Wait for the rerun an action started to finish: first for it to start (when the page has asked
+        the server for a rerun since the last wait, however long the server takes to start it; else a
+        rerun the action asks for within `RUN_STARTS_MS`), then for the app to be idle."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
 
+        asked = self._asked() > self._asked_seen
         with contextlib.suppress(PlaywrightTimeout):  # no run started: the action asked for none
             self.page.wait_for_function(
-                "(n) => (window.__stRuns || 0) > n", arg=self._seen, timeout=RUN_STARTS_MS
+                "(n) => (window.__stRuns || 0) > n",
+                arg=self._seen,
+                timeout=timeout if asked else RUN_STARTS_MS,
             )
         self.page.wait_for_selector(IDLE, timeout=timeout)
-        self._seen = self._runs()
+        self._seen, self._asked_seen = self._runs(), self._asked()
 
     def goto(self, url: str) -> None:
         self.page.goto(url)
         # The first load starts the service and loads the demo models.
         self.page.wait_for_selector(IDLE, timeout=300_000)
-        self._seen = self._runs()
+        self._seen, self._asked_seen = self._runs(), self._asked()
 
     def nav(self, title: str) -> None:
         expand = self.page.locator("[data-testid='stExpandSidebarButton']")

@@ -79,10 +79,10 @@ def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> Non
 
 
 def test_review_export_maps_from_its_scale(
-    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
     url, data_dir = import_app
-    rng = random.Random(37)
+    rng = person
     texts = _review_texts()
     path = tmp_path / "reviews.csv"
     with path.open("w", newline="") as fh:
@@ -124,10 +124,10 @@ def test_review_export_maps_from_its_scale(
 
 
 def test_evaluation_set_takes_any_columns(
-    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
     url, data_dir = import_app
-    rng = random.Random(38)
+    rng = person
     held = [
         (t, q)
         for t, q in _review_texts()

@@ -162,7 +162,7 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
     ui.goto(url)
     table = page.locator("[data-testid='stDataFrame']").first
     row = table.locator("tr", has=page.get_by_text(SLOW, exact=True))
-    expect(row).to_contain_text("busy", timeout=30_000)
+    expect(row).to_contain_text("busy")
     ui.screen("newcomer_models_busy")
     # Open while the table follows a busy model (its fragment reruns on a timer): the next page is drawn
     # (it stayed blank when the switch came from the fragment).
@@ -183,12 +183,12 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
 
 
 def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
-    newcomer_app: tuple[str, Path], ui: Ui, tmp_path: Path
+    newcomer_app: tuple[str, Path], ui: Ui, tmp_path: Path, person: random.Random
 ) -> None:
     """37.6: flag buttons cut to "Flip …" at 1280 px, no original rating, "among 300" after a Remove."""
     url, _ = newcomer_app
     page = ui.page
-    rng = random.Random(376)
+    rng = person
     rows = _demo("product_reviews", "Sentiment")
     path = tmp_path / "rated.csv"
     with path.open("w", newline="") as fh:

@@ -87,12 +87,13 @@ def _grid(page: Page) -> Locator:
 def test_reopen_curate_train_compare_tag(
     curate_app: tuple[str, dict[str, int], Path],
     browser: Browser,  # noqa: F811 - the fixture imported above
+    person: random.Random,
 ) -> None:
     url, counts, data_dir = curate_app
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     ui = Ui(page)
     try:
-        _journey(ui, page, url, counts, data_dir)
+        _journey(ui, page, url, counts, data_dir, person)
     except BaseException:
         ui.shot("reopen_failure")
         raise
@@ -100,7 +101,9 @@ def test_reopen_curate_train_compare_tag(
         page.close()
 
 
-def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Path) -> None:
+def _journey(
+    ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Path, rng: random.Random
+) -> None:
     # 1. The trained model offers to reopen; v1 keeps serving.
     ui.goto(f"{url}/samples?model={HANDLE}")
     ui.expect_text("its traits and samples are frozen into v1")
@@ -112,14 +115,13 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     ui.no_exception()
 
     # 2. One save: edit the first row's text, delete the second row, add four rows at the bottom.
-    rng = random.Random(37)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
     move(page, grid, "ArrowRight", 2)  # id, trait, text
     page.keyboard.press("Enter")  # the editor on the stored text: select it all and type over it
     page.locator(EDITOR).first.wait_for()
     page.keyboard.press("Control+A")
-    type_into_cell(page, "Thank you for your message; I have fixed the address on your order.", rng)
+    type_into_cell(page, grid, "Thank you for your message; I have fixed the address on your order.", rng)
     rows = row_count(grid)
     select_row(page, grid, 2)
     page.keyboard.press("Delete")  # deletes the selected row
@@ -137,9 +139,9 @@ def _journey(ui: Ui, page: Page, url: str, counts: dict[str, int], data_dir: Pat
     move(page, grid, "ArrowUp", 7)  # the first of the eight empty rows
     move(page, grid, "ArrowRight", 1)  # its trait
     for i, text in enumerate(NEW_TEXTS):
-        type_into_cell(page, "politeness", rng, then="Tab")
-        type_into_cell(page, text, rng, then="Tab")
-        type_into_cell(page, "1" if i < POLITE else "0", rng)  # Enter: down to the next empty row
+        type_into_cell(page, grid, "politeness", rng, then="Tab")
+        type_into_cell(page, grid, text, rng, then="Tab")
+        type_into_cell(page, grid, "1" if i < POLITE else "0", rng)  # Enter: down to the next empty row
         move(page, grid, "ArrowLeft", 2)  # its trait
     expect(
         page.locator("[data-testid='stMarkdownContainer']", has_text="sends exactly these")
