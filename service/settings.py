@@ -1,13 +1,14 @@
-"""Service settings from environment variables, overridable from the CLI."""
+"""Service settings from environment variables (pydantic-settings), overridable from the CLI."""
 
 from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from core.contract import DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
@@ -20,79 +21,99 @@ PLACEHOLDER_MARKERS = ("change", "replace", "placeholder", "example", "secret", 
 MIN_CURSOR_SECRET_CHARS = 32
 
 
-@dataclass(frozen=True)
-class Settings:
-    data_dir: Path
-    database_url: str
-    # The Huey queue: None = in the database (a SQLite file next to it, or tables on PostgreSQL);
-    # "redis://host:port/db" = Redis. Runs live in the database either way; the queue only delivers ids.
-    queue_url: str | None = None
-    embedder: str = DEFAULT_EMBEDDER
-    retrain_buffer: int = DEFAULT_RETRAIN_BUFFER
-    cursor_secret: bytes = b""
-    # A running run whose heartbeat is older than this is considered dead (and a queued run this old
-    # is enqueued again, in case its queue message died with a worker). A dead worker's run is re-queued at
-    # most timeout + recovery interval after its last heartbeat: 20 s (it was 60 + 30). The timeout is 7
-    # missed heartbeats, and must outlast the longest wait of a heartbeat for the database (a long write
-    # transaction on SQLite); a live run recovered by mistake is fenced off, never applied twice.
-    heartbeat_timeout_s: float = 15.0
-    heartbeat_interval_s: float = 2.0
-    recovery_interval_s: float = 5.0
-    max_attempts: int = 3
-    # On SIGTERM a worker finishes its runs for at most this long, then hands them back to the queue.
-    shutdown_grace_s: float = 30.0
-    # Start the in-process Huey consumer with the app (off for `serve --no-worker` and `worker`).
-    run_worker: bool = True
-    # Scoring requests' texts encoded at once (one core each); 0 = one per core. With N API processes on
-    # one machine, cores / N keeps them from oversubscribing the cores.
-    scoring_threads: int = 0
-    # How long a write waits for SQLite's write lock before the request gets 503 `database_busy`.
-    lock_timeout_s: float = 30.0
-    # A training of at least twice this many distinct texts embeds them in shards of this many, which every
-    # worker process claims (service/runs/shards.py); 0 = never shard.
-    shard_texts: int = 5_000
-    # The model `POST /v1alpha1/comments:analyze` scores when a request names none (docs/perspective.md).
-    perspective_model: str | None = None
-    # The externally visible base URL (behind a proxy): the Perspective discovery document's rootUrl.
-    public_url: str | None = None
-    test_hooks: TestHooks = TestHooks()
+class Settings(BaseSettings):
+    """Every setting once: its environment variable (`SCORING_` + the field's name, unless an alias says
+    otherwise), its default and why. `from_env` fills in what depends on others (the data directory's
+    SQLite file, the database password, the persisted cursor secret) and checks the whole."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SCORING_", env_ignore_empty=True, frozen=True, populate_by_name=True, extra="ignore"
+    )
+
+    data_dir: Path = Field(
+        Path("./.data"), description="The database (on SQLite), queue, secrets and caches."
+    )
+    database_url: str = Field("", description="SQLAlchemy URL; empty: `scoring.sqlite` in the data dir.")
+    database_password: SecretStr | None = Field(
+        None, description="Set into the database URL, percent-encoded (so `@ / : # ? %` cannot break it)."
+    )
+    queue_url: str | None = Field(
+        None,
+        description="The Huey queue: none = in the database (a SQLite file beside it, or tables on "
+        "PostgreSQL); redis://host:port/db = Redis. Runs live in the database either way; the queue only "
+        "delivers ids.",
+    )
+    embedder: str = Field(DEFAULT_EMBEDDER, description="The embedder a new model gets.")
+    retrain_buffer: int = Field(
+        DEFAULT_RETRAIN_BUFFER, description="Score feedback labels a model buffers before retraining."
+    )
+    cursor_secret: bytes = Field(
+        b"",
+        description="Signs pagination cursors; empty: a random one kept in the data dir. A fleet's processes "
+        "must share one (random, at least 32 characters).",
+    )
+    # A running run whose heartbeat is older than the timeout is considered dead (and a queued run this old
+    # is enqueued again, in case its queue message died with a worker): a dead worker's run is re-queued at
+    # most timeout + recovery interval after its last heartbeat. The timeout is 7 missed heartbeats and must
+    # outlast the longest wait of a heartbeat for the database (a long write transaction on SQLite); a live
+    # run recovered by mistake is fenced off, never applied twice.
+    heartbeat_timeout_s: float = Field(15.0, description="A run whose heartbeat is this old is dead.")
+    heartbeat_interval_s: float = Field(2.0, description="How often a running run beats.")
+    recovery_interval_s: float = Field(5.0, description="How often dead runs are swept up.")
+    max_attempts: int = Field(3, description="Attempts of a run before it fails.")
+    shutdown_grace_s: float = Field(
+        30.0, description="On SIGTERM a worker finishes its runs this long, then hands them back."
+    )
+    run_worker: bool = Field(
+        True, description="Start the in-process worker with the app (off for `serve --no-worker`, `worker`)."
+    )
+    scoring_threads: int = Field(
+        0,
+        description="Texts a scoring request encodes at once (one core each); 0 = one per core. With N API "
+        "processes on one machine, cores / N keeps them from oversubscribing.",
+    )
+    lock_timeout_s: float = Field(
+        30.0, description="How long a write waits for SQLite's lock before 503 `database_busy`."
+    )
+    shard_texts: int = Field(
+        5_000,
+        description="A training of at least twice this many texts embeds them in shards of this many that "
+        "every worker claims; 0 = never shard.",
+    )
+    perspective_model: str | None = Field(
+        None, description="The model `comments:analyze` scores when a request names none."
+    )
+    public_url: str | None = Field(
+        None,
+        validation_alias="SCORING_API_PUBLIC_URL",
+        description="The externally visible base URL (behind a proxy): the discovery document's rootUrl.",
+    )
+    test_hooks: TestHooks = Field(
+        default_factory=TestHooks, validation_alias=TEST_HOOKS_ENV, description="Fault injection, tests only."
+    )
+
+    @field_validator("test_hooks", mode="before")
+    @classmethod
+    def _hooks(cls, value: object) -> object:
+        return TestHooks.parse(value) if isinstance(value, str) else value
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, checked by the dataclass
-        """Build settings from SCORING_* variables; non-None keyword overrides win."""
-        env = os.environ
-        data_dir = Path(overrides.pop("data_dir", None) or env.get("SCORING_DATA_DIR", "./.data")).resolve()
+    def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, validated by pydantic
+        """Settings from SCORING_* variables; non-None keyword overrides win."""
+        given = cls(**{k: v for k, v in overrides.items() if v is not None})
+        data_dir = given.data_dir.resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
-        url = (
-            overrides.pop("database_url", None)
-            or env.get("SCORING_DATABASE_URL")
-            or (f"sqlite:///{data_dir / 'scoring.sqlite'}")
+        url = given.database_url or f"sqlite:///{data_dir / 'scoring.sqlite'}"
+        if given.database_password is not None:
+            url = with_password(url, given.database_password.get_secret_value())
+        settings = given.model_copy(
+            update={
+                "data_dir": data_dir,
+                "database_url": url,
+                "database_password": None,  # now in the URL
+                "cursor_secret": given.cursor_secret or _persisted_secret(data_dir),
+            }
         )
-        if env.get("SCORING_DATABASE_PASSWORD"):
-            url = with_password(url, env["SCORING_DATABASE_PASSWORD"])
-        queue_url = overrides.pop("queue_url", None) or env.get("SCORING_QUEUE_URL") or None
-        secret_text = env.get("SCORING_CURSOR_SECRET")
-        secret = secret_text.encode() if secret_text else _persisted_secret(data_dir)
-        settings = cls(
-            data_dir=data_dir,
-            database_url=url,
-            queue_url=queue_url,
-            embedder=env.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER),
-            retrain_buffer=int(env.get("SCORING_RETRAIN_BUFFER", DEFAULT_RETRAIN_BUFFER)),
-            cursor_secret=secret,
-            heartbeat_timeout_s=float(env.get("SCORING_HEARTBEAT_TIMEOUT_S", "15")),
-            heartbeat_interval_s=float(env.get("SCORING_HEARTBEAT_INTERVAL_S", "2")),
-            recovery_interval_s=float(env.get("SCORING_RECOVERY_INTERVAL_S", "5")),
-            max_attempts=int(env.get("SCORING_MAX_ATTEMPTS", "3")),
-            shutdown_grace_s=float(env.get("SCORING_SHUTDOWN_GRACE_S", "30")),
-            scoring_threads=int(env.get("SCORING_SCORING_THREADS", "0")),
-            lock_timeout_s=float(env.get("SCORING_LOCK_TIMEOUT_S", "30")),
-            shard_texts=int(env.get("SCORING_SHARD_TEXTS", "5000")),
-            perspective_model=env.get("SCORING_PERSPECTIVE_MODEL") or None,
-            public_url=env.get("SCORING_API_PUBLIC_URL") or None,
-            test_hooks=TestHooks.parse(env.get(TEST_HOOKS_ENV)),
-        )
-        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.check()
         return settings
 

@@ -11,7 +11,6 @@ import logging
 import os
 import signal
 import threading
-from dataclasses import replace
 from types import FrameType
 
 from service.context import Context
@@ -23,7 +22,7 @@ log = logging.getLogger("service.worker")
 
 def run_worker_process(settings: Settings, workers: int, parent_pid: int | None = None) -> int:
     original_ppid = os.getppid()
-    ctx = Context.build(replace(settings, run_worker=False))
+    ctx = Context.build(settings.model_copy(update={"run_worker": False}))
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
