@@ -161,6 +161,7 @@ def import_pool(
         size = min(initial, size * 2)  # the service recovered: grow back toward the requested size
         report.ids += [int(i) for i in body.get("ids", [])]
         report.added += int(body.get("added", 0))
+        report.in_evaluation_set += int(body.get("in_evaluation_set") or 0)  # absent from older services
         report.stored += len(batch)
         if progress is not None:
             progress(report.stored, total)

@@ -114,6 +114,7 @@ READS: list[tuple[str, str, Any, bool]] = [
     ("TraitsOut", "traits", list[m.Trait], False),
     ("SampleIds", "ids", list[int], False),
     ("PoolAdded", "ids", list[int], False),
+    ("PoolAdded", "in_evaluation_set", int, False),
     ("PoolDeleted", "deleted", int, False),
     ("HistoryOut", "events", list[m.HistoryEvent], True),
     ("ThresholdsOut", "thresholds", dict[str, r.Threshold], True),

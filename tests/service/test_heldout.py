@@ -8,6 +8,59 @@ from sqlalchemy import text
 
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
+from tests.service.test_pool import UNLABELLED
+
+EVAL_TEXTS = [
+    "The shareholders are cordially invited to the general assembly.",
+    "ugh monday again, whatever",
+    "What a lovely surprise, thank you all so much!",
+]
+
+
+def _add_items(svc: Svc, handle: str, items: list[tuple[str, str, float]]) -> None:
+    body = {"items": [{"trait": t, "text": x, "quality": q} for t, x, q in items]}
+    check(svc.client.post(f"/v1/models/{handle}/evaluation-set", json=body, headers=svc.author), 201)
+
+
+def test_pool_import_leaves_out_evaluation_texts_and_says_how_many(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    handle = "acme.heldpool"
+    make_model(c, h, handle)
+    # An evaluation text of any trait is held out of the whole model.
+    _add_items(svc, handle, [("formality", EVAL_TEXTS[0], 1.0), ("sentiment", EVAL_TEXTS[1], 0.0)])
+    texts = [UNLABELLED[0], EVAL_TEXTS[0], f"  {EVAL_TEXTS[1]} ", UNLABELLED[1], EVAL_TEXTS[0]]
+    added = check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)
+    assert added["added"] == 2 and added["in_evaluation_set"] == 3
+    pool = check(c.get(f"/v1/models/{handle}/pool", headers=h), 200)
+    assert [p["text"] for p in pool["items"]] == UNLABELLED[:2] and pool["total"] == 2
+    assert added["ids"] == [p["id"] for p in pool["items"]]  # the texts kept, in input order
+    # Re-sending the batch stores nothing more and says the same.
+    again = check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)
+    assert again == {"ids": added["ids"], "added": 0, "in_evaluation_set": 3}
+
+
+def test_suggestions_never_hand_out_an_evaluation_text(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    handle = "acme.heldsuggest"
+    make_model(c, h, handle)
+    # The pool was imported before these texts joined the evaluation set.
+    check(c.post(f"/v1/models/{handle}/pool", json={"texts": UNLABELLED + EVAL_TEXTS}, headers=h), 201)
+    _add_items(svc, handle, [("formality", EVAL_TEXTS[0], 1.0), ("formality", EVAL_TEXTS[1], 0.0)])
+    _add_items(svc, handle, [("sentiment", EVAL_TEXTS[2], 1.0)])
+    # Another annotator labelled an evaluation text: an overlap candidate for this key, but held out.
+    colleague = svc.key(["acme"], "authoring")
+    sample = {"trait": "formality", "text": EVAL_TEXTS[0], "quality": 1.0}
+    check(c.post(f"/v1/models/{handle}/samples", json={"samples": [sample]}, headers=colleague), 201)
+    url = f"/v1/models/{handle}/pool/suggest"
+    for mode in ("auto", "typical", "diverse", "uncertain", "positive", "negative"):
+        for overlap in (0.0, 0.5):
+            body = {"trait": "formality", "k": 100, "mode": mode, "overlap": overlap}
+            got = check(c.post(url, json=body, headers=h), 200)
+            texts = {item["text"] for item in got["items"]}
+            assert not texts & set(EVAL_TEXTS), (mode, overlap)
+            assert texts <= set(UNLABELLED) and len(texts) > 0
+            assert got["pool_size"] == len(UNLABELLED) + len(EVAL_TEXTS)
+            assert got["unlabelled"] == len(UNLABELLED)  # evaluation texts are not left to label
 
 
 def test_zero_data_retention_keeps_no_record_of_the_training_texts(svc: Svc) -> None:
