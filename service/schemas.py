@@ -401,6 +401,9 @@ class SamplesIn(Strict):
 
 class SampleIds(BaseModel):
     ids: list[int]
+    in_evaluation_set: int = Field(
+        0, description="How many of the samples are texts of the evaluation set (stored all the same)."
+    )
 
 
 class SampleOut(BaseModel):

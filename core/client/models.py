@@ -484,6 +484,8 @@ class ImportReport(_Response):
     ids: list[int] = Field(default_factory=list)  # one per stored row, in input order
     errors: list[RowError] = Field(default_factory=list)
     batches: int = 0
+    # Stored rows whose text is in the model's evaluation set: stored, but no longer held out.
+    in_evaluation_set: int = 0
 
     @property
     def stored(self) -> int:

@@ -63,6 +63,26 @@ def test_suggestions_never_hand_out_an_evaluation_text(svc: Svc) -> None:
             assert got["unlabelled"] == len(UNLABELLED)  # evaluation texts are not left to label
 
 
+def test_a_sample_import_of_evaluation_texts_is_stored_and_counted(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    handle = "acme.heldsamples"
+    make_model(c, h, handle)
+    _add_items(svc, handle, [("formality", EVAL_TEXTS[0], 1.0), ("sentiment", EVAL_TEXTS[1], 0.0)])
+    rows = [
+        {"trait": "formality", "text": EVAL_TEXTS[0], "quality": 1.0},
+        {"trait": "sentiment", "text": EVAL_TEXTS[0], "quality": 1.0},  # any trait: the text is held out
+        {"trait": "formality", "text": f" {EVAL_TEXTS[1]}  ", "quality": 0.0},
+        {"trait": "formality", "text": "A text of no evaluation item.", "quality": 0.0},
+    ]
+    answer = check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows}, headers=h), 201)
+    assert answer["in_evaluation_set"] == 3 and len(set(answer["ids"])) == 4
+    listed = check(c.get(f"/v1/models/{handle}/samples?limit=500", headers=h), 200)["items"]
+    assert set(answer["ids"]) <= {s["id"] for s in listed}  # the spec's samples: stored all the same
+    plain = [{"trait": "formality", "text": "Another text of no evaluation item.", "quality": 1.0}]
+    answer = check(c.post(f"/v1/models/{handle}/samples", json={"samples": plain}, headers=h), 201)
+    assert answer["in_evaluation_set"] == 0
+
+
 def test_zero_data_retention_keeps_no_record_of_the_training_texts(svc: Svc) -> None:
     c, h = svc.client, svc.author
     handle = "acme.heldzdr"
