@@ -134,3 +134,36 @@ def comparison_ceiling_sentence(a: str, b: str, trait: str, t: TraitComparison) 
         for ref, v in shares.items()
     ]
     return f"**{trait}**, of the human ceiling: " + " · ".join(parts)
+
+
+def _texts(n: int) -> str:
+    return f"{n:,} evaluation text{'' if n == 1 else 's'} {'was' if n == 1 else 'were'}"
+
+
+def trained_sentence(ref: str, result: Evaluation) -> str | None:
+    """The evaluation texts the version trained on, which its metrics leave out (None when it trained on
+    none), or that it cannot tell (a version trained before the service recorded its training texts)."""
+    counts = [t.excluded_trained for t in result.traits.values()]
+    if any(n is None for n in counts):
+        return (
+            f"Whether {ref} trained on any of these texts is not known (it was trained, or this evaluation "
+            "ran, before the service recorded what a version trains on): every text was measured."
+        )
+    left = {key: t.excluded_trained for key, t in sorted(result.traits.items()) if t.excluded_trained}
+    total = sum(n for n in left.values() if n)
+    if not total:
+        return None
+    each = f" ({', '.join(f'{key} {n:,}' for key, n in left.items())})" if len(left) > 1 else ""
+    return f"{_texts(total)} in {ref}'s training data and {'was' if total == 1 else 'were'} left out{each}."
+
+
+def comparison_trained_sentence(a: str, b: str, cmp: EvaluationComparison) -> str | None:
+    """The texts either version trained on, which the paired items leave out (None when neither did)."""
+    by = {a: 0, b: 0}
+    for t in cmp.traits.values():
+        by[a] += t.excluded_trained_a or 0
+        by[b] += t.excluded_trained_b or 0
+    if not any(by.values()):
+        return None
+    parts = " · ".join(f"{ref} trained on {n:,}" for ref, n in by.items())
+    return f"Evaluation texts a version trained on are left out of the pairs ({parts})."

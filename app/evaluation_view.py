@@ -14,8 +14,10 @@ from app.evaluation_frames import (
     comparison_ceiling_sentence,
     comparison_csv,
     comparison_frame,
+    comparison_trained_sentence,
     disagreements_frame,
     eval_metrics_frame,
+    trained_sentence,
 )
 from app.sample_import import labelled_file, remember_scale
 from app.widgets import guard, show_error
@@ -124,6 +126,8 @@ def _results(client: Client, handle: str, ref: str) -> None:
     # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
     measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
     st.markdown(f"**{ref} on {measured}** (95% intervals)")
+    if line := trained_sentence(ref, result):
+        st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
     for line in ceilings:
@@ -185,6 +189,8 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
     st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items:,} items")
+    if line := comparison_trained_sentence(a, b, cmp):
+        st.caption(line)
     for key, t in sorted(cmp.traits.items()):
         if line := comparison_ceiling_sentence(a, b, key, t):
             st.markdown(line)

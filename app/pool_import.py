@@ -45,12 +45,19 @@ def parse_texts(name: str, data: bytes) -> list[str]:
 
 def outcome(report: PoolImportReport) -> str:
     """What an import did, with exact counts, in the user's words."""
+    n = report.in_evaluation_set
+    held = (
+        f" {n:,} {'was' if n == 1 else 'were'} left out: {'it is' if n == 1 else 'they are'} in the "
+        "evaluation set, which stays held out."
+        if n
+        else ""
+    )
     if report.complete:
-        return f"Imported {report.total:,} texts ({report.added:,} new to the pool)."
+        return f"Imported {report.total:,} texts ({report.added:,} new to the pool).{held}"
     return (
         f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
         f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "
-        "texts already stored are not added twice."
+        f"texts already stored are not added twice.{held}"
     )
 
 

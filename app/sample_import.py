@@ -351,3 +351,14 @@ def _store(client: Client, handle: str, traits: list[Trait], mapped: Mapped, ref
             st.dataframe(refusals_frame(everything), hide_index=True, width="stretch")
         else:
             st.success(stored)
+        if note := held_out_note(report.in_evaluation_set):
+            st.warning(note, icon=":material/warning:")
+
+
+def held_out_note(n: int) -> str | None:
+    """Stored samples whose texts are in the evaluation set, in plain words (None when there are none)."""
+    if not n:
+        return None
+    if n == 1:
+        return "1 of these texts is in the evaluation set: it will not count as held out."
+    return f"{n:,} of these texts are in the evaluation set: they will not count as held out."

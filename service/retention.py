@@ -16,18 +16,21 @@ from sqlalchemy.orm import Session
 
 from service.embedding import Embedders
 from service.store.db import truncate_wal
-from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait
+from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait, Version
 
 log = logging.getLogger("service.retention")
 
 
 def purge_texts(session: Session, model_id: int) -> list[str]:
-    """Delete the model's samples, feedback, pool and evaluation texts; returns their sha256 for `erase`."""
+    """Delete the model's samples, feedback, pool and evaluation texts (and what its versions recorded of the
+    texts they trained on); returns their sha256 for `erase`."""
     texts: set[str] = set()
     for table in (SampleRow, FeedbackLabel, PoolText, EvalItem):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
     session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))
+    # The versions' records of what they trained on are content keys: part of the texts' sha256.
+    session.execute(update(Version).where(Version.model_id == model_id).values(trained_keys=None))
     session.execute(
         update(Trait).where(Trait.model_id == model_id).values(sample_count=0, positive_samples=0)
     )

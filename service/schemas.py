@@ -401,6 +401,9 @@ class SamplesIn(Strict):
 
 class SampleIds(BaseModel):
     ids: list[int]
+    in_evaluation_set: int = Field(
+        0, description="How many of the samples are texts of the evaluation set (stored all the same)."
+    )
 
 
 class SampleOut(BaseModel):
@@ -630,6 +633,9 @@ class PoolIn(Strict):
 class PoolAdded(BaseModel):
     ids: list[int]
     added: int = Field(description="How many of the texts were new to the pool.")
+    in_evaluation_set: int = Field(
+        0, description="How many of the texts were left out as texts of the evaluation set (they have no id)."
+    )
 
 
 class FeedbackLabelOut(BaseModel):

@@ -64,13 +64,15 @@ def import_samples(
     stored: dict[int, int] = {}
     path = _path("models", handle, "samples")
     batches = 0
+    in_evaluation_set = 0
 
     def send(batch: list[tuple[int, JsonObject]]) -> list[int]:
-        nonlocal batches
+        nonlocal batches, in_evaluation_set
         batches += 1
         body = {"samples": [payload for _, payload in batch]}
-        response = client.request("POST", path, json=body, safety=Safety.ONCE)
-        return [int(i) for i in response.json().get("ids", [])]
+        answer = client.request("POST", path, json=body, safety=Safety.ONCE).json()
+        in_evaluation_set += int(answer.get("in_evaluation_set") or 0)  # absent from older services
+        return [int(i) for i in answer.get("ids", [])]
 
     for start in range(0, len(valid), batch_size):
         batch = valid[start : start + batch_size]
@@ -106,6 +108,7 @@ def import_samples(
         ids=[stored[i] for i in sorted(stored)],
         errors=errs,
         batches=batches,
+        in_evaluation_set=in_evaluation_set,
     )
 
 
@@ -161,6 +164,7 @@ def import_pool(
         size = min(initial, size * 2)  # the service recovered: grow back toward the requested size
         report.ids += [int(i) for i in body.get("ids", [])]
         report.added += int(body.get("added", 0))
+        report.in_evaluation_set += int(body.get("in_evaluation_set") or 0)  # absent from older services
         report.stored += len(batch)
         if progress is not None:
             progress(report.stored, total)

@@ -484,6 +484,8 @@ class ImportReport(_Response):
     ids: list[int] = Field(default_factory=list)  # one per stored row, in input order
     errors: list[RowError] = Field(default_factory=list)
     batches: int = 0
+    # Stored rows whose text is in the model's evaluation set: stored, but no longer held out.
+    in_evaluation_set: int = 0
 
     @property
     def stored(self) -> int:
@@ -510,6 +512,7 @@ class PoolImportReport(_Response):
     stored: int = 0  # input texts acknowledged by the service, counted from index 0
     added: int = 0  # of those sent by this call, texts that were new to the pool
     ids: list[int] = Field(default_factory=list)  # pool ids of the texts this call stored, in input order
+    in_evaluation_set: int = 0  # of those sent, texts left out (no id) as texts of the evaluation set
     batches: int = 0
     error: str | None = None  # why the import stopped early (after retrying smaller batches)
 

@@ -96,6 +96,9 @@ class TraitEvaluation(_Response):
     human_ceiling: HumanCeiling | None = None
     model_agreement: Interval | None = None
     share_of_ceiling: Interval | None = None
+    # Texts of the trait the version trained on, left out of these metrics; None: the version has no record
+    # of what it trained on (or an older service).
+    excluded_trained: int | None = None
 
     def metric(self, name: str) -> Interval | None:
         """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""
@@ -191,6 +194,9 @@ class TraitComparison(_Response):
     model_agreement_b: Interval | None = None
     share_of_ceiling_a: Interval | None = None
     share_of_ceiling_b: Interval | None = None
+    # Each evaluation's `excluded_trained`: the compared items are those neither version trained on.
+    excluded_trained_a: int | None = None
+    excluded_trained_b: int | None = None
 
     def metric(self, name: str) -> MetricDifference | None:
         """A metric by name (`roc_auc`, `accuracy`, `f1`, `calibration_error`)."""

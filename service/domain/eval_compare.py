@@ -49,8 +49,9 @@ def compare_evaluations(
             threshold_a=(thresholds_a.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
             threshold_b=(thresholds_b.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
         )
-        # The human ceiling beside each version's agreement, as each evaluation measured them.
-        for field in CEILING_FIELDS:
+        # The human ceiling beside each version's agreement, as each evaluation measured them, and the texts
+        # each left out as trained on (the items compared are those both held out).
+        for field in (*CEILING_FIELDS, "excluded_trained"):
             traits[key][f"{field}_a"] = (traits_a.get(key) or {}).get(field)
             traits[key][f"{field}_b"] = (traits_b.get(key) or {}).get(field)
         rows += [

@@ -29,6 +29,7 @@ from service.schemas import (
     SuggestOut,
 )
 from service.store.db import rows_changed, transaction
+from service.store.heldout import evaluation_digests, evaluation_pool_ids
 from service.store.samples import sha256, trait_specs
 from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
 
@@ -45,11 +46,11 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
     # every other writer wait), then check again and write. The embedding cache then holds every pool text,
     # so suggestions (which need them all) answer from the cache.
     with transaction(ctx.reads) as s:
-        model, _, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        model, _, new, _ = _plan_pool_import(s, who, handle, body.texts, digests)
     if new:
         ctx.embedders.get(model.embedder).encode(list(new.values()))
     with transaction(ctx.sessions) as s:
-        model, stored, new = _plan_pool_import(s, who, handle, body.texts, digests)
+        model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
         if new:
             # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
             # them one statement each on SQLite.
@@ -60,7 +61,11 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
             ]
             s.execute(insert(PoolText), rows)
             stored.update(_pool_ids(s, model.id, list(new)))
-        return PoolAdded(ids=[stored[d] for d in digests], added=len(new))
+        return PoolAdded(
+            ids=[stored[d] for d in digests if d not in held],
+            added=len(new),
+            in_evaluation_set=sum(d in held for d in digests),
+        )
 
 
 def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, int]:
@@ -78,9 +83,9 @@ def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, 
 
 def _plan_pool_import(
     s: Session, who: Principal, handle: str, texts: list[str], digests: list[str]
-) -> tuple[Model, dict[str, int], dict[str, str]]:
-    """The model, the ids of its pool's texts among these, and {hash: text} of the others (after the owner
-    and ZDR checks)."""
+) -> tuple[Model, dict[str, int], dict[str, str], set[str]]:
+    """The model, the ids of its pool's texts among these, {hash: text} of the others to add, and the hashes
+    left out as texts of the evaluation set (after the owner and ZDR checks)."""
     model = _writable(s, who, handle)
     if model.zero_data_retention:
         raise ApiError(
@@ -89,11 +94,13 @@ def _plan_pool_import(
             "The model has zero-data-retention on: the service keeps no unlabelled texts for it.",
         )
     stored = _pool_ids(s, model.id, digests)
+    # A pool text is there to be labelled, then trained on: evaluation texts stay out (store/heldout.py).
+    held = evaluation_digests(s, model.id, digests)
     new: dict[str, str] = {}
     for text, digest in zip(texts, digests, strict=True):
-        if digest not in stored:
+        if digest not in stored and digest not in held:
             new.setdefault(digest, text)
-    return model, stored, new
+    return model, stored, new, held
 
 
 def list_pool(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> PoolPage:
@@ -171,7 +178,12 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
                 )
             )
             exclude = np.isin(ids, np.fromiter(done, dtype=np.int64, count=len(done)))
+        # Texts of the evaluation set (in the pool from before the set had them) are never handed out.
+        held = evaluation_pool_ids(s, model.id) if len(ids) else set()
+        if held:
+            exclude |= np.isin(ids, np.fromiter(held, dtype=np.int64, count=len(held)))
         overlap = _overlap_candidates(s, model.id, who.annotator, labelled) if body.overlap else []
+        overlap = [i for i in overlap if i not in held]
     L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
     q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).

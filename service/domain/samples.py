@@ -18,6 +18,7 @@ from service.errors import ApiError
 from service.keys import Principal, reserved_annotators
 from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.store.db import transaction
+from service.store.heldout import evaluation_digests
 from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
 from service.testhooks import pause
@@ -72,9 +73,12 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
         )
+        # Stored all the same (a sample is the caller's to give), but such a text is no longer held out.
+        digests = [sha256(x.text) for x in resolved]
+        held = evaluation_digests(s, model.id, digests)
         model.updated_at = utcnow()
         pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
-        return SampleIds(ids=ids)
+        return SampleIds(ids=ids, in_evaluation_set=sum(d in held for d in digests))
 
 
 def list_samples(

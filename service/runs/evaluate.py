@@ -1,7 +1,10 @@
 """Run kind evaluate: score the model's evaluation set with one version and store its metrics.
 
 Items live in `eval_items`, which training never reads. The embeddings go through the embedding cache, so a
-second version evaluated on the same set re-uses them and costs little more than the metrics.
+second version evaluated on the same set re-uses them and costs little more than the metrics. Items whose
+text the version trained on anyway (a sample or feedback label of an evaluation text) are not held out from
+it: they are left out of its metrics and its item scores, and counted (`excluded_trained`, per trait), by
+the version's record of its training texts (service/store/heldout.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from service.embedding import snapshot_embedder_id
 from service.runs.attempt import Attempt
 from service.store import ledger
 from service.store.db import transaction
+from service.store.heldout import trained_mask
 from service.store.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
 
 BATCH = 256
@@ -29,19 +33,40 @@ def execute(at: Attempt) -> None:
         run = s.get(Run, at.run_id)
         assert run is not None
         version_no = int(run.options["version_no"])
-        snapshot = s.scalar(
-            select(Version.snapshot).where(Version.model_id == run.model_id, Version.version_no == version_no)
-        )
+        found = s.execute(
+            select(Version.snapshot, Version.trained_keys).where(
+                Version.model_id == run.model_id, Version.version_no == version_no
+            )
+        ).first()
         items = s.execute(
-            select(EvalItem.id, EvalItem.trait_key, EvalItem.text, EvalItem.quality, EvalItem.annotator)
+            select(
+                EvalItem.id,
+                EvalItem.trait_key,
+                EvalItem.text,
+                EvalItem.quality,
+                EvalItem.annotator,
+                EvalItem.content_sha256,
+            )
             .where(EvalItem.model_id == run.model_id)
             .order_by(EvalItem.id)
         ).all()
-    if snapshot is None:
+    if found is None:
         raise EngineError(f"version v{version_no} was pruned before it could be evaluated")
+    snapshot, record = found
     scorer = Scorer.from_snapshot(snapshot, embedder=at.embedders.get(snapshot_embedder_id(snapshot)))
     columns = {spec.key: i for i, spec in enumerate(scorer.traits)}
-    kept = [it for it in items if it.trait_key in columns]  # traits this version does not have are skipped
+    of_version = [it for it in items if it.trait_key in columns]  # traits it does not have are skipped
+    # Texts the version trained on are not held out from it: left out of its metrics, counted per trait.
+    trained = (
+        trained_mask(record, [it.content_sha256 for it in of_version])
+        if record is not None
+        else np.zeros(len(of_version), dtype=bool)
+    )
+    kept = [it for it, was in zip(of_version, trained, strict=True) if not was]
+    left_out: dict[str, set[str]] = {}
+    for it, was in zip(of_version, trained, strict=True):
+        if was:
+            left_out.setdefault(it.trait_key, set()).add(it.text)
     texts = list(dict.fromkeys(it.text for it in kept))  # each distinct text scored once
     rows: dict[str, np.ndarray] = {}
     for start in range(0, len(texts), BATCH):
@@ -56,6 +81,8 @@ def execute(at: Attempt) -> None:
     item_scores: dict[str, list[list[float]]] = {}
     for key, col in columns.items():
         mine = [it for it in kept if it.trait_key == key]
+        # Null: the version has no record of what it trained on (trained before records were kept).
+        excluded = {"excluded_trained": len(left_out.get(key, ())) if record is not None else None}
         if mine:
             # Metrics per text, its votes counted as training counts them (one vote per text: as before).
             counted = count_votes(
@@ -63,11 +90,13 @@ def execute(at: Attempt) -> None:
             )
             scores = np.array([rows[c.votes[0].text][col] for c in counted])
             quality = np.array([c.quality for c in counted])
-            traits[key] = {**evaluate_trait(scores, quality), "votes": len(mine)}
+            traits[key] = {**evaluate_trait(scores, quality), "votes": len(mine), **excluded}
             traits[key].update(
                 ceiling_fields(counted, {c.text: float(v) for c, v in zip(counted, scores, strict=True)})
             )
             item_scores[key] = [[it.id, min(1.0, max(0.0, float(rows[it.text][col])))] for it in mine]
+        elif key in left_out:  # every text of the trait was trained on: nothing to measure, and why
+            traits[key] = {"items": 0, "votes": 0, "positive": 0, "negative": 0, **excluded}
     with transaction(at.sessions) as s:
         if not ledger.succeed(s, at.run_id, at.number, f"Evaluated v{version_no} on {len(kept)} items"):
             return

@@ -20,7 +20,8 @@ from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
-from service.store.samples import add_samples, held_feedback, load_traits, trait_specs
+from service.store.heldout import trained_record
+from service.store.samples import add_samples, held_feedback, load_traits, sha256, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
 from service.testhooks import pause
@@ -105,6 +106,9 @@ def execute(at: Attempt) -> None:
     where = f"saving run {at.run_id} attempt {at.number}"
     pause(at.settings.test_hooks.slow_save, at.handle, where, at.number)
     counts = vote_counts(counted)
+    # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
+    # kept under zero-data-retention.
+    trained = trained_record(sha256(t) for t in {x.text for x in samples}) if retain else None
     metrics = {
         "traits": {
             key: {
@@ -141,6 +145,7 @@ def execute(at: Attempt) -> None:
             run_id=at.run_id,
             metrics=metrics,
             snapshot=result.snapshot,
+            trained_keys=None if model.zero_data_retention else trained,
             created_at=utcnow(),
         )
         s.add(version)

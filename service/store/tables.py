@@ -203,6 +203,9 @@ class Version(Base):
     snapshot: Mapped[JsonObject] = mapped_column(JSON, deferred=True)
     # Per-trait decision thresholds chosen on the evaluation set: {key: {"threshold", "target", ...}}.
     thresholds: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
+    # The texts the version trained on, as content keys (service/store/heldout.py): its evaluations leave
+    # them out. NULL: trained before the record was kept, or under zero-data-retention (no trace of a text).
+    trained_keys: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -327,6 +330,8 @@ Index(
     EvalItem.trait_key,
     content_key(EvalItem.content_sha256),
 )
+# A text's items of any trait: is a pool or sample text in the evaluation set (service/store/heldout.py).
+Index("ix_eval_items_model_key", EvalItem.model_id, content_key(EvalItem.content_sha256))
 
 
 class Evaluation(Base):

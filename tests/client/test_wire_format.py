@@ -113,7 +113,9 @@ PAIRS = [
 READS: list[tuple[str, str, Any, bool]] = [
     ("TraitsOut", "traits", list[m.Trait], False),
     ("SampleIds", "ids", list[int], False),
+    ("SampleIds", "in_evaluation_set", int, False),
     ("PoolAdded", "ids", list[int], False),
+    ("PoolAdded", "in_evaluation_set", int, False),
     ("PoolDeleted", "deleted", int, False),
     ("HistoryOut", "events", list[m.HistoryEvent], True),
     ("ThresholdsOut", "thresholds", dict[str, r.Threshold], True),

@@ -150,7 +150,7 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             added = pool(stored, 1_000)
         assert added["added"] == 1_000 and len(set(added["ids"])) == 1_000
         with counted(svc) as pool_again:
-            assert pool(stored, 1_000) == {"ids": added["ids"], "added": 0}
+            assert pool(stored, 1_000) == {"ids": added["ids"], "added": 0, "in_evaluation_set": 0}
         with counted(svc) as eval_new:
             assert items(stored, BATCH) == {"added": BATCH, "total": stored + BATCH}
         with counted(svc) as eval_again:

@@ -36,7 +36,11 @@ def test_import_page_and_delete(svc: Svc) -> None:
         ),
         201,
     )
-    assert again == {"ids": [added["ids"][3], added["ids"][0], added["ids"][0]], "added": 0}
+    assert again == {
+        "ids": [added["ids"][3], added["ids"][0], added["ids"][0]],
+        "added": 0,
+        "in_evaluation_set": 0,
+    }
 
     seen: list[dict[str, Any]] = []
     cursor = None

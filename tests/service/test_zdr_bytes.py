@@ -31,13 +31,15 @@ Client = Any  # a TestClient or an httpx.Client: the scenario speaks paths under
 
 
 def needles(texts: list[str]) -> dict[bytes, str]:
-    """What must not be found: each text, its sha256 in hex, its raw sha256 digest."""
+    """What must not be found: each text, its sha256 in hex, its raw sha256 digest, and the 8 bytes a
+    version's record of its training texts keeps of it (service/store/heldout.py)."""
     out: dict[bytes, str] = {}
     for t in texts:
         digest = hashlib.sha256(t.encode("utf-8"))
         out[t.encode("utf-8")] = f"text {t[:40]!r}"
         out[digest.hexdigest().encode()] = f"sha256 hex of {t[:40]!r}"
         out[digest.digest()] = f"raw sha256 of {t[:40]!r}"
+        out[digest.digest()[:8]] = f"content key of {t[:40]!r}"
     return out
 
 
@@ -111,6 +113,8 @@ def scenario(c: Client, h: dict[str, str], data_dir: Path) -> None:
     body = {"content": feedback, "feedback": [{"trait": "formality", "quality": 1.0}]}
     check(c.post("/v1/models/acme.late/score", json=body, headers=h), 200)
     assert scan(data_dir, {hashlib.sha256(texts[0].encode()).hexdigest().encode(): "hash"}), "control: cached"
+    key = hashlib.sha256(texts[0].encode()).digest()[:8]
+    assert scan(data_dir, {key: "content key"}), "control: the version's record of its training texts"
     assert scan(data_dir, {feedback.encode(): "text"}), (
         "control: the buffered feedback is visible to the scan"
     )

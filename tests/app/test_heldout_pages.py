@@ -1,0 +1,78 @@
+"""The evaluation set is held out, as the workbench says it (AppTest against the real local service): the
+Samples import counts the rows that are evaluation texts, the pool import the texts it left out, and the
+Versions page the evaluation texts a version trained on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import no_exception, page, texts
+from tests.app.support import CASUAL, FORMAL, make_draft, new_handle
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+HELD = [
+    ("To whom it may concern: the board has approved the revised policy.", 1.0),
+    ("The undersigned hereby certifies that the information above is accurate.", 1.0),
+    ("lol whatever, see u around", 0.0),
+    ("meh cant be bothered today haha", 0.0),
+]
+
+
+def _items(labelled: list[tuple[str, float]]) -> list[dict[str, object]]:
+    return [{"trait": "formality", "text": t, "quality": q} for t, q in labelled]
+
+
+def test_samples_import_says_how_many_rows_are_evaluation_texts(client: Client, draft: str) -> None:
+    client.add_evaluation_items(draft, _items(HELD[:2]))
+    rows = [{"trait": "formality", "text": t, "quality": q} for t, q in HELD[:2]]
+    rows.append({"trait": "formality", "text": "With kind regards, the secretariat.", "quality": 1.0})
+    at = page("samples", draft)
+    at.run()
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+    at.file_uploader(key="samples_upload").set_value(("rows.jsonl", data, "application/jsonl"))
+    at.run()
+    at.button(key="samples_import").click()
+    at.run()
+    no_exception(at)
+    assert any("Stored 3 of 3 rows." in t for t in texts(at.success))
+    expected = "2 of these texts are in the evaluation set: they will not count as held out."
+    assert expected in texts(at.warning), texts(at.warning)
+
+
+def test_pool_import_says_how_many_texts_were_left_out(client: Client, draft: str) -> None:
+    client.add_evaluation_items(draft, _items(HELD[:1]))
+    at = page("label", draft)
+    at.run()
+    lines = ["A text for the pool, first.", HELD[0][0], "A text for the pool, second."]
+    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(lines).encode(), "text/plain"))
+    at.run()
+    at.button(key="pool_import").click()
+    at.run()
+    no_exception(at)
+    expected = (
+        "Imported 3 texts (2 new to the pool). 1 was left out: it is in the evaluation set, which stays "
+        "held out."
+    )
+    assert expected in texts(at.success), texts(at.success)
+    assert {p.text for p in client.list_pool(draft)} == {lines[0], lines[2]}
+
+
+def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
+    service: LocalService, client: Client
+) -> None:
+    handle = make_draft(client, new_handle(service, "heldversions"))
+    trained = [(FORMAL[0], 1.0), (FORMAL[1], 1.0), (CASUAL[0], 0.0)]  # training samples
+    client.add_evaluation_items(handle, _items(HELD + trained))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
+    at = page("versions", handle)
+    at.run()
+    no_exception(at)
+    captions = texts(at.caption)
+    assert "3 evaluation texts were in v1's training data and were left out." in captions, captions
+    assert any(f"v1 on {len(HELD)} evaluation items" in t for t in texts(at.markdown))
