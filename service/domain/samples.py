@@ -71,6 +71,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             annotators=authors,
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
+            source_ids=[x.source_id for x in items],
         )
         model.updated_at = utcnow()
         pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
