@@ -77,7 +77,7 @@ def _upload(client: Client, handle: str) -> None:
         st.success(flash)
     with st.expander("Add evaluation items from a file"):
         st.caption(
-            "A CSV (with a header row) or JSONL file of labelled texts in any columns, mapped as on the "
+            "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "
             "Samples page's Import: pick the text, the label and the trait, and how a label becomes quality. "
             "Nothing is added before **Add to the evaluation set**; items already in the set are skipped."
         )

@@ -1,46 +1,28 @@
 """The Label page's pool import: a file of texts into the model's unlabelled pool, resumable.
 
-Reading the file (`parse_texts`) is plain Python; the section sends it through `Client.import_pool` (batches
-that shrink on a slow service) with a progress bar. When an import stops, the page says how many texts are
-stored and offers to resume from there; texts already in the pool are never added twice.
+The file is read as every import reads one (`app.table_upload`: any of `core.tables.FORMATS`, its first row
+a header or not); the texts are the column picked (`core.tables.column_texts`). The section sends them
+through `Client.import_pool` (batches that shrink on a slow service) with a progress bar. When an import
+stops, the page says how many texts are stored and offers to resume from there; texts already in the pool are
+never added twice.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
+from app.sample_import import refusals_frame
+from app.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
+from core.tables import column_texts
 
 STATE = (
     "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
 )
-
-
-def parse_texts(name: str, data: bytes) -> list[str]:
-    """Texts of an uploaded file: CSV (a `text` column, else the first), JSONL (`text` field or a string), TXT
-    (one a line). Blank entries are dropped; the service trims and de-duplicates the rest."""
-    import pandas as pd
-
-    lower = name.lower()
-    if lower.endswith(".csv"):
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        column = "text" if "text" in frame.columns else frame.columns[0]
-        values: list[Any] = frame[column].tolist()
-    elif lower.endswith((".jsonl", ".ndjson", ".json")):
-        values = []
-        for line in data.decode("utf-8-sig").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                values.append(item.get("text", "") if isinstance(item, dict) else item)
-    else:
-        values = data.decode("utf-8-sig").splitlines()
-    return [v for v in (str(x) for x in values) if v.strip()]
 
 
 def outcome(report: PoolImportReport) -> str:
@@ -63,11 +45,21 @@ def outcome(report: PoolImportReport) -> str:
 
 def pool_import_section(client: Client, handle: str, on_change: Callable[[], None]) -> None:
     """Uploader, Import / Resume buttons and a progress bar; `on_change()` after texts were stored."""
-    upload = st.file_uploader("Pool file", type=["csv", "jsonl", "ndjson", "json", "txt"], key="pool_upload")
-    if upload is None:
+    read = table_upload("Pool file", "pool_upload")
+    if read is None:
         return
-    data = upload.getvalue()
-    digest = hashlib.sha256(data).hexdigest()
+    table = read[1]
+    column = pick_text_column(table, "pool_text_col")
+    found, refused = column_texts(table, column) if column else ([], table.problems)
+    texts = [text for _, text in found]
+    st.caption(f"{len(texts):,} text(s) to import" + (f" from {column}." if column else "."))
+    if refused:
+        st.markdown(f"**Rows that will not be imported** ({len(refused):,})")
+        st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
+    if not texts:
+        return
+    # The texts themselves: another column or first-row choice of the same file is another import.
+    digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
     stopped: dict[str, Any] = st.session_state.get(STATE) or {}
     resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
     if resumable:
@@ -86,12 +78,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         "Import into the pool", key="pool_import", type="secondary" if resumable else "primary"
     ):
         return
-    try:
-        texts = parse_texts(upload.name, data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        st.error(f"The file could not be read: {exc}")
-        return
-    bar = st.progress(start / len(texts) if texts else 0.0, text=f"Importing {len(texts):,} texts…")
+    bar = st.progress(start / len(texts), text=f"Importing {len(texts):,} texts…")
 
     def _progress(done: int, total: int) -> None:
         bar.progress(done / total if total else 1.0, text=f"Stored {done:,} of {total:,} texts")

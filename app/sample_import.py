@@ -7,7 +7,7 @@ Nothing is stored before the Import click; every row not stored is listed with i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import pandas as pd
@@ -15,21 +15,22 @@ import streamlit as st
 
 from app.sample_io import unknown_trait_hint
 from app.sample_mapping import (
+    ID_NAMES,
     RULES,
     LabelScale,
     Mapped,
     Mapping,
-    Refusal,
     Rule,
-    Table,
+    guess_column,
     guess_mapping,
     guess_raters,
     guess_scale,
     map_rows,
-    read_table,
 )
+from app.table_upload import table_upload
 from app.widgets import guard
 from core.client import Client, Trait
+from core.tables import Refusal, Table
 
 NONE = "(none)"
 ONE_LABEL, SEVERAL = "one label column", "several raters (a column each)"
@@ -222,19 +223,37 @@ class LabelledFile:
     mapping: Mapping
 
 
+def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
+    """The id column, kept as each sample's `source_id` (proposed when a column is named like an id)."""
+    columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
+    choices = [NONE, *columns]
+    proposed = guess_column(columns, *ID_NAMES)
+    pick = st.selectbox(
+        "Id column",
+        choices,
+        index=choices.index(proposed) if proposed else 0,
+        key=f"{prefix}_source_id_{proposed}",
+        help="A column of the rows' own ids, kept as each sample's `source_id`: the export writes it, so "
+        "exported samples join back to this file.",
+    )
+    return replace(mapping, source_id=None if pick == NONE else pick)
+
+
 def labelled_file(
-    uploader_key: str, prefix: str, traits: list[Trait], what: str = "samples", handle: str | None = None
+    uploader_key: str,
+    prefix: str,
+    traits: list[Trait],
+    what: str = "samples",
+    handle: str | None = None,
+    source_ids: bool = False,
 ) -> LabelledFile | None:
     """Uploader, column mapping, preview, counts per pole and the refused rows: the part of an import that
-    stores nothing. The Samples import and the evaluation set's both use it. None until a file maps."""
-    upload = st.file_uploader(
-        f"{what.capitalize()} file", type=["csv", "jsonl", "ndjson", "json"], key=uploader_key
-    )
-    if upload is None:
+    stores nothing. The Samples import and the evaluation set's both use it; `source_ids`: offer an id
+    column (samples keep it). None until a file maps."""
+    read = table_upload(f"{what.capitalize()} file", uploader_key)
+    if read is None:
         return None
-    table = read_table(upload.name, upload.getvalue())
-    for note in table.notes:
-        st.info(note, icon=":material/info:")
+    table = read[1]
     if not table.rows:
         reason = table.problems[0].reason if table.problems else "no rows"
         st.warning(f"Nothing to import: {reason}.", icon=":material/warning:")
@@ -242,6 +261,8 @@ def labelled_file(
             st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
         return None
     mapping = _pick_mapping(table, traits, prefix, handle)
+    if source_ids:
+        mapping = _pick_source_id(table, mapping, prefix)
     try:
         mapped = map_rows(table, mapping, trait_lookup(traits))
     except ValueError as exc:
@@ -313,11 +334,11 @@ def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
 def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:
     """The whole Import tab."""
     st.caption(
-        "A CSV (with a header row) or JSONL file of labelled texts, in any columns: pick the text, the label "
-        "and the trait below and how a label becomes quality (1 = positive pole, 0 = negative). Nothing is "
-        "stored before **Import**; identical samples already stored are skipped."
+        "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL), in any columns: pick the text, the label "
+        "and the trait below and how a label becomes quality (1 = positive pole, 0 = negative), and an id "
+        "column to keep. Nothing is stored before **Import**; identical samples already stored are skipped."
     )
-    read = labelled_file("samples_upload", "import", traits, handle=handle)
+    read = labelled_file("samples_upload", "import", traits, handle=handle, source_ids=True)
     if read is None:
         return
     if not st.button(

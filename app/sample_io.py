@@ -1,4 +1,4 @@
-"""Sample files out (CSV, JSONL) and the grid's refused rows; files in are read by `app.sample_mapping`."""
+"""Sample files out (CSV, JSONL) and the grid's refused rows; files in are read by `core.tables`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-EXPORT_COLUMNS = ("id", "trait", "text", "quality", "provenance", "source_url", "created_at")
+EXPORT_COLUMNS = ("id", "trait", "text", "quality", "provenance", "source_url", "source_id", "created_at")
 
 
 def refused_rows(

@@ -1,8 +1,8 @@
-"""From any CSV/JSONL file of labelled texts to samples: the analyst picks the columns and how a label maps to
+"""From any file of labelled texts to samples: the analyst picks the columns and how a label maps to
 quality. Plain Python (no Streamlit), so the Import tab and the tests run the same rules.
 
-`read_table` reads the file as it is, keeping each row's line in the file (the line its record starts on, so
-blank lines and quoted line breaks never shift it). `map_rows` turns rows into samples with a `Mapping`:
+`core.tables.read_table` reads the file as it is, keeping each row's line in the file. `map_rows` turns rows
+into samples with a `Mapping`:
 
 - `as_is`: the label is already a quality in [0, 1];
 - `scale`: the label is on a scale from `low` to `high`, mapped linearly to 0..1 (its middle is 0.5, the
@@ -12,7 +12,9 @@ blank lines and quoted line breaks never shift it). `map_rows` turns rows into s
   (per trait, so each trait's own spread decides; `share` 0.25 = quartiles).
 
 `higher_is_positive=False` turns the scale round (for a label where a high value is the negative pole).
-Rows that cannot be used become `Refusal`s with the reason; rows the quantile rule leaves out are counted.
+Rows that cannot be used become `Refusal`s with the reason; rows the quantile rule leaves out are counted:
+with one label column, samples + refused + left out are the table's rows. An optional id column is kept as
+each sample's `source_id`, so an export joins back to the file.
 
 The pickers' defaults are read from the data (`guess_mapping`): the text is the column of the longest strings,
 the label a numeric column named like one, and a label outside 0-1 is taken as a scale (a symmetric one when
@@ -21,9 +23,6 @@ it has both signs: -3 to +3.6 reads as -4..+4, middle 0), not "as is".
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import re
 from collections import Counter
@@ -32,26 +31,13 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, is_positive
+from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, MAX_SOURCE_ID_CHARS, is_positive, source_id_text
+from core.tables import Refusal, Table, numeric_share, text_column
+from core.tables import blank as _blank
+from core.tables import number as _number
 
-DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 RULES = ("as_is", "scale", "threshold", "quantiles")
 Rule = Literal["as_is", "scale", "threshold", "quantiles"]
-
-
-@dataclass(frozen=True)
-class Refusal:
-    line: int  # the line of the file (1-based) where the row starts
-    reason: str
-
-
-@dataclass
-class Table:
-    columns: list[str] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)  # the file line each row starts on
-    problems: list[Refusal] = field(default_factory=list)  # lines that are not a row at all
-    notes: list[str] = field(default_factory=list)  # how the file was read, for the user
 
 
 @dataclass(frozen=True)
@@ -70,13 +56,14 @@ class Mapping:
     # Several raters (issue 34.6): (label column, its rater-id column or None) each; every label cell is a
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
     raters: tuple[tuple[str, str | None], ...] = ()
+    source_id: str | None = None  # an optional column of the rows' own ids, kept as each sample's source_id
 
 
 @dataclass
 class Mapped:
     samples: list[dict[str, Any]] = field(
         default_factory=list
-    )  # {"trait", "text", "quality"[, "source_url"]}
+    )  # {"trait", "text", "quality"[, "source_url", "source_id", "annotator"]}
     lines: list[int] = field(default_factory=list)  # the file line of each sample
     labels: list[float] = field(default_factory=list)  # the file's label of each sample, before the mapping
     refused: list[Refusal] = field(default_factory=list)
@@ -123,84 +110,6 @@ class Mapped:
         return rows
 
 
-def read_table(name: str, data: bytes) -> Table:
-    """The rows of a `.csv` (header row; delimiter sniffed), `.jsonl`/`.ndjson` or `.json` (an array) file."""
-    text = data.decode("utf-8-sig", errors="replace")
-    if name.lower().endswith((".jsonl", ".ndjson", ".json")):
-        return _read_json(text)
-    return _read_csv(text)
-
-
-def _read_csv(text: str) -> Table:
-    out = Table()
-    if not text.strip():
-        out.problems.append(Refusal(1, "the file is empty: expected a header row, then one row a line"))
-        return out
-    try:  # a semicolon- or tab-separated export read as commas would make each whole row one column
-        delimiter = csv.Sniffer().sniff(text[:8192], delimiters="".join(DELIMITERS)).delimiter
-    except csv.Error:
-        delimiter = ","
-    if delimiter != ",":
-        out.notes.append(f"Read as {DELIMITERS[delimiter]}-separated values.")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header: list[str] | None = None
-    while True:
-        start = reader.line_num + 1  # the record about to be read starts on the next physical line
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            out.problems.append(Refusal(start, f"not readable as CSV: {exc}"))
-            continue
-        if not record or not any(cell.strip() for cell in record):
-            continue  # a blank line: no row, and no shift of the lines after it
-        if header is None:
-            header = [h.strip() for h in record]
-            out.columns = [h for h in header if h]
-            continue
-        if len(record) > len(header):
-            extra = len(record) - len(header)
-            out.problems.append(Refusal(start, f"{extra} more value(s) than the header has columns"))
-            continue
-        out.rows.append({h: v for h, v in zip(header, record, strict=False) if h})
-        out.lines.append(start)
-    return out
-
-
-def _read_json(text: str) -> Table:
-    out = Table()
-    columns: dict[str, None] = {}
-    stripped = text.strip()
-    if stripped.startswith("["):  # a JSON array: items are numbered, not lines
-        try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            out.problems.append(Refusal(exc.lineno, f"invalid JSON: {exc.msg}"))
-            return out
-        numbered = list(enumerate(items, start=1))
-        out.notes.append("A JSON array: row numbers count its items.")
-    else:
-        numbered = []
-        for i, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                numbered.append((i, json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                out.problems.append(Refusal(i, f"invalid JSON: {exc.msg}"))
-    for line, item in numbered:
-        if not isinstance(item, dict):
-            out.problems.append(Refusal(line, f"not an object but {type(item).__name__}"))
-            continue
-        row = {str(k): v for k, v in item.items()}
-        columns.update(dict.fromkeys(row))
-        out.rows.append(row)
-        out.lines.append(line)
-    out.columns = list(columns)
-    return out
-
-
 def guess_column(columns: list[str], *names: str) -> str | None:
     """The first column whose name is one of `names` (case-insensitive)."""
     lowered = {c.strip().lower(): c for c in columns}
@@ -208,6 +117,19 @@ def guess_column(columns: list[str], *names: str) -> str | None:
 
 
 LABEL_NAMES = ("quality", "score", "rating", "label", "stars", "grade")
+#: Column names proposed as the rows' own ids, first found first (`source_id`: the workbench's export).
+ID_NAMES = (
+    "source_id",
+    "id",
+    "example_id",
+    "item_id",
+    "sample_id",
+    "row_id",
+    "text_id",
+    "doc_id",
+    "uid",
+    "uuid",
+)
 
 
 @dataclass(frozen=True)
@@ -218,29 +140,19 @@ class Guess:
     label: str
     trait_column: str | None
     source_url: str | None
-
-
-def _numeric_share(table: Table, column: str) -> float:
-    values = [row.get(column) for row in table.rows[:500] if not _blank(row.get(column))]
-    return sum(_number(v) is not None for v in values) / len(values) if values else 0.0
-
-
-def _mean_length(table: Table, column: str) -> float:
-    values = [str(row.get(column)) for row in table.rows[:500] if not _blank(row.get(column))]
-    return sum(map(len, values)) / len(values) if values else 0.0
+    source_id: str | None = None
 
 
 def guess_mapping(table: Table) -> Guess:
     """Which column is the text, the label, the trait and the source link.
 
-    The text: the column named `text`, else the one of the longest strings (an `id` such as "213_32" is a
-    string too, but a short one). The label: a mostly numeric column named like a label (exactly first, then
-    one that is not of a numbered series such as `Score1..Score5`), else the last numeric one not an id."""
+    The text: `core.tables.text_column` (the column named `text`, else the one of the longest strings). The
+    label: a mostly numeric column named like a label (exactly first, then one that is not of a numbered
+    series such as `Score1..Score5`), else the last numeric one not an id. The id: a column named like one
+    (`ID_NAMES`)."""
     columns = table.columns
-    numeric = [c for c in columns if _numeric_share(table, c) >= 0.9]
-    strings = [c for c in columns if c not in numeric] or columns
-    # A column named `text` (the workbench's own files) is the text; else the longest strings are.
-    text = guess_column(strings, "text") or max(strings, key=lambda c: _mean_length(table, c))
+    numeric = [c for c in columns if numeric_share(table, c) >= 0.9]
+    text = text_column(table) or columns[0]
     candidates = [c for c in numeric if c != text] or [c for c in columns if c != text] or columns
 
     def rank(column: str) -> int:
@@ -253,7 +165,9 @@ def guess_mapping(table: Table) -> Guess:
         return 4 if name == "id" or name.endswith(("_id", " id")) else 3
 
     label = min(reversed(candidates), key=rank)  # among equals, the last column
-    return Guess(text, label, guess_column(columns, "trait"), guess_column(columns, "source_url", "url"))
+    ids = [c for c in columns if c not in (text, label)]  # never the text or the label
+    trait, url = guess_column(columns, "trait"), guess_column(columns, "source_url", "url")
+    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES))
 
 
 _SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "TurkId 3" -> ("TurkId", "3")
@@ -262,7 +176,7 @@ _SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "Turk
 def guess_raters(table: Table) -> list[tuple[str, str | None]]:
     """A file's raters, when it has them: a numbered series of mostly numeric columns (`Score1..Score5`),
     each with the column of the same number that holds ids (`TurkId1..TurkId5`), or none."""
-    numeric = {c for c in table.columns if _numeric_share(table, c) >= 0.5}  # a few bad cells: still ratings
+    numeric = {c for c in table.columns if numeric_share(table, c) >= 0.5}  # a few bad cells: still ratings
     series: dict[str, list[tuple[str, str]]] = {}
     for c in table.columns:
         if (m := _SERIES.match(c.strip())) and m.group(1):
@@ -309,20 +223,6 @@ def guess_scale(table: Table, *columns: str) -> LabelScale:
     return LabelScale("scale", float(low), float(high))
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        number = float(str(value).strip())
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _blank(value: Any) -> bool:
-    return value is None or not str(value).strip()
-
-
 class _Vote(NamedTuple):
     """One label cell that maps: where it is, what it labels, its value and who gave it."""
 
@@ -332,6 +232,7 @@ class _Vote(NamedTuple):
     value: float
     url: Any
     annotator: str | None
+    source_id: str | None
 
 
 def _annotator_name(column: str) -> str:
@@ -374,6 +275,14 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             out.refused.append(Refusal(line, f"no {', '.join(missing)}"))
             continue
         url = row.get(mapping.source_url) if mapping.source_url else None
+        source_id = source_id_text(row.get(mapping.source_id)) if mapping.source_id else None
+        if source_id is not None and len(source_id) > MAX_SOURCE_ID_CHARS:
+            why = f"id {source_id[:20]!r}… has {len(source_id):,} characters; at most {MAX_SOURCE_ID_CHARS}"
+            out.refused.append(Refusal(line, why))
+            continue
+        if mapping.raters and all(_blank(row.get(label)) for label, _ in columns):
+            out.refused.append(Refusal(line, "no label in any rater's column"))
+            continue
         for label, rater in columns:
             cell = row.get(label)
             if mapping.raters and _blank(cell):
@@ -394,7 +303,7 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
                     )
                     out.refused.append(Refusal(line, f"{label}: {why}"))
                     continue
-            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator))
+            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator, source_id))
     qualities = _qualities(kept, mapping, out)
     for vote, quality in zip(kept, qualities, strict=True):
         if quality is None:
@@ -404,6 +313,8 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             sample["source_url"] = str(vote.url).strip()
         if vote.annotator is not None:
             sample["annotator"] = vote.annotator
+        if vote.source_id is not None:
+            sample["source_id"] = vote.source_id
         out.samples.append(sample)
         out.lines.append(vote.line)
         out.labels.append(vote.value)

@@ -23,6 +23,8 @@ MAX_DESCRIPTION_CHARS = 10_000
 MAX_README_CHARS = 100_000
 #: A URL: an upstream source's `url`, a sample's `source_url`.
 MAX_URL_CHARS = 2_000
+#: A sample's `source_id`: the id of its row in the file it came from, so an export joins back to that file.
+MAX_SOURCE_ID_CHARS = 200
 #: An upstream source's `title` and `license`; a model lists at most MAX_UPSTREAM_SOURCES of them.
 MAX_SOURCE_TITLE_CHARS = 500
 MAX_SOURCE_LICENSE_CHARS = 200
@@ -36,6 +38,19 @@ MAX_KEEP_UNNAMED = 100_000
 def text_too_long_message(length: int, where: str = "text") -> str:
     """The one wording of the `text_too_long` error, wherever a text is checked."""
     return f"{where} has {length:,} characters; the limit is {MAX_TEXT_CHARS:,}"
+
+
+def source_id_text(value: object) -> str | None:
+    """A file's id cell as a sample's `source_id`: its text, trimmed; a whole number without ".0" (an id
+    column with gaps reads as floats: 17.0 is the id 17); None when blank (NaN: an empty cell read by pandas).
+    Its length is checked where it is used, against MAX_SOURCE_ID_CHARS."""
+    if isinstance(value, float):
+        if value != value:
+            return None
+        if value.is_integer():
+            value = int(value)
+    text = "" if value is None else str(value).strip()
+    return text or None
 
 
 # -- quality and poles ------------------------------------------------------------------------------------

@@ -44,9 +44,10 @@ with st.expander(
     f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state
 ):
     st.caption(
-        "Texts to label, kept by the service for this model. CSV (a `text` column, else the first column), "
-        "JSONL (`text` field) or TXT (one a line); sent in batches that shrink when the service is slow; "
-        "texts already there are skipped, so an import that stopped resumes without duplicates."
+        "Texts to label, kept by the service for this model. A file of texts (CSV, TSV, TXT, JSON or JSONL; "
+        "the texts of a `text` column, else the one of the longest strings, or one a line); sent in batches "
+        "that shrink when the service is slow; texts already there are skipped, so an import that stopped "
+        "resumes without duplicates."
     )
     with guard("Importing the pool"):
         pool_import_section(client, handle, lambda: st.session_state.pop("label_session", None))

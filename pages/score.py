@@ -1,15 +1,16 @@
-"""Score: bars per trait, text/plain view, word highlighting, two-text compare, batch CSV, draft preview."""
+"""Score: bars per trait, text/plain view, word highlighting, two-text compare, batch file, draft preview."""
 
 from __future__ import annotations
-
-import io
 
 import pandas as pd
 import streamlit as st
 
 from app import perspective_migration
+from app.sample_import import refusals_frame
+from app.table_upload import nothing_read, pick_text_column, table_upload
 from app.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
+from core.tables import column_texts
 
 backend, client, model, handle, _ = open_model_page("Score")
 has_version = bool(model.version_no)
@@ -28,7 +29,7 @@ version_arg = None if version_choice in (None, "active") else version_choice
 # Keyed: the tab stays open when a training here gives the model its first version (a Version picker then
 # appears above the tabs, which would otherwise make them a new widget, back on the first tab).
 single, compare, batch, preview, migrate = st.tabs(
-    ["Score a text", "Compare two texts", "Batch CSV", "Local preview", "From Perspective logs"],
+    ["Score a text", "Compare two texts", "Batch file", "Local preview", "From Perspective logs"],
     key="score_tabs",
 )
 
@@ -84,34 +85,36 @@ with compare:
         )
 
 with batch:
-    st.caption("A CSV with a `text` column (or texts in its first column). Scored 100 at a time.")
-    upload = st.file_uploader("CSV of texts", type=["csv"], key="batch_upload")
-    if upload is not None and st.button("Score file", key="batch_go", disabled=not has_version):
+    st.caption(
+        "A file of texts (CSV, TSV, TXT, JSON or JSONL): the texts of the column picked (`text`, else the "
+        "one of the longest strings) are scored 100 at a time; the download keeps the file's columns beside "
+        "the scores."
+    )
+    read = table_upload("File of texts", "batch_upload")
+    table = read[1] if read is not None else None
+    column = pick_text_column(table, "batch_text_col") if table is not None else None
+    if table is not None and st.button("Score file", key="batch_go", disabled=not has_version):
         with guard("Batch scoring"):
-            # index_col=False: an unquoted comma in a text must not turn the first column into the index.
-            try:
-                frame = pd.read_csv(io.BytesIO(upload.getvalue()), index_col=False).reset_index(drop=True)
-            except pd.errors.EmptyDataError:
-                raise ValueError(
-                    "The file is empty: upload a CSV with a `text` column (or the texts in its first column)."
-                ) from None
-            if frame.empty:
-                raise ValueError("The file has a header but no rows: add one text a line under it.")
-            column = "text" if "text" in frame.columns else frame.columns[0]
-            texts = frame[column].astype(str).tolist()
+            if column is None or not table.rows:
+                raise ValueError(nothing_read(table))
+            found, refused = column_texts(table, column)
+            at, texts = [i for i, _ in found], [text for _, text in found]
             bar = st.progress(0.0, text="Scoring…")
-            out = frame.copy()
+            out = table.frame()
             for start in range(0, len(texts), 100):
                 for r in client.score_many(handle, texts[start : start + 100], version=version_arg):
                     for s in r.scores:
-                        out.loc[start + (r.index or 0), s.trait] = s.score
+                        out.loc[at[start + (r.index or 0)], s.trait] = s.score
                 done = min(len(texts), start + 100)
                 bar.progress(done / max(len(texts), 1), text=f"Scored {done} of {len(texts)} texts")
-            st.session_state["batch_out"] = (handle, out)
+            st.session_state["batch_out"] = (handle, out, refused)
     stored_batch = st.session_state.get("batch_out")
     if stored_batch and stored_batch[0] == handle:
-        out = stored_batch[1]
+        out, unscored = stored_batch[1], stored_batch[2]
         st.dataframe(out, hide_index=True, width="stretch")
+        if unscored:
+            st.markdown(f"**Rows not scored** ({len(unscored):,})")
+            st.dataframe(refusals_frame(unscored), hide_index=True, width="stretch")
         st.download_button(
             "Download scores (CSV)",
             out.to_csv(index=False),

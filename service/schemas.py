@@ -38,6 +38,7 @@ from core.contract import (
     MAX_README_CHARS,
     MAX_SAMPLES_PER_REQUEST,
     MAX_SCORE_TEXTS,
+    MAX_SOURCE_ID_CHARS,
     MAX_SOURCE_LICENSE_CHARS,
     MAX_SOURCE_TITLE_CHARS,
     MAX_TEXT_CHARS,
@@ -370,6 +371,12 @@ _ANNOTATOR_HELP = (
 )
 
 
+_SOURCE_ID_HELP = (
+    "The id of the sample's row in the file it came from, so an export joins back to that file; stored as "
+    "given, not unique."
+)
+
+
 class LabelIn(Strict):
     """A labelled text: a sample, or an evaluation-set item."""
 
@@ -392,6 +399,9 @@ class SampleIn(LabelIn):
         default=False,
         description="A reviewer's vote that settles the text: its quality decides the text's pole in "
         "training (the other votes stay stored). A sample edit: untrained models only.",
+    )
+    source_id: str | None = Field(
+        default=None, min_length=1, max_length=MAX_SOURCE_ID_CHARS, description=_SOURCE_ID_HELP
     )
 
 
@@ -419,6 +429,7 @@ class SampleOut(BaseModel):
         description="Who gave the label; null for machine-made samples and those stored before annotators"
     )
     adjudicated: bool = Field(description="A reviewer's vote that settles the text")
+    source_id: str | None = Field(description=_SOURCE_ID_HELP + " Null when none was given.")
 
 
 class SamplePage(BaseModel):

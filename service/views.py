@@ -193,6 +193,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         created_at=row.created_at,
         annotator=row.annotator,
         adjudicated=bool(row.adjudicated),
+        source_id=row.source_id,
     )
 
 

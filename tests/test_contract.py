@@ -92,6 +92,7 @@ def test_docs_state_the_contract_s_numbers() -> None:
         f"a handle {c.MIN_HANDLE_CHARS}–{c.MAX_HANDLE_CHARS} (each part {c.MAX_NAMESPACE_CHARS})",
         f"description and `additional_terms` {c.MAX_DESCRIPTION_CHARS:,} characters",
         f"`readme_markdown` {c.MAX_README_CHARS:,}",
+        f"`source_id` (optional; a string of 1–{c.MAX_SOURCE_ID_CHARS} characters, or null)",
     ]
     assert [phrase for phrase in stated if phrase not in api] == []
 

@@ -15,7 +15,15 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from core.contract import AGGREGATIONS, ANNOTATOR_RE, MAX_LABEL_CHARS, MAX_TEXT_CHARS, text_too_long_message
+from core.contract import (
+    AGGREGATIONS,
+    ANNOTATOR_RE,
+    MAX_LABEL_CHARS,
+    MAX_SOURCE_ID_CHARS,
+    MAX_TEXT_CHARS,
+    source_id_text,
+    text_too_long_message,
+)
 from core.json_types import JsonObject
 
 
@@ -70,6 +78,13 @@ class SampleInput(_Input):
     annotator: str | None = None
     #: A reviewer's vote that settles the text (decides its pole; the other votes stay).
     adjudicated: bool = False
+    #: The id of the sample's row in the file it came from (a number becomes its text: 17.0 is "17").
+    source_id: Annotated[str | None, Field(max_length=MAX_SOURCE_ID_CHARS)] = None
+
+    @field_validator("source_id", mode="before")
+    @classmethod
+    def _id_as_text(cls, v: object) -> object:
+        return v if isinstance(v, str) and v.strip() else source_id_text(v)
 
     @field_validator("annotator", mode="before")
     @classmethod
@@ -253,6 +268,7 @@ class Sample(_Response):
     created_at: datetime | None = None
     annotator: str | None = None  # who gave it; None: machine-made, or stored before annotators
     adjudicated: bool = False
+    source_id: str | None = None  # the id of its row in the file it came from; None: none given
 
 
 class Version(_Response):

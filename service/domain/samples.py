@@ -72,6 +72,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             annotators=authors,
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
+            source_ids=[x.source_id for x in items],
         )
         # Stored all the same (a sample is the caller's to give), but such a text is no longer held out.
         digests = [sha256(x.text) for x in resolved]

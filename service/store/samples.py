@@ -64,6 +64,8 @@ def load_samples(session: Session, model_id: int) -> list[Sample]:
 #: A stored sample's identity: (trait id, content hash, quality, annotator, adjudicated). Two annotators'
 #: labels of one text are two votes (docs/api.md, "Annotators and votes"); one annotator's repeat is one row.
 SampleKey = tuple[int, str, float, str | None, bool]
+#: Where a sample came from (optional): set on a new row, and on a stored identical one that has none yet.
+ORIGIN = ("source_url", "source_id")
 
 
 def add_samples(
@@ -76,16 +78,23 @@ def add_samples(
     annotators: Sequence[str | None] | None = None,
     adjudicated: Sequence[bool] | None = None,
     source_urls: Sequence[str | None] | None = None,
+    source_ids: Sequence[str | None] | None = None,
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each.
 
     A batch costs the same whatever the model holds (issue 36): the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
-    executemany. `source_urls` (per sample) is set on new rows, and on stored ones that have none yet.
+    executemany. `source_urls` and `source_ids` (per sample, `ORIGIN`) are set on new rows, and on stored
+    ones that have none yet.
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
+    ids = list(source_ids) if source_ids is not None else [None] * n
+    origins = [
+        {name: value for name, value in zip(ORIGIN, given, strict=True) if value is not None}
+        for given in zip(urls, ids, strict=True)
+    ]
     authors = list(annotators) if annotators is not None else [None] * n
     settles = list(adjudicated) if adjudicated is not None else [False] * n
     keys: list[SampleKey] = [
@@ -94,13 +103,14 @@ def add_samples(
     ]
     stored = _stored_ids(session, model_id, keys)
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
-    fill: dict[int, str] = {}  # stored rows without a source URL that this batch gives one
+    fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
     now = utcnow()
-    for x, key, url in zip(samples, keys, urls, strict=True):
+    for x, key, origin in zip(samples, keys, origins, strict=True):
         if key in stored:
-            sid, has_url = stored[key]
-            if url is not None and not has_url:
-                fill.setdefault(sid, url)
+            sid, has = stored[key]
+            for name, value in origin.items():
+                if name not in has:
+                    fill.setdefault(sid, {}).setdefault(name, value)
             continue
         row = new.get(key)
         if row is None:
@@ -111,14 +121,16 @@ def add_samples(
                 "text": x.text,
                 "quality": quality,
                 "provenance": provenance,
-                "source_url": url,
+                **{name: origin.get(name) for name in ORIGIN},
                 "content_sha256": digest,
                 "annotator": who,
                 "adjudicated": settled,
                 "created_at": now,
             }
-        elif row["source_url"] is None:
-            row["source_url"] = url
+        else:
+            for name, value in origin.items():
+                if row[name] is None:
+                    row[name] = value
     if new:
         # executemany (no RETURNING: with it, SQLite would insert row by row), then the new ids by the index.
         session.execute(insert(SampleRow), list(new.values()))
@@ -130,13 +142,15 @@ def add_samples(
             counted[trait_id][1] += is_positive(quality)
         for trait_id, (added, positive) in counted.items():
             count_samples(session, trait_id, added, positive)
-    for sid, url in fill.items():
-        session.execute(
-            update(SampleRow)
-            .where(SampleRow.id == sid, SampleRow.source_url.is_(None))
-            .values(source_url=url)
-            .execution_options(synchronize_session=False)
-        )
+    for sid, values in fill.items():
+        for name, value in values.items():
+            column = SampleRow.__table__.c[name]
+            session.execute(
+                update(SampleRow)
+                .where(SampleRow.id == sid, column.is_(None))
+                .values({column: value})
+                .execution_options(synchronize_session=False)
+            )
     return [stored[key][0] for key in keys]
 
 
@@ -155,13 +169,13 @@ def count_samples(session: Session, trait_id: int, n: int, positive: int) -> Non
 
 def _stored_ids(
     session: Session, model_id: int, keys: Sequence[SampleKey]
-) -> dict[SampleKey, tuple[int, bool]]:
-    """{key: (the oldest stored sample's id, whether it has a source URL)} for the stored samples among
+) -> dict[SampleKey, tuple[int, frozenset[str]]]:
+    """{key: (the oldest stored sample's id, the `ORIGIN` fields it has)} for the stored samples among
     `keys`: per trait, one indexed query per chunk of hashes."""
     prefixes: dict[int, set[str]] = {}
     for trait_id, digest, *_ in keys:
         prefixes.setdefault(trait_id, set()).add(key_of(digest))
-    found: dict[SampleKey, tuple[int, bool]] = {}
+    found: dict[SampleKey, tuple[int, frozenset[str]]] = {}
     for trait_id, wanted in prefixes.items():
         ordered = sorted(wanted)
         for start in range(0, len(ordered), CHUNK):
@@ -173,15 +187,19 @@ def _stored_ids(
                     SampleRow.annotator,
                     SampleRow.adjudicated,
                     SampleRow.source_url,
+                    SampleRow.source_id,
                 ).where(
                     SampleRow.model_id == model_id,
                     SampleRow.trait_id == trait_id,
                     content_key(SampleRow.content_sha256).in_(ordered[start : start + CHUNK]),
                 )  # no ORDER BY: SQLite would then walk the model's rows in id order instead of this index
             ).tuples()
-            for sid, digest, quality, who, settled, url in rows:  # a row another text shares a key with:
-                # its key is not among the batch's, so it is never asked for
+            for sid, digest, quality, who, settled, *origin in rows:  # a row another text shares a key
+                # with: its key is not among the batch's, so it is never asked for
                 key = (trait_id, digest, quality, who, bool(settled))
                 if key not in found or sid < found[key][0]:
-                    found[key] = (sid, url is not None)
+                    found[key] = (
+                        sid,
+                        frozenset(n for n, v in zip(ORIGIN, origin, strict=True) if v is not None),
+                    )
     return found

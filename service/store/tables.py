@@ -26,7 +26,15 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
-from core.contract import Aggregation, ModelState, Provenance, RunStatus, TraitKind, VersionTrigger
+from core.contract import (
+    MAX_SOURCE_ID_CHARS,
+    Aggregation,
+    ModelState,
+    Provenance,
+    RunStatus,
+    TraitKind,
+    VersionTrigger,
+)
 from core.json_types import JsonObject
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
@@ -162,6 +170,8 @@ class SampleRow(Base):
     # A reviewer's vote that settles the text (decides its pole; the other votes stay).
     adjudicated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The id of its row in the file it came from (an export joins back to that file); null: none given.
+    source_id: Mapped[str | None] = mapped_column(String(MAX_SOURCE_ID_CHARS), nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check (issue 36).

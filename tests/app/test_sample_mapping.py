@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from app.sample_io import to_csv, to_jsonl
 from app.sample_mapping import (
     LabelScale,
     Mapping,
-    Refusal,
     guess_mapping,
     guess_raters,
     guess_scale,
     map_rows,
-    read_table,
 )
+from core.tables import Refusal, read_file, read_table
+from harness.datasets import find_datasets
+
+DATASETS = find_datasets()
 
 SAMPLES = Mapping(text="text", label="quality", trait_column="trait")
 
@@ -210,3 +214,45 @@ def test_a_rater_column_without_values_is_a_mapping_error() -> None:
     )
     with pytest.raises(ValueError, match="The rater column 'Blank' \\(beside 'Score1'\\) has no values"):
         map_rows(table, mapping)
+
+
+def test_a_row_no_rater_rated_is_refused_not_dropped() -> None:
+    table = read_table("r.csv", (RATERS + "4,Nobody rated this one,,,,,,,0.1\n").encode())
+    mapping = Mapping("Request", "Normalized Score", trait="politeness", rule="scale", low=1, high=25,
+                      raters=tuple(guess_raters(table)))  # fmt: skip
+    assert Refusal(5, "no label in any rater's column") in map_rows(table, mapping).refused
+
+
+def test_the_id_column_is_proposed_and_kept_as_source_id() -> None:
+    rows = "id,score,review\n213_32,-3,Broke after a week.\n17,3.6,Great kettle.\n,1,No id here.\n"
+    table = read_table("r.csv", rows.encode())
+    guess = guess_mapping(table)
+    assert guess.source_id == "id"
+    mapping = Mapping("review", "score", trait="quality", rule="scale", low=-4, high=4, source_id="id")
+    assert [s.get("source_id") for s in map_rows(table, mapping).samples] == ["213_32", "17", None]
+    too_long = read_table("r.csv", f"id,score,review\n{'x' * 201},1,Long id.\n".encode())
+    assert map_rows(too_long, mapping).refused == [
+        Refusal(2, "id 'xxxxxxxxxxxxxxxxxxxx'… has 201 characters; at most 200")
+    ]
+    # The workbench's own export: `source_id` is the file's id, not `id` (the sample's id in the service).
+    exported = to_csv([{"id": 5, "trait": "t", "text": "a", "quality": 1.0, "source_id": "213_32"}])
+    assert guess_mapping(read_table("x.csv", exported.encode())).source_id == "source_id"
+
+
+@pytest.mark.skipif(DATASETS is None, reason="the labelled datasets (../shared/datasets) are absent")
+def test_a_headerless_published_file_maps_every_row_it_holds(tmp_path: Path) -> None:
+    """The politeness corpus as a tab-separated .txt without its header row: its first request is a sample,
+    its Id is kept, and samples + refused + left out are the file's rows."""
+    assert DATASETS is not None
+    frame = pd.read_csv(DATASETS / "stanford_politeness" / "wikipedia.annotated.csv", dtype=str)
+    frame.loc[3, "Request"] = ""  # a row without its text
+    copy = tmp_path / "politeness.txt"
+    frame.to_csv(copy, sep="\t", index=False, header=False)
+    table = read_file(copy)
+    guess = guess_mapping(table)
+    assert (guess.text, guess.label) == ("column 3", "column 14")  # Request, Normalized Score
+    mapping = Mapping(guess.text, guess.label, trait="politeness", rule="quantiles", source_id="column 2")
+    mapped = map_rows(table, mapping)
+    assert mapped.samples[0]["source_id"] == frame["Id"][0] and mapped.lines[0] == 1
+    assert mapped.refused == [Refusal(4, "no text")]
+    assert len(mapped.samples) + len(mapped.refused) + mapped.left_out == table.total == len(frame)

@@ -6,6 +6,7 @@ import pydantic
 import pytest
 
 from core.client import Client, ConflictError, Sample, SampleInput, TraitInput, ValidationError
+from core.contract import MAX_SOURCE_ID_CHARS
 from tests.client.conftest import Service, formality_rows, make_draft
 
 
@@ -89,6 +90,21 @@ def test_import_reports_local_and_server_rejections(client: Client, service: Ser
 
     again = client.import_samples(handle, formality_rows())  # re-importing is harmless
     assert again.ok and sorted(again.ids) == sorted(report.ids)
+
+
+def test_import_keeps_each_row_s_source_id(client: Client, service: Service) -> None:
+    """The id of a row in its file comes back on the listed sample: a number as its text (an id column with
+    gaps reads as floats), a blank cell as none; one too long is refused here, before anything is sent."""
+    handle = make_draft(client, service.handle("source-ids"), samples=False)
+    rows = formality_rows()[:4]
+    given: list[object] = [17.0, " a-1 ", float("nan"), "x" * (MAX_SOURCE_ID_CHARS + 1)]
+    report = client.import_samples(handle, [{**r, "source_id": i} for r, i in zip(rows, given, strict=True)])
+    assert [e.index for e in report.invalid] == [3] and "source_id" in report.invalid[0].message
+    listed = {s.text: s.source_id for s in client.list_samples(handle)}
+    assert listed == {rows[0]["text"]: "17", rows[1]["text"]: "a-1", rows[2]["text"]: None}
+    assert (
+        SampleInput.model_validate({"trait": "t", "text": "x", "quality": 1, "source_id": 7}).source_id == "7"
+    )
 
 
 def test_import_many_rows_in_batches(client: Client, service: Service) -> None:

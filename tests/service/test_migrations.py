@@ -73,3 +73,28 @@ def test_a_trained_model_keeps_the_embedder_it_was_trained_with_when_the_default
         rows = conn.execute(text("SELECT handle, embedder FROM models WHERE handle LIKE 'acme.old-%'")).all()
         pinned = {handle: embedder for handle, embedder in rows}
     assert pinned == {"acme.old-trained": trained_with, "acme.old-draft": None}
+
+
+@pytest.mark.filterwarnings("ignore:.*expression-based index:sqlalchemy.exc.SAWarning")
+def test_source_id_comes_and_goes_with_its_revision(pg_or_sqlite_empty: str) -> None:
+    """0012 adds the samples' nullable `source_id` over 0010's schema, and its downgrade takes it away."""
+    engine = make_engine(pg_or_sqlite_empty)
+
+    def columns() -> dict[str, bool]:
+        return {c["name"]: c["nullable"] for c in inspect(engine).get_columns("samples")}
+
+    def to(revision: str, *, down: bool = False) -> None:
+        cfg = alembic_config(engine)
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            (command.downgrade if down else command.upgrade)(cfg, revision)
+
+    to("0010_content_key_indexes")
+    assert "source_id" not in columns()
+    migrate(engine)
+    assert columns()["source_id"] is True
+    to("0010_content_key_indexes", down=True)
+    assert "source_id" not in columns()
+    migrate(engine)
+    assert columns()["source_id"] is True
+    engine.dispose()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core.contract import MAX_SOURCE_ID_CHARS
 from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, samples, train_ready
+from tests.service.helpers import TRAITS, check, error_code, make_model, samples, train_ready
 
 
 def test_trait_keys_and_detail(svc: Svc) -> None:
@@ -125,6 +126,46 @@ def test_samples_add_dedupe_all_or_none(svc: Svc) -> None:
     # Deleting a trait deletes its samples.
     check(c.delete("/v1/models/acme.s/traits/formality", headers=h), 200)
     assert check(c.get("/v1/models/acme.s", headers=h), 200)["sample_count"] == 0
+
+
+def test_samples_keep_the_id_of_their_row_in_the_source_file(svc: Svc) -> None:
+    """`source_id` (optional): stored as given and listed, so an export joins back to the file; a repeat of
+    a stored sample gives it an id it lacks and never changes one it has."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.ids", with_data=False)
+    check(c.post("/v1/models/acme.ids/traits", json={"traits": TRAITS[:1]}, headers=h), 201)
+    path = "/v1/models/acme.ids/samples"
+    batch = [
+        {"trait": "formality", "text": "Dear Sir, regards.", "quality": 1.0, "source_id": "213_32"},
+        {"trait": "formality", "text": "yo dude", "quality": 0.0},
+    ]
+    ids = check(c.post(path, json={"samples": batch}, headers=h), 201)["ids"]
+    listed = {s["id"]: s["source_id"] for s in check(c.get(path, headers=h), 200)["items"]}
+    assert listed == {ids[0]: "213_32", ids[1]: None}
+    again = [{**batch[0], "source_id": "another"}, {**batch[1], "source_id": "row 9"}]
+    assert check(c.post(path, json={"samples": again}, headers=h), 201)["ids"] == ids
+    listed = {s["id"]: s["source_id"] for s in check(c.get(path, headers=h), 200)["items"]}
+    assert listed == {ids[0]: "213_32", ids[1]: "row 9"}
+
+    def refused(source_id: object) -> str:
+        sample = {"trait": "formality", "text": "new text", "quality": 0.5, "source_id": source_id}
+        return error_code(c.post(path, json={"samples": [sample]}, headers=h), 422)
+
+    assert refused("x" * (MAX_SOURCE_ID_CHARS + 1)) == "validation_error"
+    assert refused("") == "validation_error"
+    assert refused(17) == "validation_error"  # a string, as the OpenAPI document says
+    assert len(check(c.get(path, headers=h), 200)["items"]) == 2
+    longest = {
+        "trait": "formality",
+        "text": "new text",
+        "quality": 0.5,
+        "source_id": "x" * MAX_SOURCE_ID_CHARS,
+    }
+    check(c.post(path, json={"samples": [longest]}, headers=h), 201)
+    assert check(c.get(path, headers=h), 200)["items"][-1]["source_id"] == longest["source_id"]
+    item = {"trait": "formality", "text": "held out", "quality": 1.0, "source_id": "7"}
+    eval_set = "/v1/models/acme.ids/evaluation-set"
+    assert error_code(c.post(eval_set, json={"items": [item]}, headers=h), 422) == "unknown_field"
 
 
 def test_sample_pages_and_filters(svc: Svc) -> None:

@@ -1,0 +1,370 @@
+"""A table of texts from a file as people publish it: every import of the workbench reads its file here
+(samples, evaluation sets, the pool, batch scoring), and a notebook can too (`read_file(path)`).
+
+Formats (`FORMATS`): `.csv`, `.tsv` and `.txt` with a delimiter sniffed from the data (comma, tab, semicolon,
+pipe; a `.txt` with none is one value a line), `.json` (an array of objects) and `.jsonl` / `.ndjson` (an
+object a line). Not UTF-8: read as Windows-1252 (what Excel writes), and said so.
+
+- **Lines.** Each row keeps the line of the file its record starts on (blank lines and quoted line breaks
+  never shift it; a JSON array counts its items).
+- **Nothing dropped unlisted.** Every record that is not a row (too many values, an unclosed quote, bad JSON,
+  a JSON value that is no object) is a `Refusal` with its line and why: `len(rows) + len(problems)` is the
+  number of records in the file (`Table.total`). Blank lines are not records.
+- **Header row.** Whether the first row names the columns is read from the data unless `header=` says:
+  `first_row_is_data` compares each of its cells with the cells under it (a number over numbers, a text over
+  texts is data). Without a header the columns are `column 1`, `column 2`, ….
+- **As spreadsheets write.** A trailing empty value (an extra delimiter) is no value; a stray quote inside a
+  value reads as Excel reads it (`"x"y` is `xy`).
+
+The records come from the standard library's csv reader, the one pandas' python engine runs, driven here
+record by record: pandas' readers drop a record they cannot split without saying which (the python engine
+skips a record the csv module refuses when `on_bad_lines` is a callable, and neither engine reports the line
+a record starts on). `Table.frame()` is the rows as a pandas DataFrame.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The file names read, by their ending.
+DELIMITED = (".csv", ".tsv", ".txt")
+JSON_FORMATS = (".json", ".jsonl", ".ndjson")
+FORMATS = DELIMITED + JSON_FORMATS
+#: What the formats are, in a user's words.
+FORMATS_TEXT = (
+    ".csv, .tsv or .txt (comma, tab, semicolon or pipe between values), .json (an array of objects) or .jsonl"
+)
+DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
+#: A cell longer than this is a text, not a column name.
+LONG_CELL = 40
+#: The rows read to sniff the delimiter (characters) and to compare the first row with (rows).
+SNIFF_CHARS = 8192
+HEADER_SAMPLE = 500
+
+
+class UnreadableFile(ValueError):
+    """A file of a kind this module does not read (its message says which kinds it does)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    line: int  # the line of the file (1-based) where the row starts
+    reason: str
+
+
+@dataclass
+class Table:
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the file line each row starts on
+    problems: list[Refusal] = field(default_factory=list)  # records that are not a row, with why
+    notes: list[str] = field(default_factory=list)  # how the file was read, for the user
+    #: The first row named the columns (a JSON file's keys name them: True).
+    header: bool = True
+    #: What the data says of the first row (None for JSON: there is no such question).
+    first_row_is_data: bool | None = None
+
+    @property
+    def total(self) -> int:
+        """The file's records (header row and blank lines not counted): each is a row or a problem."""
+        return len(self.rows) + len(self.problems)
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as a DataFrame, in the file's column order."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+def format_problem(name: str) -> str | None:
+    """Why a file of this name is not read, or None when it is."""
+    suffix = Path(name).suffix.lower()
+    if suffix in FORMATS:
+        return None
+    what = f"a {suffix} file" if suffix else "a file without an ending such as .csv"
+    hint = " (a spreadsheet: save it as CSV first)" if suffix in (".xls", ".xlsx", ".ods", ".numbers") else ""
+    return f"{Path(name).name} is {what}, which cannot be read{hint}: upload {FORMATS_TEXT}."
+
+
+def read_file(path: str | Path, *, header: bool | None = None) -> Table:
+    """`read_table` of a file on disk."""
+    path = Path(path)
+    return read_table(path.name, path.read_bytes(), header=header)
+
+
+def read_table(name: str, data: bytes, *, header: bool | None = None) -> Table:
+    """The rows of a file named `name` (its ending says the format) holding `data`.
+
+    `header`: whether the first row of a delimited file names the columns; None reads it from the data.
+    Raises `UnreadableFile` for a file of another kind."""
+    problem = format_problem(name)
+    if problem is not None:
+        raise UnreadableFile(problem)
+    text, note = _decode(data)
+    suffix = Path(name).suffix.lower()
+    table = _read_json(text) if suffix in JSON_FORMATS else _read_delimited(text, suffix, header)
+    if note:
+        table.notes.insert(0, note)
+    return table
+
+
+def _decode(data: bytes) -> tuple[str, str | None]:
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        note = "Not UTF-8: read as Windows-1252 (what Excel writes); save it as UTF-8 if letters look wrong."
+        return data.decode("cp1252", errors="replace"), note
+
+
+# -- delimited text ------------------------------------------------------------------------------------------
+
+
+def _sniff(text: str, suffix: str) -> str:
+    """The delimiter, or "" for one value a line (a `.txt` in which none is found)."""
+    try:
+        return csv.Sniffer().sniff(text[:SNIFF_CHARS], delimiters="".join(DELIMITERS)).delimiter
+    except csv.Error:
+        return {".csv": ",", ".tsv": "\t"}.get(suffix, "")
+
+
+def _records(text: str, delimiter: str) -> tuple[list[tuple[int, list[str]]], list[Refusal]]:
+    """Each record that is not blank, with the line it starts on; and the ones that cannot be split."""
+    out: list[tuple[int, list[str]]] = []
+    if not delimiter:  # one value a line, quotes and all
+        for line, raw in enumerate(io.StringIO(text, newline=None), start=1):
+            value = raw.rstrip("\n")
+            if value.strip():
+                out.append((line, [value]))
+        return out, []
+    problems: list[Refusal] = []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    while True:
+        start = reader.line_num + 1  # the record about to be read starts on the next physical line
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a value over the csv module's size limit
+            problems.append(Refusal(start, f"not readable: {exc}"))
+            continue
+        if any(cell.strip() for cell in record):
+            out.append((start, record))
+    # The csv reader (lenient, as Excel is) reads an unclosed quote to the end of the file as one value.
+    if out and _quote_left_open(text, out[-1][0]):
+        last, end = out.pop()[0], reader.line_num
+        why = f'a quote (") opened here is never closed, so lines {last}–{end} read as one value: close it'
+        problems.append(Refusal(last, why))
+    return out, problems
+
+
+def _quote_left_open(text: str, line: int) -> bool:
+    tail = "".join(io.StringIO(text, newline="").readlines()[line - 1 :])
+    try:
+        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
+def _read_delimited(text: str, suffix: str, header: bool | None) -> Table:
+    out = Table()
+    if not text.strip():
+        why = "the file is empty: expected one row a line, with or without a header row"
+        out.problems.append(Refusal(1, why))
+        return out
+    delimiter = _sniff(text, suffix)
+    if delimiter == "":
+        out.notes.append("No delimiter found: one value a line.")
+    elif delimiter != ",":
+        out.notes.append(f"Read as {DELIMITERS[delimiter]}-separated values.")
+    records, out.problems = _records(text, delimiter)
+    if not records:
+        return out
+    # A list of texts, one a line, starts with a text unless its first line reads as a name.
+    sample = [r for _, r in records[:HEADER_SAMPLE]]
+    out.first_row_is_data = first_row_is_data(sample, tie=delimiter == "")
+    out.header = not out.first_row_is_data if header is None else header
+    if out.header:
+        out.columns = _column_names(records[0][1])
+        body = records[1:]
+        beyond = "than the header has columns"
+    else:
+        width = len(records[0][1])
+        out.columns = [f"column {i}" for i in range(1, width + 1)]
+        body = records
+        beyond = "than the first row"
+        if out.first_row_is_data and header is None and delimiter:  # one text a line: said already
+            named = (
+                f"columns are named column 1 to column {width}" if width > 1 else "column is named column 1"
+            )
+            out.notes.append(
+                f"The first row reads as data, not column names: it is kept as a row, and the {named}."
+            )
+    width = len(out.columns)
+    for line, record in body:
+        used = len(record)
+        while used > width and not record[used - 1].strip():
+            used -= 1  # a trailing empty value (a spreadsheet's extra delimiter) is no value
+        if used > width:
+            out.problems.append(Refusal(line, f"{used - width} more value(s) {beyond}"))
+            continue
+        cells: list[str | None] = [*record[:width], *[None] * (width - len(record))]  # short: None
+        out.rows.append(dict(zip(out.columns, cells, strict=True)))
+        out.lines.append(line)
+    out.problems.sort(key=lambda p: p.line)
+    return out
+
+
+def _column_names(cells: list[str]) -> list[str]:
+    """The header's names, stripped; a blank one is named by its place, and a repeated one numbered as
+    pandas numbers it (the second `score` is `score.1`)."""
+    names: list[str] = []
+    for i, cell in enumerate(cells, start=1):
+        name = cell.strip() or f"column {i}"
+        base, n = name, 1
+        while name in names:
+            name, n = f"{base}.{n}", n + 1
+        names.append(name)
+    return names
+
+
+def first_row_is_data(rows: Sequence[Sequence[str]], *, tie: bool = False) -> bool:
+    """Whether a file's first row is a row of data rather than column names.
+
+    Each column votes by comparing its first cell with the cells under it: under a column of numbers, a
+    number is data and anything else a name; over free text, a text (long, five words or more, or ending as
+    a sentence with `.` or `!`) is data and a short name over long texts a name; over a few repeated values
+    (labels), one of them is data and anything else a name. A file of one row: a number or a text is data.
+    More votes for data than for names make it data; a tie is `tie` (a header, unless told)."""
+    if not rows:
+        return tie
+    first, rest = rows[0], rows[1:]
+    votes = 0
+    for j, raw in enumerate(first):
+        cell = raw.strip()
+        if cell:
+            votes += _vote(cell, [r[j].strip() for r in rest if j < len(r) and r[j].strip()])
+    return votes > 0 or (votes == 0 and tie)
+
+
+def _vote(cell: str, under: list[str]) -> int:
+    """+1: the cell reads as data; -1: as a column name; 0: cannot tell."""
+    if not under:
+        return 1 if number(cell) is not None or _text_like(cell) else 0
+    if sum(number(v) is not None for v in under) >= 0.9 * len(under):
+        return 1 if number(cell) is not None else -1
+    long_texts = statistics.median(len(v) for v in under) > LONG_CELL
+    if long_texts or len(set(under)) > len(under) / 2:  # free text (or ids): each value its own
+        return 1 if _text_like(cell) else (-1 if long_texts else 0)
+    return 1 if cell in set(under) else -1
+
+
+def _text_like(cell: str) -> bool:
+    return len(cell) > LONG_CELL or len(cell.split()) >= 5 or cell.endswith((".", "!"))
+
+
+# -- JSON -------------------------------------------------------------------------------------------------
+
+
+def _read_json(text: str) -> Table:
+    out = Table()
+    columns: dict[str, None] = {}
+    stripped = text.strip()
+    numbered: list[tuple[int, object]] = []
+    if not stripped:
+        out.problems.append(
+            Refusal(1, "the file is empty: expected an array of objects, or an object a line")
+        )
+        return out
+    if stripped.startswith("["):  # a JSON array: items are numbered, not lines
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            out.problems.append(Refusal(exc.lineno, f"invalid JSON: {exc.msg}"))
+            return out
+        numbered = list(enumerate(items, start=1))
+        out.notes.append("A JSON array: row numbers count its items.")
+    else:
+        for i, raw in enumerate(io.StringIO(text, newline=None), start=1):
+            if not raw.strip():
+                continue
+            try:
+                numbered.append((i, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                out.problems.append(Refusal(i, f"invalid JSON: {exc.msg}"))
+    for line, item in numbered:
+        if not isinstance(item, dict):
+            out.problems.append(Refusal(line, f"not an object but {type(item).__name__}"))
+            continue
+        row = {str(k): v for k, v in item.items()}
+        columns.update(dict.fromkeys(row))
+        out.rows.append(row)
+        out.lines.append(line)
+    out.columns = list(columns)
+    out.problems.sort(key=lambda p: p.line)
+    return out
+
+
+# -- cells and columns ------------------------------------------------------------------------------------
+
+
+def number(value: Any) -> float | None:
+    """A cell as a finite number (a JSON `true` is 1), else None."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        result = float(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return result if math.isfinite(result) else None
+
+
+def blank(value: Any) -> bool:
+    return value is None or not str(value).strip()
+
+
+def numeric_share(table: Table, column: str) -> float:
+    """The share of a column's first 500 values (blanks left out) that are numbers."""
+    values = [row.get(column) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    return sum(number(v) is not None for v in values) / len(values) if values else 0.0
+
+
+def mean_length(table: Table, column: str) -> float:
+    values = [str(row.get(column)) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    return sum(map(len, values)) / len(values) if values else 0.0
+
+
+def text_column(table: Table) -> str | None:
+    """The column of texts: the one named `text`, else the one of the longest strings among those not
+    mostly numbers (an id such as `213_32` is a string too, but a short one). None without columns."""
+    strings = [c for c in table.columns if numeric_share(table, c) < 0.9] or table.columns
+    if not strings:
+        return None
+    named = next((c for c in strings if c.strip().lower() == "text"), None)
+    return named or max(strings, key=lambda c: mean_length(table, c))
+
+
+def column_texts(table: Table, column: str) -> tuple[list[tuple[int, str]], list[Refusal]]:
+    """The texts of `column`, each with the index of its row; and every record not used with its line and
+    why (the reader's problems, and the rows without a text), in the file's order."""
+    texts: list[tuple[int, str]] = []
+    refused = list(table.problems)
+    for i, (row, line) in enumerate(zip(table.rows, table.lines, strict=True)):
+        value = row.get(column)
+        if blank(value):
+            refused.append(Refusal(line, f"no text in {column}"))
+        else:
+            texts.append((i, str(value)))
+    return texts, sorted(refused, key=lambda r: r.line)
