@@ -1,7 +1,7 @@
 """the evaluation set is held out: what each version trained on, and an evaluation text found by content key
 
 Revision ID: 0013_heldout
-Revises: 0010_content_key_indexes
+Revises: 0012_source_id
 Create Date: 2026-12-08
 
 `versions.trained_keys`: the content keys of the texts a version trained on (service/store/heldout.py), so
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013_heldout"
-down_revision: str | Sequence[str] | None = "0010_content_key_indexes"
+down_revision: str | Sequence[str] | None = "0012_source_id"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
