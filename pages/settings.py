@@ -46,6 +46,10 @@ try:
         f" (working: `{backend.namespace}`)  \n**Key scope:** `{backend.scope}`"
         + (f"  \n**You label as:** `{backend.annotator}`" if backend.annotator else "")
     )
+    st.markdown(
+        f"**API docs:** [{backend.url}/docs]({backend.url}/docs): every endpoint with its request and "
+        "answer, tried out in the browser with a key (*Authorize*)."
+    )
     if backend.read_only:
         st.info(
             "A scoring key reads and scores models; the authoring pages are read-only with it.",

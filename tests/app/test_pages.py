@@ -374,6 +374,18 @@ def test_settings_rejects_an_unreachable_service() -> None:
     assert "remote_backend" not in at.session_state
 
 
+def test_settings_links_the_api_docs(service: LocalService) -> None:
+    import httpx
+
+    at = page("settings")
+    at.run()
+    no_exception(at)
+    docs = f"{service.url}/docs"
+    assert any(f"**API docs:** [{docs}]({docs})" in m for m in texts(at.markdown)), texts(at.markdown)
+    answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
+    assert answer.status_code == 200 and "swagger-ui" in answer.text
+
+
 def test_traits_discover_marks_intrinsic_traits(service: LocalService, client: Client) -> None:
     from tests.app.support import FORMALITY, SENTIMENT, make_draft
 
