@@ -58,8 +58,11 @@ try:
     if backend.mode == "embedded":
         st.caption(
             f"The embedded service listens on `{backend.url}` (loopback only), "
-            "with its own data directory and key."
+            "with its own data directory and key. The address stays the same from one start to the next "
+            "(its port is kept in the data directory)."
         )
+        if backend.service is not None and backend.service.port_note:
+            st.warning(backend.service.port_note, icon=":material/swap_horiz:")
         _embedded_key(backend)
 except Exception as exc:  # noqa: BLE001
     show_error(exc, "Connecting to the scoring service", on_settings=True)
