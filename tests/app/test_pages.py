@@ -667,6 +667,39 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
 
 
+def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
+    client: Client, trained: str
+) -> None:
+    """Label, skip, `u`: the label (feedback to the trained model) is withdrawn from the service's buffer, and
+    the text shown again is the one labelled, not the one skipped."""
+    client.import_pool(trained, POOL)
+    at = page("label", trained)
+    run_label_page(at)
+    no_exception(at)
+    before = client.get_model(trained).buffered_feedback
+    labelled = at.session_state["label_session"].current
+    assert before is not None and labelled is not None
+
+    at.button(key="label_btn_2").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(trained).buffered_feedback == before + 1
+    skipped = at.session_state["label_session"].current
+    assert skipped is not None and skipped["id"] != labelled["id"]
+    at.button(key="label_btn_0").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] not in (labelled["id"], skipped["id"])
+
+    at.button(key="label_btn_u").click()
+    at.run()
+    no_exception(at)
+    session = at.session_state["label_session"]
+    assert session.message == "Undone: the feedback label was withdrawn before the retraining took it."
+    assert client.get_model(trained).buffered_feedback == before
+    assert labelled["text"] not in [f.text for f in client.list_feedback(trained)]
+    assert session.current["id"] == labelled["id"] and not session.history
+
+
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
     before = client.get_model(trained).buffered_feedback or 0
     at = page("samples", trained)
