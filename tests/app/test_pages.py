@@ -361,6 +361,38 @@ def test_demo_preset_sets_the_text(trained: str) -> None:
     assert at.query_params["text"] == at.session_state["demo_text"]
 
 
+def test_demo_examples_show_both_poles(service: LocalService, client: Client) -> None:
+    """The examples were the first sample of each pole: a file that begins with graded labels (0.6, 0.4)
+    gave two lukewarm examples. Now each trait's most positive and most negative sample, which score on the
+    poles."""
+    from tests.app.support import CASUAL, FORMAL, FORMALITY, formality_samples
+
+    handle = new_handle(service, "demo-poles")
+    client.create_model(handle, description="examples on both poles")
+    client.add_traits(handle, [FORMALITY])
+    lukewarm = [
+        {"trait": "formality", "text": "Thanks, that works for me.", "quality": 0.6},
+        {"trait": "formality", "text": "ok that works i guess", "quality": 0.4},
+        {"trait": "formality", "text": "Noted, talk soon.", "quality": 0.5},  # neutral: no pole's example
+    ]
+    client.import_samples(handle, lukewarm + formality_samples())
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+
+    at = page("demo", handle)
+    at.run()
+    no_exception(at)
+    keys = [b.key for b in at.button if b.key and b.key.startswith("preset_")]
+    examples = []
+    for key in keys:  # each example's button puts its whole text in the box
+        at.button(key=key).click()
+        at.run()
+        no_exception(at)
+        examples.append(at.session_state["demo_text"])
+    assert examples == [FORMAL[0], CASUAL[0]]  # the first of the 1.0s and of the 0.0s, in pole order
+    positive, negative = (client.score(handle, text).as_dict()["formality"] for text in examples)
+    assert positive > 0.5 > negative, (positive, negative)
+
+
 def test_settings_rejects_an_unreachable_service() -> None:
     at = page("settings")
     at.run()
