@@ -260,6 +260,51 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     assert "prod" not in client.get_version(trained, "v2").tags
 
 
+EVAL_FORMAL = [
+    "Kindly let us know whether the revised schedule is acceptable to your committee.",
+    "We would be most grateful for your assistance in this matter.",
+    "Please accept our apologies for any inconvenience this may have caused.",
+    "The board respectfully requests a written response by the end of the month.",
+]
+EVAL_CASUAL = [
+    "lol ok see u there, bring snacks",
+    "nah thats way too much work haha",
+    "yo did u see that game last nite",
+    "cool cool, text me when ur here",
+]
+
+
+def test_versions_explains_the_calibration_error_on_graded_labels(
+    service: LocalService, client: Client
+) -> None:
+    """On 0/1 labels the evaluation shows its calibration error as it is; on graded ones a note beside it
+    says it is measured against graded qualities, so larger by construction, and what it means."""
+    from tests.app.support import make_draft
+
+    handle = make_draft(client, new_handle(service, "graded-eval"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+
+    def evaluated(graded: dict[str, float]) -> tuple[list[str], float]:
+        client.clear_evaluation_set(handle)
+        items = [{"trait": "formality", "text": t, "quality": 1.0} for t in EVAL_FORMAL]
+        items += [{"trait": "formality", "text": t, "quality": 0.0} for t in EVAL_CASUAL]
+        items = [{**i, "quality": graded.get(i["text"], i["quality"])} for i in items]
+        client.add_evaluation_items(handle, items)
+        client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
+        error = client.get_evaluation(handle, 1).traits["formality"].calibration_error
+        assert error is not None
+        at = page("versions", handle)
+        at.run()
+        no_exception(at)
+        return [c for c in texts(at.caption) if "Calibration error on graded labels" in c], error.value
+
+    notes, _ = evaluated({})
+    assert notes == []
+    notes, error = evaluated({EVAL_FORMAL[0]: 0.7, EVAL_FORMAL[1]: 0.8, EVAL_CASUAL[0]: 0.3})
+    assert len(notes) == 1 and f"(formality {error:.2f})" in notes[0]
+    assert "larger by construction" in notes[0] and "does not mean the scores are off" in notes[0]
+
+
 def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
     before = sorted(client.get_version(trained, "v2").tags)
     at = page("versions", trained)
