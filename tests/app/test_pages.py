@@ -286,10 +286,10 @@ def test_versions_explains_the_calibration_error_on_graded_labels(
 
     def evaluated(graded: dict[str, float]) -> tuple[list[str], float]:
         client.clear_evaluation_set(handle)
-        items = [{"trait": "formality", "text": t, "quality": 1.0} for t in EVAL_FORMAL]
-        items += [{"trait": "formality", "text": t, "quality": 0.0} for t in EVAL_CASUAL]
-        items = [{**i, "quality": graded.get(i["text"], i["quality"])} for i in items]
-        client.add_evaluation_items(handle, items)
+        labels = {t: 1.0 for t in EVAL_FORMAL} | {t: 0.0 for t in EVAL_CASUAL} | graded
+        client.add_evaluation_items(
+            handle, [{"trait": "formality", "text": t, "quality": q} for t, q in labels.items()]
+        )
         client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
         error = client.get_evaluation(handle, 1).traits["formality"].calibration_error
         assert error is not None
