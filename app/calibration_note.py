@@ -3,8 +3,11 @@
 The calibration error compares, in 10 score bins, each bin's mean score with its mean quality. With 0/1
 labels the mean quality is the share of positive texts, the thing a score estimates. With graded labels
 (0.7: rather positive) it is a degree, and a score that is sure of a text's pole sits further out than the
-rating: a clearly positive text rated 0.7 and scored 0.95 adds 0.25. The error is then larger by
-construction, and a reader who sees "scores stay calibrated" beside 0.18 needs that said.
+rating: a clearly positive text rated 0.7 and scored 0.95 adds 0.25. Part of the error is then there by
+construction, and a reader who sees "scores stay calibrated" beside 0.18 needs that said. Usually, not
+always, the error is larger than against the 0/1 poles: Wikipedia politeness requests rated 1-25
+(`minilm-qint8v2`, 1,600 to train, 800 held out) gave 0.178 against the ratings and 0.148 against the
+poles at shrinkage 1, 0.134 and 0.143 at 0.3, and 0.138 and 0.107 for a fit on the poles.
 
 Whether a set's labels are graded is read off its reliability bins, which every evaluation returns: a bin's
 mean quality times its count is the sum of its qualities, a whole number when every quality is 0 or 1. A
@@ -49,7 +52,8 @@ def calibration_note(traits: Mapping[str, TraitEvaluation]) -> str | None:
         "1, not only 0 or 1), and the calibration error is measured against them: in each of 10 score "
         "bins, the mean score against the mean quality. A score says how likely a text is to be on the "
         "positive pole; a graded quality says how far towards it the text is. A clearly positive text rated "
-        "0.7 and scored 0.95 adds 0.25, though its score is right about the pole, so on graded labels this "
-        "error is larger by construction: it does not mean the scores are off. Compare it between versions "
-        "on the same set; how well the poles are told apart is the ROC AUC."
+        "0.7 and scored 0.95 adds 0.25, though its score is right about the pole. So part of this error is "
+        "there by construction (a likelihood measured against a degree), and it is usually larger than the "
+        "same scores get on 0/1 labels: by itself it does not mean the scores are off. Compare it between "
+        "versions on the same set; how well the poles are told apart is the ROC AUC."
     )

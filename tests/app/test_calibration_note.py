@@ -37,7 +37,8 @@ def test_graded_labels_get_the_note_with_what_it_means() -> None:
     # It names the graded trait with its error, and only that one.
     assert f"(politeness {graded.calibration_error.value:.2f})" in note and "formality" not in note
     assert "measured against them" in note and "graded (between 0 and 1, not only 0 or 1)" in note
-    assert "larger by construction" in note and "does not mean the scores are off" in note
+    assert "there by construction" in note and "usually larger than the same scores get on 0/1 labels" in note
+    assert "by itself it does not mean the scores are off" in note
     assert "Compare it between versions on the same set" in note and "ROC AUC" in note
 
 

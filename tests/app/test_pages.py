@@ -302,7 +302,7 @@ def test_versions_explains_the_calibration_error_on_graded_labels(
     assert notes == []
     notes, error = evaluated({EVAL_FORMAL[0]: 0.7, EVAL_FORMAL[1]: 0.8, EVAL_CASUAL[0]: 0.3})
     assert len(notes) == 1 and f"(formality {error:.2f})" in notes[0]
-    assert "larger by construction" in notes[0] and "does not mean the scores are off" in notes[0]
+    assert "there by construction" in notes[0] and "does not mean the scores are off" in notes[0]
 
 
 def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
