@@ -31,6 +31,7 @@ $(STAMP): $(RUN_STAMP)
 # it cannot): app/banner.py says in plain words where the workbench is and what the first visit does.
 # Its log at warning level: the info lines ("Uvicorn server started on :::8501") repeat the banner's URL.
 # A fixed port: Streamlit would silently move to the next free one, and the banner would name the wrong URL.
+# The banner checks it first: a port in use is said plainly, with a free one to use, and nothing starts.
 # app.launch is `streamlit run app/main.py` that starts the local service at once, not on the first visit.
 PORT ?= 8501
 run: $(RUN_STAMP)

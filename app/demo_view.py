@@ -11,9 +11,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.client import Client, Sample
-from core.contract import is_positive
+from core.contract import Pole, pole_of
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
+MAX_PRESET_CHARS = 280  # an example longer than this makes no button
+POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
 ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
 PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
 GENERIC_PRESETS = [
@@ -25,19 +27,28 @@ GENERIC_PRESETS = [
 
 
 def preset_texts(samples: list[Sample], limit: int = 6) -> list[str]:
-    """Short example texts: one per pole of each trait from the model's samples, else generic ones."""
-    picked: list[str] = []
-    seen: set[tuple[str, bool]] = set()
+    """Example texts that show both poles: for each trait, in the order the samples name them, its most
+    positive sample (the highest quality) and its most negative one (the lowest), the first of equals; a
+    neutral sample (exactly in the middle) is never one, nor a text too long for a button. Without any such
+    sample, generic texts. (The first sample of each pole was no example of it when the file began with
+    graded labels such as 0.6 and 0.4.)"""
+    extreme: dict[tuple[str, Pole], Sample] = {}
     for s in samples:
-        pole = (s.trait, is_positive(s.quality))
-        text = s.text
-        if pole in seen or not text or len(text) > 280:
+        pole = pole_of(s.quality)
+        if pole == "neutral" or not s.text or len(s.text) > MAX_PRESET_CHARS:
             continue
-        seen.add(pole)
-        picked.append(text)
-        if len(picked) >= limit:
-            break
-    return picked or GENERIC_PRESETS
+        kept = extreme.get((s.trait, pole))
+        # How far past the other: the positive pole's examples rise with quality, the negative's fall.
+        if kept is None or (s.quality - kept.quality) * (1 if pole == "positive" else -1) > 0:
+            extreme[(s.trait, pole)] = s
+    traits = dict.fromkeys(trait for trait, _ in extreme)
+    picked: list[str] = []
+    for trait in traits:
+        for pole in POLES:
+            example = extreme.get((trait, pole))
+            if example is not None and example.text not in picked:
+                picked.append(example.text)
+    return picked[:limit] or GENERIC_PRESETS
 
 
 @st.cache_resource(show_spinner=False)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app import reads
+from app.calibration_note import calibration_note
 from app.evaluation_frames import (
     ceiling_sentence,
     comparison_ceiling_sentence,
@@ -129,6 +130,8 @@ def _results(client: Client, handle: str, ref: str) -> None:
     if line := trained_sentence(ref, result):
         st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    if note := calibration_note(result.traits):  # graded labels: why the error is large, said beside it
+        st.caption(note)
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
     for line in ceilings:
         st.markdown(line)

@@ -1,9 +1,12 @@
 """Run the scoring service as a local subprocess, for the workbench and notebooks.
 
-`start_local_service()` launches `python -m service serve` on a free loopback port with its
-own data directory, waits until `/v1/health` answers, makes sure an authoring key for the
-local namespace exists (kept in `<data dir>/local_key.txt`, created once with
-`python -m service keys create`), and stops the process at interpreter exit. If this process is
+`start_local_service()` launches `python -m service serve` on a loopback port with its own data
+directory, waits until `/v1/health` answers, makes sure an authoring key for the local namespace
+exists (kept in `<data dir>/local_key.txt`, created once with `python -m service keys create`), and
+stops the process at interpreter exit. The port is kept in `<data dir>/service_port.txt`: a free one
+the first time, the same one at every later start while it is free (so yesterday's address and
+scripts still work), and when another program holds it a new free one, which the service says
+(`LocalService.port_note`, and a warning on stderr) and keeps from then on. If this process is
 killed outright (no atexit), the service notices within about a second (`--parent-pid`) and exits. The service
 runs background work (training, …) in a worker child process of its own, which exits with it.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import re
 import socket
@@ -27,8 +31,10 @@ from core.client import Client
 
 ENV_DATA_DIR = "SCORING_DATA_DIR"
 KEY_FILE = "local_key.txt"
+PORT_FILE = "service_port.txt"
 LOG_FILE = "service.log"
 _KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
+logger = logging.getLogger(__name__)
 
 
 def default_data_dir() -> Path:
@@ -40,6 +46,46 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:`port` now (as uvicorn binds: with SO_REUSEADDR, so a
+    port whose last connections are only waiting to close counts as free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def remembered_port(root: Path) -> int | None:
+    """The port kept in `<root>/service_port.txt`, if it holds one."""
+    try:
+        text = (root / PORT_FILE).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else None
+
+
+def choose_port(root: Path) -> tuple[int, str | None]:
+    """The port for the service of data directory `root` and, when it is not the remembered one because
+    another program holds that, a sentence that says so. The port chosen is remembered."""
+    kept = remembered_port(root)
+    if kept is not None and port_is_free(kept):
+        return kept, None
+    port = free_port()
+    tmp = root / f"{PORT_FILE}.tmp"
+    tmp.write_text(f"{port}\n")
+    os.replace(tmp, root / PORT_FILE)
+    if kept is None:
+        return port, None
+    return port, (
+        f"Port {kept}, where this data directory's service listened before, is taken by another program: "
+        f"the service listens on port {port} now (http://127.0.0.1:{port}/v1) and keeps that port from now "
+        f"on (in {root / PORT_FILE})."
+    )
 
 
 class LocalServiceError(RuntimeError):
@@ -57,12 +103,14 @@ class LocalService:
         namespace: str,
         data_dir: Path,
         log: IO[bytes],
+        port_note: str | None = None,
     ) -> None:
         self.process = process
         self.url = url
         self.api_key = api_key
         self.namespace = namespace
         self.data_dir = data_dir
+        self.port_note = port_note  # why the port is not the one it had before, when it is not
         self._log = log
         atexit.register(self.stop)
 
@@ -120,13 +168,18 @@ def start_local_service(
 ) -> LocalService:
     """Start `python -m service serve` on 127.0.0.1 and return it once healthy and keyed.
 
-    `data_dir` defaults to `$SCORING_DATA_DIR` or `~/.scoring-workbench`; `embedder` is passed
-    to the service (`"hashing"` for speed, default: the service's own, MiniLM).
+    `data_dir` defaults to `$SCORING_DATA_DIR` or `~/.scoring-workbench`; `port` to the one the data
+    directory's service had before (`choose_port`); `embedder` is passed to the service (`"hashing"`
+    for speed, default: the service's own, `SCORING_EMBEDDER` or `core.contract.DEFAULT_EMBEDDER`).
     """
     root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
-    port = port or free_port()
+    note = None
+    if not port:
+        port, note = choose_port(root)
+        if note:
+            logger.warning(note)
     env = {**os.environ, ENV_DATA_DIR: str(root), "PYTHONUNBUFFERED": "1"}
     # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL).
     cmd = [
@@ -157,7 +210,7 @@ def start_local_service(
         _terminate(process)
         log.close()
         raise
-    return LocalService(process, url, key, namespace, root, log)
+    return LocalService(process, url, key, namespace, root, log, note)
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], url: str, timeout: float, log_path: Path) -> None:

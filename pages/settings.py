@@ -46,6 +46,10 @@ try:
         f" (working: `{backend.namespace}`)  \n**Key scope:** `{backend.scope}`"
         + (f"  \n**You label as:** `{backend.annotator}`" if backend.annotator else "")
     )
+    st.markdown(
+        f"**API docs:** [{backend.url}/docs]({backend.url}/docs): every endpoint with its request and "
+        "answer, tried out in the browser with a key (*Authorize*)."
+    )
     if backend.read_only:
         st.info(
             "A scoring key reads and scores models; the authoring pages are read-only with it.",
@@ -54,8 +58,11 @@ try:
     if backend.mode == "embedded":
         st.caption(
             f"The embedded service listens on `{backend.url}` (loopback only), "
-            "with its own data directory and key."
+            "with its own data directory and key. The address stays the same from one start to the next "
+            "(its port is kept in the data directory)."
         )
+        if backend.service is not None and backend.service.port_note:
+            st.warning(backend.service.port_note, icon=":material/swap_horiz:")
         _embedded_key(backend)
 except Exception as exc:  # noqa: BLE001
     show_error(exc, "Connecting to the scoring service", on_settings=True)

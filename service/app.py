@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
 from core.json_types import JsonObject
+from service import api_docs
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.guard import GuardMiddleware
@@ -116,7 +117,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         version=_version(),
         description="Authoring, lifecycle and scoring of text-scoring models. Decisions: docs/api.md.",
         openapi_url=f"{PREFIX}/openapi.json",
-        docs_url=f"{PREFIX}/docs",
+        docs_url=None,  # served by api_docs, without a CDN
         redoc_url=None,
         lifespan=lifespan,
         # No redirect to the slash-less path: its Location would be built from the client's Host header.
@@ -142,6 +143,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     for module in (*routers, thresholds, eval_compare, agreement, feedback):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
+    api_docs.install(app)
 
     def openapi() -> JsonObject:
         if app.openapi_schema is None:

@@ -15,12 +15,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.api_docs import ASSETS_PATH, DOCS_PATH
 from service.errors import MAX_BODY_BYTES, envelope
 from service.keys import Principal, authenticate
 
 PREFIX = "/v1/"
-# Everything under /v1 needs a key except these (and the docs page's own assets).
-OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json", "/v1/docs", "/v1/docs/oauth2-redirect"})
+# Everything under /v1 needs a key except these and the docs page's own assets.
+OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json", DOCS_PATH})
 NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
 BAD_KEY = "The API key is not valid."
 
@@ -36,7 +37,7 @@ def needs_key(scope: Scope) -> bool:
     """A request that reaches a route under /v1 (not an open one). A path or method no route serves is
     left to the router: 404 and 405 (with `Allow`) need no key and read no body."""
     path = scope["path"]
-    if not path.startswith(PREFIX) or path in OPEN_PATHS:
+    if not path.startswith(PREFIX) or path in OPEN_PATHS or path.startswith(f"{ASSETS_PATH}/"):
         return False
     return any(route.matches(scope)[0] == Match.FULL for route in scope["app"].router.routes)
 

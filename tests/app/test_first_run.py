@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import socket
 import subprocess
 import sys
 
@@ -9,6 +11,7 @@ from app.banner import banner
 from app.reads import is_write
 from core.client import Client
 from core.local import LocalService
+from harness.ports import free_port
 from tests.app.support import ROOT, make_draft, new_handle
 
 
@@ -22,10 +25,37 @@ def test_banner_says_where_and_what_the_first_visit_does() -> None:
 
 
 def test_banner_runs_as_make_run_calls_it() -> None:
+    port = free_port()
     out = subprocess.run(
-        [sys.executable, "-m", "app.banner", "8599"], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "app.banner", str(port)], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert "http://localhost:8599" in out.stdout and not out.stderr
+    assert f"http://localhost:{port}" in out.stdout and not out.stderr
+
+
+def test_a_port_in_use_is_said_before_any_banner() -> None:
+    """`make run PORT=8611` with the port taken printed "open http://localhost:8611 … ready in a few seconds"
+    and only then Streamlit's "Port 8611 is not available". Now the check comes first and says what to do."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other_program:
+        other_program.bind(("127.0.0.1", 0))
+        other_program.listen()
+        port = other_program.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "app.banner", str(port)], cwd=ROOT, capture_output=True, text=True
+        )
+    assert out.returncode == 1  # make stops: Streamlit is never started
+    assert out.stdout == ""  # no banner promising an address that will not answer
+    said = " ".join(out.stderr.split())
+    assert f"Port {port} is in use by another program" in said, said
+    suggested = re.search(r"make run PORT=(\d+) \((\d+) is free\)", said)
+    assert suggested and suggested.group(1) == suggested.group(2) != str(port), said
+    assert "Stop that program, or start on another port" in said
+
+
+def test_a_port_that_is_not_a_number_is_said() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "app.banner", "86x1"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 1 and out.stdout == "" and "PORT=86x1 is not a port number" in out.stderr
 
 
 def test_writes_drop_the_cache_reads_do_not() -> None:

@@ -20,6 +20,8 @@ POOL = [
     "Meh, it is fine I guess.",
     "Arrived 2 days late and the box was crushed on one corner.",
     "Best purchase ever, so happy.",
+    "The zip jammed on the second trip and the seller never answered my email.",
+    "Fits well, washes well, and the colour has not faded at all.",
 ]
 
 
@@ -67,6 +69,22 @@ def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path)
         expect(shown).not_to_have_text(first)
         ui.settle()
 
+        page.keyboard.press("u")
+        ui.expect_text("Undone: the label was removed.")
+        expect(shown).to_have_text(first)
+        expect(counter).to_contain_text("0 labelled this session")
+        ui.settle()
+
+        # A label, a skip, then `u`: the label is undone and its text comes back, not the skipped one.
+        page.keyboard.press("1")
+        ui.expect_text("Added 1 sample(s).")
+        expect(counter).to_contain_text("1 labelled this session")
+        expect(shown).not_to_have_text(first)
+        ui.settle()
+        skipped = _text(page)
+        page.keyboard.press("0")
+        expect(shown).not_to_have_text(skipped)
+        ui.settle()
         page.keyboard.press("u")
         ui.expect_text("Undone: the label was removed.")
         expect(shown).to_have_text(first)

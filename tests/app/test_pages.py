@@ -260,6 +260,51 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     assert "prod" not in client.get_version(trained, "v2").tags
 
 
+EVAL_FORMAL = [
+    "Kindly let us know whether the revised schedule is acceptable to your committee.",
+    "We would be most grateful for your assistance in this matter.",
+    "Please accept our apologies for any inconvenience this may have caused.",
+    "The board respectfully requests a written response by the end of the month.",
+]
+EVAL_CASUAL = [
+    "lol ok see u there, bring snacks",
+    "nah thats way too much work haha",
+    "yo did u see that game last nite",
+    "cool cool, text me when ur here",
+]
+
+
+def test_versions_explains_the_calibration_error_on_graded_labels(
+    service: LocalService, client: Client
+) -> None:
+    """On 0/1 labels the evaluation shows its calibration error as it is; on graded ones a note beside it
+    says it is measured against graded qualities, so larger by construction, and what it means."""
+    from tests.app.support import make_draft
+
+    handle = make_draft(client, new_handle(service, "graded-eval"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+
+    def evaluated(graded: dict[str, float]) -> tuple[list[str], float]:
+        client.clear_evaluation_set(handle)
+        labels = {t: 1.0 for t in EVAL_FORMAL} | {t: 0.0 for t in EVAL_CASUAL} | graded
+        client.add_evaluation_items(
+            handle, [{"trait": "formality", "text": t, "quality": q} for t, q in labels.items()]
+        )
+        client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
+        error = client.get_evaluation(handle, 1).traits["formality"].calibration_error
+        assert error is not None
+        at = page("versions", handle)
+        at.run()
+        no_exception(at)
+        return [c for c in texts(at.caption) if "Calibration error on graded labels" in c], error.value
+
+    notes, _ = evaluated({})
+    assert notes == []
+    notes, error = evaluated({EVAL_FORMAL[0]: 0.7, EVAL_FORMAL[1]: 0.8, EVAL_CASUAL[0]: 0.3})
+    assert len(notes) == 1 and f"(formality {error:.2f})" in notes[0]
+    assert "there by construction" in notes[0] and "does not mean the scores are off" in notes[0]
+
+
 def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
     before = sorted(client.get_version(trained, "v2").tags)
     at = page("versions", trained)
@@ -361,6 +406,38 @@ def test_demo_preset_sets_the_text(trained: str) -> None:
     assert at.query_params["text"] == at.session_state["demo_text"]
 
 
+def test_demo_examples_show_both_poles(service: LocalService, client: Client) -> None:
+    """The examples were the first sample of each pole: a file that begins with graded labels (0.6, 0.4)
+    gave two lukewarm examples. Now each trait's most positive and most negative sample, which score on the
+    poles."""
+    from tests.app.support import CASUAL, FORMAL, FORMALITY, formality_samples
+
+    handle = new_handle(service, "demo-poles")
+    client.create_model(handle, description="examples on both poles")
+    client.add_traits(handle, [FORMALITY])
+    lukewarm = [
+        {"trait": "formality", "text": "Thanks, that works for me.", "quality": 0.6},
+        {"trait": "formality", "text": "ok that works i guess", "quality": 0.4},
+        {"trait": "formality", "text": "Noted, talk soon.", "quality": 0.5},  # neutral: no pole's example
+    ]
+    client.import_samples(handle, lukewarm + formality_samples())
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+
+    at = page("demo", handle)
+    at.run()
+    no_exception(at)
+    keys = [b.key for b in at.button if b.key and b.key.startswith("preset_")]
+    examples = []
+    for key in keys:  # each example's button puts its whole text in the box
+        at.button(key=key).click()
+        at.run()
+        no_exception(at)
+        examples.append(at.session_state["demo_text"])
+    assert examples == [FORMAL[0], CASUAL[0]]  # the first of the 1.0s and of the 0.0s, in pole order
+    positive, negative = (client.score(handle, text).as_dict()["formality"] for text in examples)
+    assert positive > 0.5 > negative, (positive, negative)
+
+
 def test_settings_rejects_an_unreachable_service() -> None:
     at = page("settings")
     at.run()
@@ -372,6 +449,18 @@ def test_settings_rejects_an_unreachable_service() -> None:
     no_exception(at)
     assert at.error, "a readable error, not a traceback"
     assert "remote_backend" not in at.session_state
+
+
+def test_settings_links_the_api_docs(service: LocalService) -> None:
+    import httpx
+
+    at = page("settings")
+    at.run()
+    no_exception(at)
+    docs = f"{service.url}/docs"
+    assert any(f"**API docs:** [{docs}]({docs})" in m for m in texts(at.markdown)), texts(at.markdown)
+    answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
+    assert answer.status_code == 200 and "swagger-ui" in answer.text
 
 
 def test_traits_discover_marks_intrinsic_traits(service: LocalService, client: Client) -> None:
@@ -653,6 +742,39 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         assert held == before + sent  # (the score answer's own count said 1 each time)
         message = at.session_state["label_session"].message
         assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
+
+
+def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
+    client: Client, trained: str
+) -> None:
+    """Label, skip, `u`: the label (feedback to the trained model) is withdrawn from the service's buffer, and
+    the text shown again is the one labelled, not the one skipped."""
+    client.import_pool(trained, POOL)
+    at = page("label", trained)
+    run_label_page(at)
+    no_exception(at)
+    before = client.get_model(trained).buffered_feedback
+    labelled = at.session_state["label_session"].current
+    assert before is not None and labelled is not None
+
+    at.button(key="label_btn_2").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(trained).buffered_feedback == before + 1
+    skipped = at.session_state["label_session"].current
+    assert skipped is not None and skipped["id"] != labelled["id"]
+    at.button(key="label_btn_0").click()
+    at.run()
+    assert at.session_state["label_session"].current["id"] not in (labelled["id"], skipped["id"])
+
+    at.button(key="label_btn_u").click()
+    at.run()
+    no_exception(at)
+    session = at.session_state["label_session"]
+    assert session.message == "Undone: the feedback label was withdrawn before the retraining took it."
+    assert client.get_model(trained).buffered_feedback == before
+    assert labelled["text"] not in [f.text for f in client.list_feedback(trained)]
+    assert session.current["id"] == labelled["id"] and not session.history
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:

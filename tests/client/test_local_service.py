@@ -102,3 +102,33 @@ def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> Non
         assert third.api_key != key and (data_dir / KEY_FILE).read_text().strip() == third.api_key
         with third.client() as c:
             assert c.get_model(third.handle("tone")).handle == "nb.tone"
+
+
+def test_the_port_is_kept_from_one_start_to_the_next(tmp_path: Path) -> None:
+    """Yesterday's address still works today: the second start listens where the first did. When another
+    program holds that port, the service takes a free one, says so, and keeps that one from then on."""
+    import socket
+
+    from core.local import PORT_FILE, remembered_port
+
+    with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as first:
+        url = first.url
+        assert first.port_note is None
+    assert remembered_port(tmp_path) == int(url.rsplit(":", 1)[1].split("/")[0])
+    with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as second:
+        assert second.url == url and second.port_note is None
+        with second.client() as c:
+            assert c.health().status == "ok"
+
+    port = remembered_port(tmp_path)
+    assert port is not None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other_program:
+        other_program.bind(("127.0.0.1", port))
+        other_program.listen()
+        with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as moved:
+            assert moved.url != url and moved.running
+            new_port = int(moved.url.rsplit(":", 1)[1].split("/")[0])
+            note = moved.port_note or ""
+            assert f"Port {port}" in note and "taken by another program" in note, note
+            assert f"port {new_port} now" in note and PORT_FILE in note, note
+            assert remembered_port(tmp_path) == new_port
