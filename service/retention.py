@@ -29,7 +29,9 @@ def purge_texts(session: Session, model_id: int) -> list[str]:
         session.execute(delete(table).where(table.model_id == model_id))
     session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))
     session.execute(
-        update(Trait).where(Trait.model_id == model_id).values(sample_count=0, positive_samples=0)
+        update(Trait)
+        .where(Trait.model_id == model_id)
+        .values(sample_count=0, positive_samples=0, neutral_samples=0)
     )
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
 
