@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.client import Client, Sample
-from core.contract import is_positive
+from core.contract import pole_of
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
 ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
@@ -25,11 +25,12 @@ GENERIC_PRESETS = [
 
 
 def preset_texts(samples: list[Sample], limit: int = 6) -> list[str]:
-    """Short example texts: one per pole of each trait from the model's samples, else generic ones."""
+    """Short example texts: one per pole of each trait (and a neutral one) from the model's samples, else
+    generic ones."""
     picked: list[str] = []
-    seen: set[tuple[str, bool]] = set()
+    seen: set[tuple[str, str]] = set()
     for s in samples:
-        pole = (s.trait, is_positive(s.quality))
+        pole = (s.trait, pole_of(s.quality))
         text = s.text
         if pole in seen or not text or len(text) > 280:
             continue

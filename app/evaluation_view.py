@@ -10,14 +10,17 @@ import streamlit as st
 
 from app import reads
 from app.evaluation_frames import (
+    NEUTRAL_METRICS,
     ceiling_sentence,
     comparison_ceiling_sentence,
     comparison_csv,
     comparison_frame,
     disagreements_frame,
     eval_metrics_frame,
+    set_counts,
 )
 from app.sample_import import labelled_file, remember_scale
+from app.versions import neutral_note
 from app.widgets import guard, show_error
 from core.client import (
     Client,
@@ -50,10 +53,7 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         show_error(exc, "Reading the evaluation set")
         return
     if summary.traits:
-        st.caption(
-            f"{summary.total:,} items: "
-            + ", ".join(f"{k} {v.positive:,}+ / {v.negative:,}−" for k, v in summary.traits.items())
-        )
+        st.caption(set_counts(summary))
     _upload(client, handle)
     if not summary.total:
         return
@@ -125,6 +125,8 @@ def _results(client: Client, handle: str, ref: str) -> None:
     measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
     st.markdown(f"**{ref} on {measured}** (95% intervals)")
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    if note := neutral_note(sum(t.neutral for t in result.traits.values()), "items", NEUTRAL_METRICS):
+        st.caption(note)
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
     for line in ceilings:
         st.markdown(line)
