@@ -44,8 +44,6 @@ def text_too_long_message(length: int, where: str = "text") -> str:
 #: another number (SCORING_RETRAIN_BUFFER; the API does not report it, so the workbench names this default).
 DEFAULT_RETRAIN_BUFFER = 20
 
-#: The pole rule before the neutral middle (at or above it: positive); its last readers move to `pole_of`.
-POSITIVE_THRESHOLD = 0.5
 #: A score (calibrated, in [0, 1]) halfway between the poles: at or above it, a score's `label` is the
 #: positive pole's. Calibration maps the midpoint between a trait's two prototypes here.
 SCORE_MIDPOINT = 0.5

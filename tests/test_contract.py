@@ -86,7 +86,8 @@ def test_docs_state_the_contract_s_numbers() -> None:
         f"at most {c.MAX_PR_POINTS} points",
         f"accuracy and F1 use each version's threshold ({c.DEFAULT_DECISION_THRESHOLD} without one)",
         f"`positive_label` when `score` ≥ {c.SCORE_MIDPOINT}",
-        f"Quality ≥ {c.POSITIVE_THRESHOLD} counts toward the positive pole",
+        f"Quality above {c.NEUTRAL_QUALITY} counts toward the positive pole, below it toward the negative; "
+        f"exactly {c.NEUTRAL_QUALITY} is neutral and counts toward neither",
         f"`SCORING_RETRAIN_BUFFER` labels (default {c.DEFAULT_RETRAIN_BUFFER})",
         f"Tag names: `{c.TAG_PATTERN}`",
         f"has at most {c.MAX_VERSION_REF_CHARS} characters",
