@@ -45,8 +45,9 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="agreement_table")
     caption = (
         "Krippendorff's α over the texts two or more annotators voted on: 1 is perfect agreement, 0 what "
-        "chance gives; below about 0.67 a trait is hard to measure as worded. Settled (adjudicated) votes "
-        "are left out. The Samples page's **Disagreements** tab lists the texts and settles them."
+        "chance gives; below about 0.67 a trait is hard to measure as worded. On the pole, a neutral vote "
+        "(quality 0.5) is a category of its own. Settled (adjudicated) votes are left out. The Samples "
+        "page's **Disagreements** tab lists the texts and settles them."
     )
     if found.stored_at is not None:
         caption += f" Kept when zero-data-retention purged the votes ({found.stored_at:%Y-%m-%d %H:%M} UTC)."

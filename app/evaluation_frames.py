@@ -9,6 +9,7 @@ import pandas as pd
 from core.client import (
     Evaluation,
     EvaluationComparison,
+    EvaluationSet,
     Interval,
     Threshold,
     TraitComparison,
@@ -33,11 +34,29 @@ def _with_interval(m: Interval | None) -> str:
     return f"{m.value:.3f} ({m.ci_low:.3f}–{m.ci_high:.3f})"
 
 
+def set_counts(summary: EvaluationSet) -> str:
+    """The set's items per trait and pole: "1,084 items: formality 471+ / 567− / 46 neutral"."""
+    per_trait = [
+        f"{k} {v.positive:,}+ / {v.negative:,}−" + (f" / {v.neutral:,} neutral" if v.neutral else "")
+        for k, v in summary.traits.items()
+    ]
+    return f"{summary.total:,} items: " + ", ".join(per_trait)
+
+
+NEUTRAL_METRICS = "ROC-AUC, accuracy and F1"  # what an evaluation leaves neutral items out of
+
+
 def eval_metrics_frame(result: Evaluation, thresholds: dict[str, Threshold] | None = None) -> pd.DataFrame:
     """One row per trait: item counts, each metric with its 95% interval, the stored threshold."""
     rows = []
     for key, t in sorted(result.traits.items()):
-        row: dict[str, Any] = {"trait": key, "items": t.items, "positive": t.positive}
+        row: dict[str, Any] = {
+            "trait": key,
+            "items": t.items,
+            "positive": t.positive,
+            "negative": t.negative,
+            "neutral": t.neutral,  # on neither pole: not in ROC-AUC, accuracy or F1
+        }
         row |= {METRIC_NAMES[m]: _with_interval(t.metric(m)) for m in METRICS}
         chosen = (thresholds or {}).get(key)
         row["threshold"] = (

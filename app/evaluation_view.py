@@ -11,6 +11,7 @@ import streamlit as st
 from app import reads
 from app.calibration_note import calibration_note
 from app.evaluation_frames import (
+    NEUTRAL_METRICS,
     ceiling_sentence,
     comparison_ceiling_sentence,
     comparison_csv,
@@ -18,9 +19,11 @@ from app.evaluation_frames import (
     comparison_trained_sentence,
     disagreements_frame,
     eval_metrics_frame,
+    set_counts,
     trained_sentence,
 )
 from app.sample_import import labelled_file, remember_scale
+from app.versions import neutral_note
 from app.widgets import guard, show_error
 from core.client import (
     Client,
@@ -53,10 +56,7 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         show_error(exc, "Reading the evaluation set")
         return
     if summary.traits:
-        st.caption(
-            f"{summary.total:,} items: "
-            + ", ".join(f"{k} {v.positive:,}+ / {v.negative:,}−" for k, v in summary.traits.items())
-        )
+        st.caption(set_counts(summary))
     _upload(client, handle)
     if not summary.total:
         return
@@ -131,6 +131,8 @@ def _results(client: Client, handle: str, ref: str) -> None:
         st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
     if note := calibration_note(result.traits):  # graded labels: why the error is large, said beside it
+        st.caption(note)
+    if note := neutral_note(sum(t.neutral for t in result.traits.values()), "items", NEUTRAL_METRICS):
         st.caption(note)
     ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
     for line in ceilings:

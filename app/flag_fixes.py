@@ -17,7 +17,7 @@ from app.reopen import reopen_offer
 from app.sample_import import imported_rating
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
-from core.contract import is_positive
+from core.contract import pole_of
 
 PAGE = 20  # flag rows shown at a time; the next ones appear as these are handled
 COLOURS = {"likely mislabelled": "red", "contested": "orange", "outlier": "blue"}  # each kind's label colour
@@ -98,12 +98,13 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     # A text several annotators voted on is settled by a reviewer's vote, not by editing one of theirs.
     editable = editable and len(flag.get("votes", ())) <= 1
     quality = float(flag["quality"])
-    flipped = 0.0 if is_positive(quality) else 1.0
+    pole = pole_of(quality)
+    flipped = 0.0 if pole == "positive" else 1.0
     st.session_state[f"flag_flipped_{sid}"] = flipped
     score = flag.get("oof_score")
     kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{flag['flag']}**]"
     rated = imported_rating(handle, flag["trait"], flag["text"])
-    label = f"labelled {quality:.3g} ({'positive' if is_positive(quality) else 'negative'} pole)"
+    label = f"labelled {quality:.3g} ({'neutral: on neither pole' if pole == 'neutral' else f'{pole} pole'})"
     with st.container(border=True, key=f"flag_row_{sid}"):
         st.markdown(
             f"{kind} · `{flag['trait']}` · {label}"
@@ -118,7 +119,9 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
         args = (client, handle, sid)
         keep.button("Keep", key=f"flag_keep_{sid}", help="The label is right: dismiss the flag",
                     on_click=_act, args=(*args, "keep"), width="stretch")  # fmt: skip
-        flip.button(f"Flip to {flipped:g}", key=f"flag_flip_{sid}", disabled=not editable,
+        # A neutral sample (an outlier, or a text its votes contest) has no other pole to flip to.
+        flippable = editable and pole != "neutral"
+        flip.button(f"Flip to {flipped:g}", key=f"flag_flip_{sid}", disabled=not flippable,
                     on_click=_act, args=(*args, "flip"), width="stretch")  # fmt: skip
         edit.button("Edit", key=f"flag_edit_{sid}", disabled=not editable,
                     on_click=_act, args=(*args, "edit"), width="stretch")  # fmt: skip

@@ -9,6 +9,7 @@ import pandas as pd
 
 from app.widgets import when
 from core.client import ApiError, Client, Version
+from core.contract import NEUTRAL_QUALITY
 
 if TYPE_CHECKING:  # the engine loads with the first scorer
     from core.engine import Scorer
@@ -60,6 +61,17 @@ def method_label(method: str | None) -> str:
     return METHOD_LABELS.get(method or "", method or "")
 
 
+def neutral_note(count: int, things: str, left_out_of: str) -> str | None:
+    """The one wording of neutral labels left out (the Traits, Training and Versions pages); None without any:
+    "4 neutral items (quality 0.5) are left out of ROC-AUC, accuracy and F1: they are on neither pole."."""
+    if not count:
+        return None
+    return (
+        f"{count:,} neutral {things} (quality {NEUTRAL_QUALITY}) are left out of {left_out_of}: "
+        "they are on neither pole."
+    )
+
+
 def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     """One row per trait of a version's `metrics["traits"]`."""
     traits = (metrics or {}).get("traits") or {}
@@ -68,6 +80,7 @@ def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
         row: dict[str, Any] = {"trait": key, "method": method_label(m.get("method") or "samples")}
         row["positive"] = m.get("positive_samples")
         row["negative"] = m.get("negative_samples")
+        row["neutral"] = m.get("neutral_samples", 0)  # left out of the poles (absent before: 0)
         for col in METRIC_COLUMNS:
             row[col] = m.get(col)
         params = m.get("params") or {}

@@ -6,17 +6,19 @@ at run time, never copied. Each request has five ratings (`Score1..Score5`, 1-25
 occur more than once in their file are left out (their rows would be two units in the CSV but one text here),
 so both computations below see exactly the same units.
 
-(a) Krippendorff's alpha, interval (on the score) and nominal (on the side of the scale's middle: score >= 13,
-i.e. quality >= 0.5), computed directly from the CSV's workers x requests matrix with the `krippendorff`
-package, beside `core.engine.trait_agreement` on the same votes. They must agree (checked to 1e-9).
+(a) Krippendorff's alpha, interval (on the score) and nominal (on the side of the scale's middle: above 13,
+below it, or 13 itself, i.e. quality 0.5: neutral, a category of its own), computed directly from the CSV's
+workers x requests matrix with the `krippendorff` package, beside `core.engine.trait_agreement` on the same
+votes. They must agree (checked to 1e-9).
 
 (b) The human ceiling against the model's agreement (`core.engine.human_ceiling`): per community, 30 % of
 the requests (fixed seed) are held out; a model is trained with `core.engine.train` (effort medium) on the
 rest, one soft sample per request (the counted mean of its five votes), and scored on the held-out requests,
 whose five raters give the leave-one-annotator-out targets; 95 % paired bootstrap intervals over texts.
 "Together" trains on both communities' training requests and is measured on both held-out sets. Also the
-held-out ROC-AUC against the counted pole, for reference. Embedders: `core.contract.DEFAULT_EMBEDDER`
-and `hashing` (fast); vectors cached under benchmarks/.cache/.
+held-out ROC-AUC against the counted pole (requests whose counted quality is neutral left out), for
+reference. Embedders: `core.contract.DEFAULT_EMBEDDER` and `hashing` (fast); vectors cached under
+benchmarks/.cache/.
 
 Prints the tables and writes benchmarks/results/agreement.json.
 """
@@ -41,7 +43,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from benchmarks.quality import CACHE, TRAITS, LookupEmbedder
-from core.contract import DEFAULT_EMBEDDER, MAX_TEXT_CHARS, is_positive
+from core.contract import DEFAULT_EMBEDDER, MAX_TEXT_CHARS, pole_of
 from core.embedders import get_embedder
 from core.engine import Scorer, Vote, count_votes, human_ceiling, train, training_samples, trait_agreement
 from core.engine.text_utils import stable_seed
@@ -50,7 +52,7 @@ from harness.datasets import datasets_dir
 RESULTS = Path(__file__).resolve().parent / "results" / "agreement.json"
 FILES = {"wikipedia": "wikipedia.annotated.csv", "stack-exchange": "stack-exchange.annotated.csv"}
 SCALE = (1, 25)
-MIDDLE = 13  # the scale's middle: quality (13 - 1) / 24 = 0.5, core.contract's pole threshold
+MIDDLE = 13  # the scale's middle: quality (13 - 1) / 24 = 0.5, core.contract's neutral quality
 HELD_OUT = 0.3
 EFFORT = "medium"
 TRAIT = TRAITS["politeness"]
@@ -114,7 +116,8 @@ def direct_alpha(c: Community) -> dict[str, float]:
     for unit in range(len(c.texts)):
         for k in range(5):
             matrix[row[c.raters[unit, k]], unit] = c.scores[unit, k]
-    sides = np.where(np.isnan(matrix), np.nan, (matrix >= MIDDLE).astype(np.float64))
+    # Three categories: above the middle, below it, the middle itself (neutral), as the engine's pole rule.
+    sides = np.sign(matrix - MIDDLE)  # NaN stays NaN
     return {
         "interval": float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")),
         "nominal": float(krippendorff.alpha(reliability_data=sides, level_of_measurement="nominal")),
@@ -182,11 +185,13 @@ def part_b(c: Community, lookup: LookupEmbedder, draws: int) -> dict[str, Any]:
     scores = Scorer.from_snapshot(result.snapshot, embedder=lookup).score(texts)[:, 0]
     ceiling = human_ceiling(test_counted, dict(zip(texts, scores.tolist(), strict=True)), draws=draws, seed=0)
     assert ceiling is not None
-    poles = [is_positive(x.quality) for x in test_counted]
+    poles = [pole_of(x.quality) for x in test_counted]
+    on = np.array([p != "neutral" for p in poles])  # a neutral request is on neither pole
+    positive = [p == "positive" for p, kept in zip(poles, on, strict=True) if kept]
     return {
         "train_texts": len(train_counted),
         "held_out_texts": len(test_counted),
-        "held_out_roc_auc": round(float(roc_auc_score(poles, scores)), 4),
+        "held_out_roc_auc": round(float(roc_auc_score(positive, scores[on])), 4),
         **ceiling.as_dict(),
         "train_s": round(train_s, 1),
     }

@@ -52,7 +52,7 @@ from sklearn.metrics import roc_auc_score
 
 from benchmarks import agreed
 from benchmarks.evaluation import load
-from core.contract import DEFAULT_EMBEDDER, is_positive
+from core.contract import DEFAULT_EMBEDDER, pole_of
 from core.embedders import get_embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
 from core.engine import flags
@@ -272,10 +272,11 @@ def demo(embedder_name: str) -> list[dict[str, Any]]:
 
 
 def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
-    texts = load()[:samples]
+    # Each text on its pole (a neutral one, quality 0.5, is on neither and left out).
+    texts = [(t, pole_of(q) == "positive") for t, q in load()[:samples] if pole_of(q) != "neutral"]
     rows = [
-        {"id": i, "trait": "politeness", "text": t, "quality": 1.0 if is_positive(q) else 0.0}
-        for i, (t, q) in enumerate(texts)
+        {"id": i, "trait": "politeness", "text": t, "quality": float(positive)}
+        for i, (t, positive) in enumerate(texts)
     ]
     embedder = CachedEmbedder(get_embedder(embedder_name), MemoryStore(max_items=len(rows) + 1))
     load_before = os.getloadavg()[0]
@@ -292,8 +293,7 @@ def run(samples: int, embedder_name: str, repeats: int) -> dict[str, object]:
             "annotator": who,
             "quality": float(pole != (j == 2 and i % 10 == 0)),
         }
-        for i, (t, q) in enumerate(texts)
-        for pole in [is_positive(q)]
+        for i, (t, pole) in enumerate(texts)
         for j, who in enumerate(("alice", "bob", "carol"))
     ]
     # Side by side, interleaved: the engine's flags, the same with the prototype's out-of-fold scores, and the

@@ -31,7 +31,7 @@ from typing import Any
 from benchmarks.evaluation import load
 from benchmarks.label_speed import other_texts
 from core.client import Client
-from core.contract import is_positive
+from core.contract import pole_of
 from core.demo import load_demo_models
 from core.local import LocalService, start_local_service
 from harness import browser as chromium
@@ -134,7 +134,13 @@ def first_score(browser: Any, service: LocalService, handle: str, data_dir: Path
 
 
 def big_model(client: Client, handle: str, n: int) -> None:
-    rows = [{"trait": "politeness", "text": t, "quality": float(is_positive(q))} for t, q in load()[:n]]
+    # Each text on its pole (a neutral one, quality 0.5, is on neither and left out).
+    poles = [(t, pole_of(q)) for t, q in load()[:n]]
+    rows = [
+        {"trait": "politeness", "text": t, "quality": float(p == "positive")}
+        for t, p in poles
+        if p != "neutral"
+    ]
     client.create_model(handle, description="Politeness of requests (10,000 samples)")
     client.add_traits(handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}])
     client.import_samples(handle, rows)  # in batches of the most a request takes

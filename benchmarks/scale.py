@@ -45,7 +45,7 @@ import httpx
 import psycopg2
 
 from core import contract
-from core.contract import DEFAULT_EMBEDDER, POSITIVE_THRESHOLD
+from core.contract import DEFAULT_EMBEDDER, pole_of
 from core.demo import demo_slugs, read_demo_model
 from harness.datasets import datasets_dir
 from harness.pgcluster import PgCluster
@@ -91,8 +91,10 @@ class Corpus:
         if source == "demo":
             for slug in demo_slugs():
                 for row in read_demo_model(slug).samples:
-                    texts.append(str(row["text"]).strip())
-                    poles.append(1.0 if float(row["quality"]) >= POSITIVE_THRESHOLD else 0.0)
+                    pole = pole_of(float(row["quality"]))
+                    if pole != "neutral":  # on neither pole
+                        texts.append(str(row["text"]).strip())
+                        poles.append(float(pole == "positive"))
             return cls(texts, poles)
         for name in POLITENESS:
             with (datasets_dir() / "stanford_politeness" / name).open(newline="", encoding="utf-8") as fh:

@@ -59,8 +59,6 @@ def source_id_text(value: object) -> str | None:
 #: another number (SCORING_RETRAIN_BUFFER; the API does not report it, so the workbench names this default).
 DEFAULT_RETRAIN_BUFFER = 20
 
-#: Quality at or above this counts toward the positive pole; below it, the negative pole.
-POSITIVE_THRESHOLD = 0.5
 #: A score (calibrated, in [0, 1]) halfway between the poles: at or above it, a score's `label` is the
 #: positive pole's. Calibration maps the midpoint between a trait's two prototypes here.
 SCORE_MIDPOINT = 0.5
@@ -73,6 +71,12 @@ DEFAULT_DECISION_THRESHOLD = SCORE_MIDPOINT
 #: flags, agreement, thresholds and evaluation all read this one rule through `pole_of`).
 NEUTRAL_QUALITY = 0.5
 Pole = Literal["positive", "negative", "neutral"]
+POLES: tuple[Pole, ...] = get_args(Pole)
+#: The rule in words, for messages that name it (the engine's and the service's `trait_one_pole`).
+POLE_RULE = (
+    f"quality above {NEUTRAL_QUALITY} is the positive pole, below it the negative; "
+    f"exactly {NEUTRAL_QUALITY} is neutral and counts toward neither"
+)
 
 
 def pole_of(quality: float) -> Pole:
@@ -85,8 +89,9 @@ def pole_of(quality: float) -> Pole:
 
 
 def is_positive(quality: float) -> bool:
-    """The pole a quality counts toward (0.5 itself counts as positive)."""
-    return quality >= POSITIVE_THRESHOLD
+    """The import preview's two-way count (neutral with the positive pole): only app/sample_mapping.py
+    still reads it, until it counts with `pole_of`; everything else does already."""
+    return pole_of(quality) != "negative"
 
 
 def nearer_pole_is_positive(score: float) -> bool:

@@ -154,7 +154,7 @@ with preview:
             key="preview_chart",
         )
         if skipped:
-            st.caption(f"Left out (samples on one pole only): {', '.join(skipped)}")
+            st.caption(f"Left out (no samples on one of the poles): {', '.join(skipped)}")
         if explanation:
             names = {t.key: t.name for t in traits}
             key = st.selectbox(

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from app import reads
-from app.versions import trait_metrics_frame, versions_frame
+from app.versions import neutral_note, trait_metrics_frame, versions_frame
 from app.widgets import (
     guard,
     open_model_page,
@@ -133,6 +133,9 @@ if model.version_no:
                 },
             )
         metrics = active.metrics
+        neutral = sum(int(m.get("neutral_samples") or 0) for m in (metrics.get("traits") or {}).values())
+        if note := neutral_note(neutral, "samples", "training"):
+            st.caption(note)
         st.caption(oof_note(metrics))
         st.caption(
             f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "

@@ -12,7 +12,7 @@ from app.agreement_view import agreement_section
 from app.forms import trait_edits
 from app.reopen import reopen_offer, reopened_note
 from app.run_summary import show_summary, start_run, summarise
-from app.versions import method_label
+from app.versions import method_label, neutral_note
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Client, Trait
 from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
@@ -92,6 +92,7 @@ if traits:
                 "samples": t.sample_count,
                 "positive": t.positive_samples,
                 "negative": t.negative_samples,
+                "neutral": t.neutral_samples,
                 "discrimination": t.discrimination,
                 "explained_variance": t.explained_variance,
                 "trained as": method_label(t.method),
@@ -128,6 +129,8 @@ if traits:
     st.caption(
         "*intrinsic (discovered)* marks traits found by discovery. Metrics come from the active version."
     )
+    if note := neutral_note(sum(t.neutral_samples for t in traits), "samples", "training"):
+        st.caption(note)
 else:
     st.info("No traits yet: add one below, or discover them from samples.")
 if traits:

@@ -32,7 +32,9 @@ def purge_texts(session: Session, model_id: int) -> list[str]:
     # The versions' records of what they trained on are content keys: part of the texts' sha256.
     session.execute(update(Version).where(Version.model_id == model_id).values(trained_keys=None))
     session.execute(
-        update(Trait).where(Trait.model_id == model_id).values(sample_count=0, positive_samples=0)
+        update(Trait)
+        .where(Trait.model_id == model_id)
+        .values(sample_count=0, positive_samples=0, neutral_samples=0)
     )
     return sorted(hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts)
 

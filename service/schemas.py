@@ -331,6 +331,8 @@ class TraitOut(BaseModel):
     sample_count: int
     positive_samples: int
     negative_samples: int
+    #: Samples of quality exactly 0.5: on neither pole, so in neither count above (addition).
+    neutral_samples: int = 0
     description: str
     kind: TraitKind
     aggregation: Aggregation
@@ -751,6 +753,7 @@ class EvalAdded(BaseModel):
 class EvalTraitCounts(BaseModel):
     positive: int
     negative: int
+    neutral: int = 0  # items of quality 0.5: on neither pole (addition)
 
 
 class EvalSetOut(BaseModel):
@@ -791,6 +794,7 @@ class PrPoint(BaseModel):
 class PrTrait(BaseModel):
     positive: int
     negative: int
+    neutral: int = 0  # items of quality 0.5, on neither pole: not on the curve (addition)
     points: list[PrPoint]
 
 

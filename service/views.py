@@ -157,7 +157,6 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
         metrics = (version_metrics or {}).get("traits", {})
     out = []
     for t in traits:
-        total, positive = t.sample_count, t.positive_samples
         m = metrics.get(t.key, {})
         anchors = m.get("anchor_sample_ids") or {}
         out.append(
@@ -166,9 +165,10 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 name=t.name,
                 positive_label=t.positive_label,
                 negative_label=t.negative_label,
-                sample_count=total,
-                positive_samples=positive,
-                negative_samples=total - positive,
+                sample_count=t.sample_count,
+                positive_samples=t.positive_samples,
+                negative_samples=t.negative_samples,
+                neutral_samples=t.neutral_samples,
                 description=t.description,
                 kind=t.kind,
                 aggregation=t.aggregation,

@@ -14,10 +14,11 @@ import pytest
 from core import contract
 from core.contract import (
     MAX_TRAIT_KEY,
+    POLES,
     RUN_KINDS,
     ModelState,
     Operation,
-    is_positive,
+    pole_of,
     trait_key,
     unique_trait_key,
 )
@@ -85,7 +86,8 @@ def test_docs_state_the_contract_s_numbers() -> None:
         f"at most {c.MAX_PR_POINTS} points",
         f"accuracy and F1 use each version's threshold ({c.DEFAULT_DECISION_THRESHOLD} without one)",
         f"`positive_label` when `score` ≥ {c.SCORE_MIDPOINT}",
-        f"Quality ≥ {c.POSITIVE_THRESHOLD} counts toward the positive pole",
+        f"Quality above {c.NEUTRAL_QUALITY} counts toward the positive pole, below it toward the negative; "
+        f"exactly {c.NEUTRAL_QUALITY} is neutral and counts toward neither",
         f"`SCORING_RETRAIN_BUFFER` labels (default {c.DEFAULT_RETRAIN_BUFFER})",
         f"Tag names: `{c.TAG_PATTERN}`",
         f"has at most {c.MAX_VERSION_REF_CHARS} characters",
@@ -97,9 +99,24 @@ def test_docs_state_the_contract_s_numbers() -> None:
     assert [phrase for phrase in stated if phrase not in api] == []
 
 
-def test_the_pole_rule() -> None:
-    assert is_positive(0.5) and is_positive(1.0)
-    assert not is_positive(0.4999) and not is_positive(0.0)
+def test_the_pole_rule_has_a_neutral_middle() -> None:
+    assert [pole_of(q) for q in (1.0, 0.5001, 0.5, 0.4999, 0.0)] == [
+        "positive",
+        "positive",
+        "neutral",
+        "negative",
+        "negative",
+    ]
+    assert set(POLES) == {"positive", "negative", "neutral"}
+
+
+def test_the_engine_s_array_form_of_the_pole_rule_is_pole_of() -> None:
+    from core.engine.poles import on_poles, pole_signs
+
+    grid = [0.0, 0.25, 0.4999999, 0.5, 0.5000001, 0.75, 1.0, 1 / 2, 2 / 4]
+    sign = {"positive": 1, "negative": -1, "neutral": 0}
+    assert pole_signs(grid).tolist() == [sign[pole_of(q)] for q in grid]
+    assert on_poles(grid).tolist() == [pole_of(q) != "neutral" for q in grid]
 
 
 def test_the_openapi_document_lists_the_contract_s_values(tmp_path: Path) -> None:
@@ -269,14 +286,17 @@ def _restated_numbers(source: str, where: str) -> list[str]:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for name, default in _defaults(node):
                 decision(name, default, node)
-        # quality >= 0.5, score < 0.5: the pole rule (is_positive) or the midpoint (nearer_pole_is_positive).
-        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.GtE | ast.Gt | ast.Lt | ast.LtE):
+        # quality >= 0.5, quality == 0.5, score < 0.5: the pole rule (pole_of) or the midpoint
+        # (nearer_pole_is_positive).
+        elif isinstance(node, ast.Compare) and isinstance(
+            node.ops[0], ast.GtE | ast.Gt | ast.Lt | ast.LtE | ast.Eq | ast.NotEq
+        ):
             sides = [node.left, *node.comparators]
             others = [side for side in sides if _number(side) != _HALF]
             if len(others) < len(sides):
                 words = set().union(*(_words(side) for side in others))
                 if words & _POLE_NAMES or any(w in word for word in words for w in _POLE_WORDS):
-                    hit(node, f"{ast.unparse(node)}: is_positive / nearer_pole_is_positive")
+                    hit(node, f"{ast.unparse(node)}: pole_of / nearer_pole_is_positive")
         # name[:100]: a label's, key's or tag's length.
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             upper = _number(node.slice.upper)
@@ -301,6 +321,8 @@ def test_no_code_restates_a_contract_number() -> None:
         ("BATCH = 500", 1),
         ("POOL_BATCH = 250", 0),
         ("positive = q >= 0.5", 1),
+        ("neutral = q == 0.5", 1),
+        ("mask = quality != 0.5", 1),
         ("flipped = 0.0 if row['quality'] >= 0.5 else 1.0", 1),
         ("colour = 'red' if r.score >= 0.5 else 'blue'", 1),
         ("heads = rng.random() < 0.5", 0),

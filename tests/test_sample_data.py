@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from core.contract import pole_of
 from core.demo import (
     SAMPLE_DATA_DIR,
     DemoDataError,
@@ -66,9 +67,9 @@ def test_model_json_is_complete(demo: DemoModel) -> None:
 def test_every_trait_has_both_poles(demo: DemoModel) -> None:
     for trait in demo.traits:
         qualities = [s["quality"] for s in demo.samples if s["trait"] == trait["name"]]
-        # Poles as the API counts them: quality >= 0.5 is the positive pole.
-        assert sum(q >= 0.5 for q in qualities) >= MIN_PER_POLE, trait["name"]
-        assert sum(q < 0.5 for q in qualities) >= MIN_PER_POLE, trait["name"]
+        poles = [pole_of(q) for q in qualities]  # as the API counts them
+        assert poles.count("positive") >= MIN_PER_POLE, trait["name"]
+        assert poles.count("negative") >= MIN_PER_POLE, trait["name"]
     assert {s["trait"] for s in demo.samples} == {t["name"] for t in demo.traits}
 
 
@@ -89,7 +90,9 @@ def test_texts_are_unique_across_all_demo_models() -> None:
 def test_length_alone_does_not_predict_the_pole(demo: DemoModel) -> None:
     for trait in demo.traits:
         rows = [s for s in demo.samples if s["trait"] == trait["name"]]
-        auc = roc_auc_score([s["quality"] >= 0.5 for s in rows], [len(s["text"]) for s in rows])
+        poles = [pole_of(s["quality"]) for s in rows]
+        on = [(p == "positive", len(s["text"])) for p, s in zip(poles, rows, strict=True) if p != "neutral"]
+        auc = roc_auc_score([positive for positive, _ in on], [length for _, length in on])
         assert 0.2 <= auc <= 0.8, (trait["name"], auc)
 
 

@@ -250,6 +250,7 @@ class Trait(_Response):
     sample_count: int = 0
     positive_samples: int = 0
     negative_samples: int = 0
+    neutral_samples: int = 0  # quality exactly 0.5: on neither pole (0 from older services)
     discrimination: float = 0.0
     explained_variance: float = 0.0
     anchor_sample_ids: JsonObject = Field(default_factory=dict)

@@ -29,10 +29,11 @@ class Health(_Response):
 
 
 class PoleCounts(_Response):
-    """Items of one trait on each side of the positive threshold."""
+    """Items of one trait on each pole, and the neutral ones (quality 0.5) on neither."""
 
     positive: int = 0
     negative: int = 0
+    neutral: int = 0
 
 
 class EvaluationItemsAdded(_Response):
@@ -80,11 +81,13 @@ class ReliabilityBin(_Response):
 
 
 class TraitEvaluation(_Response):
-    """One trait's metrics on the set; `roc_auc` is None when its items are all on one side."""
+    """One trait's metrics on the set; `roc_auc` is None when its items are all on one side. Its `neutral`
+    items (quality 0.5, on neither pole) are left out of ROC-AUC, accuracy and F1."""
 
     items: int = 0
     positive: int = 0
     negative: int = 0
+    neutral: int = 0
     threshold: float | None = None
     roc_auc: Interval | None = None
     accuracy: Interval | None = None
@@ -129,6 +132,7 @@ class PrPoint(_Response):
 class TraitPrCurve(_Response):
     positive: int = 0
     negative: int = 0
+    neutral: int = 0  # on neither pole: not on the curve
     points: list[PrPoint] = Field(default_factory=list)  # by rising threshold
 
 
@@ -179,6 +183,7 @@ class TraitComparison(_Response):
     items: int = 0
     positive: int = 0
     negative: int = 0
+    neutral: int = 0  # on neither pole: left out of ROC-AUC, accuracy and F1
     threshold_a: float | None = None
     threshold_b: float | None = None
     roc_auc: MetricDifference | None = None

@@ -8,7 +8,12 @@ settling a text leaves the agreement as it was.
 Krippendorff's alpha is computed here from its definition (the `krippendorff` package, which the tests and
 `benchmarks/agreement.py` check it against, is GPL-3.0-or-later, so it is a dev dependency only). With the
 squared-difference metric both alphas are one computation: on qualities it is the interval alpha, and on
-poles coded 0/1 the squared difference is the nominal metric, so it is the nominal alpha.
+poles coded one-hot (positive, negative, neutral) the squared distance of two codes is 2 when they differ and
+0 when they agree, the nominal metric up to a factor that alpha's ratio cancels, so it is the nominal alpha.
+
+A neutral vote (quality 0.5, `core.contract.pole_of`) is a category of its own in the nominal alpha and in
+`same_pole`, not left out: an annotator who calls a text neutral while another calls it positive disagrees
+with them, and dropping the neutral votes would hide exactly that.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.contract import is_positive
+from core.contract import POLES, pole_of
 from core.engine.types import JsonObject
 from core.engine.votes import CountedText, Vote, count_votes
 
@@ -37,7 +42,7 @@ class PairAgreement:
     a: str  # a < b
     b: str
     texts: int  # texts both voted on
-    same_pole: int  # of those, how many they put on the same pole
+    same_pole: int  # of those, how many they put on the same pole (both neutral counts as the same)
 
     @property
     def agreement(self) -> float:
@@ -105,7 +110,8 @@ def independent_votes(votes: Sequence[Vote]) -> list[CountedText]:
 
 
 def krippendorff_alpha(units: np.ndarray, values: np.ndarray) -> float | None:
-    """Krippendorff's alpha with the squared-difference metric; `units[k]` is the text of vote `values[k]`.
+    """Krippendorff's alpha with the squared-difference metric; `units[k]` is the text of vote `values[k]` (a
+    number, or a row of numbers compared by squared Euclidean distance: one-hot codes give the nominal alpha).
 
     alpha = 1 - D_o / D_e over the pairable values (those of texts with >= 2 votes, n of them):
     D_o = (1/n) sum_u (1/(m_u - 1)) sum_{i != j in u} (v_i - v_j)^2 = (2/n) sum_u m_u/(m_u - 1) SS_u and
@@ -118,15 +124,18 @@ def krippendorff_alpha(units: np.ndarray, values: np.ndarray) -> float | None:
     values = np.asarray(values, dtype=np.float64)
     if len(values) == 0:
         return None
+    values = values.reshape(len(values), -1)  # one column per coordinate; the sums of squares add up
     m = np.bincount(units)
     pairable = m[units] >= 2
     units, values = units[pairable], values[pairable]
     if np.count_nonzero(m >= 2) < 2:
         return None
     m = np.bincount(units, minlength=len(m)).astype(np.float64)
-    mean_u = np.bincount(units, values, minlength=len(m)) / np.maximum(m, 1.0)
-    ss_u = np.bincount(units, (values - mean_u[units]) ** 2, minlength=len(m))
-    ss = float(((values - values.mean()) ** 2).sum())
+    ss_u = np.zeros(len(m))
+    for column in values.T:
+        mean_u = np.bincount(units, column, minlength=len(m)) / np.maximum(m, 1.0)
+        ss_u += np.bincount(units, (column - mean_u[units]) ** 2, minlength=len(m))
+    ss = float(((values - values.mean(axis=0)) ** 2).sum())
     if ss <= 0.0:
         return None
     n = len(values)
@@ -157,11 +166,13 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20) -> TraitAgreement:
 
     units = np.repeat(np.arange(len(texts)), [len(c.votes) for c in texts])
     qualities = np.array([v.quality for c in texts for v in c.votes], dtype=np.float64)
-    poles = np.array([is_positive(v.quality) for c in texts for v in c.votes], dtype=np.float64)
+    # One-hot pole codes: the nominal alpha over three categories, neutral one of them (module docstring).
+    codes = [POLES.index(pole_of(v.quality)) for c in texts for v in c.votes]
+    poles = np.eye(len(POLES))[codes] if codes else np.empty((0, len(POLES)))
 
     pairs: dict[tuple[str, str], list[int]] = {}
     for c in texts:
-        ranked = sorted((v.annotator or "", is_positive(v.quality)) for v in c.votes)
+        ranked = sorted((v.annotator or "", pole_of(v.quality)) for v in c.votes)
         for (a, pole_a), (b, pole_b) in itertools.combinations(ranked, 2):
             tally = pairs.setdefault((a, b), [0, 0])
             tally[0] += 1

@@ -18,7 +18,7 @@ from core.engine.evaluation import (
     paired_auc_difference,
     reliability,
 )
-from core.engine.metrics import expected_calibration_error, f1, sides
+from core.engine.metrics import both_sides, expected_calibration_error, f1, sides
 from core.engine.types import JsonObject
 
 
@@ -64,12 +64,13 @@ def compare_trait(
         "items": len(quality),
         "positive": int(y.sum()),
         "negative": int(len(y) - y.sum()),
+        "neutral": int(len(quality) - len(y)),  # left out of ROC-AUC, accuracy and F1, as in an evaluation
         "threshold_a": threshold_a,
         "threshold_b": threshold_b,
         "reliability_a": reliability(a, quality),
         "reliability_b": reliability(b, quality),
     }
-    if y.min(initial=1) != y.max(initial=0):
+    if both_sides(y):
         test = paired_auc_difference(y, a[mask], b[mask])
         z = norm.ppf(1 - (1 - CONFIDENCE) / 2)
         diff, se = test["difference"], test["se"]
@@ -78,14 +79,19 @@ def compare_trait(
     else:
         out["roc_auc"] = None  # needs both sides
     rng = np.random.default_rng(seed)
-    sa, sb = a[mask], b[mask]
-    idx = rng.integers(0, len(y), size=(resamples, len(y)))
-    pa, pb = sa >= threshold_a, sb >= threshold_b
-    acc_a, acc_b = (pa == yb), (pb == yb)
-    out["accuracy"] = _difference(
-        float(acc_a.mean()), float(acc_b.mean()), acc_b[idx].mean(axis=1) - acc_a[idx].mean(axis=1)
-    )
-    out["f1"] = _difference(float(f1(pa, yb)), float(f1(pb, yb)), f1(pb[idx], yb[idx]) - f1(pa[idx], yb[idx]))
+    if len(y):
+        sa, sb = a[mask], b[mask]
+        idx = rng.integers(0, len(y), size=(resamples, len(y)))
+        pa, pb = sa >= threshold_a, sb >= threshold_b
+        acc_a, acc_b = (pa == yb), (pb == yb)
+        out["accuracy"] = _difference(
+            float(acc_a.mean()), float(acc_b.mean()), acc_b[idx].mean(axis=1) - acc_a[idx].mean(axis=1)
+        )
+        out["f1"] = _difference(
+            float(f1(pa, yb)), float(f1(pb, yb)), f1(pb[idx], yb[idx]) - f1(pa[idx], yb[idx])
+        )
+    else:
+        out["accuracy"] = out["f1"] = None  # every item is neutral: no pole to be right about
     full = rng.integers(0, len(quality), size=(resamples, len(quality)))
     out["calibration_error"] = _difference(
         float(expected_calibration_error(a, quality)),

@@ -26,12 +26,12 @@ from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 from core.contract import (
     MAX_DISCOVERED_TRAITS,
     MAX_LABEL_CHARS,
-    POSITIVE_THRESHOLD,
     trait_key,
     unique_trait_key,
 )
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
+from core.engine.poles import pole_signs
 from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
@@ -166,9 +166,10 @@ def _existing_axes(
     """Axes of the traits discovery must not rediscover, and their keys.
 
     An entry is a `TraitSpec` or `(TraitSpec, axis or None)`. Without an axis it is derived:
-    the `balanced_cosine` prototype axis (shrinkage 1) of the trait's own samples among
-    `samples` when they cover both poles, else the difference of the embeddings of its positive
-    and negative labels. `rows` maps a pooled text's `dedup_key` to its embedding.
+    the `balanced_cosine` prototype axis (shrinkage 1) of the trait's own pole samples among
+    `samples` (neutral ones define neither pole) when they cover both poles, else the difference
+    of the embeddings of its positive and negative labels. `rows` maps a pooled text's `dedup_key`
+    to its embedding.
     """
     axes: list[np.ndarray] = []
     keys: set[str] = set()
@@ -183,9 +184,11 @@ def _existing_axes(
                     f"the embedder {embedder.id!r} has {embedder.dim}"
                 )
         else:
+            # Its pole samples: a neutral one (quality 0.5) defines neither pole.
             own = [s for s in samples if s.trait == spec.key and dedup_key(s.text.strip()) in rows]
+            own = [s for s, sign in zip(own, pole_signs([s.quality for s in own]), strict=True) if sign]
             q = np.array([s.quality for s in own], dtype=np.float64)
-            if own and (q >= POSITIVE_THRESHOLD).any() and (q < POSITIVE_THRESHOLD).any():
+            if own and len(set(pole_signs(q).tolist())) == 2:
                 x = np.stack([rows[dedup_key(s.text.strip())] for s in own])
                 vec = AxisSpectrum.from_data(x, q).axis(1.0)[0]
             else:

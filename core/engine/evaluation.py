@@ -11,7 +11,7 @@ import numpy as np
 from scipy.stats import norm, rankdata
 
 from core.contract import DEFAULT_DECISION_THRESHOLD
-from core.engine.metrics import CALIBRATION_BINS, expected_calibration_error, f1, sides
+from core.engine.metrics import CALIBRATION_BINS, both_sides, expected_calibration_error, f1, sides
 from core.engine.types import JsonObject
 
 CONFIDENCE = 0.95
@@ -81,7 +81,12 @@ def evaluate_trait(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
 ) -> JsonObject:
-    """Metrics of one trait's scores against its evaluation labels (quality 0–1; ≥ threshold decides)."""
+    """Metrics of one trait's scores against its evaluation labels (quality 0–1; ≥ threshold decides).
+
+    Neutral items (quality 0.5) are on neither pole: counted (`neutral`) and left out of ROC-AUC, accuracy and
+    F1, which need a pole to be right about; the calibration error and the reliability bins compare scores
+    with qualities, so they keep every item. Without a pole item accuracy and F1 are None.
+    """
     scores = np.clip(np.asarray(scores, dtype=float), 0.0, 1.0)
     quality = np.asarray(quality, dtype=float)
     mask, y = sides(quality)
@@ -90,10 +95,11 @@ def evaluate_trait(
         "items": int(len(scores)),
         "positive": int(y.sum()),
         "negative": int(len(y) - y.sum()),
+        "neutral": int(len(scores) - len(y)),
         "threshold": threshold,
         "reliability": reliability(scores, quality),
     }
-    if y.min(initial=1) != y.max(initial=0):
+    if both_sides(y):
         auc, se = delong_auc(y, s)
         z = norm.ppf(1 - (1 - CONFIDENCE) / 2)
         out["roc_auc"] = {
@@ -106,14 +112,15 @@ def evaluate_trait(
     # Bootstrap: the same resampled item sets for every metric.
     rng = np.random.default_rng(seed)
     n = len(s)
-    idx = rng.integers(
-        0, n, size=(resamples, n), dtype=np.int32
-    )  # n ≥ 1: sides() keeps every item if need be
-    pred = s >= threshold
-    yb = y.astype(bool)
-    correct = (pred == yb)[idx]
-    out["accuracy"] = _interval(float((pred == yb).mean()), correct.mean(axis=1))
-    out["f1"] = _interval(float(f1(pred, yb)), f1(pred[idx], yb[idx]))
+    if n:
+        idx = rng.integers(0, n, size=(resamples, n), dtype=np.int32)
+        pred = s >= threshold
+        yb = y.astype(bool)
+        correct = (pred == yb)[idx]
+        out["accuracy"] = _interval(float((pred == yb).mean()), correct.mean(axis=1))
+        out["f1"] = _interval(float(f1(pred, yb)), f1(pred[idx], yb[idx]))
+    else:
+        out["accuracy"] = out["f1"] = None  # every item is neutral: no pole to be right about
     # ECE over every item (quality is the target, as in training metrics).
     full = rng.integers(0, len(scores), size=(resamples, len(scores)), dtype=np.int32)
     ece_all = float(expected_calibration_error(scores, quality))

@@ -35,8 +35,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from threadpoolctl import threadpool_limits
 
-from core.contract import POSITIVE_THRESHOLD, is_positive
+from core.contract import pole_of
 from core.embedders.base import Embedder
+from core.engine.poles import pole_signs
 from core.engine.trait_model import fit_calibration
 from core.engine.types import JsonObject
 from core.engine.votes import CountedText, Vote, count_votes
@@ -52,12 +53,15 @@ MIN_SPREAD = 0.05  # floor of the robust spread (cosine): z < -3 needs at least 
 
 
 def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
-    """Out-of-fold probability of the positive pole for each sample, or None when a pole has fewer than 2
-    samples: class-balanced logistic regression, stratified folds (at most as many as the smaller pole has
-    samples), fixed seed. Each held-out decision value d becomes sigmoid(k * d), k fitted on them all
-    (`fit_calibration`, as the trait model calibrates): with few samples the regularised model's own
-    probabilities all sit near 0.5, and no sample could reach the evidence threshold."""
-    y = (np.asarray(q) >= POSITIVE_THRESHOLD).astype(int)
+    """Out-of-fold probability of the positive pole for each pole sample (NaN for a neutral one, which defines
+    neither pole and is left out of the fit), or None when a pole has fewer than 2 samples: class-balanced
+    logistic regression, stratified folds (at most as many as the smaller pole has samples), fixed seed. Each
+    held-out decision value d becomes sigmoid(k * d), k fitted on them all (`fit_calibration`, as the trait
+    model calibrates): with few samples the regularised model's own probabilities all sit near 0.5, and no
+    sample could reach the evidence threshold."""
+    signs = pole_signs(q)
+    on = signs != 0
+    y = (signs[on] > 0).astype(int)
     smaller = int(np.bincount(y, minlength=2).min())
     if smaller < 2:
         return None
@@ -65,27 +69,34 @@ def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     model = LogisticRegression(C=OOF_C, class_weight="balanced", max_iter=1000)
     # One BLAS thread: these are small matrices, and threads only contend on a busy machine (as in training).
     with threadpool_limits(limits=1, user_api="blas"):
-        decision = np.asarray(cross_val_predict(model, X, y, cv=folds, method="decision_function"))
-    return np.asarray(expit(fit_calibration(decision, y.astype(float)) * decision))
+        decision = np.asarray(cross_val_predict(model, X[on], y, cv=folds, method="decision_function"))
+    out = np.full(len(signs), np.nan)
+    out[on] = expit(fit_calibration(decision, y.astype(float)) * decision)
+    return out
 
 
 def neighbour_votes(q: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
-    """Share of each sample's neighbours (rows of indices) whose pole differs from the sample's own."""
-    positive = q >= POSITIVE_THRESHOLD
-    share: np.ndarray = (positive[neighbours] != positive[:, None]).mean(axis=1)
-    return share
+    """Share of each sample's neighbours (rows of indices) on the other pole than the sample's own. A neutral
+    neighbour is on neither pole, so it never speaks against a label; a neutral sample has no other pole:
+    0."""
+    signs = pole_signs(q)
+    share: np.ndarray = (signs[neighbours] == -signs[:, None]).mean(axis=1)
+    return np.where(signs != 0, share, 0.0)
 
 
 def mislabel_evidence(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
     """Per sample, in [0, 1]: the mean of its held-out score towards the other pole (1 - score for a positive
-    sample, quality >= 0.5) and the share of its nearest samples (`nearest_neighbours` rows) on that pole."""
-    towards_other = np.where(q >= POSITIVE_THRESHOLD, 1.0 - oof, oof)
-    evidence: np.ndarray = (towards_other + neighbour_votes(q, neighbours)) / 2
+    sample) and the share of its nearest samples (`nearest_neighbours` rows) on that pole; 0 for a neutral
+    sample, which has no pole to be wrong about."""
+    signs = pole_signs(q)
+    towards_other = np.where(signs > 0, 1.0 - oof, oof)
+    evidence: np.ndarray = np.where(signs != 0, (towards_other + neighbour_votes(q, neighbours)) / 2, 0.0)
     return evidence
 
 
 def likely_mislabelled(q: np.ndarray, oof: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
-    """Which samples are likely mislabelled: their `mislabel_evidence` reaches MISLABEL_EVIDENCE."""
+    """Which samples are likely mislabelled: their `mislabel_evidence` reaches MISLABEL_EVIDENCE (never a
+    neutral sample: it is labelled toward neither pole)."""
     return mislabel_evidence(q, oof, neighbours) >= MISLABEL_EVIDENCE
 
 
@@ -158,12 +169,12 @@ def _votes(samples: list[JsonObject]) -> list[Vote]:
 def _contested_why(text: CountedText) -> str:
     """Why a text is contested, e.g. "votes on both poles: 2 positive, 1 negative (alice 0.90, bob 0.70,
     carol 0.20); spread 0.31"."""
-    positive = sum(is_positive(v.quality) for v in text.votes)
+    poles = [pole_of(v.quality) for v in text.votes]
+    counts = f"{poles.count('positive')} positive, {poles.count('negative')} negative"
+    if neutral := poles.count("neutral"):
+        counts += f", {neutral} neutral"
     who = ", ".join(f"{v.annotator or 'unattributed'} {v.quality:.2f}" for v in text.votes)
-    return (
-        f"votes on both poles: {positive} positive, {len(text.votes) - positive} negative ({who}); "
-        f"spread {text.spread:.2f}"
-    )
+    return f"votes on both poles: {counts} ({who}); spread {text.spread:.2f}"
 
 
 def flag_samples(
@@ -225,9 +236,10 @@ def flag_samples(
         done += 2 * len(group)
         for i, c in enumerate(group):
             reasons: list[tuple[str, str]] = []
-            score = None if oof is None else float(oof[i])
+            score = None if oof is None or np.isnan(oof[i]) else float(oof[i])  # NaN: a neutral text
             if mislabelled[i]:
-                side, other = ("positive", "negative") if is_positive(c.quality) else ("negative", "positive")
+                side = pole_of(c.quality)
+                other = "negative" if side == "positive" else "positive"
                 votes = round(float(against[i]) * near)
                 reasons.append(
                     (

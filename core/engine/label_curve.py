@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from core.contract import POSITIVE_THRESHOLD
+from core.engine.poles import pole_signs
 from core.engine.trait_model import BalancedCosineTrait
 
 FOLDS = 5
@@ -17,16 +17,18 @@ MIN_PER_POLE = 2  # stratified folds need two of each pole
 
 
 def out_of_fold_auc(X: np.ndarray, quality: np.ndarray) -> float | None:
-    """ROC-AUC of `quality >= 0.5` ranked by scores from folds that did not see each row.
+    """ROC-AUC of the positive pole ranked by scores from folds that did not see each row.
 
-    `X` holds L2-normalised embeddings (n, dim). None until each pole has `MIN_PER_POLE` labels: below that
-    there is no held-out score to rank.
+    `X` holds L2-normalised embeddings (n, dim). Neutral labels (quality 0.5) are on neither pole and are left
+    out. None until each pole has `MIN_PER_POLE` labels: below that there is no held-out score to rank.
     """
-    q = np.asarray(quality, dtype=np.float64)
-    positive = q >= POSITIVE_THRESHOLD
+    signs = pole_signs(quality)
+    on = signs != 0
+    positive = signs[on] > 0
     if min(int(positive.sum()), int((~positive).sum())) < MIN_PER_POLE:
         return None
-    model = BalancedCosineTrait(shrinkage=1.0, folds=FOLDS).fit(np.asarray(X, dtype=np.float64), q)
+    q = np.asarray(quality, dtype=np.float64)[on]
+    model = BalancedCosineTrait(shrinkage=1.0, folds=FOLDS).fit(np.asarray(X, dtype=np.float64)[on], q)
     if model.oof_raw_ is None:
         return None
     # The calibrated score is a monotone function of the raw one, so the raw scores rank the same.

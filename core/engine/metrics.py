@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from core.contract import ANCHORS_PER_POLE, DEFAULT_DECISION_THRESHOLD, POSITIVE_THRESHOLD
+from core.contract import ANCHORS_PER_POLE, DEFAULT_DECISION_THRESHOLD
+from core.engine.poles import pole_signs
 
 CALIBRATION_BINS = 10
 
@@ -15,21 +16,23 @@ CALIBRATION_BINS = 10
 def sides(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mask, y) for binary metrics: which samples count and which of them are positive.
 
-    A quality of exactly 0.5 sits on the midpoint, so it is left out, unless that would leave a
-    side empty; then the API's pole rule (quality >= 0.5 is positive) decides for every sample.
+    A neutral quality (exactly 0.5, `core.contract.pole_of`) is on neither side, so it is always left out; a
+    metric whose `y` then lacks a side is undefined (None).
     """
-    q = np.asarray(q)
-    mask = q != POSITIVE_THRESHOLD
-    y = q > POSITIVE_THRESHOLD
-    if not (y[mask].any() and (~y[mask]).any()):
-        mask, y = np.ones(len(q), dtype=bool), q >= POSITIVE_THRESHOLD
-    return mask, y[mask].astype(int)
+    signs = pole_signs(q)
+    mask = signs != 0
+    return mask, (signs[mask] > 0).astype(int)
+
+
+def both_sides(y: np.ndarray) -> bool:
+    """Whether `sides`'s `y` holds a positive and a negative: what AUC and discrimination need."""
+    return 0 < int(y.sum()) < len(y)
 
 
 def cv_roc_auc(raw: np.ndarray, q: np.ndarray) -> float | None:
     """Mean over repeats of the ROC-AUC of pooled out-of-fold scores; None without both sides."""
     mask, y = sides(q)
-    if y.min(initial=1) == y.max(initial=0):
+    if not both_sides(y):
         return None
     return float(np.mean([roc_auc_score(y, row[mask]) for row in np.atleast_2d(raw)]))
 
@@ -70,7 +73,7 @@ def f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
 def discrimination(scores: np.ndarray, q: np.ndarray) -> float | None:
     """Mean held-out score of positive-pole samples minus that of negative-pole samples."""
     mask, y = sides(q)
-    if y.min(initial=1) == y.max(initial=0):
+    if not both_sides(y):
         return None
     kept = np.atleast_2d(scores)[:, mask]
     return float(kept[:, y == 1].mean() - kept[:, y == 0].mean())
@@ -97,8 +100,8 @@ def anchor_sample_ids(
 ) -> dict[str, list[int | None]]:
     """Ids of the samples most typical of their pole: highest cosine to their own pole's prototype."""
     out: dict[str, list[int | None]] = {}
-    positive = np.asarray(q) >= POSITIVE_THRESHOLD
-    for pole, members, proto in (("positive", positive, p_pos), ("negative", ~positive, p_neg)):
+    signs = pole_signs(q)
+    for pole, members, proto in (("positive", signs > 0, p_pos), ("negative", signs < 0, p_neg)):
         norm = float(np.linalg.norm(proto))
         cos = X @ proto / (norm if norm > 0 else 1.0)  # rows of X are unit vectors
         candidates = [int(i) for i in np.flatnonzero(members) if ids[int(i)] is not None]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.contract import POSITIVE_THRESHOLD
+from core.contract import pole_of
 from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts
 from core.engine.scorer import Scorer
@@ -31,20 +31,22 @@ def draft_scorer(
     traits: Sequence[TraitSpec], samples: Sequence[Sample], *, embedder: Embedder
 ) -> tuple[Scorer, list[str]]:
     """A scorer trained here (effort "low") on a draft's current samples, and the keys of the traits skipped
-    because their samples are on one pole only. A trait without samples is previewed zero-shot, from its pole
-    labels and description. Raises ValueError when every trait is skipped."""
+    because their samples do not cover both poles (neutral ones, quality 0.5, are on neither). A trait
+    without samples is previewed zero-shot, from its pole labels and description. Raises ValueError when
+    every trait is skipped."""
     usable: list[TraitSpec] = []
     skipped: list[str] = []
     for t in traits:
         own = [s.quality for s in samples if s.trait == t.key]
-        if not own or (
-            any(q >= POSITIVE_THRESHOLD for q in own) and any(q < POSITIVE_THRESHOLD for q in own)
-        ):
+        if not own or {"positive", "negative"} <= {pole_of(q) for q in own}:
             usable.append(t)
         else:
             skipped.append(t.key)
     if not usable:
-        raise ValueError("Every trait has samples on one pole only: add the other pole's before previewing.")
+        raise ValueError(
+            "Every trait has samples on one pole only (or only neutral ones): add the other pole's before "
+            "previewing."
+        )
     keys = {t.key for t in usable}
     result = train(usable, [s for s in samples if s.trait in keys], embedder=embedder, effort="low")
     return Scorer.from_snapshot(result.snapshot, embedder), skipped

@@ -35,9 +35,10 @@ import numpy as np
 from scipy.special import expit
 from sklearn.cluster import KMeans
 
-from core.contract import POSITIVE_THRESHOLD, SUGGEST_MODES
+from core.contract import SUGGEST_MODES
 from core.embedders.base import Embedder
 from core.engine.pole_text import all_pole_texts, zero_shot_axis
+from core.engine.poles import pole_signs
 from core.engine.training import PRIOR_SHRINKAGE, PRIOR_STRENGTH
 from core.engine.trait_model import BalancedCosineTrait
 from core.engine.types import TraitSpec
@@ -70,14 +71,17 @@ def pole_prior(trait: TraitSpec, embedder: Embedder) -> np.ndarray | None:
 
 
 def _fit(labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None) -> BalancedCosineTrait | None:
-    positive = quality >= POSITIVE_THRESHOLD
-    if positive.sum() < 1 or (~positive).sum() < 1:
+    """The fit on the pole labels (neutral ones define neither pole), or None without labels on both."""
+    signs = pole_signs(quality)
+    positive, negative = int((signs > 0).sum()), int((signs < 0).sum())
+    if not positive or not negative:
         return None
-    folds = int(min(5, positive.sum(), (~positive).sum()))
+    folds = min(5, positive, negative)
     strength = PRIOR_STRENGTH if prior is not None else 0.0
+    on = signs != 0
     return BalancedCosineTrait(
         PRIOR_SHRINKAGE, folds=max(folds, 2), prior=prior, prior_strength=strength
-    ).fit(labelled, quality)
+    ).fit(labelled[on], quality[on])
 
 
 def fit_scores(
@@ -226,7 +230,8 @@ def suggest(
     allowed = np.ones(len(pool), dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
     if not len(pool) or k < 1:
         return Suggestions([], [], "typical" if mode == "auto" else mode)
-    positive = quality >= POSITIVE_THRESHOLD
+    signs = pole_signs(quality)
+    positive = signs[signs != 0] > 0  # the pole labels: a neutral label is on neither side
     fit = _fit(labelled, quality, prior)
     # pool @ w in float32: the engine's float64 row sums would copy a 100k-row pool for no useful precision
     raw = (pool @ fit.w_.astype(np.float32) - np.float32(fit.offset_)) if fit is not None else None
@@ -251,12 +256,12 @@ def suggest(
         mode, picks = "typical", _typical(pool, labelled, k, allowed, rng)
     elif mode == "uncertain" and raw is not None:
         picks = _uncertain(pool, raw, labelled, k, allowed)
-    elif mode in ("positive", "negative") and (raw is not None or len(labelled)):
+    elif mode in ("positive", "negative") and (raw is not None or len(positive)):
         if raw is not None:
             key = -raw if mode == "positive" else raw
         else:
             # One pole labelled: nearest to it for its own mode, farthest from it for the other.
-            sims = pool @ labelled.mean(axis=0)
+            sims = pool @ labelled[signs != 0].mean(axis=0)
             same = bool(positive.all()) == (mode == "positive")
             key = -sims if same else sims
         picks = _pick_in_order(pool, np.argsort(key, kind="stable"), labelled, k, allowed)

@@ -3,7 +3,7 @@
 - `from_traits`: cold-start exemplars for both poles of each trait, from its name, pole
   labels and description (templated sentences, see `core.engine.generators`).
 - `diversify`: voice-preserving variations of the seed samples (light edits that keep the
-  writer's words); each variant copies its seed's quality.
+  writer's words); each variant copies its seed's quality (a neutral seed, quality 0.5, is not varied).
 
 Every candidate passes the pole check before it is kept: it is embedded and must lie on the
 side of the trait's axis that it claims. The axis is the shared `balanced_cosine` prototype
@@ -24,7 +24,7 @@ from itertools import islice
 
 import numpy as np
 
-from core.contract import MAX_TEXT_CHARS, POSITIVE_THRESHOLD, SYNTH_TYPES
+from core.contract import MAX_TEXT_CHARS, SYNTH_TYPES
 from core.embedders.base import Embedder
 from core.engine.errors import (
     EngineError,
@@ -34,6 +34,7 @@ from core.engine.errors import (
     NoSamplesError,
 )
 from core.engine.generators import TextGenerator, template_candidates, variation_candidates
+from core.engine.poles import pole_signs
 from core.engine.text_utils import dedup_key, stable_seed
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import ProgressFn, Sample, TraitSpec
@@ -94,10 +95,12 @@ def _check_from(x: np.ndarray, q: np.ndarray, source: str) -> PoleCheck:
 
 
 def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
-    """The trait's axis from its samples (`samples` of this trait covering both poles), else its labels."""
+    """The trait's axis from its samples (`samples` of this trait covering both poles; neutral ones define
+    neither pole), else its labels."""
     own = [s for s in samples if s.trait == trait.key]
+    own = [s for s, sign in zip(own, pole_signs([s.quality for s in own]), strict=True) if sign]
     q = np.array([s.quality for s in own], dtype=np.float64)
-    if own and (q >= POSITIVE_THRESHOLD).any() and (q < POSITIVE_THRESHOLD).any():
+    if own and len(set(pole_signs(q).tolist())) == 2:
         check = _check_from(embedder.encode([s.text for s in own]), q, "samples")
         if check.w is not None:
             return check
@@ -165,7 +168,7 @@ def _select(
     up to each group's quota."""
     if not batch.texts:
         return []
-    ok = check.passes(embedder.encode(batch.texts), [q >= POSITIVE_THRESHOLD for q in batch.qualities])
+    ok = check.passes(embedder.encode(batch.texts), (pole_signs(batch.qualities) > 0).tolist())
     kept: list[tuple[Sample, int]] = []
     counts: dict[int, int] = {}
     for text, quality, group, passed in zip(batch.texts, batch.qualities, batch.groups, ok, strict=True):
@@ -213,11 +216,14 @@ def _from_traits(
 def _seed_order(traits: list[TraitSpec], seeds: list[Sample]) -> list[Sample]:
     """Seeds taking turns across traits, each trait's in a fixed pseudo-random order.
 
-    When the total cap is smaller than the seed count, every trait still gets variants.
+    When the total cap is smaller than the seed count, every trait still gets variants. Neutral seeds
+    (quality 0.5) are not varied: a variant copies its seed's quality, would train nothing (it defines
+    neither pole) and has no side of the axis to be checked against.
     """
+    on_pole = [s for s, sign in zip(seeds, pole_signs([s.quality for s in seeds]), strict=True) if sign]
     per_trait = [
         sorted(
-            (s for s in seeds if s.trait == t.key),
+            (s for s in on_pole if s.trait == t.key),
             key=lambda s: (stable_seed("seed", s.trait, s.text, s.quality), s.text),
         )
         for t in traits
@@ -250,7 +256,9 @@ def _diversify(
     total_cap = MAX_VARIANTS_BY_EFFORT[effort]
     ordered = _seed_order(traits, seeds)
     if not ordered:
-        raise NoSamplesError("diversify needs seed samples: none of the traits has any samples")
+        raise NoSamplesError(
+            "diversify needs seed samples on a pole: none of the traits has any (quality 0.5 is neutral)"
+        )
     ordered = ordered[:total_cap]  # beyond the cap a seed could not get even one variant
     per_seed = min(VARIANTS_PER_SEED_BY_EFFORT[effort], math.ceil(total_cap / len(ordered)))
     kept_by_seed: list[list[Sample]] = [[] for _ in ordered]

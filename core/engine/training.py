@@ -16,6 +16,7 @@ from core.embedders.base import Embedder
 from core.engine import metrics as m
 from core.engine.errors import EngineError, InvalidEffortError, InvalidParamsError
 from core.engine.pole_text import ZeroShotAxis, all_pole_texts, zero_shot_axis
+from core.engine.poles import on_poles
 from core.engine.snapshot import SCORING_METHOD, dump_snapshot, model_sha256
 from core.engine.trait_model import BalancedCosineTrait, make_splits, oof_raw_scores, pole_labels
 from core.engine.types import JsonObject, ProgressFn, Sample, TrainingResult, TraitSpec
@@ -180,8 +181,12 @@ def fit_trait(
     prior: np.ndarray | None = None,
     prior_strength: float = 0.0,
     progress: Callable[[float], None] | None = None,
+    neutral: int = 0,
 ) -> FittedTrait:
     """Search `plan`, fit the chosen shrinkage on all samples, and measure it on held-out folds.
+
+    `q` holds no neutral quality: `neutral` is how many samples of quality 0.5 the caller left out (they
+    define neither pole), reported beside the poles' counts.
 
     `progress` gets the share of the search's folds done (0 to 1) as they finish.
 
@@ -217,6 +222,7 @@ def fit_trait(
         "method": "prior" if prior_strength > 0.0 else "samples",
         "positive_samples": int(y.sum()),
         "negative_samples": int(len(y) - y.sum()),
+        "neutral_samples": neutral,
         "roc_auc": m.cv_roc_auc(raw, q),
         "accuracy": m.accuracy(held_out, q),
         # Every repeat's held-out scores pooled into one set of items.
@@ -252,6 +258,7 @@ def fit_zero_shot(axis: ZeroShotAxis) -> FittedTrait:
         "method": "zero_shot",
         "positive_samples": 0,
         "negative_samples": 0,
+        "neutral_samples": 0,
         "roc_auc": None,
         "accuracy": None,
         "calibration_error": None,
@@ -296,7 +303,9 @@ def train(
     comparison does) defaults to `PRIOR_STRENGTH`.
 
     A trait without samples is zero-shot (its pole-text axis); a trait with samples on both poles is
-    fitted on them with the pole-text prior; samples on one pole only raise `OnePoleTraitError`.
+    fitted on them with the pole-text prior; samples on one pole only raise `OnePoleTraitError`. Neutral
+    samples (quality 0.5) define neither pole: each trait is fitted without them, and its metrics say how
+    many it left out (`neutral_samples`).
     `params` (per trait key, as in a previous `TrainingResult.params`) skips the search for the
     traits it names: automatic retraining reuses the active version's parameters that way. Reused
     params without `prior_strength` (versions trained before the prior) keep training without it;
@@ -318,7 +327,8 @@ def train(
 
     report(0.0, "embedding")
     poles = {t.key: all_pole_texts(t) for t in traits}
-    texts = list(dict.fromkeys([*(s.text for s in clean), *(x for p, n in poles.values() for x in (*p, *n))]))
+    fitted_texts = (s.text for s, on in zip(clean, on_poles([s.quality for s in clean]), strict=True) if on)
+    texts = list(dict.fromkeys([*fitted_texts, *(x for p, n in poles.values() for x in (*p, *n))]))
     row_of = {t: i for i, t in enumerate(texts)}
     vectors = _embed_unique(embedder, texts)
     by_trait: dict[str, list[Sample]] = {t.key: [] for t in traits}
@@ -333,10 +343,11 @@ def train(
     for spec in traits:
         pos, neg = poles[spec.key]
         axis = zero_shot_axis(vectors[[row_of[t] for t in pos]], vectors[[row_of[t] for t in neg]])
-        members = by_trait[spec.key]
-        if not members:
+        mine = by_trait[spec.key]
+        if not mine:
             fitted[spec.key] = fit_zero_shot(axis)
             continue
+        members = [s for s, on in zip(mine, on_poles([s.quality for s in mine]), strict=True) if on]
         X = vectors[[row_of[s.text] for s in members]].astype(np.float64)
         q = np.array([s.quality for s in members], dtype=np.float64)
         given = reuse.get(spec.key)
@@ -349,7 +360,7 @@ def train(
         phase = "searching" if len(plan.shrinkages) > 1 else "calibrating"
         report(0.1 + 0.85 * done / total, phase)
 
-        def fold_done(share: float, before: int = done, size: int = len(members), phase: str = phase) -> None:
+        def fold_done(share: float, before: int = done, size: int = len(mine), phase: str = phase) -> None:
             # Within a trait, by folds: a large trait's search would otherwise hold one figure for minutes.
             report(0.1 + 0.85 * (before + share * size) / total, phase)
 
@@ -364,8 +375,9 @@ def train(
                 prior=axis.direction,
                 prior_strength=strength,
                 progress=fold_done,
+                neutral=len(mine) - len(members),
             )
-        done += len(members)
+        done += len(mine)
         report(0.1 + 0.85 * done / total, "calibrating")
 
     chosen = {key: f.params for key, f in fitted.items()}

@@ -29,7 +29,7 @@ from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-from core.contract import POSITIVE_THRESHOLD
+from core.engine.poles import on_poles, pole_signs
 
 #: Bounds of the calibration slope. r is +-1 at the prototypes, so k = 0.25 still keeps the
 #: axis order visible when held-out folds found no signal, and 200 is far past any real fit.
@@ -52,8 +52,9 @@ def raw_scores(E: np.ndarray, w: np.ndarray, offset: float) -> np.ndarray:
 
 
 def pole_labels(q: np.ndarray) -> np.ndarray:
-    """Pole membership as the API counts it: quality >= 0.5 is positive."""
-    return (np.asarray(q) >= POSITIVE_THRESHOLD).astype(np.int64)
+    """1 for a positive sample, 0 for a negative one. The model is fitted on pole samples only: a neutral one
+    (quality exactly 0.5) defines neither pole, and its callers leave it out (`on_poles`)."""
+    return (pole_signs(q) > 0).astype(np.int64)
 
 
 def _distinct_rows(X: np.ndarray) -> int:
@@ -322,11 +323,14 @@ class BalancedCosineTrait:
         self.prior_strength = prior_strength
 
     def fit(self, X: np.ndarray, y: np.ndarray, *, oof_raw: np.ndarray | None = None) -> BalancedCosineTrait:
-        """Fit on embeddings X (n, dim) and qualities y (n,) in [0, 1].
+        """Fit on embeddings X (n, dim) and qualities y (n,) in [0, 1], none of them neutral (0.5: it defines
+        neither pole, so a caller leaves such rows out, as `train` does; given one, this raises ValueError).
 
         `oof_raw` lets a caller that already computed this shrinkage's out-of-fold raw scores
         (the parameter search) pass them in instead of refitting every fold.
         """
+        if not on_poles(y).all():
+            raise ValueError("neutral qualities (0.5) define neither pole: leave those rows out of the fit")
         with threadpool_limits(limits=1, user_api="blas"):  # small matrices: see core.engine.training
             return self._fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64), oof_raw)
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 from numbers import Real
 
-from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, POSITIVE_THRESHOLD, text_too_long_message
+from core.contract import AGGREGATIONS, MAX_TEXT_CHARS, POLE_RULE, POLES, pole_of, text_too_long_message
 from core.engine.errors import (
     EmptyTextError,
     InvalidQualityError,
@@ -84,7 +84,8 @@ def validate_samples(
 ) -> list[Sample]:
     """Check traits and samples together; return the samples with stripped texts and float qualities.
 
-    `allow_empty`: a trait without samples is accepted (training makes it zero-shot).
+    `allow_empty`: a trait without samples is accepted (training makes it zero-shot). A trait whose samples
+    are all neutral (quality 0.5) is not empty: it needs samples on both poles like any other.
 
     Raises (in this order of discovery): NoTraitsError / InvalidTraitError for the traits,
     UnknownTraitError, InvalidTextError / EmptyTextError / TextTooLongError, InvalidQualityError
@@ -103,20 +104,24 @@ def validate_samples(
         quality = validate_quality(sample.quality, where=name)
         clean.append(Sample(trait=sample.trait, text=text, quality=quality, id=sample.id))
 
-    counts = {t.key: [0, 0] for t in traits}  # [positive, negative] per trait, in one pass
+    counts = {t.key: dict.fromkeys(POLES, 0) for t in traits}  # per pole, in one pass
     for s in clean:
-        counts[s.trait][0 if s.quality >= POSITIVE_THRESHOLD else 1] += 1
+        counts[s.trait][pole_of(s.quality)] += 1
     for trait in traits:
-        positive, negative = counts[trait.key]
-        if positive + negative == 0:
+        count = counts[trait.key]
+        if not sum(count.values()):
             if allow_empty:
                 continue
             raise NoSamplesError(f"trait {trait.key!r} has no samples")
-        if positive == 0 or negative == 0:
-            missing = "positive" if positive == 0 else "negative"
+        missing = [pole for pole in ("positive", "negative") if not count[pole]]
+        if missing:
+            where = (
+                f"has samples on one pole only: no {missing[0]} samples"
+                if len(missing) == 1
+                else f"has samples on neither pole: its {count['neutral']} samples are all neutral"
+            )
             raise OnePoleTraitError(
-                f"trait {trait.key!r} has samples on one pole only: no {missing} samples "
-                f"(quality >= {POSITIVE_THRESHOLD} counts as positive; "
-                f"it has {positive} positive, {negative} negative)"
+                f"trait {trait.key!r} {where} ({POLE_RULE}; it has {count['positive']} positive, "
+                f"{count['negative']} negative, {count['neutral']} neutral)"
             )
     return clean

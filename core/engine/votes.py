@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from core.contract import is_positive
+from core.contract import pole_of
 from core.engine.types import Sample
 
 
@@ -44,7 +44,7 @@ class CountedText:
     votes: tuple[Vote, ...]  # the counted votes, oldest first
     first_id: int  # the id of the group's first row (counted or not)
     adjudicated: bool
-    contested: bool  # counted votes on both poles and not adjudicated
+    contested: bool  # counted votes on both poles (a neutral vote is on neither) and not adjudicated
 
     @property
     def spread(self) -> float:
@@ -73,7 +73,7 @@ def _count(trait: str, text: str, rows: list[Vote]) -> CountedText:
     adjudicated = [v for v in counted if v.adjudicated]
     # fsum / n: one vote keeps its quality bit for bit (one vote per text trains as before).
     quality = adjudicated[-1].quality if adjudicated else math.fsum(v.quality for v in counted) / len(counted)
-    poles = {is_positive(v.quality) for v in counted}
+    poles = {pole_of(v.quality) for v in counted} - {"neutral"}  # a neutral vote takes neither side
     return CountedText(
         trait=trait,
         text=text,

@@ -9,7 +9,6 @@ import numpy as np
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from core.contract import POSITIVE_THRESHOLD
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import CountedText, count_votes
 from core.json_types import JsonObject
@@ -33,7 +32,16 @@ from service.schemas import (
 from service.store import ledger
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
-from service.store.tables import EvalItem, Evaluation, Model, Version, content_key, key_of, utcnow
+from service.store.tables import (
+    EvalItem,
+    Evaluation,
+    Model,
+    Version,
+    content_key,
+    key_of,
+    pole_sql,
+    utcnow,
+)
 from service.store.votes import eval_votes
 
 #: What an evaluation reports per trait about the human ceiling (docs/api.md, "Human ceiling").
@@ -160,18 +168,16 @@ def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey
 def get_set(ctx: Databases, who: Principal, handle: str) -> EvalSetOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
+        pole = pole_sql(EvalItem.quality)
         rows = s.execute(
-            select(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD, func.count())
+            select(EvalItem.trait_key, pole, func.count())
             .where(EvalItem.model_id == model.id)
-            .group_by(EvalItem.trait_key, EvalItem.quality >= POSITIVE_THRESHOLD)
+            .group_by(EvalItem.trait_key, pole)
         ).all()
     traits: dict[str, EvalTraitCounts] = {}
-    for key, positive, count in rows:
-        entry = traits.setdefault(key, EvalTraitCounts(positive=0, negative=0))
-        if positive:
-            entry.positive += count
-        else:
-            entry.negative += count
+    for key, side, count in rows:
+        entry = traits.setdefault(key, EvalTraitCounts(positive=0, negative=0, neutral=0))
+        setattr(entry, side, count)
     return EvalSetOut(handle=handle, total=sum(c for *_, c in rows), traits=dict(sorted(traits.items())))
 
 

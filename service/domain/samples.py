@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Provenance, is_positive
+from core.contract import Provenance
 from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
@@ -161,12 +161,12 @@ def update_sample(
                 SampleRow.id != row.id,
             )
         )
-        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
+        count_samples(s, row.trait_id, [row.quality], removed=True)
         if same is not None:
             s.delete(row)
             model.updated_at = utcnow()
             return sample_out(same, trait.key)
-        count_samples(s, trait.id, 1, is_positive(quality))
+        count_samples(s, trait.id, [quality])
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
         row.annotator = annotator
         row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
@@ -180,7 +180,7 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         model = load_model(s, who, handle, write=True)
         row = _find_sample(s, model, sample_id)
         require(s, model, "edit")
-        count_samples(s, row.trait_id, -1, -is_positive(row.quality))
+        count_samples(s, row.trait_id, [row.quality], removed=True)
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.contract import POSITIVE_THRESHOLD
+from core.engine.poles import pole_signs
 from core.engine.thresholds import choose_threshold, pr_curve
 from service.domain.access import load_model
 from service.domain.evaluation import labelled_scores, stored_evaluation
@@ -33,10 +33,11 @@ def get_pr_curve(ctx: Databases, who: Principal, handle: str, ref: str) -> PrCur
         for key in sorted(found.metrics["item_scores"]):
             scores, quality = labelled_scores(s, found, key)
             if len(scores):
-                positive = int((quality >= POSITIVE_THRESHOLD).sum())
+                signs = pole_signs(quality)
                 traits[key] = PrTrait(
-                    positive=positive,
-                    negative=len(quality) - positive,
+                    positive=int((signs > 0).sum()),
+                    negative=int((signs < 0).sum()),
+                    neutral=int((signs == 0).sum()),  # on neither pole: left out of the curve
                     points=[PrPoint(**p) for p in pr_curve(scores, quality)],
                 )
         return PrCurveOut(

@@ -9,7 +9,7 @@ import json
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POSITIVE_THRESHOLD, Operation, RunKind, is_positive
+from core.contract import MAX_TRAITS, POLE_RULE, Operation, RunKind, pole_of
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
@@ -26,7 +26,8 @@ from service.store.votes import sample_votes
 
 def check_trainable(session: Session, model: Model) -> None:
     """422 before anything is queued: at least one trait; each trait has samples on both poles or
-    none (zero-shot). A trait that the active version trained from samples may not fall back to
+    none (zero-shot); neutral samples (quality 0.5) are on neither pole, so they do not make a trait
+    trainable. A trait that the active version trained from samples may not fall back to
     zero-shot (zero-data-retention purged its samples): re-optimizing it would discard what they taught.
     """
     traits = session.scalars(select(Trait).where(Trait.model_id == model.id).order_by(Trait.id)).all()
@@ -35,13 +36,12 @@ def check_trainable(session: Session, model: Model) -> None:
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
     for t in traits:
-        positive, negative = t.positive_samples > 0, t.sample_count > t.positive_samples
+        positive, negative = t.positive_samples > 0, t.negative_samples > 0  # neutral ones: on neither
         if positive and negative and _has_several_votes(session, model.id, t.id):
             # Both poles among the samples; a text's votes count as their mean (core/engine/votes.py), which
-            # may leave one pole without a text: the qualities training will see decide.
-            qualities = [c.quality for c in count_votes(sample_votes(session, model.id, t.id))]
-            positive = any(is_positive(q) for q in qualities)
-            negative = any(not is_positive(q) for q in qualities)
+            # may leave a pole without a text (or make a text neutral): the qualities training sees decide.
+            poles = {pole_of(c.quality) for c in count_votes(sample_votes(session, model.id, t.id))}
+            positive, negative = "positive" in poles, "negative" in poles
         if positive and negative:
             continue
         if not t.sample_count:
@@ -52,14 +52,14 @@ def check_trainable(session: Session, model: Model) -> None:
                 422,
                 "trait_one_pole",
                 f"Trait {t.key!r} was trained from samples that are gone (zero-data-retention deletes "
-                f"them); it needs samples on both poles (quality >= {POSITIVE_THRESHOLD} and below) to be "
-                "trained again.",
+                f"them); it needs samples on both poles ({POLE_RULE}) to be trained again.",
             )
         raise ApiError(
             422,
             "trait_one_pole",
-            f"Trait {t.key!r} needs samples on both poles (quality >= {POSITIVE_THRESHOLD} and below), "
-            "or none at all to be trained zero-shot from its labels.",
+            f"Trait {t.key!r} needs samples on both poles ({POLE_RULE}), or none at all to be trained "
+            f"zero-shot from its labels; it has {t.positive_samples} positive, {t.negative_samples} negative "
+            f"and {t.neutral_samples} neutral.",
         )
 
 

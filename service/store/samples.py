@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import is_positive
+from core.contract import pole_of
 from core.engine.types import Sample, TraitSpec
 from service.store.db import analyze_after_growth
 from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
@@ -21,12 +21,13 @@ CHUNK = 500
 
 def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[FeedbackLabel]:
     """Feedback a retraining cannot use yet: labels of a zero-shot trait (no samples) that cover one
-    pole only would make the trait untrainable, so they stay buffered until the other pole has some."""
-    poles: dict[str, set[bool]] = {}
+    pole only (neutral labels are on neither) would make the trait untrainable, so they stay buffered until
+    the other pole has some."""
+    poles: dict[str, set[str]] = {}
     labels = [*((x.trait, x.quality) for x in samples), *((f.trait_key, f.quality) for f in feedback)]
     for key, quality in labels:
-        poles.setdefault(key, set()).add(is_positive(quality))
-    return [f for f in feedback if len(poles[f.trait_key]) < 2]
+        poles.setdefault(key, set()).add(pole_of(quality))
+    return [f for f in feedback if not {"positive", "negative"} <= poles[f.trait_key]]
 
 
 def sha256(text: str) -> str:
@@ -135,13 +136,11 @@ def add_samples(
         # executemany (no RETURNING: with it, SQLite would insert row by row), then the new ids by the index.
         session.execute(insert(SampleRow), list(new.values()))
         stored.update(_stored_ids(session, model_id, list(new)))
-        counted: dict[int, list[int]] = {}
+        qualities: dict[int, list[float]] = {}
         for trait_id, _, quality, _, _ in new:
-            counted.setdefault(trait_id, [0, 0])
-            counted[trait_id][0] += 1
-            counted[trait_id][1] += is_positive(quality)
-        for trait_id, (added, positive) in counted.items():
-            count_samples(session, trait_id, added, positive)
+            qualities.setdefault(trait_id, []).append(quality)
+        for trait_id, added in qualities.items():
+            count_samples(session, trait_id, added)
     for sid, values in fill.items():
         for name, value in values.items():
             column = SampleRow.__table__.c[name]
@@ -154,13 +153,23 @@ def add_samples(
     return [stored[key][0] for key in keys]
 
 
-def count_samples(session: Session, trait_id: int, n: int, positive: int) -> None:
-    """Samples added to (or, negative, removed from) a trait: its counts (`Trait.sample_count`,
-    `positive_samples`) follow every insert, edit and deletion of a sample, so no read counts rows."""
+def count_samples(
+    session: Session, trait_id: int, qualities: Sequence[float], *, removed: bool = False
+) -> None:
+    """Samples of these qualities added to (or `removed` from) a trait: its counts (`Trait.sample_count`,
+    `positive_samples`, `neutral_samples`) follow every insert, edit and deletion of a sample, so no read
+    counts rows."""
+    poles = [pole_of(q) for q in qualities]
+    sign = -1 if removed else 1
+    n = sign * len(poles)
     now = session.execute(
         update(Trait)
         .where(Trait.id == trait_id)
-        .values(sample_count=Trait.sample_count + n, positive_samples=Trait.positive_samples + int(positive))
+        .values(
+            sample_count=Trait.sample_count + n,
+            positive_samples=Trait.positive_samples + sign * poles.count("positive"),
+            neutral_samples=Trait.neutral_samples + sign * poles.count("neutral"),
+        )
         .returning(Trait.sample_count)
         .execution_options(synchronize_session=False)
     ).scalar_one()

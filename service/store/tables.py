@@ -18,8 +18,10 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    case,
     false,
     func,
+    literal,
     literal_column,
 )
 from sqlalchemy.engine import Dialect
@@ -28,6 +30,7 @@ from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
 from core.contract import (
     MAX_SOURCE_ID_CHARS,
+    NEUTRAL_QUALITY,
     Aggregation,
     ModelState,
     Provenance,
@@ -58,6 +61,12 @@ def content_key(column: SQLCoreOperations[str]) -> ColumnElement[str]:
     """The indexed prefix of a content hash column. Its bounds are written into the SQL, not bound: SQLite and
     PostgreSQL use an expression index only for the very expression it was built on."""
     return func.substr(column, literal_column("1"), literal_column(str(CONTENT_KEY_CHARS)))
+
+
+def pole_sql(quality: SQLCoreOperations[float]) -> ColumnElement[str]:
+    """`core.contract.pole_of` in SQL, for counting a table's rows per pole in the database."""
+    middle = literal(NEUTRAL_QUALITY)
+    return case((quality > middle, "positive"), (quality < middle, "negative"), else_="neutral")
 
 
 def utcnow() -> datetime:
@@ -144,10 +153,16 @@ class Trait(Base):
     aggregation: Mapped[Aggregation] = mapped_column(String(8), default="mean")
     kind: Mapped[TraitKind] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
-    # The trait's samples and those on the positive pole, kept as samples come and go (count_samples in
-    # service/domain/samples.py): counting a million rows on every read of a model or its traits took seconds.
+    # The trait's samples, those on the positive pole and the neutral ones (quality 0.5, on neither pole),
+    # kept as samples come and go (count_samples in service/store/samples.py): counting a million rows on
+    # every read of a model or its traits took seconds. The negative pole holds the rest.
     sample_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     positive_samples: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    neutral_samples: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+    @property
+    def negative_samples(self) -> int:
+        return self.sample_count - self.positive_samples - self.neutral_samples
 
 
 class SampleRow(Base):

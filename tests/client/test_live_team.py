@@ -48,7 +48,8 @@ def test_three_named_keys_label_one_model_and_agree_as_the_package_says(service:
     want = krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
     assert trait.krippendorff_alpha_interval == pytest.approx(want, abs=1e-6)
     nominal = krippendorff.alpha(
-        reliability_data=(matrix >= 0.5).astype(float), level_of_measurement="nominal"
+        reliability_data=np.sign(matrix - 0.5),
+        level_of_measurement="nominal",  # ben's 0.5: neutral
     )
     assert trait.krippendorff_alpha_nominal == pytest.approx(nominal, abs=1e-6)
     assert [a.annotator for a in trait.annotators] == sorted(names.values())

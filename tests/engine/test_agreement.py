@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.contract import POLES, Pole, pole_of
 from core.engine import Vote, count_votes, trait_agreement
 from core.engine.agreement import independent_votes, krippendorff_alpha, reliability_matrix
 
@@ -23,10 +24,12 @@ def _votes(table: dict[str, dict[str, float]]) -> list[Vote]:
 
 def _package(votes: list[Vote], level: Literal["interval", "nominal"]) -> float:
     """The `krippendorff` package on the annotators x texts matrix of the independent votes (on their
-    qualities for "interval", on their poles for "nominal")."""
+    qualities for "interval", on their poles for "nominal": positive, negative or neutral, three
+    categories)."""
     _, matrix = reliability_matrix(independent_votes(votes))
     if level == "nominal":
-        matrix = np.where(np.isnan(matrix), np.nan, (matrix >= 0.5).astype(float))
+        code = np.vectorize(lambda q: q if np.isnan(q) else float(POLES.index(pole_of(q))))
+        matrix = code(matrix)
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
@@ -58,9 +61,9 @@ def test_the_alphas_equal_the_package_on_any_votes(cells: list[tuple[int, int, f
     result = trait_agreement(votes)
     counted = [c for c in independent_votes(votes) if len(c.votes) >= 2]
     values = [v.quality for c in counted for v in c.votes]
-    levels: tuple[tuple[float | None, Literal["interval", "nominal"], list[float] | list[bool]], ...] = (
+    levels: tuple[tuple[float | None, Literal["interval", "nominal"], list[float] | list[Pole]], ...] = (
         (result.krippendorff_alpha_interval, "interval", values),
-        (result.krippendorff_alpha_nominal, "nominal", [q >= 0.5 for q in values]),
+        (result.krippendorff_alpha_nominal, "nominal", [pole_of(q) for q in values]),
     )
     for ours, level, coded in levels:
         if len(counted) < 2 or len(set(coded)) < 2:

@@ -42,6 +42,29 @@ def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:
 CASUAL_TEXT = "lol haha dude see ya yo wanna chill"  # the formality samples' casual register
 
 
+def test_a_neutral_sample_is_never_likely_mislabelled() -> None:
+    """Quality 0.5 used to count as the positive pole: a casual text rated neutral was "labelled positive"
+    and flagged against it, like the planted mislabel above. A neutral label claims neither pole."""
+    rows = [dict(r, id=i) for i, r in enumerate(formality_samples())]
+    rows.append({"id": 100, "trait": "formality", "text": CASUAL_TEXT, "quality": 0.5})
+    flagged = [f for f in flag_samples(rows, get_embedder("hashing")) if f["id"] == 100]
+    assert [f["flag"] for f in flagged if f["flag"] == "likely mislabelled"] == []
+    # Not held out either: the out-of-fold model is fitted on the pole samples, and scores only them.
+    q = np.array([float(r["quality"]) for r in rows])
+    X = get_embedder("hashing").encode([str(r["text"]) for r in rows]).astype(np.float64)
+    oof = oof_scores(X, q)
+    assert oof is not None and np.isnan(oof[-1]) and not np.isnan(oof[:-1]).any()
+    _, neighbours = nearest_neighbours(X, 10)
+    assert mislabel_evidence(q, oof, neighbours)[-1] == 0.0
+    assert neighbour_votes(q, neighbours)[-1] == 0.0
+    # Nor does a neutral neighbour speak against a label: it is on neither pole.
+    assert neighbour_votes(np.array([1.0, 0.5, 0.0]), np.array([[1, 2], [0, 2], [1, 0]])).tolist() == [
+        0.5,
+        0.0,
+        0.5,
+    ]
+
+
 def _with_votes(*votes: tuple[str | None, float, bool]) -> list[dict[str, object]]:
     """The clean formality samples, then one casual text voted by several annotators (annotator, quality,
     adjudicated), ids from 100 in order."""

@@ -21,6 +21,7 @@ from core.engine import (
     BalancedCosineTrait,
     InvalidEffortError,
     InvalidParamsError,
+    OnePoleTraitError,
     Sample,
     Scorer,
     TrainingResult,
@@ -395,26 +396,31 @@ def test_several_traits_train_independently(corpus: Any, hashing: Embedder) -> N
 # -- edge cases of the data -----------------------------------------------------------------------
 
 
-def test_midpoint_quality_samples_are_handled(corpus: Any, hashing: Embedder) -> None:
-    samples = corpus.sentiment_samples(8, 8)
-    neutral = corpus.make_texts(["ordinary", "average", "plain", "normal"], 4, 9)
-    samples += [Sample("sentiment", t, 0.5) for t in neutral]
-    result = train([corpus.SENTIMENT], samples, embedder=hashing, effort="low")
-    metrics = result.metrics["sentiment"]
-    assert metrics["positive_samples"] == 12  # 0.5 counts toward the positive pole, as the API says
-    assert metrics["roc_auc"] > 0.8  # ...but carries no side in the binary metrics
-    json.dumps(result.metrics, allow_nan=False)
+def test_neutral_samples_are_left_out_of_the_poles_and_counted(corpus: Any, hashing: Embedder) -> None:
+    """Quality 0.5 used to count toward the positive pole (half its weight on each prototype): a rating
+    scale's middle trained as signal. Now it defines neither pole: the fit is exactly the fit without it."""
+    poles = corpus.sentiment_samples(8, 8)
+    neutral = [Sample("sentiment", t, 0.5) for t in corpus.make_texts(["ordinary", "average", "plain"], 4, 9)]
+    mixed = poles[:5] + neutral[:2] + poles[5:] + neutral[2:]  # interleaved: the order of the poles stays
+    with_neutral = train([corpus.SENTIMENT], mixed, embedder=hashing, effort="low")
+    without = train([corpus.SENTIMENT], poles, embedder=hashing, effort="low")
+    metrics = with_neutral.metrics["sentiment"]
+    assert (metrics["positive_samples"], metrics["negative_samples"], metrics["neutral_samples"]) == (8, 8, 4)
+    assert without.metrics["sentiment"]["neutral_samples"] == 0
+    assert with_neutral.snapshot == without.snapshot
+    assert {k: v for k, v in metrics.items() if k != "neutral_samples"} == {
+        k: v for k, v in without.metrics["sentiment"].items() if k != "neutral_samples"
+    }
+    json.dumps(with_neutral.metrics, allow_nan=False)
 
 
-def test_positive_pole_of_only_midpoint_samples_still_trains(corpus: Any, hashing: Embedder) -> None:
-    samples = [Sample("sentiment", t, 0.5) for t in corpus.make_texts(corpus.POSITIVE_WORDS, 6, 1)]
-    samples += [Sample("sentiment", t, 0.0) for t in corpus.make_texts(corpus.NEGATIVE_WORDS, 6, 2)]
-    result = train([corpus.SENTIMENT], samples, embedder=hashing, effort="low")
-    metrics = result.metrics["sentiment"]
-    assert all(
-        isinstance(metrics[k], float) and math.isfinite(metrics[k])
-        for k in ("roc_auc", "accuracy", "calibration_error", "discrimination")
-    )
+def test_neutral_samples_do_not_make_a_pole(corpus: Any, hashing: Embedder) -> None:
+    neutral = [Sample("sentiment", t, 0.5) for t in corpus.make_texts(corpus.POSITIVE_WORDS, 6, 1)]
+    negative = [Sample("sentiment", t, 0.0) for t in corpus.make_texts(corpus.NEGATIVE_WORDS, 6, 2)]
+    with pytest.raises(OnePoleTraitError, match="no positive samples"):
+        train([corpus.SENTIMENT], neutral + negative, embedder=hashing, effort="low")
+    with pytest.raises(OnePoleTraitError, match="all neutral"):  # samples, so not zero-shot either
+        train([corpus.SENTIMENT], neutral, embedder=hashing, effort="low")
 
 
 def test_a_pole_with_a_single_sample_trains_without_folds(corpus: Any, hashing: Embedder) -> None:

@@ -63,12 +63,22 @@ def test_quality_error_without_id_names_the_index() -> None:
 
 
 def test_one_pole_trait_is_named() -> None:
-    samples = [*GOOD, Sample("other", "only positive", 1.0), Sample("other", "also positive", 0.5)]
+    samples = [*GOOD, Sample("other", "only positive", 1.0), Sample("other", "neutral", 0.5)]
     other = TraitSpec("other", "Other", "a", "b")
     with pytest.raises(OnePoleTraitError, match="trait 'other' has samples on one pole only: no negative"):
         validate_samples([TONE, other], samples)
     with pytest.raises(OnePoleTraitError, match="no positive"):
         validate_samples([TONE], [Sample("tone", "cold", 0.0), Sample("tone", "colder", 0.49)])
+
+
+def test_neutral_samples_count_toward_neither_pole() -> None:
+    """Quality 0.5 used to count as positive: beside negative samples it made a 'trainable' trait."""
+    negative = [Sample("tone", "cold", 0.0), Sample("tone", "cool", 0.2)]
+    with pytest.raises(OnePoleTraitError, match=r"no positive samples .* 0 positive, 2 negative, 1 neutral"):
+        validate_samples([TONE], [*negative, Sample("tone", "ok", 0.5)])
+    neutral = [Sample("tone", "fine", 0.5), Sample("tone", "ok", 0.5)]
+    with pytest.raises(OnePoleTraitError, match="samples on neither pole: its 2 samples are all neutral"):
+        validate_samples([TONE], neutral, allow_empty=True)  # not empty, and not zero-shot either
 
 
 def test_trait_without_samples_unknown_trait_and_no_traits() -> None:

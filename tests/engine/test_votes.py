@@ -9,6 +9,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.contract import pole_of
 from core.embedders.base import Embedder
 from core.engine import CountedText, Sample, Vote, count_votes, train, training_samples, vote_counts
 from core.engine.training import canonical_json
@@ -42,8 +43,10 @@ def test_an_annotators_latest_vote_counts_and_the_others_are_averaged() -> None:
     assert [v.id for v in c.votes] == [2, 4, 6]
     assert c.quality == (0.0 + 0.25 + 0.5) / 3
     assert c.first_id == 1  # the group's first row, though alice's first vote no longer counts
-    assert c.contested  # 0.0 and 0.25 negative, 0.5 positive (core.contract: 0.5 counts as positive)
+    assert not c.contested  # 0.0 and 0.25 negative, 0.5 neutral: on neither pole, so no other side
     assert vote_counts([c]) == {"t": {"texts": 1, "votes": 3}}
+    (c,) = count_votes([*votes, Vote("t", "x", 0.75, "dave", id=7)])
+    assert c.contested  # now a vote on the positive pole
 
 
 def test_unattributed_rows_are_each_a_vote() -> None:
@@ -156,7 +159,8 @@ def test_the_rule_matches_its_statement(votes: list[Vote]) -> None:
         assert math.isclose(c.quality, quality, rel_tol=1e-12, abs_tol=1e-12)
         assert [v.id for v in c.votes] == ids
         assert (c.first_id, c.adjudicated) == (first, adjudicated)
-        assert c.contested == (not adjudicated and len({v.quality >= 0.5 for v in c.votes}) == 2)
+        poles = {pole_of(v.quality) for v in c.votes} - {"neutral"}  # a neutral vote takes neither side
+        assert c.contested == (not adjudicated and len(poles) == 2)
         assert 0.0 <= c.quality <= 1.0
     assert [c.first_id for c in counted] == sorted(c.first_id for c in counted)  # ordered by first row
     totals = vote_counts(counted)

@@ -49,8 +49,8 @@ def test_import_evaluate_and_read(svc: Svc) -> None:
     summary = check(c.get(url, headers=h), 200)
     assert summary["total"] == 10
     assert summary["traits"] == {
-        "formality": {"positive": 3, "negative": 3},
-        "sentiment": {"positive": 2, "negative": 2},
+        "formality": {"positive": 3, "negative": 3, "neutral": 0},
+        "sentiment": {"positive": 2, "negative": 2, "neutral": 0},
     }
     model = train_ready(c, h, handle)
     # Never used for training: the version counts only the samples, and no held-out text became one.

@@ -190,29 +190,36 @@ def test_a_feedback_label_costs_the_same_statements_with_few_or_many_buffered(sv
     assert (model["state"], model["buffered_feedback"]) == ("draft", 300)
 
 
-def stored_counts(svc: Svc, handle: str) -> dict[str, tuple[int, int]]:
-    """{trait key: (samples, positive samples)} counted in the database."""
+Counts = tuple[int, int, int]  # samples, positive samples, neutral samples (quality 0.5: on neither pole)
+
+
+def stored_counts(svc: Svc, handle: str) -> dict[str, Counts]:
+    """{trait key: (samples, positive, neutral)} counted in the database."""
     with transaction(svc.ctx.reads) as s:
         model_id = s.scalar(select(Model.id).where(Model.handle == handle))
         rows = s.execute(
             select(
-                Trait.key, func.count(SampleRow.id), func.count(SampleRow.id).filter(SampleRow.quality >= 0.5)
+                Trait.key,
+                func.count(SampleRow.id),
+                func.count(SampleRow.id).filter(SampleRow.quality > 0.5),
+                func.count(SampleRow.id).filter(SampleRow.quality == 0.5),
             )
             .outerjoin(SampleRow, SampleRow.trait_id == Trait.id)
             .where(Trait.model_id == model_id)
             .group_by(Trait.key)
         ).all()
-    return {key: (n, positive) for key, n, positive in rows}
+    return {key: (n, positive, neutral) for key, n, positive, neutral in rows}
 
 
-def shown_counts(svc: Svc, handle: str) -> dict[str, tuple[int, int]]:
+def shown_counts(svc: Svc, handle: str) -> dict[str, Counts]:
     """What GET …/traits and GET …/{handle} say (kept counts, not counted on read)."""
     c, h = svc.client, svc.author
     traits = check(c.get(f"/v1/models/{handle}/traits", headers=h), 200)["traits"]
-    shown = {t["key"]: (t["sample_count"], t["positive_samples"]) for t in traits}
-    assert all(t["negative_samples"] == t["sample_count"] - t["positive_samples"] for t in traits)
+    shown = {t["key"]: (t["sample_count"], t["positive_samples"], t["neutral_samples"]) for t in traits}
+    for t in traits:
+        assert t["negative_samples"] == t["sample_count"] - t["positive_samples"] - t["neutral_samples"]
     total = check(c.get(f"/v1/models/{handle}", headers=h), 200)["sample_count"]
-    assert total == sum(n for n, _ in shown.values())
+    assert total == sum(n for n, _, _ in shown.values())
     return shown
 
 
@@ -220,35 +227,38 @@ def test_the_kept_counts_follow_every_change_of_the_samples(svc: Svc) -> None:
     c, h = svc.client, svc.author
     handle = "acme.counts"
 
-    def same() -> dict[str, tuple[int, int]]:
+    def same() -> dict[str, Counts]:
         shown = shown_counts(svc, handle)
         assert shown == stored_counts(svc, handle)
         return shown
 
     check(c.post("/v1/models", json={"handle": handle}, headers=h), 201)
     check(c.post(f"/v1/models/{handle}/traits", json={"traits": [*TRAITS, EXTRA]}, headers=h), 201)
-    assert same() == {"formality": (0, 0), "sentiment": (0, 0), "length": (0, 0)}
+    assert same() == {"formality": (0, 0, 0), "sentiment": (0, 0, 0), "length": (0, 0, 0)}
     url = f"/v1/models/{handle}/samples"
     batch = samples(0, 40) + samples(0, 40, "sentiment") + samples(0, 10, "length")
     ids = check(c.post(url, json={"samples": batch + batch[:5]}, headers=h), 201)["ids"]  # duplicates too
-    assert same() == {"formality": (40, 20), "sentiment": (40, 20), "length": (10, 5)}
+    assert same() == {"formality": (40, 20, 0), "sentiment": (40, 20, 0), "length": (10, 5, 0)}
     check(c.post(url, json={"samples": batch}, headers=h), 201)  # all stored already
     same()
     check(c.patch(f"{url}/{ids[0]}", json={"quality": 1.0}, headers=h), 200)  # to the other pole
     check(c.patch(f"{url}/{ids[1]}", json={"trait": "sentiment"}, headers=h), 200)  # to another trait
     check(c.patch(f"{url}/{ids[2]}", json={"text": batch[4]["text"]}, headers=h), 200)  # merged into #4
     check(c.delete(f"{url}/{ids[3]}", headers=h), 200)
-    assert same() == {"formality": (37, 19), "sentiment": (40, 20), "length": (10, 5)}
+    check(c.patch(f"{url}/{ids[5]}", json={"quality": 0.5}, headers=h), 200)  # to neither pole
+    assert same() == {"formality": (37, 18, 1), "sentiment": (40, 20, 0), "length": (10, 5, 0)}
     check(c.delete(f"/v1/models/{handle}/traits/length", headers=h), 200)
     same()
     train_ready(c, h, handle)
-    for i in range(3):  # the buffer (3 here) retrains, and the feedback becomes samples
-        body = {"content": f"Feedback text {i}.", "feedback": [{"trait": "formality", "quality": 1.0}]}
+    # The buffer (3 here) retrains, and the feedback becomes samples.
+    for i, quality in enumerate((1.0, 1.0, 0.5)):
+        body = {"content": f"Feedback text {i}.", "feedback": [{"trait": "formality", "quality": quality}]}
         check(c.post(f"/v1/models/{handle}/score", json=body, headers=h), 200)
     model = wait_settled(c, handle, h)
-    assert model["version_no"] == 2 and same()["formality"] == (40, 22)
+    assert model["version_no"] == 2 and same()["formality"] == (40, 20, 2)
     check(c.patch(f"/v1/models/{handle}", json={"zero_data_retention": True}, headers=h), 200)
-    assert same() == {"formality": (0, 0), "sentiment": (0, 0)}  # zero-data-retention purged the samples
+    # Zero-data-retention purged the samples.
+    assert same() == {"formality": (0, 0, 0), "sentiment": (0, 0, 0)}
 
 
 def test_texts_that_share_a_content_key_stay_apart(svc: Svc) -> None:

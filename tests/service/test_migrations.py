@@ -98,3 +98,26 @@ def test_source_id_comes_and_goes_with_its_revision(pg_or_sqlite_empty: str) -> 
     migrate(engine)
     assert columns()["source_id"] is True
     engine.dispose()
+
+
+def test_the_upgrade_recounts_each_trait_s_poles_with_a_neutral_middle(svc: Svc) -> None:
+    """Migration 0011: counts kept before it put quality 0.5 on the positive pole (10 at 1, 10 at 0 and 4 at
+    0.5 said positive 14); the upgrade recounts every trait: 10 positive, 10 negative, 4 neutral."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.old-counts", with_data=False)
+    trait = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
+    check(c.post("/v1/models/acme.old-counts/traits", json={"traits": [trait]}, headers=h), 201)
+    rows = [(f"good {i}", 1.0) for i in range(10)] + [(f"bad {i}", 0.0) for i in range(10)]
+    rows += [(f"so-so {i}", 0.5) for i in range(4)]
+    samples = [{"trait": "sentiment", "text": t, "quality": q} for t, q in rows]
+    check(c.post("/v1/models/acme.old-counts/samples", json={"samples": samples}, headers=h), 201)
+    engine = svc.ctx.engine
+    with engine.begin() as conn:  # as 0010 left them
+        conn.execute(text("UPDATE traits SET positive_samples = 14, neutral_samples = 0"))
+    cfg = alembic_config(engine)
+    command.stamp(cfg, "0010_content_key_indexes")
+    command.upgrade(cfg, "0011_neutral_counts")  # the recount alone: the later revisions are applied
+    command.stamp(cfg, "head")
+    traits = check(c.get("/v1/models/acme.old-counts/traits", headers=h), 200)["traits"]
+    fields = ("sample_count", "positive_samples", "negative_samples", "neutral_samples")
+    assert [tuple(t[f] for f in fields) for t in traits] == [(24, 10, 10, 4)]

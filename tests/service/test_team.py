@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from core.contract import is_positive
+from core.contract import pole_of
 from core.engine import train
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import Vote, count_votes
@@ -257,13 +257,13 @@ def test_agreement_equals_the_krippendorff_package_on_the_same_votes(svc: Svc) -
     got = body["traits"]["formality"]
     matrix = np.array([VOTES_NOW[n] for n in ("alice", "bob", "carol")])
     assert got["krippendorff_alpha_interval"] == pytest.approx(package_alpha("interval", matrix), abs=1e-6)
-    poles = (matrix >= 0.5).astype(float)
+    poles = np.sign(matrix - 0.5)  # positive, negative, neutral: three categories
     assert got["krippendorff_alpha_nominal"] == pytest.approx(package_alpha("nominal", poles), abs=1e-6)
     assert got["texts_with_votes"] == 12
     assert got["annotators"] == [{"annotator": n, "votes": 12} for n in ("alice", "bob", "carol")]
     for pair in got["pairwise"]:
         a, b = np.array(VOTES_NOW[pair["a"]]), np.array(VOTES_NOW[pair["b"]])
-        same = int(((a >= 0.5) == (b >= 0.5)).sum())
+        same = int((np.sign(a - 0.5) == np.sign(b - 0.5)).sum())
         assert (pair["texts"], pair["same_pole"]) == (12, same)
         assert pair["agreement"] == pytest.approx(same / 12, abs=1e-6)
     assert [(p["a"], p["b"]) for p in got["pairwise"]] == [
@@ -395,9 +395,11 @@ def test_evaluation_reports_the_human_ceiling_beside_the_model(svc: Svc) -> None
     assert share["value"] == pytest.approx(trait["model_agreement"]["value"] / ceiling["value"], abs=1e-4)
     # Metrics are per text: the counted quality, as training counts it.
     means = np.mean([VOTES[n] for n in ("alice", "bob", "carol")], axis=0)
-    assert (trait["positive"], trait["negative"]) == (
-        int(sum(is_positive(q) for q in means)),
-        int(sum(not is_positive(q) for q in means)),
+    poles = [pole_of(q) for q in means]
+    assert (trait["positive"], trait["negative"], trait["neutral"]) == (
+        poles.count("positive"),
+        poles.count("negative"),
+        poles.count("neutral"),
     )
     # The comparison of two versions keeps both versions' figures.
     check(

@@ -1,7 +1,7 @@
 """samples keep the id of their row in the file they came from (`source_id`), so an export joins back to it
 
 Revision ID: 0012_source_id
-Revises: 0010_content_key_indexes
+Revises: 0011_neutral_counts
 Create Date: 2026-12-10
 
 Samples stored before have none (null). 200 characters: core.contract.MAX_SOURCE_ID_CHARS when this was
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0012_source_id"
-down_revision: str | Sequence[str] | None = "0010_content_key_indexes"
+down_revision: str | Sequence[str] | None = "0011_neutral_counts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
