@@ -15,7 +15,7 @@ from core.contract import Pole, pole_of
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
 MAX_PRESET_CHARS = 280  # an example longer than this makes no button
-POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
+EXAMPLE_POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
 ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
 PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
 GENERIC_PRESETS = [
@@ -44,7 +44,7 @@ def preset_texts(samples: list[Sample], limit: int = 6) -> list[str]:
     traits = dict.fromkeys(trait for trait, _ in extreme)
     picked: list[str] = []
     for trait in traits:
-        for pole in POLES:
+        for pole in EXAMPLE_POLES:
             example = extreme.get((trait, pole))
             if example is not None and example.text not in picked:
                 picked.append(example.text)
