@@ -486,9 +486,12 @@ def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
     st.dataframe(raters, hide_index=True)
 
 
+IMPORTED = "samples_imported"  # session_state: the last import's outcome, shown after the page is drawn again
+
+
 @dataclass(frozen=True)
 class Imported:
-    """What an import stored and what it did not."""
+    """What an import stored and what it did not, to show once the page has been drawn again."""
 
     message: str
     ok: bool  # nothing refused (rows left out as the analyst asked are not a refusal)
@@ -504,18 +507,22 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         "column to keep. Nothing is stored before **Import**; identical samples already stored are skipped."
     )
     read = labelled_file("samples_upload", "import", traits, handle=handle, source_ids=True)
-    if read is None:
-        return
-    if not st.button(
+    clicked = read is not None and st.button(
         "Import", type="primary", disabled=not (editable and read.mapped.samples), key="samples_import"
-    ):
+    )
+    if read is None or not clicked:
+        if (done := st.session_state.pop(IMPORTED, None)) is not None:
+            _show(done)
         return
     done = _store(client, handle, traits, read.mapped, read.refused)
     if done is None:  # the service failed: its error is on the page
         return
-    _show(done)
     _remember_ratings(handle, read.mapped, read.mapping.label)
     remember_scale(handle, read.mapping)
+    st.session_state[IMPORTED] = done
+    # The grid (Browse tab) and every count on the page were drawn above, before these rows were stored:
+    # draw the page again so they show what the service now holds, and this outcome under the button.
+    st.rerun()
 
 
 def _show(done: Imported) -> None:

@@ -1,9 +1,10 @@
-"""The Import tab's mapping options, summary and neutral rows, with AppTest on the Samples page against the
-real local service.
+"""The Import tab's mapping options, summary and neutral rows, and the grid after an import, with AppTest on
+the Samples page against the real local service.
 
 A new analyst's ratings file (mean ratings on a -4..+4 scale that never reach +-3): the proposal -3..+3 is
 offered beside -4..+4, the ends they type survive a look at another rule, the summary names every rule and
-the neutral rows, which are left out only when asked (and then listed).
+the neutral rows, which are left out only when asked (and then listed), and the grid shows the stored rows as
+soon as the import ends.
 """
 
 from __future__ import annotations
@@ -143,3 +144,14 @@ def test_neutral_rows_are_counted_and_left_out_only_when_asked(client: Client, e
     )
     stored = sorted(s.quality for s in client.list_samples(empty_draft))
     assert stored == [0.15, 0.35, 0.45, 0.575, 0.675, 0.85]
+
+
+def test_the_grid_shows_the_stored_rows_right_after_the_import(empty_draft: str) -> None:
+    at = _open_with_file(empty_draft)
+    grid = at.dataframe[0].value
+    assert grid["text"].dropna().tolist() == []  # an empty draft: the empty rows to type into only
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    assert any("Stored 8 of 8 rows." in t for t in texts(at.success))
+    grid = at.dataframe[0].value
+    assert sorted(grid["text"].dropna()) == sorted(t for t, _ in RATINGS)
