@@ -191,6 +191,7 @@ def _pick_mapping(
     scale, remembered = _scale_default(guessed, handle)
     label = "+".join(c for c, _ in raters) or label
     at = f"@{label}"
+    asked = st.empty()  # the question about the scale, above the options it is about (filled below)
     r1, r2, r3 = st.columns(3)
     rule = r1.radio(
         "Label → quality",
@@ -208,7 +209,7 @@ def _pick_mapping(
         if scale not in candidates:  # the last import's scale, proposed for this file too
             candidates = sorted([*candidates, scale], key=lambda c: c.high - c.low)
         low, high = _pick_scale(kept, at, r2, scale if remembered else None, scale, candidates)
-        if short and span is not None:  # said under the pickers, where the whole line has room
+        if short and span is not None:
             question = _scale_question(span, guessed, candidates)
         r2.caption(
             f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles)."
@@ -237,8 +238,8 @@ def _pick_mapping(
     source = r3.selectbox(
         "Source URL column", url_choices, **kept.widget("source_col", guess.source_url or NONE, url_choices)
     )
-    if question:
-        st.info(question, icon=":material/help:")
+    if question:  # the whole width: a narrow column would push it below the screen
+        asked.info(question, icon=":material/help:")
     kind, _, name = trait_pick.partition(": ")
     mapping = Mapping(
         text=text,
