@@ -85,7 +85,7 @@ def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale,
 
 
 KEPT = "import_choices"  # session_state: a file's widget prefix -> {option: the analyst's value}
-OTHER_SCALE = -1  # the scale picker's last option: the ends typed in the boxes
+OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
 
 
 class Kept:
@@ -208,7 +208,7 @@ def _pick_mapping(
         short = len(candidates) > 1  # the labels do not reach both ends: the scale is a guess
         if scale not in candidates:  # the last import's scale, proposed for this file too
             candidates = sorted([*candidates, scale], key=lambda c: c.high - c.low)
-        low, high = _pick_scale(kept, at, r2, scale if remembered else None, scale, candidates)
+        low, high = _pick_scale(kept, at, r2, scale, candidates)
         if short and span is not None:
             question = _scale_question(span, guessed, candidates)
         r2.caption(
@@ -265,48 +265,36 @@ def _drop_neutral(label: str) -> str:
 
 
 def _pick_scale(
-    kept: Kept,
-    at: str,
-    where: Any,
-    last: LabelScale | None,
-    scale: LabelScale,
-    candidates: list[LabelScale],
+    kept: Kept, at: str, where: Any, scale: LabelScale, candidates: list[LabelScale]
 ) -> tuple[float, float]:
     """The scale's two boxes and, when the labels leave it open, the scales they may be on: picking one
-    fills the boxes; typing the boxes picks the one they name (or "another")."""
+    fills the boxes; typing the boxes picks the one they name (or "another").
+
+    The radio's options are the scales' own text ("−4..+4"), never marked by circumstance (the last
+    import's): the browser sends back the text of the option it shows, and a text no longer among the
+    options reaches the callback as that text, not as a scale."""
     pick, low_box, high_box = f"scale{at}", f"low{at}", f"high{at}"
+    named = {scale_text(c.low, c.high): c for c in candidates}
 
     def ends() -> tuple[float, float]:
         return float(kept.get(low_box, scale.low)), float(kept.get(high_box, scale.high))
 
+    def matching() -> str:
+        found = which_scale(*ends(), candidates)
+        return OTHER_SCALE if found is None else scale_text(candidates[found].low, candidates[found].high)
+
     def picked() -> None:
-        i = kept.get(pick, OTHER_SCALE)
-        if i != OTHER_SCALE:
-            kept.put(low_box, candidates[i].low)
-            kept.put(high_box, candidates[i].high)
+        if (c := named.get(kept.get(pick, OTHER_SCALE))) is not None:
+            kept.put(low_box, c.low)
+            kept.put(high_box, c.high)
 
     def typed() -> None:
         if len(candidates) > 1:
-            found = which_scale(*ends(), candidates)
-            kept.put(pick, OTHER_SCALE if found is None else found)
+            kept.put(pick, matching())
 
     if len(candidates) > 1:
-        current = which_scale(*ends(), candidates)
-        options = [*range(len(candidates)), OTHER_SCALE]
-
-        def named(i: int) -> str:
-            if i == OTHER_SCALE:
-                return "another: type its ends"
-            c = candidates[i]
-            return scale_text(c.low, c.high) + (" (the last import's)" if c == last else "")
-
-        where.radio(
-            "Scale",
-            options,
-            format_func=named,
-            horizontal=True,
-            **kept.widget(pick, OTHER_SCALE if current is None else current, options, then=picked),
-        )
+        options = [*named, OTHER_SCALE]
+        where.radio("Scale", options, horizontal=True, **kept.widget(pick, matching(), options, then=picked))
     s1, s2 = where.columns(2)
     low = s1.number_input("Scale from", **kept.widget(low_box, scale.low, then=typed))
     high = s2.number_input("to", **kept.widget(high_box, scale.high, then=typed))

@@ -92,17 +92,17 @@ def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_dra
     at = _open_with_file(empty_draft)
     scale = by_label(at.radio, "Scale")
     assert scale.options == ["−3..+3", "−4..+4", "another: type its ends"]
-    assert scale.value == 0
+    assert scale.value == "−3..+3"
     note = [c for c in texts(at.info) if c.startswith("Your labels span")]
     assert note == [
         "Your labels span −2.8..2.8, short of both ends of −3..+3 (the smallest scale that holds them): "
         "is the file's scale −3..+3 or −4..+4? It decides every quality: 2.8 is 0.97 on −3..+3, "
         "0.85 on −4..+4."
     ]
-    scale.set_value(1).run()  # −4..+4: the boxes follow
+    scale.set_value("−4..+4").run()  # the boxes follow
     assert _boxes(at) == (-4.0, 4.0)
     by_label(at.number_input, "Scale from").set_value(-5.0).run()  # typed: no candidate any more
-    assert by_label(at.radio, "Scale").value == -1
+    assert by_label(at.radio, "Scale").value == "another: type its ends"
     by_label(at.number_input, "to").set_value(5.0).run()
     assert _boxes(at) == (-5.0, 5.0)
     # Integer ratings that reach both ends name their scale: nothing to ask.
@@ -112,6 +112,20 @@ def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_dra
     assert _boxes(at) == (1.0, 5.0)
     assert not [r for r in at.radio if r.label == "Scale"]
     assert not [i for i in texts(at.info) if i.startswith("Your labels span")]
+
+
+def test_the_scale_picker_keeps_its_options_after_an_import(empty_draft: str) -> None:
+    """The browser sends back the text of the option it shows. An import makes its scale the model's last
+    one; were that option renamed for it ("(the last import's)"), the next run would hand the picker's
+    callback a text no option has (a TypeError on the page, in the browser, after the import)."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()
+    before = by_label(at.radio, "Scale").options
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    after = by_label(at.radio, "Scale")
+    assert after.options == before and after.value == "−4..+4"
+    assert _boxes(at) == (-4.0, 4.0)
 
 
 def test_neutral_rows_are_counted_and_left_out_only_when_asked(client: Client, empty_draft: str) -> None:
