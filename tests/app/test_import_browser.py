@@ -261,7 +261,7 @@ def _type_number(page: Page, ui: Ui, label: str, value: str, rng: random.Random)
     reason="needs ../shared/datasets beside the checkout (or SCORING_DATASETS): the politeness CSV",
 )
 def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
-    import_app: tuple[str, Path], browser: Browser, tmp_path: Path
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
     """The first 600 Stack Exchange requests with their mean rating on -4..+4 ((mean of Score1..5 - 13) / 3:
     the raters' 1..25 scale), which span -2.53..2.67: the page proposes -3..+3 and asks whether it is -4..+4.
@@ -269,9 +269,7 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
     summary names the rules and the neutral rows (a mean of exactly 13); after Import the Browse tab's grid
     holds the stored requests without leaving the page."""
     url, data_dir = import_app
-    seed = random.randrange(1 << 30)
-    print(f"seed {seed}")  # the person's pauses and typing speed
-    rng = random.Random(seed)
+    rng = person
     with POLITENESS_CSV.open(newline="") as fh:
         rows = [r for _, r in zip(range(600), csv.DictReader(fh), strict=False)]
     means = [round((sum(int(r[f"Score{i}"]) for i in range(1, 6)) / 5 - 13) / 3, 2) for r in rows]
@@ -329,7 +327,6 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         ui.screen("import_10_means_grid")
     except BaseException:
         ui.shot("import_means_failure")
-        print(f"seed {seed}")
         raise
     finally:
         page.close()
