@@ -323,6 +323,11 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         grid = page.locator("[data-testid='stDataFrame']").first
         grid.get_by_text(stored[0].text.strip()[:30]).first.wait_for(state="attached")
         expect(page.get_by_role("button", name="Next ▶")).to_be_enabled()  # 600 rows: more than a page
+        # The grid's summary reruns every second and sends the page's widgets back with it (the mapping's
+        # too): one such run after the import, then nothing on the page has failed.
+        runs = page.evaluate("window.__stRuns")
+        page.wait_for_function("(n) => window.__stRuns > n", arg=runs)
+        ui.settle()
         ui.no_exception()
         ui.screen("import_10_means_grid")
     except BaseException:
