@@ -13,12 +13,15 @@ into samples with a `Mapping`:
 
 `higher_is_positive=False` turns the scale round (for a label where a high value is the negative pole).
 Rows that cannot be used become `Refusal`s with the reason; rows the quantile rule leaves out are counted:
-with one label column, samples + refused + left out are the table's rows. An optional id column is kept as
-each sample's `source_id`, so an export joins back to the file.
+with one label column, samples + refused + left out (+ dropped) are the table's rows. An optional id column is
+kept as each sample's `source_id`, so an export joins back to the file. A quality that lands on the neutral
+middle (`core.contract.pole_of`) is kept, counted, and left out only when the analyst asks (`drop_neutral`),
+each such row listed in `dropped` with why. `rules_summary` says all of it in a line.
 
 The pickers' defaults are read from the data (`guess_mapping`): the text is the column of the longest strings,
 the label a numeric column named like one, and a label outside 0-1 is taken as a scale (a symmetric one when
-it has both signs: -3 to +3.6 reads as -4..+4, middle 0), not "as is".
+it has both signs: -3 to +3.6 reads as -4..+4, middle 0), not "as is". A scale read from labels that do not
+reach its ends is a guess: `scale_candidates` gives the others they could be on (-2.8..2.8: -3..+3 or -4..+4).
 """
 
 from __future__ import annotations
@@ -26,12 +29,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, MAX_SOURCE_ID_CHARS, is_positive, source_id_text
+from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, MAX_SOURCE_ID_CHARS, pole_of, source_id_text
 from core.tables import Refusal, Table, numeric_share, text_column
 from core.tables import blank as _blank
 from core.tables import number as _number
@@ -52,6 +55,7 @@ class Mapping:
     threshold: float = 0.5
     share: float = 0.25  # quantiles: the top and bottom share kept
     higher_is_positive: bool = True
+    drop_neutral: bool = False  # leave out the rows whose quality is neutral (listed in `Mapped.dropped`)
     source_url: str | None = None  # an optional column of source links
     # Several raters (issue 34.6): (label column, its rater-id column or None) each; every label cell is a
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
@@ -68,18 +72,30 @@ class Mapped:
     labels: list[float] = field(default_factory=list)  # the file's label of each sample, before the mapping
     refused: list[Refusal] = field(default_factory=list)
     left_out: int = 0  # rows in the middle band of the quantile rule
+    dropped: list[Refusal] = field(default_factory=list)  # neutral rows left out as the analyst asked
+
+    def neutral(self) -> int:
+        """Rows (votes) whose quality is neutral: those kept and those left out as asked."""
+        kept = sum(pole_of(s["quality"]) == "neutral" for s in self.samples)
+        return kept + len(self.dropped)
 
     def counts(self) -> list[dict[str, Any]]:
-        """Per trait: how many samples fall on each pole (quality at or above 0.5 is positive), and how many
-        of them are graded (a quality strictly between 0 and 1)."""
+        """Per trait: how many samples fall on each pole or on neither (`pole_of`), and how many of them are
+        graded (a quality strictly between 0 and 1)."""
         tally: dict[str, Counter[str]] = {}
         for s in self.samples:
             q = s["quality"]
             counter = tally.setdefault(s["trait"], Counter())
-            counter["positive" if is_positive(q) else "negative"] += 1
+            counter[pole_of(q)] += 1
             counter["graded"] += int(0.0 < q < 1.0)
         return [
-            {"trait": t, "negative": c["negative"], "positive": c["positive"], "graded": c["graded"]}
+            {
+                "trait": t,
+                "negative": c["negative"],
+                "neutral": c["neutral"],
+                "positive": c["positive"],
+                "graded": c["graded"],
+            }
             for t, c in tally.items()
         ]
 
@@ -208,19 +224,46 @@ class LabelScale:
         return (self.low + self.high) / 2
 
 
+def label_span(table: Table, *columns: str) -> tuple[float, float] | None:
+    """The lowest and the highest label of `columns` (several raters' columns together); None: no numbers."""
+    values = [v for c in columns for v in (_number(row.get(c)) for row in table.rows) if v is not None]
+    return (min(values), max(values)) if values else None
+
+
 def guess_scale(table: Table, *columns: str) -> LabelScale:
     """A label in 0-1 is a quality as is; any other numbers are a scale, its ends rounded out to whole
-    numbers, and symmetric around 0 when the labels have both signs (-3..+3.6 is the scale -4..+4).
-    Several columns (raters) share one scale."""
-    values = [v for c in columns for v in (_number(row.get(c)) for row in table.rows) if v is not None]
-    if not values or (min(values) >= 0.0 and max(values) <= 1.0):
+    numbers, and symmetric around 0 when the labels have both signs (-3..+3.6 is the scale -4..+4): the
+    smallest such scale that holds them. Several columns (raters) share one scale."""
+    span = label_span(table, *columns)
+    if span is None or (span[0] >= 0.0 and span[1] <= 1.0):
         return LabelScale("as_is", 0.0, 1.0)
-    low, high = math.floor(min(values)), math.ceil(max(values))
+    low, high = math.floor(span[0]), math.ceil(span[1])
     if low < 0 < high:
         low, high = -max(-low, high), max(-low, high)
     if high == low:
         high = low + 1
     return LabelScale("scale", float(low), float(high))
+
+
+def scale_candidates(scale: LabelScale, span: tuple[float, float] | None) -> list[LabelScale]:
+    """The scales labels spanning `span` may be on, `scale` (the smallest that holds them) first.
+
+    Labels that reach both ends of `scale` name it: only it. Otherwise the scale is a guess (mean ratings
+    of -2.8..2.8 fit -3..+3 but were as likely given on -4..+4), so the next one out is offered too: a
+    symmetric scale one wider at both ends, any other one wider at each end the labels do not reach, never
+    across 0 (ratings from 1.2 never had a scale from -1)."""
+    if scale.rule != "scale" or span is None or span == (scale.low, scale.high):
+        return [scale]
+    low, high = scale.low, scale.high
+    if low == -high:
+        return [scale, LabelScale("scale", low - 1, high + 1)]
+    below_zero = high <= 0.0  # else the labels are all 0 or more
+    wider = LabelScale(
+        "scale",
+        low - 1 if span[0] > low and (below_zero or low >= 1.0) else low,
+        high + 1 if span[1] < high and (high <= -1.0 or not below_zero) else high,
+    )
+    return [scale] if wider == scale else [scale, wider]
 
 
 class _Vote(NamedTuple):
@@ -308,6 +351,10 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
     for vote, quality in zip(kept, qualities, strict=True):
         if quality is None:
             continue
+        if mapping.drop_neutral and pole_of(quality) == "neutral":
+            why = f"neutral: label {vote.value:g} → quality {quality:g}, neither pole; left out as asked"
+            out.dropped.append(Refusal(vote.line, why))
+            continue
         sample: dict[str, Any] = {"trait": vote.trait, "text": vote.text, "quality": quality}
         if not _blank(vote.url):
             sample["source_url"] = str(vote.url).strip()
@@ -319,6 +366,13 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
         out.lines.append(vote.line)
         out.labels.append(vote.value)
     return out
+
+
+def scale_quality(value: float, mapping: Mapping) -> float:
+    """A label's quality on `mapping`'s scale: linear from its low end (0) to its high end (1), or the other
+    way round when a higher label is the negative pole."""
+    q = (value - mapping.low) / (mapping.high - mapping.low)
+    return round(q if mapping.higher_is_positive else 1.0 - q, 6)
 
 
 def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float | None]:
@@ -347,8 +401,7 @@ def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float |
                 )
                 scaled.append(None)
                 continue
-            q = (value - mapping.low) / (mapping.high - mapping.low)
-            scaled.append(round(q if mapping.higher_is_positive else 1.0 - q, 6))
+            scaled.append(scale_quality(value, mapping))
         return scaled
     if mapping.rule == "threshold":
         return [1.0 if sign * v.value >= sign * mapping.threshold else 0.0 for v in kept]
@@ -371,3 +424,57 @@ def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float |
             else:
                 out.left_out += 1
     return result
+
+
+def number_text(x: float) -> str:
+    """A label as the analyst reads it: "−2.8" with a real minus sign."""
+    return f"{x:g}".replace("-", "−")
+
+
+def scale_text(low: float, high: float) -> str:
+    """A scale's ends, "−4..+4" (a plus when its low end is negative), "1..5"."""
+    plus = "+" if low < 0 < high else ""
+    return f"{number_text(low)}..{plus}{number_text(high)}"
+
+
+def which_scale(low: float, high: float, candidates: list[LabelScale]) -> int | None:
+    """The candidate whose ends are `low` and `high`, or None (the analyst typed another scale)."""
+    return next((i for i, c in enumerate(candidates) if (c.low, c.high) == (low, high)), None)
+
+
+def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
+    """Every rule the mapping applies, in one line, with how many rows (`unit`: "row" or "vote") come out
+    neutral: "−4..+4 → quality 0..1; middle 0 → 0.5, neutral; 17 rows neutral"."""
+
+    def rows(n: int) -> str:
+        return f"{n} {unit}{'' if n == 1 else 's'}"
+
+    up = mapping.higher_is_positive
+    pole = {q: f"{q:.1f} ({pole_of(q)})" for q in (0.0, 1.0)}
+    if mapping.rule in ("as_is", "scale"):
+        low, high = (mapping.low, mapping.high) if mapping.rule == "scale" else (0.0, 1.0)
+        middle = (low + high) / 2
+        on_scale = replace(mapping, low=low, high=high)
+        q_middle = scale_quality(middle, on_scale)
+        if mapping.rule == "scale":
+            rule = f"{scale_text(low, high)} → quality {'0..1' if up else '1..0'}; "
+            rule += f"middle {number_text(middle)} → {q_middle:g}, {pole_of(q_middle)}"
+        else:
+            rule = "label = quality (0..1)" if up else "quality = 1 − label (0..1)"
+            rule += f"; {q_middle:g} is {pole_of(q_middle)}"
+    elif mapping.rule == "threshold":
+        at, other = ("≥", "below") if up else ("≤", "above")
+        rule = f"{at} {number_text(mapping.threshold)} → {pole[1.0]}, {other} → {pole[0.0]}"
+    else:
+        share = f"{mapping.share * 100:g}%"
+        top, bottom = ("top", "bottom") if up else ("bottom", "top")
+        rule = (
+            f"{top} {share} of each trait's labels → {pole[1.0]}, {bottom} {share} → {pole[0.0]}; "
+            f"{rows(mapped.left_out)} between left out"
+        )
+    neutral = mapped.neutral()
+    if not neutral:
+        return f"{rule}; no {unit} neutral"
+    if mapped.dropped:
+        return f"{rule}; {rows(neutral)} neutral, left out as asked"
+    return f"{rule}; {rows(neutral)} neutral"

@@ -88,12 +88,6 @@ def pole_of(quality: float) -> Pole:
     return "neutral"
 
 
-def is_positive(quality: float) -> bool:
-    """The import preview's two-way count (neutral with the positive pole): only app/sample_mapping.py
-    still reads it, until it counts with `pole_of`; everything else does already."""
-    return pole_of(quality) != "negative"
-
-
 def nearer_pole_is_positive(score: float) -> bool:
     """Whether a score's `label` is the positive pole's (the midpoint itself counts as positive)."""
     return score >= SCORE_MIDPOINT

@@ -3,7 +3,10 @@
 A review export `id,score,review` with mean ratings from -3 to +3.6 goes into a draft's samples: the page
 proposes the review as the text and the rating's scale (-4..+4, middle 0) instead of "as is", so every row
 maps. The held-out part of another export, in its own columns, goes into a trained model's evaluation set
-through the same column mapping, preview and refused-row table. Screenshots: artifacts/screenshots/import_*.
+through the same column mapping, preview and refused-row table. Politeness requests with their mean rating on
+-4..+4 (never reaching +-3): the analyst's own scale survives a look at the threshold rule, the summary names
+the rules and the neutral rows, and the grid shows the stored rows as soon as the import ends.
+Screenshots: artifacts/screenshots/import_*.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.datasets import find_datasets
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui, app_client
+from tests.app.grid import type_like_a_person
+from tests.app.support import BROWSER, Ui, app_client, pause
 
 pytestmark = BROWSER
 
 DRAFT = "local.reviews"
 TRAINED = "local.reviews-v1"
 RATED = "local.polite-raters"
+MEANS = "local.polite-means"
 DATASETS = find_datasets()
 POLITENESS_CSV = (
     (DATASETS or Path("../shared/datasets")) / "stanford_politeness" / "stack-exchange.annotated.csv"
@@ -53,10 +58,14 @@ def _prepare(data_dir: Path) -> None:
             for handle in (DRAFT, TRAINED):
                 c.create_model(handle, description="Product and support reviews")
                 c.add_traits(handle, [SENTIMENT])
-            c.create_model(RATED, description="Requests rated by five raters each")
-            c.add_traits(
-                RATED, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
-            )
+            for handle, description in (
+                (RATED, "Requests rated by five raters each"),
+                (MEANS, "Requests with their mean rating"),
+            ):
+                c.create_model(handle, description=description)
+                c.add_traits(
+                    handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+                )
             demo = [r for r in read_demo_model("product_reviews").samples if r["trait"] == "Sentiment"]
             c.import_samples(TRAINED, [{**r, "trait": "sentiment"} for r in demo])
             c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
@@ -107,9 +116,6 @@ def test_review_export_maps_from_its_scale(
         ui.shot("import_01_reviews_mapped")
         ui.click("Import")
         ui.expect_text(f"Stored {len(texts)} of {len(texts) + 1} rows.")
-        bar = page.locator("[data-testid='stProgress']").first
-        expect(bar).to_contain_text("Import finished")
-        expect(bar.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "100")
         ui.no_exception()
         ui.shot("import_02_reviews_stored")
         with app_client(data_dir) as c:
@@ -234,6 +240,98 @@ def test_several_raters_import_as_votes(
         )
     except BaseException:
         ui.shot("import_raters_failure")
+        raise
+    finally:
+        page.close()
+
+
+def _type_number(page: Page, ui: Ui, label: str, value: str, rng: random.Random) -> None:
+    """Into a number box as a person does: click it, select what it holds, type, Tab out (which commits)."""
+    box = page.get_by_label(label, exact=True)
+    box.click()
+    pause(page, rng.uniform(150, 500))
+    page.keyboard.press("Control+A")
+    type_like_a_person(page, value, rng)
+    page.keyboard.press("Tab")
+    ui.settle()
+
+
+@pytest.mark.skipif(
+    not POLITENESS_CSV.exists(),
+    reason="needs ../shared/datasets beside the checkout (or SCORING_DATASETS): the politeness CSV",
+)
+def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
+    import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
+) -> None:
+    """The first 600 Stack Exchange requests with their mean rating on -4..+4 ((mean of Score1..5 - 13) / 3:
+    the raters' 1..25 scale), which span -2.53..2.67: the page proposes -3..+3 and asks whether it is -4..+4.
+    The analyst types -4 and 4, looks at the threshold rule and goes back: the boxes still say -4 and 4, the
+    summary names the rules and the neutral rows (a mean of exactly 13); after Import the Browse tab's grid
+    holds the stored requests without leaving the page."""
+    url, data_dir = import_app
+    rng = person
+    with POLITENESS_CSV.open(newline="") as fh:
+        rows = [r for _, r in zip(range(600), csv.DictReader(fh), strict=False)]
+    means = [round((sum(int(r[f"Score{i}"]) for i in range(1, 6)) / 5 - 13) / 3, 2) for r in rows]
+    neutral = sum(m == 0 for m in means)
+    path = tmp_path / "politeness_means.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["Id", "Request", "Mean rating"])
+        writer.writerows([r["Id"], r["Request"], f"{m:.2f}"] for r, m in zip(rows, means, strict=True))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/samples?model={MEANS}")
+        ui.tab("Import")
+        _upload(page, ui, path)
+        expect(page.get_by_role("radio", name="from its scale (low end → 0, high end → 1)")).to_be_checked()
+        expect(page.get_by_role("radio", name="−3..+3")).to_be_checked()
+        ui.expect_text(f"Your labels span {min(means):g}..{max(means):g}".replace("-", "−"))
+        ui.expect_text("is the file's scale −3..+3 or −4..+4?")
+        expect(page.get_by_label("Scale from", exact=True)).to_have_value("-3.00")
+        ui.screen("import_06_means_proposed")
+
+        _type_number(page, ui, "Scale from", "-4", rng)
+        _type_number(page, ui, "to", "4", rng)
+        expect(page.get_by_role("radio", name="−4..+4")).to_be_checked()  # the ends typed name it
+        page.get_by_text("threshold (two poles)").click()
+        ui.settle()
+        expect(page.get_by_label("Positive at or above", exact=True)).to_have_value("0.00")
+        ui.expect_text("≥ 0 → 1.0 (positive), below → 0.0 (negative); no row neutral")
+        ui.screen("import_07_means_threshold")
+        pause(page, rng.uniform(300, 1200))  # a look at the threshold's default
+        page.get_by_text("from its scale (low end → 0, high end → 1)").click()
+        ui.settle()
+        expect(page.get_by_label("Scale from", exact=True)).to_have_value("-4.00")
+        expect(page.get_by_label("to", exact=True)).to_have_value("4.00")
+        ui.expect_text(f"−4..+4 → quality 0..1; middle 0 → 0.5, neutral; {neutral} rows neutral")
+        leave_out = page.get_by_role("checkbox", name=f"leave out the {neutral} neutral rows")
+        expect(leave_out).not_to_be_checked()
+        ui.screen("import_08_means_back_to_scale")
+        ui.shot("import_08_means_back_to_scale_page")
+
+        ui.click("Import")
+        ui.expect_text(f"Stored {len(rows)} of {len(rows)} rows.")
+        ui.no_exception()
+        ui.screen("import_09_means_stored")
+        with app_client(data_dir) as c:
+            stored = list(c.list_samples(MEANS))
+        assert len(stored) == len(rows)
+        assert sorted(s.quality for s in stored) == sorted(round((m + 4) / 8, 6) for m in means)
+        ui.tab("Browse & add")
+        grid = page.locator("[data-testid='stDataFrame']").first
+        grid.get_by_text(stored[0].text.strip()[:30]).first.wait_for(state="attached")
+        expect(page.get_by_role("button", name="Next ▶")).to_be_enabled()  # 600 rows: more than a page
+        # The grid's summary reruns every second and sends the page's widgets back with it (the mapping's
+        # too): one such run after the import, then nothing on the page has failed.
+        runs = page.evaluate("window.__stRuns")
+        page.wait_for_function("(n) => window.__stRuns > n", arg=runs)
+        ui.settle()
+        ui.no_exception()
+        ui.screen("import_10_means_grid")
+    except BaseException:
+        ui.shot("import_means_failure")
         raise
     finally:
         page.close()

@@ -183,7 +183,8 @@ def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: C
     at.run()
     at.file_uploader(key="samples_upload").set_value(("first.csv", first.encode(), "text/csv"))
     at.run()
-    at.selectbox(key="import_trait").set_value("trait: formality")
+    [trait] = [s for s in at.selectbox if s.label == "Trait" and (s.key or "").startswith("import_")]
+    trait.set_value("trait: formality")
     at.run()
     assert _scale(at) == (-4, 4)
     at.button(key="samples_import").click()

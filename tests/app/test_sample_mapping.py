@@ -15,7 +15,11 @@ from app.sample_mapping import (
     guess_mapping,
     guess_raters,
     guess_scale,
+    label_span,
     map_rows,
+    rules_summary,
+    scale_candidates,
+    which_scale,
 )
 from core.tables import Refusal, read_file, read_table
 from harness.datasets import find_datasets
@@ -89,7 +93,9 @@ def test_quantiles_keep_the_top_and_bottom_and_leave_out_the_middle() -> None:
         "Request number 7": 1.0,
     }
     assert mapped.left_out == 4 and mapped.refused == []
-    assert mapped.counts() == [{"trait": "politeness", "negative": 2, "positive": 2, "graded": 0}]
+    assert mapped.counts() == [
+        {"trait": "politeness", "negative": 2, "neutral": 0, "positive": 2, "graded": 0}
+    ]
     assert mapped.lines == [2, 3, 8, 9]
 
     flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
@@ -107,7 +113,7 @@ def test_threshold_and_as_is() -> None:
     assert as_is.refused[0] == Refusal(
         2, "label -1.5 is outside 0–1: map it from its scale or with a threshold"
     )
-    assert as_is.counts() == [{"trait": "p", "negative": 2, "positive": 1, "graded": 2}]
+    assert as_is.counts() == [{"trait": "p", "negative": 2, "neutral": 0, "positive": 1, "graded": 2}]
 
 
 def test_quantiles_per_trait_and_ties_left_out() -> None:
@@ -118,8 +124,8 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
     )
     mapped = map_rows(read_table("t.csv", rows.encode()), Mapping("text", "score", "trait", rule="quantiles"))
     assert mapped.counts() == [
-        {"trait": "a", "negative": 1, "positive": 1, "graded": 0},
-        {"trait": "b", "negative": 1, "positive": 1, "graded": 0},
+        {"trait": "a", "negative": 1, "neutral": 0, "positive": 1, "graded": 0},
+        {"trait": "b", "negative": 1, "neutral": 0, "positive": 1, "graded": 0},
     ]
     ties = "text,score\n" + "".join(f"t{i},1\n" for i in range(5))
     tied = map_rows(read_table("t.csv", ties.encode()), Mapping("text", "score", trait="x", rule="quantiles"))
@@ -157,7 +163,8 @@ def test_the_scale_rule_keeps_graded_labels_and_refuses_what_is_off_the_scale() 
     mapped = map_rows(table, mapping)
     assert [s["quality"] for s in mapped.samples] == [0.3125, 0.4, 0.475, 0.5, 0.5375, 0.6125, 0.65, 0.75]
     assert mapped.refused == [Refusal(10, "label 7 is outside the scale -4 to 4")]
-    assert mapped.counts() == [{"trait": "p", "negative": 3, "positive": 5, "graded": 8}]
+    # The rating 0 lands on quality 0.5: neutral, counted toward neither pole (core.contract.pole_of).
+    assert mapped.counts() == [{"trait": "p", "negative": 3, "neutral": 1, "positive": 4, "graded": 8}]
     flipped = map_rows(table, Mapping(**{**mapping.__dict__, "higher_is_positive": False}))
     assert flipped.samples[0]["quality"] == 0.6875
 
@@ -256,3 +263,74 @@ def test_a_headerless_published_file_maps_every_row_it_holds(tmp_path: Path) -> 
     assert mapped.samples[0]["source_id"] == frame["Id"][0] and mapped.lines[0] == 1
     assert mapped.refused == [Refusal(4, "no text")]
     assert len(mapped.samples) + len(mapped.refused) + mapped.left_out == table.total == len(frame)
+
+
+@pytest.mark.parametrize(
+    ("ratings", "scales"),
+    [
+        ((-2.8, 0.0, 2.8), [(-3, 3), (-4, 4)]),  # mean ratings that never reach an end: a guess
+        ((-3.0, 1.2, 2.6), [(-3, 3), (-4, 4)]),  # one end reached: still a guess, and it stays symmetric
+        ((-3.0, 3.6), [(-4, 4), (-5, 5)]),
+        ((1, 3, 5), [(1, 5)]),  # whole stars at both ends name their scale
+        ((1.2, 4.6), [(1, 5), (0, 6)]),  # one further out at each end, never across 0
+        ((1, 4.6), [(1, 5), (1, 6)]),
+        ((0.0, 3.7), [(0, 4), (0, 5)]),  # 0 is an end already: not widened past it
+        ((-4.2, -1.5), [(-5, -1), (-6, 0)]),  # all below 0: as far as 0, not past it
+        ((0.2, 0.9), [(0, 1)]),  # already a quality: nothing to ask
+    ],
+)
+def test_a_scale_the_labels_fall_short_of_comes_with_the_next_one_out(
+    ratings: tuple[float, ...], scales: list[tuple[float, float]]
+) -> None:
+    table = read_table(
+        "r.csv", ("text,rating\n" + "".join(f"t{i},{r}\n" for i, r in enumerate(ratings))).encode()
+    )
+    found = scale_candidates(guess_scale(table, "rating"), label_span(table, "rating"))
+    assert [(c.low, c.high) for c in found] == scales
+    assert which_scale(*scales[0], found) == 0 and which_scale(-3.5, 3.5, found) is None
+
+
+MEANS = "text,rating\n" + "".join(
+    f"request {i},{r}\n" for i, r in enumerate([-2.8, -1.2, 0, 0.6, 2.8, 0, 1.4, -0.4], start=1)
+)
+
+
+def test_the_summary_states_every_rule_and_the_neutral_rows() -> None:
+    table = read_table("m.csv", MEANS.encode())
+    scale = Mapping("text", "rating", trait="p", rule="scale", low=-4, high=4)
+    mapped = map_rows(table, scale)
+    assert mapped.neutral() == 2
+    assert rules_summary(scale, mapped) == "−4..+4 → quality 0..1; middle 0 → 0.5, neutral; 2 rows neutral"
+    flipped = Mapping(**{**scale.__dict__, "higher_is_positive": False, "low": 1, "high": 5})
+    table_15 = read_table("s.csv", b"text,rating\na,1\nb,3\nc,5\n")
+    assert rules_summary(flipped, map_rows(table_15, flipped), "vote") == (
+        "1..5 → quality 1..0; middle 3 → 0.5, neutral; 1 vote neutral"
+    )
+    threshold = Mapping("text", "rating", trait="p", rule="threshold", threshold=0.2)
+    assert rules_summary(threshold, map_rows(table, threshold)) == (
+        "≥ 0.2 → 1.0 (positive), below → 0.0 (negative); no row neutral"
+    )
+    quantiles = Mapping("text", "rating", trait="p", rule="quantiles", share=0.25)
+    assert rules_summary(quantiles, map_rows(table, quantiles)) == (
+        "top 25% of each trait's labels → 1.0 (positive), bottom 25% → 0.0 (negative); 4 rows between "
+        "left out; no row neutral"
+    )
+    as_is = read_table("q.csv", b"text,quality\na,0.5\nb,0.9\n")
+    plain = Mapping("text", "quality", trait="p")
+    assert (
+        rules_summary(plain, map_rows(as_is, plain))
+        == "label = quality (0..1); 0.5 is neutral; 1 row neutral"
+    )
+
+
+def test_neutral_rows_are_left_out_only_when_asked_and_each_says_why() -> None:
+    table = read_table("m.csv", MEANS.encode())
+    mapping = Mapping("text", "rating", trait="p", rule="scale", low=-4, high=4, drop_neutral=True)
+    mapped = map_rows(table, mapping)
+    assert len(mapped.samples) == 6 and mapped.refused == [] and mapped.neutral() == 2
+    assert mapped.dropped == [
+        Refusal(4, "neutral: label 0 → quality 0.5, neither pole; left out as asked"),
+        Refusal(7, "neutral: label 0 → quality 0.5, neither pole; left out as asked"),
+    ]
+    assert rules_summary(mapping, mapped).endswith("; 2 rows neutral, left out as asked")
+    assert mapped.counts() == [{"trait": "p", "negative": 3, "neutral": 0, "positive": 3, "graded": 6}]

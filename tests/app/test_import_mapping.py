@@ -1,0 +1,171 @@
+"""The Import tab's mapping options, summary and neutral rows, and the grid after an import, with AppTest on
+the Samples page against the real local service.
+
+A new analyst's ratings file (mean ratings on a -4..+4 scale that never reach +-3): the proposal -3..+3 is
+offered beside -4..+4, the ends they type survive a look at another rule, the summary names every rule and
+the neutral rows, which are left out only when asked (and then listed), and the grid shows the stored rows as
+soon as the import ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, no_exception, page, texts
+from tests.app.support import new_handle
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}
+RATINGS = [
+    ("Could you please take a look at this when you have a moment?", "2.8"),
+    ("Why would you revert my edit without a word?", "-2.8"),
+    ("Is there a reason the page was moved?", "0"),
+    ("Thanks for the quick fix, would you mind adding a source?", "1.4"),
+    ("Stop doing that.", "-1.2"),
+    ("What does this function return?", "0"),
+    ("Would it be possible to merge the two sections?", "0.6"),
+    ("Did you even read the talk page?", "-0.4"),
+]
+FILE = "id,mean rating,request\n" + "".join(f'{i},{r},"{t}"\n' for i, (t, r) in enumerate(RATINGS, 1))
+
+
+@pytest.fixture
+def empty_draft(service: LocalService, client: Client) -> str:
+    handle = new_handle(service, "ratings")
+    client.create_model(handle, description="Requests rated -4..+4")
+    client.add_traits(handle, [POLITENESS])
+    return handle
+
+
+def _open_with_file(handle: str) -> AppTest:
+    at = page("samples", handle)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("ratings.csv", FILE.encode(), "text/csv"))
+    at.run()
+    no_exception(at)
+    return at
+
+
+def _boxes(at: AppTest) -> tuple[Any, Any]:
+    boxes = {n.label: n.value for n in at.number_input}
+    return boxes.get("Scale from"), boxes.get("to")
+
+
+def _summary(at: AppTest) -> str:
+    found = [t for t in texts(at.markdown) if t.startswith("**Mapping:**")]
+    assert len(found) == 1, texts(at.markdown)
+    return found[0]
+
+
+def test_the_ends_the_analyst_typed_survive_a_look_at_another_rule(empty_draft: str) -> None:
+    at = _open_with_file(empty_draft)
+    assert _boxes(at) == (-3.0, 3.0)  # the smallest scale that holds -2.8..2.8
+    by_label(at.number_input, "Scale from").set_value(-4.0).run()
+    by_label(at.number_input, "to").set_value(4.0).run()
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    no_exception(at)
+    assert _boxes(at) == (None, None)  # not drawn: Streamlit forgets their state
+    threshold_summary = [t for t in texts(at.markdown) if t.startswith("**Mapping:**")]
+    by_label(at.radio, "Label → quality").set_value("scale").run()
+    no_exception(at)
+    assert _boxes(at) == (-4.0, 4.0)
+    assert threshold_summary == ["**Mapping:** ≥ 0 → 1.0 (positive), below → 0.0 (negative); no row neutral."]
+    assert _summary(at) == ("**Mapping:** −4..+4 → quality 0..1; middle 0 → 0.5, neutral; 2 rows neutral.")
+    # The threshold the analyst typed is theirs too, and so is the direction.
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    assert by_label(at.number_input, "Positive at or above").value == 0.0  # the middle of −4..+4
+    by_label(at.number_input, "Positive at or above").set_value(0.2).run()
+    by_label(at.radio, "A higher label is").set_value("the negative pole").run()
+    by_label(at.radio, "Label → quality").set_value("quantiles").run()
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    assert by_label(at.number_input, "Positive at or above").value == 0.2
+    assert _summary(at) == ("**Mapping:** ≤ 0.2 → 1.0 (positive), above → 0.0 (negative); no row neutral.")
+
+
+def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_draft: str) -> None:
+    at = _open_with_file(empty_draft)
+    scale = by_label(at.radio, "Scale")
+    assert scale.options == ["−3..+3", "−4..+4", "another: type its ends"]
+    assert scale.value == "−3..+3"
+    note = [c for c in texts(at.info) if c.startswith("Your labels span")]
+    assert note == [
+        "Your labels span −2.8..2.8, short of both ends of −3..+3 (the smallest scale that holds them): "
+        "is the file's scale −3..+3 or −4..+4? It decides every quality: 2.8 is 0.97 on −3..+3, "
+        "0.85 on −4..+4."
+    ]
+    scale.set_value("−4..+4").run()  # the boxes follow
+    assert _boxes(at) == (-4.0, 4.0)
+    by_label(at.number_input, "Scale from").set_value(-5.0).run()  # typed: no candidate any more
+    assert by_label(at.radio, "Scale").value == "another: type its ends"
+    by_label(at.number_input, "to").set_value(5.0).run()
+    assert _boxes(at) == (-5.0, 5.0)
+    # Integer ratings that reach both ends name their scale: nothing to ask.
+    stars = "stars,text\n" + "".join(f"{s},Review {s}\n" for s in (1, 2, 3, 4, 5))
+    at.file_uploader(key="samples_upload").set_value(("stars.csv", stars.encode(), "text/csv")).run()
+    no_exception(at)
+    assert _boxes(at) == (1.0, 5.0)
+    assert not [r for r in at.radio if r.label == "Scale"]
+    assert not [i for i in texts(at.info) if i.startswith("Your labels span")]
+
+
+def test_the_scale_picker_keeps_its_options_after_an_import(empty_draft: str) -> None:
+    """The browser sends back the text of the option it shows. An import makes its scale the model's last
+    one; were that option renamed for it ("(the last import's)"), the next run would hand the picker's
+    callback a text no option has (a TypeError on the page, in the browser, after the import)."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()
+    before = by_label(at.radio, "Scale").options
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    after = by_label(at.radio, "Scale")
+    assert after.options == before and after.value == "−4..+4"
+    assert _boxes(at) == (-4.0, 4.0)
+
+
+def test_neutral_rows_are_counted_and_left_out_only_when_asked(client: Client, empty_draft: str) -> None:
+    at = _open_with_file(empty_draft)
+    by_label(at.number_input, "Scale from").set_value(-4.0).run()
+    by_label(at.number_input, "to").set_value(4.0).run()
+    leave_out = by_label(at.checkbox, "leave out the 2 neutral rows")
+    assert leave_out.value is False
+    counts = [d.value for d in at.dataframe if "neutral" in d.value.columns]
+    assert counts and counts[0].to_dict("records") == [
+        {"trait": "politeness", "negative": 3, "neutral": 2, "positive": 3, "graded": 8}
+    ]
+    leave_out.check().run()
+    no_exception(at)
+    assert _summary(at).endswith("; 2 rows neutral, left out as asked.")
+    assert any("6 row(s) read, 0 unreadable, 2 neutral left out." in t for t in texts(at.markdown))
+    not_imported = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
+    assert not_imported and not_imported[0].to_dict("records") == [
+        {"line": 4, "reason": "neutral: label 0 → quality 0.5, neither pole; left out as asked"},
+        {"line": 7, "reason": "neutral: label 0 → quality 0.5, neither pole; left out as asked"},
+    ]
+    # Kept across a look at another rule, like any option the analyst set.
+    by_label(at.radio, "Label → quality").set_value("as_is").run()
+    by_label(at.radio, "Label → quality").set_value("scale").run()
+    assert by_label(at.checkbox, "leave out the 2 neutral rows").value is True
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    assert any("Stored 6 of 8 rows. 2 neutral row(s) left out, as asked." in t for t in texts(at.success)), (
+        texts(at.success)
+    )
+    stored = sorted(s.quality for s in client.list_samples(empty_draft))
+    assert stored == [0.15, 0.35, 0.45, 0.575, 0.675, 0.85]
+
+
+def test_the_grid_shows_the_stored_rows_right_after_the_import(empty_draft: str) -> None:
+    at = _open_with_file(empty_draft)
+    grid = at.dataframe[0].value
+    assert grid["text"].dropna().tolist() == []  # an empty draft: the empty rows to type into only
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    assert any("Stored 8 of 8 rows." in t for t in texts(at.success))
+    grid = at.dataframe[0].value
+    assert sorted(grid["text"].dropna()) == sorted(t for t, _ in RATINGS)
