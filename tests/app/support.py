@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import FloatRect, Locator, Page
+from playwright.sync_api import FloatRect, Locator, Page, expect
 
 from core.client import Client
 from core.local import KEY_FILE, LocalService
@@ -173,7 +173,13 @@ class Ui:
                 arg=self._seen,
                 timeout=timeout if asked else RUN_STARTS_MS,
             )
+        self.idle(timeout)
+
+    def idle(self, timeout: float = 120_000) -> None:
+        """Wait until no script runs and nothing on the page is stale (a run draws the new elements beside
+        the old, marked `data-stale`, and removes those when it ends: two pagers, two grids meanwhile)."""
         self.page.wait_for_selector(IDLE, timeout=timeout)
+        expect(self.page.locator("[data-stale='true']")).to_have_count(0, timeout=timeout)
         self._seen, self._asked_seen = self._runs(), self._asked()
 
     def goto(self, url: str) -> None:

@@ -85,6 +85,15 @@ def _unsaved(page: Page) -> Locator:
     return page.locator("[data-testid='stMarkdownContainer']", has_text="Save changes sends exactly these")
 
 
+def _turn(ui: Ui, page: Page, button: str, number: int) -> None:
+    """To another page of samples, as a person does: one click, then the page says `Page N` and its run has
+    ended (until then the old pager and grid stand beside the new ones)."""
+    page.get_by_role("button", name=button).click()
+    ui.settle()
+    expect(page.get_by_text(f"Page {number}", exact=True)).to_be_visible()
+    ui.idle()
+
+
 def _set_quality(page: Page, grid: Locator, row: int, value: str, rng: random.Random) -> None:
     click_row_cell(page, grid, row)
     move(page, grid, "ArrowRight", 3)  # id, trait, text, quality
@@ -146,15 +155,11 @@ def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: 
     expect(_unsaved(page)).to_contain_text("(4 edited, 2 deleted, 3 new)")
 
     # 4. The next page of samples: one more quality there; back; a filter changed and changed back.
-    page.get_by_role("button", name="Next ▶").click()
-    ui.settle()
-    expect(page.get_by_text("Page 2")).to_be_visible()
+    _turn(ui, page, "Next ▶", 2)
     grid = _grid(page)
     _set_quality(page, grid, 2, "0.95", rng)
     expect(_unsaved(page)).to_contain_text("(5 edited, 2 deleted, 3 new)")
-    page.get_by_role("button", name="◀ Previous").click()
-    ui.settle()
-    expect(page.get_by_text("Page 1")).to_be_visible()
+    _turn(ui, page, "◀ Previous", 1)
     provenance = page.get_by_role("combobox", name="Provenance")
     for choice in ("authored", "(any)"):
         provenance.click()
@@ -194,10 +199,8 @@ def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: 
     expect(page.get_by_text("Nothing to save")).to_be_visible()
     expect(page.get_by_text("Saved: 5 edited")).to_have_count(0)
     # 8. The saved rows show their ids on the last page, where the list puts them.
-    page.get_by_role("button", name="Next ▶").click()
-    ui.settle()
-    page.get_by_role("button", name="Next ▶").click()
-    ui.settle()
+    _turn(ui, page, "Next ▶", 2)
+    _turn(ui, page, "Next ▶", 3)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
     to_last_row(page, grid, "new row")  # the saved rows are the last stored ones, above the empty rows
