@@ -2,7 +2,7 @@
 
 `app.launch` reads it to prestart the embedded service before Streamlit's runtime exists: importing
 `app.backend` there instead declared its `st.cache_data` functions without a runtime, and each one logged
-"No runtime found, using MemoryCacheStorageManager" on `make run`'s terminal (issue 37.6).
+"No runtime found, using MemoryCacheStorageManager" on `make run`'s terminal.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A trained model's buffered feedback, listed where labels are given, each label with a Withdraw button.
 
 The buffer is the service's (`GET …/feedback`): labels wait there until `retrain_at` of them retrain the
-model. An analyst who sent a label by mistake takes it back here before that happens (issue 37.4).
+model. An analyst who sent a label by mistake takes it back here before that happens.
 """
 
 from __future__ import annotations

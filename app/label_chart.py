@@ -1,7 +1,7 @@
 """The Label page's AUC chart: out-of-fold ROC-AUC against the labels given this session.
 
 Altair and pandas are imported when a chart is drawn, not with the page: the chart appears only after the
-analyst asks for a point, and those imports cost seconds of a cold page's first paint (issue 28).
+analyst asks for a point, and those imports cost seconds of a cold page's first paint.
 """
 
 from __future__ import annotations

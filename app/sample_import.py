@@ -147,7 +147,7 @@ def _pick_mapping(
     trait_keys = [t.key for t in traits]
     raters_found = guess_raters(table)
     several = False
-    if raters_found:  # a file with several raters' labels (issue 34.6): one vote each, or one label column
+    if raters_found:  # a file with several raters' labels: one vote each, or one label column
         named = ", ".join(c for c, _ in raters_found)
         several = (
             st.radio(

@@ -57,7 +57,7 @@ class Mapping:
     higher_is_positive: bool = True
     drop_neutral: bool = False  # leave out the rows whose quality is neutral (listed in `Mapped.dropped`)
     source_url: str | None = None  # an optional column of source links
-    # Several raters (issue 34.6): (label column, its rater-id column or None) each; every label cell is a
+    # Several raters: (label column, its rater-id column or None) each; every label cell is a
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
     raters: tuple[tuple[str, str | None], ...] = ()
     source_id: str | None = None  # an optional column of the rows' own ids, kept as each sample's source_id

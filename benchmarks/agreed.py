@@ -1,7 +1,7 @@
 """The clean bases of the flags benchmark: the texts of three datasets on which their raters agree.
 
 Flags are measured by flipping labels at random and counting how many flips they find. On a base whose own
-labels are contested (issue 23: the politeness quartiles, all of NewsSD) a flag on a hard case counts as a
+labels are contested (the politeness quartiles, all of NewsSD) a flag on a hard case counts as a
 false alarm, so the base keeps only the texts whose raters agree:
 
 - `politeness`: the Stanford requests (both communities) whose five ratings (1-25) all fall on the same side

@@ -1,6 +1,6 @@
 """Agreement through the service: `python -m benchmarks.agreement_service [--embedder hashing]`.
 
-Issue 34's end-to-end check on real data (needs the shared datasets, as `benchmarks.agreement`): the Stanford
+The end-to-end check on real data (needs the shared datasets, as `benchmarks.agreement`): the Stanford
 politeness requests go into a real local service (`python -m service serve` on loopback, SQLite) over HTTP,
 one vote per rating with the rating's worker as its annotator, as the workbench's several-raters import sends
 them (quality (score - 1) / 24). Per community:

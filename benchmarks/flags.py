@@ -5,7 +5,7 @@ on N samples of one trait, the worst case (the neighbour search is quadratic wit
 politeness requests, read from ../shared/datasets at run time; a request is a positive sample when its
 politeness rank is in the upper half. The embedder is wrapped in the in-memory cache the page uses for stored
 samples, so the first check embeds every text and a second one (after fixing a few) finds them all cached.
-Beside it, interleaved: the same check with the prototype's out-of-fold scores (issue 23's before), and on a
+Beside it, interleaved: the same check with the prototype's out-of-fold scores (the earlier rule), and on a
 team's votes (the same texts voted by three annotators, one in ten texts contested; counted per text).
 
 `noise`: how far the "likely mislabelled" flag can be trusted. The labelled pools of the politeness,
@@ -24,7 +24,7 @@ D draws, seed "flags-agreed-check") on clean bases: the texts on which each data
 (`benchmarks.agreed`: politeness requests whose five ratings all fall on one side of the scale's middle,
 ConvAbuse turns whose annotators agree, NewsSD sentences that were not a settled disagreement), so that a flag
 on a hard case is not counted as a false alarm. Default embedder `core.contract.DEFAULT_EMBEDDER`; vectors
-cached under benchmarks/.cache/. Issue 34's target: precision >= 0.6 at recall >= 0.5 at 5% noise on each.
+cached under benchmarks/.cache/. The target: precision >= 0.6 at recall >= 0.5 at 5% noise on each.
 
 `demo`: the share of each demo model's samples (`sample_data/`, clean labels) flagged "likely mislabelled".
 
@@ -156,7 +156,7 @@ def noise(
 ) -> dict[str, Any]:
     """Flip 5% and 10% of each pool's labels, `draws` times each, and measure the rules on every draw. With
     `agreed` the pools are the clean bases (`benchmarks.agreed`) and only the engine and cleanlab are measured
-    (the prototype model's rules are issue 23's history)."""
+    (the prototype model's rules, kept for comparison)."""
     out: dict[str, Any] = {"draws": draws, "embedder": embedder_name, "seed": seed, "rows": []}
     for name in datasets:
         X, y = pool(name, embedder_name, agreed)
@@ -347,7 +347,7 @@ def main() -> None:
     parser.add_argument(
         "--embedder",
         help=f"an embedder name or id (core.embedders); default {DEFAULT_EMBEDDER} for the agreed part, "
-        "minilm for the others (issue 23's figures)",
+        "minilm for the others (the earlier figures)",
     )
     parser.add_argument("--repeats", type=int, default=2, help="cached checks (the best is reported)")
     parser.add_argument("--draws", type=int, default=5, help="noise draws per dataset and rate")

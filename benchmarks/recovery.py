@@ -1,6 +1,6 @@
 """Recovery benchmark: `python -m benchmarks.recovery [--database sqlite|postgres|both] [--timings new|old]`.
 
-How long a model stays `busy` after a `kill -9` (issue 26). For each database and each scenario it starts
+How long a model stays `busy` after a `kill -9`. For each database and each scenario it starts
 `python -m service serve` (API process + worker child, test embedder `hashing`) on a temp data dir or a
 throwaway PostgreSQL cluster, creates a model, starts a training whose first attempt is held by a test hook
 (at the engine's first progress report, "embedding", `slow_run`; or after the engine, before the saving

@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 36): `python -m benchmarks.scale PART [--database sqlite|postgres|both] …`.
+"""Scale benchmark: `python -m benchmarks.scale PART [--database sqlite|postgres|both] …`.
 
 Every part starts the service as real processes on loopback (a temp data dir; SQLite in it, or a throwaway
 PostgreSQL cluster from harness.pgcluster with fsync on), creates an authoring key with the CLI and

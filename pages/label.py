@@ -28,7 +28,7 @@ if not traits:
     st.stop()
 names = {t.key: t for t in traits}
 
-# Said before the first key (issue 37.4): on a trained model a label is feedback that retrains it.
+# Said before the first key: on a trained model a label is feedback that retrains it.
 feedback_route = model.state == "ready" and not model.zero_data_retention
 if (note := labelling_note(model, retrain_at(client, handle), count=False)) is not None:
     st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
@@ -100,7 +100,7 @@ def labelling() -> None:
     key_listener("label_keys", KEYS, _press)
     t = names[trait]
     left = session.left
-    # What is left to label follows every label (issue 37.6: a "Pool 200" stayed 200 while labelling).
+    # What is left to label follows every label (a count that stayed put misled).
     st.metric(
         f"Left to label for {t.name}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
@@ -155,7 +155,7 @@ def labelling() -> None:
     if c1.button("Update the AUC chart", key="label_curve", help=help_text):
         with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
             # Imported on the click, not with the page: the embedders bring in scikit-learn and onnxruntime,
-            # seconds of a cold page's first paint (issue 28).
+            # seconds of a cold page's first paint.
             from app import engine_cache
 
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.

@@ -235,5 +235,5 @@ with edit:
 
 with browse:  # drawn last: its rerun when it starts or stops following busy models ends the run
     # A fragment that reads the list again every 2 s while a listed model is busy: the demo models finish
-    # training in the background, and a table that kept saying "busy" until a reload misled (issue 37.6).
+    # training in the background, and a table that kept saying "busy" until a reload misled.
     st.fragment(_browse, run_every=POLL_S if st.session_state.get("models_polling") else None)()

@@ -62,7 +62,7 @@ with st.container(border=True):
     st.subheader("Tags")
     g1, g2 = st.columns(2)
     with g1.form("tag_form", clear_on_submit=True):
-        # Any version, the active one first (issue 37.6: only the active one could be tagged from here).
+        # Any version, the active one first.
         choices = sorted((v.version_no for v in versions), key=lambda n: (n != model.version_no, -n))
         t1, t2 = st.columns([1, 2])
         tagged_no = t1.selectbox(

@@ -1,4 +1,4 @@
-"""What `make run` installs on a fresh clone (issue 28: under two minutes to a usable page, cold cache)."""
+"""What `make run` installs on a fresh clone (under two minutes to a usable page, cold cache)."""
 
 from __future__ import annotations
 

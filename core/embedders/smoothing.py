@@ -1,4 +1,4 @@
-"""SmoothQuant-style scale migration for int8 MatMuls (issue 29, recipe qi8v2).
+"""SmoothQuant-style scale migration for int8 MatMuls (recipe qi8v2).
 
 Dynamic int8 quantizes each activation tensor with one scale, so a few outlier channels (LayerNorm and GELU
 outputs have some ~50x the median) squeeze every other channel into a handful of levels. Dividing activation

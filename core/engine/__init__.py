@@ -2,7 +2,7 @@
 
 Its names load on first use (PEP 562): `core.engine.errors` and the other light modules are imported by the
 client, the service's start-up and the workbench's pages, and importing the package itself must not bring in
-scikit-learn and SciPy (seconds of a cold start on two busy cores, issue 28).
+scikit-learn and SciPy (seconds of a cold start on two busy cores).
 """
 
 from __future__ import annotations

@@ -348,7 +348,7 @@ def _effort(page: Page, low: bool) -> None:
 def test_rough_edges_at_both_sizes(
     app_url: str, browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
-    """Issue 17's points 4-8 at 1280x800 and 1920x1080 (1-3, 9 and 10 are the tests above): plain messages,
+    """Rough edges at 1280x800 and 1920x1080 (1-3, 9 and 10 are the tests above): plain messages,
     refused grid rows kept, CSV import notes, flags, what Discover and Synthesize added, the versions charts.
     The two sizes share the service: the first adds a second version of the news model, both compare it."""
     for first, screen in zip((True, False), SCREENS, strict=True):
@@ -480,7 +480,7 @@ def _rough_edges(
 
 
 def test_perspective_log_migration_tab(app_url: str, browser: Browser, tmp_path: Path) -> None:
-    """Issue 25.5 in the workbench: a new model, a log of scores uploaded on the Score page, trained."""
+    """A Perspective log in the workbench: a model, a log of scores uploaded on the Score page, trained."""
     rng = random.Random(5)
     rude, kind = ["idiot", "stupid", "moron", "fool", "dumb"], ["thanks", "lovely", "great", "kind", "nice"]
     log = tmp_path / "perspective_log.csv"

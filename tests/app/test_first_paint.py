@@ -1,4 +1,4 @@
-"""What a page does before its first paint (issue 28): heavy imports and slow reads wait until after it.
+"""What a page does before its first paint: heavy imports and slow reads wait until after it.
 
 The import check runs the page in a fresh interpreter (AppTest against the test service), where `sys.modules`
 says what the page itself pulled in; the test process has imported everything already.

@@ -113,7 +113,8 @@ def test_highlight_escapes_and_shades() -> None:
 
 
 def test_highlight_shades_words_with_their_punctuation_each_occurrence_its_own() -> None:
-    """Issue 37.5: "useless." and "junk," were never shaded; a word said twice showed its first weight."""
+    """Words keep their punctuation ("useless." and "junk," were never shaded); each occurrence of a word
+    shows its own weight."""
     text = "Broke in a week. useless. Pure junk, broke again"
     words = text.split()
     values = [-0.2, 0.0, 0.0, -0.01, -0.3, 0.01, -0.25, -0.05, 0.0]

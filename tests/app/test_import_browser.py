@@ -1,4 +1,4 @@
-"""Importing files shaped as they come, in headless Chromium at 1280x800 (issue 37.2 and 37.3).
+"""Importing files shaped as they come, in headless Chromium at 1280x800.
 
 A review export `id,score,review` with mean ratings from -3 to +3.6 goes into a draft's samples: the page
 proposes the review as the text and the rating's scale (-4..+4, middle 0) instead of "as is", so every row
@@ -184,7 +184,7 @@ def test_evaluation_set_takes_any_columns(
 def test_several_raters_import_as_votes(
     import_app: tuple[str, Path], browser: Browser, tmp_path: Path
 ) -> None:
-    """Issue 34.6: the politeness CSV's Score1..Score5 with TurkId1..TurkId5 become one vote each (through the
+    """The politeness CSV's Score1..Score5 with TurkId1..TurkId5 become one vote each (through the
     1-25 scale), previewed as texts, votes per text and raters before anything is stored; a rater column
     without values is a mapping error that stores nothing."""
     url, data_dir = import_app

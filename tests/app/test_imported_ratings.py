@@ -1,4 +1,4 @@
-"""The Flags tab's "rated …" beside a flag: the file's own label of the text (issue 37.6), and for several
+"""The Flags tab's "rated …" beside a flag: the file's own label of the text, and for several
 raters' votes of one text their mean rating, not whichever rater's column came last."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Messages a user meets on the pages say what is wrong and what to do, in the user's words (issue 17, 4)."""
+"""Messages a user meets on the pages say what is wrong and what to do, in the user's words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a new analyst met on the Label, Models, Samples, Versions and Settings pages (issue 37.4 and 37.6), in
+"""What a new analyst met on the Label, Models, Samples, Versions and Settings pages, in
 headless Chromium at 1280x800, acting as a person does.
 
 The models are prepared through the client before the workbench starts (no demo load): a trained one-trait

@@ -1,4 +1,4 @@
-"""The small things a newcomer tripped on (issue 28): Traits, Settings, Versions, Training and Demo pages."""
+"""The small things a newcomer tripped on: Traits, Settings, Versions, Training and Demo pages."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def test_demo_share_link_uses_the_public_address(trained: str, monkeypatch: pyte
 
 
 def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: Client, draft: str) -> None:
-    """Issue 37.3 (found in the journey): a held-out file whose ratings span -1..1.9 was proposed the scale
+    """Found in a journey: a held-out file whose ratings span -1..1.9 was proposed the scale
     -2..2 while the samples had used -4..4, so one rating meant two qualities."""
     first = "id,score,review\n" + "".join(
         f'a{i},{s},"Review {i} of the kettle"\n' for i, s in enumerate((-3, 3.6))

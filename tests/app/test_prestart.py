@@ -1,4 +1,4 @@
-"""`make run` starts the local service with Streamlit, not on the first visit (issue 28: the first visit
+"""`make run` starts the local service with Streamlit, not on the first visit (the first visit
 waited for the whole start), and the workbench takes over that service."""
 
 from __future__ import annotations
@@ -69,6 +69,6 @@ def test_make_runs_launch_starts_the_service_before_any_visit(tmp_path: Path) ->
         finally:
             launched.terminate()
             launched.wait(timeout=30)
-    # The terminal stays clean (issue 37.6): the cached reads were declared before Streamlit's runtime
+    # The terminal stays clean: the cached reads were declared before Streamlit's runtime
     # existed, and each printed "No runtime found, using MemoryCacheStorageManager".
     assert "WARNING" not in (tmp_path / "launch.log").read_text()

@@ -1,4 +1,4 @@
-"""The analyst's loop after v1, in headless Chromium (issue 23): reopen a trained model, edit one sample in
+"""The analyst's loop after v1, in headless Chromium: reopen a trained model, edit one sample in
 the grid, delete one, fix a flag, add four rows, train v2, compare v1 and v2 on the evaluation set, tag v2.
 
 The model is realistic: the support-replies and news-style demo data (five traits, 400 short texts), four in

@@ -1,4 +1,4 @@
-"""Discover and Synthesize end with what they added and a link to it (issue 17, point 7)."""
+"""Discover and Synthesize end with what they added and a link to it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A long editing session in the Samples grid loses nothing (issue 37.1), in headless Chromium at 1280x800.
+"""A long editing session in the Samples grid loses nothing, in headless Chromium at 1280x800.
 
 A person edits a draft of a few hundred samples for several minutes: changes qualities and a text, deletes
 rows, types new rows into the grid's empty last row, switches to other pages and back, pages through the

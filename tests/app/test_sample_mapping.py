@@ -138,7 +138,7 @@ def test_quantiles_per_trait_and_ties_left_out() -> None:
 
 
 def test_defaults_follow_the_data() -> None:
-    """Issue 37.3: `id,score,review` has its review as the text; a -3..+3.6 rating is a -4..+4 scale."""
+    """`id,score,review` has its review as the text; a -3..+3.6 rating is a -4..+4 scale."""
     rows = [("213_32", "-3", "Broke after a week, useless."), ("214_1", "3.6", "Great kettle, boils fast.")]
     table = read_table(
         "r.csv", ("id,score,review\n" + "".join(f'{a},{b},"{c}"\n' for a, b, c in rows)).encode()

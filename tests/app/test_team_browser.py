@@ -1,4 +1,4 @@
-"""Issue 34's journey in headless Chromium: three people label one model, through the API and through one
+"""A team's journey in headless Chromium: three people label one model, through the API and through one
 workbench server in team mode, each in a browser of their own signed in with their own key, with overlap;
 the agreement equals the `krippendorff` package on the same votes; a reviewer settles a disagreement; and
 training uses one row per text."""

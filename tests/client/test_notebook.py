@@ -36,7 +36,7 @@ def test_quickstart_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_quickstart_names_the_default_embedder() -> None:
-    """Issue 37.6: the notebook still called MiniLM the default after e5-small-qint8 became it."""
+    """The notebook still called MiniLM the default after e5-small-qint8 became it."""
     from core.contract import DEFAULT_EMBEDDER
 
     prose = "".join("".join(c.source) for c in nbformat.read(NOTEBOOK, as_version=4).cells)

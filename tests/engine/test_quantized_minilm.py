@@ -1,4 +1,4 @@
-"""The int8-compute MiniLM (issue 29): built once from the shipped graph, gated, verified at every load."""
+"""The int8-compute MiniLM: built once from the shipped graph, gated, verified at every load."""
 
 from __future__ import annotations
 

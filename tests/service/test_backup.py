@@ -1,5 +1,5 @@
 """`python -m service backup` of a live service under write load, `restore` into a fresh data directory: every
-model, sample, version, tag and score of the backup's moment comes back equal (issue 26)."""
+model, sample, version, tag and score of the backup's moment comes back equal."""
 
 from __future__ import annotations
 

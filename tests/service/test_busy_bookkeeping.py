@@ -1,5 +1,5 @@
 """A run's bookkeeping (claim, heartbeats, progress, the recovery sweep) never fails on a busy database
-(issue 36): under a sustained import, and while a writer legitimately holds SQLite's write lock longer than
+under a sustained import, and while a writer legitimately holds SQLite's write lock longer than
 the busy timeout, the run is heartbeated, finishes in its first attempt, and no `database is locked`,
 failed heartbeat or failed recovery reaches the log."""
 

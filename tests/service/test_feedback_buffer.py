@@ -1,4 +1,4 @@
-"""Buffered score feedback: the owner lists it and withdraws a label before retraining takes it (issue 37.4).
+"""Buffered score feedback: the owner lists it and withdraws a label before retraining takes it.
 
 retrain_buffer is 3 in the test settings (tests/service/conftest.py).
 """

@@ -1,4 +1,4 @@
-"""Hostile input (issue 15): every item answered in the error envelope, before any harm, on both databases."""
+"""Hostile input: every item answered in the error envelope, before any harm, on both databases."""
 
 from __future__ import annotations
 

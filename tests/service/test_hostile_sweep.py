@@ -1,4 +1,4 @@
-"""The bad-input sweep against a served process (issue 10.3): every hostile request gets its documented status
+"""The bad-input sweep against a served process: every hostile request gets its documented status
 in the one error envelope with a request id, never a 5xx; nothing stored is lost; no content reaches the log;
 and the server's memory comes back to its level after 1-16 MiB bodies."""
 
@@ -75,7 +75,7 @@ def cases() -> list[Case]:
         Case("nested score", "POST", f"{H}/score", deep, 422, "validation_error"),
         Case("NUL in the path", "GET", "/models/acme.sw%00eep", None, 422, "validation_error"),
         Case("NUL in a query", "GET", "/models?namespace=ac%00me", None, 422, "validation_error"),
-        # Votes (issue 34): a rater's name no database stores or too long, a trait the model lacks, a
+        # Votes: a rater's name no database stores or too long, a trait the model lacks, a
         # colleague's name, and the agreement's and overlap's bounds.
         Case(
             "NUL in an annotator",

@@ -1,4 +1,4 @@
-"""Imports cost what the batch holds, not what the model holds (issue 36): the SQL statements of a batch of
+"""Imports cost what the batch holds, not what the model holds: the SQL statements of a batch of
 samples, pool texts, evaluation items or feedback are the same at 500 stored rows as at 5,000. And the
 duplicate rules stay: a label stored once (same trait, text, quality), ids in input order."""
 
@@ -298,7 +298,7 @@ def test_texts_that_share_a_content_key_stay_apart(svc: Svc) -> None:
 def test_a_big_trait_is_read_by_its_keys_from_the_first_minute(svc: Svc) -> None:
     """A trait of 10,000 samples: SQLite seeks a batch's keys in the content-key index; PostgreSQL has
     statistics at once, also in a database too new for autovacuum to have gathered any (without them its
-    planner took the trait for one row and filtered all of it, 176 ms a batch at 100,000: issue 36)."""
+    planner took the trait for one row and filtered all of it, 176 ms a batch at 100,000)."""
     c, h = svc.client, svc.author
     check(c.post("/v1/models", json={"handle": "acme.big"}, headers=h), 201)
     check(c.post("/v1/models/acme.big/traits", json={"traits": TRAITS}, headers=h), 201)

@@ -20,7 +20,7 @@ def loaded_after(module: str) -> set[str]:
 
 def test_the_domain_loads_neither_the_runs_nor_the_context() -> None:
     # Before the store layer, importing the pool's domain module loaded the context, hence the executor and
-    # every run kind (issue 35).
+    # every run kind.
     loaded = loaded_after("service.domain.pool")
     assert "service.domain.pool" in loaded and "service.store.tables" in loaded
     assert "service.runs.executor" not in loaded

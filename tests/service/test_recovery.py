@@ -239,7 +239,7 @@ def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, database_url: str) -> None:
-    """Short timings (issue 26): a run busy 3 x the heartbeat timeout, swept every 0.2 s, keeps its claim."""
+    """Short timings: a run busy 3 x the heartbeat timeout, swept every 0.2 s, keeps its claim."""
     timings = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0, "recovery_interval_s": 0.2}
     with running(tmp_path, database_url=database_url, **timings) as svc:
         c, h = svc.client, svc.author

@@ -1,4 +1,4 @@
-"""A training's embedding in shards that every worker may take (service/runs/shards.py, issue 36): the result
+"""A training's embedding in shards that every worker may take (service/runs/shards.py): the result
 equals the engine's own training on the same samples; other workers' shards come back through the database;
 a shard whose worker died is queued again; a crashed run keeps the shards that were stored; progress counts
 every shard's texts; nothing of the shards is left once the run ends."""

@@ -1,4 +1,4 @@
-"""One request, one snapshot: a model polled while its runs finish never shows a mixed state (issue 26).
+"""One request, one snapshot: a model polled while its runs finish never shows a mixed state.
 
 At READ COMMITTED (PostgreSQL's default) `GET /models/{h}` read the model row and its last run in separate
 statements and answered `busy` beside a succeeded run, or the new run beside the old version, in 2 % of polls.

@@ -1,4 +1,4 @@
-"""A full disk (issue 26): scoring keeps answering, writes get 507 `storage_full` (retryable) and succeed once
+"""A full disk: scoring keeps answering, writes get 507 `storage_full` (retryable) and succeed once
 space is freed, and a run that could not record its failure is recovered without loss.
 
 The data directory lives on a small tmpfs filled to the last byte; where mounting is not allowed (not root,

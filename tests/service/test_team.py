@@ -1,4 +1,4 @@
-"""Labels from a team (issue 34): named keys, annotators on every label, votes counted once per text in
+"""Labels from a team: named keys, annotators on every label, votes counted once per text in
 training and evaluation, the agreement route, overlap suggestions, adjudication, the human ceiling."""
 
 from __future__ import annotations

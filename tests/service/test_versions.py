@@ -74,7 +74,7 @@ def test_tags_addressing_and_snapshot(svc: Svc) -> None:
 
 
 def test_a_tag_can_name_any_version(svc: Svc) -> None:
-    """Addition (issue 37.6): `{"version": ref}` tags that version instead of the active one."""
+    """Addition: `{"version": ref}` tags that version instead of the active one."""
     c, h = svc.client, svc.author
     make_model(c, h, "acme.anyver")
     train_ready(c, h, "acme.anyver")
