@@ -77,8 +77,10 @@ with browse_tab:
             (handle, trait_arg, prov_arg, limit),
             lambda cursor: client.list_samples_page(handle, trait_arg, prov_arg, limit, cursor),
         )
-        sample_grid(client, handle, page, trait_keys, trait_arg, editable)
+        # The pager above the grid, not under it: under it, it followed the grid's polling fragment, and a
+        # save that reran the page while the fragment ran could leave the page without it.
         pager_buttons("samples_pager", page)
+        sample_grid(client, handle, page, trait_keys, trait_arg, editable)
 
     if (editable or labelling) and traits:
         st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
