@@ -67,7 +67,7 @@ from core.engine.errors import EngineError
 from core.json_types import JsonObject
 
 # The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
-# schemathesis know them: no NUL anywhere (service.app adds it to every string), and not blank.
+# schemathesis know them: no NUL anywhere (service.process.api adds it to every string), and not blank.
 NO_NUL_PATTERN = "^[^\\x00]*$"
 # What Python's str.strip() removes, spelt out: `\s` differs between regex engines (\x1c-\x1f, \x85, \ufeff).
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import DISAGREEMENTS, MAX_VERSION_REF_CHARS
-from service.auth import AuthoringKey, CtxDep
 from service.domain import eval_compare
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas import EvalCompareOut
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 
 from core.contract import MAX_VERSION_REF_CHARS
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import evaluation
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas import EvalAdded, EvalDeleted, EvalItemsIn, EvalSetOut, EvaluationOut, EvaluationStarted
 

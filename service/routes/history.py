@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.auth import AnyKey, CtxDep
 from service.domain import history
+from service.http.auth import AnyKey, CtxDep
 from service.routes.common import errors
 from service.schemas import HistoryOut
 

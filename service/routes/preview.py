@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.auth import AuthoringKey, CtxDep
 from service.domain import preview
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas import TraitPreviewIn, TraitPreviewOut
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Body, Response, status
 
-from service.auth import AuthoringKey, CtxDep
 from service.domain import training
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import RUN_ID_HEADER, errors
 from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 

@@ -15,11 +15,12 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
 from core.json_types import JsonObject
-from service import api_docs
+from service.config.settings import Settings
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
-from service.guard import GuardMiddleware
-from service.perspective import AnalyzeIn, SuggestScoreIn
+from service.http import api_docs
+from service.http.guard import GuardMiddleware
+from service.perspective.compat import AnalyzeIn, SuggestScoreIn
 from service.routes import (
     agreement,
     eval_compare,
@@ -39,7 +40,6 @@ from service.routes import (
     versions,
 )
 from service.schemas import NO_NUL_PATTERN, Health, ScoreIn
-from service.settings import Settings
 
 log = logging.getLogger("service")
 PREFIX = "/v1"

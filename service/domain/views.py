@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from core.json_types import JsonObject
-from service.prune import effective_policy
+from service.domain.prune import effective_policy
 from service.schemas import (
     AutoPruneOut,
     LastOperation,
