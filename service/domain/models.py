@@ -14,7 +14,8 @@ from service.domain.retention import erase, purge_texts
 from service.domain.states import busy_error, require, require_not_archived
 from service.domain.views import model_out, models_out
 from service.errors import ApiError
-from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
+from service.schemas.common import Deleted
+from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.store import history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction

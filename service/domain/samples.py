@@ -17,7 +17,7 @@ from service.domain.states import require
 from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
 from service.errors import ApiError
-from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests

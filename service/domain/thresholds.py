@@ -10,7 +10,7 @@ from service.domain.needs import Databases
 from service.domain.states import require_not_archived
 from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.schemas import (
+from service.schemas.thresholds import (
     PrCurveOut,
     PrPoint,
     PrTrait,

@@ -16,7 +16,7 @@ from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
-from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
+from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction

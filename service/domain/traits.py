@@ -14,7 +14,8 @@ from service.domain.needs import Databases
 from service.domain.states import require
 from service.domain.views import traits_out
 from service.errors import ApiError
-from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
+from service.schemas.common import Deleted
+from service.schemas.traits import TraitIn, TraitPatch, TraitsOut
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Trait, utcnow

@@ -12,7 +12,7 @@ from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
 from service.domain.views import version_out
 from service.errors import ApiError
-from service.schemas import Tagged, Untagged
+from service.schemas.versions import Tagged, Untagged
 from service.store import history
 from service.store.api_keys import Principal
 from service.store.db import transaction

@@ -20,7 +20,6 @@ from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs
 from service.http.guard import GuardMiddleware
-from service.perspective.compat import AnalyzeIn, SuggestScoreIn
 from service.routes import (
     agreement,
     eval_compare,
@@ -39,7 +38,9 @@ from service.routes import (
     traits,
     versions,
 )
-from service.schemas import NO_NUL_PATTERN, Health, ScoreIn
+from service.schemas.common import NO_NUL_PATTERN, Health
+from service.schemas.perspective import AnalyzeIn, SuggestScoreIn
+from service.schemas.score import ScoreIn
 
 log = logging.getLogger("service")
 PREFIX = "/v1"

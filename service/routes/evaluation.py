@@ -10,7 +10,14 @@ from core.contract import MAX_VERSION_REF_CHARS
 from service.domain import evaluation
 from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import EvalAdded, EvalDeleted, EvalItemsIn, EvalSetOut, EvaluationOut, EvaluationStarted
+from service.schemas.evaluation import (
+    EvalAdded,
+    EvalDeleted,
+    EvalItemsIn,
+    EvalSetOut,
+    EvaluationOut,
+    EvaluationStarted,
+)
 
 router = APIRouter(tags=["evaluation"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from service.domain import keys_info
 from service.http.auth import AnyKey, CtxDep
 from service.routes.common import errors
-from service.schemas import KeyInfo
+from service.schemas.keys_info import KeyInfo
 
 router = APIRouter(tags=["keys"])
 

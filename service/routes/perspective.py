@@ -26,15 +26,7 @@ from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
 from service.perspective.compat import (
     SCORE_TYPE,
-    AnalyzeIn,
-    AnalyzeOut,
-    AttributeScore,
-    GoogleError,
     LanguageNotSupported,
-    Score,
-    SpanScore,
-    SuggestScoreIn,
-    SuggestScoreOut,
     check_languages,
     detect_languages,
     google_error,
@@ -44,6 +36,16 @@ from service.perspective.compat import (
     utf16_spans,
 )
 from service.perspective.discovery import VERSION, discovery_document
+from service.schemas.perspective import (
+    AnalyzeIn,
+    AnalyzeOut,
+    AttributeScore,
+    GoogleError,
+    Score,
+    SpanScore,
+    SuggestScoreIn,
+    SuggestScoreOut,
+)
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.tables import Trait

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from service.domain import preview
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import TraitPreviewIn, TraitPreviewOut
+from service.schemas.preview import TraitPreviewIn, TraitPreviewOut
 
 router = APIRouter(tags=["traits"])
 

@@ -24,8 +24,8 @@ from service.errors import ApiError
 from service.http import textplain
 from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.routes.common import errors
-from service.schemas import (
-    NOT_BLANK_PATTERN,
+from service.schemas.common import NOT_BLANK_PATTERN, has_unstorable
+from service.schemas.score import (
     CompareIn,
     CompareOut,
     CompareSide,
@@ -33,7 +33,6 @@ from service.schemas import (
     ScoreOut,
     TraitDelta,
     TraitScore,
-    has_unstorable,
 )
 from service.store.api_keys import Principal
 from service.store.db import transaction

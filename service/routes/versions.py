@@ -13,7 +13,7 @@ from core.contract import MAX_CURSOR_CHARS, MAX_TAG_CHARS, MAX_VERSION_REF_CHARS
 from service.domain import versions
 from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import Tagged, TagIn, Untagged, VersionOut, VersionPage
+from service.schemas.versions import Tagged, TagIn, Untagged, VersionOut, VersionPage
 
 router = APIRouter(tags=["versions"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag name")]
