@@ -26,9 +26,9 @@ from fastapi.testclient import TestClient
 
 from core.contract import MAX_TEXT_CHARS
 from harness.datasets import datasets_dir
-from service.app import create_app
-from service.keys import create_key
-from service.settings import Settings
+from service.config.settings import Settings
+from service.process.api import create_app
+from service.store.api_keys import create_key
 from service.store.db import transaction
 
 ROOT = Path(__file__).resolve().parents[1]

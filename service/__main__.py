@@ -13,8 +13,8 @@ import time
 from typing import TYPE_CHECKING
 
 from core.contract import DEFAULT_EMBEDDER
-from service.parent import parent_alive
-from service.settings import Settings
+from service.config.settings import Settings
+from service.process.parent import parent_alive
 
 if TYPE_CHECKING:
     import uvicorn
@@ -62,7 +62,7 @@ SWITCH_INTERVAL_S = 0.001
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from service.app import create_app
+    from service.process.api import create_app
     from service.runs.child import WorkerChild
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
@@ -111,7 +111,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def worker(args: argparse.Namespace) -> int:
-    from service.worker import run_worker_process
+    from service.process.worker import run_worker_process
 
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
@@ -146,7 +146,7 @@ def migrate_command(args: argparse.Namespace) -> int:
 def keys_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
-    from service.keys import create_key
+    from service.store.api_keys import create_key
     from service.store.db import make_engine, make_session_factory, migrate, transaction
 
     settings = _settings(args)
@@ -173,8 +173,8 @@ def keys_create(args: argparse.Namespace) -> int:
 
 
 def backfill(args: argparse.Namespace) -> int:
-    from service.backfill import run_backfill
     from service.context import Context
+    from service.process.backfill import run_backfill
 
     ctx = Context.build(_settings(args, embedder=args.embedder))
     try:
@@ -189,7 +189,7 @@ def backfill(args: argparse.Namespace) -> int:
 def backup_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from service.backup import BackupError, backup
+    from service.process.backup import BackupError, backup
 
     try:
         manifest = backup(_settings(args), Path(args.path), include_cache=not args.without_cache)
@@ -206,7 +206,7 @@ def backup_command(args: argparse.Namespace) -> int:
 def restore_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from service.backup import BackupError, restore
+    from service.process.backup import BackupError, restore
 
     try:
         manifest = restore(_settings(args), Path(args.path))

@@ -9,15 +9,15 @@ from huey import Huey
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.cursors import Cursors
-from service.embedding import Embedders, ScorerCache
-from service.pool_index import PoolIndex
+from service.config.settings import Settings
+from service.domain.cursors import Cursors
+from service.domain.embedding import Embedders, ScorerCache
+from service.domain.pool_index import PoolIndex
 from service.runs import shards
 from service.runs.consumer import RecoveryLoop, Worker
 from service.runs.executor import Executor
 from service.runs.locks import RunLocks, run_locks_for
 from service.runs.queue import Queue, make_huey
-from service.settings import Settings
 from service.store import ledger
 from service.store.db import (
     make_engine,

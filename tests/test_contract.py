@@ -120,8 +120,8 @@ def test_the_engine_s_array_form_of_the_pole_rule_is_pole_of() -> None:
 
 
 def test_the_openapi_document_lists_the_contract_s_values(tmp_path: Path) -> None:
-    from service.app import create_app
-    from service.settings import Settings
+    from service.config.settings import Settings
+    from service.process.api import create_app
 
     doc = create_app(Settings.from_env(data_dir=tmp_path, embedder="hashing")).openapi()
     schemas = doc["components"]["schemas"]

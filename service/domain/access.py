@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import HANDLE_RE
 from service.errors import ApiError
-from service.keys import Principal
+from service.store.api_keys import Principal
 from service.store.tables import Model
 
 

@@ -11,8 +11,8 @@ from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
-from service.keys import Principal
-from service.schemas import AgreementOut
+from service.schemas.agreement import AgreementOut
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, Trait, utcnow
 from service.store.votes import label_votes

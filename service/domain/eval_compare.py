@@ -12,8 +12,8 @@ from service.domain.access import load_model
 from service.domain.evaluation import CEILING_FIELDS, item_scores, stored_evaluation
 from service.domain.needs import Databases
 from service.domain.versions import resolve_version
-from service.keys import Principal
-from service.schemas import ComparedRun, Disagreement, EvalCompareOut
+from service.schemas.eval_compare import ComparedRun, Disagreement, EvalCompareOut
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.votes import eval_votes
 

@@ -19,17 +19,17 @@ from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import (
+from service.schemas.evaluation import (
     EvalAdded,
     EvalDeleted,
     EvalSetOut,
     EvalTraitCounts,
     EvaluationOut,
     EvaluationStarted,
-    LabelIn,
 )
+from service.schemas.samples import LabelIn
 from service.store import ledger
+from service.store.api_keys import Principal
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
 from service.store.tables import (

@@ -16,8 +16,8 @@ from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
+from service.schemas.feedback import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import MAX_INT, FeedbackLabel
 

@@ -7,8 +7,8 @@ from typing import cast
 
 from service.domain.access import load_model
 from service.domain.needs import Databases
-from service.keys import Principal
-from service.schemas import EventKind, HistoryEvent, HistoryOut
+from service.schemas.history import EventKind, HistoryEvent, HistoryOut
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.history import events
 

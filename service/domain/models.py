@@ -10,15 +10,16 @@ from core.embedders.registry import choice_id
 from service.domain.access import load_model
 from service.domain.agreement import keep_agreement
 from service.domain.needs import Databases, Resources
+from service.domain.retention import erase, purge_texts
 from service.domain.states import busy_error, require, require_not_archived
+from service.domain.views import model_out, models_out
 from service.errors import ApiError
-from service.keys import Principal
-from service.retention import erase, purge_texts
-from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
+from service.schemas.common import Deleted
+from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.store import history, ledger
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, utcnow
-from service.views import model_out, models_out
 
 
 def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:

@@ -12,10 +12,10 @@ from typing import Protocol
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.cursors import Cursors
-from service.embedding import Embedders, ScorerCache
-from service.pool_index import PoolIndex
-from service.settings import Settings
+from service.config.settings import Settings
+from service.domain.cursors import Cursors
+from service.domain.embedding import Embedders, ScorerCache
+from service.domain.pool_index import PoolIndex
 
 
 class Databases(Protocol):

@@ -16,18 +16,18 @@ from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import (
+from service.schemas.pool import (
     PoolAdded,
     PoolDeleted,
     PoolIn,
     PoolPage,
     PoolTextOut,
-    SampleDeleted,
     SuggestIn,
     Suggestion,
     SuggestOut,
 )
+from service.schemas.samples import SampleDeleted
+from service.store.api_keys import Principal
 from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests, evaluation_pool_ids
 from service.store.samples import sha256, trait_specs

@@ -6,8 +6,8 @@ from core.contract import trait_key
 from core.engine import TraitSpec, preview_zero_shot
 from service.domain.access import load_model
 from service.domain.needs import Resources
-from service.keys import Principal
-from service.schemas import TraitPreviewIn, TraitPreviewOut
+from service.schemas.preview import TraitPreviewIn, TraitPreviewOut
+from service.store.api_keys import Principal
 from service.store.db import transaction
 
 

@@ -10,19 +10,19 @@ from sqlalchemy.orm import Session
 
 from core.contract import Provenance
 from core.engine.types import Sample
+from service.config.testhooks import pause
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require
 from service.domain.traits import TraitRefs
+from service.domain.views import sample_out
 from service.errors import ApiError
-from service.keys import Principal, reserved_annotators
-from service.schemas import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
-from service.testhooks import pause
-from service.views import sample_out
 
 
 def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:

@@ -11,19 +11,19 @@ from sqlalchemy.orm import Session
 
 from core.contract import can
 from core.json_types import JsonObject
+from service.config.testhooks import pause
 from service.domain.access import require_readable
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
-from service.keys import Principal
 from service.store import ledger
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Tag, Version, utcnow
-from service.testhooks import pause
 
-if TYPE_CHECKING:  # the engine loads with the first scorer (service/embedding.py), not with this module
+if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
 
 

@@ -10,8 +10,7 @@ from service.domain.needs import Databases
 from service.domain.states import require_not_archived
 from service.domain.versions import resolve_version
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import (
+from service.schemas.thresholds import (
     PrCurveOut,
     PrPoint,
     PrTrait,
@@ -20,6 +19,7 @@ from service.schemas import (
     ThresholdOut,
     ThresholdsOut,
 )
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import utcnow
 

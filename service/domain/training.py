@@ -16,9 +16,9 @@ from service.domain.access import load_model
 from service.domain.needs import RunStarter
 from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
+from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes

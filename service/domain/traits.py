@@ -12,12 +12,13 @@ from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from service.domain.access import load_model
 from service.domain.needs import Databases
 from service.domain.states import require
+from service.domain.views import traits_out
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import Deleted, TraitIn, TraitPatch, TraitsOut
+from service.schemas.common import Deleted
+from service.schemas.traits import TraitIn, TraitPatch, TraitsOut
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Trait, utcnow
-from service.views import traits_out
 
 
 class TraitRefs:

@@ -10,13 +10,13 @@ from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
+from service.domain.views import version_out
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import Tagged, Untagged
+from service.schemas.versions import Tagged, Untagged
 from service.store import history
+from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import MAX_INT, Model, Tag, Version
-from service.views import version_out
 
 
 def version_filter(model_id: int | QueryableAttribute[int], ref: str) -> ColumnElement[bool]:

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import AGREEMENT_LIMIT, MAX_LABEL_CHARS
-from service.auth import AuthoringKey, CtxDep
 from service.domain import agreement
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import AgreementOut
+from service.schemas.agreement import AgreementOut
 
 router = APIRouter(tags=["samples"])
 

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import DISAGREEMENTS, MAX_VERSION_REF_CHARS
-from service.auth import AuthoringKey, CtxDep
 from service.domain import eval_compare
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import EvalCompareOut
+from service.schemas.eval_compare import EvalCompareOut
 
 router = APIRouter(tags=["evaluation"])
 Ref = Annotated[str, Query(min_length=1, max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]

@@ -7,10 +7,17 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 
 from core.contract import MAX_VERSION_REF_CHARS
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import evaluation
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import EvalAdded, EvalDeleted, EvalItemsIn, EvalSetOut, EvaluationOut, EvaluationStarted
+from service.schemas.evaluation import (
+    EvalAdded,
+    EvalDeleted,
+    EvalItemsIn,
+    EvalSetOut,
+    EvaluationOut,
+    EvaluationStarted,
+)
 
 router = APIRouter(tags=["evaluation"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]

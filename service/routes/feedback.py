@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import FEEDBACK_PAGE, MAX_CURSOR_CHARS
-from service.auth import AuthoringKey, CtxDep
 from service.domain import feedback
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import FeedbackPage, FeedbackWithdrawn
+from service.schemas.feedback import FeedbackPage, FeedbackWithdrawn
 
 router = APIRouter(tags=["feedback"])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.auth import AnyKey, CtxDep
 from service.domain import history
+from service.http.auth import AnyKey, CtxDep
 from service.routes.common import errors
-from service.schemas import HistoryOut
+from service.schemas.history import HistoryOut
 
 router = APIRouter(tags=["versions"])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.auth import AnyKey, CtxDep
-from service.domain import keys
+from service.domain import keys_info
+from service.http.auth import AnyKey, CtxDep
 from service.routes.common import errors
-from service.schemas import KeyInfo
+from service.schemas.keys_info import KeyInfo
 
 router = APIRouter(tags=["keys"])
 
@@ -15,4 +15,4 @@ router = APIRouter(tags=["keys"])
 @router.get("/keys/current", response_model=KeyInfo, responses=errors())
 def current_key(who: AnyKey, ctx: CtxDep) -> KeyInfo:
     """What the calling key may do: lets a client offer the key's namespaces instead of asking for one."""
-    return keys.current_key(ctx, who)
+    return keys_info.current_key(ctx, who)

@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from core.contract import MAX_CURSOR_CHARS, MAX_KIND_CHARS, MAX_NAMESPACE_CHARS, MODELS_PAGE, ModelState
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import models
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import Deleted, ModelCreate, ModelOut, ModelPage, ModelPatch
+from service.schemas.common import Deleted
+from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
 
 router = APIRouter(tags=["models"])
 

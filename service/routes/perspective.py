@@ -24,18 +24,9 @@ from core.json_types import JsonObject
 from service.context import Context
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
-from service.keys import Principal, authenticate
-from service.perspective import (
+from service.perspective.compat import (
     SCORE_TYPE,
-    AnalyzeIn,
-    AnalyzeOut,
-    AttributeScore,
-    GoogleError,
     LanguageNotSupported,
-    Score,
-    SpanScore,
-    SuggestScoreIn,
-    SuggestScoreOut,
     check_languages,
     detect_languages,
     google_error,
@@ -44,7 +35,18 @@ from service.perspective import (
     split_attribute,
     utf16_spans,
 )
-from service.perspective_discovery import VERSION, discovery_document
+from service.perspective.discovery import VERSION, discovery_document
+from service.schemas.perspective import (
+    AnalyzeIn,
+    AnalyzeOut,
+    AttributeScore,
+    GoogleError,
+    Score,
+    SpanScore,
+    SuggestScoreIn,
+    SuggestScoreOut,
+)
+from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.tables import Trait
 
@@ -101,7 +103,7 @@ def _principal(ctx: Context, request: Request, key: str | None) -> Principal:
 
 def _parse(raw: bytes, schema: type[Body]) -> Body:
     # JSON5, as Perspective's published examples send it (`{comment: {text: …}}`, trailing commas). The
-    # body is already capped at 16 MiB (service.guard); maxdepth=-1 nests as deep as json.loads does, up
+    # body is already capped at 16 MiB (service.http.guard); maxdepth=-1 nests as deep as json.loads does, up
     # to the interpreter's recursion limit. pyjson5 (Cython) parses at about json's speed.
     try:
         data = pyjson5.decode_utf8(raw, maxdepth=-1)

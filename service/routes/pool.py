@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from core.contract import MAX_CURSOR_CHARS, POOL_PAGE
-from service.auth import AuthoringKey, CtxDep
 from service.domain import pool
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import PoolAdded, PoolDeleted, PoolIn, PoolPage, SampleDeleted, SuggestIn, SuggestOut
+from service.schemas.pool import PoolAdded, PoolDeleted, PoolIn, PoolPage, SuggestIn, SuggestOut
+from service.schemas.samples import SampleDeleted
 
 router = APIRouter(tags=["pool"])
 

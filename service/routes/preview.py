@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from service.auth import AuthoringKey, CtxDep
 from service.domain import preview
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import TraitPreviewIn, TraitPreviewOut
+from service.schemas.preview import TraitPreviewIn, TraitPreviewOut
 
 router = APIRouter(tags=["traits"])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Body, Response, status
 
-from service.auth import AuthoringKey, CtxDep
 from service.domain import training
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import RUN_ID_HEADER, errors
-from service.schemas import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
+from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 
 router = APIRouter(tags=["runs"])
 

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, SAMPLES_PAGE, Provenance
-from service.auth import AuthoringKey, CtxDep
 from service.domain import samples
+from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import SampleDeleted, SampleIds, SampleOut, SamplePage, SamplePatch, SamplesIn
+from service.schemas.samples import SampleDeleted, SampleIds, SampleOut, SamplePage, SamplePatch, SamplesIn
 
 router = APIRouter(tags=["samples"])
 

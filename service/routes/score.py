@@ -17,15 +17,15 @@ from pydantic import ValidationError
 
 from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, nearer_pole_is_positive
 from core.json_types import JsonObject
-from service import textplain
-from service.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.context import Context
+from service.domain.decisions import with_decisions
 from service.domain.scoring import add_feedback, find_target, require_feedback_writer, scorer_for
 from service.errors import ApiError
-from service.keys import Principal
+from service.http import textplain
+from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.routes.common import errors
-from service.schemas import (
-    NOT_BLANK_PATTERN,
+from service.schemas.common import NOT_BLANK_PATTERN, has_unstorable
+from service.schemas.score import (
     CompareIn,
     CompareOut,
     CompareSide,
@@ -33,10 +33,9 @@ from service.schemas import (
     ScoreOut,
     TraitDelta,
     TraitScore,
-    has_unstorable,
 )
+from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.thresholds import with_decisions
 
 if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
     from core.engine import Scorer
@@ -131,7 +130,7 @@ class ScoreCall:
     version: str | None  # query parameters, for raw bodies
     explain: bool
     as_text: bool
-    who: Principal | None = None  # authenticated by service.guard before the body was read
+    who: Principal | None = None  # authenticated by service.http.guard before the body was read
     # Whether the client has gone away; checked before the explanation, the long part of a request.
     disconnected: Callable[[], bool] = lambda: False
 

@@ -10,16 +10,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from core.contract import MAX_TRAIT_KEY, MAX_VERSION_REF_CHARS
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import thresholds
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import (
-    PrCurveOut,
-    ThresholdDeleted,
-    ThresholdIn,
-    ThresholdOut,
-    ThresholdsOut,
-)
+from service.schemas.thresholds import PrCurveOut, ThresholdDeleted, ThresholdIn, ThresholdOut, ThresholdsOut
 
 router = APIRouter(tags=["evaluation"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag")]

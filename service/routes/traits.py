@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import traits
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import Deleted, TraitPatch, TraitsIn, TraitsOut
+from service.schemas.common import Deleted
+from service.schemas.traits import TraitPatch, TraitsIn, TraitsOut
 
 router = APIRouter(tags=["traits"])
 

@@ -10,10 +10,10 @@ from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_CURSOR_CHARS, MAX_TAG_CHARS, MAX_VERSION_REF_CHARS, VERSIONS_PAGE
-from service.auth import AnyKey, AuthoringKey, CtxDep
 from service.domain import versions
+from service.http.auth import AnyKey, AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas import Tagged, TagIn, Untagged, VersionOut, VersionPage
+from service.schemas.versions import Tagged, TagIn, Untagged, VersionOut, VersionPage
 
 router = APIRouter(tags=["versions"])
 VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="`vN` or a tag name")]

@@ -9,5 +9,6 @@ synthesize, evaluate); a **worker** is a thread or process that executes runs.
 - `consumer`: worker threads and the recovery loop; `child`: the embedded service's worker process.
 
 The runs table (create, claim, heartbeat, progress, finish/fail, recovery) is `service/store/ledger.py`, which
-the domain uses too; `python -m service worker` is `service/worker.py`, which builds a context above this.
+the domain uses too; `python -m service worker` is `service/process/worker.py`, which builds a context above
+this.
 """

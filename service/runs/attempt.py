@@ -8,9 +8,9 @@ from functools import cached_property
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.embedding import Embedders
+from service.config.settings import Settings
+from service.domain.embedding import Embedders
 from service.runs.heartbeat import Heartbeat
-from service.settings import Settings
 from service.store.db import read_sessions
 
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 
-from service.settings import Settings
+from service.config.settings import Settings
 
 log = logging.getLogger("service.worker")
 

@@ -1,7 +1,7 @@
 """Background work: Huey consumer threads that execute runs, and the stale-run recovery loop.
 
 `serve` runs one consumer thread in-process; `python -m service worker` runs N of them in a process of its
-own (service/worker.py); `serve --no-worker` runs only the recovery loop. Any process may recover:
+own (service/process/worker.py); `serve --no-worker` runs only the recovery loop. Any process may recover:
 the sweep locks the rows it changes, so concurrent sweeps do not collide.
 """
 

@@ -17,8 +17,8 @@ from core.engine.errors import EngineError
 from core.engine.evaluation import evaluate_trait
 from core.engine.votes import Vote, count_votes
 from core.json_types import JsonObject
+from service.domain.embedding import snapshot_embedder_id
 from service.domain.evaluation import ceiling_fields
-from service.embedding import snapshot_embedder_id
 from service.runs.attempt import Attempt
 from service.store import ledger
 from service.store.db import transaction

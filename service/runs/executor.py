@@ -12,16 +12,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
-from service.embedding import Embedders
+from service.config.settings import Settings
+from service.config.testhooks import pause
+from service.domain.embedding import Embedders
 from service.runs import discover, evaluate, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
-from service.settings import Settings
 from service.store import ledger
 from service.store.db import write_retrying
 from service.store.tables import Model
-from service.testhooks import pause
 
 log = logging.getLogger("service.runs")
 

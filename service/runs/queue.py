@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from huey import Huey, RedisHuey, SqliteHuey
 
-from service.settings import Settings
+from service.config.settings import Settings
 from service.store.db import MIGRATION_LOCK_ID
 
 TASK_NAME = "service.execute_run"

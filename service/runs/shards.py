@@ -42,12 +42,12 @@ from sqlalchemy.sql.elements import ColumnElement
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError
 from core.engine.types import Sample
-from service.embedding import Embedders
-from service.settings import Settings
+from service.config.settings import Settings
+from service.config.testhooks import pause
+from service.domain.embedding import Embedders
 from service.store import ledger
 from service.store.db import read_sessions, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
-from service.testhooks import pause
 
 log = logging.getLogger("service.runs")
 

@@ -13,9 +13,10 @@ from core.engine import train
 from core.engine.types import Sample
 from core.engine.votes import Vote, count_votes, vote_counts
 from core.json_types import JsonObject
+from service.config.testhooks import pause
 from service.domain.agreement import keep_agreement
-from service.prune import prune
-from service.retention import erase, purge_texts
+from service.domain.prune import prune
+from service.domain.retention import erase, purge_texts
 from service.runs import shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
@@ -24,7 +25,6 @@ from service.store.heldout import trained_record
 from service.store.samples import add_samples, held_feedback, load_traits, sha256, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
-from service.testhooks import pause
 
 #: What a training reads in one transaction: options, traits, votes, buffered feedback, the previous
 #: version's parameters, whether texts are kept, the embedder and the model's id.

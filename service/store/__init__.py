@@ -1,5 +1,6 @@
 """The store: the schema (`tables`), engines, sessions and migrations (`db`), the run ledger (`ledger`), and
-the session-level reads and writes that both the domain and the background runs use (`samples`, `history`).
+the session-level reads and writes that both the domain and the background runs use (`samples`, `history`),
+and API keys (`api_keys`: minted once, stored hashed, checked per request).
 
 It imports nothing above it (the domain, the runs, the context, the routes): `pyproject.toml`'s import-linter
 contracts say so, and `make lint` checks them.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.local import LocalService
-from service.keys import create_key
-from service.settings import Settings
+from service.config.settings import Settings
+from service.store.api_keys import create_key
 from service.store.db import make_engine, make_session_factory, transaction
 from tests.app.apptest_util import by_label, main_app, no_exception, page, texts
 

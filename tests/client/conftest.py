@@ -18,9 +18,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.client import Client
-from service.app import create_app
-from service.keys import create_key
-from service.settings import Settings
+from service.config.settings import Settings
+from service.process.api import create_app
+from service.store.api_keys import create_key
 from service.store.db import transaction
 
 BASE_URL = "http://testserver/v1"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core.client import Agreement, Client, ConflictError, ValidationError
-from service.keys import create_key
+from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.client.conftest import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
 

@@ -153,8 +153,8 @@ NOT_FROM_THE_SPEC: dict[type[BaseModel], str] = {
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from service.app import create_app
-    from service.settings import Settings
+    from service.config.settings import Settings
+    from service.process.api import create_app
 
     data_dir: Path = tmp_path_factory.mktemp("wire")
     return create_app(Settings.from_env(data_dir=data_dir, embedder="hashing")).openapi()

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from harness.pgcluster import PgCluster
+from service.config.settings import Settings
 from service.runs.queue import make_huey
-from service.settings import Settings
 from service.store.db import make_engine
 from tests.deploy.helpers import clean_env, service
 

@@ -169,7 +169,7 @@ def test_registry_resolves_name_and_id(monkeypatch: pytest.MonkeyPatch, built: E
 
 
 def test_service_scoring_session_keeps_the_recipe(built: E5QuantizedEmbedder) -> None:
-    from service.embedding import _scoring_model
+    from service.domain.embedding import _scoring_model
 
     copy = _scoring_model(built)
     assert isinstance(copy, E5QuantizedEmbedder) and copy is not built and copy.threads == 1

@@ -17,7 +17,9 @@ def modules_after(code: str) -> set[str]:
 
 
 def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded() -> None:
-    loaded = modules_after("import core.engine.errors, core.embedders, service.store.db, service.keys")
+    loaded = modules_after(
+        "import core.engine.errors, core.embedders, service.store.db, service.store.api_keys"
+    )
     assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
 
 

@@ -173,7 +173,7 @@ def test_registry_resolves_v2_by_name_and_id(
 def test_service_scoring_session_keeps_the_recipe(built_v2: QuantizedMiniLMEmbedder) -> None:
     # The service scores through a one-thread copy of its embedder; a plain MiniLM copy would refuse every
     # snapshot trained with qi8v2 (id mismatch), as benchmarks.load found.
-    from service.embedding import _scoring_model
+    from service.domain.embedding import _scoring_model
 
     copy = _scoring_model(built_v2)
     assert isinstance(copy, QuantizedMiniLMEmbedder) and copy.id == built_v2.id

@@ -12,7 +12,7 @@ import pytest
 
 from harness.pgcluster import PgCluster, selected_backends
 from harness.redisserver import RedisServer
-from service.keys import create_key
+from service.store.api_keys import create_key
 from service.store.db import make_engine, make_session_factory, transaction
 from tests.scale.fleet import Fleet
 from tests.service.conftest import default_backends

@@ -17,10 +17,10 @@ from harness.pgcluster import (
     find_pg_bin,
     selected_backends,
 )
-from service.app import create_app
+from service.config.settings import Settings
 from service.context import Context
-from service.keys import create_key
-from service.settings import Settings
+from service.process.api import create_app
+from service.store.api_keys import create_key
 from service.store.db import make_engine, migrate, transaction
 from tests.service.helpers import auth
 

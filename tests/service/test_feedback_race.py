@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from service.config.testhooks import Delay, TestHooks
 from service.store.tables import Model, Run
-from service.testhooks import Delay, TestHooks
 from tests.service.conftest import running
 from tests.service.helpers import check, make_model, train_ready, wait_settled
 

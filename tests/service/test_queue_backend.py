@@ -65,8 +65,8 @@ def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, 
 def test_the_queue_url_picks_redis_and_refuses_other_schemes(tmp_path: Path) -> None:
     from huey import RedisHuey, SqliteHuey
 
+    from service.config.settings import Settings
     from service.runs.queue import make_huey
-    from service.settings import Settings
 
     assert isinstance(make_huey(Settings.from_env(data_dir=tmp_path)), SqliteHuey)
     settings = Settings.from_env(data_dir=tmp_path, queue_url="redis://127.0.0.1:1/0")

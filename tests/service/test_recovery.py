@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-from service.settings import Settings
+from service.config.settings import Settings
 from service.store import ledger
 from service.store.tables import Run, SampleRow, Version, utcnow
 from tests.service.conftest import Svc, running

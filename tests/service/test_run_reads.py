@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 
-from service.embedding import Embedders
+from service.config.settings import Settings
+from service.domain.embedding import Embedders
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import Heartbeat
-from service.settings import Settings
 from service.store.db import make_engine, make_session_factory, migrate, transaction
 from service.store.tables import SampleRow
 

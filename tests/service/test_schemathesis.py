@@ -18,8 +18,8 @@ from schemathesis.checks import CHECKS as REGISTERED
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.result import Ok
 
-from service.app import create_app
-from service.keys import create_key
+from service.process.api import create_app
+from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.service.conftest import make_settings
 from tests.service.helpers import TRAITS, auth, samples

@@ -6,7 +6,7 @@ import gc
 
 from fastapi.routing import APIRoute
 
-from service.app import _query_names
+from service.process.api import _query_names
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model
 

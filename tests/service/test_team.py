@@ -17,7 +17,7 @@ from core.engine import train
 from core.engine.ceiling import human_ceiling
 from core.engine.votes import Vote, count_votes
 from service.__main__ import main
-from service.keys import create_key
+from service.store.api_keys import create_key
 from service.store.db import make_engine, transaction
 from service.store.samples import load_samples, load_traits, trait_specs
 from service.store.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow

@@ -7,8 +7,8 @@ from typing import cast
 from core.contract import KeyScope, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
-from service.keys import Principal
-from service.schemas import KeyInfo
+from service.schemas.keys_info import KeyInfo
+from service.store.api_keys import Principal
 from service.store.tables import ApiKey
 
 

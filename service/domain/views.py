@@ -9,16 +9,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from core.json_types import JsonObject
-from service.prune import effective_policy
-from service.schemas import (
-    AutoPruneOut,
-    LastOperation,
-    ModelOut,
-    SampleOut,
-    TraitOut,
-    UpstreamSource,
-    VersionOut,
-)
+from service.domain.prune import effective_policy
+from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
+from service.schemas.samples import SampleOut
+from service.schemas.traits import TraitOut
+from service.schemas.versions import VersionOut
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.json_types import JsonObject
-from service.schemas import TraitScore
+from service.schemas.score import TraitScore
 
 
 def with_decisions(block: list[TraitScore], thresholds: JsonObject | None) -> list[JsonObject]:

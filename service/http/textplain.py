@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from service.schemas import TraitScore
+from service.schemas.score import TraitScore
 
 CELLS = 20
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from service.context import Context
 from service.errors import ApiError
-from service.keys import Principal, authenticate
+from service.store.api_keys import Principal, authenticate
 
 bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`")
 
@@ -45,7 +45,7 @@ def principal_in(session: Session, creds: HTTPAuthorizationCredentials | None) -
 
 
 async def principal(request: Request, ctx: CtxDep, creds: Credentials) -> Principal:
-    # service.guard authenticated the key before the body was read; it is looked up again only for a
+    # service.http.guard authenticated the key before the body was read; it is looked up again only for a
     # route the guard does not cover.
     who: Principal | None = getattr(request.state, "principal", None)
     if who is not None:

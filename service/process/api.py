@@ -15,11 +15,11 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
 from core.json_types import JsonObject
-from service import api_docs
+from service.config.settings import Settings
 from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
-from service.guard import GuardMiddleware
-from service.perspective import AnalyzeIn, SuggestScoreIn
+from service.http import api_docs
+from service.http.guard import GuardMiddleware
 from service.routes import (
     agreement,
     eval_compare,
@@ -38,8 +38,9 @@ from service.routes import (
     traits,
     versions,
 )
-from service.schemas import NO_NUL_PATTERN, Health, ScoreIn
-from service.settings import Settings
+from service.schemas.common import NO_NUL_PATTERN, Health
+from service.schemas.perspective import AnalyzeIn, SuggestScoreIn
+from service.schemas.score import ScoreIn
 
 log = logging.getLogger("service")
 PREFIX = "/v1"

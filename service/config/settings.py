@@ -12,8 +12,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from core.contract import DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
-from service.testhooks import ENV as TEST_HOOKS_ENV
-from service.testhooks import TestHooks
+from service.config.testhooks import ENV as TEST_HOOKS_ENV
+from service.config.testhooks import TestHooks
 
 # A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
 # made of (deploy/.env.example's is "change-me-…"), and a short one can be guessed.

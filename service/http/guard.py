@@ -15,9 +15,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api_docs import ASSETS_PATH, DOCS_PATH
 from service.errors import MAX_BODY_BYTES, envelope
-from service.keys import Principal, authenticate
+from service.http.api_docs import ASSETS_PATH, DOCS_PATH
+from service.store.api_keys import Principal, authenticate
 
 PREFIX = "/v1/"
 # Everything under /v1 needs a key except these and the docs page's own assets.

@@ -14,7 +14,7 @@ import logging
 from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
-from service.embedding import Embedders
+from service.domain.embedding import Embedders
 from service.store.db import truncate_wal
 from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait, Version
 

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from core.json_types import JsonObject
-from service.settings import Settings
+from service.config.settings import Settings
 from service.store.db import make_engine, migrate
 
 MANIFEST = "backup.json"

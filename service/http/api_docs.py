@@ -3,7 +3,7 @@
 FastAPI's own page loads Swagger UI's JavaScript, CSS and favicon from a CDN, and without internet it stays
 blank. The same files ship in the `fastapi-offline` package (Swagger UI 5, which renders OpenAPI 3.1; the
 `swagger-ui-bundle` package is still at 4.x, which does not): the service serves them under
-`/v1/docs/assets/` and its page points there. The page and its assets need no key (service/guard.py).
+`/v1/docs/assets/` and its page points there. The page and its assets need no key (service/http/guard.py).
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ import signal
 import threading
 from types import FrameType
 
+from service.config.settings import Settings
 from service.context import Context
-from service.parent import parent_alive
-from service.settings import Settings
+from service.process.parent import parent_alive
 
 log = logging.getLogger("service.worker")
 

@@ -1,0 +1,92 @@
+"""The pieces every resource's bodies share: the strict request base, the text rule, the string patterns
+the OpenAPI document states, integers as JSON sends them, and the small bodies several routes answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
+
+from core.contract import MAX_TEXT_CHARS, text_too_long_message
+from core.engine import validate_text
+from core.engine.errors import EngineError
+
+# The same rules as JSON Schema patterns (ECMA syntax) for the OpenAPI document, so generated clients and
+# schemathesis know them: no NUL anywhere (service.process.api adds it to every string), and not blank.
+NO_NUL_PATTERN = "^[^\\x00]*$"
+# What Python's str.strip() removes, spelt out: `\s` differs between regex engines (\x1c-\x1f, \x85, \ufeff).
+_SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK_PATTERN = f"^[^\\x00]*[^{_SPACE}\\x00][^\\x00]*$"
+NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
+# Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
+UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _integral(value: object) -> object:
+    # JSON has one number type and JSON Schema's "integer" is any number without a fraction, so 4.0 is 4;
+    # 4.5, "4" and true are still refused by the strict int check that follows.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+#: A request integer: 4 or 4.0, nothing else.
+JsonInt = Annotated[int, BeforeValidator(_integral)]
+
+
+class Strict(BaseModel):
+    """Request bodies: unknown fields and loosely typed values are refused. `"0.5"` is not a quality and `1`
+    is not `true` (zero-data-retention must never be switched by a guess); an integer is still a number."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="before")  # before the type check: pydantic words surrogates oddly
+    @classmethod
+    def _storable(cls, value: object) -> object:
+        if has_unstorable(value):
+            raise PydanticCustomError(
+                "invalid_character", "must not contain NUL characters (\\u0000) or lone surrogates"
+            )
+        return value
+
+
+def has_unstorable(value: object) -> bool:
+    """Whether a string (or a list of them) holds a character one of the databases cannot store."""
+    if isinstance(value, str):
+        return UNSTORABLE_RE.search(value) is not None
+    if isinstance(value, list):
+        return any(has_unstorable(v) for v in value)
+    return False
+
+
+def check_text(value: str, where: str = "text") -> str:
+    """The engine's text rule, reported with the engine's error code; the length is counted as sent (the
+    schema's maxLength, and no work on a longer string), then the engine trims and checks it."""
+    if len(value) > MAX_TEXT_CHARS:
+        message = text_too_long_message(len(value), where)
+        raise PydanticCustomError("text_too_long", message)
+
+    try:
+        return validate_text(value, where=where)
+    except EngineError as exc:
+        raise PydanticCustomError(exc.code, str(exc)) from None
+
+
+# The schema states the documented rule (1-20,000 characters, not blank); check_text alone enforces it, so a
+# too-long or empty text is always `text_too_long` / `empty_text` with the same sentence (a length bound in
+# Field would answer first, with pydantic's words).
+TEXT_SCHEMA: JsonDict = {"minLength": 1, "maxLength": MAX_TEXT_CHARS, **NOT_BLANK}
+Text = Annotated[str, Field(json_schema_extra=TEXT_SCHEMA), AfterValidator(check_text)]
+
+
+class Deleted(BaseModel):
+    handle: str
+    deleted: bool
+
+
+class Health(BaseModel):
+    status: str
+    version: str

@@ -1,0 +1,53 @@
+"""Evaluation sets and a version's evaluation (`routes/evaluation.py`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from core.contract import MAX_EVAL_ITEMS_PER_REQUEST
+from core.json_types import JsonObject
+from service.schemas.common import Strict
+from service.schemas.samples import LabelIn
+
+
+class EvalItemsIn(Strict):
+    items: list[LabelIn] = Field(min_length=1, max_length=MAX_EVAL_ITEMS_PER_REQUEST)
+
+
+class EvalAdded(BaseModel):
+    added: int
+    total: int
+
+
+class EvalTraitCounts(BaseModel):
+    positive: int
+    negative: int
+    neutral: int = 0  # items of quality 0.5: on neither pole (addition)
+
+
+class EvalSetOut(BaseModel):
+    handle: str
+    total: int
+    traits: dict[str, EvalTraitCounts]
+
+
+class EvalDeleted(BaseModel):
+    handle: str
+    deleted: int
+
+
+class EvaluationStarted(BaseModel):
+    state: str
+    run_id: str
+    version_no: int
+
+
+class EvaluationOut(BaseModel):
+    handle: str
+    version_no: int
+    run_id: str
+    created_at: datetime
+    items: int
+    traits: JsonObject

@@ -1,0 +1,19 @@
+"""The calling key's own metadata (`routes/keys_info.py`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from core.contract import KeyScope
+
+
+class KeyInfo(BaseModel):
+    prefix: str = Field(description="The lookup part of the key (`sk_<prefix>_…`); safe to show")
+    scope: KeyScope
+    namespaces: list[str] = Field(description="Namespaces the key owns, sorted (`public` is readable by all)")
+    created_at: datetime
+    name: str = Field(
+        description="The annotator name the key's labels carry: its name, or `key-<prefix>` when it has none"
+    )

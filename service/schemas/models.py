@@ -1,0 +1,162 @@
+"""Models: create, patch, list and read (`routes/models.py`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, get_args
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from core.contract import (
+    DEFAULT_EMBEDDER,
+    HANDLE_PATTERN,
+    HANDLE_RE,
+    MAX_DEPTH,
+    MAX_DESCRIPTION_CHARS,
+    MAX_HANDLE_CHARS,
+    MAX_KEEP_UNNAMED,
+    MAX_README_CHARS,
+    MAX_SOURCE_LICENSE_CHARS,
+    MAX_SOURCE_TITLE_CHARS,
+    MAX_UPSTREAM_SOURCES,
+    MAX_URL_CHARS,
+    MIN_HANDLE_CHARS,
+    ModelState,
+    RunStatus,
+)
+from core.embedders.registry import MODEL_CHOICES
+from core.json_types import JsonObject
+from service.schemas.common import JsonInt, Strict
+
+# core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
+EmbedderChoice = Literal[
+    "e5-small-qint8",
+    "minilm-qint8v2",
+    "minilm",
+    "e5-small",
+    "hashing",
+    "e5-small-qi8@1571fc98",
+    "minilm-l6-v2-qi8v2@8199be6f",
+    "minilm-l6-v2-int8@8199be6f",
+    "e5-small-q4@1571fc98",
+    "hashing-v1-512",
+]
+assert get_args(EmbedderChoice) == MODEL_CHOICES
+
+
+class UpstreamSource(Strict):
+    url: str = Field(min_length=1, max_length=MAX_URL_CHARS)
+    title: str | None = Field(default=None, max_length=MAX_SOURCE_TITLE_CHARS)
+    license: str | None = Field(default=None, max_length=MAX_SOURCE_LICENSE_CHARS)
+
+
+class AutoPrune(Strict):
+    keep_unnamed: JsonInt | None = Field(default=None, ge=0, le=MAX_KEEP_UNNAMED)
+    keep_first_of_month: bool | None = None
+
+
+class AutoPruneOut(BaseModel):
+    keep_unnamed: int
+    keep_first_of_month: bool
+
+
+class ModelCreate(Strict):
+    handle: str = Field(
+        min_length=MIN_HANDLE_CHARS,
+        max_length=MAX_HANDLE_CHARS,
+        examples=["acme.tone"],
+        json_schema_extra={"pattern": HANDLE_PATTERN},
+    )
+    description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
+    scoring_method: Literal["balanced_cosine"] = "balanced_cosine"
+    kind: Literal["scoring"] = "scoring"
+    max_depth: JsonInt = Field(default=1, ge=1, le=MAX_DEPTH)
+    additional_terms: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=MAX_UPSTREAM_SOURCES)
+    readme_markdown: str | None = Field(default=None, max_length=MAX_README_CHARS)
+    zero_data_retention: bool = False
+    embedder: EmbedderChoice | None = Field(
+        default=None,
+        description="The embedder every version of this model is trained with, chosen once: "
+        f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
+        examples=[DEFAULT_EMBEDDER],
+    )
+
+    @field_validator("handle")
+    @classmethod
+    def _handle(cls, value: str) -> str:
+        if not HANDLE_RE.match(value):
+            raise ValueError("handle must be '<namespace>.<name>', lowercase letters, digits, '_' and '-'")
+        return value
+
+
+_IMMUTABLE = ("handle", "kind", "scoring_method", "max_depth", "embedder")
+
+
+class ModelPatch(Strict):
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    readme_markdown: str | None = Field(default=None, max_length=MAX_README_CHARS)
+    additional_terms: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
+    upstream_sources: list[UpstreamSource] | None = Field(default=None, max_length=MAX_UPSTREAM_SOURCES)
+    zero_data_retention: bool | None = None
+    auto_prune: AutoPrune | None = Field(
+        default=None, description="Auto-prune policy override; null clears it (defaults apply)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_fixed(cls, data: object) -> object:
+        if isinstance(data, dict):
+            if "state" in data:
+                raise PydanticCustomError("state_not_patchable", "state cannot be changed by PATCH")
+            for name in _IMMUTABLE:
+                if name in data:
+                    raise PydanticCustomError("immutable_field", "{field} cannot be changed", {"field": name})
+        return data
+
+
+class LastOperation(BaseModel):
+    kind: str
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime | None = None
+    run_id: str | None = None
+    progress: JsonObject | None = None
+    error: JsonObject | None = None
+    # A queued run's place in line, 1 = the next to start once a worker is free; null when not queued.
+    queue_position: int | None = None
+
+
+class ModelOut(BaseModel):
+    handle: str
+    scoring_method: str
+    description: str
+    state: ModelState
+    kind: str
+    traits: list[str]
+    current_version_id: int | None
+    version_no: int | None
+    version_tags: list[str]
+    zero_data_retention: bool
+    last_operation: LastOperation | None
+    created_at: datetime
+    updated_at: datetime
+    max_depth: int
+    additional_terms: str | None
+    upstream_sources: list[UpstreamSource] | None
+    readme_markdown: str | None
+    auto_prune: AutoPruneOut | None
+    sample_count: int
+    buffered_feedback: int
+    embedder: str | None = Field(
+        default=None,
+        description="The id of the embedder this model's versions are trained with; null for models created "
+        "before the field, which use the service's default embedder.",
+    )
+
+
+class ModelPage(BaseModel):
+    items: list[ModelOut]
+    limit: int
+    next_cursor: str | None

@@ -1,0 +1,84 @@
+"""The unlabelled pool and label suggestions (`routes/pool.py`)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from core.contract import MAX_LABEL_CHARS, MAX_OVERLAP, MAX_POOL_TEXTS_PER_REQUEST, SUGGESTIONS, SuggestMode
+from service.schemas.common import JsonInt, Strict, Text
+
+PoolTextIn = Text
+
+
+class PoolIn(Strict):
+    texts: list[PoolTextIn] = Field(min_length=1, max_length=MAX_POOL_TEXTS_PER_REQUEST)
+
+
+class PoolAdded(BaseModel):
+    ids: list[int]
+    added: int = Field(description="How many of the texts were new to the pool.")
+    in_evaluation_set: int = Field(
+        0, description="How many of the texts were left out as texts of the evaluation set (they have no id)."
+    )
+
+
+class PoolTextOut(BaseModel):
+    id: int
+    text: str
+    created_at: datetime
+
+
+class PoolPage(BaseModel):
+    items: list[PoolTextOut]
+    limit: int
+    next_cursor: str | None
+    total: int
+
+
+class PoolDeleted(BaseModel):
+    handle: str
+    deleted: int
+
+
+class SuggestIn(Strict):
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
+    mode: SuggestMode = "auto"
+    overlap: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=MAX_OVERLAP,
+        description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
+        "for this trait and the caller has not, so that agreement is measured as the team works.",
+    )
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, value: float) -> float:
+        if math.isnan(value):
+            raise PydanticCustomError("invalid_overlap", "overlap must be a number in [0, 0.5]")
+        return value
+
+
+class Suggestion(BaseModel):
+    id: int
+    text: str
+    score: float | None = Field(
+        description="The current draft fit's score; null before both poles have labels."
+    )
+    overlap: bool = Field(
+        default=False, description="A text another annotator labelled (asked for with `overlap`)."
+    )
+
+
+class SuggestOut(BaseModel):
+    trait: str
+    mode: SuggestMode
+    items: list[Suggestion]
+    pool_size: int
+    labelled: int
+    unlabelled: int = Field(description="Pool texts not labelled for the trait yet (addition).")

@@ -1,0 +1,132 @@
+"""Samples: labelled texts, imported, listed, edited and deleted (`routes/samples.py`)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from core.contract import (
+    ANNOTATOR_PATTERN,
+    ANNOTATOR_RE,
+    MAX_ANNOTATOR_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_SAMPLES_PER_REQUEST,
+    MAX_SOURCE_ID_CHARS,
+    MAX_URL_CHARS,
+    Provenance,
+)
+from service.schemas.common import Strict, Text
+
+
+def check_annotator(value: str) -> str:
+    if not ANNOTATOR_RE.match(value):
+        raise PydanticCustomError(
+            "invalid_annotator",
+            f"an annotator is 1-{MAX_ANNOTATOR_CHARS} ASCII letters, digits, '.', '_', '@' and '-', "
+            "starting with a letter or digit",
+        )
+    return value
+
+
+# Checked by check_annotator as a whole string (a Field pattern would let a trailing newline through).
+Annotator = Annotated[
+    str,
+    Field(max_length=MAX_ANNOTATOR_CHARS, json_schema_extra={"pattern": ANNOTATOR_PATTERN, "minLength": 1}),
+    AfterValidator(check_annotator),
+]
+_ANNOTATOR_HELP = (
+    "Who gave the label (an external rater's id, for an import of several raters' votes); absent: the "
+    "calling key's annotator name. Another key's name → 422 `annotator_reserved`."
+)
+
+
+_SOURCE_ID_HELP = (
+    "The id of the sample's row in the file it came from, so an export joins back to that file; stored as "
+    "given, not unique."
+)
+
+
+class LabelIn(Strict):
+    """A labelled text: a sample, or an evaluation-set item."""
+
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    text: Text
+    quality: float = Field(ge=0.0, le=1.0)
+    source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    annotator: Annotator | None = Field(default=None, description=_ANNOTATOR_HELP)
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float) -> float:
+        if math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class SampleIn(LabelIn):
+    adjudicated: bool = Field(
+        default=False,
+        description="A reviewer's vote that settles the text: its quality decides the text's pole in "
+        "training (the other votes stay stored). A sample edit: untrained models only.",
+    )
+    source_id: str | None = Field(
+        default=None, min_length=1, max_length=MAX_SOURCE_ID_CHARS, description=_SOURCE_ID_HELP
+    )
+
+
+class SamplesIn(Strict):
+    samples: list[SampleIn] = Field(min_length=1, max_length=MAX_SAMPLES_PER_REQUEST)
+
+
+class SampleIds(BaseModel):
+    ids: list[int]
+    in_evaluation_set: int = Field(
+        0, description="How many of the samples are texts of the evaluation set (stored all the same)."
+    )
+
+
+class SampleOut(BaseModel):
+    id: int
+    trait: str
+    text: str
+    quality: float
+    provenance: Provenance
+    source_url: str | None
+    content_sha256: str
+    created_at: datetime
+    annotator: str | None = Field(
+        description="Who gave the label; null for machine-made samples and those stored before annotators"
+    )
+    adjudicated: bool = Field(description="A reviewer's vote that settles the text")
+    source_id: str | None = Field(description=_SOURCE_ID_HELP + " Null when none was given.")
+
+
+class SamplePage(BaseModel):
+    items: list[SampleOut]
+    limit: int
+    next_cursor: str | None
+
+
+class SamplePatch(Strict):
+    """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
+
+    trait: str | None = Field(default=None, min_length=1, max_length=MAX_LABEL_CHARS)
+    text: Text | None = None
+    quality: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class SampleDeleted(BaseModel):
+    handle: str
+    id: int
+    deleted: bool
