@@ -143,7 +143,7 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
 
 def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:
     """The keys among `keys` that the model's set holds: per trait, one indexed query per chunk of hashes, so
-    a batch costs the same whatever the set holds (issue 36)."""
+    a batch costs the same whatever the set holds."""
     prefixes: dict[str, set[str]] = {}
     for trait_key, digest, *_ in keys:
         prefixes.setdefault(trait_key, set()).add(key_of(digest))

@@ -1,7 +1,7 @@
 """What a domain function needs from the process it runs in, as narrow protocols.
 
 The domain never imports `service.context.Context`: the context builds the run executor, whose run kinds use
-the domain, so that import closed a circle through every layer (issue 35). A route passes its `Context`, which
+the domain, so that import closed a circle through every layer. A route passes its `Context`, which
 has all of these; a function asks only for what it uses. Read-only properties, so a plain attribute fits.
 """
 

@@ -1,4 +1,4 @@
-"""A training's embedding, split across the worker processes a deployment runs (issue 36).
+"""A training's embedding, split across the worker processes a deployment runs.
 
 Embedding is most of a training's time with the default embedder (a million texts: hours on one core). A
 run whose model holds at least two shards' worth of distinct texts (`Settings.shard_texts` each) splits them

@@ -38,7 +38,7 @@ def analyze_after_growth(session: Session, table: str, before: int, after: int) 
     """PostgreSQL: ANALYZE `table` when a count of its rows (a trait's samples) grows past 10,000, 100,000,
     1,000,000 and so on. A new database has no statistics until autovacuum's next round, up to a minute
     later; meanwhile the planner takes a trait for a row or two and reads all of it for each batch's
-    duplicate check instead of seeking its keys (issue 36: a batch of 500 at 100,000 samples took 176 ms,
+    duplicate check instead of seeking its keys (a batch of 500 at 100,000 samples took 176 ms,
     not 1.7 ms). SQLite's planner needs no statistics to prefer the index that matches the most columns."""
     bind = session.get_bind()
     if bind.dialect.name != "postgresql" or after < ANALYZE_FROM:
@@ -115,7 +115,7 @@ def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
     SQLite: a deferred BEGIN (no write lock) whose first read fixes the snapshot for the transaction.
     PostgreSQL: REPEATABLE READ, so a model row and its run, version and tag rows, read by separate
     statements, come from one snapshot (at READ COMMITTED each statement saw the commits made since the
-    previous one: `busy` beside a succeeded run in 2 % of polls while runs finished, issue 26).
+    previous one: `busy` beside a succeeded run in 2 % of polls while runs finished).
     """
     options: dict[str, object] = {READ_ONLY_OPTION: True}
     if engine.dialect.name == "postgresql":

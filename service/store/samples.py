@@ -84,7 +84,7 @@ def add_samples(
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each.
 
-    A batch costs the same whatever the model holds (issue 36): the stored rows among the batch's texts come
+    A batch costs the same whatever the model holds: the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
     executemany. `source_urls` and `source_ids` (per sample, `ORIGIN`) are set on new rows, and on stored
     ones that have none yet.

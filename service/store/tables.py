@@ -48,7 +48,7 @@ MAX_INT = 2**31 - 1
 #: How much of a text's SHA-256 (hex) the duplicate checks' indexes hold: 64 bits, so two texts of a trait
 #: share a key about once in 10^7 million-sample traits (the full hash then tells them apart). The whole hash
 #: made those index entries four times as large: at 100,000 samples an import's batch spent three times as
-#: long in SQLite (issue 36).
+#: long in SQLite.
 CONTENT_KEY_CHARS = 16
 
 
@@ -133,7 +133,7 @@ class Model(Base):
     current_version_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_run_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     # How many evaluation items the model holds, kept as they are added and removed: an import's answer
-    # reports it, and counting the rows would cost in proportion to the set (issue 36).
+    # reports it, and counting the rows would cost in proportion to the set.
     eval_item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
@@ -189,7 +189,7 @@ class SampleRow(Base):
     source_id: Mapped[str | None] = mapped_column(String(MAX_SOURCE_ID_CHARS), nullable=True)
 
 
-# A text's rows of a trait: an import's duplicate check (issue 36).
+# A text's rows of a trait: an import's duplicate check.
 Index(
     "ix_samples_model_trait_key",
     SampleRow.model_id,

@@ -6,7 +6,7 @@ Create Date: 2026-11-24
 
 An import checks each new label against the stored ones (same trait, text, quality: stored once). With only
 (model_id, trait_id) indexed, each check read every sample of the trait, so a batch of 500 cost time in
-proportion to the model's size (issue 36: 52 samples/s at 100,000). (model_id, trait_id, content_sha256)
+proportion to the model's size (52 samples/s at 100,000). (model_id, trait_id, content_sha256)
 finds a text's rows directly; (model_id, trait_id, id) serves a trait's samples in id order (the Samples
 page's trait filter), so the two replace that index. Evaluation items get the same content index, and the
 model row keeps their count (an import answers with the set's total). Pool texts already have a unique
