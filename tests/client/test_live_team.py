@@ -12,6 +12,8 @@ from service.store.db import transaction
 from tests.client.conftest import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
 
 TEXTS = POSITIVE + NEGATIVE
+# Evaluation texts the draft's samples do not hold: an evaluation leaves out what its version trained on.
+HELD_OUT = [f"Quoted again: {t}" for t in TEXTS]
 RATERS = {
     "ann": [1.0, 1.0, 0.8, 1.0, 0.3, 1.0, 0.0, 0.2, 0.0, 0.0, 0.6, 0.0],
     "ben": [0.9, 0.6, 1.0, 1.0, 1.0, 0.7, 0.1, 0.0, 0.5, 0.0, 0.0, 0.2],
@@ -102,7 +104,7 @@ def test_external_raters_votes_and_the_human_ceiling(client: Client, service: Se
     rows = [
         {"trait": "formality", "text": t, "quality": q, "annotator": f"turk-{name}"}
         for name, qualities in RATERS.items()
-        for t, q in zip(TEXTS, qualities, strict=True)
+        for t, q in zip(HELD_OUT, qualities, strict=True)
     ]
     added = client.add_evaluation_items(handle, rows)
     assert added.added == 36

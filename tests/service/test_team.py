@@ -26,6 +26,9 @@ from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, make_
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 TEXTS = FORMAL + CASUAL  # 12 texts, the first six formal
+# The same texts as an evaluation set must differ from the training samples: an evaluation leaves out what
+# its version trained on.
+HELD_OUT = [f"Quoted again: {t}" for t in TEXTS]
 
 
 def named(svc: Svc, name: str, namespaces: tuple[str, ...] = ("acme",)) -> dict[str, str]:
@@ -365,7 +368,8 @@ def test_evaluation_reports_the_human_ceiling_beside_the_model(svc: Svc) -> None
     for name, qualities in VOTES.items():
         items = {
             "items": [
-                {"trait": "formality", "text": t, "quality": q} for t, q in zip(TEXTS, qualities, strict=True)
+                {"trait": "formality", "text": t, "quality": q}
+                for t, q in zip(HELD_OUT, qualities, strict=True)
             ]
         }
         added = check(c.post(f"/v1/models/{h}/evaluation-set", json=items, headers=keys[name]), 201)
@@ -379,12 +383,12 @@ def test_evaluation_reports_the_human_ceiling_beside_the_model(svc: Svc) -> None
     assert (ceiling["pairs"], ceiling["texts"], ceiling["annotators"]) == (36, 12, 3)
     assert ceiling["ci_low"] <= ceiling["value"] <= ceiling["ci_high"]
     # The same figures from the engine on the same votes and the version's scores.
-    scores = c.post(f"/v1/models/{h}/score", json={"content": TEXTS}, headers=svc.author).json()["results"]
-    by_text = {t: r["scores"][0]["score"] for t, r in zip(TEXTS, scores, strict=True)}
+    scores = c.post(f"/v1/models/{h}/score", json={"content": HELD_OUT}, headers=svc.author).json()["results"]
+    by_text = {t: r["scores"][0]["score"] for t, r in zip(HELD_OUT, scores, strict=True)}
     votes = [
         Vote("formality", t, q, n, i)
         for n, qs in VOTES.items()
-        for i, (t, q) in enumerate(zip(TEXTS, qs, strict=True))
+        for i, (t, q) in enumerate(zip(HELD_OUT, qs, strict=True))
     ]
     want = human_ceiling(count_votes(sorted(votes, key=lambda v: v.annotator or "")), by_text)
     assert want is not None
@@ -426,7 +430,7 @@ def test_one_vote_per_text_measures_as_before(svc: Svc) -> None:
     items = {
         "items": [
             {"trait": "formality", "text": t, "quality": q}
-            for t, q in zip(TEXTS, VOTES["alice"], strict=True)
+            for t, q in zip(HELD_OUT, VOTES["alice"], strict=True)
         ]
     }
     check(c.post(f"/v1/models/{h}/evaluation-set", json=items, headers=svc.author), 201)
