@@ -89,12 +89,22 @@ class Scorer:
             )
         return vectors
 
+    def axis_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        """Positions (n, n_traits) of already embedded texts or chunks on each trait's axis, before
+        calibration: the raw score r, -1 at the negative pole's prototype and +1 at the positive one's."""
+        out = np.empty((len(vectors), len(self.traits)))
+        for j, (w, offset) in enumerate(zip(self._w, self._offset, strict=True)):
+            out[:, j] = raw_scores(vectors, w, offset)
+        return out
+
+    def calibrate(self, axis: np.ndarray) -> np.ndarray:
+        """Scores (n, n_traits) from axis positions (n, n_traits): sigmoid(k * r) per trait."""
+        out: np.ndarray = expit(np.asarray(self._k) * axis)
+        return out
+
     def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Scores (n, n_traits) of already embedded texts or chunks."""
-        out = np.empty((len(vectors), len(self.traits)))
-        for j, (w, offset, k) in enumerate(zip(self._w, self._offset, self._k, strict=True)):
-            out[:, j] = expit(k * raw_scores(vectors, w, offset))
-        return out
+        return self.calibrate(self.axis_vectors(vectors))
 
     def aggregate(self, chunk_scores: np.ndarray) -> np.ndarray:
         """Combine the chunk scores (m, n_traits) of one text per trait by its aggregation."""
