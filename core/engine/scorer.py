@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import expit
@@ -14,6 +14,9 @@ from core.engine.snapshot import CHUNK_WORDS, load_snapshot
 from core.engine.trait_model import raw_scores
 from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts
+
+if TYPE_CHECKING:
+    from core.engine.explain import WordEffect
 
 # Any: numpy types its reductions by overloads that give Any for an array of unknown dtype.
 _AGGREGATE: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "max": np.max, "min": np.min}
@@ -132,8 +135,8 @@ class Scorer:
         keys = self.keys
         return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts)]
 
-    def explain(self, text: str, max_words: int = 64) -> dict[str, list[tuple[str, float]]]:
-        """Per-word contributions by occlusion; see `core.engine.explain.explain`."""
+    def explain(self, text: str, max_words: int = 64) -> dict[str, list[WordEffect]]:
+        """Per-word effects by occlusion; see `core.engine.explain.explain`."""
         from core.engine.explain import explain
 
         return explain(self, text, max_words=max_words)

@@ -1,9 +1,9 @@
-"""Word explanations a reader can trust, on real reviews with the default embedder (issue 37.5).
+"""Word explanations a reader can trust, on real reviews with the default embedder.
 
-A review's words as the reader sees them (punctuation attached: "useless.", "junk,") are explained, and each
-word's sign must be the sign of what the Score page would show when that word is removed: the text's score
-minus the score of the text without it, each scored on its own. The int8 embedder quantises activations per
-batch, so explaining in one batch flipped about one word in eleven on these reviews.
+A review's words as the reader sees them (punctuation attached: "useless.", "junk,") are explained,
+and each word's sign must be the sign of what scoring shows when that word is removed: the text's score minus
+the score of the text without it, each scored on its own. The int8 embedder quantises activations per batch,
+so explaining in one batch flipped about one word in eleven on these reviews.
 """
 
 from __future__ import annotations
@@ -46,13 +46,14 @@ def test_each_word_s_sign_is_the_score_s_change_without_it(reviews: tuple[Scorer
     scorer, texts = reviews
     checked = 0
     for text in texts:
-        pairs = scorer.explain(text)["sentiment"]
-        assert [w for w, _ in pairs] == text.split()  # words as the reader sees them, punctuation attached
+        effects = scorer.explain(text)["sentiment"]
+        assert [e.word for e in effects] == text.split()  # words as the reader sees them, punctuated
         base = float(scorer.score(text)[0, 0])
-        for i, (word, contribution) in enumerate(pairs):
+        for i, effect in enumerate(effects):
             change = base - float(scorer.score(_without(text, i))[0, 0])
-            assert np.sign(contribution) == np.sign(change), (text, word, contribution, change)
-            assert contribution == pytest.approx(change, abs=1e-6)
+            assert np.sign(effect.contribution) == np.sign(change), (text, effect, change)
+            assert effect.contribution == pytest.approx(change, abs=1e-6)
+            assert np.sign(effect.axis) == np.sign(change), (text, effect, change)
             checked += 1
     assert checked > 100
     assert any(w.endswith((".", ",", "!")) for t in texts for w in t.split())  # punctuated words were in it
