@@ -71,15 +71,16 @@ FILLER_WORDS = frozenset(
     {"the", "a", "an", "of", "to", "and", "in", "on", "at", "for", "with", "as", "by", "from", "that", "this"}
     | {"is", "was", "are", "be", "or"}
 )
-#: A word whose |strength| is below this many filler effects is not coloured. Measured on 40 test texts
-#: each of stanford_politeness, newssd subjectivity and convabuse, with traits trained on 0 (zero-shot), 8,
-#: 30 and 100 samples per pole, with e5-small-qint8 and MiniLM (24 traits): at 3 the texts' own function
-#: words are coloured at most 11 % of the time (5 % or less in texts over 12 words; removing a word moves
-#: the short chatbot turns of convabuse more), and the share of all words coloured stays put as the samples
-#: grow (politeness 4-9 %, subjectivity 5-13 %, abuse 22-26 % with e5-small-qint8), where a floor of 0.25
-#: on the axis coloured 0-5 % of the politeness and subjectivity words at 8 and 30 samples per pole and
-#: 13-19 % at 100. Words that carry a trait clear it ("fuck" -21, "bitch" -16 in abusive turns; "why" -5.1,
-#: "sorry" +3.7, "thanks" +3.3 in politeness requests, on average with 100 samples per pole).
+#: A word whose |strength| is below this many filler effects is not coloured. Measured by
+#: `benchmarks/explain.py` on 40 test texts each of stanford_politeness, newssd subjectivity and convabuse,
+#: with traits trained on 0 (zero-shot), 8, 30 and 100 samples per pole, with e5-small-qint8 and MiniLM
+#: (24 traits): at 3 the texts' own function words are coloured at most 10 % of the time (5 % or less in
+#: texts over 12 words; removing a word moves the short chatbot turns of convabuse more), and the share of
+#: all words coloured stays put as the samples grow (politeness 4-9 %, subjectivity 4-12 %, abuse 22-26 %
+#: with e5-small-qint8), where a floor of 0.25 on the axis coloured 0-7 % of the politeness and
+#: subjectivity words at 8 and 30 samples per pole and 15-19 % at 100. Words that carry a trait clear it
+#: ("fuck" -21, "bitch" -16 in abusive turns; "why" -5.1, "sorry" +3.7, "thanks" +3.3 in politeness
+#: requests, on average over 150 texts with 100 samples per pole).
 NOISE_FLOOR = 3.0
 #: |strength| at which the colour is full, four times the floor: about one word in a hundred of politeness
 #: and subjectivity texts reaches it (their 99th percentile was 5-10), and profanities in abusive turns do.
