@@ -12,6 +12,7 @@ from core.client import Client
 from core.contract import Aggregation
 from core.embedders.base import Embedder
 from core.engine import Sample, Scorer, TraitSpec
+from core.engine.explain import NOISE_FLOOR, WordEffect, shade
 from core.engine.preview import draft_scorer as engine_draft_scorer
 
 
@@ -47,25 +48,52 @@ def data_fingerprint(traits: list[Any], samples: list[Any]) -> str:
 
 
 _WORD = re.compile(r"\S+")  # a word as the engine explains it: what the reader sees between spaces
+_TOWARDS_POSITIVE = "59,125,216"  # blue
+_TOWARDS_NEGATIVE = "217,128,74"  # orange: the pair stays apart for red-green colour blindness
+_FULL_ALPHA = 0.75  # the background of a word at full shade; the text stays readable on it
 
 
-def highlight_html(text: str, contributions: Sequence[tuple[str, float] | dict[str, Any]]) -> str:
-    """The text with each explained word shaded: blue towards the positive pole, orange towards the
-    negative one, stronger for larger contributions.
+def _mark(rgb: str, alpha: float, inner: str, title: str = "") -> str:
+    """`inner` (escaped HTML) on a background of the colour `rgb` at opacity `alpha`."""
+    tip = f' title="{html.escape(title)}"' if title else ""
+    style = f"background: rgba({rgb},{alpha:.2f}); border-radius: 3px; padding: 0 2px"
+    return f'<span{tip} style="{style}">{inner}</span>'
 
-    The explanation's words are the text's words in order, punctuation attached (`core.engine.explain`), so
-    each word gets its own contribution by position: "useless." is shaded as the engine scored it, and a word
-    said twice shows each time what that occurrence did."""
+
+def _legend(positive_label: str, negative_label: str) -> str:
+    """What a colour means, in one line under the text."""
+    towards_positive = _mark(_TOWARDS_POSITIVE, _FULL_ALPHA, "blue")
+    towards_negative = _mark(_TOWARDS_NEGATIVE, _FULL_ALPHA, "orange")
+    return (
+        f"{towards_positive} pushes towards “{html.escape(positive_label)}”, {towards_negative} towards "
+        f"“{html.escape(negative_label)}”, darker is stronger. Uncoloured: too small to matter (under "
+        f"{NOISE_FLOOR:g}× what removing a filler word like “the” does)."
+    )
+
+
+def highlight_html(
+    text: str,
+    effects: Sequence[WordEffect | dict[str, Any]],
+    positive_label: str,
+    negative_label: str,
+) -> str:
+    """The text with each explained word shaded by `core.engine.explain.shade`: blue towards the positive
+    pole, orange towards the negative one, on one fixed scale for every text; a word too small to matter is
+    left uncoloured. A legend under the text says so. Each word's tooltip gives its strength.
+
+    `effects` is the engine's explanation of one trait or the service's (`{"word", …, "strength"}`).
+    Its words are the text's words in order, punctuation attached (`core.engine.explain`), so each word gets
+    its own effect by position: "useless." is shaded as the engine scored it, and a word said twice shows
+    each time what that occurrence did."""
     pairs = [
-        (str(item["word"]), float(item["contribution"]))
-        if isinstance(item, dict)
-        else (str(item[0]), item[1])
-        for item in contributions
+        (str(item["word"]), float(item["strength"])) if isinstance(item, dict) else (item.word, item.strength)
+        for item in effects
     ]
-    top = max((abs(v) for _, v in pairs), default=0.0) or 1.0
     parts: list[str] = []
     end = 0
+    words = coloured = 0
     for i, match in enumerate(_WORD.finditer(text)):
+        words += 1
         parts.append(html.escape(text[end : match.start()]))
         end = match.end()
         word = match.group()
@@ -73,12 +101,26 @@ def highlight_html(text: str, contributions: Sequence[tuple[str, float] | dict[s
         if i >= len(pairs) or pairs[i][0] != word:  # past the words explained (the first 64)
             parts.append(escaped)
             continue
-        value = pairs[i][1]
-        alpha = 0.15 + 0.6 * abs(value) / top
-        rgb = "59,125,216" if value > 0 else "217,128,74"
-        parts.append(
-            f'<span title="{value:+.3f}" style="background: rgba({rgb},{alpha:.2f}); '
-            f'border-radius: 3px; padding: 0 2px">{escaped}</span>'
+        strength = pairs[i][1]
+        tip = f"{strength:+.1f}× a filler word"
+        if shade(strength) == 0.0:
+            parts.append(f'<span title="{tip}: too small to matter">{escaped}</span>')  # no colour
+            continue
+        rgb, label = (
+            (_TOWARDS_POSITIVE, positive_label) if strength > 0 else (_TOWARDS_NEGATIVE, negative_label)
         )
+        parts.append(_mark(rgb, _FULL_ALPHA * abs(shade(strength)), escaped, f"{tip}: towards {label}"))
+        coloured += 1
     parts.append(html.escape(text[end:]))
-    return '<div style="line-height: 1.9; font-size: 1.05rem">' + "".join(parts) + "</div>"
+    legend = _legend(positive_label, negative_label)
+    if pairs and not coloured:
+        legend += " No single word moves this text that much: its score comes from the text as a whole."
+    if len(pairs) < words:
+        legend += f" Only the first {len(pairs)} words are explained."
+    return (
+        '<div style="line-height: 1.9; font-size: 1.05rem">'
+        + "".join(parts)
+        + '</div><div style="font-size: 0.85rem; opacity: 0.75; margin-top: 0.3rem">'
+        + legend
+        + "</div>"
+    )

@@ -57,10 +57,10 @@ with single:
                 format_func=lambda k: names.get(k, k),
                 key="score_explain_trait",
             )
-            st.caption("Blue words push towards the positive pole, orange towards the negative one.")
+            negative, positive = result.labels()[key]
             from app.preview import highlight_html  # on use: its module loads the engine (scikit-learn)
 
-            st.html(highlight_html(scored_text, result.explanation.get(key) or []))
+            st.html(highlight_html(scored_text, result.explanation.get(key) or [], positive, negative))
 
 with compare:
     c1, c2 = st.columns(2)
@@ -165,7 +165,9 @@ with preview:
             )
             from app.preview import highlight_html
 
-            st.html(highlight_html(preview_text, explanation[key]))
+            trait = next(t for t in traits if t.key == key)
+            poles = (trait.positive_label, trait.negative_label)
+            st.html(highlight_html(preview_text, explanation[key], *poles))
 
 with migrate:
     perspective_migration.render(client, handle)

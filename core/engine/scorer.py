@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import expit
@@ -14,6 +14,9 @@ from core.engine.snapshot import CHUNK_WORDS, load_snapshot
 from core.engine.trait_model import raw_scores
 from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts
+
+if TYPE_CHECKING:
+    from core.engine.explain import WordEffect
 
 # Any: numpy types its reductions by overloads that give Any for an array of unknown dtype.
 _AGGREGATE: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "max": np.max, "min": np.min}
@@ -89,12 +92,22 @@ class Scorer:
             )
         return vectors
 
+    def axis_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        """Positions (n, n_traits) of already embedded texts or chunks on each trait's axis, before
+        calibration: the raw score r, -1 at the negative pole's prototype and +1 at the positive one's."""
+        out = np.empty((len(vectors), len(self.traits)))
+        for j, (w, offset) in enumerate(zip(self._w, self._offset, strict=True)):
+            out[:, j] = raw_scores(vectors, w, offset)
+        return out
+
+    def calibrate(self, axis: np.ndarray) -> np.ndarray:
+        """Scores (n, n_traits) from axis positions (n, n_traits): sigmoid(k * r) per trait."""
+        out: np.ndarray = expit(np.asarray(self._k) * axis)
+        return out
+
     def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Scores (n, n_traits) of already embedded texts or chunks."""
-        out = np.empty((len(vectors), len(self.traits)))
-        for j, (w, offset, k) in enumerate(zip(self._w, self._offset, self._k, strict=True)):
-            out[:, j] = expit(k * raw_scores(vectors, w, offset))
-        return out
+        return self.calibrate(self.axis_vectors(vectors))
 
     def aggregate(self, chunk_scores: np.ndarray) -> np.ndarray:
         """Combine the chunk scores (m, n_traits) of one text per trait by its aggregation."""
@@ -122,8 +135,8 @@ class Scorer:
         keys = self.keys
         return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts)]
 
-    def explain(self, text: str, max_words: int = 64) -> dict[str, list[tuple[str, float]]]:
-        """Per-word contributions by occlusion; see `core.engine.explain.explain`."""
+    def explain(self, text: str, max_words: int = 64) -> dict[str, list[WordEffect]]:
+        """Per-word effects by occlusion; see `core.engine.explain.explain`."""
         from core.engine.explain import explain
 
         return explain(self, text, max_words=max_words)

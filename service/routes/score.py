@@ -73,12 +73,22 @@ def _scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
 class _WordContribution(TypedDict):
     word: str
     contribution: float
+    axis: float
+    strength: float
 
 
 def _explain(scorer: Scorer, text: str) -> dict[str, list[_WordContribution]]:
-    raw = scorer.explain(text)
     return {
-        key: [{"word": w, "contribution": round(float(c), 6)} for w, c in pairs] for key, pairs in raw.items()
+        key: [
+            {
+                "word": e.word,
+                "contribution": round(e.contribution, 6),
+                "axis": round(e.axis, 6),
+                "strength": round(e.strength, 6),
+            }
+            for e in effects
+        ]
+        for key, effects in scorer.explain(text).items()
     }
 
 

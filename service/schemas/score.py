@@ -53,7 +53,14 @@ class TraitScore(BaseModel):
 
 class WordContribution(BaseModel):
     word: str
-    contribution: float
+    contribution: float = Field(description="The score's change when the word is removed")
+    axis: float = Field(
+        description="The change on the trait's axis (poles at -1 and +1) when the word is removed"
+    )
+    strength: float = Field(
+        description="`axis` in units of the trait's filler noise (what removing a word like 'the' does); "
+        "the workbench colours a word from 3 (docs/engine.md, Explanations)"
+    )
 
 
 class DecidedTraitScore(TraitScore):

@@ -12,6 +12,7 @@ from app.sample_io import refused_rows, unknown_trait_hint
 from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
 from app.widgets import error_text
 from core.client import Client, ConflictError
+from core.engine.explain import NOISE_FLOOR, WordEffect
 
 
 def test_check_handle() -> None:
@@ -103,26 +104,65 @@ def test_per_trait_summary() -> None:
     assert round(row["mean Δ"], 6) == 0.1 and round(row["mean |Δ|"], 6) == 0.3 and row["max |Δ|"] == 0.4
 
 
+def _effects(text: str, strengths: list[float]) -> list[WordEffect]:
+    return [WordEffect(w, 0.0, 0.0, s) for w, s in zip(text.split(), strengths, strict=True)]
+
+
 def test_highlight_escapes_and_shades() -> None:
     out = highlight_html(
-        "<b>Dear</b> friend", [{"word": "<b>Dear</b>", "contribution": 0.5}, ("friend", -0.1)]
+        "<b>Dear</b> friend",
+        [
+            {"word": "<b>Dear</b>", "contribution": 0.01, "axis": 0.5, "strength": 6.0},
+            WordEffect("friend", 0, 0, -4),
+        ],
+        "<polite>",
+        "rude",
     )
-    assert "&lt;b&gt;" in out and "<b>" not in out
-    assert 'title="+0.500"' in out and "59,125,216" in out
-    assert 'title="-0.100"' in out and "217,128,74" in out
+    assert "&lt;b&gt;" in out and "<b>" not in out and "<polite>" not in out
+    assert 'title="+6.0× a filler word: towards &lt;polite&gt;"' in out and "rgba(59,125,216,0.38)" in out
+    assert 'title="-4.0× a filler word: towards rude"' in out and "rgba(217,128,74,0.25)" in out
 
 
 def test_highlight_shades_words_with_their_punctuation_each_occurrence_its_own() -> None:
-    """Words keep their punctuation ("useless." and "junk," were never shaded); each occurrence of a word
-    shows its own weight."""
+    """The words "useless." and "junk," were never shaded; a word said twice showed its first weight."""
     text = "Broke in a week. useless. Pure junk, broke again"
-    words = text.split()
-    values = [-0.2, 0.0, 0.0, -0.01, -0.3, 0.01, -0.25, -0.05, 0.0]
-    out = highlight_html(text, list(zip(words, values, strict=True)))
-    assert 'title="-0.300" style="background: rgba(217,128,74,0.75);' in out and ">useless.</span>" in out
-    assert ">junk,</span>" in out
-    assert out.count('title="-0.200"') == 1 and out.count('title="-0.050"') == 1  # "Broke" and "broke"
-    assert out.count("<span") == len(words)
+    strengths = [-4.0, 0.0, 0.0, -0.1, -12.0, 0.1, -6.0, -5.0, 0.0]
+    out = highlight_html(text, _effects(text, strengths), "positive", "negative")
+    assert 'towards negative" style="background: rgba(217,128,74,0.75);' in out
+    assert ">useless.</span>" in out and ">junk,</span>" in out
+    assert out.count('title="-4.0×') == 1 and out.count('title="-5.0×') == 1  # "Broke" and "broke"
+    assert out.count("<span title=") == len(
+        text.split()
+    )  # every explained word has its strength as a tooltip
+
+
+def test_highlight_uses_one_fixed_scale_and_leaves_noise_uncoloured() -> None:
+    """A word's colour is its own strength on a scale shared by every text, not stretched to the sentence's
+    largest word: in a text whose words all barely move it, none is coloured (the darkest word of a
+    confident sentence was "It"), and 6 looks the same beside 3 as beside 30."""
+    quiet = "It is what it is"
+    out = highlight_html(quiet, _effects(quiet, [2.9, -1.0, 0.5, 1.2, -2.4]), "positive", "negative")
+    assert "rgba(" not in out.split("</div>")[0]  # the text: no word coloured
+    assert out.count('too small to matter"') == 5
+    strong = "fine words here"
+    alone = highlight_html(strong, _effects(strong, [6.0, 3.0, 0.0]), "positive", "negative")
+    beside = highlight_html(strong, _effects(strong, [6.0, 30.0, 0.0]), "positive", "negative")
+    assert "rgba(59,125,216,0.38)" in alone and "rgba(59,125,216,0.38)" in beside  # "fine": half of full
+    assert "rgba(59,125,216,0.75)" in beside  # "words" at 30: full colour, no more
+
+
+def test_highlight_legend_says_what_a_colour_means() -> None:
+    text = "Could you please help"
+    out = highlight_html(text, _effects(text, [0.0, 0.0, 6.0, 3.0]), "polite", "impolite")
+    legend = out.split("</div>")[1]
+    assert "blue</span> pushes towards “polite”, " in legend and "orange</span> towards “impolite”" in legend
+    assert f"Uncoloured: too small to matter (under {NOISE_FLOOR:g}× what removing a filler word" in legend
+    assert "No single word" not in legend and "Only the first" not in legend
+    # A confident text may owe its score to no single word; the legend says so rather than show nothing.
+    whole = highlight_html(text, _effects(text, [1.0, -2.0, 2.5, 0.0]), "polite", "impolite")
+    assert "No single word moves this text that much" in whole
+    past_the_explained = highlight_html(text + " me", _effects(text, [0.0] * 4), "p", "n")
+    assert "Only the first 4 words are explained." in past_the_explained
 
 
 def test_share_url() -> None:

@@ -343,6 +343,10 @@ def test_score_bars_text_view_and_explanation(trained: str) -> None:
     assert "Formality" in plain or "formal" in plain
     assert result.explanation
     assert at.selectbox(key="score_explain_trait").options
+    # The highlighted text says what its colours mean, in the shown trait's own pole labels.
+    negative, positive = result.labels()[at.selectbox(key="score_explain_trait").value]
+    shown = [h.value for h in at.html if "too small to matter" in h.value]
+    assert len(shown) == 1 and f"towards “{positive}”" in shown[0] and f"towards “{negative}”" in shown[0]
 
 
 def test_score_compare_two_texts(trained: str) -> None:

@@ -18,6 +18,7 @@ from core.engine import (
     TextTooLongError,
     TrainingResult,
 )
+from core.engine.explain import FILLER_PROBES, FULL_SHADE, NOISE_FLOOR, filler_noise, shade
 from core.engine.scorer import chunk_text
 
 
@@ -122,37 +123,72 @@ def test_text_of_exactly_the_limit_is_accepted(scorer: Scorer) -> None:
 def test_explain_signs_follow_the_poles(scorer: Scorer) -> None:
     text = "the hotel was wonderful but the staff were rude"
     explanation = scorer.explain(text)
-    pairs = explanation["sentiment"]
-    assert [w for w, _ in pairs] == text.split()
-    contribution = dict(pairs)
+    effects = explanation["sentiment"]
+    assert [e.word for e in effects] == text.split()
+    contribution = {e.word: e.contribution for e in effects}
     assert contribution["wonderful"] > 0.02
     assert contribution["rude"] < -0.02
     assert contribution["wonderful"] == max(contribution.values())
+    assert all(np.sign(e.axis) == np.sign(e.contribution) for e in effects)
 
 
-def test_explain_contribution_is_score_minus_score_without_the_word(scorer: Scorer) -> None:
+def _axis(scorer: Scorer, text: str) -> float:
+    return float(scorer.axis_vectors(scorer.embed([text]))[0, 0])
+
+
+def test_explain_contribution_and_axis_are_the_changes_without_the_word(scorer: Scorer) -> None:
     text = "our dinner was   lovely and kind"
     base = scorer.score([text])[0, 0]
-    pairs = scorer.explain(text)["sentiment"]
-    without_lovely = scorer.score(["our dinner was   and kind"])[0, 0]
-    assert pairs[3][0] == "lovely" and pairs[3][1] == pytest.approx(base - without_lovely, abs=1e-12)
-    without_last = scorer.score(["our dinner was   lovely and"])[0, 0]
-    assert pairs[-1][1] == pytest.approx(base - without_last, abs=1e-12)
+    effects = scorer.explain(text)["sentiment"]
+    without_lovely = "our dinner was   and kind"
+    assert effects[3].word == "lovely"
+    assert effects[3].contribution == pytest.approx(base - scorer.score([without_lovely])[0, 0], abs=1e-12)
+    assert effects[3].axis == pytest.approx(_axis(scorer, text) - _axis(scorer, without_lovely), abs=1e-12)
+    without_last = "our dinner was   lovely and"
+    assert effects[-1].contribution == pytest.approx(base - scorer.score([without_last])[0, 0], abs=1e-12)
+    assert effects[-1].axis == pytest.approx(_axis(scorer, text) - _axis(scorer, without_last), abs=1e-12)
+    # The axis is the score's logit over the calibration slope: the score is sigmoid(k * axis position).
+    assert scorer.calibrate(np.array([[_axis(scorer, text)]]))[0, 0] == base
+
+
+def test_strength_is_the_axis_change_in_units_of_the_trait_s_filler_noise(scorer: Scorer) -> None:
+    noise = filler_noise(scorer)
+    assert noise.shape == (1,) and noise[0] > 0
+    # The noise is what removing a function word from a neutral sentence does to the axis.
+    probe = FILLER_PROBES[0]  # "The meeting was moved to the second floor on Tuesday."
+    change = _axis(scorer, probe) - _axis(scorer, probe.replace(" the second", " second"))
+    assert change != 0 and abs(change) < 5 * noise[0]
+    for effect in scorer.explain("the hotel was wonderful but the staff were rude")["sentiment"]:
+        assert effect.strength == pytest.approx(effect.axis / noise[0], rel=1e-12)
+        assert effect.shade == shade(effect.strength)
+
+
+def test_shade_is_zero_below_the_noise_floor_and_full_from_full_shade() -> None:
+    assert shade(0.0) == 0.0
+    assert shade(NOISE_FLOOR * 0.99) == 0.0 and shade(-NOISE_FLOOR * 0.99) == 0.0
+    assert shade(NOISE_FLOOR) == pytest.approx(NOISE_FLOOR / FULL_SHADE)
+    assert shade(-0.6 * FULL_SHADE) == pytest.approx(-0.6)
+    assert shade(FULL_SHADE) == 1.0 and shade(5 * FULL_SHADE) == 1.0 and shade(-5 * FULL_SHADE) == -1.0
+    assert 0 < NOISE_FLOOR < FULL_SHADE
 
 
 def test_explain_embeds_each_variant_as_a_score_embeds_a_text(trained: TrainingResult, counting: Any) -> None:
     scorer = Scorer.from_snapshot(trained.snapshot, embedder=counting)
+    filler_noise(scorer)  # the filler probes are embedded once per embedder and process
+    counting.calls.clear()
     scorer.explain("the staff were wonderful and kind today")
     assert [len(call) for call in counting.calls] == [1] * (1 + 7)  # one text a call, never a batch
 
 
 def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> None:
     text = " ".join(["wonderful"] * 10 + ["awful"] * 10)
-    pairs = scorer.explain(text, max_words=5)["sentiment"]
-    assert [w for w, _ in pairs] == ["wonderful"] * 5
+    effects = scorer.explain(text, max_words=5)["sentiment"]
+    assert [e.word for e in effects] == ["wonderful"] * 5
     single = scorer.explain("wonderful")["sentiment"]
-    assert [w for w, _ in single] == ["wonderful"]
-    assert single[0][1] == pytest.approx(scorer.score(["wonderful"])[0, 0] - 0.5)
+    assert [e.word for e in single] == ["wonderful"]
+    # Without its only word the text is empty: the midpoint, score 0.5 and axis 0.
+    assert single[0].contribution == pytest.approx(scorer.score(["wonderful"])[0, 0] - 0.5)
+    assert single[0].axis == pytest.approx(_axis(scorer, "wonderful"))
     with pytest.raises(EngineError, match="max_words"):
         scorer.explain(text, max_words=0)
     with pytest.raises(EmptyTextError):
@@ -166,16 +202,19 @@ def test_explain_long_text_occludes_each_word_in_its_window(
     words[1] = "wonderful"
     words[40] = "wonderful"
     text = " ".join(words)  # 250 words: longer than a window
-    pairs = scorer.explain(text, max_words=64)["sentiment"]
-    assert [w for w, _ in pairs] == words[:64]
+    effects = scorer.explain(text, max_words=64)["sentiment"]
+    assert [e.word for e in effects] == words[:64]
     # Word 40 is left out of its own 32-word window (words 32-63), nothing else.
     window = " ".join(words[32:64])
     without = " ".join(words[32:40] + words[41:64])
     expected = scorer.score([window])[0, 0] - scorer.score([without])[0, 0]
-    assert pairs[40][1] == pytest.approx(expected, abs=1e-12)
-    assert pairs[1][1] > 0 and pairs[40][1] > 0
+    assert effects[40].contribution == pytest.approx(expected, abs=1e-12)
+    assert effects[40].axis == pytest.approx(_axis(scorer, window) - _axis(scorer, without), abs=1e-12)
+    assert effects[1].axis > 0 and effects[40].axis > 0
     # The cost is the words explained, not the text: two windows and 64 variants of 31 words.
     counted = Scorer.from_snapshot(trained.snapshot, embedder=counting)
+    filler_noise(counted)
+    counting.calls.clear()
     counted.explain(" ".join(_words(3_000, seed=4)))
     texts = [t for call in counting.calls for t in call]
     assert len(texts) == 2 + 64 and max(len(t.split()) for t in texts) == 32

@@ -57,7 +57,10 @@ def test_score_shapes(svc: Svc) -> None:
     raw_body = check(raw, 200)
     assert raw_body["scores"] == one["scores"]
     assert set(raw_body["explanation"]) == {"formality", "sentiment"}
-    assert all({"word", "contribution"} == set(w) for w in raw_body["explanation"]["formality"])
+    words = raw_body["explanation"]["formality"]
+    assert all({"word", "contribution", "axis", "strength"} == set(w) for w in words)
+    # The score's change and the axis change agree in sign; the strength is the axis change scaled.
+    assert all(w["contribution"] * w["axis"] >= 0 and w["axis"] * w["strength"] >= 0 for w in words)
     assert (
         error_code(
             c.post(
