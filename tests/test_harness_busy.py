@@ -7,20 +7,25 @@ import sys
 
 import psutil
 
+# The command: the spinners are its parent's other children; it prints their pids and exits with their count.
+COUNT = (
+    "import psutil; me = psutil.Process();"
+    "others = [c.pid for c in me.parent().children() if c.pid != me.pid];"
+    "print(*others); raise SystemExit(len(others))"
+)
+
 
 def test_runs_the_command_beside_spinners_and_returns_its_status() -> None:
-    # The command counts the spinners (this run's children other than itself) and exits with that count.
-    count = (
-        "import os, psutil; me = psutil.Process(); parent = me.parent();"
-        "raise SystemExit(sum(1 for c in parent.children() if c.pid != me.pid and c.status() != 'zombie'))"
-    )
     run = subprocess.run(
-        [sys.executable, "-m", "harness.busy", "--procs", "2", "--", sys.executable, "-c", count],
+        [sys.executable, "-m", "harness.busy", "--procs", "2", "--", sys.executable, "-c", COUNT],
         capture_output=True,
+        text=True,
         timeout=60,
     )
     assert run.returncode == 2, run.stderr
-    assert not [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    spinners = [int(pid) for pid in run.stdout.split()]
+    assert len(spinners) == 2
+    assert not [pid for pid in spinners if psutil.pid_exists(pid)]  # stopped once the command ended
 
 
 def test_refuses_a_missing_command() -> None:
