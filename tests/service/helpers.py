@@ -110,6 +110,17 @@ def make_model(
     return model
 
 
+def evaluate_version(client: Any, headers: dict[str, str], handle: str, ref: str = "v1") -> dict[str, Any]:
+    """Evaluate a version on the model's evaluation set, wait for the run to succeed, return the result."""
+    check(client.post(f"/v1/models/{handle}/versions/{ref}/evaluate", headers=headers), 202)
+    model = wait_settled(client, handle, headers)
+    assert model["last_operation"]["status"] == "succeeded", model["last_operation"]
+    result: dict[str, Any] = check(
+        client.get(f"/v1/models/{handle}/versions/{ref}/evaluation", headers=headers), 200
+    )
+    return result
+
+
 def train_ready(client: Any, headers: dict[str, str], handle: str, **body: Any) -> dict[str, Any]:
     started = check(
         client.post(f"/v1/models/{handle}/train", json={"effort": "low", **body}, headers=headers), 202

@@ -9,7 +9,15 @@ from typing import Any
 from sqlalchemy import text
 
 from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, POSITIVE, check, make_model, train_ready, wait_settled
+from tests.service.helpers import (
+    CASUAL,
+    FORMAL,
+    POSITIVE,
+    check,
+    evaluate_version,
+    make_model,
+    train_ready,
+)
 from tests.service.test_evaluation import HELD_OUT
 from tests.service.test_pool import UNLABELLED
 
@@ -25,13 +33,8 @@ def _add_items(svc: Svc, handle: str, items: list[tuple[str, str, float]]) -> No
     check(svc.client.post(f"/v1/models/{handle}/evaluation-set", json=body, headers=svc.author), 201)
 
 
-def _evaluate(svc: Svc, handle: str, ref: str) -> dict[str, Any]:
-    c, h = svc.client, svc.author
-    check(c.post(f"/v1/models/{handle}/versions/{ref}/evaluate", headers=h), 202)
-    model = wait_settled(c, handle, h)
-    assert model["last_operation"]["status"] == "succeeded", model["last_operation"]
-    result: dict[str, Any] = check(c.get(f"/v1/models/{handle}/versions/{ref}/evaluation", headers=h), 200)
-    return result
+def _evaluate(svc: Svc, handle: str, ref: str = "v1") -> dict[str, Any]:
+    return evaluate_version(svc.client, svc.author, handle, ref)
 
 
 def test_pool_import_leaves_out_evaluation_texts_and_says_how_many(svc: Svc) -> None:

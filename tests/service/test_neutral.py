@@ -14,6 +14,7 @@ from tests.service.helpers import (
     POSITIVE,
     check,
     error_code,
+    evaluate_version,
     make_model,
     train_ready,
     wait_settled,
@@ -100,13 +101,8 @@ def test_feedback_that_retraining_takes_in_keeps_the_counts(svc: Svc) -> None:
     assert trained["formality"]["neutral_samples"] == 1
 
 
-def _evaluate(svc: Svc, handle: str) -> dict[str, Any]:
-    c, h = svc.client, svc.author
-    check(c.post(f"/v1/models/{handle}/versions/v1/evaluate", headers=h), 202)
-    model = wait_settled(c, handle, h)
-    assert model["last_operation"]["status"] == "succeeded", model["last_operation"]
-    result: dict[str, Any] = check(c.get(f"/v1/models/{handle}/versions/v1/evaluation", headers=h), 200)
-    return result
+def _evaluate(svc: Svc, handle: str, ref: str = "v1") -> dict[str, Any]:
+    return evaluate_version(svc.client, svc.author, handle, ref)
 
 
 def test_an_evaluation_counts_its_neutral_items_and_leaves_them_out_of_the_pole_metrics(svc: Svc) -> None:
