@@ -11,6 +11,7 @@ from app.backend import demo_load
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
+from core.client import ApiError, Model
 from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
 
 PAGES = Path(__file__).resolve().parent
@@ -39,6 +40,24 @@ def _open_page(model_state: str, traits: int) -> str:
     if can("edit", model_state):
         return "samples.py" if traits else "traits.py"
     return "versions.py"
+
+
+def _picked_elsewhere(
+    items: list[Model], namespace: str | None, state: str | None, kind: str | None
+) -> list[Model]:
+    """The sidebar's model when these filters list it on another page: a model just created is the 26th
+    of a namespace as often as the first, and the Open box must still offer it."""
+    picked = selected_handle()
+    if not picked or any(m.handle == picked for m in items):
+        return []
+    if namespace is None or not picked.startswith(f"{namespace}."):
+        return []
+    try:
+        model = client.get_model(picked)
+    except ApiError:  # gone or not readable: nothing to offer
+        return []
+    listed = model.state == state if state else model.state != "archived"
+    return [model] if listed and (kind is None or model.kind == kind) else []
 
 
 def _browse() -> None:
@@ -82,14 +101,15 @@ def _browse() -> None:
                 st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
             o1, o2 = st.columns([3, 1])
             # The box follows the sidebar: whenever the picked model changes (sidebar, Create), it shows it.
-            shown = [r["handle"] for r in rows]
+            openable = [*items, *_picked_elsewhere(items, namespace, state_arg, kind_arg)]
+            shown = [m.handle for m in openable]
             picked = selected_handle()
             if picked in shown and picked != st.session_state.get("models_open_synced"):
                 st.session_state["models_open_synced"] = picked
                 st.session_state["models_open_pick"] = picked
             pick = o1.selectbox("Open a model", shown, key="models_open_pick")
             if o2.button("Open", key="models_open", type="primary", width="stretch") and pick:
-                chosen = next(m for m in items if m.handle == pick)
+                chosen = next(m for m in openable if m.handle == pick)
                 select_model(str(pick))
                 # Switched from the page's own run, not from this fragment: a switch from a fragment that
                 # reruns on a timer (a busy model listed) left the next page blank.

@@ -41,11 +41,20 @@ def test_first_visit_opens_the_demo_model(service: LocalService, client: Client,
     assert default_handle([], service.namespace) is None
 
 
+FIRST_PAGE = 25  # the Models page's default "Per page"
+
+
 def test_models_lists_and_creates(service: LocalService, client: Client, trained: str) -> None:
+    # More models than one page holds, whichever tests ran before: the new one lands past the first page.
+    listed = [m.handle for m in client.list_models(service.namespace)]
+    for _ in range(max(0, FIRST_PAGE + 1 - len(listed))):
+        client.create_model(new_handle(service, "filler"))
     at = page("models")
     at.run()
     no_exception(at)
-    assert trained in at.selectbox(key="models_open_pick").options
+    first_page = client.list_models_page(service.namespace, limit=FIRST_PAGE).items
+    assert at.selectbox(key="models_open_pick").options == [m.handle for m in first_page]
+    assert trained in [m.handle for m in client.list_models(service.namespace)]
     handle = new_handle(service, "created")
     by_label(at.text_input, "Handle").set_value(handle)
     by_label(at.text_area, "Description").set_value("made by the models page")
@@ -64,7 +73,9 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
     assert at.session_state["model"] == handle
     assert any("Created" in t for t in texts(at.success))
     at.run()
-    assert at.selectbox(key="models_open_pick").value == handle  # the Open box follows the new pick
+    # The Open box follows the new pick, though the model is not on the page the table shows.
+    assert handle not in [m.handle for m in first_page]
+    assert at.selectbox(key="models_open_pick").value == handle
 
 
 def test_models_create_lands_in_the_run_that_stops_following_busy_models(
@@ -149,8 +160,9 @@ def test_models_paging_and_filters(service: LocalService, client: Client, traine
     at.run()
     no_exception(at)
     options = at.selectbox(key="models_open_pick").options
-    assert trained in options
+    assert options == [m.handle for m in client.list_models_page(service.namespace, "ready", limit=10).items]
     assert all(client.get_model(h).state == "ready" for h in options)
+    assert trained in [m.handle for m in client.list_models(service.namespace, "ready")]
 
 
 def test_traits_add_delete_and_frozen_when_ready(client: Client, draft: str, trained: str) -> None:
