@@ -100,7 +100,7 @@ def envelope(
     body = {
         "error": {
             "code": code,
-            "message": _echoable(message),
+            "message": echoable(message),
             "request_id": request_id,
             "retryable": retryable,
             "details": details or [],
@@ -115,15 +115,15 @@ def envelope(
 _UNECHOABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 
-def _echoable(text: str) -> str:
+def echoable(text: str) -> str:
     return _UNECHOABLE_RE.sub("\ufffd", text)
 
 
 def _jsonable_details(errors: list[Any]) -> list[JsonObject]:  # Any: FastAPI types its errors so
     out = []
     for err in errors:
-        loc = [p if isinstance(p, int) else _echoable(str(p)) for p in err.get("loc", ())]
-        out.append({"loc": loc, "msg": _echoable(str(err.get("msg", ""))), "type": str(err.get("type", ""))})
+        loc = [p if isinstance(p, int) else echoable(str(p)) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": echoable(str(err.get("msg", ""))), "type": str(err.get("type", ""))})
     return out
 
 

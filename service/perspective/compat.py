@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from core.embedders.languages import language_code, languages_read
 from core.json_types import JsonObject
-from service.errors import REQUEST_ID_HEADER, ApiError
+from service.errors import REQUEST_ID_HEADER, ApiError, echoable
 
 SCORE_TYPE = "PROBABILITY"
 #: Sentences annotated with span scores at most (the rest of a longer text is not annotated).
@@ -146,7 +146,7 @@ def key_error(request_id: str, *, missing: bool) -> JSONResponse:
     body = {
         "error": {
             "code": http,
-            "message": message,
+            "message": echoable(message),  # it may name a field the client sent, NUL and all
             "status": canonical,
             "details": [
                 {
@@ -179,7 +179,7 @@ def google_error(
     body = {
         "error": {
             "code": http,
-            "message": message,
+            "message": echoable(message),  # it may name a field the client sent, NUL and all
             "status": canonical,
             "details": [
                 {

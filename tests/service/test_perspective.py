@@ -265,6 +265,11 @@ def test_suggestscore_is_feedback_for_owners_only(svc: Svc) -> None:
     _google_error(
         c.post(SUGGEST, json=out_of_range, headers=svc.author), 400, "INVALID_ARGUMENT", "validation_error"
     )
+    # A field name with a NUL in it is named in the message as U+FFFD: no error message carries a NUL.
+    nul_name = {**req, "attributeScores": {"TOX\u0000IC": {}}}
+    resp = c.post(SUGGEST, json=nul_name, headers=svc.author)
+    _google_error(resp, 400, "INVALID_ARGUMENT", "validation_error")
+    assert "\x00" not in resp.json()["error"]["message"] and "TOX\ufffdIC" in resp.json()["error"]["message"]
     assert check(c.get(f"/v1/models/{handle}", headers=svc.author), 200)["buffered_feedback"] == before + 1
 
 
