@@ -192,6 +192,9 @@ SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "ne
 SynthType = Literal["from_traits", "diversify"]
 RunStatus = Literal["queued", "running", "succeeded", "failed"]
 KeyScope = Literal["authoring", "scoring"]
+#: What an authoring key or a person may do in its namespaces (docs/api.md "Roles"); each role may do all
+#: the one before it may.
+Role = Literal["annotator", "reviewer", "owner"]
 #: Background runs; `last_operation.kind` also says `reopen`, an operation done within its request.
 RunKind = Literal["train", "retrain", "backfill", "discover", "synthesize", "evaluate"]
 
@@ -204,6 +207,32 @@ PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+ROLES: tuple[Role, ...] = get_args(Role)
+#: A key created without a role: what every key could do before roles existed.
+DEFAULT_ROLE: Role = "owner"
+
+# -- roles: what each may do (the service enforces this table; the workbench hides what it refuses) ---------
+
+#: `label`: post labels and votes, ask for suggestions, withdraw one's own buffered label; `review`: settle a
+#: disagreement, withdraw anyone's buffered label; `manage`: everything else that writes (imports, trains,
+#: reopens, tags, evaluation sets, settings, people).
+Action = Literal["label", "review", "manage"]
+ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
+    "annotator": frozenset({"label"}),
+    "reviewer": frozenset({"label", "review"}),
+    "owner": frozenset({"label", "review", "manage"}),
+}
+
+
+def role_allows(role: str, action: Action) -> bool:
+    """Whether `role` may do `action` (a role this table does not know: nothing)."""
+    return action in ROLE_ACTIONS.get(role, frozenset())  # type: ignore[call-overload]
+
+
+def least_role(action: Action) -> Role:
+    """The first role that may do `action`, for the message of a refusal."""
+    return next(r for r in ROLES if action in ROLE_ACTIONS[r])
+
 
 # -- model states: what moves a model from one to another ---------------------------------------------------
 

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import DEFAULT_EMBEDDER, DEFAULT_ROLE, ROLES
 from service.config.settings import Settings
 from service.process.parent import parent_alive
 
@@ -154,7 +154,7 @@ def keys_create(args: argparse.Namespace) -> int:
     migrate(engine)
     try:
         with transaction(make_session_factory(engine)) as s:
-            key = create_key(s, args.namespace, args.scope, args.name)
+            key = create_key(s, args.namespace, args.scope, args.name, args.role)
     except IntegrityError:  # the same name created by another process at the same moment
         print(f"error: the name {args.name!r} is taken by another key: choose another", file=sys.stderr)
         return 2
@@ -164,8 +164,9 @@ def keys_create(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     named = f" named {args.name}" if args.name else ""
+    role = f" ({args.role})" if args.scope == "authoring" else ""
     print(
-        f"Created {args.scope} key{named} for namespace(s) {', '.join(args.namespace)}. "
+        f"Created {args.scope} key{named}{role} for namespace(s) {', '.join(args.namespace)}. "
         "It is shown only once:"
     )
     print(key)
@@ -269,6 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--name",
         help="the annotator name the key's labels carry (unique; default: key-<prefix>), e.g. alice",
+    )
+    p.add_argument(
+        "--role",
+        choices=ROLES,
+        default=DEFAULT_ROLE,
+        help="what an authoring key may do: annotator labels, reviewer also settles, owner also manages "
+        f"(default: {DEFAULT_ROLE})",
     )
     _common(p)
     p.set_defaults(func=keys_create)

@@ -18,9 +18,12 @@ from pydantic_core import PydanticCustomError
 from core.contract import (
     AGGREGATIONS,
     ANNOTATOR_RE,
+    DEFAULT_ROLE,
     MAX_LABEL_CHARS,
     MAX_SOURCE_ID_CHARS,
     MAX_TEXT_CHARS,
+    Action,
+    role_allows,
     source_id_text,
     text_too_long_message,
 )
@@ -321,10 +324,16 @@ class KeyInfo(_Response):
     created_at: datetime | None = None
     #: The annotator name the key's labels carry (its name, or `key-<prefix>`); None from older services.
     name: str | None = None
+    #: `annotator`, `reviewer` or `owner` (core.contract.ROLES); None from services without roles (owner).
+    role: str | None = None
 
     @property
     def can_author(self) -> bool:
         return self.scope == "authoring"
+
+    def may(self, action: Action) -> bool:
+        """Whether the key may do `action` in its namespaces (a service without roles: an owner)."""
+        return self.can_author and role_allows(self.role or DEFAULT_ROLE, action)
 
 
 class DeleteResult(_Response):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import HANDLE_RE
+from core.contract import HANDLE_RE, Action, least_role
 from service.errors import ApiError
 from service.store.api_keys import Principal
 from service.store.tables import Model
@@ -18,8 +18,22 @@ def require_readable(who: Principal, handle: str, namespace: str | None) -> None
         raise ApiError(404, "model_not_found", f"No model {handle!r}.")
 
 
-def load_model(session: Session, who: Principal, handle: str, *, write: bool = False) -> Model:
-    """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own."""
+def require_role(who: Principal, action: Action) -> None:
+    """403 when the caller's role may not do `action` (core.contract.ROLE_ACTIONS)."""
+    if not who.may(action):
+        article = "an" if who.role[:1] in ("a", "o") else "a"
+        raise ApiError(
+            403,
+            "forbidden",
+            f"This operation needs the {least_role(action)} role; the caller is {article} {who.role}.",
+        )
+
+
+def load_model(
+    session: Session, who: Principal, handle: str, *, write: bool = False, action: Action = "manage"
+) -> Model:
+    """404 for a model that does not exist or that the key cannot read; 403 for a write it does not own,
+    or one its role may not do (`action`: what the write is; anything not named is `manage`)."""
     if not HANDLE_RE.match(handle):  # cannot exist; and no odd path text reaches the database
         raise ApiError(404, "model_not_found", f"No model {handle!r}.")
     query = select(Model).where(Model.handle == handle)
@@ -30,4 +44,6 @@ def load_model(session: Session, who: Principal, handle: str, *, write: bool = F
     assert model is not None
     if write and not who.owns(model.namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
+    if write:
+        require_role(who, action)
     return model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from core.contract import KeyScope, annotator_of
+from core.contract import KeyScope, Role, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
 from service.schemas.keys_info import KeyInfo
@@ -25,4 +25,5 @@ def current_key(ctx: Databases, who: Principal) -> KeyInfo:
             namespaces=sorted(row.namespaces),
             created_at=row.created_at,
             name=annotator_of(row.name, row.prefix),
+            role=cast(Role, row.role),
         )

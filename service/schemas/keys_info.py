@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from core.contract import KeyScope
+from core.contract import KeyScope, Role
 
 
 class KeyInfo(BaseModel):
@@ -16,4 +16,8 @@ class KeyInfo(BaseModel):
     created_at: datetime
     name: str = Field(
         description="The annotator name the key's labels carry: its name, or `key-<prefix>` when it has none"
+    )
+    role: Role = Field(
+        description="What the key may do in its namespaces: `annotator` labels, `reviewer` also settles, "
+        "`owner` also manages (docs/api.md, Roles)"
     )

@@ -7,11 +7,23 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import ANNOTATOR_RE, NAMESPACE_RE, PUBLIC_NAMESPACE, UNNAMED_KEY_PREFIX, annotator_of
+from core.contract import (
+    ANNOTATOR_RE,
+    DEFAULT_ROLE,
+    NAMESPACE_RE,
+    PUBLIC_NAMESPACE,
+    ROLES,
+    UNNAMED_KEY_PREFIX,
+    Action,
+    Role,
+    annotator_of,
+    role_allows,
+)
 from service.store.tables import ApiKey
 
 SCOPES = ("authoring", "scoring")
@@ -25,6 +37,11 @@ class Principal:
     namespaces: frozenset[str]
     #: The name the key's labels carry: the key's name, or `key-<prefix>` (core.contract.annotator_of).
     annotator: str
+    #: What it may do in its namespaces (core.contract.ROLE_ACTIONS); scoring keys: owner, and no writes.
+    role: Role = DEFAULT_ROLE
+
+    def may(self, action: Action) -> bool:
+        return role_allows(self.role, action)
 
     def owns(self, namespace: str) -> bool:
         return namespace in self.namespaces
@@ -51,7 +68,9 @@ def check_key_name(name: str) -> None:
         raise ValueError(f"invalid name {name!r}: '{UNNAMED_KEY_PREFIX}…' names the keys that have no name")
 
 
-def create_key(session: Session, namespaces: list[str], scope: str, name: str | None = None) -> str:
+def create_key(
+    session: Session, namespaces: list[str], scope: str, name: str | None = None, role: str = DEFAULT_ROLE
+) -> str:
     """Store a new key and return it in clear (the only time it is ever visible). `name`: the annotator
     name its labels carry, unique in the service (NameTaken otherwise)."""
     if name is not None:
@@ -60,6 +79,8 @@ def create_key(session: Session, namespaces: list[str], scope: str, name: str | 
             raise NameTaken(f"the name {name!r} is taken by another key: choose another")
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
     if not namespaces:
         raise ValueError("at least one namespace is needed")
     for ns in namespaces:
@@ -76,6 +97,7 @@ def create_key(session: Session, namespaces: list[str], scope: str, name: str | 
             scope=scope,
             namespaces=sorted(set(namespaces)),
             name=name,
+            role=role,
         )
     )
     return f"sk_{prefix}_{secret}"
@@ -96,6 +118,7 @@ def authenticate(session: Session, key: str) -> Principal | None:
         scope=row.scope,
         namespaces=frozenset(row.namespaces),
         annotator=annotator_of(row.name, row.prefix),
+        role=cast(Role, row.role),
     )
 
 

@@ -29,6 +29,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
 from core.contract import (
+    DEFAULT_ROLE,
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
     Aggregation,
@@ -105,6 +106,8 @@ class ApiKey(Base):
     namespaces: Mapped[list[str]] = mapped_column(JSON)
     # The annotator name the key's labels carry (core.contract.ANNOTATOR_RE); null: `key-<prefix>`.
     name: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
+    # What the key may do in its namespaces (core.contract.ROLE_ACTIONS); keys from before roles: owner.
+    role: Mapped[str] = mapped_column(String(16), default=DEFAULT_ROLE, server_default=DEFAULT_ROLE)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import update
+import pytest
+from sqlalchemy import func, select, update
 
+from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import ApiKey, utcnow
 from tests.service.conftest import Svc
@@ -16,7 +18,8 @@ def test_current_key_for_each_scope(idle_svc: Svc) -> None:
     c = idle_svc.client
     before = datetime.now(UTC)
     author = check(c.get("/v1/keys/current", headers=idle_svc.author), 200)
-    assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name"}
+    assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name", "role"}
+    assert author["role"] == "owner"  # a key created without a role: what every key could do before roles
     assert author["name"] == f"key-{author['prefix']}"  # an unnamed key labels as key-<prefix>
     assert author["scope"] == "authoring"
     assert author["namespaces"] == ["acme", "lab"]
@@ -55,4 +58,25 @@ def test_current_key_in_openapi(idle_svc: Svc) -> None:
         "namespaces",
         "created_at",
         "name",
+        "role",
     }
+
+
+@pytest.mark.parametrize("role", ["annotator", "reviewer", "owner"])
+def test_current_key_says_its_role(idle_svc: Svc, role: str) -> None:
+    with transaction(idle_svc.ctx.sessions) as s:
+        key = create_key(s, ["acme"], "authoring", role=role)
+    info = check(idle_svc.client.get("/v1/keys/current", headers={"Authorization": f"Bearer {key}"}), 200)
+    assert info["role"] == role
+
+
+def test_unknown_role_is_refused_and_nothing_stored(idle_svc: Svc) -> None:
+    with transaction(idle_svc.ctx.sessions) as s:
+        before = s.scalar(select(func.count()).select_from(ApiKey))
+    with (
+        pytest.raises(ValueError, match="role must be one of annotator, reviewer, owner"),
+        transaction(idle_svc.ctx.sessions) as s,
+    ):
+        create_key(s, ["acme"], "authoring", role="admin")
+    with transaction(idle_svc.ctx.sessions) as s:
+        assert s.scalar(select(func.count()).select_from(ApiKey)) == before

@@ -87,9 +87,17 @@ def test_keys_create_with_a_name_and_a_name_taken(tmp_path: Path, capsys: pytest
     for bad in ("al ice", "-alice", "key-0123456789ab", "x" * 65, "alice\n"):
         assert main([*base, f"--name={bad}"]) == 2
         assert "invalid name" in capsys.readouterr().err
+    assert main([*base, "--name", "bob", "--role", "annotator"]) == 0
+    assert "named bob (annotator)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse: an unknown role, nothing stored
+        main([*base, "--name", "carol", "--role", "admin"])
+    assert "invalid choice: 'admin'" in capsys.readouterr().err
     engine = make_engine(url)
     with engine.connect() as conn:
-        assert conn.execute(select(ApiKey.name)).scalars().all() == ["alice"]
+        assert conn.execute(select(ApiKey.name, ApiKey.role)).all() == [
+            ("alice", "owner"),
+            ("bob", "annotator"),
+        ]
     engine.dispose()
 
 
