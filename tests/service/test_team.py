@@ -94,10 +94,8 @@ def test_keys_create_with_a_name_and_a_name_taken(tmp_path: Path, capsys: pytest
     assert "invalid choice: 'admin'" in capsys.readouterr().err
     engine = make_engine(url)
     with engine.connect() as conn:
-        assert conn.execute(select(ApiKey.name, ApiKey.role)).all() == [
-            ("alice", "owner"),
-            ("bob", "annotator"),
-        ]
+        rows = [(name, role) for name, role in conn.execute(select(ApiKey.name, ApiKey.role))]
+        assert rows == [("alice", "owner"), ("bob", "annotator")]
     engine.dispose()
 
 
