@@ -18,14 +18,18 @@ def require_readable(who: Principal, handle: str, namespace: str | None) -> None
         raise ApiError(404, "model_not_found", f"No model {handle!r}.")
 
 
-def require_role(who: Principal, action: Action) -> None:
-    """403 when the caller's role may not do `action` (core.contract.ROLE_ACTIONS)."""
-    if not who.may(action):
-        article = "an" if who.role[:1] in ("a", "o") else "a"
+def require_role(who: Principal, action: Action, namespace: str) -> None:
+    """403 when the caller's role in `namespace` may not do `action` (core.contract.ROLE_ACTIONS)."""
+    if not who.may(action, namespace):
+        role = who.role_in(namespace)
+        if role is None:
+            raise ApiError(403, "forbidden", f"The caller has no role in namespace {namespace!r}.")
+        article = "an" if role[:1] in ("a", "o") else "a"
         raise ApiError(
             403,
             "forbidden",
-            f"This operation needs the {least_role(action)} role; the caller is {article} {who.role}.",
+            f"This operation needs the {least_role(action)} role; the caller is {article} {role} "
+            f"in namespace {namespace!r}.",
         )
 
 
@@ -45,5 +49,5 @@ def load_model(
     if write and not who.owns(model.namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
     if write:
-        require_role(who, action)
+        require_role(who, action, model.namespace)
     return model

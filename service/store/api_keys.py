@@ -6,7 +6,8 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import cast
 
 from sqlalchemy import select
@@ -37,11 +38,16 @@ class Principal:
     namespaces: frozenset[str]
     #: The name the key's labels carry: the key's name, or `key-<prefix>` (core.contract.annotator_of).
     annotator: str
-    #: What it may do in its namespaces (core.contract.ROLE_ACTIONS); scoring keys: owner, and no writes.
-    role: Role = DEFAULT_ROLE
+    #: Its role in each namespace it belongs to (core.contract.ROLE_ACTIONS): a key has one role in all of
+    #: them (a scoring key: owner, and its scope forbids every write); a person may differ per namespace.
+    roles: Mapping[str, Role] = field(default_factory=dict)
 
-    def may(self, action: Action) -> bool:
-        return role_allows(self.role, action)
+    def role_in(self, namespace: str) -> Role | None:
+        return self.roles.get(namespace)
+
+    def may(self, action: Action, namespace: str) -> bool:
+        role = self.roles.get(namespace)
+        return role is not None and role_allows(role, action)
 
     def owns(self, namespace: str) -> bool:
         return namespace in self.namespaces
@@ -118,7 +124,7 @@ def authenticate(session: Session, key: str) -> Principal | None:
         scope=row.scope,
         namespaces=frozenset(row.namespaces),
         annotator=annotator_of(row.name, row.prefix),
-        role=cast(Role, row.role),
+        roles=dict.fromkeys(row.namespaces, cast(Role, row.role)),
     )
 
 
