@@ -55,6 +55,7 @@ class Backend:
     owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
     annotator: str | None = None  # who the key labels as (GET /keys/current `name`); None: an older service
     team: bool = False  # team mode: this browser signed in with its own key
+    key: KeyInfo | None = field(default=None, compare=False)  # GET /keys/current; None: an older service
 
     @property
     def namespace(self) -> str:
@@ -195,8 +196,10 @@ def get_backend() -> Backend:
             owned=owned,
             annotator=annotator,
             team=team_mode(),
+            key=info,
         )
     service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+    own = _embedded_key(service.url, service.api_key)
     return Backend(
         client=_embedded_client(service.url, service.api_key),
         mode="embedded",
@@ -205,21 +208,23 @@ def get_backend() -> Backend:
         embedder=embedder_name(),
         service=service,
         owned=(service.namespace,),
-        annotator=_embedded_annotator(service.url, service.api_key),
+        annotator=own.name if own else None,
+        key=own,
     )
 
 
-def _embedded_annotator(url: str, key: str) -> str | None:
-    """Who the embedded service's own key labels as (asked once per process: it never changes)."""
+def _embedded_key(url: str, key: str) -> KeyInfo | None:
+    """The embedded service's own key: who it labels as, its role (asked once per process: it never
+    changes)."""
     try:
-        return _annotator(url, key)
-    except Exception:  # noqa: BLE001 - only the sidebar's line depends on it; asked again next run
+        return _key_of(url, key)
+    except Exception:  # noqa: BLE001 - the sidebar's line and the role's captions depend on it; asked again
         return None
 
 
 @st.cache_data(show_spinner=False)
-def _annotator(url: str, key: str) -> str | None:
-    return _embedded_client(url, key).current_key().name
+def _key_of(url: str, key: str) -> KeyInfo:
+    return _embedded_client(url, key).current_key()
 
 
 def ensure_demo_models(backend: Backend) -> None:

@@ -22,6 +22,7 @@ from service.http import api_docs
 from service.http.guard import GuardMiddleware
 from service.routes import (
     agreement,
+    audit,
     eval_compare,
     evaluation,
     feedback,
@@ -141,7 +142,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     api_docs.install(app)

@@ -100,6 +100,8 @@ PAIRS = [
     Pair(m.FeedbackPage, "FeedbackPage"),
     Pair(m.FeedbackLabel, "FeedbackLabelOut"),
     Pair(m.FeedbackWithdrawn, "FeedbackWithdrawn"),
+    Pair(m.AuditPage, "AuditPage"),
+    Pair(m.AuditEvent, "AuditEventOut"),
     Pair(r.Agreement, "AgreementOut"),
     Pair(r.TraitAgreement, "TraitAgreementOut"),
     Pair(r.AnnotatorVotes, "AnnotatorVotes"),
