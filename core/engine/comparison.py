@@ -35,16 +35,18 @@ def _difference(a: float, b: float, boot: Resampled) -> JsonObject:
 
 def _accuracy_gain(pa: np.ndarray, pb: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     y = y.astype(bool)
-    return np.mean(pb.astype(bool) == y, axis=axis) - np.mean(pa.astype(bool) == y, axis=axis)
+    return np.asarray(np.mean(pb.astype(bool) == y, axis=axis) - np.mean(pa.astype(bool) == y, axis=axis))
 
 
 def _f1_gain(pa: np.ndarray, pb: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     y = y.astype(bool)
-    return f1(pb.astype(bool), y) - f1(pa.astype(bool), y)  # f1 works along the last axis, the items'
+    return np.asarray(
+        f1(pb.astype(bool), y) - f1(pa.astype(bool), y)
+    )  # f1 works along the last axis, the items'
 
 
 def _ece_change(a: np.ndarray, b: np.ndarray, quality: np.ndarray, axis: int = -1) -> np.ndarray:
-    return expected_calibration_error(b, quality) - expected_calibration_error(a, quality)
+    return np.asarray(expected_calibration_error(b, quality) - expected_calibration_error(a, quality))
 
 
 def _entry(a: float, b: float, diff: float, low: float, high: float, p: float) -> JsonObject:

@@ -94,7 +94,7 @@ def _interval(value: float, low: float, high: float) -> dict[str, float]:
 
 
 def _accuracy(pred: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(pred.astype(bool) == y.astype(bool), axis=axis)
+    return np.asarray(np.mean(pred.astype(bool) == y.astype(bool), axis=axis))
 
 
 def _f1(pred: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
