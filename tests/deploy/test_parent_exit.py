@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.waiting import wait_until
 from tests.deploy.helpers import REPO, clean_env
-from tests.scale.fleet import wait_until
 
 PARENT = """
 import subprocess, sys, time
