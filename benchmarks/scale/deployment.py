@@ -18,13 +18,13 @@ from typing import Any
 import httpx
 import psycopg2
 
-from benchmarks.scale.steps import NAMESPACE
 from harness.fleet import Fleet, fleet_env
 from harness.pgcluster import PgCluster
 from harness.processes import rss_mb
 from harness.service import ROOT
 
 RESULTS_DIR = ROOT / "benchmarks" / "results"
+NAMESPACE = "scale"  # of the deployments' keys and models
 # A benchmark's PostgreSQL keeps its writes durable (the test clusters turn fsync off); commits do not wait
 # for the disk, as SQLite's synchronous=NORMAL in WAL mode does not.
 PG_SETTINGS = {"fsync": "on", "full_page_writes": "on", "synchronous_commit": "off"}

@@ -18,10 +18,9 @@ from typing import Any
 import httpx
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import Deployment, LockProbe, MemorySampler, deployment
+from benchmarks.scale.deployment import NAMESPACE, Deployment, LockProbe, MemorySampler, deployment
 from benchmarks.scale.steps import (
     BATCH,
-    NAMESPACE,
     POOL_BATCH,
     RATE_BATCHES,
     BatchLog,

@@ -8,11 +8,17 @@ import time
 from typing import Any
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import ONE_THREAD, Deployment, LockProbe, MemorySampler, deployment
+from benchmarks.scale.deployment import (
+    NAMESPACE,
+    ONE_THREAD,
+    Deployment,
+    LockProbe,
+    MemorySampler,
+    deployment,
+)
 from benchmarks.scale.steps import (
     BATCH,
     BOTH,
-    NAMESPACE,
     POOL_BATCH,
     RATE_BATCHES,
     BatchLog,

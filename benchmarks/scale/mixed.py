@@ -10,10 +10,9 @@ from typing import Any
 import httpx
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import ONE_THREAD, LockProbe, MemorySampler, deployment
+from benchmarks.scale.deployment import NAMESPACE, ONE_THREAD, LockProbe, MemorySampler, deployment
 from benchmarks.scale.steps import (
     BATCH,
-    NAMESPACE,
     make_model,
     ok,
     row,

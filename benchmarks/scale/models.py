@@ -7,10 +7,9 @@ import time
 from typing import Any
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import ONE_THREAD, Deployment, MemorySampler, deployment
+from benchmarks.scale.deployment import NAMESPACE, ONE_THREAD, Deployment, MemorySampler, deployment
 from benchmarks.scale.steps import (
     BOTH,
-    NAMESPACE,
     list_all,
     make_model,
     ok,

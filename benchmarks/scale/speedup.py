@@ -7,9 +7,8 @@ import json
 from typing import Any
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import ONE_THREAD, MemorySampler, deployment
+from benchmarks.scale.deployment import NAMESPACE, ONE_THREAD, MemorySampler, deployment
 from benchmarks.scale.steps import (
-    NAMESPACE,
     BatchLog,
     fill,
     make_model,

@@ -8,18 +8,15 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
+from benchmarks.scale.corpus import Corpus
+from benchmarks.scale.deployment import Deployment
 from core import contract
 from harness.waiting import wait_until
 
-if TYPE_CHECKING:
-    from benchmarks.scale.corpus import Corpus
-    from benchmarks.scale.deployment import Deployment
-
-NAMESPACE = "scale"
 BATCH = contract.MAX_SAMPLES_PER_REQUEST  # samples a request (the API's maximum)
 POOL_BATCH = contract.MAX_POOL_TEXTS_PER_REQUEST  # pool texts a request (the API's maximum)
 RATE_BATCHES = 10  # the rate at a size: 10 batches (5,000 samples) posted once the model holds that many
