@@ -13,8 +13,8 @@ def wait_until(check: Callable[[], T | None], timeout: float, what: str, interva
     """Call `check` every `interval` seconds until it returns something truthy, and return that.
 
     After `timeout` seconds it raises `TimeoutError` naming `what` was awaited. A check may itself raise to
-    stop the wait early (a process it waits on has exited): that error is not caught. The check runs once
-    more at the deadline, so a slow check never times out having been tried only once.
+    stop the wait early (a process it waits on has exited): that error is not caught. The last check runs
+    once the deadline has passed, so a wait never times out without looking at the end.
     """
     deadline = time.monotonic() + timeout
     while True:
