@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import psutil
 
 _GONE = (psutil.NoSuchProcess, psutil.ZombieProcess)
+
+
+def alive(pid: int) -> bool:
+    """Running: a zombie waiting to be reaped counts as exited."""
+    try:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except _GONE:
+        return False
+
+
+def mentioning(text: str) -> list[int]:
+    """Running processes other than this one whose command line contains `text`."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if proc.pid != os.getpid() and text in " ".join(proc.info["cmdline"] or ()) and alive(proc.pid):
+                found.append(proc.pid)
+        except (psutil.AccessDenied, *_GONE):
+            continue
+    return found
 
 
 def cmdline(pid: int) -> list[str]:
