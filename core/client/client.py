@@ -7,7 +7,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -43,6 +42,7 @@ from core.client.models import (
     TraitPreview,
     Version,
 )
+from core.client.paths import path as _path
 from core.client.results import (
     Agreement,
     AnalyzeCommentResult,
@@ -93,13 +93,6 @@ def normalize_base_url(url: str) -> str:
     if not url.endswith("/v1"):
         url += "/v1"
     return url
-
-
-def _path(*parts: str | int) -> str:
-    """The URL path of `parts`; an empty part would name another resource (or a redirect): refused."""
-    if any(str(p).strip() == "" for p in parts):
-        raise ValueError(f"A name in the request path {'/'.join(map(str, parts))!r} is empty.")
-    return "/" + "/".join(quote(str(p), safe="") for p in parts)
 
 
 def _require_name(name: str, what: str) -> None:
