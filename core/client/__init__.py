@@ -20,6 +20,7 @@ from core.client.errors import (
     WaitTimeoutError,
 )
 from core.client.models import (
+    ClaimReleased,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -32,6 +33,7 @@ from core.client.models import (
     Model,
     Page,
     PoolImportReport,
+    PoolLabel,
     PoolPage,
     PoolText,
     RowError,
@@ -85,6 +87,7 @@ from core.client.results import (
 )
 
 __all__ = [
+    "ClaimReleased",
     "ApiError",
     "AuthenticationError",
     "BadRequestError",
@@ -102,6 +105,7 @@ __all__ = [
     "NotFoundError",
     "Page",
     "PoolImportReport",
+    "PoolLabel",
     "PoolPage",
     "PoolText",
     "PermissionDeniedError",

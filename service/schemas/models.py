@@ -21,6 +21,7 @@ from core.contract import (
     MAX_SOURCE_TITLE_CHARS,
     MAX_UPSTREAM_SOURCES,
     MAX_URL_CHARS,
+    MAX_VOTES_WANTED,
     MIN_HANDLE_CHARS,
     ModelState,
     RunStatus,
@@ -82,6 +83,18 @@ class ModelCreate(Strict):
         f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
         examples=[DEFAULT_EMBEDDER],
     )
+    votes_wanted: JsonInt | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_VOTES_WANTED,
+        description="How many people label each pool text before it leaves everyone's suggestions (default "
+        "1; e.g. 3 to measure the team's agreement on every text).",
+    )
+    auto_retrain: bool | None = Field(
+        default=None,
+        description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
+        "version is made until it is true again (default true).",
+    )
 
     @field_validator("handle")
     @classmethod
@@ -102,6 +115,18 @@ class ModelPatch(Strict):
     zero_data_retention: bool | None = None
     auto_prune: AutoPrune | None = Field(
         default=None, description="Auto-prune policy override; null clears it (defaults apply)."
+    )
+    votes_wanted: JsonInt | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_VOTES_WANTED,
+        description="How many people label each pool text before it leaves everyone's suggestions (default "
+        "1; e.g. 3 to measure the team's agreement on every text).",
+    )
+    auto_retrain: bool | None = Field(
+        default=None,
+        description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
+        "version is made until it is true again (default true).",
     )
 
     @model_validator(mode="before")
@@ -154,6 +179,8 @@ class ModelOut(BaseModel):
         description="The id of the embedder this model's versions are trained with; null for models created "
         "before the field, which use the service's default embedder.",
     )
+    votes_wanted: int = Field(default=1, description="Votes wanted per pool text (addition).")
+    auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
 
 
 class ModelPage(BaseModel):
