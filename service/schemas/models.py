@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -28,7 +28,7 @@ from core.contract import (
 )
 from core.embedders.registry import MODEL_CHOICES
 from core.json_types import JsonObject
-from service.schemas.common import JsonInt, Strict
+from service.schemas.common import JsonInt, Strict, integral
 
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
 EmbedderChoice = Literal[
@@ -44,6 +44,11 @@ EmbedderChoice = Literal[
     "hashing-v1-512",
 ]
 assert get_args(EmbedderChoice) == MODEL_CHOICES
+
+
+# The bounds before the validator, inside the union's integer branch: on an optional JsonInt pydantic writes
+# them into the OpenAPI document as `ge`/`le`, which JSON Schema does not know (clients would send 0).
+VotesWanted = Annotated[int, Field(ge=1, le=MAX_VOTES_WANTED), BeforeValidator(integral)]
 
 
 class UpstreamSource(Strict):
@@ -83,10 +88,8 @@ class ModelCreate(Strict):
         f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
         examples=[DEFAULT_EMBEDDER],
     )
-    votes_wanted: JsonInt | None = Field(
+    votes_wanted: VotesWanted | None = Field(
         default=None,
-        ge=1,
-        le=MAX_VOTES_WANTED,
         description="How many people label each pool text before it leaves everyone's suggestions (default "
         "1; e.g. 3 to measure the team's agreement on every text).",
     )
@@ -116,10 +119,8 @@ class ModelPatch(Strict):
     auto_prune: AutoPrune | None = Field(
         default=None, description="Auto-prune policy override; null clears it (defaults apply)."
     )
-    votes_wanted: JsonInt | None = Field(
+    votes_wanted: VotesWanted | None = Field(
         default=None,
-        ge=1,
-        le=MAX_VOTES_WANTED,
         description="How many people label each pool text before it leaves everyone's suggestions (default "
         "1; e.g. 3 to measure the team's agreement on every text).",
     )
