@@ -7,6 +7,7 @@ Labels go in through `POST …/pool/{id}/label`, which the service routes by the
 
 from __future__ import annotations
 
+from app.labels import retrain_when
 from core.client import Model, PoolLabel
 
 #: Run kinds that make a version: a label given while one runs goes into the version after it.
@@ -21,8 +22,8 @@ def next_version(model: Model) -> int:
     return base + (2 if training else 1)
 
 
-def where_it_went(out: PoolLabel) -> str:
-    """One label's destination, in the user's words."""
+def where_it_went(out: PoolLabel, retrain_at: int | None = None) -> str:
+    """One label's destination, in the user's words (`retrain_at`: the service's retrain buffer)."""
     if out.stored_as == "sample":
         return f"Added 1 sample(s). Saved to the draft: its next training makes v{out.version_no}."
     head = f"Sent as feedback: buffered for the next version v{out.version_no}."
@@ -30,7 +31,7 @@ def where_it_went(out: PoolLabel) -> str:
         return head + " The buffer was full: an automatic retraining has started."
     if out.state == "busy":
         return head + " A run is in flight; the label waits for the version after it."
-    return head
+    return head + " " + retrain_when(out.buffered_feedback, retrain_at)
 
 
 def status_line(model: Model, retrain_at: int | None) -> str:

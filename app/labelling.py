@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.campaign import where_it_went
+from app.labels import retrain_at
 from core.client import ApiError, Client, Model, NotFoundError, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
@@ -183,7 +184,7 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
         }
     )
     s.queue.pop(s.pos)
-    s.message = where_it_went(out)
+    s.message = where_it_went(out, retrain_at(client, s.handle))
 
 
 def _undo(s: LabelSession, client: Client) -> None:
