@@ -192,8 +192,6 @@ def _read(
     taken: set[int] = set(mine)  # not to be picked anew for the caller
     shared: list[tuple[int, int, int]] = []  # (voters, pool id, cap)
     others_voted: set[int] = set()
-    # With one vote wanted, an overlap pick takes a text to a second vote; with more, to the votes wanted.
-    cap = max(votes_wanted, 2) if overlap else votes_wanted
     for pid, digest in digests.items():
         voters = votes[digest]
         if voters.count >= votes_wanted:
@@ -202,8 +200,15 @@ def _read(
             taken.add(pid)
             continue
         others_voted.add(pid)
-        if pid not in held and pid not in mine and voters.count + others_claims.get(pid, 0) < cap:
-            shared.append((voters.count, pid, cap))
+        if pid in held or pid in mine:
+            continue
+        if votes_wanted > 1:  # a text that still wants votes, counting the colleagues holding it
+            if voters.count + others_claims.get(pid, 0) < votes_wanted:
+                shared.append((voters.count, pid, votes_wanted))
+        elif overlap and not others_claims.get(pid):
+            # An overlap pick is one more vote, by one person at a time: granted only while nobody voted
+            # on it or claimed it meanwhile.
+            shared.append((voters.count, pid, voters.count + 1))
     for pid, n in others_claims.items():
         voters = votes.get(digests.get(pid, ""), claims.Voters())
         if voters.count + n >= votes_wanted:
