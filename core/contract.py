@@ -176,6 +176,12 @@ def annotator_of(name: str | None, prefix: str) -> str:
 MAX_OVERLAP = 0.5
 #: The Label page's default overlap.
 DEFAULT_OVERLAP = 0.2
+#: A model's `votes_wanted`: how many people label each pool text before it leaves everyone's queue.
+DEFAULT_VOTES_WANTED = 1
+MAX_VOTES_WANTED = 10
+#: How long a suggestion handed out with `claim` stays its person's (SCORING_CLAIM_LEASE_S): long enough to
+#: read and label a queue of texts, short enough that a closed tab frees them soon.
+DEFAULT_CLAIM_LEASE_S = 300.0
 
 # -- allowed values ----------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from core.client.errors import (
 from core.client.models import (
     AuditEvent,
     AuditPage,
+    ClaimReleased,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -34,6 +35,7 @@ from core.client.models import (
     Model,
     Page,
     PoolImportReport,
+    PoolLabel,
     PoolPage,
     PoolText,
     RowError,
@@ -87,6 +89,7 @@ from core.client.results import (
 )
 
 __all__ = [
+    "ClaimReleased",
     "ApiError",
     "AuditEvent",
     "AuditPage",
@@ -106,6 +109,7 @@ __all__ = [
     "NotFoundError",
     "Page",
     "PoolImportReport",
+    "PoolLabel",
     "PoolPage",
     "PoolText",
     "PermissionDeniedError",

@@ -16,6 +16,7 @@ from core.client import progress as progress_mod
 from core.client.models import (
     AuditEvent,
     AuditPage,
+    ClaimReleased,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -28,6 +29,7 @@ from core.client.models import (
     Model,
     Page,
     PoolImportReport,
+    PoolLabel,
     PoolPage,
     PoolText,
     RunRef,
@@ -541,16 +543,36 @@ class Client:
         k: int = SUGGESTIONS.default,
         mode: str = "auto",
         overlap: float = 0.0,
+        claim: bool = False,
     ) -> Suggestions:
         """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
         `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
-        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels. `claim`: the
+        texts are this key's for a lease (`Suggestion.claimed_until`): colleagues are not handed them
+        meanwhile, and this key's still-claimed texts come first (a reload resumes)."""
         body: JsonObject = {"trait": trait, "k": k, "mode": mode}
         if overlap:
             body["overlap"] = overlap
+        if claim:
+            body["claim"] = True
         return Suggestions.model_validate(
             self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
+
+    def label_pool_text(self, handle: str, text_id: int, trait: str, quality: float) -> PoolLabel:
+        """Label pool text `text_id`: a sample of an untrained draft, else buffered feedback for the next
+        version (also while a training runs: never refused for the model's state). Ends this key's claim on
+        it. Safe to repeat: the same label is stored once."""
+        body: JsonObject = {"trait": trait, "quality": quality}
+        response = self.request("POST", _path("models", handle, "pool", text_id, "label"), json=body)
+        return PoolLabel.model_validate(response.json())
+
+    def release_claim(self, handle: str, text_id: int, trait: str | None = None) -> ClaimReleased:
+        """Let go of a claimed pool text (a skip), for `trait` or every trait: colleagues may get it now."""
+        response = self.request(
+            "DELETE", _path("models", handle, "pool", text_id, "claim"), params={"trait": trait}
+        )
+        return ClaimReleased.model_validate(response.json())
 
     def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:
         """Start synthesis; 409 `duplicate_run` (ConflictError.run_id) if the same run exists."""

@@ -91,6 +91,8 @@ PAIRS = [
     Pair(m.PoolPage, "PoolPage"),
     Pair(m.PoolText, "PoolTextOut"),
     Pair(m.Suggestions, "SuggestOut"),
+    Pair(m.ClaimReleased, "ClaimReleased"),
+    Pair(m.PoolLabel, "Labelled"),
     Pair(m.Suggestion, "Suggestion"),
     Pair(r.AnalyzeCommentResult, "AnalyzeOut"),
     Pair(r.AttributeScore, "AttributeScore"),

@@ -26,7 +26,9 @@ from service.store.db import transaction
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
-Kind = Literal["read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key", "audit"]
+Kind = Literal[
+    "read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key", "audit", "claim"
+]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner"]
 WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner")
@@ -38,6 +40,7 @@ BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 # `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
 # `audit`: the namespace's audit log, its owners' alone (a namespace the key does not own: 403, as a list).
 _SCORING = {
+    "claim": 403,
     "read": 200,
     "author_read": 403,
     "owner_read": 403,
@@ -46,10 +49,11 @@ _SCORING = {
     "list_namespace": 200,
     "audit": 403,
 }
-_OTHER_PUBLIC = {"read": 200, "author_read": 200, "owner_read": 403, "write": 403, "create": 403,
-                 "list_namespace": 200, "audit": 403}  # fmt: skip
-_OTHER_PRIVATE = {"read": 404, "author_read": 404, "owner_read": 404, "write": 404, "create": 403,
-                  "list_namespace": 403, "audit": 403}  # fmt: skip
+# `claim`: suggestions claimed for the caller; a reader who may not label gets them unclaimed (no write).
+_OTHER_PUBLIC = {"claim": 200, "read": 200, "author_read": 200, "owner_read": 403, "write": 403,
+                 "create": 403, "list_namespace": 200, "audit": 403}  # fmt: skip
+_OTHER_PRIVATE = {"claim": 404, "read": 404, "author_read": 404, "owner_read": 404, "write": 404,
+                  "create": 403, "list_namespace": 403, "audit": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
 
@@ -79,7 +83,7 @@ class Op:
 
     @property
     def writes(self) -> bool:
-        return self.kind in ("write", "create")
+        return self.kind in ("write", "create", "claim")
 
     def expected(self, who: Who, vis: Visibility) -> int:
         if who in ("no_key", "bad_key"):
@@ -129,6 +133,15 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)
     page = check(svc.client.get(f"/v1/models/{handle}/pool", headers=owner), 200)
     return {"text_id": str(page["items"][0]["id"])}
+
+
+def claimed_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    pool_text(svc, handle, owner)
+    body = {"trait": "formality", "k": 1, "claim": True}
+    [item] = check(svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=owner), 200)[
+        "items"
+    ]
+    return {"text_id": str(item["id"])}
 
 
 def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
@@ -193,6 +206,15 @@ OPERATIONS: list[Op] = [
     Op("clear_pool", "DELETE", M + "/pool", "write", "draft", 200, setup=pool_text),
     Op("suggest", "POST", M + "/pool/suggest", "author_read", "draft", 200,
        json=lambda _: {"trait": "formality"}, setup=pool_text),
+    Op("suggest_claim", "POST", M + "/pool/suggest", "claim", "draft", 200,
+       json=lambda _: {"trait": "formality", "claim": True}, setup=pool_text),
+    Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, setup=claimed_text),
+    Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201,
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+    Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201,
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+    Op("patch_campaign", "PATCH", M, "write", "ready", 200,
+       json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
     Op("retune", "POST", M + "/train", "write", "ready", 202, json=lambda _: {"reoptimize_params": True}),
     Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),
