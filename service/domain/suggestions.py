@@ -205,9 +205,10 @@ def _read(
         if votes_wanted > 1:  # a text that still wants votes, counting the colleagues holding it
             if voters.count + others_claims.get(pid, 0) < votes_wanted:
                 shared.append((voters.count, pid, votes_wanted))
-        elif overlap and not others_claims.get(pid):
+        elif overlap and voters.names and not others_claims.get(pid):
             # An overlap pick is one more vote, by one person at a time: granted only while nobody voted
-            # on it or claimed it meanwhile.
+            # on it or claimed it meanwhile. Only a named colleague's vote asks for a second one: an
+            # unattributed label (a file's row) has no rater to agree with.
             shared.append((voters.count, pid, voters.count + 1))
     for pid, n in others_claims.items():
         voters = votes.get(digests.get(pid, ""), claims.Voters())

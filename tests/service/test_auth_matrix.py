@@ -10,6 +10,7 @@ An operation is one row of OPERATIONS; a route of the app missing from it fails
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,9 @@ class Op:
     action: Action = "manage"
     # The body, given the setup's params (instead of `json`): a write that needs a fresh row per caller.
     body: Callable[[dict[str, str]], Any] | None = None
+    # A claim is the caller's own: `caller_setup(svc, handle, owner, caller)` runs before each cell of the
+    # owner, the annotator and the reviewer, so each finds a text it may claim or a claim of its own.
+    caller_setup: Callable[[Svc, str, dict[str, str], dict[str, str]], dict[str, str]] | None = None
 
     @property
     def writes(self) -> bool:
@@ -135,10 +139,21 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"text_id": str(page["items"][0]["id"])}
 
 
-def claimed_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
-    pool_text(svc, handle, owner)
+_fresh = itertools.count()
+
+
+def unclaimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text in the pool nobody has claimed (the texts before it may be claimed by earlier callers)."""
+    body = {"texts": [f"An unclaimed text, number {next(_fresh)}."]}
+    check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)
+    return {}
+
+
+def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text claimed by the caller."""
+    unclaimed_text(svc, handle, owner, caller)
     body = {"trait": "formality", "k": 1, "claim": True}
-    [item] = check(svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=owner), 200)[
+    [item] = check(svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=caller), 200)[
         "items"
     ]
     return {"text_id": str(item["id"])}
@@ -206,12 +221,13 @@ OPERATIONS: list[Op] = [
     Op("clear_pool", "DELETE", M + "/pool", "write", "draft", 200, setup=pool_text),
     Op("suggest", "POST", M + "/pool/suggest", "author_read", "draft", 200,
        json=lambda _: {"trait": "formality"}, setup=pool_text),
-    Op("suggest_claim", "POST", M + "/pool/suggest", "claim", "draft", 200,
-       json=lambda _: {"trait": "formality", "claim": True}, setup=pool_text),
-    Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, setup=claimed_text),
-    Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201,
+    Op("suggest_claim", "POST", M + "/pool/suggest", "claim", "draft", 200, action="label",
+       json=lambda _: {"trait": "formality", "claim": True}, setup=pool_text, caller_setup=unclaimed_text),
+    Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, action="label",
+       setup=pool_text, caller_setup=claimed_text),
+    Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201, action="label",
        json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
-    Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201,
+    Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201, action="label",
        json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
     Op("patch_campaign", "PATCH", M, "write", "ready", 200,
        json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
@@ -400,6 +416,8 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
         handle = world.handles[vis]
         extra = op.setup(svc, handle, world.keys[(vis, "owner")]) if op.setup else {}
         for who in WHO:
+            if op.caller_setup and who in ("owner", *ROLE_KEYS):
+                extra = op.caller_setup(svc, handle, world.keys[(vis, "owner")], world.keys[(vis, who)])
             before = snapshot(svc)
             resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
@@ -409,7 +427,8 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
                 code = error_code(resp, want)
                 assert code == {401: "unauthorized", 403: "forbidden", 404: "model_not_found"}[want], cell
             changed = snapshot(svc) != before
-            if want < 400 and op.writes:
+            # A claim asked by a key outside the namespace is answered unclaimed: a read, no write.
+            if want < 400 and op.writes and who in ("owner", *ROLE_KEYS):
                 assert changed, f"{cell}: the {who}'s write changed nothing (the snapshot cannot see it?)"
                 settle(svc, world.keys[(vis, who)])  # a run it started must not write during the next cell
                 if who != "owner" and op.setup:  # what it acted on may be gone: the next caller's, anew
