@@ -85,6 +85,14 @@ from core.client.results import (
     TraitEvaluation,
     TraitPrCurve,
 )
+from core.client.team import (
+    PersonProgress,
+    TeamProgress,
+    TextComment,
+    TraitProgress,
+    UnsureMark,
+    VoteRecord,
+)
 
 __all__ = [
     "ApiError",
@@ -135,6 +143,12 @@ __all__ = [
     "Version",
     "WaitTimeoutError",
     "errors",
+    "PersonProgress",
+    "TeamProgress",
+    "TextComment",
+    "TraitProgress",
+    "UnsureMark",
+    "VoteRecord",
     "AnalyzeCommentResult",
     "Agreement",
     "AnnotatorVotes",
