@@ -72,7 +72,7 @@ def test_progress_per_person_counts_known_votes(svc: Svc) -> None:
         s.execute(update(UnsureMark).where(UnsureMark.id == mark["id"]).values(created_at=unsure_at))
     # bob: two labels yesterday, two today (700 s apart: a break).
     bob_times = [yesterday, yesterday + timedelta(seconds=100), base, base + timedelta(seconds=700)]
-    for text, q, when in zip([t[1], t[2], t[3], t[5]], [1, 0, 0, 0.5], bob_times, strict=True):
+    for text, q, when in zip([t[1], t[2], t[3], t[5]], [1.0, 0.0, 0.0, 0.5], bob_times, strict=True):
         at(svc, vote(svc, bob, text, q), when)
     # carol: a vote on T1, then she settles T3.
     at(svc, vote(svc, carol, t[1], 0), base + timedelta(seconds=10))
@@ -150,9 +150,9 @@ def test_unsure_marks_reach_neither_training_nor_agreement(svc: Svc) -> None:
     with transaction(svc.ctx.reads) as s:
         model = s.scalar(select(Model).where(Model.handle == H))
         assert model is not None
-        for text in count_votes(label_votes(s, model.id)):
-            texts, votes = expected[text.trait]
-            expected[text.trait] = (texts, votes + len(text.votes))
+        for counted in count_votes(label_votes(s, model.id)):
+            texts, votes = expected[counted.trait]
+            expected[counted.trait] = (texts, votes + len(counted.votes))
     assert trained == expected
 
 
