@@ -72,8 +72,8 @@ def test_progress_per_person_counts_known_votes(svc: Svc) -> None:
         s.execute(update(UnsureMark).where(UnsureMark.id == mark["id"]).values(created_at=unsure_at))
     # bob: two labels yesterday, two today (700 s apart: a break).
     bob_times = [yesterday, yesterday + timedelta(seconds=100), base, base + timedelta(seconds=700)]
-    for text, q, when in zip([t[1], t[2], t[3], t[5]], [1.0, 0.0, 0.0, 0.5], bob_times, strict=True):
-        at(svc, vote(svc, bob, text, q), when)
+    for text, quality, when in zip([t[1], t[2], t[3], t[5]], [1.0, 0.0, 0.0, 0.5], bob_times, strict=True):
+        at(svc, vote(svc, bob, text, quality), when)
     # carol: a vote on T1, then she settles T3.
     at(svc, vote(svc, carol, t[1], 0), base + timedelta(seconds=10))
     at(svc, vote(svc, carol, t[3], 0, adjudicated=True), base + timedelta(seconds=20))
