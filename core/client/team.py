@@ -10,7 +10,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import datetime
 
 from core.client.models import Page, _Response
 
@@ -54,7 +54,7 @@ class TraitProgress(_Response):
 
 class TeamProgress(_Response):
     handle: str
-    day: date | None = None
+    day: str | None = None  # the UTC day `labels_today` counts (ISO date)
     session_gap_seconds: float | None = None
     votes_wanted: int = 1
     people: list[PersonProgress] = []
