@@ -1,4 +1,5 @@
-"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo.
+"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo,
+? unsure.
 
 Texts are claimed for the person labelling (a team gets disjoint work); a status line, refreshed by itself,
 says what the model is doing and which version the labels go into."""
@@ -13,6 +14,7 @@ from app.campaign import status_line
 from app.feedback_view import buffered_feedback
 from app.keys import key_listener
 from app.label_chart import curve_chart
+from app.label_notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
 from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
@@ -135,13 +137,14 @@ session: LabelSession = kept
 
 
 def _press(key: str) -> None:
-    act(session, key, client, model)
+    if not unsure_pressed(session, key, client):
+        act(session, key, client, model)
 
 
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
-    key_listener("label_keys", KEYS, _press)
+    key_listener("label_keys", [*KEYS, UNSURE_KEY], _press)
     t = names[trait]
     left = session.left
     # What is left to label follows every label (a count that stayed put misled).
@@ -169,6 +172,8 @@ def labelling() -> None:
             f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
             f"{len(session.history)} labelled this session{shared}"
         )
+        guidelines(t)
+        note_controls(client, session)
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
         (b1, f"1 · {t.negative_label}", "1"),
@@ -185,7 +190,7 @@ def labelling() -> None:
     elif session.message:
         st.caption(session.message)
     st.caption(
-        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `u` undo, `←` `→` move "
+        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `?` unsure, `u` undo, `←` `→` move "
         "(while this page is shown and the focus is not in a text field)."
     )
 

@@ -87,6 +87,14 @@ from core.client.results import (
     TraitEvaluation,
     TraitPrCurve,
 )
+from core.client.team import (
+    PersonProgress,
+    TeamProgress,
+    TextComment,
+    TraitProgress,
+    UnsureMark,
+    VoteRecord,
+)
 
 __all__ = [
     "ClaimReleased",
@@ -139,6 +147,12 @@ __all__ = [
     "Version",
     "WaitTimeoutError",
     "errors",
+    "PersonProgress",
+    "TeamProgress",
+    "TextComment",
+    "TraitProgress",
+    "UnsureMark",
+    "VoteRecord",
     "AnalyzeCommentResult",
     "Agreement",
     "AnnotatorVotes",

@@ -29,12 +29,14 @@ from service.routes import (
     history,
     keys_info,
     models,
+    notes,
     perspective,
     pool,
     preview,
     runs,
     samples,
     score,
+    team,
     thresholds,
     traits,
     versions,
@@ -142,7 +144,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, team, notes):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     api_docs.install(app)

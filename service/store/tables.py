@@ -422,3 +422,35 @@ class AuditEvent(Base):
     # The model it concerns (its handle: models are archived, never deleted); null for a role change.
     handle: Mapped[str | None] = mapped_column(String(127), nullable=True)
     detail: Mapped[JsonObject] = mapped_column(JSON)
+
+
+class UnsureMark(Base):
+    """A person's "unsure" on a text of a trait (docs/api.md, "Unsure and comments"): shown to reviewers,
+    never a vote. A table of its own, so no reader of samples (training, agreement, counts) can take it in."""
+
+    __tablename__ = "unsure_marks"
+    __table_args__ = (UniqueConstraint("trait_id", "content_sha256", "annotator"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)  # trimmed, as a sample's
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    annotator: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class TextComment(Base):
+    """A short comment on a text of a trait, by its author, for reviewers; never training data."""
+
+    __tablename__ = "text_comments"
+    __table_args__ = (Index("ix_text_comments_model_id", "model_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)  # trimmed, as a sample's
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    author: Mapped[str] = mapped_column(String(64))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

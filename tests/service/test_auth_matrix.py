@@ -185,6 +185,20 @@ def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {}
 
 
+def unsure_mark(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """The owner's unsure mark on a text: a colleague's, to the annotator and the reviewer."""
+    body = {"trait": "formality", "text": "Formal, or not quite?"}
+    return {"mark_id": str(check(svc.client.post(f"/v1/models/{handle}/unsure", json=body, headers=owner),
+                                 201)["id"])}  # fmt: skip
+
+
+def comment(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """The owner's comment on a text: a colleague's, to the annotator and the reviewer."""
+    body = {"trait": "formality", "text": "Formal, or not quite?", "body": "Ask the style guide."}
+    resp = svc.client.post(f"/v1/models/{handle}/comments", json=body, headers=owner)
+    return {"comment_id": str(check(resp, 201)["id"])}
+
+
 # fmt: off
 OPERATIONS: list[Op] = [
     Op("current_key", "GET", "/v1/keys/current", "any_key", "none", 200),
@@ -287,6 +301,19 @@ OPERATIONS: list[Op] = [
                                     "annotator": "rater-7", "adjudicated": True}]}),
     Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
+    Op("team_progress", "GET", M + "/team", "owner_read", "ready", 200),
+    Op("votes", "GET", M + "/votes", "owner_read", "ready", 200, query=lambda _: {"limit": "5"}),
+    Op("mark_unsure", "POST", M + "/unsure", "write", "ready", 201, action="label",
+       json=lambda _: {"trait": "formality", "text": "Formal, or not quite?"}),
+    Op("list_unsure", "GET", M + "/unsure", "owner_read", "draft", 200, setup=unsure_mark),
+    Op("delete_unsure", "DELETE", M + "/unsure/{mark_id}", "write", "draft", 200, action="review",
+       setup=unsure_mark),  # the owner's mark: a colleague's, to the annotator and the reviewer
+    Op("add_comment", "POST", M + "/comments", "write", "ready", 201, action="label",
+       json=lambda _: {"trait": "formality", "text": "Formal?", "body": "Hard to say."}),
+    Op("list_comments", "GET", M + "/comments", "owner_read", "draft", 200, setup=comment,
+       query=lambda _: {"trait": "formality"}),
+    Op("delete_comment", "DELETE", M + "/comments/{comment_id}", "write", "draft", 200, action="review",
+       setup=comment),
     Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
     Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
        query=lambda _: {"limit": "5"}),
