@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from app.labels import retrain_when
 from core.client import Model, PoolLabel
-
-#: Run kinds that make a version: a label given while one runs goes into the version after it.
-_TRAINING = ("train", "retrain", "backfill")
+from core.contract import TRAINING_RUNS, can
 
 
 def next_version(model: Model) -> int:
     """The version a label given now is trained into."""
     base = model.version_no or 0
     op = model.last_operation
-    training = model.state == "busy" and op is not None and op.kind in _TRAINING
+    # A label given while a run that makes a version is in flight goes into the version after it.
+    training = model.state == "busy" and op is not None and op.kind in TRAINING_RUNS
     return base + (2 if training else 1)
 
 
@@ -43,12 +42,13 @@ def status_line(model: Model, retrain_at: int | None) -> str:
         fraction = op.progress.get("fraction") if isinstance(op.progress, dict) else None
         state = f"busy ({op.kind}{f', {fraction:.0%}' if isinstance(fraction, (int, float)) else ''})"
     into = next_version(model)
-    if model.state in ("draft", "failed"):
+    editable = can("edit", model.state)  # an untrained model: labels are its samples
+    if editable:
         goes = f"labels are samples of the draft, for v{into}"
     else:
         goes = f"labels are buffered for **v{into}**"
     parts = [f"**{state}**", serving, goes]
-    if model.state not in ("draft", "failed") or model.buffered_feedback:
+    if not editable or model.buffered_feedback:
         at = f" of {retrain_at}" if retrain_at else ""
         parts.append(f"{model.buffered_feedback or 0}{at} buffered")
     if not model.auto_retrain:

@@ -22,7 +22,7 @@ from app.pool_import import pool_import_section
 from app.roles import gate
 from app.widgets import guard, open_model_page
 from core.client import Trait
-from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES
+from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
@@ -37,7 +37,7 @@ names = {t.key: t for t in traits}
 
 # Said before the first key: on a trained model a label is feedback that retrains it. (While a run is in
 # flight the label is buffered for the version after it: the status line below says so.)
-feedback_route = model.state in ("ready", "busy") and not model.zero_data_retention
+feedback_route = not can("edit", model.state) and not model.zero_data_retention
 at = retrain_at(client, handle)
 if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
     st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
