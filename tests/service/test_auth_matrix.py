@@ -21,7 +21,9 @@ from sqlalchemy import create_engine, inspect
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
-Kind = Literal["read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key"]
+Kind = Literal[
+    "read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key", "ns_read", "ns_write"
+]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "owner"]
 WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "owner")
@@ -66,7 +68,7 @@ class Op:
 
     @property
     def writes(self) -> bool:
-        return self.kind in ("write", "create")
+        return self.kind in ("write", "create", "ns_write")
 
     def expected(self, who: Who, vis: Visibility) -> int:
         if who in ("no_key", "bad_key"):
@@ -75,6 +77,8 @@ class Op:
             return self.status
         if self.kind == "any_key":
             return 200
+        if self.kind in ("ns_read", "ns_write"):  # a namespace's people: its owners only
+            return 403
         if who == "scoring":
             return _SCORING[self.kind]
         return (_OTHER_PUBLIC if vis == "public" else _OTHER_PRIVATE)[self.kind]
@@ -127,6 +131,14 @@ def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     check(svc.client.put(url, json={"target": "recall", "value": 1.0}, headers=owner), 200)
     return {}
 
+
+def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    url = f"/v1/namespaces/{handle.split('.')[0]}/people/pat@example.com"
+    check(svc.client.put(url, json={"role": "reviewer"}, headers=owner), 200)
+    return {"member": "pat@example.com"}
+
+
+PEOPLE = "/v1/namespaces/{ns}/people"
 
 # fmt: off
 OPERATIONS: list[Op] = [
@@ -214,6 +226,12 @@ OPERATIONS: list[Op] = [
                                     "annotator": "rater-7", "adjudicated": True}]}),
     Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
+    Op("list_people", "GET", PEOPLE, "ns_read", "none", 200),
+    Op("set_person", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200,
+       json=lambda _: {"role": "annotator"}, params={"member": "pat@example.com"}),
+    Op("change_role", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200, json=lambda _: {"role": "owner"},
+       setup=member),
+    Op("remove_person", "DELETE", PEOPLE + "/{member}", "ns_write", "none", 200, setup=member),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
@@ -283,7 +301,7 @@ def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str
     ns = handle.split(".")[0]
     return svc.client.request(
         op.method,
-        op.path.format(handle=handle, **op.params, **extra),
+        op.path.format(handle=handle, ns=ns, **op.params, **extra),
         json=op.json(ns) if op.json else None,
         content=op.content,
         params=op.query(ns) if op.query else None,
