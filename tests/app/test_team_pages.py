@@ -80,10 +80,18 @@ def test_team_mode_signs_each_session_in_with_its_own_key(
     other.run()
     assert [t.value for t in other.title] == ["Sign in"]
 
+    at.session_state["label_session"] = "ben's queue, last label and undo"  # as the Label page keeps them
     by_label(at.sidebar.button, "Sign out").click()
     at.run()
     assert [t.value for t in at.title] == ["Sign in"]
     assert "remote_backend" not in at.session_state
+    assert "label_session" not in at.session_state  # signing out forgets everything of ben in the tab
+    by_label(at.text_input, "Your API key").set_value(team["cy"])
+    by_label(at.button, "Sign in").click()
+    at.run()
+    no_exception(at)
+    assert "Signed in as **cy" in " ".join(texts(at.sidebar.caption))
+    assert "label_session" not in at.session_state
 
 
 @pytest.mark.usefixtures("app_env")
