@@ -90,6 +90,8 @@ def _namespace_picker(backend: Backend) -> None:
 
 
 def _key_notice(backend: Backend) -> None:
+    if backend.person:  # signed in as a person: their role says what they may do (app/team.py)
+        return
     st.caption(f"Key scope: **{backend.scope}**")
     if backend.read_only:
         st.warning(
