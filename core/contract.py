@@ -167,6 +167,12 @@ ANNOTATOR_PATTERN = f"^{_ANNOTATOR}$"
 UNNAMED_KEY_PREFIX = "key-"
 
 
+#: A namespace's member (docs/api.md, "People"): an email (their annotator name, so ANNOTATOR_RE too) or the
+#: person's subject at the identity provider.
+MAX_MEMBER_CHARS = 255
+MEMBER_RE = re.compile(rf"\A[A-Za-z0-9][A-Za-z0-9._@+|:=-]{{0,{MAX_MEMBER_CHARS - 1}}}\Z")
+
+
 def annotator_of(name: str | None, prefix: str) -> str:
     """The annotator name a key labels as: its name, or `key-<prefix>` when it has none."""
     return name if name else f"{UNNAMED_KEY_PREFIX}{prefix}"

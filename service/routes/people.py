@@ -6,14 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from core.contract import MAX_MEMBER_CHARS, MAX_NAMESPACE_CHARS
 from service.domain import people
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas.people import MemberIn, MemberOut, MemberPage, MemberRemoved
 
 router = APIRouter(tags=["people"])
-Namespace = Annotated[str, Path(max_length=64, description="a namespace")]
-Member = Annotated[str, Path(max_length=255, description="an email, or the person's subject at the provider")]
+Namespace = Annotated[str, Path(max_length=MAX_NAMESPACE_CHARS, description="a namespace")]
+Member = Annotated[
+    str, Path(max_length=MAX_MEMBER_CHARS, description="an email, or the person's subject at the provider")
+]
 
 
 @router.get("/namespaces/{ns}/people", response_model=MemberPage, responses=errors(403))

@@ -7,7 +7,6 @@ verified ID token is, and what it may do, is decided here: `person_principal`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -15,12 +14,10 @@ from typing import cast
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from core.contract import ANNOTATOR_RE, NAMESPACE_RE, ROLES, Role
+from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, Role
 from service.store.api_keys import Principal
 from service.store.tables import ApiKey, Membership, Person, utcnow
 
-#: A member: an email (it becomes the annotator name, so ANNOTATOR_RE's characters) or a provider's subject.
-MEMBER_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._@+|:=-]{0,254}\Z")
 #: A person's `key_id`: no key row has it (ids start at 1), so nothing of a key is ever found for a person.
 NO_KEY_ID = 0
 
