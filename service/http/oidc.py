@@ -40,10 +40,11 @@ def looks_like_jwt(credential: str) -> bool:
 class OidcVerifier:
     """One per API process: the issuer's keys, fetched on first use and refreshed on an unknown key id."""
 
-    def __init__(self, issuer: str, audience: str, leeway_s: int = 60) -> None:
+    def __init__(self, issuer: str, audience: str, leeway_s: int = 60, refetch_s: float = REFETCH_S) -> None:
         self.issuer = issuer  # compared with `iss` exactly, as OpenID Connect requires
         self.audience = audience
         self.leeway_s = leeway_s
+        self.refetch_s = refetch_s
         self._lock = threading.Lock()
         self._keys: KeySet | None = None
         self._fetched_at = float("-inf")
@@ -66,7 +67,7 @@ class OidcVerifier:
         with self._lock:
             # A token without `kid` (the provider has one key) is tried against every key held.
             known = self._keys is not None and (kid is None or any(k.kid == kid for k in self._keys))
-            stale = time.monotonic() - self._fetched_at >= REFETCH_S
+            stale = time.monotonic() - self._fetched_at >= self.refetch_s
             if self._keys is None or (not known and stale):
                 self._keys = self._fetch()
                 self._fetched_at = time.monotonic()

@@ -219,3 +219,36 @@ def test_versions_page_shows_the_share_of_the_human_ceiling(
     no_exception(at)
     lines = " ".join(texts(at.markdown))
     assert f"v1 reaches {share.value:.0%}" in lines and "of the human ceiling" in lines
+
+
+def test_the_team_page_adds_changes_and_removes_people(
+    service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An owner (here the service's owner key, signed in on a team's workbench) manages who is in the
+    namespace through the client; the service refuses what it must and the page says so."""
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+    email = f"dee{next(_n)}@example.com"
+    at = page("team")
+    at.session_state["remote_backend"] = {"url": service.url, "key": service.api_key}
+    at.run()
+    no_exception(at)
+    assert [t.value for t in at.title] == ["Team"]
+    by_label(at.text_input, "Email").set_value(email.upper())
+    by_label(at.selectbox, "Role").set_value("reviewer")
+    by_label(at.button, "Save").click()
+    at.run()
+    no_exception(at)
+    assert f"{email} is now reviewer" in " ".join(texts(at.success))
+    table = at.dataframe[0].value
+    assert {"Member": email, "Role": "reviewer", "Signed in": "not yet"}.items() <= dict(
+        table[table["Member"] == email].iloc[0]
+    ).items()
+    by_label(at.selectbox, "Member").set_value(email)
+    by_label(at.button, "Remove").click()
+    at.run()
+    no_exception(at)
+    assert f"{email} was removed" in " ".join(texts(at.success))
+    with Client(service.url, service.api_key) as c:
+        assert email not in [m.member for m in c.list_people(service.namespace)]
