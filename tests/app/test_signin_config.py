@@ -32,6 +32,13 @@ def test_a_half_configuration_is_refused_at_start() -> None:
         signin_config(OIDC)
 
 
+def _auth(data_dir: Path, env: dict[str, str]) -> dict[str, object]:
+    path = write_auth_secrets(data_dir, env)
+    assert path is not None
+    auth: dict[str, object] = tomllib.loads(path.read_text())["auth"]
+    return auth
+
+
 def test_the_secrets_are_written_for_streamlit_readable_by_their_owner_only(tmp_path: Path) -> None:
     env = {**TEAM, **OIDC, "SCORING_WORKBENCH_URL": "https://bench.example.com/"}
     path = write_auth_secrets(tmp_path, env)
@@ -47,19 +54,10 @@ def test_the_secrets_are_written_for_streamlit_readable_by_their_owner_only(tmp_
     )
     assert len(auth["cookie_secret"]) == 64
     # The cookie secret is kept: a restart keeps people signed in.
-    again = tomllib.loads(write_auth_secrets(tmp_path, env).read_text())["auth"]  # type: ignore[union-attr]
-    assert again["cookie_secret"] == auth["cookie_secret"]
-    given = tomllib.loads(
-        write_auth_secrets(tmp_path, {**env, "SCORING_OIDC_COOKIE_SECRET": "c" * 40}).read_text()  # type: ignore[union-attr]
-    )["auth"]
-    assert given["cookie_secret"] == "c" * 40
+    assert _auth(tmp_path, env)["cookie_secret"] == auth["cookie_secret"]
+    assert _auth(tmp_path, {**env, "SCORING_OIDC_COOKIE_SECRET": "c" * 40})["cookie_secret"] == "c" * 40
     # Without a public address: Streamlit fills in its own port.
-    assert (
-        tomllib.loads(write_auth_secrets(tmp_path, {**TEAM, **OIDC}).read_text())["auth"][  # type: ignore[union-attr]
-            "redirect_uri"
-        ]
-        == "http://localhost:{port}/oauth2callback"
-    )
+    assert _auth(tmp_path, {**TEAM, **OIDC})["redirect_uri"] == "http://localhost:{port}/oauth2callback"
 
 
 def test_the_launcher_hands_the_secrets_to_streamlit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
