@@ -6,16 +6,23 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from core.contract import MAX_MEMBER_CHARS, MAX_NAMESPACE_CHARS
+from core.contract import MAX_MEMBER_CHARS, MAX_NAMESPACE_CHARS, MEMBER_PATTERN, NAMESPACE_PATTERN
 from service.domain import people
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas.people import MemberIn, MemberOut, MemberPage, MemberRemoved
 
 router = APIRouter(tags=["people"])
-Namespace = Annotated[str, Path(max_length=MAX_NAMESPACE_CHARS, description="a namespace")]
+Namespace = Annotated[
+    str, Path(max_length=MAX_NAMESPACE_CHARS, pattern=NAMESPACE_PATTERN, description="a namespace")
+]
 Member = Annotated[
-    str, Path(max_length=MAX_MEMBER_CHARS, description="an email, or the person's subject at the provider")
+    str,
+    Path(
+        max_length=MAX_MEMBER_CHARS,
+        pattern=MEMBER_PATTERN,
+        description="an email, or the person's subject at the provider",
+    ),
 ]
 
 

@@ -34,17 +34,12 @@ def normal_member(member: str) -> str:
     """The stored form of a member: an email lowercased (providers differ in case), a subject as given.
     ValueError for anything else."""
     member = member.strip()
-    if "@" in member:
-        member = member.lower()
-        if not ANNOTATOR_RE.match(member):
-            raise ValueError(
-                f"invalid email {member!r}: it becomes the person's annotator name, so 1-64 characters of "
-                "ASCII letters, digits, '.', '_', '@' and '-', starting with a letter or digit"
-            )
-        return member
     if not MEMBER_RE.match(member):
-        raise ValueError(f"invalid member {member!r}: an email, or the person's subject at the provider")
-    return member
+        raise ValueError(
+            f"invalid member {member!r}: an email (their annotator name: 1-64 ASCII letters, digits, '.', "
+            "'_', '@' and '-'), or the person's subject at the identity provider"
+        )
+    return member.lower() if "@" in member else member
 
 
 def check_namespace(namespace: str) -> None:

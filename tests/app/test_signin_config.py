@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from app.banner import banner
 from app.launch import secrets_options
 from app.signin_config import SECRETS_NAME, signin_config, write_auth_secrets
 
@@ -66,3 +67,10 @@ def test_the_launcher_hands_the_secrets_to_streamlit(tmp_path: Path, monkeypatch
     options = secrets_options(lambda d: d / SECRETS_NAME)
     assert options[-2:] == ["--secrets.files", str(tmp_path / SECRETS_NAME)]
     assert options.count("--secrets.files") == 3  # the usual .streamlit/secrets.toml files are kept
+
+
+def test_the_banner_says_how_people_sign_in() -> None:
+    assert "sign in through the identity provider at https://id.example.com/" in banner(
+        8501, {**TEAM, **OIDC}
+    )
+    assert "each browser signs in with its own key" in banner(8501, TEAM)
