@@ -3,7 +3,8 @@ Connect provider on loopback (tests/idp.py), a real service that takes its ID to
 
 Three people sign in in three browser contexts and each sees their own identity; a reload keeps one signed
 in; one signs out and another signs in on the same tab, and sees nothing of the first: no counter of their
-labels, no last label, and `u` has nothing of theirs to undo (their labels stay in the service).
+labels, no last label, and `u` has nothing of theirs to undo (their labels stay in the service); someone the
+provider knows but no namespace has is told who they are, nothing more.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tests.idp import CLIENT_ID, CLIENT_SECRET, Idp, running_idp
 pytestmark = BROWSER
 
 PEOPLE = {"alice": "Alice Archer", "bob": "Bob Baker", "carol": "Carol Cole"}
+OUTSIDER = "dan"  # signs in, but no namespace has him
 HANDLE = "local.requests"
 
 
@@ -33,6 +35,7 @@ def idp() -> Iterator[Idp]:
     with running_idp() as provider:
         for sub, name in PEOPLE.items():
             provider.set_user(sub, email=f"{sub}@example.com", email_verified=True, name=name)
+        provider.set_user(OUTSIDER, email=f"{OUTSIDER}@example.com", name="Dan Dunn")
         yield provider
 
 
@@ -82,7 +85,7 @@ def _loaded(ui: Ui) -> None:
     ui.idle()
 
 
-def _sign_in(ui: Ui, sub: str) -> None:
+def _through_provider(ui: Ui, sub: str) -> None:
     page = ui.page
     page.get_by_role("heading", name="Sign in").first.wait_for()
     page.get_by_role("button", name="Sign in").click()
@@ -91,6 +94,10 @@ def _sign_in(ui: Ui, sub: str) -> None:
     page.get_by_role("button", name="Authorize").click()
     page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/(\?.*)?$"))
     _loaded(ui)
+
+
+def _sign_in(ui: Ui, sub: str) -> None:
+    _through_provider(ui, sub)
     ui.expect_text(f"Signed in as {PEOPLE[sub]} ({sub}@example.com)")
 
 
@@ -158,6 +165,15 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
         carol.settle()
         carol.no_exception()
         carol.shot("signin_carol_after_bob")
+
+        # Someone the provider knows but no namespace has: told who they are and whom to ask, nothing more.
+        contexts.append(browser.new_context(viewport={"width": 1280, "height": 900}))
+        outsider = uis[OUTSIDER] = Ui(contexts[-1].new_page())
+        outsider.goto(signin_app)
+        _through_provider(outsider, OUTSIDER)
+        outsider.page.get_by_role("heading", name="Not in a team yet").first.wait_for()
+        outsider.expect_text(f"You are signed in as {OUTSIDER}@example.com")
+        assert outsider.page.locator("[data-testid='stSidebarNav']").count() == 0
     except BaseException:
         for sub, u in uis.items():
             u.shot(f"signin_failure_{sub}")
