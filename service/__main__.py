@@ -177,7 +177,14 @@ def people_command(args: argparse.Namespace) -> int:
     """`people add | remove | list`: who is in a namespace, with what role (the operator's way to add a
     team's first owner; owners then manage people from the workbench or the API)."""
     from service.store.db import make_engine, make_session_factory, migrate, transaction
-    from service.store.people import NotAMember, list_members, member_namespaces, remove_member, set_member
+    from service.store.people import (
+        OPERATOR,
+        NotAMember,
+        list_members,
+        member_namespaces,
+        remove_member,
+        set_member,
+    )
 
     engine = make_engine(_settings(args).database_url)
     migrate(engine)
@@ -185,11 +192,11 @@ def people_command(args: argparse.Namespace) -> int:
     try:
         with transaction(make_session_factory(engine)) as s:
             if args.people_command == "add":
-                row, old = set_member(s, args.namespace, member, args.role)
+                row, old = set_member(s, args.namespace, member, args.role, OPERATOR)
                 change = "added" if old is None else f"was {old}"
                 print(f"{row.member} is {row.role} in namespace {row.namespace} ({change})")
             elif args.people_command == "remove":
-                role = remove_member(s, args.namespace, member)
+                role = remove_member(s, args.namespace, member, OPERATOR)
                 print(f"{member} ({role}) removed from namespace {args.namespace}; their labels stay")
             else:
                 namespaces = [args.namespace] if args.namespace else member_namespaces(s)

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import logging
-
-from core.contract import Role
 from service.domain.access import require_role
 from service.domain.needs import Databases
 from service.errors import ApiError
@@ -22,8 +19,6 @@ from service.store.people import (
     remove_member,
     set_member,
 )
-
-log = logging.getLogger("service.people")
 
 
 def _require_owner(who: Principal, namespace: str) -> None:
@@ -63,15 +58,6 @@ def _out(row: MemberRow) -> MemberOut:
     )
 
 
-def role_changed(who: Principal, namespace: str, member: str, old: Role | None, new: Role | None) -> None:
-    """The one place a change of someone's role is recorded: "role changed" (None: added or removed).
-
-    MERGE: the audit log (service/store/audit.py `record(...)`, branch `roles`) is not on main yet; the lead
-    wires its call here, in the caller's transaction. Until then the change is logged.
-    """
-    log.info("role changed in %s: %s %s -> %s by %s", namespace, member, old, new, who.annotator)
-
-
 def list_people(ctx: Databases, who: Principal, namespace: str) -> MemberPage:
     _require_owner(who, namespace)
     with ctx.reads() as session:
@@ -83,9 +69,7 @@ def set_person(ctx: Databases, who: Principal, namespace: str, member: str, body
     member = _member(member)
     try:
         with transaction(ctx.sessions) as session:
-            row, old = set_member(session, namespace, member, body.role)
-            if old != body.role:
-                role_changed(who, namespace, member, old, body.role)
+            row, _old = set_member(session, namespace, member, body.role, who.annotator)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
     return _out(row)
@@ -96,8 +80,7 @@ def remove_person(ctx: Databases, who: Principal, namespace: str, member: str) -
     member = _member(member)
     try:
         with transaction(ctx.sessions) as session:
-            old = remove_member(session, namespace, member)
-            role_changed(who, namespace, member, old, None)
+            old = remove_member(session, namespace, member, who.annotator)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
     except NotAMember as exc:

@@ -7,6 +7,7 @@ verified ID token is, and what it may do, is decided here: `person_principal`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -18,6 +19,9 @@ from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, Role
 from service.store.api_keys import Principal
 from service.store.tables import ApiKey, Membership, Person, utcnow
 
+log = logging.getLogger("service.people")
+#: Who changed a role from the command line (`python -m service people`), for the record.
+OPERATOR = "operator (command line)"
 #: A person's `key_id`: no key row has it (ids start at 1), so nothing of a key is ever found for a person.
 NO_KEY_ID = 0
 
@@ -208,7 +212,22 @@ def _guard_owners(session: Session, namespace: str, before: int) -> None:
         raise LastOwner(f"namespace {namespace!r} would have no owner left: make someone else an owner first")
 
 
-def set_member(session: Session, namespace: str, member: str, role: str) -> tuple[MemberRow, Role | None]:
+def role_changed(
+    session: Session, actor: str, namespace: str, member: str, old: Role | None, new: Role | None
+) -> None:
+    """The one place a change of someone's role is recorded, in the change's own transaction: "role changed"
+    (`old` None: added; `new` None: removed). `actor`: the caller's annotator name, or OPERATOR.
+
+    MERGE: the audit log (service/store/audit.py `record(...)`, branch `roles`) is not on main yet; the lead
+    wires its call here. Until then the change is logged.
+    """
+    del session  # the audit record is written with it
+    log.info("role changed in %s: %s %s -> %s by %s", namespace, member, old, new, actor)
+
+
+def set_member(
+    session: Session, namespace: str, member: str, role: str, actor: str
+) -> tuple[MemberRow, Role | None]:
     """Add `member` to `namespace` with `role`, or change their role. Returns the membership and the role
     before (None: newly added). LastOwner when it demotes the namespace's last owner (nothing changed then:
     the caller's transaction rolls back)."""
@@ -228,11 +247,13 @@ def set_member(session: Session, namespace: str, member: str, role: str) -> tupl
         old = cast(Role, row.role)
         row.role, row.updated_at = new_role, utcnow()
     _guard_owners(session, namespace, before)
+    if old != new_role:
+        role_changed(session, actor, namespace, member, old, new_role)
     found = next(m for m in list_members(session, namespace) if m.member == member)
     return found, old
 
 
-def remove_member(session: Session, namespace: str, member: str) -> Role:
+def remove_member(session: Session, namespace: str, member: str, actor: str) -> Role:
     """Take `member` out of `namespace`; returns the role they had. NotAMember, or LastOwner (nothing
     changed). Their person row and the labels they gave stay."""
     check_namespace(namespace)
@@ -247,4 +268,5 @@ def remove_member(session: Session, namespace: str, member: str) -> Role:
     role = cast(Role, row.role)
     session.delete(row)
     _guard_owners(session, namespace, before)
+    role_changed(session, actor, namespace, member, role, None)
     return role

@@ -14,7 +14,7 @@ from service.config.settings import Settings
 from service.process.api import create_app
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.people import set_member
+from service.store.people import OPERATOR, set_member
 from tests.client.conftest import BASE_URL
 from tests.idp import CLIENT_ID, Idp, running_idp
 
@@ -69,7 +69,7 @@ def test_people_through_the_client_and_a_person_s_token(team: tuple[TestClient, 
 def test_the_last_owner_person_cannot_step_down(team: tuple[TestClient, str, Idp]) -> None:
     http, _key, idp = team
     with transaction(http.app.state.ctx.sessions) as s:  # type: ignore[attr-defined]
-        set_member(s, "solo", "bo@example.com", "owner")
+        set_member(s, "solo", "bo@example.com", "owner", OPERATOR)
     idp.set_user("bo", email="bo@example.com")
     with Client(BASE_URL, idp.id_token("bo"), transport=http._transport, backoff=0.0) as bo:
         with pytest.raises(ConflictError) as refused:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from service.store.db import make_engine, make_session_factory, transaction
-from service.store.people import set_member
+from service.store.people import OPERATOR, set_member
 from service.store.tables import Membership, Person
 from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, running
@@ -154,7 +155,9 @@ def test_a_removed_person_is_refused_and_their_labels_stay(team: Svc, idp: Idp) 
     assert error_code(resp, 422) == "annotator_reserved"
 
 
-def test_people_endpoints_are_for_owners_and_keep_an_owner(team: Svc, idp: Idp) -> None:
+def test_people_endpoints_are_for_owners_and_keep_an_owner(
+    team: Svc, idp: Idp, caplog: pytest.LogCaptureFixture
+) -> None:
     ns = PEOPLE.format(ns="acme")
     add(team, "acme", "ivy@example.com", "owner")
     add(team, "acme", "jon@example.com", "reviewer")
@@ -163,7 +166,10 @@ def test_people_endpoints_are_for_owners_and_keep_an_owner(team: Svc, idp: Idp) 
     assert error_code(team.client.get(ns, headers=jon), 403) == "forbidden"
     resp = team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=jon)
     assert error_code(resp, 403) == "forbidden"
-    check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
+    with caplog.at_level(logging.INFO, logger="service.people"):
+        check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
+    # Every change of a role is recorded at one place (the audit log's call site).
+    assert "role changed in acme: kim@example.com None -> annotator by ivy@example.com" in caplog.messages
     assert error_code(team.client.get(ns, headers=team.scorer), 403) == "forbidden"
     assert error_code(team.client.get(PEOPLE.format(ns="lab"), headers=ivy), 403) == "forbidden"
     # Bad input: nothing stored.
@@ -185,7 +191,7 @@ def test_a_namespace_never_loses_its_last_owner(tmp_path: Path, database_url: st
     with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as t:
         # `team` has no key: its only owners are people.
         with transaction(t.ctx.sessions) as s:
-            set_member(s, "team", "lee@example.com", "owner")
+            set_member(s, "team", "lee@example.com", "owner", OPERATOR)
         lee = person(idp, "lee")
         ns = PEOPLE.format(ns="team")
         resp = t.client.put(f"{ns}/lee@example.com", json={"role": "reviewer"}, headers=lee)
