@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.backend import Backend, sign_in, sign_out
+from app.backend import Backend, key_info, sign_in, sign_out
 from app.signin_config import signin_config
 from app.widgets import MODEL_KEY, guard
 
@@ -94,4 +94,7 @@ def expired_page(exc: BaseException) -> None:
 def no_namespace_page(message: str) -> None:
     st.title("Not in a team yet")
     st.info(message, icon=":material/group_off:")
+    if st.button("Check again", icon=":material/refresh:"):  # once an owner has added them
+        key_info.clear()
+        st.rerun()
     sign_out_button("no_namespace_sign_out")

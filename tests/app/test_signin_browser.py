@@ -174,6 +174,11 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
         outsider.page.get_by_role("heading", name="Not in a team yet").first.wait_for()
         outsider.expect_text(f"You are signed in as {OUTSIDER}@example.com")
         assert outsider.page.locator("[data-testid='stSidebarNav']").count() == 0
+        with Client(team_service.url, team_service.api_key) as owner:  # an owner adds him: he is in
+            owner.set_person_role(team_service.namespace, f"{OUTSIDER}@example.com", "annotator")
+        outsider.click("Check again")
+        outsider.expect_text(f"Signed in as Dan Dunn ({OUTSIDER}@example.com)")
+        outsider.expect_text("Role in local: annotator")
     except BaseException:
         for sub, u in uis.items():
             u.shot(f"signin_failure_{sub}")
