@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import reads
 from app.widgets import guard
-from core.client import Agreement, Client, DisagreedText, Model, Trait
+from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
 SHOWN = 20  # most disagreed texts listed per trait
 
@@ -68,8 +68,11 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
             )
 
 
-def disagreements_panel(client: Client, model: Model, traits: list[Trait], editable: bool) -> None:
-    """The Samples page's Disagreements tab: a trait's most disagreed texts, their votes, and settling."""
+def disagreements_panel(
+    client: Client, model: Model, traits: list[Trait], editable: bool, refused: str | None = None
+) -> None:
+    """The Samples page's Disagreements tab: a trait's most disagreed texts, their votes, and settling
+    (`refused`: why the key's role may not settle, app/roles.py; None when it may)."""
     if not traits:
         st.info("Add a trait first.")
         return
@@ -80,6 +83,8 @@ def disagreements_panel(client: Client, model: Model, traits: list[Trait], edita
         return
     if flash := st.session_state.pop("disagree_flash", None):
         st.success(flash)
+    if warning := st.session_state.pop("disagree_flash_warning", None):
+        st.warning(warning, icon=":material/gavel:")
     names = {t.key: t for t in traits}
     trait = st.selectbox("Trait", list(names), key="disagree_trait", format_func=lambda k: names[k].name)
     texts = found.traits[trait].disagreed if trait in found.traits else []
@@ -93,14 +98,17 @@ def disagreements_panel(client: Client, model: Model, traits: list[Trait], edita
     st.caption(
         f"Texts whose votes differ ({len(texts)}), most disagreed first. "
         + (
-            "Settle one with your own vote: it decides the text's pole in training; the votes stay."
-            if editable
-            else "Settling a text is a sample edit: reopen the model (top of the page) to settle."
+            "Settling a text is a sample edit: reopen the model (top of the page) to settle."
+            if not editable
+            else f":material/lock: {refused}"
+            if refused
+            else "Settle one with your own vote: it decides the text's pole in training; the votes stay. "
+            "A text is settled once."
         )
     )
     t = names[trait]
     for i, text in enumerate(texts):
-        _disagreed(client, model.handle, t, text, i, editable)
+        _disagreed(client, model.handle, t, text, i, editable and refused is None)
 
 
 def _disagreed(
@@ -128,9 +136,15 @@ def _disagreed(
         for column, quality, label in ((c1, 0.0, trait.negative_label), (c2, 1.0, trait.positive_label)):
             if column.button(f"Settle: {label}", key=f"disagree_settle_{i}_{int(quality)}", width="stretch"):
                 with guard("Settling the text"):
-                    client.add_samples(
-                        handle,
-                        [{"trait": trait.key, "text": text.text, "quality": quality, "adjudicated": True}],
-                    )
-                    st.session_state["disagree_flash"] = f"Settled as “{label}”: your vote decides its pole."
+                    settle = {"trait": trait.key, "text": text.text, "quality": quality, "adjudicated": True}
+                    try:
+                        client.add_samples(handle, [settle])
+                        st.session_state["disagree_flash"] = (
+                            f"Settled as “{label}”: your vote decides its pole."
+                        )
+                    except ApiError as exc:
+                        if exc.code != "already_settled":
+                            raise
+                        # A colleague settled it meanwhile: say who and when, and show the text as it is now.
+                        st.session_state["disagree_flash_warning"] = f"Not settled: {exc.message}"
                     st.rerun()

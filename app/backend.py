@@ -73,16 +73,17 @@ class Backend:
     owned: tuple[str, ...] = ()  # the key's namespaces in a stable order (for the picker); () = namespaces
     annotator: str | None = None  # who the key labels as (GET /keys/current `name`); None: an older service
     team: bool = False  # team mode: this browser signed in with its own key, or as a person
-    info: KeyInfo | None = field(default=None, compare=False)  # GET /keys/current, when the service has it
+    # GET /keys/current (None: an older service); a person's `role` is their role in the working namespace.
+    key: KeyInfo | None = field(default=None, compare=False)
 
     @property
     def person(self) -> bool:
         """Signed in as a person through the team's identity provider (not with a key)."""
-        return self.info is not None and self.info.is_person
+        return self.key is not None and self.key.is_person
 
     def may(self, action: Action) -> bool:
         """Whether the caller may do `action` in the working namespace (a service without roles: yes)."""
-        return self.info is None or self.info.may(action, self.namespace)
+        return self.key is None or self.key.may(action, self.namespace)
 
     @property
     def namespace(self) -> str:
@@ -229,6 +230,14 @@ def sign_out() -> None:
     key_info.clear()  # the next person's first read asks the service (it may have changed roles meanwhile)
 
 
+def _in_namespace(info: KeyInfo, namespace: str) -> KeyInfo:
+    """A person's key info with `role` their role in `namespace`: what every page's role check reads
+    (app/roles.py); a key has one role everywhere."""
+    if not info.is_person:
+        return info
+    return info.model_copy(update={"role": info.role_in(namespace)})
+
+
 def working_first(owned: tuple[str, ...], preferred: tuple[str, ...]) -> tuple[str, ...]:
     """`owned` with the working namespace first: the first of `preferred` that the key owns, else owned[0]."""
     working = next((n for n in preferred if n in owned), owned[0])
@@ -247,19 +256,21 @@ def get_backend() -> Backend:
             owned, scope, annotator = tuple(info.namespaces) or (PUBLIC_NAMESPACE,), info.scope, info.name
         picked = st.session_state.get(NAMESPACE_KEY)
         preferred = ((picked,) if picked else ()) + env_namespaces()
+        namespaces = working_first(owned, preferred)
         return Backend(
             client=_remote_client(remote["url"], remote["key"]),
             mode="remote",
             url=remote["url"],
-            namespaces=working_first(owned, preferred),
+            namespaces=namespaces,
             embedder=embedder_name(),
             scope=scope,
             owned=owned,
             annotator=annotator,
             team=team_mode(),
-            info=info,
+            key=_in_namespace(info, namespaces[0]) if info is not None else None,
         )
     service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+    own = _embedded_key(service.url, service.api_key)
     return Backend(
         client=_embedded_client(service.url, service.api_key),
         mode="embedded",
@@ -268,21 +279,23 @@ def get_backend() -> Backend:
         embedder=embedder_name(),
         service=service,
         owned=(service.namespace,),
-        annotator=_embedded_annotator(service.url, service.api_key),
+        annotator=own.name if own else None,
+        key=own,
     )
 
 
-def _embedded_annotator(url: str, key: str) -> str | None:
-    """Who the embedded service's own key labels as (asked once per process: it never changes)."""
+def _embedded_key(url: str, key: str) -> KeyInfo | None:
+    """The embedded service's own key: who it labels as, its role (asked once per process: it never
+    changes)."""
     try:
-        return _annotator(url, key)
-    except Exception:  # noqa: BLE001 - only the sidebar's line depends on it; asked again next run
+        return _key_of(url, key)
+    except Exception:  # noqa: BLE001 - the sidebar's line and the role's captions depend on it; asked again
         return None
 
 
 @st.cache_data(show_spinner=False)
-def _annotator(url: str, key: str) -> str | None:
-    return _embedded_client(url, key).current_key().name
+def _key_of(url: str, key: str) -> KeyInfo:
+    return _embedded_client(url, key).current_key()
 
 
 def ensure_demo_models(backend: Backend) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.client import ApiError, Client
+from app.roles import allows, refusal
+from core.client import ApiError, Client, KeyInfo
 
 SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)
 FLASH = "feedback_flash"
@@ -25,9 +26,10 @@ def _withdraw(client: Client, handle: str, label_id: int) -> None:
         st.session_state[FLASH] = (f"Label #{label_id} was not withdrawn: {exc.message}", False)
 
 
-def buffered_feedback(client: Client, handle: str) -> None:
+def buffered_feedback(client: Client, handle: str, key: KeyInfo | None = None) -> None:
     """An expander with the buffered labels and a Withdraw button each; nothing for a key that may not read
-    the buffer (it may not send feedback either)."""
+    the buffer (it may not send feedback either). `key`: the calling key, whose role decides whose labels
+    it may withdraw (its own: labelling; a colleague's: the reviewer role)."""
     try:
         page = client.feedback_page(handle, limit=SHOWN)
     except ApiError:
@@ -41,11 +43,18 @@ def buffered_feedback(client: Client, handle: str) -> None:
             return
         st.caption("Labels sent to this trained model, waiting for the automatic retraining. Withdraw one "
                    "sent by mistake: it will not be trained on.")  # fmt: skip
+        me = key.name if key is not None else None
+        others = refusal(key, "review", "Withdrawing a colleague's label")
+        if others and any(f.annotator != me for f in page.items):
+            st.caption(f":material/lock: {others}")
         for f in page.items:
             text, button = st.columns([6, 1], vertical_alignment="center")
             short = f.text if len(f.text) <= 160 else f.text[:159] + "…"
-            text.markdown(f"`{f.trait}` · quality {f.quality:g} · {short}")
+            who = f" · by {f.annotator}" if f.annotator else ""
+            text.markdown(f"`{f.trait}` · quality {f.quality:g}{who} · {short}")
+            mine = f.annotator == me
+            allowed = allows(key, "label") if mine else others is None
             button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,
-                          args=(client, handle, f.id), width="stretch")  # fmt: skip
+                          args=(client, handle, f.id), width="stretch", disabled=not allowed)  # fmt: skip
         if page.next_cursor:
             st.caption(f"The first {SHOWN} are listed.")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from app.backend import Backend
 from app.reopen import reopen_offer
+from app.roles import allows
 from app.sample_import import imported_rating
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
@@ -137,7 +138,7 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
 @st.fragment
 def flags_tab(backend: Backend, client: Client, model: Model) -> None:
     handle = model.handle
-    editable = is_editable(model)
+    editable = is_editable(model) and allows(backend.key, "manage")  # a fix edits anyone's sample
     st.caption(
         "Computed here with the local engine: each trait is fitted with 5-fold cross-validation and every "
         "sample scored by the fold that did not see it. A sample is a likely mislabel when that score and "
@@ -169,7 +170,7 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
         + (f" ({kept} more kept as they are, not shown)" if kept else "")
         + (f"; the first {PAGE} are shown, the next appear as you handle these." if len(rows) > PAGE else ".")
     )
-    if not editable:
+    if not editable and allows(backend.key, "manage"):
         reopen_offer(client, model, "samples_flash", "flags_reopen")
     for flag in rows[:PAGE]:
         _row(client, handle, flag, editable)

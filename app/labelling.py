@@ -43,6 +43,9 @@ class LabelSession:
     exhausted: bool = False
     pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
     unlabelled: int | None = None  # pool texts not labelled for the trait when the session's first came
+    annotator: str | None = (
+        None  # who this key labels as: undo withdraws this one's label, never a colleague's
+    )
 
     @property
     def left(self) -> int | None:
@@ -164,7 +167,7 @@ def _undo(s: LabelSession, client: Client) -> None:
     if last["route"] == "feedback":
         label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
         try:
-            withdrawn = withdraw_label(client, s.handle, label)
+            withdrawn = withdraw_label(client, s.handle, label, s.annotator)
         except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
             s.message = f"The label was not withdrawn: {exc.message}"
             return

@@ -125,14 +125,20 @@ def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]
     )
 
 
-def withdraw_label(client: Client, handle: str, label: Mapping[str, Any]) -> bool:
-    """Withdraw the newest buffered feedback label equal to `label` (`trait`, `text`, `quality`); False when
-    it is no longer in the buffer (a retraining took it). Raises the service's error while it retrains."""
+def withdraw_label(
+    client: Client, handle: str, label: Mapping[str, Any], annotator: str | None = None
+) -> bool:
+    """Withdraw the newest buffered feedback label equal to `label` (`trait`, `text`, `quality`) that
+    `annotator` sent (None: anyone's, as a service without annotators says); False when it is no longer in the
+    buffer (a retraining took it). Raises the service's error while it retrains."""
     text = str(label["text"]).strip()
     found = [
         f
         for f in client.list_feedback(handle, page_size=500)
-        if f.trait == label["trait"] and f.text == text and f.quality == float(label["quality"])
+        if f.trait == label["trait"]
+        and f.text == text
+        and f.quality == float(label["quality"])
+        and (annotator is None or f.annotator in (None, annotator))  # a colleague's equal label stays
     ]
     if not found:
         return False

@@ -535,7 +535,8 @@ def _store(
         def _progress(done: int, total: int) -> None:
             bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
 
-        report = client.import_samples(handle, mapped.samples, progress=_progress)
+        # A file's rows are not the importer's votes: stored as the file's raters' (or nobody's).
+        report = client.import_samples(handle, mapped.samples, progress=_progress, provenance="imported")
         bar.progress(1.0, text="Import finished")
         keys = [t.key for t in traits]
         by_service = [

@@ -73,11 +73,11 @@ def identity(backend: Backend) -> None:
     if backend.annotator:
         verb = "Signed in as" if backend.team else "Labelling as"
         shown = backend.annotator
-        if backend.person and backend.info is not None and backend.info.display_name:
-            shown = f"{backend.info.display_name} ({backend.annotator})"
+        if backend.person and backend.key is not None and backend.key.display_name:
+            shown = f"{backend.key.display_name} ({backend.annotator})"
         st.caption(f":material/person: {verb} **{shown}**")
-        if backend.person and backend.info is not None:
-            st.caption(f"Role in `{backend.namespace}`: **{backend.info.role_in(backend.namespace)}**")
+        if backend.person and backend.key is not None:
+            st.caption(f"Role in `{backend.namespace}`: **{backend.key.role_in(backend.namespace)}**")
     if backend.team:
         sign_out_button()
 

@@ -194,7 +194,10 @@ ModelState = Literal["draft", "busy", "ready", "failed", "archived"]
 TrainEffort = Literal["low", "medium", "high", "max"]
 DiscoverEffort = Literal["low", "medium", "high", "xhigh", "max"]
 Aggregation = Literal["mean", "max", "min"]
-Provenance = Literal["authored", "synthesized", "discovered", "feedback"]
+Provenance = Literal["authored", "synthesized", "discovered", "feedback", "imported"]
+#: What a sample's input may say it is: the caller's own label (`authored`), or a row of a file import
+#: (`imported`: not the importer's vote; docs/api.md "Roles").
+InputProvenance = Literal["authored", "imported"]
 #: A trait's kind: defined by its samples (extrinsic), or found by discovery (intrinsic).
 TraitKind = Literal["extrinsic", "intrinsic"]
 #: What made a version: a training, a retune, a retraining on buffered feedback, a backfill.
@@ -218,6 +221,7 @@ PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+INPUT_PROVENANCES: tuple[InputProvenance, ...] = get_args(InputProvenance)
 ROLES: tuple[Role, ...] = get_args(Role)
 #: A key created without a role: what every key could do before roles existed.
 DEFAULT_ROLE: Role = "owner"
@@ -243,6 +247,12 @@ def role_allows(role: str, action: Action) -> bool:
 def least_role(action: Action) -> Role:
     """The first role that may do `action`, for the message of a refusal."""
     return next(r for r in ROLES if action in ROLE_ACTIONS[r])
+
+
+#: What the audit log records (docs/api.md "Audit log"): a settle, the deletion of a settling vote, a
+#: buffered label withdrawn, a role given or changed.
+AuditKind = Literal["settled", "unsettled", "feedback_withdrawn", "role_changed"]
+AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
 
 # -- model states: what moves a model from one to another ---------------------------------------------------
@@ -373,6 +383,8 @@ ANCHORS_PER_POLE = 3
 FEEDBACK_PAGE = PageSize(100, 500)
 #: `limit` of `GET …/agreement`: the most disagreed texts listed per trait.
 AGREEMENT_LIMIT = PageSize(20, 100)
+#: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
+AUDIT_PAGE = PageSize(100, 500)
 
 # -- the Perspective-compatible surface (docs/perspective.md) ------------------------------------------------
 

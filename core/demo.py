@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 SAMPLE_DATA_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 MANIFEST_FILE = "manifest.json"
-ROLES = ("draft", "train", "train_and_tag")
+DEMO_ROLES = ("draft", "train", "train_and_tag")
 TRAIT_FIELDS = ("name", "positive_label", "negative_label", "description")
 CSV_HEADER = ["trait", "text", "quality"]
 
@@ -68,9 +68,9 @@ def read_manifest(data_dir: Path | None = None) -> list[ManifestEntry]:
     entries: list[ManifestEntry] = []
     for item in raw:
         role = item.get("on_first_start")
-        if role not in ROLES:
+        if role not in DEMO_ROLES:
             raise DemoDataError(
-                f"{path}: {item.get('slug')!r} has on_first_start {role!r}; expected one of {ROLES}"
+                f"{path}: {item.get('slug')!r} has on_first_start {role!r}; expected one of {DEMO_ROLES}"
             )
         tag = item.get("tag")
         if role == "train_and_tag" and not tag:

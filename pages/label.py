@@ -13,6 +13,7 @@ from app.labelling import LabelSession, act, first_suggestions_ready, start, upd
 from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
+from app.roles import gate
 from app.widgets import guard, open_model_page
 from core.client import Trait
 from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES
@@ -49,13 +50,14 @@ with st.expander(
         "that shrink when the service is slow; texts already there are skipped, so an import that stopped "
         "resumes without duplicates."
     )
-    with guard("Importing the pool"):
-        pool_import_section(client, handle, lambda: st.session_state.pop("label_session", None))
-    if st.button("Empty the pool", key="pool_clear"):
-        with guard("Emptying the pool"):
-            client.clear_pool(handle)
-            st.session_state.pop("label_session", None)
-            st.rerun()
+    if gate(backend, "manage", "Importing or emptying the pool"):
+        with guard("Importing the pool"):
+            pool_import_section(client, handle, lambda: st.session_state.pop("label_session", None))
+        if st.button("Empty the pool", key="pool_clear"):
+            with guard("Emptying the pool"):
+                client.clear_pool(handle)
+                st.session_state.pop("label_session", None)
+                st.rerun()
 
 c1, c2, c4 = st.columns([2, 2, 2])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
@@ -81,10 +83,12 @@ overlap = c4.slider(
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
+if not gate(backend, "label", "Labelling"):
+    st.stop()
 
 kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode, kept.overlap) != (handle, trait, mode, overlap / 100):
-    kept = LabelSession(handle, trait, mode, overlap=overlap / 100)
+    kept = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 session: LabelSession = kept
@@ -146,7 +150,7 @@ def labelling() -> None:
     )
 
     if feedback_route:
-        buffered_feedback(client, handle)
+        buffered_feedback(client, handle, backend.key)
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

@@ -10,6 +10,7 @@ import streamlit as st
 from app.backend import demo_load
 from app.forms import check_handle, create_fields
 from app.paging import paged, pager_buttons
+from app.roles import gate
 from app.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
 from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
@@ -130,6 +131,7 @@ def _browse() -> None:
 
 with create:
     st.caption(f"Your namespaces: {', '.join(f'`{n}`' for n in backend.namespaces)}")
+    may_create = gate(backend, "manage", "Creating a model")
     with st.form("create_model", clear_on_submit=False):
         handle = st.text_input(
             "Handle", value=f"{backend.namespace}.", help="`<namespace>.<name>`, lowercase"
@@ -155,7 +157,7 @@ with create:
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")
         readme = st.text_area("README (Markdown)", height=100)
         zdr = st.checkbox("Zero data retention", help="Samples are purged after each training completes.")
-        submitted = st.form_submit_button("Create model", type="primary")
+        submitted = st.form_submit_button("Create model", type="primary", disabled=not may_create)
     if submitted:
         handle = handle.strip()
         problem = check_handle(handle, backend.namespaces)
@@ -191,7 +193,8 @@ with edit:
             model = client.get_model(current)
         if model:
             model_header(model)
-            archived = model.state == "archived"
+            # Settings, zero data retention and archiving are the owner's (a role below reads them).
+            locked = model.state == "archived" or not gate(backend, "manage", "Changing the model")
             with st.form("edit_model"):
                 new_description = st.text_area("Description", value=model.description or "")
                 prune = model.auto_prune or {}  # open in the spec: a dict
@@ -203,7 +206,7 @@ with edit:
                 keep_fom = p2.checkbox(
                     "Keep the first version of each month", value=bool(prune.get("keep_first_of_month", True))
                 )
-                saved = st.form_submit_button("Save", disabled=archived)
+                saved = st.form_submit_button("Save", disabled=locked)
             if saved:
                 with guard("Saving"):
                     policy = {"keep_unnamed": int(keep_unnamed), "keep_first_of_month": keep_fom}
@@ -217,7 +220,7 @@ with edit:
             zdr_on = model.zero_data_retention
             st.write("On." if zdr_on else "Off.")
             if zdr_on:
-                if st.button("Turn zero data retention off", disabled=archived):
+                if st.button("Turn zero data retention off", disabled=locked):
                     with guard("Turning zero data retention off"):
                         client.update_model(current, zero_data_retention=False)
                         st.rerun()
@@ -229,21 +232,21 @@ with edit:
                     "and refuses feedback on scores. Scored text is never stored. This cannot be undone."
                 )
                 confirm = st.checkbox("I understand the samples are purged now", key="zdr_confirm")
-                if st.button("Turn zero data retention on", disabled=archived or not confirm):
+                if st.button("Turn zero data retention on", disabled=locked or not confirm):
                     with guard("Turning zero data retention on"):
                         client.update_model(current, zero_data_retention=True)
                         st.session_state["flash"] = "Zero data retention is on; samples were purged."
                         st.rerun()
 
             st.subheader("Archive")
-            if archived:
+            if model.state == "archived":
                 st.info("This model is archived: it can be read but not changed, trained or scored.")
             else:
                 st.caption(
                     "Archiving keeps the handle and versions readable; it cannot be undone from the API."
                 )
                 sure = st.checkbox(f"Archive `{current}`", key="archive_confirm")
-                if st.button("Archive model", type="secondary", disabled=not sure):
+                if st.button("Archive model", type="secondary", disabled=not sure or locked):
                     with guard("Archiving"):
                         client.delete_model(current)
                         select_model(None)

@@ -12,6 +12,7 @@ from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
 from app.paging import paged, pager_buttons
 from app.quality_input import quality_slider
 from app.reopen import reopen_offer, reopened_note
+from app.roles import allows, gate, refusal
 from app.run_summary import show_summary, start_run, summarise
 from app.sample_grid import sample_grid
 from app.sample_import import sample_import_section
@@ -24,12 +25,13 @@ PROVENANCE_FILTER = ["(any)", *PROVENANCES]
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
+manage = allows(backend.key, "manage")  # imports, synthesis, editing anyone's samples (docs/api.md "Roles")
 labelling = model.state == "ready" and not model.zero_data_retention  # labels go in as feedback
 if flash := st.session_state.pop("samples_flash", None):
     st.success(flash)
 if note := st.session_state.pop("samples_flash_info", None):
     st.info(note)
-if not busy:
+if not busy and manage:
     reopen_offer(client, model, "samples_flash", "samples_reopen")
 if (
     not editable
@@ -80,9 +82,11 @@ with browse_tab:
         # The pager above the grid, not under it: under it, it followed the grid's polling fragment, and a
         # save that reran the page while the fragment ran could leave the page without it.
         pager_buttons("samples_pager", page)
-        sample_grid(client, handle, page, trait_keys, trait_arg, editable)
+        sample_grid(client, handle, page, trait_keys, trait_arg, editable and manage)
+    if editable and not manage:
+        gate(backend, "manage", "Editing the samples in the grid")
 
-    if (editable or labelling) and traits:
+    if (editable or labelling) and traits and gate(backend, "label", "Adding a label"):
         st.markdown("**Add one sample**" if editable else "**Add a label** (sent as score feedback)")
         # The trait is picked outside the form, so the quality slider can name that trait's poles.
         trait_one = st.selectbox(
@@ -106,11 +110,12 @@ with browse_tab:
                     except LabelsRefused as refused:
                         st.warning(str(refused))
         if labelling:
-            buffered_feedback(client, handle)
+            buffered_feedback(client, handle, backend.key)
 
 
 with import_tab:
-    sample_import_section(client, handle, traits, editable)
+    # A file's rows are its raters' votes, not the importer's: importing is the owner's.
+    sample_import_section(client, handle, traits, editable and gate(backend, "manage", "Importing a file"))
 
 with export_tab:
     st.caption("Every sample of the model (with the provenance filter above), as CSV or JSONL.")
@@ -134,7 +139,8 @@ with synth_tab:
     s1, s2 = st.columns(2)
     synth_type = s1.radio("Kind", SYNTH_TYPES, key="synth_type", horizontal=True)
     synth_effort = s2.select_slider("Effort", DISCOVER_EFFORTS, value="medium", key="synth_effort")
-    if st.button("Synthesize", disabled=not editable, key="synth_go", type="primary"):
+    may_synthesize = gate(backend, "manage", "Synthesizing samples")
+    if st.button("Synthesize", disabled=not (editable and may_synthesize), key="synth_go", type="primary"):
         with guard("Starting synthesis"):
             start_run(
                 client, handle, "synthesize", lambda: client.synthesize(handle, synth_type, synth_effort)
@@ -145,4 +151,4 @@ with flags_tab:
     flags_panel(backend, client, model)
 
 with disagree_tab:
-    disagreements_panel(client, model, traits, editable)
+    disagreements_panel(client, model, traits, editable, refusal(backend.key, "review", "Settling a text"))

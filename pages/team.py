@@ -25,7 +25,7 @@ st.caption(f"People in namespace `{ns}` and their roles ({ROLE_HELP}).")
 if not backend.may("manage"):
     st.info(
         f"Only an owner of `{ns}` sees and changes who is in it. Your role here: "
-        f"**{backend.info.role_in(ns) if backend.info else 'unknown'}**.",
+        f"**{backend.key.role_in(ns) if backend.key else 'unknown'}**.",
         icon=":material/lock:",
     )
     st.stop()

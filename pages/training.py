@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from app import reads
+from app.roles import gate
 from app.versions import neutral_note, trait_metrics_frame, versions_frame
 from app.widgets import (
     guard,
@@ -71,7 +72,8 @@ with st.container(border=True):
         )
     if state == "archived":
         st.caption("Archived models cannot be trained.")
-    if st.button(label, type="primary", disabled=busy or not can_start, key="train_go"):
+    may_train = gate(backend, "manage", "Training")
+    if st.button(label, type="primary", disabled=busy or not can_start or not may_train, key="train_go"):
         with guard("Starting training"):
             ref = client.train(handle, effort, reoptimize_params=bool(ready and reopt))
             log = st.session_state.setdefault("operations_log", [])

@@ -11,6 +11,7 @@ from app import reads
 from app.agreement_view import agreement_section
 from app.forms import trait_edits
 from app.reopen import reopen_offer, reopened_note
+from app.roles import allows, gate
 from app.run_summary import show_summary, start_run, summarise
 from app.versions import method_label, neutral_note
 from app.widgets import guard, is_editable, open_model_page
@@ -63,13 +64,20 @@ def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None
 
 backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
+manage = allows(backend.key, "manage")
 if flash := st.session_state.pop("traits_flash", None):
     st.success(flash)
-if not editable and not busy and not reopen_offer(client, model, "traits_flash", "traits_reopen"):
+if (
+    not editable
+    and not busy
+    and not (manage and reopen_offer(client, model, "traits_flash", "traits_reopen"))
+):
     st.info(
         f"The model is **{model.state}**: traits are frozen into its versions. "
         "Trait edits and discovery apply to draft (or failed) models."
     )
+if editable and not gate(backend, "manage", "Editing traits (add, change, delete, discover)"):
+    editable = False  # the table and the tabs below show, read-only
 reopened_note(model)
 with guard("Reading what discovery added"):
     show_summary(summarise(client, model, "discover"), "discover")

@@ -146,7 +146,9 @@ def migrate_command(args: argparse.Namespace) -> int:
 def keys_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
+    from core.contract import annotator_of
     from service.store.api_keys import create_key
+    from service.store.audit import OPERATOR, record
     from service.store.db import make_engine, make_session_factory, migrate, transaction
 
     settings = _settings(args)
@@ -155,6 +157,16 @@ def keys_create(args: argparse.Namespace) -> int:
     try:
         with transaction(make_session_factory(engine)) as s:
             key = create_key(s, args.namespace, args.scope, args.name, args.role)
+            if args.scope == "authoring":  # a role given is a role change, in each namespace's audit log
+                prefix = key.split("_")[1]
+                detail = {
+                    "key": prefix,
+                    "name": annotator_of(args.name, prefix),
+                    "from": None,
+                    "to": args.role,
+                }
+                for ns in sorted(set(args.namespace)):
+                    record(s, OPERATOR, "role_changed", ns, None, detail)
     except IntegrityError:  # the same name created by another process at the same moment
         print(f"error: the name {args.name!r} is taken by another key: choose another", file=sys.stderr)
         return 2
@@ -173,12 +185,42 @@ def keys_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def keys_role(args: argparse.Namespace) -> int:
+    from core.contract import annotator_of
+    from service.store.api_keys import set_role
+    from service.store.audit import OPERATOR, record
+    from service.store.db import make_engine, make_session_factory, migrate, transaction
+
+    engine = make_engine(_settings(args).database_url)
+    migrate(engine)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            row, old = set_role(s, args.key, args.role)
+            name = annotator_of(row.name, row.prefix)
+            if old != args.role:
+                detail = {"key": row.prefix, "name": name, "from": old, "to": args.role}
+                for ns in sorted(row.namespaces):
+                    record(s, OPERATOR, "role_changed", ns, None, detail)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.dispose()
+    if old == args.role:
+        print(f"Key {name} is {old} already: nothing changed.")
+    else:
+        print(
+            f"Key {name} is now {args.role} (was {old}) in namespace(s) {', '.join(sorted(row.namespaces))}."
+        )
+    return 0
+
+
 def people_command(args: argparse.Namespace) -> int:
     """`people add | remove | list`: who is in a namespace, with what role (the operator's way to add a
     team's first owner; owners then manage people from the workbench or the API)."""
+    from service.store.audit import OPERATOR
     from service.store.db import make_engine, make_session_factory, migrate, transaction
     from service.store.people import (
-        OPERATOR,
         NotAMember,
         list_members,
         member_namespaces,
@@ -318,6 +360,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     _common(p)
     p.set_defaults(func=keys_create)
+    p = keys.add_parser(
+        "role", help="change an authoring key's role (recorded in its namespaces' audit logs)"
+    )
+    p.add_argument("key", help="the key's name, or its prefix (the part after sk_)")
+    p.add_argument("--role", choices=ROLES, required=True)
+    _common(p)
+    p.set_defaults(func=keys_role)
 
     people = sub.add_parser("people", help="people who sign in, and their role in a namespace")
     people_sub = people.add_subparsers(dest="people_command", required=True)

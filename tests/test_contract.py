@@ -381,7 +381,7 @@ def test_no_code_keeps_its_own_copy_of_a_value_set_or_a_state_rule() -> None:
     ("source", "expected"),
     [
         ('STATES = ["(all but archived)", "draft", "busy", "ready", "failed", "archived"]', 1),
-        ('PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback"]', 1),
+        ('PROVENANCES = ["(any)", "authored", "synthesized", "discovered", "feedback", "imported"]', 1),
         ('kind = st.radio("Kind", ["from_traits", "diversify"])', 1),
         ('editable = state in ("draft", "failed")', 1),
         ('State = Literal["draft", "busy", "ready", "failed", "archived"]', 0),

@@ -20,6 +20,8 @@ from core.client.errors import (
     WaitTimeoutError,
 )
 from core.client.models import (
+    AuditEvent,
+    AuditPage,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -88,6 +90,8 @@ from core.client.results import (
 
 __all__ = [
     "ApiError",
+    "AuditEvent",
+    "AuditPage",
     "AuthenticationError",
     "BadRequestError",
     "Client",

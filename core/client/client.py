@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from core.client import errors, importing, retry
 from core.client import progress as progress_mod
 from core.client.models import (
+    AuditEvent,
+    AuditPage,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -65,6 +67,7 @@ from core.contract import (
     MAX_SAMPLES_PER_REQUEST,
     MAX_SCORE_TEXTS,
     SUGGESTIONS,
+    InputProvenance,
 )
 from core.json_types import JsonObject
 
@@ -403,11 +406,16 @@ class Client:
         *,
         batch_size: int = MAX_SAMPLES_PER_REQUEST,
         progress: Callable[[int, int], None] | None = None,
+        provenance: InputProvenance | None = None,
     ) -> ImportReport:
-        """Validate every row locally, then send the valid ones in batches; see `ImportReport`."""
+        """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
+        `provenance="imported"` marks every row as a file's, not the sender's votes (a row's own
+        `provenance` wins); posting such rows needs the owner role."""
         from core.client.importing import import_samples
 
-        return import_samples(self, handle, samples, batch_size=batch_size, progress=progress)
+        return import_samples(
+            self, handle, samples, batch_size=batch_size, progress=progress, provenance=provenance
+        )
 
     def migrate_from_perspective(
         self,
@@ -537,6 +545,16 @@ class Client:
 
     def list_feedback(self, handle: str, page_size: int | None = None) -> Iterator[FeedbackLabel]:
         return self._paginate(lambda cursor: self.feedback_page(handle, limit=page_size, cursor=cursor))
+
+    def audit_page(self, namespace: str, limit: int | None = None, cursor: str | None = None) -> AuditPage:
+        """A page of the namespace's audit log, newest first: settles, settling votes deleted, buffered labels
+        withdrawn, role changes. The namespace's owners only (403 otherwise)."""
+        body = self._get(_path("namespaces", namespace, "audit"), {"limit": limit, "cursor": cursor})
+        return AuditPage.model_validate(body)
+
+    def audit(self, namespace: str, page_size: int | None = None) -> Iterator[AuditEvent]:
+        """Every event of the namespace's audit log, newest first."""
+        return self._paginate(lambda cursor: self.audit_page(namespace, limit=page_size, cursor=cursor))
 
     def withdraw_feedback(self, handle: str, label_id: int) -> FeedbackWithdrawn:
         """Take a buffered feedback label back before the automatic retraining uses it (409 `model_busy`

@@ -20,7 +20,7 @@ import pydantic
 
 from core.client import errors
 from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
-from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST
+from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST, InputProvenance
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def import_samples(
     *,
     batch_size: int = MAX_SAMPLES_PER_REQUEST,
     progress: Callable[[int, int], None] | None = None,
+    provenance: InputProvenance | None = None,
 ) -> ImportReport:
     from core.client.client import _path
     from core.client.retry import Safety
@@ -55,6 +56,8 @@ def import_samples(
         except pydantic.ValidationError as exc:
             errs.append(RowError(index=index, row=_plain(row), message=_pydantic_message(exc), stage="local"))
             continue
+        if provenance is not None and item.provenance is None:
+            item = item.model_copy(update={"provenance": provenance})
         valid.append((index, item.model_dump(exclude_none=True)))
 
     done = total - len(valid)

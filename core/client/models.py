@@ -23,6 +23,7 @@ from core.contract import (
     MAX_SOURCE_ID_CHARS,
     MAX_TEXT_CHARS,
     Action,
+    InputProvenance,
     role_allows,
     source_id_text,
     text_too_long_message,
@@ -83,6 +84,8 @@ class SampleInput(_Input):
     adjudicated: bool = False
     #: The id of the sample's row in the file it came from (a number becomes its text: 17.0 is "17").
     source_id: Annotated[str | None, Field(max_length=MAX_SOURCE_ID_CHARS)] = None
+    #: `imported`: a row of a file, not the sender's vote (the file's rater's, or nobody's); None: `authored`.
+    provenance: InputProvenance | None = None
 
     @field_validator("source_id", mode="before")
     @classmethod
@@ -397,6 +400,8 @@ class FeedbackLabel(_Response):
     text: str
     quality: float
     created_at: datetime | None = None
+    #: Who sent it; None from an older service or for a label from before annotators.
+    annotator: str | None = None
 
 
 class FeedbackPage(Page[FeedbackLabel]):
@@ -405,6 +410,25 @@ class FeedbackPage(Page[FeedbackLabel]):
     handle: str | None = None
     buffered: int = 0
     retrain_at: int | None = None
+
+
+class AuditEvent(_Response):
+    """One event of a namespace's audit log: a settle, a settling vote deleted, a buffered label withdrawn,
+    a role given or changed (`kind`), by `actor`, on the model `handle` (None for a role change)."""
+
+    id: int
+    at: datetime | None = None
+    kind: str
+    actor: str
+    handle: str | None = None
+    #: `trait`, `sample_id`/`feedback_id`, `quality`, the vote's `annotator`; or `key`, `name`, `from`, `to`.
+    detail: JsonObject = Field(default_factory=dict)
+
+
+class AuditPage(Page[AuditEvent]):
+    """`GET /namespaces/{ns}/audit`: a page of the log, newest first."""
+
+    namespace: str | None = None
 
 
 class FeedbackWithdrawn(_Response):

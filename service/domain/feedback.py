@@ -12,11 +12,12 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.domain.access import load_model
+from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
 from service.schemas.feedback import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
+from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import MAX_INT, FeedbackLabel
@@ -47,7 +48,12 @@ def list_feedback(
         page = rows[:limit]
         items = [
             FeedbackLabelOut(
-                id=r.id, trait=r.trait_key, text=r.text, quality=r.quality, created_at=r.created_at
+                id=r.id,
+                trait=r.trait_key,
+                text=r.text,
+                quality=r.quality,
+                created_at=r.created_at,
+                annotator=r.annotator,
             )
             for r in page
         ]
@@ -66,7 +72,7 @@ def list_feedback(
 def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int) -> FeedbackWithdrawn:
     """Delete one buffered label: it will not be trained on."""
     with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
+        model = load_model(s, who, handle, write=True, action="label")  # one's own label; more below
         require_not_archived(model)
         if model.state == "busy":  # a retraining may have read the label already
             raise busy_error(s, model)
@@ -78,6 +84,12 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
             row = s.scalar(query)
         if row is None:
             raise ApiError(404, "feedback_not_found", f"No buffered feedback label {label_id} in {handle}.")
+        if row.annotator != who.annotator:  # a colleague's label: a reviewer's call (docs/api.md "Roles")
+            require_role(who, "review", model.namespace)
+        detail = {"trait": row.trait_key, "feedback_id": row.id, "quality": row.quality}
+        audit.record(
+            s, who, "feedback_withdrawn", model.namespace, model, {**detail, "annotator": row.annotator}
+        )
         s.delete(row)
         s.flush()
         return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=_buffered(s, model.id))

@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
 from core.embedders.registry import choice_id
-from service.domain.access import load_model
+from service.domain.access import load_model, require_role
 from service.domain.agreement import keep_agreement
 from service.domain.needs import Databases, Resources
 from service.domain.retention import erase, purge_texts
@@ -28,6 +28,7 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
     namespace = match.group(1)
     if not who.owns(namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {namespace!r}.")
+    require_role(who, "manage", namespace)
     try:
         with transaction(ctx.sessions) as s:
             if s.scalar(select(Model.id).where(Model.handle == body.handle)) is not None:

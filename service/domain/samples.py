@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Provenance
+from core.contract import Action, Provenance
 from core.engine.types import Sample
 from service.config.testhooks import pause
-from service.domain.access import load_model
+from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
 from service.domain.states import require
 from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
 from service.errors import ApiError
 from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.store import audit
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
@@ -29,7 +30,14 @@ def label_authors(s: Session, who: Principal, given: Sequence[str | None], where
     """Each label's annotator: the one given, else the calling key's annotator name. 422
     `annotator_reserved` when one is another key's (`where`: the list's name in the body)."""
     names = [name or who.annotator for name in given]
-    taken = set(reserved_annotators(s, who, set(names)))
+    require_own_votes(s, who, names, where)
+    return names
+
+
+def require_own_votes(s: Session, who: Principal, names: Sequence[str | None], where: str) -> None:
+    """422 `annotator_reserved` when a label names another key's annotator: no one posts a colleague's
+    votes (None: an unattributed label, nobody's vote)."""
+    taken = set(reserved_annotators(s, who, {n for n in names if n is not None}))
     if taken:
         bad = [i for i, name in enumerate(names) if name in taken]
         raise ApiError(
@@ -46,40 +54,132 @@ def label_authors(s: Session, who: Principal, given: Sequence[str | None], where
                 for i in bad
             ],
         )
-    return names
 
 
 # -- the samples resource: add, list, edit, delete (edits only on an untrained model) -----------------------
 
 
+def samples_action(who: Principal, items: Sequence[SampleIn]) -> Action:
+    """What a request of samples is (docs/api.md "Roles"): rows of a file import or of another rater (an
+    `imported` provenance, an annotator that is not the caller) are an import, `manage`; a settling vote
+    (`adjudicated`) is `review`; the caller's own votes are `label`. The most any row needs decides."""
+    if any(x.provenance == "imported" or x.annotator not in (None, who.annotator) for x in items):
+        return "manage"
+    return "review" if any(x.adjudicated for x in items) else "label"
+
+
+def edit_action(who: Principal, row: SampleRow) -> Action:
+    """What changing or deleting a stored sample is: one's own vote is one's own to take back (the Label
+    page's undo), a settling vote its reviewer's; anyone else's sample is the owner's to change."""
+    if row.annotator != who.annotator:
+        return "manage"
+    return "review" if row.adjudicated else "label"
+
+
+def _settled(
+    s: Session, model: Model, trait_id: int, digest: str, but: int | None = None
+) -> SampleRow | None:
+    """The vote that settled this text of the trait, if one has (`but`: a sample to leave out)."""
+    query = select(SampleRow).where(
+        SampleRow.model_id == model.id,
+        SampleRow.trait_id == trait_id,
+        content_key(SampleRow.content_sha256) == key_of(digest),  # the index
+        SampleRow.content_sha256 == digest,
+        SampleRow.adjudicated.is_(True),
+    )
+    if but is not None:
+        query = query.where(SampleRow.id != but)
+    return s.scalars(query.order_by(SampleRow.id).limit(1)).first()
+
+
+def already_settled(first: SampleRow, trait: str, loc: list[str | int]) -> ApiError:
+    """409: a text is settled once; the message says by whom and when, so the second reviewer can talk to
+    the first instead of overruling them."""
+    by = first.annotator or "an unattributed vote"
+    return ApiError(
+        409,
+        "already_settled",
+        f"This text of trait {trait!r} was settled already, by {by} at {first.created_at:%Y-%m-%d %H:%M} UTC "
+        f"(sample {first.id}): a text is settled once. To settle it anew, its settler or an owner deletes "
+        "that vote first.",
+        details=[{"loc": loc, "msg": f"settled by {by}", "type": "already_settled"}],
+    )
+
+
 def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
     """All or none; a sample already stored (same trait, text, quality) answers with its id."""
     with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
+        model = load_model(s, who, handle, write=True, action=samples_action(who, items))
         require(s, model, "edit")
         refs = TraitRefs(s, model)
         resolved = [
             Sample(refs.find(x.trait, ("body", "samples", i, "trait")).key, x.text, x.quality)
             for i, x in enumerate(items)
         ]
-        authors = label_authors(s, who, [x.annotator for x in items], "samples")
+        # A file's rows are not the importer's votes: the file's rater, else nobody's (unattributed).
+        annotators = [
+            x.annotator if x.provenance == "imported" else x.annotator or who.annotator for x in items
+        ]
+        require_own_votes(s, who, annotators, "samples")
+        settles = _check_settles(s, model, refs.ids, resolved, annotators, items)
         ids = add_samples(
             s,
             model.id,
             refs.ids,
             resolved,
             "authored",
-            annotators=authors,
+            provenances=[x.provenance for x in items],
+            annotators=annotators,
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
             source_ids=[x.source_id for x in items],
         )
+        for i in settles:
+            detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
+            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotators[i]})
         # Stored all the same (a sample is the caller's to give), but such a text is no longer held out.
         digests = [sha256(x.text) for x in resolved]
         held = evaluation_digests(s, model.id, digests)
         model.updated_at = utcnow()
         pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
         return SampleIds(ids=ids, in_evaluation_set=sum(d in held for d in digests))
+
+
+def _check_settles(
+    s: Session,
+    model: Model,
+    trait_ids: dict[str, int],
+    resolved: list[Sample],
+    annotators: list[str | None],
+    items: list[SampleIn],
+) -> list[int]:
+    """The rows of the request that settle a text anew (to record); 409 `already_settled` for one whose text
+    a vote of another (or of another quality) settled. The very same vote again is the harmless repeat every
+    duplicate is (its stored id answers, nothing recorded)."""
+    new: list[int] = []
+    settling: dict[tuple[int, str], tuple[str | None, float]] = {}
+    for i, (x, who) in enumerate(zip(resolved, annotators, strict=True)):
+        if not items[i].adjudicated:
+            continue
+        text, vote = (trait_ids[x.trait], sha256(x.text)), (who, float(x.quality))
+        loc: list[str | int] = ["body", "samples", i, "adjudicated"]
+        first = _settled(s, model, *text)
+        if first is not None:
+            if (first.annotator, first.quality) != vote:
+                raise already_settled(first, x.trait, loc)
+            continue  # the stored settle again
+        if text not in settling:
+            settling[text] = vote
+            new.append(i)
+        elif settling[text] != vote:  # two settles of one text in one request
+            raise ApiError(
+                409,
+                "already_settled",
+                f"Two rows of the request settle one text of trait {x.trait!r} differently: a text is "
+                "settled once.",
+                details=[{"loc": loc, "msg": "settled twice", "type": "already_settled"}],
+            )
+    return new
 
 
 def list_samples(
@@ -134,8 +234,9 @@ def update_sample(
     ctx: Databases, who: Principal, handle: str, sample_id: int, patch: SamplePatch
 ) -> SampleOut:
     with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
+        model = load_model(s, who, handle, write=True, action="label")  # the least an edit needs
         row = _find_sample(s, model, sample_id)
+        require_role(who, edit_action(who, row), model.namespace)
         require(s, model, "edit")
         trait = s.get(Trait, row.trait_id)
         assert trait is not None
@@ -146,6 +247,12 @@ def update_sample(
         if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
             return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
         digest = sha256(text)
+        if row.adjudicated:  # still a settling vote: of a text no other vote settled, and recorded
+            first = _settled(s, model, trait.id, digest, but=row.id)
+            if first is not None and (first.annotator, first.quality) != (who.annotator, quality):
+                raise already_settled(first, trait.key, ["body", "text"])
+            detail = {"trait": trait.key, "sample_id": row.id, "quality": quality, "edited": True}
+            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})
         annotator = who.annotator  # the editor now gives the label
         # As on create, two identical samples (trait, text, quality, annotator, adjudication) are never
         # stored: an edit that makes this one identical to a stored one removes it and answers with that one.
@@ -177,9 +284,14 @@ def update_sample(
 
 def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -> SampleDeleted:
     with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True)
+        model = load_model(s, who, handle, write=True, action="label")  # the least a deletion needs
         row = _find_sample(s, model, sample_id)
+        require_role(who, edit_action(who, row), model.namespace)
         require(s, model, "edit")
+        if row.adjudicated:  # the text is no longer settled: someone may settle it anew
+            trait = s.get(Trait, row.trait_id)
+            detail = {"trait": trait.key if trait else None, "sample_id": row.id, "quality": row.quality}
+            audit.record(s, who, "unsettled", model.namespace, model, {**detail, "annotator": row.annotator})
         count_samples(s, row.trait_id, [row.quality], removed=True)
         s.delete(row)
         model.updated_at = utcnow()

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from core.contract import can
 from core.json_types import JsonObject
 from service.config.testhooks import pause
-from service.domain.access import require_readable
+from service.domain.access import require_readable, require_role
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
@@ -145,3 +145,4 @@ def require_feedback_writer(who: Principal, t: Target) -> None:
         raise ApiError(403, "forbidden", "Feedback needs an authoring key: it changes the model.")
     if not who.owns(t.namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {t.namespace!r}: no feedback.")
+    require_role(who, "label", t.namespace)  # feedback is a label: every role may send it

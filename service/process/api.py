@@ -23,6 +23,7 @@ from service.http.guard import GuardMiddleware
 from service.http.oidc import OidcVerifier
 from service.routes import (
     agreement,
+    audit,
     eval_compare,
     evaluation,
     feedback,
@@ -149,7 +150,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback, people):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, people):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     api_docs.install(app)

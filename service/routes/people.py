@@ -26,23 +26,25 @@ Member = Annotated[
 ]
 
 
-@router.get("/namespaces/{ns}/people", response_model=MemberPage, responses=errors(403))
-def list_people(ns: Namespace, who: AuthoringKey, ctx: CtxDep) -> MemberPage:
+@router.get("/namespaces/{namespace}/people", response_model=MemberPage, responses=errors(403))
+def list_people(namespace: Namespace, who: AuthoringKey, ctx: CtxDep) -> MemberPage:
     """Who is in the namespace, with what role (owners only)."""
-    return people.list_people(ctx, who, ns)
+    return people.list_people(ctx, who, namespace)
 
 
-@router.put("/namespaces/{ns}/people/{member}", response_model=MemberOut, responses=errors(403, 409))
-def set_person(ns: Namespace, member: Member, body: MemberIn, who: AuthoringKey, ctx: CtxDep) -> MemberOut:
+@router.put("/namespaces/{namespace}/people/{member}", response_model=MemberOut, responses=errors(403, 409))
+def set_person(
+    namespace: Namespace, member: Member, body: MemberIn, who: AuthoringKey, ctx: CtxDep
+) -> MemberOut:
     """Add someone to the namespace with a role, or change their role (owners only). 409 `last_owner`
     when it would demote the namespace's last owner."""
-    return people.set_person(ctx, who, ns, member, body)
+    return people.set_person(ctx, who, namespace, member, body)
 
 
 @router.delete(
-    "/namespaces/{ns}/people/{member}", response_model=MemberRemoved, responses=errors(403, 404, 409)
+    "/namespaces/{namespace}/people/{member}", response_model=MemberRemoved, responses=errors(403, 404, 409)
 )
-def remove_person(ns: Namespace, member: Member, who: AuthoringKey, ctx: CtxDep) -> MemberRemoved:
+def remove_person(namespace: Namespace, member: Member, who: AuthoringKey, ctx: CtxDep) -> MemberRemoved:
     """Take someone out of the namespace (owners only); the labels they gave stay. 409 `last_owner` for the
     namespace's last owner."""
-    return people.remove_person(ctx, who, ns, member)
+    return people.remove_person(ctx, who, namespace, member)

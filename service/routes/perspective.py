@@ -22,6 +22,7 @@ from sqlalchemy import select
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 from core.json_types import JsonObject
 from service.context import Context
+from service.domain.access import require_role
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
 from service.perspective.compat import (
@@ -206,6 +207,7 @@ def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObj
             raise ApiError(
                 403, "forbidden", f"Feedback needs an authoring key that owns {handle}'s namespace."
             )
+        require_role(who, "label", t.namespace)
         traits = s.scalars(select(Trait).where(Trait.model_id == t.model_id)).all()
     by_name = {tr.name.casefold(): tr.key for tr in traits} | {tr.key: tr.key for tr in traits}
     if t.zdr:

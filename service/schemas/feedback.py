@@ -15,6 +15,11 @@ class FeedbackLabelOut(BaseModel):
     text: str
     quality: float
     created_at: datetime
+    annotator: str | None = Field(
+        default=None,
+        description="Who sent the label (null: from before annotators). Withdrawing one's own is labelling; "
+        "a colleague's needs the reviewer role.",
+    )
 
 
 class FeedbackPage(BaseModel):

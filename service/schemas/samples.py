@@ -17,6 +17,7 @@ from core.contract import (
     MAX_SAMPLES_PER_REQUEST,
     MAX_SOURCE_ID_CHARS,
     MAX_URL_CHARS,
+    InputProvenance,
     Provenance,
 )
 from service.schemas.common import Strict, Text
@@ -75,6 +76,12 @@ class SampleIn(LabelIn):
     )
     source_id: str | None = Field(
         default=None, min_length=1, max_length=MAX_SOURCE_ID_CHARS, description=_SOURCE_ID_HELP
+    )
+    provenance: InputProvenance = Field(
+        default="authored",
+        description="`imported`: a row of a file import, not the caller's vote: it is stored as the file's "
+        "rater's (`annotator`) or as nobody's (absent), and posting it needs the owner role. `authored` "
+        "(default): the caller's own label.",
     )
 
 

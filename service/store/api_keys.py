@@ -152,3 +152,19 @@ def reserved_annotators(session: Session, who: Principal, names: set[str]) -> li
             people = people.where(Person.id != who.person_id)
         taken |= {e for e in session.scalars(people) if e}
     return sorted(taken)
+
+
+def set_role(session: Session, key: str, role: str) -> tuple[ApiKey, str]:
+    """Give the key named `key` (its name, or its prefix) the role `role`; returns the key's row and the
+    role it had. ValueError for an unknown role, or no such key (revoked keys included: they do nothing)."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    row = session.scalar(
+        select(ApiKey).where((ApiKey.name == key) | (ApiKey.prefix == key), ApiKey.revoked_at.is_(None))
+    )
+    if row is None:
+        raise ValueError(f"no key named {key!r} (give a key's name or its prefix, the part after sk_)")
+    if row.scope != "authoring":
+        raise ValueError(f"key {key!r} is a scoring key: it reads and scores only, whatever its role")
+    old, row.role = row.role, role
+    return row, old

@@ -7,7 +7,6 @@ verified ID token is, and what it may do, is decided here: `person_principal`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -17,11 +16,9 @@ from sqlalchemy.orm import Session
 
 from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, Role
 from service.store.api_keys import Principal
+from service.store.audit import record
 from service.store.tables import ApiKey, Membership, Person, utcnow
 
-log = logging.getLogger("service.people")
-#: Who changed a role from the command line (`python -m service people`), for the record.
-OPERATOR = "operator (command line)"
 #: A person's `key_id`: no key row has it (ids start at 1), so nothing of a key is ever found for a person.
 NO_KEY_ID = 0
 
@@ -215,14 +212,10 @@ def _guard_owners(session: Session, namespace: str, before: int) -> None:
 def role_changed(
     session: Session, actor: str, namespace: str, member: str, old: Role | None, new: Role | None
 ) -> None:
-    """The one place a change of someone's role is recorded, in the change's own transaction: "role changed"
-    (`old` None: added; `new` None: removed). `actor`: the caller's annotator name, or OPERATOR.
-
-    MERGE: the audit log (service/store/audit.py `record(...)`, branch `roles`) is not on main yet; the lead
-    wires its call here. Until then the change is logged.
-    """
-    del session  # the audit record is written with it
-    log.info("role changed in %s: %s %s -> %s by %s", namespace, member, old, new, actor)
+    """The one place a change of someone's role in a namespace is recorded: the audit log's `role_changed`,
+    in the change's own transaction (`from` None: added; `to` None: removed). `actor`: the caller's
+    annotator name, or the command line's OPERATOR."""
+    record(session, actor, "role_changed", namespace, None, {"member": member, "from": old, "to": new})
 
 
 def set_member(

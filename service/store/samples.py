@@ -76,13 +76,15 @@ def add_samples(
     samples: Sequence[Sample],
     provenance: str,
     *,
+    provenances: Sequence[str] | None = None,
     annotators: Sequence[str | None] | None = None,
     adjudicated: Sequence[bool] | None = None,
     source_urls: Sequence[str | None] | None = None,
     source_ids: Sequence[str | None] | None = None,
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
-    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each.
+    returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each;
+    `provenances` (per sample) where each came from, else `provenance` for all.
 
     A batch costs the same whatever the model holds: the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
@@ -98,6 +100,7 @@ def add_samples(
     ]
     authors = list(annotators) if annotators is not None else [None] * n
     settles = list(adjudicated) if adjudicated is not None else [False] * n
+    kinds = list(provenances) if provenances is not None else [provenance] * n
     keys: list[SampleKey] = [
         (trait_ids[x.trait], sha256(x.text), float(x.quality), who, bool(settled))
         for x, who, settled in zip(samples, authors, settles, strict=True)
@@ -106,7 +109,7 @@ def add_samples(
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
     now = utcnow()
-    for x, key, origin in zip(samples, keys, origins, strict=True):
+    for x, key, origin, kind in zip(samples, keys, origins, kinds, strict=True):
         if key in stored:
             sid, has = stored[key]
             for name, value in origin.items():
@@ -121,7 +124,7 @@ def add_samples(
                 "trait_id": trait_id,
                 "text": x.text,
                 "quality": quality,
-                "provenance": provenance,
+                "provenance": kind,
                 **{name: origin.get(name) for name in ORIGIN},
                 "content_sha256": digest,
                 "annotator": who,

@@ -33,6 +33,7 @@ from core.contract import (
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
     Aggregation,
+    AuditKind,
     ModelState,
     Provenance,
     RunStatus,
@@ -404,3 +405,22 @@ class Evaluation(Base):
     item_count: Mapped[int] = mapped_column(Integer)
     metrics: Mapped[JsonObject] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class AuditEvent(Base):
+    """Who settled a text, withdrew a buffered label or changed a role, and when (service/store/audit.py).
+    No text: zero-data-retention leaves no byte of a text, and the log outlives purges."""
+
+    __tablename__ = "audit_events"
+    # A namespace's events, newest first: the log's one read.
+    __table_args__ = (Index("ix_audit_events_namespace_id", "namespace", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[AuditKind] = mapped_column(String(32))
+    # The caller's annotator name (a key's name or `key-<prefix>`), or `operator` for the command line.
+    actor: Mapped[str] = mapped_column(String(64))
+    # The model it concerns (its handle: models are archived, never deleted); null for a role change.
+    handle: Mapped[str | None] = mapped_column(String(127), nullable=True)
+    detail: Mapped[JsonObject] = mapped_column(JSON)

@@ -252,12 +252,14 @@ def app_client(data_dir: Path) -> Client:
 _KEY = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]{20,100}")
 
 
-def named_key(data_dir: Path, namespace: str, name: str, scope: str = "authoring") -> str:
+def named_key(
+    data_dir: Path, namespace: str, name: str, scope: str = "authoring", role: str = "owner"
+) -> str:
     """A key named `name` of the service whose data is in `data_dir` (`python -m service keys create`)."""
     env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
     env.pop("SCORING_DATABASE_URL", None)
     cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", namespace, "--scope", scope,
-           "--name", name, "--data-dir", str(data_dir)]  # fmt: skip
+           "--name", name, "--role", role, "--data-dir", str(data_dir)]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     found = _KEY.search(done.stdout)
     assert done.returncode == 0 and found, done.stderr

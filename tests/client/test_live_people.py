@@ -13,8 +13,9 @@ from core.client import Client, ConflictError, NotFoundError, PermissionDeniedEr
 from service.config.settings import Settings
 from service.process.api import create_app
 from service.store.api_keys import create_key
+from service.store.audit import OPERATOR
 from service.store.db import transaction
-from service.store.people import OPERATOR, set_member
+from service.store.people import set_member
 from tests.client.conftest import BASE_URL
 from tests.idp import CLIENT_ID, Idp, running_idp
 

@@ -6,7 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from core.client import Agreement, Client, ConflictError, ValidationError
+from core.client import Agreement, Client, ConflictError, PermissionDeniedError, ValidationError
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.client.conftest import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
@@ -130,3 +130,32 @@ def test_sample_input_checks_the_annotator_before_sending(client: Client, servic
     assert SampleInput(trait="t", text="x", quality=1, annotator=float("nan")).annotator is None  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="annotator"):
         SampleInput(trait="t", text="x", quality=1, annotator="two words")
+
+
+def test_roles_through_the_client_settle_once_audit_and_imported_rows(service: Service) -> None:
+    n = service.handle("k").split("-")[-1]
+    with transaction(service.ctx.sessions) as s:
+        keys = {r: create_key(s, [NAMESPACE], "authoring", f"{r}-{n}", r) for r in ("annotator", "reviewer")}
+    ann, rev, owner = service.client(keys["annotator"]), service.client(keys["reviewer"]), service.client()
+    assert ann.current_key().role == "annotator" and ann.current_key().may("label")
+    assert not ann.current_key().may("review") and rev.current_key().may("review")
+    handle = make_draft(owner, service.handle("roles"), samples=False)
+    rows = [{"trait": "formality", "text": t, "quality": float(i < 6)} for i, t in enumerate(TEXTS)]
+    report = owner.import_samples(handle, rows, provenance="imported")
+    assert report.stored == 12 and not report.errors
+    stored = list(owner.list_samples(handle, provenance="imported"))
+    assert len(stored) == 12 and {s.annotator for s in stored} == {None}  # nobody's votes
+    ann.add_samples(handle, [{"trait": "formality", "text": TEXTS[0], "quality": 0.0}])
+    with pytest.raises(PermissionDeniedError):
+        ann.import_samples(handle, rows[:1], provenance="imported")
+    rev.add_samples(handle, [{"trait": "formality", "text": TEXTS[0], "quality": 1.0, "adjudicated": True}])
+    with pytest.raises(ConflictError) as refused:
+        owner.add_samples(
+            handle, [{"trait": "formality", "text": TEXTS[0], "quality": 0.0, "adjudicated": True}]
+        )
+    assert refused.value.code == "already_settled" and f"by reviewer-{n}" in refused.value.message
+    events = list(owner.audit(NAMESPACE, page_size=1))
+    mine = [e for e in events if e.handle == handle]
+    assert [(e.kind, e.actor, e.detail["trait"]) for e in mine] == [("settled", f"reviewer-{n}", "formality")]
+    with pytest.raises(PermissionDeniedError):
+        rev.audit_page(NAMESPACE)

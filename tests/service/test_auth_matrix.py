@@ -1,8 +1,10 @@
-"""Every operation of the API x (no key, bad key, scoring key, other-namespace authoring key, owner).
+"""Every operation of the API x (no key, bad key, scoring key, other-namespace authoring key, and the
+namespace's annotator, reviewer and owner).
 
 Each cell asserts the status; every cell that must not write (refusals, and reads) also asserts that no row of
-any table changed (the queue's too). The owner's writes must change something, which shows the comparison
-can see a change. An operation is one row of OPERATIONS; a route of the app missing from it fails
+any table changed (the queue's too). The writes a caller's role allows (the owner's, and an annotator's or
+reviewer's where `Op.action` lets them) must change something, which shows the comparison can see a change.
+An operation is one row of OPERATIONS; a route of the app missing from it fails
 `test_every_route_is_in_the_matrix`, so a new endpoint cannot skip this matrix.
 """
 
@@ -18,20 +20,34 @@ import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import create_engine, inspect
 
+from core.contract import Action, role_allows
+from service.store.api_keys import create_key
+from service.store.db import transaction
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
 Kind = Literal[
-    "read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key", "ns_read", "ns_write"
+    "read",
+    "author_read",
+    "owner_read",
+    "write",
+    "create",
+    "list_namespace",
+    "any_key",
+    "audit",
+    "ns_read",
+    "ns_write",
 ]
 Visibility = Literal["public", "private"]
-Who = Literal["no_key", "bad_key", "scoring", "other", "owner"]
-WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "owner")
+Who = Literal["no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner"]
+WHO: tuple[Who, ...] = ("no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner")
+ROLE_KEYS: tuple[Literal["annotator", "reviewer"], ...] = ("annotator", "reviewer")
 BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 
 # What a scoring key of the model's namespace, and an authoring key of namespace `other`, get from each kind
 # of operation (docs/api.md, Authentication and scopes). A private model is invisible to `other`: 404.
 # `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
+# `audit`: the namespace's audit log, its owners' alone (a namespace the key does not own: 403, as a list).
 _SCORING = {
     "read": 200,
     "author_read": 403,
@@ -39,11 +55,12 @@ _SCORING = {
     "write": 403,
     "create": 403,
     "list_namespace": 200,
+    "audit": 403,
 }
 _OTHER_PUBLIC = {"read": 200, "author_read": 200, "owner_read": 403, "write": 403, "create": 403,
-                 "list_namespace": 200}  # fmt: skip
+                 "list_namespace": 200, "audit": 403}  # fmt: skip
 _OTHER_PRIVATE = {"read": 404, "author_read": 404, "owner_read": 404, "write": 404, "create": 403,
-                  "list_namespace": 403}  # fmt: skip
+                  "list_namespace": 403, "audit": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
 
@@ -63,8 +80,13 @@ class Op:
     headers: dict[str, str] = field(default_factory=dict)
     query: Callable[[str], dict[str, str]] | None = None
     params: dict[str, str] = field(default_factory=dict)
-    # Runs once per model as its owner before the cells; returns more path params (e.g. a row's id).
+    # Runs once per model as its owner before the cells, and again after a write of an annotator or a
+    # reviewer (so the next caller finds what it acts on); returns more path params (e.g. a row's id).
     setup: Callable[[Svc, str, dict[str, str]], dict[str, str]] | None = None
+    # What a write is (docs/api.md "Roles"): the annotator and reviewer cells expect 403 unless it is theirs.
+    action: Action = "manage"
+    # The body, given the setup's params (instead of `json`): a write that needs a fresh row per caller.
+    body: Callable[[dict[str, str]], Any] | None = None
 
     @property
     def writes(self) -> bool:
@@ -75,10 +97,14 @@ class Op:
             return 401
         if who == "owner":
             return self.status
-        if self.kind == "any_key":
-            return 200
         if self.kind in ("ns_read", "ns_write"):  # a namespace's people: its owners only
             return 403
+        if who in ROLE_KEYS:  # the namespace's annotator or reviewer: reads as the owner, writes by role
+            if self.kind == "audit" or (self.writes and not role_allows(who, self.action)):
+                return 403
+            return self.status
+        if self.kind == "any_key":
+            return 200
         if who == "scoring":
             return _SCORING[self.kind]
         return (_OTHER_PUBLIC if vis == "public" else _OTHER_PRIVATE)[self.kind]
@@ -125,6 +151,18 @@ def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str,
     return {"label_id": str(page["items"][0]["id"])}
 
 
+_CONTESTED = iter(range(1_000_000))
+
+
+def contested(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """A text two votes disagree on, new each time (a text is settled once)."""
+    text = f"Contested text number {next(_CONTESTED)}."
+    votes = [{"trait": "formality", "text": text, "quality": 1}, {"trait": "formality", "text": text,
+             "quality": 0, "annotator": "rater-9"}]  # fmt: skip
+    check(svc.client.post(f"/v1/models/{handle}/samples", json={"samples": votes}, headers=owner), 201)
+    return {"text": text}
+
+
 def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     evaluated(svc, handle, owner)
     url = f"/v1/models/{handle}/versions/v1/thresholds/formality"
@@ -138,7 +176,7 @@ def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"member": "pat@example.com"}
 
 
-PEOPLE = "/v1/namespaces/{ns}/people"
+PEOPLE = "/v1/namespaces/{namespace}/people"
 
 # fmt: off
 OPERATIONS: list[Op] = [
@@ -158,8 +196,14 @@ OPERATIONS: list[Op] = [
     Op("patch_trait", "PATCH", M + "/traits/{key}", "write", "draft", 200,
        json=lambda _: {"description": "changed"}, params={"key": "formality"}),
     Op("delete_trait", "DELETE", M + "/traits/{key}", "write", "draft", 200, params={"key": "formality"}),
-    Op("add_samples", "POST", M + "/samples", "write", "draft", 201,
+    Op("add_samples", "POST", M + "/samples", "write", "draft", 201, action="label",
        json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1}]}),
+    Op("add_samples_imported", "POST", M + "/samples", "write", "draft", 201,
+       json=lambda _: {"samples": [{"trait": "formality", "text": "Yours faithfully.", "quality": 1,
+                                    "provenance": "imported"}]}),
+    Op("settle", "POST", M + "/samples", "write", "draft", 201, action="review", setup=contested,
+       body=lambda x: {"samples": [{"trait": "formality", "text": x["text"], "quality": 1,
+                                    "adjudicated": True}]}),
     Op("list_samples", "GET", M + "/samples", "author_read", "draft", 200),
     Op("patch_sample", "PATCH", M + "/samples/{sample_id}", "write", "draft", 200,
        json=lambda _: {"quality": 0.25}, setup=first_sample),
@@ -184,14 +228,14 @@ OPERATIONS: list[Op] = [
     Op("score", "POST", M + "/score", "read", "ready", 200, json=lambda _: {"content": "Dear Sir, regards."}),
     Op("score_text", "POST", M + "/score", "read", "ready", 200, content=b"Dear Sir, regards.",
        headers={"Content-Type": "text/plain", "Accept": "text/plain"}),
-    Op("score_feedback", "POST", M + "/score", "write", "ready", 200,
+    Op("score_feedback", "POST", M + "/score", "write", "ready", 200, action="label",
        json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK}),
-    Op("score_feedback_text_view", "POST", M + "/score", "write", "ready", 200,
+    Op("score_feedback_text_view", "POST", M + "/score", "write", "ready", 200, action="label",
        json=lambda _: {"content": "Dear Sir, regards.", "feedback": FEEDBACK},
        headers={"Accept": "text/plain"}),
     Op("list_feedback", "GET", M + "/feedback", "owner_read", "ready", 200, setup=buffered_feedback),
-    Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200,
-       setup=buffered_feedback),
+    Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200, action="review",
+       setup=buffered_feedback),  # the owner's label: a colleague's, to the annotator and the reviewer
     Op("history", "GET", M + "/history", "read", "ready", 200),
     Op("add_eval_items", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": EVAL_ITEMS}),
@@ -226,6 +270,9 @@ OPERATIONS: list[Op] = [
                                     "annotator": "rater-7", "adjudicated": True}]}),
     Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
+    Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
+    Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
+       query=lambda _: {"limit": "5"}),
     Op("list_people", "GET", PEOPLE, "ns_read", "none", 200),
     Op("set_person", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200,
        json=lambda _: {"role": "annotator"}, params={"member": "pat@example.com"}),
@@ -287,6 +334,10 @@ def build(svc: Svc, target: str) -> World:
             (vis, "no_key"): {}, (vis, "bad_key"): BAD_KEY, (vis, "scoring"): scorers[vis],
             (vis, "other"): svc.other, (vis, "owner"): owners[vis],
         })  # fmt: skip
+        with transaction(svc.ctx.sessions) as s:  # the namespace's annotator and reviewer
+            keys.update(
+                {(vis, role): auth(create_key(s, [ns], "authoring", role=role)) for role in ROLE_KEYS}
+            )
     return World(handles, keys)
 
 
@@ -301,8 +352,8 @@ def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str
     ns = handle.split(".")[0]
     return svc.client.request(
         op.method,
-        op.path.format(handle=handle, ns=ns, **op.params, **extra),
-        json=op.json(ns) if op.json else None,
+        op.path.format(handle=handle, namespace=ns, **op.params, **extra),
+        json=op.body(extra) if op.body else op.json(ns) if op.json else None,
         content=op.content,
         params=op.query(ns) if op.query else None,
         headers={**op.headers, **headers},
@@ -363,9 +414,11 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
                 code = error_code(resp, want)
                 assert code == {401: "unauthorized", 403: "forbidden", 404: "model_not_found"}[want], cell
             changed = snapshot(svc) != before
-            if who == "owner" and op.writes:
-                assert changed, f"{cell}: the owner's write changed nothing (the snapshot cannot see it?)"
+            if want < 400 and op.writes:
+                assert changed, f"{cell}: the {who}'s write changed nothing (the snapshot cannot see it?)"
                 settle(svc, world.keys[(vis, who)])  # a run it started must not write during the next cell
+                if who != "owner" and op.setup:  # what it acted on may be gone: the next caller's, anew
+                    extra = op.setup(svc, handle, world.keys[(vis, "owner")])
             else:
                 assert not changed, f"{cell}: a request that must not write changed the database"
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from service.store.audit import OPERATOR
 from service.store.db import make_engine, make_session_factory, transaction
-from service.store.people import OPERATOR, set_member
+from service.store.people import set_member
 from service.store.tables import Membership, Person
 from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, running
@@ -34,6 +34,10 @@ def team(tmp_path: Path, database_url: str, idp: Idp) -> Iterator[Svc]:
     """The service configured with the provider: the workbench's client id is the tokens' audience."""
     with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as svc:
         yield svc
+
+
+def team_key_name(svc: Svc) -> str:
+    return str(check(svc.client.get("/v1/keys/current", headers=svc.author), 200)["name"])
 
 
 def person(idp: Idp, sub: str, **claims: object) -> dict[str, str]:
@@ -155,9 +159,7 @@ def test_a_removed_person_is_refused_and_their_labels_stay(team: Svc, idp: Idp) 
     assert error_code(resp, 422) == "annotator_reserved"
 
 
-def test_people_endpoints_are_for_owners_and_keep_an_owner(
-    team: Svc, idp: Idp, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_people_endpoints_are_for_owners_and_keep_an_owner(team: Svc, idp: Idp) -> None:
     ns = PEOPLE.format(ns="acme")
     add(team, "acme", "ivy@example.com", "owner")
     add(team, "acme", "jon@example.com", "reviewer")
@@ -166,10 +168,29 @@ def test_people_endpoints_are_for_owners_and_keep_an_owner(
     assert error_code(team.client.get(ns, headers=jon), 403) == "forbidden"
     resp = team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=jon)
     assert error_code(resp, 403) == "forbidden"
-    with caplog.at_level(logging.INFO, logger="service.people"):
-        check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
-    # Every change of a role is recorded at one place (the audit log's call site).
-    assert "role changed in acme: kim@example.com None -> annotator by ivy@example.com" in caplog.messages
+    check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
+    # Every change of a role is in the namespace's audit log, with who made it.
+    log = check(team.client.get("/v1/namespaces/acme/audit", headers=ivy), 200)["items"]
+    assert [(e["kind"], e["actor"], e["handle"], e["detail"]) for e in log[:3]] == [
+        (
+            "role_changed",
+            "ivy@example.com",
+            None,
+            {"member": "kim@example.com", "from": None, "to": "annotator"},
+        ),
+        (
+            "role_changed",
+            team_key_name(team),
+            None,
+            {"member": "jon@example.com", "from": None, "to": "reviewer"},
+        ),
+        (
+            "role_changed",
+            team_key_name(team),
+            None,
+            {"member": "ivy@example.com", "from": None, "to": "owner"},
+        ),
+    ]
     assert error_code(team.client.get(ns, headers=team.scorer), 403) == "forbidden"
     assert error_code(team.client.get(PEOPLE.format(ns="lab"), headers=ivy), 403) == "forbidden"
     # Bad input: nothing stored.

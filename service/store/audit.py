@@ -1,0 +1,41 @@
+"""The audit log: who settled a text, withdrew a buffered label or changed a role, when, and on what.
+
+One function writes it, `record`, inside the transaction that makes the change: the event and the change are
+stored together or not at all. Anything that settles, withdraws or changes a role (the samples and feedback
+resources, the command line's `keys`, a later sign-in's memberships) records through it. An event keeps no
+text (a sample's or label's id, its trait and quality instead): zero-data-retention leaves no byte of a text.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from core.contract import AuditKind
+from core.json_types import JsonObject
+from service.store.api_keys import Principal
+from service.store.tables import AuditEvent, Model, utcnow
+
+#: The actor of what the command line does (it has no key).
+OPERATOR = "operator"
+
+
+def record(
+    session: Session,
+    who: Principal | str,
+    kind: AuditKind,
+    namespace: str,
+    model: Model | None,
+    detail: JsonObject,
+) -> AuditEvent:
+    """Add one event to `namespace`'s log. `who`: the caller (its annotator name is recorded), or a name for
+    an actor without a key (`OPERATOR`); `model`: the model it concerns, None for a role change."""
+    event = AuditEvent(
+        at=utcnow(),
+        namespace=namespace,
+        kind=kind,
+        actor=who.annotator if isinstance(who, Principal) else who,
+        handle=model.handle if model is not None else None,
+        detail=detail,
+    )
+    session.add(event)
+    return event

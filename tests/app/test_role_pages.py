@@ -1,0 +1,112 @@
+"""The workbench offers what the key's role may do (app/roles.py), driven with AppTest against the real local
+service: an annotator labels but neither settles, imports, trains nor changes traits or models, each with the
+reason in a caption; a reviewer settles, and learns who settled a text first when a colleague did."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import no_exception, page, run_label_page, texts
+from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle
+
+_n = itertools.count(1)
+TEXTS = FORMAL[:4] + CASUAL[:4]
+
+
+@pytest.fixture
+def people(service: LocalService) -> dict[str, str]:
+    """An owner, an annotator and two reviewers of the service's namespace (names unique in the session)."""
+    n = next(_n)
+    roles = {"own": "owner", "ann": "annotator", "rev": "reviewer", "rex": "reviewer"}
+    return {
+        name: named_key(service.data_dir, service.namespace, f"{name}{n}", role=role)
+        for name, role in roles.items()
+    }
+
+
+def disputed(service: LocalService, people: dict[str, str]) -> str:
+    """A draft whose 8 texts the owner and the annotator labelled on opposite poles, with a pool."""
+    handle = new_handle(service, "roles")
+    with Client(service.url, people["own"]) as owner:
+        owner.create_model(handle)
+        owner.add_traits(handle, [FORMALITY])
+        owner.add_pool_texts(handle, [f"Pool text {i} about the weather." for i in range(12)])
+        owner.add_samples(handle, [{"trait": "formality", "text": t, "quality": 1.0} for t in TEXTS])
+    with Client(service.url, people["ann"]) as ann:
+        ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": 0.0} for t in TEXTS])
+    return handle
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+
+
+def captions(at: object) -> str:
+    return " ".join(texts(at.caption))  # type: ignore[attr-defined]
+
+
+def test_an_annotator_labels_and_is_told_why_the_rest_is_not_offered(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = disputed(service, people)
+    _as(monkeypatch, service, people["ann"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    said = captions(at)
+    assert not [b for b in at.button if b.label.startswith("Settle: ")]
+    assert "Settling a text needs the reviewer role; your key is an annotator." in said
+    assert (
+        "Importing a file needs the owner role" in said
+        and "Synthesizing samples needs the owner role" in said
+    )
+    assert at.button(key="synth_go").disabled
+    assert "Add one sample" in " ".join(texts(at.markdown))  # labelling is the annotator's
+    label = page("label", handle)
+    run_label_page(label)
+    no_exception(label)
+    assert "Importing or emptying the pool needs the owner role" in captions(label)
+    assert not [b for b in label.button if b.label == "Empty the pool"]
+    assert label.session_state["label_session"].current is not None  # suggestions to label
+    traits = page("traits", handle)
+    traits.run()
+    no_exception(traits)
+    assert "Editing traits (add, change, delete, discover) needs the owner role" in captions(traits)
+    assert not [b for b in traits.button if b.label in ("Add trait", "Discover traits")]
+    training = page("training", handle)
+    training.run()
+    no_exception(training)
+    assert "Training needs the owner role" in captions(training) and training.button(key="train_go").disabled
+
+
+def test_a_reviewer_settles_and_hears_who_settled_first(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = disputed(service, people)
+    _as(monkeypatch, service, people["rev"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    settle = [b for b in at.button if b.label.startswith("Settle: ")]
+    assert settle and "needs the reviewer role" not in captions(at)
+    first_text = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
+    with Client(service.url, people["rex"]) as rex:  # a colleague settles it while the page is open
+        rex.add_samples(
+            handle, [{"trait": "formality", "text": first_text, "quality": 0.0, "adjudicated": True}]
+        )
+        rex_name = rex.current_key().name
+    settle[1].click()
+    at.run()
+    no_exception(at)
+    warned = " ".join(texts(at.warning))
+    assert f"Not settled: This text of trait 'formality' was settled already, by {rex_name} at" in warned
+    with Client(service.url, people["own"]) as owner:
+        settled = [s for s in owner.list_samples(handle) if s.adjudicated]
+        assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]
