@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app import reads
+from app.text_notes import Noted, noted_texts, notes_line, text_notes
 from app.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
@@ -87,6 +88,8 @@ def disagreements_panel(
         st.warning(warning, icon=":material/gavel:")
     names = {t.key: t for t in traits}
     trait = st.selectbox("Trait", list(names), key="disagree_trait", format_func=lambda k: names[k].name)
+    notes = text_notes(client, model.handle, trait)
+    noted_texts(notes)
     texts = found.traits[trait].disagreed if trait in found.traits else []
     if not texts:
         st.info(
@@ -108,11 +111,17 @@ def disagreements_panel(
     )
     t = names[trait]
     for i, text in enumerate(texts):
-        _disagreed(client, model.handle, t, text, i, editable and refused is None)
+        _disagreed(client, model.handle, t, text, i, editable and refused is None, notes)
 
 
 def _disagreed(
-    client: Client, handle: str, trait: Trait, text: DisagreedText, i: int, editable: bool
+    client: Client,
+    handle: str,
+    trait: Trait,
+    text: DisagreedText,
+    i: int,
+    editable: bool,
+    notes: dict[str, Noted],
 ) -> None:
     with st.container(border=True):
         status = (
@@ -130,6 +139,7 @@ def _disagreed(
             for v in text.votes
         )
         st.caption(f"Votes: {votes}")
+        notes_line(notes, text.text)
         if not editable:
             return
         c1, c2, _ = st.columns([1, 1, 2])

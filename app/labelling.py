@@ -1,7 +1,10 @@
 """The Label page's session: a queue of suggested pool texts, labels given (undoable), and the AUC curve.
 
-Kept out of the page script so keyboard callbacks and buttons run the same code. Every label is stored at once
-through `app.labels.add_labels` (a sample on a draft, score feedback on a ready model). A label costs one
+Kept out of the page script so keyboard callbacks and buttons run the same code. Suggestions are claimed for
+the person (colleagues get other texts; a reload brings these back first), a skip releases one, and every
+label is stored at once through `POST …/pool/{id}/label`, which the service routes by the model's state at
+that moment (a sample of a draft, else buffered feedback for the next version, also while a run is in
+flight), so a key press is never refused because a colleague started a training. A label costs one
 request (and a suggestion request when the queue runs out), never a read of the stored samples: the curve's
 next point is computed only when asked for (`update_curve`), by `core.engine.label_curve`, from embeddings
 the workbench's sample cache keeps for the process.
@@ -9,14 +12,16 @@ the workbench's sample cache keeps for the process.
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.labels import LabelsRefused, add_labels, withdraw_label
-from core.client import ApiError, Client, Model, Suggestions
+from app.campaign import where_it_went
+from app.labels import retrain_at
+from core.client import ApiError, Client, Model, NotFoundError, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -35,7 +40,8 @@ class LabelSession:
     overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
     queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score", "overlap"}
     pos: int = 0
-    history: list[dict[str, Any]] = field(default_factory=list)  # {"item", "quality", "route", "ids"}
+    # {"item", "quality", "route" ("samples" | "feedback"), "ids" (sample ids), "feedback_id"}
+    history: list[dict[str, Any]] = field(default_factory=list)
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
     given: list[dict[str, Any]] = field(default_factory=list)  # labels sent as feedback (ready model)
     message: str = ""
@@ -69,9 +75,12 @@ def refill(s: LabelSession, client: Client) -> None:
             s.unlabelled = got.unlabelled + len(s.history)
         fresh = _unseen(s, got)
         if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
-            fresh = _unseen(s, _suggest(s, client))
+            got = _suggest(s, client)
+            fresh = _unseen(s, got)
         s.queue = s.queue[: s.pos] + fresh
         s.exhausted = not fresh
+        if not fresh and got.unlabelled:  # the rest is claimed by colleagues for now: the next key asks again
+            s.message = "The texts left are claimed by colleagues for now; press → to ask again."
     if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
 
@@ -98,7 +107,7 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
 
 
 def _suggest(s: LabelSession, client: Client) -> Suggestions:
-    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap)
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
 
 
 def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
@@ -131,6 +140,7 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
             _label(s, POSITIVE if key == "2" else NEGATIVE, client, model)
         elif key == "0":
             if s.current is not None:
+                _release(s, client, s.current)
                 s.pos += 1
                 s.message = "Skipped."
         elif key == "u":
@@ -140,23 +150,44 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
         elif key == "ArrowRight":
             s.pos = min(len(s.queue), s.pos + 1)
         refill(s, client)
-    except LabelsRefused as exc:
-        s.error = str(exc)
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
         s.error = f"{type(exc).__name__}: {exc}"
+
+
+def abandon(s: LabelSession, client: Client) -> None:
+    """A session replaced (another trait, mode or overlap): its queued texts go back to the colleagues, so
+    the next session's suggestions are the new settings' own, not the old claims handed back first."""
+    for item in s.queue[s.pos :]:
+        with contextlib.suppress(ApiError):
+            _release(s, client, item)
+
+
+def _release(s: LabelSession, client: Client, item: dict[str, Any]) -> None:
+    """A skipped text goes back to the colleagues at once (its claim released); a text deleted meanwhile
+    has no claim left to release."""
+    with contextlib.suppress(NotFoundError):
+        client.release_claim(s.handle, int(item["id"]), s.trait)
 
 
 def _label(s: LabelSession, quality: float, client: Client, model: Model) -> None:
     item = s.current
     if item is None:
         return
-    label = {"trait": s.trait, "text": item["text"], "quality": quality}
-    result = add_labels(client, model, [label])
-    if result.route == "feedback":
-        s.given.append(label)
-    s.history.append({"item": item, "quality": quality, "route": result.route, "ids": result.ids})
+    out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    route = "samples" if out.stored_as == "sample" else "feedback"
+    if route == "feedback":
+        s.given.append({"trait": s.trait, "text": item["text"], "quality": quality})
+    s.history.append(
+        {
+            "item": item,
+            "quality": quality,
+            "route": route,
+            "ids": [out.id] if route == "samples" else [],
+            "feedback_id": out.id if route == "feedback" else None,
+        }
+    )
     s.queue.pop(s.pos)
-    s.message = result.message
+    s.message = where_it_went(out, retrain_at(client, s.handle))
 
 
 def _undo(s: LabelSession, client: Client) -> None:
@@ -165,15 +196,15 @@ def _undo(s: LabelSession, client: Client) -> None:
         return
     last = s.history[-1]
     if last["route"] == "feedback":
-        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
         try:
-            withdrawn = withdraw_label(client, s.handle, label, s.annotator)
+            client.withdraw_feedback(s.handle, int(last["feedback_id"]))
+        except NotFoundError:
+            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            return
         except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
             s.message = f"The label was not withdrawn: {exc.message}"
             return
-        if not withdrawn:
-            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
-            return
+        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
         if label in s.given:
             s.given.remove(label)
     for sid in last["ids"]:

@@ -26,12 +26,9 @@ import contextlib
 import json
 import os
 import platform
-import secrets
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,10 +39,11 @@ from sqlalchemy import create_engine, text
 
 from benchmarks.load.texts import demo_slugs
 from core.demo import read_demo_model
+from harness.fleet import Fleet, fleet_env
 from harness.pgcluster import PgCluster
-from harness.ports import free_port
 from harness.processes import worker_children
-from harness.service import ROOT, create_key, serve_command
+from harness.service import ROOT
+from harness.waiting import wait_until
 
 RESULTS = ROOT / "benchmarks" / "results" / "recovery.json"
 HANDLE = "acme.victim"
@@ -76,108 +74,57 @@ class Result:
     attempts: int
 
 
-class Serve:
-    """`python -m service serve` whose output is read on a thread; `hooked` is set at the test hook's line."""
-
-    def __init__(self, env: dict[str, str], data_dir: Path, port: int) -> None:
-        self.proc = subprocess.Popen(
-            serve_command(port, data_dir, "--log-level", "warning"),
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.ready = threading.Event()
-        self.hooked = threading.Event()
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith("Scoring service ready"):
-                self.ready.set()
-            if "test hook:" in line:
-                self.hooked.set()
-
-    def wait(self, event: threading.Event, what: str, timeout: float = 120) -> None:
-        if not event.wait(timeout):
-            raise RuntimeError(f"no {what} within {timeout} s:\n{''.join(self.lines[-40:])}")
-
-    def worker_pid(self) -> int:
-        """The worker child (`python -m service worker`) of this `serve`."""
-        children = worker_children(self.proc.pid)
-        if not children:
-            raise RuntimeError("no worker child found")
-        return children[0]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def scenario(database: str, url: str | None, timings: str, kill: str, phase: str) -> Result:
     data_dir = Path(tempfile.mkdtemp(prefix="recovery-"))
     timeout_s = float(OLD_TIMINGS["SCORING_HEARTBEAT_TIMEOUT_S"]) if timings == "old" else NEW_TIMEOUT_S
     hold_s = 1.5 * timeout_s if kill == "control" else 3600.0
     hook = "slow_run" if phase == "embedding" else "slow_save"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCORING_", "PG"))}
-    env.update(
+    env = fleet_env(
+        data_dir,
+        url,
         PYTHONPATH=str(ROOT),
-        PYTHONUNBUFFERED="1",
-        SCORING_EMBEDDER="hashing",
-        SCORING_CURSOR_SECRET=secrets.token_hex(32),
         SCORING_TEST_HOOKS=json.dumps({hook: {"handle_prefix": HANDLE, "seconds": hold_s, "attempt": 1}}),
         **(OLD_TIMINGS if timings == "old" else {}),
-        **({"SCORING_DATABASE_URL": url} if url else {}),
     )
-    headers = {"Authorization": f"Bearer {create_key(data_dir, 'acme', env=env)}"}
+    fleet = Fleet(data_dir, env, api_options=["--log-level", "warning"])  # one `serve` and its worker child
+    serve = fleet.apis[0]
+    headers = {"Authorization": f"Bearer {fleet.create_key('acme')}"}
     model = read_demo_model(demo_slugs()[0])
-    port = free_port()
-    serve = Serve(env, data_dir, port)
     host_up: float | None = None
     try:
-        serve.wait(serve.ready, "ready line")
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", headers=headers, timeout=60) as c:
+        fleet.ensure_running(120)
+        with httpx.Client(base_url=f"{fleet.url()}/v1", headers=headers, timeout=60, trust_env=False) as c:
             c.post("/models", json={"handle": HANDLE}).raise_for_status()
             c.post(f"/models/{HANDLE}/traits", json={"traits": model.traits}).raise_for_status()
             c.post(f"/models/{HANDLE}/samples", json={"samples": model.samples}).raise_for_status()
             run_id = c.post(f"/models/{HANDLE}/train", json={"effort": "low"}).json()["run_id"]
-            serve.wait(serve.hooked, "test hook line")
+            serve.wait_for("test hook:", 120)
             started = time.monotonic()
             if kill == "worker":
-                os.kill(serve.worker_pid(), signal.SIGKILL)
+                os.kill(worker_pid(serve.pid), signal.SIGKILL)
             elif kill == "host":
-                worker = serve.worker_pid()
-                os.kill(serve.proc.pid, signal.SIGKILL)
+                worker = worker_pid(serve.pid)
+                serve.kill9()
                 os.kill(worker, signal.SIGKILL)
-                serve.proc.wait()
-                serve = Serve(env, data_dir, port)  # the host is back: the same service starts again
-                serve.wait(serve.ready, "ready line after the restart")
+                serve.start()  # the host is back: the same service starts again, on the same port
+                serve.wait_ready(120)
                 host_up = time.monotonic() - started
             requeued: float | None = None
-            while True:
-                model = c.get(f"/models/{HANDLE}").json()
-                op = model["last_operation"]
-                if requeued is None and kill != "control" and not _first_attempt_held(op, phase):
+
+            def settled() -> dict[str, Any] | None:
+                nonlocal requeued
+                now = c.get(f"/models/{HANDLE}").json()
+                held = _first_attempt_held(now["last_operation"], phase)
+                if requeued is None and kill != "control" and not held:
                     requeued = time.monotonic() - started
-                if model["state"] != "busy":
-                    break
-                if time.monotonic() - started > 600:
-                    raise RuntimeError(f"still busy after 600 s: {model['last_operation']}")
-                time.sleep(0.1)
+                return now if now["state"] != "busy" else None
+
+            final = wait_until(settled, 600, f"{HANDLE} to settle", interval=0.1)
             busy = time.monotonic() - started
-            op = model["last_operation"]
-            assert model["state"] == "ready" and op["run_id"] == run_id and op["status"] == "succeeded", op
+            op = final["last_operation"]
+            assert final["state"] == "ready" and op["run_id"] == run_id and op["status"] == "succeeded", op
     finally:
-        serve.stop()
+        fleet.stop()
     engine = create_engine(url or f"sqlite:///{data_dir / 'scoring.sqlite'}")
     with engine.connect() as conn:
         attempts = int(
@@ -194,6 +141,14 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
         host_up and round(host_up, 1),
         attempts,
     )
+
+
+def worker_pid(serve_pid: int) -> int:
+    """The worker child (`python -m service worker`) of a `serve`."""
+    children = worker_children(serve_pid)
+    if not children:
+        raise RuntimeError("no worker child found")
+    return children[0]
 
 
 def _first_attempt_held(op: dict[str, Any], phase: str) -> bool:

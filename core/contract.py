@@ -25,6 +25,8 @@ MAX_README_CHARS = 100_000
 MAX_URL_CHARS = 2_000
 #: A sample's `source_id`: the id of its row in the file it came from, so an export joins back to that file.
 MAX_SOURCE_ID_CHARS = 200
+#: A comment on a text (`POST …/comments`'s `body`), in characters: a short note, not a document.
+MAX_COMMENT_CHARS = 1_000
 #: An upstream source's `title` and `license`; a model lists at most MAX_UPSTREAM_SOURCES of them.
 MAX_SOURCE_TITLE_CHARS = 500
 MAX_SOURCE_LICENSE_CHARS = 200
@@ -187,6 +189,12 @@ def annotator_of(name: str | None, prefix: str) -> str:
 MAX_OVERLAP = 0.5
 #: The Label page's default overlap.
 DEFAULT_OVERLAP = 0.2
+#: A model's `votes_wanted`: how many people label each pool text before it leaves everyone's queue.
+DEFAULT_VOTES_WANTED = 1
+MAX_VOTES_WANTED = 10
+#: How long a suggestion handed out with `claim` stays its person's (SCORING_CLAIM_LEASE_S): long enough to
+#: read and label a queue of texts, short enough that a closed tab frees them soon.
+DEFAULT_CLAIM_LEASE_S = 300.0
 
 # -- allowed values ----------------------------------------------------------------------------------------
 
@@ -385,6 +393,10 @@ FEEDBACK_PAGE = PageSize(100, 500)
 AGREEMENT_LIMIT = PageSize(20, 100)
 #: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
 AUDIT_PAGE = PageSize(100, 500)
+#: `GET …/votes`'s `limit`: votes of the export in one page.
+VOTES_PAGE = PageSize(500, 1000)
+#: `GET …/unsure` and `GET …/comments`: unsure marks or comments in one page.
+NOTES_PAGE = PageSize(100, 500)
 
 # -- the Perspective-compatible surface (docs/perspective.md) ------------------------------------------------
 

@@ -1,9 +1,10 @@
 """The dev-only harness that tests and benchmarks share: throwaway servers and the processes around them.
 
 Throwaway PostgreSQL clusters (`pgcluster`) and Redis servers (`redisserver`), free loopback ports that are
-safe under pytest-xdist (`ports`), `/proc` views of processes (`processes`), the service's command lines
-(`service`), the workbench on loopback (`streamlit`), headless Chromium (`browser`) and where the labelled
-datasets are (`datasets`).
+safe under pytest-xdist (`ports`), processes as psutil sees them (`processes`), the service's command lines
+(`service`) and the one launcher of its processes, API and worker processes on one database (`fleet`), the
+one bounded wait (`waiting`), the workbench on loopback (`streamlit`), headless Chromium (`browser`) and
+where the labelled datasets are (`datasets`).
 
 Why a top-level package of its own: benchmarks need these as much as tests do, and a benchmark must not import
 `tests` (a test suite is not a library, and its conftest and fixtures would come along); `core` is the library

@@ -28,7 +28,6 @@ import signal
 import sqlite3
 import subprocess
 import tempfile
-import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +38,7 @@ import psycopg2
 from psycopg2 import sql
 
 from harness.ports import free_port
+from harness.waiting import holds, wait_until
 
 # Searched in order; PGCLUSTER_BIN (a directory) wins when set.
 PG_BIN_DIRS: tuple[str, ...] = ("/usr/lib/postgresql/15/bin", "/usr/local/bin")
@@ -304,16 +304,14 @@ class PgCluster:
             raise PgClusterError(f"pg_ctl start failed:\n{output}\n--- server log ---\n{log}")
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            try:
-                psycopg2.connect(self.url_for("postgres"), connect_timeout=2).close()
-                return
-            except psycopg2.OperationalError as exc:
-                if time.monotonic() > deadline:
-                    message = f"server not accepting connections: {exc}\n{self.log_tail()}"
-                    raise PgClusterError(message) from exc
-                time.sleep(0.1)
+        def accepts() -> bool:
+            psycopg2.connect(self.url_for("postgres"), connect_timeout=2).close()
+            return True
+
+        try:
+            wait_until(holds(accepts, psycopg2.OperationalError), self.start_timeout, "PostgreSQL", 0.1)
+        except TimeoutError as exc:
+            raise PgClusterError(f"server not accepting connections: {exc}\n{self.log_tail()}") from exc
 
     def log_tail(self, lines: int = 40) -> str:
         try:

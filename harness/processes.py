@@ -1,37 +1,57 @@
-"""Processes seen through Linux /proc (children, command lines, nice values), and stopping one."""
+"""Processes as psutil sees them (children, command lines, nice values, CPU, memory), and stopping one."""
 
 from __future__ import annotations
 
+import os
 import subprocess
-from pathlib import Path
+
+import psutil
+
+_GONE = (psutil.NoSuchProcess, psutil.ZombieProcess)
 
 
-def _stat_fields(pid: int) -> list[str]:
-    """/proc/<pid>/stat after the command name (which may hold spaces): field 3 (state) comes first."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def alive(pid: int) -> bool:
+    """Running: a zombie waiting to be reaped counts as exited."""
+    try:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except _GONE:
+        return False
+
+
+def mentioning(text: str) -> list[int]:
+    """Running processes other than this one whose command line contains `text`."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if proc.pid != os.getpid() and text in " ".join(proc.info["cmdline"] or ()) and alive(proc.pid):
+                found.append(proc.pid)
+        except (psutil.AccessDenied, *_GONE):
+            continue
+    return found
 
 
 def cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    return psutil.Process(pid).cmdline()
 
 
 def nice(pid: int) -> int:
-    return int(_stat_fields(pid)[16])  # field 19
+    return int(psutil.Process(pid).nice())
 
 
-def children(pid: int) -> list[int]:
-    """Live processes whose parent is `pid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+def children(pid: int, *, recursive: bool = False) -> list[int]:
+    """Live processes whose parent is `pid` (with `recursive`, every descendant); none once `pid` is gone."""
+    try:
+        kids = psutil.Process(pid).children(recursive=recursive)
+    except _GONE:
+        return []
+    out = []
+    for kid in kids:
         try:
-            fields = _stat_fields(int(entry.name))
-        except OSError:
+            if kid.status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                out.append(kid.pid)
+        except _GONE:
             continue  # exited meanwhile
-        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
+    return out
 
 
 def worker_children(pid: int) -> list[int]:
@@ -40,11 +60,28 @@ def worker_children(pid: int) -> list[int]:
     for child in children(pid):
         try:
             args = cmdline(child)
-        except OSError:
+        except _GONE:
             continue
         if args[1:4] == ["-m", "service", "worker"]:
             out.append(child)
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far, all its threads (not its children's); 0 once it is gone."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except _GONE:
+        return 0.0
+    return float(times.user + times.system)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MiB; 0 once it is gone."""
+    try:
+        return float(psutil.Process(pid).memory_info().rss) / 2**20
+    except _GONE:
+        return 0.0
 
 
 def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 20) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 
 import redis
 
 from harness.ports import free_port
+from harness.waiting import holds, wait_until
 
 
 class RedisServerError(RuntimeError):
@@ -59,18 +59,20 @@ class RedisServer:
             str(self.dir / "redis.log"),
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            try:
-                if redis.Redis.from_url(self.url, socket_timeout=1).ping():
-                    return self
-            except redis.ConnectionError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                log = (self.dir / "redis.log").read_text(errors="replace") if self.dir else ""
-                self.stop()
-                raise RedisServerError(f"redis-server did not start:\n{log[-2000:]}")
-            time.sleep(0.05)
+        proc = self.proc
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                raise RedisServerError("redis-server exited")
+            return bool(redis.Redis.from_url(self.url, socket_timeout=1).ping())
+
+        try:
+            wait_until(holds(answers, redis.ConnectionError), self.start_timeout, "redis-server")
+        except (TimeoutError, RedisServerError) as exc:
+            log = (self.dir / "redis.log").read_text(errors="replace") if self.dir else ""
+            self.stop()
+            raise RedisServerError(f"redis-server did not start ({exc}):\n{log[-2000:]}") from exc
+        return self
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ import httpx
 
 from harness.ports import free_port
 from harness.processes import stop
+from harness.waiting import holds, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,15 +35,13 @@ def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
     server = subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok":
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError(log_path.read_text())
+        try:
+            healthy = holds(
+                lambda: httpx.get(f"{url}/_stcore/health", timeout=1).text == "ok", httpx.HTTPError
+            )
+            wait_until(healthy, 60, "the workbench", interval=0.3)
+        except TimeoutError as exc:
+            raise RuntimeError(log_path.read_text()) from exc
         yield url
     finally:
         stop(server)

@@ -1,4 +1,8 @@
-"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo."""
+"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo,
+? unsure.
+
+Texts are claimed for the person labelling (a team gets disjoint work); a status line, refreshed by itself,
+says what the model is doing and which version the labels go into."""
 
 from __future__ import annotations
 
@@ -6,10 +10,12 @@ import html
 
 import streamlit as st
 
+from app.campaign import status_line
 from app.feedback_view import buffered_feedback
 from app.keys import key_listener
 from app.label_chart import curve_chart
-from app.labelling import LabelSession, act, first_suggestions_ready, start, update_curve
+from app.label_notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
+from app.labelling import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
 from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
@@ -29,10 +35,40 @@ if not traits:
     st.stop()
 names = {t.key: t for t in traits}
 
-# Said before the first key: on a trained model a label is feedback that retrains it.
-feedback_route = model.state == "ready" and not model.zero_data_retention
-if (note := labelling_note(model, retrain_at(client, handle), count=False)) is not None:
+# Said before the first key: on a trained model a label is feedback that retrains it. (While a run is in
+# flight the label is buffered for the version after it: the status line below says so.)
+feedback_route = model.state in ("ready", "busy") and not model.zero_data_retention
+at = retrain_at(client, handle)
+if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
     st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+
+
+def _set_auto_retrain(on: bool) -> None:
+    with guard("Changing automatic retraining"):
+        client.update_model(handle, auto_retrain=on)
+
+
+@st.fragment(run_every=5.0)
+def campaign_status() -> None:
+    """The model as the service has it now: a colleague's training, an automatic version, a pause."""
+    live = model
+    with guard("Reading the model"):
+        live = client.get_model(handle)
+    line, switch = st.columns([5, 1], vertical_alignment="center")
+    line.markdown(f":material/sync: `{handle}` · {status_line(live, at)}")
+    if live.state != "archived" and not live.zero_data_retention:
+        # The owner's: an annotator's key is refused (403), and the guard says so.
+        if live.auto_retrain:
+            switch.button("Pause retraining", key="campaign_pause", on_click=_set_auto_retrain, args=(False,),
+                          help="Owner only: buffered labels wait and no automatic version is made "
+                          "until you resume.")  # fmt: skip
+        else:
+            switch.button("Resume retraining", key="campaign_resume", on_click=_set_auto_retrain,
+                          args=(True,), help="Owner only: the next label retrains the model on what "
+                          "the buffer holds.")  # fmt: skip
+
+
+campaign_status()
 
 pool_size = 0
 with guard("Reading the pool"):
@@ -69,17 +105,21 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
+# Streamlit forgets a widget's value when its page is left: the setting is kept under a key of its own.
+st.session_state.setdefault(
+    "label_overlap", st.session_state.get("_label_overlap", int(DEFAULT_OVERLAP * 100))
+)
 overlap = c4.slider(
     "Overlap with colleagues",
     0,
     int(MAX_OVERLAP * 100),
-    int(DEFAULT_OVERLAP * 100),
     step=5,
     format="%d%%",
     key="label_overlap",
     help="This share of the suggestions are texts another annotator labelled and you have not: the team's "
     "agreement (Traits page) is measured on them as you work.",
 )
+st.session_state["_label_overlap"] = overlap
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
@@ -88,6 +128,8 @@ if not gate(backend, "label", "Labelling"):
 
 kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait, kept.mode, kept.overlap) != (handle, trait, mode, overlap / 100):
+    if kept is not None and kept.handle == handle:
+        abandon(kept, client)
     kept = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
@@ -95,13 +137,14 @@ session: LabelSession = kept
 
 
 def _press(key: str) -> None:
-    act(session, key, client, model)
+    if not unsure_pressed(session, key, client):
+        act(session, key, client, model)
 
 
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
-    key_listener("label_keys", KEYS, _press)
+    key_listener("label_keys", [*KEYS, UNSURE_KEY], _press)
     t = names[trait]
     left = session.left
     # What is left to label follows every label (a count that stayed put misled).
@@ -129,6 +172,8 @@ def labelling() -> None:
             f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
             f"{len(session.history)} labelled this session{shared}"
         )
+        guidelines(t)
+        note_controls(client, session)
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
         (b1, f"1 · {t.negative_label}", "1"),
@@ -145,7 +190,7 @@ def labelling() -> None:
     elif session.message:
         st.caption(session.message)
     st.caption(
-        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `u` undo, `←` `→` move "
+        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `?` unsure, `u` undo, `←` `→` move "
         "(while this page is shown and the focus is not in a text field)."
     )
 

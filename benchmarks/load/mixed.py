@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import threading
 import time
@@ -17,6 +18,7 @@ from benchmarks.load.fleet import NAMESPACE, Service
 from benchmarks.load.models import check, handle_of, untrained_copies
 from core.contract import MODELS_PAGE
 from core.demo import DemoModel
+from harness.waiting import wait_until
 
 EMBEDDED_WORKERS = 1  # runs `serve` executes at once (its worker child's threads)
 MIXED_P99_FACTOR = 3.0  # target: score p99 at most this times the idle p99
@@ -37,15 +39,16 @@ class Trainings:
         threading.Thread(target=self._poll, name="trainings", daemon=True).start()
 
     def _poll(self) -> None:
-        deadline = time.monotonic() + self.timeout
+        def settled() -> bool:
+            params: dict[str, str | int] = {"namespace": NAMESPACE, "limit": MODELS_PAGE.maximum}
+            page = check(self.client.get("/v1/models", params=params), 200)
+            self.states = {m["handle"]: m["state"] for m in page["items"] if m["handle"] in self.handles}
+            return all(self.states.get(h) not in (None, "busy") for h in self.handles)  # ready or failed
+
+        # Out of time, the states stay as last seen: the report shows the trainings still busy.
         try:
-            while time.monotonic() < deadline:
-                params: dict[str, str | int] = {"namespace": NAMESPACE, "limit": MODELS_PAGE.maximum}
-                page = check(self.client.get("/v1/models", params=params), 200)
-                self.states = {m["handle"]: m["state"] for m in page["items"] if m["handle"] in self.handles}
-                if all(self.states.get(h) not in (None, "busy") for h in self.handles):  # ready or failed
-                    return
-                time.sleep(0.5)
+            with contextlib.suppress(TimeoutError):
+                wait_until(settled, self.timeout, "the trainings", interval=0.5)
         finally:
             self.client.close()
             self.done.set()
@@ -133,7 +136,7 @@ def mixed_round(
     )
     trainings.done.wait(args.train_timeout)
     wall = time.perf_counter() - started
-    times = run_times(service.database_url or f"sqlite:///{service.data_dir / 'scoring.sqlite'}", handles)
+    times = run_times(service.database, handles)
     summary = load.summary()
     failed = sum(1 for h in handles if trainings.states.get(h) != "ready")
     reference = idle["adjacent_pass"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ import httpx
 from benchmarks.load.fleet import NAMESPACE
 from core.contract import MAX_SAMPLES_PER_REQUEST
 from core.demo import DemoModel
+from harness.waiting import wait_until
 
 BATCH = MAX_SAMPLES_PER_REQUEST  # samples a request
 
@@ -43,14 +43,14 @@ def build_and_train(client: httpx.Client, model: DemoModel, effort: str, timeout
     handle = handle_of(model)
     create(client, handle, model, model.samples)
     check(client.post(f"/v1/models/{handle}/train", json={"effort": effort}), 202)
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def trained() -> dict[str, Any] | None:
         state = check(client.get(f"/v1/models/{handle}"), 200)
-        if state["state"] == "ready":
-            break
-        if state["state"] == "failed" or time.monotonic() > deadline:
-            raise RuntimeError(f"training did not finish: {json.dumps(state.get('last_operation'))}")
-        time.sleep(0.5)
+        if state["state"] == "failed":
+            raise RuntimeError(f"training failed: {json.dumps(state.get('last_operation'))}")
+        return state if state["state"] == "ready" else None
+
+    state = wait_until(trained, timeout, f"{handle}'s training", interval=0.5)
     version = check(client.get(f"/v1/models/{handle}/versions/v{state['version_no']}"), 200)
     if "snapshot" not in version:
         raise RuntimeError("the version read carries no snapshot (is the key an authoring key?)")

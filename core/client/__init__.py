@@ -22,6 +22,7 @@ from core.client.errors import (
 from core.client.models import (
     AuditEvent,
     AuditPage,
+    ClaimReleased,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -36,6 +37,7 @@ from core.client.models import (
     Model,
     Page,
     PoolImportReport,
+    PoolLabel,
     PoolPage,
     PoolText,
     RowError,
@@ -87,8 +89,17 @@ from core.client.results import (
     TraitEvaluation,
     TraitPrCurve,
 )
+from core.client.team import (
+    PersonProgress,
+    TeamProgress,
+    TextComment,
+    TraitProgress,
+    UnsureMark,
+    VoteRecord,
+)
 
 __all__ = [
+    "ClaimReleased",
     "ApiError",
     "AuditEvent",
     "AuditPage",
@@ -110,6 +121,7 @@ __all__ = [
     "NotFoundError",
     "Page",
     "PoolImportReport",
+    "PoolLabel",
     "PoolPage",
     "PoolText",
     "PermissionDeniedError",
@@ -139,6 +151,12 @@ __all__ = [
     "Version",
     "WaitTimeoutError",
     "errors",
+    "PersonProgress",
+    "TeamProgress",
+    "TextComment",
+    "TraitProgress",
+    "UnsureMark",
+    "VoteRecord",
     "AnalyzeCommentResult",
     "Agreement",
     "AnnotatorVotes",

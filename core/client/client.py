@@ -7,7 +7,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -17,6 +16,7 @@ from core.client import progress as progress_mod
 from core.client.models import (
     AuditEvent,
     AuditPage,
+    ClaimReleased,
     CompareResult,
     DeleteResult,
     FeedbackLabel,
@@ -31,6 +31,7 @@ from core.client.models import (
     Model,
     Page,
     PoolImportReport,
+    PoolLabel,
     PoolPage,
     PoolText,
     RunRef,
@@ -45,6 +46,7 @@ from core.client.models import (
     TraitPreview,
     Version,
 )
+from core.client.paths import path as _path
 from core.client.results import (
     Agreement,
     AnalyzeCommentResult,
@@ -60,6 +62,17 @@ from core.client.results import (
     Threshold,
 )
 from core.client.retry import Safety
+from core.client.team import (
+    CommentPage,
+    TeamProgress,
+    TextComment,
+    UnsureMark,
+    UnsurePage,
+    VoteRecord,
+    VotesPage,
+    votes_csv,
+    votes_jsonl,
+)
 from core.contract import (
     DISAGREEMENTS,
     MAX_EVAL_ITEMS_PER_REQUEST,
@@ -95,13 +108,6 @@ def normalize_base_url(url: str) -> str:
     if not url.endswith("/v1"):
         url += "/v1"
     return url
-
-
-def _path(*parts: str | int) -> str:
-    """The URL path of `parts`; an empty part would name another resource (or a redirect): refused."""
-    if any(str(p).strip() == "" for p in parts):
-        raise ValueError(f"A name in the request path {'/'.join(map(str, parts))!r} is empty.")
-    return "/" + "/".join(quote(str(p), safe="") for p in parts)
 
 
 def _require_name(name: str, what: str) -> None:
@@ -570,16 +576,36 @@ class Client:
         k: int = SUGGESTIONS.default,
         mode: str = "auto",
         overlap: float = 0.0,
+        claim: bool = False,
     ) -> Suggestions:
         """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
         `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
-        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels."""
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels. `claim`: the
+        texts are this key's for a lease (`Suggestion.claimed_until`): colleagues are not handed them
+        meanwhile, and this key's still-claimed texts come first (a reload resumes)."""
         body: JsonObject = {"trait": trait, "k": k, "mode": mode}
         if overlap:
             body["overlap"] = overlap
+        if claim:
+            body["claim"] = True
         return Suggestions.model_validate(
             self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
+
+    def label_pool_text(self, handle: str, text_id: int, trait: str, quality: float) -> PoolLabel:
+        """Label pool text `text_id`: a sample of an untrained draft, else buffered feedback for the next
+        version (also while a training runs: never refused for the model's state). Ends this key's claim on
+        it. Safe to repeat: the same label is stored once."""
+        body: JsonObject = {"trait": trait, "quality": quality}
+        response = self.request("POST", _path("models", handle, "pool", text_id, "label"), json=body)
+        return PoolLabel.model_validate(response.json())
+
+    def release_claim(self, handle: str, text_id: int, trait: str | None = None) -> ClaimReleased:
+        """Let go of a claimed pool text (a skip), for `trait` or every trait: colleagues may get it now."""
+        response = self.request(
+            "DELETE", _path("models", handle, "pool", text_id, "claim"), params={"trait": trait}
+        )
+        return ClaimReleased.model_validate(response.json())
 
     def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:
         """Start synthesis; 409 `duplicate_run` (ConflictError.run_id) if the same run exists."""
@@ -678,6 +704,70 @@ class Client:
         votes. Settle one with `add_samples([{..., "adjudicated": True}])` (a draft's sample edit)."""
         params = {"trait": trait, "limit": limit}
         return Agreement.model_validate(self._get(_path("models", handle, "agreement"), params))
+
+    # -- a labelling team: progress, the vote export, unsure marks and comments -------------------------
+
+    def team_progress(self, handle: str) -> TeamProgress:
+        """Per person and trait: labels (today, UTC, and all), median seconds per decision, agreement with
+        colleagues and with settled texts, and texts still wanting votes. Any role of the namespace."""
+        return TeamProgress.model_validate(self._get(_path("models", handle, "team")))
+
+    def votes_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> VotesPage:
+        """A page of every vote of the model: samples, then buffered feedback labels, then unsure marks."""
+        body = self._get(_path("models", handle, "votes"), {"limit": limit, "cursor": cursor})
+        return VotesPage.model_validate(body)
+
+    def votes(self, handle: str, page_size: int | None = None) -> Iterator[VoteRecord]:
+        """Every vote of the model, page by page."""
+        return self._paginate(lambda cursor: self.votes_page(handle, limit=page_size, cursor=cursor))
+
+    def export_votes(self, handle: str, format: str = "csv") -> str:
+        """Every vote as a file's text: `csv` (with a header) or `jsonl` (core.client.team.VOTE_COLUMNS)."""
+        if format not in ("csv", "jsonl"):
+            raise ValueError(f"format must be 'csv' or 'jsonl', got {format!r}")
+        render = votes_csv if format == "csv" else votes_jsonl
+        return render(self.votes(handle))
+
+    def mark_unsure(self, handle: str, trait: str, text: str) -> UnsureMark:
+        """The caller's unsure mark on a text of a trait (again: the stored one). Never a vote."""
+        response = self.request(
+            "POST", _path("models", handle, "unsure"), json={"trait": trait, "text": text}
+        )
+        return UnsureMark.model_validate(response.json())
+
+    def unsure_page(
+        self, handle: str, trait: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> UnsurePage:
+        params = {"trait": trait, "limit": limit, "cursor": cursor}
+        return UnsurePage.model_validate(self._get(_path("models", handle, "unsure"), params))
+
+    def list_unsure(self, handle: str, trait: str | None = None) -> Iterator[UnsureMark]:
+        return self._paginate(lambda cursor: self.unsure_page(handle, trait, cursor=cursor))
+
+    def delete_unsure(self, handle: str, mark_id: int) -> DeleteResult:
+        """Take an unsure mark back: one's own, or (reviewer) a colleague's."""
+        response = self.request("DELETE", _path("models", handle, "unsure", mark_id))
+        return DeleteResult.model_validate(response.json())
+
+    def add_comment(self, handle: str, trait: str, text: str, body: str) -> TextComment:
+        """A comment (1-1,000 characters) on a text of a trait, signed with the caller's annotator name."""
+        payload = {"trait": trait, "text": text, "body": body}
+        response = self.request("POST", _path("models", handle, "comments"), json=payload)
+        return TextComment.model_validate(response.json())
+
+    def comments_page(
+        self, handle: str, trait: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> CommentPage:
+        params = {"trait": trait, "limit": limit, "cursor": cursor}
+        return CommentPage.model_validate(self._get(_path("models", handle, "comments"), params))
+
+    def list_comments(self, handle: str, trait: str | None = None) -> Iterator[TextComment]:
+        return self._paginate(lambda cursor: self.comments_page(handle, trait, cursor=cursor))
+
+    def delete_comment(self, handle: str, comment_id: int) -> DeleteResult:
+        """Delete a comment: one's own, or (reviewer) a colleague's."""
+        response = self.request("DELETE", _path("models", handle, "comments", comment_id))
+        return DeleteResult.model_validate(response.json())
 
     # -- evaluation sets ------------------------------------------------------------------------------
 

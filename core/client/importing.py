@@ -14,17 +14,29 @@ keeps one copy of a text, so a resent batch adds nothing twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import httpx
 import pydantic
 
 from core.client import errors
 from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
+from core.client.paths import path as _path
+from core.client.retry import NOT_SENT_ERRORS, Safety
 from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST, InputProvenance
 from core.json_types import JsonObject
 
-if TYPE_CHECKING:
-    from core.client.client import Client
+
+class Client(Protocol):
+    """What an import needs of `core.client.Client`, said here so this module never imports the client
+    (which calls it): its requests, with their retries, and its pause (replaced in tests to observe it)."""
+
+    _sleep: Callable[[float], None]
+
+    def request(
+        self, method: str, path: str, *, safety: Safety = ..., json: object = ...
+    ) -> httpx.Response: ...
+
 
 POOL_BATCH = (
     250  # pool texts a request: the service embeds each one, a 1,000-text batch can outlast a timeout
@@ -42,9 +54,6 @@ def import_samples(
     progress: Callable[[int, int], None] | None = None,
     provenance: InputProvenance | None = None,
 ) -> ImportReport:
-    from core.client.client import _path
-    from core.client.retry import Safety
-
     batch_size = max(1, min(MAX_SAMPLES_PER_REQUEST, int(batch_size)))
     rows = list(samples)
     total = len(rows)
@@ -132,9 +141,6 @@ def import_pool(
     connection done: no smaller batch would help), or any other refusal (422, 404, 409), the import stops and
     the report carries the error and `stored`, the index to resume from.
     """
-    from core.client.client import _path
-    from core.client.retry import NOT_SENT_ERRORS
-
     total = len(texts)
     initial = size = max(1, min(MAX_POOL_TEXTS_PER_REQUEST, int(batch_size)))
     report = PoolImportReport(total=total, stored=max(0, min(int(start), total)))

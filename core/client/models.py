@@ -231,6 +231,10 @@ class Model(_Response):
     sample_count: int | None = None
     buffered_feedback: int | None = None
     embedder: str | None = None
+    #: People who label each pool text (1 from an older service: every text once).
+    votes_wanted: int = 1
+    #: False: the owner paused automatic retraining (buffered feedback waits); True from an older service.
+    auto_retrain: bool = True
 
     @property
     def namespace(self) -> str:
@@ -443,6 +447,7 @@ class Suggestion(_Response):
     text: str
     score: float | None = None  # the current draft fit's score (None before both poles have labels)
     overlap: bool = False  # a text another annotator labelled (asked for with `overlap`)
+    claimed_until: datetime | None = None  # asked with `claim`: when the caller's claim on it ends
 
 
 class Suggestions(_Response):
@@ -452,6 +457,34 @@ class Suggestions(_Response):
     pool_size: int = 0
     labelled: int = 0
     unlabelled: int | None = None  # pool texts not labelled for the trait yet (None from an older service)
+
+
+class ClaimReleased(_Response):
+    """`DELETE …/pool/{id}/claim`: the caller's claims on the text that were let go (0: none held)."""
+
+    handle: str
+    id: int
+    trait: str | None = None
+    released: int = 0
+
+
+class PoolLabel(_Response):
+    """`POST …/pool/{id}/label`: where the label went. `stored_as` `sample` (an untrained draft took it) or
+    `feedback` (buffered for the next version: a trained model, or any model while a run is in flight)."""
+
+    handle: str
+    pool_id: int
+    trait: str
+    quality: float
+    stored_as: str
+    buffered: bool = False
+    id: int
+    version_no: int | None = None  # the version the label will be trained into
+    state: str | None = None  # the model's state when it was stored
+    votes: int = 1
+    votes_wanted: int = 1
+    buffered_feedback: int = 0
+    retraining: bool = False  # it filled the buffer: an automatic retraining started
 
 
 class TagResult(_Response):

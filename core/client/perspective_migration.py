@@ -13,17 +13,35 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from core.client.client import Client
-    from core.client.models import Trait
+    from core.client.models import ImportReport, Model, RunRef, ScoreResult, Trait
+
+
+class Client(Protocol):
+    """What a migration needs of `core.client.Client`, said here so this module never imports the client
+    (whose `migrate_from_perspective` calls it)."""
+
+    def list_traits(self, handle: str) -> list[Trait]: ...
+
+    def add_traits(self, handle: str, traits: Iterable[Mapping[str, object]]) -> list[Trait]: ...
+
+    def import_samples(self, handle: str, samples: Iterable[Mapping[str, object]]) -> ImportReport: ...
+
+    def train(self, handle: str, effort: str | None = ...) -> RunRef: ...
+
+    def wait(self, handle: str, run_id: str | None = ..., *, timeout: float = ...) -> Model: ...
+
+    def score_many(
+        self, handle: str, contents: list[str], *, version: str | int | None = ...
+    ) -> list[ScoreResult]: ...
 
 
 @dataclass(frozen=True)

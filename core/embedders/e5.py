@@ -21,7 +21,7 @@ import numpy as np
 
 from core.embedders.base import encode_by_length
 from core.embedders.minilm import THREADS_ENV, verify_file
-from core.engine.errors import EmbedderUnavailableError
+from core.errors import EmbedderUnavailableError
 
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MODEL_SIZE = 71_622_400

@@ -27,7 +27,7 @@ from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embed
 from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import THREADS_ENV, verify_file
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
-from core.engine.types import JsonObject
+from core.json_types import JsonObject
 
 BATCH_SIZE = 8  # texts per session run, sorted by length first (as MiniLM)
 

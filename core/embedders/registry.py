@@ -12,7 +12,7 @@ from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
 from core.embedders.quantized import QI8V2, QINT8_ID, QINT8V2_ID, QuantizedMiniLMEmbedder
-from core.engine.errors import EmbedderUnavailableError
+from core.errors import EmbedderUnavailableError
 
 _MINILM_TRUNCATED_ID = re.compile(rf"^{re.escape(MINILM_ID)}-t(\d+)$")
 _HASHING_ID = re.compile(r"^hashing-v1-(\d+)(?:-w(\d)(\d)-c(\d)(\d)-cw([0-9.]+))?$")

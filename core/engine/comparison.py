@@ -2,7 +2,8 @@
 
 Paired tests, since both versions scored the very same items: ROC-AUC by DeLong's test for correlated AUCs
 (`paired_auc_difference`); accuracy, F1 and calibration error by a paired bootstrap (each resample draws the
-same items for A and B, so the item-to-item difficulty cancels out of B − A). Definitions: docs/engine.md.
+same items for A and B, so the item-to-item difficulty cancels out of B − A; `scipy.stats.bootstrap` draws
+them, through `core.engine.evaluation.paired_bootstrap`). Definitions: docs/engine.md.
 """
 
 from __future__ import annotations
@@ -14,22 +15,38 @@ from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.evaluation import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
+    Resampled,
     delong_auc,
     paired_auc_difference,
+    paired_bootstrap,
     reliability,
 )
 from core.engine.metrics import both_sides, expected_calibration_error, f1, sides
 from core.engine.types import JsonObject
 
 
-def _difference(a: float, b: float, boot: np.ndarray) -> JsonObject:
+def _difference(a: float, b: float, boot: Resampled) -> JsonObject:
     """B − A with its percentile interval and a two-sided bootstrap p-value."""
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(boot, [tail, 100 - tail])
     # (k + 1) / (n + 1): a bootstrap p-value is never exactly 0 with finitely many resamples.
-    n = len(boot)
-    p = min(1.0, 2 * (min(int((boot <= 0).sum()), int((boot >= 0).sum())) + 1) / (n + 1))
-    return _entry(a, b, b - a, float(low), float(high), p)
+    n, values = len(boot.values), boot.values
+    p = min(1.0, 2 * (min(int((values <= 0).sum()), int((values >= 0).sum())) + 1) / (n + 1))
+    return _entry(a, b, b - a, boot.low, boot.high, p)
+
+
+def _accuracy_gain(pa: np.ndarray, pb: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    y = y.astype(bool)
+    return np.asarray(np.mean(pb.astype(bool) == y, axis=axis) - np.mean(pa.astype(bool) == y, axis=axis))
+
+
+def _f1_gain(pa: np.ndarray, pb: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    y = y.astype(bool)
+    return np.asarray(
+        f1(pb.astype(bool), y) - f1(pa.astype(bool), y)
+    )  # f1 works along the last axis, the items'
+
+
+def _ece_change(a: np.ndarray, b: np.ndarray, quality: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.asarray(expected_calibration_error(b, quality) - expected_calibration_error(a, quality))
 
 
 def _entry(a: float, b: float, diff: float, low: float, high: float, p: float) -> JsonObject:
@@ -78,25 +95,25 @@ def compare_trait(
         out["roc_auc"] = _entry(auc_a, auc_b, diff, diff - z * se, diff + z * se, test["p_value"])
     else:
         out["roc_auc"] = None  # needs both sides
+    # One generator, drawn from in a fixed order: a rerun with the same seed gives the same intervals.
     rng = np.random.default_rng(seed)
     if len(y):
-        sa, sb = a[mask], b[mask]
-        idx = rng.integers(0, len(y), size=(resamples, len(y)))
-        pa, pb = sa >= threshold_a, sb >= threshold_b
-        acc_a, acc_b = (pa == yb), (pb == yb)
+        pa, pb = a[mask] >= threshold_a, b[mask] >= threshold_b
         out["accuracy"] = _difference(
-            float(acc_a.mean()), float(acc_b.mean()), acc_b[idx].mean(axis=1) - acc_a[idx].mean(axis=1)
+            float((pa == yb).mean()),
+            float((pb == yb).mean()),
+            paired_bootstrap((pa, pb, yb), _accuracy_gain, resamples=resamples, rng=rng),
         )
         out["f1"] = _difference(
-            float(f1(pa, yb)), float(f1(pb, yb)), f1(pb[idx], yb[idx]) - f1(pa[idx], yb[idx])
+            float(f1(pa, yb)),
+            float(f1(pb, yb)),
+            paired_bootstrap((pa, pb, yb), _f1_gain, resamples=resamples, rng=rng),
         )
     else:
         out["accuracy"] = out["f1"] = None  # every item is neutral: no pole to be right about
-    full = rng.integers(0, len(quality), size=(resamples, len(quality)))
     out["calibration_error"] = _difference(
         float(expected_calibration_error(a, quality)),
         float(expected_calibration_error(b, quality)),
-        expected_calibration_error(b[full], quality[full])
-        - expected_calibration_error(a[full], quality[full]),
+        paired_bootstrap((a, b, quality), _ece_change, resamples=resamples, rng=rng),
     )
     return out

@@ -6,11 +6,10 @@ validation error and a notebook user sees a plain message, never a numpy trace.
 
 from __future__ import annotations
 
-
-class EngineError(ValueError):
-    """Base class; `code` is a stable machine-readable name."""
-
-    code = "engine_error"
+# The base and the embedders' two live beneath the engine and the embedders (core/errors.py); re-exported.
+from core.errors import EmbedderUnavailableError as EmbedderUnavailableError
+from core.errors import EngineError as EngineError
+from core.errors import ModelFileError as ModelFileError
 
 
 class EmptyTextError(EngineError):
@@ -39,16 +38,6 @@ class UnknownTraitError(EngineError):
 
 class SnapshotFormatError(EngineError):
     code = "snapshot_format"
-
-
-class EmbedderUnavailableError(EngineError):
-    code = "embedder_unavailable"
-
-
-class ModelFileError(EngineError):
-    """A packaged model file is missing or its hash does not match."""
-
-    code = "model_file"
 
 
 class InvalidTextError(EngineError):

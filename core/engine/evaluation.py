@@ -1,14 +1,18 @@
 """A version's metrics on a labelled evaluation set, with confidence intervals. Definitions: docs/engine.md.
 
 ROC-AUC's interval is DeLong's (its variance from the midrank structural components); accuracy, F1 and the
-calibration error (ECE) get percentile bootstrap intervals (the ECE's shifted by the bootstrap's bias).
+calibration error (ECE) get percentile bootstrap intervals from `scipy.stats.bootstrap` (`paired_bootstrap`;
+the ECE's shifted by the bootstrap's bias).
 `paired_auc_difference` is DeLong's test for two versions scored on the same items.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
-from scipy.stats import norm, rankdata
+from scipy.stats import bootstrap, norm, rankdata
 
 from core.contract import DEFAULT_DECISION_THRESHOLD
 from core.engine.metrics import CALIBRATION_BINS, both_sides, expected_calibration_error, f1, sides
@@ -47,10 +51,58 @@ def paired_auc_difference(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[s
     return {"difference": diff, "se": se, "p_value": p}
 
 
-def _interval(value: float, samples: np.ndarray) -> dict[str, float]:
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(samples, [tail, 100 - tail])
-    return {"value": round(value, 6), "ci_low": round(float(low), 6), "ci_high": round(float(high), 6)}
+@dataclass(frozen=True)
+class Resampled:
+    """A statistic over bootstrap resamples of the items: its values and their percentile interval."""
+
+    values: np.ndarray
+    low: float
+    high: float
+
+
+def paired_bootstrap(
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+) -> Resampled:
+    """`statistic(*data, axis=-1)` over `resamples` of SciPy's bootstrap resamples of the items (the last
+    axis), paired: each resample draws the same items from every array (a score with its label, A with B).
+    The interval is the percentile one at `CONFIDENCE`. With fewer than two items there is nothing to
+    resample (SciPy refuses): the one value is its own interval."""
+    if data[0].shape[-1] < 2:
+        value = float(statistic(*data, axis=-1))
+        return Resampled(np.array([value]), value, value)
+    result = bootstrap(
+        data,
+        statistic,
+        n_resamples=resamples,
+        paired=True,
+        vectorized=True,
+        axis=-1,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        rng=rng,
+    )
+    interval = result.confidence_interval
+    return Resampled(np.asarray(result.bootstrap_distribution), float(interval.low), float(interval.high))
+
+
+def _interval(value: float, low: float, high: float) -> dict[str, float]:
+    return {"value": round(value, 6), "ci_low": round(low, 6), "ci_high": round(high, 6)}
+
+
+def _accuracy(pred: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.asarray(np.mean(pred.astype(bool) == y.astype(bool), axis=axis))
+
+
+def _f1(pred: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return f1(pred.astype(bool), y.astype(bool))  # f1 works along the last axis, where the items are
+
+
+def _ece(scores: np.ndarray, quality: np.ndarray, axis: int = -1) -> np.ndarray:
+    return expected_calibration_error(scores, quality)  # along the last axis, where the items are
 
 
 def reliability(
@@ -109,35 +161,29 @@ def evaluate_trait(
         }
     else:
         out["roc_auc"] = None  # needs both sides
-    # Bootstrap: the same resampled item sets for every metric.
+    # One generator, drawn from in a fixed order: a rerun with the same seed gives the same intervals.
     rng = np.random.default_rng(seed)
-    n = len(s)
-    if n:
-        idx = rng.integers(0, n, size=(resamples, n), dtype=np.int32)
-        pred = s >= threshold
-        yb = y.astype(bool)
-        correct = (pred == yb)[idx]
-        out["accuracy"] = _interval(float((pred == yb).mean()), correct.mean(axis=1))
-        out["f1"] = _interval(float(f1(pred, yb)), f1(pred[idx], yb[idx]))
+    if len(s):
+        pred, yb = s >= threshold, y.astype(bool)
+        for name, metric in (("accuracy", _accuracy), ("f1", _f1)):
+            boot = paired_bootstrap((pred, yb), metric, resamples=resamples, rng=rng)
+            out[name] = _interval(float(metric(pred, yb)), boot.low, boot.high)
     else:
         out["accuracy"] = out["f1"] = None  # every item is neutral: no pole to be right about
     # ECE over every item (quality is the target, as in training metrics).
-    full = rng.integers(0, len(scores), size=(resamples, len(scores)), dtype=np.int32)
-    ece_all = float(expected_calibration_error(scores, quality))
-    boot = expected_calibration_error(scores[full], quality[full])
-    out["calibration_error"] = _debiased_interval(ece_all, boot)
+    boot = paired_bootstrap((scores, quality), _ece, resamples=resamples, rng=rng)
+    out["calibration_error"] = _debiased_interval(float(_ece(scores, quality)), boot)
     return out
 
 
-def _debiased_interval(value: float, samples: np.ndarray) -> dict[str, float]:
+def _debiased_interval(value: float, boot: Resampled) -> dict[str, float]:
     """A percentile interval shifted by the bootstrap's bias, for a statistic the resampling inflates.
 
     ECE sums |Σ score − Σ quality| per bin: resampling adds noise that the absolute value never cancels, so
     the resampled ECEs sit above the estimate and a plain percentile interval can leave out the value itself
-    ("0.044 (0.048–0.117)"). Shifting by mean(samples) − value centres the interval on the estimate; it is
-    widened to hold the value in the rare case the shift does not, and floored at 0 (an ECE is ≥ 0).
+    ("0.044 (0.048–0.117)"). Shifting by mean(resampled) − value centres the interval on the estimate (BCa,
+    SciPy's default, fails exactly here: with every resample above the estimate its bias correction is
+    infinite); it is widened to hold the value in the rare case the shift does not, and floored at 0.
     """
-    out = _interval(value, samples - (float(samples.mean()) - value))
-    out["ci_low"] = round(max(0.0, min(out["ci_low"], value)), 6)
-    out["ci_high"] = round(max(out["ci_high"], value), 6)
-    return out
+    bias = float(boot.values.mean()) - value
+    return _interval(value, max(0.0, min(boot.low - bias, value)), max(boot.high - bias, value))

@@ -34,15 +34,32 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from core.engine.errors import EngineError
+from core.engine.types import TraitSpec
 from core.engine.validation import validate_text
 
-if TYPE_CHECKING:
-    from core.engine.scorer import Scorer
+
+class Scorer(Protocol):
+    """What an explanation needs of `core.engine.scorer.Scorer`, said here so this module never imports the
+    scorer (whose `explain` calls it): its embedder, its traits, their axes and their calibration."""
+
+    @property
+    def embedder_id(self) -> str: ...
+
+    @property
+    def traits(self) -> Sequence[TraitSpec]: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def axis_vectors(self, vectors: np.ndarray) -> np.ndarray: ...
+
+    def calibrate(self, axis: np.ndarray) -> np.ndarray: ...
+
 
 _WORD = re.compile(r"\S+")
 #: Axis position of an empty text: the midpoint between the poles, which calibrates to a score of 0.5.

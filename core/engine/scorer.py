@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
 
 from core.embedders.base import Embedder
 from core.engine.errors import EmbedderUnavailableError, EngineError
+from core.engine.explain import WordEffect
+from core.engine.explain import explain as explain_text
 from core.engine.snapshot import CHUNK_WORDS, load_snapshot
 from core.engine.trait_model import raw_scores
 from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts
-
-if TYPE_CHECKING:
-    from core.engine.explain import WordEffect
 
 # Any: numpy types its reductions by overloads that give Any for an array of unknown dtype.
 _AGGREGATE: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "max": np.max, "min": np.min}
@@ -137,6 +136,4 @@ class Scorer:
 
     def explain(self, text: str, max_words: int = 64) -> dict[str, list[WordEffect]]:
         """Per-word effects by occlusion; see `core.engine.explain.explain`."""
-        from core.engine.explain import explain
-
-        return explain(self, text, max_words=max_words)
+        return explain_text(self, text, max_words=max_words)

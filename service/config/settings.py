@@ -11,7 +11,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from core.contract import DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
+from core.contract import DEFAULT_CLAIM_LEASE_S, DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
 from service.config.testhooks import ENV as TEST_HOOKS_ENV
 from service.config.testhooks import TestHooks
 
@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     embedder: str = Field(DEFAULT_EMBEDDER, description="The embedder a new model gets.")
     retrain_buffer: int = Field(
         DEFAULT_RETRAIN_BUFFER, description="Score feedback labels a model buffers before retraining."
+    )
+    claim_lease_s: float = Field(
+        DEFAULT_CLAIM_LEASE_S,
+        gt=0,
+        description="How long a suggestion handed out with `claim` stays its person's before others may "
+        "get it (a closed tab's texts come back after this).",
     )
     cursor_secret: bytes = Field(
         b"",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from core.contract import HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
+from core.contract import DEFAULT_VOTES_WANTED, HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
 from core.embedders.registry import choice_id
 from service.domain.access import load_model, require_role
 from service.domain.agreement import keep_agreement
@@ -52,6 +52,8 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
                 readme_markdown=body.readme_markdown,
                 auto_prune=None,
                 embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
+                votes_wanted=body.votes_wanted or DEFAULT_VOTES_WANTED,
+                auto_retrain=body.auto_retrain is not False,
                 created_at=now,
                 updated_at=now,
             )
@@ -117,6 +119,12 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.auto_prune = (
                 body.auto_prune.model_dump(exclude_none=True) or None if body.auto_prune is not None else None
             )
+        # null leaves them as they are (they have no "cleared" value); resuming starts no run by itself: the
+        # next label finds the full buffer and retrains (service/domain/scoring.py, retrain_if_full).
+        if fields.get("votes_wanted") is not None:
+            model.votes_wanted = int(fields["votes_wanted"])  # type: ignore[call-overload]
+        if fields.get("auto_retrain") is not None:
+            model.auto_retrain = bool(fields["auto_retrain"])
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import cast
 
-import numpy as np
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from core.contract import SuggestMode
-from core.engine.suggest import fit_scores, pole_prior, suggest
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
-from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.schemas.pool import (
     PoolAdded,
@@ -22,16 +17,13 @@ from service.schemas.pool import (
     PoolIn,
     PoolPage,
     PoolTextOut,
-    SuggestIn,
-    Suggestion,
-    SuggestOut,
 )
 from service.schemas.samples import SampleDeleted
 from service.store.api_keys import Principal
 from service.store.db import rows_changed, transaction
-from service.store.heldout import evaluation_digests, evaluation_pool_ids
-from service.store.samples import sha256, trait_specs
-from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, SampleRow, utcnow
+from service.store.heldout import evaluation_digests
+from service.store.samples import sha256
+from service.store.tables import MAX_INT, Model, PoolText, utcnow
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:
@@ -139,118 +131,3 @@ def clear_pool(ctx: Resources, who: Principal, handle: str) -> PoolDeleted:
         gone = rows_changed(s, delete(PoolText).where(PoolText.model_id == model.id))
     ctx.pools.forget(model.id)
     return PoolDeleted(handle=model.handle, deleted=gone)
-
-
-def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
-    with transaction(ctx.reads) as s:
-        model = load_model(s, who, handle)
-        embedder = ctx.embedders.get(model.embedder)
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        spec = trait_specs([trait])[0]
-        # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
-        labelled = list(
-            s.execute(
-                select(SampleRow.text, SampleRow.quality, SampleRow.annotator).where(
-                    SampleRow.model_id == model.id, SampleRow.trait_id == trait.id
-                )
-            )
-            .tuples()
-            .all()
-        ) + list(
-            s.execute(
-                select(FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator).where(
-                    FeedbackLabel.model_id == model.id, FeedbackLabel.trait_key == trait.key
-                )
-            )
-            .tuples()
-            .all()
-        )
-        labels = [(t, q) for t, q, _ in labelled]
-        ids, X = ctx.pools.matrix(s, model.id, embedder)
-        labelled_digests = {sha256(t) for t, _ in labels}
-        exclude = np.zeros(len(ids), dtype=bool)
-        if labelled_digests and len(ids):
-            done = set(
-                s.scalars(
-                    select(PoolText.id).where(
-                        PoolText.model_id == model.id, PoolText.content_sha256.in_(labelled_digests)
-                    )
-                )
-            )
-            exclude = np.isin(ids, np.fromiter(done, dtype=np.int64, count=len(done)))
-        # Texts of the evaluation set (in the pool from before the set had them) are never handed out.
-        held = evaluation_pool_ids(s, model.id) if len(ids) else set()
-        if held:
-            exclude |= np.isin(ids, np.fromiter(held, dtype=np.int64, count=len(held)))
-        overlap = _overlap_candidates(s, model.id, who.annotator, labelled) if body.overlap else []
-        overlap = [i for i in overlap if i not in held]
-    L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
-    q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
-    # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
-    prior = pole_prior(spec, embedder)
-    shared = overlap[: min(len(overlap), round(body.overlap * body.k))]
-    picked = suggest(X, L, q, k=body.k - len(shared), mode=body.mode, exclude=exclude, prior=prior)
-    chosen = [int(ids[i]) for i in picked.indices]
-    with transaction(ctx.reads) as s:
-        texts = dict(
-            s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_([*chosen, *shared])))
-            .tuples()
-            .all()
-        )
-    items = [
-        Suggestion(id=i, text=texts[i], score=score)
-        for i, score in zip(chosen, picked.scores, strict=True)
-        if i in texts  # deleted meanwhile
-    ]
-    shared = [i for i in shared if i in texts]
-    if shared:
-        rows = embedder.encode([texts[i] for i in shared])
-        extra = [
-            Suggestion(id=i, text=texts[i], score=score, overlap=True)
-            for i, score in zip(shared, fit_scores(rows, L, q, prior), strict=True)
-        ]
-        items = _spread(items, extra)
-    return SuggestOut(
-        trait=trait.key,
-        mode=cast(SuggestMode, picked.mode),
-        items=items,
-        pool_size=len(ids),
-        labelled=len(labels),
-        unlabelled=len(ids) - int(exclude.sum()),
-    )
-
-
-def _overlap_candidates(
-    s: Session, model_id: int, me: str, labelled: list[tuple[str, float, str | None]]
-) -> list[int]:
-    """Pool texts another annotator labelled for the trait and `me` has not: those with the fewest
-    annotators first (a second vote on as many texts as possible), then the oldest in the pool."""
-    others: dict[str, set[str]] = {}
-    mine: set[str] = set()
-    for text, _, annotator in labelled:
-        if annotator == me:
-            mine.add(sha256(text))
-        elif annotator is not None:  # an unattributed label has no rater to compare with
-            others.setdefault(sha256(text), set()).add(annotator)
-    wanted = set(others) - mine
-    if not wanted:
-        return []
-    rows = s.execute(
-        select(PoolText.id, PoolText.content_sha256).where(
-            PoolText.model_id == model_id, PoolText.content_sha256.in_(wanted)
-        )
-    ).tuples()
-    return [pid for pid, digest in sorted(rows, key=lambda r: (len(others[r[1]]), r[0]))]
-
-
-def _spread(items: list[Suggestion], extra: list[Suggestion]) -> list[Suggestion]:
-    """`extra` placed evenly among `items` (the Label page takes its queue in this order)."""
-    n = len(items) + len(extra)
-    slots = {round((j + 1) * n / (len(extra) + 1)) - 1 for j in range(len(extra))}
-    out, rest, more = [], iter(items), iter(extra)
-    for i in range(n):
-        nxt = next(more, None) if i in slots else next(rest, None)
-        if nxt is None:
-            nxt = next(rest, None) or next(more)
-        out.append(nxt)
-    return out

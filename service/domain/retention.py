@@ -16,16 +16,26 @@ from sqlalchemy.orm import Session
 
 from service.domain.embedding import Embedders
 from service.store.db import truncate_wal
-from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait, Version
+from service.store.tables import (
+    EvalItem,
+    FeedbackLabel,
+    Model,
+    PoolText,
+    SampleRow,
+    TextComment,
+    Trait,
+    UnsureMark,
+    Version,
+)
 
 log = logging.getLogger("service.retention")
 
 
 def purge_texts(session: Session, model_id: int) -> list[str]:
-    """Delete the model's samples, feedback, pool and evaluation texts (and what its versions recorded of the
-    texts they trained on); returns their sha256 for `erase`."""
+    """Delete the model's samples, feedback, pool and evaluation texts, its unsure marks and comments (and
+    what its versions recorded of the texts they trained on); returns their sha256 for `erase`."""
     texts: set[str] = set()
-    for table in (SampleRow, FeedbackLabel, PoolText, EvalItem):
+    for table in (SampleRow, FeedbackLabel, PoolText, EvalItem, UnsureMark, TextComment):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
     session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))

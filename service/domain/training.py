@@ -20,7 +20,7 @@ from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import Model, Run, SampleRow, Trait, Version, content_key
+from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes
 
 
@@ -102,6 +102,13 @@ def idempotency_key(kind: str, options: JsonObject, fp: str) -> str:
     return hashlib.sha256(json.dumps([kind, options, fp], sort_keys=True).encode()).hexdigest()
 
 
+def _has_buffer(session: Session, model: Model) -> bool:
+    return (
+        session.scalar(select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id).limit(1))
+        is not None
+    )
+
+
 def sample_count(session: Session, model: Model) -> int:
     return len(session.scalars(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)).all())
 
@@ -124,8 +131,10 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
         require(s, model, triggered_by)
         check_trainable(s, model)
         options: JsonObject = {"effort": body.effort or "medium", "triggered_by": triggered_by}
-        if model.state == "draft" and model.current_version_id is not None:
-            options["with_feedback"] = True  # a reopened draft: its buffered feedback joins the training
+        if model.current_version_id is not None or _has_buffer(s, model):
+            # A reopened draft's buffered feedback joins the training, and so do labels given while a
+            # discover or synthesize kept a draft busy (service/domain/labelling.py).
+            options["with_feedback"] = True
         run_id = ledger.create_run(s, model, "train", options).id
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)

@@ -137,6 +137,8 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             sample_count=int(sample_counts.get(model.id) or 0),
             buffered_feedback=buffered.get(model.id, 0),
             embedder=model.embedder,
+            votes_wanted=model.votes_wanted,
+            auto_retrain=model.auto_retrain,
         )
         for model in models
     ]

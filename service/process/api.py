@@ -30,6 +30,7 @@ from service.routes import (
     history,
     keys_info,
     models,
+    notes,
     people,
     perspective,
     pool,
@@ -37,6 +38,7 @@ from service.routes import (
     runs,
     samples,
     score,
+    team,
     thresholds,
     traits,
     versions,
@@ -150,7 +152,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, people):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, team, notes, people):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     api_docs.install(app)

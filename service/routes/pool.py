@@ -6,11 +6,21 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from core.contract import MAX_CURSOR_CHARS, POOL_PAGE
-from service.domain import pool
+from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, POOL_PAGE
+from service.domain import claims, labelling, pool, suggestions
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas.pool import PoolAdded, PoolDeleted, PoolIn, PoolPage, SuggestIn, SuggestOut
+from service.schemas.pool import (
+    ClaimReleased,
+    LabelIn,
+    Labelled,
+    PoolAdded,
+    PoolDeleted,
+    PoolIn,
+    PoolPage,
+    SuggestIn,
+    SuggestOut,
+)
 from service.schemas.samples import SampleDeleted
 
 router = APIRouter(tags=["pool"])
@@ -51,4 +61,32 @@ def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
 
 @router.post("/models/{handle}/pool/suggest", response_model=SuggestOut, responses=errors(403, 404))
 def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
-    return pool.suggest_next(ctx, who, handle, body)
+    return suggestions.suggest_next(ctx, who, handle, body)
+
+
+@router.post(
+    "/models/{handle}/pool/{text_id:int}/label",
+    status_code=status.HTTP_201_CREATED,
+    response_model=Labelled,
+    responses=errors(403, 404, 409),
+)
+def label_pool_text(handle: str, text_id: int, body: LabelIn, who: AuthoringKey, ctx: CtxDep) -> Labelled:
+    """Label a pool text for a trait: a sample of an untrained draft, else buffered feedback for the next
+    version (also while a run is in flight); the caller's claim on the text ends."""
+    return labelling.label_pool_text(ctx, who, handle, text_id, body)
+
+
+@router.delete(
+    "/models/{handle}/pool/{text_id:int}/claim",
+    response_model=ClaimReleased,
+    responses=errors(403, 404, 409, 422),
+)
+def release_claim(
+    handle: str,
+    text_id: int,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    trait: Annotated[str | None, Query(min_length=1, max_length=MAX_LABEL_CHARS)] = None,
+) -> ClaimReleased:
+    """Let go of a claimed text (a skip): colleagues may be handed it at once."""
+    return claims.release_claim(ctx, who, handle, text_id, trait)

@@ -25,7 +25,7 @@ NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
 UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 
-def _integral(value: object) -> object:
+def integral(value: object) -> object:
     # JSON has one number type and JSON Schema's "integer" is any number without a fraction, so 4.0 is 4;
     # 4.5, "4" and true are still refused by the strict int check that follows.
     if type(value) is float and value.is_integer():
@@ -34,7 +34,7 @@ def _integral(value: object) -> object:
 
 
 #: A request integer: 4 or 4.0, nothing else.
-JsonInt = Annotated[int, BeforeValidator(_integral)]
+JsonInt = Annotated[int, BeforeValidator(integral)]
 
 
 class Strict(BaseModel):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -21,13 +21,14 @@ from core.contract import (
     MAX_SOURCE_TITLE_CHARS,
     MAX_UPSTREAM_SOURCES,
     MAX_URL_CHARS,
+    MAX_VOTES_WANTED,
     MIN_HANDLE_CHARS,
     ModelState,
     RunStatus,
 )
 from core.embedders.registry import MODEL_CHOICES
 from core.json_types import JsonObject
-from service.schemas.common import JsonInt, Strict
+from service.schemas.common import JsonInt, Strict, integral
 
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
 EmbedderChoice = Literal[
@@ -43,6 +44,11 @@ EmbedderChoice = Literal[
     "hashing-v1-512",
 ]
 assert get_args(EmbedderChoice) == MODEL_CHOICES
+
+
+# The bounds before the validator, inside the union's integer branch: on an optional JsonInt pydantic writes
+# them into the OpenAPI document as `ge`/`le`, which JSON Schema does not know (clients would send 0).
+VotesWanted = Annotated[int, Field(ge=1, le=MAX_VOTES_WANTED), BeforeValidator(integral)]
 
 
 class UpstreamSource(Strict):
@@ -82,6 +88,16 @@ class ModelCreate(Strict):
         f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
         examples=[DEFAULT_EMBEDDER],
     )
+    votes_wanted: VotesWanted | None = Field(
+        default=None,
+        description="How many people label each pool text before it leaves everyone's suggestions (default "
+        "1; e.g. 3 to measure the team's agreement on every text).",
+    )
+    auto_retrain: bool | None = Field(
+        default=None,
+        description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
+        "version is made until it is true again (default true).",
+    )
 
     @field_validator("handle")
     @classmethod
@@ -102,6 +118,16 @@ class ModelPatch(Strict):
     zero_data_retention: bool | None = None
     auto_prune: AutoPrune | None = Field(
         default=None, description="Auto-prune policy override; null clears it (defaults apply)."
+    )
+    votes_wanted: VotesWanted | None = Field(
+        default=None,
+        description="How many people label each pool text before it leaves everyone's suggestions (default "
+        "1; e.g. 3 to measure the team's agreement on every text).",
+    )
+    auto_retrain: bool | None = Field(
+        default=None,
+        description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
+        "version is made until it is true again (default true).",
     )
 
     @model_validator(mode="before")
@@ -154,6 +180,8 @@ class ModelOut(BaseModel):
         description="The id of the embedder this model's versions are trained with; null for models created "
         "before the field, which use the service's default embedder.",
     )
+    votes_wanted: int = Field(default=1, description="Votes wanted per pool text (addition).")
+    auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
 
 
 class ModelPage(BaseModel):

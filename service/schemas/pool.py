@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -55,6 +56,12 @@ class SuggestIn(Strict):
         description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
         "for this trait and the caller has not, so that agreement is measured as the team works.",
     )
+    claim: bool = Field(
+        default=False,
+        description="Claim the texts handed out for the caller for a lease (SCORING_CLAIM_LEASE_S): no one "
+        "else is handed them meanwhile (unless the model wants more votes per text); the caller's "
+        "still-claimed texts come first.",
+    )
 
     @field_validator("overlap")
     @classmethod
@@ -73,6 +80,9 @@ class Suggestion(BaseModel):
     overlap: bool = Field(
         default=False, description="A text another annotator labelled (asked for with `overlap`)."
     )
+    claimed_until: datetime | None = Field(
+        default=None, description="With `claim`: when the caller's claim on the text ends (addition)."
+    )
 
 
 class SuggestOut(BaseModel):
@@ -82,3 +92,41 @@ class SuggestOut(BaseModel):
     pool_size: int
     labelled: int
     unlabelled: int = Field(description="Pool texts not labelled for the trait yet (addition).")
+
+
+class ClaimReleased(BaseModel):
+    handle: str
+    id: int
+    trait: str | None
+    released: int = Field(description="The caller's claims on the text that were let go (0: none held).")
+
+
+class LabelIn(Strict):
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    quality: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float) -> float:
+        if math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class Labelled(BaseModel):
+    handle: str
+    pool_id: int
+    trait: str
+    quality: float
+    stored_as: Literal["sample", "feedback"] = Field(
+        description="`sample`: the untrained (or reopened) draft took it; `feedback`: buffered for the next "
+        "version (a trained model, or any model while a run is in flight)."
+    )
+    buffered: bool = Field(description="The label waits in the feedback buffer (`stored_as` `feedback`).")
+    id: int = Field(description="The sample's id, or the buffered feedback label's id.")
+    version_no: int = Field(description="The version this label will be trained into (the next one made).")
+    state: str = Field(description="The model's state when the label was stored.")
+    votes: int = Field(description="The text's votes for the trait now, this one included.")
+    votes_wanted: int
+    buffered_feedback: int = Field(description="The model's feedback buffer now.")
+    retraining: bool = Field(description="This label filled the buffer: an automatic retraining started.")

@@ -23,6 +23,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    true,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -30,6 +31,7 @@ from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
 from core.contract import (
     DEFAULT_ROLE,
+    DEFAULT_VOTES_WANTED,
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
     Aggregation,
@@ -170,6 +172,12 @@ class Model(Base):
     # How many evaluation items the model holds, kept as they are added and removed: an import's answer
     # reports it, and counting the rows would cost in proportion to the set.
     eval_item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # How many people label each pool text (claims, docs/api.md "Claims and votes wanted").
+    votes_wanted: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_VOTES_WANTED, server_default=str(DEFAULT_VOTES_WANTED)
+    )
+    # False: a full feedback buffer waits (the owner paused the labelling campaign's automatic versions).
+    auto_retrain: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -354,6 +362,27 @@ class PoolText(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class PoolClaim(Base):
+    """A pool text handed to one person for a trait, theirs until they label or release it or the lease
+    ends (service/domain/claims.py). One row per (text, trait, person): a person never holds a text twice;
+    how many people may hold it at once (votes wanted) is decided under the model row's lock."""
+
+    __tablename__ = "pool_claims"
+    __table_args__ = (
+        UniqueConstraint("pool_text_id", "trait_key", "annotator"),
+        Index("ix_pool_claims_model_trait", "model_id", "trait_key", "expires_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    # A text deleted from the pool takes its claims with it.
+    pool_text_id: Mapped[int] = mapped_column(ForeignKey("pool_texts.id", ondelete="CASCADE"), index=True)
+    trait_key: Mapped[str] = mapped_column(String(64))
+    annotator: Mapped[str] = mapped_column(String(64))
+    claimed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class VersionEvent(Base):
     """When a version became active and when a tag pointed where (GET /models/{h}/history).
 
@@ -424,3 +453,35 @@ class AuditEvent(Base):
     # The model it concerns (its handle: models are archived, never deleted); null for a role change.
     handle: Mapped[str | None] = mapped_column(String(127), nullable=True)
     detail: Mapped[JsonObject] = mapped_column(JSON)
+
+
+class UnsureMark(Base):
+    """A person's "unsure" on a text of a trait (docs/api.md, "Unsure and comments"): shown to reviewers,
+    never a vote. A table of its own, so no reader of samples (training, agreement, counts) can take it in."""
+
+    __tablename__ = "unsure_marks"
+    __table_args__ = (UniqueConstraint("trait_id", "content_sha256", "annotator"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)  # trimmed, as a sample's
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    annotator: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class TextComment(Base):
+    """A short comment on a text of a trait, by its author, for reviewers; never training data."""
+
+    __tablename__ = "text_comments"
+    __table_args__ = (Index("ix_text_comments_model_id", "model_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)  # trimmed, as a sample's
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    author: Mapped[str] = mapped_column(String(64))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -7,6 +7,7 @@ pointing the workbench at a remote service would.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -64,8 +65,14 @@ EXPECT_BOUND_MS = 60_000
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with streamlit_app(tmp_path_factory.mktemp("browser-service")) as url:
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The data dir of the module's workbench: its embedded service's data, port and key are there."""
+    return tmp_path_factory.mktemp("browser-service")
+
+
+@pytest.fixture(scope="module")
+def app_url(app_dir: Path) -> Iterator[str]:
+    with streamlit_app(app_dir) as url:
         yield url
 
 

@@ -7,6 +7,7 @@ shareable URL. A screenshot of each page goes to artifacts/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import random
 from pathlib import Path
@@ -17,7 +18,16 @@ from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.app.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, formality_samples, painted, pause, sentiment_samples, where_drawn
+from tests.app.support import (
+    BROWSER,
+    Ui,
+    app_client,
+    formality_samples,
+    painted,
+    pause,
+    sentiment_samples,
+    where_drawn,
+)
 
 # a projector, a desktop
 SCREENS: tuple[ViewportSize, ...] = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
@@ -35,12 +45,15 @@ def _samples_csv(path: Path) -> int:
     return len(rows)
 
 
-def test_whole_journey(app_url: str, browser: Browser, tmp_path: Path) -> None:
+def test_whole_journey(app_url: str, app_dir: Path, browser: Browser, tmp_path: Path) -> None:
+    """Each step's outcome is checked where it lands, in the service the workbench started, besides on the
+    page that showed it."""
     # Tall viewport: Streamlit scrolls inside its own container, so a screenshot shows one viewport.
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     ui = Ui(page)
     try:
-        _journey(ui, page, app_url, tmp_path)
+        with contextlib.ExitStack() as closing:
+            _journey(ui, page, app_url, app_dir, tmp_path, closing)
     except BaseException:
         ui.shot("failure")
         raise
@@ -48,7 +61,9 @@ def test_whole_journey(app_url: str, browser: Browser, tmp_path: Path) -> None:
         page.close()
 
 
-def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
+def _journey(
+    ui: Ui, page: Page, app_url: str, app_dir: Path, tmp_path: Path, closing: contextlib.ExitStack
+) -> None:
     handle = "local.journey"
     ui.goto(app_url)
     ui.no_exception()
@@ -56,6 +71,8 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     # First start loaded the demo models (the table is a canvas: its cells are attached, not visible).
     page.get_by_text("local.support-replies").first.wait_for(state="attached")
     ui.shot("01_models")
+    # The service the workbench started for itself: where each step's outcome lands.
+    service = closing.enter_context(app_client(app_dir))
 
     ui.tab("Create")
     # The create form's own fields: the demo model is open, so "Edit selected" has a Description too.
@@ -67,6 +84,8 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     ui.click("Create model")
     ui.expect_text(f"Created {handle}")
     ui.no_exception()
+    created = service.get_model(handle)
+    assert (created.state, created.description) == ("draft", "Journey through the workbench")
 
     ui.nav("Traits")
     for name, negative, positive in (
@@ -85,6 +104,11 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
         ui.click("Add trait")
         ui.expect_text(f"Added trait '{name}'")
     ui.no_exception()
+    poles = {t.key: (t.name, t.negative_label, t.positive_label) for t in service.list_traits(handle)}
+    assert poles == {
+        "formality": ("Formality", "casual", "formal"),
+        "sentiment": ("Sentiment", "negative", "positive"),
+    }
 
     # Inline edit: the grid is a canvas, so select its first cell, move to `description` and type.
     ui.goto(f"{app_url}/traits?model={handle}")  # a fresh page: no flash message above the grid
@@ -110,6 +134,8 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     page.locator("[data-testid='stDataFrame']").get_by_text("How formal the wording is").wait_for(
         state="attached"
     )
+    described = {t.key: t.description for t in service.list_traits(handle)}
+    assert described == {"formality": "How formal the wording is", "sentiment": ""}
     ui.shot("02_traits")
 
     ui.nav("Samples")
@@ -123,6 +149,8 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     ui.expect_text(f"Stored {good} of {good + 2} rows.")
     ui.expect_text("2 row(s) rejected:")
     ui.no_exception()
+    stored = list(service.list_samples(handle))
+    assert len(stored) == good and {s.trait for s in stored} == {"formality", "sentiment"}
     ui.shot("03_samples_import")
 
     ui.tab("Flags")
@@ -159,12 +187,15 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     assert "done 100%" in watched or "succeeded" in watched, watched
     expect(page.locator("[data-testid='stProgress']")).to_have_count(0)
     ui.no_exception()
+    trained = service.get_model(handle)
+    assert (trained.state, trained.version_no) == ("ready", 1)
     ui.shot("05_training_v1")
 
     ui.nav("Versions")
     ui.fill("Tag name", "first")  # the active version, v1, is picked
     ui.click("Tag")
     ui.expect_text("Tagged v1 as first")
+    assert "first" in service.get_version(handle, "v1").tags
 
     ui.nav("Training")
     page.get_by_test_id("stCheckbox").get_by_text("Re-optimise parameters").click()
@@ -172,6 +203,8 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     ui.click("Re-optimise (new version)")
     ui.expect_text("Per-trait metrics of the active version v2", timeout=180_000)
     ui.no_exception()
+    assert service.get_model(handle).version_no == 2
+    assert "first" in service.get_version(handle, "v1").tags  # a new version leaves v1's tag alone
 
     ui.nav("Versions")
     ui.click("Compare on the probes")
@@ -181,16 +214,18 @@ def _journey(ui: Ui, page: Page, app_url: str, tmp_path: Path) -> None:
     ui.shot("06_versions_compare")
 
     ui.nav("Score")
-    page.locator(".st-key-score_text textarea").fill(
-        "Dear colleague, we sincerely appreciate your cooperation."
-    )
+    scored_text = "Dear colleague, we sincerely appreciate your cooperation."
+    page.locator(".st-key-score_text textarea").fill(scored_text)
     page.get_by_test_id("stCheckbox").get_by_text("Explain (per-word contributions)").click()
     ui.settle()
     ui.click("Score")
     chart = page.locator(".st-key-score_chart .js-plotly-plot, [data-testid='stPlotlyChart']").first
     chart.wait_for()
-    assert "Formality" in chart.inner_text() and "Sentiment" in chart.inner_text()
-    assert page.locator(".js-plotly-plot .bars path").count() >= 2
+    # The bars carry the service's scores of that text under the active version v2, one a trait.
+    scores = service.score(handle, scored_text).scores
+    drawn = chart.inner_text()
+    assert all(str(s.name) in drawn and f"{s.score:.2f}" in drawn for s in scores), (drawn, scores)
+    assert page.locator(".st-key-score_chart .js-plotly-plot .bars path").count() == len(scores) == 2
     page.get_by_text("text/plain view").click()
     expect(page.locator("[data-testid='stCode']")).to_contain_text("formal")
     # Per-word highlighting: explained words are shaded spans with their contribution as a tooltip.

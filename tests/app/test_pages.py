@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1.element_tree import Element
 
@@ -352,7 +354,17 @@ def test_score_bars_text_view_and_explanation(trained: str) -> None:
     no_exception(at)
     _, _, result, plain = at.session_state["score_result"]
     assert {s.trait for s in result.scores} == {"formality", "sentiment"}
-    assert "Formality" in plain or "formal" in plain
+    # The bars the page drew: one a trait, named for it, as long as its score.
+    (chart,) = (c for c in at.get("plotly_chart") if "score_chart" in c.proto.id)
+    (bars,) = json.loads(chart.proto.spec)["data"][:1]
+    assert bars["type"] == "bar" and bars["orientation"] == "h"
+    drawn = {name: x for x, (name, _negative, _positive) in zip(bars["x"], bars["customdata"], strict=True)}
+    assert drawn == pytest.approx({s.name: s.score for s in result.scores})
+    # The text/plain view: a bar of 20 cells a trait, as many filled as its score, and the score itself.
+    for s in result.scores:
+        (line,) = (row for row in plain.splitlines() if row.endswith(f"  {s.name}"))
+        filled = round(s.score * 20)
+        assert f"[{'#' * filled}{'.' * (20 - filled)}] " in line and f" {s.score:.2f}  " in line, line
     assert result.explanation
     assert at.selectbox(key="score_explain_trait").options
     # The highlighted text says what its colours mean, in the shown trait's own pole labels.
@@ -509,12 +521,18 @@ def test_samples_synthesize_from_traits(client: Client, draft: str) -> None:
     at.run()
     no_exception(at)
     op = client.wait(draft, timeout=120).last_operation
-    assert op is not None and op.kind == "synthesize"
+    assert op is not None and op.kind == "synthesize" and op.status == "succeeded", op
     synthesized = list(client.list_samples(draft, provenance="synthesized"))
+    assert synthesized, "the run succeeded but added no sample"
     assert len(list(client.list_samples(draft))) == before + len(synthesized)
+    # The provenance filter shows exactly the synthesized samples in the grid.
     at.selectbox(key="samples_provenance").set_value("synthesized")
     at.run()
     no_exception(at)
+    grid = next(d.value for d in at.dataframe if "provenance" in d.value.columns)
+    shown = grid.dropna(subset=["id"])  # the empty rows at the bottom take new samples
+    assert set(shown["provenance"]) == {"synthesized"}
+    assert sorted(shown["id"].astype(int)) == sorted(s.id for s in synthesized)
 
 
 def test_settings_connects_to_a_remote_service(service: LocalService) -> None:

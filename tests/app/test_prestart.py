@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 from app.prestart import prestart, take
 from core.local import KEY_FILE
 from harness.ports import free_port
+from harness.waiting import wait_until
 from tests.app.apptest_util import main_app, no_exception
 from tests.app.support import ROOT
 
@@ -59,12 +59,12 @@ def test_make_runs_launch_starts_the_service_before_any_visit(tmp_path: Path) ->
     with open(tmp_path / "launch.log", "wb") as log:
         launched = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 120
-            while not (tmp_path / KEY_FILE).exists():  # the service is up and keyed: nobody has visited
-                assert launched.poll() is None and time.monotonic() < deadline, (
-                    tmp_path / "launch.log"
-                ).read_text()
-                time.sleep(0.2)
+
+            def keyed() -> bool:  # the service is up and keyed: nobody has visited
+                assert launched.poll() is None, (tmp_path / "launch.log").read_text()
+                return (tmp_path / KEY_FILE).exists()
+
+            wait_until(keyed, 120, "the local service's key", interval=0.2)
             assert httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=10).text == "ok"
         finally:
             launched.terminate()

@@ -6,13 +6,13 @@ in the queue for as long as the test needs them there.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from core.client import Client, LastOperation
 from core.local import LocalService, start_local_service
+from harness.waiting import wait_until
 from tests.app.apptest_util import no_exception, page
 from tests.app.support import make_draft
 
@@ -32,10 +32,11 @@ def held_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
 
 
 def _wait_running(client: Client, handle: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while (op := client.get_model(handle).last_operation) is None or op.status != "running":
-        assert time.monotonic() < deadline, f"{handle} never started: {op}"
-        time.sleep(0.1)
+    def running() -> bool:
+        op = client.get_model(handle).last_operation
+        return op is not None and op.status == "running"
+
+    wait_until(running, timeout, f"{handle}'s run to start", interval=0.1)
 
 
 def test_queued_runs_show_their_place_in_line(

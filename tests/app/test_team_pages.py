@@ -221,6 +221,42 @@ def test_versions_page_shows_the_share_of_the_human_ceiling(
     assert f"v1 reaches {share.value:.0%}" in lines and "of the human ceiling" in lines
 
 
+def test_two_label_pages_get_disjoint_texts_and_say_where_each_label_went(
+    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = new_handle(service, "campaign")
+    pool = [f"Campaign note {i}: the {w} arrives on {d}." for i, (w, d) in enumerate(itertools.product(
+        ["parcel", "letter", "invoice", "report", "courier", "visitor", "crate"], ["Monday", "Friday", "noon"]
+    ))]  # fmt: skip
+    with Client(service.url, team["ann"]) as ann:
+        ann.create_model(handle)
+        ann.add_traits(handle, [FORMALITY])
+        ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": float(i % 2)}
+                                 for i, t in enumerate(TEXTS)])  # fmt: skip
+        ann.add_pool_texts(handle, pool)
+    pages = {}
+    for name in ("ann", "ben"):
+        _as(monkeypatch, service, team[name])
+        pages[name] = page("label", handle)
+        run_label_page(pages[name])
+        no_exception(pages[name])
+    queues = {name: {i["id"] for i in at.session_state["label_session"].queue} for name, at in pages.items()}
+    assert queues["ann"] and queues["ben"] and not queues["ann"] & queues["ben"]  # claimed: no collision
+    _as(monkeypatch, service, team["ann"])
+    at = pages["ann"]
+    assert "labels are samples of the draft, for v1" in " ".join(texts(at.markdown))
+    at.button(key="label_btn_2").click()
+    at.run()
+    assert "Saved to the draft: its next training makes v1." in " ".join(texts(at.caption))
+    with Client(service.url, team["ann"]) as ann:  # the owner trains; ann's page was read before
+        ann.wait(handle, ann.train(handle, "low").run_id, timeout=120)
+    at.button(key="label_btn_1").click()
+    at.run()
+    no_exception(at)
+    assert "buffered for the next version v2" in " ".join(texts(at.caption))
+    assert not at.error
+
+
 def test_the_team_page_adds_changes_and_removes_people(
     service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -159,3 +159,44 @@ def test_roles_through_the_client_settle_once_audit_and_imported_rows(service: S
     assert [(e.kind, e.actor, e.detail["trait"]) for e in mine] == [("settled", f"reviewer-{n}", "formality")]
     with pytest.raises(PermissionDeniedError):
         rev.audit_page(NAMESPACE)
+
+
+def test_claims_labels_and_the_campaign_settings_through_the_client(service: Service) -> None:
+    suffix = service.handle("k").split("-")[-1]
+    ann, ben = named_client(service, f"ann-c{suffix}"), named_client(service, f"ben-c{suffix}")
+    owner = service.client()
+    handle = make_draft(owner, service.handle("campaign"))
+    words = [
+        "tea",
+        "rain",
+        "maps",
+        "jazz",
+        "river",
+        "copper",
+        "lantern",
+        "violin",
+        "harbour",
+        "meadow",
+        "pepper",
+        "glacier",
+        "orbit",
+        "velvet",
+    ]
+    pool = [f"{words[i]} {words[(i * 5 + 3) % 14]} {words[(i * 3 + 7) % 14]} campaign" for i in range(12)]
+    ids = owner.add_pool_texts(handle, pool)
+    mine = ann.suggest(handle, "formality", k=4, claim=True)
+    theirs = ben.suggest(handle, "formality", k=20, claim=True)
+    assert len(mine.items) == 4 and all(i.claimed_until is not None for i in mine.items)
+    assert not {i.id for i in mine.items} & {i.id for i in theirs.items}
+    skipped = mine.items[0].id
+    released = ann.release_claim(handle, skipped, "formality")
+    assert (released.id, released.trait, released.released) == (skipped, "formality", 1)
+    assert ann.release_claim(handle, skipped).released == 0
+    got = ann.label_pool_text(handle, mine.items[1].id, "formality", 1.0)
+    assert (got.stored_as, got.buffered, got.version_no, got.votes) == ("sample", False, 1, 1)
+    assert ann.label_pool_text(handle, mine.items[1].id, "formality", 1.0).id == got.id  # a repeat
+    with pytest.raises(ValidationError):
+        ann.label_pool_text(handle, ids[0], "formality", 2.0)
+    model = owner.update_model(handle, votes_wanted=3, auto_retrain=False)
+    assert (model.votes_wanted, model.auto_retrain) == (3, False)
+    assert owner.get_model(handle).votes_wanted == 3

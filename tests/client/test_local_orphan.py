@@ -9,14 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from core.local import LOG_FILE
-from harness.processes import worker_children
+from harness.processes import alive, worker_children
+from harness.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 PARENT = """
@@ -30,15 +27,7 @@ time.sleep(600)
 
 def _gone(pid: int) -> bool:
     """Exited (a zombie waiting for whoever adopted it counts as exited)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    return not alive(pid)
 
 
 def _port_open(port: int) -> bool:
@@ -47,16 +36,6 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _wait_for(condition: Callable[[], bool], limit: float = 30.0) -> bool:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to spot zombies")
 def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     parent = subprocess.Popen(
@@ -70,12 +49,14 @@ def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
         url, service_pid = line[0], int(line[1])
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         assert not _gone(service_pid) and _port_open(port)
-        assert _wait_for(lambda: len(worker_children(service_pid)) == 1), "no worker child"
+        wait_until(lambda: len(worker_children(service_pid)) == 1, 30, "a worker child", interval=0.2)
         (worker,) = worker_children(service_pid)
-        assert _wait_for(lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120)
+        wait_until(
+            lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120, "the worker", 0.2
+        )
 
         parent.send_signal(signal.SIGKILL)  # no atexit: only --parent-pid can stop the service now
-        assert _wait_for(lambda: _gone(service_pid)), "service outlived its killed parent"
+        wait_until(lambda: _gone(service_pid), 30, "the service to exit with its killed parent", interval=0.2)
         assert _gone(worker), "the worker child outlived the service"
         assert not _port_open(port)
         log = (tmp_path / LOG_FILE).read_text()
@@ -87,7 +68,6 @@ def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
         parent.wait()
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to spot zombies")
 def test_worker_child_exits_when_the_service_is_killed(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     parent = subprocess.Popen(
@@ -99,12 +79,16 @@ def test_worker_child_exits_when_the_service_is_killed(tmp_path: Path) -> None:
         line = parent.stdout.readline().split()
         assert len(line) == 2, f"parent printed {line!r}; log:\n{(tmp_path / LOG_FILE).read_text()}"
         service_pid = int(line[1])
-        assert _wait_for(lambda: len(worker_children(service_pid)) == 1), "no worker child"
+        wait_until(lambda: len(worker_children(service_pid)) == 1, 30, "a worker child", interval=0.2)
         (worker,) = worker_children(service_pid)
-        assert _wait_for(lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120)
+        wait_until(
+            lambda: "Scoring worker ready" in (tmp_path / LOG_FILE).read_text(), 120, "the worker", 0.2
+        )
 
         os.kill(service_pid, signal.SIGKILL)  # the service cannot stop its child: only --parent-pid can
-        assert _wait_for(lambda: _gone(worker)), "the worker child outlived its killed service"
+        wait_until(
+            lambda: _gone(worker), 30, "the worker child to exit with its killed service", interval=0.2
+        )
         assert f"parent process {service_pid} is gone; stopping" in (tmp_path / LOG_FILE).read_text()
     finally:
         _kill(parent.pid, service_pid, worker)

@@ -72,7 +72,6 @@ def test_nothing_listening_is_a_transport_error() -> None:
             c.health()
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None:
     # The training in test_whole_path_over_the_socket ran there: this process is the service's only worker.
     (child,) = worker_children(local.pid)
@@ -84,7 +83,7 @@ def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None
 
 def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> None:
     key = local.api_key
-    workers = worker_children(local.pid) if Path("/proc/self/stat").exists() else []
+    workers = worker_children(local.pid)
     local.stop()
     assert not local.running
     for pid in workers:  # stopped, and reaped, by the service before it exited

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from core.client import models as m
 from core.client import results as r
+from core.client import team as t
 
 Schema = Mapping[str, Any]
 
@@ -43,6 +44,16 @@ class Pair:
 
 PAIRS = [
     Pair(r.Health, "Health"),
+    Pair(t.TeamProgress, "TeamProgressOut"),
+    Pair(t.PersonProgress, "PersonTraitOut"),
+    Pair(t.TraitProgress, "TraitProgressOut"),
+    Pair(t.VotesPage, "VotesPage"),
+    Pair(t.VoteRecord, "VoteRecord"),
+    Pair(t.UnsurePage, "UnsurePage"),
+    Pair(t.UnsureMark, "UnsureOut"),
+    Pair(t.CommentPage, "CommentPage"),
+    Pair(t.TextComment, "CommentOut"),
+    Pair(m.DeleteResult, "NoteDeleted"),
     Pair(m.KeyInfo, "KeyInfo"),
     Pair(m.Page[m.Model], "ModelPage"),
     Pair(m.Model, "ModelOut"),
@@ -91,6 +102,8 @@ PAIRS = [
     Pair(m.PoolPage, "PoolPage"),
     Pair(m.PoolText, "PoolTextOut"),
     Pair(m.Suggestions, "SuggestOut"),
+    Pair(m.ClaimReleased, "ClaimReleased"),
+    Pair(m.PoolLabel, "Labelled"),
     Pair(m.Suggestion, "Suggestion"),
     Pair(r.AnalyzeCommentResult, "AnalyzeOut"),
     Pair(r.AttributeScore, "AttributeScore"),

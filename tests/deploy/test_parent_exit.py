@@ -12,10 +12,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
+from harness import processes
+from harness.waiting import wait_until
 from tests.deploy.helpers import REPO, clean_env
-from tests.scale.fleet import wait_until
 
 PARENT = """
 import subprocess, sys, time
@@ -30,26 +32,11 @@ time.sleep(600)
 """
 
 
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as exited)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+        return " ".join(processes.cmdline(pid))
+    except psutil.Error:
         return ""
-
-
-def pids_mentioning(text: str) -> list[int]:
-    """Running processes whose command line contains `text`."""
-    pids = (int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit() and e.name != str(os.getpid()))
-    return [pid for pid in pids if text in cmdline(pid) and alive(pid)]
 
 
 def test_worker_stops_when_its_parent_is_killed(tmp_path: Path) -> None:
@@ -65,14 +52,14 @@ def test_worker_stops_when_its_parent_is_killed(tmp_path: Path) -> None:
         wait_until(lambda: "Scoring worker ready" in log.read_text(), 120, "the worker to be ready", 0.2)
         parent.send_signal(signal.SIGKILL)  # no chance to stop its child: only --parent-pid can
         parent.wait()
-        wait_until(lambda: not alive(worker_pid), 30, "the worker to exit", 0.2)
+        wait_until(lambda: not processes.alive(worker_pid), 30, "the worker to exit", 0.2)
         text = log.read_text()
         assert "parent process" in text and "is gone; stopping" in text
         assert "worker stopped" in text  # the graceful path: consumers stopped, runs handed back
     finally:
         parent.kill()
         parent.wait()
-        if worker_pid is not None and alive(worker_pid):
+        if worker_pid is not None and processes.alive(worker_pid):
             os.kill(worker_pid, signal.SIGKILL)
 
 
@@ -125,19 +112,21 @@ def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path)
             if "warm:" in line:
                 break
         assert any("warm:" in line for line in output), "".join(output)
-        children = pids_mentioning(str(short_tmpdir))
+        children = processes.mentioning(str(short_tmpdir))
         postmasters = [p for p in children if "postgres -D" in cmdline(p)]
         servers = [p for p in children if "-m service serve" in cmdline(p)]
         assert len(servers) == 2 and postmasters, children
 
         bench.send_signal(signal.SIGTERM)
         assert bench.wait(timeout=60) == 128 + signal.SIGTERM
-        wait_until(lambda: not pids_mentioning(str(short_tmpdir)), 30, "the benchmark's processes to exit")
+        wait_until(
+            lambda: not processes.mentioning(str(short_tmpdir)), 30, "the benchmark's processes to exit"
+        )
         assert not any(short_tmpdir.iterdir()), list(short_tmpdir.iterdir())  # cluster and data dirs removed
         assert not (tmp_path / "load.json").exists()
     finally:
         if bench.poll() is None:
             bench.kill()
             bench.wait()
-        for pid in pids_mentioning(str(short_tmpdir)):  # by PID, only what this test started
+        for pid in processes.mentioning(str(short_tmpdir)):  # by PID, only what this test started
             os.kill(pid, signal.SIGKILL)

@@ -25,10 +25,10 @@ from sqlalchemy import select
 
 from harness.pgcluster import PgCluster
 from harness.ports import free_port
+from harness.waiting import wait_until
 from service.store.db import make_engine
 from service.store.tables import Run
 from tests.deploy.helpers import REPO
-from tests.scale.fleet import wait_until
 from tests.service.helpers import TRAITS, check, samples
 
 pytestmark = pytest.mark.postgres

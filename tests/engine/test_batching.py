@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +12,7 @@ import pytest
 from core.embedders import BatcherClosedError, BatchingEmbedder
 from core.embedders.base import Embedder
 from core.engine import Scorer, TrainingResult
+from harness.waiting import wait_until
 
 
 class Recording:
@@ -38,12 +38,9 @@ class Recording:
         return self.inner.encode(texts)
 
 
-def wait_until(cond: Callable[[], bool], what: str) -> None:
+def wait_for(cond: Callable[[], bool], what: str) -> None:
     """Poll for a state another thread reaches (a safety limit only, not a timing assertion)."""
-    deadline = time.monotonic() + 30
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.001)
+    wait_until(cond, 30, what, interval=0.001)
 
 
 def queued(batcher: BatchingEmbedder) -> int:
@@ -87,7 +84,7 @@ def test_pending_calls_are_merged_up_to_max_batch(hashing: Embedder) -> None:
         first = pool.submit(b.encode, ["first"])
         rec.entered.wait(30)  # the worker is inside the first call; queue eleven more behind it
         rest = [pool.submit(b.encode, [f"caller {i}"]) for i in range(11)]
-        wait_until(lambda: queued(b) == 11, "eleven queued calls")
+        wait_for(lambda: queued(b) == 11, "eleven queued calls")
         rec.gate.set()
         vectors = [first.result(30)] + [f.result(30) for f in rest]
     assert [len(c) for c in rec.calls] == [1, 8, 3]
@@ -112,7 +109,7 @@ def test_the_oldest_call_goes_first_with_the_calls_nearest_to_it_in_length(hashi
             def in_order(n: int = i + 1) -> bool:
                 return queued(b) == n
 
-            wait_until(in_order, "calls queued in order")
+            wait_for(in_order, "calls queued in order")
         rec.gate.set()
         assert first.result(30).shape == (1, hashing.dim)
         for text, fut in zip(texts, futures, strict=True):
@@ -126,7 +123,7 @@ def test_workers_encode_batches_at_the_same_time(hashing: Embedder) -> None:
     with BatchingEmbedder(rec, max_batch=1, max_wait_ms=0, workers=2) as b, ThreadPoolExecutor(3) as pool:
         futures = [pool.submit(b.encode, [f"call {i}"]) for i in range(3)]
         # Two calls are inside the embedder at once while the gate holds both; the third waits its turn.
-        wait_until(lambda: len(rec.calls) == 2 and queued(b) == 1, "two workers inside the embedder")
+        wait_for(lambda: len(rec.calls) == 2 and queued(b) == 1, "two workers inside the embedder")
         rec.gate.set()
         for i, fut in enumerate(futures):
             np.testing.assert_allclose(fut.result(30), hashing.encode([f"call {i}"]), atol=1e-6)
@@ -153,7 +150,7 @@ def test_error_goes_only_to_the_caller_whose_text_failed(hashing: Embedder) -> N
         rec.entered.wait(30)
         texts = ["good one", "BOOM here", "good two", "good three", "also BOOM"]
         futures = [pool.submit(b.encode, [t]) for t in texts]
-        wait_until(lambda: queued(b) == len(texts), "five queued calls")
+        wait_for(lambda: queued(b) == len(texts), "five queued calls")
         rec.gate.set()
         first.result(30)
         for text, fut in zip(texts, futures, strict=True):
@@ -186,9 +183,9 @@ def test_close_drains_queued_calls_then_refuses_new_ones(hashing: Embedder) -> N
         first = pool.submit(b.encode, ["first"])
         rec.entered.wait(30)
         queued_calls = [pool.submit(b.encode, [f"q{i}"]) for i in range(3)]
-        wait_until(lambda: queued(b) == 3, "three queued calls")
+        wait_for(lambda: queued(b) == 3, "three queued calls")
         closer = pool.submit(b.close)
-        wait_until(lambda: b._closed, "close to start")
+        wait_for(lambda: b._closed, "close to start")
         with pytest.raises(BatcherClosedError):
             b.encode(["too late"])
         rec.gate.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
 from core.engine.evaluation import evaluate_trait, paired_auc_difference
@@ -60,3 +61,26 @@ def test_calibration_error_interval_holds_its_value() -> None:
         m = evaluate_trait(s, q)["calibration_error"]
         assert 0.0 <= m["ci_low"] <= m["value"] <= m["ci_high"], (seed, m)
         assert m["ci_high"] - m["ci_low"] > 0.01  # still an interval, not the value alone
+
+
+def test_bootstrap_intervals_are_95_percent_and_repeat_with_their_seed() -> None:
+    # An accuracy's percentile bootstrap interval at 95 % sits where the normal approximation of a
+    # proportion puts it (n = 2000: ± 1.96·√(p(1 − p)/n) ≈ ± 0.018), within the resampling's own noise.
+    s, q = _data(2000, 0.2, 1)
+    r = evaluate_trait(s, q)
+    p = r["accuracy"]["value"]
+    half = 1.96 * np.sqrt(p * (1 - p) / 2000)
+    assert abs(r["accuracy"]["ci_low"] - (p - half)) < 0.006, r["accuracy"]
+    assert abs(r["accuracy"]["ci_high"] - (p + half)) < 0.006, r["accuracy"]
+    # The seed fixes the resamples: a rerun gives the same intervals, another seed other ones.
+    again, other = evaluate_trait(s, q), evaluate_trait(s, q, seed=1)
+    for name in ("accuracy", "f1", "calibration_error"):
+        assert again[name] == pytest.approx(r[name], abs=1e-9), name
+    assert any(other[n]["ci_low"] != r[n]["ci_low"] for n in ("accuracy", "f1", "calibration_error"))
+
+
+def test_one_item_is_its_own_interval() -> None:
+    # Nothing to resample (SciPy's bootstrap needs two items): the value alone, not an error.
+    r = evaluate_trait(np.array([0.9]), np.array([1.0]))
+    for name in ("accuracy", "f1", "calibration_error"):
+        assert r[name]["ci_low"] == r[name]["value"] == r[name]["ci_high"], (name, r[name])

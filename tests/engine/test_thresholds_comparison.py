@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+import pytest
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 
 from core.engine.comparison import compare_trait
@@ -69,3 +70,14 @@ def test_paired_comparison_values_and_significance() -> None:
     # A thresholds shifts that version's decisions only.
     shifted = compare_trait(q, s_good, s_good, threshold_b=0.9)
     assert shifted["accuracy"]["difference"] < 0 and shifted["roc_auc"]["difference"] == 0
+
+
+def test_paired_bootstrap_repeats_with_its_seed_and_p_value_is_never_zero() -> None:
+    s_good, q = _data(400, 0.15, 7)
+    s_bad = np.clip(s_good + np.random.default_rng(8).normal(0, 0.3, len(q)), 0, 1)
+    r = compare_trait(q, s_bad, s_good)
+    again, other = compare_trait(q, s_bad, s_good), compare_trait(q, s_bad, s_good, seed=1)
+    for name in ("accuracy", "f1", "calibration_error"):
+        assert again[name] == pytest.approx(r[name], abs=1e-9), name  # the seed fixes the resamples
+        assert 0 < r[name]["p_value"] <= 1  # (k + 1) / (n + 1): never exactly 0
+    assert any(other[n]["ci_low"] != r[n]["ci_low"] for n in ("accuracy", "f1", "calibration_error"))

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.fleet import Fleet
 from harness.pgcluster import PgCluster, selected_backends
 from harness.redisserver import RedisServer
 from service.store.api_keys import create_key
 from service.store.db import make_engine, make_session_factory, transaction
-from tests.scale.fleet import Fleet
+from tests.scale.fleet import scale_fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth
 
@@ -56,13 +57,13 @@ def running_fleet(
         url = cluster.create_database(database)
     else:
         url = f"sqlite:///{Path(data_dir) / 'scoring.sqlite'}"
-    fleet = Fleet(url, Path(data_dir), queue_url=redis_server.url if redis_server else None)
+    fleet = scale_fleet(url, Path(data_dir), queue_url=redis_server.url if redis_server else None)
     try:
         # All four start at once on an empty database: the migrations must not collide.
         fleet.ensure_running()
         yield Running(fleet, make_key(url), request.param)
     finally:
-        fleet.cleanup()
+        fleet.stop(timeout=10)
         if redis_server is not None:
             redis_server.stop()
         if database is not None:

@@ -22,6 +22,8 @@ from core.contract import trait_key
 from core.embedders import get_embedder
 from core.engine import train
 from core.engine.types import Sample, TraitSpec
+from harness.fleet import Fleet, ServiceProcess
+from harness.waiting import wait_until
 from service.store.db import make_engine
 from service.store.tables import Model, Run, RunShard, SampleRow, Version
 from tests.scale.conftest import Running
@@ -31,9 +33,6 @@ from tests.scale.fleet import (
     SHARD_HOLD_S,
     SHARD_PREFIX,
     SLOW_PREFIX,
-    Fleet,
-    Proc,
-    wait_until,
 )
 from tests.service.helpers import TRAITS, check, samples
 
@@ -42,7 +41,7 @@ SETTLE_S = 90.0  # upper bound for any run to finish in these tests (they take a
 
 @contextmanager
 def database(fleet: Fleet) -> Iterator[Engine]:
-    engine = make_engine(fleet.database_url)
+    engine = make_engine(fleet.database)
     try:
         yield engine
     finally:
@@ -79,12 +78,12 @@ def model_counts(fleet: Fleet, handle: str) -> tuple[int, int]:
     return int(versions or 0), int(rows or 0)
 
 
-def hook_line(proc: Proc, handle: str) -> str | None:
+def hook_line(proc: ServiceProcess, handle: str) -> str | None:
     match = re.search(rf"test hook: .* of {re.escape(handle)} sleeping", proc.log())
     return match.group(0) if match else None
 
 
-def running_in(f: Fleet, handle: str) -> Proc:
+def running_in(f: Fleet, handle: str) -> ServiceProcess:
     """The worker whose test hook announced it is inside a run of `handle`."""
     found = wait_until(
         lambda: next((w for w in f.workers if hook_line(w, handle)), None), 60, f"a worker to run {handle}"

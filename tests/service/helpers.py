@@ -18,6 +18,7 @@ import uvicorn
 from harness.ports import free_port
 from harness.processes import stop
 from harness.service import serve_command
+from harness.waiting import wait_until
 
 if TYPE_CHECKING:
     from tests.service.conftest import Svc
@@ -90,14 +91,12 @@ def error_code(resp: httpx.Response, status: int) -> str:
 
 def wait_settled(client: Any, handle: str, headers: dict[str, str], timeout: float = 60.0) -> dict[str, Any]:
     """Poll GET /models/{handle} until the model is no longer busy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        model = check(client.get(f"/v1/models/{handle}", headers=headers), 200)
-        if model["state"] != "busy":
-            return model
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{handle} still busy: {model['last_operation']}")
-        time.sleep(0.05)
+
+    def settled() -> dict[str, Any] | None:
+        model: dict[str, Any] = check(client.get(f"/v1/models/{handle}", headers=headers), 200)
+        return model if model["state"] != "busy" else None
+
+    return wait_until(settled, timeout, f"{handle} to settle")
 
 
 def make_model(
@@ -194,10 +193,8 @@ def loopback(svc: Svc) -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
+    wait_until(lambda: server.started or not thread.is_alive(), 30, "uvicorn to start", interval=0.02)
+    assert server.started, "uvicorn did not start"
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -10,6 +10,7 @@ An operation is one row of OPERATIONS; a route of the app missing from it fails
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ Kind = Literal[
     "list_namespace",
     "any_key",
     "audit",
+    "claim",
     "ns_read",
     "ns_write",
 ]
@@ -49,6 +51,7 @@ BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 # `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
 # `audit`: the namespace's audit log, its owners' alone (a namespace the key does not own: 403, as a list).
 _SCORING = {
+    "claim": 403,
     "read": 200,
     "author_read": 403,
     "owner_read": 403,
@@ -57,10 +60,11 @@ _SCORING = {
     "list_namespace": 200,
     "audit": 403,
 }
-_OTHER_PUBLIC = {"read": 200, "author_read": 200, "owner_read": 403, "write": 403, "create": 403,
-                 "list_namespace": 200, "audit": 403}  # fmt: skip
-_OTHER_PRIVATE = {"read": 404, "author_read": 404, "owner_read": 404, "write": 404, "create": 403,
-                  "list_namespace": 403, "audit": 403}  # fmt: skip
+# `claim`: suggestions claimed for the caller; a reader who may not label gets them unclaimed (no write).
+_OTHER_PUBLIC = {"claim": 200, "read": 200, "author_read": 200, "owner_read": 403, "write": 403,
+                 "create": 403, "list_namespace": 200, "audit": 403}  # fmt: skip
+_OTHER_PRIVATE = {"claim": 404, "read": 404, "author_read": 404, "owner_read": 404, "write": 404,
+                  "create": 403, "list_namespace": 403, "audit": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
 
@@ -87,10 +91,13 @@ class Op:
     action: Action = "manage"
     # The body, given the setup's params (instead of `json`): a write that needs a fresh row per caller.
     body: Callable[[dict[str, str]], Any] | None = None
+    # A claim is the caller's own: `caller_setup(svc, handle, owner, caller)` runs before each cell of the
+    # owner, the annotator and the reviewer, so each finds a text it may claim or a claim of its own.
+    caller_setup: Callable[[Svc, str, dict[str, str], dict[str, str]], dict[str, str]] | None = None
 
     @property
     def writes(self) -> bool:
-        return self.kind in ("write", "create", "ns_write")
+        return self.kind in ("write", "create", "claim", "ns_write")
 
     def expected(self, who: Who, vis: Visibility) -> int:
         if who in ("no_key", "bad_key"):
@@ -144,6 +151,26 @@ def pool_text(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"text_id": str(page["items"][0]["id"])}
 
 
+_fresh = itertools.count()
+
+
+def unclaimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text in the pool nobody has claimed (the texts before it may be claimed by earlier callers)."""
+    body = {"texts": [f"An unclaimed text, number {next(_fresh)}."]}
+    check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)
+    return {}
+
+
+def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text claimed by the caller."""
+    unclaimed_text(svc, handle, owner, caller)
+    body = {"trait": "formality", "k": 1, "claim": True}
+    [item] = check(svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=caller), 200)[
+        "items"
+    ]
+    return {"text_id": str(item["id"])}
+
+
 def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     body = {"content": "Kindly find the report attached.", "feedback": FEEDBACK}
     check(svc.client.post(f"/v1/models/{handle}/score", json=body, headers=owner), 200)
@@ -168,6 +195,20 @@ def thresholded(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     url = f"/v1/models/{handle}/versions/v1/thresholds/formality"
     check(svc.client.put(url, json={"target": "recall", "value": 1.0}, headers=owner), 200)
     return {}
+
+
+def unsure_mark(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """The owner's unsure mark on a text: a colleague's, to the annotator and the reviewer."""
+    body = {"trait": "formality", "text": "Formal, or not quite?"}
+    return {"mark_id": str(check(svc.client.post(f"/v1/models/{handle}/unsure", json=body, headers=owner),
+                                 201)["id"])}  # fmt: skip
+
+
+def comment(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """The owner's comment on a text: a colleague's, to the annotator and the reviewer."""
+    body = {"trait": "formality", "text": "Formal, or not quite?", "body": "Ask the style guide."}
+    resp = svc.client.post(f"/v1/models/{handle}/comments", json=body, headers=owner)
+    return {"comment_id": str(check(resp, 201)["id"])}
 
 
 def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
@@ -214,6 +255,16 @@ OPERATIONS: list[Op] = [
     Op("clear_pool", "DELETE", M + "/pool", "write", "draft", 200, setup=pool_text),
     Op("suggest", "POST", M + "/pool/suggest", "author_read", "draft", 200,
        json=lambda _: {"trait": "formality"}, setup=pool_text),
+    Op("suggest_claim", "POST", M + "/pool/suggest", "claim", "draft", 200, action="label",
+       json=lambda _: {"trait": "formality", "claim": True}, setup=pool_text, caller_setup=unclaimed_text),
+    Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, action="label",
+       setup=pool_text, caller_setup=claimed_text),
+    Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201, action="label",
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+    Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201, action="label",
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+    Op("patch_campaign", "PATCH", M, "write", "ready", 200,
+       json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
     Op("retune", "POST", M + "/train", "write", "ready", 202, json=lambda _: {"reoptimize_params": True}),
     Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),
@@ -270,6 +321,19 @@ OPERATIONS: list[Op] = [
                                     "annotator": "rater-7", "adjudicated": True}]}),
     Op("add_eval_items_annotated", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
+    Op("team_progress", "GET", M + "/team", "owner_read", "ready", 200),
+    Op("votes", "GET", M + "/votes", "owner_read", "ready", 200, query=lambda _: {"limit": "5"}),
+    Op("mark_unsure", "POST", M + "/unsure", "write", "ready", 201, action="label",
+       json=lambda _: {"trait": "formality", "text": "Formal, or not quite?"}),
+    Op("list_unsure", "GET", M + "/unsure", "owner_read", "draft", 200, setup=unsure_mark),
+    Op("delete_unsure", "DELETE", M + "/unsure/{mark_id}", "write", "draft", 200, action="review",
+       setup=unsure_mark),  # the owner's mark: a colleague's, to the annotator and the reviewer
+    Op("add_comment", "POST", M + "/comments", "write", "ready", 201, action="label",
+       json=lambda _: {"trait": "formality", "text": "Formal?", "body": "Hard to say."}),
+    Op("list_comments", "GET", M + "/comments", "owner_read", "draft", 200, setup=comment,
+       query=lambda _: {"trait": "formality"}),
+    Op("delete_comment", "DELETE", M + "/comments/{comment_id}", "write", "draft", 200, action="review",
+       setup=comment),
     Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
     Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
        query=lambda _: {"limit": "5"}),
@@ -405,6 +469,8 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
         handle = world.handles[vis]
         extra = op.setup(svc, handle, world.keys[(vis, "owner")]) if op.setup else {}
         for who in WHO:
+            if op.caller_setup and who in ("owner", *ROLE_KEYS):
+                extra = op.caller_setup(svc, handle, world.keys[(vis, "owner")], world.keys[(vis, who)])
             before = snapshot(svc)
             resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
@@ -414,7 +480,8 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
                 code = error_code(resp, want)
                 assert code == {401: "unauthorized", 403: "forbidden", 404: "model_not_found"}[want], cell
             changed = snapshot(svc) != before
-            if want < 400 and op.writes:
+            # A claim asked by a key outside the namespace is answered unclaimed: a read, no write.
+            if want < 400 and op.writes and who in ("owner", *ROLE_KEYS):
                 assert changed, f"{cell}: the {who}'s write changed nothing (the snapshot cannot see it?)"
                 settle(svc, world.keys[(vis, who)])  # a run it started must not write during the next cell
                 if who != "owner" and op.setup:  # what it acted on may be gone: the next caller's, anew

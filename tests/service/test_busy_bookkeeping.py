@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from harness.waiting import wait_until
 from service.config.testhooks import Delay, TestHooks
 from service.store.db import transaction
 from service.store.tables import Run
-from tests.scale.fleet import wait_until
 from tests.service.conftest import running
 from tests.service.helpers import TRAITS, check, samples, wait_settled
 

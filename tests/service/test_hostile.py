@@ -8,7 +8,6 @@ import re
 import socket
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
 from harness.ports import free_port
+from harness.waiting import wait_until
 from service.errors import MAX_BODY_BYTES
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, Tag, Trait, utcnow
@@ -52,10 +52,7 @@ def over_http(app: FastAPI) -> Iterator[tuple[str, int]]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
+    wait_until(lambda: server.started, 30, "uvicorn to start", interval=0.02)
     try:
         yield "127.0.0.1", port
     finally:

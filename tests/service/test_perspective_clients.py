@@ -11,7 +11,6 @@ import contextlib
 import io
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from googleapiclient import discovery
 from googleapiclient.errors import HttpError
 
 from harness.ports import free_port
+from harness.waiting import wait_until
 from tests.service.conftest import Svc, running
 from tests.service.test_perspective import _key, _perspective_model
 
@@ -72,10 +72,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Svc, str]
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.02)
+        wait_until(lambda: server.started, 30, "uvicorn to start", interval=0.02)
         try:
             yield svc, f"http://127.0.0.1:{port}"
         finally:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.pgcluster import PgCluster, PgClusterError, find_pg_bin
+from harness.waiting import wait_until
 
 try:
     find_pg_bin()
@@ -45,12 +45,13 @@ def test_processes_starting_together_all_build_the_queue(pg_cluster: PgCluster, 
         )
         for flag in ready
     ]
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while not all(flag.exists() for flag in ready):
+
+    def at_the_start_line() -> bool:
         dead = [p for p in procs if p.poll() is not None]
         assert not dead, dead[0].communicate()[1]
-        assert time.monotonic() < deadline, "the processes did not reach the start line"
-        time.sleep(0.05)
+        return all(flag.exists() for flag in ready)
+
+    wait_until(at_the_start_line, READY_TIMEOUT_S, "the processes to reach the start line")
     go.touch()
     results = [p.communicate(timeout=60) for p in procs]
     failures = [err for p, (_, err) in zip(procs, results, strict=True) if p.returncode != 0]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from alembic.script import ScriptDirectory
 
+from harness.waiting import wait_until
 from service.store.db import alembic_config
 from tests.service.helpers import TRAITS, auth, check, cli, samples, served
 
@@ -47,10 +48,12 @@ def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
         check(c.post("/models/acme.live/traits", json={"traits": TRAITS}, headers=h), 201)
         check(c.post("/models/acme.live/samples", json={"samples": samples()}, headers=h), 201)
         run_id = check(c.post("/models/acme.live/train", json={"effort": "low"}, headers=h), 202)["run_id"]
-        deadline = time.monotonic() + 60
-        while (model := check(c.get("/models/acme.live", headers=h), 200))["state"] == "busy":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+
+        def settled() -> dict[str, Any] | None:
+            now: dict[str, Any] = check(c.get("/models/acme.live", headers=h), 200)
+            return now if now["state"] != "busy" else None
+
+        model = wait_until(settled, 60, "acme.live to settle", interval=0.1)
         assert model["state"] == "ready" and model["last_operation"]["run_id"] == run_id
         scored = check(
             c.post("/models/acme.live/score", json={"content": "Dear Sir, kind regards."}, headers=h), 200

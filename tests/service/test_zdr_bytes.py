@@ -13,7 +13,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ import httpx
 import pytest
 
 from harness.service import serve_command
+from harness.waiting import wait_until
 from tests.service.conftest import running
 from tests.service.helpers import ROOT, TRAITS, auth, check, cli, free_port, samples, train_ready
 
@@ -59,10 +59,13 @@ def scan(data_dir: Path, wanted: dict[bytes, str]) -> list[str]:
 
 def eventually_absent(data_dir: Path, texts: list[str], timeout: float = 15.0) -> None:
     """A run's purge is committed (the model reads `ready`) a moment before its WAL is truncated."""
-    deadline = time.monotonic() + timeout
-    while (left := scan(data_dir, needles(texts))) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not left, f"zero-data-retention left bytes behind: {left[:10]}"
+    try:
+        wait_until(
+            lambda: not scan(data_dir, needles(texts)), timeout, "the purged bytes to go", interval=0.1
+        )
+    except TimeoutError:
+        left = scan(data_dir, needles(texts))
+        raise AssertionError(f"zero-data-retention left bytes behind: {left[:10]}") from None
 
 
 def marked(marker: str) -> list[dict[str, Any]]:
@@ -148,10 +151,12 @@ def served(data_dir: Path, log: Path) -> Iterator[str]:
         proc = subprocess.Popen(serve_command(port, data_dir), cwd=ROOT, env=env, stdout=out, stderr=out)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while b"Scoring service ready" not in log.read_bytes():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.1)
+
+        def ready() -> bool:
+            assert proc.poll() is None, log.read_text()[-2000:]
+            return b"Scoring service ready" in log.read_bytes()
+
+        wait_until(ready, 60, "the service to be ready", interval=0.1)
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)

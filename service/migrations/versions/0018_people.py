@@ -1,7 +1,7 @@
 """people who sign in through the team's identity provider, and their role in each namespace
 
-Revision ID: 0017_people
-Revises: 0015_audit_and_provenance
+Revision ID: 0018_people
+Revises: 0017_unsure_and_comments
 Create Date: 2026-11-25
 
 `people`: one row per (issuer, subject) that has signed in, with the email and name the provider gave.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0017_people"
-down_revision: str | Sequence[str] | None = "0015_audit_and_provenance"
+revision: str = "0018_people"
+down_revision: str | Sequence[str] | None = "0017_unsure_and_comments"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,318 @@
+"""A team labelling one model through the API: claims keep their work apart, and no label is lost.
+
+    python -m benchmarks.team [--annotators 10] [--duration 300] [--pool 4000] [--k 20] [--think 1.0]
+
+One local service (`core.local`, the hashing embedder unless `--embedder` says otherwise) in a temporary data
+directory. The owner creates a model (one trait, a few samples of each pole) with a pool of `--pool`
+generated texts; `--annotators` named annotator keys each ask for `--k` claimed suggestions
+(`POST …/pool/suggest` with `claim`), label them one by one (`POST …/pool/{id}/label`, `--think` seconds
+apart) and ask again, until `--duration` ends. After `--train-at` labels the owner trains the draft: the
+labels then go to the feedback buffer while it runs and after, and every `SCORING_RETRAIN_BUFFER` (20) of them
+make an automatic version, as a team's campaign does.
+
+Measured: suggestion and label latency (p50, p95), **collisions** (a text handed to two people while one
+vote per text is wanted; must be 0) and **lost labels** (labels answered 2xx that are neither a stored sample
+nor in the feedback buffer once the runs have settled; must be 0). Writes benchmarks/results/team.json and
+prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.client import ApiError, Client
+from core.local import start_local_service
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "team.json"
+NAMESPACE = "team"
+HANDLE = f"{NAMESPACE}.campaign"
+TRAIT = "tone"
+KEY_RE = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]+")
+WORDS = [
+    "river",
+    "copper",
+    "lantern",
+    "violin",
+    "harbour",
+    "meadow",
+    "pepper",
+    "glacier",
+    "orbit",
+    "velvet",
+    "canyon",
+    "falcon",
+    "marble",
+    "thunder",
+    "cactus",
+    "ribbon",
+    "saddle",
+    "walnut",
+    "comet",
+    "bamboo",
+    "anchor",
+    "tea",
+    "rain",
+    "maps",
+    "jazz",
+    "cobalt",
+    "ember",
+    "fjord",
+    "gravel",
+    "hazel",
+    "iris",
+    "juniper",
+    "kettle",
+    "lagoon",
+    "mosaic",
+    "nectar",
+    "oyster",
+    "prairie",
+    "quartz",
+    "raven",
+    "sapphire",
+    "tundra",
+    "umber",
+    "vessel",
+    "willow",
+    "yarrow",
+    "zephyr",
+    "amber",
+    "basil",
+    "cedar",
+    "dune",
+    "estuary",
+    "fern",
+    "granite",
+    "heron",
+    "indigo",
+    "jasmine",
+    "kiln",
+    "lichen",
+    "mango",
+    "nutmeg",
+    "olive",
+    "pebble",
+    "quill",
+    "reef",
+    "sorrel",
+    "thistle",
+    "valley",
+    "wren",
+]
+
+
+def pool_texts(n: int, seed: int = 7) -> list[str]:
+    """`n` distinct texts of eight words each: far apart for any embedder (none a near-duplicate)."""
+    rng = random.Random(seed)
+    out: set[str] = set()
+    while len(out) < n:
+        out.add(" ".join(rng.sample(WORDS, 8)))
+    return sorted(out)
+
+
+def quality_of(text: str) -> float:
+    """A person's label, the same whoever gives it: the text's first word decides the pole."""
+    return 1.0 if WORDS.index(text.split()[0]) % 2 else 0.0
+
+
+@dataclass
+class Annotator:
+    name: str
+    client: Client
+    suggest_s: list[float] = field(default_factory=list)
+    label_s: list[float] = field(default_factory=list)
+    handed: list[int] = field(default_factory=list)  # pool ids, as handed out (a claim renewed: again)
+    posted: dict[int, str] = field(default_factory=dict)  # pool id -> text, labels answered 2xx
+    routes: dict[str, int] = field(default_factory=dict)  # stored_as -> count
+    errors: list[str] = field(default_factory=list)
+
+
+def make_key(data_dir: Path, name: str) -> str:
+    cmd = [
+        sys.executable,
+        "-m",
+        "service",
+        "keys",
+        "create",
+        "--namespace",
+        NAMESPACE,
+        "--scope",
+        "authoring",
+    ]
+    cmd += ["--name", name, "--role", "annotator", "--data-dir", str(data_dir)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    match = KEY_RE.search(done.stdout)
+    assert match, done.stdout + done.stderr
+    return match.group(0)
+
+
+def label_loop(a: Annotator, deadline: float, k: int, think: float, labels_done: list[int]) -> None:
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            got = a.client.suggest(HANDLE, TRAIT, k=k, claim=True)
+        except ApiError as exc:
+            a.errors.append(f"suggest: {exc}")
+            continue
+        a.suggest_s.append(time.perf_counter() - started)
+        items = [i for i in got.items if i.id not in a.posted]
+        a.handed.extend(i.id for i in got.items)
+        if not items:
+            if not got.unlabelled:
+                return  # the pool is done
+            time.sleep(0.2)
+            continue
+        for item in items:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(think)
+            started = time.perf_counter()
+            try:
+                out = a.client.label_pool_text(HANDLE, item.id, TRAIT, quality_of(item.text))
+            except ApiError as exc:
+                a.errors.append(f"label: {exc}")
+                continue
+            a.label_s.append(time.perf_counter() - started)
+            a.posted[item.id] = item.text
+            a.routes[out.stored_as] = a.routes.get(out.stored_as, 0) + 1
+            labels_done[0] += 1
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)
+
+
+def run(
+    annotators: int, duration: float, pool: int, k: int, think: float, train_at: int, embedder: str
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
+        service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
+        try:
+            owner = service.client()
+            owner.create_model(HANDLE, embedder=embedder)
+            owner.add_traits(HANDLE, [{"name": "Tone", "positive_label": "warm", "negative_label": "cold"}])
+            texts = pool_texts(pool)
+            seeds = texts[:10]
+            owner.add_samples(
+                HANDLE, [{"trait": TRAIT, "text": t, "quality": float(i % 2)} for i, t in enumerate(seeds)]
+            )
+            owner.import_pool(HANDLE, texts[10:])
+            people = [
+                Annotator(name, Client(service.url, make_key(Path(tmp), name), timeout=120))
+                for name in (f"ann{i:02d}" for i in range(annotators))
+            ]
+            labels_done = [0]
+            deadline = time.monotonic() + duration
+            threads = [
+                threading.Thread(target=label_loop, args=(a, deadline, k, think, labels_done), daemon=True)
+                for a in people
+            ]
+            started = time.monotonic()
+            for t in threads:
+                t.start()
+            trained = False
+            while any(t.is_alive() for t in threads):
+                if not trained and labels_done[0] >= train_at:
+                    owner.train(HANDLE, effort="low")  # the team keeps labelling while it runs
+                    trained = True
+                time.sleep(0.2)
+            elapsed = time.monotonic() - started
+            model = owner.wait(HANDLE, timeout=600)
+            stored: dict[str, set[str]] = {}
+            for s in owner.list_samples(HANDLE, page_size=500):
+                if s.annotator:
+                    stored.setdefault(s.annotator, set()).add(s.text)
+            # Buffered labels carry no annotator in the list; with one vote per text a text is one person's.
+            buffered = {f.text for f in owner.list_feedback(HANDLE, page_size=500)}
+            lost = 0
+            for a in people:
+                mine = stored.get(a.name, set()) | buffered
+                lost += sum(text not in mine for text in a.posted.values())
+            holders: dict[int, set[str]] = {}
+            for a in people:
+                for pid in a.handed:
+                    holders.setdefault(pid, set()).add(a.name)
+            collisions = sum(len(names) > 1 for names in holders.values())
+            suggest_s = [x for a in people for x in a.suggest_s]
+            label_s = [x for a in people for x in a.label_s]
+            routes: dict[str, int] = {}
+            for a in people:
+                for route, n in a.routes.items():
+                    routes[route] = routes.get(route, 0) + n
+            model = owner.get_model(HANDLE)
+            return {
+                "annotators": annotators,
+                "duration_s": round(elapsed, 1),
+                "pool": pool,
+                "k": k,
+                "think_s": think,
+                "embedder": embedder,
+                "suggestions": len(suggest_s),
+                "suggest_p50_ms": percentile(suggest_s, 0.5),
+                "suggest_p95_ms": percentile(suggest_s, 0.95),
+                "labels_posted": sum(len(a.posted) for a in people),
+                "label_p50_ms": percentile(label_s, 0.5),
+                "label_p95_ms": percentile(label_s, 0.95),
+                "labels_per_s": round(len(label_s) / elapsed, 2) if elapsed else None,
+                "stored_as": routes,
+                "texts_handed": len(holders),
+                "collisions": collisions,
+                "lost": lost,
+                "errors": [e for a in people for e in a.errors][:20],
+                "error_count": sum(len(a.errors) for a in people),
+                "versions": model.version_no,
+                "buffered_at_end": model.buffered_feedback,
+            }
+        finally:
+            service.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.team", description=__doc__.split("\n")[0])
+    parser.add_argument("--annotators", type=int, default=10)
+    parser.add_argument("--duration", type=float, default=300.0, help="seconds of labelling")
+    parser.add_argument("--pool", type=int, default=4000, help="texts in the pool")
+    parser.add_argument(
+        "--k", type=int, default=20, help="suggestions asked for at a time (the Label page's)"
+    )
+    parser.add_argument("--think", type=float, default=1.0, help="seconds a person takes per label")
+    parser.add_argument("--train-at", type=int, default=50, help="labels after which the owner trains")
+    parser.add_argument("--embedder", default="hashing")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    result = run(args.annotators, args.duration, args.pool, args.k, args.think, args.train_at, args.embedder)
+    result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        "| annotators | s | suggest p50/p95 ms | label p50/p95 ms | labels | collisions | lost | versions |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {result['annotators']} | {result['duration_s']} | {result['suggest_p50_ms']} / "
+        f"{result['suggest_p95_ms']} | {result['label_p50_ms']} / {result['label_p95_ms']} | "
+        f"{result['labels_posted']} | {result['collisions']} | {result['lost']} | {result['versions']} |"
+    )
+    return 0 if result["collisions"] == 0 and result["lost"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

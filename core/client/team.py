@@ -1,0 +1,127 @@
+"""A labelling team's answers (docs/api.md, "Team progress", "Unsure and comments"), and the vote export's
+two file formats.
+
+Responses accept unknown fields, as every answer of the client does (core/client/models.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from datetime import datetime
+
+from core.client.models import Page, _Response
+
+#: The export's columns, in order (CSV header; JSONL keys).
+VOTE_COLUMNS = (
+    "annotator",
+    "trait",
+    "text",
+    "quality",
+    "unsure",
+    "adjudicated",
+    "created_at",
+    "provenance",
+    "version_no",
+    "kind",
+    "id",
+)
+
+
+class PersonProgress(_Response):
+    """One person's progress on one trait (`GET …/team`)."""
+
+    annotator: str
+    trait: str
+    labels: int = 0
+    labels_today: int = 0
+    unsure: int = 0
+    median_seconds: float | None = None
+    compared_others: int = 0
+    agreement_others: float | None = None
+    compared_settled: int = 0
+    agreement_settled: float | None = None
+    wanting: int = 0
+
+
+class TraitProgress(_Response):
+    texts: int = 0
+    settled: int = 0
+    wanting: int = 0
+
+
+class TeamProgress(_Response):
+    handle: str
+    day: str | None = None  # the UTC day `labels_today` counts (ISO date)
+    session_gap_seconds: float | None = None
+    votes_wanted: int = 1
+    people: list[PersonProgress] = []
+    traits: dict[str, TraitProgress] = {}
+
+
+class VoteRecord(_Response):
+    """One vote of the export: a sample, a buffered feedback label or an unsure mark (`kind`)."""
+
+    kind: str
+    id: int
+    annotator: str | None = None
+    trait: str
+    text: str
+    quality: float | None = None
+    adjudicated: bool = False
+    unsure: bool = False
+    created_at: datetime | None = None
+    provenance: str | None = None
+    version_no: int | None = None
+
+
+class VotesPage(Page[VoteRecord]):
+    handle: str | None = None
+
+
+class UnsureMark(_Response):
+    id: int
+    trait: str
+    text: str
+    annotator: str
+    created_at: datetime | None = None
+
+
+class UnsurePage(Page[UnsureMark]):
+    handle: str | None = None
+
+
+class TextComment(_Response):
+    id: int
+    trait: str
+    text: str
+    author: str
+    body: str
+    created_at: datetime | None = None
+
+
+class CommentPage(Page[TextComment]):
+    handle: str | None = None
+
+
+def _row(v: VoteRecord) -> dict[str, object]:
+    row = v.model_dump(include=set(VOTE_COLUMNS))
+    row["created_at"] = v.created_at.isoformat() if v.created_at else None
+    return {c: row.get(c) for c in VOTE_COLUMNS}
+
+
+def votes_csv(votes: Iterable[VoteRecord]) -> str:
+    """The votes as CSV with a header (`VOTE_COLUMNS`); an empty cell for null."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=VOTE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for v in votes:
+        writer.writerow({k: "" if x is None else x for k, x in _row(v).items()})
+    return out.getvalue()
+
+
+def votes_jsonl(votes: Iterable[VoteRecord]) -> str:
+    """The votes as JSON Lines: one object a line, keys `VOTE_COLUMNS`."""
+    return "".join(json.dumps(_row(v), ensure_ascii=False) + "\n" for v in votes)

@@ -1,0 +1,134 @@
+"""Claims: a suggestion handed to one person is theirs for a lease, so a team labels disjoint texts.
+
+Granting is decided under the model row's lock (PostgreSQL: SELECT … FOR UPDATE; SQLite: every writer holds
+the database's write lock), re-reading the claims and votes the suggestion was computed from: two concurrent
+requests cannot both take the last free place of a text. The unique (text, trait, person) row keeps one
+person from holding a text twice whatever happens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from service.domain.access import load_model
+from service.domain.needs import Databases
+from service.domain.states import require_not_archived
+from service.domain.traits import TraitRefs
+from service.errors import ApiError
+from service.schemas.pool import ClaimReleased
+from service.store import claims
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.tables import MAX_INT, Model, PoolClaim, PoolText, Trait, utcnow
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A pool text to claim if it still has room: fewer than `cap` votes and others' live claims."""
+
+    pool_id: int
+    cap: int
+
+
+def may_claim(who: Principal, model: Model) -> bool:
+    """Claiming is a write of the labelling kind: a key that may label in the model's namespace. Others
+    (a reader of the public catalog) get suggestions without claims, as before claims existed."""
+    return who.scope == "authoring" and who.owns(model.namespace) and who.may("label", model.namespace)
+
+
+def grant(
+    s: Session, model_id: int, trait: Trait, me: str, offers: list[Offer], want: int, lease_s: float
+) -> dict[int, datetime]:
+    """Claim up to `want` of `offers` for `me`, in order; {pool id: expires at} of those granted (a claim
+    `me` holds already is renewed). Texts deleted or filled by others meanwhile are passed over."""
+    if want < 1 or not offers:
+        return {}
+    locked = s.scalar(select(Model.id).where(Model.id == model_id).with_for_update())
+    assert locked is not None
+    now = utcnow()
+    expires = now + timedelta(seconds=lease_s)
+    claims.drop_expired(s, model_id, now)
+    ids = list(dict.fromkeys(o.pool_id for o in offers))
+    digests = dict(
+        s.execute(
+            select(PoolText.id, PoolText.content_sha256).where(
+                PoolText.model_id == model_id, PoolText.id.in_(ids)
+            )
+        )
+        .tuples()
+        .all()
+    )
+    held: dict[int, int] = {}  # others' live claims per text
+    mine: set[int] = set()
+    for pid, annotator, _ in claims.live_claims(s, model_id, trait.key, now):
+        if pid in digests:
+            if annotator == me:
+                mine.add(pid)
+            else:
+                held[pid] = held.get(pid, 0) + 1
+    votes = claims.votes_on(s, model_id, trait.id, trait.key, set(digests.values()))
+    granted: dict[int, datetime] = {}
+    for offer in offers:
+        if len(granted) >= want:
+            break
+        pid = offer.pool_id
+        if pid in granted or pid not in digests:  # deleted from the pool meanwhile
+            continue
+        voters = votes.get(digests[pid], claims.Voters())
+        if me in voters.names:
+            continue
+        if pid not in mine and voters.count + held.get(pid, 0) >= offer.cap:
+            continue
+        granted[pid] = expires
+    renew = [pid for pid in granted if pid in mine]
+    if renew:
+        s.execute(
+            update(PoolClaim)
+            .where(
+                PoolClaim.model_id == model_id,
+                PoolClaim.trait_key == trait.key,
+                PoolClaim.annotator == me,
+                PoolClaim.pool_text_id.in_(renew),
+            )
+            .values(expires_at=expires)
+        )
+    for pid in granted:
+        if pid not in mine:
+            s.add(
+                PoolClaim(
+                    model_id=model_id,
+                    pool_text_id=pid,
+                    trait_key=trait.key,
+                    annotator=me,
+                    claimed_at=now,
+                    expires_at=expires,
+                )
+            )
+    s.flush()
+    return granted
+
+
+def release_claim(
+    ctx: Databases, who: Principal, handle: str, text_id: int, trait: str | None
+) -> ClaimReleased:
+    """The caller lets go of a text (a skip): it goes back to the others' suggestions at once."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="label")
+        require_not_archived(model)
+        key = TraitRefs(s, model).find(trait, ("query", "trait")).key if trait is not None else None
+        exists = 1 <= text_id <= MAX_INT and (
+            s.scalar(select(PoolText.id).where(PoolText.id == text_id, PoolText.model_id == model.id))
+            is not None
+        )
+        if not exists:
+            raise ApiError(
+                404,
+                "pool_text_not_found",
+                f"No pool text {text_id} in {model.handle}: deleted from the pool, its claims with it.",
+            )
+        released = claims.release(s, model.id, text_id, who.annotator, key)
+        return ClaimReleased(handle=model.handle, id=text_id, trait=key, released=released)

@@ -1,0 +1,122 @@
+"""Label a pool text: the labelling path of a team, never refused for the model's state of the moment.
+
+A person labels what they were handed a while ago; meanwhile a colleague may have started a training, or a
+training may have ended. `POST …/samples` keeps the spec's rule (draft only) for imports; this route stores
+the label wherever the model can take it now: a sample of an untrained (or reopened) draft, else the
+feedback buffer, which the next version takes in (an automatic retraining, or the draft's next training).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.contract import TRAINING_RUNS, can
+from core.engine.types import Sample
+from service.domain.access import load_model
+from service.domain.needs import Resources
+from service.domain.scoring import retrain_if_full
+from service.domain.states import require_not_archived
+from service.domain.traits import TraitRefs
+from service.errors import ApiError
+from service.schemas.pool import LabelIn, Labelled
+from service.store import claims, ledger
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.samples import add_samples
+from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Version, utcnow
+
+
+def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, body: LabelIn) -> Labelled:
+    """Store the caller's label of pool text `text_id`, release their claim on it, say where it went."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="label")
+        require_not_archived(model)
+        row = None
+        if 1 <= text_id <= MAX_INT:
+            row = s.scalar(select(PoolText).where(PoolText.id == text_id, PoolText.model_id == model.id))
+        if row is None:  # checked before anything is written: nothing of the label is stored
+            raise ApiError(
+                404,
+                "pool_text_not_found",
+                f"No pool text {text_id} in {model.handle}: it was deleted from the pool (a claim on it "
+                "ended with it); the label was not stored.",
+            )
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        # A training in flight read its samples and buffer when it started: a label now goes after it.
+        in_flight = ledger.in_flight(s, model)
+        training = in_flight is not None and in_flight.kind in TRAINING_RUNS
+        run_id = None
+        stored_as: Literal["sample", "feedback"]
+        if can("edit", model.state):
+            stored_as = "sample"
+            label = Sample(trait.key, row.text, body.quality)
+            label_id = add_samples(
+                s, model.id, {trait.key: trait.id}, [label], "authored", annotators=[who.annotator]
+            )[0]
+        else:
+            if model.zero_data_retention:
+                raise ApiError(
+                    409,
+                    "zero_data_retention",
+                    "The model has zero-data-retention on: a trained model's labels would wait as texts.",
+                )
+            stored_as = "feedback"
+            label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator)
+            run_id = retrain_if_full(ctx.settings, s, model)
+        claims.release(s, model.id, text_id, who.annotator, trait.key)
+        model.updated_at = utcnow()
+        voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(
+            row.content_sha256
+        )
+        last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+        buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+        out = Labelled(
+            handle=model.handle,
+            pool_id=text_id,
+            trait=trait.key,
+            quality=body.quality,
+            stored_as=stored_as,
+            buffered=stored_as == "feedback",
+            id=label_id,
+            version_no=last + (2 if training else 1),
+            state=model.state,
+            votes=voters.count if voters else 1,
+            votes_wanted=model.votes_wanted,
+            buffered_feedback=buffered,
+            retraining=run_id is not None,
+        )
+    if run_id is not None:
+        ctx.enqueue(run_id)
+    return out
+
+
+def _buffer(s: Session, model: Model, trait_key: str, text: str, quality: float, annotator: str) -> int:
+    """The label in the feedback buffer; a repeat of a label buffered already (a retried request) answers
+    with that one, so the route is safe to repeat, as a sample is."""
+    stored = s.scalar(
+        select(FeedbackLabel.id)
+        .where(
+            FeedbackLabel.model_id == model.id,
+            FeedbackLabel.trait_key == trait_key,
+            FeedbackLabel.text == text,
+            FeedbackLabel.quality == quality,
+            FeedbackLabel.annotator == annotator,
+        )
+        .limit(1)
+    )
+    if stored is not None:
+        return stored
+    row = FeedbackLabel(
+        model_id=model.id,
+        trait_key=trait_key,
+        text=text,
+        quality=quality,
+        annotator=annotator,
+        created_at=utcnow(),
+    )
+    s.add(row)
+    s.flush()
+    return row.id

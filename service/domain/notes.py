@@ -1,0 +1,193 @@
+"""Unsure marks and comments on a model's texts (docs/api.md, "Unsure and comments").
+
+An unsure mark says "I could not decide this text"; a comment says why, or anything else a reviewer should
+read beside it. Both are notes, never votes: they live in tables of their own (`unsure_marks`,
+`text_comments`) that no training, agreement or count reads, so they reach no version. Writing one's own is
+labelling (any role of the namespace); deleting a colleague's is a reviewer's call, as withdrawing a
+colleague's buffered label is. They are allowed in every state but archived (they are not training data, so
+a trained model takes them as a draft does); under zero-data-retention the service keeps no text: 409.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from service.domain.access import load_model, require_role
+from service.domain.needs import Databases, Resources
+from service.domain.states import require_not_archived
+from service.domain.team import readable_model
+from service.domain.traits import TraitRefs
+from service.errors import ApiError
+from service.schemas.notes import (
+    CommentIn,
+    CommentOut,
+    CommentPage,
+    NoteDeleted,
+    UnsureIn,
+    UnsureOut,
+    UnsurePage,
+)
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.samples import sha256
+from service.store.tables import MAX_INT, Model, TextComment, Trait, UnsureMark
+
+
+def _writable(s: Session, who: Principal, handle: str) -> Model:
+    model = load_model(s, who, handle, write=True, action="label")
+    require_not_archived(model)
+    if model.zero_data_retention:
+        raise ApiError(
+            409,
+            "zero_data_retention",
+            "Under zero-data-retention the service keeps no text: no unsure mark or comment either.",
+        )
+    return model
+
+
+def _unsure_out(mark: UnsureMark, trait: str) -> UnsureOut:
+    return UnsureOut(
+        id=mark.id, trait=trait, text=mark.text, annotator=mark.annotator, created_at=mark.created_at
+    )
+
+
+def _comment_out(c: TextComment, trait: str) -> CommentOut:
+    return CommentOut(
+        id=c.id, trait=trait, text=c.text, author=c.author, body=c.body, created_at=c.created_at
+    )
+
+
+def mark_unsure(ctx: Databases, who: Principal, handle: str, body: UnsureIn) -> UnsureOut:
+    """The caller's unsure mark on a text of a trait; marking it again answers the stored mark."""
+    for attempt in range(2):
+        try:
+            with transaction(ctx.sessions) as s:
+                model = _writable(s, who, handle)
+                trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+                digest = sha256(body.text)
+                mark = s.scalar(
+                    select(UnsureMark).where(
+                        UnsureMark.trait_id == trait.id,
+                        UnsureMark.content_sha256 == digest,
+                        UnsureMark.annotator == who.annotator,
+                    )
+                )
+                if mark is None:
+                    mark = UnsureMark(
+                        model_id=model.id,
+                        trait_id=trait.id,
+                        text=body.text,
+                        content_sha256=digest,
+                        annotator=who.annotator,
+                    )
+                    s.add(mark)
+                    s.flush()
+                return _unsure_out(mark, trait.key)
+        except IntegrityError:  # the same mark stored by a concurrent request: answer that one
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+def add_comment(ctx: Databases, who: Principal, handle: str, body: CommentIn) -> CommentOut:
+    with transaction(ctx.sessions) as s:
+        model = _writable(s, who, handle)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        comment = TextComment(
+            model_id=model.id,
+            trait_id=trait.id,
+            text=body.text,
+            content_sha256=sha256(body.text),
+            author=who.annotator,
+            body=body.body,
+        )
+        s.add(comment)
+        s.flush()
+        return _comment_out(comment, trait.key)
+
+
+def _delete(
+    ctx: Databases,
+    who: Principal,
+    handle: str,
+    row_id: int,
+    find: Callable[[Session, int], UnsureMark | TextComment | None],
+    missing: tuple[str, str],
+) -> NoteDeleted:
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="label")  # one's own; a colleague's below
+        require_not_archived(model)
+        row = find(s, row_id) if 1 <= row_id <= MAX_INT else None
+        if row is None or row.model_id != model.id:
+            raise ApiError(404, missing[0], f"No {missing[1]} {row_id} in {handle}.")
+        author = row.annotator if isinstance(row, UnsureMark) else row.author
+        if author != who.annotator:  # a colleague's note: a reviewer's call
+            require_role(who, "review", model.namespace)
+        s.delete(row)
+        return NoteDeleted(handle=handle, id=row_id, deleted=True)
+
+
+def delete_unsure(ctx: Databases, who: Principal, handle: str, mark_id: int) -> NoteDeleted:
+    def find(s: Session, i: int) -> UnsureMark | None:
+        return s.get(UnsureMark, i)
+
+    return _delete(ctx, who, handle, mark_id, find, ("unsure_not_found", "unsure mark"))
+
+
+def delete_comment(ctx: Databases, who: Principal, handle: str, comment_id: int) -> NoteDeleted:
+    def find(s: Session, i: int) -> TextComment | None:
+        return s.get(TextComment, i)
+
+    return _delete(ctx, who, handle, comment_id, find, ("comment_not_found", "comment"))
+
+
+def _trait_filter(s: Session, model: Model, trait: str | None) -> Trait | None:
+    return TraitRefs(s, model).find(trait, ("query", "trait")) if trait is not None else None
+
+
+def list_unsure(
+    ctx: Resources, who: Principal, handle: str, trait: str | None, limit: int, cursor: str | None
+) -> UnsurePage:
+    """The model's unsure marks (of one trait), oldest first, in keyset pages."""
+    with transaction(ctx.reads) as s:
+        model = readable_model(s, who, handle)
+        only = _trait_filter(s, model, trait)
+        scope = f"unsure|{model.id}|{only.id if only else ''}"
+        after = ctx.cursors.position(cursor, scope) or 0
+        q = (
+            select(UnsureMark, Trait.key)
+            .join(Trait, Trait.id == UnsureMark.trait_id)
+            .where(UnsureMark.model_id == model.id, UnsureMark.id > after)
+        )
+        if only is not None:
+            q = q.where(UnsureMark.trait_id == only.id)
+        rows = s.execute(q.order_by(UnsureMark.id).limit(limit + 1)).all()
+        items = [_unsure_out(mark, key) for mark, key in rows[:limit]]
+    next_cursor = ctx.cursors.encode(scope, items[-1].id) if len(rows) > limit else None
+    return UnsurePage(handle=model.handle, items=items, limit=limit, next_cursor=next_cursor)
+
+
+def list_comments(
+    ctx: Resources, who: Principal, handle: str, trait: str | None, limit: int, cursor: str | None
+) -> CommentPage:
+    """The model's comments (of one trait), oldest first, in keyset pages."""
+    with transaction(ctx.reads) as s:
+        model = readable_model(s, who, handle)
+        only = _trait_filter(s, model, trait)
+        scope = f"comments|{model.id}|{only.id if only else ''}"
+        after = ctx.cursors.position(cursor, scope) or 0
+        q = (
+            select(TextComment, Trait.key)
+            .join(Trait, Trait.id == TextComment.trait_id)
+            .where(TextComment.model_id == model.id, TextComment.id > after)
+        )
+        if only is not None:
+            q = q.where(TextComment.trait_id == only.id)
+        rows = s.execute(q.order_by(TextComment.id).limit(limit + 1)).all()
+        items = [_comment_out(c, key) for c, key in rows[:limit]]
+    next_cursor = ctx.cursors.encode(scope, items[-1].id) if len(rows) > limit else None
+    return CommentPage(handle=model.handle, items=items, limit=limit, next_cursor=next_cursor)

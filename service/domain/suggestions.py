@@ -1,0 +1,248 @@
+"""What to label next: suggestions from a model's pool for one person, claimed for them when asked.
+
+A text is offered while it has fewer votes than the model wants (`votes_wanted`, counting others' live
+claims as votes on their way) and the caller has not voted on it. Texts others voted on and that still want
+votes come first (`overlap: true`); with one vote wanted, `overlap` asks for a second vote on that share
+(docs/api.md, "Claims and votes wanted"). With `claim`, the caller's still-claimed texts come back first
+(a reload resumes where it stopped) and every text handed out is claimed for them (service/domain/claims.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.contract import SuggestMode
+from core.embedders.base import Embedder
+from core.engine.suggest import fit_scores, pole_prior, suggest
+from service.domain.access import load_model
+from service.domain.claims import Offer, grant, may_claim
+from service.domain.needs import Resources
+from service.domain.traits import TraitRefs
+from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
+from service.store import claims
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.heldout import evaluation_pool_ids
+from service.store.samples import trait_specs
+from service.store.tables import FeedbackLabel, PoolText, SampleRow, Trait, utcnow
+
+
+@dataclass
+class _Read:
+    """What one suggestion request reads in one snapshot."""
+
+    trait: Trait
+    votes_wanted: int
+    labels: list[tuple[str, float]]
+    ids: np.ndarray
+    X: np.ndarray
+    exclude: np.ndarray  # rows not to pick anew
+    unlabelled: int
+    mine: list[int]  # the caller's live claims, oldest first
+    shared: list[tuple[int, int]]  # (pool id, cap): texts others voted on that want another vote
+    others_voted: set[int]  # pool texts a colleague voted on
+
+
+#: Suggestion rounds of one claiming request at most: a round whose picks colleagues claimed first (their
+#: requests read the same pool at the same moment) is followed by one that sees their claims.
+ROUNDS = 3
+
+
+def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
+    for _ in range(ROUNDS):
+        out, contended = _round(ctx, who, handle, body)
+        if not contended:
+            break
+    return out
+
+
+def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tuple[SuggestOut, bool]:
+    """One suggestion, and whether colleagues took some of its picks first (it came out short)."""
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        claiming = body.claim and may_claim(who, model)
+        embedder = ctx.embedders.get(model.embedder)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, body.overlap > 0, embedder)
+        model_id = model.id
+    spec = trait_specs([read.trait])[0]
+    labels = read.labels
+    L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
+    q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
+    # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
+    prior = pole_prior(spec, embedder)
+    mine = read.mine[: body.k] if claiming else []
+    need = body.k - len(mine)
+    # More votes wanted: texts that still want them come first; else `overlap` asks for that share.
+    n_shared = need if read.votes_wanted > 1 else round(body.overlap * need)
+    shared = read.shared[: min(len(read.shared), n_shared)]
+    spare = need if claiming else 0  # taken meanwhile by a colleague: the next ones stand in
+    picked = suggest(
+        read.X, L, q, k=max(need - len(shared), 0) + spare, mode=body.mode, exclude=read.exclude, prior=prior
+    )
+    chosen = [int(read.ids[i]) for i in picked.indices]
+    scores = dict(zip(chosen, picked.scores, strict=True))
+    until: dict[int, datetime] = {}
+    if claiming:
+        with transaction(ctx.sessions) as s:
+            me, trait, lease = who.annotator, read.trait, ctx.settings.claim_lease_s
+            wanted = read.votes_wanted
+            until = grant(s, model_id, trait, me, [Offer(i, wanted) for i in mine], len(mine), lease)
+            spread = grant(s, model_id, trait, me, [Offer(i, c) for i, c in shared], len(shared), lease)
+            offers = [Offer(i, wanted) for i in chosen]
+            own = grant(s, model_id, trait, me, offers, need - len(spread), lease)
+        refused = len(until) + len(spread) + len(own) < body.k and len(chosen) + len(shared) > len(
+            spread
+        ) + len(own)
+        mine = [i for i in mine if i in until]
+        shared_ids = [i for i, _ in shared if i in spread]
+        chosen = [i for i in chosen if i in own]
+        until |= spread | own
+    else:
+        refused = False
+        shared_ids = [i for i, _ in shared]
+        chosen = chosen[: need - len(shared_ids)]
+    with transaction(ctx.reads) as s:
+        texts = dict(
+            s.execute(
+                select(PoolText.id, PoolText.text).where(PoolText.id.in_([*mine, *chosen, *shared_ids]))
+            )
+            .tuples()
+            .all()
+        )
+    scored = [i for i in [*mine, *shared_ids] if i in texts]  # scored with the fit, as the picks are
+    if scored:
+        scores |= dict(
+            zip(scored, fit_scores(embedder.encode([texts[i] for i in scored]), L, q, prior), strict=True)
+        )
+
+    def item(i: int, overlap: bool = False) -> Suggestion:
+        return Suggestion(
+            id=i, text=texts[i], score=scores.get(i), overlap=overlap, claimed_until=until.get(i)
+        )
+
+    fresh = [item(i) for i in chosen if i in texts]  # deleted meanwhile
+    extra = [item(i, True) for i in shared_ids if i in texts]
+    back = [item(i, i in read.others_voted) for i in mine if i in texts]
+    out = SuggestOut(
+        trait=read.trait.key,
+        mode=cast(SuggestMode, picked.mode),
+        items=[*back, *_spread(fresh, extra)],
+        pool_size=len(read.ids),
+        labelled=len(labels),
+        unlabelled=read.unlabelled,
+    )
+    return out, refused
+
+
+def _read(
+    ctx: Resources,
+    s: Session,
+    model_id: int,
+    votes_wanted: int,
+    trait: Trait,
+    me: str,
+    overlap: bool,
+    embedder: Embedder,
+) -> _Read:
+    # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
+    labelled = list(
+        s.execute(
+            select(SampleRow.text, SampleRow.quality, SampleRow.annotator).where(
+                SampleRow.model_id == model_id, SampleRow.trait_id == trait.id
+            )
+        ).tuples()
+    ) + list(
+        s.execute(
+            select(FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator).where(
+                FeedbackLabel.model_id == model_id, FeedbackLabel.trait_key == trait.key
+            )
+        ).tuples()
+    )
+    labels = [(t, q) for t, q, _ in labelled]
+    votes = claims.tally((t, a) for t, _, a in labelled)
+    ids, X = ctx.pools.matrix(s, model_id, embedder)
+    digests: dict[int, str] = {}
+    if votes and len(ids):
+        digests = dict(
+            s.execute(
+                select(PoolText.id, PoolText.content_sha256).where(
+                    PoolText.model_id == model_id, PoolText.content_sha256.in_(set(votes))
+                )
+            )
+            .tuples()
+            .all()
+        )
+    mine: list[int] = []
+    others_claims: dict[int, int] = {}
+    for pid, annotator, _ in claims.live_claims(s, model_id, trait.key, utcnow()):
+        if annotator == me:
+            mine.append(pid)
+        else:
+            others_claims[pid] = others_claims.get(pid, 0) + 1
+    # Texts of the evaluation set (in the pool from before the set had them) are never handed out.
+    held = evaluation_pool_ids(s, model_id) if len(ids) else set()
+    full: set[int] = set()  # as many votes as wanted: out of everyone's queue
+    taken: set[int] = set(mine)  # not to be picked anew for the caller
+    shared: list[tuple[int, int, int]] = []  # (voters, pool id, cap)
+    others_voted: set[int] = set()
+    for pid, digest in digests.items():
+        voters = votes[digest]
+        if voters.count >= votes_wanted:
+            full.add(pid)
+        if me in voters.names:
+            taken.add(pid)
+            continue
+        others_voted.add(pid)
+        if pid in held or pid in mine:
+            continue
+        if votes_wanted > 1:  # a text that still wants votes, counting the colleagues holding it
+            if voters.count + others_claims.get(pid, 0) < votes_wanted:
+                shared.append((voters.count, pid, votes_wanted))
+        elif overlap and voters.names and not others_claims.get(pid):
+            # An overlap pick is one more vote, by one person at a time: granted only while nobody voted
+            # on it or claimed it meanwhile. Only a named colleague's vote asks for a second one: an
+            # unattributed label (a file's row) has no rater to agree with.
+            shared.append((voters.count, pid, voters.count + 1))
+    for pid, n in others_claims.items():
+        voters = votes.get(digests.get(pid, ""), claims.Voters())
+        if voters.count + n >= votes_wanted:
+            taken.add(pid)
+    exclude = np.zeros(len(ids), dtype=bool)
+    # A text that wants another vote is offered through `shared` only, where its cap is checked.
+    out = full | taken | held | {pid for _, pid, _ in shared}
+    if out and len(ids):
+        exclude = np.isin(ids, np.fromiter(out, dtype=np.int64, count=len(out)))
+    # Fewest voters first (a second vote on as many texts as possible), then the oldest in the pool.
+    shared.sort()
+    return _Read(
+        trait=trait,
+        votes_wanted=votes_wanted,
+        labels=labels,
+        ids=ids,
+        X=X,
+        exclude=exclude,
+        unlabelled=len(ids) - len(full | held),
+        mine=mine,
+        shared=[(pid, c) for _, pid, c in shared],
+        others_voted=others_voted,
+    )
+
+
+def _spread(items: list[Suggestion], extra: list[Suggestion]) -> list[Suggestion]:
+    """`extra` placed evenly among `items` (the Label page takes its queue in this order)."""
+    n = len(items) + len(extra)
+    slots = {round((j + 1) * n / (len(extra) + 1)) - 1 for j in range(len(extra))}
+    out, rest, more = [], iter(items), iter(extra)
+    for i in range(n):
+        nxt = next(more, None) if i in slots else next(rest, None)
+        if nxt is None:
+            nxt = next(rest, None) or next(more)
+        out.append(nxt)
+    return out

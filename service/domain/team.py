@@ -1,0 +1,221 @@
+"""A labelling team's progress (`GET …/team`) and the export of every vote (`GET …/votes`): docs/api.md,
+"Team progress". Both read the namespace's data with names and texts, so they need what the buffered
+feedback's list needs: an authoring key that owns the model's namespace, whatever its role.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
+from core.engine.votes import Vote
+from service.domain.access import load_model
+from service.domain.needs import Resources
+from service.errors import ApiError
+from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, UnsureMark, Version, utcnow
+
+#: The export's kinds, in the order its pages walk them.
+KINDS = ("sample", "feedback", "unsure")
+
+
+def votes_wanted(model: Model) -> int:
+    """Votes a text of the model wants (the owner's setting; `wants_votes` reads it)."""
+    return model.votes_wanted
+
+
+def readable_model(s: Session, who: Principal, handle: str) -> Model:
+    """The model, for a key that owns its namespace (any role); another namespace's key → 403 on a model it
+    can read (the public catalog), 404 otherwise."""
+    model = load_model(s, who, handle)
+    if not who.owns(model.namespace):
+        raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
+    return model
+
+
+def get_progress(ctx: Resources, who: Principal, handle: str) -> TeamProgressOut:
+    with transaction(ctx.reads) as s:
+        model = readable_model(s, who, handle)
+        traits = list(s.scalars(select(Trait.key).where(Trait.model_id == model.id).order_by(Trait.id)))
+        labels = _timed_votes(s, model.id)
+        marks = [
+            Mark(trait=key, text=text, annotator=annotator, at=at)
+            for key, text, annotator, at in s.execute(
+                select(Trait.key, UnsureMark.text, UnsureMark.annotator, UnsureMark.created_at)
+                .join(Trait, Trait.id == UnsureMark.trait_id)
+                .where(UnsureMark.model_id == model.id)
+                .order_by(UnsureMark.id)
+            )
+        ]
+        wanted = votes_wanted(model)
+    today = utcnow().date()
+    found = team_progress(labels, marks, traits, today, wanted)
+    return TeamProgressOut.model_validate(
+        {
+            "handle": model.handle,
+            "day": today,
+            "session_gap_seconds": SESSION_GAP_S,
+            "votes_wanted": wanted,
+            "people": [vars(p) for p in found.people],
+            "traits": {key: vars(t) for key, t in found.traits.items()},
+        }
+    )
+
+
+def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
+    """The model's labels with their times, as `service.store.votes.label_votes` orders them: samples by
+    id, then the feedback buffer by id (a feedback vote's id is the negative of its row's)."""
+    samples = s.execute(
+        select(
+            SampleRow.id,
+            Trait.key,
+            SampleRow.text,
+            SampleRow.quality,
+            SampleRow.annotator,
+            SampleRow.adjudicated,
+            SampleRow.provenance,
+            SampleRow.created_at,
+        )
+        .join(Trait, Trait.id == SampleRow.trait_id)
+        .where(SampleRow.model_id == model_id)
+        .order_by(SampleRow.id)
+    )
+    out = [
+        TimedVote(Vote(key, text, quality, annotator, sid, bool(settled)), at, provenance == "imported")
+        for sid, key, text, quality, annotator, settled, provenance, at in samples
+    ]
+    feedback = s.scalars(
+        select(FeedbackLabel).where(FeedbackLabel.model_id == model_id).order_by(FeedbackLabel.id)
+    )
+    out += [
+        TimedVote(Vote(f.trait_key, f.text, f.quality, f.annotator, -f.id), f.created_at) for f in feedback
+    ]
+    return out
+
+
+def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> VotesPage:
+    """Every vote of the model, in keyset pages: its samples by id, then its buffered feedback labels, then
+    its unsure marks; each with the first version trained after it."""
+    with transaction(ctx.reads) as s:
+        model = readable_model(s, who, handle)
+        scope = f"votes|{model.id}"
+        stage, after = _position(ctx.cursors.decode(cursor, scope) if cursor else [0, 0])
+        versions = [
+            (at, no)
+            for at, no in s.execute(
+                select(Version.created_at, Version.version_no)
+                .where(Version.model_id == model.id)
+                .order_by(Version.created_at, Version.version_no)
+            )
+        ]
+        items: list[tuple[int, VoteRecord]] = []
+        for k in range(stage, len(KINDS)):
+            fetch = _FETCH[KINDS[k]]
+            got = fetch(s, model.id, after if k == stage else 0, limit + 1 - len(items))
+            items += [(k, r) for r in got]
+            if len(items) > limit:
+                break
+    page = items[:limit]
+    for _, record in page:
+        if record.kind == "sample":
+            record.version_no = _first_after(versions, record.created_at)
+    next_cursor = ctx.cursors.encode(scope, [page[-1][0], page[-1][1].id]) if len(items) > limit else None
+    return VotesPage(handle=model.handle, items=[r for _, r in page], limit=limit, next_cursor=next_cursor)
+
+
+def _position(after: object) -> tuple[int, int]:
+    if (
+        isinstance(after, list)
+        and len(after) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in after)
+        and 0 <= after[0] < len(KINDS)
+    ):
+        return after[0], after[1]
+    raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+
+
+def _first_after(versions: Sequence[tuple[datetime, int]], at: datetime) -> int | None:
+    """The first stored version created at or after `at`: the training that took the vote in."""
+    i = bisect.bisect_left([v[0] for v in versions], at)
+    return versions[i][1] if i < len(versions) else None
+
+
+def _samples(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
+    rows = s.execute(
+        select(SampleRow, Trait.key)
+        .join(Trait, Trait.id == SampleRow.trait_id)
+        .where(SampleRow.model_id == model_id, SampleRow.id > after)
+        .order_by(SampleRow.id)
+        .limit(n)
+    )
+    return [
+        VoteRecord.model_validate(
+            _record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
+            | {"adjudicated": bool(r.adjudicated), "provenance": r.provenance}
+        )
+        for r, key in rows
+    ]
+
+
+def _feedback(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
+    rows = s.scalars(
+        select(FeedbackLabel)
+        .where(FeedbackLabel.model_id == model_id, FeedbackLabel.id > after)
+        .order_by(FeedbackLabel.id)
+        .limit(n)
+    )
+    return [
+        VoteRecord.model_validate(
+            _record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
+            | {"provenance": "feedback"}
+        )
+        for r in rows
+    ]
+
+
+def _unsure(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
+    rows = s.execute(
+        select(UnsureMark, Trait.key)
+        .join(Trait, Trait.id == UnsureMark.trait_id)
+        .where(UnsureMark.model_id == model_id, UnsureMark.id > after)
+        .order_by(UnsureMark.id)
+        .limit(n)
+    )
+    return [
+        VoteRecord.model_validate(
+            _record("unsure", r.id, r.annotator, key, r.text, None, r.created_at) | {"unsure": True}
+        )
+        for r, key in rows
+    ]
+
+
+def _record(
+    kind: str, rid: int, annotator: str | None, trait: str, text: str, quality: float | None, at: datetime
+) -> dict[str, object]:
+    return {
+        "kind": kind,
+        "id": rid,
+        "annotator": annotator,
+        "trait": trait,
+        "text": text,
+        "quality": quality,
+        "adjudicated": False,
+        "unsure": False,
+        "created_at": at,
+        "provenance": None,
+        "version_no": None,
+    }
+
+
+_FETCH: dict[str, Callable[[Session, int, int, int], list[VoteRecord]]] = {
+    "sample": _samples,
+    "feedback": _feedback,
+    "unsure": _unsure,
+}

@@ -1,0 +1,36 @@
+"""GET /models/{h}/team: a labelling team's progress per person and trait; GET /models/{h}/votes: every
+vote, paged, for an export (docs/api.md, "Team progress")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from core.contract import MAX_CURSOR_CHARS, VOTES_PAGE
+from service.domain import team
+from service.http.auth import AuthoringKey, CtxDep
+from service.routes.common import errors
+from service.schemas.team import TeamProgressOut, VotesPage
+
+router = APIRouter(tags=["team"])
+
+
+@router.get("/models/{handle}/team", response_model=TeamProgressOut, responses=errors(403, 404))
+def get_team_progress(handle: str, who: AuthoringKey, ctx: CtxDep) -> TeamProgressOut:
+    """Per person and trait: labels (today, UTC, and all), median seconds per decision, agreement with
+    colleagues and with settled texts, and the texts still wanting votes."""
+    return team.get_progress(ctx, who, handle)
+
+
+@router.get("/models/{handle}/votes", response_model=VotesPage, responses=errors(400, 403, 404))
+def list_votes(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    limit: Annotated[int, Query(ge=1, le=VOTES_PAGE.maximum)] = VOTES_PAGE.default,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+) -> VotesPage:
+    """Every vote of the model (samples, buffered feedback labels, unsure marks) with its annotator, time,
+    provenance and the version it went into: an export, page by page."""
+    return team.list_votes(ctx, who, handle, limit, cursor)

@@ -1,0 +1,71 @@
+"""A labelling team's progress per person and trait, and the export of every vote (`routes/team.py`)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from pydantic import BaseModel, Field
+
+from core.contract import Provenance
+
+
+class PersonTraitOut(BaseModel):
+    annotator: str
+    trait: str
+    labels: int = Field(description="Labels the person gave on the trait (file imports' rows aside)")
+    labels_today: int = Field(description="Of those, the ones given on `day` (UTC)")
+    unsure: int = Field(description="Texts of the trait the person marked unsure")
+    median_seconds: float | None = Field(
+        description="Median seconds between consecutive decisions (labels and unsure marks) of the person "
+        "on the trait, gaps longer than `session_gap_seconds` left out; null without any"
+    )
+    compared_others: int = Field(description="Vote pairs with colleagues on shared texts, both on a pole")
+    agreement_others: float | None = Field(description="Share of those pairs on the same pole")
+    compared_settled: int = Field(description="The person's votes on settled texts, both on a pole")
+    agreement_settled: float | None = Field(description="Share of those on the settled pole")
+    wanting: int = Field(
+        description="Texts wanting votes that the person has neither voted on nor marked unsure"
+    )
+
+
+class TraitProgressOut(BaseModel):
+    texts: int = Field(description="Texts of the trait with at least one counted vote")
+    settled: int
+    wanting: int = Field(description="Texts still wanting votes (docs/api.md, 'Team progress')")
+
+
+class TeamProgressOut(BaseModel):
+    handle: str
+    day: date = Field(description="The UTC day `labels_today` counts")
+    session_gap_seconds: float
+    votes_wanted: int = Field(description="Votes a text wants before it counts as covered")
+    people: list[PersonTraitOut]
+    traits: dict[str, TraitProgressOut]
+
+
+class VoteRecord(BaseModel):
+    """One vote of the export: a sample, a buffered feedback label or an unsure mark."""
+
+    kind: str = Field(description="`sample`, `feedback` (buffered, not trained yet) or `unsure`")
+    id: int = Field(description="The row's id within its kind")
+    annotator: str | None
+    trait: str
+    text: str
+    quality: float | None = Field(description="Null for an unsure mark: it takes no pole")
+    adjudicated: bool
+    unsure: bool
+    created_at: datetime
+    provenance: Provenance | None = Field(
+        description="A sample's provenance; `feedback` for a buffered label"
+    )
+    version_no: int | None = Field(
+        description="The first version trained after the vote (stored versions), null when none has yet; "
+        "always null for a buffered label or an unsure mark"
+    )
+
+
+class VotesPage(BaseModel):
+    handle: str
+    items: list[VoteRecord]
+    limit: int
+    next_cursor: str | None

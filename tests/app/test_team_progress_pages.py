@@ -1,0 +1,99 @@
+"""The Label page's guidelines and `?` (unsure) key, and the Team progress section with the reviewer's notes,
+driven with AppTest against the real local service: the table's numbers are the API's."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from app.team_progress import progress_frame
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
+from tests.app.support import CASUAL, FORMAL, named_key, new_handle
+
+_n = itertools.count(1)
+TEXTS = FORMAL[:3] + CASUAL[:3]
+GUIDE = "Formal: what you would write to a stranger at work. Slang or chat is casual."
+
+
+@pytest.fixture
+def people(service: LocalService) -> dict[str, str]:
+    n = next(_n)
+    roles = {"own": "owner", "ann": "annotator", "rev": "reviewer"}
+    return {
+        name: named_key(service.data_dir, service.namespace, f"tp{name}{n}", role=role)
+        for name, role in roles.items()
+    }
+
+
+def labelled(service: LocalService, people: dict[str, str]) -> str:
+    """A draft with guidelines on its trait, a pool, and votes of the owner and the annotator that differ."""
+    handle = new_handle(service, "progress")
+    with Client(service.url, people["own"]) as owner:
+        owner.create_model(handle)
+        trait = {
+            "name": "Formality",
+            "positive_label": "formal",
+            "negative_label": "casual",
+            "description": GUIDE,
+        }
+        owner.add_traits(handle, [trait])
+        owner.add_pool_texts(handle, [f"Pool text {i} about the weather." for i in range(12)])
+        owner.add_samples(handle, [{"trait": "formality", "text": t, "quality": 1.0} for t in TEXTS])
+    with Client(service.url, people["ann"]) as ann:
+        ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": 0.0} for t in TEXTS[:4]])
+    return handle
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+
+
+def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, people)
+    _as(monkeypatch, service, people["ann"])
+    at = page("label", handle)
+    run_label_page(at)
+    no_exception(at)
+    assert GUIDE in texts(at.markdown)
+    assert "`?` unsure" in " ".join(texts(at.caption))
+    session = at.session_state["label_session"]
+    shown = session.current["text"]
+    by_label(at.button, "? · unsure").click().run()
+    no_exception(at)
+    assert at.session_state["label_session"].current["text"] != shown  # moved on, as a skip does
+    with Client(service.url, people["rev"]) as rev:
+        marks = list(rev.list_unsure(handle, "formality"))
+        assert [(m.text, m.annotator) for m in marks] == [(shown, session.annotator)]
+        assert rev.agreement(handle).traits["formality"].annotators  # votes, unchanged by the mark
+        assert all(v.unsure is False for v in rev.votes(handle) if v.kind == "sample")
+
+
+def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = labelled(service, people)
+    with Client(service.url, people["ann"]) as ann:
+        ann.mark_unsure(handle, "formality", TEXTS[0])
+        ann.add_comment(handle, "formality", TEXTS[0], "Polite, but is it formal?")
+    _as(monkeypatch, service, people["rev"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    with Client(service.url, people["rev"]) as rev:
+        expected = progress_frame(rev.team_progress(handle))
+    table = [d for d in at.dataframe if list(d.value.columns) == list(expected.columns)]
+    assert len(table) == 1
+    shown = table[0].value.reset_index(drop=True)
+    assert shown.to_dict("records") == expected.to_dict("records")
+    assert len(shown) == 2  # the owner and the annotator
+    captions = " ".join(texts(at.caption))
+    assert "Unsure: tpann" in captions and "Polite, but is it formal?" in captions
+    assert by_label(at.button, "Prepare the vote export")

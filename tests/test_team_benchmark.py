@@ -1,0 +1,19 @@
+"""The team benchmark end to end for a few seconds: three annotators with named keys label one model through
+a real local service; no two are handed the same text and every label answered 2xx is stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import team
+
+
+def test_a_short_team_run_has_no_collision_and_loses_no_label(tmp_path: Path) -> None:
+    out = tmp_path / "team.json"
+    args = ["--annotators", "3", "--duration", "8", "--pool", "300", "--k", "5", "--think", "0.05"]
+    status = team.main([*args, "--train-at", "10", "--out", str(out)])
+    run = json.loads(out.read_text())
+    assert run["labels_posted"] > 10 and run["suggestions"] > 0 and run["error_count"] == 0, run
+    assert run["collisions"] == 0 and run["lost"] == 0 and status == 0
+    assert run["stored_as"].get("feedback", 0) > 0  # the owner's training happened while they labelled
