@@ -28,9 +28,14 @@ def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
         "",
     ]
     if team_mode(environ):
+        how = (
+            "people sign in through the identity provider at " + environ["SCORING_OIDC_ISSUER"]
+            if environ.get("SCORING_OIDC_ISSUER")
+            else "each browser signs in with its own key"
+        )
         lines.append(
             f"  Team mode: it works against the service at {environ.get('SCORING_API_URL') or '(unset!)'} "
-            "and each browser signs in with its own key."
+            f"and {how}."
         )
         if environ.get("SCORING_API_KEY"):
             lines.append("  SCORING_API_KEY is ignored in team mode: no key is shared.")

@@ -2,28 +2,47 @@
 
 What `make run` starts. Unless the environment names a remote service (SCORING_API_URL and SCORING_API_KEY),
 the embedded service starts in this process now (`app.prestart`), while Streamlit starts and before anyone
-opens the page; the first visit then finds it running or nearly so.
+opens the page; the first visit then finds it running or nearly so. A team's workbench that signs people in
+through the identity provider gets Streamlit's `[auth]` secrets written first (app/signin_config.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def secrets_options(write: Callable[[Path], Path | None]) -> list[str]:
+    """Sign-in through the team's identity provider: its `[auth]` secrets, written now into the data
+    directory (never the project), read by Streamlit beside the usual `.streamlit/secrets.toml` files."""
+    written = write(Path(os.environ.get("SCORING_DATA_DIR") or ".data"))
+    if written is None:
+        return []
+    usual = [Path.home() / ".streamlit" / "secrets.toml", Path.cwd() / ".streamlit" / "secrets.toml"]
+    return [option for path in (*usual, written) for option in ("--secrets.files", str(path))]
+
+
 def main(argv: list[str]) -> None:
     from app.environment import embedder_name, remote_settings_from_env  # not app.backend: see there
     from app.prestart import prestart
+    from app.signin_config import write_auth_secrets
     from app.team_mode import team_mode
 
     if remote_settings_from_env() is None and not team_mode():  # a team's workbench has a service of its own
         prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(ROOT / "app" / "main.py"), *argv]
+    sys.argv = [
+        "streamlit",
+        "run",
+        str(ROOT / "app" / "main.py"),
+        *secrets_options(write_auth_secrets),
+        *argv,
+    ]
     cli.main()
 
 

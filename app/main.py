@@ -19,14 +19,17 @@ from app.backend import (  # noqa: E402
     NAMESPACE_KEY,
     Backend,
     DemoLoad,
+    NoNamespace,
     SignInNeeded,
     demo_load,
     ensure_demo_models,
     get_backend,
 )
 from app.sample_grid import keep_unsaved  # noqa: E402
-from app.team import identity, sign_in_page  # noqa: E402
+from app.signin_config import signin_config  # noqa: E402
+from app.team import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
 from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
+from core.client import AuthenticationError  # noqa: E402
 
 PAGES = ROOT / "pages"
 
@@ -87,6 +90,8 @@ def _namespace_picker(backend: Backend) -> None:
 
 
 def _key_notice(backend: Backend) -> None:
+    if backend.person:  # signed in as a person: their role says what they may do (app/team.py)
+        return
     st.caption(f"Key scope: **{backend.scope}**")
     if backend.read_only:
         st.warning(
@@ -138,7 +143,13 @@ def main() -> None:
     except SignInNeeded as needed:  # a team's workbench: this browser has not signed in yet
         sign_in_page(needed.url)
         return
+    except NoNamespace as alone:  # signed in as a person whom no namespace has (yet, or any more)
+        no_namespace_page(str(alone))
+        return
     except Exception as exc:  # noqa: BLE001 - a dead remote or a failed start: say so, offer Settings
+        if isinstance(exc, AuthenticationError) and signin_config() is not None:
+            expired_page(exc)  # the person's ID token is no longer taken: the provider signs them in again
+            return
         show_error(exc, "Connecting to the scoring service")
         backend = None
     if backend is not None:
@@ -176,6 +187,8 @@ def main() -> None:
         st.Page(str(PAGES / "demo.py"), title="Demo", icon=":material/slideshow:"),
         st.Page(str(PAGES / "settings.py"), title="Settings", icon=":material/settings:"),
     ]
+    if backend is not None and backend.team:  # a team's workbench: who is in the namespace, with what role
+        pages.insert(-1, st.Page(str(PAGES / "team.py"), title="Team", icon=":material/group:"))
     st.navigation(pages).run()
 
 

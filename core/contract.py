@@ -151,6 +151,8 @@ HANDLE_RE = re.compile(rf"\A({_NAME})\.({_NAME})\Z")
 PUBLIC_NAMESPACE = "public"
 #: HANDLE_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
 HANDLE_PATTERN = f"^{_NAME}\\.{_NAME}$"
+#: NAMESPACE_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
+NAMESPACE_PATTERN = f"^{_NAME}$"
 TAG_PATTERN = f"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_TAG_CHARS - 1}}}"
 TAG_RE = re.compile(rf"\A{TAG_PATTERN}\Z")
 VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
@@ -167,6 +169,15 @@ ANNOTATOR_RE = re.compile(rf"\A{_ANNOTATOR}\Z")
 ANNOTATOR_PATTERN = f"^{_ANNOTATOR}$"
 #: An unnamed key labels as `key-<prefix>`; no key may be named so (it would pass for another key).
 UNNAMED_KEY_PREFIX = "key-"
+
+
+#: A namespace's member (docs/api.md, "People"): an email, which is their annotator name (so ANNOTATOR_RE), or
+#: the person's subject at the identity provider (no '@').
+MAX_MEMBER_CHARS = 255
+_SUBJECT = f"[A-Za-z0-9][A-Za-z0-9._+|:=-]{{0,{MAX_MEMBER_CHARS - 1}}}"
+MEMBER_RE = re.compile(rf"\A(?:{_ANNOTATOR}|{_SUBJECT})\Z")
+#: MEMBER_RE as a JSON Schema (ECMA) pattern, for the OpenAPI document.
+MEMBER_PATTERN = f"^(?:{_ANNOTATOR}|{_SUBJECT})$"
 
 
 def annotator_of(name: str | None, prefix: str) -> str:

@@ -11,6 +11,7 @@ import streamlit as st
 from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
 from app.demo_view import PUBLIC_URL_KEY, public_base_url
 from app.environment import embedder_name
+from app.signin_config import signin_config
 from app.team_mode import team_mode
 from app.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
@@ -67,7 +68,14 @@ try:
 except Exception as exc:  # noqa: BLE001
     show_error(exc, "Connecting to the scoring service", on_settings=True)
 
-if team_mode():  # a team's workbench: the service is fixed, and each browser signs in with its own key
+if team_mode() and signin_config() is not None:  # a team's workbench: people sign in as themselves
+    st.subheader("You")
+    st.caption(
+        "This workbench is shared by a team: you signed in through your team's identity provider, and the "
+        "service decides what you may do from your role in each namespace (an owner changes it on the Team "
+        "page). Sign out in the sidebar to end your session in this tab."
+    )
+elif team_mode():  # a team's workbench: the service is fixed, and each browser signs in with its own key
     st.subheader("Your key")
     st.caption(
         "This workbench is shared by a team: you signed in with your own key, kept in this browser tab's "

@@ -26,6 +26,8 @@ from core.client.models import (
     ImportReport,
     KeyInfo,
     LastOperation,
+    Member,
+    MemberRemoved,
     Model,
     Page,
     PoolImportReport,
@@ -249,6 +251,26 @@ class Client:
     def current_key(self) -> KeyInfo:
         """The key this client sends: its scope and the namespaces it owns."""
         return KeyInfo.model_validate(self._get("/keys/current"))
+
+    # -- people: who is in a namespace, with what role (owners only) ----------------------------------
+
+    def list_people(self, namespace: str) -> list[Member]:
+        """The namespace's members and their roles."""
+        body = self._get(_path("namespaces", namespace, "people"))
+        return [Member.model_validate(m) for m in body.get("items", [])]
+
+    def set_person_role(self, namespace: str, member: str, role: str) -> Member:
+        """Add `member` (an email, or a subject at the identity provider) to `namespace` with `role`, or
+        change their role. `ConflictError` (`last_owner`) when it would demote the namespace's last owner."""
+        _require_name(member, "email")
+        path = _path("namespaces", namespace, "people", member.strip())
+        return Member.model_validate(self.request("PUT", path, json={"role": role}).json())
+
+    def remove_person(self, namespace: str, member: str) -> MemberRemoved:
+        """Take `member` out of `namespace`; the labels they gave stay. `ConflictError` (`last_owner`)."""
+        _require_name(member, "email")
+        path = _path("namespaces", namespace, "people", member.strip())
+        return MemberRemoved.model_validate(self.request("DELETE", path).json())
 
     # -- models ---------------------------------------------------------------------------------------
 

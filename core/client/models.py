@@ -333,14 +333,51 @@ class KeyInfo(_Response):
     name: str | None = None
     #: `annotator`, `reviewer` or `owner` (core.contract.ROLES); None from services without roles (owner).
     role: str | None = None
+    #: `key`, or `person`: someone signed in with an ID token of the team's identity provider.
+    kind: str = "key"
+    #: The role in each namespace (a person's may differ per namespace); empty from older services.
+    roles: dict[str, str] = Field(default_factory=dict)
+    #: A person's email (their annotator name) and the name their identity provider gives.
+    email: str | None = None
+    display_name: str | None = None
 
     @property
     def can_author(self) -> bool:
         return self.scope == "authoring"
 
-    def may(self, action: Action) -> bool:
-        """Whether the key may do `action` in its namespaces (a service without roles: an owner)."""
-        return self.can_author and role_allows(self.role or DEFAULT_ROLE, action)
+    @property
+    def is_person(self) -> bool:
+        return self.kind == "person"
+
+    def role_in(self, namespace: str | None = None) -> str | None:
+        """The role in `namespace` (None: the key's one role); None where the caller has none."""
+        if namespace is not None and self.roles:
+            return self.roles.get(namespace)
+        return self.role or DEFAULT_ROLE
+
+    def may(self, action: Action, namespace: str | None = None) -> bool:
+        """Whether the caller may do `action` (in `namespace`, when given: a person's roles differ per
+        namespace; a service without roles: an owner)."""
+        role = self.role_in(namespace)
+        return self.can_author and role is not None and role_allows(role, action)
+
+
+class Member(_Response):
+    """Someone in a namespace (`GET /namespaces/{ns}/people`): named by email or provider subject."""
+
+    namespace: str
+    member: str
+    role: str
+    email: str | None = None
+    display_name: str | None = None
+    signed_in: bool = False
+
+
+class MemberRemoved(_Response):
+    namespace: str
+    member: str
+    role: str
+    removed: bool = True
 
 
 class DeleteResult(_Response):

@@ -94,6 +94,15 @@ class Settings(BaseSettings):
         validation_alias="SCORING_API_PUBLIC_URL",
         description="The externally visible base URL (behind a proxy): the discovery document's rootUrl.",
     )
+    oidc_issuer: str | None = Field(
+        None,
+        description="The team's OpenID Connect identity provider (its `iss`, e.g. https://id.example.com): "
+        "with it, `Authorization: Bearer <ID token>` is accepted beside API keys (docs/api.md, People).",
+    )
+    oidc_audience: str | None = Field(
+        None, description="The `aud` an ID token must carry: the workbench's client id at the provider."
+    )
+    oidc_leeway_s: int = Field(60, description="Clock skew allowed on an ID token's `exp` and `iat`.")
     test_hooks: TestHooks = Field(
         default_factory=TestHooks, validation_alias=TEST_HOOKS_ENV, description="Fault injection, tests only."
     )
@@ -130,6 +139,10 @@ class Settings(BaseSettings):
             raise ValueError(f"queue URL {self.queue_url!r}: only Redis URLs (redis://, rediss://, unix://)")
         if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
             raise ValueError(f"SCORING_API_PUBLIC_URL {self.public_url!r}: an absolute http(s):// URL")
+        if (self.oidc_issuer is None) != (self.oidc_audience is None):
+            raise ValueError("SCORING_OIDC_ISSUER and SCORING_OIDC_AUDIENCE go together: set both or neither")
+        if self.oidc_issuer is not None and not self.oidc_issuer.startswith(("http://", "https://")):
+            raise ValueError(f"SCORING_OIDC_ISSUER {self.oidc_issuer!r}: an absolute http(s):// URL")
         if self.shard_texts < 0:
             raise ValueError("shard_texts must be 0 (never shard) or more")
         if self.scoring_threads < 0:

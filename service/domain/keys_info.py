@@ -1,18 +1,21 @@
-"""The calling key's own metadata (scope, namespaces, prefix), never its secret or hash."""
+"""The caller's own metadata: a key's scope, namespaces and prefix (never its secret or hash), or a person's
+identity and roles."""
 
 from __future__ import annotations
 
 from typing import cast
 
-from core.contract import KeyScope, Role, annotator_of
+from core.contract import ROLES, KeyScope, Role, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
 from service.schemas.keys_info import KeyInfo
 from service.store.api_keys import Principal
-from service.store.tables import ApiKey
+from service.store.tables import ApiKey, Person
 
 
 def current_key(ctx: Databases, who: Principal) -> KeyInfo:
+    if who.person_id is not None:
+        return _current_person(ctx, who, who.person_id)
     with ctx.reads() as session:
         row = session.get(ApiKey, who.key_id)
         if row is None:  # revoked and deleted between authentication and this read
@@ -26,4 +29,27 @@ def current_key(ctx: Databases, who: Principal) -> KeyInfo:
             created_at=row.created_at,
             name=annotator_of(row.name, row.prefix),
             role=cast(Role, row.role),
+            roles=dict(who.roles),
+        )
+
+
+def _current_person(ctx: Databases, who: Principal, person_id: int) -> KeyInfo:
+    """A signed-in person: who they are, and their role in each namespace (none: not a member anywhere,
+    and then `role` is `annotator`, the least, though they may do nothing until an owner adds them)."""
+    with ctx.reads() as session:
+        row = session.get(Person, person_id)
+        if row is None:  # cannot happen: people rows are never deleted
+            raise ApiError(401, "unauthorized", "Sign in again.", headers={"WWW-Authenticate": "Bearer"})
+        highest: Role = max(who.roles.values(), key=ROLES.index, default=ROLES[0])
+        return KeyInfo(
+            prefix="",
+            scope="authoring",
+            namespaces=sorted(who.namespaces),
+            created_at=row.created_at,
+            name=who.annotator,
+            role=highest,
+            kind="person",
+            roles=dict(who.roles),
+            email=row.email,
+            display_name=row.display_name,
         )

@@ -11,9 +11,14 @@ from sqlalchemy.orm import Session
 
 from service.context import Context
 from service.errors import ApiError
+from service.http.tokens import BAD_KEY, CHALLENGE, NO_KEY, identify
 from service.store.api_keys import Principal, authenticate
 
-bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`")
+bearer = HTTPBearer(
+    auto_error=False,
+    description="API key, or a person's ID token from the team's identity provider: "
+    "`Authorization: Bearer <key or token>`",
+)
 
 
 def get_ctx(request: Request) -> Context:
@@ -30,17 +35,10 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 def principal_in(session: Session, creds: HTTPAuthorizationCredentials | None) -> Principal:
     """The key's principal, or the 401 every endpoint answers to a missing or invalid key."""
     if creds is None or not creds.credentials:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "Send an API key as 'Authorization: Bearer <key>'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        raise ApiError(401, "unauthorized", NO_KEY, headers=CHALLENGE)
     found = authenticate(session, creds.credentials.strip())
     if found is None:
-        raise ApiError(
-            401, "unauthorized", "The API key is not valid.", headers={"WWW-Authenticate": "Bearer"}
-        )
+        raise ApiError(401, "unauthorized", BAD_KEY, headers=CHALLENGE)
     return found
 
 
@@ -50,12 +48,10 @@ async def principal(request: Request, ctx: CtxDep, creds: Credentials) -> Princi
     who: Principal | None = getattr(request.state, "principal", None)
     if who is not None:
         return who
-    return await run_in_threadpool(_principal_sync, ctx, creds)
-
-
-def _principal_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None) -> Principal:
-    with ctx.reads() as session:
-        return principal_in(session, creds)
+    if creds is None or not creds.credentials:
+        raise ApiError(401, "unauthorized", NO_KEY, headers=CHALLENGE)
+    verifier = getattr(request.app.state, "oidc", None)
+    return await run_in_threadpool(identify, ctx, verifier, creds.credentials.strip())
 
 
 def authoring(who: Annotated[Principal, Depends(principal)]) -> Principal:

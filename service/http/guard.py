@@ -15,15 +15,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.errors import MAX_BODY_BYTES, envelope
+from service.errors import MAX_BODY_BYTES, ApiError, envelope
 from service.http.api_docs import ASSETS_PATH, DOCS_PATH
-from service.store.api_keys import Principal, authenticate
+from service.http.tokens import CHALLENGE, NO_KEY, identify, memberless
+from service.store.api_keys import Principal
 
 PREFIX = "/v1/"
 # Everything under /v1 needs a key except these and the docs page's own assets.
 OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json", DOCS_PATH})
-NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
-BAD_KEY = "The API key is not valid."
 
 
 class BodyTooLarge(StarletteHTTPException):
@@ -42,10 +41,14 @@ def needs_key(scope: Scope) -> bool:
     return any(route.matches(scope)[0] == Match.FULL for route in scope["app"].router.routes)
 
 
-def _lookup(scope: Scope, key: str) -> Principal | None:
-    ctx = scope["app"].state.ctx
-    with ctx.reads() as session:
-        return authenticate(session, key)
+def _lookup(scope: Scope, credential: str) -> Principal:
+    """The key's or the signed-in person's principal (service.http.tokens); ApiError otherwise."""
+    state = scope["app"].state
+    who = identify(state.ctx, getattr(state, "oidc", None), credential)
+    refusal = memberless(who, scope["path"])
+    if refusal is not None:
+        raise refusal
+    return who
 
 
 def _nul_parameter(scope: Scope) -> list[str | int] | None:
@@ -77,13 +80,19 @@ class GuardMiddleware:
                     break
             scheme, credentials = get_authorization_scheme_param(header)
             credentials = credentials.strip()
-            who = None
-            if scheme.lower() == "bearer" and credentials:
+            try:
+                if scheme.lower() != "bearer" or not credentials:
+                    raise ApiError(401, "unauthorized", NO_KEY, headers=CHALLENGE)
                 who = await run_in_threadpool(_lookup, scope, credentials)
-            if who is None:
-                message = BAD_KEY if scheme.lower() == "bearer" and credentials else NO_KEY
-                headers = {"WWW-Authenticate": "Bearer"}
-                response = envelope(request_id, 401, "unauthorized", message, headers=headers)
+            except ApiError as exc:
+                response = envelope(
+                    request_id,
+                    exc.status,
+                    exc.code,
+                    exc.message,
+                    retryable=exc.retryable,
+                    headers=exc.headers,
+                )
                 await response(scope, receive, send)
                 return
             scope["state"]["principal"] = who  # request.state.principal: the routes authenticate no further

@@ -20,6 +20,7 @@ from service.context import Context
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs
 from service.http.guard import GuardMiddleware
+from service.http.oidc import OidcVerifier
 from service.routes import (
     agreement,
     audit,
@@ -30,6 +31,7 @@ from service.routes import (
     keys_info,
     models,
     notes,
+    people,
     perspective,
     pool,
     preview,
@@ -128,6 +130,12 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         redirect_slashes=False,
     )
     app.state.ctx = ctx
+    # People sign in through the team's identity provider: their ID tokens are checked against its keys.
+    app.state.oidc = (
+        OidcVerifier(settings.oidc_issuer, settings.oidc_audience, settings.oidc_leeway_s)
+        if settings.oidc_issuer and settings.oidc_audience
+        else None
+    )
     install_error_handlers(app)
     app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
@@ -144,7 +152,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, team, notes):
+    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, team, notes, people):
         app.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     app.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     api_docs.install(app)

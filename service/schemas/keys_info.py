@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -20,4 +21,16 @@ class KeyInfo(BaseModel):
     role: Role = Field(
         description="What the key may do in its namespaces: `annotator` labels, `reviewer` also settles, "
         "`owner` also manages (docs/api.md, Roles)"
+    )
+    kind: Literal["key", "person"] = Field(
+        default="key",
+        description="`person`: someone signed in with an ID token of the team's identity provider",
+    )
+    roles: dict[str, Role] = Field(
+        default_factory=dict,
+        description="The caller's role in each of its namespaces (a person's may differ)",
+    )
+    email: str | None = Field(default=None, description="A person's email (their annotator name, `name`)")
+    display_name: str | None = Field(
+        default=None, description="A person's name, as the identity provider gave it"
     )

@@ -25,7 +25,7 @@ from core.contract import (
     annotator_of,
     role_allows,
 )
-from service.store.tables import ApiKey
+from service.store.tables import ApiKey, Membership, Person
 
 SCOPES = ("authoring", "scoring")
 KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")
@@ -41,6 +41,13 @@ class Principal:
     #: Its role in each namespace it belongs to (core.contract.ROLE_ACTIONS): a key has one role in all of
     #: them (a scoring key: owner, and its scope forbids every write); a person may differ per namespace.
     roles: Mapping[str, Role] = field(default_factory=dict)
+    #: A person signed in through the identity provider (service/store/people.py): their row's id, and
+    #: `key_id` is 0. None for a key.
+    person_id: int | None = None
+
+    @property
+    def is_person(self) -> bool:
+        return self.person_id is not None
 
     def role_in(self, namespace: str) -> Role | None:
         return self.roles.get(namespace)
@@ -129,16 +136,21 @@ def authenticate(session: Session, key: str) -> Principal | None:
 
 
 def reserved_annotators(session: Session, who: Principal, names: set[str]) -> list[str]:
-    """Those of `names` the caller may not label as: another key's name, or any `key-…` name but the
-    caller's own (those name the unnamed keys). No one posts votes as a colleague."""
+    """Those of `names` the caller may not label as: another key's name, any `key-…` name but the
+    caller's own (those name the unnamed keys), or a person's email (a member's, or someone's who signed
+    in). No one posts votes as a colleague."""
     names = names - {who.annotator}
     taken = {n for n in names if n.startswith(UNNAMED_KEY_PREFIX)}
-    if names - taken:
+    rest = names - taken
+    if rest:
         taken |= set(
-            session.scalars(
-                select(ApiKey.name).where(ApiKey.name.in_(names - taken), ApiKey.id != who.key_id)
-            )
+            session.scalars(select(ApiKey.name).where(ApiKey.name.in_(rest), ApiKey.id != who.key_id))
         )
+        taken |= set(session.scalars(select(Membership.member).where(Membership.member.in_(rest))))
+        people = select(Person.email).where(Person.email.in_(rest))
+        if who.person_id is not None:
+            people = people.where(Person.id != who.person_id)
+        taken |= {e for e in session.scalars(people) if e}
     return sorted(taken)
 
 

@@ -115,6 +115,37 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
+class Person(Base):
+    """Someone who signed in through the team's identity provider (docs/api.md, "People"): known by the
+    provider's (issuer, subject); the email is their annotator name. Kept when they leave a namespace, as the
+    votes they gave are."""
+
+    __tablename__ = "people"
+    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_people_issuer_subject"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    subject: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    display_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Membership(Base):
+    """A person's role in a namespace, named by their email (or their subject at the provider), so an owner
+    can add someone before their first sign-in."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("namespace", "member", name="uq_memberships_namespace_member"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(64), index=True)
+    member: Mapped[str] = mapped_column(String(255), index=True)  # an email, lowercased, or a subject
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
 class Model(Base):
     __tablename__ = "models"
 

@@ -80,10 +80,18 @@ def test_team_mode_signs_each_session_in_with_its_own_key(
     other.run()
     assert [t.value for t in other.title] == ["Sign in"]
 
+    at.session_state["label_session"] = "ben's queue, last label and undo"  # as the Label page keeps them
     by_label(at.sidebar.button, "Sign out").click()
     at.run()
     assert [t.value for t in at.title] == ["Sign in"]
     assert "remote_backend" not in at.session_state
+    assert "label_session" not in at.session_state  # signing out forgets everything of ben in the tab
+    by_label(at.text_input, "Your API key").set_value(team["cy"])
+    by_label(at.button, "Sign in").click()
+    at.run()
+    no_exception(at)
+    assert "Signed in as **cy" in " ".join(texts(at.sidebar.caption))
+    assert "label_session" not in at.session_state
 
 
 @pytest.mark.usefixtures("app_env")
@@ -247,3 +255,36 @@ def test_two_label_pages_get_disjoint_texts_and_say_where_each_label_went(
     no_exception(at)
     assert "buffered for the next version v2" in " ".join(texts(at.caption))
     assert not at.error
+
+
+def test_the_team_page_adds_changes_and_removes_people(
+    service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An owner (here the service's owner key, signed in on a team's workbench) manages who is in the
+    namespace through the client; the service refuses what it must and the page says so."""
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+    email = f"dee{next(_n)}@example.com"
+    at = page("team")
+    at.session_state["remote_backend"] = {"url": service.url, "key": service.api_key}
+    at.run()
+    no_exception(at)
+    assert [t.value for t in at.title] == ["Team"]
+    by_label(at.text_input, "Email").set_value(email.upper())
+    by_label(at.selectbox, "Role").set_value("reviewer")
+    by_label(at.button, "Save").click()
+    at.run()
+    no_exception(at)
+    assert f"{email} is now reviewer" in " ".join(texts(at.success))
+    table = at.dataframe[0].value
+    assert {"Member": email, "Role": "reviewer", "Signed in": "not yet"}.items() <= dict(
+        table[table["Member"] == email].iloc[0]
+    ).items()
+    by_label(at.selectbox, "Member").set_value(email)
+    by_label(at.button, "Remove").click()
+    at.run()
+    no_exception(at)
+    assert f"{email} was removed" in " ".join(texts(at.success))
+    with Client(service.url, service.api_key) as c:
+        assert email not in [m.member for m in c.list_people(service.namespace)]

@@ -115,6 +115,8 @@ PAIRS = [
     Pair(m.FeedbackWithdrawn, "FeedbackWithdrawn"),
     Pair(m.AuditPage, "AuditPage"),
     Pair(m.AuditEvent, "AuditEventOut"),
+    Pair(m.Member, "MemberOut"),
+    Pair(m.MemberRemoved, "MemberRemoved"),
     Pair(r.Agreement, "AgreementOut"),
     Pair(r.TraitAgreement, "TraitAgreementOut"),
     Pair(r.AnnotatorVotes, "AnnotatorVotes"),
@@ -127,6 +129,7 @@ PAIRS = [
 #: whether it reads it as `body[...]`, which fails when it is absent).
 READS: list[tuple[str, str, Any, bool]] = [
     ("TraitsOut", "traits", list[m.Trait], False),
+    ("MemberPage", "items", list[m.Member], False),
     ("SampleIds", "ids", list[int], False),
     ("SampleIds", "in_evaluation_set", int, False),
     ("PoolAdded", "ids", list[int], False),

@@ -28,7 +28,17 @@ from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
 Kind = Literal[
-    "read", "author_read", "owner_read", "write", "create", "list_namespace", "any_key", "audit", "claim"
+    "read",
+    "author_read",
+    "owner_read",
+    "write",
+    "create",
+    "list_namespace",
+    "any_key",
+    "audit",
+    "claim",
+    "ns_read",
+    "ns_write",
 ]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner"]
@@ -87,13 +97,15 @@ class Op:
 
     @property
     def writes(self) -> bool:
-        return self.kind in ("write", "create", "claim")
+        return self.kind in ("write", "create", "claim", "ns_write")
 
     def expected(self, who: Who, vis: Visibility) -> int:
         if who in ("no_key", "bad_key"):
             return 401
         if who == "owner":
             return self.status
+        if self.kind in ("ns_read", "ns_write"):  # a namespace's people: its owners only
+            return 403
         if who in ROLE_KEYS:  # the namespace's annotator or reviewer: reads as the owner, writes by role
             if self.kind == "audit" or (self.writes and not role_allows(who, self.action)):
                 return 403
@@ -198,6 +210,14 @@ def comment(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     resp = svc.client.post(f"/v1/models/{handle}/comments", json=body, headers=owner)
     return {"comment_id": str(check(resp, 201)["id"])}
 
+
+def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    url = f"/v1/namespaces/{handle.split('.')[0]}/people/pat@example.com"
+    check(svc.client.put(url, json={"role": "reviewer"}, headers=owner), 200)
+    return {"member": "pat@example.com"}
+
+
+PEOPLE = "/v1/namespaces/{namespace}/people"
 
 # fmt: off
 OPERATIONS: list[Op] = [
@@ -317,6 +337,12 @@ OPERATIONS: list[Op] = [
     Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
     Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
        query=lambda _: {"limit": "5"}),
+    Op("list_people", "GET", PEOPLE, "ns_read", "none", 200),
+    Op("set_person", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200,
+       json=lambda _: {"role": "annotator"}, params={"member": "pat@example.com"}),
+    Op("change_role", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200, json=lambda _: {"role": "owner"},
+       setup=member),
+    Op("remove_person", "DELETE", PEOPLE + "/{member}", "ns_write", "none", 200, setup=member),
 ]
 # fmt: on
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}

@@ -18,7 +18,14 @@ def test_current_key_for_each_scope(idle_svc: Svc) -> None:
     c = idle_svc.client
     before = datetime.now(UTC)
     author = check(c.get("/v1/keys/current", headers=idle_svc.author), 200)
-    assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name", "role"}
+    assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name", "role"} | {
+        "kind", "roles", "email", "display_name"  # a person's (tests/service/test_people.py)
+    }  # fmt: skip
+    assert (author["kind"], author["roles"], author["email"]) == (
+        "key",
+        {"acme": "owner", "lab": "owner"},
+        None,
+    )
     assert author["role"] == "owner"  # a key created without a role: what every key could do before roles
     assert author["name"] == f"key-{author['prefix']}"  # an unnamed key labels as key-<prefix>
     assert author["scope"] == "authoring"

@@ -1,0 +1,110 @@
+"""Verifying the ID tokens of the team's identity provider (OpenID Connect), with joserfc (Authlib's JOSE).
+
+The provider's signing keys come from the `jwks_uri` of its discovery document and are kept in memory; a
+token signed with a key not among them makes one refetch (at most every `REFETCH_S` seconds, so a stream of
+forged key ids cannot make the service hammer the provider), which is how a provider's key rotation is
+picked up without a restart. Checked: the signature (asymmetric algorithms only), `iss`, `aud`, `exp` and
+`iat` (with the configured leeway), and that there is a `sub`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+from joserfc import jws, jwt
+from joserfc.errors import ExpiredTokenError, JoseError
+from joserfc.jwk import KeySet
+
+#: Signature algorithms an ID token may use: never `none`, never a shared-secret HS* (the client secret).
+ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+REFETCH_S = 30.0
+FETCH_TIMEOUT_S = 10.0
+
+
+class TokenRejected(Exception):
+    """The token is not one this service accepts; the message is for the caller (401)."""
+
+
+class ProviderUnavailable(Exception):
+    """The identity provider's keys could not be fetched (503: the token may well be valid)."""
+
+
+def looks_like_jwt(credential: str) -> bool:
+    """Three base64url parts: an ID token (an API key is `sk_…` and has no dot)."""
+    return credential.count(".") == 2 and not credential.startswith("sk_")
+
+
+class OidcVerifier:
+    """One per API process: the issuer's keys, fetched on first use and refreshed on an unknown key id."""
+
+    def __init__(self, issuer: str, audience: str, leeway_s: int = 60, refetch_s: float = REFETCH_S) -> None:
+        self.issuer = issuer  # compared with `iss` exactly, as OpenID Connect requires
+        self.audience = audience
+        self.leeway_s = leeway_s
+        self.refetch_s = refetch_s
+        self._lock = threading.Lock()
+        self._keys: KeySet | None = None
+        self._fetched_at = float("-inf")
+
+    def _fetch(self) -> KeySet:
+        try:
+            with httpx.Client(timeout=FETCH_TIMEOUT_S, follow_redirects=True) as http:
+                discovery = http.get(f"{self.issuer.rstrip('/')}/.well-known/openid-configuration")
+                discovery.raise_for_status()
+                jwks = http.get(str(discovery.json()["jwks_uri"]))
+                jwks.raise_for_status()
+                return KeySet.import_key_set(jwks.json())
+        except (httpx.HTTPError, KeyError, ValueError, JoseError) as exc:
+            raise ProviderUnavailable(
+                f"The identity provider {self.issuer} did not give its signing keys: {exc}"
+            ) from exc
+
+    def _keys_with(self, kid: str | None) -> KeySet:
+        """The key set, refetched first when it lacks `kid` (and the last fetch is old enough)."""
+        with self._lock:
+            # A token without `kid` (the provider has one key) is tried against every key held.
+            known = self._keys is not None and (kid is None or any(k.kid == kid for k in self._keys))
+            stale = time.monotonic() - self._fetched_at >= self.refetch_s
+            if self._keys is None or (not known and stale):
+                self._keys = self._fetch()
+                self._fetched_at = time.monotonic()
+            return self._keys
+
+    def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims once everything checks out; TokenRejected (401) or ProviderUnavailable."""
+        try:
+            header = jws.extract_compact(token.encode()).headers()
+        except (JoseError, ValueError) as exc:
+            raise TokenRejected("The sign-in token is not a valid token.") from exc
+        if header.get("alg") not in ALGORITHMS:
+            raise TokenRejected("The sign-in token is not signed with an algorithm this service accepts.")
+        kid = header.get("kid") if isinstance(header.get("kid"), str) else None
+        keys = self._keys_with(kid)
+        candidates = [k for k in keys if kid is None or k.kid == kid]
+        claims: dict[str, Any] | None = None
+        for key in candidates:
+            try:
+                claims = jwt.decode(token, key, algorithms=list(ALGORITHMS)).claims
+                break
+            except JoseError:
+                continue
+        if claims is None:
+            raise TokenRejected("The sign-in token's signature does not verify.")
+        registry = jwt.JWTClaimsRegistry(
+            leeway=self.leeway_s,
+            iss={"essential": True, "value": self.issuer},
+            aud={"essential": True, "value": self.audience},
+            exp={"essential": True},
+            iat={"essential": True},
+            sub={"essential": True},
+        )
+        try:
+            registry.validate(claims)
+        except ExpiredTokenError as exc:
+            raise TokenRejected("The sign-in token has expired: sign in again.") from exc
+        except JoseError as exc:
+            raise TokenRejected(f"The sign-in token is not for this service ({exc}).") from exc
+        return claims

@@ -1,0 +1,86 @@
+"""Who a bearer credential is: an API key, or (with an identity provider configured) a person's ID token.
+
+One place for both, so the guard (before the body is read) and the routes it does not cover answer alike:
+401 `unauthorized` for anything not valid, in the one envelope.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import IntegrityError
+
+from service.context import Context
+from service.errors import ApiError
+from service.http.oidc import OidcVerifier, ProviderUnavailable, TokenRejected, looks_like_jwt
+from service.store.api_keys import Principal, authenticate
+from service.store.db import transaction
+from service.store.people import (
+    NoAnnotatorName,
+    annotator_name,
+    find_person,
+    identity_of,
+    needs_record,
+    person_principal,
+    record_person,
+)
+
+NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
+BAD_KEY = "The API key is not valid."
+CHALLENGE = {"WWW-Authenticate": "Bearer"}
+#: The one route a signed-in person who belongs to no namespace may call: it says who they are.
+MEMBERLESS_PATHS = frozenset({"/v1/keys/current"})
+
+
+def unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message, headers=CHALLENGE)
+
+
+def identify(ctx: Context, verifier: OidcVerifier | None, credential: str) -> Principal:
+    """The caller `credential` names; ApiError 401 (invalid), 403 (a token without a usable name) or 503
+    (the identity provider cannot be reached to check a token)."""
+    if verifier is not None and looks_like_jwt(credential):
+        return _person(ctx, verifier, credential)
+    with ctx.reads() as session:
+        found = authenticate(session, credential)
+    if found is None:
+        raise unauthorized(BAD_KEY)
+    return found
+
+
+def _person(ctx: Context, verifier: OidcVerifier, token: str) -> Principal:
+    try:
+        who = identity_of(verifier.issuer, verifier.verify(token))
+        annotator_name(who)
+    except TokenRejected as exc:
+        raise unauthorized(str(exc)) from None
+    except ProviderUnavailable as exc:
+        raise ApiError(503, "identity_provider_unavailable", str(exc), retryable=True) from None
+    except NoAnnotatorName as exc:
+        raise ApiError(403, "forbidden", str(exc)) from None
+    with ctx.reads() as session:
+        row = find_person(session, who)
+        if not needs_record(row, who):
+            assert row is not None
+            return person_principal(session, row, who)
+    # A first sign-in, or a new email or name: recorded once (a concurrent first request may win the insert).
+    try:
+        with transaction(ctx.sessions) as session:
+            record_person(session, who)
+    except IntegrityError:
+        pass
+    with ctx.reads() as session:
+        row = find_person(session, who)
+        assert row is not None
+        return person_principal(session, row, who)
+
+
+def memberless(who: Principal, path: str) -> ApiError | None:
+    """A signed-in person with no role in any namespace (never added, or removed): 403 on all but
+    `GET /keys/current`, so the workbench can say who they are and whom to ask."""
+    if who.is_person and not who.roles and path not in MEMBERLESS_PATHS:
+        return ApiError(
+            403,
+            "forbidden",
+            f"You are signed in as {who.annotator}, who belongs to no namespace here: ask an owner of your "
+            "team's namespace to add you.",
+        )
+    return None

@@ -1,0 +1,63 @@
+"""A real OpenID Connect provider on loopback for the sign-in tests: oidc-provider-mock, in a thread.
+
+It signs real RS256 ID tokens with its own key and serves its discovery document and keys, as a team's
+provider does. Any client id and secret are accepted (the mock's default), which is how a test gets a token
+for another audience. Users are set with their claims before they sign in (`PUT /users/<sub>`); a claim
+given there (even `exp`) goes into the ID token as is, which is how a test gets an expired one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from oidc_provider_mock import run_server_in_thread
+
+CLIENT_ID = "scoring-workbench"
+CLIENT_SECRET = "test-client-secret"
+CALLBACK = "http://localhost/callback"  # the mock accepts any redirect URI; nothing listens there
+
+
+@dataclass(frozen=True)
+class Idp:
+    issuer: str
+
+    def set_user(self, sub: str, **claims: Any) -> None:
+        httpx.put(f"{self.issuer}/users/{sub}", json=claims).raise_for_status()
+
+    def id_token(self, sub: str, client_id: str = CLIENT_ID) -> str:
+        """Sign `sub` in through the authorization-code flow, as a browser and a client would."""
+        query = {
+            "client_id": client_id,
+            "redirect_uri": CALLBACK,
+            "response_type": "code",
+            "scope": "openid email profile",
+            "state": "s",
+        }
+        with httpx.Client(base_url=self.issuer) as http:
+            consent = http.post("/oauth2/authorize", params=query, data={"sub": sub})
+            assert consent.status_code == 302, consent.text[-500:]
+            found = re.search(r"[?&]code=([^&]+)", consent.headers["location"])
+            assert found, consent.headers["location"]
+            token = http.post(
+                "/oauth2/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": found.group(1),
+                    "redirect_uri": CALLBACK,
+                    "client_id": client_id,
+                    "client_secret": CLIENT_SECRET,
+                },
+            )
+            token.raise_for_status()
+            return str(token.json()["id_token"])
+
+
+@contextmanager
+def running_idp() -> Iterator[Idp]:
+    with run_server_in_thread(port=0) as server:
+        yield Idp(f"http://localhost:{server.server_port}")

@@ -1,0 +1,254 @@
+"""People sign in through the team's identity provider (a real OpenID Connect provider on loopback): their ID
+tokens are accepted beside API keys, carry the role their membership gives, and owners manage who is in a
+namespace (API and CLI). docs/api.md, "People"."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from service.store.audit import OPERATOR
+from service.store.db import make_engine, make_session_factory, transaction
+from service.store.people import set_member
+from service.store.tables import Membership, Person
+from tests.idp import CLIENT_ID, Idp, running_idp
+from tests.service.conftest import Svc, running
+from tests.service.helpers import auth, check, cli, error_code, make_model
+
+PEOPLE = "/v1/namespaces/{ns}/people"
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[Idp]:
+    with running_idp() as provider:
+        yield provider
+
+
+@pytest.fixture
+def team(tmp_path: Path, database_url: str, idp: Idp) -> Iterator[Svc]:
+    """The service configured with the provider: the workbench's client id is the tokens' audience."""
+    with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as svc:
+        yield svc
+
+
+def team_key_name(svc: Svc) -> str:
+    return str(check(svc.client.get("/v1/keys/current", headers=svc.author), 200)["name"])
+
+
+def person(idp: Idp, sub: str, **claims: object) -> dict[str, str]:
+    idp.set_user(sub, email=f"{sub}@example.com", name=sub.title(), **claims)
+    return auth(idp.id_token(sub))
+
+
+def add(svc: Svc, ns: str, member: str, role: str, by: dict[str, str] | None = None) -> dict[str, object]:
+    url = f"{PEOPLE.format(ns=ns)}/{member}"
+    return check(svc.client.put(url, json={"role": role}, headers=by or svc.author), 200)
+
+
+def test_a_member_s_token_is_accepted_and_carries_their_role(team: Svc, idp: Idp) -> None:
+    add(team, "acme", "Bob@Example.com", "annotator")  # an email is stored lowercased
+    add(team, "lab", "bob@example.com", "owner")
+    bob = person(idp, "bob")
+    me = check(team.client.get("/v1/keys/current", headers=bob), 200)
+    assert me["kind"] == "person" and me["scope"] == "authoring"
+    assert (me["name"], me["email"], me["display_name"]) == ("bob@example.com", "bob@example.com", "Bob")
+    assert me["namespaces"] == ["acme", "lab"]
+    assert me["roles"] == {"acme": "annotator", "lab": "owner"}
+    # An annotator may not manage; an owner may: the role is the membership's, per namespace.
+    make_model(team.client, team.author, "acme.shared", with_data=False)
+    refused = team.client.patch("/v1/models/acme.shared", json={"description": "x"}, headers=bob)
+    assert error_code(refused, 403) == "forbidden" and "annotator" in refused.json()["error"]["message"]
+    check(team.client.post("/v1/models", json={"handle": "lab.bobs"}, headers=bob), 201)
+    check(team.client.patch("/v1/models/lab.bobs", json={"description": "x"}, headers=bob), 200)
+    # A model of a namespace they are not in does not exist for them.
+    make_model(team.client, team.other, "other.hidden", with_data=False)
+    error_code(team.client.get("/v1/models/other.hidden", headers=bob), 404)
+    # A key's own answer says what it is too.
+    key = check(team.client.get("/v1/keys/current", headers=team.author), 200)
+    assert key["kind"] == "key" and key["roles"] == {"acme": "owner", "lab": "owner"}
+
+
+def test_a_person_is_recorded_once_and_a_membership_may_name_their_subject(team: Svc, idp: Idp) -> None:
+    add(team, "acme", "dana-sub", "reviewer")  # a subject: no email needed to add someone
+    dana = person(idp, "dana-sub")
+    for _ in range(3):
+        me = check(team.client.get("/v1/keys/current", headers=dana), 200)
+    assert me["roles"] == {"acme": "reviewer"} and me["name"] == "dana-sub@example.com"
+    with team.ctx.reads() as s:
+        assert s.scalar(select(func.count()).select_from(Person)) == 1
+    listed = check(team.client.get(PEOPLE.format(ns="acme"), headers=team.author), 200)["items"]
+    assert listed == [
+        {
+            "namespace": "acme",
+            "member": "dana-sub",
+            "role": "reviewer",
+            "email": "dana-sub@example.com",
+            "display_name": "Dana-Sub",
+            "signed_in": True,
+        }
+    ]
+
+
+def test_someone_with_no_membership_may_only_ask_who_they_are(team: Svc, idp: Idp) -> None:
+    eve = person(idp, "eve")
+    me = check(team.client.get("/v1/keys/current", headers=eve), 200)
+    assert me["kind"] == "person" and me["namespaces"] == [] and me["roles"] == {}
+    for method, path in (("GET", "/v1/models"), ("GET", "/v1/models/public.x"), ("POST", "/v1/models")):
+        resp = team.client.request(method, path, json={"handle": "acme.x"}, headers=eve)
+        assert error_code(resp, 403) == "forbidden" and "eve@example.com" in resp.json()["error"]["message"]
+
+
+def _forge(token: str, **changes: object) -> str:
+    """The token with its claims changed and its signature kept: a forgery."""
+    head, body, sig = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    claims.update(changes)
+    raw = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    return f"{head}.{raw}.{sig}"
+
+
+def test_expired_forged_and_foreign_tokens_are_401_in_the_envelope(team: Svc, idp: Idp) -> None:
+    add(team, "acme", "frank@example.com", "owner")
+    good = person(idp, "frank")["Authorization"].removeprefix("Bearer ")
+    check(team.client.get("/v1/keys/current", headers=auth(good)), 200)
+    idp.set_user("frank", email="frank@example.com", exp=1_000_000_000)  # the provider signs it expired
+    expired = idp.id_token("frank")
+    person(idp, "frank")  # back to a fresh token's claims
+    foreign = idp.id_token("frank", client_id="another-app")  # signed for another audience
+    cases = {
+        "expired": expired,
+        "forged": _forge(good, email="owner@example.com", sub="someone-else"),
+        "foreign": foreign,
+        "unsigned": _forge(good).rsplit(".", 1)[0] + ".",
+        "garbage": "a.b.c",
+    }
+    for name, token in cases.items():
+        resp = team.client.get("/v1/keys/current", headers=auth(token))
+        assert error_code(resp, 401) == "unauthorized", name
+        assert resp.headers["WWW-Authenticate"] == "Bearer", name
+    message = team.client.get("/v1/keys/current", headers=auth(expired)).json()["error"]["message"]
+    assert "expired" in message
+    # Checked before the body is read, as a key is: a broken body still gets 401.
+    resp = team.client.post("/v1/models", content=b"{not json", headers=auth(expired))
+    assert error_code(resp, 401) == "unauthorized"
+
+
+def test_tokens_are_refused_where_no_provider_is_configured(svc: Svc, idp: Idp) -> None:
+    token = person(idp, "gina")
+    assert error_code(svc.client.get("/v1/keys/current", headers=token), 401) == "unauthorized"
+
+
+def test_a_removed_person_is_refused_and_their_labels_stay(team: Svc, idp: Idp) -> None:
+    add(team, "acme", "hal@example.com", "owner")
+    hal = person(idp, "hal")
+    make_model(team.client, hal, "acme.hals")  # hal's samples carry his email
+    check(team.client.delete(f"{PEOPLE.format(ns='acme')}/hal@example.com", headers=team.author), 200)
+    assert error_code(team.client.get("/v1/models/acme.hals", headers=hal), 403) == "forbidden"
+    page = check(team.client.get("/v1/models/acme.hals/samples", headers=team.author), 200)
+    assert page["items"] and {s["annotator"] for s in page["items"]} == {"hal@example.com"}
+    # Still known (the labels name him), and no key may post as him.
+    body = {
+        "samples": [{"trait": "formality", "text": "As hal.", "quality": 1, "annotator": "hal@example.com"}]
+    }
+    resp = team.client.post("/v1/models/acme.hals/samples", json=body, headers=team.author)
+    assert error_code(resp, 422) == "annotator_reserved"
+
+
+def test_people_endpoints_are_for_owners_and_keep_an_owner(team: Svc, idp: Idp) -> None:
+    ns = PEOPLE.format(ns="acme")
+    add(team, "acme", "ivy@example.com", "owner")
+    add(team, "acme", "jon@example.com", "reviewer")
+    ivy, jon = person(idp, "ivy"), person(idp, "jon")
+    # A reviewer may not manage people; an owner person may, as an owner key may.
+    assert error_code(team.client.get(ns, headers=jon), 403) == "forbidden"
+    resp = team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=jon)
+    assert error_code(resp, 403) == "forbidden"
+    check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
+    # Every change of a role is in the namespace's audit log, with who made it.
+    log = check(team.client.get("/v1/namespaces/acme/audit", headers=ivy), 200)["items"]
+    assert [(e["kind"], e["actor"], e["handle"], e["detail"]) for e in log[:3]] == [
+        (
+            "role_changed",
+            "ivy@example.com",
+            None,
+            {"member": "kim@example.com", "from": None, "to": "annotator"},
+        ),
+        (
+            "role_changed",
+            team_key_name(team),
+            None,
+            {"member": "jon@example.com", "from": None, "to": "reviewer"},
+        ),
+        (
+            "role_changed",
+            team_key_name(team),
+            None,
+            {"member": "ivy@example.com", "from": None, "to": "owner"},
+        ),
+    ]
+    assert error_code(team.client.get(ns, headers=team.scorer), 403) == "forbidden"
+    assert error_code(team.client.get(PEOPLE.format(ns="lab"), headers=ivy), 403) == "forbidden"
+    # Bad input: nothing stored.
+    before = check(team.client.get(ns, headers=ivy), 200)
+    for member, body, code in (
+        ("kim@example.com", {"role": "boss"}, "validation_error"),
+        ("kim@example.com", {"role": "owner", "extra": 1}, "unknown_field"),
+        ("kim@example.com", {}, "validation_error"),
+        ("bad member!", {"role": "owner"}, "validation_error"),
+    ):
+        assert error_code(team.client.put(f"{ns}/{member}", json=body, headers=ivy), 422) == code
+    error_code(team.client.put("/v1/namespaces/Not_A_Ns/people/x@example.com", json={"role": "owner"},
+                               headers=team.author), 422)  # fmt: skip
+    assert error_code(team.client.delete(f"{ns}/nobody@example.com", headers=ivy), 404) == "member_not_found"
+    assert check(team.client.get(ns, headers=ivy), 200) == before
+
+
+def test_a_namespace_never_loses_its_last_owner(tmp_path: Path, database_url: str, idp: Idp) -> None:
+    with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as t:
+        # `team` has no key: its only owners are people.
+        with transaction(t.ctx.sessions) as s:
+            set_member(s, "team", "lee@example.com", "owner", OPERATOR)
+        lee = person(idp, "lee")
+        ns = PEOPLE.format(ns="team")
+        resp = t.client.put(f"{ns}/lee@example.com", json={"role": "reviewer"}, headers=lee)
+        assert error_code(resp, 409) == "last_owner"
+        assert error_code(t.client.delete(f"{ns}/lee@example.com", headers=lee), 409) == "last_owner"
+        # With a second owner, the first may step down (and then may no longer manage).
+        add(t, "team", "max@example.com", "owner", by=lee)
+        check(t.client.put(f"{ns}/lee@example.com", json={"role": "annotator"}, headers=lee), 200)
+        assert error_code(t.client.get(ns, headers=lee), 403) == "forbidden"
+        mx = person(idp, "max")
+        assert error_code(t.client.delete(f"{ns}/max@example.com", headers=mx), 409) == "last_owner"
+        roles = {m["member"]: m["role"] for m in check(t.client.get(ns, headers=mx), 200)["items"]}
+        assert roles == {"lee@example.com": "annotator", "max@example.com": "owner"}
+
+
+def test_the_people_command_adds_lists_and_removes(tmp_path: Path) -> None:
+    run = lambda *args: cli(tmp_path, "people", *args)  # noqa: E731
+    added = run("add", "--namespace", "acme", "--email", "Nia@Example.com", "--role", "owner")
+    assert added.returncode == 0, added.stderr
+    assert "nia@example.com" in added.stdout and "owner" in added.stdout
+    assert (
+        run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "reviewer").returncode == 0
+    )
+    listed = run("list", "--namespace", "acme")
+    assert listed.returncode == 0 and listed.stdout.split("\n")[:2] == [
+        "acme\tnia@example.com\towner",
+        "acme\toz@example.com\treviewer",
+    ]
+    bad = run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "boss")
+    assert bad.returncode == 2 and "boss" in bad.stderr
+    last = run("remove", "--namespace", "acme", "--email", "nia@example.com")
+    assert last.returncode == 2 and "no owner" in last.stderr
+    assert run("remove", "--namespace", "acme", "--email", "oz@example.com").returncode == 0
+    gone = run("remove", "--namespace", "acme", "--email", "oz@example.com")
+    assert gone.returncode == 2 and "not a member" in gone.stderr
+    engine = make_engine(f"sqlite:///{tmp_path / 'scoring.sqlite'}")
+    with make_session_factory(engine)() as s:
+        assert [(m.member, m.role) for m in s.scalars(select(Membership))] == [("nia@example.com", "owner")]
+    engine.dispose()
