@@ -1,6 +1,5 @@
 """The Team progress section: per person and trait, what the service's `GET …/team` says, and a download of
-every vote (docs/workbench.md). One function, `team_progress`, so the section can sit on whichever page
-shows the team (the Samples page's Disagreements tab for now)."""
+every vote (docs/workbench.md), on the Team page."""
 
 from __future__ import annotations
 

@@ -17,7 +17,6 @@ from app.run_summary import show_summary, start_run, summarise
 from app.sample_grid import sample_grid
 from app.sample_import import sample_import_section
 from app.sample_io import to_csv, to_jsonl
-from app.team_progress import team_progress
 from app.widgets import guard, is_editable, open_model_page
 from core.client import Trait
 from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
@@ -153,4 +152,3 @@ with flags_tab:
 
 with disagree_tab:
     disagreements_panel(client, model, traits, editable, refusal(backend.key, "review", "Settling a text"))
-    team_progress(backend, model)  # the Team page's section, shown here until that page exists

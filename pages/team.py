@@ -1,4 +1,5 @@
-"""Team: who is in the working namespace, with what role; its owners add people, change roles, remove people.
+"""Team: how the labelling of the picked model goes, per person; who is in the working namespace, with what
+role; its owners add people, change roles, remove people.
 
 Everything goes through the client's people methods (docs/api.md, "People"); the service enforces who may
 (owners only) and that a namespace keeps an owner, and this page says so when it refuses.
@@ -10,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from app.backend import get_backend
-from app.widgets import guard
+from app.team_progress import team_progress
+from app.widgets import guard, selected_handle
 from core.contract import ROLES
 
 ROLE_HELP = "annotator labels; reviewer also settles disagreements; owner also manages models and people"
@@ -20,6 +22,18 @@ backend = get_backend()
 ns = backend.namespace
 if flash := st.session_state.pop("team_flash", None):
     st.success(flash)
+
+# Every role of the namespace reads the progress; only its owners manage people (below).
+if handle := selected_handle():
+    model = None
+    with guard("Reading the model"):
+        model = backend.client.get_model(handle)
+    if model is not None:
+        team_progress(backend, model)
+else:
+    st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")
+
+st.subheader("People")
 st.caption(f"People in namespace `{ns}` and their roles ({ROLE_HELP}).")
 
 if not backend.may("manage"):

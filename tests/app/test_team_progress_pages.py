@@ -84,7 +84,7 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
         ann.mark_unsure(handle, "formality", TEXTS[0])
         ann.add_comment(handle, "formality", TEXTS[0], "Polite, but is it formal?")
     _as(monkeypatch, service, people["rev"])
-    at = page("samples", handle)
+    at = page("team", handle)
     at.run()
     no_exception(at)
     with Client(service.url, people["rev"]) as rev:
@@ -94,6 +94,10 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
     shown = table[0].value.reset_index(drop=True)
     assert shown.to_dict("records") == expected.to_dict("records")
     assert len(shown) == 2  # the owner and the annotator
+    assert by_label(at.button, "Prepare the vote export")
+    assert any("Only an owner" in t for t in texts(at.info))  # a reviewer reads progress, not the people
+    at = page("samples", handle)  # the notes sit beside each text of the Disagreements tab
+    at.run()
+    no_exception(at)
     captions = " ".join(texts(at.caption))
     assert "Unsure: tpann" in captions and "Polite, but is it formal?" in captions
-    assert by_label(at.button, "Prepare the vote export")

@@ -26,6 +26,7 @@ _READERS = {
     "author_read": "an authoring key that can read the model",
     "owner_read": "an authoring key of the namespace",
     "audit": "an owner of the namespace",
+    "ns_read": "an owner of the namespace",
 }
 _ROLE = {"annotator": "an annotator of the namespace", "reviewer": "a reviewer of the namespace",
          "owner": "an owner of the namespace"}  # fmt: skip
