@@ -1,0 +1,1 @@
+"""The client's calls, one module per resource; `core.client.Client` has them all."""

@@ -1,0 +1,178 @@
+"""What every call shares: the connection, retries, errors, paging and small request helpers."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Self, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from core.client import errors, retry
+from core.client.models import (
+    Page,
+    RunRef,
+)
+from core.client.retry import Safety
+from core.json_types import JsonObject
+
+ENV_URL = "SCORING_API_URL"
+ENV_KEY = "SCORING_API_KEY"
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    _USER_AGENT = f"scoring-workbench-client/{_pkg_version('scoring-workbench')}"
+except Exception:  # not installed as a distribution (plain checkout)
+    _USER_AGENT = "scoring-workbench-client"
+
+
+def normalize_base_url(url: str) -> str:
+    """Strip trailing slashes and add `/v1` when the URL names only the server."""
+    url = url.strip().rstrip("/")
+    if not url:
+        raise ValueError("base_url is empty")
+    if not url.endswith("/v1"):
+        url += "/v1"
+    return url
+
+
+def _require_name(name: str, what: str) -> None:
+    if not str(name).strip():
+        raise ValueError(f"The {what} is empty: enter a name.")
+
+
+def _clean(fields: Mapping[str, object]) -> JsonObject:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class ClientBase:
+    """Typed client for the scoring service.
+
+    The connection and its retries; the calls live in `core.client.calls` (docs/client.md)."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        transport: httpx.BaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        url = base_url or os.environ.get(ENV_URL)
+        if not url:
+            raise ValueError(
+                f"no service URL: pass base_url or set {ENV_URL} "
+                "(or start one with core.start_local_service())"
+            )
+        self.base_url = normalize_base_url(url)
+        self.api_key = api_key if api_key is not None else os.environ.get(ENV_KEY)
+        self.retries = max(0, int(retries))
+        self.backoff = max(0.0, float(backoff))
+        self.timeout = timeout
+        default_headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        if self.api_key:
+            default_headers["Authorization"] = f"Bearer {self.api_key}"
+        default_headers.update(headers or {})
+        self._http = httpx.Client(
+            base_url=self.base_url + "/",
+            headers=default_headers,
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+        )
+        self._sleep: Callable[[float], None] = retry.sleep  # replaceable to observe delays in tests
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r}, api_key={'set' if self.api_key else 'none'})"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        safety: Safety = Safety.IDEMPOTENT,
+        params: Mapping[str, object] | None = None,
+        json: object = None,
+        content: str | bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send one logical call (same `X-Request-Id` on every attempt); raise `ApiError` on >= 300.
+
+        A 3xx is an error too (`UnexpectedRedirectError`): redirects are not followed, and the body of one is
+        never the result the caller asked for.
+        """
+        request_id = f"req_{uuid.uuid4().hex}"
+        send_headers = {"X-Request-Id": request_id, **(headers or {})}
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    method,
+                    path.lstrip("/"),
+                    params=_clean(params or {}),
+                    json=json,
+                    content=content,
+                    headers=send_headers,
+                )
+            except httpx.TransportError as exc:
+                if attempt < self.retries and retry.should_retry_exception(exc, safety):
+                    self._sleep(retry.backoff_delay(attempt, self.backoff))
+                    attempt += 1
+                    continue
+                raise errors.TransportError(
+                    f"{method} {self.base_url}{path}: {type(exc).__name__}: {exc} "
+                    f"(after {attempt + 1} attempt{'s' if attempt else ''})",
+                    request_id=request_id,
+                ) from exc
+            if response.status_code < 300:
+                return response
+            if attempt < self.retries and retry.should_retry_status(response.status_code, safety):
+                delay = retry.backoff_delay(attempt, self.backoff)
+                after = retry.retry_after_seconds(response)
+                if after is None or after <= retry.MAX_RETRY_AFTER:
+                    self._sleep(max(delay, after or 0.0))
+                    attempt += 1
+                    continue
+            raise errors.error_from_response(response, request_id)
+
+    def _get(self, path: str, params: Mapping[str, object] | None = None) -> Any:
+        return self.request("GET", path, params=params).json()  # Any: the answer's JSON, read by its model
+
+    def _paginate(self, fetch: Callable[[str | None], Page[_ModelT]]) -> Iterator[_ModelT]:
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor)
+            yield from page.items
+            if not page.next_cursor or not page.items:
+                return
+            cursor = page.next_cursor
+
+    @staticmethod
+    def _run_ref(response: httpx.Response) -> RunRef:
+        body = response.json()
+        return RunRef.model_validate({**body, "status_code": response.status_code})
+
+
+def _version_ref(version: str | int) -> str:
+    return f"v{version}" if isinstance(version, int) else version
+
+
+def _dump(model: type[BaseModel], item: BaseModel | Mapping[str, object]) -> JsonObject:
+    obj = item if isinstance(item, model) else model.model_validate(item)
+    return obj.model_dump(exclude_none=True)

@@ -1,0 +1,105 @@
+"""Evaluation sets, evaluations, precision-recall curves and thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from core.client.calls.base import ClientBase, _require_name, _version_ref
+from core.client.models import (
+    RunRef,
+)
+from core.client.paths import path as _path
+from core.client.results import (
+    Evaluation,
+    EvaluationComparison,
+    EvaluationItemsAdded,
+    EvaluationSet,
+    EvaluationSetCleared,
+    PrCurve,
+    Threshold,
+)
+from core.client.retry import Safety
+from core.contract import (
+    DISAGREEMENTS,
+    MAX_EVAL_ITEMS_PER_REQUEST,
+)
+
+
+class EvaluationCalls(ClientBase):
+    def add_evaluation_items(
+        self,
+        handle: str,
+        items: Iterable[Mapping[str, object]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvaluationItemsAdded:
+        """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
+        Returns how many were `added` and the set's `total`; items already in the set are not added again."""
+        rows = [dict(i) for i in items]
+        added, total = 0, 0
+        for start in range(0, len(rows), MAX_EVAL_ITEMS_PER_REQUEST):
+            batch = rows[start : start + MAX_EVAL_ITEMS_PER_REQUEST]
+            # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
+            path = _path("models", handle, "evaluation-set")
+            body = self.request("POST", path, json={"items": batch}).json()
+            added, total = added + int(body["added"]), int(body["total"])
+            if progress is not None:
+                progress(start + len(batch), len(rows))
+        return EvaluationItemsAdded(added=added, total=total)
+
+    def evaluation_set(self, handle: str) -> EvaluationSet:
+        """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""
+        return EvaluationSet.model_validate(self._get(_path("models", handle, "evaluation-set")))
+
+    def clear_evaluation_set(self, handle: str) -> EvaluationSetCleared:
+        """Delete every item of the set; `deleted` says how many there were."""
+        body = self.request("DELETE", _path("models", handle, "evaluation-set")).json()
+        return EvaluationSetCleared.model_validate(body)
+
+    def evaluate(self, handle: str, version: str | int) -> RunRef:
+        """Start an evaluation run of `version` on the model's evaluation set; wait with `wait`."""
+        path = _path("models", handle, "versions", _version_ref(version), "evaluate")
+        response = self.request("POST", path, safety=Safety.ONCE)
+        return self._run_ref(response)
+
+    def get_evaluation(self, handle: str, version: str | int) -> Evaluation:
+        """The latest stored evaluation of `version`: `items` and per trait its metrics (`traits[key]`)."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "evaluation"))
+        return Evaluation.model_validate(body)
+
+    def pr_curve(self, handle: str, version: str | int) -> PrCurve:
+        """The version's precision-recall curve per trait on its latest evaluation (`traits[key].points`,
+        each with `threshold`, `precision`, `recall`)."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "pr-curve"))
+        return PrCurve.model_validate(body)
+
+    def thresholds(self, handle: str, version: str | int) -> dict[str, Threshold]:
+        """The version's decision thresholds by trait key."""
+        body = self._get(_path("models", handle, "versions", _version_ref(version), "thresholds"))
+        return {key: Threshold.model_validate(t) for key, t in dict(body["thresholds"]).items()}
+
+    def set_threshold(
+        self, handle: str, version: str | int, trait: str, *, target: str, value: float
+    ) -> Threshold:
+        """Choose and store `trait`'s threshold on the evaluation set for `target` ("precision" or "recall")
+        ≥ `value`; score responses of that version then add `threshold` and `decision` for the trait."""
+        _require_name(trait, "trait key")
+        path = _path("models", handle, "versions", _version_ref(version), "thresholds", trait)
+        body = self.request("PUT", path, json={"target": target, "value": value}).json()
+        return Threshold.model_validate(body)
+
+    def clear_threshold(self, handle: str, version: str | int, trait: str) -> bool:
+        """Remove `trait`'s threshold from the version; False when it had none."""
+        _require_name(trait, "trait key")
+        path = _path("models", handle, "versions", _version_ref(version), "thresholds", trait)
+        return bool(self.request("DELETE", path).json()["deleted"])
+
+    def compare_evaluations(
+        self, handle: str, a: str | int, b: str | int, *, limit: int = DISAGREEMENTS.default
+    ) -> EvaluationComparison:
+        """Versions `a` and `b` side by side on their latest evaluations (the items both scored): per trait
+        the metrics of each, B − A with a 95% interval, p-value and `significant`, reliability bins of each;
+        and the `limit` items (1–1000) where their scores differ most, with text and label."""
+        params = {"a": _version_ref(a), "b": _version_ref(b), "limit": limit}
+        body = self._get(_path("models", handle, "evaluation", "compare"), params)
+        return EvaluationComparison.model_validate(body)

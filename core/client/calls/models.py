@@ -1,0 +1,89 @@
+"""Models: list, create, read, change, reopen, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from core.client.calls.base import ClientBase, _clean
+from core.client.models import (
+    DeleteResult,
+    Model,
+    Page,
+)
+from core.client.paths import path as _path
+from core.client.retry import Safety
+from core.json_types import JsonObject
+
+
+class ModelCalls(ClientBase):
+    def list_models_page(
+        self,
+        namespace: str | None = None,
+        state: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page[Model]:
+        params = {"namespace": namespace, "state": state, "kind": kind, "limit": limit, "cursor": cursor}
+        return Page[Model].model_validate(self._get("/models", params))
+
+    def list_models(
+        self,
+        namespace: str | None = None,
+        state: str | None = None,
+        kind: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Model]:
+        """Every model (following `next_cursor`); without `namespace`, the public catalog."""
+        return self._paginate(
+            lambda cursor: self.list_models_page(namespace, state, kind, limit=page_size, cursor=cursor)
+        )
+
+    def create_model(
+        self,
+        handle: str,
+        *,
+        description: str = "",
+        scoring_method: str | None = None,
+        kind: str | None = None,
+        max_depth: int | None = None,
+        additional_terms: str | None = None,
+        upstream_sources: list[JsonObject] | None = None,
+        readme_markdown: str | None = None,
+        zero_data_retention: bool | None = None,
+        embedder: str | None = None,
+    ) -> Model:
+        """`embedder`: "minilm-qint8v2", "minilm", "e5-small", "hashing" or their ids, fixed for good
+        (default: the service's)."""
+        body = _clean(
+            {
+                "handle": handle,
+                "description": description,
+                "scoring_method": scoring_method,
+                "kind": kind,
+                "max_depth": max_depth,
+                "additional_terms": additional_terms,
+                "upstream_sources": upstream_sources,
+                "readme_markdown": readme_markdown,
+                "zero_data_retention": zero_data_retention,
+                "embedder": embedder,
+            }
+        )
+        response = self.request("POST", "/models", json=body, safety=Safety.ONCE)
+        return Model.model_validate(response.json())
+
+    def get_model(self, handle: str) -> Model:
+        return Model.model_validate(self._get(_path("models", handle)))
+
+    def update_model(self, handle: str, **fields: object) -> Model:
+        """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""
+        response = self.request("PATCH", _path("models", handle), json=fields)
+        return Model.model_validate(response.json())
+
+    def reopen(self, handle: str) -> Model:
+        """Back to `draft` to edit traits and samples while the active version keeps serving; the next
+        `train` makes version N+1. Safe to repeat (a draft answers unchanged)."""
+        return Model.model_validate(self.request("POST", _path("models", handle, "reopen")).json())
+
+    def delete_model(self, handle: str) -> DeleteResult:
+        return DeleteResult.model_validate(self.request("DELETE", _path("models", handle)).json())

@@ -1,0 +1,109 @@
+"""The unlabelled pool: import, list, delete; suggestions, claims and labels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from core.client import importing
+from core.client.calls.base import ClientBase
+from core.client.models import (
+    ClaimReleased,
+    DeleteResult,
+    PoolImportReport,
+    PoolLabel,
+    PoolPage,
+    PoolText,
+    Suggestions,
+)
+from core.client.paths import path as _path
+from core.contract import (
+    MAX_POOL_TEXTS_PER_REQUEST,
+    SUGGESTIONS,
+)
+from core.json_types import JsonObject
+
+
+class PoolCalls(ClientBase):
+    def add_pool_texts(self, handle: str, texts: Iterable[str]) -> list[int]:
+        """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id)."""
+        payload = list(texts)
+        if not 1 <= len(payload) <= MAX_POOL_TEXTS_PER_REQUEST:
+            raise ValueError(
+                f"add_pool_texts takes 1 to {MAX_POOL_TEXTS_PER_REQUEST} texts, got {len(payload)}; "
+                "use import_pool for more"
+            )
+        # Repeating an import is harmless (the service keeps one copy of a text), so it is retried.
+        response = self.request("POST", _path("models", handle, "pool"), json={"texts": payload})
+        return [int(i) for i in response.json().get("ids", [])]
+
+    def import_pool(
+        self,
+        handle: str,
+        texts: Iterable[str],
+        *,
+        start: int = 0,
+        batch_size: int = importing.POOL_BATCH,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> PoolImportReport:
+        """Add any number of texts in batches that shrink on a slow service; `progress(stored, total)` after
+        each. Never raises for a failed batch: the report says how many are stored (`stored`, from the start)
+        and why it stopped (`error`); call again with `start=report.stored` to resume."""
+        return importing.import_pool(
+            self, handle, list(texts), start=start, batch_size=batch_size, progress=progress
+        )
+
+    def list_pool_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> PoolPage:
+        return PoolPage.model_validate(
+            self._get(_path("models", handle, "pool"), {"limit": limit, "cursor": cursor})
+        )
+
+    def list_pool(self, handle: str, page_size: int | None = None) -> Iterator[PoolText]:
+        return self._paginate(lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor))
+
+    def delete_pool_text(self, handle: str, text_id: int) -> DeleteResult:
+        return DeleteResult.model_validate(
+            self.request("DELETE", _path("models", handle, "pool", text_id)).json()
+        )
+
+    def clear_pool(self, handle: str) -> int:
+        """Delete every text of the model's pool; returns how many there were."""
+        return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
+
+    def suggest(
+        self,
+        handle: str,
+        trait: str,
+        *,
+        k: int = SUGGESTIONS.default,
+        mode: str = "auto",
+        overlap: float = 0.0,
+        claim: bool = False,
+    ) -> Suggestions:
+        """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
+        `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels. `claim`: the
+        texts are this key's for a lease (`Suggestion.claimed_until`): colleagues are not handed them
+        meanwhile, and this key's still-claimed texts come first (a reload resumes)."""
+        body: JsonObject = {"trait": trait, "k": k, "mode": mode}
+        if overlap:
+            body["overlap"] = overlap
+        if claim:
+            body["claim"] = True
+        return Suggestions.model_validate(
+            self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
+        )
+
+    def label_pool_text(self, handle: str, text_id: int, trait: str, quality: float) -> PoolLabel:
+        """Label pool text `text_id`: a sample of an untrained draft, else buffered feedback for the next
+        version (also while a training runs: never refused for the model's state). Ends this key's claim on
+        it. Safe to repeat: the same label is stored once."""
+        body: JsonObject = {"trait": trait, "quality": quality}
+        response = self.request("POST", _path("models", handle, "pool", text_id, "label"), json=body)
+        return PoolLabel.model_validate(response.json())
+
+    def release_claim(self, handle: str, text_id: int, trait: str | None = None) -> ClaimReleased:
+        """Let go of a claimed pool text (a skip), for `trait` or every trait: colleagues may get it now."""
+        response = self.request(
+            "DELETE", _path("models", handle, "pool", text_id, "claim"), params={"trait": trait}
+        )
+        return ClaimReleased.model_validate(response.json())

@@ -1,0 +1,106 @@
+"""Samples: add, import, list, edit, delete, synthesize; a Perspective log's migration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from core.client.calls.base import ClientBase, _clean, _dump
+from core.client.models import (
+    DeleteResult,
+    ImportReport,
+    Page,
+    RunRef,
+    Sample,
+    SampleInput,
+)
+from core.client.paths import path as _path
+from core.client.retry import Safety
+from core.contract import (
+    MAX_SAMPLES_PER_REQUEST,
+    InputProvenance,
+)
+
+
+class SampleCalls(ClientBase):
+    def add_samples(self, handle: str, samples: Iterable[SampleInput | Mapping[str, object]]) -> list[int]:
+        """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id)."""
+        payload = [_dump(SampleInput, s) for s in samples]
+        if not 1 <= len(payload) <= MAX_SAMPLES_PER_REQUEST:
+            raise ValueError(
+                f"add_samples takes 1 to {MAX_SAMPLES_PER_REQUEST} samples, got {len(payload)}; "
+                "use import_samples for more"
+            )
+        response = self.request(
+            "POST", _path("models", handle, "samples"), json={"samples": payload}, safety=Safety.ONCE
+        )
+        return [int(i) for i in response.json().get("ids", [])]
+
+    def import_samples(
+        self,
+        handle: str,
+        samples: Iterable[SampleInput | Mapping[str, object]],
+        *,
+        batch_size: int = MAX_SAMPLES_PER_REQUEST,
+        progress: Callable[[int, int], None] | None = None,
+        provenance: InputProvenance | None = None,
+    ) -> ImportReport:
+        """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
+        `provenance="imported"` marks every row as a file's, not the sender's votes (a row's own
+        `provenance` wins); posting such rows needs the owner role."""
+        from core.client.importing import import_samples
+
+        return import_samples(
+            self, handle, samples, batch_size=batch_size, progress=progress, provenance=provenance
+        )
+
+    def list_samples_page(
+        self,
+        handle: str,
+        trait: str | None = None,
+        provenance: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page[Sample]:
+        params = {"trait": trait, "provenance": provenance, "limit": limit, "cursor": cursor}
+        return Page[Sample].model_validate(self._get(_path("models", handle, "samples"), params))
+
+    def list_samples(
+        self,
+        handle: str,
+        trait: str | None = None,
+        provenance: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Sample]:
+        return self._paginate(
+            lambda cursor: self.list_samples_page(handle, trait, provenance, limit=page_size, cursor=cursor)
+        )
+
+    def update_sample(
+        self,
+        handle: str,
+        sample_id: int,
+        *,
+        trait: str | None = None,
+        text: str | None = None,
+        quality: float | None = None,
+    ) -> Sample:
+        """Edit a draft's sample (only the fields given). The answer's `id` differs from `sample_id` when the
+        edit made it identical to another stored sample: the service then keeps only that one."""
+        body = _clean({"trait": trait, "text": text, "quality": quality})
+        response = self.request("PATCH", _path("models", handle, "samples", sample_id), json=body)
+        return Sample.model_validate(response.json())
+
+    def delete_sample(self, handle: str, sample_id: int) -> DeleteResult:
+        """Delete a draft's sample; a sample that is not there raises NotFoundError (`sample_not_found`)."""
+        response = self.request("DELETE", _path("models", handle, "samples", sample_id))
+        return DeleteResult.model_validate(response.json())
+
+    def synthesize(self, handle: str, synth_type: str = "from_traits", effort: str | None = None) -> RunRef:
+        """Start synthesis; 409 `duplicate_run` (ConflictError.run_id) if the same run exists."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "samples", "synthesize"),
+            json=_clean({"synth_type": synth_type, "effort": effort}),
+            safety=Safety.ONCE,
+        )
+        return self._run_ref(response)

@@ -1,0 +1,89 @@
+"""Scoring texts, one or many, and comparing versions on them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from core.client.calls.base import ClientBase, _version_ref
+from core.client.models import (
+    CompareResult,
+    ScoreResult,
+)
+from core.client.paths import path as _path
+from core.client.retry import Safety
+from core.contract import (
+    MAX_SCORE_TEXTS,
+)
+from core.json_types import JsonObject
+
+
+class ScoringCalls(ClientBase):
+    def score(
+        self,
+        handle: str,
+        content: str,
+        *,
+        version: str | int | None = None,
+        explain: bool = False,
+        feedback: Sequence[Mapping[str, object]] | Mapping[str, float] | None = None,
+    ) -> ScoreResult:
+        """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
+        body: JsonObject = {"content": content}
+        if version is not None:
+            body["version"] = _version_ref(version)
+        if explain:
+            body["explain"] = True
+        safety = Safety.IDEMPOTENT
+        if feedback is not None:
+            items = feedback.items() if isinstance(feedback, Mapping) else None
+            body["feedback"] = (
+                [{"trait": k, "quality": q} for k, q in items] if items is not None else list(feedback)
+            )
+            safety = Safety.ONCE  # feedback is buffered: repeating would count it twice
+        response = self.request("POST", _path("models", handle, "score"), json=body, safety=safety)
+        return ScoreResult.model_validate(response.json())
+
+    def score_many(
+        self,
+        handle: str,
+        contents: list[str],
+        *,
+        version: str | int | None = None,
+        explain: bool = False,
+    ) -> list[ScoreResult]:
+        """Score many texts (100 per request, one with `explain`); one `ScoreResult` per text, in order."""
+        out: list[ScoreResult] = []
+        per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
+        for start in range(0, len(contents), per_request):
+            chunk = contents[start : start + per_request]
+            body: JsonObject = {"content": chunk}
+            if version is not None:
+                body["version"] = _version_ref(version)
+            if explain:
+                body["explain"] = True
+            envelope = self.request("POST", _path("models", handle, "score"), json=body).json()
+            common = {k: v for k, v in envelope.items() if k not in ("results", "scores")}
+            results = sorted(envelope.get("results", []), key=lambda r: r.get("index", 0))
+            for r in results:
+                merged = {**common, **r, "index": start + int(r.get("index", 0))}
+                out.append(ScoreResult.model_validate(merged))
+        return out
+
+    def score_text(self, handle: str, content: str, *, version: str | int | None = None) -> str:
+        """The service's plain-text bar chart of one text."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "score"),
+            params={"version": _version_ref(version) if version is not None else None},
+            content=content.encode("utf-8"),
+            headers={"Content-Type": "text/plain; charset=utf-8", "Accept": "text/plain"},
+        )
+        return response.text
+
+    def compare(self, handle: str, a: str, b: str, *, version: str | int | None = None) -> CompareResult:
+        """Score two texts with one version; `difference` is b − a per trait."""
+        body: JsonObject = {"a": a, "b": b}
+        if version is not None:
+            body["version"] = _version_ref(version)
+        response = self.request("POST", _path("models", handle, "score", "compare"), json=body)
+        return CompareResult.model_validate(response.json())

@@ -1,0 +1,61 @@
+"""Traits: list, add, preview, change, delete, and discover new ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from core.client.calls.base import ClientBase, _clean, _dump
+from core.client.models import (
+    DeleteResult,
+    RunRef,
+    Trait,
+    TraitInput,
+    TraitPreview,
+)
+from core.client.paths import path as _path
+from core.client.retry import Safety
+
+
+class TraitCalls(ClientBase):
+    @staticmethod
+    def _traits(body: Any) -> list[Trait]:  # Any: the answer's JSON (a list, or an object with one)
+        items = body.get("traits", []) if isinstance(body, dict) else body
+        return [Trait.model_validate(t) for t in items]
+
+    def list_traits(self, handle: str) -> list[Trait]:
+        return self._traits(self._get(_path("models", handle, "traits")))
+
+    def add_traits(self, handle: str, traits: Iterable[TraitInput | Mapping[str, object]]) -> list[Trait]:
+        """Add traits; dicts are validated as `TraitInput` first (pydantic.ValidationError if wrong)."""
+        payload = [_dump(TraitInput, t) for t in traits]
+        response = self.request(
+            "POST", _path("models", handle, "traits"), json={"traits": payload}, safety=Safety.ONCE
+        )
+        return self._traits(response.json())
+
+    def preview_trait(
+        self, handle: str, trait: TraitInput | Mapping[str, object], texts: Sequence[str]
+    ) -> TraitPreview:
+        """Zero-shot scores of 1-20 `texts` for a trait not yet added or trained (nothing is stored)."""
+        body = {"trait": _dump(TraitInput, trait), "texts": list(texts)}
+        response = self.request("POST", _path("models", handle, "traits", "preview"), json=body)
+        return TraitPreview.model_validate(response.json())
+
+    def update_trait(self, handle: str, key: str, **fields: object) -> list[Trait]:
+        response = self.request("PATCH", _path("models", handle, "traits", key), json=fields)
+        return self._traits(response.json())
+
+    def delete_trait(self, handle: str, key: str) -> DeleteResult:
+        response = self.request("DELETE", _path("models", handle, "traits", key))
+        return DeleteResult.model_validate(response.json())
+
+    def discover(self, handle: str, effort: str | None = None) -> RunRef:
+        """Start trait discovery; 409 `duplicate_run` (ConflictError.run_id) if it already ran."""
+        response = self.request(
+            "POST",
+            _path("models", handle, "traits", "discover"),
+            json=_clean({"effort": effort}),
+            safety=Safety.ONCE,
+        )
+        return self._run_ref(response)

@@ -1,0 +1,100 @@
+"""Training and its runs, versions, tags and the model's history."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from core.client import errors
+from core.client import progress as progress_mod
+from core.client.calls.base import _clean, _require_name, _version_ref
+from core.client.calls.models import ModelCalls
+from core.client.models import (
+    HistoryEvent,
+    LastOperation,
+    Model,
+    Page,
+    RunRef,
+    TagDeleteResult,
+    TagResult,
+    Version,
+)
+from core.client.paths import path as _path
+from core.json_types import JsonObject
+
+
+class VersionCalls(ModelCalls):  # waiting reads the model
+    def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
+        """Start (or join) training. Safe to retry: a repeat returns the run in flight."""
+        body: JsonObject = _clean({"effort": effort})
+        if reoptimize_params:
+            body["reoptimize_params"] = True
+        return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
+
+    def wait(
+        self,
+        handle: str,
+        run_id: str | None = None,
+        *,
+        timeout: float = 600.0,
+        poll_interval: float = 0.5,
+        progress: Callable[[LastOperation], None] | str | None = None,
+    ) -> Model:
+        """Poll the model until it is no longer busy (and, given `run_id`, its last run is that one).
+
+        `progress` is called with each `LastOperation` seen, or is `"tqdm"` for a progress bar.
+        Raises `RunFailedError` if the run failed and `WaitTimeoutError` after `timeout` seconds.
+        """
+        callback, close = progress_mod.resolve(progress, handle)
+        deadline = time.monotonic() + timeout
+        model: Model | None = None
+        succeeded = False
+        try:
+            while True:
+                model = self.get_model(handle)
+                op = model.last_operation
+                if callback is not None and op is not None and (run_id is None or op.run_id == run_id):
+                    callback(op)
+                if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
+                    if op is not None and op.status == "failed":
+                        raise errors.RunFailedError(model, op)
+                    succeeded = True
+                    return model
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise errors.WaitTimeoutError(handle, run_id, timeout, model)
+                time.sleep(min(poll_interval, remaining))
+        finally:
+            close(succeeded)
+
+    def list_versions_page(
+        self, handle: str, limit: int | None = None, cursor: str | None = None
+    ) -> Page[Version]:
+        params = {"limit": limit, "cursor": cursor}
+        return Page[Version].model_validate(self._get(_path("models", handle, "versions"), params))
+
+    def list_versions(self, handle: str, page_size: int | None = None) -> Iterator[Version]:
+        """Versions newest first, without snapshots."""
+        return self._paginate(lambda cursor: self.list_versions_page(handle, limit=page_size, cursor=cursor))
+
+    def get_version(self, handle: str, v: str | int) -> Version:
+        """`v` is `"vN"`, a tag, or the number N."""
+        ref = f"v{v}" if isinstance(v, int) else v
+        return Version.model_validate(self._get(_path("models", handle, "versions", ref)))
+
+    def tag_version(self, handle: str, name: str, version: str | int | None = None) -> TagResult:
+        """Point tag `name` at the active version, or at `version` (`vN`, N or a tag); a tag moves."""
+        _require_name(name, "tag name")
+        body = {"version": _version_ref(version)} if version is not None else None
+        response = self.request("POST", _path("models", handle, "versions", name), json=body)
+        return TagResult.model_validate(response.json())
+
+    def untag_version(self, handle: str, name: str) -> TagDeleteResult:
+        _require_name(name, "tag name")
+        response = self.request("DELETE", _path("models", handle, "versions", name))
+        return TagDeleteResult.model_validate(response.json())
+
+    def history(self, handle: str) -> list[HistoryEvent]:
+        """When each version became active and when each tag pointed where, oldest first."""
+        body = self._get(_path("models", handle, "history"))
+        return [HistoryEvent.model_validate(e) for e in body["events"]]
