@@ -165,12 +165,15 @@ def start_local_service(
     embedder: str | None = None,
     namespace: str = "local",
     startup_timeout: float = 60,
+    worker: bool = True,
 ) -> LocalService:
     """Start `python -m service serve` on 127.0.0.1 and return it once healthy and keyed.
 
     `data_dir` defaults to `$SCORING_DATA_DIR` or `~/.scoring-workbench`; `port` to the one the data
     directory's service had before (`choose_port`); `embedder` is passed to the service (`"hashing"`
-    for speed, default: the service's own, `SCORING_EMBEDDER` or `core.contract.DEFAULT_EMBEDDER`).
+    for speed, default: the service's own, `SCORING_EMBEDDER` or `core.contract.DEFAULT_EMBEDDER`);
+    `worker=False` serves the API alone (`--no-worker`): runs stay queued until a `python -m service worker`
+    over the same data directory takes them (how a test holds a run in flight).
     """
     root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -199,6 +202,8 @@ def start_local_service(
     if embedder:
         cmd += ["--embedder", embedder]
         env["SCORING_EMBEDDER"] = embedder
+    if not worker:
+        cmd.append("--no-worker")
 
     log = open(root / LOG_FILE, "ab")  # noqa: SIM115 - kept open for the child's lifetime
     process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)

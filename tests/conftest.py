@@ -30,6 +30,7 @@ LONG_FILES = (
     "tests/app/test_newcomer_browser.py",
     "tests/app/test_sample_grid_browser.py",
     "tests/app/test_label_browser.py",
+    "tests/app/test_team_week_browser.py",
     "tests/service/test_backup.py",
     "tests/service/test_snapshot_reads.py",
 )

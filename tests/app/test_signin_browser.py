@@ -9,19 +9,25 @@ provider knows but no namespace has is told who they are, nothing more.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, expect
 
-from app.signin_config import write_auth_secrets
 from core.client import Client
-from core.local import LocalService, start_local_service
-from harness.browser import IDLE
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from tests.app.signin_support import (
+    label_counter,
+    loaded,
+    oidc_service,
+    provider_with,
+    sign_in,
+    sign_out,
+    team_workbench,
+    through_provider,
+)
 from tests.app.support import BROWSER, CASUAL, FORMAL, FORMALITY, Ui
-from tests.idp import CLIENT_ID, CLIENT_SECRET, Idp, running_idp
+from tests.idp import Idp
 
 pytestmark = BROWSER
 
@@ -32,20 +38,14 @@ HANDLE = "local.requests"
 
 @pytest.fixture(scope="module")
 def idp() -> Iterator[Idp]:
-    with running_idp() as provider:
-        for sub, name in PEOPLE.items():
-            provider.set_user(sub, email=f"{sub}@example.com", email_verified=True, name=name)
+    with provider_with(PEOPLE) as provider:
         provider.set_user(OUTSIDER, email=f"{OUTSIDER}@example.com", name="Dan Dunn")
         yield provider
 
 
 @pytest.fixture(scope="module")
 def team_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
-    with pytest.MonkeyPatch.context() as env:  # the service reads its settings from the environment
-        env.setenv("SCORING_OIDC_ISSUER", idp.issuer)
-        env.setenv("SCORING_OIDC_AUDIENCE", CLIENT_ID)
-        svc = start_local_service(tmp_path_factory.mktemp("signin-service"), embedder="hashing")
-    try:
+    with oidc_service(idp, tmp_path_factory.mktemp("signin-service")) as svc:
         with svc.client() as owner:  # the operator's key adds the team (as `python -m service people` does)
             for sub in PEOPLE:
                 owner.set_person_role(svc.namespace, f"{sub}@example.com", "owner")
@@ -53,66 +53,18 @@ def team_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             owner.add_traits(HANDLE, [FORMALITY])
             owner.import_pool(HANDLE, FORMAL + CASUAL)
         yield svc
-    finally:
-        svc.stop()
 
 
 @pytest.fixture(scope="module")
 def signin_app(
     idp: Idp, team_service: LocalService, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    data = tmp_path_factory.mktemp("signin-workbench")
-    env = {
-        "SCORING_TEAM": "1",
-        "SCORING_API_URL": team_service.url,
-        "SCORING_DEMO": "0",
-        "SCORING_OIDC_ISSUER": idp.issuer,
-        "SCORING_OIDC_CLIENT_ID": CLIENT_ID,
-        "SCORING_OIDC_CLIENT_SECRET": CLIENT_SECRET,
-        # The browser opens the workbench at 127.0.0.1: the provider sends it back there (Streamlit puts in
-        # its port), so its identity cookie is the page's.
-        "SCORING_WORKBENCH_URL": "http://127.0.0.1:{port}",
-    }
-    secrets = write_auth_secrets(data, env)  # what app.launch does before Streamlit starts
-    assert secrets is not None
-    with streamlit_app(data, **env, STREAMLIT_SECRETS_FILES=str(secrets)) as url:
+    with team_workbench(idp, team_service, tmp_path_factory.mktemp("signin-workbench")) as url:
         yield url
 
 
-def _loaded(ui: Ui) -> None:
-    """A page the browser was sent to (a sign-in's or sign-out's redirect): its first run has ended."""
-    ui.page.wait_for_selector(IDLE, timeout=120_000)
-    ui.idle()
-
-
-def _through_provider(ui: Ui, sub: str) -> None:
-    page = ui.page
-    page.get_by_role("heading", name="Sign in").first.wait_for()
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/oauth2/authorize"))  # the identity provider's own page
-    page.locator("input[name='sub']").fill(sub)
-    page.get_by_role("button", name="Authorize").click()
-    page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/(\?.*)?$"))
-    _loaded(ui)
-
-
 def _sign_in(ui: Ui, sub: str) -> None:
-    _through_provider(ui, sub)
-    ui.expect_text(f"Signed in as {PEOPLE[sub]} ({sub}@example.com)")
-
-
-def _sign_out(ui: Ui) -> None:
-    page = ui.page
-    page.get_by_role("button", name="Sign out").click()
-    page.wait_for_url(re.compile(r"/oauth2/end_session"))  # the provider ends its session too
-    page.get_by_role("button", name="End session").click()
-    page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/"))
-    _loaded(ui)
-    page.get_by_role("heading", name="Sign in").first.wait_for()
-
-
-def _counter(page: Page) -> Locator:
-    return page.get_by_text(re.compile(r"labelled this session")).first
+    sign_in(ui, sub, PEOPLE[sub])
 
 
 def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
@@ -134,7 +86,7 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
         # A reload keeps a signed-in person signed in (Streamlit's identity cookie).
         alice = uis["alice"]
         alice.page.reload()
-        _loaded(alice)
+        loaded(alice)
         alice.expect_text("Signed in as Alice Archer (alice@example.com)")
 
         # bob labels three texts with the keyboard.
@@ -146,18 +98,18 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
         bob.keys_to_the_page()
         for n in range(1, 4):
             bob.page.keyboard.press("2")
-            expect(_counter(bob.page)).to_contain_text(f"{n} labelled this session")
+            expect(label_counter(bob.page)).to_contain_text(f"{n} labelled this session")
             bob.settle()
         bob.expect_text("Added 1 sample(s).")  # his last label, as the page says it
 
         # bob signs out; carol signs in on the same tab and sees nothing of bob's.
-        _sign_out(bob)
+        sign_out(bob)
         assert bob.page.get_by_text("bob@example.com").count() == 0
         _sign_in(bob, "carol")
         carol = bob
         carol.nav("Label")
         carol.page.locator("[data-testid='label-text']").first.wait_for()
-        expect(_counter(carol.page)).to_contain_text("0 labelled this session")
+        expect(label_counter(carol.page)).to_contain_text("0 labelled this session")
         assert carol.page.get_by_text("Added 1 sample(s).").count() == 0
         carol.keys_to_the_page()
         carol.page.keyboard.press("u")
@@ -170,7 +122,7 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
         contexts.append(browser.new_context(viewport={"width": 1280, "height": 900}))
         outsider = uis[OUTSIDER] = Ui(contexts[-1].new_page())
         outsider.goto(signin_app)
-        _through_provider(outsider, OUTSIDER)
+        through_provider(outsider, OUTSIDER)
         outsider.page.get_by_role("heading", name="Not in a team yet").first.wait_for()
         outsider.expect_text(f"You are signed in as {OUTSIDER}@example.com")
         assert outsider.page.locator("[data-testid='stSidebarNav']").count() == 0

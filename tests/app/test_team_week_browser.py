@@ -1,0 +1,269 @@
+"""A team's labelling week in headless Chromium: three people signed in through the team's identity provider
+(tests/idp.py) label one trained model of realistic size on one workbench, each in a browser of their own,
+while its owner, signed in in a fourth, pauses automatic retraining and trains a new version through the API.
+
+No text is shown to two people (one vote wanted: each text goes to one person), no key press is refused
+(every label is stored, also the ones given while the training runs), no automatic version is made while
+retraining is paused, and the Team page counts each person's labels as the API does. Then one signs out and
+another signs in on the same tab: nothing of the first shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+
+from core.client import Client
+from core.demo import read_demo_model
+from core.local import LocalService
+from tests.app.signin_support import (
+    email,
+    label_counter,
+    oidc_service,
+    provider_with,
+    run_worker,
+    sign_in,
+    sign_out,
+    team_workbench,
+)
+from tests.app.support import BROWSER, Ui, pause
+from tests.idp import Idp
+
+pytestmark = BROWSER
+
+LABELLERS = {"alice": "Alice Archer", "bob": "Bob Baker", "carol": "Carol Cole"}
+ROLES = {"alice": "annotator", "bob": "annotator", "carol": "reviewer", "olive": "owner", "dan": "annotator"}
+OWNER, NEXT = "olive", "dan"  # the owner; who signs in on bob's tab after him
+NAMES = {**LABELLERS, OWNER: "Olive Owens", NEXT: "Dan Dunn"}
+HANDLE = "local.support-week"
+
+# The pool: 300 support replies, none of them one of the model's samples.
+OPENINGS = [
+    "Thank you for your patience.",
+    "Sorry for the wait.",
+    "Hi,",
+    "Ok.",
+    "As I said before,",
+    "Thanks!",
+]
+BODIES = [
+    "your refund was sent today",
+    "the parcel left our warehouse on Monday",
+    "the invoice is attached to this message",
+    "we cannot change the delivery address now",
+    "your account is unlocked again",
+    "the replacement ships tomorrow morning",
+    "the coupon expired last week",
+    "you need to reset the router yourself",
+    "the technician comes on Friday between 9 and 12",
+    "we do not refund opened items",
+]
+CLOSINGS = ["", "Have a lovely day.", "Anything else?", "Read the FAQ next time.", "Happy to help further."]
+POOL = [" ".join(p for p in parts if p) for parts in itertools.product(OPENINGS, BODIES, CLOSINGS)]
+
+# Rounds of labels: while the owner's training is queued (no worker yet: deterministically in flight), while
+# a worker executes it (or has just ended it), and after it has ended.
+HELD, DURING, AFTER = 3, 6, 1
+
+
+def _polite(text: str) -> bool:
+    return text.startswith(("Thank", "Sorry")) or text.endswith(("lovely day.", "help further."))
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[Idp]:
+    with provider_with(NAMES) as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def week_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """The team and a trained model: the support-replies demo's 240 samples (three traits), v1 serving, and
+    a pool of 300 texts to label. Its runs wait for a worker the test starts."""
+    demo = read_demo_model("support_replies")
+    with oidc_service(idp, tmp_path_factory.mktemp("week-service"), worker=False) as svc:
+        with (
+            svc.client() as operator
+        ):  # the operator's key adds the team (as `python -m service people` does)
+            for sub, role in ROLES.items():
+                operator.set_person_role(svc.namespace, email(sub), role)
+            operator.create_model(HANDLE, description=demo.description)
+            key_of = {t.name: t.key for t in operator.add_traits(HANDLE, [dict(t) for t in demo.traits])}
+            rows = [
+                {"trait": key_of[s["trait"]], "text": s["text"], "quality": s["quality"]}
+                for s in demo.samples
+            ]
+            assert not operator.import_samples(HANDLE, rows).errors
+            operator.import_pool(HANDLE, POOL)
+            with run_worker(svc):
+                operator.wait(HANDLE, operator.train(HANDLE, "low").run_id, timeout=300)
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def week_app(idp: Idp, week_service: LocalService, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with team_workbench(idp, week_service, tmp_path_factory.mktemp("week-workbench")) as url:
+        yield url
+
+
+def _shown(page: Page) -> Locator:
+    return page.locator("[data-testid='label-text']").first
+
+
+def _status(page: Page) -> Locator:
+    """The Label page's status line (refreshed by itself every few seconds)."""
+    return page.get_by_text(re.compile(r"v\d+ serving|no version yet")).first
+
+
+def _errors(page: Page) -> list[str]:
+    return page.locator("[data-testid='stAlertContentError'], [data-testid='stException']").all_inner_texts()
+
+
+def _to_the_label_page(ui: Ui) -> str:
+    """Open the Label page of the sidebar's model; the text it shows first."""
+    sidebar = ui.page.locator("[data-testid='stSidebar']")
+    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(HANDLE)
+    ui.nav("Label")
+    _shown(ui.page).wait_for()
+    return _shown(ui.page).inner_text()
+
+
+def _progress_table(page: Page) -> dict[tuple[str, str], int]:
+    """The Team page's progress table as the grid's accessible mirror has it: (person, trait) -> labels."""
+    grid = page.locator("[data-testid='stDataFrame']").first
+    table = grid.locator("table[role='grid']").first
+    table.wait_for(state="attached")
+    header = [c.strip() for c in table.locator("thead th").all_inner_texts()]
+    rows = {}
+    for row in table.locator("tbody tr").all():
+        cells = dict(zip(header, (c.strip() for c in row.locator("td").all_inner_texts()), strict=False))
+        rows[(cells["person"], cells["trait"])] = int(cells["labels"])
+    return rows
+
+
+def test_three_people_label_while_the_owner_trains_with_retraining_paused(
+    week_app: str, week_service: LocalService, browser: Browser, person: random.Random
+) -> None:
+    owner_api = Client(week_service.url, week_service.api_key)
+    contexts: list[BrowserContext] = []
+    uis: dict[str, Ui] = {}
+    worker = contextlib.ExitStack()  # kept to the end: an automatic retraining, if one started, would run
+    try:
+        for sub in (OWNER, *LABELLERS):
+            contexts.append(browser.new_context(viewport={"width": 1280, "height": 1000}))
+            ui = uis[sub] = Ui(contexts[-1].new_page())
+            ui.goto(week_app)
+            sign_in(ui, sub, NAMES[sub])
+        trait = owner_api.list_traits(HANDLE)[0].key  # the Label page's first trait
+        versions = len(list(owner_api.list_versions(HANDLE)))
+        assert versions == 1
+
+        # The owner pauses automatic retraining on the Label page.
+        owner = uis[OWNER]
+        shown: dict[str, list[str]] = {OWNER: [_to_the_label_page(owner)]}
+        owner.click("Pause retraining")
+        owner.page.get_by_role("button", name="Resume retraining").wait_for()
+        expect(_status(owner.page)).to_contain_text("automatic retraining paused")
+        assert owner_api.get_model(HANDLE).auto_retrain is False
+
+        for sub in LABELLERS:
+            ui = uis[sub]
+            shown[sub] = [_to_the_label_page(ui)]
+            expect(_status(ui.page)).to_contain_text("automatic retraining paused")
+            ui.keys_to_the_page()
+
+        # The owner trains a new version; meanwhile the three label, their key presses interleaved.
+        # (Buffered labels are no change to train on: a new version of unchanged samples is a retune.)
+        run = owner_api.train(HANDLE, "low", reoptimize_params=True)
+        assert run.run_id is not None, run
+        in_flight: dict[int, int] = {}  # round -> labels the page said wait for the run in flight
+        for n in range(1, DURING + AFTER + 1):
+            if n == HELD + 1:  # a worker comes: the run executes while they go on
+                worker.enter_context(run_worker(week_service))
+            if n == DURING + 1:  # the last round: the training has ended, the model is ready and paused
+                owner_api.wait(HANDLE, run.run_id, timeout=300)
+            order = list(LABELLERS)
+            person.shuffle(order)
+            for sub in order:
+                page = uis[sub].page
+                text = _shown(page).inner_text()
+                assert text == shown[sub][-1]  # the text the page showed since its last label
+                pause(page, person.uniform(80, 500))  # reading it
+                page.keyboard.press("2" if _polite(text) else "1")
+            for sub in order:
+                ui = uis[sub]
+                expect(label_counter(ui.page)).to_contain_text(f"{n} labelled this session")
+                ui.settle()
+                assert _errors(ui.page) == [], (sub, n)
+                message = ui.page.get_by_text(re.compile(r"^Sent as feedback")).first.inner_text()
+                in_flight[n] = in_flight.get(n, 0) + ("A run is in flight" in message)
+                shown[sub].append(_shown(ui.page).inner_text())
+        print(f"labels said in flight per round: {in_flight}")
+        assert all(in_flight[n] == len(LABELLERS) for n in range(1, HELD + 1)), in_flight
+        assert in_flight[DURING + AFTER] == 0, in_flight
+
+        # No automatic version while paused: the only new one is the owner's; the status lines follow.
+        model = owner_api.get_model(HANDLE)
+        assert (model.state, model.auto_retrain, model.version_no) == ("ready", False, 2)
+        assert model.last_operation is not None and model.last_operation.run_id == run.run_id
+        assert len(list(owner_api.list_versions(HANDLE))) == versions + 1
+        for sub in LABELLERS:
+            expect(_status(uis[sub].page)).to_contain_text("v2 serving")
+
+        # No text shown to two people: each page's texts (the labelled ones and the one showing now).
+        for a, b in itertools.combinations(shown, 2):
+            assert not set(shown[a]) & set(shown[b]), (a, b)
+        # Every label stored, once, as its person's; nobody else voted on those texts.
+        votes = [v for v in owner_api.votes(HANDLE) if v.trait == trait and v.text in POOL]
+        for sub in LABELLERS:
+            given = shown[sub][:-1]
+            assert len(set(given)) == DURING + AFTER
+            mine = {v.text: v.quality for v in votes if v.annotator == email(sub)}
+            assert mine == {t: float(_polite(t)) for t in given}, sub
+        assert max(Counter(v.text for v in votes).values()) == 1
+        # The texts the pages show now are held for them: a suggestion to anyone else leaves them out.
+        held = {shown[sub][-1] for sub in shown}
+        offered = owner_api.suggest(HANDLE, trait, k=100)
+        assert not held & {s.text for s in offered.items}
+        assert offered.unlabelled == len(POOL) - len(votes)
+
+        # The Team page counts each person's labels as the API does.
+        owner.nav("Team")
+        owner.page.get_by_role("heading", name="Team progress").wait_for()
+        api = {(p.annotator, p.trait): p.labels for p in owner_api.team_progress(HANDLE).people}
+        for sub in LABELLERS:
+            assert api[(email(sub), trait)] == DURING + AFTER
+        assert _progress_table(owner.page) == api
+        owner.no_exception()
+
+        # bob signs out; dan signs in on the same tab and sees nothing of bob's.
+        tab = uis["bob"]
+        sign_out(tab)
+        assert tab.page.get_by_text(email("bob")).count() == 0
+        sign_in(tab, NEXT, NAMES[NEXT])
+        _to_the_label_page(tab)
+        expect(label_counter(tab.page)).to_contain_text("0 labelled this session")
+        assert tab.page.get_by_text(re.compile(r"^Sent as feedback")).count() == 0
+        tab.keys_to_the_page()
+        pause(tab.page, person.uniform(80, 500))
+        tab.page.keyboard.press("u")
+        tab.expect_text("Nothing to undo.")
+        tab.settle()
+        assert _errors(tab.page) == []
+        tab.shot("team_week_dan_after_bob")
+    except BaseException:
+        for sub, u in uis.items():
+            u.shot(f"team_week_failure_{sub}")
+        raise
+    finally:
+        owner_api.close()
+        worker.close()
+        for context in contexts:
+            context.close()
