@@ -77,6 +77,12 @@ def new_handle(service: LocalService, stem: str) -> str:
     return f"{service.namespace}.{stem}-{next(_names)}"
 
 
+def new_key_name(stem: str) -> str:
+    """A key name no other test of this process uses: key names are unique in a service, and the test files
+    of one xdist worker share its service."""
+    return f"{stem}{next(_names)}"
+
+
 def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] = (FORMALITY,)) -> str:
     client.create_model(handle, description="workbench test model")
     client.add_traits(handle, list(traits))

@@ -4,26 +4,22 @@ reason in a caption; a reviewer settles, and learns who settled a text first whe
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import no_exception, page, run_label_page, texts
-from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle
+from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
 
-_n = itertools.count(1)
 TEXTS = FORMAL[:4] + CASUAL[:4]
 
 
 @pytest.fixture
 def people(service: LocalService) -> dict[str, str]:
     """An owner, an annotator and two reviewers of the service's namespace (names unique in the session)."""
-    n = next(_n)
     roles = {"own": "owner", "ann": "annotator", "rev": "reviewer", "rex": "reviewer"}
     return {
-        name: named_key(service.data_dir, service.namespace, f"{name}{n}", role=role)
+        name: named_key(service.data_dir, service.namespace, new_key_name(name), role=role)
         for name, role in roles.items()
     }
 

@@ -11,9 +11,8 @@ import pytest
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
-from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle
+from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
 
-_n = itertools.count(1)
 TEXTS = FORMAL[:8] + CASUAL[:8]
 # The evaluation set's texts, which the model did not train on (an evaluation leaves those out).
 HELD_OUT = [f"Quoted again: {t}" for t in TEXTS]
@@ -27,8 +26,7 @@ VOTES = {  # three annotators on 16 texts: mostly agreeing, some texts split
 @pytest.fixture
 def team(service: LocalService) -> dict[str, str]:
     """Three named keys of the service's namespace (names unique within the test session)."""
-    n = next(_n)
-    return {name: named_key(service.data_dir, service.namespace, f"{name}{n}") for name in VOTES}
+    return {name: named_key(service.data_dir, service.namespace, new_key_name(name)) for name in VOTES}
 
 
 def labelled(service: LocalService, team: dict[str, str], *, train: bool = False) -> str:
@@ -265,7 +263,7 @@ def test_the_team_page_adds_changes_and_removes_people(
     monkeypatch.setenv("SCORING_TEAM", "1")
     monkeypatch.setenv("SCORING_API_URL", service.url)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
-    email = f"dee{next(_n)}@example.com"
+    email = f"{new_key_name('dee')}@example.com"
     at = page("team")
     at.session_state["remote_backend"] = {"url": service.url, "key": service.api_key}
     at.run()

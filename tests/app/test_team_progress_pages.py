@@ -3,27 +3,23 @@ driven with AppTest against the real local service: the table's numbers are the 
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from app.team_progress import progress_frame
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
-from tests.app.support import CASUAL, FORMAL, named_key, new_handle
+from tests.app.support import CASUAL, FORMAL, named_key, new_handle, new_key_name
 
-_n = itertools.count(1)
 TEXTS = FORMAL[:3] + CASUAL[:3]
 GUIDE = "Formal: what you would write to a stranger at work. Slang or chat is casual."
 
 
 @pytest.fixture
 def people(service: LocalService) -> dict[str, str]:
-    n = next(_n)
     roles = {"own": "owner", "ann": "annotator", "rev": "reviewer"}
     return {
-        name: named_key(service.data_dir, service.namespace, f"tp{name}{n}", role=role)
+        name: named_key(service.data_dir, service.namespace, new_key_name(f"tp{name}"), role=role)
         for name, role in roles.items()
     }
 

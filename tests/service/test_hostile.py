@@ -137,7 +137,14 @@ def test_key_checked_before_the_body_and_limit_holds_while_streaming(svc: Svc) -
 
 def _concrete(template: str) -> str:
     """An OpenAPI path template with a value in each placeholder (ids are numbers, as their routes take)."""
-    values = {"handle": "acme.h", "key": "formality", "ref": "prod", "trait": "formality"}
+    values = {
+        "handle": "acme.h",
+        "key": "formality",
+        "ref": "prod",
+        "trait": "formality",
+        "namespace": "acme",
+        "member": "pat@example.com",
+    }
     return re.sub(
         r"\{([a-z_]+)\}", lambda m: "7" if m.group(1).endswith("_id") else values[m.group(1)], template
     )
