@@ -36,6 +36,7 @@ from typing import Any
 
 from core.client import ApiError, Client
 from core.local import start_local_service
+from harness.texts import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "team.json"
@@ -43,77 +44,6 @@ NAMESPACE = "team"
 HANDLE = f"{NAMESPACE}.campaign"
 TRAIT = "tone"
 KEY_RE = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]+")
-WORDS = [
-    "river",
-    "copper",
-    "lantern",
-    "violin",
-    "harbour",
-    "meadow",
-    "pepper",
-    "glacier",
-    "orbit",
-    "velvet",
-    "canyon",
-    "falcon",
-    "marble",
-    "thunder",
-    "cactus",
-    "ribbon",
-    "saddle",
-    "walnut",
-    "comet",
-    "bamboo",
-    "anchor",
-    "tea",
-    "rain",
-    "maps",
-    "jazz",
-    "cobalt",
-    "ember",
-    "fjord",
-    "gravel",
-    "hazel",
-    "iris",
-    "juniper",
-    "kettle",
-    "lagoon",
-    "mosaic",
-    "nectar",
-    "oyster",
-    "prairie",
-    "quartz",
-    "raven",
-    "sapphire",
-    "tundra",
-    "umber",
-    "vessel",
-    "willow",
-    "yarrow",
-    "zephyr",
-    "amber",
-    "basil",
-    "cedar",
-    "dune",
-    "estuary",
-    "fern",
-    "granite",
-    "heron",
-    "indigo",
-    "jasmine",
-    "kiln",
-    "lichen",
-    "mango",
-    "nutmeg",
-    "olive",
-    "pebble",
-    "quill",
-    "reef",
-    "sorrel",
-    "thistle",
-    "valley",
-    "wren",
-]
 
 
 def pool_texts(n: int, seed: int = 7) -> list[str]:

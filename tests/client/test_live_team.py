@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from core.client import Agreement, Client, ConflictError, PermissionDeniedError, ValidationError
+from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.client.conftest import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
@@ -166,22 +167,7 @@ def test_claims_labels_and_the_campaign_settings_through_the_client(service: Ser
     ann, ben = named_client(service, f"ann-c{suffix}"), named_client(service, f"ben-c{suffix}")
     owner = service.client()
     handle = make_draft(owner, service.handle("campaign"))
-    words = [
-        "tea",
-        "rain",
-        "maps",
-        "jazz",
-        "river",
-        "copper",
-        "lantern",
-        "violin",
-        "harbour",
-        "meadow",
-        "pepper",
-        "glacier",
-        "orbit",
-        "velvet",
-    ]
+    words = WORDS[:14]
     pool = [f"{words[i]} {words[(i * 5 + 3) % 14]} {words[(i * 3 + 7) % 14]} campaign" for i in range(12)]
     ids = owner.add_pool_texts(handle, pool)
     mine = ann.suggest(handle, "formality", k=4, claim=True)

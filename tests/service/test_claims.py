@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
+from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import PoolClaim, SampleRow, utcnow
@@ -18,33 +19,6 @@ from tests.service.conftest import Svc
 from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, loopback, make_model, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
-WORDS = [
-    "tea",
-    "rain",
-    "maps",
-    "jazz",
-    "river",
-    "copper",
-    "lantern",
-    "violin",
-    "harbour",
-    "meadow",
-    "pepper",
-    "glacier",
-    "orbit",
-    "velvet",
-    "canyon",
-    "falcon",
-    "marble",
-    "thunder",
-    "cactus",
-    "ribbon",
-    "saddle",
-    "walnut",
-    "comet",
-    "bamboo",
-    "anchor",
-]
 # Sixty texts far apart (no two near-duplicates, which a suggestion never hands out together).
 POOL = [
     f"{WORDS[i % 25]} {WORDS[(i * 7 + 3) % 23]} {WORDS[(i * 11 + 5) % 19]} {WORDS[(i * 13 + 1) % 17]}"
