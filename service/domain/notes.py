@@ -11,6 +11,7 @@ a trained model takes them as a draft does); under zero-data-retention the servi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -149,45 +150,51 @@ def _trait_filter(s: Session, model: Model, trait: str | None) -> Trait | None:
     return TraitRefs(s, model).find(trait, ("query", "trait")) if trait is not None else None
 
 
+_NoteT = TypeVar("_NoteT")
+
+
+def _notes_page(
+    ctx: Resources,
+    who: Principal,
+    handle: str,
+    trait: str | None,
+    limit: int,
+    cursor: str | None,
+    table: type[UnsureMark] | type[TextComment],
+    out: Callable[[Any, str], _NoteT],
+) -> tuple[str, list[_NoteT], str | None]:
+    """One keyset page of a model's notes in `table` (of one trait), oldest first: the model's handle, the
+    items and the next cursor."""
+    with transaction(ctx.reads) as s:
+        model = readable_model(s, who, handle)
+        only = _trait_filter(s, model, trait)
+        scope = f"{table.__tablename__}|{model.id}|{only.id if only else ''}"
+        after = ctx.cursors.position(cursor, scope) or 0
+        q = (
+            select(table, Trait.key)
+            .join(Trait, Trait.id == table.trait_id)
+            .where(table.model_id == model.id, table.id > after)
+        )
+        if only is not None:
+            q = q.where(table.trait_id == only.id)
+        rows = s.execute(q.order_by(table.id).limit(limit + 1)).all()
+        ids = [note.id for note, _ in rows[:limit]]
+        items = [out(note, key) for note, key in rows[:limit]]
+    next_cursor = ctx.cursors.encode(scope, ids[-1]) if len(rows) > limit else None
+    return model.handle, items, next_cursor
+
+
 def list_unsure(
     ctx: Resources, who: Principal, handle: str, trait: str | None, limit: int, cursor: str | None
 ) -> UnsurePage:
     """The model's unsure marks (of one trait), oldest first, in keyset pages."""
-    with transaction(ctx.reads) as s:
-        model = readable_model(s, who, handle)
-        only = _trait_filter(s, model, trait)
-        scope = f"unsure|{model.id}|{only.id if only else ''}"
-        after = ctx.cursors.position(cursor, scope) or 0
-        q = (
-            select(UnsureMark, Trait.key)
-            .join(Trait, Trait.id == UnsureMark.trait_id)
-            .where(UnsureMark.model_id == model.id, UnsureMark.id > after)
-        )
-        if only is not None:
-            q = q.where(UnsureMark.trait_id == only.id)
-        rows = s.execute(q.order_by(UnsureMark.id).limit(limit + 1)).all()
-        items = [_unsure_out(mark, key) for mark, key in rows[:limit]]
-    next_cursor = ctx.cursors.encode(scope, items[-1].id) if len(rows) > limit else None
-    return UnsurePage(handle=model.handle, items=items, limit=limit, next_cursor=next_cursor)
+    name, items, next_cursor = _notes_page(ctx, who, handle, trait, limit, cursor, UnsureMark, _unsure_out)
+    return UnsurePage(handle=name, items=items, limit=limit, next_cursor=next_cursor)
 
 
 def list_comments(
     ctx: Resources, who: Principal, handle: str, trait: str | None, limit: int, cursor: str | None
 ) -> CommentPage:
     """The model's comments (of one trait), oldest first, in keyset pages."""
-    with transaction(ctx.reads) as s:
-        model = readable_model(s, who, handle)
-        only = _trait_filter(s, model, trait)
-        scope = f"comments|{model.id}|{only.id if only else ''}"
-        after = ctx.cursors.position(cursor, scope) or 0
-        q = (
-            select(TextComment, Trait.key)
-            .join(Trait, Trait.id == TextComment.trait_id)
-            .where(TextComment.model_id == model.id, TextComment.id > after)
-        )
-        if only is not None:
-            q = q.where(TextComment.trait_id == only.id)
-        rows = s.execute(q.order_by(TextComment.id).limit(limit + 1)).all()
-        items = [_comment_out(c, key) for c, key in rows[:limit]]
-    next_cursor = ctx.cursors.encode(scope, items[-1].id) if len(rows) > limit else None
-    return CommentPage(handle=model.handle, items=items, limit=limit, next_cursor=next_cursor)
+    name, items, next_cursor = _notes_page(ctx, who, handle, trait, limit, cursor, TextComment, _comment_out)
+    return CommentPage(handle=name, items=items, limit=limit, next_cursor=next_cursor)
