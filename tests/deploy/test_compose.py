@@ -19,6 +19,8 @@ from tests.deploy.helpers import REPO
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 SECRETS = ("SCORING_DATABASE_PASSWORD", "SCORING_CURSOR_SECRET")
+# Settings a deployment may leave empty: sign-in through the team's identity provider.
+OPTIONAL = ("SCORING_OIDC_ISSUER", "SCORING_OIDC_AUDIENCE")
 AWKWARD_PASSWORD = "p@ss/w:rd#?%x $y"
 
 
@@ -39,13 +41,15 @@ def test_compose_file_takes_every_secret_from_the_env_file() -> None:
     text = COMPOSE.read_text()
     spec = yaml.safe_load(text)
     assert set(spec["services"]) == {"postgres", "migrate", "api", "worker", "lb"}
-    # Every variable is required (`:?`): no silent fallback such as `change-me` once deploy/.env is missing.
+    # Every secret is required (`:?`): no silent fallback such as `change-me` once deploy/.env is missing;
+    # an optional setting falls back to empty (the service ignores an empty variable), never to a value.
     references = re.findall(r"\$\{([A-Z_]+)([^}]*)\}", text)
-    assert {name for name, _ in references} == set(SECRETS)
-    assert all(rest.startswith(":?") for _, rest in references), references
+    assert {name for name, _ in references} == set(SECRETS) | set(OPTIONAL)
+    assert all(rest.startswith(":?") for name, rest in references if name in SECRETS), references
+    assert all(rest == ":-" for name, rest in references if name in OPTIONAL), references
     assert "change-me" not in text
     # …and every one of them is in the example env file.
-    assert set(SECRETS) <= set(env_example())
+    assert set(SECRETS) | set(OPTIONAL) <= set(env_example())
     app_env = spec["services"]["api"]["environment"]
     assert make_url(app_env["SCORING_DATABASE_URL"]).password is None  # the service adds it, encoded
     assert spec["services"]["worker"]["environment"] == app_env == spec["services"]["migrate"]["environment"]
@@ -76,6 +80,17 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
         assert env["SCORING_DATABASE_PASSWORD"] == AWKWARD_PASSWORD
         assert env["SCORING_CURSOR_SECRET"] == "ab" * 32
     assert spec["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == AWKWARD_PASSWORD
+    # The example leaves sign-in off; a filled-in issuer and audience reach every process.
+    assert all(
+        not spec["services"][name]["environment"].get(var) for var in OPTIONAL for name in ("api", "worker")
+    )
+    signin = {"SCORING_OIDC_ISSUER": "https://id.example.com", "SCORING_OIDC_AUDIENCE": "workbench"}
+    env_file.write_text("".join(f"{k}='{v}'\n" for k, v in {**values, **signin}.items()))
+    resolved = subprocess.run([*base, "--env-file", str(env_file), "config"], capture_output=True, text=True)
+    assert resolved.returncode == 0, resolved.stderr
+    spec = yaml.safe_load(resolved.stdout.replace("$$", "$"))
+    for name in ("migrate", "api", "worker"):
+        assert {k: spec["services"][name]["environment"][k] for k in OPTIONAL} == signin
 
     # Without the env file (and no .env beside it) compose stops, naming the file, instead of defaulting.
     empty = tmp_path / "empty"
