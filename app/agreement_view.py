@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import reads
+from app.shell import reads
 from app.text_notes import Noted, noted_texts, notes_line, text_notes
 from app.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
@@ -73,7 +73,7 @@ def disagreements_panel(
     client: Client, model: Model, traits: list[Trait], editable: bool, refused: str | None = None
 ) -> None:
     """The Samples page's Disagreements tab: a trait's most disagreed texts, their votes, and settling
-    (`refused`: why the key's role may not settle, app/roles.py; None when it may)."""
+    (`refused`: why the key's role may not settle, app/shell/roles.py; None when it may)."""
     if not traits:
         st.info("Add a trait first.")
         return

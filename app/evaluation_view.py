@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import reads
 from app.calibration_note import calibration_note
 from app.evaluation_frames import (
     NEUTRAL_METRICS,
@@ -23,6 +22,7 @@ from app.evaluation_frames import (
     trained_sentence,
 )
 from app.sample_import import labelled_file, remember_scale
+from app.shell import reads
 from app.versions import neutral_note
 from app.widgets import guard, show_error
 from core.client import (

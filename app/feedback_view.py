@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.roles import allows, refusal
+from app.shell.roles import allows, refusal
 from core.client import ApiError, Client, KeyInfo
 
 SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)

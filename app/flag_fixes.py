@@ -12,10 +12,10 @@ from typing import Any
 
 import streamlit as st
 
-from app.backend import Backend
 from app.reopen import reopen_offer
-from app.roles import allows
 from app.sample_import import imported_rating
+from app.shell.backend import Backend
+from app.shell.roles import allows
 from app.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
 from core.contract import pole_of
@@ -50,7 +50,7 @@ def _check(backend: Backend, client: Client, model: Model) -> None:
 
     # Stored samples are embedded once per workbench process; zero data retention keeps nothing.
     # Imported on use: the engine (scikit-learn, scipy) would add seconds to the Samples page's first paint.
-    from app import engine_cache
+    from app.shell import engine_cache
     from core.engine.flags import flag_samples
 
     embedder = engine_cache.embedder(backend.embedder)

@@ -4,15 +4,15 @@ key), and who you are in the sidebar, with the way out.
 A key typed here goes to `st.session_state` only (the server's memory for this browser tab): never to a
 file, a URL or another session; signing out, or closing or reloading the tab, forgets it. A person signed in
 through the identity provider stays signed in across reloads (Streamlit's identity cookie) until they sign
-out. Signing out either way forgets everything of theirs in the tab (app/backend.py `sign_out`).
+out. Signing out either way forgets everything of theirs in the tab (app/shell/backend.py `sign_out`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.backend import Backend, key_info, sign_in, sign_out
-from app.signin_config import signin_config
+from app.shell.backend import Backend, key_info, sign_in, sign_out
+from app.shell.signin_config import signin_config
 from app.widgets import MODEL_KEY, guard
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.backend import Backend
+from app.shell.backend import Backend
 from app.widgets import guard
 from core.client import Model, TeamProgress
 

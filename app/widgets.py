@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 import pydantic
 import streamlit as st
 
-from app import reads
-from app.backend import Backend, demo_load, get_backend
+from app.shell import reads
+from app.shell.backend import Backend, demo_load, get_backend
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
 from core.contract import can

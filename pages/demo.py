@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import reads
 from app.demo_view import (
     MAX_URL_TEXT,
     big_bars,
@@ -16,6 +15,7 @@ from app.demo_view import (
     warm_up,
 )
 from app.live_text import live_text_area
+from app.shell import reads
 from app.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
 

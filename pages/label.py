@@ -19,7 +19,7 @@ from app.labelling import LabelSession, abandon, act, first_suggestions_ready, s
 from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
-from app.roles import gate
+from app.shell.roles import gate
 from app.widgets import guard, open_model_page
 from core.client import Trait
 from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
@@ -205,7 +205,7 @@ def labelling() -> None:
         with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
             # Imported on the click, not with the page: the embedders bring in scikit-learn and onnxruntime,
             # seconds of a cold page's first paint.
-            from app import engine_cache
+            from app.shell import engine_cache
 
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
             zdr = model.zero_data_retention

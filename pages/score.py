@@ -131,8 +131,8 @@ with preview:
     if st.button("Preview", key="preview_go"):
         with guard("Local preview"), st.spinner("Training locally on the current samples…"):
             # Imported on use: the engine (scikit-learn, scipy) would add seconds to every first paint.
-            from app import engine_cache
             from app.preview import draft_scorer
+            from app.shell import engine_cache
 
             scorer, skipped, fingerprint = draft_scorer(
                 client, handle, engine_cache.embedder(backend.embedder)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.backend import get_backend
+from app.shell.backend import get_backend
 from app.team_progress import team_progress
 from app.widgets import guard, selected_handle
 from core.contract import ROLES

@@ -6,8 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from app import reads
-from app.roles import gate
+from app.shell import reads
+from app.shell.roles import gate
 from app.versions import neutral_note, trait_metrics_frame, versions_frame
 from app.widgets import (
     guard,

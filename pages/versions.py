@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import reads
 from app.evaluation_view import evaluation_section
+from app.shell import reads
 from app.versions import (
     delta_color,
     evaluation_points,
@@ -146,7 +146,7 @@ st.text_area(
 
 if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
-        from app import engine_cache  # on use: the engine's imports would slow every first paint
+        from app.shell import engine_cache  # on use: the engine's imports would slow every first paint
 
         va = client.get_version(handle, refs[ia])
         vb = client.get_version(handle, refs[ib])

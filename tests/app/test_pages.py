@@ -854,7 +854,7 @@ def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
 def test_a_page_waits_for_a_demo_model_still_loading(service: LocalService, client: Client) -> None:
     """A link to a demo model followed on a very first start, while the demo models load: the page says so
     and polls instead of answering a bare 404, and a model that never comes is still a 404."""
-    from app.backend import demo_load
+    from app.shell.backend import demo_load
 
     state = demo_load()
     handle = new_handle(service, "still-loading")

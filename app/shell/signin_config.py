@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.team_mode import team_mode
+from app.shell.team_mode import team_mode
 
 SECRETS_NAME = "workbench_auth_secrets.toml"
 COOKIE_SECRET_NAME = "workbench_cookie_secret"
@@ -77,7 +77,7 @@ def auth_secrets(config: SignInConfig, cookie_secret: str) -> str:
     the app (`st.user.tokens["id"]`), which each page's client sends to the service."""
     discovery = f"{config.issuer.rstrip('/')}/.well-known/openid-configuration"
     lines = [
-        "# Written at the workbench's start from SCORING_OIDC_* (app/signin_config.py): never commit.",
+        "# Written at the workbench's start from SCORING_OIDC_* (app/shell/signin_config.py): never commit.",
         "[auth]",
         f"redirect_uri = {_toml(config.redirect_uri)}",
         f"cookie_secret = {_toml(cookie_secret)}",

@@ -1,15 +1,15 @@
 """What the environment says about the backend, readable before Streamlit runs.
 
 `app.launch` reads it to prestart the embedded service before Streamlit's runtime exists: importing
-`app.backend` there instead declared its `st.cache_data` functions without a runtime, and each one logged
-"No runtime found, using MemoryCacheStorageManager" on `make run`'s terminal.
+`app.shell.backend` there instead declared its `st.cache_data` functions without a runtime, and each one
+logged "No runtime found, using MemoryCacheStorageManager" on `make run`'s terminal.
 """
 
 from __future__ import annotations
 
 import os
 
-from app.team_mode import team_mode
+from app.shell.team_mode import team_mode
 from core.contract import DEFAULT_EMBEDDER
 
 

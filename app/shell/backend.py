@@ -6,8 +6,8 @@ every browser session) that loads the demo models on its first start.
 
 Team mode (`SCORING_TEAM=1` with `SCORING_API_URL`): one workbench server for a team against one service,
 and no key shared by everyone (docs/deployment.md, "A workbench for a team"). With the team's identity
-provider configured (app/signin_config.py), people sign in as themselves (`st.login`) and each client sends
-the person's ID token; otherwise each browser signs in with its own key, which lives in that browser's
+provider configured (app/shell/signin_config.py), people sign in as themselves (`st.login`) and each client
+sends the person's ID token; otherwise each browser signs in with its own key, which lives in that browser's
 session only. Until it has signed in, a browser gets `SignInNeeded`. Signing out forgets everything of that
 person in the tab (`sign_out`).
 
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import streamlit as st
 
-from app.environment import embedder_name, remote_settings_from_env
-from app.prestart import take
-from app.reads import invalidate, watched_client
-from app.signin_config import signin_config
-from app.team_mode import team_mode, team_url
+from app.shell.environment import embedder_name, remote_settings_from_env
+from app.shell.prestart import take
+from app.shell.reads import invalidate, watched_client
+from app.shell.signin_config import signin_config
+from app.shell.team_mode import team_mode, team_url
 from core.client import Client, KeyInfo, NotFoundError
 from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE, Action
 
@@ -232,7 +232,7 @@ def sign_out() -> None:
 
 def _in_namespace(info: KeyInfo, namespace: str) -> KeyInfo:
     """A person's key info with `role` their role in `namespace`: what every page's role check reads
-    (app/roles.py); a key has one role everywhere."""
+    (app/shell/roles.py); a key has one role everywhere."""
     if not info.is_person:
         return info
     return info.model_copy(update={"role": info.role_in(namespace)})

@@ -3,7 +3,7 @@
 A first visit used to wait for the whole start (the service's process and worker, the migration, the key):
 most of its seconds on two busy cores. `python -m app.launch` (what `make run` starts) calls `prestart` in
 Streamlit's own process before Streamlit serves, so the start overlaps Streamlit's and the minutes before
-the user opens the page; `take` then hands that service to `app.backend`, which starts one itself when
+the user opens the page; `take` then hands that service to `app.shell.backend`, which starts one itself when
 none was prestarted with the same settings (`streamlit run app/main.py`, tests, another data directory).
 """
 

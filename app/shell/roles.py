@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.backend import Backend
+from app.shell.backend import Backend
 from core.client import KeyInfo
 from core.contract import Action, least_role
 
