@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.text_notes import Noted, noted_texts, notes_line, text_notes
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
 SHOWN = 20  # most disagreed texts listed per trait

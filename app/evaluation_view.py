@@ -23,8 +23,8 @@ from app.evaluation_frames import (
 )
 from app.sample_import import labelled_file, remember_scale
 from app.shell import reads
+from app.ui.widgets import guard, show_error
 from app.versions import neutral_note
-from app.widgets import guard, show_error
 from core.client import (
     Client,
     EvaluationComparison,

@@ -12,11 +12,11 @@ from typing import Any
 
 import streamlit as st
 
-from app.reopen import reopen_offer
 from app.sample_import import imported_rating
 from app.shell.backend import Backend
 from app.shell.roles import allows
-from app.widgets import guard, is_editable
+from app.ui.reopen import reopen_offer
+from app.ui.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
 from core.contract import pole_of
 

@@ -28,7 +28,7 @@ from app.shell.backend import (  # noqa: E402
 )
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
-from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
+from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
 
 PAGES = ROOT / "pages"

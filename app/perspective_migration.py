@@ -13,7 +13,7 @@ from dataclasses import asdict
 import pandas as pd
 import streamlit as st
 
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Client
 from core.client.perspective_migration import read_log
 

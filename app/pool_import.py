@@ -1,6 +1,6 @@
 """The Label page's pool import: a file of texts into the model's unlabelled pool, resumable.
 
-The file is read as every import reads one (`app.table_upload`: any of `core.tables.FORMATS`, its first row
+The file is read as every import reads one (`app.ui.table_upload`: any of `core.tables.FORMATS`, its first row
 a header or not); the texts are the column picked (`core.tables.column_texts`). The section sends them
 through `Client.import_pool` (batches that shrink on a slow service) with a progress bar. When an import
 stops, the page says how many texts are stored and offers to resume from there; texts already in the pool are
@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from app.sample_import import refusals_frame
-from app.table_upload import pick_text_column, table_upload
+from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
 from core.tables import column_texts
 

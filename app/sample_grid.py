@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app.sample_edits import COLUMNS, Grid, Pending, draw, fold, save, save_message
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Client, Page, Sample
 
 UNSAVED = "samples_unsaved"  # session_state: model handle -> Pending

@@ -36,8 +36,8 @@ from app.sample_mapping import (
     scale_text,
     which_scale,
 )
-from app.table_upload import table_upload
-from app.widgets import guard
+from app.ui.table_upload import table_upload
+from app.ui.widgets import guard
 from core.client import Client, Trait
 from core.contract import NEUTRAL_QUALITY
 from core.tables import Refusal, Table

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.shell.backend import Backend, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
-from app.widgets import MODEL_KEY, guard
+from app.ui.widgets import MODEL_KEY, guard
 
 
 def sign_in_page(url: str) -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Model, TeamProgress
 
 #: The table's columns, as the API names them (numbers shown as the API gives them).

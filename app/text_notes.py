@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Client, TextComment
 
 

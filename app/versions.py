@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from app.widgets import when
+from app.ui.widgets import when
 from core.client import ApiError, Client, Version
 from core.contract import NEUTRAL_QUALITY
 

@@ -14,9 +14,9 @@ from app.demo_view import (
     share_url,
     warm_up,
 )
-from app.live_text import live_text_area
 from app.shell import reads
-from app.widgets import guard, page_backend, select_model, selected_handle, show_error
+from app.ui.live_text import live_text_area
+from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
 
 # A presenter's view: the sidebar starts collapsed, so the box and the bars get the whole projector screen.

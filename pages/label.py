@@ -12,7 +12,6 @@ import streamlit as st
 
 from app.campaign import status_line
 from app.feedback_view import buffered_feedback
-from app.keys import key_listener
 from app.label_chart import curve_chart
 from app.label_notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
@@ -20,7 +19,8 @@ from app.labels import labelling_note, retrain_at
 from app.pool_import import STATE as IMPORT_STOPPED
 from app.pool_import import pool_import_section
 from app.shell.roles import gate
-from app.widgets import guard, open_model_page
+from app.ui.keys import key_listener
+from app.ui.widgets import guard, open_model_page
 from core.client import Trait
 from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
 

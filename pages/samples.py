@@ -8,16 +8,16 @@ from app.agreement_view import disagreements_panel
 from app.feedback_view import buffered_feedback
 from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
-from app.paging import paged, pager_buttons
 from app.quality_input import quality_slider
-from app.reopen import reopen_offer, reopened_note
-from app.run_summary import show_summary, start_run, summarise
 from app.sample_grid import sample_grid
 from app.sample_import import sample_import_section
 from app.sample_io import to_csv, to_jsonl
 from app.shell import reads
 from app.shell.roles import allows, gate, refusal
-from app.widgets import guard, is_editable, open_model_page
+from app.ui.paging import paged, pager_buttons
+from app.ui.reopen import reopen_offer, reopened_note
+from app.ui.run_summary import show_summary, start_run, summarise
+from app.ui.widgets import guard, is_editable, open_model_page
 from core.client import Trait
 from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
 

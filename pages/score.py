@@ -7,8 +7,8 @@ import streamlit as st
 
 from app import perspective_migration
 from app.sample_import import refusals_frame
-from app.table_upload import nothing_read, pick_text_column, table_upload
-from app.widgets import guard, open_model_page
+from app.ui.table_upload import nothing_read, pick_text_column, table_upload
+from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 from core.tables import column_texts
 

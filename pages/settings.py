@@ -13,7 +13,7 @@ from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, k
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
-from app.widgets import MODEL_KEY, guard, show_error
+from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app.shell.backend import get_backend
 from app.team_progress import team_progress
-from app.widgets import guard, selected_handle
+from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
 ROLE_HELP = "annotator labels; reviewer also settles disagreements; owner also manages models and people"

@@ -8,14 +8,14 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.roles import gate
-from app.versions import neutral_note, trait_metrics_frame, versions_frame
-from app.widgets import (
+from app.ui.widgets import (
     guard,
     open_model_page,
     operation_caption,
     watched_steps,
     when,
 )
+from app.versions import neutral_note, trait_metrics_frame, versions_frame
 from core.contract import TRAIN_EFFORTS, can
 
 OOF = "out-of-fold: each sample scored by a fit that did not see it"

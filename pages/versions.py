@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.evaluation_view import evaluation_section
 from app.shell import reads
+from app.ui.widgets import guard, open_model_page
 from app.versions import (
     delta_color,
     evaluation_points,
@@ -16,7 +17,6 @@ from app.versions import (
     signed,
     versions_frame,
 )
-from app.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 from core.client import Version
 from core.timeline import history_timeline

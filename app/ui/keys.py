@@ -5,7 +5,7 @@ key two changes. The listener lives exactly as long as the component: Streamlit 
 returns when the page goes, and a handler whose element has left the document removes itself (so no other
 page ever sees a shortcut). Presses in a text field are never taken, including fields inside a component's
 shadow root (the Demo page's live box), where `event.target` is only the shadow host. Inline JS, no build
-step, no download (as app/live_text.py).
+step, no download (as app/ui/live_text.py).
 """
 
 from __future__ import annotations

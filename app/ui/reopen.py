@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.widgets import guard
+from app.ui.widgets import guard
 from core.client import Client, Model
 
 

@@ -17,7 +17,7 @@ from streamlit.errors import StreamlitAPIException
 from core.client import Client, Model
 from core.contract import Provenance
 
-PAGES = Path(__file__).resolve().parents[1] / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "pages"  # app/ui/ → the project root
 STARTED_KEY = "runs_started"  # session_state: (handle, kind) -> what the model held when the run started
 SUMMARY_KEY = "run_summaries"  # session_state: (handle, kind) -> the finished run's summary
 PROVENANCE: dict[str, Provenance] = {"discover": "discovered", "synthesize": "synthesized"}
