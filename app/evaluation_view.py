@@ -21,7 +21,7 @@ from app.evaluation_frames import (
     set_counts,
     trained_sentence,
 )
-from app.sample_import import labelled_file, remember_scale
+from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
 from app.ui.widgets import guard, show_error
 from app.versions import neutral_note

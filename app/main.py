@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 
 import streamlit as st  # noqa: E402
 
-from app.sample_grid import keep_unsaved  # noqa: E402
+from app.samples.grid import keep_unsaved  # noqa: E402
 from app.shell.backend import (  # noqa: E402
     NAMESPACE_KEY,
     Backend,

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.sample_import import refusals_frame
+from app.samples.importing import refusals_frame
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
 from core.tables import column_texts

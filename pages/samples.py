@@ -6,12 +6,12 @@ import streamlit as st
 
 from app.agreement_view import disagreements_panel
 from app.feedback_view import buffered_feedback
-from app.flag_fixes import flags_tab as flags_panel
 from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
-from app.quality_input import quality_slider
-from app.sample_grid import sample_grid
-from app.sample_import import sample_import_section
-from app.sample_io import to_csv, to_jsonl
+from app.samples.files import to_csv, to_jsonl
+from app.samples.flags import flags_tab as flags_panel
+from app.samples.grid import sample_grid
+from app.samples.importing import sample_import_section
+from app.samples.quality_input import quality_slider
 from app.shell import reads
 from app.shell.roles import allows, gate, refusal
 from app.ui.paging import paged, pager_buttons

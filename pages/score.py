@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import perspective_migration
-from app.sample_import import refusals_frame
+from app.samples.importing import refusals_frame
 from app.ui.table_upload import nothing_read, pick_text_column, table_upload
 from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import guess_mapping
+from app.samples.files import to_csv, to_jsonl
+from app.samples.mapping import guess_mapping
 from core.client import Client
 from core.tables import read_table
 from harness.datasets import find_datasets

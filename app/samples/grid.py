@@ -1,6 +1,6 @@
 """The Samples page's editable grid: edits kept across reruns and page switches, shown before they are saved.
 
-The rules (what is pending, how an editor's state folds into it, what a save sends) are `app.sample_edits`;
+The rules (what is pending, how an editor's state folds into it, what a save sends) are `app.samples.edits`;
 this draws them. A committed cell edit stays in the browser until the next rerun of anything (the grid does
 not rerun the page itself, see `sample_grid`); every rerun, of any page, folds it into the model's `Pending`,
 so a page switch, a pager click or another widget's rerun loses nothing, and a new grid is drawn from the
@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.sample_edits import COLUMNS, Grid, Pending, draw, fold, save, save_message
+from app.samples.edits import COLUMNS, Grid, Pending, draw, fold, save, save_message
 from app.ui.widgets import guard
 from core.client import Client, Page, Sample
 

@@ -1,5 +1,5 @@
 """Importing a file of labelled texts: its columns picked and its labels mapped to quality
-(`app.sample_mapping`), previewed with counts per pole and the rows refused (`labelled_file`, shared by the
+(`app.samples.mapping`), previewed with counts per pole and the rows refused (`labelled_file`, shared by the
 Samples page's Import tab and the Versions page's evaluation set), then stored in batches.
 
 Nothing is stored before the Import click; every row not stored is listed with its file line and the reason.
@@ -15,8 +15,8 @@ from typing import Any, cast
 import pandas as pd
 import streamlit as st
 
-from app.sample_io import unknown_trait_hint
-from app.sample_mapping import (
+from app.samples.files import unknown_trait_hint
+from app.samples.mapping import (
     ID_NAMES,
     RULES,
     LabelScale,
