@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.agreement_view import disagreements_panel
-from app.feedback_view import buffered_feedback
-from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
+from app.labelling.agreement import disagreements_panel
+from app.labelling.feedback import buffered_feedback
+from app.labelling.labels import LabelsRefused, add_labels, labelling_note, retrain_at
 from app.samples.files import to_csv, to_jsonl
 from app.samples.flags import flags_tab as flags_panel
 from app.samples.grid import sample_grid

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from app.agreement_view import agreement_section
+from app.labelling.agreement import agreement_section
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits

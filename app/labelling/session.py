@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.campaign import where_it_went
-from app.labels import retrain_at
+from app.labelling.campaign import where_it_went
+from app.labelling.labels import retrain_at
 from core.client import ApiError, Client, Model, NotFoundError, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for

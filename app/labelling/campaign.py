@@ -7,7 +7,7 @@ Labels go in through `POST …/pool/{id}/label`, which the service routes by the
 
 from __future__ import annotations
 
-from app.labels import retrain_when
+from app.labelling.labels import retrain_when
 from core.client import Model, PoolLabel
 from core.contract import TRAINING_RUNS, can
 

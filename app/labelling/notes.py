@@ -1,12 +1,12 @@
 """Beside the text on the Label page: the trait's guidelines (its description), the `?` key that marks a
 text unsure (a note for reviewers, never a vote), and a short comment (docs/api.md, "Unsure and comments").
-The page calls these; the session's queue is app/labelling.py's."""
+The page calls these; the session's queue is app/labelling/session.py's."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.labelling import LabelSession, refill
+from app.labelling.session import LabelSession, refill
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
 
@@ -23,7 +23,7 @@ def guidelines(trait: Trait) -> None:
 
 def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
     """`?`: mark the current text unsure for this person and move on, as a skip does. False for any other
-    key (the page hands it to `app.labelling.act`)."""
+    key (the page hands it to `app.labelling.session.act`)."""
     if key != UNSURE_KEY:
         return False
     s.error = ""

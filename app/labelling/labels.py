@@ -3,9 +3,9 @@
 A draft model takes samples; a ready model's samples are frozen (the spec's rule 2), so its new labels go
 in as score feedback, the spec's path for a ready model to learn (buffered, then an automatic retraining).
 The Samples page calls `add_labels` and shows `LabelResult.message` (the Label page labels pool texts through
-`POST …/pool/{id}/label`, which the service routes itself: app/labelling.py), and `labelling_note` says
-up front what will happen to a label on this model. A feedback label can be withdrawn until the retraining
-takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
+`POST …/pool/{id}/label`, which the service routes itself: app/labelling/session.py), and `labelling_note`
+says up front what will happen to a label on this model. A feedback label can be withdrawn until the
+retraining takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
 """
 
 from __future__ import annotations

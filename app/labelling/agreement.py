@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
-from app.text_notes import Noted, noted_texts, notes_line, text_notes
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
