@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from app.evaluation.versions import neutral_note, trait_metrics_frame, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
 from app.ui.widgets import (
@@ -15,7 +16,6 @@ from app.ui.widgets import (
     watched_steps,
     when,
 )
-from app.versions import neutral_note, trait_metrics_frame, versions_frame
 from core.contract import TRAIN_EFFORTS, can
 
 OOF = "out-of-fold: each sample scored by a fit that did not see it"

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from app.evaluation.versions import method_label, neutral_note
 from app.labelling.agreement import agreement_section
 from app.shell import reads
 from app.shell.roles import allows, gate
@@ -14,7 +15,6 @@ from app.ui.forms import trait_edits
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
-from app.versions import method_label, neutral_note
 from core.client import Client, Trait
 from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
 

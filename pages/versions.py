@@ -5,10 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.evaluation_view import evaluation_section
-from app.shell import reads
-from app.ui.widgets import guard, open_model_page
-from app.versions import (
+from app.evaluation.versions import (
     delta_color,
     evaluation_points,
     metrics_diff_frame,
@@ -17,6 +14,9 @@ from app.versions import (
     signed,
     versions_frame,
 )
+from app.evaluation.view import evaluation_section
+from app.shell import reads
+from app.ui.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 from core.client import Version
 from core.timeline import history_timeline

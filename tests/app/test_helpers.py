@@ -6,11 +6,17 @@ import pandas as pd
 import pydantic
 
 from app.demo_view import share_url
+from app.evaluation.versions import (
+    delta_color,
+    metrics_diff_frame,
+    per_trait_summary,
+    signed,
+    trait_metrics_frame,
+)
 from app.preview import highlight_html
 from app.samples.files import refused_rows, unknown_trait_hint
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.ui.widgets import error_text
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
 from core.client import Client, ConflictError
 from core.engine.explain import NOISE_FLOOR, WordEffect
 

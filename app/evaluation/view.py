@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.calibration_note import calibration_note
-from app.evaluation_frames import (
+from app.evaluation.calibration_note import calibration_note
+from app.evaluation.frames import (
     NEUTRAL_METRICS,
     ceiling_sentence,
     comparison_ceiling_sentence,
@@ -21,10 +21,10 @@ from app.evaluation_frames import (
     set_counts,
     trained_sentence,
 )
+from app.evaluation.versions import neutral_note
 from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
 from app.ui.widgets import guard, show_error
-from app.versions import neutral_note
 from core.client import (
     Client,
     EvaluationComparison,
