@@ -27,7 +27,7 @@ from app.shell.backend import (  # noqa: E402
     get_backend,
 )
 from app.shell.signin_config import signin_config  # noqa: E402
-from app.team import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
+from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
 from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
 
@@ -90,7 +90,7 @@ def _namespace_picker(backend: Backend) -> None:
 
 
 def _key_notice(backend: Backend) -> None:
-    if backend.person:  # signed in as a person: their role says what they may do (app/team.py)
+    if backend.person:  # signed in as a person: their role says what they may do (app/team/sign_in.py)
         return
     st.caption(f"Key scope: **{backend.scope}**")
     if backend.read_only:

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import get_backend
-from app.team_progress import team_progress
+from app.team.progress import team_progress
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
