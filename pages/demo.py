@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.demo_view import (
+from app.scoring.demo import (
     MAX_URL_TEXT,
     big_bars,
     blank_chart,

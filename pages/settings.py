@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pydantic
 import streamlit as st
 
-from app.demo_view import PUBLIC_URL_KEY, public_base_url
+from app.scoring.demo import PUBLIC_URL_KEY, public_base_url
 from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config

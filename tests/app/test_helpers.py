@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pydantic
 
-from app.demo_view import share_url
 from app.evaluation.versions import (
     delta_color,
     metrics_diff_frame,
@@ -13,8 +12,9 @@ from app.evaluation.versions import (
     signed,
     trait_metrics_frame,
 )
-from app.preview import highlight_html
 from app.samples.files import refused_rows, unknown_trait_hint
+from app.scoring.demo import share_url
+from app.scoring.preview import highlight_html
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.ui.widgets import error_text
 from core.client import Client, ConflictError
