@@ -14,7 +14,7 @@ import socket
 import sys
 from collections.abc import Mapping
 
-from app.team_mode import team_mode
+from app.shell.team_mode import team_mode
 
 FIRST_VISIT = "about 10 seconds"
 DEMO_TRAINING = "under a minute"

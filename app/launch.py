@@ -1,9 +1,10 @@
 """`python -m app.launch [streamlit options]`: `streamlit run app/main.py`, the local service starting too.
 
 What `make run` starts. Unless the environment names a remote service (SCORING_API_URL and SCORING_API_KEY),
-the embedded service starts in this process now (`app.prestart`), while Streamlit starts and before anyone
-opens the page; the first visit then finds it running or nearly so. A team's workbench that signs people in
-through the identity provider gets Streamlit's `[auth]` secrets written first (app/signin_config.py).
+the embedded service starts in this process now (`app.shell.prestart`), while Streamlit starts and before
+anyone opens the page; the first visit then finds it running or nearly so. A team's workbench that signs
+people in through the identity provider gets Streamlit's `[auth]` secrets written first
+(app/shell/signin_config.py).
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ def secrets_options(write: Callable[[Path], Path | None]) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    from app.environment import embedder_name, remote_settings_from_env  # not app.backend: see there
-    from app.prestart import prestart
-    from app.signin_config import write_auth_secrets
-    from app.team_mode import team_mode
+    from app.shell.environment import (  # not app.shell.backend: see there
+        embedder_name,
+        remote_settings_from_env,
+    )
+    from app.shell.prestart import prestart
+    from app.shell.signin_config import write_auth_secrets
+    from app.shell.team_mode import team_mode
 
     if remote_settings_from_env() is None and not team_mode():  # a team's workbench has a service of its own
         prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())

@@ -15,7 +15,8 @@ if str(ROOT) not in sys.path:  # `streamlit run app/main.py` puts app/ on the pa
 
 import streamlit as st  # noqa: E402
 
-from app.backend import (  # noqa: E402
+from app.samples.grid import keep_unsaved  # noqa: E402
+from app.shell.backend import (  # noqa: E402
     NAMESPACE_KEY,
     Backend,
     DemoLoad,
@@ -25,10 +26,9 @@ from app.backend import (  # noqa: E402
     ensure_demo_models,
     get_backend,
 )
-from app.sample_grid import keep_unsaved  # noqa: E402
-from app.signin_config import signin_config  # noqa: E402
-from app.team import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
-from app.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
+from app.shell.signin_config import signin_config  # noqa: E402
+from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
+from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -90,7 +90,7 @@ def _namespace_picker(backend: Backend) -> None:
 
 
 def _key_notice(backend: Backend) -> None:
-    if backend.person:  # signed in as a person: their role says what they may do (app/team.py)
+    if backend.person:  # signed in as a person: their role says what they may do (app/team/sign_in.py)
         return
     st.caption(f"Key scope: **{backend.scope}**")
     if backend.read_only:
@@ -121,7 +121,7 @@ def _demo_progress() -> None:
             st.caption("They load in the background; every page works meanwhile.")
         else:
             # No rerun of the page from here: it would replace what the user is doing (and a whole rerun
-            # on a busy machine takes seconds); the next action shows them, read afresh (app/reads.py).
+            # on a busy machine takes seconds); the next action shows them, read afresh (app/shell/reads.py).
             _demo_outcome(state)
 
     _poll()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import reads
-from app.demo_view import (
+from app.scoring.demo import (
     MAX_URL_TEXT,
     big_bars,
     blank_chart,
@@ -15,8 +14,9 @@ from app.demo_view import (
     share_url,
     warm_up,
 )
-from app.live_text import live_text_area
-from app.widgets import guard, page_backend, select_model, selected_handle, show_error
+from app.shell import reads
+from app.ui.live_text import live_text_area
+from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
 
 # A presenter's view: the sidebar starts collapsed, so the box and the bars get the whole projector screen.

@@ -10,17 +10,17 @@ import html
 
 import streamlit as st
 
-from app.campaign import status_line
-from app.feedback_view import buffered_feedback
-from app.keys import key_listener
-from app.label_chart import curve_chart
-from app.label_notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
-from app.labelling import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
-from app.labels import labelling_note, retrain_at
-from app.pool_import import STATE as IMPORT_STOPPED
-from app.pool_import import pool_import_section
-from app.roles import gate
-from app.widgets import guard, open_model_page
+from app.labelling.campaign import status_line
+from app.labelling.chart import curve_chart
+from app.labelling.feedback import buffered_feedback
+from app.labelling.labels import labelling_note, retrain_at
+from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
+from app.labelling.pool_import import STATE as IMPORT_STOPPED
+from app.labelling.pool_import import pool_import_section
+from app.labelling.session import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
+from app.shell.roles import gate
+from app.ui.keys import key_listener
+from app.ui.widgets import guard, open_model_page
 from core.client import Trait
 from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
 
@@ -205,7 +205,7 @@ def labelling() -> None:
         with guard("Computing the out-of-fold AUC"), st.spinner("Scoring the labels out of fold…"):
             # Imported on the click, not with the page: the embedders bring in scikit-learn and onnxruntime,
             # seconds of a cold page's first paint.
-            from app import engine_cache
+            from app.shell import engine_cache
 
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
             zdr = model.zero_data_retention

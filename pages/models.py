@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.backend import demo_load
-from app.forms import check_handle, create_fields
-from app.paging import paged, pager_buttons
-from app.roles import gate
-from app.widgets import guard, model_header, page_backend, select_model, selected_handle
+from app.shell.backend import demo_load
+from app.shell.roles import gate
+from app.ui.forms import check_handle, create_fields
+from app.ui.paging import paged, pager_buttons
+from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
 from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
 

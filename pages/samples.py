@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import reads
-from app.agreement_view import disagreements_panel
-from app.feedback_view import buffered_feedback
-from app.flag_fixes import flags_tab as flags_panel
-from app.labels import LabelsRefused, add_labels, labelling_note, retrain_at
-from app.paging import paged, pager_buttons
-from app.quality_input import quality_slider
-from app.reopen import reopen_offer, reopened_note
-from app.roles import allows, gate, refusal
-from app.run_summary import show_summary, start_run, summarise
-from app.sample_grid import sample_grid
-from app.sample_import import sample_import_section
-from app.sample_io import to_csv, to_jsonl
-from app.widgets import guard, is_editable, open_model_page
+from app.labelling.agreement import disagreements_panel
+from app.labelling.feedback import buffered_feedback
+from app.labelling.labels import LabelsRefused, add_labels, labelling_note, retrain_at
+from app.samples.files import to_csv, to_jsonl
+from app.samples.flags import flags_tab as flags_panel
+from app.samples.grid import sample_grid
+from app.samples.importing import sample_import_section
+from app.samples.quality_input import quality_slider
+from app.shell import reads
+from app.shell.roles import allows, gate, refusal
+from app.ui.paging import paged, pager_buttons
+from app.ui.reopen import reopen_offer, reopened_note
+from app.ui.run_summary import show_summary, start_run, summarise
+from app.ui.widgets import guard, is_editable, open_model_page
 from core.client import Trait
 from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import perspective_migration
-from app.sample_import import refusals_frame
-from app.table_upload import nothing_read, pick_text_column, table_upload
-from app.widgets import guard, open_model_page
+from app.samples.importing import refusals_frame
+from app.scoring import perspective_migration
+from app.ui.table_upload import nothing_read, pick_text_column, table_upload
+from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 from core.tables import column_texts
 
@@ -58,7 +58,9 @@ with single:
                 key="score_explain_trait",
             )
             negative, positive = result.labels()[key]
-            from app.preview import highlight_html  # on use: its module loads the engine (scikit-learn)
+            from app.scoring.preview import (
+                highlight_html,  # on use: its module loads the engine (scikit-learn)
+            )
 
             st.html(highlight_html(scored_text, result.explanation.get(key) or [], positive, negative))
 
@@ -131,8 +133,8 @@ with preview:
     if st.button("Preview", key="preview_go"):
         with guard("Local preview"), st.spinner("Training locally on the current samples…"):
             # Imported on use: the engine (scikit-learn, scipy) would add seconds to every first paint.
-            from app import engine_cache
-            from app.preview import draft_scorer
+            from app.scoring.preview import draft_scorer
+            from app.shell import engine_cache
 
             scorer, skipped, fingerprint = draft_scorer(
                 client, handle, engine_cache.embedder(backend.embedder)
@@ -163,7 +165,7 @@ with preview:
                 format_func=lambda k: names.get(k, k),
                 key="preview_explain_trait",
             )
-            from app.preview import highlight_html
+            from app.scoring.preview import highlight_html
 
             trait = next(t for t in traits if t.key == key)
             poles = (trait.positive_label, trait.negative_label)

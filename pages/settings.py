@@ -8,12 +8,12 @@ from urllib.parse import urlsplit
 import pydantic
 import streamlit as st
 
-from app.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
-from app.demo_view import PUBLIC_URL_KEY, public_base_url
-from app.environment import embedder_name
-from app.signin_config import signin_config
-from app.team_mode import team_mode
-from app.widgets import MODEL_KEY, guard, show_error
+from app.scoring.demo import PUBLIC_URL_KEY, public_base_url
+from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
+from app.shell.environment import embedder_name
+from app.shell.signin_config import signin_config
+from app.shell.team_mode import team_mode
+from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.backend import get_backend
-from app.team_progress import team_progress
-from app.widgets import guard, selected_handle
+from app.shell.backend import get_backend
+from app.team.progress import team_progress
+from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
 ROLE_HELP = "annotator labels; reviewer also settles disagreements; owner also manages models and people"

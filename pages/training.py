@@ -6,10 +6,10 @@ from typing import Any
 
 import streamlit as st
 
-from app import reads
-from app.roles import gate
-from app.versions import neutral_note, trait_metrics_frame, versions_frame
-from app.widgets import (
+from app.evaluation.versions import neutral_note, trait_metrics_frame, versions_frame
+from app.shell import reads
+from app.shell.roles import gate
+from app.ui.widgets import (
     guard,
     open_model_page,
     operation_caption,

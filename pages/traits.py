@@ -7,14 +7,14 @@ import json
 import pandas as pd
 import streamlit as st
 
-from app import reads
-from app.agreement_view import agreement_section
-from app.forms import trait_edits
-from app.reopen import reopen_offer, reopened_note
-from app.roles import allows, gate
-from app.run_summary import show_summary, start_run, summarise
-from app.versions import method_label, neutral_note
-from app.widgets import guard, is_editable, open_model_page
+from app.evaluation.versions import method_label, neutral_note
+from app.labelling.agreement import agreement_section
+from app.shell import reads
+from app.shell.roles import allows, gate
+from app.ui.forms import trait_edits
+from app.ui.reopen import reopen_offer, reopened_note
+from app.ui.run_summary import show_summary, start_run, summarise
+from app.ui.widgets import guard, is_editable, open_model_page
 from core.client import Client, Trait
 from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import reads
-from app.evaluation_view import evaluation_section
-from app.versions import (
+from app.evaluation.versions import (
     delta_color,
     evaluation_points,
     metrics_diff_frame,
@@ -16,7 +14,9 @@ from app.versions import (
     signed,
     versions_frame,
 )
-from app.widgets import guard, open_model_page
+from app.evaluation.view import evaluation_section
+from app.shell import reads
+from app.ui.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 from core.client import Version
 from core.timeline import history_timeline
@@ -146,7 +146,7 @@ st.text_area(
 
 if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
     with guard("Comparing versions"), st.spinner("Loading snapshots and scoring the probe set…"):
-        from app import engine_cache  # on use: the engine's imports would slow every first paint
+        from app.shell import engine_cache  # on use: the engine's imports would slow every first paint
 
         va = client.get_version(handle, refs[ia])
         vb = client.get_version(handle, refs[ib])

@@ -395,7 +395,7 @@ def test_the_value_set_guard_catches_what_it_should_and_nothing_else(source: str
 
 
 def test_the_workbench_shows_every_state() -> None:
-    from app.widgets import STATE_ICONS
+    from app.ui.widgets import STATE_ICONS
 
     assert set(STATE_ICONS) == set(contract.MODEL_STATES)
 

@@ -44,3 +44,13 @@ def run_label_page(at: AppTest) -> None:
         if pending is not None and at.session_state["label_session"].current is None:
             pending.result(timeout=90)
             at.run()
+
+
+# Messages a user meets on the pages say what is wrong and what to do, in the user's words.
+DEVELOPER_WORDS = ("String should", "pydantic", "body.", "constrained-str", "Errno", "Error:", "Traceback")
+
+
+def plain(messages: list[str]) -> None:
+    """None of `messages` speaks a developer's words (a validator's, a traceback's)."""
+    for message in messages:
+        assert not any(w in message for w in DEVELOPER_WORDS), message

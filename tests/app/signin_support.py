@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page
 
-from app.signin_config import write_auth_secrets
+from app.shell.signin_config import write_auth_secrets
 from core.local import LocalService, start_local_service
 from harness.browser import IDLE
 from harness.processes import stop

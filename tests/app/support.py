@@ -240,8 +240,8 @@ class Ui:
         self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
     def keys_to_the_page(self) -> None:
-        """Take the focus out of any field and wait until the page's keyboard shortcuts listen (app/keys.py):
-        a key pressed before that would be lost."""
+        """Take the focus out of any field and wait until the page's keyboard shortcuts listen
+        (app/ui/keys.py): a key pressed before that would be lost."""
         self.page.evaluate("document.activeElement && document.activeElement.blur()")
         self.page.locator("html[data-shortcuts='on']").wait_for(state="attached")
 

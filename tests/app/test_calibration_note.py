@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.calibration_note import calibration_note, has_graded_labels
+from app.evaluation.calibration_note import calibration_note, has_graded_labels
 from core.client.results import TraitEvaluation
 from core.engine.evaluation import evaluate_trait
 

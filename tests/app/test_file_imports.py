@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import guess_mapping
+from app.samples.files import to_csv, to_jsonl
+from app.samples.mapping import guess_mapping
 from core.client import Client
 from core.tables import read_table
 from harness.datasets import find_datasets
-from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
+from tests.app.apptest_util import by_label, no_exception, page, plain, run_label_page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 DATASETS = find_datasets()
@@ -130,3 +130,15 @@ def test_batch_scoring_reads_a_headerless_tab_separated_file(trained: str) -> No
         True,
     ]
     assert [(r.line, r.reason) for r in at.session_state["batch_out"][2]] == [(3, "no text in column 1")]
+
+
+def test_samples_import_of_an_empty_file_says_what_to_upload(draft: str) -> None:
+    at = page("samples", draft)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("empty.csv", b"", "text/csv"))
+    at.run()
+    no_exception(at)
+    shown = texts(at.error) + texts(at.warning) + texts(at.info) + texts(at.markdown)
+    # Any columns import now (the analyst picks them), so the message asks for a header row, not given names.
+    assert any("empty" in s.lower() and "header row" in s for s in shown), shown
+    plain(shown)

@@ -15,7 +15,7 @@ import threading
 import httpx
 import pytest
 
-from app.labelling import LabelSession, first_suggestions_ready, start
+from app.labelling.session import LabelSession, first_suggestions_ready, start
 from core.client import Client
 from core.local import LocalService
 from tests.app.support import ROOT

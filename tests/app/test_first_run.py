@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from app.banner import banner
-from app.reads import is_write
+from app.shell.reads import is_write
 from core.client import Client
 from core.local import LocalService
 from harness.ports import free_port
@@ -67,7 +67,7 @@ def test_writes_drop_the_cache_reads_do_not() -> None:
 
 
 def test_a_workbench_write_drops_cached_reads(service: LocalService, client: Client) -> None:
-    from app import reads
+    from app.shell import reads
 
     handle = make_draft(client, new_handle(service, "reads"))
     watched = reads.watched_client(service.url, service.api_key)

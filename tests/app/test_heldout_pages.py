@@ -10,7 +10,7 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, texts
+from tests.app.apptest_util import by_label, no_exception, page, texts
 from tests.app.support import CASUAL, FORMAL, make_draft, new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -76,3 +76,24 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     captions = texts(at.caption)
     assert "3 evaluation texts were in v1's training data and were left out." in captions, captions
     assert any(f"v1 on {len(HELD)} evaluation items" in t for t in texts(at.markdown))
+
+
+def test_versions_evaluate_appears_right_after_adding_items(service: LocalService, client: Client) -> None:
+    trained = make_draft(
+        client, new_handle(service, "evalset")
+    )  # its own: the shared one stays without a set
+    client.wait(trained, client.train(trained, "low").run_id, timeout=120)
+    csv = "trait,text,quality\n" + "".join(
+        f'formality,"{t}",{q}\n' for ts, q in ((FORMAL[:3], 1), (CASUAL[:3], 0)) for t in ts
+    )
+    at = page("versions", trained)
+    at.run()
+    assert not [b for b in at.button if b.label == "Evaluate"]
+    at.file_uploader[0].set_value(("items.csv", csv.encode(), "text/csv"))
+    at.run()
+    by_label(at.button, "Add to the evaluation set").click()
+    at.run()
+    no_exception(at)
+    assert client.evaluation_set(trained).total == 6
+    assert any("Added 6 items" in s for s in texts(at.success)), texts(at.success)
+    assert [b for b in at.button if b.label == "Evaluate"]  # on this very run, not after another one

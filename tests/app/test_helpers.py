@@ -5,12 +5,18 @@ from __future__ import annotations
 import pandas as pd
 import pydantic
 
-from app.demo_view import share_url
-from app.forms import check_handle, create_fields, parse_sources, trait_edits
-from app.preview import highlight_html
-from app.sample_io import refused_rows, unknown_trait_hint
-from app.versions import delta_color, metrics_diff_frame, per_trait_summary, signed, trait_metrics_frame
-from app.widgets import error_text
+from app.evaluation.versions import (
+    delta_color,
+    metrics_diff_frame,
+    per_trait_summary,
+    signed,
+    trait_metrics_frame,
+)
+from app.samples.files import refused_rows, unknown_trait_hint
+from app.scoring.demo import share_url
+from app.scoring.preview import highlight_html
+from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
+from app.ui.widgets import error_text
 from core.client import Client, ConflictError
 from core.engine.explain import NOISE_FLOOR, WordEffect
 

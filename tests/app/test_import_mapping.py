@@ -169,3 +169,38 @@ def test_the_grid_shows_the_stored_rows_right_after_the_import(empty_draft: str)
     assert any("Stored 8 of 8 rows." in t for t in texts(at.success))
     grid = at.dataframe[0].value
     assert sorted(grid["text"].dropna()) == sorted(t for t, _ in RATINGS)
+
+
+def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: Client, draft: str) -> None:
+    """Found in a journey: a held-out file whose ratings span -1..1.9 was proposed the scale
+    -2..2 while the samples had used -4..4, so one rating meant two qualities."""
+    first = "id,score,review\n" + "".join(
+        f'a{i},{s},"Review {i} of the kettle"\n' for i, s in enumerate((-3, 3.6))
+    )
+    at = page("samples", draft)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("first.csv", first.encode(), "text/csv"))
+    at.run()
+    [trait] = [s for s in at.selectbox if s.label == "Trait" and (s.key or "").startswith("import_")]
+    trait.set_value("trait: formality")
+    at.run()
+    assert _scale(at) == (-4, 4)
+    at.button(key="samples_import").click()
+    at.run()
+    no_exception(at)
+    second = "id,score,review\n" + "".join(f'b{i},{s},"Another {i}"\n' for i, s in enumerate((-1, 1.9)))
+    at.file_uploader(key="samples_upload").set_value(("second.csv", second.encode(), "text/csv"))
+    at.run()
+    no_exception(at)
+    assert _scale(at) == (-4, 4)  # this file alone says -2..2; its ratings fit the model's -4..4
+    assert any("The scale of the last import into this model" in c for c in texts(at.caption)), texts(
+        at.caption
+    )
+
+
+def _scale(at: AppTest) -> tuple[float, float]:
+    """The Import tab's proposed scale (its two boxes)."""
+    boxes = {n.label: n.value for n in at.number_input if n.label in ("Scale from", "to")}
+    low, high = boxes["Scale from"], boxes["to"]
+    assert low is not None and high is not None, boxes
+    return low, high

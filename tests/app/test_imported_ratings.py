@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.sample_import import _remember_ratings, imported_rating
-from app.sample_mapping import Mapped
+from app.samples.importing import _remember_ratings, imported_rating
+from app.samples.mapping import Mapped
 
 
 def test_one_rating_keeps_its_column_and_several_raters_give_their_mean() -> None:

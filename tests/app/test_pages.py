@@ -9,7 +9,7 @@ from streamlit.testing.v1.element_tree import Element
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
+from tests.app.apptest_util import by_label, main_app, no_exception, page, plain, run_label_page, texts
 from tests.app.support import new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -213,6 +213,20 @@ def test_samples_browse_add_and_filter(client: Client, draft: str) -> None:
     assert at.session_state["samples_pager"]["filters"] == (draft, None, "synthesized", 100)
 
 
+def test_adding_a_too_long_sample_names_the_limit(client: Client, draft: str) -> None:
+    before = len(list(client.list_samples(draft)))
+    at = page("samples", draft)
+    at.run()
+    by_label(at.text_area, "Text").set_value("word " * 5_000 + "x" * 1_000)
+    by_label(at.button, "Add sample").click()
+    at.run()
+    no_exception(at)
+    errors = texts(at.error)
+    assert any("text has 26,000 characters; the limit is 20,000" in e for e in errors), errors
+    plain(errors)
+    assert len(list(client.list_samples(draft))) == before
+
+
 def test_samples_flags_find_a_mislabel(client: Client, draft: str) -> None:
     client.add_samples(
         draft, [{"trait": "formality", "text": "lol haha dude see ya, yo wanna chill", "quality": 1.0}]
@@ -242,6 +256,13 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     assert at.checkbox(key="train_reopt").disabled is False
     metrics = next(d.value for d in at.dataframe if "roc_auc" in d.value.columns)
     assert list(metrics["method"]) == ["samples + label prior"] * len(metrics)
+
+
+def test_training_metrics_say_they_are_out_of_fold(trained: str) -> None:
+    at = page("training", trained)
+    at.run()
+    no_exception(at)
+    assert any("out-of-fold" in c for c in texts(at.caption)), texts(at.caption)
 
 
 def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
@@ -385,6 +406,29 @@ def test_score_compare_two_texts(trained: str) -> None:
     assert cmp.deltas()["formality"] > 0
 
 
+def test_score_states_the_20000_character_limit_for_any_long_text(trained: str) -> None:
+    at = page("score", trained)
+    at.run()
+    for length in (20_001, 35_000):  # 35,000 was past the service's untrimmed bound: "at most 30000"
+        at.text_area(key="score_text").set_value("x" * length)
+        at.button(key="score_go").click()
+        at.run()
+        no_exception(at)
+        errors = texts(at.error)
+        assert any(
+            f"Text has {length:,} characters; the limit is 20,000." in e and "Shorten the text" in e
+            for e in errors
+        ), errors
+        plain(errors)
+    at.text_area(key="cmp_text_a").set_value("   ")
+    at.text_area(key="cmp_text_b").set_value("Dear colleague, kindly review the report.")
+    at.button(key="cmp_texts_go").click()
+    at.run()
+    errors = texts(at.error)
+    assert any("Text is empty." in e and "Type or paste a text" in e for e in errors), errors
+    plain(errors)
+
+
 def test_score_local_preview_of_a_draft(draft: str) -> None:
     at = page("score", draft)
     at.run()
@@ -464,6 +508,27 @@ def test_demo_examples_show_both_poles(service: LocalService, client: Client) ->
     assert examples == [FORMAL[0], CASUAL[0]]  # the first of the 1.0s and of the 0.0s, in pole order
     positive, negative = (client.score(handle, text).as_dict()["formality"] for text in examples)
     assert positive > 0.5 > negative, (positive, negative)
+
+
+def test_demo_share_link_uses_the_public_address(trained: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page("demo", trained, text="Kind regards, the board")
+    at.run()
+    no_exception(at)
+    assert any("opens only on this computer" in c for c in texts(at.caption)), texts(at.caption)
+
+    monkeypatch.setenv("SCORING_PUBLIC_URL", "https://workbench.example.com/")
+    at = page("demo", trained, text="Kind regards, the board")
+    at.run()
+    no_exception(at)
+    link = at.code[0].value
+    assert link.startswith("https://workbench.example.com/demo?model="), link
+    assert not any("opens only on this computer" in c for c in texts(at.caption))
+
+    # The Settings page's address wins for this session.
+    settings = page("settings")
+    settings.run()
+    by_label(settings.text_input, "Public address of the workbench").input("https://demo.example.org").run()
+    assert settings.session_state["public_url"] == "https://demo.example.org"
 
 
 def test_settings_rejects_an_unreachable_service() -> None:
@@ -854,7 +919,7 @@ def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
 def test_a_page_waits_for_a_demo_model_still_loading(service: LocalService, client: Client) -> None:
     """A link to a demo model followed on a very first start, while the demo models load: the page says so
     and polls instead of answering a bare 404, and a model that never comes is still a 404."""
-    from app.backend import demo_load
+    from app.shell.backend import demo_load
 
     state = demo_load()
     handle = new_handle(service, "still-loading")

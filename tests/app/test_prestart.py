@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.prestart import prestart, take
+from app.shell.prestart import prestart, take
 from core.local import KEY_FILE
 from harness.ports import free_port
 from harness.waiting import wait_until

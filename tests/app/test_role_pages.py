@@ -1,6 +1,6 @@
-"""The workbench offers what the key's role may do (app/roles.py), driven with AppTest against the real local
-service: an annotator labels but neither settles, imports, trains nor changes traits or models, each with the
-reason in a caption; a reviewer settles, and learns who settled a text first when a colleague did."""
+"""The workbench offers what the key's role may do (app/shell/roles.py), driven with AppTest against the real
+local service: an annotator labels but neither settles, imports, trains nor changes traits or models, each
+with the reason in a caption; a reviewer settles, and learns who settled a text first when a colleague did."""
 
 from __future__ import annotations
 

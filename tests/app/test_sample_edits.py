@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.sample_edits import BLANK, Pending, draw, fold, save, save_message
+from app.samples.edits import BLANK, Pending, draw, fold, save, save_message
 from core.client import Client
 
 STORED = [

@@ -1,4 +1,4 @@
-"""Reading labelled files and mapping their labels to quality (app.sample_mapping): plain Python."""
+"""Reading labelled files and mapping their labels to quality (app.samples.mapping): plain Python."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.sample_io import to_csv, to_jsonl
-from app.sample_mapping import (
+from app.samples.files import to_csv, to_jsonl
+from app.samples.mapping import (
     LabelScale,
     Mapping,
     guess_mapping,

@@ -11,7 +11,7 @@ import pytest
 
 from app.banner import banner
 from app.launch import secrets_options
-from app.signin_config import SECRETS_NAME, signin_config, write_auth_secrets
+from app.shell.signin_config import SECRETS_NAME, signin_config, write_auth_secrets
 
 TEAM = {"SCORING_TEAM": "1", "SCORING_API_URL": "http://svc:8000"}
 OIDC = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.team_progress import progress_frame
+from app.team.progress import progress_frame
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts

@@ -1,0 +1,3 @@
+"""Versions and how good they are: version and metrics tables, the evaluation set and its results, the
+calibration note.
+"""

@@ -1,0 +1,209 @@
+"""Version tables, metrics tables and local probe scoring of two version snapshots."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from app.ui.widgets import when
+from core.client import ApiError, Client, Version
+from core.contract import NEUTRAL_QUALITY
+
+if TYPE_CHECKING:  # the engine loads with the first scorer
+    from core.engine import Scorer
+
+METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
+LOWER_IS_BETTER = {"calibration_error"}
+
+
+def versions_frame(versions: list[Version]) -> pd.DataFrame:
+    rows = []
+    for v in versions:
+        rows.append(
+            {
+                "version": v.label,
+                "tags": ", ".join(v.tags),
+                "triggered_by": v.triggered_by,
+                "samples": v.sample_count,
+                "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
+                "created_at": when(v.created_at),
+                "run_id": v.run_id,
+                "param_hash": v.param_hash[:12],
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "version",
+            "tags",
+            "triggered_by",
+            "samples",
+            "effort",
+            "created_at",
+            "run_id",
+            "param_hash",
+        ],
+    )
+
+
+#: How a version trained a trait (`metrics.traits[key].method`), as the workbench shows it.
+METHOD_LABELS = {
+    "zero_shot": "zero-shot (pole labels only)",
+    "prior": "samples + label prior",
+    "samples": "samples",
+}
+
+
+def method_label(method: str | None) -> str:
+    """Readable training method of a trait; "" before the first training."""
+    return METHOD_LABELS.get(method or "", method or "")
+
+
+def neutral_note(count: int, things: str, left_out_of: str) -> str | None:
+    """The one wording of neutral labels left out (the Traits, Training and Versions pages); None without any:
+    "4 neutral items (quality 0.5) are left out of ROC-AUC, accuracy and F1: they are on neither pole."."""
+    if not count:
+        return None
+    return (
+        f"{count:,} neutral {things} (quality {NEUTRAL_QUALITY}) are left out of {left_out_of}: "
+        "they are on neither pole."
+    )
+
+
+def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
+    """One row per trait of a version's `metrics["traits"]`."""
+    traits = (metrics or {}).get("traits") or {}
+    rows = []
+    for key, m in traits.items():
+        row: dict[str, Any] = {"trait": key, "method": method_label(m.get("method") or "samples")}
+        row["positive"] = m.get("positive_samples")
+        row["negative"] = m.get("negative_samples")
+        row["neutral"] = m.get("neutral_samples", 0)  # left out of the poles (absent before: 0)
+        for col in METRIC_COLUMNS:
+            row[col] = m.get(col)
+        params = m.get("params") or {}
+        row["params"] = ", ".join(f"{k}={v}" for k, v in params.items()) if isinstance(params, dict) else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+MIN_CHANGE = 0.01  # metrics without a standard error: a change below one point is not coloured
+
+
+def metric_se(metric: str, value: Any, positive: Any, negative: Any) -> float | None:
+    """Sampling standard error of a version's metric from its own sample counts, where one is known.
+
+    ROC AUC: Hanley & McNeil (1982); accuracy: binomial. Other metrics: None.
+    """
+    if not isinstance(value, int | float) or not positive or not negative:
+        return None
+    n1, n0, v = float(positive), float(negative), float(value)
+    if metric == "roc_auc":
+        q1, q2 = v / (2 - v), 2 * v * v / (1 + v)
+        var = (v * (1 - v) + (n1 - 1) * (q1 - v * v) + (n0 - 1) * (q2 - v * v)) / (n1 * n0)
+        return math.sqrt(max(var, 0.0))
+    if metric == "accuracy":
+        return math.sqrt(max(v * (1 - v), 0.0) / (n1 + n0))
+    return None
+
+
+def metrics_diff_frame(a: dict[str, Any], b: dict[str, Any]) -> pd.DataFrame:
+    """Per trait and metric: A, B, B − A and the difference's standard error `se` (traits of either version).
+
+    `se` combines both versions' sampling errors (None where the metric has none); the table colours a change
+    only when it exceeds twice that, so noise between two trainings stays uncoloured.
+    """
+    ta, tb = (a or {}).get("traits") or {}, (b or {}).get("traits") or {}
+    rows = []
+    for key in list(ta) + [k for k in tb if k not in ta]:
+        ma, mb = ta.get(key) or {}, tb.get(key) or {}
+        for col in METRIC_COLUMNS:
+            va, vb = ma.get(col), mb.get(col)
+            delta = vb - va if isinstance(va, int | float) and isinstance(vb, int | float) else None
+            se_a = metric_se(col, va, ma.get("positive_samples"), ma.get("negative_samples"))
+            se_b = metric_se(col, vb, mb.get("positive_samples"), mb.get("negative_samples"))
+            se = math.hypot(se_a, se_b) if se_a is not None and se_b is not None else None
+            rows.append({"trait": key, "metric": col, "A": va, "B": vb, "B − A": delta, "se": se})
+    return pd.DataFrame(rows, columns=["trait", "metric", "A", "B", "B − A", "se"])
+
+
+def signed(value: Any) -> str:
+    """A difference with its sign, and a plain 0.000 (never -0.000) for what rounds to nothing."""
+    if value is None or pd.isna(value):
+        return "—"
+    return "0.000" if abs(value) < 5e-4 else f"{value:+.3f}"
+
+
+def delta_color(row: pd.Series) -> list[str]:
+    """Green where B is clearly better than A, red where clearly worse (calibration error: lower is better).
+
+    Clearly: beyond twice the difference's standard error (or one point for metrics without one); the
+    colour deepens with the size of the change.
+    """
+    delta = row["B − A"]
+    styles = [""] * len(row)
+    if delta is None or pd.isna(delta):
+        return styles
+    se = row.get("se")
+    noise = 2 * se if se is not None and not pd.isna(se) and se > 0 else MIN_CHANGE
+    if abs(delta) <= max(noise, 5e-4):
+        return styles
+    better = delta < 0 if row["metric"] in LOWER_IS_BETTER else delta > 0
+    alpha = min(0.15 + 0.1 * abs(delta) / noise, 0.45)
+    rgb = "46, 160, 67" if better else "248, 81, 73"
+    colour = f"background-color: rgba({rgb}, {alpha:.2f})"
+    return [colour if c in ("B", "B − A") else "" for c in row.index]
+
+
+def probe_scores(scorer_a: Scorer, scorer_b: Scorer, texts: list[str]) -> pd.DataFrame:
+    """Scores of each probe text under both versions, per trait present in either: A, B, B − A."""
+    sa, sb = scorer_a.score_dicts(texts), scorer_b.score_dicts(texts)
+    rows = []
+    for i, text in enumerate(texts):
+        for key in list(sa[i]) + [k for k in sb[i] if k not in sa[i]]:
+            va, vb = sa[i].get(key), sb[i].get(key)
+            rows.append(
+                {
+                    "text": text,
+                    "trait": key,
+                    "A": va,
+                    "B": vb,
+                    "B − A": (vb - va) if va is not None and vb is not None else None,
+                }
+            )
+    return pd.DataFrame(rows, columns=["text", "trait", "A", "B", "B − A"])
+
+
+def per_trait_summary(probe: pd.DataFrame) -> pd.DataFrame:
+    """Per trait: mean B − A, mean |B − A|, largest |B − A| over the probe set."""
+    if probe.empty:
+        return pd.DataFrame(columns=["trait", "mean Δ", "mean |Δ|", "max |Δ|"])
+    g = probe.dropna(subset=["B − A"]).groupby("trait", sort=False)["B − A"]
+    return pd.DataFrame(
+        {
+            "mean Δ": g.mean(),
+            "mean |Δ|": g.apply(lambda s: s.abs().mean()),
+            "max |Δ|": g.apply(lambda s: s.abs().max()),
+        }
+    ).reset_index()
+
+
+CHARTED_EVALUATIONS = 10  # the newest versions whose evaluation-set AUC the chart reads (one request each)
+
+
+def evaluation_points(client: Client, handle: str, versions: list[Version]) -> list[dict[str, Any]]:
+    """Per evaluated version (of the newest `CHARTED_EVALUATIONS`), its ROC AUC per trait on the evaluation
+    set, shaped as a version for `core.charts.metrics_across_versions`; versions never evaluated are left
+    out, and a key that may not read evaluations gets none."""
+    points = []
+    for v in sorted(versions, key=lambda v: v.version_no)[-CHARTED_EVALUATIONS:]:
+        try:
+            result = client.get_evaluation(handle, v.version_no)
+        except ApiError:  # not evaluated (404), or a key that may not read it (403)
+            continue
+        traits = {k: {"roc_auc": t.roc_auc.value} for k, t in result.traits.items() if t.roc_auc is not None}
+        if traits:
+            points.append({"version_no": v.version_no, "metrics": {"traits": traits}})
+    return points

@@ -1,0 +1,252 @@
+"""The Versions page's evaluation part: the held-out set, evaluating a version, thresholds from its PR curve,
+and two versions side by side on the set. Talks to the service only through core's client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.evaluation.calibration_note import calibration_note
+from app.evaluation.frames import (
+    NEUTRAL_METRICS,
+    ceiling_sentence,
+    comparison_ceiling_sentence,
+    comparison_csv,
+    comparison_frame,
+    comparison_trained_sentence,
+    disagreements_frame,
+    eval_metrics_frame,
+    set_counts,
+    trained_sentence,
+)
+from app.evaluation.versions import neutral_note
+from app.samples.importing import labelled_file, remember_scale
+from app.shell import reads
+from app.ui.widgets import guard, show_error
+from core.client import (
+    Client,
+    EvaluationComparison,
+    NotFoundError,
+    PermissionDeniedError,
+    Threshold,
+    TraitPrCurve,
+)
+from core.contract import DISAGREEMENTS
+from core.eval_charts import pr_curve_chart, reliability_chart
+
+SHOWN_DISAGREEMENTS = 20
+EXPORTED_DISAGREEMENTS = DISAGREEMENTS.maximum  # as many as the service returns
+
+
+def evaluation_section(client: Client, handle: str, refs: list[str], labels: list[str], busy: bool) -> None:
+    st.subheader("Evaluation set")
+    st.caption(
+        "Labelled held-out texts, never used for training: every version is measured on the same items."
+    )
+    try:
+        summary = client.evaluation_set(handle)
+    except PermissionDeniedError:  # a scoring key, or a public model of another namespace
+        st.caption(
+            "The evaluation set is authoring data: it needs an authoring key of the model's namespace."
+        )
+        return
+    except Exception as exc:  # noqa: BLE001 - shown like every other failed call
+        show_error(exc, "Reading the evaluation set")
+        return
+    if summary.traits:
+        st.caption(set_counts(summary))
+    _upload(client, handle)
+    if not summary.total:
+        return
+    ev1, ev2 = st.columns([3, 1])
+    pick = ev1.selectbox(
+        "Version to evaluate", range(len(refs)), format_func=lambda i: labels[i], key="ev_pick"
+    )
+    ev2.write("")
+    if ev2.button("Evaluate", key="ev_go", disabled=busy, width="stretch"):
+        with guard("Starting the evaluation"):
+            client.evaluate(handle, refs[pick])
+            st.rerun()  # the page head shows the run's progress bar while the model is busy
+    _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
+    _results(client, handle, refs[pick])
+
+
+def _upload(client: Client, handle: str) -> None:
+    if flash := st.session_state.pop("ev_flash", None):
+        st.success(flash)
+    with st.expander("Add evaluation items from a file"):
+        st.caption(
+            "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "
+            "Samples page's Import: pick the text, the label and the trait, and how a label becomes quality. "
+            "Nothing is added before **Add to the evaluation set**; items already in the set are skipped."
+        )
+        # A generation in the uploader's key: after adding, a new (empty) uploader replaces the used one.
+        gen = st.session_state.setdefault("ev_upload_gen", 0)
+        traits = reads.traits(client, handle)
+        read = labelled_file(f"ev_upload_{gen}", "ev", traits, what="evaluation items", handle=handle)
+        if read is None or not st.button(
+            "Add to the evaluation set", key="ev_add", type="primary", disabled=not read.mapped.samples
+        ):
+            return
+        # Several raters' labels go in as one item per vote, each with its rater (the human ceiling's votes).
+        fields = ("trait", "text", "quality", "annotator")
+        rows: list[dict[str, Any]] = [{k: r[k] for k in fields if k in r} for r in read.mapped.samples]
+        with guard("Adding evaluation items"):
+            bar = st.progress(0.0, text=f"Adding {len(rows):,} items…")
+
+            def _progress(done: int, total: int) -> None:
+                bar.progress(done / total, f"Added {done:,} of {total:,} items")
+
+            out = client.add_evaluation_items(handle, rows, progress=_progress)
+            remember_scale(handle, read.mapping)
+            skipped = (
+                f" {len(read.refused)} row(s) of the file were not used (first: line {read.refused[0].line}: "
+                f"{read.refused[0].reason})."
+                if read.refused
+                else ""
+            )
+            st.session_state["ev_flash"] = f"Added {out.added:,} items ({out.total:,} in the set).{skipped}"
+            st.session_state["ev_upload_gen"] = gen + 1
+            # The set's summary was read above this: rerun so Evaluate shows for the new items now.
+            st.rerun()
+
+
+def _results(client: Client, handle: str, ref: str) -> None:
+    try:
+        result = client.get_evaluation(handle, ref)
+    except NotFoundError:
+        st.caption(f"{ref} was not evaluated yet: press **Evaluate**.")
+        return
+    thresholds: dict[str, Threshold] = {}
+    with guard("Reading thresholds"):
+        thresholds = client.thresholds(handle, ref)
+    texts = sum(t.items for t in result.traits.values())
+    votes = sum(t.votes or t.items for t in result.traits.values())
+    # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
+    measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
+    st.markdown(f"**{ref} on {measured}** (95% intervals)")
+    if line := trained_sentence(ref, result):
+        st.caption(line)
+    st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
+    if note := calibration_note(result.traits):  # graded labels: why the error is large, said beside it
+        st.caption(note)
+    if note := neutral_note(sum(t.neutral for t in result.traits.values()), "items", NEUTRAL_METRICS):
+        st.caption(note)
+    ceilings = [c for key, t in sorted(result.traits.items()) if (c := ceiling_sentence(ref, key, t))]
+    for line in ceilings:
+        st.markdown(line)
+    if ceilings:
+        st.caption(
+            "The human ceiling: how well one annotator's vote predicts the mean of the others' (Pearson r, "
+            "leaving each annotator out in turn); the version is measured against the same targets. Over "
+            "100 % the model predicts the others' consensus better than one of them does."
+        )
+    curves: dict[str, TraitPrCurve] = {}
+    with guard("Reading the precision-recall curve"):
+        curves = client.pr_curve(handle, ref).traits
+    traits = [k for k, v in curves.items() if v.points]
+    if not traits:
+        return
+    with st.container(border=True):
+        st.markdown("**Decision threshold** (scores stay calibrated; the threshold adds a yes/no decision)")
+        t1, t2, t3 = st.columns(3)
+        trait = t1.selectbox("Trait", traits, key="thr_trait")
+        target = t2.radio("Target", ["precision", "recall"], horizontal=True, key="thr_target")
+        value = t3.number_input(f"Minimum {target}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
+        chosen = thresholds.get(trait)
+        st.plotly_chart(
+            pr_curve_chart(curves[trait].points, chosen, title=f"{trait}: precision-recall ({ref})"),
+            width="stretch",
+            key="thr_chart",
+        )
+        b1, b2 = st.columns(2)
+        if b1.button(f"Set {trait}'s threshold on {ref}", key="thr_set", type="primary"):
+            with guard("Setting the threshold"):
+                out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
+                st.session_state["versions_flash"] = (
+                    f"{trait} on {ref}: threshold {out.threshold:.3f} "
+                    f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
+                )
+                st.rerun()
+        if chosen and b2.button(f"Remove {trait}'s threshold", key="thr_clear"):
+            with guard("Removing the threshold"):
+                client.clear_threshold(handle, ref, trait)
+                st.rerun()
+
+
+def _comparison(client: Client, handle: str, refs: list[str], labels: list[str]) -> None:
+    if len(refs) < 2:
+        return
+    st.markdown("#### Compare two versions on the evaluation set")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    ia = c1.selectbox("A", range(len(refs)), index=1, format_func=lambda i: labels[i], key="evcmp_a")
+    ib = c2.selectbox("B", range(len(refs)), index=0, format_func=lambda i: labels[i], key="evcmp_b")
+    c3.write("")
+    if c3.button("Compare on the set", key="evcmp_go", disabled=ia == ib, width="stretch"):
+        with guard("Comparing evaluations"):
+            st.session_state["evcmp"] = client.compare_evaluations(
+                handle, refs[ia], refs[ib], limit=EXPORTED_DISAGREEMENTS
+            )
+    cmp = st.session_state.get("evcmp")
+    if not isinstance(cmp, EvaluationComparison) or cmp.handle != handle:
+        return
+    a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
+    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items:,} items")
+    if line := comparison_trained_sentence(a, b, cmp):
+        st.caption(line)
+    for key, t in sorted(cmp.traits.items()):
+        if line := comparison_ceiling_sentence(a, b, key, t):
+            st.markdown(line)
+    frame = comparison_frame(cmp)
+    st.dataframe(
+        frame.style.apply(_significant_color, axis=1).format(
+            {"A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}", "p": "{:.3g}"}
+        ),
+        hide_index=True,
+        width="stretch",
+        key="evcmp_metrics",
+    )
+    st.caption(
+        "Paired on the same items: DeLong's test for ROC-AUC, a paired bootstrap (500 resamples) for the "
+        "others. Coloured where the 95% interval of B − A leaves out 0 (green: B better, red: B worse)."
+    )
+    traits = list(cmp.traits)
+    for start in range(0, len(traits), 2):
+        for col, key in zip(st.columns(2), traits[start : start + 2], strict=False):
+            t = cmp.traits[key]
+            col.plotly_chart(
+                reliability_chart({a: t.reliability_a, b: t.reliability_b}, title=f"Reliability: {key}"),
+                width="stretch",
+                key=f"evcmp_rel_{key}",
+            )
+    dis = disagreements_frame(cmp)
+    st.markdown(f"**Where {a} and {b} disagree most** (label = the item's quality)")
+    st.dataframe(
+        dis.head(SHOWN_DISAGREEMENTS).style.format(
+            {"label": "{:.2f}", "A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}
+        ),
+        hide_index=True,
+        width="stretch",
+        key="evcmp_dis",
+    )
+    st.download_button(
+        f"Download the comparison (CSV, {len(dis)} items)",
+        comparison_csv(cmp),
+        file_name=f"{handle}-{a}-vs-{b}-evaluation.csv",
+        mime="text/csv",
+        key="evcmp_csv",
+    )
+
+
+def _significant_color(row: pd.Series) -> list[str]:
+    if row["significant"] != "yes":
+        return [""] * len(row)
+    better = row["B − A"] < 0 if row["metric"] == "calibration error" else row["B − A"] > 0
+    color = (
+        "background-color: rgba(90, 164, 105, 0.25)"
+        if better
+        else "background-color: rgba(217, 80, 74, 0.25)"
+    )
+    return [color] * len(row)

@@ -1,0 +1,160 @@
+"""How far a team's annotators agree: per trait on the Traits page, and the Samples page's Disagreements tab,
+where a reviewer settles a text with an adjudicated vote of their own (docs/api.md, "Agreement")."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
+from app.shell import reads
+from app.ui.widgets import guard
+from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
+
+SHOWN = 20  # most disagreed texts listed per trait
+
+
+def _alpha(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
+    """The Traits page's table: per trait, Krippendorff's alpha and who voted, and the annotator pairs."""
+    found: Agreement | None = None
+    with guard("Reading the annotators' agreement"):
+        found = reads.agreement(client, handle, SHOWN)
+    if found is None:
+        return
+    names = {t.key: t.name for t in traits}
+    st.subheader("Agreement between annotators")
+    rows = [
+        {
+            "trait": names.get(key, key),
+            "texts with 2+ votes": a.texts_with_votes,
+            "annotators": ", ".join(f"{v.annotator} ({v.votes})" for v in a.annotators) or "—",
+            "α on quality": _alpha(a.krippendorff_alpha_interval),
+            "α on the pole": _alpha(a.krippendorff_alpha_nominal),
+        }
+        for key, a in found.traits.items()
+    ]
+    if not any(r["texts with 2+ votes"] for r in rows):
+        st.caption(
+            "No text has votes of two annotators yet. When a team labels (each with a key of their own), the "
+            "Label page routes a share of the texts to colleagues' labels, and the agreement shows here."
+        )
+        return
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="agreement_table")
+    caption = (
+        "Krippendorff's α over the texts two or more annotators voted on: 1 is perfect agreement, 0 what "
+        "chance gives; below about 0.67 a trait is hard to measure as worded. On the pole, a neutral vote "
+        "(quality 0.5) is a category of its own. Settled (adjudicated) votes are left out. The Samples "
+        "page's **Disagreements** tab lists the texts and settles them."
+    )
+    if found.stored_at is not None:
+        caption += f" Kept when zero-data-retention purged the votes ({found.stored_at:%Y-%m-%d %H:%M} UTC)."
+    st.caption(caption)
+    pairs = [
+        {"trait": names.get(key, key), "a": p.a, "b": p.b, "shared texts": p.texts, "same pole": p.same_pole,
+         "agreement": p.agreement}
+        for key, a in found.traits.items()
+        for p in a.pairwise
+    ]  # fmt: skip
+    if pairs:
+        with st.expander(f"Pairs of annotators ({len(pairs)})"):
+            st.dataframe(
+                pd.DataFrame(pairs),
+                hide_index=True,
+                width="stretch",
+                column_config={"agreement": st.column_config.NumberColumn(format="percent")},
+            )
+
+
+def disagreements_panel(
+    client: Client, model: Model, traits: list[Trait], editable: bool, refused: str | None = None
+) -> None:
+    """The Samples page's Disagreements tab: a trait's most disagreed texts, their votes, and settling
+    (`refused`: why the key's role may not settle, app/shell/roles.py; None when it may)."""
+    if not traits:
+        st.info("Add a trait first.")
+        return
+    found: Agreement | None = None
+    with guard("Reading the disagreements"):
+        found = reads.agreement(client, model.handle, SHOWN)
+    if found is None:
+        return
+    if flash := st.session_state.pop("disagree_flash", None):
+        st.success(flash)
+    if warning := st.session_state.pop("disagree_flash_warning", None):
+        st.warning(warning, icon=":material/gavel:")
+    names = {t.key: t for t in traits}
+    trait = st.selectbox("Trait", list(names), key="disagree_trait", format_func=lambda k: names[k].name)
+    notes = text_notes(client, model.handle, trait)
+    noted_texts(notes)
+    texts = found.traits[trait].disagreed if trait in found.traits else []
+    if not texts:
+        st.info(
+            "No text of this trait has votes that differ."
+            + (" (Zero-data-retention purged the votes; the agreement figures stay on the Traits page.)"
+               if found.stored_at is not None else "")
+        )  # fmt: skip
+        return
+    st.caption(
+        f"Texts whose votes differ ({len(texts)}), most disagreed first. "
+        + (
+            "Settling a text is a sample edit: reopen the model (top of the page) to settle."
+            if not editable
+            else f":material/lock: {refused}"
+            if refused
+            else "Settle one with your own vote: it decides the text's pole in training; the votes stay. "
+            "A text is settled once."
+        )
+    )
+    t = names[trait]
+    for i, text in enumerate(texts):
+        _disagreed(client, model.handle, t, text, i, editable and refused is None, notes)
+
+
+def _disagreed(
+    client: Client,
+    handle: str,
+    trait: Trait,
+    text: DisagreedText,
+    i: int,
+    editable: bool,
+    notes: dict[str, Noted],
+) -> None:
+    with st.container(border=True):
+        status = (
+            ":material/gavel: settled"
+            if text.adjudicated
+            else ":material/call_split: contested"
+            if text.contested
+            else "votes differ"
+        )
+        counted = "—" if text.quality is None else f"{text.quality:.2f}"
+        st.markdown(f"**{status}** · counted quality {counted}")
+        st.markdown(f"> {text.text}")
+        votes = "  ·  ".join(
+            f"{v.annotator or 'unattributed'}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
+            for v in text.votes
+        )
+        st.caption(f"Votes: {votes}")
+        notes_line(notes, text.text)
+        if not editable:
+            return
+        c1, c2, _ = st.columns([1, 1, 2])
+        for column, quality, label in ((c1, 0.0, trait.negative_label), (c2, 1.0, trait.positive_label)):
+            if column.button(f"Settle: {label}", key=f"disagree_settle_{i}_{int(quality)}", width="stretch"):
+                with guard("Settling the text"):
+                    settle = {"trait": trait.key, "text": text.text, "quality": quality, "adjudicated": True}
+                    try:
+                        client.add_samples(handle, [settle])
+                        st.session_state["disagree_flash"] = (
+                            f"Settled as “{label}”: your vote decides its pole."
+                        )
+                    except ApiError as exc:
+                        if exc.code != "already_settled":
+                            raise
+                        # A colleague settled it meanwhile: say who and when, and show the text as it is now.
+                        st.session_state["disagree_flash_warning"] = f"Not settled: {exc.message}"
+                    st.rerun()

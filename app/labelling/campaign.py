@@ -1,0 +1,58 @@
+"""A labelling campaign as the Label page shows it: the model's live state, which version labels go into,
+and the owner's switch for automatic retraining (docs/api.md, "Claims and votes wanted").
+
+Labels go in through `POST …/pool/{id}/label`, which the service routes by the model's state at that moment
+(a sample of a draft, else buffered feedback): the page never has to guess, and says where each label went.
+"""
+
+from __future__ import annotations
+
+from app.labelling.labels import retrain_when
+from core.client import Model, PoolLabel
+from core.contract import TRAINING_RUNS, can
+
+
+def next_version(model: Model) -> int:
+    """The version a label given now is trained into."""
+    base = model.version_no or 0
+    op = model.last_operation
+    # A label given while a run that makes a version is in flight goes into the version after it.
+    training = model.state == "busy" and op is not None and op.kind in TRAINING_RUNS
+    return base + (2 if training else 1)
+
+
+def where_it_went(out: PoolLabel, retrain_at: int | None = None) -> str:
+    """One label's destination, in the user's words (`retrain_at`: the service's retrain buffer)."""
+    if out.stored_as == "sample":
+        return f"Added 1 sample(s). Saved to the draft: its next training makes v{out.version_no}."
+    head = f"Sent as feedback: buffered for the next version v{out.version_no}."
+    if out.retraining:
+        return head + " The buffer was full: an automatic retraining has started."
+    if out.state == "busy":
+        return head + " A run is in flight; the label waits for the version after it."
+    return head + " " + retrain_when(out.buffered_feedback, retrain_at)
+
+
+def status_line(model: Model, retrain_at: int | None) -> str:
+    """The model's state, the version serving, where labels go, and the buffer and pause state."""
+    serving = f"v{model.version_no} serving" if model.version_no else "no version yet"
+    state = model.state
+    op = model.last_operation
+    if state == "busy" and op is not None:
+        fraction = op.progress.get("fraction") if isinstance(op.progress, dict) else None
+        state = f"busy ({op.kind}{f', {fraction:.0%}' if isinstance(fraction, (int, float)) else ''})"
+    into = next_version(model)
+    editable = can("edit", model.state)  # an untrained model: labels are its samples
+    if editable:
+        goes = f"labels are samples of the draft, for v{into}"
+    else:
+        goes = f"labels are buffered for **v{into}**"
+    parts = [f"**{state}**", serving, goes]
+    if not editable or model.buffered_feedback:
+        at = f" of {retrain_at}" if retrain_at else ""
+        parts.append(f"{model.buffered_feedback or 0}{at} buffered")
+    if not model.auto_retrain:
+        parts.append(":material/pause_circle: automatic retraining **paused**")
+    if model.votes_wanted > 1:
+        parts.append(f"{model.votes_wanted} votes wanted per text")
+    return " · ".join(parts)

@@ -1,0 +1,60 @@
+"""A trained model's buffered feedback, listed where labels are given, each label with a Withdraw button.
+
+The buffer is the service's (`GET …/feedback`): labels wait there until `retrain_at` of them retrain the
+model. An analyst who sent a label by mistake takes it back here before that happens.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.shell.roles import allows, refusal
+from core.client import ApiError, Client, KeyInfo
+
+SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)
+FLASH = "feedback_flash"
+
+
+def _withdraw(client: Client, handle: str, label_id: int) -> None:
+    try:
+        out = client.withdraw_feedback(handle, label_id)
+        st.session_state[FLASH] = (
+            f"Withdrew feedback label #{label_id}: {out.buffered} left in the buffer.",
+            True,
+        )
+    except ApiError as exc:
+        st.session_state[FLASH] = (f"Label #{label_id} was not withdrawn: {exc.message}", False)
+
+
+def buffered_feedback(client: Client, handle: str, key: KeyInfo | None = None) -> None:
+    """An expander with the buffered labels and a Withdraw button each; nothing for a key that may not read
+    the buffer (it may not send feedback either). `key`: the calling key, whose role decides whose labels
+    it may withdraw (its own: labelling; a colleague's: the reviewer role)."""
+    try:
+        page = client.feedback_page(handle, limit=SHOWN)
+    except ApiError:
+        return
+    if flash := st.session_state.pop(FLASH, None):
+        (st.success if flash[1] else st.warning)(flash[0])
+    at = f" of {page.retrain_at}" if page.retrain_at else ""
+    with st.expander(f"Buffered feedback: {page.buffered}{at} label(s) until the model retrains"):
+        if not page.items:
+            st.caption("No label is waiting.")
+            return
+        st.caption("Labels sent to this trained model, waiting for the automatic retraining. Withdraw one "
+                   "sent by mistake: it will not be trained on.")  # fmt: skip
+        me = key.name if key is not None else None
+        others = refusal(key, "review", "Withdrawing a colleague's label")
+        if others and any(f.annotator != me for f in page.items):
+            st.caption(f":material/lock: {others}")
+        for f in page.items:
+            text, button = st.columns([6, 1], vertical_alignment="center")
+            short = f.text if len(f.text) <= 160 else f.text[:159] + "…"
+            who = f" · by {f.annotator}" if f.annotator else ""
+            text.markdown(f"`{f.trait}` · quality {f.quality:g}{who} · {short}")
+            mine = f.annotator == me
+            allowed = allows(key, "label") if mine else others is None
+            button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,
+                          args=(client, handle, f.id), width="stretch", disabled=not allowed)  # fmt: skip
+        if page.next_cursor:
+            st.caption(f"The first {SHOWN} are listed.")

@@ -1,0 +1,67 @@
+"""Beside the text on the Label page: the trait's guidelines (its description), the `?` key that marks a
+text unsure (a note for reviewers, never a vote), and a short comment (docs/api.md, "Unsure and comments").
+The page calls these; the session's queue is app/labelling/session.py's."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.labelling.session import LabelSession, refill
+from core.client import Client, Trait
+from core.contract import MAX_COMMENT_CHARS
+
+UNSURE_KEY = "?"
+
+
+def guidelines(trait: Trait) -> None:
+    """The trait's description, where the person decides (nothing when the trait has none)."""
+    if (trait.description or "").strip():
+        with st.container(border=True, key="label_guidelines"):
+            st.caption(f":material/menu_book: **Guidelines for {trait.name}**")
+            st.markdown(trait.description or "")
+
+
+def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
+    """`?`: mark the current text unsure for this person and move on, as a skip does. False for any other
+    key (the page hands it to `app.labelling.session.act`)."""
+    if key != UNSURE_KEY:
+        return False
+    s.error = ""
+    item = s.current
+    if item is None:
+        return True
+    try:
+        client.mark_unsure(s.handle, s.trait, item["text"])
+        s.pos += 1
+        s.message = "Marked unsure: reviewers see it beside the text; it is not a vote."
+        refill(s, client)
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.error = f"{type(exc).__name__}: {exc}"
+    return True
+
+
+def note_controls(client: Client, s: LabelSession) -> None:
+    """The `?` key's button, and a short comment on the current text for reviewers (its author and time are
+    stored with it)."""
+    item = s.current
+    if item is None:
+        return
+    c1, c2, _ = st.columns([1, 2, 3])
+    c1.button(
+        f"{UNSURE_KEY} · unsure",
+        key="label_btn_unsure",
+        on_click=lambda: None if unsure_pressed(s, UNSURE_KEY, client) else None,
+        help="Not a vote: reviewers see that you were unsure of this text.",
+        width="stretch",
+    )
+    with (
+        c2.popover("Comment on this text", icon=":material/chat:"),
+        st.form("label_comment", clear_on_submit=True, border=False),
+    ):
+        body = st.text_area("Comment", max_chars=MAX_COMMENT_CHARS, key="label_comment_body")
+        if st.form_submit_button("Save the comment") and body.strip():
+            try:
+                client.add_comment(s.handle, s.trait, item["text"], body)
+                st.caption("Comment saved: reviewers read it beside the text.")
+            except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+                st.error(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,96 @@
+"""The Label page's pool import: a file of texts into the model's unlabelled pool, resumable.
+
+The file is read as every import reads one (`app.ui.table_upload`: any of `core.tables.FORMATS`, its first row
+a header or not); the texts are the column picked (`core.tables.column_texts`). The section sends them
+through `Client.import_pool` (batches that shrink on a slow service) with a progress bar. When an import
+stops, the page says how many texts are stored and offers to resume from there; texts already in the pool are
+never added twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from app.samples.importing import refusals_frame
+from app.ui.table_upload import pick_text_column, table_upload
+from core.client import Client, PoolImportReport
+from core.tables import column_texts
+
+STATE = (
+    "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
+)
+
+
+def outcome(report: PoolImportReport) -> str:
+    """What an import did, with exact counts, in the user's words."""
+    n = report.in_evaluation_set
+    held = (
+        f" {n:,} {'was' if n == 1 else 'were'} left out: {'it is' if n == 1 else 'they are'} in the "
+        "evaluation set, which stays held out."
+        if n
+        else ""
+    )
+    if report.complete:
+        return f"Imported {report.total:,} texts ({report.added:,} new to the pool).{held}"
+    return (
+        f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
+        f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "
+        f"texts already stored are not added twice.{held}"
+    )
+
+
+def pool_import_section(client: Client, handle: str, on_change: Callable[[], None]) -> None:
+    """Uploader, Import / Resume buttons and a progress bar; `on_change()` after texts were stored."""
+    read = table_upload("Pool file", "pool_upload")
+    if read is None:
+        return
+    table = read[1]
+    column = pick_text_column(table, "pool_text_col")
+    found, refused = column_texts(table, column) if column else ([], table.problems)
+    texts = [text for _, text in found]
+    st.caption(f"{len(texts):,} text(s) to import" + (f" from {column}." if column else "."))
+    if refused:
+        st.markdown(f"**Rows that will not be imported** ({len(refused):,})")
+        st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
+    if not texts:
+        return
+    # The texts themselves: another column or first-row choice of the same file is another import.
+    digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
+    stopped: dict[str, Any] = st.session_state.get(STATE) or {}
+    resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
+    if resumable:
+        st.warning(
+            f"The last import of this file stopped with {stopped['stored']:,} of {stopped['total']:,} texts "
+            f"stored ({stopped['error']}).",
+            icon=":material/warning:",
+        )
+    b1, b2 = st.columns(2)
+    start = 0
+    if resumable and b1.button(
+        f"Resume from text {stopped['stored'] + 1:,}", key="pool_resume", type="primary", width="stretch"
+    ):
+        start = int(stopped["stored"])
+    elif not b2.button(
+        "Import into the pool", key="pool_import", type="secondary" if resumable else "primary"
+    ):
+        return
+    bar = st.progress(start / len(texts), text=f"Importing {len(texts):,} texts…")
+
+    def _progress(done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Stored {done:,} of {total:,} texts")
+
+    report = client.import_pool(handle, texts, start=start, progress=_progress)
+    if report.complete:
+        st.session_state.pop(STATE, None)
+        st.session_state["pool_flash"] = outcome(report)
+    else:
+        record = {"handle": handle, "digest": digest, "total": report.total}
+        st.session_state[STATE] = record | {"stored": report.stored, "error": report.error}
+        st.session_state["pool_flash_warning"] = outcome(report)
+    if report.stored > start:
+        on_change()
+    st.rerun()

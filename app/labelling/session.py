@@ -1,0 +1,220 @@
+"""The Label page's session: a queue of suggested pool texts, labels given (undoable), and the AUC curve.
+
+Kept out of the page script so keyboard callbacks and buttons run the same code. Suggestions are claimed for
+the person (colleagues get other texts; a reload brings these back first), a skip releases one, and every
+label is stored at once through `POST …/pool/{id}/label`, which the service routes by the model's state at
+that moment (a sample of a draft, else buffered feedback for the next version, also while a run is in
+flight), so a key press is never refused because a colleague started a training. A label costs one
+request (and a suggestion request when the queue runs out), never a read of the stored samples: the curve's
+next point is computed only when asked for (`update_curve`), by `core.engine.label_curve`, from embeddings
+the workbench's sample cache keeps for the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.labelling.campaign import where_it_went
+from app.labelling.labels import retrain_at
+from core.client import ApiError, Client, Model, NotFoundError, Suggestions
+
+if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
+    from core.embedders.base import Embedder
+
+BATCH = 20  # suggestions fetched at a time
+PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-suggest")  # shared by sessions
+NEGATIVE, POSITIVE = 0.0, 1.0
+
+
+@dataclass
+class LabelSession:
+    handle: str
+    trait: str
+    mode: str = "auto"
+    overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
+    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score", "overlap"}
+    pos: int = 0
+    # {"item", "quality", "route" ("samples" | "feedback"), "ids" (sample ids), "feedback_id"}
+    history: list[dict[str, Any]] = field(default_factory=list)
+    curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
+    given: list[dict[str, Any]] = field(default_factory=list)  # labels sent as feedback (ready model)
+    message: str = ""
+    error: str = ""
+    exhausted: bool = False
+    pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
+    unlabelled: int | None = None  # pool texts not labelled for the trait when the session's first came
+    annotator: str | None = (
+        None  # who this key labels as: undo withdraws this one's label, never a colleague's
+    )
+
+    @property
+    def left(self) -> int | None:
+        """Pool texts still to label for the trait: each label of this session is one fewer (a suggestion
+        is never a text labelled already), each undo one more."""
+        return None if self.unlabelled is None else max(self.unlabelled - len(self.history), 0)
+
+    @property
+    def current(self) -> dict[str, Any] | None:
+        return self.queue[self.pos] if 0 <= self.pos < len(self.queue) else None
+
+
+def refill(s: LabelSession, client: Client) -> None:
+    """Fetch suggestions when the queue has run out (texts already queued or labelled are not added twice),
+    and start fetching the next ones in the background while `PREFETCH_AT` texts are still queued: the service
+    takes seconds to suggest from a large pool, and the key press that empties the queue should not wait."""
+    if s.current is None:
+        prefetched, s.pending = s.pending, None
+        got = prefetched.result() if prefetched is not None else _suggest(s, client)
+        if s.unlabelled is None and got.unlabelled is not None:  # the session's first suggestions
+            s.unlabelled = got.unlabelled + len(s.history)
+        fresh = _unseen(s, got)
+        if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
+            got = _suggest(s, client)
+            fresh = _unseen(s, got)
+        s.queue = s.queue[: s.pos] + fresh
+        s.exhausted = not fresh
+        if not fresh and got.unlabelled:  # the rest is claimed by colleagues for now: the next key asks again
+            s.message = "The texts left are claimed by colleagues for now; press → to ask again."
+    if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def start(s: LabelSession, client: Client) -> None:
+    """Ask for a new session's first suggestions in the background: the page paints at once (suggesting
+    from a large pool takes the service seconds), and shows them when `first_suggestions_ready` says so."""
+    if s.current is None and s.pending is None and not s.exhausted:
+        s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
+    """False while the first suggestions are still on their way; once they have come, queue them (an error
+    is kept in `s.error`, as a key press's would be)."""
+    if s.current is not None or s.pending is None:
+        return True
+    if not s.pending.done():
+        return False
+    try:
+        refill(s, client)
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.error = f"{type(exc).__name__}: {exc}"
+    return True
+
+
+def _suggest(s: LabelSession, client: Client) -> Suggestions:
+    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
+
+
+def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
+    seen = {item["id"] for item in s.queue} | {h["item"]["id"] for h in s.history}
+    return [item.model_dump() for item in got.items if item.id not in seen]
+
+
+def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:
+    """Add the curve's point for the labels given so far: the out-of-fold ROC-AUC of every label of the trait
+    (stored samples, and feedback sent this session). None (no point) until each pole has 2 labels."""
+    from core.engine.label_curve import out_of_fold_auc
+
+    rows = [(x.text, x.quality) for x in client.list_samples(s.handle, trait=s.trait, page_size=500)]
+    rows += [(g["text"], g["quality"]) for g in s.given]
+    if not rows:
+        return None
+    X = np.asarray(embedder.encode([r[0] for r in rows]), dtype=np.float64)
+    auc = out_of_fold_auc(X, np.asarray([r[1] for r in rows], dtype=np.float64))
+    if auc is not None:
+        point = (len(s.history), auc)
+        s.curve = [p for p in s.curve if p[0] != point[0]] + [point]  # one point per label count
+    return auc
+
+
+def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
+    """One keyboard key (or its button): `1` negative, `2` positive, `0` skip, `u` undo, arrows move."""
+    s.error = ""
+    try:
+        if key in ("1", "2"):
+            _label(s, POSITIVE if key == "2" else NEGATIVE, client, model)
+        elif key == "0":
+            if s.current is not None:
+                _release(s, client, s.current)
+                s.pos += 1
+                s.message = "Skipped."
+        elif key == "u":
+            _undo(s, client)
+        elif key == "ArrowLeft":
+            s.pos = max(0, s.pos - 1)
+        elif key == "ArrowRight":
+            s.pos = min(len(s.queue), s.pos + 1)
+        refill(s, client)
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.error = f"{type(exc).__name__}: {exc}"
+
+
+def abandon(s: LabelSession, client: Client) -> None:
+    """A session replaced (another trait, mode or overlap): its queued texts go back to the colleagues, so
+    the next session's suggestions are the new settings' own, not the old claims handed back first."""
+    for item in s.queue[s.pos :]:
+        with contextlib.suppress(ApiError):
+            _release(s, client, item)
+
+
+def _release(s: LabelSession, client: Client, item: dict[str, Any]) -> None:
+    """A skipped text goes back to the colleagues at once (its claim released); a text deleted meanwhile
+    has no claim left to release."""
+    with contextlib.suppress(NotFoundError):
+        client.release_claim(s.handle, int(item["id"]), s.trait)
+
+
+def _label(s: LabelSession, quality: float, client: Client, model: Model) -> None:
+    item = s.current
+    if item is None:
+        return
+    out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    route = "samples" if out.stored_as == "sample" else "feedback"
+    if route == "feedback":
+        s.given.append({"trait": s.trait, "text": item["text"], "quality": quality})
+    s.history.append(
+        {
+            "item": item,
+            "quality": quality,
+            "route": route,
+            "ids": [out.id] if route == "samples" else [],
+            "feedback_id": out.id if route == "feedback" else None,
+        }
+    )
+    s.queue.pop(s.pos)
+    s.message = where_it_went(out, retrain_at(client, s.handle))
+
+
+def _undo(s: LabelSession, client: Client) -> None:
+    if not s.history:
+        s.message = "Nothing to undo."
+        return
+    last = s.history[-1]
+    if last["route"] == "feedback":
+        try:
+            client.withdraw_feedback(s.handle, int(last["feedback_id"]))
+        except NotFoundError:
+            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            return
+        except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
+            s.message = f"The label was not withdrawn: {exc.message}"
+            return
+        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
+        if label in s.given:
+            s.given.remove(label)
+    for sid in last["ids"]:
+        client.delete_sample(s.handle, sid)
+    s.history.pop()
+    s.queue.insert(s.pos, last["item"])
+    if s.curve and s.curve[-1][0] > len(s.history):
+        s.curve.pop()
+    s.message = (
+        "Undone: the feedback label was withdrawn before the retraining took it."
+        if last["route"] == "feedback"
+        else "Undone: the label was removed."
+    )

@@ -1,0 +1,565 @@
+"""Importing a file of labelled texts: its columns picked and its labels mapped to quality
+(`app.samples.mapping`), previewed with counts per pole and the rows refused (`labelled_file`, shared by the
+Samples page's Import tab and the Versions page's evaluation set), then stored in batches.
+
+Nothing is stored before the Import click; every row not stored is listed with its file line and the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import pandas as pd
+import streamlit as st
+
+from app.samples.files import unknown_trait_hint
+from app.samples.mapping import (
+    ID_NAMES,
+    RULES,
+    LabelScale,
+    Mapped,
+    Mapping,
+    Rule,
+    guess_column,
+    guess_mapping,
+    guess_raters,
+    guess_scale,
+    label_span,
+    map_rows,
+    number_text,
+    rules_summary,
+    scale_candidates,
+    scale_quality,
+    scale_text,
+    which_scale,
+)
+from app.ui.table_upload import table_upload
+from app.ui.widgets import guard
+from core.client import Client, Trait
+from core.contract import NEUTRAL_QUALITY
+from core.tables import Refusal, Table
+
+NONE = "(none)"
+ONE_LABEL, SEVERAL = "one label column", "several raters (a column each)"
+BY_COLUMN_NAME = "(its column's name)"
+RULE_NAMES = {
+    "as_is": "as is (already 0–1)",
+    "scale": "from its scale (low end → 0, high end → 1)",
+    "threshold": "threshold (two poles)",
+    "quantiles": "top / bottom quantiles",
+}
+PREVIEW_ROWS = 10
+
+
+def refusals_frame(refusals: list[Refusal], extra: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Refused rows as a table, a reason beside each line, in file order."""
+    rows = [{"line": r.line, "reason": r.reason} for r in refusals] + (extra or [])
+    return pd.DataFrame(rows, columns=["line", "reason"]).sort_values("line", kind="stable")
+
+
+def trait_lookup(traits: list[Trait]) -> dict[str, str]:
+    """A trait's key or name (lowercased) -> its key: how a file may name a model's trait."""
+    return {**{t.name.strip().lower(): t.key for t in traits}, **{t.key.lower(): t.key for t in traits}}
+
+
+SCALES = "import_scales"  # session_state: handle -> the LabelScale of the last import into that model
+
+
+def remember_scale(handle: str, mapping: Mapping) -> None:
+    """The scale an import into `handle` used, proposed again for its next file (`_scale_default`)."""
+    if mapping.rule == "scale":
+        st.session_state.setdefault(SCALES, {})[handle] = LabelScale("scale", mapping.low, mapping.high)
+
+
+def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale, bool]:
+    """The scale to propose: the last import's into this model when this file's labels fit in it (a held-out
+    file whose ratings span -2..2 would otherwise map to other qualities than the samples' -3..3), else what
+    this file's own numbers say. True when it is the remembered one."""
+    last = st.session_state.get(SCALES, {}).get(handle) if handle else None
+    if last is not None and guessed.rule == "scale" and last.low <= guessed.low and guessed.high <= last.high:
+        return last, last != guessed
+    return guessed, False
+
+
+KEPT = "import_choices"  # session_state: a file's widget prefix -> {option: the analyst's value}
+OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
+
+
+class Kept:
+    """The analyst's mapping options for one file, kept in session state under the workbench's own keys.
+
+    Streamlit drops a widget's state in a run that does not draw it (the scale boxes while "threshold" is
+    picked, the label column while several raters are), and a widget drawn again starts from its default:
+    the proposal, not what the analyst typed. So every option's widget is seeded from the value kept here
+    whenever Streamlit holds none, and the analyst's own changes are kept here (its `on_change`): a value
+    they set survives every switch of options until they change it; one they never touched follows the data.
+    The keys carry a fingerprint of the file, so another file starts from its own proposal."""
+
+    def __init__(self, prefix: str, table: Table) -> None:
+        head = repr((table.columns, len(table.rows), table.rows[:5], table.rows[-5:], table.lines[-1:]))
+        self.prefix = f"{prefix}_{hashlib.sha256(head.encode()).hexdigest()[:12]}"
+        self.values: dict[str, Any] = st.session_state.setdefault(KEPT, {}).setdefault(self.prefix, {})
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}_{name}"
+
+    def get(self, name: str, default: Any) -> Any:
+        return self.values.get(name, default)
+
+    def put(self, name: str, value: Any) -> None:
+        """Set an option for the analyst (a scale picked sets its two boxes), its widget included."""
+        self.values[name] = value
+        st.session_state[self.key(name)] = value
+
+    def widget(
+        self,
+        name: str,
+        default: Any,
+        options: list[Any] | None = None,
+        then: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """A widget's `key`, seeded with the kept value (else `default`) when Streamlit holds none, and the
+        `on_change` that keeps what the analyst sets, then calls `then`. A kept choice no longer among
+        `options` (a trait deleted meanwhile) gives way to `default`."""
+        key = self.key(name)
+        if key not in st.session_state:
+            value = self.get(name, default)
+            st.session_state[key] = value if options is None or value in options else default
+        return {"key": key, "on_change": self._took, "args": (name, then)}
+
+    def _took(self, name: str, then: Callable[[], None] | None) -> None:
+        self.values[name] = st.session_state[self.key(name)]
+        if then is not None:
+            then()
+
+
+def _pick_mapping(
+    table: Table, traits: list[Trait], prefix: str, handle: str | None = None
+) -> tuple[Mapping, Kept]:
+    """The column pickers and the label rule, their defaults read from the data (`guess_mapping`), the
+    analyst's own choices kept (`Kept`)."""
+    columns = table.columns
+    guess = guess_mapping(table)
+    kept = Kept(prefix, table)
+    trait_keys = [t.key for t in traits]
+    raters_found = guess_raters(table)
+    several = False
+    if raters_found:  # a file with several raters' labels: one vote each, or one label column
+        named = ", ".join(c for c, _ in raters_found)
+        several = (
+            st.radio(
+                "Labels",
+                [ONE_LABEL, SEVERAL],
+                horizontal=True,
+                help=f"This file has a series of rating columns ({named}). Several raters: each rating "
+                "is stored as its rater's vote (the model trains on each text's mean, and the Traits page "
+                "measures how far the raters agree).",
+                **kept.widget("raters_mode", ONE_LABEL),
+            )
+            == SEVERAL
+        )
+    c1, c2, c3 = st.columns(3)
+    text = c1.selectbox("Text column", columns, **kept.widget("text_col", guess.text, columns))
+    raters: tuple[tuple[str, str | None], ...] = ()
+    if several:
+        raters = _pick_raters(table, raters_found, kept, c2)
+        if not raters:
+            st.warning("Pick the raters' label columns (one per rater).", icon=":material/warning:")
+        label = raters[0][0] if raters else guess.label
+    else:
+        label = c2.selectbox("Label column", columns, **kept.widget("label_col", guess.label, columns))
+    trait_choices = [f"column: {c}" for c in columns] + [f"trait: {k}" for k in trait_keys]
+    default = (
+        f"column: {guess.trait_column}"
+        if guess.trait_column
+        else f"trait: {trait_keys[0]}"
+        if trait_keys
+        else None
+    )
+    trait_pick = c3.selectbox(
+        "Trait",
+        trait_choices,
+        help="A column naming each row's trait (key or name), or one of the model's traits for every row.",
+        **kept.widget("trait", default if default in trait_choices else trait_choices[0], trait_choices),
+    )
+    # The rule's options are kept per label column(s): another label gets the defaults its own data says.
+    label_columns = [c for c, _ in raters] or [label]
+    guessed = guess_scale(table, *label_columns)
+    scale, remembered = _scale_default(guessed, handle)
+    label = "+".join(c for c, _ in raters) or label
+    at = f"@{label}"
+    asked = st.empty()  # the question about the scale, above the options it is about (filled below)
+    r1, r2, r3 = st.columns(3)
+    rule = r1.radio(
+        "Label → quality",
+        RULES,
+        format_func=RULE_NAMES.__getitem__,
+        **kept.widget(f"rule{at}", scale.rule),
+    )
+    low, high = float(kept.get(f"low{at}", scale.low)), float(kept.get(f"high{at}", scale.high))
+    threshold, share = (low + high) / 2, 0.25
+    question = None
+    if rule == "scale":
+        span = label_span(table, *label_columns)
+        candidates = scale_candidates(guessed, span)
+        short = len(candidates) > 1  # the labels do not reach both ends: the scale is a guess
+        if scale not in candidates:  # the last import's scale, proposed for this file too
+            candidates = sorted([*candidates, scale], key=lambda c: c.high - c.low)
+        low, high = _pick_scale(kept, at, r2, scale, candidates)
+        if short and span is not None:
+            question = _scale_question(span, guessed, candidates)
+        r2.caption(
+            f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles)."
+            + (
+                " The scale of the last import into this model: a rating keeps its quality."
+                if remembered
+                else ""
+            )
+        )
+    elif rule == "threshold":
+        threshold = r2.number_input(
+            "Positive at or above", help="The scale's middle by default.",
+            **kept.widget(f"threshold{at}", threshold),
+        )  # fmt: skip
+    elif rule == "quantiles":
+        percent = r2.slider(
+            "Top and bottom share (%)", 5, 50, step=5, help="25 = quartiles", **kept.widget("share", 25)
+        )
+        share = percent / 100
+    higher = r3.radio(
+        "A higher label is",
+        ["the positive pole", "the negative pole"],
+        **kept.widget("direction", "the positive pole"),
+    )
+    url_choices = [NONE, *columns]
+    source = r3.selectbox(
+        "Source URL column", url_choices, **kept.widget("source_col", guess.source_url or NONE, url_choices)
+    )
+    if question:  # the whole width: a narrow column would push it below the screen
+        asked.info(question, icon=":material/help:")
+    kind, _, name = trait_pick.partition(": ")
+    mapping = Mapping(
+        text=text,
+        label=label,
+        trait_column=name if kind == "column" else None,
+        trait=name if kind == "trait" else None,
+        rule=cast(Rule, rule),
+        low=float(low),
+        high=float(high),
+        threshold=float(threshold),
+        share=share,
+        higher_is_positive=higher == "the positive pole",
+        drop_neutral=bool(kept.get(_drop_neutral(label), False)),
+        source_url=None if source == NONE else source,
+        raters=raters,
+    )
+    return mapping, kept
+
+
+def _drop_neutral(label: str) -> str:
+    """The kept option "leave out the neutral rows" of a label column (its checkbox is under the summary)."""
+    return f"drop_neutral@{label}"
+
+
+def _pick_scale(
+    kept: Kept, at: str, where: Any, scale: LabelScale, candidates: list[LabelScale]
+) -> tuple[float, float]:
+    """The scale's two boxes and, when the labels leave it open, the scales they may be on: picking one
+    fills the boxes; typing the boxes picks the one they name (or "another").
+
+    The radio's options are the scales' own text ("−4..+4"), never marked by circumstance (the last
+    import's): the browser sends back the text of the option it shows, and a text no longer among the
+    options reaches the callback as that text, not as a scale."""
+    pick, low_box, high_box = f"scale{at}", f"low{at}", f"high{at}"
+    named = {scale_text(c.low, c.high): c for c in candidates}
+
+    def ends() -> tuple[float, float]:
+        return float(kept.get(low_box, scale.low)), float(kept.get(high_box, scale.high))
+
+    def matching() -> str:
+        found = which_scale(*ends(), candidates)
+        return OTHER_SCALE if found is None else scale_text(candidates[found].low, candidates[found].high)
+
+    def picked() -> None:
+        if (c := named.get(kept.get(pick, OTHER_SCALE))) is not None:
+            kept.put(low_box, c.low)
+            kept.put(high_box, c.high)
+
+    def typed() -> None:
+        if len(candidates) > 1:
+            kept.put(pick, matching())
+
+    if len(candidates) > 1:
+        options = [*named, OTHER_SCALE]
+        where.radio("Scale", options, horizontal=True, **kept.widget(pick, matching(), options, then=picked))
+    s1, s2 = where.columns(2)
+    low = s1.number_input("Scale from", **kept.widget(low_box, scale.low, then=typed))
+    high = s2.number_input("to", **kept.widget(high_box, scale.high, then=typed))
+    return float(low), float(high)
+
+
+def _scale_question(span: tuple[float, float], guessed: LabelScale, candidates: list[LabelScale]) -> str:
+    """Why the scale is asked: the labels fall short of its ends, so it is a guess, and it sets qualities."""
+    low, high = span
+    short = {(True, True): "both ends", (True, False): "its low end", (False, True): "its high end"}[
+        (low > guessed.low, high < guessed.high)
+    ]
+    named = [scale_text(c.low, c.high) for c in candidates]
+    example = high if abs(high) >= abs(low) else low
+    qualities = ", ".join(
+        f"{scale_quality(example, Mapping('', '', rule='scale', low=c.low, high=c.high)):.2f} on {n}"
+        for c, n in zip(candidates, named, strict=True)
+    )
+    return (
+        f"Your labels span {number_text(low)}..{number_text(high)}, short of {short} of "
+        f"{scale_text(guessed.low, guessed.high)} (the smallest scale that holds them): is the file's scale "
+        f"{', '.join(named[:-1])} or {named[-1]}? It decides every quality: {number_text(example)} is "
+        f"{qualities}."
+    )
+
+
+def _pick_raters(
+    table: Table, found: list[tuple[str, str | None]], kept: Kept, where: Any
+) -> tuple[tuple[str, str | None], ...]:
+    """The raters' label columns, and beside each the column of its rater ids (or none: the label column's
+    name is then the rater)."""
+    columns = table.columns
+    labels = where.multiselect(
+        "Label columns (one per rater)", columns, **kept.widget("rater_labels", [c for c, _ in found])
+    )
+    ids = dict(found)
+    chosen: list[tuple[str, str | None]] = []
+    with st.expander("Rater id column beside each label column", expanded=False):
+        pairs = st.columns(min(max(len(labels), 1), 5))
+        for i, label in enumerate(labels):
+            options = [BY_COLUMN_NAME, *columns]
+            default = ids.get(label)
+            pick = pairs[i % len(pairs)].selectbox(
+                f"Rater of {label}",
+                options,
+                **kept.widget(f"rater_of_{label}", default if default in options else options[0], options),
+            )
+            chosen.append((label, None if pick == BY_COLUMN_NAME else pick))
+    return tuple(chosen)
+
+
+@dataclass
+class LabelledFile:
+    """A file read and mapped: what would be stored, the file line of each, and every row that will not be
+    (unreadable, refused by the mapping, or left out as the analyst asked: `mapped.dropped`)."""
+
+    mapped: Mapped
+    refused: list[Refusal]
+    mapping: Mapping
+
+
+def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
+    """The id column, kept as each sample's `source_id` (proposed when a column is named like an id)."""
+    columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
+    choices = [NONE, *columns]
+    proposed = guess_column(columns, *ID_NAMES)
+    pick = st.selectbox(
+        "Id column",
+        choices,
+        index=choices.index(proposed) if proposed else 0,
+        key=f"{prefix}_source_id_{proposed}",
+        help="A column of the rows' own ids, kept as each sample's `source_id`: the export writes it, so "
+        "exported samples join back to this file.",
+    )
+    return replace(mapping, source_id=None if pick == NONE else pick)
+
+
+def labelled_file(
+    uploader_key: str,
+    prefix: str,
+    traits: list[Trait],
+    what: str = "samples",
+    handle: str | None = None,
+    source_ids: bool = False,
+) -> LabelledFile | None:
+    """Uploader, column mapping, preview, counts per pole and the refused rows: the part of an import that
+    stores nothing. The Samples import and the evaluation set's both use it; `source_ids`: offer an id
+    column (samples keep it). None until a file maps."""
+    read = table_upload(f"{what.capitalize()} file", uploader_key)
+    if read is None:
+        return None
+    table = read[1]
+    if not table.rows:
+        reason = table.problems[0].reason if table.problems else "no rows"
+        st.warning(f"Nothing to import: {reason}.", icon=":material/warning:")
+        if len(table.problems) > 1:
+            st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
+        return None
+    mapping, kept = _pick_mapping(table, traits, prefix, handle)
+    if source_ids:
+        mapping = _pick_source_id(table, mapping, prefix)
+    try:
+        mapped = map_rows(table, mapping, trait_lookup(traits))
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    unreadable = table.problems + mapped.refused
+    left = f", {mapped.left_out} left out between the quantiles" if mapped.left_out else ""
+    left += f", {len(mapped.dropped)} neutral left out" if mapped.dropped else ""
+    if mapping.raters:
+        _votes_preview(mapped, len(unreadable), left)
+    else:
+        st.write(f"{len(mapped.samples)} row(s) read, {len(unreadable)} unreadable{left}.")
+    unit = "vote" if mapping.raters else "row"
+    st.markdown(f"**Mapping:** {rules_summary(mapping, mapped, unit)}.")
+    if neutral := mapped.neutral():
+        st.checkbox(
+            f"leave out the {neutral} neutral {unit}{'' if neutral == 1 else 's'}",
+            help=f"A quality of {NEUTRAL_QUALITY:g} counts toward neither pole. Left out, each is listed "
+            "below with its line; kept, it is stored as it is.",
+            **kept.widget(_drop_neutral(mapping.label), False),
+        )
+    refused = unreadable + mapped.dropped
+    if mapped.samples and not mapping.raters:
+        preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
+        preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
+        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples))} {what})")
+        st.dataframe(preview, hide_index=True, width="stretch")
+    if mapped.samples:
+        counted = "Votes" if mapping.raters else what.capitalize()
+        st.markdown(f"**{counted} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)")
+        st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
+    if refused:
+        st.markdown("**Rows that will not be imported**")
+        st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
+    return LabelledFile(mapped, refused, mapping)
+
+
+RATINGS = "imported_ratings"  # session_state: handle -> {(trait key, text): "the file's label (column)"}
+
+
+def imported_rating(handle: str, trait: str, text: str) -> str | None:
+    """The label a sample had in the file it was imported from in this session, e.g. "-2.7 (score)": the
+    Flags tab shows it beside the quality it was mapped to. The service stores the quality only."""
+    rating: str | None = st.session_state.get(RATINGS, {}).get(handle, {}).get((trait, text.strip()))
+    return rating
+
+
+def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
+    known = st.session_state.setdefault(RATINGS, {}).setdefault(handle, {})
+    labels: dict[tuple[str, str], list[float]] = {}
+    for sample, label in zip(mapped.samples, mapped.labels, strict=True):
+        labels.setdefault((sample["trait"], str(sample["text"]).strip()), []).append(label)
+    for key, rated in labels.items():
+        # Several raters' votes of one text: their mean, which is what the text's counted quality maps.
+        many = len(rated) > 1
+        known[key] = (
+            f"{sum(rated) / len(rated):.3g} (mean of {len(rated)} ratings)"
+            if many
+            else f"{rated[0]:.3g} ({column})"
+        )
+
+
+def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
+    """Several raters: texts, votes per text and raters, before anything is stored."""
+    v = mapped.votes()
+    low, median, high = v["votes_per_text"]
+    st.write(
+        f"{v['votes']:,} votes on {v['texts']:,} texts from {v['raters']:,} raters "
+        f"(votes per text: {low}–{high}, median {median}); {unreadable} unreadable{left}."
+    )
+    if not mapped.samples:
+        return
+    st.markdown(f"**Preview** (the first {PREVIEW_ROWS} texts and their votes)")
+    st.dataframe(pd.DataFrame(mapped.texts_with_votes(PREVIEW_ROWS)), hide_index=True, width="stretch")
+    st.markdown(f"**Raters** ({v['raters']:,}, most votes first)")
+    raters = pd.DataFrame(v["by_rater"][:PREVIEW_ROWS], columns=["rater", "votes"])
+    st.dataframe(raters, hide_index=True)
+
+
+IMPORTED = "samples_imported"  # session_state: the last import's outcome, shown after the page is drawn again
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import stored and what it did not, to show once the page has been drawn again."""
+
+    message: str
+    ok: bool  # nothing refused (rows left out as the analyst asked are not a refusal)
+    not_stored: list[Refusal]
+    held_out: str | None = None  # stored texts that are in the evaluation set (`held_out_note`)
+
+
+def sample_import_section(client: Client, handle: str, traits: list[Trait], editable: bool) -> None:
+    """The whole Import tab."""
+    st.caption(
+        "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL), in any columns: pick the text, the label "
+        "and the trait below and how a label becomes quality (1 = positive pole, 0 = negative), and an id "
+        "column to keep. Nothing is stored before **Import**; identical samples already stored are skipped."
+    )
+    read = labelled_file("samples_upload", "import", traits, handle=handle, source_ids=True)
+    clicked = read is not None and st.button(
+        "Import", type="primary", disabled=not (editable and read.mapped.samples), key="samples_import"
+    )
+    if read is None or not clicked:
+        if (done := st.session_state.pop(IMPORTED, None)) is not None:
+            _show(done)
+        return
+    done = _store(client, handle, traits, read.mapped, read.refused)
+    if done is None:  # the service failed: its error is on the page
+        return
+    _remember_ratings(handle, read.mapped, read.mapping.label)
+    remember_scale(handle, read.mapping)
+    st.session_state[IMPORTED] = done
+    # The grid (Browse tab) and every count on the page were drawn above, before these rows were stored:
+    # draw the page again so they show what the service now holds, and this outcome under the button.
+    st.rerun()
+
+
+def _show(done: Imported) -> None:
+    if done.ok:
+        st.success(done.message)
+    else:  # anything refused is a warning, never a green success
+        st.warning(done.message)
+    if done.not_stored:
+        st.dataframe(refusals_frame(done.not_stored), hide_index=True, width="stretch")
+    if done.held_out:
+        st.warning(done.held_out, icon=":material/warning:")
+
+
+def _store(
+    client: Client, handle: str, traits: list[Trait], mapped: Mapped, refused: list[Refusal]
+) -> Imported | None:
+    """Send the samples in batches with a progress bar; what was stored and every row that was not."""
+    with guard("Importing samples"):
+        bar = st.progress(0.0, text="Importing…")
+
+        def _progress(done: int, total: int) -> None:
+            bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
+
+        # A file's rows are not the importer's votes: stored as the file's raters' (or nobody's).
+        report = client.import_samples(handle, mapped.samples, progress=_progress, provenance="imported")
+        bar.progress(1.0, text="Import finished")
+        keys = [t.key for t in traits]
+        by_service = [
+            Refusal(mapped.lines[e.index], e.message + unknown_trait_hint(e.message, keys))
+            for e in report.errors
+        ]
+        everything = refused + by_service
+        rejected = [r for r in everything if r not in mapped.dropped]
+        total = len(mapped.samples) + len(refused)
+        stored = f"Stored {report.stored} of {total} rows."
+        if mapped.dropped:
+            stored += f" {len(mapped.dropped)} neutral row(s) left out, as asked."
+        held_out = held_out_note(report.in_evaluation_set)
+        if rejected:
+            return Imported(f"{stored} {len(rejected)} row(s) rejected:", False, everything, held_out)
+        return Imported(stored, True, everything, held_out)
+    return None
+
+
+def held_out_note(n: int) -> str | None:
+    """Stored samples whose texts are in the evaluation set, in plain words (None when there are none)."""
+    if not n:
+        return None
+    if n == 1:
+        return "1 of these texts is in the evaluation set: it will not count as held out."
+    return f"{n:,} of these texts are in the evaluation set: they will not count as held out."

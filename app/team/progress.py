@@ -1,0 +1,82 @@
+"""The Team progress section: per person and trait, what the service's `GET …/team` says, and a download of
+every vote (docs/workbench.md), on the Team page."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.shell.backend import Backend
+from app.ui.widgets import guard
+from core.client import Model, TeamProgress
+
+#: The table's columns, as the API names them (numbers shown as the API gives them).
+COLUMNS = {
+    "annotator": "person",
+    "trait": "trait",
+    "labels_today": "labels today",
+    "labels": "labels",
+    "unsure": "unsure",
+    "median_seconds": "median s per label",
+    "agreement_others": "agreement with others",
+    "compared_others": "pairs compared",
+    "agreement_settled": "agreement with settled",
+    "compared_settled": "settled compared",
+    "wanting": "texts wanting their vote",
+}
+
+
+def progress_frame(progress: TeamProgress, names: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per person and trait, the API's numbers unchanged (trait keys shown by name)."""
+    rows = [
+        {COLUMNS[k]: getattr(p, k) for k in COLUMNS} | {"trait": (names or {}).get(p.trait, p.trait)}
+        for p in progress.people
+    ]
+    return pd.DataFrame(rows, columns=list(COLUMNS.values()))
+
+
+def team_progress(backend: Backend, model: Model) -> None:
+    """The section: the table, what each number means, and the vote export (CSV or JSON Lines)."""
+    client = backend.client
+    found: TeamProgress | None = None
+    with guard("Reading the team's progress"):
+        found = client.team_progress(model.handle)
+    if found is None:
+        return
+    st.subheader("Team progress")
+    if not found.people:
+        st.caption("Nobody has labelled this model with a named key yet: each person's progress shows here.")
+    else:
+        st.dataframe(
+            progress_frame(found),
+            hide_index=True,
+            width="stretch",
+            key="team_progress_table",
+            column_config={
+                "agreement with others": st.column_config.NumberColumn(format="percent"),
+                "agreement with settled": st.column_config.NumberColumn(format="percent"),
+                "median s per label": st.column_config.NumberColumn(format="%.0f"),
+            },
+        )
+        wanting = ", ".join(f"{k}: {t.wanting}" for k, t in found.traits.items())
+        gap = int(found.session_gap_seconds or 0)
+        st.caption(
+            f"Labels today: {found.day} (UTC). Median seconds between one person's consecutive labels "
+            f"and unsure marks, pauses over {gap // 60} minutes left out. Agreement: the share of vote pairs "
+            "on a shared text that fall on the same pole (neutral votes are on none), and of votes that "
+            f"match a settled text's pole. Texts still wanting votes per trait — {wanting}."
+        )
+    c1, c2, _ = st.columns([1, 1, 2])
+    fmt = c1.radio("Export format", ["csv", "jsonl"], horizontal=True, key="team_export_format")
+    if c2.button("Prepare the vote export", key="team_export_prepare"):
+        with guard("Exporting the votes"):
+            st.session_state["team_export"] = (model.handle, fmt, client.export_votes(model.handle, fmt))
+    ready = st.session_state.get("team_export")
+    if ready and ready[0] == model.handle and ready[1] == fmt:
+        st.download_button(
+            f"Download every vote ({fmt.upper()})",
+            ready[2],
+            file_name=f"{model.handle}-votes.{fmt}",
+            mime="text/csv" if fmt == "csv" else "application/jsonl",
+            key="team_export_download",
+        )

@@ -1,0 +1,308 @@
+"""Widgets every page shares: error display, action guard, operation progress, the selected model."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+import pydantic
+import streamlit as st
+
+from app.shell import reads
+from app.shell.backend import Backend, demo_load, get_backend
+from core.client import Client, LastOperation, Model
+from core.client.errors import ApiError, NotFoundError, TransportError
+from core.contract import can
+
+MODEL_KEY = "model"  # session_state: handle of the model the pages work on
+# Material icons render from Streamlit's own font (no emoji font needed), in Markdown only.
+STATE_ICONS = {
+    "draft": ":material/edit_note:",
+    "busy": ":material/hourglass_top:",
+    "ready": ":material/check_circle:",
+    "failed": ":material/error:",
+    "archived": ":material/inventory_2:",
+}
+
+
+# What to do next, for the service's codes a user can meet while working (the message says what is wrong).
+_ADVICE = {
+    "text_too_long": "Shorten the text and try again.",
+    "empty_text": "Type or paste a text first.",
+    "validation_error": "Correct the input and try again.",
+    "unauthorized": "Check the API key on the **Settings** page.",
+    "forbidden": "This key may not do that: use a key with the right scope or namespace (**Settings**).",
+    "rate_limited": "The service is busy: wait a moment and try again.",
+    "payload_too_large": "Send less at once (fewer or shorter texts).",
+    "database_busy": "The service is busy: try again in a moment.",
+    "internal_error": "The service failed: try again; if it keeps failing, tell its operator the request id.",
+}
+# The same advice where the user already is on the Settings page: no "go to the Settings page".
+_ADVICE_ON_SETTINGS = {
+    "unauthorized": "Check the API key: this service does not know it.",
+    "forbidden": "This key may not do that: use a key with the right scope or namespace.",
+}
+# "body.samples.0.text: …" -> "…": where a field sits in a JSON body means nothing to the user.
+_BODY_LOC = re.compile(r"^(?:body|query|path)(?:\.[\w-]+)*:\s*")
+
+
+def error_text(exc: BaseException, on_settings: bool = False) -> str:
+    """One readable paragraph: what is wrong and what to do; API errors carry their code and request id.
+
+    `on_settings`: shown on the Settings page itself, so the advice does not send the user there.
+    """
+    if isinstance(exc, ApiError):
+        message = _BODY_LOC.sub("", (exc.message or "").strip()) or "The service refused the request."
+        advice = (on_settings and _ADVICE_ON_SETTINGS.get(exc.code or "")) or _ADVICE.get(exc.code or "")
+        advice = advice or (_ADVICE["internal_error"] if exc.status >= 500 else "")
+        parts = [f"**{_sentence(message)}** {advice}".strip()]
+        meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
+        parts.append(" · ".join(m for m in meta if m))
+        if getattr(exc, "request_id", None):
+            parts.append(f"request id `{exc.request_id}`")
+        if getattr(exc, "run_id", None):
+            parts.append(f"run `{exc.run_id}`")
+        return " — ".join(p for p in parts if p)
+    if isinstance(exc, TransportError):
+        return (
+            "**The scoring service cannot be reached.** Check the service URL (it ends in `/v1`) and that "
+            f"the service is running, then try again. ({_transport_reason(exc)})"
+        )
+    if isinstance(exc, pydantic.ValidationError):  # the client checked the input before sending it
+        problems = "; ".join(_field_problem(e) for e in exc.errors(include_url=False))
+        return f"**Please correct the input:** {problems}."
+    if isinstance(exc, ValueError):  # our own checks raise ValueError with a sentence for the user
+        return f"**{exc}**"
+    code = getattr(exc, "code", None)
+    prefix = f"`{code}` " if isinstance(code, str) else ""
+    return f"**{type(exc).__name__}**: {prefix}{exc}"
+
+
+def _sentence(text: str) -> str:
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _field_problem(error: Mapping[str, Any]) -> str:
+    where = ".".join(str(p) for p in error.get("loc", ()) if not isinstance(p, int) or p)
+    msg = str(error.get("msg", "invalid"))
+    msg = msg[:1].lower() + msg[1:]
+    last = str(where).rsplit(".", 1)[-1]
+    if where and msg.startswith(f"{last} "):  # our own messages already name the field ("text is empty")
+        return msg
+    return f"{where or 'value'}: {msg}"
+
+
+def _transport_reason(exc: TransportError) -> str:
+    text = str(exc)
+    if "Errno 111" in text or "Connection refused" in text:
+        return "nothing answers at that address"
+    if "Name or service not known" in text or "nodename nor servname" in text or "Errno -2" in text:
+        return "the host name is unknown"
+    if "Timeout" in text:
+        return "it did not answer in time"
+    return "the connection failed"
+
+
+def show_error(exc: BaseException, action: str | None = None, on_settings: bool = False) -> None:
+    head = f"{action} failed: " if action else ""
+    st.error(head + error_text(exc, on_settings), icon=":material/error:")
+
+
+@contextlib.contextmanager
+def guard(action: str | None = None, on_settings: bool = False) -> Iterator[None]:
+    """Run an action and show any error as a message, never a traceback.
+
+    Streamlit's own control flow (st.rerun, st.stop) derives from BaseException and passes through.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
+        show_error(exc, action, on_settings)
+
+
+def when(value: Any) -> str:
+    """An ISO timestamp as `YYYY-MM-DD HH:MM:SS UTC` (whatever precision the service sends)."""
+    if not value:
+        return "—"
+    text = str(value).replace("T", " ")
+    return text[:19] + (" UTC" if text.endswith(("Z", "+00:00")) else "")
+
+
+def operation_caption(op: LastOperation) -> str:
+    phase, message = op.phase, op.progress_message
+    bits = [f"{op.kind or 'operation'} {op.status or ''}".strip()]
+    if phase:
+        bits.append(str(phase))
+    if message and message != phase:
+        bits.append(str(message))
+    position = op.place_in_queue
+    if op.status == "queued" and position is not None:
+        bits.append("next in the queue" if position == 1 else f"number {position} in the queue")
+    return " · ".join(bits)
+
+
+def show_operation(op: LastOperation | None) -> None:
+    """Progress bar (or outcome) of a model's `last_operation`."""
+    if op is None:
+        return
+    status = op.status
+    if status in ("queued", "running"):
+        st.progress(op.fraction or 0.0, text=operation_caption(op))
+    elif status == "failed":
+        st.error(f"Last {op.kind} failed: `{op.error_code or 'error'}` {op.error_message or ''}")
+    elif status == "succeeded":
+        st.caption(f"Last operation: {op.kind} succeeded ({when(op.finished_at)}).")
+
+
+WATCHED_KEY = "watched_runs"  # session_state: run id -> progress steps seen while polling
+
+
+def record_progress(op: LastOperation | None) -> None:
+    """Remember each distinct step of a run seen while polling (shown once the run is over)."""
+    run_id = op.run_id if op is not None else None
+    if op is None or not run_id:
+        return
+    fraction = op.fraction
+    phase = op.phase or op.status
+    step = f"{phase} {fraction:.0%}" if fraction is not None else str(phase)
+    steps = st.session_state.setdefault(WATCHED_KEY, {}).setdefault(run_id, [])
+    if not steps or steps[-1] != step:
+        steps.append(step)
+
+
+def watched_steps(run_id: str | None) -> list[str]:
+    return list(st.session_state.get(WATCHED_KEY, {}).get(run_id, [])) if run_id else []
+
+
+def watch_model(handle: str) -> None:
+    """While the model is busy, poll it every second and show its progress; rerun the page when done."""
+    backend = get_backend()
+
+    @st.fragment(run_every=1.0)
+    def _poll() -> None:
+        try:
+            model = backend.client.get_model(handle)
+        except Exception as exc:  # noqa: BLE001
+            show_error(exc, "Polling the model")
+            return
+        op = model.last_operation
+        record_progress(op)
+        if model.state == "busy":
+            show_operation(op)
+        else:
+            reads.invalidate(backend.url)  # the run changed the model, its versions and traits
+            st.rerun(scope="app")
+
+    _poll()
+
+
+def selected_handle() -> str | None:
+    return st.session_state.get(MODEL_KEY)
+
+
+def select_model(handle: str | None) -> None:
+    """Make `handle` the model every page works on (takes effect on the next run)."""
+    st.session_state[MODEL_KEY] = handle
+
+
+def require_model(backend: Backend) -> Model:
+    """The selected model, or a hint and st.stop() when there is none or it cannot be read."""
+    handle = selected_handle()
+    if not handle:
+        st.info("Pick a model in the sidebar, or create one on the **Models** page.")
+        st.stop()
+    try:
+        return reads.model(backend.client, handle)
+    except NotFoundError as exc:
+        if demo_load().running:  # a first start: the model may be a demo model not created yet
+            _wait_for_model(backend, handle)
+        show_error(exc, f"Reading {handle}")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001
+        show_error(exc, f"Reading {handle}")
+        st.stop()
+    raise AssertionError("unreachable")
+
+
+def _wait_for_model(backend: Backend, handle: str) -> None:
+    """Say so while the demo models load, and open the page once `handle` exists (a link to a demo model
+    followed on a very first start answered a bare 404 before)."""
+    st.info(
+        f"`{handle}` does not exist yet: the demo models are still loading in the background (progress in "
+        "the sidebar). This page opens it as soon as it is there.",
+        icon=":material/hourglass_top:",
+    )
+
+    @st.fragment(run_every=2.0)
+    def _poll() -> None:
+        try:
+            backend.client.get_model(handle)
+        except NotFoundError:
+            if demo_load().running:
+                return
+        st.rerun(scope="app")  # it exists now (or the loading ended without it: then the page says 404)
+
+    _poll()
+    st.stop()
+
+
+def model_header(model: Model) -> None:
+    state = model.state
+    version = f"v{model.version_no}" if model.version_no else "no version yet"
+    tags = ", ".join(model.version_tags)
+    st.caption(
+        f"{STATE_ICONS.get(state, '')} `{model.handle}` · **{state}** · {version}"
+        + (f" · tags: {tags}" if tags else "")
+    )
+
+
+def watch_if_busy(model: Model) -> bool:
+    """Live progress while the model is busy; True when it is."""
+    # Always one container here, so the page's other elements keep their positions when progress appears
+    # (Streamlit would otherwise show stale copies of them while the rerun catches up).
+    with st.container():
+        if model.state != "busy":
+            return False
+        watch_model(model.handle)
+        return True
+
+
+def is_editable(model: Model) -> bool:
+    """Whether the model takes trait and sample edits (and so runs from scratch) in its state."""
+    return can("edit", model.state)
+
+
+def list_handles(backend: Backend, limit: int = 500) -> list[str]:
+    """Models of the key's namespaces, then the public catalog (archived ones excluded); cached briefly."""
+    return reads.handles(backend.client, backend.namespaces, limit)
+
+
+def page_backend() -> Backend:
+    """The backend for a page, or an error and st.stop() (pointing at Settings) when it is unreachable."""
+    try:
+        return get_backend()
+    except Exception as exc:  # noqa: BLE001
+        show_error(exc, "Connecting to the scoring service")
+        st.info("Enter a reachable service on the **Settings** page.")
+        st.stop()
+    raise AssertionError("unreachable")
+
+
+class ModelPage(NamedTuple):
+    backend: Backend
+    client: Client
+    model: Model
+    handle: str
+    busy: bool
+
+
+def open_model_page(title: str) -> ModelPage:
+    """The head every page about the selected model shares: title, model, state line, live progress."""
+    backend = page_backend()
+    st.title(title)
+    model = require_model(backend)
+    model_header(model)
+    return ModelPage(backend, backend.client, model, model.handle, watch_if_busy(model))
