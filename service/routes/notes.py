@@ -38,15 +38,14 @@ Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)]
 def note_routes(
     kind: str,
     id_name: str,
-    names: tuple[str, str, str],
     docs: tuple[str, str],
     bodies: tuple[type[BaseModel], type[BaseModel], type[BaseModel]],
     add: Callable[..., BaseModel],  # (ctx, who, handle, body)
     page: Callable[..., BaseModel],  # (ctx, who, handle, trait, limit, cursor)
     delete: Callable[..., NoteDeleted],  # (ctx, who, handle, note id)
 ) -> None:
-    """POST, GET and DELETE /models/{handle}/`kind`[/{`id_name`}]: `names` are the operations' (add, list,
-    delete; the OpenAPI operation ids follow them), `docs` the add and delete routes' descriptions, `bodies`
+    """POST, GET and DELETE /models/{handle}/`kind`[/{`id_name`}], each named as the domain function it calls
+    (the OpenAPI operation ids follow the names): `docs` are the add and delete routes' descriptions, `bodies`
     the request, item and page bodies."""
     body_in, out, page_out = bodies
 
@@ -72,13 +71,12 @@ def note_routes(
     delete_note.__annotations__["note_id"] = Annotated[int, Path(alias=id_name)]
 
     path = f"/models/{{handle}}/{kind}"
-    add_name, list_name, delete_name = names
     add_doc, delete_doc = docs
     router.add_api_route(
         path,
         add_note,
         methods=["POST"],
-        name=add_name,
+        name=add.__name__,
         description=add_doc,
         status_code=201,
         response_model=out,
@@ -88,7 +86,7 @@ def note_routes(
         path,
         list_notes,
         methods=["GET"],
-        name=list_name,
+        name=page.__name__,
         response_model=page_out,
         responses=errors(400, 403, 404, 422),
     )
@@ -96,7 +94,7 @@ def note_routes(
         f"{path}/{{{id_name}:int}}",
         delete_note,
         methods=["DELETE"],
-        name=delete_name,
+        name=delete.__name__,
         description=delete_doc,
         response_model=NoteDeleted,
         responses=errors(403, 404, 409),
@@ -106,7 +104,6 @@ def note_routes(
 note_routes(
     "unsure",
     "mark_id",
-    ("mark_unsure", "list_unsure", "delete_unsure"),
     (
         "Mark a text of a trait unsure (the caller's own mark; again: the stored one). Never a vote.",
         "Take an unsure mark back: one's own, or (reviewer) a colleague's.",
@@ -119,7 +116,6 @@ note_routes(
 note_routes(
     "comments",
     "comment_id",
-    ("add_comment", "list_comments", "delete_comment"),
     (
         "A comment on a text of a trait, signed with the caller's annotator name.",
         "Delete a comment: one's own, or (reviewer) a colleague's.",
