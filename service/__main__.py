@@ -19,6 +19,8 @@ from service.process.parent import parent_alive
 if TYPE_CHECKING:
     import uvicorn
 
+    from service.domain.needs import Checkpoints
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="data directory (default $SCORING_DATA_DIR or ./.data)")
@@ -34,6 +36,17 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
             data_dir=args.data_dir, database_url=args.database_url, queue_url=args.queue_url, **extra
         )
     except ValueError as exc:  # a setting that must not start a process: say why, no traceback
+        raise SystemExit(f"error: {exc}") from None
+
+
+def _checkpoints(settings: Settings) -> Checkpoints:
+    """Chosen once, at the start of a process that runs runs or requests: the fault-injection tests' when
+    $SCORING_TEST_HOOKS asks for them, else none (service/process/faults.py)."""
+    from service.process import faults
+
+    try:
+        return faults.from_env(settings)
+    except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
 
 
@@ -77,7 +90,7 @@ def serve(args: argparse.Namespace) -> int:
         run_worker=False if args.no_worker or child_worker else None,
         scoring_threads=args.scoring_threads,
     )
-    app = create_app(settings)
+    app = create_app(settings, checkpoints=_checkpoints(settings))
     child = WorkerChild(settings) if child_worker else None
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
 
@@ -118,7 +131,8 @@ def worker(args: argparse.Namespace) -> int:
         return 2
     if args.nice:
         os.nice(args.nice)  # run after everything else on the machine (the embedded service's child)
-    code = run_worker_process(_settings(args, embedder=args.embedder), args.workers, args.parent_pid)
+    settings = _settings(args, embedder=args.embedder)
+    code = run_worker_process(settings, args.workers, args.parent_pid, _checkpoints(settings))
     # Stopped, runs handed back, logs written: skip the interpreter's teardown, whose final garbage collection
     # over every loaded library took seconds here, eating into a process manager's stop timeout (honcho: 5 s).
     logging.shutdown()
@@ -257,7 +271,8 @@ def backfill(args: argparse.Namespace) -> int:
     from service.context import Context
     from service.process.backfill import run_backfill
 
-    ctx = Context.build(_settings(args, embedder=args.embedder))
+    settings = _settings(args, embedder=args.embedder)
+    ctx = Context.build(settings, _checkpoints(settings))
     try:
         report = run_backfill(ctx)
     finally:

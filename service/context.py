@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.config.settings import Settings
 from service.domain.cursors import Cursors
 from service.domain.embedding import Embedders, ScorerCache
+from service.domain.needs import UNWATCHED, Checkpoints
 from service.domain.pool_index import PoolIndex
 from service.runs import shards
 from service.runs.consumer import RecoveryLoop, Worker
@@ -53,9 +54,11 @@ class Context:
     stopping: bool = field(default=False)
     skip_grace: bool = field(default=False)  # a second SIGTERM: do not wait for runs in progress
     pools: PoolIndex = field(default_factory=PoolIndex)  # pool embeddings for suggestions
+    # Told where runs and requests are; fault tests hold models there (service/process/faults.py).
+    checkpoints: Checkpoints = UNWATCHED
 
     @classmethod
-    def build(cls, settings: Settings) -> Context:
+    def build(cls, settings: Settings, checkpoints: Checkpoints = UNWATCHED) -> Context:
         engine = make_engine(settings.database_url, lock_timeout_s=settings.lock_timeout_s)
         migrate(engine)
         sessions = make_session_factory(engine)
@@ -63,7 +66,7 @@ class Context:
             settings.embedder, settings.data_dir / "embeddings.sqlite", settings.scoring_threads
         )
         run_locks = run_locks_for(engine)
-        executor = Executor(settings, sessions, embedders, run_locks)
+        executor = Executor(settings, sessions, embedders, run_locks, checkpoints)
         huey = make_huey(settings)
         built: list[Context] = []  # the task needs the context, which needs the queue
         ctx = cls(
@@ -82,6 +85,7 @@ class Context:
                 lambda run_id: built[0]._run_task(run_id),
                 lambda run_id, shard_no: built[0]._shard_task(run_id, shard_no),
             ),
+            checkpoints=checkpoints,
         )
         executor.enqueue_shard = ctx.queue.enqueue_shard
         built.append(ctx)

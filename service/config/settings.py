@@ -7,13 +7,11 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from core.contract import DEFAULT_CLAIM_LEASE_S, DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
-from service.config.testhooks import ENV as TEST_HOOKS_ENV
-from service.config.testhooks import TestHooks
 
 # A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
 # made of (deploy/.env.example's is "change-me-…"), and a short one can be guessed.
@@ -103,14 +101,6 @@ class Settings(BaseSettings):
         None, description="The `aud` an ID token must carry: the workbench's client id at the provider."
     )
     oidc_leeway_s: int = Field(60, description="Clock skew allowed on an ID token's `exp` and `iat`.")
-    test_hooks: TestHooks = Field(
-        default_factory=TestHooks, validation_alias=TEST_HOOKS_ENV, description="Fault injection, tests only."
-    )
-
-    @field_validator("test_hooks", mode="before")
-    @classmethod
-    def _hooks(cls, value: object) -> object:
-        return TestHooks.parse(value) if isinstance(value, str) else value
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, validated by pydantic
@@ -147,8 +137,6 @@ class Settings(BaseSettings):
             raise ValueError("shard_texts must be 0 (never shard) or more")
         if self.scoring_threads < 0:
             raise ValueError("scoring_threads must be 0 (one per core) or more")
-        if self.test_hooks.active and self.embedder != "hashing":
-            raise ValueError(f"{TEST_HOOKS_ENV} is for tests only: it needs the test embedder 'hashing'")
         # One process on SQLite may keep any secret; several processes (PostgreSQL, or API processes without
         # their own worker) sign cursors that each other must accept, so the secret is a shared credential.
         problem = weak_secret(self.cursor_secret.decode(errors="replace"))

@@ -65,7 +65,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 )
             stored_as = "feedback"
             label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator)
-            run_id = retrain_if_full(ctx.settings, s, model)
+            run_id = retrain_if_full(ctx, s, model)
         claims.release(s, model.id, text_id, who.annotator, trait.key)
         model.updated_at = utcnow()
         voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(

@@ -7,7 +7,7 @@ has all of these; a function asks only for what it uses. Read-only properties, s
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -16,6 +16,31 @@ from service.config.settings import Settings
 from service.domain.cursors import Cursors
 from service.domain.embedding import Embedders, ScorerCache
 from service.domain.pool_index import PoolIndex
+
+#: Where a run or request tells its `Checkpoints` it has arrived: a run's first engine progress report
+#: (claimed, heartbeating, nothing applied), a training before the transaction that saves its version, an
+#: import before its commit, score feedback between counting the buffer and deciding on a retraining, a worker
+#: that claimed a shard of a training's embedding.
+Point = Literal["run_started", "version_saving", "samples_committing", "feedback_counted", "shard_claimed"]
+
+
+class Checkpoints(Protocol):
+    """Told when a run or request reaches a `Point`; a process's own does nothing. The fault-injection tests
+    give theirs at process start (service/process/faults.py) to hold a chosen model there and kill a
+    process at that moment, so production code only ever says where it is."""
+
+    def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
+        """`handle`: the model; `what`: the moment in words (logged); `attempt`: a run's attempt."""
+
+
+class Unwatched:
+    """The checkpoints of a process nobody is testing: nothing happens."""
+
+    def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
+        return None
+
+
+UNWATCHED = Unwatched()
 
 
 class Databases(Protocol):
@@ -36,10 +61,14 @@ class RunStarter(Databases, Protocol):
 
 class Resources(RunStarter, Protocol):
     """The rest of a process's shared state the domain reads: settings, page cursors, embedders and scorers,
-    the pool index, and the engine (the zero-data-retention purge truncates SQLite's WAL through it)."""
+    the pool index, the engine (the zero-data-retention purge truncates SQLite's WAL through it) and the
+    checkpoints."""
 
     @property
     def settings(self) -> Settings: ...
+
+    @property
+    def checkpoints(self) -> Checkpoints: ...
 
     @property
     def engine(self) -> Engine: ...

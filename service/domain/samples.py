@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from core.contract import Action, Provenance
 from core.engine.types import Sample
-from service.config.testhooks import pause
 from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
 from service.domain.states import require
@@ -141,7 +140,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         digests = [sha256(x.text) for x in resolved]
         held = evaluation_digests(s, model.id, digests)
         model.updated_at = utcnow()
-        pause(ctx.settings.test_hooks.slow_samples_commit, model.handle, f"samples commit ({len(ids)} rows)")
+        ctx.checkpoints.reached("samples_committing", model.handle, f"samples commit ({len(ids)} rows)")
         return SampleIds(ids=ids, in_evaluation_set=sum(d in held for d in digests))
 
 

@@ -11,8 +11,6 @@ from sqlalchemy.orm import Session
 
 from core.contract import can
 from core.json_types import JsonObject
-from service.config.settings import Settings
-from service.config.testhooks import pause
 from service.domain.access import require_readable, require_role
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
@@ -123,22 +121,22 @@ def add_feedback(
                 )
             )
         s.flush()
-        run_id = retrain_if_full(ctx.settings, s, model)
+        run_id = retrain_if_full(ctx, s, model)
     if run_id is not None:
         ctx.enqueue(run_id)
     return len(items), run_id
 
 
-def retrain_if_full(settings: Settings, s: Session, model: Model) -> str | None:
+def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     """Queue an automatic retraining when the model's buffer holds `retrain_buffer` labels and the model
     may retrain (ready, no zero-data-retention, automatic retraining not paused); the run's id, or None.
     The caller holds the model row's lock, so concurrent labels cannot each queue one."""
     # Counted up to the buffer's size only: that is all the decision needs, and a busy or reopened model
     # (or a paused campaign) may hold any number of labels.
-    buffer = settings.retrain_buffer
+    buffer = ctx.settings.retrain_buffer
     held = select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id).limit(buffer).subquery()
     buffered = s.scalar(select(func.count()).select_from(held)) or 0
-    pause(settings.test_hooks.slow_feedback, model.handle, f"feedback ({buffered} buffered)")
+    ctx.checkpoints.reached("feedback_counted", model.handle, f"feedback ({buffered} buffered)")
     if buffered < buffer or not can("retrain", model.state) or model.zero_data_retention:
         return None
     if not model.auto_retrain:

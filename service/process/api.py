@@ -17,6 +17,7 @@ from fastapi.routing import APIRoute
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
+from service.domain.needs import UNWATCHED, Checkpoints
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs
 from service.http.guard import GuardMiddleware
@@ -101,10 +102,12 @@ def refuse_unknown_query(request: Request) -> None:
         )
 
 
-def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, context: Context | None = None, checkpoints: Checkpoints = UNWATCHED
+) -> FastAPI:
     """Build the app; migrations run here. The worker starts with the app's lifespan."""
     settings = settings or Settings.from_env()
-    ctx = context or Context.build(settings)
+    ctx = context or Context.build(settings, checkpoints)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
+from service.domain.needs import UNWATCHED, Checkpoints
 from service.runs.heartbeat import Heartbeat
 from service.store.db import read_sessions
 
@@ -28,8 +29,8 @@ class Attempt:
     progress_hook: Callable[[float, str], None] | None = None
     # Enqueues one shard of this run's embedding for any worker (service/runs/shards.py).
     enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
-    # Test hook: runs once, at the engine's first progress report.
-    pending_pause: Callable[[], None] | None = field(default=None)
+    checkpoints: Checkpoints = UNWATCHED
+    started: bool = field(default=False)  # the engine has reported progress (`run_started` was reached)
 
     @cached_property
     def reads(self) -> sessionmaker[Session]:
@@ -48,9 +49,9 @@ class Attempt:
             if self.progress_hook is not None:
                 self.progress_hook(fraction, phase)
             self.heartbeat.progress(lo + (hi - lo) * float(fraction), phase)
-            do_pause = self.pending_pause
-            if do_pause is not None:
-                self.pending_pause = None
-                do_pause()
+            if not self.started:
+                self.started = True
+                where = f"run {self.run_id} attempt {self.number}"
+                self.checkpoints.reached("run_started", self.handle, where, self.number)
 
         return report

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.engine.errors import EngineError
 from service.config.settings import Settings
-from service.config.testhooks import pause
 from service.domain.embedding import Embedders
+from service.domain.needs import UNWATCHED, Checkpoints
 from service.runs import discover, evaluate, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
@@ -38,9 +38,15 @@ KINDS: dict[str, Callable[[Attempt], None]] = {
 
 class Executor:
     def __init__(
-        self, settings: Settings, sessions: sessionmaker[Session], embedders: Embedders, run_locks: RunLocks
+        self,
+        settings: Settings,
+        sessions: sessionmaker[Session],
+        embedders: Embedders,
+        run_locks: RunLocks,
+        checkpoints: Checkpoints = UNWATCHED,
     ) -> None:
         self.settings = settings
+        self.checkpoints = checkpoints
         self.sessions = sessions
         self.embedders = embedders
         self.run_locks = run_locks
@@ -91,14 +97,20 @@ class Executor:
                 self.active.pop(run_id, None)
 
     def _execute_claimed(self, run_id: str, kind: str, attempt: int, handle: str) -> None:
-        slow = self.settings.test_hooks.slow_run
         try:
             beat = (self.sessions, run_id, attempt, self.settings.heartbeat_interval_s, self._patience)
             with Heartbeat(*beat) as hb:
                 parts = (self.settings, self.sessions, self.embedders)
-                at = Attempt(run_id, attempt, handle, *parts, hb, self.progress_hook, self.enqueue_shard)
-                if slow is not None and slow.applies(handle, attempt):
-                    at.pending_pause = lambda: pause(slow, handle, f"run {run_id} attempt {attempt}", attempt)
+                at = Attempt(
+                    run_id,
+                    attempt,
+                    handle,
+                    *parts,
+                    hb,
+                    self.progress_hook,
+                    self.enqueue_shard,
+                    self.checkpoints,
+                )
                 execute = KINDS.get(kind)
                 if execute is None:
                     raise EngineError(f"unknown run kind {kind!r}")
@@ -118,7 +130,7 @@ class Executor:
     def embed_shard(self, run_id: str, shard_no: int) -> None:
         """A shard of a run's embedding (service/runs/shards.py); one that fails is re-queued by the run."""
         try:
-            shards.work(self.sessions, self.embedders, self.settings, run_id, shard_no)
+            shards.work(self.sessions, self.embedders, self.settings, self.checkpoints, run_id, shard_no)
         except Exception:
             log.exception("run %s: shard %d failed; its run's worker will queue it again", run_id, shard_no)
 

@@ -43,8 +43,8 @@ from core.embedders.base import Embedder
 from core.engine.errors import EngineError
 from core.engine.types import Sample
 from service.config.settings import Settings
-from service.config.testhooks import pause
 from service.domain.embedding import Embedders
+from service.domain.needs import UNWATCHED, Checkpoints
 from service.store import ledger
 from service.store.db import read_sessions, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
@@ -127,6 +127,7 @@ class Coordinator:
     embedder: Embedder
     enqueue: Callable[[str, int], None]
     report: Callable[[float, str, str], None]  # (fraction of the embedding, phase, message)
+    checkpoints: Checkpoints = UNWATCHED
 
     def __post_init__(self) -> None:
         # Polling and reading the others' shards needs no write lock (SQLite's writers begin IMMEDIATE).
@@ -248,12 +249,8 @@ class Coordinator:
         """Embed a shard this worker claimed; its vectors stay here (the row records it done, without them).
         If it was re-queued meanwhile (a stall past the heartbeat timeout), it is finished here all the same
         and the other holder's copy is not needed."""
-        pause(
-            self.settings.test_hooks.slow_shard,
-            self.handle,
-            f"shard {shard.no} of run {self.run_id}",
-            attempt,
-        )
+        where = f"shard {shard.no} of run {self.run_id}"
+        self.checkpoints.reached("shard_claimed", self.handle, where, attempt)
         blocks = []
         for start in range(0, len(shard.texts), CHUNK):
             blocks.append(
@@ -367,7 +364,12 @@ def finish_shard(
 
 
 def work(
-    sessions: sessionmaker[Session], embedders: Embedders, settings: Settings, run_id: str, shard_no: int
+    sessions: sessionmaker[Session],
+    embedders: Embedders,
+    settings: Settings,
+    checkpoints: Checkpoints,
+    run_id: str,
+    shard_no: int,
 ) -> None:
     """A worker's share: claim the shard (if still queued and its run still running), embed it, store it."""
     patience = settings.heartbeat_timeout_s
@@ -396,7 +398,7 @@ def work(
     if claimed is None:
         return  # done, held by another worker, or the run has ended
     attempt, model_id, first, last, handle, embedder_name = claimed
-    pause(settings.test_hooks.slow_shard, handle, f"shard {shard_no} of run {run_id}", attempt)
+    checkpoints.reached("shard_claimed", handle, f"shard {shard_no} of run {run_id}", attempt)
     with transaction(read_sessions(sessions)) as s:
         texts = list(
             dict.fromkeys(

@@ -13,7 +13,6 @@ from core.engine import train
 from core.engine.types import Sample
 from core.engine.votes import Vote, count_votes, vote_counts
 from core.json_types import JsonObject
-from service.config.testhooks import pause
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
@@ -91,6 +90,7 @@ def execute(at: Attempt) -> None:
             embedder,
             at.enqueue_shard,
             lambda fraction, phase, message: at.report(0.02 + 0.68 * fraction, phase, message),
+            at.checkpoints,
         ).embed(samples)
         engine_from = 0.7
     result = train(
@@ -104,7 +104,7 @@ def execute(at: Attempt) -> None:
     duration = time.monotonic() - started
     at.report(0.97, "saving")
     where = f"saving run {at.run_id} attempt {at.number}"
-    pause(at.settings.test_hooks.slow_save, at.handle, where, at.number)
+    at.checkpoints.reached("version_saving", at.handle, where, at.number)
     counts = vote_counts(counted)
     # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
     # kept under zero-data-retention.

@@ -1,6 +1,9 @@
-"""Auth (401/403/404, public catalog), the error envelope everywhere, request ids."""
+"""Auth (401/403/404, public catalog; a request without a key is 401 before its body is read), the error
+envelope everywhere (405 with its Allow, 404 for a trailing slash), request ids."""
 
 from __future__ import annotations
+
+import re
 
 from fastapi import APIRouter
 
@@ -119,3 +122,75 @@ def test_500_is_an_envelope(svc: Svc) -> None:
     resp = svc.client.get("/v1/_boom", headers={**svc.author, "X-Request-Id": "boom-1"})
     assert error_code(resp, 500) == "internal_error"
     assert resp.headers["X-Request-Id"] == "boom-1" and "kaboom" not in resp.text
+
+
+def _concrete(template: str) -> str:
+    """An OpenAPI path template with a value in each placeholder (ids are numbers, as their routes take)."""
+    values = {
+        "handle": "acme.h",
+        "key": "formality",
+        "ref": "prod",
+        "trait": "formality",
+        "namespace": "acme",
+        "member": "pat@example.com",
+    }
+    return re.sub(
+        r"\{([a-z_]+)\}", lambda m: "7" if m.group(1).endswith("_id") else values[m.group(1)], template
+    )
+
+
+def test_anonymous_requests_get_401_before_any_body_validation(svc: Svc) -> None:
+    """Every operation of the OpenAPI document, no key, a broken JSON body: 401, never 422."""
+    paths = check(svc.client.get("/v1/openapi.json"), 200)["paths"]
+    checked = 0
+    for template, operations in paths.items():
+        if not template.startswith("/v1/"):
+            continue  # Perspective's surface answers in Google's error shape (test_perspective.py)
+        path = _concrete(template)
+        for method in operations:
+            resp = svc.client.request(
+                method.upper(), path, content=b'{"broken', headers={"Content-Type": "application/json"}
+            )
+            if path == "/v1/health":
+                continue
+            assert error_code(resp, 401) == "unauthorized", (method, path)
+            assert resp.headers["WWW-Authenticate"] == "Bearer"
+            checked += 1
+    assert checked >= 18
+
+
+def test_405_allow_names_every_method_of_the_path(svc: Svc) -> None:
+    paths = check(svc.client.get("/v1/openapi.json"), 200)["paths"]
+    checked = 0
+    for template in paths:
+        if template == "/v1/health" or template == "/v1/openapi.json":
+            continue
+        path = _concrete(template)
+        # Every template the path matches (…/traits/discover is also …/traits/{key}) adds its methods; an id
+        # matches digits only (…/samples/synthesize is not …/samples/{sample_id}).
+        expected = {
+            m.upper()
+            for other, ops in paths.items()
+            if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", re.sub(r"\{[a-z]+_id\}", "[0-9]+", other)), path)
+            for m in ops
+        }
+        for method in {"OPTIONS", "PUT", "PATCH", "DELETE", "POST", "GET"} - expected:
+            resp = svc.client.request(method, path, headers=svc.author)
+            assert error_code(resp, 405) == "method_not_allowed", (method, path)
+            assert {m.strip() for m in resp.headers["Allow"].split(",")} == expected, (method, path)
+            checked += 1
+    resp = svc.client.options("/v1/models", headers=svc.author)
+    assert resp.headers["Allow"] == "GET, POST"
+    assert checked >= 30
+
+
+def test_trailing_slash_is_404_not_a_redirect_to_the_host_header(svc: Svc) -> None:
+    h = {**svc.author, "Host": "evil.example"}
+    for method, path in (
+        ("POST", "/v1/models/acme.x/versions/"),
+        ("GET", "/v1/models/"),
+        ("GET", "/v1/health/"),
+    ):
+        resp = svc.client.request(method, path, headers=h, follow_redirects=False)
+        assert error_code(resp, 404) == "not_found", (method, path)
+        assert "location" not in resp.headers

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.waiting import wait_until
-from service.config.testhooks import Delay, TestHooks
+from service.process.faults import Delay, TestHooks
 from service.store.db import transaction
 from service.store.tables import Run
 from tests.service.conftest import running
@@ -55,14 +55,13 @@ def test_a_run_is_heartbeated_through_a_sustained_import_and_a_long_held_lock(
     )
     settings = {
         "database_url": database_url,
-        "test_hooks": hooks,
         "heartbeat_interval_s": 0.2,
         # A heartbeat kept out for longer would have the run recovered (and "re-queued run" logged).
         "heartbeat_timeout_s": 10.0,
         "recovery_interval_s": 0.2,
         "lock_timeout_s": 0.5,  # SQLite gives up on the lock long before the held write commits
     }
-    with running(tmp_path, **settings) as svc:
+    with running(tmp_path, checkpoints=hooks, **settings) as svc:
         c, h = svc.client, svc.author
         for handle in ("acme.slow", "acme.bulk", "acme.bulk-held"):
             check(c.post("/v1/models", json={"handle": handle}, headers=h), 201)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from service.config.testhooks import Delay, TestHooks
+from service.process.faults import Delay, TestHooks
 from service.store.tables import Model, Run
 from tests.service.conftest import running
 from tests.service.helpers import check, make_model, train_ready, wait_settled
@@ -19,7 +19,7 @@ def test_concurrent_feedback_queues_one_retraining(tmp_path: Path, database_url:
     # Each feedback request sleeps between counting the buffer and deciding on a retraining, so two
     # requests overlap there for sure: without the model row lock both see a full buffer on a ready model.
     hooks = TestHooks(slow_feedback=Delay(HANDLE, 1.0))
-    with running(tmp_path, database_url=database_url, test_hooks=hooks) as svc:
+    with running(tmp_path, checkpoints=hooks, database_url=database_url) as svc:
         c, h = svc.client, svc.author
         make_model(c, h, HANDLE)
         train_ready(c, h, HANDLE)

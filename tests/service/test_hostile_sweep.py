@@ -13,7 +13,7 @@ import httpx
 
 from service.errors import MAX_BODY_BYTES
 from tests.service.helpers import TRAITS, auth, check, cli, samples, served
-from tests.service.test_hostile import _chunked_request
+from tests.service.test_guard import _chunked_request
 
 MARKER = "sweep-marker-7f3a"
 MIB = 1024 * 1024

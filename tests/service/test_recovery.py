@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from service.config.settings import Settings
+from service.process import faults
 from service.store import ledger
 from service.store.tables import Run, SampleRow, Version, utcnow
 from tests.service.conftest import Svc, running
@@ -228,8 +229,9 @@ def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
 def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCORING_TEST_HOOKS", '{"slow_run": {"handle_prefix": "acme.", "seconds": 1}}')
     with pytest.raises(ValueError, match="for tests only"):
-        Settings.from_env(data_dir=tmp_path, embedder="minilm")
-    hooks = Settings.from_env(data_dir=tmp_path, embedder="hashing").test_hooks
+        faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="minilm"))
+    hooks = faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="hashing"))
+    assert isinstance(hooks, faults.TestHooks)
     assert hooks.slow_run is not None and hooks.slow_run.applies("acme.x")
     assert hooks.slow_samples_commit is None
     monkeypatch.setenv("SCORING_HEARTBEAT_TIMEOUT_S", "5")
@@ -264,7 +266,8 @@ def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv(
         "SCORING_TEST_HOOKS", '{"slow_save": {"handle_prefix": "a.", "seconds": 1, "attempt": 1}}'
     )
-    hooks = Settings.from_env(data_dir=tmp_path, embedder="hashing").test_hooks
+    hooks = faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="hashing"))
+    assert isinstance(hooks, faults.TestHooks)
     assert hooks.slow_save is not None and hooks.active
     assert hooks.slow_save.applies("a.x", 1) and not hooks.slow_save.applies("a.x", 2)
 

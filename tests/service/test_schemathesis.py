@@ -23,7 +23,7 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.service.conftest import make_settings
 from tests.service.helpers import TRAITS, auth, samples
-from tests.service.test_hostile import over_http
+from tests.service.test_guard import over_http
 
 pytestmark = pytest.mark.slow  # ~95 s idle: left out of `make test-fast`
 

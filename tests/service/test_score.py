@@ -1,9 +1,13 @@
-"""Scoring: JSON and raw bodies, lists, explanation, text/plain chart, compare, feedback, ZDR."""
+"""Scoring: JSON and raw bodies, lists, explanation (one content a request, none for a client that went away),
+text/plain chart, compare, feedback, ZDR."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,3 +247,74 @@ def test_zero_data_retention(svc: Svc, caplog: pytest.LogCaptureFixture) -> None
         c.post("/v1/models/acme.plain/score", json={"content": "a brand new text to embed"}, headers=h), 200
     )
     assert len(store) == cached_before + 1
+
+
+def test_explain_is_one_content_per_request(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.h")
+    train_ready(c, h, "acme.h")
+    resp = c.post(
+        "/v1/models/acme.h/score", json={"content": ["one text", "two"], "explain": True}, headers=h
+    )
+    assert error_code(resp, 422) == "validation_error"
+    assert resp.json()["error"]["details"][0]["loc"] == ["body", "explain"]
+    one = check(
+        c.post("/v1/models/acme.h/score", json={"content": ["one text"], "explain": True}, headers=h), 200
+    )
+    assert set(one["results"][0]["explanation"]) == {"formality", "sentiment"}
+    many = check(c.post("/v1/models/acme.h/score", json={"content": ["one text", "two"]}, headers=h), 200)
+    assert len(many["results"]) == 2 and "explanation" not in many["results"][0]
+
+
+def test_no_explanation_is_computed_for_a_client_that_went_away(
+    svc: Svc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app called as the server would: the body arrives, then the client disconnects. The scores are
+    computed, the explanation (the costly part) is not: the answer is 499, nobody is there to read it."""
+    import anyio
+
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.h")
+    train_ready(c, h, "acme.h")
+    explained: list[str] = []
+    from service.routes import score as score_route
+
+    real_explain = score_route._explain
+
+    def counting_explain(scorer: Any, text: str) -> Any:
+        explained.append(text)
+        return real_explain(scorer, text)
+
+    body = json.dumps({"content": "Dear Sir, kind regards.", "explain": True}).encode()
+
+    async def call(gone: bool) -> list[MutableMapping[str, Any]]:
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+        if gone:
+            messages.append({"type": "http.disconnect"})
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            await anyio.sleep_forever()  # a client still there sends nothing more
+            raise AssertionError
+
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        headers = [(k.lower().encode(), v.encode()) for k, v in h.items()]
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": "/v1/models/acme.h/score", "raw_path": b"/v1/models/acme.h/score",
+            "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1), "server": ("testserver", 80),
+            "headers": [*headers, (b"content-type", b"application/json")], "app": svc.app,
+        }  # fmt: skip
+        await svc.app(scope, receive, send)
+        return sent
+
+    monkeypatch.setattr(score_route, "_explain", counting_explain)
+    there = anyio.run(call, False)
+    assert there[0]["status"] == 200 and explained == ["Dear Sir, kind regards."]
+    gone = anyio.run(call, True)
+    assert gone[0]["status"] == 499 and explained == ["Dear Sir, kind regards."]

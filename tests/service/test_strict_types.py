@@ -1,14 +1,20 @@
-"""Request bodies are strictly typed: no string numbers, no integer booleans; integers are numbers."""
+"""Request bodies are strictly typed: no string numbers, no integer booleans; integers are numbers. No NUL or
+lone surrogate in a body, a path or a query; JSON nested too deep is a 422 on every route taking a body."""
 
 from __future__ import annotations
 
 import gc
+import json
+from typing import Any
 
 from fastapi.routing import APIRoute
+from sqlalchemy import func, select
 
 from service.process.api import _query_names
+from service.store.db import transaction
+from service.store.tables import Model, SampleRow, Trait
 from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model
+from tests.service.helpers import check, error_code, make_model, train_ready
 
 
 def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> None:
@@ -71,3 +77,93 @@ def test_each_route_knows_its_own_query_names_when_routes_come_and_go() -> None:
         del first
         gc.collect(1)  # the young generations: where the route and its cycles are (cheap in a big heap)
         assert _query_names(APIRoute("/b", with_limit)) == {"limit"}
+
+
+# Every operation that takes a JSON body, with a path that exists once `acme.h` has data.
+BODY_ROUTES = [
+    ("POST", "/v1/models"),
+    ("PATCH", "/v1/models/acme.h"),
+    ("POST", "/v1/models/acme.h/traits"),
+    ("PATCH", "/v1/models/acme.h/traits/formality"),
+    ("POST", "/v1/models/acme.h/samples"),
+    ("POST", "/v1/models/acme.h/train"),
+    ("POST", "/v1/models/acme.h/traits/discover"),
+    ("POST", "/v1/models/acme.h/samples/synthesize"),
+    ("POST", "/v1/models/acme.h/score"),
+    ("POST", "/v1/models/acme.h/score/compare"),
+]
+
+
+def test_deeply_nested_json_is_422_on_every_route(svc: Svc) -> None:
+    make_model(svc.client, svc.author, "acme.h")
+    train_ready(svc.client, svc.author, "acme.h")
+    deep = b"[" * 10_000 + b"]" * 10_000
+    deep_object = b'{"content":' * 5_000 + b'"x"' + b"}" * 5_000
+    for method, path in BODY_ROUTES:
+        for body in (deep, deep_object):
+            resp = svc.client.request(
+                method, path, content=body, headers={**svc.author, "Content-Type": "application/json"}
+            )
+            assert error_code(resp, 422) == "validation_error", (method, path, resp.text[:300])
+
+
+def test_nul_and_lone_surrogates_are_422_naming_the_field_on_both_databases(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.h")
+    bad_values = ["a\x00b", "a\ud800b"]
+    for bad in bad_values:
+        cases: list[tuple[str, str, dict[str, Any], list[Any]]] = [
+            ("POST", "/v1/models", {"handle": "acme.nul", "description": bad}, ["body", "description"]),
+            ("PATCH", "/v1/models/acme.h", {"readme_markdown": bad}, ["body", "readme_markdown"]),
+            (
+                "POST",
+                "/v1/models/acme.h/traits",
+                {"traits": [{"name": "T", "positive_label": bad, "negative_label": "n"}]},
+                ["body", "traits", 0, "positive_label"],
+            ),
+            ("PATCH", "/v1/models/acme.h/traits/formality", {"description": bad}, ["body", "description"]),
+            (
+                "POST",
+                "/v1/models/acme.h/samples",
+                {"samples": [{"trait": "formality", "text": bad, "quality": 1}]},
+                ["body", "samples", 0, "text"],
+            ),
+            (
+                "POST",
+                "/v1/models/acme.h/samples",
+                {"samples": [{"trait": "formality", "text": "ok", "quality": 1, "source_url": bad}]},
+                ["body", "samples", 0, "source_url"],
+            ),
+            ("POST", "/v1/models/acme.h/score/compare", {"a": bad, "b": "x"}, ["body", "a"]),
+        ]
+        for method, path, body, loc in cases:
+            # json.dumps escapes a lone surrogate as \\ud800 (valid JSON, which httpx's json= refuses to send)
+            data = json.dumps(body).encode()
+            resp = c.request(method, path, content=data, headers={**h, "Content-Type": "application/json"})
+            assert error_code(resp, 422) == "validation_error", (path, body)
+            assert resp.json()["error"]["details"][0]["loc"] == loc
+            assert ".".join(map(str, loc)) in resp.json()["error"]["message"]
+    with transaction(svc.ctx.reads) as s:
+        assert s.scalar(select(Model.id).where(Model.handle == "acme.nul")) is None
+        texts = s.scalars(select(SampleRow.text)).all()
+        assert not any("\x00" in t or t == "ok" for t in texts)
+        assert s.scalar(select(func.count()).select_from(Trait).where(Trait.name == "T")) == 0
+    # Scoring: a JSON content (with feedback), a raw text body, and NUL in the path or the query.
+    train_ready(c, h, "acme.h")
+    for bad in bad_values:
+        feedback = {"content": bad, "feedback": [{"trait": "formality", "quality": 1}]}
+        resp = c.post("/v1/models/acme.h/score", content=json.dumps(feedback).encode(), headers=h)
+        assert error_code(resp, 422) == "validation_error"
+        assert resp.json()["error"]["details"][0]["loc"] == ["body", "content"]
+    # Invalid UTF-8 in a raw body.
+    raw = c.post("/v1/models/acme.h/score", content=b"a\xffb", headers={**h, "Content-Type": "text/plain"})
+    assert error_code(raw, 422) == "validation_error"
+    raw = c.post("/v1/models/acme.h/score", content=b"a\x00b", headers={**h, "Content-Type": "text/plain"})
+    assert error_code(raw, 422) == "validation_error" and raw.json()["error"]["details"][0]["loc"] == ["body"]
+    query = c.get("/v1/models", params={"namespace": "ac\x00me"}, headers=h)
+    assert error_code(query, 422) == "validation_error"
+    assert query.json()["error"]["details"][0]["loc"] == ["query", "namespace"]
+    assert error_code(c.get("/v1/models/acme.h%00/traits", headers=h), 422) == "validation_error"
+    assert error_code(c.get("/v1/models/acme.h/versions/p%00", headers=h), 422) == "validation_error"
+    with transaction(svc.ctx.reads) as s:
+        assert not s.scalars(select(SampleRow.id).where(SampleRow.provenance == "feedback")).all()

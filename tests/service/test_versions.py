@@ -1,12 +1,14 @@
-"""Versions: list pages, vN/tag addressing, tag rules, snapshot scoping, auto-prune policy."""
+"""Versions: list pages, vN/tag addressing, tag rules (and handles: whole strings, ASCII digits), snapshot
+scoping, auto-prune policy."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
-from service.store.tables import Version
+from service.store.db import transaction
+from service.store.tables import Model, Tag, Version
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready
 
@@ -171,3 +173,28 @@ def test_auto_prune_policy(svc: Svc) -> None:
     )
     train_ready(c, h, "acme.prune", reoptimize_params=True)
     assert nos(svc, "acme.prune") == [7, 6, 4, 1]
+
+
+def test_handles_tags_and_version_refs_match_whole_strings_with_ascii_digits(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    for handle in ("acme.tone\n", "acme.tone\r\n", "acme.t\u0661", "acme.tone ", "../acme.tone"):
+        assert error_code(c.post("/v1/models", json={"handle": handle}, headers=h), 422) == "validation_error"
+    make_model(c, h, "acme.tone")
+    train_ready(c, h, "acme.tone")
+    for tag in ("prod%0A", "V1", "v2", "V12", ".x", "-x", "pr%C3%B6d", "x" * 65):
+        resp = c.post(f"/v1/models/acme.tone/versions/{tag}", headers=h)
+        assert error_code(resp, 422) == "invalid_tag", tag
+    # `../` in a path never reaches a route with the dots: the path no longer names one.
+    assert error_code(c.post("/v1/models/acme.tone/versions/..%2F..", headers=h), 404) == "not_found"
+    check(c.post("/v1/models/acme.tone/versions/prod", headers=h), 200)
+    assert check(c.get("/v1/models/acme.tone/versions/v1", headers=h), 200)["version_no"] == 1
+    for ref in ("v\u0661", "v1%0A", "prod%0A", "V1", "v\uff11"):
+        assert (
+            error_code(c.get(f"/v1/models/acme.tone/versions/{ref}", headers=h), 404) == "version_not_found"
+        )
+        resp = c.post("/v1/models/acme.tone/score", json={"content": "hello", "version": ref}, headers=h)
+        assert error_code(resp, 404) == "version_not_found", ref
+    assert error_code(c.get("/v1/models/acme.tone%0A", headers=h), 404) == "model_not_found"
+    with transaction(svc.ctx.reads) as s:
+        assert s.scalars(select(Model.handle)).all() == ["acme.tone"]
+        assert s.scalars(select(Tag.name)).all() == ["prod"]

@@ -22,45 +22,44 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     tables = sa.inspect(op.get_bind()).get_table_names()  # stamped back to an older revision: keep them
     if "unsure_marks" not in tables:
-        op.create_table(
+        _notes_table(
             "unsure_marks",
-            sa.Column("id", sa.Integer(), nullable=False),
-            sa.Column(
-                "model_id", sa.Integer(), sa.ForeignKey("models.id", ondelete="CASCADE"), nullable=False
-            ),
-            sa.Column(
-                "trait_id", sa.Integer(), sa.ForeignKey("traits.id", ondelete="CASCADE"), nullable=False
-            ),
-            sa.Column("text", sa.Text(), nullable=False),
-            sa.Column("content_sha256", sa.String(64), nullable=False),
-            sa.Column("annotator", sa.String(64), nullable=False),
-            sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-            sa.PrimaryKeyConstraint("id"),
-            sa.UniqueConstraint("trait_id", "content_sha256", "annotator"),
+            "annotator",
+            unique=sa.UniqueConstraint("trait_id", "content_sha256", "annotator"),
+            index=["model_id"],
         )
-        op.create_index("ix_unsure_marks_model_id", "unsure_marks", ["model_id"])
     if "text_comments" not in tables:
-        op.create_table(
-            "text_comments",
-            sa.Column("id", sa.Integer(), nullable=False),
-            sa.Column(
-                "model_id", sa.Integer(), sa.ForeignKey("models.id", ondelete="CASCADE"), nullable=False
-            ),
-            sa.Column(
-                "trait_id", sa.Integer(), sa.ForeignKey("traits.id", ondelete="CASCADE"), nullable=False
-            ),
-            sa.Column("text", sa.Text(), nullable=False),
-            sa.Column("content_sha256", sa.String(64), nullable=False),
-            sa.Column("author", sa.String(64), nullable=False),
-            sa.Column("body", sa.Text(), nullable=False),
-            sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-            sa.PrimaryKeyConstraint("id"),
+        _notes_table(
+            "text_comments", "author", sa.Column("body", sa.Text(), nullable=False), index=["model_id", "id"]
         )
-        op.create_index("ix_text_comments_model_id", "text_comments", ["model_id", "id"])
+
+
+def _notes_table(
+    name: str,
+    signer: str,
+    *more: sa.Column[str],
+    unique: sa.UniqueConstraint | None = None,
+    index: list[str],
+) -> None:
+    """A table of notes on a model's texts: a text of a trait (and its digest), who wrote the note (`signer`),
+    the `more` columns, when; the index `ix_<name>_model_id` over `index`."""
+    op.create_table(
+        name,
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("model_id", sa.Integer(), sa.ForeignKey("models.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("trait_id", sa.Integer(), sa.ForeignKey("traits.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("content_sha256", sa.String(64), nullable=False),
+        sa.Column(signer, sa.String(64), nullable=False),
+        *more,
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+        *([unique] if unique is not None else []),
+    )
+    op.create_index(f"ix_{name}_model_id", name, index)
 
 
 def downgrade() -> None:
-    op.drop_index("ix_text_comments_model_id", "text_comments")
-    op.drop_table("text_comments")
-    op.drop_index("ix_unsure_marks_model_id", "unsure_marks")
-    op.drop_table("unsure_marks")
+    for name in ("text_comments", "unsure_marks"):
+        op.drop_index(f"ix_{name}_model_id", name)
+        op.drop_table(name)

@@ -1,4 +1,6 @@
-"""Fault-injection hooks for the multi-process tests (tests/scale), read from $SCORING_TEST_HOOKS.
+"""Fault injection for the tests: the `Checkpoints` (service/domain/needs.py) that $SCORING_TEST_HOOKS asks
+for, chosen once at process start (`from_env`). Nothing below the processes imports this module: production
+code only tells its checkpoints where it is.
 
 A JSON object; every hook names the models it applies to by handle prefix, so one set of processes can
 serve ordinary models at full speed and slow down only the victims of a fault test:
@@ -15,19 +17,31 @@ serve ordinary models at full speed and slow down only the victims of a fault te
 
 A run or shard hook with `"attempt": N` sleeps in that attempt only (a retry after a kill then runs at
 full speed). Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the
-process at that exact moment. Test mode only: the settings refuse hooks unless the embedder is the test
-embedder `hashing`.
+process at that exact moment. Test mode only: refused unless the embedder is the test embedder `hashing`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 
+from service.config.settings import Settings
+from service.domain.needs import UNWATCHED, Checkpoints, Point
+
 ENV = "SCORING_TEST_HOOKS"
 log = logging.getLogger("service.testhooks")
+
+#: Each hook and the checkpoint it holds.
+POINTS: dict[str, Point] = {
+    "slow_run": "run_started",
+    "slow_save": "version_saving",
+    "slow_samples_commit": "samples_committing",
+    "slow_feedback": "feedback_counted",
+    "slow_shard": "shard_claimed",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,8 @@ class Delay:
 
 @dataclass(frozen=True)
 class TestHooks:
+    """Checkpoints that sleep where a hook applies, announcing it first."""
+
     __test__ = False  # not a pytest class
 
     slow_run: Delay | None = None
@@ -54,17 +70,15 @@ class TestHooks:
 
     @property
     def active(self) -> bool:
-        hooks = (self.slow_run, self.slow_save, self.slow_samples_commit, self.slow_feedback, self.slow_shard)
-        return any(d is not None for d in hooks)
+        return any(getattr(self, name) is not None for name in POINTS)
 
     @classmethod
     def parse(cls, text: str | None) -> TestHooks:
         if not text or not text.strip():
             return cls()
         raw = json.loads(text)
-        names = {"slow_run", "slow_save", "slow_samples_commit", "slow_feedback", "slow_shard"}
-        if not isinstance(raw, dict) or set(raw) - names:
-            raise ValueError(f"{ENV}: expected an object of {', '.join(sorted(names))}")
+        if not isinstance(raw, dict) or set(raw) - set(POINTS):
+            raise ValueError(f"{ENV}: expected an object of {', '.join(sorted(POINTS))}")
         hooks = {
             name: Delay(
                 str(spec["handle_prefix"]),
@@ -75,12 +89,22 @@ class TestHooks:
         }
         return cls(**hooks)
 
+    def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
+        delay: Delay | None = next(getattr(self, n) for n, p in POINTS.items() if p == point)
+        if delay is None or not delay.applies(handle, attempt):
+            return
+        log.warning("test hook: %s of %s sleeping %.1f s", what, handle, delay.seconds)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        time.sleep(delay.seconds)
 
-def pause(delay: Delay | None, handle: str, what: str, attempt: int | None = None) -> None:
-    """Sleep when `delay` applies to the model `handle` (and run attempt), announcing it first."""
-    if delay is None or not delay.applies(handle, attempt):
-        return
-    log.warning("test hook: %s of %s sleeping %.1f s", what, handle, delay.seconds)
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    time.sleep(delay.seconds)
+
+def from_env(settings: Settings) -> Checkpoints:
+    """The process's checkpoints: the hooks of $SCORING_TEST_HOOKS, else none. ValueError when it is set for
+    a process that is not a test's (its embedder is not `hashing`) or malformed."""
+    hooks = TestHooks.parse(os.environ.get(ENV))
+    if not hooks.active:
+        return UNWATCHED
+    if settings.embedder != "hashing":
+        raise ValueError(f"{ENV} is for tests only: it needs the test embedder 'hashing'")
+    return hooks
