@@ -49,8 +49,8 @@ SERVER_FILES = (
     "tests/client/test_local_orphan.py",
     "tests/client/test_perspective_doc.py",
     "tests/client/test_notebook.py",
-    "tests/test_load_benchmark.py",
-    "tests/test_mixed_load_benchmark.py",
+    "tests/benchmarks/test_load_benchmark.py",
+    "tests/benchmarks/test_mixed_load_benchmark.py",
 )
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from core.client.models import _Response
+from core.client.models.base import _Response
 from core.json_types import JsonObject
 
 # -- service -----------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """A labelling team's answers (docs/api.md, "Team progress", "Unsure and comments"), and the vote export's
 two file formats.
 
-Responses accept unknown fields, as every answer of the client does (core/client/models.py).
+Responses accept unknown fields, as every answer of the client does (core/client/models/base.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from datetime import datetime
 
-from core.client.models import Page, _Response
+from core.client.models.base import Page, _Response
 
 #: The export's columns, in order (CSV header; JSONL keys).
 VOTE_COLUMNS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core.contract import DEFAULT_EMBEDDER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 # The embedders as the docs name them: the registry's names (longest first) and their prose forms.

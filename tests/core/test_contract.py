@@ -23,7 +23,7 @@ from core.contract import (
     unique_trait_key,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,60 @@
+"""Typed request and response models, one module per resource (as `core.client.calls`)."""
+
+from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
+from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
+from core.client.models.model import LastOperation, Model
+from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved
+from core.client.models.pool import (
+    ClaimReleased,
+    PoolImportReport,
+    PoolLabel,
+    PoolPage,
+    PoolText,
+    Suggestion,
+    Suggestions,
+)
+from core.client.models.samples import ImportReport, RowError, Sample, SampleInput
+from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
+from core.client.models.traits import Trait, TraitInput, TraitPreview
+from core.client.models.versions import HistoryEvent, TagDeleteResult, TagResult, Version
+
+__all__ = [
+    "AuditEvent",
+    "AuditPage",
+    "ClaimReleased",
+    "CompareResult",
+    "CompareSide",
+    "DeleteResult",
+    "FeedbackLabel",
+    "FeedbackPage",
+    "FeedbackWithdrawn",
+    "HistoryEvent",
+    "ImportReport",
+    "KeyInfo",
+    "LastOperation",
+    "Member",
+    "MemberRemoved",
+    "Model",
+    "Page",
+    "PoolImportReport",
+    "PoolLabel",
+    "PoolPage",
+    "PoolText",
+    "RowError",
+    "RunRef",
+    "Sample",
+    "SampleInput",
+    "ScoreResult",
+    "Suggestion",
+    "Suggestions",
+    "TagDeleteResult",
+    "TagResult",
+    "Trait",
+    "TraitDelta",
+    "TraitInput",
+    "TraitPreview",
+    "TraitScore",
+    "Version",
+    "_Input",
+    "_Response",
+]

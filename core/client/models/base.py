@@ -1,0 +1,57 @@
+"""What every model shares: responses accept unknown fields (`extra="allow"`) and type loosely what the
+spec leaves open, so a newer or remote service never breaks parsing; request inputs are strict
+(`extra="forbid"`, ranges checked) so a typo fails here, with the row it came from, instead of as a 422 for
+a whole batch. Pages, run references and delete answers are shared by every resource."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: object) -> object:
+        # A null where we have a non-null default (e.g. "scores": null next to "results") means "absent".
+        if isinstance(data, dict):
+            nulls = [
+                name
+                for name, field in cls.model_fields.items()
+                if data.get(name, 0) is None
+                and not field.is_required()
+                and field.get_default(call_default_factory=True) is not None
+            ]
+            if nulls:
+                data = {k: v for k, v in data.items() if k not in nulls}
+        return data
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+T = TypeVar("T")
+
+
+class Page(_Response, Generic[T]):
+    items: list[T] = Field(default_factory=list)
+    limit: int | None = None
+    next_cursor: str | None = None
+
+
+class RunRef(_Response):
+    """Answer of train, discover and synthesize: the state after the call and the run to wait for."""
+
+    state: str
+    run_id: str | None = None
+    status_code: int = 202
+
+
+class DeleteResult(_Response):
+    handle: str
+    deleted: bool
+    id: int | None = None  # the sample's id, for a sample delete

@@ -1,0 +1,81 @@
+"""The pool of unlabelled texts: pages, suggestions to label, claims, labels and bulk imports."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from core.client.models.base import Page, _Response
+
+
+class PoolText(_Response):
+    id: int
+    text: str
+    created_at: datetime | None = None
+
+
+class PoolPage(Page[PoolText]):
+    total: int = 0
+
+
+class Suggestion(_Response):
+    id: int
+    text: str
+    score: float | None = None  # the current draft fit's score (None before both poles have labels)
+    overlap: bool = False  # a text another annotator labelled (asked for with `overlap`)
+    claimed_until: datetime | None = None  # asked with `claim`: when the caller's claim on it ends
+
+
+class Suggestions(_Response):
+    trait: str
+    mode: str
+    items: list[Suggestion] = Field(default_factory=list)
+    pool_size: int = 0
+    labelled: int = 0
+    unlabelled: int | None = None  # pool texts not labelled for the trait yet (None from an older service)
+
+
+class ClaimReleased(_Response):
+    """`DELETE …/pool/{id}/claim`: the caller's claims on the text that were let go (0: none held)."""
+
+    handle: str
+    id: int
+    trait: str | None = None
+    released: int = 0
+
+
+class PoolLabel(_Response):
+    """`POST …/pool/{id}/label`: where the label went. `stored_as` `sample` (an untrained draft took it) or
+    `feedback` (buffered for the next version: a trained model, or any model while a run is in flight)."""
+
+    handle: str
+    pool_id: int
+    trait: str
+    quality: float
+    stored_as: str
+    buffered: bool = False
+    id: int
+    version_no: int | None = None  # the version the label will be trained into
+    state: str | None = None  # the model's state when it was stored
+    votes: int = 1
+    votes_wanted: int = 1
+    buffered_feedback: int = 0
+    retraining: bool = False  # it filled the buffer: an automatic retraining started
+
+
+class PoolImportReport(_Response):
+    """How far a pool import got. `stored` texts (from the start of the input) are in the pool; an import that
+    stopped (`error`) resumes with `start=stored`, and texts already there are never added twice."""
+
+    total: int = 0
+    stored: int = 0  # input texts acknowledged by the service, counted from index 0
+    added: int = 0  # of those sent by this call, texts that were new to the pool
+    ids: list[int] = Field(default_factory=list)  # pool ids of the texts this call stored, in input order
+    in_evaluation_set: int = 0  # of those sent, texts left out (no id) as texts of the evaluation set
+    batches: int = 0
+    error: str | None = None  # why the import stopped early (after retrying smaller batches)
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and self.stored >= self.total
