@@ -15,24 +15,39 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # One throwaway PostgreSQL cluster per test session, shared by every suite that asks for `pg_cluster`.
 pg_cluster = pg_cluster_fixture()
 
-# The files that take a minute or more each (CI's junit times), longest first. `make test` runs two xdist
-# workers that take whole files in collection order (--no-loadscope-reorder): starting these first lets the
-# workers finish together, instead of one running a long file alone at the end.
+# The files that take half a minute or more each, longest first (beside each: CI's junit time summed per
+# file). `make test` runs two xdist workers that take whole files in collection order
+# (--no-loadscope-reorder): starting these first lets the workers finish together, instead of one running a
+# long file alone at the end. A worker takes its next file while two tests of its current one are left, so a
+# one-test file (a long browser session) has the next file waiting behind it. Re-sort from a fresh CI junit
+# when a file grows.
 LONG_FILES = (
-    "tests/app/test_browser.py",
-    "tests/app/test_reopen_browser.py",
-    "tests/scale/test_fleet.py",
-    "tests/service/test_schemathesis.py",
-    "tests/service/test_auth_matrix.py",
-    "tests/deploy/test_procfile.py",
-    "tests/deploy/test_secrets.py",
-    "tests/app/test_evaluation_browser.py",
-    "tests/app/test_newcomer_browser.py",
-    "tests/app/test_sample_grid_browser.py",
-    "tests/app/test_label_browser.py",
-    "tests/app/test_team_week_browser.py",
-    "tests/service/test_backup.py",
-    "tests/service/test_snapshot_reads.py",
+    "tests/app/test_browser.py",  # 177 s
+    "tests/scale/test_fleet.py",  # 141 s
+    "tests/app/test_reopen_browser.py",  # 108 s
+    "tests/app/test_sample_grid_browser.py",  # 107 s
+    "tests/app/test_newcomer_browser.py",  # 96 s
+    "tests/engine/test_e5_quantized.py",  # 95 s
+    "tests/service/test_schemathesis.py",  # 94 s
+    "tests/app/test_team_week_browser.py",  # 67 s
+    "tests/service/test_auth_matrix.py",  # 60 s
+    "tests/test_scale_benchmark.py",  # 59 s
+    "tests/app/test_team_browser.py",  # 52 s
+    "tests/app/test_import_browser.py",  # 52 s
+    "tests/app/test_label_browser.py",  # 46 s
+    "tests/app/test_signin_browser.py",  # 44 s
+    "tests/engine/test_quantized_minilm.py",  # 36 s
+    "tests/app/test_pages.py",  # 31 s
+    "tests/deploy/test_procfile.py",  # 29 s
+    "tests/client/test_local_service.py",  # 28 s
+    "tests/service/test_busy_bookkeeping.py",  # 27 s
+    "tests/app/test_team_pages.py",  # 27 s
+    "tests/service/test_snapshot_reads.py",  # 27 s
+    "tests/engine/test_explain_real_texts.py",  # 27 s
+    "tests/service/test_team.py",  # 27 s
+    "tests/deploy/test_secrets.py",  # 26 s
+    "tests/app/test_evaluation_browser.py",  # 25 s
+    "tests/service/test_backup.py",  # 23 s
 )
 
 

@@ -373,11 +373,13 @@ def _view(ui: Ui, locator: Locator, name: str) -> None:
     ui.screen(name)
 
 
-def _effort(page: Page, low: bool) -> None:
-    """The open tab's effort slider at its low end (or its default, medium): one run per screen size."""
+def _effort(ui: Ui, low: bool) -> None:
+    """The open tab's effort slider at its low end (or its default, medium, left alone: no rerun to wait
+    for, where a settle would wait out its bound for a run to start): one run per screen size."""
     if low:
-        page.get_by_role("slider").last.focus()  # the open tab's effort slider comes after the others
-        page.keyboard.press("Home")
+        ui.page.get_by_role("slider").last.focus()  # the open tab's effort slider comes after the others
+        ui.page.keyboard.press("Home")
+        ui.settle()
 
 
 def test_rough_edges_at_both_sizes(
@@ -449,8 +451,7 @@ def _rough_edges(
     _view(ui, page.get_by_role("button", name="Check samples"), f"p7_flags_{size}")
 
     ui.tab("Synthesize")
-    _effort(page, first)
-    ui.settle()
+    _effort(ui, first)
     ui.click("Synthesize")
     summary = page.get_by_text("Synthesis added").first
     summary.wait_for(timeout=180_000)
@@ -463,8 +464,7 @@ def _rough_edges(
 
     ui.nav("Traits")
     ui.tab("Discover")
-    _effort(page, first)
-    ui.settle()
+    _effort(ui, first)
     ui.click("Discover traits")
     summary = (
         page.get_by_text("Discovery ")

@@ -21,7 +21,7 @@ from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
 from tests.app.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, app_client
+from tests.app.support import BROWSER, Ui, app_client, where_drawn
 
 pytestmark = BROWSER
 
@@ -85,6 +85,13 @@ def _unsaved(page: Page) -> Locator:
     return page.locator("[data-testid='stMarkdownContainer']", has_text="Save changes sends exactly these")
 
 
+def _pager_above(page: Page, grid: Locator) -> None:
+    """The pager is drawn above the grid, whole. Beneath it, it came after the grid's polling fragment, and
+    a Save that reran the page while that fragment ran once left the page without a pager."""
+    pager = where_drawn(page.get_by_role("button", name="Next ▶"))
+    assert pager["y"] + pager["height"] <= where_drawn(grid)["y"], (pager, where_drawn(grid))
+
+
 def _turn(ui: Ui, page: Page, button: str, number: int) -> None:
     """To another page of samples, as a person does: one click, then the page says `Page N` and its run has
     ended (until then the old pager and grid stand beside the new ones)."""
@@ -120,6 +127,7 @@ def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: 
     ui.goto(f"{url}/samples?model={HANDLE}")
     grid = _grid(page)
     expect(page.get_by_text("No unsaved changes.")).to_be_visible()
+    _pager_above(page, grid)
 
     # 1. Qualities of three stored rows, the text of a fourth, two rows deleted.
     for row, value in ((1, "0.8"), (2, "0.3"), (4, "0.55")):
@@ -198,6 +206,7 @@ def _session(ui: Ui, page: Page, url: str, ids: list[int], data_dir: Path, rng: 
     ui.click("Save changes")
     expect(page.get_by_text("Nothing to save")).to_be_visible()
     expect(page.get_by_text("Saved: 5 edited")).to_have_count(0)
+    _pager_above(page, _grid(page))  # what that Save once lost
     # 8. The saved rows show their ids on the last page, where the list puts them.
     _turn(ui, page, "Next ▶", 2)
     _turn(ui, page, "Next ▶", 3)

@@ -242,9 +242,10 @@ def test_worker_killed_mid_training_is_retried_once_elsewhere(fleet: Running) ->
 
 
 def test_a_shard_whose_worker_was_killed_is_embedded_again(fleet: Running) -> None:
-    """A training of 600 texts in 6 shards: the other worker takes a shard and is killed holding it; the run's
+    """A training of 300 texts in 3 shards: the other worker takes a shard and is killed holding it; the run's
     own worker queues it again once its heartbeat is stale, embeds it, and the run succeeds in its first
-    attempt, equal to a training without shards (same samples, another model)."""
+    attempt, equal to a training without shards (same samples, another model). Three shards, not more: the
+    run's own worker holds each shard it takes for SHARD_HOLD_S, one after the other."""
     f, h = fleet.fleet, fleet.headers
     handle = f"{SHARD_PREFIX}-kill"
     rows = [
@@ -253,12 +254,12 @@ def test_a_shard_whose_worker_was_killed_is_embedded_again(fleet: Running) -> No
             "text": f"shard sample {i}",
             "quality": float(i // 2 % 2),
         }
-        for i in range(600)
+        for i in range(300)
     ]
     with f.client(0, h) as c:
         make_model(c, handle, data=False)
-        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[:300]}), 201)
-        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[300:]}), 201)
+        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[:150]}), 201)
+        check(c.post(f"/v1/models/{handle}/samples", json={"samples": rows[150:]}), 201)
         run_id = check(c.post(f"/v1/models/{handle}/train", json={"effort": "low"}), 202)["run_id"]
         coordinator = wait_until(
             lambda: next(
@@ -272,7 +273,7 @@ def test_a_shard_whose_worker_was_killed_is_embedded_again(fleet: Running) -> No
         held = re.search(r"shard (\d+) of run", hook_line(other, handle) or "")
         assert held is not None
         other.kill9()
-        model = settled(c, handle, timeout=HEARTBEAT_TIMEOUT_S + 6 * SHARD_HOLD_S + SETTLE_S)
+        model = settled(c, handle, timeout=HEARTBEAT_TIMEOUT_S + 3 * SHARD_HOLD_S + SETTLE_S)
         assert model["state"] == "ready", model["last_operation"]
         assert run_row(f, run_id) == ("succeeded", 1)
         assert f"shard {held.group(1)}'s worker stopped; queueing it again" in coordinator.log()
