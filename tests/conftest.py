@@ -31,7 +31,7 @@ LONG_FILES = (
     "tests/service/test_schemathesis.py",  # 94 s
     "tests/app/test_team_week_browser.py",  # 67 s
     "tests/service/test_auth_matrix.py",  # 60 s
-    "tests/test_scale_benchmark.py",  # 59 s
+    "tests/benchmarks/test_scale_benchmark.py",  # 59 s
     "tests/app/test_team_browser.py",  # 52 s
     "tests/app/test_import_browser.py",  # 52 s
     "tests/app/test_label_browser.py",  # 46 s
