@@ -27,29 +27,25 @@ backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
 manage = allows(backend.key, "manage")  # imports, synthesis, editing anyone's samples (docs/api.md "Roles")
 labelling = model.state == "ready" and not model.zero_data_retention  # labels go in as feedback
-# The notes above the tabs come and go (a message shown once, the reopen offer, the labelling note): in one
-# container, so the tabs keep their place on the page and the browser keeps the tab the user is on (a
-# moved tab set is drawn anew on its first tab, and its widgets send their defaults back).
-with st.container():
-    if flash := st.session_state.pop("samples_flash", None):
-        st.success(flash)
-    if note := st.session_state.pop("samples_flash_info", None):
-        st.info(note)
-    if not busy and manage:
-        reopen_offer(client, model, "samples_flash", "samples_reopen")
-    if (
-        not editable
-        and not busy
-        and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
-    ):
-        st.info(note, icon=":material/school:" if labelling else ":material/block:")
-    reopened_note(model)
-    if model.zero_data_retention:
-        st.caption("Zero data retention is on: samples are purged when a training completes.")
-    if warning := st.session_state.pop("samples_flash_warning", None):
-        st.warning(warning)
-    with guard("Reading what synthesis added"):
-        show_summary(summarise(client, model, "synthesize"), "synthesize")
+if flash := st.session_state.pop("samples_flash", None):
+    st.success(flash)
+if note := st.session_state.pop("samples_flash_info", None):
+    st.info(note)
+if not busy and manage:
+    reopen_offer(client, model, "samples_flash", "samples_reopen")
+if (
+    not editable
+    and not busy
+    and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
+):
+    st.info(note, icon=":material/school:" if labelling else ":material/block:")
+reopened_note(model)
+if model.zero_data_retention:
+    st.caption("Zero data retention is on: samples are purged when a training completes.")
+if warning := st.session_state.pop("samples_flash_warning", None):
+    st.warning(warning)
+with guard("Reading what synthesis added"):
+    show_summary(summarise(client, model, "synthesize"), "synthesize")
 # A link from a run's summary opens the samples it added (?provenance=…); the filter stays the user's after.
 if (linked := st.query_params.get("provenance")) in PROVENANCES:
     st.session_state["samples_provenance"] = linked
@@ -61,8 +57,13 @@ with guard("Listing traits"):
 trait_keys = [t.key for t in traits]
 trait_names = {t.key: t.name for t in traits}
 
+# The tabs keep the one the user is on (key, state tracked): a message shown once or the reopen offer above
+# them moves the tab set, which the browser would otherwise draw anew on its first tab, and the Import
+# tab's pickers of a file picked then sent their first options back as the analyst's choices.
 browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"]
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"],
+    key="samples_tab",
+    on_change="rerun",
 )
 
 with browse_tab:
