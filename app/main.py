@@ -94,10 +94,17 @@ def _key_notice(backend: Backend) -> None:
         return
     st.caption(f"Key scope: **{backend.scope}**")
     if backend.read_only:
+        # A team's workbench takes no key on Settings: the key is the one this tab signed in with.
+        switch = (
+            "To edit, **Sign out** (below) and sign in with an authoring key: the team's owner makes one "
+            "(`python -m service keys create --scope authoring`)."
+            if backend.team
+            else "Use an authoring key on the Settings page to edit."
+        )
         st.warning(
             "This key has **scoring** scope: it can browse and score models, but the authoring pages "
             "(Models, Traits, Samples, Training, Versions) are read-only: the service refuses changes. "
-            "Use an authoring key on the Settings page to edit.",
+            + switch,
             icon=":material/lock:",
         )
 

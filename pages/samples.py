@@ -57,8 +57,13 @@ with guard("Listing traits"):
 trait_keys = [t.key for t in traits]
 trait_names = {t.key: t.name for t in traits}
 
+# The tabs keep the one the user is on (key, state tracked): a message shown once or the reopen offer above
+# them moves the tab set, which the browser would otherwise draw anew on its first tab, and the Import
+# tab's pickers of a file picked then sent their first options back as the analyst's choices.
 browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"]
+    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"],
+    key="samples_tab",
+    on_change="rerun",
 )
 
 with browse_tab:

@@ -35,7 +35,10 @@ def outcome(report: PoolImportReport) -> str:
         else ""
     )
     if report.complete:
-        return f"Imported {report.total:,} texts ({report.added:,} new to the pool).{held}"
+        # What was added first: "imported 425" beside "25 left out" read as if the 25 were in the pool.
+        there = report.total - report.added - n
+        before = f" {there:,} {'was' if there == 1 else 'were'} in the pool already." if there > 0 else ""
+        return f"Added {report.added:,} of the file's {report.total:,} texts to the pool.{held}{before}"
     return (
         f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
         f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend, demo_load, get_backend
+from app.shell.team_mode import team_mode
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
 from core.contract import can
@@ -44,6 +45,11 @@ _ADVICE_ON_SETTINGS = {
     "unauthorized": "Check the API key: this service does not know it.",
     "forbidden": "This key may not do that: use a key with the right scope or namespace.",
 }
+# A team's workbench takes its key at sign-in, not on the Settings page: another key means signing in again.
+_ADVICE_IN_TEAM = {
+    "unauthorized": "Sign out and sign in again with your API key.",
+    "forbidden": "This key may not do that: sign out and sign in with a key of the right scope or namespace.",
+}
 # "body.samples.0.text: …" -> "…": where a field sits in a JSON body means nothing to the user.
 _BODY_LOC = re.compile(r"^(?:body|query|path)(?:\.[\w-]+)*:\s*")
 
@@ -55,7 +61,12 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
     """
     if isinstance(exc, ApiError):
         message = _BODY_LOC.sub("", (exc.message or "").strip()) or "The service refused the request."
-        advice = (on_settings and _ADVICE_ON_SETTINGS.get(exc.code or "")) or _ADVICE.get(exc.code or "")
+        refused = exc.code or ""
+        advice = (
+            (team_mode() and _ADVICE_IN_TEAM.get(refused))
+            or (on_settings and _ADVICE_ON_SETTINGS.get(refused))
+            or _ADVICE.get(refused)
+        )
         advice = advice or (_ADVICE["internal_error"] if exc.status >= 500 else "")
         parts = [f"**{_sentence(message)}** {advice}".strip()]
         meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]

@@ -205,7 +205,11 @@ class Ui:
         self.page.get_by_role("heading", name=title).first.wait_for()
 
     def tab(self, name: str) -> None:
+        """Open a tab; tabs that track the user's tab (the Samples page's) ask for a rerun: wait for it, as a
+        file picked meanwhile would go to an uploader that is drawn anew."""
         self.page.get_by_role("tab", name=name).click()
+        if self._asked() > self._asked_seen:
+            self.settle()
 
     def fill(self, label: str, value: str) -> None:
         box = self.page.get_by_label(label, exact=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pydantic
+import pytest
 
 from app.evaluation.versions import (
     delta_color,
@@ -18,6 +19,7 @@ from app.scoring.preview import highlight_html
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.ui.widgets import error_text
 from core.client import Client, ConflictError
+from core.client.errors import ApiError
 from core.engine.explain import NOISE_FLOOR, WordEffect
 
 
@@ -51,6 +53,17 @@ def test_error_text_names_code_status_and_request_id() -> None:
     assert "The model is busy." in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
     assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
+
+
+def test_error_text_in_a_team_s_workbench_says_to_sign_in_again_not_to_go_to_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    refused = ApiError(403, "forbidden", "This key has scoring scope.")
+    assert "**Settings**" in error_text(refused)
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    text = error_text(refused)
+    assert "Settings" not in text
+    assert "sign out and sign in with a key of the right scope" in text
 
 
 def test_error_text_speaks_the_users_words_for_unreachable_services_and_bad_input() -> None:

@@ -82,6 +82,25 @@ def test_scoring_key_shows_scope_and_read_only_notice(
     assert any("read-only" in t for t in texts(settings.info))
 
 
+def test_a_scoring_key_in_a_team_s_workbench_is_told_how_to_edit(
+    service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's workbench takes no key on Settings: the notice says to sign in again with an authoring key
+    (it sent the person to Settings, where there is nothing to change)."""
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    at = main_app()
+    at.run()
+    by_label(at.text_input, "Your API key").set_value(make_key(service, "scoring", service.namespace))
+    by_label(at.button, "Sign in").click()
+    at.run()
+    no_exception(at)
+    [notice] = [w for w in texts(at.sidebar.warning) if "read-only" in w]
+    assert "Settings" not in notice
+    assert "**Sign out** (below) and sign in with an authoring key" in notice
+    assert any(b.label == "Sign out" for b in at.sidebar.button)
+
+
 def test_a_bad_key_is_an_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCORING_API_KEY", "sk_000000000000_" + "A" * 43)
     at = main_app()

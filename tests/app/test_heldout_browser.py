@@ -1,0 +1,133 @@
+"""A published ratings file as it comes, and the evaluation set held out, in headless Chromium at 1280x800.
+
+The Stanford politeness requests (Stack Exchange) written as their publisher might: tab-separated `.txt`, no
+header row, columns id, request, mean rating on -4..+4 ((mean of Score1..5 - 13) / 3). The Samples page
+proposes "data (no header row)", keeps the ids as `source_id` and says which rows are evaluation texts; the
+Label page's pool import leaves the evaluation texts out and says how many; the Versions page says how many
+evaluation texts the version trained on were left out of its metrics.
+Screenshots: artifacts/screenshots/heldout_*."""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from core.local import start_local_service
+from harness.datasets import find_datasets
+from harness.streamlit import streamlit_app
+from tests.app.support import BROWSER, Ui, app_client, pause
+
+POLITENESS_CSV = (
+    (find_datasets() or Path("../shared/datasets")) / "stanford_politeness" / "stack-exchange.annotated.csv"
+)
+pytestmark = [
+    *BROWSER,
+    pytest.mark.skipif(
+        not POLITENESS_CSV.exists(),
+        reason="needs ../shared/datasets beside the checkout (or SCORING_DATASETS): the politeness CSV",
+    ),
+]
+
+MODEL = "local.polite-heldout"
+SAMPLES, EVALUATION, OVERLAP, NEW = 300, 60, 12, 40  # OVERLAP evaluation texts are also samples
+
+
+def _rows() -> list[tuple[str, str, float]]:
+    with POLITENESS_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = [r for _, r in zip(range(SAMPLES + EVALUATION + NEW), csv.DictReader(fh), strict=False)]
+    mean = [sum(int(r[f"Score{i}"]) for i in range(1, 6)) / 5 for r in rows]
+    return [(r["Id"], r["Request"], round((m - 13) / 3, 2)) for r, m in zip(rows, mean, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def heldout_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A one-trait draft whose evaluation set holds the rows after the samples' and OVERLAP of theirs."""
+    data_dir = tmp_path_factory.mktemp("heldout-browser")
+    rows = _rows()
+    held = rows[SAMPLES : SAMPLES + EVALUATION] + rows[:OVERLAP]
+    service = start_local_service(data_dir, embedder="hashing")
+    try:
+        with service.client() as c:
+            c.create_model(MODEL, description="Stack Exchange requests")
+            c.add_traits(
+                MODEL, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+            )
+            items = [{"trait": "politeness", "text": t, "quality": (v + 4) / 8} for _, t, v in held]
+            c.add_evaluation_items(MODEL, items)
+    finally:
+        service.stop()
+    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+        yield url, data_dir
+
+
+def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
+    heldout_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
+) -> None:
+    url, data_dir = heldout_app
+    rows = _rows()
+    samples = tmp_path / "politeness.txt"
+    samples.write_text("".join(f"{i}\t{t}\t{v}\n" for i, t, v in rows[:SAMPLES]), encoding="utf-8")
+    pool = tmp_path / "pool.txt"  # new texts, and the evaluation texts that are not samples
+    new = [t for _, t, _ in rows[SAMPLES + EVALUATION :]]
+    held = [t for _, t, _ in rows[SAMPLES : SAMPLES + EVALUATION]]
+    pool.write_text("\n".join(new + held) + "\n", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{url}/samples?model={MODEL}")
+        ui.tab("Import")
+        ui.settle()
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(samples))
+        ui.settle()
+        expect(page.get_by_role("radio", name="data (no header row)")).to_be_checked()
+        ui.expect_text("Read as tab-separated values.")
+        ui.expect_text(f"{SAMPLES} row(s) read, 0 unreadable.")
+        panel = page.locator("[role='tabpanel']:visible")
+        expect(panel.get_by_label("Text column", exact=True)).to_have_value("column 2")
+        pause(page, person.uniform(300, 1000))
+        id_box = panel.get_by_label("Id column", exact=True)
+        id_box.click()  # the list opens; typing narrows it, Enter picks
+        pause(page, person.uniform(200, 600))
+        page.keyboard.type("column 1", delay=person.uniform(60, 160))
+        page.keyboard.press("Enter")
+        ui.settle()
+        expect(id_box).to_have_value("column 1")
+        ui.screen("heldout_01_headerless_preview")
+        ui.click("Import")
+        ui.expect_text(f"Stored {SAMPLES} of {SAMPLES} rows.")
+        ui.expect_text(f"{OVERLAP} of these texts are in the evaluation set: they will not count as held out")
+        ui.screen("heldout_02_stored")
+        with app_client(data_dir) as c:
+            stored = list(c.list_samples(MODEL))
+            assert sorted(s.source_id or "" for s in stored) == sorted(i for i, _, _ in rows[:SAMPLES])
+            c.wait(MODEL, c.train(MODEL, effort="low").run_id, timeout=300)
+            c.wait(MODEL, c.evaluate(MODEL, "v1").run_id, timeout=300)
+
+        ui.nav("Label")  # an empty pool's section is open
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(pool))
+        ui.settle()
+        pause(page, person.uniform(300, 1000))
+        ui.click("Import into the pool")
+        ui.expect_text(
+            f"Added {len(new)} of the file's {len(new) + EVALUATION} texts to the pool. {EVALUATION} were "
+            "left out: they are in the evaluation set, which stays held out."
+        )
+        ui.screen("heldout_03_pool")
+        with app_client(data_dir) as c:
+            assert {p.text for p in c.list_pool(MODEL)} == {t.strip() for t in new}
+
+        ui.goto(f"{url}/versions?model={MODEL}")  # its evaluation, charts and curves: a slow first paint
+        ui.expect_text(f"v1 on {EVALUATION} evaluation items")
+        ui.expect_text(f"{OVERLAP} evaluation texts were in v1's training data and were left out.")
+        ui.no_exception()
+        ui.screen("heldout_04_versions")
+    except BaseException:
+        ui.shot("heldout_failure")
+        raise
+    finally:
+        page.close()
