@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.util import CommandError
 from sqlalchemy import inspect, text
 from sqlalchemy.schema import CreateIndex
 
 from harness.pgcluster import database_url_fixture, selected_backends
 from service.store.db import alembic_config, make_engine, migrate
 from service.store.tables import Base
-from tests.service.conftest import Svc
+from tests.service.conftest import Svc, running
 from tests.service.helpers import check, make_model, train_ready
 
 # An empty database (no prepare step), so the migration itself is what builds the schema.
@@ -26,8 +30,8 @@ pg_or_sqlite_empty = database_url_fixture(
 @pytest.mark.filterwarnings("ignore:.*expression-based index:sqlalchemy.exc.SAWarning")
 def test_migration_matches_metadata(pg_or_sqlite_empty: str) -> None:
     engine = make_engine(pg_or_sqlite_empty)
-    migrate(engine)
-    migrate(engine)  # idempotent on start
+    assert migrate(engine) is True
+    assert migrate(engine) is False  # idempotent on start: at head, alembic's upgrade is skipped
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         assert diff == []
@@ -52,6 +56,25 @@ def test_migration_matches_metadata(pg_or_sqlite_empty: str) -> None:
         "alembic_version",
     }
     engine.dispose()
+
+
+def test_a_service_starts_on_an_up_to_date_database_without_the_upgrade(
+    tmp_path: Path, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A start reads the recorded revision and, at head, leaves alembic alone; a revision the code does not
+    know (a database migrated by a newer release) still stops the start."""
+    with (
+        caplog.at_level(logging.INFO, logger="service.db"),
+        running(tmp_path, database_url=database_url) as s,
+    ):
+        check(s.client.get("/v1/health"), 200)
+        engine = s.ctx.engine
+        assert [r.message for r in caplog.records if r.message.startswith("migrating")] == []
+        assert migrate(engine) is False
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE alembic_version SET version_num = '9999_from_a_newer_release'"))
+        with pytest.raises(CommandError, match="9999_from_a_newer_release"):
+            migrate(engine)
 
 
 def test_a_trained_model_keeps_the_embedder_it_was_trained_with_when_the_default_changes(svc: Svc) -> None:
