@@ -141,6 +141,7 @@ if probe_key not in st.session_state:
 st.text_area(
     "Probe texts (one a line; by default training samples), scored locally with both versions' snapshots",
     key=probe_key,
+    value=st.session_state[probe_key],  # also its default: a browser drawing it afresh shows the probes
     height=160,
 )
 

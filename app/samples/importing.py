@@ -8,7 +8,7 @@ Nothing is stored before the Import click; every row not stored is listed with i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -118,17 +118,29 @@ class Kept:
         self,
         name: str,
         default: Any,
-        options: list[Any] | None = None,
+        options: Sequence[Any] | None = None,
         then: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """A widget's `key`, seeded with the kept value (else `default`) when Streamlit holds none, and the
         `on_change` that keeps what the analyst sets, then calls `then`. A kept choice no longer among
-        `options` (a trait deleted meanwhile) gives way to `default`."""
+        `options` (a trait deleted meanwhile) gives way to `default`.
+
+        The value it shows is also its own default (`index` among `options`, a multiselect's `default`, else
+        `value`): a browser that draws the widget afresh from a run that did not seed it (the seeding run
+        cut short by the next one, as happens on a busy machine) starts from that default and sends it
+        back, so it must be the analyst's value, never Streamlit's (0.0 or the first option)."""
         key = self.key(name)
         if key not in st.session_state:
             value = self.get(name, default)
             st.session_state[key] = value if options is None or value in options else default
-        return {"key": key, "on_change": self._took, "args": (name, then)}
+        shown = st.session_state[key]
+        if options is not None:
+            own = {"index": list(options).index(shown)}
+        elif isinstance(shown, list):
+            own = {"default": shown}
+        else:
+            own = {"value": shown}
+        return {"key": key, "on_change": self._took, "args": (name, then), **own}
 
     def _took(self, name: str, then: Callable[[], None] | None) -> None:
         self.values[name] = st.session_state[self.key(name)]
@@ -157,7 +169,7 @@ def _pick_mapping(
                 help=f"This file has a series of rating columns ({named}). Several raters: each rating "
                 "is stored as its rater's vote (the model trains on each text's mean, and the Traits page "
                 "measures how far the raters agree).",
-                **kept.widget("raters_mode", ONE_LABEL),
+                **kept.widget("raters_mode", ONE_LABEL, [ONE_LABEL, SEVERAL]),
             )
             == SEVERAL
         )
@@ -197,7 +209,7 @@ def _pick_mapping(
         "Label → quality",
         RULES,
         format_func=RULE_NAMES.__getitem__,
-        **kept.widget(f"rule{at}", scale.rule),
+        **kept.widget(f"rule{at}", scale.rule, RULES),
     )
     low, high = float(kept.get(f"low{at}", scale.low)), float(kept.get(f"high{at}", scale.high))
     threshold, share = (low + high) / 2, 0.25
@@ -229,11 +241,8 @@ def _pick_mapping(
             "Top and bottom share (%)", 5, 50, step=5, help="25 = quartiles", **kept.widget("share", 25)
         )
         share = percent / 100
-    higher = r3.radio(
-        "A higher label is",
-        ["the positive pole", "the negative pole"],
-        **kept.widget("direction", "the positive pole"),
-    )
+    directions = ["the positive pole", "the negative pole"]
+    higher = r3.radio("A higher label is", directions, **kept.widget("direction", directions[0], directions))
     url_choices = [NONE, *columns]
     source = r3.selectbox(
         "Source URL column", url_choices, **kept.widget("source_col", guess.source_url or NONE, url_choices)

@@ -204,3 +204,21 @@ def _scale(at: AppTest) -> tuple[float, float]:
     low, high = boxes["Scale from"], boxes["to"]
     assert low is not None and high is not None, boxes
     return low, high
+
+
+def test_each_option_shows_the_analyst_s_value_even_when_drawn_afresh(empty_draft: str) -> None:
+    """On a busy machine the run that draws a widget again can be cut short by the next one before the
+    browser got its value; the browser then draws it from the widget's own default and sends that back.
+    So every option's default is the value it shows (the analyst's), never Streamlit's 0.0 or first option."""
+    at = _open_with_file(empty_draft)
+    by_label(at.number_input, "Scale from").set_value(-4.0).run()
+    by_label(at.number_input, "to").set_value(4.0).run()
+    by_label(at.radio, "A higher label is").set_value("the negative pole").run()
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    by_label(at.radio, "Label → quality").set_value("scale").run()
+    no_exception(at)
+    boxes = {n.label: n.proto.default for n in at.number_input}
+    assert (boxes["Scale from"], boxes["to"]) == (-4.0, 4.0)
+    assert by_label(at.radio, "A higher label is").index == 1
+    for choice in [*at.radio, *at.selectbox]:
+        assert choice.proto.default == choice.index, choice.label
