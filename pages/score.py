@@ -22,8 +22,12 @@ if has_version:
             versions.append(f"v{v.version_no}")
             versions.extend(v.tags)
 version_choice = None
-if has_version:
-    version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
+# The picker's place is kept while the model has no version, so the rerun that brings the first version (the
+# page's own, when the training it watches ends) moves nothing below it: a text box moved to another place is
+# drawn anew, empty, losing what was pasted or typed but not yet sent (a first visit's demo model trains).
+with st.container():
+    if has_version:
+        version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
 version_arg = None if version_choice in (None, "active") else version_choice
 
 # Keyed: the tab stays open when a training here gives the model its first version (a Version picker then
@@ -34,8 +38,11 @@ single, compare, batch, preview, migrate = st.tabs(
 )
 
 with single:
-    if not has_version:
-        st.info("This model has no trained version yet: use **Local preview** to try its current samples.")
+    with st.container():  # kept when the note goes, like the picker's place above
+        if not has_version:
+            st.info(
+                "This model has no trained version yet: use **Local preview** to try its current samples."
+            )
     text = st.text_area("Text", key="score_text", height=150, placeholder="Paste or type a text to score…")
     explain = st.checkbox("Explain (per-word contributions)", key="score_explain")
     if st.button("Score", type="primary", key="score_go", disabled=not has_version):
