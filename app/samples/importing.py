@@ -134,6 +134,7 @@ class Kept:
             value = self.get(name, default)
             st.session_state[key] = value if options is None or value in options else default
         shown = st.session_state[key]
+        own: dict[str, Any]
         if options is not None:
             own = {"index": list(options).index(shown)}
         elif isinstance(shown, list):
