@@ -113,6 +113,7 @@ overlap = c4.slider(
     "Overlap with colleagues",
     0,
     int(MAX_OVERLAP * 100),
+    value=st.session_state["label_overlap"],  # also its default: a slider drawn afresh shows the setting
     step=5,
     format="%d%%",
     key="label_overlap",
