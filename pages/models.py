@@ -98,8 +98,9 @@ def _browse() -> None:
                 for m in items
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-            if busy:
-                st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
+            with st.container():  # kept when the note goes: the picker below stays where it is
+                if busy:
+                    st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
             o1, o2 = st.columns([3, 1])
             # The box follows the sidebar: whenever the picked model changes (sidebar, Create), it shows it.
             openable = [*items, *_picked_elsewhere(items, namespace, state_arg, kind_arg)]

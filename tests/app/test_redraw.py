@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, main_app, no_exception, page, position, run_label_page
+from tests.app.support import make_draft, new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -25,6 +28,15 @@ def _opened(name: str, handle: str) -> AppTest:
     return at
 
 
+def test_label_page_s_boxes_stay_put_when_the_model_becomes_trained(draft: str, trained: str) -> None:
+    """A draft being trained has no note above the boxes; once trained (the rerun at the run's end) it has."""
+    before, after = _opened("label", draft), _opened("label", trained)
+    assert after.info, "the trained model's labelling note"
+    assert position(before, "slider", "Overlap with colleagues") == position(
+        after, "slider", "Overlap with colleagues"
+    )
+
+
 def test_label_page_s_overlap_slider_defaults_to_the_kept_setting(trained: str) -> None:
     at = page("label", trained)
     at.session_state["_label_overlap"] = 40
@@ -32,6 +44,27 @@ def test_label_page_s_overlap_slider_defaults_to_the_kept_setting(trained: str) 
     no_exception(at)
     slider = by_label(at.slider, "Overlap with colleagues")
     assert slider.value == 40 and list(slider.proto.default) == [40]
+
+
+def test_samples_tabs_stay_put_when_the_model_becomes_trained(draft: str, trained: str) -> None:
+    before, after = _opened("samples", draft), _opened("samples", trained)
+    assert after.info, "the trained model's labelling note"
+    assert position(before, "selectbox", "Provenance") == position(after, "selectbox", "Provenance")
+
+
+def test_versions_page_s_boxes_stay_put_when_a_second_version_lands(
+    service: LocalService, client: Client, trained: str
+) -> None:
+    """One version has no chart above the Tag name box; a second one (a run's end) brings it."""
+    handle = make_draft(client, new_handle(service, "oneversion"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    before, after = _opened("versions", handle), _opened("versions", trained)
+    for kind, label in (("text_input", "Tag name"), ("selectbox", "A")):
+        assert position(before, kind, label) == position(after, kind, label), label
+    probes = (
+        "Probe texts (one a line; by default training samples), scored locally with both versions' snapshots"
+    )
+    assert position(before, "text_area", probes) == position(after, "text_area", probes)
 
 
 def test_settings_public_address_box_defaults_to_the_address() -> None:
