@@ -78,7 +78,14 @@ with browse_tab:
         key="samples_trait",
         format_func=lambda k: k if k == "(all)" else f"{trait_names.get(k, k)} ({k})",
     )
-    provenance = f2.selectbox("Provenance", PROVENANCE_FILTER, key="samples_provenance")
+    # A linked filter (seeded above) is also the box's own default: a box drawn afresh shows it, not "(any)".
+    linked_filter = st.session_state.get("samples_provenance")
+    provenance = f2.selectbox(
+        "Provenance",
+        PROVENANCE_FILTER,
+        index=PROVENANCE_FILTER.index(linked_filter) if linked_filter in PROVENANCE_FILTER else 0,
+        key="samples_provenance",
+    )
     limit = f3.selectbox("Per page", [25, 50, 100, 250, 500], index=2, key="samples_limit")
     trait_arg = None if trait_pick == "(all)" else trait_pick
     prov_arg = None if provenance == "(any)" else provenance

@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.client import Client
+from core.contract import PROVENANCES
 from core.local import LocalService
 from tests.app.apptest_util import by_label, main_app, no_exception, page, position, run_label_page
 from tests.app.support import make_draft, new_handle
@@ -50,6 +51,16 @@ def test_samples_tabs_stay_put_when_the_model_becomes_trained(draft: str, traine
     before, after = _opened("samples", draft), _opened("samples", trained)
     assert after.info, "the trained model's labelling note"
     assert position(before, "selectbox", "Provenance") == position(after, "selectbox", "Provenance")
+
+
+def test_samples_provenance_filter_of_a_link_is_its_own_default(draft: str) -> None:
+    """A run summary links to what it added (?provenance=…): drawn afresh, the filter shows it."""
+    linked = PROVENANCES[-1]
+    at = page("samples", draft, provenance=linked)
+    at.run()
+    no_exception(at)
+    box = by_label(at.selectbox, "Provenance")
+    assert box.value == linked and box.proto.default == box.index
 
 
 def test_versions_page_s_boxes_stay_put_when_a_second_version_lands(
