@@ -63,12 +63,21 @@ def _sidebar_picker(handles: list[str], namespace: str) -> None:
     options = list(handles)
     if current and current not in options:
         options.insert(0, current)
-    st.session_state["model_picker"] = current if current in options else None
+    shown = st.session_state["model_picker"] = current if current in options else None
 
     def _picked() -> None:
         st.session_state[MODEL_KEY] = st.session_state["model_picker"]
 
-    st.selectbox("Model", options, key="model_picker", on_change=_picked, placeholder="Choose a model")
+    # The seeded choice is also the picker's own default: a browser drawing it afresh (a run cut short by
+    # the next) shows it, not the first model, and never sends the first model back as the user's pick.
+    st.selectbox(
+        "Model",
+        options,
+        index=None if shown is None else options.index(shown),
+        key="model_picker",
+        on_change=_picked,
+        placeholder="Choose a model",
+    )
     if st.session_state.get(MODEL_KEY):
         st.query_params["model"] = st.session_state[MODEL_KEY]
 
@@ -76,13 +85,16 @@ def _sidebar_picker(handles: list[str], namespace: str) -> None:
 def _namespace_picker(backend: Backend) -> None:
     # Like the model picker: the choice lives in session_state[NAMESPACE_KEY], read by get_backend().
     st.session_state["namespace_picker"] = backend.namespace
+    choices = list(backend.choices)
 
     def _picked() -> None:
         st.session_state[NAMESPACE_KEY] = st.session_state["namespace_picker"]
 
     st.selectbox(
         "Namespace",
-        backend.choices,
+        choices,
+        # Its own default too, like the model picker's: a picker drawn afresh shows the namespace in use.
+        index=choices.index(backend.namespace) if backend.namespace in choices else 0,
         key="namespace_picker",
         on_change=_picked,
         help="The key's namespaces; new models go to the one chosen here.",

@@ -39,8 +39,11 @@ names = {t.key: t for t in traits}
 # flight the label is buffered for the version after it: the status line below says so.)
 feedback_route = not can("edit", model.state) and not model.zero_data_retention
 at = retrain_at(client, handle)
-if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
-    st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+# The note's place is kept while a run is in flight: the rerun when it ends brings the note, and a Comment
+# box moved to another place would be drawn anew, losing what was typed but not yet sent.
+with st.container():
+    if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
+        st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 
 def _set_auto_retrain(on: bool) -> None:
@@ -113,6 +116,7 @@ overlap = c4.slider(
     "Overlap with colleagues",
     0,
     int(MAX_OVERLAP * 100),
+    value=st.session_state["label_overlap"],  # also its default: a slider drawn afresh shows the setting
     step=5,
     format="%d%%",
     key="label_overlap",

@@ -98,8 +98,9 @@ def _browse() -> None:
                 for m in items
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-            if busy:
-                st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
+            with st.container():  # kept when the note goes: the picker below stays where it is
+                if busy:
+                    st.caption(":material/hourglass_top: A model is busy: this table follows its state.")
             o1, o2 = st.columns([3, 1])
             # The box follows the sidebar: whenever the picked model changes (sidebar, Create), it shows it.
             openable = [*items, *_picked_elsewhere(items, namespace, state_arg, kind_arg)]
@@ -108,7 +109,10 @@ def _browse() -> None:
             if picked in shown and picked != st.session_state.get("models_open_synced"):
                 st.session_state["models_open_synced"] = picked
                 st.session_state["models_open_pick"] = picked
-            pick = o1.selectbox("Open a model", shown, key="models_open_pick")
+            # The seeded pick is also the box's own default: a box drawn afresh shows it, not the first model.
+            seeded = st.session_state.get("models_open_pick")
+            index = shown.index(seeded) if seeded in shown else 0
+            pick = o1.selectbox("Open a model", shown, index=index, key="models_open_pick")
             if o2.button("Open", key="models_open", type="primary", width="stretch") and pick:
                 chosen = next(m for m in openable if m.handle == pick)
                 select_model(str(pick))

@@ -27,25 +27,29 @@ backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
 manage = allows(backend.key, "manage")  # imports, synthesis, editing anyone's samples (docs/api.md "Roles")
 labelling = model.state == "ready" and not model.zero_data_retention  # labels go in as feedback
-if flash := st.session_state.pop("samples_flash", None):
-    st.success(flash)
-if note := st.session_state.pop("samples_flash_info", None):
-    st.info(note)
-if not busy and manage:
-    reopen_offer(client, model, "samples_flash", "samples_reopen")
-if (
-    not editable
-    and not busy
-    and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
-):
-    st.info(note, icon=":material/school:" if labelling else ":material/block:")
-reopened_note(model)
-if model.zero_data_retention:
-    st.caption("Zero data retention is on: samples are purged when a training completes.")
-if warning := st.session_state.pop("samples_flash_warning", None):
-    st.warning(warning)
-with guard("Reading what synthesis added"):
-    show_summary(summarise(client, model, "synthesize"), "synthesize")
+# The notes above the tabs sit in one container that is always there: a run's end brings the reopen offer
+# and the labelling note (busy -> ready), and tabs moved to another place are drawn anew, their boxes losing
+# what was typed but not yet sent.
+with st.container():
+    if flash := st.session_state.pop("samples_flash", None):
+        st.success(flash)
+    if note := st.session_state.pop("samples_flash_info", None):
+        st.info(note)
+    if not busy and manage:
+        reopen_offer(client, model, "samples_flash", "samples_reopen")
+    if (
+        not editable
+        and not busy
+        and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
+    ):
+        st.info(note, icon=":material/school:" if labelling else ":material/block:")
+    reopened_note(model)
+    if model.zero_data_retention:
+        st.caption("Zero data retention is on: samples are purged when a training completes.")
+    if warning := st.session_state.pop("samples_flash_warning", None):
+        st.warning(warning)
+    with guard("Reading what synthesis added"):
+        show_summary(summarise(client, model, "synthesize"), "synthesize")
 # A link from a run's summary opens the samples it added (?provenance=…); the filter stays the user's after.
 if (linked := st.query_params.get("provenance")) in PROVENANCES:
     st.session_state["samples_provenance"] = linked
@@ -74,7 +78,14 @@ with browse_tab:
         key="samples_trait",
         format_func=lambda k: k if k == "(all)" else f"{trait_names.get(k, k)} ({k})",
     )
-    provenance = f2.selectbox("Provenance", PROVENANCE_FILTER, key="samples_provenance")
+    # A linked filter (seeded above) is also the box's own default: a box drawn afresh shows it, not "(any)".
+    linked_filter = st.session_state.get("samples_provenance")
+    provenance = f2.selectbox(
+        "Provenance",
+        PROVENANCE_FILTER,
+        index=PROVENANCE_FILTER.index(linked_filter) if linked_filter in PROVENANCE_FILTER else 0,
+        key="samples_provenance",
+    )
     limit = f3.selectbox("Per page", [25, 50, 100, 250, 500], index=2, key="samples_limit")
     trait_arg = None if trait_pick == "(all)" else trait_pick
     prov_arg = None if provenance == "(any)" else provenance

@@ -151,6 +151,7 @@ st.session_state["public_url_input"] = public_base_url() or ""
 st.text_input(
     "Public address of the workbench",
     key="public_url_input",
+    value=st.session_state["public_url_input"],  # also its default: a box drawn afresh shows the address
     on_change=_public_url_changed,
     placeholder="https://workbench.example.com",
 )

@@ -33,25 +33,29 @@ if not versions:
     st.stop()
 
 st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
-if len(versions) > 1:
-    with guard("Charting metrics"):
-        # Each version's training AUC is measured out of fold on its own samples: it rises as samples are
-        # added or cleaned without any version being better. When versions were evaluated on the held-out
-        # set, that is what the chart shows; otherwise it says what the training AUC is.
-        evaluated = evaluation_points(client, handle, versions)
-        if len(evaluated) > 1:
-            title = "ROC AUC on the evaluation set (held-out items): higher is better"
-            st.plotly_chart(metrics_across_versions(evaluated, "roc_auc", title=title), width="stretch")
-        else:
-            title = "Training ROC AUC (out of fold, each version on its own samples): not a comparison"
-            st.plotly_chart(metrics_across_versions(versions, "roc_auc", title=title), width="stretch")
-            st.caption(
-                "Each version's AUC comes from its own training samples, so a rise can mean easier or "
-                "cleaner samples, not a better model. Evaluate two or more versions on the evaluation set "
-                "(below) to chart what decides between them."
-            )
+# The chart and the history sit in containers that are always there: a run's end (a second version, a second
+# evaluated one) changes what they hold, never where the Tag name and probe boxes below are (a box moved to
+# another place is drawn anew, losing what was typed but not yet sent).
+with st.container():
+    if len(versions) > 1:
+        with guard("Charting metrics"):
+            # Each version's training AUC is measured out of fold on its own samples: it rises as samples are
+            # added or cleaned without any version being better. When versions were evaluated on the held-out
+            # set, that is what the chart shows; otherwise it says what the training AUC is.
+            evaluated = evaluation_points(client, handle, versions)
+            if len(evaluated) > 1:
+                title = "ROC AUC on the evaluation set (held-out items): higher is better"
+                st.plotly_chart(metrics_across_versions(evaluated, "roc_auc", title=title), width="stretch")
+            else:
+                title = "Training ROC AUC (out of fold, each version on its own samples): not a comparison"
+                st.plotly_chart(metrics_across_versions(versions, "roc_auc", title=title), width="stretch")
+                st.caption(
+                    "Each version's AUC comes from its own training samples, so a rise can mean easier or "
+                    "cleaner samples, not a better model. Evaluate two or more versions on the evaluation "
+                    "set (below) to chart what decides between them."
+                )
 
-with guard("Loading the history"):
+with st.container(), guard("Loading the history"):
     history = client.history(handle)
     if history:
         with st.expander("History: when each version was active, where each tag pointed"):
@@ -94,7 +98,10 @@ labels = [v.label + (f" ({', '.join(v.tags)})" if v.tags else "") for v in versi
 refs = [v.label for v in versions]
 # The evaluation set decides between versions (held-out texts, paired tests), so it comes first; the probe
 # comparison below scores texts that are mostly training samples, and says so.
-evaluation_section(client, handle, refs, labels, busy=model.state == "busy")
+# In a container of its own: an evaluation's end fills it (its results, a threshold box) while the probe box
+# below keeps its place.
+with st.container():
+    evaluation_section(client, handle, refs, labels, busy=model.state == "busy")
 
 st.divider()
 st.subheader("Probe comparison on training samples")

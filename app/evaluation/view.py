@@ -69,7 +69,8 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
         with guard("Starting the evaluation"):
             client.evaluate(handle, refs[pick])
             st.rerun()  # the page head shows the run's progress bar while the model is busy
-    _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
+    with st.container():  # a second version brings it: the threshold box below keeps its place
+        _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
     _results(client, handle, refs[pick])
 
 

@@ -54,3 +54,21 @@ def plain(messages: list[str]) -> None:
     """None of `messages` speaks a developer's words (a validator's, a traceback's)."""
     for message in messages:
         assert not any(w in message for w in DEVELOPER_WORDS), message
+
+
+def position(at: AppTest, kind: str, label: str) -> tuple[int, ...]:
+    """Where the first `kind` element ("text_area", "selectbox", ...) labelled `label` sits: its index among
+    its container's children at each level from the page's root. The browser draws an input it finds at
+    another position anew, empty of what was typed but not yet sent."""
+
+    def walk(node: Any, path: tuple[int, ...]) -> tuple[int, ...] | None:
+        if getattr(node, "type", None) == kind and getattr(node, "label", None) == label:
+            return path
+        for index, child in sorted(getattr(node, "children", {}).items()):
+            if (found := walk(child, (*path, index))) is not None:
+                return found
+        return None
+
+    found = walk(at._tree, ())
+    assert found is not None, f"no {kind} labelled {label!r}"
+    return found
