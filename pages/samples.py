@@ -22,6 +22,7 @@ from core.client import Trait
 from core.contract import DISCOVER_EFFORTS, PROVENANCES, SYNTH_TYPES  # synthesis takes the discovery efforts
 
 PROVENANCE_FILTER = ["(any)", *PROVENANCES]
+TABS_KEY, BROWSE = "samples_tab", "Browse & add"  # the tab set's key and the tab that lists samples
 
 backend, client, model, handle, busy = open_model_page("Samples")
 editable = is_editable(model)
@@ -50,9 +51,11 @@ with st.container():
         st.warning(warning)
     with guard("Reading what synthesis added"):
         show_summary(summarise(client, model, "synthesize"), "synthesize")
-# A link from a run's summary opens the samples it added (?provenance=…); the filter stays the user's after.
+# A link from a run's summary opens the samples it added (?provenance=…) on the tab that lists them; the
+# filter and the tab stay the user's after.
 if (linked := st.query_params.get("provenance")) in PROVENANCES:
     st.session_state["samples_provenance"] = linked
+    st.session_state[TABS_KEY] = BROWSE
     del st.query_params["provenance"]
 
 traits: list[Trait] = []
@@ -65,8 +68,8 @@ trait_names = {t.key: t.name for t in traits}
 # them moves the tab set, which the browser would otherwise draw anew on its first tab, and the Import
 # tab's pickers of a file picked then sent their first options back as the analyst's choices.
 browse_tab, import_tab, export_tab, synth_tab, flags_tab, disagree_tab = st.tabs(
-    ["Browse & add", "Import", "Export", "Synthesize", "Flags", "Disagreements"],
-    key="samples_tab",
+    [BROWSE, "Import", "Export", "Synthesize", "Flags", "Disagreements"],
+    key=TABS_KEY,
     on_change="rerun",
 )
 

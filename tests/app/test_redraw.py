@@ -63,6 +63,19 @@ def test_samples_provenance_filter_of_a_link_is_its_own_default(draft: str) -> N
     assert box.value == linked and box.proto.default == box.index
 
 
+def test_a_link_to_what_a_run_added_opens_the_tab_that_lists_it(draft: str) -> None:
+    """The tabs keep the user's tab; a run summary's link (followed from the Synthesize tab) still opens the
+    samples it added on the tab that lists them."""
+    at = page("samples", draft)
+    at.session_state["samples_tab"] = "Synthesize"
+    at.run()
+    at.query_params["provenance"] = PROVENANCES[-1]
+    at.run()
+    no_exception(at)
+    assert at.session_state["samples_tab"] == "Browse & add"
+    assert by_label(at.selectbox, "Provenance").value == PROVENANCES[-1]
+
+
 def test_versions_page_s_boxes_stay_put_when_a_second_version_lands(
     service: LocalService, client: Client, trained: str
 ) -> None:
