@@ -9,6 +9,7 @@ stored rows with the pending edits applied.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -22,9 +23,11 @@ UNSAVED = "samples_unsaved"  # session_state: model handle -> Pending
 GRID = "samples_grid"  # session_state: the Grid last drawn
 GEN = "samples_grid_gen"  # session_state: a new editor key for each grid drawn
 BLANKS = "samples_blank_rows"  # session_state: how many empty rows the grid ends with
+SYNCED = "samples_synced"  # session_state: how many times the leave guard asked for the grid's edits
+LEAVE_GUARD = Path(__file__).with_name("leave_guard.js").read_text()
 # How often the unsaved-changes summary asks for the grid's edits. A page switch carries none of them
-# (Streamlit sends only the widgets the next page keeps), so this is also how long an edit may stay in the
-# browser alone.
+# (Streamlit sends only the widgets the next page keeps): a click on another page in the sidebar waits for
+# them (`leave_guard.js`); the browser's own Back button or a reload still loses those of the last second.
 POLL_S = 1.0
 
 
@@ -148,7 +151,9 @@ def _unsaved(client: Client, handle: str) -> None:
             hide_index=True,
             width="stretch",
         )
-    b1, b2, b3, _ = st.columns([1, 1, 1, 2])
+    b1, b2, b3, b4 = st.columns([1, 1, 1, 2])
+    with b4:
+        _leave_guard()
     if b1.button("Save changes", type="primary", key="samples_save", width="stretch"):
         if pending.empty:  # said at the page's top, in place of the last save's message
             st.session_state["samples_flash_info"] = (
@@ -174,3 +179,13 @@ def _unsaved(client: Client, handle: str) -> None:
         st.session_state[BLANKS] = st.session_state.get(BLANKS, 3) + 5
         st.session_state.pop(GRID, None)  # drawn again, the edits so far folded in (this click brought them)
         st.rerun()
+
+
+def _leave_guard() -> None:
+    """A click on another page waits for the grid's edits (`leave_guard.js` says why): the script presses
+    this hidden button, whose run folds the edits in (`pending_of`, above) and draws a new marker."""
+    st.html("<style>.st-key-samples_sync {display: none}</style>")
+    if st.button("Keep the grid's edits", key="samples_sync"):
+        st.session_state[SYNCED] = st.session_state.get(SYNCED, 0) + 1
+    st.html(f"<span data-samples-synced='{st.session_state.get(SYNCED, 0)}'></span>")
+    st.html(f"<script>{LEAVE_GUARD}</script>", unsafe_allow_javascript=True)
