@@ -29,6 +29,7 @@ import io
 import json
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,11 +132,31 @@ def _decode(data: bytes) -> tuple[str, str | None]:
 
 
 def _sniff(text: str, suffix: str) -> str:
-    """The delimiter, or "" for one value a line (a `.txt` in which none is found)."""
+    """The delimiter, or "" for one value a line (a `.txt` in which none is found).
+
+    The first delimiter that splits (nearly) every sampled line into the same number of values wins, the
+    file's own (`.csv` comma, `.tsv` tab) first, then tab before comma: texts hold commas, rarely tabs. A
+    tab-separated file whose last column lists ratings as "[-1, 0, 2]" splits evenly on commas too, and
+    the csv module's sniffer, which prefers the comma, read it as ten columns of cut-up values."""
+    sample = text[:SNIFF_CHARS]
+    own = {".csv": ",", ".tsv": "\t"}.get(suffix)
+    for delimiter in dict.fromkeys([*([own] if own else []), "\t", *DELIMITERS]):
+        if _splits_evenly(sample, delimiter):
+            return delimiter
     try:
-        return csv.Sniffer().sniff(text[:SNIFF_CHARS], delimiters="".join(DELIMITERS)).delimiter
+        return csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
     except csv.Error:
-        return {".csv": ",", ".tsv": "\t"}.get(suffix, "")
+        return own or ""
+
+
+def _splits_evenly(sample: str, delimiter: str) -> bool:
+    """Whether at least 95 % of the sample's records (its last, perhaps cut short, left out; at least two)
+    have the same number of values, two or more."""
+    records = [r for r in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter) if r][:-1]
+    if len(records) < 2:
+        return False
+    count, n = Counter(len(r) for r in records).most_common(1)[0]
+    return count >= 2 and n >= 0.95 * len(records)
 
 
 def _records(text: str, delimiter: str) -> tuple[list[tuple[int, list[str]]], list[Refusal]]:

@@ -136,6 +136,26 @@ def test_the_analyst_s_headerless_tab_separated_text_file() -> None:
     assert any("The first row reads as data" in n for n in table.notes)
 
 
+def test_a_tab_separated_lexicon_with_lists_of_ratings_splits_on_its_tabs() -> None:
+    """A published lexicon as it comes: a word, its mean rating, their spread and the raters' ratings as a
+    list, tab-separated, no header, CRLF. Every line also holds nine commas, and the csv module's sniffer
+    (which prefers the comma) read ten columns of cut-up values: "$: -1.5 0.8 [-1" as the text."""
+    rows = [
+        ("$:", "-1.5", "0.80623", "[-1, -1, -1, -1, -3, -1, -3, -1, -2, -1]"),
+        ("abandon", "-1.9", "0.53852", "[-2, -2, -2, -1, -2, -2, -3, -2, -1, -2]"),
+        ("kind", "2.4", "0.66332", "[2, 3, 3, 2, 2, 1, 3, 3, 2, 3]"),
+        ("meh", "-0.3", "0.45826", "[0, 0, -1, 0, 0, -1, 0, 0, 0, -1]"),
+        ("so-so", "0.0", "0.44721", "[0, 1, 0, 0, -1, 0, 0, 0, 0, 0]"),
+    ]
+    data = "".join("\t".join(r) + "\r\n" for r in rows).encode()
+    for name in ("lexicon.txt", "lexicon.tsv"):
+        table = read_table(name, data)
+        assert table.columns == ["column 1", "column 2", "column 3", "column 4"], name
+        assert [tuple(r.values()) for r in table.rows] == rows and not table.problems
+    comma = read_table("ratings.csv", b'text,score\n"Thanks, truly",4\n"No.\tNever",1\n"Fine, ok",3\n')
+    assert comma.columns == ["text", "score"] and comma.rows[1] == {"text": "No.\tNever", "score": "1"}
+
+
 def test_the_first_row_is_compared_with_the_rows_under_it() -> None:
     texts = [f"a long enough text number {i}, written as people write" for i in range(6)]
     labels = ["OBJ", "SUBJ", "OBJ", "SUBJ", "OBJ", "OBJ"]
