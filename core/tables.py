@@ -369,12 +369,20 @@ def mean_length(table: Table, column: str) -> float:
 
 def text_column(table: Table) -> str | None:
     """The column of texts: the one named `text`, else the one of the longest strings among those not
-    mostly numbers (an id such as `213_32` is a string too, but a short one). None without columns."""
+    mostly numbers (an id such as `213_32` is a string too, but a short one) and mostly with a letter (a
+    list of ratings such as `[-1, 0, 2]` is long but no text). None without columns."""
     strings = [c for c in table.columns if numeric_share(table, c) < 0.9] or table.columns
     if not strings:
         return None
     named = next((c for c in strings if c.strip().lower() == "text"), None)
-    return named or max(strings, key=lambda c: mean_length(table, c))
+    worded = [c for c in strings if letter_share(table, c) >= 0.5] or strings
+    return named or max(worded, key=lambda c: mean_length(table, c))
+
+
+def letter_share(table: Table, column: str) -> float:
+    """The share of a column's first 500 values (blanks left out) with a letter in them."""
+    values = [str(row.get(column)) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    return sum(any(ch.isalpha() for ch in v) for v in values) / len(values) if values else 0.0
 
 
 def column_texts(table: Table, column: str) -> tuple[list[tuple[int, str]], list[Refusal]]:

@@ -152,6 +152,7 @@ def test_a_tab_separated_lexicon_with_lists_of_ratings_splits_on_its_tabs() -> N
         table = read_table(name, data)
         assert table.columns == ["column 1", "column 2", "column 3", "column 4"], name
         assert [tuple(r.values()) for r in table.rows] == rows and not table.problems
+        assert text_column(table) == "column 1"  # the words, not the longer lists of ratings
     comma = read_table("ratings.csv", b'text,score\n"Thanks, truly",4\n"No.\tNever",1\n"Fine, ok",3\n')
     assert comma.columns == ["text", "score"] and comma.rows[1] == {"text": "No.\tNever", "score": "1"}
 
