@@ -356,14 +356,19 @@ def blank(value: Any) -> bool:
     return value is None or not str(value).strip()
 
 
+def _first_values(table: Table, column: str) -> list[Any]:
+    """A column's first 500 values, blanks left out: what the guesses about a column read."""
+    return [row.get(column) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+
+
 def numeric_share(table: Table, column: str) -> float:
     """The share of a column's first 500 values (blanks left out) that are numbers."""
-    values = [row.get(column) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    values = _first_values(table, column)
     return sum(number(v) is not None for v in values) / len(values) if values else 0.0
 
 
 def mean_length(table: Table, column: str) -> float:
-    values = [str(row.get(column)) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    values = [str(v) for v in _first_values(table, column)]
     return sum(map(len, values)) / len(values) if values else 0.0
 
 
@@ -381,7 +386,7 @@ def text_column(table: Table) -> str | None:
 
 def letter_share(table: Table, column: str) -> float:
     """The share of a column's first 500 values (blanks left out) with a letter in them."""
-    values = [str(row.get(column)) for row in table.rows[:HEADER_SAMPLE] if not blank(row.get(column))]
+    values = [str(v) for v in _first_values(table, column)]
     return sum(any(ch.isalpha() for ch in v) for v in values) / len(values) if values else 0.0
 
 
