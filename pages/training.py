@@ -13,6 +13,7 @@ from app.ui.widgets import (
     guard,
     open_model_page,
     operation_caption,
+    record_progress,
     watched_steps,
     when,
 )
@@ -99,6 +100,8 @@ if op and not busy:
     else:
         st.write(f"{text} · started {when(op.started_at)} · finished {when(op.finished_at)}")
     st.caption(f"run `{op.run_id}`")
+    if op.run_id in {r["run_id"] for r in st.session_state.get("operations_log", [])}:
+        record_progress(op)  # a run started here that ended between two polls still ends on its outcome
     steps = watched_steps(op.run_id)
     if steps:
         st.caption("Progress watched: " + " → ".join(steps))

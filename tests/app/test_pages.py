@@ -253,6 +253,9 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     at.run()
     no_exception(at)
     assert any("Per-trait metrics of the active version v1" in str(h.value) for h in at.subheader)
+    # The run ended while no poll watched it (AppTest runs no timers): the page still says how it ended.
+    watched = [c for c in texts(at.caption) if c.startswith("Progress watched: ")]
+    assert len(watched) == 1 and watched[0].endswith("done 100%"), texts(at.caption)
     assert at.checkbox(key="train_reopt").disabled is False
     metrics = next(d.value for d in at.dataframe if "roc_auc" in d.value.columns)
     assert list(metrics["method"]) == ["samples + label prior"] * len(metrics)
