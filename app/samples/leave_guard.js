@@ -18,18 +18,19 @@
       event.preventDefault();
       event.stopImmediatePropagation();
       const waiting = held !== null;
-      held = link; // a second click while the sync runs: that page wins
+      held = link.getAttribute("href"); // a second click while the sync runs: that page wins
+      sync.click(); // again on a second click: a person who clicks again is never kept on this page
       if (waiting) return;
       const before = marker();
       const watch = new MutationObserver(() => {
         if (marker() === before) return;
         watch.disconnect();
-        const to = held;
+        // Found again by its address: the sidebar may have been drawn anew meanwhile.
+        const to = document.querySelector(`[data-testid='stSidebarNav'] a[href='${held}']`) ?? link;
         held = null;
         to.click(); // untrusted: passes this listener, and Streamlit switches the page
       });
       watch.observe(document.body, { subtree: true, childList: true, attributes: true });
-      sync.click();
     },
     true,
   );
