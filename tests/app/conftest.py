@@ -6,7 +6,7 @@ pointing the workbench at a remote service would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,15 @@ from core.client import Client
 from core.local import LocalService, start_local_service
 from harness import browser as chromium
 from harness.streamlit import streamlit_app
-from tests.app.support import FORMALITY, SENTIMENT, make_draft, new_handle
+from tests.app.support import CALL_FAILED, FORMALITY, SENTIMENT, make_draft, new_handle
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report: pytest.TestReport = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed
+    return report
 
 
 @pytest.fixture(scope="session")

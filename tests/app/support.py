@@ -98,6 +98,8 @@ def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] =
 # Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
 SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 
+CALL_FAILED = pytest.StashKey[bool]()  # the test itself failed (conftest's hook): a teardown keeps evidence
+
 # The marks of every browser test module (`pytestmark = BROWSER`).
 BROWSER = [
     pytest.mark.browser,
@@ -237,6 +239,14 @@ class Ui:
         painted(self.page)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         self.page.set_viewport_size(size)
+
+    def failure(self, name: str) -> None:
+        """What the page showed when a test failed: the whole page, and beside it the page's address and its
+        accessibility tree (`NAME.txt`), which say what was drawn when the screenshot cannot."""
+        text = f"{self.page.url}\n\n{self.page.locator('body').aria_snapshot()}\n"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / f"{name}.txt").write_text(text)
+        self.shot(name)
 
     def screen(self, name: str) -> None:
         """What one screen shows, without scrolling (the viewport as it is)."""

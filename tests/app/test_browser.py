@@ -55,7 +55,7 @@ def test_whole_journey(app_url: str, app_dir: Path, browser: Browser, tmp_path: 
         with contextlib.ExitStack() as closing:
             _journey(ui, page, app_url, app_dir, tmp_path, closing)
     except BaseException:
-        ui.shot("failure")
+        ui.failure("failure")
         raise
     finally:
         page.close()
@@ -317,7 +317,7 @@ def test_demo_keeps_typed_text(
         expect(box).to_have_value(whole)
         ui.no_exception()
     except BaseException:
-        ui.shot(f"{name}_failure")
+        ui.failure(f"{name}_failure")
         raise
     finally:
         page.close()
@@ -356,7 +356,7 @@ def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: Browser, scr
         ui.no_exception()
         ui.shot(f"samples_label_feedback_{size}")
     except BaseException:
-        ui.shot(f"newcomer_{size}_failure")
+        ui.failure(f"newcomer_{size}_failure")
         raise
     finally:
         page.close()
@@ -395,7 +395,7 @@ def test_rough_edges_at_both_sizes(
         try:
             _rough_edges(ui, page, app_url, tmp_path, size, first, person)
         except BaseException:
-            ui.shot(f"rough_edges_{size}_failure")
+            ui.failure(f"rough_edges_{size}_failure")
             raise
         finally:
             page.close()
@@ -563,7 +563,7 @@ def test_perspective_log_migration_tab(app_url: str, browser: Browser, tmp_path:
         ui.no_exception()
         ui.shot("score_from_perspective_logs")
     except BaseException:
-        ui.shot("perspective_log_failure")
+        ui.failure("perspective_log_failure")
         raise
     finally:
         page.close()

@@ -98,7 +98,7 @@ def test_compare_two_versions_on_the_evaluation_set(eval_app_url: str, browser: 
         ui.no_exception()
         ui.shot("evaluation_compare")
     except BaseException:
-        ui.shot("evaluation_failure")
+        ui.failure("evaluation_failure")
         raise
     finally:
         page.close()

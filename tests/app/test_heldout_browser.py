@@ -127,7 +127,7 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.no_exception()
         ui.screen("heldout_04_versions")
     except BaseException:
-        ui.shot("heldout_failure")
+        ui.failure("heldout_failure")
         raise
     finally:
         page.close()

@@ -123,7 +123,7 @@ def test_review_export_maps_from_its_scale(
         assert len(stored) == len(texts) and all(0.0 < s.quality < 1.0 for s in stored)
         assert {s.text for s in stored} == {t for t, _ in texts}  # the reviews, not the ids
     except BaseException:
-        ui.shot("import_reviews_failure")
+        ui.failure("import_reviews_failure")
         raise
     finally:
         page.close()
@@ -171,7 +171,7 @@ def test_evaluation_set_takes_any_columns(
         with app_client(data_dir) as c:
             assert c.evaluation_set(TRAINED).total == len(held)
     except BaseException:
-        ui.shot("import_evaluation_failure")
+        ui.failure("import_evaluation_failure")
         raise
     finally:
         page.close()
@@ -239,7 +239,7 @@ def test_several_raters_import_as_votes(
             round((int(rows[0][f"Score{i}"]) - 1) / 24, 6) for i in range(1, 6)
         )
     except BaseException:
-        ui.shot("import_raters_failure")
+        ui.failure("import_raters_failure")
         raise
     finally:
         page.close()
@@ -331,7 +331,7 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         ui.no_exception()
         ui.screen("import_10_means_grid")
     except BaseException:
-        ui.shot("import_means_failure")
+        ui.failure("import_means_failure")
         raise
     finally:
         page.close()

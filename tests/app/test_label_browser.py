@@ -112,7 +112,7 @@ def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path)
         ui.no_exception()
         ui.shot("label_page")
     except BaseException:
-        ui.shot("label_failure")
+        ui.failure("label_failure")
         raise
     finally:
         page.close()
@@ -166,7 +166,7 @@ def test_shortcuts_end_with_the_label_page(app_url: str, browser: Browser, tmp_p
         assert "1 labelled this session" in _caption(page)
         ui.no_exception()
     except BaseException:
-        ui.shot("label_leak_failure")
+        ui.failure("label_leak_failure")
         raise
     finally:
         page.close()

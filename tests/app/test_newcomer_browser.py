@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, ViewportSize, expect
 from core.demo import read_demo_model
 from core.local import KEY_FILE, start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui, app_client
+from tests.app.support import BROWSER, CALL_FAILED, Ui, app_client
 
 pytestmark = BROWSER
 
@@ -80,14 +80,13 @@ def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
 
 
 @pytest.fixture
-def ui(browser: Browser) -> Iterator[Ui]:
+def ui(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Ui]:
     page = browser.new_page(viewport=SCREEN)
     person = Ui(page)
     try:
         yield person
-    except BaseException:
-        person.shot("newcomer_failure")
-        raise
+        if request.node.stash.get(CALL_FAILED, False):  # a fixture never sees the test's exception
+            person.failure(f"{request.node.name}_failure")
     finally:
         page.close()
 

@@ -95,7 +95,7 @@ def test_reopen_curate_train_compare_tag(
     try:
         _journey(ui, page, url, counts, data_dir, person)
     except BaseException:
-        ui.shot("reopen_failure")
+        ui.failure("reopen_failure")
         raise
     finally:
         page.close()

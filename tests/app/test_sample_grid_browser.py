@@ -68,7 +68,7 @@ def test_long_editing_session_loses_nothing(
     try:
         _session(ui, page, url, ids, data_dir, person)
     except BaseException:
-        ui.shot("grid_failure")
+        ui.failure("grid_failure")
         raise
     finally:
         page.close()
@@ -99,7 +99,7 @@ def test_an_edit_committed_just_before_leaving_the_page_is_kept(
         ui.click("Discard changes")  # the stored samples stay as the other test expects them
         expect(page.get_by_text("No unsaved changes.")).to_be_visible()
     except BaseException:
-        ui.shot("grid_leave_failure")
+        ui.failure("grid_leave_failure")
         raise
     finally:
         page.close()

@@ -87,7 +87,7 @@ def test_settling_a_text_stays_on_the_disagreements_tab(
         ui.no_exception()
         ui.screen("samples_tabs_settled")
     except BaseException:
-        ui.shot("samples_tabs_settle_failure")
+        ui.failure("samples_tabs_settle_failure")
         raise
     finally:
         page.close()
@@ -121,7 +121,7 @@ def test_a_file_picked_after_reopening_keeps_the_import_tab_and_its_mapping(
         ui.no_exception()
         ui.screen("samples_tabs_reopened_import")
     except BaseException:
-        ui.shot("samples_tabs_import_failure")
+        ui.failure("samples_tabs_import_failure")
         raise
     finally:
         page.close()
