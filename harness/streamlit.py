@@ -19,17 +19,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
+def streamlit_app(data_dir: Path, script: Path = ROOT / "app" / "main.py", **env: str) -> Iterator[str]:
     """The workbench over `data_dir` (its own local service with the hashing embedder, unless `env` names a
     remote `SCORING_API_URL` or another `SCORING_EMBEDDER`): its URL once Streamlit's health check answers.
-    Its output goes to `data_dir/streamlit.log`, which a failed start shows."""
+    Its output goes to `data_dir/streamlit.log`, which a failed start shows. `script`: another app to run
+    the same way (the test helpers' own tests)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
     environ |= {"SCORING_EMBEDDER": "hashing", "SCORING_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
     environ |= env
     log_path = data_dir / "streamlit.log"
     log = log_path.open("wb")
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port",
            str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]  # fmt: skip
     server = subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT)

@@ -111,11 +111,14 @@ BROWSER = [
 
 
 # Counts the script runs the page starts (fragments too): `data-test-script-state` turns "running" for each;
-# and the reruns the page asks the server for: a BackMsg whose first field is `rerun_script` (field 11,
-# length-delimited: tag byte 0x5a) sent on Streamlit's websocket.
+# the reruns the page asks the server for: a BackMsg whose first field is `rerun_script` (field 11,
+# length-delimited: tag byte 0x5a) sent on Streamlit's websocket; and the whole-page runs that finished: a
+# ForwardMsg (one a websocket message) whose `script_finished` (field 6, a varint) is FINISHED_SUCCESSFULLY
+# (0). A fragment's run ends with 3, a run cut short by a rerun with 2.
 _COUNT_RUNS = """
 window.__stRuns = 0;
 window.__stAsked = 0;
+window.__stDrawn = 0;
 new MutationObserver((changes) => {
   for (const c of changes) {
     if (c.target.getAttribute("data-test-script-state") === "running") window.__stRuns += 1;
@@ -127,6 +130,36 @@ WebSocket.prototype.send = function (data) {
     : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
   if (bytes && bytes.length && bytes[0] === 0x5a) window.__stAsked += 1;
   return send.call(this, data);
+};
+const scriptFinished = (b) => {  // a ForwardMsg's field 6, or null
+  let i = 0;
+  const varint = () => {
+    let value = 0, shift = 0, byte;
+    do {
+      byte = b[i++]; value += (byte & 0x7f) * 2 ** shift; shift += 7;
+    } while (byte & 0x80 && i < b.length);
+    return value;
+  };
+  while (i < b.length) {
+    const key = varint(), wire = key % 8;
+    if (wire === 0) { const value = varint(); if (key === 48) return value; }
+    else if (wire === 2) { const length = varint(); i += length; }  // not `i += varint()`: i read first
+    else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else return null;
+  }
+  return null;
+};
+const Socket = window.WebSocket;
+window.WebSocket = class extends Socket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", (event) => {
+      if (event.data instanceof ArrayBuffer && scriptFinished(new Uint8Array(event.data)) === 0) {
+        window.__stDrawn += 1;
+      }
+    });
+  }
 };
 """
 # An action that asked for no rerun yet (a text box sends its value on blur or Enter, a slider on release):
@@ -190,11 +223,20 @@ class Ui:
         expect(self.page.locator("[data-stale='true']")).to_have_count(0, timeout=timeout)
         self._seen, self._asked_seen = self._runs(), self._asked()
 
+    def drawn(self, runs_before: int, timeout: float = 120_000) -> None:
+        """Wait until a whole-page run has finished since `runs_before` (`__stDrawn` then) and nothing is
+        stale: the page is drawn. Not `idle`: a fragment that reruns on a timer keeps a loaded page running,
+        its next run asked for before the last one ends, and the app is then never seen idle."""
+        self.page.wait_for_function("(n) => window.__stDrawn > n", arg=runs_before, timeout=timeout)
+        expect(self.page.locator("[data-stale='true']")).to_have_count(0, timeout=timeout)
+        self._seen, self._asked_seen = self._runs(), self._asked()
+
+    def _drawn_count(self) -> int:
+        return int(self.page.evaluate("window.__stDrawn || 0"))
+
     def goto(self, url: str) -> None:
         self.page.goto(url)
-        # The first load starts the service and loads the demo models.
-        self.page.wait_for_selector(IDLE, timeout=300_000)
-        self._seen, self._asked_seen = self._runs(), self._asked()
+        self.drawn(0, timeout=300_000)  # the first load starts the service and loads the demo models
 
     def nav(self, title: str) -> None:
         expand = self.page.locator("[data-testid='stExpandSidebarButton']")
@@ -202,8 +244,9 @@ class Ui:
             expand.first.click()
         link = self.page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
         link.wait_for(state="visible")  # the sidebar has opened
+        before = self._drawn_count()
         link.click()
-        self.settle()
+        self.drawn(before)
         self.page.get_by_role("heading", name=title).first.wait_for()
 
     def tab(self, name: str) -> None:
