@@ -19,15 +19,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def streamlit_app(data_dir: Path, script: Path = ROOT / "app" / "main.py", **env: str) -> Iterator[str]:
+def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
     """The workbench over `data_dir` (its own local service with the hashing embedder, unless `env` names a
     remote `SCORING_API_URL` or another `SCORING_EMBEDDER`): its URL once Streamlit's health check answers.
-    Its output goes to `data_dir/streamlit.log`, which a failed start shows. `script`: another app to run
-    the same way (the test helpers' own tests)."""
+    Its output goes to `data_dir/streamlit.log`, which a failed start shows."""
+    with streamlit_script(ROOT / "app" / "main.py", data_dir, env) as url:
+        yield url
+
+
+@contextmanager
+def streamlit_script(script: Path, data_dir: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run SCRIPT` as `streamlit_app` runs the workbench (the test helpers' own tests run an app
+    of their own)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if k not in ("SCORING_API_URL", "SCORING_API_KEY")}
     environ |= {"SCORING_EMBEDDER": "hashing", "SCORING_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
-    environ |= env
+    environ |= env or {}
     log_path = data_dir / "streamlit.log"
     log = log_path.open("wb")
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port",

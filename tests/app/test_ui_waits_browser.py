@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from harness.streamlit import streamlit_app
+from harness.streamlit import streamlit_script
 from tests.app.support import BROWSER, Ui
 
 pytestmark = BROWSER
@@ -49,7 +49,7 @@ def never_idle_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("never-idle")
     script = folder / "never_idle.py"
     script.write_text(APP)
-    with streamlit_app(folder, script=script) as url:
+    with streamlit_script(script, folder) as url:
         yield url
 
 
