@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from sqlalchemy import create_engine, inspect
 
 from core.contract import Action, role_allows
+from service.errors import MAX_BODY_BYTES
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.service.conftest import Svc, _migrate, running
@@ -518,3 +519,18 @@ def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) 
         assert out["scores"] and "feedback_buffered" not in out
     model = check(svc.client.get("/v1/models/public.mready", headers=svc.publisher), 200)
     assert model["buffered_feedback"] == 0 and model["version_no"] == 1
+
+
+# -- Who the caller is: keys and bodies, people and their sessions ------------------------------------------
+
+
+def test_a_body_over_the_limit_without_a_valid_key_is_401_not_413(svc: Svc) -> None:
+    """The key is checked before anything of the body, its declared length included: a caller without a
+    key learns nothing more than 401."""
+    body = b"x" * (MAX_BODY_BYTES + 1)
+    for headers in ({}, BAD_KEY):
+        resp = svc.client.post("/v1/models", content=body, headers=headers)
+        assert error_code(resp, 401) == "unauthorized"
+    assert error_code(svc.client.post("/v1/models", content=body, headers=svc.author), 413) == (
+        "payload_too_large"
+    )
