@@ -310,11 +310,6 @@ class RequestIdMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        length = dict(scope.get("headers", [])).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            response = envelope(request_id, 413, "payload_too_large", "The request body is too large.")
-            await response(scope, receive, send_with_id)
-            return
         try:
             await self.app(scope, receive, send_with_id)
         except OperationalError as exc:

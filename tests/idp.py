@@ -29,6 +29,13 @@ class Idp:
     def set_user(self, sub: str, **claims: Any) -> None:
         httpx.put(f"{self.issuer}/users/{sub}", json=claims).raise_for_status()
 
+    def token(self, sub: str, **claims: Any) -> str:
+        """An ID token for `sub` carrying exactly `claims` besides the provider's own: the forged and
+        altered tokens of the security tests (another account with someone's email, an unverified or
+        changed email, several audiences with another `azp`, an old `iat`) are real, signed ones."""
+        self.set_user(sub, **claims)
+        return self.id_token(sub)
+
     def id_token(self, sub: str, client_id: str = CLIENT_ID) -> str:
         """Sign `sub` in through the authorization-code flow, as a browser and a client would."""
         query = {

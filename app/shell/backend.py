@@ -17,6 +17,7 @@ in the sidebar, else `SCORING_NAMESPACE` when the key owns it, else the key's fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from app.shell.prestart import take
 from app.shell.reads import invalidate, watched_client
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode, team_url
-from core.client import Client, KeyInfo, NotFoundError
+from core.client import AuthenticationError, Client, KeyInfo, NotFoundError
 from core.contract import NAMESPACE_RE, PUBLIC_NAMESPACE, Action
 
 if TYPE_CHECKING:  # imported where the service starts
@@ -220,6 +221,17 @@ def sign_in(key: str) -> KeyInfo | None:
     forget_session_of_another(f"key:{key[:15]}")
     st.session_state[REMOTE_KEY] = {"url": url, "key": key}
     return info
+
+
+def end_person_session() -> None:
+    """A person's sign-out on the service: it refuses every ID token of theirs issued until now, so every
+    other tab and browser of theirs (a copied cookie too) is signed out at its next run. Already refused
+    (signed out elsewhere, expired): nothing more to end."""
+    token = signed_in_token()
+    if token is None:
+        return
+    with contextlib.suppress(AuthenticationError):
+        _remote_client(team_url(), token).sign_out()
 
 
 def sign_out() -> None:

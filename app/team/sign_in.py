@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.shell.backend import Backend, key_info, sign_in, sign_out
+from app.shell.backend import Backend, end_person_session, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
 from app.ui.widgets import MODEL_KEY, guard
 
@@ -53,14 +53,19 @@ def sign_in_page(url: str) -> None:
 
 
 def leave() -> None:
-    """Sign out: forget everything of this person in the tab; a person also leaves Streamlit's sign-in
-    (its identity cookie), which starts a new session."""
+    """Sign out: forget everything of this person in the tab; a person also ends their sign-in on the
+    service (every tab and browser of theirs, at its next run: app/shell/backend.py `end_person_session`)
+    and leaves Streamlit's sign-in (its identity cookie), which starts a new session."""
+    person = signin_config() is not None and st.user.is_logged_in
+    if person:
+        with guard("Signing out"):  # the service unreachable: say so, and stay signed in to try again
+            end_person_session()
+            sign_out()
+            st.logout()
+        return
     sign_out()
-    if signin_config() is not None and st.user.is_logged_in:
-        st.logout()
-    else:
-        st.session_state[MODEL_KEY] = None
-        st.rerun()
+    st.session_state[MODEL_KEY] = None
+    st.rerun()
 
 
 def sign_out_button(key: str = "team_sign_out") -> None:
@@ -83,12 +88,15 @@ def identity(backend: Backend) -> None:
 
 
 def expired_page(exc: BaseException) -> None:
-    """A person whose ID token the service no longer takes (expired, or the provider rotated its keys)."""
+    """A person whose ID token the service no longer takes: signed out (here, in another tab or browser),
+    idle too long, expired. Nothing of theirs shows and nothing acts as them: the tab is emptied."""
+    sign_out()
     st.title("Sign in again")
-    st.warning(f"Your sign-in is no longer accepted by the scoring service: {exc}", icon=":material/key_off:")
+    st.warning(f"You are signed out: {exc}", icon=":material/key_off:")
     if st.button("Sign in again", type="primary", icon=":material/login:"):
-        sign_out()
         st.login()
+    if st.button("Sign out", icon=":material/logout:"):  # forget this browser's dead sign-in cookie
+        st.logout()
 
 
 def no_namespace_page(message: str) -> None:

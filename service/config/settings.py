@@ -101,6 +101,17 @@ class Settings(BaseSettings):
         None, description="The `aud` an ID token must carry: the workbench's client id at the provider."
     )
     oidc_leeway_s: int = Field(60, description="Clock skew allowed on an ID token's `exp` and `iat`.")
+    oidc_emails_verified: bool = Field(
+        False,
+        description="The provider verifies every email it sends: a token without `email_verified` counts "
+        "as verified (docs/deployment.md, Security model). Off: only `email_verified: true` binds a member.",
+    )
+    session_idle_s: int = Field(
+        8 * 3600, ge=0, description="A person's sign-in ends after this long without a request; 0: never."
+    )
+    session_max_s: int = Field(
+        12 * 3600, ge=0, description="An ID token is refused this long after it was issued; 0: at its `exp`."
+    )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, validated by pydantic

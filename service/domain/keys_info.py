@@ -8,9 +8,11 @@ from typing import cast
 from core.contract import ROLES, KeyScope, Role, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
-from service.schemas.keys_info import KeyInfo
+from service.schemas.keys_info import KeyInfo, SignedOut
 from service.store.api_keys import Principal
-from service.store.tables import ApiKey, Person
+from service.store.db import transaction
+from service.store.sessions import sign_out as end_sessions
+from service.store.tables import ApiKey, Person, utcnow
 
 
 def current_key(ctx: Databases, who: Principal) -> KeyInfo:
@@ -53,3 +55,20 @@ def _current_person(ctx: Databases, who: Principal, person_id: int) -> KeyInfo:
             email=row.email,
             display_name=row.display_name,
         )
+
+
+def sign_out(ctx: Databases, who: Principal) -> SignedOut:
+    """End the calling person's sign-in everywhere: their ID tokens issued until now are refused. A key
+    does not sign out (403): the operator revokes it."""
+    if who.person_id is None:
+        raise ApiError(
+            403,
+            "forbidden",
+            "Only a person signed in through the identity provider signs out; an API key is revoked by the "
+            "operator.",
+        )
+    with transaction(ctx.sessions) as session:
+        row = session.get(Person, who.person_id)
+        if row is None:  # cannot happen: people rows are never deleted
+            raise ApiError(401, "unauthorized", "Sign in again.", headers={"WWW-Authenticate": "Bearer"})
+        return SignedOut(signed_out_at=end_sessions(row, utcnow()))

@@ -69,9 +69,11 @@ def set_person(ctx: Databases, who: Principal, namespace: str, member: str, body
     member = _member(member)
     try:
         with transaction(ctx.sessions) as session:
-            row, _old = set_member(session, namespace, member, body.role, who.annotator)
+            row, _old = set_member(session, namespace, member, body.role, who)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
+    except ValueError as exc:  # an API key's name: no person may have it
+        raise _invalid("member", str(exc)) from None
     return _out(row)
 
 
@@ -80,7 +82,7 @@ def remove_person(ctx: Databases, who: Principal, namespace: str, member: str) -
     member = _member(member)
     try:
         with transaction(ctx.sessions) as session:
-            old = remove_member(session, namespace, member, who.annotator)
+            old = remove_member(session, namespace, member, who)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
     except NotAMember as exc:

@@ -104,6 +104,14 @@ class GuardMiddleware:
             await response(scope, receive, send)
             return
 
+        # A declared length over the limit is refused before a byte is read, but only after the key: a
+        # caller without one learns nothing more than 401 (docs/api.md, Authentication).
+        length = dict(scope.get("headers", [])).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            response = envelope(request_id, 413, "payload_too_large", "The request body is too large.")
+            await response(scope, receive, send)
+            return
+
         received = 0
 
         async def limited() -> Message:

@@ -3,8 +3,9 @@
 The provider's signing keys come from the `jwks_uri` of its discovery document and are kept in memory; a
 token signed with a key not among them makes one refetch (at most every `REFETCH_S` seconds, so a stream of
 forged key ids cannot make the service hammer the provider), which is how a provider's key rotation is
-picked up without a restart. Checked: the signature (asymmetric algorithms only), `iss`, `aud`, `exp` and
-`iat` (with the configured leeway), and that there is a `sub`.
+picked up without a restart. Checked: the signature (asymmetric algorithms only), `iss`, `aud` (and `azp`
+when present or when `aud` lists several clients), `exp` and `iat` (with the configured leeway), and that
+there is a `sub`.
 """
 
 from __future__ import annotations
@@ -107,4 +108,10 @@ class OidcVerifier:
             raise TokenRejected("The sign-in token has expired: sign in again.") from exc
         except JoseError as exc:
             raise TokenRejected(f"The sign-in token is not for this service ({exc}).") from exc
+        # OpenID Connect Core 3.1.3.7: a token for several audiences names the client it was issued to
+        # (`azp`), which must be ours; otherwise another client's token that lists us would pass.
+        audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+        azp = claims.get("azp")
+        if (len(audiences) > 1 or azp is not None) and azp != self.audience:
+            raise TokenRejected("The sign-in token was issued to another application (its `azp`).")
         return claims

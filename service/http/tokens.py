@@ -15,19 +15,20 @@ from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.people import (
     NoAnnotatorName,
-    annotator_name,
     find_person,
     identity_of,
     needs_record,
     person_principal,
     record_person,
 )
+from service.store.sessions import SIGNED_OUT, SessionRules, admit, check, issued_at
+from service.store.tables import utcnow
 
 NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
 BAD_KEY = "The API key is not valid."
 CHALLENGE = {"WWW-Authenticate": "Bearer"}
 #: The one route a signed-in person who belongs to no namespace may call: it says who they are.
-MEMBERLESS_PATHS = frozenset({"/v1/keys/current"})
+MEMBERLESS_PATHS = frozenset({"/v1/keys/current", "/v1/keys/current/sign-out"})
 
 
 def unauthorized(message: str) -> ApiError:
@@ -47,30 +48,41 @@ def identify(ctx: Context, verifier: OidcVerifier | None, credential: str) -> Pr
 
 
 def _person(ctx: Context, verifier: OidcVerifier, token: str) -> Principal:
+    settings = ctx.settings
+    rules = SessionRules(settings.session_idle_s, settings.session_max_s)
     try:
-        who = identity_of(verifier.issuer, verifier.verify(token))
-        annotator_name(who)
+        claims = verifier.verify(token)
     except TokenRejected as exc:
         raise unauthorized(str(exc)) from None
     except ProviderUnavailable as exc:
         raise ApiError(503, "identity_provider_unavailable", str(exc), retryable=True) from None
-    except NoAnnotatorName as exc:
-        raise ApiError(403, "forbidden", str(exc)) from None
+    who = identity_of(verifier.issuer, claims, settings.oidc_emails_verified)
+    issued, now = issued_at(claims["iat"]), utcnow()
     with ctx.reads() as session:
         row = find_person(session, who)
-        if not needs_record(row, who):
-            assert row is not None
-            return person_principal(session, row, who)
-    # A first sign-in, or a new email or name: recorded once (a concurrent first request may win the insert).
-    try:
-        with transaction(ctx.sessions) as session:
-            record_person(session, who)
-    except IntegrityError:
-        pass
-    with ctx.reads() as session:
-        row = find_person(session, who)
-        assert row is not None
-        return person_principal(session, row, who)
+        if row is not None:
+            refused, write = check(row, issued, now, rules)
+            if refused is not None:
+                raise unauthorized(refused)
+            if not write and not needs_record(session, row, who):
+                return person_principal(session, row, who)
+    # A first sign-in, a new email or name, a membership to bind, or the minute's last-seen: written once
+    # (a concurrent first request may win an insert: the second attempt then finds its row).
+    for attempt in (1, 2):
+        try:
+            with transaction(ctx.sessions) as session:
+                row = record_person(session, who)
+                refused = admit(row, issued, now, rules)
+                principal = None if refused else person_principal(session, row, who)
+            break
+        except NoAnnotatorName as exc:
+            raise ApiError(403, "forbidden", str(exc)) from None
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    if principal is None:
+        raise unauthorized(refused or SIGNED_OUT)
+    return principal
 
 
 def memberless(who: Principal, path: str) -> ApiError | None:

@@ -34,3 +34,10 @@ class KeyInfo(BaseModel):
     display_name: str | None = Field(
         default=None, description="A person's name, as the identity provider gave it"
     )
+
+
+class SignedOut(BaseModel):
+    signed_out_at: datetime = Field(
+        description="Every ID token of this person issued at or before this instant is refused from now on: "
+        "every tab and browser they signed in with, copied cookies included"
+    )

@@ -44,6 +44,8 @@ class Principal:
     #: A person signed in through the identity provider (service/store/people.py): their row's id, and
     #: `key_id` is 0. None for a key.
     person_id: int | None = None
+    #: A person's account and email, as the audit log records them: {"issuer", "subject", "email"}.
+    account: Mapping[str, str | None] | None = None
 
     @property
     def is_person(self) -> bool:
@@ -90,6 +92,8 @@ def create_key(
         check_key_name(name)
         if session.scalar(select(ApiKey.id).where(ApiKey.name == name)) is not None:
             raise NameTaken(f"the name {name!r} is taken by another key: choose another")
+        if session.scalar(select(Person.id).where(Person.name == name.lower())) is not None:
+            raise NameTaken(f"the name {name!r} is a person's annotator name: choose another")
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     if role not in ROLES:
@@ -147,10 +151,11 @@ def reserved_annotators(session: Session, who: Principal, names: set[str]) -> li
             session.scalars(select(ApiKey.name).where(ApiKey.name.in_(rest), ApiKey.id != who.key_id))
         )
         taken |= set(session.scalars(select(Membership.member).where(Membership.member.in_(rest))))
-        people = select(Person.email).where(Person.email.in_(rest))
-        if who.person_id is not None:
-            people = people.where(Person.id != who.person_id)
-        taken |= {e for e in session.scalars(people) if e}
+        for column in (Person.name, Person.email):
+            people = select(column).where(column.in_(rest))
+            if who.person_id is not None:
+                people = people.where(Person.id != who.person_id)
+            taken |= {e for e in session.scalars(people) if e}
     return sorted(taken)
 
 

@@ -27,8 +27,11 @@ def record(
     model: Model | None,
     detail: JsonObject,
 ) -> AuditEvent:
-    """Add one event to `namespace`'s log. `who`: the caller (its annotator name is recorded), or a name for
-    an actor without a key (`OPERATOR`); `model`: the model it concerns, None for a role change."""
+    """Add one event to `namespace`'s log. `who`: the caller (its annotator name is recorded, and a person's
+    account, `detail.account`: issuer, subject and email), or a name for an actor without a key
+    (`OPERATOR`); `model`: the model it concerns, None for a role change."""
+    if isinstance(who, Principal) and who.account is not None:  # a person: their account, not only a name
+        detail = {**detail, "account": dict(who.account)}
     event = AuditEvent(
         at=utcnow(),
         namespace=namespace,

@@ -1,8 +1,11 @@
 """People who sign in through the team's identity provider, and their roles in each namespace.
 
-A person is known by the provider's (issuer, subject); their annotator name is their email. A membership
-names them by email (lowercased) or by subject, so an owner can add someone who has never signed in. Who a
-verified ID token is, and what it may do, is decided here: `person_principal`.
+A person is their account at the provider, (issuer, subject); their email is shown to people and never
+matched again once it has bound them. A membership names someone by email (lowercased) or by subject, so an
+owner can add someone who has never signed in; the first account that signs in with that email verified (or
+that subject) is bound to it, and from then on only that account has the role. A person's annotator name is
+their verified email at their first sign-in, fixed then. Who a verified ID token is, and what it may do, is
+decided here: `person_principal`.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, Role
+from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, UNNAMED_KEY_PREFIX, Role
 from service.store.api_keys import Principal
 from service.store.audit import record
 from service.store.tables import ApiKey, Membership, Person, utcnow
@@ -57,24 +60,27 @@ def check_role(role: str) -> Role:
 
 @dataclass(frozen=True)
 class Identity:
-    """What a verified ID token says about its person."""
+    """What a verified ID token says about its person. The account is (issuer, subject); the email is only
+    an attribute, used to bind a membership added by email to the first account that shows it verified."""
 
     issuer: str
     subject: str
-    email: str | None  # None: no email, or one the provider says it has not verified
+    email: str | None  # None: no email, or one the provider has not verified
     display_name: str | None
 
 
 class NoAnnotatorName(ValueError):
-    """The token carries neither an email nor a subject that can be an annotator name."""
+    """The account has no name it may label under: no verified email, or one a key or another account has."""
 
 
-def identity_of(issuer: str, claims: Mapping[str, object]) -> Identity:
-    """The person a verified token's claims describe. An email counts unless `email_verified` is false
-    (several providers leave the claim out altogether, and only an issuer the operator trusts is accepted)."""
+def identity_of(issuer: str, claims: Mapping[str, object], emails_verified: bool = False) -> Identity:
+    """The person a verified token's claims describe. An email counts only when verified: `email_verified`
+    true, or absent from a provider the operator marks as verifying every email it sends
+    (`SCORING_OIDC_EMAILS_VERIFIED`; docs/deployment.md, "Security model")."""
     subject = str(claims.get("sub") or "")
     email = claims.get("email")
-    verified = claims.get("email_verified", True) not in (False, "false")
+    flag = claims.get("email_verified")
+    verified = flag is True or flag == "true" or (flag is None and emails_verified)
     name = claims.get("name") or claims.get("preferred_username")
     return Identity(
         issuer=issuer,
@@ -84,48 +90,83 @@ def identity_of(issuer: str, claims: Mapping[str, object]) -> Identity:
     )
 
 
-def annotator_name(who: Identity) -> str:
-    """The name a person's labels carry: their email, else their subject when it can be one."""
-    for name in (who.email, who.subject):
-        if name and ANNOTATOR_RE.match(name):
-            return name
-    raise NoAnnotatorName(
-        "The identity provider's token carries no email the service can use as an annotator name: ask the "
-        "operator to have the provider send a verified `email` claim (scope `email`)."
-    )
+def account_of(who: Identity) -> dict[str, str | None]:
+    """The account and email, as the audit log records a person's actions."""
+    return {"issuer": who.issuer, "subject": who.subject, "email": who.email}
+
+
+def _name_for(session: Session, row: Person, who: Identity) -> str:
+    """The annotator name a new account gets: its verified email, unless that is not an email, is an API
+    key's name, or is another account's name (their votes would mix)."""
+    email = who.email
+    usable = email is not None and "@" in email and ANNOTATOR_RE.match(email) is not None
+    if email is None or not usable or email.startswith(UNNAMED_KEY_PREFIX):
+        raise NoAnnotatorName(
+            "The identity provider's token carries no verified email the service can use as your annotator "
+            "name: ask the operator to have the provider send a verified `email` claim (scope `email`)."
+        )
+    if session.scalar(select(ApiKey.id).where(func.lower(ApiKey.name) == email)) is not None:
+        raise NoAnnotatorName(f"{email!r} is the name of an API key here, so no person's: ask the operator.")
+    other = select(Person.id).where(Person.name == email, Person.id != row.id)
+    if session.scalar(other) is not None:
+        raise NoAnnotatorName(
+            f"Another account already labels as {email!r} here: an email moves no one's votes or roles. "
+            "Sign in with the account you used before, or ask the operator."
+        )
+    return email
 
 
 def find_person(session: Session, who: Identity) -> Person | None:
     return session.scalar(select(Person).where(Person.issuer == who.issuer, Person.subject == who.subject))
 
 
-def needs_record(row: Person | None, who: Identity) -> bool:
-    """Whether the person's row must be written (first sign-in, or a changed email or name): most requests
-    only read, so signing in costs no write transaction."""
-    return row is None or (row.email, row.display_name) != (who.email, who.display_name)
+def _unbound(who: Identity) -> Select[tuple[int]]:
+    """Memberships no account has yet that this one may bind: named by its verified email, or its subject."""
+    return select(Membership.id).where(Membership.person_id.is_(None), Membership.member.in_(members_of(who)))
+
+
+def needs_record(session: Session, row: Person | None, who: Identity) -> bool:
+    """Whether the person's row must be written (first sign-in, a changed email or name, no annotator name
+    yet, or a membership waiting for them): most requests only read, so signing in costs no write."""
+    if row is None or row.name is None or (row.email, row.display_name) != (who.email, who.display_name):
+        return True
+    return session.scalar(_unbound(who).limit(1)) is not None
 
 
 def record_person(session: Session, who: Identity) -> Person:
+    """Record the account's sign-in: its row (email and name shown to people), its annotator name at the
+    first sign-in, and the memberships it binds (those waiting for its verified email or its subject, that
+    no other account has bound). NoAnnotatorName when it has no name it may label under."""
     row = find_person(session, who)
     if row is None:
         row = Person(issuer=who.issuer, subject=who.subject)
         session.add(row)
+        session.flush()
     row.email, row.display_name = who.email, who.display_name
+    if row.name is None:
+        row.name = _name_for(session, row, who)
+    # `person_id IS NULL` in the update itself: of two accounts signing in at once, one binds.
+    session.execute(
+        update(Membership)
+        .where(Membership.id.in_(_unbound(who).scalar_subquery()))
+        .where(Membership.person_id.is_(None))
+        .values(person_id=row.id)
+        .execution_options(synchronize_session=False)
+    )
     session.flush()
     return row
 
 
 def members_of(who: Identity) -> list[str]:
-    """The member names a membership may give this person: their email and their subject."""
+    """The member names an unbound membership may give this person: their verified email, their subject."""
     return [m for m in (who.email, who.subject) if m]
 
 
-def roles_of(session: Session, who: Identity) -> dict[str, Role]:
-    """The person's role in each namespace. Named both by email and by subject in one namespace: the higher
-    role counts."""
+def roles_of(session: Session, row: Person) -> dict[str, Role]:
+    """The account's role in each namespace: the memberships bound to it (one per namespace)."""
     roles: dict[str, Role] = {}
     rows = session.execute(
-        select(Membership.namespace, Membership.role).where(Membership.member.in_(members_of(who)))
+        select(Membership.namespace, Membership.role).where(Membership.person_id == row.id)
     )
     for namespace, role in rows:
         if role in ROLES and (namespace not in roles or ROLES.index(role) > ROLES.index(roles[namespace])):
@@ -136,14 +177,16 @@ def roles_of(session: Session, who: Identity) -> dict[str, Role]:
 def person_principal(session: Session, row: Person, who: Identity) -> Principal:
     """A signed-in person as the service's caller: authoring scope, their namespaces and per-namespace
     roles. No membership: no namespace (service.http.guard answers 403 to all but `GET /keys/current`)."""
-    roles = roles_of(session, who)
+    assert row.name is not None  # record_person gives it before any principal is made
+    roles = roles_of(session, row)
     return Principal(
         key_id=NO_KEY_ID,
         scope="authoring",
         namespaces=frozenset(roles),
-        annotator=annotator_name(who),
+        annotator=row.name,
         roles=roles,
         person_id=row.id,
+        account=account_of(who),
     )
 
 
@@ -165,16 +208,11 @@ def list_members(session: Session, namespace: str) -> list[MemberRow]:
     rows = session.scalars(
         select(Membership).where(Membership.namespace == namespace).order_by(Membership.member)
     ).all()
-    names = [r.member for r in rows]
-    people = session.scalars(select(Person).where(or_(Person.email.in_(names), Person.subject.in_(names))))
-    known: dict[str, Person] = {}
-    for p in people:
-        for name in (p.email, p.subject):
-            if name:
-                known.setdefault(name, p)
+    ids = [r.person_id for r in rows if r.person_id is not None]
+    known = {p.id: p for p in session.scalars(select(Person).where(Person.id.in_(ids)))}
     out = []
     for r in rows:
-        person = known.get(r.member)
+        person = known.get(r.person_id) if r.person_id is not None else None
         out.append(
             MemberRow(
                 namespace=r.namespace,
@@ -186,6 +224,17 @@ def list_members(session: Session, namespace: str) -> list[MemberRow]:
             )
         )
     return out
+
+
+def _account_for(session: Session, member: str) -> int | None:
+    """The account a new membership by `member` belongs to at once: the one that labels under that email,
+    else the first that signed in with it verified, else the one with that subject; None: whoever signs in
+    first with it (record_person)."""
+    for column in (Person.name, Person.email, Person.subject):
+        found = session.scalar(select(Person.id).where(column == member).order_by(Person.id).limit(1))
+        if found is not None:
+            return found
+    return None
 
 
 def member_namespaces(session: Session) -> list[str]:
@@ -210,7 +259,7 @@ def _guard_owners(session: Session, namespace: str, before: int) -> None:
 
 
 def role_changed(
-    session: Session, actor: str, namespace: str, member: str, old: Role | None, new: Role | None
+    session: Session, actor: Principal | str, namespace: str, member: str, old: Role | None, new: Role | None
 ) -> None:
     """The one place a change of someone's role in a namespace is recorded: the audit log's `role_changed`,
     in the change's own transaction (`from` None: added; `to` None: removed). `actor`: the caller's
@@ -219,7 +268,7 @@ def role_changed(
 
 
 def set_member(
-    session: Session, namespace: str, member: str, role: str, actor: str
+    session: Session, namespace: str, member: str, role: str, actor: Principal | str
 ) -> tuple[MemberRow, Role | None]:
     """Add `member` to `namespace` with `role`, or change their role. Returns the membership and the role
     before (None: newly added). LastOwner when it demotes the namespace's last owner (nothing changed then:
@@ -234,7 +283,10 @@ def set_member(
     before = _owners(session, namespace)
     old: Role | None = None
     if row is None:
-        row = Membership(namespace=namespace, member=member, role=new_role)
+        if session.scalar(select(ApiKey.id).where(func.lower(ApiKey.name) == member.lower())) is not None:
+            raise ValueError(f"invalid member {member!r}: the name of an API key, so no person's")
+        person_id = _account_for(session, member)
+        row = Membership(namespace=namespace, member=member, role=new_role, person_id=person_id)
         session.add(row)
     else:
         old = cast(Role, row.role)
@@ -246,7 +298,7 @@ def set_member(
     return found, old
 
 
-def remove_member(session: Session, namespace: str, member: str, actor: str) -> Role:
+def remove_member(session: Session, namespace: str, member: str, actor: Principal | str) -> Role:
     """Take `member` out of `namespace`; returns the role they had. NotAMember, or LastOwner (nothing
     changed). Their person row and the labels they gave stay."""
     check_namespace(namespace)

@@ -121,19 +121,29 @@ class Person(Base):
     votes they gave are."""
 
     __tablename__ = "people"
-    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_people_issuer_subject"),)
+    __table_args__ = (
+        UniqueConstraint("issuer", "subject", name="uq_people_issuer_subject"),
+        UniqueConstraint("name", name="uq_people_name"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     issuer: Mapped[str] = mapped_column(String(255))
     subject: Mapped[str] = mapped_column(String(255))
+    # Their verified email at their last sign-in (None: none verified): shown to people, never matched.
     email: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
     display_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The annotator name their labels carry: their verified email at their first sign-in, then fixed.
+    name: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # ID tokens issued (`iat`) at or before it are refused: set by sign-out and by an idle timeout.
+    signed_out_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # Their last accepted request (written at most once a minute), for the idle timeout.
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Membership(Base):
     """A person's role in a namespace, named by their email (or their subject at the provider), so an owner
-    can add someone before their first sign-in."""
+    can add someone before their first sign-in; bound to their account (`person_id`) at that sign-in."""
 
     __tablename__ = "memberships"
     __table_args__ = (UniqueConstraint("namespace", "member", name="uq_memberships_namespace_member"),)
@@ -142,6 +152,9 @@ class Membership(Base):
     namespace: Mapped[str] = mapped_column(String(64), index=True)
     member: Mapped[str] = mapped_column(String(255), index=True)  # an email, lowercased, or a subject
     role: Mapped[str] = mapped_column(String(16))
+    # The account it belongs to, bound once at the first sign-in that matches `member` (a verified email,
+    # or the subject); null until then. Only this account has the role, whatever email it shows later.
+    person_id: Mapped[int | None] = mapped_column(ForeignKey("people.id"), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -39,7 +39,7 @@ HANDLE = "local.requests"
 @pytest.fixture(scope="module")
 def idp() -> Iterator[Idp]:
     with provider_with(PEOPLE) as provider:
-        provider.set_user(OUTSIDER, email=f"{OUTSIDER}@example.com", name="Dan Dunn")
+        provider.set_user(OUTSIDER, email=f"{OUTSIDER}@example.com", email_verified=True, name="Dan Dunn")
         yield provider
 
 
@@ -142,3 +142,47 @@ def test_three_people_sign_in_and_a_sign_out_leaves_nothing_to_the_next(
     with Client(team_service.url, team_service.api_key) as owner:  # bob's labels stay, as his
         labels = [s for s in owner.list_samples(HANDLE) if s.annotator == "bob@example.com"]
     assert len(labels) == 3
+
+
+def test_signing_out_in_one_tab_signs_out_every_tab_and_copied_cookie(
+    signin_app: str, browser: Browser
+) -> None:
+    """alice has two tabs open and her cookies were copied to another browser; she signs out in the second
+    tab. The first tab (not reloaded) shows her signed out at its next run, and the copied cookies open a
+    signed-out page: the service refuses every token she had (POST /keys/current/sign-out)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    thief = browser.new_context(viewport={"width": 1280, "height": 900})
+    tabs: list[Ui] = []
+    try:
+        first = Ui(context.new_page())
+        tabs.append(first)
+        first.goto(signin_app)
+        _sign_in(first, "alice")
+        second = Ui(context.new_page())
+        tabs.append(second)
+        second.goto(signin_app)
+        second.expect_text("Signed in as Alice Archer (alice@example.com)")
+        # Her cookies (Streamlit's `_streamlit_user` and its tokens), copied before she signs out.
+        cookies = [c for c in context.cookies(signin_app) if c["name"].startswith("_streamlit_user")]
+        assert cookies
+        thief.add_cookies([{"name": c["name"], "value": c["value"], "url": signin_app} for c in cookies])
+
+        sign_out(second)
+        first.page.locator("[data-testid='stSidebarNav']").get_by_text("Models", exact=True).click()
+        first.page.get_by_role("heading", name="Sign in").first.wait_for(timeout=60_000)
+        assert first.page.get_by_text("Signed in as Alice Archer").count() == 0
+
+        copied = Ui(thief.new_page())
+        tabs.append(copied)
+        copied.goto(signin_app)
+        copied.page.get_by_role("heading", name="Sign in again").first.wait_for()
+        copied.expect_text("You are signed out")
+        assert copied.page.get_by_text("Signed in as Alice Archer").count() == 0
+        assert copied.page.locator("[data-testid='stSidebarNav']").count() == 0
+    except BaseException:
+        for n, tab in enumerate(tabs):
+            tab.shot(f"signout_failure_{n}")
+        raise
+    finally:
+        context.close()
+        thief.close()

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from core.client import Client, ConflictError, NotFoundError, PermissionDeniedError, ValidationError
+from core.client import (
+    AuthenticationError,
+    Client,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    ValidationError,
+)
 from service.config.settings import Settings
 from service.process.api import create_app
 from service.store.api_keys import create_key
@@ -39,7 +46,7 @@ def test_people_through_the_client_and_a_person_s_token(team: tuple[TestClient, 
     def client(credential: str) -> Client:
         return Client(BASE_URL, credential, transport=http._transport, backoff=0.0)
 
-    idp.set_user("ann", email="ann@example.com", name="Ann")
+    idp.set_user("ann", email="ann@example.com", email_verified=True, name="Ann")
     with client(key) as owner:
         added = owner.set_person_role("acme", "Ann@Example.com", "reviewer")
         assert (added.member, added.role, added.signed_in) == ("ann@example.com", "reviewer", False)
@@ -71,8 +78,22 @@ def test_the_last_owner_person_cannot_step_down(team: tuple[TestClient, str, Idp
     http, _key, idp = team
     with transaction(http.app.state.ctx.sessions) as s:  # type: ignore[attr-defined]
         set_member(s, "solo", "bo@example.com", "owner", OPERATOR)
-    idp.set_user("bo", email="bo@example.com")
+    idp.set_user("bo", email="bo@example.com", email_verified=True)
     with Client(BASE_URL, idp.id_token("bo"), transport=http._transport, backoff=0.0) as bo:
         with pytest.raises(ConflictError) as refused:
             bo.set_person_role("solo", "bo@example.com", "annotator")
         assert refused.value.code == "last_owner"
+
+
+def test_a_person_signs_out_through_the_client(team: tuple[TestClient, str, Idp]) -> None:
+    http, key, idp = team
+    idp.set_user("cy", email="cy@example.com", email_verified=True)
+    token = idp.id_token("cy")
+    with Client(BASE_URL, token, transport=http._transport, backoff=0.0) as cy:
+        assert cy.current_key().is_person
+        assert cy.sign_out().signed_out_at is not None
+        with pytest.raises(AuthenticationError, match="signed out"):
+            cy.current_key()
+    owner = Client(BASE_URL, key, transport=http._transport, backoff=0.0)
+    with owner, pytest.raises(PermissionDeniedError):
+        owner.sign_out()  # a key does not sign out: the operator revokes it

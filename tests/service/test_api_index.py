@@ -27,6 +27,7 @@ _READERS = {
     "owner_read": "an authoring key of the namespace",
     "audit": "an owner of the namespace",
     "ns_read": "an owner of the namespace",
+    "person": "a signed-in person (a key: 403)",
 }
 _ROLE = {"annotator": "an annotator of the namespace", "reviewer": "a reviewer of the namespace",
          "owner": "an owner of the namespace"}  # fmt: skip

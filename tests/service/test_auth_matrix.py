@@ -11,19 +11,24 @@ An operation is one row of OPERATIONS; a route of the app missing from it fails
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 import pytest
 from fastapi.routing import APIRoute
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, select
 
 from core.contract import Action, role_allows
-from service.store.api_keys import create_key
+from service.errors import MAX_BODY_BYTES
+from service.store.api_keys import NameTaken, create_key
 from service.store.db import transaction
+from service.store.tables import Person
+from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
@@ -39,6 +44,7 @@ Kind = Literal[
     "claim",
     "ns_read",
     "ns_write",
+    "person",
 ]
 Visibility = Literal["public", "private"]
 Who = Literal["no_key", "bad_key", "scoring", "other", "annotator", "reviewer", "owner"]
@@ -102,6 +108,8 @@ class Op:
     def expected(self, who: Who, vis: Visibility) -> int:
         if who in ("no_key", "bad_key"):
             return 401
+        if self.kind == "person":  # a person's own sign-in (sign-out): no key has one
+            return 403
         if who == "owner":
             return self.status
         if self.kind in ("ns_read", "ns_write"):  # a namespace's people: its owners only
@@ -222,6 +230,7 @@ PEOPLE = "/v1/namespaces/{namespace}/people"
 # fmt: off
 OPERATIONS: list[Op] = [
     Op("current_key", "GET", "/v1/keys/current", "any_key", "none", 200),
+    Op("sign_out", "POST", "/v1/keys/current/sign-out", "person", "none", 403),
     Op("list_catalog", "GET", "/v1/models", "any_key", "none", 200),
     Op("list_namespace", "GET", "/v1/models", "list_namespace", "none", 200,
        query=lambda ns: {"namespace": ns}),
@@ -518,3 +527,184 @@ def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) 
         assert out["scores"] and "feedback_buffered" not in out
     model = check(svc.client.get("/v1/models/public.mready", headers=svc.publisher), 200)
     assert model["buffered_feedback"] == 0 and model["version_no"] == 1
+
+
+# -- Who the caller is: keys and bodies, people and their sessions ------------------------------------------
+
+
+def test_a_body_over_the_limit_without_a_valid_key_is_401_not_413(svc: Svc) -> None:
+    """The key is checked before anything of the body, its declared length included: a caller without a
+    key learns nothing more than 401."""
+    body = b"x" * (MAX_BODY_BYTES + 1)
+    for headers in ({}, BAD_KEY):
+        resp = svc.client.post("/v1/models", content=body, headers=headers)
+        assert error_code(resp, 401) == "unauthorized"
+    assert error_code(svc.client.post("/v1/models", content=body, headers=svc.author), 413) == (
+        "payload_too_large"
+    )
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[Idp]:
+    with running_idp() as provider:
+        yield provider
+
+
+@pytest.fixture
+def team(tmp_path: Path, database_url: str, idp: Idp) -> Iterator[Svc]:
+    """The service with the loopback identity provider; `acme` has alice (owner) and bob (annotator)."""
+    with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as svc:
+        for member, role in (("alice@example.com", "owner"), ("bob@example.com", "annotator")):
+            check(svc.client.put(f"/v1/namespaces/acme/people/{member}", json={"role": role},
+                                 headers=svc.author), 200)  # fmt: skip
+        yield svc
+
+
+def signed_in(idp: Idp, sub: str, email: str | None = None, **claims: Any) -> dict[str, str]:
+    """`sub` signed in at the provider: a real signed token, with a verified `email` unless told."""
+    claims = {"email": email or f"{sub}@example.com", "email_verified": True, **claims}
+    return auth(idp.token(sub, **claims))
+
+
+def me(svc: Svc, headers: dict[str, str]) -> httpx.Response:
+    return svc.client.get("/v1/keys/current", headers=headers)
+
+
+def promote(svc: Svc, headers: dict[str, str], member: str = "dave@example.com") -> httpx.Response:
+    return svc.client.put(f"/v1/namespaces/acme/people/{member}", json={"role": "owner"}, headers=headers)
+
+
+def test_a_person_is_their_account_not_the_email_a_token_shows(team: Svc, idp: Idp) -> None:
+    """nOAuth: another account showing the owner's email, verified or not and in any letter case, is not
+    the owner; nor is a member who changes their own email to the owner's at the provider."""
+    alice = signed_in(idp, "alice")
+    assert check(me(team, alice), 200)["roles"] == {"acme": "owner"}
+    bob = signed_in(idp, "bob")
+    assert check(me(team, bob), 200)["roles"] == {"acme": "annotator"}
+    forgeries = {
+        "verified": signed_in(idp, "mallory", "alice@example.com"),
+        "other case": signed_in(idp, "mallory2", "ALICE@Example.COM"),
+        "unverified": signed_in(idp, "mallory3", "alice@example.com", email_verified=False),
+        "unsaid": auth(idp.token("mallory4", email="alice@example.com")),  # no email_verified at all
+    }
+    for name, token in forgeries.items():
+        resp = promote(team, token)
+        assert error_code(resp, 403) == "forbidden", name
+        assert error_code(me(team, token), 403) == "forbidden", name
+    # Bob makes his provider email alice's: still bob, an annotator who labels as bob@example.com.
+    bob_as_alice = signed_in(idp, "bob", "alice@example.com")
+    assert error_code(promote(team, bob_as_alice), 403) == "forbidden"
+    again = check(me(team, bob_as_alice), 200)
+    assert (again["roles"], again["name"]) == ({"acme": "annotator"}, "bob@example.com")
+    members = check(team.client.get("/v1/namespaces/acme/people", headers=team.author), 200)["items"]
+    roles = {m["member"]: m["role"] for m in members}
+    assert roles == {"alice@example.com": "owner", "bob@example.com": "annotator"}
+    # Alice's own change names her account in the audit log, beside her email.
+    check(promote(team, alice), 200)
+    event = check(team.client.get("/v1/namespaces/acme/audit", headers=alice), 200)["items"][0]
+    assert event["actor"] == "alice@example.com"
+    account = {"issuer": idp.issuer, "subject": "alice", "email": "alice@example.com"}
+    assert event["detail"]["account"] == account
+
+
+def test_a_membership_binds_the_first_account_with_the_email_verified(team: Svc, idp: Idp) -> None:
+    check(team.client.put("/v1/namespaces/acme/people/carol@example.com", json={"role": "reviewer"},
+                          headers=team.author), 200)  # fmt: skip
+    # An account showing carol's email unverified binds nothing (and has no name to label under).
+    assert error_code(me(team, signed_in(idp, "early", "carol@example.com", email_verified=False)), 403)
+    carol = signed_in(idp, "carol")
+    assert check(me(team, carol), 200)["roles"] == {"acme": "reviewer"}
+    # Bound: a later account with carol's email verified gets nothing; carol keeps it under a new email.
+    assert error_code(me(team, signed_in(idp, "carol-2", "carol@example.com")), 403) == "forbidden"
+    moved = check(me(team, signed_in(idp, "carol", "carol@elsewhere.example")), 200)
+    assert (moved["roles"], moved["name"], moved["email"]) == (
+        {"acme": "reviewer"},
+        "carol@example.com",
+        "carol@elsewhere.example",
+    )
+
+
+def test_a_provider_marked_as_verifying_emails_binds_without_the_claim(
+    tmp_path: Path, database_url: str, idp: Idp
+) -> None:
+    """Entra ID sends no `email_verified`: the operator's setting says its emails are verified; an explicit
+    `email_verified: false` still binds nothing."""
+    with running(tmp_path, database_url=database_url, oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID,
+                 oidc_emails_verified=True) as svc:  # fmt: skip
+        check(svc.client.put("/v1/namespaces/acme/people/erin@example.com", json={"role": "owner"},
+                             headers=svc.author), 200)  # fmt: skip
+        unverified = auth(idp.token("erin-other", email="erin@example.com", email_verified=False))
+        assert error_code(me(svc, unverified), 403) == "forbidden"
+        erin = auth(idp.token("erin", email="erin@example.com"))
+        assert check(me(svc, erin), 200)["roles"] == {"acme": "owner"}
+
+
+def test_a_person_never_takes_a_key_s_name(team: Svc, idp: Idp) -> None:
+    """A provider sending `email: "k_ann"` (no email), or a key's name as an email, gives no name to label
+    under: a person's vote never replaces a key's; no member or key may take the other's name either."""
+    with transaction(team.ctx.sessions) as s:
+        create_key(s, ["acme"], "authoring", name="k_ann", role="annotator")
+        create_key(s, ["acme"], "authoring", name="ann@example.com", role="annotator")
+    for sub, email in (("ann", "k_ann"), ("ann2", "ann@example.com"), ("ann3", "Ann@Example.com")):
+        resp = me(team, signed_in(idp, sub, email))
+        assert error_code(resp, 403) == "forbidden", email
+    for member in ("k_ann", "ann@example.com"):
+        resp = promote(team, team.author, member)
+        assert error_code(resp, 422) == "validation_error", member
+    check(me(team, signed_in(idp, "alice")), 200)
+    with transaction(team.ctx.sessions) as s, pytest.raises(NameTaken):
+        create_key(s, ["acme"], "authoring", name="alice@example.com")
+
+
+def test_a_token_issued_to_another_client_is_refused_though_its_aud_lists_ours(team: Svc, idp: Idp) -> None:
+    both = [CLIENT_ID, "another-app"]
+    refused = {
+        "azp another": signed_in(idp, "alice", aud=both, azp="another-app"),
+        "no azp": signed_in(idp, "alice", aud=both),
+        "one aud, azp another": signed_in(idp, "alice", azp="another-app"),
+    }
+    for name, token in refused.items():
+        assert error_code(me(team, token), 401) == "unauthorized", name
+    ours = signed_in(idp, "alice", aud=both, azp=CLIENT_ID)
+    assert check(me(team, ours), 200)["roles"] == {"acme": "owner"}
+
+
+def test_signing_out_ends_every_tab_and_copied_cookie_at_once(team: Svc, idp: Idp) -> None:
+    """Two browsers (or tabs, or a copied cookie) hold alice's tokens; she signs out in one: both are
+    refused from then on, for reads and writes; a new sign-in works; a key cannot sign out."""
+    first, copied = signed_in(idp, "alice"), signed_in(idp, "alice")
+    check(me(team, copied), 200)
+    out = check(team.client.post("/v1/keys/current/sign-out", headers=first), 200)
+    assert out["signed_out_at"]
+    for token in (first, copied):
+        resp = me(team, token)
+        assert error_code(resp, 401) == "unauthorized" and "signed out" in resp.json()["error"]["message"]
+        assert error_code(promote(team, token), 401) == "unauthorized"
+    later = int(time.time()) + 2  # a sign-in after this one (iat has whole seconds)
+    again = signed_in(idp, "alice", iat=later)
+    assert check(me(team, again), 200)["roles"] == {"acme": "owner"}
+    assert error_code(me(team, first), 401) == "unauthorized"
+    resp = team.client.post("/v1/keys/current/sign-out", headers=team.author)
+    assert error_code(resp, 403) == "forbidden"
+    # Someone in no namespace may still sign out (as they may still ask who they are).
+    check(team.client.post("/v1/keys/current/sign-out", headers=signed_in(idp, "zed")), 200)
+
+
+def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
+    """After the idle timeout (default 8 h) without a request, the tokens from before are refused and a new
+    sign-in is needed; a token older than the longest session (12 h) is refused whatever its `exp`."""
+    now = int(time.time())
+    old = signed_in(idp, "alice", iat=now - 10 * 3600, exp=now + 3600)  # signed in ten hours ago
+    check(me(team, old), 200)
+    with transaction(team.ctx.sessions) as s:  # nine hours pass without a request
+        for row in s.scalars(select(Person)):
+            assert row.last_seen_at is not None
+            row.last_seen_at -= timedelta(hours=9)
+    resp = me(team, old)
+    assert error_code(resp, 401) == "unauthorized" and "without activity" in resp.json()["error"]["message"]
+    fresh = signed_in(idp, "alice", iat=int(time.time()) + 2)
+    check(me(team, fresh), 200)
+    assert error_code(me(team, old), 401) == "unauthorized"  # the new sign-in does not revive the old one
+    ancient = signed_in(idp, "alice", iat=now - 13 * 3600, exp=now + 3600)
+    resp = me(team, ancient)
+    assert error_code(resp, 401) == "unauthorized" and "older than 12 h" in resp.json()["error"]["message"]

@@ -11,6 +11,7 @@ from core.client.models import (
     KeyInfo,
     Member,
     MemberRemoved,
+    SignedOut,
 )
 from core.client.paths import path as _path
 from core.client.results import (
@@ -25,6 +26,11 @@ class NamespaceCalls(ClientBase):
     def current_key(self) -> KeyInfo:
         """The key this client sends: its scope and the namespaces it owns."""
         return KeyInfo.model_validate(self._get("/keys/current"))
+
+    def sign_out(self) -> SignedOut:
+        """End the signed-in person's sign-in in every tab and browser: the service refuses their ID tokens
+        issued until now (`ForbiddenError` for a key: keys are revoked by the operator)."""
+        return SignedOut.model_validate(self.request("POST", "/keys/current/sign-out").json())
 
     def list_people(self, namespace: str) -> list[Member]:
         """The namespace's members and their roles."""

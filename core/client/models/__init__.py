@@ -3,7 +3,7 @@
 from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
 from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
 from core.client.models.model import LastOperation, Model
-from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved
+from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved, SignedOut
 from core.client.models.pool import (
     ClaimReleased,
     PoolImportReport,
@@ -34,6 +34,7 @@ __all__ = [
     "LastOperation",
     "Member",
     "MemberRemoved",
+    "SignedOut",
     "Model",
     "Page",
     "PoolImportReport",

@@ -55,6 +55,12 @@ class KeyInfo(_Response):
         return self.can_author and role is not None and role_allows(role, action)
 
 
+class SignedOut(_Response):
+    """`POST /keys/current/sign-out`: the instant at or before which the person's ID tokens are refused."""
+
+    signed_out_at: datetime
+
+
 class Member(_Response):
     """Someone in a namespace (`GET /namespaces/{ns}/people`): named by email or provider subject."""
 
