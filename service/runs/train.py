@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.embedders.base import Embedder
 from core.engine import train
-from core.engine.votes import Vote, count_votes, vote_counts
+from core.engine.votes import Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
@@ -105,6 +105,7 @@ def execute(at: Attempt) -> None:
     where = f"saving run {at.run_id} attempt {at.number}"
     at.checkpoints.reached("version_saving", at.handle, where, at.number)
     counts = vote_counts(counted)
+    contested = contested_counts(counted)
     # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
     # kept under zero-data-retention.
     trained = trained_record(sha256(t) for t in {x.text for x in samples}) if retain else None
@@ -114,6 +115,7 @@ def execute(at: Attempt) -> None:
                 **dict(result.metrics.get(key, {})),
                 "params": result.params.get(key),
                 **counts.get(key, {"texts": 0, "votes": 0}),
+                **contested.get(key, {"contested": 0, "contested_neutral": 0}),
             }
             for key in (t.key for t in traits)
         },
