@@ -110,6 +110,12 @@ with st.expander(
                 st.session_state.pop("label_session", None)
                 st.rerun()
 
+# Streamlit forgets a widget's value when its page is left: coming back, the trait and mode are the kept
+# session's, so that session (its labels and counters) carries on rather than a new one starting.
+if (before := st.session_state.get("label_session")) is not None and before.handle == handle:
+    if before.trait in names:
+        st.session_state.setdefault("label_trait", before.trait)
+    st.session_state.setdefault("label_mode", before.mode)
 c1, c2, c4 = st.columns([2, 2, 2])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
