@@ -7,6 +7,7 @@ says what the model is doing and which version the labels go into."""
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import streamlit as st
 
@@ -207,7 +208,7 @@ def labelling() -> None:
             f"{len(session.history)} labelled this session{shared}"
         )
         guidelines(t)
-        note_controls(client, session)
+        note_controls(client, session, partial(_press, Press(UNSURE_KEY, shown_as(trait, item))))
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
         (b1, f"1 · {t.negative_label}", "1"),

@@ -9,6 +9,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import cast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from app.labelling.session import (
 )
 from core.client import Client
 from core.local import LocalService
+from tests.app.apptest_util import no_exception, page, run_label_page
 from tests.app.support import make_draft, new_handle
 
 POOL = [f"Pool text number {i}: something to decide on." for i in range(24)]
@@ -127,3 +129,26 @@ def test_a_withdrawn_label_leaves_the_session_s_counters(service: LocalService, 
     withdrawn(s, first)
     assert (len(s.history), s.left) == (1, left - 1)
     assert [label["quality"] for label in s.given] == [0.0]
+
+
+@pytest.mark.usefixtures("app_env")
+def test_a_button_acts_on_the_text_drawn_with_it(service: LocalService, client: Client) -> None:
+    """The Label page (AppTest): a label button drawn with one text, clicked after the session moved on to
+    another (as a key press's rerun does before the page is drawn anew), stores nothing; drawn again, it
+    labels the text it is drawn with."""
+    handle = make_draft(client, new_handle(service, "buttons"))
+    client.add_pool_texts(handle, POOL)
+    before = {x.id for x in client.list_samples(handle)}
+    at = page("label", handle)
+    run_label_page(at)
+    no_exception(at)
+    session = at.session_state["label_session"]
+    session.pos += 1  # the next text, while the buttons still stand for the one drawn
+    at.button(key="label_btn_2").click().run()
+    no_exception(at)
+    assert {x.id for x in client.list_samples(handle)} == before
+    assert "nothing was stored" in at.session_state["label_session"].message
+    shown = at.session_state["label_session"].current["text"]
+    at.button(key="label_btn_2").click().run()  # drawn with the text shown now
+    labelled = [(x.text, x.quality) for x in client.list_samples(handle) if x.id not in before]
+    assert labelled == [(shown, 1.0)]
