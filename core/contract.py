@@ -72,6 +72,10 @@ DEFAULT_DECISION_THRESHOLD = SCORE_MIDPOINT
 #: A quality exactly at the middle of the axis is neutral: it counts toward neither pole (training, counts,
 #: flags, agreement, thresholds and evaluation all read this one rule through `pole_of`).
 NEUTRAL_QUALITY = 0.5
+#: How far from the middle a quality may lie and still be the middle: a mean of votes that is mathematically
+#: 0.5 (0.416667 and 0.583333, or 5/12 and 7/12) may miss it by float rounding (about 1e-16), and must be
+#: neutral as 0.5 typed is. Far below any quality a person means (a 1e-7 step is a pole).
+NEUTRAL_TOLERANCE = 1e-9
 Pole = Literal["positive", "negative", "neutral"]
 POLES: tuple[Pole, ...] = get_args(Pole)
 #: The rule in words, for messages that name it (the engine's and the service's `trait_one_pole`).
@@ -82,10 +86,11 @@ POLE_RULE = (
 
 
 def pole_of(quality: float) -> Pole:
-    """The pole a quality belongs to: above the middle positive, below it negative, exactly at it neutral."""
-    if quality > NEUTRAL_QUALITY:
+    """The pole a quality belongs to: above the middle positive, below it negative, at it neutral (within
+    `NEUTRAL_TOLERANCE`, which absorbs the rounding of a mean of votes)."""
+    if quality > NEUTRAL_QUALITY + NEUTRAL_TOLERANCE:
         return "positive"
-    if quality < NEUTRAL_QUALITY:
+    if quality < NEUTRAL_QUALITY - NEUTRAL_TOLERANCE:
         return "negative"
     return "neutral"
 

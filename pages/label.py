@@ -7,6 +7,7 @@ says what the model is doing and which version the labels go into."""
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import streamlit as st
 
@@ -17,7 +18,19 @@ from app.labelling.labels import labelling_note, retrain_at
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
-from app.labelling.session import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
+from app.labelling.session import (
+    LabelSession,
+    Press,
+    abandon,
+    accept,
+    act,
+    first_suggestions_ready,
+    retune,
+    shown_as,
+    start,
+    update_curve,
+    withdrawn,
+)
 from app.shell.roles import gate
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
@@ -98,6 +111,12 @@ with st.expander(
                 st.session_state.pop("label_session", None)
                 st.rerun()
 
+# Streamlit forgets a widget's value when its page is left: coming back, the trait and mode are the kept
+# session's, so that session (its labels and counters) carries on rather than a new one starting.
+if (before := st.session_state.get("label_session")) is not None and before.handle == handle:
+    if before.trait in names:
+        st.session_state.setdefault("label_trait", before.trait)
+    st.session_state.setdefault("label_mode", before.mode)
 c1, c2, c4 = st.columns([2, 2, 2])
 trait = c1.selectbox("Trait", list(names), key="label_trait", format_func=lambda k: names[k].name)
 mode = c2.selectbox(
@@ -131,24 +150,35 @@ if not gate(backend, "label", "Labelling"):
     st.stop()
 
 kept: LabelSession | None = st.session_state.get("label_session")
-if kept is None or (kept.handle, kept.trait, kept.mode, kept.overlap) != (handle, trait, mode, overlap / 100):
+if kept is None or (kept.handle, kept.trait) != (handle, trait):
     if kept is not None and kept.handle == handle:
         abandon(kept, client)
-    kept = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
+    fresh = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
+    if kept is not None:  # a press delivered again after the switch is still one taken
+        fresh.presses = kept.presses
+    kept = fresh
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
+elif (kept.mode, kept.overlap) != (mode, overlap / 100):  # the session's labels and counters stay
+    with guard("Changing the suggestions"):
+        retune(kept, client, mode, overlap / 100)
 session: LabelSession = kept
 
 
-def _press(key: str) -> None:
-    if not unsure_pressed(session, key, client):
-        act(session, key, client, model)
+def _press(press: Press) -> None:
+    """A key or button: acted on only on the text it was pressed on, once (`accept`)."""
+    if accept(session, press) and not unsure_pressed(session, press.key, client):
+        act(session, press.key, client, model)
+
+
+def _key(key: str, shown: str | None, nonce: str | None) -> None:
+    _press(Press(key, shown, nonce))
 
 
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
-    key_listener("label_keys", [*KEYS, UNSURE_KEY], _press)
+    key_listener("label_keys", [*KEYS, UNSURE_KEY], _key, shown_from="[data-shown]")
     t = names[trait]
     left = session.left
     # What is left to label follows every label (a count that stayed put misled).
@@ -166,7 +196,8 @@ def labelling() -> None:
         score = item.get("score")
         score_line = "no fit yet" if score is None else f"current score {score:.2f}"
         st.markdown(
-            f'<div data-testid="label-text" style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
+            f'<div data-testid="label-text" data-shown="{html.escape(shown_as(trait, item) or "")}" '
+            f'style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
             f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
             f"{html.escape(item['text'])}</div>",
             unsafe_allow_html=True,
@@ -177,7 +208,7 @@ def labelling() -> None:
             f"{len(session.history)} labelled this session{shared}"
         )
         guidelines(t)
-        note_controls(client, session)
+        note_controls(client, session, partial(_press, Press(UNSURE_KEY, shown_as(trait, item))))
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
         (b1, f"1 · {t.negative_label}", "1"),
@@ -187,8 +218,10 @@ def labelling() -> None:
         (b5, "← back", "ArrowLeft"),
         (b6, "→ next", "ArrowRight"),
     ]
+    shown = shown_as(trait, item)  # a click acts on the text drawn with the button
     for column, label, key in buttons:
-        column.button(label, key=f"label_btn_{key}", on_click=_press, args=(key,), width="stretch")
+        press = Press(key, shown)
+        column.button(label, key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch")
     if session.error:
         st.error(session.error)
     elif session.message:
@@ -199,7 +232,7 @@ def labelling() -> None:
     )
 
     if feedback_route:
-        buffered_feedback(client, handle, backend.key)
+        buffered_feedback(client, handle, backend.key, lambda label_id: withdrawn(session, label_id))
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.evaluation.versions import neutral_note, trait_metrics_frame, versions_frame
+from app.evaluation.versions import training_left_out, trait_metrics_frame, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
 from app.ui.widgets import (
@@ -138,9 +138,14 @@ if model.version_no:
                 },
             )
         metrics = active.metrics
-        neutral = sum(int(m.get("neutral_samples") or 0) for m in (metrics.get("traits") or {}).values())
-        if note := neutral_note(neutral, "samples", "training"):
-            st.caption(note)
+        neutral, contested = training_left_out(metrics)
+        if neutral:
+            st.caption(neutral)
+        if contested:  # a disagreement is not a neutral label: said apart, with the way to settle it
+            st.warning(contested, icon=":material/call_split:")
+            if st.button("Settle the contested texts", key="training_settle"):
+                st.session_state["samples_tab"] = "Disagreements"  # the Samples page's tab set (its key)
+                st.switch_page("pages/samples.py")
         st.caption(oof_note(metrics))
         st.caption(
             f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "

@@ -72,6 +72,28 @@ def neutral_note(count: int, things: str, left_out_of: str) -> str | None:
     )
 
 
+def training_left_out(metrics: dict[str, Any]) -> tuple[str | None, str | None]:
+    """What a version's training left out or averaged, said apart (the Training page): (texts labelled
+    neutral, contested texts: votes on both poles, not settled). A contested text whose votes average to
+    the middle is left out as a neutral one is, but it is a disagreement to settle, not a neutral label."""
+    traits = (metrics or {}).get("traits") or {}
+    neutral = sum(int(m.get("neutral_samples") or 0) for m in traits.values())
+    contested = sum(int(m.get("contested") or 0) for m in traits.values())
+    middle = sum(int(m.get("contested_neutral") or 0) for m in traits.values())
+    note = neutral_note(neutral - middle, "samples", "training")
+    if not contested:
+        return note, None
+    parts = []
+    if middle:
+        parts.append(f"{middle:,} average to the middle and are left out of training")
+    if contested - middle:
+        parts.append(f"{contested - middle:,} train at the mean of their votes")
+    return note, (
+        f"{contested:,} contested text(s): votes on both poles, not settled ({'; '.join(parts)}). "
+        "Settle them on the Samples page's Disagreements tab."
+    )
+
+
 def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     """One row per trait of a version's `metrics["traits"]`."""
     traits = (metrics or {}).get("traits") or {}

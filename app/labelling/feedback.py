@@ -6,6 +6,8 @@ model. An analyst who sent a label by mistake takes it back here before that hap
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from app.shell.roles import allows, refusal
@@ -15,9 +17,13 @@ SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 
 FLASH = "feedback_flash"
 
 
-def _withdraw(client: Client, handle: str, label_id: int) -> None:
+def _withdraw(
+    client: Client, handle: str, label_id: int, on_withdrawn: Callable[[int], None] | None = None
+) -> None:
     try:
         out = client.withdraw_feedback(handle, label_id)
+        if on_withdrawn is not None:  # the page's counters follow (app/labelling/session.withdrawn)
+            on_withdrawn(label_id)
         st.session_state[FLASH] = (
             f"Withdrew feedback label #{label_id}: {out.buffered} left in the buffer.",
             True,
@@ -26,10 +32,16 @@ def _withdraw(client: Client, handle: str, label_id: int) -> None:
         st.session_state[FLASH] = (f"Label #{label_id} was not withdrawn: {exc.message}", False)
 
 
-def buffered_feedback(client: Client, handle: str, key: KeyInfo | None = None) -> None:
+def buffered_feedback(
+    client: Client,
+    handle: str,
+    key: KeyInfo | None = None,
+    on_withdrawn: Callable[[int], None] | None = None,
+) -> None:
     """An expander with the buffered labels and a Withdraw button each; nothing for a key that may not read
     the buffer (it may not send feedback either). `key`: the calling key, whose role decides whose labels
-    it may withdraw (its own: labelling; a colleague's: the reviewer role)."""
+    it may withdraw (its own: labelling; a colleague's: the reviewer role). `on_withdrawn(label_id)` is
+    called after a label is withdrawn."""
     try:
         page = client.feedback_page(handle, limit=SHOWN)
     except ApiError:
@@ -55,6 +67,7 @@ def buffered_feedback(client: Client, handle: str, key: KeyInfo | None = None) -
             mine = f.annotator == me
             allowed = allows(key, "label") if mine else others is None
             button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,
-                          args=(client, handle, f.id), width="stretch", disabled=not allowed)  # fmt: skip
+                          args=(client, handle, f.id, on_withdrawn), width="stretch",
+                          disabled=not allowed)  # fmt: skip
         if page.next_cursor:
             st.caption(f"The first {SHOWN} are listed.")

@@ -4,6 +4,8 @@ The page calls these; the session's queue is app/labelling/session.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from app.labelling.session import LabelSession, refill
@@ -40,9 +42,9 @@ def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
     return True
 
 
-def note_controls(client: Client, s: LabelSession) -> None:
+def note_controls(client: Client, s: LabelSession, on_unsure: Callable[[], None] | None = None) -> None:
     """The `?` key's button, and a short comment on the current text for reviewers (its author and time are
-    stored with it)."""
+    stored with it). `on_unsure`: what the button does (the page binds it to the text drawn with it)."""
     item = s.current
     if item is None:
         return
@@ -50,7 +52,7 @@ def note_controls(client: Client, s: LabelSession) -> None:
     c1.button(
         f"{UNSURE_KEY} · unsure",
         key="label_btn_unsure",
-        on_click=lambda: None if unsure_pressed(s, UNSURE_KEY, client) else None,
+        on_click=on_unsure or (lambda: None if unsure_pressed(s, UNSURE_KEY, client) else None),
         help="Not a vote: reviewers see that you were unsure of this text.",
         width="stretch",
     )

@@ -8,6 +8,11 @@ flight), so a key press is never refused because a colleague started a training.
 request (and a suggestion request when the queue runs out), never a read of the stored samples: the curve's
 next point is computed only when asked for (`update_curve`), by `core.engine.label_curve`, from embeddings
 the workbench's sample cache keeps for the process.
+
+A key press is bound to the text it was pressed on (docs/workbench.md, "Label"): a `Press` carries what was
+shown when the key went down, and `accept` drops a press whose text is not the one shown now (it is never
+applied to another text) and a press delivered again (a component's value re-sent on a rerun). Moving a
+control (mode, overlap) re-tunes the queue after the text shown and keeps the session's labels and counters.
 """
 
 from __future__ import annotations
@@ -27,9 +32,27 @@ if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: importe
     from core.embedders.base import Embedder
 
 BATCH = 20  # suggestions fetched at a time
+#: Keys that act on the text shown (label, skip, unsure): a press of one is dropped unless that text is shown.
+ON_TEXT = frozenset({"1", "2", "0", "?"})
 PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-suggest")  # shared by sessions
 NEGATIVE, POSITIVE = 0.0, 1.0
+
+
+@dataclass(frozen=True)
+class Press:
+    """One key press (or button click): the key, what was shown when it went down (`shown_as`), and the
+    press's own id (`nonce`: one per physical press; None for a button, which Streamlit delivers once)."""
+
+    key: str
+    shown: str | None
+    nonce: str | None = None
+
+
+def shown_as(trait: str, item: dict[str, Any] | None) -> str | None:
+    """What a press names as shown: the trait and the text's pool id (the page writes it into the text's
+    element, where the key listener reads it)."""
+    return None if item is None else f"{trait}:{item['id']}"
 
 
 @dataclass
@@ -52,6 +75,7 @@ class LabelSession:
     annotator: str | None = (
         None  # who this key labels as: undo withdraws this one's label, never a colleague's
     )
+    presses: set[str] = field(default_factory=set)  # the nonces of the presses taken (kept across sessions)
 
     @property
     def left(self) -> int | None:
@@ -152,6 +176,66 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
         refill(s, client)
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
         s.error = f"{type(exc).__name__}: {exc}"
+
+
+def accept(s: LabelSession, press: Press) -> bool:
+    """Whether to act on `press`: False for a press taken already (the same nonce) and for a key on a text
+    (`ON_TEXT`) whose text is not the one shown now: such a press is dropped, never applied to another
+    text."""
+    if press.nonce is not None:
+        if press.nonce in s.presses:
+            return False
+        s.presses.add(press.nonce)
+    if press.key in ON_TEXT and press.shown != shown_as(s.trait, s.current):
+        if press.shown is not None:
+            s.error = ""
+            s.message = "That key was pressed on a text no longer shown: nothing was stored. Press it again."
+        return False
+    return True
+
+
+def retune(s: LabelSession, client: Client, mode: str, overlap: float) -> None:
+    """Another suggestion mode or overlap: the text shown stays (a key pressed on it still counts), the
+    texts queued after it go back to the colleagues, and the next suggestions follow the new settings. The
+    labels of the session, and its counters, stay."""
+    if (s.mode, s.overlap) == (mode, overlap):
+        return
+    for item in s.queue[s.pos + 1 :]:
+        with contextlib.suppress(ApiError):
+            _release(s, client, item)
+    s.queue = s.queue[: s.pos + 1]
+    stale, s.pending = s.pending, None
+    if stale is not None:  # suggested under the old settings, and claimed: handed back once they come
+        stale.add_done_callback(lambda done: _release_suggested(s, client, done))
+    s.mode, s.overlap, s.exhausted = mode, overlap, False
+    if s.current is None:  # still waiting for the first suggestions: asked again in the background
+        start(s, client)
+    else:
+        refill(s, client)
+
+
+def _release_suggested(s: LabelSession, client: Client, done: Future[Suggestions]) -> None:
+    if done.exception() is not None:
+        return
+    queued = {item["id"] for item in list(s.queue)}
+    for item in done.result().items:
+        if item.id not in queued:
+            with contextlib.suppress(ApiError):
+                _release(s, client, item.model_dump())
+
+
+def withdrawn(s: LabelSession, feedback_id: int) -> None:
+    """A label of this session withdrawn from the buffer (the page's buffered-feedback list): it no longer
+    counts as labelled, so the counters follow."""
+    for i, h in enumerate(s.history):
+        if h["route"] == "feedback" and h["feedback_id"] == feedback_id:
+            label = {"trait": s.trait, "text": h["item"]["text"], "quality": h["quality"]}
+            if label in s.given:
+                s.given.remove(label)
+            del s.history[i]
+            if s.curve and s.curve[-1][0] > len(s.history):
+                s.curve.pop()
+            return
 
 
 def abandon(s: LabelSession, client: Client) -> None:

@@ -98,3 +98,16 @@ def vote_counts(counted: Sequence[CountedText]) -> dict[str, dict[str, int]]:
         entry["texts"] += 1
         entry["votes"] += len(c.votes)
     return out
+
+
+def contested_counts(counted: Sequence[CountedText]) -> dict[str, dict[str, int]]:
+    """Per trait key: `contested`, the unsettled texts with votes on both poles (a person should settle them),
+    and `contested_neutral`, those of them whose mean is the neutral middle: training leaves them out with
+    the neutral texts, so they are counted apart from texts labelled neutral."""
+    out: dict[str, dict[str, int]] = {}
+    for c in counted:
+        entry = out.setdefault(c.trait, {"contested": 0, "contested_neutral": 0})
+        if c.contested:
+            entry["contested"] += 1
+            entry["contested_neutral"] += pole_of(c.quality) == "neutral"
+    return out

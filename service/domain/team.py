@@ -9,7 +9,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
@@ -20,7 +20,7 @@ from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, UnsureMark, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, UnsureMark, Version, utcnow
 
 #: The export's kinds, in the order its pages walk them.
 KINDS = ("sample", "feedback", "unsure")
@@ -107,14 +107,17 @@ def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: 
         model = readable_model(s, who, handle)
         scope = f"votes|{model.id}"
         stage, after = _position(ctx.cursors.decode(cursor, scope) if cursor else [0, 0])
-        versions = [
+        # When each version's training read the labels (its run's last start): a label folded in from the
+        # buffer keeps the time it was given, which may fall while an earlier training was in flight.
+        read_at = func.coalesce(Run.started_at, Version.created_at)
+        versions = sorted(
             (at, no)
             for at, no in s.execute(
-                select(Version.created_at, Version.version_no)
+                select(read_at, Version.version_no)
+                .outerjoin(Run, Run.id == Version.run_id)
                 .where(Version.model_id == model.id)
-                .order_by(Version.created_at, Version.version_no)
             )
-        ]
+        )
         items: list[tuple[int, VoteRecord]] = []
         for k in range(stage, len(KINDS)):
             fetch = _FETCH[KINDS[k]]
@@ -142,7 +145,8 @@ def _position(after: object) -> tuple[int, int]:
 
 
 def _first_after(versions: Sequence[tuple[datetime, int]], at: datetime) -> int | None:
-    """The first stored version created at or after `at`: the training that took the vote in."""
+    """The first stored version whose training read the labels at or after `at`: the one that took the vote
+    in."""
     i = bisect.bisect_left([v[0] for v in versions], at)
     return versions[i][1] if i < len(versions) else None
 

@@ -10,8 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.embedders.base import Embedder
 from core.engine import train
-from core.engine.types import Sample
-from core.engine.votes import Vote, count_votes, vote_counts
+from core.engine.votes import Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
@@ -21,7 +20,7 @@ from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
 from service.store.heldout import trained_record
-from service.store.samples import add_samples, held_feedback, load_traits, sha256, trait_specs
+from service.store.samples import fold_feedback, held_feedback, load_traits, sha256, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
 
@@ -106,6 +105,7 @@ def execute(at: Attempt) -> None:
     where = f"saving run {at.run_id} attempt {at.number}"
     at.checkpoints.reached("version_saving", at.handle, where, at.number)
     counts = vote_counts(counted)
+    contested = contested_counts(counted)
     # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
     # kept under zero-data-retention.
     trained = trained_record(sha256(t) for t in {x.text for x in samples}) if retain else None
@@ -115,6 +115,7 @@ def execute(at: Attempt) -> None:
                 **dict(result.metrics.get(key, {})),
                 "params": result.params.get(key),
                 **counts.get(key, {"texts": 0, "votes": 0}),
+                **contested.get(key, {"contested": 0, "contested_neutral": 0}),
             }
             for key in (t.key for t in traits)
         },
@@ -131,9 +132,7 @@ def execute(at: Attempt) -> None:
         model = s.get(Model, run.model_id)
         assert model is not None
         if feedback:
-            trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
-            labels = [Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in usable]
-            add_samples(s, model.id, trait_ids, labels, "feedback", annotators=[f.annotator for f in usable])
+            fold_feedback(s, model.id, usable)
             s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in feedback])))
         last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
         version = Version(

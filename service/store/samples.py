@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
@@ -28,6 +29,23 @@ def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[
     for key, quality in labels:
         poles.setdefault(key, set()).add(pole_of(quality))
     return [f for f in feedback if not {"positive", "negative"} <= poles[f.trait_key]]
+
+
+def fold_feedback(session: Session, model_id: int, feedback: Sequence[FeedbackLabel]) -> list[int]:
+    """Buffered labels become samples (a retraining took them in), each with its annotator and the time
+    it was given: the Team page's pace and the votes export read when a label was given, never when a
+    retraining folded it in. Returns the samples' ids in the labels' order."""
+    trait_ids = {t.key: t.id for t in load_traits(session, model_id)}
+    labels = [Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback]
+    return add_samples(
+        session,
+        model_id,
+        trait_ids,
+        labels,
+        "feedback",
+        annotators=[f.annotator for f in feedback],
+        created_ats=[f.created_at for f in feedback],
+    )
 
 
 def sha256(text: str) -> str:
@@ -81,6 +99,7 @@ def add_samples(
     adjudicated: Sequence[bool] | None = None,
     source_urls: Sequence[str | None] | None = None,
     source_ids: Sequence[str | None] | None = None,
+    created_ats: Sequence[datetime] | None = None,
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each;
@@ -89,7 +108,8 @@ def add_samples(
     A batch costs the same whatever the model holds: the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
     executemany. `source_urls` and `source_ids` (per sample, `ORIGIN`) are set on new rows, and on stored
-    ones that have none yet.
+    ones that have none yet. `created_ats` (per sample; default now) are when each label was given: a
+    buffered label folded in by a retraining keeps the time it was given, not the retraining's.
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
@@ -101,6 +121,8 @@ def add_samples(
     authors = list(annotators) if annotators is not None else [None] * n
     settles = list(adjudicated) if adjudicated is not None else [False] * n
     kinds = list(provenances) if provenances is not None else [provenance] * n
+    now = utcnow()
+    times = list(created_ats) if created_ats is not None else [now] * n
     keys: list[SampleKey] = [
         (trait_ids[x.trait], sha256(x.text), float(x.quality), who, bool(settled))
         for x, who, settled in zip(samples, authors, settles, strict=True)
@@ -108,8 +130,7 @@ def add_samples(
     stored = _stored_ids(session, model_id, keys)
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
-    now = utcnow()
-    for x, key, origin, kind in zip(samples, keys, origins, kinds, strict=True):
+    for x, key, origin, kind, given in zip(samples, keys, origins, kinds, times, strict=True):
         if key in stored:
             sid, has = stored[key]
             for name, value in origin.items():
@@ -129,7 +150,7 @@ def add_samples(
                 "content_sha256": digest,
                 "annotator": who,
                 "adjudicated": settled,
-                "created_at": now,
+                "created_at": given,
             }
         else:
             for name, value in origin.items():

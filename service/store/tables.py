@@ -34,6 +34,7 @@ from core.contract import (
     DEFAULT_VOTES_WANTED,
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
+    NEUTRAL_TOLERANCE,
     Aggregation,
     AuditKind,
     ModelState,
@@ -69,8 +70,8 @@ def content_key(column: SQLCoreOperations[str]) -> ColumnElement[str]:
 
 def pole_sql(quality: SQLCoreOperations[float]) -> ColumnElement[str]:
     """`core.contract.pole_of` in SQL, for counting a table's rows per pole in the database."""
-    middle = literal(NEUTRAL_QUALITY)
-    return case((quality > middle, "positive"), (quality < middle, "negative"), else_="neutral")
+    above, below = literal(NEUTRAL_QUALITY + NEUTRAL_TOLERANCE), literal(NEUTRAL_QUALITY - NEUTRAL_TOLERANCE)
+    return case((quality > above, "positive"), (quality < below, "negative"), else_="neutral")
 
 
 def utcnow() -> datetime:

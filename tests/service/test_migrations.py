@@ -144,3 +144,29 @@ def test_the_upgrade_recounts_each_trait_s_poles_with_a_neutral_middle(svc: Svc)
     traits = check(c.get("/v1/models/acme.old-counts/traits", headers=h), 200)["traits"]
     fields = ("sample_count", "positive_samples", "negative_samples", "neutral_samples")
     assert [tuple(t[f] for f in fields) for t in traits] == [(24, 10, 10, 4)]
+
+
+def test_the_upgrade_recounts_poles_with_the_neutral_tolerance(svc: Svc) -> None:
+    """Migration 0022: a sample at 0.5000000000000001 (a mean of votes that is mathematically 0.5) was counted
+    positive; the upgrade recounts it neutral, as `pole_of` now says."""
+    from alembic.script import ScriptDirectory
+
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.near-middle", with_data=False)
+    trait = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
+    check(c.post("/v1/models/acme.near-middle/traits", json={"traits": [trait]}, headers=h), 201)
+    rows = [("good", 1.0), ("bad", 0.0), ("a mean of votes", 0.5000000000000001), ("typed", 0.5)]
+    samples = [{"trait": "sentiment", "text": t, "quality": q} for t, q in rows]
+    check(c.post("/v1/models/acme.near-middle/samples", json={"samples": samples}, headers=h), 201)
+    engine = svc.ctx.engine
+    with engine.begin() as conn:  # as the exact rule counted them
+        conn.execute(text("UPDATE traits SET positive_samples = 2, neutral_samples = 1"))
+    cfg = alembic_config(engine)
+    before = ScriptDirectory.from_config(cfg).get_revision("0022_neutral_tolerance").down_revision
+    assert isinstance(before, str)
+    command.stamp(cfg, before)
+    command.upgrade(cfg, "0022_neutral_tolerance")  # the recount alone
+    command.stamp(cfg, "head")
+    traits = check(c.get("/v1/models/acme.near-middle/traits", headers=h), 200)["traits"]
+    fields = ("sample_count", "positive_samples", "negative_samples", "neutral_samples")
+    assert [tuple(t[f] for f in fields) for t in traits] == [(4, 1, 1, 2)]
