@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from core.client import errors
 from core.client.calls.base import ClientBase, _clean
 from core.client.models import (
     DeleteResult,
@@ -74,6 +76,20 @@ class ModelCalls(ClientBase):
 
     def get_model(self, handle: str) -> Model:
         return Model.model_validate(self._get(_path("models", handle)))
+
+    def get_or_create_model(self, handle: str, **fields: Any) -> Model:  # Any: create_model's keywords
+        """The model `handle`, created with `fields` (`create_model`'s) when there is none, so a notebook cell
+        can run twice. An archived model is answered as it is (its handle stays taken until purged)."""
+        try:
+            return self.get_model(handle)
+        except errors.NotFoundError:
+            pass
+        try:
+            return self.create_model(handle, **fields)
+        except errors.ConflictError as exc:
+            if exc.code != "handle_taken":  # created meanwhile (another cell, a colleague): that one
+                raise
+            return self.get_model(handle)
 
     def update_model(self, handle: str, **fields: object) -> Model:
         """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""
