@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 
 import core
 import core.engine
-from core.client import Client, ClientClosedError, ImportReport, NotFoundError, RowError, ScoringClientError
+from core.client import (
+    Client,
+    ClientClosedError,
+    ConflictError,
+    ImportReport,
+    NotFoundError,
+    PermissionDeniedError,
+    RowError,
+    ScoringClientError,
+)
 from core.client.tabular import rows, texts
 from core.engine import Scorer
 from tests.client.conftest import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
@@ -152,3 +161,27 @@ def test_exports_from_python(client: Client, service: Service, tmp_path: Path) -
     assert local.keys == ["formality"] and snapshot["traits"][0]["key"] == "formality"
     with pytest.raises(ValueError, match="format"):
         client.export_samples(handle, "xlsx")  # type: ignore[arg-type]  # the misuse under test
+
+
+def test_a_purged_handle_can_be_created_again(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("purge"))
+    client.add_pool_texts(handle, ["an unlabelled text"])
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
+    assert set(client.score(handle, "Dear Sir").as_dict()) == {"formality"}  # its scorer is cached now
+    client.delete_model(handle)  # archived: the handle stays taken
+    with pytest.raises(ConflictError, match="handle_taken"):
+        client.create_model(handle)
+    with pytest.raises(PermissionDeniedError):
+        service.client("scorer").delete_model(handle, purge=True)
+    assert client.delete_model(handle, purge=True).deleted is True
+    with pytest.raises(NotFoundError):
+        client.get_model(handle)
+
+    client.create_model(handle)  # the same handle, a new model from the top
+    client.add_traits(handle, [{"name": "Warmth", "positive_label": "warm", "negative_label": "cold"}])
+    rows = [{**r, "trait": "warmth"} for r in formality_rows()]
+    client.import_samples(handle, rows)
+    assert [s.trait for s in client.list_samples(handle)] == ["warmth"] * 12  # nothing of the old model
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
+    assert client.get_model(handle).version_no == 1
+    assert set(client.score(handle, "Dear Sir").as_dict()) == {"warmth"}  # never the purged version's scorer

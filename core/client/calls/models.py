@@ -101,5 +101,10 @@ class ModelCalls(ClientBase):
         `train` makes version N+1. Safe to repeat (a draft answers unchanged)."""
         return Model.model_validate(self.request("POST", _path("models", handle, "reopen")).json())
 
-    def delete_model(self, handle: str) -> DeleteResult:
-        return DeleteResult.model_validate(self.request("DELETE", _path("models", handle)).json())
+    def delete_model(self, handle: str, *, purge: bool = False) -> DeleteResult:
+        """Archive the model (it stays readable; its handle stays taken). `purge=True` (the owner's) deletes
+        it and everything stored under it for good, archived or not, so its handle can be created again."""
+        params = {"purge": "true"} if purge else None
+        return DeleteResult.model_validate(
+            self.request("DELETE", _path("models", handle), params=params).json()
+        )
