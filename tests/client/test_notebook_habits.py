@@ -4,6 +4,7 @@ convention, one-line reprs, and errors that stay in the client's tree and say wh
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -185,3 +186,33 @@ def test_a_purged_handle_can_be_created_again(client: Client, service: Service) 
     client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
     assert client.get_model(handle).version_no == 1
     assert set(client.score(handle, "Dear Sir").as_dict()) == {"warmth"}  # never the purged version's scorer
+
+
+def _interrupt_after(calls: int) -> Callable[[int, int], None]:
+    """A progress callback that raises KeyboardInterrupt at its `calls`-th call: Ctrl-C arriving mid-call."""
+    seen = [0]
+
+    def progress(done: int, total: int) -> None:
+        seen[0] += 1
+        if seen[0] == calls:
+            raise KeyboardInterrupt
+
+    return progress
+
+
+def test_an_interrupt_says_what_was_stored(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("interrupt"), samples=False)
+    rows = [{"trait": "formality", "text": f"text number {i}", "quality": float(i % 2)} for i in range(30)]
+    # Calls: after validation (0 sent), after batch 1 (10 sent), after batch 2: interrupted there.
+    with pytest.raises(KeyboardInterrupt, match="20 of 30 rows were checked and sent"):
+        client.import_samples(handle, rows, batch_size=10, progress=_interrupt_after(3))
+    assert len(list(client.list_samples(handle))) == 20
+    assert client.import_samples(handle, rows).stored == 30  # run again: the rest, nothing twice
+    assert len(list(client.list_samples(handle))) == 30
+
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
+    texts = [f"score me {i}" for i in range(250)]
+    with pytest.raises(KeyboardInterrupt, match="after 100 of 250 texts"):
+        client.score_many(handle, texts, progress=_interrupt_after(2))
+    with pytest.raises(KeyboardInterrupt, match=r"goes on in the service; wait again with client.wait\("):
+        client.wait(handle, progress=_interrupt_after(1))
