@@ -4,6 +4,7 @@ convention, one-line reprs, and errors that stay in the client's tree and say wh
 from __future__ import annotations
 
 import io
+import pydoc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,6 +119,8 @@ def test_errors_stay_in_the_tree_and_say_what_to_do(service: Service) -> None:
 def test_the_package_describes_itself() -> None:
     assert isinstance(core.__version__, str) and core.__version__
     assert {"train", "Scorer", "count_votes", "load_snapshot"} <= set(dir(core.engine))
+    manual = pydoc.render_doc(core.engine, renderer=pydoc.plaintext)  # help(core.engine)
+    assert "train(traits" in manual and "count_votes(votes" in manual
     long = ImportReport(total=731, ids=list(range(731)), errors=[RowError(index=0, row={}, message="x")])
     assert repr(long) == "ImportReport(total=731, ids=731, errors=1, batches=0, in_evaluation_set=0)"
 
@@ -160,6 +163,7 @@ def test_exports_from_python(client: Client, service: Service, tmp_path: Path) -
     snapshot = client.export_snapshot(handle, 1, tmp_path / "v1.json")
     local = Scorer.from_snapshot((tmp_path / "v1.json").read_text())
     assert local.keys == ["formality"] and snapshot["traits"][0]["key"] == "formality"
+    assert repr(local).startswith("Scorer(1 traits: formality; embedder ")
     with pytest.raises(ValueError, match="format"):
         client.export_samples(handle, "xlsx")  # type: ignore[arg-type]  # the misuse under test
 
