@@ -119,7 +119,7 @@ def test_errors_stay_in_the_tree_and_say_what_to_do(service: Service) -> None:
 def test_the_package_describes_itself() -> None:
     assert isinstance(core.__version__, str) and core.__version__
     assert {"train", "Scorer", "count_votes", "load_snapshot"} <= set(dir(core.engine))
-    manual = pydoc.render_doc(core.engine, renderer=pydoc.plaintext)  # help(core.engine)
+    manual = pydoc.plain(pydoc.render_doc(core.engine))  # what help(core.engine) shows
     assert "train(traits" in manual and "count_votes(votes" in manual
     long = ImportReport(total=731, ids=list(range(731)), errors=[RowError(index=0, row={}, message="x")])
     assert repr(long) == "ImportReport(total=731, ids=731, errors=1, batches=0, in_evaluation_set=0)"
