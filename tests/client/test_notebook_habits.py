@@ -220,3 +220,13 @@ def test_an_interrupt_says_what_was_stored(client: Client, service: Service) -> 
         client.score_many(handle, texts, progress=_interrupt_after(2))
     with pytest.raises(KeyboardInterrupt, match=r"goes on in the service; wait again with client.wait\("):
         client.wait(handle, progress=_interrupt_after(1))
+
+
+def test_a_busy_model_is_not_purged(idle_service: Service) -> None:
+    """A run in flight (no worker takes it here) would write its result to nothing: 409, nothing deleted."""
+    with idle_service.client() as c:
+        handle = make_draft(c, idle_service.handle("busy-purge"))
+        c.train(handle, effort="low")
+        with pytest.raises(ConflictError, match="model_busy"):
+            c.delete_model(handle, purge=True)
+        assert c.get_model(handle).state == "busy" and len(list(c.list_samples(handle))) == 12
