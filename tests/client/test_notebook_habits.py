@@ -230,3 +230,20 @@ def test_a_busy_model_is_not_purged(idle_service: Service) -> None:
         with pytest.raises(ConflictError, match="model_busy"):
             c.delete_model(handle, purge=True)
         assert c.get_model(handle).state == "busy" and len(list(c.list_samples(handle))) == 12
+
+
+def test_an_evaluation_reads_as_a_table(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("evaluation-table"))
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
+    items = pd.DataFrame(
+        {"text": [f"{t} (held out)" for t in POSITIVE + NEGATIVE], "quality": [1.0] * 6 + [0.0] * 6}
+    )
+    client.add_evaluation_items(handle, items.assign(trait="formality"))
+    client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
+    evaluation = client.get_evaluation(handle, 1)
+    table = evaluation.to_frame()
+    assert list(table.index) == ["formality"] and table.loc["formality", "items"] == 12
+    auc = evaluation.traits["formality"].roc_auc
+    assert auc is not None and table.loc["formality", "roc_auc"] == auc.value
+    assert repr(evaluation) == f"Evaluation(v1, 12 items: formality ROC-AUC {auc.value:.3f})"
+    assert "<table" in evaluation._repr_html_()
