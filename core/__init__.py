@@ -7,7 +7,13 @@ for the HTTP client, and `import core` stays free of numpy and scikit-learn.
 from __future__ import annotations
 
 import importlib
+from importlib import metadata
 from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = metadata.version("scoring-workbench")
+except metadata.PackageNotFoundError:  # a plain checkout, not installed: the version pyproject.toml states
+    __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from core.client import (
@@ -50,6 +56,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "__version__",
     "ApiError",
     "AuthenticationError",
     "BadRequestError",

@@ -9,12 +9,18 @@ scripts still work), and when another program holds it a new free one, which the
 (`LocalService.port_note`, and a warning on stderr) and keeps from then on. If this process is
 killed outright (no atexit), the service notices within about a second (`--parent-pid`) and exits. The service
 runs background work (training, …) in a worker child process of its own, which exits with it.
+
+The service runs in a process session of its own, so an interrupt sent to this process's group (Ctrl-C in a
+terminal, Jupyter's "interrupt kernel") stops the call in progress and leaves the service serving. One data
+directory has one service: starting it again in this process returns the one running, and a service another
+process runs there (`<data dir>/service.pid`) is refused, never joined by a second writer.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import logging
 import os
 import re
@@ -33,8 +39,10 @@ ENV_DATA_DIR = "SCORING_DATA_DIR"
 KEY_FILE = "local_key.txt"
 PORT_FILE = "service_port.txt"
 LOG_FILE = "service.log"
+PID_FILE = "service.pid"  # {"pid", "url", "owner"}: which process serves the data directory
 _KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
 logger = logging.getLogger(__name__)
+_STARTED: dict[Path, LocalService] = {}  # this process's services by data directory
 
 
 def default_data_dir() -> Path:
@@ -120,15 +128,32 @@ class LocalService:
 
     @property
     def running(self) -> bool:
-        return self.process.poll() is None
+        """Whether the service answers now (its process alive and `/v1/health` answering)."""
+        if self.process.poll() is not None:
+            return False
+        try:
+            return httpx.get(f"{self.url}/health", timeout=2.0).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    @property
+    def restart_hint(self) -> str:
+        """How to get a working service back once this one stopped."""
+        return (
+            f"the local service of {self.data_dir} is not running ({self._state()}): start it again with "
+            f"`svc = core.start_local_service({str(self.data_dir)!r})` and use `svc.client()`"
+        )
 
     @property
     def log_path(self) -> Path:
         return self.data_dir / LOG_FILE
 
     def client(self, **kwargs: Any) -> Client:  # Any: Client's own keyword arguments, passed on
-        """A `Client` for this service with its authoring key."""
-        return Client(self.url, self.api_key, **kwargs)
+        """A `Client` for this service with its authoring key; when the service stops answering, its
+        errors say how to start it again."""
+        client = Client(self.url, self.api_key, **kwargs)
+        client.unreachable_hint = lambda: None if self.process.poll() is None else self.restart_hint
+        return client
 
     def handle(self, name: str) -> str:
         """`<namespace>.<name>`: a model handle in the local namespace."""
@@ -146,6 +171,9 @@ class LocalService:
                 self.process.wait(timeout=timeout)
         with contextlib.suppress(OSError):
             self._log.close()
+        if _STARTED.get(self.data_dir) is self:
+            del _STARTED[self.data_dir]
+        _remove_pid_file(self.data_dir, self.process.pid)
 
     def __enter__(self) -> LocalService:
         return self
@@ -153,9 +181,14 @@ class LocalService:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def _state(self) -> str:
+        code = self.process.poll()
+        if code is not None:
+            return f"exited with code {code}"
+        return "running" if self.running else "not answering"
+
     def __repr__(self) -> str:
-        state = "running" if self.running else f"exited {self.process.returncode}"
-        return f"LocalService({self.url!r}, namespace={self.namespace!r}, pid={self.pid}, {state})"
+        return f"LocalService({self.url!r}, namespace={self.namespace!r}, pid={self.pid}, {self._state()})"
 
 
 def start_local_service(
@@ -174,10 +207,25 @@ def start_local_service(
     for speed, default: the service's own, `SCORING_EMBEDDER` or `core.contract.DEFAULT_EMBEDDER`);
     `worker=False` serves the API alone (`--no-worker`): runs stay queued until a `python -m service worker`
     over the same data directory takes them (how a test holds a run in flight).
+
+    Called again for a data directory whose service this process started and which still answers, it
+    returns that service (so a notebook cell can run twice); a service another process runs on the directory
+    is refused with `LocalServiceError`, never joined by a second one.
     """
     root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
+    started = _STARTED.get(root)
+    if started is not None:
+        if started.running:
+            if started.namespace != namespace:
+                raise LocalServiceError(
+                    f"the service of {root} already runs here for namespace {started.namespace!r}: "
+                    f"stop it (`svc.stop()`) to start it for {namespace!r}"
+                )
+            return started
+        started.stop()
+    _refuse_other_owner(root)
     note = None
     if not port:
         port, note = choose_port(root)
@@ -206,16 +254,72 @@ def start_local_service(
         cmd.append("--no-worker")
 
     log = open(root / LOG_FILE, "ab")  # noqa: SIM115 - kept open for the child's lifetime
-    process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    # A session of its own: an interrupt of this process's group (Jupyter's, a terminal's Ctrl-C) is not its.
+    process = subprocess.Popen(
+        cmd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
+        _write_pid_file(root, process.pid, url)
         _wait_healthy(process, url, startup_timeout, root / LOG_FILE)
         key = _ensure_key(root, url, namespace, env)
     except BaseException:
         _terminate(process)
         log.close()
+        _remove_pid_file(root, process.pid)
         raise
-    return LocalService(process, url, key, namespace, root, log, note)
+    service = LocalService(process, url, key, namespace, root, log, note)
+    _STARTED[root] = service
+    return service
+
+
+def _write_pid_file(root: Path, pid: int, url: str) -> None:
+    tmp = root / f"{PID_FILE}.tmp"
+    tmp.write_text(json.dumps({"pid": pid, "url": url, "owner": os.getpid()}) + "\n")
+    os.replace(tmp, root / PID_FILE)
+
+
+def _remove_pid_file(root: Path, pid: int) -> None:
+    """Remove the pid file if it still names `pid` (a later service's file stays)."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        if int(json.loads((root / PID_FILE).read_text())["pid"]) == pid:
+            (root / PID_FILE).unlink()
+
+
+def _refuse_other_owner(root: Path) -> None:
+    """Raise when another live process's service answers for `root` (two writers would share its database)."""
+    try:
+        held = json.loads((root / PID_FILE).read_text())
+        pid, url, owner = int(held["pid"]), str(held["url"]), int(held["owner"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # none, or unreadable: nothing to refuse
+    if not _pid_alive(pid):
+        return
+    try:
+        answers = httpx.get(f"{url}/health", timeout=2.0).status_code == 200
+    except httpx.TransportError:
+        answers = False
+    if answers:
+        raise LocalServiceError(
+            f"the data directory {root} is already served at {url} (service pid {pid}, started by process "
+            f"{owner}): use it with `core.Client({url!r}, key)` (the key is in {root / KEY_FILE}), or stop "
+            f"that process first; a second service would write to the same database"
+        )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], url: str, timeout: float, log_path: Path) -> None:

@@ -29,6 +29,7 @@ LONG_FILES = (
     "tests/app/test_newcomer_browser.py",  # 96 s
     "tests/engine/test_e5_quantized.py",  # 95 s
     "tests/service/test_schemathesis.py",  # 94 s
+    "tests/client/test_local_session.py",  # 76 s
     "tests/app/test_team_week_browser.py",  # 67 s
     "tests/service/test_auth_matrix.py",  # 60 s
     "tests/benchmarks/test_scale_benchmark.py",  # 59 s
@@ -62,6 +63,7 @@ SERVER_FILES = (
     "tests/service/test_zdr_bytes.py",
     "tests/client/test_local_service.py",
     "tests/client/test_local_orphan.py",
+    "tests/client/test_local_session.py",
     "tests/client/test_perspective_doc.py",
     "tests/client/test_notebook.py",
     "tests/benchmarks/test_load_benchmark.py",

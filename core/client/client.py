@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.client.calls.base import ENV_KEY, ENV_URL, ClientBase, normalize_base_url
 from core.client.calls.evaluation import EvaluationCalls
+from core.client.calls.exports import ExportCalls
 from core.client.calls.feedback import FeedbackCalls
 from core.client.calls.models import ModelCalls
 from core.client.calls.namespaces import NamespaceCalls
@@ -26,6 +27,7 @@ __all__ = ["ENV_KEY", "ENV_URL", "Client", "normalize_base_url"]
 
 
 class Client(
+    ExportCalls,  # before the samples and versions it reads
     NamespaceCalls,
     VersionCalls,  # before ModelCalls, which it builds on
     ModelCalls,

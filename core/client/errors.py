@@ -114,6 +114,10 @@ class TransportError(ScoringClientError):
         super().__init__(message)
 
 
+class ClientClosedError(ScoringClientError):
+    """A call on a `Client` after its `close()` (or the end of its `with` block): make a new client."""
+
+
 class RunFailedError(ScoringClientError):
     """A background run (train, discover, synthesize, retrain) ended with status `failed`."""
 

@@ -1,58 +1,78 @@
-"""Progress reporting for `Client.wait`: a user callback, or a tqdm bar."""
+"""The one progress convention of the client's long calls (imports, wait, score_many, exports).
+
+Each takes `progress=`: `True` or `"tqdm"` for a bar (tqdm's notebook widget under Jupyter, a text bar
+elsewhere), or a callable called as `progress(done, total)` with whole numbers (rows, texts or, for a run,
+percent of 100), or None for nothing.
+"""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Protocol
 
-from core.client.models import LastOperation
+ProgressCallback = Callable[[int, int], None]
+Progress = ProgressCallback | bool | str | None
 
-OperationCallback = Callable[[LastOperation], None]
+
+class Reporter(Protocol):
+    def update(self, done: int, total: int, label: str | None = None) -> None: ...
+
+    def close(self, succeeded: bool) -> None: ...
+
+
+class _Silent:
+    def update(self, done: int, total: int, label: str | None = None) -> None:
+        pass
+
+    def close(self, succeeded: bool) -> None:
+        pass
+
+
+class _Callback:
+    def __init__(self, callback: ProgressCallback) -> None:
+        self._callback = callback
+
+    def update(self, done: int, total: int, label: str | None = None) -> None:
+        self._callback(done, total)
+
+    def close(self, succeeded: bool) -> None:
+        pass
 
 
 class TqdmProgress:
-    """A tqdm bar (the notebook widget under Jupyter) driven by `LastOperation.progress`."""
+    """A tqdm bar (the notebook widget under Jupyter)."""
 
-    def __init__(self, description: str = "") -> None:
+    def __init__(self, description: str, unit: str) -> None:
         # Lazy: only callers asking for a bar pay for tqdm. Without ipywidgets, tqdm.auto falls back
         # to a text bar and warns about it; the text bar is fine, so the warning is noise.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=100, desc=description, unit="%", bar_format=_BAR_FORMAT)
+            self._bar = tqdm(total=None, desc=description, unit=unit)
 
-    def __call__(self, op: LastOperation) -> None:
-        fraction = op.fraction
-        if fraction is not None:
-            target = round(fraction * 100)
-            if target > self._bar.n:
-                self._bar.update(target - self._bar.n)
-        label = " · ".join(p for p in (op.kind, op.phase) if p)
+    def update(self, done: int, total: int, label: str | None = None) -> None:
+        if self._bar.total != total:
+            self._bar.total = total
+        if done > self._bar.n:
+            self._bar.update(done - self._bar.n)
         if label:
-            self._bar.set_description_str(label, refresh=False)
-        if op.progress_message:
-            self._bar.set_postfix_str(op.progress_message, refresh=False)
+            self._bar.set_postfix_str(label, refresh=False)
         self._bar.refresh()
 
     def close(self, succeeded: bool) -> None:
-        if succeeded and self._bar.n < 100:
-            self._bar.update(100 - self._bar.n)
+        if succeeded and self._bar.total is not None and self._bar.n < self._bar.total:
+            self._bar.update(self._bar.total - self._bar.n)
         self._bar.close()
 
 
-_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}{postfix}]"
-
-
-def resolve(
-    progress: OperationCallback | str | None, description: str
-) -> tuple[OperationCallback | None, Callable[[bool], None]]:
-    """Turn `wait(progress=...)` into (callback, close)."""
-    if progress is None:
-        return None, lambda _ok: None
-    if progress == "tqdm":
-        bar = TqdmProgress(description)
-        return bar, bar.close
-    if isinstance(progress, str):
-        raise ValueError(f"progress must be a callable or 'tqdm', not {progress!r}")
-    return progress, lambda _ok: None
+def resolve(progress: Progress, description: str, unit: str = "it") -> Reporter:
+    """`progress=` as a reporter: a bar, the caller's callable, or nothing."""
+    if progress is None or progress is False:
+        return _Silent()
+    if progress is True or progress == "tqdm":
+        return TqdmProgress(description, unit)
+    if isinstance(progress, str) or not callable(progress):
+        raise ValueError(f"progress is True, 'tqdm' or a callable(done, total), not {progress!r}")
+    return _Callback(progress)

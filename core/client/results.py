@@ -9,11 +9,15 @@ names as aliases; the attributes are snake_case.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from core.client.models.base import _Response
 from core.json_types import JsonObject
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # -- service -----------------------------------------------------------------------------------------
 
@@ -118,6 +122,35 @@ class Evaluation(_Response):
     created_at: datetime | None = None
     items: int = 0
     traits: dict[str, TraitEvaluation] = Field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per trait key: its items and each metric's value with its 95% interval."""
+        import pandas as pd
+
+        rows: dict[str, dict[str, float | int | None]] = {}
+        for key, t in self.traits.items():
+            row: dict[str, float | int | None] = {"items": t.items}
+            for name in _METRICS:
+                value = t.metric(name)
+                row[name] = value.value if value else None
+                row[f"{name}_low"] = value.ci_low if value else None
+                row[f"{name}_high"] = value.ci_high if value else None
+            rows[key] = row
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def __repr__(self) -> str:
+        auc = ", ".join(
+            f"{key} ROC-AUC {t.roc_auc.value:.3f}" if t.roc_auc else f"{key} (no ROC-AUC)"
+            for key, t in self.traits.items()
+        )
+        return f"Evaluation(v{self.version_no}, {self.items} items: {auc or 'no traits'})"
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(float_format="{:.3f}".format)
+        return html
+
+
+_METRICS = ("roc_auc", "accuracy", "f1", "calibration_error")
 
 
 # -- thresholds --------------------------------------------------------------------------------------

@@ -1,5 +1,15 @@
 """The local scoring engine: train, score, explain, discover, synthesize, count votes. No web frameworks here.
 
+- `train(specs, samples, embedder=…)` → `TrainingResult`; `dump_snapshot`/`load_snapshot` keep its snapshot
+- `Scorer.from_snapshot(snapshot)`: scores texts on every trait of a snapshot
+- `preview_zero_shot`: a trait's scores before any sample; `discover`: traits from samples;
+  `synthesize`: samples from traits
+- `count_votes`, `vote_counts`, `training_samples`: several annotators' labels; `trait_agreement`,
+  `human_ceiling`: how far they agree
+- `validate_samples`, `validate_text`; the errors (`EngineError` and its subclasses)
+
+`dir(core.engine)` lists every name (`__all__`).
+
 Its names load on first use (PEP 562): `core.engine.errors` and the other light modules are imported by the
 client, the service's start-up and the workbench's pages, and importing the package itself must not bring in
 scikit-learn and SciPy (seconds of a cold start on two busy cores).
@@ -94,6 +104,10 @@ def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its modu
         globals()[name] = value  # once: later lookups find it directly
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
 
 
 __all__ = [

@@ -80,6 +80,10 @@ class Scorer:
     def keys(self) -> list[str]:
         return [t.key for t in self.traits]
 
+    def __repr__(self) -> str:
+        keys = ", ".join(self.keys)
+        return f"Scorer({len(self.traits)} traits: {keys}; embedder {self.embedder_id!r})"
+
     # -- building blocks shared with explanations -------------------------------------------------
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

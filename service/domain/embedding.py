@@ -182,6 +182,13 @@ class ScorerCache:
                 self._items.popitem(last=False)
         return scorer
 
+    def forget(self, version_ids: Sequence[int]) -> None:
+        """Drop the scorers of deleted versions (their ids may be handed out again)."""
+        gone = set(version_ids)
+        with self._lock:
+            for key in [k for k in self._items if k[0] in gone]:
+                del self._items[key]
+
 
 def snapshot_embedder_id(snapshot: JsonObject) -> str | None:
     """The embedder id a snapshot records (so it is scored by the embedder that trained it)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from core.contract import DEFAULT_VOTES_WANTED, HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
@@ -19,7 +19,7 @@ from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.store import history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import Model, SampleRow, utcnow
+from service.store.tables import Model, SampleRow, Version, utcnow
 
 
 def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
@@ -147,6 +147,21 @@ def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
         model.state = TRANSITIONS["delete"][model.state]
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)
+
+
+def purge_model(ctx: Resources, who: Principal, handle: str) -> Deleted:
+    """docs/api.md "Purge": the model and everything stored under it deleted, its handle free again."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        require(s, model, "delete")  # from every state but busy: a run's result would land nowhere
+        model_id = model.id
+        versions = list(s.scalars(select(Version.id).where(Version.model_id == model_id)))
+        s.expunge(model)
+        s.execute(delete(Model).where(Model.id == model_id))  # the rest goes with it (ON DELETE CASCADE)
+    # SQLite may hand a deleted row's id to the next row: no scorer or pool of the purged model may answer it.
+    ctx.scorers.forget(versions)
+    ctx.pools.forget(model_id)
+    return Deleted(handle=handle, deleted=True)
 
 
 def reopen_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:

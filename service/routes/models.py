@@ -49,7 +49,19 @@ def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) 
 
 
 @router.delete("/models/{handle}", response_model=Deleted, responses=errors(403, 404, 409))
-def delete_model(handle: str, who: AuthoringKey, ctx: CtxDep) -> Deleted:
+def delete_model(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    purge: Annotated[
+        bool,
+        Query(
+            description="Delete the model and everything stored under it for good; its handle is free again"
+        ),
+    ] = False,
+) -> Deleted:
+    if purge:
+        return models.purge_model(ctx, who, handle)
     return models.delete_model(ctx, who, handle)
 
 

@@ -37,7 +37,7 @@ def test_train_and_wait_with_progress(client: Client, service: Service) -> None:
     assert (run.state, run.status_code) == ("busy", 202) and run.run_id and run.run_id.startswith("run_")
     seen: list[LastOperation] = []
 
-    model = client.wait(handle, run.run_id, timeout=60, poll_interval=0.01, progress=seen.append)
+    model = client.wait(handle, run.run_id, timeout=60, poll_interval=0.01, on_operation=seen.append)
 
     assert model.state == "ready" and model.version_no == 1
     assert model.last_operation is not None and model.last_operation.status == "succeeded"
@@ -81,7 +81,7 @@ def test_wait_raises_run_failed(client: Client, service: Service) -> None:
         run = client.train(handle, effort="low")
         seen: list[LastOperation] = []
         with pytest.raises(RunFailedError) as err:
-            client.wait(handle, run.run_id, timeout=60, progress=seen.append)
+            client.wait(handle, run.run_id, timeout=60, on_operation=seen.append)
     finally:
         service.ctx.executor.progress_hook = None
     assert err.value.run_id == run.run_id and err.value.code == "internal_error"

@@ -46,7 +46,7 @@ def test_whole_path_over_the_socket(local: LocalService) -> None:
 
         run = c.train(handle, effort="low")
         seen: list[LastOperation] = []
-        model = c.wait(handle, run.run_id, timeout=120, poll_interval=0.05, progress=seen.append)
+        model = c.wait(handle, run.run_id, timeout=120, poll_interval=0.05, on_operation=seen.append)
         assert model.state == "ready" and seen[-1].status == "succeeded"
         assert all(op.run_id == run.run_id for op in seen)
 

@@ -239,6 +239,7 @@ OPERATIONS: list[Op] = [
     Op("patch", "PATCH", M, "write", "ready", 200, json=lambda _: {"description": "changed"}),
     Op("patch_zdr", "PATCH", M, "write", "ready", 200, json=lambda _: {"zero_data_retention": True}),
     Op("delete", "DELETE", M, "write", "ready", 200),
+    Op("purge", "DELETE", M, "write", "ready", 200, query=lambda _: {"purge": "true"}),
     Op("reopen", "POST", M + "/reopen", "write", "ready", 200),
     Op("list_traits", "GET", M + "/traits", "read", "draft", 200),
     Op("add_traits", "POST", M + "/traits", "write", "draft", 201,

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self, TypeVar
+from urllib.parse import unquote
 
 import httpx
 from pydantic import BaseModel
@@ -88,6 +89,8 @@ class ClientBase:
             transport=transport,
         )
         self._sleep: Callable[[float], None] = retry.sleep  # replaceable to observe delays in tests
+        # What to add to a TransportError's message (`LocalService.client()`: how to restart the service).
+        self.unreachable_hint: Callable[[], str | None] | None = None
 
     def close(self) -> None:
         self._http.close()
@@ -117,6 +120,11 @@ class ClientBase:
         A 3xx is an error too (`UnexpectedRedirectError`): redirects are not followed, and the body of one is
         never the result the caller asked for.
         """
+        if self._http.is_closed:
+            raise errors.ClientClosedError(
+                f"{method} {self.base_url}{path}: this client is closed (its `with` block ended or `close()` "
+                "was called): make a new one"
+            )
         request_id = f"req_{uuid.uuid4().hex}"
         send_headers = {"X-Request-Id": request_id, **(headers or {})}
         attempt = 0
@@ -135,9 +143,10 @@ class ClientBase:
                     self._sleep(retry.backoff_delay(attempt, self.backoff))
                     attempt += 1
                     continue
+                hint = self.unreachable_hint() if self.unreachable_hint is not None else None
                 raise errors.TransportError(
                     f"{method} {self.base_url}{path}: {type(exc).__name__}: {exc} "
-                    f"(after {attempt + 1} attempt{'s' if attempt else ''})",
+                    f"(after {attempt + 1} attempt{'s' if attempt else ''})" + (f"; {hint}" if hint else ""),
                     request_id=request_id,
                 ) from exc
             if response.status_code < 300:
@@ -149,7 +158,7 @@ class ClientBase:
                     self._sleep(max(delay, after or 0.0))
                     attempt += 1
                     continue
-            raise errors.error_from_response(response, request_id)
+            raise _hinted(errors.error_from_response(response, request_id), path)
 
     def _get(self, path: str, params: Mapping[str, object] | None = None) -> Any:
         return self.request("GET", path, params=params).json()  # Any: the answer's JSON, read by its model
@@ -167,6 +176,20 @@ class ClientBase:
     def _run_ref(response: httpx.Response) -> RunRef:
         body = response.json()
         return RunRef.model_validate({**body, "status_code": response.status_code})
+
+
+def _hinted(exc: errors.ApiError, path: str) -> errors.ApiError:
+    """A model not found under a handle without its namespace says what a handle is."""
+    parts = path.strip("/").split("/")
+    missing_namespace = len(parts) > 1 and parts[0] == "models" and "." not in parts[1]
+    if isinstance(exc, errors.NotFoundError) and missing_namespace:
+        name = unquote(parts[1])
+        exc.message += (
+            f" (a handle is `<namespace>.<name>`, e.g. 'local.{name}'; "
+            f"`LocalService.handle({name!r})` makes one for the local service)"
+        )
+        exc.args = (str(exc),)
+    return exc
 
 
 def _version_ref(version: str | int) -> str:

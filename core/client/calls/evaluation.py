@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
+from core.client import progress as progress_mod
+from core.client import tabular
 from core.client.calls.base import ClientBase, _require_name, _version_ref
 from core.client.models import (
     RunRef,
@@ -24,27 +26,44 @@ from core.contract import (
     MAX_EVAL_ITEMS_PER_REQUEST,
 )
 
+_ITEM_FIELDS = ("trait", "text", "quality")
+
 
 class EvaluationCalls(ClientBase):
     def add_evaluation_items(
         self,
         handle: str,
-        items: Iterable[Mapping[str, object]],
+        items: Iterable[Mapping[str, object]] | object,
         *,
-        progress: Callable[[int, int], None] | None = None,
+        progress: progress_mod.Progress = None,
+        text: str | None = None,
+        quality: str | None = None,
+        trait: str | None = None,
     ) -> EvaluationItemsAdded:
-        """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
-        Returns how many were `added` and the set's `total`; items already in the set are not added again."""
-        rows = [dict(i) for i in items]
+        """Add labelled held-out items (`trait`, `text`, `quality`; dicts or a DataFrame whose columns
+        `text=`/`quality=`/`trait=` name) in batches of 500; never trained on. Returns how many were `added`
+        and the set's `total`; items already in the set are not added again (so an interrupted call can simply
+        run again). `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
+        rows = [dict(i) for i in tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)]
         added, total = 0, 0
-        for start in range(0, len(rows), MAX_EVAL_ITEMS_PER_REQUEST):
-            batch = rows[start : start + MAX_EVAL_ITEMS_PER_REQUEST]
-            # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
-            path = _path("models", handle, "evaluation-set")
-            body = self.request("POST", path, json={"items": batch}).json()
-            added, total = added + int(body["added"]), int(body["total"])
-            if progress is not None:
-                progress(start + len(batch), len(rows))
+        reporter = progress_mod.resolve(progress, f"evaluation set of {handle}", unit="items")
+        sent = 0
+        try:
+            for start in range(0, len(rows), MAX_EVAL_ITEMS_PER_REQUEST):
+                batch = rows[start : start + MAX_EVAL_ITEMS_PER_REQUEST]
+                # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
+                path = _path("models", handle, "evaluation-set")
+                body = self.request("POST", path, json={"items": batch}).json()
+                added, total = added + int(body["added"]), int(body["total"])
+                sent = start + len(batch)
+                reporter.update(sent, len(rows))
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"adding evaluation items to {handle} stopped: {sent} of {len(rows)} were sent (those are "
+                "stored); adding the same items again adds only the rest"
+            ) from None
+        finally:
+            reporter.close(sent == len(rows))
         return EvaluationItemsAdded(added=added, total=total)
 
     def evaluation_set(self, handle: str) -> EvaluationSet:

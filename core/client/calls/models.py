@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from core.client import errors
 from core.client.calls.base import ClientBase, _clean
 from core.client.models import (
     DeleteResult,
@@ -75,6 +77,20 @@ class ModelCalls(ClientBase):
     def get_model(self, handle: str) -> Model:
         return Model.model_validate(self._get(_path("models", handle)))
 
+    def get_or_create_model(self, handle: str, **fields: Any) -> Model:  # Any: create_model's keywords
+        """The model `handle`, created with `fields` (`create_model`'s) when there is none, so a notebook cell
+        can run twice. An archived model is answered as it is (its handle stays taken until purged)."""
+        try:
+            return self.get_model(handle)
+        except errors.NotFoundError:
+            pass
+        try:
+            return self.create_model(handle, **fields)
+        except errors.ConflictError as exc:
+            if exc.code != "handle_taken":  # created meanwhile (another cell, a colleague): that one
+                raise
+            return self.get_model(handle)
+
     def update_model(self, handle: str, **fields: object) -> Model:
         """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""
         response = self.request("PATCH", _path("models", handle), json=fields)
@@ -85,5 +101,10 @@ class ModelCalls(ClientBase):
         `train` makes version N+1. Safe to repeat (a draft answers unchanged)."""
         return Model.model_validate(self.request("POST", _path("models", handle, "reopen")).json())
 
-    def delete_model(self, handle: str) -> DeleteResult:
-        return DeleteResult.model_validate(self.request("DELETE", _path("models", handle)).json())
+    def delete_model(self, handle: str, *, purge: bool = False) -> DeleteResult:
+        """Archive the model (it stays readable; its handle stays taken). `purge=True` (the owner's) deletes
+        it and everything stored under it for good, archived or not, so its handle can be created again."""
+        params = {"purge": "true"} if purge else None
+        return DeleteResult.model_validate(
+            self.request("DELETE", _path("models", handle), params=params).json()
+        )

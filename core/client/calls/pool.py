@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from core.client import importing
+from core.client import importing, tabular
+from core.client import progress as progress_mod
 from core.client.calls.base import ClientBase
 from core.client.models import (
     ClaimReleased,
@@ -24,9 +25,9 @@ from core.json_types import JsonObject
 
 
 class PoolCalls(ClientBase):
-    def add_pool_texts(self, handle: str, texts: Iterable[str]) -> list[int]:
+    def add_pool_texts(self, handle: str, texts: Iterable[str] | object) -> list[int]:
         """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id)."""
-        payload = list(texts)
+        payload = tabular.texts(texts, "add_pool_texts")
         if not 1 <= len(payload) <= MAX_POOL_TEXTS_PER_REQUEST:
             raise ValueError(
                 f"add_pool_texts takes 1 to {MAX_POOL_TEXTS_PER_REQUEST} texts, got {len(payload)}; "
@@ -39,18 +40,38 @@ class PoolCalls(ClientBase):
     def import_pool(
         self,
         handle: str,
-        texts: Iterable[str],
+        texts: Iterable[str] | object,
         *,
         start: int = 0,
         batch_size: int = importing.POOL_BATCH,
-        progress: Callable[[int, int], None] | None = None,
+        progress: progress_mod.Progress = None,
     ) -> PoolImportReport:
-        """Add any number of texts in batches that shrink on a slow service; `progress(stored, total)` after
-        each. Never raises for a failed batch: the report says how many are stored (`stored`, from the start)
-        and why it stopped (`error`); call again with `start=report.stored` to resume."""
-        return importing.import_pool(
-            self, handle, list(texts), start=start, batch_size=batch_size, progress=progress
-        )
+        """Add any number of texts (a list, tuple, numpy array or pandas Series) in batches that shrink on a
+        slow service. Never raises for a failed batch: the report says how many are stored (`stored`, from the
+        start) and why it stopped (`error`); call again with `start=report.stored` to resume (also after an
+        interrupt, whose message says that number). `progress`: `True`/`"tqdm"` or
+        `progress(stored, total)`."""
+        items = tabular.texts(texts, "import_pool")
+        reporter = progress_mod.resolve(progress, f"pool of {handle}", unit="texts")
+        stored = [start]
+
+        def seen(n: int, total: int) -> None:
+            stored[0] = n
+            reporter.update(n, total)
+
+        report: PoolImportReport | None = None
+        try:
+            report = importing.import_pool(
+                self, handle, items, start=start, batch_size=batch_size, progress=seen
+            )
+            return report
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"pool import into {handle} stopped: the first {stored[0]} of {len(items)} texts are stored; "
+                f"resume with import_pool(handle, texts, start={stored[0]})"
+            ) from None
+        finally:
+            reporter.close(report is not None and report.error is None)
 
     def list_pool_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> PoolPage:
         return PoolPage.model_validate(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
+from core.client import progress as progress_mod
+from core.client import tabular
 from core.client.calls.base import ClientBase, _clean, _dump
 from core.client.models import (
     DeleteResult,
@@ -22,9 +24,19 @@ from core.contract import (
 
 
 class SampleCalls(ClientBase):
-    def add_samples(self, handle: str, samples: Iterable[SampleInput | Mapping[str, object]]) -> list[int]:
-        """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id)."""
-        payload = [_dump(SampleInput, s) for s in samples]
+    def add_samples(
+        self,
+        handle: str,
+        samples: Iterable[SampleInput | Mapping[str, object]] | object,
+        *,
+        text: str | None = None,
+        quality: str | None = None,
+        trait: str | None = None,
+    ) -> list[int]:
+        """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id).
+        `samples` may be a DataFrame: `text=`/`quality=`/`trait=` name its columns (see `import_samples`)."""
+        rows = tabular.rows(samples, SampleInput.model_fields, text=text, quality=quality, trait=trait)
+        payload = [_dump(SampleInput, s) for s in rows]
         if not 1 <= len(payload) <= MAX_SAMPLES_PER_REQUEST:
             raise ValueError(
                 f"add_samples takes 1 to {MAX_SAMPLES_PER_REQUEST} samples, got {len(payload)}; "
@@ -38,20 +50,46 @@ class SampleCalls(ClientBase):
     def import_samples(
         self,
         handle: str,
-        samples: Iterable[SampleInput | Mapping[str, object]],
+        samples: Iterable[SampleInput | Mapping[str, object]] | object,
         *,
         batch_size: int = MAX_SAMPLES_PER_REQUEST,
-        progress: Callable[[int, int], None] | None = None,
+        progress: progress_mod.Progress = None,
         provenance: InputProvenance | None = None,
+        text: str | None = None,
+        quality: str | None = None,
+        trait: str | None = None,
     ) -> ImportReport:
         """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
+        `samples` are dicts or a DataFrame: `text=`/`quality=`/`trait=` name its columns when they are named
+        otherwise, columns that are no field of a sample are left out, empty cells stay unset.
         `provenance="imported"` marks every row as a file's, not the sender's votes (a row's own
-        `provenance` wins); posting such rows needs the owner role."""
+        `provenance` wins); posting such rows needs the owner role. `progress`: `True`/`"tqdm"` or
+        `progress(done, total)` (core.client.progress). Interrupted, it says how many rows were sent: what
+        was sent is stored, and importing again stores the rest (a stored sample keeps its id)."""
         from core.client.importing import import_samples
 
-        return import_samples(
-            self, handle, samples, batch_size=batch_size, progress=progress, provenance=provenance
-        )
+        rows = tabular.rows(samples, SampleInput.model_fields, text=text, quality=quality, trait=trait)
+        reporter = progress_mod.resolve(progress, f"importing into {handle}", unit="rows")
+        done = [0]
+
+        def seen(n: int, total: int) -> None:
+            done[0] = n
+            reporter.update(n, total)
+
+        succeeded = False
+        try:
+            report = import_samples(
+                self, handle, rows, batch_size=batch_size, progress=seen, provenance=provenance
+            )
+            succeeded = True
+            return report
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"import into {handle} stopped: {done[0]} of {len(rows)} rows were checked and sent "
+                "(those are stored); importing the same rows again stores the rest and nothing twice"
+            ) from None
+        finally:
+            reporter.close(succeeded)
 
     def list_samples_page(
         self,

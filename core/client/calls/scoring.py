@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from core.client import progress as progress_mod
+from core.client import tabular
 from core.client.calls.base import ClientBase, _version_ref
 from core.client.models import (
     CompareResult,
@@ -28,6 +30,11 @@ class ScoringCalls(ClientBase):
         feedback: Sequence[Mapping[str, object]] | Mapping[str, float] | None = None,
     ) -> ScoreResult:
         """Score one text. `feedback` is `[{"trait", "quality"}]` or `{trait: quality}`."""
+        if not isinstance(content, str):
+            raise TypeError(
+                f"score takes one text, not {type(content).__name__}: "
+                "score many with client.score_many(handle, texts)"
+            )
         body: JsonObject = {"content": content}
         if version is not None:
             body["version"] = _version_ref(version)
@@ -46,28 +53,43 @@ class ScoringCalls(ClientBase):
     def score_many(
         self,
         handle: str,
-        contents: list[str],
+        contents: Sequence[str] | object,
         *,
         version: str | int | None = None,
         explain: bool = False,
-    ) -> list[ScoreResult]:
-        """Score many texts (100 per request, one with `explain`); one `ScoreResult` per text, in order."""
+        progress: progress_mod.Progress = None,
+    ) -> tabular.ScoreResults:
+        """Score many texts (a list, tuple, numpy array or pandas Series; 100 a request, 1 with `explain`).
+
+        One `ScoreResult` per text, in order, as `ScoreResults`: `.to_frame()` (the Series' index kept),
+        `.to_numpy()`. `progress`: `True`/`"tqdm"` or `progress(done, total)` (core.client.progress)."""
+        texts = tabular.texts(contents, "score_many")
         out: list[ScoreResult] = []
         per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
-        for start in range(0, len(contents), per_request):
-            chunk = contents[start : start + per_request]
-            body: JsonObject = {"content": chunk}
-            if version is not None:
-                body["version"] = _version_ref(version)
-            if explain:
-                body["explain"] = True
-            envelope = self.request("POST", _path("models", handle, "score"), json=body).json()
-            common = {k: v for k, v in envelope.items() if k not in ("results", "scores")}
-            results = sorted(envelope.get("results", []), key=lambda r: r.get("index", 0))
-            for r in results:
-                merged = {**common, **r, "index": start + int(r.get("index", 0))}
-                out.append(ScoreResult.model_validate(merged))
-        return out
+        reporter = progress_mod.resolve(progress, f"scoring {handle}", unit="texts")
+        reporter.update(0, len(texts))
+        try:
+            for start in range(0, len(texts), per_request):
+                chunk = texts[start : start + per_request]
+                body: JsonObject = {"content": list(chunk)}
+                if version is not None:
+                    body["version"] = _version_ref(version)
+                if explain:
+                    body["explain"] = True
+                envelope = self.request("POST", _path("models", handle, "score"), json=body).json()
+                common = {k: v for k, v in envelope.items() if k not in ("results", "scores")}
+                results = sorted(envelope.get("results", []), key=lambda r: r.get("index", 0))
+                for r in results:
+                    merged = {**common, **r, "index": start + int(r.get("index", 0))}
+                    out.append(ScoreResult.model_validate(merged))
+                reporter.update(len(out), len(texts))
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"score_many stopped after {len(out)} of {len(texts)} texts (scoring stores nothing)"
+            ) from None
+        finally:
+            reporter.close(len(out) == len(texts))
+        return tabular.ScoreResults(out, tabular.index_of(contents))
 
     def score_text(self, handle: str, content: str, *, version: str | int | None = None) -> str:
         """The service's plain-text bar chart of one text."""

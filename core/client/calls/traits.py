@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
+from core.client import tabular
 from core.client.calls.base import ClientBase, _clean, _dump
 from core.client.models import (
     DeleteResult,
@@ -15,6 +16,7 @@ from core.client.models import (
 )
 from core.client.paths import path as _path
 from core.client.retry import Safety
+from core.contract import trait_key
 
 
 class TraitCalls(ClientBase):
@@ -26,19 +28,45 @@ class TraitCalls(ClientBase):
     def list_traits(self, handle: str) -> list[Trait]:
         return self._traits(self._get(_path("models", handle, "traits")))
 
-    def add_traits(self, handle: str, traits: Iterable[TraitInput | Mapping[str, object]]) -> list[Trait]:
-        """Add traits; dicts are validated as `TraitInput` first (pydantic.ValidationError if wrong)."""
-        payload = [_dump(TraitInput, t) for t in traits]
+    def add_traits(
+        self,
+        handle: str,
+        traits: Iterable[TraitInput | Mapping[str, object]],
+        *,
+        if_exists: Literal["return", "error", "add"] = "return",
+    ) -> list[Trait]:
+        """Add traits and answer the model's traits; dicts are validated as `TraitInput` first
+        (pydantic.ValidationError if wrong).
+
+        A trait whose key or name (any case) the model has already is, by `if_exists`: `"return"` not added
+        (so a cell run twice answers what it made the first time), `"error"` a `ValueError` naming the trait
+        there, `"add"` added all the same (the service then keys it `<key>_2`, docs/api.md)."""
+        wanted = [TraitInput.model_validate(_dump(TraitInput, t)) for t in traits]
+        if if_exists != "add":
+            existing = self.list_traits(handle)
+            by = {t.key: t for t in existing} | {t.name.casefold(): t for t in existing}
+            there = [(t, by.get(trait_key(t.name)) or by.get(t.name.casefold())) for t in wanted]
+            clashes = [(t, old) for t, old in there if old is not None]
+            if clashes and if_exists == "error":
+                new, old = clashes[0]
+                raise ValueError(
+                    f"the model {handle} already has trait {old.key!r} (named {old.name!r}) for "
+                    f"{new.name!r}: pass if_exists='return' to use it, or 'add' for a second one"
+                )
+            wanted = [t for t, old in there if old is None]
+            if not wanted:
+                return existing
+        payload = [t.model_dump(exclude_none=True) for t in wanted]
         response = self.request(
             "POST", _path("models", handle, "traits"), json={"traits": payload}, safety=Safety.ONCE
         )
         return self._traits(response.json())
 
     def preview_trait(
-        self, handle: str, trait: TraitInput | Mapping[str, object], texts: Sequence[str]
+        self, handle: str, trait: TraitInput | Mapping[str, object], texts: Sequence[str] | object
     ) -> TraitPreview:
         """Zero-shot scores of 1-20 `texts` for a trait not yet added or trained (nothing is stored)."""
-        body = {"trait": _dump(TraitInput, trait), "texts": list(texts)}
+        body = {"trait": _dump(TraitInput, trait), "texts": tabular.texts(texts, "preview_trait")}
         response = self.request("POST", _path("models", handle, "traits", "preview"), json=body)
         return TraitPreview.model_validate(response.json())
 

@@ -38,14 +38,17 @@ class VersionCalls(ModelCalls):  # waiting reads the model
         *,
         timeout: float = 600.0,
         poll_interval: float = 0.5,
-        progress: Callable[[LastOperation], None] | str | None = None,
+        progress: progress_mod.Progress = None,
+        on_operation: Callable[[LastOperation], None] | None = None,
     ) -> Model:
         """Poll the model until it is no longer busy (and, given `run_id`, its last run is that one).
 
-        `progress` is called with each `LastOperation` seen, or is `"tqdm"` for a progress bar.
-        Raises `RunFailedError` if the run failed and `WaitTimeoutError` after `timeout` seconds.
+        `progress`: `True`/`"tqdm"` for a bar or `progress(percent_done, 100)` (core.client.progress);
+        `on_operation` is called with each `LastOperation` seen (phase, message, run id).
+        Raises `RunFailedError` if the run failed and `WaitTimeoutError` after `timeout` seconds. An interrupt
+        (Ctrl-C, a notebook's stop) stops the waiting, not the run: it goes on in the service.
         """
-        callback, close = progress_mod.resolve(progress, handle)
+        reporter = progress_mod.resolve(progress, handle, unit="%")
         deadline = time.monotonic() + timeout
         model: Model | None = None
         succeeded = False
@@ -53,8 +56,12 @@ class VersionCalls(ModelCalls):  # waiting reads the model
             while True:
                 model = self.get_model(handle)
                 op = model.last_operation
-                if callback is not None and op is not None and (run_id is None or op.run_id == run_id):
-                    callback(op)
+                if op is not None and (run_id is None or op.run_id == run_id):
+                    if on_operation is not None:
+                        on_operation(op)
+                    label = " · ".join(p for p in (op.kind, op.phase, op.progress_message) if p)
+                    done = 100 if op.status == "succeeded" else round((op.fraction or 0.0) * 100)
+                    reporter.update(done, 100, label)
                 if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
                     if op is not None and op.status == "failed":
                         raise errors.RunFailedError(model, op)
@@ -64,8 +71,14 @@ class VersionCalls(ModelCalls):  # waiting reads the model
                 if remaining <= 0:
                     raise errors.WaitTimeoutError(handle, run_id, timeout, model)
                 time.sleep(min(poll_interval, remaining))
+        except KeyboardInterrupt:
+            run = run_id or (model.last_operation.run_id if model and model.last_operation else None)
+            raise KeyboardInterrupt(
+                f"stopped waiting for {handle}: the run{f' {run}' if run else ''} goes on in the service; "
+                f"wait again with client.wait({handle!r}{f', {run!r}' if run else ''})"
+            ) from None
         finally:
-            close(succeeded)
+            reporter.close(succeeded)
 
     def list_versions_page(
         self, handle: str, limit: int | None = None, cursor: str | None = None

@@ -55,3 +55,13 @@ class DeleteResult(_Response):
     handle: str
     deleted: bool
     id: int | None = None  # the sample's id, for a sample delete
+
+
+def _counted(model: BaseModel) -> str:
+    """A one-line repr of a report: each field's value, a list's length instead of its items (a notebook
+    shows the repr of a 731-row import's report)."""
+    parts = []
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        parts.append(f"{name}={len(value) if isinstance(value, list) else repr(value)}")
+    return f"{type(model).__name__}({', '.join(parts)})"

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from core.client.models.base import Page, _Response
+from core.client.models.base import Page, _counted, _Response
 
 
 class PoolText(_Response):
@@ -75,6 +75,9 @@ class PoolImportReport(_Response):
     in_evaluation_set: int = 0  # of those sent, texts left out (no id) as texts of the evaluation set
     batches: int = 0
     error: str | None = None  # why the import stopped early (after retrying smaller batches)
+
+    def __repr__(self) -> str:
+        return _counted(self)
 
     @property
     def complete(self) -> bool:

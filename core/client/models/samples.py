@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from core.client.models.base import _Input, _Response
+from core.client.models.base import _counted, _Input, _Response
 from core.contract import (
     ANNOTATOR_RE,
     MAX_SOURCE_ID_CHARS,
@@ -144,3 +144,6 @@ class ImportReport(_Response):
     @property
     def rejected(self) -> list[RowError]:
         return [e for e in self.errors if e.stage == "server"]
+
+    def __repr__(self) -> str:
+        return _counted(self)

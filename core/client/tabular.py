@@ -1,0 +1,116 @@
+"""pandas in and out: texts and rows as a notebook holds them, and scores as a table.
+
+Texts may come as a list, a tuple, a numpy array or a pandas Series; rows as dicts or a DataFrame whose
+columns are named with `text=`/`quality=`/`trait=` (as `core.tables.read_file` names them). pandas loads
+only when a table is asked for, so plain lists never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.client.models import ScoreResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def texts(values: object, call: str) -> list[str]:
+    """`values` as a list of texts; a single string or a non-text value is a `TypeError` naming `call`."""
+    if isinstance(values, str | bytes):
+        raise TypeError(
+            f"{call} takes a list of texts (list, tuple, numpy array or pandas Series), not one text"
+        )
+    if not isinstance(values, Iterable):
+        raise TypeError(f"{call} takes a list of texts, not {type(values).__name__}")
+    out = list(values)
+    for i, value in enumerate(out):
+        if not isinstance(value, str):
+            raise TypeError(f"{call}: text {i} is {type(value).__name__} {value!r}, not a string")
+    return out
+
+
+def rows(
+    values: object,
+    fields: Collection[str],
+    *,
+    text: str | None = None,
+    quality: str | None = None,
+    trait: str | None = None,
+) -> list[Mapping[str, object]]:
+    """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=` become those fields, the
+    columns that are no field of a row (`fields`) are left out, and missing values (NaN, None) stay unset."""
+    if _is_frame(values):
+        frame: pd.DataFrame = values  # type: ignore[assignment]  # checked by _is_frame
+        renames = {
+            column: field
+            for field, column in (("text", text), ("quality", quality), ("trait", trait))
+            if column is not None
+        }
+        missing = [column for column in renames if column not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"the DataFrame has no column {missing[0]!r} (its columns: {list(frame.columns)})"
+            )
+        kept = frame.rename(columns=renames)
+        kept = kept[[c for c in kept.columns if c in fields]]
+        if "text" not in kept.columns:
+            raise ValueError(
+                f"the DataFrame has no 'text' column: name the texts' column with text= (its columns: "
+                f"{list(frame.columns)})"
+            )
+        records = kept.astype(object).where(kept.notna(), None).to_dict("records")
+        return [{str(k): v for k, v in r.items() if v is not None} for r in records]
+    if text is not None or quality is not None or trait is not None:
+        raise TypeError("text=/quality=/trait= name a DataFrame's columns; these rows are not a DataFrame")
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(f"rows are a list of dicts or a pandas DataFrame, not {type(values).__name__}")
+    return list(values)
+
+
+def _is_frame(values: object) -> bool:
+    return type(values).__name__ == "DataFrame" and hasattr(values, "columns") and hasattr(values, "to_dict")
+
+
+def index_of(values: object) -> Sequence[object] | None:
+    """A pandas Series' index (so scores line up with the rows they came from), else None."""
+    index = getattr(values, "index", None)
+    return list(index) if type(values).__name__ == "Series" and index is not None else None
+
+
+class ScoreResults(list[ScoreResult]):
+    """`score_many`'s answer: one `ScoreResult` per text, in order, plus `.to_frame()` (one row per text,
+    one column per trait key; the index of the Series scored, if it was one) and `.to_numpy()`."""
+
+    def __init__(self, results: Iterable[ScoreResult], index: Sequence[object] | None = None) -> None:
+        super().__init__(results)
+        self.row_index = index
+
+    @property
+    def traits(self) -> list[str]:
+        """The trait keys, in the service's order."""
+        return [s.trait for s in self[0].scores] if self else []
+
+    def to_numpy(self) -> np.ndarray:
+        """Scores as a float array, one row per text and one column per trait (`.traits`)."""
+        keys = self.traits
+        rows = [[r.as_dict()[k] for k in keys] for r in self]
+        return np.array(rows, dtype=np.float64).reshape(len(self), len(keys))
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        index = list(self.row_index) if self.row_index is not None else list(range(len(self)))
+        return pd.DataFrame(self.to_numpy(), columns=self.traits, index=index)
+
+    def __repr__(self) -> str:
+        traits = ", ".join(self.traits) or "no traits"
+        version = f", version {self[0].version_no}" if self and self[0].version_no is not None else ""
+        return f"ScoreResults({len(self)} texts × {len(self.traits)} traits: {traits}{version})"
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(max_rows=20)
+        return html

@@ -1,0 +1,121 @@
+"""The local service in a notebook's life: an interrupt of the kernel's process group (as Jupyter sends
+it) stops the call, not the service; starting it twice gives the one service; a stopped service is seen and
+explained."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.client import TransportError
+from core.local import LOG_FILE, LocalServiceError, start_local_service
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A kernel stand-in: starts the service, says so, then works in a call until the interrupt comes.
+KERNEL = """
+import subprocess, sys, time
+from core.local import start_local_service
+svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", startup_timeout=120)
+client = svc.client()
+print("started", flush=True)
+try:
+    while True:
+        client.health()
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+try:  # a service that got the interrupt shuts down within a moment; give it that moment to show
+    svc.process.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    pass
+print("health", svc.client().health().status, "running", svc.running, flush=True)
+svc.stop()
+"""
+
+
+def test_an_interrupt_of_the_callers_group_leaves_the_service_serving(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", KERNEL, str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a Jupyter kernel has
+    )
+    try:
+        assert kernel.stdout is not None
+        first = kernel.stdout.readline().strip()
+        assert first == "started", f"{first!r}; log:\n{(tmp_path / LOG_FILE).read_text()}"
+        os.killpg(kernel.pid, signal.SIGINT)  # what Jupyter's "interrupt kernel" does
+        out, err = kernel.communicate(timeout=120)
+    finally:
+        if kernel.poll() is None:
+            os.killpg(kernel.pid, signal.SIGKILL)
+            kernel.wait()
+    assert out.split() == ["interrupted", "health", "ok", "running", "True"], f"{out}\n{err}"
+
+
+def test_a_second_start_returns_the_running_service(tmp_path: Path) -> None:
+    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
+        again = start_local_service(tmp_path, embedder="hashing", namespace="nb")
+        assert again is svc and again.pid == svc.pid
+        with pytest.raises(LocalServiceError, match="already runs here for namespace 'nb'"):
+            start_local_service(tmp_path, embedder="hashing", namespace="other")
+    assert not svc.running
+
+
+def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom core.local import start_local_service\n"
+        "svc = start_local_service(sys.argv[1], embedder='hashing', namespace='nb', startup_timeout=120)\n"
+        "print(svc.url, flush=True)\nsys.stdin.read()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    other = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None and other.stdin is not None
+        url = other.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        with pytest.raises(LocalServiceError, match=f"already served at {url}"):
+            start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+        other.stdin.close()  # the other process exits, its service with it (atexit)
+        other.wait(timeout=60)
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    # Once that service has gone, the directory is free again.
+    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
+        assert svc.running
+
+
+def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(tmp_path: Path) -> None:
+    svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+    client = svc.client(retries=0)
+    assert svc.running and client.health().status == "ok"
+    svc.process.kill()  # died under the caller (killed, crashed)
+    svc.process.wait()
+    assert not svc.running
+    assert "exited with code" in repr(svc)
+    with pytest.raises(TransportError, match=r"start it again with `svc = core.start_local_service\("):
+        client.health()
+    again = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+    try:
+        assert again is not svc and again.running
+    finally:
+        again.stop()
