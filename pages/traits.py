@@ -16,7 +16,7 @@ from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
 from core.client import Client, Trait
-from core.contract import AGGREGATIONS, DISCOVER_EFFORTS
+from core.contract import AGGREGATIONS, DISCOVER_EFFORTS, trait_key
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
 
@@ -173,19 +173,20 @@ if editable:
         if spec["positive_label"] and spec["negative_label"]:
             zero_shot_preview(client, handle, spec)
         if st.button("Add trait", type="primary", key="trait_add"):
-            taken = {t.name.strip().casefold(): t.key for t in traits}
-            twin = taken.get(name.strip().casefold())
+            # A name is taken when a trait has it (any case) or its key: the service would key the new one
+            # `politeness_2`, two traits one meaning.
+            taken = {t.name.strip().casefold(): t.key for t in traits} | {t.key: t.key for t in traits}
+            twin = taken.get(name.strip().casefold()) or taken.get(trait_key(name.strip()))
             if not (name.strip() and positive.strip() and negative.strip()):
                 st.error("Name and both pole labels are required.")
             elif twin:
-                # The service would add it under a suffixed key (`politeness_2`): two traits one name.
                 st.error(
-                    f"The model already has a trait named {name.strip()!r} (key `{twin}`): "
+                    f"The model already has a trait named like {name.strip()!r} (key `{twin}`): "
                     "choose another name, or edit that trait in the table."
                 )
             else:
                 with guard("Adding the trait"):
-                    client.add_traits(handle, [{**spec, "name": name.strip()}])
+                    client.add_traits(handle, [{**spec, "name": name.strip()}], if_exists="error")
                     st.session_state["trait_new_gen"] = gen + 1  # an empty form for the next trait
                     st.session_state["traits_flash"] = f"Added trait {name.strip()!r}."
                     st.rerun()

@@ -43,6 +43,14 @@ def test_traits_add_form_clears_and_refuses_a_second_trait_of_the_same_name(
     assert any("already has a trait named" in e and "`energy`" in e for e in texts(at.error)), texts(at.error)
     assert [t.key for t in client.list_traits(draft)] == ["formality", "energy"]  # no energy_2
 
+    _fill_trait(at, "Energy!")  # another name with the same key: refused, not silently skipped
+    by_label(at.button, "Add trait").click()
+    at.run()
+    no_exception(at)
+    assert any("already has a trait named" in e and "`energy`" in e for e in texts(at.error)), texts(at.error)
+    assert not any("Added trait" in s for s in texts(at.success)), texts(at.success)
+    assert [t.key for t in client.list_traits(draft)] == ["formality", "energy"]
+
 
 def test_traits_delete_asks_for_confirmation(client: Client, draft: str) -> None:
     at = page("traits", draft)
