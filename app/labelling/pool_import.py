@@ -25,8 +25,20 @@ STATE = (
 )
 
 
-def outcome(report: PoolImportReport) -> str:
-    """What an import did, with exact counts, in the user's words."""
+def refused_any(report: PoolImportReport, unread: int = 0) -> bool:
+    """Whether an import left out texts the analyst sent (the evaluation set's, rows of the file without a
+    text, or the rest of a stopped import): its outcome is a warning, never a green success."""
+    return bool(report.in_evaluation_set or unread or not report.complete)
+
+
+def outcome(report: PoolImportReport, unread: int = 0) -> str:
+    """What an import did, with exact counts, in the user's words (`unread`: the file's records that gave
+    no text, listed on the page before the import)."""
+    not_sent = (
+        f" {unread:,} row(s) of the file gave no text and were not sent (listed under the file)."
+        if unread
+        else ""
+    )
     n = report.in_evaluation_set
     held = (
         f" {n:,} {'was' if n == 1 else 'were'} left out: {'it is' if n == 1 else 'they are'} in the "
@@ -38,11 +50,12 @@ def outcome(report: PoolImportReport) -> str:
         # What was added first: "imported 425" beside "25 left out" read as if the 25 were in the pool.
         there = report.total - report.added - n
         before = f" {there:,} {'was' if there == 1 else 'were'} in the pool already." if there > 0 else ""
-        return f"Added {report.added:,} of the file's {report.total:,} texts to the pool.{held}{before}"
+        added = f"Added {report.added:,} of the file's {report.total:,} texts to the pool."
+        return f"{added}{held}{before}{not_sent}"
     return (
         f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
         f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "
-        f"texts already stored are not added twice.{held}"
+        f"texts already stored are not added twice.{held}{not_sent}"
     )
 
 
@@ -89,11 +102,12 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     report = client.import_pool(handle, texts, start=start, progress=_progress)
     if report.complete:
         st.session_state.pop(STATE, None)
-        st.session_state["pool_flash"] = outcome(report)
     else:
         record = {"handle": handle, "digest": digest, "total": report.total}
         st.session_state[STATE] = record | {"stored": report.stored, "error": report.error}
-        st.session_state["pool_flash_warning"] = outcome(report)
+    # Texts refused (the evaluation set's) or not sent are a warning: a green success said all went in.
+    flash = "pool_flash_warning" if refused_any(report, len(refused)) else "pool_flash"
+    st.session_state[flash] = outcome(report, len(refused))
     if report.stored > start:
         on_change()
     st.rerun()

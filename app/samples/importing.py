@@ -553,17 +553,40 @@ def _store(
             Refusal(mapped.lines[e.index], e.message + unknown_trait_hint(e.message, keys))
             for e in report.errors
         ]
-        everything = refused + by_service
-        rejected = [r for r in everything if r not in mapped.dropped]
-        total = len(mapped.samples) + len(refused)
-        stored = f"Stored {report.stored} of {total} rows."
-        if mapped.dropped:
-            stored += f" {len(mapped.dropped)} neutral row(s) left out, as asked."
-        held_out = held_out_note(report.in_evaluation_set)
-        if rejected:
-            return Imported(f"{stored} {len(rejected)} row(s) rejected:", False, everything, held_out)
-        return Imported(stored, True, everything, held_out)
+        # A row identical to a stored sample stores nothing: listed apart, "stored" is what the model gained.
+        repeats = [
+            Refusal(mapped.lines[d.index], f"identical to sample #{d.id}, stored already: nothing stored")
+            for d in report.duplicates
+        ]
+        everything = refused + by_service + repeats
+        rejected = [r for r in refused + by_service if r not in mapped.dropped]
+        return Imported(
+            import_outcome(
+                len(mapped.samples) + len(refused) + mapped.left_out, report.stored, repeats, mapped, rejected
+            ),
+            not rejected,
+            everything,
+            held_out_note(report.in_evaluation_set),
+        )
     return None
+
+
+def import_outcome(
+    total: int, stored: int, repeats: list[Refusal], mapped: Mapped, rejected: list[Refusal]
+) -> str:
+    """What an import did with each of the file's `total` rows (votes), in a line: stored, identical to a
+    stored sample, left out by a rule the analyst chose (each rule counted), rejected; they add up."""
+    parts = [f"Stored {stored:,} of {total:,} rows."]
+    if repeats:
+        n = len(repeats)
+        parts.append(f"{n:,} {'was' if n == 1 else 'were'} identical to samples stored already (listed).")
+    if mapped.left_out:
+        parts.append(f"{mapped.left_out:,} row(s) between the quantiles left out, as the rule says.")
+    if mapped.dropped:
+        parts.append(f"{len(mapped.dropped):,} neutral row(s) left out, as asked.")
+    if rejected:
+        parts.append(f"{len(rejected):,} row(s) rejected:")
+    return " ".join(parts)
 
 
 def held_out_note(n: int) -> str | None:

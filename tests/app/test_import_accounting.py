@@ -1,0 +1,71 @@
+"""Every line of an imported file accounted for on the pages that import files (AppTest against the real local
+service): the uploader says where each line went, the Samples import separates rows stored from rows identical
+to stored samples (listed with their lines), and an import that refused texts is never a green success."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import Client
+from tests.app.apptest_util import by_label, no_exception, page, texts
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Client, draft: str) -> None:
+    """`id<TAB>rating<TAB>text`, no header, as published: a text that opens with a quote (read as CSV
+    quoting it joined the lines up to the next quote), two texts already stored as samples, one line twice,
+    a blank line. The page said "Stored 4152 of 4152 rows." where the model gained 4,149."""
+    earlier = ["Please accept our apologies for the delay.", "lol k whatever"]  # a file imported before
+    client.import_samples(
+        draft,
+        [{"trait": "formality", "text": t, "quality": q} for t, q in zip(earlier, (1.0, 0.0), strict=True)],
+        provenance="imported",
+    )
+    before = client.get_model(draft).sample_count
+    lines = [
+        '1\t2\t"Kindly note," the chair wrote, "the meeting is moved to Thursday at noon."',
+        "2\t-2\tyo that party was sick lol, u missed out big time",
+        f"3\t2\t{earlier[0]}",  # stored already: quality 1.0 on -2..+2
+        f"4\t-2\t{earlier[1]}",  # stored already: quality 0.0
+        "5\t2\tWe remain grateful for your patience while the report is prepared.",
+        "",
+        "5\t2\tWe remain grateful for your patience while the report is prepared.",  # the line again
+        '6\t-1\tnah, "whatever" she said',
+    ]
+    at = page("samples", draft)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("news.tsv", "\n".join(lines).encode(), "text/plain"))
+    at.run()
+    no_exception(at)
+    assert "8 lines in the file: 7 rows, 1 blank." in texts(at.caption), texts(at.caption)
+    assert any("Quotes are read as part of the texts" in t for t in texts(at.info)), texts(at.info)
+    assert by_label(at.selectbox, "Text column").value == "column 3"
+    by_label(at.selectbox, "Label column").set_value("column 2")
+    at.run()
+    at.button(key="samples_import").click()
+    at.run()
+    no_exception(at)
+    message = "Stored 4 of 7 rows. 3 were identical to samples stored already (listed)."
+    assert message in texts(at.success), texts(at.success) + texts(at.warning)
+    assert client.get_model(draft).sample_count == before + 4
+    listed = at.dataframe[-1].value
+    assert listed["line"].tolist() == [3, 4, 7]
+    assert all("stored already: nothing stored" in r for r in listed["reason"])
+    stored = {s.text for s in client.list_samples(draft)}
+    assert lines[0].split("\t")[2] in stored  # the quote is part of the text
+
+
+def test_an_evaluation_file_with_rows_not_used_is_a_warning(trained: str) -> None:
+    data = b"text\tlabel\nDear Sir, the report is attached.\t1\n\t0\nhey u up\t0\n"
+    at = page("versions", trained)
+    at.run()
+    at.file_uploader(key="ev_upload_0").set_value(("held.tsv", data, "text/plain"))
+    at.run()
+    no_exception(at)
+    at.button(key="ev_add").click()
+    at.run()
+    no_exception(at)
+    warned = texts(at.warning)
+    assert any(t.startswith("Added 2 items") and "1 row(s) of the file were not used" in t for t in warned)
+    assert not any(t.startswith("Added") for t in texts(at.success))
