@@ -22,7 +22,7 @@ def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Cli
         [{"trait": "formality", "text": t, "quality": q} for t, q in zip(earlier, (1.0, 0.0), strict=True)],
         provenance="imported",
     )
-    before = client.get_model(draft).sample_count
+    before = client.get_model(draft).sample_count or 0
     lines = [
         '1\t2\t"Kindly note," the chair wrote, "the meeting is moved to Thursday at noon."',
         "2\t-2\tyo that party was sick lol, u missed out big time",
