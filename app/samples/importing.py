@@ -34,6 +34,7 @@ from app.samples.mapping import (
     scale_candidates,
     scale_quality,
     scale_text,
+    threshold_neutral_default,
     which_scale,
 )
 from app.ui.table_upload import table_upload
@@ -214,6 +215,7 @@ def _pick_mapping(
     )
     low, high = float(kept.get(f"low{at}", scale.low)), float(kept.get(f"high{at}", scale.high))
     threshold, share = (low + high) / 2, 0.25
+    neutral_at = False
     question = None
     if rule == "scale":
         span = label_span(table, *label_columns)
@@ -237,6 +239,12 @@ def _pick_mapping(
             "Positive at or above", help="The scale's middle by default.",
             **kept.widget(f"threshold{at}", threshold),
         )  # fmt: skip
+        neutral_at = r2.checkbox(
+            f"exactly {number_text(threshold)} → {NEUTRAL_QUALITY:g} (neutral)",
+            help="A label exactly at the threshold counts toward neither pole. On for a symmetric scale, "
+            "whose middle (0 on −4..+4) a rater gave for neither.",
+            **kept.widget(f"threshold_neutral{at}", threshold_neutral_default(guessed)),
+        )
     elif rule == "quantiles":
         percent = r2.slider(
             "Top and bottom share (%)", 5, 50, step=5, help="25 = quartiles", **kept.widget("share", 25)
@@ -260,6 +268,7 @@ def _pick_mapping(
         low=float(low),
         high=float(high),
         threshold=float(threshold),
+        neutral_at_threshold=bool(neutral_at),
         share=share,
         higher_is_positive=higher == "the positive pole",
         drop_neutral=bool(kept.get(_drop_neutral(label), False)),
