@@ -86,6 +86,9 @@ def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale,
 
 
 KEPT = "import_choices"  # session_state: a file's widget prefix -> {option: the analyst's value}
+SHAPES = (
+    "import_shapes"  # session_state: a file shape (prefix, columns) -> {option: the analyst's last value}
+)
 OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
 
 
@@ -97,12 +100,20 @@ class Kept:
     the proposal, not what the analyst typed. So every option's widget is seeded from the value kept here
     whenever Streamlit holds none, and the analyst's own changes are kept here (its `on_change`): a value
     they set survives every switch of options until they change it; one they never touched follows the data.
-    The keys carry a fingerprint of the file, so another file starts from its own proposal."""
+    The keys carry a fingerprint of the file, so another file starts from its own proposal, except for what
+    the analyst chose for the last file of the same shape (the same columns, as the other part of a
+    published split has, for the samples or the evaluation set): those choices (scale, rule, threshold,
+    columns) are proposed again."""
 
     def __init__(self, prefix: str, table: Table) -> None:
         head = repr((table.columns, len(table.rows), table.rows[:5], table.rows[-5:], table.lines[-1:]))
         self.prefix = f"{prefix}_{hashlib.sha256(head.encode()).hexdigest()[:12]}"
-        self.values: dict[str, Any] = st.session_state.setdefault(KEPT, {}).setdefault(self.prefix, {})
+        shape = repr(table.columns)
+        self.shape: dict[str, Any] = st.session_state.setdefault(SHAPES, {}).setdefault(shape, {})
+        files: dict[str, dict[str, Any]] = st.session_state.setdefault(KEPT, {})
+        if self.prefix not in files:  # a file not seen yet: the choices made for its shape's last one
+            files[self.prefix] = dict(self.shape)
+        self.values: dict[str, Any] = files[self.prefix]
 
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"
@@ -112,7 +123,7 @@ class Kept:
 
     def put(self, name: str, value: Any) -> None:
         """Set an option for the analyst (a scale picked sets its two boxes), its widget included."""
-        self.values[name] = value
+        self.values[name] = self.shape[name] = value
         st.session_state[self.key(name)] = value
 
     def widget(
@@ -145,7 +156,7 @@ class Kept:
         return {"key": key, "on_change": self._took, "args": (name, then), **own}
 
     def _took(self, name: str, then: Callable[[], None] | None) -> None:
-        self.values[name] = st.session_state[self.key(name)]
+        self.values[name] = self.shape[name] = st.session_state[self.key(name)]
         if then is not None:
             then()
 

@@ -246,3 +246,24 @@ def test_each_option_shows_the_analyst_s_value_even_when_drawn_afresh(empty_draf
     assert by_label(at.radio, "A higher label is").index == 1
     for choice in [*at.radio, *at.selectbox]:
         assert choice.proto.default == choice.index, choice.label
+
+
+def test_the_analyst_s_choices_are_proposed_for_the_next_file_of_the_same_shape(empty_draft: str) -> None:
+    """The other part of a split (same columns, other rows) starts from the scale, rule and threshold the
+    analyst chose for the first part, without importing it; a file of other columns from its own data."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    by_label(at.number_input, "Positive at or above").set_value(1.0).run()
+    by_label(at.radio, "Label → quality").set_value("scale").run()
+    rest = "id,mean rating,request\n" + "".join(f'{i},{r},"Request {i}"\n' for i, r in ((9, 1.5), (10, -2)))
+    at.file_uploader(key="samples_upload").set_value(("rest.csv", rest.encode(), "text/csv")).run()
+    no_exception(at)
+    assert by_label(at.radio, "Label → quality").value == "scale"
+    assert _boxes(at) == (-4.0, 4.0)  # its own labels say −2..+2
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    assert by_label(at.number_input, "Positive at or above").value == 1.0
+    other = "stars,text\n" + "".join(f"{s},Review {s}\n" for s in (1, 2, 4))
+    at.file_uploader(key="samples_upload").set_value(("stars.csv", other.encode(), "text/csv")).run()
+    no_exception(at)
+    assert by_label(at.radio, "Label → quality").value == "scale" and _boxes(at) == (1.0, 4.0)
