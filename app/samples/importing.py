@@ -596,7 +596,7 @@ def import_outcome(
 ) -> str:
     """What an import did with each of the file's `total` rows (votes), in a line: stored, identical to a
     stored sample, left out by a rule the analyst chose (each rule counted), rejected; they add up."""
-    parts = [f"Stored {stored:,} of {total:,} rows."]
+    parts = [f"Stored {stored} of {total} rows."]
     if repeats:
         n = len(repeats)
         parts.append(f"{n:,} {'was' if n == 1 else 'were'} identical to samples stored already (listed).")
