@@ -22,7 +22,7 @@ from app.evaluation.frames import (
     trained_sentence,
 )
 from app.evaluation.versions import neutral_note
-from app.samples.importing import labelled_file, remember_scale
+from app.samples.importing import labelled_file, refusals_frame, remember_scale
 from app.shell import reads
 from app.ui.widgets import guard, show_error
 from core.client import (
@@ -77,8 +77,10 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
 
 def _upload(client: Client, handle: str) -> None:
     if flash := st.session_state.pop("ev_flash", None):
-        message, ok = flash
+        message, ok, repeats = flash
         (st.success if ok else st.warning)(message)  # rows not used are never a green success
+        if repeats:
+            st.dataframe(refusals_frame(repeats), hide_index=True, width="stretch")
     with st.expander("Add evaluation items from a file"):
         st.caption(
             "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "
@@ -104,9 +106,14 @@ def _upload(client: Client, handle: str) -> None:
 
             out = client.add_evaluation_items(handle, rows, progress=_progress)
             remember_scale(handle, read.mapping)
+            repeats = [
+                Refusal(read.mapped.lines[i], "identical to an item of the set: nothing added")
+                for i in out.duplicates
+            ]
             st.session_state["ev_flash"] = (
                 evaluation_outcome(out.added, out.total, len(rows), read.refused),
                 not [r for r in read.refused if r not in read.mapped.dropped],
+                repeats,
             )
             st.session_state["ev_upload_gen"] = gen + 1
             # The set's summary was read above this: rerun so Evaluate shows for the new items now.
@@ -117,7 +124,7 @@ def evaluation_outcome(added: int, total: int, sent: int, refused: list[Refusal]
     """What adding a file to the evaluation set did with each row: added, in the set already (an identical
     item), not used (with the first reason; every one is listed under the file before adding)."""
     there = sent - added
-    same = f" {there:,} {'was' if there == 1 else 'were'} in the set already." if there else ""
+    same = f" {there:,} {'was' if there == 1 else 'were'} in the set already (listed)." if there else ""
     skipped = (
         f" {len(refused)} row(s) of the file were not used (first: line {refused[0].line}: "
         f"{refused[0].reason})."

@@ -18,11 +18,12 @@ import streamlit as st
 from app.samples.importing import refusals_frame
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
-from core.tables import column_texts
+from core.tables import Refusal, column_texts
 
 STATE = (
     "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
 )
+REPEATS = "pool_import_repeats"  # {"digest", "rows"}: the last import's texts that added nothing, by line
 
 
 def refused_any(report: PoolImportReport, unread: int = 0) -> bool:
@@ -76,6 +77,10 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         return
     # The texts themselves: another column or first-row choice of the same file is another import.
     digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
+    repeats: dict[str, Any] = st.session_state.get(REPEATS) or {}
+    if repeats.get("digest") == digest and repeats["rows"]:
+        st.markdown(f"**Texts that added nothing** ({len(repeats['rows']):,}: in the pool already)")
+        st.dataframe(refusals_frame(repeats["rows"]), hide_index=True, width="stretch")
     stopped: dict[str, Any] = st.session_state.get(STATE) or {}
     resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
     if resumable:
@@ -105,6 +110,12 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     else:
         record = {"handle": handle, "digest": digest, "total": report.total}
         st.session_state[STATE] = record | {"stored": report.stored, "error": report.error}
+    lines = [table.lines[row] for row, _ in found]
+    already = [
+        Refusal(lines[i], "in the pool already (or earlier in the file): nothing added")
+        for i in report.duplicates
+    ]
+    st.session_state[REPEATS] = {"digest": digest, "rows": already}
     # Texts refused (the evaluation set's) or not sent are a warning: a green success said all went in.
     flash = "pool_flash_warning" if refused_any(report, len(refused)) else "pool_flash"
     st.session_state[flash] = outcome(report, len(refused))

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from core.client import Client
-from tests.app.apptest_util import by_label, no_exception, page, texts
+from core.local import LocalService
+from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
+from tests.app.support import make_draft, new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -56,7 +58,9 @@ def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Cli
     assert lines[0].split("\t")[2] in stored  # the quote is part of the text
 
 
-def test_an_evaluation_file_with_rows_not_used_is_a_warning(trained: str) -> None:
+def test_an_evaluation_file_with_rows_not_used_is_a_warning(service: LocalService, client: Client) -> None:
+    trained = make_draft(client, new_handle(service, "evalrows"))  # its own: the shared one has no set
+    client.wait(trained, client.train(trained, "low").run_id, timeout=120)
     data = b"text\tlabel\nDear Sir, the report is attached.\t1\n\t0\nhey u up\t0\n"
     at = page("versions", trained)
     at.run()
@@ -69,3 +73,45 @@ def test_an_evaluation_file_with_rows_not_used_is_a_warning(trained: str) -> Non
     warned = texts(at.warning)
     assert any(t.startswith("Added 2 items") and "1 row(s) of the file were not used" in t for t in warned)
     assert not any(t.startswith("Added") for t in texts(at.success))
+    # The same file again: every item is in the set already, each listed with its line.
+    at.file_uploader(key="ev_upload_1").set_value(("held.tsv", data, "text/plain"))
+    at.run()
+    at.button(key="ev_add").click()
+    at.run()
+    no_exception(at)
+    assert any("2 were in the set already (listed)." in t for t in texts(at.warning)), texts(at.warning)
+    listed = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
+    assert listed[0]["line"].tolist() == [2, 4]
+
+
+def test_a_pool_import_that_refused_every_text_is_a_warning(client: Client, draft: str) -> None:
+    """ "Added 0 of the file's 1,038 texts … they are in the evaluation set" was shown in green."""
+    held = ["The board approved the revised policy today.", "lol whatever, see u around"]
+    client.add_evaluation_items(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in held])
+    at = page("label", draft)
+    run_label_page(at)
+    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(held).encode(), "text/plain"))
+    at.run()
+    at.button(key="pool_import").click()
+    at.run()
+    no_exception(at)
+    assert any(t.startswith("Added 0 of the file's 2 texts") for t in texts(at.warning)), texts(at.warning)
+    assert not any(t.startswith("Added") for t in texts(at.success))
+
+
+def test_texts_already_in_the_pool_are_listed_with_their_lines(client: Client, draft: str) -> None:
+    client.import_pool(draft, ["A first text for the pool."])
+    lines = ["A first text for the pool.", "A second text.", "", "A third text.", "A second text."]
+    at = page("label", draft)
+    run_label_page(at)
+    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(lines).encode(), "text/plain"))
+    at.run()
+    assert "5 lines in the file: 4 rows, 1 blank." in texts(at.caption), texts(at.caption)
+    at.button(key="pool_import").click()
+    at.run()
+    no_exception(at)
+    assert any(
+        "Added 2 of the file's 4 texts" in t and "2 were in the pool already" in t for t in texts(at.success)
+    )
+    listed = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
+    assert listed and listed[-1]["line"].tolist() == [1, 5]

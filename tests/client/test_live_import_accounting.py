@@ -78,3 +78,25 @@ def test_a_csv_record_over_several_lines_is_one_sample(client: Client, service: 
     handle = make_draft(client, service.handle("multiline"), samples=False)
     rows = [{"trait": "formality", "text": r["text"], "quality": float(r["quality"])} for r in table.rows]
     assert client.import_samples(handle, rows).stored == 2
+
+
+def test_pool_and_evaluation_imports_name_the_texts_that_added_nothing(
+    client: Client, service: Service
+) -> None:
+    """The pool and the evaluation set keep one copy of a text (item): the answer says which of those sent
+    added nothing, so every text sent is added, a duplicate, or (the pool) left out as an evaluation text."""
+    handle = make_draft(client, service.handle("pooldups"), samples=False)
+    held = "To whom it may concern: the policy changed."
+    items: list[dict[str, object]] = [
+        {"trait": "formality", "text": held, "quality": 1.0},
+        {"trait": "formality", "text": "sup", "quality": 0.0},
+    ]
+    first = client.add_evaluation_items(handle, items)
+    assert first.added == 2 and first.duplicates == []
+    again = client.add_evaluation_items(handle, [items[1], {**items[1], "text": "yo"}, items[1]])
+    assert again.added == 1 and again.duplicates == [0, 2]
+    client.import_pool(handle, ["one text", "two texts"])
+    texts = ["two texts", "three texts", held, "three texts", "four texts"]
+    report = client.import_pool(handle, texts, batch_size=2)  # "three texts" again in the next batch
+    assert report.duplicates == [0, 3] and report.in_evaluation_set == 1 and report.added == 2
+    assert report.added + len(report.duplicates) + report.in_evaluation_set == len(texts)

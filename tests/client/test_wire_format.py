@@ -135,6 +135,7 @@ READS: list[tuple[str, str, Any, bool]] = [
     ("SampleIds", "duplicates", list[int], False),
     ("PoolAdded", "ids", list[int], False),
     ("PoolAdded", "in_evaluation_set", int, False),
+    ("PoolAdded", "duplicates", list[int], False),
     ("PoolDeleted", "deleted", int, False),
     ("HistoryOut", "events", list[m.HistoryEvent], True),
     ("ThresholdsOut", "thresholds", dict[str, r.Threshold], True),

@@ -36,16 +36,17 @@ class EvaluationCalls(ClientBase):
         """Add labelled held-out items (`trait`, `text`, `quality`) in batches of 500; never trained on.
         Returns how many were `added` and the set's `total`; items already in the set are not added again."""
         rows = [dict(i) for i in items]
-        added, total = 0, 0
+        added, total, duplicates = 0, 0, []
         for start in range(0, len(rows), MAX_EVAL_ITEMS_PER_REQUEST):
             batch = rows[start : start + MAX_EVAL_ITEMS_PER_REQUEST]
             # Safe to repeat: a repeated batch adds nothing (duplicates are skipped).
             path = _path("models", handle, "evaluation-set")
             body = self.request("POST", path, json={"items": batch}).json()
             added, total = added + int(body["added"]), int(body["total"])
+            duplicates += [start + int(i) for i in body.get("duplicates") or ()]  # absent from older services
             if progress is not None:
                 progress(start + len(batch), len(rows))
-        return EvaluationItemsAdded(added=added, total=total)
+        return EvaluationItemsAdded(added=added, total=total, duplicates=duplicates)
 
     def evaluation_set(self, handle: str) -> EvaluationSet:
         """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""
