@@ -7,9 +7,16 @@ object a line). Not UTF-8: read as Windows-1252 (what Excel writes), and said so
 
 - **Lines.** Each row keeps the line of the file its record starts on (blank lines and quoted line breaks
   never shift it; a JSON array counts its items).
-- **Nothing dropped unlisted.** Every record that is not a row (too many values, an unclosed quote, bad JSON,
+- **Every line accounted for.** Every record that is not a row (too many values, an unclosed quote, bad JSON,
   a JSON value that is no object) is a `Refusal` with its line and why: `len(rows) + len(problems)` is the
-  number of records in the file (`Table.total`). Blank lines are not records.
+  number of records in the file (`Table.total`). Blank lines are not records. For every file but a JSON
+  array (whose items are numbered, not lines) the lines add up (`Table.unaccounted_lines()` is 0): the
+  file's lines = the header's + the rows' + the refused records' + the blank ones; a record over several
+  lines (a quoted line break) counts each, and is said so with its lines (`Table.multiline()`).
+- **Tab-separated files as people publish them.** A quote in a tab-separated file is CSV quoting only when
+  every quoted value opens and closes as CSV says (`"…"` right between tabs, a quote inside doubled) and no
+  quoted value spans lines that each read as a whole row: otherwise a quote is a character of the text (a
+  text that starts with `"` would swallow the lines up to the next quote), and each line is one row.
 - **Header row.** Whether the first row names the columns is read from the data unless `header=` says:
   `first_row_is_data` compares each of its cells with the cells under it (a number over numbers, a text over
   texts is data). Without a header the columns are `column 1`, `column 2`, ….
@@ -33,7 +40,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +59,8 @@ LONG_CELL = 40
 #: The rows read to sniff the delimiter (characters) and to compare the first row with (rows).
 SNIFF_CHARS = 8192
 HEADER_SAMPLE = 500
+#: How a delimited file's quotes read: csv.QUOTE_MINIMAL (as CSV quoting) or csv.QUOTE_NONE (as characters).
+Quoting = Literal[0, 3]
 
 
 class UnreadableFile(ValueError):
@@ -62,6 +71,7 @@ class UnreadableFile(ValueError):
 class Refusal:
     line: int  # the line of the file (1-based) where the row starts
     reason: str
+    lines: int = 1  # the file's lines the record covers (0: a refusal of the whole file, as an empty one)
 
 
 @dataclass
@@ -75,11 +85,28 @@ class Table:
     header: bool = True
     #: What the data says of the first row (None for JSON: there is no such question).
     first_row_is_data: bool | None = None
+    spans: list[int] = field(default_factory=list)  # the file lines each row covers (1 but for line breaks)
+    #: The file's lines (None for a JSON array, whose rows are its items), its blank ones, the header's.
+    line_count: int | None = None
+    blank_lines: int = 0
+    header_lines: int = 0
 
     @property
     def total(self) -> int:
         """The file's records (header row and blank lines not counted): each is a row or a problem."""
         return len(self.rows) + len(self.problems)
+
+    def unaccounted_lines(self) -> int:
+        """The file's lines that are neither the header's, a row's, a refused record's nor blank: 0 by
+        construction (a JSON array has no lines to account for: 0)."""
+        if self.line_count is None:
+            return 0
+        used = self.header_lines + self.blank_lines + sum(self.spans) + sum(p.lines for p in self.problems)
+        return self.line_count - used
+
+    def multiline(self) -> list[tuple[int, int]]:
+        """The rows read over several lines of the file (quoted line breaks): their first and last lines."""
+        return [(line, line + n - 1) for line, n in zip(self.lines, self.spans, strict=True) if n > 1]
 
     def frame(self) -> pd.DataFrame:
         """The rows as a DataFrame, in the file's column order."""
@@ -125,7 +152,12 @@ def _decode(data: bytes) -> tuple[str, str | None]:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:
         note = "Not UTF-8: read as Windows-1252 (what Excel writes); save it as UTF-8 if letters look wrong."
-        return data.decode("cp1252", errors="replace"), note
+        return data.removeprefix(b"\xef\xbb\xbf").decode("cp1252", errors="replace"), note
+
+
+def _physical_lines(text: str) -> list[str]:
+    """The file's lines as the csv reader counts them (a line ends at \\n, \\r or \\r\\n)."""
+    return io.StringIO(text, newline="").readlines()
 
 
 # -- delimited text ------------------------------------------------------------------------------------------
@@ -138,10 +170,10 @@ def _sniff(text: str, suffix: str) -> str:
     file's own (`.csv` comma, `.tsv` tab) first, then tab before comma: texts hold commas, rarely tabs. A
     tab-separated file whose last column lists ratings as "[-1, 0, 2]" splits evenly on commas too, and
     the csv module's sniffer, which prefers the comma, read it as ten columns of cut-up values."""
-    sample = text[:SNIFF_CHARS]
+    sample, cut = text[:SNIFF_CHARS], len(text) > SNIFF_CHARS
     own = {".csv": ",", ".tsv": "\t"}.get(suffix)
     for delimiter in dict.fromkeys([*([own] if own else []), "\t", *DELIMITERS]):
-        if _splits_evenly(sample, delimiter):
+        if _splits_evenly(sample, delimiter, cut):
             return delimiter
     try:
         return csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
@@ -149,50 +181,120 @@ def _sniff(text: str, suffix: str) -> str:
         return own or ""
 
 
-def _splits_evenly(sample: str, delimiter: str) -> bool:
-    """Whether at least 95 % of the sample's records (its last, perhaps cut short, left out; at least two)
-    have the same number of values, two or more."""
-    records = [r for r in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter) if r][:-1]
-    if len(records) < 2:
-        return False
-    count, n = Counter(len(r) for r in records).most_common(1)[0]
-    return count >= 2 and n >= 0.95 * len(records)
+def _splits_evenly(sample: str, delimiter: str, cut: bool = True) -> bool:
+    """Whether at least 95 % of the sample's records (its last left out when the sample is `cut` short of
+    the file; at least two) have the same number of values, two or more. Tabs are counted with quotes as
+    CSV quoting and without (`_quoting`: a published tab-separated file's quotes are mostly characters)."""
+    quotings: tuple[Quoting, ...] = (
+        (csv.QUOTE_MINIMAL, csv.QUOTE_NONE) if delimiter == "\t" else (csv.QUOTE_MINIMAL,)
+    )
+    for quoting in quotings:
+        reader = csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter, quoting=quoting)
+        records = [r for r in reader if any(c.strip() for c in r)][: -1 if cut else None]
+        if len(records) < 2:
+            continue
+        count, n = Counter(len(r) for r in records).most_common(1)[0]
+        if count >= 2 and n >= 0.95 * len(records):
+            return True
+    return False
 
 
-def _records(text: str, delimiter: str) -> tuple[list[tuple[int, list[str]]], list[Refusal]]:
-    """Each record that is not blank, with the line it starts on; and the ones that cannot be split."""
-    out: list[tuple[int, list[str]]] = []
+@dataclass(frozen=True)
+class _Record:
+    line: int  # the line it starts on
+    lines: int  # the lines it covers
+    cells: list[str]
+
+    @property
+    def blank(self) -> bool:
+        return not any(cell.strip() for cell in self.cells)
+
+
+def _quoting(text: str, delimiter: str) -> tuple[Quoting, str | None]:
+    """How a delimited file's quotes read (`csv.QUOTE_MINIMAL`: as CSV quoting; `csv.QUOTE_NONE`: as
+    characters), and a note for the analyst when a tab-separated file's quotes are characters.
+
+    A comma's (or semicolon's, pipe's) file means quotes as CSV quoting. A tab-separated file as people
+    publish it rarely does: a text that starts with `"` read as quoting swallows every line up to the next
+    quote. So its quotes are quoting only when every quoted value is balanced (opens right after a tab or a
+    line's start, closes right before one, a quote inside doubled: the csv module's strict reading) and no
+    quoted value spans lines that each split into as many values as the file's records have (then the
+    quotes are stray: one opens a text, another ends one some lines below)."""
+    if delimiter != "\t" or '"' not in text:
+        return csv.QUOTE_MINIMAL, None
+    unquoted = "Quotes are read as part of the texts (not CSV quoting): "
+    try:
+        quoted = _read_records(text, delimiter, csv.QUOTE_MINIMAL, strict=True)
+    except csv.Error as exc:
+        return csv.QUOTE_NONE, unquoted + f"a quoted value is not closed as CSV closes one ({exc})."
+    lines = _physical_lines(text)
+    widths = Counter(len(r.cells) for r in quoted if not r.blank).most_common(1)
+    width = widths[0][0] if widths else 1
+    for record in quoted:
+        span = lines[record.line - 1 : record.line - 1 + record.lines]
+        if record.lines > 1 and all(len(line.split("\t")) >= width for line in span):
+            last = record.line + record.lines - 1
+            why = (
+                f"a quote on line {record.line} would join lines {record.line}–{last}, each a row of its own."
+            )
+            return csv.QUOTE_NONE, unquoted + why
+    return csv.QUOTE_MINIMAL, None
+
+
+def _read_records(text: str, delimiter: str, quoting: Quoting, *, strict: bool = False) -> list[_Record]:
+    """Every record of the file with its lines, blank ones included; `strict` raises `csv.Error` on the
+    first quote that is not CSV quoting (any other reading lists such a record in `_records`)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting, strict=strict)
+    out: list[_Record] = []
+    for cells in reader:
+        start = out[-1].line + out[-1].lines if out else 1
+        out.append(_Record(start, reader.line_num - start + 1, cells))
+    return out
+
+
+def _records(text: str, delimiter: str, quoting: Quoting) -> tuple[list[_Record], list[Refusal], int]:
+    """Each record that is not blank, with its lines; the ones that cannot be split; the blank lines."""
+    out: list[_Record] = []
+    blank = 0
     if not delimiter:  # one value a line, quotes and all
-        for line, raw in enumerate(io.StringIO(text, newline=None), start=1):
-            value = raw.rstrip("\n")
+        for line, raw in enumerate(_physical_lines(text), start=1):
+            value = raw.rstrip("\r\n")
             if value.strip():
-                out.append((line, [value]))
-        return out, []
+                out.append(_Record(line, 1, [value]))
+            else:
+                blank += 1
+        return out, [], blank
     problems: list[Refusal] = []
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
     while True:
         start = reader.line_num + 1  # the record about to be read starts on the next physical line
         try:
-            record = next(reader)
+            cells = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:  # a value over the csv module's size limit
-            problems.append(Refusal(start, f"not readable: {exc}"))
+            problems.append(Refusal(start, f"not readable: {exc}", reader.line_num - start + 1))
             continue
-        if any(cell.strip() for cell in record):
-            out.append((start, record))
+        record = _Record(start, reader.line_num - start + 1, cells)
+        if record.blank:
+            blank += record.lines
+        else:
+            out.append(record)
     # The csv reader (lenient, as Excel is) reads an unclosed quote to the end of the file as one value.
-    if out and _quote_left_open(text, out[-1][0]):
-        last, end = out.pop()[0], reader.line_num
-        why = f'a quote (") opened here is never closed, so lines {last}–{end} read as one value: close it'
-        problems.append(Refusal(last, why))
-    return out, problems
+    if quoting != csv.QUOTE_NONE and out and _quote_left_open(text, out[-1].line, delimiter):
+        last = out.pop()
+        end = last.line + last.lines - 1
+        why = (
+            f'a quote (") opened here is never closed, so lines {last.line}–{end} read as one value: close it'
+        )
+        problems.append(Refusal(last.line, why, last.lines))
+    return out, problems, blank
 
 
-def _quote_left_open(text: str, line: int) -> bool:
-    tail = "".join(io.StringIO(text, newline="").readlines()[line - 1 :])
+def _quote_left_open(text: str, line: int, delimiter: str) -> bool:
+    tail = "".join(_physical_lines(text)[line - 1 :])
     try:
-        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
+        for _ in csv.reader(io.StringIO(tail, newline=""), delimiter=delimiter, strict=True):
             pass
     except csv.Error as exc:
         return "unexpected end of data" in str(exc)
@@ -200,29 +302,34 @@ def _quote_left_open(text: str, line: int) -> bool:
 
 
 def _read_delimited(text: str, suffix: str, header: bool | None) -> Table:
-    out = Table()
+    out = Table(line_count=len(_physical_lines(text)))
     if not text.strip():
         why = "the file is empty: expected one row a line, with or without a header row"
-        out.problems.append(Refusal(1, why))
+        out.problems.append(Refusal(1, why, 0))
+        out.blank_lines = out.line_count or 0
         return out
     delimiter = _sniff(text, suffix)
     if delimiter == "":
         out.notes.append("No delimiter found: one value a line.")
     elif delimiter != ",":
         out.notes.append(f"Read as {DELIMITERS[delimiter]}-separated values.")
-    records, out.problems = _records(text, delimiter)
+    quoting, note = _quoting(text, delimiter) if delimiter else (csv.QUOTE_NONE, None)
+    if note:
+        out.notes.append(note)
+    records, out.problems, out.blank_lines = _records(text, delimiter, quoting)
     if not records:
         return out
     # A list of texts, one a line, starts with a text unless its first line reads as a name.
-    sample = [r for _, r in records[:HEADER_SAMPLE]]
+    sample = [r.cells for r in records[:HEADER_SAMPLE]]
     out.first_row_is_data = first_row_is_data(sample, tie=delimiter == "")
     out.header = not out.first_row_is_data if header is None else header
     if out.header:
-        out.columns = _column_names(records[0][1])
+        out.columns = _column_names(records[0].cells)
+        out.header_lines = records[0].lines
         body = records[1:]
         beyond = "than the header has columns"
     else:
-        width = len(records[0][1])
+        width = len(records[0].cells)
         out.columns = [f"column {i}" for i in range(1, width + 1)]
         body = records
         beyond = "than the first row"
@@ -234,17 +341,25 @@ def _read_delimited(text: str, suffix: str, header: bool | None) -> Table:
                 f"The first row reads as data, not column names: it is kept as a row, and the {named}."
             )
     width = len(out.columns)
-    for line, record in body:
-        used = len(record)
-        while used > width and not record[used - 1].strip():
+    for record in body:
+        cells, used = record.cells, len(record.cells)
+        while used > width and not cells[used - 1].strip():
             used -= 1  # a trailing empty value (a spreadsheet's extra delimiter) is no value
         if used > width:
-            out.problems.append(Refusal(line, f"{used - width} more value(s) {beyond}"))
+            out.problems.append(Refusal(record.line, f"{used - width} more value(s) {beyond}", record.lines))
             continue
-        cells: list[str | None] = [*record[:width], *[None] * (width - len(record))]  # short: None
-        out.rows.append(dict(zip(out.columns, cells, strict=True)))
-        out.lines.append(line)
+        padded: list[str | None] = [*cells[:width], *[None] * (width - len(cells))]  # short: None
+        out.rows.append(dict(zip(out.columns, padded, strict=True)))
+        out.lines.append(record.line)
+        out.spans.append(record.lines)
     out.problems.sort(key=lambda p: p.line)
+    if spanning := out.multiline():
+        shown = ", ".join(f"{a}–{b}" for a, b in spanning[:10])
+        more = f" and {len(spanning) - 10:,} more" if len(spanning) > 10 else ""
+        out.notes.append(
+            f"{len(spanning):,} row(s) span several lines (a quoted value holds a line break): lines "
+            f"{shown}{more}."
+        )
     return out
 
 
@@ -304,12 +419,15 @@ def _read_json(text: str) -> Table:
     columns: dict[str, None] = {}
     stripped = text.strip()
     numbered: list[tuple[int, object]] = []
+    out.line_count = len(_physical_lines(text))
     if not stripped:
         out.problems.append(
-            Refusal(1, "the file is empty: expected an array of objects, or an object a line")
+            Refusal(1, "the file is empty: expected an array of objects, or an object a line", 0)
         )
+        out.blank_lines = out.line_count
         return out
     if stripped.startswith("["):  # a JSON array: items are numbered, not lines
+        out.line_count = None  # its rows are items, not lines
         try:
             items = json.loads(stripped)
         except json.JSONDecodeError as exc:
@@ -318,8 +436,9 @@ def _read_json(text: str) -> Table:
         numbered = list(enumerate(items, start=1))
         out.notes.append("A JSON array: row numbers count its items.")
     else:
-        for i, raw in enumerate(io.StringIO(text, newline=None), start=1):
+        for i, raw in enumerate(_physical_lines(text), start=1):
             if not raw.strip():
+                out.blank_lines += 1
                 continue
             try:
                 numbered.append((i, json.loads(raw)))
@@ -333,6 +452,7 @@ def _read_json(text: str) -> Table:
         columns.update(dict.fromkeys(row))
         out.rows.append(row)
         out.lines.append(line)
+        out.spans.append(1)
     out.columns = list(columns)
     out.problems.sort(key=lambda p: p.line)
     return out

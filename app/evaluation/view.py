@@ -22,7 +22,7 @@ from app.evaluation.frames import (
     trained_sentence,
 )
 from app.evaluation.versions import neutral_note
-from app.samples.importing import labelled_file, remember_scale
+from app.samples.importing import labelled_file, refusals_frame, remember_scale
 from app.shell import reads
 from app.ui.widgets import guard, show_error
 from core.client import (
@@ -35,6 +35,7 @@ from core.client import (
 )
 from core.contract import DISAGREEMENTS
 from core.eval_charts import pr_curve_chart, reliability_chart
+from core.tables import Refusal
 
 SHOWN_DISAGREEMENTS = 20
 EXPORTED_DISAGREEMENTS = DISAGREEMENTS.maximum  # as many as the service returns
@@ -76,7 +77,10 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
 
 def _upload(client: Client, handle: str) -> None:
     if flash := st.session_state.pop("ev_flash", None):
-        st.success(flash)
+        message, ok, repeats = flash
+        (st.success if ok else st.warning)(message)  # rows not used are never a green success
+        if repeats:
+            st.dataframe(refusals_frame(repeats), hide_index=True, width="stretch")
     with st.expander("Add evaluation items from a file"):
         st.caption(
             "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "
@@ -102,16 +106,32 @@ def _upload(client: Client, handle: str) -> None:
 
             out = client.add_evaluation_items(handle, rows, progress=_progress)
             remember_scale(handle, read.mapping)
-            skipped = (
-                f" {len(read.refused)} row(s) of the file were not used (first: line {read.refused[0].line}: "
-                f"{read.refused[0].reason})."
-                if read.refused
-                else ""
+            repeats = [
+                Refusal(read.mapped.lines[i], "identical to an item of the set: nothing added")
+                for i in out.duplicates
+            ]
+            st.session_state["ev_flash"] = (
+                evaluation_outcome(out.added, out.total, len(rows), read.refused),
+                not [r for r in read.refused if r not in read.mapped.dropped],
+                repeats,
             )
-            st.session_state["ev_flash"] = f"Added {out.added:,} items ({out.total:,} in the set).{skipped}"
             st.session_state["ev_upload_gen"] = gen + 1
             # The set's summary was read above this: rerun so Evaluate shows for the new items now.
             st.rerun()
+
+
+def evaluation_outcome(added: int, total: int, sent: int, refused: list[Refusal]) -> str:
+    """What adding a file to the evaluation set did with each row: added, in the set already (an identical
+    item), not used (with the first reason; every one is listed under the file before adding)."""
+    there = sent - added
+    same = f" {there:,} {'was' if there == 1 else 'were'} in the set already (listed)." if there else ""
+    skipped = (
+        f" {len(refused)} row(s) of the file were not used (first: line {refused[0].line}: "
+        f"{refused[0].reason})."
+        if refused
+        else ""
+    )
+    return f"Added {added:,} items ({total:,} in the set).{skipped}{same}"
 
 
 def _results(client: Client, handle: str, ref: str) -> None:

@@ -18,15 +18,28 @@ import streamlit as st
 from app.samples.importing import refusals_frame
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
-from core.tables import column_texts
+from core.tables import Refusal, column_texts
 
 STATE = (
     "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
 )
+REPEATS = "pool_import_repeats"  # {"digest", "rows"}: the last import's texts that added nothing, by line
 
 
-def outcome(report: PoolImportReport) -> str:
-    """What an import did, with exact counts, in the user's words."""
+def refused_any(report: PoolImportReport, unread: int = 0) -> bool:
+    """Whether an import left out texts the analyst sent (the evaluation set's, rows of the file without a
+    text, or the rest of a stopped import): its outcome is a warning, never a green success."""
+    return bool(report.in_evaluation_set or unread or not report.complete)
+
+
+def outcome(report: PoolImportReport, unread: int = 0) -> str:
+    """What an import did, with exact counts, in the user's words (`unread`: the file's records that gave
+    no text, listed on the page before the import)."""
+    not_sent = (
+        f" {unread:,} row(s) of the file gave no text and were not sent (listed under the file)."
+        if unread
+        else ""
+    )
     n = report.in_evaluation_set
     held = (
         f" {n:,} {'was' if n == 1 else 'were'} left out: {'it is' if n == 1 else 'they are'} in the "
@@ -38,11 +51,12 @@ def outcome(report: PoolImportReport) -> str:
         # What was added first: "imported 425" beside "25 left out" read as if the 25 were in the pool.
         there = report.total - report.added - n
         before = f" {there:,} {'was' if there == 1 else 'were'} in the pool already." if there > 0 else ""
-        return f"Added {report.added:,} of the file's {report.total:,} texts to the pool.{held}{before}"
+        added = f"Added {report.added:,} of the file's {report.total:,} texts to the pool."
+        return f"{added}{held}{before}{not_sent}"
     return (
         f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
         f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "
-        f"texts already stored are not added twice.{held}"
+        f"texts already stored are not added twice.{held}{not_sent}"
     )
 
 
@@ -63,6 +77,10 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         return
     # The texts themselves: another column or first-row choice of the same file is another import.
     digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
+    repeats: dict[str, Any] = st.session_state.get(REPEATS) or {}
+    if repeats.get("digest") == digest and repeats["rows"]:
+        st.markdown(f"**Texts that added nothing** ({len(repeats['rows']):,}: in the pool already)")
+        st.dataframe(refusals_frame(repeats["rows"]), hide_index=True, width="stretch")
     stopped: dict[str, Any] = st.session_state.get(STATE) or {}
     resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
     if resumable:
@@ -89,11 +107,18 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     report = client.import_pool(handle, texts, start=start, progress=_progress)
     if report.complete:
         st.session_state.pop(STATE, None)
-        st.session_state["pool_flash"] = outcome(report)
     else:
         record = {"handle": handle, "digest": digest, "total": report.total}
         st.session_state[STATE] = record | {"stored": report.stored, "error": report.error}
-        st.session_state["pool_flash_warning"] = outcome(report)
+    lines = [table.lines[row] for row, _ in found]
+    already = [
+        Refusal(lines[i], "in the pool already (or earlier in the file): nothing added")
+        for i in report.duplicates
+    ]
+    st.session_state[REPEATS] = {"digest": digest, "rows": already}
+    # Texts refused (the evaluation set's) or not sent are a warning: a green success said all went in.
+    flash = "pool_flash_warning" if refused_any(report, len(refused)) else "pool_flash"
+    st.session_state[flash] = outcome(report, len(refused))
     if report.stored > start:
         on_change()
     st.rerun()

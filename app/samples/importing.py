@@ -34,6 +34,7 @@ from app.samples.mapping import (
     scale_candidates,
     scale_quality,
     scale_text,
+    threshold_neutral_default,
     which_scale,
 )
 from app.ui.table_upload import table_upload
@@ -85,6 +86,9 @@ def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale,
 
 
 KEPT = "import_choices"  # session_state: a file's widget prefix -> {option: the analyst's value}
+SHAPES = (
+    "import_shapes"  # session_state: a file shape (prefix, columns) -> {option: the analyst's last value}
+)
 OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
 
 
@@ -96,12 +100,20 @@ class Kept:
     the proposal, not what the analyst typed. So every option's widget is seeded from the value kept here
     whenever Streamlit holds none, and the analyst's own changes are kept here (its `on_change`): a value
     they set survives every switch of options until they change it; one they never touched follows the data.
-    The keys carry a fingerprint of the file, so another file starts from its own proposal."""
+    The keys carry a fingerprint of the file, so another file starts from its own proposal, except for what
+    the analyst chose for the last file of the same shape (the same columns, as the other part of a
+    published split has, for the samples or the evaluation set): those choices (scale, rule, threshold,
+    columns) are proposed again."""
 
     def __init__(self, prefix: str, table: Table) -> None:
         head = repr((table.columns, len(table.rows), table.rows[:5], table.rows[-5:], table.lines[-1:]))
         self.prefix = f"{prefix}_{hashlib.sha256(head.encode()).hexdigest()[:12]}"
-        self.values: dict[str, Any] = st.session_state.setdefault(KEPT, {}).setdefault(self.prefix, {})
+        shape = repr(table.columns)
+        self.shape: dict[str, Any] = st.session_state.setdefault(SHAPES, {}).setdefault(shape, {})
+        files: dict[str, dict[str, Any]] = st.session_state.setdefault(KEPT, {})
+        if self.prefix not in files:  # a file not seen yet: the choices made for its shape's last one
+            files[self.prefix] = dict(self.shape)
+        self.values: dict[str, Any] = files[self.prefix]
 
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"
@@ -111,7 +123,7 @@ class Kept:
 
     def put(self, name: str, value: Any) -> None:
         """Set an option for the analyst (a scale picked sets its two boxes), its widget included."""
-        self.values[name] = value
+        self.values[name] = self.shape[name] = value
         st.session_state[self.key(name)] = value
 
     def widget(
@@ -144,7 +156,7 @@ class Kept:
         return {"key": key, "on_change": self._took, "args": (name, then), **own}
 
     def _took(self, name: str, then: Callable[[], None] | None) -> None:
-        self.values[name] = st.session_state[self.key(name)]
+        self.values[name] = self.shape[name] = st.session_state[self.key(name)]
         if then is not None:
             then()
 
@@ -214,6 +226,7 @@ def _pick_mapping(
     )
     low, high = float(kept.get(f"low{at}", scale.low)), float(kept.get(f"high{at}", scale.high))
     threshold, share = (low + high) / 2, 0.25
+    neutral_at = False
     question = None
     if rule == "scale":
         span = label_span(table, *label_columns)
@@ -237,6 +250,12 @@ def _pick_mapping(
             "Positive at or above", help="The scale's middle by default.",
             **kept.widget(f"threshold{at}", threshold),
         )  # fmt: skip
+        neutral_at = r2.checkbox(
+            f"exactly {number_text(threshold)} → {NEUTRAL_QUALITY:g} (neutral)",
+            help="A label exactly at the threshold counts toward neither pole. On for a symmetric scale, "
+            "whose middle (0 on −4..+4) a rater gave for neither.",
+            **kept.widget(f"threshold_neutral{at}", threshold_neutral_default(guessed)),
+        )
     elif rule == "quantiles":
         percent = r2.slider(
             "Top and bottom share (%)", 5, 50, step=5, help="25 = quartiles", **kept.widget("share", 25)
@@ -260,6 +279,7 @@ def _pick_mapping(
         low=float(low),
         high=float(high),
         threshold=float(threshold),
+        neutral_at_threshold=bool(neutral_at),
         share=share,
         higher_is_positive=higher == "the positive pole",
         drop_neutral=bool(kept.get(_drop_neutral(label), False)),
@@ -553,17 +573,40 @@ def _store(
             Refusal(mapped.lines[e.index], e.message + unknown_trait_hint(e.message, keys))
             for e in report.errors
         ]
-        everything = refused + by_service
-        rejected = [r for r in everything if r not in mapped.dropped]
-        total = len(mapped.samples) + len(refused)
-        stored = f"Stored {report.stored} of {total} rows."
-        if mapped.dropped:
-            stored += f" {len(mapped.dropped)} neutral row(s) left out, as asked."
-        held_out = held_out_note(report.in_evaluation_set)
-        if rejected:
-            return Imported(f"{stored} {len(rejected)} row(s) rejected:", False, everything, held_out)
-        return Imported(stored, True, everything, held_out)
+        # A row identical to a stored sample stores nothing: listed apart, "stored" is what the model gained.
+        repeats = [
+            Refusal(mapped.lines[d.index], f"identical to sample #{d.id}, stored already: nothing stored")
+            for d in report.duplicates
+        ]
+        everything = refused + by_service + repeats
+        rejected = [r for r in refused + by_service if r not in mapped.dropped]
+        return Imported(
+            import_outcome(
+                len(mapped.samples) + len(refused) + mapped.left_out, report.stored, repeats, mapped, rejected
+            ),
+            not rejected,
+            everything,
+            held_out_note(report.in_evaluation_set),
+        )
     return None
+
+
+def import_outcome(
+    total: int, stored: int, repeats: list[Refusal], mapped: Mapped, rejected: list[Refusal]
+) -> str:
+    """What an import did with each of the file's `total` rows (votes), in a line: stored, identical to a
+    stored sample, left out by a rule the analyst chose (each rule counted), rejected; they add up."""
+    parts = [f"Stored {stored} of {total} rows."]
+    if repeats:
+        n = len(repeats)
+        parts.append(f"{n:,} {'was' if n == 1 else 'were'} identical to samples stored already (listed).")
+    if mapped.left_out:
+        parts.append(f"{mapped.left_out:,} row(s) between the quantiles left out, as the rule says.")
+    if mapped.dropped:
+        parts.append(f"{len(mapped.dropped):,} neutral row(s) left out, as asked.")
+    if rejected:
+        parts.append(f"{len(rejected):,} row(s) rejected:")
+    return " ".join(parts)
 
 
 def held_out_note(n: int) -> str | None:

@@ -7,7 +7,9 @@ into samples with a `Mapping`:
 - `as_is`: the label is already a quality in [0, 1];
 - `scale`: the label is on a scale from `low` to `high`, mapped linearly to 0..1 (its middle is 0.5, the
   boundary between the poles), so graded labels stay graded;
-- `threshold`: a label at or above `threshold` is the positive pole (1), below it the negative (0);
+- `threshold`: a label at or above `threshold` is the positive pole (1), below it the negative (0); with
+  `neutral_at_threshold` a label exactly at it is neutral (0.5), the default for a symmetric scale
+  (`threshold_neutral_default`: its middle, 0 on -4..+4, means neither pole);
 - `quantiles`: the top `share` of labels is positive, the bottom `share` negative, the middle is left out
   (per trait, so each trait's own spread decides; `share` 0.25 = quartiles).
 
@@ -34,7 +36,14 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from core.contract import ANNOTATOR_RE, MAX_ANNOTATOR_CHARS, MAX_SOURCE_ID_CHARS, pole_of, source_id_text
+from core.contract import (
+    ANNOTATOR_RE,
+    MAX_ANNOTATOR_CHARS,
+    MAX_SOURCE_ID_CHARS,
+    NEUTRAL_QUALITY,
+    pole_of,
+    source_id_text,
+)
 from core.tables import Refusal, Table, numeric_share, text_column
 from core.tables import blank as _blank
 from core.tables import number as _number
@@ -53,6 +62,7 @@ class Mapping:
     low: float = 0.0  # scale: the label that means quality 0 (with higher_is_positive) …
     high: float = 1.0  # … and the one that means quality 1
     threshold: float = 0.5
+    neutral_at_threshold: bool = False  # threshold: a label exactly at it is neutral (0.5), not positive
     share: float = 0.25  # quantiles: the top and bottom share kept
     higher_is_positive: bool = True
     drop_neutral: bool = False  # leave out the rows whose quality is neutral (listed in `Mapped.dropped`)
@@ -245,6 +255,13 @@ def guess_scale(table: Table, *columns: str) -> LabelScale:
     return LabelScale("scale", float(low), float(high))
 
 
+def threshold_neutral_default(scale: LabelScale) -> bool:
+    """Whether the threshold rule leaves a label at the threshold neutral by default: on a symmetric scale
+    (-4..+4) the threshold proposed is its middle, 0, which a rater gave meaning neither pole; taken as
+    positive, every 0 would quietly train as positive."""
+    return scale.rule == "scale" and scale.low < 0 < scale.high and scale.low == -scale.high
+
+
 def scale_candidates(scale: LabelScale, span: tuple[float, float] | None) -> list[LabelScale]:
     """The scales labels spanning `span` may be on, `scale` (the smallest that holds them) first.
 
@@ -404,7 +421,14 @@ def _qualities(kept: list[_Vote], mapping: Mapping, out: Mapped) -> list[float |
             scaled.append(scale_quality(value, mapping))
         return scaled
     if mapping.rule == "threshold":
-        return [1.0 if sign * v.value >= sign * mapping.threshold else 0.0 for v in kept]
+        return [
+            NEUTRAL_QUALITY
+            if mapping.neutral_at_threshold and v.value == mapping.threshold
+            else 1.0
+            if sign * v.value >= sign * mapping.threshold
+            else 0.0
+            for v in kept
+        ]
     if mapping.rule != "quantiles":
         raise ValueError(f"unknown rule {mapping.rule!r}: one of {', '.join(RULES)}")
     if not 0.0 < mapping.share <= 0.5:
@@ -463,8 +487,14 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
             rule = "label = quality (0..1)" if up else "quality = 1 − label (0..1)"
             rule += f"; {q_middle:g} is {pole_of(q_middle)}"
     elif mapping.rule == "threshold":
-        at, other = ("≥", "below") if up else ("≤", "above")
-        rule = f"{at} {number_text(mapping.threshold)} → {pole[1.0]}, {other} → {pole[0.0]}"
+        cut = number_text(mapping.threshold)
+        if mapping.neutral_at_threshold:
+            above, below = (">", "<") if up else ("<", ">")
+            neither = f"{NEUTRAL_QUALITY:.1f} ({pole_of(NEUTRAL_QUALITY)})"
+            rule = f"{above} {cut} → {pole[1.0]}, {below} {cut} → {pole[0.0]}, {cut} → {neither}"
+        else:
+            at, other = ("≥", "below") if up else ("≤", "above")
+            rule = f"{at} {cut} → {pole[1.0]}, {other} → {pole[0.0]}"
     else:
         share = f"{mapping.share * 100:g}%"
         top, bottom = ("top", "bottom") if up else ("bottom", "top")

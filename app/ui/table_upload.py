@@ -46,7 +46,34 @@ def table_upload(label: str, key: str) -> tuple[UploadedFile, Table] | None:
         st.info(note, icon=":material/info:")
     after = " after its header row" if table.header and table.first_row_is_data is not None else ""
     st.caption(f"{table.total:,} row(s) in {upload.name}{after}.")
+    if (lines := lines_sentence(table)) is not None:
+        st.caption(lines)
     return upload, table
+
+
+def lines_sentence(table: Table) -> str | None:
+    """Where each line of the file went, "5,190 lines in the file: 1 header, 5,186 rows, 1 refused (listed
+    below), 2 blank.", records over several lines counted with their lines; the parts add up to the file's
+    lines (`Table.unaccounted_lines`). None for a JSON array (its rows are items) or a file of no lines."""
+    if not table.line_count:
+        return None
+
+    def part(records: int, lines: int, what: str) -> str:
+        if not records:
+            return ""
+        return f"{records:,} {what}" + (f" on {lines:,} lines" if lines != records else "")
+
+    refused = [p for p in table.problems if p.lines]
+    parts = [
+        "1 header" + (f" on {table.header_lines} lines" if table.header_lines > 1 else "")
+        if table.header_lines
+        else "",
+        part(len(table.rows), sum(table.spans), "row" if len(table.rows) == 1 else "rows"),
+        part(len(refused), sum(p.lines for p in refused), "refused"),
+        f"{table.blank_lines:,} blank" if table.blank_lines else "",
+    ]
+    lines = f"{table.line_count:,} line{'' if table.line_count == 1 else 's'}"
+    return f"{lines} in the file: {', '.join(p for p in parts if p)}."
 
 
 def pick_text_column(table: Table, key: str) -> str | None:

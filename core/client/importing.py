@@ -3,7 +3,9 @@
 A batch is stored all-or-none by the service. When it rejects one (422) and its error
 details point at rows (`loc: ["body", "samples", i, ...]`), those rows are reported and the
 rest of the batch is sent once more, so one bad row does not cost 499 good ones. Resending
-is harmless: the service returns the stored id for a sample it already has.
+is harmless: the service returns the stored id for a sample it already has. Such a row stores nothing: the
+report lists it apart (`ImportReport.duplicates`, from the service's `duplicates`), so `stored` counts the
+rows the model gained and every input row is stored, a duplicate, or an error.
 
 Pool texts go in batches that shrink when the service is slow (a timeout, a 5xx or a 429 halves the batch,
 after the client's own retries), so an import on a busy service finishes instead of failing whole. If it must
@@ -20,7 +22,7 @@ import httpx
 import pydantic
 
 from core.client import errors
-from core.client.models import ImportReport, PoolImportReport, RowError, SampleInput
+from core.client.models import Duplicate, ImportReport, PoolImportReport, RowError, SampleInput
 from core.client.paths import path as _path
 from core.client.retry import NOT_SENT_ERRORS, Safety
 from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST, InputProvenance
@@ -74,16 +76,21 @@ def import_samples(
         progress(done, total)
 
     stored: dict[int, int] = {}
+    seen: set[int] = set()  # ids answered so far
+    duplicates: list[Duplicate] = []
     path = _path("models", handle, "samples")
     batches = 0
     in_evaluation_set = 0
 
+    repeats: set[int] = set()  # positions of the batch last sent that stored nothing (duplicates)
+
     def send(batch: list[tuple[int, JsonObject]]) -> list[int]:
-        nonlocal batches, in_evaluation_set
+        nonlocal batches, in_evaluation_set, repeats
         batches += 1
         body = {"samples": [payload for _, payload in batch]}
         answer = client.request("POST", path, json=body, safety=Safety.ONCE).json()
         in_evaluation_set += int(answer.get("in_evaluation_set") or 0)  # absent from older services
+        repeats = {int(i) for i in answer.get("duplicates") or ()}  # absent from older services
         return [int(i) for i in answer.get("ids", [])]
 
     for start in range(0, len(valid), batch_size):
@@ -108,7 +115,11 @@ def import_samples(
                 errs.extend(_whole_batch(batch, rows, exc))
                 rest = []
             batch = rest
-        for (index, _), sample_id in zip(batch, ids, strict=False):
+        for pos, ((index, _), sample_id) in enumerate(zip(batch, ids, strict=False)):
+            # A duplicate stored nothing: the service says so; an older one only by repeating an id.
+            if pos in repeats or sample_id in seen:
+                duplicates.append(Duplicate(index=index, id=sample_id))
+            seen.add(sample_id)
             stored[index] = sample_id
         done += processed
         if progress is not None:
@@ -118,6 +129,7 @@ def import_samples(
     return ImportReport(
         total=total,
         ids=[stored[i] for i in sorted(stored)],
+        duplicates=duplicates,
         errors=errs,
         batches=batches,
         in_evaluation_set=in_evaluation_set,
@@ -174,6 +186,7 @@ def import_pool(
         report.ids += [int(i) for i in body.get("ids", [])]
         report.added += int(body.get("added", 0))
         report.in_evaluation_set += int(body.get("in_evaluation_set") or 0)  # absent from older services
+        report.duplicates += [report.stored + int(i) for i in body.get("duplicates") or ()]  # idem
         report.stored += len(batch)
         if progress is not None:
             progress(report.stored, total)

@@ -41,10 +41,13 @@ class PoleCounts(_Response):
 
 
 class EvaluationItemsAdded(_Response):
-    """`add_evaluation_items`: items new to the set (over every batch) and the set's size after."""
+    """`add_evaluation_items`: items new to the set (over every batch) and the set's size after; the indexes
+    (in the whole input) of the items that added nothing, identical to one in the set or earlier in the input.
+    """
 
     added: int = 0
     total: int = 0
+    duplicates: list[int] = Field(default_factory=list)
 
 
 class EvaluationSet(_Response):

@@ -121,8 +121,11 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
         stored = _stored_items(s, model.id, keys)  # re-importing a file adds nothing
         new: dict[ItemKey, dict[str, object]] = {}  # rows to insert
         now = utcnow()
-        for item, key in zip(items, keys, strict=True):
-            if key not in stored and key not in new:
+        duplicates: list[int] = []  # items that add nothing: in the set, or earlier in the request
+        for i, (item, key) in enumerate(zip(items, keys, strict=True)):
+            if key in stored or key in new:
+                duplicates.append(i)
+            else:
                 trait_key, digest, quality, annotator = key
                 new[key] = {
                     "model_id": model.id,
@@ -138,7 +141,7 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
             before = model.eval_item_count
             model.eval_item_count += len(new)  # the row is locked (load_model): no lost update
             analyze_after_growth(s, EvalItem.__tablename__, before, model.eval_item_count)
-        return EvalAdded(added=len(new), total=model.eval_item_count)
+        return EvalAdded(added=len(new), total=model.eval_item_count, duplicates=duplicates)
 
 
 def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:

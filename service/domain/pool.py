@@ -43,6 +43,7 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
         ctx.embedders.get(model.embedder).encode(list(new.values()))
     with transaction(ctx.sessions) as s:
         model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
+        duplicates = _repeats(digests, set(stored), held)
         if new:
             # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
             # them one statement each on SQLite.
@@ -57,7 +58,22 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
             ids=[stored[d] for d in digests if d not in held],
             added=len(new),
             in_evaluation_set=sum(d in held for d in digests),
+            duplicates=duplicates,
         )
+
+
+def _repeats(digests: list[str], before: set[str], held: set[str]) -> list[int]:
+    """The positions of texts that add nothing: in the pool before, or earlier in the request (a text of the
+    evaluation set is left out, not a repeat)."""
+    seen = set(before)
+    out: list[int] = []
+    for i, digest in enumerate(digests):
+        if digest in held:
+            continue
+        if digest in seen:
+            out.append(i)
+        seen.add(digest)
+    return out
 
 
 def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, int]:

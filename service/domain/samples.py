@@ -121,6 +121,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         ]
         require_own_votes(s, who, annotators, "samples")
         settles = _check_settles(s, model, refs.ids, resolved, annotators, items)
+        duplicates: list[int] = []
         ids = add_samples(
             s,
             model.id,
@@ -132,6 +133,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
             source_ids=[x.source_id for x in items],
+            duplicates=duplicates,
         )
         for i in settles:
             detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
@@ -141,7 +143,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         held = evaluation_digests(s, model.id, digests)
         model.updated_at = utcnow()
         ctx.checkpoints.reached("samples_committing", model.handle, f"samples commit ({len(ids)} rows)")
-        return SampleIds(ids=ids, in_evaluation_set=sum(d in held for d in digests))
+        return SampleIds(ids=ids, in_evaluation_set=sum(d in held for d in digests), duplicates=duplicates)
 
 
 def _check_settles(

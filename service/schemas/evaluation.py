@@ -19,6 +19,11 @@ class EvalItemsIn(Strict):
 class EvalAdded(BaseModel):
     added: int
     total: int
+    duplicates: list[int] = Field(
+        default_factory=list,
+        description="The positions (from 0) of the items that added nothing: identical to an item of the "
+        "set (same trait, text, quality and annotator), or to one earlier in this request.",
+    )
 
 
 class EvalTraitCounts(BaseModel):

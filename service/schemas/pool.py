@@ -25,6 +25,11 @@ class PoolAdded(BaseModel):
     in_evaluation_set: int = Field(
         0, description="How many of the texts were left out as texts of the evaluation set (they have no id)."
     )
+    duplicates: list[int] = Field(
+        default_factory=list,
+        description="The positions (from 0) of the texts that added nothing: in the pool before, or earlier "
+        "in this request (their id is the stored text's).",
+    )
 
 
 class PoolTextOut(BaseModel):

@@ -94,6 +94,12 @@ class SampleIds(BaseModel):
     in_evaluation_set: int = Field(
         0, description="How many of the samples are texts of the evaluation set (stored all the same)."
     )
+    duplicates: list[int] = Field(
+        default_factory=list,
+        description="The positions (from 0) of the samples that stored nothing: an identical sample (same "
+        "trait, text, quality, annotator and adjudication) was stored before, or earlier in this request; "
+        "its id answers for it in `ids`.",
+    )
 
 
 class SampleOut(BaseModel):

@@ -100,10 +100,13 @@ def add_samples(
     source_urls: Sequence[str | None] | None = None,
     source_ids: Sequence[str | None] | None = None,
     created_ats: Sequence[datetime] | None = None,
+    duplicates: list[int] | None = None,
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each;
-    `provenances` (per sample) where each came from, else `provenance` for all.
+    `provenances` (per sample) where each came from, else `provenance` for all. `duplicates`, when given,
+    receives the positions that stored nothing: an identical sample was stored (before, or earlier in
+    `samples`), whose id answers for it.
 
     A batch costs the same whatever the model holds: the stored rows among the batch's texts come
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
@@ -130,7 +133,9 @@ def add_samples(
     stored = _stored_ids(session, model_id, keys)
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
-    for x, key, origin, kind, given in zip(samples, keys, origins, kinds, times, strict=True):
+    for i, (x, key, origin, kind, given) in enumerate(zip(samples, keys, origins, kinds, times, strict=True)):
+        if duplicates is not None and (key in stored or key in new):
+            duplicates.append(i)
         if key in stored:
             sid, has = stored[key]
             for name, value in origin.items():

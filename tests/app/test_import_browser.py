@@ -298,7 +298,9 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         page.get_by_text("threshold (two poles)").click()
         ui.settle()
         expect(page.get_by_label("Positive at or above", exact=True)).to_have_value("0.00")
-        ui.expect_text("≥ 0 → 1.0 (positive), below → 0.0 (negative); no row neutral")
+        ui.expect_text(
+            f"> 0 → 1.0 (positive), < 0 → 0.0 (negative), 0 → 0.5 (neutral); {neutral} rows neutral"
+        )
         ui.screen("import_07_means_threshold")
         pause(page, rng.uniform(300, 1200))  # a look at the threshold's default
         page.get_by_text("from its scale (low end → 0, high end → 1)").click()

@@ -75,7 +75,9 @@ def test_the_ends_the_analyst_typed_survive_a_look_at_another_rule(empty_draft: 
     by_label(at.radio, "Label → quality").set_value("scale").run()
     no_exception(at)
     assert _boxes(at) == (-4.0, 4.0)
-    assert threshold_summary == ["**Mapping:** ≥ 0 → 1.0 (positive), below → 0.0 (negative); no row neutral."]
+    assert threshold_summary == [
+        "**Mapping:** > 0 → 1.0 (positive), < 0 → 0.0 (negative), 0 → 0.5 (neutral); 2 rows neutral."
+    ]
     assert _summary(at) == ("**Mapping:** −4..+4 → quality 0..1; middle 0 → 0.5, neutral; 2 rows neutral.")
     # The threshold the analyst typed is theirs too, and so is the direction.
     by_label(at.radio, "Label → quality").set_value("threshold").run()
@@ -85,7 +87,29 @@ def test_the_ends_the_analyst_typed_survive_a_look_at_another_rule(empty_draft: 
     by_label(at.radio, "Label → quality").set_value("quantiles").run()
     by_label(at.radio, "Label → quality").set_value("threshold").run()
     assert by_label(at.number_input, "Positive at or above").value == 0.2
+    assert _summary(at) == (
+        "**Mapping:** < 0.2 → 1.0 (positive), > 0.2 → 0.0 (negative), 0.2 → 0.5 (neutral); no row neutral."
+    )
+    by_label(at.checkbox, "exactly 0.2 → 0.5 (neutral)").uncheck().run()
     assert _summary(at) == ("**Mapping:** ≤ 0.2 → 1.0 (positive), above → 0.0 (negative); no row neutral.")
+
+
+def test_the_threshold_on_a_symmetric_scale_leaves_its_middle_neutral(
+    client: Client, empty_draft: str
+) -> None:
+    """On −4..+4 the threshold proposed is the middle, 0: a rating of exactly 0 is neutral by default, not
+    quietly positive (it made 244 snippets rated 0 positive)."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    no_exception(at)
+    assert by_label(at.checkbox, "exactly 0 → 0.5 (neutral)").value is True
+    counts = [d.value for d in at.dataframe if "neutral" in d.value.columns]
+    assert counts[0].to_dict("records") == [
+        {"trait": "politeness", "negative": 3, "neutral": 2, "positive": 3, "graded": 2}
+    ]
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    assert sorted(s.quality for s in client.list_samples(empty_draft)) == [0, 0, 0, 0.5, 0.5, 1, 1, 1]
 
 
 def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_draft: str) -> None:
@@ -222,3 +246,24 @@ def test_each_option_shows_the_analyst_s_value_even_when_drawn_afresh(empty_draf
     assert by_label(at.radio, "A higher label is").index == 1
     for choice in [*at.radio, *at.selectbox]:
         assert choice.proto.default == choice.index, choice.label
+
+
+def test_the_analyst_s_choices_are_proposed_for_the_next_file_of_the_same_shape(empty_draft: str) -> None:
+    """The other part of a split (same columns, other rows) starts from the scale, rule and threshold the
+    analyst chose for the first part, without importing it; a file of other columns from its own data."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    by_label(at.number_input, "Positive at or above").set_value(1.0).run()
+    by_label(at.radio, "Label → quality").set_value("scale").run()
+    rest = "id,mean rating,request\n" + "".join(f'{i},{r},"Request {i}"\n' for i, r in ((9, 1.5), (10, -2)))
+    at.file_uploader(key="samples_upload").set_value(("rest.csv", rest.encode(), "text/csv")).run()
+    no_exception(at)
+    assert by_label(at.radio, "Label → quality").value == "scale"
+    assert _boxes(at) == (-4.0, 4.0)  # its own labels say −2..+2
+    by_label(at.radio, "Label → quality").set_value("threshold").run()
+    assert by_label(at.number_input, "Positive at or above").value == 1.0
+    other = "stars,text\n" + "".join(f"{s},Review {s}\n" for s in (1, 2, 4))
+    at.file_uploader(key="samples_upload").set_value(("stars.csv", other.encode(), "text/csv")).run()
+    no_exception(at)
+    assert by_label(at.radio, "Label → quality").value == "scale" and _boxes(at) == (1.0, 4.0)

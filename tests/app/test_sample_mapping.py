@@ -19,6 +19,7 @@ from app.samples.mapping import (
     map_rows,
     rules_summary,
     scale_candidates,
+    threshold_neutral_default,
     which_scale,
 )
 from core.tables import Refusal, read_file, read_table
@@ -310,6 +311,12 @@ def test_the_summary_states_every_rule_and_the_neutral_rows() -> None:
     assert rules_summary(threshold, map_rows(table, threshold)) == (
         "≥ 0.2 → 1.0 (positive), below → 0.0 (negative); no row neutral"
     )
+    middle = Mapping("text", "rating", trait="p", rule="threshold", threshold=0, neutral_at_threshold=True)
+    assert rules_summary(middle, map_rows(table, middle)) == (
+        "> 0 → 1.0 (positive), < 0 → 0.0 (negative), 0 → 0.5 (neutral); 2 rows neutral"
+    )
+    assert threshold_neutral_default(LabelScale("scale", -4, 4))
+    assert not threshold_neutral_default(LabelScale("scale", 1, 5))
     quantiles = Mapping("text", "rating", trait="p", rule="quantiles", share=0.25)
     assert rules_summary(quantiles, map_rows(table, quantiles)) == (
         "top 25% of each trait's labels → 1.0 (positive), bottom 25% → 0.0 (negative); 4 rows between "

@@ -185,9 +185,9 @@ def test_every_record_not_read_is_listed_with_its_line() -> None:
     assert [r["text"] for r in table.rows] == ['say "hi"', "a trailing delimiter", "strayquote"]
     assert table.problems == [
         Refusal(3, "1 more value(s) than the header has columns"),
-        Refusal(7, 'a quote (") opened here is never closed, so lines 7–8 read as one value: close it'),
+        Refusal(7, 'a quote (") opened here is never closed, so lines 7–8 read as one value: close it', 2),
     ]
-    assert table.total == 5
+    assert table.total == 5 and table.blank_lines == 1 and table.unaccounted_lines() == 0
 
 
 def test_json_problems_are_listed() -> None:

@@ -150,11 +150,18 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             added = pool(stored, 1_000)
         assert added["added"] == 1_000 and len(set(added["ids"])) == 1_000
         with counted(svc) as pool_again:
-            assert pool(stored, 1_000) == {"ids": added["ids"], "added": 0, "in_evaluation_set": 0}
+            again = pool(stored, 1_000)
+        assert again == {
+            "ids": added["ids"],
+            "added": 0,
+            "in_evaluation_set": 0,
+            "duplicates": list(range(1_000)),
+        }
         with counted(svc) as eval_new:
-            assert items(stored, BATCH) == {"added": BATCH, "total": stored + BATCH}
+            assert items(stored, BATCH) == {"added": BATCH, "total": stored + BATCH, "duplicates": []}
         with counted(svc) as eval_again:
-            assert items(stored, BATCH) == {"added": 0, "total": stored + BATCH}
+            again = items(stored, BATCH)
+        assert again == {"added": 0, "total": stored + BATCH, "duplicates": list(range(BATCH))}
         pool_costs.append([pool_new, pool_again])
         eval_costs.append([eval_new, eval_again])
     for small, large in [*zip(*pool_costs, strict=True), *zip(*eval_costs, strict=True)]:

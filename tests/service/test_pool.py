@@ -40,6 +40,7 @@ def test_import_page_and_delete(svc: Svc) -> None:
         "ids": [added["ids"][3], added["ids"][0], added["ids"][0]],
         "added": 0,
         "in_evaluation_set": 0,
+        "duplicates": [0, 1, 2],  # in the pool before (each position that added nothing)
     }
 
     seen: list[dict[str, Any]] = []

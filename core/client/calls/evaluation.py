@@ -45,7 +45,7 @@ class EvaluationCalls(ClientBase):
         and the set's `total`; items already in the set are not added again (so an interrupted call can simply
         run again). `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
         rows = [dict(i) for i in tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)]
-        added, total = 0, 0
+        added, total, duplicates = 0, 0, []
         reporter = progress_mod.resolve(progress, f"evaluation set of {handle}", unit="items")
         sent = 0
         try:
@@ -55,6 +55,8 @@ class EvaluationCalls(ClientBase):
                 path = _path("models", handle, "evaluation-set")
                 body = self.request("POST", path, json={"items": batch}).json()
                 added, total = added + int(body["added"]), int(body["total"])
+                # `duplicates` is absent from older services.
+                duplicates += [start + int(i) for i in body.get("duplicates") or ()]
                 sent = start + len(batch)
                 reporter.update(sent, len(rows))
         except KeyboardInterrupt:
@@ -64,7 +66,7 @@ class EvaluationCalls(ClientBase):
             ) from None
         finally:
             reporter.close(sent == len(rows))
-        return EvaluationItemsAdded(added=added, total=total)
+        return EvaluationItemsAdded(added=added, total=total, duplicates=duplicates)
 
     def evaluation_set(self, handle: str) -> EvaluationSet:
         """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""

@@ -13,7 +13,7 @@ from core.client.models.pool import (
     Suggestion,
     Suggestions,
 )
-from core.client.models.samples import ImportReport, RowError, Sample, SampleInput
+from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
 from core.client.models.versions import HistoryEvent, TagDeleteResult, TagResult, Version
@@ -25,6 +25,7 @@ __all__ = [
     "CompareResult",
     "CompareSide",
     "DeleteResult",
+    "Duplicate",
     "FeedbackLabel",
     "FeedbackPage",
     "FeedbackWithdrawn",

@@ -121,17 +121,31 @@ class RowError(_Response):
     stage: str = "local"  # "local" (failed validation here) or "server" (rejected by the service)
 
 
+class Duplicate(_Response):
+    """An input row that stored nothing: an identical sample (same trait, text, quality, annotator and
+    adjudication) was stored already, before the import or from an earlier row of it."""
+
+    index: int  # position in the input iterable
+    id: int  # the stored sample it repeats
+
+
 class ImportReport(_Response):
+    """What an import did with each input row: `total` = `stored` + `len(duplicates)` + `len(errors)`."""
+
     total: int = 0
-    ids: list[int] = Field(default_factory=list)  # one per stored row, in input order
+    # The sample id of each row accepted (stored or a duplicate), in input order; a duplicate's is the id of
+    # the sample it repeats.
+    ids: list[int] = Field(default_factory=list)
+    duplicates: list[Duplicate] = Field(default_factory=list)  # accepted rows that stored nothing
     errors: list[RowError] = Field(default_factory=list)
     batches: int = 0
-    # Stored rows whose text is in the model's evaluation set: stored, but no longer held out.
+    # Accepted rows whose text is in the model's evaluation set: stored, but no longer held out.
     in_evaluation_set: int = 0
 
     @property
     def stored(self) -> int:
-        return len(self.ids)
+        """The rows the model gained (duplicates of stored samples not counted)."""
+        return len(self.ids) - len(self.duplicates)
 
     @property
     def ok(self) -> bool:

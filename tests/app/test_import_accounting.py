@@ -1,0 +1,117 @@
+"""Every line of an imported file accounted for on the pages that import files (AppTest against the real local
+service): the uploader says where each line went, the Samples import separates rows stored from rows identical
+to stored samples (listed with their lines), and an import that refused texts is never a green success."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
+from tests.app.support import make_draft, new_handle
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Client, draft: str) -> None:
+    """`id<TAB>rating<TAB>text`, no header, as published: a text that opens with a quote (read as CSV
+    quoting it joined the lines up to the next quote), two texts already stored as samples, one line twice,
+    a blank line. The page said "Stored 4152 of 4152 rows." where the model gained 4,149."""
+    earlier = ["Please accept our apologies for the delay.", "lol k whatever"]  # a file imported before
+    client.import_samples(
+        draft,
+        [{"trait": "formality", "text": t, "quality": q} for t, q in zip(earlier, (1.0, 0.0), strict=True)],
+        provenance="imported",
+    )
+    before = client.get_model(draft).sample_count or 0
+    lines = [
+        '1\t2\t"Kindly note," the chair wrote, "the meeting is moved to Thursday at noon."',
+        "2\t-2\tyo that party was sick lol, u missed out big time",
+        f"3\t2\t{earlier[0]}",  # stored already: quality 1.0 on -2..+2
+        f"4\t-2\t{earlier[1]}",  # stored already: quality 0.0
+        "5\t2\tWe remain grateful for your patience while the report is prepared.",
+        "",
+        "5\t2\tWe remain grateful for your patience while the report is prepared.",  # the line again
+        '6\t-1\tnah, "whatever" she said',
+    ]
+    at = page("samples", draft)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("news.tsv", "\n".join(lines).encode(), "text/plain"))
+    at.run()
+    no_exception(at)
+    assert "8 lines in the file: 7 rows, 1 blank." in texts(at.caption), texts(at.caption)
+    assert any("Quotes are read as part of the texts" in t for t in texts(at.info)), texts(at.info)
+    assert by_label(at.selectbox, "Text column").value == "column 3"
+    by_label(at.selectbox, "Label column").set_value("column 2")
+    at.run()
+    at.button(key="samples_import").click()
+    at.run()
+    no_exception(at)
+    message = "Stored 4 of 7 rows. 3 were identical to samples stored already (listed)."
+    assert message in texts(at.success), texts(at.success) + texts(at.warning)
+    assert client.get_model(draft).sample_count == before + 4
+    listed = at.dataframe[-1].value
+    assert listed["line"].tolist() == [3, 4, 7]
+    assert all("stored already: nothing stored" in r for r in listed["reason"])
+    stored = {s.text for s in client.list_samples(draft)}
+    assert lines[0].split("\t")[2] in stored  # the quote is part of the text
+
+
+def test_an_evaluation_file_with_rows_not_used_is_a_warning(service: LocalService, client: Client) -> None:
+    trained = make_draft(client, new_handle(service, "evalrows"))  # its own: the shared one has no set
+    client.wait(trained, client.train(trained, "low").run_id, timeout=120)
+    data = b"text\tlabel\nDear Sir, the report is attached.\t1\n\t0\nhey u up\t0\n"
+    at = page("versions", trained)
+    at.run()
+    at.file_uploader(key="ev_upload_0").set_value(("held.tsv", data, "text/plain"))
+    at.run()
+    no_exception(at)
+    at.button(key="ev_add").click()
+    at.run()
+    no_exception(at)
+    warned = texts(at.warning)
+    assert any(t.startswith("Added 2 items") and "1 row(s) of the file were not used" in t for t in warned)
+    assert not any(t.startswith("Added") for t in texts(at.success))
+    # The same file again: every item is in the set already, each listed with its line.
+    at.file_uploader(key="ev_upload_1").set_value(("held.tsv", data, "text/plain"))
+    at.run()
+    at.button(key="ev_add").click()
+    at.run()
+    no_exception(at)
+    assert any("2 were in the set already (listed)." in t for t in texts(at.warning)), texts(at.warning)
+    listed = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
+    assert listed[0]["line"].tolist() == [2, 4]
+
+
+def test_a_pool_import_that_refused_every_text_is_a_warning(client: Client, draft: str) -> None:
+    """ "Added 0 of the file's 1,038 texts … they are in the evaluation set" was shown in green."""
+    held = ["The board approved the revised policy today.", "lol whatever, see u around"]
+    client.add_evaluation_items(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in held])
+    at = page("label", draft)
+    run_label_page(at)
+    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(held).encode(), "text/plain"))
+    at.run()
+    at.button(key="pool_import").click()
+    at.run()
+    no_exception(at)
+    assert any(t.startswith("Added 0 of the file's 2 texts") for t in texts(at.warning)), texts(at.warning)
+    assert not any(t.startswith("Added") for t in texts(at.success))
+
+
+def test_texts_already_in_the_pool_are_listed_with_their_lines(client: Client, draft: str) -> None:
+    client.import_pool(draft, ["A first text for the pool."])
+    lines = ["A first text for the pool.", "A second text.", "", "A third text.", "A second text."]
+    at = page("label", draft)
+    run_label_page(at)
+    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(lines).encode(), "text/plain"))
+    at.run()
+    assert "5 lines in the file: 4 rows, 1 blank." in texts(at.caption), texts(at.caption)
+    at.button(key="pool_import").click()
+    at.run()
+    no_exception(at)
+    assert any(
+        "Added 2 of the file's 4 texts" in t and "2 were in the pool already" in t for t in texts(at.success)
+    )
+    listed = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
+    assert listed and listed[-1]["line"].tolist() == [1, 5]
