@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell.backend import get_backend
 from app.team.progress import team_progress
+from app.ui.inert import md
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
@@ -73,7 +74,7 @@ with st.form("team_set", clear_on_submit=True):
     if st.form_submit_button("Save", type="primary"):
         with guard("Saving the role"):
             saved = backend.client.set_person_role(ns, member, role)
-            st.session_state["team_flash"] = f"{saved.member} is now {saved.role} in `{ns}`."
+            st.session_state["team_flash"] = f"{md(saved.member)} is now {saved.role} in `{ns}`."
             st.rerun()
 
 if people:
@@ -84,5 +85,5 @@ if people:
         if st.form_submit_button("Remove"):
             with guard("Removing"):
                 removed = backend.client.remove_person(ns, gone)
-                st.session_state["team_flash"] = f"{removed.member} was removed from `{ns}`."
+                st.session_state["team_flash"] = f"{md(removed.member)} was removed from `{ns}`."
                 st.rerun()
