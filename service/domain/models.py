@@ -16,7 +16,7 @@ from service.domain.views import model_out, models_out
 from service.errors import ApiError
 from service.schemas.common import Deleted
 from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
-from service.store import history, ledger
+from service.store import audit, history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, utcnow
@@ -144,6 +144,7 @@ def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
         require(s, model, "delete")  # from every state but busy
         if model.state == "archived":
             return Deleted(handle=model.handle, deleted=False)
+        audit.record(s, who, "model_deleted", model.namespace, model, {"state": model.state})
         model.state = TRANSITIONS["delete"][model.state]
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)
