@@ -12,6 +12,7 @@ from core.contract import Action, AuditKind, Provenance
 from core.engine.types import Sample
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
+from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
 from service.domain.states import require
 from service.domain.traits import TraitRefs
@@ -213,6 +214,8 @@ def list_samples(
             q = q.where(SampleRow.trait_id == named[0] if len(named) == 1 else SampleRow.trait_id.in_(named))
         if provenance is not None:
             q = q.where(SampleRow.provenance == provenance)
+        if (me := blind_for(who, model)) is not None:
+            q = q.where(seen(me, model, SampleRow.trait_id, SampleRow.content_sha256, SampleRow.annotator))
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
         page = rows[:limit]
         items = [sample_out(row, key) for row, key in page]
