@@ -46,11 +46,6 @@ with st.container():
         st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 
-def _set_auto_retrain(on: bool) -> None:
-    with guard("Changing automatic retraining"):
-        client.update_model(handle, auto_retrain=on)
-
-
 @st.fragment(run_every=5.0)
 def campaign_status() -> None:
     """The model as the service has it now: a colleague's training, an automatic version, a pause."""
@@ -59,16 +54,8 @@ def campaign_status() -> None:
         live = client.get_model(handle)
     line, switch = st.columns([5, 1], vertical_alignment="center")
     line.markdown(f":material/sync: `{handle}` · {status_line(live, at)}")
-    if live.state != "archived" and not live.zero_data_retention:
-        # The owner's: an annotator's key is refused (403), and the guard says so.
-        if live.auto_retrain:
-            switch.button("Pause retraining", key="campaign_pause", on_click=_set_auto_retrain, args=(False,),
-                          help="Owner only: buffered labels wait and no automatic version is made "
-                          "until you resume.")  # fmt: skip
-        else:
-            switch.button("Resume retraining", key="campaign_resume", on_click=_set_auto_retrain,
-                          args=(True,), help="Owner only: the next label retrains the model on what "
-                          "the buffer holds.")  # fmt: skip
+    if backend.may("manage"):  # the owner's settings live on the Team page; others see none
+        switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
 
 campaign_status()

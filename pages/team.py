@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import get_backend
+from app.team.campaign import campaign_settings
 from app.team.progress import team_progress
 from app.ui.inert import md
 from app.ui.widgets import guard, selected_handle
@@ -30,6 +31,7 @@ if handle := selected_handle():
     with guard("Reading the model"):
         model = backend.client.get_model(handle)
     if model is not None:
+        campaign_settings(backend, model)
         team_progress(backend, model)
 else:
     st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")
