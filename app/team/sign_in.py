@@ -13,7 +13,6 @@ import streamlit as st
 
 from app.shell.backend import Backend, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
-from app.ui.inert import md
 from app.ui.widgets import MODEL_KEY, guard
 
 
@@ -76,7 +75,7 @@ def identity(backend: Backend) -> None:
         shown = backend.annotator
         if backend.person and backend.key is not None and backend.key.display_name:
             shown = f"{backend.key.display_name} ({backend.annotator})"
-        st.caption(f":material/person: {verb} **{md(shown)}**")
+        st.caption(f":material/person: {verb} **{shown}**")
         if backend.person and backend.key is not None:
             st.caption(f"Role in `{backend.namespace}`: **{backend.key.role_in(backend.namespace)}**")
     if backend.team:
