@@ -19,6 +19,7 @@ from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
 from app.labelling.session import LabelSession, abandon, act, first_suggestions_ready, start, update_curve
 from app.shell.roles import gate
+from app.ui.inert import md
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
@@ -138,12 +139,18 @@ def labelling() -> None:
     key_listener("label_keys", [*KEYS, UNSURE_KEY], _press)
     t = names[trait]
     left = session.left
-    # What is left to label follows every label (a count that stayed put misled).
+    # What is left to label follows every label (a count that stayed put misled). With several votes wanted
+    # a labelled text stays until it has them all: the count says so rather than "left to label".
+    wanted = model.votes_wanted
+    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
     st.metric(
-        f"Left to label for {t.name}",
+        f"{counted} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         delta=f"-{len(session.history)} this session" if session.history else None,
         delta_color="off",
+        help=None
+        if wanted == 1
+        else f"A text counts here until {wanted} people labelled it, however many labels it has already.",
     )
     item = session.current
     if item is None:

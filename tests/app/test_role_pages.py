@@ -143,6 +143,12 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     assert "Saved: 3 votes per text · automatic retraining **paused** · blind labelling." in texts(
         team.success
     )
+    # With 3 votes wanted, the Label page's count says what it counts: texts short of 3 votes.
+    _as(monkeypatch, service, people["ann"])
+    label = page("label", handle)
+    run_label_page(label)
+    no_exception(label)
+    assert [m.label for m in label.metric] == ["Texts wanting 3 votes for Formality"]
 
 
 def test_a_person_is_told_their_role_without_a_key() -> None:
