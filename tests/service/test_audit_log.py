@@ -5,11 +5,14 @@ end: `keys revoke NAME` and an expiry give 401 in the envelope."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
@@ -21,6 +24,7 @@ from tests.service.conftest import Svc, running
 from tests.service.helpers import FORMAL, auth, check, error_code
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
+_ROUNDS = itertools.count(1000)  # a model per example: the fixture's service is shared by them
 
 
 def person(svc: Svc, name: str, role: str) -> dict[str, str]:
@@ -124,3 +128,42 @@ def test_keys_revoked_or_expired_get_401_and_are_recorded(
         assert keys == [("key_revoked", "ann"), ("key_created", "ann"), ("key_created", "boss")]
         expiring = next(e for e in items if e["kind"] == "key_created" and e["detail"]["name"] == "ann")
         assert expiring["detail"]["expires_at"] is not None and expiring["actor"] == "operator"
+
+
+EDITS = st.lists(
+    st.tuples(st.sampled_from(["owner", "bob"]), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.booleans()),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(EDITS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_edits_leave_the_vote_its_annotators_and_each_is_in_the_log(
+    svc: Svc, edits: list[tuple[str, float, bool]]
+) -> None:
+    """Whoever edits bob's vote, and however (quality, text), it stays bob's; every edit that changes it
+    adds one `vote_edited` event whose `before` is the last one's `after`; a repeat adds none."""
+    c = svc.client
+    h = f"acme.prop-{next(_ROUNDS)}"
+    draft(svc, h)
+    bob = person(svc, f"bob{h[-4:].replace('-', '')}", "annotator")
+    keys = {"owner": svc.author, "bob": bob}
+    one = {"trait": "formality", "text": FORMAL[0], "quality": 1.0}
+    sid = check(c.post(f"/v1/models/{h}/samples", json={"samples": [one]}, headers=bob), 201)["ids"][0]
+    current, changes = (1.0, FORMAL[0]), 0
+    for who, quality, new_text in edits:
+        text_ = FORMAL[1] if new_text and current[1] == FORMAL[0] else current[1]
+        got = check(
+            c.patch(
+                f"/v1/models/{h}/samples/{sid}", json={"quality": quality, "text": text_}, headers=keys[who]
+            ),
+            200,
+        )
+        assert got["annotator"] == check(c.get("/v1/keys/current", headers=bob), 200)["name"]
+        changes += (quality, text_) != current
+        current = (quality, text_)
+    logged = [e for e in events(svc, "vote_edited") if e["handle"] == h][::-1]  # oldest first
+    assert len(logged) == changes
+    for earlier, later in zip(logged, logged[1:], strict=False):
+        assert later["detail"]["before"] == earlier["detail"]["after"]
