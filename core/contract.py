@@ -264,7 +264,18 @@ def least_role(action: Action) -> Role:
 
 #: What the audit log records (docs/api.md "Audit log"): a settle, the deletion of a settling vote, a
 #: buffered label withdrawn, a role given or changed.
-AuditKind = Literal["settled", "unsettled", "feedback_withdrawn", "role_changed"]
+AuditKind = Literal[
+    "settled",
+    "unsettled",
+    "feedback_withdrawn",
+    "role_changed",
+    "vote_edited",
+    "vote_deleted",
+    "model_deleted",
+    "pool_deleted",
+    "key_created",
+    "key_revoked",
+]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
 

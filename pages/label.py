@@ -32,6 +32,7 @@ from app.labelling.session import (
     withdrawn,
 )
 from app.shell.roles import gate
+from app.ui.inert import md
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
@@ -59,11 +60,6 @@ with st.container():
         st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 
-def _set_auto_retrain(on: bool) -> None:
-    with guard("Changing automatic retraining"):
-        client.update_model(handle, auto_retrain=on)
-
-
 @st.fragment(run_every=5.0)
 def campaign_status() -> None:
     """The model as the service has it now: a colleague's training, an automatic version, a pause."""
@@ -72,16 +68,8 @@ def campaign_status() -> None:
         live = client.get_model(handle)
     line, switch = st.columns([5, 1], vertical_alignment="center")
     line.markdown(f":material/sync: `{handle}` · {status_line(live, at)}")
-    if live.state != "archived" and not live.zero_data_retention:
-        # The owner's: an annotator's key is refused (403), and the guard says so.
-        if live.auto_retrain:
-            switch.button("Pause retraining", key="campaign_pause", on_click=_set_auto_retrain, args=(False,),
-                          help="Owner only: buffered labels wait and no automatic version is made "
-                          "until you resume.")  # fmt: skip
-        else:
-            switch.button("Resume retraining", key="campaign_resume", on_click=_set_auto_retrain,
-                          args=(True,), help="Owner only: the next label retrains the model on what "
-                          "the buffer holds.")  # fmt: skip
+    if backend.may("manage"):  # the owner's settings live on the Team page; others see none
+        switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
 
 campaign_status()
@@ -181,12 +169,18 @@ def labelling() -> None:
     key_listener("label_keys", [*KEYS, UNSURE_KEY], _key, shown_from="[data-shown]")
     t = names[trait]
     left = session.left
-    # What is left to label follows every label (a count that stayed put misled).
+    # What is left to label follows every label (a count that stayed put misled). With several votes wanted
+    # a labelled text stays until it has them all: the count says so rather than "left to label".
+    wanted = model.votes_wanted
+    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
     st.metric(
-        f"Left to label for {t.name}",
+        f"{counted} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         delta=f"-{len(session.history)} this session" if session.history else None,
         delta_color="off",
+        help=None
+        if wanted == 1
+        else f"A text counts here until {wanted} people labelled it, however many labels it has already.",
     )
     item = session.current
     if item is None:

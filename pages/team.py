@@ -11,7 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import get_backend
+from app.team.campaign import campaign_settings
 from app.team.progress import team_progress
+from app.ui.inert import md
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
@@ -29,6 +31,7 @@ if handle := selected_handle():
     with guard("Reading the model"):
         model = backend.client.get_model(handle)
     if model is not None:
+        campaign_settings(backend, model)
         team_progress(backend, model)
 else:
     st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")
@@ -73,7 +76,7 @@ with st.form("team_set", clear_on_submit=True):
     if st.form_submit_button("Save", type="primary"):
         with guard("Saving the role"):
             saved = backend.client.set_person_role(ns, member, role)
-            st.session_state["team_flash"] = f"{saved.member} is now {saved.role} in `{ns}`."
+            st.session_state["team_flash"] = f"{md(saved.member)} is now {saved.role} in `{ns}`."
             st.rerun()
 
 if people:
@@ -84,5 +87,5 @@ if people:
         if st.form_submit_button("Remove"):
             with guard("Removing"):
                 removed = backend.client.remove_person(ns, gone)
-                st.session_state["team_flash"] = f"{removed.member} was removed from `{ns}`."
+                st.session_state["team_flash"] = f"{md(removed.member)} was removed from `{ns}`."
                 st.rerun()

@@ -1,4 +1,4 @@
-"""`python -m service serve | worker | migrate | keys create | people | backfill | backup | restore`."""
+"""The command line: serve, worker, migrate, keys (create, role, revoke), people, backfill, backup…"""
 
 from __future__ import annotations
 
@@ -158,21 +158,37 @@ def migrate_command(args: argparse.Namespace) -> int:
 
 
 def keys_create(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
     from sqlalchemy.exc import IntegrityError
 
     from core.contract import annotator_of
     from service.store.api_keys import create_key
     from service.store.audit import OPERATOR, record
     from service.store.db import make_engine, make_session_factory, migrate, transaction
+    from service.store.tables import utcnow
 
     settings = _settings(args)
     engine = make_engine(settings.database_url)
     migrate(engine)
     try:
         with transaction(make_session_factory(engine)) as s:
-            key = create_key(s, args.namespace, args.scope, args.name, args.role)
+            expires_at = None
+            if args.expires_in_days is not None:
+                if args.expires_in_days <= 0:
+                    raise ValueError("--expires-in-days must be a positive number of days")
+                expires_at = utcnow() + timedelta(days=args.expires_in_days)
+            key = create_key(s, args.namespace, args.scope, args.name, args.role, expires_at)
+            prefix = key.split("_")[1]
+            created = {
+                "key": prefix,
+                "name": annotator_of(args.name, prefix),
+                "scope": args.scope,
+                "expires_at": expires_at.isoformat() if expires_at else None,
+            }
+            for ns in sorted(set(args.namespace)):
+                record(s, OPERATOR, "key_created", ns, None, created)
             if args.scope == "authoring":  # a role given is a role change, in each namespace's audit log
-                prefix = key.split("_")[1]
                 detail = {
                     "key": prefix,
                     "name": annotator_of(args.name, prefix),
@@ -191,8 +207,9 @@ def keys_create(args: argparse.Namespace) -> int:
         engine.dispose()
     named = f" named {args.name}" if args.name else ""
     role = f" ({args.role})" if args.scope == "authoring" else ""
+    until = f", valid until {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
     print(
-        f"Created {args.scope} key{named}{role} for namespace(s) {', '.join(args.namespace)}. "
+        f"Created {args.scope} key{named}{role} for namespace(s) {', '.join(args.namespace)}{until}. "
         "It is shown only once:"
     )
     print(key)
@@ -226,6 +243,31 @@ def keys_role(args: argparse.Namespace) -> int:
         print(
             f"Key {name} is now {args.role} (was {old}) in namespace(s) {', '.join(sorted(row.namespaces))}."
         )
+    return 0
+
+
+def keys_revoke(args: argparse.Namespace) -> int:
+    """`keys revoke NAME`: the key stops working at once (401 on its next request), recorded in its
+    namespaces' audit logs; its votes keep its name."""
+    from core.contract import annotator_of
+    from service.store.api_keys import revoke_key
+    from service.store.audit import OPERATOR, record
+    from service.store.db import make_engine, make_session_factory, migrate, transaction
+
+    engine = make_engine(_settings(args).database_url)
+    migrate(engine)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            row = revoke_key(s, args.key)
+            name = annotator_of(row.name, row.prefix)
+            for ns in sorted(row.namespaces):
+                record(s, OPERATOR, "key_revoked", ns, None, {"key": row.prefix, "name": name})
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.dispose()
+    print(f"Key {name} is revoked: it no longer works in namespace(s) {', '.join(sorted(row.namespaces))}.")
     return 0
 
 
@@ -373,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         help="what an authoring key may do: annotator labels, reviewer also settles, owner also manages "
         f"(default: {DEFAULT_ROLE})",
     )
+    p.add_argument(
+        "--expires-in-days",
+        type=float,
+        help="the key stops working this many days from now (401 afterwards; default: never)",
+    )
     _common(p)
     p.set_defaults(func=keys_create)
     p = keys.add_parser(
@@ -382,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--role", choices=ROLES, required=True)
     _common(p)
     p.set_defaults(func=keys_role)
+    p = keys.add_parser("revoke", help="revoke a key: 401 from its next request (recorded in the audit log)")
+    p.add_argument("key", help="the key's name, or its prefix (the part after sk_)")
+    _common(p)
+    p.set_defaults(func=keys_revoke)
 
     people = sub.add_parser("people", help="people who sign in, and their role in a namespace")
     people_sub = people.add_subparsers(dest="people_command", required=True)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
+from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
@@ -133,9 +134,9 @@ def _disagreed(
         )
         counted = "—" if text.quality is None else f"{text.quality:.2f}"
         st.markdown(f"**{status}** · counted quality {counted}")
-        st.markdown(f"> {text.text}")
+        st.markdown(quote(text.text))
         votes = "  ·  ".join(
-            f"{v.annotator or 'unattributed'}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
+            f"{md(v.annotator or 'unattributed')}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
             for v in text.votes
         )
         st.caption(f"Votes: {votes}")
@@ -144,13 +145,14 @@ def _disagreed(
             return
         c1, c2, _ = st.columns([1, 1, 2])
         for column, quality, label in ((c1, 0.0, trait.negative_label), (c2, 1.0, trait.positive_label)):
-            if column.button(f"Settle: {label}", key=f"disagree_settle_{i}_{int(quality)}", width="stretch"):
+            settle_key = f"disagree_settle_{i}_{int(quality)}"
+            if column.button(f"Settle: {md(label)}", key=settle_key, width="stretch"):
                 with guard("Settling the text"):
                     settle = {"trait": trait.key, "text": text.text, "quality": quality, "adjudicated": True}
                     try:
                         client.add_samples(handle, [settle])
                         st.session_state["disagree_flash"] = (
-                            f"Settled as “{label}”: your vote decides its pole."
+                            f"Settled as “{md(label)}”: your vote decides its pole."
                         )
                     except ApiError as exc:
                         if exc.code != "already_settled":

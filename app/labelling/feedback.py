@@ -11,6 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.shell.roles import allows, refusal
+from app.ui.inert import md
 from core.client import ApiError, Client, KeyInfo
 
 SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)
@@ -62,8 +63,8 @@ def buffered_feedback(
         for f in page.items:
             text, button = st.columns([6, 1], vertical_alignment="center")
             short = f.text if len(f.text) <= 160 else f.text[:159] + "…"
-            who = f" · by {f.annotator}" if f.annotator else ""
-            text.markdown(f"`{f.trait}` · quality {f.quality:g}{who} · {short}")
+            who = f" · by {md(f.annotator)}" if f.annotator else ""
+            text.markdown(f"`{f.trait}` · quality {f.quality:g}{who} · {md(short)}")
             mine = f.annotator == me
             allowed = allows(key, "label") if mine else others is None
             button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,

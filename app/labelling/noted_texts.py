@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Client, TextComment
 
@@ -35,10 +36,10 @@ def notes_line(notes: dict[str, Noted], text: str) -> None:
     if noted is None:
         return
     if noted.unsure:
-        st.caption(f":material/help: Unsure: {', '.join(noted.unsure)}")
+        st.caption(f":material/help: Unsure: {md(', '.join(noted.unsure))}")
     for c in noted.comments:
         when = f" · {c.created_at:%Y-%m-%d %H:%M} UTC" if c.created_at else ""
-        st.caption(f":material/chat: **{c.author}**{when}: {c.body}")
+        st.caption(f":material/chat: **{md(c.author)}**{when}: {md(c.body)}")
 
 
 def noted_texts(notes: dict[str, Noted]) -> None:
@@ -50,5 +51,5 @@ def noted_texts(notes: dict[str, Noted]) -> None:
     with st.expander(f"Texts marked unsure ({unsure}) or commented on ({commented})"):
         for i, (text, _) in enumerate(sorted(notes.items(), key=lambda tn: -len(tn[1].unsure))):
             with st.container(border=True, key=f"noted_text_{i}"):
-                st.markdown(f"> {text}")
+                st.markdown(quote(text))
                 notes_line(notes, text)

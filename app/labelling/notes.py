@@ -9,6 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.labelling.session import LabelSession, refill
+from app.ui.inert import md
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
 
@@ -19,8 +20,8 @@ def guidelines(trait: Trait) -> None:
     """The trait's description, where the person decides (nothing when the trait has none)."""
     if (trait.description or "").strip():
         with st.container(border=True, key="label_guidelines"):
-            st.caption(f":material/menu_book: **Guidelines for {trait.name}**")
-            st.markdown(trait.description or "")
+            st.caption(f":material/menu_book: **Guidelines for {md(trait.name)}**")
+            st.text(trait.description or "")
 
 
 def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:

@@ -29,7 +29,8 @@ def refusal(key: KeyInfo | None, action: Action, what: str) -> str | None:
         return f"{what}: a scoring key reads and scores only."
     role = key.role or "owner"
     article = "an" if role[:1] in ("a", "e", "i", "o", "u") else "a"
-    return f"{what} needs the {least_role(action)} role; your key is {article} {role}."
+    who = "you are" if key.is_person else "your key is"  # a person signed in has no key
+    return f"{what} needs the {least_role(action)} role; {who} {article} {role}."
 
 
 def gate(backend: Backend, action: Action, what: str) -> bool:

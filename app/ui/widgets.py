@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend, demo_load, get_backend
+from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
@@ -50,8 +51,21 @@ _ADVICE_IN_TEAM = {
     "unauthorized": "Sign out and sign in again with your API key.",
     "forbidden": "This key may not do that: sign out and sign in with a key of the right scope or namespace.",
 }
+# A team whose people sign in through its identity provider: a person has no key to change.
+_ADVICE_AS_PERSON = {
+    "unauthorized": "Sign out and sign in again.",
+    "forbidden": "Your role here does not allow that: ask an owner of the namespace (Team page).",
+}
 # "body.samples.0.text: …" -> "…": where a field sits in a JSON body means nothing to the user.
 _BODY_LOC = re.compile(r"^(?:body|query|path)(?:\.[\w-]+)*:\s*")
+
+
+def _people_sign_in() -> bool:
+    """Whether people sign in through the team's identity provider (as the Settings page tells them)."""
+    try:
+        return signin_config() is not None
+    except ValueError:  # a half-done configuration: said at start, not in every error
+        return False
 
 
 def error_text(exc: BaseException, on_settings: bool = False) -> str:
@@ -63,7 +77,8 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
         message = _BODY_LOC.sub("", (exc.message or "").strip()) or "The service refused the request."
         refused = exc.code or ""
         advice = (
-            (team_mode() and _ADVICE_IN_TEAM.get(refused))
+            (team_mode() and _people_sign_in() and _ADVICE_AS_PERSON.get(refused))
+            or (team_mode() and _ADVICE_IN_TEAM.get(refused))
             or (on_settings and _ADVICE_ON_SETTINGS.get(refused))
             or _ADVICE.get(refused)
         )

@@ -122,7 +122,9 @@ def team_progress(
         votes = [t.vote for t in mine]
         counted = count_votes(votes)
         independent = {c.text: c for c in independent_votes(votes)}
-        wanting = [c for c in counted if wants_votes(c, votes_wanted)]
+        # Imported rows are a file's, not the campaign's votes: a text only a file labelled wants none.
+        campaign = count_votes([t.vote for t in mine if not t.imported])
+        wanting = [c for c in campaign if wants_votes(c, votes_wanted)]
         summary[trait] = TraitProgress(
             texts=len(counted), settled=sum(c.adjudicated for c in counted), wanting=len(wanting)
         )

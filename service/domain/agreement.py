@@ -9,6 +9,7 @@ from core.engine.agreement import trait_agreement
 from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
+from service.domain.blind import blind_for
 from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
 from service.schemas.agreement import AgreementOut
@@ -34,9 +35,18 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
                 "stored_at": kept.get("stored_at"),
             }
         )
-    return AgreementOut.model_validate(
-        {"handle": model.handle, "traits": _per_trait(traits, votes, limit), "stored_at": None}
-    )
+    per_trait = _per_trait(traits, votes, limit)
+    if (me := blind_for(who, model)) is not None:  # blind: only the disagreements one took part in
+        for body in per_trait.values():
+            assert isinstance(body, dict) and isinstance(body["disagreed"], list)
+            body["disagreed"] = [t for t in body["disagreed"] if _voted(t, me)]
+    return AgreementOut.model_validate({"handle": model.handle, "traits": per_trait, "stored_at": None})
+
+
+def _voted(text: object, me: str) -> bool:
+    """Whether `me` has a vote among a disagreed text's."""
+    votes = text.get("votes") if isinstance(text, dict) else None
+    return isinstance(votes, list) and any(isinstance(v, dict) and v.get("annotator") == me for v in votes)
 
 
 def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> JsonObject:

@@ -16,7 +16,7 @@ from service.domain.views import model_out, models_out
 from service.errors import ApiError
 from service.schemas.common import Deleted
 from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
-from service.store import history, ledger
+from service.store import audit, history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, Version, utcnow
@@ -54,6 +54,7 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
                 embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
                 votes_wanted=body.votes_wanted or DEFAULT_VOTES_WANTED,
                 auto_retrain=body.auto_retrain is not False,
+                blind_labelling=body.blind_labelling is True,
                 created_at=now,
                 updated_at=now,
             )
@@ -125,6 +126,8 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.votes_wanted = int(fields["votes_wanted"])  # type: ignore[call-overload]
         if fields.get("auto_retrain") is not None:
             model.auto_retrain = bool(fields["auto_retrain"])
+        if fields.get("blind_labelling") is not None:
+            model.blind_labelling = bool(fields["blind_labelling"])
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])
@@ -144,6 +147,7 @@ def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
         require(s, model, "delete")  # from every state but busy
         if model.state == "archived":
             return Deleted(handle=model.handle, deleted=False)
+        audit.record(s, who, "model_deleted", model.namespace, model, {"state": model.state})
         model.state = TRANSITIONS["delete"][model.state]
         model.updated_at = utcnow()
         return Deleted(handle=model.handle, deleted=True)

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from service.domain.access import load_model, require_role
+from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
 from service.domain.team import readable_model
@@ -177,6 +178,9 @@ def _notes_page(
         )
         if only is not None:
             q = q.where(table.trait_id == only.id)
+        if (me := blind_for(who, model)) is not None:
+            author = table.annotator if table is UnsureMark else TextComment.author
+            q = q.where(seen(me, model, table.trait_id, table.content_sha256, author))
         rows = s.execute(q.order_by(table.id).limit(limit + 1)).all()
         ids = [note.id for note, _ in rows[:limit]]
         items = [out(note, key) for note, key in rows[:limit]]

@@ -19,6 +19,7 @@ from service.schemas.pool import (
     PoolTextOut,
 )
 from service.schemas.samples import SampleDeleted
+from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests
@@ -138,6 +139,7 @@ def delete_pool_text(ctx: Databases, who: Principal, handle: str, text_id: int) 
         if row is None:
             raise ApiError(404, "pool_text_not_found", f"No pool text {text_id} in {model.handle}.")
         s.delete(row)
+        audit.record(s, who, "pool_deleted", model.namespace, model, {"pool_text_id": text_id})
         return SampleDeleted(handle=model.handle, id=text_id, deleted=True)
 
 
@@ -145,5 +147,7 @@ def clear_pool(ctx: Resources, who: Principal, handle: str) -> PoolDeleted:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         gone = rows_changed(s, delete(PoolText).where(PoolText.model_id == model.id))
+        if gone:
+            audit.record(s, who, "pool_deleted", model.namespace, model, {"deleted": gone})
     ctx.pools.forget(model.id)
     return PoolDeleted(handle=model.handle, deleted=gone)

@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import Action, Provenance
+from core.contract import Action, AuditKind, Provenance
 from core.engine.types import Sample
+from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
+from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
 from service.domain.states import require
 from service.domain.traits import TraitRefs
@@ -214,6 +216,8 @@ def list_samples(
             q = q.where(SampleRow.trait_id == named[0] if len(named) == 1 else SampleRow.trait_id.in_(named))
         if provenance is not None:
             q = q.where(SampleRow.provenance == provenance)
+        if (me := blind_for(who, model)) is not None:
+            q = q.where(seen(me, model, SampleRow.trait_id, SampleRow.content_sha256, SampleRow.annotator))
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
         page = rows[:limit]
         items = [sample_out(row, key) for row, key in page]
@@ -241,6 +245,7 @@ def update_sample(
         require(s, model, "edit")
         trait = s.get(Trait, row.trait_id)
         assert trait is not None
+        before = {"trait": trait.key, "quality": row.quality}
         if patch.trait is not None:
             trait = TraitRefs(s, model).find(patch.trait, ("body", "trait"))
         text = patch.text if patch.text is not None else row.text
@@ -248,13 +253,25 @@ def update_sample(
         if (trait.id, text, quality) == (row.trait_id, row.text, row.quality):
             return sample_out(row, trait.key)  # nothing changes: a repeat of an edit is harmless
         digest = sha256(text)
+        # A vote stays its annotator's: an owner correcting bob's vote leaves it bob's, and the log says who
+        # changed what (no text: the digest tells whether the text changed). A machine-made sample
+        # (synthesized, discovered) is nobody's vote: the editor's judgement makes it theirs.
+        machine = row.provenance in ("synthesized", "discovered")
+        annotator = who.annotator if machine else row.annotator
+        edited: JsonObject = {
+            "sample_id": row.id,
+            "annotator": annotator,
+            "before": before,
+            "after": {"trait": trait.key, "quality": quality},
+            "text_changed": digest != row.content_sha256,
+        }
+        audit.record(s, who, "vote_edited", model.namespace, model, edited)
         if row.adjudicated:  # still a settling vote: of a text no other vote settled, and recorded
             first = _settled(s, model, trait.id, digest, but=row.id)
-            if first is not None and (first.annotator, first.quality) != (who.annotator, quality):
+            if first is not None and (first.annotator, first.quality) != (annotator, quality):
                 raise already_settled(first, trait.key, ["body", "text"])
             detail = {"trait": trait.key, "sample_id": row.id, "quality": quality, "edited": True}
-            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})
-        annotator = who.annotator  # the editor now gives the label
+            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotator})
         # As on create, two identical samples (trait, text, quality, annotator, adjudication) are never
         # stored: an edit that makes this one identical to a stored one removes it and answers with that one.
         same = s.scalar(
@@ -264,7 +281,7 @@ def update_sample(
                 content_key(SampleRow.content_sha256) == key_of(digest),  # the index
                 SampleRow.content_sha256 == digest,
                 SampleRow.quality == quality,
-                SampleRow.annotator == annotator,
+                SampleRow.annotator.is_(None) if annotator is None else SampleRow.annotator == annotator,
                 SampleRow.adjudicated == row.adjudicated,
                 SampleRow.id != row.id,
             )
@@ -276,8 +293,8 @@ def update_sample(
             return sample_out(same, trait.key)
         count_samples(s, trait.id, [quality])
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
-        row.annotator = annotator
-        row.provenance = "authored"  # the caller now supplies it (discover/synthesize fingerprints see it)
+        if annotator == who.annotator:  # one's own vote, now as one gives it (discover/synthesize see it)
+            row.provenance = "authored"
         model.updated_at = utcnow()
         s.flush()
         return sample_out(row, trait.key)
@@ -289,10 +306,11 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         row = _find_sample(s, model, sample_id)
         require_role(who, edit_action(who, row), model.namespace)
         require(s, model, "edit")
-        if row.adjudicated:  # the text is no longer settled: someone may settle it anew
-            trait = s.get(Trait, row.trait_id)
-            detail = {"trait": trait.key if trait else None, "sample_id": row.id, "quality": row.quality}
-            audit.record(s, who, "unsettled", model.namespace, model, {**detail, "annotator": row.annotator})
+        trait = s.get(Trait, row.trait_id)
+        detail = {"trait": trait.key if trait else None, "sample_id": row.id, "quality": row.quality}
+        # A settling vote's delete unsettles the text (someone may settle it anew); any other is a vote gone.
+        kind: AuditKind = "unsettled" if row.adjudicated else "vote_deleted"
+        audit.record(s, who, kind, model.namespace, model, {**detail, "annotator": row.annotator})
         count_samples(s, row.trait_id, [row.quality], removed=True)
         s.delete(row)
         model.updated_at = utcnow()

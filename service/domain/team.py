@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
 from core.engine.votes import Vote
 from service.domain.access import load_model
+from service.domain.blind import blind_for, seen
 from service.domain.needs import Resources
 from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
@@ -121,7 +122,7 @@ def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: 
         items: list[tuple[int, VoteRecord]] = []
         for k in range(stage, len(KINDS)):
             fetch = _FETCH[KINDS[k]]
-            got = fetch(s, model.id, after if k == stage else 0, limit + 1 - len(items))
+            got = fetch(s, model, after if k == stage else 0, limit + 1 - len(items), blind_for(who, model))
             items += [(k, r) for r in got]
             if len(items) > limit:
                 break
@@ -151,14 +152,15 @@ def _first_after(versions: Sequence[tuple[datetime, int]], at: datetime) -> int 
     return versions[i][1] if i < len(versions) else None
 
 
-def _samples(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
-    rows = s.execute(
+def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+    q = (
         select(SampleRow, Trait.key)
         .join(Trait, Trait.id == SampleRow.trait_id)
-        .where(SampleRow.model_id == model_id, SampleRow.id > after)
-        .order_by(SampleRow.id)
-        .limit(n)
+        .where(SampleRow.model_id == model.id, SampleRow.id > after)
     )
+    if me is not None:
+        q = q.where(seen(me, model, SampleRow.trait_id, SampleRow.content_sha256, SampleRow.annotator))
+    rows = s.execute(q.order_by(SampleRow.id).limit(n))
     return [
         VoteRecord.model_validate(
             _record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
@@ -168,13 +170,11 @@ def _samples(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
     ]
 
 
-def _feedback(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
-    rows = s.scalars(
-        select(FeedbackLabel)
-        .where(FeedbackLabel.model_id == model_id, FeedbackLabel.id > after)
-        .order_by(FeedbackLabel.id)
-        .limit(n)
-    )
+def _feedback(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+    q = select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
+    if me is not None:  # buffered labels carry no digest: blind, one sees one's own
+        q = q.where(FeedbackLabel.annotator == me)
+    rows = s.scalars(q.order_by(FeedbackLabel.id).limit(n))
     return [
         VoteRecord.model_validate(
             _record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
@@ -184,14 +184,15 @@ def _feedback(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]
     ]
 
 
-def _unsure(s: Session, model_id: int, after: int, n: int) -> list[VoteRecord]:
-    rows = s.execute(
+def _unsure(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+    q = (
         select(UnsureMark, Trait.key)
         .join(Trait, Trait.id == UnsureMark.trait_id)
-        .where(UnsureMark.model_id == model_id, UnsureMark.id > after)
-        .order_by(UnsureMark.id)
-        .limit(n)
+        .where(UnsureMark.model_id == model.id, UnsureMark.id > after)
     )
+    if me is not None:
+        q = q.where(seen(me, model, UnsureMark.trait_id, UnsureMark.content_sha256, UnsureMark.annotator))
+    rows = s.execute(q.order_by(UnsureMark.id).limit(n))
     return [
         VoteRecord.model_validate(
             _record("unsure", r.id, r.annotator, key, r.text, None, r.created_at) | {"unsure": True}
@@ -218,7 +219,7 @@ def _record(
     }
 
 
-_FETCH: dict[str, Callable[[Session, int, int, int], list[VoteRecord]]] = {
+_FETCH: dict[str, Callable[[Session, Model, int, int, str | None], list[VoteRecord]]] = {
     "sample": _samples,
     "feedback": _feedback,
     "unsure": _unsure,

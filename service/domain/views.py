@@ -139,6 +139,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             embedder=model.embedder,
             votes_wanted=model.votes_wanted,
             auto_retrain=model.auto_retrain,
+            blind_labelling=model.blind_labelling,
         )
         for model in models
     ]

@@ -15,7 +15,8 @@ class AuditEventOut(BaseModel):
     at: datetime
     kind: AuditKind = Field(
         description="`settled` (a settling vote stored), `unsettled` (one deleted), `feedback_withdrawn` "
-        "(a buffered label withdrawn), `role_changed` (a key's role given or changed)"
+        "(a buffered label withdrawn), `role_changed` (a key's role given or changed), `vote_edited`, "
+        "`vote_deleted`, `model_deleted`, `pool_deleted`, `key_created`, `key_revoked`"
     )
     actor: str = Field(
         description="Who did it: the caller's annotator name, or `operator` (the command line)"
@@ -23,7 +24,9 @@ class AuditEventOut(BaseModel):
     handle: str | None = Field(description="The model it concerns; null for a role change")
     detail: JsonObject = Field(
         description="What: `trait`, `sample_id` or `feedback_id`, `quality` and the vote's `annotator` "
-        "(settles and withdrawals); `key`, `name`, `from` and `to` (role changes). Never a text."
+        "(settles, withdrawals, vote deletes; a vote edit's `before` and `after`); `key`, `name`, `from` and "
+        "`to` (role changes); `key`, `name`, `expires_at` (keys); `pool_text_id` or `deleted` (pool "
+        "deletes). Never a text."
     )
 
 

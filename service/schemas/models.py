@@ -98,6 +98,11 @@ class ModelCreate(Strict):
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
         "version is made until it is true again (default true).",
     )
+    blind_labelling: bool | None = Field(
+        default=None,
+        description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
+        "once they voted on it (default false; reviewers and owners see everything).",
+    )
 
     @field_validator("handle")
     @classmethod
@@ -128,6 +133,11 @@ class ModelPatch(Strict):
         default=None,
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
         "version is made until it is true again (default true).",
+    )
+    blind_labelling: bool | None = Field(
+        default=None,
+        description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
+        "once they voted on it (default false; reviewers and owners see everything).",
     )
 
     @model_validator(mode="before")
@@ -182,6 +192,9 @@ class ModelOut(BaseModel):
     )
     votes_wanted: int = Field(default=1, description="Votes wanted per pool text (addition).")
     auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
+    blind_labelling: bool = Field(
+        default=False, description="True: annotators label blind until they voted on a text (addition)."
+    )
 
 
 class ModelPage(BaseModel):

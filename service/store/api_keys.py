@@ -8,6 +8,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy import select
@@ -25,7 +26,7 @@ from core.contract import (
     annotator_of,
     role_allows,
 )
-from service.store.tables import ApiKey, Membership, Person
+from service.store.tables import ApiKey, Membership, Person, utcnow
 
 SCOPES = ("authoring", "scoring")
 KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")
@@ -84,10 +85,16 @@ def check_key_name(name: str) -> None:
 
 
 def create_key(
-    session: Session, namespaces: list[str], scope: str, name: str | None = None, role: str = DEFAULT_ROLE
+    session: Session,
+    namespaces: list[str],
+    scope: str,
+    name: str | None = None,
+    role: str = DEFAULT_ROLE,
+    expires_at: datetime | None = None,
 ) -> str:
     """Store a new key and return it in clear (the only time it is ever visible). `name`: the annotator
-    name its labels carry, unique in the service (NameTaken otherwise)."""
+    name its labels carry, unique in the service (NameTaken otherwise); `expires_at`: when it stops
+    working (None: never)."""
     if name is not None:
         check_key_name(name)
         if session.scalar(select(ApiKey.id).where(ApiKey.name == name)) is not None:
@@ -115,6 +122,7 @@ def create_key(
             namespaces=sorted(set(namespaces)),
             name=name,
             role=role,
+            expires_at=expires_at,
         )
     )
     return f"sk_{prefix}_{secret}"
@@ -127,6 +135,8 @@ def authenticate(session: Session, key: str) -> Principal | None:
     prefix, secret = match.groups()
     row = session.scalar(select(ApiKey).where(ApiKey.prefix == prefix))
     if row is None or row.revoked_at is not None:
+        return None
+    if row.expires_at is not None and row.expires_at <= utcnow():
         return None
     if not hmac.compare_digest(row.key_hash, _hash(row.salt, secret)):
         return None
@@ -173,3 +183,15 @@ def set_role(session: Session, key: str, role: str) -> tuple[ApiKey, str]:
         raise ValueError(f"key {key!r} is a scoring key: it reads and scores only, whatever its role")
     old, row.role = row.role, role
     return row, old
+
+
+def revoke_key(session: Session, key: str) -> ApiKey:
+    """Revoke the key named `key` (its name, or its prefix): from now on it gets 401 like an unknown key.
+    Its row stays (its votes keep their name; the name stays taken). ValueError: no such live key."""
+    row = session.scalar(
+        select(ApiKey).where((ApiKey.name == key) | (ApiKey.prefix == key), ApiKey.revoked_at.is_(None))
+    )
+    if row is None:
+        raise ValueError(f"no live key named {key!r} (give a key's name or its prefix, the part after sk_)")
+    row.revoked_at = utcnow()
+    return row

@@ -114,6 +114,8 @@ class ApiKey(Base):
     role: Mapped[str] = mapped_column(String(16), default=DEFAULT_ROLE, server_default=DEFAULT_ROLE)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # When the key stops working (`keys create --expires-in`); null: never.
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Person(Base):
@@ -192,6 +194,8 @@ class Model(Base):
     )
     # False: a full feedback buffer waits (the owner paused the labelling campaign's automatic versions).
     auto_retrain: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # True: an annotator sees colleagues' votes and comments on a text only once they voted on it.
+    blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -451,8 +455,10 @@ class Evaluation(Base):
 
 
 class AuditEvent(Base):
-    """Who settled a text, withdrew a buffered label or changed a role, and when (service/store/audit.py).
-    No text: zero-data-retention leaves no byte of a text, and the log outlives purges."""
+    """Who settled a text, edited or deleted a vote, withdrew a buffered label, deleted a model or pool
+    texts, made or revoked a key or changed a role, and when (service/store/audit.py). No text:
+    zero-data-retention leaves no byte of a text, and the log outlives purges. Append-only: database
+    triggers refuse UPDATE and DELETE (migration 0021)."""
 
     __tablename__ = "audit_events"
     # A namespace's events, newest first: the log's one read.

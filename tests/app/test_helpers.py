@@ -66,6 +66,18 @@ def test_error_text_in_a_team_s_workbench_says_to_sign_in_again_not_to_go_to_set
     assert "sign out and sign in with a key of the right scope" in text
 
 
+def test_error_text_for_a_person_signed_in_through_the_provider_names_no_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SCORING_TEAM", "1")
+    for name in ("SCORING_OIDC_ISSUER", "SCORING_OIDC_CLIENT_ID", "SCORING_OIDC_CLIENT_SECRET"):
+        monkeypatch.setenv(name, "x")
+    refused = error_text(ApiError(403, "forbidden", "The annotator role may not do that."))
+    expired = error_text(ApiError(401, "unauthorized", "The sign-in has expired."))
+    assert "key" not in refused.lower() and "ask an owner" in refused
+    assert "key" not in expired.lower() and "Sign out and sign in again." in expired
+
+
 def test_error_text_speaks_the_users_words_for_unreachable_services_and_bad_input() -> None:
     with Client("http://127.0.0.1:9/v1", "sk_nope", retries=0) as dead:
         try:

@@ -4,6 +4,8 @@ with the reason in a caption; a reviewer settles, and learns who settled a text 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.client import Client
@@ -106,3 +108,62 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     with Client(service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]
+
+
+def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Votes wanted, automatic retraining and blind labelling are the owner's, on the Team page; an
+    annotator sees no control for them (not even a disabled one) on the Team or the Label page, only the
+    settings in words."""
+    handle = disputed(service, people)
+    _as(monkeypatch, service, people["ann"])
+    label = page("label", handle)
+    run_label_page(label)
+    no_exception(label)
+    assert not [b for b in label.button if "retraining" in b.label.lower()]
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    assert not team.toggle and not team.number_input
+    assert "1 vote per text · automatic retraining on · votes visible to colleagues" in captions(team)
+
+    _as(monkeypatch, service, people["own"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    team.number_input(key="campaign_votes_wanted").set_value(3)
+    team.toggle(key="campaign_auto_retrain").set_value(False)
+    team.toggle(key="campaign_blind").set_value(True)
+    next(b for b in team.button if b.label == "Save campaign settings").click().run()
+    no_exception(team)
+    with Client(service.url, people["own"]) as owner:
+        model = owner.get_model(handle)
+    assert (model.votes_wanted, model.auto_retrain, model.blind_labelling) == (3, False, True)
+    assert "Saved: 3 votes per text · automatic retraining **paused** · blind labelling." in texts(
+        team.success
+    )
+    # With 3 votes wanted, the Label page's count says what it counts: texts short of 3 votes.
+    _as(monkeypatch, service, people["ann"])
+    label = page("label", handle)
+    run_label_page(label)
+    no_exception(label)
+    assert [m.label for m in label.metric] == ["Texts wanting 3 votes for Formality"]
+
+
+def test_a_person_is_told_their_role_without_a_key() -> None:
+    """Someone signed in through the identity provider has no key: the reason names them, not a key."""
+    from datetime import UTC, datetime
+
+    from app.shell.roles import refusal
+    from core.client import KeyInfo
+
+    common: dict[str, Any] = {"scope": "authoring", "namespaces": ["acme"], "created_at": datetime.now(UTC)}
+    person = KeyInfo(prefix="", kind="person", role="annotator", roles={"acme": "annotator"}, **common)
+    key = KeyInfo(prefix="abc", role="annotator", **common)
+    assert refusal(person, "review", "Settling a text") == (
+        "Settling a text needs the reviewer role; you are an annotator."
+    )
+    assert refusal(key, "review", "Settling a text") == (
+        "Settling a text needs the reviewer role; your key is an annotator."
+    )

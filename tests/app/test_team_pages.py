@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 
+from app.ui.inert import md
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
@@ -139,16 +140,16 @@ def test_disagreements_tab_settles_a_text(
     assert "contested" in markdown
     settle = [b for b in at.button if b.label.startswith("Settle: ")]
     assert len(settle) >= 2
-    first_text = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
+    shown = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]  # as typed, escaped
     settle[1].click()  # the first text, settled on the positive pole
     at.run()
     no_exception(at)
     assert "your vote decides its pole" in " ".join(texts(at.success))
     with Client(service.url, team["ben"]) as c:
         mine = [s for s in c.list_samples(handle) if s.adjudicated]
-        assert [(s.text, s.quality, s.annotator) for s in mine] == [(first_text, 1.0, c.current_key().name)]
+        assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, c.current_key().name)]
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
-        assert [d.text for d in settled] == [first_text]
+        assert [md(d.text) for d in settled] == [shown]
     assert "settled" in " ".join(texts(at.markdown))
 
 
@@ -274,7 +275,7 @@ def test_the_team_page_adds_changes_and_removes_people(
     by_label(at.button, "Save").click()
     at.run()
     no_exception(at)
-    assert f"{email} is now reviewer" in " ".join(texts(at.success))
+    assert f"{md(email)} is now reviewer" in " ".join(texts(at.success))
     table = at.dataframe[0].value
     assert {"Member": email, "Role": "reviewer", "Signed in": "not yet"}.items() <= dict(
         table[table["Member"] == email].iloc[0]
@@ -283,6 +284,6 @@ def test_the_team_page_adds_changes_and_removes_people(
     by_label(at.button, "Remove").click()
     at.run()
     no_exception(at)
-    assert f"{email} was removed" in " ".join(texts(at.success))
+    assert f"{md(email)} was removed" in " ".join(texts(at.success))
     with Client(service.url, service.api_key) as c:
         assert email not in [m.member for m in c.list_people(service.namespace)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.team.progress import progress_frame
+from app.ui.inert import md
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
@@ -58,7 +59,7 @@ def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
     at = page("label", handle)
     run_label_page(at)
     no_exception(at)
-    assert GUIDE in texts(at.markdown)
+    assert GUIDE in texts(at.text)  # as text: never Markdown
     assert "`?` unsure" in " ".join(texts(at.caption))
     session = at.session_state["label_session"]
     shown = session.current["text"]
@@ -96,4 +97,4 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
     at.run()
     no_exception(at)
     captions = " ".join(texts(at.caption))
-    assert "Unsure: tpann" in captions and "Polite, but is it formal?" in captions
+    assert "Unsure: tpann" in captions and md("Polite, but is it formal?") in captions  # shown as typed

@@ -165,13 +165,15 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         versions = len(list(owner_api.list_versions(HANDLE)))
         assert versions == 1
 
-        # The owner pauses automatic retraining on the Label page.
+        # The owner pauses automatic retraining: a campaign setting of the Team page.
         owner = uis[OWNER]
-        shown: dict[str, list[str]] = {OWNER: [_to_the_label_page(owner)]}
-        owner.click("Pause retraining")
-        owner.page.get_by_role("button", name="Resume retraining").wait_for()
-        expect(_status(owner.page)).to_contain_text("automatic retraining paused")
+        owner.nav("Team")
+        owner.page.get_by_text("Automatic retraining", exact=True).click()  # the toggle, on -> off
+        owner.click("Save campaign settings")
+        owner.expect_text("Saved: 1 vote per text · automatic retraining paused")
         assert owner_api.get_model(HANDLE).auto_retrain is False
+        shown: dict[str, list[str]] = {OWNER: [_to_the_label_page(owner)]}
+        expect(_status(owner.page)).to_contain_text("automatic retraining paused")
 
         for sub in LABELLERS:
             ui = uis[sub]

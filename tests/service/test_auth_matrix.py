@@ -709,3 +709,53 @@ def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
     ancient = signed_in(idp, "alice", iat=now - 13 * 3600, exp=now + 3600)
     resp = me(team, ancient)
     assert error_code(resp, 401) == "unauthorized" and "older than 12 h" in resp.json()["error"]["message"]
+
+
+# Blind labelling (docs/api.md, "Blind labelling"): each route that returns votes or notes, and where in its
+# answer a text's votes and notes are.
+BLIND_READS: dict[str, Callable[[Any], list[str]]] = {
+    "samples": lambda body: [i["text"] for i in body["items"]],
+    "votes": lambda body: [i["text"] for i in body["items"]],
+    "comments": lambda body: [i["text"] for i in body["items"]],
+    "unsure": lambda body: [i["text"] for i in body["items"]],
+    "agreement": lambda body: [t["text"] for t in body["traits"]["formality"]["disagreed"]],
+}
+
+
+def test_blind_labelling_hides_colleagues_votes_from_annotators_until_they_voted(svc: Svc) -> None:
+    """The owner's `blind_labelling`: on every route that returns votes or notes, an annotator sees a
+    colleague's vote, unsure mark or comment on a text only once they voted on it; reviewers and owners see
+    all of it; off, annotators see all of it too."""
+    c, h = svc.client, "acme.blind"
+    make_model(c, svc.author, h)
+    with transaction(svc.ctx.sessions) as s:
+        ann, carol, rev = (
+            auth(create_key(s, ["acme"], "authoring", name, role))
+            for name, role in (("ann", "annotator"), ("carol", "annotator"), ("rev", "reviewer"))
+        )
+    secret, shared = "Carol's text, not yet Ann's.", "A text both labelled."
+    for key, text, q in ((carol, secret, 1.0), (carol, shared, 1.0), (ann, shared, 0.0)):
+        body = {"samples": [{"trait": "formality", "text": text, "quality": q}]}
+        check(c.post(f"/v1/models/{h}/samples", json=body, headers=key), 201)
+    for text in (secret, shared):
+        note = {"trait": "formality", "text": text}
+        check(c.post(f"/v1/models/{h}/comments", json={**note, "body": "Hm."}, headers=carol), 201)
+        check(c.post(f"/v1/models/{h}/unsure", json=note, headers=carol), 201)
+    body = {"samples": [{"trait": "formality", "text": secret, "quality": 0.0, "annotator": "rater-x"}]}
+    check(c.post(f"/v1/models/{h}/samples", json=body, headers=svc.author), 201)  # so `secret` is disagreed
+
+    def texts(key: dict[str, str], route: str) -> set[str]:
+        return set(BLIND_READS[route](check(c.get(f"/v1/models/{h}/{route}", headers=key), 200)))
+
+    for blind in (False, True):
+        patched = check(c.patch(f"/v1/models/{h}", json={"blind_labelling": blind}, headers=svc.author), 200)
+        assert patched["blind_labelling"] is blind
+        for route in BLIND_READS:
+            for who, key in (("carol", carol), ("rev", rev), ("owner", svc.author)):
+                assert secret in texts(key, route), (route, who)
+            assert shared in texts(ann, route), route  # ann voted on it: she sees its votes and notes
+            assert (secret in texts(ann, route)) is not blind, (route, blind)
+    check(c.post(f"/v1/models/{h}/samples", json={"samples": [{**body["samples"][0], "annotator": None}]},
+                 headers=ann), 201)  # fmt: skip
+    for route in BLIND_READS:  # now that ann voted on it
+        assert secret in texts(ann, route), route

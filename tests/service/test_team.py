@@ -130,11 +130,11 @@ def test_every_sample_records_its_annotator_and_duplicates_are_per_annotator(svc
     rows = {r["id"]: r for r in samples_of(svc, h)}
     assert [rows[i]["annotator"] for i in (*ids_a, *ids_b, *ids_r)] == ["alice", "bob", "TurkId-A17"]
     assert not any(r["adjudicated"] for r in rows.values())
-    # An edit gives the label to the editor.
+    # An edit leaves the vote its rater's (the audit log says who changed it: test_audit_log.py).
     edited = check(
         c.patch(f"/v1/models/{h}/samples/{ids_r[0]}", json={"quality": 0.2}, headers=keys["carol"]), 200
     )
-    assert edited["annotator"] == "carol" and edited["quality"] == 0.2
+    assert edited["annotator"] == "TurkId-A17" and edited["quality"] == 0.2
 
 
 def test_posting_as_a_colleague_is_refused_and_stores_nothing(svc: Svc) -> None:

@@ -257,3 +257,25 @@ def test_the_export_lists_every_vote_with_the_version_it_went_into(svc: Svc) -> 
     assert paged == items
     forged = c.get(f"{M}/votes", params={"cursor": "nope.nope"}, headers=svc.author)
     assert error_code(forged, 400) == "invalid_cursor"
+
+
+def test_imported_rows_want_no_votes_whatever_votes_wanted(svc: Svc) -> None:
+    """With 3 votes wanted, a file's imported training rows are no campaign's texts: `wanting` counts the
+    texts the team labelled that still want votes, never the imported ones."""
+    c = svc.client
+    keys = people(svc)
+    make_model(c, svc.author, H, with_data=False)
+    check(c.post(f"{M}/traits", json={"traits": TRAITS}, headers=svc.author), 201)
+    check(c.patch(M, json={"votes_wanted": 3}, headers=svc.author), 200)
+    imported = [
+        {"trait": "formality", "text": f"Row {i}.", "quality": float(i % 2), "provenance": "imported"}
+        for i in range(30)
+    ]
+    check(c.post(f"{M}/samples", json={"samples": imported}, headers=svc.author), 201)
+    vote(svc, keys["alice"], "Labelled by two.", 1.0)
+    vote(svc, keys["bob"], "Labelled by two.", 1.0)
+    vote(svc, keys["alice"], "Labelled by one.", 0.0)
+    progress = check(c.get(f"{M}/team", headers=svc.author), 200)
+    assert progress["traits"]["formality"]["wanting"] == 2  # the two labelled texts, not the 30 rows
+    bob_row = next(p for p in progress["people"] if p["annotator"] == "bob")
+    assert bob_row["wanting"] == 1  # the one text he has not voted on

@@ -93,6 +93,8 @@ class Model(_Response):
     votes_wanted: int = 1
     #: False: the owner paused automatic retraining (buffered feedback waits); True from an older service.
     auto_retrain: bool = True
+    #: True: annotators see colleagues' votes and comments on a text only once they voted on it.
+    blind_labelling: bool = False
 
     @property
     def namespace(self) -> str:

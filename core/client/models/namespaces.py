@@ -81,7 +81,8 @@ class MemberRemoved(_Response):
 
 class AuditEvent(_Response):
     """One event of a namespace's audit log: a settle, a settling vote deleted, a buffered label withdrawn,
-    a role given or changed (`kind`), by `actor`, on the model `handle` (None for a role change)."""
+    a role given or changed, a vote edited or deleted, a model or pool texts deleted, a key created or
+    revoked (`kind`), by `actor`, on the model `handle` (None for a role change or a key)."""
 
     id: int
     at: datetime | None = None

@@ -1,7 +1,7 @@
 """neutral tolerance: each trait's pole counts recounted with the middle as 0.5 within 1e-9
 
 Revision ID: 0022_neutral_tolerance
-Revises: 0019_identity
+Revises: 0021_audit_keys_blind
 Create Date: 2026-11-26
 
 A mean of votes that is mathematically 0.5 can miss it by a float rounding (0.5000000000000001); the pole rule
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0022_neutral_tolerance"
-down_revision: str | Sequence[str] | None = "0019_identity"
+down_revision: str | Sequence[str] | None = "0021_audit_keys_blind"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,62 @@
+"""The owner's campaign settings on the Team page: votes wanted per text, automatic retraining (paused or
+not) and blind labelling (docs/api.md, "Claims and votes wanted"). Only an owner of the namespace sees the
+controls; everyone else sees the settings as a line of text, never a button the service would refuse."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.shell.backend import Backend
+from app.ui.widgets import guard
+from core.client import Model
+from core.contract import MAX_VOTES_WANTED
+
+FLASH = "campaign_flash"
+
+
+def settings_line(model: Model) -> str:
+    """The campaign's settings in words, for everyone."""
+    votes = "1 vote per text" if model.votes_wanted == 1 else f"{model.votes_wanted} votes per text"
+    retraining = "automatic retraining on" if model.auto_retrain else "automatic retraining **paused**"
+    blind = "blind labelling" if model.blind_labelling else "votes visible to colleagues"
+    return f"{votes} · {retraining} · {blind}"
+
+
+def campaign_settings(backend: Backend, model: Model) -> None:
+    """The section: the owner's form, or the settings as text."""
+    st.subheader("Labelling campaign")
+    if flash := st.session_state.pop(FLASH, None):
+        st.success(flash)
+    if not backend.may("manage"):
+        st.caption(f":material/tune: {settings_line(model)} (set by the namespace's owners).")
+        return
+    with st.form("campaign_settings"):
+        votes = st.number_input(
+            "Votes wanted per text",
+            min_value=1,
+            max_value=MAX_VOTES_WANTED,
+            value=model.votes_wanted,
+            key="campaign_votes_wanted",
+            help="How many people label each pool text before it leaves everyone's suggestions; more than 1 "
+            "measures the team's agreement on every text.",
+        )
+        retrain = st.toggle(
+            "Automatic retraining",
+            value=model.auto_retrain,
+            key="campaign_auto_retrain",
+            help="Off: labels given on a trained model wait in the buffer and no automatic version is made "
+            "until it is on again.",
+        )
+        blind = st.toggle(
+            "Blind labelling",
+            value=model.blind_labelling,
+            key="campaign_blind",
+            help="On: an annotator sees colleagues' votes and comments on a text only once they voted on it.",
+        )
+        if st.form_submit_button("Save campaign settings", type="primary"):
+            with guard("Saving the campaign settings"):
+                saved = backend.client.update_model(
+                    model.handle, votes_wanted=int(votes), auto_retrain=retrain, blind_labelling=blind
+                )
+                st.session_state[FLASH] = f"Saved: {settings_line(saved)}."
+                st.rerun()

@@ -1,0 +1,28 @@
+"""User text shown as text: a comment, a name, a trait's guidelines or a labelled text is never a link, an
+image or markup on any page. Streamlit renders Markdown in `st.markdown`, captions, messages and widget
+labels, GitHub's autolinks included (a bare `http://…`, `www.…` or e-mail address becomes a link even with
+its punctuation escaped: remark-gfm finds them in the parsed text). So what a colleague typed goes through
+`md` before it joins a Markdown string, or is shown whole with `st.text`."""
+
+from __future__ import annotations
+
+import re
+
+# Every ASCII punctuation mark: CommonMark lets a backslash escape each of them, and an escaped mark starts
+# nothing (no link, image, emphasis, heading, list, directive `:red[…]` or math `$…$`).
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# Where an autolink would start (`www.`, `://`, `@`): an invisible word joiner there breaks the pattern and
+# leaves what the reader sees unchanged.
+_AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=/)|(?=@)")
+JOINER = "\u2060"
+
+
+def md(text: str) -> str:
+    """`text` for a Markdown string, shown as typed: every punctuation mark escaped, no autolink, line
+    breaks kept."""
+    return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(JOINER, text)).replace("\n", "  \n")
+
+
+def quote(text: str) -> str:
+    """`text` as a Markdown block quote of itself (every line quoted), shown as typed."""
+    return "\n".join(f"> {md(line)}" if line.strip() else ">" for line in text.split("\n"))
