@@ -4,10 +4,12 @@ with the reason in a caption; a reviewer settles, and learns who settled a text 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from app.ui.inert import JOINER
 from core.client import Client
 from core.local import LocalService
 from tests.app.apptest_util import no_exception, page, run_label_page, texts
@@ -94,7 +96,8 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     no_exception(at)
     settle = [b for b in at.button if b.label.startswith("Settle: ")]
     assert settle and "needs the reviewer role" not in captions(at)
-    first_text = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
+    quoted = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
+    first_text = re.sub(r"\\(.)", r"\1", quoted).replace(JOINER, "")  # the page shows it escaped, as typed
     with Client(service.url, people["rex"]) as rex:  # a colleague settles it while the page is open
         rex.add_samples(
             handle, [{"trait": "formality", "text": first_text, "quality": 0.0, "adjudicated": True}]
