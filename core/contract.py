@@ -195,6 +195,10 @@ MAX_VOTES_WANTED = 10
 #: How long a suggestion handed out with `claim` stays its person's (SCORING_CLAIM_LEASE_S): long enough to
 #: read and label a queue of texts, short enough that a closed tab frees them soon.
 DEFAULT_CLAIM_LEASE_S = 300.0
+#: Live claims one person holds on one trait of a model (SCORING_CLAIMS_PER_PERSON): twice the Label page's
+#: batch of 20 suggestions (it asks for the next batch while the last few are still queued), so two people
+#: asking for the most cannot hold a whole pool between them.
+DEFAULT_CLAIMS_PER_PERSON = 40
 
 # -- allowed values ----------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from app.labelling.campaign import where_it_went
 from app.labelling.labels import retrain_at
-from core.client import ApiError, Client, Model, NotFoundError, Suggestions
+from core.client import ApiError, Client, ConflictError, Model, NotFoundError, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -173,7 +173,14 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
     item = s.current
     if item is None:
         return
-    out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    try:
+        out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    except ConflictError as exc:
+        if exc.code != "pool_text_taken":
+            raise
+        s.queue.pop(s.pos)  # a colleague's votes filled it meanwhile: the next text, nothing lost
+        s.message = "A colleague labelled that text meanwhile; it has the votes it wants. Here is the next."
+        return
     route = "samples" if out.stored_as == "sample" else "feedback"
     if route == "feedback":
         s.given.append({"trait": s.trait, "text": item["text"], "quality": quality})

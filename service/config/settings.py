@@ -11,7 +11,12 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from core.contract import DEFAULT_CLAIM_LEASE_S, DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
+from core.contract import (
+    DEFAULT_CLAIM_LEASE_S,
+    DEFAULT_CLAIMS_PER_PERSON,
+    DEFAULT_EMBEDDER,
+    DEFAULT_RETRAIN_BUFFER,
+)
 
 # A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
 # made of (deploy/.env.example's is "change-me-…"), and a short one can be guessed.
@@ -50,6 +55,12 @@ class Settings(BaseSettings):
         gt=0,
         description="How long a suggestion handed out with `claim` stays its person's before others may "
         "get it (a closed tab's texts come back after this).",
+    )
+    claims_per_person: int = Field(
+        DEFAULT_CLAIMS_PER_PERSON,
+        ge=1,
+        description="Live claims one person may hold on one trait of a model (a claiming suggestion "
+        "hands out no more), so a few people asking for the most cannot hold a team's whole pool.",
     )
     cursor_secret: bytes = Field(
         b"",
