@@ -24,6 +24,7 @@ from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_han
 from service.http import api_docs
 from service.http.guard import GuardMiddleware
 from service.http.oidc import OidcVerifier
+from service.http.ratelimit import RateLimitMiddleware
 from service.routes import (
     agreement,
     audit,
@@ -172,6 +173,7 @@ def create_app(
         else None
     )
     install_error_handlers(app)
+    app.add_middleware(RateLimitMiddleware)  # inside the guard: it knows the caller
     app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
 

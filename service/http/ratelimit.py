@@ -1,0 +1,95 @@
+"""Rate limits per key or person and namespace, before a request's body is read (docs/api.md, "Limits").
+
+Two token buckets per caller and namespace: writes (every POST, PUT, PATCH and DELETE under /v1 but
+scoring: labels, feedback labels, comments, claims, imports, edits) and scoring (`POST …/score` and
+`…/score/compare`, with or without feedback). An empty bucket answers 429 `rate_limited` with
+`Retry-After`, before the body is read or anything is stored, so a flood costs the service a lookup. The
+buckets live in the database (service/store/rate_limits.py), which every process of a fleet shares.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from starlette.concurrency import run_in_threadpool
+from starlette.routing import Match
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from service.config.settings import Settings
+from service.context import Context
+from service.errors import envelope
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.rate_limits import Rate, take
+
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SCORING_PATHS = ("/score", "/score/compare")
+
+
+def rates(settings: Settings) -> dict[str, Rate]:
+    """The buckets the settings turn on (a rate of 0: that kind is not limited)."""
+    out = {
+        "write": Rate(settings.write_rate_per_s, settings.write_burst),
+        "score": Rate(settings.score_rate_per_s, settings.score_burst),
+    }
+    return {kind: rate for kind, rate in out.items() if rate.per_s > 0}
+
+
+def bucket_of(scope: Scope, who: Principal) -> tuple[str, str] | None:
+    """(kind, bucket key) of a request, or None for one no bucket counts (reads)."""
+    if scope["method"] not in WRITES:
+        return None
+    for route in scope["app"].router.routes:
+        match, child = route.matches(scope)
+        if match == Match.FULL:
+            path: str = getattr(route, "path", "")
+            params: dict[str, str] = child.get("path_params", {})
+            break
+    else:
+        return None
+    kind = "score" if path.endswith(SCORING_PATHS) else "write"
+    handle = params.get("handle")
+    namespace = handle.split(".", 1)[0] if handle else params.get("namespace", "*")
+    caller = f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
+    return kind, f"{kind}|{namespace}|{caller}"
+
+
+class RateLimitMiddleware:
+    """Inside service.http.guard's middleware, which put the caller in the request's state."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        who: Principal | None = scope.get("state", {}).get("principal") if scope["type"] == "http" else None
+        ctx: Context | None = getattr(scope["app"].state, "ctx", None) if who is not None else None
+        found = bucket_of(scope, who) if who is not None and ctx is not None else None
+        rate = rates(ctx.settings).get(found[0]) if found is not None and ctx is not None else None
+        if found is None or rate is None or ctx is None:
+            await self.app(scope, receive, send)
+            return
+        wait = await run_in_threadpool(_take, ctx, found[1], rate)
+        if wait <= 0:
+            await self.app(scope, receive, send)
+            return
+        what = "scoring requests" if found[0] == "score" else "writes"
+        message = (
+            f"Too many {what} from this caller in this namespace: at most {rate.burst} at once, then "
+            f"{rate.per_s:g} a second. Nothing was stored; retry after Retry-After seconds."
+        )
+        retry_after = str(max(1, math.ceil(wait)))
+        response = envelope(
+            scope["state"]["request_id"],
+            429,
+            "rate_limited",
+            message,
+            retryable=True,
+            headers={"Retry-After": retry_after},
+        )
+        await response(scope, receive, send)
+
+
+def _take(ctx: Context, key: str, rate: Rate) -> float:
+    with transaction(ctx.sessions) as s:
+        return take(s, key, rate, time.time())
