@@ -518,3 +518,36 @@ def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) 
         assert out["scores"] and "feedback_buffered" not in out
     model = check(svc.client.get("/v1/models/public.mready", headers=svc.publisher), 200)
     assert model["buffered_feedback"] == 0 and model["version_no"] == 1
+
+
+# -- rate limits and claims: rules per key and role --------------------------------------------------------
+
+
+def test_each_key_has_its_own_buckets_and_no_role_escapes_them(tmp_path: Path, database_url: str) -> None:
+    """Rate limits are per caller (key or person) and namespace, the same for every role: the owner's empty
+    write bucket refuses the owner alone, with 429 before any role check; a caller with no valid key gets
+    401, never 429; a scoring key's scoring has a bucket of its own."""
+    settings = {"write_rate_per_s": 0.001, "write_burst": 2, "score_rate_per_s": 0.001, "score_burst": 2}
+    with running(tmp_path, database_url=database_url, **settings) as svc:
+        c = svc.client
+        with transaction(svc.ctx.sessions) as s:
+            keys = {role: auth(create_key(s, ["acme"], "authoring", role, role=role)) for role in ROLE_KEYS}
+        owner = svc.author
+        check(c.post("/v1/models", json={"handle": "acme.rl"}, headers=owner), 201)  # bucket of creations
+        note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
+        traits = {"traits": [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]}
+        check(c.post("/v1/models/acme.rl/traits", json=traits, headers=owner), 201)
+        check(c.post("/v1/models/acme.rl/comments", json=note, headers=owner), 201)
+        refused = c.post("/v1/models/acme.rl/comments", json=note, headers=owner)
+        assert error_code(refused, 429) == "rate_limited"
+        patch = c.patch("/v1/models/acme.rl", json={"description": "x"}, headers=owner)
+        assert error_code(patch, 429) == "rate_limited"
+        for role in ROLE_KEYS:  # colleagues of every role keep their own buckets
+            for _ in range(2):
+                check(c.post("/v1/models/acme.rl/comments", json=note, headers=keys[role]), 201)
+            assert error_code(c.post("/v1/models/acme.rl/comments", json=note, headers=keys[role]), 429)
+        for headers in ({}, BAD_KEY):
+            assert c.post("/v1/models/acme.rl/comments", json=note, headers=headers).status_code == 401
+        # A scoring key's writes are refused by scope (403) while its bucket lasts, then 429.
+        assert c.post("/v1/models/acme.rl/comments", json=note, headers=svc.scorer).status_code == 403
+        check(c.get("/v1/models/acme.rl/comments", headers=owner), 200)  # reads are never counted
