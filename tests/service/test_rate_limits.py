@@ -158,3 +158,20 @@ def test_a_person_s_comments_are_bounded_per_text_and_per_model(svc: Svc) -> Non
     assert _comments(svc) == MAX_COMMENTS_PER_PERSON
     with transaction(svc.ctx.reads) as s:
         assert s.scalar(select(func.count()).select_from(FeedbackLabel)) == 0
+
+
+def test_two_api_processes_on_one_database_share_the_buckets(tmp_path: Path, database_url: str) -> None:
+    """A fleet's processes each have their own memory: the buckets are in the database they share, so a
+    caller spreading requests over two processes gets no more than through one."""
+    settings = {"database_url": database_url, "write_rate_per_s": SLOW, "write_burst": 3}
+    with running(tmp_path / "a", **settings) as a, running(tmp_path / "b", **settings) as b:
+        key = a.author  # one key, known to both (one database)
+        check(a.client.post("/v1/models", json={"handle": "acme.fleet"}, headers=key), 201)
+        traits = {"traits": [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]}
+        check(b.client.post("/v1/models/acme.fleet/traits", json=traits, headers=key), 201)
+        note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
+        check(a.client.post("/v1/models/acme.fleet/comments", json=note, headers=key), 201)
+        check(b.client.post("/v1/models/acme.fleet/comments", json=note, headers=key), 201)
+        for svc in (a, b):
+            refused = svc.client.post("/v1/models/acme.fleet/comments", json=note, headers=key)
+            assert error_code(refused, 429) == "rate_limited"
