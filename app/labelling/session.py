@@ -80,7 +80,8 @@ def refill(s: LabelSession, client: Client) -> None:
         s.queue = s.queue[: s.pos] + fresh
         s.exhausted = not fresh
         if not fresh and got.unlabelled:  # the rest is claimed by colleagues for now: the next key asks again
-            s.message = "The texts left are claimed by colleagues for now; press → to ask again."
+            held = got.held_by_others or got.unlabelled
+            s.message = f"{held:,} of the texts left are held by colleagues for now; press → to ask again."
     if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
 
