@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
 from service.errors import envelope
@@ -53,6 +54,24 @@ def bucket_of(scope: Scope, who: Principal) -> tuple[str, str] | None:
     namespace = handle.split(".", 1)[0] if handle else params.get("namespace", "*")
     caller = f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
     return kind, f"{kind}|{namespace}|{caller}"
+
+
+def document(schema: JsonObject) -> None:
+    """Every limited operation of the OpenAPI document lists its 429 (the middleware answers it, not the
+    route, so FastAPI cannot know)."""
+    answer: JsonObject = {
+        "description": "Rate limited (`rate_limited`): retry after `Retry-After` seconds; nothing was stored",
+        "headers": {
+            "Retry-After": {"description": "Seconds until a token is back", "schema": {"type": "integer"}}
+        },
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+    }
+    for path, operations in schema.get("paths", {}).items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, operation in operations.items():
+            if method.upper() in WRITES:
+                operation.setdefault("responses", {})["429"] = answer
 
 
 class RateLimitMiddleware:

@@ -21,7 +21,7 @@ from service.config.settings import Settings
 from service.context import Context
 from service.domain.needs import UNWATCHED, Checkpoints
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
-from service.http import api_docs
+from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
 from service.http.oidc import OidcVerifier
 from service.http.ratelimit import RateLimitMiddleware
@@ -203,6 +203,7 @@ def create_app(
                     add(name, component)
                 add(body.__name__, body_schema)
             forbid_nul(schema)
+            ratelimit.document(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

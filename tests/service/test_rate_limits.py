@@ -175,3 +175,11 @@ def test_two_api_processes_on_one_database_share_the_buckets(tmp_path: Path, dat
         for svc in (a, b):
             refused = svc.client.post("/v1/models/acme.fleet/comments", json=note, headers=key)
             assert error_code(refused, 429) == "rate_limited"
+
+
+def test_the_openapi_document_lists_429_on_every_limited_operation(svc: Svc) -> None:
+    doc = check(svc.client.get("/v1/openapi.json"), 200)
+    comments = doc["paths"]["/v1/models/{handle}/comments"]
+    assert "429" in comments["post"]["responses"] and "429" not in comments["get"]["responses"]
+    score = doc["paths"]["/v1/models/{handle}/score"]["post"]["responses"]["429"]
+    assert "Retry-After" in score["headers"]
