@@ -5,6 +5,7 @@ buckets are tiny (one token in 1,000 s), the store's clock is an argument, the h
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -183,3 +184,18 @@ def test_the_openapi_document_lists_429_on_every_limited_operation(svc: Svc) -> 
     assert "429" in comments["post"]["responses"] and "429" not in comments["get"]["responses"]
     score = doc["paths"]["/v1/models/{handle}/score"]["post"]["responses"]["429"]
     assert "Retry-After" in score["headers"]
+
+
+def test_a_bucket_behind_a_held_sqlite_lock_answers_503_database_busy(tmp_path: Path) -> None:
+    """Taking a token is a write: behind another process's write lock it is the usual retryable 503."""
+    with running(tmp_path, run_worker=False, lock_timeout_s=0.3, write_rate_per_s=SLOW) as svc:
+        make_model(svc.client, svc.author, "acme.locked")
+        holder = sqlite3.connect(tmp_path / "scoring.sqlite", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            resp = svc.client.patch("/v1/models/acme.locked", json={"description": "x"}, headers=svc.author)
+            assert error_code(resp, 503) == "database_busy" and resp.headers["Retry-After"] == "1"
+        finally:
+            holder.rollback()
+            holder.close()
+        check(svc.client.patch("/v1/models/acme.locked", json={"description": "x"}, headers=svc.author), 200)
