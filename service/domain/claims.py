@@ -4,6 +4,10 @@ Granting is decided under the model row's lock (PostgreSQL: SELECT … FOR UPDAT
 the database's write lock), re-reading the claims and votes the suggestion was computed from: two concurrent
 requests cannot both take the last free place of a text. The unique (text, trait, person) row keeps one
 person from holding a text twice whatever happens.
+
+Fairness: a person holds at most `claims_per_person` claims on a trait, a claim lasts while its text is
+shown (service/domain/suggestions.py ends those an answer does not bring back), each claim keeps the place
+it took (`cap`), and a label is never a vote beyond those wanted (`require_room`).
 """
 
 from __future__ import annotations
