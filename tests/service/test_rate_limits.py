@@ -18,6 +18,7 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.rate_limits import Rate, take
 from service.store.tables import FeedbackLabel, Model, Run, TextComment, Trait, utcnow
+from tests.idp import CLIENT_ID, running_idp
 from tests.service.conftest import Svc, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
 
@@ -199,3 +200,40 @@ def test_a_bucket_behind_a_held_sqlite_lock_answers_503_database_busy(tmp_path: 
             holder.rollback()
             holder.close()
         check(svc.client.patch("/v1/models/acme.locked", json={"description": "x"}, headers=svc.author), 200)
+
+
+def test_a_person_has_one_bucket_whichever_token_they_send(tmp_path: Path, database_url: str) -> None:
+    """A person signed in twice (two browsers: two ID tokens) takes from one bucket, so signing in again
+    never multiplies what a person may send."""
+    with (
+        running_idp() as idp,
+        running(
+            tmp_path,
+            database_url=database_url,
+            oidc_issuer=idp.issuer,
+            oidc_audience=CLIENT_ID,
+            write_rate_per_s=SLOW,
+            write_burst=2,
+        ) as svc,
+    ):
+        # The owner's two writes in acme (its bucket is then empty): bob and carol join; the model is made
+        # by another owner key.
+        for member in ("bob", "carol"):
+            url = f"/v1/namespaces/acme/people/{member}@example.com"
+            check(svc.client.put(url, json={"role": "annotator"}, headers=svc.author), 200)
+        owner = svc.key(["acme"], "authoring")
+        make_model(svc.client, owner, "acme.people", with_data=False)
+        traits = {"traits": [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]}
+        check(svc.client.post("/v1/models/acme.people/traits", json=traits, headers=owner), 201)
+        idp.set_user("bob", email="bob@example.com", email_verified=True, name="Bob")
+        first, second = auth(idp.id_token("bob")), auth(idp.id_token("bob"))
+        note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
+        for headers in (first, second):
+            check(svc.client.post("/v1/models/acme.people/comments", json=note, headers=headers), 201)
+        for headers in (first, second):
+            refused = svc.client.post("/v1/models/acme.people/comments", json=note, headers=headers)
+            assert error_code(refused, 429) == "rate_limited"
+        # A colleague signed in the same way has a bucket of her own.
+        idp.set_user("carol", email="carol@example.com", email_verified=True, name="Carol")
+        carol = auth(idp.id_token("carol"))
+        check(svc.client.post("/v1/models/acme.people/comments", json=note, headers=carol), 201)
