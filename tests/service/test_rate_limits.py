@@ -237,3 +237,16 @@ def test_a_person_has_one_bucket_whichever_token_they_send(tmp_path: Path, datab
         idp.set_user("carol", email="carol@example.com", email_verified=True, name="Carol")
         carol = auth(idp.id_token("carol"))
         check(svc.client.post("/v1/models/acme.people/comments", json=note, headers=carol), 201)
+
+
+def test_perspective_s_routes_take_from_the_scoring_bucket(limited: Svc) -> None:
+    """Perspective's analyze and suggestscore count as scoring, refused in Google's error shape."""
+    c, key = limited.client, limited.author
+    body = {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
+    for route in ("analyze", "analyze", "suggestscore"):
+        resp = c.post(f"/v1alpha1/comments:{route}", json=body, headers=key)
+        assert resp.status_code != 429, resp.text  # no model to score with yet: refused otherwise
+    refused = c.post("/v1alpha1/comments:analyze", json=body, headers=key)
+    assert refused.status_code == 429 and refused.json()["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert refused.json()["error"]["details"][0]["reason"] == "rate_limited"
+    assert int(refused.headers["Retry-After"]) >= 1
