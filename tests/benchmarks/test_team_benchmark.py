@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import team
 
 
@@ -19,9 +21,15 @@ def test_a_short_team_run_has_no_collision_and_loses_no_label(tmp_path: Path) ->
     assert run["stored_as"].get("feedback", 0) > 0  # the owner's training happened while they labelled
 
 
-def test_a_short_flood_is_refused_429_while_the_people_meet_none(tmp_path: Path) -> None:
+def test_a_short_flood_is_refused_429_while_the_people_meet_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small bucket, so that the outcome does not hang on the machine's speed: people labelling a text a
+    # second send at most 8 writes in the 6 s (never past 10 + 1 a second), the script far more.
+    monkeypatch.setenv("SCORING_WRITE_BURST", "10")
+    monkeypatch.setenv("SCORING_WRITE_RATE_PER_S", "1")
     out = tmp_path / "team-flood.json"
-    args = ["--annotators", "3", "--duration", "6", "--pool", "200", "--k", "5", "--think", "0.2"]
+    args = ["--annotators", "3", "--duration", "6", "--pool", "200", "--k", "5", "--think", "1.0"]
     status = team.main([*args, "--train-at", "1000", "--flood", "--out", str(out)])
     run = json.loads(out.read_text())
     assert run["flood"]["statuses"].get("429", 0) > 0 and run["rate_limited"] == 0, run
