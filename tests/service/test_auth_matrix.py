@@ -161,6 +161,13 @@ def unclaimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[st
     return {}
 
 
+def fresh_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text new to the pool: nobody voted on it (a text a colleague's vote filled is no longer labelled)."""
+    body = {"texts": [f"A fresh text, number {next(_fresh)}."]}
+    [text_id] = check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)["ids"]
+    return {"text_id": str(text_id)}
+
+
 def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
     """A text claimed by the caller."""
     unclaimed_text(svc, handle, owner, caller)
@@ -260,9 +267,9 @@ OPERATIONS: list[Op] = [
     Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, action="label",
        setup=pool_text, caller_setup=claimed_text),
     Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201, action="label",
-       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text, caller_setup=fresh_text),
     Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201, action="label",
-       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text, caller_setup=fresh_text),
     Op("patch_campaign", "PATCH", M, "write", "ready", 200,
        json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
@@ -551,3 +558,23 @@ def test_each_key_has_its_own_buckets_and_no_role_escapes_them(tmp_path: Path, d
         # A scoring key's writes are refused by scope (403) while its bucket lasts, then 429.
         assert c.post("/v1/models/acme.rl/comments", json=note, headers=svc.scorer).status_code == 403
         check(c.get("/v1/models/acme.rl/comments", headers=owner), 200)  # reads are never counted
+
+
+def test_a_text_a_colleague_holds_is_theirs_whatever_the_roles(svc: Svc) -> None:
+    """No role labels past a colleague's claim: a reviewer's or an owner's vote on a text an annotator
+    holds (one vote wanted) is refused as anyone's would be, and the annotator's own label is stored."""
+    c = svc.client
+    with transaction(svc.ctx.sessions) as s:
+        keys = {
+            role: auth(create_key(s, ["acme"], "authoring", f"h-{role}", role=role)) for role in ROLE_KEYS
+        }
+    make_model(c, svc.author, "acme.held")
+    check(c.post("/v1/models/acme.held/pool", json={"texts": ["One text to hold."]}, headers=svc.author), 201)
+    body = {"trait": "formality", "k": 1, "claim": True}
+    [item] = check(c.post("/v1/models/acme.held/pool/suggest", json=body, headers=keys["annotator"]), 200)[
+        "items"
+    ]
+    url, label = f"/v1/models/acme.held/pool/{item['id']}/label", {"trait": "formality", "quality": 1.0}
+    for other in (keys["reviewer"], svc.author):
+        assert error_code(c.post(url, json=label, headers=other), 409) == "pool_text_taken"
+    assert check(c.post(url, json=label, headers=keys["annotator"]), 201)["votes"] == 1
