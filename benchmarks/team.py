@@ -1,6 +1,7 @@
 """A team labelling one model through the API: claims keep their work apart, and no label is lost.
 
     python -m benchmarks.team [--annotators 10] [--duration 300] [--pool 4000] [--k 20] [--think 1.0]
+                              [--flood]
 
 One local service (`core.local`, the hashing embedder unless `--embedder` says otherwise) in a temporary data
 directory. The owner creates a model (one trait, a few samples of each pole) with a pool of `--pool`
@@ -10,10 +11,15 @@ apart) and ask again, until `--duration` ends. After `--train-at` labels the own
 labels then go to the feedback buffer while it runs and after, and every `SCORING_RETRAIN_BUFFER` (20) of them
 make an automatic version, as a team's campaign does.
 
+With `--flood`, one of the annotators is a script instead: its key sends labels as fast as one connection
+can (no think time, no retries, every pool text in turn) while the others label as people do; the service's
+rate limits (SCORING_WRITE_RATE_PER_S, SCORING_WRITE_BURST) answer it 429.
+
 Measured: suggestion and label latency (p50, p95), **collisions** (a text handed to two people while one
-vote per text is wanted; must be 0) and **lost labels** (labels answered 2xx that are neither a stored sample
-nor in the feedback buffer once the runs have settled; must be 0). Writes benchmarks/results/team.json and
-prints a markdown table.
+vote per text is wanted; must be 0), **lost labels** (labels answered 2xx that are neither a stored sample
+nor in the feedback buffer once the runs have settled; must be 0) and **429s the people met** (must be 0: the
+limits' defaults leave a person's pace alone); with `--flood`, what the flood sent and how much was refused.
+Writes benchmarks/results/team.json (team-flood.json) and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -34,12 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from core.client import ApiError, Client
 from core.local import start_local_service
 from harness.texts import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "team.json"
+FLOOD_RESULTS = ROOT / "benchmarks" / "results" / "team-flood.json"
 NAMESPACE = "team"
 HANDLE = f"{NAMESPACE}.campaign"
 TRAIT = "tone"
@@ -70,6 +79,38 @@ class Annotator:
     posted: dict[int, str] = field(default_factory=dict)  # pool id -> text, labels answered 2xx
     routes: dict[str, int] = field(default_factory=dict)  # stored_as -> count
     errors: list[str] = field(default_factory=list)
+
+
+class Counting(httpx.HTTPTransport):
+    """A client's transport that counts the 429s it receives (the client retries them unseen)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.limited = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        self.limited += response.status_code == 429
+        return response
+
+
+@dataclass
+class Flood:
+    sent: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+def flood_loop(url: str, key: str, ids: list[int], deadline: float, out: Flood) -> None:
+    """Labels as fast as one connection can send them, cycling through the pool: a script, not a person."""
+    base = url.rstrip("/") + "/"  # the service's /v1 address
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        i = 0
+        while time.monotonic() < deadline:
+            body = {"trait": TRAIT, "quality": 1.0}
+            status = http.post(f"models/{HANDLE}/pool/{ids[i % len(ids)]}/label", json=body).status_code
+            out.sent += 1
+            out.statuses[status] = out.statuses.get(status, 0) + 1
+            i += 1
 
 
 def make_key(data_dir: Path, name: str) -> str:
@@ -131,7 +172,14 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def run(
-    annotators: int, duration: float, pool: int, k: int, think: float, train_at: int, embedder: str
+    annotators: int,
+    duration: float,
+    pool: int,
+    k: int,
+    think: float,
+    train_at: int,
+    embedder: str,
+    flood: bool = False,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
         service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
@@ -145,16 +193,24 @@ def run(
                 HANDLE, [{"trait": TRAIT, "text": t, "quality": float(i % 2)} for i, t in enumerate(seeds)]
             )
             owner.import_pool(HANDLE, texts[10:])
+            transports = [Counting() for _ in range(annotators - flood)]
             people = [
-                Annotator(name, Client(service.url, make_key(Path(tmp), name), timeout=120))
-                for name in (f"ann{i:02d}" for i in range(annotators))
+                Annotator(name, Client(service.url, make_key(Path(tmp), name), timeout=120, transport=t))
+                for name, t in zip((f"ann{i:02d}" for i in range(annotators)), transports, strict=False)
             ]
+            flooded = Flood()
+            if flood:
+                ids = [t.id for t in owner.list_pool_page(HANDLE, limit=500).items]
+                flood_key = make_key(Path(tmp), "script")
             labels_done = [0]
             deadline = time.monotonic() + duration
             threads = [
                 threading.Thread(target=label_loop, args=(a, deadline, k, think, labels_done), daemon=True)
                 for a in people
             ]
+            if flood:
+                args = (service.url, flood_key, ids, deadline, flooded)
+                threads.append(threading.Thread(target=flood_loop, args=args, daemon=True))
             started = time.monotonic()
             for t in threads:
                 t.start()
@@ -210,6 +266,8 @@ def run(
                 "error_count": sum(len(a.errors) for a in people),
                 "versions": model.version_no,
                 "buffered_at_end": model.buffered_feedback,
+                "rate_limited": sum(t.limited for t in transports),  # 429s the people met
+                "flood": {"sent": flooded.sent, "statuses": flooded.statuses} if flood else None,
             }
         finally:
             service.stop()
@@ -226,22 +284,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=1.0, help="seconds a person takes per label")
     parser.add_argument("--train-at", type=int, default=50, help="labels after which the owner trains")
     parser.add_argument("--embedder", default="hashing")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--flood", action="store_true", help="one of the annotators is a script labelling at full speed"
+    )
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    result = run(args.annotators, args.duration, args.pool, args.k, args.think, args.train_at, args.embedder)
+    result = run(
+        args.annotators,
+        args.duration,
+        args.pool,
+        args.k,
+        args.think,
+        args.train_at,
+        args.embedder,
+        args.flood,
+    )
+    args.out = args.out or (FLOOD_RESULTS if args.flood else RESULTS)
     result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(
-        "| annotators | s | suggest p50/p95 ms | label p50/p95 ms | labels | collisions | lost | versions |"
+        "| annotators | s | suggest p50/p95 ms | label p50/p95 ms | labels | collisions | lost | versions "
+        "| 429 to people | flood sent (statuses) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    flooded = result["flood"]
+    flood_cell = f"{flooded['sent']} ({flooded['statuses']})" if flooded else "-"
     print(
         f"| {result['annotators']} | {result['duration_s']} | {result['suggest_p50_ms']} / "
         f"{result['suggest_p95_ms']} | {result['label_p50_ms']} / {result['label_p95_ms']} | "
-        f"{result['labels_posted']} | {result['collisions']} | {result['lost']} | {result['versions']} |"
+        f"{result['labels_posted']} | {result['collisions']} | {result['lost']} | {result['versions']} | "
+        f"{result['rate_limited']} | "
+        f"{flood_cell} |"
     )
-    return 0 if result["collisions"] == 0 and result["lost"] == 0 else 1
+    ok = result["collisions"] == 0 and result["lost"] == 0 and result["rate_limited"] == 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

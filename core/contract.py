@@ -200,6 +200,27 @@ MAX_VOTES_WANTED = 10
 #: How long a suggestion handed out with `claim` stays its person's (SCORING_CLAIM_LEASE_S): long enough to
 #: read and label a queue of texts, short enough that a closed tab frees them soon.
 DEFAULT_CLAIM_LEASE_S = 300.0
+#: Live claims one person holds on one trait of a model (SCORING_CLAIMS_PER_PERSON): twice the Label page's
+#: batch of 20 suggestions (it asks for the next batch while the last few are still queued), so two people
+#: asking for the most cannot hold a whole pool between them.
+DEFAULT_CLAIMS_PER_PERSON = 40
+
+# -- rate limits and quotas (docs/api.md "Limits"; settings of the same names in service/config) -----------
+
+#: Writes (labels, feedback labels, comments, claims, imports, edits: every POST, PUT, PATCH and DELETE but
+#: scoring) of one key or person in one namespace: a bucket of WRITE_BURST refilled at WRITE_RATE_PER_S.
+#: A person labelling as fast as they can press keys stays under it; a script flooding gets 429.
+DEFAULT_WRITE_RATE_PER_S = 10.0
+DEFAULT_WRITE_BURST = 120
+#: Scoring requests (`…/score`, `…/score/compare`) of one key or person in one namespace.
+DEFAULT_SCORE_RATE_PER_S = 50.0
+DEFAULT_SCORE_BURST = 500
+#: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
+#: buffer, and the first label after the hour retrains on all of them.
+DEFAULT_RETRAINS_PER_HOUR = 60
+#: Comments one person keeps on one text of a trait, and on one model.
+MAX_COMMENTS_PER_TEXT = 20
+MAX_COMMENTS_PER_PERSON = 500
 
 # -- allowed values ----------------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from app.labelling.campaign import where_it_went
 from app.labelling.labels import retrain_at
-from core.client import ApiError, Client, Model, NotFoundError, Suggestions
+from core.client import ApiError, Client, ConflictError, Model, NotFoundError, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -104,7 +104,8 @@ def refill(s: LabelSession, client: Client) -> None:
         s.queue = s.queue[: s.pos] + fresh
         s.exhausted = not fresh
         if not fresh and got.unlabelled:  # the rest is claimed by colleagues for now: the next key asks again
-            s.message = "The texts left are claimed by colleagues for now; press → to ask again."
+            held = got.held_by_others or got.unlabelled
+            s.message = f"{held:,} of the texts left are held by colleagues for now; press → to ask again."
     if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
 
@@ -257,7 +258,14 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
     item = s.current
     if item is None:
         return
-    out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    try:
+        out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+    except ConflictError as exc:
+        if exc.code != "pool_text_taken":
+            raise
+        s.queue.pop(s.pos)  # a colleague's votes filled it meanwhile: the next text, nothing lost
+        s.message = "A colleague labelled that text meanwhile; it has the votes it wants. Here is the next."
+        return
     route = "samples" if out.stored_as == "sample" else "feedback"
     if route == "feedback":
         s.given.append({"trait": s.trait, "text": item["text"], "quality": quality})

@@ -45,7 +45,15 @@ def running_service(
     process 0 runs the background runs, "child" (serve's default) or "in-process"."""
     with tempfile.TemporaryDirectory(prefix=f"load-{database}-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(PgCluster(database="bench")).url if database == "postgres" else None
-        env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1")
+        # One key is the whole load here, which measures capacity: the per-key rate limits are off.
+        env = fleet_env(
+            Path(tmp),
+            url,
+            embedder,
+            TRANSFORMERS_OFFLINE="1",
+            SCORING_SCORE_RATE_PER_S="0",
+            SCORING_WRITE_RATE_PER_S="0",
+        )
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).
         threads = str(max(1, (os.cpu_count() or 1) // processes))

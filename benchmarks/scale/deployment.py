@@ -68,7 +68,11 @@ class Deployment(Fleet):
     def __init__(
         self, data_dir: Path, database_url: str | None, embedder: str, workers: int = 0, **env: str
     ) -> None:
-        environ = fleet_env(data_dir, database_url, embedder, SCORING_EMBEDDER_DIR=str(embedder_dir()), **env)
+        # One key drives the whole deployment here, which measures capacity: the per-key rate limits are off.
+        limits = {"SCORING_SCORE_RATE_PER_S": "0", "SCORING_WRITE_RATE_PER_S": "0"}
+        environ = fleet_env(
+            data_dir, database_url, embedder, SCORING_EMBEDDER_DIR=str(embedder_dir()), **{**limits, **env}
+        )
         parent = ["--parent-pid", str(os.getpid())]
         super().__init__(
             data_dir, environ, workers=workers, api_options=parent, worker_options=["--workers", "1", *parent]

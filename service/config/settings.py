@@ -11,7 +11,17 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from core.contract import DEFAULT_CLAIM_LEASE_S, DEFAULT_EMBEDDER, DEFAULT_RETRAIN_BUFFER
+from core.contract import (
+    DEFAULT_CLAIM_LEASE_S,
+    DEFAULT_CLAIMS_PER_PERSON,
+    DEFAULT_EMBEDDER,
+    DEFAULT_RETRAIN_BUFFER,
+    DEFAULT_RETRAINS_PER_HOUR,
+    DEFAULT_SCORE_BURST,
+    DEFAULT_SCORE_RATE_PER_S,
+    DEFAULT_WRITE_BURST,
+    DEFAULT_WRITE_RATE_PER_S,
+)
 
 # A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
 # made of (deploy/.env.example's is "change-me-…"), and a short one can be guessed.
@@ -50,6 +60,31 @@ class Settings(BaseSettings):
         gt=0,
         description="How long a suggestion handed out with `claim` stays its person's before others may "
         "get it (a closed tab's texts come back after this).",
+    )
+    claims_per_person: int = Field(
+        DEFAULT_CLAIMS_PER_PERSON,
+        ge=1,
+        description="Live claims one person may hold on one trait of a model (a claiming suggestion "
+        "hands out no more), so a few people asking for the most cannot hold a team's whole pool.",
+    )
+    write_rate_per_s: float = Field(
+        DEFAULT_WRITE_RATE_PER_S,
+        ge=0,
+        description="Writes (every POST, PUT, PATCH, DELETE but scoring) a second per key or person and "
+        "namespace, after a burst of `write_burst`; past it 429 `rate_limited`. 0: not limited.",
+    )
+    write_burst: int = Field(DEFAULT_WRITE_BURST, ge=1, description="Writes at once before the rate applies.")
+    score_rate_per_s: float = Field(
+        DEFAULT_SCORE_RATE_PER_S,
+        ge=0,
+        description="Scoring requests a second per key or person and namespace, after a burst of "
+        "`score_burst`; past it 429 `rate_limited`. 0: not limited.",
+    )
+    score_burst: int = Field(DEFAULT_SCORE_BURST, ge=1, description="Scoring requests at once.")
+    retrains_per_hour: int = Field(
+        DEFAULT_RETRAINS_PER_HOUR,
+        ge=1,
+        description="Automatic retrainings a model starts in an hour; past it labels wait in the buffer.",
     )
     cursor_secret: bytes = Field(
         b"",

@@ -4,6 +4,10 @@ Granting is decided under the model row's lock (PostgreSQL: SELECT … FOR UPDAT
 the database's write lock), re-reading the claims and votes the suggestion was computed from: two concurrent
 requests cannot both take the last free place of a text. The unique (text, trait, person) row keeps one
 person from holding a text twice whatever happens.
+
+Fairness: a person holds at most `claims_per_person` claims on a trait, a claim lasts while its text is
+shown (service/domain/suggestions.py ends those an answer does not bring back), each claim keeps the place
+it took (`cap`), and a label is never a vote beyond those wanted (`require_room`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from service.domain.access import load_model
@@ -41,10 +45,19 @@ def may_claim(who: Principal, model: Model) -> bool:
 
 
 def grant(
-    s: Session, model_id: int, trait: Trait, me: str, offers: list[Offer], want: int, lease_s: float
+    s: Session,
+    model_id: int,
+    trait: Trait,
+    me: str,
+    offers: list[Offer],
+    want: int,
+    lease_s: float,
+    limit: int,
 ) -> dict[int, datetime]:
-    """Claim up to `want` of `offers` for `me`, in order; {pool id: expires at} of those granted (a claim
-    `me` holds already is renewed). Texts deleted or filled by others meanwhile are passed over."""
+    """Claim up to `want` of `offers` for `me`, in order, while `me` holds fewer than `limit` claims on the
+    trait; {pool id: expires at} of those granted. A claim `me` holds already is renewed while its text
+    still has room for it: one a colleague's label filled meanwhile ends instead. Texts deleted or filled
+    by others meanwhile are passed over."""
     if want < 1 or not offers:
         return {}
     locked = s.scalar(select(Model.id).where(Model.id == model_id).with_for_update())
@@ -63,15 +76,14 @@ def grant(
         .all()
     )
     held: dict[int, int] = {}  # others' live claims per text
-    mine: set[int] = set()
     for pid, annotator, _ in claims.live_claims(s, model_id, trait.key, now):
-        if pid in digests:
-            if annotator == me:
-                mine.add(pid)
-            else:
-                held[pid] = held.get(pid, 0) + 1
+        if pid in digests and annotator != me:
+            held[pid] = held.get(pid, 0) + 1
+    mine = claims.held_by(s, model_id, trait.key, me, now)  # {pool id: cap}, on any text
+    count = len(mine)
     votes = claims.votes_on(s, model_id, trait.id, trait.key, set(digests.values()))
     granted: dict[int, datetime] = {}
+    ended: list[int] = []
     for offer in offers:
         if len(granted) >= want:
             break
@@ -81,21 +93,29 @@ def grant(
         voters = votes.get(digests[pid], claims.Voters())
         if me in voters.names:
             continue
-        if pid not in mine and voters.count + held.get(pid, 0) >= offer.cap:
+        taken = voters.count + held.get(pid, 0)
+        if pid in mine:
+            if taken >= mine[pid]:  # labelled by someone else meanwhile: out of the holder's queue
+                ended.append(pid)
+                continue
+        elif taken >= offer.cap or count >= limit:
             continue
+        else:
+            count += 1
         granted[pid] = expires
+    mine_q = (
+        PoolClaim.model_id == model_id,
+        PoolClaim.trait_key == trait.key,
+        PoolClaim.annotator == me,
+    )
+    if ended:
+        s.execute(delete(PoolClaim).where(*mine_q, PoolClaim.pool_text_id.in_(ended)))
     renew = [pid for pid in granted if pid in mine]
     if renew:
         s.execute(
-            update(PoolClaim)
-            .where(
-                PoolClaim.model_id == model_id,
-                PoolClaim.trait_key == trait.key,
-                PoolClaim.annotator == me,
-                PoolClaim.pool_text_id.in_(renew),
-            )
-            .values(expires_at=expires)
+            update(PoolClaim).where(*mine_q, PoolClaim.pool_text_id.in_(renew)).values(expires_at=expires)
         )
+    caps = {o.pool_id: o.cap for o in offers}
     for pid in granted:
         if pid not in mine:
             s.add(
@@ -106,10 +126,38 @@ def grant(
                     annotator=me,
                     claimed_at=now,
                     expires_at=expires,
+                    cap=caps[pid],
                 )
             )
     s.flush()
     return granted
+
+
+def require_room(s: Session, model: Model, trait: Trait, me: str, text: PoolText) -> None:
+    """A label of `text` by `me` must not be a vote beyond those wanted: refused when its votes and
+    colleagues' live claims fill it (a lease that ran out and went to a colleague who labelled it, or a
+    text labelled by id that someone holds), unless `me` voted on it already (a repeat or a change) or holds
+    a claim it still has room for. Checked under the model row's lock, as claims are granted."""
+    s.scalar(select(Model.id).where(Model.id == model.id).with_for_update())
+    now = utcnow()
+    voters = claims.votes_on(s, model.id, trait.id, trait.key, {text.content_sha256}).get(
+        text.content_sha256, claims.Voters()
+    )
+    if me in voters.names:
+        return
+    others = sum(
+        1
+        for pid, annotator, _ in claims.live_claims(s, model.id, trait.key, now)
+        if pid == text.id and annotator != me
+    )
+    cap = claims.held_by(s, model.id, trait.key, me, now).get(text.id, model.votes_wanted)
+    if voters.count + others >= cap:
+        raise ApiError(
+            409,
+            "pool_text_taken",
+            f"Pool text {text.id} has the votes it wants for {trait.key!r}, counting colleagues who hold it "
+            "now; the label was not stored. Ask for the next suggestions.",
+        )
 
 
 def release_claim(

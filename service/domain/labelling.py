@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from core.contract import TRAINING_RUNS, can
 from core.engine.types import Sample
 from service.domain.access import load_model
+from service.domain.claims import require_room
 from service.domain.needs import Resources
 from service.domain.scoring import retrain_if_full
 from service.domain.states import require_not_archived
@@ -45,6 +46,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 "ended with it); the label was not stored.",
             )
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        require_room(s, model, trait, who.annotator, row)
         # A training in flight read its samples and buffer when it started: a label now goes after it.
         in_flight = ledger.in_flight(s, model)
         training = in_flight is not None and in_flight.kind in TRAINING_RUNS

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.contract import MAX_COMMENTS_PER_PERSON, MAX_COMMENTS_PER_TEXT
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
@@ -99,6 +100,7 @@ def add_comment(ctx: Databases, who: Principal, handle: str, body: CommentIn) ->
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        _require_comment_room(s, model.id, trait.id, who.annotator, sha256(body.text))
         comment = TextComment(
             model_id=model.id,
             trait_id=trait.id,
@@ -110,6 +112,26 @@ def add_comment(ctx: Databases, who: Principal, handle: str, body: CommentIn) ->
         s.add(comment)
         s.flush()
         return _comment_out(comment, trait.key)
+
+
+def _require_comment_room(s: Session, model_id: int, trait_id: int, author: str, digest: str) -> None:
+    """A person's comments are bounded, on a text and on a model, so comments cannot fill the database."""
+    mine = select(func.count()).where(TextComment.model_id == model_id, TextComment.author == author)
+    on_text = mine.where(TextComment.trait_id == trait_id, TextComment.content_sha256 == digest)
+    if (s.scalar(on_text) or 0) >= MAX_COMMENTS_PER_TEXT:
+        raise ApiError(
+            409,
+            "too_many_comments",
+            f"You have {MAX_COMMENTS_PER_TEXT} comments on this text of the trait, the most one person "
+            "keeps: delete one first.",
+        )
+    if (s.scalar(mine) or 0) >= MAX_COMMENTS_PER_PERSON:
+        raise ApiError(
+            409,
+            "too_many_comments",
+            f"You have {MAX_COMMENTS_PER_PERSON} comments on this model, the most one person keeps: delete "
+            "some first.",
+        )
 
 
 def _delete(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import func, select
@@ -20,7 +21,7 @@ from service.errors import ApiError
 from service.store import ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, Tag, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, Run, Tag, Version, utcnow
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
@@ -108,8 +109,19 @@ def add_feedback(
         model = s.scalar(select(Model).where(Model.id == t.model_id).with_for_update())
         assert model is not None
         refs = TraitRefs(s, model)
+        seen: set[str] = set()
         for i, item in enumerate(items):
             key = refs.find(item.trait, ("body", "feedback", i, "trait")).key
+            if key in seen:  # one label per trait and text: 50 copies would be 50 votes and a retraining
+                loc: list[str | int] = ["body", "feedback", i, "trait"]
+                msg = f"trait {key!r} has a label earlier in this request: one label per trait"
+                raise ApiError(
+                    422,
+                    "validation_error",
+                    f"feedback[{i}]: {msg}.",
+                    details=[{"loc": loc, "msg": msg, "type": "duplicate_trait"}],
+                )
+            seen.add(key)
             s.add(
                 FeedbackLabel(
                     model_id=model.id,
@@ -127,6 +139,10 @@ def add_feedback(
     return len(items), run_id
 
 
+#: `triggered_by` of the retraining a full buffer starts.
+AUTOMATIC = "retrain_buffered"
+
+
 def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     """Queue an automatic retraining when the model's buffer holds `retrain_buffer` labels and the model
     may retrain (ready, no zero-data-retention, automatic retraining not paused); the run's id, or None.
@@ -141,9 +157,15 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
         return None
     if not model.auto_retrain:
         return None
-    return ledger.create_run(
-        s, model, "retrain", {"triggered_by": "retrain_buffered", "reuse_params": True}
-    ).id
+    # A flood of labels must not make a version a minute forever: past the hour's allowance the labels wait
+    # in the buffer, and the first label after the hour retrains on all of them.
+    since = utcnow() - timedelta(hours=1)
+    recent = s.scalars(
+        select(Run.options).where(Run.model_id == model.id, Run.kind == "retrain", Run.created_at > since)
+    ).all()
+    if sum(o.get("triggered_by") == AUTOMATIC for o in recent) >= ctx.settings.retrains_per_hour:
+        return None
+    return ledger.create_run(s, model, "retrain", {"triggered_by": AUTOMATIC, "reuse_params": True}).id
 
 
 def require_feedback_writer(who: Principal, t: Target) -> None:

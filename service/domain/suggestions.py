@@ -44,6 +44,7 @@ class _Read:
     X: np.ndarray
     exclude: np.ndarray  # rows not to pick anew
     unlabelled: int
+    held_by_others: int  # of `unlabelled`, texts whose room colleagues' live claims take
     mine: list[int]  # the caller's live claims, oldest first
     shared: list[tuple[int, int]]  # (pool id, cap): texts others voted on that want another vote
     others_voted: set[int]  # pool texts a colleague voted on
@@ -92,14 +93,16 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     if claiming:
         with transaction(ctx.sessions) as s:
             me, trait, lease = who.annotator, read.trait, ctx.settings.claim_lease_s
-            wanted = read.votes_wanted
-            until = grant(s, model_id, trait, me, [Offer(i, wanted) for i in mine], len(mine), lease)
-            spread = grant(s, model_id, trait, me, [Offer(i, c) for i, c in shared], len(shared), lease)
+            wanted, most = read.votes_wanted, ctx.settings.claims_per_person
+            # A claim lasts while its text is shown: those this answer does not bring back end now.
+            claims.release_all_but(s, model_id, trait.key, me, mine)
+            until = grant(s, model_id, trait, me, [Offer(i, wanted) for i in mine], len(mine), lease, most)
+            offers = [Offer(i, c) for i, c in shared]
+            spread = grant(s, model_id, trait, me, offers, len(shared), lease, most)
             offers = [Offer(i, wanted) for i in chosen]
-            own = grant(s, model_id, trait, me, offers, need - len(spread), lease)
-        refused = len(until) + len(spread) + len(own) < body.k and len(chosen) + len(shared) > len(
-            spread
-        ) + len(own)
+            own = grant(s, model_id, trait, me, offers, need - len(spread), lease, most)
+        got = len(until) + len(spread) + len(own)
+        refused = got < min(body.k, most) and len(chosen) + len(shared) > len(spread) + len(own)
         mine = [i for i in mine if i in until]
         shared_ids = [i for i, _ in shared if i in spread]
         chosen = [i for i in chosen if i in own]
@@ -137,6 +140,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         pool_size=len(read.ids),
         labelled=len(labels),
         unlabelled=read.unlabelled,
+        held_by_others=read.held_by_others,
     )
     return out, refused
 
@@ -210,10 +214,12 @@ def _read(
             # on it or claimed it meanwhile. Only a named colleague's vote asks for a second one: an
             # unattributed label (a file's row) has no rater to agree with.
             shared.append((voters.count, pid, voters.count + 1))
+    held_by_others = 0
     for pid, n in others_claims.items():
         voters = votes.get(digests.get(pid, ""), claims.Voters())
         if voters.count + n >= votes_wanted:
             taken.add(pid)
+            held_by_others += voters.count < votes_wanted and pid not in held
     exclude = np.zeros(len(ids), dtype=bool)
     # A text that wants another vote is offered through `shared` only, where its cap is checked.
     out = full | taken | held | {pid for _, pid, _ in shared}
@@ -229,6 +235,7 @@ def _read(
         X=X,
         exclude=exclude,
         unlabelled=len(ids) - len(full | held),
+        held_by_others=held_by_others,
         mine=mine,
         shared=[(pid, c) for _, pid, c in shared],
         others_voted=others_voted,

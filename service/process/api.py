@@ -21,9 +21,10 @@ from service.config.settings import Settings
 from service.context import Context
 from service.domain.needs import UNWATCHED, Checkpoints
 from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
-from service.http import api_docs
+from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
 from service.http.oidc import OidcVerifier
+from service.http.ratelimit import RateLimitMiddleware
 from service.routes import (
     agreement,
     audit,
@@ -172,6 +173,7 @@ def create_app(
         else None
     )
     install_error_handlers(app)
+    app.add_middleware(RateLimitMiddleware)  # inside the guard: it knows the caller
     app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
 
@@ -201,6 +203,7 @@ def create_app(
                     add(name, component)
                 add(body.__name__, body_schema)
             forbid_nul(schema)
+            ratelimit.document(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -25,6 +25,7 @@ from service.context import Context
 from service.domain.access import require_role
 from service.domain.scoring import Target, add_feedback, find_target, scorer_for
 from service.errors import ApiError, request_id_of
+from service.http import ratelimit
 from service.perspective.compat import (
     SCORE_TYPE,
     LanguageNotSupported,
@@ -244,6 +245,9 @@ async def _call(
     rid = request_id_of(request)
     try:
         who = await run_in_threadpool(_principal, ctx, request, key)  # the key before a byte of the body
+        refused = await run_in_threadpool(ratelimit.refusal, ctx, who, "score", ratelimit.ANY_NAMESPACE)
+        if refused is not None:
+            raise refused
         raw = await request.body()
         body = _parse(raw, schema)
         return JSONResponse(await run_in_threadpool(work, ctx, who, body))

@@ -97,6 +97,11 @@ class SuggestOut(BaseModel):
     pool_size: int
     labelled: int
     unlabelled: int = Field(description="Pool texts not labelled for the trait yet (addition).")
+    held_by_others: int = Field(
+        0,
+        description="Of `unlabelled`, the texts colleagues' live claims hold now: handed to nobody else "
+        "until they label or release them or the lease ends (addition).",
+    )
 
 
 class ClaimReleased(BaseModel):

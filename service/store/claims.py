@@ -90,6 +90,31 @@ def live_claims(s: Session, model_id: int, trait_key: str, now: datetime) -> lis
     return list(rows)
 
 
+def held_by(s: Session, model_id: int, trait_key: str, annotator: str, now: datetime) -> dict[int, int]:
+    """{pool text id: cap} of `annotator`'s unexpired claims on the trait."""
+    rows = s.execute(
+        select(PoolClaim.pool_text_id, PoolClaim.cap).where(
+            PoolClaim.model_id == model_id,
+            PoolClaim.trait_key == trait_key,
+            PoolClaim.annotator == annotator,
+            PoolClaim.expires_at > now,
+        )
+    ).tuples()
+    return dict(rows.all())
+
+
+def release_all_but(s: Session, model_id: int, trait_key: str, annotator: str, keep: Collection[int]) -> None:
+    """Drop `annotator`'s claims on the trait except those on `keep`: a claim lasts while it is shown."""
+    q = delete(PoolClaim).where(
+        PoolClaim.model_id == model_id,
+        PoolClaim.trait_key == trait_key,
+        PoolClaim.annotator == annotator,
+    )
+    if keep:
+        q = q.where(PoolClaim.pool_text_id.not_in(list(keep)))
+    s.execute(q)
+
+
 def drop_expired(s: Session, model_id: int, now: datetime) -> None:
     """Expired claims go before new ones are granted: the unique (text, trait, person) row of an expired
     claim would otherwise refuse that person the text again."""

@@ -399,6 +399,19 @@ class PoolClaim(Base):
     annotator: Mapped[str] = mapped_column(String(64))
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # Votes plus claims the text could take when this claim was granted (votes wanted, or one more for an
+    # overlap pick): past it (a colleague's label meanwhile) the claim is not renewed and its label refused.
+    cap: Mapped[int] = mapped_column(Integer, server_default="1")
+
+
+class RateBucket(Base):
+    """A token bucket of service/store/rate_limits.py: `tokens` left at `at` (Unix seconds)."""
+
+    __tablename__ = "rate_buckets"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)
 
 
 class VersionEvent(Base):

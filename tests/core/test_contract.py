@@ -95,6 +95,14 @@ def test_docs_state_the_contract_s_numbers() -> None:
         f"description and `additional_terms` {c.MAX_DESCRIPTION_CHARS:,} characters",
         f"`readme_markdown` {c.MAX_README_CHARS:,}",
         f"`source_id` (optional; a string of 1–{c.MAX_SOURCE_ID_CHARS} characters, or null)",
+        f"`SCORING_WRITE_BURST` at once (default {c.DEFAULT_WRITE_BURST})",
+        f"`SCORING_WRITE_RATE_PER_S` a second (default {c.DEFAULT_WRITE_RATE_PER_S})",
+        f"`SCORING_SCORE_BURST` at once (default {c.DEFAULT_SCORE_BURST})",
+        f"`SCORING_SCORE_RATE_PER_S` a second (default {c.DEFAULT_SCORE_RATE_PER_S})",
+        f"`SCORING_RETRAINS_PER_HOUR` a model starts in an hour (default {c.DEFAULT_RETRAINS_PER_HOUR})",
+        f"at most {c.MAX_COMMENTS_PER_TEXT} comments on one text of a trait and "
+        f"{c.MAX_COMMENTS_PER_PERSON} on",
+        f"`SCORING_CLAIMS_PER_PERSON` live claims on a trait (default {c.DEFAULT_CLAIMS_PER_PERSON},",
     ]
     assert [phrase for phrase in stated if phrase not in api] == []
 

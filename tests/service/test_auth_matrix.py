@@ -169,6 +169,13 @@ def unclaimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[st
     return {}
 
 
+def fresh_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A text new to the pool: nobody voted on it (a text a colleague's vote filled is no longer labelled)."""
+    body = {"texts": [f"A fresh text, number {next(_fresh)}."]}
+    [text_id] = check(svc.client.post(f"/v1/models/{handle}/pool", json=body, headers=owner), 201)["ids"]
+    return {"text_id": str(text_id)}
+
+
 def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
     """A text claimed by the caller."""
     unclaimed_text(svc, handle, owner, caller)
@@ -270,9 +277,9 @@ OPERATIONS: list[Op] = [
     Op("release_claim", "DELETE", M + "/pool/{text_id}/claim", "write", "draft", 200, action="label",
        setup=pool_text, caller_setup=claimed_text),
     Op("label_pool_text", "POST", M + "/pool/{text_id}/label", "write", "draft", 201, action="label",
-       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text, caller_setup=fresh_text),
     Op("label_pool_text_ready", "POST", M + "/pool/{text_id}/label", "write", "ready", 201, action="label",
-       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text),
+       json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text, caller_setup=fresh_text),
     Op("patch_campaign", "PATCH", M, "write", "ready", 200,
        json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
@@ -759,3 +766,56 @@ def test_blind_labelling_hides_colleagues_votes_from_annotators_until_they_voted
                  headers=ann), 201)  # fmt: skip
     for route in BLIND_READS:  # now that ann voted on it
         assert secret in texts(ann, route), route
+
+
+# -- rate limits and claims: rules per key and role --------------------------------------------------------
+
+
+def test_each_key_has_its_own_buckets_and_no_role_escapes_them(tmp_path: Path, database_url: str) -> None:
+    """Rate limits are per caller (key or person) and namespace, the same for every role: the owner's empty
+    write bucket refuses the owner alone, with 429 before any role check; a caller with no valid key gets
+    401, never 429; a scoring key's scoring has a bucket of its own."""
+    settings = {"write_rate_per_s": 0.001, "write_burst": 2, "score_rate_per_s": 0.001, "score_burst": 2}
+    with running(tmp_path, database_url=database_url, **settings) as svc:
+        c = svc.client
+        with transaction(svc.ctx.sessions) as s:
+            keys = {role: auth(create_key(s, ["acme"], "authoring", role, role=role)) for role in ROLE_KEYS}
+        owner = svc.author
+        check(c.post("/v1/models", json={"handle": "acme.rl"}, headers=owner), 201)  # bucket of creations
+        note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
+        traits = {"traits": [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]}
+        check(c.post("/v1/models/acme.rl/traits", json=traits, headers=owner), 201)
+        check(c.post("/v1/models/acme.rl/comments", json=note, headers=owner), 201)
+        refused = c.post("/v1/models/acme.rl/comments", json=note, headers=owner)
+        assert error_code(refused, 429) == "rate_limited"
+        patch = c.patch("/v1/models/acme.rl", json={"description": "x"}, headers=owner)
+        assert error_code(patch, 429) == "rate_limited"
+        for role in ROLE_KEYS:  # colleagues of every role keep their own buckets
+            for _ in range(2):
+                check(c.post("/v1/models/acme.rl/comments", json=note, headers=keys[role]), 201)
+            assert error_code(c.post("/v1/models/acme.rl/comments", json=note, headers=keys[role]), 429)
+        for headers in ({}, BAD_KEY):
+            assert c.post("/v1/models/acme.rl/comments", json=note, headers=headers).status_code == 401
+        # A scoring key's writes are refused by scope (403) while its bucket lasts, then 429.
+        assert c.post("/v1/models/acme.rl/comments", json=note, headers=svc.scorer).status_code == 403
+        check(c.get("/v1/models/acme.rl/comments", headers=owner), 200)  # reads are never counted
+
+
+def test_a_text_a_colleague_holds_is_theirs_whatever_the_roles(svc: Svc) -> None:
+    """No role labels past a colleague's claim: a reviewer's or an owner's vote on a text an annotator
+    holds (one vote wanted) is refused as anyone's would be, and the annotator's own label is stored."""
+    c = svc.client
+    with transaction(svc.ctx.sessions) as s:
+        keys = {
+            role: auth(create_key(s, ["acme"], "authoring", f"h-{role}", role=role)) for role in ROLE_KEYS
+        }
+    make_model(c, svc.author, "acme.held")
+    check(c.post("/v1/models/acme.held/pool", json={"texts": ["One text to hold."]}, headers=svc.author), 201)
+    body = {"trait": "formality", "k": 1, "claim": True}
+    [item] = check(c.post("/v1/models/acme.held/pool/suggest", json=body, headers=keys["annotator"]), 200)[
+        "items"
+    ]
+    url, label = f"/v1/models/acme.held/pool/{item['id']}/label", {"trait": "formality", "quality": 1.0}
+    for other in (keys["reviewer"], svc.author):
+        assert error_code(c.post(url, json=label, headers=other), 409) == "pool_text_taken"
+    assert check(c.post(url, json=label, headers=keys["annotator"]), 201)["votes"] == 1

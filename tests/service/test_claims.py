@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
+from core.contract import DEFAULT_CLAIMS_PER_PERSON
 from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
@@ -101,8 +102,8 @@ def test_a_reload_brings_back_the_claimed_texts_and_a_skip_releases_one(svc: Svc
     assert all(b["claimed_until"] >= a["claimed_until"] for a, b in zip(first, again, strict=True))
     more = suggest(svc, h, alice, k=8)  # still hers first, then new ones
     assert [i["id"] for i in more[:5]] == [i["id"] for i in first] and len(more) == 8
-    theirs = {i["id"] for i in suggest(svc, h, bob, k=100)}
-    assert not theirs & {i["id"] for i in more} and len(theirs) == len(POOL) - 8
+    theirs = {i["id"] for i in suggest(svc, h, bob, k=100)}  # at most DEFAULT_CLAIMS_PER_PERSON held
+    assert not theirs & {i["id"] for i in more} and len(theirs) == DEFAULT_CLAIMS_PER_PERSON
     # A plain suggestion (no claim) never hands out a text someone holds either.
     plain = {i["id"] for i in suggest(svc, h, svc.author, k=100, claim=False)}
     assert not plain & (theirs | {i["id"] for i in more})
@@ -113,7 +114,7 @@ def test_a_reload_brings_back_the_claimed_texts_and_a_skip_releases_one(svc: Svc
     assert out == {"handle": h, "id": skipped, "trait": "formality", "released": 1}
     assert check(c.delete(url, headers=alice), 200)["released"] == 0
     check(c.delete(f"/v1/models/{h}/pool/{next(iter(theirs))}/claim", headers=bob), 200)
-    assert skipped in {i["id"] for i in suggest(svc, h, bob, k=100)}
+    assert skipped in {i["id"] for i in suggest(svc, h, person(svc, "carol"), k=100)}
     assert error_code(c.delete(url, params={"trait": "nope"}, headers=alice), 422) == "unknown_trait"
 
 
@@ -282,3 +283,85 @@ def test_a_new_model_can_be_created_with_the_campaign_settings(svc: Svc) -> None
     assert [(m["votes_wanted"], m["auto_retrain"]) for m in listed if m["handle"] == "acme.campaign"] == [
         (3, False)
     ]
+
+
+# -- fair claims: bounded per person, held while shown, never a vote beyond those wanted ---------------------
+
+
+def answer(svc: Svc, handle: str, key: dict[str, str], k: int = 10) -> dict[str, Any]:
+    body = {"trait": "formality", "k": k, "claim": True}
+    out: dict[str, Any] = check(
+        svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=key), 200
+    )
+    return out
+
+
+def test_two_people_asking_for_the_most_hold_a_bounded_share_and_the_answer_says_so(svc: Svc) -> None:
+    h = "acme.hogs"
+    draft(svc, h)
+    alice, bob, carol = person(svc, "alice"), person(svc, "bob"), person(svc, "carol")
+    assert len(answer(svc, h, alice, k=100)["items"]) == DEFAULT_CLAIMS_PER_PERSON
+    assert len(answer(svc, h, bob, k=100)["items"]) == len(POOL) - DEFAULT_CLAIMS_PER_PERSON
+    left = answer(svc, h, carol)  # the rest is held: the answer says why it is empty
+    assert left["items"] == [] and left["unlabelled"] == left["held_by_others"] == len(POOL)
+    again = answer(svc, h, alice, k=100)  # asking again renews hers, takes no more
+    assert len(again["items"]) == DEFAULT_CLAIMS_PER_PERSON and again["held_by_others"] == len(POOL) - 40
+
+
+def test_a_claim_lasts_while_its_text_is_shown(svc: Svc) -> None:
+    h = "acme.shown"
+    draft(svc, h, pool=POOL[:12])
+    alice, bob = person(svc, "alice"), person(svc, "bob")
+    first = [i["id"] for i in suggest(svc, h, alice, k=10)]
+    kept = [i["id"] for i in suggest(svc, h, alice, k=3)]  # the page now shows three of them
+    assert kept == first[:3]
+    theirs = {i["id"] for i in suggest(svc, h, bob, k=12)}
+    assert set(first[3:]) <= theirs and not theirs & set(kept)
+
+
+def test_a_colleague_s_claimed_text_cannot_take_a_vote_beyond_those_wanted(svc: Svc) -> None:
+    c, h = svc.client, "acme.steal"
+    draft(svc, h, pool=POOL[:4])
+    alice, bob = person(svc, "alice"), person(svc, "bob")
+    held = [i["id"] for i in suggest(svc, h, alice, k=4)]
+    body = {"trait": "formality", "quality": 0.0}
+    url = f"/v1/models/{h}/pool/{held[0]}/label"
+    assert error_code(c.post(url, json=body, headers=bob), 409) == "pool_text_taken"
+    assert samples(svc, h) == []  # nothing stored
+    out = label(svc, h, alice, held[0])
+    assert (out["votes"], out["votes_wanted"]) == (1, 1)
+    assert error_code(c.post(url, json=body, headers=bob), 409) == "pool_text_taken"
+    assert label(svc, h, alice, held[0], quality=0.0)["votes"] == 1  # her own vote changes, still one
+
+
+def test_a_lease_that_ran_out_and_went_to_a_colleague_who_labelled_it_refuses_the_late_label(
+    svc: Svc,
+) -> None:
+    c, h = svc.client, "acme.late"
+    draft(svc, h, pool=POOL[:3])
+    alice, bob = person(svc, "alice"), person(svc, "bob")
+    held = {i["id"] for i in suggest(svc, h, alice, k=3)}
+    with transaction(svc.ctx.sessions) as s:  # alice's lease ends
+        s.execute(update(PoolClaim).values(expires_at=utcnow() - timedelta(seconds=1)))
+    theirs = [i["id"] for i in suggest(svc, h, bob, k=3)]
+    assert set(theirs) == held
+    assert label(svc, h, bob, theirs[0])["votes"] == 1
+    body = {"trait": "formality", "quality": 1.0}
+    late = c.post(f"/v1/models/{h}/pool/{theirs[0]}/label", json=body, headers=alice)
+    assert error_code(late, 409) == "pool_text_taken"
+    assert len(samples(svc, h)) == 1
+
+
+def test_a_claimed_text_labelled_by_someone_else_leaves_the_holder_s_queue(svc: Svc) -> None:
+    c, h = svc.client, "acme.leaves"
+    draft(svc, h, pool=POOL[:4])
+    alice = person(svc, "alice")
+    held = [i["id"] for i in suggest(svc, h, alice, k=4)]
+    text = c.get(f"/v1/models/{h}/pool", headers=svc.author).json()["items"]
+    gone = next(t for t in text if t["id"] == held[0])
+    sample = {"trait": "formality", "text": gone["text"], "quality": 1.0}  # a file's row: a vote
+    check(c.post(f"/v1/models/{h}/samples", json={"samples": [sample]}, headers=svc.author), 201)
+    assert [i["id"] for i in suggest(svc, h, alice, k=4)] == held[1:]
+    body = {"trait": "formality", "quality": 0.0}
+    late = c.post(f"/v1/models/{h}/pool/{held[0]}/label", json=body, headers=alice)
+    assert error_code(late, 409) == "pool_text_taken"

@@ -24,9 +24,11 @@ def test_concurrent_feedback_queues_one_retraining(tmp_path: Path, database_url:
         make_model(c, h, HANDLE)
         train_ready(c, h, HANDLE)
         path = f"/v1/models/{HANDLE}/score"
-        two = [{"trait": "formality", "quality": 1.0}, {"trait": "formality", "quality": 0.0}]
-        first = check(c.post(path, json={"content": "first", "feedback": two}, headers=h), 200)
-        assert first["feedback_buffered"] == 2  # the test settings retrain at 3
+        for n, quality in enumerate((1.0, 0.0)):  # one label per trait and request
+            body = {"content": f"first {n}", "feedback": [{"trait": "formality", "quality": quality}]}
+            check(c.post(path, json=body, headers=h), 200)
+        model = check(c.get(f"/v1/models/{HANDLE}", headers=h), 200)
+        assert model["buffered_feedback"] == 2  # the test settings retrain at 3
 
         def fill(i: int) -> int:
             body = {"content": f"second {i}", "feedback": [{"trait": "formality", "quality": 1.0}]}

@@ -34,6 +34,7 @@ class Suggestions(_Response):
     pool_size: int = 0
     labelled: int = 0
     unlabelled: int | None = None  # pool texts not labelled for the trait yet (None from an older service)
+    held_by_others: int = 0  # of those, the texts colleagues' live claims hold now
 
 
 class ClaimReleased(_Response):

@@ -1,7 +1,7 @@
 """an append-only audit log, key expiry, blind labelling
 
 Revision ID: 0021_audit_keys_blind
-Revises: 0019_identity
+Revises: 0020_limits
 Create Date: 2026-11-26
 
 `audit_events`: triggers refuse UPDATE and DELETE (and TRUNCATE on PostgreSQL), so no code path, route or
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021_audit_keys_blind"
-down_revision: str | Sequence[str] | None = "0019_identity"
+down_revision: str | Sequence[str] | None = "0020_limits"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
