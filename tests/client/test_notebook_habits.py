@@ -67,7 +67,10 @@ def test_pandas_in_and_out(client: Client, service: Service) -> None:
     frame["trait"] = "formality"
     report = client.import_samples(handle, frame, text="Sentence", quality="Label")
     assert report.stored == 12 and report.ok
-    assert repr(report) == "ImportReport(total=12, ids=12, errors=0, batches=1, in_evaluation_set=0)"
+    assert (
+        repr(report)
+        == "ImportReport(total=12, stored=12, duplicates=0, errors=0, batches=1, in_evaluation_set=0)"
+    )
     client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
 
     series = pd.Series(["Dear Sir, kindly reply.", "yo lol", "Please find attached."], index=[10, 20, 30])
@@ -122,7 +125,10 @@ def test_the_package_describes_itself() -> None:
     manual = pydoc.plain(pydoc.render_doc(core.engine))  # what help(core.engine) shows
     assert "train(traits" in manual and "count_votes(votes" in manual
     long = ImportReport(total=731, ids=list(range(731)), errors=[RowError(index=0, row={}, message="x")])
-    assert repr(long) == "ImportReport(total=731, ids=731, errors=1, batches=0, in_evaluation_set=0)"
+    assert (
+        repr(long)
+        == "ImportReport(total=731, stored=731, duplicates=0, errors=1, batches=0, in_evaluation_set=0)"
+    )
 
 
 _cell = st.one_of(st.none(), st.floats(allow_nan=True), st.text(min_size=1, max_size=5))
@@ -211,7 +217,8 @@ def test_an_interrupt_says_what_was_stored(client: Client, service: Service) -> 
     with pytest.raises(KeyboardInterrupt, match="20 of 30 rows were checked and sent"):
         client.import_samples(handle, rows, batch_size=10, progress=_interrupt_after(3))
     assert len(list(client.list_samples(handle))) == 20
-    assert client.import_samples(handle, rows).stored == 30  # run again: the rest, nothing twice
+    again = client.import_samples(handle, rows)  # run again: the rest, nothing twice
+    assert (again.stored, len(again.duplicates)) == (10, 20)
     assert len(list(client.list_samples(handle))) == 30
 
     client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)

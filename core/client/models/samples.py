@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from core.client.models.base import _counted, _Input, _Response
+from core.client.models.base import _Input, _Response
 from core.contract import (
     ANNOTATOR_RE,
     MAX_SOURCE_ID_CHARS,
@@ -160,4 +160,8 @@ class ImportReport(_Response):
         return [e for e in self.errors if e.stage == "server"]
 
     def __repr__(self) -> str:
-        return _counted(self)
+        # `stored`, not `ids`: the ids of duplicates answer for rows that stored nothing.
+        return (
+            f"ImportReport(total={self.total}, stored={self.stored}, duplicates={len(self.duplicates)}, "
+            f"errors={len(self.errors)}, batches={self.batches}, in_evaluation_set={self.in_evaluation_set})"
+        )
