@@ -181,10 +181,8 @@ def _scored(choice: str, text: str) -> ScoreResult | None:
         return None
 
 
-def _show(result: ScoreResult, text: str, key: str, trait: str) -> None:
-    """One version's bars and the text's words coloured for `trait`, under which version scored."""
-    st.markdown(f"#### Scored by {scored_by(result)}")
-    st.plotly_chart(big_bars(score_bars(result, title=" ")), width="stretch", key=key)
+def _words(result: ScoreResult, text: str, trait: str) -> None:
+    """The text's words coloured for `trait` by this version's explanation, with the legend."""
     effects = (result.explanation or {}).get(trait)
     if isinstance(effects, list):
         negative, positive = result.labels().get(trait, ("negative", "positive"))
@@ -228,21 +226,29 @@ def live_view() -> None:
         results = [(shown, _scored(shown, text))]
         if beside is not None:
             results.append((beside, _scored(beside, text)))
+        columns = st.columns(len(results)) if len(results) > 1 else [st.container()]
+        for n, (column, (_, result)) in enumerate(zip(columns, results, strict=True)):
+            if result is not None:
+                with column:
+                    st.markdown(f"**Scored by {scored_by(result)}** · `{handle}`")
+                    chart = big_bars(score_bars(result, title=" "), compact=len(results) > 1)
+                    st.plotly_chart(chart, width="stretch", key="demo_chart" if n == 0 else f"demo_chart_{n}")
         scored = [r for _, r in results if r is not None]
         if scored:
             names = scored[0].names()
             trait = st.radio(
                 "Colour the words for",
                 list(names),
-                format_func=lambda k: names.get(k, k),
+                format_func=lambda k: f"Words for {names.get(k, k)}",
                 horizontal=True,
                 key="demo_trait",
+                label_visibility="collapsed",
             )
             columns = st.columns(len(results)) if len(results) > 1 else [st.container()]
-            for n, (column, (_, result)) in enumerate(zip(columns, results, strict=True)):
+            for column, (_, result) in zip(columns, results, strict=True):
                 if result is not None:
                     with column:
-                        _show(result, text, "demo_chart" if n == 0 else f"demo_chart_{n}", trait or "")
+                        _words(result, text, trait or "")
         public = public_base_url()
         url = share_url(st.context.url, handle, text, public, version=shown, beside=beside)
         cut = len(text) > MAX_URL_TEXT

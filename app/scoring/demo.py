@@ -168,11 +168,14 @@ def blank_chart() -> go.Figure:
     return fig
 
 
-def big_bars(fig: go.Figure) -> go.Figure:
-    """Presentation sizing: larger fonts and taller bars."""
+def big_bars(fig: go.Figure, compact: bool = False) -> go.Figure:
+    """Presentation sizing: larger fonts and tall bars, short enough that the coloured words below stay on a
+    projector's screen (1280×800); `compact` for two charts side by side."""
     n = max(1, len(fig.data[0].y) if fig.data and fig.data[0].y is not None else 1)
-    fig.update_layout(font={"size": 20}, height=max(320, 150 + 95 * n), title_font={"size": 26}, bargap=0.25)
-    fig.update_layout(margin={"t": 30, "b": 40})
+    per_bar = 55 if compact else 65
+    height = max(240, 110 + per_bar * n)
+    fig.update_layout(font={"size": 20}, height=height, title_font={"size": 26}, bargap=0.25)
+    fig.update_layout(margin={"t": 10, "b": 40})
     fig.update_yaxes(tickfont={"size": 19})
     fig.update_xaxes(tickfont={"size": 16})
     fig.update_traces(textfont_size=22, selector={"type": "bar"})
