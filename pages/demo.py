@@ -209,10 +209,15 @@ def live_view() -> None:
         )
         with st.container(key="demo_presets"):
             st.caption("Examples")
-            for i, (text, note) in enumerate(examples):
+            for i, (text, _) in enumerate(examples):
                 label = text if len(text) <= 70 else text[:67] + "…"
-                st.button(
-                    label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch", help=note
+                st.button(label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
+            # Each trait's most positive and most negative samples, then the hardest: say which is which.
+            hardest = [note for _, note in examples if note.startswith("hardest")]
+            if hardest:
+                st.caption(
+                    "Each trait's most positive and most negative samples; the last, the one the model "
+                    f"finds hardest ({hardest[0].removeprefix('hardest: ')})."
                 )
 
     text = st.session_state.get("demo_text", "")
