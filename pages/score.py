@@ -7,28 +7,43 @@ import streamlit as st
 
 from app.samples.importing import refusals_frame
 from app.scoring import perspective_migration
+from app.scoring.demo import ACTIVE, default_version, scored_by, version_options
+from app.scoring.demo import version_arg as chosen_version
+from app.shell import reads
 from app.ui.table_upload import nothing_read, pick_text_column, table_upload
 from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
+from core.client import Version
 from core.tables import column_texts
 
 backend, client, model, handle, _ = open_model_page("Score")
 has_version = bool(model.version_no)
 
-versions: list[str] = []
+listed: list[Version] = []
 if has_version:
     with guard("Listing versions"):
-        for v in client.list_versions(handle):
-            versions.append(f"v{v.version_no}")
-            versions.extend(v.tags)
+        listed = reads.versions(client, handle)
+options = version_options(listed)
 version_choice = None
 # The picker's place is kept while the model has no version, so the rerun that brings the first version (the
 # page's own, when the training it watches ends) moves nothing below it: a text box moved to another place is
 # drawn anew, empty, losing what was pasted or typed but not yet sent (a first visit's demo model trains).
 with st.container():
     if has_version:
-        version_choice = st.selectbox("Version", ["active", *versions], key="score_version")
-version_arg = None if version_choice in (None, "active") else version_choice
+        # The `demo` tag when a version has it (what the Demo page shows too), else the active version.
+        if (
+            st.session_state.get("score_version_of") != handle
+            or st.session_state.get("score_version") not in options
+        ):
+            st.session_state["score_version"] = default_version(listed)
+        st.session_state["score_version_of"] = handle
+        version_choice = st.selectbox(
+            "Version",
+            options,
+            key="score_version",
+            format_func=lambda o: f"{o} (v{model.version_no})" if o == ACTIVE else o,
+        )
+version_arg = None if version_choice is None else chosen_version(version_choice)
 
 # Keyed: the tab stays open when a training here gives the model its first version (a Version picker then
 # appears above the tabs, which would otherwise make them a new widget, back on the first tab).
@@ -53,6 +68,7 @@ with single:
     stored = st.session_state.get("score_result")
     if stored and stored[0] == handle:
         _, scored_text, result, plain = stored
+        st.markdown(f"**Scored by {scored_by(result)}**")
         st.plotly_chart(score_bars(result), width="stretch", key="score_chart")
         with st.expander("text/plain view", expanded=False):
             st.code(plain, language=None)

@@ -5,15 +5,20 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.client import Client, Sample
-from core.contract import Pole, pole_of
+from core.client import Client, Sample, ScoreResult, Trait, Version
+from core.contract import MAX_SCORE_TEXTS, SCORE_MIDPOINT, Pole, pole_of
 
 MAX_URL_TEXT = 1500  # keep shared links a sane length
+DEMO_TAG = "demo"  # the version a demo shows unless the presenter picks another
+ACTIVE = "active"  # the choice of the model's active version (what its scores use by default)
+TIED_EXAMPLES = 20  # of the samples tied at a pole's extreme quality, how many are scored to pick one
 MAX_PRESET_CHARS = 280  # an example longer than this makes no button
 EXAMPLE_POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
 ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
@@ -26,29 +31,109 @@ GENERIC_PRESETS = [
 ]
 
 
-def preset_texts(samples: list[Sample], limit: int = 6) -> list[str]:
-    """Example texts that show both poles: for each trait, in the order the samples name them, its most
-    positive sample (the highest quality) and its most negative one (the lowest), the first of equals; a
-    neutral sample (exactly in the middle) is never one, nor a text too long for a button. Without any such
-    sample, generic texts. (The first sample of each pole was no example of it when the file began with
-    graded labels such as 0.6 and 0.4.)"""
-    extreme: dict[tuple[str, Pole], Sample] = {}
-    for s in samples:
-        pole = pole_of(s.quality)
-        if pole == "neutral" or not s.text or len(s.text) > MAX_PRESET_CHARS:
-            continue
-        kept = extreme.get((s.trait, pole))
-        # How far past the other: the positive pole's examples rise with quality, the negative's fall.
-        if kept is None or (s.quality - kept.quality) * (1 if pole == "positive" else -1) > 0:
-            extreme[(s.trait, pole)] = s
-    traits = dict.fromkeys(trait for trait, _ in extreme)
-    picked: list[str] = []
-    for trait in traits:
+@dataclass(frozen=True)
+class Example:
+    text: str
+    note: str  # why it is an example: "Politeness: most polite", "hardest: scored 0.52"
+
+
+ScoreTexts = Callable[[list[str]], list[dict[str, float]]]  # texts → each text's {trait key: score}
+
+
+def demo_examples(
+    samples: Sequence[Sample], traits: Sequence[Trait], score: ScoreTexts, per_trait_limit: int = 3
+) -> list[Example]:
+    """Example texts that demo each trait: its most positive sample and its most negative one by quality
+    (of equals, the one the model scores furthest towards that pole), then the one labelled sample the model
+    finds hardest (its score on its own trait nearest the middle). Neutral samples and texts too long for a
+    button are never examples. One scoring request: the tied extremes and an even spread of the samples."""
+    eligible = [
+        s for s in samples if s.text and len(s.text) <= MAX_PRESET_CHARS and pole_of(s.quality) != "neutral"
+    ]
+    known = {t.key: t for t in traits}
+    order = [t.key for t in traits] + [s.trait for s in eligible if s.trait not in known]
+    tied: dict[tuple[str, Pole], list[Sample]] = {}
+    for key in dict.fromkeys(order):
         for pole in EXAMPLE_POLES:
-            example = extreme.get((trait, pole))
-            if example is not None and example.text not in picked:
-                picked.append(example.text)
-    return picked[:limit] or GENERIC_PRESETS
+            own = [s for s in eligible if s.trait == key and pole_of(s.quality) == pole]
+            if own:
+                best = (max if pole == "positive" else min)(s.quality for s in own)
+                tied[(key, pole)] = [s for s in own if s.quality == best][:TIED_EXAMPLES]
+    texts = list(dict.fromkeys(s.text for group in tied.values() for s in group))
+    room = max(0, MAX_SCORE_TEXTS - len(texts))
+    step = max(1, len(eligible) // room) if room else 0
+    spread = eligible[::step][:room] if room else []
+    texts = list(dict.fromkeys([*texts, *(s.text for s in spread)]))[:MAX_SCORE_TEXTS]
+    scored = dict(zip(texts, score(texts), strict=True)) if texts else {}
+
+    def on_trait(s: Sample) -> float | None:
+        return scored.get(s.text, {}).get(s.trait)
+
+    picked: list[Example] = []
+    for (key, pole), group in tied.items():
+        sign = 1 if pole == "positive" else -1
+
+        def confidence(s: Sample, sign: int = sign) -> float:  # furthest towards the pole; unscored last
+            value = on_trait(s)
+            return -2.0 if value is None else sign * value
+
+        best_sample = max(group, key=confidence)
+        trait = known.get(key)
+        name = trait.name if trait else key
+        label = (trait.positive_label if pole == "positive" else trait.negative_label) if trait else pole
+        if best_sample.text not in {e.text for e in picked}:
+            picked.append(Example(best_sample.text, f"{name}: most {label or pole}"))
+    picked = picked[: per_trait_limit * 2 * max(1, len(known))]
+    hard = [
+        (abs(value - SCORE_MIDPOINT), s.text, value)
+        for s in eligible
+        if (value := on_trait(s)) is not None and s.text not in {e.text for e in picked}
+    ]
+    if hard:
+        _, text, value = min(hard)
+        picked.append(Example(text, f"hardest: scored {value:.2f}"))
+    return picked or [Example(t, "") for t in GENERIC_PRESETS]
+
+
+def version_options(versions: Sequence[Version]) -> list[str]:
+    """What a presenter may pick: the active version, each tag, then each version, newest first."""
+    tags = [tag for v in versions for tag in v.tags]
+    return [ACTIVE, *dict.fromkeys(tags), *(v.label for v in versions)]
+
+
+def default_version(versions: Sequence[Version]) -> str:
+    """The `demo` tag when a version has it, else the active version."""
+    return DEMO_TAG if any(DEMO_TAG in v.tags for v in versions) else ACTIVE
+
+
+def version_no(choice: str, versions: Sequence[Version], active_no: int | None) -> int | None:
+    """The version number a choice names (None when it names none)."""
+    if choice == ACTIVE:
+        return active_no
+    return next((v.version_no for v in versions if choice == v.label or choice in v.tags), None)
+
+
+def other_version(choice: str, versions: Sequence[Version], active_no: int | None) -> str | None:
+    """What "side by side" shows beside `choice`: the active version, or when `choice` is the active one,
+    the version before it (the one it replaced, usually); None for a model with one version."""
+    shown = version_no(choice, versions, active_no)
+    if shown != active_no and active_no is not None:
+        return ACTIVE
+    older = [v for v in versions if shown is None or v.version_no < shown]
+    return max(older, key=lambda v: v.version_no).label if older else None
+
+
+def version_arg(choice: str) -> str | None:
+    """The score request's `version` for a choice: None (the service's default) for the active one."""
+    return None if choice == ACTIVE else choice
+
+
+def scored_by(result: ScoreResult) -> str:
+    """Which version answered: `v2`, with its tags."""
+    if result.version_no is None:
+        return "the active version"
+    tags = f" ({', '.join(result.version_tags)})" if result.version_tags else ""
+    return f"v{result.version_no}{tags}"
 
 
 @st.cache_resource(show_spinner=False)
@@ -83,11 +168,14 @@ def blank_chart() -> go.Figure:
     return fig
 
 
-def big_bars(fig: go.Figure) -> go.Figure:
-    """Presentation sizing: larger fonts and taller bars."""
+def big_bars(fig: go.Figure, compact: bool = False) -> go.Figure:
+    """Presentation sizing: larger fonts and tall bars, short enough that the coloured words below stay on a
+    projector's screen (1280×800); `compact` for two charts side by side."""
     n = max(1, len(fig.data[0].y) if fig.data and fig.data[0].y is not None else 1)
-    fig.update_layout(font={"size": 20}, height=max(320, 150 + 95 * n), title_font={"size": 26}, bargap=0.25)
-    fig.update_layout(margin={"t": 30, "b": 40})
+    per_bar = 55 if compact else 65
+    height = max(240, 110 + per_bar * n)
+    fig.update_layout(font={"size": 20}, height=height, title_font={"size": 26}, bargap=0.25)
+    fig.update_layout(margin={"t": 10, "b": 40})
     fig.update_yaxes(tickfont={"size": 19})
     fig.update_xaxes(tickfont={"size": 16})
     fig.update_traces(textfont_size=22, selector={"type": "bar"})
@@ -99,12 +187,25 @@ def public_base_url() -> str | None:
     return (st.session_state.get(PUBLIC_URL_KEY) or os.environ.get(ENV_PUBLIC_URL) or "").strip() or None
 
 
-def share_url(page_url: str | None, handle: str, text: str, public_base: str | None = None) -> str:
-    """A link to the Demo page with `?model=…&text=…` (the text cut to a sane length).
+def share_url(
+    page_url: str | None,
+    handle: str,
+    text: str,
+    public_base: str | None = None,
+    version: str | None = None,
+    beside: str | None = None,
+) -> str:
+    """A link to the Demo page with `?model=…&text=…` (the text cut to a sane length), and the version shown
+    (`&version=…`, left out for the active one) and the one beside it (`&vs=…`) when there is one.
 
     On `public_base` (the workbench's public address) when one is set, else on the page's own URL.
     """
-    query = urlencode({"model": handle, "text": text[:MAX_URL_TEXT]})
+    params = {"model": handle, "text": text[:MAX_URL_TEXT]}
+    if version is not None and version != ACTIVE:
+        params["version"] = version
+    if beside is not None:
+        params["vs"] = beside
+    query = urlencode(params)
     if public_base:
         return f"{public_base.rstrip('/')}/demo?{query}"
     if not page_url:

@@ -27,6 +27,9 @@ JS = """
 // What the user has in each box, kept outside the element: Streamlit may rebuild the component's HTML on a
 // rerun, and a fresh textarea must come back with the user's latest text (and focus), not an older copy.
 const boxes = new Map();
+// What each box last sent: leaving the box (a click on another page's link) sends only a text not sent yet,
+// so a page switch does not also ask for a rerun of this page's fragment.
+const sent = new Map();
 export default function (component) {
   const { setStateValue, parentElement, data } = component;
   const key = data.key;  // the Python key: the component's own id is new on every mount
@@ -39,9 +42,11 @@ export default function (component) {
     const fresh = box.dataset.rev === undefined;
     if (fresh && kept && kept.rev === rev) {
       box.value = kept.value;  // the same revision: the user's own text wins
+      sent.set(key, data.value ?? "");  // what Python holds: a text it missed is sent below
       if (kept.focused) { box.focus(); box.setSelectionRange(kept.caret, kept.caret); }
     } else {
       box.value = data.value ?? "";  // Python replaced the text (a preset, a shared link)
+      sent.set(key, box.value);
     }
     box.dataset.rev = rev;
   }
@@ -50,7 +55,13 @@ export default function (component) {
   });
   remember();
   let timer = null;
-  const send = () => { clearTimeout(timer); setStateValue("value", box.value); };
+  const send = () => {
+    clearTimeout(timer);
+    if (sent.get(key) === box.value) return;
+    sent.set(key, box.value);
+    setStateValue("value", box.value);
+  };
+  if (sent.has(key) && sent.get(key) !== box.value) timer = setTimeout(send, 300);
   box.oninput = () => { remember(); clearTimeout(timer); timer = setTimeout(send, 300); };
   box.onfocus = remember;
   // Streamlit removing the element also blurs it: only a box still on the page was left by the user.

@@ -1,0 +1,56 @@
+"""A move to another page forgets the fragments of the page left, before anything else can rerun them.
+
+Leaving a page by its sidebar link takes the focus out of whatever had it: a text box in a fragment (the Demo
+page's live box, a fragment's `st.text_input`) sends its value on blur, which asks for a rerun of that
+fragment, and a `run_every` fragment's timer may fire at the same moment. Such a request names the page left,
+and it can reach the server just after the page switch. Streamlit (1.67) keeps the old page's fragments until
+the new page's run ends, so it queues the request behind that run and then runs it as a run of the old page:
+the fragment is gone ("Couldn't find fragment with id …"), nothing is drawn, and the browser, told that a
+run of another page started, clears the main area. The page stayed blank until the next action.
+
+Streamlit already ignores a rerun of a fragment its session no longer holds. So when a whole-page rerun asks
+for another page than the one the session is on, the session drops the fragments it holds at once, before
+the new run starts: the new page registers its own as it runs, and a late request from the page left is
+ignored. Reruns of the same page, and fragment reruns, go on as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime.app_session import AppSession
+
+_LOG = logging.getLogger(__name__)
+_MARK = "_workbench_forgets_left_fragments"
+
+
+def leaving_page(session: AppSession, client_state: ClientState | None) -> bool:
+    """Whether this rerun request moves the session to another page (a whole-page run of a page other than
+    the one its latest run was on)."""
+    if client_state is None or client_state.fragment_id:
+        return False
+    return client_state.page_script_hash != session.page_script_hash
+
+
+def forget_fragments_on_page_switch() -> None:
+    """Make every session of this process forget the left page's fragments on a page switch (idempotent)."""
+    original = AppSession.request_rerun
+    if getattr(original, _MARK, False):
+        return
+
+    @functools.wraps(original)
+    def request_rerun(self: AppSession, client_state: ClientState | None) -> None:
+        if leaving_page(self, client_state):
+            # Private, but the one place the session's fragments are kept; the browser test of page switches
+            # (tests/app/test_demo_browser.py) fails if a Streamlit release moves it.
+            storage = getattr(self, "_fragment_storage", None)
+            if storage is not None:
+                storage.clear()
+            else:
+                _LOG.warning("Streamlit's session keeps no _fragment_storage: page switches may draw blank")
+        original(self, client_state)
+
+    setattr(request_rerun, _MARK, True)
+    AppSession.request_rerun = request_rerun  # type: ignore[method-assign]  # the one patch, said above
