@@ -23,12 +23,21 @@ from typing import Protocol
 import numpy as np
 
 from core.embedders.base import Embedder
+from core.embedders.e5_quantized import E5_QINT8_ID
+from core.embedders.quantized import QINT8_ID, QINT8V2_ID
 
 log = logging.getLogger("core.embedders.cache")
 
 
+# The int8 embedders' vectors changed once under the same ids: their activations went from one int8 scale per
+# batch (so a text's vector depended on its batch) to one per token (docs/embedders.md). Their vectors are
+# keyed under "<id>#tok", so a vector cached by the old computation is never read back beside new ones.
+NAMESPACES = {i: f"{i}#tok" for i in (E5_QINT8_ID, QINT8_ID, QINT8V2_ID)}
+
+
 def cache_key(embedder_id: str, text: str) -> str:
-    return f"{embedder_id}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+    namespace = NAMESPACES.get(embedder_id, embedder_id)
+    return f"{namespace}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
 
 
 def truncate_wal(conn: sqlite3.Connection, attempts: int = 20, pause_s: float = 0.1) -> bool:

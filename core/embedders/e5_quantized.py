@@ -24,7 +24,7 @@ import numpy as np
 
 from core.embedders.base import encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
-from core.embedders.int8_build import checked_graph, install, quantize_matmuls
+from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
 from core.embedders.minilm import THREADS_ENV, verify_file
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
 from core.json_types import JsonObject
@@ -39,10 +39,12 @@ class E5Recipe:
     name: str
     float_nodes: tuple[str, ...] = ()  # weight MatMuls left in float32, by e5_graph's node names
     smooth_alpha: float | None = 0.7
+    per_token: bool = True  # activation scales per token; False (per tensor) only for the benchmark
 
     @property
     def embedder_id(self) -> str:
-        return f"e5-small-{self.name}@{MODEL_SHA256[:8]}"
+        tensor = "" if self.per_token else "-per-tensor"  # the computation of this id before, renamed
+        return f"e5-small-{self.name}{tensor}@{MODEL_SHA256[:8]}"
 
 
 QI8 = E5Recipe("qi8")
@@ -137,7 +139,8 @@ def build(
             to_quantize = Path(tmp) / "smoothed.onnx"
             feeds = _Runner(float_path, source, threads=1).text_feeds
             onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        quantize_matmuls(to_quantize, quant_path, [f"n_{name}" for name in recipe.float_nodes])
+        float_nodes = [f"n_{name}" for name in recipe.float_nodes]
+        quantize_matmuls(to_quantize, quant_path, float_nodes, per_token=recipe.per_token)
         vectors = encode_by_length(
             texts, DIM, BATCH_SIZE, _Runner(quant_path, source, threads=1).encode_batch
         )
@@ -149,7 +152,8 @@ def build(
 def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:
     import onnxruntime
 
-    name = f"e5-small-{recipe.name}-{MODEL_SHA256[:16]}-ort{onnxruntime.__version__}.onnx"
+    tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
+    name = f"e5-small-{tag}-ort{onnxruntime.__version__}.onnx"
     return (directory or embedders_dir()) / name
 
 
@@ -195,7 +199,7 @@ class E5QuantizedEmbedder:
         source = self.model_path
         verify_file(source, MODEL_SHA256, MODEL_SIZE, "e5-small model file")
         graph = built_path(self.directory, self.recipe)
-        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.id)
+        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.recipe)
 
     def load(self) -> E5QuantizedEmbedder:
         with self._lock:

@@ -10,12 +10,15 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from core.errors import ModelFileError
 from core.json_types import JsonObject
+
+if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
+    import onnx
 
 # One build at a time in a process; os.replace makes an install atomic across processes.
 _build_lock = threading.Lock()
@@ -30,6 +33,14 @@ class BuildRecipe(Protocol):
     def float_nodes(self) -> tuple[str, ...]: ...
     @property
     def smooth_alpha(self) -> float | None: ...
+    @property
+    def per_token(self) -> bool: ...
+
+
+def activations(recipe: BuildRecipe) -> str:
+    """How a recipe quantizes activations, in its graph's file name and manifest: "tok", one scale per token;
+    "tensor", one per tensor (a text's vector then depends on its batch; kept only for the benchmark)."""
+    return "tok" if recipe.per_token else "tensor"
 
 
 def sha256(path: Path) -> str:
@@ -44,8 +55,10 @@ def manifest_path(graph: Path) -> Path:
     return graph.with_suffix(".json")
 
 
-def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str]) -> None:
-    """Every weight MatMul of `source` but `float_nodes` in int8, one scale per output column."""
+def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str], per_token: bool = True) -> None:
+    """Every weight MatMul of `source` but `float_nodes` in int8: weights with one scale per output column,
+    activations with one scale per token (`per_token_activations`), or else per tensor."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -57,6 +70,93 @@ def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str]) -> No
         nodes_to_exclude=list(float_nodes),
         extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
     )
+    if per_token:
+        onnx.save(per_token_activations(onnx.load(str(dest))), str(dest))
+
+
+def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` (quantize_dynamic's output) with each activation quantized per token instead of per tensor.
+
+    `DynamicQuantizeLinear` takes one scale and zero point over its whole input: every row of a batch and
+    every padding position, so a text's vector would depend on the texts batched with it. Each one is replaced
+    by a symmetric quantization with one scale per token (max |x| over the last axis / 127) around the fixed
+    zero point 128: a token's int8 values then depend on that token alone, and the `MatMulInteger` that reads
+    them keeps its scalar zero point (onnxruntime takes no per-row one). The output is then scaled by the
+    weight's column scales and the token's scale in two `Mul`s (`_scale_per_token`)."""
+    from onnx import helper, numpy_helper
+
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    nodes: list[onnx.NodeProto] = []
+    model.graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array(127, np.float32), "per_token_127"),
+            numpy_helper.from_array(np.array(1 / 127, np.float32), "per_token_inv127"),
+            numpy_helper.from_array(np.array(1e-12, np.float32), "per_token_tiny"),
+            numpy_helper.from_array(np.array(1, np.float32), "per_token_one"),
+            numpy_helper.from_array(np.array(128, np.uint8), "per_token_zero_point"),
+        ]
+    )
+    if opset >= 18:
+        model.graph.initializer.append(numpy_helper.from_array(np.array([-1], np.int64), "per_token_axes"))
+    for node in model.graph.node:
+        if node.op_type != "DynamicQuantizeLinear":
+            nodes.append(node)
+            continue
+        x, (q, scale, zero_point) = node.input[0], node.output
+        p = f"{node.name}_per_token"
+        nodes += [
+            *(_reduce_last(op, x, f"{p}_{op}", opset) for op in ("ReduceMax", "ReduceMin")),
+            helper.make_node("Neg", [f"{p}_ReduceMin"], [f"{p}_neg_min"]),
+            helper.make_node("Max", [f"{p}_ReduceMax", f"{p}_neg_min", "per_token_tiny"], [f"{p}_absmax"]),
+            helper.make_node("Mul", [f"{p}_absmax", "per_token_inv127"], [scale]),
+            helper.make_node("Div", ["per_token_127", f"{p}_absmax"], [f"{p}_inverse"]),  # [..., 1]
+            helper.make_node("Mul", [x, f"{p}_inverse"], [f"{p}_levels"]),  # a Mul costs less than a Div
+            helper.make_node("QuantizeLinear", [f"{p}_levels", "per_token_one", "per_token_zero_point"], [q]),
+            helper.make_node("Identity", ["per_token_zero_point"], [zero_point]),
+        ]
+    scales = {n.output[1] for n in model.graph.node if n.op_type == "DynamicQuantizeLinear"}
+    del model.graph.node[:]
+    model.graph.node.extend(_scale_per_token(nodes, scales))
+    return model
+
+
+def _scale_per_token(nodes: list[onnx.NodeProto], token_scales: set[str]) -> list[onnx.NodeProto]:
+    """quantize_dynamic scales a `MatMulInteger`'s output by `Mul(y, Mul(activation scale, weight scales))`.
+    With a per-token activation scale, onnxruntime's fusion of that into `MatMulIntegerToFloat` (which takes a
+    per-tensor activation scale) computes wrong values (min cosine 0.79 to the engine), so each becomes
+    `Mul(Mul(y, weight scales), token scale)`: the fusion takes the first `Mul`, the token scale follows."""
+    from onnx import helper
+
+    products = {n.output[0]: n for n in nodes if n.op_type == "Mul" and n.input[0] in token_scales}
+    out: list[onnx.NodeProto] = []
+    for node in nodes:
+        if node.output[0] in products:
+            continue
+        if node.op_type == "Mul" and node.input[1] in products:
+            token_scale, weight_scales = products[node.input[1]].input
+            by_column = f"{node.output[0]}_by_column"
+            out += [
+                helper.make_node(
+                    "Mul", [node.input[0], weight_scales], [by_column], name=f"{node.name}_column"
+                ),
+                helper.make_node(
+                    "Mul", [by_column, token_scale], [node.output[0]], name=f"{node.name}_token"
+                ),
+            ]
+            continue
+        if any(i in products for i in node.input):
+            raise ModelFileError(f"unexpected use of an activation scale by {node.op_type} {node.name!r}")
+        out.append(node)
+    return out
+
+
+def _reduce_last(op: str, x: str, out: str, opset: int) -> onnx.NodeProto:
+    """`op` over the last axis of `x`, kept as a length-1 axis."""
+    from onnx import helper
+
+    if opset >= 18:  # axes became an input
+        return helper.make_node(op, [x, "per_token_axes"], [out], keepdims=1)
+    return helper.make_node(op, [x], [out], axes=[-1], keepdims=1)
 
 
 def install(
@@ -78,6 +178,7 @@ def install(
         "source_sha256": source_sha256,
         "float_nodes": list(recipe.float_nodes),
         "smooth_alpha": recipe.smooth_alpha,
+        "activations": activations(recipe),
         "onnxruntime": onnxruntime.__version__,
         "gate_texts": len(cosine),
         "gate_cosine_min": round(float(cosine.min()), 5),
@@ -94,9 +195,10 @@ def install(
     return manifest
 
 
-def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, embedder_id: str) -> Path:
+def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, recipe: BuildRecipe) -> Path:
     """`graph`, built first by `build()` if it or its manifest is missing, and checked against the manifest:
     the same source and recipe, and the sha256 the build recorded."""
+    embedder_id = recipe.embedder_id
     with _build_lock:
         if not graph.exists() or not manifest_path(graph).exists():
             build()
@@ -105,7 +207,11 @@ def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, 
         expected = manifest["sha256"]
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFileError(f"{embedder_id}: manifest unreadable: {manifest_path(graph)}") from exc
-    if manifest.get("source_sha256") != source_sha256 or manifest.get("id") != embedder_id:
+    if (manifest.get("source_sha256"), manifest.get("id"), manifest.get("activations")) != (
+        source_sha256,
+        embedder_id,
+        activations(recipe),
+    ):
         raise ModelFileError(f"{embedder_id}: {graph} was built from another source or recipe")
     found = sha256(graph)
     if found != expected:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.embedders.int8_build import checked_graph, install, quantize_matmuls
+from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
 from core.errors import ModelFileError
 from core.json_types import JsonObject
@@ -68,10 +68,12 @@ class Recipe:
     name: str
     float_nodes: tuple[str, ...]
     smooth_alpha: float | None = None  # None: no scale migration
+    per_token: bool = True  # activation scales per token; False (per tensor) only for the benchmark
 
     @property
     def embedder_id(self) -> str:
-        return f"minilm-l6-v2-{self.name}@{MODEL_SHA256[:8]}"
+        tensor = "" if self.per_token else "-per-tensor"  # the computation of these ids before, renamed
+        return f"minilm-l6-v2-{self.name}{tensor}@{MODEL_SHA256[:8]}"
 
 
 QI8V1 = Recipe("qi8v1", FLOAT_NODES)
@@ -172,7 +174,7 @@ def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> JsonObject:
             reference_emb.load()
             feeds = reference_emb.feeds
             onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        quantize_matmuls(to_quantize, quant_path, recipe.float_nodes)
+        quantize_matmuls(to_quantize, quant_path, recipe.float_nodes, per_token=recipe.per_token)
         reference = reference_emb.encode(texts)
         vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
         cosine = (reference * vectors).sum(axis=1)
@@ -183,7 +185,8 @@ def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> JsonObject:
 def built_path(directory: Path | None = None, recipe: Recipe = QI8V1) -> Path:
     import onnxruntime
 
-    name = f"minilm-l6-v2-{recipe.name}-{MODEL_SHA256[:16]}-ort{onnxruntime.__version__}.onnx"
+    tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
+    name = f"minilm-l6-v2-{tag}-ort{onnxruntime.__version__}.onnx"
     return (directory or embedders_dir()) / name
 
 
@@ -209,4 +212,4 @@ class QuantizedMiniLMEmbedder(MiniLMEmbedder):
         source = self.model_path
         verify_file(source, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
         graph = built_path(self.directory, self.recipe)
-        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.id)
+        return checked_graph(graph, lambda: build(source, graph, self.recipe), MODEL_SHA256, self.recipe)

@@ -73,9 +73,10 @@ def test_every_weight_matmul_runs_in_int8_and_the_gate_passed(built: E5Quantized
     graph = built_path(built.directory)
     ops = [n.op_type for n in onnx.load(str(graph)).graph.node]
     assert ops.count("MatMulInteger") == 72  # 12 layers x (query, key, value, attention output, FFN in, out)
-    assert "DynamicQuantizeLinear" in ops
+    # 4 activations a layer (q/k/v share theirs) quantized per token, none per tensor (docs/embedders.md).
+    assert "DynamicQuantizeLinear" not in ops and ops.count("QuantizeLinear") == 48
     manifest = json.loads(graph.with_suffix(".json").read_text())
-    assert manifest["id"] == E5_QINT8_ID == "e5-small-qi8@1571fc98"
+    assert manifest["id"] == E5_QINT8_ID == "e5-small-qi8@1571fc98" and manifest["activations"] == "tok"
     assert manifest["gate_texts"] == len(gate_texts())
     assert manifest["gate_cosine_min"] >= GATE_MIN_COSINE
 
@@ -88,13 +89,12 @@ def test_vectors_match_the_engine(built: E5QuantizedEmbedder, engine: E5Embedder
     assert built.id != engine.id  # different vectors, so a different id
 
 
-def test_batch_companions_move_vectors_only_a_little(built: E5QuantizedEmbedder) -> None:
+def test_batch_companions_do_not_move_vectors(built: E5QuantizedEmbedder) -> None:
     together = built.encode(TEXTS)
     alone = np.stack([built.encode([t])[0] for t in TEXTS])
-    # Dynamic int8 quantizes each activation tensor of a batch with one scale, so a text's vector depends a
-    # little on its batch companions (min cosine 0.997 here), unlike the engine's per-block scales.
-    assert ((together * alone).sum(axis=1) >= 0.995).all()
-    np.testing.assert_array_equal(built.encode(TEXTS[:3]), built.encode(TEXTS[:3]))  # but it is deterministic
+    # One int8 scale per token: a text's vector does not depend on its batch (with one scale per tensor it
+    # moved by up to 1e-2). test_batch_invariance.py generates the batches; this is the built graph's check.
+    np.testing.assert_allclose(together, alone, rtol=0, atol=2e-6)
 
 
 def test_token_counts_agree_with_the_engine(source: Path, engine: E5Embedder) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import subprocess
@@ -23,6 +24,8 @@ from core.embedders import (
     cache_key,
     get_embedder,
 )
+from core.embedders.e5_quantized import E5_QINT8_ID
+from core.embedders.quantized import QINT8_ID, QINT8V2_ID
 from core.engine.errors import EmbedderUnavailableError, EngineError
 
 TEXTS = [
@@ -187,6 +190,21 @@ def test_cache_key_is_embedder_id_plus_text_sha256() -> None:
     assert vec.shape == (1, 256)  # another embedder never sees the first one's vector
     assert len(store) == 2
     assert cache_key(a.id, "same text").startswith(f"{a.id}:")
+
+
+@pytest.mark.parametrize("embedder_id", [E5_QINT8_ID, QINT8V2_ID, QINT8_ID])
+def test_int8_vectors_cached_before_per_token_scales_are_never_read(embedder_id: str) -> None:
+    # These ids' vectors were computed with one int8 scale per batch (they depended on the batch) and are now
+    # computed per token under the same ids: a vector the old computation cached must never come back.
+    text = "cached before the change"
+    old_key = f"{embedder_id}:{hashlib.sha256(text.encode()).hexdigest()}"
+    store = MemoryStore()
+    store.put_many({old_key: np.full(64, 0.125, np.float32)})
+    stand_in = HashingEmbedder(dim=64)  # the cache only sees an id and vectors
+    stand_in.id = embedder_id
+    vec = CachedEmbedder(stand_in, store).encode([text])
+    np.testing.assert_array_equal(vec, stand_in.encode([text]))
+    assert cache_key(embedder_id, text) != old_key and len(store) == 2
 
 
 def test_memory_store_is_bounded_lru() -> None:

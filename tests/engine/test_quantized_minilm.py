@@ -48,9 +48,11 @@ def test_built_graph_computes_in_int8_and_passed_its_gate(built: QuantizedMiniLM
     graph = built_path(built.directory)
     ops = [n.op_type for n in onnx.load(str(graph)).graph.node]
     assert ops.count("MatMulInteger") >= 24  # the quantized weight MatMuls really run in int8
-    assert "DynamicQuantizeLinear" in ops
+    # Activations quantized per token (QuantizeLinear), never per tensor (DynamicQuantizeLinear): a text's
+    # vector must not depend on the texts batched with it.
+    assert "DynamicQuantizeLinear" not in ops and ops.count("QuantizeLinear") >= 12
     manifest = json.loads(graph.with_suffix(".json").read_text())
-    assert manifest["id"] == QINT8_ID
+    assert manifest["id"] == QINT8_ID and manifest["activations"] == "tok"
     assert manifest["gate_cosine_min"] >= GATE_MIN_COSINE
 
 
@@ -123,7 +125,7 @@ def test_v2_runs_all_but_two_matmuls_in_int8_and_passed_its_gate(built_v2: Quant
     assert graph != built_path(built_v2.directory)  # qi8v1's file is left as it was
     ops = [n.op_type for n in onnx.load(str(graph)).graph.node]
     assert ops.count("MatMulInteger") == 34  # 36 weight MatMuls minus layers 0-1 FFN outputs
-    assert ops.count("DynamicQuantizeLinear") >= 12
+    assert "DynamicQuantizeLinear" not in ops and ops.count("QuantizeLinear") >= 12
     manifest = json.loads(graph.with_suffix(".json").read_text())
     assert manifest["id"] == QINT8V2_ID and manifest["smooth_alpha"] == QI8V2.smooth_alpha
     assert manifest["gate_cosine_min"] >= GATE_MIN_COSINE
