@@ -316,7 +316,7 @@ def _diversify(
             side = check.margins(pool.x)
             seed_x = embedder.encode([seed.text for _, seed in mine])
             for (i, seed), sx in zip(mine, seed_x, strict=True):
-                on_side = side > 0 if seed.quality > 0.5 else side < 0
+                on_side = np.sign(side) == pole_signs([seed.quality])[0]
                 picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed)
                 kept_by_seed[i] += [Sample(trait.key, pool.texts[j], seed.quality) for j in picks]
             continue
