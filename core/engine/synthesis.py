@@ -34,6 +34,7 @@ from core.engine.errors import (
     NoSamplesError,
 )
 from core.engine.generators import TextGenerator, template_candidates, variation_candidates
+from core.engine.pole_text import pole_texts, zero_shot_axis
 from core.engine.poles import pole_signs
 from core.engine.pool_picks import neighbours, pole_exemplars, standardised
 from core.engine.text_utils import dedup_key, stable_seed
@@ -113,6 +114,13 @@ def label_pole_check(trait: TraitSpec, embedder: Embedder) -> PoleCheck:
     pos, neg = label_anchor_texts(trait, True), label_anchor_texts(trait, False)
     q = np.array([1.0] * len(pos) + [0.0] * len(neg))
     return _check_from(embedder.encode(pos + neg), q, "labels")
+
+
+def zero_shot_pole_check(trait: TraitSpec, embedder: Embedder) -> PoleCheck:
+    """The axis a zero-shot trait is scored on: its pole texts (`core.engine.pole_text`)."""
+    pos, neg = pole_texts(trait, True), pole_texts(trait, False)
+    axis = zero_shot_axis(embedder.encode(pos), embedder.encode(neg))
+    return PoleCheck(axis.w if axis.direction is not None else None, axis.offset, "pole_texts")
 
 
 def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
@@ -207,7 +215,7 @@ def _pool_exemplars(
 
     A pick must lie on its pole of every axis used (the pole check), and ranks by the sum of the
     standardised margins."""
-    checks = [label_pole_check(trait, embedder)]
+    checks = [zero_shot_pole_check(trait, embedder)]
     if (own := sample_pole_check(trait, seeds, embedder)) is not None:
         checks.append(own)
     margins = [c.margins(pool.x) for c in checks]

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.embedders import get_embedder
+from core.engine.pole_text import pole_texts
 from core.engine.pool_picks import NEAR_DUPLICATE_COS
 from core.engine.synthesis import (
     PER_POLE_BY_EFFORT,
-    label_anchor_texts,
     synthesis_source,
     synthesize,
 )
@@ -70,9 +70,8 @@ def test_from_traits_picks_real_pool_texts_for_each_pole(embedder) -> None:
     # Real texts: every one of them is a pool text, none a description of the pole.
     assert {s.text for s in out if s.quality == 1.0} <= set(PRAISE)
     assert {s.text for s in out if s.quality == 0.0} <= set(COMPLAINTS)
-    side = _side(
-        embedder, label_anchor_texts(TONE, True), label_anchor_texts(TONE, False), [s.text for s in out]
-    )
+    # On their pole of the zero-shot axis: the trait's pole texts (docs/engine.md).
+    side = _side(embedder, pole_texts(TONE, True), pole_texts(TONE, False), [s.text for s in out])
     assert all(side[i] == (1 if s.quality == 1.0 else -1) for i, s in enumerate(out))
     assert synthesis_source(PRAISE, None) == "pool" and synthesis_source([" "], None) == "template"
 
