@@ -3,11 +3,11 @@ phrases.
 
 A person names the difference between two groups of texts by what one group says often and the other
 rarely ("thank you", "prime minister"), not by the single heaviest word ("url", "government"). Each end of
-the axis is a class, so a phrase common at both ends weighs little. A phrase's
-weight at an end is its share of that end's phrase occurrences times `log(1 + A / f)` (A: the mean number of
-occurrences per class, f: the phrase's occurrences over all classes). A phrase qualifies for an end only when
-it occurs in at least two of its texts (one when an end is tiny) and in at least twice the share of texts
-there as at the other end. Stop words, digits, words under three letters and URL fragments never count; a
+the axis is a class, so a phrase common at both ends weighs little. A phrase's weight at an end is its share
+of that end's phrase occurrences times `log(1 + A / f)` (A: the mean number of occurrences per class, f: the
+phrase's occurrences over all classes). A phrase qualifies for an end only when it occurs in at least two of
+its texts (one when an end is tiny) and in at least twice the share of texts there as at the other end. Stop
+words (and auxiliaries such as "does"), digits, words under three letters and URL fragments never count; a
 two-word phrase is made of adjacent words that are neither. A chosen phrase shares no word with one chosen
 before it, and a word yields to a two-word phrase holding it when that phrase covers most of its uses.
 """
@@ -27,7 +27,11 @@ _URL_RE = re.compile(r"(?i)(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|edu|
 URL_WORDS = frozenset({"http", "https", "www", "com", "org", "net", "html", "htm", "php", "url", "urls"})
 _WORD_RE = re.compile(WORD_PATTERN)
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
-_SKIP = STOP_WORDS | URL_WORDS
+#: Auxiliaries and fillers scikit-learn's English list lacks: they carry grammar, not what a text is about.
+FILLER_WORDS = frozenset(
+    {"does", "did", "doing", "done", "got", "gets", "getting", "just", "really", "actually", "let", "lets"}
+)
+_SKIP = STOP_WORDS | URL_WORDS | FILLER_WORDS
 #: A two-word phrase replaces its word when it covers at least this share of the word's texts at that end.
 BIGRAM_COVER = 0.6
 #: A phrase's share of texts at its end must be at least this many times its share at the other end.
