@@ -152,8 +152,11 @@ with export_tab:
 
 with synth_tab:
     st.caption(
-        "`from_traits` writes cold-start examples from the trait names and labels; `diversify` makes "
-        "voice-preserving variations of existing samples (needs samples for each trait)."
+        "`from_traits` picks real texts from the model's pool that lie most clearly on each pole (never a "
+        "labelled or evaluation text); without a pool it writes descriptions of the poles from the trait "
+        "names and labels, not real texts, so add unlabelled texts to the pool first. `diversify` picks the "
+        "pool texts nearest each sample on its pole, or without a pool makes light variations of the "
+        "samples (needs samples for each trait). Review what it adds before training."
     )
     s1, s2 = st.columns(2)
     synth_type = s1.radio("Kind", SYNTH_TYPES, key="synth_type", horizontal=True)

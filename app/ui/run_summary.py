@@ -46,6 +46,8 @@ def summarise(client: Client, model: Model, kind: str) -> dict[str, Any] | None:
         st.session_state[STARTED_KEY].pop((handle, kind))
         if op is not None and op.status == "succeeded":
             summary = _compare(client, handle, kind, started)
+            if kind == "synthesize":  # where the texts came from: the pool, or descriptions of the poles
+                summary["note"] = op.progress_message
             st.session_state.setdefault(SUMMARY_KEY, {})[(handle, kind)] = summary
     shown: dict[str, Any] | None = st.session_state.get(SUMMARY_KEY, {}).get((handle, kind))
     return shown
@@ -81,6 +83,8 @@ def show_summary(summary: dict[str, Any] | None, kind: str) -> None:
         return
     if summary["added"]:
         st.success(summary["message"], icon=":material/check_circle:")
+        if note := summary.get("note"):
+            st.info(f"{note}. Review them before training.", icon=":material/rate_review:")
         link_page("samples.py", summary["link"], provenance=PROVENANCE[kind])
     else:
         st.info(summary["message"])

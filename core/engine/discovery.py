@@ -6,7 +6,8 @@ between k-means centroids; `effort` sets how many of each are considered. A cand
 scores `explained variance x separation` (how much of the embedding variance lies along
 it, times how cleanly the texts projected on it split into two groups). The best
 candidates that are not nearly parallel to an existing trait's axis, nor to one chosen
-before, become up to three traits, named from the words that distinguish their two ends.
+before, become up to three traits, named from the phrases that set their two ends apart (class-based TF-IDF,
+`core.engine.pole_phrases`), their descriptions quoting each end's most typical texts.
 
 Texts are sorted before anything is computed and every estimator is seeded, so the same
 samples (in any order) and effort give the same traits. See docs/discovery-synthesis.md.
@@ -20,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
-from sklearn.feature_extraction.text import TfidfVectorizer
 from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
 from core.contract import (
@@ -31,8 +31,9 @@ from core.contract import (
 )
 from core.embedders.base import Embedder
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
+from core.engine.pole_phrases import pole_phrases
 from core.engine.poles import pole_signs
-from core.engine.text_utils import STOP_WORDS, WORD_PATTERN, dedup_key
+from core.engine.text_utils import dedup_key
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import DiscoveredTrait, ProgressFn, Sample, TraitSpec
 from core.engine.validation import validate_quality, validate_text
@@ -50,7 +51,9 @@ MAX_EXEMPLARS_PER_POLE = 50
 PARALLEL_COS = 0.8
 _SEED = 0
 _LABEL_WORDS = 2  # words in a pole label
-_DESCRIPTION_WORDS = 5  # words per pole in the description
+_DESCRIPTION_WORDS = 5  # phrases per pole in the description
+_TYPICAL_TEXTS = 2  # texts quoted per pole in the description
+_QUOTE_CHARS = 160
 
 ExistingTrait = TraitSpec | tuple[TraitSpec, np.ndarray | Sequence[float] | None]
 
@@ -215,30 +218,30 @@ def _redundant(axis: np.ndarray, other: np.ndarray, centred: np.ndarray) -> bool
     return abs(float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))) > PARALLEL_COS
 
 
-def _pole_words(texts: Sequence[str], top: np.ndarray, bottom: np.ndarray) -> tuple[list[str], list[str]]:
-    """Words most distinctive of each end: mean TF-IDF in the top group minus in the bottom group."""
-    vec = TfidfVectorizer(
-        token_pattern=WORD_PATTERN, stop_words=sorted(STOP_WORDS), sublinear_tf=True, lowercase=True
-    )
-    try:
-        m = vec.fit_transform(texts)
-    except ValueError:  # nothing but stop words
-        return [], []
-    vocab = vec.get_feature_names_out()
-    contrast = np.asarray(m[top].mean(axis=0)).ravel() - np.asarray(m[bottom].mean(axis=0)).ravel()
-    # Sort by contrast, then alphabetically, so ties never depend on anything but the words.
-    order = sorted(range(len(vocab)), key=lambda i: (-contrast[i], vocab[i]))
-    pos = [str(vocab[i]) for i in order if contrast[i] > 0][:_DESCRIPTION_WORDS]
-    neg = [str(vocab[i]) for i in reversed(order) if contrast[i] < 0][:_DESCRIPTION_WORDS]
-    return pos, neg
-
-
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1].rstrip() + "…"
 
 
+def _typical(x: np.ndarray, group: np.ndarray, n: int) -> list[int]:
+    """The `n` texts of `group` nearest its mean (cosine): the end's most typical, not its outliers."""
+    unit = x[group] / np.maximum(np.linalg.norm(x[group], axis=1, keepdims=True), 1e-12)
+    centre = unit.mean(axis=0)
+    return [int(group[i]) for i in np.argsort(-(unit @ centre), kind="stable")[:n]]
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return f'"{text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1].rstrip() + "…"}"'
+
+
 def _make_spec(
-    index: int, pos_words: list[str], neg_words: list[str], explained: float, n_texts: int, taken: set[str]
+    index: int,
+    pos_words: list[str],
+    neg_words: list[str],
+    explained: float,
+    n_texts: int,
+    taken: set[str],
+    typical: tuple[list[str], list[str]] = ([], []),
 ) -> TraitSpec:
     pos_label = ", ".join(pos_words[:_LABEL_WORDS]) or f"high end of axis {index}"
     neg_label = ", ".join(neg_words[:_LABEL_WORDS]) or f"low end of axis {index}"
@@ -255,6 +258,9 @@ def _make_spec(
         f"positive end versus {', '.join(neg_words) or 'no distinctive words'} at the negative end; "
         f"{explained:.1%} of the embedding variance lies along it."
     )
+    for end, quotes in zip(("positive", "negative"), typical, strict=True):
+        if quotes:
+            description += f" Typical of the {end} end: {'; '.join(_quote(q) for q in quotes)}."
     return TraitSpec(
         key=key,
         name=_clip(name),
@@ -325,8 +331,12 @@ def discover(
     for index, cand in enumerate(chosen, start=1):
         order = np.argsort(centred @ cand.axis, kind="stable")
         bottom, top = order[:per_pole], order[::-1][:per_pole]
-        pos_words, neg_words = _pole_words(texts, top, bottom)
-        spec = _make_spec(index, pos_words, neg_words, cand.explained, n, taken_keys)
+        pos_words, neg_words = pole_phrases(texts, top, bottom, _DESCRIPTION_WORDS)
+        typical = (
+            [texts[i] for i in _typical(x, top, _TYPICAL_TEXTS)],
+            [texts[i] for i in _typical(x, bottom, _TYPICAL_TEXTS)],
+        )
+        spec = _make_spec(index, pos_words, neg_words, cand.explained, n, taken_keys, typical)
         exemplars = [Sample(trait=spec.key, text=texts[i], quality=1.0) for i in top]
         exemplars += [Sample(trait=spec.key, text=texts[i], quality=0.0) for i in bottom]
         out.append(DiscoveredTrait(spec=spec, samples=exemplars, explained_variance=round(cand.explained, 6)))

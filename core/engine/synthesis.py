@@ -34,7 +34,9 @@ from core.engine.errors import (
     NoSamplesError,
 )
 from core.engine.generators import TextGenerator, template_candidates, variation_candidates
+from core.engine.pole_text import pole_texts, zero_shot_axis
 from core.engine.poles import pole_signs
+from core.engine.pool_picks import neighbours, pole_exemplars, standardised
 from core.engine.text_utils import dedup_key, stable_seed
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import ProgressFn, Sample, TraitSpec
@@ -94,9 +96,9 @@ def _check_from(x: np.ndarray, q: np.ndarray, source: str) -> PoleCheck:
     return PoleCheck(w if np.any(w) else None, offset, source)
 
 
-def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
+def sample_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck | None:
     """The trait's axis from its samples (`samples` of this trait covering both poles; neutral ones define
-    neither pole), else its labels."""
+    neither pole), or None."""
     own = [s for s in samples if s.trait == trait.key]
     own = [s for s, sign in zip(own, pole_signs([s.quality for s in own]), strict=True) if sign]
     q = np.array([s.quality for s in own], dtype=np.float64)
@@ -104,9 +106,26 @@ def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embe
         check = _check_from(embedder.encode([s.text for s in own]), q, "samples")
         if check.w is not None:
             return check
+    return None
+
+
+def label_pole_check(trait: TraitSpec, embedder: Embedder) -> PoleCheck:
+    """The trait's zero-shot axis: from embeddings of its pole phrasings."""
     pos, neg = label_anchor_texts(trait, True), label_anchor_texts(trait, False)
     q = np.array([1.0] * len(pos) + [0.0] * len(neg))
     return _check_from(embedder.encode(pos + neg), q, "labels")
+
+
+def zero_shot_pole_check(trait: TraitSpec, embedder: Embedder) -> PoleCheck:
+    """The axis a zero-shot trait is scored on: its pole texts (`core.engine.pole_text`)."""
+    pos, neg = pole_texts(trait, True), pole_texts(trait, False)
+    axis = zero_shot_axis(embedder.encode(pos), embedder.encode(neg))
+    return PoleCheck(axis.w if axis.direction is not None else None, axis.offset, "pole_texts")
+
+
+def build_pole_check(trait: TraitSpec, samples: Sequence[Sample], embedder: Embedder) -> PoleCheck:
+    """The trait's axis from its samples when they cover both poles, else its labels."""
+    return sample_pole_check(trait, samples, embedder) or label_pole_check(trait, embedder)
 
 
 @dataclass
@@ -181,6 +200,33 @@ def _select(
     return kept
 
 
+@dataclass
+class _Pool:
+    """The unlabelled texts synthesis picks from, embedded once."""
+
+    texts: list[str]
+    x: np.ndarray
+
+
+def _pool_exemplars(
+    trait: TraitSpec, seeds: list[Sample], pool: _Pool, embedder: Embedder, taken: set[str], per_pole: int
+) -> list[Sample]:
+    """from_traits from the pool: the zero-shot axis, plus the samples' axis when they cover both poles.
+
+    A pick must lie on its pole of every axis used (the pole check), and ranks by the sum of the
+    standardised margins."""
+    checks = [zero_shot_pole_check(trait, embedder)]
+    if (own := sample_pole_check(trait, seeds, embedder)) is not None:
+        checks.append(own)
+    margins = [c.margins(pool.x) for c in checks]
+    score = np.sum([standardised(m) for m in margins], axis=0)
+    agree = np.all([np.sign(m) == np.sign(score) for m in margins], axis=0)
+    pos, neg = pole_exemplars(pool.texts, pool.x, np.where(agree, score, 0.0), taken, per_pole)
+    return [Sample(trait.key, pool.texts[i], 1.0) for i in pos] + [
+        Sample(trait.key, pool.texts[i], 0.0) for i in neg
+    ]
+
+
 def _from_traits(
     traits: list[TraitSpec],
     seeds: list[Sample],
@@ -188,13 +234,17 @@ def _from_traits(
     embedder: Embedder,
     generator: TextGenerator | None,
     progress: ProgressFn | None,
+    pool: _Pool | None,
 ) -> list[Sample]:
     per_pole = PER_POLE_BY_EFFORT[effort]
     out: list[Sample] = []
     for t_index, trait in enumerate(traits):
         _report(progress, t_index / len(traits), "generating")
-        check = build_pole_check(trait, seeds, embedder)
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
+        if pool is not None:
+            out += _pool_exemplars(trait, seeds, pool, embedder, taken, per_pole)
+            continue
+        check = build_pole_check(trait, seeds, embedder)
         batch = _Batch(trait)
         for group, positive in enumerate((True, False)):
             want = per_pole * CANDIDATE_FACTOR
@@ -252,6 +302,7 @@ def _diversify(
     embedder: Embedder,
     generator: TextGenerator | None,
     progress: ProgressFn | None,
+    pool: _Pool | None,
 ) -> list[Sample]:
     total_cap = MAX_VARIANTS_BY_EFFORT[effort]
     ordered = _seed_order(traits, seeds)
@@ -269,6 +320,14 @@ def _diversify(
         _report(progress, t_index / len(traits), "generating")
         check = build_pole_check(trait, seeds, embedder)
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
+        if pool is not None:
+            side = check.margins(pool.x)
+            seed_x = embedder.encode([seed.text for _, seed in mine])
+            for (i, seed), sx in zip(mine, seed_x, strict=True):
+                on_side = np.sign(side) == pole_signs([seed.quality])[0]
+                picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed)
+                kept_by_seed[i] += [Sample(trait.key, pool.texts[j], seed.quality) for j in picks]
+            continue
         batch = _Batch(trait)
         want = per_seed * CANDIDATE_FACTOR
         for j, (i, seed) in enumerate(mine):
@@ -288,6 +347,24 @@ def _diversify(
         for sample, i in _select(batch, check, embedder, taken, {i: per_seed for i, _ in mine}):
             kept_by_seed[i].append(sample)
     return list(_round_robin(kept_by_seed, total_cap))
+
+
+def pool_texts(pool: Iterable[str]) -> list[str]:
+    """The usable texts of a pool, stripped, in order, each once (texts equal up to case, punctuation
+    and spacing count once)."""
+    out: dict[str, str] = {}
+    for text in pool:
+        if (clean := _usable(text)) is not None and (key := dedup_key(clean)):
+            out.setdefault(key, clean)
+    return list(out.values())
+
+
+def synthesis_source(pool: Iterable[str], generator: TextGenerator | None) -> str:
+    """Where `synthesize` takes its texts from: "pool" (real texts), "generator" or "template"
+    (descriptions of the poles, not texts of them)."""
+    if pool_texts(pool):
+        return "pool"
+    return "generator" if generator is not None else "template"
 
 
 def _clean_seeds(traits: list[TraitSpec], seeds: Iterable[Sample]) -> list[Sample]:
@@ -312,14 +389,17 @@ def synthesize(
     effort: str = "medium",
     embedder: Embedder,
     generator: TextGenerator | None = None,
+    pool: Sequence[str] = (),
     progress: ProgressFn | None = None,
 ) -> list[Sample]:
     """New samples (not yet stored, `id` None) for `traits`.
 
     `seeds`: the model's existing samples. They give each trait its pole-check axis and the
-    texts not to repeat; `diversify` varies them. `generator`: an optional `TextGenerator`
-    asked for candidates instead of the built-in templates and edits (the pole check still
-    applies). Raises `InvalidSynthTypeError`, `InvalidEffortError`, `NoTraitsError`, and for
+    texts not to repeat; `diversify` varies them. `pool`: unlabelled real texts of the model's
+    domain (never its evaluation set); when it holds any, every new sample is one of them
+    (`synthesis_source`). `generator`: an optional `TextGenerator` asked for candidates instead of
+    the built-in templates and edits when there is no pool (the pole check still applies).
+    Raises `InvalidSynthTypeError`, `InvalidEffortError`, `NoTraitsError`, and for
     `diversify` without any seed of the given traits `NoSamplesError`.
     """
     if synth_type not in SYNTH_TYPES:
@@ -334,7 +414,9 @@ def synthesize(
         raise GeneratorError(f"generator must have generate(prompt, n), got {type(generator).__name__}")
     traits = validate_traits(list(traits))
     seeds = _clean_seeds(traits, seeds)
+    texts = pool_texts(pool)
+    picked = _Pool(texts, np.asarray(embedder.encode(texts), dtype=np.float64)) if texts else None
     run = _from_traits if synth_type == "from_traits" else _diversify
-    out = run(traits, seeds, effort, embedder, generator, progress)
+    out = run(traits, seeds, effort, embedder, generator, progress, picked)
     _report(progress, 1.0, "done")
     return out

@@ -20,7 +20,7 @@ from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, content_key
+from service.store.tables import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes
 
 
@@ -187,9 +187,12 @@ def start_synthesis(ctx: RunStarter, who: Principal, handle: str, body: Synthesi
     options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        key = idempotency_key(
-            "synthesize", options, fingerprint(s, model, "synthesized", extrinsic_only=False)
-        )
+        # The pool is what synthesis picks from: synthesizing again once it changed is not a repeat.
+        pool = s.execute(
+            select(func.count(PoolText.id), func.max(PoolText.id)).where(PoolText.model_id == model.id)
+        ).one()
+        fp = fingerprint(s, model, "synthesized", extrinsic_only=False)
+        key = idempotency_key("synthesize", options, f"{fp}:pool:{pool[0]}:{pool[1]}")
         _reject_in_flight_duplicate(s, model, key)
         require(s, model, "synthesize")
         if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():

@@ -192,6 +192,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         annotator=row.annotator,
         adjudicated=bool(row.adjudicated),
         source_id=row.source_id,
+        source=row.source,
     )
 
 

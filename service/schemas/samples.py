@@ -116,6 +116,11 @@ class SampleOut(BaseModel):
     )
     adjudicated: bool = Field(description="A reviewer's vote that settles the text")
     source_id: str | None = Field(description=_SOURCE_ID_HELP + " Null when none was given.")
+    source: str | None = Field(
+        default=None,
+        description="Where a synthesized sample's text came from: `pool` (a real text picked from the "
+        "model's pool) or `template` (a built-in description of the pole); null for other samples.",
+    )
 
 
 class SamplePage(BaseModel):

@@ -248,6 +248,8 @@ class SampleRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The id of its row in the file it came from (an export joins back to that file); null: none given.
     source_id: Mapped[str | None] = mapped_column(String(MAX_SOURCE_ID_CHARS), nullable=True)
+    # Where a synthesized sample's text came from: "pool" (a real text) or "template"; null: not synthesized.
+    source: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.

@@ -72,6 +72,9 @@ def test_synthesize_says_how_many_samples_it_added_per_trait(client: Client, dra
         f"{n} to **Formality**" for k, n in sorted(added.items())
     )
     assert expected + "." in texts(at.success), texts(at.success)
+    # Without a pool the texts are descriptions of the poles, and the page says so.
+    notes = texts(at.info)
+    assert any("descriptions of the poles" in t and "pool" in t for t in notes), notes
     linked = [label for label, _ in _links(at)] + texts(at.caption)  # run alone, a caption may name the page
     assert any("See the synthesized samples" in t for t in linked), linked
 

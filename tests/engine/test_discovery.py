@@ -232,3 +232,50 @@ def test_a_taken_name_gives_way_to_the_next_distinctive_pair() -> None:
     assert again.key == "refund_vs_praise_2"
     assert again.name == "refund vs praise (2)"
     assert len({spec.name, again.name, "refund vs praise"}) == 3
+
+
+# -- names a person would give: phrases, never stop words or URL fragments --------------------------------
+
+_PAGES = ["Sandbox", "Main_Page", "Help:Editing", "Talk:Physics", "User:Example", "Rail_transport"]
+REQUESTS = [
+    f"Could you please look at the talk page of http://en.wikipedia.org/wiki/{_PAGES[i % 6]} before "
+    "reverting? "
+    f"{['Thank you', 'Many thanks', 'Thank you kindly'][i % 3]}."
+    for i in range(12)
+] + [
+    f"Would you mind explaining your edit on the talk page, see www.example.com/{p}? Thank you so much."
+    for p in ("a", "b", "c", "d", "e", "f", "g", "h")
+]
+NEWS = [
+    f"The prime minister said the government would {verb} the rail budget by {n} percent next year."
+    for verb, n in zip(["raise", "cut", "review", "freeze", "double"] * 4, range(3, 23), strict=True)
+]
+
+
+def _ends(trait) -> tuple[list[str], list[str]]:
+    return (
+        [s.text.lower() for s in trait.samples if s.quality == 1.0],
+        [s.text.lower() for s in trait.samples if s.quality == 0.0],
+    )
+
+
+def test_axes_are_named_by_phrases_never_url_fragments_or_stop_words(embedder) -> None:
+    from core.engine.pole_phrases import URL_WORDS
+    from core.engine.text_utils import STOP_WORDS
+
+    samples = [Sample("x", t, 1.0) for t in REQUESTS + NEWS]
+    first = discover(samples, embedder=embedder, effort="low")[0]
+    spec = first.spec
+    phrases = [p.strip() for label in (spec.positive_label, spec.negative_label) for p in label.split(",")]
+    words = {w for p in phrases for w in p.split()}
+    assert not words & (URL_WORDS | STOP_WORDS | {"wiki", "wikipedia", "example", "org"}), spec
+    assert any(" " in p for p in phrases), spec  # a two-word phrase where one says it: "talk page"
+    # Each pole label's phrases are frequent at its own end and rare at the other.
+    pos, neg = _ends(first)
+    for label, own, other in ((spec.positive_label, pos, neg), (spec.negative_label, neg, pos)):
+        for phrase in label.split(", "):
+            here, there = sum(phrase in t for t in own), sum(phrase in t for t in other)
+            assert here >= 2 * max(1, there), (phrase, spec)
+    # The description quotes the most typical text of each end.
+    assert 'Typical of the positive end: "' in spec.description
+    assert 'Typical of the negative end: "' in spec.description
