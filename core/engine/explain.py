@@ -69,10 +69,10 @@ NEUTRAL_AXIS = 0.0
 WINDOW = 32
 #: Words of a text explained (the rest are named as not explained where the text is shown).
 MAX_WORDS = 64
-#: Texts embedded per window explained, at most (the empty text is never embedded): two per word of a full
+#: Texts embedded per window explained, at most (the empty text is never embedded): four per word of a full
 #: window, and as many for a shorter text, which goes deeper; `benchmarks/explain_faithfulness.py` measures
 #: the time and the faithfulness.
-EVALS_PER_WINDOW = 2 * WINDOW
+EVALS_PER_WINDOW = 4 * WINDOW
 
 #: Neutral sentences (no opinion, courtesy or offence in them) whose function words are removed one at a
 #: time to measure a trait's noise: what taking out a word that carries no meaning does to its axis.
