@@ -1,40 +1,41 @@
-"""Per-word explanations by occlusion: how far each word moves the text along each trait's axis.
+"""Per-word explanations: Owen values of the words over a balanced binary partition of the text.
 
 A word's effect is measured on the trait's axis before calibration, the raw score r of `trait_model` (-1 at
 the negative pole's prototype, +1 at the positive one's; the score is sigmoid(k * r), so r is the score's
-logit over the calibration slope k): axis(word) = r(window) - r(window without the word). The calibrated
-score is no measure of a word: near 0 or 1 it barely moves, so the words of a text scored 0.05 moved it by
-about 0.005 each, and shading them relative to the sentence's largest such change made noise look like
-meaning. The score's change, contribution(word) = score(window) - score(window without the word), is
-reported beside it (what scoring the two texts shows), with the same sign.
+logit over the calibration slope k). The game is r of the text with some words deleted (an empty text is the
+midpoint, r = 0); each word gets its Owen value, the Shapley value restricted to the coalitions a hierarchy
+allows: the words are split in halves, the halves in halves, down to single words, and at each split each
+half is credited with its average effect with the other half absent and present (the partition explainer of
+the `shap` package with a text masker, computed here: a few lines against numba and llvmlite).
 
-What a word's axis change means depends on the trait: r's scale grows with the samples (an axis fitted on
-100 samples per pole stretches the texts four times as far as one fitted on 8), so no constant on r, nor on
-the logit k * r, separates meaning from noise for every trait. Each trait's changes are therefore given in
-units of its own noise, `filler_noise`: what removing a function word ("the", "of") from a neutral sentence
-does to r. strength(word) = axis(word) / filler noise, and the one rule of what the reader sees is `shade`:
-a word below `NOISE_FLOOR` filler effects is not coloured, and the colour is |strength| / `FULL_SHADE`, on
-the same scale for every text of every trait, never stretched to the largest word of a sentence.
+Why not leave each word out once: when three words each say "negative", removing any one changes little,
+so a sentence scored 0.99 had no word coloured. Owen values also credit a word by what it does when its
+neighbours are gone, so words that say the same thing share the effect instead of hiding it. The values are
+additive: a text's words sum exactly to r(text) - r(empty) (and the score changes, `contribution`, to
+score(text) - 0.5). Evaluations are capped at `EVALS_PER_WINDOW` a window, spent on the splits that move r
+most; a part of the text left unsplit when the budget is spent shares its effect evenly among its words (a
+phrase's credit), so the sums stay exact.
 
-The window is the whole text when it has at most `WINDOW` words; in a longer text, the `WINDOW`-word stretch
-the word falls in (0-31, 32-63, ...). Occluding within a window keeps the cost of an explanation
-proportional to the words explained (at most 64 variants of 31 words, about ten chunk embeddings, however
-long the text), and a word's effect stays visible: one word left out of a 200-word chunk barely moves its
-embedding.
+What a word's axis value means depends on the trait: r's scale grows with the samples, so each trait's values
+are given in units of its own noise, `filler_noise`: what removing a function word ("the", "of") from a
+neutral sentence does to r. strength(word) = axis(word) / filler noise, and the one rule of what the reader
+sees is `shade`: a word below `NOISE_FLOOR` filler effects is not coloured, and the colour is |strength| /
+`FULL_SHADE`, on the same scale for every text of every trait.
 
-A word is what the reader sees between spaces, punctuation attached ("useless.", "junk,"): leaving it out
-leaves out what the reader would strike. Each window and variant is embedded on its own, exactly as a score
-embeds a text: an embedding computed in a batch differs from the same text's alone (int8 models quantise
-activations per batch; padding differs), and those differences, as large as a small word's effect, flipped
-the sign of one word in eleven on real reviews. So a text of at most `WINDOW` words gets, for each word,
-exactly r(text) - r(text without the word), as scoring the two texts would give them.
+A text of at most `WINDOW` words is explained whole; a longer one window by window (words 0-31, 32-63, ...),
+each window its own game, up to `MAX_WORDS` words: the rule of how much of a text is explained, which the
+workbench states under a longer text. A word is what the reader sees between spaces, punctuation attached.
+Each text is embedded on its own, exactly as a score embeds a text: int8 models quantise activations per
+batch, and those differences, as large as a small word's effect, flipped signs of words.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -64,8 +65,14 @@ class Scorer(Protocol):
 _WORD = re.compile(r"\S+")
 #: Axis position of an empty text: the midpoint between the poles, which calibrates to a score of 0.5.
 NEUTRAL_AXIS = 0.0
-#: Words a word is occluded among (the whole text when it is no longer than this).
+#: Words explained together (the whole text when it is no longer than this).
 WINDOW = 32
+#: Words of a text explained (the rest are named as not explained where the text is shown).
+MAX_WORDS = 64
+#: Texts embedded per window explained, at most (the empty text is never embedded): four per word of a full
+#: window, and as many for a shorter text, which goes deeper; `benchmarks/explain_faithfulness.py` measures
+#: the time and the faithfulness.
+EVALS_PER_WINDOW = 4 * WINDOW
 
 #: Neutral sentences (no opinion, courtesy or offence in them) whose function words are removed one at a
 #: time to measure a trait's noise: what taking out a word that carries no meaning does to its axis.
@@ -116,9 +123,9 @@ class WordEffect(NamedTuple):
     """One word of an explanation, in text order."""
 
     word: str
-    #: score(window) - score(window without the word): the calibrated score's change (saturates near 0 and 1)
+    #: the word's Owen value on the calibrated score (saturates near 0 and 1); a text's sum to score - 0.5
     contribution: float
-    #: r(window) - r(window without the word): the change on the trait's axis
+    #: the word's Owen value on the trait's axis; a text's (window's) sum to its r
     axis: float
     #: axis / the trait's filler noise: how many times a filler word's effect the word has (what is coloured)
     strength: float
@@ -175,47 +182,93 @@ def _without(text: str, spans: list[tuple[int, int]], i: int) -> str:
     return text[:start].rstrip()
 
 
-def explain(scorer: Scorer, text: str, max_words: int = 64) -> dict[str, list[WordEffect]]:
+def owen_values(
+    value: Callable[[np.ndarray], np.ndarray], n: int, budget: int, scale: np.ndarray | None = None
+) -> np.ndarray:
+    """Owen values of `n` players over a balanced binary partition, one row a player, one column an output
+    of `value` (a boolean mask of the players present -> a vector). At most `budget` masks are evaluated
+    (at least the empty and the full one); the parts whose change in some context is largest (max over the
+    outputs of |change| * `scale`, default 1; not weighted by the context's share, which goes deeper into
+    the words that matter) are split first, and a part left unsplit shares its change evenly. Rows sum
+    to value(all) - value(none) exactly, whatever the budget."""
+    cache: dict[bytes, np.ndarray] = {}
+
+    def f(mask: np.ndarray) -> np.ndarray:
+        key = mask.tobytes()
+        if key not in cache:
+            cache[key] = value(mask)
+        return cache[key]
+
+    none = np.zeros(n, dtype=bool)
+    f00, f11 = f(none), f(~none)
+    values = np.zeros((n, len(f11)))
+    weights = np.ones(len(f11)) if scale is None else scale
+    order = itertools.count()
+    # (-priority, tie-break, first player, end, context mask, value without the part, with it, weight)
+    queue = [(-float(np.max(np.abs(f11 - f00) * weights)), next(order), 0, n, none, f00, f11, 1.0)]
+    while queue:
+        _, _, a, b, m00, low, high, weight = heapq.heappop(queue)
+        change = weight * (high - low)
+        if b - a == 1:
+            values[a] += change
+            continue
+        mid = (a + b) // 2
+        m10, m01 = m00.copy(), m00.copy()
+        m10[a:mid] = True
+        m01[mid:b] = True
+        fresh = (m10.tobytes() not in cache) + (m01.tobytes() not in cache)
+        if len(cache) + fresh > budget:
+            values[a:b] += change / (b - a)  # a phrase's credit, shared by its words
+            continue
+        f10, f01 = f(m10), f(m01)
+        half = weight / 2
+        # Each half with the other absent and present: the two-player Shapley value of the split.
+        for part, context, lo, hi in (
+            ((a, mid), m00, low, f10),
+            ((a, mid), m01, f01, high),
+            ((mid, b), m00, low, f01),
+            ((mid, b), m10, f10, high),
+        ):
+            priority = -float(np.max(np.abs(hi - lo) * weights))
+            heapq.heappush(queue, (priority, next(order), part[0], part[1], context, lo, hi, half))
+    return values
+
+
+def explain(scorer: Scorer, text: str, max_words: int = MAX_WORDS) -> dict[str, list[WordEffect]]:
     """Per trait key, a `WordEffect` for each of the first `max_words` words, in text order."""
     if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
         raise EngineError(f"max_words must be a positive integer, got {max_words!r}")
     text = validate_text(text)
-    spans = [m.span() for m in _WORD.finditer(text)]
-    words = [text[a:b] for a, b in spans]
+    words = text.split()
     shown = min(len(words), max_words)
-
-    if len(words) <= WINDOW:
-        windows = [text]
-        variants = [(0, _without(text, spans, i)) for i in range(shown)]  # (window index, window text)
-    else:
-        windows = [" ".join(words[a : a + WINDOW]) for a in range(0, shown, WINDOW)]
-        variants = []
-        for i in range(shown):
-            j = i // WINDOW
-            rest = words[j * WINDOW : i] + words[i + 1 : (j + 1) * WINDOW]
-            variants.append((j, " ".join(rest)))
-
-    batch = windows + [v for _, v in variants if v]
-    # One text an embedder call, as `Scorer.score` embeds a text (see the module's docstring): about 1.3x
-    # the time of one batch, for explanations whose signs can be trusted.
-    positions = scorer.axis_vectors(np.vstack([scorer.embed([t]) for t in batch]))
-    base = positions[: len(windows)]
-
-    without = np.empty((shown, len(scorer.traits)))
-    next_row = len(windows)
-    for i, (_, variant) in enumerate(variants):
-        if variant:
-            without[i] = positions[next_row]
-            next_row += 1
-        else:  # the word was its window's only word
-            without[i] = NEUTRAL_AXIS
-    window_of = np.array([j for j, _ in variants], dtype=np.intp)
-    axis = base[window_of] - without
-    contributions = scorer.calibrate(base[window_of]) - scorer.calibrate(without)
     noise = filler_noise(scorer)
+    traits = len(scorer.traits)
+    neutral = np.full((1, traits), NEUTRAL_AXIS)
+    empty = np.concatenate([neutral[0], scorer.calibrate(neutral)[0]])
+    # Split first where some trait's axis moves most in its noise units (the score's columns follow).
+    scale = np.concatenate([np.divide(1.0, noise, out=np.ones_like(noise), where=noise > 0), 0 * noise])
+
+    axis = np.zeros((shown, traits))
+    contributions = np.zeros((shown, traits))
+    for start in range(0, shown, WINDOW):
+        window = words[start : start + WINDOW] if len(words) > WINDOW else words
+        count = min(len(window), shown - start)
+
+        def value(mask: np.ndarray, window: list[str] = window) -> np.ndarray:
+            if not mask.any():
+                position = empty
+            else:
+                kept = text if mask.all() and window is words else " ".join(np.asarray(window)[mask])
+                r = scorer.axis_vectors(scorer.embed([kept]))
+                position = np.concatenate([r[0], scorer.calibrate(r)[0]])
+            return position
+
+        found = owen_values(value, len(window), 1 + EVALS_PER_WINDOW, scale)
+        axis[start : start + count] = found[:count, :traits]
+        contributions[start : start + count] = found[:count, traits:]
+
     # A trait whose axis is flat (w = 0: identical pole texts) moves nothing, filler or word: strength 0.
     strength = np.divide(axis, noise, out=np.zeros_like(axis), where=noise > 0)
-
     return {
         trait.key: [
             WordEffect(words[i], float(contributions[i, t]), float(axis[i, t]), float(strength[i, t]))

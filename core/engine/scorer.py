@@ -10,7 +10,7 @@ from scipy.special import expit
 
 from core.embedders.base import Embedder
 from core.engine.errors import EmbedderUnavailableError, EngineError
-from core.engine.explain import WordEffect
+from core.engine.explain import MAX_WORDS, WordEffect
 from core.engine.explain import explain as explain_text
 from core.engine.snapshot import CHUNK_WORDS, load_snapshot
 from core.engine.trait_model import raw_scores
@@ -138,6 +138,6 @@ class Scorer:
         keys = self.keys
         return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts)]
 
-    def explain(self, text: str, max_words: int = 64) -> dict[str, list[WordEffect]]:
-        """Per-word effects by occlusion; see `core.engine.explain.explain`."""
+    def explain(self, text: str, max_words: int = MAX_WORDS) -> dict[str, list[WordEffect]]:
+        """Per-word Owen values; see `core.engine.explain.explain`."""
         return explain_text(self, text, max_words=max_words)

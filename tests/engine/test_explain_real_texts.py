@@ -1,15 +1,14 @@
 """Word explanations a reader can trust, on real texts with the default embedder.
 
 Reviews: a review's words as the reader sees them (punctuation attached: "useless.", "junk,") are explained,
-and each word's sign must be the sign of what scoring shows when that word is removed: the text's score minus
-the score of the text without it, each scored on its own. The int8 embedder quantises activations per batch,
-so explaining in one batch flipped about one word in eleven on these reviews.
+and their values add up to what scoring the text on its own shows. The int8 embedder quantises activations
+per batch, so explaining in one batch would put the sums off.
 
 Confident texts (stanford_politeness, convabuse): on a text scored below 0.1 or above 0.9 the calibrated
 score barely moves whatever word goes, and shading words by that change, stretched to the sentence's
-largest, coloured every word (a 0.05 sentence had "shameful" and "waste" shaded towards the positive pole; in
-a 0.99 one "It" was the darkest). The colours now follow the change of the score's logit, on one fixed scale:
-only words that move it more than a filler word would are coloured, each with the logit's sign.
+largest, coloured every word; leaving one word out at a time coloured none in some (words saying the same
+thing hid each other). Colours follow each word's Owen value on the trait's axis, on one fixed scale: only
+words that move it more than a filler word would are coloured, and every confident text has one.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from scipy.special import logit
 
 from core.contract import DEFAULT_EMBEDDER
 from core.demo import read_demo_model
@@ -49,26 +47,28 @@ def reviews() -> tuple[Scorer, list[str]]:
     return Scorer.from_snapshot(result.snapshot, embedder), unseen[:12]
 
 
-def _without(text: str, i: int) -> str:
-    words = text.split()
-    return " ".join(words[:i] + words[i + 1 :])
-
-
-def test_each_word_s_sign_is_the_score_s_change_without_it(reviews: tuple[Scorer, list[str]]) -> None:
+def test_each_text_s_words_share_its_score_exactly(reviews: tuple[Scorer, list[str]]) -> None:
+    """Each word of a review is explained as the reader sees it, and the words' values add up to what
+    scoring the text alone shows: its axis position and its score's distance from 0.5 (the empty text's).
+    Every text an explanation embeds is embedded alone, as a score embeds it, or the sums would be off."""
     scorer, texts = reviews
-    checked = 0
     for text in texts:
         effects = scorer.explain(text)["sentiment"]
         assert [e.word for e in effects] == text.split()  # words as the reader sees them, punctuated
-        base = float(scorer.score(text)[0, 0])
-        for i, effect in enumerate(effects):
-            change = base - float(scorer.score(_without(text, i))[0, 0])
-            assert np.sign(effect.contribution) == np.sign(change), (text, effect, change)
-            assert effect.contribution == pytest.approx(change, abs=1e-6)
-            assert np.sign(effect.axis) == np.sign(change), (text, effect, change)
-            checked += 1
-    assert checked > 100
+        score = float(scorer.score(text)[0, 0])
+        assert sum(e.contribution for e in effects) == pytest.approx(score - 0.5, abs=1e-6)
+        axis = float(scorer.axis_vectors(scorer.embed([text]))[0, 0])
+        assert sum(e.axis for e in effects) == pytest.approx(axis, abs=1e-6)
     assert any(w.endswith((".", ",", "!")) for t in texts for w in t.split())  # punctuated words were in it
+
+
+def test_words_that_say_the_same_thing_each_get_a_share(reviews: tuple[Scorer, list[str]]) -> None:
+    """Three words saying "negative": leaving any one out changes little (the other two still say it), yet
+    each is coloured towards the negative pole."""
+    scorer, _ = reviews
+    effects = scorer.explain("The blender was awful, terrible and horrible.")["sentiment"]
+    strength = {e.word.strip(",."): e.strength for e in effects}
+    assert all(strength[w] <= -NOISE_FLOOR for w in ("awful", "terrible", "horrible")), strength
 
 
 # -- confident texts of the labelled datasets ------------------------------------------------------------
@@ -137,25 +137,20 @@ def confident(request: pytest.FixtureRequest) -> Confident:
 
 
 @needs_datasets
-def test_a_coloured_word_pushes_as_the_logit_moves_without_it(confident: Confident) -> None:
-    """Every coloured word's sign is the sign of the logit's change when it is removed (each text scored
-    alone), its axis change is that logit change over the slope, and it moves the text more than a filler
-    word would; on these texts of scores below 0.1 and above 0.9 every word used to be coloured."""
-    scorer, coloured, words = confident.scorer, 0, 0
+def test_confident_texts_have_a_coloured_word_on_their_side(confident: Confident) -> None:
+    """A text scored below 0.1 or above 0.9 says why: a word is coloured towards its side (leaving one word
+    out at a time, 3 of the 11 politeness texts had none). One text in twelve may have none: an impoliteness
+    spread over twenty words (-20 filler effects in all) can have no single word that says it. Colour stays
+    for the words that matter."""
+    coloured = words = missing = 0
     for text, score, effects in confident.texts:
         assert [e.word for e in effects] == text.split()
-        for i, effect in enumerate(effects):
-            words += 1
-            if effect.shade == 0.0:
-                assert abs(effect.strength) < NOISE_FLOOR
-                continue
-            coloured += 1
-            change = float(logit(score) - logit(scorer.score(_without(text, i))[0, 0]))
-            assert np.sign(effect.shade) == np.sign(change), (text, effect, change)
-            assert effect.axis * confident.slope == pytest.approx(change, rel=1e-6, abs=1e-9)
-            assert abs(effect.strength) >= NOISE_FLOOR
-    # Colour is kept for the words that matter: measured 22 of 199 (politeness) and 27 of 95 (abuse).
-    assert 0 < coloured < words / 2, (coloured, words)
+        side = 1 if score > 0.5 else -1
+        missing += not any(np.sign(e.shade) == side for e in effects)
+        words += len(effects)
+        coloured += sum(e.shade != 0 for e in effects)
+    assert missing <= len(confident.texts) // 12, missing
+    assert coloured < words / 2, (coloured, words)
 
 
 @needs_datasets

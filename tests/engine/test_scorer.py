@@ -18,7 +18,16 @@ from core.engine import (
     TextTooLongError,
     TrainingResult,
 )
-from core.engine.explain import FILLER_PROBES, FULL_SHADE, NOISE_FLOOR, filler_noise, shade
+from core.engine.explain import (
+    EVALS_PER_WINDOW,
+    FILLER_PROBES,
+    FULL_SHADE,
+    MAX_WORDS,
+    NOISE_FLOOR,
+    WINDOW,
+    filler_noise,
+    shade,
+)
 from core.engine.scorer import chunk_text
 
 
@@ -136,19 +145,16 @@ def _axis(scorer: Scorer, text: str) -> float:
     return float(scorer.axis_vectors(scorer.embed([text]))[0, 0])
 
 
-def test_explain_contribution_and_axis_are_the_changes_without_the_word(scorer: Scorer) -> None:
+def test_explain_words_sum_to_the_text_s_move_from_the_midpoint(scorer: Scorer) -> None:
     text = "our dinner was   lovely and kind"
-    base = scorer.score([text])[0, 0]
     effects = scorer.explain(text)["sentiment"]
-    without_lovely = "our dinner was   and kind"
-    assert effects[3].word == "lovely"
-    assert effects[3].contribution == pytest.approx(base - scorer.score([without_lovely])[0, 0], abs=1e-12)
-    assert effects[3].axis == pytest.approx(_axis(scorer, text) - _axis(scorer, without_lovely), abs=1e-12)
-    without_last = "our dinner was   lovely and"
-    assert effects[-1].contribution == pytest.approx(base - scorer.score([without_last])[0, 0], abs=1e-12)
-    assert effects[-1].axis == pytest.approx(_axis(scorer, text) - _axis(scorer, without_last), abs=1e-12)
+    assert [e.word for e in effects] == text.split()
+    # Owen values are efficient: the words share exactly the text's axis position and its score's distance
+    # from 0.5, the empty text's (the text scored as written, spaces and all).
+    assert sum(e.axis for e in effects) == pytest.approx(_axis(scorer, text), abs=1e-9)
+    assert sum(e.contribution for e in effects) == pytest.approx(scorer.score([text])[0, 0] - 0.5, abs=1e-9)
     # The axis is the score's logit over the calibration slope: the score is sigmoid(k * axis position).
-    assert scorer.calibrate(np.array([[_axis(scorer, text)]]))[0, 0] == base
+    assert scorer.calibrate(np.array([[_axis(scorer, text)]]))[0, 0] == scorer.score([text])[0, 0]
 
 
 def test_strength_is_the_axis_change_in_units_of_the_trait_s_filler_noise(scorer: Scorer) -> None:
@@ -177,7 +183,10 @@ def test_explain_embeds_each_variant_as_a_score_embeds_a_text(trained: TrainingR
     filler_noise(scorer)  # the filler probes are embedded once per embedder and process
     counting.calls.clear()
     scorer.explain("the staff were wonderful and kind today")
-    assert [len(call) for call in counting.calls] == [1] * (1 + 7)  # one text a call, never a batch
+    # One text a call, never a batch; the empty text is the midpoint, never embedded; at most the budget.
+    assert counting.calls and all(len(call) == 1 for call in counting.calls)
+    assert len(counting.calls) <= 1 + EVALS_PER_WINDOW
+    assert all(call[0].strip() for call in counting.calls)
 
 
 def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> None:
@@ -195,26 +204,25 @@ def test_explain_limits_to_max_words_and_handles_one_word(scorer: Scorer) -> Non
         scorer.explain("  ")
 
 
-def test_explain_long_text_occludes_each_word_in_its_window(
+def test_explain_long_text_explains_each_word_in_its_window(
     scorer: Scorer, trained: TrainingResult, counting: Any
 ) -> None:
     words = _words(250, seed=3)
     words[1] = "wonderful"
     words[40] = "wonderful"
     text = " ".join(words)  # 250 words: longer than a window
-    effects = scorer.explain(text, max_words=64)["sentiment"]
-    assert [e.word for e in effects] == words[:64]
-    # Word 40 is left out of its own 32-word window (words 32-63), nothing else.
-    window = " ".join(words[32:64])
-    without = " ".join(words[32:40] + words[41:64])
-    expected = scorer.score([window])[0, 0] - scorer.score([without])[0, 0]
-    assert effects[40].contribution == pytest.approx(expected, abs=1e-12)
-    assert effects[40].axis == pytest.approx(_axis(scorer, window) - _axis(scorer, without), abs=1e-12)
+    effects = scorer.explain(text)["sentiment"]
+    assert [e.word for e in effects] == words[:MAX_WORDS]
+    # Each window (words 0-31, 32-63) is its own game: its words sum to the window's axis position.
+    for start in (0, WINDOW):
+        window = " ".join(words[start : start + WINDOW])
+        total = sum(e.axis for e in effects[start : start + WINDOW])
+        assert total == pytest.approx(_axis(scorer, window), abs=1e-9)
     assert effects[1].axis > 0 and effects[40].axis > 0
-    # The cost is the words explained, not the text: two windows and 64 variants of 31 words.
+    # The cost is the words explained, not the text: within the budget, never more than a window a text.
     counted = Scorer.from_snapshot(trained.snapshot, embedder=counting)
     filler_noise(counted)
     counting.calls.clear()
     counted.explain(" ".join(_words(3_000, seed=4)))
     texts = [t for call in counting.calls for t in call]
-    assert len(texts) == 2 + 64 and max(len(t.split()) for t in texts) == 32
+    assert len(texts) <= 2 * EVALS_PER_WINDOW and max(len(t.split()) for t in texts) == WINDOW
