@@ -25,8 +25,7 @@ sees is `shade`: a word below `NOISE_FLOOR` filler effects is not coloured, and 
 A text of at most `WINDOW` words is explained whole; a longer one window by window (words 0-31, 32-63, ...),
 each window its own game, up to `MAX_WORDS` words: the rule of how much of a text is explained, which the
 workbench states under a longer text. A word is what the reader sees between spaces, punctuation attached.
-Each text is embedded on its own, exactly as a score embeds a text: int8 models quantise activations per
-batch, and those differences, as large as a small word's effect, flipped signs of words.
+Each variant is embedded as it is chosen: the next split to evaluate depends on what the last ones moved.
 """
 
 from __future__ import annotations
@@ -69,10 +68,10 @@ NEUTRAL_AXIS = 0.0
 WINDOW = 32
 #: Words of a text explained (the rest are named as not explained where the text is shown).
 MAX_WORDS = 64
-#: Texts embedded per window explained, at most (the empty text is never embedded): four per word of a full
-#: window, and as many for a shorter text, which goes deeper; `benchmarks/explain_faithfulness.py` measures
-#: the time and the faithfulness.
-EVALS_PER_WINDOW = 4 * WINDOW
+#: Texts embedded per window explained, at most (the empty text is never embedded): two per word of a full
+#: window, and as many for a shorter text, which goes deeper. Twice as many colour a few more texts but take
+#: over twice the time, too slow for a live box; `benchmarks/explain_faithfulness.py` measures both.
+EVALS_PER_WINDOW = 2 * WINDOW
 
 #: Neutral sentences (no opinion, courtesy or offence in them) whose function words are removed one at a
 #: time to measure a trait's noise: what taking out a word that carries no meaning does to its axis.

@@ -139,9 +139,9 @@ def confident(request: pytest.FixtureRequest) -> Confident:
 @needs_datasets
 def test_confident_texts_have_a_coloured_word_on_their_side(confident: Confident) -> None:
     """A text scored below 0.1 or above 0.9 says why: a word is coloured towards its side (leaving one word
-    out at a time, 3 of the 11 politeness texts had none). One text in twelve may have none: an impoliteness
-    spread over twenty words (-20 filler effects in all) can have no single word that says it. Colour stays
-    for the words that matter."""
+    out at a time, 3 of the 11 politeness texts had none). One text in ten may have none (the benchmark: 8
+    of 113): an impoliteness spread over twenty words (-20 filler effects in all) can have no single word
+    that says it. Colour stays for the words that matter."""
     coloured = words = missing = 0
     for text, score, effects in confident.texts:
         assert [e.word for e in effects] == text.split()
@@ -149,7 +149,7 @@ def test_confident_texts_have_a_coloured_word_on_their_side(confident: Confident
         missing += not any(np.sign(e.shade) == side for e in effects)
         words += len(effects)
         coloured += sum(e.shade != 0 for e in effects)
-    assert missing <= len(confident.texts) // 12, missing
+    assert missing <= -(-len(confident.texts) // 10), missing  # one in ten, rounded up
     assert coloured < words / 2, (coloured, words)
 
 
