@@ -22,33 +22,43 @@ pg_cluster = pg_cluster_fixture()
 # one-test file (a long browser session) has the next file waiting behind it. Re-sort from a fresh CI junit
 # when a file grows.
 LONG_FILES = (
-    "tests/app/test_browser.py",  # 177 s
-    "tests/scale/test_fleet.py",  # 141 s
-    "tests/app/test_reopen_browser.py",  # 108 s
-    "tests/app/test_sample_grid_browser.py",  # 107 s
-    "tests/app/test_newcomer_browser.py",  # 96 s
-    "tests/engine/test_e5_quantized.py",  # 95 s
-    "tests/service/test_schemathesis.py",  # 94 s
-    "tests/client/test_local_session.py",  # 76 s
-    "tests/app/test_team_week_browser.py",  # 67 s
-    "tests/service/test_auth_matrix.py",  # 60 s
-    "tests/benchmarks/test_scale_benchmark.py",  # 59 s
-    "tests/app/test_team_browser.py",  # 52 s
-    "tests/app/test_import_browser.py",  # 52 s
-    "tests/app/test_label_browser.py",  # 46 s
-    "tests/app/test_signin_browser.py",  # 44 s
-    "tests/engine/test_quantized_minilm.py",  # 36 s
-    "tests/app/test_pages.py",  # 31 s
-    "tests/deploy/test_procfile.py",  # 29 s
-    "tests/client/test_local_service.py",  # 28 s
-    "tests/service/test_busy_bookkeeping.py",  # 27 s
-    "tests/app/test_team_pages.py",  # 27 s
-    "tests/service/test_snapshot_reads.py",  # 27 s
+    "tests/app/test_browser.py",  # 243 s
+    "tests/scale/test_fleet.py",  # 231 s
+    "tests/engine/test_e5_quantized.py",  # 165 s
+    "tests/service/test_schemathesis.py",  # 162 s
+    "tests/app/test_sample_grid_browser.py",  # 136 s
+    "tests/app/test_reopen_browser.py",  # 122 s
+    "tests/app/test_newcomer_browser.py",  # 111 s
+    "tests/benchmarks/test_scale_benchmark.py",  # 88 s
+    "tests/app/test_team_week_browser.py",  # 78 s
+    "tests/service/test_auth_matrix.py",  # 78 s
+    "tests/app/test_demo_browser.py",  # 75 s
+    "tests/app/test_ui_waits_browser.py",  # 74 s
+    "tests/client/test_notebook.py",  # 73 s
+    "tests/app/test_import_browser.py",  # 71 s
+    "tests/engine/test_batch_invariance.py",  # 127 s at 15 examples; 8 now
+    "tests/app/test_label_browser.py",  # 59 s
+    "tests/app/test_signin_browser.py",  # 58 s
+    "tests/engine/test_quantized_minilm.py",  # 56 s
+    "tests/app/test_team_browser.py",  # 54 s
+    "tests/app/test_pages.py",  # 50 s
+    "tests/client/test_local_session.py",  # 42 s
+    "tests/deploy/test_procfile.py",  # 42 s
+    "tests/app/test_role_pages.py",  # 41 s
+    "tests/app/test_label_controls_browser.py",  # 41 s
+    "tests/app/test_samples_tabs_browser.py",  # 37 s
+    "tests/client/test_local_service.py",  # 37 s
+    "tests/app/test_team_pages.py",  # 37 s
+    "tests/benchmarks/test_team_benchmark.py",  # 34 s
+    "tests/deploy/test_secrets.py",  # 33 s
+    "tests/app/test_heldout_browser.py",  # 29 s
     "tests/engine/test_explain_real_texts.py",  # 27 s
-    "tests/service/test_team.py",  # 27 s
-    "tests/deploy/test_secrets.py",  # 26 s
-    "tests/app/test_evaluation_browser.py",  # 25 s
-    "tests/service/test_backup.py",  # 23 s
+    "tests/service/test_team.py",  # 26 s
+    "tests/app/test_first_visit_browser.py",  # 25 s
+    "tests/service/test_busy_bookkeeping.py",  # 25 s
+    "tests/app/test_inert_text_browser.py",  # 25 s
+    "tests/app/test_evaluation_browser.py",  # 24 s
+    "tests/service/test_snapshot_reads.py",  # 24 s
 )
 
 

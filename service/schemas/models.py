@@ -49,6 +49,7 @@ assert get_args(EmbedderChoice) == MODEL_CHOICES
 # The bounds before the validator, inside the union's integer branch: on an optional JsonInt pydantic writes
 # them into the OpenAPI document as `ge`/`le`, which JSON Schema does not know (clients would send 0).
 VotesWanted = Annotated[int, Field(ge=1, le=MAX_VOTES_WANTED), BeforeValidator(integral)]
+KeepUnnamed = Annotated[int, Field(ge=0, le=MAX_KEEP_UNNAMED), BeforeValidator(integral)]
 
 
 class UpstreamSource(Strict):
@@ -58,7 +59,7 @@ class UpstreamSource(Strict):
 
 
 class AutoPrune(Strict):
-    keep_unnamed: JsonInt | None = Field(default=None, ge=0, le=MAX_KEEP_UNNAMED)
+    keep_unnamed: KeepUnnamed | None = None
     keep_first_of_month: bool | None = None
 
 

@@ -23,8 +23,8 @@ import subprocess, sys, time
 from core.local import start_local_service
 svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", startup_timeout=120)
 client = svc.client()
-print("started", flush=True)
-try:
+try:  # the interrupt may come while "started" is being written: inside the try, as any later moment is
+    print("started", flush=True)
     while True:
         client.health()
         time.sleep(0.05)

@@ -362,3 +362,21 @@ def test_the_checker_finds_disagreements(
     loose.pair(Pair(probe, "P"))
     assert any("lacks 'y'" in p for p in loose.problems)
     assert any("may leave it out" in p for p in loose.problems) == ("=" not in client_field)
+
+
+def test_every_bound_in_the_document_is_json_schema(spec: dict[str, Any]) -> None:
+    """A bound pydantic leaves as `ge`/`le` (an optional field whose validator runs first) is unknown to JSON
+    Schema: a client, or schemathesis, would send values the service refuses."""
+    found: list[str] = []
+
+    def walk(node: object, path: str) -> None:
+        if isinstance(node, dict):
+            found.extend(f"{path}.{k}" for k in ("ge", "le", "gt", "lt") if k in node and "type" in node)
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}[{i}]")
+
+    walk(spec["components"]["schemas"], "schemas")
+    assert not found, found

