@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.quality import LOADERS, RESULTS
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import DEFAULT_EMBEDDER, nearer_pole_is_positive
 from core.embedders import get_embedder
 from core.engine import Sample, Scorer, train
 from core.engine.explain import NOISE_FLOOR, filler_noise
@@ -90,7 +90,7 @@ def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int
     for text in near:  # a batch picks the candidates; each is then scored alone, as explanations embed it
         score = float(scorer.score(text)[0, 0])
         if score <= 0.1 or score >= 0.9:
-            confident.append((text, 1 if score > 0.5 else -1))
+            confident.append((text, 1 if nearer_pole_is_positive(score) else -1))
         if len(confident) == n_texts:
             break
 
