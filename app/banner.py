@@ -9,45 +9,45 @@ Streamlit error after it.
 from __future__ import annotations
 
 import errno
-import os
 import socket
 import sys
 from collections.abc import Mapping
 
-from app.shell.team_mode import team_mode
+from app.config import workbench_settings
+from core.config import HOME
 
 FIRST_VISIT = "about 10 seconds"
 DEMO_TRAINING = "under a minute"
 
 
-def banner(port: int, environ: Mapping[str, str] = os.environ) -> str:
+def banner(port: int, environ: Mapping[str, str] | None = None) -> str:
     url = f"http://localhost:{port}"
     lines = [
         "",
         f"  Scoring Workbench: open {url} in your browser (ready in a few seconds).",
         "",
     ]
-    if team_mode(environ):
+    settings = workbench_settings(environ)
+    if settings.team:
         how = (
-            "people sign in through the identity provider at " + environ["SCORING_OIDC_ISSUER"]
-            if environ.get("SCORING_OIDC_ISSUER")
+            "people sign in through the identity provider at " + settings.oidc_issuer
+            if settings.oidc_issuer
             else "each browser signs in with its own key"
         )
         lines.append(
-            f"  Team mode: it works against the service at {environ.get('SCORING_API_URL') or '(unset!)'} "
-            f"and {how}."
+            f"  Team mode: it works against the service at {settings.api_url or '(unset!)'} and {how}."
         )
-        if environ.get("SCORING_API_KEY"):
+        if settings.api_key:
             lines.append("  SCORING_API_KEY is ignored in team mode: no key is shared.")
-    elif environ.get("SCORING_API_URL") and environ.get("SCORING_API_KEY"):
-        lines.append(f"  It works against the service at {environ['SCORING_API_URL']} (SCORING_API_URL).")
+    elif settings.api_url and settings.api_key:
+        lines.append(f"  It works against the service at {settings.api_url} (SCORING_API_URL).")
     else:
-        data = environ.get("SCORING_DATA_DIR") or "~/.scoring-workbench"
+        data = settings.data_dir or f"~/{HOME.name}"
         lines += [
             "  It starts a local scoring service now (its data in "
             f"{data}); the first visit shows the Models page in {FIRST_VISIT}.",
         ]
-        if environ.get("SCORING_DEMO", "1") != "0":
+        if settings.demo:
             lines.append(
                 "  On the very first start it also loads three demo models and trains two of them in the "
                 f"background ({DEMO_TRAINING}; the sidebar shows their progress)."

@@ -9,10 +9,11 @@ people in through the identity provider gets Streamlit's `[auth]` secrets writte
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from app.config import workbench_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def secrets_options(write: Callable[[Path], Path | None]) -> list[str]:
     """Sign-in through the team's identity provider: its `[auth]` secrets, written now into the data
     directory (never the project), read by Streamlit beside the usual `.streamlit/secrets.toml` files."""
-    written = write(Path(os.environ.get("SCORING_DATA_DIR") or ".data"))
+    written = write(workbench_settings().data_dir or Path(".data"))
     if written is None:
         return []
     usual = [Path.home() / ".streamlit" / "secrets.toml", Path.cwd() / ".streamlit" / "secrets.toml"]
@@ -37,7 +38,7 @@ def main(argv: list[str]) -> None:
     from app.shell.team_mode import team_mode
 
     if remote_settings_from_env() is None and not team_mode():  # a team's workbench has a service of its own
-        prestart(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+        prestart(workbench_settings().local_data_dir, embedder_name())
     from streamlit.web import cli
 
     sys.argv = [

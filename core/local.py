@@ -34,8 +34,9 @@ from typing import IO, Any
 import httpx
 
 from core.client import Client
+from core.config import core_settings, env_name
 
-ENV_DATA_DIR = "SCORING_DATA_DIR"
+ENV_DATA_DIR = env_name("data_dir")
 KEY_FILE = "local_key.txt"
 PORT_FILE = "service_port.txt"
 LOG_FILE = "service.log"
@@ -46,7 +47,7 @@ _STARTED: dict[Path, LocalService] = {}  # this process's services by data direc
 
 
 def default_data_dir() -> Path:
-    return Path(os.environ.get(ENV_DATA_DIR) or Path.home() / ".scoring-workbench").expanduser()
+    return core_settings().home
 
 
 def free_port() -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.config import workbench_settings
 from core.client import Client, Sample, ScoreResult, Trait, Version
 from core.contract import MAX_SCORE_TEXTS, SCORE_MIDPOINT, Pole, pole_of
 
@@ -21,7 +21,6 @@ ACTIVE = "active"  # the choice of the model's active version (what its scores u
 TIED_EXAMPLES = 20  # of the samples tied at a pole's extreme quality, how many are scored to pick one
 MAX_PRESET_CHARS = 280  # an example longer than this makes no button
 EXAMPLE_POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
-ENV_PUBLIC_URL = "SCORING_PUBLIC_URL"  # the workbench's public address, for shared links
 PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
 GENERIC_PRESETS = [
     "Thank you for reaching out. I have refunded the charge and it will appear within three days.",
@@ -184,7 +183,7 @@ def big_bars(fig: go.Figure, compact: bool = False) -> go.Figure:
 
 def public_base_url() -> str | None:
     """The workbench's public address for shared links: the Settings page's, else `SCORING_PUBLIC_URL`."""
-    return (st.session_state.get(PUBLIC_URL_KEY) or os.environ.get(ENV_PUBLIC_URL) or "").strip() or None
+    return (st.session_state.get(PUBLIC_URL_KEY) or workbench_settings().public_url or "").strip() or None
 
 
 def share_url(

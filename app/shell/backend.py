@@ -18,13 +18,13 @@ in the sidebar, else `SCORING_NAMESPACE` when the key owns it, else the key's fi
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import streamlit as st
 
+from app.config import workbench_settings
 from app.shell.environment import embedder_name, remote_settings_from_env
 from app.shell.prestart import take
 from app.shell.reads import invalidate, watched_client
@@ -167,7 +167,7 @@ def key_info(url: str, key: str) -> KeyInfo | None:
 
 def env_namespaces() -> tuple[str, ...]:
     """`SCORING_NAMESPACE` (comma-separated); the first one is preferred as the working namespace."""
-    return parse_namespaces(os.environ.get("SCORING_NAMESPACE", ""))
+    return parse_namespaces(workbench_settings().namespace)
 
 
 def remote_settings() -> dict[str, Any] | None:
@@ -281,7 +281,7 @@ def get_backend() -> Backend:
             team=team_mode(),
             key=_in_namespace(info, namespaces[0]) if info is not None else None,
         )
-    service = _local_service(os.environ.get("SCORING_DATA_DIR") or None, embedder_name())
+    service = _local_service(workbench_settings().local_data_dir, embedder_name())
     own = _embedded_key(service.url, service.api_key)
     return Backend(
         client=_embedded_client(service.url, service.api_key),
@@ -317,7 +317,7 @@ def ensure_demo_models(backend: Backend) -> None:
     with their progress in the sidebar (`app/main.py`). This waits only until the first demo model exists
     (a second or two), so the first visit opens it.
     """
-    if backend.mode != "embedded" or os.environ.get("SCORING_DEMO", "1") == "0":
+    if backend.mode != "embedded" or not workbench_settings().demo:
         return
     state = demo_load()
     with state.lock:

@@ -7,22 +7,21 @@ logged "No runtime found, using MemoryCacheStorageManager" on `make run`'s termi
 
 from __future__ import annotations
 
-import os
-
+from app.config import workbench_settings
 from app.shell.team_mode import team_mode
-from core.contract import DEFAULT_EMBEDDER
 
 
 def embedder_name() -> str:
     """The embedder of the embedded service's new models and of the workbench's local engine."""
-    return os.environ.get("SCORING_EMBEDDER", DEFAULT_EMBEDDER)
+    return workbench_settings().embedder
 
 
 def remote_settings_from_env() -> dict[str, str] | None:
     """`SCORING_API_URL` and `SCORING_API_KEY`, when both are set (never in team mode: no shared key)."""
     if team_mode():
         return None
-    url, key = os.environ.get("SCORING_API_URL"), os.environ.get("SCORING_API_KEY")
+    settings = workbench_settings()
+    url, key = settings.api_url, settings.api_key
     if url and key:
         return {"url": url, "key": key}
     return None

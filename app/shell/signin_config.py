@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.config import workbench_settings
 from app.shell.team_mode import team_mode
+from core.config import env_name
 
 SECRETS_NAME = "workbench_auth_secrets.toml"
 COOKIE_SECRET_NAME = "workbench_cookie_secret"
@@ -34,26 +36,28 @@ class SignInConfig:
     provider_name: str
 
 
-def signin_config(environ: Mapping[str, str] = os.environ) -> SignInConfig | None:
+def signin_config(environ: Mapping[str, str] | None = None) -> SignInConfig | None:
     """The provider's settings when a team's workbench signs people in through it; None otherwise.
     ValueError for a half-done configuration (a start-up mistake, said at once)."""
-    names = ("SCORING_OIDC_ISSUER", "SCORING_OIDC_CLIENT_ID", "SCORING_OIDC_CLIENT_SECRET")
-    given = {n: environ.get(n, "").strip() for n in names}
+    settings = workbench_settings(environ)
+    issuer, client_id = settings.oidc_issuer, settings.oidc_client_id
+    client_secret = settings.oidc_client_secret
+    given = {"oidc_issuer": issuer, "oidc_client_id": client_id, "oidc_client_secret": client_secret}
     if not any(given.values()):
         return None
-    missing = [n for n, v in given.items() if not v]
-    if missing:
+    missing = [env_name(field) for field, value in given.items() if not value]
+    if not (issuer and client_id and client_secret):
         raise ValueError(f"Sign-in through the identity provider needs {', '.join(missing)} as well.")
     if not team_mode(environ):
         raise ValueError("SCORING_OIDC_* is for a team's workbench: set SCORING_TEAM=1 and SCORING_API_URL.")
-    public = environ.get("SCORING_WORKBENCH_URL", "").strip().rstrip("/")
+    public = (settings.workbench_url or "").rstrip("/")
     return SignInConfig(
-        issuer=given["SCORING_OIDC_ISSUER"],
-        client_id=given["SCORING_OIDC_CLIENT_ID"],
-        client_secret=given["SCORING_OIDC_CLIENT_SECRET"],
+        issuer=issuer,
+        client_id=client_id,
+        client_secret=client_secret,
         redirect_uri=f"{public}/oauth2callback" if public else DEFAULT_REDIRECT,
-        cookie_secret=environ.get("SCORING_OIDC_COOKIE_SECRET", "").strip() or None,
-        provider_name=environ.get("SCORING_OIDC_PROVIDER_NAME", "").strip() or "your team's sign-in",
+        cookie_secret=settings.oidc_cookie_secret,
+        provider_name=settings.oidc_provider_name,
     )
 
 
@@ -90,7 +94,7 @@ def auth_secrets(config: SignInConfig, cookie_secret: str) -> str:
     return "\n".join(lines)
 
 
-def write_auth_secrets(data_dir: Path, environ: Mapping[str, str] = os.environ) -> Path | None:
+def write_auth_secrets(data_dir: Path, environ: Mapping[str, str] | None = None) -> Path | None:
     """Write the `[auth]` secrets for the configured provider into `data_dir` (owner-readable only) and
     return the file, for Streamlit's `--secrets.files`; None when sign-in is not configured."""
     config = signin_config(environ)

@@ -6,18 +6,19 @@ shared by everyone: each browser signs in with its own key (app/shell/backend.py
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
+from app.config import workbench_settings
 
-def team_mode(environ: Mapping[str, str] = os.environ) -> bool:
+
+def team_mode(environ: Mapping[str, str] | None = None) -> bool:
     """`SCORING_TEAM=1`: every browser signs in with its own key (the environment's key is never used)."""
-    return environ.get("SCORING_TEAM", "0").strip().lower() in ("1", "true", "yes", "on")
+    return workbench_settings(environ).team
 
 
-def team_url(environ: Mapping[str, str] = os.environ) -> str:
+def team_url(environ: Mapping[str, str] | None = None) -> str:
     """The service a team's workbench works against; team mode without one is a start-up mistake."""
-    url = environ.get("SCORING_API_URL", "").strip()
+    url = workbench_settings(environ).api_url
     if not url:
         raise ValueError(
             "SCORING_TEAM=1 needs SCORING_API_URL: the address of the scoring service the team shares "

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core.config import core_settings
 from core.embedders.base import encode_by_length
-from core.embedders.minilm import THREADS_ENV, verify_file
+from core.embedders.minilm import verify_file
 from core.errors import EmbedderUnavailableError
 
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
@@ -54,7 +55,7 @@ class E5Embedder:
         # Paths are injectable so tests can point at a corrupted copy or a missing engine.
         self._model_path = Path(model_path) if model_path is not None else None
         self._engine_path = Path(engine_path) if engine_path is not None else None
-        self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
+        self.threads = threads or core_settings().embedder_threads or os.cpu_count() or 1
         self.batch_size = BATCH_SIZE
         self._lock = threading.Lock()  # one engine handle; calls into it are serialised
         self._lib: ctypes.CDLL | None = None

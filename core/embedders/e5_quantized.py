@@ -22,10 +22,11 @@ from typing import Self
 
 import numpy as np
 
+from core.config import core_settings
 from core.embedders.base import encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
 from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
-from core.embedders.minilm import THREADS_ENV, verify_file
+from core.embedders.minilm import verify_file
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
 from core.json_types import JsonObject
 
@@ -176,7 +177,7 @@ class E5QuantizedEmbedder:
         self.directory = Path(directory) if directory is not None else None
         self.recipe = recipe
         self.id = recipe.embedder_id
-        self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
+        self.threads = threads or core_settings().embedder_threads or os.cpu_count() or 1
         self.batch_size = batch_size
         self._lock = threading.Lock()
         self._runner: _Runner | None = None

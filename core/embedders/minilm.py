@@ -19,10 +19,9 @@ from typing import Any, Self
 
 import numpy as np
 
+from core.config import core_settings
 from core.embedders.base import encode_by_length
 from core.errors import ModelFileError
-
-THREADS_ENV = "SCORING_EMBEDDER_THREADS"  # onnxruntime threads when `threads` is not given
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_SIZE = 22_928_619
@@ -112,7 +111,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         # $SCORING_EMBEDDER_THREADS bounds the default: the embedded service's worker process sets it to 1.
-        self.threads = threads or int(os.environ.get(THREADS_ENV) or 0) or os.cpu_count() or 1
+        self.threads = threads or core_settings().embedder_threads or os.cpu_count() or 1
         # The id carries the truncation length when it differs, since it changes long texts' vectors.
         self.id = MINILM_ID if max_tokens == MAX_TOKENS else f"{MINILM_ID}-t{max_tokens}"
         self._lock = threading.Lock()

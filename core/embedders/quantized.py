@@ -16,7 +16,6 @@ every later load re-checks that hash. See docs/embedders.md.
 from __future__ import annotations
 
 import csv
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.config import core_settings
 from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
 from core.errors import ModelFileError
@@ -32,7 +32,6 @@ from core.json_types import JsonObject
 if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
 
-DIR_ENV = "SCORING_EMBEDDER_DIR"
 GATE_MIN_COSINE = 0.99
 # Weight MatMuls left in float32 (node names of the pinned source graph): both FFN projections of every
 # layer. Measured on the sample_data texts + 150 politeness requests (min cosine to float32): everything
@@ -84,10 +83,8 @@ QINT8V2_ID = QI8V2.embedder_id
 
 def embedders_dir() -> Path:
     """$SCORING_EMBEDDER_DIR, else `<$SCORING_DATA_DIR>/embedders`, else ~/.scoring-workbench/embedders."""
-    if os.environ.get(DIR_ENV):
-        return Path(os.environ[DIR_ENV]).expanduser()
-    data = os.environ.get("SCORING_DATA_DIR")
-    return (Path(data) if data else Path.home() / ".scoring-workbench").expanduser() / "embedders"
+    settings = core_settings()
+    return settings.embedder_dir.expanduser() if settings.embedder_dir else settings.home / "embedders"
 
 
 def gate_texts() -> list[str]:

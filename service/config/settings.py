@@ -41,9 +41,15 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         Path("./.data"), description="The database (on SQLite), queue, secrets and caches."
     )
-    database_url: str = Field("", description="SQLAlchemy URL; empty: `scoring.sqlite` in the data dir.")
+    database_url: str = Field(
+        "",
+        description="SQLAlchemy URL (`postgresql+psycopg2://…` for PostgreSQL); empty: `scoring.sqlite` in "
+        "the data dir.",
+    )
     database_password: SecretStr | None = Field(
-        None, description="Set into the database URL, percent-encoded (so `@ / : # ? %` cannot break it)."
+        None,
+        description="Set into the database URL, percent-encoded (so `@ / : # ? %` cannot break it); a "
+        "password written into the URL itself must be encoded by hand.",
     )
     queue_url: str | None = Field(
         None,
@@ -51,7 +57,11 @@ class Settings(BaseSettings):
         "PostgreSQL); redis://host:port/db = Redis. Runs live in the database either way; the queue only "
         "delivers ids.",
     )
-    embedder: str = Field(DEFAULT_EMBEDDER, description="The embedder a new model gets.")
+    embedder: str = Field(
+        DEFAULT_EMBEDDER,
+        description="The embedder of a new model whose create request names none (a model keeps its own): a "
+        "name of [embedders.md](embedders.md) or a full embedder id.",
+    )
     retrain_buffer: int = Field(
         DEFAULT_RETRAIN_BUFFER, description="Score feedback labels a model buffers before retraining."
     )
@@ -89,17 +99,20 @@ class Settings(BaseSettings):
     cursor_secret: bytes = Field(
         b"",
         description="Signs pagination cursors; empty: a random one kept in the data dir. A fleet's processes "
-        "must share one (random, at least 32 characters).",
+        "must share one (random, at least 32 characters): a placeholder-looking (`change-me…`) or shorter "
+        "one stops the process at start, on PostgreSQL always, on SQLite when `serve` runs no worker.",
     )
     # A running run whose heartbeat is older than the timeout is considered dead (and a queued run this old
     # is enqueued again, in case its queue message died with a worker): a dead worker's run is re-queued at
     # most timeout + recovery interval after its last heartbeat. The timeout is 7 missed heartbeats and must
     # outlast the longest wait of a heartbeat for the database (a long write transaction on SQLite); a live
     # run recovered by mistake is fenced off, never applied twice.
-    heartbeat_timeout_s: float = Field(15.0, description="A run whose heartbeat is this old is dead.")
+    heartbeat_timeout_s: float = Field(
+        15.0, description="A running run whose heartbeat is this old is dead (longer than the interval)."
+    )
     heartbeat_interval_s: float = Field(2.0, description="How often a running run beats.")
-    recovery_interval_s: float = Field(5.0, description="How often dead runs are swept up.")
-    max_attempts: int = Field(3, description="Attempts of a run before it fails.")
+    recovery_interval_s: float = Field(5.0, description="How often every process sweeps up dead runs.")
+    max_attempts: int = Field(3, description="Claims of one run before it fails with `worker_lost`.")
     shutdown_grace_s: float = Field(
         30.0, description="On SIGTERM a worker finishes its runs this long, then hands them back."
     )
@@ -120,12 +133,15 @@ class Settings(BaseSettings):
         "every worker claims; 0 = never shard.",
     )
     perspective_model: str | None = Field(
-        None, description="The model `comments:analyze` scores when a request names none."
+        None,
+        description="The model `/v1alpha1/comments:analyze` answers when a request names none "
+        "([perspective.md](perspective.md)).",
     )
     public_url: str | None = Field(
         None,
         validation_alias="SCORING_API_PUBLIC_URL",
-        description="The externally visible base URL (behind a proxy): the discovery document's rootUrl.",
+        description="The externally visible base URL (behind a proxy): the Perspective discovery document's "
+        "`rootUrl`; unset: the request's scheme and host.",
     )
     oidc_issuer: str | None = Field(
         None,
@@ -146,6 +162,11 @@ class Settings(BaseSettings):
     )
     session_max_s: int = Field(
         12 * 3600, ge=0, description="An ID token is refused this long after it was issued; 0: at its `exp`."
+    )
+    test_hooks: str | None = Field(
+        None,
+        description="The tests' fault injection, a JSON object of hooks (docs/contributing.md, Fault "
+        "injection); refused unless the embedder is `hashing`.",
     )
 
     @classmethod

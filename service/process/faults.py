@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 
@@ -102,7 +101,7 @@ class TestHooks:
 def from_env(settings: Settings) -> Checkpoints:
     """The process's checkpoints: the hooks of $SCORING_TEST_HOOKS, else none. ValueError when it is set for
     a process that is not a test's (its embedder is not `hashing`) or malformed."""
-    hooks = TestHooks.parse(os.environ.get(ENV))
+    hooks = TestHooks.parse(settings.test_hooks)
     if not hooks.active:
         return UNWATCHED
     if settings.embedder != "hashing":

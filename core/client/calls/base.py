@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self, TypeVar
@@ -17,10 +16,11 @@ from core.client.models import (
     RunRef,
 )
 from core.client.retry import Safety
+from core.config import core_settings, env_name
 from core.json_types import JsonObject
 
-ENV_URL = "SCORING_API_URL"
-ENV_KEY = "SCORING_API_KEY"
+ENV_URL = env_name("api_url")
+ENV_KEY = env_name("api_key")
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
@@ -67,14 +67,14 @@ class ClientBase:
         transport: httpx.BaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        url = base_url or os.environ.get(ENV_URL)
+        url = base_url or core_settings().api_url
         if not url:
             raise ValueError(
                 f"no service URL: pass base_url or set {ENV_URL} "
                 "(or start one with core.start_local_service())"
             )
         self.base_url = normalize_base_url(url)
-        self.api_key = api_key if api_key is not None else os.environ.get(ENV_KEY)
+        self.api_key = api_key if api_key is not None else core_settings().api_key
         self.retries = max(0, int(retries))
         self.backoff = max(0.0, float(backoff))
         self.timeout = timeout

@@ -1,0 +1,65 @@
+"""What the environment configures in `core` (the client's service, the local service's home, the embedders),
+read here and nowhere else in `core`. The service's settings are `service/config/settings.py`, the
+workbench's `app/config.py` (which extends these); docs/settings.md lists them all, rendered from the classes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PREFIX = "SCORING_"
+HOME = Path.home() / ".scoring-workbench"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def env_name(field: str) -> str:
+    """A field's environment variable: `SCORING_` + its name in capitals."""
+    return PREFIX + field.upper()
+
+
+def from_environ(model: type[M], environ: Mapping[str, str] | None = None) -> M:
+    """`model` from its `SCORING_*` variables in `environ` (else the process's environment); an empty or
+    blank value counts as unset, as the service's settings do."""
+    source = os.environ if environ is None else environ
+    given = {name: source.get(env_name(name), "").strip() for name in model.model_fields}
+    return model.model_validate({name: value for name, value in given.items() if value})
+
+
+class CoreSettings(BaseModel):
+    """The client's and the embedders' variables."""
+
+    model_config = ConfigDict(frozen=True)
+
+    api_url: str | None = Field(
+        None, description="The service a `Client` made without `base_url` talks to (its `/v1` base)."
+    )
+    api_key: str | None = Field(None, description="The API key a `Client` made without `api_key` sends.")
+    data_dir: Path | None = Field(
+        None,
+        description="The local service's data directory (`core.start_local_service`); unset: "
+        f"`~/{HOME.name}`. Its `embedders/` holds the int8 graphs, unless `SCORING_EMBEDDER_DIR` is set.",
+    )
+    embedder_threads: int = Field(
+        0, ge=0, description="onnxruntime threads of an embedder session not given `threads`; 0: all cores."
+    )
+    embedder_dir: Path | None = Field(
+        None,
+        description="Where the int8 graphs are built on first use; unset: `embedders/` in "
+        f"`SCORING_DATA_DIR`, else in `~/{HOME.name}`.",
+    )
+
+    @property
+    def home(self) -> Path:
+        """The local service's data directory."""
+        return (self.data_dir or HOME).expanduser()
+
+
+def core_settings(environ: Mapping[str, str] | None = None) -> CoreSettings:
+    """Read at each call: a test or a launcher may change the environment between two."""
+    return from_environ(CoreSettings, environ)
