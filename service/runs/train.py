@@ -64,13 +64,13 @@ class Inputs:
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """What the inputs train on: feedback a blind or held-out rule keeps back stays buffered."""
+    """What the inputs train on. Feedback that would leave a trait untrainable (one pole of a trait without
+    samples: service/store/samples.held_feedback) stays buffered."""
 
     feedback: list[FeedbackLabel]  # the buffer this training consumes (held feedback left out)
     usable: list[FeedbackLabel]  # of those, the labels of a trait the model still has: folded into samples
-    counted: list[
-        CountedText
-    ]  # one row per (trait, text), its quality the counted one (core/engine/votes.py)
+    # One row per (trait, text), its quality the counted one (core/engine/votes.py).
+    counted: list[CountedText]
     samples: list[Sample]
 
     @property
