@@ -3,7 +3,7 @@ rules a request meets before anything is scored, and its answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypedDict
@@ -22,9 +22,9 @@ from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.schemas.score import CompareIn, CompareOut, CompareSide, ScoreIn, TraitDelta, TraitScore
 from service.store import ledger
-from service.store.api_keys import Principal
+from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, Run, Tag, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
@@ -337,3 +337,45 @@ def compare(ctx: Resources, who: Principal, handle: str, body: CompareIn) -> Com
         b=CompareSide(scores=b),
         difference=diff,
     )
+
+
+# Perspective's path (routes/perspective.py): its key comes as a bearer token or a `key` parameter, and it
+# names versions per attribute.
+
+
+def key_for(reads: sessionmaker[Session], token: str) -> Principal | None:
+    """The key or person `token` names, or None."""
+    with transaction(reads) as s:
+        return authenticate(s, token)
+
+
+def find_targets(
+    reads: sessionmaker[Session], who: Principal, handle: str, refs: Iterable[str | None]
+) -> dict[str | None, Target]:
+    """The target of each version reference (None: the current version), in one read transaction."""
+    with transaction(reads) as s:
+        return {ref: find_target(s, who, handle, ref) for ref in refs}
+
+
+def feedback_target(
+    reads: sessionmaker[Session], who: Principal, handle: str
+) -> tuple[Target, dict[str, str]]:
+    """Where Perspective's feedback (SuggestCommentScore) goes, and the model's trait keys by key and by
+    casefolded name. Feedback is a write: only an authoring key that owns the model's namespace may send it,
+    and never under zero-data-retention."""
+    with transaction(reads) as s:
+        t = find_target(s, who, handle, None)
+        if who.scope != "authoring" or not who.owns(handle.split(".", 1)[0]):
+            raise ApiError(
+                403, "forbidden", f"Feedback needs an authoring key that owns {handle}'s namespace."
+            )
+        require_role(who, "label", t.namespace)
+        traits = s.scalars(select(Trait).where(Trait.model_id == t.model_id)).all()
+    by_name = {tr.name.casefold(): tr.key for tr in traits} | {tr.key: tr.key for tr in traits}
+    if t.zdr:
+        raise ApiError(
+            409,
+            "zero_data_retention",
+            f"{handle} has zero-data-retention on: feedback would store the comment.",
+        )
+    return t, by_name
