@@ -20,13 +20,14 @@ from __future__ import annotations
 import contextlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import numpy as np
 
 from app.labelling.campaign import where_it_went
 from app.labelling.labels import retrain_at
-from core.client import ApiError, Client, ConflictError, Model, NotFoundError, Suggestions
+from core.client import ApiError, Client, ConflictError, Model, NotFoundError, Suggestion, Suggestions
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -39,6 +40,40 @@ _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-sugges
 NEGATIVE, POSITIVE = 0.0, 1.0
 
 
+class Queued(TypedDict):
+    """A suggested text in the queue (`core.client.Suggestion`'s fields)."""
+
+    id: int  # the pool text's id
+    text: str
+    score: float | None  # the draft fit's score, None before both poles have labels
+    overlap: bool  # a text a colleague labelled
+    claimed_until: datetime | None
+
+
+def as_queued(item: Suggestion) -> Queued:
+    return Queued(
+        id=item.id, text=item.text, score=item.score, overlap=item.overlap, claimed_until=item.claimed_until
+    )
+
+
+class Given(TypedDict):
+    """A label this session sent as feedback (a ready model): the curve counts it with the stored samples."""
+
+    trait: str
+    text: str
+    quality: float
+
+
+class Labelled(TypedDict):
+    """A label of this session, as undo needs it: the text, and where the service stored it."""
+
+    item: Queued
+    quality: float
+    route: Literal["samples", "feedback"]
+    ids: list[int]  # the stored sample's id (route "samples")
+    feedback_id: int | None  # the buffered label's id (route "feedback")
+
+
 @dataclass(frozen=True)
 class Press:
     """One key press (or button click): the key, what was shown when it went down (`shown_as`), and the
@@ -49,7 +84,7 @@ class Press:
     nonce: str | None = None
 
 
-def shown_as(trait: str, item: dict[str, Any] | None) -> str | None:
+def shown_as(trait: str, item: Queued | None) -> str | None:
     """What a press names as shown: the trait and the text's pool id (the page writes it into the text's
     element, where the key listener reads it)."""
     return None if item is None else f"{trait}:{item['id']}"
@@ -61,12 +96,11 @@ class LabelSession:
     trait: str
     mode: str = "auto"
     overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
-    queue: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "score", "overlap"}
+    queue: list[Queued] = field(default_factory=list)
     pos: int = 0
-    # {"item", "quality", "route" ("samples" | "feedback"), "ids" (sample ids), "feedback_id"}
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Labelled] = field(default_factory=list)
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
-    given: list[dict[str, Any]] = field(default_factory=list)  # labels sent as feedback (ready model)
+    given: list[Given] = field(default_factory=list)
     message: str = ""
     error: str = ""
     exhausted: bool = False
@@ -84,7 +118,7 @@ class LabelSession:
         return None if self.unlabelled is None else max(self.unlabelled - len(self.history), 0)
 
     @property
-    def current(self) -> dict[str, Any] | None:
+    def current(self) -> Queued | None:
         return self.queue[self.pos] if 0 <= self.pos < len(self.queue) else None
 
 
@@ -135,9 +169,9 @@ def _suggest(s: LabelSession, client: Client) -> Suggestions:
     return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
 
 
-def _unseen(s: LabelSession, got: Suggestions) -> list[dict[str, Any]]:
+def _unseen(s: LabelSession, got: Suggestions) -> list[Queued]:
     seen = {item["id"] for item in s.queue} | {h["item"]["id"] for h in s.history}
-    return [item.model_dump() for item in got.items if item.id not in seen]
+    return [as_queued(item) for item in got.items if item.id not in seen]
 
 
 def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float | None:
@@ -222,7 +256,7 @@ def _release_suggested(s: LabelSession, client: Client, done: Future[Suggestions
     for item in done.result().items:
         if item.id not in queued:
             with contextlib.suppress(ApiError):
-                _release(s, client, item.model_dump())
+                _release(s, client, as_queued(item))
 
 
 def withdrawn(s: LabelSession, feedback_id: int) -> None:
@@ -230,7 +264,7 @@ def withdrawn(s: LabelSession, feedback_id: int) -> None:
     counts as labelled, so the counters follow."""
     for i, h in enumerate(s.history):
         if h["route"] == "feedback" and h["feedback_id"] == feedback_id:
-            label = {"trait": s.trait, "text": h["item"]["text"], "quality": h["quality"]}
+            label = Given(trait=s.trait, text=h["item"]["text"], quality=h["quality"])
             if label in s.given:
                 s.given.remove(label)
             del s.history[i]
@@ -247,7 +281,7 @@ def abandon(s: LabelSession, client: Client) -> None:
             _release(s, client, item)
 
 
-def _release(s: LabelSession, client: Client, item: dict[str, Any]) -> None:
+def _release(s: LabelSession, client: Client, item: Queued) -> None:
     """A skipped text goes back to the colleagues at once (its claim released); a text deleted meanwhile
     has no claim left to release."""
     with contextlib.suppress(NotFoundError):
@@ -266,18 +300,13 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
         s.queue.pop(s.pos)  # a colleague's votes filled it meanwhile: the next text, nothing lost
         s.message = "A colleague labelled that text meanwhile; it has the votes it wants. Here is the next."
         return
-    route = "samples" if out.stored_as == "sample" else "feedback"
-    if route == "feedback":
-        s.given.append({"trait": s.trait, "text": item["text"], "quality": quality})
-    s.history.append(
-        {
-            "item": item,
-            "quality": quality,
-            "route": route,
-            "ids": [out.id] if route == "samples" else [],
-            "feedback_id": out.id if route == "feedback" else None,
-        }
-    )
+    if out.stored_as == "sample":
+        s.history.append(
+            Labelled(item=item, quality=quality, route="samples", ids=[out.id], feedback_id=None)
+        )
+    else:
+        s.given.append(Given(trait=s.trait, text=item["text"], quality=quality))
+        s.history.append(Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id))
     s.queue.pop(s.pos)
     s.message = where_it_went(out, retrain_at(client, s.handle))
 
@@ -287,16 +316,16 @@ def _undo(s: LabelSession, client: Client) -> None:
         s.message = "Nothing to undo."
         return
     last = s.history[-1]
-    if last["route"] == "feedback":
+    if last["feedback_id"] is not None:  # a buffered label (route "feedback")
         try:
-            client.withdraw_feedback(s.handle, int(last["feedback_id"]))
+            client.withdraw_feedback(s.handle, last["feedback_id"])
         except NotFoundError:
             s.message = "That label has been trained on already (the buffer retrained the model): it stays."
             return
         except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
             s.message = f"The label was not withdrawn: {exc.message}"
             return
-        label = {"trait": s.trait, "text": last["item"]["text"], "quality": last["quality"]}
+        label = Given(trait=s.trait, text=last["item"]["text"], quality=last["quality"])
         if label in s.given:
             s.given.remove(label)
     for sid in last["ids"]:

@@ -17,17 +17,25 @@ from service.domain.cursors import Cursors
 from service.domain.embedding import Embedders, ScorerCache
 from service.domain.pool_index import PoolIndex
 
-#: Where a run or request tells its `Checkpoints` it has arrived: a run's first engine progress report
-#: (claimed, heartbeating, nothing applied), a training before the transaction that saves its version, an
-#: import before its commit, score feedback between counting the buffer and deciding on a retraining, a worker
-#: that claimed a shard of a training's embedding.
-Point = Literal["run_started", "version_saving", "samples_committing", "feedback_counted", "shard_claimed"]
+#: Where a run or request tells its `Checkpoints` it has arrived: every engine progress report of a run
+#: (`what` is the engine's phase), a run's first one (claimed, heartbeating, nothing applied), a training
+#: before the transaction that saves its version, an import before its commit, score feedback between counting
+#: the buffer and deciding on a retraining, a worker that claimed a shard of a training's embedding.
+Point = Literal[
+    "engine_progress",
+    "run_started",
+    "version_saving",
+    "samples_committing",
+    "feedback_counted",
+    "shard_claimed",
+]
 
 
 class Checkpoints(Protocol):
     """Told when a run or request reaches a `Point`; a process's own does nothing. The fault-injection tests
     give theirs at process start (service/process/faults.py) to hold a chosen model there and kill a
-    process at that moment, so production code only ever says where it is."""
+    process at that moment, and in-process tests set an executor's to act at a run's progress reports
+    (raise to stand in for a worker dying), so production code only ever says where it is."""
 
     def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
         """`handle`: the model; `what`: the moment in words (logged); `attempt`: a run's attempt."""

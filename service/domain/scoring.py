@@ -1,27 +1,30 @@
-"""What a score request reads and writes: the version it scores with, its scorer, and feedback labels."""
+"""What a score request reads and writes: the version it scores with, its scorer, and feedback labels; the
+rules a request meets before anything is scored, and its answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
-from core.contract import can
+from core.contract import can, nearer_pole_is_positive
 from core.json_types import JsonObject
 from service.domain.access import require_readable, require_role
+from service.domain.decisions import with_decisions
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
+from service.schemas.score import CompareIn, CompareOut, CompareSide, ScoreIn, TraitDelta, TraitScore
 from service.store import ledger
-from service.store.api_keys import Principal
+from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, Run, Tag, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
@@ -176,3 +179,203 @@ def require_feedback_writer(who: Principal, t: Target) -> None:
     if not who.owns(t.namespace):
         raise ApiError(403, "forbidden", f"The key does not own namespace {t.namespace!r}: no feedback.")
     require_role(who, "label", t.namespace)  # feedback is a label: every role may send it
+
+
+#: How a score request finds its key inside its read transaction (the route's: the guard's, else a lookup).
+Identify = Callable[[Session], Principal]
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """A score request that passed its rules: who asks, the body, and the version that scores it."""
+
+    who: Principal
+    body: ScoreIn
+    target: Target
+
+    @property
+    def texts(self) -> list[str]:
+        return self.body.content if isinstance(self.body.content, list) else [self.body.content]
+
+
+def open_request(
+    reads: sessionmaker[Session], identify: Identify, handle: str, parse: Callable[[], ScoreIn]
+) -> ScoreRequest:
+    """The key, the body and the target in one read transaction (scoring is the hot path), in that order: a
+    missing key is a 401 before a bad body's 422, which comes before an unknown model's 404."""
+    with transaction(reads) as s:
+        who = identify(s)
+        body = parse()
+        target = find_target(s, who, handle, body.version)
+    require_scorable(who, body, target)
+    return ScoreRequest(who, body, target)
+
+
+def require_scorable(who: Principal, body: ScoreIn, t: Target) -> None:
+    """What a request must be before anything is scored, cached or buffered: explain takes one content, and
+    feedback comes from a writer of the model, for one content, on a model that keeps content."""
+    if body.explain and isinstance(body.content, list) and len(body.content) > 1:
+        raise ApiError(
+            422,
+            "validation_error",
+            "explain works on one content per request (it scores each word's absence); "
+            "send the others without explain.",
+            details=[{"loc": ["body", "explain"], "msg": "one content per request", "type": "explain_cap"}],
+        )
+    if body.feedback:
+        require_feedback_writer(who, t)
+        if t.zdr:
+            raise ApiError(
+                409,
+                "zero_data_retention",
+                "Feedback is rejected under zero-data-retention: content is never stored.",
+            )
+        if isinstance(body.content, list):
+            raise ApiError(422, "validation_error", "feedback labels a single content, not a list.")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A request's scores, per content and trait, and the feedback labels it buffered (None: it sent none)."""
+
+    request: ScoreRequest
+    scorer: Scorer
+    blocks: list[list[TraitScore]]
+    buffered: int | None
+
+
+def score(ctx: Resources, r: ScoreRequest) -> Scored:
+    """Score the request's contents outside any transaction, then buffer its feedback."""
+    texts = r.texts
+    scorer = scorer_for(ctx, r.target)
+    blocks = trait_scores(scorer, texts)
+    feedback = r.body.feedback
+    buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who.annotator)[0] if feedback else None
+    return Scored(r, scorer, blocks, buffered)
+
+
+def trait_scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
+    """Each text's score per trait, clamped to [0, 1], with the label of the nearer pole."""
+    out = []
+    for row in scorer.score(texts):
+        block = []
+        for spec, value in zip(scorer.traits, row, strict=True):
+            v = min(1.0, max(0.0, float(value)))
+            block.append(
+                TraitScore(
+                    trait=spec.key,
+                    name=spec.name,
+                    score=round(v, 6),
+                    label=spec.positive_label if nearer_pole_is_positive(v) else spec.negative_label,
+                    positive_label=spec.positive_label,
+                    negative_label=spec.negative_label,
+                )
+            )
+        out.append(block)
+    return out
+
+
+class WordContribution(TypedDict):
+    word: str
+    contribution: float
+    axis: float
+    strength: float
+
+
+def explanation(scorer: Scorer, text: str) -> dict[str, list[WordContribution]]:
+    """Per trait, each word's contribution to the text's score (the costly part of a request)."""
+    return {
+        key: [
+            {
+                "word": e.word,
+                "contribution": round(e.contribution, 6),
+                "axis": round(e.axis, 6),
+                "strength": round(e.strength, 6),
+            }
+            for e in effects
+        ]
+        for key, effects in scorer.explain(text).items()
+    }
+
+
+def score_body(scored: Scored) -> JsonObject:
+    """The JSON answer: the scores with the version's decisions, one result per content of a list, and the
+    explanations when asked."""
+    r, t = scored.request, scored.request.target
+    out: JsonObject = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
+    if isinstance(r.body.content, list):
+        results = []
+        for i, (text, block) in enumerate(zip(r.texts, scored.blocks, strict=True)):
+            item: JsonObject = {"index": i, "scores": with_decisions(block, t.thresholds)}
+            if r.body.explain:
+                item["explanation"] = explanation(scored.scorer, text)
+            results.append(item)
+        out["results"] = results
+    else:
+        out["scores"] = with_decisions(scored.blocks[0], t.thresholds)
+        if r.body.explain:
+            out["explanation"] = explanation(scored.scorer, r.texts[0])
+    if scored.buffered is not None:
+        out["feedback_buffered"] = scored.buffered
+    return out
+
+
+def compare(ctx: Resources, who: Principal, handle: str, body: CompareIn) -> CompareOut:
+    """Two texts scored by one version, and b's score minus a's per trait."""
+    with transaction(ctx.reads) as s:
+        t = find_target(s, who, handle, body.version)
+    a, b = trait_scores(scorer_for(ctx, t), [body.a, body.b])
+    diff = [
+        TraitDelta(trait=x.trait, name=x.name, delta=round(y.score - x.score, 6))
+        for x, y in zip(a, b, strict=True)
+    ]
+    return CompareOut(
+        handle=t.handle,
+        version_no=t.version_no,
+        version_tags=t.tags,
+        a=CompareSide(scores=a),
+        b=CompareSide(scores=b),
+        difference=diff,
+    )
+
+
+# Perspective's path (routes/perspective.py): its key comes as a bearer token or a `key` parameter, and it
+# names versions per attribute.
+
+
+def key_for(reads: sessionmaker[Session], token: str) -> Principal | None:
+    """The key or person `token` names, or None."""
+    with transaction(reads) as s:
+        return authenticate(s, token)
+
+
+def find_targets(
+    reads: sessionmaker[Session], who: Principal, handle: str, refs: Iterable[str | None]
+) -> dict[str | None, Target]:
+    """The target of each version reference (None: the current version), in one read transaction."""
+    with transaction(reads) as s:
+        return {ref: find_target(s, who, handle, ref) for ref in refs}
+
+
+def feedback_target(
+    reads: sessionmaker[Session], who: Principal, handle: str
+) -> tuple[Target, dict[str, str]]:
+    """Where Perspective's feedback (SuggestCommentScore) goes, and the model's trait keys by key and by
+    casefolded name. Feedback is a write: only an authoring key that owns the model's namespace may send it,
+    and never under zero-data-retention."""
+    with transaction(reads) as s:
+        t = find_target(s, who, handle, None)
+        if who.scope != "authoring" or not who.owns(handle.split(".", 1)[0]):
+            raise ApiError(
+                403, "forbidden", f"Feedback needs an authoring key that owns {handle}'s namespace."
+            )
+        require_role(who, "label", t.namespace)
+        traits = s.scalars(select(Trait).where(Trait.model_id == t.model_id)).all()
+    by_name = {tr.name.casefold(): tr.key for tr in traits} | {tr.key: tr.key for tr in traits}
+    if t.zdr:
+        raise ApiError(
+            409,
+            "zero_data_retention",
+            f"{handle} has zero-data-retention on: feedback would store the comment.",
+        )
+    return t, by_name

@@ -17,13 +17,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import select
 
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 from core.json_types import JsonObject
 from service.context import Context
-from service.domain.access import require_role
-from service.domain.scoring import Target, add_feedback, find_target, scorer_for
+from service.domain.scoring import add_feedback, feedback_target, find_targets, key_for, scorer_for
 from service.errors import ApiError, request_id_of
 from service.http import ratelimit
 from service.perspective.compat import (
@@ -48,9 +46,7 @@ from service.schemas.perspective import (
     SuggestScoreIn,
     SuggestScoreOut,
 )
-from service.store.api_keys import Principal, authenticate
-from service.store.db import transaction
-from service.store.tables import Trait
+from service.store.api_keys import Principal
 
 if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
     from core.engine import TraitSpec
@@ -96,8 +92,7 @@ def _principal(ctx: Context, request: Request, key: str | None) -> Principal:
     token = secret.strip() if scheme.lower() == "bearer" and secret.strip() else (key or "").strip()
     if not token:
         raise _KeyProblem(missing=True)
-    with transaction(ctx.reads) as s:
-        found = authenticate(s, token)
+    found = key_for(ctx.reads, token)
     if found is None:
         raise _KeyProblem(missing=False)
     return found
@@ -151,10 +146,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
     spans = sentence_spans(text) if body.spanAnnotations else []
     units = utf16_spans(text, spans)  # what the response reports; `spans` slice the Python string
     refs = {split_attribute(name)[1] for name in body.requestedAttributes}
-    targets: dict[str | None, Target] = {}
-    with transaction(ctx.reads) as s:
-        for ref in refs:
-            targets[ref] = find_target(s, who, handle, ref)
+    targets = find_targets(ctx.reads, who, handle, refs)
     scorers = {
         ref: scorer_for(ctx, replace(t, zdr=True) if body.doNotStore else t) for ref, t in targets.items()
     }
@@ -201,22 +193,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
 
 def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObject:
     handle = _handle(ctx, body.model)
-    with transaction(ctx.reads) as s:
-        t = find_target(s, who, handle, None)
-        # Feedback is a write: only an authoring key that owns the model's namespace may send it.
-        if who.scope != "authoring" or not who.owns(handle.split(".", 1)[0]):
-            raise ApiError(
-                403, "forbidden", f"Feedback needs an authoring key that owns {handle}'s namespace."
-            )
-        require_role(who, "label", t.namespace)
-        traits = s.scalars(select(Trait).where(Trait.model_id == t.model_id)).all()
-    by_name = {tr.name.casefold(): tr.key for tr in traits} | {tr.key: tr.key for tr in traits}
-    if t.zdr:
-        raise ApiError(
-            409,
-            "zero_data_retention",
-            f"{handle} has zero-data-retention on: feedback would store the comment.",
-        )
+    t, by_name = feedback_target(ctx.reads, who, handle)
     items = []
     for name, suggested in body.attributeScores.items():
         base = split_attribute(name)[0].casefold()

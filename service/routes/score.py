@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, TypedDict
+from functools import partial
+from typing import Annotated
 
 import anyio.from_thread
 from fastapi import APIRouter, Query, Request
@@ -15,30 +16,15 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 
-from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS, nearer_pole_is_positive
-from core.json_types import JsonObject
+from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS
 from service.context import Context
-from service.domain.decisions import with_decisions
-from service.domain.scoring import add_feedback, find_target, require_feedback_writer, scorer_for
+from service.domain import scoring
 from service.errors import ApiError
 from service.http import textplain
 from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
 from service.routes.common import errors
 from service.schemas.common import NOT_BLANK_PATTERN, has_unstorable
-from service.schemas.score import (
-    CompareIn,
-    CompareOut,
-    CompareSide,
-    ScoreIn,
-    ScoreOut,
-    TraitDelta,
-    TraitScore,
-)
-from service.store.api_keys import Principal
-from service.store.db import transaction
-
-if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
-    from core.engine import Scorer
+from service.schemas.score import CompareIn, CompareOut, ScoreIn, ScoreOut
 
 router = APIRouter(tags=["scoring"])
 
@@ -47,49 +33,6 @@ _SCORE_200 = {
     "description": "Scores (JSON), or a bar chart with `Accept: text/plain`",
     "content": {"text/plain": {"schema": {"type": "string"}}},
 }
-
-
-def _scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
-    matrix = scorer.score(texts)
-    out = []
-    for row in matrix:
-        block = []
-        for spec, value in zip(scorer.traits, row, strict=True):
-            v = min(1.0, max(0.0, float(value)))
-            block.append(
-                TraitScore(
-                    trait=spec.key,
-                    name=spec.name,
-                    score=round(v, 6),
-                    label=spec.positive_label if nearer_pole_is_positive(v) else spec.negative_label,
-                    positive_label=spec.positive_label,
-                    negative_label=spec.negative_label,
-                )
-            )
-        out.append(block)
-    return out
-
-
-class _WordContribution(TypedDict):
-    word: str
-    contribution: float
-    axis: float
-    strength: float
-
-
-def _explain(scorer: Scorer, text: str) -> dict[str, list[_WordContribution]]:
-    return {
-        key: [
-            {
-                "word": e.word,
-                "contribution": round(e.contribution, 6),
-                "axis": round(e.axis, 6),
-                "strength": round(e.strength, 6),
-            }
-            for e in effects
-        ]
-        for key, effects in scorer.explain(text).items()
-    }
 
 
 def _wants_text(request: Request) -> bool:
@@ -140,60 +83,29 @@ class ScoreCall:
     version: str | None  # query parameters, for raw bodies
     explain: bool
     as_text: bool
-    who: Principal | None = None  # authenticated by service.http.guard before the body was read
+    identify: scoring.Identify
     # Whether the client has gone away; checked before the explanation, the long part of a request.
     disconnected: Callable[[], bool] = lambda: False
 
 
-def _score_sync(ctx: Context, creds: HTTPAuthorizationCredentials | None, call: ScoreCall) -> Response:
-    # The hot path: the key, the body and the target in one thread hop and one read transaction.
-    with transaction(ctx.reads) as s:
-        who = call.who or principal_in(s, creds)
-        req = _parse(call.body, call.content_type, call.version, call.explain)
-        t = find_target(s, who, call.handle, req.version)
-    if req.explain and isinstance(req.content, list) and len(req.content) > 1:
-        raise ApiError(
-            422,
-            "validation_error",
-            "explain works on one content per request (it scores each word's absence); "
-            "send the others without explain.",
-            details=[{"loc": ["body", "explain"], "msg": "one content per request", "type": "explain_cap"}],
-        )
-    if req.feedback:
-        require_feedback_writer(who, t)  # before anything is scored, cached or buffered
-        if t.zdr:
-            raise ApiError(
-                409,
-                "zero_data_retention",
-                "Feedback is rejected under zero-data-retention: content is never stored.",
-            )
-        if isinstance(req.content, list):
-            raise ApiError(422, "validation_error", "feedback labels a single content, not a list.")
-    texts = req.content if isinstance(req.content, list) else [req.content]
-    scorer = scorer_for(ctx, t)
-    blocks = _scores(scorer, texts)
-    buffered = add_feedback(ctx, t, texts[0], req.feedback, who.annotator)[0] if req.feedback else None
-    if req.explain and call.disconnected():
+def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> scoring.Identify:
+    """The key service.http.guard authenticated before the body was read, else looked up (401 if none)."""
+    known = getattr(request.state, "principal", None)
+    return lambda s: known if known is not None else principal_in(s, creds)
+
+
+def _score_sync(ctx: Context, call: ScoreCall) -> Response:
+    parse = partial(_parse, call.body, call.content_type, call.version, call.explain)
+    scored = scoring.score(ctx, scoring.open_request(ctx.reads, call.identify, call.handle, parse))
+    if scored.request.body.explain and call.disconnected():
         raise ApiError(499, "client_closed_request", "The client went away before the explanation.")
     if call.as_text:
-        headers = {} if buffered is None else {"X-Feedback-Buffered": str(buffered)}
-        return PlainTextResponse(textplain.render(t.handle, t.version_no, t.tags, blocks), headers=headers)
-    out: JsonObject = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
-    if isinstance(req.content, list):
-        results = []
-        for i, (text, block) in enumerate(zip(texts, blocks, strict=True)):
-            item: JsonObject = {"index": i, "scores": with_decisions(block, t.thresholds)}
-            if req.explain:
-                item["explanation"] = _explain(scorer, text)
-            results.append(item)
-        out["results"] = results
-    else:
-        out["scores"] = with_decisions(blocks[0], t.thresholds)
-        if req.explain:
-            out["explanation"] = _explain(scorer, texts[0])
-    if buffered is not None:
-        out["feedback_buffered"] = buffered
-    return JSONResponse(out)
+        t = scored.request.target
+        headers = {} if scored.buffered is None else {"X-Feedback-Buffered": str(scored.buffered)}
+        return PlainTextResponse(
+            textplain.render(t.handle, t.version_no, t.tags, scored.blocks), headers=headers
+        )
+    return JSONResponse(scoring.score_body(scored))
 
 
 @router.post(
@@ -228,32 +140,16 @@ async def score(
     explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
 ) -> Response:
     content_type = request.headers.get("content-type", "application/json")
-    call = ScoreCall(handle, await request.body(), content_type, version, explain, _wants_text(request))
-    call.who = getattr(request.state, "principal", None)
-    call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
-    return await run_in_threadpool(_score_sync, ctx, creds, call)
-
-
-def _compare_sync(ctx: Context, who: Principal, handle: str, body: CompareIn) -> CompareOut:
-    with transaction(ctx.reads) as s:
-        t = find_target(s, who, handle, body.version)
-    a, b = _scores(scorer_for(ctx, t), [body.a, body.b])
-    diff = [
-        TraitDelta(trait=x.trait, name=x.name, delta=round(y.score - x.score, 6))
-        for x, y in zip(a, b, strict=True)
-    ]
-    return CompareOut(
-        handle=t.handle,
-        version_no=t.version_no,
-        version_tags=t.tags,
-        a=CompareSide(scores=a),
-        b=CompareSide(scores=b),
-        difference=diff,
+    body = await request.body()
+    call = ScoreCall(
+        handle, body, content_type, version, explain, _wants_text(request), _identify(request, creds)
     )
+    call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
+    return await run_in_threadpool(_score_sync, ctx, call)
 
 
 @router.post(
     "/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409, 503)
 )
 def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep) -> CompareOut:
-    return _compare_sync(ctx, who, handle, body)
+    return scoring.compare(ctx, who, handle, body)

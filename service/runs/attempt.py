@@ -24,9 +24,6 @@ class Attempt:
     sessions: sessionmaker[Session]
     embedders: Embedders
     heartbeat: Heartbeat
-    # Called with (fraction, phase) on every engine progress report; tests use it to simulate a worker dying
-    # mid-run (raise a BaseException).
-    progress_hook: Callable[[float, str], None] | None = None
     # Enqueues one shard of this run's embedding for any worker (service/runs/shards.py).
     enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
     checkpoints: Checkpoints = UNWATCHED
@@ -46,8 +43,7 @@ class Attempt:
         """A progress callback for an engine call that covers [lo, hi] of the run."""
 
         def report(fraction: float, phase: str) -> None:
-            if self.progress_hook is not None:
-                self.progress_hook(fraction, phase)
+            self.checkpoints.reached("engine_progress", self.handle, phase, self.number)
             self.heartbeat.progress(lo + (hi - lo) * float(fraction), phase)
             if not self.started:
                 self.started = True

@@ -50,9 +50,6 @@ class Executor:
         self.sessions = sessions
         self.embedders = embedders
         self.run_locks = run_locks
-        # Called with (fraction, phase) on every engine progress report; tests use it to simulate a
-        # worker dying mid-run (raise a BaseException).
-        self.progress_hook: Callable[[float, str], None] | None = None
         # Enqueues one shard of a run's embedding (the context sets it once the queue exists).
         self.enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
         # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
@@ -107,7 +104,6 @@ class Executor:
                     handle,
                     *parts,
                     hb,
-                    self.progress_hook,
                     self.enqueue_shard,
                     self.checkpoints,
                 )

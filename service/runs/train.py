@@ -1,16 +1,22 @@
 """Run kinds train, retrain and backfill: fit every trait on the stored samples (and, for a retraining or a
-reopened draft, the buffered feedback), then store version N+1 and make it current in one transaction."""
+reopened draft, the buffered feedback), then store version N+1 and make it current in one transaction.
+
+`execute` is its steps in order: read the inputs (one read transaction), choose what to train on, embed
+(shared among the workers when it is worth it), fit, and save."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.embedders.base import Embedder
 from core.engine import train
-from core.engine.votes import Vote, contested_counts, count_votes, vote_counts
+from core.engine.types import Sample, TrainingResult
+from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
@@ -24,92 +30,159 @@ from service.store.samples import fold_feedback, held_feedback, load_traits, sha
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
 
-#: What a training reads in one transaction: options, traits, votes, buffered feedback, the previous
-#: version's parameters, whether texts are kept, the embedder and the model's id.
-_Inputs = tuple[
-    JsonObject, list[Trait], list[Vote], list[FeedbackLabel], JsonObject | None, bool, str | None, int
-]
+Phase = Literal["embedding", "fitting", "saving"]
+
+#: The run's progress (0-1) over a training's phases: phase -> (start, end). When the workers share the
+#: embedding it reports its own phase and the engine only fits; otherwise the engine embeds as it fits and
+#: covers both.
+PROGRESS: dict[Phase, tuple[float, float]] = {
+    "embedding": (0.02, 0.70),
+    "fitting": (0.70, 0.95),
+    "saving": (0.97, 1.0),
+}
+
+
+def progress_at(phase: Phase, fraction: float) -> float:
+    """The run's progress `fraction` (0-1) of the way through `phase`."""
+    start, end = PROGRESS[phase]
+    return start + (end - start) * fraction
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a training reads in one transaction."""
+
+    options: JsonObject  # the run's options
+    traits: list[Trait]
+    votes: list[Vote]  # the stored samples' labels
+    feedback: list[FeedbackLabel]  # the buffered feedback this training may take in
+    params: JsonObject | None  # the previous version's parameters, to reuse
+    retain: bool  # texts are kept (no zero-data-retention)
+    embedder_choice: str | None
+    model_id: int
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """What the inputs train on. Feedback that would leave a trait untrainable (one pole of a trait without
+    samples: service/store/samples.held_feedback) stays buffered."""
+
+    feedback: list[FeedbackLabel]  # the buffer this training consumes (held feedback left out)
+    usable: list[FeedbackLabel]  # of those, the labels of a trait the model still has: folded into samples
+    # One row per (trait, text), its quality the counted one (core/engine/votes.py).
+    counted: list[CountedText]
+    samples: list[Sample]
+
+    @property
+    def texts(self) -> set[str]:
+        return {x.text for x in self.samples}
 
 
 def execute(at: Attempt) -> None:
-    def read(s: Session) -> _Inputs:
-        run = s.get(Run, at.run_id)
-        assert run is not None
-        model = s.get(Model, run.model_id)
-        assert model is not None
-        options = dict(run.options)
-        traits = load_traits(s, model.id)
-        votes = sample_votes(s, model.id)
-        feedback = (
-            list(
-                s.scalars(
-                    select(FeedbackLabel).where(FeedbackLabel.model_id == model.id).order_by(FeedbackLabel.id)
-                )
-            )
-            # A training from a reopened draft takes the buffer in too (docs/api.md, "Reopen").
-            if run.kind == "retrain" or options.get("with_feedback")
-            else []
-        )
-        params = None
-        if options.get("reuse_params") and model.current_version_id is not None:
-            prev = s.get(Version, model.current_version_id)
-            if prev is not None:
-                params = {
-                    k: m.get("params")
-                    for k, m in prev.metrics.get("traits", {}).items()
-                    if m.get("params") is not None
-                } or None
-        retain = not model.zero_data_retention
-        embedder_choice = model.embedder
-        model_id = model.id
-        return options, traits, votes, feedback, params, retain, embedder_choice, model_id
-
     with transaction(at.reads) as s:  # a read: it waits for no writer and holds up none
-        options, traits, votes, feedback, params, retain, embedder_choice, model_id = read(s)
-    keys = {t.key for t in traits}
-    held = {f.id for f in held_feedback(feedback, samples_to_train(count_votes(votes)))}
-    feedback = [f for f in feedback if f.id not in held]
-    usable = [f for f in feedback if f.trait_key in keys]
-    # Votes: one training row per (trait, text), its quality the counted one (core/engine/votes.py).
-    counted = count_votes([*votes, *feedback_votes(usable)])
-    samples = samples_to_train(counted)
-    effort = options.get("effort") or "medium"
-    embedder: Embedder = at.embedders.get(embedder_choice, retain=retain)
-    at.report(0.02, "embedding")
+        inputs = read_inputs(s, at.run_id)
+    data = training_set(inputs)
+    effort = str(inputs.options.get("effort") or "medium")
+    embedder: Embedder = at.embedders.get(inputs.embedder_choice, retain=inputs.retain)
+    at.report(PROGRESS["embedding"][0], "embedding")
     started = time.monotonic()
-    engine_from = 0.02
-    if shards.shardable(at.settings, len({x.text for x in samples}), retain):
-        # Every worker embeds a share (service/runs/shards.py); the engine then finds the vectors ready.
-        embedder = shards.Coordinator(
-            at.run_id,
-            at.handle,
-            model_id,
-            at.settings,
-            at.sessions,
-            embedder,
-            at.enqueue_shard,
-            lambda fraction, phase, message: at.report(0.02 + 0.68 * fraction, phase, message),
-            at.checkpoints,
-        ).embed(samples)
-        engine_from = 0.7
+    sharded = shards.shardable(at.settings, len(data.texts), inputs.retain)
+    if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
+        embedder = shared_embedding(at, inputs, data, embedder)
     result = train(
-        trait_specs(traits),
-        samples,
+        trait_specs(inputs.traits),
+        data.samples,
         embedder=embedder,
         effort=effort,
-        params=params,
-        progress=at.engine_progress(engine_from, 0.95),
+        params=inputs.params,
+        progress=at.engine_progress(
+            PROGRESS["fitting" if sharded else "embedding"][0], PROGRESS["fitting"][1]
+        ),
     )
-    duration = time.monotonic() - started
-    at.report(0.97, "saving")
-    where = f"saving run {at.run_id} attempt {at.number}"
-    at.checkpoints.reached("version_saving", at.handle, where, at.number)
-    counts = vote_counts(counted)
-    contested = contested_counts(counted)
-    # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
-    # kept under zero-data-retention.
-    trained = trained_record(sha256(t) for t in {x.text for x in samples}) if retain else None
-    metrics = {
+    metrics = version_metrics(inputs, data, result, embedder.id, effort, time.monotonic() - started)
+    at.report(PROGRESS["saving"][0], "saving")
+    at.checkpoints.reached(
+        "version_saving", at.handle, f"saving run {at.run_id} attempt {at.number}", at.number
+    )
+    purged = save(at, inputs, data, result, metrics)
+    if purged is None:
+        return  # the claim was lost (recovered elsewhere): nothing was applied
+    erase(at.sessions.kw["bind"], at.embedders, purged)
+    shards.drop(at.sessions, at.run_id)
+
+
+def read_inputs(s: Session, run_id: str) -> Inputs:
+    run = s.get(Run, run_id)
+    assert run is not None
+    model = s.get(Model, run.model_id)
+    assert model is not None
+    options = dict(run.options)
+    # A training from a reopened draft takes the buffer in too (docs/api.md, "Reopen").
+    with_feedback = run.kind == "retrain" or bool(options.get("with_feedback"))
+    feedback = (
+        list(
+            s.scalars(
+                select(FeedbackLabel).where(FeedbackLabel.model_id == model.id).order_by(FeedbackLabel.id)
+            )
+        )
+        if with_feedback
+        else []
+    )
+    return Inputs(
+        options=options,
+        traits=load_traits(s, model.id),
+        votes=sample_votes(s, model.id),
+        feedback=feedback,
+        params=previous_params(s, model) if options.get("reuse_params") else None,
+        retain=not model.zero_data_retention,
+        embedder_choice=model.embedder,
+        model_id=model.id,
+    )
+
+
+def previous_params(s: Session, model: Model) -> JsonObject | None:
+    """The current version's parameters per trait (a trait without any left out), or None."""
+    if model.current_version_id is None:
+        return None
+    prev = s.get(Version, model.current_version_id)
+    if prev is None:
+        return None
+    traits = prev.metrics.get("traits", {})
+    return {k: m.get("params") for k, m in traits.items() if m.get("params") is not None} or None
+
+
+def training_set(inputs: Inputs) -> TrainingSet:
+    keys = {t.key for t in inputs.traits}
+    held = {f.id for f in held_feedback(inputs.feedback, samples_to_train(count_votes(inputs.votes)))}
+    feedback = [f for f in inputs.feedback if f.id not in held]
+    usable = [f for f in feedback if f.trait_key in keys]
+    counted = count_votes([*inputs.votes, *feedback_votes(usable)])
+    return TrainingSet(feedback, usable, counted, samples_to_train(counted))
+
+
+def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder) -> Embedder:
+    """Every worker embeds a share (service/runs/shards.py); the embedder returned has the vectors ready."""
+    coordinator = shards.Coordinator(
+        at.run_id,
+        at.handle,
+        inputs.model_id,
+        at.settings,
+        at.sessions,
+        embedder,
+        at.enqueue_shard,
+        lambda fraction, phase, message: at.report(progress_at("embedding", fraction), phase, message),
+        at.checkpoints,
+    )
+    return coordinator.embed(data.samples)
+
+
+def version_metrics(
+    inputs: Inputs, data: TrainingSet, result: TrainingResult, embedder_id: str, effort: str, duration: float
+) -> JsonObject:
+    """The version's `metrics`: per trait the engine's figures, its parameters and its label counts."""
+    counts = vote_counts(data.counted)
+    contested = contested_counts(data.counted)
+    return {
         "traits": {
             key: {
                 **dict(result.metrics.get(key, {})),
@@ -117,30 +190,39 @@ def execute(at: Attempt) -> None:
                 **counts.get(key, {"texts": 0, "votes": 0}),
                 **contested.get(key, {"contested": 0, "contested_neutral": 0}),
             }
-            for key in (t.key for t in traits)
+            for key in (t.key for t in inputs.traits)
         },
-        "embedder": embedder.id,
+        "embedder": embedder_id,
         "effort": effort,
         "duration_s": round(duration, 3),
     }
-    purged: list[str] = []
+
+
+def save(
+    at: Attempt, inputs: Inputs, data: TrainingSet, result: TrainingResult, metrics: JsonObject
+) -> list[str] | None:
+    """Store version N+1 and make it current, in one transaction with the run's success; the texts purged
+    under zero-data-retention, or None when the claim was lost and nothing was applied."""
+    # What this version trained on, so that its evaluations leave those texts out; nothing of a text is
+    # kept under zero-data-retention.
+    trained = trained_record(sha256(t) for t in data.texts) if inputs.retain else None
     with transaction(at.sessions) as s:
         if not ledger.succeed(s, at.run_id, at.number, "Training finished"):
-            return  # the claim was lost (recovered elsewhere): apply nothing
+            return None
         run = s.get(Run, at.run_id)
         assert run is not None  # succeed() just updated it
         model = s.get(Model, run.model_id)
         assert model is not None
-        if feedback:
-            fold_feedback(s, model.id, usable)
-            s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in feedback])))
+        if data.feedback:
+            fold_feedback(s, model.id, data.usable)
+            s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in data.feedback])))
         last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
         version = Version(
             model_id=model.id,
             version_no=last_no + 1,
-            triggered_by=options.get("triggered_by", "train"),
+            triggered_by=inputs.options.get("triggered_by", "train"),
             param_hash=result.param_hash,
-            sample_count=len(votes) + len(usable),  # labels stored (votes), as before votes
+            sample_count=len(inputs.votes) + len(data.usable),  # labels stored (votes), as before votes
             run_id=at.run_id,
             metrics=metrics,
             snapshot=result.snapshot,
@@ -154,9 +236,9 @@ def execute(at: Attempt) -> None:
         model.current_version_id = version.id
         model.state = ledger.state_after(model, run, succeeded=True)
         model.updated_at = utcnow()
+        purged: list[str] = []
         if model.zero_data_retention:  # rule 1 of 2.5: purge at every training completion
             keep_agreement(s, model)  # the agreement of the votes, as numbers, before they go
             purged = purge_texts(s, model.id)
         prune(s, model)
-    erase(at.sessions.kw["bind"], at.embedders, purged)
-    shards.drop(at.sessions, at.run_id)
+    return purged

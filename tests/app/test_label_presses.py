@@ -125,6 +125,7 @@ def test_a_withdrawn_label_leaves_the_session_s_counters(service: LocalService, 
         _deliver(s, client, Press(key, shown_as(s.trait, s.current), f"n{next(_nonces)}"))
     assert (len(s.history), s.left) == (2, left - 2)
     first = s.history[0]["feedback_id"]
+    assert first is not None  # a ready model: the labels went to the buffer
     client.withdraw_feedback(handle, first)
     withdrawn(s, first)
     assert (len(s.history), s.left) == (1, left - 1)

@@ -15,6 +15,7 @@ from core.client import (
     ValidationError,
     WaitTimeoutError,
 )
+from tests.checkpoints import on_progress
 from tests.client.conftest import Service, make_draft
 
 FORMAL = "Dear Sir or Madam, kindly find attached the signed agreement for your records."
@@ -73,17 +74,14 @@ def test_wait_for_another_run_id_times_out(client: Client, trained: str) -> None
 def test_wait_raises_run_failed(client: Client, service: Service) -> None:
     handle = make_draft(client, service.handle("fails"))
 
-    def crash(fraction: float, phase: str) -> None:  # the engine breaking mid-run
+    def crash(phase: str) -> None:  # the engine breaking mid-run
         raise RuntimeError("injected engine crash")
 
-    service.ctx.executor.progress_hook = crash
-    try:
+    seen: list[LastOperation] = []
+    with on_progress(service.ctx.executor, crash):
         run = client.train(handle, effort="low")
-        seen: list[LastOperation] = []
         with pytest.raises(RunFailedError) as err:
             client.wait(handle, run.run_id, timeout=60, on_operation=seen.append)
-    finally:
-        service.ctx.executor.progress_hook = None
     assert err.value.run_id == run.run_id and err.value.code == "internal_error"
     assert err.value.model.state == "failed" and err.value.operation.status == "failed"
     assert seen[-1].status == "failed"

@@ -14,6 +14,7 @@ from service.config.settings import Settings
 from service.process import faults
 from service.store import ledger
 from service.store.tables import Run, SampleRow, Version, utcnow
+from tests.checkpoints import on_progress
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, make_model, wait_settled
 
@@ -22,16 +23,14 @@ class WorkerDied(BaseException):
     """Stands in for the process dying: not an Exception, so nothing in the run catches it."""
 
 
-def die_mid_run(fraction: float, phase: str) -> None:
+def die_mid_run(phase: str) -> None:
     raise WorkerDied(phase)
 
 
 def crash(svc: Svc, run_id: str) -> None:
     """Run until the engine's first progress report, die there, then let the heartbeat go stale."""
-    svc.ctx.executor.progress_hook = die_mid_run
-    with pytest.raises(WorkerDied):
+    with on_progress(svc.ctx.executor, die_mid_run), pytest.raises(WorkerDied):
         svc.ctx.executor.execute(run_id)
-    svc.ctx.executor.progress_hook = None
     with svc.ctx.sessions() as s, s.begin():
         s.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow() - timedelta(minutes=5)))
 
@@ -164,21 +163,20 @@ def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -
     run_id = check(c.post("/v1/models/acme.lost/train", json={}, headers=h), 202)["run_id"]
     reports: list[str] = []
 
-    def recovered_elsewhere(fraction: float, phase: str) -> None:
+    def recovered_elsewhere(phase: str) -> None:
         reports.append(phase)
         if len(reports) == 1:
             set_heartbeat(idle_svc, run_id, -timedelta(minutes=5))
             assert idle_svc.ctx.recover() == [run_id]
 
-    idle_svc.ctx.executor.progress_hook = recovered_elsewhere
-    idle_svc.ctx.executor.execute(run_id)  # returns: the claim is gone
+    with on_progress(idle_svc.ctx.executor, recovered_elsewhere):
+        idle_svc.ctx.executor.execute(run_id)  # returns: the claim is gone
     model = check(c.get("/v1/models/acme.lost", headers=h), 200)
     assert model["state"] == "busy" and model["last_operation"]["status"] == "queued"
     assert counts(idle_svc) == (0, 24)
     full: list[str] = []
-    idle_svc.ctx.executor.progress_hook = lambda fraction, phase: full.append(phase)
-    idle_svc.ctx.executor.execute(run_id)
-    idle_svc.ctx.executor.progress_hook = None
+    with on_progress(idle_svc.ctx.executor, full.append):
+        idle_svc.ctx.executor.execute(run_id)
     assert len(reports) < len(full)  # the lost attempt stopped at its next progress write
     assert check(c.get("/v1/models/acme.lost", headers=h), 200)["version_no"] == 1
     with idle_svc.ctx.sessions() as s:
@@ -247,15 +245,17 @@ def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, dat
         c, h = svc.client, svc.author
         held: list[str] = []
 
-        def hold(fraction: float, phase: str) -> None:
+        def hold(phase: str) -> None:
             if not held:
                 held.append(phase)
                 time.sleep(3.0)  # the engine busy in native code: only the heartbeat thread speaks
 
-        svc.ctx.executor.progress_hook = hold
         make_model(c, h, "acme.long")
-        run_id = check(c.post("/v1/models/acme.long/train", json={"effort": "low"}, headers=h), 202)["run_id"]
-        model = wait_settled(c, "acme.long", h)
+        with on_progress(svc.ctx.executor, hold):
+            run_id = check(c.post("/v1/models/acme.long/train", json={"effort": "low"}, headers=h), 202)[
+                "run_id"
+            ]
+            model = wait_settled(c, "acme.long", h)
         assert held and model["state"] == "ready" and model["last_operation"]["status"] == "succeeded"
         with svc.ctx.sessions() as s:
             run = s.get(Run, run_id)

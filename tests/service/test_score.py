@@ -277,9 +277,9 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
     make_model(c, h, "acme.h")
     train_ready(c, h, "acme.h")
     explained: list[str] = []
-    from service.routes import score as score_route
+    from service.domain import scoring
 
-    real_explain = score_route._explain
+    real_explain = scoring.explanation
 
     def counting_explain(scorer: Any, text: str) -> Any:
         explained.append(text)
@@ -313,7 +313,7 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
         await svc.app(scope, receive, send)
         return sent
 
-    monkeypatch.setattr(score_route, "_explain", counting_explain)
+    monkeypatch.setattr(scoring, "explanation", counting_explain)
     there = anyio.run(call, False)
     assert there[0]["status"] == 200 and explained == ["Dear Sir, kind regards."]
     gone = anyio.run(call, True)

@@ -22,6 +22,7 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import load_samples
 from service.store.tables import Run, RunShard, utcnow
+from tests.checkpoints import on_progress
 from tests.service.conftest import Svc, running
 from tests.service.helpers import TRAITS, check
 
@@ -111,8 +112,8 @@ def test_other_workers_shards_come_back_through_the_database_and_train_what_the_
 
     reports: list[dict[str, Any]] = []
     svc.ctx.executor.enqueue_shard = another_worker
-    svc.ctx.executor.progress_hook = lambda fraction, phase: reports.append({"phase": phase})
-    svc.ctx.executor.execute(run_id)
+    with on_progress(svc.ctx.executor, lambda phase: reports.append({"phase": phase})):
+        svc.ctx.executor.execute(run_id)
     assert taken == [1, 3, 5, 7, 9]
     model = check(svc.client.get("/v1/models/acme.shards", headers=svc.author), 200)
     assert model["state"] == "ready", model["last_operation"]
@@ -138,8 +139,8 @@ def test_a_shard_whose_worker_died_is_queued_again(sharding: Svc) -> None:
 
     svc.ctx.executor.enqueue_shard = dies_holding
     claims: list[dict[int, tuple[str, int, bool]]] = []
-    svc.ctx.executor.progress_hook = lambda fraction, phase: claims.append(shard_rows(svc, run_id))
-    svc.ctx.executor.execute(run_id)
+    with on_progress(svc.ctx.executor, lambda phase: claims.append(shard_rows(svc, run_id))):
+        svc.ctx.executor.execute(run_id)
     assert claims[0][3] == ("done", 2, False)  # taken again (second claim) and embedded by the run's worker
     assert all(attempts == 1 for no, (_, attempts, _) in claims[0].items() if no != 3)
     assert check(svc.client.get("/v1/models/acme.lost-shard", headers=svc.author), 200)["state"] == "ready"
@@ -153,12 +154,11 @@ def test_a_crashed_run_keeps_the_stored_shards_and_embeds_the_rest_again(shardin
         if no % 2:
             svc.ctx.executor.embed_shard(run, no)
 
-    def die(fraction: float, phase: str) -> None:
+    def die(phase: str) -> None:
         raise WorkerDied(phase)  # in the engine, after the embedding: every shard is done
 
     svc.ctx.executor.enqueue_shard = odd_elsewhere
-    svc.ctx.executor.progress_hook = die
-    with pytest.raises(WorkerDied):
+    with on_progress(svc.ctx.executor, die), pytest.raises(WorkerDied):
         svc.ctx.executor.execute(run_id)
     before = shard_rows(svc, run_id)
     assert before == {no: ("done", 1, bool(no % 2)) for no in range(10)}  # the run's own are in no row
@@ -168,8 +168,8 @@ def test_a_crashed_run_keeps_the_stored_shards_and_embeds_the_rest_again(shardin
 
     seen: list[dict[int, tuple[str, int, bool]]] = []
     svc.ctx.executor.enqueue_shard = lambda run, no: None
-    svc.ctx.executor.progress_hook = lambda fraction, phase: seen.append(shard_rows(svc, run_id))
-    svc.ctx.executor.execute(run_id)
+    with on_progress(svc.ctx.executor, lambda phase: seen.append(shard_rows(svc, run_id))):
+        svc.ctx.executor.execute(run_id)
     after = seen[0]
     assert {no for no, (_, attempts, _) in after.items() if attempts == 2} == {0, 2, 4, 6, 8}
     assert {no for no, (_, attempts, stored) in after.items() if attempts == 1 and stored} == {1, 3, 5, 7, 9}
@@ -214,11 +214,10 @@ def test_a_run_that_ended_without_its_worker_leaves_no_shards(sharding: Svc) -> 
         svc.ctx.executor.embed_shard(run, no) if no == 1 else None
     )
 
-    def die(fraction: float, phase: str) -> None:
+    def die(phase: str) -> None:
         raise WorkerDied(phase)
 
-    svc.ctx.executor.progress_hook = die
-    with pytest.raises(WorkerDied):
+    with on_progress(svc.ctx.executor, die), pytest.raises(WorkerDied):
         svc.ctx.executor.execute(run_id)
     assert shard_rows(svc, run_id)[1] == ("done", 1, True)
     with transaction(svc.ctx.sessions) as s:  # failed for good (as the sweep does after the last attempt)

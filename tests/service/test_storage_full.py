@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from core.embedders.cache import SqliteStore, truncate_wal
 from service.store.db import truncate_wal as truncate_database_wal
 from service.store.tables import Run, SampleRow, Version
+from tests.checkpoints import on_progress
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, error_code, make_model, train_ready
 
@@ -120,16 +121,15 @@ def test_run_that_cannot_record_its_failure_is_recovered_once_space_returns(smal
         ]
         filled: list[str] = []
 
-        def fill_once(fraction: float, phase: str) -> None:
+        def fill_once(phase: str) -> None:
             if not filled:
                 filled.append(phase)
                 small_disk.fill(svc)
 
-        svc.ctx.executor.progress_hook = fill_once
-        with pytest.raises(Exception) as failed:  # neither progress, nor the version, nor the failure stored
+        # Neither progress, nor the version, nor the failure stored.
+        with on_progress(svc.ctx.executor, fill_once), pytest.raises(Exception) as failed:
             svc.ctx.executor.execute(run_id)
         assert "full" in str(failed.value)
-        svc.ctx.executor.progress_hook = None
         model = check(c.get("/v1/models/acme.stuck", headers=h), 200)
         assert model["state"] == "busy" and model["last_operation"]["status"] == "running"
         time.sleep(HEARTBEAT_TIMEOUT_S + 0.2)  # the claim goes stale: nobody heartbeats it any more
