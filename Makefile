@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast lint bench serve
+.PHONY: run test test-fast lint bench serve durations
 
 # Two install stamps: `make run` needs only the runtime dependencies; `make test`, `lint` and `bench` add the
 # dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. pip shows its progress:
@@ -54,6 +54,11 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+
+# The per-file timings that order `make test` (tests/conftest.py), from the last run's junit report (.ci/run
+# writes it); commit tests/durations.json when the slow files change.
+durations:
+	$(PY) -m tests.durations artifacts/junit.xml
 
 # The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
 # (markers follow from what a test uses: tests/conftest.py); the service tests on SQLite only.
