@@ -226,6 +226,11 @@ DEFAULT_SCORE_BURST = 500
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60
+#: Refused sign-in attempts one API process records a minute, from one source address and from all: past
+#: them an attempt is counted, not recorded (the next recorded one from that source says how many), so a
+#: flood of forged tokens cannot fill the disk.
+MAX_REFUSED_SIGN_INS_PER_SOURCE = 5
+MAX_REFUSED_SIGN_INS = 60
 #: Comments one person keeps on one text of a trait, and on one model.
 MAX_COMMENTS_PER_TEXT = 20
 MAX_COMMENTS_PER_PERSON = 500
@@ -304,6 +309,8 @@ AuditKind = Literal[
     "pool_deleted",
     "key_created",
     "key_revoked",
+    "signed_in",
+    "sign_in_refused",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
