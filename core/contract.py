@@ -212,12 +212,25 @@ DEFAULT_CLAIMS_PER_PERSON = 40
 #: A person labelling as fast as they can press keys stays under it; a script flooding gets 429.
 DEFAULT_WRITE_RATE_PER_S = 10.0
 DEFAULT_WRITE_BURST = 120
+#: Imports (`POST …/samples`, `…/pool`, `…/evaluation-set`) take from a bucket of their own, counted in
+#: requests, so batching is never punished: a batch of 500 rows costs what one of 50 does, and the rate is
+#: above what one client's batches reach (docs/benchmarks.md, "Imports under the rate limits"). An import of
+#: fewer than SMALL_IMPORT_ROWS rows is a label's size and takes a write token too, so a flood of one-row
+#: imports meets the writes bucket as a flood of labels does.
+DEFAULT_IMPORT_RATE_PER_S = 100.0
+DEFAULT_IMPORT_BURST = 200
+SMALL_IMPORT_ROWS = 50
 #: Scoring requests (`…/score`, `…/score/compare`) of one key or person in one namespace.
 DEFAULT_SCORE_RATE_PER_S = 50.0
 DEFAULT_SCORE_BURST = 500
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60
+#: Refused sign-in attempts one API process records a minute, from one source address and from all: past
+#: them an attempt is counted, not recorded (the next recorded one from that source says how many), so a
+#: flood of forged tokens cannot fill the disk.
+MAX_REFUSED_SIGN_INS_PER_SOURCE = 5
+MAX_REFUSED_SIGN_INS = 60
 #: Comments one person keeps on one text of a trait, and on one model.
 MAX_COMMENTS_PER_TEXT = 20
 MAX_COMMENTS_PER_PERSON = 500
@@ -296,6 +309,8 @@ AuditKind = Literal[
     "pool_deleted",
     "key_created",
     "key_revoked",
+    "signed_in",
+    "sign_in_refused",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 

@@ -309,6 +309,27 @@ def people_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def audit_command(args: argparse.Namespace) -> int:
+    """`audit [--namespace NS] [--limit N]`: the newest events, newest first, one JSON object a line; by
+    default the service-wide stream (refused sign-in attempts, sign-ins of people in no namespace), which
+    no API route serves."""
+    import json
+
+    from service.store.audit import SERVICE, latest
+    from service.store.db import make_engine, make_session_factory, migrate, transaction
+
+    engine = make_engine(_settings(args).database_url)
+    migrate(engine)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            for e in latest(s, args.namespace or SERVICE, args.limit):
+                event = {"id": e.id, "at": e.at.isoformat(), "namespace": e.namespace, "kind": e.kind}
+                print(json.dumps({**event, "actor": e.actor, "handle": e.handle, "detail": e.detail}))
+    finally:
+        engine.dispose()
+    return 0
+
+
 def backfill(args: argparse.Namespace) -> int:
     from service.context import Context
     from service.process.backfill import run_backfill
@@ -458,6 +479,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--namespace", help="one namespace (default: every namespace with members)")
     _common(p)
     p.set_defaults(func=people_command)
+
+    p = sub.add_parser("audit", help="read the audit log: the service-wide stream, or a namespace's")
+    p.add_argument("--namespace", help="a namespace's log (default: the service-wide stream, `*`)")
+    p.add_argument("--limit", type=int, default=100, help="the newest this many events (default 100)")
+    _common(p)
+    p.set_defaults(func=audit_command)
 
     p = sub.add_parser("backfill", help="retrain every ready model with the current engine")
     p.add_argument("--embedder", help=EMBEDDER_HELP)

@@ -53,6 +53,7 @@ def running_service(
             TRANSFORMERS_OFFLINE="1",
             SCORING_SCORE_RATE_PER_S="0",
             SCORING_WRITE_RATE_PER_S="0",
+            SCORING_IMPORT_RATE_PER_S="0",
         )
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).

@@ -65,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--sizes", type=sizes, default=sizes("1000,10000,100000"), help="samples in the model")
     g.add_argument("--pool-sizes", type=sizes, default=sizes("1000,10000,100000"), help="pool texts / items")
     g.add_argument("--skip-training", action="store_true", help="no training at each size (rates only)")
+    g.add_argument(
+        "--limits",
+        choices=("off", "default"),
+        default="off",
+        help="the per-caller rate limits: off (capacity) or at their defaults (what a client meets)",
+    )
     g = p.add_argument_group("speedup and million")
     g.add_argument("--samples", type=int, default=25_000, help="samples in the model")
     g.add_argument("--worker-counts", type=sizes, default=sizes("1,2"), help="speedup: worker processes")

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import psycopg2
 
+from core import contract
 from harness.fleet import Fleet, fleet_env
 from harness.pgcluster import PgCluster
 from harness.processes import rss_mb
@@ -57,6 +58,14 @@ def build_embedder(name: str) -> None:
     get_embedder(name).encode(["Warm-up: build the embedder once."])
 
 
+#: The rate limits at their defaults, as environment overrides of a deployment.
+LIMITS_ON = {
+    "SCORING_SCORE_RATE_PER_S": str(contract.DEFAULT_SCORE_RATE_PER_S),
+    "SCORING_WRITE_RATE_PER_S": str(contract.DEFAULT_WRITE_RATE_PER_S),
+    "SCORING_IMPORT_RATE_PER_S": str(contract.DEFAULT_IMPORT_RATE_PER_S),
+}
+
+
 class Deployment(Fleet):
     """The service as a deployment runs it, on one database and data dir.
 
@@ -68,8 +77,9 @@ class Deployment(Fleet):
     def __init__(
         self, data_dir: Path, database_url: str | None, embedder: str, workers: int = 0, **env: str
     ) -> None:
-        # One key drives the whole deployment here, which measures capacity: the per-key rate limits are off.
-        limits = {"SCORING_SCORE_RATE_PER_S": "0", "SCORING_WRITE_RATE_PER_S": "0"}
+        # One key drives the whole deployment here, which measures capacity: the per-key rate limits are off
+        # (`**LIMITS_ON` turns them back to their defaults, to measure what a client meets).
+        limits = dict.fromkeys(LIMITS_ON, "0")
         environ = fleet_env(
             data_dir, database_url, embedder, SCORING_EMBEDDER_DIR=str(embedder_dir()), **{**limits, **env}
         )

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from benchmarks.scale.corpus import Corpus
-from benchmarks.scale.deployment import NAMESPACE, Deployment, LockProbe, MemorySampler, deployment
+from benchmarks.scale.deployment import LIMITS_ON, NAMESPACE, Deployment, LockProbe, MemorySampler, deployment
 from benchmarks.scale.steps import (
     BATCH,
     POOL_BATCH,
@@ -33,7 +33,8 @@ from benchmarks.scale.steps import (
 
 
 def part_imports(database: str, args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
-    with deployment(database, args.embedder, args.workers) as dep:
+    limits = LIMITS_ON if args.limits == "default" else {}
+    with deployment(database, args.embedder, args.workers, **limits) as dep:
         return imports(dep, args, corpus)
 
 
@@ -86,6 +87,8 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
     for row in rows:
         row["rate_vs_first"] = round(row["rate_per_s"] / base, 2)
     return {
+        "limits": args.limits,
+        "throttled": {"count": len(BatchLog.throttled), "waited_s": sum(BatchLog.throttled)},
         "samples": rows,
         **pool,
         "lock_probe": lock,

@@ -15,6 +15,8 @@ from core.contract import (
     DEFAULT_CLAIM_LEASE_S,
     DEFAULT_CLAIMS_PER_PERSON,
     DEFAULT_EMBEDDER,
+    DEFAULT_IMPORT_BURST,
+    DEFAULT_IMPORT_RATE_PER_S,
     DEFAULT_RETRAIN_BUFFER,
     DEFAULT_RETRAINS_PER_HOUR,
     DEFAULT_SCORE_BURST,
@@ -84,6 +86,14 @@ class Settings(BaseSettings):
         "namespace, after a burst of `write_burst`; past it 429 `rate_limited`. 0: not limited.",
     )
     write_burst: int = Field(DEFAULT_WRITE_BURST, ge=1, description="Writes at once before the rate applies.")
+    import_rate_per_s: float = Field(
+        DEFAULT_IMPORT_RATE_PER_S,
+        ge=0,
+        description="Import requests (samples, pool texts, evaluation items) a second per key or person and "
+        "namespace, after a burst of `import_burst`, whatever their rows; past it 429 `rate_limited`. "
+        "0: not limited.",
+    )
+    import_burst: int = Field(DEFAULT_IMPORT_BURST, ge=1, description="Import requests at once.")
     score_rate_per_s: float = Field(
         DEFAULT_SCORE_RATE_PER_S,
         ge=0,

@@ -51,7 +51,8 @@ async def principal(request: Request, ctx: CtxDep, creds: Credentials) -> Princi
     if creds is None or not creds.credentials:
         raise ApiError(401, "unauthorized", NO_KEY, headers=CHALLENGE)
     verifier = getattr(request.app.state, "oidc", None)
-    return await run_in_threadpool(identify, ctx, verifier, creds.credentials.strip())
+    source = request.client.host if request.client else ""
+    return await run_in_threadpool(identify, ctx, verifier, creds.credentials.strip(), source)
 
 
 def authoring(who: Annotated[Principal, Depends(principal)]) -> Principal:

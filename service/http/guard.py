@@ -44,7 +44,8 @@ def needs_key(scope: Scope) -> bool:
 def _lookup(scope: Scope, credential: str) -> Principal:
     """The key's or the signed-in person's principal (service.http.tokens); ApiError otherwise."""
     state = scope["app"].state
-    who = identify(state.ctx, getattr(state, "oidc", None), credential)
+    client = scope.get("client")
+    who = identify(state.ctx, getattr(state, "oidc", None), credential, client[0] if client else "")
     refusal = memberless(who, scope["path"])
     if refusal is not None:
         raise refusal

@@ -19,6 +19,8 @@ from joserfc import jws, jwt
 from joserfc.errors import ExpiredTokenError, JoseError
 from joserfc.jwk import KeySet
 
+from service.http.signins import RefusalCap
+
 #: Signature algorithms an ID token may use: never `none`, never a shared-secret HS* (the client secret).
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 REFETCH_S = 30.0
@@ -49,6 +51,9 @@ class OidcVerifier:
         self._lock = threading.Lock()
         self._keys: KeySet | None = None
         self._fetched_at = float("-inf")
+        # The refused sign-in attempts this process records (service/http/signins.py), kept with the
+        # verifier: both are one per API process.
+        self.refusals = RefusalCap()
 
     def _fetch(self) -> KeySet:
         try:

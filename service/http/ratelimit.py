@@ -1,11 +1,14 @@
 """Rate limits per key or person and namespace, before a request's body is read (docs/api.md, "Limits").
 
-Two token buckets per caller and namespace: writes (every POST, PUT, PATCH and DELETE under /v1 but
-scoring: labels, feedback labels, comments, claims, imports, edits) and scoring (`POST …/score` and
-`…/score/compare`, with or without feedback, and Perspective's two routes, which call `refusal`
-themselves). An empty bucket answers 429 `rate_limited` with `Retry-After`, before the body is read or
-anything is stored, so a flood costs the service a lookup. The buckets live in the database
-(service/store/rate_limits.py), which every process of a fleet shares.
+Three token buckets per caller and namespace: writes (every POST, PUT, PATCH and DELETE under /v1 but
+scoring and imports: labels, feedback labels, comments, claims, edits), imports (`POST …/samples`,
+`…/pool`, `…/evaluation-set`: one token a request whatever its rows, so batching is never punished) and
+scoring (`POST …/score` and `…/score/compare`, with or without feedback, and Perspective's two routes, which
+call `refusal` themselves). An empty bucket answers 429 `rate_limited` with `Retry-After`, before the body is
+read or anything is stored, so a flood costs the service a lookup. An import too small to be a batch
+(`small_import`, once its rows are counted) takes a write token too: a flood of one-row imports is a flood of
+labels. The buckets live in the database (service/store/rate_limits.py), which every process of a fleet
+shares.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from core.contract import SMALL_IMPORT_ROWS
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
@@ -27,6 +31,8 @@ from service.store.rate_limits import Rate, take
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SCORING_PATHS = ("/score", "/score/compare")
+#: The routes whose POST imports rows in batches (their `import` bucket).
+IMPORT_PATHS = ("/models/{handle}/samples", "/models/{handle}/pool", "/models/{handle}/evaluation-set")
 #: The bucket of requests whose path names no namespace (creating a model, Perspective's routes).
 ANY_NAMESPACE = "*"
 
@@ -35,6 +41,7 @@ def rates(settings: Settings) -> dict[str, Rate]:
     """The buckets the settings turn on (a rate of 0: that kind is not limited)."""
     out = {
         "write": Rate(settings.write_rate_per_s, settings.write_burst),
+        "import": Rate(settings.import_rate_per_s, settings.import_burst),
         "score": Rate(settings.score_rate_per_s, settings.score_burst),
     }
     return {kind: rate for kind, rate in out.items() if rate.per_s > 0}
@@ -52,7 +59,12 @@ def bucket_of(scope: Scope) -> tuple[str, str] | None:
             break
     else:
         return None
-    kind = "score" if path.endswith(SCORING_PATHS) else "write"
+    if path.endswith(SCORING_PATHS):
+        kind = "score"
+    elif scope["method"] == "POST" and path.endswith(IMPORT_PATHS):
+        kind = "import"
+    else:
+        kind = "write"
     handle = params.get("handle")
     return kind, handle.split(".", 1)[0] if handle else params.get("namespace", ANY_NAMESPACE)
 
@@ -68,7 +80,7 @@ def refusal(ctx: Context, who: Principal, kind: str, namespace: str) -> ApiError
         wait = take(s, f"{kind}|{namespace}|{caller}", rate, time.time())
     if wait <= 0:
         return None
-    what = "scoring requests" if kind == "score" else "writes"
+    what = {"score": "scoring requests", "import": "import requests"}.get(kind, "writes")
     return ApiError(
         429,
         "rate_limited",
@@ -77,6 +89,13 @@ def refusal(ctx: Context, who: Principal, kind: str, namespace: str) -> ApiError
         retryable=True,
         headers={"Retry-After": str(max(1, math.ceil(wait)))},
     )
+
+
+def small_import(ctx: Context, who: Principal, handle: str, rows: int) -> None:
+    """An import of fewer than SMALL_IMPORT_ROWS rows also takes a write token (it is a label's size):
+    ApiError 429 when the writes bucket is empty. Called by the import routes before anything is stored."""
+    if rows < SMALL_IMPORT_ROWS and (refused := refusal(ctx, who, "write", handle.split(".", 1)[0])):
+        raise refused
 
 
 def document(schema: JsonObject) -> None:

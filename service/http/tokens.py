@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from service.context import Context
 from service.errors import ApiError
 from service.http.oidc import OidcVerifier, ProviderUnavailable, TokenRejected, looks_like_jwt
+from service.http.signins import is_new, refused, signed_in
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.people import (
@@ -35,11 +36,12 @@ def unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers=CHALLENGE)
 
 
-def identify(ctx: Context, verifier: OidcVerifier | None, credential: str) -> Principal:
+def identify(ctx: Context, verifier: OidcVerifier | None, credential: str, source: str = "") -> Principal:
     """The caller `credential` names; ApiError 401 (invalid), 403 (a token without a usable name) or 503
-    (the identity provider cannot be reached to check a token)."""
+    (the identity provider cannot be reached to check a token). `source`: the client's address, which the
+    audit log records for sign-ins and refused attempts."""
     if verifier is not None and looks_like_jwt(credential):
-        return _person(ctx, verifier, credential)
+        return _person(ctx, verifier, credential, source)
     with ctx.reads() as session:
         found = authenticate(session, credential)
     if found is None:
@@ -47,12 +49,13 @@ def identify(ctx: Context, verifier: OidcVerifier | None, credential: str) -> Pr
     return found
 
 
-def _person(ctx: Context, verifier: OidcVerifier, token: str) -> Principal:
+def _person(ctx: Context, verifier: OidcVerifier, token: str, source: str) -> Principal:
     settings = ctx.settings
     rules = SessionRules(settings.session_idle_s, settings.session_max_s)
     try:
         claims = verifier.verify(token)
     except TokenRejected as exc:
+        refused(ctx, verifier.refusals, source, str(exc), None)
         raise unauthorized(str(exc)) from None
     except ProviderUnavailable as exc:
         raise ApiError(503, "identity_provider_unavailable", str(exc), retryable=True) from None
@@ -61,27 +64,33 @@ def _person(ctx: Context, verifier: OidcVerifier, token: str) -> Principal:
     with ctx.reads() as session:
         row = find_person(session, who)
         if row is not None:
-            refused, write = check(row, issued, now, rules)
-            if refused is not None:
-                raise unauthorized(refused)
-            if not write and not needs_record(session, row, who):
+            why, write = check(row, issued, now, rules)
+            if why is not None:
+                refused(ctx, verifier.refusals, source, why, who)
+                raise unauthorized(why)
+            if not write and not needs_record(session, row, who) and not is_new(row, issued):
                 return person_principal(session, row, who)
-    # A first sign-in, a new email or name, a membership to bind, or the minute's last-seen: written once
-    # (a concurrent first request may win an insert: the second attempt then finds its row).
+    # A sign-in (a first, or a newer token), a new email or name, a membership to bind, or the minute's
+    # last-seen: written once (a concurrent first request may win an insert: the second attempt then finds
+    # its row).
     for attempt in (1, 2):
         try:
             with transaction(ctx.sessions) as session:
                 row = record_person(session, who)
-                refused = admit(row, issued, now, rules)
-                principal = None if refused else person_principal(session, row, who)
+                why = admit(row, issued, now, rules)
+                principal = None if why else person_principal(session, row, who)
+                if principal is not None and is_new(row, issued):
+                    signed_in(session, row, principal, issued, source)
             break
         except NoAnnotatorName as exc:
+            refused(ctx, verifier.refusals, source, str(exc), who)
             raise ApiError(403, "forbidden", str(exc)) from None
         except IntegrityError:
             if attempt == 2:
                 raise
     if principal is None:
-        raise unauthorized(refused or SIGNED_OUT)
+        refused(ctx, verifier.refusals, source, why or SIGNED_OUT, who)
+        raise unauthorized(why or SIGNED_OUT)
     return principal
 
 

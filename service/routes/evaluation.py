@@ -9,6 +9,7 @@ from fastapi import APIRouter, Path, status
 from core.contract import MAX_VERSION_REF_CHARS
 from service.domain import evaluation
 from service.http.auth import AnyKey, AuthoringKey, CtxDep
+from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.evaluation import (
     EvalAdded,
@@ -30,6 +31,7 @@ VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="
     responses=errors(403, 404, 409),
 )
 def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) -> EvalAdded:
+    small_import(ctx, who, handle, len(body.items))
     return evaluation.add_items(ctx, who, handle, body.items)
 
 

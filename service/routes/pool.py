@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, status
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, POOL_PAGE
 from service.domain import claims, labelling, pool, suggestions
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.pool import (
     ClaimReleased,
@@ -33,6 +34,7 @@ router = APIRouter(tags=["pool"])
     responses=errors(403, 404, 409),
 )
 def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) -> PoolAdded:
+    small_import(ctx, who, handle, len(body.texts))
     return pool.add_pool_texts(ctx, who, handle, body)
 
 

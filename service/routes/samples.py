@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, status
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, SAMPLES_PAGE, Provenance
 from service.domain import samples
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.samples import SampleDeleted, SampleIds, SampleOut, SamplePage, SamplePatch, SamplesIn
 
@@ -22,6 +23,7 @@ router = APIRouter(tags=["samples"])
     responses=errors(403, 404, 409),
 )
 def add_sample_batch(handle: str, body: SamplesIn, who: AuthoringKey, ctx: CtxDep) -> SampleIds:
+    small_import(ctx, who, handle, len(body.samples))
     return samples.add_sample_batch(ctx, who, handle, body.samples)
 
 

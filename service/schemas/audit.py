@@ -16,7 +16,9 @@ class AuditEventOut(BaseModel):
     kind: AuditKind = Field(
         description="`settled` (a settling vote stored), `unsettled` (one deleted), `feedback_withdrawn` "
         "(a buffered label withdrawn), `role_changed` (a key's role given or changed), `vote_edited`, "
-        "`vote_deleted`, `model_deleted`, `pool_deleted`, `key_created`, `key_revoked`"
+        "`vote_deleted`, `model_deleted`, `pool_deleted`, `key_created`, `key_revoked`, `signed_in` (a "
+        "member's sign-in: the first request of a newer token); `sign_in_refused` is in the service-wide "
+        "stream only"
     )
     actor: str = Field(
         description="Who did it: the caller's annotator name, or `operator` (the command line)"

@@ -8,6 +8,7 @@ text (a sample's or label's id, its trait and quality instead): zero-data-retent
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import AuditKind
@@ -17,6 +18,10 @@ from service.store.tables import AuditEvent, Model, utcnow
 
 #: The actor of what the command line does (it has no key).
 OPERATOR = "operator"
+#: The service-wide stream: events that belong to no namespace (refused sign-in attempts, sign-ins of
+#: people who belong to none). No namespace can be named `*`; the operator reads it with
+#: `python -m service audit`.
+SERVICE = "*"
 
 
 def record(
@@ -42,3 +47,9 @@ def record(
     )
     session.add(event)
     return event
+
+
+def latest(session: Session, namespace: str, limit: int) -> list[AuditEvent]:
+    """`namespace`'s newest `limit` events, newest first (the command line's read)."""
+    q = select(AuditEvent).where(AuditEvent.namespace == namespace).order_by(AuditEvent.id.desc())
+    return list(session.scalars(q.limit(limit)))

@@ -142,6 +142,8 @@ class Person(Base):
     signed_out_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     # Their last accepted request (written at most once a minute), for the idle timeout.
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # The issue time (`iat`) of the newest token recorded as a sign-in: a newer one is a new sign-in.
+    signed_in_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Membership(Base):

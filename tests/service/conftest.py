@@ -72,6 +72,7 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
         # (tests/service/test_rate_limits.py); the benchmarks run with the defaults.
         "write_rate_per_s": 0,
         "score_rate_per_s": 0,
+        "import_rate_per_s": 0,
     }
     base.update(overrides)
     return Settings.from_env(data_dir=data_dir, **base)

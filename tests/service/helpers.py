@@ -154,7 +154,11 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
     port = free_port()
     # Rate limits off, as in every service test (conftest.make_settings): tests write as fast as a loop.
-    limits_off = {"SCORING_WRITE_RATE_PER_S": "0", "SCORING_SCORE_RATE_PER_S": "0"}
+    limits_off = {
+        "SCORING_WRITE_RATE_PER_S": "0",
+        "SCORING_SCORE_RATE_PER_S": "0",
+        "SCORING_IMPORT_RATE_PER_S": "0",
+    }
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **limits_off}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import base64
 import json
+import time
+from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
+from core.contract import MAX_REFUSED_SIGN_INS_PER_SOURCE
+from service.__main__ import main as service_main
+from service.http.signins import RefusalCap
 from service.store.audit import OPERATOR
 from service.store.db import make_engine, make_session_factory, transaction
 from service.store.people import set_member
@@ -170,8 +179,9 @@ def test_people_endpoints_are_for_owners_and_keep_an_owner(team: Svc, idp: Idp) 
     resp = team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=jon)
     assert error_code(resp, 403) == "forbidden"
     check(team.client.put(f"{ns}/kim@example.com", json={"role": "annotator"}, headers=ivy), 200)
-    # Every change of a role is in the namespace's audit log, with who made it.
+    # Every change of a role is in the namespace's audit log, with who made it (beside the sign-ins).
     log = check(team.client.get("/v1/namespaces/acme/audit", headers=ivy), 200)["items"]
+    log = [e for e in log if e["kind"] == "role_changed"]
     assert [(e["kind"], e["actor"], e["handle"], e["detail"]) for e in log[:3]] == [
         (
             "role_changed",
@@ -259,3 +269,115 @@ def test_the_people_command_adds_lists_and_removes(tmp_path: Path) -> None:
     with make_session_factory(engine)() as s:
         assert [(m.member, m.role) for m in s.scalars(select(Membership))] == [("nia@example.com", "owner")]
     engine.dispose()
+
+
+# -- sign-ins and refused attempts in the audit log ----------------------------------------------------------
+
+
+def service_stream(svc: Svc, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    """The service-wide audit stream, newest first, as the operator reads it (`python -m service audit`)."""
+    capsys.readouterr()
+    args = ["audit", "--database-url", svc.ctx.settings.database_url, "--limit", "500"]
+    assert service_main([*args, "--data-dir", str(svc.ctx.settings.data_dir)]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def audit_of(svc: Svc, ns: str, kind: str) -> list[dict[str, Any]]:
+    items = check(svc.client.get(f"/v1/namespaces/{ns}/audit", headers=svc.author), 200)["items"]
+    return [e for e in items if e["kind"] == kind]
+
+
+def test_a_sign_in_is_recorded_once_per_token_in_each_namespace_of_the_person(
+    team: Svc, idp: Idp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add(team, "acme", "carol@example.com", "annotator")
+    add(team, "lab", "carol@example.com", "owner")
+    now = int(time.time())
+    first = person(idp, "carol", iat=now - 120)
+    for _ in range(3):  # three requests of one token: one sign-in
+        check(team.client.get("/v1/keys/current", headers=first), 200)
+    check(team.client.get("/v1/models", headers=first), 200)
+    [event] = audit_of(team, "acme", "signed_in")
+    assert event["actor"] == "carol@example.com" and event["handle"] is None
+    assert event["detail"]["account"] == {
+        "issuer": idp.issuer,
+        "subject": "carol",
+        "email": "carol@example.com",
+    }
+    assert event["detail"]["source"] and event["detail"]["issued_at"].startswith(
+        datetime.fromtimestamp(now - 120, UTC).isoformat()[:19]
+    )
+    assert len(audit_of(team, "lab", "signed_in")) == 1  # her other namespace's owners see it too
+    second = person(idp, "carol", iat=now - 60)  # a new sign-in: a newer token
+    check(team.client.get("/v1/keys/current", headers=second), 200)
+    check(team.client.get("/v1/keys/current", headers=first), 200)  # the older one again: nothing new
+    assert len(audit_of(team, "acme", "signed_in")) == 2 and len(audit_of(team, "lab", "signed_in")) == 2
+    # Someone in no namespace signs in too: the service-wide stream has it.
+    check(team.client.get("/v1/keys/current", headers=person(idp, "nomad")), 200)
+    [alone] = [e for e in service_stream(team, capsys) if e["kind"] == "signed_in"]
+    assert alone["actor"] == "nomad@example.com" and alone["namespace"] == "*"
+
+
+def test_refused_sign_ins_are_recorded_in_the_service_stream(
+    team: Svc, idp: Idp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forged, an expired and another client's token, a signed-out one and an account without a verified
+    email: each is refused and recorded once, with its reason (the account when the token verified)."""
+    add(team, "acme", "dan@example.com", "owner")
+    good = person(idp, "dan")
+    check(team.client.get("/v1/keys/current", headers=good), 200)
+    token = good["Authorization"].removeprefix("Bearer ")
+    idp.set_user("dan", email="dan@example.com", exp=1_000_000_000)
+    expired = idp.id_token("dan")
+    person(idp, "dan")  # back to a fresh token's claims
+    foreign = idp.id_token("dan", client_id="another-app")
+    unverified = person(idp, "ursula", email="ursula@example.com", email_verified=False)
+    for bad in (auth(_forge(token, sub="mallory")), auth(expired), auth(foreign)):
+        assert error_code(team.client.get("/v1/keys/current", headers=bad), 401) == "unauthorized"
+    assert error_code(team.client.get("/v1/keys/current", headers=unverified), 403) == "forbidden"
+    check(team.client.post("/v1/keys/current/sign-out", headers=good), 200)
+    assert error_code(team.client.get("/v1/keys/current", headers=good), 401) == "unauthorized"
+    refused = [e for e in service_stream(team, capsys) if e["kind"] == "sign_in_refused"][::-1]
+    reasons = [e["detail"]["reason"] for e in refused]
+    assert len(refused) == 5, reasons
+    assert "signature" in reasons[0] and "expired" in reasons[1] and "not for this service" in reasons[2]
+    assert [e["actor"] for e in refused] == ["unverified"] * 3 + ["ursula", "dan@example.com"]
+    assert refused[4]["detail"]["account"]["subject"] == "dan" and "sign" in reasons[4].lower()
+    assert all(e["detail"]["source"] for e in refused)
+    assert audit_of(team, "acme", "sign_in_refused") == []  # no namespace's owner reads another's attempts
+
+
+def test_a_flood_of_forged_tokens_records_a_few_a_minute(
+    team: Svc, idp: Idp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = person(idp, "erin")["Authorization"].removeprefix("Bearer ")
+    for i in range(40):
+        forged = auth(_forge(token, sub=f"attacker-{i}"))
+        assert error_code(team.client.get("/v1/keys/current", headers=forged), 401) == "unauthorized"
+    recorded = [e for e in service_stream(team, capsys) if e["kind"] == "sign_in_refused"]
+    # One source: at most its share a minute (two minutes, should the test straddle one).
+    assert MAX_REFUSED_SIGN_INS_PER_SOURCE <= len(recorded) <= 2 * MAX_REFUSED_SIGN_INS_PER_SOURCE
+
+
+ATTEMPTS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.floats(0, 40)), max_size=80)
+
+
+@given(ATTEMPTS)
+@settings(max_examples=60, deadline=None)
+def test_the_cap_records_at_most_its_share_a_minute_and_counts_every_other(
+    attempts: list[tuple[str, float]],
+) -> None:
+    cap, now = RefusalCap(per_source=3, total=5), 0.0
+    per_minute: Counter[tuple[int, str]] = Counter()
+    reported = 0
+    for source, step in attempts:
+        now += step
+        before = cap.admit(source, now)
+        if before is not None:
+            per_minute[int(now // 60), source] += 1
+            reported += before + 1
+    for minute in {m for m, _ in per_minute}:
+        mine = {s: n for (m, s), n in per_minute.items() if m == minute}
+        assert max(mine.values()) <= 3 and sum(mine.values()) <= 5
+    # Every attempt is either recorded, reported by a later recorded one, or still counted.
+    assert reported + sum(cap._unrecorded.values()) == len(attempts)
