@@ -1,5 +1,5 @@
 """Faithfulness of word explanations, as ERASER measures it (DeYoung et al., 2020): Owen values against
-leaving one word out.
+leaving one word out, and what the workbench colours of each.
 
     python -m benchmarks.explain_faithfulness [--dataset politeness] [--embedder e5-small-qint8]
         [--train 300] [--texts 200] [--k 3]
@@ -16,8 +16,10 @@ Per method, with p the probability of the text's side (its score above 0.5, else
 - `comprehensiveness`: p(text) - p(text without the k words pushing most towards its side), against the
   same for k random words (mean of 5 draws): `ratio` is the first over the second;
 - `sufficiency`: p(text) - p(those k words alone), lower is better (random k words alone beside it);
-- `highlighted`: the share of texts with at least one word coloured towards their side (|strength| ≥
-  `NOISE_FLOOR`, the workbench's rule);
+- `highlighted_words`: the texts with at least one word coloured towards their side (|strength| ≥
+  `NOISE_FLOOR`, the rule for words alone);
+- `highlighted`: the texts with at least one unit coloured towards their side, words or phrases as the
+  workbench colours them (`core.engine.explain.coloured_units`);
 - `seconds_30_words`: the median warm time of explaining a 30-word text (three runs).
 
 Writes benchmarks/results/explain_faithfulness.json.
@@ -38,7 +40,7 @@ from benchmarks.quality import LOADERS, RESULTS
 from core.contract import DEFAULT_EMBEDDER, nearer_pole_is_positive
 from core.embedders import get_embedder
 from core.engine import Sample, Scorer, train
-from core.engine.explain import NOISE_FLOOR, filler_noise
+from core.engine.explain import NOISE_FLOOR, coloured_units, filler_noise
 from harness.datasets import datasets_dir
 
 RANDOM_DRAWS = 5
@@ -101,11 +103,13 @@ def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int
     result["texts"] = len(confident)
     result["low"] = sum(side < 0 for _, side in confident)
     for name, method in METHODS.items():
-        comp, comp_random, suff, suff_random, highlighted = [], [], [], [], 0
+        comp, comp_random, suff, suff_random, highlighted, highlighted_words = [], [], [], [], 0, 0
         for text, side in confident:
             words = text.split()
             towards = method(scorer, text) * side  # positive: pushes towards the text's side
-            highlighted += bool(np.any(towards / noise >= NOISE_FLOOR))
+            highlighted_words += bool(np.any(towards / noise >= NOISE_FLOOR))
+            units = coloured_units((towards * side / noise).tolist())
+            highlighted += any(u.strength * side >= NOISE_FLOOR for u in units)
             top = set(np.argsort(-towards, kind="stable")[:k].tolist())
             p = _side_probability(scorer, text, side)
             comp.append(p - _side_probability(scorer, _keep(words, top), side))
@@ -132,6 +136,7 @@ def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int
             "ratio": round(float(np.mean(comp)) / max(float(np.mean(comp_random)), 1e-9), 2),
             "sufficiency": round(float(np.mean(suff)), 4),
             "sufficiency_random": round(float(np.mean(suff_random)), 4),
+            "highlighted_words": highlighted_words,
             "highlighted": highlighted,
             "seconds_30_words": round(float(np.median(times)), 3),
         }
@@ -141,16 +146,17 @@ def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int
 def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"| method | comprehensiveness (top {result['k']} / random) | ratio | sufficiency (top / random) | "
-        "texts with a word coloured on their side | 30-word text, warm |",
-        "|---|---:|---:|---:|---:|---:|",
+        "texts with a word coloured on their side | with a word or phrase coloured | 30-word text, warm |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
+    n = result["texts"]
     for name in METHODS:
         r = result[name]
         comp = f"{r['comprehensiveness']:.3f} / {r['comprehensiveness_random']:.3f}"
         suff = f"{r['sufficiency']:.3f} / {r['sufficiency_random']:.3f}"
         lines.append(
-            f"| {name} | {comp} | {r['ratio']:.1f}× | {suff} | {r['highlighted']} of {result['texts']} | "
-            f"{r['seconds_30_words']:.2f} s |"
+            f"| {name} | {comp} | {r['ratio']:.1f}× | {suff} | {r['highlighted_words']} of {n} | "
+            f"{r['highlighted']} of {n} | {r['seconds_30_words']:.2f} s |"
         )
     return "\n".join(lines)
 

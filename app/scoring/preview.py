@@ -12,7 +12,7 @@ from core.client import Client
 from core.contract import Aggregation
 from core.embedders.base import Embedder
 from core.engine import Sample, Scorer, TraitSpec
-from core.engine.explain import NOISE_FLOOR, WordEffect, shade
+from core.engine.explain import NOISE_FLOOR, WordEffect, coloured_units
 from core.engine.preview import draft_scorer as engine_draft_scorer
 
 
@@ -77,9 +77,11 @@ def highlight_html(
     positive_label: str,
     negative_label: str,
 ) -> str:
-    """The text with each explained word shaded by `core.engine.explain.shade`: blue towards the positive
-    pole, orange towards the negative one, on one fixed scale for every text; a word too small to matter is
-    left uncoloured. A legend under the text says so. Each word's tooltip gives its strength.
+    """The text with each coloured unit (`core.engine.explain.coloured_units`: a word, or a phrase whose
+    words move the text only together) shaded by its strength: blue towards the positive pole, orange
+    towards the negative one, on one fixed scale for every text; a word too small to matter is left
+    uncoloured. A legend under the text says so. Each word's tooltip gives its strength, a phrase's its
+    joint strength.
 
     `effects` is the engine's explanation of one trait or the service's (`{"word", …, "strength"}`).
     Its words are the text's words in order, punctuation attached (`core.engine.explain`), so each word gets
@@ -89,34 +91,52 @@ def highlight_html(
         (str(item["word"]), float(item["strength"])) if isinstance(item, dict) else (item.word, item.strength)
         for item in effects
     ]
+    matches = list(_WORD.finditer(text))
+    explained = 0  # the words explained: the first ones, as long as they are the text's
+    while explained < min(len(pairs), len(matches)) and pairs[explained][0] == matches[explained].group():
+        explained += 1
+    units = {u.start: u for u in coloured_units([strength for _, strength in pairs[:explained]])}
     parts: list[str] = []
-    end = 0
-    words = coloured = 0
-    for i, match in enumerate(_WORD.finditer(text)):
-        words += 1
+    end = i = 0
+    phrases = False
+    while i < len(matches):
+        match = matches[i]
         parts.append(html.escape(text[end : match.start()]))
-        end = match.end()
-        word = match.group()
-        escaped = html.escape(word)
-        if i >= len(pairs) or pairs[i][0] != word:  # past the words explained (the first 64)
-            parts.append(escaped)
+        unit = units.get(i)
+        if unit is None or i >= explained:
+            escaped = html.escape(match.group())
+            if i < explained:
+                tip = f"{pairs[i][1]:+.1f}× a filler word: too small to matter"
+                parts.append(f'<span title="{tip}">{escaped}</span>')  # no colour
+            else:  # past the words explained (the first 64)
+                parts.append(escaped)
+            end, i = match.end(), i + 1
             continue
-        strength = pairs[i][1]
-        tip = f"{strength:+.1f}× a filler word"
-        if shade(strength) == 0.0:
-            parts.append(f'<span title="{tip}: too small to matter">{escaped}</span>')  # no colour
-            continue
-        rgb, label = (
-            (_TOWARDS_POSITIVE, positive_label) if strength > 0 else (_TOWARDS_NEGATIVE, negative_label)
-        )
-        parts.append(_mark(rgb, _FULL_ALPHA * abs(shade(strength)), escaped, f"{tip}: towards {label}"))
-        coloured += 1
+        last = matches[unit.end - 1]
+        label = positive_label if unit.strength > 0 else negative_label
+        rgb = _TOWARDS_POSITIVE if unit.strength > 0 else _TOWARDS_NEGATIVE
+        alpha = _FULL_ALPHA * abs(unit.shade)
+        if unit.end - unit.start == 1:
+            tip = f"{unit.strength:+.1f}× a filler word: towards {label}"
+        else:
+            phrases = True
+            each = ", ".join(f"{strength:+.1f}" for _, strength in pairs[unit.start : unit.end])
+            tip = f"{unit.strength:+.1f}× a filler word together ({each}): towards {label}"
+        parts.append(_mark(rgb, alpha, html.escape(text[match.start() : last.end()]), tip))
+        end, i = last.end(), unit.end
     parts.append(html.escape(text[end:]))
     legend = _legend(positive_label, negative_label)
-    if pairs and not coloured:
-        legend += " No single word moves this text that much: its score comes from the text as a whole."
-    if len(pairs) < words:
-        legend += f" Only the first {len(pairs)} words are explained."
+    if phrases:
+        legend += (
+            " A phrase coloured as one moves the text that much only together (each of its words is under the"
+            " floor alone)."
+        )
+    if pairs and not units:
+        legend += (
+            " No single word or phrase moves this text that much: its score comes from the text as a whole."
+        )
+    if explained < len(matches):
+        legend += f" Only the first {explained} words are explained."
     return (
         '<div style="line-height: 1.9; font-size: 1.05rem">'
         + "".join(parts)

@@ -19,8 +19,11 @@ phrase's credit), so the sums stay exact.
 What a word's axis value means depends on the trait: r's scale grows with the samples, so each trait's values
 are given in units of its own noise, `filler_noise`: what removing a function word ("the", "of") from a
 neutral sentence does to r. strength(word) = axis(word) / filler noise, and the one rule of what the reader
-sees is `shade`: a word below `NOISE_FLOOR` filler effects is not coloured, and the colour is |strength| /
-`FULL_SHADE`, on the same scale for every text of every trait.
+sees is `coloured_units` with `shade`: a word below `NOISE_FLOOR` filler effects is not coloured, and the
+colour is |strength| / `FULL_SHADE`, on the same scale for every text of every trait. A short part of the
+partition whose words all push one way, each under the floor, is coloured as one phrase when together they
+pass it (its Owen value is the sum of theirs): a politeness spread over many words, none enough alone, is
+shown where it is, and a confident text's colour no longer hangs on one word.
 
 A text of at most `WINDOW` words is explained whole; a longer one window by window (words 0-31, 32-63, ...),
 each window its own game, up to `MAX_WORDS` words: the rule of how much of a text is explained, which the
@@ -108,6 +111,8 @@ NOISE_FLOOR = 3.0
 #: |strength| at which the colour is full, four times the floor: about one word in a hundred of politeness
 #: and subjectivity texts reaches it (their 99th percentile was 5-10), and profanities in abusive turns do.
 FULL_SHADE = 12.0
+#: The longest phrase coloured as one: a part of the partition whose words are each under the floor.
+PHRASE_WORDS = 4
 
 
 def shade(strength: float) -> float:
@@ -116,6 +121,55 @@ def shade(strength: float) -> float:
     if abs(strength) < NOISE_FLOOR:
         return 0.0
     return float(np.clip(strength / FULL_SHADE, -1.0, 1.0))
+
+
+def partition(n: int) -> list[tuple[int, int]]:
+    """The parts (first word, end) of the balanced binary partition of `n` words that `explain` credits:
+    each window of `WINDOW` words, its halves, their halves, ..., down to single words; parents first."""
+    parts: list[tuple[int, int]] = []
+    todo = [(start, min(start + WINDOW, n)) for start in range(0, n, WINDOW)] if n > WINDOW else [(0, n)]
+    while todo:
+        a, b = todo.pop(0)
+        if b - a < 1:
+            continue
+        parts.append((a, b))
+        if b - a > 1:
+            mid = (a + b) // 2
+            todo += [(a, mid), (mid, b)]
+    return parts
+
+
+class Unit(NamedTuple):
+    """What the reader sees coloured: a word, or a phrase of the partition coloured as one (words
+    [start, end))."""
+
+    start: int
+    end: int
+    #: the unit's strength: the sum of its words' (a part's Owen value, in filler effects)
+    strength: float
+
+    @property
+    def shade(self) -> float:
+        return shade(self.strength)
+
+
+def coloured_units(strengths: Sequence[float]) -> list[Unit]:
+    """The words and phrases coloured, in text order: each word whose |strength| passes `NOISE_FLOOR`,
+    then, smallest first, each part of the partition of at most `PHRASE_WORDS` words, none of them coloured
+    yet, whose words all push one way and together pass the floor: a part's Owen value is what its words
+    do together, so a politeness spread over a phrase, each word under the floor, is shown where it is."""
+    values = np.asarray(strengths, dtype=float)
+    units = [Unit(i, i + 1, float(v)) for i, v in enumerate(values) if shade(float(v)) != 0.0]
+    taken = np.zeros(len(values), dtype=bool)
+    taken[[u.start for u in units]] = True
+    phrases = [(a, b) for a, b in partition(len(values)) if 1 < b - a <= PHRASE_WORDS]
+    for a, b in sorted(phrases, key=lambda part: part[1] - part[0]):
+        joint = float(values[a:b].sum())
+        one_way = bool(np.all(values[a:b] > 0) or np.all(values[a:b] < 0))
+        if one_way and not taken[a:b].any() and abs(joint) >= NOISE_FLOOR:
+            units.append(Unit(a, b, joint))
+            taken[a:b] = True
+    return sorted(units)
 
 
 class WordEffect(NamedTuple):

@@ -191,9 +191,26 @@ def test_highlight_legend_says_what_a_colour_means() -> None:
     assert "No single word" not in legend and "Only the first" not in legend
     # A confident text may owe its score to no single word; the legend says so rather than show nothing.
     whole = highlight_html(text, _effects(text, [1.0, -2.0, 2.5, 0.0]), "polite", "impolite")
-    assert "No single word moves this text that much" in whole
+    assert "No single word or phrase moves this text that much" in whole
     past_the_explained = highlight_html(text + " me", _effects(text, [0.0] * 4), "p", "n")
     assert "Only the first 4 words are explained." in past_the_explained
+
+
+def test_highlight_colours_a_phrase_as_one_when_its_words_pass_the_floor_only_together() -> None:
+    """A confident text whose politeness is spread over words each under the floor showed nothing; a part
+    of the partition whose words push one way and together pass the floor is coloured as one mark, its
+    tooltip giving the joint strength and each word's, and the legend says what such a mark means."""
+    text = "please could you kindly help"
+    out = highlight_html(text, _effects(text, [0.4, 0.3, -0.5, 2.0, 1.6]), "polite", "impolite")
+    shown, legend = out.split("</div>")[:2]
+    assert 'title="+3.6× a filler word together (+2.0, +1.6): towards polite"' in shown
+    assert shown.count("rgba(59,125,216,") == 1 and ">kindly help</span>" in shown
+    assert shown.count("too small to matter") == 3  # "please", "could", "you": each alone, uncoloured
+    assert "A phrase coloured as one moves the text that much only together" in legend
+    assert "No single word or phrase" not in legend
+    # Words pushing opposite ways are never one phrase, whatever their sum.
+    mixed = highlight_html(text, _effects(text, [0.4, 0.3, -0.5, 2.9, -0.1]), "polite", "impolite")
+    assert "rgba(" not in mixed.split("</div>")[0]
 
 
 def test_share_url() -> None:
