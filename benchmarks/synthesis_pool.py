@@ -1,7 +1,7 @@
 """Synthesis from a pool: do `from_traits` exemplars carry their pole, do they train a better model than the
 zero-shot one, and does `diversify` keep the seed's pole while changing its words?
 
-    python -m benchmarks.synthesis_pool [--pool 500] [--repeats 5] [--seeds 8] [--effort medium]
+    python -m benchmarks.synthesis_pool [--pool 500] [--repeats 3] [--seeds 8] [--effort medium]
         [--embedder default] [--datasets politeness subjectivity abuse]
 
 For each shared dataset (read in place, as benchmarks/quality.py reads them; vectors cached as it caches
@@ -10,15 +10,15 @@ to `synthesize` as the model's unlabelled pool (their labels hidden), with the d
 would type it (benchmarks.quality.TRAITS):
 
 - `from_traits`, no samples (the zero-shot case): the share of exemplars whose human label agrees with the
-  pole they were given (target >= 80 %), over every repeat's exemplars (16 a repeat at effort medium: 5
-  repeats judge the target on 80, so one text moves it by 1.25 points, not 12.5); and the ROC-AUC on the
-  dataset's held-out test texts of a model trained (`train`, effort medium) on one repeat's exemplars alone,
-  against the zero-shot model's (the trait without samples).
+  pole they were given (target >= 80 %), over every repeat's exemplars (16 a repeat at effort medium: 3
+  repeats judge the target on 48, so one text moves it by 2 points, not 12.5); and the ROC-AUC on
+  `TEST_TEXTS` of the dataset's held-out test texts of a model trained (`train`, effort medium) on one
+  repeat's exemplars alone, against the zero-shot model's (the trait without samples).
 - `diversify`, with `--seeds` real texts a pole (drawn from the labelled pool outside the repeat's pool) as
-  the model's samples: the share of variants a reference model trained on the real labels of every other
-  pool text puts on the seed's pole (target >= 90 %), the share whose human label is the seed's, and the
-  share that differ from their seed in more than `FEW_WORDS` words (a word-level diff: words added plus
-  words removed; a variant's seed is taken to be the nearest seed of its pole).
+  the model's samples: the share of variants a reference model trained on the real labels of
+  `REFERENCE_TEXTS` other pool texts puts on the seed's pole (target >= 90 %), the share whose human label
+  is the seed's, and the share that differ from their seed in more than `FEW_WORDS` words (a word-level
+  diff: words added plus words removed; a variant's seed is taken to be the nearest seed of its pole).
 
 Prints markdown tables and writes benchmarks/results/synthesis_pool.json.
 """
@@ -27,21 +27,28 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from benchmarks.quality import LOADERS, Dataset, LookupEmbedder, embed_cached
+from benchmarks.quality import CACHE, LOADERS, Dataset, LookupEmbedder
 from core.contract import nearer_pole_is_positive
+from core.embedders import get_embedder
 from core.engine import Sample, Scorer, synthesize, train
 from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Held-out test texts scored, and labelled texts the diversify reference model trains on (each a seeded
+#: draw): enough for a stable ROC-AUC, few enough to embed on a busy 2-core machine.
+TEST_TEXTS = 600
+REFERENCE_TEXTS = 600
 #: A variant that changes more words than this is a new text, not the seed with a filler.
 FEW_WORDS = 3
 _WORD = re.compile(r"\w+")
@@ -67,9 +74,44 @@ def _share(values: list[bool]) -> float | None:
     return round(float(np.mean(values)), 3) if values else None
 
 
+def embedded(texts: list[str], embedder_name: str) -> LookupEmbedder:
+    """`texts` embedded once (cached in benchmarks/.cache, as benchmarks/quality.py caches a dataset)."""
+    embedder = get_embedder(embedder_name)
+    texts = sorted(set(texts))
+    digest = hashlib.sha256("\x1e".join(texts).encode("utf-8")).hexdigest()[:16]
+    path = CACHE / f"synthesis-{embedder.id}-{digest}.npy"
+    if path.exists():
+        vectors = np.load(path)
+    else:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        vectors = embedder.encode(texts)
+        np.save(path, vectors)
+    return LookupEmbedder(embedder, texts, vectors)
+
+
+def _draws(ds: Dataset, pool_size: int, repeats: int, n_seeds: int) -> list[tuple[np.ndarray, ...]]:
+    """Per repeat: the pool's, the diversify seeds' and the reference model's indices into the pool."""
+    out: list[tuple[np.ndarray, ...]] = []
+    for repeat in range(repeats):
+        rng = np.random.default_rng(repeat)
+        chosen = rng.choice(len(ds.pool_texts), size=min(pool_size, len(ds.pool_texts)), replace=False)
+        rest = np.setdiff1d(np.arange(len(ds.pool_texts)), chosen)
+        seeds = np.concatenate(
+            [rng.choice(rest[ds.pool_y[rest] == pole], size=n_seeds, replace=False) for pole in (1, 0)]
+        )
+        others = np.setdiff1d(rest, seeds)
+        reference = rng.choice(others, size=min(REFERENCE_TEXTS, len(others)), replace=False)
+        out.append((chosen, seeds, reference))
+    return out
+
+
 def run(name: str, pool_size: int, repeats: int, n_seeds: int, effort: str, embedder: str) -> dict[str, Any]:
     ds = LOADERS[name](datasets_dir())
-    lookup = embed_cached(ds, embedder)
+    test = np.random.default_rng(0).permutation(len(ds.test_texts))[:TEST_TEXTS]
+    ds = replace(ds, test_texts=[ds.test_texts[i] for i in test], test_y=ds.test_y[test])
+    draws = _draws(ds, pool_size, repeats, n_seeds)
+    needed = list(ds.test_texts) + [ds.pool_texts[i] for d in draws for part in d for i in part]
+    lookup = embedded(needed, embedder)
     start = time.perf_counter()
     zero_shot = test_auc(ds, lookup, [])
     agree: dict[int, list[bool]] = {1: [], 0: []}
@@ -77,9 +119,7 @@ def run(name: str, pool_size: int, repeats: int, n_seeds: int, effort: str, embe
     on_pole: list[bool] = []
     human_kept: list[bool] = []
     differ: list[bool] = []
-    for repeat in range(repeats):
-        rng = np.random.default_rng(repeat)
-        chosen = rng.choice(len(ds.pool_texts), size=min(pool_size, len(ds.pool_texts)), replace=False)
+    for chosen, seed_idx, reference_idx in draws:
         pool = [ds.pool_texts[i] for i in chosen]
         label = {ds.pool_texts[i]: int(ds.pool_y[i]) for i in chosen}
 
@@ -89,14 +129,8 @@ def run(name: str, pool_size: int, repeats: int, n_seeds: int, effort: str, embe
             agree[given].append(label[s.text] == given)
         exemplar_aucs.append(test_auc(ds, lookup, out))
 
-        rest = np.setdiff1d(np.arange(len(ds.pool_texts)), chosen)
-        seed_idx = np.concatenate(
-            [rng.choice(rest[ds.pool_y[rest] == pole], size=n_seeds, replace=False) for pole in (1, 0)]
-        )
         seeds = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in seed_idx]
-        reference = [
-            Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in np.setdiff1d(rest, seed_idx)
-        ]
+        reference = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in reference_idx]
         scorer = Scorer.from_snapshot(train([ds.trait], reference, embedder=lookup).snapshot, embedder=lookup)
         variants = synthesize(
             [ds.trait], seeds, synth_type="diversify", effort=effort, embedder=lookup, pool=pool
@@ -137,7 +171,7 @@ def run(name: str, pool_size: int, repeats: int, n_seeds: int, effort: str, embe
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pool", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=8, help="diversify's seed texts a pole")
     parser.add_argument("--effort", default="medium")
     parser.add_argument("--embedder", default="default")
