@@ -47,8 +47,8 @@ from harness.datasets import datasets_dir
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Held-out test texts scored, and labelled texts the diversify reference model trains on (each a seeded
 #: draw): enough for a stable ROC-AUC, few enough to embed on a busy 2-core machine.
-TEST_TEXTS = 600
-REFERENCE_TEXTS = 600
+TEST_TEXTS = 400
+REFERENCE_TEXTS = 300
 #: A variant that changes more words than this is a new text, not the seed with a filler.
 FEW_WORDS = 3
 _WORD = re.compile(r"\w+")
@@ -176,6 +176,7 @@ def main() -> None:
     parser.add_argument("--effort", default="medium")
     parser.add_argument("--embedder", default="default")
     parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--output", type=Path, default=RESULTS / "synthesis_pool.json")
     args = parser.parse_args()
     rows = [run(n, args.pool, args.repeats, args.seeds, args.effort, args.embedder) for n in args.datasets]
     print("| dataset | exemplars | agree | positive pole | negative pole | ROC-AUC zero-shot | exemplars |")
@@ -194,9 +195,9 @@ def main() -> None:
             f"| {r['dataset']} | {r['variants']} | {r['variants_on_seed_pole']} | "
             f"{r['variants_human_label_kept']} | {r['variants_differ']} |"
         )
-    RESULTS.mkdir(exist_ok=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
     doc = {"effort": args.effort, "embedder": args.embedder, "seeds_per_pole": args.seeds, "rows": rows}
-    (RESULTS / "synthesis_pool.json").write_text(json.dumps(doc, indent=2) + "\n")
+    args.output.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 if __name__ == "__main__":
