@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +30,17 @@ from harness.datasets import datasets_dir
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _holds(text: str, phrase: str) -> bool:
+    """Whether `text` holds `phrase` as whole words ("work" is not in "workers")."""
+    return re.search(rf"\b{re.escape(phrase)}\b", text, re.IGNORECASE) is not None
+
+
 def _share(phrase: str, texts: list[str]) -> float:
-    return sum(phrase in t.lower() for t in texts) / max(1, len(texts))
+    return sum(_holds(t, phrase) for t in texts) / max(1, len(texts))
 
 
 def _covered(phrases: list[str], texts: list[str]) -> float:
-    return sum(any(p in t.lower() for p in phrases) for t in texts) / max(1, len(texts))
+    return sum(any(_holds(t, p) for p in phrases) for t in texts) / max(1, len(texts))
 
 
 def main() -> None:

@@ -380,11 +380,14 @@ def _diversify(
         check = build_pole_check(trait, seeds, embedder)
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
         if generator is None and pool is not None:
-            side = check.margins(pool.x)
+            # A neighbour must lie on the seed's side of the samples' axis and of the zero-shot axis.
+            margins = [c.margins(pool.x) for c in (check, zero_shot_pole_check(trait, embedder))]
+            place = np.sum([standardised(m) for m in margins], axis=0)
             seed_x = embedder.encode([seed.text for _, seed in mine])
             for (i, seed), sx in zip(mine, seed_x, strict=True):
-                on_side = np.sign(side) == pole_signs([seed.quality])[0]
-                picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed)
+                sign = pole_signs([seed.quality])[0]
+                on_side = np.all([np.sign(m) == sign for m in margins], axis=0)
+                picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed, place * sign)
                 kept_by_seed[i] += [Sample(trait.key, pool.texts[j], seed.quality) for j in picks]
             continue
         batch = _Batch(trait)
