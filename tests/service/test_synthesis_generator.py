@@ -197,3 +197,16 @@ def test_without_a_generator_the_openai_package_is_never_imported() -> None:
         "assert 'openai' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_generator_settings_go_together_and_keep_the_key_out_of_sight(tmp_path: Path) -> None:
+    from service.config.settings import Settings
+
+    with pytest.raises(ValueError, match="set both or neither"):
+        Settings.from_env(data_dir=tmp_path, generator_url="http://127.0.0.1:8000/v1")
+    with pytest.raises(ValueError, match="absolute http"):
+        Settings.from_env(data_dir=tmp_path, generator_url="127.0.0.1:8000", generator_model="m")
+    settings = Settings.from_env(
+        data_dir=tmp_path, generator_url="http://127.0.0.1:8000/v1", generator_model="m", generator_key=KEY
+    )
+    assert KEY not in repr(settings) and KEY not in str(settings.model_dump())
