@@ -210,3 +210,21 @@ def test_generator_settings_go_together_and_keep_the_key_out_of_sight(tmp_path: 
         data_dir=tmp_path, generator_url="http://127.0.0.1:8000/v1", generator_model="m", generator_key=KEY
     )
     assert KEY not in repr(settings) and KEY not in str(settings.model_dump())
+
+
+def test_synthesizing_again_once_a_generator_is_named_is_a_new_run(
+    tmp_path: Path, database_url: str, openai_url: str
+) -> None:
+    _OpenAI.mode, _OpenAI.requests = "ok", []
+    with running(tmp_path, database_url=database_url) as svc:
+        _model(svc, "acme.genlater")
+        first = _synthesize(svc, "acme.genlater")["last_operation"]
+        assert first["status"] == "succeeded" and {s["source"] for s in _made(svc, "acme.genlater")} == {
+            "pool"
+        }
+    settings = {"generator_url": openai_url, "generator_model": "tiny-model"}
+    with running(tmp_path, database_url=database_url, **settings) as svc:
+        again = _synthesize(svc, "acme.genlater")["last_operation"]
+        assert again["run_id"] != first["run_id"] and again["status"] == "succeeded"
+        assert "generator" in {s["source"] for s in _made(svc, "acme.genlater")}
+        assert _OpenAI.requests and _OpenAI.requests[0]["auth"] is None  # no key: no Authorization header
