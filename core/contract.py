@@ -25,6 +25,8 @@ MAX_README_CHARS = 100_000
 MAX_URL_CHARS = 2_000
 #: A sample's `source_id`: the id of its row in the file it came from, so an export joins back to that file.
 MAX_SOURCE_ID_CHARS = 200
+#: The generator model a deployment names (`SCORING_GENERATOR_MODEL`), stored on the samples it wrote.
+MAX_GENERATOR_MODEL_CHARS = 200
 #: A comment on a text (`POST …/comments`'s `body`), in characters: a short note, not a document.
 MAX_COMMENT_CHARS = 1_000
 #: An upstream source's `title` and `license`; a model lists at most MAX_UPSTREAM_SOURCES of them.

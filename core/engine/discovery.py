@@ -50,7 +50,8 @@ MAX_EXEMPLARS_PER_POLE = 50
 #: A candidate with |cos| above this to an existing or already chosen axis says nothing new.
 PARALLEL_COS = 0.8
 _SEED = 0
-_LABEL_WORDS = 2  # words in a pole label
+_LABEL_WORDS = 3  # phrases in a pole label: a pole is named by what most of its texts say, not one topic
+_NAME_WORDS = 2  # phrases of each pole in a trait's name
 _DESCRIPTION_WORDS = 5  # phrases per pole in the description
 _TYPICAL_TEXTS = 2  # texts quoted per pole in the description
 _QUOTE_CHARS = 160
@@ -246,8 +247,11 @@ def _make_spec(
     pos_label = ", ".join(pos_words[:_LABEL_WORDS]) or f"high end of axis {index}"
     neg_label = ", ".join(neg_words[:_LABEL_WORDS]) or f"low end of axis {index}"
     # Two axes of one run (or an existing trait) can share their top words: take the next distinctive
-    # pair rather than show two traits with the same name.
-    names = [f"{p} vs {n}" for p, n in zip(pos_words, neg_words, strict=False)] or [f"axis {index}"]
+    # phrases rather than show two traits with the same name.
+    names = [
+        f"{' & '.join(pos_words[i : i + _NAME_WORDS])} vs {' & '.join(neg_words[i : i + _NAME_WORDS])}"
+        for i in range(min(len(pos_words), len(neg_words)))
+    ] or [f"axis {index}"]
     name = next((n for n in names if trait_key(n) not in taken), names[0])
     key = unique_trait_key(trait_key(name), taken)
     if key != trait_key(name):

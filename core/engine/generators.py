@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Protocol, runtime_checkable
 
-import httpx
-
 from core.engine.errors import GeneratorError
 from core.engine.text_utils import STOP_WORDS, content_words, split_terms
 from core.engine.types import JsonObject, TraitSpec
@@ -396,10 +394,12 @@ def parse_lines(content: str) -> list[str]:
 
 
 class OpenAICompatibleGenerator:
-    """Asks an OpenAI-compatible `POST {base_url}/chat/completions` endpoint for candidates.
+    """Asks an OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp's server, a hosted API)
+    for candidates, through the `openai` client package.
 
-    Nothing calls this unless a user passes it to `synthesize`. Network or protocol failures
-    raise `GeneratorError` (the API key never appears in messages).
+    The package is imported on the first request, so a deployment without a generator never loads it.
+    Network or protocol failures raise `GeneratorError` (the API key never appears in messages); the client
+    does not retry: a run that fails says why at once, and the caller decides whether to try again.
     """
 
     def __init__(
@@ -413,7 +413,7 @@ class OpenAICompatibleGenerator:
         max_tokens: int | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
+        self._api_key = api_key
         self.model = model
         self.timeout = timeout
         self.temperature = temperature
@@ -422,36 +422,42 @@ class OpenAICompatibleGenerator:
     def __repr__(self) -> str:
         return f"OpenAICompatibleGenerator(base_url={self.base_url!r}, model={self.model!r})"
 
-    def _payload(self, prompt: str, n: int) -> JsonObject:
-        payload: JsonObject = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": _SYSTEM_PROMPT},
-                {"role": "user", "content": f"{prompt}\n\nWrite exactly {n} texts, one per line."},
-            ],
-            "temperature": self.temperature,
-        }
-        if self.max_tokens is not None:
-            payload["max_tokens"] = self.max_tokens
-        return payload
+    def _messages(self, prompt: str, n: int) -> list[JsonObject]:
+        return [
+            {"role": "system", "content": _SYSTEM_PROMPT},
+            {"role": "user", "content": f"{prompt}\n\nWrite exactly {n} texts, one per line."},
+        ]
 
     def generate(self, prompt: str, n: int) -> list[str]:
         if n <= 0:
             return []
+        import openai  # here, not at the top: only a configured generator needs the package
+
         url = f"{self.base_url}/chat/completions"
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        # A local server needs no key: then no Authorization header at all (the package would send its own).
+        headers = None if self._api_key else {"Authorization": openai.Omit()}
+        client = openai.OpenAI(
+            base_url=self.base_url, api_key=self._api_key or "none", timeout=self.timeout, max_retries=0
+        )
         try:
-            response = httpx.post(url, json=self._payload(prompt, n), headers=headers, timeout=self.timeout)
-        except httpx.HTTPError as exc:
-            raise GeneratorError(f"text generator at {url} unreachable: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 400:
+            with client:
+                completion = client.chat.completions.create(
+                    model=self.model,
+                    messages=self._messages(prompt, n),  # type: ignore[arg-type]  # the package's TypedDicts
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens if self.max_tokens is not None else openai.omit,
+                    extra_headers=headers,
+                )
+                contents = [str(c.message.content or "") for c in completion.choices]
+        except openai.APIStatusError as exc:
             raise GeneratorError(
-                f"text generator at {url} answered HTTP {response.status_code}: {response.text[:200]}"
-            )
-        try:
-            choices = response.json()["choices"]
-            contents = [str(c["message"]["content"] or "") for c in choices]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise GeneratorError(f"text generator at {url} sent no chat completion: {exc!r}") from exc
+                f"text generator at {url} answered HTTP {exc.status_code}: {exc.response.text[:200]}"
+            ) from exc
+        except openai.APIConnectionError as exc:  # also a timeout
+            raise GeneratorError(f"text generator at {url} unreachable: {type(exc).__name__}: {exc}") from exc
+        except (openai.OpenAIError, AttributeError, TypeError, ValueError) as exc:
+            raise GeneratorError(
+                f"text generator at {url} sent no chat completion: {type(exc).__name__}: {exc}"
+            ) from exc
         texts = [line for content in contents for line in parse_lines(content)]
         return texts[:n]

@@ -6,10 +6,10 @@ rarely ("thank you", "prime minister"), not by the single heaviest word ("url", 
 the axis is a class, so a phrase common at both ends weighs little. A phrase's weight at an end is its share
 of that end's phrase occurrences times `log(1 + A / f)` (A: the mean number of occurrences per class, f: the
 phrase's occurrences over all classes). A phrase qualifies for an end only when it occurs in at least two of
-its texts (one when an end is tiny) and in at least twice the share of texts there as at the other end. Stop
-words (and auxiliaries such as "does"), digits, words under three letters and URL fragments never count; a
-two-word phrase is made of adjacent words that are neither. A chosen phrase shares no word with one chosen
-before it, and a word yields to a two-word phrase holding it when that phrase covers most of its uses.
+its texts (one when an end is tiny) and in at least three times the share of texts there as at the other
+end. Stop words (and auxiliaries such as "does"), digits, words under three letters and URL fragments never
+count; a two-word phrase is made of adjacent words that are neither. A chosen phrase shares no word with one
+chosen before it, and a word yields to a two-word phrase holding it when that phrase covers most of its uses.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ FILLER_WORDS = frozenset(
 _SKIP = STOP_WORDS | URL_WORDS | FILLER_WORDS
 #: A two-word phrase replaces its word when it covers at least this share of the word's texts at that end.
 BIGRAM_COVER = 0.6
-#: A phrase's share of texts at its end must be at least this many times its share at the other end.
-CONTRAST = 2.0
+#: A phrase's share of texts at its end must be at least this many times its share at the other end: a
+#: name says what one end has and the other lacks.
+CONTRAST = 3.0
 
 
 def _phrases(text: str) -> list[str]:

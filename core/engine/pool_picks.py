@@ -8,7 +8,8 @@ as texts of each pole, so synthesis picks from it when the model has one:
   (the zero-shot axis of the pole texts, name and description, plus the axis of the trait's samples when
   they cover both poles; each standardised over the pool so neither dominates by scale), chosen by maximal
   marginal relevance so they are diverse, and no two near-duplicates.
-- `neighbours` (`diversify`): per seed, the nearest pool texts that lie on the seed's pole.
+- `neighbours` (`diversify`): per seed, the nearest pool texts that lie on the seed's pole, the clearer on it
+  first among texts about as near.
 
 Texts already labelled for the trait are never picked (the caller passes them as `taken` keys); a text
 picked once for a trait is not picked again.
@@ -29,6 +30,8 @@ MMR_LAMBDA = 0.7
 #: Cosine above which two texts are near-duplicates (the same text re-posted, a quote, a reply with one
 #: word changed): only one of them is picked.
 NEAR_DUPLICATE_COS = 0.92
+#: diversify: weight of a text's place on the seed's pole against its cosine to the seed.
+POLE_WEIGHT = 0.05
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
@@ -100,14 +103,20 @@ def neighbours(
     seed_embedding: np.ndarray,
     taken: set[str],
     want: int,
+    pole: np.ndarray | None = None,
 ) -> list[int]:
     """Indices of the `want` pool texts nearest the seed (cosine) among those `on_side`, not in `taken`,
-    no near-duplicate of the seed and no two near-duplicates; the picks are added to `taken`."""
+    no near-duplicate of the seed and no two near-duplicates; the picks are added to `taken`.
+
+    `pole`: how far each text lies out on the seed's pole (standardised margins); when given, a text ranks
+    by its cosine plus `POLE_WEIGHT` times that, so of two texts as near the seed the one clearer on its
+    pole comes first."""
     unit = unit_rows(embeddings)
     seed = unit_rows(np.asarray(seed_embedding, dtype=np.float64).reshape(1, -1))[0]
     sims = unit @ seed
+    rank = sims if pole is None else sims + POLE_WEIGHT * pole
     chosen: list[int] = []
-    for i in np.argsort(-sims, kind="stable"):
+    for i in np.argsort(-rank, kind="stable"):
         if len(chosen) == want:
             break
         key = dedup_key(texts[i])

@@ -1,7 +1,8 @@
 """Synthesis: new labelled samples for a model's traits, fully offline by default.
 
-- `from_traits`: cold-start exemplars for both poles of each trait, from its name, pole
-  labels and description (templated sentences, see `core.engine.generators`).
+- `from_traits`: cold-start exemplars for both poles of each trait: written by a generator when one is
+  given, else real texts picked from the pool when there is one (`core.engine.pool_picks`), else templated
+  descriptions of the poles from its name, pole labels and description (`core.engine.generators`).
 - `diversify`: voice-preserving variations of the seed samples (light edits that keep the
   writer's words); each variant copies its seed's quality (a neutral seed, quality 0.5, is not varied).
 
@@ -24,7 +25,7 @@ from itertools import islice
 
 import numpy as np
 
-from core.contract import MAX_TEXT_CHARS, SYNTH_TYPES
+from core.contract import MAX_TEXT_CHARS, SYNTH_TYPES, pole_of
 from core.embedders.base import Embedder
 from core.engine.errors import (
     EngineError,
@@ -36,7 +37,7 @@ from core.engine.errors import (
 from core.engine.generators import TextGenerator, template_candidates, variation_candidates
 from core.engine.pole_text import pole_texts, zero_shot_axis
 from core.engine.poles import pole_signs
-from core.engine.pool_picks import neighbours, pole_exemplars, standardised
+from core.engine.pool_picks import NEAR_DUPLICATE_COS, neighbours, pole_exemplars, standardised, unit_rows
 from core.engine.text_utils import dedup_key, stable_seed
 from core.engine.trait_model import AxisSpectrum
 from core.engine.types import ProgressFn, Sample, TraitSpec
@@ -53,6 +54,11 @@ VARIANTS_PER_SEED_BY_EFFORT: dict[str, int] = {"low": 1, "medium": 2, "high": 3,
 MAX_VARIANTS_BY_EFFORT: dict[str, int] = {"low": 50, "medium": 200, "high": 500, "xhigh": 1000, "max": 2000}
 #: Candidates tried per wanted sample (the rest of the budget absorbs pole-check rejections).
 CANDIDATE_FACTOR = 3
+#: A generator's prompt: pole texts that say what the pole is, and pool texts that show how the domain's
+#: texts look (cut to a few hundred characters, so a long pool text cannot crowd out the rest).
+PROMPT_POLE_TEXTS = 6
+STYLE_EXAMPLES = 4
+STYLE_EXAMPLE_CHARS = 300
 
 
 @dataclass
@@ -158,43 +164,85 @@ def _ask(generator: TextGenerator, prompt: str, n: int) -> list[str]:
     return [t for t in out if isinstance(t, str)]
 
 
-def _from_traits_prompt(trait: TraitSpec, positive: bool, n: int) -> str:
-    label, other = (
-        (trait.positive_label, trait.negative_label)
-        if positive
-        else (trait.negative_label, trait.positive_label)
+def _labels(trait: TraitSpec, positive: bool) -> tuple[str, str]:
+    pos, neg = trait.positive_label.strip(), trait.negative_label.strip()
+    return (pos, neg) if positive else (neg, pos)
+
+
+def _bullets(texts: Iterable[str]) -> str:
+    return "\n".join(f"- {' '.join(t.split())}" for t in texts)
+
+
+def from_traits_prompt(trait: TraitSpec, positive: bool, n: int, style: Sequence[str]) -> str:
+    """What a generator is asked for one pole: real texts of it, not descriptions of it.
+
+    The trait's name, description and the pole's texts (`pole_texts`) say what the pole is; `style`, a few
+    of the model's pool texts, shows how texts of the domain look (their pole does not matter)."""
+    label, other = _labels(trait, positive)
+    about = f"\nDescription: {' '.join(trait.description.split())}" if trait.description.strip() else ""
+    prompt = (
+        f"Trait: {trait.name.strip() or trait.key}, from '{trait.positive_label.strip()}' to "
+        f"'{trait.negative_label.strip()}'.{about}\n"
+        f"The pole '{label}' (the opposite of '{other}') is marked by:\n"
+        f"{_bullets(pole_texts(trait, positive)[:PROMPT_POLE_TEXTS])}\n"
     )
-    about = f" ({trait.description.strip()})" if trait.description.strip() else ""
-    return (
-        f"Trait: {trait.name}{about}. Write {n} short, varied, realistic texts that are clearly "
-        f"'{label}' (the opposite pole is '{other}'). Mix statements, first-person remarks, "
-        "questions and comparisons."
+    if style:
+        prompt += f"Texts of this domain look like these (whatever their pole):\n{_bullets(style)}\n"
+    return prompt + (
+        f"Write {n} different texts that are clearly '{label}', as the people of this domain write them: "
+        "real messages, not descriptions or opinions of the trait, and without naming the trait."
     )
 
 
-def _diversify_prompt(seed: Sample, n: int) -> str:
+def diversify_prompt(trait: TraitSpec, seed: Sample, n: int) -> str:
+    """What a generator is asked for one seed: paraphrases that keep its label."""
+    label, _ = _labels(trait, pole_of(seed.quality) == "positive")
     return (
-        f"Rewrite the text below in {n} different ways. Keep the writer's own words, tone and meaning; "
-        "change only word order, small connecting phrases and punctuation.\n\n"
+        f"Paraphrase the text below in {n} different ways. Keep the writer's voice and meaning, and keep it "
+        f"as clearly '{label}' (trait: {trait.name.strip() or trait.key}) as it is.\n\n"
         f"Text: {seed.text}"
     )
 
 
+def _style_examples(trait: TraitSpec, pool: _Pool | None) -> list[str]:
+    """A few pool texts, chosen at random but the same for the same trait and pool."""
+    if pool is None:
+        return []
+    rng = random.Random(stable_seed("style", trait, len(pool.texts)))
+    picks = sorted(rng.sample(range(len(pool.texts)), min(STYLE_EXAMPLES, len(pool.texts))))
+    return [pool.texts[i][:STYLE_EXAMPLE_CHARS] for i in picks]
+
+
 def _select(
-    batch: _Batch, check: PoleCheck, embedder: Embedder, taken: set[str], quotas: dict[int, int]
+    batch: _Batch,
+    checks: Sequence[PoleCheck],
+    embedder: Embedder,
+    taken: set[str],
+    quotas: dict[int, int],
+    near: np.ndarray | None = None,
 ) -> list[tuple[Sample, int]]:
-    """(sample, group) of the candidates that pass the pole check and are new, in candidate order,
-    up to each group's quota."""
+    """(sample, group) of the candidates that pass every pole check and are new, in candidate order,
+    up to each group's quota.
+
+    `near`: embeddings of the trait's texts; when given, a candidate with cosine above
+    `NEAR_DUPLICATE_COS` to one of them or to a candidate kept before it is not kept either."""
     if not batch.texts:
         return []
-    ok = check.passes(embedder.encode(batch.texts), (pole_signs(batch.qualities) > 0).tolist())
+    x = np.asarray(embedder.encode(batch.texts), dtype=np.float64)
+    want = (pole_signs(batch.qualities) > 0).tolist()
+    ok = np.all([c.passes(x, want) for c in checks], axis=0)
+    unit = unit_rows(x)
+    seen = [unit_rows(near)] if near is not None and len(near) else []
     kept: list[tuple[Sample, int]] = []
     counts: dict[int, int] = {}
-    for text, quality, group, passed in zip(batch.texts, batch.qualities, batch.groups, ok, strict=True):
+    for i, (text, quality, group) in enumerate(zip(batch.texts, batch.qualities, batch.groups, strict=True)):
         key = dedup_key(text)
-        if not passed or not key or key in taken or counts.get(group, 0) >= quotas[group]:
+        if not ok[i] or not key or key in taken or counts.get(group, 0) >= quotas[group]:
+            continue
+        if near is not None and any(float(np.max(u @ unit[i])) > NEAR_DUPLICATE_COS for u in seen):
             continue
         taken.add(key)
+        seen.append(unit[i : i + 1])
         counts[group] = counts.get(group, 0) + 1
         kept.append((Sample(trait=batch.trait.key, text=text, quality=quality), group))
     return kept
@@ -241,15 +289,25 @@ def _from_traits(
     for t_index, trait in enumerate(traits):
         _report(progress, t_index / len(traits), "generating")
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
-        if pool is not None:
+        if generator is None and pool is not None:
             out += _pool_exemplars(trait, seeds, pool, embedder, taken, per_pole)
             continue
-        check = build_pole_check(trait, seeds, embedder)
+        if generator is not None:
+            # Generated texts must lie on their pole of the zero-shot axis, and of the samples' axis when the
+            # samples cover both poles; and be no near-duplicate of the trait's texts nor of each other.
+            checks = [zero_shot_pole_check(trait, embedder)]
+            checks += [own] if (own := sample_pole_check(trait, seeds, embedder)) is not None else []
+            own_texts = [s.text for s in seeds if s.trait == trait.key]
+            near = np.asarray(embedder.encode(own_texts), dtype=np.float64) if own_texts else np.empty((0, 0))
+        else:
+            checks, near = [build_pole_check(trait, seeds, embedder)], None
         batch = _Batch(trait)
+        style = _style_examples(trait, pool)
         for group, positive in enumerate((True, False)):
             want = per_pole * CANDIDATE_FACTOR
             if generator is not None:
-                texts: Iterable[str] = _ask(generator, _from_traits_prompt(trait, positive, want), want)
+                prompt = from_traits_prompt(trait, positive, want, style)
+                texts: Iterable[str] = _ask(generator, prompt, want)
             else:
                 rng = random.Random(stable_seed("from_traits", trait, positive))
                 texts = islice(template_candidates(trait, positive, rng), want)
@@ -259,7 +317,8 @@ def _from_traits(
                     batch.qualities.append(1.0 if positive else 0.0)
                     batch.groups.append(group)
         _report(progress, (t_index + 0.5) / len(traits), "checking")
-        out += [sample for sample, _ in _select(batch, check, embedder, taken, {0: per_pole, 1: per_pole})]
+        quotas = {0: per_pole, 1: per_pole}
+        out += [sample for sample, _ in _select(batch, checks, embedder, taken, quotas, near)]
     return out
 
 
@@ -320,12 +379,15 @@ def _diversify(
         _report(progress, t_index / len(traits), "generating")
         check = build_pole_check(trait, seeds, embedder)
         taken = {dedup_key(s.text) for s in seeds if s.trait == trait.key}
-        if pool is not None:
-            side = check.margins(pool.x)
+        if generator is None and pool is not None:
+            # A neighbour must lie on the seed's side of the samples' axis and of the zero-shot axis.
+            margins = [c.margins(pool.x) for c in (check, zero_shot_pole_check(trait, embedder))]
+            place = np.sum([standardised(m) for m in margins], axis=0)
             seed_x = embedder.encode([seed.text for _, seed in mine])
             for (i, seed), sx in zip(mine, seed_x, strict=True):
-                on_side = np.sign(side) == pole_signs([seed.quality])[0]
-                picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed)
+                sign = pole_signs([seed.quality])[0]
+                on_side = np.all([np.sign(m) == sign for m in margins], axis=0)
+                picks = neighbours(pool.texts, pool.x, on_side, sx, taken, per_seed, place * sign)
                 kept_by_seed[i] += [Sample(trait.key, pool.texts[j], seed.quality) for j in picks]
             continue
         batch = _Batch(trait)
@@ -334,7 +396,7 @@ def _diversify(
             if generator is not None:
                 # One request per seed: worth reporting each.
                 _report(progress, (t_index + 0.5 * j / len(mine)) / len(traits), "generating")
-                texts: Iterable[str] = _ask(generator, _diversify_prompt(seed, want), want)
+                texts: Iterable[str] = _ask(generator, diversify_prompt(trait, seed, want), want)
             else:
                 rng = random.Random(stable_seed("diversify", seed.trait, seed.text, seed.quality))
                 texts = islice(variation_candidates(seed.text, rng), want)
@@ -344,7 +406,7 @@ def _diversify(
                     batch.qualities.append(seed.quality)
                     batch.groups.append(i)
         _report(progress, (t_index + 0.5) / len(traits), "checking")
-        for sample, i in _select(batch, check, embedder, taken, {i: per_seed for i, _ in mine}):
+        for sample, i in _select(batch, [check], embedder, taken, {i: per_seed for i, _ in mine}):
             kept_by_seed[i].append(sample)
     return list(_round_robin(kept_by_seed, total_cap))
 
@@ -360,11 +422,12 @@ def pool_texts(pool: Iterable[str]) -> list[str]:
 
 
 def synthesis_source(pool: Iterable[str], generator: TextGenerator | None) -> str:
-    """Where `synthesize` takes its texts from: "pool" (real texts), "generator" or "template"
-    (descriptions of the poles, not texts of them)."""
-    if pool_texts(pool):
-        return "pool"
-    return "generator" if generator is not None else "template"
+    """Where `synthesize` takes its texts from: "generator" (written for the trait; the pool, if any, only
+    shows it the domain's style), "pool" (real texts) or "template" (descriptions of the poles, not texts of
+    them)."""
+    if generator is not None:
+        return "generator"
+    return "pool" if pool_texts(pool) else "template"
 
 
 def _clean_seeds(traits: list[TraitSpec], seeds: Iterable[Sample]) -> list[Sample]:
@@ -396,9 +459,9 @@ def synthesize(
 
     `seeds`: the model's existing samples. They give each trait its pole-check axis and the
     texts not to repeat; `diversify` varies them. `pool`: unlabelled real texts of the model's
-    domain (never its evaluation set); when it holds any, every new sample is one of them
-    (`synthesis_source`). `generator`: an optional `TextGenerator` asked for candidates instead of
-    the built-in templates and edits when there is no pool (the pole check still applies).
+    domain (never its evaluation set); when it holds any and there is no generator, every new sample is
+    one of them (`synthesis_source`). `generator`: an optional `TextGenerator` asked for the texts instead
+    (a few pool texts go into its prompt as examples of the domain's style); its texts pass the pole check.
     Raises `InvalidSynthTypeError`, `InvalidEffortError`, `NoTraitsError`, and for
     `diversify` without any seed of the given traits `NoSamplesError`.
     """

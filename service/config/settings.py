@@ -23,6 +23,7 @@ from core.contract import (
     DEFAULT_SCORE_RATE_PER_S,
     DEFAULT_WRITE_BURST,
     DEFAULT_WRITE_RATE_PER_S,
+    MAX_GENERATOR_MODEL_CHARS,
 )
 
 # A cursor secret shared by a fleet must be random: these are the words example and placeholder values are
@@ -178,6 +179,23 @@ class Settings(BaseSettings):
         description="The tests' fault injection, a JSON object of hooks (docs/contributing.md, Fault "
         "injection); refused unless the embedder is `hashing`.",
     )
+    generator_url: str | None = Field(
+        None,
+        description="An OpenAI-compatible server's base URL (vLLM, Ollama, llama.cpp's server, a hosted API; "
+        "e.g. http://127.0.0.1:8000/v1): synthesis asks it for texts instead of picking them from the pool. "
+        "None: no generator (the `openai` package is then never imported).",
+    )
+    generator_model: str | None = Field(
+        None,
+        max_length=MAX_GENERATOR_MODEL_CHARS,
+        description="The model the generator is asked for; stored on the samples it writes.",
+    )
+    generator_key: SecretStr | None = Field(
+        None, description="The generator's API key, if it needs one (never logged nor answered)."
+    )
+    generator_timeout_s: float = Field(
+        60.0, gt=0, description="How long one request to the generator may take."
+    )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:  # Any: each field's own type, validated by pydantic
@@ -210,6 +228,12 @@ class Settings(BaseSettings):
             raise ValueError("SCORING_OIDC_ISSUER and SCORING_OIDC_AUDIENCE go together: set both or neither")
         if self.oidc_issuer is not None and not self.oidc_issuer.startswith(("http://", "https://")):
             raise ValueError(f"SCORING_OIDC_ISSUER {self.oidc_issuer!r}: an absolute http(s):// URL")
+        if (self.generator_url is None) != (self.generator_model is None):
+            raise ValueError(
+                "SCORING_GENERATOR_URL and SCORING_GENERATOR_MODEL go together: set both or neither"
+            )
+        if self.generator_url is not None and not self.generator_url.startswith(("http://", "https://")):
+            raise ValueError(f"SCORING_GENERATOR_URL {self.generator_url!r}: an absolute http(s):// URL")
         if self.shard_texts < 0:
             raise ValueError("shard_texts must be 0 (never shard) or more")
         if self.scoring_threads < 0:

@@ -13,7 +13,7 @@ from core.contract import MAX_TRAITS, POLE_RULE, Operation, RunKind, pole_of
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
-from service.domain.needs import RunStarter
+from service.domain.needs import Resources, RunStarter
 from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
 from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
@@ -183,7 +183,7 @@ def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: Discover
     return RunStarted(state="busy", run_id=run_id)
 
 
-def start_synthesis(ctx: RunStarter, who: Principal, handle: str, body: SynthesizeIn) -> RunStarted:
+def start_synthesis(ctx: Resources, who: Principal, handle: str, body: SynthesizeIn) -> RunStarted:
     options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -192,7 +192,9 @@ def start_synthesis(ctx: RunStarter, who: Principal, handle: str, body: Synthesi
             select(func.count(PoolText.id), func.max(PoolText.id)).where(PoolText.model_id == model.id)
         ).one()
         fp = fingerprint(s, model, "synthesized", extrinsic_only=False)
-        key = idempotency_key("synthesize", options, f"{fp}:pool:{pool[0]}:{pool[1]}")
+        # So is the deployment's generator: a newly named one (or another model) writes other texts.
+        generator = f":generator:{ctx.settings.generator_model}" if ctx.settings.generator_url else ""
+        key = idempotency_key("synthesize", options, f"{fp}:pool:{pool[0]}:{pool[1]}{generator}")
         _reject_in_flight_duplicate(s, model, key)
         require(s, model, "synthesize")
         if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():

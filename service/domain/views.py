@@ -193,6 +193,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         adjudicated=bool(row.adjudicated),
         source_id=row.source_id,
         source=row.source,
+        generator_model=row.generator_model,
     )
 
 

@@ -1,7 +1,9 @@
 """Run kind synthesize: write new samples for the traits from their poles and the stored samples.
 
-With an unlabelled pool the new samples are real texts picked from it (never a text of the evaluation
-set); without one they are built-in descriptions of the poles, and the run's result says so."""
+With the deployment's generator (`SCORING_GENERATOR_URL`) the new samples are texts it wrote (a few pool
+texts show it the domain's style); else with an unlabelled pool they are real texts picked from it (never a
+text of the evaluation set); with neither they are built-in descriptions of the poles, and the run's result
+says so. A generator that fails fails the run (`generator_failed`), and nothing is stored."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from core.engine import synthesize
+from core.engine.generators import OpenAICompatibleGenerator
 from core.engine.synthesis import synthesis_source
+from service.config.settings import Settings
 from service.runs.attempt import Attempt
 from service.runs.edits import back_to_draft, edit_inputs
 from service.store import ledger
@@ -42,9 +46,21 @@ def pool_for_synthesis(s: Session, model_id: int) -> list[str]:
     return texts
 
 
-def result_message(count: int, source: str) -> str:
+def generator_for(settings: Settings) -> OpenAICompatibleGenerator | None:
+    """The deployment's text generator, or None when it has none."""
+    if settings.generator_url is None or settings.generator_model is None:
+        return None
+    key = settings.generator_key.get_secret_value() if settings.generator_key is not None else None
+    return OpenAICompatibleGenerator(
+        settings.generator_url, key, settings.generator_model, timeout=settings.generator_timeout_s
+    )
+
+
+def result_message(count: int, source: str, model: str | None = None) -> str:
     if source == "pool":
         return f"Synthesized {count} samples: real texts picked from the model's pool"
+    if source == "generator":
+        return f"Synthesized {count} samples: written by the text generator {model}, each on its pole"
     return f"Synthesized {count} samples: {TEMPLATE_NOTE}"
 
 
@@ -54,19 +70,22 @@ def execute(at: Attempt) -> None:
         run = s.get(Run, at.run_id)
         assert run is not None
         pool = pool_for_synthesis(s, run.model_id)
-    source = synthesis_source(pool, None)
+    generator = generator_for(at.settings)
+    model_name = generator.model if generator is not None else None
+    source = synthesis_source(pool, generator)
     new = synthesize(
         specs,
         samples,
         synth_type=options.get("synth_type", "from_traits"),
         effort=options.get("effort") or "medium",
         embedder=embedder,
+        generator=generator,
         pool=pool,
         progress=at.engine_progress(0.0, 0.95),
     )
     at.report(0.97, "saving")
     with transaction(at.sessions) as s:
-        if not ledger.succeed(s, at.run_id, at.number, result_message(len(new), source)):
+        if not ledger.succeed(s, at.run_id, at.number, result_message(len(new), source, model_name)):
             return
         model = back_to_draft(s, at.run_id)
         trait_ids = {t.key: t.id for t in load_traits(s, model.id)}
@@ -75,5 +94,5 @@ def execute(at: Attempt) -> None:
             s.execute(
                 update(SampleRow)
                 .where(SampleRow.id.in_(ids), SampleRow.source.is_(None))
-                .values(source=source)
+                .values(source=source, generator_model=model_name)
             )

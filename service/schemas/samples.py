@@ -119,7 +119,13 @@ class SampleOut(BaseModel):
     source: str | None = Field(
         default=None,
         description="Where a synthesized sample's text came from: `pool` (a real text picked from the "
-        "model's pool) or `template` (a built-in description of the pole); null for other samples.",
+        "model's pool), `generator` (written by the deployment's text generator) or `template` (a built-in "
+        "description of the pole); null for other samples.",
+    )
+    generator_model: str | None = Field(
+        default=None,
+        description="The model of the text generator that wrote a `source: generator` sample; null for "
+        "other samples.",
     )
 
 

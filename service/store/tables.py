@@ -32,6 +32,7 @@ from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 from core.contract import (
     DEFAULT_ROLE,
     DEFAULT_VOTES_WANTED,
+    MAX_GENERATOR_MODEL_CHARS,
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
     NEUTRAL_TOLERANCE,
@@ -252,6 +253,8 @@ class SampleRow(Base):
     source_id: Mapped[str | None] = mapped_column(String(MAX_SOURCE_ID_CHARS), nullable=True)
     # Where a synthesized sample's text came from: "pool" (a real text) or "template"; null: not synthesized.
     source: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # The model of the generator that wrote a `source` "generator" sample; null for every other sample.
+    generator_model: Mapped[str | None] = mapped_column(String(MAX_GENERATOR_MODEL_CHARS), nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from core.contract import MAX_DISCOVERED_TRAITS
+from core.contract import MAX_DISCOVERED_TRAITS, trait_key
 from core.embedders import get_embedder
 from core.engine.discovery import discover, pooled_texts
 from core.engine.errors import EngineError, InvalidEffortError, TooFewTextsError
@@ -168,10 +168,10 @@ def test_existing_keys_are_not_reused(embedder) -> None:
     clash = TraitSpec(first.key, "Something else", "a", "b")
     unrelated_axis = np.random.default_rng(0).normal(size=embedder.dim)
     again = discover(_samples(), embedder=embedder, existing=[(clash, unrelated_axis)])[0].spec
-    # The same axis comes back under the next distinctive word pair, never under the taken key.
+    # The same axis comes back under the next distinctive phrases, never under the taken key.
     assert again.key != first.key
     assert again.name != first.name
-    assert again.key == again.name.replace(" ", "_")
+    assert again.key == trait_key(again.name)
 
 
 def test_existing_axis_of_the_wrong_size_is_a_clear_error(embedder) -> None:
@@ -225,13 +225,16 @@ def test_bad_samples_are_named(embedder) -> None:
 def test_a_taken_name_gives_way_to_the_next_distinctive_pair() -> None:
     from core.engine.discovery import _make_spec
 
-    taken = {"refund_vs_praise"}
+    # A pole is named by its two strongest phrases; the pole labels hold three.
+    first = _make_spec(0, ["refund", "delay", "late"], ["praise", "staff", "kind"], 0.2, 40, set())
+    assert (first.name, first.key) == ("refund & delay vs praise & staff", "refund_delay_vs_praise_staff")
+    assert (first.positive_label, first.negative_label) == ("refund, delay, late", "praise, staff, kind")
+    taken = {"refund_delay_vs_praise_staff"}
     spec = _make_spec(0, ["refund", "delay"], ["praise", "staff"], 0.2, 40, taken)
     assert (spec.name, spec.key) == ("delay vs staff", "delay_vs_staff")
     again = _make_spec(1, ["refund", "delay"], ["praise", "staff"], 0.2, 40, taken)
-    assert again.key == "refund_vs_praise_2"
-    assert again.name == "refund vs praise (2)"
-    assert len({spec.name, again.name, "refund vs praise"}) == 3
+    assert again.key == "refund_delay_vs_praise_staff_2"
+    assert again.name == "refund & delay vs praise & staff (2)"
 
 
 # -- names a person would give: phrases, never stop words or URL fragments --------------------------------

@@ -36,6 +36,7 @@ from core.engine.synthesis import (
     MAX_VARIANTS_BY_EFFORT,
     PER_POLE_BY_EFFORT,
     label_anchor_texts,
+    synthesis_source,
     synthesize,
 )
 from core.engine.text_utils import dedup_key
@@ -328,6 +329,22 @@ def test_generator_candidates_still_pass_the_pole_check(embedder, server: str) -
     assert first["body"]["model"] == "tiny-model"
     prompt = first["body"]["messages"][-1]["content"]
     assert "praise, friendly" in prompt and "refund, delay" in prompt
+
+
+def test_generated_near_duplicates_are_kept_once_and_the_pool_shows_the_style(embedder, server: str) -> None:
+    first = "Such friendly staff, full of praise for the whole friendly team today."
+    _Canned.content = "\n".join(
+        [first, f"{first[:-1]}, really.", "Lovely friendly staff and a warm welcome, praise all round."]
+    )
+    pool = ["Booked a room for two nights in May.", "The lift was out of order on Sunday."]
+    gen = OpenAICompatibleGenerator(server, None, "m")
+    out = synthesize([TONE], [], embedder=embedder, generator=gen, pool=pool, effort="low")
+    # The second text is the first with a filler (cosine above 0.92): kept once; no pool text is a sample.
+    assert sorted(s.text for s in out if s.quality == 1.0) == sorted([first, _Canned.content.splitlines()[2]])
+    assert not {s.text for s in out} & set(pool)
+    assert synthesis_source(pool, gen) == "generator"
+    prompt = _Canned.requests[0]["body"]["messages"][-1]["content"]
+    assert all(text in prompt for text in pool) and "Tone" in prompt and "How the customer feels" in prompt
 
 
 def test_generator_for_diversify(embedder, server: str) -> None:

@@ -127,8 +127,10 @@ def test_diversify_from_the_pool_gives_the_nearest_texts_on_the_seed_pole(embedd
     assert out and all(s.text in pool for s in out)
     assert {s.text for s in out if s.quality == 1.0} <= set(PRAISE)
     assert {s.text for s in out if s.quality == 0.0} <= set(COMPLAINTS)
-    # The nearest on the pole: the praise variants are the praise texts closest to the seed.
+    # Near the seed: the praise variants are among the praise texts closest to it (nearness comes first; of
+    # texts about as near, the one clearer on the pole).
     x = embedder.encode(PRAISE).astype(np.float64)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    nearest = [PRAISE[i] for i in np.argsort(-(x[1:] @ x[0]))[:2] + 1]
-    assert [s.text for s in out if s.quality == 1.0] == nearest
+    nearest = [PRAISE[i] for i in np.argsort(-(x[1:] @ x[0]))[:4] + 1]
+    picked = [s.text for s in out if s.quality == 1.0]
+    assert len(picked) == 2 and set(picked) <= set(nearest), (picked, nearest)

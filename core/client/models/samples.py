@@ -110,7 +110,10 @@ class Sample(_Response):
     annotator: str | None = None  # who gave it; None: machine-made, or stored before annotators
     adjudicated: bool = False
     source_id: str | None = None  # the id of its row in the file it came from; None: none given
-    source: str | None = None  # a synthesized sample's origin: "pool" (a real text) or "template"
+    source: str | None = (
+        None  # a synthesized sample's origin: "pool" (a real text), "generator" or "template"
+    )
+    generator_model: str | None = None  # the generator's model that wrote a "generator" sample
 
 
 class RowError(_Response):
