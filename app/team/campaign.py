@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.ui.inert import ours
 from app.ui.widgets import guard
 from core.client import Model
 from core.contract import MAX_VOTES_WANTED
@@ -28,7 +29,7 @@ def campaign_settings(backend: Backend, model: Model) -> None:
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
     if not backend.may("manage"):
-        st.caption(f":material/tune: {settings_line(model)} (set by the namespace's owners).")
+        st.caption(f":material/tune: {ours(settings_line(model))} (set by the namespace's owners).")
         return
     with st.form("campaign_settings"):
         votes = st.number_input(

@@ -100,7 +100,7 @@ def test_the_sidebar_says_who_labels(service: LocalService) -> None:
     no_exception(at)
     with service.client() as c:
         name = c.current_key().name
-    assert f"Labelling as **{name}**" in " ".join(texts(at.sidebar.caption))
+    assert f"Labelling as **{md(str(name))}**" in " ".join(texts(at.sidebar.caption))
 
 
 def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
