@@ -15,6 +15,7 @@ from app.ui.table_upload import nothing_read, pick_text_column, table_upload
 from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 from core.client import Version
+from core.spreadsheet import guard_cell
 from core.tables import column_texts
 
 backend, client, model, handle, _ = open_model_page("Score")
@@ -143,7 +144,7 @@ with batch:
             st.dataframe(refusals_frame(unscored), hide_index=True, width="stretch")
         st.download_button(
             "Download scores (CSV)",
-            out.to_csv(index=False),
+            out.map(guard_cell).to_csv(index=False),  # for a spreadsheet: no cell runs as a formula
             f"{handle.replace('.', '_')}_scores.csv",
             "text/csv",
         )

@@ -10,6 +10,7 @@ from app.shell.backend import Backend
 from app.ui.inert import md, ours
 from app.ui.widgets import guard
 from core.client import Model, TeamProgress
+from core.client.team import votes_csv
 
 #: The table's columns, as the API names them (numbers shown as the API gives them).
 COLUMNS = {
@@ -71,7 +72,12 @@ def team_progress(backend: Backend, model: Model) -> None:
     fmt = c1.radio("Export format", ["csv", "jsonl"], horizontal=True, key="team_export_format")
     if c2.button("Prepare the vote export", key="team_export_prepare"):
         with guard("Exporting the votes"):
-            st.session_state["team_export"] = (model.handle, fmt, client.export_votes(model.handle, fmt))
+            # The CSV is for a spreadsheet: its cells are guarded against formulas; the JSON Lines stay exact.
+            if fmt == "csv":
+                text = votes_csv(client.votes(model.handle), spreadsheet=True)
+            else:
+                text = client.export_votes(model.handle, fmt)
+            st.session_state["team_export"] = (model.handle, fmt, text)
     ready = st.session_state.get("team_export")
     if ready and ready[0] == model.handle and ready[1] == fmt:
         st.download_button(
