@@ -35,7 +35,7 @@ from app.ui.inert import code, html_text, md, ours
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
-from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
+from core.contract import SUGGEST_MODES, can
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
@@ -114,22 +114,11 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
-# Streamlit forgets a widget's value when its page is left: the setting is kept under a key of its own.
-st.session_state.setdefault(
-    "label_overlap", st.session_state.get("_label_overlap", int(DEFAULT_OVERLAP * 100))
+# The overlap is the campaign's, which the owner sets on the Team page: the suggestions ask for none.
+c4.caption(
+    f":material/group: Overlap with colleagues: {model.overlap:.0%} of suggestions"
+    + (" (set on the **Team** page)" if backend.may("manage") else "")
 )
-overlap = c4.slider(
-    "Overlap with colleagues",
-    0,
-    int(MAX_OVERLAP * 100),
-    value=st.session_state["label_overlap"],  # also its default: a slider drawn afresh shows the setting
-    step=5,
-    format="%d%%",
-    key="label_overlap",
-    help="This share of the suggestions are texts another annotator labelled and you have not: the team's "
-    "agreement (Traits page) is measured on them as you work.",
-)
-st.session_state["_label_overlap"] = overlap
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
@@ -140,15 +129,15 @@ kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait) != (handle, trait):
     if kept is not None and kept.handle == handle:
         abandon(kept, client)
-    fresh = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
+    fresh = LabelSession(handle, trait, mode, annotator=backend.annotator)
     if kept is not None:  # a press delivered again after the switch is still one taken
         fresh.presses = kept.presses
     kept = fresh
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
-elif (kept.mode, kept.overlap) != (mode, overlap / 100):  # the session's labels and counters stay
+elif kept.mode != mode:  # the session's labels and counters stay
     with guard("Changing the suggestions"):
-        retune(kept, client, mode, overlap / 100)
+        retune(kept, client, mode, kept.overlap)
 session: LabelSession = kept
 
 
