@@ -28,6 +28,7 @@ from app.shell.backend import (  # noqa: E402
 )
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
+from app.ui.inert import code, md  # noqa: E402
 from app.ui.page_switch import forget_fragments_on_page_switch  # noqa: E402
 from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
@@ -107,7 +108,7 @@ def _namespace_picker(backend: Backend) -> None:
 def _key_notice(backend: Backend) -> None:
     if backend.person:  # signed in as a person: their role says what they may do (app/team/sign_in.py)
         return
-    st.caption(f"Key scope: **{backend.scope}**")
+    st.caption(f"Key scope: **{md(backend.scope)}**")
     if backend.read_only:
         # A team's workbench takes no key on Settings: the key is the one this tab signed in with.
         switch = (
@@ -153,7 +154,7 @@ def _demo_outcome(state: DemoLoad) -> None:
     # Kept on every page of the session (not only the one that saw the end): a page's own rerun, such as the
     # Models list's once its busy models are ready, would otherwise take the message away a moment later.
     if state.error:
-        st.warning(f"The demo models did not load: {state.error}", icon=":material/warning:")
+        st.warning(f"The demo models did not load: {md(str(state.error))}", icon=":material/warning:")
     else:
         st.caption(":material/check_circle: Demo models ready.")
 
@@ -181,13 +182,13 @@ def main() -> None:
     with st.sidebar:
         st.markdown("### :material/bar_chart: Scoring Workbench")
         if backend is not None:
-            st.caption(f"Backend: **{backend.label}**")
+            st.caption(f"Backend: **{md(backend.label)}**")
             if backend.mode == "embedded":
-                st.caption(f"Service URL: `{backend.url}`")
+                st.caption(f"Service URL: {code(backend.url)}")
             if len(backend.choices) > 1:
                 _namespace_picker(backend)
             else:
-                st.caption(f"Namespace: `{backend.namespace}`")
+                st.caption(f"Namespace: {code(backend.namespace)}")
             identity(backend)
             _key_notice(backend)
             _demo_progress()

@@ -194,8 +194,6 @@ def annotator_of(name: str | None, prefix: str) -> str:
 
 #: `overlap` of `POST …/pool/suggest`: the share of picks routed to texts another annotator labelled.
 MAX_OVERLAP = 0.5
-#: The Label page's default overlap.
-DEFAULT_OVERLAP = 0.2
 #: A model's `votes_wanted`: how many people label each pool text before it leaves everyone's queue.
 DEFAULT_VOTES_WANTED = 1
 MAX_VOTES_WANTED = 10

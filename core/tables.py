@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.spreadsheet import unguard_cell
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -348,7 +350,8 @@ def _read_delimited(text: str, suffix: str, header: bool | None) -> Table:
         if used > width:
             out.problems.append(Refusal(record.line, f"{used - width} more value(s) {beyond}", record.lines))
             continue
-        padded: list[str | None] = [*cells[:width], *[None] * (width - len(cells))]  # short: None
+        # A spreadsheet's guard against formulas, which our own CSV downloads add, comes off again.
+        padded: list[str | None] = [*map(unguard_cell, cells[:width]), *[None] * (width - len(cells))]
         out.rows.append(dict(zip(out.columns, padded, strict=True)))
         out.lines.append(record.line)
         out.spans.append(record.lines)

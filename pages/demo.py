@@ -22,6 +22,7 @@ from app.scoring.demo import (
     warm_up,
 )
 from app.shell import reads
+from app.ui.inert import code, md
 from app.ui.live_text import live_text_area
 from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error
 from core.charts import score_bars
@@ -66,7 +67,7 @@ if not model:
 
 st.header(model.description or handle)
 if not model.version_no:
-    st.caption(f"`{handle}`")
+    st.caption(code(handle))
     st.warning("This model has no trained version yet: train it on the **Training** page first.")
     st.stop()
 
@@ -211,13 +212,13 @@ def live_view() -> None:
             st.caption("Examples")
             for i, (text, _) in enumerate(examples):
                 label = text if len(text) <= 70 else text[:67] + "…"
-                st.button(label, key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
+                st.button(md(label), key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
             # Each trait's most positive and most negative samples, then the hardest: say which is which.
             hardest = [note for _, note in examples if note.startswith("hardest")]
             if hardest:
                 st.caption(
                     "Each trait's most positive and most negative samples; the last, the one the model "
-                    f"finds hardest ({hardest[0].removeprefix('hardest: ')})."
+                    f"finds hardest ({md(hardest[0].removeprefix('hardest: '))})."
                 )
 
     text = st.session_state.get("demo_text", "")
@@ -235,7 +236,7 @@ def live_view() -> None:
         for n, (column, (_, result)) in enumerate(zip(columns, results, strict=True)):
             if result is not None:
                 with column:
-                    st.markdown(f"**Scored by {scored_by(result)}** · `{handle}`")
+                    st.markdown(f"**Scored by {md(scored_by(result))}** · {code(handle)}")
                     chart = big_bars(score_bars(result, title=" "), compact=len(results) > 1)
                     st.plotly_chart(chart, width="stretch", key="demo_chart" if n == 0 else f"demo_chart_{n}")
         scored = [r for _, r in results if r is not None]

@@ -6,7 +6,6 @@ says what the model is doing and which version the labels go into."""
 
 from __future__ import annotations
 
-import html
 from functools import partial
 
 import streamlit as st
@@ -32,11 +31,11 @@ from app.labelling.session import (
     withdrawn,
 )
 from app.shell.roles import gate
-from app.ui.inert import md
+from app.ui.inert import code, html_text, md, ours
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
-from core.contract import DEFAULT_OVERLAP, MAX_OVERLAP, SUGGEST_MODES, can
+from core.contract import SUGGEST_MODES, can
 
 KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
 
@@ -67,7 +66,7 @@ def campaign_status() -> None:
     with guard("Reading the model"):
         live = client.get_model(handle)
     line, switch = st.columns([5, 1], vertical_alignment="center")
-    line.markdown(f":material/sync: `{handle}` · {status_line(live, at)}")
+    line.markdown(f":material/sync: {code(handle)} · {ours(status_line(live, at))}")
     if backend.may("manage"):  # the owner's settings live on the Team page; others see none
         switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
@@ -115,22 +114,11 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
-# Streamlit forgets a widget's value when its page is left: the setting is kept under a key of its own.
-st.session_state.setdefault(
-    "label_overlap", st.session_state.get("_label_overlap", int(DEFAULT_OVERLAP * 100))
+# The overlap is the campaign's, which the owner sets on the Team page: the suggestions ask for none.
+c4.caption(
+    f":material/group: Overlap with colleagues: {model.overlap:.0%} of suggestions"
+    + (" (set on the **Team** page)" if backend.may("manage") else "")
 )
-overlap = c4.slider(
-    "Overlap with colleagues",
-    0,
-    int(MAX_OVERLAP * 100),
-    value=st.session_state["label_overlap"],  # also its default: a slider drawn afresh shows the setting
-    step=5,
-    format="%d%%",
-    key="label_overlap",
-    help="This share of the suggestions are texts another annotator labelled and you have not: the team's "
-    "agreement (Traits page) is measured on them as you work.",
-)
-st.session_state["_label_overlap"] = overlap
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
@@ -141,15 +129,15 @@ kept: LabelSession | None = st.session_state.get("label_session")
 if kept is None or (kept.handle, kept.trait) != (handle, trait):
     if kept is not None and kept.handle == handle:
         abandon(kept, client)
-    fresh = LabelSession(handle, trait, mode, overlap=overlap / 100, annotator=backend.annotator)
+    fresh = LabelSession(handle, trait, mode, annotator=backend.annotator)
     if kept is not None:  # a press delivered again after the switch is still one taken
         fresh.presses = kept.presses
     kept = fresh
     st.session_state["label_session"] = kept
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
-elif (kept.mode, kept.overlap) != (mode, overlap / 100):  # the session's labels and counters stay
+elif kept.mode != mode:  # the session's labels and counters stay
     with guard("Changing the suggestions"):
-        retune(kept, client, mode, overlap / 100)
+        retune(kept, client, mode, kept.overlap)
 session: LabelSession = kept
 
 
@@ -174,13 +162,13 @@ def labelling() -> None:
     wanted = model.votes_wanted
     counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
     st.metric(
-        f"{counted} for {md(t.name)}",
+        f"{ours(counted)} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         delta=f"-{len(session.history)} this session" if session.history else None,
         delta_color="off",
         help=None
         if wanted == 1
-        else f"A text counts here until {wanted} people labelled it, however many labels it has already.",
+        else f"A text counts here until {wanted:,} people labelled it, however many labels it has already.",
     )
     item = session.current
     if item is None:
@@ -190,23 +178,23 @@ def labelling() -> None:
         score = item.get("score")
         score_line = "no fit yet" if score is None else f"current score {score:.2f}"
         st.markdown(
-            f'<div data-testid="label-text" data-shown="{html.escape(shown_as(trait, item) or "")}" '
+            f'<div data-testid="label-text" data-shown="{html_text(shown_as(trait, item) or "")}" '
             f'style="font-size:1.9rem;line-height:1.45;padding:1.2rem 1.4rem;'
             f'border-radius:0.6rem;background:var(--st-secondary-background-color, #f0f2f6)">'
-            f"{html.escape(item['text'])}</div>",
+            f"{html_text(item['text'])}</div>",
             unsafe_allow_html=True,
         )
         shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
-            f"#{item['id']} · {score_line} · {session.pos + 1} of {len(session.queue)} queued · "
-            f"{len(session.history)} labelled this session{shared}"
+            f"#{item['id']:d} · {ours(score_line)} · {session.pos + 1:,} of {len(session.queue):,} queued · "
+            f"{len(session.history):,} labelled this session{ours(shared)}"
         )
         guidelines(t)
         note_controls(client, session, partial(_press, Press(UNSURE_KEY, shown_as(trait, item))))
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     buttons = [
-        (b1, f"1 · {t.negative_label}", "1"),
-        (b2, f"2 · {t.positive_label}", "2"),
+        (b1, f"1 · {md(t.negative_label)}", "1"),
+        (b2, f"2 · {md(t.positive_label)}", "2"),
         (b3, "0 · skip", "0"),
         (b4, "u · undo", "u"),
         (b5, "← back", "ArrowLeft"),
@@ -221,8 +209,8 @@ def labelling() -> None:
     elif session.message:
         st.caption(session.message)
     st.caption(
-        f"Keys: `1` {t.negative_label}, `2` {t.positive_label}, `0` skip, `?` unsure, `u` undo, `←` `→` move "
-        "(while this page is shown and the focus is not in a text field)."
+        f"Keys: `1` {md(t.negative_label)}, `2` {md(t.positive_label)}, `0` skip, `?` unsure, `u` undo, "
+        "`←` `→` move (while this page is shown and the focus is not in a text field)."
     )
 
     if feedback_route:
@@ -247,8 +235,8 @@ def labelling() -> None:
         chart = curve_chart(session.curve)
         st.altair_chart(chart, width="stretch")
         c2.caption(
-            f"Out-of-fold ROC-AUC of {t.name}'s labels (5-fold, local engine): "
-            f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]} label(s) this session."
+            f"Out-of-fold ROC-AUC of {md(t.name)}'s labels (5-fold, local engine): "
+            f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]:,} label(s) this session."
         )
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 from app.shell.backend import demo_load
 from app.shell.roles import gate
 from app.ui.forms import check_handle, create_fields
+from app.ui.inert import code, ours
 from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
@@ -134,7 +135,7 @@ def _browse() -> None:
 
 
 with create:
-    st.caption(f"Your namespaces: {', '.join(f'`{n}`' for n in backend.namespaces)}")
+    st.caption(f"Your namespaces: {ours(', '.join(code(n) for n in backend.namespaces))}")
     may_create = gate(backend, "manage", "Creating a model")
     with st.form("create_model", clear_on_submit=False):
         handle = st.text_input(
@@ -249,7 +250,7 @@ with edit:
                 st.caption(
                     "Archiving keeps the handle and versions readable; it cannot be undone from the API."
                 )
-                sure = st.checkbox(f"Archive `{current}`", key="archive_confirm")
+                sure = st.checkbox(f"Archive {code(current)}", key="archive_confirm")
                 if st.button("Archive model", type="secondary", disabled=not sure or locked):
                     with guard("Archiving"):
                         client.delete_model(current)

@@ -144,7 +144,7 @@ with export_tab:
             st.session_state["samples_export_rows"] = everything
     exported = st.session_state.get("samples_export_rows")
     if exported is not None:
-        st.write(f"{len(exported)} sample(s).")
+        st.write(f"{len(exported):,} sample(s).")
         name = handle.replace(".", "_")
         e1, e2 = st.columns(2)
         e1.download_button("Download CSV", to_csv(exported), f"{name}_samples.csv", "text/csv")

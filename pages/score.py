@@ -10,10 +10,12 @@ from app.scoring import perspective_migration
 from app.scoring.demo import ACTIVE, default_version, scored_by, version_options
 from app.scoring.demo import version_arg as chosen_version
 from app.shell import reads
+from app.ui.inert import md
 from app.ui.table_upload import nothing_read, pick_text_column, table_upload
 from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
 from core.client import Version
+from core.spreadsheet import guard_cell
 from core.tables import column_texts
 
 backend, client, model, handle, _ = open_model_page("Score")
@@ -68,7 +70,7 @@ with single:
     stored = st.session_state.get("score_result")
     if stored and stored[0] == handle:
         _, scored_text, result, plain = stored
-        st.markdown(f"**Scored by {scored_by(result)}**")
+        st.markdown(f"**Scored by {md(scored_by(result))}**")
         st.plotly_chart(score_bars(result), width="stretch", key="score_chart")
         with st.expander("text/plain view", expanded=False):
             st.code(plain, language=None)
@@ -142,7 +144,7 @@ with batch:
             st.dataframe(refusals_frame(unscored), hide_index=True, width="stretch")
         st.download_button(
             "Download scores (CSV)",
-            out.to_csv(index=False),
+            out.map(guard_cell).to_csv(index=False),  # for a spreadsheet: no cell runs as a formula
             f"{handle.replace('.', '_')}_scores.csv",
             "text/csv",
         )
@@ -179,7 +181,7 @@ with preview:
             key="preview_chart",
         )
         if skipped:
-            st.caption(f"Left out (no samples on one of the poles): {', '.join(skipped)}")
+            st.caption(f"Left out (no samples on one of the poles): {md(', '.join(skipped))}")
         if explanation:
             names = {t.key: t.name for t in traits}
             key = st.selectbox(

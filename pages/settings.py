@@ -13,6 +13,7 @@ from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, k
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
+from app.ui.inert import code, md, ours
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -43,13 +44,14 @@ if flash := st.session_state.pop("settings_flash", None):
 try:
     backend = get_backend()
     st.markdown(
-        f"**In use:** {backend.label}  \n**Namespaces:** {', '.join(f'`{n}`' for n in backend.choices)}"
-        f" (working: `{backend.namespace}`)  \n**Key scope:** `{backend.scope}`"
-        + (f"  \n**You label as:** `{backend.annotator}`" if backend.annotator else "")
+        f"**In use:** {md(backend.label)}  \n"
+        f"**Namespaces:** {ours(', '.join(code(n) for n in backend.choices))}"
+        f" (working: {code(backend.namespace)})  \n**Key scope:** {code(backend.scope)}"
+        + (f"  \n**You label as:** {code(backend.annotator)}" if backend.annotator else "")
     )
     st.markdown(
-        f"**API docs:** [{backend.url}/docs]({backend.url}/docs): every endpoint with its request and "
-        "answer, tried out in the browser with a key (*Authorize*)."
+        f"**API docs:** [{md(backend.url)}/docs]({ours(backend.url)}/docs): every endpoint with its request "
+        "and answer, tried out in the browser with a key (*Authorize*)."
     )
     if backend.read_only:
         st.info(
@@ -58,7 +60,7 @@ try:
         )
     if backend.mode == "embedded":
         st.caption(
-            f"The embedded service listens on `{backend.url}` (loopback only), "
+            f"The embedded service listens on {code(backend.url)} (loopback only), "
             "with its own data directory and key. The address stays the same from one start to the next "
             "(its port is kept in the data directory)."
         )
@@ -156,11 +158,11 @@ st.text_input(
     placeholder="https://workbench.example.com",
 )
 if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "https"):
-    st.warning(f"“{public}” does not start with http:// or https://: shared links will not open.")
+    st.warning(f"“{md(public)}” does not start with http:// or https://: shared links will not open.")
 
 st.subheader("Local engine")
 st.caption(
-    f"Local previews, version comparisons and sample flags embed texts with `{embedder_name()}` "
-    f"(environment variable `SCORING_EMBEDDER`: {', '.join(f'`{n}`' for n in EMBEDDER_NAMES)}; "
+    f"Local previews, version comparisons and sample flags embed texts with {code(embedder_name())} "
+    f"(environment variable `SCORING_EMBEDDER`: {ours(', '.join(code(n) for n in EMBEDDER_NAMES))}; "
     f"`{DEFAULT_EMBEDDER}` by default)."
 )

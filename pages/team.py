@@ -13,7 +13,7 @@ import streamlit as st
 from app.shell.backend import get_backend
 from app.team.campaign import campaign_settings
 from app.team.progress import team_progress
-from app.ui.inert import md
+from app.ui.inert import code, md
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
@@ -37,12 +37,12 @@ else:
     st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")
 
 st.subheader("People")
-st.caption(f"People in namespace `{ns}` and their roles ({ROLE_HELP}).")
+st.caption(f"People in namespace {code(ns)} and their roles ({ROLE_HELP}).")
 
 if not backend.may("manage"):
     st.info(
-        f"Only an owner of `{ns}` sees and changes who is in it. Your role here: "
-        f"**{backend.key.role_in(ns) if backend.key else 'unknown'}**.",
+        f"Only an owner of {code(ns)} sees and changes who is in it. Your role here: "
+        f"**{md(str(backend.key.role_in(ns) if backend.key else 'unknown'))}**.",
         icon=":material/lock:",
     )
     st.stop()

@@ -9,6 +9,7 @@ import streamlit as st
 from app.evaluation.versions import training_left_out, trait_metrics_frame, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
+from app.ui.inert import code, md, ours
 from app.ui.widgets import (
     guard,
     open_model_page,
@@ -96,10 +97,10 @@ if op and not busy:
     st.subheader("Last operation")
     text = operation_caption(op)
     if op.status == "failed":
-        st.error(f"{text}: `{op.error_code}` {op.error_message}")
+        st.error(f"{ours(text)}: {code(op.error_code or 'error')} {md(op.error_message or '')}")
     else:
-        st.write(f"{text} · started {when(op.started_at)} · finished {when(op.finished_at)}")
-    st.caption(f"run `{op.run_id}`")
+        st.write(f"{ours(text)} · started {md(when(op.started_at))} · finished {md(when(op.finished_at))}")
+    st.caption(f"run {code(str(op.run_id))}")
     if op.run_id in {r["run_id"] for r in st.session_state.get("operations_log", [])}:
         record_progress(op)  # a run started here that ended between two polls still ends on its outcome
     steps = watched_steps(op.run_id)
@@ -117,11 +118,11 @@ else:
 
 log = [r for r in st.session_state.get("operations_log", []) if r["model"] == handle]
 if log:
-    with st.expander(f"Runs started in this session ({len(log)})"):
+    with st.expander(f"Runs started in this session ({len(log):,})"):
         st.dataframe(log, hide_index=True, width="stretch")
 
 if model.version_no:
-    st.subheader(f"Per-trait metrics of the active version v{model.version_no}")
+    st.subheader(f"Per-trait metrics of the active version v{model.version_no:d}")
     with guard("Reading the active version"):
         active = client.get_version(handle, model.version_no)
         frame = trait_metrics_frame(active.metrics)
@@ -148,6 +149,6 @@ if model.version_no:
                 st.switch_page("pages/samples.py")
         st.caption(oof_note(metrics))
         st.caption(
-            f"embedder `{metrics.get('embedder')}` · effort {metrics.get('effort')} · "
+            f"embedder {code(str(metrics.get('embedder')))} · effort {md(str(metrics.get('effort')))} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"
         )

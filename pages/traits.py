@@ -12,6 +12,7 @@ from app.labelling.agreement import agreement_section
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits
+from app.ui.inert import code, md, ours
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
@@ -49,8 +50,8 @@ def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None
     if key not in cache:
         return
     st.caption(
-        f"Zero-shot preview: how *{spec['negative_label']}* (0) or *{spec['positive_label']}* (1) these "
-        "texts score from the labels and description alone, what the trait gives before it has samples."
+        f"Zero-shot preview: how *{md(spec['negative_label'])}* (0) or *{md(spec['positive_label'])}* (1) "
+        "these texts score from the labels and description alone, what the trait gives before it has samples."
     )
     st.dataframe(
         pd.DataFrame({"text": probes, "score": cache[key]}),
@@ -73,7 +74,7 @@ if (
     and not (manage and reopen_offer(client, model, "traits_flash", "traits_reopen"))
 ):
     st.info(
-        f"The model is **{model.state}**: traits are frozen into its versions. "
+        f"The model is **{md(model.state)}**: traits are frozen into its versions. "
         "Trait edits and discovery apply to draft (or failed) models."
     )
 if editable and not gate(backend, "manage", "Editing traits (add, change, delete, discover)"):
@@ -181,7 +182,7 @@ if editable:
                 st.error("Name and both pole labels are required.")
             elif twin:
                 st.error(
-                    f"The model already has a trait named like {name.strip()!r} (key `{twin}`): "
+                    f"The model already has a trait named like {md(repr(name.strip()))} (key {code(twin)}): "
                     "choose another name, or edit that trait in the table."
                 )
             else:
@@ -196,8 +197,8 @@ if editable:
         if doomed:
             counts = {t.key: t.sample_count for t in traits}
             st.warning(
-                f"Deleting {', '.join(f'`{k}`' for k in doomed)} removes "
-                f"{sum(counts.get(k, 0) for k in doomed)} sample(s) with it; it cannot be undone.",
+                f"Deleting {ours(', '.join(code(k) for k in doomed))} removes "
+                f"{sum(counts.get(k, 0) for k in doomed):,} sample(s) with it; it cannot be undone.",
                 icon=":material/delete_forever:",
             )
         sure = st.checkbox("Yes, delete them", key="traits_delete_sure", disabled=not doomed)

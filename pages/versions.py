@@ -16,6 +16,7 @@ from app.evaluation.versions import (
 )
 from app.evaluation.view import evaluation_section
 from app.shell import reads
+from app.ui.inert import md
 from app.ui.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 from core.client import Version
@@ -182,7 +183,7 @@ if ia == ib:
 cmp = st.session_state.get("cmp_result")
 if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
-    st.markdown(f"#### Probes (training samples): A = {a} · B = {b}")
+    st.markdown(f"#### Probes (training samples): A = {md(a)} · B = {md(b)}")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
     # whatever the Styler's format says.

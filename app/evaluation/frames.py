@@ -16,6 +16,7 @@ from core.client import (
     TraitEvaluation,
 )
 from core.contract import DEFAULT_DECISION_THRESHOLD
+from core.spreadsheet import guard_cell
 
 METRICS = ("roc_auc", "accuracy", "f1", "calibration_error")
 METRIC_NAMES = {
@@ -114,9 +115,8 @@ def comparison_csv(cmp: EvaluationComparison) -> str:
     """The metrics table and the disagreement table as one CSV download (a blank line between them)."""
     a, b = cmp.a.version_no, cmp.b.version_no
     head = f"# {cmp.handle}: A = v{a}, B = v{b}, paired on {cmp.items} evaluation items\n"
-    return (
-        head + comparison_frame(cmp).to_csv(index=False) + "\n" + disagreements_frame(cmp).to_csv(index=False)
-    )
+    frames = [comparison_frame(cmp), disagreements_frame(cmp)]  # for a spreadsheet: its cells guarded
+    return head + "\n".join(f.map(guard_cell).to_csv(index=False) for f in frames)
 
 
 def _percent(m: Interval) -> str:

@@ -24,6 +24,7 @@ from app.evaluation.frames import (
 from app.evaluation.versions import neutral_note
 from app.samples.importing import labelled_file, refusals_frame, remember_scale
 from app.shell import reads
+from app.ui.inert import md
 from app.ui.widgets import guard, show_error
 from core.client import (
     Client,
@@ -138,7 +139,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
     try:
         result = client.get_evaluation(handle, ref)
     except NotFoundError:
-        st.caption(f"{ref} was not evaluated yet: press **Evaluate**.")
+        st.caption(f"{md(ref)} was not evaluated yet: press **Evaluate**.")
         return
     thresholds: dict[str, Threshold] = {}
     with guard("Reading thresholds"):
@@ -147,7 +148,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
     votes = sum(t.votes or t.items for t in result.traits.values())
     # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
     measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
-    st.markdown(f"**{ref} on {measured}** (95% intervals)")
+    st.markdown(f"**{md(ref)} on {md(measured)}** (95% intervals)")
     if line := trained_sentence(ref, result):
         st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
@@ -175,7 +176,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
         t1, t2, t3 = st.columns(3)
         trait = t1.selectbox("Trait", traits, key="thr_trait")
         target = t2.radio("Target", ["precision", "recall"], horizontal=True, key="thr_target")
-        value = t3.number_input(f"Minimum {target}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
+        value = t3.number_input(f"Minimum {md(target)}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
         chosen = thresholds.get(trait)
         st.plotly_chart(
             pr_curve_chart(curves[trait].points, chosen, title=f"{trait}: precision-recall ({ref})"),
@@ -183,7 +184,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
             key="thr_chart",
         )
         b1, b2 = st.columns(2)
-        if b1.button(f"Set {trait}'s threshold on {ref}", key="thr_set", type="primary"):
+        if b1.button(f"Set {md(trait)}'s threshold on {md(ref)}", key="thr_set", type="primary"):
             with guard("Setting the threshold"):
                 out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
                 st.session_state["versions_flash"] = (
@@ -191,7 +192,7 @@ def _results(client: Client, handle: str, ref: str) -> None:
                     f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
                 )
                 st.rerun()
-        if chosen and b2.button(f"Remove {trait}'s threshold", key="thr_clear"):
+        if chosen and b2.button(f"Remove {md(trait)}'s threshold", key="thr_clear"):
             with guard("Removing the threshold"):
                 client.clear_threshold(handle, ref, trait)
                 st.rerun()
@@ -214,7 +215,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
     if not isinstance(cmp, EvaluationComparison) or cmp.handle != handle:
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
-    st.markdown(f"**A = {a} · B = {b}** · paired on {cmp.items:,} items")
+    st.markdown(f"**A = {md(a)} · B = {md(b)}** · paired on {cmp.items:,} items")
     if line := comparison_trained_sentence(a, b, cmp):
         st.caption(line)
     for key, t in sorted(cmp.traits.items()):
@@ -243,7 +244,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
                 key=f"evcmp_rel_{key}",
             )
     dis = disagreements_frame(cmp)
-    st.markdown(f"**Where {a} and {b} disagree most** (label = the item's quality)")
+    st.markdown(f"**Where {md(a)} and {md(b)} disagree most** (label = the item's quality)")
     st.dataframe(
         dis.head(SHOWN_DISAGREEMENTS).style.format(
             {"label": "{:.2f}", "A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}
@@ -253,7 +254,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         key="evcmp_dis",
     )
     st.download_button(
-        f"Download the comparison (CSV, {len(dis)} items)",
+        f"Download the comparison (CSV, {len(dis):,} items)",
         comparison_csv(cmp),
         file_name=f"{handle}-{a}-vs-{b}-evaluation.csv",
         mime="text/csv",

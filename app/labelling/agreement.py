@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
-from app.ui.inert import md, quote
+from app.ui.inert import md, ours, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
@@ -61,7 +61,7 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
         for p in a.pairwise
     ]  # fmt: skip
     if pairs:
-        with st.expander(f"Pairs of annotators ({len(pairs)})"):
+        with st.expander(f"Pairs of annotators ({len(pairs):,})"):
             st.dataframe(
                 pd.DataFrame(pairs),
                 hide_index=True,
@@ -100,11 +100,11 @@ def disagreements_panel(
         )  # fmt: skip
         return
     st.caption(
-        f"Texts whose votes differ ({len(texts)}), most disagreed first. "
+        f"Texts whose votes differ ({len(texts):,}), most disagreed first. "
         + (
             "Settling a text is a sample edit: reopen the model (top of the page) to settle."
             if not editable
-            else f":material/lock: {refused}"
+            else f":material/lock: {ours(refused)}"
             if refused
             else "Settle one with your own vote: it decides the text's pole in training; the votes stay. "
             "A text is settled once."
@@ -133,13 +133,13 @@ def _disagreed(
             else "votes differ"
         )
         counted = "—" if text.quality is None else f"{text.quality:.2f}"
-        st.markdown(f"**{status}** · counted quality {counted}")
+        st.markdown(f"**{ours(status)}** · counted quality {ours(counted)}")
         st.markdown(quote(text.text))
         votes = "  ·  ".join(
             f"{md(v.annotator or 'unattributed')}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
             for v in text.votes
         )
-        st.caption(f"Votes: {votes}")
+        st.caption(f"Votes: {ours(votes)}")
         notes_line(notes, text.text)
         if not editable:
             return

@@ -67,4 +67,4 @@ def note_controls(client: Client, s: LabelSession, on_unsure: Callable[[], None]
                 client.add_comment(s.handle, s.trait, item["text"], body)
                 st.caption("Comment saved: reviewers read it beside the text.")
             except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-                st.error(f"{type(exc).__name__}: {exc}")
+                st.error(f"{md(type(exc).__name__)}: {md(str(exc))}")

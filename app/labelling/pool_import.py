@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from app.samples.importing import refusals_frame
+from app.ui.inert import md
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
 from core.tables import Refusal, column_texts
@@ -69,7 +70,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     column = pick_text_column(table, "pool_text_col")
     found, refused = column_texts(table, column) if column else ([], table.problems)
     texts = [text for _, text in found]
-    st.caption(f"{len(texts):,} text(s) to import" + (f" from {column}." if column else "."))
+    st.caption(f"{len(texts):,} text(s) to import" + (f" from {md(column)}." if column else "."))
     if refused:
         st.markdown(f"**Rows that will not be imported** ({len(refused):,})")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
@@ -86,7 +87,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     if resumable:
         st.warning(
             f"The last import of this file stopped with {stopped['stored']:,} of {stopped['total']:,} texts "
-            f"stored ({stopped['error']}).",
+            f"stored ({md(str(stopped['error']))}).",
             icon=":material/warning:",
         )
     b1, b2 = st.columns(2)

@@ -95,7 +95,9 @@ class LabelSession:
     handle: str
     trait: str
     mode: str = "auto"
-    overlap: float = 0.0  # the share of suggestions routed to texts a colleague labelled (0-0.5)
+    overlap: float | None = (
+        None  # the share of suggestions from texts a colleague labelled; None: the model's
+    )
     queue: list[Queued] = field(default_factory=list)
     pos: int = 0
     history: list[Labelled] = field(default_factory=list)
@@ -229,7 +231,7 @@ def accept(s: LabelSession, press: Press) -> bool:
     return True
 
 
-def retune(s: LabelSession, client: Client, mode: str, overlap: float) -> None:
+def retune(s: LabelSession, client: Client, mode: str, overlap: float | None) -> None:
     """Another suggestion mode or overlap: the text shown stays (a key pressed on it still counts), the
     texts queued after it go back to the colleagues, and the next suggestions follow the new settings. The
     labels of the session, and its counters, stay."""

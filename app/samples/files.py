@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from core.spreadsheet import guarded_rows
+
 EXPORT_COLUMNS = ("id", "trait", "text", "quality", "provenance", "source_url", "source_id", "created_at")
 
 
@@ -38,11 +40,12 @@ def unknown_trait_hint(message: str, trait_keys: Iterable[str]) -> str:
 
 
 def to_csv(samples: Iterable[dict[str, Any]]) -> str:
+    """The samples as a spreadsheet's CSV: a text a formula would start with is guarded
+    (core/spreadsheet.py)."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=EXPORT_COLUMNS, extrasaction="ignore")
     writer.writeheader()
-    for s in samples:
-        writer.writerow({k: s.get(k) for k in EXPORT_COLUMNS})
+    writer.writerows(guarded_rows({k: s.get(k) for k in EXPORT_COLUMNS} for s in samples))
     return buf.getvalue()
 
 

@@ -15,6 +15,7 @@ import streamlit as st
 from app.samples.importing import imported_rating
 from app.shell.backend import Backend
 from app.shell.roles import allows
+from app.ui.inert import code, md, ours
 from app.ui.reopen import reopen_offer
 from app.ui.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
@@ -108,10 +109,10 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     label = f"labelled {quality:.3g} ({'neutral: on neither pole' if pole == 'neutral' else f'{pole} pole'})"
     with st.container(border=True, key=f"flag_row_{sid}"):
         st.markdown(
-            f"{kind} · `{flag['trait']}` · {label}"
-            + (f", rated {rated}" if rated else "")
+            f"{ours(kind)} · {code(flag['trait'])} · {ours(label)}"
+            + (f", rated {md(rated)}" if rated else "")
             + (f" · held-out score {score:.2f}" if score is not None else "")
-            + f" · #{sid}  \n{flag['text']}"
+            + f" · #{sid:d}  \n{md(flag['text'])}"
         )
         st.caption(flag["why"])
         # The buttons on a row of their own, wide enough for their labels at 1280 px (beside the text they
@@ -166,8 +167,8 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
         return
     kept = len(st.session_state.get(_kept_key(handle), ()))
     st.warning(
-        f"{len(rows)} flagged sample(s) among {checked:,} samples"
-        + (f" ({kept} more kept as they are, not shown)" if kept else "")
+        f"{len(rows):,} flagged sample(s) among {checked:,} samples"
+        + (f" ({kept:,} more kept as they are, not shown)" if kept else "")
         + (f"; the first {PAGE} are shown, the next appear as you handle these." if len(rows) > PAGE else ".")
     )
     if not editable and allows(backend.key, "manage"):

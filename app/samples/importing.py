@@ -37,6 +37,7 @@ from app.samples.mapping import (
     threshold_neutral_default,
     which_scale,
 )
+from app.ui.inert import md, ours
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
 from core.client import Client, Trait
@@ -179,7 +180,7 @@ def _pick_mapping(
                 "Labels",
                 [ONE_LABEL, SEVERAL],
                 horizontal=True,
-                help=f"This file has a series of rating columns ({named}). Several raters: each rating "
+                help=f"This file has a series of rating columns ({md(named)}). Several raters: each rating "
                 "is stored as its rater's vote (the model trains on each text's mean, and the Traits page "
                 "measures how far the raters agree).",
                 **kept.widget("raters_mode", ONE_LABEL, [ONE_LABEL, SEVERAL]),
@@ -251,7 +252,7 @@ def _pick_mapping(
             **kept.widget(f"threshold{at}", threshold),
         )  # fmt: skip
         neutral_at = r2.checkbox(
-            f"exactly {number_text(threshold)} → {NEUTRAL_QUALITY:g} (neutral)",
+            f"exactly {ours(number_text(threshold))} → {NEUTRAL_QUALITY:g} (neutral)",
             help="A label exactly at the threshold counts toward neither pole. On for a symmetric scale, "
             "whose middle (0 on −4..+4) a rater gave for neither.",
             **kept.widget(f"threshold_neutral{at}", threshold_neutral_default(guessed)),
@@ -368,7 +369,7 @@ def _pick_raters(
             options = [BY_COLUMN_NAME, *columns]
             default = ids.get(label)
             pick = pairs[i % len(pairs)].selectbox(
-                f"Rater of {label}",
+                f"Rater of {md(label)}",
                 options,
                 **kept.widget(f"rater_of_{label}", default if default in options else options[0], options),
             )
@@ -419,7 +420,7 @@ def labelled_file(
     table = read[1]
     if not table.rows:
         reason = table.problems[0].reason if table.problems else "no rows"
-        st.warning(f"Nothing to import: {reason}.", icon=":material/warning:")
+        st.warning(f"Nothing to import: {md(reason)}.", icon=":material/warning:")
         if len(table.problems) > 1:
             st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
         return None
@@ -437,12 +438,12 @@ def labelled_file(
     if mapping.raters:
         _votes_preview(mapped, len(unreadable), left)
     else:
-        st.write(f"{len(mapped.samples)} row(s) read, {len(unreadable)} unreadable{left}.")
+        st.write(f"{len(mapped.samples):,} row(s) read, {len(unreadable):,} unreadable{ours(left)}.")
     unit = "vote" if mapping.raters else "row"
-    st.markdown(f"**Mapping:** {rules_summary(mapping, mapped, unit)}.")
+    st.markdown(f"**Mapping:** {ours(rules_summary(mapping, mapped, unit))}.")
     if neutral := mapped.neutral():
         st.checkbox(
-            f"leave out the {neutral} neutral {unit}{'' if neutral == 1 else 's'}",
+            f"leave out the {neutral:,} neutral {ours(unit)}" + ("" if neutral == 1 else "s"),
             help=f"A quality of {NEUTRAL_QUALITY:g} counts toward neither pole. Left out, each is listed "
             "below with its line; kept, it is stored as it is.",
             **kept.widget(_drop_neutral(mapping.label), False),
@@ -451,11 +452,13 @@ def labelled_file(
     if mapped.samples and not mapping.raters:
         preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
         preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
-        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples))} {what})")
+        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples)):,} {ours(what)})")
         st.dataframe(preview, hide_index=True, width="stretch")
     if mapped.samples:
         counted = "Votes" if mapping.raters else what.capitalize()
-        st.markdown(f"**{counted} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)")
+        st.markdown(
+            f"**{ours(counted)} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)"
+        )
         st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
     if refused:
         st.markdown("**Rows that will not be imported**")
@@ -494,7 +497,7 @@ def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
     low, median, high = v["votes_per_text"]
     st.write(
         f"{v['votes']:,} votes on {v['texts']:,} texts from {v['raters']:,} raters "
-        f"(votes per text: {low}–{high}, median {median}); {unreadable} unreadable{left}."
+        f"(votes per text: {low:g}–{high:g}, median {median:g}); {unreadable:,} unreadable{ours(left)}."
     )
     if not mapped.samples:
         return

@@ -44,8 +44,8 @@ def render(client: Client, handle: str) -> None:
     if stored and stored[0] == handle:
         report = stored[1]
         st.write(
-            f"v{report.version_no}: trained on {report.train_rows} comments, compared on "
-            f"{report.holdout_rows} held out ({report.rejected_rows} samples refused)."
+            f"v{report.version_no:d}: trained on {report.train_rows:,} comments, compared on "
+            f"{report.holdout_rows:,} held out ({report.rejected_rows:,} samples refused)."
         )
         table = pd.DataFrame([asdict(a) for a in report.attributes]).rename(
             columns={

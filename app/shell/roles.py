@@ -37,5 +37,5 @@ def gate(backend: Backend, action: Action, what: str) -> bool:
     """Whether the page offers `what`; when it does not, a caption says why."""
     reason = refusal(backend.key, action, what)
     if reason is not None:
-        st.caption(f":material/lock: {reason}")
+        st.caption(":material/lock: " + reason)  # `what` is the page's own wording, never user text
     return reason is None

@@ -7,9 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.ui.inert import ours
 from app.ui.widgets import guard
 from core.client import Model
-from core.contract import MAX_VOTES_WANTED
+from core.contract import MAX_OVERLAP, MAX_VOTES_WANTED
 
 FLASH = "campaign_flash"
 
@@ -19,7 +20,8 @@ def settings_line(model: Model) -> str:
     votes = "1 vote per text" if model.votes_wanted == 1 else f"{model.votes_wanted} votes per text"
     retraining = "automatic retraining on" if model.auto_retrain else "automatic retraining **paused**"
     blind = "blind labelling" if model.blind_labelling else "votes visible to colleagues"
-    return f"{votes} · {retraining} · {blind}"
+    overlap = f"{model.overlap:.0%} of suggestions shared with colleagues" if model.overlap else "no overlap"
+    return f"{votes} · {overlap} · {retraining} · {blind}"
 
 
 def campaign_settings(backend: Backend, model: Model) -> None:
@@ -28,7 +30,7 @@ def campaign_settings(backend: Backend, model: Model) -> None:
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
     if not backend.may("manage"):
-        st.caption(f":material/tune: {settings_line(model)} (set by the namespace's owners).")
+        st.caption(f":material/tune: {ours(settings_line(model))} (set by the namespace's owners).")
         return
     with st.form("campaign_settings"):
         votes = st.number_input(
@@ -39,6 +41,18 @@ def campaign_settings(backend: Backend, model: Model) -> None:
             key="campaign_votes_wanted",
             help="How many people label each pool text before it leaves everyone's suggestions; more than 1 "
             "measures the team's agreement on every text.",
+        )
+        overlap = st.slider(
+            "Overlap with colleagues",
+            0,
+            int(MAX_OVERLAP * 100),
+            value=round(model.overlap * 100),
+            step=5,
+            format="%d%%",
+            key="campaign_overlap",
+            help="This share of everyone's suggestions are texts a colleague labelled and they have not: the "
+            "team's agreement (Traits page) is measured on them as it works. With more than 1 vote wanted, "
+            "texts still wanting votes come first anyway.",
         )
         retrain = st.toggle(
             "Automatic retraining",
@@ -56,7 +70,11 @@ def campaign_settings(backend: Backend, model: Model) -> None:
         if st.form_submit_button("Save campaign settings", type="primary"):
             with guard("Saving the campaign settings"):
                 saved = backend.client.update_model(
-                    model.handle, votes_wanted=int(votes), auto_retrain=retrain, blind_labelling=blind
+                    model.handle,
+                    votes_wanted=int(votes),
+                    overlap=overlap / 100,
+                    auto_retrain=retrain,
+                    blind_labelling=blind,
                 )
                 st.session_state[FLASH] = f"Saved: {settings_line(saved)}."
                 st.rerun()

@@ -13,6 +13,7 @@ import streamlit as st
 
 from app.shell.backend import Backend, end_person_session, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
+from app.ui.inert import code, md, ours
 from app.ui.widgets import MODEL_KEY, guard
 
 
@@ -21,9 +22,9 @@ def sign_in_page(url: str) -> None:
     st.title("Sign in")
     if config is not None:
         st.markdown(
-            f"This workbench is shared by a team and works against the scoring service at `{url}`. "
-            f"Sign in as yourself with **{config.provider_name}**: every label you give is recorded under "
-            "your email, so the team can see where it agrees."
+            f"This workbench is shared by a team and works against the scoring service at {code(url)}. "
+            f"Sign in as yourself with **{md(config.provider_name)}**: every label you give is recorded "
+            "under your email, so the team can see where it agrees."
         )
         if st.button("Sign in", type="primary", icon=":material/login:"):
             st.login()
@@ -33,7 +34,7 @@ def sign_in_page(url: str) -> None:
         )
         return
     st.markdown(
-        f"This workbench is shared by a team and works against the scoring service at `{url}`. "
+        f"This workbench is shared by a team and works against the scoring service at {code(url)}. "
         "Sign in with **your own** API key: every label you give is recorded under your name, so the team "
         "can see where it agrees."
     )
@@ -80,9 +81,10 @@ def identity(backend: Backend) -> None:
         shown = backend.annotator
         if backend.person and backend.key is not None and backend.key.display_name:
             shown = f"{backend.key.display_name} ({backend.annotator})"
-        st.caption(f":material/person: {verb} **{shown}**")
+        st.caption(f":material/person: {ours(verb)} **{md(shown)}**")
         if backend.person and backend.key is not None:
-            st.caption(f"Role in `{backend.namespace}`: **{backend.key.role_in(backend.namespace)}**")
+            role = str(backend.key.role_in(backend.namespace))
+            st.caption(f"Role in {code(backend.namespace)}: **{md(role)}**")
     if backend.team:
         sign_out_button()
 
@@ -92,7 +94,7 @@ def expired_page(exc: BaseException) -> None:
     idle too long, expired. Nothing of theirs shows and nothing acts as them: the tab is emptied."""
     sign_out()
     st.title("Sign in again")
-    st.warning(f"You are signed out: {exc}", icon=":material/key_off:")
+    st.warning(f"You are signed out: {md(str(exc))}", icon=":material/key_off:")
     if st.button("Sign in again", type="primary", icon=":material/login:"):
         st.login()
     if st.button("Sign out", icon=":material/logout:"):  # forget this browser's dead sign-in cookie

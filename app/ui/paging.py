@@ -39,5 +39,5 @@ def pager_buttons(key: str, page: Page[Any]) -> None:
 
     left, mid, right = st.columns([1, 2, 1])
     left.button("◀ Previous", key=f"{key}_prev", disabled=len(stack) <= 1, on_click=_prev)
-    mid.caption(f"Page {len(stack)}")
+    mid.caption(f"Page {len(stack):,}")
     right.button("Next ▶", key=f"{key}_next", disabled=not next_cursor, on_click=_next)

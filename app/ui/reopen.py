@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.ui.inert import code
 from app.ui.widgets import guard
 from core.client import Client, Model
 
@@ -27,12 +28,12 @@ def reopen_offer(client: Client, model: Model, flash_key: str, key: str) -> bool
         return False
     zdr = model.zero_data_retention
     st.info(
-        f"`{model.handle}` is trained: its traits and samples are frozen into v{no}. Reopen it to edit "
-        f"them; v{no} keeps serving scores until you train v{no + 1}."
+        f"{code(model.handle)} is trained: its traits and samples are frozen into v{no:d}. Reopen it to edit "
+        f"them; v{no:d} keeps serving scores until you train v{no + 1:d}."
         + (" Zero data retention deleted the samples at training, so the draft starts empty." if zdr else ""),
         icon=":material/lock:",
     )
-    if st.button(f"Edit the data (v{no} keeps serving)", key=key, type="primary", icon=":material/edit:"):
+    if st.button(f"Edit the data (v{no:d} keeps serving)", key=key, type="primary", icon=":material/edit:"):
         with guard("Reopening the model"):
             reopened = client.reopen(model.handle)
             message = reopened.last_operation.progress_message if reopened.last_operation else None
@@ -46,6 +47,6 @@ def reopened_note(model: Model) -> None:
     no = serving_version(model)
     if is_reopened(model) and no is not None:
         st.caption(
-            f":material/edit_note: Draft reopened from v{no}: v{no} keeps serving scores while you edit. "
-            f"Train on the **Training** page to make v{no + 1} from these samples."
+            f":material/edit_note: Draft reopened from v{no:d}: v{no:d} keeps serving scores while you edit. "
+            f"Train on the **Training** page to make v{no + 1:d} from these samples."
         )

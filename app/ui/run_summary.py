@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from app.ui.inert import md
 from core.client import Client, Model
 from core.contract import Provenance
 
@@ -84,7 +85,7 @@ def show_summary(summary: dict[str, Any] | None, kind: str) -> None:
     if summary["added"]:
         st.success(summary["message"], icon=":material/check_circle:")
         if note := summary.get("note"):
-            st.info(f"{note}. Review them before training.", icon=":material/rate_review:")
+            st.info(f"{md(note)}. Review them before training.", icon=":material/rate_review:")
         link_page("samples.py", summary["link"], provenance=PROVENANCE[kind])
     else:
         st.info(summary["message"])
@@ -95,4 +96,4 @@ def link_page(script: str, label: str, **query: str) -> None:
     try:
         st.page_link(str(PAGES / script), label=label, icon=":material/arrow_forward:", query_params=query)
     except StreamlitAPIException:  # a page run alone (streamlit run pages/x.py) has no other pages to link
-        st.caption(f"{label}: the **{script.removesuffix('.py').title()}** page.")
+        st.caption(f"{md(label)}: the **{md(script.removesuffix('.py').title())}** page.")

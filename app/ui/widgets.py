@@ -14,6 +14,7 @@ from app.shell import reads
 from app.shell.backend import Backend, demo_load, get_backend
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
+from app.ui.inert import code, md, ours
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
 from core.contract import can
@@ -83,7 +84,7 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
             or _ADVICE.get(refused)
         )
         advice = advice or (_ADVICE["internal_error"] if exc.status >= 500 else "")
-        parts = [f"**{_sentence(message)}** {advice}".strip()]
+        parts = [f"**{md(_sentence(message))}** {advice}".strip()]
         meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
         parts.append(" · ".join(m for m in meta if m))
         if getattr(exc, "request_id", None):
@@ -178,9 +179,10 @@ def show_operation(op: LastOperation | None) -> None:
     if status in ("queued", "running"):
         st.progress(op.fraction or 0.0, text=operation_caption(op))
     elif status == "failed":
-        st.error(f"Last {op.kind} failed: `{op.error_code or 'error'}` {op.error_message or ''}")
+        why = f"{code(op.error_code or 'error')} {md(op.error_message or '')}"
+        st.error(f"Last {md(str(op.kind))} failed: {ours(why)}")
     elif status == "succeeded":
-        st.caption(f"Last operation: {op.kind} succeeded ({when(op.finished_at)}).")
+        st.caption(f"Last operation: {md(str(op.kind))} succeeded ({md(when(op.finished_at))}).")
 
 
 WATCHED_KEY = "watched_runs"  # session_state: run id -> progress steps seen while polling
@@ -257,8 +259,8 @@ def _wait_for_model(backend: Backend, handle: str) -> None:
     """Say so while the demo models load, and open the page once `handle` exists (a link to a demo model
     followed on a very first start answered a bare 404 before)."""
     st.info(
-        f"`{handle}` does not exist yet: the demo models are still loading in the background (progress in "
-        "the sidebar). This page opens it as soon as it is there.",
+        f"{code(handle)} does not exist yet: the demo models are still loading in the background (progress "
+        "in the sidebar). This page opens it as soon as it is there.",
         icon=":material/hourglass_top:",
     )
 
@@ -280,8 +282,8 @@ def model_header(model: Model) -> None:
     version = f"v{model.version_no}" if model.version_no else "no version yet"
     tags = ", ".join(model.version_tags)
     st.caption(
-        f"{STATE_ICONS.get(state, '')} `{model.handle}` · **{state}** · {version}"
-        + (f" · tags: {tags}" if tags else "")
+        f"{ours(STATE_ICONS.get(state, ''))} {code(model.handle)} · **{md(state)}** · {md(version)}"
+        + (f" · tags: {md(tags)}" if tags else "")
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from core.client.models.base import Page, _Response
+from core.spreadsheet import guarded_rows
 
 #: The export's columns, in order (CSV header; JSONL keys).
 VOTE_COLUMNS = (
@@ -112,13 +113,14 @@ def _row(v: VoteRecord) -> dict[str, object]:
     return {c: row.get(c) for c in VOTE_COLUMNS}
 
 
-def votes_csv(votes: Iterable[VoteRecord]) -> str:
-    """The votes as CSV with a header (`VOTE_COLUMNS`); an empty cell for null."""
+def votes_csv(votes: Iterable[VoteRecord], *, spreadsheet: bool = False) -> str:
+    """The votes as CSV with a header (`VOTE_COLUMNS`); an empty cell for null. `spreadsheet`: cells a
+    formula would start with are guarded (core/spreadsheet.py), for a file a person opens."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=VOTE_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for v in votes:
-        writer.writerow({k: "" if x is None else x for k, x in _row(v).items()})
+    rows = ({k: "" if x is None else x for k, x in _row(v).items()} for v in votes)
+    writer.writerows(guarded_rows(rows) if spreadsheet else rows)
     return out.getvalue()
 
 

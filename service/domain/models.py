@@ -55,6 +55,7 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
                 votes_wanted=body.votes_wanted or DEFAULT_VOTES_WANTED,
                 auto_retrain=body.auto_retrain is not False,
                 blind_labelling=body.blind_labelling is True,
+                overlap=body.overlap or 0.0,
                 created_at=now,
                 updated_at=now,
             )
@@ -128,6 +129,8 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.auto_retrain = bool(fields["auto_retrain"])
         if fields.get("blind_labelling") is not None:
             model.blind_labelling = bool(fields["blind_labelling"])
+        if body.overlap is not None:
+            model.overlap = body.overlap
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

@@ -70,7 +70,8 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         claiming = body.claim and may_claim(who, model)
         embedder = ctx.embedders.get(model.embedder)
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, body.overlap > 0, embedder)
+        overlap = model.overlap if body.overlap is None else body.overlap  # the owner's, unless asked
+        read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)
         model_id = model.id
     spec = trait_specs([read.trait])[0]
     labels = read.labels
@@ -81,7 +82,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     mine = read.mine[: body.k] if claiming else []
     need = body.k - len(mine)
     # More votes wanted: texts that still want them come first; else `overlap` asks for that share.
-    n_shared = need if read.votes_wanted > 1 else round(body.overlap * need)
+    n_shared = need if read.votes_wanted > 1 else round(overlap * need)
     shared = read.shared[: min(len(read.shared), n_shared)]
     spare = need if claiming else 0  # taken meanwhile by a colleague: the next ones stand in
     picked = suggest(

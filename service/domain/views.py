@@ -140,6 +140,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             votes_wanted=model.votes_wanted,
             auto_retrain=model.auto_retrain,
             blind_labelling=model.blind_labelling,
+            overlap=model.overlap,
         )
         for model in models
     ]

@@ -16,6 +16,7 @@ from core.contract import (
     MAX_DESCRIPTION_CHARS,
     MAX_HANDLE_CHARS,
     MAX_KEEP_UNNAMED,
+    MAX_OVERLAP,
     MAX_README_CHARS,
     MAX_SOURCE_LICENSE_CHARS,
     MAX_SOURCE_TITLE_CHARS,
@@ -49,6 +50,7 @@ assert get_args(EmbedderChoice) == MODEL_CHOICES
 # The bounds before the validator, inside the union's integer branch: on an optional JsonInt pydantic writes
 # them into the OpenAPI document as `ge`/`le`, which JSON Schema does not know (clients would send 0).
 VotesWanted = Annotated[int, Field(ge=1, le=MAX_VOTES_WANTED), BeforeValidator(integral)]
+Overlap = Annotated[float, Field(ge=0.0, le=MAX_OVERLAP, allow_inf_nan=False)]
 KeepUnnamed = Annotated[int, Field(ge=0, le=MAX_KEEP_UNNAMED), BeforeValidator(integral)]
 
 
@@ -104,6 +106,11 @@ class ModelCreate(Strict):
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
     )
+    overlap: Overlap | None = Field(
+        default=None,
+        description="The share (0-0.5) of each pool suggestion taken from texts a colleague labelled, when "
+        "the request gives no `overlap` (default 0).",
+    )
 
     @field_validator("handle")
     @classmethod
@@ -139,6 +146,11 @@ class ModelPatch(Strict):
         default=None,
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
+    )
+    overlap: Overlap | None = Field(
+        default=None,
+        description="The share (0-0.5) of each pool suggestion taken from texts a colleague labelled, when "
+        "the request gives no `overlap` (default 0).",
     )
 
     @model_validator(mode="before")
@@ -195,6 +207,9 @@ class ModelOut(BaseModel):
     auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
     blind_labelling: bool = Field(
         default=False, description="True: annotators label blind until they voted on a text (addition)."
+    )
+    overlap: float = Field(
+        default=0.0, description="The `overlap` of a pool suggestion that gives none (addition)."
     )
 
 

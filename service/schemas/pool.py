@@ -54,12 +54,13 @@ class SuggestIn(Strict):
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
-    overlap: float = Field(
-        default=0.0,
+    overlap: float | None = Field(
+        default=None,
         ge=0.0,
         le=MAX_OVERLAP,
         description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
-        "for this trait and the caller has not, so that agreement is measured as the team works.",
+        "for this trait and the caller has not, so that agreement is measured as the team works. Absent: "
+        "the model's `overlap`, which its owner sets (addition; 0 unless set).",
     )
     claim: bool = Field(
         default=False,
@@ -70,8 +71,8 @@ class SuggestIn(Strict):
 
     @field_validator("overlap")
     @classmethod
-    def _overlap(cls, value: float) -> float:
-        if math.isnan(value):
+    def _overlap(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
             raise PydanticCustomError("invalid_overlap", "overlap must be a number in [0, 0.5]")
         return value
 

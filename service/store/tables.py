@@ -199,6 +199,8 @@ class Model(Base):
     auto_retrain: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     # True: an annotator sees colleagues' votes and comments on a text only once they voted on it.
     blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The share of each pool suggestion taken from texts a colleague labelled, when a request gives none.
+    overlap: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 

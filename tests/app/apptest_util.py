@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
+from app.ui.inert import JOINER
 from tests.app.support import PAGES, ROOT
 
 
@@ -30,6 +32,15 @@ def by_label(widgets: Any, label: str) -> Any:
 
 def texts(elements: Any) -> list[str]:
     return [str(e.value) for e in elements]
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # a punctuation mark `app/ui/inert.py` escaped
+
+
+def shown(elements: Any) -> list[str]:
+    """Each element's Markdown with what `app/ui/inert.py` adds to user and service text (escapes, word
+    joiners) taken out: the characters a reader sees, the Markdown around them kept."""
+    return [_ESCAPED.sub(r"\1", text).replace(JOINER, "") for text in texts(elements)]
 
 
 def no_exception(at: AppTest) -> None:

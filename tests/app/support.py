@@ -186,6 +186,17 @@ def painted(page: Page) -> None:
                            ".then(() => true)")  # fmt: skip
 
 
+# Where `app/ui/inert.py` puts an invisible word joiner (an autolink's start: `@`, `://`, `www.`), in a regex.
+_JOINED_AT = re.compile(r"(?=@)|(?<=:)(?=/)|(?<=[wW]{3})(?=\\\.)")
+
+
+def _as_shown(text: str) -> str | re.Pattern[str]:
+    """`text` to find on a page: user text in it (an e-mail, an address) may carry those word joiners."""
+    if not any(mark in text for mark in ("@", "://", "www.")):
+        return text
+    return re.compile(_JOINED_AT.sub("\u2060?", re.escape(text)).replace("\\ ", " "), re.IGNORECASE)
+
+
 class Ui:
     """A Streamlit page in Chromium, with waits that follow the script runner."""
 
@@ -265,7 +276,7 @@ class Ui:
         self.settle()
 
     def expect_text(self, text: str, timeout: float = 60_000) -> None:
-        self.page.get_by_text(text).first.wait_for(timeout=timeout)
+        self.page.get_by_text(_as_shown(text)).first.wait_for(timeout=timeout)
 
     def shot(self, name: str) -> None:
         """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""

@@ -5,6 +5,7 @@ finds hardest, and they follow the model opened."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -112,9 +113,9 @@ def two_versions(service: LocalService, client: Client) -> str:
 
 
 def _scored_by(at: AppTest) -> list[str]:
-    """Which version each chart says scored: "v1 (demo)"."""
+    """Which version each chart says scored: "v1 (demo)" (its tags escaped as user text is, read back)."""
     lines = [m.value for m in at.markdown if "Scored by" in m.value]
-    return [line.split("Scored by ")[1].split("**")[0] for line in lines]
+    return [re.sub(r"\\(.)", r"\1", line.split("Scored by ")[1].split("**")[0]) for line in lines]
 
 
 def test_demo_shows_the_demo_tag_then_two_versions_side_by_side(two_versions: str) -> None:

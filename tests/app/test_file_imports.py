@@ -14,7 +14,7 @@ from app.samples.mapping import guess_mapping
 from core.client import Client
 from core.tables import read_table
 from harness.datasets import find_datasets
-from tests.app.apptest_util import by_label, no_exception, page, plain, run_label_page, texts
+from tests.app.apptest_util import by_label, no_exception, page, plain, run_label_page, shown, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 DATASETS = find_datasets()
@@ -42,7 +42,7 @@ def test_a_headerless_txt_imports_every_row_with_its_id_and_exports_it(
     at.run()
     no_exception(at)
     assert by_label(at.radio, "First row").value == "data (no header row)"  # proposed from the data
-    assert "30 row(s) in politeness.txt." in texts(at.caption)
+    assert "30 row(s) in politeness.txt." in shown(at.caption)  # the file name as read
     assert by_label(at.selectbox, "Text column").value == "column 2"
     by_label(at.selectbox, "Id column").set_value("column 1")
     at.run()
@@ -71,7 +71,7 @@ def test_a_headerless_txt_imports_every_row_with_its_id_and_exports_it(
     by_label(at.radio, "First row").set_value("column names")
     at.run()
     no_exception(at)
-    assert "29 row(s) in politeness.txt after its header row." in texts(at.caption)
+    assert "29 row(s) in politeness.txt after its header row." in shown(at.caption)
     assert frame["Request"][0] in by_label(at.selectbox, "Text column").options
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import pydantic
 import pytest
+from markdown_it import MarkdownIt
 
 from app.evaluation.versions import (
     delta_color,
@@ -17,6 +20,7 @@ from app.samples.files import refused_rows, unknown_trait_hint
 from app.scoring.demo import share_url
 from app.scoring.preview import highlight_html
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
+from app.ui.inert import JOINER, md
 from app.ui.widgets import error_text
 from core.client import Client, ConflictError
 from core.client.errors import ApiError
@@ -50,9 +54,17 @@ def test_create_fields_and_sources() -> None:
 def test_error_text_names_code_status_and_request_id() -> None:
     exc = ConflictError(409, "model_busy", "The model is busy.", request_id="req_abc", run_id="run_1")
     text = error_text(exc)
-    assert "The model is busy." in text and "`model_busy`" in text and "HTTP 409" in text
+    assert md("The model is busy.") in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
     assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
+
+
+def test_a_service_message_quoting_input_is_shown_as_text() -> None:
+    """A refusal may quote what was sent: a name written as a link, an image or an e-mail stays text."""
+    quoted = "Unknown trait '[x](http://127.0.0.1:9/x) ![i](http://127.0.0.1:9/i.png) ann@example.com'."
+    rendered = MarkdownIt("commonmark").render(error_text(ApiError(422, "unknown_trait", quoted)))
+    assert "<a" not in rendered and "<img" not in rendered
+    assert quoted in html.unescape(rendered).replace(JOINER, "")
 
 
 def test_error_text_in_a_team_s_workbench_says_to_sign_in_again_not_to_go_to_settings(

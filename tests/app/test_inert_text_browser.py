@@ -1,7 +1,9 @@
 """What colleagues typed stays text, in headless Chromium at 1280x800: a comment, a labelled text, an
 annotator's name and a trait's guidelines written in Markdown (a link, an image that would be fetched as a
 tracking pixel, a bare address GitHub's Markdown links by itself) show as typed on the reviewer's
-Disagreements tab and beside the text on the Label page; no link and no image comes of them.
+Disagreements tab and beside the text on the Label page, and a trait's name and pole labels written in
+Markdown or as an e-mail address show as typed on the Label page's metric and buttons; no link and no
+image comes of them.
 Screenshots: artifacts/screenshots/inert_text_*."""
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ COMMENT = f"{LINK} {PIXEL} or www.{EVIL}"
 TEXT = f"Great parcel {PIXEL} see http://{EVIL}/t"
 GUIDE = f"Positive: glad. {LINK} {PIXEL}"
 TRAIT = {"name": "Sentiment", "positive_label": "good", "negative_label": "bad", "description": GUIDE}
+# A model whose trait name and pole labels are Markdown and an e-mail address: the Label page's metric,
+# buttons and key help show them as typed.
+NAMED = "local.inert_names"
+TRAP = "127.0.0.1:9"
+TRAIT_NAME = f"[x](http://{TRAP}/x) ![i](http://{TRAP}/i.png) **b**"
+POSITIVE = "ann@example.com"
+NEGATIVE = f"![n](http://{TRAP}/n.png)"
 
 
 def _prepare(data_dir: Path) -> None:
@@ -45,6 +54,10 @@ def _prepare(data_dir: Path) -> None:
             c.add_comment(HANDLE, "sentiment", TEXT, COMMENT)
             c.mark_unsure(HANDLE, "sentiment", TEXT)
             c.add_pool_texts(HANDLE, [f"Pool text {i}: fine {PIXEL}" for i in range(3)])
+            c.create_model(NAMED, description="Markdown names")
+            named = {"name": TRAIT_NAME, "positive_label": POSITIVE, "negative_label": NEGATIVE}
+            c.add_traits(NAMED, [named])
+            c.add_pool_texts(NAMED, ["A plain text to label", "Another plain text"])
     finally:
         service.stop()
 
@@ -106,6 +119,28 @@ def test_guidelines_are_text_on_the_label_page(inert_app: str, browser: Browser)
         ui.screen("inert_text_label")
     except BaseException:
         ui.failure("inert_text_label_failure")
+        raise
+    finally:
+        page.close()
+
+
+def test_trait_names_and_pole_labels_are_text_on_the_label_page(inert_app: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if TRAP in r.url else None)
+    ui = Ui(page)
+    try:
+        ui.goto(f"{inert_app}/label?model={NAMED}")
+        _shows(page, f"for {TRAIT_NAME}")  # the metric's label, brackets and stars as typed
+        _shows(page, f"1 · {NEGATIVE}")  # the buttons
+        _shows(page, f"2 · {POSITIVE}")
+        assert page.locator(f"a[href*='{TRAP}'], a[href^='mailto:']").count() == 0
+        assert page.locator(f"img[src*='{TRAP}']").count() == 0
+        assert fetched == []  # no image was asked for
+        ui.no_exception()
+        ui.screen("inert_text_trait_names")
+    except BaseException:
+        ui.failure("inert_text_trait_names_failure")
         raise
     finally:
         page.close()

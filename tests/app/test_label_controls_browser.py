@@ -1,6 +1,6 @@
 """Labels stored = key presses, each on the text shown when its key went down, while a person moves every
-control of the Label page between presses (headless Chromium, the workbench's own service): the overlap
-slider, the suggestion mode, the trait picker, the pool's expander, and leaving the page and coming back.
+control of the Label page between presses (headless Chromium, the workbench's own service): the
+suggestion mode, the trait picker, the pool's expander, and leaving the page and coming back.
 Some presses come while a control's rerun is still running, as a quick person's do."""
 
 from __future__ import annotations
@@ -35,15 +35,8 @@ def _counter(page: Page) -> Locator:
 def _move_a_control(ui: Ui, page: Page, person: random.Random) -> tuple[str, str | None]:
     """One control moved as a person would; returns which, and for the trait picker the trait picked."""
     picked = None
-    what = person.choice(["overlap", "mode", "trait", "expander", "page"])
-    if what == "overlap":
-        track = page.locator("[data-testid='stSlider']").first
-        box = track.bounding_box()
-        assert box is not None
-        page.mouse.click(
-            box["x"] + box["width"] * person.uniform(0.05, 0.95), box["y"] + box["height"] * 0.75
-        )
-    elif what == "mode":
+    what = person.choice(["mode", "trait", "expander", "page"])
+    if what == "mode":
         page.get_by_role("combobox", name=re.compile("Suggest")).first.click()
         page.get_by_role("option", name=person.choice(["auto", "diverse", "uncertain", "typical"])).click()
     elif what == "trait":

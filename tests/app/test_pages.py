@@ -9,7 +9,7 @@ from streamlit.testing.v1.element_tree import Element
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, plain, run_label_page, texts
+from tests.app.apptest_util import by_label, main_app, no_exception, page, plain, run_label_page, shown, texts
 from tests.app.support import new_handle
 
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -20,7 +20,7 @@ def test_main_shows_backend_namespace_and_picker(service: LocalService, trained:
     at.query_params["model"] = trained
     at.run()
     no_exception(at)
-    captions = " ".join(texts(at.sidebar.caption))
+    captions = " ".join(shown(at.sidebar.caption))
     assert f"remote {service.url}" in captions
     assert f"Namespace: `{service.namespace}`" in captions
     picker = at.sidebar.selectbox(key="model_picker")
@@ -221,7 +221,7 @@ def test_adding_a_too_long_sample_names_the_limit(client: Client, draft: str) ->
     by_label(at.button, "Add sample").click()
     at.run()
     no_exception(at)
-    errors = texts(at.error)
+    errors = shown(at.error)  # the service's message, as read
     assert any("text has 26,000 characters; the limit is 20,000" in e for e in errors), errors
     plain(errors)
     assert len(list(client.list_samples(draft))) == before
@@ -417,7 +417,7 @@ def test_score_states_the_20000_character_limit_for_any_long_text(trained: str) 
         at.button(key="score_go").click()
         at.run()
         no_exception(at)
-        errors = texts(at.error)
+        errors = shown(at.error)  # the service's message, as read
         assert any(
             f"Text has {length:,} characters; the limit is 20,000." in e and "Shorten the text" in e
             for e in errors
@@ -427,7 +427,7 @@ def test_score_states_the_20000_character_limit_for_any_long_text(trained: str) 
     at.text_area(key="cmp_text_b").set_value("Dear colleague, kindly review the report.")
     at.button(key="cmp_texts_go").click()
     at.run()
-    errors = texts(at.error)
+    errors = shown(at.error)  # the service's message, as read
     assert any("Text is empty." in e and "Type or paste a text" in e for e in errors), errors
     plain(errors)
 
@@ -557,7 +557,7 @@ def test_settings_links_the_api_docs(service: LocalService) -> None:
     at.run()
     no_exception(at)
     docs = f"{service.url}/docs"
-    assert any(f"**API docs:** [{docs}]({docs})" in m for m in texts(at.markdown)), texts(at.markdown)
+    assert any(f"**API docs:** [{docs}]({docs})" in m for m in shown(at.markdown)), texts(at.markdown)
     answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
     assert answer.status_code == 200 and "swagger-ui" in answer.text
 
@@ -769,8 +769,8 @@ def test_samples_flags_show_a_text_labelled_both_ways_as_contested(client: Clien
     mine = [f for f in at.session_state["samples_flags"][2] if f["text"] == text]
     assert [(f["id"], f["flag"]) for f in mine] == [(first, "contested")]
     assert [v["sample_id"] for v in mine[0]["votes"]] == [first, second]
-    shown = [m for m in texts(at.markdown) if text in m]
-    assert shown and shown[0].startswith(":orange[**contested**]")
+    drawn = [m for m in shown(at.markdown) if text in m]  # the text as read: escaped as user text is
+    assert drawn and drawn[0].startswith(":orange[**contested**]")
     assert not at.button(key=f"flag_keep_{first}").disabled
     for action in ("flip", "edit", "remove"):
         assert at.button(key=f"flag_{action}_{first}").disabled

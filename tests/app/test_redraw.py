@@ -33,18 +33,7 @@ def test_label_page_s_boxes_stay_put_when_the_model_becomes_trained(draft: str, 
     """A draft being trained has no note above the boxes; once trained (the rerun at the run's end) it has."""
     before, after = _opened("label", draft), _opened("label", trained)
     assert after.info, "the trained model's labelling note"
-    assert position(before, "slider", "Overlap with colleagues") == position(
-        after, "slider", "Overlap with colleagues"
-    )
-
-
-def test_label_page_s_overlap_slider_defaults_to_the_kept_setting(trained: str) -> None:
-    at = page("label", trained)
-    at.session_state["_label_overlap"] = 40
-    run_label_page(at)
-    no_exception(at)
-    slider = by_label(at.slider, "Overlap with colleagues")
-    assert slider.value == 40 and list(slider.proto.default) == [40]
+    assert position(before, "selectbox", "Suggest") == position(after, "selectbox", "Suggest")
 
 
 def test_samples_tabs_stay_put_when_the_model_becomes_trained(draft: str, trained: str) -> None:

@@ -116,7 +116,7 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
 def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Votes wanted, automatic retraining and blind labelling are the owner's, on the Team page; an
+    """Votes wanted, overlap, automatic retraining and blind labelling are the owner's, on the Team page; an
     annotator sees no control for them (not even a disabled one) on the Team or the Label page, only the
     settings in words."""
     handle = disputed(service, people)
@@ -124,34 +124,41 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     label = page("label", handle)
     run_label_page(label)
     no_exception(label)
-    assert not [b for b in label.button if "retraining" in b.label.lower()]
+    assert not [b for b in label.button if "retraining" in b.label.lower()] and not label.slider
     team = page("team", handle)
     team.run()
     no_exception(team)
-    assert not team.toggle and not team.number_input
-    assert "1 vote per text · automatic retraining on · votes visible to colleagues" in captions(team)
+    assert not team.toggle and not team.number_input and not team.slider
+    line = "1 vote per text · no overlap · automatic retraining on · votes visible to colleagues"
+    assert line in captions(team)
 
     _as(monkeypatch, service, people["own"])
     team = page("team", handle)
     team.run()
     no_exception(team)
     team.number_input(key="campaign_votes_wanted").set_value(3)
+    team.slider(key="campaign_overlap").set_value(30)
     team.toggle(key="campaign_auto_retrain").set_value(False)
     team.toggle(key="campaign_blind").set_value(True)
     next(b for b in team.button if b.label == "Save campaign settings").click().run()
     no_exception(team)
     with Client(service.url, people["own"]) as owner:
         model = owner.get_model(handle)
-    assert (model.votes_wanted, model.auto_retrain, model.blind_labelling) == (3, False, True)
-    assert "Saved: 3 votes per text · automatic retraining **paused** · blind labelling." in texts(
-        team.success
+    assert (model.votes_wanted, model.overlap, model.auto_retrain, model.blind_labelling) == (
+        3,
+        0.3,
+        False,
+        True,
     )
+    saved = "Saved: 3 votes per text · 30% of suggestions shared with colleagues · automatic retraining"
+    assert f"{saved} **paused** · blind labelling." in texts(team.success)
     # With 3 votes wanted, the Label page's count says what it counts: texts short of 3 votes.
     _as(monkeypatch, service, people["ann"])
     label = page("label", handle)
     run_label_page(label)
     no_exception(label)
     assert [m.label for m in label.metric] == ["Texts wanting 3 votes for Formality"]
+    assert "Overlap with colleagues: 30% of suggestions" in captions(label) and not label.slider
 
 
 def test_a_person_is_told_their_role_without_a_key() -> None:

@@ -99,6 +99,7 @@ def test_three_annotators_label_one_model_through_the_api_and_three_browsers(
     # Through the API: the model, its pool, and the first labels (alice 40 texts, bob 20 of hers).
     with Client(team_service.url, keys["alice"]) as alice:
         alice.create_model(handle, description="Requests on a wiki's talk pages")
+        alice.update_model(handle, overlap=0.2)  # the campaign's overlap, which the Label page follows
         alice.add_traits(
             handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
         )

@@ -75,6 +75,9 @@ def test_three_named_keys_label_one_model_and_agree_as_the_package_says(service:
         picks = dan.suggest(handle, "formality", k=10, overlap=0.5)
         assert sum(s.overlap for s in picks.items) == 5
         assert {s.text for s in picks.items if s.overlap} <= set(TEXTS)
+        assert first.update_model(handle, overlap=0.3).overlap == 0.3  # the owner's campaign setting
+        campaign = dan.suggest(handle, "formality", k=10)  # no overlap of its own: the model's
+        assert sum(s.overlap for s in campaign.items) == 3 and dan.get_model(handle).overlap == 0.3
         with pytest.raises(ValidationError):
             dan.suggest(handle, "formality", overlap=0.8)
         with pytest.raises(ValidationError) as refused:  # posting as a colleague

@@ -282,6 +282,7 @@ OPERATIONS: list[Op] = [
        json=lambda _: {"trait": "formality", "quality": 1.0}, setup=pool_text, caller_setup=fresh_text),
     Op("patch_campaign", "PATCH", M, "write", "ready", 200,
        json=lambda _: {"votes_wanted": 2, "auto_retrain": False}),
+    Op("patch_overlap", "PATCH", M, "write", "ready", 200, json=lambda _: {"overlap": 0.3}),
     Op("train", "POST", M + "/train", "write", "draft", 202, json=lambda _: {"effort": "low"}),
     Op("retune", "POST", M + "/train", "write", "ready", 202, json=lambda _: {"reoptimize_params": True}),
     Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),

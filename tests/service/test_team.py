@@ -362,6 +362,38 @@ def test_overlap_routes_a_share_of_suggestions_to_texts_a_colleague_labelled(svc
         assert error_code(resp, 422) == "validation_error"
 
 
+def test_the_owners_overlap_is_what_a_suggestion_without_one_uses(svc: Svc) -> None:
+    c, h = svc.client, "acme.overlap-campaign"
+    keys = team(svc)
+    draft(svc, h)
+    assert check(c.get(f"/v1/models/{h}", headers=svc.author), 200)["overlap"] == 0  # as before the field
+    pool = [f"Campaign text {i} about {w}." for i, w in enumerate(["tea", "rain", "maps", "jazz"] * 10)]
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": pool}, headers=svc.author), 201)
+    alice_done = pool[:6]
+    body = {
+        "samples": [
+            {"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(alice_done)
+        ]
+    }
+    check(c.post(f"/v1/models/{h}/samples", json=body, headers=keys["alice"]), 201)
+    url = f"/v1/models/{h}/pool/suggest"
+    plain = check(c.post(url, json={"trait": "formality", "k": 10}, headers=keys["bob"]), 200)
+    assert not any(i["overlap"] for i in plain["items"])
+    for bad in (0.6, -0.1, "0.2", True):
+        resp = c.patch(f"/v1/models/{h}", json={"overlap": bad}, headers=svc.author)
+        assert error_code(resp, 422) == "validation_error"
+    assert check(c.get(f"/v1/models/{h}", headers=svc.author), 200)["overlap"] == 0  # nothing stored
+    assert check(c.patch(f"/v1/models/{h}", json={"overlap": 0.3}, headers=svc.author), 200)["overlap"] == 0.3
+    assert (
+        check(c.patch(f"/v1/models/{h}", json={"overlap": None}, headers=svc.author), 200)["overlap"] == 0.3
+    )
+    campaign = check(c.post(url, json={"trait": "formality", "k": 10}, headers=keys["bob"]), 200)
+    shared = [i["text"] for i in campaign["items"] if i["overlap"]]
+    assert len(shared) == 3 and set(shared) <= set(alice_done)
+    own = check(c.post(url, json={"trait": "formality", "k": 10, "overlap": 0}, headers=keys["bob"]), 200)
+    assert own == plain  # a request's own overlap still wins
+
+
 # -- the human ceiling ---------------------------------------------------------------------------------------
 
 

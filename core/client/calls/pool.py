@@ -97,16 +97,17 @@ class PoolCalls(ClientBase):
         *,
         k: int = SUGGESTIONS.default,
         mode: str = "auto",
-        overlap: float = 0.0,
+        overlap: float | None = None,
         claim: bool = False,
     ) -> Suggestions:
         """Pool texts to label next for `trait` (mode: auto, typical, diverse, uncertain, positive, negative).
         `overlap` (0-0.5): that share of the `k` picks comes from texts another annotator labelled and this
-        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels. `claim`: the
+        key has not (`Suggestion.overlap`), so the team's agreement is measured as it labels; None: the
+        model's own `overlap`, which its owner sets (`update_model(handle, overlap=…)`). `claim`: the
         texts are this key's for a lease (`Suggestion.claimed_until`): colleagues are not handed them
         meanwhile, and this key's still-claimed texts come first (a reload resumes)."""
         body: JsonObject = {"trait": trait, "k": k, "mode": mode}
-        if overlap:
+        if overlap is not None:
             body["overlap"] = overlap
         if claim:
             body["claim"] = True

@@ -95,6 +95,8 @@ class Model(_Response):
     auto_retrain: bool = True
     #: True: annotators see colleagues' votes and comments on a text only once they voted on it.
     blind_labelling: bool = False
+    #: The share of each pool suggestion from texts a colleague labelled, unless `suggest` names one.
+    overlap: float = 0.0
 
     @property
     def namespace(self) -> str:

@@ -1,7 +1,7 @@
 """sample generator model: which text generator wrote a synthesized sample
 
 Revision ID: 0030_sample_generator_model
-Revises: 0028_sign_in_audit
+Revises: 0029_campaign_overlap
 Create Date: 2026-11-26
 
 `samples.generator_model` (nullable): the model of the deployment's OpenAI-compatible text generator for a
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0030_sample_generator_model"
-down_revision: str | Sequence[str] | None = "0028_sign_in_audit"
+down_revision: str | Sequence[str] | None = "0029_campaign_overlap"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
