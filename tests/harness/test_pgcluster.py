@@ -15,11 +15,13 @@ from playhouse.db_url import connect as peewee_connect
 from harness.pgcluster import (
     PgCluster,
     PgClusterError,
+    TemplateCopies,
     database_url_fixture,
     pg_database_fixture,
     run_as_prefix,
     selected_backends,
 )
+from harness.waiting import wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -121,6 +123,42 @@ def test_fresh_databases_are_isolated(pg_cluster: PgCluster, pg_database: str) -
     finally:
         pg_cluster.drop_database("isolation_check")
     assert "isolation_check" not in pg_cluster.databases()
+
+
+def test_template_copies_are_made_ahead_and_dropped_after(pg_cluster: PgCluster) -> None:
+    template = "copies_template"
+    pg_cluster.create_database(template)
+    with pg_cluster.connect(template) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE marks (x int); INSERT INTO marks VALUES (7)")
+    conn.close()
+
+    def made() -> set[str]:
+        return {name for name in pg_cluster.databases() if name.startswith(f"{template}_")}
+
+    copies = TemplateCopies(pg_cluster, template, ahead=2)
+    try:
+        first = copies.take()
+        # The taken copy and two more, made in the background without anyone asking.
+        wait_until(lambda: len(made()) == 3, 30, "copies made ahead")
+        second = copies.take()
+        assert len({first, second}) == 2
+        conn = pg_cluster.connect(first)
+        with conn.cursor() as cur:
+            cur.execute("SELECT x FROM marks")
+            assert cur.fetchall() == [(7,)]  # each copy holds what the template held
+            cur.execute("INSERT INTO marks VALUES (8)")
+        conn.commit()
+        copies.give_back(first)  # dropped even with the session still open
+        wait_until(lambda: first not in made(), 30, "the used copy dropped")
+        conn.close()
+        with pg_cluster.connect(second) as conn2, conn2.cursor() as cur:
+            cur.execute("SELECT x FROM marks")
+            assert cur.fetchall() == [(7,)]  # a row another copy got is not here
+        conn2.close()
+    finally:
+        copies._worker.shutdown(wait=True)
+        for name in [*made(), template]:
+            pg_cluster.drop_database(name)
 
 
 def test_create_and_drop_database(pg_cluster: PgCluster) -> None:
