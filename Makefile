@@ -1,31 +1,47 @@
 # Two entry points: `make run` (the workbench) and `make test` (the whole suite).
-# Both create and reuse .venv and install the project on first use (the workbench: runtime dependencies only).
+# Both create and reuse .venv and install the locked set (uv.lock) on first use (the workbench: runtime
+# dependencies only). `make lock` refreshes uv.lock after a change to pyproject.toml's dependencies.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# uv installs the lock: uv on PATH if there is one, else uv from PyPI into .venv, bootstrapped with the
+# system python's pip (the one version named here, so every machine resolves and installs alike).
+UV_VERSION := 0.13.9
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 # Install stamps: runtime + dev extra (tests, lint, benchmarks), and runtime only (the workbench).
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast lint bench serve durations
+.PHONY: run test test-fast lint bench serve lock durations
+
+$(BIN)/uv:
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 # Two install stamps: `make run` needs only the runtime dependencies; `make test`, `lint` and `bench` add the
-# dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. pip shows its progress:
-# the first install takes a minute or two, and a silent terminal looks stuck. pip byte-compiles every
-# installed module, one at a time: most of the install. compileall instead, on both cores, skips the test
-# suites and sympy (onnxruntime's dependency, never imported here). Compiled it must be: with
-# PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what it imports again, and the
-# first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
-$(RUN_STAMP): pyproject.toml
+# dev extra (pytest, Playwright, schemathesis, …), which the workbench never imports. `--locked`: the versions
+# of uv.lock, exactly; a pyproject.toml changed without `make lock` fails here rather than install something
+# else. `--inexact`: one stamp's sync never removes what the other installed (nor a bootstrapped uv).
+# UV_PROJECT_ENVIRONMENT: uv syncs $(VENV) (its default, ./.venv, would ignore VENV=…).
+# uv installs without byte-compiling; compileall then compiles on both cores and skips the test suites and
+# sympy (onnxruntime's dependency, never imported here), which uv's --compile-bytecode would compile too.
+# Compiled it must be: with PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what
+# it imports again, and the first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
+$(RUN_STAMP): pyproject.toml uv.lock | $(UV)
 	test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --progress-bar on --no-compile -e .
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra dev
+	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(STAMP)
+
+# Resolves pyproject.toml's ranges for every supported Python and platform into uv.lock, keeping the locked
+# versions that still fit; `make lock LOCK_ARGS=--upgrade` moves every package to the newest that fits.
+lock: | $(UV)
+	$(UV) lock $(LOCK_ARGS)
 
 # Streamlit's own banner is hidden (its headless mode looks up an external IP on the internet and warns when
 # it cannot): app/banner.py says in plain words where the workbench is and what the first visit does.
@@ -48,12 +64,17 @@ serve: $(RUN_STAMP)
 # (a fleet, a Streamlit server, a browser) start once; files go out in collection order, which puts the
 # longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
+# The whole suite measures its branch coverage ([tool.coverage] in pyproject.toml, whose fail_under is the
+# floor CI holds). A narrowed run (PYTEST_ARGS) measures nothing: a part of the suite falls under the floor.
+# COVERAGE= turns it off for a whole run too (`PYTEST_ADDOPTS="-k …"` narrows where make cannot see it).
+COVERAGE ?= $(if $(PYTEST_ARGS),,--cov --cov-report=term)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		$(COVERAGE) $(PYTEST_ARGS)
 
 # The per-file timings that order `make test` (tests/conftest.py), from the last run's junit report (.ci/run
 # writes it); commit tests/durations.json when the slow files change.

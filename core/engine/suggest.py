@@ -29,11 +29,13 @@ Rows of `pool` and `labelled` are L2-normalised embeddings (as every embedder he
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 
 from core.contract import SUGGEST_MODES
 from core.embedders.base import Embedder
@@ -177,7 +179,11 @@ def _typical(
     n_clusters = int(min(len(labelled) + k, TYPICAL_CLUSTERS, len(X)))
     # The labelled texts take part in the clustering (as in TypiClust): their clusters count as covered.
     km = KMeans(n_clusters, init="random", n_init=1, max_iter=50, random_state=int(rng.integers(2**31)))
-    assigned = km.fit_predict(np.vstack([X, labelled]))
+    with warnings.catch_warnings():
+        # Repeated or nearly equal texts can leave k-means fewer clusters than asked for, which it warns of;
+        # an empty cluster is simply skipped below.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assigned = km.fit_predict(np.vstack([X, labelled]))
     own = assigned[: len(X)]
     sizes = np.bincount(own, minlength=n_clusters)
     covered = np.bincount(assigned[len(X) :], minlength=n_clusters)

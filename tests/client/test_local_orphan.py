@@ -65,7 +65,7 @@ def test_service_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
         assert "worker process stopped (exit 0)" in log  # and stopped its worker child gracefully
     finally:
         _kill(parent.pid, service_pid, worker)
-        parent.wait()
+        parent.communicate()  # waits, and closes the pipe (left open, it warns when collected)
 
 
 def test_worker_child_exits_when_the_service_is_killed(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def test_worker_child_exits_when_the_service_is_killed(tmp_path: Path) -> None:
         assert f"parent process {service_pid} is gone; stopping" in (tmp_path / LOG_FILE).read_text()
     finally:
         _kill(parent.pid, service_pid, worker)
-        parent.wait()
+        parent.communicate()  # waits, and closes the pipe (left open, it warns when collected)
 
 
 def _kill(*pids: int | None) -> None:

@@ -1,7 +1,8 @@
-"""What `make run` installs: the install target's compile step, run as make expands it, and the environment it
-leaves (the packages import from anywhere, as `streamlit run` and `python -m service` import them).
+"""What `make run` installs: the install target's compile step, run as make expands it, the environment it
+leaves (the packages import from anywhere, as `streamlit run` and `python -m service` import them), and a
+lock in step with pyproject.toml.
 
-The target's `pip install` lines are not run here: they need the package index, and a test that only read
+The target's `uv sync` lines are not run here: they need the package index, and a test that only read
 their text would pass whatever they did. The first-run benchmark times the whole install
 (docs/benchmarks.md)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +63,16 @@ def test_the_installed_packages_import_from_anywhere(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_lock_is_in_step_with_pyproject(tmp_path: Path) -> None:
+    # `make` installs uv.lock (`uv sync --locked`): a dependency changed without `make lock` fails here rather
+    # than at the next install. Offline: checking needs no package index.
+    here = Path(sys.executable).parent  # make bootstraps uv into the venv when it is not on PATH
+    uv = shutil.which("uv", path=os.pathsep.join([str(here), os.environ.get("PATH", "")]))
+    assert uv is not None, "uv is missing: `make .venv/.installed` installs it"
+    env = os.environ | {"UV_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [uv, "lock", "--check", "--offline"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

@@ -194,8 +194,9 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
 def loopback(svc: Svc) -> Iterator[str]:
     """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
     port = free_port()
+    # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
     server = uvicorn.Server(
-        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="none")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

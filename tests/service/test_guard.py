@@ -24,8 +24,9 @@ from tests.service.helpers import check
 def over_http(app: FastAPI) -> Iterator[tuple[str, int]]:
     """The running app (its context already started) served by uvicorn on loopback, for raw sockets."""
     port = free_port()
+    # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error")
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error", ws="none")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

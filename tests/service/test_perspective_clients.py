@@ -68,7 +68,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Svc, str]
     with running(data_dir, perspective_model="acme.moderation") as svc:
         _perspective_model(svc)
         port = free_port()
-        config = uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="error")
+        # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
+        config = uvicorn.Config(
+            svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="error", ws="none"
+        )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
@@ -84,14 +87,28 @@ def _quickstart(base: str, key: str) -> dict[str, Any]:
     """Run the quickstart with only the host and the key changed; its printed response, parsed."""
     code = QUICKSTART.replace(GOOGLE, base).replace("copy-your-api-key-here", key)
     out = io.StringIO()
+    namespace: dict[str, Any] = {}
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "quickstart.py", "exec"), {})  # noqa: S102 - the published script, as written
+        exec(compile(code, "quickstart.py", "exec"), namespace)  # noqa: S102 - the published script, as written
+    _opened.append(namespace["client"])
     return json.loads(out.getvalue())
+
+
+# The clients a test built: google-api-python-client leaves its connections open until closed, and a socket
+# left to the garbage collector is a ResourceWarning (an error here) in whichever test collects it.
+_opened: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _opened:
+        _opened.pop().close()
 
 
 def _client(base: str, key: str | None) -> Any:
     kwargs = {"developerKey": key} if key is not None else {}
-    return discovery.build(
+    client = discovery.build(
         "commentanalyzer",
         "v1alpha1",
         discoveryServiceUrl=f"{base}/$discovery/rest?version=v1alpha1",
@@ -99,6 +116,8 @@ def _client(base: str, key: str | None) -> Any:
         cache_discovery=False,
         **kwargs,
     )
+    _opened.append(client)
+    return client
 
 
 def test_python_quickstart_unchanged(served: tuple[Svc, str]) -> None:
