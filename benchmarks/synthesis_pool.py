@@ -26,7 +26,6 @@ Prints markdown tables and writes benchmarks/results/synthesis_pool.json.
 from __future__ import annotations
 
 import argparse
-import difflib
 import hashlib
 import json
 import re
@@ -55,12 +54,16 @@ _WORD = re.compile(r"\w+")
 
 
 def words_changed(a: str, b: str) -> int:
-    """Words removed from `a` plus words added in `b` (case-folded, punctuation ignored)."""
+    """Words removed from `a` plus words added in `b` (case-folded, punctuation ignored): the insert/delete
+    edit distance over words, from their longest common subsequence (difflib's matching blocks are not the
+    longest, and not symmetric)."""
     x, y = _WORD.findall(a.lower()), _WORD.findall(b.lower())
-    same = sum(
-        block.size for block in difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_matching_blocks()
-    )
-    return len(x) + len(y) - 2 * same
+    row = [0] * (len(y) + 1)
+    for word in x:
+        diagonal = 0
+        for j, other in enumerate(y, start=1):
+            diagonal, row[j] = row[j], diagonal + 1 if word == other else max(row[j], row[j - 1])
+    return len(x) + len(y) - 2 * row[-1]
 
 
 def test_auc(ds: Dataset, lookup: LookupEmbedder, samples: list[Sample]) -> float:
