@@ -119,6 +119,15 @@ _COUNT_RUNS = """
 window.__stRuns = 0;
 window.__stAsked = 0;
 window.__stDrawn = 0;
+window.__stCalm = 0;  // __stDrawn's value when the page was last seen with nothing stale
+const calm = () => {
+  if (!document.querySelector("[data-stale='true']")) window.__stCalm = window.__stDrawn;
+};
+// Every change is looked at, not a poll: a fragment on a timer, on a slow machine, leaves the page with
+// nothing stale only for the moment between one of its runs and the next.
+new MutationObserver(calm).observe(document, {
+  childList: true, attributes: true, subtree: true, attributeFilter: ["data-stale", "data-test-script-state"],
+});
 new MutationObserver((changes) => {
   for (const c of changes) {
     if (c.target.getAttribute("data-test-script-state") === "running") window.__stRuns += 1;
@@ -157,6 +166,7 @@ window.WebSocket = class extends Socket {
     this.addEventListener("message", (event) => {
       if (event.data instanceof ArrayBuffer && scriptFinished(new Uint8Array(event.data)) === 0) {
         window.__stDrawn += 1;
+        requestAnimationFrame(calm);
       }
     });
   }
@@ -235,11 +245,15 @@ class Ui:
         self._seen, self._asked_seen = self._runs(), self._asked()
 
     def drawn(self, runs_before: int, timeout: float = 120_000) -> None:
-        """Wait until a whole-page run has finished since `runs_before` (`__stDrawn` then) and nothing is
-        stale: the page is drawn. Not `idle`: a fragment that reruns on a timer keeps a loaded page running,
-        its next run asked for before the last one ends, and the app is then never seen idle."""
-        self.page.wait_for_function("(n) => window.__stDrawn > n", arg=runs_before, timeout=timeout)
-        expect(self.page.locator("[data-stale='true']")).to_have_count(0, timeout=timeout)
+        """Wait until a whole-page run has finished since `runs_before` (`__stDrawn` then) and the page has
+        since been seen with nothing stale: the page is drawn. Not `idle`: a fragment that reruns on a timer
+        keeps a loaded page running, its next run asked for before the last one ends, and the app is then
+        never seen idle."""
+        self.page.wait_for_function(
+            "(n) => window.__stDrawn > n && window.__stCalm === window.__stDrawn",
+            arg=runs_before,
+            timeout=timeout,
+        )
         self._seen, self._asked_seen = self._runs(), self._asked()
 
     def _drawn_count(self) -> int:
