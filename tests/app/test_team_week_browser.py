@@ -170,7 +170,7 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         owner.nav("Team")
         owner.page.get_by_text("Automatic retraining", exact=True).click()  # the toggle, on -> off
         owner.click("Save campaign settings")
-        owner.expect_text("Saved: 1 vote per text · automatic retraining paused")
+        owner.expect_text("Saved: 1 vote per text · no overlap · automatic retraining paused")
         assert owner_api.get_model(HANDLE).auto_retrain is False
         shown: dict[str, list[str]] = {OWNER: [_to_the_label_page(owner)]}
         expect(_status(owner.page)).to_contain_text("automatic retraining paused")
