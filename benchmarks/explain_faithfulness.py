@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.quality import LOADERS, RESULTS
+from benchmarks.quality import LOADERS, RESULTS, Dataset
 from core.contract import DEFAULT_EMBEDDER, nearer_pole_is_positive
 from core.embedders import get_embedder
 from core.engine import Sample, Scorer, train
@@ -72,8 +72,8 @@ def _keep(words: list[str], drop: set[int]) -> str:
     return " ".join(w for i, w in enumerate(words) if i not in drop)
 
 
-def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int) -> dict[str, Any]:
-    ds = LOADERS[dataset](datasets_dir())
+def trained_scorer(ds: Dataset, embedder_name: str, n_train: int) -> Scorer:
+    """A scorer trained on `n_train` of the dataset's pool texts, half a pole (seed 0)."""
     embedder = get_embedder(embedder_name)
     rng = np.random.default_rng(0)
     chosen = np.concatenate(
@@ -81,9 +81,14 @@ def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int
     )
     samples = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i]), id=int(n))
                for n, i in enumerate(chosen)]  # fmt: skip
-    scorer = Scorer.from_snapshot(
+    return Scorer.from_snapshot(
         train([ds.trait], samples, embedder=embedder, effort="low").snapshot, embedder
     )
+
+
+def measure(dataset: str, embedder_name: str, n_train: int, n_texts: int, k: int) -> dict[str, Any]:
+    ds = LOADERS[dataset](datasets_dir())
+    scorer = trained_scorer(ds, embedder_name, n_train)
     noise = float(filler_noise(scorer)[0])
 
     candidates = [t for t in ds.test_texts if WORDS[0] <= len(t.split()) <= WORDS[1]]
