@@ -4,7 +4,6 @@ service, a real web page on loopback)."""
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.local import LocalService
 from tests.app.apptest_util import by_label, no_exception, page, plain, texts
+from tests.loopback import serving
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -32,13 +32,8 @@ class _WebPage(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def web_page() -> Iterator[str]:
     """A real web server on loopback that answers every path with an HTML page (not the service)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WebPage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_WebPage) as url:
+        yield url
 
 
 def _connect(url: str, key: str) -> AppTest:

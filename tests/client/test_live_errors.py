@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -20,6 +19,7 @@ from core.client import (
     ValidationError,
 )
 from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Service, make_draft
+from tests.loopback import serving
 
 
 def test_401_for_unknown_and_missing_keys(service: Service) -> None:
@@ -149,14 +149,8 @@ def redirecting_server() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Redirect) as url:
+        yield url
 
 
 def test_empty_names_refused_and_a_redirect_is_never_a_result(client: Client, service: Service) -> None:

@@ -8,9 +8,8 @@ import random
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from core.engine.synthesis import (
 )
 from core.engine.text_utils import dedup_key
 from core.engine.types import Sample, TraitSpec
+from tests.loopback import serving
 
 COMPLAINTS = [
     "My refund has been delayed for three weeks and nobody answers. I am done waiting.",
@@ -294,14 +294,8 @@ class _Canned(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     _Canned.requests = []
     _Canned.status = 200
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Canned)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_Canned) as url:
+        yield url
 
 
 def test_generator_candidates_still_pass_the_pole_check(embedder, server: str) -> None:

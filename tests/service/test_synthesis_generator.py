@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.loopback import serving
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, wait_settled
 
@@ -72,14 +72,8 @@ class _OpenAI(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def openai_url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _OpenAI)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_OpenAI) as url:
+        yield url
 
 
 @pytest.fixture
