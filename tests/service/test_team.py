@@ -324,19 +324,23 @@ def test_zero_data_retention_keeps_the_agreement_as_numbers(svc: Svc) -> None:
 # -- overlap -------------------------------------------------------------------------------------------------
 
 
+def _pool_alice_began(svc: Svc, h: str, keys: dict[str, dict[str, str]]) -> list[str]:
+    """A pool of 40 texts, the first 6 of them labelled by alice (alternating poles): those 6."""
+    pool = [f"Pool text number {i} about {w}." for i, w in enumerate(["tea", "rain", "maps", "jazz"] * 10)]
+    check(svc.client.post(f"/v1/models/{h}/pool", json={"texts": pool}, headers=svc.author), 201)
+    done = pool[:6]
+    body = {
+        "samples": [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(done)]
+    }
+    check(svc.client.post(f"/v1/models/{h}/samples", json=body, headers=keys["alice"]), 201)
+    return done
+
+
 def test_overlap_routes_a_share_of_suggestions_to_texts_a_colleague_labelled(svc: Svc) -> None:
     c, h = svc.client, "acme.overlap"
     keys = team(svc)
     draft(svc, h)
-    pool = [f"Pool text number {i} about {w}." for i, w in enumerate(["tea", "rain", "maps", "jazz"] * 10)]
-    check(c.post(f"/v1/models/{h}/pool", json={"texts": pool}, headers=svc.author), 201)
-    alice_done = pool[:6]
-    body = {
-        "samples": [
-            {"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(alice_done)
-        ]
-    }
-    check(c.post(f"/v1/models/{h}/samples", json=body, headers=keys["alice"]), 201)
+    alice_done = _pool_alice_began(svc, h, keys)
     url = f"/v1/models/{h}/pool/suggest"
     plain = check(c.post(url, json={"trait": "formality", "k": 10}, headers=keys["bob"]), 200)
     zero = check(c.post(url, json={"trait": "formality", "k": 10, "overlap": 0}, headers=keys["bob"]), 200)
@@ -367,15 +371,7 @@ def test_the_owners_overlap_is_what_a_suggestion_without_one_uses(svc: Svc) -> N
     keys = team(svc)
     draft(svc, h)
     assert check(c.get(f"/v1/models/{h}", headers=svc.author), 200)["overlap"] == 0  # as before the field
-    pool = [f"Campaign text {i} about {w}." for i, w in enumerate(["tea", "rain", "maps", "jazz"] * 10)]
-    check(c.post(f"/v1/models/{h}/pool", json={"texts": pool}, headers=svc.author), 201)
-    alice_done = pool[:6]
-    body = {
-        "samples": [
-            {"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(alice_done)
-        ]
-    }
-    check(c.post(f"/v1/models/{h}/samples", json=body, headers=keys["alice"]), 201)
+    alice_done = _pool_alice_began(svc, h, keys)
     url = f"/v1/models/{h}/pool/suggest"
     plain = check(c.post(url, json={"trait": "formality", "k": 10}, headers=keys["bob"]), 200)
     assert not any(i["overlap"] for i in plain["items"])
