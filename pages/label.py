@@ -67,7 +67,7 @@ def campaign_status() -> None:
         live = client.get_model(handle)
     line, switch = st.columns([5, 1], vertical_alignment="center")
     line.markdown(f":material/sync: {code(handle)} · {ours(status_line(live, at))}")
-    if backend.may("manage"):  # the owner's settings live on the Team page; others see none
+    if backend.team and backend.may("manage"):  # the owner's settings live on the Team page; others see none
         switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
 
@@ -114,11 +114,13 @@ mode = c2.selectbox(
     "boundary while a pole is rare; typical: only those; uncertain: the smallest margins; diverse: the texts "
     "least like any label; positive / negative: more of that pole",
 )
-# The overlap is the campaign's, which the owner sets on the Team page: the suggestions ask for none.
-c4.caption(
-    f":material/group: Overlap with colleagues: {model.overlap:.0%} of suggestions"
-    + (" (set on the **Team** page)" if backend.may("manage") else "")
-)
+# The overlap is the campaign's, which the owner sets on the Team page: the suggestions ask for none. The
+# embedded service has one analyst and no colleagues to share texts with, so nothing is said there.
+if backend.service is None:
+    c4.caption(
+        f":material/group: Overlap with colleagues: {model.overlap:.0%} of suggestions"
+        + (" (set on the **Team** page)" if backend.team and backend.may("manage") else "")
+    )
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()

@@ -795,6 +795,8 @@ def test_label_page_labels_undoes_and_skips(client: Client, draft: str) -> None:
     session = at.session_state["label_session"]
     first = session.current
     assert first is not None and first["text"] in POOL and len(session.queue) == len(POOL)
+    # Without team mode there is no Team page: nothing points there.
+    assert not any("Team" in c.value for c in at.caption)
 
     at.button(key="label_btn_2").click()
     at.run()
