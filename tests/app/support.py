@@ -175,6 +175,10 @@ window.WebSocket = class extends Socket {
 # An action that asked for no rerun yet (a text box sends its value on blur or Enter, a slider on release):
 # how long its rerun may take to be asked for. A rerun asked for is waited for as a condition.
 RUN_STARTS_MS = 2_000
+# How often the waits below look at the page's counters: an interval, not Playwright's default of every
+# animation frame, which keeps a software-rendered page producing frames at 60 Hz for the whole wait (the
+# counters only grow, so no change is missed between two looks).
+POLL_MS = 50
 
 
 def pause(page: Page, ms: float) -> None:
@@ -234,6 +238,7 @@ class Ui:
                 "(n) => (window.__stRuns || 0) > n",
                 arg=self._seen,
                 timeout=timeout if asked else RUN_STARTS_MS,
+                polling=POLL_MS,
             )
         self.idle(timeout)
 
@@ -253,6 +258,7 @@ class Ui:
             "(n) => window.__stDrawn > n && window.__stCalm === window.__stDrawn",
             arg=runs_before,
             timeout=timeout,
+            polling=POLL_MS,
         )
         self._seen, self._asked_seen = self._runs(), self._asked()
 
