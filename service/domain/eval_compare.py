@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from core.contract import DEFAULT_DECISION_THRESHOLD
-from core.engine.comparison import compare_trait
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
@@ -31,6 +30,8 @@ def compare_evaluations(
         out_b = ComparedRun(version_no=vb.version_no, run_id=eb.run_id)
         stored_a, stored_b = ea.metrics["item_scores"], eb.metrics["item_scores"]
         traits_a, traits_b = ea.metrics.get("traits", {}), eb.metrics.get("traits", {})
+    from core.engine.comparison import compare_trait  # SciPy: loaded by the first comparison
+
     traits: dict[str, JsonObject] = {}
     rows: list[Disagreement] = []
     for key in sorted(set(stored_a) & set(stored_b)):

@@ -9,7 +9,7 @@ import numpy as np
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from core.engine.ceiling import human_ceiling
+from core import engine
 from core.engine.votes import CountedText, count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
@@ -76,7 +76,7 @@ def labelled_scores(s: Session, found: Evaluation, trait: str) -> tuple[np.ndarr
 
 def ceiling_fields(counted: Sequence[CountedText], scores: Mapping[str, float]) -> JsonObject:
     """A trait's `human_ceiling`, `model_agreement` and `share_of_ceiling` (null without texts of 2 votes)."""
-    found = human_ceiling(counted, scores)
+    found = engine.human_ceiling(counted, scores)
     if found is None:
         return dict.fromkeys(CEILING_FIELDS)
     return found.as_dict()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core import engine
 from core.contract import trait_key
-from core.engine import TraitSpec, preview_zero_shot
+from core.engine.types import TraitSpec
 from service.domain.access import load_model
 from service.domain.needs import Resources
 from service.schemas.preview import TraitPreviewIn, TraitPreviewOut
@@ -24,7 +25,7 @@ def preview_trait(ctx: Resources, who: Principal, handle: str, body: TraitPrevie
         t.description,
         t.aggregation,
     )
-    scores, (positive, negative) = preview_zero_shot(spec, body.texts, embedder=embedder)
+    scores, (positive, negative) = engine.preview_zero_shot(spec, body.texts, embedder=embedder)
     return TraitPreviewOut(
         scores=[round(min(1.0, max(0.0, float(x))), 6) for x in scores],
         positive_texts=positive,

@@ -19,7 +19,6 @@ from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
 from core.embedders.base import Embedder
-from core.engine.suggest import fit_scores, pole_prior, suggest
 from service.domain.access import load_model
 from service.domain.claims import Offer, grant, may_claim
 from service.domain.needs import Resources
@@ -65,6 +64,8 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
 
 def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tuple[SuggestOut, bool]:
     """One suggestion, and whether colleagues took some of its picks first (it came out short)."""
+    from core.engine.suggest import fit_scores, pole_prior, suggest  # scikit-learn: loaded by a first use
+
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         claiming = body.claim and may_claim(who, model)

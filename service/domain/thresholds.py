@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from core.engine.poles import pole_signs
-from core.engine.thresholds import choose_threshold, pr_curve
 from service.domain.access import load_model
 from service.domain.evaluation import labelled_scores, stored_evaluation
 from service.domain.needs import Databases
@@ -25,6 +24,8 @@ from service.store.tables import utcnow
 
 
 def get_pr_curve(ctx: Databases, who: Principal, handle: str, ref: str) -> PrCurveOut:
+    from core.engine.thresholds import pr_curve  # scikit-learn: loaded by the first curve
+
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         version = resolve_version(s, model, ref)
@@ -60,6 +61,8 @@ def get_thresholds(ctx: Databases, who: Principal, handle: str, ref: str) -> Thr
 def set_threshold(
     ctx: Databases, who: Principal, handle: str, ref: str, trait: str, body: ThresholdIn
 ) -> ThresholdOut:
+    from core.engine.thresholds import choose_threshold  # scikit-learn: loaded by the first choice
+
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)  # locks the model row: one threshold write at a time
         require_not_archived(model)

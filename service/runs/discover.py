@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core import engine
 from core.contract import MAX_DISCOVERED_TRAITS, MAX_LABEL_CHARS, MAX_TRAITS, trait_key, unique_trait_key
-from core.engine import discover
 from core.engine.types import Sample
 from service.runs.attempt import Attempt
 from service.runs.edits import back_to_draft, edit_inputs
@@ -15,7 +15,7 @@ from service.store.tables import Trait
 
 def execute(at: Attempt) -> None:
     options, specs, samples, embedder = edit_inputs(at)
-    found = discover(
+    found = engine.discover(
         samples,
         embedder=embedder,
         effort=options.get("effort") or "medium",

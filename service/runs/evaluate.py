@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 from sqlalchemy import select
 
-from core.engine import Scorer
+from core import engine
 from core.engine.errors import EngineError
-from core.engine.evaluation import evaluate_trait
 from core.engine.votes import Vote, count_votes
 from core.json_types import JsonObject
 from service.domain.embedding import snapshot_embedder_id
@@ -29,6 +28,8 @@ BATCH = 256
 
 
 def execute(at: Attempt) -> None:
+    from core.engine.evaluation import evaluate_trait  # SciPy: loaded by the first evaluation
+
     with transaction(at.reads) as s:
         run = s.get(Run, at.run_id)
         assert run is not None
@@ -53,7 +54,7 @@ def execute(at: Attempt) -> None:
     if found is None:
         raise EngineError(f"version v{version_no} was pruned before it could be evaluated")
     snapshot, record = found
-    scorer = Scorer.from_snapshot(snapshot, embedder=at.embedders.get(snapshot_embedder_id(snapshot)))
+    scorer = engine.Scorer.from_snapshot(snapshot, embedder=at.embedders.get(snapshot_embedder_id(snapshot)))
     columns = {spec.key: i for i, spec in enumerate(scorer.traits)}
     of_version = [it for it in items if it.trait_key in columns]  # traits it does not have are skipped
     # Texts the version trained on are not held out from it: left out of its metrics, counted per trait.

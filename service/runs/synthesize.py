@@ -7,12 +7,12 @@ says so. A generator that fails fails the run (`generator_failed`), and nothing 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.engine import synthesize
-from core.engine.generators import OpenAICompatibleGenerator
-from core.engine.synthesis import synthesis_source
+from core import engine
 from service.config.settings import Settings
 from service.runs.attempt import Attempt
 from service.runs.edits import back_to_draft, edit_inputs
@@ -21,6 +21,9 @@ from service.store.db import transaction
 from service.store.heldout import evaluation_pool_ids
 from service.store.samples import add_samples, load_traits
 from service.store.tables import PoolText, Run, SampleRow
+
+if TYPE_CHECKING:
+    from core.engine.generators import OpenAICompatibleGenerator
 
 #: Pool texts synthesis reads at most (the oldest first): enough to choose from, bounded to embed.
 MAX_POOL_TEXTS = 25_000
@@ -50,6 +53,8 @@ def generator_for(settings: Settings) -> OpenAICompatibleGenerator | None:
     """The deployment's text generator, or None when it has none."""
     if settings.generator_url is None or settings.generator_model is None:
         return None
+    from core.engine.generators import OpenAICompatibleGenerator  # the engine: loaded by a first run
+
     key = settings.generator_key.get_secret_value() if settings.generator_key is not None else None
     return OpenAICompatibleGenerator(
         settings.generator_url, key, settings.generator_model, timeout=settings.generator_timeout_s
@@ -72,8 +77,10 @@ def execute(at: Attempt) -> None:
         pool = pool_for_synthesis(s, run.model_id)
     generator = generator_for(at.settings)
     model_name = generator.model if generator is not None else None
+    from core.engine.synthesis import synthesis_source
+
     source = synthesis_source(pool, generator)
-    new = synthesize(
+    new = engine.synthesize(
         specs,
         samples,
         synth_type=options.get("synth_type", "from_traits"),

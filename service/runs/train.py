@@ -13,8 +13,8 @@ from typing import Literal
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from core import engine
 from core.embedders.base import Embedder
-from core.engine import train
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
@@ -89,7 +89,7 @@ def execute(at: Attempt) -> None:
     sharded = shards.shardable(at.settings, len(data.texts), inputs.retain)
     if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
         embedder = shared_embedding(at, inputs, data, embedder)
-    result = train(
+    result = engine.train(
         trait_specs(inputs.traits),
         data.samples,
         embedder=embedder,

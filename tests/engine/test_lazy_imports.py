@@ -23,6 +23,18 @@ def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded() -> Non
     assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
 
 
+def test_a_service_process_starts_without_scikit_learn(tmp_path: Path) -> None:
+    """An API process and a worker load it with their first run or score, not at start: every process of a
+    fleet (and of the suite) would otherwise pay about 1.5 s of CPU for it."""
+    loaded = modules_after(
+        "from service.config.settings import Settings\n"
+        "from service.process.api import create_app\n"
+        "import service.process.worker, service.runs.child\n"
+        f"create_app(Settings.from_env(data_dir={str(tmp_path)!r}))"
+    )
+    assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
+
+
 def test_the_engines_names_load_on_first_use() -> None:
     import core.engine
     from core.engine import Scorer, train
