@@ -1,0 +1,57 @@
+"""CPU a service process spends importing what it runs on, before it serves anything.
+
+`python -m benchmarks.process_start [--root CHECKOUT] [--runs 5]`: in fresh interpreters, imports an API
+process's and a worker's entry modules and builds the API app on an empty data directory, as `serve` and
+`worker` do before their first request or run; once plain and once as coverage starts it in the processes the
+tests start (`COVERAGE_PROCESS_START`). Prints the median user+system CPU seconds of each; `--root` measures
+another checkout (an older commit in a `git worktree`) with this interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START = """
+import tempfile
+from service.config.settings import Settings
+from service.process.api import create_app
+import service.process.worker, service.runs.child, uvicorn
+create_app(Settings.from_env(data_dir=tempfile.mkdtemp()))
+"""
+
+
+def cpu_seconds(root: Path, env: dict[str, str]) -> float:
+    """User+system CPU of one fresh interpreter running START in `root`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", START], cwd=root, env=env, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")} | {"PYTHONPATH": str(root)}
+    with tempfile.TemporaryDirectory() as data:  # coverage's data files, thrown away
+        coverage = {"COVERAGE_PROCESS_START": str(root / "pyproject.toml"), "COVERAGE_FILE": f"{data}/c"}
+        covered = plain | coverage
+        for name, env in (("plain", plain), ("under coverage", covered)):
+            times = [cpu_seconds(root, env) for _ in range(args.runs)]
+            print(f"{name}: median {statistics.median(times):.2f} s CPU ({args.runs} starts, {root})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
