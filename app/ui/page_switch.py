@@ -11,7 +11,10 @@ run of another page started, clears the main area. The page stayed blank until t
 Streamlit already ignores a rerun of a fragment its session no longer holds. So when a whole-page rerun asks
 for another page than the one the session is on, the session drops the fragments it holds at once, before
 the new run starts: the new page registers its own as it runs, and a late request from the page left is
-ignored. Reruns of the same page, and fragment reruns, go on as before.
+ignored. A move the page's own run makes (`st.switch_page`, the Models page's "Open") asks for no rerun the
+session could see first; the session's page changes when the new page's run starts, and from then on a
+fragment rerun that names the page left is dropped. Reruns of the same page, and its fragments', go on as
+before.
 """
 
 from __future__ import annotations
@@ -34,6 +37,14 @@ def leaving_page(session: AppSession, client_state: ClientState | None) -> bool:
     return client_state.page_script_hash != session.page_script_hash
 
 
+def from_page_left(session: AppSession, client_state: ClientState | None) -> bool:
+    """Whether this request reruns a fragment of a page the session has since left (a request without a page
+    names none: the browser's first)."""
+    if client_state is None or not client_state.fragment_id or not client_state.page_script_hash:
+        return False
+    return client_state.page_script_hash != session.page_script_hash
+
+
 def forget_fragments_on_page_switch() -> None:
     """Make every session of this process forget the left page's fragments on a page switch (idempotent)."""
     original = AppSession.request_rerun
@@ -42,6 +53,12 @@ def forget_fragments_on_page_switch() -> None:
 
     @functools.wraps(original)
     def request_rerun(self: AppSession, client_state: ClientState | None) -> None:
+        if from_page_left(self, client_state):
+            _LOG.info(
+                "dropped a rerun of a fragment of the page left (%s)",
+                client_state and client_state.fragment_id,
+            )
+            return
         if leaving_page(self, client_state):
             # Private, but the one place the session's fragments are kept; the browser test of page switches
             # (tests/app/test_demo_browser.py) fails if a Streamlit release moves it.
