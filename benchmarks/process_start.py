@@ -20,12 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# What `serve` and `worker` import and build before their first request or run
+# (tests/engine/test_lazy_imports.py checks it loads no scikit-learn).
 START = """
 import tempfile
 from service.config.settings import Settings
 from service.process.api import create_app
 import service.process.worker, service.runs.child, uvicorn
-create_app(Settings.from_env(data_dir=tempfile.mkdtemp()))
+with tempfile.TemporaryDirectory() as data:
+    create_app(Settings.from_env(data_dir=data))
 """
 
 

@@ -53,11 +53,8 @@ def forget_fragments_on_page_switch() -> None:
 
     @functools.wraps(original)
     def request_rerun(self: AppSession, client_state: ClientState | None) -> None:
-        if from_page_left(self, client_state):
-            _LOG.info(
-                "dropped a rerun of a fragment of the page left (%s)",
-                client_state and client_state.fragment_id,
-            )
+        if client_state is not None and from_page_left(self, client_state):
+            _LOG.info("dropped a rerun of fragment %s of the page left", client_state.fragment_id)
             return
         if leaving_page(self, client_state):
             # Private, but the one place the session's fragments are kept; the browser test of page switches

@@ -70,6 +70,8 @@ def result_message(count: int, source: str, model: str | None = None) -> str:
 
 
 def execute(at: Attempt) -> None:
+    from core.engine.synthesis import synthesis_source  # scikit-learn: loaded by the first synthesis
+
     options, specs, samples, embedder = edit_inputs(at)
     with transaction(at.reads) as s:
         run = s.get(Run, at.run_id)
@@ -77,8 +79,6 @@ def execute(at: Attempt) -> None:
         pool = pool_for_synthesis(s, run.model_id)
     generator = generator_for(at.settings)
     model_name = generator.model if generator is not None else None
-    from core.engine.synthesis import synthesis_source
-
     source = synthesis_source(pool, generator)
     new = engine.synthesize(
         specs,

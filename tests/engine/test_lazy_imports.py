@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks import process_start
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -23,15 +25,10 @@ def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded() -> Non
     assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
 
 
-def test_a_service_process_starts_without_scikit_learn(tmp_path: Path) -> None:
+def test_a_service_process_starts_without_scikit_learn() -> None:
     """An API process and a worker load it with their first run or score, not at start: every process of a
     fleet (and of the suite) would otherwise pay about 1.5 s of CPU for it."""
-    loaded = modules_after(
-        "from service.config.settings import Settings\n"
-        "from service.process.api import create_app\n"
-        "import service.process.worker, service.runs.child\n"
-        f"create_app(Settings.from_env(data_dir={str(tmp_path)!r}))"
-    )
+    loaded = modules_after(process_start.START)
     assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
 
 
