@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from filelock import FileLock
 
 from core.errors import ModelFileError
 from core.json_types import JsonObject
@@ -20,7 +21,9 @@ from core.json_types import JsonObject
 if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
 
-# One build at a time in a process; os.replace makes an install atomic across processes.
+# One build at a time in a process, and in a directory across processes (`.build.lock` there): the API and
+# its worker, or two notebooks, starting at once wait for one build rather than each spending its minute of
+# CPU. os.replace makes the install atomic.
 _build_lock = threading.Lock()
 
 
@@ -201,7 +204,10 @@ def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, 
     embedder_id = recipe.embedder_id
     with _build_lock:
         if not graph.exists() or not manifest_path(graph).exists():
-            build()
+            graph.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(graph.parent / ".build.lock"):
+                if not graph.exists() or not manifest_path(graph).exists():  # not built while we waited
+                    build()
     try:
         manifest = json.loads(manifest_path(graph).read_text())
         expected = manifest["sha256"]
