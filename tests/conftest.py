@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,18 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # One throwaway PostgreSQL cluster per test session, shared by every suite that asks for `pg_cluster`.
 pg_cluster = pg_cluster_fixture()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the int8 graphs are built on first use: one directory for the whole run, its xdist workers and
+    the processes they start included, so each graph is built once a run (the others wait for that build:
+    core/embedders/int8_build.py) and never in the user's home."""
+    base = tmp_path_factory.getbasetemp()
+    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedders"
+    os.environ["SCORING_EMBEDDER_DIR"] = str(path)
+    return path
+
 
 # Seconds per test file at the last full run (`tests/durations.json`, written by `make durations` from CI's
 # junit report). `make test` runs two xdist workers that take whole files in collection order

@@ -55,9 +55,10 @@ def source() -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> E5QuantizedEmbedder:
-    """One build (about 40 s of CPU, half of it the engine's gate vectors) shared by the module's tests."""
-    emb = E5QuantizedEmbedder(directory=tmp_path_factory.mktemp("embedders"), threads=1)
+def built(embedder_dir: Path) -> E5QuantizedEmbedder:
+    """The run's one build (about 40 s of CPU, half of it the engine's gate vectors), in the directory every
+    test of the run builds into."""
+    emb = E5QuantizedEmbedder(directory=embedder_dir, threads=1)
     emb.load()
     return emb
 

@@ -35,9 +35,9 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> QuantizedMiniLMEmbedder:
-    """One build (about 10-20 s of CPU) shared by the module's tests."""
-    emb = QuantizedMiniLMEmbedder(directory=tmp_path_factory.mktemp("embedders"), threads=1)
+def built(embedder_dir: Path) -> QuantizedMiniLMEmbedder:
+    """The run's one build (about 10-20 s of CPU), in the directory every test of the run builds into."""
+    emb = QuantizedMiniLMEmbedder(directory=embedder_dir, threads=1)
     emb.load()
     return emb
 
