@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from playwright.sync_api import FloatRect, Locator, Page, expect
@@ -349,12 +349,17 @@ _KEY = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]{20,100}")
 def named_key(
     data_dir: Path, namespace: str, name: str, scope: str = "authoring", role: str = "owner"
 ) -> str:
-    """A key named `name` of the service whose data is in `data_dir` (`python -m service keys create`)."""
-    env = {**os.environ, "SCORING_EMBEDDER": "hashing"}
-    env.pop("SCORING_DATABASE_URL", None)
-    cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", namespace, "--scope", scope,
-           "--name", name, "--role", role, "--data-dir", str(data_dir)]  # fmt: skip
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
-    found = _KEY.search(done.stdout)
-    assert done.returncode == 0 and found, done.stderr
+    """A key named `name` of the service whose data is in `data_dir`: `python -m service keys create`, run in
+    this process (tests/service/test_server.py runs the command as a process; here a start of the
+    interpreter for each of a team's keys would be most of the fixture's time)."""
+    from service.__main__ import main
+
+    argv = ["keys", "create", "--namespace", namespace, "--scope", scope, "--name", name, "--role", role,
+            "--data-dir", str(data_dir)]  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        os.environ.pop("SCORING_DATABASE_URL", None)  # the service's own database: the one in `data_dir`
+        code = main(argv)
+    found = _KEY.search(out.getvalue())
+    assert code == 0 and found, err.getvalue()
     return found.group(0)
