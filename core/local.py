@@ -1,8 +1,8 @@
 """Run the scoring service as a local subprocess, for the workbench and notebooks.
 
 `start_local_service()` launches `python -m service serve` on a loopback port with its own data
-directory, waits until `/v1/health` answers, makes sure an authoring key for the local namespace
-exists (kept in `<data dir>/local_key.txt`, created once with `python -m service keys create`), and
+directory, waits until `/v1/health` answers, takes the authoring key of the local namespace the service
+keeps in `<data dir>/local_key.txt` (`serve --key-file`: the saved one while it works, else a new one), and
 stops the process at interpreter exit. The port is kept in `<data dir>/service_port.txt`: a free one
 the first time, the same one at every later start while it is free (so yesterday's address and
 scripts still work), and when another program holds it a new free one, which the service says
@@ -247,6 +247,10 @@ def start_local_service(
         str(root),
         "--parent-pid",
         str(os.getpid()),
+        "--key-file",
+        str(root / KEY_FILE),
+        "--key-namespace",
+        namespace,
     ]
     if embedder:
         cmd += ["--embedder", embedder]
@@ -268,7 +272,7 @@ def start_local_service(
     try:
         _write_pid_file(root, process.pid, url)
         _wait_healthy(process, url, startup_timeout, root / LOG_FILE)
-        key = _ensure_key(root, url, namespace, env)
+        key = _saved_key(root)
     except BaseException:
         _terminate(process)
         log.close()
@@ -341,51 +345,12 @@ def _wait_healthy(process: subprocess.Popen[bytes], url: str, timeout: float, lo
             time.sleep(0.1)
 
 
-def _ensure_key(root: Path, url: str, namespace: str, env: dict[str, str]) -> str:
-    """Reuse the saved key if the service still accepts it; otherwise create and save a new one."""
-    key_path = root / KEY_FILE
-    if key_path.exists():
-        key = key_path.read_text().strip()
-        if key and _key_works(url, key, namespace):
-            return key
-    cmd = [
-        sys.executable,
-        "-m",
-        "service",
-        "keys",
-        "create",
-        "--namespace",
-        namespace,
-        "--scope",
-        "authoring",
-        "--data-dir",
-        str(root),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
-    match = _KEY_RE.search(done.stdout)
-    if done.returncode != 0 or match is None:
-        raise LocalServiceError(
-            f"`{' '.join(cmd[1:])}` failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
-    key = match.group(0)
-    tmp = key_path.with_suffix(".tmp")
-    tmp.write_text(key + "\n")
-    tmp.chmod(0o600)
-    os.replace(tmp, key_path)
+def _saved_key(root: Path) -> str:
+    """The key `serve --key-file` kept or created before it answered (saved once, reused while it works)."""
+    key = (root / KEY_FILE).read_text().strip() if (root / KEY_FILE).exists() else ""
+    if not _KEY_RE.fullmatch(key):
+        raise LocalServiceError(f"the service answered without an API key in {root / KEY_FILE}")
     return key
-
-
-def _key_works(url: str, key: str, namespace: str) -> bool:
-    try:
-        response = httpx.get(
-            f"{url}/models",
-            params={"namespace": namespace, "limit": 1},
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=10.0,
-        )
-    except httpx.TransportError:
-        return False
-    return response.status_code == 200
 
 
 def _terminate(process: subprocess.Popen[bytes]) -> None:

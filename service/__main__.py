@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.contract import DEFAULT_EMBEDDER, DEFAULT_ROLE, ROLES
@@ -17,7 +18,10 @@ from service.config.settings import Settings
 from service.process.parent import parent_alive
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import uvicorn
+    from sqlalchemy.orm import Session, sessionmaker
 
     from service.domain.needs import Checkpoints
 
@@ -91,6 +95,8 @@ def serve(args: argparse.Namespace) -> int:
         scoring_threads=args.scoring_threads,
     )
     app = create_app(settings, checkpoints=_checkpoints(settings))
+    if args.key_file:
+        _ensure_key_file(app.state.ctx.sessions, Path(args.key_file), args.key_namespace)
     child = WorkerChild(settings) if child_worker else None
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
 
@@ -121,6 +127,28 @@ def serve(args: argparse.Namespace) -> int:
     server = Server(config)
     server.run()
     return 0 if server.started else 1
+
+
+def _ensure_key_file(sessions: sessionmaker[Session], path: Path, namespace: str) -> None:
+    """Keep the authoring key of `namespace` in `path` while the service accepts it, else create one and write
+    it there (readable by its user only). The local launcher (core/local.py) reads the file once the service
+    answers: creating the key here spares it a `keys create` process."""
+    from service.store.api_keys import authenticate
+    from service.store.db import transaction
+
+    saved = path.read_text().strip() if path.exists() else ""
+    with transaction(sessions) as s:
+        principal = authenticate(s, saved) if saved else None
+        if principal and principal.scope == "authoring" and principal.owns(namespace):
+            return
+        key = _new_key(s, [namespace], "authoring")
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        with os.fdopen(
+            os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w"
+        ) as fh:  # never readable
+            fh.write(key + "\n")
+        os.replace(tmp, path)
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -157,14 +185,42 @@ def migrate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_key(
+    session: Session,
+    namespaces: list[str],
+    scope: str,
+    name: str | None = None,
+    role: str = DEFAULT_ROLE,
+    expires_at: datetime | None = None,
+) -> str:
+    """A new key, recorded in each namespace's audit log as the operator's `key_created` (and an authoring
+    key's `role_changed` to its role)."""
+    from core.contract import annotator_of
+    from service.store.api_keys import create_key
+    from service.store.audit import OPERATOR, record
+
+    key = create_key(session, namespaces, scope, name, role, expires_at)
+    prefix = key.split("_")[1]
+    created = {
+        "key": prefix,
+        "name": annotator_of(name, prefix),
+        "scope": scope,
+        "expires_at": expires_at.isoformat() if expires_at else None,
+    }
+    for ns in sorted(set(namespaces)):
+        record(session, OPERATOR, "key_created", ns, None, created)
+    if scope == "authoring":  # a role given is a role change, in each namespace's audit log
+        detail = {"key": prefix, "name": annotator_of(name, prefix), "from": None, "to": role}
+        for ns in sorted(set(namespaces)):
+            record(session, OPERATOR, "role_changed", ns, None, detail)
+    return key
+
+
 def keys_create(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
     from sqlalchemy.exc import IntegrityError
 
-    from core.contract import annotator_of
-    from service.store.api_keys import create_key
-    from service.store.audit import OPERATOR, record
     from service.store.db import make_engine, make_session_factory, migrate, transaction
     from service.store.tables import utcnow
 
@@ -178,25 +234,7 @@ def keys_create(args: argparse.Namespace) -> int:
                 if args.expires_in_days <= 0:
                     raise ValueError("--expires-in-days must be a positive number of days")
                 expires_at = utcnow() + timedelta(days=args.expires_in_days)
-            key = create_key(s, args.namespace, args.scope, args.name, args.role, expires_at)
-            prefix = key.split("_")[1]
-            created = {
-                "key": prefix,
-                "name": annotator_of(args.name, prefix),
-                "scope": args.scope,
-                "expires_at": expires_at.isoformat() if expires_at else None,
-            }
-            for ns in sorted(set(args.namespace)):
-                record(s, OPERATOR, "key_created", ns, None, created)
-            if args.scope == "authoring":  # a role given is a role change, in each namespace's audit log
-                detail = {
-                    "key": prefix,
-                    "name": annotator_of(args.name, prefix),
-                    "from": None,
-                    "to": args.role,
-                }
-                for ns in sorted(set(args.namespace)):
-                    record(s, OPERATOR, "role_changed", ns, None, detail)
+            key = _new_key(s, args.namespace, args.scope, args.name, args.role, expires_at)
     except IntegrityError:  # the same name created by another process at the same moment
         print(f"error: the name {args.name!r} is taken by another key: choose another", file=sys.stderr)
         return 2
@@ -404,6 +442,12 @@ def main(argv: list[str] | None = None) -> int:
         help="score requests' texts encoded at once (default $SCORING_SCORING_THREADS, or one per core; "
         "with several API processes on one machine, cores / processes)",
     )
+    p.add_argument(
+        "--key-file",
+        metavar="PATH",
+        help="keep an authoring key of --key-namespace in PATH: the saved one while it works, else a new one",
+    )
+    p.add_argument("--key-namespace", default="local", metavar="NS", help="the --key-file key's namespace")
     _common(p)
     p.set_defaults(func=serve)
 

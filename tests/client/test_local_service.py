@@ -102,6 +102,12 @@ def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> Non
         with third.client() as c:
             assert c.get_model(third.handle("tone")).handle == "nb.tone"
 
+    # A key that works, but for another namespace, is not this one's: a new one takes its place.
+    with start_local_service(data_dir, embedder="hashing", namespace="lab") as fourth:
+        assert fourth.api_key != third.api_key and (data_dir / KEY_FILE).read_text().strip() == fourth.api_key
+        with fourth.client() as c:
+            assert c.create_model(fourth.handle("tone")).handle == "lab.tone"
+
 
 def test_the_port_is_kept_from_one_start_to_the_next(tmp_path: Path) -> None:
     """Yesterday's address still works today: the second start listens where the first did. When another
