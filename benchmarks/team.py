@@ -25,6 +25,7 @@ Writes benchmarks/results/team.json (team-flood.json) and prints a markdown tabl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -183,8 +184,8 @@ def run(
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
         service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
-        try:
-            owner = service.client()
+        with service, contextlib.ExitStack() as clients:
+            owner = clients.enter_context(service.client())
             owner.create_model(HANDLE, embedder=embedder)
             owner.add_traits(HANDLE, [{"name": "Tone", "positive_label": "warm", "negative_label": "cold"}])
             texts = pool_texts(pool)
@@ -195,7 +196,12 @@ def run(
             owner.import_pool(HANDLE, texts[10:])
             transports = [Counting() for _ in range(annotators - flood)]
             people = [
-                Annotator(name, Client(service.url, make_key(Path(tmp), name), timeout=120, transport=t))
+                Annotator(
+                    name,
+                    clients.enter_context(
+                        Client(service.url, make_key(Path(tmp), name), timeout=120, transport=t)
+                    ),
+                )
                 for name, t in zip((f"ann{i:02d}" for i in range(annotators)), transports, strict=False)
             ]
             flooded = Flood()
@@ -269,8 +275,6 @@ def run(
                 "rate_limited": sum(t.limited for t in transports),  # 429s the people met
                 "flood": {"sent": flooded.sent, "statuses": flooded.statuses} if flood else None,
             }
-        finally:
-            service.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
