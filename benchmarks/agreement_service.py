@@ -168,8 +168,7 @@ def main() -> None:
     out: dict[str, Any] = {"embedder": args.embedder, "alpha": {}, "ceiling": {}, "engine": {}}
     with tempfile.TemporaryDirectory(prefix="agreement-service-") as tmp:
         service = start_local_service(Path(tmp), embedder=args.embedder, namespace="bench")
-        with service:
-            client = service.client(timeout=600)
+        with service, service.client(timeout=600) as client:
             for c in communities:
                 out["alpha"][c.name] = part_alpha(client, service.handle(f"{c.name}-all"), c, args.embedder)
                 out["ceiling"][c.name] = part_ceiling(

@@ -40,49 +40,49 @@ def part_imports(database: str, args: argparse.Namespace, corpus: Corpus) -> dic
 
 def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
     handle = f"{NAMESPACE}.imports"
-    c = dep.http(dep.create_key())
-    make_model(c, handle, ["polite"])
-    rows: list[dict[str, Any]] = []
-    log = BatchLog()
-    warm_up = f"{NAMESPACE}.warm-up"
-    make_model(c, warm_up, ["polite"])
-    fill(dep, c, warm_up, corpus, 0, RATE_BATCHES * BATCH, BatchLog())
-    with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
-        stored = 0
-        for size in args.sizes:
-            memory.phase = f"import {size}"
-            probe_start = len(probe.waits_ms)
-            fill(dep, c, handle, corpus, stored, size, log)
-            held, at_size = max(stored, size), BatchLog()  # the rate at this size
-            stored = held + RATE_BATCHES * BATCH
-            fill(dep, c, handle, corpus, held, stored, at_size)
-            waits = sorted(probe.waits_ms[probe_start:]) or [0.0]
-            row: dict[str, Any] = {
-                "samples": held,
-                "adding_s": round(sum(log.wall), 1),  # to the size
-                **at_size.rate(BATCH),
-                "lock_wait_p99_ms": round(waits[min(len(waits) - 1, int(0.99 * len(waits)))], 1),
-                "lock_wait_max_ms": round(waits[-1], 1),
-            }
-            if not args.skip_training:
-                memory.phase = f"train {size}"
-                row["training_s"] = round(train(c, handle, args.effort, args.train_timeout), 1)
-            memory.phase = f"list {size}"
-            count, listing_s = list_all(c, f"/models/{handle}/samples")
-            row["listing_s"] = round(listing_s, 2)
-            assert count == stored, (count, stored)
-            if not args.skip_training:
-                ok(c.post(f"/models/{handle}/reopen"), 200)
-            row["memory_mb"] = {
-                "import": memory.peaks.get(f"import {size}"),
-                "train": memory.peaks.get(f"train {size}"),
-            }
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            log.wall += at_size.wall
-            log.cpu += at_size.cpu
-        pool = part_pool_and_eval(dep, c, handle, args.pool_sizes, corpus, memory)
-        lock = probe.summary()
+    with dep.http(dep.create_key()) as c:
+        make_model(c, handle, ["polite"])
+        rows: list[dict[str, Any]] = []
+        log = BatchLog()
+        warm_up = f"{NAMESPACE}.warm-up"
+        make_model(c, warm_up, ["polite"])
+        fill(dep, c, warm_up, corpus, 0, RATE_BATCHES * BATCH, BatchLog())
+        with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
+            stored = 0
+            for size in args.sizes:
+                memory.phase = f"import {size}"
+                probe_start = len(probe.waits_ms)
+                fill(dep, c, handle, corpus, stored, size, log)
+                held, at_size = max(stored, size), BatchLog()  # the rate at this size
+                stored = held + RATE_BATCHES * BATCH
+                fill(dep, c, handle, corpus, held, stored, at_size)
+                waits = sorted(probe.waits_ms[probe_start:]) or [0.0]
+                row: dict[str, Any] = {
+                    "samples": held,
+                    "adding_s": round(sum(log.wall), 1),  # to the size
+                    **at_size.rate(BATCH),
+                    "lock_wait_p99_ms": round(waits[min(len(waits) - 1, int(0.99 * len(waits)))], 1),
+                    "lock_wait_max_ms": round(waits[-1], 1),
+                }
+                if not args.skip_training:
+                    memory.phase = f"train {size}"
+                    row["training_s"] = round(train(c, handle, args.effort, args.train_timeout), 1)
+                memory.phase = f"list {size}"
+                count, listing_s = list_all(c, f"/models/{handle}/samples")
+                row["listing_s"] = round(listing_s, 2)
+                assert count == stored, (count, stored)
+                if not args.skip_training:
+                    ok(c.post(f"/models/{handle}/reopen"), 200)
+                row["memory_mb"] = {
+                    "import": memory.peaks.get(f"import {size}"),
+                    "train": memory.peaks.get(f"train {size}"),
+                }
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                log.wall += at_size.wall
+                log.cpu += at_size.cpu
+            pool = part_pool_and_eval(dep, c, handle, args.pool_sizes, corpus, memory)
+            lock = probe.summary()
     base = rows[0]["rate_per_s"]
     for row in rows:
         row["rate_vs_first"] = round(row["rate_per_s"] / base, 2)

@@ -43,96 +43,97 @@ def million(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
 
     handle = f"{NAMESPACE}.million"
     key = dep.create_key()
-    c = dep.http(key)
-    make_model(c, handle, list(BOTH))
-    out: dict[str, Any] = {"samples": args.samples, "pool_texts": args.pool, "workers": args.workers}
-    log = BatchLog()
-    with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
-        memory.phase = "import"
-        checkpoints = []
-        stored = 0
-        for size in sorted({1_000, *[x for x in (10_000, 100_000) if x < args.samples], args.samples}):
-            fill(dep, c, handle, corpus, stored, size, log, BOTH)
-            held, at_size = max(stored, size), BatchLog()  # the rate at this size
-            stored = held + RATE_BATCHES * BATCH
-            fill(dep, c, handle, corpus, held, stored, at_size, BOTH)
-            checkpoints.append({"samples": held, "adding_s": round(sum(log.wall), 1), **at_size.rate(BATCH)})
-            log.wall += at_size.wall
-            log.cpu += at_size.cpu
-            print(json.dumps(checkpoints[-1]), flush=True)
-        for row in checkpoints:
-            row["rate_vs_first"] = round(row["rate_per_s"] / checkpoints[0]["rate_per_s"], 2)
-        out["import"] = {
-            "checkpoints": checkpoints,
-            "lock_wait": probe.summary(),
-            "memory_mb": memory.peaks.get("import"),
-        }
+    with dep.http(key) as c, Client(dep.base_url.removesuffix("/v1"), key, timeout=3600) as client:
+        make_model(c, handle, list(BOTH))
+        out: dict[str, Any] = {"samples": args.samples, "pool_texts": args.pool, "workers": args.workers}
+        log = BatchLog()
+        with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
+            memory.phase = "import"
+            checkpoints = []
+            stored = 0
+            for size in sorted({1_000, *[x for x in (10_000, 100_000) if x < args.samples], args.samples}):
+                fill(dep, c, handle, corpus, stored, size, log, BOTH)
+                held, at_size = max(stored, size), BatchLog()  # the rate at this size
+                stored = held + RATE_BATCHES * BATCH
+                fill(dep, c, handle, corpus, held, stored, at_size, BOTH)
+                checkpoints.append(
+                    {"samples": held, "adding_s": round(sum(log.wall), 1), **at_size.rate(BATCH)}
+                )
+                log.wall += at_size.wall
+                log.cpu += at_size.cpu
+                print(json.dumps(checkpoints[-1]), flush=True)
+            for row in checkpoints:
+                row["rate_vs_first"] = round(row["rate_per_s"] / checkpoints[0]["rate_per_s"], 2)
+            out["import"] = {
+                "checkpoints": checkpoints,
+                "lock_wait": probe.summary(),
+                "memory_mb": memory.peaks.get("import"),
+            }
 
-        memory.phase = "train"
-        out["training"] = {**train_watched(c, handle, args.effort, args.train_timeout), "memory_mb": None}
-        out["training"]["memory_mb"] = memory.peaks.get("train")
-        print(json.dumps(out["training"]), flush=True)
+            memory.phase = "train"
+            out["training"] = {**train_watched(c, handle, args.effort, args.train_timeout), "memory_mb": None}
+            out["training"]["memory_mb"] = memory.peaks.get("train")
+            print(json.dumps(out["training"]), flush=True)
 
-        memory.phase = "reads"
-        client = Client(dep.base_url.removesuffix("/v1"), key, timeout=3600)
-        reads: dict[str, float] = {}
-        reads["get_model_s"], model = timed(lambda: client.get_model(handle), 5)
-        assert model.sample_count == stored, (model.sample_count, stored)
-        reads["traits_s"], _ = timed(lambda: client.list_traits(handle), 5)
-        reads["first_page_s"], page = timed(lambda: client.list_samples_page(handle, limit=100), 5)
-        reads["trait_filter_s"], _ = timed(lambda: client.list_samples_page(handle, "long", limit=100), 5)
-        reads["provenance_filter_s"], _ = timed(
-            lambda: client.list_samples_page(handle, provenance="feedback", limit=100), 5
-        )
-        reads["next_page_s"], _ = timed(
-            lambda: client.list_samples_page(handle, limit=100, cursor=page.next_cursor), 5
-        )
-        reads["model_list_s"], _ = timed(lambda: list(client.list_models(namespace=NAMESPACE)), 5)
-        out["samples_page"] = reads
-        print(json.dumps(reads), flush=True)
+            memory.phase = "reads"
+            reads: dict[str, float] = {}
+            reads["get_model_s"], model = timed(lambda: client.get_model(handle), 5)
+            assert model.sample_count == stored, (model.sample_count, stored)
+            reads["traits_s"], _ = timed(lambda: client.list_traits(handle), 5)
+            reads["first_page_s"], page = timed(lambda: client.list_samples_page(handle, limit=100), 5)
+            reads["trait_filter_s"], _ = timed(lambda: client.list_samples_page(handle, "long", limit=100), 5)
+            reads["provenance_filter_s"], _ = timed(
+                lambda: client.list_samples_page(handle, provenance="feedback", limit=100), 5
+            )
+            reads["next_page_s"], _ = timed(
+                lambda: client.list_samples_page(handle, limit=100, cursor=page.next_cursor), 5
+            )
+            reads["model_list_s"], _ = timed(lambda: list(client.list_models(namespace=NAMESPACE)), 5)
+            out["samples_page"] = reads
+            print(json.dumps(reads), flush=True)
 
-        memory.phase = "export"
-        start = time.perf_counter()
-        exported = sum(1 for _ in client.list_samples(handle, page_size=500))
-        out["export"] = {"samples": exported, "seconds": round(time.perf_counter() - start, 1)}
-        print(json.dumps(out["export"]), flush=True)
+            memory.phase = "export"
+            start = time.perf_counter()
+            exported = sum(1 for _ in client.list_samples(handle, page_size=500))
+            out["export"] = {"samples": exported, "seconds": round(time.perf_counter() - start, 1)}
+            print(json.dumps(out["export"]), flush=True)
 
-        out["flags"] = flags_growth(client, handle, args.flags_sizes)
+            out["flags"] = flags_growth(client, handle, args.flags_sizes)
 
-        # Suggestions as a labeller meets them: a model of a few thousand labels and a big pool.
-        memory.phase = "pool"
-        pool_handle = f"{NAMESPACE}.pool"
-        make_model(c, pool_handle, list(BOTH))
-        fill(dep, c, pool_handle, corpus, 0, args.pool_labels, BatchLog(), BOTH)
-        pool_log = BatchLog()
-        for start in range(0, args.pool, POOL_BATCH):
-            texts = [corpus.text(i, "pool") for i in range(start, min(args.pool, start + POOL_BATCH))]
-            pool_log.post(dep, c, f"/models/{pool_handle}/pool", {"texts": texts})
-        out["pool_import"] = {
-            "texts": args.pool,
-            "labels": args.pool_labels,
-            "seconds": round(sum(pool_log.wall), 1),
-            **BatchLog(pool_log.wall[-RATE_BATCHES // 2 :], pool_log.cpu[-RATE_BATCHES // 2 :]).rate(
-                POOL_BATCH
-            ),
-        }
-        memory.phase = "suggest"
-        first_s, first = timed(lambda: client.suggest(pool_handle, "polite", k=10))
-        again_s, _ = timed(lambda: client.suggest(pool_handle, "polite", k=10), 3)
-        out["suggest"] = {"first_s": first_s, "again_s": again_s, "pool_size": first.pool_size}
-        print(json.dumps({"pool_import": out["pool_import"], "suggest": out["suggest"]}), flush=True)
+            # Suggestions as a labeller meets them: a model of a few thousand labels and a big pool.
+            memory.phase = "pool"
+            pool_handle = f"{NAMESPACE}.pool"
+            make_model(c, pool_handle, list(BOTH))
+            fill(dep, c, pool_handle, corpus, 0, args.pool_labels, BatchLog(), BOTH)
+            pool_log = BatchLog()
+            for start in range(0, args.pool, POOL_BATCH):
+                texts = [corpus.text(i, "pool") for i in range(start, min(args.pool, start + POOL_BATCH))]
+                pool_log.post(dep, c, f"/models/{pool_handle}/pool", {"texts": texts})
+            out["pool_import"] = {
+                "texts": args.pool,
+                "labels": args.pool_labels,
+                "seconds": round(sum(pool_log.wall), 1),
+                **BatchLog(pool_log.wall[-RATE_BATCHES // 2 :], pool_log.cpu[-RATE_BATCHES // 2 :]).rate(
+                    POOL_BATCH
+                ),
+            }
+            memory.phase = "suggest"
+            first_s, first = timed(lambda: client.suggest(pool_handle, "polite", k=10))
+            again_s, _ = timed(lambda: client.suggest(pool_handle, "polite", k=10), 3)
+            out["suggest"] = {"first_s": first_s, "again_s": again_s, "pool_size": first.pool_size}
+            print(json.dumps({"pool_import": out["pool_import"], "suggest": out["suggest"]}), flush=True)
 
-        memory.phase = "backup"
-        target = dep.data_dir / "backup"
-        seconds, _ = timed(lambda: dep.cli("backup", str(target), timeout=6 * 3600))
-        size_mb = sum(p.stat().st_size for p in target.rglob("*") if p.is_file()) / 2**20
-        out["backup"] = {"seconds": seconds, "size_mb": round(size_mb)}
-        print(json.dumps(out["backup"]), flush=True)
-        out["lock_wait"] = probe.summary()
-    out["memory_mb"] = memory.peaks
-    out["slow_writes"] = dep.slow_writes()
-    out["log_problems"] = dep.log_problems()
-    return out
+            memory.phase = "backup"
+            target = dep.data_dir / "backup"
+            seconds, _ = timed(lambda: dep.cli("backup", str(target), timeout=6 * 3600))
+            size_mb = sum(p.stat().st_size for p in target.rglob("*") if p.is_file()) / 2**20
+            out["backup"] = {"seconds": seconds, "size_mb": round(size_mb)}
+            print(json.dumps(out["backup"]), flush=True)
+            out["lock_wait"] = probe.summary()
+        out["memory_mb"] = memory.peaks
+        out["slow_writes"] = dep.slow_writes()
+        out["log_problems"] = dep.log_problems()
+        return out
 
 
 def flags_growth(client: Any, handle: str, sizes: list[int]) -> dict[str, Any]:

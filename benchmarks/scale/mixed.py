@@ -29,12 +29,12 @@ def part_mixed(database: str, args: argparse.Namespace, corpus: Corpus) -> dict[
 
     with deployment(database, args.embedder, args.workers, **ONE_THREAD) as dep:
         key = dep.create_key()
-        c = dep.http(key)
         scored = [f"{NAMESPACE}.scored{i}" for i in range(4)]
-        for i, handle in enumerate(scored):
-            make_model(c, handle, ["polite"])
-            ok(c.post(f"/models/{handle}/samples", json={"samples": corpus.samples(i * 200, 200)}), 201)
-            train(c, handle, "low", args.train_timeout)
+        with dep.http(key) as c:
+            for i, handle in enumerate(scored):
+                make_model(c, handle, ["polite"])
+                ok(c.post(f"/models/{handle}/samples", json={"samples": corpus.samples(i * 200, 200)}), 201)
+                train(c, handle, "low", args.train_timeout)
         deadline = time.monotonic() + 60 * args.minutes
         counts: dict[str, int] = {}
         errors: list[str] = []

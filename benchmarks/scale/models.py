@@ -24,9 +24,8 @@ def part_models(database: str, args: argparse.Namespace, corpus: Corpus) -> dict
     concurrent clients, memory, and listing the models."""
     with deployment(database, args.embedder, args.workers, **ONE_THREAD) as dep:
         key = dep.create_key()
-        c = dep.http(key)
         out: dict[str, Any] = {"models": args.models}
-        with MemorySampler(dep) as memory:
+        with dep.http(key) as c, MemorySampler(dep) as memory:
             memory.phase = "create"
             start = time.perf_counter()
             handles = [f"{NAMESPACE}.m{i:05d}" for i in range(args.models)]

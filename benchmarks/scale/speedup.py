@@ -24,12 +24,12 @@ def part_speedup(database: str, args: argparse.Namespace, corpus: Corpus) -> dic
     for workers in args.worker_counts:
         with deployment(database, args.embedder, workers, **ONE_THREAD) as dep:
             handle = f"{NAMESPACE}.speedup"
-            c = dep.http(dep.create_key())
-            make_model(c, handle, ["polite"])
-            fill(dep, c, handle, corpus, 0, args.samples, BatchLog())
-            with MemorySampler(dep) as memory:
-                memory.phase = "train"
-                watched = train_watched(c, handle, args.effort, args.train_timeout)
+            with dep.http(dep.create_key()) as c:
+                make_model(c, handle, ["polite"])
+                fill(dep, c, handle, corpus, 0, args.samples, BatchLog())
+                with MemorySampler(dep) as memory:
+                    memory.phase = "train"
+                    watched = train_watched(c, handle, args.effort, args.train_timeout)
             shards_by_worker = [
                 log.read_text(errors="replace").count("embedding shard")
                 for log in sorted(dep.data_dir.glob("worker*.log"))
