@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 import uvicorn
@@ -170,6 +170,7 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
         text=True,
     )
     base = f"http://127.0.0.1:{port}/v1"
+    reader = None
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 60
@@ -183,11 +184,22 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
                 break
         else:
             raise AssertionError(f"server not ready: {''.join(seen)}")
-        # Keep reading its output, so a chatty server never blocks on a full pipe.
-        threading.Thread(target=lambda: seen.extend(proc.stdout or ()), daemon=True).start()
+        # Keep reading its output, so a chatty server never blocks on a full pipe; the reader closes the pipe
+        # at its end (closing it here could block on the reader's read while a worker child still holds it).
+        reader = threading.Thread(target=_drain, args=(proc.stdout, seen), daemon=True)
+        reader.start()
         yield base, proc, seen
     finally:
         stop(proc)
+        if reader is not None:
+            reader.join(30)
+        elif proc.stdout is not None:  # not ready: nothing reads it
+            proc.stdout.close()
+
+
+def _drain(pipe: IO[str], lines: list[str]) -> None:
+    with pipe:
+        lines.extend(pipe)
 
 
 @contextmanager
