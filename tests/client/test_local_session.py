@@ -79,26 +79,26 @@ def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
         "print(svc.url, flush=True)\nsys.stdin.read()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    other = subprocess.Popen(
+    with subprocess.Popen(  # its exit closes the pipes
         [sys.executable, "-c", script, str(tmp_path)],
         cwd=REPO,
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-    )
-    try:
-        assert other.stdout is not None and other.stdin is not None
-        url = other.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:")
-        with pytest.raises(LocalServiceError, match=f"already served at {url}"):
-            start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
-        other.stdin.close()  # the other process exits, its service with it (atexit)
-        other.wait(timeout=60)
-    finally:
-        if other.poll() is None:
-            other.kill()
-            other.wait()
+    ) as other:
+        try:
+            assert other.stdout is not None and other.stdin is not None
+            url = other.stdout.readline().strip()
+            assert url.startswith("http://127.0.0.1:")
+            with pytest.raises(LocalServiceError, match=f"already served at {url}"):
+                start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+            other.stdin.close()  # the other process exits, its service with it (atexit)
+            other.wait(timeout=60)
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
     # Once that service has gone, the directory is free again.
     with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
         assert svc.running
@@ -106,14 +106,14 @@ def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
 
 def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(tmp_path: Path) -> None:
     svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
-    client = svc.client(retries=0)
-    assert svc.running and client.health().status == "ok"
-    svc.process.kill()  # died under the caller (killed, crashed)
-    svc.process.wait()
-    assert not svc.running
-    assert "exited with code" in repr(svc)
-    with pytest.raises(TransportError, match=r"start it again with `svc = core.start_local_service\("):
-        client.health()
+    with svc.client(retries=0) as client:
+        assert svc.running and client.health().status == "ok"
+        svc.process.kill()  # died under the caller (killed, crashed)
+        svc.process.wait()
+        assert not svc.running
+        assert "exited with code" in repr(svc)
+        with pytest.raises(TransportError, match=r"start it again with `svc = core.start_local_service\("):
+            client.health()
     again = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
     try:
         assert again is not svc and again.running
