@@ -25,10 +25,13 @@ def colleague(service: LocalService, name: str) -> Client:
 
 
 def test_a_text_a_colleague_filled_meanwhile_is_passed_over(service: LocalService, draft: str) -> None:
-    owner = service.client()
-    owner.import_pool(draft, POOL[:3])
-    model = owner.get_model(draft)
-    with colleague(service, "sess-alice") as alice, colleague(service, "sess-bob") as bob:
+    with (
+        service.client() as owner,
+        colleague(service, "sess-alice") as alice,
+        colleague(service, "sess-bob") as bob,
+    ):
+        owner.import_pool(draft, POOL[:3])
+        model = owner.get_model(draft)
         session = LabelSession(draft, "formality")
         refill(session, alice)
         held = [item["id"] for item in session.queue]

@@ -58,7 +58,7 @@ def test_worker_stops_when_its_parent_is_killed(tmp_path: Path) -> None:
         assert "worker stopped" in text  # the graceful path: consumers stopped, runs handed back
     finally:
         parent.kill()
-        parent.wait()
+        parent.communicate()  # waits, and closes the pipe (left open, it warns when collected)
         if worker_pid is not None and processes.alive(worker_pid):
             os.kill(worker_pid, signal.SIGKILL)
 
@@ -130,3 +130,5 @@ def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path)
             bench.wait()
         for pid in processes.mentioning(str(short_tmpdir)):  # by PID, only what this test started
             os.kill(pid, signal.SIGKILL)
+        if bench.stdout is not None:  # not read to its end: left open, it would warn when collected
+            bench.stdout.close()
