@@ -70,11 +70,11 @@ def test_a_workbench_write_drops_cached_reads(service: LocalService, client: Cli
     from app.shell import reads
 
     handle = make_draft(client, new_handle(service, "reads"))
-    watched = reads.watched_client(service.url, service.api_key)
-    assert [t.key for t in reads.traits(watched, handle)] == ["formality"]
-    client.add_traits(handle, [{"name": "Energy", "positive_label": "lively", "negative_label": "calm"}])
-    # Another client's write: the cached read stands until its TTL (or a run's end changes the model).
-    assert [t.key for t in reads.traits(watched, handle)] == ["formality"]
-    watched.delete_trait(handle, "energy")
-    watched.add_traits(handle, [{"name": "Warmth", "positive_label": "warm", "negative_label": "cold"}])
-    assert [t.key for t in reads.traits(watched, handle)] == ["formality", "warmth"]
+    with reads.watched_client(service.url, service.api_key) as watched:
+        assert [t.key for t in reads.traits(watched, handle)] == ["formality"]
+        client.add_traits(handle, [{"name": "Energy", "positive_label": "lively", "negative_label": "calm"}])
+        # Another client's write: the cached read stands until its TTL (or a run's end changes the model).
+        assert [t.key for t in reads.traits(watched, handle)] == ["formality"]
+        watched.delete_trait(handle, "energy")
+        watched.add_traits(handle, [{"name": "Warmth", "positive_label": "warm", "negative_label": "cold"}])
+        assert [t.key for t in reads.traits(watched, handle)] == ["formality", "warmth"]
