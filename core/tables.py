@@ -220,8 +220,8 @@ def _quoting(text: str, delimiter: str) -> tuple[Quoting, str | None]:
     publish it rarely does: a text that starts with `"` read as quoting swallows every line up to the next
     quote. So its quotes are quoting only when every quoted value is balanced (opens right after a tab or a
     line's start, closes right before one, a quote inside doubled: the csv module's strict reading) and no
-    quoted value spans lines that each split into as many values as the file's records have (then the
-    quotes are stray: one opens a text, another ends one some lines below)."""
+    quoted value spans lines that each (blank ones aside) split into as many values as the file's records have
+    (then the quotes are stray: one opens a text, another ends one some lines below)."""
     if delimiter != "\t" or '"' not in text:
         return csv.QUOTE_MINIMAL, None
     unquoted = "Quotes are read as part of the texts (not CSV quoting): "
@@ -234,7 +234,8 @@ def _quoting(text: str, delimiter: str) -> tuple[Quoting, str | None]:
     width = widths[0][0] if widths else 1
     for record in quoted:
         span = lines[record.line - 1 : record.line - 1 + record.lines]
-        if record.lines > 1 and all(len(line.split("\t")) >= width for line in span):
+        # Blank lines between rows are no evidence either way: a stray quote swallows them too.
+        if record.lines > 1 and all(len(line.split("\t")) >= width for line in span if line.strip()):
             last = record.line + record.lines - 1
             why = (
                 f"a quote on line {record.line} would join lines {record.line}–{last}, each a row of its own."
