@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import multiprocessing
-import time
-from dataclasses import dataclass
+import subprocess
+import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
+# A process that needs the graph at argv[1]; its build (slow enough for the others to arrive) is logged in
+# argv[2]. Its own interpreter, not multiprocessing's spawn: that re-runs the parent's __main__, which in a
+# test process may be a page script a Streamlit AppTest left there.
+NEED = """
+import json, sys, time
+from dataclasses import dataclass
+from pathlib import Path
 from core.embedders.int8_build import activations, checked_graph, manifest_path, sha256
-
-SOURCE_SHA = "0" * 64
-
 
 @dataclass(frozen=True)
 class Recipe:
@@ -20,31 +24,25 @@ class Recipe:
     smooth_alpha: float | None = None
     per_token: bool = True
 
+graph, builds = Path(sys.argv[1]), Path(sys.argv[2])
 
-def _need(graph: str, builds: str) -> None:
-    """A process that needs `graph`; its build (slow enough for the others to arrive) is logged in
-    `builds`."""
+def build() -> None:
+    with builds.open("a") as log:
+        log.write("built\\n")
+    time.sleep(1.0)
+    graph.write_bytes(b"graph")
+    manifest = {"sha256": sha256(graph), "source_sha256": "0" * 64, "id": Recipe().embedder_id}
+    manifest_path(graph).write_text(json.dumps(manifest | {"activations": activations(Recipe())}))
 
-    def build() -> None:
-        with open(builds, "a") as log:
-            log.write("built\n")
-        time.sleep(1.0)
-        path = Path(graph)
-        path.write_bytes(b"graph")
-        manifest = {"sha256": sha256(path), "source_sha256": SOURCE_SHA, "id": Recipe().embedder_id}
-        manifest_path(path).write_text(json.dumps(manifest | {"activations": activations(Recipe())}))
-
-    checked_graph(Path(graph), build, SOURCE_SHA, Recipe())
+checked_graph(graph, build, "0" * 64, Recipe())
+"""
 
 
 def test_processes_starting_together_build_once(tmp_path: Path) -> None:
     graph, builds = tmp_path / "embedders" / "test.onnx", tmp_path / "builds.log"
-    spawn = multiprocessing.get_context("spawn")
-    processes = [spawn.Process(target=_need, args=(str(graph), str(builds))) for _ in range(3)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(60)
-    assert [p.exitcode for p in processes] == [0, 0, 0]
+    cmd = [sys.executable, "-c", NEED, str(graph), str(builds)]
+    processes = [subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    errors = [p.communicate(timeout=120)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], errors
     assert builds.read_text() == "built\n"
     assert graph.read_bytes() == b"graph"
