@@ -16,7 +16,7 @@ from core.local import KEY_FILE
 from harness.ports import free_port
 from harness.waiting import wait_until
 from tests.app.apptest_util import main_app, no_exception
-from tests.app.support import ROOT
+from tests.app.support import ROOT, app_client
 
 
 def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:
@@ -60,12 +60,19 @@ def test_make_runs_launch_starts_the_service_before_any_visit(tmp_path: Path) ->
         launched = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
 
-            def keyed() -> bool:  # the service is up and keyed: nobody has visited
-                assert launched.poll() is None, (tmp_path / "launch.log").read_text()
-                return (tmp_path / KEY_FILE).exists()
+            def answering(url: str) -> bool:
+                try:
+                    return httpx.get(url, timeout=2).status_code == 200
+                except httpx.TransportError:
+                    return False
 
-            wait_until(keyed, 120, "the local service's key", interval=0.2)
-            assert httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=10).text == "ok"
+            def ready() -> bool:  # the service is keyed and the workbench answers: nobody has visited
+                assert launched.poll() is None, (tmp_path / "launch.log").read_text()
+                return (tmp_path / KEY_FILE).exists() and answering(f"http://127.0.0.1:{port}/_stcore/health")
+
+            wait_until(ready, 120, "the workbench and its keyed local service", interval=0.2)
+            with app_client(tmp_path) as client:  # its address from its log: serving, not only keyed
+                assert client.health().status == "ok"
         finally:
             launched.terminate()
             launched.wait(timeout=30)
