@@ -112,13 +112,16 @@ BROWSER = [
 
 # Counts the script runs the page starts (fragments too): `data-test-script-state` turns "running" for each;
 # the reruns the page asks the server for: a BackMsg whose first field is `rerun_script` (field 11,
-# length-delimited: tag byte 0x5a) sent on Streamlit's websocket; and the whole-page runs that finished: a
-# ForwardMsg (one a websocket message) whose `script_finished` (field 6, a varint) is FINISHED_SUCCESSFULLY
-# (0). A fragment's run ends with 3, a run cut short by a rerun with 2.
+# length-delimited: tag byte 0x5a) sent on Streamlit's websocket; and the runs that finished: a ForwardMsg
+# (one a websocket message) with `script_finished` (field 6, a varint). FINISHED_SUCCESSFULLY (0) ends a
+# whole-page run, a fragment's run ends with 3, a run cut short by a rerun with 2 (its rerun follows).
+# A quick run can start and finish within one React render, so the page never shows "running": only the
+# finished messages count every run.
 _COUNT_RUNS = """
 window.__stRuns = 0;
 window.__stAsked = 0;
 window.__stDrawn = 0;
+window.__stFinished = 0;
 window.__stCalm = 0;  // __stDrawn's value when the page was last seen with nothing stale
 const calm = () => {
   if (!document.querySelector("[data-stale='true']")) window.__stCalm = window.__stDrawn;
@@ -164,7 +167,9 @@ window.WebSocket = class extends Socket {
   constructor(...args) {
     super(...args);
     this.addEventListener("message", (event) => {
-      if (event.data instanceof ArrayBuffer && scriptFinished(new Uint8Array(event.data)) === 0) {
+      const status = event.data instanceof ArrayBuffer ? scriptFinished(new Uint8Array(event.data)) : null;
+      if (status !== null && status !== 2) window.__stFinished += 1;
+      if (status === 0) {
         window.__stDrawn += 1;
         requestAnimationFrame(calm);
       }
@@ -217,29 +222,36 @@ class Ui:
     def __init__(self, page: Page) -> None:
         self.page = page
         page.add_init_script(_COUNT_RUNS)
-        self._seen = 0  # script runs started when the app was last seen idle
-        self._asked_seen = 0  # reruns the page had asked for then
+        # The page's counters when the app was last seen idle: runs started, runs finished, reruns asked for
+        self._seen_runs = self._seen_finished = self._asked_seen = 0
 
-    def _runs(self) -> int:
-        return int(self.page.evaluate("window.__stRuns || 0"))
+    def _counts(self) -> tuple[int, int, int]:
+        """Runs seen starting, runs finished, reruns asked for (the page's counters above)."""
+        runs, finished, asked = self.page.evaluate(
+            "[window.__stRuns || 0, window.__stFinished || 0, window.__stAsked || 0]"
+        )
+        return int(runs), int(finished), int(asked)
 
-    def _asked(self) -> int:
-        return int(self.page.evaluate("window.__stAsked || 0"))
+    def _saw_idle(self) -> None:
+        self._seen_runs, self._seen_finished, self._asked_seen = self._counts()
 
     def settle(self, timeout: float = 120_000) -> None:
-        """Wait for the rerun an action started to finish: first for it to start (when the page has asked
-        the server for a rerun since the last wait, however long the server takes to start it; else a
-        rerun the action asks for within `RUN_STARTS_MS`), then for the app to be idle."""
+        """Wait for the rerun an action started to finish: first for a run since the last wait (one the page
+        has asked the server for, however long the server takes to start it; else a rerun the action asks
+        for within `RUN_STARTS_MS`), then for the app to be idle. A rerun asked for that never comes fails."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
 
-        asked = self._asked() > self._asked_seen
-        with contextlib.suppress(PlaywrightTimeout):  # no run started: the action asked for none
+        asked = self._counts()[2] > self._asked_seen
+        try:
             self.page.wait_for_function(
-                "(n) => (window.__stRuns || 0) > n",
-                arg=self._seen,
+                "([runs, ended]) => (window.__stRuns || 0) > runs || (window.__stFinished || 0) > ended",
+                arg=[self._seen_runs, self._seen_finished],
                 timeout=timeout if asked else RUN_STARTS_MS,
                 polling=POLL_MS,
             )
+        except PlaywrightTimeout:
+            if asked:
+                raise
         self.idle(timeout)
 
     def idle(self, timeout: float = 120_000) -> None:
@@ -247,7 +259,7 @@ class Ui:
         the old, marked `data-stale`, and removes those when it ends: two pagers, two grids meanwhile)."""
         self.page.wait_for_selector(IDLE, timeout=timeout)
         expect(self.page.locator("[data-stale='true']")).to_have_count(0, timeout=timeout)
-        self._seen, self._asked_seen = self._runs(), self._asked()
+        self._saw_idle()
 
     def drawn(self, runs_before: int, timeout: float = 120_000) -> None:
         """Wait until a whole-page run has finished since `runs_before` (`__stDrawn` then) and the page has
@@ -260,7 +272,7 @@ class Ui:
             timeout=timeout,
             polling=POLL_MS,
         )
-        self._seen, self._asked_seen = self._runs(), self._asked()
+        self._saw_idle()
 
     def _drawn_count(self) -> int:
         return int(self.page.evaluate("window.__stDrawn || 0"))
@@ -284,16 +296,16 @@ class Ui:
         """Open a tab; tabs that track the user's tab (the Samples page's) ask for a rerun: wait for it, as a
         file picked meanwhile would go to an uploader that is drawn anew."""
         self.page.get_by_role("tab", name=name).click()
-        if self._asked() > self._asked_seen:
+        if self._counts()[2] > self._asked_seen:
             self.settle()
 
     def fill(self, label: str, value: str) -> None:
         box = self.page.get_by_label(label, exact=True)
         box.fill(value)
 
-    def click(self, name: str) -> None:
+    def click(self, name: str, timeout: float = 120_000) -> None:
         self.page.get_by_role("button", name=name, exact=True).click()
-        self.settle()
+        self.settle(timeout)
 
     def expect_text(self, text: str, timeout: float = 60_000) -> None:
         self.page.get_by_text(_as_shown(text)).first.wait_for(timeout=timeout)
