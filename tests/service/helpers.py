@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +22,8 @@ from harness.service import serve_command
 from harness.waiting import wait_until
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from tests.service.conftest import Svc
 
 FORMAL = [
@@ -203,19 +206,34 @@ def _drain(pipe: IO[str], lines: list[str]) -> None:
 
 
 @contextmanager
-def loopback(svc: Svc) -> Iterator[str]:
-    """The same app (its lifespan already run by the test client) served by uvicorn on 127.0.0.1."""
-    port = free_port()
+def serving(app: FastAPI, receive_buffer: int | None = None) -> Iterator[tuple[str, int]]:
+    """`app` (its lifespan already run by the test client) served by uvicorn on 127.0.0.1: (host, port).
+    `receive_buffer` fixes SO_RCVBUF of the connections it accepts, which the kernel otherwise grows as it
+    likes (a test that counts what a client could send before the answer needs it fixed)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer is not None:
+        listener.setsockopt(
+            socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer
+        )  # accepted sockets inherit it
+    listener.bind(
+        ("127.0.0.1", 0)
+    )  # bound here, not a free port looked up first: no other process can take it
     # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
-    server = uvicorn.Server(
-        uvicorn.Config(svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="none")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning", ws="none"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
-    wait_until(lambda: server.started or not thread.is_alive(), 30, "uvicorn to start", interval=0.02)
-    assert server.started, "uvicorn did not start"
     try:
-        yield f"http://127.0.0.1:{port}"
+        wait_until(lambda: server.started or not thread.is_alive(), 30, "uvicorn to start", interval=0.02)
+        assert server.started, "uvicorn did not start"
+        yield "127.0.0.1", listener.getsockname()[1]
     finally:
         server.should_exit = True
         thread.join(30)
+        listener.close()
+
+
+@contextmanager
+def loopback(svc: Svc) -> Iterator[str]:
+    """The test's app served by uvicorn on 127.0.0.1: its base URL."""
+    with serving(svc.app) as (host, port):
+        yield f"http://{host}:{port}"

@@ -5,43 +5,16 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
-from fastapi import FastAPI
-
-from harness.waiting import wait_until
 from service.errors import MAX_BODY_BYTES
 from tests.service.conftest import Svc
-from tests.service.helpers import check
+from tests.service.helpers import check, serving
 
 # Fixed socket buffers on both ends of the streaming test: the kernel otherwise grows them as it likes
 # (tcp_rmem's ceiling is 6 MiB on one machine and 32 MiB on another), and the bytes a client can send
 # before it sees the answer are the limit plus what the buffers hold.
 SOCKET_BUFFER = 256 * 1024
-
-
-@contextmanager
-def over_http(app: FastAPI) -> Iterator[tuple[str, int]]:
-    """The running app (its context already started) served by uvicorn on loopback, for raw sockets."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)  # accepted sockets inherit it
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="error", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, 30, "uvicorn to start", interval=0.02)
-    try:
-        yield "127.0.0.1", port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        listener.close()
 
 
 def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
@@ -98,7 +71,7 @@ def _envelope(body: dict[str, Any], headers: dict[str, str], code: str) -> None:
 
 def test_key_checked_before_the_body_and_limit_holds_while_streaming(svc: Svc) -> None:
     check(svc.client.post("/v1/models", json={"handle": "acme.h"}, headers=svc.author), 201)
-    with over_http(svc.app) as address:
+    with serving(svc.app, receive_buffer=SOCKET_BUFFER) as address:
         path = "/v1/models/acme.h/score"
         # No key, and a key of the right shape that does not exist: 401 before one body byte is sent.
         missing_key = _chunked_request(address, path, {}, 0)

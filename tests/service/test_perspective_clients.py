@@ -10,20 +10,17 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from googleapiclient import discovery
 from googleapiclient.errors import HttpError
 
-from harness.ports import free_port
-from harness.waiting import wait_until
 from tests.service.conftest import Svc, running
+from tests.service.helpers import loopback
 from tests.service.test_perspective import _key, _perspective_model
 
 GOOGLE = "https://commentanalyzer.googleapis.com"
@@ -67,20 +64,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Svc, str]
     data_dir: Path = tmp_path_factory.mktemp("perspective-clients")
     with running(data_dir, perspective_model="acme.moderation") as svc:
         _perspective_model(svc)
-        port = free_port()
-        # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
-        config = uvicorn.Config(
-            svc.app, host="127.0.0.1", port=port, lifespan="off", log_level="error", ws="none"
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        wait_until(lambda: server.started, 30, "uvicorn to start", interval=0.02)
-        try:
-            yield svc, f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
-            thread.join(timeout=30)
+        with loopback(svc) as url:
+            yield svc, url
 
 
 def _quickstart(base: str, key: str) -> dict[str, Any]:

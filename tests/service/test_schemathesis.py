@@ -23,8 +23,7 @@ from service.process.api import create_app
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from tests.service.conftest import make_settings
-from tests.service.helpers import TRAITS, auth, samples
-from tests.service.test_guard import over_http
+from tests.service.helpers import TRAITS, auth, samples, serving
 
 pytestmark = pytest.mark.slow  # ~95 s idle: left out of `make test-fast`
 
@@ -78,7 +77,7 @@ def _served_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemat
     ctx = app.state.ctx
     with transaction(ctx.sessions) as s:
         HEADERS.update(auth(create_key(s, ["acme", "public"], "authoring")))
-    with over_http(app) as (host, port):
+    with serving(app) as (host, port):
         base = f"http://{host}:{port}"
         import httpx
 
