@@ -235,13 +235,16 @@ class Ui:
     def _saw_idle(self) -> None:
         self._seen_runs, self._seen_finished, self._asked_seen = self._counts()
 
+    def _asked_since_idle(self) -> bool:
+        return self._counts()[2] > self._asked_seen
+
     def settle(self, timeout: float = 120_000) -> None:
         """Wait for the rerun an action started to finish: first for a run since the last wait (one the page
         has asked the server for, however long the server takes to start it; else a rerun the action asks
         for within `RUN_STARTS_MS`), then for the app to be idle. A rerun asked for that never comes fails."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
 
-        asked = self._counts()[2] > self._asked_seen
+        asked = self._asked_since_idle()
         try:
             self.page.wait_for_function(
                 "([runs, ended]) => (window.__stRuns || 0) > runs || (window.__stFinished || 0) > ended",
@@ -296,7 +299,7 @@ class Ui:
         """Open a tab; tabs that track the user's tab (the Samples page's) ask for a rerun: wait for it, as a
         file picked meanwhile would go to an uploader that is drawn anew."""
         self.page.get_by_role("tab", name=name).click()
-        if self._counts()[2] > self._asked_seen:
+        if self._asked_since_idle():
             self.settle()
 
     def fill(self, label: str, value: str) -> None:

@@ -58,8 +58,12 @@ def polling() -> None:
     st.write("Drawn below the fragment.")
 
 
-pages = [st.Page(calm, title="Calm"), st.Page(quick, title="Quick"), st.Page(ticking, title="Ticking")]
-pages.append(st.Page(polling, title="Polling"))
+pages = [
+    st.Page(calm, title="Calm"),
+    st.Page(quick, title="Quick"),
+    st.Page(ticking, title="Ticking"),
+    st.Page(polling, title="Polling"),
+]
 st.navigation(pages).run()
 """
 
