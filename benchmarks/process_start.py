@@ -2,8 +2,7 @@
 
 `python -m benchmarks.process_start [--root CHECKOUT] [--runs 5]`: in fresh interpreters, imports an API
 process's and a worker's entry modules and builds the API app on an empty data directory, as `serve` and
-`worker` do before their first request or run; once plain and once as coverage starts it in the processes the
-tests start (`COVERAGE_PROCESS_START`). Prints the median user+system CPU seconds of each; `--root` measures
+`worker` do before their first request or run. Prints the median user+system CPU seconds; `--root` measures
 another checkout (an older commit in a `git worktree`) with this interpreter.
 """
 
@@ -15,7 +14,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,12 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.root.resolve()
     plain = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")} | {"PYTHONPATH": str(root)}
-    with tempfile.TemporaryDirectory() as data:  # coverage's data files, thrown away
-        coverage = {"COVERAGE_PROCESS_START": str(root / "pyproject.toml"), "COVERAGE_FILE": f"{data}/c"}
-        covered = plain | coverage
-        for name, env in (("plain", plain), ("under coverage", covered)):
-            times = [cpu_seconds(root, env) for _ in range(args.runs)]
-            print(f"{name}: median {statistics.median(times):.2f} s CPU ({args.runs} starts, {root})")
+    times = [cpu_seconds(root, plain) for _ in range(args.runs)]
+    print(f"median {statistics.median(times):.2f} s CPU ({args.runs} starts, {root})")
     return 0
 
 
