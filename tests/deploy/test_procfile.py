@@ -46,7 +46,8 @@ class Clone:
         self.port = port
         # What an operator exports besides deploy/.env: here, the test embedder and a slow run.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("SCORING_", "PG", "PYTHON"))}
-        hooks = {"slow_run": {"handle_prefix": SLOW_HANDLE, "seconds": SLOW_RUN_S}}
+        # The first attempt only: the retry after the restart runs at full speed, not another SLOW_RUN_S.
+        hooks = {"slow_run": {"handle_prefix": SLOW_HANDLE, "seconds": SLOW_RUN_S, "attempt": 1}}
         self.env.update(
             {
                 "PORT": str(port),
