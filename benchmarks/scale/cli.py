@@ -74,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     g = p.add_argument_group("speedup and million")
     g.add_argument("--samples", type=int, default=25_000, help="samples in the model")
     g.add_argument("--worker-counts", type=sizes, default=sizes("1,2"), help="speedup: worker processes")
+    g.add_argument(
+        "--shard-texts",
+        type=int,
+        help="speedup: texts per shard of a training's embedding (default: the service's, 5,000)",
+    )
     g.add_argument("--pool", type=int, default=1_000_000, help="million: pool texts")
     g.add_argument("--pool-labels", type=int, default=2_000, help="million: labels of the pool's model")
     g.add_argument(

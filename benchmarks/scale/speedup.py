@@ -21,8 +21,9 @@ def part_speedup(database: str, args: argparse.Namespace, corpus: Corpus) -> dic
     """A training of `--samples` samples with `--embedder` (the default embedder: embedding is the cost) on a
     fresh deployment (nothing cached) with each worker count of `--worker-counts`."""
     rows = []
+    shards = {"SCORING_SHARD_TEXTS": str(args.shard_texts)} if args.shard_texts is not None else {}
     for workers in args.worker_counts:
-        with deployment(database, args.embedder, workers, **ONE_THREAD) as dep:
+        with deployment(database, args.embedder, workers, **ONE_THREAD, **shards) as dep:
             handle = f"{NAMESPACE}.speedup"
             with dep.http(dep.create_key()) as c:
                 make_model(c, handle, ["polite"])

@@ -30,8 +30,9 @@ def test_imports_report_each_size(tmp_path: Path) -> None:
 
 
 def test_a_training_is_shared_by_two_workers(tmp_path: Path) -> None:
-    """10,000 texts are two shards of 5,000: with two workers, the other one takes one of them."""
-    result = run(tmp_path, "speedup", "--samples", "10000", "--worker-counts", "1,2")
+    """2,000 texts are two shards of 1,000: with two workers, the other one takes one of them. Shards of
+    1,000, not the service's 5,000: the same sharded path on a fifth of the samples to post and embed."""
+    result = run(tmp_path, "speedup", "--samples", "2000", "--shard-texts", "1000", "--worker-counts", "1,2")
     one, two = result["trainings"]
     assert (one["workers"], two["workers"]) == (1, 2)
     assert sum(one["shards_taken_by_message"]) == 0 and sum(two["shards_taken_by_message"]) <= 2
