@@ -165,14 +165,8 @@ def test_simultaneous_identical_discovers_one_run_one_conflict(fleet: Running) -
             assert kinds == ["discover"]
 
 
-def database_only(fleet: Running) -> None:
-    """Skip on postgres+redis: a test that never touches the queue runs there exactly as on postgres."""
-    if fleet.backend == "postgres+redis":
-        pytest.skip("no queue involved: the postgres fleet runs the same code")
-
-
+@pytest.mark.queue_free
 def test_concurrent_imports_lose_no_row(fleet: Running) -> None:
-    database_only(fleet)
     f, h = fleet.fleet, fleet.headers
     handle = "acme.imports"
     threads_n, batches, size = 4, 5, 40
@@ -324,8 +318,8 @@ def test_worker_sigterm_hands_its_run_back(fleet: Running) -> None:
     assert model_counts(f, handle) == (1, 24)
 
 
+@pytest.mark.queue_free
 def test_api_killed_mid_bulk_import_stores_nothing(fleet: Running) -> None:
-    database_only(fleet)
     f, h = fleet.fleet, fleet.headers
     handle = f"{BULK_PREFIX}-kill"
     with f.client(0, h) as c:
