@@ -37,7 +37,8 @@ EDITED_TEXT = "Thanks for your patience, your order is fixed and ships today wit
 
 def _prepare(data_dir: Path) -> list[int]:
     """A draft with one trait and the support-replies demo texts (a few hundred); returns its sample ids."""
-    service = start_local_service(data_dir, embedder="hashing")
+    # No worker: a draft's import queues no run, and a worker's start (with coverage on) is CPU for nothing.
+    service = start_local_service(data_dir, embedder="hashing", worker=False)
     try:
         with service.client() as c:
             c.create_model(HANDLE, description="Support replies: how kind the tone is")
