@@ -486,7 +486,9 @@ def _rough_edges(
         ui.settle()
         ui.click("Re-optimise (new version)")
         ui.expect_text("Per-trait metrics of the active version v2", timeout=180_000)
-    ui.goto(f"{app_url}/versions?model={SECOND_MODEL}")
+        ui.nav("Versions")  # the news model is open: on in this session, no second page load
+    else:
+        ui.goto(f"{app_url}/versions?model={SECOND_MODEL}")
     ui.click("Compare on the probes")
     ui.expect_text("A = v1 · B = v2")
     charts = page.locator(".js-plotly-plot")
