@@ -211,13 +211,10 @@ def serving(app: FastAPI, receive_buffer: int | None = None) -> Iterator[tuple[s
     `receive_buffer` fixes SO_RCVBUF of the connections it accepts, which the kernel otherwise grows as it
     likes (a test that counts what a client could send before the answer needs it fixed)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if receive_buffer is not None:
-        listener.setsockopt(
-            socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer
-        )  # accepted sockets inherit it
-    listener.bind(
-        ("127.0.0.1", 0)
-    )  # bound here, not a free port looked up first: no other process can take it
+    if receive_buffer is not None:  # the sockets it accepts inherit it
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    # Bound here, not a free port looked up first: no other process can take it meanwhile.
+    listener.bind(("127.0.0.1", 0))
     # ws="none": no websockets here; uvicorn's default imports websockets' deprecated legacy server
     server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning", ws="none"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
