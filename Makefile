@@ -59,11 +59,11 @@ serve: $(RUN_STAMP)
 
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
 # the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
-# Two pytest-xdist workers (CI has 2 cores): much of the suite waits on servers, browsers and subprocesses,
-# which the other worker overlaps. --dist loadfile keeps a file on one worker, so its module-scoped fixtures
-# (a fleet, a Streamlit server, a browser) start once; files go out in collection order, which puts the
-# longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
-PYTEST_WORKERS ?= 2
+# Three pytest-xdist workers on CI's 2 cores: a browser test waits on Streamlit and on its typing pauses, and
+# with two workers the cores sat idle a fifth of the run (docs/decisions/0011). --dist loadfile keeps a file on
+# one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
+# in collection order, which puts the longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 3
 # The whole suite measures its branch coverage ([tool.coverage] in pyproject.toml, whose fail_under is the
 # floor CI holds). A narrowed run (PYTEST_ARGS) measures nothing: a part of the suite falls under the floor.
 # COVERAGE= turns it off for a whole run too (`PYTEST_ADDOPTS="-k …"` narrows where make cannot see it).

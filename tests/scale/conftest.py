@@ -15,6 +15,7 @@ from harness.pgcluster import PgCluster, selected_backends
 from harness.redisserver import RedisServer
 from service.store.api_keys import create_key
 from service.store.db import make_engine, make_session_factory, transaction
+from tests.deselect import deselect_marked
 from tests.scale.fleet import scale_fleet
 from tests.service.conftest import default_backends
 from tests.service.helpers import auth
@@ -25,18 +26,9 @@ QUEUE_FREE = "queue_free"  # a test's marker: it never touches the queue
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect (not skip: CI refuses skips) a `queue_free` test on the postgres+redis fleet, where it would
-    run exactly the postgres fleet's code again: the same database, the same API."""
-    again = [
-        item
-        for item in items
-        if isinstance(item, pytest.Function)
-        and item.get_closest_marker(QUEUE_FREE)
-        and item.callspec.params.get("running_fleet") == "postgres+redis"
-    ]
-    if again:
-        config.hook.pytest_deselected(items=again)
-        items[:] = [item for item in items if item not in again]
+    """A `queue_free` test on the postgres+redis fleet would run exactly the postgres fleet's code again: the
+    same database, the same API."""
+    deselect_marked(config, items, QUEUE_FREE, "running_fleet", "postgres+redis")
 
 
 class Running:

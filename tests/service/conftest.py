@@ -24,6 +24,7 @@ from service.domain.needs import UNWATCHED, Checkpoints
 from service.process.api import create_app
 from service.store.api_keys import create_key
 from service.store.db import make_engine, migrate, transaction
+from tests.deselect import deselect_marked
 from tests.service.helpers import auth
 
 
@@ -45,6 +46,18 @@ def default_backends() -> tuple[str, ...]:
 # Every in-process test runs on SQLite and on PostgreSQL (one cluster per session, a database per test
 # copied from a migrated template); SCORING_TEST_DATABASES=sqlite (or postgres) picks one.
 database_url = database_url_fixture(backends=selected_backends(default=default_backends()), prepare=_migrate)
+
+# A file marked `database_free` tests rules that stand beside the store (request parsing, auth errors, the
+# guard, the embedders, Perspective's shapes): its PostgreSQL cases would run the SQLite cases' code again
+# through the same SQLAlchemy statements, so a full run deselects them (a PostgreSQL-only run keeps them).
+# Tests of what the database decides (cursors, ordering, locks, concurrent writes, the auth matrix's rows)
+# stay on both.
+DATABASE_FREE = "database_free"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "sqlite" in selected_backends(default=default_backends()):
+        deselect_marked(config, items, DATABASE_FREE, "database_url", "postgres")
 
 
 @dataclass

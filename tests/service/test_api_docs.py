@@ -14,6 +14,9 @@ from harness import browser as chromium
 from tests.service.conftest import Svc
 from tests.service.helpers import served
 
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi import APIRouter
 
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready
+
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
 
 
 def test_401_missing_or_bad_key(svc: Svc) -> None:

@@ -7,9 +7,14 @@ import json
 import socket
 from typing import Any
 
+import pytest
+
 from service.errors import MAX_BODY_BYTES
 from tests.service.conftest import Svc
 from tests.service.helpers import check, serving
+
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
 
 # Fixed socket buffers on both ends of the streaming test: the kernel otherwise grows them as it likes
 # (tcp_rmem's ceiling is 6 MiB on one machine and 32 MiB on another), and the bytes a client can send

@@ -13,6 +13,9 @@ from service.store.tables import Model
 from tests.service.conftest import Svc
 from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
 
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
+
 TEXTS = [FORMAL[0], "hey whats up, wanna grab pizza later?", "What an awful day, everything went wrong."]
 
 

@@ -13,6 +13,9 @@ from core.embedders.e5 import E5_ID
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
 
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
+
 ANALYZE = "/v1alpha1/comments:analyze"
 
 # Zero-shot: a trait written in Spanish only (labels and description), no samples.

@@ -7,6 +7,7 @@ import gc
 import json
 from typing import Any
 
+import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import func, select
 
@@ -15,6 +16,9 @@ from service.store.db import transaction
 from service.store.tables import Model, SampleRow, Trait
 from tests.service.conftest import Svc
 from tests.service.helpers import check, error_code, make_model, train_ready
+
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
 
 
 def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> None:

@@ -17,6 +17,9 @@ from tests.loopback import serving
 from tests.service.conftest import Svc, running
 from tests.service.helpers import check, wait_settled
 
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
+
 KEY = "sk-test-0123456789abcdef"
 TRAIT = {
     "name": "Formality",

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.service.conftest import Svc
 from tests.service.helpers import check, make_model, train_ready
+
+# Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
+pytestmark = pytest.mark.database_free
 
 LONG_TEXTS = ("x" * 20_001, "y" * 35_000)
 
