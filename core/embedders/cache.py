@@ -24,15 +24,17 @@ import numpy as np
 
 from core.embedders.base import Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID
+from core.embedders.int8_build import PER_TOKEN
 from core.embedders.quantized import QINT8_ID, QINT8V2_ID
 
 log = logging.getLogger("core.embedders.cache")
 
 
-# The int8 embedders' vectors changed once under the same ids: their activations went from one int8 scale per
-# batch (so a text's vector depended on its batch) to one per token (docs/embedders.md). Their vectors are
-# keyed under "<id>#tok", so a vector cached by the old computation is never read back beside new ones.
-NAMESPACES = {i: f"{i}#tok" for i in (E5_QINT8_ID, QINT8_ID, QINT8V2_ID)}
+# The int8 embedders' vectors changed under the same ids: their activations went from one int8 scale per
+# batch (so a text's vector depended on its batch) to one per token, then to signed int8 (exact on every CPU;
+# docs/embedders.md). Their vectors are keyed under "<id>#<scheme>", so a vector cached by an earlier
+# computation is never read back beside new ones.
+NAMESPACES = {i: f"{i}#{PER_TOKEN}" for i in (E5_QINT8_ID, QINT8_ID, QINT8V2_ID)}
 
 
 def cache_key(embedder_id: str, text: str) -> str:

@@ -40,10 +40,18 @@ class BuildRecipe(Protocol):
     def per_token(self) -> bool: ...
 
 
+# The per-token scheme's name in a graph's file name and manifest and in the embedding cache's keys. "tok-s8":
+# signed int8 activations. The unsigned ones before ("tok") were exact only on CPUs with VNNI: onnxruntime's
+# AVX2 kernel for unsigned x signed int8 adds pairs of products in int16, which saturates (a MatMulInteger
+# off by up to 6e6 at the extremes); signed x signed, each |value| <= 127, never does
+# (tests/engine/test_int8_exact.py). A graph or a cached vector of the old scheme is never read again.
+PER_TOKEN = "tok-s8"
+
+
 def activations(recipe: BuildRecipe) -> str:
-    """How a recipe quantizes activations, in its graph's file name and manifest: "tok", one scale per token;
-    "tensor", one per tensor (a text's vector then depends on its batch; kept only for the benchmark)."""
-    return "tok" if recipe.per_token else "tensor"
+    """How a recipe quantizes activations, in its graph's file name and manifest: `PER_TOKEN`, one scale per
+    token; "tensor", one per tensor (a text's vector then depends on its batch; only for the benchmark)."""
+    return PER_TOKEN if recipe.per_token else "tensor"
 
 
 def sha256(path: Path) -> str:
@@ -82,9 +90,10 @@ def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
 
     `DynamicQuantizeLinear` takes one scale and zero point over its whole input: every row of a batch and
     every padding position, so a text's vector would depend on the texts batched with it. Each one is replaced
-    by a symmetric quantization with one scale per token (max |x| over the last axis / 127) around the fixed
-    zero point 128: a token's int8 values then depend on that token alone, and the `MatMulInteger` that reads
-    them keeps its scalar zero point (onnxruntime takes no per-row one). The output is then scaled by the
+    by a symmetric quantization with one scale per token (max |x| over the last axis / 127) into signed int8
+    around the zero point 0: a token's int8 values then depend on that token alone, the `MatMulInteger` that
+    reads them keeps its scalar zero point (onnxruntime takes no per-row one), and its sums are exact on every
+    x86 CPU (`PER_TOKEN`). The output is then scaled by the
     weight's column scales and the token's scale in two `Mul`s (`_scale_per_token`)."""
     from onnx import helper, numpy_helper
 
@@ -96,7 +105,7 @@ def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
             numpy_helper.from_array(np.array(1 / 127, np.float32), "per_token_inv127"),
             numpy_helper.from_array(np.array(1e-12, np.float32), "per_token_tiny"),
             numpy_helper.from_array(np.array(1, np.float32), "per_token_one"),
-            numpy_helper.from_array(np.array(128, np.uint8), "per_token_zero_point"),
+            numpy_helper.from_array(np.array(0, np.int8), "per_token_zero_point"),
         ]
     )
     if opset >= 18:

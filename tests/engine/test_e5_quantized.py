@@ -20,6 +20,7 @@ from core.embedders.e5_quantized import (
 )
 from core.embedders.e5_tokenizer import E5Tokenizer
 from core.embedders.e5_weights import QK, Q4Matrix, read, read_header
+from core.embedders.int8_build import PER_TOKEN
 from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.engine.errors import ModelFileError
 
@@ -72,12 +73,15 @@ def test_every_weight_matmul_runs_in_int8_and_the_gate_passed(built: E5Quantized
     import onnx
 
     graph = built_path(built.directory)
-    ops = [n.op_type for n in onnx.load(str(graph)).graph.node]
+    model = onnx.load(str(graph))
+    ops = [n.op_type for n in model.graph.node]
     assert ops.count("MatMulInteger") == 72  # 12 layers x (query, key, value, attention output, FFN in, out)
     # 4 activations a layer (q/k/v share theirs) quantized per token, none per tensor (docs/embedders.md).
     assert "DynamicQuantizeLinear" not in ops and ops.count("QuantizeLinear") == 48
+    # Signed int8 activations: their products are exact on every CPU (test_int8_exact.py).
+    assert onnx.numpy_helper.to_array(initializer(model, "per_token_zero_point")).dtype == np.int8
     manifest = json.loads(graph.with_suffix(".json").read_text())
-    assert manifest["id"] == E5_QINT8_ID == "e5-small-qi8@1571fc98" and manifest["activations"] == "tok"
+    assert manifest["id"] == E5_QINT8_ID == "e5-small-qi8@1571fc98" and manifest["activations"] == PER_TOKEN
     assert manifest["gate_texts"] == len(gate_texts())
     assert manifest["gate_cosine_min"] >= GATE_MIN_COSINE
 
@@ -181,3 +185,7 @@ def test_service_scoring_session_keeps_the_recipe(built: E5QuantizedEmbedder) ->
     assert isinstance(copy, E5QuantizedEmbedder) and copy is not built and copy.threads == 1
     assert copy.id == built.id
     np.testing.assert_allclose(copy.encode(TEXTS[:2]), built.encode(TEXTS[:2]), atol=1e-5)
+
+
+def initializer(model, name: str):
+    return next(i for i in model.graph.initializer if i.name == name)

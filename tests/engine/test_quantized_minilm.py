@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from core.embedders import get_embedder
+from core.embedders.int8_build import PER_TOKEN
 from core.embedders.minilm import MiniLMEmbedder, default_model_path
 from core.embedders.quantized import (
     GATE_MIN_COSINE,
@@ -46,13 +47,16 @@ def test_built_graph_computes_in_int8_and_passed_its_gate(built: QuantizedMiniLM
     import onnx
 
     graph = built_path(built.directory)
-    ops = [n.op_type for n in onnx.load(str(graph)).graph.node]
+    model = onnx.load(str(graph))
+    ops = [n.op_type for n in model.graph.node]
     assert ops.count("MatMulInteger") >= 24  # the quantized weight MatMuls really run in int8
     # Activations quantized per token (QuantizeLinear), never per tensor (DynamicQuantizeLinear): a text's
     # vector must not depend on the texts batched with it.
     assert "DynamicQuantizeLinear" not in ops and ops.count("QuantizeLinear") >= 12
+    # Signed int8 activations: their products are exact on every CPU (test_int8_exact.py).
+    assert onnx.numpy_helper.to_array(initializer(model, "per_token_zero_point")).dtype == np.int8
     manifest = json.loads(graph.with_suffix(".json").read_text())
-    assert manifest["id"] == QINT8_ID and manifest["activations"] == "tok"
+    assert manifest["id"] == QINT8_ID and manifest["activations"] == PER_TOKEN
     assert manifest["gate_cosine_min"] >= GATE_MIN_COSINE
 
 
@@ -180,3 +184,7 @@ def test_service_scoring_session_keeps_the_recipe(built_v2: QuantizedMiniLMEmbed
     copy = _scoring_model(built_v2)
     assert isinstance(copy, QuantizedMiniLMEmbedder) and copy.id == built_v2.id
     np.testing.assert_allclose(copy.encode(TEXTS[:2]), built_v2.encode(TEXTS[:2]), atol=1e-5)
+
+
+def initializer(model, name: str):
+    return next(i for i in model.graph.initializer if i.name == name)
