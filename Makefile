@@ -60,7 +60,7 @@ serve: $(RUN_STAMP)
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
 # the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
 # Three pytest-xdist workers on CI's 2 cores: a browser test waits on Streamlit and on its typing pauses, and
-# with two workers the cores sat idle a fifth of the run (docs/decisions/0011). --dist loadfile keeps a file on
+# with two workers the cores sat idle a fifth of the run (docs/decisions/0012). --dist loadfile keeps a file on
 # one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
 # in collection order, which puts the longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 3

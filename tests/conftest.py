@@ -30,7 +30,7 @@ def embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # Seconds per test file at the last full run (`tests/durations.json`, written by `make durations` from CI's
-# junit report). `make test` runs two xdist workers that take whole files in collection order
+# junit report). `make test` runs xdist workers that take whole files in collection order
 # (--no-loadscope-reorder): starting the longest first lets the workers finish together, instead of one
 # running a long file alone at the end. A worker takes its next file while two tests of its current one are
 # left, so a one-test file (a long browser session) has the next file waiting behind it. A file not in the

@@ -40,12 +40,14 @@ class BuildRecipe(Protocol):
     def per_token(self) -> bool: ...
 
 
-# The per-token scheme's name in a graph's file name and manifest and in the embedding cache's keys. "tok-s8":
-# signed int8 activations. The unsigned ones before ("tok") were exact only on CPUs with VNNI: onnxruntime's
-# AVX2 kernel for unsigned x signed int8 adds pairs of products in int16, which saturates (a MatMulInteger
-# off by up to 6e6 at the extremes); signed x signed, each |value| <= 127, never does
-# (tests/engine/test_int8_exact.py). A graph or a cached vector of the old scheme is never read again.
-PER_TOKEN = "tok-s8"
+# The per-token scheme's name in a graph's file name and manifest and in the embedding cache's keys:
+# "tok-u8u8", the weights stored unsigned around 128 (`unsigned_weights`). With signed weights ("tok"),
+# onnxruntime's AVX2 kernel for unsigned x signed int8 adds pairs of products in int16, which saturates (a
+# MatMulInteger off by up to 6e6 at the extremes): only CPUs with VNNI summed exactly. Its unsigned x unsigned
+# kernels are exact on every x86 CPU (tests/engine/test_int8_exact.py) and compute the same integers; signed x
+# signed ones are exact too but 7x slower on AVX2. A graph or a cached vector of an earlier scheme is never
+# read again.
+PER_TOKEN = "tok-u8u8"
 
 
 def activations(recipe: BuildRecipe) -> str:
@@ -81,8 +83,25 @@ def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str], per_t
         nodes_to_exclude=list(float_nodes),
         extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
     )
-    if per_token:
-        onnx.save(per_token_activations(onnx.load(str(dest))), str(dest))
+    model = unsigned_weights(onnx.load(str(dest)))
+    onnx.save(per_token_activations(model) if per_token else model, str(dest))
+
+
+def unsigned_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with each `MatMulInteger`'s int8 weights and zero points stored as uint8 plus 128: the same
+    (weight - zero point) integers, so the same products, computed by onnxruntime's exact unsigned x unsigned
+    kernels instead of the unsigned x signed ones that saturate on CPUs without VNNI (`PER_TOKEN`)."""
+    from onnx import numpy_helper
+
+    weights = {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
+    for index, tensor in enumerate(model.graph.initializer):
+        if tensor.name in weights:
+            values = numpy_helper.to_array(tensor)
+            if values.dtype != np.int8:
+                raise ModelFileError(f"weight {tensor.name!r} is {values.dtype}, not int8")
+            shifted = (values.astype(np.int16) + 128).astype(np.uint8)
+            model.graph.initializer[index].CopyFrom(numpy_helper.from_array(shifted, tensor.name))
+    return model
 
 
 def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -90,10 +109,9 @@ def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
 
     `DynamicQuantizeLinear` takes one scale and zero point over its whole input: every row of a batch and
     every padding position, so a text's vector would depend on the texts batched with it. Each one is replaced
-    by a symmetric quantization with one scale per token (max |x| over the last axis / 127) into signed int8
-    around the zero point 0: a token's int8 values then depend on that token alone, the `MatMulInteger` that
-    reads them keeps its scalar zero point (onnxruntime takes no per-row one), and its sums are exact on every
-    x86 CPU (`PER_TOKEN`). The output is then scaled by the
+    by a symmetric quantization with one scale per token (max |x| over the last axis / 127) around the fixed
+    zero point 128: a token's int8 values then depend on that token alone, and the `MatMulInteger` that reads
+    them keeps its scalar zero point (onnxruntime takes no per-row one). The output is then scaled by the
     weight's column scales and the token's scale in two `Mul`s (`_scale_per_token`)."""
     from onnx import helper, numpy_helper
 
@@ -105,7 +123,7 @@ def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:
             numpy_helper.from_array(np.array(1 / 127, np.float32), "per_token_inv127"),
             numpy_helper.from_array(np.array(1e-12, np.float32), "per_token_tiny"),
             numpy_helper.from_array(np.array(1, np.float32), "per_token_one"),
-            numpy_helper.from_array(np.array(0, np.int8), "per_token_zero_point"),
+            numpy_helper.from_array(np.array(128, np.uint8), "per_token_zero_point"),
         ]
     )
     if opset >= 18:

@@ -1,9 +1,9 @@
 """The int8 graphs' integer products are exact on this CPU, whatever its instruction set: the same text gives
 the same vector on every x86 machine a service or notebook runs on (core/embedders/int8_build.py, PER_TOKEN).
 
-onnxruntime's AVX2 kernel for unsigned x signed int8 adds pairs of products in int16 and saturates; only
-CPUs with VNNI computed the unsigned activations exactly. Signed activations and weights, each within
-±127 (per-token activations and onnxruntime's symmetric per-channel weights), never reach int16's limit.
+The graphs store activations and weights as uint8 around the zero point 128, each within ±127 of it (per-token
+activations, onnxruntime's symmetric per-channel weights). onnxruntime's AVX2 kernel for unsigned x signed
+int8 adds pairs of products in int16 and saturates; only CPUs with VNNI computed signed weights exactly.
 """
 
 from __future__ import annotations
@@ -13,25 +13,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-ROWS, DEPTH, COLUMNS = 8, 384, 64  # tokens x hidden size (MiniLM's and e5-small's) x output columns
-INT8 = st.integers(-127, 127)
-EXTREMES = st.sampled_from([-127, 127])
+ROWS, DEPTH, COLUMNS = 8, 1536, 64  # tokens x the widest depth (the FFN's output projection) x columns
+LEVEL = st.integers(1, 255)  # 128 ± 127
+EXTREMES = st.sampled_from([1, 255])
 
 
 def matmul_integer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """onnxruntime's MatMulInteger of `a` (an input) and `b` (a weight initializer, as in the built graphs),
-    zero points 0, in a session with the embedders' graph optimizations."""
+    both around the zero point 128 (the weights' per column, as the graphs have them)."""
     import onnx
     import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
 
-    zero = numpy_helper.from_array(np.array(0, np.int8), "zero")
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["a", "b", "zero", "zero"], ["y"])],
+        [helper.make_node("MatMulInteger", ["a", "b", "a_zero", "b_zero"], ["y"])],
         "exact",
-        [helper.make_tensor_value_info("a", TensorProto.INT8, list(a.shape))],
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, list(a.shape))],
         [helper.make_tensor_value_info("y", TensorProto.INT32, [a.shape[0], b.shape[1]])],
-        [numpy_helper.from_array(b, "b"), zero],
+        [
+            numpy_helper.from_array(b, "b"),
+            numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
+            numpy_helper.from_array(np.full(b.shape[1], 128, np.uint8), "b_zero"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = min(model.ir_version, onnx.IR_VERSION, 9)
@@ -40,21 +43,24 @@ def matmul_integer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(y)
 
 
+def exact(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a.astype(np.int64) - 128) @ (b.astype(np.int64) - 128)
+
+
 @settings(max_examples=25, deadline=None)
 @given(
-    a=hnp.arrays(np.int8, (ROWS, DEPTH), elements=st.one_of(INT8, EXTREMES)),
-    b=hnp.arrays(np.int8, (DEPTH, COLUMNS), elements=st.one_of(INT8, EXTREMES)),
+    a=hnp.arrays(np.uint8, (ROWS, DEPTH), elements=st.one_of(LEVEL, EXTREMES)),
+    b=hnp.arrays(np.uint8, (DEPTH, COLUMNS), elements=st.one_of(LEVEL, EXTREMES)),
 )
-def test_signed_int8_products_are_exact(a: np.ndarray, b: np.ndarray) -> None:
-    expected = a.astype(np.int64) @ b.astype(np.int64)
-    np.testing.assert_array_equal(matmul_integer(a, b), expected)
+def test_int8_products_are_exact(a: np.ndarray, b: np.ndarray) -> None:
+    np.testing.assert_array_equal(matmul_integer(a, b), exact(a, b))
 
 
 def test_the_worst_case_is_exact_too() -> None:
-    """Every pair of products at its largest: 2 x 127 x 127 = 32,258, within int16 (an unsigned activation
-    of 255 reached 2 x 255 x 127 = 64,770, beyond it)."""
-    a = np.full((ROWS, DEPTH), 127, np.int8)
-    a[1::2] = -127
-    b = np.full((DEPTH, COLUMNS), 127, np.int8)
-    b[:, 1::2] = -127
-    np.testing.assert_array_equal(matmul_integer(a, b), a.astype(np.int64) @ b.astype(np.int64))
+    """Every pair of products at its largest (2 x 255 x 127 = 64,770 in the unsigned x signed kernel, which
+    int16 cannot hold)."""
+    a = np.full((ROWS, DEPTH), 255, np.uint8)
+    a[1::2] = 1
+    b = np.full((DEPTH, COLUMNS), 255, np.uint8)
+    b[:, 1::2] = 1
+    np.testing.assert_array_equal(matmul_integer(a, b), exact(a, b))
