@@ -31,9 +31,9 @@ log = logging.getLogger("core.embedders.cache")
 
 
 # The int8 embedders' vectors changed under the same ids: their activations went from one int8 scale per
-# batch (so a text's vector depended on its batch) to one per token, then to signed int8 (exact on every CPU;
-# docs/embedders.md). Their vectors are keyed under "<id>#<scheme>", so a vector cached by an earlier
-# computation is never read back beside new ones.
+# batch (so a text's vector depended on its batch) to one per token, then their weights were stored unsigned
+# (exact on every CPU; docs/embedders.md). Their vectors are keyed under "<id>#<scheme>", so a vector cached
+# by an earlier computation is never read back beside new ones.
 NAMESPACES = {i: f"{i}#{PER_TOKEN}" for i in (E5_QINT8_ID, QINT8_ID, QINT8V2_ID)}
 
 

@@ -23,6 +23,7 @@ from core.embedders.e5_weights import QK, Q4Matrix, read, read_header
 from core.embedders.int8_build import PER_TOKEN
 from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.engine.errors import ModelFileError
+from tests.engine.graphs import weight_types
 
 pytestmark = pytest.mark.slow
 
@@ -185,11 +186,3 @@ def test_service_scoring_session_keeps_the_recipe(built: E5QuantizedEmbedder) ->
     assert isinstance(copy, E5QuantizedEmbedder) and copy is not built and copy.threads == 1
     assert copy.id == built.id
     np.testing.assert_allclose(copy.encode(TEXTS[:2]), built.encode(TEXTS[:2]), atol=1e-5)
-
-
-def weight_types(model) -> set[np.dtype]:
-    """The dtypes of every MatMulInteger's weights and their zero points."""
-    import onnx
-
-    names = {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
-    return {onnx.numpy_helper.to_array(i).dtype for i in model.graph.initializer if i.name in names}

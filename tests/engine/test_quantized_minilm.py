@@ -23,6 +23,7 @@ from core.embedders.quantized import (
     float_matmul_graph,
 )
 from core.engine.errors import ModelFileError
+from tests.engine.graphs import weight_types
 
 pytestmark = pytest.mark.slow
 
@@ -184,11 +185,3 @@ def test_service_scoring_session_keeps_the_recipe(built_v2: QuantizedMiniLMEmbed
     copy = _scoring_model(built_v2)
     assert isinstance(copy, QuantizedMiniLMEmbedder) and copy.id == built_v2.id
     np.testing.assert_allclose(copy.encode(TEXTS[:2]), built_v2.encode(TEXTS[:2]), atol=1e-5)
-
-
-def weight_types(model) -> set[np.dtype]:
-    """The dtypes of every MatMulInteger's weights and their zero points."""
-    import onnx
-
-    names = {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
-    return {onnx.numpy_helper.to_array(i).dtype for i in model.graph.initializer if i.name in names}
