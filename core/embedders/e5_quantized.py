@@ -27,6 +27,7 @@ from core.embedders.base import encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
 from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
 from core.embedders.minilm import verify_file
+from core.embedders.onnx_session import open_session
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
 from core.json_types import JsonObject
 
@@ -73,19 +74,13 @@ class _Runner:
     """Tokenizer + session: texts -> L2-normalised vectors, long texts windowed and combined as the engine."""
 
     def __init__(self, graph: Path, source: Path, threads: int) -> None:
-        import onnxruntime as ort
-
         from core.embedders.e5_tokenizer import E5Tokenizer
         from core.embedders.e5_weights import read_header
 
         header = read_header(source)
         self.tokenizer = E5Tokenizer(header.vocab)
         self.max_positions = header.max_positions
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(graph, threads)
 
     def feeds(self, rows: Sequence[list[int]]) -> dict[str, np.ndarray]:
         ids = np.zeros((len(rows), max(len(r) for r in rows)), np.int64)

@@ -21,6 +21,7 @@ import numpy as np
 
 from core.config import core_settings
 from core.embedders.base import encode_by_length
+from core.embedders.onnx_session import open_session
 from core.errors import ModelFileError
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -149,7 +150,6 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return self
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
             tokenizer_path = self.tokenizer_path
@@ -161,11 +161,7 @@ class MiniLMEmbedder:
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+            session = open_session(model_path, self.threads)
 
             inputs = [i.name for i in session.get_inputs()]
             missing = {"input_ids", "attention_mask"} - set(inputs)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.embedders.onnx_session import open_session
+
 if TYPE_CHECKING:  # imported where a graph is changed, not on every start
     import onnx
 
@@ -26,15 +28,12 @@ def activation_maxima(
 ) -> dict[str, np.ndarray]:
     """Per-channel max |value| of each named tensor over the real (unpadded) tokens of `texts`."""
     import onnx
-    import onnxruntime as ort
     from onnx import helper
 
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     probe.graph.output.extend(helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names)
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = open_session(probe.SerializeToString())
     maxima: dict[str, np.ndarray] = {}
     for start in range(0, len(texts), 16):
         batch = feeds(list(texts[start : start + 16]))
