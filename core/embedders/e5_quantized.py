@@ -114,15 +114,20 @@ class _Runner:
 
 
 def build(
-    source: Path, dest: Path, recipe: E5Recipe = QI8, min_cosine: float = GATE_MIN_COSINE
+    source: Path,
+    dest: Path,
+    recipe: E5Recipe = QI8,
+    min_cosine: float = GATE_MIN_COSINE,
+    texts: Sequence[str] | None = None,
 ) -> JsonObject:
-    """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
+    """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss.
+    `texts` calibrate the smoothing and make the gate: the `sample_data/` texts unless given."""
     import onnx
 
     from core.embedders.e5_graph import build_graph
     from core.embedders.e5_weights import read
 
-    texts = gate_texts()
+    texts = gate_texts() if texts is None else list(texts)
     reference = engine_vectors(source, texts)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
