@@ -76,9 +76,13 @@ campaign_status()
 pool_size = 0
 with guard("Reading the pool"):
     pool_size = client.list_pool_page(handle, limit=1).total
-if flash := st.session_state.pop("pool_flash", None):
+# What the last pool import did, shown once: popped here, put back for the rerun the page asks for itself when
+# the first suggestions come (below), or it would vanish half a second after the import, unread.
+POOL_FLASHES = ("pool_flash", "pool_flash_warning")
+pool_flashes = {k: st.session_state.pop(k) for k in POOL_FLASHES if k in st.session_state}
+if flash := pool_flashes.get("pool_flash"):
     st.success(flash)
-if warning := st.session_state.pop("pool_flash_warning", None):
+if warning := pool_flashes.get("pool_flash_warning"):
     st.warning(warning, icon=":material/warning:")
 with st.expander(
     f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state
@@ -246,6 +250,7 @@ def labelling() -> None:
 def awaiting_suggestions() -> None:
     """While the first suggestions are on their way: a note, polled; the whole page reruns when they come."""
     if first_suggestions_ready(session, client):
+        st.session_state.update(pool_flashes)  # a rerun the person did not ask for keeps the import's message
         st.rerun()
     st.caption(":material/hourglass_top: Fetching suggestions from the pool…")
 

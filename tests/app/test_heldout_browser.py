@@ -113,10 +113,15 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.settle()
         pause(page, person.uniform(300, 1000))
         ui.click("Import into the pool")
-        ui.expect_text(
+        added = (
             f"Added {len(new)} of the file's {len(new) + EVALUATION} texts to the pool. {EVALUATION} were "
             "left out: they are in the evaluation set, which stays held out."
         )
+        ui.expect_text(added)
+        # The first suggestions come after it (the page reruns for them): the message is still there to read.
+        expect(page.get_by_role("button", name="2 · polite")).to_be_visible(timeout=60_000)
+        ui.idle()
+        expect(page.get_by_text(added)).to_be_visible()
         ui.screen("heldout_03_pool")
         with app_client(data_dir) as c:
             assert {p.text for p in c.list_pool(MODEL)} == {t.strip() for t in new}
