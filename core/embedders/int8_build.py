@@ -93,7 +93,7 @@ def unsigned_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     kernels instead of the unsigned x signed ones that saturate on CPUs without VNNI (`PER_TOKEN`)."""
     from onnx import numpy_helper
 
-    weights = {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
+    weights = matmul_weights(model)
     for index, tensor in enumerate(model.graph.initializer):
         if tensor.name in weights:
             values = numpy_helper.to_array(tensor)
@@ -102,6 +102,11 @@ def unsigned_weights(model: onnx.ModelProto) -> onnx.ModelProto:
             shifted = (values.astype(np.int16) + 128).astype(np.uint8)
             model.graph.initializer[index].CopyFrom(numpy_helper.from_array(shifted, tensor.name))
     return model
+
+
+def matmul_weights(model: onnx.ModelProto) -> set[str]:
+    """The names of every `MatMulInteger`'s weights and weight zero points (its inputs 1 and 3)."""
+    return {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
 
 
 def per_token_activations(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from core.embedders.int8_build import matmul_weights
 
-def weight_types(
-    model: Any,
-) -> set[np.dtype]:  # Any: an onnx.ModelProto (onnx is imported where a test needs it)
+
+def weight_types(model: Any) -> set[np.dtype]:  # Any: an onnx.ModelProto (onnx is imported where needed)
     """The dtypes of every MatMulInteger's weights and their zero points."""
     from onnx import numpy_helper
 
-    names = {i for n in model.graph.node if n.op_type == "MatMulInteger" for i in n.input[1::2]}
+    names = matmul_weights(model)
     return {numpy_helper.to_array(i).dtype for i in model.graph.initializer if i.name in names}
