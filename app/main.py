@@ -29,15 +29,16 @@ from app.shell.backend import (  # noqa: E402
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
 from app.ui.inert import code, md  # noqa: E402
-from app.ui.page_switch import forget_fragments_on_page_switch  # noqa: E402
+from app.ui.rerun_requests import filter_rerun_requests  # noqa: E402
 from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
 
 PAGES = ROOT / "pages"
 
 st.set_page_config(page_title="Scoring Workbench", page_icon=":material/bar_chart:", layout="wide")
-# A late rerun of the left page's fragment would otherwise blank the page moved to (app/ui/page_switch.py).
-forget_fragments_on_page_switch()
+# A late rerun of the left page's fragment would blank the page moved to, and a timer's rerun could carry a
+# click twice (app/ui/rerun_requests.py).
+filter_rerun_requests()
 
 
 def default_handle(handles: list[str], namespace: str) -> str | None:

@@ -176,6 +176,13 @@ window.WebSocket = class extends Socket {
     });
   }
 };
+// The page's repeating timers (a `run_every` fragment's among them), so a test can fire them on cue.
+window.__stTimers = [];
+const every = window.setInterval;
+window.setInterval = function (fn, ms, ...rest) {
+  window.__stTimers.push({fn, ms});
+  return every.call(window, fn, ms, ...rest);
+};
 """
 # An action that asked for no rerun yet (a text box sends its value on blur or Enter, a slider on release):
 # how long its rerun may take to be asked for. A rerun asked for is waited for as a condition.
@@ -308,6 +315,15 @@ class Ui:
 
     def click(self, name: str, timeout: float = 120_000) -> None:
         self.page.get_by_role("button", name=name, exact=True).click()
+        self.settle(timeout)
+
+    def click_as_timer_fires(self, name: str, every_s: float, timeout: float = 120_000) -> None:
+        """Click the button `name` in a `run_every=every_s` fragment the moment the fragment's timer fires:
+        the timer's rerun leaves before the click's own, as it does now and then on a busy machine."""
+        self.page.get_by_role("button", name=name, exact=True).evaluate(
+            "(button, ms) => { button.click(); for (const t of window.__stTimers) if (t.ms === ms) t.fn(); }",
+            every_s * 1000,
+        )
         self.settle(timeout)
 
     def expect_text(self, text: str, timeout: float = 60_000) -> None:

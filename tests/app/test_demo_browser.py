@@ -3,7 +3,7 @@
 Clicking another page in the sidebar takes the focus out of the Demo box, which sends a text it had not sent
 yet: a rerun of the Demo page's fragment that reaches the server just after the page switch. Streamlit ran it
 after the new page, as a run of the page left, and the browser cleared the main area ("Couldn't find
-fragment with id …"; app/ui/page_switch.py). The test types as a presenter does, pauses around the box's
+fragment with id …"; app/ui/rerun_requests.py). The test types as a presenter does, pauses around the box's
 300 ms, and leaves for each page of the sidebar in turn, 20 rounds; each page must draw and stay drawn.
 """
 

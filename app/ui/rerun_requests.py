@@ -1,12 +1,13 @@
-"""A move to another page forgets the fragments of the page left, before anything else can rerun them.
+"""Rerun requests a workbench session changes before Streamlit (1.67) queues them: two browser races.
 
-Leaving a page by its sidebar link takes the focus out of whatever had it: a text box in a fragment (the Demo
-page's live box, a fragment's `st.text_input`) sends its value on blur, which asks for a rerun of that
-fragment, and a `run_every` fragment's timer may fire at the same moment. Such a request names the page left,
-and it can reach the server just after the page switch. Streamlit (1.67) keeps the old page's fragments until
-the new page's run ends, so it queues the request behind that run and then runs it as a run of the old page:
-the fragment is gone ("Couldn't find fragment with id …"), nothing is drawn, and the browser, told that a
-run of another page started, clears the main area. The page stayed blank until the next action.
+**A page switch forgets the left page's fragments.** Leaving a page by its sidebar link takes the focus out of
+whatever had it: a text box in a fragment (the Demo page's live box, a fragment's `st.text_input`) sends its
+value on blur, which asks for a rerun of that fragment, and a `run_every` fragment's timer may fire at the
+same moment. Such a request names the page left, and it can reach the server just after the page switch.
+Streamlit keeps the old page's fragments until the new page's run ends, so it queues the request behind that
+run and then runs it as a run of the old page: the fragment is gone ("Couldn't find fragment with id …"),
+nothing is drawn, and the browser, told that a run of another page started, clears the main area. The page
+stayed blank until the next action.
 
 Streamlit already ignores a rerun of a fragment its session no longer holds. So when a whole-page rerun asks
 for another page than the one the session is on, the session drops the fragments it holds at once, before
@@ -15,6 +16,14 @@ ignored. A move the page's own run makes (`st.switch_page`, the Models page's "O
 session could see first; the session's page changes when the new page's run starts, and from then on a
 fragment rerun that names the page left is dropped. Reruns of the same page, and its fragments', go on as
 before.
+
+**A timer's rerun carries no click.** A button click sets the button's trigger in the browser and sends it
+with the next flush of widget states (a `setTimeout(0)` later), which then clears it. A `run_every` timer that
+fires in between sends every widget's state, the pending trigger too, and the flush sends it again: the
+server saw two clicks. Both reach the script when the first run ends with `st.rerun()` (the second is
+folded into that rerun), so an action ran twice: Save found nothing left and said "Nothing to save" over the
+save's message, "More empty rows" added ten. The click's own request always carries its trigger, so a
+timer's request drops the triggers it carries (`without_triggers`).
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime.app_session import AppSession
 
 _LOG = logging.getLogger(__name__)
-_MARK = "_workbench_forgets_left_fragments"
+_MARK = "_workbench_filters_reruns"
 
 
 def leaving_page(session: AppSession, client_state: ClientState | None) -> bool:
@@ -45,8 +54,24 @@ def from_page_left(session: AppSession, client_state: ClientState | None) -> boo
     return client_state.page_script_hash != session.page_script_hash
 
 
-def forget_fragments_on_page_switch() -> None:
-    """Make every session of this process forget the left page's fragments on a page switch (idempotent)."""
+_TRIGGERS = ("trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value")
+
+
+def without_triggers(client_state: ClientState) -> None:
+    """Drop the widget states of a timer's request that are triggers (a click, a chat message): a timer
+    clicks nothing, and the click's own request carries them."""
+    if not client_state.is_auto_rerun:
+        return
+    states = client_state.widget_states.widgets
+    kept = [w for w in states if w.WhichOneof("value") not in _TRIGGERS]
+    if len(kept) < len(states):
+        _LOG.info("dropped %d trigger(s) from a timer's rerun", len(states) - len(kept))
+        del states[:]
+        states.extend(kept)
+
+
+def filter_rerun_requests() -> None:
+    """Make every session of this process apply the rules above to the rerun requests it gets (idempotent)."""
     original = AppSession.request_rerun
     if getattr(original, _MARK, False):
         return
@@ -56,6 +81,8 @@ def forget_fragments_on_page_switch() -> None:
         if client_state is not None and from_page_left(self, client_state):
             _LOG.info("dropped a rerun of fragment %s of the page left", client_state.fragment_id)
             return
+        if client_state is not None:
+            without_triggers(client_state)
         if leaving_page(self, client_state):
             # Private, but the one place the session's fragments are kept; the browser test of page switches
             # (tests/app/test_demo_browser.py) fails if a Streamlit release moves it.
