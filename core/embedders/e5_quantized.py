@@ -12,13 +12,14 @@ written beside it; every later load re-checks that hash. See docs/embedders.md.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from core.embedders.minilm import verify_file
 from core.embedders.onnx_session import open_session
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
 from core.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from core.embedders.e5_tokenizer import E5Tokenizer
 
 BATCH_SIZE = 8  # texts per session run, sorted by length first (as MiniLM)
 
@@ -70,16 +74,24 @@ def _windows(content: list[int], bos: int, eos: int, max_positions: int) -> list
     return [[bos, *content[a : a + size], eos] for a in range(0, max(len(content), 1), size)]
 
 
+@functools.lru_cache(maxsize=2)
+def _tokenizer(source: str, stamp: tuple[int, int]) -> tuple[E5Tokenizer, int]:
+    """The tokenizer of `source` (its file's size and mtime in `stamp`) and its model's positions, once per
+    process: it takes ~2 s and ~85 MB to build, it is read-only once built, and every session over the same
+    file (a build's two, the service's one-thread scoring twin) tokenizes alike."""
+    from core.embedders.e5_tokenizer import E5Tokenizer
+    from core.embedders.e5_weights import read_header
+
+    header = read_header(Path(source))
+    return E5Tokenizer(header.vocab), header.max_positions
+
+
 class _Runner:
     """Tokenizer + session: texts -> L2-normalised vectors, long texts windowed and combined as the engine."""
 
     def __init__(self, graph: Path, source: Path, threads: int) -> None:
-        from core.embedders.e5_tokenizer import E5Tokenizer
-        from core.embedders.e5_weights import read_header
-
-        header = read_header(source)
-        self.tokenizer = E5Tokenizer(header.vocab)
-        self.max_positions = header.max_positions
+        stamp = (source.stat().st_size, source.stat().st_mtime_ns)
+        self.tokenizer, self.max_positions = _tokenizer(str(source.resolve()), stamp)
         self.session = open_session(graph, threads)
 
     def feeds(self, rows: Sequence[list[int]]) -> dict[str, np.ndarray]:

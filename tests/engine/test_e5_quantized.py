@@ -186,3 +186,7 @@ def test_service_scoring_session_keeps_the_recipe(built: E5QuantizedEmbedder) ->
     assert isinstance(copy, E5QuantizedEmbedder) and copy is not built and copy.threads == 1
     assert copy.id == built.id
     np.testing.assert_allclose(copy.encode(TEXTS[:2]), built.encode(TEXTS[:2]), atol=1e-5)
+    # Its own session, the same tokenizer (~85 MB and ~2 s to build): one per model file in a process.
+    assert copy._runner is not None and built._runner is not None
+    assert copy._runner.session is not built._runner.session
+    assert copy._runner.tokenizer is built._runner.tokenizer
