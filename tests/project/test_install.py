@@ -55,6 +55,28 @@ def test_make_run_byte_compiles_the_environment_but_test_suites_and_sympy(tmp_pa
     }
 
 
+def test_make_run_and_test_byte_compile_our_packages(tmp_path: Path) -> None:
+    # Under PYTHONDONTWRITEBYTECODE nothing else writes their bytecode: every process would compile them.
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    ours = {"core", "service", "app", "pages", "harness", "benchmarks", "tests/app"}
+    for name in (*ours, "docs"):
+        (tmp_path / name).mkdir(parents=True, exist_ok=True)
+        (tmp_path / name / "mod.py").write_text("VALUE = 1\n")
+    for target in ("run", "test"):
+        lines = subprocess.run(
+            ["make", "-n", f"VENV={venv}", target], cwd=ROOT, capture_output=True, text=True
+        ).stdout.splitlines()
+        # Not the install stamps' compile step (of the venv's lib), tested above.
+        (step,) = [x.lstrip("@") for x in lines if " -m compileall " in x and f"{venv}/lib" not in x]
+        for cache in tmp_path.glob("**/__pycache__"):
+            shutil.rmtree(cache)
+        subprocess.run(shlex.split(step), cwd=tmp_path, check=True, timeout=120)
+        compiled = {name for name in (*ours, "docs") if list((tmp_path / name / "__pycache__").glob("*.pyc"))}
+        assert compiled == ours, target
+
+
 def test_the_installed_packages_import_from_anywhere(tmp_path: Path) -> None:
     # Outside the checkout and without PYTHONPATH: only the install (an editable one) makes them importable.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
