@@ -239,8 +239,10 @@ def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, database_url: str) -> None:
-    """Short timings: a run busy 3 x the heartbeat timeout, swept every 0.2 s, keeps its claim."""
-    timings = {"heartbeat_interval_s": 0.2, "heartbeat_timeout_s": 1.0, "recovery_interval_s": 0.2}
+    """Short timings: a run busy twice the heartbeat timeout, swept every 0.2 s, keeps its claim. The
+    timeout is 8 beats, as the default's 7.5: with 5 (1 s), a heartbeat held up for a second on a busy
+    2-core CI (three test workers) let the sweep take a live run away."""
+    timings = {"heartbeat_interval_s": 0.25, "heartbeat_timeout_s": 2.0, "recovery_interval_s": 0.2}
     with running(tmp_path, database_url=database_url, **timings) as svc:
         c, h = svc.client, svc.author
         held: list[str] = []
@@ -248,7 +250,7 @@ def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, dat
         def hold(phase: str) -> None:
             if not held:
                 held.append(phase)
-                time.sleep(3.0)  # the engine busy in native code: only the heartbeat thread speaks
+                time.sleep(4.0)  # the engine busy in native code: only the heartbeat thread speaks
 
         make_model(c, h, "acme.long")
         with on_progress(svc.ctx.executor, hold):
