@@ -61,8 +61,9 @@ def test_each_test_gets_the_cpu_of_its_process_tree(tmp_path: Path) -> None:
     for name, seconds in cpu.items():
         if name in IDLE:  # the burner's CPU was its starter's, not again its stopper's
             assert seconds < BURN / 3, (name, seconds)
-        else:  # the burn, and a little more for starting interpreters; never another test's
-            assert BURN <= seconds < 3 * BURN, (name, seconds)
+        else:  # the burn, and a little more for starting interpreters; never another test's. A live
+            # process's CPU is read in clock ticks (10 ms), so the burner still running may show a tick less.
+            assert BURN - 0.02 <= seconds < 3 * BURN, (name, seconds)
     assert all(row["wall_s"] > 0 for row in rows)
 
 
