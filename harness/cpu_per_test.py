@@ -6,8 +6,8 @@
 A test's CPU is what it adds, over its setup, call and teardown, to: this process's own CPU, its waited-for
 children's, and the CPU so far of every process still running below it (with their waited-for children). So
 a service, Streamlit or Playwright started for the test counts for it; a module fixture's start counts for
-the module's first test. A process that leaves the tree before it ends is not counted: Chromium's zygote
-forks its renderers twice. `.ci/run`'s last line has the CPU of every process of the run.
+the module's first test. A process that leaves the tree is not counted: the PostgreSQL server, which
+`pg_ctl` starts as a daemon; nor is it in `.ci/run`'s last line, which counts the processes it waited for.
 """
 
 from __future__ import annotations
