@@ -15,31 +15,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import time
 from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
-import psutil
 import pytest
+
+from harness.processes import tree_cpu_seconds
 
 DEFAULT_DIR = Path("artifacts/cpu")
 
 
-def tree_cpu(process: psutil.Process) -> float:
-    """CPU seconds of `process` (this one) and everything below it that was waited for or still runs."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
-    for child in process.children(recursive=True):
-        try:
-            t = child.cpu_times()
-        except psutil.Error:  # gone since it was listed: its parent's waited-for CPU has it, or nothing does
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+class Row(TypedDict):
+    """One line of a worker's file: a test's node id, its CPU and its wall seconds."""
+
+    test: str
+    cpu_s: float
+    wall_s: float
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,16 +45,15 @@ class _Recorder:
     def __init__(self, out: Path) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         self._file = out.open("a", encoding="utf-8")
-        self._me = psutil.Process()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
-        cpu, wall = tree_cpu(self._me), time.monotonic()
+        cpu, wall = tree_cpu_seconds(), time.monotonic()
         try:
             return (yield)
         finally:
-            row = {"test": item.nodeid, "cpu_s": round(tree_cpu(self._me) - cpu, 3),
-                   "wall_s": round(time.monotonic() - wall, 3)}  # fmt: skip
+            spent, took = tree_cpu_seconds() - cpu, time.monotonic() - wall
+            row: Row = {"test": item.nodeid, "cpu_s": round(spent, 3), "wall_s": round(took, 3)}
             self._file.write(json.dumps(row) + "\n")
             self._file.flush()
 
@@ -83,18 +77,18 @@ class FileCost:
     tests: int = 0
 
 
-def per_file(rows: Iterable[dict[str, object]]) -> list[tuple[str, FileCost]]:
+def per_file(rows: Iterable[Row]) -> list[tuple[str, FileCost]]:
     """Each test file's CPU and wall seconds and test count, the most CPU first."""
     files: defaultdict[str, FileCost] = defaultdict(FileCost)
     for row in rows:
-        cost = files[str(row["test"]).split("::")[0]]
-        cost.cpu_s += float(str(row["cpu_s"]))
-        cost.wall_s += float(str(row["wall_s"]))
+        cost = files[row["test"].split("::")[0]]
+        cost.cpu_s += row["cpu_s"]
+        cost.wall_s += row["wall_s"]
         cost.tests += 1
     return sorted(files.items(), key=lambda kv: -kv[1].cpu_s)
 
 
-def read(paths: Sequence[Path]) -> list[dict[str, object]]:
+def read(paths: Sequence[Path]) -> list[Row]:
     files = [f for p in paths for f in (sorted(p.glob("*.jsonl")) if p.is_dir() else [p])]
     return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 
 import psutil
@@ -74,6 +75,21 @@ def cpu_seconds(pid: int) -> float:
     except _GONE:
         return 0.0
     return float(times.user + times.system)
+
+
+def tree_cpu_seconds() -> float:
+    """User + system CPU of this process and everything below it: its waited-for children's, and each live
+    descendant's so far (with its own waited-for children's). A daemon that left the tree is not in it."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
+    for child in psutil.Process().children(recursive=True):
+        try:
+            t = child.cpu_times()
+        except _GONE:  # reaped since it was listed: its parent's waited-for CPU has it, or nothing does
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return float(total)
 
 
 def rss_mb(pid: int) -> float:
