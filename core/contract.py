@@ -163,6 +163,8 @@ NAMESPACE_PATTERN = f"^{_NAME}$"
 TAG_PATTERN = f"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_TAG_CHARS - 1}}}"
 TAG_RE = re.compile(rf"\A{TAG_PATTERN}\Z")
 VERSION_NO_RE = re.compile(r"\Av([0-9]+)\Z")
+#: A run id (docs/api.md: opaque, `run_<32 hex>`); anything else names no run.
+RUN_ID_RE = re.compile(r"\Arun_[0-9a-f]{32}\Z")
 #: Not a tag: it would read as a version number (`v3`, and `V3` too).
 TAG_LIKE_VERSION_RE = re.compile(r"\A[vV][0-9]+\Z")
 
@@ -251,7 +253,8 @@ TraitKind = Literal["extrinsic", "intrinsic"]
 VersionTrigger = Literal["train", "retune", "retrain_buffered", "backfill"]
 SuggestMode = Literal["auto", "typical", "uncertain", "diverse", "positive", "negative"]
 SynthType = Literal["from_traits", "diversify"]
-RunStatus = Literal["queued", "running", "succeeded", "failed"]
+#: A run's status (`last_operation.status`): `cancelled` is an addition (POST …/runs/{run_id}/cancel).
+RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 KeyScope = Literal["authoring", "scoring"]
 #: What an authoring key or a person may do in its namespaces (docs/api.md "Roles"); each role may do all
 #: the one before it may.
@@ -268,6 +271,9 @@ PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+#: A run still to be done: it may be cancelled, and it keeps its model `busy`.
+RUNS_IN_FLIGHT: tuple[RunStatus, ...] = ("queued", "running")
 INPUT_PROVENANCES: tuple[InputProvenance, ...] = get_args(InputProvenance)
 ROLES: tuple[Role, ...] = get_args(Role)
 #: A key created without a role: what every key could do before roles existed.

@@ -10,14 +10,14 @@ from typing import Any, NamedTuple
 import pydantic
 import streamlit as st
 
-from app.shell import reads
+from app.shell import reads, roles
 from app.shell.backend import Backend, demo_load, get_backend
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
 from app.ui.inert import code, md, ours
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, NotFoundError, TransportError
-from core.contract import can
+from core.contract import RUNS_IN_FLIGHT, can
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
 # Material icons render from Streamlit's own font (no emoji font needed), in Markdown only.
@@ -176,8 +176,10 @@ def show_operation(op: LastOperation | None) -> None:
     if op is None:
         return
     status = op.status
-    if status in ("queued", "running"):
+    if status in RUNS_IN_FLIGHT:
         st.progress(op.fraction or 0.0, text=operation_caption(op))
+    elif status == "cancelled":
+        st.caption(f"Last operation: {md(str(op.kind))} cancelled ({md(when(op.finished_at))}).")
     elif status == "failed":
         why = f"{code(op.error_code or 'error')} {md(op.error_message or '')}"
         st.error(f"Last {md(str(op.kind))} failed: {ours(why)}")
@@ -220,11 +222,39 @@ def watch_model(handle: str) -> None:
         record_progress(op)
         if model.state == "busy":
             show_operation(op)
+            cancel_button(backend, handle, op)
         else:
             reads.invalidate(backend.url)  # the run changed the model, its versions and traits
             st.rerun(scope="app")
 
     _poll()
+
+
+def cancel_button(backend: Backend, handle: str, op: LastOperation | None) -> None:
+    """*Cancel* under a run's progress bar, for a key that may start runs: the service ends the run and puts
+    the model back where the run started (docs/api.md "Cancel a run")."""
+    if (
+        op is None
+        or not op.run_id
+        or op.status not in RUNS_IN_FLIGHT
+        or not roles.allows(backend.key, "manage")
+    ):
+        return
+    kind = md(str(op.kind or "run"))
+    if not st.button(
+        "Cancel",
+        key=f"cancel-{op.run_id}",
+        icon=":material/cancel:",
+        help=f"Stop this {kind}: nothing of it is kept, and the model goes back to where it was before it.",
+    ):
+        return
+    try:
+        backend.client.cancel(handle, op.run_id)
+    except ApiError as exc:  # it ended meanwhile (`run_finished`): the rerun shows how
+        show_error(exc, "Cancelling the run")
+        return
+    reads.invalidate(backend.url)
+    st.rerun(scope="app")
 
 
 def selected_handle() -> str | None:

@@ -133,6 +133,19 @@ class RunFailedError(ScoringClientError):
         )
 
 
+class RunCancelledError(RunFailedError):
+    """A background run ended with status `cancelled` (`Client.cancel`): its model is back where it was."""
+
+    def __init__(self, model: Model, operation: LastOperation) -> None:
+        super().__init__(model, operation)
+        self.code = "cancelled"
+        self.message = operation.progress_message
+        self.args = (
+            f"{operation.kind or 'run'} {operation.run_id or ''} on {model.handle} was cancelled "
+            f"(the model is {model.state})",
+        )
+
+
 class WaitTimeoutError(ScoringClientError, TimeoutError):
     """`Client.wait` gave up; `model` is the last state seen."""
 

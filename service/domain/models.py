@@ -147,7 +147,9 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
 def delete_model(ctx: Databases, who: Principal, handle: str) -> Deleted:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require(s, model, "delete")  # from every state but busy
+        if model.state == "busy":  # a run's result would land nowhere; cancel it first (docs/api.md)
+            raise busy_error(s, model, cancel_first=True)
+        require(s, model, "delete")
         if model.state == "archived":
             return Deleted(handle=model.handle, deleted=False)
         audit.record(s, who, "model_deleted", model.namespace, model, {"state": model.state})
@@ -160,7 +162,9 @@ def purge_model(ctx: Resources, who: Principal, handle: str) -> Deleted:
     """docs/api.md "Purge": the model and everything stored under it deleted, its handle free again."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
-        require(s, model, "delete")  # from every state but busy: a run's result would land nowhere
+        if model.state == "busy":  # a run's result would land nowhere; cancel it first (docs/api.md)
+            raise busy_error(s, model, cancel_first=True)
+        require(s, model, "delete")
         model_id = model.id
         versions = list(s.scalars(select(Version.id).where(Version.model_id == model_id)))
         s.expunge(model)

@@ -12,16 +12,20 @@ from service.store import ledger
 from service.store.tables import Model
 
 
-def busy_error(session: Session, model: Model) -> ApiError:
+def busy_error(session: Session, model: Model, *, cancel_first: bool = False) -> ApiError:
+    """409 `model_busy` naming the run in flight; `cancel_first`: say how to cancel it (a delete, which a
+    run in flight would otherwise block until it ends)."""
     run = ledger.in_flight(session, model)
     kind = run.kind if run is not None else "run"
     headers = {"X-Run-Id": run.id} if run is not None else {}
+    then = "retry when it finishes."
+    if cancel_first and run is not None:
+        then = (
+            f"retry when it finishes, or cancel it first: client.cancel({model.handle!r}, {run.id!r}) "
+            f"(POST /v1/models/{model.handle}/runs/{run.id}/cancel)."
+        )
     return ApiError(
-        409,
-        "model_busy",
-        f"The model is busy ({kind} in progress); retry when it finishes.",
-        retryable=True,
-        headers=headers,
+        409, "model_busy", f"The model is busy ({kind} in progress); {then}", retryable=True, headers=headers
     )
 
 

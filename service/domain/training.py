@@ -1,5 +1,5 @@
 """Starting runs (train, discover, synthesize): what a training needs before it may start, and the
-fingerprint that makes a run's request idempotent."""
+fingerprint that makes a run's request idempotent; cancelling a run."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import json
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POLE_RULE, Operation, RunKind, pole_of
+from core.contract import MAX_TRAITS, POLE_RULE, RUN_ID_RE, Operation, RunKind, pole_of
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
-from service.domain.needs import Resources, RunStarter
+from service.domain.needs import Databases, Resources, RunStarter
 from service.domain.states import busy_error, require, require_not_archived
+from service.domain.views import model_out
 from service.errors import ApiError
+from service.schemas.models import ModelOut
 from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import ledger
 from service.store.api_keys import Principal
@@ -204,3 +206,26 @@ def start_synthesis(ctx: Resources, who: Principal, handle: str, body: Synthesiz
         run_id = _start_unique(s, model, "synthesize", options, key)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
+
+
+# -- cancelling a run --------------------------------------------------------------------------------------
+
+
+def cancel_run(ctx: Databases, who: Principal, handle: str, run_id: str) -> ModelOut:
+    """docs/api.md "Cancel a run": a queued or running run ends `cancelled` and its model goes back to the
+    state the run started from; a repeat answers the model unchanged; a run that ended otherwise → 409."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True)
+        run = s.get(Run, run_id) if RUN_ID_RE.match(run_id) else None
+        if run is None or run.model_id != model.id:
+            raise ApiError(404, "run_not_found", f"Model {handle!r} has no run {run_id!r}.")
+        if run.status == "cancelled":  # a repeat (a double click, a lost response) changes nothing
+            return model_out(s, model)
+        if not ledger.cancel(s, run, f"Cancelled; the model is back to {run.return_state}"):
+            raise ApiError(
+                409,
+                "run_finished",
+                f"Run {run_id} already {run.status}; only a queued or running run can be cancelled.",
+            )
+        s.flush()
+        return model_out(s, model)

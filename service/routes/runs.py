@@ -1,4 +1,4 @@
-"""Starting background runs: train (first, retune), discover, synthesize."""
+"""Background runs: starting them (train: first, retune; discover; synthesize) and cancelling one."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from fastapi import APIRouter, Body, Response, status
 from service.domain import training
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import RUN_ID_HEADER, errors
+from service.schemas.models import ModelOut
 from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 
 router = APIRouter(tags=["runs"])
@@ -55,3 +56,10 @@ def synthesize(
     handle: str, who: AuthoringKey, ctx: CtxDep, body: SynthesizeIn | None = Body(default=None)
 ) -> RunStarted:
     return training.start_synthesis(ctx, who, handle, body or SynthesizeIn())
+
+
+@router.post(
+    "/models/{handle}/runs/{run_id}/cancel", response_model=ModelOut, responses=errors(403, 404, 409)
+)
+def cancel(handle: str, run_id: str, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    return training.cancel_run(ctx, who, handle, run_id)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
+from core.embedders.base import Embedder
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
 from service.domain.needs import UNWATCHED, Checkpoints
@@ -51,3 +53,33 @@ class Attempt:
                 self.checkpoints.reached("run_started", self.handle, where, self.number)
 
         return report
+
+    def watched(self, embedder: Embedder) -> Embedder:
+        """`embedder` encoding in chunks with a look at the claim between them: the engine embeds all of a
+        run's texts in one call, which would otherwise outlast a cancel by minutes."""
+        return Watched(embedder, self.heartbeat)
+
+
+class Watched:
+    """An embedder whose `encode` stops between chunks once the run's claim is gone (ClaimLost)."""
+
+    CHUNK = 512  # texts: a few seconds of the slowest embedder on one thread
+
+    def __init__(self, embedder: Embedder, heartbeat: Heartbeat) -> None:
+        self.base = embedder
+        self.embedder = getattr(embedder, "embedder", embedder)  # the model behind the cache, for snapshots
+        self.id = embedder.id
+        self.dim = embedder.dim
+        self._heartbeat = heartbeat
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) <= self.CHUNK:
+            return self.base.encode(texts)
+        # Chunks of similar lengths, as the embedders batch them, so padding stays as small as in one call.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.CHUNK):
+            self._heartbeat.check()
+            idx = order[start : start + self.CHUNK]
+            out[idx] = self.base.encode([texts[i] for i in idx])
+        return out

@@ -26,7 +26,7 @@ def edit_inputs(at: Attempt) -> tuple[JsonObject, list[TraitSpec], list[Sample],
             dict(run.options),
             trait_specs(load_traits(s, model.id)),
             load_samples(s, model.id),
-            at.embedders.get(model.embedder, retain=not model.zero_data_retention),
+            at.watched(at.embedders.get(model.embedder, retain=not model.zero_data_retention)),
         )
 
 

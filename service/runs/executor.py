@@ -112,6 +112,7 @@ class Executor:
                     raise EngineError(f"unknown run kind {kind!r}")
                 execute(at)
         except ClaimLost:
+            # Cancelled, or recovered and handed to another worker: this attempt applies nothing.
             log.warning("run %s attempt %d: the claim was lost, abandoning this attempt", run_id, attempt)
         except EngineError as exc:
             self._fail(run_id, attempt, exc.code, str(exc))

@@ -24,7 +24,8 @@ PHASE_MESSAGES = {
 
 
 class ClaimLost(Exception):
-    """This worker's claim on its run was taken away (recovered as stale, or released): stop working."""
+    """This worker's claim on its run was taken away (cancelled, recovered as stale, or released): stop
+    working."""
 
 
 class Heartbeat:
@@ -76,9 +77,13 @@ class Heartbeat:
             except Exception:
                 log.exception("heartbeat failed for %s", self._run_id)
 
-    def progress(self, fraction: float, phase: str, message: str | None = None) -> None:
-        if self.lost.is_set():  # noticed by the heartbeat thread
+    def check(self) -> None:
+        """ClaimLost once the heartbeat thread found the claim gone: a check between steps costs no write."""
+        if self.lost.is_set():
             raise ClaimLost(self._run_id)
+
+    def progress(self, fraction: float, phase: str, message: str | None = None) -> None:
+        self.check()  # noticed by the heartbeat thread
         now = time.monotonic()
         # Throttle DB writes; always write a phase change.
         if phase == self._last_phase and now - self._last_write < 0.5:

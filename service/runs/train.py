@@ -83,7 +83,7 @@ def execute(at: Attempt) -> None:
         inputs = read_inputs(s, at.run_id)
     data = training_set(inputs)
     effort = str(inputs.options.get("effort") or "medium")
-    embedder: Embedder = at.embedders.get(inputs.embedder_choice, retain=inputs.retain)
+    embedder: Embedder = at.watched(at.embedders.get(inputs.embedder_choice, retain=inputs.retain))
     at.report(PROGRESS["embedding"][0], "embedding")
     started = time.monotonic()
     sharded = shards.shardable(at.settings, len(data.texts), inputs.retain)

@@ -14,12 +14,12 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from core.contract import ModelState, RunKind, state_after_run
+from core.contract import RUNS_IN_FLIGHT, ModelState, RunKind, state_after_run
 from core.json_types import JsonObject
 from service.store.db import rows_changed
 from service.store.tables import Model, Run, RunProgress, utcnow
 
-IN_FLIGHT = ("queued", "running")
+IN_FLIGHT = RUNS_IN_FLIGHT
 
 
 def new_run_id() -> str:
@@ -91,10 +91,15 @@ def in_flight(session: Session, model: Model) -> Run | None:
 
 
 def find_duplicate(session: Session, model_id: int, key: str) -> Run | None:
-    """A queued, running or succeeded run with the same idempotency key (failed ones do not block)."""
+    """A queued, running or succeeded run with the same idempotency key (failed and cancelled ones do not
+    block)."""
     return session.scalar(
         select(Run)
-        .where(Run.model_id == model_id, Run.idempotency_key == key, Run.status != "failed")
+        .where(
+            Run.model_id == model_id,
+            Run.idempotency_key == key,
+            Run.status.not_in(("failed", "cancelled")),
+        )
         .order_by(Run.created_at.desc())
         .limit(1)
     )
@@ -167,6 +172,32 @@ def fail(session: Session, run_id: str, attempt: int | None, code: str, message:
     model = session.get(Model, run.model_id)
     if model is not None and model.state == "busy" and model.last_run_id == run.id:
         model.state = state_after(model, run, succeeded=False)
+        model.updated_at = utcnow()
+    return True
+
+
+def cancel(session: Session, run: Run, message: str) -> bool:
+    """queued or running → cancelled, its model back in the state the run started from; False when the run
+    had already ended. A worker executing it finds its claim gone at its next heartbeat or progress write
+    and applies nothing (every write of an attempt is conditional on `running`), and neither recovery nor a
+    restart takes it again (they take only `queued` and `running` runs)."""
+    changed = rows_changed(
+        session,
+        update(Run)
+        .where(Run.id == run.id, Run.status.in_(IN_FLIGHT))
+        .values(
+            status="cancelled",
+            finished_at=utcnow(),
+            progress={**run.progress, "phase": "cancelled", "message": message},
+        )
+        .execution_options(synchronize_session=False),
+    )
+    session.refresh(run)
+    if changed != 1:
+        return False
+    model = session.get(Model, run.model_id)
+    if model is not None and model.state == "busy" and model.last_run_id == run.id:
+        model.state = run.return_state
         model.updated_at = utcnow()
     return True
 

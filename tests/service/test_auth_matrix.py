@@ -25,9 +25,10 @@ from sqlalchemy import create_engine, inspect, select
 
 from core.contract import Action, role_allows
 from service.errors import MAX_BODY_BYTES
+from service.store import ledger
 from service.store.api_keys import NameTaken, create_key
 from service.store.db import transaction
-from service.store.tables import Person
+from service.store.tables import Model, Person
 from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
@@ -226,6 +227,14 @@ def comment(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"comment_id": str(check(resp, 201)["id"])}
 
 
+def queued_run(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """A retune queued and never enqueued: it stays in flight, for the cancel, whatever the worker does."""
+    with transaction(svc.ctx.sessions) as s:
+        model = s.scalar(select(Model).where(Model.handle == handle))
+        assert model is not None
+        return {"run_id": ledger.create_run(s, model, "train", {"triggered_by": "retune"}).id}
+
+
 def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     url = f"/v1/namespaces/{handle.split('.')[0]}/people/pat@example.com"
     check(svc.client.put(url, json={"role": "reviewer"}, headers=owner), 200)
@@ -288,6 +297,7 @@ OPERATIONS: list[Op] = [
     Op("discover", "POST", M + "/traits/discover", "write", "draft", 202, json=lambda _: {"effort": "low"}),
     Op("synthesize", "POST", M + "/samples/synthesize", "write", "draft", 202,
        json=lambda _: {"effort": "low"}),
+    Op("cancel", "POST", M + "/runs/{run_id}/cancel", "write", "ready", 200, setup=queued_run),
     Op("list_versions", "GET", M + "/versions", "read", "ready", 200),
     Op("get_version", "GET", M + "/versions/{ref}", "read", "ready", 200, params={"ref": "v1"}),
     Op("tag", "POST", M + "/versions/{ref}", "write", "ready", 200, params={"ref": "matrix"}),

@@ -31,6 +31,15 @@ class VersionCalls(ModelCalls):  # waiting reads the model
             body["reoptimize_params"] = True
         return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
 
+    def cancel(self, handle: str, run_id: str) -> Model:
+        """Cancel a queued or running run (train, retrain, discover, synthesize, evaluate): the model goes
+        back to the state the run started from (a first training's draft; a retraining's serving version
+        keeps serving), `last_operation.status` is `cancelled`. Safe to repeat; a run that already ended
+        otherwise raises `ConflictError` (`run_finished`)."""
+        return Model.model_validate(
+            self.request("POST", _path("models", handle, "runs", run_id, "cancel")).json()
+        )
+
     def wait(
         self,
         handle: str,
@@ -45,7 +54,8 @@ class VersionCalls(ModelCalls):  # waiting reads the model
 
         `progress`: `True`/`"tqdm"` for a bar or `progress(percent_done, 100)` (core.client.progress);
         `on_operation` is called with each `LastOperation` seen (phase, message, run id).
-        Raises `RunFailedError` if the run failed and `WaitTimeoutError` after `timeout` seconds. An interrupt
+        Raises `RunFailedError` if the run failed (`RunCancelledError`, one of them, if it was cancelled) and
+        `WaitTimeoutError` after `timeout` seconds. An interrupt
         (Ctrl-C, a notebook's stop) stops the waiting, not the run: it goes on in the service.
         """
         reporter = progress_mod.resolve(progress, handle, unit="%")
@@ -65,6 +75,8 @@ class VersionCalls(ModelCalls):  # waiting reads the model
                 if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
                     if op is not None and op.status == "failed":
                         raise errors.RunFailedError(model, op)
+                    if op is not None and op.status == "cancelled":
+                        raise errors.RunCancelledError(model, op)
                     succeeded = True
                     return model
                 remaining = deadline - time.monotonic()

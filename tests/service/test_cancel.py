@@ -1,0 +1,190 @@
+"""Cancelling a run (docs/api.md "Cancel a run"): a queued or running training, retune, discover, synthesize
+or evaluation ends `cancelled`, its model back where the run started with nothing of it applied, its worker
+free for the next run, and neither a worker nor a restart takes it again; a busy model can then be deleted."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from service.domain.needs import Checkpoints, Point
+from service.store import ledger
+from service.store.db import transaction
+from service.store.tables import Run
+from tests.service.conftest import Svc
+from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+
+H = "acme.cancel"
+EVAL_ITEMS = [
+    {"trait": "formality", "text": "We should be grateful for your reply.", "quality": 1},
+    {"trait": "formality", "text": "lol whatever dude", "quality": 0},
+]
+
+
+@dataclass
+class Hold:
+    """Checkpoints that hold one model's run at its first engine progress report (claimed, heartbeating,
+    nothing applied) until `release` is set: a run caught running, as a long one is."""
+
+    handle: str
+    then: Checkpoints
+    started: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
+        if point == "engine_progress" and handle == self.handle and not self.release.is_set():
+            self.started.set()
+            self.release.wait(60)
+        self.then.reached(point, handle, what, attempt)
+
+
+def start(svc: Svc, kind: str, handle: str = H) -> str:
+    c, h = svc.client, svc.author
+    url, body = {
+        "train": ("train", {"effort": "low"}),
+        "retune": ("train", {"effort": "low", "reoptimize_params": True}),
+        "discover": ("traits/discover", {"effort": "low"}),
+        "synthesize": ("samples/synthesize", {"effort": "low"}),
+        "evaluate": ("versions/v1/evaluate", None),
+    }[kind]
+    started = check(c.post(f"/v1/models/{handle}/{url}", json=body, headers=h), 202)
+    return str(started["run_id"])
+
+
+def prepare(svc: Svc, kind: str, run_now: Callable[[str], None]) -> dict[str, Any]:
+    """The model a run of `kind` starts from: a draft with data, or (retune, evaluate) a trained one."""
+    c, h = svc.client, svc.author
+    make_model(c, h, H)
+    if kind in ("retune", "evaluate"):
+        run_now(start(svc, "train"))
+        assert wait_settled(c, H, h)["state"] == "ready"
+    if kind == "evaluate":
+        check(c.post(f"/v1/models/{H}/evaluation-set", json={"items": EVAL_ITEMS}, headers=h), 201)
+    return model_view(svc)
+
+
+def model_view(svc: Svc) -> dict[str, Any]:
+    """What a cancelled run must leave as it was: the state, the serving version, traits, samples."""
+    c, h = svc.client, svc.author
+    model = check(c.get(f"/v1/models/{H}", headers=h), 200)
+    traits = check(c.get(f"/v1/models/{H}/traits", headers=h), 200)
+    return {
+        "state": model["state"],
+        "version_no": model["version_no"],
+        "sample_count": model["sample_count"],
+        "traits": sorted(t["key"] for t in traits["traits"]),
+        "evaluation": c.get(f"/v1/models/{H}/versions/v1/evaluation", headers=h).status_code,
+    }
+
+
+def run_row(svc: Svc, run_id: str) -> tuple[str, int]:
+    with transaction(svc.ctx.reads) as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        return run.status, run.attempts
+
+
+def cancel(svc: Svc, run_id: str, headers: dict[str, str] | None = None) -> Any:
+    return svc.client.post(f"/v1/models/{H}/runs/{run_id}/cancel", headers=headers or svc.author)
+
+
+KINDS = ["train", "retune", "discover", "synthesize", "evaluate"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_queued_run_is_cancelled_and_never_taken_again(idle_svc: Svc, kind: str) -> None:
+    svc = idle_svc
+    before = prepare(svc, kind, svc.ctx.executor.execute)
+    run_id = start(svc, kind)
+    assert check(svc.client.get(f"/v1/models/{H}", headers=svc.author), 200)["state"] == "busy"
+
+    model = check(cancel(svc, run_id), 200)
+    assert model["state"] == before["state"]
+    op = model["last_operation"]
+    assert (op["run_id"], op["status"], op["error"]) == (run_id, "cancelled", None)
+    assert op["finished_at"] is not None and op["progress"]["phase"] == "cancelled"
+    assert before["state"] in op["progress"]["message"]
+
+    # A worker handed its message, the recovery sweep and a restart's re-enqueue all leave it alone.
+    svc.ctx.executor.execute(run_id)
+    svc.ctx.recover()
+    with transaction(svc.ctx.sessions) as s:
+        assert run_id not in ledger.queued_ids(s)
+    assert run_row(svc, run_id) == ("cancelled", 0)
+    assert model_view(svc) == before
+
+    # A repeat changes nothing; the same run may be started anew (a cancelled run is no duplicate).
+    again = check(cancel(svc, run_id), 200)
+    assert again["last_operation"] == op and again["state"] == before["state"]
+    rerun = start(svc, kind)
+    assert rerun != run_id
+    svc.ctx.executor.execute(rerun)
+    assert run_row(svc, rerun) == ("succeeded", 1)
+
+
+@pytest.mark.parametrize("kind", ["train", "retune", "discover", "synthesize"])
+def test_a_running_run_is_cancelled_and_its_worker_takes_the_next_run(
+    svc: Svc, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="service.runs")
+    before = prepare(svc, kind, lambda run_id: None)  # the service's own worker runs it
+    hold = Hold(H, svc.ctx.executor.checkpoints)
+    svc.ctx.executor.checkpoints = hold
+    try:
+        run_id = start(svc, kind)
+        assert hold.started.wait(60), "the run never started"
+        assert run_row(svc, run_id) == ("running", 1)
+
+        model = check(cancel(svc, run_id), 200)
+        assert model["state"] == before["state"]
+        assert model["last_operation"]["status"] == "cancelled"
+    finally:
+        hold.release.set()  # the worker goes on to its next progress report, finds the claim gone and stops
+
+    # One worker thread: another model's training completes only once the cancelled run let go of it.
+    make_model(svc.client, svc.author, "acme.next")
+    train_ready(svc.client, svc.author, "acme.next")
+    assert svc.ctx.executor.claims() == {}
+    assert run_row(svc, run_id) == ("cancelled", 1)
+    assert model_view(svc) == before  # nothing of the run applied: no version, trait or sample
+    assert any(run_id in r.getMessage() and "claim was lost" in r.getMessage() for r in caplog.records)
+    svc.ctx.recover()  # a sweep (as after a restart) does not take it again
+    assert run_row(svc, run_id) == ("cancelled", 1)
+
+
+def test_a_busy_model_is_deleted_after_its_run_is_cancelled(idle_svc: Svc) -> None:
+    svc, c, h = idle_svc, idle_svc.client, idle_svc.author
+    make_model(c, h, H)
+    run_id = start(svc, "train")
+    for params in (None, {"purge": "true"}):
+        refused = c.delete(f"/v1/models/{H}", params=params, headers=h)
+        assert error_code(refused, 409) == "model_busy"
+        assert refused.headers["X-Run-Id"] == run_id
+        assert f"client.cancel('{H}', '{run_id}')" in refused.json()["error"]["message"]
+    check(cancel(svc, run_id), 200)
+    assert check(c.delete(f"/v1/models/{H}", params={"purge": "true"}, headers=h), 200)["deleted"] is True
+    check(c.post("/v1/models", json={"handle": H}, headers=h), 201)  # the handle is free again
+
+
+def test_a_finished_or_unknown_run_is_refused_with_the_reason(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, H)
+    run_id = start(svc, "train")
+    assert wait_settled(c, H, h)["state"] == "ready"
+    finished = cancel(svc, run_id)
+    assert error_code(finished, 409) == "run_finished"
+    assert "already succeeded" in finished.json()["error"]["message"]
+    assert check(c.get(f"/v1/models/{H}", headers=h), 200)["last_operation"]["status"] == "succeeded"
+
+    make_model(c, h, "acme.other-model")
+    other = start(svc, "train", "acme.other-model")
+    for unknown in ("run_" + "0" * 32, other, "not-a-run-id"):  # another model's run is not this model's
+        assert error_code(cancel(svc, unknown), 404) == "run_not_found"
+    # Whoever may not start a run may not cancel one (the whole matrix: test_auth_matrix.py).
+    assert error_code(cancel(svc, run_id, headers=svc.scorer), 403) == "forbidden"
+    assert error_code(cancel(svc, run_id, headers=svc.other), 404) == "model_not_found"
