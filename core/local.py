@@ -40,6 +40,10 @@ ENV_DATA_DIR = env_name("data_dir")
 KEY_FILE = "local_key.txt"
 PORT_FILE = "service_port.txt"
 LOG_FILE = "service.log"
+#: How long the service's worker lets a run in progress go on once `stop()` asks it to end (the service's own
+#: default, 30 s, suits a server's process manager; a notebook's `stop()` waits 10 s before it kills).
+SHUTDOWN_GRACE_S = 2.0
+SHUTDOWN_GRACE_ENV = "SCORING_SHUTDOWN_GRACE_S"
 PID_FILE = "service.pid"  # {"pid", "url", "owner"}: which process serves the data directory
 _KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
 logger = logging.getLogger(__name__)
@@ -161,7 +165,9 @@ class LocalService:
         return f"{self.namespace}.{name}"
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Terminate the service (SIGTERM, then SIGKILL after `timeout` seconds). Idempotent."""
+        """Terminate the service (SIGTERM, then SIGKILL after `timeout` seconds). Idempotent. A run in
+        progress goes back to the queue within `SHUTDOWN_GRACE_S` and starts again at the next start;
+        cancel it first (`client.cancel(handle, run_id)`) to end it for good."""
         atexit.unregister(self.stop)
         if self.process.poll() is None:
             self.process.terminate()
@@ -233,6 +239,9 @@ def start_local_service(
         if note:
             logger.warning(note)
     env = {**os.environ, ENV_DATA_DIR: str(root), "PYTHONUNBUFFERED": "1"}
+    # A run in progress is handed back to the queue (it starts again at the next start; `Client.cancel`
+    # ends it for good) soon enough that `stop()` ends the service cleanly within its timeout.
+    env.setdefault(SHUTDOWN_GRACE_ENV, str(SHUTDOWN_GRACE_S))
     # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL).
     cmd = [
         sys.executable,

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -125,6 +126,10 @@ def serve(args: argparse.Namespace) -> int:
                     await asyncio.to_thread(child.stop)
 
     server = Server(config)
+    # uvicorn re-raises a SIGTERM once its shutdown is over (runs handed back, the worker child stopped); with
+    # this handler in place beneath its own, that re-raise ends nothing and a stop asked for exits 0, as the
+    # worker's does, so a launcher (core/local.py, a process manager) sees a clean end, not a signal's.
+    signal.signal(signal.SIGTERM, lambda _sig, _frame: None)
     server.run()
     return 0 if server.started else 1
 

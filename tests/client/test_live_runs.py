@@ -10,6 +10,7 @@ from core.client import (
     ConflictError,
     LastOperation,
     NotFoundError,
+    RunCancelledError,
     RunFailedError,
     ScoreResult,
     ValidationError,
@@ -187,3 +188,34 @@ def test_wait_draws_a_tqdm_bar(client: Client, trained: str, capsys: pytest.Capt
     assert "100%" in err and "train" in err
     with pytest.raises(ValueError, match="tqdm"):
         client.wait(trained, progress="bar", timeout=1)
+
+
+def test_cancel_a_run_then_delete_its_model(idle_service: Service) -> None:
+    with idle_service.client() as c:
+        handle = make_draft(c, idle_service.handle("cancelled"))
+        run = c.train(handle, effort="low")
+        assert run.run_id is not None
+        with pytest.raises(ConflictError) as busy:
+            c.delete_model(handle, purge=True)
+        assert busy.value.code == "model_busy" and f"client.cancel({handle!r}" in str(busy.value)
+
+        model = c.cancel(handle, run.run_id)
+        assert model.state == "draft" and model.version_no is None
+        assert model.last_operation is not None and model.last_operation.status == "cancelled"
+        assert c.cancel(handle, run.run_id).last_operation == model.last_operation  # safe to repeat
+        with pytest.raises(RunCancelledError) as cancelled:  # a RunFailedError: old handlers catch it
+            c.wait(handle, run.run_id, timeout=5)
+        assert cancelled.value.code == "cancelled" and cancelled.value.model.state == "draft"
+        with pytest.raises(NotFoundError):
+            c.cancel(handle, "run_" + "0" * 32)
+        assert c.delete_model(handle, purge=True).deleted
+
+
+def test_cancel_of_a_finished_run_says_why(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("finished"))
+    run = client.train(handle, effort="low")
+    assert run.run_id is not None
+    client.wait(handle, run.run_id, timeout=60)
+    with pytest.raises(ConflictError) as finished:
+        client.cancel(handle, run.run_id)
+    assert finished.value.code == "run_finished" and "already succeeded" in str(finished.value)

@@ -12,6 +12,7 @@ from core import start_local_service
 from core.client import AuthenticationError, Client, LastOperation, TransportError
 from core.local import KEY_FILE, LocalService, free_port
 from harness.processes import cmdline, nice, worker_children
+from harness.waiting import wait_until
 from tests.client.conftest import formality_rows
 
 
@@ -137,3 +138,26 @@ def test_the_port_is_kept_from_one_start_to_the_next(tmp_path: Path) -> None:
             assert f"Port {port}" in note and "taken by another program" in note, note
             assert f"port {new_port} now" in note and PORT_FILE in note, note
             assert remembered_port(tmp_path) == new_port
+
+
+def test_stop_ends_cleanly_in_the_middle_of_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The run sleeps a minute at its first progress report (claimed, heartbeating): a long run in progress.
+    hooks = '{"slow_run": {"handle_prefix": "nb.long", "seconds": 60}}'
+    monkeypatch.setenv("SCORING_TEST_HOOKS", hooks)
+    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
+        with svc.client() as c:
+            handle = svc.handle("long")
+            c.create_model(handle)
+            trait = {"name": "Formality", "positive_label": "formal", "negative_label": "casual"}
+            c.add_traits(handle, [trait])
+            c.add_samples(handle, formality_rows())
+            run = c.train(handle, effort="low")
+            seen = wait_until(lambda: "test hook: run" in svc.log_path.read_text(), 60, "the run to start")
+            assert seen and c.get_model(handle).last_operation.status == "running"  # type: ignore[union-attr]
+        workers = worker_children(svc.pid)
+        svc.stop()  # within its timeout: no SIGKILL
+        assert svc.process.returncode == 0, svc.log_path.read_text()[-2000:]
+        assert f"handed run {run.run_id} back to the queue at shutdown" in svc.log_path.read_text()
+        for pid in workers:  # the worker child stopped too
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)

@@ -7,7 +7,6 @@ uses its own models."""
 from __future__ import annotations
 
 import re
-import signal
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -367,8 +366,8 @@ def test_restart_everything_keeps_state(fleet: Running) -> None:
         p.send_term()
     for p in f.procs:
         code = p.wait_exit()
-        if p in f.apis:  # uvicorn re-raises SIGTERM after its graceful shutdown (the lifespan's end)
-            assert code == -signal.SIGTERM and "service stopped" in p.log(), p.log()[-2000:]
+        if p in f.apis:  # a stop asked for is a clean end (service/__main__.py, serve)
+            assert code == 0 and "service stopped" in p.log(), p.log()[-2000:]
         else:
             assert code == 0 and "worker stopped" in p.log(), p.log()[-2000:]
     f.ensure_running()
