@@ -1,4 +1,5 @@
-"""A queued run shows as queued, with its place in line, on the model pages' live progress.
+"""A queued run shows as queued, with its place in line, on the model pages' live progress, and a run in
+flight is cancelled from the *Cancel* button beside it.
 
 A local service of its own whose worker holds one run (the `slow_run` test hook), so the next trainings wait
 in the queue for as long as the test needs them there.
@@ -10,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.client import Client, LastOperation
+from core.client import Client, LastOperation, NotFoundError
 from core.local import LocalService, start_local_service
 from harness.waiting import wait_until
-from tests.app.apptest_util import no_exception, page
+from tests.app.apptest_util import by_label, no_exception, page
 from tests.app.support import make_draft
 
 BLOCKER = "local.blocker"
@@ -39,18 +40,32 @@ def _wait_running(client: Client, handle: str, timeout: float = 60.0) -> None:
     wait_until(running, timeout, f"{handle}'s run to start", interval=0.1)
 
 
+def _hold_the_worker(client: Client) -> None:
+    """The service's one worker busy with the blocker's run (held by the test hook)."""
+    try:
+        state = client.get_model(BLOCKER).state
+    except NotFoundError:
+        make_draft(client, BLOCKER)
+        state = "draft"
+    if state != "busy":
+        client.train(BLOCKER, "low", reoptimize_params=state == "ready")
+    _wait_running(client, BLOCKER)
+
+
+def _use(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages find this service as they find any other (tests/app/conftest.py's app_env)."""
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", service.api_key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+
+
 def test_queued_runs_show_their_place_in_line(
     held_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The pages find this service as they find any other (tests/app/conftest.py's app_env).
-    monkeypatch.setenv("SCORING_API_URL", held_service.url)
-    monkeypatch.setenv("SCORING_API_KEY", held_service.api_key)
-    monkeypatch.setenv("SCORING_NAMESPACE", held_service.namespace)
-    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+    _use(held_service, monkeypatch)
     with held_service.client() as client:
-        make_draft(client, BLOCKER)
-        client.train(BLOCKER, "low")
-        _wait_running(client, BLOCKER)  # the one worker is now held
+        _hold_the_worker(client)
         first, second = make_draft(client, "local.first"), make_draft(client, "local.second")
         client.train(first, "low")
         client.train(second, "low")
@@ -64,6 +79,31 @@ def test_queued_runs_show_their_place_in_line(
         no_exception(at)
         captions = [str(getattr(e.proto, "text", "")) for e in at.get("progress")]
         assert any("queued" in c and expected in c for c in captions), captions
+
+
+def test_a_run_is_cancelled_from_its_progress_bar(
+    held_service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use(held_service, monkeypatch)
+    with held_service.client() as client:
+        _hold_the_worker(client)  # so the run stays in flight (queued) until the button is pressed
+        handle = make_draft(client, "local.cancel-me")
+        run = client.train(handle, "low")
+        at = page("training", handle)
+        at.run()
+        no_exception(at)
+        assert at.get("progress"), "no progress bar for the run in flight"
+
+        by_label(at.button, "Cancel").click().run()
+
+        no_exception(at)
+        model = client.get_model(handle)
+        op = model.last_operation
+        assert (
+            model.state == "draft" and op is not None and (op.run_id, op.status) == (run.run_id, "cancelled")
+        )
+        assert not at.get("progress")  # the page shows the draft again, not the run
+        assert not [b for b in at.button if b.label == "Cancel"]
 
 
 def test_the_client_tolerates_a_service_without_queue_positions() -> None:
