@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 
+from core.embedders.hashing import HashingEmbedder
+from harness.waiting import wait_until
 from service.domain.needs import Checkpoints, Point
+from service.runs.attempt import Watched
+from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Run
@@ -188,3 +193,36 @@ def test_a_finished_or_unknown_run_is_refused_with_the_reason(svc: Svc) -> None:
     # Whoever may not start a run may not cancel one (the whole matrix: test_auth_matrix.py).
     assert error_code(cancel(svc, run_id, headers=svc.scorer), 403) == "forbidden"
     assert error_code(cancel(svc, run_id, headers=svc.other), 404) == "model_not_found"
+
+
+class Counting:
+    """The hashing embedder, counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        self.base = HashingEmbedder()
+        self.id, self.dim, self.texts = self.base.id, self.base.dim, 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.base.encode(texts)
+
+
+def test_a_trainings_embedding_stops_between_chunks_once_cancelled(idle_svc: Svc) -> None:
+    svc = idle_svc
+    make_model(svc.client, svc.author, H)
+    run_id = start(svc, "train")
+    with transaction(svc.ctx.sessions) as s:
+        assert ledger.claim(s, run_id) is not None  # a worker's claim, attempt 1
+    texts = [
+        f"Text number {i} of a long training, {'word ' * (i % 7)}." for i in range(3 * Watched.CHUNK + 5)
+    ]
+    with Heartbeat(svc.ctx.sessions, run_id, 1, interval_s=0.05) as beat:
+        counting = Counting()
+        # Not cancelled: every text embedded, in chunks, each vector in its text's row.
+        assert np.allclose(Watched(counting, beat).encode(texts), counting.base.encode(texts))
+        check(cancel(svc, run_id), 200)
+        wait_until(beat.lost.is_set, 30, "the heartbeat to find the claim gone")
+        counting.texts = 0
+        with pytest.raises(ClaimLost):
+            Watched(counting, beat).encode(texts)
+        assert counting.texts == 0  # stopped before the next chunk
