@@ -42,7 +42,7 @@ PORT_FILE = "service_port.txt"
 LOG_FILE = "service.log"
 #: How long the service's worker lets a run in progress go on once `stop()` asks it to end (the service's own
 #: default, 30 s, suits a server's process manager; a notebook's `stop()` waits 10 s before it kills).
-SHUTDOWN_GRACE_S = 2.0
+SHUTDOWN_GRACE_S = 1.0
 SHUTDOWN_GRACE_ENV = "SCORING_SHUTDOWN_GRACE_S"
 PID_FILE = "service.pid"  # {"pid", "url", "owner"}: which process serves the data directory
 _KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
