@@ -18,11 +18,13 @@ from service.domain.embedding import Embedders, ScorerCache
 from service.domain.pool_index import PoolIndex
 
 #: Where a run or request tells its `Checkpoints` it has arrived: every engine progress report of a run
-#: (`what` is the engine's phase), a run's first one (claimed, heartbeating, nothing applied), a training
+#: (`what` is the engine's phase), every progress report of a run's own (an evaluation's scoring, a
+#: training's phases), a run's first engine report (claimed, heartbeating, nothing applied), a training
 #: before the transaction that saves its version, an import before its commit, score feedback between counting
 #: the buffer and deciding on a retraining, a worker that claimed a shard of a training's embedding.
 Point = Literal[
     "engine_progress",
+    "run_progress",
     "run_started",
     "version_saving",
     "samples_committing",

@@ -39,6 +39,7 @@ class Attempt:
 
     def report(self, fraction: float, phase: str, message: str | None = None) -> None:
         """Progress of the run as a whole (0-1)."""
+        self.checkpoints.reached("run_progress", self.handle, phase, self.number)
         self.heartbeat.progress(fraction, phase, message)
 
     def engine_progress(self, lo: float, hi: float) -> Callable[[float, str], None]:

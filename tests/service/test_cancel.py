@@ -31,10 +31,13 @@ EVAL_ITEMS = [
 ]
 
 
+PROGRESS: tuple[Point, ...] = ("engine_progress", "run_progress")
+
+
 @dataclass
 class Hold:
-    """Checkpoints that hold one model's run at its first engine progress report (claimed, heartbeating,
-    nothing applied) until `release` is set: a run caught running, as a long one is."""
+    """Checkpoints that hold one model's run at its first progress report (claimed, heartbeating, nothing
+    applied) until `release` is set: a run caught running, as a long one is."""
 
     handle: str
     then: Checkpoints
@@ -42,7 +45,7 @@ class Hold:
     release: threading.Event = field(default_factory=threading.Event)
 
     def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
-        if point == "engine_progress" and handle == self.handle and not self.release.is_set():
+        if point in PROGRESS and handle == self.handle and not self.release.is_set():
             self.started.set()
             self.release.wait(60)
         self.then.reached(point, handle, what, attempt)
@@ -132,7 +135,7 @@ def test_a_queued_run_is_cancelled_and_never_taken_again(idle_svc: Svc, kind: st
     assert run_row(svc, rerun) == ("succeeded", 1)
 
 
-@pytest.mark.parametrize("kind", ["train", "retune", "discover", "synthesize"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_running_run_is_cancelled_and_its_worker_takes_the_next_run(
     svc: Svc, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
