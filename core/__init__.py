@@ -1,5 +1,10 @@
 """Scoring Workbench core: the engine (`core.engine`), embedders, the client and local service.
 
+Start here: `svc = core.start_local_service()`, `client = svc.client()` (or `core.Client(url, key)`), then
+`help(core.Client)` for every call. Errors: `core.ApiError` and its kinds (`NotFoundError`, `ConflictError`,
+`ValidationError`, …), `RunFailedError`, `WaitTimeoutError`, all `ScoringClientError`s (`help(core.errors)`).
+Offline scoring from a snapshot: `core.engine.Scorer`. Guide: docs/client.md.
+
 Top-level names load lazily so `import core.engine` (the service, the worker) does not pay
 for the HTTP client, and `import core` stays free of numpy and scikit-learn.
 """
@@ -16,7 +21,7 @@ except metadata.PackageNotFoundError:  # a plain checkout, not installed: the ve
     __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from core.client import (
+    from core.client import (  # noqa: F401  # typed names of __getattr__'s, not all in __all__
         ApiError,
         AuthenticationError,
         BadRequestError,
@@ -55,26 +60,10 @@ _LAZY = {
     "start_local_service": "core.local",
 }
 
-__all__ = [
-    "__version__",
-    "ApiError",
-    "AuthenticationError",
-    "BadRequestError",
-    "Client",
-    "ConflictError",
-    "LocalService",
-    "NotFoundError",
-    "PermissionDeniedError",
-    "RateLimitError",
-    "RunFailedError",
-    "ScoringClientError",
-    "ServerError",
-    "TransportError",
-    "ValidationError",
-    "WaitTimeoutError",
-    "errors",
-    "start_local_service",
-]
+# What `help(core)` documents in full: where a notebook starts. Every other name stays importable from here
+# (`core.Client`, `from core import NotFoundError`); the docstring above points to `help(core.Client)` and
+# `help(core.errors)`, each a page of its own (in full here, with every exception's inherited methods, 75 kB).
+__all__ = ["__version__", "LocalService", "start_local_service"]
 
 
 def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its module defines

@@ -265,6 +265,34 @@ class EvaluationComparison(_Response):
     traits: dict[str, TraitComparison] = Field(default_factory=dict)
     disagreements: list[Disagreement] = Field(default_factory=list)  # largest |B − A| first
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per trait key and metric: A, B, B − A with its 95% interval, the p-value and whether the
+        difference is significant (a metric neither version has, e.g. ROC-AUC with one pole, is left out)."""
+        import pandas as pd
+
+        rows = [
+            {
+                "trait": key,
+                "metric": name,
+                **difference.model_dump(include=set(MetricDifference.model_fields)),
+            }
+            for key, t in self.traits.items()
+            for name in _METRICS
+            if (difference := getattr(t, name)) is not None
+        ]
+        columns = ["trait", "metric", *MetricDifference.model_fields]
+        return pd.DataFrame(rows, columns=columns).set_index(["trait", "metric"])
+
+    def __repr__(self) -> str:
+        return (
+            f"EvaluationComparison(v{self.a.version_no} vs v{self.b.version_no}, {self.items} items, "
+            f"{len(self.traits)} traits, {len(self.disagreements)} disagreements)"
+        )
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(float_format="{:.3f}".format)
+        return html
+
 
 # -- Perspective-compatible surface (docs/perspective.md) ---------------------------------------------
 
