@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core.client.models.base import _Response
+from core.contract import FLAG_KINDS
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -397,3 +398,45 @@ class Agreement(_Response):
     handle: str | None = None
     traits: dict[str, TraitAgreement] = Field(default_factory=dict)
     stored_at: datetime | None = None
+
+
+# -- flags (computed here, from the stored samples) --------------------------------------------------
+
+
+class FlagVote(_Response):
+    annotator: str | None = None
+    quality: float
+    sample_id: int | None = None
+
+
+class SampleFlag(_Response):
+    """One flag on a (trait, text): `flag` is `likely mislabelled`, `contested` or `outlier`; `id` is the
+    sample id of the text's first row, `oof_score` its held-out score (None: neutral, or too few samples)."""
+
+    id: int | None = None
+    trait: str
+    flag: str
+    text: str
+    quality: float
+    oof_score: float | None = None
+    why: str = ""
+    votes: list[FlagVote] = Field(default_factory=list)
+    spread: float = 0.0
+
+
+class SampleFlags(list[SampleFlag]):
+    """`flags`' answer: the flags, likely mislabelled first, with `.to_frame()` (a row per flag)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        columns = ["id", "trait", "flag", "text", "quality", "oof_score", "spread", "why"]
+        return pd.DataFrame([f.model_dump(include=set(columns)) for f in self], columns=columns)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {kind}" for kind in FLAG_KINDS if (n := sum(f.flag == kind for f in self)))
+        return f"SampleFlags({len(self)} flags{': ' + counts if counts else ''})"
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(max_rows=20)
+        return html

@@ -71,3 +71,25 @@ def test_a_named_quality_column_beside_one_called_quality_is_an_error(
     with pytest.raises(ValueError, match="also has a column 'quality'"):
         client.import_samples(handle, frame, text="Sentence", quality="Label")
     assert list(client.list_samples(handle)) == []
+
+
+def test_flags_from_the_client_with_the_one_progress_convention(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("flags"), samples=False)
+    rows = formality_rows() + [
+        {
+            "trait": "formality",
+            "text": NEGATIVE[0],
+            "quality": 1.0,
+            "annotator": "bob",
+            "provenance": "imported",
+        }
+    ]  # bob rates a casual text formal: votes on both poles of one text
+    client.import_samples(handle, rows)
+    seen: list[tuple[int, int]] = []
+    flags = client.flags(handle, progress=lambda done, total: seen.append((done, total)))
+    contested = [f for f in flags if f.flag == "contested"]
+    assert [f.text for f in contested] == [NEGATIVE[0]]
+    assert {v.annotator for v in contested[0].votes} >= {"bob"}
+    assert seen and seen[-1] == (100, 100) and all(total == 100 for _, total in seen)
+    assert list(flags.to_frame().columns)[:3] == ["id", "trait", "flag"]
+    assert repr(flags).startswith(f"SampleFlags({len(flags)} flags")

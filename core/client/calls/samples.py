@@ -16,8 +16,10 @@ from core.client.models import (
     SampleInput,
 )
 from core.client.paths import path as _path
+from core.client.results import SampleFlag, SampleFlags
 from core.client.retry import Safety
 from core.contract import (
+    DEFAULT_EMBEDDER,
     MAX_SAMPLES_PER_REQUEST,
     InputProvenance,
 )
@@ -130,6 +132,32 @@ class SampleCalls(ClientBase):
             twin = (key, str(p["text"]).strip(), round(quality, 9), annotator, bool(p.get("adjudicated")))
             found.append(stored.get(twin))
         return found
+
+    def flags(
+        self, handle: str, *, embedder: object = None, progress: progress_mod.Progress = None
+    ) -> SampleFlags:
+        """Check the model's stored samples here, as the Samples page's Flags tab does: likely mislabelled
+        texts, contested ones (votes on both poles, not settled) and outliers (`core.engine.flags`). The
+        texts are embedded with the model's embedder (or `embedder`, an `Embedder`), in this process.
+        `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)` (core.client.progress)."""
+        from core.embedders import get_embedder  # the engine loads only for a check
+        from core.engine.flags import flag_samples
+
+        model = self.get_model(handle)
+        rows = [s.model_dump(mode="json") for s in self.list_samples(handle)]
+        chosen = embedder if embedder is not None else get_embedder(model.embedder or DEFAULT_EMBEDDER)
+        reporter = progress_mod.resolve(progress, f"checking {handle}", unit="%")
+        done = False
+        try:
+            found = flag_samples(
+                rows,
+                chosen,  # type: ignore[arg-type]  # an Embedder: the caller's, or the registry's
+                lambda fraction, step: reporter.update(round(fraction * 100), 100, step or None),
+            )
+            done = True
+        finally:
+            reporter.close(done)
+        return SampleFlags(SampleFlag.model_validate(f) for f in found)
 
     def list_samples_page(
         self,
