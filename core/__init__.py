@@ -21,24 +21,23 @@ except metadata.PackageNotFoundError:  # a plain checkout, not installed: the ve
     __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from core.client import (  # noqa: F401  # typed names of __getattr__'s, not all in __all__
-        ApiError,
-        AuthenticationError,
-        BadRequestError,
-        Client,
-        ConflictError,
-        NotFoundError,
-        PermissionDeniedError,
-        RateLimitError,
-        RunFailedError,
-        ScoringClientError,
-        ServerError,
-        TransportError,
-        ValidationError,
-        WaitTimeoutError,
-        errors,
-    )
-    from core.local import LocalService, start_local_service
+    from core.client import ApiError as ApiError
+    from core.client import AuthenticationError as AuthenticationError
+    from core.client import BadRequestError as BadRequestError
+    from core.client import Client as Client
+    from core.client import ConflictError as ConflictError
+    from core.client import NotFoundError as NotFoundError
+    from core.client import PermissionDeniedError as PermissionDeniedError
+    from core.client import RateLimitError as RateLimitError
+    from core.client import RunFailedError as RunFailedError
+    from core.client import ScoringClientError as ScoringClientError
+    from core.client import ServerError as ServerError
+    from core.client import TransportError as TransportError
+    from core.client import ValidationError as ValidationError
+    from core.client import WaitTimeoutError as WaitTimeoutError
+    from core.client import errors as errors
+    from core.local import LocalService as LocalService
+    from core.local import start_local_service as start_local_service
 
 _LAZY = {
     "Client": "core.client",

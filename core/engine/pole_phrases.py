@@ -7,9 +7,10 @@ the axis is a class, so a phrase common at both ends weighs little. A phrase's w
 of that end's phrase occurrences times `log(1 + A / f)` (A: the mean number of occurrences per class, f: the
 phrase's occurrences over all classes). A phrase qualifies for an end only when it occurs in at least two of
 its texts (one when an end is tiny) and in at least three times the share of texts there as at the other
-end. Stop words (and auxiliaries and fillers such as "does", "said", "new"), digits, words under three letters and URL fragments never
-count; a two-word phrase is made of adjacent words that are neither. A chosen phrase shares no word with one
-chosen before it, and a word yields to a two-word phrase holding it when that phrase covers most of its uses.
+end. Stop words (and auxiliaries and fillers such as "does", "said", "new"), digits, words under three letters
+and URL fragments never count; a two-word phrase is made of adjacent words that are neither. A chosen phrase
+shares no word with one chosen before it, and a word yields to a two-word phrase holding it when that phrase
+covers most of its uses.
 """
 
 from __future__ import annotations

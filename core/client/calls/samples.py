@@ -6,7 +6,10 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from core.client import progress as progress_mod
 from core.client import tabular
-from core.client.calls.base import ClientBase, _clean, _dump
+from core.client.calls.base import _clean, _dump
+from core.client.calls.models import ModelCalls
+from core.client.calls.namespaces import NamespaceCalls
+from core.client.calls.traits import TraitCalls
 from core.client.models import (
     DeleteResult,
     ImportReport,
@@ -26,7 +29,7 @@ from core.contract import (
 from core.json_types import JsonObject
 
 
-class SampleCalls(ClientBase):
+class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads the traits and the key
     def add_samples(
         self,
         handle: str,
@@ -119,7 +122,7 @@ class SampleCalls(ClientBase):
         traits = self.list_traits(handle)
         by_name = {t.key: t.key for t in traits} | {t.name.casefold(): t.key for t in traits}
         me = self.current_key().name
-        stored = {
+        stored: dict[tuple[object, ...], int] = {
             (s.trait, s.text.strip(), round(s.quality, 9), s.annotator, s.adjudicated): s.id
             for s in self.list_samples(handle)
         }
@@ -128,7 +131,7 @@ class SampleCalls(ClientBase):
             ref = str(p["trait"])
             key = by_name.get(ref, by_name.get(ref.casefold()))
             annotator = p.get("annotator") or (None if p.get("provenance") == "imported" else me)
-            quality = float(p["quality"])  # type: ignore[arg-type]  # a SampleInput's dump: a float
+            quality = float(str(p["quality"]))  # a SampleInput's dump: a float
             twin = (key, str(p["text"]).strip(), round(quality, 9), annotator, bool(p.get("adjudicated")))
             found.append(stored.get(twin))
         return found

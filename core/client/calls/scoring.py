@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from core.client import progress as progress_mod
 from core.client import tabular
@@ -68,7 +69,8 @@ class ScoringCalls(ClientBase):
         `progress(done, total)` (core.client.progress)."""
         texts = tabular.texts(contents, "score_many", column)
         if column is not None:
-            contents = contents[column]  # type: ignore[index]  # a DataFrame: tabular.texts checked it
+            frame: Any = contents  # Any: a DataFrame, as tabular.texts checked (pandas is not imported here)
+            contents = frame[column]  # its Series: scores keep the frame's index
         out: list[ScoreResult] = []
         per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
         reporter = progress_mod.resolve(progress, f"scoring {handle}", unit="texts")
