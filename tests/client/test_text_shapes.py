@@ -109,3 +109,16 @@ def test_a_frame_names_its_column_of_texts(trained: tuple[Client, Counting, str,
         client.score_many(handle, frame, column="Text")
     with pytest.raises(TypeError, match="column= names a DataFrame's column"):
         client.score_many(handle, ["a text"], column="Sentence")
+
+
+def test_a_perspective_migration_refuses_a_frame_of_its_log(
+    trained: tuple[Client, Counting, str, Scorer],
+) -> None:
+    from core.client.perspective_migration import migrate
+
+    client, counting, handle, _ = trained
+    before = counting.sent
+    log = pd.DataFrame({"text": ["a comment", "another"], "TOXICITY": [0.9, 0.1]})
+    with pytest.raises(TypeError, match=r"read_log\(data, text_column="):
+        migrate(client, handle, log, old_threshold=0.5)  # type: ignore[arg-type]  # the misuse under test
+    assert counting.sent == before
