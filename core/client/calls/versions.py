@@ -95,6 +95,8 @@ class VersionCalls(ModelCalls):  # waiting reads the model
                     return model
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    if idle_since is not None and run_id is not None:  # idle on another run: not going
+                        raise _unknown_run(handle, run_id, op)
                     raise errors.WaitTimeoutError(handle, run_id, timeout, model)
                 time.sleep(min(poll_interval, remaining))
         except KeyboardInterrupt:
