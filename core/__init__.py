@@ -1,5 +1,10 @@
 """Scoring Workbench core: the engine (`core.engine`), embedders, the client and local service.
 
+Start here: `svc = core.start_local_service()`, `client = svc.client()` (or `core.Client(url, key)`), then
+`help(core.Client)` for every call. Errors: `core.ApiError` and its kinds (`NotFoundError`, `ConflictError`,
+`ValidationError`, …), `RunFailedError`, `WaitTimeoutError`, all `ScoringClientError`s (`help(core.errors)`).
+Offline scoring from a snapshot: `core.engine.Scorer`. Guide: docs/client.md.
+
 Top-level names load lazily so `import core.engine` (the service, the worker) does not pay
 for the HTTP client, and `import core` stays free of numpy and scikit-learn.
 """
@@ -16,25 +21,24 @@ except metadata.PackageNotFoundError:  # a plain checkout, not installed: the ve
     __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from core.client import (
-        ApiError,
-        AuthenticationError,
-        BadRequestError,
-        Client,
-        ConflictError,
-        NotFoundError,
-        PermissionDeniedError,
-        RateLimitError,
-        RunCancelledError,
-        RunFailedError,
-        ScoringClientError,
-        ServerError,
-        TransportError,
-        ValidationError,
-        WaitTimeoutError,
-        errors,
-    )
-    from core.local import LocalService, start_local_service
+    from core.client import ApiError as ApiError
+    from core.client import AuthenticationError as AuthenticationError
+    from core.client import BadRequestError as BadRequestError
+    from core.client import Client as Client
+    from core.client import ConflictError as ConflictError
+    from core.client import NotFoundError as NotFoundError
+    from core.client import PermissionDeniedError as PermissionDeniedError
+    from core.client import RateLimitError as RateLimitError
+    from core.client import RunCancelledError as RunCancelledError
+    from core.client import RunFailedError as RunFailedError
+    from core.client import ScoringClientError as ScoringClientError
+    from core.client import ServerError as ServerError
+    from core.client import TransportError as TransportError
+    from core.client import ValidationError as ValidationError
+    from core.client import WaitTimeoutError as WaitTimeoutError
+    from core.client import errors as errors
+    from core.local import LocalService as LocalService
+    from core.local import start_local_service as start_local_service
 
 _LAZY = {
     "Client": "core.client",
@@ -57,27 +61,10 @@ _LAZY = {
     "start_local_service": "core.local",
 }
 
-__all__ = [
-    "__version__",
-    "ApiError",
-    "AuthenticationError",
-    "BadRequestError",
-    "Client",
-    "ConflictError",
-    "LocalService",
-    "NotFoundError",
-    "PermissionDeniedError",
-    "RateLimitError",
-    "RunCancelledError",
-    "RunFailedError",
-    "ScoringClientError",
-    "ServerError",
-    "TransportError",
-    "ValidationError",
-    "WaitTimeoutError",
-    "errors",
-    "start_local_service",
-]
+# What `help(core)` documents in full: where a notebook starts. Every other name stays importable from here
+# (`core.Client`, `from core import NotFoundError`); the docstring above points to `help(core.Client)` and
+# `help(core.errors)`, each a page of its own (in full here, with every exception's inherited methods, 75 kB).
+__all__ = ["__version__", "LocalService", "start_local_service"]
 
 
 def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its module defines

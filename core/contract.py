@@ -269,6 +269,8 @@ DISCOVER_EFFORTS: tuple[DiscoverEffort, ...] = get_args(DiscoverEffort)
 AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 SUGGEST_MODES: tuple[SuggestMode, ...] = get_args(SuggestMode)
+#: The kinds of flag a check of the samples raises (core.engine.flags), in the order they are listed.
+FLAG_KINDS = ("likely mislabelled", "contested", "outlier")
 SYNTH_TYPES: tuple[SynthType, ...] = get_args(SynthType)
 RUN_KINDS: tuple[RunKind, ...] = get_args(RunKind)
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)

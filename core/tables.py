@@ -116,6 +116,19 @@ class Table:
 
         return pd.DataFrame(self.rows, columns=self.columns)
 
+    def __repr__(self) -> str:
+        # One line however long the file (the dataclass' own repr prints every row): its shape, then .frame().
+        shown = ", ".join(self.columns[:8]) + (
+            f", … ({len(self.columns)} in all)" if len(self.columns) > 8 else ""
+        )
+        refused = f", {len(self.problems):,} records refused (.problems)" if self.problems else ""
+        size = f"{len(self.rows):,} rows × {len(self.columns)} columns"
+        return f"Table({size}: {shown}{refused}; .frame() for a DataFrame)"
+
+    def _repr_html_(self) -> str:
+        html: str = self.frame().to_html(max_rows=10)
+        return html
+
 
 def format_problem(name: str) -> str | None:
     """Why a file of this name is not read, or None when it is."""

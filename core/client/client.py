@@ -28,11 +28,11 @@ __all__ = ["ENV_KEY", "ENV_URL", "Client", "normalize_base_url"]
 
 class Client(
     ExportCalls,  # before the samples and versions it reads
-    NamespaceCalls,
     VersionCalls,  # before ModelCalls, which it builds on
+    SampleCalls,  # before the models, traits and key it reads
     ModelCalls,
     TraitCalls,
-    SampleCalls,
+    NamespaceCalls,
     PoolCalls,
     FeedbackCalls,
     TeamCalls,

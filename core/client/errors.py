@@ -10,6 +10,8 @@ instead of the real one.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core.contract import STATUS_ERROR_CODES
@@ -22,6 +24,41 @@ if TYPE_CHECKING:
 
 class ScoringClientError(Exception):
     """Base class of every error raised by `core.client`."""
+
+
+# Routes a service message may name, and the client call that does the same (the handle's group kept).
+_ROUTE_CALLS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"\b{method} /(?:v1/)?models/(?P<h>[^/\s)]+){tail}(?![\w/-])"), call)
+    for method, tail, call in (
+        ("POST", "/reopen", "client.reopen({h})"),
+        ("POST", "/train", "client.train({h})"),
+        ("POST", "/pool", "client.import_pool({h}, texts)"),
+        ("POST", "/samples", "client.import_samples({h}, rows)"),
+        ("POST", "/traits", "client.add_traits({h}, traits)"),
+        ("POST", "/traits/discover", "client.discover({h})"),
+        ("POST", "/synthesize", "client.synthesize({h})"),
+        ("POST", "/evaluation-set", "client.add_evaluation_items({h}, rows)"),
+        ("PATCH", "", "client.update_model({h}, ...)"),
+        ("DELETE", "", "client.delete_model({h})"),
+        ("GET", "", "client.get_model({h})"),
+    )
+)
+
+
+def client_words(message: str) -> str:
+    """`message` with each HTTP route it names (`POST /v1/models/local.x/reopen`) said as the client call that
+    does it (`client.reopen('local.x')`)."""
+
+    def said(call: str) -> Callable[[re.Match[str]], str]:
+        def as_call(match: re.Match[str]) -> str:
+            handle = match.group("h")  # a placeholder ({handle}) stays a name, a real handle is quoted
+            return call.format(h="handle" if handle.startswith("{") else repr(handle))
+
+        return as_call
+
+    for pattern, call in _ROUTE_CALLS:
+        message = pattern.sub(said(call), message)
+    return message
 
 
 class ApiError(ScoringClientError):
@@ -48,7 +85,9 @@ class ApiError(ScoringClientError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        text = f"{self.status} {self.code}: {self.message}"
+        # `.message` is the service's envelope as sent (the workbench shows it); what a notebook prints names
+        # the client's call where the service names an HTTP route.
+        text = f"{self.status} {self.code}: {client_words(self.message)}"
         if self.run_id:
             text += f" (run {self.run_id})"
         if self.request_id:

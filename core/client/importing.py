@@ -55,7 +55,13 @@ def import_samples(
     batch_size: int = MAX_SAMPLES_PER_REQUEST,
     progress: Callable[[int, int], None] | None = None,
     provenance: InputProvenance | None = None,
+    labels: Mapping[object, float] | None = None,
+    twins: Callable[[list[JsonObject]], list[int | None]] | None = None,
 ) -> ImportReport:
+    """`labels` maps a row's `quality` cell (a label such as "SUBJ") to its quality; a cell it does not name
+    is the row's error. `twins` finds the stored sample each row repeats (None: none): when the model is not
+    a draft (409 `model_not_draft`) and every row repeats a stored sample, the import stores nothing and
+    reports them as duplicates, so an import cell runs twice after training; a new row raises the 409."""
     batch_size = max(1, min(MAX_SAMPLES_PER_REQUEST, int(batch_size)))
     rows = list(samples)
     total = len(rows)
@@ -63,9 +69,14 @@ def import_samples(
     valid: list[tuple[int, JsonObject]] = []
     for index, row in enumerate(rows):
         try:
+            if labels is not None and isinstance(row, Mapping) and "quality" in row:
+                row = {**row, "quality": _label_quality(row["quality"], labels)}
             item = row if isinstance(row, SampleInput) else SampleInput.model_validate(row)
         except pydantic.ValidationError as exc:
             errs.append(RowError(index=index, row=_plain(row), message=_pydantic_message(exc), stage="local"))
+            continue
+        except _UnknownLabel as exc:
+            errs.append(RowError(index=index, row=_plain(row), message=str(exc), stage="local"))
             continue
         if provenance is not None and item.provenance is None:
             item = item.model_copy(update={"provenance": provenance})
@@ -98,6 +109,21 @@ def import_samples(
         processed = len(batch)
         try:
             ids = send(batch)
+        except errors.ConflictError as exc:
+            if exc.code != "model_not_draft" or start or twins is None:
+                raise
+            found = twins([payload for _, payload in valid])
+            if not all(found):  # a new row: it needs a draft (client.reopen names it)
+                raise
+            return ImportReport(
+                total=total,
+                ids=[int(i) for i in found if i is not None],
+                duplicates=[
+                    Duplicate(index=index, id=int(i)) for (index, _), i in zip(valid, found, strict=True) if i
+                ],
+                errors=sorted(errs, key=lambda e: e.index),
+                batches=0,
+            )
         except errors.ValidationError as exc:
             bad = _rows_in_details(exc.details, len(batch))
             for pos, message in bad.items():
@@ -134,6 +160,30 @@ def import_samples(
         batches=batches,
         in_evaluation_set=in_evaluation_set,
     )
+
+
+class _UnknownLabel(ValueError):
+    """A `quality` cell that `labels=` does not name."""
+
+
+def _label_quality(cell: object, labels: Mapping[object, float]) -> float:
+    if cell in labels:
+        return labels[cell]
+    if isinstance(cell, str) and cell.strip() in labels:
+        return labels[cell.strip()]
+    raise _UnknownLabel(f"quality {cell!r} is none of the labels given ({', '.join(map(repr, labels))})")
+
+
+def label_map(labels: Mapping[object, object]) -> dict[object, float]:
+    """`labels=` checked: each label's quality a number in [0, 1] (`{"SUBJ": 1, "OBJ": 0}`)."""
+    out: dict[object, float] = {}
+    for label, quality in labels.items():
+        if isinstance(quality, bool) or not isinstance(quality, int | float) or not 0.0 <= quality <= 1.0:
+            raise ValueError(
+                f"labels: {label!r} maps to {quality!r}; each label's quality is a number in [0, 1]"
+            )
+        out[label] = float(quality)
+    return out
 
 
 def import_pool(

@@ -222,6 +222,13 @@ def migrate(
 
     if not 0.0 < holdout < 1.0:
         raise ValueError("holdout is a share between 0 and 1")
+    rows = list(rows) if isinstance(rows, Sequence) else [rows]  # a DataFrame or dict: one stray row
+    stray = next((r for r in rows if not isinstance(r, LoggedComment)), None)
+    if stray is not None:
+        raise TypeError(
+            f"migrate takes LoggedComment rows, not {type(stray).__name__}: read a log with "
+            "read_log(data, text_column=...)"
+        )
     attributes = sorted({a for row in rows for a in row.scores})
     if not attributes:
         raise ValueError("no logged scores")

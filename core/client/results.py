@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core.client.models.base import _Response
+from core.contract import FLAG_KINDS
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -265,6 +266,34 @@ class EvaluationComparison(_Response):
     traits: dict[str, TraitComparison] = Field(default_factory=dict)
     disagreements: list[Disagreement] = Field(default_factory=list)  # largest |B − A| first
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per trait key and metric: A, B, B − A with its 95% interval, the p-value and whether the
+        difference is significant (a metric neither version has, e.g. ROC-AUC with one pole, is left out)."""
+        import pandas as pd
+
+        rows = [
+            {
+                "trait": key,
+                "metric": name,
+                **difference.model_dump(include=set(MetricDifference.model_fields)),
+            }
+            for key, t in self.traits.items()
+            for name in _METRICS
+            if (difference := getattr(t, name)) is not None
+        ]
+        columns = ["trait", "metric", *MetricDifference.model_fields]
+        return pd.DataFrame(rows, columns=columns).set_index(["trait", "metric"])
+
+    def __repr__(self) -> str:
+        return (
+            f"EvaluationComparison(v{self.a.version_no} vs v{self.b.version_no}, {self.items} items, "
+            f"{len(self.traits)} traits, {len(self.disagreements)} disagreements)"
+        )
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(float_format="{:.3f}".format)
+        return html
+
 
 # -- Perspective-compatible surface (docs/perspective.md) ---------------------------------------------
 
@@ -369,3 +398,45 @@ class Agreement(_Response):
     handle: str | None = None
     traits: dict[str, TraitAgreement] = Field(default_factory=dict)
     stored_at: datetime | None = None
+
+
+# -- flags (computed here, from the stored samples) --------------------------------------------------
+
+
+class FlagVote(_Response):
+    annotator: str | None = None
+    quality: float
+    sample_id: int | None = None
+
+
+class SampleFlag(_Response):
+    """One flag on a (trait, text): `flag` is `likely mislabelled`, `contested` or `outlier`; `id` is the
+    sample id of the text's first row, `oof_score` its held-out score (None: neutral, or too few samples)."""
+
+    id: int | None = None
+    trait: str
+    flag: str
+    text: str
+    quality: float
+    oof_score: float | None = None
+    why: str = ""
+    votes: list[FlagVote] = Field(default_factory=list)
+    spread: float = 0.0
+
+
+class SampleFlags(list[SampleFlag]):
+    """`flags`' answer: the flags, likely mislabelled first, with `.to_frame()` (a row per flag)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        columns = ["id", "trait", "flag", "text", "quality", "oof_score", "spread", "why"]
+        return pd.DataFrame([f.model_dump(include=set(columns)) for f in self], columns=columns)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {kind}" for kind in FLAG_KINDS if (n := sum(f.flag == kind for f in self)))
+        return f"SampleFlags({len(self)} flags{': ' + counts if counts else ''})"
+
+    def _repr_html_(self) -> str:
+        html: str = self.to_frame().to_html(max_rows=20)
+        return html

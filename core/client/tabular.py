@@ -1,8 +1,8 @@
 """pandas in and out: texts and rows as a notebook holds them, and scores as a table.
 
-Texts may come as a list, a tuple, a numpy array or a pandas Series; rows as dicts or a DataFrame whose
-columns are named with `text=`/`quality=`/`trait=` (as `core.tables.read_file` names them). pandas loads
-only when a table is asked for, so plain lists never pay for it.
+Texts may come as a list, a tuple, a numpy array or a pandas Series (the one rule: `core.texts`); rows as
+dicts or a DataFrame whose columns are named with `text=`/`quality=`/`trait=` (as `core.tables.read_file`
+names them). pandas loads only when a table is asked for, so plain lists never pay for it.
 """
 
 from __future__ import annotations
@@ -13,24 +13,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.client.models import ScoreResult
+from core.texts import as_texts
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def texts(values: object, call: str) -> list[str]:
-    """`values` as a list of texts; a single string or a non-text value is a `TypeError` naming `call`."""
-    if isinstance(values, str | bytes):
-        raise TypeError(
-            f"{call} takes a list of texts (list, tuple, numpy array or pandas Series), not one text"
-        )
-    if not isinstance(values, Iterable):
-        raise TypeError(f"{call} takes a list of texts, not {type(values).__name__}")
-    out = list(values)
-    for i, value in enumerate(out):
-        if not isinstance(value, str):
-            raise TypeError(f"{call}: text {i} is {type(value).__name__} {value!r}, not a string")
-    return out
+def texts(values: object, call: str, column: str | None = None) -> list[str]:
+    """`values` as a list of texts by the one rule (`core.texts.as_texts`): a wrong shape is a `TypeError`
+    naming `call` and what to pass; `column` names a DataFrame's column of texts."""
+    return as_texts(values, call, column=column)
 
 
 def rows(
@@ -55,6 +47,12 @@ def rows(
             raise ValueError(
                 f"the DataFrame has no column {missing[0]!r} (its columns: {list(frame.columns)})"
             )
+        for column, field in renames.items():
+            if column != field and field in frame.columns:  # two columns would both be `field`: never guess
+                raise ValueError(
+                    f"{field}={column!r} names the column {column!r}, but the DataFrame also has a column "
+                    f"{field!r}: drop or rename one (df.drop(columns={field!r}))"
+                )
         kept = frame.rename(columns=renames)
         kept = kept[[c for c in kept.columns if c in fields]]
         if "text" not in kept.columns:

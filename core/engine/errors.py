@@ -40,8 +40,9 @@ class SnapshotFormatError(EngineError):
     code = "snapshot_format"
 
 
-class InvalidTextError(EngineError):
-    """A text that is not a string at all (None, a number, bytes)."""
+class InvalidTextError(EngineError, TypeError):
+    """A text that is not a string at all (None, a number, bytes): a `TypeError` too, as the client raises for
+    one (`core.texts`)."""
 
     code = "invalid_text"
 

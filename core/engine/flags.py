@@ -35,7 +35,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from threadpoolctl import threadpool_limits
 
-from core.contract import pole_of
+from core.contract import FLAG_KINDS, pole_of
 from core.embedders.base import Embedder
 from core.engine.poles import pole_signs
 from core.engine.trait_model import fit_calibration
@@ -147,7 +147,7 @@ def robust_z(values: np.ndarray, min_spread: float = 0.0) -> np.ndarray:
 EMBED_BATCH = 512  # texts a progress step while embedding
 
 
-FLAG_ORDER = ("likely mislabelled", "contested", "outlier")  # the Flags tab lists them in this order
+FLAG_ORDER = FLAG_KINDS  # the Flags tab and client.flags list them in this order
 
 
 def _votes(samples: list[JsonObject]) -> list[Vote]:

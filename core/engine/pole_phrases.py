@@ -7,9 +7,10 @@ the axis is a class, so a phrase common at both ends weighs little. A phrase's w
 of that end's phrase occurrences times `log(1 + A / f)` (A: the mean number of occurrences per class, f: the
 phrase's occurrences over all classes). A phrase qualifies for an end only when it occurs in at least two of
 its texts (one when an end is tiny) and in at least three times the share of texts there as at the other
-end. Stop words (and auxiliaries such as "does"), digits, words under three letters and URL fragments never
-count; a two-word phrase is made of adjacent words that are neither. A chosen phrase shares no word with one
-chosen before it, and a word yields to a two-word phrase holding it when that phrase covers most of its uses.
+end. Stop words (and auxiliaries and fillers such as "does", "said", "new"), digits, words under three letters
+and URL fragments never count; a two-word phrase is made of adjacent words that are neither. A chosen phrase
+shares no word with one chosen before it, and a word yields to a two-word phrase holding it when that phrase
+covers most of its uses.
 """
 
 from __future__ import annotations
@@ -28,8 +29,15 @@ URL_WORDS = frozenset({"http", "https", "www", "com", "org", "net", "html", "htm
 _WORD_RE = re.compile(WORD_PATTERN)
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 #: Auxiliaries and fillers scikit-learn's English list lacks: they carry grammar, not what a text is about.
+#: Verbs of saying, knowing and wanting ("said", "know", "want"), and vague words ("new", "like", "far",
+#: "way") are in every kind of text; an axis named "new & said" names nothing its ends differ in.
 FILLER_WORDS = frozenset(
     {"does", "did", "doing", "done", "got", "gets", "getting", "just", "really", "actually", "let", "lets"}
+    | {"say", "says", "said", "saying", "tell", "tells", "told", "telling", "asked", "according"}
+    | {"know", "knows", "knew", "think", "thinks", "thought", "want", "wants", "wanted", "like", "likes"}
+    | {"make", "makes", "made", "making", "use", "used", "using", "need", "needs", "needed", "going"}
+    | {"come", "came", "goes", "went", "look", "looks", "looking", "take", "took", "able", "sure", "maybe"}
+    | {"new", "far", "way", "thing", "things", "lot", "lots", "good", "right", "yes", "yeah", "okay", "ok"}
 )
 _SKIP = STOP_WORDS | URL_WORDS | FILLER_WORDS
 #: A two-word phrase replaces its word when it covers at least this share of the word's texts at that end.

@@ -23,7 +23,8 @@ def preview_zero_shot(
     trait would give once trained with no samples.
     """
     result = train([trait], [], embedder=embedder, effort="low")
-    scores = Scorer.from_snapshot(result.snapshot, embedder=embedder).score(list(texts))[:, 0]
+    scorer = Scorer.from_snapshot(result.snapshot, embedder=embedder)
+    scores = scorer.score(texts)[:, 0]  # a wrong shape of texts is refused there (core.texts)
     return scores, all_pole_texts(trait)
 
 

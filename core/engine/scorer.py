@@ -121,9 +121,10 @@ class Scorer:
 
     # -- public -----------------------------------------------------------------------------------
 
-    def score(self, texts: Sequence[str] | str) -> np.ndarray:
-        """Scores in [0, 1], shape (len(texts), n_traits); a single string is a batch of one."""
-        batch = validate_texts([texts] if isinstance(texts, str) else texts)
+    def score(self, texts: Sequence[str] | str | object, *, column: str | None = None) -> np.ndarray:
+        """Scores in [0, 1], shape (len(texts), n_traits); a single string is a batch of one. A DataFrame, a
+        2-D array or a mapping is a `TypeError` (`core.texts`) unless `column` names a DataFrame's column."""
+        batch = validate_texts(texts, "Scorer.score", column=column)
         chunks = [chunk_text(t, self.chunk_words) for t in batch]
         flat = [c for cs in chunks for c in cs]
         per_chunk = self.score_vectors(self.embed(flat)) if flat else np.empty((0, len(self.traits)))
@@ -134,9 +135,11 @@ class Scorer:
             start += len(cs)
         return out
 
-    def score_dicts(self, texts: Sequence[str] | str) -> list[dict[str, float]]:
+    def score_dicts(
+        self, texts: Sequence[str] | str | object, *, column: str | None = None
+    ) -> list[dict[str, float]]:
         keys = self.keys
-        return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts)]
+        return [dict(zip(keys, map(float, row), strict=True)) for row in self.score(texts, column=column)]
 
     def explain(self, text: str, max_words: int = MAX_WORDS) -> dict[str, list[WordEffect]]:
         """Per-word Owen values; see `core.engine.explain.explain`."""

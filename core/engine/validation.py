@@ -23,6 +23,7 @@ from core.engine.errors import (
     UnknownTraitError,
 )
 from core.engine.types import Sample, TraitSpec
+from core.texts import as_texts
 
 
 def validate_text(text: object, *, where: str = "text") -> str:
@@ -37,11 +38,11 @@ def validate_text(text: object, *, where: str = "text") -> str:
     return stripped
 
 
-def validate_texts(texts: Iterable[object]) -> list[str]:
-    """Validate a batch; messages say which position failed."""
-    if isinstance(texts, str):
-        raise InvalidTextError("texts must be a list of strings, got a single string")
-    return [validate_text(t, where=f"text {i}") for i, t in enumerate(texts)]
+def validate_texts(texts: object, call: str = "score", *, column: str | None = None) -> list[str]:
+    """Validate a batch (a list of texts by `core.texts.as_texts`, one string a batch of one); messages say
+    which position failed."""
+    batch = as_texts(texts, call, column=column, single=True, not_text=InvalidTextError)
+    return [validate_text(t, where=f"text {i}") for i, t in enumerate(batch)]
 
 
 def validate_quality(quality: object, *, where: str) -> float:

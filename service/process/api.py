@@ -204,6 +204,7 @@ def create_app(
                 add(body.__name__, body_schema)
             forbid_nul(schema)
             ratelimit.document(schema)
+            api_docs.add_examples(schema)  # Try it out fills in a realistic body, not pattern noise
             app.openapi_schema = schema
         return app.openapi_schema
 

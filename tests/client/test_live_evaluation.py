@@ -69,6 +69,11 @@ def test_thresholds_and_comparison_through_the_client(service: Service) -> None:
         out = c.compare_evaluations(handle, 1, "v2", limit=3)
         assert (out.a.version_no, out.b.version_no, len(out.disagreements)) == (1, 2, 3)
         assert out.traits["formality"].items == len(items)
+        table = out.to_frame()  # a row per trait and metric, as Evaluation.to_frame is a row per trait
+        auc = out.traits["formality"].roc_auc
+        assert auc is not None and table.loc[("formality", "roc_auc"), "difference"] == auc.difference
+        assert {"a", "b", "difference", "ci_low", "ci_high", "p_value", "significant"} <= set(table.columns)
+        assert repr(out).startswith("EvaluationComparison(v1 vs v2, ")
         assert c.clear_threshold(handle, 1, "formality") is True
         assert c.clear_threshold(handle, 1, "formality") is False
     assert scored.version_no == 1

@@ -64,7 +64,11 @@ def test_list_models_filters_state_and_public_catalog(client: Client, service: S
     default = {m.handle for m in client.list_models(namespace=NAMESPACE)}
     archived = {m.handle for m in client.list_models(namespace=NAMESPACE, state="archived")}
     assert handle not in default and handle in archived
-    assert all(m.handle.startswith("public.") for m in client.list_models())  # no namespace: public catalog
+    assert all(m.handle.startswith("public.") for m in client.list_models(namespace="public"))
+    # no namespace: the key's namespaces' models, then the public catalog's
+    everything = [m.handle for m in client.list_models()]
+    assert default <= set(everything) and len(everything) == len(set(everything))
+    assert {h.split(".")[0] for h in everything} <= {NAMESPACE, "public"}
 
 
 def test_update_model_fields_and_auto_prune(client: Client, service: Service) -> None:

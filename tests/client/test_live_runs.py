@@ -65,11 +65,13 @@ def test_train_is_idempotent_while_in_flight(idle_service: Service) -> None:
         assert timeout.value.model is not None and timeout.value.model.state == "busy"
 
 
-def test_wait_for_another_run_id_times_out(client: Client, trained: str) -> None:
-    with pytest.raises(WaitTimeoutError) as err:
+def test_wait_for_a_run_the_idle_model_does_not_show_is_not_found(client: Client, trained: str) -> None:
+    # It can never show that run again: waiting out the timeout would say "still going" of nothing.
+    with pytest.raises(NotFoundError) as err:
         client.wait(trained, "run_" + "0" * 32, timeout=0.2, poll_interval=0.05)
-    assert err.value.run_id == "run_" + "0" * 32
-    assert err.value.model is not None and err.value.model.state == "ready"
+    assert err.value.run_id == "run_" + "0" * 32 and err.value.code == "run_not_found"
+    last = client.get_model(trained).last_operation
+    assert last is not None and f"its last run is {last.run_id}" in str(err.value)
 
 
 def test_wait_raises_run_failed(client: Client, service: Service) -> None:

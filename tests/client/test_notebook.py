@@ -84,3 +84,40 @@ def test_newssd_notebook_runs_a_real_job_end_to_end(tmp_path: Path, monkeypatch:
     assert "ScoreResults(40 texts × 1 traits: subjectivity" in text
     assert "ROC-AUC v1" in text and "60 samples;" in text
     assert not list(tmp_path.glob("scoring-newssd*")), "the notebook left its data directory behind"
+
+
+def _first_cell_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> nbformat.NotebookNode:
+    """The NewsSD notebook's data cell, run unchanged in a kernel in a folder outside the checkout."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("NEWSSD_TRAIN", "20")
+    monkeypatch.setenv("NEWSSD_TEST", "10")
+    nb = nbformat.read(NEWSSD, as_version=4)
+    nb.cells = [nb.cells[1]]
+    elsewhere = tmp_path / "my-analysis"
+    elsewhere.mkdir()
+    resources = {"metadata": {"path": str(elsewhere)}}
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources=resources, allow_errors=True).execute()
+    return nb.cells[0]
+
+
+def test_newssd_notebook_finds_its_data_outside_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if find_datasets() is None:
+        pytest.fail("../shared/datasets is missing: the notebook reads NewsSD from there")
+    monkeypatch.setenv("SCORING_DATASETS", str(datasets_dir()))
+    cell = _first_cell_elsewhere(tmp_path, monkeypatch)
+    assert not [o for o in cell.outputs if o.output_type == "error"]
+    assert "20 training rows, 10 test rows" in "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_newssd_notebook_says_where_to_point_when_the_data_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SCORING_DATASETS", raising=False)
+    (error,) = [o for o in _first_cell_elsewhere(tmp_path, monkeypatch).outputs if o.output_type == "error"]
+    assert error.ename == "FileNotFoundError"
+    assert "newssd_eng_subjectivity" in error.evalue and "set SCORING_DATASETS" in error.evalue
+    prose = "".join(nbformat.read(NEWSSD, as_version=4).cells[0].source)
+    assert "**Where it is:**" in prose and "SCORING_DATASETS" in prose

@@ -28,6 +28,7 @@ from core.client import (
 )
 from core.client.tabular import rows, texts
 from core.engine import Scorer
+from core.tables import read_file
 from tests.client.conftest import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
 FORMALITY = {"name": "Formality", "positive_label": "formal", "negative_label": "casual"}
@@ -129,6 +130,19 @@ def test_the_package_describes_itself() -> None:
         repr(long)
         == "ImportReport(total=731, stored=731, duplicates=0, errors=1, batches=0, in_evaluation_set=0)"
     )
+    front = pydoc.plain(pydoc.render_doc(core))  # help(core): where to start, not every class in full
+    assert len(front) < 8_000 and "help(core.Client)" in front and "start_local_service" in front
+    assert core.Client is Client and core.NotFoundError is NotFoundError  # still reachable from the top
+
+
+def test_a_read_file_shows_as_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    pd.DataFrame({"Sentence": [f"sentence number {i} " * 8 for i in range(2_000)], "Label": 1}).to_csv(
+        path, index=False
+    )
+    table = read_file(path)
+    assert repr(table) == "Table(2,000 rows × 2 columns: Sentence, Label; .frame() for a DataFrame)"
+    assert "<table" in table._repr_html_() and len(table._repr_html_()) < 5_000
 
 
 _cell = st.one_of(st.none(), st.floats(allow_nan=True), st.text(min_size=1, max_size=5))

@@ -169,6 +169,8 @@ NOT_FROM_THE_SPEC: dict[type[BaseModel], str] = {
     m.ImportReport: "the client's own import report",
     m.PoolImportReport: "the client's own import report",
     m.Page: "generic: its concrete pages are listed",
+    r.SampleFlag: "client.flags' rows, computed in the client's process (core.engine.flags)",
+    r.FlagVote: "inside SampleFlag",
 }
 
 

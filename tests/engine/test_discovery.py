@@ -282,3 +282,23 @@ def test_axes_are_named_by_phrases_never_url_fragments_or_stop_words(embedder) -
     # The description quotes the most typical text of each end.
     assert 'Typical of the positive end: "' in spec.description
     assert 'Typical of the negative end: "' in spec.description
+
+
+def test_axes_of_real_mixed_corpora_are_never_named_by_filler_words(embedder) -> None:
+    """Politeness requests and news sentences: an axis was named "new & said" (the real embedder) or "like"
+    and "know" (this one): words every kind of text holds, naming nothing its ends differ in."""
+    from benchmarks.quality import LOADERS
+    from harness.datasets import find_datasets
+
+    base = find_datasets()
+    if base is None:
+        pytest.fail("../shared/datasets is missing: this test reads the politeness and subjectivity pools")
+    texts: list[str] = []
+    for name in ("politeness", "subjectivity"):
+        pool = LOADERS[name](base).pool_texts
+        texts += [pool[i] for i in np.random.default_rng(0).choice(len(pool), size=300, replace=False)]
+    fillers = {"said", "says", "new", "like", "know", "want", "far", "way", "right", "think", "make"}
+    for trait in discover([Sample("mixed", t, 1.0) for t in texts], embedder=embedder, effort="low"):
+        spec = trait.spec
+        named = " ".join([spec.name, spec.positive_label, spec.negative_label]).replace("&", " ")
+        assert not set(re.findall(r"\w+", named.lower())) & fillers, spec

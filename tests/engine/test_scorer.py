@@ -119,7 +119,7 @@ def test_long_text_chunks_are_embedded_in_the_same_call_as_other_texts(
 )
 def test_bad_texts_raise_clear_errors(scorer: Scorer, text: object, error: type, needle: str) -> None:
     with pytest.raises(error, match=needle):
-        scorer.score(["fine text", text])  # type: ignore[list-item]  # the bad text under test
+        scorer.score(["fine text", text])  # the bad text under test
 
 
 def test_text_of_exactly_the_limit_is_accepted(scorer: Scorer) -> None:

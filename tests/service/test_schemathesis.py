@@ -86,6 +86,10 @@ def _served_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemat
             client.post("/v1/models", json={"handle": "acme.demo"}).raise_for_status()
             client.post("/v1/models/acme.demo/traits", json={"traits": TRAITS}).raise_for_status()
             client.post("/v1/models/acme.demo/samples", json={"samples": samples()}).raise_for_status()
+            # The documented examples reach the model's embedder (a suggestion for its trait): load it here,
+            # so no generated case waits out the client's timeout for a first load.
+            warm = {"trait": "formality"}
+            client.post("/v1/models/acme.demo/pool/suggest", json=warm, timeout=300).raise_for_status()
         yield schemathesis.openapi.from_url(f"{base}/v1/openapi.json", config=CONFIG)
     ctx.close()
 

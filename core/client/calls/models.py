@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,11 +10,13 @@ from core.client import errors
 from core.client.calls.base import ClientBase, _clean
 from core.client.models import (
     DeleteResult,
+    KeyInfo,
     Model,
     Page,
 )
 from core.client.paths import path as _path
 from core.client.retry import Safety
+from core.contract import PUBLIC_NAMESPACE
 from core.json_types import JsonObject
 
 
@@ -36,9 +39,17 @@ class ModelCalls(ClientBase):
         kind: str | None = None,
         page_size: int | None = None,
     ) -> Iterator[Model]:
-        """Every model (following `next_cursor`); without `namespace`, the public catalog."""
-        return self._paginate(
-            lambda cursor: self.list_models_page(namespace, state, kind, limit=page_size, cursor=cursor)
+        """Every model (following `next_cursor`) of `namespace`; without it, of every namespace the key
+        belongs to and then the public catalog's (`namespace="public"`: the catalog alone), so a notebook's
+        `list(client.list_models())` shows its own models. `list_models_page` is the one request as sent."""
+        if namespace is not None:
+            return self._paginate(
+                lambda cursor: self.list_models_page(namespace, state, kind, limit=page_size, cursor=cursor)
+            )
+        key = KeyInfo.model_validate(self._get("/keys/current"))
+        spaces = list(dict.fromkeys([*key.namespaces, *key.roles, PUBLIC_NAMESPACE]))
+        return itertools.chain.from_iterable(
+            self.list_models(space, state, kind, page_size=page_size) for space in spaces
         )
 
     def create_model(

@@ -25,9 +25,12 @@ from core.json_types import JsonObject
 
 
 class PoolCalls(ClientBase):
-    def add_pool_texts(self, handle: str, texts: Iterable[str] | object) -> list[int]:
-        """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id)."""
-        payload = tabular.texts(texts, "add_pool_texts")
+    def add_pool_texts(
+        self, handle: str, texts: Iterable[str] | object, *, column: str | None = None
+    ) -> list[int]:
+        """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id).
+        `column` names a DataFrame's column of texts (a DataFrame without it is a `TypeError`)."""
+        payload = tabular.texts(texts, "add_pool_texts", column)
         if not 1 <= len(payload) <= MAX_POOL_TEXTS_PER_REQUEST:
             raise ValueError(
                 f"add_pool_texts takes 1 to {MAX_POOL_TEXTS_PER_REQUEST} texts, got {len(payload)}; "
@@ -45,13 +48,14 @@ class PoolCalls(ClientBase):
         start: int = 0,
         batch_size: int = importing.POOL_BATCH,
         progress: progress_mod.Progress = None,
+        column: str | None = None,
     ) -> PoolImportReport:
         """Add any number of texts (a list, tuple, numpy array or pandas Series) in batches that shrink on a
         slow service. Never raises for a failed batch: the report says how many are stored (`stored`, from the
         start) and why it stopped (`error`); call again with `start=report.stored` to resume (also after an
         interrupt, whose message says that number). `progress`: `True`/`"tqdm"` or
-        `progress(stored, total)`."""
-        items = tabular.texts(texts, "import_pool")
+        `progress(stored, total)`. `column` names a DataFrame's column of texts."""
+        items = tabular.texts(texts, "import_pool", column)
         reporter = progress_mod.resolve(progress, f"pool of {handle}", unit="texts")
         stored = [start]
 

@@ -6,7 +6,10 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from core.client import progress as progress_mod
 from core.client import tabular
-from core.client.calls.base import ClientBase, _clean, _dump
+from core.client.calls.base import _clean, _dump
+from core.client.calls.models import ModelCalls
+from core.client.calls.namespaces import NamespaceCalls
+from core.client.calls.traits import TraitCalls
 from core.client.models import (
     DeleteResult,
     ImportReport,
@@ -16,14 +19,17 @@ from core.client.models import (
     SampleInput,
 )
 from core.client.paths import path as _path
+from core.client.results import SampleFlag, SampleFlags
 from core.client.retry import Safety
 from core.contract import (
+    DEFAULT_EMBEDDER,
     MAX_SAMPLES_PER_REQUEST,
     InputProvenance,
 )
+from core.json_types import JsonObject
 
 
-class SampleCalls(ClientBase):
+class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads the traits and the key
     def add_samples(
         self,
         handle: str,
@@ -58,6 +64,7 @@ class SampleCalls(ClientBase):
         text: str | None = None,
         quality: str | None = None,
         trait: str | None = None,
+        labels: Mapping[object, object] | None = None,
     ) -> ImportReport:
         """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
         `samples` are dicts or a DataFrame: `text=`/`quality=`/`trait=` name its columns when they are named
@@ -65,10 +72,21 @@ class SampleCalls(ClientBase):
         `provenance="imported"` marks every row as a file's, not the sender's votes (a row's own
         `provenance` wins); posting such rows needs the owner role. `progress`: `True`/`"tqdm"` or
         `progress(done, total)` (core.client.progress). Interrupted, it says how many rows were sent: what
-        was sent is stored, and importing again stores the rest (a stored sample keeps its id)."""
-        from core.client.importing import import_samples
+        was sent is stored, and importing again stores the rest (a stored sample keeps its id).
+        `labels` maps the quality column's labels to qualities (`{"SUBJ": 1, "OBJ": 0}`); rows without a
+        trait take the model's only trait. Rows all stored already on a trained model are reported as
+        duplicates, not refused (docs/client.md, "Import samples")."""
+        from core.client.importing import import_samples, label_map
 
+        checked = label_map(labels) if labels is not None else None
         rows = tabular.rows(samples, SampleInput.model_fields, text=text, quality=quality, trait=trait)
+        if any(isinstance(r, Mapping) and "trait" not in r for r in rows):
+            keys = [t.key for t in self.list_traits(handle)]
+            if len(keys) == 1:  # one trait: a row needs not name it
+                rows = [
+                    {**r, "trait": keys[0]} if isinstance(r, Mapping) and "trait" not in r else r
+                    for r in rows
+                ]
         reporter = progress_mod.resolve(progress, f"importing into {handle}", unit="rows")
         done = [0]
 
@@ -79,7 +97,14 @@ class SampleCalls(ClientBase):
         succeeded = False
         try:
             report = import_samples(
-                self, handle, rows, batch_size=batch_size, progress=seen, provenance=provenance
+                self,
+                handle,
+                rows,
+                batch_size=batch_size,
+                progress=seen,
+                provenance=provenance,
+                labels=checked,
+                twins=lambda payloads: self._stored_twins(handle, payloads),
             )
             succeeded = True
             return report
@@ -90,6 +115,52 @@ class SampleCalls(ClientBase):
             ) from None
         finally:
             reporter.close(succeeded)
+
+    def _stored_twins(self, handle: str, payloads: list[JsonObject]) -> list[int | None]:
+        """The stored sample each payload repeats (same trait, text, quality, annotator and adjudication:
+        the service's duplicate rule), else None."""
+        traits = self.list_traits(handle)
+        by_name = {t.key: t.key for t in traits} | {t.name.casefold(): t.key for t in traits}
+        me = self.current_key().name
+        stored: dict[tuple[object, ...], int] = {
+            (s.trait, s.text.strip(), round(s.quality, 9), s.annotator, s.adjudicated): s.id
+            for s in self.list_samples(handle)
+        }
+        found: list[int | None] = []
+        for p in payloads:
+            ref = str(p["trait"])
+            key = by_name.get(ref, by_name.get(ref.casefold()))
+            annotator = p.get("annotator") or (None if p.get("provenance") == "imported" else me)
+            quality = float(str(p["quality"]))  # a SampleInput's dump: a float
+            twin = (key, str(p["text"]).strip(), round(quality, 9), annotator, bool(p.get("adjudicated")))
+            found.append(stored.get(twin))
+        return found
+
+    def flags(
+        self, handle: str, *, embedder: object = None, progress: progress_mod.Progress = None
+    ) -> SampleFlags:
+        """Check the model's stored samples here, as the Samples page's Flags tab does: likely mislabelled
+        texts, contested ones (votes on both poles, not settled) and outliers (`core.engine.flags`). The
+        texts are embedded with the model's embedder (or `embedder`, an `Embedder`), in this process.
+        `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)` (core.client.progress)."""
+        from core.embedders import get_embedder  # the engine loads only for a check
+        from core.engine.flags import flag_samples
+
+        model = self.get_model(handle)
+        rows = [s.model_dump(mode="json") for s in self.list_samples(handle)]
+        chosen = embedder if embedder is not None else get_embedder(model.embedder or DEFAULT_EMBEDDER)
+        reporter = progress_mod.resolve(progress, f"checking {handle}", unit="%")
+        done = False
+        try:
+            found = flag_samples(
+                rows,
+                chosen,  # type: ignore[arg-type]  # an Embedder: the caller's, or the registry's
+                lambda fraction, step: reporter.update(round(fraction * 100), 100, step or None),
+            )
+            done = True
+        finally:
+            reporter.close(done)
+        return SampleFlags(SampleFlag.model_validate(f) for f in found)
 
     def list_samples_page(
         self,

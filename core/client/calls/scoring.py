@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from core.client import progress as progress_mod
 from core.client import tabular
@@ -58,12 +59,18 @@ class ScoringCalls(ClientBase):
         version: str | int | None = None,
         explain: bool = False,
         progress: progress_mod.Progress = None,
+        column: str | None = None,
     ) -> tabular.ScoreResults:
         """Score many texts (a list, tuple, numpy array or pandas Series; 100 a request, 1 with `explain`).
 
-        One `ScoreResult` per text, in order, as `ScoreResults`: `.to_frame()` (the Series' index kept),
-        `.to_numpy()`. `progress`: `True`/`"tqdm"` or `progress(done, total)` (core.client.progress)."""
-        texts = tabular.texts(contents, "score_many")
+        A DataFrame, a 2-D array or a dict is a `TypeError` before anything is sent (`core.texts`), unless
+        `column` names the DataFrame's column of texts. One `ScoreResult` per text, in order, as
+        `ScoreResults`: `.to_frame()` (the Series' index kept), `.to_numpy()`. `progress`: `True`/`"tqdm"` or
+        `progress(done, total)` (core.client.progress)."""
+        texts = tabular.texts(contents, "score_many", column)
+        if column is not None:
+            frame: Any = contents  # Any: a DataFrame, as tabular.texts checked (pandas is not imported here)
+            contents = frame[column]  # its Series: scores keep the frame's index
         out: list[ScoreResult] = []
         per_request = 1 if explain else MAX_SCORE_TEXTS  # the service explains one content per request
         reporter = progress_mod.resolve(progress, f"scoring {handle}", unit="texts")

@@ -22,6 +22,25 @@ from core.client.models import (
 from core.client.paths import path as _path
 from core.json_types import JsonObject
 
+# A run the model does not show while idle for this long is not the model's (a remote service may turn a model
+# busy a moment after its 202, so not the first poll alone): `wait` raises NotFoundError, never waits it out.
+UNKNOWN_RUN_GRACE = 2.0
+
+
+def _unknown_run(handle: str, run_id: str, op: LastOperation | None) -> errors.NotFoundError:
+    last = (
+        f"its last run is {op.run_id} ({op.kind}, {op.status})"
+        if op is not None and op.run_id
+        else "it has no run"
+    )
+    return errors.NotFoundError(
+        404,
+        "run_not_found",
+        f"{handle} is not running {run_id!r} and {last}: wait for a run id that train, discover, "
+        f"synthesize or evaluate answered for this model, or client.wait({handle!r}) for what it runs now",
+        run_id=run_id,
+    )
+
 
 class VersionCalls(ModelCalls):  # waiting reads the model
     def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
@@ -62,10 +81,17 @@ class VersionCalls(ModelCalls):  # waiting reads the model
         deadline = time.monotonic() + timeout
         model: Model | None = None
         succeeded = False
+        idle_since: float | None = None  # when the model was first seen idle on another run than run_id
         try:
             while True:
                 model = self.get_model(handle)
                 op = model.last_operation
+                if run_id is not None and model.state != "busy" and (op is None or op.run_id != run_id):
+                    idle_since = time.monotonic() if idle_since is None else idle_since
+                    if time.monotonic() - idle_since >= min(UNKNOWN_RUN_GRACE, timeout):
+                        raise _unknown_run(handle, run_id, op)
+                else:
+                    idle_since = None
                 if op is not None and (run_id is None or op.run_id == run_id):
                     if on_operation is not None:
                         on_operation(op)
@@ -81,6 +107,8 @@ class VersionCalls(ModelCalls):  # waiting reads the model
                     return model
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    if idle_since is not None and run_id is not None:  # idle on another run: not going
+                        raise _unknown_run(handle, run_id, op)
                     raise errors.WaitTimeoutError(handle, run_id, timeout, model)
                 time.sleep(min(poll_interval, remaining))
         except KeyboardInterrupt:

@@ -1,0 +1,95 @@
+"""A notebook's cells run twice and end somewhere: an import again after training, an error that names the
+client's call, a wait on a run the model never had, and imports that never guess (labels, one trait, a
+`quality` column beside the one named)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.client import Client, ConflictError, NotFoundError
+from tests.client.conftest import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {"Sentence": POSITIVE + NEGATIVE, "Label": ["FORMAL"] * len(POSITIVE) + ["CASUAL"] * len(NEGATIVE)}
+    )
+
+
+def test_an_import_of_stored_rows_after_training_reports_duplicates(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("twice"), samples=False)
+    first = client.import_samples(handle, formality_rows())
+    assert first.stored == 12
+    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
+    again = client.import_samples(handle, formality_rows())  # the cell run again: no error, nothing stored
+    assert again.stored == 0 and len(again.duplicates) == 12 and again.ok
+    assert sorted(d.id for d in again.duplicates) == sorted(first.ids)
+    assert len(list(client.list_samples(handle))) == 12
+    assert client.get_model(handle).state == "ready"
+
+    new = [*formality_rows(), {"trait": "formality", "text": "Yours faithfully, the board.", "quality": 1.0}]
+    with pytest.raises(ConflictError) as refused:  # a new row needs a draft: said as the client's call
+        client.import_samples(handle, new)
+    assert refused.value.code == "model_not_draft"
+    assert f"client.reopen({handle!r})" in str(refused.value) and "POST /v1" not in str(refused.value)
+    assert "POST /v1/models" in refused.value.message  # the service's envelope, as it sent it
+    assert len(list(client.list_samples(handle))) == 12
+
+
+def test_wait_on_a_run_the_model_never_had_is_not_found(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("norun"))
+    with pytest.raises(NotFoundError, match="run_doesnotexist"):
+        client.wait(handle, "run_doesnotexist", timeout=60)
+    run = client.train(handle, effort="low").run_id
+    assert client.wait(handle, run, timeout=120).state == "ready"
+    with pytest.raises(NotFoundError, match=f"its last run is {run}"):
+        client.wait(handle, "run_doesnotexist", timeout=60)
+
+
+def test_labels_map_to_qualities_and_one_trait_needs_no_column(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("labels"), samples=False)
+    frame = _frame()  # no trait column: the model has one trait
+    frame.loc[len(frame)] = ["A text labelled neither way.", "MAYBE"]
+    report = client.import_samples(
+        handle, frame, text="Sentence", quality="Label", labels={"FORMAL": 1, "CASUAL": 0}
+    )
+    assert report.stored == 12 and [e.index for e in report.errors] == [12]
+    assert "'MAYBE' is none of the labels" in report.errors[0].message
+    stored = {s.text: s.quality for s in client.list_samples(handle)}
+    assert stored[POSITIVE[0]] == 1.0 and stored[NEGATIVE[0]] == 0.0
+    assert {s.trait for s in client.list_samples(handle)} == {"formality"}
+    with pytest.raises(ValueError, match="quality is a number in"):
+        client.import_samples(handle, frame, text="Sentence", quality="Label", labels={"FORMAL": 5})
+
+
+def test_a_named_quality_column_beside_one_called_quality_is_an_error(
+    client: Client, service: Service
+) -> None:
+    handle = make_draft(client, service.handle("twocols"), samples=False)
+    frame = _frame().assign(Label=[1.0] * len(POSITIVE) + [0.0] * len(NEGATIVE), quality=0.5)
+    with pytest.raises(ValueError, match="also has a column 'quality'"):
+        client.import_samples(handle, frame, text="Sentence", quality="Label")
+    assert list(client.list_samples(handle)) == []
+
+
+def test_flags_from_the_client_with_the_one_progress_convention(client: Client, service: Service) -> None:
+    handle = make_draft(client, service.handle("flags"), samples=False)
+    rows = formality_rows() + [
+        {
+            "trait": "formality",
+            "text": NEGATIVE[0],
+            "quality": 1.0,
+            "annotator": "bob",
+            "provenance": "imported",
+        }
+    ]  # bob rates a casual text formal: votes on both poles of one text
+    client.import_samples(handle, rows)
+    seen: list[tuple[int, int]] = []
+    flags = client.flags(handle, progress=lambda done, total: seen.append((done, total)))
+    contested = [f for f in flags if f.flag == "contested"]
+    assert [f.text for f in contested] == [NEGATIVE[0]]
+    assert {v.annotator for v in contested[0].votes} >= {"bob"}
+    assert seen and seen[-1] == (100, 100) and all(total == 100 for _, total in seen)
+    assert list(flags.to_frame().columns)[:3] == ["id", "trait", "flag"]
+    assert repr(flags).startswith(f"SampleFlags({len(flags)} flags")
