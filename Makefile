@@ -1,7 +1,12 @@
 # Two entry points: `make run` (the workbench) and `make test` (the whole suite).
 # Both create and reuse .venv and install the locked set (uv.lock) on first use (the workbench: runtime
 # dependencies only). `make lock` refreshes uv.lock after a change to pyproject.toml's dependencies.
-PY ?= python3
+# The Python that creates .venv: 3.12 where the machine has it (pyenv's versions included, though its global
+# one is 3.11), else python3. From 3.12 coverage measures through sys.monitoring at a fraction of 3.11's
+# tracer cost (docs/decisions/0014); on 3.11 the suite runs as well, only coverage costs more.
+PY ?= $(or $(shell for p in python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) \
+	python3.13 $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13); do \
+	$$p -c '' 2>/dev/null && { command -v $$p; break; }; done),python3)
 VENV := .venv
 BIN := $(VENV)/bin
 # uv installs the lock: uv on PATH if there is one, else uv from PyPI into .venv, bootstrapped with the
@@ -71,7 +76,7 @@ serve: $(RUN_STAMP)
 # one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
 # in collection order, which puts the longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 3
-# The whole suite measures its branch coverage ([tool.coverage] in pyproject.toml, whose fail_under is the
+# The whole suite measures its line coverage ([tool.coverage] in pyproject.toml, whose fail_under is the
 # floor CI holds). A narrowed run (PYTEST_ARGS) measures nothing: a part of the suite falls under the floor.
 # COVERAGE= turns it off for a whole run too (`PYTEST_ADDOPTS="-k …"` narrows where make cannot see it).
 COVERAGE ?= $(if $(PYTEST_ARGS),,--cov --cov-report=term)

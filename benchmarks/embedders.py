@@ -5,7 +5,7 @@ and texts/s encoding the first N Stanford politeness requests (Wikipedia; read f
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
 cosine of each text's vector to the first embedder's (min / mean). Then the cold embedding of
 `--cold` texts (both politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
-Default embedders: minilm, minilm-qint8, minilm-qint8v2. Prints a markdown table and writes
+Default embedders: minilm, minilm-qint8v2. Prints a markdown table and writes
 benchmarks/results/embedders.json.
 """
 
@@ -53,7 +53,7 @@ def timed(emb: Any, texts: Sequence[str]) -> tuple[float, float, np.ndarray]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8", "minilm-qint8v2"])
+    parser.add_argument("--embedders", nargs="+", default=["minilm", "minilm-qint8v2"])
     parser.add_argument("--texts", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cold", type=int, default=10_000, help="texts for the cold run (0 skips it)")

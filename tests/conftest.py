@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
 import random
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -18,13 +22,32 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 pg_cluster = pg_cluster_fixture()
 
 
+# The int8 graphs a run builds, kept across runs under a hash of the code that builds them: each graph's file
+# name already holds its source weights' hash, its recipe and the onnxruntime version (core/embedders), so a
+# change to any of those or to the build code builds anew. A directory unused for a week is removed.
+EMBEDDER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scoring-workbench-tests"
+CACHE_DAYS = 7
+
+
+def build_code_hash() -> str:
+    """The embedders' code (every module of core/embedders) and the onnx version that writes the graphs."""
+    digest = hashlib.sha256(importlib.metadata.version("onnx").encode())
+    for module in sorted((Path(__file__).resolve().parents[1] / "core" / "embedders").glob("*.py")):
+        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 @pytest.fixture(scope="session", autouse=True)
-def embedder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the int8 graphs are built on first use: one directory for the whole run, its xdist workers and
-    the processes they start included, so each graph is built once a run (the others wait for that build:
-    core/embedders/int8_build.py) and never in the user's home."""
-    base = tmp_path_factory.getbasetemp()
-    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedders"
+def embedder_dir() -> Path:
+    """Where the int8 graphs are built on first use: one directory for every run of the same build code, its
+    xdist workers and the processes they start included, so each graph is built once (the others wait for
+    that build: core/embedders/int8_build.py) and never in the user's home."""
+    path = EMBEDDER_CACHE / f"embedders-{build_code_hash()}"
+    path.mkdir(parents=True, exist_ok=True)
+    os.utime(path)
+    for old in EMBEDDER_CACHE.glob("embedders-*"):
+        if time.time() - old.stat().st_mtime > CACHE_DAYS * 86400:
+            shutil.rmtree(old, ignore_errors=True)
     os.environ["SCORING_EMBEDDER_DIR"] = str(path)
     return path
 

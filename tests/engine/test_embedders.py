@@ -25,7 +25,7 @@ from core.embedders import (
     get_embedder,
 )
 from core.embedders.e5_quantized import E5_QINT8_ID
-from core.embedders.quantized import QINT8_ID, QINT8V2_ID
+from core.embedders.quantized import QINT8V2_ID
 from core.engine.errors import EmbedderUnavailableError, EngineError
 
 TEXTS = [
@@ -192,7 +192,7 @@ def test_cache_key_is_embedder_id_plus_text_sha256() -> None:
     assert cache_key(a.id, "same text").startswith(f"{a.id}:")
 
 
-@pytest.mark.parametrize("embedder_id", [E5_QINT8_ID, QINT8V2_ID, QINT8_ID])
+@pytest.mark.parametrize("embedder_id", [E5_QINT8_ID, QINT8V2_ID])
 def test_int8_vectors_cached_before_per_token_scales_are_never_read(embedder_id: str) -> None:
     # These ids' vectors were computed with one int8 scale per batch (they depended on the batch) and are now
     # computed per token under the same ids: a vector the old computation cached must never come back.

@@ -1,8 +1,8 @@
 """Word explanations a reader can trust, on real texts with the default embedder.
 
 Reviews: a review's words as the reader sees them (punctuation attached: "useless.", "junk,") are explained,
-and their values add up to what scoring the text on its own shows. The int8 embedder quantises activations
-per batch, so explaining in one batch would put the sums off.
+and their values add up to what scoring the text on its own shows (the int8 embedder quantises activations
+per token, so a text's vector does not depend on the texts embedded with it: test_batch_invariance.py).
 
 Confident texts (stanford_politeness, convabuse): on a text scored below 0.1 or above 0.9 the calibrated
 score barely moves whatever word goes, and shading words by that change, stretched to the sentence's
@@ -51,7 +51,7 @@ def reviews() -> tuple[Scorer, list[str]]:
 def test_each_text_s_words_share_its_score_exactly(reviews: tuple[Scorer, list[str]]) -> None:
     """Each word of a review is explained as the reader sees it, and the words' values add up to what
     scoring the text alone shows: its axis position and its score's distance from 0.5 (the empty text's).
-    Every text an explanation embeds is embedded alone, as a score embeds it, or the sums would be off."""
+    Every text an explanation embeds is embedded as a score embeds it."""
     scorer, texts = reviews
     for text in texts:
         effects = scorer.explain(text)["sentiment"]
