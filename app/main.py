@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 from app.samples.grid import keep_unsaved  # noqa: E402
 from app.shell.backend import (  # noqa: E402
     NAMESPACE_KEY,
+    SIGNED_OUT,
     Backend,
     DemoLoad,
     NoNamespace,
@@ -161,6 +162,9 @@ def _demo_outcome(state: DemoLoad) -> None:
 
 def main() -> None:
     keep_unsaved()  # the Samples grid's last edits, before a switch to another page drops its editor
+    if (refused := st.session_state.get(SIGNED_OUT)) is not None:  # a request of this tab found it
+        expired_page(*refused)
+        return
     try:
         backend = get_backend()
     except SignInNeeded as needed:  # a team's workbench: this browser has not signed in yet
