@@ -22,7 +22,8 @@ from app.evaluation.frames import (
     trained_sentence,
 )
 from app.evaluation.versions import neutral_note
-from app.samples.importing import labelled_file, refusals_frame, remember_scale
+from app.samples.import_report import refusals_frame
+from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
 from app.ui.inert import md
 from app.ui.widgets import guard, show_error

@@ -175,7 +175,7 @@ def guess_mapping(table: Table) -> Guess:
     The text: `core.tables.text_column` (the column named `text`, else the one of the longest strings). The
     label: a mostly numeric column named like a label (exactly first, then one that is not of a numbered
     series such as `Score1..Score5`), else the last numeric one not an id. The id: a column named like one
-    (`ID_NAMES`)."""
+    (`ID_NAMES`), else one whose values look like ids (`id_like`)."""
     columns = table.columns
     numeric = [c for c in columns if numeric_share(table, c) >= 0.9]
     text = text_column(table) or columns[0]
@@ -193,7 +193,20 @@ def guess_mapping(table: Table) -> Guess:
     label = min(reversed(candidates), key=rank)  # among equals, the last column
     ids = [c for c in columns if c not in (text, label)]  # never the text or the label
     trait, url = guess_column(columns, "trait"), guess_column(columns, "source_url", "url")
-    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES))
+    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES) or id_like(table, ids))
+
+
+_ID_VALUE = re.compile(r"^[A-Za-z_-]{0,12}\d+[A-Za-z0-9_-]{0,24}$")  # 17, a12, 347-b, t3_xyz: no spaces, dots
+
+
+def id_like(table: Table, columns: list[str]) -> str | None:
+    """The first of `columns` whose values all look like ids (a word with a number, no space or decimal
+    point) and are all different: a headerless file's first column of ids is proposed as the id column."""
+    for column in columns:
+        values = [str(row.get(column) or "").strip() for row in table.rows]
+        if values and all(_ID_VALUE.match(v) for v in values) and len(set(values)) == len(values):
+            return column
+    return None
 
 
 _SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "TurkId 3" -> ("TurkId", "3")

@@ -1,0 +1,72 @@
+"""What an import says before it stores anything, without Streamlit (app/samples/import_report.py,
+app/samples/mapping.py), and on the Samples page's Import tab (AppTest, real local service): texts a file
+labels both ways are listed with their lines and labels, and a column of ids is proposed as the id column."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.samples.import_report import contradictions
+from app.samples.mapping import Mapped, Mapping, guess_mapping, map_rows
+from core.client import Client
+from core.local import LocalService
+from core.tables import read_table
+from tests.app.apptest_util import by_label, no_exception, page, texts
+from tests.app.support import make_draft, new_handle
+
+TWICE = "We will circle back on the numbers whenever."
+FILE = (
+    "text,label\n"
+    f"{TWICE},1\n"
+    "Kindly find the minutes attached.,1\n"
+    f"{TWICE},0\n"
+    "see u there lol,0\n"
+    "Please confirm receipt of this letter.,1\n"
+)
+
+
+def _mapped(data: str) -> Mapped:
+    table = read_table("file.csv", data.encode())
+    mapping = Mapping(text="text", label="label", trait="formality", rule="as_is")
+    return map_rows(table, mapping, {"formality": "formality"})
+
+
+def test_a_text_labelled_both_ways_is_listed_with_its_lines_and_labels() -> None:
+    mapped = _mapped(FILE)
+    assert contradictions(mapped) == [
+        {"lines": "2, 4", "labels": "1, 0", "trait": "formality", "text": TWICE}
+    ]
+    agreed = _mapped(FILE.replace(f"{TWICE},0", f"{TWICE},1"))
+    assert contradictions(agreed) == []
+
+
+def test_a_column_of_ids_is_proposed_as_the_id_column() -> None:
+    headerless = "".join(f"{1000 + i}\tA request number {i} here?\t0.{i}\n" for i in range(6))
+    table = read_table("file.txt", headerless.encode())
+    guess = guess_mapping(table)
+    assert (guess.text, guess.label, guess.source_id) == ("column 2", "column 3", "column 1")
+    # Words, or numbers with a decimal point, are not ids.
+    scores = "text,score,group\n" + "".join(f"Text {i},0.{i},g\n" for i in range(6))
+    assert guess_mapping(read_table("f.csv", scores.encode())).source_id is None
+
+
+@pytest.mark.usefixtures("app_env")
+def test_the_import_tab_lists_a_files_contradictions_before_storing(
+    service: LocalService, client: Client
+) -> None:
+    handle = make_draft(client, new_handle(service, "both"))
+    at = page("samples", handle)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("file.csv", FILE.encode(), "text/csv")).run()
+    no_exception(at)
+    assert "**Texts this file labels both ways** (1)" in texts(at.markdown)
+    listed = [d.value for d in at.dataframe if "labels" in d.value.columns]
+    assert listed and listed[0].to_dict("records") == [
+        {"lines": "2, 4", "labels": "1, 0", "trait": "formality", "text": TWICE}
+    ]
+    by_label(at.radio, "Label → quality").set_value("as_is").run()
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    assert any("labelled both ways" in t and "Disagreements" in t for t in texts(at.success)), texts(
+        at.success
+    )
