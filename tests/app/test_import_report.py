@@ -4,8 +4,11 @@ labels both ways are listed with their lines and labels, and a column of ids is 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from app.evaluation.frames import in_training_note
 from app.samples.import_report import contradictions
 from app.samples.mapping import Mapped, Mapping, guess_mapping, map_rows
 from core.client import Client
@@ -70,3 +73,25 @@ def test_the_import_tab_lists_a_files_contradictions_before_storing(
     assert any("labelled both ways" in t and "Disagreements" in t for t in texts(at.success)), texts(
         at.success
     )
+
+
+def test_evaluation_items_among_the_samples_are_said_when_added() -> None:
+    items = [
+        {"trait": "formality", "text": " Dear Sir, ", "quality": 1},
+        {"trait": "formality", "text": "yo"},
+    ]
+    samples = [("formality", "Dear Sir,"), ("politeness", "yo")]
+    note = in_training_note(items, samples)
+    assert note is not None and note.startswith("1 evaluation text was also among the model's samples")
+    assert in_training_note(items[1:], samples) is None  # another trait's text is not this one's
+
+
+@pytest.mark.usefixtures("app_env")
+def test_the_samples_grid_shows_qualities_to_five_decimals(service: LocalService, client: Client) -> None:
+    """0.50625 was drawn "0.50" and 0.61875 "0.61": the column's step set its decimals."""
+    handle = make_draft(client, new_handle(service, "grid"))
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    quality = json.loads(at.dataframe[0].proto.columns)["quality"]
+    assert quality["type_config"]["format"] == "%.5g" and quality["type_config"]["step"] <= 0.00001
