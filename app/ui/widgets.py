@@ -137,7 +137,7 @@ def show_error(exc: BaseException, action: str | None = None, on_settings: bool 
     if isinstance(exc, AuthenticationError) and signin_config() is not None:
         # A person signed out (in another tab) or idle: not an error under a button but the signed-out page,
         # which app/main.py shows on the tab's next run, from a page's run or a fragment's alike.
-        mark_signed_out(str(exc), f"{action} was not done." if action else "")
+        mark_signed_out(str(exc))
         st.rerun(scope="app")
     head = f"{action} failed: " if action else ""
     st.error(head + error_text(exc, on_settings), icon=":material/error:")

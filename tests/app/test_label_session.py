@@ -96,3 +96,18 @@ def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, 
         assert session.current == shown and session.campaign == (model.overlap, 3)
         act(session, "2", carol, model)
         assert session.error == "" and "not stored" not in session.message and len(session.history) == 1
+
+
+def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(service: LocalService, draft: str) -> None:
+    """The service no longer takes the credential (signed out in another tab): the session keeps why, for
+    the signed-out page, and says the label was not stored; a failed press never passes silently."""
+    with service.client() as me:
+        me.import_pool(draft, POOL[:2])
+        model = me.get_model(draft)
+        session = LabelSession(draft, "formality")
+        refill(session, me)
+        with Client(service.url, "sk_000000000000_signed-out-long-ago-xxxxx") as gone:
+            act(session, "2", gone, model)
+        assert session.signed_out and session.message == "That label was not stored."
+        assert session.history == []
+        assert not [s for s in me.list_samples(draft) if s.text == session.queue[0]["text"]]
