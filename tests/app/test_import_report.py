@@ -5,6 +5,7 @@ labels both ways are listed with their lines and labels, and a column of ids is 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_the_import_tab_lists_a_files_contradictions_before_storing(
 
 
 def test_evaluation_items_among_the_samples_are_said_when_added() -> None:
-    items = [
+    items: list[dict[str, Any]] = [
         {"trait": "formality", "text": " Dear Sir, ", "quality": 1},
         {"trait": "formality", "text": "yo"},
     ]
