@@ -43,6 +43,7 @@ from app.samples.mapping import (
     scale_text,
     threshold_neutral_default,
     which_scale,
+    word_labels,
 )
 from app.ui.inert import md, ours
 from app.ui.table_upload import table_upload
@@ -136,6 +137,7 @@ def _pick_mapping(
     label_columns = [c for c, _ in raters] or [label]
     guessed = guess_scale(table, *label_columns)
     scale, remembered = _scale_default(guessed, handle)
+    words = () if raters else _pick_words(table, label, kept)
     label = "+".join(c for c, _ in raters) or label
     at = f"@{label}"
     asked = st.empty()  # the question about the scale, above the options it is about (filled below)
@@ -208,8 +210,31 @@ def _pick_mapping(
         drop_neutral=bool(kept.get(_drop_neutral(label), False)),
         source_url=None if source == NONE else source,
         raters=raters,
+        words=words,
     )
     return mapping, kept, None if settled else question
+
+
+def _pick_words(table: Table, label: str, kept: Kept) -> tuple[tuple[str, float], ...]:
+    """A label column of words (SUBJ, OBJ): a number for each, typed by the analyst (none is guessed; a row
+    whose word has none is refused), then mapped by the rule like any number."""
+    words = word_labels(table, label)
+    if not words:
+        return ()
+    st.markdown(f"**Label words** of {md(label)}: the number each stands for (1 positive, 0 negative).")
+    boxes = st.columns(min(len(words), 4))
+    chosen = []
+    for i, word in enumerate(words):
+        value = boxes[i % len(boxes)].number_input(
+            word,
+            min_value=None,
+            step=1.0,
+            placeholder="its number",
+            **kept.widget(f"word@{label}={word}", None),
+        )
+        if value is not None:
+            chosen.append((word, float(value)))
+    return tuple(chosen)
 
 
 def _drop_neutral(label: str) -> str:

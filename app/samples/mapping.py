@@ -71,6 +71,9 @@ class Mapping:
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
     raters: tuple[tuple[str, str | None], ...] = ()
     source_id: str | None = None  # an optional column of the rows' own ids, kept as each sample's source_id
+    # Word labels and the number each stands for (SUBJ → 1, OBJ → 0), read before the rule; a word not
+    # listed is refused as "not a number".
+    words: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass
@@ -361,6 +364,8 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             if mapping.raters and _blank(cell):
                 continue  # this rater did not rate this text
             value = _number(cell)
+            if value is None and mapping.words:
+                value = dict(mapping.words).get(str(cell).strip())
             if value is None:
                 where = f" ({label})" if mapping.raters else ""
                 out.refused.append(Refusal(line, f"label {str(cell)!r}{where} is not a number"))
@@ -521,3 +526,19 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
     if mapped.dropped:
         return f"{rule}; {rows(neutral)} neutral, left out as asked"
     return f"{rule}; {rows(neutral)} neutral"
+
+
+MAX_WORDS = 12  # distinct word labels offered a number each; more is not a label column
+
+
+def word_labels(table: Table, column: str) -> list[str]:
+    """The label column's values that are not numbers (SUBJ, OBJ), in file order, when there are at most
+    `MAX_WORDS` of them: each is given a number on the Import tab. Empty when the labels are numbers."""
+    found: dict[str, None] = {}
+    for row in table.rows:
+        cell = row.get(column)
+        if not _blank(cell) and _number(cell) is None:
+            found[str(cell).strip()] = None
+            if len(found) > MAX_WORDS:
+                return []
+    return list(found)

@@ -96,3 +96,29 @@ def test_the_samples_grid_shows_qualities_to_five_decimals(service: LocalService
     no_exception(at)
     quality = json.loads(at.dataframe[0].proto.columns)["quality"]
     assert quality["type_config"]["format"] == "%.5g" and quality["type_config"]["step"] <= 0.00001
+
+
+@pytest.mark.usefixtures("app_env")
+def test_word_labels_are_given_a_number_each_by_the_analyst(service: LocalService, client: Client) -> None:
+    """SUBJ/OBJ labels: each word gets the number the analyst types (none guessed), then the rule maps it."""
+    handle = new_handle(service, "words")
+    client.create_model(handle)
+    client.add_traits(
+        handle, [{"name": "Subjectivity", "positive_label": "subjective", "negative_label": "objective"}]
+    )
+    data = "sentence,label\n" + "".join(
+        f"Sentence {i} of the file.,{'SUBJ' if i % 2 else 'OBJ'}\n" for i in range(6)
+    )
+    at = page("samples", handle)
+    at.run()
+    at.file_uploader(key="samples_upload").set_value(("subj.csv", data.encode(), "text/csv")).run()
+    no_exception(at)
+    subj, obj = by_label(at.number_input, "SUBJ"), by_label(at.number_input, "OBJ")
+    assert subj.value is None and obj.value is None  # never guessed
+    subj.set_value(1.0).run()
+    by_label(at.number_input, "OBJ").set_value(0.0).run()
+    by_label(at.radio, "Label → quality").set_value("as_is").run()
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    stored = sorted((s.text, s.quality) for s in client.list_samples(handle))
+    assert stored == [(f"Sentence {i} of the file.", float(i % 2)) for i in range(6)]
