@@ -21,13 +21,15 @@ DEMO_TRAINING = "under a minute"
 
 
 def banner(port: int, environ: Mapping[str, str] | None = None) -> str:
-    url = f"http://localhost:{port}"
+    settings = workbench_settings(environ)
+    # The address the identity provider sends people back to (SCORING_WORKBENCH_URL, else localhost): a
+    # sign-in begun at another host name (127.0.0.1) loses its cookie on the way back and starts over.
+    url = (settings.workbench_url or "http://localhost:{port}").rstrip("/").replace("{port}", str(port))
     lines = [
         "",
         f"  Scoring Workbench: open {url} in your browser (ready in a few seconds).",
         "",
     ]
-    settings = workbench_settings(environ)
     if settings.team:
         how = (
             "people sign in through the identity provider at " + settings.oidc_issuer

@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 from app.samples.grid import keep_unsaved  # noqa: E402
 from app.shell.backend import (  # noqa: E402
     NAMESPACE_KEY,
+    SIGNED_OUT,
     Backend,
     DemoLoad,
     NoNamespace,
@@ -29,11 +30,10 @@ from app.shell.backend import (  # noqa: E402
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
 from app.ui.inert import code, md  # noqa: E402
+from app.ui.navigation import navigation  # noqa: E402
 from app.ui.rerun_requests import filter_rerun_requests  # noqa: E402
 from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
-
-PAGES = ROOT / "pages"
 
 st.set_page_config(page_title="Scoring Workbench", page_icon=":material/bar_chart:", layout="wide")
 # A late rerun of the left page's fragment would blank the page moved to, and a timer's rerun could carry a
@@ -162,6 +162,9 @@ def _demo_outcome(state: DemoLoad) -> None:
 
 def main() -> None:
     keep_unsaved()  # the Samples grid's last edits, before a switch to another page drops its editor
+    if (refused := st.session_state.get(SIGNED_OUT)) is not None:  # a request of this tab found it
+        expired_page(*refused)
+        return
     try:
         backend = get_backend()
     except SignInNeeded as needed:  # a team's workbench: this browser has not signed in yet
@@ -200,19 +203,8 @@ def main() -> None:
         else:
             st.caption("Backend: **not connected**")
 
-    pages = [
-        st.Page(str(PAGES / "models.py"), title="Models", icon=":material/view_list:", default=True),
-        st.Page(str(PAGES / "traits.py"), title="Traits", icon=":material/tune:"),
-        st.Page(str(PAGES / "samples.py"), title="Samples", icon=":material/dataset:"),
-        st.Page(str(PAGES / "label.py"), title="Label", icon=":material/label:"),
-        st.Page(str(PAGES / "training.py"), title="Training", icon=":material/model_training:"),
-        st.Page(str(PAGES / "versions.py"), title="Versions", icon=":material/compare_arrows:"),
-        st.Page(str(PAGES / "score.py"), title="Score", icon=":material/speed:"),
-        st.Page(str(PAGES / "demo.py"), title="Demo", icon=":material/slideshow:"),
-        st.Page(str(PAGES / "settings.py"), title="Settings", icon=":material/settings:"),
-    ]
-    if backend is not None and backend.team:  # a team's workbench: who is in the namespace, with what role
-        pages.insert(-1, st.Page(str(PAGES / "team.py"), title="Team", icon=":material/group:"))
+    # a team's workbench also lists the Team page: who is in the namespace, with what role
+    pages = navigation(team=backend is not None and backend.team)
     st.navigation(pages).run()
 
 

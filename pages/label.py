@@ -10,7 +10,7 @@ from functools import partial
 
 import streamlit as st
 
-from app.labelling.campaign import status_line
+from app.labelling.campaign import campaign_of, status_line
 from app.labelling.chart import curve_chart
 from app.labelling.feedback import buffered_feedback
 from app.labelling.labels import labelling_note, retrain_at
@@ -24,12 +24,16 @@ from app.labelling.session import (
     accept,
     act,
     first_suggestions_ready,
+    follow,
+    poll,
     retune,
     shown_as,
     start,
     update_curve,
     withdrawn,
 )
+from app.shell import reads
+from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
 from app.ui.inert import code, html_text, md, ours
 from app.ui.keys import key_listener
@@ -59,14 +63,35 @@ with st.container():
         st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
 
 
+def _signed_out(session: LabelSession | None) -> None:
+    """A press the service refused because the person is signed out (here, in another tab): the whole
+    page gives way to the signed-out one, which says the press was not stored (app/main.py)."""
+    if session is not None and session.signed_out is not None:
+        mark_signed_out(session.signed_out, session.message)
+        st.rerun(scope="app")
+
+
 @st.fragment(run_every=5.0)
 def campaign_status() -> None:
-    """The model as the service has it now: a colleague's training, an automatic version, a pause."""
+    """The model as the service has it now: a colleague's training, an automatic version, a pause. A change
+    of the campaign reruns the whole page (its counts, overlap and votes wanted follow); texts added to the
+    pool, or colleagues' claims ended, reach a queue that had run out."""
+    kept: LabelSession | None = st.session_state.get("label_session")
+    _signed_out(kept)
     live = model
     with guard("Reading the model"):
         live = client.get_model(handle)
+        if campaign_of(live) != campaign_of(model):
+            reads.invalidate(client.base_url)  # the page's cached model is the old campaign's
+            st.rerun(scope="app")
+        if kept is not None and kept.handle == handle and kept.current is None:
+            if poll(kept, client, client.list_pool_page(handle, limit=1).total):
+                st.rerun(scope="app")
+            _signed_out(kept)
     line, switch = st.columns([5, 1], vertical_alignment="center")
-    line.markdown(f":material/sync: {code(handle)} · {ours(status_line(live, at))}")
+    # The buffer's count is the expander's below, read with its labels: one number, never two.
+    said = status_line(live, at, buffered=not feedback_route)
+    line.markdown(f":material/sync: {code(handle)} · {ours(said)}")
     if backend.team and backend.may("manage"):  # the owner's settings live on the Team page; others see none
         switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
@@ -144,6 +169,8 @@ if kept is None or (kept.handle, kept.trait) != (handle, trait):
 elif kept.mode != mode:  # the session's labels and counters stay
     with guard("Changing the suggestions"):
         retune(kept, client, mode, kept.overlap)
+with guard("Following the campaign"):
+    follow(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
 
 
@@ -160,6 +187,7 @@ def _key(key: str, shown: str | None, nonce: str | None) -> None:
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
+    _signed_out(session)
     key_listener("label_keys", [*KEYS, UNSURE_KEY], _key, shown_from="[data-shown]")
     t = names[trait]
     left = session.left
@@ -178,8 +206,10 @@ def labelling() -> None:
     )
     item = session.current
     if item is None:
-        if not session.error:  # else the error below says why there is no text
-            st.success("No more suggestions: every text in the pool is labelled for this trait (or skipped).")
+        if not session.error and not session.left:  # else the error or the message below says why
+            st.success("No more suggestions: every text in the pool is labelled for this trait.")
+        elif not session.error:
+            st.info(session.message or "No text to suggest just now.", icon=":material/hourglass_empty:")
     else:
         score = item.get("score")
         score_line = "no fit yet" if score is None else f"current score {score:.2f}"
@@ -212,7 +242,7 @@ def labelling() -> None:
         column.button(label, key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch")
     if session.error:
         st.error(session.error)
-    elif session.message:
+    elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
     st.caption(
         f"Keys: `1` {md(t.negative_label)}, `2` {md(t.positive_label)}, `0` skip, `?` unsure, `u` undo, "

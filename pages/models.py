@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
@@ -11,12 +9,11 @@ from app.shell.backend import demo_load
 from app.shell.roles import gate
 from app.ui.forms import check_handle, create_fields
 from app.ui.inert import code, ours
+from app.ui.navigation import PageName, switch_to
 from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
 from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
-
-PAGES = Path(__file__).resolve().parent
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
@@ -26,7 +23,7 @@ SERVICE_DEFAULT = "the service's default"
 backend = page_backend()
 client = backend.client
 if target := st.session_state.pop(OPEN_TARGET, None):
-    st.switch_page(str(PAGES / target))
+    switch_to(target)
 
 st.title("Models")
 if flash := st.session_state.pop("flash", None):
@@ -36,12 +33,12 @@ browse, create, edit = st.tabs(["Browse", "Create", "Edit selected"])
 POLL_S = 2.0  # while a listed model is busy (a demo model training, a run): the table reads them again
 
 
-def _open_page(model_state: str, traits: int) -> str:
+def _open_page(model_state: str, traits: int) -> PageName:
     """Where "Open" takes a model: its data while it is a draft (its traits first when it has none), its
     versions once trained."""
     if can("edit", model_state):
-        return "samples.py" if traits else "traits.py"
-    return "versions.py"
+        return "samples" if traits else "traits"
+    return "versions"
 
 
 def _picked_elsewhere(

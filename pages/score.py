@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.samples.importing import refusals_frame
+from app.samples.import_report import refusals_frame
 from app.scoring import perspective_migration
 from app.scoring.demo import ACTIVE, default_version, scored_by, version_options
 from app.scoring.demo import version_arg as chosen_version

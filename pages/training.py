@@ -10,6 +10,7 @@ from app.evaluation.versions import training_left_out, trait_metrics_frame, vers
 from app.shell import reads
 from app.shell.roles import gate
 from app.ui.inert import code, md, ours
+from app.ui.navigation import switch_to
 from app.ui.widgets import (
     guard,
     open_model_page,
@@ -146,7 +147,7 @@ if model.version_no:
             st.warning(contested, icon=":material/call_split:")
             if st.button("Settle the contested texts", key="training_settle"):
                 st.session_state["samples_tab"] = "Disagreements"  # the Samples page's tab set (its key)
-                st.switch_page("pages/samples.py")
+                switch_to("samples")
         st.caption(oof_note(metrics))
         st.caption(
             f"embedder {code(str(metrics.get('embedder')))} · effort {md(str(metrics.get('effort')))} · "

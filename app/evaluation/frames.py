@@ -186,3 +186,16 @@ def comparison_trained_sentence(a: str, b: str, cmp: EvaluationComparison) -> st
         return None
     parts = " · ".join(f"{ref} trained on {n:,}" for ref, n in by.items())
     return f"Evaluation texts a version trained on are left out of the pairs ({parts})."
+
+
+def in_training_note(items: list[dict[str, Any]], samples: list[tuple[str, str]]) -> str | None:
+    """Evaluation items whose (trait, text) is among the model's samples (`samples`), said when they are
+    added: a version that trains on them leaves them out of its evaluation. None when there are none."""
+    stored = {(trait, text.strip()) for trait, text in samples}
+    n = len({(str(i["trait"]), str(i["text"]).strip()) for i in items} & stored)
+    if not n:
+        return None
+    return (
+        f"{_texts(n)} also among the model's samples (its training data): a version trained on them leaves "
+        "them out of its evaluation. Remove them from the samples, or keep a set of texts never trained on."
+    )

@@ -18,11 +18,13 @@ from app.evaluation.frames import (
     comparison_trained_sentence,
     disagreements_frame,
     eval_metrics_frame,
+    in_training_note,
     set_counts,
     trained_sentence,
 )
 from app.evaluation.versions import neutral_note
-from app.samples.importing import labelled_file, refusals_frame, remember_scale
+from app.samples.import_report import refusals_frame
+from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
 from app.ui.inert import md
 from app.ui.widgets import guard, show_error
@@ -78,10 +80,12 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
 
 def _upload(client: Client, handle: str) -> None:
     if flash := st.session_state.pop("ev_flash", None):
-        message, ok, repeats = flash
+        message, ok, repeats, trained = flash
         (st.success if ok else st.warning)(message)  # rows not used are never a green success
         if repeats:
             st.dataframe(refusals_frame(repeats), hide_index=True, width="stretch")
+        if trained:  # said when added, not first at Evaluate
+            st.warning(trained, icon=":material/warning:")
     with st.expander("Add evaluation items from a file"):
         st.caption(
             "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "
@@ -115,6 +119,7 @@ def _upload(client: Client, handle: str) -> None:
                 evaluation_outcome(out.added, out.total, len(rows), read.refused),
                 not [r for r in read.refused if r not in read.mapped.dropped],
                 repeats,
+                in_training_note(rows, [(x.trait, x.text) for x in client.list_samples(handle)]),
             )
             st.session_state["ev_upload_gen"] = gen + 1
             # The set's summary was read above this: rerun so Evaluate shows for the new items now.
@@ -253,8 +258,14 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         width="stretch",
         key="evcmp_dis",
     )
+    # The file holds the most disagreed items, up to EXPORTED_DISAGREEMENTS: it says so beside the pairs.
+    some = (
+        f"the {len(dis):,} most disagreed of {cmp.items:,} items"
+        if len(dis) < cmp.items
+        else f"{len(dis):,} items"
+    )
     st.download_button(
-        f"Download the comparison (CSV, {len(dis):,} items)",
+        f"Download the comparison (CSV, {some})",
         comparison_csv(cmp),
         file_name=f"{handle}-{a}-vs-{b}-evaluation.csv",
         mime="text/csv",

@@ -12,6 +12,12 @@ from core.client import Model, PoolLabel
 from core.contract import TRAINING_RUNS, can
 
 
+def campaign_of(model: Model) -> tuple[object, ...]:
+    """What an open Label page follows of the model: a change of any reruns the page (its counts, its
+    overlap and votes wanted, where labels go) and asks for suggestions afresh."""
+    return (model.state, model.version_no, model.overlap, model.votes_wanted, model.auto_retrain)
+
+
 def next_version(model: Model) -> int:
     """The version a label given now is trained into."""
     base = model.version_no or 0
@@ -33,8 +39,9 @@ def where_it_went(out: PoolLabel, retrain_at: int | None = None) -> str:
     return head + " " + retrain_when(out.buffered_feedback, retrain_at)
 
 
-def status_line(model: Model, retrain_at: int | None) -> str:
-    """The model's state, the version serving, where labels go, and the buffer and pause state."""
+def status_line(model: Model, retrain_at: int | None, buffered: bool = True) -> str:
+    """The model's state, the version serving, where labels go, and the buffer and pause state
+    (`buffered=False`: not the buffer's count, which the page lists beside it, read with its labels)."""
     serving = f"v{model.version_no} serving" if model.version_no else "no version yet"
     state = model.state
     op = model.last_operation
@@ -48,7 +55,7 @@ def status_line(model: Model, retrain_at: int | None) -> str:
     else:
         goes = f"labels are buffered for **v{into}**"
     parts = [f"**{state}**", serving, goes]
-    if not editable or model.buffered_feedback:
+    if buffered and (not editable or model.buffered_feedback):
         at = f" of {retrain_at}" if retrain_at else ""
         parts.append(f"{model.buffered_feedback or 0}{at} buffered")
     if not model.auto_retrain:

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.samples.importing import refusals_frame
+from app.samples.import_report import refusals_frame
 from app.ui.inert import md
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport

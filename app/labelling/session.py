@@ -27,7 +27,16 @@ import numpy as np
 
 from app.labelling.campaign import where_it_went
 from app.labelling.labels import retrain_at
-from core.client import ApiError, Client, ConflictError, Model, NotFoundError, Suggestion, Suggestions
+from core.client import (
+    ApiError,
+    AuthenticationError,
+    Client,
+    ConflictError,
+    Model,
+    NotFoundError,
+    Suggestion,
+    Suggestions,
+)
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -90,6 +99,16 @@ def shown_as(trait: str, item: Queued | None) -> str | None:
     return None if item is None else f"{trait}:{item['id']}"
 
 
+@dataclass(frozen=True)
+class Answer:
+    """Suggestions as they came, and this session's labels when they were asked for and when they came: a
+    label given in between may or may not be in the answer's count of the texts left."""
+
+    got: Suggestions
+    asked: int
+    labelled: int
+
+
 @dataclass
 class LabelSession:
     handle: str
@@ -106,8 +125,14 @@ class LabelSession:
     message: str = ""
     error: str = ""
     exhausted: bool = False
-    pending: Future[Suggestions] | None = None  # the next suggestions, being fetched in the background
-    unlabelled: int | None = None  # pool texts not labelled for the trait when the session's first came
+    pending: Future[Answer] | None = None  # the next suggestions, being fetched in the background
+    unlabelled: int | None = None  # pool texts wanting votes for the trait in the last suggestions' answer
+    labelled_then: int = 0  # this session's labels when that answer came (each label since is one fewer)
+    held_by_others: int = 0  # of those, the texts colleagues' live claims held in that answer
+    skipped: set[int] = field(default_factory=set)  # pool ids skipped: not queued again in this session
+    signed_out: str | None = None  # the service no longer takes the person's sign-in: why (a press was lost)
+    campaign: tuple[object, ...] | None = None  # the overlap and votes wanted the queue was asked under
+    pool_seen: int | None = None  # the pool's size when the queue last ran out (`poll`)
     annotator: str | None = (
         None  # who this key labels as: undo withdraws this one's label, never a colleague's
     )
@@ -115,9 +140,12 @@ class LabelSession:
 
     @property
     def left(self) -> int | None:
-        """Pool texts still to label for the trait: each label of this session is one fewer (a suggestion
-        is never a text labelled already), each undo one more."""
-        return None if self.unlabelled is None else max(self.unlabelled - len(self.history), 0)
+        """Pool texts still to label for the trait, as the last suggestions' answer counted them (so a
+        campaign change or texts added to the pool show at the next answer): each label of this session
+        since is one fewer (a suggestion is never a text labelled already), each undo one more."""
+        if self.unlabelled is None:
+            return None
+        return max(self.unlabelled - (len(self.history) - self.labelled_then), 0)
 
     @property
     def current(self) -> Queued | None:
@@ -130,20 +158,61 @@ def refill(s: LabelSession, client: Client) -> None:
     takes seconds to suggest from a large pool, and the key press that empties the queue should not wait."""
     if s.current is None:
         prefetched, s.pending = s.pending, None
-        got = prefetched.result() if prefetched is not None else _suggest(s, client)
-        if s.unlabelled is None and got.unlabelled is not None:  # the session's first suggestions
-            s.unlabelled = got.unlabelled + len(s.history)
-        fresh = _unseen(s, got)
+        answer = prefetched.result() if prefetched is not None else _suggest(s, client)
+        fresh = _unseen(s, answer.got)
         if not fresh and prefetched is not None:  # asked before the last labels: ask again, now
-            got = _suggest(s, client)
-            fresh = _unseen(s, got)
-        s.queue = s.queue[: s.pos] + fresh
+            answer = _suggest(s, client)
+            fresh = _unseen(s, answer.got)
+        counted(s, answer)
+        back = {item["id"] for item in fresh}  # passed over with → and handed back: queued again, at the end
+        s.queue = [item for item in s.queue[: s.pos] if item["id"] not in back]
+        s.pos = len(s.queue)
+        s.queue += fresh
         s.exhausted = not fresh
-        if not fresh and got.unlabelled:  # the rest is claimed by colleagues for now: the next key asks again
-            held = got.held_by_others or got.unlabelled
-            s.message = f"{held:,} of the texts left are held by colleagues for now; press → to ask again."
+        if not fresh:
+            s.message = exhausted_note(s)
     if not s.exhausted and s.pending is None and len(s.queue) - s.pos <= PREFETCH_AT:
         s.pending = _BACKGROUND.submit(_suggest, s, client)
+
+
+def counted(s: LabelSession, answer: Answer) -> None:
+    """What an answer says is left: the count the page shows follows it (new pool texts, votes wanted)."""
+    exact = answer.asked == answer.labelled or s.unlabelled is None  # else the last exact count stands
+    if answer.got.unlabelled is not None and exact:
+        s.unlabelled, s.labelled_then = answer.got.unlabelled, answer.labelled
+    s.held_by_others = answer.got.held_by_others
+
+
+def exhausted_note(s: LabelSession) -> str:
+    """Why no text is queued although some are left, in the person's words: colleagues are named only when
+    the service counts texts their live claims hold; texts this session skipped are not offered again."""
+    left = s.left or 0
+    if not left:
+        return ""
+    if s.held_by_others:
+        return (
+            f"{s.held_by_others:,} of the texts left are held by colleagues for now; press → to ask again "
+            "(this page also asks by itself)."
+        )
+    if s.skipped:
+        return f"The {left:,} text(s) left are ones you skipped in this session; press ← to go back to them."
+    return f"{left:,} text(s) left could not be suggested just now; press → to ask again."
+
+
+def poll(s: LabelSession, client: Client, pool_size: int) -> bool:
+    """With nothing queued: ask again when something may have changed (texts added to the pool, texts left
+    that colleagues held or that could not be suggested); True when texts came."""
+    if s.current is not None or s.signed_out or s.pending is not None or s.error:
+        return False
+    if not s.left and pool_size == s.pool_seen:
+        return False  # the pool is done and the same: no suggestion asked for
+    s.pool_seen, s.exhausted = pool_size, False
+    try:
+        refill(s, client)
+    except AuthenticationError as exc:
+        s.signed_out = str(exc)
+        return False
+    return s.current is not None
 
 
 def start(s: LabelSession, client: Client) -> None:
@@ -167,12 +236,17 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
     return True
 
 
-def _suggest(s: LabelSession, client: Client) -> Suggestions:
-    return client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
+def _suggest(s: LabelSession, client: Client) -> Answer:
+    asked = len(s.history)
+    got = client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
+    return Answer(got, asked, len(s.history))
 
 
 def _unseen(s: LabelSession, got: Suggestions) -> list[Queued]:
-    seen = {item["id"] for item in s.queue} | {h["item"]["id"] for h in s.history}
+    """The answer's texts not queued ahead, labelled or skipped in this session. A text passed over with →
+    is the person's still (claimed): the service hands it back, and it is queued again rather than counted
+    as left and never shown."""
+    seen = {item["id"] for item in s.queue[s.pos :]} | {h["item"]["id"] for h in s.history} | s.skipped
     return [as_queued(item) for item in got.items if item.id not in seen]
 
 
@@ -202,6 +276,7 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
         elif key == "0":
             if s.current is not None:
                 _release(s, client, s.current)
+                s.skipped.add(int(s.current["id"]))
                 s.pos += 1
                 s.message = "Skipped."
         elif key == "u":
@@ -211,8 +286,16 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
         elif key == "ArrowRight":
             s.pos = min(len(s.queue), s.pos + 1)
         refill(s, client)
+    except AuthenticationError as exc:  # signed out (another tab, idle): the page says so and what was lost
+        s.signed_out = str(exc)
+        s.message = lost(key)
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-        s.error = f"{type(exc).__name__}: {exc}"
+        s.error = f"{lost(key)} {type(exc).__name__}: {exc}".strip()
+
+
+def lost(key: str) -> str:
+    """What a press that failed did not do: a label or a note is said to be not stored."""
+    return "That label was not stored." if key in ON_TEXT else ""
 
 
 def accept(s: LabelSession, press: Press) -> bool:
@@ -237,6 +320,22 @@ def retune(s: LabelSession, client: Client, mode: str, overlap: float | None) ->
     labels of the session, and its counters, stay."""
     if (s.mode, s.overlap) == (mode, overlap):
         return
+    s.mode, s.overlap = mode, overlap
+    requeue(s, client)
+
+
+def follow(s: LabelSession, client: Client, campaign: tuple[object, ...]) -> None:
+    """The owner changed the campaign (overlap, votes wanted, a pause, a version) while the page was open:
+    the texts queued after the one shown were asked for under the old one, so they go back and the next
+    suggestions follow the new one."""
+    if s.campaign is not None and s.campaign != campaign:
+        requeue(s, client)
+    s.campaign = campaign
+
+
+def requeue(s: LabelSession, client: Client) -> None:
+    """The text shown stays (a key pressed on it still counts), the texts queued after it go back to the
+    colleagues, and the next suggestions are asked for afresh."""
     for item in s.queue[s.pos + 1 :]:
         with contextlib.suppress(ApiError):
             _release(s, client, item)
@@ -244,18 +343,18 @@ def retune(s: LabelSession, client: Client, mode: str, overlap: float | None) ->
     stale, s.pending = s.pending, None
     if stale is not None:  # suggested under the old settings, and claimed: handed back once they come
         stale.add_done_callback(lambda done: _release_suggested(s, client, done))
-    s.mode, s.overlap, s.exhausted = mode, overlap, False
+    s.exhausted = False
     if s.current is None:  # still waiting for the first suggestions: asked again in the background
         start(s, client)
     else:
         refill(s, client)
 
 
-def _release_suggested(s: LabelSession, client: Client, done: Future[Suggestions]) -> None:
+def _release_suggested(s: LabelSession, client: Client, done: Future[Answer]) -> None:
     if done.exception() is not None:
         return
     queued = {item["id"] for item in list(s.queue)}
-    for item in done.result().items:
+    for item in done.result().got.items:
         if item.id not in queued:
             with contextlib.suppress(ApiError):
                 _release(s, client, as_queued(item))
@@ -299,8 +398,11 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
     except ConflictError as exc:
         if exc.code != "pool_text_taken":
             raise
-        s.queue.pop(s.pos)  # a colleague's votes filled it meanwhile: the next text, nothing lost
-        s.message = "A colleague labelled that text meanwhile; it has the votes it wants. Here is the next."
+        s.queue.pop(s.pos)  # its votes, counting colleagues who hold it, are all there: the next text
+        s.message = (
+            "That label was not stored: the text already has the votes it wants, from colleagues who "
+            "labelled it or are labelling it now. Here is the next."
+        )
         return
     if out.stored_as == "sample":
         s.history.append(

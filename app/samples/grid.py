@@ -130,7 +130,10 @@ def sample_grid(
             # the service and comes back marked with its reason.
             "trait": st.column_config.SelectboxColumn("trait", options=trait_keys),
             "text": st.column_config.TextColumn("text", width="large"),
-            "quality": st.column_config.NumberColumn("quality", min_value=0.0, max_value=1.0, step=0.05),
+            # Shown and edited to 5 decimals: a step of 0.05 drew 0.50625 as "0.50", another quality.
+            "quality": st.column_config.NumberColumn(
+                "quality", min_value=0.0, max_value=1.0, step=0.00001, format="%.5g"
+            ),
             "problem": st.column_config.TextColumn("problem", width="medium"),
         },
     )

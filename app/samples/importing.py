@@ -7,8 +7,6 @@ Nothing is stored before the Import click; every row not stored is listed with i
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -16,6 +14,14 @@ import pandas as pd
 import streamlit as st
 
 from app.samples.files import unknown_trait_hint
+from app.samples.import_report import (
+    contradictions,
+    held_out_note,
+    import_outcome,
+    refusals_frame,
+    trait_lookup,
+)
+from app.samples.kept import Kept
 from app.samples.mapping import (
     ID_NAMES,
     RULES,
@@ -27,6 +33,7 @@ from app.samples.mapping import (
     guess_mapping,
     guess_raters,
     guess_scale,
+    id_like,
     label_span,
     map_rows,
     number_text,
@@ -36,6 +43,7 @@ from app.samples.mapping import (
     scale_text,
     threshold_neutral_default,
     which_scale,
+    word_labels,
 )
 from app.ui.inert import md, ours
 from app.ui.table_upload import table_upload
@@ -56,17 +64,7 @@ RULE_NAMES = {
 PREVIEW_ROWS = 10
 
 
-def refusals_frame(refusals: list[Refusal], extra: list[dict[str, Any]] | None = None) -> pd.DataFrame:
-    """Refused rows as a table, a reason beside each line, in file order."""
-    rows = [{"line": r.line, "reason": r.reason} for r in refusals] + (extra or [])
-    return pd.DataFrame(rows, columns=["line", "reason"]).sort_values("line", kind="stable")
-
-
-def trait_lookup(traits: list[Trait]) -> dict[str, str]:
-    """A trait's key or name (lowercased) -> its key: how a file may name a model's trait."""
-    return {**{t.name.strip().lower(): t.key for t in traits}, **{t.key.lower(): t.key for t in traits}}
-
-
+OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
 SCALES = "import_scales"  # session_state: handle -> the LabelScale of the last import into that model
 
 
@@ -86,87 +84,11 @@ def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale,
     return guessed, False
 
 
-KEPT = "import_choices"  # session_state: a file's widget prefix -> {option: the analyst's value}
-SHAPES = (
-    "import_shapes"  # session_state: a file shape (prefix, columns) -> {option: the analyst's last value}
-)
-OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the ends typed in the boxes
-
-
-class Kept:
-    """The analyst's mapping options for one file, kept in session state under the workbench's own keys.
-
-    Streamlit drops a widget's state in a run that does not draw it (the scale boxes while "threshold" is
-    picked, the label column while several raters are), and a widget drawn again starts from its default:
-    the proposal, not what the analyst typed. So every option's widget is seeded from the value kept here
-    whenever Streamlit holds none, and the analyst's own changes are kept here (its `on_change`): a value
-    they set survives every switch of options until they change it; one they never touched follows the data.
-    The keys carry a fingerprint of the file, so another file starts from its own proposal, except for what
-    the analyst chose for the last file of the same shape (the same columns, as the other part of a
-    published split has, for the samples or the evaluation set): those choices (scale, rule, threshold,
-    columns) are proposed again."""
-
-    def __init__(self, prefix: str, table: Table) -> None:
-        head = repr((table.columns, len(table.rows), table.rows[:5], table.rows[-5:], table.lines[-1:]))
-        self.prefix = f"{prefix}_{hashlib.sha256(head.encode()).hexdigest()[:12]}"
-        shape = repr(table.columns)
-        self.shape: dict[str, Any] = st.session_state.setdefault(SHAPES, {}).setdefault(shape, {})
-        files: dict[str, dict[str, Any]] = st.session_state.setdefault(KEPT, {})
-        if self.prefix not in files:  # a file not seen yet: the choices made for its shape's last one
-            files[self.prefix] = dict(self.shape)
-        self.values: dict[str, Any] = files[self.prefix]
-
-    def key(self, name: str) -> str:
-        return f"{self.prefix}_{name}"
-
-    def get(self, name: str, default: Any) -> Any:
-        return self.values.get(name, default)
-
-    def put(self, name: str, value: Any) -> None:
-        """Set an option for the analyst (a scale picked sets its two boxes), its widget included."""
-        self.values[name] = self.shape[name] = value
-        st.session_state[self.key(name)] = value
-
-    def widget(
-        self,
-        name: str,
-        default: Any,
-        options: Sequence[Any] | None = None,
-        then: Callable[[], None] | None = None,
-    ) -> dict[str, Any]:
-        """A widget's `key`, seeded with the kept value (else `default`) when Streamlit holds none, and the
-        `on_change` that keeps what the analyst sets, then calls `then`. A kept choice no longer among
-        `options` (a trait deleted meanwhile) gives way to `default`.
-
-        The value it shows is also its own default (`index` among `options`, a multiselect's `default`, else
-        `value`): a browser that draws the widget afresh from a run that did not seed it (the seeding run
-        cut short by the next one, as happens on a busy machine) starts from that default and sends it
-        back, so it must be the analyst's value, never Streamlit's (0.0 or the first option)."""
-        key = self.key(name)
-        if key not in st.session_state:
-            value = self.get(name, default)
-            st.session_state[key] = value if options is None or value in options else default
-        shown = st.session_state[key]
-        own: dict[str, Any]
-        if options is not None:
-            own = {"index": list(options).index(shown)}
-        elif isinstance(shown, list):
-            own = {"default": shown}
-        else:
-            own = {"value": shown}
-        return {"key": key, "on_change": self._took, "args": (name, then), **own}
-
-    def _took(self, name: str, then: Callable[[], None] | None) -> None:
-        self.values[name] = self.shape[name] = st.session_state[self.key(name)]
-        if then is not None:
-            then()
-
-
 def _pick_mapping(
     table: Table, traits: list[Trait], prefix: str, handle: str | None = None
-) -> tuple[Mapping, Kept]:
+) -> tuple[Mapping, Kept, str | None]:
     """The column pickers and the label rule, their defaults read from the data (`guess_mapping`), the
-    analyst's own choices kept (`Kept`)."""
+    analyst's own choices kept (`Kept`), and the question still open (a scale to pick), if any."""
     columns = table.columns
     guess = guess_mapping(table)
     kept = Kept(prefix, table)
@@ -215,6 +137,7 @@ def _pick_mapping(
     label_columns = [c for c, _ in raters] or [label]
     guessed = guess_scale(table, *label_columns)
     scale, remembered = _scale_default(guessed, handle)
+    words = () if raters else _pick_words(table, label, kept)
     label = "+".join(c for c, _ in raters) or label
     at = f"@{label}"
     asked = st.empty()  # the question about the scale, above the options it is about (filled below)
@@ -229,13 +152,14 @@ def _pick_mapping(
     threshold, share = (low + high) / 2, 0.25
     neutral_at = False
     question = None
+    settled = True
     if rule == "scale":
         span = label_span(table, *label_columns)
         candidates = scale_candidates(guessed, span)
         short = len(candidates) > 1  # the labels do not reach both ends: the scale is a guess
         if scale not in candidates:  # the last import's scale, proposed for this file too
             candidates = sorted([*candidates, scale], key=lambda c: c.high - c.low)
-        low, high = _pick_scale(kept, at, r2, scale, candidates)
+        low, high, settled = _pick_scale(kept, at, r2, scale, candidates, remembered)
         if short and span is not None:
             question = _scale_question(span, guessed, candidates)
         r2.caption(
@@ -286,8 +210,31 @@ def _pick_mapping(
         drop_neutral=bool(kept.get(_drop_neutral(label), False)),
         source_url=None if source == NONE else source,
         raters=raters,
+        words=words,
     )
-    return mapping, kept
+    return mapping, kept, None if settled else question
+
+
+def _pick_words(table: Table, label: str, kept: Kept) -> tuple[tuple[str, float], ...]:
+    """A label column of words (SUBJ, OBJ): a number for each, typed by the analyst (none is guessed; a row
+    whose word has none is refused), then mapped by the rule like any number."""
+    words = word_labels(table, label)
+    if not words:
+        return ()
+    st.markdown(f"**Label words** of {md(label)}: the number each stands for (1 positive, 0 negative).")
+    boxes = st.columns(min(len(words), 4))
+    chosen = []
+    for i, word in enumerate(words):
+        value = boxes[i % len(boxes)].number_input(
+            word,
+            min_value=None,
+            step=1.0,
+            placeholder="its number",
+            **kept.widget(f"word@{label}={word}", None),
+        )
+        if value is not None:
+            chosen.append((word, float(value)))
+    return tuple(chosen)
 
 
 def _drop_neutral(label: str) -> str:
@@ -296,10 +243,12 @@ def _drop_neutral(label: str) -> str:
 
 
 def _pick_scale(
-    kept: Kept, at: str, where: Any, scale: LabelScale, candidates: list[LabelScale]
-) -> tuple[float, float]:
+    kept: Kept, at: str, where: Any, scale: LabelScale, candidates: list[LabelScale], remembered: bool
+) -> tuple[float, float, bool]:
     """The scale's two boxes and, when the labels leave it open, the scales they may be on: picking one
-    fills the boxes; typing the boxes picks the one they name (or "another").
+    fills the boxes; typing the boxes picks the one they name (or "another"). With several scales possible
+    none is picked for the analyst (it decides every quality): the last import's into the model, or one
+    picked for a file of the same shape, is theirs; else False (not settled) until they pick or type one.
 
     The radio's options are the scales' own text ("−4..+4"), never marked by circumstance (the last
     import's): the browser sends back the text of the option it shows, and a text no longer among the
@@ -323,13 +272,19 @@ def _pick_scale(
         if len(candidates) > 1:
             kept.put(pick, matching())
 
+    settled = True
     if len(candidates) > 1:
         options = [*named, OTHER_SCALE]
-        where.radio("Scale", options, horizontal=True, **kept.widget(pick, matching(), options, then=picked))
+        chosen = remembered or kept.get(pick, None) is not None
+        default = matching() if chosen else None
+        shown = where.radio(
+            "Scale", options, horizontal=True, **kept.widget(pick, default, options, then=picked)
+        )
+        settled = shown is not None
     s1, s2 = where.columns(2)
     low = s1.number_input("Scale from", **kept.widget(low_box, scale.low, then=typed))
     high = s2.number_input("to", **kept.widget(high_box, scale.high, then=typed))
-    return float(low), float(high)
+    return float(low), float(high), settled
 
 
 def _scale_question(span: tuple[float, float], guessed: LabelScale, candidates: list[LabelScale]) -> str:
@@ -388,10 +343,11 @@ class LabelledFile:
 
 
 def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
-    """The id column, kept as each sample's `source_id` (proposed when a column is named like an id)."""
+    """The id column, kept as each sample's `source_id` (proposed when a column is named like an id, else
+    when its values look like ids)."""
     columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
     choices = [NONE, *columns]
-    proposed = guess_column(columns, *ID_NAMES)
+    proposed = guess_column(columns, *ID_NAMES) or id_like(table, columns)
     pick = st.selectbox(
         "Id column",
         choices,
@@ -424,7 +380,7 @@ def labelled_file(
         if len(table.problems) > 1:
             st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
         return None
-    mapping, kept = _pick_mapping(table, traits, prefix, handle)
+    mapping, kept, unsettled = _pick_mapping(table, traits, prefix, handle)
     if source_ids:
         mapping = _pick_source_id(table, mapping, prefix)
     try:
@@ -460,9 +416,20 @@ def labelled_file(
             f"**{ours(counted)} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)"
         )
         st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
+    if both := contradictions(mapped):
+        st.markdown(f"**Texts this file labels both ways** ({len(both):,})")
+        st.caption(
+            "Rows of one text with labels on both poles: stored, each row counts as a vote, and training "
+            "counts the text as contested. Settle each on the **Disagreements** tab once imported, or fix "
+            "the file first."
+        )
+        st.dataframe(pd.DataFrame(both), hide_index=True, width="stretch")
     if refused:
         st.markdown("**Rows that will not be imported**")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
+    if unsettled:  # the data fit more than one scale: a guess would change every quality
+        st.warning("Pick the file's scale (above) first: it decides every quality.", icon=":material/help:")
+        return None
     return LabelledFile(mapped, refused, mapping)
 
 
@@ -547,6 +514,15 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
     st.rerun()
 
 
+def _contested_note(n: int) -> str:
+    if not n:
+        return ""
+    return (
+        f" {n:,} text(s) are labelled both ways in the file (listed above before the import): settle them "
+        "on the Disagreements tab."
+    )
+
+
 def _show(done: Imported) -> None:
     if done.ok:
         st.success(done.message)
@@ -586,36 +562,10 @@ def _store(
         return Imported(
             import_outcome(
                 len(mapped.samples) + len(refused) + mapped.left_out, report.stored, repeats, mapped, rejected
-            ),
+            )
+            + _contested_note(len(contradictions(mapped))),
             not rejected,
             everything,
             held_out_note(report.in_evaluation_set),
         )
     return None
-
-
-def import_outcome(
-    total: int, stored: int, repeats: list[Refusal], mapped: Mapped, rejected: list[Refusal]
-) -> str:
-    """What an import did with each of the file's `total` rows (votes), in a line: stored, identical to a
-    stored sample, left out by a rule the analyst chose (each rule counted), rejected; they add up."""
-    parts = [f"Stored {stored} of {total} rows."]
-    if repeats:
-        n = len(repeats)
-        parts.append(f"{n:,} {'was' if n == 1 else 'were'} identical to samples stored already (listed).")
-    if mapped.left_out:
-        parts.append(f"{mapped.left_out:,} row(s) between the quantiles left out, as the rule says.")
-    if mapped.dropped:
-        parts.append(f"{len(mapped.dropped):,} neutral row(s) left out, as asked.")
-    if rejected:
-        parts.append(f"{len(rejected):,} row(s) rejected:")
-    return " ".join(parts)
-
-
-def held_out_note(n: int) -> str | None:
-    """Stored samples whose texts are in the evaluation set, in plain words (None when there are none)."""
-    if not n:
-        return None
-    if n == 1:
-        return "1 of these texts is in the evaluation set: it will not count as held out."
-    return f"{n:,} of these texts are in the evaluation set: they will not count as held out."

@@ -71,6 +71,9 @@ class Mapping:
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
     raters: tuple[tuple[str, str | None], ...] = ()
     source_id: str | None = None  # an optional column of the rows' own ids, kept as each sample's source_id
+    # Word labels and the number each stands for (SUBJ → 1, OBJ → 0), read before the rule; a word not
+    # listed is refused as "not a number".
+    words: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass
@@ -175,7 +178,7 @@ def guess_mapping(table: Table) -> Guess:
     The text: `core.tables.text_column` (the column named `text`, else the one of the longest strings). The
     label: a mostly numeric column named like a label (exactly first, then one that is not of a numbered
     series such as `Score1..Score5`), else the last numeric one not an id. The id: a column named like one
-    (`ID_NAMES`)."""
+    (`ID_NAMES`), else one whose values look like ids (`id_like`)."""
     columns = table.columns
     numeric = [c for c in columns if numeric_share(table, c) >= 0.9]
     text = text_column(table) or columns[0]
@@ -193,7 +196,20 @@ def guess_mapping(table: Table) -> Guess:
     label = min(reversed(candidates), key=rank)  # among equals, the last column
     ids = [c for c in columns if c not in (text, label)]  # never the text or the label
     trait, url = guess_column(columns, "trait"), guess_column(columns, "source_url", "url")
-    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES))
+    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES) or id_like(table, ids))
+
+
+_ID_VALUE = re.compile(r"^[A-Za-z_-]{0,12}\d+[A-Za-z0-9_-]{0,24}$")  # 17, a12, 347-b, t3_xyz: no spaces, dots
+
+
+def id_like(table: Table, columns: list[str]) -> str | None:
+    """The first of `columns` whose values all look like ids (a word with a number, no space or decimal
+    point) and are all different: a headerless file's first column of ids is proposed as the id column."""
+    for column in columns:
+        values = [str(row.get(column) or "").strip() for row in table.rows]
+        if values and all(_ID_VALUE.match(v) for v in values) and len(set(values)) == len(values):
+            return column
+    return None
 
 
 _SERIES = re.compile(r"^(.*?)[ _-]?(\d+)$")  # "Score3" -> ("Score", "3"), "TurkId 3" -> ("TurkId", "3")
@@ -348,6 +364,8 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             if mapping.raters and _blank(cell):
                 continue  # this rater did not rate this text
             value = _number(cell)
+            if value is None and mapping.words:
+                value = dict(mapping.words).get(str(cell).strip())
             if value is None:
                 where = f" ({label})" if mapping.raters else ""
                 out.refused.append(Refusal(line, f"label {str(cell)!r}{where} is not a number"))
@@ -508,3 +526,19 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
     if mapped.dropped:
         return f"{rule}; {rows(neutral)} neutral, left out as asked"
     return f"{rule}; {rows(neutral)} neutral"
+
+
+MAX_WORDS = 12  # distinct word labels offered a number each; more is not a label column
+
+
+def word_labels(table: Table, column: str) -> list[str]:
+    """The label column's values that are not numbers (SUBJ, OBJ), in file order, when there are at most
+    `MAX_WORDS` of them: each is given a number on the Import tab. Empty when the labels are numbers."""
+    found: dict[str, None] = {}
+    for row in table.rows:
+        cell = row.get(column)
+        if not _blank(cell) and _number(cell) is None:
+            found[str(cell).strip()] = None
+            if len(found) > MAX_WORDS:
+                return []
+    return list(found)

@@ -234,6 +234,15 @@ def end_person_session() -> None:
         _remote_client(team_url(), token).sign_out()
 
 
+SIGNED_OUT = "signed_out"  # session_state: (why the service refused the person's sign-in, what was lost)
+
+
+def mark_signed_out(reason: str, lost: str = "") -> None:
+    """The service no longer takes this person's sign-in (signed out in another tab, idle): the tab's next
+    run shows the signed-out page (app/main.py), saying `lost` (a key press not stored)."""
+    st.session_state[SIGNED_OUT] = (reason, lost)
+
+
 def sign_out() -> None:
     """Forget everything of the person signed in, in this tab: every session value (the Label page's
     queue, last label and undo, counters, picks) and their key; their cached reads are keyed by their

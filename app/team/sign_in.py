@@ -89,12 +89,15 @@ def identity(backend: Backend) -> None:
         sign_out_button()
 
 
-def expired_page(exc: BaseException) -> None:
+def expired_page(exc: BaseException | str, lost: str = "") -> None:
     """A person whose ID token the service no longer takes: signed out (here, in another tab or browser),
-    idle too long, expired. Nothing of theirs shows and nothing acts as them: the tab is emptied."""
+    idle too long, expired. Nothing of theirs shows and nothing acts as them: the tab is emptied. `lost`:
+    what the refused request did not do (a key press's label not stored)."""
     sign_out()
     st.title("Sign in again")
     st.warning(f"You are signed out: {md(str(exc))}", icon=":material/key_off:")
+    if lost:
+        st.error(md(lost), icon=":material/block:")
     if st.button("Sign in again", type="primary", icon=":material/login:"):
         st.login()
     if st.button("Sign out", icon=":material/logout:"):  # forget this browser's dead sign-in cookie

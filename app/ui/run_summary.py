@@ -8,17 +8,15 @@ kind) until the next run of that kind starts.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from app.ui.inert import md
+from app.ui.navigation import link_to
 from core.client import Client, Model
 from core.contract import Provenance
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"  # app/ui/ → the project root
 STARTED_KEY = "runs_started"  # session_state: (handle, kind) -> what the model held when the run started
 SUMMARY_KEY = "run_summaries"  # session_state: (handle, kind) -> the finished run's summary
 PROVENANCE: dict[str, Provenance] = {"discover": "discovered", "synthesize": "synthesized"}
@@ -86,14 +84,6 @@ def show_summary(summary: dict[str, Any] | None, kind: str) -> None:
         st.success(summary["message"], icon=":material/check_circle:")
         if note := summary.get("note"):
             st.info(f"{md(note)}. Review them before training.", icon=":material/rate_review:")
-        link_page("samples.py", summary["link"], provenance=PROVENANCE[kind])
+        link_to("samples", summary["link"], provenance=PROVENANCE[kind])
     else:
         st.info(summary["message"])
-
-
-def link_page(script: str, label: str, **query: str) -> None:
-    """st.page_link to one of the workbench's pages; a plain caption where the page runs on its own."""
-    try:
-        st.page_link(str(PAGES / script), label=label, icon=":material/arrow_forward:", query_params=query)
-    except StreamlitAPIException:  # a page run alone (streamlit run pages/x.py) has no other pages to link
-        st.caption(f"{md(label)}: the **{md(script.removesuffix('.py').title())}** page.")

@@ -11,12 +11,12 @@ import pydantic
 import streamlit as st
 
 from app.shell import reads, roles
-from app.shell.backend import Backend, demo_load, get_backend
+from app.shell.backend import Backend, demo_load, get_backend, mark_signed_out
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
 from app.ui.inert import code, md, ours
 from core.client import Client, LastOperation, Model
-from core.client.errors import ApiError, NotFoundError, TransportError
+from core.client.errors import ApiError, AuthenticationError, NotFoundError, TransportError
 from core.contract import RUNS_IN_FLIGHT, can
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
@@ -134,6 +134,11 @@ def _transport_reason(exc: TransportError) -> str:
 
 
 def show_error(exc: BaseException, action: str | None = None, on_settings: bool = False) -> None:
+    if isinstance(exc, AuthenticationError) and signin_config() is not None:
+        # A person signed out (in another tab) or idle: not an error under a button but the signed-out page,
+        # which app/main.py shows on the tab's next run, from a page's run or a fragment's alike.
+        mark_signed_out(str(exc))
+        st.rerun(scope="app")
     head = f"{action} failed: " if action else ""
     st.error(head + error_text(exc, on_settings), icon=":material/error:")
 

@@ -149,8 +149,9 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20) -> TraitAgreement:
     `count_votes`; adjudicated and unattributed ones are left out here, see the module's docstring).
 
     `disagreed` holds the `limit` texts whose independent votes spread the most (population standard
-    deviation of their qualities, then more votes first, then first stored first); texts on which every
-    vote is the same are not disagreed.
+    deviation of their qualities, then more votes first, then first stored first), and every text training
+    counts as contested (`count_votes`) though its votes are unattributed; texts on which every vote is the
+    same are not disagreed.
     """
     if len({v.trait for v in votes}) > 1:
         raise ValueError("trait_agreement takes the votes of one trait")
@@ -179,10 +180,12 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20) -> TraitAgreement:
             tally[1] += pole_a == pole_b
 
     full = {c.text: c for c in count_votes(votes)}
-    spread = sorted(
-        ((c.spread, c) for c in texts if c.spread > 0.0),
-        key=lambda sc: (-sc[0], -len(sc[1].votes), sc[1].first_id),
-    )
+    differ = [(c.spread, c) for c in texts if c.spread > 0.0]
+    # A text training counts as contested is listed too though its votes are not independent ones (rows of
+    # one file, unattributed: each counts as a vote of its own): it is settled here like any other.
+    listed = {c.text for _, c in differ}
+    differ += [(c.spread, c) for c in full.values() if c.contested and c.text not in listed]
+    spread = sorted(differ, key=lambda sc: (-sc[0], -len(sc[1].votes), sc[1].first_id))
     return TraitAgreement(
         texts_with_votes=len(texts),
         annotators=tuple(AnnotatorVotes(a, n) for a, n in sorted(annotators.items())),

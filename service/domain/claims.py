@@ -95,7 +95,9 @@ def grant(
             continue
         taken = voters.count + held.get(pid, 0)
         if pid in mine:
-            if taken >= mine[pid]:  # labelled by someone else meanwhile: out of the holder's queue
+            # A claim's place is the larger of the one it took and the one offered now: the owner may have
+            # asked for more votes since.
+            if taken >= max(mine[pid], offer.cap):  # filled by others meanwhile: out of the holder's queue
                 ended.append(pid)
                 continue
         elif taken >= offer.cap or count >= limit:
@@ -150,7 +152,9 @@ def require_room(s: Session, model: Model, trait: Trait, me: str, text: PoolText
         for pid, annotator, _ in claims.live_claims(s, model.id, trait.key, now)
         if pid == text.id and annotator != me
     )
-    cap = claims.held_by(s, model.id, trait.key, me, now).get(text.id, model.votes_wanted)
+    # A claim keeps the place it took (an overlap pick's one more vote), and never less than the votes the
+    # campaign wants now: a claim taken while one vote was wanted still labels once the owner wants three.
+    cap = max(claims.held_by(s, model.id, trait.key, me, now).get(text.id, 0), model.votes_wanted)
     if voters.count + others >= cap:
         raise ApiError(
             409,

@@ -98,3 +98,7 @@ def test_versions_evaluate_appears_right_after_adding_items(service: LocalServic
     assert client.evaluation_set(trained).total == 6
     assert any("Added 6 items" in s for s in texts(at.success)), texts(at.success)
     assert [b for b in at.button if b.label == "Evaluate"]  # on this very run, not after another one
+    # They are the model's own samples: said now, when they are added, not first at Evaluate.
+    assert any(
+        w.startswith("6 evaluation texts were also among the model's samples") for w in texts(at.warning)
+    )

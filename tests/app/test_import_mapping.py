@@ -116,7 +116,10 @@ def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_dra
     at = _open_with_file(empty_draft)
     scale = by_label(at.radio, "Scale")
     assert scale.options == ["−3..+3", "−4..+4", "another: type its ends"]
-    assert scale.value == "−3..+3"
+    # The ratings fit both: none is picked for the analyst, and nothing can be imported until they pick.
+    assert scale.value is None
+    assert "Pick the file's scale (above) first: it decides every quality." in texts(at.warning)
+    assert not [b for b in at.button if b.key == "samples_import"]
     note = [c for c in texts(at.info) if c.startswith("Your labels span")]
     assert note == [
         "Your labels span −2.8..2.8, short of both ends of −3..+3 (the smallest scale that holds them): "
@@ -125,6 +128,7 @@ def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_dra
     ]
     scale.set_value("−4..+4").run()  # the boxes follow
     assert _boxes(at) == (-4.0, 4.0)
+    assert at.button(key="samples_import").disabled is False
     by_label(at.number_input, "Scale from").set_value(-5.0).run()  # typed: no candidate any more
     assert by_label(at.radio, "Scale").value == "another: type its ends"
     by_label(at.number_input, "to").set_value(5.0).run()
@@ -188,6 +192,7 @@ def test_the_grid_shows_the_stored_rows_right_after_the_import(empty_draft: str)
     at = _open_with_file(empty_draft)
     grid = at.dataframe[0].value
     assert grid["text"].dropna().tolist() == []  # an empty draft: the empty rows to type into only
+    by_label(at.radio, "Scale").set_value("−3..+3").run()
     at.button(key="samples_import").click().run()
     no_exception(at)
     assert any("Stored 8 of 8 rows." in t for t in texts(at.success))
@@ -209,6 +214,7 @@ def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: C
     trait.set_value("trait: formality")
     at.run()
     assert _scale(at) == (-4, 4)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()  # −3 and 3.6 fit −5..+5 too: the analyst picks
     at.button(key="samples_import").click()
     at.run()
     no_exception(at)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.app.support import BROWSER, Ui
+from tests.app.support import BROWSER, Ui, app_client, make_draft
 
 pytestmark = BROWSER
 
@@ -167,6 +167,59 @@ def test_shortcuts_end_with_the_label_page(app_url: str, browser: Browser, tmp_p
         ui.no_exception()
     except BaseException:
         ui.failure("label_leak_failure")
+        raise
+    finally:
+        page.close()
+
+
+LONE = "local.lone-queue"
+MORE = [
+    "The hinge squeaks a little but the lid closes firmly.",
+    "Cheap plastic, cracked the first time I dropped it.",
+    "Exactly as pictured and it came a day early.",
+    "The manual is in a language I cannot read.",
+    "Quiet, quick, and the filter is easy to clean.",
+]
+
+
+def test_a_lone_analysts_queue_takes_texts_added_to_the_pool(
+    app_url: str, app_dir: Path, browser: Browser
+) -> None:
+    """Alone on a model: the queue runs out, five texts are added to the pool elsewhere (a notebook), and
+    they reach the open page without a reload; the page never speaks of colleagues."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    ui = Ui(page)
+    try:
+        ui.goto(app_url)  # the first visit starts the embedded service
+        page.get_by_role("heading", name="Models").first.wait_for(timeout=300_000)
+        with app_client(app_dir) as client:
+            make_draft(client, LONE)
+            client.add_pool_texts(LONE, POOL[:2])
+            ui.goto(f"{app_url}/label?model={LONE}")
+            shown = page.locator("[data-testid='label-text']").first
+            shown.wait_for()
+            ui.keys_to_the_page()
+            counter = page.get_by_text(re.compile(r"labelled this session")).first
+            page.keyboard.press("1")
+            expect(counter).to_contain_text("1 labelled this session")
+            ui.settle()
+            page.keyboard.press("1")  # the last one: the counter under the text goes with it
+            ui.expect_text("every text in the pool is labelled")
+            ui.settle()
+            client.add_pool_texts(LONE, MORE)
+        shown.wait_for(timeout=60_000)  # no reload: the page asked again when the pool grew
+        assert _text(page) in MORE
+        ui.keys_to_the_page()
+        for n in range(3, 2 + len(MORE)):
+            page.keyboard.press("2")
+            expect(counter).to_contain_text(f"{n} labelled this session")
+            ui.settle()
+            assert page.get_by_text(re.compile("colleague")).count() == 0
+        page.keyboard.press("2")
+        ui.expect_text("every text in the pool is labelled")
+        ui.shot("label_lone_queue")
+    except BaseException:
+        ui.failure("label_lone_queue_failure")
         raise
     finally:
         page.close()

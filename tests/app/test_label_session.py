@@ -1,5 +1,7 @@
 """The Label page's session beside a colleague (app/labelling/session.py), against the real local service: a
-text a colleague's vote filled meanwhile is passed over, nothing is lost, and an empty queue says why."""
+text a colleague's vote filled meanwhile is passed over, nothing is lost, an empty queue says why (naming
+colleagues only when they hold texts), texts added to the pool reach an open queue, and the queue follows a
+campaign changed while it is open."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from app.labelling.session import LabelSession, act, refill
+from app.labelling.session import LabelSession, act, follow, poll, refill
 from core.client import Client
 from core.local import LocalService
 from tests.app.test_pages import POOL
@@ -40,7 +42,7 @@ def test_a_text_a_colleague_filled_meanwhile_is_passed_over(service: LocalServic
         first = session.queue[0]["text"]
         owner.add_samples(draft, [{"trait": "formality", "text": first, "quality": 1.0}])
         act(session, "2", alice, model)
-        assert session.error == "" and "colleague labelled that text" in session.message
+        assert session.error == "" and "not stored" in session.message and "colleagues" in session.message
         assert [item["id"] for item in session.queue] == held[1:] and session.history == []
         act(session, "1", alice, model)  # the next one is stored as usual
         assert len(session.history) == 1
@@ -48,3 +50,64 @@ def test_a_text_a_colleague_filled_meanwhile_is_passed_over(service: LocalServic
         theirs = LabelSession(draft, "formality")
         refill(theirs, bob)
         assert theirs.queue == [] and theirs.message.startswith("1 of the texts left are held by colleagues")
+
+
+def test_a_lone_analysts_queue_never_stops_while_texts_are_left(service: LocalService, draft: str) -> None:
+    """Alone: a text passed over with → is still hers, so it comes back when the queue runs out (it is never
+    counted as held by colleagues, who do not exist), and texts added to the pool reach the open queue."""
+    with service.client() as me:
+        me.import_pool(draft, POOL[:3])
+        model = me.get_model(draft)
+        session = LabelSession(draft, "formality")
+        refill(session, me)
+        held = [item["id"] for item in session.queue]
+        act(session, "ArrowRight", me, model)  # passed over, not skipped: still claimed by her
+        act(session, "1", me, model)
+        act(session, "2", me, model)
+        assert session.current is not None and session.current["id"] == held[0]
+        assert "colleague" not in session.message and session.left == 1
+        act(session, "1", me, model)
+        assert session.current is None and session.left == 0
+        assert not poll(session, me, 3)  # the pool is done and the same: nothing asked
+
+        me.add_pool_texts(draft, POOL[3:5])  # added elsewhere (a notebook, another tab)
+        assert poll(session, me, 5)
+        assert session.current is not None and session.left == 2 and "colleague" not in session.message
+        act(session, "0", me, model)  # skipped: not offered again in this session
+        act(session, "1", me, model)
+        assert session.current is None and session.left == 1
+        assert "colleague" not in session.message and "skipped" in session.message
+
+
+def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, draft: str) -> None:
+    """The owner wants more votes while the page is open: the text shown stays, the rest is asked afresh
+    under the new campaign, and the count follows the next answer."""
+    with service.client() as owner, colleague(service, "sess-carol") as carol:
+        owner.import_pool(draft, POOL[:6])
+        session = LabelSession(draft, "formality")
+        model = owner.get_model(draft)
+        follow(session, carol, (model.overlap, model.votes_wanted))
+        refill(session, carol)
+        shown = session.current
+        assert shown is not None and session.left == 6
+        owner.update_model(draft, votes_wanted=3)
+        model = owner.get_model(draft)
+        follow(session, carol, (model.overlap, model.votes_wanted))
+        assert session.current == shown and session.campaign == (model.overlap, 3)
+        act(session, "2", carol, model)
+        assert session.error == "" and "not stored" not in session.message and len(session.history) == 1
+
+
+def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(service: LocalService, draft: str) -> None:
+    """The service no longer takes the credential (signed out in another tab): the session keeps why, for
+    the signed-out page, and says the label was not stored; a failed press never passes silently."""
+    with service.client() as me:
+        me.import_pool(draft, POOL[:2])
+        model = me.get_model(draft)
+        session = LabelSession(draft, "formality")
+        refill(session, me)
+        with Client(service.url, "sk_000000000000_signed-out-long-ago-xxxxx") as gone:
+            act(session, "2", gone, model)
+        assert session.signed_out and session.message == "That label was not stored."
+        assert session.history == []
+        assert not [s for s in me.list_samples(draft) if s.text == session.queue[0]["text"]]

@@ -186,3 +186,50 @@ def test_signing_out_in_one_tab_signs_out_every_tab_and_copied_cookie(
     finally:
         context.close()
         thief.close()
+
+
+def test_a_key_pressed_after_signing_out_in_another_tab_says_it_was_not_stored(
+    signin_app: str, team_service: LocalService, browser: Browser
+) -> None:
+    """carol labels in one tab and signs out in a second tab of the same browser; the first tab (not
+    reloaded) gets the "You are signed out" page, at its status line's next read or at her next key press
+    (which then says the label was not stored: tests/app/test_label_session.py), never a 401 under the
+    buttons, and nothing more is stored."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tabs: list[Ui] = []
+    try:
+        first = Ui(context.new_page())
+        tabs.append(first)
+        first.goto(signin_app)
+        _sign_in(first, "carol")
+        first.nav("Label")
+        first.page.locator("[data-testid='label-text']").first.wait_for()
+        first.keys_to_the_page()
+        first.page.keyboard.press("1")
+        expect(label_counter(first.page)).to_contain_text("1 labelled this session")
+        first.settle()
+        with Client(team_service.url, team_service.api_key) as owner:
+            before = len([s for s in owner.list_samples(HANDLE) if s.annotator == "carol@example.com"])
+
+        second = Ui(context.new_page())
+        tabs.append(second)
+        second.goto(signin_app)
+        second.expect_text("Signed in as Carol Cole (carol@example.com)")
+        sign_out(second)
+
+        first.page.bring_to_front()
+        first.page.keyboard.press("2")  # the listener may be gone already: the page followed the sign-out
+        first.page.get_by_role("heading", name="Sign in again").first.wait_for(timeout=60_000)
+        first.expect_text("You are signed out")
+        first.shot("signout_second_tab_press")
+        assert first.page.get_by_text("AuthenticationError").count() == 0
+        assert first.page.get_by_text("Reading the model failed").count() == 0
+        with Client(team_service.url, team_service.api_key) as owner:
+            after = len([s for s in owner.list_samples(HANDLE) if s.annotator == "carol@example.com"])
+        assert after == before
+    except BaseException:
+        for n, tab in enumerate(tabs):
+            tab.shot(f"signout_press_failure_{n}")
+        raise
+    finally:
+        context.close()

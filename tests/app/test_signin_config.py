@@ -74,3 +74,10 @@ def test_the_banner_says_how_people_sign_in() -> None:
         8501, {**TEAM, **OIDC}
     )
     assert "each browser signs in with its own key" in banner(8501, TEAM)
+
+
+def test_the_banner_opens_the_address_the_provider_sends_people_back_to() -> None:
+    """A sign-in begun at 127.0.0.1 came back to localhost without its cookie and started over."""
+    assert "open http://localhost:8501 in your browser" in banner(8501, {**TEAM, **OIDC})
+    public = {**TEAM, **OIDC, "SCORING_WORKBENCH_URL": "http://127.0.0.1:{port}/"}
+    assert "open http://127.0.0.1:8501 in your browser" in banner(8501, public)

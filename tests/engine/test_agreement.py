@@ -162,7 +162,10 @@ def test_adjudicated_and_unattributed_votes_stay_out_and_settling_keeps_the_agre
     assert after.krippendorff_alpha_interval == before.krippendorff_alpha_interval
     assert after.pairwise == before.pairwise
     assert [(a.annotator, a.votes) for a in after.annotators] == [("x", 3), ("y", 3)]
-    (d,) = after.disagreed  # t1 is the only text whose independent votes spread
+    # t1 is the only text whose independent votes spread; t2 is listed too: the old unattributed row makes it
+    # contested as training counts it, so it is settled where the other disagreements are.
+    d, unattributed = after.disagreed
+    assert unattributed.counted == count_votes(settled)[1] and unattributed.counted.contested
     item = after.as_dict()["disagreed"][0]
     assert item["text"] == "t1" and item["adjudicated"] and not item["contested"] and item["quality"] == 0.0
     assert [(v["annotator"], v["quality"], v["sample_id"], v["adjudicated"]) for v in item["votes"]] == [
@@ -187,6 +190,22 @@ def test_the_most_disagreed_texts_come_first_and_limit_cuts() -> None:
     assert [d.counted.text for d in full.disagreed] == ["four", "split", "three", "mild"]
     assert full.as_dict(texts=False)["disagreed"] == []
     assert full.as_dict()["disagreed"][0]["contested"]
+
+
+def test_every_text_training_counts_as_contested_is_listed() -> None:
+    """Two rows of one imported file (unattributed) with opposite ratings: training counts the text as
+    contested, so the disagreed texts list it, where it can be settled."""
+    votes = [
+        Vote("t", "dup", 1.0, None, id=1),
+        Vote("t", "dup", 0.0, None, id=2),
+        Vote("t", "one", 1.0, id=3),
+    ]
+    contested = [c.text for c in count_votes(votes) if c.contested]
+    listed = trait_agreement(votes).disagreed
+    assert contested == [d.counted.text for d in listed] == ["dup"]
+    assert [v.quality for v in listed[0].counted.votes] == [1.0, 0.0]
+    settled = [*votes, Vote("t", "dup", 0.0, "rev", id=4, adjudicated=True)]
+    assert trait_agreement(settled).disagreed == ()  # settled, no independent spread: off the list
 
 
 def test_one_trait_at_a_time() -> None:

@@ -365,3 +365,17 @@ def test_a_claimed_text_labelled_by_someone_else_leaves_the_holder_s_queue(svc: 
     body = {"trait": "formality", "quality": 0.0}
     late = c.post(f"/v1/models/{h}/pool/{held[0]}/label", json=body, headers=alice)
     assert error_code(late, 409) == "pool_text_taken"
+
+
+def test_a_claim_taken_before_the_owner_wanted_more_votes_still_labels(svc: Svc) -> None:
+    """alice's texts were claimed while one vote was wanted; the owner then wants three, and bob labels one
+    of them first: alice's label is the second of three wanted, stored, not refused as taken."""
+    c, h = svc.client, "acme.more-votes"
+    draft(svc, h, pool=POOL[:4])
+    alice, bob = person(svc, "alice"), person(svc, "bob")
+    held = [i["id"] for i in suggest(svc, h, alice, k=4)]
+    check(c.patch(f"/v1/models/{h}", json={"votes_wanted": 3}, headers=svc.author), 200)
+    assert label(svc, h, bob, held[0], 0.0)["votes"] == 1
+    out = label(svc, h, alice, held[0])
+    assert (out["votes"], out["votes_wanted"]) == (2, 3)
+    assert held[1] in {i["id"] for i in suggest(svc, h, alice, k=4)}  # her claims stay hers
