@@ -724,6 +724,7 @@ def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
 BLIND_READS: dict[str, Callable[[Any], list[str]]] = {
     "samples": lambda body: [i["text"] for i in body["items"]],
     "votes": lambda body: [i["text"] for i in body["items"]],
+    "feedback": lambda body: [i["text"] for i in body["items"]],
     "comments": lambda body: [i["text"] for i in body["items"]],
     "unsure": lambda body: [i["text"] for i in body["items"]],
     "agreement": lambda body: [t["text"] for t in body["traits"]["formality"]["disagreed"]],
@@ -751,6 +752,11 @@ def test_blind_labelling_hides_colleagues_votes_from_annotators_until_they_voted
         check(c.post(f"/v1/models/{h}/unsure", json=note, headers=carol), 201)
     body = {"samples": [{"trait": "formality", "text": secret, "quality": 0.0, "annotator": "rater-x"}]}
     check(c.post(f"/v1/models/{h}/samples", json=body, headers=svc.author), 201)  # so `secret` is disagreed
+    train_ready(c, svc.author, h)  # buffered feedback needs a version to score
+    for text in (secret, shared):
+        score = {"content": text, "feedback": FEEDBACK}
+        check(c.post(f"/v1/models/{h}/score", json=score, headers=carol), 200)
+    check(c.post(f"/v1/models/{h}/reopen", headers=svc.author), 200)  # a draft takes votes; labels stay
 
     def texts(key: dict[str, str], route: str) -> set[str]:
         return set(BLIND_READS[route](check(c.get(f"/v1/models/{h}/{route}", headers=key), 200)))
