@@ -17,7 +17,7 @@ from service.domain.needs import Resources, RunStarter
 from service.domain.states import busy_error, require, require_not_archived
 from service.errors import ApiError
 from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
-from service.store import ledger
+from service.store import audit, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
@@ -136,6 +136,7 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
             # discover or synthesize kept a draft busy (service/domain/labelling.py).
             options["with_feedback"] = True
         run_id = ledger.create_run(s, model, "train", options).id
+        audit.run_started(s, who, model, run_id, "train", options)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 
@@ -179,6 +180,7 @@ def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: Discover
                 422, "validation_error", f"A model has at most {MAX_TRAITS} traits: no room to discover more."
             )
         run_id = _start_unique(s, model, "discover", options, key)
+        audit.run_started(s, who, model, run_id, "discover", dict(options))
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 
@@ -202,5 +204,6 @@ def start_synthesis(ctx: Resources, who: Principal, handle: str, body: Synthesiz
         if body.synth_type == "diversify" and not sample_count(s, model):
             raise ApiError(422, "no_samples", "diversify needs seed samples to vary.")
         run_id = _start_unique(s, model, "synthesize", options, key)
+        audit.run_started(s, who, model, run_id, "synthesize", dict(options))
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)

@@ -21,13 +21,14 @@ from typing import Any, Literal
 import httpx
 import pytest
 from fastapi.routing import APIRoute
-from sqlalchemy import create_engine, inspect, select
+from sqlalchemy import create_engine, func, inspect, select
 
-from core.contract import Action, role_allows
+from core.contract import AUDIT_KINDS, Action, role_allows
 from service.errors import MAX_BODY_BYTES
 from service.store.api_keys import NameTaken, create_key
+from service.store.audit import SERVICE
 from service.store.db import transaction
-from service.store.tables import Person
+from service.store.tables import AuditEvent, Person
 from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
@@ -363,6 +364,55 @@ OPERATIONS: list[Op] = [
     Op("remove_person", "DELETE", PEOPLE + "/{member}", "ns_write", "none", 200, setup=member),
 ]
 # fmt: on
+# The audit log (docs/api.md, "Audit log"): the event each write leaves, checked in every cell that writes.
+AUDITED: dict[str, str] = {
+    "sign_out": "signed_out",  # a person's: test_signing_out_ends_every_tab_and_copied_cookie_at_once
+    "create": "model_created",
+    "patch": "model_changed",
+    "patch_zdr": "model_changed",
+    "patch_campaign": "model_changed",
+    "patch_overlap": "model_changed",
+    "delete": "model_deleted",
+    "purge": "model_purged",
+    "reopen": "model_reopened",
+    "add_traits": "traits_changed",
+    "patch_trait": "traits_changed",
+    "delete_trait": "traits_changed",
+    "add_samples_imported": "samples_imported",
+    "add_samples_adjudicated": "settled",
+    "settle": "settled",
+    "patch_sample": "vote_edited",
+    "delete_sample": "vote_deleted",
+    "add_pool": "pool_added",
+    "delete_pool_text": "pool_deleted",
+    "clear_pool": "pool_deleted",
+    "train": "run_started",
+    "retune": "run_started",
+    "discover": "run_started",
+    "synthesize": "run_started",
+    "evaluate": "run_started",
+    "tag": "tag_moved",
+    "tag_named_version": "tag_moved",
+    "untag": "tag_moved",
+    "withdraw_feedback": "feedback_withdrawn",
+    "add_eval_items": "evaluation_set_changed",
+    "add_eval_items_annotated": "evaluation_set_changed",
+    "clear_eval_set": "evaluation_set_changed",
+    "set_threshold": "threshold_changed",
+    "delete_threshold": "threshold_changed",
+    "delete_unsure": "note_deleted",
+    "delete_comment": "note_deleted",
+    "set_person": "role_changed",
+    "change_role": "role_changed",
+    "remove_person": "role_changed",
+}
+# A label's own writes: its row names its author and time (GET …/votes exports them), so the log does not
+# repeat every vote; what a label starts (a retraining) is an event of its own.
+LABELS = frozenset({
+    "add_samples", "suggest_claim", "release_claim", "label_pool_text", "label_pool_text_ready",
+    "score_feedback", "score_feedback_text_view", "mark_unsure", "add_comment",
+})  # fmt: skip
+AUDIT_TABLE = AuditEvent.__tablename__
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
 # Perspective's discovery document is public, as Google's is (test_perspective.py reads it without a key).
 UNAUTHENTICATED |= {("GET", "/$discovery/rest"), ("GET", "/discovery/v1/apis/commentanalyzer/v1alpha1/rest")}
@@ -386,6 +436,8 @@ def snapshot(svc: Svc) -> dict[str, list[tuple[Any, ...]]]:
             cursor = conn.connection.cursor()
             try:
                 for name in inspect(conn).get_table_names():
+                    if name == AUDIT_TABLE:  # compared apart: what a cell must add to it (new_events)
+                        continue
                     cursor.execute(f'SELECT * FROM "{name}"')
                     out[f"{url}|{name}"] = sorted((tuple(r) for r in cursor.fetchall()), key=repr)
             finally:
@@ -488,6 +540,40 @@ def test_auth_matrix_reads(shared_worlds: Callable[[str], tuple[Svc, World]], op
     check_cells(*shared_worlds(op.target), op)
 
 
+def last_event(svc: Svc) -> int:
+    with transaction(svc.ctx.sessions) as s:
+        return s.scalar(select(func.max(AuditEvent.id))) or 0
+
+
+def new_events(svc: Svc, after: int) -> list[tuple[str, str]]:
+    """(kind, namespace) of the audit events added since event `after`."""
+    with transaction(svc.ctx.sessions) as s:
+        rows = s.scalars(select(AuditEvent).where(AuditEvent.id > after).order_by(AuditEvent.id)).all()
+        return [(e.kind, e.namespace) for e in rows]
+
+
+def check_events(op: Op, who: Who, want: int, ns: str, added: list[tuple[str, str]], cell: str) -> None:
+    """What a cell adds to the audit log: an allowed write its event (AUDITED), a label nothing required;
+    a 403 one `access_refused`, in the namespace's log for its keys, else in the service-wide stream
+    (at most one: each process records a bounded number a minute per caller, and the read cells share a
+    process); any other answer nothing."""
+    if want < 400 and op.writes and who in ("owner", *ROLE_KEYS):
+        if op.name in AUDITED:
+            assert (AUDITED[op.name], ns) in added, f"{cell}: no {AUDITED[op.name]} event: {added}"
+        return
+    if want == 403:
+        # The namespace's keys (its scoring key too) are its members; a path without the namespace may leave
+        # it unknown (a scoring key's POST /models: refused before the body is read).
+        member = who in ("scoring", *ROLE_KEYS)
+        names_it = "{handle}" in op.path or "{namespace}" in op.path
+        where = {ns} if member and names_it else {ns, SERVICE} if member else {SERVICE}
+        assert {k for k, _ in added} <= {"access_refused"} and len(added) <= 1, f"{cell}: {added}"
+        assert all(n in where for _, n in added), f"{cell}: {added} not in {where}"
+        assert added or _shares_world(op), f"{cell}: the refusal left no event"
+        return
+    assert not added, f"{cell}: a request that must not write added to the audit log: {added}"
+
+
 def check_cells(svc: Svc, world: World, op: Op) -> None:
     for vis in ("public", "private"):
         handle = world.handles[vis]
@@ -495,10 +581,11 @@ def check_cells(svc: Svc, world: World, op: Op) -> None:
         for who in WHO:
             if op.caller_setup and who in ("owner", *ROLE_KEYS):
                 extra = op.caller_setup(svc, handle, world.keys[(vis, "owner")], world.keys[(vis, who)])
-            before = snapshot(svc)
+            before, logged = snapshot(svc), last_event(svc)
             resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
             cell = f"{op.name} on {vis} model as {who}"
+            check_events(op, who, want, handle.split(".")[0], new_events(svc, logged), cell)
             assert resp.status_code == want, f"{cell}: {resp.status_code} != {want}: {resp.text[-300:]}"
             if want >= 400:
                 code = error_code(resp, want)
@@ -525,6 +612,18 @@ def test_every_route_is_in_the_matrix(svc: Svc) -> None:
     missing = routes - covered - UNAUTHENTICATED - OWN_ERROR_SHAPE
     assert not missing, f"add these operations to OPERATIONS in {Path(__file__).name}: {sorted(missing)}"
     assert not covered - routes, "OPERATIONS names routes the app does not have"
+
+
+def test_every_write_leaves_an_audit_event_or_is_a_label() -> None:
+    """A new operation that writes names the event it leaves (AUDITED, which the cells check) or is a label's
+    own write (LABELS); so a new write route cannot skip the audit log, as it cannot skip the matrix."""
+    writes = {op.name for op in OPERATIONS if op.writes or op.kind == "person"}
+    assert not writes - set(AUDITED) - LABELS, (
+        f"say what these leave in the audit log: {writes - set(AUDITED) - LABELS}"
+    )
+    assert not (set(AUDITED) | LABELS) - writes, "AUDITED or LABELS names an operation that does not write"
+    assert not set(AUDITED) & LABELS
+    assert set(AUDITED.values()) <= set(AUDIT_KINDS)
 
 
 def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) -> None:
@@ -693,10 +792,32 @@ def test_signing_out_ends_every_tab_and_copied_cookie_at_once(team: Svc, idp: Id
     again = signed_in(idp, "alice", iat=later)
     assert check(me(team, again), 200)["roles"] == {"acme": "owner"}
     assert error_code(me(team, first), 401) == "unauthorized"
+    with transaction(team.ctx.sessions) as s:  # in the log of each namespace alice belongs to
+        out_events = s.scalars(select(AuditEvent).where(AuditEvent.kind == "signed_out")).all()
+        assert [(e.namespace, e.actor) for e in out_events] == [("acme", "alice@example.com")]
     resp = team.client.post("/v1/keys/current/sign-out", headers=team.author)
     assert error_code(resp, 403) == "forbidden"
     # Someone in no namespace may still sign out (as they may still ask who they are).
     check(team.client.post("/v1/keys/current/sign-out", headers=signed_in(idp, "zed")), 200)
+
+
+def test_one_person_holds_one_membership_of_a_namespace(team: Svc, idp: Idp) -> None:
+    """A second membership for an account a namespace has already (by its subject beside its email) is
+    409 `already_member`, nothing stored; two waiting for one account (email and subject, added before the
+    first sign-in) become one at the sign-in, with the stronger role, and the merge is in the audit log."""
+    c, people = team.client, "/v1/namespaces/acme/people"
+    check(me(team, signed_in(idp, "bob")), 200)  # binds bob@example.com (annotator)
+    resp = c.put(f"{people}/bob", json={"role": "owner"}, headers=team.author)  # bob's subject
+    assert error_code(resp, 409) == "already_member" and "bob@example.com" in resp.json()["error"]["message"]
+    check(c.put(f"{people}/carol@example.com", json={"role": "annotator"}, headers=team.author), 200)
+    check(c.put(f"{people}/carol", json={"role": "reviewer"}, headers=team.author), 200)
+    assert check(me(team, signed_in(idp, "carol")), 200)["roles"] == {"acme": "reviewer"}
+    members = [(m["member"], m["role"]) for m in check(c.get(people, headers=team.author), 200)["items"]]
+    assert [m for m in members if m[0] in ("bob", "bob@example.com")] == [("bob@example.com", "annotator")]
+    assert [m for m in members if m[0].startswith("carol")] == [("carol@example.com", "reviewer")]
+    log = check(c.get("/v1/namespaces/acme/audit", headers=team.author), 200)["items"]
+    merged = [e["detail"] for e in log if e["detail"].get("merged_into")]
+    assert merged == [{"member": "carol", "from": "reviewer", "to": None, "merged_into": "carol@example.com"}]
 
 
 def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
