@@ -23,8 +23,9 @@ import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import create_engine, func, inspect, select
 
-from core.contract import AUDIT_KINDS, Action, role_allows
+from core.contract import AUDIT_KINDS, Action, least_role, role_allows
 from service.errors import MAX_BODY_BYTES
+from service.http.refusals import WRITE_ACTIONS
 from service.store.api_keys import NameTaken, create_key
 from service.store.audit import SERVICE
 from service.store.db import transaction
@@ -650,6 +651,37 @@ def test_a_body_over_the_limit_without_a_valid_key_is_401_not_413(svc: Svc) -> N
     assert error_code(svc.client.post("/v1/models", content=body, headers=svc.author), 413) == (
         "payload_too_large"
     )
+
+
+def test_a_write_the_role_may_not_do_is_403_before_the_body_s_size(svc: Svc) -> None:
+    """An annotator's (or a scoring key's) body over the limit on a write their role may not do is refused
+    for the role (403), as its small body would be, before its size (413); the owner's gets 413; the refusal
+    is an audit event, and nothing else is stored."""
+    make_model(svc.client, svc.author, "acme.big")
+    with transaction(svc.ctx.sessions) as s:
+        annotator = auth(create_key(s, ["acme"], "authoring", "ann", "annotator"))
+    body = b"x" * (MAX_BODY_BYTES + 1024 * 1024)  # 17 MiB
+    json_type = {"Content-Type": "application/json"}
+    for path in ("/v1/models/acme.big/evaluation-set", "/v1/models/acme.big/pool"):
+        before, logged = snapshot(svc), last_event(svc)
+        for who in (annotator, svc.scorer):
+            resp = svc.client.post(path, content=body, headers={**who, **json_type})
+            assert error_code(resp, 403) == "forbidden", path
+        assert snapshot(svc) == before
+        assert new_events(svc, logged) == [("access_refused", "acme")] * 2
+        resp = svc.client.post(path, content=body, headers={**svc.author, **json_type})
+        assert error_code(resp, 413) == "payload_too_large"
+
+
+def test_the_guard_s_early_role_check_never_refuses_what_the_route_allows(svc: Svc) -> None:
+    """WRITE_ACTIONS (the role a write needs, known before its body) names routes the app has, and asks no
+    more than the operation's own rule: every role the matrix lets write it passes the early check."""
+    routes = {(m, r.path_format) for r in svc.app.routes if isinstance(r, APIRoute) for m in r.methods}
+    assert set(WRITE_ACTIONS) <= routes
+    for op in OPERATIONS:
+        early = WRITE_ACTIONS.get((op.method, op.path))
+        if early is not None and op.writes:
+            assert role_allows(least_role(op.action), early), op.name
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,14 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
+from core.contract import ROLES  # weakest first: the order the service ranks roles in
+
 revision: str = "0031_one_membership_per_account"
 down_revision: str | Sequence[str] | None = "0030_sample_generator_model"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 INDEX = "uq_memberships_namespace_person"
-#: Weakest first, as core.contract.ROLES (a migration does not import the code it migrates).
-ROLES = ("annotator", "reviewer", "owner")
 
 
 def upgrade() -> None:
