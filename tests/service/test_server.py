@@ -79,6 +79,9 @@ def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
         v2 = check(c.get("/models/acme.live/versions/v2", headers=h), 200)
         assert v2["triggered_by"] == "backfill" and v2["run_id"]
         assert check(c.get("/models/acme.live", headers=h), 200)["version_no"] == 2
+        started = [e for e in check(c.get("/namespaces/acme/audit", headers=h), 200)["items"]
+                   if e["kind"] == "run_started" and e["detail"]["run_kind"] == "backfill"]  # fmt: skip
+        assert [(e["actor"], e["detail"]["run_id"]) for e in started] == [("operator", v2["run_id"])]
 
 
 def refused_sources(data_dir: Path, proxies: str | None) -> list[str]:
