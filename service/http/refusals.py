@@ -12,10 +12,12 @@ MAX_REFUSED_ACCESS from all; the rest are counted, and the next recorded one say
 
 from __future__ import annotations
 
+import logging
 import time
 
 from fastapi import Request
 from fastapi.routing import APIRoute
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.routing import Match
 from starlette.types import Scope
 
@@ -28,6 +30,8 @@ from service.http.signins import RefusalCap
 from service.store.api_keys import Principal
 from service.store.audit import SERVICE, record
 from service.store.db import transaction
+
+log = logging.getLogger("service")
 
 
 def access_cap() -> RefusalCap:
@@ -72,8 +76,11 @@ def record_refusal(request: Request, exc: ApiError) -> None:
         namespace = SERVICE
     if unrecorded:
         detail["unrecorded_before"] = unrecorded
-    with transaction(ctx.sessions) as s:
-        record(s, who, "access_refused", namespace, None, detail)
+    try:
+        with transaction(ctx.sessions) as s:
+            record(s, who, "access_refused", namespace, None, detail)
+    except SQLAlchemyError:  # a full disk or a lost database must not turn the 403 into a 500
+        log.warning("a refused request could not be recorded in the audit log", exc_info=True)
 
 
 NEEDS_AUTHORING = "This operation needs an authoring key."
