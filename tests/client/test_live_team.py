@@ -166,8 +166,8 @@ def test_roles_through_the_client_settle_once_audit_and_imported_rows(service: S
         ("samples_imported", owner_name),
     ]
     assert mine[0].detail["trait"] == "formality" and mine[1].detail["rows"] == 12
-    refused = [e for e in events if e.kind == "access_refused" and e.actor == f"annotator-{n}"]
-    assert len(refused) == 1 and "owner role" in refused[0].detail["reason"]  # ann's import
+    denied = [e for e in events if e.kind == "access_refused" and e.actor == f"annotator-{n}"]
+    assert len(denied) == 1 and "owner role" in denied[0].detail["reason"]  # ann's import
     with pytest.raises(PermissionDeniedError):
         rev.audit_page(NAMESPACE)
 
