@@ -233,6 +233,10 @@ DEFAULT_RETRAINS_PER_HOUR = 60
 #: flood of forged tokens cannot fill the disk.
 MAX_REFUSED_SIGN_INS_PER_SOURCE = 5
 MAX_REFUSED_SIGN_INS = 60
+#: Refused authorisations (403) one API process records a minute, per caller and from all, past which they
+#: are counted the same way: a caller's refused writes also meet its write bucket, its refused reads none.
+MAX_REFUSED_ACCESS_PER_CALLER = 30
+MAX_REFUSED_ACCESS = 300
 #: Comments one person keeps on one text of a trait, and on one model.
 MAX_COMMENTS_PER_TEXT = 20
 MAX_COMMENTS_PER_PERSON = 500
@@ -304,8 +308,10 @@ def least_role(action: Action) -> Role:
     return next(r for r in ROLES if action in ROLE_ACTIONS[r])
 
 
-#: What the audit log records (docs/api.md "Audit log"): a settle, the deletion of a settling vote, a
-#: buffered label withdrawn, a role given or changed.
+#: What the audit log records (docs/api.md "Audit log"): every irreversible or administrative action (a
+#: settle, a vote edited or deleted, a model's settings, traits, pool, evaluation set, tags and thresholds
+#: changed, a model deleted or purged, a run asked for or started by labels, a role or key changed), sign-ins
+#: and refused authorisations. A label's own row (a vote, a note, a claim) names its author and time.
 AuditKind = Literal[
     "settled",
     "unsettled",
@@ -319,6 +325,20 @@ AuditKind = Literal[
     "key_revoked",
     "signed_in",
     "sign_in_refused",
+    "model_created",
+    "model_changed",
+    "model_reopened",
+    "model_purged",
+    "traits_changed",
+    "samples_imported",
+    "pool_added",
+    "evaluation_set_changed",
+    "run_started",
+    "tag_moved",
+    "threshold_changed",
+    "note_deleted",
+    "signed_out",
+    "access_refused",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 

@@ -99,7 +99,17 @@ def serve(args: argparse.Namespace) -> int:
     if args.key_file:
         _ensure_key_file(app.state.ctx.sessions, Path(args.key_file), args.key_namespace)
     child = WorkerChild(settings) if child_worker else None
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    # Only the named proxies may say who the client is (uvicorn trusts 127.0.0.1 unless told otherwise).
+    proxies = settings.trusted_proxies.strip()
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        access_log=False,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or [],
+    )
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

@@ -69,8 +69,11 @@ class ApiError(Exception):
         retryable: bool = False,
         headers: dict[str, str] | None = None,
         details: list[JsonObject] | None = None,
+        namespace: str | None = None,
     ) -> None:
         super().__init__(message)
+        #: The namespace a refusal (403) concerns, when the path does not name it: its audit event's log.
+        self.namespace = namespace
         self.status = status
         self.code = code
         self.message = message

@@ -154,6 +154,13 @@ class Settings(BaseSettings):
         description="The externally visible base URL (behind a proxy): the Perspective discovery document's "
         "`rootUrl`; unset: the request's scheme and host.",
     )
+    trusted_proxies: str = Field(
+        "",
+        description="The reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` name the client "
+        "(comma-separated IPs or networks, `*` for any; uvicorn's `forwarded_allow_ips`). Empty: a client's "
+        "address is the socket's, whatever a header says, so the audit log's sources and the refused "
+        "sign-ins' cap per address cannot be forged. Behind nginx: its address (docs/deployment.md).",
+    )
     oidc_issuer: str | None = Field(
         None,
         description="The team's OpenID Connect identity provider (its `iss`, e.g. https://id.example.com): "

@@ -23,13 +23,16 @@ def require_role(who: Principal, action: Action, namespace: str) -> None:
     if not who.may(action, namespace):
         role = who.role_in(namespace)
         if role is None:
-            raise ApiError(403, "forbidden", f"The caller has no role in namespace {namespace!r}.")
+            raise ApiError(
+                403, "forbidden", f"The caller has no role in namespace {namespace!r}.", namespace=namespace
+            )
         article = "an" if role[:1] in ("a", "o") else "a"
         raise ApiError(
             403,
             "forbidden",
             f"This operation needs the {least_role(action)} role; the caller is {article} {role} "
             f"in namespace {namespace!r}.",
+            namespace=namespace,
         )
 
 

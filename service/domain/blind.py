@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, exists, or_
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from service.store.api_keys import Principal
-from service.store.tables import Model, SampleRow
+from service.store.tables import FeedbackLabel, Model, SampleRow, Trait
 
 
 def blind_for(who: Principal, model: Model) -> str | None:
@@ -36,3 +36,18 @@ def seen(
         mine.annotator == me,
     )
     return or_(author == me, voted)
+
+
+def feedback_seen(me: str, model: Model) -> ColumnElement[bool]:
+    """The buffered feedback labels `me` may see: their own, or on a text of a trait they voted on (a label
+    keeps its trait's key and its text, not the digest a vote keeps)."""
+    mine = aliased(SampleRow)
+    voted = exists().where(
+        mine.model_id == model.id,
+        mine.annotator == me,
+        mine.text == FeedbackLabel.text,
+        mine.trait_id == Trait.id,
+        Trait.model_id == model.id,
+        Trait.key == FeedbackLabel.trait_key,
+    )
+    return or_(FeedbackLabel.annotator == me, voted)

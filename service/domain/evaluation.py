@@ -28,7 +28,7 @@ from service.schemas.evaluation import (
     EvaluationStarted,
 )
 from service.schemas.samples import LabelIn
-from service.store import ledger
+from service.store import audit, ledger
 from service.store.api_keys import Principal
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
@@ -141,6 +141,8 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
             before = model.eval_item_count
             model.eval_item_count += len(new)  # the row is locked (load_model): no lost update
             analyze_after_growth(s, EvalItem.__tablename__, before, model.eval_item_count)
+        added: JsonObject = {"added": len(new), "duplicates": len(duplicates), "total": model.eval_item_count}
+        audit.record(s, who, "evaluation_set_changed", model.namespace, model, added)
         return EvalAdded(added=len(new), total=model.eval_item_count, duplicates=duplicates)
 
 
@@ -190,6 +192,7 @@ def clear_set(ctx: Databases, who: Principal, handle: str) -> EvalDeleted:
         require_not_archived(model)
         deleted = rows_changed(s, delete(EvalItem).where(EvalItem.model_id == model.id))
         model.eval_item_count = 0
+        audit.record(s, who, "evaluation_set_changed", model.namespace, model, {"deleted": deleted})
         return EvalDeleted(handle=handle, deleted=deleted)
 
 
@@ -203,6 +206,7 @@ def start_evaluation(ctx: RunStarter, who: Principal, handle: str, ref: str) -> 
         if not count:
             raise ApiError(422, "no_evaluation_set", f"{handle} has no evaluation items: add some first.")
         run = ledger.create_run(s, model, "evaluate", {"version_no": version.version_no})
+        audit.run_started(s, who, model, run.id, "evaluate", {"version_no": version.version_no})
         run_id, version_no = run.id, version.version_no
     ctx.enqueue(run_id)
     return EvaluationStarted(state="busy", run_id=run_id, version_no=version_no)

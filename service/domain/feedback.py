@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service.domain.access import load_model, require_role
+from service.domain.blind import blind_for, feedback_seen
 from service.domain.needs import Databases, Resources
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
@@ -39,12 +40,10 @@ def list_feedback(
             raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
         scope = f"feedback|{model.id}"
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
-        rows = s.scalars(
-            select(FeedbackLabel)
-            .where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
-            .order_by(FeedbackLabel.id)
-            .limit(limit + 1)
-        ).all()
+        q = select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
+        if (me := blind_for(who, model)) is not None:
+            q = q.where(feedback_seen(me, model))
+        rows = s.scalars(q.order_by(FeedbackLabel.id).limit(limit + 1)).all()
         page = rows[:limit]
         items = [
             FeedbackLabelOut(

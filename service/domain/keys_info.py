@@ -9,7 +9,9 @@ from core.contract import ROLES, KeyScope, Role, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
 from service.schemas.keys_info import KeyInfo, SignedOut
+from service.store import audit
 from service.store.api_keys import Principal
+from service.store.audit import SERVICE
 from service.store.db import transaction
 from service.store.sessions import sign_out as end_sessions
 from service.store.tables import ApiKey, Person, utcnow
@@ -71,4 +73,7 @@ def sign_out(ctx: Databases, who: Principal) -> SignedOut:
         row = session.get(Person, who.person_id)
         if row is None:  # cannot happen: people rows are never deleted
             raise ApiError(401, "unauthorized", "Sign in again.", headers={"WWW-Authenticate": "Bearer"})
-        return SignedOut(signed_out_at=end_sessions(row, utcnow()))
+        ended = end_sessions(row, utcnow())
+        for namespace in sorted(who.roles) or [SERVICE]:  # where their sign-ins are (service/http/signins.py)
+            audit.record(session, who, "signed_out", namespace, None, {"signed_out_at": ended.isoformat()})
+        return SignedOut(signed_out_at=ended)

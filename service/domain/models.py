@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.contract import DEFAULT_VOTES_WANTED, HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
 from core.embedders.registry import choice_id
+from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.agreement import keep_agreement
 from service.domain.needs import Databases, Resources
@@ -20,6 +21,16 @@ from service.store import audit, history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, Version, utcnow
+
+#: A model's settings the audit log records as they were and became (`model_created`, `model_changed`).
+AUDITED_SETTINGS = (
+    "zero_data_retention",
+    "votes_wanted",
+    "auto_retrain",
+    "blind_labelling",
+    "overlap",
+    "auto_prune",
+)
 
 
 def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
@@ -61,6 +72,8 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
             )
             s.add(model)
             s.flush()
+            settings = {name: getattr(model, name) for name in AUDITED_SETTINGS}
+            audit.record(s, who, "model_created", namespace, model, {"settings": settings})
             return model_out(s, model)
     except IntegrityError:  # a concurrent create of the same handle
         raise ApiError(409, "handle_taken", f"The handle {body.handle!r} is taken.") from None
@@ -103,6 +116,7 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
+        before = {name: getattr(model, name) for name in AUDITED_SETTINGS}
         if fields.get("zero_data_retention") and not model.zero_data_retention and model.state == "busy":
             # The purge would race the run in flight: it may already hold the samples, or fail for lack
             # of them. Turn it on once the run is done (a training run then purges at completion anyway).
@@ -139,6 +153,13 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
                 purged = purge_texts(s, model.id)
         model.updated_at = utcnow()
         s.flush()
+        after = {name: getattr(model, name) for name in AUDITED_SETTINGS}
+        changes: JsonObject = {
+            n: {"from": before[n], "to": after[n]} for n in AUDITED_SETTINGS if before[n] != after[n]
+        }
+        # Texts (description, readme, terms, sources) are named, never copied: the log keeps no text.
+        texts = sorted(set(fields) - set(AUDITED_SETTINGS))
+        audit.record(s, who, "model_changed", model.namespace, model, {"settings": changes, "texts": texts})
         out = model_out(s, model)
     erase(ctx.engine, ctx.embedders, purged)  # after the commit: the bytes, in the files
     return out
@@ -166,6 +187,8 @@ def purge_model(ctx: Resources, who: Principal, handle: str) -> Deleted:
             raise busy_error(s, model, cancel_first=True)
         require(s, model, "delete")
         model_id = model.id
+        # Before the delete, in its transaction: the log outlives the model (its rows keep no foreign key).
+        audit.record(s, who, "model_purged", model.namespace, model, {"state": model.state})
         versions = list(s.scalars(select(Version.id).where(Version.model_id == model_id)))
         s.expunge(model)
         s.execute(delete(Model).where(Model.id == model_id))  # the rest goes with it (ON DELETE CASCADE)
@@ -192,6 +215,7 @@ def reopen_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
             empty = s.scalar(select(SampleRow.id).where(SampleRow.model_id == model.id).limit(1)) is None
             if model.zero_data_retention and empty:
                 message += "; zero-data-retention deleted the samples at training, so the draft starts empty"
+        audit.record(s, who, "model_reopened", model.namespace, model, {"state": model.state})
         ledger.record_done(s, model, "reopen", message)
         model.state = TRANSITIONS["reopen"][model.state]
         model.updated_at = utcnow()

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_COMMENTS_PER_PERSON, MAX_COMMENTS_PER_TEXT
+from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
@@ -34,6 +35,7 @@ from service.schemas.notes import (
     UnsureOut,
     UnsurePage,
 )
+from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.samples import sha256
@@ -151,6 +153,9 @@ def _delete(
         author = row.annotator if isinstance(row, UnsureMark) else row.author
         if author != who.annotator:  # a colleague's note: a reviewer's call
             require_role(who, "review", model.namespace)
+        kind = "unsure" if isinstance(row, UnsureMark) else "comment"
+        detail: JsonObject = {"note": kind, "id": row_id, "author": author}
+        audit.record(s, who, "note_deleted", model.namespace, model, detail)
         s.delete(row)
         return NoteDeleted(handle=handle, id=row_id, deleted=True)
 

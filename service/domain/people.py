@@ -13,6 +13,7 @@ from service.store.people import (
     LastOwner,
     MemberRow,
     NotAMember,
+    SameAccount,
     check_namespace,
     list_members,
     normal_member,
@@ -72,6 +73,8 @@ def set_person(ctx: Databases, who: Principal, namespace: str, member: str, body
             row, _old = set_member(session, namespace, member, body.role, who)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
+    except SameAccount as exc:
+        raise ApiError(409, "already_member", str(exc)) from None
     except ValueError as exc:  # an API key's name: no person may have it
         raise _invalid("member", str(exc)) from None
     return _out(row)

@@ -7,6 +7,7 @@ from collections.abc import Collection
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
@@ -55,6 +56,8 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
             ]
             s.execute(insert(PoolText), rows)
             stored.update(_pool_ids(s, model.id, list(new)))
+        added: JsonObject = {"texts": len(body.texts), "added": len(new)}
+        audit.record(s, who, "pool_added", model.namespace, model, added)
         return PoolAdded(
             ids=[stored[d] for d in digests if d not in held],
             added=len(new),

@@ -110,7 +110,8 @@ def already_settled(first: SampleRow, trait: str, loc: list[str | int]) -> ApiEr
 def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[SampleIn]) -> SampleIds:
     """All or none; a sample already stored (same trait, text, quality) answers with its id."""
     with transaction(ctx.sessions) as s:
-        model = load_model(s, who, handle, write=True, action=samples_action(who, items))
+        action = samples_action(who, items)
+        model = load_model(s, who, handle, write=True, action=action)
         require(s, model, "edit")
         refs = TraitRefs(s, model)
         resolved = [
@@ -140,6 +141,10 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         for i in settles:
             detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotators[i]})
+        if action == "manage":  # an import (rows of other raters, or a file's): an owner's, so recorded
+            raters = sorted({a for a in annotators if a is not None})
+            imported: JsonObject = {"rows": len(items), "duplicates": len(duplicates), "raters": len(raters)}
+            audit.record(s, who, "samples_imported", model.namespace, model, imported)
         # Stored all the same (a sample is the caller's to give), but such a text is no longer held out.
         digests = [sha256(x.text) for x in resolved]
         held = evaluation_digests(s, model.id, digests)

@@ -21,7 +21,7 @@ from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.schemas.score import CompareIn, CompareOut, CompareSide, ScoreIn, TraitDelta, TraitScore
-from service.store import ledger
+from service.store import audit, ledger
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
@@ -168,7 +168,19 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     ).all()
     if sum(o.get("triggered_by") == AUTOMATIC for o in recent) >= ctx.settings.retrains_per_hour:
         return None
-    return ledger.create_run(s, model, "retrain", {"triggered_by": AUTOMATIC, "reuse_params": True}).id
+    options: JsonObject = {"triggered_by": AUTOMATIC, "reuse_params": True}
+    run_id = ledger.create_run(s, model, "retrain", options).id
+    # Which labels started it: the buffer the retraining reads, by whom (numbers and names, no text).
+    labels = s.execute(
+        select(FeedbackLabel.annotator, func.count(), func.min(FeedbackLabel.id), func.max(FeedbackLabel.id))
+        .where(FeedbackLabel.model_id == model.id)
+        .group_by(FeedbackLabel.annotator)
+    ).all()
+    by: JsonObject = {str(a): n for a, n, _, _ in labels}
+    span = {"first_id": min(r[2] for r in labels), "last_id": max(r[3] for r in labels)}
+    triggered: JsonObject = {**options, "labels": sum(r[1] for r in labels), "by": by, **span}
+    audit.run_started(s, audit.AUTOMATIC_ACTOR, model, run_id, "retrain", triggered)
+    return run_id
 
 
 def require_feedback_writer(who: Principal, t: Target) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
 from core.engine.votes import Vote
 from service.domain.access import load_model
-from service.domain.blind import blind_for, seen
+from service.domain.blind import blind_for, feedback_seen, seen
 from service.domain.needs import Resources
 from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
@@ -172,8 +172,8 @@ def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> li
 
 def _feedback(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
     q = select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
-    if me is not None:  # buffered labels carry no digest: blind, one sees one's own
-        q = q.where(FeedbackLabel.annotator == me)
+    if me is not None:
+        q = q.where(feedback_seen(me, model))
     rows = s.scalars(q.order_by(FeedbackLabel.id).limit(n))
     return [
         VoteRecord.model_validate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.engine.poles import pole_signs
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.evaluation import labelled_scores, stored_evaluation
 from service.domain.needs import Databases
@@ -18,6 +19,7 @@ from service.schemas.thresholds import (
     ThresholdOut,
     ThresholdsOut,
 )
+from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import utcnow
@@ -95,7 +97,17 @@ def set_threshold(
             precision=chosen["precision"],
             recall=chosen["recall"],
         )
+        before = (version.thresholds or {}).get(trait)
         version.thresholds = {**(version.thresholds or {}), trait: entry.model_dump()}  # a new dict: tracked
+        detail: JsonObject = {
+            "version_no": version.version_no,
+            "trait": trait,
+            "from": before["threshold"] if isinstance(before, dict) else None,
+            "to": entry.threshold,
+            "target": body.target,
+            "value": body.value,
+        }
+        audit.record(s, who, "threshold_changed", model.namespace, model, detail)
         return entry
 
 
@@ -105,9 +117,14 @@ def delete_threshold(ctx: Databases, who: Principal, handle: str, ref: str, trai
         require_not_archived(model)
         version = resolve_version(s, model, ref)
         stored = dict(version.thresholds or {})
-        deleted = stored.pop(trait, None) is not None
+        gone = stored.pop(trait, None)
+        deleted = gone is not None
         if deleted:
             version.thresholds = stored or None
+            before = gone["threshold"] if isinstance(gone, dict) else None
+            detail: JsonObject = {"version_no": version.version_no, "trait": trait}
+            detail |= {"from": before, "to": None}
+            audit.record(s, who, "threshold_changed", model.namespace, model, detail)
         return ThresholdDeleted(
             handle=model.handle, version_no=version.version_no, trait=trait, deleted=deleted
         )

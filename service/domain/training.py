@@ -19,7 +19,7 @@ from service.domain.views import model_out
 from service.errors import ApiError
 from service.schemas.models import ModelOut
 from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
-from service.store import ledger
+from service.store import audit, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
@@ -138,6 +138,7 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
             # discover or synthesize kept a draft busy (service/domain/labelling.py).
             options["with_feedback"] = True
         run_id = ledger.create_run(s, model, "train", options).id
+        audit.run_started(s, who, model, run_id, "train", options)
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 
@@ -181,6 +182,7 @@ def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: Discover
                 422, "validation_error", f"A model has at most {MAX_TRAITS} traits: no room to discover more."
             )
         run_id = _start_unique(s, model, "discover", options, key)
+        audit.run_started(s, who, model, run_id, "discover", dict(options))
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 
@@ -204,6 +206,7 @@ def start_synthesis(ctx: Resources, who: Principal, handle: str, body: Synthesiz
         if body.synth_type == "diversify" and not sample_count(s, model):
             raise ApiError(422, "no_samples", "diversify needs seed samples to vary.")
         run_id = _start_unique(s, model, "synthesize", options, key)
+        audit.run_started(s, who, model, run_id, "synthesize", dict(options))
     ctx.enqueue(run_id)
     return RunStarted(state="busy", run_id=run_id)
 

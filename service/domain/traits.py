@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core.contract import MAX_TRAITS, trait_key, unique_trait_key
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases
 from service.domain.states import require
@@ -16,9 +17,10 @@ from service.domain.views import traits_out
 from service.errors import ApiError
 from service.schemas.common import Deleted
 from service.schemas.traits import TraitIn, TraitPatch, TraitsOut
+from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import FeedbackLabel, Model, Trait, utcnow
+from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 
 class TraitRefs:
@@ -73,9 +75,11 @@ def add_traits(ctx: Databases, who: Principal, handle: str, new: list[TraitIn]) 
         taken = set(s.scalars(select(Trait.key).where(Trait.model_id == model.id)))
         if len(taken) + len(new) > MAX_TRAITS:
             raise ApiError(422, "validation_error", f"A model has at most {MAX_TRAITS} traits.")
+        added: list[str] = []
         for t in new:
             key = unique_trait_key(trait_key(t.name), taken)
             taken.add(key)
+            added.append(key)
             s.add(
                 Trait(
                     model_id=model.id,
@@ -88,6 +92,7 @@ def add_traits(ctx: Databases, who: Principal, handle: str, new: list[TraitIn]) 
                     kind="extrinsic",
                 )
             )
+        audit.record(s, who, "traits_changed", model.namespace, model, {"added": list(added)})
         model.updated_at = utcnow()
         s.flush()
         return TraitsOut(traits=traits_out(s, model))
@@ -99,9 +104,14 @@ def update_trait(ctx: Databases, who: Principal, handle: str, key: str, patch: T
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
         require(s, model, "edit")
+        changed: list[str] = []
         for name, value in patch.model_dump(exclude_unset=True).items():
             if value is not None:  # null leaves the field unchanged; the key never changes
                 setattr(trait, name, value)
+                changed.append(name)
+        # The fields' names, not their texts (the log keeps no text).
+        detail: JsonObject = {"changed": key, "fields": list(changed)}
+        audit.record(s, who, "traits_changed", model.namespace, model, detail)
         model.updated_at = utcnow()
         s.flush()
         return TraitsOut(traits=traits_out(s, model))
@@ -112,6 +122,9 @@ def delete_trait(ctx: Databases, who: Principal, handle: str, key: str) -> Delet
         model = load_model(s, who, handle, write=True)
         trait = find_trait(s, model, key)
         require(s, model, "edit")
+        samples = s.scalar(select(func.count()).select_from(SampleRow).where(SampleRow.trait_id == trait.id))
+        detail = {"deleted": trait.key, "samples": samples or 0}
+        audit.record(s, who, "traits_changed", model.namespace, model, detail)
         s.delete(trait)  # its samples go with it (ON DELETE CASCADE)
         # and so do its buffered feedback labels (a reopened draft can have some), keyed by trait key
         s.execute(

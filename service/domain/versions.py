@@ -13,7 +13,7 @@ from service.domain.states import require_not_archived
 from service.domain.views import version_out
 from service.errors import ApiError
 from service.schemas.versions import Tagged, Untagged
-from service.store import history
+from service.store import audit, history
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.tables import MAX_INT, Model, Tag, Version
@@ -103,6 +103,8 @@ def tag_version(ctx: Databases, who: Principal, handle: str, name: str, ref: str
             tag.version_id = version_id
         if tag is None or previous != version_no:  # re-tagging the same version changes nothing
             history.record(s, model, "tagged", int(version_no or 0), tag=name, previous=previous)
+            moved: JsonObject = {"tag": name, "version_no": int(version_no or 0), "previous": previous}
+            audit.record(s, who, "tag_moved", model.namespace, model, moved)
         return Tagged(handle=model.handle, tag=name, version_no=int(version_no or 0))
 
 
@@ -113,6 +115,9 @@ def untag_version(ctx: Databases, who: Principal, handle: str, name: str) -> Unt
         require_not_archived(model)
         tag = s.scalar(select(Tag).where(Tag.model_id == model.id, Tag.name == name))
         if tag is not None:
-            history.record(s, model, "untagged", int(history.version_no_of(s, tag.version_id) or 0), tag=name)
+            previous = int(history.version_no_of(s, tag.version_id) or 0)
+            history.record(s, model, "untagged", previous, tag=name)
+            moved = {"tag": name, "version_no": None, "previous": previous}
+            audit.record(s, who, "tag_moved", model.namespace, model, moved)
             s.delete(tag)
         return Untagged(handle=model.handle, tag=name, deleted=tag is not None)

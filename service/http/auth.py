@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from service.context import Context
 from service.errors import ApiError
+from service.http.refusals import NEEDS_AUTHORING
 from service.http.tokens import BAD_KEY, CHALLENGE, NO_KEY, identify
 from service.store.api_keys import Principal, authenticate
 
@@ -57,7 +58,7 @@ async def principal(request: Request, ctx: CtxDep, creds: Credentials) -> Princi
 
 def authoring(who: Annotated[Principal, Depends(principal)]) -> Principal:
     if who.scope != "authoring":
-        raise ApiError(403, "forbidden", "This operation needs an authoring key.")
+        raise ApiError(403, "forbidden", NEEDS_AUTHORING)
     return who
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,17 +15,20 @@ from fastapi.dependencies.utils import get_flat_dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
 from service.domain.needs import UNWATCHED, Checkpoints
-from service.errors import ErrorEnvelope, RequestIdMiddleware, install_error_handlers
+from service.errors import ApiError, ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
 from service.http.oidc import OidcVerifier
 from service.http.ratelimit import RateLimitMiddleware
+from service.http.refusals import access_cap, record_refusal
 from service.routes import (
     agreement,
     audit,
@@ -173,6 +177,17 @@ def create_app(
         else None
     )
     install_error_handlers(app)
+    app.state.access_refusals = access_cap()
+    render = app.exception_handlers[ApiError]
+
+    async def refused_or_not(request: Request, exc: Exception) -> Response:
+        """A 403 is an audit event (service/http/refusals.py) before it is an answer."""
+        if isinstance(exc, ApiError) and exc.status == 403:
+            await run_in_threadpool(record_refusal, request, exc)
+        answer = render(request, exc)  # the envelope's handler (service/errors.py), an async one
+        return await answer if inspect.isawaitable(answer) else answer
+
+    app.add_exception_handler(ApiError, refused_or_not)
     app.add_middleware(RateLimitMiddleware)  # inside the guard: it knows the caller
     app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from core.contract import TRANSITIONS, can
+from core.json_types import JsonObject
 from service.context import Context
 from service.domain.training import check_trainable
 from service.errors import ApiError
-from service.store import ledger
+from service.store import audit, ledger
 from service.store.db import transaction
 from service.store.tables import Model, Run, Version
 
@@ -32,9 +33,9 @@ def run_backfill(ctx: Context) -> list[str]:
                 continue
             prev = s.get(Version, model.current_version_id) if model.current_version_id else None
             effort = (prev.metrics.get("effort") if prev else None) or "medium"
-            run_id = ledger.create_run(
-                s, model, "backfill", {"effort": effort, "triggered_by": "backfill"}
-            ).id
+            options: JsonObject = {"effort": effort, "triggered_by": "backfill"}
+            run_id = ledger.create_run(s, model, "backfill", options).id
+            audit.run_started(s, audit.OPERATOR, model, run_id, "backfill", options)
         ctx.executor.execute(run_id)
         with transaction(ctx.sessions) as s:
             run = s.get(Run, run_id)

@@ -17,8 +17,11 @@ class AuditEventOut(BaseModel):
         description="`settled` (a settling vote stored), `unsettled` (one deleted), `feedback_withdrawn` "
         "(a buffered label withdrawn), `role_changed` (a key's role given or changed), `vote_edited`, "
         "`vote_deleted`, `model_deleted`, `pool_deleted`, `key_created`, `key_revoked`, `signed_in` (a "
-        "member's sign-in: the first request of a newer token); `sign_in_refused` is in the service-wide "
-        "stream only"
+        "member's sign-in: the first request of a newer token), `signed_out`, `model_created`, "
+        "`model_changed`, `model_reopened`, `model_purged`, `traits_changed`, `samples_imported`, "
+        "`pool_added`, `evaluation_set_changed`, `run_started` (asked for, or started by buffered labels), "
+        "`tag_moved`, `threshold_changed`, `note_deleted`, `access_refused` (a 403); `sign_in_refused` is in "
+        "the service-wide stream only (docs/api.md, Audit log)"
     )
     actor: str = Field(
         description="Who did it: the caller's annotator name, or `operator` (the command line)"

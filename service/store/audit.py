@@ -1,8 +1,10 @@
-"""The audit log: who settled a text, withdrew a buffered label or changed a role, when, and on what.
+"""The audit log: who did each irreversible or administrative action, when, and on what.
 
 One function writes it, `record`, inside the transaction that makes the change: the event and the change are
-stored together or not at all. Anything that settles, withdraws or changes a role (the samples and feedback
-resources, the command line's `keys`, a later sign-in's memberships) records through it. An event keeps no
+stored together or not at all (a refused request has a transaction of its own, service/http/refusals.py).
+Every route that writes records through it, except a label's own writes, whose row names its author and
+time (tests/service/test_auth_matrix.py's AUDITED says which route records what); so do the command line's
+`keys`, sign-ins and sign-outs, and retrainings that labels start. An event keeps no
 text (a sample's or label's id, its trait and quality instead): zero-data-retention leaves no byte of a text.
 """
 
@@ -18,6 +20,9 @@ from service.store.tables import AuditEvent, Model, utcnow
 
 #: The actor of what the command line does (it has no key).
 OPERATOR = "operator"
+#: The actor of what the service starts by itself (a retraining a full feedback buffer starts; its event
+#: names the labels and their annotators).
+AUTOMATIC_ACTOR = "service"
 #: The service-wide stream: events that belong to no namespace (refused sign-in attempts, sign-ins of
 #: people who belong to none). No namespace can be named `*`; the operator reads it with
 #: `python -m service audit`.
@@ -47,6 +52,15 @@ def record(
     )
     session.add(event)
     return event
+
+
+def run_started(
+    session: Session, who: Principal | str, model: Model, run_id: str, kind: str, options: JsonObject
+) -> AuditEvent:
+    """A run asked for (train, retune, discover, synthesize, evaluate) or started by labels (`who` then
+    names the labels in `options`): its id, kind and options (small values: effort, what triggered it)."""
+    detail: JsonObject = {"run_id": run_id, "run_kind": kind, "options": dict(options)}
+    return record(session, who, "run_started", model.namespace, model, detail)
 
 
 def latest(session: Session, namespace: str, limit: int) -> list[AuditEvent]:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, UNNAMED_KEY_PREFIX, Role
 from service.store.api_keys import Principal
-from service.store.audit import record
+from service.store.audit import AUTOMATIC_ACTOR, record
 from service.store.tables import ApiKey, Membership, Person, utcnow
 
 #: A person's `key_id`: no key row has it (ids start at 1), so nothing of a key is ever found for a person.
@@ -28,6 +28,10 @@ NO_KEY_ID = 0
 
 class LastOwner(ValueError):
     """The change would leave a namespace that has an owner without any."""
+
+
+class SameAccount(ValueError):
+    """A new membership for an account that has one in the namespace already (under another name)."""
 
 
 class NotAMember(LookupError):
@@ -145,16 +149,44 @@ def record_person(session: Session, who: Identity) -> Person:
     row.email, row.display_name = who.email, who.display_name
     if row.name is None:
         row.name = _name_for(session, row, who)
-    # `person_id IS NULL` in the update itself: of two accounts signing in at once, one binds.
-    session.execute(
-        update(Membership)
-        .where(Membership.id.in_(_unbound(who).scalar_subquery()))
-        .where(Membership.person_id.is_(None))
-        .values(person_id=row.id)
-        .execution_options(synchronize_session=False)
-    )
+    _bind(session, row, who)
     session.flush()
     return row
+
+
+def _strength(role: str) -> int:
+    return ROLES.index(role) if role in ROLES else -1
+
+
+def _bind(session: Session, row: Person, who: Identity) -> None:
+    """Bind the memberships waiting for this account, one per namespace (the unique index on namespace and
+    account holds it): where it has one already, or two wait (one by email, one by subject), the strongest
+    role stays on one membership and the other is merged into it (deleted, and recorded)."""
+    held = {m.namespace: m for m in session.scalars(select(Membership).where(Membership.person_id == row.id))}
+    waiting = session.scalars(
+        select(Membership).where(Membership.id.in_(_unbound(who).scalar_subquery())).order_by(Membership.id)
+    ).all()
+    for m in waiting:
+        kept = held.get(m.namespace)
+        if kept is None:
+            # `person_id IS NULL` in the update itself: of two accounts signing in at once, one binds.
+            won = session.execute(
+                update(Membership)
+                .where(Membership.id == m.id, Membership.person_id.is_(None))
+                .values(person_id=row.id)
+                .execution_options(synchronize_session=False)
+            )
+            if getattr(won, "rowcount", 0):
+                session.refresh(m)
+                held[m.namespace] = m
+            continue
+        if _strength(m.role) > _strength(kept.role):
+            old = cast(Role, kept.role)
+            kept.role, kept.updated_at = m.role, utcnow()
+            role_changed(session, AUTOMATIC_ACTOR, m.namespace, kept.member, old, cast(Role, m.role))
+        detail = {"member": m.member, "from": m.role, "to": None, "merged_into": kept.member}
+        record(session, AUTOMATIC_ACTOR, "role_changed", m.namespace, None, detail)
+        session.delete(m)
 
 
 def members_of(who: Identity) -> list[str]:
@@ -286,6 +318,12 @@ def set_member(
         if session.scalar(select(ApiKey.id).where(func.lower(ApiKey.name) == member.lower())) is not None:
             raise ValueError(f"invalid member {member!r}: the name of an API key, so no person's")
         person_id = _account_for(session, member)
+        same = next((r for r in rows if person_id is not None and r.person_id == person_id), None)
+        if same is not None:  # one membership per account and namespace: its role is changed there
+            raise SameAccount(
+                f"{member!r} is the account of member {same.member!r} of namespace {namespace!r}: "
+                f"change that membership's role instead"
+            )
         row = Membership(namespace=namespace, member=member, role=new_role, person_id=person_id)
         session.add(row)
     else:

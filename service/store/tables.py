@@ -152,7 +152,11 @@ class Membership(Base):
     can add someone before their first sign-in; bound to their account (`person_id`) at that sign-in."""
 
     __tablename__ = "memberships"
-    __table_args__ = (UniqueConstraint("namespace", "member", name="uq_memberships_namespace_member"),)
+    __table_args__ = (
+        UniqueConstraint("namespace", "member", name="uq_memberships_namespace_member"),
+        # One membership per account in a namespace (migration 0031); unbound ones (null) are not counted.
+        Index("uq_memberships_namespace_person", "namespace", "person_id", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(64), index=True)

@@ -159,8 +159,15 @@ def test_roles_through_the_client_settle_once_audit_and_imported_rows(service: S
         )
     assert refused.value.code == "already_settled" and f"by reviewer-{n}" in refused.value.message
     events = list(owner.audit(NAMESPACE, page_size=1))
-    mine = [e for e in events if e.handle == handle]
-    assert [(e.kind, e.actor, e.detail["trait"]) for e in mine] == [("settled", f"reviewer-{n}", "formality")]
+    owner_name = owner.current_key().name
+    mine = [e for e in events if e.handle == handle and e.kind in ("settled", "samples_imported")]
+    assert [(e.kind, e.actor) for e in mine] == [
+        ("settled", f"reviewer-{n}"),
+        ("samples_imported", owner_name),
+    ]
+    assert mine[0].detail["trait"] == "formality" and mine[1].detail["rows"] == 12
+    denied = [e for e in events if e.kind == "access_refused" and e.actor == f"annotator-{n}"]
+    assert len(denied) == 1 and "owner role" in denied[0].detail["reason"]  # ann's import
     with pytest.raises(PermissionDeniedError):
         rev.audit_page(NAMESPACE)
 

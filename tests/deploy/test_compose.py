@@ -19,8 +19,8 @@ from tests.deploy.helpers import REPO
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 SECRETS = ("SCORING_DATABASE_PASSWORD", "SCORING_CURSOR_SECRET")
-# Settings a deployment may leave empty: sign-in through the team's identity provider.
-OPTIONAL = ("SCORING_OIDC_ISSUER", "SCORING_OIDC_AUDIENCE")
+# Settings a deployment may leave empty: sign-in through the team's identity provider, trusted proxies.
+OPTIONAL = ("SCORING_OIDC_ISSUER", "SCORING_OIDC_AUDIENCE", "SCORING_TRUSTED_PROXIES")
 AWKWARD_PASSWORD = "p@ss/w:rd#?%x $y"
 
 
@@ -80,11 +80,12 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
         assert env["SCORING_DATABASE_PASSWORD"] == AWKWARD_PASSWORD
         assert env["SCORING_CURSOR_SECRET"] == "ab" * 32
     assert spec["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == AWKWARD_PASSWORD
-    # The example leaves sign-in off; a filled-in issuer and audience reach every process.
+    # The example leaves sign-in off and trusts no proxy; filled in, they reach every process.
     assert all(
         not spec["services"][name]["environment"].get(var) for var in OPTIONAL for name in ("api", "worker")
     )
-    signin = {"SCORING_OIDC_ISSUER": "https://id.example.com", "SCORING_OIDC_AUDIENCE": "workbench"}
+    signin = {"SCORING_OIDC_ISSUER": "https://id.example.com", "SCORING_OIDC_AUDIENCE": "workbench",
+              "SCORING_TRUSTED_PROXIES": "*"}  # fmt: skip
     env_file.write_text("".join(f"{k}='{v}'\n" for k, v in {**values, **signin}.items()))
     resolved = subprocess.run([*base, "--env-file", str(env_file), "config"], capture_output=True, text=True)
     assert resolved.returncode == 0, resolved.stderr

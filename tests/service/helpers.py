@@ -153,8 +153,11 @@ def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
-    """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
+def served(
+    data_dir: Path, settings: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
+    """`python -m service serve` on loopback: its base URL, its process and its output lines so far.
+    `settings`: more environment variables (`SCORING_…`)."""
     port = free_port()
     # Rate limits off, as in every service test (conftest.make_settings): tests write as fast as a loop.
     limits_off = {
@@ -162,7 +165,13 @@ def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[st
         "SCORING_SCORE_RATE_PER_S": "0",
         "SCORING_IMPORT_RATE_PER_S": "0",
     }
-    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **limits_off}
+    env = {
+        **os.environ,
+        "SCORING_EMBEDDER": "hashing",
+        "PYTHONUNBUFFERED": "1",
+        **limits_off,
+        **(settings or {}),
+    }
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
         serve_command(port, data_dir, "--log-level", "warning"),

@@ -21,7 +21,7 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import utcnow
 from tests.service.conftest import Svc, running
-from tests.service.helpers import FORMAL, auth, check, error_code
+from tests.service.helpers import FORMAL, auth, check, error_code, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 _ROUNDS = itertools.count(1000)  # a model per example: the fixture's service is shared by them
@@ -167,3 +167,34 @@ def test_any_edits_leave_the_vote_its_annotators_and_each_is_in_the_log(
     assert len(logged) == changes
     for earlier, later in zip(logged, logged[1:], strict=False):
         assert later["detail"]["before"] == earlier["detail"]["after"]
+
+
+def test_a_purge_and_a_retraining_labels_start_are_in_the_audit_log(svc: Svc) -> None:
+    """The irreversible delete leaves its event (which outlives the model), and a retraining a full feedback
+    buffer starts names the labels that started it and whose they were."""
+    c, h = svc.client, "acme.retrained"
+    draft(svc, h)
+    body = {"samples": [{"trait": "formality", "text": t, "quality": q} for t, q in
+                        (("Dear Sir, yours faithfully.", 1.0), ("lol whatever", 0.0))]}  # fmt: skip
+    check(c.post(f"/v1/models/{h}/samples", json=body, headers=svc.author), 201)
+    check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
+    wait_settled(c, h, svc.author)
+    bob = person(svc, "bob", "annotator")
+    buffer = svc.ctx.settings.retrain_buffer
+    for i in range(buffer):
+        score = {"content": f"Text {i} to label.", "feedback": [{"trait": "formality", "quality": 0.0}]}
+        check(c.post(f"/v1/models/{h}/score", json=score, headers=bob), 200)
+    wait_settled(c, h, svc.author)
+    [started] = [e for e in events(svc, "run_started") if e["detail"]["run_kind"] == "retrain"]
+    assert started["actor"] == "service" and started["handle"] == h
+    assert started["detail"]["options"]["triggered_by"] == "retrain_buffered"
+    assert started["detail"]["options"]["labels"] == buffer and started["detail"]["options"]["by"] == {
+        "bob": buffer
+    }
+    check(c.delete(f"/v1/models/{h}", params={"purge": "true"}, headers=svc.author), 200)
+    check(c.get(f"/v1/models/{h}", headers=svc.author), 404)
+    [purged] = events(svc, "model_purged")
+    assert (
+        purged["handle"] == h
+        and purged["actor"] == check(c.get("/v1/keys/current", headers=svc.author), 200)["name"]
+    )

@@ -24,14 +24,17 @@ from typing import Any, Literal
 import httpx
 import pytest
 from fastapi.routing import APIRoute
-from sqlalchemy import select
+from sqlalchemy import event, func, select
+from sqlalchemy.engine import Connection
 
-from core.contract import Action, role_allows
+from core.contract import AUDIT_KINDS, Action, least_role, role_allows
 from service.errors import MAX_BODY_BYTES
+from service.http.refusals import WRITE_ACTIONS
 from service.store import ledger
 from service.store.api_keys import NameTaken, create_key
+from service.store.audit import SERVICE
 from service.store.db import transaction
-from service.store.tables import Model, Person
+from service.store.tables import AuditEvent, Model, Person
 from tests.idp import CLIENT_ID, Idp, running_idp
 from tests.service.conftest import Svc, _migrate, running
 from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
@@ -376,6 +379,55 @@ OPERATIONS: list[Op] = [
     Op("remove_person", "DELETE", PEOPLE + "/{member}", "ns_write", "none", 200, setup=member),
 ]
 # fmt: on
+# The audit log (docs/api.md, "Audit log"): the event each write leaves, checked in every cell that writes.
+AUDITED: dict[str, str] = {
+    "sign_out": "signed_out",  # a person's: test_signing_out_ends_every_tab_and_copied_cookie_at_once
+    "create": "model_created",
+    "patch": "model_changed",
+    "patch_zdr": "model_changed",
+    "patch_campaign": "model_changed",
+    "patch_overlap": "model_changed",
+    "delete": "model_deleted",
+    "purge": "model_purged",
+    "reopen": "model_reopened",
+    "add_traits": "traits_changed",
+    "patch_trait": "traits_changed",
+    "delete_trait": "traits_changed",
+    "add_samples_imported": "samples_imported",
+    "add_samples_adjudicated": "settled",
+    "settle": "settled",
+    "patch_sample": "vote_edited",
+    "delete_sample": "vote_deleted",
+    "add_pool": "pool_added",
+    "delete_pool_text": "pool_deleted",
+    "clear_pool": "pool_deleted",
+    "train": "run_started",
+    "retune": "run_started",
+    "discover": "run_started",
+    "synthesize": "run_started",
+    "evaluate": "run_started",
+    "tag": "tag_moved",
+    "tag_named_version": "tag_moved",
+    "untag": "tag_moved",
+    "withdraw_feedback": "feedback_withdrawn",
+    "add_eval_items": "evaluation_set_changed",
+    "add_eval_items_annotated": "evaluation_set_changed",
+    "clear_eval_set": "evaluation_set_changed",
+    "set_threshold": "threshold_changed",
+    "delete_threshold": "threshold_changed",
+    "delete_unsure": "note_deleted",
+    "delete_comment": "note_deleted",
+    "set_person": "role_changed",
+    "change_role": "role_changed",
+    "remove_person": "role_changed",
+}
+# A label's own writes: its row names its author and time (GET …/votes exports them), so the log does not
+# repeat every vote; what a label starts (a retraining) is an event of its own.
+LABELS = frozenset({
+    "add_samples", "suggest_claim", "release_claim", "label_pool_text", "label_pool_text_ready",
+    "score_feedback", "score_feedback_text_view", "mark_unsure", "add_comment",
+})  # fmt: skip
+AUDIT_TABLE = AuditEvent.__tablename__
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}
 # Perspective's discovery document is public, as Google's is (test_perspective.py reads it without a key).
 UNAUTHENTICATED |= {("GET", "/$discovery/rest"), ("GET", "/discovery/v1/apis/commentanalyzer/v1alpha1/rest")}
@@ -385,34 +437,59 @@ OWN_ERROR_SHAPE = {("POST", "/v1alpha1/comments:analyze"), ("POST", "/v1alpha1/c
 
 
 class Writes:
-    """Whether anything was committed to the database or the SQLite queue file since the last look.
+    """Whether anything but the audit log was committed to the database, or anything to the SQLite queue file,
+    since the last look.
 
-    SQLite's `PRAGMA data_version` moves with every commit made by any other connection, and each file is
-    watched by one connection of its own kept open: a look costs one pragma per file, where a copy of every
-    row of every table cost a new engine and a full read (the matrix takes ~2,000 looks)."""
+    The database: every statement the service's engine executes is seen (SQLAlchemy's events), and a
+    transaction that changed a table other than the audit log counts when it commits (a rolled-back one does
+    not): refused requests leave an `access_refused` event, which `check_events` checks apart. The queue file,
+    written by huey's own connection: SQLite's `PRAGMA data_version`, which moves with every commit made by
+    another connection, read on one connection kept open. A look costs a counter and one pragma, where a copy
+    of every row of every table cost a new engine and a full read (the matrix takes ~2,000 looks)."""
+
+    _READS = ("SELECT", "PRAGMA", "BEGIN", "SAVEPOINT", "RELEASE", "ROLLBACK", "COMMIT", "WITH")
 
     def __init__(self, svc: Svc) -> None:
         settings = svc.ctx.settings
-        assert settings.is_sqlite, "the matrix runs on SQLite (see OWN_WORLD)"
-        database = svc.ctx.engine.url.database
-        assert database is not None
-        self._files = [Path(database), settings.data_dir / "huey.sqlite"]
-        self._watchers: dict[Path, sqlite3.Connection] = {}
+        self._engine = svc.ctx.engine
+        self._queue = settings.data_dir / "huey.sqlite"
+        self._watcher: sqlite3.Connection | None = None
+        self._commits = 0
+        event.listen(self._engine, "after_cursor_execute", self._executed)
+        event.listen(self._engine, "commit", self._committed)
+        event.listen(self._engine, "rollback", self._rolled_back)
 
-    def look(self) -> tuple[int | None, ...]:
-        return tuple(self._version(path) for path in self._files)
+    def _executed(self, conn: Connection, _cursor: object, statement: str, *_args: object) -> None:
+        words = statement.lstrip().split(None, 3)
+        if not words or words[0].upper() in self._READS:
+            return
+        if AUDIT_TABLE not in words[1:3] and f'"{AUDIT_TABLE}"' not in words[1:3]:
+            conn.info["wrote"] = True
 
-    def _version(self, path: Path) -> int | None:
-        if path not in self._watchers:
-            if not path.exists():
+    def _committed(self, conn: Connection) -> None:
+        if conn.info.pop("wrote", False):
+            self._commits += 1
+
+    def _rolled_back(self, conn: Connection) -> None:
+        conn.info.pop("wrote", None)
+
+    def look(self) -> tuple[int, int | None]:
+        return self._commits, self._queue_version()
+
+    def _queue_version(self) -> int | None:
+        if self._watcher is None:
+            if not self._queue.exists():
                 return None  # the queue file appears with the first job: a change too
-            self._watchers[path] = sqlite3.connect(path, isolation_level=None)
-        version: int = self._watchers[path].execute("PRAGMA data_version").fetchone()[0]
+            self._watcher = sqlite3.connect(self._queue, isolation_level=None)
+        version: int = self._watcher.execute("PRAGMA data_version").fetchone()[0]
         return version
 
     def close(self) -> None:
-        for conn in self._watchers.values():
-            conn.close()
+        event.remove(self._engine, "after_cursor_execute", self._executed)
+        event.remove(self._engine, "commit", self._committed)
+        event.remove(self._engine, "rollback", self._rolled_back)
+        if self._watcher is not None:
+            self._watcher.close()
 
 
 @dataclass
@@ -534,6 +611,40 @@ def test_auth_matrix_reads(shared_worlds: Callable[[str], tuple[Svc, World]], op
     check_cells(*shared_worlds(op.target), op)
 
 
+def last_event(svc: Svc) -> int:
+    with transaction(svc.ctx.sessions) as s:
+        return s.scalar(select(func.max(AuditEvent.id))) or 0
+
+
+def new_events(svc: Svc, after: int) -> list[tuple[str, str]]:
+    """(kind, namespace) of the audit events added since event `after`."""
+    with transaction(svc.ctx.sessions) as s:
+        rows = s.scalars(select(AuditEvent).where(AuditEvent.id > after).order_by(AuditEvent.id)).all()
+        return [(e.kind, e.namespace) for e in rows]
+
+
+def check_events(op: Op, who: Who, want: int, ns: str, added: list[tuple[str, str]], cell: str) -> None:
+    """What a cell adds to the audit log: an allowed write its event (AUDITED), a label nothing required;
+    a 403 one `access_refused`, in the namespace's log for its keys, else in the service-wide stream
+    (at most one: each process records a bounded number a minute per caller, and the read cells share a
+    process); any other answer nothing."""
+    if want < 400 and op.writes and who in ("owner", *ROLE_KEYS):
+        if op.name in AUDITED:
+            assert (AUDITED[op.name], ns) in added, f"{cell}: no {AUDITED[op.name]} event: {added}"
+        return
+    if want == 403:
+        # The namespace's keys (its scoring key too) are its members; a path without the namespace may leave
+        # it unknown (a scoring key's POST /models: refused before the body is read).
+        member = who in ("scoring", *ROLE_KEYS)
+        names_it = "{handle}" in op.path or "{namespace}" in op.path
+        where = {ns} if member and names_it else {ns, SERVICE} if member else {SERVICE}
+        assert {k for k, _ in added} <= {"access_refused"} and len(added) <= 1, f"{cell}: {added}"
+        assert all(n in where for _, n in added), f"{cell}: {added} not in {where}"
+        assert added or _shares_world(op), f"{cell}: the refusal left no event"
+        return
+    assert not added, f"{cell}: a request that must not write added to the audit log: {added}"
+
+
 def check_cells(svc: Svc, world: World, op: Op) -> None:
     writes = Writes(svc)
     try:
@@ -549,10 +660,11 @@ def _check_cells(svc: Svc, world: World, op: Op, writes: Writes) -> None:
         for who in WHO:
             if op.caller_setup and who in ("owner", *ROLE_KEYS):
                 extra = op.caller_setup(svc, handle, world.keys[(vis, "owner")], world.keys[(vis, who)])
-            before = writes.look()
+            before, logged = writes.look(), last_event(svc)
             resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
             cell = f"{op.name} on {vis} model as {who}"
+            check_events(op, who, want, handle.split(".")[0], new_events(svc, logged), cell)
             assert resp.status_code == want, f"{cell}: {resp.status_code} != {want}: {resp.text[-300:]}"
             if want >= 400:
                 code = error_code(resp, want)
@@ -581,6 +693,18 @@ def test_every_route_is_in_the_matrix(svc: Svc) -> None:
     assert not covered - routes, "OPERATIONS names routes the app does not have"
 
 
+def test_every_write_leaves_an_audit_event_or_is_a_label() -> None:
+    """A new operation that writes names the event it leaves (AUDITED, which the cells check) or is a label's
+    own write (LABELS); so a new write route cannot skip the audit log, as it cannot skip the matrix."""
+    writes = {op.name for op in OPERATIONS if op.writes or op.kind == "person"}
+    assert not writes - set(AUDITED) - LABELS, (
+        f"say what these leave in the audit log: {writes - set(AUDITED) - LABELS}"
+    )
+    assert not (set(AUDITED) | LABELS) - writes, "AUDITED or LABELS names an operation that does not write"
+    assert not set(AUDITED) & LABELS
+    assert set(AUDITED.values()) <= set(AUDIT_KINDS)
+
+
 def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) -> None:
     """The other half of the feedback rule: reading and scoring the public catalog needs no ownership."""
     build(svc, "ready")
@@ -605,6 +729,39 @@ def test_a_body_over_the_limit_without_a_valid_key_is_401_not_413(svc: Svc) -> N
     assert error_code(svc.client.post("/v1/models", content=body, headers=svc.author), 413) == (
         "payload_too_large"
     )
+
+
+def test_a_write_the_role_may_not_do_is_403_before_the_body_s_size(svc: Svc) -> None:
+    """An annotator's (or a scoring key's) body over the limit on a write their role may not do is refused
+    for the role (403), as its small body would be, before its size (413); the owner's gets 413; the refusal
+    is an audit event, and nothing else is stored."""
+    make_model(svc.client, svc.author, "acme.big")
+    with transaction(svc.ctx.sessions) as s:
+        annotator = auth(create_key(s, ["acme"], "authoring", "ann", "annotator"))
+    body = b"x" * (MAX_BODY_BYTES + 1024 * 1024)  # 17 MiB
+    json_type = {"Content-Type": "application/json"}
+    for path in ("/v1/models/acme.big/evaluation-set", "/v1/models/acme.big/pool"):
+        writes = Writes(svc)
+        before, logged = writes.look(), last_event(svc)
+        for who in (annotator, svc.scorer):
+            resp = svc.client.post(path, content=body, headers={**who, **json_type})
+            assert error_code(resp, 403) == "forbidden", path
+        assert writes.look() == before
+        writes.close()
+        assert new_events(svc, logged) == [("access_refused", "acme")] * 2
+        resp = svc.client.post(path, content=body, headers={**svc.author, **json_type})
+        assert error_code(resp, 413) == "payload_too_large"
+
+
+def test_the_guard_s_early_role_check_never_refuses_what_the_route_allows(svc: Svc) -> None:
+    """WRITE_ACTIONS (the role a write needs, known before its body) names routes the app has, and asks no
+    more than the operation's own rule: every role the matrix lets write it passes the early check."""
+    routes = {(m, r.path_format) for r in svc.app.routes if isinstance(r, APIRoute) for m in r.methods}
+    assert set(WRITE_ACTIONS) <= routes
+    for op in OPERATIONS:
+        early = WRITE_ACTIONS.get((op.method, op.path))
+        if early is not None and op.writes:
+            assert role_allows(least_role(op.action), early), op.name
 
 
 @pytest.fixture(scope="module")
@@ -747,10 +904,32 @@ def test_signing_out_ends_every_tab_and_copied_cookie_at_once(team: Svc, idp: Id
     again = signed_in(idp, "alice", iat=later)
     assert check(me(team, again), 200)["roles"] == {"acme": "owner"}
     assert error_code(me(team, first), 401) == "unauthorized"
+    with transaction(team.ctx.sessions) as s:  # in the log of each namespace alice belongs to
+        out_events = s.scalars(select(AuditEvent).where(AuditEvent.kind == "signed_out")).all()
+        assert [(e.namespace, e.actor) for e in out_events] == [("acme", "alice@example.com")]
     resp = team.client.post("/v1/keys/current/sign-out", headers=team.author)
     assert error_code(resp, 403) == "forbidden"
     # Someone in no namespace may still sign out (as they may still ask who they are).
     check(team.client.post("/v1/keys/current/sign-out", headers=signed_in(idp, "zed")), 200)
+
+
+def test_one_person_holds_one_membership_of_a_namespace(team: Svc, idp: Idp) -> None:
+    """A second membership for an account a namespace has already (by its subject beside its email) is
+    409 `already_member`, nothing stored; two waiting for one account (email and subject, added before the
+    first sign-in) become one at the sign-in, with the stronger role, and the merge is in the audit log."""
+    c, people = team.client, "/v1/namespaces/acme/people"
+    check(me(team, signed_in(idp, "bob")), 200)  # binds bob@example.com (annotator)
+    resp = c.put(f"{people}/bob", json={"role": "owner"}, headers=team.author)  # bob's subject
+    assert error_code(resp, 409) == "already_member" and "bob@example.com" in resp.json()["error"]["message"]
+    check(c.put(f"{people}/carol@example.com", json={"role": "annotator"}, headers=team.author), 200)
+    check(c.put(f"{people}/carol", json={"role": "reviewer"}, headers=team.author), 200)
+    assert check(me(team, signed_in(idp, "carol")), 200)["roles"] == {"acme": "reviewer"}
+    members = [(m["member"], m["role"]) for m in check(c.get(people, headers=team.author), 200)["items"]]
+    assert [m for m in members if m[0] in ("bob", "bob@example.com")] == [("bob@example.com", "annotator")]
+    assert [m for m in members if m[0].startswith("carol")] == [("carol@example.com", "reviewer")]
+    log = check(c.get("/v1/namespaces/acme/audit", headers=team.author), 200)["items"]
+    merged = [e["detail"] for e in log if e["detail"].get("merged_into")]
+    assert merged == [{"member": "carol", "from": "reviewer", "to": None, "merged_into": "carol@example.com"}]
 
 
 def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
@@ -778,6 +957,7 @@ def test_an_idle_or_old_sign_in_is_refused(team: Svc, idp: Idp) -> None:
 BLIND_READS: dict[str, Callable[[Any], list[str]]] = {
     "samples": lambda body: [i["text"] for i in body["items"]],
     "votes": lambda body: [i["text"] for i in body["items"]],
+    "feedback": lambda body: [i["text"] for i in body["items"]],
     "comments": lambda body: [i["text"] for i in body["items"]],
     "unsure": lambda body: [i["text"] for i in body["items"]],
     "agreement": lambda body: [t["text"] for t in body["traits"]["formality"]["disagreed"]],
@@ -805,6 +985,11 @@ def test_blind_labelling_hides_colleagues_votes_from_annotators_until_they_voted
         check(c.post(f"/v1/models/{h}/unsure", json=note, headers=carol), 201)
     body = {"samples": [{"trait": "formality", "text": secret, "quality": 0.0, "annotator": "rater-x"}]}
     check(c.post(f"/v1/models/{h}/samples", json=body, headers=svc.author), 201)  # so `secret` is disagreed
+    train_ready(c, svc.author, h)  # buffered feedback needs a version to score
+    for text in (secret, shared):
+        score = {"content": text, "feedback": FEEDBACK}
+        check(c.post(f"/v1/models/{h}/score", json=score, headers=carol), 200)
+    check(c.post(f"/v1/models/{h}/reopen", headers=svc.author), 200)  # a draft takes votes; labels stay
 
     def texts(key: dict[str, str], route: str) -> set[str]:
         return set(BLIND_READS[route](check(c.get(f"/v1/models/{h}/{route}", headers=key), 200)))

@@ -170,3 +170,57 @@ def test_the_upgrade_recounts_poles_with_the_neutral_tolerance(svc: Svc) -> None
     traits = check(c.get("/v1/models/acme.near-middle/traits", headers=h), 200)["traits"]
     fields = ("sample_count", "positive_samples", "negative_samples", "neutral_samples")
     assert [tuple(t[f] for f in fields) for t in traits] == [(4, 1, 1, 2)]
+
+
+def test_the_upgrade_merges_an_account_s_two_memberships_of_a_namespace_keeping_the_stronger_role(
+    pg_or_sqlite_empty: str,
+) -> None:
+    """Migration 0031: one person held two memberships of `acme` (by email and by subject): the owner one
+    stays, the annotator one goes with a `role_changed` event saying where it was merged; memberships of
+    other namespaces and unbound ones stay; then the index refuses a second."""
+    engine = make_engine(pg_or_sqlite_empty)
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0030_sample_generator_model")
+    now = "2026-11-01 00:00:00"
+    with engine.begin() as conn:
+        conn.execute(
+            text(f"INSERT INTO people (id, issuer, subject, created_at) VALUES (7, 'i', 's7', '{now}')")
+        )
+        rows = [("acme", "ann@example.com", "annotator", 7), ("acme", "s7", "owner", 7),
+                ("lab", "ann@example.com", "reviewer", 7), ("acme", "pat@example.com", "annotator", None),
+                ("acme", "pat2@example.com", "annotator", None)]  # fmt: skip
+        for ns, member, role, person in rows:
+            conn.execute(
+                text(
+                    "INSERT INTO memberships (namespace, member, role, person_id, created_at, updated_at) "
+                    "VALUES (:ns, :m, :r, :p, :now, :now)"
+                ),  # fmt: skip
+                {"ns": ns, "m": member, "r": role, "p": person, "now": now},
+            )
+    migrate(engine)
+    with engine.begin() as conn:
+        left = conn.execute(
+            text("SELECT namespace, member, role FROM memberships ORDER BY namespace, member")
+        )
+        assert [tuple(r) for r in left] == [
+            ("acme", "pat2@example.com", "annotator"),
+            ("acme", "pat@example.com", "annotator"),
+            ("acme", "s7", "owner"),
+            ("lab", "ann@example.com", "reviewer"),
+        ]
+        [(kind, ns, actor, detail)] = conn.execute(
+            text("SELECT kind, namespace, actor, detail FROM audit_events")
+        )
+        assert (kind, ns, actor) == ("role_changed", "acme", "operator")
+        assert "merged_into" in str(detail) and "s7" in str(detail)
+    with pytest.raises(Exception, match="(?i)unique"), engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO memberships (namespace, member, role, person_id, created_at, updated_at) "
+                "VALUES ('lab', 's7', 'owner', 7, :now, :now)"
+            ),  # fmt: skip
+            {"now": now},
+        )
+    engine.dispose()

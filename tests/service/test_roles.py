@@ -59,6 +59,7 @@ def test_a_text_is_settled_once_and_the_second_settler_learns_by_whom(svc: Svc) 
     # An annotator votes, but does not settle: 403 in the envelope, nothing stored.
     resp = post(svc, h, ann, vote(0.0, adjudicated=True))
     assert error_code(resp, 403) == "forbidden" and "reviewer role" in resp.json()["error"]["message"]
+    before = (before[0], before[1] + 1)  # the refusal is an event (access_refused), and nothing else
     assert (rows(svc), rows(svc, AuditEvent)) == before
     first = check(post(svc, h, rev1, vote(0.0, adjudicated=True)), 201)["ids"]
     assert check(post(svc, h, rev1, vote(0.0, adjudicated=True)), 201)["ids"] == first  # a repeat: harmless
@@ -83,7 +84,9 @@ def test_a_text_is_settled_once_and_the_second_settler_learns_by_whom(svc: Svc) 
     check(svc.client.delete(f"/v1/models/{h}/samples/{first[0]}", headers=rev1), 200)
     check(post(svc, h, rev2, vote(1.0, adjudicated=True)), 201)
     kinds = [e["kind"] for e in check(audit(svc, svc.author), 200)["items"]]
-    assert kinds == ["settled", "unsettled", "settled"]
+    # newest first: the settles, the refusals of ann's settle and of rob's delete, the model's making
+    settling = ["settled", "unsettled", "access_refused", "settled", "access_refused"]
+    assert kinds == [*settling, "traits_changed", "model_created"]
 
 
 def test_what_an_annotator_may_post_and_take_back(svc: Svc) -> None:
@@ -142,11 +145,12 @@ def test_buffered_labels_an_annotator_withdraws_its_own_a_reviewer_anyones(svc: 
     before = rows(svc, FeedbackLabel), rows(svc, AuditEvent)
     resp = svc.client.delete(url.format(ids["bob"]), headers=ann)
     assert error_code(resp, 403) == "forbidden" and "reviewer role" in resp.json()["error"]["message"]
-    assert (rows(svc, FeedbackLabel), rows(svc, AuditEvent)) == before  # bob's label kept, nothing recorded
+    before = (before[0], before[1] + 1)  # bob's label kept; the refusal recorded (access_refused)
+    assert (rows(svc, FeedbackLabel), rows(svc, AuditEvent)) == before
     check(svc.client.delete(url.format(ids["ann"]), headers=ann), 200)
     check(svc.client.delete(url.format(ids["bob"]), headers=rev), 200)
     assert rows(svc, FeedbackLabel) == before[0] - 2
-    events = check(audit(svc, svc.author), 200)["items"]
+    events = [e for e in check(audit(svc, svc.author), 200)["items"] if e["kind"] == "feedback_withdrawn"]
     assert [(e["kind"], e["actor"], e["handle"], e["detail"]["annotator"]) for e in events] == [
         ("feedback_withdrawn", "rev", h, "bob"),
         ("feedback_withdrawn", "ann", h, "ann"),
@@ -161,13 +165,16 @@ def test_the_audit_log_is_its_owners_to_read_in_pages(svc: Svc) -> None:
     rev = person(svc, "rev", "reviewer")
     for i in range(3):
         check(post(svc, h, rev, vote(1.0, f"Text {i}."), vote(0.0, f"Text {i}.", adjudicated=True)), 201)
-    newest = check(audit(svc, svc.author, limit=2), 200)
-    assert newest["namespace"] == "acme" and newest["limit"] == 2 and newest["next_cursor"]
-    rest = check(audit(svc, svc.author, limit=2, cursor=newest["next_cursor"]), 200)
-    assert rest["next_cursor"] is None
-    events = newest["items"] + rest["items"]
+    newest = page = check(audit(svc, svc.author, limit=2), 200)
+    assert page["namespace"] == "acme" and page["limit"] == 2 and page["next_cursor"]
+    events = page["items"]
+    while page["next_cursor"]:
+        page = check(audit(svc, svc.author, limit=2, cursor=page["next_cursor"]), 200)
+        events += page["items"]
     assert [e["id"] for e in events] == sorted((e["id"] for e in events), reverse=True)  # newest first
-    assert all(e["kind"] == "settled" and e["actor"] == "rev" and "text" not in e["detail"] for e in events)
+    settles = [e for e in events if e["kind"] == "settled"]  # after the model's creation and its traits
+    assert len(settles) == 3 and [e["kind"] for e in events[3:]] == ["traits_changed", "model_created"]
+    assert all(e["actor"] == "rev" and "text" not in e["detail"] for e in settles)
     assert events[0]["detail"]["sample_id"] and events[0]["detail"]["quality"] == 0.0
     assert error_code(audit(svc, svc.author, cursor=newest["next_cursor"] + "x"), 400) == "invalid_cursor"
     assert error_code(audit(svc, svc.author, namespace="lab", cursor=newest["next_cursor"]), 400)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,8 +11,10 @@ from typing import Any
 import httpx
 from alembic.script import ScriptDirectory
 
+from core.contract import MAX_REFUSED_SIGN_INS_PER_SOURCE
 from harness.waiting import wait_until
 from service.store.db import alembic_config
+from tests.idp import CLIENT_ID, running_idp
 from tests.service.helpers import TRAITS, auth, check, cli, samples, served
 
 
@@ -76,3 +79,33 @@ def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
         v2 = check(c.get("/models/acme.live/versions/v2", headers=h), 200)
         assert v2["triggered_by"] == "backfill" and v2["run_id"]
         assert check(c.get("/models/acme.live", headers=h), 200)["version_no"] == 2
+        started = [e for e in check(c.get("/namespaces/acme/audit", headers=h), 200)["items"]
+                   if e["kind"] == "run_started" and e["detail"]["run_kind"] == "backfill"]  # fmt: skip
+        assert [(e["actor"], e["detail"]["run_id"]) for e in started] == [("operator", v2["run_id"])]
+
+
+def refused_sources(data_dir: Path, proxies: str | None) -> list[str]:
+    """The sources a served process records for forged ID tokens sent from loopback with a made-up
+    `X-Forwarded-For` (one more than the cap per address), `SCORING_TRUSTED_PROXIES` set to `proxies`."""
+    with running_idp() as idp:
+        settings = {"SCORING_OIDC_ISSUER": idp.issuer, "SCORING_OIDC_AUDIENCE": CLIENT_ID}
+        if proxies is not None:
+            settings["SCORING_TRUSTED_PROXIES"] = proxies
+        with served(data_dir, settings) as (base, _proc, _log):
+            forged = idp.token("mallory", email="mallory@example.com", email_verified=True) + "x"
+            for i in range(MAX_REFUSED_SIGN_INS_PER_SOURCE + 1):
+                headers = {**auth(forged), "X-Forwarded-For": f"203.0.113.{i}"}
+                assert httpx.get(f"{base}/keys/current", headers=headers, timeout=30).status_code == 401
+    out = cli(data_dir, "audit")
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [e["detail"]["source"] for e in events if e["kind"] == "sign_in_refused"]
+
+
+def test_client_addresses_come_from_the_socket_unless_a_proxy_is_trusted(tmp_path: Path) -> None:
+    """By default a header names no client: every forged attempt from loopback is 127.0.0.1's, so the cap of
+    5 a minute per address holds (the sixth is counted, not recorded). With the proxy named, its
+    `X-Forwarded-For` is the source."""
+    assert refused_sources(tmp_path / "default", None) == ["127.0.0.1"] * MAX_REFUSED_SIGN_INS_PER_SOURCE
+    behind = refused_sources(tmp_path / "proxied", "127.0.0.1")
+    assert sorted(behind) == sorted(f"203.0.113.{i}" for i in range(MAX_REFUSED_SIGN_INS_PER_SOURCE + 1))

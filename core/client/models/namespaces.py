@@ -80,9 +80,11 @@ class MemberRemoved(_Response):
 
 
 class AuditEvent(_Response):
-    """One event of a namespace's audit log: a settle, a settling vote deleted, a buffered label withdrawn,
-    a role given or changed, a vote edited or deleted, a model or pool texts deleted, a key created or
-    revoked (`kind`), by `actor`, on the model `handle` (None for a role change or a key)."""
+    """One event of a namespace's audit log: an irreversible or administrative action (a settle, a vote
+    edited or deleted, a model's settings, traits, pool, evaluation set, tags or thresholds changed, a model
+    deleted or purged, a run started, a role or key changed), a sign-in or sign-out, or a refused request
+    (`kind`: core.contract.AUDIT_KINDS), by `actor`, on the model `handle` (None for a role change or a
+    key)."""
 
     id: int
     at: datetime | None = None
