@@ -334,6 +334,7 @@ AuditKind = Literal[
     "pool_added",
     "evaluation_set_changed",
     "run_started",
+    "run_cancelled",
     "tag_moved",
     "threshold_changed",
     "note_deleted",

@@ -224,11 +224,13 @@ def cancel_run(ctx: Databases, who: Principal, handle: str, run_id: str) -> Mode
             raise ApiError(404, "run_not_found", f"Model {handle!r} has no run {run_id!r}.")
         if run.status == "cancelled":  # a repeat (a double click, a lost response) changes nothing
             return model_out(s, model)
+        was = run.status
         if not ledger.cancel(s, run, f"Cancelled; the model is back to {run.return_state}"):
             raise ApiError(
                 409,
                 "run_finished",
                 f"Run {run_id} already {run.status}; only a queued or running run can be cancelled.",
             )
+        audit.run_cancelled(s, who, model, run, was)
         s.flush()
         return model_out(s, model)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.contract import AuditKind
 from core.json_types import JsonObject
 from service.store.api_keys import Principal
-from service.store.tables import AuditEvent, Model, utcnow
+from service.store.tables import AuditEvent, Model, Run, utcnow
 
 #: The actor of what the command line does (it has no key).
 OPERATOR = "operator"
@@ -61,6 +61,12 @@ def run_started(
     names the labels in `options`): its id, kind and options (small values: effort, what triggered it)."""
     detail: JsonObject = {"run_id": run_id, "run_kind": kind, "options": dict(options)}
     return record(session, who, "run_started", model.namespace, model, detail)
+
+
+def run_cancelled(session: Session, who: Principal, model: Model, run: Run, was: str) -> AuditEvent:
+    """A run cancelled by `who` while it was `was` (queued or running)."""
+    detail: JsonObject = {"run_id": run.id, "run_kind": run.kind, "status": was}
+    return record(session, who, "run_cancelled", model.namespace, model, detail)
 
 
 def latest(session: Session, namespace: str, limit: int) -> list[AuditEvent]:

@@ -402,6 +402,7 @@ AUDITED: dict[str, str] = {
     "delete_pool_text": "pool_deleted",
     "clear_pool": "pool_deleted",
     "train": "run_started",
+    "cancel": "run_cancelled",
     "retune": "run_started",
     "discover": "run_started",
     "synthesize": "run_started",
