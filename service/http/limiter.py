@@ -33,6 +33,22 @@ from service.config.settings import Settings
 log = logging.getLogger("service")
 
 
+class SweptMemoryStorage(MemoryStorage):
+    """`limits`' memory storage, its expired entries swept once a second rather than by a new timer thread
+    every 10 ms of traffic (about 0.2 ms of CPU a request at 500 requests a second, measured: a tenth of a
+    cached score's). The moving window's answers read only its entries' times, so an entry kept up to a
+    second past its window changes none; the sweep only returns the memory."""
+
+    SWEEP_S = 1.0
+
+    # The storage's private hook, named as Python mangles it: every acquire calls it.
+    def _MemoryStorage__schedule_expiry(self) -> None:
+        if not self.timer.is_alive():
+            self.timer = threading.Timer(self.SWEEP_S, self._MemoryStorage__expire_events)  # type: ignore[attr-defined]  # the storage's own sweep
+            self.timer.daemon = True
+            self.timer.start()
+
+
 @dataclass(frozen=True)
 class Window:
     """At most `amount` requests in any `seconds`."""
@@ -64,7 +80,7 @@ class ScoreLimiter:
             else None
         )
         storage: Storage = (
-            RedisStorage(_limits_url(url), wrap_exceptions=True) if self.shared else MemoryStorage()
+            RedisStorage(_limits_url(url), wrap_exceptions=True) if self.shared else SweptMemoryStorage()
         )
         self._limiter = MovingWindowRateLimiter(storage)
         self._item = RateLimitItemPerSecond(self.window.amount, self.window.seconds) if self.window else None

@@ -156,13 +156,8 @@ def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def served(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far."""
     port = free_port()
-    # Rate limits off, as in every service test (conftest.make_settings): tests write as fast as a loop.
-    limits_off = {
-        "SCORING_WRITE_RATE_PER_S": "0",
-        "SCORING_SCORE_RATE_PER_S": "0",
-        "SCORING_IMPORT_RATE_PER_S": "0",
-    }
-    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **limits_off}
+    # The default rate limits, as every service test runs (conftest.make_settings).
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1"}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
         serve_command(port, data_dir, "--log-level", "warning"),

@@ -8,6 +8,7 @@ no CAP_SYS_ADMIN) the tests skip.
 from __future__ import annotations
 
 import errno
+import logging
 import sqlite3
 import subprocess
 import time
@@ -78,21 +79,26 @@ def cache_store(svc: Svc) -> SqliteStore:
     return store
 
 
-def test_full_disk_scores_and_refuses_writes_retryably(small_disk: SmallDisk) -> None:
-    with running(small_disk.root / "data") as svc:
+def test_full_disk_scores_and_refuses_writes_retryably(
+    small_disk: SmallDisk, caplog: pytest.LogCaptureFixture
+) -> None:
+    with running(small_disk.root / "data") as svc:  # the default settings, rate limits included
         c, h = svc.client, svc.author
         make_model(c, h, "acme.full")
         train_ready(c, h, "acme.full")
         make_model(c, h, "acme.more")  # a draft, to add samples to
+        check(c.post("/v1/models/acme.full/score", json={"content": "cached text"}, headers=h), 200)
         small_disk.fill(svc)
 
-        # Scoring is a read: uncached texts are encoded and scored; only the cache write is skipped.
-        for i in range(3):
-            body = check(
-                c.post("/v1/models/acme.full/score", json={"content": f"fresh text {i}"}, headers=h), 200
-            )
-            assert {s["trait"] for s in body["scores"]} == {"formality", "sentiment"}
+        # Scoring is a read: cached texts score, uncached texts are encoded and scored; only the cache write
+        # is skipped, said once in the log.
+        with caplog.at_level(logging.WARNING, logger="core"):
+            for content in ("cached text", "fresh text 0", "fresh text 1", "fresh text 2", "cached text"):
+                body = check(c.post("/v1/models/acme.full/score", json={"content": content}, headers=h), 200)
+                assert {s["trait"] for s in body["scores"]} == {"formality", "sentiment"}
         assert cache_store(svc).full
+        said = f"embedding cache {cache_store(svc).path}: the disk is full; not caching new vectors"
+        assert [r.getMessage().startswith(said) for r in caplog.records].count(True) == 1
 
         big = [
             {"trait": "formality", "text": f"sample {i} " + "x" * 2000, "quality": 1.0} for i in range(200)
