@@ -252,7 +252,9 @@ def bearer(key: str) -> dict[str, str]:
 
 def run_one(database: str, args: argparse.Namespace) -> dict[str, Any]:
     model = read_demo_model(demo_slugs()[0])
-    with running_service(database, args.embedder, start_timeout=args.start_timeout) as service:
+    # Limits off: the clients share one key, which the default limits would refuse by design (they have
+    # their own benchmarks: load's limits-on warm phase, score_limit).
+    with running_service(database, args.embedder, start_timeout=args.start_timeout, limits=False) as service:
         base = service.base_urls[0]
         key = service.create_key()
         author = bearer(key)

@@ -197,6 +197,8 @@ class Fleet:
         in_process_worker: bool = False,
     ) -> None:
         self.data_dir = data_dir
+        # Without Redis each API process allows its share of the scoring limit, as a deployment sets it.
+        env = {"SCORING_API_PROCESSES": str(apis), **env}
         self.env = env
         self.database_url = env.get("SCORING_DATABASE_URL")  # None: SQLite in the data dir
         self.ports = [free_port() for _ in range(apis)]

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.load import report
-from benchmarks.load.drive import drive
+from benchmarks.load.drive import LoadResult, drive, merged
 from benchmarks.load.engine import Engine
-from benchmarks.load.fleet import running_service
+from benchmarks.load.fleet import Service, running_service
 from benchmarks.load.mixed import mixed_round
 from benchmarks.load.models import build_and_train
-from benchmarks.load.report import TARGET_RATIO, markdown, median_of
+from benchmarks.load.report import LIMITS_P99, LIMITS_THROUGHPUT, TARGET_RATIO, markdown, median_of
 from benchmarks.load.texts import demo_slugs, score_texts
 from core.demo import DemoModel, read_demo_model
 from harness.service import ROOT
@@ -35,16 +35,30 @@ def run_one(
 ) -> dict[str, Any]:
     """Rounds of (engine, service cold, engine) on fresh texts, so both sides are measured at the same
     moment: this machine's speed drifts by 20% or more over minutes, which a single reference taken before
-    or after the load would turn into a biased ratio. The figure is the median over the rounds."""
-    print(f"[{database}] starting {args.api_processes} API process(es) ...", flush=True)
+    or after the load would turn into a biased ratio. The figure is the median over the rounds.
+
+    The service runs the default settings, rate limits included; the load is sent with `--keys` scoring keys
+    in turn, as many callers would, so no key exceeds its limit. A second service with every limit off
+    serves the same model beside it, and the warm phase alternates between the two, so the limits' cost is
+    measured at the same moment as what it costs."""
+    print(f"[{database}] starting 2 × {args.api_processes} API process(es) (limits on, off) ...", flush=True)
     t0 = time.perf_counter()
-    with running_service(
-        database, args.embedder, args.api_processes, args.worker, args.start_timeout
-    ) as service:
+    with (
+        running_service(
+            database, args.embedder, args.api_processes, args.worker, args.start_timeout
+        ) as service,
+        running_service(
+            database, args.embedder, args.api_processes, args.worker, args.start_timeout, limits=False
+        ) as unlimited,
+    ):
         key = service.create_key()
         with service.http(key) as client:
             print(f"[{database}] training {model.name!r} ({len(model.samples)} samples) ...", flush=True)
             handle, version = build_and_train(client, model, args.effort, args.train_timeout)
+        off_key = unlimited.create_key()
+        with unlimited.http(off_key) as client:
+            off_handle, _ = build_and_train(client, model, args.effort, args.train_timeout)
+        keys, off_keys = service.scoring_keys(args.keys), unlimited.scoring_keys(args.keys)
         setup_s = time.perf_counter() - t0
         engine = Engine(version["snapshot"])
         urls, n = service.base_urls, args.clients
@@ -59,7 +73,7 @@ def run_one(
             cold = asyncio.run(
                 drive(
                     urls,
-                    key,
+                    keys,
                     handle,
                     texts,
                     n,
@@ -84,19 +98,8 @@ def run_one(
                     "cpu_ratio": round(engine_cpu / per_request, 3) if per_request else None,
                 }
             )
-        print(f"[{database}] warm: {args.requests} requests / {args.duration:.0f}s", flush=True)
-        warm = asyncio.run(
-            drive(
-                urls,
-                key,
-                handle,
-                text_sets[0],
-                n,
-                args.requests,
-                args.duration,
-                warmup=False,
-                cpu_probe=service.cpu_seconds,
-            )
+        warm, warm_off = warm_pairs(
+            database, args, service, keys, handle, unlimited, off_keys, off_handle, text_sets[0]
         )
         mixed = None
         if args.mixed_trainings and mixed_texts:
@@ -105,23 +108,36 @@ def run_one(
                 flush=True,
             )
             idle = {k: median_of(rounds, k) for k in ("p50_ms", "p99_ms")}
-            mixed = mixed_round(service, key, model, mixed_texts, args, idle)
+            mixed = mixed_round(service, key, keys, model, mixed_texts, args, idle)
     extras = engine.extras(text_sets[0])
     errors = sum(x["service"]["errors"] for x in rounds) + warm.errors
     ratio = statistics.median(x["ratio"] for x in rounds)
     cpu_ratios = [x["cpu_ratio"] for x in rounds if x["cpu_ratio"] is not None]
-    warm_s = warm.summary()
+    warm_s, off_s = warm.summary(), warm_off.summary()
+    limits_cost = {
+        "throughput_vs_off": round(warm_s["throughput_rps"] / off_s["throughput_rps"], 3),
+        "p99_vs_off": round(warm_s["p99_ms"] / off_s["p99_ms"], 3),
+    }
+    limits_cost["target_met"] = (
+        limits_cost["throughput_vs_off"] >= LIMITS_THROUGHPUT
+        and limits_cost["p99_vs_off"] <= LIMITS_P99
+        and warm.errors == 0
+        and warm_off.errors == 0
+    )
     return {
         "database": database,
         "model": handle,
         "version_no": version.get("version_no"),
         "api_processes": args.api_processes,
         "clients": args.clients,
+        "keys": args.keys,
         "embedder": engine.embedder_id,
         "texts_per_round": len(text_sets[0]),
         "setup_s": round(setup_s, 1),
         "rounds": rounds,  # every text new to the service and to the engine
-        "service_warm": warm_s,  # the first round's texts again
+        "service_warm": warm_s,  # the first round's texts again, default limits
+        "service_warm_limits_off": off_s,  # the same, every rate limit off, in turns with the above
+        "limits_cost": limits_cost,
         "engine_extras": extras,
         "ratio_cold_vs_engine_single": ratio,
         "cpu_ratio_cold_vs_engine_single": statistics.median(cpu_ratios) if cpu_ratios else None,
@@ -130,6 +146,49 @@ def run_one(
         "target_met": ratio >= TARGET_RATIO and errors == 0,
         "mixed": mixed,  # scoring while trainings run (None without --mixed-trainings)
     }
+
+
+def warm_pairs(
+    database: str,
+    args: argparse.Namespace,
+    service: Service,
+    keys: list[str],
+    handle: str,
+    unlimited: Service,
+    off_keys: list[str],
+    off_handle: str,
+    texts: list[str],
+) -> tuple[LoadResult, LoadResult]:
+    """The warm phase, `--warm-pairs` times limits off then on (each a share of `--requests` and
+    `--duration`), merged per configuration: the machine's drift falls on both alike."""
+    n, pairs = args.clients, args.warm_pairs
+    print(f"[{database}] limits off: caching the warm texts (not timed) ...", flush=True)
+    asyncio.run(drive(unlimited.base_urls, off_keys, off_handle, texts, n, len(texts), args.duration))
+    print(
+        f"[{database}] warm: {pairs} × (limits off, on), {args.requests} requests / {args.duration:.0f}s "
+        "each",
+        flush=True,
+    )
+    on: list[LoadResult] = []
+    off: list[LoadResult] = []
+    for _ in range(pairs):
+        for svc, ks, h, into in ((unlimited, off_keys, off_handle, off), (service, keys, handle, on)):
+            into.append(
+                asyncio.run(
+                    drive(
+                        svc.base_urls,
+                        ks,
+                        h,
+                        texts,
+                        n,
+                        args.requests // pairs,
+                        args.duration / pairs,
+                        warmup=False,
+                        cpu_probe=svc.cpu_seconds,
+                    )
+                )
+            )
+    return merged(on), merged(off)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -149,6 +208,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         default=os.cpu_count() or 1,
         help="API processes, clients spread over them (default: one per core)",
+    )
+    p.add_argument(
+        "--keys",
+        type=int,
+        default=64,
+        help="scoring keys the load is sent with in turn: enough that none exceeds the default rate limit",
+    )
+    p.add_argument(
+        "--warm-pairs", type=int, default=2, help="warm phase: turns of (limits off, default limits)"
     )
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--model", default=None, help="a demo model of sample_data/ (default: the first by name)")
@@ -198,4 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(markdown(runs))
     print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
-    return 0 if all(r["target_met"] and (r["mixed"] or {}).get("target_met", True) for r in runs) else 1
+    met = [
+        r["target_met"] and r["limits_cost"]["target_met"] and (r["mixed"] or {}).get("target_met", True)
+        for r in runs
+    ]
+    return 0 if all(met) else 1

@@ -14,6 +14,8 @@ import httpx
 
 from harness.fleet import Fleet, fleet_env
 from harness.pgcluster import PgCluster
+from service.store.api_keys import create_key as store_key
+from service.store.db import make_engine, make_session_factory, transaction
 
 NAMESPACE = "bench"
 
@@ -32,6 +34,15 @@ class Service(Fleet):
     def create_key(self, namespace: str = NAMESPACE, scope: str = "authoring") -> str:
         return super().create_key(namespace, scope)
 
+    def scoring_keys(self, n: int) -> list[str]:
+        """`n` scoring keys of the namespace, stored in one transaction (`keys create` is a process each)."""
+        engine = make_engine(self.database_url or f"sqlite:///{self.data_dir / 'scoring.sqlite'}")
+        try:
+            with transaction(make_session_factory(engine)) as s:
+                return [store_key(s, [NAMESPACE], "scoring") for _ in range(n)]
+        finally:
+            engine.dispose()
+
     def cpu_seconds(self) -> float:
         """User + system CPU time of the API processes so far (all their threads)."""
         return sum(p.cpu_seconds() for p in self.apis)
@@ -39,22 +50,20 @@ class Service(Fleet):
 
 @contextlib.contextmanager
 def running_service(
-    database: str, embedder: str, processes: int = 1, worker: str = "child", start_timeout: float = 180.0
+    database: str,
+    embedder: str,
+    processes: int = 1,
+    worker: str = "child",
+    start_timeout: float = 180.0,
+    limits: bool = True,
 ) -> Iterator[Service]:
     """The service on `database` ("sqlite" or "postgres"), stopped and removed on leaving. `worker`: where
-    process 0 runs the background runs, "child" (serve's default) or "in-process"."""
+    process 0 runs the background runs, "child" (serve's default) or "in-process". `limits`: the default rate
+    limits (what users get), else every rate limit off."""
     with tempfile.TemporaryDirectory(prefix=f"load-{database}-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(PgCluster(database="bench")).url if database == "postgres" else None
-        # One key is the whole load here, which measures capacity: the per-key rate limits are off.
-        env = fleet_env(
-            Path(tmp),
-            url,
-            embedder,
-            TRANSFORMERS_OFFLINE="1",
-            SCORING_SCORE_RATE_PER_S="0",
-            SCORING_WRITE_RATE_PER_S="0",
-            SCORING_IMPORT_RATE_PER_S="0",
-        )
+        off = {f"SCORING_{kind}_RATE_PER_S": "0" for kind in ("SCORE", "WRITE", "IMPORT")}
+        env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1", **({} if limits else off))
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).
         threads = str(max(1, (os.cpu_count() or 1) // processes))

@@ -90,6 +90,7 @@ def run_times(database_url: str, handles: Sequence[str]) -> list[dict[str, float
 def mixed_round(
     service: Service,
     key: str,
+    keys: Sequence[str],
     model: DemoModel,
     texts: Sequence[str],
     args: argparse.Namespace,
@@ -99,14 +100,15 @@ def mixed_round(
     clients score new texts while `--mixed-trainings` trainings, requested at once, run, until the last is
     over. Every request of both passes carries a text new to the service. Target: p99 <= 3x the idle pass's,
     0 errors, every training succeeded, and no run waited longer than its own duration once a worker was
-    free. The idle pass is taken right before, as this machine's speed drifts (see run_one)."""
+    free. The idle pass is taken right before, as this machine's speed drifts (see run_one). `key` makes the
+    models and starts the trainings; the clients score with `keys` in turn."""
     with service.http(key) as client:
         handles = untrained_copies(client, model, args.mixed_trainings)
     handle = handle_of(model)
     quiet = asyncio.run(
         drive(
             service.base_urls,
-            key,
+            keys,
             handle,
             FreshTexts(texts, "idle"),
             args.clients,
@@ -123,7 +125,7 @@ def mixed_round(
     load = asyncio.run(
         drive(
             service.base_urls,
-            key,
+            keys,
             handle,
             FreshTexts(texts, "mixed"),
             args.clients,

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 TARGET_RATIO = 0.8  # the service's cold requests a second over the engine's texts a second, at least
+#: The default rate limits' cost on warm scoring, against every limit off: throughput at least, p99 at most.
+LIMITS_THROUGHPUT = 0.95
+LIMITS_P99 = 1.3
 
 
 def median_of(rounds: Sequence[dict[str, Any]], key: str) -> float:
@@ -45,6 +48,24 @@ def markdown(runs: Sequence[dict[str, Any]]) -> str:
             f"| {r['engine_extras']['single_warm_tps']:.1f} | {r['ratio_warm_vs_engine_single_warm']:.2f}x "
             "| | |"
         )
+    rows += [
+        "",
+        "| database | API procs | clients | keys | rate limits | requests | errors | req/s | p50 ms | p99 ms "
+        "| vs off: req/s, p99 | target |",
+        "|" + "---|" * 12,
+    ]
+    for r in runs:
+        cost = r["limits_cost"]
+        for name, w in (("default", r["service_warm"]), ("off", r["service_warm_limits_off"])):
+            versus = (
+                f"{cost['throughput_vs_off']:.3f}×, {cost['p99_vs_off']:.2f}×" if name == "default" else ""
+            )
+            met = ("met" if cost["target_met"] else "MISSED") if name == "default" else ""
+            rows.append(
+                f"| {r['database']} | {r['api_processes']} | {r['clients']} | {r['keys']} | {name} "
+                f"| {w['requests']} | {w['errors']} | {w['throughput_rps']:.1f} | {w['p50_ms']:.1f} "
+                f"| {w['p99_ms']:.1f} | {versus} | {met} |"
+            )
     mixed = [r for r in runs if r.get("mixed")]
     if mixed:
         rows += [
@@ -83,6 +104,7 @@ def write(runs: Sequence[dict[str, Any]], out: Path, worker: str) -> None:
         "platform": platform.platform(),
     }
     report["target_ratio"] = TARGET_RATIO
+    report["limits_targets"] = {"throughput_vs_off": LIMITS_THROUGHPUT, "p99_vs_off": LIMITS_P99}
     report["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

@@ -102,6 +102,13 @@ class Settings(BaseSettings):
         "`score_burst`; past it 429 `rate_limited`. 0: not limited.",
     )
     score_burst: int = Field(DEFAULT_SCORE_BURST, ge=1, description="Scoring requests at once.")
+    api_processes: int = Field(
+        1,
+        ge=1,
+        description="API processes serving this database without a Redis queue: each keeps the scoring "
+        "limit in its memory and allows its share (the rate and burst / this), so the fleet allows the "
+        "configured rate in all. With a Redis queue the limit is counted on Redis and this is not used.",
+    )
     retrains_per_hour: int = Field(
         DEFAULT_RETRAINS_PER_HOUR,
         ge=1,

@@ -1,14 +1,15 @@
 """Rate limits per key or person and namespace, before a request's body is read (docs/api.md, "Limits").
 
-Three token buckets per caller and namespace: writes (every POST, PUT, PATCH and DELETE under /v1 but
-scoring and imports: labels, feedback labels, comments, claims, edits), imports (`POST …/samples`,
-`…/pool`, `…/evaluation-set`: one token a request whatever its rows, so batching is never punished) and
-scoring (`POST …/score` and `…/score/compare`, with or without feedback, and Perspective's two routes, which
-call `refusal` themselves). An empty bucket answers 429 `rate_limited` with `Retry-After`, before the body is
-read or anything is stored, so a flood costs the service a lookup. An import too small to be a batch
+Three limits per caller and namespace: writes (every POST, PUT, PATCH and DELETE under /v1 but scoring,
+imports and the reads sent as POST: labels, feedback labels, comments, claims, edits), imports (`POST
+…/samples`, `…/pool`, `…/evaluation-set`: one token a request whatever its rows, so batching is never
+punished) and scoring (`POST …/score` and `…/score/compare`, with or without feedback, the pool's
+suggestions and a trait's preview, which score texts and read, and Perspective's two routes, which call
+`score_refusal` themselves). A caller past a limit gets 429 `rate_limited` with `Retry-After`, before the
+body is read or anything is stored, so a flood costs the service a lookup. An import too small to be a batch
 (`small_import`, once its rows are counted) takes a write token too: a flood of one-row imports is a flood of
-labels. The buckets live in the database (service/store/rate_limits.py), which every process of a fleet
-shares.
+labels. Writes and imports take from token buckets in the database (service/store/rate_limits.py), which
+every process of a fleet shares; scoring never touches the database (service/http/limiter.py).
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
 from service.errors import ApiError, envelope
+from service.http.limiter import ScoreLimiter
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.rate_limits import Rate, take
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-SCORING_PATHS = ("/score", "/score/compare")
+#: Scoring, and the POSTs that only read and score texts (the pool's suggestions, a trait's preview; a
+#: claiming suggestion's leases are their one write, bounded per person by SCORING_CLAIMS_PER_PERSON).
+SCORING_PATHS = ("/score", "/score/compare", "/pool/suggest", "/traits/preview")
 #: The routes whose POST imports rows in batches (their `import` bucket).
 IMPORT_PATHS = ("/models/{handle}/samples", "/models/{handle}/pool", "/models/{handle}/evaluation-set")
 #: The bucket of requests whose path names no namespace (creating a model, Perspective's routes).
@@ -38,11 +42,10 @@ ANY_NAMESPACE = "*"
 
 
 def rates(settings: Settings) -> dict[str, Rate]:
-    """The buckets the settings turn on (a rate of 0: that kind is not limited)."""
+    """The database's buckets the settings turn on (a rate of 0: that kind is not limited)."""
     out = {
         "write": Rate(settings.write_rate_per_s, settings.write_burst),
         "import": Rate(settings.import_rate_per_s, settings.import_burst),
-        "score": Rate(settings.score_rate_per_s, settings.score_burst),
     }
     return {kind: rate for kind, rate in out.items() if rate.per_s > 0}
 
@@ -69,26 +72,50 @@ def bucket_of(scope: Scope) -> tuple[str, str] | None:
     return kind, handle.split(".", 1)[0] if handle else params.get("namespace", ANY_NAMESPACE)
 
 
-def refusal(ctx: Context, who: Principal, kind: str, namespace: str) -> ApiError | None:
-    """Take a token from the caller's `kind` bucket in `namespace`: None when taken (or not limited), else
-    the 429 to answer."""
-    rate = rates(ctx.settings).get(kind)
-    if rate is None:
-        return None
-    caller = f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
-    with transaction(ctx.sessions) as s:
-        wait = take(s, f"{kind}|{namespace}|{caller}", rate, time.time())
-    if wait <= 0:
-        return None
-    what = {"score": "scoring requests", "import": "import requests"}.get(kind, "writes")
+def _caller(who: Principal) -> str:
+    return f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
+
+
+def _limited(what: str, allowance: str, wait: float) -> ApiError:
     return ApiError(
         429,
         "rate_limited",
-        f"Too many {what} from this caller in this namespace: at most {rate.burst} at once, then "
-        f"{rate.per_s:g} a second. Nothing was stored; retry after Retry-After seconds.",
+        f"Too many {what} from this caller in this namespace: at most {allowance}. Nothing was stored; "
+        "retry after Retry-After seconds.",
         retryable=True,
         headers={"Retry-After": str(max(1, math.ceil(wait)))},
     )
+
+
+def refusal(ctx: Context, who: Principal, kind: str, namespace: str) -> ApiError | None:
+    """Take a token from the caller's `kind` bucket in `namespace` ("write" or "import"): None when taken
+    (or not limited), else the 429 to answer."""
+    rate = rates(ctx.settings).get(kind)
+    if rate is None:
+        return None
+    with transaction(ctx.sessions) as s:
+        wait = take(s, f"{kind}|{namespace}|{_caller(who)}", rate, time.time())
+    if wait <= 0:
+        return None
+    what = "import requests" if kind == "import" else "writes"
+    return _limited(what, f"{rate.burst} at once, then {rate.per_s:g} a second", wait)
+
+
+def score_refusal(limiter: ScoreLimiter, who: Principal, namespace: str) -> ApiError | None:
+    """Take a scoring token (in memory or on Redis, never the database): None when taken, else the 429."""
+    wait = limiter.take(f"score|{namespace}|{_caller(who)}")
+    if wait <= 0 or limiter.window is None:
+        return None
+    w = limiter.window
+    return _limited("scoring requests", f"{w.amount} in any {w.seconds} s", wait)
+
+
+async def score_refusal_async(limiter: ScoreLimiter, who: Principal, namespace: str) -> ApiError | None:
+    """`score_refusal` on the event loop for the memory limiter (a lock and a list: no thread hop on the hot
+    path), in a thread for Redis's network round trip."""
+    if limiter.shared:
+        return await run_in_threadpool(score_refusal, limiter, who, namespace)
+    return score_refusal(limiter, who, namespace)
 
 
 def small_import(ctx: Context, who: Principal, handle: str, rows: int) -> None:
@@ -129,7 +156,11 @@ class RateLimitMiddleware:
         if found is None or who is None or ctx is None:
             await self.app(scope, receive, send)
             return
-        refused = await run_in_threadpool(refusal, ctx, who, *found)
+        kind, namespace = found
+        if kind == "score":
+            refused = await score_refusal_async(scope["app"].state.limiter, who, namespace)
+        else:
+            refused = await run_in_threadpool(refusal, ctx, who, kind, namespace)
         if refused is None:
             await self.app(scope, receive, send)
             return

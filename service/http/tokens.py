@@ -6,10 +6,10 @@ One place for both, so the guard (before the body is read) and the routes it doe
 
 from __future__ import annotations
 
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from service.context import Context
-from service.errors import ApiError
+from service.errors import ApiError, is_storage_full
 from service.http.oidc import OidcVerifier, ProviderUnavailable, TokenRejected, looks_like_jwt
 from service.http.signins import is_new, refused, signed_in
 from service.store.api_keys import Principal, authenticate
@@ -22,7 +22,7 @@ from service.store.people import (
     person_principal,
     record_person,
 )
-from service.store.sessions import SIGNED_OUT, SessionRules, admit, check, issued_at
+from service.store.sessions import SIGNED_OUT, SessionRules, admit, check, issued_at, only_seen_due
 from service.store.tables import utcnow
 
 NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
@@ -61,6 +61,7 @@ def _person(ctx: Context, verifier: OidcVerifier, token: str, source: str) -> Pr
         raise ApiError(503, "identity_provider_unavailable", str(exc), retryable=True) from None
     who = identity_of(verifier.issuer, claims, settings.oidc_emails_verified)
     issued, now = issued_at(claims["iat"]), utcnow()
+    seen_only: Principal | None = None  # admitted already: only the minute's last-seen is due
     with ctx.reads() as session:
         row = find_person(session, who)
         if row is not None:
@@ -68,8 +69,11 @@ def _person(ctx: Context, verifier: OidcVerifier, token: str, source: str) -> Pr
             if why is not None:
                 refused(ctx, verifier.refusals, source, why, who)
                 raise unauthorized(why)
-            if not write and not needs_record(session, row, who) and not is_new(row, issued):
-                return person_principal(session, row, who)
+            if not needs_record(session, row, who) and not is_new(row, issued):
+                if not write:
+                    return person_principal(session, row, who)
+                if only_seen_due(row, now, rules):
+                    seen_only = person_principal(session, row, who)
     # A sign-in (a first, or a newer token), a new email or name, a membership to bind, or the minute's
     # last-seen: written once (a concurrent first request may win an insert: the second attempt then finds
     # its row).
@@ -88,6 +92,11 @@ def _person(ctx: Context, verifier: OidcVerifier, token: str, source: str) -> Pr
         except IntegrityError:
             if attempt == 2:
                 raise
+        except OperationalError as exc:
+            # A full disk fails writes, not a signed-in person's reads: the last-seen stamp waits for space.
+            if seen_only is None or not is_storage_full(exc):
+                raise
+            return seen_only
     if principal is None:
         refused(ctx, verifier.refusals, source, why or SIGNED_OUT, who)
         raise unauthorized(why or SIGNED_OUT)

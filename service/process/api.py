@@ -26,6 +26,7 @@ from service.domain.needs import UNWATCHED, Checkpoints
 from service.errors import ApiError, ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
+from service.http.limiter import ScoreLimiter
 from service.http.oidc import OidcVerifier
 from service.http.ratelimit import RateLimitMiddleware
 from service.http.refusals import access_cap, record_refusal
@@ -170,6 +171,9 @@ def create_app(
         redirect_slashes=False,
     )
     app.state.ctx = ctx
+    # Scoring's rate limit: per process (or on the queue's Redis), never in the database.
+    app.state.limiter = ScoreLimiter(ctx.settings)
+    log.info("%s", app.state.limiter.describe())
     # People sign in through the team's identity provider: their ID tokens are checked against its keys.
     app.state.oidc = (
         OidcVerifier(settings.oidc_issuer, settings.oidc_audience, settings.oidc_leeway_s)

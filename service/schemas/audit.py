@@ -20,8 +20,8 @@ class AuditEventOut(BaseModel):
         "member's sign-in: the first request of a newer token), `signed_out`, `model_created`, "
         "`model_changed`, `model_reopened`, `model_purged`, `traits_changed`, `samples_imported`, "
         "`pool_added`, `evaluation_set_changed`, `run_started` (asked for, or started by buffered labels), "
-        "`run_cancelled`, `tag_moved`, `threshold_changed`, `note_deleted`, `access_refused` (a 403); `sign_in_refused` is in "
-        "the service-wide stream only (docs/api.md, Audit log)"
+        "`run_cancelled`, `tag_moved`, `threshold_changed`, `note_deleted`, `access_refused` (a 403); "
+        "`sign_in_refused` is in the service-wide stream only (docs/api.md, Audit log)"
     )
     actor: str = Field(
         description="Who did it: the caller's annotator name, or `operator` (the command line)"

@@ -52,6 +52,13 @@ def check(row: Person, issued: datetime, now: datetime, rules: SessionRules) -> 
     return None, row.last_seen_at is None or now - row.last_seen_at >= SEEN_EVERY
 
 
+def only_seen_due(row: Person, now: datetime, rules: SessionRules) -> bool:
+    """Whether the one write a request of an admitted token owes is the minute's `last_seen_at` (no idle gap
+    to close): a write that may be skipped when the disk is full, at the cost of an idle timeout counted
+    from the last request recorded."""
+    return _idle_mark(row, now, rules) is None
+
+
 def admit(row: Person, issued: datetime, now: datetime, rules: SessionRules) -> str | None:
     """In a write transaction: move the watermark past an idle gap, then refuse (the reason) or record the
     request as the person's last."""

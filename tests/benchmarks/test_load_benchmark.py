@@ -39,7 +39,10 @@ def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
     assert [r["service"]["requests"] for r in run["rounds"]] == [24, 24]
     assert all(r["service"]["errors"] == 0 and r["ratio"] > 0 for r in run["rounds"])
     assert all(len(r["engine_single_tps"]) == 2 for r in run["rounds"])
-    assert run["service_warm"]["requests"] == 40 and run["service_warm"]["errors"] == 0
+    # Warm: the default limits (the load's keys in turn, none past its limit) beside every limit off.
+    for warm in (run["service_warm"], run["service_warm_limits_off"]):
+        assert warm["requests"] == 40 and warm["errors"] == 0
+    assert run["keys"] == 64 and run["limits_cost"]["throughput_vs_off"] > 0
     assert run["target_met"] == (run["ratio_cold_vs_engine_single"] >= load.TARGET_RATIO)
 
     # The mixed round: an idle pass, then the clients score while both trainings run in the worker child.

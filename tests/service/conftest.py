@@ -81,11 +81,8 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
         "heartbeat_interval_s": 0.5,
         "recovery_interval_s": 3600.0,
         "retrain_buffer": 3,
-        # Tests send requests as fast as a loop can: the rate limits are off unless a test sets them
-        # (tests/service/test_rate_limits.py); the benchmarks run with the defaults.
-        "write_rate_per_s": 0,
-        "score_rate_per_s": 0,
-        "import_rate_per_s": 0,
+        # The rate limits are the defaults users get; a test of a flood lowers them, and one that needs them
+        # off says why where it turns them off.
     }
     base.update(overrides)
     return Settings.from_env(data_dir=data_dir, **base)

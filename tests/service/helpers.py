@@ -159,19 +159,8 @@ def served(
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far.
     `settings`: more environment variables (`SCORING_…`)."""
     port = free_port()
-    # Rate limits off, as in every service test (conftest.make_settings): tests write as fast as a loop.
-    limits_off = {
-        "SCORING_WRITE_RATE_PER_S": "0",
-        "SCORING_SCORE_RATE_PER_S": "0",
-        "SCORING_IMPORT_RATE_PER_S": "0",
-    }
-    env = {
-        **os.environ,
-        "SCORING_EMBEDDER": "hashing",
-        "PYTHONUNBUFFERED": "1",
-        **limits_off,
-        **(settings or {}),
-    }
+    # The default rate limits, as every service test runs (conftest.make_settings).
+    env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **(settings or {})}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
         serve_command(port, data_dir, "--log-level", "warning"),

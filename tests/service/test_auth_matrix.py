@@ -438,12 +438,13 @@ OWN_ERROR_SHAPE = {("POST", "/v1alpha1/comments:analyze"), ("POST", "/v1alpha1/c
 
 
 class Writes:
-    """Whether anything but the audit log was committed to the database, or anything to the SQLite queue file,
-    since the last look.
+    """Whether anything but the audit log (and the write limits' buckets) was committed to the database, or
+    anything to the SQLite queue file, since the last look.
 
     The database: every statement the service's engine executes is seen (SQLAlchemy's events), and a
     transaction that changed a table other than the audit log counts when it commits (a rolled-back one does
-    not): refused requests leave an `access_refused` event, which `check_events` checks apart. The queue file,
+    not): refused requests leave an `access_refused` event, which `check_events` checks apart, and a refused
+    write took its rate-limit token too. The queue file,
     written by huey's own connection: SQLite's `PRAGMA data_version`, which moves with every commit made by
     another connection, read on one connection kept open. A look costs a counter and one pragma, where a copy
     of every row of every table cost a new engine and a full read (the matrix takes ~2,000 looks)."""
@@ -464,7 +465,7 @@ class Writes:
         words = statement.lstrip().split(None, 3)
         if not words or words[0].upper() in self._READS:
             return
-        if AUDIT_TABLE not in words[1:3] and f'"{AUDIT_TABLE}"' not in words[1:3]:
+        if not {w.strip('"') for w in words[1:3]} & {AUDIT_TABLE, "rate_buckets"}:
             conn.info["wrote"] = True
 
     def _committed(self, conn: Connection) -> None:

@@ -8,21 +8,24 @@ no CAP_SYS_ADMIN) the tests skip.
 from __future__ import annotations
 
 import errno
+import logging
 import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from core.embedders.cache import SqliteStore, truncate_wal
 from service.store.db import truncate_wal as truncate_database_wal
-from service.store.tables import Run, SampleRow, Version
+from service.store.tables import Person, Run, SampleRow, Version, utcnow
 from tests.checkpoints import on_progress
+from tests.idp import CLIENT_ID, running_idp
 from tests.service.conftest import Svc, running
-from tests.service.helpers import check, error_code, make_model, train_ready
+from tests.service.helpers import auth, check, error_code, make_model, train_ready
 
 DISK_MB = 24
 HEARTBEAT_TIMEOUT_S = 1.0
@@ -78,21 +81,26 @@ def cache_store(svc: Svc) -> SqliteStore:
     return store
 
 
-def test_full_disk_scores_and_refuses_writes_retryably(small_disk: SmallDisk) -> None:
-    with running(small_disk.root / "data") as svc:
+def test_full_disk_scores_and_refuses_writes_retryably(
+    small_disk: SmallDisk, caplog: pytest.LogCaptureFixture
+) -> None:
+    with running(small_disk.root / "data") as svc:  # the default settings, rate limits included
         c, h = svc.client, svc.author
         make_model(c, h, "acme.full")
         train_ready(c, h, "acme.full")
         make_model(c, h, "acme.more")  # a draft, to add samples to
+        check(c.post("/v1/models/acme.full/score", json={"content": "cached text"}, headers=h), 200)
         small_disk.fill(svc)
 
-        # Scoring is a read: uncached texts are encoded and scored; only the cache write is skipped.
-        for i in range(3):
-            body = check(
-                c.post("/v1/models/acme.full/score", json={"content": f"fresh text {i}"}, headers=h), 200
-            )
-            assert {s["trait"] for s in body["scores"]} == {"formality", "sentiment"}
+        # Scoring is a read: cached texts score, uncached texts are encoded and scored; only the cache write
+        # is skipped, said once in the log.
+        with caplog.at_level(logging.WARNING, logger="core"):
+            for content in ("cached text", "fresh text 0", "fresh text 1", "fresh text 2", "cached text"):
+                body = check(c.post("/v1/models/acme.full/score", json={"content": content}, headers=h), 200)
+                assert {s["trait"] for s in body["scores"]} == {"formality", "sentiment"}
         assert cache_store(svc).full
+        said = f"embedding cache {cache_store(svc).path}: the disk is full; not caching new vectors"
+        assert [r.getMessage().startswith(said) for r in caplog.records].count(True) == 1
 
         big = [
             {"trait": "formality", "text": f"sample {i} " + "x" * 2000, "quality": 1.0} for i in range(200)
@@ -110,6 +118,39 @@ def test_full_disk_scores_and_refuses_writes_retryably(small_disk: SmallDisk) ->
         assert not cache_store(svc).full  # caching resumed
         with svc.ctx.sessions() as s:
             assert s.scalar(select(func.count()).select_from(SampleRow)) == 24 + 24 + 200
+
+
+def test_a_signed_in_person_scores_on_a_full_disk(small_disk: SmallDisk) -> None:
+    """A person's request a minute after the last one recorded owes a last-seen stamp: on a full disk it waits
+    for space, and the read or score goes on."""
+    with (
+        running_idp() as idp,
+        running(small_disk.root / "data", oidc_issuer=idp.issuer, oidc_audience=CLIENT_ID) as svc,
+    ):
+        c = svc.client
+        check(
+            c.put(
+                "/v1/namespaces/acme/people/bob@example.com", json={"role": "annotator"}, headers=svc.author
+            ),
+            200,
+        )
+        make_model(c, svc.author, "acme.seen")
+        train_ready(c, svc.author, "acme.seen")
+        idp.set_user("bob", email="bob@example.com", email_verified=True, name="Bob")
+        bob = auth(idp.id_token("bob"))
+        check(c.get("/v1/models/acme.seen", headers=bob), 200)  # the sign-in, recorded
+        with svc.ctx.sessions.begin() as s:  # two minutes ago: the next request owes its stamp
+            s.execute(update(Person).values(last_seen_at=utcnow() - timedelta(minutes=2)))
+        small_disk.fill(svc)
+
+        check(c.post("/v1/models/acme.seen/score", json={"content": "Dear Sir"}, headers=bob), 200)
+        check(c.get("/v1/models/acme.seen", headers=bob), 200)
+
+        small_disk.free()
+        check(c.get("/v1/models/acme.seen", headers=bob), 200)
+        with svc.ctx.sessions() as s:  # the stamp, written once there is room
+            seen = s.scalar(select(Person.last_seen_at))
+            assert seen is not None and utcnow() - seen < timedelta(minutes=1)
 
 
 def test_run_that_cannot_record_its_failure_is_recovered_once_space_returns(small_disk: SmallDisk) -> None:
