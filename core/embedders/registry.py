@@ -41,6 +41,18 @@ def available() -> list[str]:
 MODEL_CHOICES = (*EMBEDDER_NAMES, E5_QINT8_ID, QINT8V2_ID, MINILM_ID, E5_ID, "hashing-v1-512")
 
 
+# The bodies training may choose between for a model (core.engine.body_choice), cheapest first (CPU per text).
+BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
+
+
+def available_bodies() -> list[str]:
+    """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
+    mpnet-base with the `mpnet` extra."""
+    from core.embedders.mpnet_source import installed
+
+    return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
+
+
 def choice_id(name_or_id: str) -> str:
     """The embedder id a model created with this choice records (no model file is loaded)."""
     if name_or_id not in MODEL_CHOICES:

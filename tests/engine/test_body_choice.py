@@ -61,3 +61,10 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: type
         {"embedder": weak.id, "roc_auc": alone[weak.id]},
         {"embedder": strong.id, "roc_auc": alone[strong.id]},
     ]
+
+
+def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_extra() -> None:
+    from core.embedders.mpnet_source import installed
+    from core.embedders.registry import available_bodies
+
+    assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID] if installed() else [E5_QINT8_ID]
