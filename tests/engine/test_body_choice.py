@@ -3,6 +3,8 @@ and no English-only body for a model whose samples are mostly in another languag
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.embedders import get_embedder
@@ -42,7 +44,7 @@ def test_an_english_only_body_is_left_out_for_mostly_other_languages() -> None:
     assert eligible(["hashing-v1-512", MPNET_QINT8_ID], ["zh"]) == (["hashing-v1-512"], [MPNET_QINT8_ID])
 
 
-def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: type) -> None:
+def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any) -> None:
     # Two real bodies of different quality: the hashing embedder at 512 dimensions and at 8 (its buckets
     # collide so much that the poles blur). Listed with the weak one first, as if it were the cheaper.
     weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
@@ -52,11 +54,12 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: type
     alone = {b.id: model_roc_auc(train(trait, samples, embedder=b, effort="low")) for b in (weak, strong)}
     # Each candidate's figure is the one training on that body alone reports: the same folds.
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == alone
-    assert alone[strong.id] is not None and alone[weak.id] is not None
-    assert alone[strong.id] > alone[weak.id] + TIE
+    strong_auc, weak_auc = alone[strong.id], alone[weak.id]
+    assert strong_auc is not None and weak_auc is not None
+    assert strong_auc > weak_auc + TIE
     assert choice.chosen == strong.id
     assert choice.result.snapshot["embedder"]["id"] == strong.id
-    assert choice.describe().startswith(f"trained on hashing: out-of-fold {alone[strong.id]:.2f} against ")
+    assert choice.describe().startswith(f"trained on hashing: out-of-fold {strong_auc:.2f} against ")
     assert choice.as_json()["candidates"] == [
         {"embedder": weak.id, "roc_auc": alone[weak.id]},
         {"embedder": strong.id, "roc_auc": alone[strong.id]},

@@ -19,6 +19,7 @@ from core.embedders.mpnet_quantized import MPNetRecipe
 from core.embedders.mpnet_source import JoinedParts
 from core.embedders.onnx_session import open_session
 from core.errors import ModelFileError
+from core.json_types import JsonObject
 
 HIDDEN, HEADS, FFN, LAYERS, VOCAB, POSITIONS = 32, 4, 64, 2, 60, 48
 TEXTS = [
@@ -93,7 +94,7 @@ def test_relative_buckets_are_mpnets() -> None:
 
 
 @pytest.fixture(scope="module")
-def graphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, object]]:
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, JsonObject]:
     """(the float graph, its int8 build, the build's manifest)."""
     folder = tmp_path_factory.mktemp("mpnet")
     float_path, int8_path = folder / "float.onnx", folder / "int8.onnx"
@@ -114,9 +115,11 @@ def graphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[s
     return float_path, int8_path, manifest
 
 
-@pytest.mark.parametrize("which", [0, 1])
-def test_a_texts_vector_does_not_depend_on_its_batch(graphs: tuple[Path, Path, object], which: int) -> None:
-    runner = TinyRunner(graphs[which])
+@pytest.mark.parametrize("which", [0, 1], ids=["float", "int8"])
+def test_a_texts_vector_does_not_depend_on_its_batch(
+    graphs: tuple[Path, Path, JsonObject], which: int
+) -> None:
+    runner = TinyRunner(graphs[1] if which else graphs[0])
     together = runner.encode(TEXTS)
     alone = np.stack([runner.encode([t])[0] for t in TEXTS])
     reversed_ = runner.encode(TEXTS[::-1])[::-1]
@@ -125,7 +128,9 @@ def test_a_texts_vector_does_not_depend_on_its_batch(graphs: tuple[Path, Path, o
     np.testing.assert_allclose(together[1], together[5], atol=2e-6)  # a duplicate, padded differently
 
 
-def test_the_int8_build_computes_in_int8_per_token_and_is_gated(graphs: tuple[Path, Path, dict]) -> None:
+def test_the_int8_build_computes_in_int8_per_token_and_is_gated(
+    graphs: tuple[Path, Path, JsonObject],
+) -> None:
     float_path, int8_path, manifest = graphs
     ops = [n.op_type for n in onnx.load(str(int8_path)).graph.node]
     assert ops.count("MatMulInteger") == 6 * LAYERS  # every weight MatMul: q, k, v, o, FFN in and out
