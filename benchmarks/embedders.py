@@ -95,12 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows[name][f"texts_per_s_{threads}t"] = round(len(texts) / wall, 1)
         rows[name][f"cpu_ms_per_text_{threads}t"] = round(1000 * cpu / len(texts), 2)
     for name in args.embedders:
-        cos = (vectors[name] * ref).sum(axis=1)
         rows[name]["id"] = embs[(name, 1)].id
-        rows[name]["cosine_min"], rows[name]["cosine_mean"] = (
-            round(float(cos.min()), 4),
-            round(float(cos.mean()), 5),
-        )
+        rows[name]["cosine_min"] = rows[name]["cosine_mean"] = None  # another space: no cosine to compare
+        if vectors[name].shape == ref.shape:
+            cos = (vectors[name] * ref).sum(axis=1)
+            rows[name]["cosine_min"], rows[name]["cosine_mean"] = (
+                round(float(cos.min()), 4),
+                round(float(cos.mean()), 5),
+            )
     for name in args.embedders:
         rows[name]["memory_mb"] = memory_mb(name)
     if args.cold:
@@ -122,10 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     for r in rows.values():
         cold_cell = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
+        cosine = "–" if r["cosine_min"] is None else f"{r['cosine_min']} / {r['cosine_mean']}"
         lines.append(
             f"| {r['embedder']} (`{r['id']}`) | {r['cpu_ms_per_text_1t']} ms | {r['texts_per_s_1t']} "
             f"| {r['cpu_ms_per_text_2t']} ms | {r['texts_per_s_2t']} "
-            f"| {r['cosine_min']} / {r['cosine_mean']} | {r['memory_mb']} MB | {cold_cell} |"
+            f"| {cosine} | {r['memory_mb']} MB | {cold_cell} |"
         )
     print("\n".join(lines))
     args.output.parent.mkdir(parents=True, exist_ok=True)
