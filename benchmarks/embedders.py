@@ -3,8 +3,9 @@
 For each embedder, in one process and interleaved rounds (so drifting load hits all alike): CPU per text
 and texts/s encoding the first N Stanford politeness requests (Wikipedia; read from ../shared/datasets,
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
-cosine of each text's vector to the first embedder's (min / mean). Then the cold embedding of
-`--cold` texts (both politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
+cosine of each text's vector to the first embedder's (min / mean). Then the resident memory a fresh process
+adds by loading each and encoding a few texts, and the cold embedding of `--cold` texts (both politeness
+files, repeated if needed) at 2 threads, the cost of a first evaluation.
 Default embedders: minilm, minilm-qint8v2. Prints a markdown table and writes
 benchmarks/results/embedders.json.
 """
@@ -15,6 +16,8 @@ import argparse
 import csv
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +46,19 @@ def make(name: str, threads: int) -> Any:
     emb: Any = _build(ALIASES.get(name, name))  # a fresh instance per thread count, not the process-wide one
     emb.threads = threads
     return emb
+
+
+def memory_mb(name: str) -> float:
+    """Resident memory a fresh process adds by loading `name` and encoding a few texts (its graph built)."""
+    code = (
+        "import psutil, sys; from benchmarks.embedders import make, politeness; "
+        "before = psutil.Process().memory_info().rss; make(sys.argv[1], 1).encode(politeness(16)); "
+        "print((psutil.Process().memory_info().rss - before) / 2**20)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, name], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return round(float(out.stdout.strip().splitlines()[-1]), 1)
 
 
 def timed(emb: Any, texts: Sequence[str]) -> tuple[float, float, np.ndarray]:
@@ -79,12 +95,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows[name][f"texts_per_s_{threads}t"] = round(len(texts) / wall, 1)
         rows[name][f"cpu_ms_per_text_{threads}t"] = round(1000 * cpu / len(texts), 2)
     for name in args.embedders:
-        cos = (vectors[name] * ref).sum(axis=1)
         rows[name]["id"] = embs[(name, 1)].id
-        rows[name]["cosine_min"], rows[name]["cosine_mean"] = (
-            round(float(cos.min()), 4),
-            round(float(cos.mean()), 5),
-        )
+        rows[name]["cosine_min"] = rows[name]["cosine_mean"] = None  # another space: no cosine to compare
+        if vectors[name].shape == ref.shape:
+            cos = (vectors[name] * ref).sum(axis=1)
+            rows[name]["cosine_min"], rows[name]["cosine_mean"] = (
+                round(float(cos.min()), 4),
+                round(float(cos.mean()), 5),
+            )
+    for name in args.embedders:
+        rows[name]["memory_mb"] = memory_mb(name)
     if args.cold:
         cold = politeness(args.cold)
         for name in args.embedders:
@@ -99,15 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}, {os.cpu_count()} cores",
         "",
         f"| embedder | CPU/text 1 thread | texts/s 1 thread | CPU/text 2 threads | texts/s 2 threads "
-        f"| cosine to {args.embedders[0]} (min / mean) | {args.cold:,} texts cold |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| cosine to {args.embedders[0]} (min / mean) | memory added | {args.cold:,} texts cold |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows.values():
         cold_cell = f"{r['cold_seconds']} s ({r['cold_cpu_seconds']} s CPU)" if "cold_seconds" in r else "–"
+        cosine = "–" if r["cosine_min"] is None else f"{r['cosine_min']} / {r['cosine_mean']}"
         lines.append(
             f"| {r['embedder']} (`{r['id']}`) | {r['cpu_ms_per_text_1t']} ms | {r['texts_per_s_1t']} "
             f"| {r['cpu_ms_per_text_2t']} ms | {r['texts_per_s_2t']} "
-            f"| {r['cosine_min']} / {r['cosine_mean']} | {cold_cell} |"
+            f"| {cosine} | {r['memory_mb']} MB | {cold_cell} |"
         )
     print("\n".join(lines))
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,7 @@ DEFAULT_BUDGET = 256
 def _auc(ds: Dataset, lookup: LookupEmbedder, rows: Sequence[int] | np.ndarray) -> float:
     """Test AUC of the service's training (`train`, effort medium, with the prior) on these pool rows."""
     samples = [Sample(ds.trait.key, ds.pool_texts[i], float(ds.pool_y[i])) for i in rows]
-    return trained_auc(ds, lookup, samples, PRIOR_STRENGTH)
+    return trained_auc(ds, lookup, samples, PRIOR_STRENGTH)[0]
 
 
 def _target(ds: Dataset, lookup: LookupEmbedder) -> tuple[float, float]:

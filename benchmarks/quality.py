@@ -211,17 +211,22 @@ def embed_cached(ds: Dataset, embedder_name: str = "minilm") -> LookupEmbedder:
     return LookupEmbedder(embedder, texts, vectors)
 
 
-def _auc(ds: Dataset, lookup: LookupEmbedder, samples: list[Sample], prior_strength: float) -> float:
+def _auc(
+    ds: Dataset, lookup: LookupEmbedder, samples: list[Sample], prior_strength: float
+) -> tuple[float, float]:
+    """(test ROC-AUC, the out-of-fold ROC-AUC training reported: NaN without folds)."""
     result = train([ds.trait], samples, embedder=lookup, effort=EFFORT, prior_strength=prior_strength)
     scores = Scorer.from_snapshot(result.snapshot, embedder=lookup).score(ds.test_texts)[:, 0]
-    return float(roc_auc_score(ds.test_y, scores))
+    oof = result.metrics[ds.trait.key].get("roc_auc")
+    return float(roc_auc_score(ds.test_y, scores)), float("nan") if oof is None else float(oof)
 
 
-def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[float, float, float]:
-    """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs; at n = 0
-    only the zero-shot AUC (the others are NaN)."""
+def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[float, float, float, float]:
+    """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs, and the prior
+    model's out-of-fold AUC from training (what a choice between embedders sees); at n = 0 only the
+    zero-shot AUC (the others are NaN)."""
     if n == 0:
-        return _auc(ds, lookup, [], PRIOR_STRENGTH), float("nan"), float("nan")
+        return _auc(ds, lookup, [], PRIOR_STRENGTH)[0], float("nan"), float("nan"), float("nan")
     rng = np.random.default_rng(stable_seed("quality", ds.name, n, split))
     chosen = np.concatenate(
         [rng.choice(np.flatnonzero(ds.pool_y == pole), size=n, replace=False) for pole in (1, 0)]
@@ -229,13 +234,13 @@ def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[
     texts = [ds.pool_texts[i] for i in chosen]
     y = ds.pool_y[chosen]
     samples = [Sample(ds.trait.key, t, float(label)) for t, label in zip(texts, y, strict=True)]
-    prior_auc = _auc(ds, lookup, samples, PRIOR_STRENGTH)
-    plain_auc = _auc(ds, lookup, samples, 0.0)
+    prior_auc, prior_oof = _auc(ds, lookup, samples, PRIOR_STRENGTH)
+    plain_auc = _auc(ds, lookup, samples, 0.0)[0]
 
     lr = LogisticRegression(class_weight="balanced", max_iter=1000)
     lr.fit(lookup.encode(texts), y)
     lr_auc = roc_auc_score(ds.test_y, lr.decision_function(lookup.encode(ds.test_texts)))
-    return prior_auc, plain_auc, float(lr_auc)
+    return prior_auc, plain_auc, float(lr_auc), prior_oof
 
 
 def _stats(values: np.ndarray) -> tuple[float, float]:
@@ -308,6 +313,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             triples = np.array([run_split(ds, lookup, n, s) for s in range(splits)])
             prior, plain, lr = triples[:, 0], triples[:, 1], triples[:, 2]
             row: dict[str, Any] = {"dataset": name, "per_pole": n, "splits": splits}
+            # Each draw's figures, for benchmarks.body_choice (the same draws for every embedder).
+            row["per_split"] = {
+                "prior": prior.tolist(),
+                "logreg": lr.tolist(),
+                "oof": [None if np.isnan(v) else v for v in triples[:, 3].tolist()],
+            }
             row["prior_mean"], row["prior_std"] = _stats(prior)
             if n > 0:
                 row["balanced_cosine_mean"], row["balanced_cosine_std"] = _stats(plain)

@@ -12,48 +12,23 @@ to float32, the input of the int8 quantizer (e5_quantized.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.embedders.e5_weights import QK, E5Weights
+from core.embedders.graph_builder import GraphBuilder, bert_layers, mean_pooled, padding_bias
 
 if TYPE_CHECKING:  # onnx is imported where a graph is built: it costs a second on every start
     import onnx
 
-OPSET = 17  # LayerNormalization
-MASKED = -1e9  # added to attention scores of padding: exp() of it is exactly 0, as the engine skips them
-
-
-class _Builder:
-    def __init__(self) -> None:
-        self.nodes: list[onnx.NodeProto] = []
-        self.inits: list[onnx.TensorProto] = []
-        self._n = 0
-
-    def const(self, name: str, value: np.ndarray) -> str:
-        from onnx import numpy_helper
-
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    # Any: an onnx node attribute may be any value onnx.helper.make_node turns into an AttributeProto.
-    def op(self, op_type: str, inputs: list[str], name: str | None = None, **attrs: Any) -> str:
-        from onnx import helper
-
-        self._n += 1
-        out = name or f"{op_type.lower()}_{self._n}"
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"n_{out}", **attrs))
-        return out
-
 
 def build_graph(w: E5Weights) -> onnx.ModelProto:
     """The float32 encoder as an onnx ModelProto (see the module docstring)."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto
 
-    b = _Builder()
-    H, NH = w.hidden, w.heads
-    hd = H // NH
+    b = GraphBuilder()
+    H = w.hidden
 
     def linear(x: str, prefix: str) -> str:
         m = w.matrix(f"{prefix}.w")
@@ -93,63 +68,7 @@ def build_graph(w: E5Weights) -> onnx.ModelProto:
     x = b.op("Add", [b.op("Add", [words, pos]), type0])
     x = layernorm(x, "emb.ln")
 
-    mask = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)  # [B, L]
-    # (1 - mask) * MASKED, shaped [B, 1, 1, L] to broadcast over heads and query tokens.
-    bias = b.op(
-        "Mul",
-        [
-            b.op("Sub", [b.const("f.one", np.array(1.0, np.float32)), mask]),
-            b.const("f.masked", np.array(MASKED, np.float32)),
-        ],
-    )
-    bias = b.op("Unsqueeze", [bias, b.const("axes.1.2", np.array([1, 2], np.int64))])
-    heads_shape = b.const("shape.heads", np.array([0, 0, NH, hd], np.int64))
-    scale = b.const("f.scale", np.array(1.0 / np.sqrt(hd), np.float32))
-    for i in range(w.layers):
-        p = f"l{i}"
-        q = b.op("Transpose", [b.op("Reshape", [linear(x, f"{p}.q"), heads_shape])], perm=[0, 2, 1, 3])
-        k = b.op("Transpose", [b.op("Reshape", [linear(x, f"{p}.k"), heads_shape])], perm=[0, 2, 3, 1])
-        v = b.op("Transpose", [b.op("Reshape", [linear(x, f"{p}.v"), heads_shape])], perm=[0, 2, 1, 3])
-        scores = b.op("Add", [b.op("Mul", [b.op("MatMul", [q, k]), scale]), bias])
-        ctx = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
-        ctx = b.op(
-            "Reshape",
-            [
-                b.op("Transpose", [ctx], perm=[0, 2, 1, 3]),
-                b.const(f"{p}.shape.ctx", np.array([0, 0, H], np.int64)),
-            ],
-        )
-        x = layernorm(b.op("Add", [x, linear(ctx, f"{p}.ao")]), f"{p}.aln")
-        mid = linear(x, f"{p}.fi")
-        erf = b.op(
-            "Erf", [b.op("Mul", [mid, b.const(f"{p}.f.rsqrt2", np.array(1 / np.sqrt(2), np.float32))])]
-        )
-        gelu = b.op(
-            "Mul",
-            [
-                b.op("Mul", [mid, b.op("Add", [erf, b.const(f"{p}.f.one", np.array(1.0, np.float32))])]),
-                b.const(f"{p}.f.half", np.array(0.5, np.float32)),
-            ],
-        )
-        x = layernorm(b.op("Add", [x, linear(gelu, f"{p}.fo")]), f"{p}.oln")
-
-    weights = b.op("Unsqueeze", [mask, b.const("axes.2", np.array([2], np.int64))])  # [B, L, 1]
-    total = b.op(
-        "ReduceSum", [b.op("Mul", [x, weights]), b.const("axes.1", np.array([1], np.int64))], keepdims=0
-    )
-    count = b.op("ReduceSum", [weights, b.const("axes.1b", np.array([1], np.int64))], keepdims=0)
-    b.op("Div", [total, count], name="pooled")
-
-    graph = helper.make_graph(
-        b.nodes,
-        "e5-small",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
-        ],
-        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", H])],
-        b.inits,
-    )
-    # IR 10 (onnx 1.16): onnx 1.19+ writes a newer IR by default, which onnxruntime 1.24 refuses to load.
-    opsets = [helper.make_opsetid("", OPSET)]
-    return helper.make_model(graph, opset_imports=opsets, producer_name="scoring-workbench", ir_version=10)
+    mask, bias = padding_bias(b)  # padding weighs exactly 0, as the engine skips it
+    x = bert_layers(b, x, bias, w.layers, H, w.heads, linear, layernorm)
+    mean_pooled(b, x, mask)
+    return b.model("e5-small", H)

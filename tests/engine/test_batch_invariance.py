@@ -18,13 +18,16 @@ from hypothesis import strategies as st
 from core.embedders import CachedEmbedder, get_embedder
 from core.embedders.base import Embedder
 from core.embedders.e5 import E5_ID
+from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.embedders.registry import ALIASES
 from core.engine import Sample, Scorer, TraitSpec, train
 
 pytestmark = pytest.mark.slow
 
-# Every embedder the registry names (each model choice).
-EMBEDDER_IDS = sorted(set(ALIASES.values()))
+# Every embedder the registry names (each model choice) but mpnet-base:
+# its weights are an optional extra and its build costs minutes of CPU; tests/engine/test_mpnet.py checks its
+# graph and int8 build on a tiny MPNet, and its real graph was checked once (docs/embedders.md).
+EMBEDDER_IDS = sorted(set(ALIASES.values()) - {MPNET_QINT8_ID})
 VECTOR_ATOL = 2e-6  # float noise of a different matrix shape, not a batch's influence (that was up to 1e-2)
 SCORE_ATOL = 1e-6
 
