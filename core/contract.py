@@ -226,6 +226,13 @@ DEFAULT_SCORE_BURST = 500
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60
+#: Storage quotas (docs/api.md "Rate limits and quotas"): the labels one person who is not an owner keeps on
+#: one model (votes, feedback labels, unsure marks), in rows and in characters of their texts, and the
+#: characters of text a namespace keeps in all (samples, feedback, pool, evaluation items, notes). Far above a
+#: campaign's (`python -m benchmarks.team`: 0 refusals); a flood meets them long before the disk is full.
+DEFAULT_LABEL_QUOTA_ROWS = 50_000
+DEFAULT_LABEL_QUOTA_CHARS = 50_000_000
+DEFAULT_NAMESPACE_QUOTA_CHARS = 2_000_000_000
 #: Refused sign-in attempts one API process records a minute, from one source address and from all: past
 #: them an attempt is counted, not recorded (the next recorded one from that source says how many), so a
 #: flood of forged tokens cannot fill the disk.

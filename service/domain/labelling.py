@@ -23,7 +23,7 @@ from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.schemas.pool import LabelIn, Labelled
-from service.store import claims, ledger
+from service.store import claims, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.samples import add_samples
@@ -51,6 +51,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
         in_flight = ledger.in_flight(s, model)
         training = in_flight is not None and in_flight.kind in TRAINING_RUNS
         run_id = None
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
         stored_as: Literal["sample", "feedback"]
         if can("edit", model.state):
             stored_as = "sample"
@@ -68,6 +69,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
             stored_as = "feedback"
             label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator)
             run_id = retrain_if_full(ctx, s, model)
+        quotas.require_person_room(s, ctx.settings, who, model)
         claims.release(s, model.id, text_id, who.annotator, trait.key)
         model.updated_at = utcnow()
         voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(

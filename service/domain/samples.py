@@ -19,7 +19,7 @@ from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
 from service.errors import ApiError
 from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
-from service.store import audit
+from service.store import audit, quotas
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
@@ -123,6 +123,9 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         ]
         require_own_votes(s, who, annotators, "samples")
         settles = _check_settles(s, model, refs.ids, resolved, annotators, items)
+        quotas.require_namespace_room(
+            s, ctx.settings, model.namespace, quotas.chars_of(x.text for x in items)
+        )
         duplicates: list[int] = []
         ids = add_samples(
             s,
@@ -137,6 +140,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             source_ids=[x.source_id for x in items],
             duplicates=duplicates,
         )
+        quotas.require_person_room(s, ctx.settings, who, model)
         for i in settles:
             detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotators[i]})

@@ -21,7 +21,7 @@ from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
-from service.runs import shards
+from service.runs import gate, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
@@ -99,6 +99,8 @@ def execute(at: Attempt) -> None:
             PROGRESS["fitting" if sharded else "embedding"][0], PROGRESS["fitting"][1]
         ),
     )
+    if gate.gated(inputs.options):  # labels started it: no worse than the serving version, or no version
+        gate.require_no_worse(at, inputs.model_id, result.snapshot, data.texts)
     metrics = version_metrics(inputs, data, result, embedder.id, effort, time.monotonic() - started)
     at.report(PROGRESS["saving"][0], "saving")
     at.checkpoints.reached(

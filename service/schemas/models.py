@@ -99,7 +99,8 @@ class ModelCreate(Strict):
     auto_retrain: bool | None = Field(
         default=None,
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
-        "version is made until it is true again (default true).",
+        "version is made until it is true again (default: true on a model one person writes, false when "
+        "more than one person may write its namespace).",
     )
     blind_labelling: bool | None = Field(
         default=None,
@@ -140,7 +141,8 @@ class ModelPatch(Strict):
     auto_retrain: bool | None = Field(
         default=None,
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
-        "version is made until it is true again (default true).",
+        "version is made until it is true again (default: true on a model one person writes, false when "
+        "more than one person may write its namespace).",
     )
     blind_labelling: bool | None = Field(
         default=None,
@@ -204,7 +206,10 @@ class ModelOut(BaseModel):
         "before the field, which use the service's default embedder.",
     )
     votes_wanted: int = Field(default=1, description="Votes wanted per pool text (addition).")
-    auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
+    auto_retrain: bool = Field(
+        default=True,
+        description="False: automatic retraining is paused, or off as a team's model's default (addition).",
+    )
     blind_labelling: bool = Field(
         default=False, description="True: annotators label blind until they voted on a text (addition)."
     )

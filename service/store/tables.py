@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -197,6 +198,9 @@ class Model(Base):
     )
     # False: a full feedback buffer waits (the owner paused the labelling campaign's automatic versions).
     auto_retrain: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # True: the owner chose `auto_retrain`; false: the default applies (on alone, off for a team:
+    # service/store/teams.py).
+    auto_retrain_set: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # True: an annotator sees colleagues' votes and comments on a text only once they voted on it.
     blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The share of each pool suggestion taken from texts a colleague labelled, when a request gives none.
@@ -236,6 +240,8 @@ class SampleRow(Base):
     __table_args__ = (
         # A trait's samples in id order: the Samples page filtered by trait, whatever the trait's share.
         Index("ix_samples_model_trait_id", "model_id", "trait_id", "id"),
+        # One person's labels on a model: their quota (service/store/quotas.py).
+        Index("ix_samples_model_annotator", "model_id", "annotator"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -495,6 +501,17 @@ class AuditEvent(Base):
     # The model it concerns (its handle: models are archived, never deleted); null for a role change.
     handle: Mapped[str | None] = mapped_column(String(127), nullable=True)
     detail: Mapped[JsonObject] = mapped_column(JSON)
+
+
+class StorageUsage(Base):
+    """The characters of text a namespace keeps (service/store/quotas.py): measured every
+    `quota_measure_interval_s`, each write adding what it stores in between."""
+
+    __tablename__ = "storage_usage"
+
+    namespace: Mapped[str] = mapped_column(String(64), primary_key=True)
+    chars: Mapped[int] = mapped_column(BigInteger)
+    measured_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class UnsureMark(Base):

@@ -129,7 +129,8 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.run()
     no_exception(team)
     assert not team.toggle and not team.number_input and not team.slider
-    line = "1 vote per text · no overlap · automatic retraining on · votes visible to colleagues"
+    # A team's model: automatic retraining is off until its owner turns it on.
+    line = "1 vote per text · no overlap · automatic retraining **paused** · votes visible to colleagues"
     assert line in captions(team)
 
     _as(monkeypatch, service, people["own"])

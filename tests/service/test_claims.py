@@ -207,7 +207,8 @@ def test_a_label_on_a_text_deleted_meanwhile_is_refused_and_stores_nothing(svc: 
 def test_labels_while_training_are_buffered_into_the_next_version(idle_svc: Svc) -> None:
     svc = idle_svc
     c, h = svc.client, "acme.busy"
-    make_model(c, svc.author, h, with_data=False)
+    # The owner chose automatic retraining (a team's model has it off by default).
+    make_model(c, svc.author, h, with_data=False, auto_retrain=True)
     check(c.post(f"/v1/models/{h}/traits", json={"traits": TRAITS}, headers=svc.author), 201)
     body = {
         "samples": [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
