@@ -318,8 +318,22 @@ AuditKind = Literal[
     "key_revoked",
     "signed_in",
     "sign_in_refused",
+    "labels_reviewed",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
+
+#: Where a label stands (docs/api.md "Review"): an annotator's label on a reviewed model is `pending` until a
+#: reviewer (or the owner's agreement rule) accepts or rejects it; only `accepted` labels train.
+ReviewStatus = Literal["accepted", "pending", "rejected"]
+REVIEW_STATUSES: tuple[ReviewStatus, ...] = get_args(ReviewStatus)
+ReviewDecision = Literal["accept", "reject"]
+#: How a reviewed model accepts labels besides a reviewer: `none`, or `agreement` (a text's votes, once they
+#: reach the votes wanted, at least 2, all on one pole: each pending one is accepted).
+AcceptRule = Literal["none", "agreement"]
+ACCEPT_RULES: tuple[AcceptRule, ...] = get_args(AcceptRule)
+#: Labels one review decision names, and the characters of its comment.
+MAX_REVIEW_ITEMS = 500
+MAX_REVIEW_COMMENT_CHARS = 1_000
 
 
 # -- model states: what moves a model from one to another ---------------------------------------------------
@@ -452,6 +466,8 @@ FEEDBACK_PAGE = PageSize(100, 500)
 AGREEMENT_LIMIT = PageSize(20, 100)
 #: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
 AUDIT_PAGE = PageSize(100, 500)
+#: `GET …/review`'s `limit`: labels of the review queue in one page.
+REVIEW_PAGE = PageSize(100, 500)
 #: `GET …/votes`'s `limit`: votes of the export in one page.
 VOTES_PAGE = PageSize(500, 1000)
 #: `GET …/unsure` and `GET …/comments`: unsure marks or comments in one page.

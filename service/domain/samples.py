@@ -23,8 +23,10 @@ from service.store import audit, quotas
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
+from service.store.review import accept_by_agreement
 from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
+from service.store.teams import label_status
 
 
 def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:
@@ -127,6 +129,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             s, ctx.settings, model.namespace, quotas.chars_of(x.text for x in items)
         )
         duplicates: list[int] = []
+        status = label_status(s, who, model)
         ids = add_samples(
             s,
             model.id,
@@ -139,8 +142,12 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             source_urls=[x.source_url for x in items],
             source_ids=[x.source_id for x in items],
             duplicates=duplicates,
+            review=status,
         )
         quotas.require_person_room(s, ctx.settings, who, model)
+        if status == "pending":
+            for x in resolved:
+                accept_by_agreement(s, model, refs.find(x.trait, ("body", "samples")), x.text)
         for i in settles:
             detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotators[i]})

@@ -24,8 +24,9 @@ from service.schemas.score import CompareIn, CompareOut, CompareSide, ScoreIn, T
 from service.store import ledger, quotas
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
+from service.store.review import accept_by_agreement
 from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
-from service.store.teams import auto_retrains, is_team
+from service.store.teams import auto_retrains, is_team, label_status
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
@@ -114,6 +115,7 @@ def add_feedback(
         assert model is not None
         refs = TraitRefs(s, model)
         quotas.require_namespace_room(s, ctx.settings, model.namespace, len(text) * len(items))
+        status = label_status(s, who, model)
         seen: set[str] = set()
         for i, item in enumerate(items):
             key = refs.find(item.trait, ("body", "feedback", i, "trait")).key
@@ -135,9 +137,13 @@ def add_feedback(
                     quality=item.quality,
                     annotator=who.annotator,
                     created_at=utcnow(),
+                    review=status,
                 )
             )
         s.flush()
+        if status == "pending":
+            for key in seen:
+                accept_by_agreement(s, model, refs.find(key, ("body", "feedback")), text)
         quotas.require_person_room(s, ctx.settings, who, model)
         run_id = retrain_if_full(ctx, s, model)
     if run_id is not None:
@@ -156,7 +162,12 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     # Counted up to the buffer's size only: that is all the decision needs, and a busy or reopened model
     # (or a paused campaign) may hold any number of labels.
     buffer = ctx.settings.retrain_buffer
-    held = select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id).limit(buffer).subquery()
+    held = (
+        select(FeedbackLabel.id)
+        .where(FeedbackLabel.model_id == model.id, FeedbackLabel.review == "accepted")  # only these train
+        .limit(buffer)
+        .subquery()
+    )
     buffered = s.scalar(select(func.count()).select_from(held)) or 0
     ctx.checkpoints.reached("feedback_counted", model.handle, f"feedback ({buffered} buffered)")
     if buffered < buffer or not can("retrain", model.state) or model.zero_data_retention:

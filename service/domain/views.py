@@ -15,7 +15,7 @@ from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
 from service.schemas.versions import VersionOut
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
-from service.store.teams import auto_retrains, team_namespaces
+from service.store.teams import auto_retrains, reviews, team_namespaces
 
 
 def tags_of(session: Session, version_id: int | None) -> list[str]:
@@ -143,6 +143,8 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             auto_retrain=auto_retrains(model, model.namespace in teams),
             blind_labelling=model.blind_labelling,
             overlap=model.overlap,
+            review=reviews(model, model.namespace in teams),
+            accept_rule=model.accept_rule,
         )
         for model in models
     ]

@@ -124,7 +124,9 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
     feedback = (
         list(
             s.scalars(
-                select(FeedbackLabel).where(FeedbackLabel.model_id == model.id).order_by(FeedbackLabel.id)
+                select(FeedbackLabel)
+                .where(FeedbackLabel.model_id == model.id, FeedbackLabel.review == "accepted")
+                .order_by(FeedbackLabel.id)
             )
         )
         if with_feedback
@@ -133,7 +135,7 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
     return Inputs(
         options=options,
         traits=load_traits(s, model.id),
-        votes=sample_votes(s, model.id),
+        votes=sample_votes(s, model.id, accepted=True),
         feedback=feedback,
         params=previous_params(s, model) if options.get("reuse_params") else None,
         retain=not model.zero_data_retention,

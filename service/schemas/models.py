@@ -24,6 +24,7 @@ from core.contract import (
     MAX_URL_CHARS,
     MAX_VOTES_WANTED,
     MIN_HANDLE_CHARS,
+    AcceptRule,
     ModelState,
     RunStatus,
 )
@@ -107,6 +108,16 @@ class ModelCreate(Strict):
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
     )
+    review: bool | None = Field(
+        default=None,
+        description="True: an annotator's labels are proposals a reviewer accepts or rejects before they "
+        "train (default: on when more than one person may write the namespace).",
+    )
+    accept_rule: AcceptRule | None = Field(
+        default=None,
+        description="Besides a reviewer, what accepts a pending label: `agreement` (a text's votes reach the "
+        "votes wanted, at least 2, all on one pole) or `none` (default).",
+    )
     overlap: Overlap | None = Field(
         default=None,
         description="The share (0-0.5) of each pool suggestion taken from texts a colleague labelled, when "
@@ -148,6 +159,16 @@ class ModelPatch(Strict):
         default=None,
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
+    )
+    review: bool | None = Field(
+        default=None,
+        description="True: an annotator's labels are proposals a reviewer accepts or rejects before they "
+        "train (default: on when more than one person may write the namespace).",
+    )
+    accept_rule: AcceptRule | None = Field(
+        default=None,
+        description="Besides a reviewer, what accepts a pending label: `agreement` (a text's votes reach the "
+        "votes wanted, at least 2, all on one pole) or `none` (default).",
     )
     overlap: Overlap | None = Field(
         default=None,
@@ -216,6 +237,11 @@ class ModelOut(BaseModel):
     overlap: float = Field(
         default=0.0, description="The `overlap` of a pool suggestion that gives none (addition)."
     )
+    review: bool = Field(
+        default=False,
+        description="True: annotators' labels train once accepted (addition, docs/api.md Review).",
+    )
+    accept_rule: AcceptRule = Field(default="none", description="What accepts a pending label (addition).")
 
 
 class ModelPage(BaseModel):

@@ -37,10 +37,12 @@ from core.contract import (
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
     NEUTRAL_TOLERANCE,
+    AcceptRule,
     Aggregation,
     AuditKind,
     ModelState,
     Provenance,
+    ReviewStatus,
     RunStatus,
     TraitKind,
     VersionTrigger,
@@ -201,6 +203,11 @@ class Model(Base):
     # True: the owner chose `auto_retrain`; false: the default applies (on alone, off for a team:
     # service/store/teams.py).
     auto_retrain_set: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Annotators' labels wait for a reviewer (docs/api.md "Review"): null, on for a team's model
+    # (service/store/teams.py); true or false: the owner's choice.
+    review: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # Besides a reviewer, what accepts a pending label (core.contract.ACCEPT_RULES).
+    accept_rule: Mapped[AcceptRule] = mapped_column(String(16), default="none", server_default="none")
     # True: an annotator sees colleagues' votes and comments on a text only once they voted on it.
     blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The share of each pool suggestion taken from texts a colleague labelled, when a request gives none.
@@ -263,6 +270,10 @@ class SampleRow(Base):
     source: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # The model of the generator that wrote a `source` "generator" sample; null for every other sample.
     generator_model: Mapped[str | None] = mapped_column(String(MAX_GENERATOR_MODEL_CHARS), nullable=True)
+    # Where the label stands (core.contract.REVIEW_STATUSES): only `accepted` trains; who decided and why.
+    review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
+    reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.
@@ -286,6 +297,10 @@ class FeedbackLabel(Base):
     quality: Mapped[float] = mapped_column(Float)
     annotator: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Where the label stands (core.contract.REVIEW_STATUSES): only `accepted` trains; who decided and why.
+    review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
+    reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Version(Base):

@@ -1,7 +1,8 @@
 """Which namespaces hold a team (more than one person who may write them), and what that turns on by default.
 
-A model in a team's namespace gets no automatic retraining unless its owner chose it (`auto_retrain_set`):
-labels from several people reach the served model only when someone decided so.
+A model in a team's namespace gets no automatic retraining unless its owner chose it (`auto_retrain_set`),
+and its annotators' labels wait for a reviewer unless its owner turned review off: labels from several people
+reach the served model only when someone decided so.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections.abc import Collection
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import ReviewStatus
+from service.store.api_keys import Principal
 from service.store.tables import ApiKey, Membership, Model, utcnow
 
 
@@ -42,6 +45,19 @@ def team_namespaces(session: Session, namespaces: Collection[str]) -> set[str]:
 
 def is_team(session: Session, model: Model) -> bool:
     return model.namespace in team_namespaces(session, [model.namespace])
+
+
+def reviews(model: Model, team: bool) -> bool:
+    """Whether an annotator's labels wait for a reviewer: as the owner set it; unset, on for a team's."""
+    return model.review if model.review is not None else team
+
+
+def label_status(session: Session, who: Principal, model: Model) -> ReviewStatus:
+    """Where a label the caller gives now starts: `pending` for one who may not review, on a reviewed
+    model; else `accepted`."""
+    if who.may("review", model.namespace):
+        return "accepted"
+    return "pending" if reviews(model, is_team(session, model)) else "accepted"
 
 
 def auto_retrains(model: Model, team: bool) -> bool:

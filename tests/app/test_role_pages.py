@@ -178,3 +178,44 @@ def test_a_person_is_told_their_role_without_a_key() -> None:
     assert refusal(key, "review", "Settling a text") == (
         "Settling a text needs the reviewer role; your key is an annotator."
     )
+
+
+def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's model: the annotator's 8 votes wait for review. She sees no decision to make; a reviewer
+    rejects two with a comment and accepts the rest in bulk; she then reads the comment, and the table of
+    people shows her acceptance rate."""
+    handle = disputed(service, people)
+    _as(monkeypatch, service, people["ann"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    assert not [b for b in team.button if b.label in ("Accept picked", "Reject picked")]
+
+    _as(monkeypatch, service, people["rev"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    assert "8 label(s) wait for review" in captions(team)
+    team.multiselect(key="review_pick").set_value([0, 1])
+    team.text_input(key="review_comment").input("these are formal").run()
+    team.button(key="review_reject").click().run()
+    no_exception(team)
+    assert "2 label(s): rejected." in texts(team.success)
+    team.checkbox(key="review_all").check().run()
+    team.button(key="review_accept").click().run()
+    no_exception(team)
+    assert "6 label(s): accepted." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert list(owner.list_review(handle)) == []
+        rejected = list(owner.list_review(handle, "rejected"))
+    assert [(r.text, r.comment) for r in rejected] == [(t, "these are formal") for t in TEXTS[:2]]
+
+    _as(monkeypatch, service, people["ann"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    people_table = team.dataframe[-2].value
+    assert list(people_table["acceptance"]) == ["75%"]
+    assert list(team.dataframe[-1].value["comment"]) == ["these are formal"] * 2

@@ -305,6 +305,11 @@ OPERATIONS: list[Op] = [
     Op("list_feedback", "GET", M + "/feedback", "owner_read", "ready", 200, setup=buffered_feedback),
     Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200, action="review",
        setup=buffered_feedback),  # the owner's label: a colleague's, to the annotator and the reviewer
+    Op("list_review", "GET", M + "/review", "owner_read", "ready", 200, setup=buffered_feedback),
+    # Accepting a label is a reviewer's: an annotator never accepts one, their own or a colleague's.
+    Op("review_labels", "POST", M + "/review", "write", "ready", 200, action="review",
+       setup=buffered_feedback,
+       body=lambda p: {"decision": "accept", "items": [{"kind": "feedback", "id": int(p["label_id"])}]}),
     Op("history", "GET", M + "/history", "read", "ready", 200),
     Op("add_eval_items", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": EVAL_ITEMS}),

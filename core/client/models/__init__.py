@@ -13,6 +13,7 @@ from core.client.models.pool import (
     Suggestion,
     Suggestions,
 )
+from core.client.models.review import PersonReview, Reviewed, ReviewItem, ReviewPage
 from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
@@ -42,6 +43,10 @@ __all__ = [
     "PoolLabel",
     "PoolPage",
     "PoolText",
+    "PersonReview",
+    "ReviewItem",
+    "ReviewPage",
+    "Reviewed",
     "RowError",
     "RunRef",
     "Sample",

@@ -7,9 +7,11 @@ Create Date: 2026-11-27
 `models.auto_retrain_set` (false): whether the owner chose `auto_retrain`. Unset, automatic retraining is on
 for a model one person writes and off for a team's (service/store/teams.py): a model made before keeps its
 value only where it was set, so a team's labels no longer make versions by themselves.
-`storage_usage` (namespace, chars, measured_at): a namespace's characters of text for its quota, and the index
-`ix_samples_model_annotator` (model_id, annotator): one person's labels on a model, for theirs
-(service/store/quotas.py).
+`models.review` (null: on for a team's model) and `models.accept_rule` ("none"), and per label (`samples`,
+`feedback_labels`) `review` ("accepted": every label stored before trains as before), `reviewed_by` and
+`review_comment`: labels are proposals until accepted. `storage_usage` (namespace, chars, measured_at): a
+namespace's characters of text for its quota, and the index `ix_samples_model_annotator` (model_id,
+annotator): one person's labels on a model, for theirs (service/store/quotas.py).
 """
 
 from collections.abc import Sequence
@@ -23,6 +25,10 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+#: The tables of labels a reviewer decides on.
+REVIEWED = ("samples", "feedback_labels")
+
+
 def upgrade() -> None:
     inspector = sa.inspect(op.get_bind())
     have = {c["name"] for c in inspector.get_columns("models")}
@@ -31,6 +37,23 @@ def upgrade() -> None:
             "models",
             sa.Column("auto_retrain_set", sa.Boolean(), nullable=False, server_default=sa.false()),
         )
+    if "review" not in have:
+        op.add_column("models", sa.Column("review", sa.Boolean(), nullable=True))
+    if "accept_rule" not in have:
+        op.add_column(
+            "models", sa.Column("accept_rule", sa.String(length=16), nullable=False, server_default="none")
+        )
+    for table in REVIEWED:
+        columns = {c["name"] for c in inspector.get_columns(table)}
+        if "review" not in columns:
+            op.add_column(
+                table,
+                sa.Column("review", sa.String(length=16), nullable=False, server_default="accepted"),
+            )
+        if "reviewed_by" not in columns:
+            op.add_column(table, sa.Column("reviewed_by", sa.String(length=64), nullable=True))
+        if "review_comment" not in columns:
+            op.add_column(table, sa.Column("review_comment", sa.Text(), nullable=True))
     if not inspector.has_table("storage_usage"):
         op.create_table(
             "storage_usage",
@@ -44,5 +67,10 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_samples_model_annotator", table_name="samples")
     op.drop_table("storage_usage")
+    for table in REVIEWED:
+        with op.batch_alter_table(table) as batch:
+            for column in ("review", "reviewed_by", "review_comment"):
+                batch.drop_column(column)
     with op.batch_alter_table("models") as batch:
-        batch.drop_column("auto_retrain_set")
+        for column in ("auto_retrain_set", "review", "accept_rule"):
+            batch.drop_column(column)

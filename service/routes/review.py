@@ -1,0 +1,35 @@
+"""The review queue: list labels by status, accept or reject them (docs/api.md, "Review")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from core.contract import MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
+from service.domain import review
+from service.http.auth import AuthoringKey, CtxDep
+from service.routes.common import errors
+from service.schemas.review import Reviewed, ReviewIn, ReviewPage
+
+router = APIRouter(tags=["review"])
+
+
+@router.get("/models/{handle}/review", response_model=ReviewPage, responses=errors(400, 403, 404))
+def list_review(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    status: ReviewStatus = "pending",
+    limit: Annotated[int, Query(ge=1, le=REVIEW_PAGE.maximum)] = REVIEW_PAGE.default,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+) -> ReviewPage:
+    """The model's labels of one status (default `pending`), with each person's acceptance; an annotator
+    reads only their own."""
+    return review.list_review(ctx, who, handle, status, limit, cursor)
+
+
+@router.post("/models/{handle}/review", response_model=Reviewed, responses=errors(403, 404, 409, 422))
+def review_labels(handle: str, body: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
+    """Accept or reject labels (the reviewer role), with an optional comment; all or none."""
+    return review.review_labels(ctx, who, handle, body)
