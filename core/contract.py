@@ -319,6 +319,8 @@ AuditKind = Literal[
     "signed_in",
     "sign_in_refused",
     "labels_reviewed",
+    "labels_removed",
+    "labels_restored",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
@@ -331,6 +333,8 @@ ReviewDecision = Literal["accept", "reject"]
 #: reach the votes wanted, at least 2, all on one pole: each pending one is accepted).
 AcceptRule = Literal["none", "agreement"]
 ACCEPT_RULES: tuple[AcceptRule, ...] = get_args(AcceptRule)
+#: How long a bulk removal of one person's labels can be undone (its `undo` token), in seconds.
+REMOVAL_UNDO_S = 3600
 #: Labels one review decision names, and the characters of its comment.
 MAX_REVIEW_ITEMS = 500
 MAX_REVIEW_COMMENT_CHARS = 1_000

@@ -14,6 +14,8 @@ from core.client import Model, ReviewPage
 from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS
 
 FLASH = "review_flash"
+#: This tab's last bulk removal: {"handle", "annotator", "undo"} (its token, whose labels they were).
+UNDO = "review_undo"
 
 
 def people_frame(page: ReviewPage) -> pd.DataFrame:
@@ -61,6 +63,8 @@ def review_queue(backend: Backend, model: Model) -> None:
         st.caption("Labels train as they are given: review is off for this model (its owner turns it on).")
     if page.people:
         st.dataframe(people_frame(page), hide_index=True, width="stretch")
+    if backend.may("manage"):
+        bulk_removal(backend, model, sorted({p.annotator for p in page.people}))
     if not reviewer:
         if page.items:
             st.caption("Your labels a reviewer rejected (they do not train), with the reviewer's comment.")
@@ -90,4 +94,32 @@ def review_queue(backend: Backend, model: Model) -> None:
             with guard("Saving the review"):
                 done = backend.client.review_labels(model.handle, decision, picked, comment or None)
                 st.session_state[FLASH] = f"{done.reviewed:d} label(s): {md(decision)}ed."
+                st.rerun()
+
+
+def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:
+    """An owner removes every label of one person on the model in one call, and can undo it on this tab."""
+    undo: dict[str, str] = st.session_state.get(UNDO) or {}
+    if undo.get("handle") == model.handle and st.button(
+        f"Undo: bring back {md(undo['annotator'])}'s labels", key="review_restore"
+    ):
+        with guard("Bringing the labels back"):
+            back = backend.client.restore_labels(model.handle, undo["undo"])
+            st.session_state.pop(UNDO, None)
+            st.session_state[FLASH] = f"Brought back {sum(back.restored.values()):d} label(s)."
+            st.rerun()
+    if not people:
+        return
+    with st.expander("Remove every label of one person"):
+        who = st.selectbox("Person", people, key="review_remove_who")
+        st.caption(
+            "Their votes, buffered feedback labels and unsure marks on this model; undo stays possible for "
+            "an hour on this tab."
+        )
+        if st.button("Remove their labels", key="review_remove"):
+            with guard("Removing the labels"):
+                out = backend.client.remove_labels(model.handle, who)
+                if out.undo:
+                    st.session_state[UNDO] = {"handle": model.handle, "annotator": who, "undo": out.undo}
+                st.session_state[FLASH] = f"Removed {sum(out.removed.values()):d} label(s) of {md(who)}."
                 st.rerun()

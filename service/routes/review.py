@@ -1,4 +1,5 @@
-"""The review queue: list labels by status, accept or reject them (docs/api.md, "Review")."""
+"""The review queue: list labels by status, accept or reject them; remove one person's labels and undo it
+(docs/api.md, "Review")."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
-from service.domain import review
+from service.domain import removal, review
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas.review import Reviewed, ReviewIn, ReviewPage
+from service.schemas.review import LabelsRemoved, LabelsRestored, RestoreIn, Reviewed, ReviewIn, ReviewPage
 
 router = APIRouter(tags=["review"])
 
@@ -33,3 +34,23 @@ def list_review(
 def review_labels(handle: str, body: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
     """Accept or reject labels (the reviewer role), with an optional comment; all or none."""
     return review.review_labels(ctx, who, handle, body)
+
+
+@router.delete("/models/{handle}/labels", response_model=LabelsRemoved, responses=errors(403, 404, 409, 422))
+def remove_labels(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    annotator: Annotated[str, Query(min_length=1, max_length=64)],
+) -> LabelsRemoved:
+    """Remove every label (votes, buffered feedback labels, unsure marks) of one person on the model, in one
+    audited call (the owner's); the answer's `undo` token restores them within the hour."""
+    return removal.remove_labels(ctx, who, handle, annotator)
+
+
+@router.post(
+    "/models/{handle}/labels/restore", response_model=LabelsRestored, responses=errors(403, 404, 409)
+)
+def restore_labels(handle: str, body: RestoreIn, who: AuthoringKey, ctx: CtxDep) -> LabelsRestored:
+    """Undo a bulk removal with its `undo` token (the owner's), within the hour."""
+    return removal.restore_labels(ctx, who, handle, body.undo)

@@ -63,3 +63,23 @@ class Reviewed(BaseModel):
     decision: ReviewDecision
     reviewed: int = Field(description="Labels decided by this request.")
     items: list[ReviewItem]
+
+
+class LabelsRemoved(BaseModel):
+    handle: str
+    annotator: str
+    removed: dict[str, int] = Field(description="Rows removed: `samples` (votes), `feedback`, `unsure`.")
+    undo: str | None = Field(
+        description="The token that undoes the removal for an hour (`POST …/labels/restore`); null when "
+        "nothing was removed, or under zero-data-retention (no text is kept aside)."
+    )
+
+
+class RestoreIn(Strict):
+    undo: str = Field(min_length=1, max_length=64)
+
+
+class LabelsRestored(BaseModel):
+    handle: str
+    annotator: str
+    restored: dict[str, int]

@@ -518,6 +518,21 @@ class AuditEvent(Base):
     detail: Mapped[JsonObject] = mapped_column(JSON)
 
 
+class RemovedLabels(Base):
+    """One person's labels an owner removed from a model in one call (service/domain/removal.py), kept as
+    rows until `expires_at` so the removal can be undone; then dropped. None under zero-data-retention."""
+
+    __tablename__ = "removed_labels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    annotator: Mapped[str] = mapped_column(String(64))
+    removed_by: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    rows: Mapped[JsonObject] = mapped_column(JSON)  # {"samples": […], "feedback": […], "unsure": […]}
+
+
 class StorageUsage(Base):
     """The characters of text a namespace keeps (service/store/quotas.py): measured every
     `quota_measure_interval_s`, each write adding what it stores in between."""

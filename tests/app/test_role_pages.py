@@ -219,3 +219,26 @@ def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
     people_table = team.dataframe[-2].value
     assert list(people_table["acceptance"]) == ["75%"]
     assert list(team.dataframe[-1].value["comment"]) == ["these are formal"] * 2
+
+
+def test_an_owner_removes_a_persons_labels_on_the_team_page_and_undoes_it(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = disputed(service, people)
+    with Client(service.url, people["ann"]) as ann:
+        ann_name = ann.current_key().name
+    _as(monkeypatch, service, people["own"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    team.selectbox(key="review_remove_who").set_value(ann_name)
+    team.button(key="review_remove").click().run()
+    no_exception(team)
+    assert f"Removed 8 label(s) of {ann_name}." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert ann_name not in {s.annotator for s in owner.list_samples(handle)}
+    team.button(key="review_restore").click().run()
+    no_exception(team)
+    assert "Brought back 8 label(s)." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert sum(s.annotator == ann_name for s in owner.list_samples(handle)) == 8

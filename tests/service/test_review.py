@@ -147,3 +147,41 @@ def test_one_persons_model_is_not_reviewed(svc: Svc) -> None:
     make_model(c, h, "lab.alone")
     assert check(c.get("/v1/models/lab.alone", headers=h), 200)["review"] is False
     assert queue(svc, "lab.alone", h)["items"] == []
+
+
+def test_an_owner_removes_every_label_of_one_person_and_undoes_it(svc: Svc) -> None:
+    c, owner, h = svc.client, svc.author, "acme.remove"
+    make_model(c, owner, h)
+    ann, bob = person(svc, "ann", "annotator"), person(svc, "bob", "annotator")
+    flood = [vote(f"flood {i}", 1.0) for i in range(30)]
+    check(c.post(f"/v1/models/{h}/samples", json={"samples": flood}, headers=ann), 201)
+    check(c.post(f"/v1/models/{h}/unsure", json={"trait": "formality", "text": "flood 1"}, headers=ann), 201)
+    check(c.post(f"/v1/models/{h}/samples", json={"samples": [vote("bob's own", 0.0)]}, headers=bob), 201)
+    before = check(c.get(f"/v1/models/{h}", headers=owner), 200)["sample_count"]
+    # Not an annotator's, nor another namespace's, call.
+    assert (
+        error_code(c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=bob), 403)
+        == "forbidden"
+    )
+    resp = c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=svc.other)
+    assert error_code(resp, 404) == "model_not_found"
+
+    out = check(c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=owner), 200)
+    assert out["removed"] == {"samples": 30, "feedback": 0, "unsure": 1} and out["undo"]
+    assert check(c.get(f"/v1/models/{h}", headers=owner), 200)["sample_count"] == before - 30
+    samples = check(c.get(f"/v1/models/{h}/samples", params={"limit": 500}, headers=owner), 200)["items"]
+    assert "ann" not in {s["annotator"] for s in samples} and "bob" in {s["annotator"] for s in samples}
+    events = check(c.get("/v1/namespaces/acme/audit", headers=owner), 200)["items"]
+    assert (events[0]["kind"], events[0]["detail"]["annotator"], events[0]["detail"]["samples"]) == (
+        "labels_removed",
+        "ann",
+        30,
+    )
+
+    assert error_code(c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=ann), 403)
+    back = check(c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner), 200)
+    assert back["restored"] == {"samples": 30, "feedback": 0, "unsure": 1}
+    assert check(c.get(f"/v1/models/{h}", headers=owner), 200)["sample_count"] == before
+    assert len(queue(svc, h, owner)["items"]) == 31  # pending as they were: ann's 30, bob's 1
+    again = c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner)
+    assert error_code(again, 404) == "removal_not_found"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from core.client.calls.base import ClientBase
-from core.client.models import Reviewed, ReviewItem, ReviewPage
+from core.client.models import LabelsRemoved, LabelsRestored, Reviewed, ReviewItem, ReviewPage
 from core.client.paths import path as _path
+from core.client.retry import Safety
 
 
 class ReviewCalls(ClientBase):
@@ -41,3 +42,18 @@ class ReviewCalls(ClientBase):
             body["comment"] = comment
         response = self.request("POST", _path("models", handle, "review"), json=body)
         return Reviewed.model_validate(response.json())
+
+    def remove_labels(self, handle: str, annotator: str) -> LabelsRemoved:
+        """Remove every label (votes, feedback labels, unsure marks) of `annotator` on the model (an owner's
+        call, audited); `undo` in the answer restores them within the hour. Never repeated: a repeat would
+        answer without the first call's `undo`."""
+        response = self.request(
+            "DELETE", _path("models", handle, "labels"), params={"annotator": annotator}, safety=Safety.ONCE
+        )
+        return LabelsRemoved.model_validate(response.json())
+
+    def restore_labels(self, handle: str, undo: str) -> LabelsRestored:
+        """Undo `remove_labels` with its `undo` token, within the hour."""
+        path = _path("models", handle, "labels", "restore")
+        response = self.request("POST", path, json={"undo": undo}, safety=Safety.ONCE)
+        return LabelsRestored.model_validate(response.json())

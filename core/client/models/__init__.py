@@ -13,7 +13,14 @@ from core.client.models.pool import (
     Suggestion,
     Suggestions,
 )
-from core.client.models.review import PersonReview, Reviewed, ReviewItem, ReviewPage
+from core.client.models.review import (
+    LabelsRemoved,
+    LabelsRestored,
+    PersonReview,
+    Reviewed,
+    ReviewItem,
+    ReviewPage,
+)
 from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
@@ -44,6 +51,8 @@ __all__ = [
     "PoolPage",
     "PoolText",
     "PersonReview",
+    "LabelsRemoved",
+    "LabelsRestored",
     "ReviewItem",
     "ReviewPage",
     "Reviewed",

@@ -47,3 +47,19 @@ class Reviewed(_Response):
     decision: str
     reviewed: int
     items: list[ReviewItem] = []
+
+
+class LabelsRemoved(_Response):
+    """`DELETE …/labels`: one person's labels removed (`samples`, `feedback`, `unsure`), and the token that
+    undoes it within the hour (None: nothing removed, or zero-data-retention)."""
+
+    handle: str
+    annotator: str
+    removed: dict[str, int] = {}
+    undo: str | None = None
+
+
+class LabelsRestored(_Response):
+    handle: str
+    annotator: str
+    restored: dict[str, int] = {}

@@ -11,7 +11,8 @@ value only where it was set, so a team's labels no longer make versions by thems
 `feedback_labels`) `review` ("accepted": every label stored before trains as before), `reviewed_by` and
 `review_comment`: labels are proposals until accepted. `storage_usage` (namespace, chars, measured_at): a
 namespace's characters of text for its quota, and the index `ix_samples_model_annotator` (model_id,
-annotator): one person's labels on a model, for theirs (service/store/quotas.py).
+annotator): one person's labels on a model, for theirs (service/store/quotas.py). `removed_labels`: one
+person's labels an owner removed in one call, kept for an hour so the removal can be undone.
 """
 
 from collections.abc import Sequence
@@ -54,6 +55,20 @@ def upgrade() -> None:
             op.add_column(table, sa.Column("reviewed_by", sa.String(length=64), nullable=True))
         if "review_comment" not in columns:
             op.add_column(table, sa.Column("review_comment", sa.Text(), nullable=True))
+    if not inspector.has_table("removed_labels"):
+        op.create_table(
+            "removed_labels",
+            sa.Column("id", sa.Integer(), primary_key=True),
+            sa.Column(
+                "model_id", sa.Integer(), sa.ForeignKey("models.id", ondelete="CASCADE"), nullable=False
+            ),
+            sa.Column("token", sa.String(length=64), nullable=False, unique=True),
+            sa.Column("annotator", sa.String(length=64), nullable=False),
+            sa.Column("removed_by", sa.String(length=64), nullable=False),
+            sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+            sa.Column("rows", sa.JSON(), nullable=False),
+        )
+        op.create_index("ix_removed_labels_model_id", "removed_labels", ["model_id"])
     if not inspector.has_table("storage_usage"):
         op.create_table(
             "storage_usage",
@@ -67,6 +82,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_samples_model_annotator", table_name="samples")
     op.drop_table("storage_usage")
+    op.drop_index("ix_removed_labels_model_id", table_name="removed_labels")
+    op.drop_table("removed_labels")
     for table in REVIEWED:
         with op.batch_alter_table(table) as batch:
             for column in ("review", "reviewed_by", "review_comment"):
