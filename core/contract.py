@@ -335,6 +335,8 @@ AcceptRule = Literal["none", "agreement"]
 ACCEPT_RULES: tuple[AcceptRule, ...] = get_args(AcceptRule)
 #: How long a bulk removal of one person's labels can be undone (its `undo` token), in seconds.
 REMOVAL_UNDO_S = 3600
+#: The characters of a removal's `undo` token at most (the service makes 32).
+MAX_UNDO_TOKEN_CHARS = 64
 #: Labels one review decision names, and the characters of its comment.
 MAX_REVIEW_ITEMS = 500
 MAX_REVIEW_COMMENT_CHARS = 1_000

@@ -11,7 +11,7 @@ from app.shell.backend import Backend
 from app.ui.inert import md
 from app.ui.widgets import guard
 from core.client import Model, ReviewPage
-from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS
+from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, REVIEW_STATUSES
 
 FLASH = "review_flash"
 #: This tab's last bulk removal: {"handle", "annotator", "undo"} (its token, whose labels they were).
@@ -21,16 +21,12 @@ UNDO = "review_undo"
 def people_frame(page: ReviewPage) -> pd.DataFrame:
     """One row per person: labels accepted, rejected, pending, and the share accepted of those decided."""
     rows = [
-        {
-            "person": p.annotator,
-            "accepted": p.accepted,
-            "rejected": p.rejected,
-            "pending": p.pending,
-            "acceptance": f"{p.acceptance_rate:.0%}" if p.acceptance_rate is not None else "",
-        }
+        {"person": p.annotator}
+        | {status: getattr(p, status) for status in REVIEW_STATUSES}
+        | {"acceptance": f"{p.acceptance_rate:.0%}" if p.acceptance_rate is not None else ""}
         for p in page.people
     ]
-    return pd.DataFrame(rows, columns=["person", "accepted", "rejected", "pending", "acceptance"])
+    return pd.DataFrame(rows, columns=["person", *REVIEW_STATUSES, "acceptance"])
 
 
 def items_frame(page: ReviewPage) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from core.contract import REMOVAL_UNDO_S
+from core.contract import REMOVAL_UNDO_S, REVIEW_STATUSES
 from core.engine.types import Sample
 from core.json_types import JsonObject
 from service.domain.access import load_model
@@ -133,7 +133,7 @@ def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> L
         traits = dict(s.execute(select(Trait.key, Trait.id).where(Trait.model_id == model.id)).tuples().all())
         rows = kept.rows
         samples = [r for r in rows["samples"] if r["trait"] in traits]  # a trait deleted since: gone with it
-        for review in ("accepted", "pending", "rejected"):
+        for review in REVIEW_STATUSES:
             mine = [r for r in samples if r["review"] == review]
             if mine:
                 add_samples(

@@ -14,11 +14,20 @@ from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
-from service.domain.states import require
+from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
 from service.errors import ApiError
-from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
+from service.schemas.samples import (
+    SampleDeleted,
+    SampleIds,
+    SampleIn,
+    SampleOut,
+    SamplePage,
+    SamplePatch,
+    Settled,
+    SettleIn,
+)
 from service.store import audit, quotas
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
@@ -326,3 +335,33 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)
+
+
+def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> Settled:
+    """A reviewer settles a text in any state but archived: unlike the samples route (the spec's, drafts
+    only) a settling vote is no edit of the version serving, and the next training takes it in, with no
+    reopen. A text is settled once (409 `already_settled`, saying by whom); the very same vote again answers
+    with the stored one."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="review")
+        require_not_archived(model)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        first = _settled(s, model, trait.id, sha256(body.text))
+        if first is not None and (first.annotator, first.quality) != (who.annotator, float(body.quality)):
+            raise already_settled(first, trait.key, ["body", "quality"])
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text))
+        sample = Sample(trait.key, body.text, body.quality)
+        sid = add_samples(
+            s,
+            model.id,
+            {trait.key: trait.id},
+            [sample],
+            "authored",
+            annotators=[who.annotator],
+            adjudicated=[True],
+        )[0]
+        if first is None:
+            detail = {"trait": trait.key, "sample_id": sid, "quality": body.quality}
+            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})
+        model.updated_at = utcnow()
+        return Settled(handle=model.handle, id=sid, trait=trait.key, settled_by=who.annotator)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from core.contract import MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
+from core.contract import MAX_ANNOTATOR_CHARS, MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
 from service.domain import removal, review
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
@@ -41,7 +41,7 @@ def remove_labels(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
-    annotator: Annotated[str, Query(min_length=1, max_length=64)],
+    annotator: Annotated[str, Query(min_length=1, max_length=MAX_ANNOTATOR_CHARS)],
 ) -> LabelsRemoved:
     """Remove every label (votes, buffered feedback labels, unsure marks) of one person on the model, in one
     audited call (the owner's); the answer's `undo` token restores them within the hour."""

@@ -7,7 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, ReviewDecision, ReviewStatus
+from core.contract import (
+    MAX_REVIEW_COMMENT_CHARS,
+    MAX_REVIEW_ITEMS,
+    MAX_UNDO_TOKEN_CHARS,
+    ReviewDecision,
+    ReviewStatus,
+)
 from service.schemas.common import Strict
 
 LabelKind = Literal["sample", "feedback"]
@@ -76,7 +82,7 @@ class LabelsRemoved(BaseModel):
 
 
 class RestoreIn(Strict):
-    undo: str = Field(min_length=1, max_length=64)
+    undo: str = Field(min_length=1, max_length=MAX_UNDO_TOKEN_CHARS)
 
 
 class LabelsRestored(BaseModel):

@@ -35,6 +35,7 @@ from core.contract import (
     DEFAULT_VOTES_WANTED,
     MAX_GENERATOR_MODEL_CHARS,
     MAX_SOURCE_ID_CHARS,
+    MAX_UNDO_TOKEN_CHARS,
     NEUTRAL_QUALITY,
     NEUTRAL_TOLERANCE,
     AcceptRule,
@@ -526,7 +527,7 @@ class RemovedLabels(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
-    token: Mapped[str] = mapped_column(String(64), unique=True)
+    token: Mapped[str] = mapped_column(String(MAX_UNDO_TOKEN_CHARS), unique=True)
     annotator: Mapped[str] = mapped_column(String(64))
     removed_by: Mapped[str] = mapped_column(String(64))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

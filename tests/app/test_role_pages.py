@@ -111,6 +111,21 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     with Client(service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]
+        owner.train(handle, effort="low")
+        owner.wait(handle)
+    # On the trained model the reviewer settles the next text, no reopen; a settled text says who settled
+    # it and offers no Settle button.
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert f"Settled by {rex_name}." in captions(at)
+    settle = [b for b in at.button if b.label.startswith("Settle: ")]
+    assert len(settle) == 2 * (len(TEXTS) - 1)
+    settle[0].click()
+    at.run()
+    no_exception(at)
+    assert any("your vote decides its pole" in t for t in texts(at.success))
+    assert len([b for b in at.button if b.label.startswith("Settle: ")]) == 2 * (len(TEXTS) - 2)
 
 
 def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(

@@ -186,6 +186,13 @@ def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str,
     return {"text_id": str(item["id"])}
 
 
+_UNSETTLED = iter(range(1_000_000))
+
+
+def unsettled(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    return {"text": f"A text to settle, number {next(_UNSETTLED)}."}
+
+
 def removed_labels(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     """The owner's buffered label removed in bulk: the token that undoes it."""
     buffered_feedback(svc, handle, owner)
@@ -320,6 +327,9 @@ OPERATIONS: list[Op] = [
     Op("review_labels", "POST", M + "/review", "write", "ready", 200, action="review",
        setup=buffered_feedback,
        body=lambda p: {"decision": "accept", "items": [{"kind": "feedback", "id": int(p["label_id"])}]}),
+    # Settling is a reviewer's, on a trained model too (a text of its own for each caller: settled once).
+    Op("settle_text", "POST", M + "/settle", "write", "ready", 200, action="review", caller_setup=unsettled,
+       body=lambda p: {"trait": "formality", "text": p.get("text", "Nobody settles this."), "quality": 1.0}),
     # Removing every label of one person, and undoing it, are an owner's.
     Op("remove_labels", "DELETE", M + "/labels", "write", "ready", 200, setup=buffered_feedback,
        query=lambda _: {"annotator": "someone"}),

@@ -39,11 +39,14 @@ def test_an_annotators_feedback_makes_no_version_on_a_team_model(svc: Svc) -> No
     after = check(c.post(f"/v1/models/{h}/score", json=probe, headers=owner), 200)
     assert after["scores"] == before["scores"]
 
-    # The owner's choice turns it on: the next full buffer retrains.
+    # The owner's choice turns it on: a full buffer of accepted labels retrains; the annotator's 60 wait
+    # for a reviewer (review is on for a team's model).
     patched = check(c.patch(f"/v1/models/{h}", json={"auto_retrain": True}, headers=owner), 200)
     assert patched["auto_retrain"] is True
-    feedback(svc, h, owner, "We remain at your disposal.", 1.0)
-    assert wait_settled(c, h, owner)["version_no"] == 2
+    for i in range(3):
+        feedback(svc, h, owner, f"We remain at your disposal, {i}.", 1.0)
+    model = wait_settled(c, h, owner)
+    assert model["version_no"] == 2 and model["buffered_feedback"] == 60
 
 
 def test_one_persons_model_still_retrains_by_itself(svc: Svc) -> None:

@@ -185,3 +185,28 @@ def test_an_owner_removes_every_label_of_one_person_and_undoes_it(svc: Svc) -> N
     assert len(queue(svc, h, owner)["items"]) == 31  # pending as they were: ann's 30, bob's 1
     again = c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner)
     assert error_code(again, 404) == "removal_not_found"
+
+
+def test_a_reviewer_settles_a_text_of_a_trained_model_and_the_next_training_takes_it(svc: Svc) -> None:
+    c, owner, h = svc.client, svc.author, "acme.settle"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann, rita = person(svc, "ann", "annotator"), person(svc, "rita", "reviewer")
+    text = "Kindly advise at your earliest convenience, mate."
+    body = {"trait": "formality", "text": text, "quality": 1.0}
+    assert error_code(c.post(f"/v1/models/{h}/settle", json=body, headers=ann), 403) == "forbidden"
+    out = check(c.post(f"/v1/models/{h}/settle", json=body, headers=rita), 200)  # ready: no reopen needed
+    assert out["settled_by"] == "rita" and out["trait"] == "formality"
+    assert (
+        check(c.post(f"/v1/models/{h}/settle", json=body, headers=rita), 200)["id"] == out["id"]
+    )  # a repeat
+    other = c.post(f"/v1/models/{h}/settle", json={**body, "quality": 0.0}, headers=owner)
+    assert error_code(other, 409) == "already_settled" and "by rita" in other.json()["error"]["message"]
+    model = check(c.get(f"/v1/models/{h}", headers=owner), 200)
+    assert model["state"] == "ready"
+    check(
+        c.post(f"/v1/models/{h}/train", json={"effort": "low", "reoptimize_params": True}, headers=owner), 202
+    )
+    assert wait_settled(c, h, owner)["version_no"] == 2
+    v2 = check(c.get(f"/v1/models/{h}/versions/v2", headers=owner), 200)
+    assert v2["sample_count"] == model["sample_count"]  # the settling vote among them

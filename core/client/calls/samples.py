@@ -14,6 +14,7 @@ from core.client.models import (
     RunRef,
     Sample,
     SampleInput,
+    Settled,
 )
 from core.client.paths import path as _path
 from core.client.retry import Safety
@@ -24,6 +25,14 @@ from core.contract import (
 
 
 class SampleCalls(ClientBase):
+    def settle(self, handle: str, trait: str, text: str, quality: float) -> Settled:
+        """Settle a text of a trait with this key's vote (the reviewer role), in any state but archived; the
+        next training takes it in. 409 `already_settled` (saying by whom) when a colleague settled it."""
+        body = {"trait": trait, "text": text, "quality": quality}
+        return Settled.model_validate(
+            self.request("POST", _path("models", handle, "settle"), json=body).json()
+        )
+
     def add_samples(
         self,
         handle: str,

@@ -21,7 +21,7 @@ from core.client.models.review import (
     ReviewItem,
     ReviewPage,
 )
-from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput
+from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput, Settled
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
 from core.client.models.versions import HistoryEvent, TagDeleteResult, TagResult, Version
@@ -60,6 +60,7 @@ __all__ = [
     "RunRef",
     "Sample",
     "SampleInput",
+    "Settled",
     "ScoreResult",
     "Suggestion",
     "Suggestions",
