@@ -23,7 +23,7 @@ from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.review import decide
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait
+from service.store.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
 from service.store.teams import is_team, reviews
 
 KINDS = ("sample", "feedback")
@@ -144,6 +144,11 @@ def _position(after: object) -> tuple[int, int]:
     raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
 
 
+def _storable(ids: list[int]) -> list[int]:
+    """The ids a row can hold (PostgreSQL refuses a larger one even in a comparison); the rest are missing."""
+    return [i for i in ids if i <= MAX_INT]
+
+
 def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -> Reviewed:
     """Accept or reject labels, all or none: a label of another model, or none, is 404 and decides nothing."""
     with transaction(ctx.sessions) as s:
@@ -151,11 +156,13 @@ def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -
         require_not_archived(model)
         wanted = {kind: sorted({r.id for r in body.items if r.kind == kind}) for kind in KINDS}
         samples: Sequence[SampleRow] = s.scalars(
-            select(SampleRow).where(SampleRow.model_id == model.id, SampleRow.id.in_(wanted["sample"]))
+            select(SampleRow).where(
+                SampleRow.model_id == model.id, SampleRow.id.in_(_storable(wanted["sample"]))
+            )
         ).all()
         feedback: Sequence[FeedbackLabel] = s.scalars(
             select(FeedbackLabel).where(
-                FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(wanted["feedback"])
+                FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(_storable(wanted["feedback"]))
             )
         ).all()
         missing = [

@@ -14,7 +14,7 @@ from core.contract import (
     ReviewDecision,
     ReviewStatus,
 )
-from service.schemas.common import Strict
+from service.schemas.common import JsonInt, Strict
 
 LabelKind = Literal["sample", "feedback"]
 
@@ -55,7 +55,7 @@ class ReviewPage(BaseModel):
 
 class ReviewRef(Strict):
     kind: LabelKind
-    id: int = Field(ge=1)
+    id: JsonInt = Field(ge=1)
 
 
 class ReviewIn(Strict):
