@@ -228,6 +228,13 @@ DEFAULT_SCORE_BURST = 500
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60
+#: Storage quotas (docs/api.md "Rate limits and quotas"): the labels one person who is not an owner keeps on
+#: one model (votes, feedback labels, unsure marks), in rows and in characters of their texts, and the
+#: characters of text a namespace keeps in all (samples, feedback, pool, evaluation items, notes). Far above a
+#: campaign's (`python -m benchmarks.team`: 0 refusals); a flood meets them long before the disk is full.
+DEFAULT_LABEL_QUOTA_ROWS = 50_000
+DEFAULT_LABEL_QUOTA_CHARS = 50_000_000
+DEFAULT_NAMESPACE_QUOTA_CHARS = 2_000_000_000
 #: Refused sign-in attempts one API process records a minute, from one source address and from all: past
 #: them an attempt is counted, not recorded (the next recorded one from that source says how many), so a
 #: flood of forged tokens cannot fill the disk.
@@ -340,8 +347,28 @@ AuditKind = Literal[
     "note_deleted",
     "signed_out",
     "access_refused",
+    "labels_reviewed",
+    "labels_removed",
+    "labels_restored",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
+
+#: Where a label stands (docs/api.md "Review"): an annotator's label on a reviewed model is `pending` until a
+#: reviewer (or the owner's agreement rule) accepts or rejects it; only `accepted` labels train.
+ReviewStatus = Literal["accepted", "pending", "rejected"]
+REVIEW_STATUSES: tuple[ReviewStatus, ...] = get_args(ReviewStatus)
+ReviewDecision = Literal["accept", "reject"]
+#: How a reviewed model accepts labels besides a reviewer: `none`, or `agreement` (a text's votes, once they
+#: reach the votes wanted, at least 2, all on one pole: each pending one is accepted).
+AcceptRule = Literal["none", "agreement"]
+ACCEPT_RULES: tuple[AcceptRule, ...] = get_args(AcceptRule)
+#: How long a bulk removal of one person's labels can be undone (its `undo` token), in seconds.
+REMOVAL_UNDO_S = 3600
+#: The characters of a removal's `undo` token at most (the service makes 32).
+MAX_UNDO_TOKEN_CHARS = 64
+#: Labels one review decision names, and the characters of its comment.
+MAX_REVIEW_ITEMS = 500
+MAX_REVIEW_COMMENT_CHARS = 1_000
 
 
 # -- model states: what moves a model from one to another ---------------------------------------------------
@@ -474,6 +501,8 @@ FEEDBACK_PAGE = PageSize(100, 500)
 AGREEMENT_LIMIT = PageSize(20, 100)
 #: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
 AUDIT_PAGE = PageSize(100, 500)
+#: `GET …/review`'s `limit`: labels of the review queue in one page.
+REVIEW_PAGE = PageSize(100, 500)
 #: `GET …/votes`'s `limit`: votes of the export in one page.
 VOTES_PAGE = PageSize(500, 1000)
 #: `GET …/unsure` and `GET …/comments`: unsure marks or comments in one page.

@@ -99,20 +99,20 @@ def disagreements_panel(
                if found.stored_at is not None else "")
         )  # fmt: skip
         return
+    # Settling is a reviewer's in any state but archived: the next training takes it in, no reopen needed.
+    may_settle = refused is None and model.state != "archived"
     st.caption(
         f"Texts whose votes differ ({len(texts):,}), most disagreed first. "
         + (
-            "Settling a text is a sample edit: reopen the model (top of the page) to settle."
-            if not editable
-            else f":material/lock: {ours(refused)}"
+            f":material/lock: {ours(refused)}"
             if refused
-            else "Settle one with your own vote: it decides the text's pole in training; the votes stay. "
-            "A text is settled once."
+            else "Settle one with your own vote: it decides the text's pole from the next training on; the "
+            "votes stay. A text is settled once."
         )
     )
     t = names[trait]
     for i, text in enumerate(texts):
-        _disagreed(client, model.handle, t, text, i, editable and refused is None, notes)
+        _disagreed(client, model.handle, t, text, i, may_settle, notes)
 
 
 def _disagreed(
@@ -141,6 +141,10 @@ def _disagreed(
         )
         st.caption(f"Votes: {ours(votes)}")
         notes_line(notes, text.text)
+        settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
+        if text.adjudicated:  # settled once: who did, and no button to settle it again
+            st.caption(f":material/gavel: Settled by {md(settler or 'a reviewer')}.")
+            return
         if not editable:
             return
         c1, c2, _ = st.columns([1, 1, 2])
@@ -148,9 +152,8 @@ def _disagreed(
             settle_key = f"disagree_settle_{i}_{int(quality)}"
             if column.button(f"Settle: {md(label)}", key=settle_key, width="stretch"):
                 with guard("Settling the text"):
-                    settle = {"trait": trait.key, "text": text.text, "quality": quality, "adjudicated": True}
                     try:
-                        client.add_samples(handle, [settle])
+                        client.settle(handle, trait.key, text.text, quality)
                         st.session_state["disagree_flash"] = (
                             f"Settled as “{md(label)}”: your vote decides its pole."
                         )

@@ -58,8 +58,9 @@ def campaign_settings(backend: Backend, model: Model) -> None:
             "Automatic retraining",
             value=model.auto_retrain,
             key="campaign_auto_retrain",
-            help="Off: labels given on a trained model wait in the buffer and no automatic version is made "
-            "until it is on again.",
+            help="Off (a team's model starts so): labels given on a trained model wait in the buffer and no "
+            "automatic version is made until it is on again. On: a full buffer retrains, and the version is "
+            "kept only if it is no worse than the serving one on the evaluation set.",
         )
         blind = st.toggle(
             "Blind labelling",

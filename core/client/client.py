@@ -14,6 +14,7 @@ from core.client.calls.models import ModelCalls
 from core.client.calls.namespaces import NamespaceCalls
 from core.client.calls.perspective import PerspectiveCalls
 from core.client.calls.pool import PoolCalls
+from core.client.calls.review import ReviewCalls
 from core.client.calls.samples import SampleCalls
 from core.client.calls.scoring import ScoringCalls
 from core.client.calls.team import TeamCalls
@@ -35,6 +36,7 @@ class Client(
     NamespaceCalls,
     PoolCalls,
     FeedbackCalls,
+    ReviewCalls,
     TeamCalls,
     EvaluationCalls,
     ScoringCalls,

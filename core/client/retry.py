@@ -28,10 +28,21 @@ class Safety(enum.Enum):
     ONCE = "once"  # creates and run starts: repeat only if it provably never arrived
 
 
-def should_retry_status(status: int, safety: Safety) -> bool:
+def should_retry_status(status: int, safety: Safety, response: httpx.Response | None = None) -> bool:
+    if response is not None and said_final(response):  # e.g. 429 `quota_exceeded`: waiting changes nothing
+        return False
     if status == 429:  # rejected before processing: safe for every request
         return True
     return status >= 500 and safety is Safety.IDEMPOTENT
+
+
+def said_final(response: httpx.Response) -> bool:
+    """Whether the service's error envelope says `retryable: false` (a proxy's page says nothing)."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("retryable") is False and response.status_code == 429
 
 
 def should_retry_exception(exc: httpx.TransportError, safety: Safety) -> bool:

@@ -17,6 +17,9 @@ from core.contract import (
     DEFAULT_EMBEDDER,
     DEFAULT_IMPORT_BURST,
     DEFAULT_IMPORT_RATE_PER_S,
+    DEFAULT_LABEL_QUOTA_CHARS,
+    DEFAULT_LABEL_QUOTA_ROWS,
+    DEFAULT_NAMESPACE_QUOTA_CHARS,
     DEFAULT_RETRAIN_BUFFER,
     DEFAULT_RETRAINS_PER_HOUR,
     DEFAULT_SCORE_BURST,
@@ -113,6 +116,32 @@ class Settings(BaseSettings):
         DEFAULT_RETRAINS_PER_HOUR,
         ge=1,
         description="Automatic retrainings a model starts in an hour; past it labels wait in the buffer.",
+    )
+    label_quota_rows: int = Field(
+        DEFAULT_LABEL_QUOTA_ROWS,
+        ge=0,
+        description="Labels (votes, feedback labels, unsure marks) one person who is not an owner of the "
+        "namespace keeps on one model; a request past it is refused with 429 `quota_exceeded` and stores "
+        "nothing. 0: no quota.",
+    )
+    label_quota_chars: int = Field(
+        DEFAULT_LABEL_QUOTA_CHARS,
+        ge=0,
+        description="Characters of text in those labels; past it 413 `quota_exceeded`, nothing stored. "
+        "0: no quota.",
+    )
+    namespace_quota_chars: int = Field(
+        DEFAULT_NAMESPACE_QUOTA_CHARS,
+        ge=0,
+        description="Characters of text a namespace keeps in all its models (samples, feedback labels, pool "
+        "texts, evaluation items, unsure marks and comments), whoever writes them; past it 413 "
+        "`quota_exceeded`, nothing stored. 0: no quota.",
+    )
+    quota_measure_interval_s: float = Field(
+        300.0,
+        gt=0,
+        description="How often a namespace's stored text is measured again (between measurements each write "
+        "adds what it stores, and deletions count at the next one).",
     )
     cursor_secret: bytes = Field(
         b"",

@@ -13,7 +13,7 @@ from core import engine
 from core.engine.votes import CountedText, count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
-from service.domain.needs import Databases, RunStarter
+from service.domain.needs import Databases, Resources, RunStarter
 from service.domain.samples import label_authors
 from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
@@ -28,7 +28,7 @@ from service.schemas.evaluation import (
     EvaluationStarted,
 )
 from service.schemas.samples import LabelIn
-from service.store import audit, ledger
+from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.samples import CHUNK, sha256
@@ -105,7 +105,7 @@ def _zdr_refusal() -> ApiError:
     )
 
 
-def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
+def add_items(ctx: Resources, who: Principal, handle: str, items: list[LabelIn]) -> EvalAdded:
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
@@ -136,6 +136,8 @@ def add_items(ctx: Databases, who: Principal, handle: str, items: list[LabelIn])
                     "annotator": annotator,
                     "created_at": now,
                 }
+        added = quotas.chars_of(str(row["text"]) for row in new.values())
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, added)
         if new:
             s.execute(insert(EvalItem), list(new.values()))
             before = model.eval_item_count

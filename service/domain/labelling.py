@@ -13,7 +13,7 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import TRAINING_RUNS, can
+from core.contract import TRAINING_RUNS, ReviewStatus, can
 from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.claims import require_room
@@ -23,11 +23,13 @@ from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.schemas.pool import LabelIn, Labelled
-from service.store import claims, ledger
+from service.store import claims, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.review import accept_by_agreement
 from service.store.samples import add_samples
 from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Version, utcnow
+from service.store.teams import label_status
 
 
 def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, body: LabelIn) -> Labelled:
@@ -51,12 +53,20 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
         in_flight = ledger.in_flight(s, model)
         training = in_flight is not None and in_flight.kind in TRAINING_RUNS
         run_id = None
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
+        status = label_status(s, who, model)
         stored_as: Literal["sample", "feedback"]
         if can("edit", model.state):
             stored_as = "sample"
             label = Sample(trait.key, row.text, body.quality)
             label_id = add_samples(
-                s, model.id, {trait.key: trait.id}, [label], "authored", annotators=[who.annotator]
+                s,
+                model.id,
+                {trait.key: trait.id},
+                [label],
+                "authored",
+                annotators=[who.annotator],
+                review=status,
             )[0]
         else:
             if model.zero_data_retention:
@@ -66,8 +76,13 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                     "The model has zero-data-retention on: a trained model's labels would wait as texts.",
                 )
             stored_as = "feedback"
-            label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator)
+            label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator, status)
+            if status == "pending":
+                accept_by_agreement(s, model, trait, row.text)
             run_id = retrain_if_full(ctx, s, model)
+        quotas.require_person_room(s, ctx.settings, who, model)
+        if status == "pending" and stored_as == "sample":
+            accept_by_agreement(s, model, trait, row.text)
         claims.release(s, model.id, text_id, who.annotator, trait.key)
         model.updated_at = utcnow()
         voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(
@@ -95,7 +110,9 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
     return out
 
 
-def _buffer(s: Session, model: Model, trait_key: str, text: str, quality: float, annotator: str) -> int:
+def _buffer(
+    s: Session, model: Model, trait_key: str, text: str, quality: float, annotator: str, review: ReviewStatus
+) -> int:
     """The label in the feedback buffer; a repeat of a label buffered already (a retried request) answers
     with that one, so the route is safe to repeat, as a sample is."""
     stored = s.scalar(
@@ -118,6 +135,7 @@ def _buffer(s: Session, model: Model, trait_key: str, text: str, quality: float,
         quality=quality,
         annotator=annotator,
         created_at=utcnow(),
+        review=review,
     )
     s.add(row)
     s.flush()

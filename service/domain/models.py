@@ -65,8 +65,11 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
                 embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
                 votes_wanted=body.votes_wanted or DEFAULT_VOTES_WANTED,
                 auto_retrain=body.auto_retrain is not False,
+                auto_retrain_set=body.auto_retrain is not None,
                 blind_labelling=body.blind_labelling is True,
                 overlap=body.overlap or 0.0,
+                review=body.review,
+                accept_rule=body.accept_rule or "none",
                 created_at=now,
                 updated_at=now,
             )
@@ -141,10 +144,15 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.votes_wanted = int(fields["votes_wanted"])  # type: ignore[call-overload]
         if fields.get("auto_retrain") is not None:
             model.auto_retrain = bool(fields["auto_retrain"])
+            model.auto_retrain_set = True
         if fields.get("blind_labelling") is not None:
             model.blind_labelling = bool(fields["blind_labelling"])
         if body.overlap is not None:
             model.overlap = body.overlap
+        if body.review is not None:
+            model.review = body.review
+        if body.accept_rule is not None:
+            model.accept_rule = body.accept_rule
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

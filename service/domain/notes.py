@@ -35,7 +35,7 @@ from service.schemas.notes import (
     UnsureOut,
     UnsurePage,
 )
-from service.store import audit
+from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.samples import sha256
@@ -66,7 +66,7 @@ def _comment_out(c: TextComment, trait: str) -> CommentOut:
     )
 
 
-def mark_unsure(ctx: Databases, who: Principal, handle: str, body: UnsureIn) -> UnsureOut:
+def mark_unsure(ctx: Resources, who: Principal, handle: str, body: UnsureIn) -> UnsureOut:
     """The caller's unsure mark on a text of a trait; marking it again answers the stored mark."""
     for attempt in range(2):
         try:
@@ -82,6 +82,7 @@ def mark_unsure(ctx: Databases, who: Principal, handle: str, body: UnsureIn) -> 
                     )
                 )
                 if mark is None:
+                    quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text))
                     mark = UnsureMark(
                         model_id=model.id,
                         trait_id=trait.id,
@@ -91,6 +92,7 @@ def mark_unsure(ctx: Databases, who: Principal, handle: str, body: UnsureIn) -> 
                     )
                     s.add(mark)
                     s.flush()
+                    quotas.require_person_room(s, ctx.settings, who, model)
                 return _unsure_out(mark, trait.key)
         except IntegrityError:  # the same mark stored by a concurrent request: answer that one
             if attempt:
@@ -98,11 +100,12 @@ def mark_unsure(ctx: Databases, who: Principal, handle: str, body: UnsureIn) -> 
     raise AssertionError("unreachable")
 
 
-def add_comment(ctx: Databases, who: Principal, handle: str, body: CommentIn) -> CommentOut:
+def add_comment(ctx: Resources, who: Principal, handle: str, body: CommentIn) -> CommentOut:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
         _require_comment_room(s, model.id, trait.id, who.annotator, sha256(body.text))
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text) + len(body.body))
         comment = TextComment(
             model_id=model.id,
             trait_id=trait.id,

@@ -20,7 +20,7 @@ from service.schemas.pool import (
     PoolTextOut,
 )
 from service.schemas.samples import SampleDeleted
-from service.store import audit
+from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests
@@ -41,11 +41,16 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
     # so suggestions (which need them all) answer from the cache.
     with transaction(ctx.reads) as s:
         model, _, new, _ = _plan_pool_import(s, who, handle, body.texts, digests)
+        # Refused before the embedding, which would cost as much as the texts are long.
+        quotas.require_namespace_room(
+            s, ctx.settings, model.namespace, quotas.chars_of(new.values()), write=False
+        )
     if new:
         ctx.embedders.get(model.embedder).encode(list(new.values()))
     with transaction(ctx.sessions) as s:
         model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
         duplicates = _repeats(digests, set(stored), held)
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, quotas.chars_of(new.values()))
         if new:
             # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
             # them one statement each on SQLite.

@@ -14,17 +14,28 @@ from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
-from service.domain.states import require
+from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
 from service.errors import ApiError
-from service.schemas.samples import SampleDeleted, SampleIds, SampleIn, SampleOut, SamplePage, SamplePatch
-from service.store import audit
+from service.schemas.samples import (
+    SampleDeleted,
+    SampleIds,
+    SampleIn,
+    SampleOut,
+    SamplePage,
+    SamplePatch,
+    Settled,
+    SettleIn,
+)
+from service.store import audit, quotas
 from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
+from service.store.review import accept_by_agreement
 from service.store.samples import add_samples, count_samples, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
+from service.store.teams import label_status
 
 
 def label_authors(s: Session, who: Principal, given: Sequence[str | None], where: str) -> list[str]:
@@ -124,7 +135,11 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
         ]
         require_own_votes(s, who, annotators, "samples")
         settles = _check_settles(s, model, refs.ids, resolved, annotators, items)
+        quotas.require_namespace_room(
+            s, ctx.settings, model.namespace, quotas.chars_of(x.text for x in items)
+        )
         duplicates: list[int] = []
+        status = label_status(s, who, model)
         ids = add_samples(
             s,
             model.id,
@@ -137,7 +152,12 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             source_urls=[x.source_url for x in items],
             source_ids=[x.source_id for x in items],
             duplicates=duplicates,
+            review=status,
         )
+        quotas.require_person_room(s, ctx.settings, who, model)
+        if status == "pending":
+            for x in resolved:
+                accept_by_agreement(s, model, refs.find(x.trait, ("body", "samples")), x.text)
         for i in settles:
             detail = {"trait": resolved[i].trait, "sample_id": ids[i], "quality": resolved[i].quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": annotators[i]})
@@ -320,3 +340,33 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         s.delete(row)
         model.updated_at = utcnow()
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)
+
+
+def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> Settled:
+    """A reviewer settles a text in any state but archived: unlike the samples route (the spec's, drafts
+    only) a settling vote is no edit of the version serving, and the next training takes it in, with no
+    reopen. A text is settled once (409 `already_settled`, saying by whom); the very same vote again answers
+    with the stored one."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="review")
+        require_not_archived(model)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        first = _settled(s, model, trait.id, sha256(body.text))
+        if first is not None and (first.annotator, first.quality) != (who.annotator, float(body.quality)):
+            raise already_settled(first, trait.key, ["body", "quality"])
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text))
+        sample = Sample(trait.key, body.text, body.quality)
+        sid = add_samples(
+            s,
+            model.id,
+            {trait.key: trait.id},
+            [sample],
+            "authored",
+            annotators=[who.annotator],
+            adjudicated=[True],
+        )[0]
+        if first is None:
+            detail = {"trait": trait.key, "sample_id": sid, "quality": body.quality}
+            audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})
+        model.updated_at = utcnow()
+        return Settled(handle=model.handle, id=sid, trait=trait.key, settled_by=who.annotator)

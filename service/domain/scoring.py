@@ -21,10 +21,12 @@ from service.domain.traits import TraitRefs
 from service.domain.versions import version_filter, version_not_found
 from service.errors import ApiError
 from service.schemas.score import CompareIn, CompareOut, CompareSide, ScoreIn, TraitDelta, TraitScore
-from service.store import audit, ledger
+from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
+from service.store.review import accept_by_agreement
 from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
+from service.store.teams import auto_retrains, is_team, label_status
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module
     from core.engine import Scorer
@@ -103,15 +105,17 @@ class Label(Protocol):
 
 
 def add_feedback(
-    ctx: Resources, t: Target, text: str, items: Sequence[Label], annotator: str
+    ctx: Resources, t: Target, text: str, items: Sequence[Label], who: Principal
 ) -> tuple[int, str | None]:
-    """Buffer feedback labels given by `annotator`; queue an automatic retraining when the buffer is full."""
+    """Buffer feedback labels given by `who`; queue an automatic retraining when the buffer is full."""
     with transaction(ctx.sessions) as s:
         # Lock the model row (PostgreSQL) so concurrent feedback cannot each see a full buffer on a
         # ready model and queue one retraining apiece.
         model = s.scalar(select(Model).where(Model.id == t.model_id).with_for_update())
         assert model is not None
         refs = TraitRefs(s, model)
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(text) * len(items))
+        status = label_status(s, who, model)
         seen: set[str] = set()
         for i, item in enumerate(items):
             key = refs.find(item.trait, ("body", "feedback", i, "trait")).key
@@ -131,11 +135,16 @@ def add_feedback(
                     trait_key=key,
                     text=text,
                     quality=item.quality,
-                    annotator=annotator,
+                    annotator=who.annotator,
                     created_at=utcnow(),
+                    review=status,
                 )
             )
         s.flush()
+        if status == "pending":
+            for key in seen:
+                accept_by_agreement(s, model, refs.find(key, ("body", "feedback")), text)
+        quotas.require_person_room(s, ctx.settings, who, model)
         run_id = retrain_if_full(ctx, s, model)
     if run_id is not None:
         ctx.enqueue(run_id)
@@ -153,12 +162,17 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     # Counted up to the buffer's size only: that is all the decision needs, and a busy or reopened model
     # (or a paused campaign) may hold any number of labels.
     buffer = ctx.settings.retrain_buffer
-    held = select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id).limit(buffer).subquery()
+    held = (
+        select(FeedbackLabel.id)
+        .where(FeedbackLabel.model_id == model.id, FeedbackLabel.review == "accepted")  # only these train
+        .limit(buffer)
+        .subquery()
+    )
     buffered = s.scalar(select(func.count()).select_from(held)) or 0
     ctx.checkpoints.reached("feedback_counted", model.handle, f"feedback ({buffered} buffered)")
     if buffered < buffer or not can("retrain", model.state) or model.zero_data_retention:
         return None
-    if not model.auto_retrain:
+    if not auto_retrains(model, is_team(s, model)):
         return None
     # A flood of labels must not make a version a minute forever: past the hour's allowance the labels wait
     # in the buffer, and the first label after the hour retrains on all of them.
@@ -173,7 +187,7 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
     # Which labels started it: the buffer the retraining reads, by whom (numbers and names, no text).
     labels = s.execute(
         select(FeedbackLabel.annotator, func.count(), func.min(FeedbackLabel.id), func.max(FeedbackLabel.id))
-        .where(FeedbackLabel.model_id == model.id)
+        .where(FeedbackLabel.model_id == model.id, FeedbackLabel.review == "accepted")
         .group_by(FeedbackLabel.annotator)
     ).all()
     by: JsonObject = {str(a): n for a, n, _, _ in labels}
@@ -262,7 +276,7 @@ def score(ctx: Resources, r: ScoreRequest) -> Scored:
     scorer = scorer_for(ctx, r.target)
     blocks = trait_scores(scorer, texts)
     feedback = r.body.feedback
-    buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who.annotator)[0] if feedback else None
+    buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None
     return Scored(r, scorer, blocks, buffered)
 
 

@@ -42,7 +42,9 @@ def check_trainable(session: Session, model: Model) -> None:
         if positive and negative and _has_several_votes(session, model.id, t.id):
             # Both poles among the samples; a text's votes count as their mean (core/engine/votes.py), which
             # may leave a pole without a text (or make a text neutral): the qualities training sees decide.
-            poles = {pole_of(c.quality) for c in count_votes(sample_votes(session, model.id, t.id))}
+            poles = {
+                pole_of(c.quality) for c in count_votes(sample_votes(session, model.id, t.id, accepted=True))
+            }
             positive, negative = "positive" in poles, "negative" in poles
         if positive and negative:
             continue

@@ -15,6 +15,7 @@ from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
 from service.schemas.versions import VersionOut
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
+from service.store.teams import auto_retrains, reviews, team_namespaces
 
 
 def tags_of(session: Session, version_id: int | None) -> list[str]:
@@ -108,6 +109,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
     )
     last_runs = {r.id: r for r in session.scalars(select(Run).where(Run.id.in_(run_ids)))} if run_ids else {}
     positions = queue_positions(session, list(last_runs.values()))
+    teams = team_namespaces(session, {m.namespace for m in models})
     return [
         ModelOut(
             handle=model.handle,
@@ -138,9 +140,11 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             buffered_feedback=buffered.get(model.id, 0),
             embedder=model.embedder,
             votes_wanted=model.votes_wanted,
-            auto_retrain=model.auto_retrain,
+            auto_retrain=auto_retrains(model, model.namespace in teams),
             blind_labelling=model.blind_labelling,
             overlap=model.overlap,
+            review=reviews(model, model.namespace in teams),
+            accept_rule=model.accept_rule,
         )
         for model in models
     ]

@@ -44,6 +44,7 @@ from service.routes import (
     perspective,
     pool,
     preview,
+    review,
     runs,
     samples,
     score,
@@ -134,7 +135,18 @@ def route_table() -> tuple[BaseRoute, ...]:
     )(get_health)
     table.include_router(health, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     routers = (models, traits, preview, samples, runs, versions, history, evaluation, score, keys_info, pool)
-    for module in (*routers, thresholds, eval_compare, agreement, feedback, audit, team, notes, people):
+    for module in (
+        *routers,
+        thresholds,
+        eval_compare,
+        agreement,
+        feedback,
+        audit,
+        team,
+        notes,
+        people,
+        review,
+    ):
         table.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     table.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)
     return tuple(table.routes)

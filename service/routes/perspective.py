@@ -201,7 +201,7 @@ def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObj
         if key is None:
             raise ApiError(400, "unknown_attribute", f"Attribute {name!r} is not a trait of {handle}.")
         items.append(_Label(key, suggested.summaryScore.value))
-    add_feedback(ctx, t, body.comment.text, items, who.annotator)
+    add_feedback(ctx, t, body.comment.text, items, who)
     return SuggestScoreOut(clientToken=body.clientToken).model_dump(exclude_none=True)
 
 

@@ -11,7 +11,16 @@ from service.domain import samples
 from service.http.auth import AuthoringKey, CtxDep
 from service.http.ratelimit import small_import
 from service.routes.common import errors
-from service.schemas.samples import SampleDeleted, SampleIds, SampleOut, SamplePage, SamplePatch, SamplesIn
+from service.schemas.samples import (
+    SampleDeleted,
+    SampleIds,
+    SampleOut,
+    SamplePage,
+    SamplePatch,
+    SamplesIn,
+    Settled,
+    SettleIn,
+)
 
 router = APIRouter(tags=["samples"])
 
@@ -54,3 +63,10 @@ def update_sample(
 )
 def delete_sample(handle: str, sample_id: int, who: AuthoringKey, ctx: CtxDep) -> SampleDeleted:
     return samples.delete_sample(ctx, who, handle, sample_id)
+
+
+@router.post("/models/{handle}/settle", response_model=Settled, responses=errors(403, 404, 409, 422))
+def settle_text(handle: str, body: SettleIn, who: AuthoringKey, ctx: CtxDep) -> Settled:
+    """Settle a text of a trait with the caller's vote (the reviewer role), in any state but archived: the
+    next training takes it in (docs/api.md "Agreement")."""
+    return samples.settle_text(ctx, who, handle, body)

@@ -21,7 +21,7 @@ from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
-from service.runs import shards
+from service.runs import gate, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
@@ -99,6 +99,8 @@ def execute(at: Attempt) -> None:
             PROGRESS["fitting" if sharded else "embedding"][0], PROGRESS["fitting"][1]
         ),
     )
+    if gate.gated(inputs.options):  # labels started it: no worse than the serving version, or no version
+        gate.require_no_worse(at, inputs.model_id, result.snapshot, data.texts)
     metrics = version_metrics(inputs, data, result, embedder.id, effort, time.monotonic() - started)
     at.report(PROGRESS["saving"][0], "saving")
     at.checkpoints.reached(
@@ -122,7 +124,9 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
     feedback = (
         list(
             s.scalars(
-                select(FeedbackLabel).where(FeedbackLabel.model_id == model.id).order_by(FeedbackLabel.id)
+                select(FeedbackLabel)
+                .where(FeedbackLabel.model_id == model.id, FeedbackLabel.review == "accepted")
+                .order_by(FeedbackLabel.id)
             )
         )
         if with_feedback
@@ -131,7 +135,7 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
     return Inputs(
         options=options,
         traits=load_traits(s, model.id),
-        votes=sample_votes(s, model.id),
+        votes=sample_votes(s, model.id, accepted=True),
         feedback=feedback,
         params=previous_params(s, model) if options.get("reuse_params") else None,
         retain=not model.zero_data_retention,

@@ -24,6 +24,7 @@ from core.contract import (
     MAX_URL_CHARS,
     MAX_VOTES_WANTED,
     MIN_HANDLE_CHARS,
+    AcceptRule,
     ModelState,
     RunStatus,
 )
@@ -99,12 +100,23 @@ class ModelCreate(Strict):
     auto_retrain: bool | None = Field(
         default=None,
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
-        "version is made until it is true again (default true).",
+        "version is made until it is true again (default: true on a model one person writes, false when "
+        "more than one person may write its namespace).",
     )
     blind_labelling: bool | None = Field(
         default=None,
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
+    )
+    review: bool | None = Field(
+        default=None,
+        description="True: an annotator's labels are proposals a reviewer accepts or rejects before they "
+        "train (default: on when more than one person may write the namespace).",
+    )
+    accept_rule: AcceptRule | None = Field(
+        default=None,
+        description="Besides a reviewer, what accepts a pending label: `agreement` (a text's votes reach the "
+        "votes wanted, at least 2, all on one pole) or `none` (default).",
     )
     overlap: Overlap | None = Field(
         default=None,
@@ -140,12 +152,23 @@ class ModelPatch(Strict):
     auto_retrain: bool | None = Field(
         default=None,
         description="False pauses automatic retraining: buffered feedback accumulates and no automatic "
-        "version is made until it is true again (default true).",
+        "version is made until it is true again (default: true on a model one person writes, false when "
+        "more than one person may write its namespace).",
     )
     blind_labelling: bool | None = Field(
         default=None,
         description="True: an annotator sees colleagues' votes, unsure marks and comments on a text only "
         "once they voted on it (default false; reviewers and owners see everything).",
+    )
+    review: bool | None = Field(
+        default=None,
+        description="True: an annotator's labels are proposals a reviewer accepts or rejects before they "
+        "train (default: on when more than one person may write the namespace).",
+    )
+    accept_rule: AcceptRule | None = Field(
+        default=None,
+        description="Besides a reviewer, what accepts a pending label: `agreement` (a text's votes reach the "
+        "votes wanted, at least 2, all on one pole) or `none` (default).",
     )
     overlap: Overlap | None = Field(
         default=None,
@@ -204,13 +227,21 @@ class ModelOut(BaseModel):
         "before the field, which use the service's default embedder.",
     )
     votes_wanted: int = Field(default=1, description="Votes wanted per pool text (addition).")
-    auto_retrain: bool = Field(default=True, description="False: automatic retraining is paused (addition).")
+    auto_retrain: bool = Field(
+        default=True,
+        description="False: automatic retraining is paused, or off as a team's model's default (addition).",
+    )
     blind_labelling: bool = Field(
         default=False, description="True: annotators label blind until they voted on a text (addition)."
     )
     overlap: float = Field(
         default=0.0, description="The `overlap` of a pool suggestion that gives none (addition)."
     )
+    review: bool = Field(
+        default=False,
+        description="True: annotators' labels train once accepted (addition, docs/api.md Review).",
+    )
+    accept_rule: AcceptRule = Field(default="none", description="What accepts a pending label (addition).")
 
 
 class ModelPage(BaseModel):

@@ -154,3 +154,25 @@ class SampleDeleted(BaseModel):
     handle: str
     id: int
     deleted: bool
+
+
+class SettleIn(Strict):
+    """A reviewer's settling vote on a text of a trait: its quality decides the text's pole in training."""
+
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    text: Text
+    quality: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("quality")
+    @classmethod
+    def _quality(cls, value: float) -> float:
+        if math.isnan(value):
+            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+        return value
+
+
+class Settled(BaseModel):
+    handle: str
+    id: int = Field(description="The settling vote's sample id.")
+    trait: str
+    settled_by: str

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import pole_of
+from core.contract import ReviewStatus, pole_of
 from core.engine.types import Sample, TraitSpec
 from service.store.db import analyze_after_growth
 from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
@@ -101,6 +101,7 @@ def add_samples(
     source_ids: Sequence[str | None] | None = None,
     created_ats: Sequence[datetime] | None = None,
     duplicates: list[int] | None = None,
+    review: ReviewStatus = "accepted",
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each;
@@ -112,7 +113,9 @@ def add_samples(
     from the (model, trait, content hash) index in a few queries, and the new rows go in with one
     executemany. `source_urls` and `source_ids` (per sample, `ORIGIN`) are set on new rows, and on stored
     ones that have none yet. `created_ats` (per sample; default now) are when each label was given: a
-    buffered label folded in by a retraining keeps the time it was given, not the retraining's.
+    buffered label folded in by a retraining keeps the time it was given, not the retraining's. `review`:
+    where the new rows stand (`pending`: an annotator's label on a reviewed model, which trains once
+    accepted).
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
@@ -156,6 +159,7 @@ def add_samples(
                 "annotator": who,
                 "adjudicated": settled,
                 "created_at": given,
+                "review": review,
             }
         else:
             for name, value in origin.items():

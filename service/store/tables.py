@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -34,12 +35,15 @@ from core.contract import (
     DEFAULT_VOTES_WANTED,
     MAX_GENERATOR_MODEL_CHARS,
     MAX_SOURCE_ID_CHARS,
+    MAX_UNDO_TOKEN_CHARS,
     NEUTRAL_QUALITY,
     NEUTRAL_TOLERANCE,
+    AcceptRule,
     Aggregation,
     AuditKind,
     ModelState,
     Provenance,
+    ReviewStatus,
     RunStatus,
     TraitKind,
     VersionTrigger,
@@ -201,6 +205,14 @@ class Model(Base):
     )
     # False: a full feedback buffer waits (the owner paused the labelling campaign's automatic versions).
     auto_retrain: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # True: the owner chose `auto_retrain`; false: the default applies (on alone, off for a team:
+    # service/store/teams.py).
+    auto_retrain_set: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Annotators' labels wait for a reviewer (docs/api.md "Review"): null, on for a team's model
+    # (service/store/teams.py); true or false: the owner's choice.
+    review: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # Besides a reviewer, what accepts a pending label (core.contract.ACCEPT_RULES).
+    accept_rule: Mapped[AcceptRule] = mapped_column(String(16), default="none", server_default="none")
     # True: an annotator sees colleagues' votes and comments on a text only once they voted on it.
     blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The share of each pool suggestion taken from texts a colleague labelled, when a request gives none.
@@ -240,6 +252,8 @@ class SampleRow(Base):
     __table_args__ = (
         # A trait's samples in id order: the Samples page filtered by trait, whatever the trait's share.
         Index("ix_samples_model_trait_id", "model_id", "trait_id", "id"),
+        # One person's labels on a model: their quota (service/store/quotas.py).
+        Index("ix_samples_model_annotator", "model_id", "annotator"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -261,6 +275,10 @@ class SampleRow(Base):
     source: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # The model of the generator that wrote a `source` "generator" sample; null for every other sample.
     generator_model: Mapped[str | None] = mapped_column(String(MAX_GENERATOR_MODEL_CHARS), nullable=True)
+    # Where the label stands (core.contract.REVIEW_STATUSES): only `accepted` trains; who decided and why.
+    review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
+    reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.
@@ -284,6 +302,10 @@ class FeedbackLabel(Base):
     quality: Mapped[float] = mapped_column(Float)
     annotator: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Where the label stands (core.contract.REVIEW_STATUSES): only `accepted` trains; who decided and why.
+    review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
+    reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Version(Base):
@@ -499,6 +521,32 @@ class AuditEvent(Base):
     # The model it concerns (its handle: models are archived, never deleted); null for a role change.
     handle: Mapped[str | None] = mapped_column(String(127), nullable=True)
     detail: Mapped[JsonObject] = mapped_column(JSON)
+
+
+class RemovedLabels(Base):
+    """One person's labels an owner removed from a model in one call (service/domain/removal.py), kept as
+    rows until `expires_at` so the removal can be undone; then dropped. None under zero-data-retention."""
+
+    __tablename__ = "removed_labels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    token: Mapped[str] = mapped_column(String(MAX_UNDO_TOKEN_CHARS), unique=True)
+    annotator: Mapped[str] = mapped_column(String(64))
+    removed_by: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    rows: Mapped[JsonObject] = mapped_column(JSON)  # {"samples": […], "feedback": […], "unsure": […]}
+
+
+class StorageUsage(Base):
+    """The characters of text a namespace keeps (service/store/quotas.py): measured every
+    `quota_measure_interval_s`, each write adding what it stores in between."""
+
+    __tablename__ = "storage_usage"
+
+    namespace: Mapped[str] = mapped_column(String(64), primary_key=True)
+    chars: Mapped[int] = mapped_column(BigInteger)
+    measured_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class UnsureMark(Base):

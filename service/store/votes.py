@@ -17,8 +17,11 @@ from core.engine.votes import CountedText, Vote, training_samples
 from service.store.tables import EvalItem, FeedbackLabel, SampleRow, Trait
 
 
-def sample_votes(session: Session, model_id: int, trait_id: int | None = None) -> list[Vote]:
-    """The model's samples (of one trait, with `trait_id`) as votes, by id."""
+def sample_votes(
+    session: Session, model_id: int, trait_id: int | None = None, *, accepted: bool = False
+) -> list[Vote]:
+    """The model's samples (of one trait, with `trait_id`) as votes, by id; `accepted`: only those that
+    train (a pending or rejected label never does: docs/api.md "Review")."""
     q = (
         select(
             SampleRow.id,
@@ -33,6 +36,8 @@ def sample_votes(session: Session, model_id: int, trait_id: int | None = None) -
     )
     if trait_id is not None:
         q = q.where(SampleRow.trait_id == trait_id)
+    if accepted:
+        q = q.where(SampleRow.review == "accepted")
     return [
         Vote(
             trait=key, text=text, quality=quality, annotator=annotator, id=sid, adjudicated=bool(adjudicated)

@@ -111,6 +111,21 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     with Client(service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]
+        owner.train(handle, effort="low")
+        owner.wait(handle)
+    # On the trained model the reviewer settles the next text, no reopen; a settled text says who settled
+    # it and offers no Settle button.
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert f"Settled by {rex_name}." in captions(at)
+    settle = [b for b in at.button if b.label.startswith("Settle: ")]
+    assert len(settle) == 2 * (len(TEXTS) - 1)
+    settle[0].click()
+    at.run()
+    no_exception(at)
+    assert any("your vote decides its pole" in t for t in texts(at.success))
+    assert len([b for b in at.button if b.label.startswith("Settle: ")]) == 2 * (len(TEXTS) - 2)
 
 
 def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
@@ -129,7 +144,8 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.run()
     no_exception(team)
     assert not team.toggle and not team.number_input and not team.slider
-    line = "1 vote per text · no overlap · automatic retraining on · votes visible to colleagues"
+    # A team's model: automatic retraining is off until its owner turns it on.
+    line = "1 vote per text · no overlap · automatic retraining **paused** · votes visible to colleagues"
     assert line in captions(team)
 
     _as(monkeypatch, service, people["own"])
@@ -177,3 +193,67 @@ def test_a_person_is_told_their_role_without_a_key() -> None:
     assert refusal(key, "review", "Settling a text") == (
         "Settling a text needs the reviewer role; your key is an annotator."
     )
+
+
+def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's model: the annotator's 8 votes wait for review. She sees no decision to make; a reviewer
+    rejects two with a comment and accepts the rest in bulk; she then reads the comment, and the table of
+    people shows her acceptance rate."""
+    handle = disputed(service, people)
+    _as(monkeypatch, service, people["ann"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    assert not [b for b in team.button if b.label in ("Accept picked", "Reject picked")]
+
+    _as(monkeypatch, service, people["rev"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    assert "8 label(s) wait for review" in captions(team)
+    team.multiselect(key="review_pick").set_value([0, 1])
+    team.text_input(key="review_comment").input("these are formal").run()
+    team.button(key="review_reject").click().run()
+    no_exception(team)
+    assert "2 label(s): rejected." in texts(team.success)
+    team.checkbox(key="review_all").check().run()
+    team.button(key="review_accept").click().run()
+    no_exception(team)
+    assert "6 label(s): accepted." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert list(owner.list_review(handle)) == []
+        rejected = list(owner.list_review(handle, "rejected"))
+    assert [(r.text, r.comment) for r in rejected] == [(t, "these are formal") for t in TEXTS[:2]]
+
+    _as(monkeypatch, service, people["ann"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    people_table = team.dataframe[-2].value
+    assert list(people_table["acceptance"]) == ["75%"]
+    assert list(team.dataframe[-1].value["comment"]) == ["these are formal"] * 2
+
+
+def test_an_owner_removes_a_persons_labels_on_the_team_page_and_undoes_it(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = disputed(service, people)
+    with Client(service.url, people["ann"]) as ann:
+        ann_name = ann.current_key().name
+    _as(monkeypatch, service, people["own"])
+    team = page("team", handle)
+    team.run()
+    no_exception(team)
+    team.selectbox(key="review_remove_who").set_value(ann_name)
+    team.button(key="review_remove").click().run()
+    no_exception(team)
+    assert f"Removed 8 label(s) of {ann_name}." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert ann_name not in {s.annotator for s in owner.list_samples(handle)}
+    team.button(key="review_restore").click().run()
+    no_exception(team)
+    assert "Brought back 8 label(s)." in texts(team.success)
+    with Client(service.url, people["own"]) as owner:
+        assert sum(s.annotator == ann_name for s in owner.list_samples(handle)) == 8

@@ -165,10 +165,10 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         versions = len(list(owner_api.list_versions(HANDLE)))
         assert versions == 1
 
-        # The owner pauses automatic retraining: a campaign setting of the Team page.
+        # Automatic retraining is off on a team's model until its owner turns it on: the owner saves the
+        # campaign settings of the Team page as they are, retraining off.
         owner = uis[OWNER]
         owner.nav("Team")
-        owner.page.get_by_text("Automatic retraining", exact=True).click()  # the toggle, on -> off
         owner.click("Save campaign settings")
         owner.expect_text("Saved: 1 vote per text · no overlap · automatic retraining paused")
         assert owner_api.get_model(HANDLE).auto_retrain is False

@@ -35,6 +35,20 @@ def test_status_matrix(status: int, safety: Safety, expected: bool) -> None:
     assert should_retry_status(status, safety) is expected
 
 
+def test_a_429_the_service_calls_final_is_not_retried() -> None:
+    """A quota is no rate: `quota_exceeded` (retryable false) is raised at once; `rate_limited` and a
+    proxy's 429 without an envelope are retried."""
+
+    def answer(body: object) -> httpx.Response:
+        return httpx.Response(429, json=body, request=httpx.Request("POST", "http://x/v1/models/a.b/samples"))
+
+    quota = {"error": {"code": "quota_exceeded", "retryable": False, "message": "", "details": []}}
+    rate = {"error": {"code": "rate_limited", "retryable": True, "message": "", "details": []}}
+    assert should_retry_status(429, Safety.ONCE, answer(quota)) is False
+    assert should_retry_status(429, Safety.ONCE, answer(rate)) is True
+    assert should_retry_status(429, Safety.ONCE, answer("Too Many Requests")) is True
+
+
 def test_exception_matrix() -> None:
     request = httpx.Request("POST", "http://x/v1/models")
     refused = httpx.ConnectError("refused", request=request)

@@ -193,6 +193,23 @@ def claimed_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str,
     return {"text_id": str(item["id"])}
 
 
+_UNSETTLED = iter(range(1_000_000))
+
+
+def unsettled(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    return {"text": f"A text to settle, number {next(_UNSETTLED)}."}
+
+
+def removed_labels(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """The owner's buffered label removed in bulk: the token that undoes it."""
+    buffered_feedback(svc, handle, owner)
+    name = check(svc.client.get("/v1/keys/current", headers=owner), 200)["name"]
+    out = check(
+        svc.client.delete(f"/v1/models/{handle}/labels", params={"annotator": name}, headers=owner), 200
+    )
+    return {"undo": out["undo"]}
+
+
 def buffered_feedback(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     body = {"content": "Kindly find the report attached.", "feedback": FEEDBACK}
     check(svc.client.post(f"/v1/models/{handle}/score", json=body, headers=owner), 200)
@@ -321,6 +338,19 @@ OPERATIONS: list[Op] = [
     Op("list_feedback", "GET", M + "/feedback", "owner_read", "ready", 200, setup=buffered_feedback),
     Op("withdraw_feedback", "DELETE", M + "/feedback/{label_id}", "write", "ready", 200, action="review",
        setup=buffered_feedback),  # the owner's label: a colleague's, to the annotator and the reviewer
+    Op("list_review", "GET", M + "/review", "owner_read", "ready", 200, setup=buffered_feedback),
+    # Accepting a label is a reviewer's: an annotator never accepts one, their own or a colleague's.
+    Op("review_labels", "POST", M + "/review", "write", "ready", 200, action="review",
+       setup=buffered_feedback,
+       body=lambda p: {"decision": "accept", "items": [{"kind": "feedback", "id": int(p["label_id"])}]}),
+    # Settling is a reviewer's, on a trained model too (a text of its own for each caller: settled once).
+    Op("settle_text", "POST", M + "/settle", "write", "ready", 200, action="review", caller_setup=unsettled,
+       body=lambda p: {"trait": "formality", "text": p.get("text", "Nobody settles this."), "quality": 1.0}),
+    # Removing every label of one person, and undoing it, are an owner's.
+    Op("remove_labels", "DELETE", M + "/labels", "write", "ready", 200, setup=buffered_feedback,
+       query=lambda _: {"annotator": "someone"}),
+    Op("restore_labels", "POST", M + "/labels/restore", "write", "ready", 200, setup=removed_labels,
+       body=lambda p: {"undo": p["undo"]}),
     Op("history", "GET", M + "/history", "read", "ready", 200),
     Op("add_eval_items", "POST", M + "/evaluation-set", "write", "ready", 201,
        json=lambda _: {"items": EVAL_ITEMS}),

@@ -207,7 +207,8 @@ def test_a_label_on_a_text_deleted_meanwhile_is_refused_and_stores_nothing(svc: 
 def test_labels_while_training_are_buffered_into_the_next_version(idle_svc: Svc) -> None:
     svc = idle_svc
     c, h = svc.client, "acme.busy"
-    make_model(c, svc.author, h, with_data=False)
+    # The owner chose automatic retraining and no review (a team's model has both the other way by default).
+    make_model(c, svc.author, h, with_data=False, auto_retrain=True, review=False)
     check(c.post(f"/v1/models/{h}/traits", json={"traits": TRAITS}, headers=svc.author), 201)
     body = {
         "samples": [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
@@ -247,7 +248,7 @@ def test_labels_while_training_are_buffered_into_the_next_version(idle_svc: Svc)
 
 def test_pausing_automatic_retraining_holds_the_buffer_and_resuming_retrains(svc: Svc) -> None:
     c, h = svc.client, "acme.pause"
-    make_model(c, svc.author, h, with_data=True)
+    make_model(c, svc.author, h, with_data=True, review=False)  # labels train as given (no reviewer here)
     check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
     wait_settled(c, h, svc.author)
     check(c.post(f"/v1/models/{h}/pool", json={"texts": POOL[:20]}, headers=svc.author), 201)

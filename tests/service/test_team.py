@@ -519,7 +519,7 @@ def test_turning_zero_data_retention_on_keeps_the_agreement_too(svc: Svc) -> Non
 def test_retraining_turns_each_annotators_feedback_into_their_samples(svc: Svc) -> None:
     c, h = svc.client, "acme.fb-votes"
     alice, bob = named(svc, "alice", ("acme",)), named(svc, "bob", ("acme",))
-    make_model(c, svc.author, h)
+    make_model(c, svc.author, h, auto_retrain=True)  # the owner's choice: a team's model has it off
     check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
     wait_settled(c, h, svc.author)
     text = "Dear Sir, I remain at your disposal."

@@ -123,7 +123,7 @@ def training_set(svc: Svc, handle: str) -> list[Any]:
 def test_unsure_marks_reach_neither_training_nor_agreement(svc: Svc) -> None:
     c = svc.client
     keys = people(svc)
-    make_model(c, svc.author, H)
+    make_model(c, svc.author, H, review=False)  # votes train as given: no reviewer in this test
     for text in ("lol whatever dude", "Dear Sir, I am writing to formally request the quarterly report."):
         vote(svc, keys["alice"], text, 1.0)
         vote(svc, keys["bob"], text, 0.0)

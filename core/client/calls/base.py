@@ -151,7 +151,7 @@ class ClientBase:
                 ) from exc
             if response.status_code < 300:
                 return response
-            if attempt < self.retries and retry.should_retry_status(response.status_code, safety):
+            if attempt < self.retries and retry.should_retry_status(response.status_code, safety, response):
                 delay = retry.backoff_delay(attempt, self.backoff)
                 after = retry.retry_after_seconds(response)
                 if after is None or after <= retry.MAX_RETRY_AFTER:

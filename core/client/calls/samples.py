@@ -17,6 +17,7 @@ from core.client.models import (
     RunRef,
     Sample,
     SampleInput,
+    Settled,
 )
 from core.client.paths import path as _path
 from core.client.results import SampleFlag, SampleFlags
@@ -30,6 +31,14 @@ from core.json_types import JsonObject
 
 
 class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads the traits and the key
+    def settle(self, handle: str, trait: str, text: str, quality: float) -> Settled:
+        """Settle a text of a trait with this key's vote (the reviewer role), in any state but archived; the
+        next training takes it in. 409 `already_settled` (saying by whom) when a colleague settled it."""
+        body = {"trait": trait, "text": text, "quality": quality}
+        return Settled.model_validate(
+            self.request("POST", _path("models", handle, "settle"), json=body).json()
+        )
+
     def add_samples(
         self,
         handle: str,

@@ -13,7 +13,15 @@ from core.client.models.pool import (
     Suggestion,
     Suggestions,
 )
-from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput
+from core.client.models.review import (
+    LabelsRemoved,
+    LabelsRestored,
+    PersonReview,
+    Reviewed,
+    ReviewItem,
+    ReviewPage,
+)
+from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput, Settled
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
 from core.client.models.versions import HistoryEvent, TagDeleteResult, TagResult, Version
@@ -42,10 +50,17 @@ __all__ = [
     "PoolLabel",
     "PoolPage",
     "PoolText",
+    "PersonReview",
+    "LabelsRemoved",
+    "LabelsRestored",
+    "ReviewItem",
+    "ReviewPage",
+    "Reviewed",
     "RowError",
     "RunRef",
     "Sample",
     "SampleInput",
+    "Settled",
     "ScoreResult",
     "Suggestion",
     "Suggestions",

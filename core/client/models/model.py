@@ -97,6 +97,10 @@ class Model(_Response):
     blind_labelling: bool = False
     #: The share of each pool suggestion from texts a colleague labelled, unless `suggest` names one.
     overlap: float = 0.0
+    #: True: an annotator's labels train only once a reviewer (or `accept_rule`) accepts them.
+    review: bool = False
+    #: Besides a reviewer, what accepts a pending label: "none" or "agreement".
+    accept_rule: str = "none"
 
     @property
     def namespace(self) -> str:

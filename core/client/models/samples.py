@@ -169,3 +169,12 @@ class ImportReport(_Response):
             f"ImportReport(total={self.total}, stored={self.stored}, duplicates={len(self.duplicates)}, "
             f"errors={len(self.errors)}, batches={self.batches}, in_evaluation_set={self.in_evaluation_set})"
         )
+
+
+class Settled(_Response):
+    """`POST …/settle`: the settling vote's sample id and who settled."""
+
+    handle: str
+    id: int
+    trait: str
+    settled_by: str

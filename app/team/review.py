@@ -1,0 +1,121 @@
+"""The review queue on the Team page (docs/api.md "Review"): each person's acceptance rate; for a reviewer,
+the pending labels to accept or reject (one at a time or in bulk, with a comment); for an annotator, their
+own rejected labels with the reviewer's comment. The service decides who may: an annotator gets no buttons."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.shell.backend import Backend
+from app.ui.inert import md
+from app.ui.widgets import guard
+from core.client import Model, ReviewPage
+from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, REVIEW_STATUSES
+
+FLASH = "review_flash"
+#: This tab's last bulk removal: {"handle", "annotator", "undo"} (its token, whose labels they were).
+UNDO = "review_undo"
+
+
+def people_frame(page: ReviewPage) -> pd.DataFrame:
+    """One row per person: labels accepted, rejected, pending, and the share accepted of those decided."""
+    rows = [
+        {"person": p.annotator}
+        | {status: getattr(p, status) for status in REVIEW_STATUSES}
+        | {"acceptance": f"{p.acceptance_rate:.0%}" if p.acceptance_rate is not None else ""}
+        for p in page.people
+    ]
+    return pd.DataFrame(rows, columns=["person", *REVIEW_STATUSES, "acceptance"])
+
+
+def items_frame(page: ReviewPage) -> pd.DataFrame:
+    rows = [
+        {
+            "person": i.annotator or "",
+            "trait": i.trait,
+            "quality": i.quality,
+            "text": i.text,
+            "comment": i.comment or "",
+        }
+        for i in page.items
+    ]
+    return pd.DataFrame(rows, columns=["person", "trait", "quality", "text", "comment"])
+
+
+def review_queue(backend: Backend, model: Model) -> None:
+    """The section, for everyone who may read the model's labels."""
+    st.subheader("Review")
+    if flash := st.session_state.pop(FLASH, None):
+        st.success(flash)
+    reviewer = backend.may("review")
+    status = "pending" if reviewer else "rejected"
+    page = None
+    with guard("Reading the review queue"):
+        page = backend.client.review_page(model.handle, status, limit=MAX_REVIEW_ITEMS)
+    if page is None:
+        return
+    if not page.review:
+        st.caption("Labels train as they are given: review is off for this model (its owner turns it on).")
+    if page.people:
+        st.dataframe(people_frame(page), hide_index=True, width="stretch")
+    if backend.may("manage"):
+        bulk_removal(backend, model, sorted({p.annotator for p in page.people}))
+    if not reviewer:
+        if page.items:
+            st.caption("Your labels a reviewer rejected (they do not train), with the reviewer's comment.")
+            st.dataframe(items_frame(page), hide_index=True, width="stretch")
+        return
+    if not page.items:
+        st.caption("No label waits for review.")
+        return
+    st.caption(f"{len(page.items):d} label(s) wait for review: pick some, then accept or reject them.")
+    st.dataframe(items_frame(page), hide_index=True, width="stretch")
+    items = page.items
+    chosen = st.multiselect(
+        "Labels to decide",
+        list(range(len(items))),
+        format_func=lambda i: f"{i + 1:d}. {items[i].annotator or ''}: {items[i].text[:60]}",
+        key="review_pick",
+    )
+    if st.checkbox("All of them", key="review_all"):
+        chosen = list(range(len(items)))
+    picked = [items[i] for i in chosen]
+    comment = st.text_input(
+        "Comment (the author reads it)", max_chars=MAX_REVIEW_COMMENT_CHARS, key="review_comment"
+    )
+    accept, reject = st.columns(2)
+    for column, decision, label in ((accept, "accept", "Accept picked"), (reject, "reject", "Reject picked")):
+        if column.button(label, key=f"review_{decision}", disabled=not picked):
+            with guard("Saving the review"):
+                done = backend.client.review_labels(model.handle, decision, picked, comment or None)
+                st.session_state[FLASH] = f"{done.reviewed:d} label(s): {md(decision)}ed."
+                st.rerun()
+
+
+def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:
+    """An owner removes every label of one person on the model in one call, and can undo it on this tab."""
+    undo: dict[str, str] = st.session_state.get(UNDO) or {}
+    if undo.get("handle") == model.handle and st.button(
+        f"Undo: bring back {md(undo['annotator'])}'s labels", key="review_restore"
+    ):
+        with guard("Bringing the labels back"):
+            back = backend.client.restore_labels(model.handle, undo["undo"])
+            st.session_state.pop(UNDO, None)
+            st.session_state[FLASH] = f"Brought back {sum(back.restored.values()):d} label(s)."
+            st.rerun()
+    if not people:
+        return
+    with st.expander("Remove every label of one person"):
+        who = st.selectbox("Person", people, key="review_remove_who")
+        st.caption(
+            "Their votes, buffered feedback labels and unsure marks on this model; undo stays possible for "
+            "an hour on this tab."
+        )
+        if st.button("Remove their labels", key="review_remove"):
+            with guard("Removing the labels"):
+                out = backend.client.remove_labels(model.handle, who)
+                if out.undo:
+                    st.session_state[UNDO] = {"handle": model.handle, "annotator": who, "undo": out.undo}
+                st.session_state[FLASH] = f"Removed {sum(out.removed.values()):d} label(s) of {md(who)}."
+                st.rerun()

@@ -1,0 +1,192 @@
+"""Bulk removal (docs/api.md "Review"): an owner removes every label of one person on a model in one call,
+and can undo it for an hour with the answer's `undo` token.
+
+Labels are votes (samples), buffered feedback labels and unsure marks; comments are notes, not labels, and
+stay. The rows are kept aside (`removed_labels`) until the token expires, so an undo restores them as they
+were; under zero-data-retention nothing of a text is kept aside, so such a removal cannot be undone. The
+serving version is unchanged: the next training goes without them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from core.contract import REMOVAL_UNDO_S, REVIEW_STATUSES
+from core.engine.types import Sample
+from core.json_types import JsonObject
+from service.domain.access import load_model
+from service.domain.needs import Databases
+from service.domain.states import busy_error, require_not_archived
+from service.errors import ApiError
+from service.schemas.review import LabelsRemoved, LabelsRestored
+from service.store import audit
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.samples import add_samples, count_samples
+from service.store.tables import FeedbackLabel, Model, RemovedLabels, SampleRow, Trait, UnsureMark, utcnow
+
+
+def _open(s: Session, who: Principal, handle: str) -> Model:
+    model = load_model(s, who, handle, write=True)  # an owner's
+    require_not_archived(model)
+    if model.state == "busy":  # a training in flight has read the labels already
+        raise busy_error(s, model)
+    return model
+
+
+def _when(at: datetime) -> str:
+    return at.isoformat()
+
+
+def remove_labels(ctx: Databases, who: Principal, handle: str, annotator: str) -> LabelsRemoved:
+    with transaction(ctx.sessions) as s:
+        model = _open(s, who, handle)
+        keys = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
+        samples = s.scalars(
+            select(SampleRow).where(SampleRow.model_id == model.id, SampleRow.annotator == annotator)
+        ).all()
+        feedback = s.scalars(
+            select(FeedbackLabel).where(
+                FeedbackLabel.model_id == model.id, FeedbackLabel.annotator == annotator
+            )
+        ).all()
+        unsure = s.scalars(
+            select(UnsureMark).where(UnsureMark.model_id == model.id, UnsureMark.annotator == annotator)
+        ).all()
+        rows: JsonObject = {
+            "samples": [
+                {
+                    "trait": keys[r.trait_id],
+                    "text": r.text,
+                    "quality": r.quality,
+                    "provenance": r.provenance,
+                    "adjudicated": r.adjudicated,
+                    "created_at": _when(r.created_at),
+                    "review": r.review,
+                }
+                for r in samples
+            ],
+            "feedback": [
+                {
+                    "trait": r.trait_key,
+                    "text": r.text,
+                    "quality": r.quality,
+                    "created_at": _when(r.created_at),
+                    "review": r.review,
+                    "reviewed_by": r.reviewed_by,
+                    "review_comment": r.review_comment,
+                }
+                for r in feedback
+            ],
+            "unsure": [
+                {
+                    "trait_id": r.trait_id,
+                    "text": r.text,
+                    "digest": r.content_sha256,
+                    "created_at": _when(r.created_at),
+                }
+                for r in unsure
+            ],
+        }
+        for r in samples:
+            count_samples(s, r.trait_id, [r.quality], removed=True)
+        for table, found in ((SampleRow, samples), (FeedbackLabel, feedback), (UnsureMark, unsure)):
+            if found:
+                s.execute(delete(table).where(table.id.in_([r.id for r in found])))
+        counts = {"samples": len(samples), "feedback": len(feedback), "unsure": len(unsure)}
+        s.execute(delete(RemovedLabels).where(RemovedLabels.expires_at <= utcnow()))  # undos past their hour
+        token = None
+        if not model.zero_data_retention and any(counts.values()):
+            token = secrets.token_urlsafe(24)
+            s.add(
+                RemovedLabels(
+                    model_id=model.id,
+                    token=token,
+                    annotator=annotator,
+                    removed_by=who.annotator,
+                    expires_at=utcnow() + timedelta(seconds=REMOVAL_UNDO_S),
+                    rows=rows,
+                )
+            )
+        audit.record(s, who, "labels_removed", model.namespace, model, {"annotator": annotator, **counts})
+        model.updated_at = utcnow()
+        return LabelsRemoved(handle=model.handle, annotator=annotator, removed=counts, undo=token)
+
+
+def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> LabelsRestored:
+    with transaction(ctx.sessions) as s:
+        model = _open(s, who, handle)
+        kept = s.scalar(
+            select(RemovedLabels).where(RemovedLabels.model_id == model.id, RemovedLabels.token == token)
+        )
+        if kept is None or kept.expires_at <= utcnow():
+            raise ApiError(
+                404,
+                "removal_not_found",
+                f"No removal of {model.handle} to undo with this token: it was undone already, or its hour "
+                "passed.",
+            )
+        traits = dict(s.execute(select(Trait.key, Trait.id).where(Trait.model_id == model.id)).tuples().all())
+        rows = kept.rows
+        samples = [r for r in rows["samples"] if r["trait"] in traits]  # a trait deleted since: gone with it
+        for review in REVIEW_STATUSES:
+            mine = [r for r in samples if r["review"] == review]
+            if mine:
+                add_samples(
+                    s,
+                    model.id,
+                    traits,
+                    [Sample(r["trait"], r["text"], r["quality"]) for r in mine],
+                    "authored",
+                    provenances=[r["provenance"] for r in mine],
+                    annotators=[kept.annotator] * len(mine),
+                    adjudicated=[r["adjudicated"] for r in mine],
+                    created_ats=[datetime.fromisoformat(r["created_at"]) for r in mine],
+                    review=review,
+                )
+        for r in rows["feedback"]:
+            s.add(
+                FeedbackLabel(
+                    model_id=model.id,
+                    trait_key=r["trait"],
+                    text=r["text"],
+                    quality=r["quality"],
+                    annotator=kept.annotator,
+                    created_at=datetime.fromisoformat(r["created_at"]),
+                    review=r["review"],
+                    reviewed_by=r["reviewed_by"],
+                    review_comment=r["review_comment"],
+                )
+            )
+        marks = 0
+        for r in rows["unsure"]:
+            taken = s.scalar(
+                select(UnsureMark.id).where(
+                    UnsureMark.trait_id == r["trait_id"],
+                    UnsureMark.content_sha256 == r["digest"],
+                    UnsureMark.annotator == kept.annotator,
+                )
+            )
+            if taken is None and r["trait_id"] in traits.values():
+                marks += 1
+                s.add(
+                    UnsureMark(
+                        model_id=model.id,
+                        trait_id=r["trait_id"],
+                        text=r["text"],
+                        content_sha256=r["digest"],
+                        annotator=kept.annotator,
+                        created_at=datetime.fromisoformat(r["created_at"]),
+                    )
+                )
+        counts = {"samples": len(samples), "feedback": len(rows["feedback"]), "unsure": marks}
+        audit.record(
+            s, who, "labels_restored", model.namespace, model, {"annotator": kept.annotator, **counts}
+        )
+        s.delete(kept)
+        model.updated_at = utcnow()
+        return LabelsRestored(handle=model.handle, annotator=kept.annotator, restored=counts)

@@ -1,0 +1,214 @@
+"""The review queue (docs/api.md "Review"): a reviewed model's labels are proposals until accepted.
+
+Everyone who owns the namespace reads the queue; an annotator reads only their own labels (a rejected one
+with the reviewer's comment), a reviewer or owner everyone's. Deciding is the `review` action: an annotator
+can never accept a label, theirs or a colleague's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.contract import ReviewStatus
+from service.domain.access import load_model
+from service.domain.needs import Resources
+from service.domain.scoring import retrain_if_full
+from service.domain.states import busy_error, require_not_archived
+from service.errors import ApiError
+from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem, ReviewPage
+from service.store import audit
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.review import decide
+from service.store.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
+from service.store.teams import is_team, reviews
+
+KINDS = ("sample", "feedback")
+
+
+def _item(kind: str, r: SampleRow | FeedbackLabel, trait: str) -> ReviewItem:
+    return ReviewItem.model_validate(
+        {
+            "kind": kind,
+            "id": r.id,
+            "trait": trait,
+            "text": r.text,
+            "quality": r.quality,
+            "annotator": r.annotator,
+            "status": r.review,
+            "reviewed_by": r.reviewed_by,
+            "comment": r.review_comment,
+            "created_at": r.created_at,
+        }
+    )
+
+
+def _mine(who: Principal, model: Model) -> str | None:
+    """The annotator whose labels the caller may read in the queue; None: everyone's."""
+    return None if who.may("review", model.namespace) else who.annotator
+
+
+def _samples(
+    s: Session, model: Model, status: ReviewStatus, after: int, n: int, me: str | None
+) -> list[ReviewItem]:
+    q = (
+        select(SampleRow, Trait.key)
+        .join(Trait, Trait.id == SampleRow.trait_id)
+        .where(SampleRow.model_id == model.id, SampleRow.review == status, SampleRow.id > after)
+    )
+    if me is not None:
+        q = q.where(SampleRow.annotator == me)
+    return [_item("sample", r, key) for r, key in s.execute(q.order_by(SampleRow.id).limit(n))]
+
+
+def _feedback(
+    s: Session, model: Model, status: ReviewStatus, after: int, n: int, me: str | None
+) -> list[ReviewItem]:
+    q = select(FeedbackLabel).where(
+        FeedbackLabel.model_id == model.id, FeedbackLabel.review == status, FeedbackLabel.id > after
+    )
+    if me is not None:
+        q = q.where(FeedbackLabel.annotator == me)
+    return [_item("feedback", r, r.trait_key) for r in s.scalars(q.order_by(FeedbackLabel.id).limit(n))]
+
+
+def _people(s: Session, model: Model, me: str | None) -> list[PersonReview]:
+    """Per person: labels decided (by a reviewer or the rule) and pending, from both tables."""
+    counts: dict[str, dict[str, int]] = {}
+    for table in (SampleRow, FeedbackLabel):
+        decided = (table.review != "accepted") | table.reviewed_by.is_not(None)
+        q = (
+            select(table.annotator, table.review, func.count())
+            .where(table.model_id == model.id, table.annotator.is_not(None), decided)
+            .group_by(table.annotator, table.review)
+        )
+        if me is not None:
+            q = q.where(table.annotator == me)
+        for who, status, n in s.execute(q):
+            line = counts.setdefault(who, {"accepted": 0, "rejected": 0, "pending": 0})
+            line[status] += n
+    out = []
+    for who, c in sorted(counts.items()):
+        done = c["accepted"] + c["rejected"]
+        rate = round(c["accepted"] / done, 4) if done else None
+        out.append(PersonReview(annotator=who, **c, acceptance_rate=rate))
+    return out
+
+
+def _readable(s: Session, who: Principal, handle: str) -> Model:
+    model = load_model(s, who, handle)
+    if not who.owns(model.namespace):  # labels are training data: the namespace's people only
+        raise ApiError(403, "forbidden", f"The key does not own namespace {model.namespace!r}.")
+    return model
+
+
+def list_review(
+    ctx: Resources, who: Principal, handle: str, status: ReviewStatus, limit: int, cursor: str | None
+) -> ReviewPage:
+    """The model's labels of one status, votes by id then buffered feedback by id (keyset pages)."""
+    with transaction(ctx.reads) as s:
+        model = _readable(s, who, handle)
+        me = _mine(who, model)
+        scope = f"review|{model.id}|{status}|{me or ''}"
+        stage, after = _position(ctx.cursors.decode(cursor, scope) if cursor else [0, 0])
+        items: list[tuple[int, ReviewItem]] = []
+        for k in range(stage, len(KINDS)):
+            fetch = _samples if KINDS[k] == "sample" else _feedback
+            got = fetch(s, model, status, after if k == stage else 0, limit + 1 - len(items), me)
+            items += [(k, r) for r in got]
+            if len(items) > limit:
+                break
+        page = items[:limit]
+        next_cursor = ctx.cursors.encode(scope, [page[-1][0], page[-1][1].id]) if len(items) > limit else None
+        return ReviewPage(
+            handle=model.handle,
+            review=reviews(model, is_team(s, model)),
+            items=[r for _, r in page],
+            limit=limit,
+            next_cursor=next_cursor,
+            people=_people(s, model, me),
+        )
+
+
+def _position(after: object) -> tuple[int, int]:
+    if (
+        isinstance(after, list)
+        and len(after) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in after)
+        and 0 <= after[0] < len(KINDS)
+    ):
+        return after[0], after[1]
+    raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
+
+
+def _storable(ids: list[int]) -> list[int]:
+    """The ids a row can hold (PostgreSQL refuses a larger one even in a comparison); the rest are missing."""
+    return [i for i in ids if i <= MAX_INT]
+
+
+def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -> Reviewed:
+    """Accept or reject labels, all or none: a label of another model, or none, is 404 and decides nothing."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="review")
+        require_not_archived(model)
+        wanted = {kind: sorted({r.id for r in body.items if r.kind == kind}) for kind in KINDS}
+        samples: Sequence[SampleRow] = s.scalars(
+            select(SampleRow).where(
+                SampleRow.model_id == model.id, SampleRow.id.in_(_storable(wanted["sample"]))
+            )
+        ).all()
+        feedback: Sequence[FeedbackLabel] = s.scalars(
+            select(FeedbackLabel).where(
+                FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(_storable(wanted["feedback"]))
+            )
+        ).all()
+        missing = [
+            {"kind": kind, "id": i}
+            for kind, found in (("sample", samples), ("feedback", feedback))
+            for i in sorted(set(wanted[kind]) - {r.id for r in found})
+        ]
+        if missing:
+            raise ApiError(
+                404,
+                "label_not_found",
+                f"{len(missing)} of the labels named are not labels of {model.handle} (deleted, trained "
+                "from the buffer, or another model's): nothing was decided.",
+                details=[
+                    {"loc": ["body", "items"], "msg": f"{m['kind']} {m['id']}", "type": "label_not_found"}
+                    for m in missing
+                ],
+            )
+        if feedback and model.state == "busy":  # a retraining in flight has read the buffer already
+            raise busy_error(s, model)
+        labels: list[SampleRow | FeedbackLabel] = [*samples, *feedback]
+        decide(labels, body.decision, who.annotator, body.comment)
+        traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
+        audit.record(
+            s,
+            who,
+            "labels_reviewed",
+            model.namespace,
+            model,
+            {
+                "decision": body.decision,
+                "samples": [r.id for r in samples],
+                "feedback": [r.id for r in feedback],
+                "annotators": sorted({r.annotator or "" for r in labels}),
+                "commented": bool(body.comment),
+            },
+        )
+        s.flush()
+        run_id = retrain_if_full(ctx, s, model) if feedback and body.decision == "accept" else None
+        out = Reviewed(
+            handle=model.handle,
+            decision=body.decision,
+            reviewed=len(samples) + len(feedback),
+            items=[_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
+            + [_item("feedback", r, r.trait_key) for r in feedback],
+        )
+    if run_id is not None:
+        ctx.enqueue(run_id)
+    return out

@@ -1,0 +1,56 @@
+"""The review queue: list labels by status, accept or reject them; remove one person's labels and undo it
+(docs/api.md, "Review")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from core.contract import MAX_ANNOTATOR_CHARS, MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
+from service.domain import removal, review
+from service.http.auth import AuthoringKey, CtxDep
+from service.routes.common import errors
+from service.schemas.review import LabelsRemoved, LabelsRestored, RestoreIn, Reviewed, ReviewIn, ReviewPage
+
+router = APIRouter(tags=["review"])
+
+
+@router.get("/models/{handle}/review", response_model=ReviewPage, responses=errors(400, 403, 404))
+def list_review(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    status: ReviewStatus = "pending",
+    limit: Annotated[int, Query(ge=1, le=REVIEW_PAGE.maximum)] = REVIEW_PAGE.default,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+) -> ReviewPage:
+    """The model's labels of one status (default `pending`), with each person's acceptance; an annotator
+    reads only their own."""
+    return review.list_review(ctx, who, handle, status, limit, cursor)
+
+
+@router.post("/models/{handle}/review", response_model=Reviewed, responses=errors(403, 404, 409, 422))
+def review_labels(handle: str, body: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
+    """Accept or reject labels (the reviewer role), with an optional comment; all or none."""
+    return review.review_labels(ctx, who, handle, body)
+
+
+@router.delete("/models/{handle}/labels", response_model=LabelsRemoved, responses=errors(403, 404, 409, 422))
+def remove_labels(
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    annotator: Annotated[str, Query(min_length=1, max_length=MAX_ANNOTATOR_CHARS)],
+) -> LabelsRemoved:
+    """Remove every label (votes, buffered feedback labels, unsure marks) of one person on the model, in one
+    audited call (the owner's); the answer's `undo` token restores them within the hour."""
+    return removal.remove_labels(ctx, who, handle, annotator)
+
+
+@router.post(
+    "/models/{handle}/labels/restore", response_model=LabelsRestored, responses=errors(403, 404, 409)
+)
+def restore_labels(handle: str, body: RestoreIn, who: AuthoringKey, ctx: CtxDep) -> LabelsRestored:
+    """Undo a bulk removal with its `undo` token (the owner's), within the hour."""
+    return removal.restore_labels(ctx, who, handle, body.undo)
