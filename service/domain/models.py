@@ -30,6 +30,8 @@ AUDITED_SETTINGS = (
     "blind_labelling",
     "overlap",
     "auto_prune",
+    "review",
+    "accept_rule",
 )
 
 

@@ -115,9 +115,31 @@ WRITE_ACTIONS: dict[tuple[str, str], Action] = {
     ("DELETE", M + "/evaluation-set"): "manage",
     ("POST", M + "/unsure"): "label",
     ("POST", M + "/comments"): "label",
+    ("POST", M + "/runs/{run_id}/cancel"): "manage",
+    ("POST", M + "/review"): "review",
+    ("POST", M + "/settle"): "review",
+    ("DELETE", M + "/labels"): "manage",
+    ("POST", M + "/labels/restore"): "manage",
     ("PUT", "/v1/namespaces/{namespace}/people/{member}"): "manage",
     ("DELETE", "/v1/namespaces/{namespace}/people/{member}"): "manage",
 }
+
+
+#: Creating a model names its namespace in the body, so WRITE_ACTIONS cannot say the role it needs; but a
+#: caller who may manage none of its namespaces is refused whatever the body says.
+CREATE = ("POST", "/v1/models")
+
+
+def _create_refusal(who: Principal, routed: Scope) -> tuple[ApiError, Scope] | None:
+    if who.scope != "authoring":
+        return ApiError(403, "forbidden", NEEDS_AUTHORING), routed
+    if not who.namespaces or any(who.may("manage", ns) for ns in who.namespaces):
+        return None  # the domain decides with the body's namespace
+    try:
+        require_role(who, "manage", min(who.namespaces))
+    except ApiError as exc:
+        return exc, routed
+    return None
 
 
 def early_refusal(scope: Scope, who: Principal) -> tuple[ApiError, Scope] | None:
@@ -132,6 +154,8 @@ def early_refusal(scope: Scope, who: Principal) -> tuple[ApiError, Scope] | None
             continue
         action = WRITE_ACTIONS.get((scope["method"], route.path_format))
         routed: Scope = {**scope, **child, "route": route}
+        if (scope["method"], route.path_format) == CREATE:
+            return _create_refusal(who, routed)
         namespace = _namespace(Request(routed))
         if action is None or namespace is None or not who.owns(namespace):
             return None

@@ -180,6 +180,11 @@ def test_a_purge_and_a_retraining_labels_start_are_in_the_audit_log(svc: Svc) ->
     check(c.post(f"/v1/models/{h}/train", json={"effort": "low"}, headers=svc.author), 202)
     wait_settled(c, h, svc.author)
     bob = person(svc, "bob", "annotator")
+    # A team's model retrains only by the owner's choice, on accepted labels: both chosen here, and audited.
+    patch = {"auto_retrain": True, "review": False}
+    check(c.patch(f"/v1/models/{h}", json=patch, headers=svc.author), 200)
+    [changed] = [e for e in events(svc, "model_changed") if e["handle"] == h]
+    assert changed["detail"]["settings"]["review"]["to"] is False
     buffer = svc.ctx.settings.retrain_buffer
     for i in range(buffer):
         score = {"content": f"Text {i} to label.", "feedback": [{"trait": "formality", "quality": 0.0}]}

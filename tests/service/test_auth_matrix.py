@@ -787,6 +787,14 @@ def test_a_write_the_role_may_not_do_is_403_before_the_body_s_size(svc: Svc) -> 
         assert new_events(svc, logged) == [("access_refused", "acme")] * 2
         resp = svc.client.post(path, content=body, headers={**svc.author, **json_type})
         assert error_code(resp, 413) == "payload_too_large"
+    # Creating names its namespace in the body: a caller who manages no namespace is refused before it.
+    writes = Writes(svc)
+    before, logged = writes.look(), last_event(svc)
+    resp = svc.client.post("/v1/models", content=body, headers={**annotator, **json_type})
+    assert error_code(resp, 403) == "forbidden"
+    assert writes.look() == before
+    assert new_events(svc, logged) == [("access_refused", "acme")]
+    writes.close()
 
 
 def test_the_guard_s_early_role_check_never_refuses_what_the_route_allows(svc: Svc) -> None:
