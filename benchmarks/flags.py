@@ -103,7 +103,7 @@ def cleanlab_rule(y: np.ndarray, p: np.ndarray) -> np.ndarray:
 def precision_recall(flagged: np.ndarray, flipped: np.ndarray) -> tuple[float, float, int]:
     hits = int((flagged & flipped).sum())
     return (
-        (hits / flagged.sum() if flagged.any() else float("nan")),
+        (hits / int(flagged.sum()) if flagged.any() else float("nan")),
         hits / max(int(flipped.sum()), 1),
         int(flagged.sum()),
     )

@@ -135,7 +135,7 @@ def simulate(name: str, repeats: int, batch: int, budget: int) -> dict[str, Any]
         mean = np.mean(runs, axis=0)
         per_run = [_crossing(counts, c, target, budget) for c in runs]
         out[strategy] = {
-            "needed": _crossing(counts, mean, target, budget),
+            "needed": _crossing(counts, mean.tolist(), target, budget),
             "runs_needed": per_run,
             "runs_needed_median": float(np.median(per_run)),
             "mean_curve": [round(float(a), 4) for a in mean],

@@ -62,7 +62,7 @@ def oof_scores(X: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     signs = pole_signs(q)
     on = signs != 0
     y = (signs[on] > 0).astype(int)
-    smaller = int(np.bincount(y, minlength=2).min())
+    smaller = int(np.min(np.bincount(y, minlength=2)))
     if smaller < 2:
         return None
     folds = StratifiedKFold(min(OOF_FOLDS, smaller), shuffle=True, random_state=0)

@@ -213,7 +213,7 @@ def fit_trait(
 
     # Held-out raw scores when folds exist; otherwise (a pole with one sample) in-sample ones.
     raw = model.oof_raw_ if model.oof_raw_ is not None else model.decision_function(X)[None, :]
-    held_out = expit(model.k_ * raw)
+    held_out = np.asarray(expit(model.k_ * raw))
     params: JsonObject = {"shrinkage": float(shrinkage), "folds": plan.folds, "repeats": plan.repeats}
     if prior_strength > 0.0:
         params["prior_strength"] = float(prior_strength)

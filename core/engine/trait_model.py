@@ -157,7 +157,7 @@ class AxisSpectrum:
 def make_splits(y: np.ndarray, folds: int, repeats: int = 1, seed: int = 0) -> list[list[Split]]:
     """Stratified folds (grouped per repeat); none when a pole has fewer than 2 samples."""
     counts = np.bincount(y, minlength=2)
-    k = min(int(folds), int(counts.min()))
+    k = min(int(folds), int(np.min(counts)))
     if k < 2:
         return []
     index = np.zeros(len(y))
@@ -357,4 +357,4 @@ class BalancedCosineTrait:
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Calibrated score in [0, 1] per row (the positive pole's probability)."""
-        return expit(self.k_ * self.decision_function(X))
+        return np.asarray(expit(self.k_ * self.decision_function(X)))

@@ -136,8 +136,8 @@ def add_items(ctx: Resources, who: Principal, handle: str, items: list[LabelIn])
                     "annotator": annotator,
                     "created_at": now,
                 }
-        added = quotas.chars_of(str(row["text"]) for row in new.values())
-        quotas.require_namespace_room(s, ctx.settings, model.namespace, added)
+        chars = quotas.chars_of(str(row["text"]) for row in new.values())
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, chars)
         if new:
             s.execute(insert(EvalItem), list(new.values()))
             before = model.eval_item_count
