@@ -245,12 +245,12 @@ def cancel_button(backend: Backend, handle: str, op: LastOperation | None) -> No
         or not roles.allows(backend.key, "manage")
     ):
         return
-    kind = md(str(op.kind or "run"))
     if not st.button(
         "Cancel",
         key=f"cancel-{op.run_id}",
         icon=":material/cancel:",
-        help=f"Stop this {kind}: nothing of it is kept, and the model goes back to where it was before it.",
+        help=f"Stop this {md(str(op.kind or 'run'))}: nothing of it is kept, and the model goes back to "
+        "where it was before it.",
     ):
         return
     try:

@@ -97,6 +97,9 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "UnsureIn": {"trait": "formality", "text": "Thanks a bunch, Sir."},
     "CommentIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "body": "Formal words, casual tone?"},
     "MemberIn": {"role": "annotator"},
+    "SettleIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "quality": 0.0},
+    "ReviewIn": {"decision": "reject", "items": [{"kind": "sample", "id": 1}], "comment": "Not formal"},
+    "RestoreIn": {"undo": "undo_0123456789abcdef0123456789abcdef"},
     "AnalyzeIn": {"comment": _COMMENT, "requestedAttributes": {"FORMALITY": {}}},
     "SuggestScoreIn": {
         "comment": _COMMENT,

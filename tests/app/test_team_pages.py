@@ -153,16 +153,28 @@ def test_disagreements_tab_settles_a_text(
     assert "settled" in " ".join(texts(at.markdown))
 
 
-def test_disagreements_on_a_trained_model_point_to_reopen(
+def test_disagreements_on_a_trained_model_settle_without_reopening(
     service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Settling is a reviewer's act on a trained model too: no reopen asked, the next training takes it in,
+    and the settled text names its settler and offers no more Settle buttons."""
     handle = labelled(service, team, train=True)
     _as(monkeypatch, service, team["cy"])
     at = page("samples", handle)
     at.run()
     no_exception(at)
-    assert not [b for b in at.button if b.label.startswith("Settle: ")]
-    assert "reopen the model" in " ".join(texts(at.caption))
+    assert "reopen the model" not in " ".join(texts(at.caption))
+    settle = [b for b in at.button if b.label.startswith("Settle: ")]
+    assert len(settle) >= 2
+    settle[1].click()
+    at.run()
+    no_exception(at)
+    with Client(service.url, team["cy"]) as c:
+        name = c.current_key().name
+        settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
+    assert len(settled) == 1
+    assert len([b for b in at.button if b.label.startswith("Settle: ")]) == len(settle) - 2
+    assert f"Settled by {name}" in " ".join(texts([*at.markdown, *at.caption]))
 
 
 def test_label_page_routes_overlap_to_colleagues_texts(

@@ -4,7 +4,9 @@ quality a person means off the middle stays on its pole."""
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -49,7 +51,8 @@ def test_a_sum_in_order_that_misses_the_middle_by_rounding_is_neutral() -> None:
     """Found by the test above on the old rule (exactly 0.5 only): this mean read 0.5000000000000001 and
     trained as positive, while 0.5 typed was neutral."""
     qualities = [0.483, 0.54, 0.221, 0.667, 0.779, 0.46, 0.333, 0.517]
-    mean = sum(qualities) / len(qualities)
+    # Added one by one, in order (Python 3.12's sum() compensates the rounding this test is about).
+    mean = functools.reduce(operator.add, qualities) / len(qualities)
     assert mean != NEUTRAL_QUALITY
     assert pole_of(mean) == pole_of(0.5) == "neutral"
 

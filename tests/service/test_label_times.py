@@ -28,7 +28,8 @@ def test_buffered_labels_keep_when_they_were_given_through_the_retraining(svc: S
     After the retraining folds them in, the export and the Team page read those times, not the
     retraining's (which gave every folded label one time, and the pace 0 s)."""
     c, h = svc.client, svc.author
-    make_model(c, h, H, auto_retrain=True)  # the owner's choice: a team's model has it off by default
+    # The owner's choices: a team's model has automatic retraining off and review on by default.
+    make_model(c, h, H, auto_retrain=True, review=False)
     train_ready(c, h, H)
     with transaction(svc.ctx.sessions) as s:
         alice = auth(create_key(s, ["acme"], "authoring", "alice", role="annotator"))
