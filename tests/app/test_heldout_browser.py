@@ -2,9 +2,9 @@
 
 The Stanford politeness requests (Stack Exchange) written as their publisher might: tab-separated `.txt`, no
 header row, columns id, request, mean rating on -4..+4 ((mean of Score1..5 - 13) / 3). The Samples page
-proposes "data (no header row)", keeps the ids as `source_id` and says which rows are evaluation texts; the
-Label page's pool import leaves the evaluation texts out and says how many; the Versions page says how many
-evaluation texts the version trained on were left out of its metrics.
+proposes "data (no header row)" and the ids as `source_id`, asks the file's scale and says which rows are
+evaluation texts; the Label page's pool import leaves the evaluation texts out and says how many; the Versions
+page says how many evaluation texts the version trained on were left out of its metrics.
 Screenshots: artifacts/screenshots/heldout_*."""
 
 from __future__ import annotations
@@ -89,14 +89,14 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.expect_text(f"{SAMPLES} row(s) read, 0 unreadable.")
         panel = page.locator("[role='tabpanel']:visible")
         expect(panel.get_by_label("Text column", exact=True)).to_have_value("column 2")
-        pause(page, person.uniform(300, 1000))
         id_box = panel.get_by_label("Id column", exact=True)
-        id_box.click()  # the list opens; typing narrows it, Enter picks
-        pause(page, person.uniform(200, 600))
-        page.keyboard.type("column 1", delay=person.uniform(60, 160))
-        page.keyboard.press("Enter")
+        expect(id_box).to_have_value("column 1")  # proposed: its values look like ids
+        pause(page, person.uniform(300, 1000))
+        # -2.5..2.7 fits -3..+3 and -4..+4: no Import until the analyst picks the file's scale.
+        expect(page.get_by_role("button", name="Import", exact=True)).to_have_count(0)
+        panel.get_by_text("−4..+4", exact=True).click()
         ui.settle()
-        expect(id_box).to_have_value("column 1")
+        expect(panel.get_by_role("radio", name="−4..+4")).to_be_checked()
         ui.screen("heldout_01_headerless_preview")
         ui.click("Import")
         ui.expect_text(f"Stored {SAMPLES} of {SAMPLES} rows.")

@@ -87,6 +87,17 @@ def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> Non
     ui.settle()
 
 
+def _pick_scale(page: Page, ui: Ui, scale: str, scope: Locator | None = None) -> None:
+    """The file's scale, picked as a person does: a click on its option (the page preselects none when the
+    ratings fit more than one, and offers no import until one is picked)."""
+    where = scope or page
+    expect(where.get_by_role("radio", name=scale)).not_to_be_checked()
+    ui.expect_text("Pick the file's scale (above) first: it decides every quality.")
+    where.get_by_text(scale, exact=True).click()
+    ui.settle()
+    expect(where.get_by_role("radio", name=scale)).to_be_checked()
+
+
 def test_review_export_maps_from_its_scale(
     import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
@@ -113,6 +124,8 @@ def test_review_export_maps_from_its_scale(
         expect(page.get_by_label("to", exact=True)).to_have_value("4.00")
         ui.expect_text("Its middle, 0, becomes quality 0.5")
         ui.expect_text(f"{len(texts)} row(s) read, 1 unreadable.")
+        expect(page.get_by_role("button", name="Import", exact=True)).to_have_count(0)  # no scale yet
+        _pick_scale(page, ui, "−4..+4")  # -3..3.6 fits -5..+5 too
         ui.shot("import_01_reviews_mapped")
         ui.click("Import")
         ui.expect_text(f"Stored {len(texts)} of {len(texts) + 1} rows.")
@@ -160,6 +173,8 @@ def test_evaluation_set_takes_any_columns(
         expander.locator("[data-testid='stDataFrame']").get_by_text("no text").first.wait_for(
             state="attached"
         )
+        expect(page.get_by_role("button", name="Add to the evaluation set")).to_have_count(0)
+        _pick_scale(page, ui, "−4..+4", expander)  # its ratings fit -5..+5 too
         ui.shot("import_03_evaluation_mapped")
         ui.click("Add to the evaluation set")
         ui.expect_text(
@@ -264,10 +279,11 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
     import_app: tuple[str, Path], browser: Browser, tmp_path: Path, person: random.Random
 ) -> None:
     """The first 600 Stack Exchange requests with their mean rating on -4..+4 ((mean of Score1..5 - 13) / 3:
-    the raters' 1..25 scale), which span -2.53..2.67: the page proposes -3..+3 and asks whether it is -4..+4.
-    The analyst types -4 and 4, looks at the threshold rule and goes back: the boxes still say -4 and 4, the
-    summary names the rules and the neutral rows (a mean of exactly 13); after Import the Browse tab's grid
-    holds the stored requests without leaving the page."""
+    the raters' 1..25 scale), which span -2.53..2.67: the boxes say -3..+3, no scale is picked, and the page
+    asks whether it is -4..+4 (no Import until one is). The analyst types -4 and 4 (which picks -4..+4), looks
+    at the threshold rule and goes back: the boxes still say -4 and 4 and -4..+4 is still picked, the summary
+    names the rules and the neutral rows (a mean of exactly 13); after Import the Browse tab's grid holds the
+    stored requests without leaving the page."""
     url, data_dir = import_app
     rng = person
     with POLITENESS_CSV.open(newline="") as fh:
@@ -286,7 +302,9 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         ui.tab("Import")
         _upload(page, ui, path)
         expect(page.get_by_role("radio", name="from its scale (low end → 0, high end → 1)")).to_be_checked()
-        expect(page.get_by_role("radio", name="−3..+3")).to_be_checked()
+        for scale in ("−3..+3", "−4..+4"):  # the labels fit both: none is picked for the analyst
+            expect(page.get_by_role("radio", name=scale)).not_to_be_checked()
+        expect(page.get_by_role("button", name="Import", exact=True)).to_have_count(0)
         ui.expect_text(f"Your labels span {min(means):g}..{max(means):g}".replace("-", "−"))
         ui.expect_text("is the file's scale −3..+3 or −4..+4?")
         expect(page.get_by_label("Scale from", exact=True)).to_have_value("-3.00")
@@ -307,6 +325,7 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         ui.settle()
         expect(page.get_by_label("Scale from", exact=True)).to_have_value("-4.00")
         expect(page.get_by_label("to", exact=True)).to_have_value("4.00")
+        expect(page.get_by_role("radio", name="−4..+4")).to_be_checked()  # the analyst's pick stays
         ui.expect_text(f"−4..+4 → quality 0..1; middle 0 → 0.5, neutral; {neutral} rows neutral")
         leave_out = page.get_by_role("checkbox", name=f"leave out the {neutral} neutral rows")
         expect(leave_out).not_to_be_checked()

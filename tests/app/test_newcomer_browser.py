@@ -202,6 +202,9 @@ def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
     ui.tab("Import")
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
     ui.settle()
+    page.get_by_text("−4..+4", exact=True).click()  # ratings up to 3.8 fit −5..+5 too: the analyst picks
+    ui.settle()
+    expect(page.get_by_role("radio", name="−4..+4")).to_be_checked()
     ui.click("Import")
     ui.expect_text(f"Stored {len(rows)} of {len(rows)} rows.")
     ui.tab("Flags")
