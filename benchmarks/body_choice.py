@@ -9,8 +9,9 @@
 Both runs draw the same samples per (dataset, size, split), so each draw's `auto` arm is the body
 `core.engine.body_choice.choose` keeps on the out-of-fold ROC-AUC each run's training reported, scored by that
 body's test ROC-AUC on the draw. The datasets are English, so both bodies are candidates. Prints a markdown
-table (each body, `auto`, LR on each frozen body; mean test ROC-AUC over the draws) and the targets' checks,
-and writes benchmarks/results/body_choice.json.
+table (each body, `auto`, LR on each frozen body; mean test ROC-AUC over the draws), the targets' checks, and
+`auto` against e5 alone when a larger body must lead by a wider margin (MARGINS), and writes
+benchmarks/results/body_choice.json.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ BODIES = {  # cheapest first, as choose() wants them
 }
 
 
-def cells(files: dict[str, Path]) -> list[dict[str, Any]]:
+MARGINS = (TIE, 0.02, 0.05, 0.1)  # leads on the out-of-fold figure a larger body must have to be kept
+
+
+def cells(files: dict[str, Path], tie: float = TIE) -> list[dict[str, Any]]:
     runs = {body: json.loads(path.read_text()) for body, path in files.items()}
     keyed = {body: {(r["dataset"], r["per_pole"]): r for r in run["rows"]} for body, run in runs.items()}
     shared = set.intersection(*(set(k) for k in keyed.values()))
@@ -43,7 +47,7 @@ def cells(files: dict[str, Path]) -> list[dict[str, Any]]:
         picked, auto = [], []
         for s in range(splits):
             candidates = [Candidate(body, rows[body]["oof"][s]) for body in files]
-            body = choose(candidates).embedder_id
+            body = choose(candidates, tie).embedder_id
             picked.append(body)
             auto.append(rows[body]["prior"][s])
         cell: dict[str, Any] = {
@@ -79,6 +83,42 @@ def checks(table: list[dict[str, Any]], bodies: Sequence[str]) -> dict[str, Any]
     }
 
 
+def margins(files: dict[str, Path], bodies: Sequence[str]) -> list[dict[str, Any]]:
+    """`auto` against the first body alone when another must lead it by each of MARGINS out of fold: per
+    size, the mean and the worst cell's test ROC-AUC difference, and the draws that left the first body."""
+    base, out = bodies[0], []
+    for margin in MARGINS:
+        table = cells(files, margin)
+        for n in sorted({c["per_pole"] for c in table}):
+            cell = [c for c in table if c["per_pole"] == n]
+            gains = [c["auto"] - c[base] for c in cell]
+            moved = sum(c["splits"] - c[f"picked {base}"] for c in cell)
+            out.append(
+                {
+                    "margin": margin,
+                    "per_pole": n,
+                    "mean_vs_first": float(np.mean(gains)),
+                    "worst_vs_first": float(min(gains)),
+                    "draws_moved": moved,
+                    "draws": sum(c["splits"] for c in cell),
+                }
+            )
+    return out
+
+
+def margins_markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| margin | per pole | auto − e5: mean | worst cell | draws moved off e5 |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['margin']:.3f} | {r['per_pole']} | {r['mean_vs_first']:+.3f} | {r['worst_vs_first']:+.3f} "
+            f"| {r['draws_moved']} of {r['draws']} |"
+        )
+    return "\n".join(lines)
+
+
 def markdown(table: list[dict[str, Any]], bodies: Sequence[str]) -> str:
     head = " | ".join([*bodies, "auto", *(f"LR on {b}" for b in bodies), "auto picked"])
     lines = [f"| dataset | per pole | {head} |", "|---|---:|" + "---:|" * (2 * len(bodies) + 1) + "---|"]
@@ -102,10 +142,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     bodies = list(BODIES)
     table = cells(BODIES)
     result = checks(table, bodies)
+    swept = margins(BODIES, bodies)
     print(markdown(table, bodies))
     print()
+    print(margins_markdown(swept))
+    print()
     print(json.dumps(result, indent=2))
-    args.output.write_text(json.dumps({"tie": TIE, "cells": table, "checks": result}, indent=2) + "\n")
+    document = {"tie": TIE, "cells": table, "checks": result, "margins": swept}
+    args.output.write_text(json.dumps(document, indent=2) + "\n")
     return 0
 
 

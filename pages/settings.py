@@ -10,6 +10,7 @@ import streamlit as st
 
 from app.scoring.demo import PUBLIC_URL_KEY, public_base_url
 from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
+from app.shell.engine_cache import bodies_note
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
@@ -165,4 +166,9 @@ st.caption(
     f"Local previews, version comparisons and sample flags embed texts with {code(embedder_name())} "
     f"(environment variable `SCORING_EMBEDDER`: {ours(', '.join(code(n) for n in EMBEDDER_NAMES))}; "
     f"`{DEFAULT_EMBEDDER}` by default)."
+)
+st.caption(
+    f"{bodies_note()} Training does not choose between them per model: `e5-small-qint8` scored better on "
+    "every benchmark set, so a model trains on the embedder chosen when it was created (docs/benchmarks.md, "
+    "“Training on the best body”)."
 )

@@ -150,6 +150,6 @@ if model.version_no:
                 switch_to("samples")
         st.caption(oof_note(metrics))
         st.caption(
-            f"embedder {code(str(metrics.get('embedder')))} · effort {md(str(metrics.get('effort')))} · "
+            f"{md(active.body_words or 'body not recorded')} · effort {md(str(metrics.get('effort')))} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"
         )

@@ -173,6 +173,7 @@ if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
             "b": refs[ib],
             "metrics_a": va.metrics,
             "metrics_b": vb.metrics,
+            "bodies": (va.body_words, vb.body_words),
             "probe": probe,
             "traits": [*traits_b, *traits_a],
             "snapshots": bool(va.snapshot and vb.snapshot),
@@ -184,6 +185,9 @@ cmp = st.session_state.get("cmp_result")
 if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
     st.markdown(f"#### Probes (training samples): A = {md(a)} · B = {md(b)}")
+    body_a, body_b = cmp.get("bodies", ("", ""))
+    if body_a != body_b:  # each side is scored with its own body, as the service scores it
+        st.caption(f"A {md(body_a)}; B {md(body_b)}.")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
     # whatever the Styler's format says.

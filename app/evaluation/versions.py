@@ -27,6 +27,7 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
                 "tags": ", ".join(v.tags),
                 "triggered_by": v.triggered_by,
                 "samples": v.sample_count,
+                "trained on": v.body_words.removeprefix("trained on "),  # its body, in words
                 "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
                 "created_at": when(v.created_at),
                 "run_id": v.run_id,
@@ -40,6 +41,7 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
             "tags",
             "triggered_by",
             "samples",
+            "trained on",
             "effort",
             "created_at",
             "run_id",

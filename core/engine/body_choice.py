@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.body_words import body_words
 from core.embedders.base import Embedder
 from core.embedders.languages import languages_read
+from core.embedders.registry import short_name
 from core.engine.types import Sample, TrainingResult, TraitSpec
 from core.json_types import JsonObject
 
@@ -42,15 +44,16 @@ def eligible(embedder_ids: Sequence[str], languages: Sequence[str | None]) -> tu
     return kept, left
 
 
-def choose(candidates: Sequence[Candidate]) -> Candidate:
-    """The body to keep; `candidates` are ordered cheapest first (the order of their CPU per text)."""
+def choose(candidates: Sequence[Candidate], tie: float = TIE) -> Candidate:
+    """The body to keep; `candidates` are ordered cheapest first (the order of their CPU per text). A body
+    leading the cheaper ones by `tie` or less is not kept (benchmarks.body_choice tries larger margins)."""
     if not candidates:
         raise ValueError("no body to choose from")
     scored = [c for c in candidates if c.roc_auc is not None]
     if not scored:
         return candidates[0]
     best = max(c.roc_auc for c in scored if c.roc_auc is not None)
-    return next(c for c in candidates if c.roc_auc is not None and c.roc_auc >= best - TIE)
+    return next(c for c in candidates if c.roc_auc is not None and c.roc_auc >= best - tie)
 
 
 @dataclass(frozen=True)
@@ -72,30 +75,9 @@ class BodyChoice:
         }
 
     def describe(self) -> str:
-        """The choice in words, e.g. "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small"."""
-        figure = {c.embedder_id: c.roc_auc for c in self.candidates}
-        others = [
-            f"{'–' if a is None else f'{a:.2f}'} on {short_name(b)}"
-            for b, a in figure.items()
-            if b != self.chosen
-        ]
-        mine = figure[self.chosen]
-        text = f"trained on {short_name(self.chosen)}"
-        if mine is not None:
-            text += f": out-of-fold {mine:.2f}"
-            if others:
-                text += " against " + ", ".join(others)
-        if self.left_out:
-            names = ", ".join(map(short_name, self.left_out))
-            text += f" ({names} not tried: most samples are not in a language it reads)"
-        return text
-
-
-def short_name(embedder_id: str) -> str:
-    """The registry's short name for an embedder id (the id itself when it has none)."""
-    from core.embedders.registry import ALIASES
-
-    return next((name for name, i in ALIASES.items() if i == embedder_id and name != "default"), embedder_id)
+        """The choice in words (`core.body_words`)."""
+        figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
+        return body_words(short_name(self.chosen), figures, [short_name(b) for b in self.left_out])
 
 
 def model_roc_auc(result: TrainingResult) -> float | None:

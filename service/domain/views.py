@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
+from core.embedders.registry import short_name
 from core.json_types import JsonObject
 from service.domain.prune import effective_policy
 from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
-from service.schemas.versions import VersionOut
+from service.schemas.versions import BodyCandidate, BodyName, VersionBody, VersionOut
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 from service.store.teams import auto_retrains, reviews, team_namespaces
 
@@ -202,6 +203,28 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
+def version_body(metrics: JsonObject) -> VersionBody | None:
+    """What a version's metrics record of its body: `embedder` (every version), and `body_choice` when
+    training compared bodies (core.engine.body_choice.BodyChoice.as_json)."""
+    embedder = metrics.get("embedder")
+    if not isinstance(embedder, str):
+        return None
+    choice = metrics.get("body_choice")
+    candidates = left_out = None
+    if isinstance(choice, dict):
+        candidates = [
+            BodyCandidate(embedder=c["embedder"], name=short_name(c["embedder"]), roc_auc=c.get("roc_auc"))
+            for c in choice.get("candidates", [])
+        ]
+        left_out = [BodyName(embedder=b, name=short_name(b)) for b in choice.get("left_out_for_language", [])]
+    return VersionBody(
+        embedder=embedder,
+        name=short_name(embedder),
+        candidates=candidates,
+        left_out_for_language=left_out or [],
+    )
+
+
 def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:
     """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
     body = VersionOut(
@@ -214,6 +237,7 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> J
         run_id=version.run_id,
         metrics=version.metrics,
         tags=tags_of(session, version.id),
+        body=version_body(version.metrics),
     ).model_dump(mode="json", exclude={"snapshot"})
     if with_snapshot:
         body["snapshot"] = version.snapshot

@@ -11,6 +11,29 @@ from core.json_types import JsonObject
 from service.schemas.common import Strict
 
 
+class BodyName(BaseModel):
+    embedder: str = Field(description="The embedder's id, as snapshots record it.")
+    name: str = Field(description="Its short name (`mpnet-base`, `e5-small-qint8`); the id when it has none.")
+
+
+class BodyCandidate(BodyName):
+    roc_auc: float | None = Field(description="The out-of-fold ROC-AUC training reported on this body.")
+
+
+class VersionBody(BodyName):
+    """The body (embedder) a version was trained on (addition), and the bodies training compared."""
+
+    candidates: list[BodyCandidate] | None = Field(
+        default=None,
+        description="Every body training compared, cheapest first, the kept one included; "
+        "null when it trained on the model's one body.",
+    )
+    left_out_for_language: list[BodyName] = Field(
+        default_factory=list,
+        description="Bodies not tried: most samples are not in a language they read.",
+    )
+
+
 class VersionOut(BaseModel):
     version_id: int
     version_no: int
@@ -21,6 +44,9 @@ class VersionOut(BaseModel):
     run_id: str | None
     metrics: JsonObject
     tags: list[str]
+    body: VersionBody | None = Field(
+        default=None, description="(addition) Null only for a version whose metrics name no embedder."
+    )
     snapshot: JsonObject | None = Field(default=None, description="Omitted for scoring-scope keys.")
 
 

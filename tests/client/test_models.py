@@ -106,6 +106,33 @@ def test_version_metrics_helpers() -> None:
     assert odd.trait_metrics == {}
 
 
+def test_a_version_says_its_body_in_words_with_or_without_the_field() -> None:
+    compared = {
+        "embedder": "mpnet-base-qi8@78c0197b",
+        "name": "mpnet-base",
+        "candidates": [
+            {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8", "roc_auc": 0.8712},
+            {"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base", "roc_auc": 0.9131},
+        ],
+    }
+    v = Version.model_validate({"version_id": 1, "version_no": 1, "body": compared})
+    assert v.body_words == "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"
+    one = {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8", "candidates": None}
+    left = {**one, "left_out_for_language": [{"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base"}]}
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": one}).body_words == (
+        "trained on e5-small-qint8"
+    )
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": left}).body_words == (
+        "trained on e5-small-qint8 (mpnet-base not tried: most samples are not in a language it reads)"
+    )
+    # A service from before the field: the id its metrics name; nothing to say when they name none.
+    older = Version.model_validate(
+        {"version_id": 1, "version_no": 1, "metrics": {"embedder": "hashing-v1-512"}}
+    )
+    assert older.body is None and older.body_words == "trained on hashing-v1-512"
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": None}).body_words == ""
+
+
 def test_sample_input_coerces_csv_strings_and_blank_urls() -> None:
     s = SampleInput.model_validate({"trait": "t", "text": "  hi  ", "quality": "0.25", "source_url": ""})
     assert (s.text, s.quality, s.source_url) == ("hi", 0.25, None)

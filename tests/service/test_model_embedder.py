@@ -4,12 +4,15 @@ side with models of another embedder (the service's default here is the hashing 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from core.client.models import Version as ClientVersion
 from core.embedders import MINILM_ID, get_embedder
 from core.embedders.e5 import E5_ID
+from core.embedders.e5_quantized import E5_QINT8_ID
+from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import Scorer
-from service.store.tables import Model
+from service.store.tables import Model, Version
 from tests.service.conftest import Svc
 from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
 
@@ -79,6 +82,48 @@ def test_a_model_from_before_the_field_keeps_the_default_and_its_scores(svc: Svc
     train_ready(c, h, "acme.emb-new")
     assert _scores(svc, "acme.emb-new") == v1  # same embedder, same samples: the same version
     assert _scores(svc, "acme.emb-old", "v1") == v1
+
+
+def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.emb-body")
+    train_ready(c, h, "acme.emb-body")
+    one_body: dict[str, object] = {
+        "embedder": "hashing-v1-512",
+        "name": "hashing",
+        "candidates": None,
+        "left_out_for_language": [],
+    }
+    assert check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)["body"] == one_body
+    assert check(c.get("/v1/models/acme.emb-body/versions", headers=h), 200)["items"][0]["body"] == one_body
+    # A version trained on the best body records the choice in its metrics (BodyChoice.as_json).
+    choice = {
+        "chosen": MPNET_QINT8_ID,
+        "tie": 0.005,
+        "candidates": [
+            {"embedder": E5_QINT8_ID, "roc_auc": 0.87},
+            {"embedder": MPNET_QINT8_ID, "roc_auc": 0.91},
+        ],
+        "left_out_for_language": [],
+    }
+    with svc.ctx.sessions() as s, s.begin():
+        version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-body"))
+        assert version is not None
+        version.metrics = {**version.metrics, "embedder": MPNET_QINT8_ID, "body_choice": choice}
+    body = check(c.get("/v1/models/acme.emb-body/versions/v1", headers=svc.scorer), 200)["body"]
+    assert body == {
+        "embedder": MPNET_QINT8_ID,
+        "name": "mpnet-base",
+        "candidates": [
+            {"embedder": E5_QINT8_ID, "name": "e5-small-qint8", "roc_auc": 0.87},
+            {"embedder": MPNET_QINT8_ID, "name": "mpnet-base", "roc_auc": 0.91},
+        ],
+        "left_out_for_language": [],
+    }
+    parsed = ClientVersion.model_validate(
+        check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)
+    )
+    assert parsed.body_words == "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"
 
 
 def test_e5_small_is_a_choice_by_name_or_id(svc: Svc) -> None:

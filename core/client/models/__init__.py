@@ -24,11 +24,21 @@ from core.client.models.review import (
 from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput, Settled
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Trait, TraitInput, TraitPreview
-from core.client.models.versions import HistoryEvent, TagDeleteResult, TagResult, Version
+from core.client.models.versions import (
+    BodyCandidate,
+    BodyName,
+    HistoryEvent,
+    TagDeleteResult,
+    TagResult,
+    Version,
+    VersionBody,
+)
 
 __all__ = [
     "AuditEvent",
     "AuditPage",
+    "BodyCandidate",
+    "BodyName",
     "ClaimReleased",
     "CompareResult",
     "CompareSide",
@@ -72,6 +82,7 @@ __all__ = [
     "TraitPreview",
     "TraitScore",
     "Version",
+    "VersionBody",
     "_Input",
     "_Response",
 ]
