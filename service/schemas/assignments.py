@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_ASSIGNED, MAX_BULK_LABELS, MAX_POOL_QUERY_CHARS, TargetPeriod
-from service.schemas.common import NOT_BLANK, JsonInt, Strict
+from service.schemas.common import NOT_BLANK, JsonInt, Strict, integral
 from service.schemas.samples import Annotator
 
+#: How many texts: an assignment's `count`, a target's (a JSON integer, bounded in the OpenAPI document too).
+TextCount = Annotated[int, Field(ge=1, le=MAX_ASSIGNED), BeforeValidator(integral)]
 PoolQuery = Annotated[str, Field(min_length=1, max_length=MAX_POOL_QUERY_CHARS, json_schema_extra=NOT_BLANK)]
 
 
@@ -34,10 +36,8 @@ class AssignIn(Strict):
         description="Instead of `ids`: the pool texts that match, oldest first, among those assigned to "
         "nobody and the person has not labelled.",
     )
-    count: JsonInt | None = Field(
+    count: TextCount | None = Field(
         default=None,
-        ge=1,
-        le=MAX_ASSIGNED,
         description="With `filter` (or alone: the whole pool), at most this many texts.",
     )
 
@@ -59,9 +59,7 @@ class Assigned(BaseModel):
 
 
 class TargetIn(Strict):
-    count: JsonInt | None = Field(
-        ge=1, le=MAX_ASSIGNED, description="Texts to label per period; null removes the target."
-    )
+    count: TextCount | None = Field(description="Texts to label per period; null removes the target.")
     period: TargetPeriod = Field(default="day", description="`day` (UTC) or `total`.")
 
 
