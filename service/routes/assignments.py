@@ -3,8 +3,11 @@ targets (docs/api.md, "Assigned work")."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from typing import Annotated
 
+from fastapi import APIRouter, Path, status
+
+from core.contract import ANNOTATOR_PATTERN, MAX_ANNOTATOR_CHARS
 from service.domain import assignments
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
@@ -19,6 +22,14 @@ from service.schemas.assignments import (
 )
 
 router = APIRouter(tags=["assignments"])
+Person = Annotated[
+    str,
+    Path(
+        max_length=MAX_ANNOTATOR_CHARS,
+        pattern=ANNOTATOR_PATTERN,
+        description="a person's email or a key's name, as their labels carry it",
+    ),
+]
 PERSON = "/models/{handle}/assignments/{annotator}"
 
 
@@ -40,18 +51,20 @@ def list_assignments(handle: str, who: AuthoringKey, ctx: CtxDep) -> Assignments
 
 
 @router.delete(PERSON, response_model=Unassigned, responses=errors(403, 404, 409, 422))
-def unassign(handle: str, annotator: str, who: AuthoringKey, ctx: CtxDep) -> Unassigned:
+def unassign(handle: str, annotator: Person, who: AuthoringKey, ctx: CtxDep) -> Unassigned:
     """The person's texts not labelled yet leave their assignment."""
     return assignments.unassign(ctx, who, handle, annotator)
 
 
 @router.post(PERSON + "/reassign", response_model=Reassigned, responses=errors(403, 404, 409, 422))
-def reassign(handle: str, annotator: str, body: ReassignIn, who: AuthoringKey, ctx: CtxDep) -> Reassigned:
+def reassign(handle: str, annotator: Person, body: ReassignIn, who: AuthoringKey, ctx: CtxDep) -> Reassigned:
     """The person's texts not labelled yet become another person's, in one action."""
     return assignments.reassign(ctx, who, handle, annotator, body)
 
 
 @router.put(PERSON + "/target", response_model=AssignmentsOut, responses=errors(403, 404, 409, 422))
-def set_target(handle: str, annotator: str, body: TargetIn, who: AuthoringKey, ctx: CtxDep) -> AssignmentsOut:
+def set_target(
+    handle: str, annotator: Person, body: TargetIn, who: AuthoringKey, ctx: CtxDep
+) -> AssignmentsOut:
     """A person's target: texts per UTC day or in all (`count` null removes it)."""
     return assignments.set_target(ctx, who, handle, annotator, body)

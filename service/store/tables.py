@@ -443,8 +443,7 @@ class PoolClaim(Base):
 
 
 class PoolAssignment(Base):
-    """A pool text the owner gave one person to label (service/domain/assignments.py): served in their queue
-    before the shared pool, and kept from colleagues' queues until they vote on it."""
+    """A pool text given to one person: first in their queue, kept from colleagues' until they vote on it."""
 
     __tablename__ = "pool_assignments"
     __table_args__ = (
@@ -454,7 +453,6 @@ class PoolAssignment(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
-    # A text deleted from the pool takes its assignments with it.
     pool_text_id: Mapped[int] = mapped_column(ForeignKey("pool_texts.id", ondelete="CASCADE"), index=True)
     annotator: Mapped[str] = mapped_column(String(64))
     assigned_by: Mapped[str] = mapped_column(String(64))
