@@ -55,6 +55,13 @@ def _person(annotator: str) -> str:
 def assign(ctx: Databases, who: Principal, handle: str, body: AssignIn) -> Assigned:
     with transaction(ctx.sessions) as s:
         model = _managed(s, who, handle)
+        # Either texts named, or texts found: checked once the model is known (an unknown model is 404).
+        if (body.ids is None) == (body.filter is None and body.count is None):
+            raise ApiError(
+                422,
+                "ids_or_filter",
+                "Give either `ids`, or a `filter` and/or a `count`; nothing was assigned.",
+            )
         person = body.annotator
         mine = {pid for pid, _, _ in assigned(s, model.id, person)}
         if body.ids is not None:
@@ -187,10 +194,10 @@ def reassign(ctx: Databases, who: Principal, handle: str, annotator: str, body: 
     """One action: the person's texts they have not labelled become `to`'s (a text `to` has or labelled
     already just leaves the person), and the person's claims on them end."""
     person = _person(annotator)
-    if body.to == person:
-        raise ApiError(422, "same_annotator", f"The texts are {person}'s already.")
     with transaction(ctx.sessions) as s:
         model = _managed(s, who, handle)
+        if body.to == person:
+            raise ApiError(422, "same_annotator", f"The texts are {person}'s already.")
         moving = open_assignments(s, model.id, person)
         theirs = {pid for pid, _, _ in assigned(s, model.id, body.to)}
         done_by_to = voted_digests(s, model.id, [body.to])[body.to]

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, BeforeValidator, Field
 
 from core.contract import MAX_ASSIGNED, MAX_BULK_LABELS, MAX_POOL_QUERY_CHARS, TargetPeriod
 from service.schemas.common import NOT_BLANK, JsonInt, Strict, integral
@@ -40,14 +39,6 @@ class AssignIn(Strict):
         default=None,
         description="With `filter` (or alone: the whole pool), at most this many texts.",
     )
-
-    @model_validator(mode="after")
-    def _one_way(self) -> AssignIn:
-        if self.ids is not None and (self.filter is not None or self.count is not None):
-            raise PydanticCustomError("ids_or_filter", "give either ids, or a filter and/or a count")
-        if self.ids is None and self.filter is None and self.count is None:
-            raise PydanticCustomError("ids_or_filter", "give ids, a filter or a count")
-        return self
 
 
 class Assigned(BaseModel):
