@@ -350,6 +350,8 @@ AuditKind = Literal[
     "labels_reviewed",
     "labels_removed",
     "labels_restored",
+    "assignments_changed",
+    "pool_labelled",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
@@ -474,6 +476,15 @@ MAX_SCORE_TEXTS = 100
 MAX_PREVIEW_TEXTS = 20
 #: Texts in one `POST …/pool` request.
 MAX_POOL_TEXTS_PER_REQUEST = 1000
+#: Pool texts one bulk label (`POST …/pool/label`) or one assignment by ids names at most.
+MAX_BULK_LABELS = 500
+#: Characters of a pool search (`q`): a phrase to find in the texts, not a text.
+MAX_POOL_QUERY_CHARS = 200
+#: Texts one assignment gives a person at most (`count`), and a person's target at most.
+MAX_ASSIGNED = 100_000
+#: A person's target counts texts labelled per UTC day, or in all.
+TargetPeriod = Literal["day", "total"]
+TARGET_PERIODS: tuple[TargetPeriod, ...] = get_args(TargetPeriod)
 
 
 class PageSize(NamedTuple):

@@ -17,6 +17,7 @@ from app.labelling.labels import labelling_note, retrain_at
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
+from app.labelling.pool_search import pool_search
 from app.labelling.session import (
     LabelSession,
     Press,
@@ -153,6 +154,7 @@ if backend.service is None:
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
+pool_search(backend, client, handle, names[trait], lambda: st.session_state.pop("label_session", None))
 if not gate(backend, "label", "Labelling"):
     st.stop()
 

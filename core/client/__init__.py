@@ -22,8 +22,11 @@ from core.client.errors import (
     WaitTimeoutError,
 )
 from core.client.models import (
+    Assigned,
+    Assignments,
     AuditEvent,
     AuditPage,
+    BulkLabelled,
     ClaimReleased,
     CompareResult,
     DeleteResult,
@@ -41,6 +44,7 @@ from core.client.models import (
     MemberRemoved,
     Model,
     Page,
+    PersonWork,
     PoolImportReport,
     PoolLabel,
     PoolPage,
@@ -110,6 +114,10 @@ from core.client.team import (
 )
 
 __all__ = [
+    "Assigned",
+    "Assignments",
+    "BulkLabelled",
+    "PersonWork",
     "ClaimReleased",
     "ApiError",
     "AuditEvent",

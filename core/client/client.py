@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from core.client.calls.assignments import AssignmentCalls
 from core.client.calls.base import ENV_KEY, ENV_URL, ClientBase, normalize_base_url
 from core.client.calls.evaluation import EvaluationCalls
 from core.client.calls.exports import ExportCalls
@@ -35,6 +36,7 @@ class Client(
     TraitCalls,
     NamespaceCalls,
     PoolCalls,
+    AssignmentCalls,
     FeedbackCalls,
     ReviewCalls,
     TeamCalls,

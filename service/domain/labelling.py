@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import TRAINING_RUNS, ReviewStatus, can
 from core.engine.types import Sample
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.claims import require_room
 from service.domain.needs import Resources
@@ -22,13 +23,13 @@ from service.domain.scoring import retrain_if_full
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
-from service.schemas.pool import LabelIn, Labelled
-from service.store import claims, ledger, quotas
+from service.schemas.pool import BulkLabelIn, BulkLabelled, LabelIn, Labelled
+from service.store import audit, claims, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.review import accept_by_agreement
 from service.store.samples import add_samples
-from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Version, utcnow
+from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Trait, Version, utcnow
 from service.store.teams import label_status
 
 
@@ -55,34 +56,10 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
         run_id = None
         quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
         status = label_status(s, who, model)
-        stored_as: Literal["sample", "feedback"]
-        if can("edit", model.state):
-            stored_as = "sample"
-            label = Sample(trait.key, row.text, body.quality)
-            label_id = add_samples(
-                s,
-                model.id,
-                {trait.key: trait.id},
-                [label],
-                "authored",
-                annotators=[who.annotator],
-                review=status,
-            )[0]
-        else:
-            if model.zero_data_retention:
-                raise ApiError(
-                    409,
-                    "zero_data_retention",
-                    "The model has zero-data-retention on: a trained model's labels would wait as texts.",
-                )
-            stored_as = "feedback"
-            label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator, status)
-            if status == "pending":
-                accept_by_agreement(s, model, trait, row.text)
+        stored_as, label_id = _store(s, model, trait, row, body.quality, who.annotator, status)
+        if stored_as == "feedback":
             run_id = retrain_if_full(ctx, s, model)
         quotas.require_person_room(s, ctx.settings, who, model)
-        if status == "pending" and stored_as == "sample":
-            accept_by_agreement(s, model, trait, row.text)
         claims.release(s, model.id, text_id, who.annotator, trait.key)
         model.updated_at = utcnow()
         voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(
@@ -102,6 +79,94 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
             state=model.state,
             votes=voters.count if voters else 1,
             votes_wanted=model.votes_wanted,
+            buffered_feedback=buffered,
+            retraining=run_id is not None,
+        )
+    if run_id is not None:
+        ctx.enqueue(run_id)
+    return out
+
+
+def _store(
+    s: Session,
+    model: Model,
+    trait: Trait,
+    row: PoolText,
+    quality: float,
+    annotator: str,
+    status: ReviewStatus,
+) -> tuple[Literal["sample", "feedback"], int]:
+    """The label where the model can take it now: a sample of an untrained (or reopened) draft, else the
+    feedback buffer; where it went, and its row's id."""
+    if can("edit", model.state):
+        label = Sample(trait.key, row.text, quality)
+        label_id = add_samples(
+            s, model.id, {trait.key: trait.id}, [label], "authored", annotators=[annotator], review=status
+        )[0]
+        stored_as: Literal["sample", "feedback"] = "sample"
+    else:
+        if model.zero_data_retention:
+            raise ApiError(
+                409,
+                "zero_data_retention",
+                "The model has zero-data-retention on: a trained model's labels would wait as texts.",
+            )
+        stored_as = "feedback"
+        label_id = _buffer(s, model, trait.key, row.text, quality, annotator, status)
+    if status == "pending":
+        accept_by_agreement(s, model, trait, row.text)
+    return stored_as, label_id
+
+
+def label_pool_texts(ctx: Resources, who: Principal, handle: str, body: BulkLabelIn) -> BulkLabelled:
+    """One label of the caller's for each of `body.ids` (a reviewer's or an owner's: a selection labelled at
+    once is a judgement over texts nobody else read); a text without room for the caller's vote, or no
+    longer in the pool, is skipped. One audit event for the whole selection."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="review")
+        require_not_archived(model)
+        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        ids = list(dict.fromkeys(body.ids))
+        rows = {
+            r.id: r
+            for r in s.scalars(
+                select(PoolText).where(
+                    PoolText.model_id == model.id, PoolText.id.in_([i for i in ids if 1 <= i <= MAX_INT])
+                )
+            )
+        }
+        status = label_status(s, who, model)
+        stored_as: Literal["sample", "feedback"] = "sample" if can("edit", model.state) else "feedback"
+        labelled: list[int] = []
+        skipped: list[int] = []
+        for pid in ids:
+            row = rows.get(pid)
+            if row is None:
+                skipped.append(pid)
+                continue
+            try:
+                require_room(s, model, trait, who.annotator, row)
+            except ApiError:  # colleagues' votes and claims fill it: not the caller's to add to
+                skipped.append(pid)
+                continue
+            quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
+            stored_as, _ = _store(s, model, trait, row, body.quality, who.annotator, status)
+            claims.release(s, model.id, pid, who.annotator, trait.key)
+            labelled.append(pid)
+        run_id = retrain_if_full(ctx, s, model) if labelled and stored_as == "feedback" else None
+        quotas.require_person_room(s, ctx.settings, who, model)
+        if labelled:
+            model.updated_at = utcnow()
+            detail: JsonObject = {"trait": trait.key, "quality": body.quality, "texts": len(labelled)}
+            audit.record(s, who, "pool_labelled", model.namespace, model, detail)
+        buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+        out = BulkLabelled(
+            handle=model.handle,
+            trait=trait.key,
+            quality=body.quality,
+            labelled=labelled,
+            skipped=skipped,
+            stored_as=stored_as,
             buffered_feedback=buffered,
             retraining=run_id is not None,
         )

@@ -32,6 +32,7 @@ AUDITED_SETTINGS = (
     "auto_prune",
     "review",
     "accept_rule",
+    "shared_pool",
 )
 
 
@@ -155,6 +156,8 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.review = body.review
         if body.accept_rule is not None:
             model.accept_rule = body.accept_rule
+        if body.shared_pool is not None:
+            model.shared_pool = body.shared_pool
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

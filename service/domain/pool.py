@@ -22,6 +22,7 @@ from service.schemas.pool import (
 from service.schemas.samples import SampleDeleted
 from service.store import audit, quotas
 from service.store.api_keys import Principal
+from service.store.assignments import PoolFilter
 from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests
 from service.store.samples import sha256
@@ -120,19 +121,22 @@ def _plan_pool_import(
     return model, stored, new, held
 
 
-def list_pool(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> PoolPage:
+def list_pool(
+    ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None, *, q: str | None = None
+) -> PoolPage:
+    """A page of the pool's texts matching the search (store/assignments.PoolFilter), oldest first; `total`
+    counts those matching."""
+    where = PoolFilter(q=q)
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"pool|{model.id}"
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
+        matching = (PoolText.model_id == model.id, *where.conditions())
         rows = s.scalars(
-            select(PoolText)
-            .where(PoolText.model_id == model.id, PoolText.id > after)
-            .order_by(PoolText.id)
-            .limit(limit + 1)
+            select(PoolText).where(*matching, PoolText.id > after).order_by(PoolText.id).limit(limit + 1)
         ).all()
         page = rows[:limit]
-        total = s.scalar(select(func.count()).select_from(PoolText).where(PoolText.model_id == model.id)) or 0
+        total = s.scalar(select(func.count()).select_from(PoolText).where(*matching)) or 0
         items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at) for r in page]
     next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
     return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)

@@ -5,6 +5,8 @@ claims as votes on their way) and the caller has not voted on it. Texts others v
 votes come first (`overlap: true`); with one vote wanted, `overlap` asks for a second vote on that share
 (docs/api.md, "Claims and votes wanted"). With `claim`, the caller's still-claimed texts come back first
 (a reload resumes where it stopped) and every text handed out is claimed for them (service/domain/claims.py).
+The order a queue serves its sources in is `plan`'s: claims, the caller's assignment
+(service/domain/assignments.py), then the shared pool while the model's `shared_pool` allows it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from service.domain.claims import Offer, grant, may_claim
 from service.domain.needs import Resources
 from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
-from service.store import claims
+from service.store import assignments, claims
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.heldout import evaluation_pool_ids
@@ -45,8 +47,35 @@ class _Read:
     unlabelled: int
     held_by_others: int  # of `unlabelled`, texts whose room colleagues' live claims take
     mine: list[int]  # the caller's live claims, oldest first
+    assigned: list[int]  # the caller's assigned texts not voted on for the trait, in the order given
     shared: list[tuple[int, int]]  # (pool id, cap): texts others voted on that want another vote
     others_voted: set[int]  # pool texts a colleague voted on
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one answer serves, in the queue's order: the caller's live claims, their assignment, then the
+    shared pool's texts colleagues voted on that want another vote (`shared`: pool id, cap) and `fresh`
+    new picks of the engine's."""
+
+    mine: list[int]
+    assigned: list[int]
+    shared: list[tuple[int, int]]
+    fresh: int
+
+
+def plan(read: _Read, k: int, overlap: float, claiming: bool, shared_pool: bool) -> Plan:
+    """The queue's pick order, in one place. A reload resumes the caller's claims; their assignment comes
+    next; the shared pool fills the rest unless the owner keeps queues to assignments. More votes wanted:
+    texts that still want them come first of the shared pool's; else `overlap` asks for that share."""
+    mine = read.mine[:k] if claiming else []
+    assigned = [i for i in read.assigned if i not in mine][: k - len(mine)]
+    need = k - len(mine) - len(assigned)
+    if not shared_pool:
+        return Plan(mine, assigned, [], 0)
+    n_shared = need if read.votes_wanted > 1 else round(overlap * need)
+    shared = read.shared[: min(len(read.shared), n_shared)]
+    return Plan(mine, assigned, shared, need - len(shared))
 
 
 #: Suggestion rounds of one claiming request at most: a round whose picks colleagues claimed first (their
@@ -73,22 +102,18 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
         overlap = model.overlap if body.overlap is None else body.overlap  # the owner's, unless asked
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)
-        model_id = model.id
+        model_id, shared_pool = model.id, model.shared_pool
     spec = trait_specs([read.trait])[0]
     labels = read.labels
     L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
     q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
     prior = pole_prior(spec, embedder)
-    mine = read.mine[: body.k] if claiming else []
-    need = body.k - len(mine)
-    # More votes wanted: texts that still want them come first; else `overlap` asks for that share.
-    n_shared = need if read.votes_wanted > 1 else round(overlap * need)
-    shared = read.shared[: min(len(read.shared), n_shared)]
+    order = plan(read, body.k, overlap, claiming, shared_pool)
+    mine, assigned, shared = order.mine, order.assigned, order.shared
+    need = order.fresh + len(shared)  # what the shared pool serves
     spare = need if claiming else 0  # taken meanwhile by a colleague: the next ones stand in
-    picked = suggest(
-        read.X, L, q, k=max(need - len(shared), 0) + spare, mode=body.mode, exclude=read.exclude, prior=prior
-    )
+    picked = suggest(read.X, L, q, k=order.fresh + spare, mode=body.mode, exclude=read.exclude, prior=prior)
     chosen = [int(read.ids[i]) for i in picked.indices]
     scores = dict(zip(chosen, picked.scores, strict=True))
     until: dict[int, datetime] = {}
@@ -99,16 +124,20 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
             # A claim lasts while its text is shown: those this answer does not bring back end now.
             claims.release_all_but(s, model_id, trait.key, me, mine)
             until = grant(s, model_id, trait, me, [Offer(i, wanted) for i in mine], len(mine), lease, most)
+            offers = [Offer(i, wanted) for i in assigned]
+            given = grant(s, model_id, trait, me, offers, len(assigned), lease, most)
             offers = [Offer(i, c) for i, c in shared]
             spread = grant(s, model_id, trait, me, offers, len(shared), lease, most)
             offers = [Offer(i, wanted) for i in chosen]
             own = grant(s, model_id, trait, me, offers, need - len(spread), lease, most)
-        got = len(until) + len(spread) + len(own)
-        refused = got < min(body.k, most) and len(chosen) + len(shared) > len(spread) + len(own)
+        got = len(until) + len(given) + len(spread) + len(own)
+        offered = len(chosen) + len(shared) + len(assigned)
+        refused = got < min(body.k, most) and offered > len(given) + len(spread) + len(own)
         mine = [i for i in mine if i in until]
+        assigned = [i for i in assigned if i in given]
         shared_ids = [i for i, _ in shared if i in spread]
         chosen = [i for i in chosen if i in own]
-        until |= spread | own
+        until |= given | spread | own
     else:
         refused = False
         shared_ids = [i for i, _ in shared]
@@ -116,12 +145,16 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     with transaction(ctx.reads) as s:
         texts = dict(
             s.execute(
-                select(PoolText.id, PoolText.text).where(PoolText.id.in_([*mine, *chosen, *shared_ids]))
+                select(PoolText.id, PoolText.text).where(
+                    PoolText.id.in_([*mine, *assigned, *chosen, *shared_ids])
+                )
             )
             .tuples()
             .all()
         )
-    scored = [i for i in [*mine, *shared_ids] if i in texts]  # scored with the fit, as the picks are
+    scored = [
+        i for i in [*mine, *assigned, *shared_ids] if i in texts
+    ]  # scored with the fit, as the picks are
     if scored:
         scores |= dict(
             zip(scored, fit_scores(embedder.encode([texts[i] for i in scored]), L, q, prior), strict=True)
@@ -134,7 +167,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
 
     fresh = [item(i) for i in chosen if i in texts]  # deleted meanwhile
     extra = [item(i, True) for i in shared_ids if i in texts]
-    back = [item(i, i in read.others_voted) for i in mine if i in texts]
+    back = [item(i, i in read.others_voted) for i in [*mine, *assigned] if i in texts]
     out = SuggestOut(
         trait=read.trait.key,
         mode=cast(SuggestMode, picked.mode),
@@ -194,6 +227,17 @@ def _read(
             others_claims[pid] = others_claims.get(pid, 0) + 1
     # Texts of the evaluation set (in the pool from before the set had them) are never handed out.
     held = evaluation_pool_ids(s, model_id) if len(ids) else set()
+    # Assigned texts: the caller's come first; a colleague's stay theirs until they vote on them.
+    assigned: list[int] = []
+    reserved: set[int] = set()
+    for pid, annotator, digest in assignments.assigned(s, model_id) if len(ids) else []:
+        if annotator in votes.get(digest, claims.Voters()).names:
+            continue
+        if annotator == me:
+            assigned.append(pid)
+        else:
+            reserved.add(pid)
+    reserved -= set(assigned)
     full: set[int] = set()  # as many votes as wanted: out of everyone's queue
     taken: set[int] = set(mine)  # not to be picked anew for the caller
     shared: list[tuple[int, int, int]] = []  # (voters, pool id, cap)
@@ -224,7 +268,8 @@ def _read(
             held_by_others += voters.count < votes_wanted and pid not in held
     exclude = np.zeros(len(ids), dtype=bool)
     # A text that wants another vote is offered through `shared` only, where its cap is checked.
-    out = full | taken | held | {pid for _, pid, _ in shared}
+    shared = [x for x in shared if x[1] not in reserved and x[1] not in assigned]
+    out = full | taken | held | reserved | set(assigned) | {pid for _, pid, _ in shared}
     if out and len(ids):
         exclude = np.isin(ids, np.fromiter(out, dtype=np.int64, count=len(out)))
     # Fewest voters first (a second vote on as many texts as possible), then the oldest in the pool.
@@ -239,6 +284,7 @@ def _read(
         unlabelled=len(ids) - len(full | held),
         held_by_others=held_by_others,
         mine=mine,
+        assigned=[pid for pid in assigned if pid not in full and pid not in held],
         shared=[(pid, c) for _, pid, c in shared],
         others_voted=others_voted,
     )

@@ -146,6 +146,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             overlap=model.overlap,
             review=reviews(model, model.namespace in teams),
             accept_rule=model.accept_rule,
+            shared_pool=model.shared_pool,
         )
         for model in models
     ]

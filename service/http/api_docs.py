@@ -100,6 +100,10 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "SettleIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "quality": 0.0},
     "ReviewIn": {"decision": "reject", "items": [{"kind": "sample", "id": 1}], "comment": "Not formal"},
     "RestoreIn": {"undo": "undo_0123456789abcdef0123456789abcdef"},
+    "AssignIn": {"annotator": "pat@example.com", "filter": {"q": "invoice"}, "count": 50},
+    "ReassignIn": {"to": "sam@example.com"},
+    "TargetIn": {"count": 40, "period": "day"},
+    "BulkLabelIn": {"trait": "formality", "quality": 0.0, "ids": [12, 15, 19]},
     "AnalyzeIn": {"comment": _COMMENT, "requestedAttributes": {"FORMALITY": {}}},
     "SuggestScoreIn": {
         "comment": _COMMENT,

@@ -32,6 +32,7 @@ from service.http.ratelimit import RateLimitMiddleware
 from service.http.refusals import access_cap, record_refusal
 from service.routes import (
     agreement,
+    assignments,
     audit,
     eval_compare,
     evaluation,
@@ -146,6 +147,7 @@ def route_table() -> tuple[BaseRoute, ...]:
         notes,
         people,
         review,
+        assignments,
     ):
         table.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     table.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)

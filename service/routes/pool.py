@@ -6,12 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, POOL_PAGE
+from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_POOL_QUERY_CHARS, POOL_PAGE
 from service.domain import claims, labelling, pool, suggestions
 from service.http.auth import AuthoringKey, CtxDep
 from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.pool import (
+    BulkLabelIn,
+    BulkLabelled,
     ClaimReleased,
     LabelIn,
     Labelled,
@@ -45,8 +47,16 @@ def list_pool(
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_POOL_QUERY_CHARS,
+            description="Only texts containing this phrase, letter case aside (addition).",
+        ),
+    ] = None,
 ) -> PoolPage:
-    return pool.list_pool(ctx, who, handle, limit, cursor)
+    return pool.list_pool(ctx, who, handle, limit, cursor, q=q)
 
 
 @router.delete(
@@ -76,6 +86,18 @@ def label_pool_text(handle: str, text_id: int, body: LabelIn, who: AuthoringKey,
     """Label a pool text for a trait: a sample of an untrained draft, else buffered feedback for the next
     version (also while a run is in flight); the caller's claim on the text ends."""
     return labelling.label_pool_text(ctx, who, handle, text_id, body)
+
+
+@router.post(
+    "/models/{handle}/pool/label",
+    status_code=status.HTTP_201_CREATED,
+    response_model=BulkLabelled,
+    responses=errors(403, 404, 409),
+)
+def label_pool_texts(handle: str, body: BulkLabelIn, who: AuthoringKey, ctx: CtxDep) -> BulkLabelled:
+    """One label for several pool texts (a selection, e.g. a search's page), a reviewer's or an owner's:
+    a vote of the caller's on each text, one event in the audit log (addition)."""
+    return labelling.label_pool_texts(ctx, who, handle, body)
 
 
 @router.delete(

@@ -175,6 +175,11 @@ class ModelPatch(Strict):
         description="The share (0-0.5) of each pool suggestion taken from texts a colleague labelled, when "
         "the request gives no `overlap` (default 0).",
     )
+    shared_pool: bool | None = Field(
+        default=None,
+        description="False: a person's pool suggestions are their assignment alone; true (default): the "
+        "shared pool follows it (addition).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -242,6 +247,11 @@ class ModelOut(BaseModel):
         description="True: annotators' labels train once accepted (addition, docs/api.md Review).",
     )
     accept_rule: AcceptRule = Field(default="none", description="What accepts a pending label (addition).")
+    shared_pool: bool = Field(
+        default=True,
+        description="Whether a person's suggestions go on to the shared pool after their assignment "
+        "(addition).",
+    )
 
 
 class ModelPage(BaseModel):

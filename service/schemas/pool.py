@@ -9,7 +9,14 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from core.contract import MAX_LABEL_CHARS, MAX_OVERLAP, MAX_POOL_TEXTS_PER_REQUEST, SUGGESTIONS, SuggestMode
+from core.contract import (
+    MAX_BULK_LABELS,
+    MAX_LABEL_CHARS,
+    MAX_OVERLAP,
+    MAX_POOL_TEXTS_PER_REQUEST,
+    SUGGESTIONS,
+    SuggestMode,
+)
 from service.schemas.common import JsonInt, Strict, Text
 
 PoolTextIn = Text
@@ -141,3 +148,22 @@ class Labelled(BaseModel):
     votes_wanted: int
     buffered_feedback: int = Field(description="The model's feedback buffer now.")
     retraining: bool = Field(description="This label filled the buffer: an automatic retraining started.")
+
+
+class BulkLabelIn(LabelIn):
+    ids: list[JsonInt] = Field(
+        min_length=1, max_length=MAX_BULK_LABELS, description="The pool texts to give this one label."
+    )
+
+
+class BulkLabelled(BaseModel):
+    handle: str
+    trait: str
+    quality: float
+    labelled: list[int] = Field(description="The pool texts labelled: a vote of the caller's each.")
+    skipped: list[int] = Field(
+        description="Texts left unlabelled: not in the pool, or with the votes they want from others."
+    )
+    stored_as: Literal["sample", "feedback"] = Field(description="Where the labels went, as for one label.")
+    buffered_feedback: int = Field(description="The model's feedback buffer now.")
+    retraining: bool = Field(description="These labels filled the buffer: an automatic retraining started.")

@@ -45,6 +45,7 @@ from core.contract import (
     Provenance,
     ReviewStatus,
     RunStatus,
+    TargetPeriod,
     TraitKind,
     VersionTrigger,
 )
@@ -217,6 +218,8 @@ class Model(Base):
     blind_labelling: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The share of each pool suggestion taken from texts a colleague labelled, when a request gives none.
     overlap: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    # False: a person's queue is their assignment alone; true: the shared pool follows it.
+    shared_pool: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -437,6 +440,36 @@ class PoolClaim(Base):
     # Votes plus claims the text could take when this claim was granted (votes wanted, or one more for an
     # overlap pick): past it (a colleague's label meanwhile) the claim is not renewed and its label refused.
     cap: Mapped[int] = mapped_column(Integer, server_default="1")
+
+
+class PoolAssignment(Base):
+    """A pool text given to one person: first in their queue, kept from colleagues' until they vote on it."""
+
+    __tablename__ = "pool_assignments"
+    __table_args__ = (
+        UniqueConstraint("pool_text_id", "annotator"),
+        Index("ix_pool_assignments_model_annotator", "model_id", "annotator"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    pool_text_id: Mapped[int] = mapped_column(ForeignKey("pool_texts.id", ondelete="CASCADE"), index=True)
+    annotator: Mapped[str] = mapped_column(String(64))
+    assigned_by: Mapped[str] = mapped_column(String(64))
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class LabelTarget(Base):
+    """A person's target on a model: `count` texts labelled per UTC day or in all (`period`)."""
+
+    __tablename__ = "label_targets"
+    __table_args__ = (UniqueConstraint("model_id", "annotator"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    annotator: Mapped[str] = mapped_column(String(64))
+    count: Mapped[int] = mapped_column(Integer)
+    period: Mapped[TargetPeriod] = mapped_column(String(8))
 
 
 class RateBucket(Base):

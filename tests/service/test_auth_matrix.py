@@ -264,6 +264,14 @@ def member(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     return {"member": "pat@example.com"}
 
 
+def assigned_to_pat(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """A pool text of pat's, not labelled yet: something to unassign or move."""
+    ids = pool_text(svc, handle, owner)
+    body = {"annotator": "pat", "ids": [int(ids["text_id"])]}
+    check(svc.client.post(f"/v1/models/{handle}/assignments", json=body, headers=owner), 201)
+    return {}
+
+
 PEOPLE = "/v1/namespaces/{namespace}/people"
 
 # fmt: off
@@ -407,6 +415,19 @@ OPERATIONS: list[Op] = [
     Op("change_role", "PUT", PEOPLE + "/{member}", "ns_write", "none", 200, json=lambda _: {"role": "owner"},
        setup=member),
     Op("remove_person", "DELETE", PEOPLE + "/{member}", "ns_write", "none", 200, setup=member),
+    Op("assign", "POST", M + "/assignments", "write", "draft", 201, setup=pool_text,
+       json=lambda _: {"annotator": "pat", "count": 1}),
+    Op("list_assignments", "GET", M + "/assignments", "owner_read", "draft", 200),
+    Op("unassign", "DELETE", M + "/assignments/{annotator}", "write", "draft", 200, setup=assigned_to_pat,
+       params={"annotator": "pat"}),
+    Op("reassign", "POST", M + "/assignments/{annotator}/reassign", "write", "draft", 200,
+       setup=assigned_to_pat, params={"annotator": "pat"}, json=lambda _: {"to": "sam"}),
+    Op("set_target", "PUT", M + "/assignments/{annotator}/target", "write", "draft", 200,
+       params={"annotator": "pat"}, json=lambda _: {"count": 20, "period": "day"}),
+    # One label for a selection is a reviewer's (or the owner's): a text of its own for each caller.
+    Op("label_pool_texts", "POST", M + "/pool/label", "write", "draft", 201, action="review",
+       caller_setup=fresh_text,
+       body=lambda p: {"trait": "formality", "quality": 1.0, "ids": [int(p.get("text_id", "1"))]}),
 ]
 # fmt: on
 # The audit log (docs/api.md, "Audit log"): the event each write leaves, checked in every cell that writes.
@@ -455,6 +476,11 @@ AUDITED: dict[str, str] = {
     "set_person": "role_changed",
     "change_role": "role_changed",
     "remove_person": "role_changed",
+    "assign": "assignments_changed",
+    "unassign": "assignments_changed",
+    "reassign": "assignments_changed",
+    "set_target": "assignments_changed",
+    "label_pool_texts": "pool_labelled",
 }
 # A label's own writes: its row names its author and time (GET …/votes exports them), so the log does not
 # repeat every vote; what a label starts (a retraining) is an event of its own.

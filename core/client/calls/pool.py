@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from core.client import importing, tabular
 from core.client import progress as progress_mod
 from core.client.calls.base import ClientBase
 from core.client.models import (
+    BulkLabelled,
     ClaimReleased,
     DeleteResult,
     PoolImportReport,
@@ -77,13 +78,20 @@ class PoolCalls(ClientBase):
         finally:
             reporter.close(report is not None and report.error is None)
 
-    def list_pool_page(self, handle: str, limit: int | None = None, cursor: str | None = None) -> PoolPage:
-        return PoolPage.model_validate(
-            self._get(_path("models", handle, "pool"), {"limit": limit, "cursor": cursor})
-        )
+    def list_pool_page(
+        self, handle: str, limit: int | None = None, cursor: str | None = None, *, search: str | None = None
+    ) -> PoolPage:
+        """A page of the pool, oldest first; `search`: only texts containing that phrase, letter case aside
+        (`total` then counts those)."""
+        params = {"limit": limit, "cursor": cursor, "q": search}
+        return PoolPage.model_validate(self._get(_path("models", handle, "pool"), params))
 
-    def list_pool(self, handle: str, page_size: int | None = None) -> Iterator[PoolText]:
-        return self._paginate(lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor))
+    def list_pool(
+        self, handle: str, page_size: int | None = None, *, search: str | None = None
+    ) -> Iterator[PoolText]:
+        return self._paginate(
+            lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor, search=search)
+        )
 
     def delete_pool_text(self, handle: str, text_id: int) -> DeleteResult:
         return DeleteResult.model_validate(
@@ -93,6 +101,13 @@ class PoolCalls(ClientBase):
     def clear_pool(self, handle: str) -> int:
         """Delete every text of the model's pool; returns how many there were."""
         return int(self.request("DELETE", _path("models", handle, "pool")).json().get("deleted", 0))
+
+    def label_pool_texts(self, handle: str, ids: Sequence[int], trait: str, quality: float) -> BulkLabelled:
+        """One label for a selection of pool texts (a reviewer's or an owner's): a vote of the caller's on
+        each, one audit event; texts with the votes they want from colleagues are `skipped`."""
+        body: JsonObject = {"trait": trait, "quality": quality, "ids": list(ids)}
+        response = self.request("POST", _path("models", handle, "pool", "label"), json=body)
+        return BulkLabelled.model_validate(response.json())
 
     def suggest(
         self,

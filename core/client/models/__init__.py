@@ -1,10 +1,19 @@
 """Typed request and response models, one module per resource (as `core.client.calls`)."""
 
+from core.client.models.assignments import (
+    Assigned,
+    Assignments,
+    PersonWork,
+    Reassigned,
+    Target,
+    Unassigned,
+)
 from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
 from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
 from core.client.models.model import LastOperation, Model
 from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved, SignedOut
 from core.client.models.pool import (
+    BulkLabelled,
     ClaimReleased,
     PoolImportReport,
     PoolLabel,
@@ -35,6 +44,13 @@ from core.client.models.versions import (
 )
 
 __all__ = [
+    "Assigned",
+    "Assignments",
+    "BulkLabelled",
+    "PersonWork",
+    "Reassigned",
+    "Target",
+    "Unassigned",
     "AuditEvent",
     "AuditPage",
     "BodyCandidate",

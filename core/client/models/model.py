@@ -101,6 +101,8 @@ class Model(_Response):
     review: bool = False
     #: Besides a reviewer, what accepts a pending label: "none" or "agreement".
     accept_rule: str = "none"
+    #: False: a person's suggestions are their assignment alone; True: the shared pool follows it.
+    shared_pool: bool = True
 
     @property
     def namespace(self) -> str:

@@ -65,6 +65,20 @@ class PoolLabel(_Response):
     retraining: bool = False  # it filled the buffer: an automatic retraining started
 
 
+class BulkLabelled(_Response):
+    """`POST …/pool/label`: one label given to a selection; `skipped` texts were no longer in the pool or had
+    the votes they want from colleagues."""
+
+    handle: str
+    trait: str
+    quality: float
+    labelled: list[int] = Field(default_factory=list)
+    skipped: list[int] = Field(default_factory=list)
+    stored_as: str
+    buffered_feedback: int = 0
+    retraining: bool = False
+
+
 class PoolImportReport(_Response):
     """How far a pool import got. `stored` texts (from the start of the input) are in the pool; an import that
     stopped (`error`) resumes with `start=stored`, and texts already there are never added twice."""

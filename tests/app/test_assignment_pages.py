@@ -1,0 +1,113 @@
+"""Assigned work on the pages, driven with AppTest against the real local service: the Team page's forms
+assign texts by a search and a count, set a target and move a person's texts, its table is the API's; the
+Label page's search shows the matching texts and a reviewer labels them all with one key."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.team.assignments import parse_ids, work_frame
+from core.client import Client
+from core.local import LocalService
+from tests.app.apptest_util import by_label, no_exception, page, run_label_page
+from tests.app.support import FORMALITY, named_key, new_handle, new_key_name
+
+POOL = [f"About invoice {i}, could you check it?" for i in range(3)] + [
+    f"Weather note {i}." for i in range(5)
+]
+
+
+@pytest.fixture
+def people(service: LocalService) -> dict[str, str]:
+    roles = {"own": "owner", "ann": "annotator", "rev": "reviewer"}
+    return {
+        name: named_key(service.data_dir, service.namespace, new_key_name(f"as{name}"), role=role)
+        for name, role in roles.items()
+    }
+
+
+def pooled(service: LocalService, owner: str) -> str:
+    handle = new_handle(service, "assigned")
+    with Client(service.url, owner) as c:
+        c.create_model(handle)
+        c.add_traits(handle, [FORMALITY])
+        c.add_pool_texts(handle, POOL)
+    return handle
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_KEY", key)
+    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
+
+
+def test_parse_ids_reads_every_number_once_and_refuses_a_typo() -> None:
+    assert parse_ids(" 12, 15 19;12 ") == [12, 15, 19]
+    with pytest.raises(ValueError, match="'1x'"):
+        parse_ids("3, 1x")
+
+
+def test_the_team_page_assigns_by_search_sets_a_target_and_moves_the_texts(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = pooled(service, people["own"])
+    _as(monkeypatch, service, people["own"])
+    at = page("team", handle)
+    at.run()
+    no_exception(at)
+    at.text_input(key="assign_person").set_value("pat@example.com")
+    at.text_input(key="assign_search").set_value("INVOICE")
+    at.number_input(key="assign_count").set_value(2)
+    by_label(at.button, "Assign").click().run()
+    no_exception(at)
+    at.text_input(key="target_person").set_value("pat@example.com")
+    at.number_input(key="target_count").set_value(4)
+    by_label(at.button, "Set target").click().run()
+    no_exception(at)
+    with Client(service.url, people["own"]) as owner:
+        found = owner.assignments(handle)
+        pat = {p.annotator: p for p in found.people}["pat@example.com"]
+        assert (pat.assigned, pat.remaining, pat.target.count if pat.target else None) == (2, 2, 4)
+        expected = work_frame(found)
+        [table] = [d for d in at.dataframe if list(d.value.columns) == list(expected.columns)]
+        assert table.value.reset_index(drop=True).to_dict("records") == work_frame(found).to_dict("records")
+        at.selectbox(key="move_from").set_value("pat@example.com")
+        at.text_input(key="move_to").set_value("sam@example.com")
+        by_label(at.button, "Move").click().run()
+        no_exception(at)
+        moved = {p.annotator: p.remaining for p in owner.assignments(handle).people}
+        assert moved == {"pat@example.com": 0, "sam@example.com": 2}
+    _as(monkeypatch, service, people["ann"])  # an annotator reads the table, never the forms
+    at = page("team", handle)
+    at.run()
+    no_exception(at)
+    assert [d for d in at.dataframe if "target reached" in d.value.columns]
+    assert not [b for b in at.button if b.label == "Assign"]
+
+
+def test_the_label_page_finds_texts_and_a_reviewer_labels_all_shown(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = pooled(service, people["own"])
+    _as(monkeypatch, service, people["rev"])
+    at = page("label", handle)
+    run_label_page(at)
+    no_exception(at)
+    at.text_input(key="pool_search").set_value("invoice").run()
+    no_exception(at)
+    [table] = [d for d in at.dataframe if list(d.value.columns) == ["id", "text"]]
+    assert sorted(table.value["text"]) == sorted(POOL[:3])
+    by_label(at.button, "All shown: formal").click().run()
+    no_exception(at)
+    with Client(service.url, people["rev"]) as rev:
+        name = rev.current_key().name
+        votes = [(v.text, v.quality, v.annotator) for v in rev.votes(handle) if v.kind == "sample"]
+    assert sorted(votes) == sorted((t, 1.0, name) for t in POOL[:3])
+    _as(monkeypatch, service, people["ann"])  # an annotator searches, but labels one text at a time
+    at = page("label", handle)
+    run_label_page(at)
+    at.text_input(key="pool_search").set_value("invoice").run()
+    no_exception(at)
+    assert [d for d in at.dataframe if list(d.value.columns) == ["id", "text"]]
+    assert not [b for b in at.button if b.label.startswith("All shown")]
