@@ -65,6 +65,14 @@ def test_unknown_query_parameters_are_refused_like_unknown_fields(svc: Svc) -> N
         assert error_code(resp, 422) == "unknown_field", path
         assert resp.json()["error"]["details"][0]["loc"][0] == "query"
     check(c.get("/v1/models", params={"limit": 5, "namespace": "acme"}, headers=h), 200)
+    # A parameter given twice: neither value is dropped silently.
+    twice = c.get("/v1/models?kind=a&kind=b", headers=h)
+    assert error_code(twice, 422) == "validation_error"
+    assert twice.json()["error"]["details"][0] == {
+        "loc": ["query", "kind"],
+        "msg": "must be given once",
+        "type": "repeated_parameter",
+    }
 
 
 def test_each_route_knows_its_own_query_names_when_routes_come_and_go() -> None:
