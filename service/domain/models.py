@@ -32,6 +32,8 @@ AUDITED_SETTINGS = (
     "auto_prune",
     "review",
     "accept_rule",
+    "gold_rate",
+    "gold_threshold",
 )
 
 
@@ -155,6 +157,10 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.review = body.review
         if body.accept_rule is not None:
             model.accept_rule = body.accept_rule
+        if body.gold_rate is not None:
+            model.gold_rate = body.gold_rate
+        if body.gold_threshold is not None:
+            model.gold_threshold = body.gold_threshold
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

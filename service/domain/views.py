@@ -145,6 +145,8 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             overlap=model.overlap,
             review=reviews(model, model.namespace in teams),
             accept_rule=model.accept_rule,
+            gold_rate=model.gold_rate,
+            gold_threshold=model.gold_threshold,
         )
         for model in models
     ]

@@ -100,6 +100,13 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "SettleIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "quality": 0.0},
     "ReviewIn": {"decision": "reject", "items": [{"kind": "sample", "id": 1}], "comment": "Not formal"},
     "RestoreIn": {"undo": "undo_0123456789abcdef0123456789abcdef"},
+    "GoldIn": {
+        "items": [
+            {"trait": "formality", "text": "Please find the signed contract enclosed.", "quality": 1.0},
+            {"trait": "formality", "text": "lol ok whatever", "quality": 0.0},
+        ]
+    },
+    "GoldPromoteIn": {"trait": "formality", "count": 20},
     "AnalyzeIn": {"comment": _COMMENT, "requestedAttributes": {"FORMALITY": {}}},
     "SuggestScoreIn": {
         "comment": _COMMENT,
