@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell.backend import get_backend
 from app.team.campaign import campaign_settings
+from app.team.gold import gold_quality
 from app.team.progress import team_progress
 from app.team.review import review_queue
 from app.ui.inert import code, md
@@ -34,6 +35,7 @@ if handle := selected_handle():
     if model is not None:
         campaign_settings(backend, model)
         team_progress(backend, model)
+        gold_quality(backend, model)
         review_queue(backend, model)
 else:
     st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")
