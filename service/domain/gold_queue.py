@@ -1,7 +1,8 @@
 """Gold items in a person's queue: mixed into their suggestions at the owner's rate, and their answers.
 
 A gold item is handed out as any suggestion is (the same fields, its pool row's id, a score of the same
-fit, the same claim time) so that nobody can tell a check from a text to label. Each of the `n` texts of an
+fit, claimed as the other texts are: a reload brings it back, a skip releases it) so that nobody can tell a
+check from a text to label. Each of the `n` texts of an
 answer is a gold item with probability `gold_rate` (fewer when fewer gold items are left that the person
 has not answered): the last suggestions make room (the caller's claims on them end) and the gold items
 take random places. A label of a gold text is its person's answer, recorded once and compared with the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import func, select
@@ -25,7 +27,17 @@ from service.store import claims, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.gold import gold_of
-from service.store.tables import FeedbackLabel, GoldAnswer, GoldItem, Model, PoolText, Trait, Version, utcnow
+from service.store.tables import (
+    FeedbackLabel,
+    GoldAnswer,
+    GoldItem,
+    Model,
+    PoolClaim,
+    PoolText,
+    Trait,
+    Version,
+    utcnow,
+)
 
 #: Fits a suggestion's score to texts: the fit that scored the other suggestions.
 Rescore = Callable[[list[str]], Sequence[float | None]]
@@ -85,12 +97,12 @@ def mix(
     if not places:
         return items
     kept, dropped = items[: len(items) - len(places)], items[len(items) - len(places) :]
-    claimed = [x.id for x in dropped if x.claimed_until is not None]
-    if claimed:
-        with transaction(ctx.sessions) as s:
-            for pid in claimed:
-                claims.release(s, model_id, pid, who.annotator, trait.key)
     until = max((x.claimed_until for x in items if x.claimed_until is not None), default=None)
+    if until is not None:  # a claiming answer: gold is claimed as its texts are (a reload, a skip)
+        with transaction(ctx.sessions) as s:
+            for x in dropped:
+                claims.release(s, model_id, x.id, who.annotator, trait.key)
+            _claim(s, model_id, trait.key, who.annotator, list(places.values()), until)
     fitted = any(x.score is not None for x in items)
     scores = rescore([texts[p] for p in places.values()]) if fitted else [None] * len(places)
     gold = iter(
@@ -99,6 +111,29 @@ def mix(
     )
     rest = iter(kept)
     return [next(gold) if i in places else next(rest) for i in range(len(items))]
+
+
+def _claim(s: Session, model_id: int, trait_key: str, me: str, ids: list[int], until: datetime) -> None:
+    """`me`'s claims on these gold texts, as the claim rule makes them (under the model row's lock): a
+    reload brings them back first and a skip releases one, as for any text."""
+    s.scalar(select(Model.id).where(Model.id == model_id).with_for_update())
+    claims.drop_expired(s, model_id, utcnow())  # an expired row would refuse the new one (unique)
+    held = claims.held_by(s, model_id, trait_key, me, utcnow())
+    wanted = s.scalar(select(Model.votes_wanted).where(Model.id == model_id)) or 1
+    for pid in ids:
+        if pid not in held:
+            s.add(
+                PoolClaim(
+                    model_id=model_id,
+                    pool_text_id=pid,
+                    trait_key=trait_key,
+                    annotator=me,
+                    claimed_at=utcnow(),
+                    expires_at=until,
+                    cap=wanted,
+                )
+            )
+    s.flush()
 
 
 def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) -> GoldAnswer | None:

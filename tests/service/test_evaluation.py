@@ -46,7 +46,7 @@ def test_import_evaluate_and_read(svc: Svc) -> None:
     added = check(c.post(url, json={"items": _items()}, headers=h), 201)
     assert added == {"added": 10, "total": 10, "duplicates": [], "gold_texts": []}
     again = check(c.post(url, json={"items": _items()[:3]}, headers=h), 201)
-    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2]}  # re-importing is harmless
+    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2], "gold_texts": []}  # harmless again
     summary = check(c.get(url, headers=h), 200)
     assert summary["total"] == 10
     assert summary["traits"] == {
