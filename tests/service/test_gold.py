@@ -177,3 +177,7 @@ def test_gold_never_trains_and_never_enters_the_evaluation_set(svc: Svc) -> None
     neutral = {"items": [{"trait": "formality", "text": "Half and half.", "quality": 0.5}]}
     refused = c.post(f"/v1/models/{h}/gold", json=neutral, headers=owner)
     assert error_code(refused, 422) == "validation_error" and "on a pole, not 0.5" in refused.text
+    # Zero-data-retention keeps no text: turning it on takes the gold items with the other texts.
+    check(c.patch(f"/v1/models/{h}", json={"zero_data_retention": True}, headers=owner), 200)
+    assert check(c.get(f"/v1/models/{h}/gold", headers=owner), 200)["total"] == 0
+    assert error_code(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 409) == "zero_data_retention"
