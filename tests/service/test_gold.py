@@ -142,7 +142,7 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
     assert left["total"] == len(GOLD) - 1
 
 
-def test_gold_never_trains_and_never_enters_the_evaluation_set(svc: Svc) -> None:
+def test_gold_never_trains(svc: Svc) -> None:
     c, h, owner = svc.client, "acme.goldtrain", svc.author
     make_model(c, owner, h)
     settled = "Kindly confirm the arrangements at your earliest convenience."
@@ -166,6 +166,14 @@ def test_gold_never_trains_and_never_enters_the_evaluation_set(svc: Svc) -> None
     model = train_ready(c, owner, h)
     version = check(c.get(f"/v1/models/{h}/versions/v{model['version_no']}", headers=owner), 200)
     assert version["sample_count"] == stored - 4  # the settled text's three votes and the gold row
+
+
+def test_gold_never_enters_the_evaluation_set_nor_outlives_zero_data_retention(svc: Svc) -> None:
+    c, h, owner = svc.client, "acme.goldeval", svc.author
+    make_model(c, owner, h)
+    imported = "We request the pleasure of your company at dinner."
+    gold = {"items": [{"trait": "formality", "text": imported, "quality": 1.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
     # The evaluation set leaves gold texts out, and gold leaves the set's texts out.
     other = "Respectfully submitted for review."
     items = [{"trait": "formality", "text": t, "quality": 1.0} for t in (imported, other)]
