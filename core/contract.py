@@ -196,6 +196,16 @@ def annotator_of(name: str | None, prefix: str) -> str:
 
 #: `overlap` of `POST …/pool/suggest`: the share of picks routed to texts another annotator labelled.
 MAX_OVERLAP = 0.5
+#: A model's `gold_rate`: the share of each person's suggestions that are gold items (docs/api.md, "Gold
+#: items"); more than half would make the queue mostly checks. 0: no gold is mixed in.
+MAX_GOLD_RATE = 0.5
+#: A model's `gold_threshold`: a person whose accuracy on gold is surely under it (the upper end of its
+#: interval) is flagged to the owner. 0.7: well above chance (0.5) on two poles, below a careful person.
+DEFAULT_GOLD_THRESHOLD = 0.7
+#: The confidence of the interval of a person's accuracy on gold (Wilson's score interval).
+GOLD_CONFIDENCE = 0.95
+#: Where a gold item came from: imported with its answer, or promoted from a settled text.
+GoldOrigin = Literal["imported", "promoted"]
 #: A model's `votes_wanted`: how many people label each pool text before it leaves everyone's queue.
 DEFAULT_VOTES_WANTED = 1
 MAX_VOTES_WANTED = 10
@@ -352,6 +362,7 @@ AuditKind = Literal[
     "labels_restored",
     "assignments_changed",
     "pool_labelled",
+    "gold_changed",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
@@ -485,6 +496,10 @@ MAX_ASSIGNED = 100_000
 #: A person's target counts texts labelled per UTC day, or in all.
 TargetPeriod = Literal["day", "total"]
 TARGET_PERIODS: tuple[TargetPeriod, ...] = get_args(TargetPeriod)
+#: Items in one `POST …/gold` (all or none), and the gold items a model holds: a gold set is a few hundred
+#: known answers, listed whole.
+MAX_GOLD_ITEMS_PER_REQUEST = MAX_SAMPLES_PER_REQUEST
+MAX_GOLD_ITEMS = 5000
 
 
 class PageSize(NamedTuple):

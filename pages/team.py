@@ -13,6 +13,7 @@ import streamlit as st
 from app.shell.backend import get_backend
 from app.team.assignments import assigned_work
 from app.team.campaign import campaign_settings
+from app.team.gold import gold_quality
 from app.team.progress import team_progress
 from app.team.review import review_queue
 from app.ui.inert import code, md
@@ -36,6 +37,7 @@ if handle := selected_handle():
         campaign_settings(backend, model)
         team_progress(backend, model)
         assigned_work(backend, model)
+        gold_quality(backend, model)
         review_queue(backend, model)
 else:
     st.info("Pick a model in the sidebar to see how its labelling goes, person by person.")

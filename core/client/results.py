@@ -49,6 +49,8 @@ class EvaluationItemsAdded(_Response):
     added: int = 0
     total: int = 0
     duplicates: list[int] = Field(default_factory=list)
+    #: The indexes of the items left out as texts of gold items (absent from older services).
+    gold_texts: list[int] = Field(default_factory=list)
 
 
 class EvaluationSet(_Response):

@@ -31,6 +31,7 @@ from service.schemas.samples import LabelIn
 from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import analyze_after_growth, rows_changed, transaction
+from service.store.gold import gold_digests
 from service.store.samples import CHUNK, sha256
 from service.store.tables import (
     EvalItem,
@@ -119,11 +120,15 @@ def add_items(ctx: Resources, who: Principal, handle: str, items: list[LabelIn])
         ]
         # Each annotator's item is a vote of its own: the same text from two annotators is two items.
         stored = _stored_items(s, model.id, keys)  # re-importing a file adds nothing
+        gold = gold_digests(s, model.id, {k[1] for k in keys})  # checks people, never a version
+        left_out: list[int] = []
         new: dict[ItemKey, dict[str, object]] = {}  # rows to insert
         now = utcnow()
         duplicates: list[int] = []  # items that add nothing: in the set, or earlier in the request
         for i, (item, key) in enumerate(zip(items, keys, strict=True)):
-            if key in stored or key in new:
+            if key[1] in gold:
+                left_out.append(i)
+            elif key in stored or key in new:
                 duplicates.append(i)
             else:
                 trait_key, digest, quality, annotator = key
@@ -145,7 +150,9 @@ def add_items(ctx: Resources, who: Principal, handle: str, items: list[LabelIn])
             analyze_after_growth(s, EvalItem.__tablename__, before, model.eval_item_count)
         added: JsonObject = {"added": len(new), "duplicates": len(duplicates), "total": model.eval_item_count}
         audit.record(s, who, "evaluation_set_changed", model.namespace, model, added)
-        return EvalAdded(added=len(new), total=model.eval_item_count, duplicates=duplicates)
+        return EvalAdded(
+            added=len(new), total=model.eval_item_count, duplicates=duplicates, gold_texts=left_out
+        )
 
 
 def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:

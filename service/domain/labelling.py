@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from core.contract import TRAINING_RUNS, ReviewStatus, can
 from core.engine.types import Sample
 from core.json_types import JsonObject
+from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room
 from service.domain.needs import Resources
@@ -49,6 +50,9 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 "ended with it); the label was not stored.",
             )
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        if (gold := gold_queue.answer(s, trait, row, who.annotator, body.quality)) is not None:
+            claims.release(s, model.id, text_id, who.annotator, trait.key)
+            return gold_queue.labelled(s, model, trait, text_id, body.quality, gold)
         require_room(s, model, trait, who.annotator, row)
         # A training in flight read its samples and buffer when it started: a label now goes after it.
         in_flight = ledger.in_flight(s, model)

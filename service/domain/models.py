@@ -33,6 +33,8 @@ AUDITED_SETTINGS = (
     "review",
     "accept_rule",
     "shared_pool",
+    "gold_rate",
+    "gold_threshold",
 )
 
 
@@ -158,6 +160,10 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.accept_rule = body.accept_rule
         if body.shared_pool is not None:
             model.shared_pool = body.shared_pool
+        if body.gold_rate is not None:
+            model.gold_rate = body.gold_rate
+        if body.gold_threshold is not None:
+            model.gold_threshold = body.gold_threshold
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

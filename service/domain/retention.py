@@ -19,6 +19,8 @@ from service.store.db import truncate_wal
 from service.store.tables import (
     EvalItem,
     FeedbackLabel,
+    GoldAnswer,
+    GoldItem,
     Model,
     PoolText,
     SampleRow,
@@ -32,10 +34,11 @@ log = logging.getLogger("service.retention")
 
 
 def purge_texts(session: Session, model_id: int) -> list[str]:
-    """Delete the model's samples, feedback, pool and evaluation texts, its unsure marks and comments (and
-    what its versions recorded of the texts they trained on); returns their sha256 for `erase`."""
+    """Delete the model's samples, feedback, pool, evaluation and gold texts, its unsure marks and comments
+    (and what its versions recorded of the texts they trained on); returns their sha256 for `erase`."""
     texts: set[str] = set()
-    for table in (SampleRow, FeedbackLabel, PoolText, EvalItem, UnsureMark, TextComment):
+    session.execute(delete(GoldAnswer).where(GoldAnswer.model_id == model_id))  # before their items
+    for table in (SampleRow, FeedbackLabel, PoolText, EvalItem, GoldItem, UnsureMark, TextComment):
         texts |= set(session.scalars(select(table.text).where(table.model_id == model_id)))
         session.execute(delete(table).where(table.model_id == model_id))
     session.execute(update(Model).where(Model.id == model_id).values(eval_item_count=0))

@@ -23,12 +23,14 @@ from core.contract import SuggestMode
 from core.embedders.base import Embedder
 from service.domain.access import load_model
 from service.domain.claims import Offer, grant, may_claim
+from service.domain.gold_queue import mix as mix_gold
 from service.domain.needs import Resources
 from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
 from service.store import assignments, claims
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.gold import gold_pool_ids
 from service.store.heldout import evaluation_pool_ids
 from service.store.samples import trait_specs
 from service.store.tables import FeedbackLabel, PoolText, SampleRow, Trait, utcnow
@@ -168,10 +170,18 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     fresh = [item(i) for i in chosen if i in texts]  # deleted meanwhile
     extra = [item(i, True) for i in shared_ids if i in texts]
     back = [item(i, i in read.others_voted) for i in [*mine, *assigned] if i in texts]
+    items = mix_gold(
+        ctx,
+        who,
+        model_id,
+        read.trait,
+        [*back, *_spread(fresh, extra)],
+        lambda t: fit_scores(embedder.encode(t), L, q, prior),
+    )
     out = SuggestOut(
         trait=read.trait.key,
         mode=cast(SuggestMode, picked.mode),
-        items=[*back, *_spread(fresh, extra)],
+        items=items,
         pool_size=len(read.ids),
         labelled=len(labels),
         unlabelled=read.unlabelled,
@@ -225,8 +235,9 @@ def _read(
             mine.append(pid)
         else:
             others_claims[pid] = others_claims.get(pid, 0) + 1
-    # Texts of the evaluation set (in the pool from before the set had them) are never handed out.
-    held = evaluation_pool_ids(s, model_id) if len(ids) else set()
+    # Texts of the evaluation set (in the pool from before the set had them) are never handed out; the
+    # trait's gold texts only as gold (service/domain/gold_queue.py).
+    held = evaluation_pool_ids(s, model_id) | gold_pool_ids(s, model_id, trait.id) if len(ids) else set()
     # Assigned texts: the caller's come first; a colleague's stay theirs until they vote on them.
     assigned: list[int] = []
     reserved: set[int] = set()

@@ -147,6 +147,8 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             review=reviews(model, model.namespace in teams),
             accept_rule=model.accept_rule,
             shared_pool=model.shared_pool,
+            gold_rate=model.gold_rate,
+            gold_threshold=model.gold_threshold,
         )
         for model in models
     ]

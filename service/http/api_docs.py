@@ -104,6 +104,13 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "ReassignIn": {"to": "sam@example.com"},
     "TargetIn": {"count": 40, "period": "day"},
     "BulkLabelIn": {"trait": "formality", "quality": 0.0, "ids": [12, 15, 19]},
+    "GoldIn": {
+        "items": [
+            {"trait": "formality", "text": "Please find the signed contract enclosed.", "quality": 1.0},
+            {"trait": "formality", "text": "lol ok whatever", "quality": 0.0},
+        ]
+    },
+    "GoldPromoteIn": {"trait": "formality", "count": 20},
     "AnalyzeIn": {"comment": _COMMENT, "requestedAttributes": {"FORMALITY": {}}},
     "SuggestScoreIn": {
         "comment": _COMMENT,

@@ -37,6 +37,7 @@ from service.routes import (
     eval_compare,
     evaluation,
     feedback,
+    gold,
     history,
     keys_info,
     models,
@@ -148,6 +149,7 @@ def route_table() -> tuple[BaseRoute, ...]:
         people,
         review,
         assignments,
+        gold,
     ):
         table.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     table.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)

@@ -25,6 +25,7 @@ from service.runs import gate, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
+from service.store.gold import gold_keys
 from service.store.heldout import trained_record
 from service.store.samples import fold_feedback, held_feedback, load_traits, sha256, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
@@ -60,6 +61,8 @@ class Inputs:
     retain: bool  # texts are kept (no zero-data-retention)
     embedder_choice: str | None
     model_id: int
+    # (trait key, content hash) of the gold items: known answers to check people with, never trained on.
+    gold: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -132,15 +135,20 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
         if with_feedback
         else []
     )
+    gold = frozenset(gold_keys(s, model.id))
+    votes = sample_votes(s, model.id, accepted=True)
+    if gold:  # a promoted settled text's votes, or a sample import of a gold text
+        votes = [v for v in votes if (v.trait, sha256(v.text)) not in gold]
     return Inputs(
         options=options,
         traits=load_traits(s, model.id),
-        votes=sample_votes(s, model.id, accepted=True),
+        votes=votes,
         feedback=feedback,
         params=previous_params(s, model) if options.get("reuse_params") else None,
         retain=not model.zero_data_retention,
         embedder_choice=model.embedder,
         model_id=model.id,
+        gold=gold,
     )
 
 
@@ -159,7 +167,8 @@ def training_set(inputs: Inputs) -> TrainingSet:
     keys = {t.key for t in inputs.traits}
     held = {f.id for f in held_feedback(inputs.feedback, samples_to_train(count_votes(inputs.votes)))}
     feedback = [f for f in inputs.feedback if f.id not in held]
-    usable = [f for f in feedback if f.trait_key in keys]
+    # Feedback of a deleted trait or on a gold text is consumed with the buffer, never folded in.
+    usable = [f for f in feedback if f.trait_key in keys and (f.trait_key, sha256(f.text)) not in inputs.gold]
     counted = count_votes([*inputs.votes, *feedback_votes(usable)])
     return TrainingSet(feedback, usable, counted, samples_to_train(counted))
 

@@ -24,6 +24,11 @@ class EvalAdded(BaseModel):
         description="The positions (from 0) of the items that added nothing: identical to an item of the "
         "set (same trait, text, quality and annotator), or to one earlier in this request.",
     )
+    gold_texts: list[int] = Field(
+        default_factory=list,
+        description="The positions of the items left out as texts of gold items: a known answer that "
+        "checks people never measures a version (addition).",
+    )
 
 
 class EvalTraitCounts(BaseModel):

@@ -10,10 +10,12 @@ from pydantic_core import PydanticCustomError
 
 from core.contract import (
     DEFAULT_EMBEDDER,
+    DEFAULT_GOLD_THRESHOLD,
     HANDLE_PATTERN,
     HANDLE_RE,
     MAX_DEPTH,
     MAX_DESCRIPTION_CHARS,
+    MAX_GOLD_RATE,
     MAX_HANDLE_CHARS,
     MAX_KEEP_UNNAMED,
     MAX_OVERLAP,
@@ -52,6 +54,8 @@ assert get_args(EmbedderChoice) == MODEL_CHOICES
 # them into the OpenAPI document as `ge`/`le`, which JSON Schema does not know (clients would send 0).
 VotesWanted = Annotated[int, Field(ge=1, le=MAX_VOTES_WANTED), BeforeValidator(integral)]
 Overlap = Annotated[float, Field(ge=0.0, le=MAX_OVERLAP, allow_inf_nan=False)]
+GoldRate = Annotated[float, Field(ge=0.0, le=MAX_GOLD_RATE, allow_inf_nan=False)]
+GoldThreshold = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 KeepUnnamed = Annotated[int, Field(ge=0, le=MAX_KEEP_UNNAMED), BeforeValidator(integral)]
 
 
@@ -180,6 +184,16 @@ class ModelPatch(Strict):
         description="False: a person's pool suggestions are their assignment alone; true (default): the "
         "shared pool follows it (addition).",
     )
+    gold_rate: GoldRate | None = Field(
+        default=None,
+        description="The share (0-0.5) of each person's suggestions that are gold items, texts with a known "
+        "answer that measure their accuracy (default 0: none; addition).",
+    )
+    gold_threshold: GoldThreshold | None = Field(
+        default=None,
+        description="A person whose accuracy on gold items is surely under it (its interval's upper end) "
+        f"is flagged to the owner (default {DEFAULT_GOLD_THRESHOLD}; addition).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -251,6 +265,10 @@ class ModelOut(BaseModel):
         default=True,
         description="Whether a person's suggestions go on to the shared pool after their assignment "
         "(addition).",
+    )
+    gold_rate: float = Field(default=0.0, description="The share of suggestions that are gold (addition).")
+    gold_threshold: float = Field(
+        default=DEFAULT_GOLD_THRESHOLD, description="The accuracy a person is flagged under (addition)."
     )
 
 

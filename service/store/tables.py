@@ -31,6 +31,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import ColumnElement, SQLCoreOperations
 
 from core.contract import (
+    DEFAULT_GOLD_THRESHOLD,
     DEFAULT_ROLE,
     DEFAULT_VOTES_WANTED,
     MAX_GENERATOR_MODEL_CHARS,
@@ -41,6 +42,7 @@ from core.contract import (
     AcceptRule,
     Aggregation,
     AuditKind,
+    GoldOrigin,
     ModelState,
     Provenance,
     ReviewStatus,
@@ -220,6 +222,12 @@ class Model(Base):
     overlap: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     # False: a person's queue is their assignment alone; true: the shared pool follows it.
     shared_pool: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # The share of each person's suggestions that are gold items (service/domain/gold_queue.py); 0: none.
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    # A person whose accuracy on gold is surely under it is flagged to the owner (service/domain/gold.py).
+    gold_threshold: Mapped[float] = mapped_column(
+        Float, default=DEFAULT_GOLD_THRESHOLD, server_default=str(DEFAULT_GOLD_THRESHOLD)
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
@@ -611,4 +619,38 @@ class TextComment(Base):
     content_sha256: Mapped[str] = mapped_column(String(64))
     author: Mapped[str] = mapped_column(String(64))
     body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class GoldItem(Base):
+    """A text of a trait with a known answer (docs/api.md, "Gold items"): mixed into people's suggestions to
+    measure each one's accuracy; never a training text nor an evaluation item. Its text is served through a
+    pool row of the same content (the label route's way in), which training and the queue leave out."""
+
+    __tablename__ = "gold_items"
+    __table_args__ = (UniqueConstraint("trait_id", "content_sha256", name="uq_gold_items_trait_content"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)  # trimmed, as a sample's
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    quality: Mapped[float] = mapped_column(Float)  # the known answer
+    origin: Mapped[GoldOrigin] = mapped_column(String(16))
+    added_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class GoldAnswer(Base):
+    """A person's first answer to a gold item, compared to the known answer when given: never a vote."""
+
+    __tablename__ = "gold_answers"
+    __table_args__ = (UniqueConstraint("gold_id", "annotator", name="uq_gold_answers_gold_annotator"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    gold_id: Mapped[int] = mapped_column(ForeignKey("gold_items.id", ondelete="CASCADE"))
+    annotator: Mapped[str] = mapped_column(String(64))
+    quality: Mapped[float] = mapped_column(Float)  # the answer
+    correct: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.team.gold import accuracy_frame
 from app.team.progress import progress_frame
 from app.ui.inert import md
 from core.client import Client
@@ -98,3 +99,39 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
     no_exception(at)
     captions = " ".join(texts(at.caption))
     assert "Unsure: tpann" in captions and md("Polite, but is it formal?") in captions  # shown as typed
+
+
+def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotator(
+    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gold at 50 %: the annotator labels what she is handed, answering every gold item wrong; the reviewer's
+    Team page shows her accuracy as the API gives it, flagged; her own Team page has no gold at all."""
+    handle = labelled(service, people)
+    gold = {f"Gold text {i}: kindly acknowledge receipt.": float(i % 2) for i in range(8)}
+    with Client(service.url, people["own"]) as owner:
+        owner.add_gold(handle, [{"trait": "formality", "text": t, "quality": q} for t, q in gold.items()])
+        owner.update_model(handle, gold_rate=0.5)
+    with Client(service.url, people["ann"]) as ann:
+        for _ in range(3):  # 3 answers of up to 10 at 50 %: no gold at all about once in a billion
+            for item in ann.suggest(handle, "formality", claim=True).items:
+                wrong = 1.0 - gold[item.text] if item.text in gold else 1.0
+                ann.label_pool_text(handle, item.id, "formality", wrong)
+    _as(monkeypatch, service, people["rev"])
+    at = page("team", handle)
+    at.run()
+    no_exception(at)
+    with Client(service.url, people["rev"]) as rev:
+        found = rev.gold_accuracy(handle)
+    [person] = found.people
+    assert person.answered > 0 and person.correct == 0 and person.flagged
+    expected = accuracy_frame(found)
+    [table] = [d for d in at.dataframe if list(d.value.columns) == list(expected.columns)]
+    assert table.value.reset_index(drop=True).to_dict("records") == expected.to_dict("records")
+    assert any(md(person.annotator) in w and "Surely under 70%" in w for w in texts(at.warning))
+    assert "Gold items" in texts(at.subheader)
+    _as(monkeypatch, service, people["ann"])
+    at = page("team", handle)
+    at.run()
+    no_exception(at)
+    assert "Gold items" not in texts(at.subheader)
+    assert not any("gold" in t.lower() for t in texts(at.caption) + texts(at.warning))

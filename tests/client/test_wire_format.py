@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from core.client import models as m
 from core.client import results as r
 from core.client import team as t
+from core.client.models import gold as g
 
 Schema = Mapping[str, Any]
 
@@ -133,6 +134,12 @@ PAIRS = [
     Pair(r.PairAgreement, "PairAgreement"),
     Pair(r.DisagreedText, "DisagreedText"),
     Pair(r.CastVote, "VoteOut"),
+    Pair(g.GoldAdded, "GoldAdded"),
+    Pair(g.GoldItem, "GoldItemOut"),
+    Pair(g.GoldSet, "GoldSetOut"),
+    Pair(g.GoldDeleted, "GoldDeleted"),
+    Pair(g.GoldPerson, "GoldPerson"),
+    Pair(g.GoldAccuracy, "GoldAccuracyOut"),
 ]
 
 #: Responses the client reads a field of without a model of their own: (schema, property, how it is read,

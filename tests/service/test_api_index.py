@@ -25,6 +25,7 @@ _READERS = {
     "read": "any key that can read the model",
     "author_read": "an authoring key that can read the model",
     "owner_read": "an authoring key of the namespace",
+    "review_read": "a reviewer of the namespace",
     "audit": "an owner of the namespace",
     "ns_read": "an owner of the namespace",
     "person": "a signed-in person (a key: 403)",

@@ -43,6 +43,7 @@ Kind = Literal[
     "read",
     "author_read",
     "owner_read",
+    "review_read",
     "write",
     "create",
     "list_namespace",
@@ -63,7 +64,10 @@ BAD_KEY = auth("sk_000000000000_" + "x" * 40)  # well-formed, unknown
 # of operation (docs/api.md, Authentication and scopes). A private model is invisible to `other`: 404.
 # `owner_read`: a read of what only the owner may write (buffered feedback), refused as a write is.
 # `audit`: the namespace's audit log, its owners' alone (a namespace the key does not own: 403, as a list).
+# `review_read`: a read of what an annotator must not see (gold items and the answers to them): a reviewer's
+# and an owner's, refused to everyone else as `owner_read` is.
 _SCORING = {
+    "review_read": 403,
     "claim": 403,
     "read": 200,
     "author_read": 403,
@@ -74,9 +78,11 @@ _SCORING = {
     "audit": 403,
 }
 # `claim`: suggestions claimed for the caller; a reader who may not label gets them unclaimed (no write).
-_OTHER_PUBLIC = {"claim": 200, "read": 200, "author_read": 200, "owner_read": 403, "write": 403,
+_OTHER_PUBLIC = {"claim": 200, "read": 200, "author_read": 200, "owner_read": 403, "review_read": 403,
+                 "write": 403,
                  "create": 403, "list_namespace": 200, "audit": 403}  # fmt: skip
-_OTHER_PRIVATE = {"claim": 404, "read": 404, "author_read": 404, "owner_read": 404, "write": 404,
+_OTHER_PRIVATE = {"claim": 404, "read": 404, "author_read": 404, "owner_read": 404, "review_read": 404,
+                  "write": 404,
                   "create": 403, "list_namespace": 403, "audit": 403}  # fmt: skip
 FEEDBACK = [{"trait": "formality", "quality": 1.0}]
 
@@ -123,6 +129,8 @@ class Op:
             return 403
         if who in ROLE_KEYS:  # the namespace's annotator or reviewer: reads as the owner, writes by role
             if self.kind == "audit" or (self.writes and not role_allows(who, self.action)):
+                return 403
+            if self.kind == "review_read" and not role_allows(who, "review"):
                 return 403
             return self.status
         if self.kind == "any_key":
@@ -198,6 +206,22 @@ _UNSETTLED = iter(range(1_000_000))
 
 def unsettled(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
     return {"text": f"A text to settle, number {next(_UNSETTLED)}."}
+
+
+def gold_item(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    """A gold item of the owner's, new each time (a delete takes it)."""
+    body = {"items": [{"trait": "formality", "text": f"A gold text, number {next(_fresh)}.", "quality": 1.0}]}
+    check(svc.client.post(f"/v1/models/{handle}/gold", json=body, headers=owner), 201)
+    items = check(svc.client.get(f"/v1/models/{handle}/gold", headers=owner), 200)["items"]
+    return {"gold_id": str(items[-1]["id"])}
+
+
+def settled_text(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A settled text not gold yet, for the caller to promote."""
+    row = {"trait": "formality", "text": f"A settled text, number {next(_fresh)}.", "quality": 1.0,
+           "adjudicated": True}  # fmt: skip
+    check(svc.client.post(f"/v1/models/{handle}/samples", json={"samples": [row]}, headers=owner), 201)
+    return {}
 
 
 def removed_labels(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
@@ -406,6 +430,18 @@ OPERATIONS: list[Op] = [
        query=lambda _: {"trait": "formality"}),
     Op("delete_comment", "DELETE", M + "/comments/{comment_id}", "write", "draft", 200, action="review",
        setup=comment),
+    Op("patch_gold_rate", "PATCH", M, "write", "ready", 200,
+       json=lambda _: {"gold_rate": 0.1, "gold_threshold": 0.8}),
+    # Gold items are a reviewer's (who settles texts) and an owner's; an annotator never sees them.
+    Op("add_gold", "POST", M + "/gold", "write", "draft", 201, action="review", caller_setup=unsettled,
+       body=lambda p: {"items": [{"trait": "formality", "text": p.get("text", "Gold for the owner."),
+                                  "quality": 1.0}]}),
+    Op("promote_gold", "POST", M + "/gold/promote", "write", "draft", 200, action="review",
+       caller_setup=settled_text, json=lambda _: {"trait": "formality", "count": 1}),
+    Op("list_gold", "GET", M + "/gold", "review_read", "draft", 200, setup=gold_item),
+    Op("delete_gold", "DELETE", M + "/gold/{gold_id}", "write", "draft", 200, action="review",
+       setup=gold_item),
+    Op("gold_accuracy", "GET", M + "/gold/accuracy", "review_read", "ready", 200),
     Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
     Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
        query=lambda _: {"limit": "5"}),
@@ -438,6 +474,10 @@ AUDITED: dict[str, str] = {
     "patch_zdr": "model_changed",
     "patch_campaign": "model_changed",
     "patch_overlap": "model_changed",
+    "patch_gold_rate": "model_changed",
+    "add_gold": "gold_changed",
+    "promote_gold": "gold_changed",
+    "delete_gold": "gold_changed",
     "delete": "model_deleted",
     "purge": "model_purged",
     "reopen": "model_reopened",

@@ -44,9 +44,9 @@ def test_import_evaluate_and_read(svc: Svc) -> None:
     make_model(c, h, handle)
     url = f"/v1/models/{handle}/evaluation-set"
     added = check(c.post(url, json={"items": _items()}, headers=h), 201)
-    assert added == {"added": 10, "total": 10, "duplicates": []}
+    assert added == {"added": 10, "total": 10, "duplicates": [], "gold_texts": []}
     again = check(c.post(url, json={"items": _items()[:3]}, headers=h), 201)
-    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2]}  # re-importing is harmless
+    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2], "gold_texts": []}  # harmless again
     summary = check(c.get(url, headers=h), 200)
     assert summary["total"] == 10
     assert summary["traits"] == {

@@ -158,10 +158,16 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             "duplicates": list(range(1_000)),
         }
         with counted(svc) as eval_new:
-            assert items(stored, BATCH) == {"added": BATCH, "total": stored + BATCH, "duplicates": []}
+            new = items(stored, BATCH)
+            assert new == {"added": BATCH, "total": stored + BATCH, "duplicates": [], "gold_texts": []}
         with counted(svc) as eval_again:
             again = items(stored, BATCH)
-        assert again == {"added": 0, "total": stored + BATCH, "duplicates": list(range(BATCH))}
+        assert again == {
+            "added": 0,
+            "total": stored + BATCH,
+            "duplicates": list(range(BATCH)),
+            "gold_texts": [],
+        }
         pool_costs.append([pool_new, pool_again])
         eval_costs.append([eval_new, eval_again])
     for small, large in [*zip(*pool_costs, strict=True), *zip(*eval_costs, strict=True)]:

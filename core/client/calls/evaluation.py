@@ -45,7 +45,7 @@ class EvaluationCalls(ClientBase):
         and the set's `total`; items already in the set are not added again (so an interrupted call can simply
         run again). `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
         rows = [dict(i) for i in tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)]
-        added, total, duplicates = 0, 0, []
+        added, total, duplicates, gold = 0, 0, [], []
         reporter = progress_mod.resolve(progress, f"evaluation set of {handle}", unit="items")
         sent = 0
         try:
@@ -57,6 +57,7 @@ class EvaluationCalls(ClientBase):
                 added, total = added + int(body["added"]), int(body["total"])
                 # `duplicates` is absent from older services.
                 duplicates += [start + int(i) for i in body.get("duplicates") or ()]
+                gold += [start + int(i) for i in body.get("gold_texts") or ()]
                 sent = start + len(batch)
                 reporter.update(sent, len(rows))
         except KeyboardInterrupt:
@@ -66,7 +67,7 @@ class EvaluationCalls(ClientBase):
             ) from None
         finally:
             reporter.close(sent == len(rows))
-        return EvaluationItemsAdded(added=added, total=total, duplicates=duplicates)
+        return EvaluationItemsAdded(added=added, total=total, duplicates=duplicates, gold_texts=gold)
 
     def evaluation_set(self, handle: str) -> EvaluationSet:
         """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""

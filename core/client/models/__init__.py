@@ -10,6 +10,7 @@ from core.client.models.assignments import (
 )
 from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
 from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
+from core.client.models.gold import GoldAccuracy, GoldAdded, GoldDeleted, GoldItem, GoldPerson, GoldSet
 from core.client.models.model import LastOperation, Model
 from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved, SignedOut
 from core.client.models.pool import (
@@ -63,6 +64,12 @@ __all__ = [
     "FeedbackLabel",
     "FeedbackPage",
     "FeedbackWithdrawn",
+    "GoldAccuracy",
+    "GoldAdded",
+    "GoldDeleted",
+    "GoldItem",
+    "GoldPerson",
+    "GoldSet",
     "HistoryEvent",
     "ImportReport",
     "KeyInfo",

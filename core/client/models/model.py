@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from core.client.models.base import _Response
+from core.contract import DEFAULT_GOLD_THRESHOLD
 from core.json_types import JsonObject
 
 
@@ -103,6 +104,10 @@ class Model(_Response):
     accept_rule: str = "none"
     #: False: a person's suggestions are their assignment alone; True: the shared pool follows it.
     shared_pool: bool = True
+    #: The share of each person's suggestions that are gold items (0: none; absent from older services).
+    gold_rate: float = 0.0
+    #: A person whose accuracy on gold is surely under it is flagged to the owner.
+    gold_threshold: float = DEFAULT_GOLD_THRESHOLD
 
     @property
     def namespace(self) -> str:

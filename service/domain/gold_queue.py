@@ -1,0 +1,183 @@
+"""Gold items in a person's queue: mixed into their suggestions at the owner's rate, and their answers.
+
+A gold item is handed out as any suggestion is (the same fields, its pool row's id, a score of the same
+fit, claimed as the other texts are: a reload brings it back, a skip releases it) so that nobody can tell a
+check from a text to label. Each of the `n` texts of an
+answer is a gold item with probability `gold_rate` (fewer when fewer gold items are left that the person
+has not answered): the last suggestions make room (the caller's claims on them end) and the gold items
+take random places. A label of a gold text is its person's answer, recorded once and compared with the
+known answer on its pole (core.contract.pole_of); never a vote, so nothing trains on it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.contract import TRAINING_RUNS, can, pole_of
+from service.domain.claims import may_claim
+from service.domain.needs import Databases
+from service.schemas.pool import Labelled, Suggestion
+from service.store import claims, ledger
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.gold import gold_of
+from service.store.tables import (
+    FeedbackLabel,
+    GoldAnswer,
+    GoldItem,
+    Model,
+    PoolClaim,
+    PoolText,
+    Trait,
+    Version,
+    utcnow,
+)
+
+#: Fits a suggestion's score to texts: the fit that scored the other suggestions.
+Rescore = Callable[[list[str]], Sequence[float | None]]
+
+_RNG = random.SystemRandom()
+
+
+def plan(n: int, rate: float, candidates: Sequence[int], rng: random.Random) -> dict[int, int]:
+    """{position: candidate} of the gold items among `n` texts: each text gold with probability `rate`,
+    at most as many as there are candidates, in random places."""
+    wanted = min(sum(rng.random() < rate for _ in range(n)), len(candidates))
+    if wanted == 0:
+        return {}
+    return dict(zip(sorted(rng.sample(range(n), wanted)), rng.sample(list(candidates), wanted), strict=True))
+
+
+def mix(
+    ctx: Databases,
+    who: Principal,
+    model_id: int,
+    trait: Trait,
+    items: list[Suggestion],
+    rescore: Rescore,
+    rng: random.Random = _RNG,
+) -> list[Suggestion]:
+    """`items` with gold items of the trait mixed in at the model's rate, for a person who may label."""
+    if not items:
+        return items
+    with transaction(ctx.reads) as s:
+        model = s.get(Model, model_id)
+        if model is None or model.gold_rate <= 0 or not may_claim(who, model):
+            return items
+        answered = select(GoldAnswer.gold_id).where(
+            GoldAnswer.model_id == model_id, GoldAnswer.annotator == who.annotator
+        )
+        shown = {x.id for x in items}
+        texts = {
+            pid: text
+            for pid, text in s.execute(
+                select(PoolText.id, PoolText.text)
+                .join(
+                    GoldItem,
+                    (GoldItem.model_id == PoolText.model_id)
+                    & (GoldItem.content_sha256 == PoolText.content_sha256),
+                )
+                .where(
+                    PoolText.model_id == model_id,
+                    GoldItem.trait_id == trait.id,
+                    GoldItem.id.not_in(answered),
+                )
+                .order_by(PoolText.id)
+            ).tuples()
+            if pid not in shown
+        }
+        rate = model.gold_rate
+    places = plan(len(items), rate, list(texts), rng)
+    if not places:
+        return items
+    kept, dropped = items[: len(items) - len(places)], items[len(items) - len(places) :]
+    until = max((x.claimed_until for x in items if x.claimed_until is not None), default=None)
+    if until is not None:  # a claiming answer: gold is claimed as its texts are (a reload, a skip)
+        with transaction(ctx.sessions) as s:
+            for x in dropped:
+                claims.release(s, model_id, x.id, who.annotator, trait.key)
+            _claim(s, model_id, trait.key, who.annotator, list(places.values()), until)
+    fitted = any(x.score is not None for x in items)
+    scores = rescore([texts[p] for p in places.values()]) if fitted else [None] * len(places)
+    gold = iter(
+        Suggestion(id=pid, text=texts[pid], score=score, claimed_until=until)
+        for pid, score in zip(places.values(), scores, strict=True)
+    )
+    rest = iter(kept)
+    return [next(gold) if i in places else next(rest) for i in range(len(items))]
+
+
+def _claim(s: Session, model_id: int, trait_key: str, me: str, ids: list[int], until: datetime) -> None:
+    """`me`'s claims on these gold texts, as the claim rule makes them (under the model row's lock): a
+    reload brings them back first and a skip releases one, as for any text."""
+    s.scalar(select(Model.id).where(Model.id == model_id).with_for_update())
+    claims.drop_expired(s, model_id, utcnow())  # an expired row would refuse the new one (unique)
+    held = claims.held_by(s, model_id, trait_key, me, utcnow())
+    wanted = s.scalar(select(Model.votes_wanted).where(Model.id == model_id)) or 1
+    for pid in ids:
+        if pid not in held:
+            s.add(
+                PoolClaim(
+                    model_id=model_id,
+                    pool_text_id=pid,
+                    trait_key=trait_key,
+                    annotator=me,
+                    claimed_at=utcnow(),
+                    expires_at=until,
+                    cap=wanted,
+                )
+            )
+    s.flush()
+
+
+def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) -> GoldAnswer | None:
+    """Record `me`'s answer if `text` is a gold item of the trait (their first answer stays); None if not."""
+    gold = gold_of(s, trait.id, text.content_sha256)
+    if gold is None:
+        return None
+    first = s.scalar(select(GoldAnswer).where(GoldAnswer.gold_id == gold.id, GoldAnswer.annotator == me))
+    if first is not None:
+        return first
+    row = GoldAnswer(
+        model_id=gold.model_id,
+        gold_id=gold.id,
+        annotator=me,
+        quality=quality,
+        correct=pole_of(quality) == pole_of(gold.quality),
+        created_at=utcnow(),
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def labelled(
+    s: Session, model: Model, trait: Trait, text_id: int, quality: float, row: GoldAnswer
+) -> Labelled:
+    """The label route's answer to a gold answer, as an ordinary label's would read to its person."""
+    in_flight = ledger.in_flight(s, model)
+    training = in_flight is not None and in_flight.kind in TRAINING_RUNS
+    stored_as: Literal["sample", "feedback"] = "sample" if can("edit", model.state) else "feedback"
+    last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+    return Labelled(
+        handle=model.handle,
+        pool_id=text_id,
+        trait=trait.key,
+        quality=quality,
+        stored_as=stored_as,
+        buffered=stored_as == "feedback",
+        id=row.id,
+        version_no=last + (2 if training else 1),
+        state=model.state,
+        votes=1,
+        votes_wanted=model.votes_wanted,
+        buffered_feedback=buffered,
+        retraining=False,
+    )
