@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 
 from fastapi import APIRouter, Depends, FastAPI, Request
-from fastapi.dependencies.utils import get_flat_dependant
+from fastapi.dependencies.utils import get_flat_dependant, is_scalar_field
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
@@ -88,27 +88,38 @@ def forbid_nul(node: object) -> None:
             forbid_nul(value)
 
 
-def _query_names(route: APIRoute) -> frozenset[str]:
+def _query_names(route: APIRoute) -> dict[str, bool]:
+    """The route's query parameters, each with whether it takes one value (a list takes it repeated)."""
     # Kept on the route itself: a cache keyed by id(route) outlives the app, and a later app's route can reuse
     # a collected route's id and get its names (an intermittent 422 in tests that build many apps).
-    names: frozenset[str] | None = getattr(route, "_scoring_query_names", None)
+    names: dict[str, bool] | None = getattr(route, "_scoring_query_names", None)
     if names is None:
-        names = frozenset(p.alias for p in get_flat_dependant(route.dependant).query_params)
+        names = {p.alias: is_scalar_field(p) for p in get_flat_dependant(route.dependant).query_params}
         setattr(route, "_scoring_query_names", names)  # noqa: B010 (APIRoute declares no such attribute)
     return names
 
 
 def refuse_unknown_query(request: Request) -> None:
     """An unknown query parameter is refused like an unknown body field (422 `unknown_field`): a misspelt
-    `limt=5` must not be silently ignored."""
+    `limt=5` must not be silently ignored; nor may a one-value parameter given twice (`kind=a&kind=b`),
+    whose first value would be dropped without a word (422 `validation_error`, `repeated_parameter`)."""
     route = request.scope.get("route")
-    known = _query_names(route) if isinstance(route, APIRoute) else frozenset()
+    known = _query_names(route) if isinstance(route, APIRoute) else {}
     unknown = [name for name in request.query_params if name not in known]
     if unknown:
         raise RequestValidationError(
             [
                 {"loc": ("query", n), "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
                 for n in unknown
+            ]
+        )
+    given = [name for name, _ in request.query_params.multi_items()]
+    repeated = sorted({n for n in given if known[n] and given.count(n) > 1})
+    if repeated:
+        raise RequestValidationError(
+            [
+                {"loc": ("query", n), "msg": "must be given once", "type": "repeated_parameter"}
+                for n in repeated
             ]
         )
 

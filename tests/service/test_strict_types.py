@@ -85,10 +85,10 @@ def test_each_route_knows_its_own_query_names_when_routes_come_and_go() -> None:
 
     for _ in range(20):
         first = APIRoute("/a", with_namespace)
-        assert _query_names(first) == {"namespace"}
+        assert set(_query_names(first)) == {"namespace"}
         del first
         gc.collect(1)  # the young generations: where the route and its cycles are (cheap in a big heap)
-        assert _query_names(APIRoute("/b", with_limit)) == {"limit"}
+        assert set(_query_names(APIRoute("/b", with_limit))) == {"limit"}
 
 
 # Every operation that takes a JSON body, with a path that exists once `acme.h` has data.
