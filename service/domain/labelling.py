@@ -18,6 +18,7 @@ from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.claims import require_room
 from service.domain.needs import Resources
+from service.domain.scales import label_quality
 from service.domain.scoring import retrain_if_full
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
@@ -48,6 +49,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 "ended with it); the label was not stored.",
             )
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        quality = label_quality(trait, body.quality, body.point, ("body", "quality"))
         require_room(s, model, trait, who.annotator, row)
         # A training in flight read its samples and buffer when it started: a label now goes after it.
         in_flight = ledger.in_flight(s, model)
@@ -58,7 +60,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
         stored_as: Literal["sample", "feedback"]
         if can("edit", model.state):
             stored_as = "sample"
-            label = Sample(trait.key, row.text, body.quality)
+            label = Sample(trait.key, row.text, quality)
             label_id = add_samples(
                 s,
                 model.id,
@@ -76,7 +78,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                     "The model has zero-data-retention on: a trained model's labels would wait as texts.",
                 )
             stored_as = "feedback"
-            label_id = _buffer(s, model, trait.key, row.text, body.quality, who.annotator, status)
+            label_id = _buffer(s, model, trait.key, row.text, quality, who.annotator, status)
             if status == "pending":
                 accept_by_agreement(s, model, trait, row.text)
             run_id = retrain_if_full(ctx, s, model)
@@ -94,7 +96,8 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
             handle=model.handle,
             pool_id=text_id,
             trait=trait.key,
-            quality=body.quality,
+            quality=quality,
+            point=body.point,
             stored_as=stored_as,
             buffered=stored_as == "feedback",
             id=label_id,

@@ -6,10 +6,17 @@ import math
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from core.contract import MAX_LABEL_CHARS, MAX_OVERLAP, MAX_POOL_TEXTS_PER_REQUEST, SUGGESTIONS, SuggestMode
+from core.contract import (
+    MAX_LABEL_CHARS,
+    MAX_OVERLAP,
+    MAX_POOL_TEXTS_PER_REQUEST,
+    MAX_SCALE_POINTS,
+    SUGGESTIONS,
+    SuggestMode,
+)
 from service.schemas.common import JsonInt, Strict, Text
 
 PoolTextIn = Text
@@ -114,14 +121,29 @@ class ClaimReleased(BaseModel):
 
 class LabelIn(Strict):
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: float = Field(ge=0.0, le=1.0)
+    quality: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The label of a pole trait: 0 negative … 1 positive."
+    )
+    point: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_SCALE_POINTS,
+        description="The label of a trait rated on a scale (addition): its point 1..N, stored as quality "
+        "(point-1)/(N-1). Required for such a trait, refused for a pole trait (422).",
+    )
 
     @field_validator("quality")
     @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
         return value
+
+    @model_validator(mode="after")
+    def _a_label(self) -> LabelIn:
+        if self.quality is None and self.point is None:
+            raise PydanticCustomError("missing_label", "a label is a quality (pole trait) or a point (scale)")
+        return self
 
 
 class Labelled(BaseModel):
@@ -129,6 +151,9 @@ class Labelled(BaseModel):
     pool_id: int
     trait: str
     quality: float
+    point: int | None = Field(
+        default=None, description="The point of the trait's scale given; null for a pole trait (addition)."
+    )
     stored_as: Literal["sample", "feedback"] = Field(
         description="`sample`: the untrained (or reopened) draft took it; `feedback`: buffered for the next "
         "version (a trained model, or any model while a run is in flight)."
