@@ -67,7 +67,7 @@ def test_a_scaled_trait_takes_points_keeps_them_and_refuses_pole_labels(svc: Svc
     )
     assert out["point"] is None
 
-    refused = [
+    refused: list[tuple[dict[str, object], str]] = [
         ({"trait": "politeness", "quality": 1.0}, "point_required"),  # a pole's label on a scaled trait
         ({"trait": "politeness", "point": 6}, "point_out_of_scale"),
         ({"trait": "clarity", "point": 4}, "point_out_of_scale"),
@@ -76,9 +76,9 @@ def test_a_scaled_trait_takes_points_keeps_them_and_refuses_pole_labels(svc: Svc
         ({"trait": "politeness"}, "validation_error"),
         ({"trait": "politeness", "point": 0}, "validation_error"),
     ]
-    for body, code in refused:
-        resp = c.post(f"{M}/pool/{ids[2]}/label", json=body, headers=alice)
-        assert error_code(resp, 422) == code, body
+    for label, code in refused:
+        resp = c.post(f"{M}/pool/{ids[2]}/label", json=label, headers=alice)
+        assert error_code(resp, 422) == code, label
         assert resp.json()["error"]["request_id"]
     stored = _samples(c, h)
     assert sorted((x["trait"], x["quality"], x["point"]) for x in stored) == [
