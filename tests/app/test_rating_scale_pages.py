@@ -48,3 +48,25 @@ def test_the_disagreements_tab_shows_the_spread_of_points() -> None:
     assert points_spread(trait, text) == "2 ×1 · 4 ×2 · between points ×1"
     assert [vote_label(trait, v.quality) for v in votes] == ["2 · casual", "4 · formal", "4 · formal", "0.60"]
     assert settle_choices(trait) == [(k / 4, f"{k + 1} · {n}") for k, n in enumerate(NAMES)]
+
+
+@pytest.mark.usefixtures("app_env")
+def test_the_owner_sets_a_scale_on_the_traits_page(service: LocalService, client: Client) -> None:
+    handle = make_draft(client, new_handle(service, "scale-set"))
+    at = page("traits", handle)
+    at.run()
+    no_exception(at)
+    at.selectbox(key="scale_kind_formality").select("5-point scale")
+    at.run()
+    for k, word in enumerate(NAMES, start=1):
+        at.text_input(key=f"scale_formality_5_{k}").input(word)
+    at.checkbox(key="scale_unsure_formality").check()
+    at.button(key="scale_save").click()
+    at.run()
+    no_exception(at)
+    (trait,) = client.list_traits(handle)
+    assert trait.scale is not None
+    assert (trait.scale.points, trait.scale.names, trait.scale.unsure) == (5, NAMES, True)
+    # The stored 0/1 labels are the scale's end points now.
+    assert {(s.quality, s.point) for s in client.list_samples(handle)} == {(0.0, 1), (1.0, 5)}
+    assert "5-point scale" in at.dataframe[0].value["labelled with"].tolist()
