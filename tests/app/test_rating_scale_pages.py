@@ -1,11 +1,13 @@
-"""A trait rated on a scale on the pages: the Label page's keys 1..5 with their words, each storing its point,
-and the Disagreements tab's spread of points."""
+"""A trait rated on a scale on the pages: the owner sets it on the Traits page, the Label page's keys 1..5
+with their words each store a point, the Disagreements tab shows the spread of points and the Team page
+each person's."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.labelling.agreement import points_spread, settle_choices, vote_label
+from app.team.progress import points_used
 from core.client import CastVote, Client, DisagreedText, Trait, TraitScale
 from core.local import LocalService
 from tests.app.apptest_util import no_exception, page, run_label_page
@@ -48,6 +50,8 @@ def test_the_disagreements_tab_shows_the_spread_of_points() -> None:
     assert points_spread(trait, text) == "2 ×1 · 4 ×2 · between points ×1"
     assert [vote_label(trait, v.quality) for v in votes] == ["2 · casual", "4 · formal", "4 · formal", "0.60"]
     assert settle_choices(trait) == [(k / 4, f"{k + 1} · {n}") for k, n in enumerate(NAMES)]
+    # The Team page: how a person's labels spread over the points (none yet: a dash; a pole trait: blank).
+    assert [points_used(p) for p in ({"4": 7, "10": 1, "1": 3}, {}, None)] == ["1: 3 · 4: 7 · 10: 1", "—", ""]
 
 
 @pytest.mark.usefixtures("app_env")

@@ -97,6 +97,16 @@ def test_a_scaled_trait_takes_points_keeps_them_and_refuses_pole_labels(svc: Svc
     assert check(c.post(f"{M}/pool/{ids[3]}/label", json=both, headers=alice), 201)["point"] == 5
     points = {x["text"]: x["point"] for x in _samples(c, h) if x["trait"] == "politeness"}
     assert points["Would you mind?"] == 2 and points["Mean of two raters."] is None
+    # The Team page's figures and the votes export carry the points.
+    people = check(c.get(f"{M}/team", headers=h), 200)["people"]
+    used = {p["trait"]: p["points"] for p in people if p["annotator"] == "alice"}
+    assert used == {"politeness": {"4": 1, "5": 1}, "formality": None, "clarity": {}}
+    votes = check(c.get(f"{M}/votes", headers=h), 200)["items"]
+    assert sorted((v["trait"], v["point"]) for v in votes if v["annotator"] == "alice") == [
+        ("formality", None),
+        ("politeness", 4),
+        ("politeness", 5),
+    ]
 
     # Back to poles: the labels keep their qualities and lose their points; a 3-point scale gives them the
     # points their qualities lie on now (0.75 and 0.375 on none, 0.25 on none, 1.0 on point 3).
