@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from app.labelling.agreement import points_spread, settle_choices, vote_label
+from app.samples.mapping import Mapping, map_rows, points_note
 from app.team.progress import points_used
 from core.client import CastVote, Client, DisagreedText, Trait, TraitScale
 from core.local import LocalService
+from core.tables import read_table
 from tests.app.apptest_util import no_exception, page, run_label_page
 from tests.app.support import make_draft, new_handle
 from tests.app.test_pages import POOL
@@ -74,3 +76,30 @@ def test_the_owner_sets_a_scale_on_the_traits_page(service: LocalService, client
     # The stored 0/1 labels are the scale's end points now.
     assert {(s.quality, s.point) for s in client.list_samples(handle)} == {(0.0, 1), (1.0, 5)}
     assert "5-point scale" in at.dataframe[0].value["labelled with"].tolist()
+
+
+def test_raters_1_to_5_ratings_imported_onto_a_5_point_trait_keep_their_points(
+    service: LocalService, client: Client
+) -> None:
+    """Three raters' 1-5 ratings through the import's own mapping (scale 1..5) onto a 5-point trait: every
+    vote is stored as its rating's point, and the import says so; a 1-7 file says it does not fit."""
+    handle = make_draft(client, new_handle(service, "scale-import"))
+    client.set_scale(handle, "formality", {"points": 5})
+    raters = "Request,R1,R2,R3\nKindly advise.,5,4,5\nsup,1,2,1\nNoted with thanks.,4,3,\n"
+    table = read_table("ratings.csv", raters.encode())
+    columns = (("R1", None), ("R2", None), ("R3", None))
+    mapping = Mapping("Request", "R1", trait="formality", rule="scale", low=1, high=5, raters=columns)
+    mapped = map_rows(table, mapping)
+    client.add_samples(handle, [{**s, "provenance": "imported"} for s in mapped.samples])
+    stored = {
+        (s.text, s.annotator): s.point for s in client.list_samples(handle) if s.provenance == "imported"
+    }
+    assert stored == {
+        ("Kindly advise.", "R1"): 5, ("Kindly advise.", "R2"): 4, ("Kindly advise.", "R3"): 5,
+        ("sup", "R1"): 1, ("sup", "R2"): 2, ("sup", "R3"): 1,
+        ("Noted with thanks.", "R1"): 4, ("Noted with thanks.", "R2"): 3,
+    }  # fmt: skip
+    assert (
+        points_note(5, 1, 5) == "Whole ratings 1..5 land on the trait's 5 points: each is kept as its point."
+    )
+    assert "stored as qualities" in (points_note(5, 1, 7) or "") and points_note(None, 1, 5) is None
