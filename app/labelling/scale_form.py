@@ -10,7 +10,7 @@ from app.ui.widgets import guard
 from core.client import Client, Trait, TraitScale
 from core.contract import MAX_LABEL_CHARS, MAX_SCALE_POINTS, MIN_SCALE_POINTS
 
-POLES = "Two poles (keys 1 and 2)"
+TWO_POLES = "Two poles (keys 1 and 2)"
 
 
 def scale_kind(trait: Trait) -> str:
@@ -31,10 +31,10 @@ def scale_section(client: Client, handle: str, traits: list[Trait]) -> None:
     names = {t.key: t for t in traits}
     key = st.selectbox("Trait", list(names), key="scale_trait", format_func=lambda k: names[k].name)
     trait = names[key]
-    options = [POLES, *(f"{n}-point scale" for n in range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1))]
+    options = [TWO_POLES, *(f"{n}-point scale" for n in range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1))]
     now = 0 if trait.scale is None else trait.scale.points - MIN_SCALE_POINTS + 1
     choice = st.selectbox("People label it with", options, index=now, key=f"scale_kind_{key}")
-    points = None if choice == POLES else int(choice.split("-")[0])
+    points = None if choice == TWO_POLES else int(choice.split("-")[0])
     words: list[str] = []
     unsure = False
     if points is not None:

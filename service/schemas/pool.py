@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -17,7 +18,7 @@ from core.contract import (
     SUGGESTIONS,
     SuggestMode,
 )
-from service.schemas.common import JsonInt, Strict, Text
+from service.schemas.common import JsonInt, Strict, Text, integral
 
 PoolTextIn = Text
 
@@ -120,14 +121,20 @@ class ClaimReleased(BaseModel):
 
 
 class LabelIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="The label of a pole trait: 0 negative … 1 positive."
+    # One of the two is required (checked by `_a_label`; the document says so): never null when given.
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
     )
-    point: int | None = Field(
+
+    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+        default=None, description="The label of a pole trait: 0 negative … 1 positive."
+    )
+    # The bounds before the validator, as models.py's VotesWanted: else the document says `ge`/`le`.
+    point: (
+        Annotated[int, Field(ge=1, le=MAX_SCALE_POINTS), BeforeValidator(integral)] | SkipJsonSchema[None]
+    ) = Field(
         default=None,
-        ge=1,
-        le=MAX_SCALE_POINTS,
         description="The label of a trait rated on a scale (addition): its point 1..N, stored as quality "
         "(point-1)/(N-1). Required for such a trait, refused for a pole trait (422).",
     )

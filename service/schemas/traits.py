@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.contract import (
     MAX_DESCRIPTION_CHARS,
@@ -16,7 +16,7 @@ from core.contract import (
     TraitKind,
 )
 from core.json_types import JsonObject
-from service.schemas.common import NOT_BLANK, Strict
+from service.schemas.common import NOT_BLANK, JsonInt, Strict
 
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK)]
 
@@ -26,10 +26,24 @@ _SCALE_HELP = (
 )
 
 
+#: The document says what `_one_name_a_point` checks: as many names as points, when names are given.
+_NAMES_FIT = {
+    "anyOf": [
+        {"properties": {"names": {"type": "null"}}},
+        *(
+            {"properties": {"points": {"const": n}, "names": {"type": "array", "minItems": n, "maxItems": n}}}
+            for n in range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1)
+        ),
+    ]
+}
+
+
 class ScaleIn(Strict):
     """A rating scale: its number of points, a word for each (lowest first), whether "unsure" is offered."""
 
-    points: int = Field(ge=MIN_SCALE_POINTS, le=MAX_SCALE_POINTS)
+    model_config = ConfigDict(json_schema_extra=_NAMES_FIT)
+
+    points: JsonInt = Field(ge=MIN_SCALE_POINTS, le=MAX_SCALE_POINTS)
     names: list[Label] | None = Field(
         default=None,
         description="A word per point, lowest first; absent: the negative pole's label, the middle "
