@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.config import JsonDict
 
 from core.contract import (
     MAX_DESCRIPTION_CHARS,
@@ -26,15 +27,17 @@ _SCALE_HELP = (
 )
 
 
+def _names_fit(points: int | None) -> JsonDict:
+    """A scale of `points` takes that many names (None: or none at all)."""
+    if points is None:
+        return {"properties": {"names": {"type": "null"}}}
+    names: JsonDict = {"type": "array", "minItems": points, "maxItems": points}
+    return {"properties": {"points": {"const": points}, "names": names}}
+
+
 #: The document says what `_one_name_a_point` checks: as many names as points, when names are given.
-_NAMES_FIT = {
-    "anyOf": [
-        {"properties": {"names": {"type": "null"}}},
-        *(
-            {"properties": {"points": {"const": n}, "names": {"type": "array", "minItems": n, "maxItems": n}}}
-            for n in range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1)
-        ),
-    ]
+_NAMES_FIT: JsonDict = {
+    "anyOf": [_names_fit(None), *(_names_fit(n) for n in range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1))]
 }
 
 
