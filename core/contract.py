@@ -97,6 +97,31 @@ def pole_of(quality: float) -> Pole:
     return "neutral"
 
 
+# -- rating scales ------------------------------------------------------------------------------------------
+
+#: A trait labelled on a scale has this many points, at least and at most (keys 1..N on the Label page);
+#: a trait without a scale is labelled by its two poles.
+MIN_SCALE_POINTS = 3
+MAX_SCALE_POINTS = 7
+
+
+def scale_quality(point: int, points: int) -> float:
+    """Point `point` (1..points) of a scale as a quality: the points spread evenly over 0..1."""
+    return (point - 1) / (points - 1)
+
+
+#: A quality this near a point's lies on it: a file's ratings arrive as qualities rounded to 6 decimals
+#: (1/6 as 0.166667), and a scale's points are at least 1/6 apart.
+SCALE_TOLERANCE = 1e-6
+
+
+def scale_point(quality: float, points: int) -> int | None:
+    """The point of a `points`-point scale a quality lies on (within `SCALE_TOLERANCE`), else None: a
+    graded label between two points (a mean of ratings, a machine's quality) is on no point."""
+    nearest = round(quality * (points - 1))
+    return nearest + 1 if abs(quality - scale_quality(nearest + 1, points)) <= SCALE_TOLERANCE else None
+
+
 def nearer_pole_is_positive(score: float) -> bool:
     """Whether a score's `label` is the positive pole's (the midpoint itself counts as positive)."""
     return score >= SCORE_MIDPOINT

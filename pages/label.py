@@ -1,5 +1,5 @@
-"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label, 0 skip, u undo,
-? unsure.
+"""Label: one suggested text at a time from the model's unlabelled pool; keys 1/2 label (1..N for a trait
+rated on a scale), 0 skip, u undo, ? unsure.
 
 Texts are claimed for the person labelling (a team gets disjoint work); a status line, refreshed by itself,
 says what the model is doing and which version the labels go into."""
@@ -26,6 +26,7 @@ from app.labelling.session import (
     act,
     first_suggestions_ready,
     follow,
+    label_keys,
     poll,
     retune,
     shown_as,
@@ -42,7 +43,7 @@ from app.ui.widgets import guard, open_model_page
 from core.client import Trait
 from core.contract import SUGGEST_MODES, can
 
-KEYS = ["1", "2", "0", "u", "ArrowLeft", "ArrowRight"]
+KEYS = ["0", "u", "ArrowLeft", "ArrowRight"]  # and the trait's label keys (`label_keys`)
 
 backend, client, model, handle, busy = open_model_page("Label")
 traits: list[Trait] = []
@@ -174,6 +175,11 @@ elif kept.mode != mode:  # the session's labels and counters stay
 with guard("Following the campaign"):
     follow(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
+# Read each run: the owner may have set the trait's scale since the session began.
+scale = names[trait].scale
+session.points = scale.points if scale is not None else None
+# A scale offers the Unsure key only if its owner chose so; a pole trait has it as before.
+offers_unsure = scale is None or scale.unsure
 
 
 def _press(press: Press) -> None:
@@ -190,8 +196,10 @@ def _key(key: str, shown: str | None, nonce: str | None) -> None:
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
     _signed_out(session)
-    key_listener("label_keys", [*KEYS, UNSURE_KEY], _key, shown_from="[data-shown]")
     t = names[trait]
+    labels = label_keys(t)
+    unsure = [UNSURE_KEY] if offers_unsure else []
+    key_listener("label_keys", [*(k for k, _ in labels), *KEYS, *unsure], _key, shown_from="[data-shown]")
     left = session.left
     # What is left to label follows every label (a count that stayed put misled). With several votes wanted
     # a labelled text stays until it has them all: the count says so rather than "left to label".
@@ -228,26 +236,24 @@ def labelling() -> None:
             f"{len(session.history):,} labelled this session{ours(shared)}"
         )
         guidelines(t)
-        note_controls(client, session, partial(_press, Press(UNSURE_KEY, shown_as(trait, item))))
-    b1, b2, b3, b4, b5, b6 = st.columns(6)
-    buttons = [
-        (b1, f"1 · {md(t.negative_label)}", "1"),
-        (b2, f"2 · {md(t.positive_label)}", "2"),
-        (b3, "0 · skip", "0"),
-        (b4, "u · undo", "u"),
-        (b5, "← back", "ArrowLeft"),
-        (b6, "→ next", "ArrowRight"),
-    ]
+        on_unsure = partial(_press, Press(UNSURE_KEY, shown_as(trait, item)))
+        note_controls(client, session, on_unsure if offers_unsure else None, unsure=offers_unsure)
+    moves = [("0", "0 · skip"), ("u", "u · undo"), ("ArrowLeft", "← back"), ("ArrowRight", "→ next")]
+    # Two poles share a row with the moves; a scale's points get a row of their own, lowest first.
+    rows = [[*labels, *moves]] if t.scale is None else [labels, moves]
     shown = shown_as(trait, item)  # a click acts on the text drawn with the button
-    for column, label, key in buttons:
-        press = Press(key, shown)
-        column.button(label, key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch")
+    for row in rows:
+        for column, (key, label) in zip(st.columns(len(row)), row, strict=True):
+            press = Press(key, shown)
+            column.button(md(label), key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch")
     if session.error:
         st.error(session.error)
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
+    said = ", ".join(f"`{k}` {md(label.partition(' · ')[2] or k)}" for k, label in labels)
+    said += ", `0` skip" + (", `?` unsure" if offers_unsure else "")
     st.caption(
-        f"Keys: `1` {md(t.negative_label)}, `2` {md(t.positive_label)}, `0` skip, `?` unsure, `u` undo, "
+        f"Keys: {ours(said)}, `u` undo, "
         "`←` `→` move (while this page is shown and the focus is not in a text field)."
     )
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.evaluation.versions import method_label, neutral_note
 from app.labelling.agreement import agreement_section
+from app.labelling.scale_form import scale_kind, scale_section
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits
@@ -98,6 +99,7 @@ if traits:
                 "positive_label": t.positive_label,
                 "description": t.description or "",
                 "aggregation": t.aggregation or "mean",
+                "labelled with": scale_kind(t),
                 "samples": t.sample_count,
                 "positive": t.positive_samples,
                 "negative": t.negative_samples,
@@ -146,7 +148,12 @@ if traits:
     agreement_section(client, handle, traits)
 
 if editable:
-    add, delete, discover = st.tabs(["Add", "Delete", "Discover"])
+    add, scale, delete, discover = st.tabs(["Add", "Scale", "Delete", "Discover"])
+    with scale:
+        if traits:
+            scale_section(client, handle, traits)
+        else:
+            st.info("Add a trait first.")
     with add:
         # The form's widgets carry a generation in their keys: after "Add trait" a new generation starts
         # empty (popping a widget's key does not clear it: the browser sends its value back).

@@ -3,6 +3,8 @@ where a reviewer settles a text with an adjudicated vote of their own (docs/api.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import streamlit as st
 
@@ -11,6 +13,7 @@ from app.shell import reads
 from app.ui.inert import md, ours, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
+from core.contract import scale_point, scale_quality
 
 SHOWN = 20  # most disagreed texts listed per trait
 
@@ -35,6 +38,7 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
             "annotators": ", ".join(f"{v.annotator} ({v.votes})" for v in a.annotators) or "—",
             "α on quality": _alpha(a.krippendorff_alpha_interval),
             "α on the pole": _alpha(a.krippendorff_alpha_nominal),
+            "α on the points (ordinal)": _alpha(a.krippendorff_alpha_ordinal),
         }
         for key, a in found.traits.items()
     ]
@@ -48,7 +52,8 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
     caption = (
         "Krippendorff's α over the texts two or more annotators voted on: 1 is perfect agreement, 0 what "
         "chance gives; below about 0.67 a trait is hard to measure as worded. On the pole, a neutral vote "
-        "(quality 0.5) is a category of its own. Settled (adjudicated) votes are left out. The Samples "
+        "(quality 0.5) is a category of its own; on the points (a trait rated on a scale) only their order "
+        "counts. Settled (adjudicated) votes are left out. The Samples "
         "page's **Disagreements** tab lists the texts and settles them."
     )
     if found.stored_at is not None:
@@ -68,6 +73,31 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
                 width="stretch",
                 column_config={"agreement": st.column_config.NumberColumn(format="percent")},
             )
+
+
+def vote_label(trait: Trait, quality: float) -> str:
+    """A vote as the Disagreements tab shows it: on a scale its point and word, else its quality."""
+    point = scale_point(quality, trait.scale.points) if trait.scale is not None else None
+    return f"{quality:.2f}" if point is None else trait.point_name(point)
+
+
+def points_spread(trait: Trait, text: DisagreedText) -> str:
+    """How a scaled trait's votes of a text spread over its points, lowest first ("2 ×1 · 4 ×2"); votes
+    between points (a mean of ratings) are counted apart."""
+    assert trait.scale is not None
+    found = Counter(scale_point(v.quality, trait.scale.points) for v in text.votes)
+    spread = [f"{p} ×{found[p]}" for p in range(1, trait.scale.points + 1) if found[p]]
+    if found[None]:
+        spread.append(f"between points ×{found[None]}")
+    return " · ".join(spread)
+
+
+def settle_choices(trait: Trait) -> list[tuple[float, str]]:
+    """The settling votes a reviewer may give: each point of a scale (quality, word), else the poles."""
+    if trait.scale is None:
+        return [(0.0, trait.negative_label), (1.0, trait.positive_label)]
+    n = trait.scale.points
+    return [(scale_quality(k, n), trait.point_name(k)) for k in range(1, n + 1)]
 
 
 def disagreements_panel(
@@ -136,10 +166,13 @@ def _disagreed(
         st.markdown(f"**{ours(status)}** · counted quality {ours(counted)}")
         st.markdown(quote(text.text))
         votes = "  ·  ".join(
-            f"{md(v.annotator or 'unattributed')}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
+            f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
+            + (" (settles)" if v.adjudicated else "")
             for v in text.votes
         )
         st.caption(f"Votes: {ours(votes)}")
+        if trait.scale is not None:
+            st.caption(f"Spread of points: {md(points_spread(trait, text))}")
         notes_line(notes, text.text)
         settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
         if text.adjudicated:  # settled once: who did, and no button to settle it again
@@ -147,9 +180,10 @@ def _disagreed(
             return
         if not editable:
             return
-        c1, c2, _ = st.columns([1, 1, 2])
-        for column, quality, label in ((c1, 0.0, trait.negative_label), (c2, 1.0, trait.positive_label)):
-            settle_key = f"disagree_settle_{i}_{int(quality)}"
+        choices = settle_choices(trait)
+        columns = st.columns([1] * len(choices) + [max(1, 4 - len(choices))])
+        for column, (quality, label) in zip(columns, choices, strict=False):
+            settle_key = f"disagree_settle_{i}_{quality:g}"
             if column.button(f"Settle: {md(label)}", key=settle_key, width="stretch"):
                 with guard("Settling the text"):
                     try:

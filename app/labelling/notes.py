@@ -43,20 +43,24 @@ def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
     return True
 
 
-def note_controls(client: Client, s: LabelSession, on_unsure: Callable[[], None] | None = None) -> None:
-    """The `?` key's button, and a short comment on the current text for reviewers (its author and time are
-    stored with it). `on_unsure`: what the button does (the page binds it to the text drawn with it)."""
+def note_controls(
+    client: Client, s: LabelSession, on_unsure: Callable[[], None] | None = None, *, unsure: bool = True
+) -> None:
+    """The `?` key's button (`unsure`: a trait rated on a scale offers it only if its owner chose so), and a
+    short comment on the current text for reviewers (its author and time are stored with it). `on_unsure`:
+    what the button does (the page binds it to the text drawn with it)."""
     item = s.current
     if item is None:
         return
     c1, c2, _ = st.columns([1, 2, 3])
-    c1.button(
-        f"{UNSURE_KEY} · unsure",
-        key="label_btn_unsure",
-        on_click=on_unsure or (lambda: None if unsure_pressed(s, UNSURE_KEY, client) else None),
-        help="Not a vote: reviewers see that you were unsure of this text.",
-        width="stretch",
-    )
+    if unsure:
+        c1.button(
+            f"{UNSURE_KEY} · unsure",
+            key="label_btn_unsure",
+            on_click=on_unsure or (lambda: None if unsure_pressed(s, UNSURE_KEY, client) else None),
+            help="Not a vote: reviewers see that you were unsure of this text.",
+            width="stretch",
+        )
     with (
         c2.popover("Comment on this text", icon=":material/chat:"),
         st.form("label_comment", clear_on_submit=True, border=False),

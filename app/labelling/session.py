@@ -36,14 +36,18 @@ from core.client import (
     NotFoundError,
     Suggestion,
     Suggestions,
+    Trait,
 )
+from core.contract import MAX_SCALE_POINTS, scale_quality
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
 
 BATCH = 20  # suggestions fetched at a time
+#: The keys of a scale's points, 1..N (a pole trait's labels are the first two).
+POINT_KEYS = tuple(str(k) for k in range(1, MAX_SCALE_POINTS + 1))
 #: Keys that act on the text shown (label, skip, unsure): a press of one is dropped unless that text is shown.
-ON_TEXT = frozenset({"1", "2", "0", "?"})
+ON_TEXT = frozenset({*POINT_KEYS, "0", "?"})
 PREFETCH_AT = 5  # queued texts left when the next suggestions are fetched in the background
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="label-suggest")  # shared by sessions
 NEGATIVE, POSITIVE = 0.0, 1.0
@@ -137,6 +141,7 @@ class LabelSession:
         None  # who this key labels as: undo withdraws this one's label, never a colleague's
     )
     presses: set[str] = field(default_factory=set)  # the nonces of the presses taken (kept across sessions)
+    points: int | None = None  # the trait's scale: keys 1..points label; None: keys 1 and 2, its poles
 
     @property
     def left(self) -> int | None:
@@ -267,11 +272,22 @@ def update_curve(s: LabelSession, client: Client, embedder: Embedder) -> float |
     return auc
 
 
+def label_keys(trait: Trait) -> list[tuple[str, str]]:
+    """The keys that label `trait` with what each means: its scale's points 1..N with their words, else `1`
+    its negative pole and `2` its positive one."""
+    if trait.scale is not None:
+        return [(str(k), trait.point_name(k)) for k in range(1, trait.scale.points + 1)]
+    return [("1", f"1 · {trait.negative_label}"), ("2", f"2 · {trait.positive_label}")]
+
+
 def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
-    """One keyboard key (or its button): `1` negative, `2` positive, `0` skip, `u` undo, arrows move."""
+    """One keyboard key (or its button): `1` negative, `2` positive (on a scale `1`..`N` its points), `0`
+    skip, `u` undo, arrows move."""
     s.error = ""
     try:
-        if key in ("1", "2"):
+        if s.points is not None and key in POINT_KEYS[: s.points]:
+            _label(s, scale_quality(int(key), s.points), client, model, point=int(key))
+        elif s.points is None and key in ("1", "2"):
             _label(s, POSITIVE if key == "2" else NEGATIVE, client, model)
         elif key == "0":
             if s.current is not None:
@@ -389,12 +405,16 @@ def _release(s: LabelSession, client: Client, item: Queued) -> None:
         client.release_claim(s.handle, int(item["id"]), s.trait)
 
 
-def _label(s: LabelSession, quality: float, client: Client, model: Model) -> None:
+def _label(s: LabelSession, quality: float, client: Client, model: Model, point: int | None = None) -> None:
+    """Store a label of the text shown: a pole's `quality`, or on a scale its `point` (of that quality)."""
     item = s.current
     if item is None:
         return
     try:
-        out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+        if point is None:
+            out = client.label_pool_text(s.handle, int(item["id"]), s.trait, quality)
+        else:
+            out = client.label_pool_text(s.handle, int(item["id"]), s.trait, point=point)
     except ConflictError as exc:
         if exc.code != "pool_text_taken":
             raise

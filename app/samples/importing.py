@@ -37,6 +37,7 @@ from app.samples.mapping import (
     label_span,
     map_rows,
     number_text,
+    points_note,
     rules_summary,
     scale_candidates,
     scale_quality,
@@ -162,6 +163,10 @@ def _pick_mapping(
         low, high, settled = _pick_scale(kept, at, r2, scale, candidates, remembered)
         if short and span is not None:
             question = _scale_question(span, guessed, candidates)
+        target = next((t for t in traits if trait_pick == f"trait: {t.key}"), None)
+        points = target.scale.points if target is not None and target.scale is not None else None
+        if (fits := points_note(points, low, high)) is not None:
+            r2.caption(fits)
         r2.caption(
             f"Its middle, {(low + high) / 2:g}, becomes quality 0.5 (between the poles)."
             + (

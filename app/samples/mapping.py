@@ -271,6 +271,22 @@ def guess_scale(table: Table, *columns: str) -> LabelScale:
     return LabelScale("scale", float(low), float(high))
 
 
+def points_note(points: int | None, low: float, high: float) -> str | None:
+    """What a file's rating scale `low`..`high` makes of a target trait rated on `points` points (None: a
+    pole trait, nothing to say): whole ratings land on its points, and are kept as them, only when the two
+    scales have as many steps."""
+    if points is None:
+        return None
+    if float(low).is_integer() and float(high).is_integer() and high - low + 1 == points:
+        return (
+            f"Whole ratings {low:g}..{high:g} land on the trait's {points} points: each is kept as its point."
+        )
+    return (
+        f"The trait is rated on {points} points and this scale has {high - low + 1:g} steps: ratings are "
+        "stored as qualities, on the trait's points only where they happen to fall on one."
+    )
+
+
 def threshold_neutral_default(scale: LabelScale) -> bool:
     """Whether the threshold rule leaves a label at the threshold neutral by default: on a symmetric scale
     (-4..+4) the threshold proposed is its middle, 0, which a rater gave meaning neither pole; taken as

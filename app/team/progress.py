@@ -28,13 +28,27 @@ COLUMNS = {
 }
 
 
+POINTS = "points used"  # a trait rated on a scale: how the person's labels spread over its points
+
+
+def points_used(points: dict[str, int] | None) -> str:
+    """A person's labels per point of a scale, lowest first ("1: 3 · 4: 7"); "" for a pole trait."""
+    if points is None:
+        return ""
+    return " · ".join(f"{k}: {n}" for k, n in sorted(points.items(), key=lambda kn: int(kn[0]))) or "—"
+
+
 def progress_frame(progress: TeamProgress, names: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per person and trait, the API's numbers unchanged (trait keys shown by name)."""
+    """One row per person and trait, the API's numbers unchanged (trait keys shown by name); with a trait
+    rated on a scale, how each person's labels spread over its points."""
+    scaled = any(p.points is not None for p in progress.people)
     rows = [
-        {COLUMNS[k]: getattr(p, k) for k in COLUMNS} | {"trait": (names or {}).get(p.trait, p.trait)}
+        {COLUMNS[k]: getattr(p, k) for k in COLUMNS}
+        | {"trait": (names or {}).get(p.trait, p.trait)}
+        | ({POINTS: points_used(p.points)} if scaled else {})
         for p in progress.people
     ]
-    return pd.DataFrame(rows, columns=list(COLUMNS.values()))
+    return pd.DataFrame(rows, columns=[*COLUMNS.values(), *([POINTS] if scaled else [])])
 
 
 def team_progress(backend: Backend, model: Model) -> None:

@@ -389,6 +389,7 @@ class TraitAgreement(_Response):
     annotators: list[AnnotatorVotes] = Field(default_factory=list)
     krippendorff_alpha_interval: float | None = None
     krippendorff_alpha_nominal: float | None = None
+    krippendorff_alpha_ordinal: float | None = None  # a trait rated on a scale; None for a pole trait
     pairwise: list[PairAgreement] = Field(default_factory=list)
     disagreed: list[DisagreedText] = Field(default_factory=list)  # most disagreed first
 

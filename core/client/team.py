@@ -21,6 +21,7 @@ VOTE_COLUMNS = (
     "trait",
     "text",
     "quality",
+    "point",  # the point of a trait rated on a scale
     "unsure",
     "adjudicated",
     "created_at",
@@ -45,6 +46,7 @@ class PersonProgress(_Response):
     compared_settled: int = 0
     agreement_settled: float | None = None
     wanting: int = 0
+    points: dict[str, int] | None = None  # a trait rated on a scale: labels per point ("1".."N"); else None
 
 
 class TraitProgress(_Response):
@@ -71,6 +73,7 @@ class VoteRecord(_Response):
     trait: str
     text: str
     quality: float | None = None
+    point: int | None = None  # the point of the trait's scale; None for a pole trait's vote or unsure mark
     adjudicated: bool = False
     unsure: bool = False
     created_at: datetime | None = None

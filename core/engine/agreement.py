@@ -11,6 +11,13 @@ squared-difference metric both alphas are one computation: on qualities it is th
 poles coded one-hot (positive, negative, neutral) the squared distance of two codes is 2 when they differ and
 0 when they agree, the nominal metric up to a factor that alpha's ratio cancels, so it is the nominal alpha.
 
+A trait rated on a scale also has the ordinal alpha: its metric between two values is the squared count of
+the pairable values from one to the other, each end counting half (Krippendorff 2011, "Computing
+Krippendorff's Alpha-Reliability"), which is the squared difference of the values' mid-ranks, so it is the
+squared-difference alpha on mid-ranks. It needs only the votes' order, so it reads their qualities (a point's
+quality grows with the point). Ordinal, not interval: the words of a scale's points ("rather", "very") say
+which is more, not by how much, and the interval alpha on qualities stays beside it.
+
 A neutral vote (quality 0.5, `core.contract.pole_of`) is a category of its own in the nominal alpha and in
 `same_pole`, not left out: an annotator who calls a text neutral while another calls it positive disagrees
 with them, and dropping the neutral votes would hide exactly that.
@@ -61,6 +68,7 @@ class TraitAgreement:
     annotators: tuple[AnnotatorVotes, ...]  # by name
     krippendorff_alpha_interval: float | None  # None when undefined: < 2 such texts, or no variation
     krippendorff_alpha_nominal: float | None
+    krippendorff_alpha_ordinal: float | None  # a scaled trait's (`trait_agreement(ordinal=True)`), else None
     pairwise: tuple[PairAgreement, ...]  # pairs with >= 1 shared text, by (a, b)
     disagreed: tuple[DisagreedText, ...]  # most disagreed first
 
@@ -72,6 +80,7 @@ class TraitAgreement:
             "annotators": [{"annotator": a.annotator, "votes": a.votes} for a in self.annotators],
             "krippendorff_alpha_interval": _round(self.krippendorff_alpha_interval),
             "krippendorff_alpha_nominal": _round(self.krippendorff_alpha_nominal),
+            "krippendorff_alpha_ordinal": _round(self.krippendorff_alpha_ordinal),
             "pairwise": [
                 {
                     "a": p.a,
@@ -144,14 +153,29 @@ def krippendorff_alpha(units: np.ndarray, values: np.ndarray) -> float | None:
     return 1.0 - (n - 1) / n * observed / ss
 
 
-def trait_agreement(votes: Sequence[Vote], limit: int = 20) -> TraitAgreement:
+def ordinal_alpha(units: np.ndarray, values: np.ndarray) -> float | None:
+    """Krippendorff's ordinal alpha (module docstring): the squared-difference alpha on the mid-ranks of
+    the pairable values (those of texts with >= 2 votes), each distinct value ranked by how many pairable
+    values lie below it plus half its own. None when undefined, as `krippendorff_alpha`."""
+    units = np.asarray(units, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return None
+    pairable = np.bincount(units)[units] >= 2
+    units, values = units[pairable], values[pairable]
+    distinct, which, counts = np.unique(values, return_inverse=True, return_counts=True)
+    midranks = np.cumsum(counts) - counts / 2.0
+    return krippendorff_alpha(units, midranks[which.reshape(-1)]) if len(distinct) else None
+
+
+def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = False) -> TraitAgreement:
     """Agreement of one trait's annotators; `votes` are all of its stored votes, oldest first (as for
     `count_votes`; adjudicated and unattributed ones are left out here, see the module's docstring).
 
     `disagreed` holds the `limit` texts whose independent votes spread the most (population standard
     deviation of their qualities, then more votes first, then first stored first), and every text training
     counts as contested (`count_votes`) though its votes are unattributed; texts on which every vote is the
-    same are not disagreed.
+    same are not disagreed. `ordinal`: the trait is rated on a scale, so its ordinal alpha is computed too.
     """
     if len({v.trait for v in votes}) > 1:
         raise ValueError("trait_agreement takes the votes of one trait")
@@ -191,6 +215,7 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20) -> TraitAgreement:
         annotators=tuple(AnnotatorVotes(a, n) for a, n in sorted(annotators.items())),
         krippendorff_alpha_interval=krippendorff_alpha(units, qualities),
         krippendorff_alpha_nominal=krippendorff_alpha(units, poles),
+        krippendorff_alpha_ordinal=ordinal_alpha(units, qualities) if ordinal else None,
         pairwise=tuple(PairAgreement(a, b, n, same) for (a, b), (n, same) in sorted(pairs.items())),
         disagreed=tuple(DisagreedText(full[c.text], s) for s, c in spread[:limit]),
     )

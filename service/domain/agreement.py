@@ -15,6 +15,7 @@ from service.domain.traits import TraitRefs
 from service.schemas.agreement import AgreementOut
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.samples import scale_points
 from service.store.tables import Model, Trait, utcnow
 from service.store.votes import label_votes
 
@@ -51,12 +52,13 @@ def _voted(text: object, me: str) -> bool:
 
 def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> JsonObject:
     by_trait: dict[str, list[Vote]] = {t.key: [] for t in traits}
+    scaled = {t.key for t in traits if scale_points(t.scale) is not None}
     for vote in votes:
         if vote.trait in by_trait:
             by_trait[vote.trait].append(vote)
     out = {}
     for key, mine in by_trait.items():
-        body = trait_agreement(mine, limit=limit).as_dict(texts=texts)
+        body = trait_agreement(mine, limit=limit, ordinal=key in scaled).as_dict(texts=texts)
         for text in body["disagreed"]:
             for vote in text["votes"]:  # a buffered feedback label's vote carries no sample id
                 if vote["sample_id"] is not None and vote["sample_id"] <= 0:

@@ -158,7 +158,13 @@ def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) ->
 
 
 def labelled(
-    s: Session, model: Model, trait: Trait, text_id: int, quality: float, row: GoldAnswer
+    s: Session,
+    model: Model,
+    trait: Trait,
+    text_id: int,
+    quality: float,
+    row: GoldAnswer,
+    point: int | None = None,
 ) -> Labelled:
     """The label route's answer to a gold answer, as an ordinary label's would read to its person."""
     in_flight = ledger.in_flight(s, model)
@@ -171,6 +177,7 @@ def labelled(
         pool_id=text_id,
         trait=trait.key,
         quality=quality,
+        point=point,
         stored_as=stored_as,
         buffered=stored_as == "feedback",
         id=row.id,

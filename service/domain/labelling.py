@@ -20,6 +20,7 @@ from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room
 from service.domain.needs import Resources
+from service.domain.scales import label_quality
 from service.domain.scoring import retrain_if_full
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
@@ -50,9 +51,10 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 "ended with it); the label was not stored.",
             )
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        if (gold := gold_queue.answer(s, trait, row, who.annotator, body.quality)) is not None:
+        quality = label_quality(trait, body.quality, body.point, ("body", "quality"))
+        if (gold := gold_queue.answer(s, trait, row, who.annotator, quality)) is not None:
             claims.release(s, model.id, text_id, who.annotator, trait.key)
-            return gold_queue.labelled(s, model, trait, text_id, body.quality, gold)
+            return gold_queue.labelled(s, model, trait, text_id, quality, gold, body.point)
         require_room(s, model, trait, who.annotator, row)
         # A training in flight read its samples and buffer when it started: a label now goes after it.
         in_flight = ledger.in_flight(s, model)
@@ -60,7 +62,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
         run_id = None
         quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
         status = label_status(s, who, model)
-        stored_as, label_id = _store(s, model, trait, row, body.quality, who.annotator, status)
+        stored_as, label_id = _store(s, model, trait, row, quality, who.annotator, status)
         if stored_as == "feedback":
             run_id = retrain_if_full(ctx, s, model)
         quotas.require_person_room(s, ctx.settings, who, model)
@@ -75,7 +77,8 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
             handle=model.handle,
             pool_id=text_id,
             trait=trait.key,
-            quality=body.quality,
+            quality=quality,
+            point=body.point,
             stored_as=stored_as,
             buffered=stored_as == "feedback",
             id=label_id,

@@ -33,7 +33,7 @@ from service.store.api_keys import Principal, reserved_annotators
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.review import accept_by_agreement
-from service.store.samples import add_samples, count_samples, sha256
+from service.store.samples import add_samples, count_samples, label_point, scale_points, sha256
 from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
 from service.store.teams import label_status
 
@@ -318,6 +318,7 @@ def update_sample(
             return sample_out(same, trait.key)
         count_samples(s, trait.id, [quality])
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
+        row.point = label_point(quality, scale_points(trait.scale))
         if annotator == who.annotator:  # one's own vote, now as one gives it (discover/synthesize see it)
             row.provenance = "authored"
         model.updated_at = utcnow()

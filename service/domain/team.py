@@ -6,14 +6,17 @@ feedback's list needs: an authoring key that owns the model's namespace, whateve
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.contract import scale_point
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
 from core.engine.votes import Vote
+from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for, feedback_seen, seen
 from service.domain.needs import Resources
@@ -21,6 +24,7 @@ from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.samples import label_point, scale_points
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, UnsureMark, Version, utcnow
 
 #: The export's kinds, in the order its pages walk them.
@@ -44,7 +48,9 @@ def readable_model(s: Session, who: Principal, handle: str) -> Model:
 def get_progress(ctx: Resources, who: Principal, handle: str) -> TeamProgressOut:
     with transaction(ctx.reads) as s:
         model = readable_model(s, who, handle)
-        traits = list(s.scalars(select(Trait.key).where(Trait.model_id == model.id).order_by(Trait.id)))
+        rows = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id).order_by(Trait.id))
+        scales = {key: scale_points(scale) for key, scale in rows}
+        traits = list(scales)
         labels = _timed_votes(s, model.id)
         marks = [
             Mark(trait=key, text=text, annotator=annotator, at=at)
@@ -58,16 +64,37 @@ def get_progress(ctx: Resources, who: Principal, handle: str) -> TeamProgressOut
         wanted = votes_wanted(model)
     today = utcnow().date()
     found = team_progress(labels, marks, traits, today, wanted)
+    used = _points_used(labels, scales)
     return TeamProgressOut.model_validate(
         {
             "handle": model.handle,
             "day": today,
             "session_gap_seconds": SESSION_GAP_S,
             "votes_wanted": wanted,
-            "people": [vars(p) for p in found.people],
+            "people": [
+                vars(p) | {"points": used.get((p.annotator, p.trait), {} if scales[p.trait] else None)}
+                for p in found.people
+            ],
             "traits": {key: vars(t) for key, t in found.traits.items()},
         }
     )
+
+
+def _points_used(
+    labels: Sequence[TimedVote], scales: dict[str, int | None]
+) -> dict[tuple[str, str], JsonObject]:
+    """Per (person, scaled trait): their labels per point, as `labels` counts them (imported rows aside);
+    a label between points (an edit to another quality) is on none."""
+    used: dict[tuple[str, str], Counter[int]] = {}
+    for timed in labels:
+        v = timed.vote
+        points = scales.get(v.trait)
+        if points is None or v.annotator is None or timed.imported:
+            continue
+        counts = used.setdefault((v.annotator, v.trait), Counter())
+        if (point := scale_point(v.quality, points)) is not None:
+            counts[point] += 1
+    return {who: {str(k): n for k, n in sorted(c.items())} for who, c in used.items()}
 
 
 def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
@@ -164,7 +191,7 @@ def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> li
     return [
         VoteRecord.model_validate(
             _record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
-            | {"adjudicated": bool(r.adjudicated), "provenance": r.provenance}
+            | {"adjudicated": bool(r.adjudicated), "provenance": r.provenance, "point": r.point}
         )
         for r, key in rows
     ]
@@ -175,10 +202,16 @@ def _feedback(s: Session, model: Model, after: int, n: int, me: str | None) -> l
     if me is not None:
         q = q.where(feedback_seen(me, model))
     rows = s.scalars(q.order_by(FeedbackLabel.id).limit(n))
+    # A buffered label keeps no point of its own (it becomes a sample, which does): its quality's point.
+    found = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id))
+    scales = {key: scale for key, scale in found}
     return [
         VoteRecord.model_validate(
             _record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
-            | {"provenance": "feedback"}
+            | {
+                "provenance": "feedback",
+                "point": label_point(r.quality, scale_points(scales.get(r.trait_key))),
+            }
         )
         for r in rows
     ]

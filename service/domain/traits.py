@@ -12,6 +12,7 @@ from core.contract import MAX_TRAITS, trait_key, unique_trait_key
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases
+from service.domain.scales import stored_scale
 from service.domain.states import require
 from service.domain.views import traits_out
 from service.errors import ApiError
@@ -20,6 +21,7 @@ from service.schemas.traits import TraitIn, TraitPatch, TraitsOut
 from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.samples import repoint
 from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 
@@ -90,6 +92,7 @@ def add_traits(ctx: Databases, who: Principal, handle: str, new: list[TraitIn]) 
                     description=t.description,
                     aggregation=t.aggregation,
                     kind="extrinsic",
+                    scale=stored_scale(t.scale, t.negative_label, t.positive_label) if t.scale else None,
                 )
             )
         audit.record(s, who, "traits_changed", model.namespace, model, {"added": list(added)})
@@ -105,10 +108,16 @@ def update_trait(ctx: Databases, who: Principal, handle: str, key: str, patch: T
         trait = find_trait(s, model, key)
         require(s, model, "edit")
         changed: list[str] = []
-        for name, value in patch.model_dump(exclude_unset=True).items():
+        for name, value in patch.model_dump(exclude_unset=True, exclude={"scale"}).items():
             if value is not None:  # null leaves the field unchanged; the key never changes
                 setattr(trait, name, value)
                 changed.append(name)
+        if patch.scale is not None:
+            scale = patch.scale  # "poles", or a scale
+            named = (trait.negative_label, trait.positive_label)
+            trait.scale = None if isinstance(scale, str) else stored_scale(scale, *named)
+            repoint(s, trait)  # its labels keep the point their quality lies on now
+            changed.append("scale")
         # The fields' names, not their texts (the log keeps no text).
         detail: JsonObject = {"changed": key, "fields": list(changed)}
         audit.record(s, who, "traits_changed", model.namespace, model, detail)

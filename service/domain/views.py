@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, aliased
 from core.embedders.registry import short_name
 from core.json_types import JsonObject
 from service.domain.prune import effective_policy
+from service.domain.scales import scale_out
 from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
@@ -183,6 +184,7 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 explained_variance=float(m.get("explained_variance", t.explained_variance) or 0.0),
                 anchor_sample_ids=anchors,
                 method=(m.get("method") or "samples") if m else None,
+                scale=scale_out(t),
             )
         )
     return out
@@ -194,6 +196,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         trait=trait_key,
         text=row.text,
         quality=row.quality,
+        point=row.point,
         provenance=row.provenance,
         source_url=row.source_url,
         content_sha256=row.content_sha256,

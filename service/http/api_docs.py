@@ -64,7 +64,17 @@ _COMMENT = {"text": "Thank you for the quick reply, that solved it."}
 REQUEST_EXAMPLES: dict[str, object] = {
     "ModelCreate": {"handle": "acme.tone", "description": "Tone of support replies"},
     "ModelPatch": {"description": "Tone of support replies, trained on the 2026 tickets"},
-    "TraitsIn": {"traits": [_TRAIT]},
+    "TraitsIn": {
+        "traits": [
+            _TRAIT,
+            {
+                "name": "Politeness",
+                "positive_label": "polite",
+                "negative_label": "rude",
+                "scale": {"points": 5, "names": ["rude", "curt", "neutral", "courteous", "polite"]},
+            },
+        ]
+    },
     "TraitPatch": {"description": "How formal the register of a support reply is, greeting to sign-off."},
     "TraitPreviewIn": {"trait": _TRAIT, "texts": [_FORMAL, _CASUAL]},
     "SamplesIn": {

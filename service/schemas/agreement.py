@@ -42,6 +42,11 @@ class TraitAgreementOut(BaseModel):
     annotators: list[AnnotatorVotes]
     krippendorff_alpha_interval: float | None
     krippendorff_alpha_nominal: float | None
+    krippendorff_alpha_ordinal: float | None = Field(
+        default=None,
+        description="A trait rated on a scale: Krippendorff's alpha at the ordinal level over its points; "
+        "null for a pole trait (addition).",
+    )
     pairwise: list[PairAgreement]
     disagreed: list[DisagreedText]
 

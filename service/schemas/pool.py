@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -14,10 +15,11 @@ from core.contract import (
     MAX_LABEL_CHARS,
     MAX_OVERLAP,
     MAX_POOL_TEXTS_PER_REQUEST,
+    MAX_SCALE_POINTS,
     SUGGESTIONS,
     SuggestMode,
 )
-from service.schemas.common import JsonInt, Strict, Text
+from service.schemas.common import JsonInt, Strict, Text, integral
 
 PoolTextIn = Text
 
@@ -120,15 +122,36 @@ class ClaimReleased(BaseModel):
 
 
 class LabelIn(Strict):
+    # One of the two is required (checked by `_a_label`; the document says so): never null when given.
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
+    )
+
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: float = Field(ge=0.0, le=1.0)
+    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+        default=None, description="The label of a pole trait: 0 negative … 1 positive."
+    )
+    # The bounds before the validator, as models.py's VotesWanted: else the document says `ge`/`le`.
+    point: (
+        Annotated[int, Field(ge=1, le=MAX_SCALE_POINTS), BeforeValidator(integral)] | SkipJsonSchema[None]
+    ) = Field(
+        default=None,
+        description="The label of a trait rated on a scale (addition): its point 1..N, stored as quality "
+        "(point-1)/(N-1). Required for such a trait, refused for a pole trait (422).",
+    )
 
     @field_validator("quality")
     @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
         return value
+
+    @model_validator(mode="after")
+    def _a_label(self) -> LabelIn:
+        if self.quality is None and self.point is None:
+            raise PydanticCustomError("missing_label", "a label is a quality (pole trait) or a point (scale)")
+        return self
 
 
 class Labelled(BaseModel):
@@ -136,6 +159,9 @@ class Labelled(BaseModel):
     pool_id: int
     trait: str
     quality: float
+    point: int | None = Field(
+        default=None, description="The point of the trait's scale given; null for a pole trait (addition)."
+    )
     stored_as: Literal["sample", "feedback"] = Field(
         description="`sample`: the untrained (or reopened) draft took it; `feedback`: buffered for the next "
         "version (a trained model, or any model while a run is in flight)."

@@ -107,6 +107,11 @@ class SampleOut(BaseModel):
     trait: str
     text: str
     quality: float
+    point: int | None = Field(
+        default=None,
+        description="The point of its trait's scale the quality lies on; null for a pole trait's label or a "
+        "quality between points (addition).",
+    )
     provenance: Provenance
     source_url: str | None
     content_sha256: str

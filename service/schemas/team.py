@@ -26,6 +26,11 @@ class PersonTraitOut(BaseModel):
     wanting: int = Field(
         description="Texts wanting votes that the person has neither voted on nor marked unsure"
     )
+    points: dict[str, int] | None = Field(
+        default=None,
+        description='A trait rated on a scale: the person\'s labels per point (`{"1": 3, "4": 7}`, points '
+        "with none left out), file imports' rows aside; null for a pole trait (addition).",
+    )
 
 
 class TraitProgressOut(BaseModel):
@@ -52,6 +57,11 @@ class VoteRecord(BaseModel):
     trait: str
     text: str
     quality: float | None = Field(description="Null for an unsure mark: it takes no pole")
+    point: int | None = Field(
+        default=None,
+        description="The point of the trait's scale the vote's quality lies on; null for a pole trait's "
+        "vote, a quality between points or an unsure mark (addition).",
+    )
     adjudicated: bool
     unsure: bool
     created_at: datetime

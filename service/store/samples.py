@@ -5,14 +5,15 @@ runs (service/runs/) both use these, inside a transaction they hold."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from core.contract import ReviewStatus, pole_of
+from core.contract import SCALE_TOLERANCE, ReviewStatus, pole_of, scale_point, scale_quality
 from core.engine.types import Sample, TraitSpec
+from core.json_types import JsonObject
 from service.store.db import analyze_after_growth
 from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
 
@@ -134,6 +135,7 @@ def add_samples(
         for x, who, settled in zip(samples, authors, settles, strict=True)
     ]
     stored = _stored_ids(session, model_id, keys)
+    scales = trait_scales(session, {key[0] for key in keys})
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
     for i, (x, key, origin, kind, given) in enumerate(zip(samples, keys, origins, kinds, times, strict=True)):
@@ -153,6 +155,7 @@ def add_samples(
                 "trait_id": trait_id,
                 "text": x.text,
                 "quality": quality,
+                "point": label_point(quality, scales.get(trait_id)),
                 "provenance": kind,
                 **{name: origin.get(name) for name in ORIGIN},
                 "content_sha256": digest,
@@ -184,6 +187,45 @@ def add_samples(
                 .execution_options(synchronize_session=False)
             )
     return [stored[key][0] for key in keys]
+
+
+def trait_scales(session: Session, trait_ids: Collection[int]) -> dict[int, int]:
+    """The number of points of those of these traits labelled on a scale, by trait id."""
+    if not trait_ids:
+        return {}
+    rows = session.execute(select(Trait.id, Trait.scale).where(Trait.id.in_(trait_ids)))
+    return {tid: points for tid, scale in rows if (points := scale_points(scale)) is not None}
+
+
+def scale_points(scale: JsonObject | None) -> int | None:
+    """A stored `Trait.scale`'s number of points; None for a trait labelled by its poles."""
+    points = scale.get("points") if scale else None
+    return points if isinstance(points, int) else None
+
+
+def label_point(quality: float, points: int | None) -> int | None:
+    """The point a label of this quality keeps on a trait of `points` points (None: a pole trait)."""
+    return None if points is None else scale_point(quality, points)
+
+
+def repoint(session: Session, trait: Trait) -> None:
+    """A trait's scale changed: each of its samples keeps the point its quality lies on now, if any."""
+    points = scale_points(trait.scale)
+    session.execute(
+        update(SampleRow)
+        .where(SampleRow.trait_id == trait.id)
+        .values(point=None)
+        .execution_options(synchronize_session=False)
+    )
+    for point in range(1, (points or 0) + 1):
+        quality = scale_quality(point, points or 0)
+        near = SCALE_TOLERANCE
+        session.execute(
+            update(SampleRow)
+            .where(SampleRow.trait_id == trait.id, SampleRow.quality.between(quality - near, quality + near))
+            .values(point=point)
+            .execution_options(synchronize_session=False)
+        )
 
 
 def count_samples(

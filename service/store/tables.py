@@ -246,6 +246,9 @@ class Trait(Base):
     aggregation: Mapped[Aggregation] = mapped_column(String(8), default="mean")
     kind: Mapped[TraitKind] = mapped_column(String(16), default="extrinsic")
     explained_variance: Mapped[float] = mapped_column(Float, default=0.0)  # from discovery
+    # How people label it: null, by its two poles; else {"points": N, "names": [N words], "unsure": bool}
+    # (service/domain/scales.py).
+    scale: Mapped[JsonObject | None] = mapped_column(JSON, nullable=True)
     # The trait's samples, those on the positive pole and the neutral ones (quality 0.5, on neither pole),
     # kept as samples come and go (count_samples in service/store/samples.py): counting a million rows on
     # every read of a model or its traits took seconds. The negative pole holds the rest.
@@ -272,6 +275,9 @@ class SampleRow(Base):
     trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
     text: Mapped[str] = mapped_column(Text)
     quality: Mapped[float] = mapped_column(Float)
+    # The point of its trait's scale the quality lies on (core.contract.scale_point); null: a pole trait's
+    # label, or a quality between points.
+    point: Mapped[int | None] = mapped_column(Integer, nullable=True)
     provenance: Mapped[Provenance] = mapped_column(String(16), default="authored")
     source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     content_sha256: Mapped[str] = mapped_column(String(64))

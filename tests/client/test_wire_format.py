@@ -63,6 +63,7 @@ PAIRS = [
     Pair(m.DeleteResult, "Deleted", off_wire=frozenset({"id"})),
     Pair(m.DeleteResult, "SampleDeleted"),
     Pair(m.Trait, "TraitOut"),
+    Pair(m.Scale, "ScaleOut"),
     Pair(m.TraitPreview, "TraitPreviewOut"),
     Pair(m.Page[m.Sample], "SamplePage"),
     Pair(m.Sample, "SampleOut"),

@@ -134,11 +134,18 @@ class PoolCalls(ClientBase):
             self.request("POST", _path("models", handle, "pool", "suggest"), json=body).json()
         )
 
-    def label_pool_text(self, handle: str, text_id: int, trait: str, quality: float) -> PoolLabel:
+    def label_pool_text(
+        self, handle: str, text_id: int, trait: str, quality: float | None = None, *, point: int | None = None
+    ) -> PoolLabel:
         """Label pool text `text_id`: a sample of an untrained draft, else buffered feedback for the next
         version (also while a training runs: never refused for the model's state). Ends this key's claim on
-        it. Safe to repeat: the same label is stored once."""
-        body: JsonObject = {"trait": trait, "quality": quality}
+        it. Safe to repeat: the same label is stored once. A pole trait takes a `quality`, a trait rated on a
+        scale a `point` 1..N (`Trait.scale`); the other kind is refused (422)."""
+        body: JsonObject = {"trait": trait}
+        if quality is not None:
+            body["quality"] = quality
+        if point is not None:
+            body["point"] = point
         response = self.request("POST", _path("models", handle, "pool", text_id, "label"), json=body)
         return PoolLabel.model_validate(response.json())
 

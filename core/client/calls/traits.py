@@ -13,6 +13,7 @@ from core.client.models import (
     Trait,
     TraitInput,
     TraitPreview,
+    TraitScale,
 )
 from core.client.paths import path as _path
 from core.client.retry import Safety
@@ -73,6 +74,15 @@ class TraitCalls(ClientBase):
     def update_trait(self, handle: str, key: str, **fields: object) -> list[Trait]:
         response = self.request("PATCH", _path("models", handle, "traits", key), json=fields)
         return self._traits(response.json())
+
+    def set_scale(
+        self, handle: str, key: str, scale: TraitScale | Mapping[str, object] | None
+    ) -> list[Trait]:
+        """How people label trait `key`: on a `scale` (`TraitScale`: 3-7 points, their words, an Unsure
+        key), or None for its two poles again. Its stored labels keep the point their quality lies on. An
+        untrained (or reopened) model only, as every trait edit."""
+        body = "poles" if scale is None else _dump(TraitScale, scale)
+        return self.update_trait(handle, key, scale=body)
 
     def delete_trait(self, handle: str, key: str) -> DeleteResult:
         response = self.request("DELETE", _path("models", handle, "traits", key))

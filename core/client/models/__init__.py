@@ -33,7 +33,7 @@ from core.client.models.review import (
 )
 from core.client.models.samples import Duplicate, ImportReport, RowError, Sample, SampleInput, Settled
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
-from core.client.models.traits import Trait, TraitInput, TraitPreview
+from core.client.models.traits import Scale, Trait, TraitInput, TraitPreview, TraitScale
 from core.client.models.versions import (
     BodyCandidate,
     BodyName,
@@ -99,10 +99,12 @@ __all__ = [
     "Suggestions",
     "TagDeleteResult",
     "TagResult",
+    "Scale",
     "Trait",
     "TraitDelta",
     "TraitInput",
     "TraitPreview",
+    "TraitScale",
     "TraitScore",
     "Version",
     "VersionBody",

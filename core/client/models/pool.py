@@ -54,6 +54,7 @@ class PoolLabel(_Response):
     pool_id: int
     trait: str
     quality: float
+    point: int | None = None  # the point of the trait's scale given; None for a pole trait
     stored_as: str
     buffered: bool = False
     id: int

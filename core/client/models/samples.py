@@ -103,6 +103,7 @@ class Sample(_Response):
     trait: str
     text: str
     quality: float
+    point: int | None = None  # the point of its trait's scale the quality lies on; None: a pole trait's
     provenance: str = "authored"
     source_url: str | None = None
     content_sha256: str | None = None

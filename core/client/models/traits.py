@@ -10,8 +10,28 @@ from core.client.models.base import _Input, _Response
 from core.contract import (
     AGGREGATIONS,
     MAX_LABEL_CHARS,
+    MAX_SCALE_POINTS,
+    MIN_SCALE_POINTS,
 )
 from core.json_types import JsonObject
+
+
+class TraitScale(_Input):
+    """How people rate a trait on a scale (docs/api.md, "Rating scales"): `points` 3-7 (keys 1..N; point k
+    is quality (k-1)/(N-1)), a word per point lowest first (absent: the poles' labels at the ends, numbers
+    between), and whether the Label page offers an Unsure key."""
+
+    points: Annotated[int, Field(ge=MIN_SCALE_POINTS, le=MAX_SCALE_POINTS)]
+    names: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]] | None = None
+    unsure: bool = False
+
+
+class Scale(_Response):
+    """A trait's rating scale as the service answers it: every point named."""
+
+    points: int
+    names: list[str] = Field(default_factory=list)
+    unsure: bool = False
 
 
 class TraitInput(_Input):
@@ -20,6 +40,7 @@ class TraitInput(_Input):
     negative_label: Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
     description: str = ""
     aggregation: str = "mean"
+    scale: TraitScale | None = None  # None: labelled by its two poles
 
     @field_validator("aggregation")
     @classmethod
@@ -46,6 +67,12 @@ class Trait(_Response):
     anchor_sample_ids: JsonObject = Field(default_factory=dict)
     #: How the active version trained it: "zero_shot", "prior" or "samples"; None before the first train.
     method: str | None = None
+    scale: Scale | None = None  # None: labelled by its two poles (and from older services)
+
+    def point_name(self, point: int) -> str:
+        """The word of a point of its scale, as the pages show it ("4 · rather polite")."""
+        names = self.scale.names if self.scale is not None and self.scale.names else []
+        return f"{point} · {names[point - 1]}" if 0 < point <= len(names) else str(point)
 
 
 class TraitPreview(_Response):

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0034_pool_assignments"
-down_revision: str | Sequence[str] | None = "0032_label_review"
+down_revision: str | Sequence[str] | None = "0033_trait_scales"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
