@@ -10,6 +10,7 @@ from core.client.calls.base import ENV_KEY, ENV_URL, ClientBase, normalize_base_
 from core.client.calls.evaluation import EvaluationCalls
 from core.client.calls.exports import ExportCalls
 from core.client.calls.feedback import FeedbackCalls
+from core.client.calls.labels import LabelCalls
 from core.client.calls.models import ModelCalls
 from core.client.calls.namespaces import NamespaceCalls
 from core.client.calls.perspective import PerspectiveCalls
@@ -36,6 +37,7 @@ class Client(
     NamespaceCalls,
     PoolCalls,
     FeedbackCalls,
+    LabelCalls,
     ReviewCalls,
     TeamCalls,
     EvaluationCalls,

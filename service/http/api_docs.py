@@ -90,7 +90,10 @@ REQUEST_EXAMPLES: dict[str, object] = {
     },
     "ScoreIn": {"content": _FORMAL},
     "CompareIn": {"a": _FORMAL, "b": _CASUAL},
-    "PoolIn": {"texts": ["Could you resend the invoice, please?", "nah we good, thanks"]},
+    "PoolIn": {
+        "texts": ["Could you resend the invoice, please?", "nah we good, thanks"],
+        "metadata": [{"channel": "email", "ticket": 4471}, {"channel": "chat", "ticket": 4472}],
+    },
     "SuggestIn": {"trait": "formality", "k": 10},
     "service__schemas__pool__LabelIn": {"trait": "formality", "quality": 1.0},
     "ThresholdIn": {"target": "precision", "value": 0.9},
@@ -99,6 +102,12 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "MemberIn": {"role": "annotator"},
     "SettleIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "quality": 0.0},
     "ReviewIn": {"decision": "reject", "items": [{"kind": "sample", "id": 1}], "comment": "Not formal"},
+    "MyLabelPatch": {"quality": 0.0},
+    "GuidelinesIn": {
+        "markdown": "# Formality\n\nFormal: a letter's register (greeting, full sentences, sign-off).",
+        "note": "Sign-offs count as formal",
+    },
+    "GuidelinesReadIn": {"version_no": 2},
     "RestoreIn": {"undo": "undo_0123456789abcdef0123456789abcdef"},
     "AnalyzeIn": {"comment": _COMMENT, "requestedAttributes": {"FORMALITY": {}}},
     "SuggestScoreIn": {

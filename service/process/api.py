@@ -36,9 +36,11 @@ from service.routes import (
     eval_compare,
     evaluation,
     feedback,
+    guidelines,
     history,
     keys_info,
     models,
+    my_labels,
     notes,
     people,
     perspective,
@@ -146,6 +148,8 @@ def route_table() -> tuple[BaseRoute, ...]:
         notes,
         people,
         review,
+        my_labels,
+        guidelines,
     ):
         table.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     table.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)

@@ -45,8 +45,15 @@ def list_pool(
     ctx: CtxDep,
     limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
+    meta: Annotated[
+        list[str] | None,
+        Query(
+            description="`key:value`: only texts whose metadata `key` has this value (compared as text); "
+            "repeat for several, all of which must match (addition)."
+        ),
+    ] = None,
 ) -> PoolPage:
-    return pool.list_pool(ctx, who, handle, limit, cursor)
+    return pool.list_pool(ctx, who, handle, limit, cursor, meta)
 
 
 @router.delete(

@@ -6,17 +6,32 @@ import math
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_LABEL_CHARS, MAX_OVERLAP, MAX_POOL_TEXTS_PER_REQUEST, SUGGESTIONS, SuggestMode
-from service.schemas.common import JsonInt, Strict, Text
+from core.json_types import JsonObject
+from service.schemas.common import JsonInt, Metadata, Strict, Text
 
 PoolTextIn = Text
 
 
 class PoolIn(Strict):
     texts: list[PoolTextIn] = Field(min_length=1, max_length=MAX_POOL_TEXTS_PER_REQUEST)
+    metadata: list[Metadata | None] | None = Field(
+        default=None,
+        description="Per text (as many as `texts`), the extra columns kept beside it (null: none); a text "
+        "in the pool before keeps the metadata it has (addition).",
+    )
+
+    @model_validator(mode="after")
+    def _one_per_text(self) -> PoolIn:
+        if self.metadata is not None and len(self.metadata) != len(self.texts):
+            raise PydanticCustomError(
+                "invalid_metadata",
+                f"metadata has {len(self.metadata)} entries for {len(self.texts)} texts: one per text",
+            )
+        return self
 
 
 class PoolAdded(BaseModel):
@@ -36,6 +51,9 @@ class PoolTextOut(BaseModel):
     id: int
     text: str
     created_at: datetime
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
+    )
 
 
 class PoolPage(BaseModel):
@@ -88,6 +106,9 @@ class Suggestion(BaseModel):
     )
     claimed_until: datetime | None = Field(
         default=None, description="With `claim`: when the caller's claim on the text ends (addition)."
+    )
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
     )
 
 

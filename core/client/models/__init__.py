@@ -2,6 +2,14 @@
 
 from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
 from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
+from core.client.models.labels import (
+    Guidelines,
+    GuidelinesPage,
+    GuidelinesVersion,
+    MyLabel,
+    MyLabelPage,
+    MyLabelWithdrawn,
+)
 from core.client.models.model import LastOperation, Model
 from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved, SignedOut
 from core.client.models.pool import (
@@ -37,6 +45,9 @@ __all__ = [
     "FeedbackLabel",
     "FeedbackPage",
     "FeedbackWithdrawn",
+    "Guidelines",
+    "GuidelinesPage",
+    "GuidelinesVersion",
     "HistoryEvent",
     "ImportReport",
     "KeyInfo",
@@ -45,6 +56,9 @@ __all__ = [
     "MemberRemoved",
     "SignedOut",
     "Model",
+    "MyLabel",
+    "MyLabelPage",
+    "MyLabelWithdrawn",
     "Page",
     "PoolImportReport",
     "PoolLabel",
