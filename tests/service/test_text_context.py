@@ -62,6 +62,14 @@ def test_metadata_is_kept_listed_filtered_and_exported(svc: Svc) -> None:
     listed = check(c.get(f"/v1/models/{H}/samples", params={"limit": 500}, headers=h), 200)["items"]
     assert {x["id"]: x["metadata"] for x in listed}[sid] == {"source": "forum", "year": 2019}
 
+    # Beside a disagreed text (the Disagreements tab): its pool text's metadata.
+    votes = [{"trait": "formality", "text": texts[0], "quality": 1.0},
+             {"trait": "formality", "text": texts[0], "quality": 0.0, "annotator": "rater-9"}]  # fmt: skip
+    check(c.post(f"/v1/models/{H}/samples", json={"samples": votes}, headers=h), 201)
+    agreement = check(c.get(f"/v1/models/{H}/agreement", params={"trait": "formality"}, headers=h), 200)
+    disagreed = {t["text"]: t.get("metadata") for t in agreement["traits"]["formality"]["disagreed"]}
+    assert disagreed[texts[0]] == meta[0]
+
 
 def test_guidelines_are_versioned_and_each_person_s_read_is_kept(svc: Svc) -> None:
     c, owner = svc.client, svc.author
