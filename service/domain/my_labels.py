@@ -11,7 +11,7 @@ change then is 409 `model_busy`, as a feedback withdrawal is. Every change is au
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
@@ -91,6 +91,8 @@ def list_my_labels(
 ) -> MyLabelPage:
     """The caller's labels on the model, newest first, whose text contains `q` (any case), of `trait` (a key
     or a name), given at or after `since`. Only the caller's own: blind labelling has nothing to hide."""
+    if since is not None and since.tzinfo is None:  # a time without a zone is UTC, as every time here
+        since = since.replace(tzinfo=UTC)
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         # The filters, hashed, are the cursor's scope: a page's cursor never continues another listing, and a

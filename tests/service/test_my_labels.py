@@ -59,6 +59,7 @@ def test_own_labels_listed_changed_withdrawn_until_trained(svc: Svc) -> None:
     assert mine(svc, ann, trait="sentiment")["total"] == 0
     assert mine(svc, ann, since=started.isoformat())["total"] == 4
     assert mine(svc, ann, since=datetime.now(UTC).isoformat())["total"] == 0
+    assert mine(svc, ann, since=started.replace(tzinfo=None).isoformat())["total"] == 4  # no zone: UTC
     resp = c.get(
         f"/v1/models/{H}/my-labels", params={"q": "lol", "cursor": first["next_cursor"]}, headers=ann
     )

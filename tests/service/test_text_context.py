@@ -46,7 +46,7 @@ def test_metadata_is_kept_listed_filtered_and_exported(svc: Svc) -> None:
     before = pool_rows(svc)
     too_many = {f"k{i}": i for i in range(MAX_METADATA_KEYS + 1)}
     too_big = {"note": "x" * MAX_METADATA_BYTES}
-    for bad in ([too_many], [too_big], [{"nested": {"a": 1}}], [{"a": 1}, {"b": 2}]):
+    for bad in ([too_many], [too_big], [{"nested": {"a": 1}}], [{'a"b': 1}], [{"a": 1}, {"b": 2}]):
         resp = c.post(f"/v1/models/{H}/pool", json={"texts": ["One more text."], "metadata": bad}, headers=h)
         assert resp.status_code == 422, resp.text
     resp = c.post(
