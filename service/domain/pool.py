@@ -144,7 +144,7 @@ def metadata_filters(given: list[str], where: str = "meta") -> list[tuple[str, s
     out: list[tuple[str, str]] = []
     for i, item in enumerate(given):
         key, sep, value = item.partition(":")
-        if not sep or not key.strip():
+        if not sep or not key:
             raise ApiError(
                 422,
                 "invalid_metadata_filter",

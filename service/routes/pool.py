@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
+from pydantic import StringConstraints
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, POOL_PAGE
 from service.domain import claims, labelling, pool, suggestions
@@ -12,6 +13,7 @@ from service.http.auth import AuthoringKey, CtxDep
 from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.pool import (
+    META_FILTER_PATTERN,
     ClaimReleased,
     LabelIn,
     Labelled,
@@ -46,7 +48,7 @@ def list_pool(
     limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
     meta: Annotated[
-        list[str] | None,
+        list[Annotated[str, StringConstraints(pattern=META_FILTER_PATTERN)]] | None,
         Query(
             description="`key:value`: only texts whose metadata `key` has this value (compared as text); "
             "repeat for several, all of which must match (addition)."

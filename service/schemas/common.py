@@ -80,9 +80,10 @@ def check_metadata(
             "invalid_metadata", f"metadata has {len(value)} keys; the limit is {MAX_METADATA_KEYS}"
         )
     for key, item in value.items():
-        if '"' in key or "\\" in key:  # a filter names the key in a JSON path (SQLite's), where they break it
+        # A filter is `key:value` and names the key in a JSON path (SQLite's), where `"` and `\` break it.
+        if any(c in key for c in ':"\\'):
             raise PydanticCustomError(
-                "invalid_metadata", f'a metadata key has no " or \\ in it: {key[:80]!r}'
+                "invalid_metadata", f'a metadata key has no :, " or \\ in it: {key[:80]!r}'
             )
         if not key.strip() or len(key) > MAX_METADATA_KEY_CHARS:
             raise PydanticCustomError(

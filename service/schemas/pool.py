@@ -14,6 +14,8 @@ from core.json_types import JsonObject
 from service.schemas.common import JsonInt, Metadata, Strict, Text
 
 PoolTextIn = Text
+#: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
+META_FILTER_PATTERN = "^[^:]+:"
 
 
 class PoolIn(Strict):

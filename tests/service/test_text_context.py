@@ -35,6 +35,8 @@ def test_metadata_is_kept_listed_filtered_and_exported(svc: Svc) -> None:
     assert [x["text"] for x in check(both, 200)["items"]] == [texts[1]]
     assert check(c.get(f"/v1/models/{H}/pool", params={"meta": "id:9"}, headers=h), 200)["total"] == 0
     resp = c.get(f"/v1/models/{H}/pool", params={"meta": "no colon"}, headers=h)
+    assert error_code(resp, 422) == "validation_error"  # the documented pattern: key:value
+    resp = c.get(f"/v1/models/{H}/pool", params=[("meta", f"k{i}:v") for i in range(21)], headers=h)
     assert error_code(resp, 422) == "invalid_metadata_filter"
     # Beside a suggested text.
     suggested = check(
