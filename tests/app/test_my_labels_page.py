@@ -1,6 +1,7 @@
 """The Label page's history and context (AppTest against the real local service): a text's metadata beside
-it, a notice when the guidelines changed since the person last read them, "My labels" withdrawing a label,
-and the session's count, which the service keeps: a reload with the page's address counts on."""
+it, a notice when the guidelines changed since the person last read them, "My labels" changing and
+withdrawing a label, and the session's count, which the service keeps: a reload with the page's address
+counts on."""
 
 from __future__ import annotations
 
@@ -36,8 +37,14 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     since = at.query_params["since"]
     assert since  # the session's start, in the page's address
 
-    # "My labels": the newest first; withdrawing one leaves the session's count.
-    newest = client.my_labels_page(handle, since=None, limit=1).items[0]
+    # "My labels": the newest first; a label changed to the other pole, and withdrawing one leaves the
+    # session's count.
+    newest, older = client.my_labels_page(handle, trait="formality", limit=2).items
+    assert (newest.quality, older.quality) == (0.0, 1.0)
+    at.button(key=f"my_label_change_sample_{older.id}").click().run()
+    no_exception(at)
+    assert any("Changed your label" in s for s in shown(at.success))
+    assert [x.quality for x in client.my_labels_page(handle, trait="formality", limit=2).items] == [0.0, 0.0]
     at.button(key=f"my_label_withdraw_sample_{newest.id}").click().run()
     no_exception(at)
     assert any("Withdrew your label" in s for s in shown(at.success))
