@@ -47,6 +47,13 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
     # so suggestions (which need them all) answer from the cache.
     with transaction(ctx.reads) as s:
         model, _, new, _ = _plan_pool_import(s, who, handle, body.texts, digests)
+        if body.metadata is not None and len(body.metadata) != len(body.texts):  # after the model's 404
+            raise ApiError(
+                422,
+                "invalid_metadata",
+                f"metadata has {len(body.metadata)} entries for {len(body.texts)} texts: one per text.",
+                details=[{"loc": ["body", "metadata"], "msg": "one per text", "type": "invalid_metadata"}],
+            )
         # Refused before the embedding, which would cost as much as the texts are long.
         quotas.require_namespace_room(
             s, ctx.settings, model.namespace, quotas.chars_of(new.values()), write=False

@@ -111,9 +111,16 @@ def check_metadata(
 Metadata = Annotated[
     dict[str, str | int | float | bool | None],
     Field(
+        json_schema_extra={
+            "maxProperties": MAX_METADATA_KEYS,
+            "propertyNames": {
+                "maxLength": MAX_METADATA_KEY_CHARS,
+                "pattern": f'^[^:"\\\\\\x00]*[^:"\\\\\\x00{_SPACE}][^:"\\\\\\x00]*$',
+            },
+        },
         description=f"Extra columns kept beside the text: at most {MAX_METADATA_KEYS} keys of at most "
         f"{MAX_METADATA_KEY_CHARS} characters, each value a string, number, true/false or null, at most "
-        f"{MAX_METADATA_BYTES:,} bytes as JSON (addition)."
+        f"{MAX_METADATA_BYTES:,} bytes as JSON (addition).",
     ),
     AfterValidator(check_metadata),
 ]

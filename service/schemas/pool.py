@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_LABEL_CHARS, MAX_OVERLAP, MAX_POOL_TEXTS_PER_REQUEST, SUGGESTIONS, SuggestMode
@@ -22,18 +22,9 @@ class PoolIn(Strict):
     texts: list[PoolTextIn] = Field(min_length=1, max_length=MAX_POOL_TEXTS_PER_REQUEST)
     metadata: list[Metadata | None] | None = Field(
         default=None,
-        description="Per text (as many as `texts`), the extra columns kept beside it (null: none); a text "
-        "in the pool before keeps the metadata it has (addition).",
+        description="Per text (as many as `texts`, else 422 `invalid_metadata`), the extra columns kept "
+        "beside it (null: none); a text in the pool before keeps the metadata it has (addition).",
     )
-
-    @model_validator(mode="after")
-    def _one_per_text(self) -> PoolIn:
-        if self.metadata is not None and len(self.metadata) != len(self.texts):
-            raise PydanticCustomError(
-                "invalid_metadata",
-                f"metadata has {len(self.metadata)} entries for {len(self.texts)} texts: one per text",
-            )
-        return self
 
 
 class PoolAdded(BaseModel):
