@@ -511,6 +511,8 @@ FEEDBACK_PAGE = PageSize(100, 500)
 AGREEMENT_LIMIT = PageSize(20, 100)
 #: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
 AUDIT_PAGE = PageSize(100, 500)
+#: A search's words (`GET …/my-labels`'s `q`): a few words, short enough for any server's request line.
+MAX_SEARCH_CHARS = 200
 #: `GET …/my-labels`'s `limit`: the caller's own labels in one page.
 MY_LABELS_PAGE = PageSize(50, 500)
 #: `GET …/guidelines/versions`'s `limit`: versions of a model's guidelines in one page.

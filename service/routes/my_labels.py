@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_TEXT_CHARS, MY_LABELS_PAGE
+from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_SEARCH_CHARS, MY_LABELS_PAGE
 from service.domain import my_labels
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
@@ -22,7 +22,7 @@ def list_my_labels(
     who: AuthoringKey,
     ctx: CtxDep,
     q: Annotated[
-        str | None, Query(max_length=MAX_TEXT_CHARS, description="Text contains (any case).")
+        str | None, Query(max_length=MAX_SEARCH_CHARS, description="Text contains (any case).")
     ] = None,
     trait: Annotated[str | None, Query(max_length=MAX_LABEL_CHARS)] = None,
     since: Annotated[datetime | None, Query(description="Only labels given at or after this time.")] = None,
