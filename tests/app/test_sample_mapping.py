@@ -241,6 +241,15 @@ def test_chosen_extra_columns_are_kept_as_each_text_s_metadata() -> None:
     # As the file has them (a CSV cell is text: "007" stays "007"); a blank cell left out, and a row with
     # nothing left has no metadata.
     assert [s.get("metadata") for s in samples] == [{"community": "kitchen", "year": "2019"}, None]
+    # The Samples page's export writes it: an object in JSONL, its JSON in a CSV cell.
+    assert json.loads(to_jsonl(samples).splitlines()[0])["metadata"] == {
+        "community": "kitchen",
+        "year": "2019",
+    }
+    assert (
+        json.loads(read_table("s.csv", to_csv(samples).encode()).rows[0]["metadata"])["community"]
+        == "kitchen"
+    )
 
 
 def test_the_id_column_is_proposed_and_kept_as_source_id() -> None:
