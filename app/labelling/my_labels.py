@@ -19,6 +19,7 @@ from core.contract import MAX_GUIDELINES_CHARS, MAX_GUIDELINES_NOTE_CHARS, MY_LA
 SINCE = "since"  # the address's query key that keeps the session's start
 SHOWN = 20  # labels listed at first, and added by "Show more"
 FLASH = "my_labels_flash"
+HISTORY = 10  # versions of the guidelines listed
 
 
 def session_start() -> datetime:
@@ -78,6 +79,8 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
     with st.expander(title, expanded=g.changed_since_read):
         if g.version_no:
             st.text(g.markdown)
+        if g.version_no > 1:
+            _versions(client, handle)
         if g.changed_since_read and st.button("I have read them", key="guidelines_read"):
             try:
                 client.mark_guidelines_read(handle, g.version_no)
@@ -100,6 +103,21 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
                         st.rerun()
                     except ApiError as exc:
                         st.error(f"Not saved: {md(exc.message)}")
+
+
+def _versions(client: Client, handle: str) -> None:
+    """Who changed the guidelines, when and how much: the newest versions, one line each."""
+    try:
+        page = client.guidelines_versions_page(handle, limit=HISTORY)
+    except ApiError as exc:
+        st.caption(f"The versions could not be read: {md(exc.message)}")
+        return
+    lines = [
+        f"v{v.version_no:d} · {md(v.author)} · {v.created_at:%Y-%m-%d %H:%M} UTC · "
+        f"+{v.lines_added:d} −{v.lines_removed:d} lines" + (f" · {md(v.note)}" if v.note.strip() else "")
+        for v in page.items
+    ]
+    st.caption(ours("Versions:  \n" + "  \n".join(lines)))
 
 
 def _change(client: Client, handle: str, label: MyLabel, quality: float) -> None:

@@ -61,3 +61,9 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     no_exception(again)
     assert not any("changed since you last read them" in w for w in shown(again.warning))
     assert client.guidelines(handle).changed_since_read is False
+    # The owner's next save: a new version, the notice again, and who changed what in the list of versions.
+    with Client(service.url, colleague) as other:
+        other.save_guidelines(handle, "# Formality\n\nLetters and reports are formal.", "reports count")
+    again.run()
+    assert any("reports count" in w for w in shown(again.warning))
+    assert any("v2 · " in c and "+1 −1 lines · reports count" in c for c in shown(again.caption))
