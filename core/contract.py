@@ -29,6 +29,15 @@ MAX_SOURCE_ID_CHARS = 200
 MAX_GENERATOR_MODEL_CHARS = 200
 #: A comment on a text (`POST …/comments`'s `body`), in characters: a short note, not a document.
 MAX_COMMENT_CHARS = 1_000
+#: A text's metadata (extra columns an import keeps beside a pool text or a sample): at most this many keys,
+#: each key at most MAX_METADATA_KEY_CHARS, each value a string, number, true/false or null, and the whole
+#: object, as compact JSON, at most MAX_METADATA_BYTES (a context column, not a second text).
+MAX_METADATA_KEYS = 20
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_BYTES = 4_000
+#: A model's labelling guidelines (Markdown), and the note saying what a new version of them changed.
+MAX_GUIDELINES_CHARS = 100_000
+MAX_GUIDELINES_NOTE_CHARS = 500
 #: An upstream source's `title` and `license`; a model lists at most MAX_UPSTREAM_SOURCES of them.
 MAX_SOURCE_TITLE_CHARS = 500
 MAX_SOURCE_LICENSE_CHARS = 200
@@ -388,6 +397,7 @@ AuditKind = Literal[
     "assignments_changed",
     "pool_labelled",
     "gold_changed",
+    "guidelines_changed",
 ]
 AUDIT_KINDS: tuple[AuditKind, ...] = get_args(AuditKind)
 
@@ -552,6 +562,12 @@ FEEDBACK_PAGE = PageSize(100, 500)
 AGREEMENT_LIMIT = PageSize(20, 100)
 #: `GET /namespaces/{ns}/audit`'s `limit`: audit events in one page.
 AUDIT_PAGE = PageSize(100, 500)
+#: A search's words (`GET …/my-labels`'s `q`): a few words, short enough for any server's request line.
+MAX_SEARCH_CHARS = 200
+#: `GET …/my-labels`'s `limit`: the caller's own labels in one page.
+MY_LABELS_PAGE = PageSize(50, 500)
+#: `GET …/guidelines/versions`'s `limit`: versions of a model's guidelines in one page.
+GUIDELINES_PAGE = PageSize(20, 200)
 #: `GET …/review`'s `limit`: labels of the review queue in one page.
 REVIEW_PAGE = PageSize(100, 500)
 #: `GET …/votes`'s `limit`: votes of the export in one page.

@@ -539,3 +539,16 @@ def column_texts(table: Table, column: str) -> tuple[list[tuple[int, str]], list
         else:
             texts.append((i, str(value)))
     return texts, sorted(refused, key=lambda r: r.line)
+
+
+def row_metadata(row: dict[str, Any], keep: Sequence[str]) -> dict[str, Any] | None:
+    """The `keep` columns of a row as its text's metadata (docs/api.md "Text metadata"): a number, true or
+    false as it is, anything else as its text, blank cells left out; None when none is left."""
+    out: dict[str, Any] = {}
+    for column in keep:
+        value = row.get(column)
+        if blank(value):
+            continue
+        plain = isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value))
+        out[column] = value if plain else str(value).strip()
+    return out or None

@@ -14,6 +14,13 @@ from app.labelling.campaign import campaign_of, status_line
 from app.labelling.chart import curve_chart
 from app.labelling.feedback import buffered_feedback
 from app.labelling.labels import labelling_note, retrain_at
+from app.labelling.my_labels import (
+    guidelines_section,
+    labelled_since,
+    metadata_line,
+    my_labels_section,
+    session_start,
+)
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
@@ -53,6 +60,8 @@ if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
     st.stop()
 names = {t.key: t for t in traits}
+since = session_start()  # in the page's address: a reload keeps the session's count
+guidelines_section(client, handle, backend.may("manage"))
 
 # Said before the first key: on a trained model a label is feedback that retrains it. (While a run is in
 # flight the label is buffered for the version after it: the status line below says so.)
@@ -204,11 +213,14 @@ def labelling() -> None:
     # What is left to label follows every label (a count that stayed put misled). With several votes wanted
     # a labelled text stays until it has them all: the count says so rather than "left to label".
     wanted = model.votes_wanted
+    # The service's count of this person's labels since the session started: a reload keeps it.
+    done = labelled_since(client, handle, trait, since)
+    done = len(session.history) if done is None else done
     counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
     st.metric(
         f"{ours(counted)} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
-        delta=f"-{len(session.history)} this session" if session.history else None,
+        delta=f"-{done:,} this session" if done else None,
         delta_color="off",
         help=None
         if wanted == 1
@@ -233,8 +245,10 @@ def labelling() -> None:
         shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
             f"#{item['id']:d} · {ours(score_line)} · {session.pos + 1:,} of {len(session.queue):,} queued · "
-            f"{len(session.history):,} labelled this session{ours(shared)}"
+            f"{done:,} labelled this session{ours(shared)}"
         )
+        if meta := metadata_line(item.get("metadata")):
+            st.caption(ours(meta))
         guidelines(t)
         on_unsure = partial(_press, Press(UNSURE_KEY, shown_as(trait, item)))
         note_controls(client, session, on_unsure if offers_unsure else None, unsure=offers_unsure)
@@ -297,3 +311,4 @@ if first_suggestions_ready(session, client):
     labelling()
 else:
     awaiting_suggestions()
+my_labels_section(client, handle, names, partial(withdrawn, session))

@@ -36,6 +36,7 @@ _CUSTOM_VALIDATION_CODES = {
     "empty_text",
     "text_too_long",
     "invalid_quality",
+    "invalid_metadata",
 }
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
+from app.labelling.my_labels import metadata_line
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
 from app.ui.inert import md, ours, quote
@@ -165,6 +166,8 @@ def _disagreed(
         counted = "—" if text.quality is None else f"{text.quality:.2f}"
         st.markdown(f"**{ours(status)}** · counted quality {ours(counted)}")
         st.markdown(quote(text.text))
+        if meta := metadata_line(text.metadata):
+            st.caption(ours(meta))
         votes = "  ·  ".join(
             f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
             + (" (settles)" if v.adjudicated else "")

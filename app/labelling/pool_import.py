@@ -19,7 +19,7 @@ from app.samples.import_report import refusals_frame
 from app.ui.inert import md
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
-from core.tables import Refusal, column_texts
+from core.tables import Refusal, column_texts, row_metadata
 
 STATE = (
     "pool_import_stopped"  # {"handle", "digest", "total", "stored", "error"} of the last import that stopped
@@ -70,6 +70,13 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     column = pick_text_column(table, "pool_text_col")
     found, refused = column_texts(table, column) if column else ([], table.problems)
     texts = [text for _, text in found]
+    keep = st.multiselect(
+        "Keep these columns beside each text",
+        [c for c in table.columns if c != column],
+        key="pool_keep",
+        help="Shown beside the text while labelling; the pool can be filtered by them.",
+    )
+    metadata = [row_metadata(table.rows[row], keep) for row, _ in found] if keep else None
     st.caption(f"{len(texts):,} text(s) to import" + (f" from {md(column)}." if column else "."))
     if refused:
         st.markdown(f"**Rows that will not be imported** ({len(refused):,})")
@@ -105,7 +112,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     def _progress(done: int, total: int) -> None:
         bar.progress(done / total if total else 1.0, text=f"Stored {done:,} of {total:,} texts")
 
-    report = client.import_pool(handle, texts, start=start, progress=_progress)
+    report = client.import_pool(handle, texts, start=start, progress=_progress, metadata=metadata)
     if report.complete:
         st.session_state.pop(STATE, None)
     else:

@@ -39,6 +39,7 @@ from core.client import (
     Trait,
 )
 from core.contract import MAX_SCALE_POINTS, scale_quality
+from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # the embedders and the engine bring in scikit-learn: imported when a point is asked for
     from core.embedders.base import Embedder
@@ -61,11 +62,17 @@ class Queued(TypedDict):
     score: float | None  # the draft fit's score, None before both poles have labels
     overlap: bool  # a text a colleague labelled
     claimed_until: datetime | None
+    metadata: JsonObject | None  # the extra columns kept beside the text
 
 
 def as_queued(item: Suggestion) -> Queued:
     return Queued(
-        id=item.id, text=item.text, score=item.score, overlap=item.overlap, claimed_until=item.claimed_until
+        id=item.id,
+        text=item.text,
+        score=item.score,
+        overlap=item.overlap,
+        claimed_until=item.claimed_until,
+        metadata=item.metadata,
     )
 
 
@@ -376,11 +383,11 @@ def _release_suggested(s: LabelSession, client: Client, done: Future[Answer]) ->
                 _release(s, client, as_queued(item))
 
 
-def withdrawn(s: LabelSession, feedback_id: int) -> None:
-    """A label of this session withdrawn from the buffer (the page's buffered-feedback list): it no longer
-    counts as labelled, so the counters follow."""
+def withdrawn(s: LabelSession, label_id: int, kind: str = "feedback") -> None:
+    """A label of this session withdrawn (`kind` `feedback`: from the buffered-feedback list; `sample`: from
+    "My labels"): it no longer counts as labelled, and undo no longer reaches it."""
     for i, h in enumerate(s.history):
-        if h["route"] == "feedback" and h["feedback_id"] == feedback_id:
+        if (h["feedback_id"] == label_id) if kind == "feedback" else (label_id in h["ids"]):
             label = Given(trait=s.trait, text=h["item"]["text"], quality=h["quality"])
             if label in s.given:
                 s.given.remove(label)

@@ -10,7 +10,17 @@ from typing import Any
 
 from core.spreadsheet import guarded_rows
 
-EXPORT_COLUMNS = ("id", "trait", "text", "quality", "provenance", "source_url", "source_id", "created_at")
+EXPORT_COLUMNS = (
+    "id",
+    "trait",
+    "text",
+    "quality",
+    "provenance",
+    "source_url",
+    "source_id",
+    "created_at",
+    "metadata",  # the extra columns kept beside the text: an object (JSON text in a CSV cell)
+)
 
 
 def refused_rows(
@@ -45,8 +55,13 @@ def to_csv(samples: Iterable[dict[str, Any]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=EXPORT_COLUMNS, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(guarded_rows({k: s.get(k) for k in EXPORT_COLUMNS} for s in samples))
+    writer.writerows(guarded_rows({k: _cell(s.get(k)) for k in EXPORT_COLUMNS} for s in samples))
     return buf.getvalue()
+
+
+def _cell(value: object) -> object:
+    """A CSV cell: an object (a text's metadata) as its JSON, anything else as it is."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
 
 
 def to_jsonl(samples: Iterable[dict[str, Any]]) -> str:

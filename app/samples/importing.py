@@ -349,7 +349,7 @@ class LabelledFile:
 
 def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
     """The id column, kept as each sample's `source_id` (proposed when a column is named like an id, else
-    when its values look like ids)."""
+    when its values look like ids), and the extra columns kept as each text's metadata."""
     columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
     choices = [NONE, *columns]
     proposed = guess_column(columns, *ID_NAMES) or id_like(table, columns)
@@ -361,7 +361,14 @@ def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
         help="A column of the rows' own ids, kept as each sample's `source_id`: the export writes it, so "
         "exported samples join back to this file.",
     )
-    return replace(mapping, source_id=None if pick == NONE else pick)
+    extra = [c for c in columns if c != pick and c not in (mapping.trait_column, mapping.source_url)]
+    keep = st.multiselect(
+        "Keep these columns beside each text",
+        extra,
+        key=f"{prefix}_keep",
+        help="Shown beside the text while labelling and reviewing, and exported with the samples.",
+    )
+    return replace(mapping, source_id=None if pick == NONE else pick, keep=tuple(keep))
 
 
 def labelled_file(

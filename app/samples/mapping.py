@@ -44,7 +44,7 @@ from core.contract import (
     pole_of,
     source_id_text,
 )
-from core.tables import Refusal, Table, numeric_share, text_column
+from core.tables import Refusal, Table, numeric_share, row_metadata, text_column
 from core.tables import blank as _blank
 from core.tables import number as _number
 
@@ -71,6 +71,7 @@ class Mapping:
     # vote of its own, `label` is then not read. Without a rater column the label column's name is the rater.
     raters: tuple[tuple[str, str | None], ...] = ()
     source_id: str | None = None  # an optional column of the rows' own ids, kept as each sample's source_id
+    keep: tuple[str, ...] = ()  # extra columns kept beside each text as its metadata
     # Word labels and the number each stands for (SUBJ → 1, OBJ → 0), read before the rule; a word not
     # listed is refused as "not a number".
     words: tuple[tuple[str, float], ...] = ()
@@ -80,7 +81,7 @@ class Mapping:
 class Mapped:
     samples: list[dict[str, Any]] = field(
         default_factory=list
-    )  # {"trait", "text", "quality"[, "source_url", "source_id", "annotator"]}
+    )  # {"trait", "text", "quality"[, "source_url", "source_id", "annotator", "metadata"]}
     lines: list[int] = field(default_factory=list)  # the file line of each sample
     labels: list[float] = field(default_factory=list)  # the file's label of each sample, before the mapping
     refused: list[Refusal] = field(default_factory=list)
@@ -325,6 +326,7 @@ class _Vote(NamedTuple):
     url: Any
     annotator: str | None
     source_id: str | None
+    meta: dict[str, Any] | None
 
 
 def _annotator_name(column: str) -> str:
@@ -397,7 +399,8 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
                     )
                     out.refused.append(Refusal(line, f"{label}: {why}"))
                     continue
-            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator, source_id))
+            meta = row_metadata(row, mapping.keep)
+            kept.append(_Vote(line, str(trait).strip(), str(text), value, url, annotator, source_id, meta))
     qualities = _qualities(kept, mapping, out)
     for vote, quality in zip(kept, qualities, strict=True):
         if quality is None:
@@ -413,6 +416,8 @@ def map_rows(table: Table, mapping: Mapping, traits: dict[str, str] | None = Non
             sample["annotator"] = vote.annotator
         if vote.source_id is not None:
             sample["source_id"] = vote.source_id
+        if vote.meta is not None:
+            sample["metadata"] = vote.meta
         out.samples.append(sample)
         out.lines.append(vote.line)
         out.labels.append(vote.value)

@@ -12,6 +12,7 @@ from core.client.calls.evaluation import EvaluationCalls
 from core.client.calls.exports import ExportCalls
 from core.client.calls.feedback import FeedbackCalls
 from core.client.calls.gold import GoldCalls
+from core.client.calls.labels import LabelCalls
 from core.client.calls.models import ModelCalls
 from core.client.calls.namespaces import NamespaceCalls
 from core.client.calls.perspective import PerspectiveCalls
@@ -39,6 +40,7 @@ class Client(
     PoolCalls,
     AssignmentCalls,
     FeedbackCalls,
+    LabelCalls,
     ReviewCalls,
     TeamCalls,
     GoldCalls,

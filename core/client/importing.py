@@ -194,8 +194,10 @@ def import_pool(
     start: int = 0,
     batch_size: int = POOL_BATCH,
     progress: Callable[[int, int], None] | None = None,
+    metadata: Sequence[JsonObject | None] | None = None,
 ) -> PoolImportReport:
     """Add `texts[start:]` to the pool; `progress(stored, total)` after each batch (counted from index 0).
+    `metadata` (one per text, None: none) is kept beside each new text.
 
     Slow-service errors (timeouts, 5xx, 429) halve the batch down to `MIN_POOL_BATCH` and try again after a
     pause (a batch that goes through doubles it again, up to `batch_size`). After `POOL_FAILURES` failures in
@@ -212,9 +214,12 @@ def import_pool(
         progress(report.stored, total)
     while report.stored < total:
         batch = list(texts[report.stored : report.stored + size])
+        sent: JsonObject = {"texts": batch}
+        if metadata is not None:
+            sent["metadata"] = list(metadata[report.stored : report.stored + size])
         report.batches += 1
         try:
-            body = client.request("POST", path, json={"texts": batch}).json()
+            body = client.request("POST", path, json=sent).json()
         except (errors.TransportError, errors.ServerError, errors.RateLimitError) as exc:
             if isinstance(
                 exc.__cause__, NOT_SENT_ERRORS

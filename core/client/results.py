@@ -382,6 +382,7 @@ class DisagreedText(_Response):
     quality: float | None = None  # the counted quality (the adjudicated vote's, else the mean)
     contested: bool = False  # votes on both poles and not adjudicated
     adjudicated: bool = False
+    metadata: JsonObject | None = None  # the extra columns kept beside the text
 
 
 class TraitAgreement(_Response):

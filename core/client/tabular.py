@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.client.models import ScoreResult
+from core.json_types import JsonObject
 from core.texts import as_texts
 
 if TYPE_CHECKING:
@@ -25,6 +26,23 @@ def texts(values: object, call: str, column: str | None = None) -> list[str]:
     return as_texts(values, call, column=column)
 
 
+def metadata(frame: pd.DataFrame, keep: Sequence[str]) -> list[JsonObject | None]:
+    """Each row's `keep` columns as a text's metadata: plain values (a numpy number as a Python one), blank
+    cells left out, None for a row with none. A column the frame lacks is a `ValueError`."""
+    missing = [c for c in keep if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the DataFrame has no column {missing[0]!r} (its columns: {list(frame.columns)})")
+    kept = frame[list(keep)]
+    records = kept.astype(object).where(kept.notna(), None).to_dict("records")
+    out: list[JsonObject | None] = []
+    for record in records:
+        values = {
+            str(k): v.item() if isinstance(v, np.generic) else v for k, v in record.items() if v is not None
+        }
+        out.append(values or None)
+    return out
+
+
 def rows(
     values: object,
     fields: Collection[str],
@@ -32,11 +50,17 @@ def rows(
     text: str | None = None,
     quality: str | None = None,
     trait: str | None = None,
+    keep: Sequence[str] | None = None,
 ) -> list[Mapping[str, object]]:
     """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=` become those fields, the
-    columns that are no field of a row (`fields`) are left out, and missing values (NaN, None) stay unset."""
+    columns that are no field of a row (`fields`) are left out, and missing values (NaN, None) stay unset.
+    `keep` names a DataFrame's extra columns to keep as each row's `metadata` (their blank cells left out)."""
     if _is_frame(values):
         frame: pd.DataFrame = values  # type: ignore[assignment]  # checked by _is_frame
+        if keep:
+            found = metadata(frame, keep)
+            out = rows(frame, fields, text=text, quality=quality, trait=trait)
+            return [{**r, "metadata": m} if m else r for r, m in zip(out, found, strict=True)]
         renames = {
             column: field
             for field, column in (("text", text), ("quality", quality), ("trait", trait))

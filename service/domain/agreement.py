@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.engine.agreement import trait_agreement
@@ -15,8 +16,8 @@ from service.domain.traits import TraitRefs
 from service.schemas.agreement import AgreementOut
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.samples import scale_points
-from service.store.tables import Model, Trait, utcnow
+from service.store.samples import scale_points, sha256
+from service.store.tables import Model, PoolText, SampleRow, Trait, utcnow
 from service.store.votes import label_votes
 
 
@@ -41,7 +42,28 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
         for body in per_trait.values():
             assert isinstance(body, dict) and isinstance(body["disagreed"], list)
             body["disagreed"] = [t for t in body["disagreed"] if _voted(t, me)]
+    with transaction(ctx.reads) as s:
+        _add_metadata(s, model.id, per_trait)
     return AgreementOut.model_validate({"handle": model.handle, "traits": per_trait, "stored_at": None})
+
+
+def _add_metadata(s: Session, model_id: int, per_trait: JsonObject) -> None:
+    """Each disagreed text's metadata (docs/api.md "Text metadata"): a sample's of the text that has some,
+    else its pool text's; absent when neither has any."""
+    listed = [t for body in per_trait.values() for t in body["disagreed"]]
+    digests = {sha256(t["text"]) for t in listed}
+    if not digests:
+        return
+    found: dict[str, JsonObject] = {}
+    for table in (PoolText, SampleRow):  # a sample's (the file's row of the vote) wins over the pool's
+        rows = s.execute(
+            select(table.content_sha256, table.meta).where(
+                table.model_id == model_id, table.content_sha256.in_(digests), table.meta.is_not(None)
+            )
+        ).tuples()
+        found.update({digest: meta for digest, meta in rows if meta})
+    for text in listed:
+        text["metadata"] = found.get(sha256(text["text"]))
 
 
 def _voted(text: object, me: str) -> bool:

@@ -133,6 +133,7 @@ def label_pool_texts(ctx: Resources, who: Principal, handle: str, body: BulkLabe
         model = load_model(s, who, handle, write=True, action="review")
         require_not_archived(model)
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        quality = label_quality(trait, body.quality, body.point, ("body", "quality"))
         ids = list(dict.fromkeys(body.ids))
         rows = {
             r.id: r
@@ -157,20 +158,20 @@ def label_pool_texts(ctx: Resources, who: Principal, handle: str, body: BulkLabe
                 skipped.append(pid)
                 continue
             quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
-            stored_as, _ = _store(s, model, trait, row, body.quality, who.annotator, status)
+            stored_as, _ = _store(s, model, trait, row, quality, who.annotator, status)
             claims.release(s, model.id, pid, who.annotator, trait.key)
             labelled.append(pid)
         run_id = retrain_if_full(ctx, s, model) if labelled and stored_as == "feedback" else None
         quotas.require_person_room(s, ctx.settings, who, model)
         if labelled:
             model.updated_at = utcnow()
-            detail: JsonObject = {"trait": trait.key, "quality": body.quality, "texts": len(labelled)}
+            detail: JsonObject = {"trait": trait.key, "quality": quality, "texts": len(labelled)}
             audit.record(s, who, "pool_labelled", model.namespace, model, detail)
         buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
         out = BulkLabelled(
             handle=model.handle,
             trait=trait.key,
-            quality=body.quality,
+            quality=quality,
             labelled=labelled,
             skipped=skipped,
             stored_as=stored_as,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
-from sqlalchemy import delete, func, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy import String, cast, delete, func, insert, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.sql.elements import ColumnElement
 
+from core.contract import MAX_METADATA_KEYS
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
@@ -28,6 +31,9 @@ from service.store.heldout import evaluation_digests
 from service.store.samples import sha256
 from service.store.tables import MAX_INT, Model, PoolText, utcnow
 
+#: A JSON column of metadata (Any: SQLAlchemy's JSON element type).
+PoolTextMeta = InstrumentedAttribute[Any]
+
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:
     model = load_model(s, who, handle, write=True)
@@ -42,6 +48,13 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
     # so suggestions (which need them all) answer from the cache.
     with transaction(ctx.reads) as s:
         model, _, new, _ = _plan_pool_import(s, who, handle, body.texts, digests)
+        if body.metadata is not None and len(body.metadata) != len(body.texts):  # after the model's 404
+            raise ApiError(
+                422,
+                "invalid_metadata",
+                f"metadata has {len(body.metadata)} entries for {len(body.texts)} texts: one per text.",
+                details=[{"loc": ["body", "metadata"], "msg": "one per text", "type": "invalid_metadata"}],
+            )
         # Refused before the embedding, which would cost as much as the texts are long.
         quotas.require_namespace_room(
             s, ctx.settings, model.namespace, quotas.chars_of(new.values()), write=False
@@ -52,12 +65,19 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
         model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
         duplicates = _repeats(digests, set(stored), held)
         quotas.require_namespace_room(s, ctx.settings, model.namespace, quotas.chars_of(new.values()))
+        given = dict(zip(digests, body.metadata or [], strict=False))
         if new:
             # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
             # them one statement each on SQLite.
             now = utcnow()
             rows = [
-                {"model_id": model.id, "text": t, "content_sha256": d, "created_at": now}
+                {
+                    "model_id": model.id,
+                    "text": t,
+                    "content_sha256": d,
+                    "created_at": now,
+                    "meta": given.get(d),
+                }
                 for d, t in new.items()
             ]
             s.execute(insert(PoolText), rows)
@@ -121,23 +141,61 @@ def _plan_pool_import(
     return model, stored, new, held
 
 
+def metadata_filters(given: list[str], where: str = "meta") -> list[tuple[str, str]]:
+    """`key:value` filters as (key, value); 422 `invalid_metadata_filter` for one without a key."""
+    if len(given) > MAX_METADATA_KEYS:
+        raise ApiError(
+            422,
+            "invalid_metadata_filter",
+            f"{len(given)} metadata filters; the limit is {MAX_METADATA_KEYS}.",
+        )
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(given):
+        key, sep, value = item.partition(":")
+        if not sep or not key:
+            raise ApiError(
+                422,
+                "invalid_metadata_filter",
+                f"{where}={item!r}: a metadata filter is `key:value` (the first colon splits them).",
+                details=[
+                    {"loc": ["query", where, i], "msg": "not key:value", "type": "invalid_metadata_filter"}
+                ],
+            )
+        out.append((key, value))
+    return out
+
+
+def meta_matches(column: PoolTextMeta, filters: list[tuple[str, str]]) -> list[ColumnElement[bool]]:
+    """SQL conditions: each key's value, as text, equals the filter's (a number 3 matches "3")."""
+    return [cast(column[key].as_string(), String) == value for key, value in filters]
+
+
 def list_pool(
-    ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None, *, q: str | None = None
+    ctx: Resources,
+    who: Principal,
+    handle: str,
+    limit: int,
+    cursor: str | None,
+    *,
+    q: str | None = None,
+    meta: list[str] | None = None,
 ) -> PoolPage:
-    """A page of the pool's texts matching the search (store/assignments.PoolFilter), oldest first; `total`
-    counts those matching."""
+    """A page of the pool's texts matching the search (store/assignments.PoolFilter) and the metadata
+    filters, oldest first; `total` counts those matching."""
     where = PoolFilter(q=q)
+    filters = metadata_filters(meta or [])
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
-        scope = f"pool|{model.id}"
+        # The filters are part of the cursor's scope: a page's cursor never continues another listing.
+        scope = f"pool|{model.id}" + "".join(f"|{k}:{v}" for k, v in filters)
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
-        matching = (PoolText.model_id == model.id, *where.conditions())
+        matching = (PoolText.model_id == model.id, *where.conditions(), *meta_matches(PoolText.meta, filters))
         rows = s.scalars(
             select(PoolText).where(*matching, PoolText.id > after).order_by(PoolText.id).limit(limit + 1)
         ).all()
         page = rows[:limit]
         total = s.scalar(select(func.count()).select_from(PoolText).where(*matching)) or 0
-        items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at) for r in page]
+        items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at, metadata=r.meta) for r in page]
     next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
     return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)
 

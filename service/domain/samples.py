@@ -151,6 +151,7 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             adjudicated=[x.adjudicated for x in items],
             source_urls=[x.source_url for x in items],
             source_ids=[x.source_id for x in items],
+            metadata=[x.metadata for x in items],
             duplicates=duplicates,
             review=status,
         )

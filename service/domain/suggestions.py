@@ -145,15 +145,14 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         shared_ids = [i for i, _ in shared]
         chosen = chosen[: need - len(shared_ids)]
     with transaction(ctx.reads) as s:
-        texts = dict(
-            s.execute(
-                select(PoolText.id, PoolText.text).where(
-                    PoolText.id.in_([*mine, *assigned, *chosen, *shared_ids])
-                )
+        picked_rows = s.execute(
+            select(PoolText.id, PoolText.text, PoolText.meta).where(
+                PoolText.id.in_([*mine, *assigned, *chosen, *shared_ids])
             )
-            .tuples()
-            .all()
-        )
+        ).tuples()
+        texts, metas = {}, {}
+        for pid, text, meta in picked_rows:
+            texts[pid], metas[pid] = text, meta
     scored = [
         i for i in [*mine, *assigned, *shared_ids] if i in texts
     ]  # scored with the fit, as the picks are
@@ -164,7 +163,12 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
 
     def item(i: int, overlap: bool = False) -> Suggestion:
         return Suggestion(
-            id=i, text=texts[i], score=scores.get(i), overlap=overlap, claimed_until=until.get(i)
+            id=i,
+            text=texts[i],
+            score=scores.get(i),
+            overlap=overlap,
+            claimed_until=until.get(i),
+            metadata=metas.get(i),
         )
 
     fresh = [item(i) for i in chosen if i in texts]  # deleted meanwhile

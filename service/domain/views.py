@@ -206,6 +206,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
         source_id=row.source_id,
         source=row.source,
         generator_model=row.generator_model,
+        metadata=row.meta,
     )
 
 

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
+from typing import get_args, get_origin
 
 from fastapi import APIRouter, Depends, FastAPI, Request
-from fastapi.dependencies.utils import get_flat_dependant, is_scalar_field
+from fastapi.dependencies.utils import get_flat_dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
@@ -38,9 +39,11 @@ from service.routes import (
     evaluation,
     feedback,
     gold,
+    guidelines,
     history,
     keys_info,
     models,
+    my_labels,
     notes,
     people,
     perspective,
@@ -88,13 +91,21 @@ def forbid_nul(node: object) -> None:
             forbid_nul(value)
 
 
+def _takes_one(annotation: object) -> bool:
+    """A parameter's annotation names no list (`list[str] | None` takes the parameter repeated)."""
+    return not any(get_origin(a) in (list, tuple, set) for a in (annotation, *get_args(annotation)))
+
+
 def _query_names(route: APIRoute) -> dict[str, bool]:
     """The route's query parameters, each with whether it takes one value (a list takes it repeated)."""
     # Kept on the route itself: a cache keyed by id(route) outlives the app, and a later app's route can reuse
     # a collected route's id and get its names (an intermittent 422 in tests that build many apps).
     names: dict[str, bool] | None = getattr(route, "_scoring_query_names", None)
     if names is None:
-        names = {p.alias: is_scalar_field(p) for p in get_flat_dependant(route.dependant).query_params}
+        names = {
+            p.alias: _takes_one(p.field_info.annotation)
+            for p in get_flat_dependant(route.dependant).query_params
+        }
         setattr(route, "_scoring_query_names", names)  # noqa: B010 (APIRoute declares no such attribute)
     return names
 
@@ -161,6 +172,8 @@ def route_table() -> tuple[BaseRoute, ...]:
         review,
         assignments,
         gold,
+        my_labels,
+        guidelines,
     ):
         table.include_router(module.router, prefix=PREFIX, dependencies=[Depends(refuse_unknown_query)])
     table.include_router(perspective.router)  # Perspective's own paths, outside /v1 (docs/perspective.md)

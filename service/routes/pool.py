@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
+from pydantic import StringConstraints
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_POOL_QUERY_CHARS, POOL_PAGE
 from service.domain import claims, labelling, pool, suggestions
@@ -12,6 +13,7 @@ from service.http.auth import AuthoringKey, CtxDep
 from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.pool import (
+    META_FILTER_PATTERN,
     BulkLabelIn,
     BulkLabelled,
     ClaimReleased,
@@ -55,8 +57,15 @@ def list_pool(
             description="Only texts containing this phrase, letter case aside (addition).",
         ),
     ] = None,
+    meta: Annotated[
+        list[Annotated[str, StringConstraints(pattern=META_FILTER_PATTERN)]] | None,
+        Query(
+            description="`key:value`: only texts whose metadata `key` has this value (compared as text); "
+            "repeat for several, all of which must match (addition)."
+        ),
+    ] = None,
 ) -> PoolPage:
-    return pool.list_pool(ctx, who, handle, limit, cursor, q=q)
+    return pool.list_pool(ctx, who, handle, limit, cursor, q=q, meta=meta)
 
 
 @router.delete(

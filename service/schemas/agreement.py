@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from core.json_types import JsonObject
+
 
 class AnnotatorVotes(BaseModel):
     annotator: str
@@ -35,6 +37,9 @@ class DisagreedText(BaseModel):
     quality: float = Field(description="The counted quality (the adjudicated vote's, else the votes' mean)")
     contested: bool = Field(description="Votes on both poles and not adjudicated")
     adjudicated: bool
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
+    )
 
 
 class TraitAgreementOut(BaseModel):

@@ -3,6 +3,8 @@ the OpenAPI document states, integers as JSON sends them, and the small bodies s
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Annotated
 
@@ -10,7 +12,13 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
-from core.contract import MAX_TEXT_CHARS, text_too_long_message
+from core.contract import (
+    MAX_METADATA_BYTES,
+    MAX_METADATA_KEY_CHARS,
+    MAX_METADATA_KEYS,
+    MAX_TEXT_CHARS,
+    text_too_long_message,
+)
 from core.engine import validate_text
 from core.engine.errors import EngineError
 
@@ -60,6 +68,62 @@ def has_unstorable(value: object) -> bool:
     if isinstance(value, list):
         return any(has_unstorable(v) for v in value)
     return False
+
+
+def check_metadata(
+    value: dict[str, str | int | float | bool | None],
+) -> dict[str, str | int | float | bool | None]:
+    """A text's metadata within its bounds (core/contract.py), every key and value storable; 422
+    `invalid_metadata` saying which bound it passed."""
+    if len(value) > MAX_METADATA_KEYS:
+        raise PydanticCustomError(
+            "invalid_metadata", f"metadata has {len(value)} keys; the limit is {MAX_METADATA_KEYS}"
+        )
+    for key, item in value.items():
+        # A filter is `key:value` and names the key in a JSON path (SQLite's), where `"` and `\` break it.
+        if any(c in key for c in ':"\\'):
+            raise PydanticCustomError(
+                "invalid_metadata", f'a metadata key has no :, " or \\ in it: {key[:80]!r}'
+            )
+        if not key.strip() or len(key) > MAX_METADATA_KEY_CHARS:
+            raise PydanticCustomError(
+                "invalid_metadata",
+                f"a metadata key is 1-{MAX_METADATA_KEY_CHARS} characters, not blank: {key[:80]!r}",
+            )
+        if has_unstorable(key) or has_unstorable(item):
+            raise PydanticCustomError(
+                "invalid_metadata", "metadata must not contain NUL characters (\\u0000) or lone surrogates"
+            )
+        if isinstance(item, float) and not math.isfinite(item):
+            raise PydanticCustomError("invalid_metadata", f"metadata {key!r} is not a finite number")
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > MAX_METADATA_BYTES:
+        raise PydanticCustomError(
+            "invalid_metadata",
+            f"metadata takes {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,} (keep fewer or "
+            "shorter columns)",
+        )
+    return value
+
+
+#: A text's metadata (docs/api.md "Text metadata"): the extra columns of an imported row, each a string,
+#: number, true/false or null, within core/contract.py's bounds.
+Metadata = Annotated[
+    dict[str, str | int | float | bool | None],
+    Field(
+        json_schema_extra={
+            "maxProperties": MAX_METADATA_KEYS,
+            "propertyNames": {
+                "maxLength": MAX_METADATA_KEY_CHARS,
+                "pattern": f'^[^:"\\\\\\x00]*[^:"\\\\\\x00{_SPACE}][^:"\\\\\\x00]*$',
+            },
+        },
+        description=f"Extra columns kept beside the text: at most {MAX_METADATA_KEYS} keys of at most "
+        f"{MAX_METADATA_KEY_CHARS} characters, each value a string, number, true/false or null, at most "
+        f"{MAX_METADATA_BYTES:,} bytes as JSON (addition).",
+    ),
+    AfterValidator(check_metadata),
+]
 
 
 def check_text(value: str, where: str = "text") -> str:

@@ -19,13 +19,21 @@ from core.contract import (
     SUGGESTIONS,
     SuggestMode,
 )
-from service.schemas.common import JsonInt, Strict, Text, integral
+from core.json_types import JsonObject
+from service.schemas.common import JsonInt, Metadata, Strict, Text, integral
 
 PoolTextIn = Text
+#: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
+META_FILTER_PATTERN = "^[^:]+:"
 
 
 class PoolIn(Strict):
     texts: list[PoolTextIn] = Field(min_length=1, max_length=MAX_POOL_TEXTS_PER_REQUEST)
+    metadata: list[Metadata | None] | None = Field(
+        default=None,
+        description="Per text (as many as `texts`, else 422 `invalid_metadata`), the extra columns kept "
+        "beside it (null: none); a text in the pool before keeps the metadata it has (addition).",
+    )
 
 
 class PoolAdded(BaseModel):
@@ -45,6 +53,9 @@ class PoolTextOut(BaseModel):
     id: int
     text: str
     created_at: datetime
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
+    )
 
 
 class PoolPage(BaseModel):
@@ -97,6 +108,9 @@ class Suggestion(BaseModel):
     )
     claimed_until: datetime | None = Field(
         default=None, description="With `claim`: when the caller's claim on the text ends (addition)."
+    )
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
     )
 
 

@@ -20,7 +20,8 @@ from core.contract import (
     InputProvenance,
     Provenance,
 )
-from service.schemas.common import Strict, Text
+from core.json_types import JsonObject
+from service.schemas.common import Metadata, Strict, Text
 
 
 def check_annotator(value: str) -> str:
@@ -83,6 +84,11 @@ class SampleIn(LabelIn):
         "rater's (`annotator`) or as nobody's (absent), and posting it needs the owner role. `authored` "
         "(default): the caller's own label.",
     )
+    metadata: Metadata | None = Field(
+        default=None,
+        description="The extra columns of the row kept beside the text (null: none); a sample stored "
+        "before keeps the metadata it has (addition).",
+    )
 
 
 class SamplesIn(Strict):
@@ -131,6 +137,9 @@ class SampleOut(BaseModel):
         default=None,
         description="The model of the text generator that wrote a `source: generator` sample; null for "
         "other samples.",
+    )
+    metadata: JsonObject | None = Field(
+        default=None, description="The extra columns kept beside the text; null: none (addition)."
     )
 
 

@@ -101,6 +101,7 @@ def add_samples(
     source_urls: Sequence[str | None] | None = None,
     source_ids: Sequence[str | None] | None = None,
     created_ats: Sequence[datetime] | None = None,
+    metadata: Sequence[JsonObject | None] | None = None,
     duplicates: list[int] | None = None,
     review: ReviewStatus = "accepted",
 ) -> list[int]:
@@ -116,7 +117,7 @@ def add_samples(
     ones that have none yet. `created_ats` (per sample; default now) are when each label was given: a
     buffered label folded in by a retraining keeps the time it was given, not the retraining's. `review`:
     where the new rows stand (`pending`: an annotator's label on a reviewed model, which trains once
-    accepted).
+    accepted). `metadata` (per sample) is set on new rows only: a stored sample keeps what it has.
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
@@ -130,6 +131,7 @@ def add_samples(
     kinds = list(provenances) if provenances is not None else [provenance] * n
     now = utcnow()
     times = list(created_ats) if created_ats is not None else [now] * n
+    metas = list(metadata) if metadata is not None else [None] * n
     keys: list[SampleKey] = [
         (trait_ids[x.trait], sha256(x.text), float(x.quality), who, bool(settled))
         for x, who, settled in zip(samples, authors, settles, strict=True)
@@ -138,7 +140,9 @@ def add_samples(
     scales = trait_scales(session, {key[0] for key in keys})
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
-    for i, (x, key, origin, kind, given) in enumerate(zip(samples, keys, origins, kinds, times, strict=True)):
+    for i, (x, key, origin, kind, given, meta) in enumerate(
+        zip(samples, keys, origins, kinds, times, metas, strict=True)
+    ):
         if duplicates is not None and (key in stored or key in new):
             duplicates.append(i)
         if key in stored:
@@ -163,6 +167,7 @@ def add_samples(
                 "adjudicated": settled,
                 "created_at": given,
                 "review": review,
+                "meta": meta,
             }
         else:
             for name, value in origin.items():

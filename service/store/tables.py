@@ -296,6 +296,9 @@ class SampleRow(Base):
     review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
     reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Extra columns of the file the label came from, kept as context beside the text (docs/api.md "Text
+    # metadata"); null: none kept.
+    meta: Mapped[JsonObject | None] = mapped_column("metadata", JSON(none_as_null=True), nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.
@@ -430,6 +433,8 @@ class PoolText(Base):
     text: Mapped[str] = mapped_column(Text)
     content_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Extra columns of the imported file, kept beside the text (docs/api.md "Text metadata"); null: none.
+    meta: Mapped[JsonObject | None] = mapped_column("metadata", JSON(none_as_null=True), nullable=True)
 
 
 class PoolClaim(Base):
@@ -660,3 +665,32 @@ class GoldAnswer(Base):
     quality: Mapped[float] = mapped_column(Float)  # the answer
     correct: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class GuidelinesVersion(Base):
+    """One saved version of a model's labelling guidelines (Markdown): who saved it, when, and what changed.
+    Never changed afterwards: each save is a new row, numbered from 1 per model."""
+
+    __tablename__ = "guidelines_versions"
+    __table_args__ = (UniqueConstraint("model_id", "version_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    version_no: Mapped[int] = mapped_column(Integer)
+    markdown: Mapped[str] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class GuidelinesRead(Base):
+    """The newest version of a model's guidelines a person said they read (the Label page's notice)."""
+
+    __tablename__ = "guidelines_reads"
+    __table_args__ = (UniqueConstraint("model_id", "reader"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    reader: Mapped[str] = mapped_column(String(64))
+    version_no: Mapped[int] = mapped_column(Integer)
+    read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -231,6 +231,27 @@ def test_a_row_no_rater_rated_is_refused_not_dropped() -> None:
     assert Refusal(5, "no label in any rater's column") in map_rows(table, mapping).refused
 
 
+def test_chosen_extra_columns_are_kept_as_each_text_s_metadata() -> None:
+    rows = "score,review,community,year\n-3,Broke after a week.,kitchen,2019\n3.6,Great kettle.,, \n"
+    table = read_table("r.csv", rows.encode())
+    mapping = Mapping(
+        "review", "score", trait="quality", rule="scale", low=-4, high=4, keep=("community", "year")
+    )
+    samples = map_rows(table, mapping).samples
+    # As the file has them (a CSV cell is text: "007" stays "007"); a blank cell left out, and a row with
+    # nothing left has no metadata.
+    assert [s.get("metadata") for s in samples] == [{"community": "kitchen", "year": "2019"}, None]
+    # The Samples page's export writes it: an object in JSONL, its JSON in a CSV cell.
+    assert json.loads(to_jsonl(samples).splitlines()[0])["metadata"] == {
+        "community": "kitchen",
+        "year": "2019",
+    }
+    assert (
+        json.loads(read_table("s.csv", to_csv(samples).encode()).rows[0]["metadata"])["community"]
+        == "kitchen"
+    )
+
+
 def test_the_id_column_is_proposed_and_kept_as_source_id() -> None:
     rows = "id,score,review\n213_32,-3,Broke after a week.\n17,3.6,Great kettle.\n,1,No id here.\n"
     table = read_table("r.csv", rows.encode())

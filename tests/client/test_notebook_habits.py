@@ -4,6 +4,7 @@ convention, one-line reprs, and errors that stay in the client's tree and say wh
 from __future__ import annotations
 
 import io
+import json
 import pydoc
 from collections.abc import Callable
 from pathlib import Path
@@ -169,15 +170,23 @@ def test_exports_from_python(client: Client, service: Service, tmp_path: Path) -
         [f"row{i}" for i in range(12)],
         "ann",
     )
-    client.import_samples(handle, frame, provenance="imported")
+    frame["community"], frame["year"] = ["north", "south"] * 6, [2019] * 11 + [None]
+    client.import_samples(handle, frame, provenance="imported", keep=["community", "year"])
     samples = client.export_samples(handle)
     assert isinstance(samples, pd.DataFrame) and len(samples) == 12
     assert list(samples.columns)[:4] == ["id", "trait", "text", "quality"]
     assert set(samples.source_id) == set(frame.source_id) and set(samples.provenance) == {"imported"}
     assert set(samples.annotator) == {"ann"}
+    # The kept columns travel as each text's metadata (a blank cell left out), and out with the export.
+    by_id = dict(zip(samples.source_id, samples.metadata, strict=True))
+    assert by_id["row0"] == {"community": "north", "year": 2019} and by_id["row11"] == {"community": "south"}
     csv_text = client.export_samples(handle, "csv")
     assert isinstance(csv_text, str) and csv_text.startswith("id,trait,text,quality,provenance,annotator")
-    assert len(pd.read_csv(io.StringIO(csv_text))) == 12
+    read = pd.read_csv(io.StringIO(csv_text))
+    assert len(read) == 12 and json.loads(read.metadata[read.source_id == "row1"].item()) == {
+        "community": "south",
+        "year": 2019,
+    }
 
     client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
     snapshot = client.export_snapshot(handle, 1, tmp_path / "v1.json")

@@ -296,6 +296,26 @@ def assigned_to_pat(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, s
     return {}
 
 
+_OWN = itertools.count()
+
+
+def own_label(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A label of the caller's own, new each time (a change or withdrawal acts on one's own only)."""
+    body = {"samples": [{"trait": "formality", "text": f"My own label, number {next(_OWN)}.", "quality": 1}]}
+    [sid] = check(svc.client.post(f"/v1/models/{handle}/samples", json=body, headers=caller), 201)["ids"]
+    return {"label_id": str(sid)}
+
+
+def owners_label(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    return own_label(svc, handle, owner, owner)
+
+
+def guidelines(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    body = {"markdown": "# Formality\n\nFormal: letters."}
+    check(svc.client.put(f"/v1/models/{handle}/guidelines", json=body, headers=owner), 200)
+    return {}
+
+
 PEOPLE = "/v1/namespaces/{namespace}/people"
 
 # fmt: off
@@ -442,6 +462,20 @@ OPERATIONS: list[Op] = [
     Op("delete_gold", "DELETE", M + "/gold/{gold_id}", "write", "draft", 200, action="review",
        setup=gold_item),
     Op("gold_accuracy", "GET", M + "/gold/accuracy", "review_read", "ready", 200),
+    Op("list_my_labels", "GET", M + "/my-labels", "author_read", "draft", 200,
+       query=lambda _: {"q": "label", "limit": "5"}),
+    Op("change_my_label", "PATCH", M + "/my-labels/{kind}/{label_id}", "write", "draft", 200,
+       action="label", params={"kind": "sample"}, json=lambda _: {"quality": 0.25}, setup=owners_label,
+       caller_setup=own_label),
+    Op("withdraw_my_label", "DELETE", M + "/my-labels/{kind}/{label_id}", "write", "draft", 200,
+       action="label", params={"kind": "sample"}, setup=owners_label, caller_setup=own_label),
+    Op("get_guidelines", "GET", M + "/guidelines", "author_read", "ready", 200, setup=guidelines),
+    Op("save_guidelines", "PUT", M + "/guidelines", "write", "ready", 200,
+       json=lambda _: {"markdown": "# Rules", "note": "first"}),
+    Op("list_guidelines_versions", "GET", M + "/guidelines/versions", "author_read", "ready", 200,
+       setup=guidelines),
+    Op("mark_guidelines_read", "POST", M + "/guidelines/read", "write", "ready", 200, action="label",
+       json=lambda _: {"version_no": 1}, setup=guidelines),
     Op("audit", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200),
     Op("audit_page", "GET", "/v1/namespaces/{namespace}/audit", "audit", "none", 200,
        query=lambda _: {"limit": "5"}),
@@ -502,6 +536,9 @@ AUDITED: dict[str, str] = {
     "discover": "run_started",
     "synthesize": "run_started",
     "evaluate": "run_started",
+    "change_my_label": "vote_edited",
+    "withdraw_my_label": "vote_deleted",
+    "save_guidelines": "guidelines_changed",
     "tag": "tag_moved",
     "tag_named_version": "tag_moved",
     "untag": "tag_moved",
@@ -526,7 +563,7 @@ AUDITED: dict[str, str] = {
 # repeat every vote; what a label starts (a retraining) is an event of its own.
 LABELS = frozenset({
     "add_samples", "suggest_claim", "release_claim", "label_pool_text", "label_pool_text_ready",
-    "score_feedback", "score_feedback_text_view", "mark_unsure", "add_comment",
+    "score_feedback", "score_feedback_text_view", "mark_unsure", "add_comment", "mark_guidelines_read",
 })  # fmt: skip
 AUDIT_TABLE = AuditEvent.__tablename__
 UNAUTHENTICATED = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/docs")}

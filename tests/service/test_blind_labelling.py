@@ -86,3 +86,16 @@ def test_a_blind_annotator_sees_colleagues_work_only_on_texts_they_voted_on(
     shown = set(BLIND_READS[route](check(resp, 200)))
     sees = who != "ann" or text in ANN_VOTED
     assert (TEXTS[text] in shown) is sees, (route, who, text)
+
+
+def test_the_history_of_one_s_own_labels_shows_no_colleague_s(world: World) -> None:
+    """ "My labels" on a blind model: each person's own votes and buffered labels, never a colleague's, and
+    nothing of the texts they did not label."""
+    own = {"ann": {TEXTS[i] for i in ANN_VOTED}, "carol": set(TEXTS), "rev": set(), "owner": set()}
+    for who, expected in own.items():
+        body = check(
+            world.svc.client.get(f"/v1/models/{H}/my-labels?limit=500", headers=world.keys[who]), 200
+        )
+        assert {i["text"] for i in body["items"]} & set(TEXTS) == expected, who
+        kinds = {i["kind"] for i in body["items"] if i["text"] in TEXTS}
+        assert kinds == ({"sample", "feedback"} if who == "carol" else {"sample"} if expected else set()), who

@@ -94,7 +94,7 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
     for _ in range(6):  # six answers of 10 at rate 0.5: none gold once in 2^60
         batch = _suggest(svc, h, ann)
         for x in batch:
-            assert set(x) == {"id", "text", "score", "overlap", "claimed_until"}
+            assert set(x) == {"id", "text", "score", "overlap", "claimed_until", "metadata"}
             assert x["claimed_until"] is not None and x["overlap"] is False
         seen += batch
         for x in batch:

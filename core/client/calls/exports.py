@@ -30,6 +30,7 @@ SAMPLE_COLUMNS = (
     "source_id",
     "source_url",
     "created_at",
+    "metadata",
 )
 
 
@@ -64,7 +65,7 @@ class ExportCalls(VersionCalls, SampleCalls):
             out = io.StringIO()
             writer = csv.DictWriter(out, fieldnames=SAMPLE_COLUMNS, lineterminator="\n")
             writer.writeheader()
-            writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
+            writer.writerows({k: _cell(v) for k, v in r.items()} for r in records)
             return out.getvalue()
         import pandas as pd
 
@@ -84,6 +85,13 @@ class ExportCalls(VersionCalls, SampleCalls):
         return found.snapshot
 
 
+def _cell(value: object) -> object:
+    """A CSV cell: blank for None, an object (metadata) as its JSON."""
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+
+
 def _record(sample: Sample) -> JsonObject:
     created = sample.created_at.isoformat() if sample.created_at is not None else None
     values: JsonObject = {
@@ -97,5 +105,6 @@ def _record(sample: Sample) -> JsonObject:
         "source_id": sample.source_id,
         "source_url": sample.source_url,
         "created_at": created,
+        "metadata": sample.metadata,
     }
     return values

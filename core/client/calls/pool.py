@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from core.client import importing, tabular
 from core.client import progress as progress_mod
@@ -27,10 +27,16 @@ from core.json_types import JsonObject
 
 class PoolCalls(ClientBase):
     def add_pool_texts(
-        self, handle: str, texts: Iterable[str] | object, *, column: str | None = None
+        self,
+        handle: str,
+        texts: Iterable[str] | object,
+        *,
+        column: str | None = None,
+        metadata: Sequence[JsonObject | None] | None = None,
     ) -> list[int]:
         """Add 1..1000 unlabelled texts (all or none); their ids (a text already there keeps its id).
-        `column` names a DataFrame's column of texts (a DataFrame without it is a `TypeError`)."""
+        `column` names a DataFrame's column of texts (a DataFrame without it is a `TypeError`); `metadata`,
+        one per text (None: none), the extra columns kept beside each new text."""
         payload = tabular.texts(texts, "add_pool_texts", column)
         if not 1 <= len(payload) <= MAX_POOL_TEXTS_PER_REQUEST:
             raise ValueError(
@@ -38,7 +44,10 @@ class PoolCalls(ClientBase):
                 "use import_pool for more"
             )
         # Repeating an import is harmless (the service keeps one copy of a text), so it is retried.
-        response = self.request("POST", _path("models", handle, "pool"), json={"texts": payload})
+        body: JsonObject = {"texts": payload}
+        if metadata is not None:
+            body["metadata"] = list(metadata)
+        response = self.request("POST", _path("models", handle, "pool"), json=body)
         return [int(i) for i in response.json().get("ids", [])]
 
     def import_pool(
@@ -50,12 +59,14 @@ class PoolCalls(ClientBase):
         batch_size: int = importing.POOL_BATCH,
         progress: progress_mod.Progress = None,
         column: str | None = None,
+        metadata: Sequence[JsonObject | None] | None = None,
     ) -> PoolImportReport:
         """Add any number of texts (a list, tuple, numpy array or pandas Series) in batches that shrink on a
         slow service. Never raises for a failed batch: the report says how many are stored (`stored`, from the
         start) and why it stopped (`error`); call again with `start=report.stored` to resume (also after an
         interrupt, whose message says that number). `progress`: `True`/`"tqdm"` or
-        `progress(stored, total)`. `column` names a DataFrame's column of texts."""
+        `progress(stored, total)`. `column` names a DataFrame's column of texts; `metadata`, one per text
+        (None: none), the extra columns kept beside each new text."""
         items = tabular.texts(texts, "import_pool", column)
         reporter = progress_mod.resolve(progress, f"pool of {handle}", unit="texts")
         stored = [start]
@@ -67,7 +78,7 @@ class PoolCalls(ClientBase):
         report: PoolImportReport | None = None
         try:
             report = importing.import_pool(
-                self, handle, items, start=start, batch_size=batch_size, progress=seen
+                self, handle, items, start=start, batch_size=batch_size, progress=seen, metadata=metadata
             )
             return report
         except KeyboardInterrupt:
@@ -79,18 +90,32 @@ class PoolCalls(ClientBase):
             reporter.close(report is not None and report.error is None)
 
     def list_pool_page(
-        self, handle: str, limit: int | None = None, cursor: str | None = None, *, search: str | None = None
+        self,
+        handle: str,
+        limit: int | None = None,
+        cursor: str | None = None,
+        meta: Mapping[str, object] | None = None,
+        *,
+        search: str | None = None,
     ) -> PoolPage:
-        """A page of the pool, oldest first; `search`: only texts containing that phrase, letter case aside
-        (`total` then counts those)."""
-        params = {"limit": limit, "cursor": cursor, "q": search}
+        """A page of the pool, oldest first; `search`: only texts containing that phrase, letter case aside;
+        `meta`: only texts whose metadata has each of these values (as text); `total` counts the matches."""
+        filters = [f"{key}:{value}" for key, value in (meta or {}).items()] or None
+        params = {"limit": limit, "cursor": cursor, "q": search, "meta": filters}
         return PoolPage.model_validate(self._get(_path("models", handle, "pool"), params))
 
     def list_pool(
-        self, handle: str, page_size: int | None = None, *, search: str | None = None
+        self,
+        handle: str,
+        page_size: int | None = None,
+        meta: Mapping[str, object] | None = None,
+        *,
+        search: str | None = None,
     ) -> Iterator[PoolText]:
         return self._paginate(
-            lambda cursor: self.list_pool_page(handle, limit=page_size, cursor=cursor, search=search)
+            lambda cursor: self.list_pool_page(
+                handle, limit=page_size, cursor=cursor, meta=meta, search=search
+            )
         )
 
     def delete_pool_text(self, handle: str, text_id: int) -> DeleteResult:

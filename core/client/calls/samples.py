@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from core.client import progress as progress_mod
 from core.client import tabular
@@ -74,6 +74,7 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         quality: str | None = None,
         trait: str | None = None,
         labels: Mapping[object, object] | None = None,
+        keep: Sequence[str] | None = None,
     ) -> ImportReport:
         """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
         `samples` are dicts or a DataFrame: `text=`/`quality=`/`trait=` name its columns when they are named
@@ -84,11 +85,14 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         was sent is stored, and importing again stores the rest (a stored sample keeps its id).
         `labels` maps the quality column's labels to qualities (`{"SUBJ": 1, "OBJ": 0}`); rows without a
         trait take the model's only trait. Rows all stored already on a trained model are reported as
-        duplicates, not refused (docs/client.md, "Import samples")."""
+        duplicates, not refused (docs/client.md, "Import samples"). `keep` names a DataFrame's extra columns
+        kept beside each text as its `metadata`."""
         from core.client.importing import import_samples, label_map
 
         checked = label_map(labels) if labels is not None else None
-        rows = tabular.rows(samples, SampleInput.model_fields, text=text, quality=quality, trait=trait)
+        rows = tabular.rows(
+            samples, SampleInput.model_fields, text=text, quality=quality, trait=trait, keep=keep
+        )
         if any(isinstance(r, Mapping) and "trait" not in r for r in rows):
             keys = [t.key for t in self.list_traits(handle)]
             if len(keys) == 1:  # one trait: a row needs not name it

@@ -11,6 +11,14 @@ from core.client.models.assignments import (
 from core.client.models.base import DeleteResult, Page, RunRef, _Input, _Response
 from core.client.models.feedback import FeedbackLabel, FeedbackPage, FeedbackWithdrawn
 from core.client.models.gold import GoldAccuracy, GoldAdded, GoldDeleted, GoldItem, GoldPerson, GoldSet
+from core.client.models.labels import (
+    Guidelines,
+    GuidelinesPage,
+    GuidelinesVersion,
+    MyLabel,
+    MyLabelPage,
+    MyLabelWithdrawn,
+)
 from core.client.models.model import LastOperation, Model
 from core.client.models.namespaces import AuditEvent, AuditPage, KeyInfo, Member, MemberRemoved, SignedOut
 from core.client.models.pool import (
@@ -70,6 +78,9 @@ __all__ = [
     "GoldItem",
     "GoldPerson",
     "GoldSet",
+    "Guidelines",
+    "GuidelinesPage",
+    "GuidelinesVersion",
     "HistoryEvent",
     "ImportReport",
     "KeyInfo",
@@ -78,6 +89,9 @@ __all__ = [
     "MemberRemoved",
     "SignedOut",
     "Model",
+    "MyLabel",
+    "MyLabelPage",
+    "MyLabelWithdrawn",
     "Page",
     "PoolImportReport",
     "PoolLabel",

@@ -7,12 +7,14 @@ from datetime import datetime
 from pydantic import Field
 
 from core.client.models.base import Page, _counted, _Response
+from core.json_types import JsonObject
 
 
 class PoolText(_Response):
     id: int
     text: str
     created_at: datetime | None = None
+    metadata: JsonObject | None = None  # the extra columns kept beside the text
 
 
 class PoolPage(Page[PoolText]):
@@ -25,6 +27,7 @@ class Suggestion(_Response):
     score: float | None = None  # the current draft fit's score (None before both poles have labels)
     overlap: bool = False  # a text another annotator labelled (asked for with `overlap`)
     claimed_until: datetime | None = None  # asked with `claim`: when the caller's claim on it ends
+    metadata: JsonObject | None = None  # the extra columns kept beside the text
 
 
 class Suggestions(_Response):

@@ -18,6 +18,7 @@ from core.contract import (
     source_id_text,
     text_too_long_message,
 )
+from core.json_types import JsonObject
 
 
 class SampleInput(_Input):
@@ -33,6 +34,8 @@ class SampleInput(_Input):
     source_id: Annotated[str | None, Field(max_length=MAX_SOURCE_ID_CHARS)] = None
     #: `imported`: a row of a file, not the sender's vote (the file's rater's, or nobody's); None: `authored`.
     provenance: InputProvenance | None = None
+    #: The extra columns of the row to keep beside the text (strings, numbers, true/false or null).
+    metadata: JsonObject | None = None
 
     @field_validator("source_id", mode="before")
     @classmethod
@@ -115,6 +118,7 @@ class Sample(_Response):
         None  # a synthesized sample's origin: "pool" (a real text), "generator" or "template"
     )
     generator_model: str | None = None  # the generator's model that wrote a "generator" sample
+    metadata: JsonObject | None = None  # the extra columns of its row, kept beside the text
 
 
 class RowError(_Response):

@@ -1,0 +1,327 @@
+"""One's own labels on a model (docs/api.md "One's own labels"): list them newest first, and change or
+withdraw one while it is not yet trained into a version.
+
+A label is a sample (a vote) or a buffered feedback label (a trained model's, waiting for the next version).
+"Trained into a version": a sample stored (`created_at`) no later than the start of the training that made
+the model's newest version, and accepted (only accepted labels train); that training read it. A buffered
+label is never trained (a training that takes it in deletes it from the buffer and folds it into the
+samples, keeping the time it was given). While a training is in flight it may have read any label: a
+change then is 409 `model_busy`, as a feedback withdrawal is. Every change is audited as a vote edit.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from core.contract import TRAINING_RUNS, AuditKind
+from core.json_types import JsonObject
+from service.domain.access import load_model, require_role
+from service.domain.needs import Databases, Resources
+from service.domain.states import busy_error, require_not_archived
+from service.errors import ApiError
+from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
+from service.store import audit, ledger
+from service.store.api_keys import Principal
+from service.store.db import transaction
+from service.store.samples import count_samples, sha256
+from service.store.tables import (
+    MAX_INT,
+    FeedbackLabel,
+    Model,
+    Run,
+    SampleRow,
+    Trait,
+    Version,
+    content_key,
+    key_of,
+    utcnow,
+)
+from service.store.teams import label_status
+
+#: The order of the two kinds among labels given at the same instant (the list's keyset).
+_RANK: dict[LabelKind, int] = {"sample": 0, "feedback": 1}
+
+
+def trained_until(s: Session, model: Model) -> tuple[int, datetime] | None:
+    """(number, start) of the training that made the model's newest version: the labels stored by then
+    were read by it. None: no version yet."""
+    newest = s.execute(
+        select(Version.version_no, Version.created_at, Run.started_at)
+        .outerjoin(Run, Run.id == Version.run_id)
+        .where(Version.model_id == model.id)
+        .order_by(Version.version_no.desc())
+        .limit(1)
+    ).first()
+    if newest is None:
+        return None
+    number, made, started = newest
+    return number, started or made
+
+
+def _is_trained(row: SampleRow, until: tuple[int, datetime] | None) -> bool:
+    return until is not None and row.review == "accepted" and row.created_at <= until[1]
+
+
+def _before(
+    at: InstrumentedAttribute[datetime],
+    rank: int,
+    ident: InstrumentedAttribute[int],
+    after: tuple[datetime, int, int],
+) -> ColumnElement[bool]:
+    """(created_at, rank, id) < `after`, for one table whose rows all have `rank`."""
+    when, their_rank, their_id = after
+    tie: ColumnElement[bool] = (
+        ident < their_id if rank == their_rank else (true() if rank < their_rank else false())
+    )
+    return or_(at < when, and_(at == when, tie))
+
+
+def list_my_labels(
+    ctx: Resources,
+    who: Principal,
+    handle: str,
+    q: str | None,
+    trait: str | None,
+    since: datetime | None,
+    limit: int,
+    cursor: str | None,
+) -> MyLabelPage:
+    """The caller's labels on the model, newest first, whose text contains `q` (any case), of `trait` (a key
+    or a name), given at or after `since`. Only the caller's own: blind labelling has nothing to hide."""
+    if since is not None and since.tzinfo is None:  # a time without a zone is UTC, as every time here
+        since = since.replace(tzinfo=UTC)
+    with transaction(ctx.reads) as s:
+        model = load_model(s, who, handle)
+        # The filters, hashed, are the cursor's scope: a page's cursor never continues another listing, and a
+        # long search stays out of the cursor.
+        filters = f"{q or ''}|{trait or ''}|{since.isoformat() if since else ''}"
+        scope = f"my-labels|{model.id}|{who.annotator}|{sha256(filters)[:16]}"
+        after = _position(ctx.cursors.decode(cursor, scope)) if cursor else None
+        traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
+        keys = set(traits.values())
+        if trait is not None:
+            named = set(
+                s.scalars(
+                    select(Trait.key).where(
+                        Trait.model_id == model.id, (Trait.key == trait) | (Trait.name == trait)
+                    )
+                )
+            )
+            keys &= named
+        ids = [i for i, k in traits.items() if k in keys]
+        sample_where = [
+            SampleRow.model_id == model.id,
+            SampleRow.annotator == who.annotator,
+            SampleRow.trait_id.in_(ids),
+        ]
+        feedback_where = [
+            FeedbackLabel.model_id == model.id,
+            FeedbackLabel.annotator == who.annotator,
+            FeedbackLabel.trait_key.in_(keys),
+        ]
+        if q:
+            needle = q.lower()
+            sample_where.append(func.lower(SampleRow.text).contains(needle, autoescape=True))
+            feedback_where.append(func.lower(FeedbackLabel.text).contains(needle, autoescape=True))
+        if since is not None:
+            sample_where.append(SampleRow.created_at >= since)
+            feedback_where.append(FeedbackLabel.created_at >= since)
+        total = (s.scalar(select(func.count()).select_from(SampleRow).where(*sample_where)) or 0) + (
+            s.scalar(select(func.count()).select_from(FeedbackLabel).where(*feedback_where)) or 0
+        )
+        sample_page = list(sample_where)
+        feedback_page = list(feedback_where)
+        if after is not None:
+            sample_page.append(_before(SampleRow.created_at, _RANK["sample"], SampleRow.id, after))
+            feedback_page.append(
+                _before(FeedbackLabel.created_at, _RANK["feedback"], FeedbackLabel.id, after)
+            )
+        newest_first = (SampleRow.created_at.desc(), SampleRow.id.desc())
+        samples = s.scalars(
+            select(SampleRow).where(*sample_page).order_by(*newest_first).limit(limit + 1)
+        ).all()
+        buffered = s.scalars(
+            select(FeedbackLabel)
+            .where(*feedback_page)
+            .order_by(FeedbackLabel.created_at.desc(), FeedbackLabel.id.desc())
+            .limit(limit + 1)
+        ).all()
+        until = trained_until(s, model)
+        merged = [_sample_item(r, traits[r.trait_id], until) for r in samples]
+        merged += [_feedback_item(r) for r in buffered]
+        merged.sort(key=lambda x: (x.created_at, _RANK[x.kind], x.id), reverse=True)
+        page = merged[:limit]
+    next_cursor = None
+    if len(merged) > limit:
+        last = page[-1]
+        next_cursor = ctx.cursors.encode(scope, [last.created_at.isoformat(), _RANK[last.kind], last.id])
+    return MyLabelPage(handle=model.handle, items=page, limit=limit, next_cursor=next_cursor, total=total)
+
+
+def _position(after: object) -> tuple[datetime, int, int]:
+    """A cursor's (created_at, rank, id); 400 `invalid_cursor` for anything else."""
+    try:
+        assert isinstance(after, list) and len(after) == 3
+        when, rank, ident = after
+        assert isinstance(rank, int) and isinstance(ident, int)
+        return datetime.fromisoformat(when), rank, ident
+    except (AssertionError, TypeError, ValueError):
+        raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.") from None
+
+
+def _sample_item(row: SampleRow, trait_key: str, until: tuple[int, datetime] | None) -> MyLabel:
+    return MyLabel(
+        kind="sample",
+        id=row.id,
+        trait=trait_key,
+        text=row.text,
+        quality=row.quality,
+        created_at=row.created_at,
+        review=row.review,
+        adjudicated=bool(row.adjudicated),
+        trained=_is_trained(row, until),
+        metadata=row.meta,
+    )
+
+
+def _feedback_item(row: FeedbackLabel) -> MyLabel:
+    return MyLabel(
+        kind="feedback",
+        id=row.id,
+        trait=row.trait_key,
+        text=row.text,
+        quality=row.quality,
+        created_at=row.created_at,
+        review=row.review,
+        adjudicated=False,
+        trained=False,
+    )
+
+
+def _mine(
+    s: Session, who: Principal, handle: str, kind: LabelKind, label_id: int
+) -> tuple[Model, SampleRow | FeedbackLabel]:
+    """The model and the caller's label, refused while a training may be reading it or once trained.
+    404 `label_not_found` for another's label as for none: this list is one's own."""
+    model = load_model(s, who, handle, write=True, action="label")
+    require_not_archived(model)
+    row: SampleRow | FeedbackLabel | None = None
+    if 1 <= label_id <= MAX_INT and kind == "sample":
+        row = s.scalar(
+            select(SampleRow).where(
+                SampleRow.id == label_id, SampleRow.model_id == model.id, SampleRow.annotator == who.annotator
+            )
+        )
+    elif 1 <= label_id <= MAX_INT:
+        row = s.scalar(
+            select(FeedbackLabel).where(
+                FeedbackLabel.id == label_id,
+                FeedbackLabel.model_id == model.id,
+                FeedbackLabel.annotator == who.annotator,
+            )
+        )
+    if row is None:
+        raise ApiError(404, "label_not_found", f"No {kind} label {label_id} of yours in {model.handle}.")
+    if isinstance(row, SampleRow) and row.adjudicated:  # a settling vote stays its reviewer's to change
+        require_role(who, "review", model.namespace)
+    running = ledger.in_flight(s, model)
+    if running is not None and running.kind in TRAINING_RUNS:  # it may have read the label already
+        raise busy_error(s, model)
+    until = trained_until(s, model)
+    if isinstance(row, SampleRow) and _is_trained(row, until):
+        assert until is not None
+        raise ApiError(
+            409,
+            "label_trained",
+            f"Your label {label_id} was trained into version v{until[0]} of {model.handle} (it was stored "
+            f"before that training started, at {until[1]:%Y-%m-%d %H:%M} UTC): a trained label stays as it "
+            "was. A reviewer can settle the text instead.",
+        )
+    return model, row
+
+
+def change_my_label(
+    ctx: Databases, who: Principal, handle: str, kind: LabelKind, label_id: int, patch: MyLabelPatch
+) -> MyLabel:
+    """A new quality for one's own untrained label, audited as a vote edit. On a reviewed model it is a
+    new proposal: pending again for one who may not review."""
+    with transaction(ctx.sessions) as s:
+        model, row = _mine(s, who, handle, kind, label_id)
+        quality = float(patch.quality)
+        if isinstance(row, SampleRow):
+            trait = s.get(Trait, row.trait_id)
+            assert trait is not None
+            key, ref = trait.key, {"sample_id": row.id}
+        else:
+            key, ref = row.trait_key, {"feedback_id": row.id}
+        if quality != row.quality:
+            edited: JsonObject = {
+                **ref,
+                "annotator": row.annotator,
+                "before": {"trait": key, "quality": row.quality},
+                "after": {"trait": key, "quality": quality},
+                "text_changed": False,
+            }
+            audit.record(s, who, "vote_edited", model.namespace, model, edited)
+            if isinstance(row, SampleRow):
+                row = _requality(s, model, row, quality)
+            else:
+                row.quality = quality
+            row.review = label_status(s, who, model)
+            model.updated_at = utcnow()
+            s.flush()
+        if isinstance(row, SampleRow):
+            return _sample_item(row, key, None)
+        return _feedback_item(row)
+
+
+def _requality(s: Session, model: Model, row: SampleRow, quality: float) -> SampleRow:
+    """The sample with its new quality; an identical stored one (as on create, never two) answers instead."""
+    same = s.scalar(
+        select(SampleRow).where(
+            SampleRow.model_id == model.id,
+            SampleRow.trait_id == row.trait_id,
+            content_key(SampleRow.content_sha256) == key_of(row.content_sha256),  # the index
+            SampleRow.content_sha256 == row.content_sha256,
+            SampleRow.quality == quality,
+            SampleRow.annotator == row.annotator,
+            SampleRow.adjudicated == row.adjudicated,
+            SampleRow.id != row.id,
+        )
+    )
+    count_samples(s, row.trait_id, [row.quality], removed=True)
+    if same is not None:
+        s.delete(row)
+        return same
+    count_samples(s, row.trait_id, [quality])
+    row.quality = quality
+    return row
+
+
+def withdraw_my_label(
+    ctx: Databases, who: Principal, handle: str, kind: LabelKind, label_id: int
+) -> MyLabelWithdrawn:
+    """Delete one's own untrained label, audited: a vote deleted (a settling one unsettles its text), or a
+    buffered label withdrawn."""
+    with transaction(ctx.sessions) as s:
+        model, row = _mine(s, who, handle, kind, label_id)
+        event: AuditKind
+        if isinstance(row, SampleRow):
+            trait = s.get(Trait, row.trait_id)
+            detail: JsonObject = {
+                "trait": trait.key if trait else None,
+                "sample_id": row.id,
+                "quality": row.quality,
+            }
+            event = "unsettled" if row.adjudicated else "vote_deleted"
+            count_samples(s, row.trait_id, [row.quality], removed=True)
+        else:
+            detail = {"trait": row.trait_key, "feedback_id": row.id, "quality": row.quality}
+            event = "feedback_withdrawn"
+        audit.record(s, who, event, model.namespace, model, {**detail, "annotator": row.annotator})
+        s.delete(row)
+        model.updated_at = utcnow()
+        return MyLabelWithdrawn(handle=model.handle, kind=kind, id=label_id, deleted=True)
