@@ -35,7 +35,7 @@ from app.labelling.session import (
 from app.shell import reads
 from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
-from app.ui.inert import code, html_text, md, ours
+from app.ui.inert import code, html_text, md
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
@@ -91,7 +91,7 @@ def campaign_status() -> None:
     line, switch = st.columns([5, 1], vertical_alignment="center")
     # The buffer's count is the expander's below, read with its labels: one number, never two.
     said = status_line(live, at, buffered=not feedback_route)
-    line.markdown(f":material/sync: {code(handle)} · {ours(said)}")
+    line.markdown(f":material/sync: {code(handle)} · {said}")
     if backend.team and backend.may("manage"):  # the owner's settings live on the Team page; others see none
         switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
@@ -194,9 +194,9 @@ def labelling() -> None:
     # What is left to label follows every label (a count that stayed put misled). With several votes wanted
     # a labelled text stays until it has them all: the count says so rather than "left to label".
     wanted = model.votes_wanted
-    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
+    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted:d} votes"
     st.metric(
-        f"{ours(counted)} for {md(t.name)}",
+        f"{counted} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         delta=f"-{len(session.history)} this session" if session.history else None,
         delta_color="off",
@@ -222,8 +222,8 @@ def labelling() -> None:
         )
         shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
-            f"#{item['id']:d} · {ours(score_line)} · {session.pos + 1:,} of {len(session.queue):,} queued · "
-            f"{len(session.history):,} labelled this session{ours(shared)}"
+            f"#{item['id']:d} · {score_line} · {session.pos + 1:,} of {len(session.queue):,} queued · "
+            f"{len(session.history):,} labelled this session{shared}"
         )
         guidelines(t)
         note_controls(client, session, partial(_press, Press(UNSURE_KEY, shown_as(trait, item))))

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
-from app.ui.inert import md, ours, quote
+from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 
@@ -104,7 +104,7 @@ def disagreements_panel(
     st.caption(
         f"Texts whose votes differ ({len(texts):,}), most disagreed first. "
         + (
-            f":material/lock: {ours(refused)}"
+            f":material/lock: {md(refused)}"
             if refused
             else "Settle one with your own vote: it decides the text's pole from the next training on; the "
             "votes stay. A text is settled once."
@@ -133,13 +133,13 @@ def _disagreed(
             else "votes differ"
         )
         counted = "—" if text.quality is None else f"{text.quality:.2f}"
-        st.markdown(f"**{ours(status)}** · counted quality {ours(counted)}")
+        st.markdown(f"**{status}** · counted quality {counted}")
         st.markdown(quote(text.text))
         votes = "  ·  ".join(
             f"{md(v.annotator or 'unattributed')}: {v.quality:.2f}" + (" (settles)" if v.adjudicated else "")
             for v in text.votes
         )
-        st.caption(f"Votes: {ours(votes)}")
+        st.caption(f"Votes: {votes}")
         notes_line(notes, text.text)
         settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
         if text.adjudicated:  # settled once: who did, and no button to settle it again
