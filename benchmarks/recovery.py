@@ -39,6 +39,7 @@ from sqlalchemy import create_engine, text
 
 from benchmarks.load.texts import demo_slugs
 from core.demo import read_demo_model
+from harness.faults import faults_env
 from harness.fleet import Fleet, fleet_env
 from harness.pgcluster import PgCluster
 from harness.processes import worker_children
@@ -82,8 +83,7 @@ def scenario(database: str, url: str | None, timings: str, kill: str, phase: str
     env = fleet_env(
         data_dir,
         url,
-        PYTHONPATH=str(ROOT),
-        SCORING_TEST_HOOKS=json.dumps({hook: {"handle_prefix": HANDLE, "seconds": hold_s, "attempt": 1}}),
+        **faults_env({hook: {"handle_prefix": HANDLE, "seconds": hold_s, "attempt": 1}}),
         **(OLD_TIMINGS if timings == "old" else {}),
     )
     fleet = Fleet(data_dir, env, api_options=["--log-level", "warning"])  # one `serve` and its worker child

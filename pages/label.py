@@ -44,7 +44,7 @@ from app.labelling.session import (
 from app.shell import reads
 from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
-from app.ui.inert import code, html_text, md, ours
+from app.ui.inert import code, html_text, md
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
@@ -102,7 +102,7 @@ def campaign_status() -> None:
     line, switch = st.columns([5, 1], vertical_alignment="center")
     # The buffer's count is the expander's below, read with its labels: one number, never two.
     said = status_line(live, at, buffered=not feedback_route)
-    line.markdown(f":material/sync: {code(handle)} · {ours(said)}")
+    line.markdown(f":material/sync: {code(handle)} · {said}")
     if backend.team and backend.may("manage"):  # the owner's settings live on the Team page; others see none
         switch.caption(":material/tune: Votes wanted, pausing retraining: **Team** page")
 
@@ -216,9 +216,9 @@ def labelling() -> None:
     # The service's count of this person's labels since the session started: a reload keeps it.
     done = labelled_since(client, handle, trait, since)
     done = len(session.history) if done is None else done
-    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted} votes"
+    counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted:d} votes"
     st.metric(
-        f"{ours(counted)} for {md(t.name)}",
+        f"{counted} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         delta=f"-{done:,} this session" if done else None,
         delta_color="off",
@@ -244,11 +244,11 @@ def labelling() -> None:
         )
         shared = " · :material/group: a colleague labelled this one" if item.get("overlap") else ""
         st.caption(
-            f"#{item['id']:d} · {ours(score_line)} · {session.pos + 1:,} of {len(session.queue):,} queued · "
-            f"{done:,} labelled this session{ours(shared)}"
+            f"#{item['id']:d} · {score_line} · {session.pos + 1:,} of {len(session.queue):,} queued · "
+            f"{done:,} labelled this session{shared}"
         )
         if meta := metadata_line(item.get("metadata")):
-            st.caption(ours(meta))
+            st.caption(meta)
         guidelines(t)
         on_unsure = partial(_press, Press(UNSURE_KEY, shown_as(trait, item)))
         note_controls(client, session, on_unsure if offers_unsure else None, unsure=offers_unsure)
@@ -264,10 +264,10 @@ def labelling() -> None:
         st.error(session.error)
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
-    said = ", ".join(f"`{k}` {md(label.partition(' · ')[2] or k)}" for k, label in labels)
+    said = ", ".join(f"{code(k)} {md(label.partition(' · ')[2] or k)}" for k, label in labels)
     said += ", `0` skip" + (", `?` unsure" if offers_unsure else "")
     st.caption(
-        f"Keys: {ours(said)}, `u` undo, "
+        f"Keys: {said}, `u` undo, "
         "`←` `→` move (while this page is shown and the focus is not in a text field)."
     )
 

@@ -8,7 +8,7 @@ import streamlit as st
 from app.shell.backend import demo_load
 from app.shell.roles import gate
 from app.ui.forms import check_handle, create_fields
-from app.ui.inert import code, ours
+from app.ui.inert import code
 from app.ui.navigation import PageName, switch_to
 from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
@@ -132,7 +132,7 @@ def _browse() -> None:
 
 
 with create:
-    st.caption(f"Your namespaces: {ours(', '.join(code(n) for n in backend.namespaces))}")
+    st.caption(f"Your namespaces: {', '.join(code(n) for n in backend.namespaces)}")
     may_create = gate(backend, "manage", "Creating a model")
     with st.form("create_model", clear_on_submit=False):
         handle = st.text_input(

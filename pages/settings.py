@@ -14,7 +14,7 @@ from app.shell.engine_cache import bodies_note
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, link_target, md
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -46,13 +46,13 @@ try:
     backend = get_backend()
     st.markdown(
         f"**In use:** {md(backend.label)}  \n"
-        f"**Namespaces:** {ours(', '.join(code(n) for n in backend.choices))}"
+        f"**Namespaces:** {', '.join(code(n) for n in backend.choices)}"
         f" (working: {code(backend.namespace)})  \n**Key scope:** {code(backend.scope)}"
         + (f"  \n**You label as:** {code(backend.annotator)}" if backend.annotator else "")
     )
     st.markdown(
-        f"**API docs:** [{md(backend.url)}/docs]({ours(backend.url)}/docs): every endpoint with its request "
-        "and answer, tried out in the browser with a key (*Authorize*)."
+        f"**API docs:** [{md(backend.url)}/docs]({link_target(backend.url)}/docs): every endpoint with its "
+        "request and answer, tried out in the browser with a key (*Authorize*)."
     )
     if backend.read_only:
         st.info(
@@ -164,7 +164,7 @@ if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "ht
 st.subheader("Local engine")
 st.caption(
     f"Local previews, version comparisons and sample flags embed texts with {code(embedder_name())} "
-    f"(environment variable `SCORING_EMBEDDER`: {ours(', '.join(code(n) for n in EMBEDDER_NAMES))}; "
+    f"(environment variable `SCORING_EMBEDDER`: {', '.join(code(n) for n in EMBEDDER_NAMES)}; "
     f"`{DEFAULT_EMBEDDER}` by default)."
 )
 st.caption(

@@ -9,7 +9,7 @@ import streamlit as st
 from app.evaluation.versions import training_left_out, trait_metrics_frame, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, md
 from app.ui.navigation import switch_to
 from app.ui.widgets import (
     guard,
@@ -98,9 +98,9 @@ if op and not busy:
     st.subheader("Last operation")
     text = operation_caption(op)
     if op.status == "failed":
-        st.error(f"{ours(text)}: {code(op.error_code or 'error')} {md(op.error_message or '')}")
+        st.error(f"{text}: {code(op.error_code or 'error')} {md(op.error_message or '')}")
     else:
-        st.write(f"{ours(text)} · started {md(when(op.started_at))} · finished {md(when(op.finished_at))}")
+        st.write(f"{text} · started {md(when(op.started_at))} · finished {md(when(op.finished_at))}")
     st.caption(f"run {code(str(op.run_id))}")
     if op.run_id in {r["run_id"] for r in st.session_state.get("operations_log", [])}:
         record_progress(op)  # a run started here that ended between two polls still ends on its outcome

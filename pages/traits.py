@@ -13,7 +13,7 @@ from app.labelling.scale_form import scale_kind, scale_section
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, md
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
@@ -204,7 +204,7 @@ if editable:
         if doomed:
             counts = {t.key: t.sample_count for t in traits}
             st.warning(
-                f"Deleting {ours(', '.join(code(k) for k in doomed))} removes "
+                f"Deleting {', '.join(code(k) for k in doomed)} removes "
                 f"{sum(counts.get(k, 0) for k in doomed):,} sample(s) with it; it cannot be undone.",
                 icon=":material/delete_forever:",
             )

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     import uvicorn
     from sqlalchemy.orm import Session, sessionmaker
 
-    from service.domain.needs import Checkpoints
-
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="data directory (default $SCORING_DATA_DIR or ./.data)")
@@ -41,17 +39,6 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
             data_dir=args.data_dir, database_url=args.database_url, queue_url=args.queue_url, **extra
         )
     except ValueError as exc:  # a setting that must not start a process: say why, no traceback
-        raise SystemExit(f"error: {exc}") from None
-
-
-def _checkpoints(settings: Settings) -> Checkpoints:
-    """Chosen once, at the start of a process that runs runs or requests: the fault-injection tests' when
-    $SCORING_TEST_HOOKS asks for them, else none (service/process/faults.py)."""
-    from service.process import faults
-
-    try:
-        return faults.from_env(settings)
-    except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
 
 
@@ -95,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
         run_worker=False if args.no_worker or child_worker else None,
         scoring_threads=args.scoring_threads,
     )
-    app = create_app(settings, checkpoints=_checkpoints(settings))
+    app = create_app(settings)
     if args.key_file:
         _ensure_key_file(app.state.ctx.sessions, Path(args.key_file), args.key_namespace)
     child = WorkerChild(settings) if child_worker else None
@@ -175,7 +162,7 @@ def worker(args: argparse.Namespace) -> int:
     if args.nice:
         os.nice(args.nice)  # run after everything else on the machine (the embedded service's child)
     settings = _settings(args, embedder=args.embedder)
-    code = run_worker_process(settings, args.workers, args.parent_pid, _checkpoints(settings))
+    code = run_worker_process(settings, args.workers, args.parent_pid)
     # Stopped, runs handed back, logs written: skip the interpreter's teardown, whose final garbage collection
     # over every loaded library took seconds here, eating into a process manager's stop timeout (honcho: 5 s).
     logging.shutdown()
@@ -388,7 +375,7 @@ def backfill(args: argparse.Namespace) -> int:
     from service.process.backfill import run_backfill
 
     settings = _settings(args, embedder=args.embedder)
-    ctx = Context.build(settings, _checkpoints(settings))
+    ctx = Context.build(settings)
     try:
         report = run_backfill(ctx)
     finally:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.config.settings import Settings
 from service.domain.cursors import Cursors
 from service.domain.embedding import Embedders, ScorerCache
-from service.domain.needs import UNWATCHED, Checkpoints
+from service.domain.needs import LOGGED, Checkpoints
 from service.domain.pool_index import PoolIndex
 from service.runs import shards
 from service.runs.consumer import RecoveryLoop, Worker
@@ -54,11 +54,11 @@ class Context:
     stopping: bool = field(default=False)
     skip_grace: bool = field(default=False)  # a second SIGTERM: do not wait for runs in progress
     pools: PoolIndex = field(default_factory=PoolIndex)  # pool embeddings for suggestions
-    # Told where runs and requests are; fault tests hold models there (service/process/faults.py).
-    checkpoints: Checkpoints = UNWATCHED
+    # Told where runs and requests are (service/domain/needs.py); fault tests pass their own.
+    checkpoints: Checkpoints = LOGGED
 
     @classmethod
-    def build(cls, settings: Settings, checkpoints: Checkpoints = UNWATCHED) -> Context:
+    def build(cls, settings: Settings, checkpoints: Checkpoints = LOGGED) -> Context:
         engine = make_engine(settings.database_url, lock_timeout_s=settings.lock_timeout_s)
         migrate(engine)
         sessions = make_session_factory(engine)

@@ -26,7 +26,7 @@ from app.evaluation.versions import neutral_note
 from app.samples.import_report import refusals_frame
 from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.widgets import guard, show_error
 from core.client import (
     Client,
@@ -265,7 +265,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
         else f"{len(dis):,} items"
     )
     st.download_button(
-        f"Download the comparison (CSV, {ours(some)})",
+        f"Download the comparison (CSV, {some})",
         comparison_csv(cmp),
         file_name=f"{handle}-{a}-vs-{b}-evaluation.csv",
         mime="text/csv",

@@ -11,7 +11,7 @@ import streamlit as st
 from app.labelling.my_labels import metadata_line
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
-from app.ui.inert import md, ours, quote
+from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 from core.contract import scale_point, scale_quality
@@ -135,7 +135,7 @@ def disagreements_panel(
     st.caption(
         f"Texts whose votes differ ({len(texts):,}), most disagreed first. "
         + (
-            f":material/lock: {ours(refused)}"
+            f":material/lock: {md(refused)}"
             if refused
             else "Settle one with your own vote: it decides the text's pole from the next training on; the "
             "votes stay. A text is settled once."
@@ -164,16 +164,16 @@ def _disagreed(
             else "votes differ"
         )
         counted = "—" if text.quality is None else f"{text.quality:.2f}"
-        st.markdown(f"**{ours(status)}** · counted quality {ours(counted)}")
+        st.markdown(f"**{status}** · counted quality {counted}")
         st.markdown(quote(text.text))
         if meta := metadata_line(text.metadata):
-            st.caption(ours(meta))
+            st.caption(meta)
         votes = "  ·  ".join(
             f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
             + (" (settles)" if v.adjudicated else "")
             for v in text.votes
         )
-        st.caption(f"Votes: {ours(votes)}")
+        st.caption(f"Votes: {votes}")
         if trait.scale is not None:
             st.caption(f"Spread of points: {md(points_spread(trait, text))}")
         notes_line(notes, text.text)

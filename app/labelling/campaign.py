@@ -8,6 +8,7 @@ Labels go in through `POST …/pool/{id}/label`, which the service routes by the
 from __future__ import annotations
 
 from app.labelling.labels import retrain_when
+from app.ui.inert import md
 from core.client import Model, PoolLabel
 from core.contract import TRAINING_RUNS, can
 
@@ -42,24 +43,25 @@ def where_it_went(out: PoolLabel, retrain_at: int | None = None) -> str:
 def status_line(model: Model, retrain_at: int | None, buffered: bool = True) -> str:
     """The model's state, the version serving, where labels go, and the buffer and pause state
     (`buffered=False`: not the buffer's count, which the page lists beside it, read with its labels)."""
-    serving = f"v{model.version_no} serving" if model.version_no else "no version yet"
-    state = model.state
+    serving = f"v{model.version_no:d} serving" if model.version_no else "no version yet"
+    state = md(model.state)
     op = model.last_operation
-    if state == "busy" and op is not None:
+    if model.state == "busy" and op is not None:
         fraction = op.progress.get("fraction") if isinstance(op.progress, dict) else None
-        state = f"busy ({op.kind}{f', {fraction:.0%}' if isinstance(fraction, (int, float)) else ''})"
+        share = f", {fraction:.0%}" if isinstance(fraction, (int, float)) else ""
+        state = f"busy ({md(str(op.kind))}{share})"
     into = next_version(model)
     editable = can("edit", model.state)  # an untrained model: labels are its samples
     if editable:
-        goes = f"labels are samples of the draft, for v{into}"
+        goes = f"labels are samples of the draft, for v{into:d}"
     else:
-        goes = f"labels are buffered for **v{into}**"
+        goes = f"labels are buffered for **v{into:d}**"
     parts = [f"**{state}**", serving, goes]
     if buffered and (not editable or model.buffered_feedback):
-        at = f" of {retrain_at}" if retrain_at else ""
-        parts.append(f"{model.buffered_feedback or 0}{at} buffered")
+        at = f" of {retrain_at:,}" if retrain_at else ""
+        parts.append(f"{model.buffered_feedback or 0:,}{at} buffered")
     if not model.auto_retrain:
         parts.append(":material/pause_circle: automatic retraining **paused**")
     if model.votes_wanted > 1:
-        parts.append(f"{model.votes_wanted} votes wanted per text")
+        parts.append(f"{model.votes_wanted:d} votes wanted per text")
     return " · ".join(parts)

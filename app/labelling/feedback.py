@@ -11,7 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.shell.roles import allows, refusal
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, md
 from core.client import ApiError, Client, KeyInfo
 
 SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)
@@ -49,8 +49,8 @@ def buffered_feedback(
         return
     if flash := st.session_state.pop(FLASH, None):
         (st.success if flash[1] else st.warning)(flash[0])
-    at = f" of {page.retrain_at}" if page.retrain_at else ""
-    with st.expander(f"Buffered feedback: {page.buffered:,}{ours(at)} label(s) until the model retrains"):
+    at = f" of {page.retrain_at:,}" if page.retrain_at else ""
+    with st.expander(f"Buffered feedback: {page.buffered:,}{at} label(s) until the model retrains"):
         if not page.items:
             st.caption("No label is waiting.")
             return
@@ -59,12 +59,12 @@ def buffered_feedback(
         me = key.name if key is not None else None
         others = refusal(key, "review", "Withdrawing a colleague's label")
         if others and any(f.annotator != me for f in page.items):
-            st.caption(f":material/lock: {ours(others)}")
+            st.caption(f":material/lock: {md(others)}")
         for f in page.items:
             text, button = st.columns([6, 1], vertical_alignment="center")
             short = f.text if len(f.text) <= 160 else f.text[:159] + "…"
             who = f" · by {md(f.annotator)}" if f.annotator else ""
-            text.markdown(f"{code(f.trait)} · quality {f.quality:g}{ours(who)} · {md(short)}")
+            text.markdown(f"{code(f.trait)} · quality {f.quality:g}{who} · {md(short)}")
             mine = f.annotator == me
             allowed = allows(key, "label") if mine else others is None
             button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from core.client import ApiError, Client, MyLabel, Trait
 from core.contract import MAX_GUIDELINES_CHARS, MAX_GUIDELINES_NOTE_CHARS, MY_LABELS_PAGE, pole_of
 
@@ -64,15 +64,13 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
         return
     if g.changed_since_read:
         when = f"{g.created_at:%Y-%m-%d %H:%M} UTC" if g.created_at else "recently"
-        note = f": {md(g.note)}" if g.note.strip() else ""
+        why = ": " + md(g.note) if g.note.strip() else ""
         seen = (
             f"you last read version {g.read_version_no:d}" if g.read_version_no else "you have not read them"
         )
         st.warning(
-            ours(
-                f"The guidelines changed since you last read them ({seen}): version {g.version_no:d} by "
-                f"{md(g.author or 'someone')}, {when}{note}."
-            ),
+            f"The guidelines changed since you last read them ({seen}): version {g.version_no:d} by "
+            f"{md(g.author or 'someone')}, {when}{why}.",
             icon=":material/menu_book:",
         )
     title = f"Guidelines (version {g.version_no:d})" if g.version_no else "Guidelines (none yet)"
@@ -117,7 +115,7 @@ def _versions(client: Client, handle: str) -> None:
         f"+{v.lines_added:d} −{v.lines_removed:d} lines" + (f" · {md(v.note)}" if v.note.strip() else "")
         for v in page.items
     ]
-    st.caption(ours("Versions:  \n" + "  \n".join(lines)))
+    st.caption("Versions:  \n" + "  \n".join(lines))
 
 
 def _change(client: Client, handle: str, label: MyLabel, quality: float) -> None:
@@ -169,10 +167,8 @@ def my_labels_section(
             trait_name = trait.name if trait else label.trait
             review = " · pending review" if label.review == "pending" else ""
             c1.markdown(
-                ours(
-                    f"{md(label.text[:300])}  \n:small[#{label.id:d} · {md(trait_name)}: "
-                    f"**{md(name or pole)}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
-                )
+                f"{md(label.text[:300])}  \n:small[#{label.id:d} · {md(trait_name)}: "
+                f"**{md(name or pole)}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
             )
             if label.trained:
                 c2.caption("Trained into a version: it stays.")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from app.ui.inert import md, ours, quote
+from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Client, TextComment
 
@@ -39,7 +39,7 @@ def notes_line(notes: dict[str, Noted], text: str) -> None:
         st.caption(f":material/help: Unsure: {md(', '.join(noted.unsure))}")
     for c in noted.comments:
         when = f" · {c.created_at:%Y-%m-%d %H:%M} UTC" if c.created_at else ""
-        st.caption(f":material/chat: **{md(c.author)}**{ours(when)}: {md(c.body)}")
+        st.caption(f":material/chat: **{md(c.author)}**{when}: {md(c.body)}")
 
 
 def noted_texts(notes: dict[str, Noted]) -> None:

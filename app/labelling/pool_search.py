@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.widgets import guard
 from core.client import Client, PoolPage, Trait
 from core.contract import MAX_POOL_QUERY_CHARS
@@ -44,7 +44,7 @@ def pool_search(
             st.info("No text of the pool contains that.")
             return
         more = f" (the first {len(found.items):,})" if found.total > len(found.items) else ""
-        st.caption(f"{found.total:,} texts contain {md(repr(phrase))}{ours(more)}.")
+        st.caption(f"{found.total:,} texts contain {md(repr(phrase))}{more}.")
         frame = pd.DataFrame([{"id": t.id, "text": t.text} for t in found.items])
         st.dataframe(frame, hide_index=True, width="stretch", key="pool_search_table")
         if not backend.may("review"):

@@ -39,14 +39,14 @@ def scale_section(client: Client, handle: str, traits: list[Trait]) -> None:
     unsure = False
     if points is not None:
         st.caption(
-            f"Keys 1..{points}, lowest first; point k is stored as quality (k-1)/{points - 1}, and every "
+            f"Keys 1..{points:d}, lowest first; point k is stored as quality (k-1)/{points - 1:d}, and every "
             "label keeps its point."
         )
         columns = st.columns(points)
         for k, (column, word) in enumerate(zip(columns, default_names(trait, points), strict=True), start=1):
             words.append(
                 column.text_input(
-                    f"Point {k}", value=word, max_chars=MAX_LABEL_CHARS, key=f"scale_{key}_{points}_{k}"
+                    f"Point {k:d}", value=word, max_chars=MAX_LABEL_CHARS, key=f"scale_{key}_{points}_{k}"
                 )
             )
         unsure = st.checkbox(

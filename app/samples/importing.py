@@ -46,7 +46,7 @@ from app.samples.mapping import (
     which_scale,
     word_labels,
 )
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
 from core.client import Client, Trait
@@ -181,7 +181,7 @@ def _pick_mapping(
             **kept.widget(f"threshold{at}", threshold),
         )  # fmt: skip
         neutral_at = r2.checkbox(
-            f"exactly {ours(number_text(threshold))} → {NEUTRAL_QUALITY:g} (neutral)",
+            f"exactly {number_text(threshold)} → {NEUTRAL_QUALITY:g} (neutral)",
             help="A label exactly at the threshold counts toward neither pole. On for a symmetric scale, "
             "whose middle (0 on −4..+4) a rater gave for neither.",
             **kept.widget(f"threshold_neutral{at}", threshold_neutral_default(guessed)),
@@ -401,17 +401,15 @@ def labelled_file(
         st.error(str(exc))
         return None
     unreadable = table.problems + mapped.refused
-    left = f", {mapped.left_out} left out between the quantiles" if mapped.left_out else ""
-    left += f", {len(mapped.dropped)} neutral left out" if mapped.dropped else ""
     if mapping.raters:
-        _votes_preview(mapped, len(unreadable), left)
+        _votes_preview(mapped, len(unreadable))
     else:
-        st.write(f"{len(mapped.samples):,} row(s) read, {len(unreadable):,} unreadable{ours(left)}.")
+        st.write(f"{len(mapped.samples):,} row(s) read, {len(unreadable):,} unreadable{_left_out(mapped)}.")
     unit = "vote" if mapping.raters else "row"
-    st.markdown(f"**Mapping:** {ours(rules_summary(mapping, mapped, unit))}.")
+    st.markdown(f"**Mapping:** {rules_summary(mapping, mapped, unit)}.")
     if neutral := mapped.neutral():
         st.checkbox(
-            f"leave out the {neutral:,} neutral {ours(unit)}" + ("" if neutral == 1 else "s"),
+            f"leave out the {neutral:,} neutral {unit}" + ("" if neutral == 1 else "s"),
             help=f"A quality of {NEUTRAL_QUALITY:g} counts toward neither pole. Left out, each is listed "
             "below with its line; kept, it is stored as it is.",
             **kept.widget(_drop_neutral(mapping.label), False),
@@ -420,13 +418,11 @@ def labelled_file(
     if mapped.samples and not mapping.raters:
         preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
         preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
-        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples)):,} {ours(what)})")
+        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples)):,} {md(what)})")
         st.dataframe(preview, hide_index=True, width="stretch")
     if mapped.samples:
-        counted = "Votes" if mapping.raters else what.capitalize()
-        st.markdown(
-            f"**{ours(counted)} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)"
-        )
+        counted = "Votes" if mapping.raters else md(what.capitalize())
+        st.markdown(f"**{counted} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)")
         st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
     if both := contradictions(mapped):
         st.markdown(f"**Texts this file labels both ways** ({len(both):,})")
@@ -470,13 +466,20 @@ def _remember_ratings(handle: str, mapped: Mapped, column: str) -> None:
         )
 
 
-def _votes_preview(mapped: Mapped, unreadable: int, left: str) -> None:
+def _left_out(mapped: Mapped) -> str:
+    """The rows the mapping left out, for the line of counts (empty when none)."""
+    left = f", {mapped.left_out:,} left out between the quantiles" if mapped.left_out else ""
+    return left + (f", {len(mapped.dropped):,} neutral left out" if mapped.dropped else "")
+
+
+def _votes_preview(mapped: Mapped, unreadable: int) -> None:
     """Several raters: texts, votes per text and raters, before anything is stored."""
     v = mapped.votes()
     low, median, high = v["votes_per_text"]
     st.write(
         f"{v['votes']:,} votes on {v['texts']:,} texts from {v['raters']:,} raters "
-        f"(votes per text: {low:g}–{high:g}, median {median:g}); {unreadable:,} unreadable{ours(left)}."
+        f"(votes per text: {low:g}–{high:g}, median {median:g}); "
+        f"{unreadable:,} unreadable{_left_out(mapped)}."
     )
     if not mapped.samples:
         return

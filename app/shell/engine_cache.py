@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from app.ui.inert import code
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
@@ -50,6 +51,9 @@ def bodies_note() -> str:
     from core.embedders.registry import BODIES, available_bodies, short_name
 
     have = available_bodies()
-    names = [f"`{short_name(b)}`" + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
-    missing = [f"`{short_name(b)}` is not installed (`make mpnet`)" for b in BODIES if b not in have]
-    return f"Bodies installed here: {', '.join(names)}" + "".join(f"; {m}" for m in missing) + "."
+    names = [code(short_name(b)) + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
+    missing = [code(short_name(b)) + " is not installed (`make mpnet`)" for b in BODIES if b not in have]
+    said = ", ".join(names)
+    if missing:
+        said += "; " + "; ".join(missing)
+    return "Bodies installed here: " + said + "."

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.widgets import guard
 from core.client import Assignments, Model
 from core.contract import MAX_ASSIGNED, TARGET_PERIODS
@@ -73,7 +73,7 @@ def assigned_work(backend: Backend, model: Model) -> None:
     else:
         st.caption("Nobody has assigned texts or a target on this model yet.")
     after = "then the shared pool" if found.shared_pool else "and nothing else (the shared pool is closed)"
-    st.caption(f"Each person's queue serves their assigned texts first, {ours(after)}. Labelled: any trait.")
+    st.caption(f"Each person's queue serves their assigned texts first, {after}. Labelled: any trait.")
     if not backend.may("manage"):
         return
     _assign_form(backend, model)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import ours
 from app.ui.widgets import guard
 from core.client import Model
 from core.contract import MAX_OVERLAP, MAX_VOTES_WANTED
@@ -17,7 +16,7 @@ FLASH = "campaign_flash"
 
 def settings_line(model: Model) -> str:
     """The campaign's settings in words, for everyone."""
-    votes = "1 vote per text" if model.votes_wanted == 1 else f"{model.votes_wanted} votes per text"
+    votes = "1 vote per text" if model.votes_wanted == 1 else f"{model.votes_wanted:d} votes per text"
     retraining = "automatic retraining on" if model.auto_retrain else "automatic retraining **paused**"
     blind = "blind labelling" if model.blind_labelling else "votes visible to colleagues"
     overlap = f"{model.overlap:.0%} of suggestions shared with colleagues" if model.overlap else "no overlap"
@@ -30,7 +29,7 @@ def campaign_settings(backend: Backend, model: Model) -> None:
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
     if not backend.may("manage"):
-        st.caption(f":material/tune: {ours(settings_line(model))} (set by the namespace's owners).")
+        st.caption(f":material/tune: {settings_line(model)} (set by the namespace's owners).")
         return
     with st.form("campaign_settings"):
         votes = st.number_input(

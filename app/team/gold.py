@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.widgets import guard
 from core.client import Model
 from core.client.models import GoldAccuracy
@@ -51,7 +51,7 @@ def gold_quality(backend: Backend, model: Model) -> None:
     rate = f"{found.gold_rate:.0%} of each person's suggestions" if found.gold_rate else "off (rate 0 %)"
     st.caption(
         f"{found.gold_items:,} gold item(s): texts whose answer is known, mixed into the queues — "
-        f"{ours(rate)}. Annotators cannot tell them from other texts; their answers are never votes and "
+        f"{rate}. Annotators cannot tell them from other texts; their answers are never votes and "
         "never train."
     )
     if found.people:

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md, ours
+from app.ui.inert import md
 from app.ui.widgets import guard
 from core.client import Model, TeamProgress
 from core.client.team import votes_csv
@@ -74,13 +74,13 @@ def team_progress(backend: Backend, model: Model) -> None:
                 "median s per label": st.column_config.NumberColumn(format="%.0f"),
             },
         )
-        wanting = ", ".join(f"{md(k)}: {t.wanting}" for k, t in found.traits.items())
+        wanting = ", ".join(f"{md(k)}: {t.wanting:,}" for k, t in found.traits.items())
         gap = int(found.session_gap_seconds or 0)
         st.caption(
             f"Labels today: {md(str(found.day))} (UTC). Median seconds between one person's consecutive "
             f"labels and unsure marks, pauses over {gap // 60:,} minutes left out. Agreement: the share of "
             "vote pairs on a shared text that fall on the same pole (neutral votes are on none), and of "
-            f"votes that match a settled text's pole. Texts still wanting votes per trait — {ours(wanting)}."
+            f"votes that match a settled text's pole. Texts still wanting votes per trait — {wanting}."
         )
     c1, c2, _ = st.columns([1, 1, 2])
     fmt = c1.radio("Export format", ["csv", "jsonl"], horizontal=True, key="team_export_format")
@@ -95,7 +95,7 @@ def team_progress(backend: Backend, model: Model) -> None:
     ready = st.session_state.get("team_export")
     if ready and ready[0] == model.handle and ready[1] == fmt:
         st.download_button(
-            f"Download every vote ({ours(fmt.upper())})",
+            f"Download every vote ({md(fmt.upper())})",
             ready[2],
             file_name=f"{model.handle}-votes.{fmt}",
             mime="text/csv" if fmt == "csv" else "application/jsonl",

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.shell.backend import Backend, end_person_session, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, md
 from app.ui.widgets import MODEL_KEY, guard
 
 
@@ -81,7 +81,7 @@ def identity(backend: Backend) -> None:
         shown = backend.annotator
         if backend.person and backend.key is not None and backend.key.display_name:
             shown = f"{backend.key.display_name} ({backend.annotator})"
-        st.caption(f":material/person: {ours(verb)} **{md(shown)}**")
+        st.caption(f":material/person: {verb} **{md(shown)}**")
         if backend.person and backend.key is not None:
             role = str(backend.key.role_in(backend.namespace))
             st.caption(f"Role in {code(backend.namespace)}: **{md(role)}**")

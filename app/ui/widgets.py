@@ -14,7 +14,7 @@ from app.shell import reads, roles
 from app.shell.backend import Backend, demo_load, get_backend, mark_signed_out
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
-from app.ui.inert import code, md, ours
+from app.ui.inert import code, md
 from core.client import Client, LastOperation, Model
 from core.client.errors import ApiError, AuthenticationError, NotFoundError, TransportError
 from core.contract import RUNS_IN_FLIGHT, can
@@ -165,14 +165,14 @@ def when(value: Any) -> str:
 
 def operation_caption(op: LastOperation) -> str:
     phase, message = op.phase, op.progress_message
-    bits = [f"{op.kind or 'operation'} {op.status or ''}".strip()]
+    bits = [md(f"{op.kind or 'operation'} {op.status or ''}".strip())]
     if phase:
-        bits.append(str(phase))
+        bits.append(md(str(phase)))
     if message and message != phase:
-        bits.append(str(message))
+        bits.append(md(str(message)))  # the service's words, which may quote what someone typed
     position = op.place_in_queue
     if op.status == "queued" and position is not None:
-        bits.append("next in the queue" if position == 1 else f"number {position} in the queue")
+        bits.append("next in the queue" if position == 1 else f"number {position:d} in the queue")
     return " · ".join(bits)
 
 
@@ -187,7 +187,7 @@ def show_operation(op: LastOperation | None) -> None:
         st.caption(f"Last operation: {md(str(op.kind))} cancelled ({md(when(op.finished_at))}).")
     elif status == "failed":
         why = f"{code(op.error_code or 'error')} {md(op.error_message or '')}"
-        st.error(f"Last {md(str(op.kind))} failed: {ours(why)}")
+        st.error(f"Last {md(str(op.kind))} failed: {why}")
     elif status == "succeeded":
         st.caption(f"Last operation: {md(str(op.kind))} succeeded ({md(when(op.finished_at))}).")
 
@@ -317,7 +317,7 @@ def model_header(model: Model) -> None:
     version = f"v{model.version_no}" if model.version_no else "no version yet"
     tags = ", ".join(model.version_tags)
     st.caption(
-        f"{ours(STATE_ICONS.get(state, ''))} {code(model.handle)} · **{md(state)}** · {md(version)}"
+        f"{STATE_ICONS.get(state, '')} {code(model.handle)} · **{md(state)}** · {md(version)}"
         + (f" · tags: {md(tags)}" if tags else "")
     )
 

@@ -217,11 +217,6 @@ class Settings(BaseSettings):
     session_max_s: int = Field(
         12 * 3600, ge=0, description="An ID token is refused this long after it was issued; 0: at its `exp`."
     )
-    test_hooks: str | None = Field(
-        None,
-        description="The tests' fault injection, a JSON object of hooks (docs/contributing.md, Fault "
-        "injection); refused unless the embedder is `hashing`.",
-    )
     generator_url: str | None = Field(
         None,
         description="An OpenAI-compatible server's base URL (vLLM, Ollama, llama.cpp's server, a hosted API; "

@@ -7,6 +7,7 @@ has all of these; a function asks only for what it uses. Read-only properties, s
 
 from __future__ import annotations
 
+import logging
 from typing import Literal, Protocol
 
 from sqlalchemy import Engine
@@ -34,23 +35,24 @@ Point = Literal[
 
 
 class Checkpoints(Protocol):
-    """Told when a run or request reaches a `Point`; a process's own does nothing. The fault-injection tests
-    give theirs at process start (service/process/faults.py) to hold a chosen model there and kill a
-    process at that moment, and in-process tests set an executor's to act at a run's progress reports
-    (raise to stand in for a worker dying), so production code only ever says where it is."""
+    """Told when a run or request reaches a `Point`. A process's own log it at debug level (logger
+    `service.checkpoints`: where a stuck run or a slow request got to); another is given to
+    `Context.build` (the fault-injection tests' hold a chosen model there, harness/faults.py)."""
 
     def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
         """`handle`: the model; `what`: the moment in words (logged); `attempt`: a run's attempt."""
 
 
-class Unwatched:
-    """The checkpoints of a process nobody is testing: nothing happens."""
+class Logged:
+    """The checkpoints of a process: a debug line each (nothing when the level is above debug)."""
+
+    log = logging.getLogger("service.checkpoints")
 
     def reached(self, point: Point, handle: str, what: str, attempt: int | None = None) -> None:
-        return None
+        self.log.debug("%s of %s: %s (attempt %s)", point, handle, what, attempt)
 
 
-UNWATCHED = Unwatched()
+LOGGED = Logged()
 
 
 class Databases(Protocol):

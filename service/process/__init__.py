@@ -1,5 +1,5 @@
 """What a process of `python -m service` runs, one module each: the API's app (`api.create_app`), the worker
-(`worker`), the commands `backfill` and `backup` / `restore`, `parent` (is the process that started us
-still there?) and `faults` (the fault-injection tests' checkpoints, chosen at start). The top layer: nothing
+(`worker`), the commands `backfill` and `backup` / `restore`, and `parent` (is the process that started us
+still there?). The top layer: nothing
 below imports it (pyproject.toml's import-linter contracts).
 """

@@ -23,7 +23,6 @@ from starlette.routing import BaseRoute
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
-from service.domain.needs import UNWATCHED, Checkpoints
 from service.errors import ApiError, ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
@@ -180,12 +179,10 @@ def route_table() -> tuple[BaseRoute, ...]:
     return tuple(table.routes)
 
 
-def create_app(
-    settings: Settings | None = None, *, context: Context | None = None, checkpoints: Checkpoints = UNWATCHED
-) -> FastAPI:
+def create_app(settings: Settings | None = None, *, context: Context | None = None) -> FastAPI:
     """Build the app; migrations run here. The worker starts with the app's lifespan."""
     settings = settings or Settings.from_env()
-    ctx = context or Context.build(settings, checkpoints)
+    ctx = context or Context.build(settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -15,17 +15,14 @@ from types import FrameType
 
 from service.config.settings import Settings
 from service.context import Context
-from service.domain.needs import UNWATCHED, Checkpoints
 from service.process.parent import parent_alive
 
 log = logging.getLogger("service.worker")
 
 
-def run_worker_process(
-    settings: Settings, workers: int, parent_pid: int | None = None, checkpoints: Checkpoints = UNWATCHED
-) -> int:
+def run_worker_process(settings: Settings, workers: int, parent_pid: int | None = None) -> int:
     original_ppid = os.getppid()
-    ctx = Context.build(settings.model_copy(update={"run_worker": False}), checkpoints)
+    ctx = Context.build(settings.model_copy(update={"run_worker": False}))
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.embedders.base import Embedder
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
-from service.domain.needs import UNWATCHED, Checkpoints
+from service.domain.needs import LOGGED, Checkpoints
 from service.runs.heartbeat import Heartbeat
 from service.store.db import read_sessions
 
@@ -28,7 +28,7 @@ class Attempt:
     heartbeat: Heartbeat
     # Enqueues one shard of this run's embedding for any worker (service/runs/shards.py).
     enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
-    checkpoints: Checkpoints = UNWATCHED
+    checkpoints: Checkpoints = LOGGED
     started: bool = field(default=False)  # the engine has reported progress (`run_started` was reached)
 
     @cached_property

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.engine.errors import EngineError
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
-from service.domain.needs import UNWATCHED, Checkpoints
+from service.domain.needs import LOGGED, Checkpoints
 from service.runs import discover, evaluate, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
@@ -43,7 +43,7 @@ class Executor:
         sessions: sessionmaker[Session],
         embedders: Embedders,
         run_locks: RunLocks,
-        checkpoints: Checkpoints = UNWATCHED,
+        checkpoints: Checkpoints = LOGGED,
     ) -> None:
         self.settings = settings
         self.checkpoints = checkpoints

@@ -44,7 +44,7 @@ from core.engine.errors import EngineError
 from core.engine.types import Sample
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
-from service.domain.needs import UNWATCHED, Checkpoints
+from service.domain.needs import LOGGED, Checkpoints
 from service.store import ledger
 from service.store.db import read_sessions, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
@@ -127,7 +127,7 @@ class Coordinator:
     embedder: Embedder
     enqueue: Callable[[str, int], None]
     report: Callable[[float, str, str], None]  # (fraction of the embedding, phase, message)
-    checkpoints: Checkpoints = UNWATCHED
+    checkpoints: Checkpoints = LOGGED
 
     def __post_init__(self) -> None:
         # Polling and reading the others' shards needs no write lock (SQLite's writers begin IMMEDIATE).

@@ -1,18 +1,18 @@
 """`app.ui.inert.md`: any string, rendered as CommonMark, is one paragraph of exactly that text (no link, no
-image, no markup); the browser test (test_inert_text_browser.py) checks GitHub's autolinks in Streamlit."""
+image, no markup); the browser test (test_inert_text_browser.py) checks GitHub's autolinks in Streamlit. And
+every value the pages interpolate into Markdown went through it (tests/app/inert_scan.py)."""
 
 from __future__ import annotations
 
-import ast
 import html
-from collections.abc import Iterator
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from app.ui.inert import JOINER, code, html_text, md
+from app.ui.inert import JOINER, code, html_text, link_target, md
+from tests.app.inert_scan import ROOT, Scan, unsafe_values
 
 MARKUP = st.sampled_from(["[", "]", "(", ")", "!", "*", "_", "`", "<", ">", "#", "-", "\\", ":", "$", "|"])
 TEXT = st.lists(
@@ -57,53 +57,54 @@ def test_text_in_an_html_block_stays_in_it(parts: list[str]) -> None:
     assert rendered.count("<") == 2 and rendered.startswith("<div") and rendered.rstrip().endswith("</div>")
 
 
-# Streamlit calls whose text (first argument, `label`, `help` or `body`) renders as Markdown.
-RENDERING = {
-    "markdown", "write", "caption", "error", "info", "warning", "success", "toast", "button", "subheader",
-    "header", "title", "expander", "checkbox", "radio", "selectbox", "multiselect", "toggle", "slider",
-    "select_slider", "text_input", "text_area", "number_input", "download_button", "popover", "tabs",
-    "page_link", "metric", "form_submit_button", "link_button", "status", "segmented_control", "pills",
-}  # fmt: skip
-# What an f-string may interpolate into them: text made inert, Markdown built from inert parts, a number
-# with a format spec, or a module constant.
-INERT_CALLS = {"md", "quote", "code", "html_text", "ours"}
-
-
-def _inert_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INERT_CALLS
-
-
-def _unsafe(node: ast.AST) -> Iterator[str]:
-    """The interpolated values under `node` that are neither made inert nor numbers nor constants."""
-    if _inert_call(node):
-        return
-    if isinstance(node, ast.FormattedValue):
-        value = node.value
-        constant = isinstance(value, ast.Name) and value.id.isupper()
-        if node.format_spec is None and not constant and not _inert_call(value):
-            yield ast.unparse(value)
-        return
-    for child in ast.iter_child_nodes(node):
-        yield from _unsafe(child)
-
-
-def _rendered(call: ast.Call) -> list[ast.expr]:
-    assert isinstance(call.func, ast.Attribute)
-    shown = list(call.args) if call.func.attr == "write" else call.args[:1]
-    return shown + [k.value for k in call.keywords if k.arg in ("label", "help", "body")]
+@given(st.text(st.characters(codec="ascii", exclude_categories=["Cc"]) | st.sampled_from("\n\r ")))
+@settings(max_examples=200, deadline=None)
+def test_a_link_target_ends_where_it_should(path: str) -> None:
+    url = f"http://127.0.0.1:8000/{path}"
+    rendered = MarkdownIt("commonmark").render(f"[docs]({link_target(url)}/docs) after").strip()
+    assert rendered.startswith('<p><a href="http://127.0.0.1:8000/')
+    assert rendered.endswith('/docs">docs</a> after</p>') and rendered.count("<") == 4
 
 
 def test_every_value_shown_as_markdown_is_made_inert() -> None:
-    """A value interpolated into Markdown that Streamlit renders went through `app/ui/inert.py` (or is a
-    formatted number): a string someone typed (a name, a tag, a service message quoting input) that did not
-    could become a link or an image fetched from anywhere."""
-    root = Path(__file__).resolve().parents[2]
-    found = []
-    for path in sorted([*root.glob("app/**/*.py"), *root.glob("pages/*.py")]):
-        for call in ast.walk(ast.parse(path.read_text(), str(path))):
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
-                continue
-            if call.func.attr in RENDERING:
-                for arg in _rendered(call):
-                    found += [f"{path.relative_to(root)}:{call.lineno}: {{{v}}}" for v in _unsafe(arg)]
+    """A value interpolated into Markdown that Streamlit renders went through `app/ui/inert.py`, is a
+    formatted number, or is built only from such parts and the code's own strings (tests/app/inert_scan.py):
+    a string someone typed (a name, a tag, a service message quoting input) that did not could become a link
+    or an image fetched from anywhere."""
+    paths = sorted([*ROOT.glob("app/**/*.py"), *ROOT.glob("pages/*.py")])
+    found = unsafe_values(paths)
     assert found == [], "values shown as Markdown without app/ui/inert.py:\n" + "\n".join(found)
+
+
+PAGE = """
+import streamlit as st
+from app.ui.inert import md
+
+def failed(model, note: str) -> None:
+    why = f"{md(model.name)}: {NOTE_{0}}"
+    st.caption(f"Last run failed: {why}")
+    st.error(f"{ERROR_{0}}")
+    said = line(model)
+    parts = ["**ready**"]
+    parts.append(f"{model.votes:,} votes")
+    st.markdown(f"{said} · {' · '.join(parts)}")
+
+def line(model) -> str:
+    state = STATE_{0}
+    return f"{state} · v{model.version_no:d}"
+"""
+UNESCAPED = {"NOTE_": "note", "ERROR_": "model.error_message", "STATE_": "model.state"}
+
+
+def test_the_scan_finds_a_value_that_was_not_made_inert() -> None:
+    """Through a local variable, directly, and through the return of a function: each is found, and only
+    these; made inert, none is."""
+    raw = PAGE
+    for name, value in UNESCAPED.items():
+        raw = raw.replace(name + "{0}", value)
+    found = Scan().unsafe(Path("page.py"), raw)
+    assert found == ["page.py:7: {why}", "page.py:8: {model.error_message}", "page.py:12: {said}"]
+    inert = PAGE
+    for name, value in UNESCAPED.items():
+        inert = inert.replace(name + "{0}", f"md({value})")
+    assert Scan().unsafe(Path("page.py"), inert) == []

@@ -10,7 +10,6 @@ Screenshots: artifacts/screenshots/newcomer_*.png.
 from __future__ import annotations
 
 import csv
-import json
 import random
 import re
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from playwright.sync_api import Browser, ViewportSize, expect
 
 from core.demo import read_demo_model
 from core.local import KEY_FILE, start_local_service
+from harness.faults import faults_env
 from harness.streamlit import streamlit_app
 from tests.app.support import BROWSER, CALL_FAILED, Ui, app_client
 
@@ -29,7 +29,7 @@ pytestmark = BROWSER
 
 SCREEN: ViewportSize = {"width": 1280, "height": 800}
 LABELLED = "local.replies"  # trained on the support replies' politeness labels; its pool gets news texts
-SLOW = "local.slow-model"  # a draft; its training waits before saving (SCORING_TEST_HOOKS)
+SLOW = "local.slow-model"  # a draft; its training waits before saving (a fault-injection hook)
 FLAGS = "local.rated-reviews"  # a draft that gets a rated review file through the Import tab
 VERSIONS = "local.news"  # v1 and v2, an evaluation set, evaluated later by the test
 POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}
@@ -75,7 +75,7 @@ def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     data_dir = tmp_path_factory.mktemp("newcomer-browser")
     _prepare(data_dir)
     hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 45}}
-    with streamlit_app(data_dir, SCORING_DEMO="0", SCORING_TEST_HOOKS=json.dumps(hooks)) as url:
+    with streamlit_app(data_dir, SCORING_DEMO="0", **faults_env(hooks)) as url:
         yield url, data_dir
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from core.client import Client, LastOperation, NotFoundError
 from core.local import LocalService, start_local_service
+from harness.faults import faults_env
 from harness.waiting import wait_until
 from tests.app.apptest_util import by_label, no_exception, page
 from tests.app.support import make_draft
@@ -23,7 +24,8 @@ BLOCKER = "local.blocker"
 @pytest.fixture(scope="module")
 def held_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SCORING_TEST_HOOKS", f'{{"slow_run": {{"handle_prefix": "{BLOCKER}", "seconds": 120}}}}')
+        for name, value in faults_env({"slow_run": {"handle_prefix": BLOCKER, "seconds": 120}}).items():
+            mp.setenv(name, value)
         mp.setenv("SCORING_SHUTDOWN_GRACE_S", "1")  # do not wait for the held run at the end
         svc = start_local_service(tmp_path_factory.mktemp("queue-service"), embedder="hashing")
     try:

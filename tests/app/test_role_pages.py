@@ -12,7 +12,7 @@ import pytest
 from app.ui.inert import JOINER
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, run_label_page, texts
+from tests.app.apptest_util import no_exception, page, run_label_page, shown, texts
 from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
 
 TEXTS = FORMAL[:4] + CASUAL[:4]
@@ -49,7 +49,7 @@ def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> Non
 
 
 def captions(at: object) -> str:
-    return " ".join(texts(at.caption))  # type: ignore[attr-defined]
+    return " ".join(shown(at.caption))  # type: ignore[attr-defined]
 
 
 def test_an_annotator_labels_and_is_told_why_the_rest_is_not_offered(

@@ -11,6 +11,7 @@ import pytest
 from core import start_local_service
 from core.client import AuthenticationError, Client, LastOperation, TransportError
 from core.local import KEY_FILE, LocalService, free_port
+from harness.faults import faults_env
 from harness.processes import cmdline, nice, worker_children
 from harness.waiting import wait_until
 from tests.client.conftest import formality_rows
@@ -142,8 +143,8 @@ def test_the_port_is_kept_from_one_start_to_the_next(tmp_path: Path) -> None:
 
 def test_stop_ends_cleanly_in_the_middle_of_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The run sleeps a minute at its first progress report (claimed, heartbeating): a long run in progress.
-    hooks = '{"slow_run": {"handle_prefix": "nb.long", "seconds": 60}}'
-    monkeypatch.setenv("SCORING_TEST_HOOKS", hooks)
+    for name, value in faults_env({"slow_run": {"handle_prefix": "nb.long", "seconds": 60}}).items():
+        monkeypatch.setenv(name, value)
     with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
         with svc.client() as c:
             handle = svc.handle("long")

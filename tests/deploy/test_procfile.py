@@ -7,7 +7,6 @@ continues it at once instead of after the heartbeat timeout."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -23,6 +22,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from harness.faults import faults_env
 from harness.pgcluster import PgCluster
 from harness.ports import free_port
 from harness.waiting import wait_until
@@ -53,7 +53,7 @@ class Clone:
                 "PORT": str(port),
                 "SCORING_EMBEDDER": "hashing",
                 "PYTHONUNBUFFERED": "1",
-                "SCORING_TEST_HOOKS": json.dumps(hooks),
+                **faults_env(hooks, base={}),
             }
         )
 

@@ -3,9 +3,9 @@ processes on one database and queue, with short run timings and test hooks so fa
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from harness.faults import faults_env
 from harness.fleet import Fleet, fleet_env
 
 # Short run timings so faults resolve in seconds (the defaults are 10 s / 60 s / 30 s).
@@ -37,7 +37,7 @@ def scale_fleet(
         SCORING_HEARTBEAT_TIMEOUT_S=str(HEARTBEAT_TIMEOUT_S),
         SCORING_RECOVERY_INTERVAL_S=str(RECOVERY_INTERVAL_S),
         SCORING_SHUTDOWN_GRACE_S=str(SHUTDOWN_GRACE_S),
-        SCORING_TEST_HOOKS=json.dumps(TEST_HOOKS),
+        **faults_env(TEST_HOOKS),
         SCORING_SHARD_TEXTS=str(SHARD_TEXTS),
         **({"SCORING_QUEUE_URL": queue_url} if queue_url else {}),
     )

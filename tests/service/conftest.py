@@ -20,7 +20,7 @@ from harness.pgcluster import (
 )
 from service.config.settings import Settings
 from service.context import Context
-from service.domain.needs import UNWATCHED, Checkpoints
+from service.domain.needs import LOGGED, Checkpoints
 from service.process.api import create_app
 from service.store.api_keys import create_key
 from service.store.db import make_engine, migrate, transaction
@@ -91,9 +91,10 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
 @contextmanager
 def running(data_dir: Path, **overrides: object) -> Iterator[Svc]:
     """The app on `data_dir` with the test settings and `overrides`; `checkpoints=`: a fault test's
-    (service/process/faults.py)."""
-    checkpoints = cast(Checkpoints, overrides.pop("checkpoints", UNWATCHED))
-    app = create_app(make_settings(data_dir, **overrides), checkpoints=checkpoints)
+    (harness/faults.py)."""
+    checkpoints = cast(Checkpoints, overrides.pop("checkpoints", LOGGED))
+    settings = make_settings(data_dir, **overrides)
+    app = create_app(settings, context=Context.build(settings, checkpoints))
     ctx: Context = app.state.ctx
     with TestClient(app, raise_server_exceptions=False) as client:
         svc = Svc(app, ctx, client, {}, {}, {}, {})

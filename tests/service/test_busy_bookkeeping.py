@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from harness.faults import Delay, TestHooks
 from harness.waiting import wait_until
-from service.process.faults import Delay, TestHooks
 from service.store.db import transaction
 from service.store.tables import Run
 from tests.service.conftest import running

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from service.process.faults import Delay, TestHooks
+from harness.faults import Delay, TestHooks
 from service.store.tables import Model, Run
 from tests.service.conftest import running
 from tests.service.helpers import check, make_model, train_ready, wait_settled

@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import func, select, update
 
 from service.config.settings import Settings
-from service.process import faults
 from service.store import ledger
 from service.store.tables import Run, SampleRow, Version, utcnow
 from tests.checkpoints import on_progress
@@ -224,14 +223,7 @@ def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
     assert check(c.get("/v1/models/acme.handback", headers=h), 200)["version_no"] == 1
 
 
-def test_test_hooks_need_the_test_embedder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SCORING_TEST_HOOKS", '{"slow_run": {"handle_prefix": "acme.", "seconds": 1}}')
-    with pytest.raises(ValueError, match="for tests only"):
-        faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="minilm"))
-    hooks = faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="hashing"))
-    assert isinstance(hooks, faults.TestHooks)
-    assert hooks.slow_run is not None and hooks.slow_run.applies("acme.x")
-    assert hooks.slow_samples_commit is None
+def test_heartbeat_timings_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCORING_HEARTBEAT_TIMEOUT_S", "5")
     monkeypatch.setenv("SCORING_HEARTBEAT_INTERVAL_S", "1")
     settings = Settings.from_env(data_dir=tmp_path, embedder="hashing")
@@ -262,16 +254,6 @@ def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, dat
         with svc.ctx.sessions() as s:
             run = s.get(Run, run_id)
             assert run is not None and run.attempts == 1
-
-
-def test_run_hooks_can_hold_one_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(
-        "SCORING_TEST_HOOKS", '{"slow_save": {"handle_prefix": "a.", "seconds": 1, "attempt": 1}}'
-    )
-    hooks = faults.from_env(Settings.from_env(data_dir=tmp_path, embedder="hashing"))
-    assert isinstance(hooks, faults.TestHooks)
-    assert hooks.slow_save is not None and hooks.active
-    assert hooks.slow_save.applies("a.x", 1) and not hooks.slow_save.applies("a.x", 2)
 
 
 def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None:

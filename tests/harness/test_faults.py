@@ -1,0 +1,36 @@
+"""harness/faults.py: the hooks parse as a test writes them, and a process started with `faults_env` has them
+as its `Context.build`'s default, without the service imported before the process imports it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from harness.faults import TestHooks, faults_env
+
+PROBE = """
+import inspect, sys
+early = "service" in sys.modules
+from service.context import Context
+hooks = inspect.signature(Context.build).parameters["checkpoints"].default
+print(early, type(hooks).__name__, hooks.slow_run)
+"""
+
+
+def test_run_hooks_can_hold_one_attempt() -> None:
+    hooks = TestHooks.parse('{"slow_save": {"handle_prefix": "a.", "seconds": 1, "attempt": 1}}')
+    assert hooks.slow_save is not None and hooks.active and hooks.slow_run is None
+    assert hooks.slow_save.applies("a.x", 1) and not hooks.slow_save.applies("a.x", 2)
+    assert not hooks.slow_save.applies("b.x", 1)
+
+
+def test_a_process_started_with_the_faults_env_builds_its_context_with_them() -> None:
+    env = {**os.environ, **faults_env({"slow_run": {"handle_prefix": "acme.", "seconds": 1}})}
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(maxsplit=2) == [
+        "False",
+        "TestHooks",
+        "Delay(handle_prefix='acme.', seconds=1.0, attempt=None)\n",
+    ]
