@@ -10,8 +10,7 @@ from core.embedders import MINILM_ID, get_embedder
 from core.embedders.e5 import E5_ID
 from core.engine import Scorer
 from service.store.tables import Model
-from tests.service.conftest import Svc
-from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
+from tests.support.service import FORMAL, Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free
