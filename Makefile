@@ -17,7 +17,8 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast lint bench serve lock durations mpnet
+.PHONY: run test test-fast test-browser test-postgres test-server test-fleet test-slow lint bench serve lock \
+	durations mpnet
 
 $(BIN)/uv:
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -29,8 +30,8 @@ $(BIN)/uv:
 # else. `--inexact`: one stamp's sync never removes what the other installed (nor a bootstrapped uv).
 # UV_PROJECT_ENVIRONMENT: uv syncs $(VENV) (its default, ./.venv, would ignore VENV=…).
 # uv installs without byte-compiling; compileall then compiles on both cores and skips the test suites and
-# sympy (imported only by an int8 build, once per machine: compiling all of it costs 13 s of CPU, its
-# import uncompiled 3.4 s), which uv's --compile-bytecode would compile too.
+# sympy (imported only by an int8 build, once per machine: compiling all of it costs far more than its one
+# uncompiled import), which uv's --compile-bytecode would compile too.
 # Compiled it must be: with PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what
 # it imports again, and the first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
 $(RUN_STAMP): pyproject.toml uv.lock | $(UV)
@@ -61,7 +62,7 @@ lock: | $(UV)
 # app.launch is `streamlit run app/main.py` that starts the local service at once, not on the first visit.
 PORT ?= 8501
 # Our own packages, compiled as they change (compileall skips what is current): under PYTHONDONTWRITEBYTECODE
-# every process compiled what it imported of them, 0.37 s of a service process's 4.7 s start.
+# every process would compile what it imports of them at each start.
 OURS = core service app pages harness benchmarks tests
 COMPILE_OURS = $(BIN)/python -m compileall -q -j 0 $(OURS)
 
@@ -76,7 +77,7 @@ serve: $(RUN_STAMP)
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
 # the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
 # Three pytest-xdist workers on CI's 2 cores: a browser test waits on Streamlit and on its typing pauses, and
-# with two workers the cores sat idle a fifth of the run (docs/decisions/0012). --dist loadfile keeps a file on
+# with two workers the cores sat idle for part of the run (docs/decisions/0012). --dist loadfile keeps a file on
 # one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
 # in collection order, which puts the longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 3
@@ -99,7 +100,7 @@ durations:
 	$(PY) -m tests.durations artifacts/junit.xml
 
 # The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
-# (markers follow from what a test uses: tests/conftest.py); the service tests on SQLite only.
+# (markers follow from the fixtures a test uses: tests/support/markers.py); the service tests on SQLite only.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -108,6 +109,13 @@ test-fast: $(STAMP)
 	$(COMPILE_OURS)
 	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 		-m "not browser and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
+
+# One tier alone, by its marker, without the checks and coverage: `make test-postgres` after changing the store,
+# `make test-browser` after a page's interactions, … (docs/contributing.md, "Which tests to run when").
+TIERS := browser postgres server fleet slow
+$(addprefix test-,$(TIERS)): test-%: $(STAMP)
+	$(COMPILE_OURS)
+	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m $* $(PYTEST_ARGS)
 
 # lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
 lint: $(STAMP)

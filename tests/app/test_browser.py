@@ -17,8 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.app.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
-from tests.app.support import (
+from tests.support.app import (
     BROWSER,
     Ui,
     app_client,
@@ -28,6 +27,7 @@ from tests.app.support import (
     sentiment_samples,
     where_drawn,
 )
+from tests.support.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
 
 # a projector, a desktop
 SCREENS: tuple[ViewportSize, ...] = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})

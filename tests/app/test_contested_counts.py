@@ -8,8 +8,8 @@ import streamlit as st
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, texts
-from tests.app.support import make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

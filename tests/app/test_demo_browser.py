@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui, pause
+from tests.support.app import BROWSER, Ui, pause
 
 pytestmark = BROWSER
 

@@ -25,8 +25,8 @@ from app.scoring.demo import (
 from core.client import Client, Sample, Trait, Version
 from core.contract import SCORE_MIDPOINT, pole_of
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page
-from tests.app.support import FORMALITY, make_draft, new_handle
+from tests.support.app import FORMALITY, make_draft, new_handle
+from tests.support.apptest import no_exception, page
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

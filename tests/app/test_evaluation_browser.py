@@ -13,7 +13,7 @@ from playwright.sync_api import Browser
 
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import (
+from tests.support.app import (
     BROWSER,
     CASUAL,
     FORMAL,

@@ -14,7 +14,7 @@ from app.samples.mapping import guess_mapping
 from core.client import Client
 from core.tables import read_table
 from harness.datasets import find_datasets
-from tests.app.apptest_util import by_label, no_exception, page, plain, run_label_page, shown, texts
+from tests.support.apptest import by_label, no_exception, page, plain, run_label_page, shown, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 DATASETS = find_datasets()

@@ -18,8 +18,8 @@ import pytest
 from app.labelling.session import LabelSession, first_suggestions_ready, start
 from core.client import Client
 from core.local import LocalService
-from tests.app.support import ROOT
 from tests.app.test_pages import POOL
+from tests.support.app import ROOT
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -12,7 +12,7 @@ from app.shell.reads import is_write
 from core.client import Client
 from core.local import LocalService
 from harness.ports import free_port
-from tests.app.support import ROOT, make_draft, new_handle
+from tests.support.app import ROOT, make_draft, new_handle
 
 
 def test_banner_says_where_and_what_the_first_visit_does() -> None:

@@ -10,7 +10,7 @@ import random
 
 from playwright.sync_api import Browser, expect
 
-from tests.app.support import BROWSER, Ui, pause
+from tests.support.app import BROWSER, Ui, pause
 
 pytestmark = BROWSER
 

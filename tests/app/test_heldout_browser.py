@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, expect
 from core.local import start_local_service
 from harness.datasets import find_datasets
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui, app_client, pause
+from tests.support.app import BROWSER, Ui, app_client, pause
 
 POLITENESS_CSV = (
     (find_datasets() or Path("../shared/datasets")) / "stanford_politeness" / "stack-exchange.annotated.csv"

@@ -10,8 +10,8 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, texts
-from tests.app.support import CASUAL, FORMAL, make_draft, new_handle
+from tests.support.app import CASUAL, FORMAL, make_draft, new_handle
+from tests.support.apptest import by_label, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

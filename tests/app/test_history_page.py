@@ -8,7 +8,7 @@ import pytest
 
 from core.client import Client
 from core.timeline import ACTIVE, segments
-from tests.app.apptest_util import no_exception, page
+from tests.support.apptest import no_exception, page
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

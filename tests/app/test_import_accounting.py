@@ -8,8 +8,8 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
-from tests.app.support import make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import by_label, no_exception, page, run_label_page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -23,8 +23,8 @@ from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.datasets import find_datasets
 from harness.streamlit import streamlit_app
-from tests.app.grid import type_like_a_person
-from tests.app.support import BROWSER, Ui, app_client, pause
+from tests.support.app import BROWSER, Ui, app_client, pause
+from tests.support.grid import type_like_a_person
 
 pytestmark = BROWSER
 

@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, texts
-from tests.app.support import new_handle
+from tests.support.app import new_handle
+from tests.support.apptest import by_label, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

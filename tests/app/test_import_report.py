@@ -15,8 +15,8 @@ from app.samples.mapping import Mapped, Mapping, guess_mapping, map_rows
 from core.client import Client
 from core.local import LocalService
 from core.tables import read_table
-from tests.app.apptest_util import by_label, no_exception, page, texts
-from tests.app.support import make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import by_label, no_exception, page, texts
 
 TWICE = "We will circle back on the numbers whenever."
 FILE = (

@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Page
 
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui
+from tests.support.app import BROWSER, Ui
 
 pytestmark = BROWSER
 

@@ -8,7 +8,7 @@ from core.local import LocalService
 from service.config.settings import Settings
 from service.store.api_keys import create_key
 from service.store.db import make_engine, make_session_factory, transaction
-from tests.app.apptest_util import by_label, main_app, no_exception, page, texts
+from tests.support.apptest import by_label, main_app, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.app.support import BROWSER, Ui, app_client, make_draft
+from tests.support.app import BROWSER, Ui, app_client, make_draft
 
 pytestmark = BROWSER
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.app.support import BROWSER, FORMALITY, SENTIMENT, Ui, app_client, make_draft, pause
+from tests.support.app import BROWSER, FORMALITY, SENTIMENT, Ui, app_client, make_draft, pause
 
 pytestmark = BROWSER
 

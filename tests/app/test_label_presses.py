@@ -26,8 +26,8 @@ from app.labelling.session import (
 )
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, run_label_page
-from tests.app.support import make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import no_exception, page, run_label_page
 
 POOL = [f"Pool text number {i}: something to decide on." for i in range(24)]
 _nonces = itertools.count()

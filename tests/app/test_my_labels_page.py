@@ -9,8 +9,8 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, run_label_page, shown
-from tests.app.support import make_draft, named_key, new_handle, new_key_name
+from tests.support.app import make_draft, named_key, new_handle, new_key_name
+from tests.support.apptest import no_exception, page, run_label_page, shown
 
 POOL = [f"A text to decide on, number {i}." for i in range(6)]
 

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from app.ui.navigation import PAGES, PAGES_DIR, script
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import main_app, no_exception
-from tests.app.support import ROOT, make_draft, new_handle
+from tests.support.app import ROOT, make_draft, new_handle
+from tests.support.apptest import main_app, no_exception
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

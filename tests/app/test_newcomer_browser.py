@@ -23,7 +23,7 @@ from core.demo import read_demo_model
 from core.local import KEY_FILE, start_local_service
 from harness.faults import faults_env
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, CALL_FAILED, Ui, app_client
+from tests.support.app import BROWSER, CALL_FAILED, Ui, app_client
 
 pytestmark = BROWSER
 

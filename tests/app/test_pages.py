@@ -9,8 +9,8 @@ from streamlit.testing.v1.element_tree import Element
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, plain, run_label_page, shown, texts
-from tests.app.support import new_handle
+from tests.support.app import new_handle
+from tests.support.apptest import by_label, main_app, no_exception, page, plain, run_label_page, shown, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -317,7 +317,7 @@ def test_versions_explains_the_calibration_error_on_graded_labels(
 ) -> None:
     """On 0/1 labels the evaluation shows its calibration error as it is; on graded ones a note beside it
     says it is measured against graded qualities, so larger by construction, and what it means."""
-    from tests.app.support import make_draft
+    from tests.support.app import make_draft
 
     handle = make_draft(client, new_handle(service, "graded-eval"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
@@ -485,7 +485,7 @@ def test_demo_examples_show_both_poles(service: LocalService, client: Client) ->
     """The examples were the first sample of each pole: a file that begins with graded labels (0.6, 0.4)
     gave two lukewarm examples. Now each trait's most positive and most negative sample, which score on the
     poles."""
-    from tests.app.support import CASUAL, FORMAL, FORMALITY, formality_samples
+    from tests.support.app import CASUAL, FORMAL, FORMALITY, formality_samples
 
     handle = new_handle(service, "demo-poles")
     client.create_model(handle, description="examples on both poles")
@@ -563,7 +563,7 @@ def test_settings_links_the_api_docs(service: LocalService) -> None:
 
 
 def test_traits_discover_marks_intrinsic_traits(service: LocalService, client: Client) -> None:
-    from tests.app.support import FORMALITY, SENTIMENT, make_draft
+    from tests.support.app import FORMALITY, SENTIMENT, make_draft
 
     handle = make_draft(client, new_handle(service, "discover"), (FORMALITY, SENTIMENT))
     at = page("traits", handle)
@@ -624,7 +624,7 @@ def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
 
 
 def test_samples_quality_slider_names_the_traits_poles(service: LocalService, client: Client) -> None:
-    from tests.app.support import FORMALITY, SENTIMENT, make_draft
+    from tests.support.app import FORMALITY, SENTIMENT, make_draft
 
     handle = make_draft(client, new_handle(service, "poles"), (FORMALITY, SENTIMENT))
     at = page("samples", handle)
@@ -899,7 +899,7 @@ def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, train
 
 
 def test_samples_zero_data_retention_says_why_it_cannot_learn(service: LocalService, client: Client) -> None:
-    from tests.app.support import make_draft
+    from tests.support.app import make_draft
 
     handle = make_draft(client, new_handle(service, "zdr-ready"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)

@@ -15,8 +15,8 @@ from app.shell.prestart import prestart, take
 from core.local import KEY_FILE
 from harness.ports import free_port
 from harness.waiting import wait_until
-from tests.app.apptest_util import main_app, no_exception
-from tests.app.support import ROOT, app_client
+from tests.support.app import ROOT, app_client
+from tests.support.apptest import main_app, no_exception
 
 
 def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:

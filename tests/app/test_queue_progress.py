@@ -15,8 +15,8 @@ from core.client import Client, LastOperation, NotFoundError
 from core.local import LocalService, start_local_service
 from harness.faults import faults_env
 from harness.waiting import wait_until
-from tests.app.apptest_util import by_label, no_exception, page
-from tests.app.support import make_draft
+from tests.support.app import make_draft
+from tests.support.apptest import by_label, no_exception, page
 
 BLOCKER = "local.blocker"
 

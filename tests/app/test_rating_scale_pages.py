@@ -12,9 +12,9 @@ from app.team.progress import points_used
 from core.client import CastVote, Client, DisagreedText, Trait, TraitScale
 from core.local import LocalService
 from core.tables import read_table
-from tests.app.apptest_util import no_exception, page, run_label_page
-from tests.app.support import make_draft, new_handle
 from tests.app.test_pages import POOL
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import no_exception, page, run_label_page
 
 NAMES = ["very casual", "casual", "neither", "formal", "very formal"]
 

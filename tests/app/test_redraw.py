@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 from core.client import Client
 from core.contract import PROVENANCES
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, position, run_label_page
-from tests.app.support import make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import by_label, main_app, no_exception, page, position, run_label_page
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -21,7 +21,8 @@ from app.samples.grid import POLL_S
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.grid import (
+from tests.support.app import BROWSER, Ui, app_client, where_drawn
+from tests.support.grid import (
     EDITOR,
     click_row_cell,
     expect_rows,
@@ -31,7 +32,6 @@ from tests.app.grid import (
     to_last_row,
     type_into_cell,
 )
-from tests.app.support import BROWSER, Ui, app_client, where_drawn
 
 pytestmark = BROWSER
 

@@ -12,8 +12,8 @@ import pytest
 from app.ui.inert import JOINER
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import no_exception, page, run_label_page, shown, texts
-from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
+from tests.support.app import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
+from tests.support.apptest import no_exception, page, run_label_page, shown, texts
 
 TEXTS = FORMAL[:4] + CASUAL[:4]
 

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import main_app, no_exception, page, texts
-from tests.app.support import FORMALITY, PAGES, SENTIMENT, make_draft, new_handle
+from tests.support.app import FORMALITY, PAGES, SENTIMENT, make_draft, new_handle
+from tests.support.apptest import main_app, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

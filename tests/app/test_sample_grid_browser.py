@@ -20,8 +20,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from core.demo import read_demo_model
 from core.local import start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
-from tests.app.support import BROWSER, Ui, app_client, where_drawn
+from tests.support.app import BROWSER, Ui, app_client, where_drawn
+from tests.support.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
 
 pytestmark = BROWSER
 

@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, plain, texts
-from tests.loopback import serving
+from tests.support.apptest import by_label, no_exception, page, plain, texts
+from tests.support.loopback import serving
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -1,5 +1,6 @@
 """People sign in as themselves through the team's identity provider, in headless Chromium: a real OpenID
-Connect provider on loopback (tests/idp.py), a real service that takes its ID tokens, one team workbench.
+Connect provider on loopback (tests/support/idp.py), a real service that takes its ID tokens, one team
+workbench.
 
 Three people sign in in three browser contexts and each sees their own identity; a reload keeps one signed
 in; one signs out and another signs in on the same tab, and sees nothing of the first: no counter of their
@@ -16,7 +17,9 @@ from playwright.sync_api import Browser, expect
 
 from core.client import Client
 from core.local import LocalService
-from tests.app.signin_support import (
+from tests.support.app import BROWSER, CASUAL, FORMAL, FORMALITY, Ui
+from tests.support.idp import Idp
+from tests.support.signin import (
     label_counter,
     loaded,
     oidc_service,
@@ -26,8 +29,6 @@ from tests.app.signin_support import (
     team_workbench,
     through_provider,
 )
-from tests.app.support import BROWSER, CASUAL, FORMAL, FORMALITY, Ui
-from tests.idp import Idp
 
 pytestmark = BROWSER
 

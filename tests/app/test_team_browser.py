@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 from core.client import Client
 from core.local import LocalService, start_local_service
 from harness.streamlit import streamlit_app
-from tests.app.support import BROWSER, Ui, named_key
+from tests.support.app import BROWSER, Ui, named_key
 
 pytestmark = BROWSER
 

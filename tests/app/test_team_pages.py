@@ -11,8 +11,8 @@ import pytest
 from app.ui.inert import md
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, main_app, no_exception, page, run_label_page, texts
-from tests.app.support import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
+from tests.support.app import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
+from tests.support.apptest import by_label, main_app, no_exception, page, run_label_page, texts
 
 TEXTS = FORMAL[:8] + CASUAL[:8]
 # The evaluation set's texts, which the model did not train on (an evaluation leaves those out).

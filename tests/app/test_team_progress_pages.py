@@ -10,8 +10,8 @@ from app.team.progress import progress_frame
 from app.ui.inert import md
 from core.client import Client
 from core.local import LocalService
-from tests.app.apptest_util import by_label, no_exception, page, run_label_page, texts
-from tests.app.support import CASUAL, FORMAL, named_key, new_handle, new_key_name
+from tests.support.app import CASUAL, FORMAL, named_key, new_handle, new_key_name
+from tests.support.apptest import by_label, no_exception, page, run_label_page, texts
 
 TEXTS = FORMAL[:3] + CASUAL[:3]
 GUIDE = "Formal: what you would write to a stranger at work. Slang or chat is casual."

@@ -1,6 +1,7 @@
 """A team's labelling week in headless Chromium: three people signed in through the team's identity provider
-(tests/idp.py) label one trained model of realistic size on one workbench, each in a browser of their own,
-while its owner, signed in in a fourth, pauses automatic retraining and trains a new version through the API.
+(tests/support/idp.py) label one trained model of realistic size on one workbench, each in a browser of their
+own, while its owner, signed in in a fourth, pauses automatic retraining and trains a new version through the
+API.
 
 No text is shown to two people (one vote wanted: each text goes to one person), no key press is refused
 (every label is stored, also the ones given while the training runs), no automatic version is made while
@@ -23,7 +24,9 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import LocalService
-from tests.app.signin_support import (
+from tests.support.app import BROWSER, Ui, pause
+from tests.support.idp import Idp
+from tests.support.signin import (
     email,
     label_counter,
     oidc_service,
@@ -33,8 +36,6 @@ from tests.app.signin_support import (
     sign_out,
     team_workbench,
 )
-from tests.app.support import BROWSER, Ui, pause
-from tests.idp import Idp
 
 pytestmark = BROWSER
 

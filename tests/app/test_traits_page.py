@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.client import Client
-from tests.app.apptest_util import by_label, no_exception, page, texts
+from tests.support.apptest import by_label, no_exception, page, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.client import Client
-from tests.app.apptest_util import by_label, no_exception, page
+from tests.support.apptest import by_label, no_exception, page
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -1,4 +1,4 @@
-"""The browser tests' waits (tests/app/support.py's `Ui`) on a page that is never seen idle.
+"""The browser tests' waits (tests/support/app.py's `Ui`) on a page that is never seen idle.
 
 A fragment that reruns on a timer, on a loaded machine, has its next run asked for before the last one ends:
 the app stays "running" for as long as the page is open (the Models page while a model is busy did, beside
@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from harness.streamlit import streamlit_script
-from tests.app.support import BROWSER, Ui
+from tests.support.app import BROWSER, Ui
 
 pytestmark = BROWSER
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import load
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 
 def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import mixed_load
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 
 def test_a_short_mixed_run_has_no_errors(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from core.client import Client, ConflictError, NotFoundError
-from tests.client.conftest import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
+from tests.support.client import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
 
 def _frame() -> pd.DataFrame:

@@ -18,8 +18,8 @@ from core.client import (
     UnexpectedRedirectError,
     ValidationError,
 )
-from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Service, make_draft
-from tests.loopback import serving
+from tests.support.client import NAMESPACE, OTHER_NAMESPACE, FaultInjector, Service, make_draft
+from tests.support.loopback import serving
 
 
 def test_401_for_unknown_and_missing_keys(service: Service) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.client import NotFoundError, PermissionDeniedError
-from tests.client.conftest import NEGATIVE, POSITIVE, Service, make_draft
+from tests.support.client import NEGATIVE, POSITIVE, Service, make_draft
 
 
 def test_evaluation_set_round_trip(service: Service) -> None:

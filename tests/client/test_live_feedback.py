@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.client import Client, NotFoundError, PermissionDeniedError
-from tests.client.conftest import Service, make_draft
+from tests.support.client import Service, make_draft
 
 
 def test_list_and_withdraw_buffered_feedback(client: Client, service: Service) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.client.conftest import NEGATIVE, POSITIVE, Service, make_draft
+from tests.support.client import NEGATIVE, POSITIVE, Service, make_draft
 
 # Held-out variations of the training poles: (text, quality).
 HELD = [(f"{t} (held {i})", 1.0) for i in range(2) for t in POSITIVE[:3]] + [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.client import NotFoundError, PermissionDeniedError
-from tests.client.conftest import Service, make_draft
+from tests.support.client import Service, make_draft
 
 
 def test_history(service: Service) -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from core.client import Client
 from core.tables import read_table
-from tests.client.conftest import Service, formality_rows, make_draft
+from tests.support.client import Service, formality_rows, make_draft
 
 
 def test_duplicates_are_reported_apart_from_stored_rows(client: Client, service: Service) -> None:

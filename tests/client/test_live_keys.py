@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.client import AuthenticationError, KeyInfo
-from tests.client.conftest import NAMESPACE, OTHER_NAMESPACE, Service
+from tests.support.client import NAMESPACE, OTHER_NAMESPACE, Service
 
 
 def test_current_key_per_role(service: Service) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from core.client import ApiError, Client, Model, Page
 from core.embedders import MINILM_ID
-from tests.client.conftest import NAMESPACE, Service
+from tests.support.client import NAMESPACE, Service
 
 
 def test_health(client: Client) -> None:

@@ -1,5 +1,5 @@
 """The client's people methods, and a person's ID token as its credential, against the real service
-configured with a real OpenID Connect provider on loopback (tests/idp.py)."""
+configured with a real OpenID Connect provider on loopback (tests/support/idp.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from service.store.api_keys import create_key
 from service.store.audit import OPERATOR
 from service.store.db import transaction
 from service.store.people import set_member
-from tests.client.conftest import BASE_URL
-from tests.idp import CLIENT_ID, Idp, running_idp
+from tests.support.client import BASE_URL
+from tests.support.idp import CLIENT_ID, Idp, running_idp
 
 
 @pytest.fixture

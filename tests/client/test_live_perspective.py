@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.client import AuthenticationError, BadRequestError, Client, NotFoundError, PermissionDeniedError
-from tests.client.conftest import Service, make_draft
+from tests.support.client import Service, make_draft
 
 TEXT = "Dear Sir or Madam, please find the report attached. hey lol gonna grab food"
 

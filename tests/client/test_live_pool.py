@@ -9,7 +9,7 @@ import pytest
 
 from core.client import Client, ConflictError, NotFoundError, PermissionDeniedError
 from harness.ports import free_port
-from tests.client.conftest import NEGATIVE, POSITIVE, FaultInjector, Service, make_draft
+from tests.support.client import NEGATIVE, POSITIVE, FaultInjector, Service, make_draft
 
 
 def test_import_list_suggest_and_clear(client: Client, service: Service) -> None:

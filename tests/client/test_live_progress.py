@@ -11,7 +11,7 @@ import pytest
 
 from core.client import Client, PermissionDeniedError
 from core.client.team import VOTE_COLUMNS
-from tests.client.conftest import Service, make_draft
+from tests.support.client import Service, make_draft
 
 
 def test_progress_export_and_notes(client: Client, service: Service) -> None:

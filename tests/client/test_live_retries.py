@@ -8,7 +8,7 @@ import pytest
 
 from core.client import Client, NotFoundError, RateLimitError, ServerError, TransportError
 from core.client.retry import MAX_RETRY_AFTER
-from tests.client.conftest import NAMESPACE, FaultInjector, Service, make_draft
+from tests.support.client import NAMESPACE, FaultInjector, Service, make_draft
 
 
 def _client(service: Service, faults: FaultInjector, delays: list[float], **kwargs: Any) -> Client:
@@ -74,7 +74,7 @@ def test_5xx_and_lost_responses_are_retried_for_reads(service: Service, faults: 
 
 
 def test_train_is_retried_and_joins_its_own_run(idle_service: Service) -> None:
-    from tests.client.conftest import FaultInjector as Injector
+    from tests.support.client import FaultInjector as Injector
 
     faults = Injector(idle_service.app_transport)
     with idle_service.client(transport=faults, backoff=0.0) as c:

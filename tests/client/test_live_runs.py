@@ -16,8 +16,8 @@ from core.client import (
     ValidationError,
     WaitTimeoutError,
 )
-from tests.checkpoints import on_progress
-from tests.client.conftest import Service, make_draft
+from tests.support.checkpoints import on_progress
+from tests.support.client import Service, make_draft
 
 FORMAL = "Dear Sir or Madam, kindly find attached the signed agreement for your records."
 CASUAL = "hey lol gonna grab food, u coming?"

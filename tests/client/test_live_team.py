@@ -10,7 +10,7 @@ from core.client import Agreement, Client, ConflictError, PermissionDeniedError,
 from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.client.conftest import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
+from tests.support.client import NAMESPACE, NEGATIVE, POSITIVE, Service, make_draft
 
 TEXTS = POSITIVE + NEGATIVE
 # Evaluation texts the draft's samples do not hold: an evaluation leaves out what its version trained on.

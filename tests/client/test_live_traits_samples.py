@@ -7,7 +7,7 @@ import pytest
 
 from core.client import Client, ConflictError, Sample, SampleInput, TraitInput, ValidationError
 from core.contract import MAX_SOURCE_ID_CHARS
-from tests.client.conftest import Service, formality_rows, make_draft
+from tests.support.client import Service, formality_rows, make_draft
 
 
 def test_trait_lifecycle(client: Client, service: Service) -> None:

@@ -11,9 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from core.local import LOG_FILE
 from harness.processes import alive, worker_children
 from harness.waiting import wait_until
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 REPO = Path(__file__).resolve().parents[2]
 PARENT = """

@@ -14,7 +14,9 @@ from core.local import KEY_FILE, LocalService, free_port
 from harness.faults import faults_env
 from harness.processes import cmdline, nice, worker_children
 from harness.waiting import wait_until
-from tests.client.conftest import formality_rows
+from tests.support.client import formality_rows
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ import pytest
 from core.client import TransportError
 from core.local import LOG_FILE, LocalServiceError, start_local_service
 
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
+
 REPO = Path(__file__).resolve().parents[2]
 
 # A kernel stand-in: starts the service, says so, then waits between calls until the interrupt comes.

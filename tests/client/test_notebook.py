@@ -13,6 +13,8 @@ from nbclient import NotebookClient
 
 from harness.datasets import datasets_dir, find_datasets
 
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
 

@@ -30,7 +30,7 @@ from core.client import (
 from core.client.tabular import rows, texts
 from core.engine import Scorer
 from core.tables import read_file
-from tests.client.conftest import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
+from tests.support.client import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
 FORMALITY = {"name": "Formality", "positive_label": "formal", "negative_label": "casual"}
 

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

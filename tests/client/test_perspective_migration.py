@@ -10,7 +10,7 @@ import random
 import pytest
 
 from core.client.perspective_migration import agreement, matched_threshold, read_log
-from tests.client.conftest import Service
+from tests.support.client import Service
 
 RUDE = ["idiot", "stupid", "moron", "fool", "dumb", "loser", "pathetic", "trash"]
 KIND = ["thanks", "lovely", "great", "helpful", "kind", "friend", "welcome", "nice"]

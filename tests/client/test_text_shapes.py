@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from core.client import Client
 from core.engine import Scorer
-from tests.client.conftest import BASE_URL, Service, make_draft
+from tests.support.client import BASE_URL, Service, make_draft
 
 TEXTS = st.lists(
     st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=30).filter(str.strip), min_size=1, max_size=5

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from sqlalchemy.engine import make_url
 
-from tests.deploy.helpers import REPO
+from tests.support.deploy import REPO
 
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"

@@ -17,7 +17,9 @@ import pytest
 
 from harness import processes
 from harness.waiting import wait_until
-from tests.deploy.helpers import REPO, clean_env
+from tests.support.deploy import REPO, clean_env
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 PARENT = """
 import subprocess, sys, time

@@ -28,10 +28,10 @@ from harness.ports import free_port
 from harness.waiting import wait_until
 from service.store.db import make_engine
 from service.store.tables import Run
-from tests.deploy.helpers import REPO
-from tests.service.helpers import TRAITS, check, samples
+from tests.support.deploy import REPO
+from tests.support.service import TRAITS, check, samples
 
-pytestmark = pytest.mark.postgres
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a fleet of service processes
 
 SLOW_HANDLE = "acme.slow-deploy"
 SLOW_RUN_S = 10.0  # longer than the Procfile's 3 s grace: the run is still going when honcho stops it

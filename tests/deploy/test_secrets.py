@@ -15,7 +15,9 @@ from harness.pgcluster import PgCluster
 from service.config.settings import Settings
 from service.runs.queue import make_huey
 from service.store.db import make_engine
-from tests.deploy.helpers import clean_env, service
+from tests.support.deploy import clean_env, service
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 PLACEHOLDER = "change-me-to-a-long-random-hex-string"  # what deploy/docker-compose.yml used to default to
 AWKWARD_PASSWORD = "p@ss/w:rd#?%25&x y"

@@ -23,7 +23,7 @@ from core.embedders.e5_weights import QK, Q4Matrix, read, read_header
 from core.embedders.int8_build import PER_TOKEN
 from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.engine.errors import ModelFileError
-from tests.engine.graphs import weight_types
+from tests.support.graphs import weight_types
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from core.engine.flags import (
     oof_scores,
     robust_z,
 )
-from tests.app.support import formality_samples
+from tests.support.app import formality_samples
 
 
 def test_flags_find_a_planted_mislabel_and_an_outlier() -> None:

@@ -23,7 +23,7 @@ from core.embedders.quantized import (
     float_matmul_graph,
 )
 from core.engine.errors import EmbedderUnavailableError, ModelFileError
-from tests.engine.graphs import weight_types
+from tests.support.graphs import weight_types
 
 pytestmark = pytest.mark.slow
 

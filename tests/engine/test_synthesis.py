@@ -40,7 +40,7 @@ from core.engine.synthesis import (
 )
 from core.engine.text_utils import dedup_key
 from core.engine.types import Sample, TraitSpec
-from tests.loopback import serving
+from tests.support.loopback import serving
 
 COMPLAINTS = [
     "My refund has been delayed for three weeks and nobody answers. I am done waiting.",

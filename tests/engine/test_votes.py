@@ -13,7 +13,7 @@ from core.contract import pole_of
 from core.embedders.base import Embedder
 from core.engine import CountedText, Sample, Vote, count_votes, train, training_samples, vote_counts
 from core.engine.training import canonical_json
-from tests.engine.conftest import Corpus
+from tests.support.corpus import Corpus
 
 
 def test_one_vote_per_text_keeps_the_sample_and_its_place() -> None:

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import durations
-from tests.conftest import DURATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
+DURATIONS = durations.load()  # the timings tests/conftest.py orders the run by
 FILES = ("tests/a/test_one.py", "tests/a/test_two.py", "tests/b/test_three.py")
 # (file index, class or none, seconds) per testcase
 CASES = st.lists(

@@ -10,43 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.fleet import Fleet
-from harness.pgcluster import PgCluster, selected_backends
+from harness.pgcluster import PgCluster
 from harness.redisserver import RedisServer
-from service.store.api_keys import create_key
-from service.store.db import make_engine, make_session_factory, transaction
-from tests.deselect import deselect_marked
-from tests.scale.fleet import scale_fleet
-from tests.service.conftest import default_backends
-from tests.service.helpers import auth
-
-BACKENDS = selected_backends(default=default_backends())
-FLEETS = (*BACKENDS, "postgres+redis") if "postgres" in BACKENDS else BACKENDS
-QUEUE_FREE = "queue_free"  # a test's marker: it never touches the queue
+from tests.support.deselect import deselect_marked
+from tests.support.fleet import FLEETS, QUEUE_FREE, Running, make_key, scale_fleet
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A `queue_free` test on the postgres+redis fleet would run exactly the postgres fleet's code again: the
     same database, the same API."""
     deselect_marked(config, items, QUEUE_FREE, "running_fleet", "postgres+redis")
-
-
-class Running:
-    """The fleet plus an authoring key for namespace acme."""
-
-    def __init__(self, fleet: Fleet, headers: dict[str, str], backend: str) -> None:
-        self.fleet = fleet
-        self.headers = headers
-        self.backend = backend  # "sqlite", "postgres" or "postgres+redis"
-
-
-def make_key(database_url: str) -> dict[str, str]:
-    engine = make_engine(database_url)
-    try:
-        with transaction(make_session_factory(engine)) as s:
-            return auth(create_key(s, ["acme"], "authoring"))
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(

@@ -26,15 +26,15 @@ from harness.fleet import Fleet, ServiceProcess
 from harness.waiting import wait_until
 from service.store.db import make_engine
 from service.store.tables import Model, Run, RunShard, SampleRow, Version
-from tests.scale.conftest import Running
-from tests.scale.fleet import (
+from tests.support.fleet import (
     BULK_PREFIX,
     HEARTBEAT_TIMEOUT_S,
     SHARD_HOLD_S,
     SHARD_PREFIX,
     SLOW_PREFIX,
+    Running,
 )
-from tests.service.helpers import TRAITS, check, samples
+from tests.support.service import TRAITS, check, samples
 
 SETTLE_S = 90.0  # upper bound for any run to finish in these tests (they take a few seconds)
 

@@ -11,8 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from harness import browser as chromium
-from tests.service.conftest import Svc
-from tests.service.helpers import served
+from tests.support.service import Svc, served
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

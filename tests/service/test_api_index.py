@@ -13,8 +13,8 @@ from pathlib import Path
 from fastapi.routing import APIRoute
 
 from core.contract import ROLES, least_role
-from tests.service.conftest import Svc
 from tests.service.test_auth_matrix import OPERATIONS, OWN_ERROR_SHAPE, UNAUTHENTICATED, Op
+from tests.support.service import Svc
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 BEGIN, END = "<!-- endpoint index: begin -->", "<!-- endpoint index: end -->"

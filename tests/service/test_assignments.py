@@ -11,8 +11,7 @@ from sqlalchemy import func, select
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import AuditEvent, PoolAssignment, SampleRow
-from tests.service.conftest import Svc
-from tests.service.helpers import auth, check, error_code
+from tests.support.service import Svc, auth, check, error_code
 
 H = "acme.assigned"
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]

@@ -20,8 +20,7 @@ from service.__main__ import main
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import utcnow
-from tests.service.conftest import Svc, running
-from tests.service.helpers import FORMAL, auth, check, error_code, wait_settled
+from tests.support.service import FORMAL, Svc, auth, check, error_code, running, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 _ROUNDS = itertools.count(1000)  # a model per example: the fixture's service is shared by them

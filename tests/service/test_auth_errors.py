@@ -8,8 +8,7 @@ import re
 import pytest
 from fastapi import APIRouter
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready
+from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

@@ -35,9 +35,18 @@ from service.store.api_keys import NameTaken, create_key
 from service.store.audit import SERVICE
 from service.store.db import transaction
 from service.store.tables import AuditEvent, Model, Person
-from tests.idp import CLIENT_ID, Idp, running_idp
-from tests.service.conftest import Svc, _migrate, running
-from tests.service.helpers import auth, check, error_code, make_model, train_ready, wait_settled
+from tests.support.idp import CLIENT_ID, Idp, running_idp
+from tests.support.service import (
+    Svc,
+    _migrate,
+    auth,
+    check,
+    error_code,
+    make_model,
+    running,
+    train_ready,
+    wait_settled,
+)
 
 Kind = Literal[
     "read",

@@ -11,7 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.helpers import auth, check, cli, make_model, served, train_ready
+from tests.support.service import auth, check, cli, make_model, served, train_ready
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 TEXTS = ["Dear Sir, kindly review the enclosed report.", "lol that was wild dude", "What a wonderful day!"]
 

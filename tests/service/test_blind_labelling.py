@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import Svc, _migrate, running
-from tests.service.helpers import auth, check, make_model, train_ready
 from tests.service.test_auth_matrix import BLIND_READS
+from tests.support.service import Svc, _migrate, auth, check, make_model, running, train_ready
 
 H = "acme.blind-walk"
 TEXTS = [f"Carol's text number {i}, to be judged." for i in range(4)]

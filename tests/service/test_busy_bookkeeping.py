@@ -16,8 +16,7 @@ from harness.faults import Delay, TestHooks
 from harness.waiting import wait_until
 from service.store.db import transaction
 from service.store.tables import Run
-from tests.service.conftest import running
-from tests.service.helpers import TRAITS, check, samples, wait_settled
+from tests.support.service import TRAITS, check, running, samples, wait_settled
 
 # The training sleeps this long (claimed, heartbeating) at its first progress report: long enough that the
 # importer has stopped before the run saves its version (that write is not the bookkeeping's, and a loaded

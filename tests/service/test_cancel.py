@@ -21,8 +21,7 @@ from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Run
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
 
 H = "acme.cancel"
 EVAL_ITEMS = [

@@ -13,9 +13,8 @@ from sqlalchemy import select
 from service.store.claims import votes_on
 from service.store.db import transaction
 from service.store.tables import Model, PoolClaim, PoolText, Trait, utcnow
-from tests.service.conftest import Svc
-from tests.service.helpers import check
 from tests.service.test_claims import POOL, TRAITS, person
+from tests.support.service import Svc, check
 
 PEOPLE = ("alice", "bob", "carol")
 TEXTS = 6

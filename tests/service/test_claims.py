@@ -16,8 +16,17 @@ from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import PoolClaim, SampleRow, utcnow
-from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, loopback, make_model, wait_settled
+from tests.support.service import (
+    CASUAL,
+    FORMAL,
+    Svc,
+    auth,
+    check,
+    error_code,
+    loopback,
+    make_model,
+    wait_settled,
+)
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 # Sixty texts far apart (no two near-duplicates, which a suggestion never hands out together).

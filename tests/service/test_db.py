@@ -12,8 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from service.store.db import transaction
 from service.store.tables import SampleRow, utcnow
-from tests.service.conftest import Svc, running
-from tests.service.helpers import check, error_code, make_model
+from tests.support.service import Svc, check, error_code, make_model, running
 
 MARKER = "private-marker-5c1e"  # a sample text that must appear in no message or log
 

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import (
+    CASUAL,
+    FORMAL,
+    Svc,
+    check,
+    error_code,
+    make_model,
+    train_ready,
+    wait_settled,
+)
 
 HELD_OUT = [
     ("formality", "We hereby acknowledge receipt of your correspondence dated the fifth.", 1.0),

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready
 from tests.service.test_evaluation import HELD_OUT, _evaluate, _items
+from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 SPEC_FIELDS = {"trait", "name", "score", "label", "positive_label", "negative_label"}
 

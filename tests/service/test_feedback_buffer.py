@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
 
 
 def _feedback(svc: Svc, handle: str, text: str, quality: float, trait: str = "formality") -> None:

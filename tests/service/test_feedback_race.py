@@ -9,8 +9,7 @@ from sqlalchemy import func, select
 
 from harness.faults import Delay, TestHooks
 from service.store.tables import Model, Run
-from tests.service.conftest import running
-from tests.service.helpers import check, make_model, train_ready, wait_settled
+from tests.support.service import check, make_model, running, train_ready, wait_settled
 
 HANDLE = "acme.race"
 

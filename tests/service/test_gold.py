@@ -17,8 +17,7 @@ from service.domain.gold_queue import plan
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import GoldAnswer, SampleRow
-from tests.service.conftest import Svc
-from tests.service.helpers import auth, check, error_code, make_model, train_ready
+from tests.support.service import Svc, auth, check, error_code, make_model, train_ready
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 # Texts far apart (no two near-duplicates, which a suggestion never hands out together).

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from service.errors import MAX_BODY_BYTES
-from tests.service.conftest import Svc
-from tests.service.helpers import check, serving
+from tests.support.service import Svc, check, serving
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

@@ -8,18 +8,18 @@ from typing import Any
 
 from sqlalchemy import text
 
-from tests.service.conftest import Svc
-from tests.service.helpers import (
+from tests.service.test_evaluation import HELD_OUT
+from tests.service.test_pool import UNLABELLED
+from tests.support.service import (
     CASUAL,
     FORMAL,
     POSITIVE,
+    Svc,
     check,
     evaluate_version,
     make_model,
     train_ready,
 )
-from tests.service.test_evaluation import HELD_OUT
-from tests.service.test_pool import UNLABELLED
 
 EVAL_TEXTS = [
     "The shareholders are cordially invited to the general assembly.",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready
+from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 
 def _events(svc: Svc, handle: str, headers: dict[str, str]) -> list[dict]:

@@ -10,10 +10,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from service.errors import MAX_BODY_BYTES
-from tests.service.helpers import TRAITS, auth, check, cli, samples, served
 from tests.service.test_guard import _chunked_request
+from tests.support.service import TRAITS, auth, check, cli, samples, served
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 MARKER = "sweep-marker-7f3a"
 MIB = 1024 * 1024

@@ -15,8 +15,7 @@ from sqlalchemy import event, func, select, text
 from service.domain.training import _has_several_votes
 from service.store.db import transaction
 from service.store.tables import CONTENT_KEY_CHARS, Model, SampleRow, Trait, content_key, key_of
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, check, train_ready, wait_settled
+from tests.support.service import TRAITS, Svc, check, train_ready, wait_settled
 
 BATCH = 500
 EXTRA = {"name": "Length", "positive_label": "long", "negative_label": "short"}

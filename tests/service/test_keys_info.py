@@ -10,8 +10,7 @@ from sqlalchemy import func, select, update
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import ApiKey, utcnow
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code
+from tests.support.service import Svc, check, error_code
 
 
 def test_current_key_for_each_scope(idle_svc: Svc) -> None:

@@ -16,8 +16,7 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.samples import fold_feedback
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Version
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, auth, check, make_model, train_ready, wait_settled
+from tests.support.service import TRAITS, Svc, auth, check, make_model, train_ready, wait_settled
 
 H = "acme.times"
 M = f"/v1/models/{H}"

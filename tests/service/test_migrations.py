@@ -16,8 +16,7 @@ from sqlalchemy.schema import CreateIndex
 from harness.pgcluster import database_url_fixture, selected_backends
 from service.store.db import alembic_config, make_engine, migrate
 from service.store.tables import Base
-from tests.service.conftest import Svc, running
-from tests.service.helpers import check, make_model, train_ready
+from tests.support.service import Svc, check, make_model, running, train_ready
 
 # An empty database (no prepare step), so the migration itself is what builds the schema.
 pg_or_sqlite_empty = database_url_fixture(

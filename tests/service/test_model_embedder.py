@@ -13,8 +13,7 @@ from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import Scorer
 from service.store.tables import Model, Version
-from tests.service.conftest import Svc
-from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready
+from tests.support.service import FORMAL, Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

@@ -6,8 +6,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
 
 
 def test_create_defaults_and_echo(svc: Svc) -> None:

@@ -10,8 +10,7 @@ import pytest
 
 from core.embedders import MINILM_ID
 from core.embedders.e5 import E5_ID
-from tests.service.conftest import Svc
-from tests.service.helpers import check, make_model, train_ready
+from tests.support.service import Svc, check, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

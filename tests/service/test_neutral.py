@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import (
+from tests.support.service import (
     CASUAL,
     FORMAL,
     NEGATIVE,
     POSITIVE,
+    Svc,
     check,
     error_code,
     evaluate_version,

@@ -10,7 +10,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from service.http.oidc import OidcVerifier, TokenRejected
-from tests.idp import CLIENT_ID, Idp, running_idp
+from tests.support.idp import CLIENT_ID, Idp, running_idp
 
 
 class CountingVerifier(OidcVerifier):

@@ -25,9 +25,8 @@ from service.store.audit import OPERATOR
 from service.store.db import make_engine, make_session_factory, transaction
 from service.store.people import set_member
 from service.store.tables import Membership, Person
-from tests.idp import CLIENT_ID, Idp, running_idp
-from tests.service.conftest import Svc, running
-from tests.service.helpers import auth, check, cli, error_code, make_model
+from tests.support.idp import CLIENT_ID, Idp, running_idp
+from tests.support.service import Svc, auth, check, cli, error_code, make_model, running
 
 PEOPLE = "/v1/namespaces/{ns}/people"
 

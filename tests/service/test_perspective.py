@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, make_model, train_ready
+from tests.support.service import Svc, check, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free
@@ -146,7 +145,7 @@ def test_span_scores_are_sentences_scored_alone(svc: Svc) -> None:
 
 
 def test_threshold_version_pinning_and_configured_model(tmp_path: Any, database_url: str) -> None:
-    from tests.service.conftest import running
+    from tests.support.service import running
 
     with running(tmp_path, database_url=database_url, perspective_model="acme.moderation") as svc:
         handle = _perspective_model(svc)
@@ -339,7 +338,7 @@ def test_published_json5_bodies_on_perspective_paths_only(svc: Svc) -> None:
 
 
 def test_discovery_document_paths_and_root_url(tmp_path: Any, database_url: str) -> None:
-    from tests.service.conftest import running
+    from tests.support.service import running
 
     for public, want in ((None, "http://testserver/"), ("https://scoring.example.org/api/", None)):
         with running(tmp_path / str(bool(public)), database_url=database_url, public_url=public) as svc:

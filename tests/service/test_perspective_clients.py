@@ -19,9 +19,8 @@ import pytest
 from googleapiclient import discovery
 from googleapiclient.errors import HttpError
 
-from tests.service.conftest import Svc, running
-from tests.service.helpers import loopback
 from tests.service.test_perspective import _key, _perspective_model
+from tests.support.service import Svc, loopback, running
 
 GOOGLE = "https://commentanalyzer.googleapis.com"
 # Perspective's Python quickstart (developers.perspectiveapi.com, "Get started"), as published.

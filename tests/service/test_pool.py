@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, check, error_code, make_model, train_ready
+from tests.support.service import CASUAL, FORMAL, Svc, check, error_code, make_model, train_ready
 
 UNLABELLED = [
     "Dear colleagues, the board requests your attendance at the annual meeting.",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model
+from tests.support.service import Svc, check, error_code, make_model
 
 
 def _op(svc: Svc, handle: str, headers: dict[str, str]) -> dict[str, Any]:

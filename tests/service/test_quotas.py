@@ -12,8 +12,7 @@ import pytest
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import Svc, running
-from tests.service.helpers import auth, check, error_code, make_model, train_ready
+from tests.support.service import Svc, auth, check, error_code, make_model, running, train_ready
 
 
 @pytest.fixture

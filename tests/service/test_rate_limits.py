@@ -31,15 +31,16 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.rate_limits import Rate, take
 from service.store.tables import FeedbackLabel, Model, Run, TextComment, Trait, utcnow
-from tests.idp import CLIENT_ID, running_idp
-from tests.service.conftest import Svc, running
-from tests.service.helpers import (
+from tests.support.idp import CLIENT_ID, running_idp
+from tests.support.service import (
     TRAITS,
+    Svc,
     auth,
     check,
     error_code,
     loopback,
     make_model,
+    running,
     train_ready,
     wait_settled,
 )

@@ -11,8 +11,7 @@ import numpy as np
 from core.engine.agreement import ordinal_alpha
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import Svc
-from tests.service.helpers import auth, check, error_code
+from tests.support.service import Svc, auth, check, error_code
 
 H = "acme.scales"
 M = f"/v1/models/{H}"

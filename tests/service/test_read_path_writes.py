@@ -12,8 +12,7 @@ from typing import Any
 from fastapi.routing import APIRoute
 from sqlalchemy import event
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, make_model, train_ready
+from tests.support.service import Svc, check, make_model, train_ready
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 PARAMS = {"handle": "acme.quiet", "namespace": "acme", "ref": "v1"}

@@ -13,9 +13,8 @@ from sqlalchemy import func, select, update
 from service.config.settings import Settings
 from service.store import ledger
 from service.store.tables import Run, SampleRow, Version, utcnow
-from tests.checkpoints import on_progress
-from tests.service.conftest import Svc, running
-from tests.service.helpers import check, make_model, wait_settled
+from tests.support.checkpoints import on_progress
+from tests.support.service import Svc, check, make_model, running, wait_settled
 
 
 class WorkerDied(BaseException):

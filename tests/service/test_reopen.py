@@ -10,8 +10,7 @@ from sqlalchemy import select
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Model
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
 
 TEXT = "Dear Sir, kindly find the report attached."
 ANALYZE = "/v1alpha1/comments:analyze"

@@ -8,8 +8,17 @@ from pathlib import Path
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import Svc, running
-from tests.service.helpers import CASUAL, FORMAL, auth, check, make_model, train_ready, wait_settled
+from tests.support.service import (
+    CASUAL,
+    FORMAL,
+    Svc,
+    auth,
+    check,
+    make_model,
+    running,
+    train_ready,
+    wait_settled,
+)
 
 
 def annotator(svc: Svc, name: str) -> dict[str, str]:

@@ -8,9 +8,8 @@ from typing import Any
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import Svc
-from tests.service.helpers import auth as bearer
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import auth as bearer
 
 
 def person(svc: Svc, name: str, role: str) -> dict[str, str]:

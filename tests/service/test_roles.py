@@ -13,8 +13,17 @@ from service.__main__ import main
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import AuditEvent, FeedbackLabel, SampleRow
-from tests.service.conftest import Svc, running
-from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, make_model, train_ready
+from tests.support.service import (
+    CASUAL,
+    FORMAL,
+    Svc,
+    auth,
+    check,
+    error_code,
+    make_model,
+    running,
+    train_ready,
+)
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 TEXT = "Dear Sir, with kind regards."

@@ -5,8 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.store.tables import Run
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import TRAITS, Svc, check, error_code, make_model, train_ready, wait_settled
 
 
 def test_first_train_then_noop_then_retune(svc: Svc) -> None:

@@ -22,8 +22,7 @@ from schemathesis.specs.openapi import converter
 from service.process.api import create_app
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.service.conftest import make_settings
-from tests.service.helpers import TRAITS, auth, samples, serving
+from tests.support.service import TRAITS, auth, make_settings, samples, serving
 
 pytestmark = pytest.mark.slow  # ~95 s idle: left out of `make test-fast`
 

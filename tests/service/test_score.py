@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from core.embedders import CachedEmbedder
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
 
 FORMAL_TEXT = "Dear Sir, please find attached the signed agreement for your review."
 CASUAL_TEXT = "lol yo dude wanna grab pizza haha"

@@ -9,8 +9,7 @@ import httpx
 
 from core.embedders import BatchingEmbedder, CachedEmbedder, cache_key, get_embedder
 from core.engine import Scorer
-from tests.service.conftest import Svc
-from tests.service.helpers import check, loopback, make_model, train_ready
+from tests.support.service import Svc, check, loopback, make_model, train_ready
 
 
 def test_concurrent_scores_match_the_engine(svc: Svc) -> None:

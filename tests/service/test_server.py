@@ -9,13 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from alembic.script import ScriptDirectory
 
 from core.contract import MAX_REFUSED_SIGN_INS_PER_SOURCE
 from harness.waiting import wait_until
 from service.store.db import alembic_config
-from tests.idp import CLIENT_ID, running_idp
-from tests.service.helpers import TRAITS, auth, check, cli, samples, served
+from tests.support.idp import CLIENT_ID, running_idp
+from tests.support.service import TRAITS, auth, check, cli, samples, served
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 
 @contextmanager

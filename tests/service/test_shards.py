@@ -22,9 +22,8 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import load_samples
 from service.store.tables import Run, RunShard, utcnow
-from tests.checkpoints import on_progress
-from tests.service.conftest import Svc, running
-from tests.service.helpers import TRAITS, check
+from tests.support.checkpoints import on_progress
+from tests.support.service import TRAITS, Svc, check, running
 
 SHARD = 60  # texts a shard here (the service's default is 5,000)
 N = 600  # samples: 10 shards

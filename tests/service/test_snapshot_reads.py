@@ -13,8 +13,7 @@ import httpx
 import pytest
 
 from harness.pgcluster import database_url_fixture, selected_backends
-from tests.service.conftest import Svc, _migrate, default_backends
-from tests.service.helpers import check, loopback, make_model, train_ready
+from tests.support.service import Svc, _migrate, check, default_backends, loopback, make_model, train_ready
 
 # PostgreSQL only: the skew was READ COMMITTED's; on SQLite a deferred BEGIN reads one snapshot as it is
 # (0 of 2,407 reads skewed), and retunes cost about a second each.

@@ -5,8 +5,16 @@ from __future__ import annotations
 from sqlalchemy import update
 
 from service.store.tables import Model
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, check, error_code, make_model, samples, train_ready, wait_settled
+from tests.support.service import (
+    TRAITS,
+    Svc,
+    check,
+    error_code,
+    make_model,
+    samples,
+    train_ready,
+    wait_settled,
+)
 
 HUGE_VERSION = "v99999999999999999999"  # past the INTEGER column: comparing used to raise (500)
 

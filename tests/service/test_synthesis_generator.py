@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.loopback import serving
-from tests.service.conftest import Svc, running
-from tests.service.helpers import check, wait_settled
+from tests.support.loopback import serving
+from tests.support.service import Svc, check, running, wait_settled
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

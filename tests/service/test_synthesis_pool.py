@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, NEGATIVE, POSITIVE, TRAITS, check, wait_settled
+from tests.support.service import CASUAL, FORMAL, NEGATIVE, POSITIVE, TRAITS, Svc, check, wait_settled
 
 LABELLED = FORMAL[:2] + CASUAL[:2]
 

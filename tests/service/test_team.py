@@ -21,8 +21,7 @@ from service.store.api_keys import create_key
 from service.store.db import make_engine, transaction
 from service.store.samples import load_samples, load_traits, trait_specs
 from service.store.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
-from tests.service.conftest import Svc
-from tests.service.helpers import CASUAL, FORMAL, auth, check, error_code, make_model, wait_settled
+from tests.support.service import CASUAL, FORMAL, Svc, auth, check, error_code, make_model, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
 TEXTS = FORMAL + CASUAL  # 12 texts, the first six formal

@@ -15,8 +15,7 @@ from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import Model, SampleRow, UnsureMark
 from service.store.votes import label_votes, samples_to_train
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, auth, check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import TRAITS, Svc, auth, check, error_code, make_model, train_ready, wait_settled
 
 H = "acme.team"
 M = f"/v1/models/{H}"

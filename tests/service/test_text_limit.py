@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.service.conftest import Svc
-from tests.service.helpers import check, make_model, train_ready
+from tests.support.service import Svc, check, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from core.contract import MAX_SOURCE_ID_CHARS
-from tests.service.conftest import Svc
-from tests.service.helpers import TRAITS, check, error_code, make_model, samples, train_ready
+from tests.support.service import TRAITS, Svc, check, error_code, make_model, samples, train_ready
 
 
 def test_trait_keys_and_detail(svc: Svc) -> None:

@@ -9,8 +9,7 @@ from sqlalchemy import select, update
 
 from service.store.db import transaction
 from service.store.tables import Model, Tag, Version
-from tests.service.conftest import Svc
-from tests.service.helpers import check, error_code, make_model, train_ready
+from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 
 def nos(svc: Svc, handle: str) -> list[int]:

@@ -24,8 +24,9 @@ import pytest
 
 from harness.service import serve_command
 from harness.waiting import wait_until
-from tests.service.conftest import running
-from tests.service.helpers import ROOT, TRAITS, auth, check, cli, free_port, samples, train_ready
+from tests.support.service import ROOT, TRAITS, auth, check, cli, free_port, running, samples, train_ready
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 Client = Any  # a TestClient or an httpx.Client: the scenario speaks paths under /v1 to either
 

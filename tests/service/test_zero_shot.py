@@ -7,8 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from service.store.tables import FeedbackLabel
-from tests.service.conftest import Svc
-from tests.service.helpers import FORMAL, check, error_code, make_model, train_ready, wait_settled
+from tests.support.service import FORMAL, Svc, check, error_code, make_model, train_ready, wait_settled
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free

@@ -98,6 +98,11 @@ def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] =
 # Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
 SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 
+# An `expect` waits for a condition the page reaches; its bound (Playwright's default is 5 s) is how long a
+# slow machine may take to get there, not how long this one does: a save and the page's rerun beside two busy
+# processes took longer than 5 s.
+EXPECT_BOUND_MS = 60_000
+
 CALL_FAILED = pytest.StashKey[bool]()  # the test itself failed (conftest's hook): a teardown keeps evidence
 
 # The marks of every browser test module (`pytestmark = BROWSER`).

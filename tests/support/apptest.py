@@ -8,7 +8,7 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from app.ui.inert import JOINER
-from tests.app.support import PAGES, ROOT
+from tests.support.app import PAGES, ROOT
 
 
 def page(name: str, handle: str | None = None, **query: str) -> AppTest:

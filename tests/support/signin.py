@@ -1,6 +1,7 @@
-"""A team workbench whose people sign in through a real OpenID Connect provider on loopback (tests/idp.py):
-the provider with its users, a service that takes its ID tokens, the workbench in team mode, and the steps a
-person takes in the browser to sign in and out. Shared by the browser tests of signed-in teams."""
+"""A team workbench whose people sign in through a real OpenID Connect provider on loopback
+(tests/support/idp.py): the provider with its users, a service that takes its ID tokens, the workbench in
+team mode, and the steps a person takes in the browser to sign in and out. Shared by the browser tests of
+signed-in teams."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from core.local import LocalService, start_local_service
 from harness.browser import IDLE
 from harness.processes import stop
 from harness.streamlit import streamlit_app
-from tests.app.support import Ui
-from tests.idp import CLIENT_ID, CLIENT_SECRET, Idp, running_idp
+from tests.support.app import Ui
+from tests.support.idp import CLIENT_ID, CLIENT_SECRET, Idp, running_idp
 
 
 def email(sub: str) -> str:

@@ -12,7 +12,7 @@ import random
 
 from playwright.sync_api import Locator, Page, expect
 
-from tests.app.support import pause, where_drawn
+from tests.support.app import pause, where_drawn
 
 MARKER = 33  # px: the row-selection column left of the first cell (a grid whose rows can be deleted)
 ROW = 35  # px: the header and each row

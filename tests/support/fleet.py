@@ -1,5 +1,6 @@
 """The fleet tests/scale runs (harness.fleet): two API processes (`serve --no-worker`) and two worker
-processes on one database and queue, with short run timings and test hooks so faults resolve in seconds."""
+processes on one database and queue, with short run timings and test hooks so faults resolve in seconds, on
+each backend (`FLEETS`): SQLite, PostgreSQL, and PostgreSQL with the queue on Redis ("postgres+redis")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,14 @@ from pathlib import Path
 
 from harness.faults import faults_env
 from harness.fleet import Fleet, fleet_env
+from harness.pgcluster import selected_backends
+from service.store.api_keys import create_key
+from service.store.db import make_engine, make_session_factory, transaction
+from tests.support.service import auth, default_backends
+
+BACKENDS = selected_backends(default=default_backends())
+FLEETS = (*BACKENDS, "postgres+redis") if "postgres" in BACKENDS else BACKENDS
+QUEUE_FREE = "queue_free"  # a test's marker: it never touches the queue
 
 # Short run timings so faults resolve in seconds (the defaults are 10 s / 60 s / 30 s).
 HEARTBEAT_INTERVAL_S = 0.25
@@ -42,3 +51,21 @@ def scale_fleet(
         **({"SCORING_QUEUE_URL": queue_url} if queue_url else {}),
     )
     return Fleet(data_dir, env, apis=apis, workers=workers, api_options=["--log-level", "warning"])
+
+
+class Running:
+    """The fleet plus an authoring key for namespace acme."""
+
+    def __init__(self, fleet: Fleet, headers: dict[str, str], backend: str) -> None:
+        self.fleet = fleet
+        self.headers = headers
+        self.backend = backend  # "sqlite", "postgres" or "postgres+redis"
+
+
+def make_key(database_url: str) -> dict[str, str]:
+    engine = make_engine(database_url)
+    try:
+        with transaction(make_session_factory(engine)) as s:
+            return auth(create_key(s, ["acme"], "authoring"))
+    finally:
+        engine.dispose()

@@ -1,4 +1,4 @@
-"""Shared data, small HTTP helpers and loopback servers for the service tests."""
+"""The service tests' app (`Svc`, `running`), shared data, small HTTP helpers and loopback servers."""
 
 from __future__ import annotations
 
@@ -10,21 +10,26 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, cast
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
+from harness.pgcluster import PgClusterError, find_pg_bin
 from harness.ports import free_port
 from harness.processes import stop
 from harness.service import serve_command
 from harness.waiting import wait_until
-
-if TYPE_CHECKING:
-    from fastapi import FastAPI
-
-    from tests.service.conftest import Svc
+from service.config.settings import Settings
+from service.context import Context
+from service.domain.needs import LOGGED, Checkpoints
+from service.process.api import create_app
+from service.store.api_keys import create_key
+from service.store.db import make_engine, migrate, transaction
 
 FORMAL = [
     "Dear Sir, I am writing to formally request the quarterly report.",
@@ -159,7 +164,7 @@ def served(
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far.
     `settings`: more environment variables (`SCORING_…`)."""
     port = free_port()
-    # The default rate limits, as every service test runs (conftest.make_settings).
+    # The default rate limits, as every service test runs (make_settings).
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **(settings or {})}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
@@ -232,3 +237,74 @@ def loopback(svc: Svc) -> Iterator[str]:
     """The test's app served by uvicorn on 127.0.0.1: its base URL."""
     with serving(svc.app) as (host, port):
         yield f"http://{host}:{port}"
+
+
+# -- the app in-process (the `svc` fixtures of tests/service/conftest.py) ---------------------------------
+
+
+def _migrate(url: str) -> None:
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
+
+
+def default_backends() -> tuple[str, ...]:
+    """Both databases when the PostgreSQL binaries are installed (CI and these machines), else SQLite."""
+    try:
+        find_pg_bin()
+    except PgClusterError:
+        return ("sqlite",)
+    return ("sqlite", "postgres")
+
+
+# A file marked `database_free` tests rules that stand beside the store (request parsing, auth errors, the
+# guard, the embedders, Perspective's shapes): its PostgreSQL cases would run the SQLite cases' code again
+# through the same SQLAlchemy statements, so a full run deselects them (a PostgreSQL-only run keeps them).
+# Tests of what the database decides (cursors, ordering, locks, concurrent writes, the auth matrix's rows)
+# stay on both.
+DATABASE_FREE = "database_free"
+
+
+@dataclass
+class Svc:
+    app: FastAPI
+    ctx: Context
+    client: TestClient
+    author: dict[str, str]  # authoring key for namespaces acme and lab
+    scorer: dict[str, str]  # scoring key for acme
+    other: dict[str, str]  # authoring key for namespace other
+    publisher: dict[str, str]  # authoring key that owns the public catalog
+
+    def key(self, namespaces: list[str], scope: str) -> dict[str, str]:
+        with transaction(self.ctx.sessions) as s:
+            return auth(create_key(s, namespaces, scope))
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    base: dict[str, object] = {
+        "embedder": "hashing",
+        "heartbeat_interval_s": 0.5,
+        "recovery_interval_s": 3600.0,
+        "retrain_buffer": 3,
+        # The rate limits are the defaults users get; a test of a flood lowers them, and one that needs them
+        # off says why where it turns them off.
+    }
+    base.update(overrides)
+    return Settings.from_env(data_dir=data_dir, **base)
+
+
+@contextmanager
+def running(data_dir: Path, **overrides: object) -> Iterator[Svc]:
+    """The app on `data_dir` with the test settings and `overrides`; `checkpoints=`: a fault test's
+    (harness/faults.py)."""
+    checkpoints = cast(Checkpoints, overrides.pop("checkpoints", LOGGED))
+    settings = make_settings(data_dir, **overrides)
+    app = create_app(settings, context=Context.build(settings, checkpoints))
+    ctx: Context = app.state.ctx
+    with TestClient(app, raise_server_exceptions=False) as client:
+        svc = Svc(app, ctx, client, {}, {}, {}, {})
+        svc.author = svc.key(["acme", "lab"], "authoring")
+        svc.scorer = svc.key(["acme"], "scoring")
+        svc.other = svc.key(["other"], "authoring")
+        svc.publisher = svc.key(["public"], "authoring")
+        yield svc

@@ -1,0 +1,22 @@
+"""Markers follow from the fixtures a test uses (directly or through another fixture), never from where its
+file lies: a new or renamed test file gets its tier from what it asks for, and `make test-fast` (which leaves
+out every marker below) never depends on a list being kept up to date."""
+
+from __future__ import annotations
+
+import pytest
+
+# The fixture -> the marker of every test that uses it.
+MARKER_OF_FIXTURE = {
+    "pg_cluster": "postgres",  # a throwaway PostgreSQL cluster (also the `postgres` case of `database_url`)
+    "browser": "browser",  # headless Chromium (tests/app/conftest.py)
+    "running_fleet": "fleet",  # API and worker processes on one database (tests/scale/conftest.py)
+    "server_process": "server",  # a service process of the test's own (tests/support/processes.py)
+}
+
+
+def mark_by_fixtures(item: pytest.Item) -> None:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    for fixture, marker in MARKER_OF_FIXTURE.items():
+        if fixture in fixtures:
+            item.add_marker(marker)
