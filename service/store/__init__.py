@@ -5,3 +5,6 @@ and API keys (`api_keys`: minted once, stored hashed, checked per request).
 It imports nothing above it (the domain, the runs, the context, the routes): `pyproject.toml`'s import-linter
 contracts say so, and `make lint` checks them.
 """
+
+# Every table on Base.metadata (migrations, their test), whichever module is imported first.
+from service.store import campaign_tables, tables  # noqa: F401, E402

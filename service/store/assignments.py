@@ -13,8 +13,9 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
+from service.store.campaign_tables import PoolAssignment
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, PoolAssignment, PoolText, SampleRow
+from service.store.tables import FeedbackLabel, PoolText, SampleRow
 
 
 @dataclass(frozen=True)
