@@ -260,9 +260,9 @@ DEFAULT_WRITE_RATE_PER_S = 10.0
 DEFAULT_WRITE_BURST = 120
 #: Imports (`POST …/samples`, `…/pool`, `…/evaluation-set`) take from a bucket of their own, counted in
 #: requests, so batching is never punished: a batch of 500 rows costs what one of 50 does, and the rate is
-#: above what one client's batches reach (docs/benchmarks.md, "Imports under the rate limits"). An import of
-#: fewer than SMALL_IMPORT_ROWS rows is a label's size and takes a write token too, so a flood of one-row
-#: imports meets the writes bucket as a flood of labels does.
+#: above what one client's batches reach (docs/benchmarks/scale.md, "Imports under the rate limits"). An
+#: import of fewer than SMALL_IMPORT_ROWS rows is a label's size and takes a write token too, so a flood of
+#: one-row imports meets the writes bucket as a flood of labels does.
 DEFAULT_IMPORT_RATE_PER_S = 100.0
 DEFAULT_IMPORT_BURST = 200
 SMALL_IMPORT_ROWS = 50

@@ -182,6 +182,6 @@ st.caption(
 )
 st.caption(
     f"{bodies_note()} Training does not choose between them per model: `e5-small-qint8` scored better on "
-    "every benchmark set, so a model trains on the embedder chosen when it was created (docs/benchmarks.md, "
-    "“Training on the best body”)."
+    "every benchmark set, so a model trains on the embedder chosen when it was created "
+    "(docs/benchmarks/quality.md, “Training on the best body”)."
 )

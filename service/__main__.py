@@ -60,7 +60,7 @@ EMBEDDER_HELP = f"embedder name or id (default $SCORING_EMBEDDER or {DEFAULT_EMB
 
 # The scoring batcher threads release the GIL inside onnxruntime and need it back at once to hand over
 # results and start the next batch; with Python's default 5 ms switch interval they queue behind request
-# threads. At 1 ms one API process scored ~15% more cold requests a second (docs/benchmarks.md, load).
+# threads; a 1 ms interval lets them back sooner (docs/benchmarks/speed.md, "Load on the score endpoint").
 SWITCH_INTERVAL_S = 0.001
 
 

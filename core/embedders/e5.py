@@ -80,8 +80,8 @@ class E5Embedder:
             verify_file(model, MODEL_SHA256, MODEL_SIZE, "e5-small model file")
             engine = self._engine()
             # The engine parallelises with OpenMP (its own libgomp), which reads these when it initialises.
-            # Passive: idle threads sleep instead of spinning on cores others need (docs/benchmarks.md, "Idle
-            # threads").
+            # Passive: idle threads sleep instead of spinning on cores others need
+            # (docs/benchmarks/start.md, "Idle threads").
             os.environ.setdefault("OMP_NUM_THREADS", str(self.threads))
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:

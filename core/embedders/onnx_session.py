@@ -11,7 +11,8 @@ def open_session(model: Path | bytes, threads: int = 0) -> Any:  # Any: onnxrunt
 
     Spinning is off: by default onnxruntime's idle pool threads spin between a run's operators and between
     runs, taking CPU from whatever shares the cores (the service's request threads, a training run, other
-    workers): beside two busy cores it doubled an e5 int8 session's CPU (docs/benchmarks.md, "Idle threads").
+    workers): beside two busy cores it doubled an e5 int8 session's CPU (docs/benchmarks/start.md, "Idle
+    threads").
     """
     import onnxruntime as ort
 

@@ -15,7 +15,7 @@ The out-of-fold model was the product's prototype axis (`BalancedCosineTrait`, s
 regression ranked the datasets' held-out labels better (AUC 0.77 / 0.82 / 0.94 against 0.75 / 0.79 / 0.92 on
 politeness / subjectivity / abuse, MiniLM) at about the same cost; cleanlab's confident learning on the same
 probabilities flags 2-7 times as many clean samples (4-24%). benchmarks/flags.py measures all of them, also
-on the texts whose raters agree (`--part agreed`); figures in docs/benchmarks.md.
+on the texts whose raters agree (`--part agreed`); figures in docs/benchmarks/labelling.md.
 
 Outliers are samples whose nearest neighbours within their trait are much less similar than usual (a robust
 z-score of the mean cosine similarity to the k nearest neighbours). A sample with a near-duplicate in its

@@ -1,6 +1,6 @@
 """The mixed-client load script end to end on a short run (hashing embedder, SQLite): every operation kind is
 answered as documented (0 errors: no 5xx, no 503, no dropped connection) and hostile requests change nothing.
-No speed figure is asserted; the 50-client, 30-second figures are in docs/benchmarks.md."""
+No speed figure is asserted; the 50-client, 30-second figures are in docs/benchmarks/speed.md."""
 
 from __future__ import annotations
 

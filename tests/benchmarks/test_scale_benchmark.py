@@ -1,6 +1,6 @@
 """The scale benchmark end to end on small sizes (SQLite, the hashing embedder, the demo models' texts: no
 dataset beside the checkout is needed): its parts run, their figures are there, and the service's logs hold
-no lock error. No speed figure is asserted; the figures are in docs/benchmarks.md ("Scale")."""
+no lock error. No speed figure is asserted; the figures are in docs/benchmarks/scale.md ("Scale")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An embedder's idle threads sleep: they never spin on cores that a request, a run or a worker needs
-(what spinning cost: docs/benchmarks.md, "Idle threads")."""
+(what spinning cost: docs/benchmarks/start.md, "Idle threads")."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ lock in step with pyproject.toml.
 
 The target's `uv sync` lines are not run here: they need the package index, and a test that only read
 their text would pass whatever they did. The first-run benchmark times the whole install
-(docs/benchmarks.md)."""
+(docs/benchmarks/README.md)."""
 
 from __future__ import annotations
 
