@@ -224,11 +224,16 @@ def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
     team.run()
     no_exception(team)
     assert "8 label(s) wait for review" in captions(team)
-    team.multiselect(key="review_pick").set_value([0, 1])
+    with Client(service.url, people["own"]) as owner:
+        first_two = [f"{r.kind}:{r.id}" for r in list(owner.list_review(handle))[:2]]
+    team.multiselect(key="review_pick").set_value(first_two)
     team.text_input(key="review_comment").input("these are formal").run()
     team.button(key="review_reject").click().run()
     no_exception(team)
     assert "2 label(s): rejected." in texts(team.success)
+    # The picks and the comment were for those two: nothing of them stays for the next decision.
+    assert team.multiselect(key="review_pick").value == []
+    assert team.text_input(key="review_comment").value == ""
     team.checkbox(key="review_all").check().run()
     team.button(key="review_accept").click().run()
     no_exception(team)
