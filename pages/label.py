@@ -13,7 +13,7 @@ import streamlit as st
 from app.labelling.campaign import campaign_of, status_line
 from app.labelling.chart import curve_chart
 from app.labelling.feedback import buffered_feedback
-from app.labelling.labels import labelling_note, retrain_at
+from app.labelling.labels import labelling_note, retrain_at, review_note
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
@@ -52,8 +52,9 @@ if not traits:
     st.stop()
 names = {t.key: t for t in traits}
 
-# Said before the first key: on a trained model a label is feedback that retrains it. (While a run is in
-# flight the label is buffered for the version after it: the status line below says so.)
+# Said before the first key: on a trained model a label is feedback for its next version; on a reviewed
+# model an annotator's label is a proposal. (While a run is in flight the label is buffered for the version
+# after it: the status line below says so.)
 feedback_route = not can("edit", model.state) and not model.zero_data_retention
 at = retrain_at(client, handle)
 # The note's place is kept while a run is in flight: the rerun when it ends brings the note, and a Comment
@@ -61,6 +62,8 @@ at = retrain_at(client, handle)
 with st.container():
     if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
         st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+    if (proposal := review_note(model, backend.may("review"))) is not None:
+        st.info(proposal, icon=":material/rate_review:")
 
 
 def _signed_out(session: LabelSession | None) -> None:
@@ -172,6 +175,7 @@ elif kept.mode != mode:  # the session's labels and counters stay
 with guard("Following the campaign"):
     follow(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
+session.reviewer = backend.may("review")  # the role may change between runs (an owner's change)
 
 
 def _press(press: Press) -> None:
@@ -250,7 +254,9 @@ def labelling() -> None:
     )
 
     if feedback_route:
-        buffered_feedback(client, handle, backend.key, lambda label_id: withdrawn(session, label_id))
+        buffered_feedback(
+            client, handle, backend.key, lambda label_id: withdrawn(session, label_id), model.auto_retrain
+        )
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

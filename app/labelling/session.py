@@ -137,6 +137,7 @@ class LabelSession:
         None  # who this key labels as: undo withdraws this one's label, never a colleague's
     )
     presses: set[str] = field(default_factory=set)  # the nonces of the presses taken (kept across sessions)
+    reviewer: bool = True  # the person may review: their labels are accepted as given, never proposals
 
     @property
     def left(self) -> int | None:
@@ -412,7 +413,8 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
         s.given.append(Given(trait=s.trait, text=item["text"], quality=quality))
         s.history.append(Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id))
     s.queue.pop(s.pos)
-    s.message = where_it_went(out, retrain_at(client, s.handle))
+    proposal = model.review and not s.reviewer
+    s.message = where_it_went(out, retrain_at(client, s.handle), model.auto_retrain, proposal)
 
 
 def _undo(s: LabelSession, client: Client) -> None:
@@ -424,7 +426,7 @@ def _undo(s: LabelSession, client: Client) -> None:
         try:
             client.withdraw_feedback(s.handle, last["feedback_id"])
         except NotFoundError:
-            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            s.message = "That label has been trained on already (a training took the buffer in): it stays."
             return
         except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
             s.message = f"The label was not withdrawn: {exc.message}"
@@ -439,7 +441,7 @@ def _undo(s: LabelSession, client: Client) -> None:
     if s.curve and s.curve[-1][0] > len(s.history):
         s.curve.pop()
     s.message = (
-        "Undone: the feedback label was withdrawn before the retraining took it."
+        "Undone: the feedback label was withdrawn before a training took it."
         if last["route"] == "feedback"
         else "Undone: the label was removed."
     )
