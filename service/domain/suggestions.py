@@ -138,7 +138,9 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     out = SuggestOut(
         trait=read.trait.key,
         mode=cast(SuggestMode, picked.mode),
-        items=[*back, *_spread(fresh, extra)],
+        # More votes wanted: the texts that still want them lead the queue (a text is done before new ones
+        # open); else the overlap's share is spread among the new ones.
+        items=[*back, *(extra + fresh if read.votes_wanted > 1 else _spread(fresh, extra))],
         pool_size=len(read.ids),
         labelled=len(labels),
         unlabelled=read.unlabelled,
