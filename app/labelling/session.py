@@ -81,6 +81,7 @@ class Labelled(TypedDict):
     route: Literal["samples", "feedback"]
     ids: list[int]  # the stored sample's id (route "samples")
     feedback_id: int | None  # the buffered label's id (route "feedback")
+    done: bool  # the label gave its text the votes wanted: it left the texts still to label
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,13 @@ class LabelSession:
     def left(self) -> int | None:
         """Pool texts still to label for the trait, as the last suggestions' answer counted them (so a
         campaign change or texts added to the pool show at the next answer): each label of this session
-        since is one fewer (a suggestion is never a text labelled already), each undo one more."""
+        since that gave its text the votes wanted is one fewer (with one vote wanted, every label; with more,
+        a first vote leaves its text wanting), each undo of an earlier label one more."""
         if self.unlabelled is None:
             return None
-        return max(self.unlabelled - (len(self.history) - self.labelled_then), 0)
+        since = sum(h["done"] for h in self.history[self.labelled_then :])
+        undone = max(self.labelled_then - len(self.history), 0)
+        return max(self.unlabelled - since + undone, 0)
 
     @property
     def current(self) -> Queued | None:
@@ -405,13 +409,16 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model) -> Non
             "labelled it or are labelling it now. Here is the next."
         )
         return
+    done = out.votes >= out.votes_wanted
     if out.stored_as == "sample":
         s.history.append(
-            Labelled(item=item, quality=quality, route="samples", ids=[out.id], feedback_id=None)
+            Labelled(item=item, quality=quality, route="samples", ids=[out.id], feedback_id=None, done=done)
         )
     else:
         s.given.append(Given(trait=s.trait, text=item["text"], quality=quality))
-        s.history.append(Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id))
+        s.history.append(
+            Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id, done=done)
+        )
     s.queue.pop(s.pos)
     proposal = model.review and not s.reviewer
     s.message = where_it_went(out, retrain_at(client, s.handle), model.auto_retrain, proposal)
