@@ -158,7 +158,10 @@ def _pick(ui: Ui, numbers: list[int]) -> None:
         box.click()
         ui.page.get_by_role("option", name=re.compile(rf"^{n}\. ")).click()
         ui.settle()
-    ui.page.keyboard.press("Escape")
+    ui.page.keyboard.press("Escape")  # the list closes; the picks reach the app (a rerun) before a button
+    expect(ui.page.get_by_role("listbox")).to_have_count(0)
+    ui.settle()
+    expect(ui.page.get_by_role("button", name="Accept picked")).to_be_enabled()
 
 
 def test_a_reviewed_campaign_changes_while_three_label_and_the_owner_reviews(
