@@ -13,7 +13,7 @@ import streamlit as st
 from app.labelling.campaign import campaign_of, status_line
 from app.labelling.chart import curve_chart
 from app.labelling.feedback import buffered_feedback
-from app.labelling.labels import labelling_note, retrain_at
+from app.labelling.labels import labelling_note, retrain_at, review_note
 from app.labelling.my_labels import (
     guidelines_section,
     labelled_since,
@@ -63,8 +63,9 @@ names = {t.key: t for t in traits}
 since = session_start()  # in the page's address: a reload keeps the session's count
 guidelines_section(client, handle, backend.may("manage"))
 
-# Said before the first key: on a trained model a label is feedback that retrains it. (While a run is in
-# flight the label is buffered for the version after it: the status line below says so.)
+# Said before the first key: on a trained model a label is feedback for its next version; on a reviewed
+# model an annotator's label is a proposal. (While a run is in flight the label is buffered for the version
+# after it: the status line below says so.)
 feedback_route = not can("edit", model.state) and not model.zero_data_retention
 at = retrain_at(client, handle)
 # The note's place is kept while a run is in flight: the rerun when it ends brings the note, and a Comment
@@ -72,6 +73,8 @@ at = retrain_at(client, handle)
 with st.container():
     if model.state != "busy" and (note := labelling_note(model, at, count=False)) is not None:
         st.info(note, icon=":material/school:" if feedback_route else ":material/block:")
+    if (proposal := review_note(model, backend.may("review"))) is not None:
+        st.info(proposal, icon=":material/rate_review:")
 
 
 def _signed_out(session: LabelSession | None) -> None:
@@ -189,6 +192,7 @@ scale = names[trait].scale
 session.points = scale.points if scale is not None else None
 # A scale offers the Unsure key only if its owner chose so; a pole trait has it as before.
 offers_unsure = scale is None or scale.unsure
+session.reviewer = backend.may("review")  # the role may change between runs (an owner's change)
 
 
 def _press(press: Press) -> None:
@@ -272,7 +276,9 @@ def labelling() -> None:
     )
 
     if feedback_route:
-        buffered_feedback(client, handle, backend.key, lambda label_id: withdrawn(session, label_id))
+        buffered_feedback(
+            client, handle, backend.key, lambda label_id: withdrawn(session, label_id), model.auto_retrain
+        )
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "

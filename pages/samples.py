@@ -129,7 +129,7 @@ with browse_tab:
                     except LabelsRefused as refused:
                         st.warning(str(refused))
         if labelling:
-            buffered_feedback(client, handle, backend.key)
+            buffered_feedback(client, handle, backend.key, auto_retrain=model.auto_retrain)
 
 
 with import_tab:

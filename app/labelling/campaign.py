@@ -28,16 +28,20 @@ def next_version(model: Model) -> int:
     return base + (2 if training else 1)
 
 
-def where_it_went(out: PoolLabel, retrain_at: int | None = None) -> str:
-    """One label's destination, in the user's words (`retrain_at`: the service's retrain buffer)."""
+def where_it_went(
+    out: PoolLabel, retrain_at: int | None = None, auto: bool = True, proposal: bool = False
+) -> str:
+    """One label's destination, in the user's words (`retrain_at`: the service's retrain buffer; `auto`: the
+    model's automatic retraining is on; `proposal`: the label waits for a reviewer, docs/api.md "Review")."""
+    pending = " It is a proposal: it trains once a reviewer accepts it." if proposal else ""
     if out.stored_as == "sample":
-        return f"Added 1 sample(s). Saved to the draft: its next training makes v{out.version_no}."
-    head = f"Sent as feedback: buffered for the next version v{out.version_no}."
+        return f"Added 1 sample(s). Saved to the draft: its next training makes v{out.version_no}.{pending}"
+    head = f"Sent as feedback: buffered for the next version v{out.version_no}.{pending}"
     if out.retraining:
         return head + " The buffer was full: an automatic retraining has started."
     if out.state == "busy":
         return head + " A run is in flight; the label waits for the version after it."
-    return head + " " + retrain_when(out.buffered_feedback, retrain_at)
+    return head + " " + retrain_when(out.buffered_feedback, retrain_at, auto)
 
 
 def status_line(model: Model, retrain_at: int | None, buffered: bool = True) -> str:

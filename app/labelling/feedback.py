@@ -1,7 +1,8 @@
 """A trained model's buffered feedback, listed where labels are given, each label with a Withdraw button.
 
-The buffer is the service's (`GET …/feedback`): labels wait there until `retrain_at` of them retrain the
-model. An analyst who sent a label by mistake takes it back here before that happens.
+The buffer is the service's (`GET …/feedback`): labels wait there for the model's next version (`retrain_at`
+of them retrain it where automatic retraining is on). An analyst who sent a label by mistake takes it back
+here before a training takes it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def buffered_feedback(
     handle: str,
     key: KeyInfo | None = None,
     on_withdrawn: Callable[[int], None] | None = None,
+    auto_retrain: bool = True,
 ) -> None:
     """An expander with the buffered labels and a Withdraw button each; nothing for a key that may not read
     the buffer (it may not send feedback either). `key`: the calling key, whose role decides whose labels
@@ -50,12 +52,17 @@ def buffered_feedback(
     if flash := st.session_state.pop(FLASH, None):
         (st.success if flash[1] else st.warning)(flash[0])
     at = f" of {page.retrain_at:,}" if page.retrain_at else ""
-    with st.expander(f"Buffered feedback: {page.buffered:,}{at} label(s) until the model retrains"):
+    until = (
+        f"{at} label(s) until the model retrains"
+        if auto_retrain
+        else " label(s), automatic retraining paused"
+    )
+    with st.expander(f"Buffered feedback: {page.buffered:,}{until}"):
         if not page.items:
             st.caption("No label is waiting.")
             return
-        st.caption("Labels sent to this trained model, waiting for the automatic retraining. Withdraw one "
-                   "sent by mistake: it will not be trained on.")  # fmt: skip
+        st.caption("Labels sent to this trained model, waiting for its next version. Withdraw one sent by "
+                   "mistake: it will not be trained on.")  # fmt: skip
         me = key.name if key is not None else None
         others = refusal(key, "review", "Withdrawing a colleague's label")
         if others and any(f.annotator != me for f in page.items):

@@ -1,11 +1,13 @@
 """One way to turn an analyst's labels into training data, whatever the model's state.
 
 A draft model takes samples; a ready model's samples are frozen (the spec's rule 2), so its new labels go
-in as score feedback, the spec's path for a ready model to learn (buffered, then an automatic retraining).
+in as score feedback, the spec's path for a ready model to learn (buffered for its next version: an automatic
+retraining where it is on, else the owner's next training). On a reviewed model an annotator's label is a
+proposal that trains only once accepted (`review_note`).
 The Samples page calls `add_labels` and shows `LabelResult.message` (the Label page labels pool texts through
 `POST …/pool/{id}/label`, which the service routes itself: app/labelling/session.py), and `labelling_note`
-says up front what will happen to a label on this model. A feedback label can be withdrawn until the
-retraining takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
+says up front what will happen to a label on this model. A feedback label can be withdrawn until a
+training takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def retrain_at(client: Client, handle: str) -> int | None:
 class LabelResult:
     route: Literal["samples", "feedback"]
     ids: list[int] = field(default_factory=list)  # new sample ids (draft)
-    buffered: int | None = None  # labels waiting for the automatic retraining (ready), after this call
+    buffered: int | None = None  # labels waiting in the buffer for the next version (ready), after this call
     retraining: bool = False  # the labels filled the buffer: the automatic retraining has started
     retrain_at: int | None = None  # the buffer size that retrains (the service's setting)
+    auto_retrain: bool = True  # the model's automatic retraining is on (off: paused, a team's default)
 
     @property
     def message(self) -> str:
@@ -52,11 +55,20 @@ class LabelResult:
         head = "Sent as feedback to the trained model."
         if self.retraining:
             return head + " The buffer was full: an automatic retraining has started (a new version follows)."
-        return head + " " + retrain_when(self.buffered or 0, self.retrain_at)
+        return head + " " + retrain_when(self.buffered or 0, self.retrain_at, self.auto_retrain)
 
 
-def retrain_when(buffered: int, at: int | None) -> str:
-    """When the buffered labels will retrain the model, in the user's words."""
+PAUSED = (
+    "Automatic retraining is **paused** on this model (a team's model starts so): nothing retrains by "
+    "itself; the labels wait for an owner's next training, or until an owner turns retraining on (Team page)."
+)
+
+
+def retrain_when(buffered: int, at: int | None, auto: bool = True) -> str:
+    """When the buffered labels will retrain the model, in the user's words (`auto`: the model's automatic
+    retraining is on)."""
+    if not auto:
+        return f"{buffered} label(s) are waiting. {PAUSED}"
     if at is None:
         return (
             f"{buffered} label(s) are waiting; the service retrains the model automatically once its buffer "
@@ -83,11 +95,17 @@ def labelling_note(model: Model, at: int | None = None, count: bool = True) -> s
             "labels cannot be stored as feedback and the model cannot learn from them. To keep labelling, "
             "create a draft model (without zero data retention) and add the samples there."
         )
+    if not model.auto_retrain:
+        return (
+            "This model is trained, so its stored samples are frozen: a new label goes in as **score "
+            f"feedback**, buffered for its next version. {PAUSED}"
+        )
     tags = ", ".join(f"`{t}`" for t in model.version_tags)
     kept = f" (its tags {tags} stay on v{model.version_no})" if tags else ""
     return (
         "This model is trained, so its stored samples are frozen: a new label goes in as **score feedback**, "
-        f"which **retrains it**: a new version becomes the active one{kept}. "
+        f"which **retrains it**: a new version becomes the active one{kept}, unless it scores worse than the "
+        "serving one on the model's evaluation set. "
         + (
             retrain_when(model.buffered_feedback or 0, at)
             if count
@@ -123,6 +141,24 @@ def add_labels(client: Client, model: Model, labels: Sequence[Mapping[str, Any]]
         buffered=after.buffered_feedback,
         retraining=after.state == "busy",
         retrain_at=retrain_at(client, handle),
+        auto_retrain=after.auto_retrain,
+    )
+
+
+def review_note(model: Model, reviewer: bool) -> str | None:
+    """What review means for this person's labels on `model` (`reviewer`: they may review, so their own
+    labels are accepted as given); None when their labels train as given."""
+    if not model.review or reviewer:
+        return None
+    rule = (
+        " or once the votes wanted agree (at least 2 people, one pole)"
+        if model.accept_rule == "agreement"
+        else ""
+    )
+    return (
+        "Review is on for this model: each of your labels is **a proposal**, pending until a reviewer "
+        f"accepts it{rule}. Only accepted labels train; a rejected one never does, and the Team page shows "
+        "it to you with the reviewer's comment."
     )
 
 

@@ -92,6 +92,7 @@ class Labelled(TypedDict):
     route: Literal["samples", "feedback"]
     ids: list[int]  # the stored sample's id (route "samples")
     feedback_id: int | None  # the buffered label's id (route "feedback")
+    done: bool  # the label gave its text the votes wanted: it left the texts still to label
 
 
 @dataclass(frozen=True)
@@ -149,15 +150,19 @@ class LabelSession:
     )
     presses: set[str] = field(default_factory=set)  # the nonces of the presses taken (kept across sessions)
     points: int | None = None  # the trait's scale: keys 1..points label; None: keys 1 and 2, its poles
+    reviewer: bool = True  # the person may review: their labels are accepted as given, never proposals
 
     @property
     def left(self) -> int | None:
         """Pool texts still to label for the trait, as the last suggestions' answer counted them (so a
         campaign change or texts added to the pool show at the next answer): each label of this session
-        since is one fewer (a suggestion is never a text labelled already), each undo one more."""
+        since that gave its text the votes wanted is one fewer (with one vote wanted, every label; with more,
+        a first vote leaves its text wanting), each undo of an earlier label one more."""
         if self.unlabelled is None:
             return None
-        return max(self.unlabelled - (len(self.history) - self.labelled_then), 0)
+        since = sum(h["done"] for h in self.history[self.labelled_then :])
+        undone = max(self.labelled_then - len(self.history), 0)
+        return max(self.unlabelled - since + undone, 0)
 
     @property
     def current(self) -> Queued | None:
@@ -431,15 +436,19 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model, point:
             "labelled it or are labelling it now. Here is the next."
         )
         return
+    done = out.votes >= out.votes_wanted
     if out.stored_as == "sample":
         s.history.append(
-            Labelled(item=item, quality=quality, route="samples", ids=[out.id], feedback_id=None)
+            Labelled(item=item, quality=quality, route="samples", ids=[out.id], feedback_id=None, done=done)
         )
     else:
         s.given.append(Given(trait=s.trait, text=item["text"], quality=quality))
-        s.history.append(Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id))
+        s.history.append(
+            Labelled(item=item, quality=quality, route="feedback", ids=[], feedback_id=out.id, done=done)
+        )
     s.queue.pop(s.pos)
-    s.message = where_it_went(out, retrain_at(client, s.handle))
+    proposal = model.review and not s.reviewer
+    s.message = where_it_went(out, retrain_at(client, s.handle), model.auto_retrain, proposal)
 
 
 def _undo(s: LabelSession, client: Client) -> None:
@@ -451,7 +460,7 @@ def _undo(s: LabelSession, client: Client) -> None:
         try:
             client.withdraw_feedback(s.handle, last["feedback_id"])
         except NotFoundError:
-            s.message = "That label has been trained on already (the buffer retrained the model): it stays."
+            s.message = "That label has been trained on already (a training took the buffer in): it stays."
             return
         except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
             s.message = f"The label was not withdrawn: {exc.message}"
@@ -466,7 +475,7 @@ def _undo(s: LabelSession, client: Client) -> None:
     if s.curve and s.curve[-1][0] > len(s.history):
         s.curve.pop()
     s.message = (
-        "Undone: the feedback label was withdrawn before the retraining took it."
+        "Undone: the feedback label was withdrawn before a training took it."
         if last["route"] == "feedback"
         else "Undone: the label was removed."
     )

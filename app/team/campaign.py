@@ -1,6 +1,8 @@
-"""The owner's campaign settings on the Team page: votes wanted per text, automatic retraining (paused or
-not) and blind labelling (docs/api.md, "Claims and votes wanted"). Only an owner of the namespace sees the
-controls; everyone else sees the settings as a line of text, never a button the service would refuse."""
+"""The owner's campaign settings on the Team page: votes wanted per text, overlap, automatic retraining
+(paused or not), blind labelling (docs/api.md, "Claims and votes wanted"), and review: whether annotators'
+labels wait for a reviewer and what else accepts them (docs/api.md, "Review"). Only an owner of the
+namespace sees the controls; everyone else sees the settings as a line of text, never a button the service
+would refuse."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ import streamlit as st
 from app.shell.backend import Backend
 from app.ui.widgets import guard
 from core.client import Model
-from core.contract import MAX_OVERLAP, MAX_VOTES_WANTED
+from core.contract import ACCEPT_RULES, MAX_OVERLAP, MAX_VOTES_WANTED
 
 FLASH = "campaign_flash"
+#: Each accept rule in words (core.contract.ACCEPT_RULES).
+RULE_WORDS = {"none": "a reviewer only", "agreement": "a reviewer, or the votes wanted agreeing"}
 
 
 def settings_line(model: Model) -> str:
@@ -20,7 +24,8 @@ def settings_line(model: Model) -> str:
     retraining = "automatic retraining on" if model.auto_retrain else "automatic retraining **paused**"
     blind = "blind labelling" if model.blind_labelling else "votes visible to colleagues"
     overlap = f"{model.overlap:.0%} of suggestions shared with colleagues" if model.overlap else "no overlap"
-    return f"{votes} · {overlap} · {retraining} · {blind}"
+    review = f"labels reviewed (accepted by {RULE_WORDS[model.accept_rule]})" if model.review else "no review"
+    return f"{votes} · {overlap} · {retraining} · {blind} · {review}"
 
 
 def campaign_settings(backend: Backend, model: Model) -> None:
@@ -67,6 +72,23 @@ def campaign_settings(backend: Backend, model: Model) -> None:
             key="campaign_blind",
             help="On: an annotator sees colleagues' votes and comments on a text only once they voted on it.",
         )
+        review = st.toggle(
+            "Review annotators' labels",
+            value=model.review,
+            key="campaign_review",
+            help="On (a team's model starts so): an annotator's label is a proposal that trains only once "
+            "accepted; reviewers decide on the Review section below. Off: every label trains as it is given.",
+        )
+        rule = st.radio(
+            "Who accepts a label",
+            ACCEPT_RULES,
+            index=ACCEPT_RULES.index(model.accept_rule) if model.accept_rule in ACCEPT_RULES else 0,
+            format_func=RULE_WORDS.__getitem__,
+            horizontal=True,
+            key="campaign_accept_rule",
+            help="With review on. The votes wanted agreeing: once a text has votes from that many people "
+            "(at least 2), none rejected and all on one pole, its pending votes are accepted.",
+        )
         if st.form_submit_button("Save campaign settings", type="primary"):
             with guard("Saving the campaign settings"):
                 saved = backend.client.update_model(
@@ -75,6 +97,8 @@ def campaign_settings(backend: Backend, model: Model) -> None:
                     overlap=overlap / 100,
                     auto_retrain=retrain,
                     blind_labelling=blind,
+                    review=review,
+                    accept_rule=rule,
                 )
                 st.session_state[FLASH] = f"Saved: {settings_line(saved)}."
                 st.rerun()

@@ -14,6 +14,8 @@ from core.client import Model, ReviewPage
 from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, REVIEW_STATUSES
 
 FLASH = "review_flash"
+#: The review's widgets, emptied once a decision is saved (its picks and comment were for those labels).
+PICK, ALL, COMMENT, DECIDED = "review_pick", "review_all", "review_comment", "review_decided"
 #: This tab's last bulk removal: {"handle", "annotator", "undo"} (its token, whose labels they were).
 UNDO = "review_undo"
 
@@ -71,26 +73,50 @@ def review_queue(backend: Backend, model: Model) -> None:
         return
     st.caption(f"{len(page.items):d} label(s) wait for review: pick some, then accept or reject them.")
     st.dataframe(items_frame(page), hide_index=True, width="stretch")
-    items = page.items
-    chosen = st.multiselect(
-        "Labels to decide",
-        list(range(len(items))),
-        format_func=lambda i: f"{i + 1:d}. {items[i].annotator or ''}: {items[i].text[:60]}",
-        key="review_pick",
-    )
-    if st.checkbox("All of them", key="review_all"):
-        chosen = list(range(len(items)))
-    picked = [items[i] for i in chosen]
-    comment = st.text_input(
-        "Comment (the author reads it)", max_chars=MAX_REVIEW_COMMENT_CHARS, key="review_comment"
-    )
-    accept, reject = st.columns(2)
-    for column, decision, label in ((accept, "accept", "Accept picked"), (reject, "reject", "Reject picked")):
-        if column.button(label, key=f"review_{decision}", disabled=not picked):
-            with guard("Saving the review"):
-                done = backend.client.review_labels(model.handle, decision, picked, comment or None)
-                st.session_state[FLASH] = f"{done.reviewed:d} label(s): {md(decision)}ed."
-                st.rerun()
+    # A pick names its label, never a position: the queue changes under the reviewer (a decision, a
+    # colleague's, new labels) and a kept position would then name another label.
+    items = {f"{i.kind}:{i.id:d}": (n, i) for n, i in enumerate(page.items, start=1)}
+    kept = st.session_state.get(PICK)
+    if st.session_state.pop(DECIDED, False):  # a decision was made: nothing of it stays picked
+        # Set, not removed: the browser keeps a widget's value unless the script sets another.
+        st.session_state.update({PICK: [], ALL: False, COMMENT: ""})
+    elif isinstance(kept, list) and any(ref not in items for ref in kept):  # decided by a colleague meanwhile
+        st.session_state[PICK] = [ref for ref in kept if ref in items]
+    # One form: the picks, the comment and the press reach the app together. Outside a form each pick is a
+    # rerun of its own, and a press made before the last one was drawn fell on a button still disabled, or
+    # decided without the newest pick.
+    pressed = None
+    with st.form("review_decision", border=False):
+        chosen = st.multiselect(
+            "Labels to decide",
+            list(items),
+            format_func=lambda ref: (
+                f"{items[ref][0]:d}. {items[ref][1].annotator or ''}: {items[ref][1].text[:60]}"
+            ),
+            key=PICK,
+        )
+        every = st.checkbox("All of them", key=ALL)
+        comment = st.text_input(
+            "Comment (the author reads it)", max_chars=MAX_REVIEW_COMMENT_CHARS, key=COMMENT
+        )
+        accept, reject = st.columns(2)
+        for column, decision, label in (
+            (accept, "accept", "Accept picked"),
+            (reject, "reject", "Reject picked"),
+        ):
+            if column.form_submit_button(label, key=f"review_{decision}"):
+                pressed = decision
+    if pressed is None:
+        return
+    picked = [items[ref][1] for ref in (list(items) if every else chosen)]
+    if not picked:
+        st.warning("Pick the labels to decide (or tick All of them), then press again.")
+        return
+    with guard("Saving the review"):
+        done = backend.client.review_labels(model.handle, pressed, picked, comment or None)
+        st.session_state[FLASH] = f"{done.reviewed:d} label(s): {md(pressed)}ed."
+        st.session_state[DECIDED] = True
+        st.rerun()
 
 
 def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:

@@ -174,8 +174,9 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = F
 
     `disagreed` holds the `limit` texts whose independent votes spread the most (population standard
     deviation of their qualities, then more votes first, then first stored first), and every text training
-    counts as contested (`count_votes`) though its votes are unattributed; texts on which every vote is the
-    same are not disagreed. `ordinal`: the trait is rated on a scale, so its ordinal alpha is computed too.
+    counts as contested (`count_votes`) though its votes are unattributed, settled or not; texts on which
+    every vote is the same are not disagreed. `ordinal`: the trait is rated on a scale, so its ordinal alpha
+    is computed too.
     """
     if len({v.trait for v in votes}) > 1:
         raise ValueError("trait_agreement takes the votes of one trait")
@@ -206,9 +207,10 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = F
     full = {c.text: c for c in count_votes(votes)}
     differ = [(c.spread, c) for c in texts if c.spread > 0.0]
     # A text training counts as contested is listed too though its votes are not independent ones (rows of
-    # one file, unattributed: each counts as a vote of its own): it is settled here like any other.
+    # one file, unattributed: each counts as a vote of its own): it is settled here like any other, and
+    # stays listed once settled (as settled), as a text of independent votes does.
     listed = {c.text for _, c in differ}
-    differ += [(c.spread, c) for c in full.values() if c.contested and c.text not in listed]
+    differ += [(c.spread, c) for c in full.values() if _split(c) and c.text not in listed]
     spread = sorted(differ, key=lambda sc: (-sc[0], -len(sc[1].votes), sc[1].first_id))
     return TraitAgreement(
         texts_with_votes=len(texts),
@@ -219,6 +221,12 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = F
         pairwise=tuple(PairAgreement(a, b, n, same) for (a, b), (n, same) in sorted(pairs.items())),
         disagreed=tuple(DisagreedText(full[c.text], s) for s, c in spread[:limit]),
     )
+
+
+def _split(c: CountedText) -> bool:
+    """Votes on both poles apart from a settling one: contested, or settled after it was."""
+    poles = {pole_of(v.quality) for v in c.votes if not v.adjudicated}
+    return {"positive", "negative"} <= poles
 
 
 def reliability_matrix(counted: Sequence[CountedText]) -> tuple[list[str], np.ndarray]:

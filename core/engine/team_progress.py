@@ -42,6 +42,7 @@ class TimedVote:
     vote: Vote
     at: datetime
     imported: bool = False  # a file import's row: a rater's vote, not labelling done here
+    rejected: bool = False  # a reviewer rejected it: labelling done, but never a vote that counts
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,12 @@ def team_progress(
     summary: dict[str, TraitProgress] = {}
     for trait in traits:
         mine = [t for t in labels if t.vote.trait == trait]
-        votes = [t.vote for t in mine]
+        live = [t for t in mine if not t.rejected]  # a rejected label counts as the person's work only
+        votes = [t.vote for t in live]
         counted = count_votes(votes)
         independent = {c.text: c for c in independent_votes(votes)}
         # Imported rows are a file's, not the campaign's votes: a text only a file labelled wants none.
-        campaign = count_votes([t.vote for t in mine if not t.imported])
+        campaign = count_votes([t.vote for t in live if not t.imported])
         wanting = [c for c in campaign if wants_votes(c, votes_wanted)]
         summary[trait] = TraitProgress(
             texts=len(counted), settled=sum(c.adjudicated for c in counted), wanting=len(wanting)

@@ -179,7 +179,9 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         who,
         model_id,
         read.trait,
-        [*back, *_spread(fresh, extra)],
+        # More votes wanted: the texts that still want them lead the queue (a text is done before new ones
+        # open); else the overlap's share is spread among the new ones.
+        [*back, *(extra + fresh if read.votes_wanted > 1 else _spread(fresh, extra))],
         lambda t: fit_scores(embedder.encode(t), L, q, prior),
     )
     out = SuggestOut(

@@ -111,20 +111,31 @@ def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
             SampleRow.adjudicated,
             SampleRow.provenance,
             SampleRow.created_at,
+            SampleRow.review,
         )
         .join(Trait, Trait.id == SampleRow.trait_id)
         .where(SampleRow.model_id == model_id)
         .order_by(SampleRow.id)
     )
     out = [
-        TimedVote(Vote(key, text, quality, annotator, sid, bool(settled)), at, provenance == "imported")
-        for sid, key, text, quality, annotator, settled, provenance, at in samples
+        TimedVote(
+            Vote(key, text, quality, annotator, sid, bool(settled)),
+            at,
+            provenance == "imported",
+            rejected=review == "rejected",
+        )
+        for sid, key, text, quality, annotator, settled, provenance, at, review in samples
     ]
     feedback = s.scalars(
         select(FeedbackLabel).where(FeedbackLabel.model_id == model_id).order_by(FeedbackLabel.id)
     )
     out += [
-        TimedVote(Vote(f.trait_key, f.text, f.quality, f.annotator, -f.id), f.created_at) for f in feedback
+        TimedVote(
+            Vote(f.trait_key, f.text, f.quality, f.annotator, -f.id),
+            f.created_at,
+            rejected=f.review == "rejected",
+        )
+        for f in feedback
     ]
     return out
 

@@ -18,10 +18,15 @@ from service.store.tables import EvalItem, FeedbackLabel, SampleRow, Trait
 
 
 def sample_votes(
-    session: Session, model_id: int, trait_id: int | None = None, *, accepted: bool = False
+    session: Session,
+    model_id: int,
+    trait_id: int | None = None,
+    *,
+    accepted: bool = False,
+    live: bool = False,
 ) -> list[Vote]:
     """The model's samples (of one trait, with `trait_id`) as votes, by id; `accepted`: only those that
-    train (a pending or rejected label never does: docs/api.md "Review")."""
+    train (a pending or rejected label never does: docs/api.md "Review"); `live`: all but rejected ones."""
     q = (
         select(
             SampleRow.id,
@@ -38,6 +43,8 @@ def sample_votes(
         q = q.where(SampleRow.trait_id == trait_id)
     if accepted:
         q = q.where(SampleRow.review == "accepted")
+    elif live:
+        q = q.where(SampleRow.review != "rejected")
     return [
         Vote(
             trait=key, text=text, quality=quality, annotator=annotator, id=sid, adjudicated=bool(adjudicated)
@@ -54,9 +61,12 @@ def feedback_votes(feedback: Iterable[FeedbackLabel]) -> list[Vote]:
 
 
 def label_votes(session: Session, model_id: int) -> list[Vote]:
-    """Every training label of the model: its samples, then its buffered feedback."""
-    feedback = session.scalars(select(FeedbackLabel).where(FeedbackLabel.model_id == model_id))
-    return [*sample_votes(session, model_id), *feedback_votes(feedback)]
+    """Every vote of the model the agreement counts: its samples, then its buffered feedback; a pending label
+    is a vote (the agreement rule itself reads them), a rejected one is not (docs/api.md "Agreement")."""
+    feedback = session.scalars(
+        select(FeedbackLabel).where(FeedbackLabel.model_id == model_id, FeedbackLabel.review != "rejected")
+    )
+    return [*sample_votes(session, model_id, live=True), *feedback_votes(feedback)]
 
 
 def eval_votes(session: Session, model_id: int) -> list[Vote]:

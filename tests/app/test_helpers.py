@@ -275,3 +275,24 @@ def test_grid_save_keeps_refused_rows_with_their_grid_position(client: Client, d
     (kept,) = refused_rows(payload, report.errors, first_row=24)  # 24 stored rows shown above the new ones
     assert kept["text"] == "" and kept["provenance"] == "not saved"
     assert kept["problem"].startswith("grid row 26: ")  # the second new row, under 24 stored ones
+
+
+def test_label_wording_says_what_a_teams_model_does_with_a_label() -> None:
+    """A team's model pauses automatic retraining and reviews annotators' labels: nothing the pages say
+    before or after a label promises a retraining, and an annotator's label is named a proposal."""
+    from app.labelling.campaign import where_it_went
+    from app.labelling.labels import labelling_note, review_note
+    from core.client import Model, PoolLabel
+
+    team = Model(handle="acme.tone", state="ready", version_no=1, auto_retrain=False, review=True)
+    note = labelling_note(team, 20)
+    assert note is not None and "paused" in note and "retrains it" not in note
+    out = PoolLabel(handle="acme.tone", pool_id=1, trait="tone", quality=1.0, stored_as="feedback", id=7,
+                    version_no=2, state="ready", buffered_feedback=3)  # fmt: skip
+    said = where_it_went(out, 20, auto=False, proposal=True)
+    assert "retrains the model automatically" not in said and "paused" in said
+    assert "It is a proposal: it trains once a reviewer accepts it." in said
+    assert "a proposal" in (review_note(team, reviewer=False) or "")
+    assert review_note(team, reviewer=True) is None  # a reviewer's own labels are accepted as given
+    alone = Model(handle="acme.solo", state="ready", version_no=1)  # one person's: retrains, no review
+    assert "retrains it" in (labelling_note(alone, 20) or "") and review_note(alone, reviewer=False) is None

@@ -81,7 +81,7 @@ def test_a_lone_analysts_queue_never_stops_while_texts_are_left(service: LocalSe
 
 def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, draft: str) -> None:
     """The owner wants more votes while the page is open: the text shown stays, the rest is asked afresh
-    under the new campaign, and the count follows the next answer."""
+    under the new campaign, and the count follows the next answer and the votes each label completes."""
     with service.client() as owner, colleague(service, "sess-carol") as carol:
         owner.import_pool(draft, POOL[:6])
         session = LabelSession(draft, "formality")
@@ -96,6 +96,7 @@ def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, 
         assert session.current == shown and session.campaign == (model.overlap, 3)
         act(session, "2", carol, model)
         assert session.error == "" and "not stored" not in session.message and len(session.history) == 1
+        assert session.left == 6  # the first of 3 votes: the text still wants votes, and counts
 
 
 def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(service: LocalService, draft: str) -> None:

@@ -132,7 +132,7 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     expander = page.get_by_text("Buffered feedback: 1 of 20 label(s) until the model retrains")
     expander.wait_for()
     page.keyboard.press("u")
-    ui.expect_text("Undone: the feedback label was withdrawn before the retraining took it.")
+    ui.expect_text("Undone: the feedback label was withdrawn before a training took it.")
     expect(left).to_contain_text(f"{total} of {total}")
     with app_client(data_dir) as c:
         assert c.get_model(LABELLED).buffered_feedback == 0

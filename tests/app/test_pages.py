@@ -878,7 +878,7 @@ def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
     at.run()
     no_exception(at)
     session = at.session_state["label_session"]
-    assert session.message == "Undone: the feedback label was withdrawn before the retraining took it."
+    assert session.message == "Undone: the feedback label was withdrawn before a training took it."
     assert client.get_model(trained).buffered_feedback == before
     assert labelled["text"] not in [f.text for f in client.list_feedback(trained)]
     assert session.current["id"] == labelled["id"] and not session.history

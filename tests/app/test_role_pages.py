@@ -131,9 +131,9 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
 def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Votes wanted, overlap, automatic retraining and blind labelling are the owner's, on the Team page; an
-    annotator sees no control for them (not even a disabled one) on the Team or the Label page, only the
-    settings in words."""
+    """Votes wanted, overlap, automatic retraining, blind labelling, review and its accept rule are the
+    owner's, on the Team page; an annotator sees no control for them (not even a disabled one) on the Team or
+    the Label page, only the settings in words."""
     handle = disputed(service, people)
     _as(monkeypatch, service, people["ann"])
     label = page("label", handle)
@@ -144,9 +144,10 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.run()
     no_exception(team)
     assert not team.toggle and not team.number_input and not team.slider
-    # A team's model: automatic retraining is off until its owner turns it on.
+    assert [r.key for r in team.radio] == ["team_export_format"]  # an export, not the accept rule
+    # A team's model: automatic retraining is off until its owner turns it on, and review is on.
     line = "1 vote per text · no overlap · automatic retraining **paused** · votes visible to colleagues"
-    assert line in captions(team)
+    assert f"{line} · labels reviewed (accepted by a reviewer only)" in captions(team)
 
     _as(monkeypatch, service, people["own"])
     team = page("team", handle)
@@ -156,6 +157,8 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.slider(key="campaign_overlap").set_value(30)
     team.toggle(key="campaign_auto_retrain").set_value(False)
     team.toggle(key="campaign_blind").set_value(True)
+    assert team.toggle(key="campaign_review").value is True
+    team.radio(key="campaign_accept_rule").set_value("agreement")
     next(b for b in team.button if b.label == "Save campaign settings").click().run()
     no_exception(team)
     with Client(service.url, people["own"]) as owner:
@@ -166,8 +169,16 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
         False,
         True,
     )
+    assert (model.review, model.accept_rule) == (True, "agreement")
     saved = "Saved: 3 votes per text · 30% of suggestions shared with colleagues · automatic retraining"
-    assert f"{saved} **paused** · blind labelling." in texts(team.success)
+    rule = "labels reviewed (accepted by a reviewer, or the votes wanted agreeing)"
+    assert f"{saved} **paused** · blind labelling · {rule}." in texts(team.success)
+    team.toggle(key="campaign_review").set_value(False)
+    next(b for b in team.button if b.label == "Save campaign settings").click().run()
+    no_exception(team)
+    with Client(service.url, people["own"]) as owner:
+        assert owner.get_model(handle).review is False
+    assert any(t.endswith("· no review.") for t in texts(team.success))
     # With 3 votes wanted, the Label page's count says what it counts: texts short of 3 votes.
     _as(monkeypatch, service, people["ann"])
     label = page("label", handle)
@@ -213,12 +224,18 @@ def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
     team.run()
     no_exception(team)
     assert "8 label(s) wait for review" in captions(team)
-    team.multiselect(key="review_pick").set_value([0, 1])
-    team.text_input(key="review_comment").input("these are formal").run()
+    with Client(service.url, people["own"]) as owner:
+        first_two = [f"{r.kind}:{r.id}" for r in list(owner.list_review(handle))[:2]]
+    # One form: the picks and the comment go with the press.
+    team.multiselect(key="review_pick").set_value(first_two)
+    team.text_input(key="review_comment").input("these are formal")
     team.button(key="review_reject").click().run()
     no_exception(team)
     assert "2 label(s): rejected." in texts(team.success)
-    team.checkbox(key="review_all").check().run()
+    # The picks and the comment were for those two: nothing of them stays for the next decision.
+    assert team.multiselect(key="review_pick").value == []
+    assert team.text_input(key="review_comment").value == ""
+    team.checkbox(key="review_all").check()
     team.button(key="review_accept").click().run()
     no_exception(team)
     assert "6 label(s): accepted." in texts(team.success)

@@ -223,7 +223,7 @@ def test_the_most_disagreed_texts_come_first_and_limit_cuts() -> None:
 
 def test_every_text_training_counts_as_contested_is_listed() -> None:
     """Two rows of one imported file (unattributed) with opposite ratings: training counts the text as
-    contested, so the disagreed texts list it, where it can be settled."""
+    contested, so the disagreed texts list it, where it can be settled, and where it shows once settled."""
     votes = [
         Vote("t", "dup", 1.0, None, id=1),
         Vote("t", "dup", 0.0, None, id=2),
@@ -234,7 +234,10 @@ def test_every_text_training_counts_as_contested_is_listed() -> None:
     assert contested == [d.counted.text for d in listed] == ["dup"]
     assert [v.quality for v in listed[0].counted.votes] == [1.0, 0.0]
     settled = [*votes, Vote("t", "dup", 0.0, "rev", id=4, adjudicated=True)]
-    assert trait_agreement(settled).disagreed == ()  # settled, no independent spread: off the list
+    # Settled, it stays listed as settled (as a text of independent votes does), not contested any more:
+    # the page that settled it shows who did, not "no text has votes that differ".
+    (after,) = trait_agreement(settled).disagreed
+    assert after.counted.text == "dup" and after.counted.adjudicated and not after.counted.contested
 
 
 def test_one_trait_at_a_time() -> None:

@@ -170,6 +170,22 @@ def test_votes_wanted_lets_that_many_people_label_a_text_then_it_leaves_every_qu
     assert left["unlabelled"] == 3
 
 
+def test_with_more_votes_wanted_texts_wanting_votes_lead_the_queue(svc: Svc) -> None:
+    """Two votes wanted: a colleague's labelled texts come before new ones, as the Label page takes its queue
+    in the answer's order (spread among new ones, the first labels after a campaign change opened new texts
+    while half-voted ones waited)."""
+    c, h = svc.client, "acme.wantfirst"
+    draft(svc, h, pool=POOL[:30])
+    check(c.patch(f"/v1/models/{h}", json={"votes_wanted": 2}, headers=svc.author), 200)
+    alice, bob = person(svc, "alice"), person(svc, "bob")
+    given = [i["id"] for i in suggest(svc, h, alice, k=3)]
+    for i in given:
+        label(svc, h, alice, i)
+    items = suggest(svc, h, bob, k=10)
+    assert [(i["id"], i["overlap"]) for i in items[:3]] == [(i, True) for i in sorted(given)]
+    assert not any(i["overlap"] for i in items[3:]) and len(items) == 10
+
+
 def test_overlap_gives_that_share_of_texts_a_second_vote(svc: Svc) -> None:
     """Three people, 20 % overlap, one vote wanted: each takes its work from the suggestions it is handed
     (claimed, so nobody duplicates another's fresh text); about a fifth of their picks are second votes."""

@@ -141,6 +141,42 @@ def test_the_agreement_rule_accepts_agreeing_votes_only(svc: Svc) -> None:
     ]
 
 
+def test_rejected_votes_leave_the_agreement_and_pending_ones_count(svc: Svc) -> None:
+    """A pending vote is a real vote (the agreement rule reads them); a rejected one never counts: not in
+    the agreement's figures, its disagreements, nor the Team progress's agreement with colleagues."""
+    c, owner, h = svc.client, svc.author, "acme.agreerej"
+    make_model(c, owner, h)
+    ann, rita = person(svc, "ann", "annotator"), person(svc, "rita", "reviewer")
+    texts = [f"Reply number {i} to the customer, as drafted." for i in range(4)]
+    for key, qualities in ((rita, (1, 1, 0, 0)), (ann, (1, 0, 0, 1))):
+        rows = [vote(t, q) for t, q in zip(texts, qualities, strict=True)]
+        check(c.post(f"/v1/models/{h}/samples", json={"samples": rows}, headers=key), 201)
+
+    def figures() -> tuple[dict[str, Any], dict[str, Any]]:
+        agreement = check(c.get(f"/v1/models/{h}/agreement", headers=owner), 200)["traits"]["formality"]
+        people = check(c.get(f"/v1/models/{h}/team", headers=owner), 200)["people"]
+        return agreement, next(p for p in people if p["annotator"] == "ann" and p["trait"] == "formality")
+
+    agreement, progress = figures()  # ann's four votes, pending, count
+    assert agreement["texts_with_votes"] == 4
+    assert {a["annotator"]: a["votes"] for a in agreement["annotators"]}["ann"] == 4
+    assert (progress["compared_others"], progress["agreement_others"]) == (4, 0.5)
+
+    split = [i for i in queue(svc, h, rita)["items"] if i["text"] in (texts[1], texts[3])]
+    check(c.post(f"/v1/models/{h}/review", json={"decision": "reject", "items": refs({"items": split})},
+                 headers=rita), 200)  # fmt: skip
+    agreement, progress = figures()
+    assert agreement["texts_with_votes"] == 2
+    assert {a["annotator"]: a["votes"] for a in agreement["annotators"]}["ann"] == 2
+    assert [
+        p["same_pole"] / p["texts"] for p in agreement["pairwise"] if {p["a"], p["b"]} == {"ann", "rita"}
+    ] == [1.0]
+    assert not [v for t in agreement["disagreed"] for v in t["votes"] if v["annotator"] == "ann"
+                and t["text"] in (texts[1], texts[3])]  # fmt: skip
+    assert (progress["compared_others"], progress["agreement_others"]) == (2, 1.0)
+    assert progress["labels"] == 4  # her work, rejected or not
+
+
 def test_one_persons_model_is_not_reviewed(svc: Svc) -> None:
     c, h = svc.client, svc.author
     make_model(c, h, "lab.alone")

@@ -1,0 +1,347 @@
+"""A reviewed team campaign in headless Chromium, people signed in through the team's identity provider
+(tests/support/idp.py): three annotators label a draft of realistic size (the support-replies demo's 240
+samples and a pool of 300 texts) on one workbench, each in a browser of their own; its owner, in a fourth,
+changes the campaign on the Team page while they label (votes wanted, overlap, blind labelling), then reviews
+their labels on the Team page: accepts one, rejects one with a comment, accepts several at once. The rejected
+label's author reads the comment; the acceptance rate per person is the API's; the training takes accepted
+labels only. Last, the Training page's contested texts lead to the Samples page, where the owner settles one.
+
+What each page shows is checked against the API. Screenshots: artifacts/screenshots/review_*."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from core.client import Client
+from core.demo import read_demo_model
+from core.local import LocalService
+from tests.support.app import BROWSER, Ui, pause
+from tests.support.idp import Idp
+from tests.support.signin import (
+    email,
+    label_counter,
+    oidc_service,
+    provider_with,
+    sign_in,
+    team_workbench,
+)
+
+pytestmark = BROWSER
+
+ANNOTATORS = {"alice": "Alice Archer", "bob": "Bob Baker", "carol": "Carol Cole"}
+OWNER = "olive"
+NAMES = {**ANNOTATORS, OWNER: "Olive Owens"}
+HANDLE = "local.reviewed-replies"
+COMMENT = "An apology is polite: read the guidelines again."
+
+OPENINGS = [
+    "Thank you for your patience.",
+    "Sorry for the wait.",
+    "Hi,",
+    "Ok.",
+    "As I said before,",
+    "Thanks!",
+]
+BODIES = [
+    "your refund was sent today",
+    "the parcel left our warehouse on Monday",
+    "the invoice is attached to this message",
+    "we cannot change the delivery address now",
+    "your account is unlocked again",
+    "the replacement ships tomorrow morning",
+    "the coupon expired last week",
+    "you need to reset the router yourself",
+    "the technician comes on Friday between 9 and 12",
+    "we do not refund opened items",
+]
+CLOSINGS = ["", "Have a lovely day.", "Anything else?", "Read the FAQ next time.", "Happy to help further."]
+POOL = [" ".join(p for p in parts if p) for parts in itertools.product(OPENINGS, BODIES, CLOSINGS)]  # 300
+# One reply a file rated both ways (two rows): training counts it contested until someone settles it.
+TWICE = "We looked into it and there is nothing more we can do for you."
+# Labels each annotator gives before the owner changes the campaign, and after.
+BEFORE, AFTER = 3, 3
+
+
+def _polite(text: str) -> bool:
+    return text.startswith(("Thank", "Sorry")) or text.endswith(("lovely day.", "help further."))
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[Idp]:
+    with provider_with(NAMES) as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def review_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """The team and an untrained model: the demo's samples and the file's contradiction, imported by the
+    operator (accepted as they are), and the pool; 20 % overlap, one vote wanted."""
+    demo = read_demo_model("support_replies")
+    with oidc_service(idp, tmp_path_factory.mktemp("review-service")) as svc:
+        with (
+            svc.client() as operator
+        ):  # the operator's key adds the team (as `python -m service people` does)
+            for sub in ANNOTATORS:
+                operator.set_person_role(svc.namespace, email(sub), "annotator")
+            operator.set_person_role(svc.namespace, email(OWNER), "owner")
+            operator.create_model(HANDLE, description=demo.description)
+            operator.update_model(HANDLE, overlap=0.2)
+            key_of = {t.name: t.key for t in operator.add_traits(HANDLE, [dict(t) for t in demo.traits])}
+            rows = [{**s, "trait": key_of[s["trait"]]} for s in demo.samples]
+            rows += [{"trait": key_of["Politeness"], "text": TWICE, "quality": q} for q in (1.0, 0.0)]
+            assert not operator.import_samples(HANDLE, rows, provenance="imported").errors
+            operator.import_pool(HANDLE, POOL)
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def review_app(
+    idp: Idp, review_service: LocalService, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    with team_workbench(idp, review_service, tmp_path_factory.mktemp("review-workbench")) as url:
+        yield url
+
+
+def _shown(page: Page) -> Locator:
+    return page.locator("[data-testid='label-text']").first
+
+
+def _errors(page: Page) -> list[str]:
+    return page.locator("[data-testid='stAlertContentError'], [data-testid='stException']").all_inner_texts()
+
+
+def _grid(page: Page, column: str) -> list[dict[str, str]]:
+    """The rows of the first table on the page with a `column` header, as the grid's accessible mirror has
+    them (a Streamlit dataframe draws on a canvas)."""
+    header_cells = page.locator("[data-testid='stDataFrame'] table[role='grid'] thead th")
+    header_cells.filter(has_text=re.compile(rf"^\s*{column}\s*$")).first.wait_for(state="attached")
+    for table in page.locator("[data-testid='stDataFrame'] table[role='grid']").all():
+        header = [c.strip() for c in table.locator("thead th").all_inner_texts()]
+        if column in header:
+            return [
+                dict(zip(header, (c.strip() for c in row.locator("td").all_inner_texts()), strict=False))
+                for row in table.locator("tbody tr").all()
+            ]
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def _label_round(uis: dict[str, Ui], person: random.Random, done: int, given: dict[str, list[str]]) -> None:
+    """Each annotator, in a random order, reads the text shown and presses the key for it; then each page
+    has counted the label and shows the next text."""
+    order = list(ANNOTATORS)
+    person.shuffle(order)
+    for sub in order:
+        page = uis[sub].page
+        text = _shown(page).inner_text()
+        pause(page, person.uniform(80, 500))  # reading it
+        page.keyboard.press("2" if _polite(text) else "1")
+        given[sub].append(text)
+    for sub in order:
+        ui = uis[sub]
+        expect(label_counter(ui.page)).to_contain_text(f"{done} labelled this session")
+        ui.settle()
+        assert _errors(ui.page) == [], (sub, done)
+
+
+def _pick(ui: Ui, numbers: list[int]) -> None:
+    """Pick the review queue's labels numbered `numbers` (1-based, as the list says) in its multiselect."""
+    box = ui.page.get_by_label("Labels to decide")
+    listbox = ui.page.get_by_role("listbox")
+    ui.idle()  # a list opened during a run closes when the run draws the page anew
+    for n in numbers:
+        if not listbox.count():
+            box.click()
+            try:
+                listbox.wait_for(timeout=5_000)
+            except PlaywrightTimeout:  # the click fell on a page being drawn: a person clicks again
+                ui.idle()
+                box.click()
+        ui.page.get_by_role("option", name=re.compile(rf"^{n}\. ")).click()
+        ui.settle()
+    ui.page.keyboard.press("Escape")  # the list closes; the picks go with the press (one form)
+    expect(ui.page.get_by_role("listbox")).to_have_count(0)
+
+
+def test_a_reviewed_campaign_changes_while_three_label_and_the_owner_reviews(
+    review_app: str, review_service: LocalService, browser: Browser, person: random.Random
+) -> None:
+    api = Client(review_service.url, review_service.api_key)
+    contexts: list[BrowserContext] = []
+    uis: dict[str, Ui] = {}
+    try:
+        trait = api.list_traits(HANDLE)[0]  # Politeness: the Label page's first trait
+        model = api.get_model(HANDLE)
+        assert (model.review, model.accept_rule, model.auto_retrain) == (True, "none", False)  # a team's
+        for sub in (OWNER, *ANNOTATORS):
+            contexts.append(browser.new_context(viewport={"width": 1280, "height": 1000}))
+            ui = uis[sub] = Ui(contexts[-1].new_page())
+            ui.goto(review_app)
+            sign_in(ui, sub, NAMES[sub])
+        for sub in ANNOTATORS:
+            ui = uis[sub]
+            expect(
+                ui.page.locator("[data-testid='stSidebar']").get_by_role("combobox", name="Model")
+            ).to_have_value(HANDLE)
+            ui.nav("Label")
+            _shown(ui.page).wait_for()
+            ui.expect_text("a proposal")  # the page says labels wait for review before they train
+            ui.keys_to_the_page()
+        given: dict[str, list[str]] = {sub: [] for sub in ANNOTATORS}
+        for n in range(1, BEFORE + 1):
+            _label_round(uis, person, n, given)
+        uis["alice"].expect_text("It is a proposal: it trains once a reviewer accepts it.")
+
+        # The owner changes the campaign on the Team page while the three are at work.
+        owner = uis[OWNER]
+        owner.nav("Team")
+        form = owner.page.locator("[data-testid='stForm']").first
+        votes = form.get_by_label("Votes wanted per text", exact=True)
+        votes.fill("2")
+        overlap = form.get_by_role("slider", name="Overlap with colleagues")
+        overlap.focus()
+        for _ in range(6):  # 20 % -> 50 %, in steps of 5
+            overlap.press("ArrowRight")
+        form.get_by_text("Blind labelling", exact=True).click()
+        owner.shot("review_campaign_form")
+        owner.click("Save campaign settings")
+        owner.expect_text("Saved: 2 votes per text · 50% of suggestions shared with colleagues")
+        changed = api.get_model(HANDLE)
+        assert (changed.votes_wanted, changed.overlap, changed.blind_labelling) == (2, 0.5, True)
+        assert (changed.review, changed.accept_rule) == (True, "none")
+
+        # Every open Label page follows the campaign at its next run (its status line refreshes by itself).
+        for sub in ANNOTATORS:
+            ui = uis[sub]
+            ui.page.get_by_text("Texts wanting 2 votes for Politeness").first.wait_for()
+            ui.page.get_by_text(re.compile(r"2 votes wanted per text")).first.wait_for()
+            expect(label_counter(ui.page)).to_contain_text(f"{BEFORE} labelled this session")
+            ui.idle()
+            ui.keys_to_the_page()
+        for n in range(BEFORE + 1, BEFORE + AFTER + 1):
+            _label_round(uis, person, n, given)
+        for sub in ANNOTATORS:
+            uis[sub].no_exception()
+        uis["carol"].shot("review_label_carol")
+
+        # Every press stored once, as its person's, pending; no text labelled twice by one person, none more
+        # often than the campaign wants, and after the change texts wanting a second vote came first.
+        votes_now = [s for s in api.list_samples(HANDLE) if s.text in POOL]
+        for sub in ANNOTATORS:
+            mine = {s.text: s.quality for s in votes_now if s.annotator == email(sub)}
+            assert len(given[sub]) == len(set(given[sub])) == BEFORE + AFTER, (sub, given[sub])
+            assert mine == {t: float(_polite(t)) for t in given[sub]}, sub
+        per_text = Counter(s.text for s in votes_now)
+        assert max(per_text.values()) <= 2
+        after = {t for sub in ANNOTATORS for t in given[sub][BEFORE:]}
+        assert any(per_text[t] == 2 for t in after)
+        pending = list(api.list_review(HANDLE))
+        assert sorted(p.text for p in pending) == sorted(s.text for s in votes_now)
+
+        # The owner reviews: accepts the first label, rejects one of bob's with a comment, accepts four.
+        owner.page.reload()
+        owner.drawn(0)
+        owner.page.get_by_role("heading", name="Review").wait_for()
+        owner.expect_text(f"{len(pending)} label(s) wait for review")
+        _pick(owner, [1])
+        owner.click("Accept picked")
+        owner.expect_text("1 label(s): accepted.")
+        queue = list(api.list_review(HANDLE))
+        bobs = next(i for i, p in enumerate(queue) if p.annotator == email("bob"))
+        _pick(owner, [bobs + 1])
+        box = owner.page.get_by_label("Comment (the author reads it)")
+        box.click()
+        box.press_sequentially(COMMENT, delay=person.uniform(20, 60))
+        box.press("Tab")
+        owner.settle()
+        owner.click("Reject picked")
+        owner.expect_text("1 label(s): rejected.")
+        # Nothing of that decision stays picked, nor its comment, for the next one.
+        expect(owner.page.get_by_label("Comment (the author reads it)")).to_have_value("")
+        expect(owner.page.get_by_role("button", name=re.compile(r"^Remove \d+\. "))).to_have_count(0)
+        _pick(owner, [1, 2, 3, 4])
+        owner.click("Accept picked")
+        # The picks and the press reach the app together (one form): all four are decided, at once.
+        owner.expect_text("4 label(s): accepted.")
+        owner.no_exception()
+        owner.shot("review_queue_owner")
+
+        rejected = list(api.list_review(HANDLE, "rejected"))
+        assert [(r.annotator, r.text, r.comment) for r in rejected] == [
+            (email("bob"), queue[bobs].text, COMMENT)
+        ]
+        assert len(list(api.list_review(HANDLE))) == len(pending) - 2 - 4
+        # The acceptance rate per person, as the API has it.
+        figures = api.review_page(HANDLE, "pending").people
+        table = {row["person"]: row for row in _grid(owner.page, "acceptance")}
+        assert set(table) == {p.annotator for p in figures}
+        for p in figures:
+            row = table[p.annotator or ""]
+            rate = f"{p.acceptance_rate:.0%}" if p.acceptance_rate is not None else ""
+            assert (row["accepted"], row["rejected"], row["pending"], row["acceptance"]) == (
+                str(p.accepted),
+                str(p.rejected),
+                str(p.pending),
+                rate,
+            ), p.annotator
+        assert next(p for p in figures if p.annotator == email("bob")).rejected == 1
+
+        # bob reads why his label was rejected, on the Team page.
+        bob = uis["bob"]
+        bob.nav("Team")
+        bob.page.get_by_role("heading", name="Review").wait_for()
+        bob.expect_text("Your labels a reviewer rejected")
+        assert [(r["text"], r["comment"]) for r in _grid(bob.page, "comment")] == [
+            (queue[bobs].text, COMMENT)
+        ]
+        assert not bob.page.get_by_role("button", name="Accept picked").count()
+        bob.no_exception()
+        bob.shot("review_rejected_bob")
+
+        # The training takes accepted labels only: neither pending nor rejected ones.
+        api.wait(HANDLE, api.train(HANDLE, "low").run_id, timeout=300)
+        accepted = list(api.list_review(HANDLE, "accepted"))
+        version = api.get_version(HANDLE, 1)
+        assert version.sample_count == len(accepted)
+        assert version.trait_metrics[trait.key]["texts"] == len(
+            {a.text for a in accepted if a.trait == trait.key}
+        )
+        assert queue[bobs].text not in {a.text for a in accepted if a.annotator == email("bob")}
+
+        # The Training page counts the contested texts, and its button leads to where they are settled.
+        contested = version.trait_metrics[trait.key]["contested"]
+        assert contested >= 1  # the file's contradiction at least
+        owner.nav("Training")
+        owner.expect_text(f"{contested} contested text(s)")
+        owner.click("Settle the contested texts")
+        owner.page.get_by_role("heading", name="Samples").first.wait_for()
+        expect(owner.page.get_by_role("tab", name="Disagreements", exact=True)).to_have_attribute(
+            "aria-selected", "true"
+        )
+        owner.expect_text(TWICE)
+        first = api.agreement(HANDLE, trait.key).traits[trait.key].disagreed[0].text
+        pause(owner.page, person.uniform(400, 1500))  # reading the votes
+        owner.page.get_by_role("button", name=f"Settle: {trait.positive_label}").first.click()
+        owner.settle()
+        owner.expect_text(f"Settled as “{trait.positive_label}”")
+        owner.expect_text(first)  # the settled text stays where it was settled, saying who settled it
+        owner.expect_text(f"Settled by {email(OWNER)}.")
+        owner.no_exception()
+        owner.shot("review_settled")
+        settled = [s for s in api.list_samples(HANDLE) if s.adjudicated]
+        assert [(s.text, s.quality, s.annotator) for s in settled] == [(first, 1.0, email(OWNER))]
+    except BaseException:
+        for sub, u in uis.items():
+            u.failure(f"review_failure_{sub}")
+        raise
+    finally:
+        api.close()
+        for context in contexts:
+            context.close()
