@@ -16,6 +16,7 @@ from app.labelling.feedback import buffered_feedback
 from app.labelling.labels import labelling_note, retrain_at, review_note
 from app.labelling.my_labels import (
     guidelines_section,
+    keep_in_address,
     labelled_since,
     metadata_line,
     my_labels_section,
@@ -60,7 +61,6 @@ if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
     st.stop()
 names = {t.key: t for t in traits}
-since = session_start()  # in the page's address: a reload keeps the session's count
 guidelines_section(client, handle, backend.may("manage"))
 
 # Said before the first key: on a trained model a label is feedback for its next version; on a reviewed
@@ -176,6 +176,8 @@ if kept is None or (kept.handle, kept.trait) != (handle, trait):
     if kept is not None and kept.handle == handle:
         abandon(kept, client)
     fresh = LabelSession(handle, trait, mode, annotator=backend.annotator)
+    if kept is None and (resumed := session_start()) is not None:  # a reload: the session goes on
+        fresh.since = resumed
     if kept is not None:  # a press delivered again after the switch is still one taken
         fresh.presses = kept.presses
     kept = fresh
@@ -187,6 +189,7 @@ elif kept.mode != mode:  # the session's labels and counters stay
 with guard("Following the campaign"):
     follow(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
+keep_in_address(session.since)
 # Read each run: the owner may have set the trait's scale since the session began.
 scale = names[trait].scale
 session.points = scale.points if scale is not None else None
@@ -218,7 +221,7 @@ def labelling() -> None:
     # a labelled text stays until it has them all: the count says so rather than "left to label".
     wanted = model.votes_wanted
     # The service's count of this person's labels since the session started: a reload keeps it.
-    done = labelled_since(client, handle, trait, since)
+    done = labelled_since(client, handle, trait, session.since)
     done = len(session.history) if done is None else done
     counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted:d} votes"
     st.metric(

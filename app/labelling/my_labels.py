@@ -8,7 +8,7 @@ page's address (`?since=`), so a reload keeps counting from it and a withdrawn l
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 import streamlit as st
 
@@ -22,8 +22,8 @@ FLASH = "my_labels_flash"
 HISTORY = 10  # versions of the guidelines listed
 
 
-def session_start() -> datetime:
-    """When this labelling session started: read from the page's address, else now (and written there)."""
+def session_start() -> datetime | None:
+    """When the labelling session a reload interrupted started: read from the page's address (None: none)."""
     raw = st.query_params.get(SINCE)
     if raw:
         try:
@@ -32,9 +32,13 @@ def session_start() -> datetime:
                 return start
         except ValueError:
             pass  # an edited address: a new session starts
-    start = datetime.now(UTC).replace(microsecond=0)
-    st.query_params[SINCE] = start.isoformat()
-    return start
+    return None
+
+
+def keep_in_address(start: datetime) -> None:
+    """Write the session's start into the page's address, where a reload finds it (a page switch drops it)."""
+    if st.query_params.get(SINCE) != start.isoformat():
+        st.query_params[SINCE] = start.isoformat()
 
 
 def labelled_since(client: Client, handle: str, trait: str, since: datetime) -> int | None:

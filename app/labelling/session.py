@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 import numpy as np
@@ -132,6 +132,9 @@ class LabelSession:
     queue: list[Queued] = field(default_factory=list)
     pos: int = 0
     history: list[Labelled] = field(default_factory=list)
+    # When the session started: its count is the service's count of the person's labels since then (a page
+    # switch or a reload keeps it; another trait or model starts a session of its own).
+    since: datetime = field(default_factory=lambda: datetime.now(UTC).replace(microsecond=0))
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
     given: list[Given] = field(default_factory=list)
     message: str = ""
