@@ -160,7 +160,8 @@ def test_sample_input_rejects(row: dict) -> None:
 
 def test_trait_input_rules() -> None:
     t = TraitInput(name="Formality", positive_label="formal", negative_label="casual")
-    assert t.model_dump() == {
+    # What the client sends: a trait without a scale says nothing of one (an older service knows none).
+    assert t.model_dump(exclude_none=True) == {
         "name": "Formality",
         "positive_label": "formal",
         "negative_label": "casual",

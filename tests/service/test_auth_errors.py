@@ -136,6 +136,8 @@ def _concrete(template: str) -> str:
         "trait": "formality",
         "namespace": "acme",
         "member": "pat@example.com",
+        "annotator": "pat@example.com",
+        "kind": "sample",
     }
     return re.sub(
         r"\{([a-z_]+)\}", lambda m: "7" if m.group(1).endswith("_id") else values[m.group(1)], template
