@@ -10,7 +10,6 @@ What each page shows is checked against the API. Screenshots: artifacts/screensh
 
 from __future__ import annotations
 
-import itertools
 import random
 import re
 from collections import Counter
@@ -23,7 +22,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import LocalService
-from tests.support.app import BROWSER, Ui, pause
+from tests.support.app import BROWSER, SUPPORT_REPLIES, Ui, pause
 from tests.support.idp import Idp
 from tests.support.signin import (
     email,
@@ -42,28 +41,7 @@ NAMES = {**ANNOTATORS, OWNER: "Olive Owens"}
 HANDLE = "local.reviewed-replies"
 COMMENT = "An apology is polite: read the guidelines again."
 
-OPENINGS = [
-    "Thank you for your patience.",
-    "Sorry for the wait.",
-    "Hi,",
-    "Ok.",
-    "As I said before,",
-    "Thanks!",
-]
-BODIES = [
-    "your refund was sent today",
-    "the parcel left our warehouse on Monday",
-    "the invoice is attached to this message",
-    "we cannot change the delivery address now",
-    "your account is unlocked again",
-    "the replacement ships tomorrow morning",
-    "the coupon expired last week",
-    "you need to reset the router yourself",
-    "the technician comes on Friday between 9 and 12",
-    "we do not refund opened items",
-]
-CLOSINGS = ["", "Have a lovely day.", "Anything else?", "Read the FAQ next time.", "Happy to help further."]
-POOL = [" ".join(p for p in parts if p) for parts in itertools.product(OPENINGS, BODIES, CLOSINGS)]  # 300
+POOL = SUPPORT_REPLIES  # 300 support replies, none of them one of the model's samples
 # One reply a file rated both ways (two rows): training counts it contested until someone settles it.
 TWICE = "We looked into it and there is nothing more we can do for you."
 # Labels each annotator gives before the owner changes the campaign, and after.

@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from core.client import Client
 from core.demo import read_demo_model
 from core.local import LocalService
-from tests.support.app import BROWSER, Ui, pause
+from tests.support.app import BROWSER, SUPPORT_REPLIES, Ui, pause
 from tests.support.idp import Idp
 from tests.support.signin import (
     email,
@@ -45,29 +45,7 @@ OWNER, NEXT = "olive", "dan"  # the owner; who signs in on bob's tab after him
 NAMES = {**LABELLERS, OWNER: "Olive Owens", NEXT: "Dan Dunn"}
 HANDLE = "local.support-week"
 
-# The pool: 300 support replies, none of them one of the model's samples.
-OPENINGS = [
-    "Thank you for your patience.",
-    "Sorry for the wait.",
-    "Hi,",
-    "Ok.",
-    "As I said before,",
-    "Thanks!",
-]
-BODIES = [
-    "your refund was sent today",
-    "the parcel left our warehouse on Monday",
-    "the invoice is attached to this message",
-    "we cannot change the delivery address now",
-    "your account is unlocked again",
-    "the replacement ships tomorrow morning",
-    "the coupon expired last week",
-    "you need to reset the router yourself",
-    "the technician comes on Friday between 9 and 12",
-    "we do not refund opened items",
-]
-CLOSINGS = ["", "Have a lovely day.", "Anything else?", "Read the FAQ next time.", "Happy to help further."]
-POOL = [" ".join(p for p in parts if p) for parts in itertools.product(OPENINGS, BODIES, CLOSINGS)]
+POOL = SUPPORT_REPLIES  # 300 support replies, none of them one of the model's samples
 
 # Rounds of labels: while the owner's training is queued (no worker yet: deterministically in flight), while
 # a worker executes it (or has just ended it), and after it has ended.

@@ -399,3 +399,31 @@ def named_key(
     found = _KEY.search(out.getvalue())
     assert code == 0 and found, err.getvalue()
     return found.group(0)
+
+
+# A pool of 300 support replies (opening × body × closing), none of them one of the support-replies demo's
+# samples: what a team's browser tests label.
+_OPENINGS = [
+    "Thank you for your patience.",
+    "Sorry for the wait.",
+    "Hi,",
+    "Ok.",
+    "As I said before,",
+    "Thanks!",
+]
+_BODIES = [
+    "your refund was sent today",
+    "the parcel left our warehouse on Monday",
+    "the invoice is attached to this message",
+    "we cannot change the delivery address now",
+    "your account is unlocked again",
+    "the replacement ships tomorrow morning",
+    "the coupon expired last week",
+    "you need to reset the router yourself",
+    "the technician comes on Friday between 9 and 12",
+    "we do not refund opened items",
+]
+_CLOSINGS = ["", "Have a lovely day.", "Anything else?", "Read the FAQ next time.", "Happy to help further."]
+SUPPORT_REPLIES = [
+    " ".join(p for p in parts if p) for parts in itertools.product(_OPENINGS, _BODIES, _CLOSINGS)
+]
