@@ -156,7 +156,9 @@ def test_a_running_run_is_cancelled_and_its_worker_takes_the_next_run(
     # One worker thread: another model's training completes only once the cancelled run let go of it.
     make_model(svc.client, svc.author, "acme.next")
     train_ready(svc.client, svc.author, "acme.next")
-    assert svc.ctx.executor.claims() == {}
+    # (The next run's own claim may outlive its model's `ready` by a moment: its worker lets go after its
+    # last write, so only the cancelled run's claim is asserted gone.)
+    assert run_id not in svc.ctx.executor.claims()
     assert run_row(svc, run_id) == ("cancelled", 1)
     assert model_view(svc) == before  # nothing of the run applied: no version, trait or sample
     assert any(run_id in r.getMessage() and "claim was lost" in r.getMessage() for r in caplog.records)

@@ -332,7 +332,23 @@ class Ui:
         self.settle(timeout)
 
     def expect_text(self, text: str, timeout: float = 60_000) -> None:
-        self.page.get_by_text(_as_shown(text)).first.wait_for(timeout=timeout)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
+
+        try:
+            self.page.get_by_text(_as_shown(text)).first.wait_for(timeout=timeout)
+        except PlaywrightTimeout:
+            # What the page said instead is the whole diagnosis of a run that failed elsewhere (CI).
+            raise AssertionError(
+                f"{text!r} not shown within {timeout / 1000:.0f} s; the page shows:\n{self.shown_text()}"
+            ) from None
+
+    def shown_text(self, limit: int = 3000) -> str:
+        """The main area's text, its end first cut to `limit` characters (or why it could not be read)."""
+        try:
+            text = self.page.locator("[data-testid='stMain']").inner_text(timeout=5_000)
+        except Exception as exc:  # noqa: BLE001 - a diagnosis must not mask the failure it explains
+            return f"(unreadable: {type(exc).__name__})"
+        return text if len(text) <= limit else "…" + text[-limit:]
 
     def shot(self, name: str) -> None:
         """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
