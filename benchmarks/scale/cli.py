@@ -15,6 +15,7 @@ from typing import Any
 from benchmarks.scale import imports, million, mixed, models, speedup
 from benchmarks.scale.corpus import Corpus
 from benchmarks.scale.deployment import RESULTS_DIR, build_embedder
+from benchmarks.scale.steps import BATCH, POOL_BATCH, RATE_BATCHES
 from core.contract import DEFAULT_EMBEDDER
 
 DESCRIPTION = "Scale benchmark: the service as real processes, at sizes a deployment meets."
@@ -32,6 +33,14 @@ def machine() -> dict[str, Any]:
 
 def sizes(text: str) -> list[int]:
     return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+
+
+def rate_texts(text: str) -> int:
+    """Whole pool requests (1,000 texts each), so each kind posts exactly this many."""
+    n = int(text.replace("_", ""))
+    if n <= 0 or n % POOL_BATCH:
+        raise argparse.ArgumentTypeError(f"a positive multiple of {POOL_BATCH:,}")
+    return n
 
 
 Part = Callable[[str, argparse.Namespace, Corpus], dict[str, Any]]
@@ -65,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--sizes", type=sizes, default=sizes("1000,10000,100000"), help="samples in the model")
     g.add_argument("--pool-sizes", type=sizes, default=sizes("1000,10000,100000"), help="pool texts / items")
     g.add_argument("--skip-training", action="store_true", help="no training at each size (rates only)")
+    g.add_argument(
+        "--rate-texts",
+        type=rate_texts,
+        default=RATE_BATCHES * BATCH,
+        help="texts posted once at each size to measure its rate (a multiple of 1,000)",
+    )
     g.add_argument(
         "--limits",
         choices=("off", "default"),

@@ -1,12 +1,12 @@
 """Part `imports`: one model, samples posted in batches of 500 (`--sizes 1000,10000,100000`, add 1000000 for
 the million), the hashing embedder (embedding is not the cost). At each size: the time to add them, the rate
-of 10 batches posted once the model holds that many (5,000 samples more) and the API process's CPU per batch,
-a training, listing all samples 500 a page; then the model is reopened and filled on. A throwaway model
-takes 10 batches first, so the first size's rate is not the API process's first requests'. Pool texts
-(1,000 a request) and evaluation items (500) the same way, up to `--pool-sizes`. A probe meanwhile takes the
-write lock (SQLite: BEGIN IMMEDIATE) or the model row's lock (PostgreSQL: SELECT … FOR UPDATE) every 0.25 s
-and records how long it waited: how long any other writer waits behind the import. Target: the rate at each
-size >= 0.7x the rate at 1,000, and no error in the logs.
+of 10 batches posted once the model holds that many (5,000 samples more; `--rate-texts`) and the API
+process's CPU per batch, a training, listing all samples 500 a page; then the model is reopened and filled
+on. A throwaway model takes as many first, so the first size's rate is not the API process's first
+requests'. Pool texts (1,000 a request) and evaluation items (500) the same way, up to `--pool-sizes`. A
+probe meanwhile takes the write lock (SQLite: BEGIN IMMEDIATE) or the model row's lock (PostgreSQL: SELECT …
+FOR UPDATE) every 0.25 s and records how long it waited: how long any other writer waits behind the import.
+Target: the rate at each size >= 0.7x the rate at 1,000, and no error in the logs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from benchmarks.scale.deployment import LIMITS_ON, NAMESPACE, Deployment, LockPr
 from benchmarks.scale.steps import (
     BATCH,
     POOL_BATCH,
-    RATE_BATCHES,
     BatchLog,
     fill,
     list_all,
@@ -46,7 +45,7 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
         log = BatchLog()
         warm_up = f"{NAMESPACE}.warm-up"
         make_model(c, warm_up, ["polite"])
-        fill(dep, c, warm_up, corpus, 0, RATE_BATCHES * BATCH, BatchLog())
+        fill(dep, c, warm_up, corpus, 0, args.rate_texts, BatchLog())
         with MemorySampler(dep) as memory, LockProbe(dep.database_url, dep.data_dir, handle) as probe:
             stored = 0
             for size in args.sizes:
@@ -54,7 +53,7 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
                 probe_start = len(probe.waits_ms)
                 fill(dep, c, handle, corpus, stored, size, log)
                 held, at_size = max(stored, size), BatchLog()  # the rate at this size
-                stored = held + RATE_BATCHES * BATCH
+                stored = held + args.rate_texts
                 fill(dep, c, handle, corpus, held, stored, at_size)
                 waits = sorted(probe.waits_ms[probe_start:]) or [0.0]
                 row: dict[str, Any] = {
@@ -81,7 +80,7 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
                 print(json.dumps(row), flush=True)
                 log.wall += at_size.wall
                 log.cpu += at_size.cpu
-            pool = part_pool_and_eval(dep, c, handle, args.pool_sizes, corpus, memory)
+            pool = part_pool_and_eval(dep, c, handle, args.pool_sizes, args.rate_texts, corpus, memory)
             lock = probe.summary()
     base = rows[0]["rate_per_s"]
     for row in rows:
@@ -98,10 +97,16 @@ def imports(dep: Deployment, args: argparse.Namespace, corpus: Corpus) -> dict[s
 
 
 def part_pool_and_eval(
-    dep: Deployment, c: httpx.Client, handle: str, sizes: list[int], corpus: Corpus, memory: MemorySampler
+    dep: Deployment,
+    c: httpx.Client,
+    handle: str,
+    sizes: list[int],
+    rate: int,
+    corpus: Corpus,
+    memory: MemorySampler,
 ) -> dict[str, Any]:
-    """Pool texts (1,000 a request) and evaluation items (500) up to each size, then the rate at that size: 5
-    pool batches, 10 evaluation batches (5,000 texts each)."""
+    """Pool texts (1,000 a request) and evaluation items (500) up to each size, then the rate at that size:
+    `rate` texts more (5,000 by default: 5 pool batches, 10 evaluation batches)."""
     pool_rows, eval_rows = [], []
     stored_pool = stored_eval = 0
 
@@ -126,12 +131,12 @@ def part_pool_and_eval(
         memory.phase = f"pool {size}"
         stored_pool = add_pool(stored_pool, max(size, stored_pool), BatchLog())
         at_size = BatchLog()
-        stored_pool = add_pool(stored_pool, stored_pool + RATE_BATCHES * BATCH, at_size)
-        pool_rows.append({"texts": stored_pool - RATE_BATCHES * BATCH, **at_size.rate(POOL_BATCH)})
+        stored_pool = add_pool(stored_pool, stored_pool + rate, at_size)
+        pool_rows.append({"texts": stored_pool - rate, **at_size.rate(POOL_BATCH)})
         stored_eval = add_items(stored_eval, max(size, stored_eval), BatchLog())
         at_size = BatchLog()
-        stored_eval = add_items(stored_eval, stored_eval + RATE_BATCHES * BATCH, at_size)
-        eval_rows.append({"items": stored_eval - RATE_BATCHES * BATCH, **at_size.rate(BATCH)})
+        stored_eval = add_items(stored_eval, stored_eval + rate, at_size)
+        eval_rows.append({"items": stored_eval - rate, **at_size.rate(BATCH)})
         print(json.dumps({"pool": pool_rows[-1], "evaluation": eval_rows[-1]}), flush=True)
     for rows in (pool_rows, eval_rows):
         for row in rows:

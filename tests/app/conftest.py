@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,8 +83,11 @@ def app_url(app_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    """One Chromium per worker: a launch (with Playwright's driver) costs about 2 CPU-s, once per module
+    before. While it runs, the worker's main thread counts as inside an event loop (Playwright's sync API):
+    a test there runs its own loop in another thread (tests/service/test_score.py)."""
     from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
 
     expect.set_options(timeout=EXPECT_BOUND_MS)
@@ -93,3 +97,12 @@ def browser() -> Iterator[object]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_browser: Any) -> Iterator[Any]:
+    """The worker's Chromium for a module, which leaves nothing open behind it: a page left open on an app
+    that has stopped would keep reconnecting to it."""
+    yield chromium_browser
+    for context in chromium_browser.contexts:
+        context.close()
