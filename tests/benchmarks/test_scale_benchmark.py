@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import scale
+
+pytestmark = pytest.mark.usefixtures("server_process")  # starts API and worker processes
 
 
 def run(tmp_path: Path, *args: str) -> dict:

@@ -10,6 +10,8 @@ import pytest
 
 from benchmarks import team
 
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
+
 
 def test_a_short_team_run_has_no_collision_and_loses_no_label(tmp_path: Path) -> None:
     out = tmp_path / "team.json"
