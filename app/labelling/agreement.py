@@ -8,7 +8,7 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
-from app.labelling.my_labels import metadata_line
+from app.labelling.my_labels import metadata_line, vote_label
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
 from app.ui.inert import md, quote
@@ -74,12 +74,6 @@ def agreement_section(client: Client, handle: str, traits: list[Trait]) -> None:
                 width="stretch",
                 column_config={"agreement": st.column_config.NumberColumn(format="percent")},
             )
-
-
-def vote_label(trait: Trait, quality: float) -> str:
-    """A vote as the Disagreements tab shows it: on a scale its point and word, else its quality."""
-    point = scale_point(quality, trait.scale.points) if trait.scale is not None else None
-    return f"{quality:.2f}" if point is None else trait.point_name(point)
 
 
 def points_spread(trait: Trait, text: DisagreedText) -> str:

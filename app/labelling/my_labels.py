@@ -14,7 +14,13 @@ import streamlit as st
 
 from app.ui.inert import md
 from core.client import ApiError, Client, MyLabel, Trait
-from core.contract import MAX_GUIDELINES_CHARS, MAX_GUIDELINES_NOTE_CHARS, MY_LABELS_PAGE, pole_of
+from core.contract import (
+    MAX_GUIDELINES_CHARS,
+    MAX_GUIDELINES_NOTE_CHARS,
+    MY_LABELS_PAGE,
+    pole_of,
+    scale_point,
+)
 
 SINCE = "since"  # the address's query key that keeps the session's start
 SHOWN = 20  # labels listed at first, and added by "Show more"
@@ -122,9 +128,9 @@ def _versions(client: Client, handle: str) -> None:
     st.caption("Versions:  \n" + "  \n".join(lines))
 
 
-def _change(client: Client, handle: str, label: MyLabel, quality: float) -> None:
+def _change(client: Client, handle: str, label: MyLabel, quality: float | None, point: int | None) -> None:
     try:
-        client.change_my_label(handle, label.kind, label.id, quality)
+        client.change_my_label(handle, label.kind, label.id, quality, point=point)
         st.session_state[FLASH] = (f"Changed your label #{label.id:d}.", True)
     except ApiError as exc:
         st.session_state[FLASH] = (f"Label #{label.id:d} was not changed: {exc.message}", False)
@@ -139,11 +145,43 @@ def _withdraw(client: Client, handle: str, label: MyLabel, on_withdrawn: Callabl
         st.session_state[FLASH] = (f"Label #{label.id:d} was not withdrawn: {exc.message}", False)
 
 
+def _shown(label: MyLabel, trait: Trait | None) -> str:
+    """A label as the list shows it: on a scale its point and word ("4 · polite"), else its pole's label."""
+    if trait is not None and trait.scale is not None:
+        return vote_label(trait, label.quality)
+    pole = pole_of(label.quality)
+    named = {"positive": trait.positive_label, "negative": trait.negative_label} if trait else {}
+    return named.get(pole) or pole
+
+
+def vote_label(trait: Trait, quality: float) -> str:
+    """A vote as My labels and the Disagreements tab show it: on a scale its point and word, else its
+    quality."""
+    point = scale_point(quality, trait.scale.points) if trait.scale is not None else None
+    return f"{quality:.2f}" if point is None else trait.point_name(point)
+
+
+def _point_buttons(client: Client, handle: str, label: MyLabel, trait: Trait) -> None:
+    """A key-like button per other point of the trait's scale, its word on hover: a click gives that point."""
+    assert trait.scale is not None
+    now = scale_point(label.quality, trait.scale.points)
+    others = [k for k in range(1, trait.scale.points + 1) if k != now]
+    for column, k in zip(st.columns(len(others), gap="small"), others, strict=True):
+        column.button(
+            str(k),
+            key=f"my_label_point_{label.kind}_{label.id}_{k}",
+            help=f"Change it to {trait.point_name(k)}",
+            on_click=_change,
+            args=(client, handle, label, None, k),
+            width="stretch",
+        )
+
+
 def my_labels_section(
     client: Client, handle: str, traits: dict[str, Trait], on_withdrawn: Callable[[int, str], None]
 ) -> None:
     """The person's own labels, newest first, searchable; each untrained one with a button to give the
-    other pole and one to withdraw it."""
+    other pole (on a scale: one per other point) and one to withdraw it."""
     with st.expander("My labels", expanded=FLASH in st.session_state):
         if (flash := st.session_state.pop(FLASH, None)) is not None:
             (st.success if flash[1] else st.error)(md(flash[0]))
@@ -157,33 +195,32 @@ def my_labels_section(
         st.caption(f"{page.total:,} label(s)" + (" matching" if q else "") + ", newest first.")
         for label in page.items:
             trait = traits.get(label.trait)
-            pole = pole_of(label.quality)
-            name = (
-                {"positive": trait.positive_label, "negative": trait.negative_label}.get(pole)
-                if trait
-                else None
-            )
-            other = 0.0 if pole == "positive" else 1.0
-            other_name = (
-                (trait.negative_label if other == 0.0 else trait.positive_label) if trait else str(other)
-            )
-            c1, c2, c3 = st.columns([6, 2, 2])
+            scaled = trait is not None and trait.scale is not None
+            c1, c2, c3 = st.columns([5, 3, 2] if scaled else [6, 2, 2])
             trait_name = trait.name if trait else label.trait
             review = " · pending review" if label.review == "pending" else ""
             c1.markdown(
                 f"{md(label.text[:300])}  \n:small[#{label.id:d} · {md(trait_name)}: "
-                f"**{md(name or pole)}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
+                f"**{md(_shown(label, trait))}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
             )
             if label.trained:
                 c2.caption("Trained into a version: it stays.")
                 continue
-            c2.button(
-                f"→ {md(other_name)}",
-                key=f"my_label_change_{label.kind}_{label.id}",
-                on_click=_change,
-                args=(client, handle, label, other),
-                width="stretch",
-            )
+            if trait is not None and trait.scale is not None:
+                with c2:
+                    _point_buttons(client, handle, label, trait)
+            else:
+                other = 0.0 if pole_of(label.quality) == "positive" else 1.0
+                other_name = (
+                    (trait.negative_label if other == 0.0 else trait.positive_label) if trait else str(other)
+                )
+                c2.button(
+                    f"→ {md(other_name)}",
+                    key=f"my_label_change_{label.kind}_{label.id}",
+                    on_click=_change,
+                    args=(client, handle, label, other, None),
+                    width="stretch",
+                )
             c3.button(
                 "Withdraw",
                 key=f"my_label_withdraw_{label.kind}_{label.id}",

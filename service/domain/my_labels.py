@@ -20,13 +20,14 @@ from core.contract import TRAINING_RUNS, AuditKind
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
+from service.domain.scales import label_quality
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
 from service.store import audit, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.samples import count_samples, sha256
+from service.store.samples import count_samples, label_point, scale_points, sha256
 from service.store.tables import (
     MAX_INT,
     FeedbackLabel,
@@ -100,7 +101,9 @@ def list_my_labels(
         filters = f"{q or ''}|{trait or ''}|{since.isoformat() if since else ''}"
         scope = f"my-labels|{model.id}|{who.annotator}|{sha256(filters)[:16]}"
         after = _position(ctx.cursors.decode(cursor, scope)) if cursor else None
-        traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
+        rows = s.execute(select(Trait.id, Trait.key, Trait.scale).where(Trait.model_id == model.id)).all()
+        traits = {tid: key for tid, key, _ in rows}
+        points = {key: scale_points(scale) for _, key, scale in rows}
         keys = set(traits.values())
         if trait is not None:
             named = set(
@@ -151,7 +154,7 @@ def list_my_labels(
         ).all()
         until = trained_until(s, model)
         merged = [_sample_item(r, traits[r.trait_id], until) for r in samples]
-        merged += [_feedback_item(r) for r in buffered]
+        merged += [_feedback_item(r, points[r.trait_key]) for r in buffered]
         merged.sort(key=lambda x: (x.created_at, _RANK[x.kind], x.id), reverse=True)
         page = merged[:limit]
     next_cursor = None
@@ -179,6 +182,7 @@ def _sample_item(row: SampleRow, trait_key: str, until: tuple[int, datetime] | N
         trait=trait_key,
         text=row.text,
         quality=row.quality,
+        point=row.point,
         created_at=row.created_at,
         review=row.review,
         adjudicated=bool(row.adjudicated),
@@ -187,13 +191,15 @@ def _sample_item(row: SampleRow, trait_key: str, until: tuple[int, datetime] | N
     )
 
 
-def _feedback_item(row: FeedbackLabel) -> MyLabel:
+def _feedback_item(row: FeedbackLabel, points: int | None) -> MyLabel:
+    """A buffered label keeps no point: the one its quality lies on on a trait of `points` points."""
     return MyLabel(
         kind="feedback",
         id=row.id,
         trait=row.trait_key,
         text=row.text,
         quality=row.quality,
+        point=label_point(row.quality, points),
         created_at=row.created_at,
         review=row.review,
         adjudicated=False,
@@ -246,17 +252,23 @@ def _mine(
 def change_my_label(
     ctx: Databases, who: Principal, handle: str, kind: LabelKind, label_id: int, patch: MyLabelPatch
 ) -> MyLabel:
-    """A new quality for one's own untrained label, audited as a vote edit. On a reviewed model it is a
-    new proposal: pending again for one who may not review."""
+    """A new quality (or point of the trait's scale) for one's own untrained label, audited as a vote edit.
+    On a reviewed model it is a new proposal: pending again for one who may not review."""
     with transaction(ctx.sessions) as s:
         model, row = _mine(s, who, handle, kind, label_id)
-        quality = float(patch.quality)
         if isinstance(row, SampleRow):
             trait = s.get(Trait, row.trait_id)
-            assert trait is not None
-            key, ref = trait.key, {"sample_id": row.id}
+            ref: JsonObject = {"sample_id": row.id}
         else:
-            key, ref = row.trait_key, {"feedback_id": row.id}
+            trait = s.scalar(select(Trait).where(Trait.model_id == model.id, Trait.key == row.trait_key))
+            ref = {"feedback_id": row.id}
+        assert trait is not None  # deleting a trait deletes its labels
+        key, points = trait.key, scale_points(trait.scale)
+        if patch.point is None:  # a quality, as a sample edit takes it (on a scale too)
+            assert patch.quality is not None  # the schema asks for one of the two
+            quality = float(patch.quality)
+        else:  # a point: the labelling route's rule
+            quality = label_quality(trait, patch.quality, patch.point, ("body", "quality"))
         if quality != row.quality:
             edited: JsonObject = {
                 **ref,
@@ -267,7 +279,7 @@ def change_my_label(
             }
             audit.record(s, who, "vote_edited", model.namespace, model, edited)
             if isinstance(row, SampleRow):
-                row = _requality(s, model, row, quality)
+                row = _requality(s, model, row, quality, points)
             else:
                 row.quality = quality
             row.review = label_status(s, who, model)
@@ -275,11 +287,12 @@ def change_my_label(
             s.flush()
         if isinstance(row, SampleRow):
             return _sample_item(row, key, None)
-        return _feedback_item(row)
+        return _feedback_item(row, points)
 
 
-def _requality(s: Session, model: Model, row: SampleRow, quality: float) -> SampleRow:
-    """The sample with its new quality; an identical stored one (as on create, never two) answers instead."""
+def _requality(s: Session, model: Model, row: SampleRow, quality: float, points: int | None) -> SampleRow:
+    """The sample with its new quality (and the point it lies on, of a trait of `points` points); an identical
+    stored one (as on create, never two) answers instead."""
     same = s.scalar(
         select(SampleRow).where(
             SampleRow.model_id == model.id,
@@ -298,6 +311,7 @@ def _requality(s: Session, model: Model, row: SampleRow, quality: float) -> Samp
         return same
     count_samples(s, row.trait_id, [quality])
     row.quality = quality
+    row.point = label_point(quality, points)
     return row
 
 

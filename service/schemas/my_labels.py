@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from core.contract import ReviewStatus
+from core.contract import MAX_SCALE_POINTS, ReviewStatus
 from core.json_types import JsonObject
-from service.schemas.common import Strict
+from service.schemas.common import Strict, integral
 
 #: Where a label is stored: a sample, or a buffered feedback label waiting for the next version.
 LabelKind = Literal["sample", "feedback"]
@@ -23,6 +24,11 @@ class MyLabel(BaseModel):
     trait: str
     text: str
     quality: float
+    point: int | None = Field(
+        default=None,
+        description="The point of its trait's scale the quality lies on; null for a pole trait's label or a "
+        "quality between points (addition).",
+    )
     created_at: datetime = Field(description="When the label was given (an edit keeps it).")
     review: ReviewStatus
     adjudicated: bool = Field(description="A vote that settled the text.")
@@ -42,14 +48,37 @@ class MyLabelPage(BaseModel):
 
 
 class MyLabelPatch(Strict):
-    quality: float = Field(ge=0.0, le=1.0)
+    # One of the two is required (checked by `_a_label`; the document says so): never null when given.
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
+    )
+
+    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="The new label: 0 negative … 1 positive (a trait rated on a scale takes one too, as a "
+        "sample edit does).",
+    )
+    point: (
+        Annotated[int, Field(ge=1, le=MAX_SCALE_POINTS), BeforeValidator(integral)] | SkipJsonSchema[None]
+    ) = Field(
+        default=None,
+        description="The new label of a trait rated on a scale (addition): its point 1..N, stored as quality "
+        "(point-1)/(N-1), checked as the labelling route checks it (422 `not_a_scale`, "
+        "`point_out_of_scale`, `point_quality_mismatch`).",
+    )
 
     @field_validator("quality")
     @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
+    def _quality(cls, value: float | None) -> float | None:
+        if value is not None and math.isnan(value):
             raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
         return value
+
+    @model_validator(mode="after")
+    def _a_label(self) -> MyLabelPatch:
+        if self.quality is None and self.point is None:
+            raise PydanticCustomError("missing_label", "a label is a quality or a point (scale)")
+        return self
 
 
 class MyLabelWithdrawn(BaseModel):

@@ -1,12 +1,13 @@
 """A trait rated on a scale on the pages: the owner sets it on the Traits page, the Label page's keys 1..5
-with their words each store a point, the Disagreements tab shows the spread of points and the Team page
-each person's."""
+with their words each store a point and My labels changes a label to another point, the Disagreements tab
+shows the spread of points and the Team page each person's."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.labelling.agreement import points_spread, settle_choices, vote_label
+from app.labelling.agreement import points_spread, settle_choices
+from app.labelling.my_labels import vote_label
 from app.samples.mapping import Mapping, map_rows, points_note
 from app.team.progress import points_used
 from core.client import CastVote, Client, DisagreedText, Trait, TraitScale
@@ -14,7 +15,7 @@ from core.local import LocalService
 from core.tables import read_table
 from tests.app.test_pages import POOL
 from tests.support.app import make_draft, new_handle
-from tests.support.apptest import no_exception, page, run_label_page
+from tests.support.apptest import no_exception, page, run_label_page, shown
 
 NAMES = ["very casual", "casual", "neither", "formal", "very formal"]
 
@@ -40,6 +41,24 @@ def test_the_label_page_rates_on_keys_1_to_5(service: LocalService, client: Clie
     (new,) = [s for s in client.list_samples(handle) if s.id not in before]
     assert (new.text, new.quality, new.point) == (first["text"], 0.75, 4)
     assert any("`4` formal" in c.value for c in at.caption)  # the keys' line names the points
+
+    # "My labels" shows the point and its word, with a key-like button per other point (its word on hover);
+    # one click gives that point, stored as the label's point and quality.
+    mine = [m for m in shown(at.markdown) if f"#{new.id:d} · " in m]
+    assert len(mine) == 1 and "**4 · formal**" in mine[0], mine
+    keys = {b.key: b for b in at.button if (b.key or "").startswith(f"my_label_point_sample_{new.id:d}_")}
+    assert [(b.label, b.help) for b in keys.values()] == [
+        (str(k), f"Change it to {k} · {NAMES[k - 1]}") for k in (1, 2, 3, 5)
+    ]
+    assert f"my_label_change_sample_{new.id:d}" not in {b.key for b in at.button}  # no pole button
+    keys[f"my_label_point_sample_{new.id:d}_2"].click().run()
+    no_exception(at)
+    assert any("Changed your label" in x for x in shown(at.success))
+    assert any(f"#{new.id:d} · " in m and "**2 · casual**" in m for m in shown(at.markdown))
+    (changed,) = client.my_labels_page(handle, trait="formality", limit=1).items
+    assert (changed.id, changed.point, changed.quality) == (new.id, 2, 0.25)
+    (stored,) = [s for s in client.list_samples(handle) if s.id == new.id]
+    assert (stored.point, stored.quality) == (2, 0.25)
 
 
 def test_the_disagreements_tab_shows_the_spread_of_points() -> None:

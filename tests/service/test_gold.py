@@ -17,7 +17,7 @@ from service.domain.gold_queue import plan
 from service.store.api_keys import create_key
 from service.store.campaign_tables import GoldAnswer
 from service.store.db import transaction
-from service.store.tables import SampleRow
+from service.store.tables import PoolText, SampleRow
 from tests.support.service import Svc, auth, check, error_code, make_model, train_ready
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]
@@ -189,3 +189,24 @@ def test_gold_never_enters_the_evaluation_set_nor_outlives_zero_data_retention(s
     check(c.patch(f"/v1/models/{h}", json={"zero_data_retention": True}, headers=owner), 200)
     assert check(c.get(f"/v1/models/{h}/gold", headers=owner), 200)["total"] == 0
     assert error_code(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 409) == "zero_data_retention"
+
+
+def test_a_point_answers_gold_by_its_pole(svc: Svc) -> None:
+    """On a 5-point scale a known 1.0 is answered right by point 4 (positive) and wrong by the neutral
+    middle 3 as by 2: a point counts by its quality's pole."""
+    c, h, owner = svc.client, "acme.goldscale", svc.author
+    check(c.post("/v1/models", json={"handle": h}, headers=owner), 201)
+    trait = {**TRAITS[0], "scale": {"points": 5}}
+    check(c.post(f"/v1/models/{h}/traits", json={"traits": [trait]}, headers=owner), 201)
+    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD[:3]]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
+    with transaction(svc.ctx.reads) as s:
+        found = s.execute(select(PoolText.text, PoolText.id).where(PoolText.text.in_(GOLD[:3])))
+        ids = dict(found.tuples().all())
+    ann = _key(svc, "ann", "annotator")
+    for text, point in zip(GOLD[:3], (4, 3, 2), strict=True):
+        label = {"trait": "formality", "point": point}
+        check(c.post(f"/v1/models/{h}/pool/{ids[text]}/label", json=label, headers=ann), 201)
+    with transaction(svc.ctx.reads) as s:
+        judged = sorted(s.execute(select(GoldAnswer.quality, GoldAnswer.correct)).tuples())
+    assert judged == [(0.25, False), (0.5, False), (0.75, True)]

@@ -106,3 +106,39 @@ def test_own_labels_listed_changed_withdrawn_until_trained(svc: Svc) -> None:
         ("feedback_withdrawn", stored["id"]),
     ]
     assert mine(svc, ann)["total"] == 3
+
+
+def test_a_label_on_a_scale_changes_to_another_point(svc: Svc) -> None:
+    """On a trait rated on a scale, one's own label changes to another point, checked as the labelling
+    route checks a point (422, nothing changed), and keeps the point it lies on, as a quality alone does."""
+    c, h = svc.client, "acme.minescale"
+    make_model(c, svc.author, h, with_data=False)
+    check(c.post(f"/v1/models/{h}/traits", json={"traits": [
+        {"name": "Politeness", "positive_label": "polite", "negative_label": "rude", "scale": {"points": 5}},
+        {"name": "Formality", "positive_label": "formal", "negative_label": "casual"},
+    ]}, headers=svc.author), 201)  # fmt: skip
+    ann = person(svc, "ann")
+    ids = check(c.post(f"/v1/models/{h}/pool", json={"texts": ["Would you mind?", "Send it now."]},
+                       headers=svc.author), 201)["ids"]  # fmt: skip
+    given = ({"trait": "politeness", "point": 4}, {"trait": "formality", "quality": 1.0})
+    for pid, label in zip(ids, given, strict=True):
+        check(c.post(f"/v1/models/{h}/pool/{pid}/label", json=label, headers=ann), 201)
+    formal, polite = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    assert (polite["point"], polite["quality"], formal["point"]) == (4, 0.75, None)
+    url = f"/v1/models/{h}/my-labels/sample"
+    for pid, body, code in [
+        (polite["id"], {"point": 6}, "point_out_of_scale"),
+        (polite["id"], {"point": 2, "quality": 0.5}, "point_quality_mismatch"),
+        (polite["id"], {}, "validation_error"),
+        (formal["id"], {"point": 2}, "not_a_scale"),
+    ]:
+        assert error_code(c.patch(f"{url}/{pid}", json=body, headers=ann), 422) == code, body
+    changed = check(c.patch(f"{url}/{polite['id']}", json={"point": 2}, headers=ann), 200)
+    assert (changed["point"], changed["quality"]) == (2, 0.25)
+    stored = check(c.get(f"/v1/models/{h}/samples", headers=svc.author), 200)["items"]
+    assert sorted((x["trait"], x["quality"], x["point"]) for x in stored) == [
+        ("formality", 1.0, None),
+        ("politeness", 0.25, 2),
+    ]  # the refused changes changed nothing; the change moved the stored point too
+    again = check(c.patch(f"{url}/{polite['id']}", json={"quality": 1.0}, headers=ann), 200)
+    assert (again["point"], again["quality"]) == (5, 1.0)  # a quality alone, as a sample edit takes it

@@ -15,6 +15,7 @@ from core.client.models import (
     MyLabelWithdrawn,
 )
 from core.client.paths import path as _path
+from core.json_types import JsonObject
 
 
 class LabelCalls(ClientBase):
@@ -46,11 +47,19 @@ class LabelCalls(ClientBase):
             lambda cursor: self.my_labels_page(handle, q=q, trait=trait, limit=page_size, cursor=cursor)
         )
 
-    def change_my_label(self, handle: str, kind: str, label_id: int, quality: float) -> MyLabel:
+    def change_my_label(
+        self, handle: str, kind: str, label_id: int, quality: float | None = None, *, point: int | None = None
+    ) -> MyLabel:
         """A new quality for one's own label (`kind` `sample` or `feedback`) while it is not trained into a
-        version (after: `ConflictError`, code `label_trained`)."""
+        version (after: `ConflictError`, code `label_trained`); on a trait rated on a scale, a `point` 1..N
+        instead (`Trait.scale`; a point off the scale or of a pole trait is refused, 422)."""
         path = _path("models", handle, "my-labels", kind, label_id)
-        return MyLabel.model_validate(self.request("PATCH", path, json={"quality": quality}).json())
+        body: JsonObject = {}
+        if quality is not None:
+            body["quality"] = quality
+        if point is not None:
+            body["point"] = point
+        return MyLabel.model_validate(self.request("PATCH", path, json=body).json())
 
     def withdraw_my_label(self, handle: str, kind: str, label_id: int) -> MyLabelWithdrawn:
         """Delete one's own label while it is not trained into a version."""

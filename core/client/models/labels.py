@@ -17,6 +17,7 @@ class MyLabel(_Response):
     trait: str
     text: str
     quality: float
+    point: int | None = None  # the point of its trait's scale (None: a pole trait, or from an older service)
     created_at: datetime
     review: str = "accepted"
     adjudicated: bool = False
