@@ -135,7 +135,9 @@ def metadata_filter_problem(pairs: Sequence[tuple[str, str]]) -> str | None:
         return f"{len(pairs)} metadata filters; the limit is {MAX_METADATA_KEYS}"
     for key, value in pairs:
         if not key.strip() or len(key) > MAX_METADATA_KEY_CHARS:
-            return f"a filter key is 1-{MAX_METADATA_KEY_CHARS} characters, not blank: {key[:80]!r}"
+            return (
+                f"a metadata filter's key is 1-{MAX_METADATA_KEY_CHARS} characters, not blank: {key[:80]!r}"
+            )
         if len(value) > MAX_METADATA_FILTER_VALUE_CHARS:
             return (
                 f"a metadata filter's value is at most {MAX_METADATA_FILTER_VALUE_CHARS:,} characters; "
