@@ -35,6 +35,10 @@ MAX_COMMENT_CHARS = 1_000
 MAX_METADATA_KEYS = 20
 MAX_METADATA_KEY_CHARS = 64
 MAX_METADATA_BYTES = 4_000
+#: A metadata filter (the pool's `meta=key:value`, an assignment's `filter.meta`): at most MAX_METADATA_KEYS
+#: pairs, each key within MAX_METADATA_KEY_CHARS, each value at most this many characters (no stored value
+#: is longer, so none longer could match).
+MAX_METADATA_FILTER_VALUE_CHARS = MAX_METADATA_BYTES
 #: A model's labelling guidelines (Markdown), and the note saying what a new version of them changed.
 MAX_GUIDELINES_CHARS = 100_000
 MAX_GUIDELINES_NOTE_CHARS = 500

@@ -167,7 +167,9 @@ if backend.service is None:
 if not pool_size:
     st.info("The pool is empty: import texts to label above.")
     st.stop()
-pool_search(backend, client, handle, names[trait], lambda: st.session_state.pop("label_session", None))
+pool_search(
+    backend, client, handle, names[trait], pool_size, lambda: st.session_state.pop("label_session", None)
+)
 if not gate(backend, "label", "Labelling"):
     st.stop()
 

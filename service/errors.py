@@ -37,6 +37,7 @@ _CUSTOM_VALIDATION_CODES = {
     "text_too_long",
     "invalid_quality",
     "invalid_metadata",
+    "invalid_metadata_filter",
 }
 
 

@@ -1,5 +1,6 @@
-"""The Label page's pool search: the texts containing a phrase (the service's `GET …/pool?q=`), and for a
-reviewer or an owner one key for all of them shown (`POST …/pool/label`, docs/api.md "Assigned work")."""
+"""The Label page's pool search: the texts containing a phrase and with a metadata value (the service's
+`GET …/pool?q=&meta=`), and for a reviewer or an owner one key for all of them shown (`POST …/pool/label`,
+docs/api.md "Assigned work")."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from app.shell import reads
 from app.shell.backend import Backend
-from app.ui.inert import md
+from app.ui.inert import code, md
+from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
 from core.client import Client, PoolPage, Trait
 from core.contract import MAX_POOL_QUERY_CHARS
@@ -19,12 +22,31 @@ SHOWN = 50
 FLASH = "pool_search_flash"
 
 
+def _described(phrase: str, meta: dict[str, str] | None) -> str:
+    """What the texts found have in common, in words ("contain 'refund' and have `region` = 'north'")."""
+    parts = []
+    if phrase:
+        parts.append(f"contain {md(repr(phrase))}")
+    for key, value in (meta or {}).items():
+        parts.append(f"have {code(key)} = {md(repr(value))}")
+    return " and ".join(parts)
+
+
 def pool_search(
-    backend: Backend, client: Client, handle: str, trait: Trait, restart: Callable[[], None]
+    backend: Backend,
+    client: Client,
+    handle: str,
+    trait: Trait,
+    pool_size: int,
+    restart: Callable[[], None],
 ) -> None:
-    """The expander: a phrase, the matching texts, and (reviewers, owners) a label for all of them shown.
-    `restart` drops the labelling session, whose queue may hold texts labelled here."""
-    with st.expander("Search the pool", expanded=bool(st.session_state.get("pool_search"))):
+    """The expander: a phrase and a metadata value, the matching texts, and (reviewers, owners) a label for
+    all of them shown. `restart` drops the labelling session, whose queue may hold texts labelled here."""
+    keys: list[str] = []
+    with guard("Reading the pool's metadata"):
+        keys = reads.pool_metadata_keys(client, handle, pool_size)
+    asked = st.session_state.get("pool_search") or st.session_state.get("pool_search_meta_key")
+    with st.expander("Search the pool", expanded=bool(asked)):
         if flash := st.session_state.pop(FLASH, None):
             st.success(flash)
         phrase = st.text_input(
@@ -33,18 +55,20 @@ def pool_search(
             max_chars=MAX_POOL_QUERY_CHARS,
             help="Letter case aside; the first matching texts of the pool, oldest first.",
         ).strip()
-        if not phrase:
+        pair = metadata_filter(keys, "pool_search")
+        meta = dict([pair]) if pair and pair[1] else None
+        if not phrase and not meta:
             return
         found: PoolPage | None = None
         with guard("Searching the pool"):
-            found = client.list_pool_page(handle, limit=SHOWN, search=phrase)
+            found = client.list_pool_page(handle, limit=SHOWN, search=phrase or None, meta=meta)
         if found is None:
             return
         if not found.items:
-            st.info("No text of the pool contains that.")
+            st.info("No text of the pool matches that.")
             return
         more = f" (the first {len(found.items):,})" if found.total > len(found.items) else ""
-        st.caption(f"{found.total:,} texts contain {md(repr(phrase))}{more}.")
+        st.caption(f"{found.total:,} texts {_described(phrase, meta)}{more}.")
         frame = pd.DataFrame([{"id": t.id, "text": t.text} for t in found.items])
         st.dataframe(frame, hide_index=True, width="stretch", key="pool_search_table")
         if not backend.may("review"):

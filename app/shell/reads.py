@@ -20,6 +20,7 @@ import streamlit as st
 
 from core.client import Agreement, Client, Model, Sample, Trait, Version, normalize_base_url
 from core.client.errors import ApiError
+from core.contract import POOL_PAGE
 
 TTL_S = 5  # other writers (a run finishing, another session) show within this
 LIST_TTL_S = 30  # the model list: changes only through creates and archives, which bump the generation
@@ -180,3 +181,18 @@ def _agreement(_client: Client, scope: Scope, handle: str, stamp: str, limit: in
 def agreement(client: Client, handle: str, limit: int = 20) -> Agreement:
     """How far the annotators of the model's labels agree, per trait (the Traits and Samples pages)."""
     return _agreement(client, _scope(client), handle, _stamp(client, handle), limit)
+
+
+@st.cache_data(ttl=LIST_TTL_S, show_spinner=False, max_entries=100)
+def _pool_metadata_keys(_client: Client, who: tuple[str, str], handle: str, pool_size: int) -> list[str]:
+    page = _client.list_pool_page(handle, limit=POOL_PAGE.default)
+    return sorted({key for text in page.items for key in (text.metadata or {})})
+
+
+def pool_metadata_keys(client: Client, handle: str, pool_size: int) -> list[str]:
+    """The metadata keys of the pool's first page of texts, sorted: what a metadata filter offers. One page,
+    not the whole pool: an import keeps the same columns on every text, so its first texts name them. Keyed
+    by the pool's size, not the generation: an import changes the size, a label (every key press of the
+    Label page) does not, and must not cost a read of the pool's texts."""
+    url, fingerprint, _ = _scope(client)
+    return _pool_metadata_keys(client, (url, fingerprint), handle, pool_size)

@@ -1,6 +1,7 @@
 """The Team page's assigned work: each person's texts, target and progress (docs/api.md, "Assigned work"),
-and the owner's forms to assign texts by search and count or by ids, to set a target, to move a person's
-unlabelled texts to another, and to keep queues to assignments. Everyone else sees the table alone."""
+and the owner's forms to assign texts by search, metadata and count or by ids, to set a target, to move a
+person's unlabelled texts to another, and to keep queues to assignments. Everyone else sees the table
+alone."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import re
 import pandas as pd
 import streamlit as st
 
+from app.shell import reads
 from app.shell.backend import Backend
 from app.ui.inert import md
+from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
 from core.client import Assignments, Model
 from core.contract import MAX_ASSIGNED, TARGET_PERIODS
@@ -98,6 +101,10 @@ def assigned_work(backend: Backend, model: Model) -> None:
 
 
 def _assign_form(backend: Backend, model: Model) -> None:
+    keys: list[str] = []
+    with guard("Reading the pool's metadata"):
+        size = backend.client.list_pool_page(model.handle, limit=1).total
+        keys = reads.pool_metadata_keys(backend.client, model.handle, size)
     with st.form("assign_texts", clear_on_submit=True):
         person = st.text_input("Person", placeholder="name@example.com", key="assign_person")
         c1, c2, c3 = st.columns([3, 1, 3])
@@ -108,13 +115,21 @@ def _assign_form(backend: Backend, model: Model) -> None:
             key="assign_ids",
             help="Numbers separated by commas or spaces; overrides the search",
         )
+        pair = metadata_filter(keys, "assign")
         if st.form_submit_button("Assign", type="primary"):
+            if pair is not None and not pair[1] and not typed.strip():
+                st.error("Type the value the metadata must have, or pick (any).")
+                return
             with guard("Assigning texts"):
                 if typed.strip():
                     got = backend.client.assign(model.handle, person.strip(), ids=parse_ids(typed))
                 else:
                     got = backend.client.assign(
-                        model.handle, person.strip(), search=search.strip() or None, count=int(count)
+                        model.handle,
+                        person.strip(),
+                        search=search.strip() or None,
+                        meta=dict([pair]) if pair else None,
+                        count=int(count),
                     )
                 st.session_state[FLASH] = (
                     f"{got.assigned:,} texts assigned to {md(got.annotator)} ({got.already:,} they had "

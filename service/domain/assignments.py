@@ -20,6 +20,7 @@ from service.schemas.assignments import (
     AssignIn,
     AssignmentsOut,
     PersonWork,
+    PoolFilterIn,
     Reassigned,
     ReassignIn,
     TargetIn,
@@ -69,9 +70,9 @@ def assign(ctx: Databases, who: Principal, handle: str, body: AssignIn) -> Assig
             chosen = _named(s, model, list(dict.fromkeys(body.ids)))
             new = [pid for pid in chosen if pid not in mine]
         else:
-            new = _matching(
-                s, model, person, PoolFilter(q=body.filter.q if body.filter else None), body.count
-            )
+            found = body.filter or PoolFilterIn()
+            where = PoolFilter(q=found.q, meta=tuple((found.meta or {}).items()))
+            new = _matching(s, model, person, where, body.count)
             chosen = new
         now = utcnow()
         for pid in new:

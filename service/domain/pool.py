@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
-from sqlalchemy import String, cast, delete, func, insert, select
-from sqlalchemy.orm import InstrumentedAttribute, Session
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.orm import Session
 
-from core.contract import MAX_METADATA_KEYS
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_not_archived
 from service.errors import ApiError
+from service.schemas.common import metadata_filter_problem
 from service.schemas.pool import (
     PoolAdded,
     PoolDeleted,
@@ -30,9 +28,6 @@ from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests
 from service.store.samples import sha256
 from service.store.tables import MAX_INT, Model, PoolText, utcnow
-
-#: A JSON column of metadata (Any: SQLAlchemy's JSON element type).
-PoolTextMeta = InstrumentedAttribute[Any]
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:
@@ -141,14 +136,9 @@ def _plan_pool_import(
     return model, stored, new, held
 
 
-def metadata_filters(given: list[str], where: str = "meta") -> list[tuple[str, str]]:
-    """`key:value` filters as (key, value); 422 `invalid_metadata_filter` for one without a key."""
-    if len(given) > MAX_METADATA_KEYS:
-        raise ApiError(
-            422,
-            "invalid_metadata_filter",
-            f"{len(given)} metadata filters; the limit is {MAX_METADATA_KEYS}.",
-        )
+def metadata_filters(given: list[str], where: str = "meta") -> tuple[tuple[str, str], ...]:
+    """`key:value` filters as (key, value) pairs (the first colon splits them); 422 `invalid_metadata_filter`
+    for one without a key or filters beyond their bounds (schemas/common.py, as an assignment's)."""
     out: list[tuple[str, str]] = []
     for i, item in enumerate(given):
         key, sep, value = item.partition(":")
@@ -162,12 +152,9 @@ def metadata_filters(given: list[str], where: str = "meta") -> list[tuple[str, s
                 ],
             )
         out.append((key, value))
-    return out
-
-
-def meta_matches(column: PoolTextMeta, filters: list[tuple[str, str]]) -> list[ColumnElement[bool]]:
-    """SQL conditions: each key's value, as text, equals the filter's (a number 3 matches "3")."""
-    return [cast(column[key].as_string(), String) == value for key, value in filters]
+    if problem := metadata_filter_problem(out):
+        raise ApiError(422, "invalid_metadata_filter", f"{where}: {problem}.")
+    return tuple(out)
 
 
 def list_pool(
@@ -180,16 +167,15 @@ def list_pool(
     q: str | None = None,
     meta: list[str] | None = None,
 ) -> PoolPage:
-    """A page of the pool's texts matching the search (store/assignments.PoolFilter) and the metadata
-    filters, oldest first; `total` counts those matching."""
-    where = PoolFilter(q=q)
-    filters = metadata_filters(meta or [])
+    """A page of the pool's texts matching the search and the metadata filters (store/assignments.PoolFilter),
+    oldest first; `total` counts those matching."""
+    where = PoolFilter(q=q, meta=metadata_filters(meta or []))
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         # The filters are part of the cursor's scope: a page's cursor never continues another listing.
-        scope = f"pool|{model.id}" + "".join(f"|{k}:{v}" for k, v in filters)
+        scope = f"pool|{model.id}" + "".join(f"|{k}:{v}" for k, v in where.meta)
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
-        matching = (PoolText.model_id == model.id, *where.conditions(), *meta_matches(PoolText.meta, filters))
+        matching = (PoolText.model_id == model.id, *where.conditions())
         rows = s.scalars(
             select(PoolText).where(*matching, PoolText.id > after).order_by(PoolText.id).limit(limit + 1)
         ).all()

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from core.contract import MAX_ASSIGNED, MAX_BULK_LABELS, MAX_POOL_QUERY_CHARS, TargetPeriod
-from service.schemas.common import NOT_BLANK, JsonInt, Strict, integral
+from core.contract import MAX_ASSIGNED, MAX_BULK_LABELS, MAX_METADATA_KEYS, MAX_POOL_QUERY_CHARS, TargetPeriod
+from service.schemas.common import NOT_BLANK, JsonInt, MetadataFilter, Strict, integral
 from service.schemas.samples import Annotator
 
 #: How many texts: an assignment's `count`, a target's (a JSON integer, bounded in the OpenAPI document too).
@@ -20,6 +20,11 @@ class PoolFilterIn(Strict):
     """Which pool texts: every condition given must hold (none: the whole pool)."""
 
     q: PoolQuery | None = Field(default=None, description="Texts containing this phrase (letter case aside).")
+    meta: MetadataFilter | None = Field(
+        default=None,
+        description="Texts whose metadata has each of these values, compared as text (the number 7 matches "
+        f'`"7"`), as the pool list\'s `meta=key:value`; at most {MAX_METADATA_KEYS} keys (addition).',
+    )
 
 
 class AssignIn(Strict):

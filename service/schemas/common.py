@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
@@ -14,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from core.contract import (
     MAX_METADATA_BYTES,
+    MAX_METADATA_FILTER_VALUE_CHARS,
     MAX_METADATA_KEY_CHARS,
     MAX_METADATA_KEYS,
     MAX_TEXT_CHARS,
@@ -123,6 +125,46 @@ Metadata = Annotated[
         f"{MAX_METADATA_BYTES:,} bytes as JSON (addition).",
     ),
     AfterValidator(check_metadata),
+]
+
+
+def metadata_filter_problem(pairs: Sequence[tuple[str, str]]) -> str | None:
+    """What puts a metadata filter (key, value pairs) outside its bounds (core/contract.py), or None. The
+    pool's `meta=` and an assignment's `filter.meta` both refuse with it: 422 `invalid_metadata_filter`."""
+    if len(pairs) > MAX_METADATA_KEYS:
+        return f"{len(pairs)} metadata filters; the limit is {MAX_METADATA_KEYS}"
+    for key, value in pairs:
+        if not key.strip() or len(key) > MAX_METADATA_KEY_CHARS:
+            return (
+                f"a metadata filter's key is 1-{MAX_METADATA_KEY_CHARS} characters, not blank: {key[:80]!r}"
+            )
+        if len(value) > MAX_METADATA_FILTER_VALUE_CHARS:
+            return (
+                f"a metadata filter's value is at most {MAX_METADATA_FILTER_VALUE_CHARS:,} characters; "
+                f"{key[:80]!r} has {len(value):,}"
+            )
+        if has_unstorable(key) or has_unstorable(value):
+            return "a metadata filter must not contain NUL characters (\\u0000) or lone surrogates"
+    return None
+
+
+def check_metadata_filter(value: dict[str, str]) -> dict[str, str]:
+    if problem := metadata_filter_problem(list(value.items())):
+        raise PydanticCustomError("invalid_metadata_filter", problem)
+    return value
+
+
+#: A metadata filter in a body: {key: value}, each a text's metadata `key` whose value, as text, is `value`.
+MetadataFilter = Annotated[
+    dict[str, str],
+    Field(
+        json_schema_extra={
+            "maxProperties": MAX_METADATA_KEYS,
+            "propertyNames": {"maxLength": MAX_METADATA_KEY_CHARS, "pattern": NOT_BLANK_PATTERN},
+            "additionalProperties": {"type": "string", "maxLength": MAX_METADATA_FILTER_VALUE_CHARS},
+        },
+    ),
+    AfterValidator(check_metadata_filter),
 ]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, String, cast, select
 from sqlalchemy.orm import Session
 
 from service.store.campaign_tables import PoolAssignment
@@ -24,6 +24,8 @@ class PoolFilter:
     `conditions`; the pool's list, an assignment and the Label page's search all take it from here."""
 
     q: str | None = None
+    #: (key, value) pairs: the text's metadata `key` has `value`, compared as text (the number 3 matches "3").
+    meta: tuple[tuple[str, str], ...] = ()
 
     def conditions(self) -> list[ColumnElement[bool]]:
         out: list[ColumnElement[bool]] = []
@@ -31,6 +33,7 @@ class PoolFilter:
             # A phrase, not a pattern: LIKE's own characters in it are literal.
             phrase = self.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             out.append(PoolText.text.ilike(f"%{phrase}%", escape="\\"))
+        out.extend(cast(PoolText.meta[key].as_string(), String) == value for key, value in self.meta)
         return out
 
 

@@ -182,3 +182,42 @@ def test_the_pool_search_takes_a_phrase_not_a_pattern(idle_svc: Svc) -> None:
     assert found("r_c") == []  # "Underscore" matches it only as a pattern
     assert found("UNDER_") == ["Under_score here."]
     assert c.get(f"/v1/models/{H}/pool", params={"q": ""}, headers=svc.author).status_code == 422
+
+
+def test_an_assignment_by_metadata_takes_the_texts_the_pool_list_finds(idle_svc: Svc) -> None:
+    svc = idle_svc
+    c = svc.client
+    check(c.post("/v1/models", json={"handle": H}, headers=svc.author), 201)
+    meta = [{"region": "north" if i % 2 else "south", "ticket": i} for i in range(len(POOL))]
+    body = {"texts": POOL, "metadata": meta}
+    ids = check(c.post(f"/v1/models/{H}/pool", json=body, headers=svc.author), 201)["ids"]
+    north = [i for i, m in zip(ids, meta, strict=True) if m["region"] == "north"]
+    got = assign(svc, annotator="alice", filter={"meta": {"region": "north"}}, count=3)
+    assert (got["assigned"], got["total"]) == (3, 3)
+    # The pool list and the assignment read one rule: the same texts, oldest first.
+    listed = check(c.get(f"/v1/models/{H}/pool", params={"meta": "region:north"}, headers=svc.author), 200)
+    assert [t["id"] for t in listed["items"]] == north
+    # With the phrase too, every condition holds; a number matches as text ("9" is the ticket 9).
+    both = {"q": "hey there", "meta": {"region": "north", "ticket": "9"}}
+    assert assign(svc, annotator="bob", filter=both)["assigned"] == 1
+    with transaction(svc.ctx.reads) as s:
+        given = s.execute(select(PoolAssignment.annotator, PoolAssignment.pool_text_id)).tuples().all()
+    assert sorted(given) == sorted([("alice", i) for i in north[:3]] + [("bob", ids[9])])
+    assert "hey there" in POOL[9]
+    # Values the pool list would refuse are refused here too, and nothing is assigned.
+    url = f"/v1/models/{H}/assignments"
+    too_many = {f"k{i}": "v" for i in range(21)}
+    for bad, code in (
+        ({"meta": ["region", "north"]}, "validation_error"),  # not an object
+        ({"meta": {"ticket": 9}}, "validation_error"),  # values are text
+        ({"meta": {"": "north"}}, "invalid_metadata_filter"),
+        ({"meta": {" ": "north"}}, "invalid_metadata_filter"),
+        ({"meta": too_many}, "invalid_metadata_filter"),
+        ({"meta": {"region": "n" * 4_001}}, "invalid_metadata_filter"),
+    ):
+        resp = c.post(url, json={"annotator": "carol", "filter": bad}, headers=svc.author)
+        assert error_code(resp, 422) == code, bad
+    # The pool list's `meta=` holds to the same bounds.
+    resp = c.get(f"/v1/models/{H}/pool", params={"meta": f"{'k' * 65}:v"}, headers=svc.author)
+    assert error_code(resp, 422) == "invalid_metadata_filter"
+    assert "carol" not in work(svc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from core.client.calls.base import ClientBase
 from core.client.models import Assigned, Assignments, Reassigned, Unassigned
@@ -18,16 +18,23 @@ class AssignmentCalls(ClientBase):
         *,
         ids: Sequence[int] | None = None,
         search: str | None = None,
+        meta: Mapping[str, object] | None = None,
         count: int | None = None,
     ) -> Assigned:
         """Give pool texts to `annotator` (an owner's): these `ids`, or up to `count` texts containing
-        `search` (or any, without it) that nobody has and the person has not labelled, oldest first. Their
-        queue serves them first; colleagues are not handed them until the person votes on them."""
+        `search` and whose metadata has each of the `meta` values (as text, as `list_pool`'s `meta`), or any
+        without them, that nobody has and the person has not labelled, oldest first. Their queue serves them
+        first; colleagues are not handed them until the person votes on them."""
         body: JsonObject = {"annotator": annotator}
         if ids is not None:
             body["ids"] = list(ids)
+        where: JsonObject = {}
         if search is not None:
-            body["filter"] = {"q": search}
+            where["q"] = search
+        if meta:
+            where["meta"] = {key: f"{value}" for key, value in meta.items()}
+        if where:
+            body["filter"] = where
         if count is not None:
             body["count"] = count
         response = self.request("POST", _path("models", handle, "assignments"), json=body)
