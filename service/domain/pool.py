@@ -172,8 +172,7 @@ def list_pool(
     where = PoolFilter(q=q, meta=metadata_filters(meta or []))
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
-        # The filters are part of the cursor's scope: a page's cursor never continues another listing.
-        scope = f"pool|{model.id}" + "".join(f"|{k}:{v}" for k, v in where.meta)
+        scope = f"pool|{model.id}|{where.key()}"
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
         matching = (PoolText.model_id == model.id, *where.conditions())
         rows = s.scalars(

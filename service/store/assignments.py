@@ -6,6 +6,7 @@ theirs with its text); until then it is theirs alone, kept from colleagues' queu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,10 @@ class PoolFilter:
     q: str | None = None
     #: (key, value) pairs: the text's metadata `key` has `value`, compared as text (the number 3 matches "3").
     meta: tuple[tuple[str, str], ...] = ()
+
+    def key(self) -> str:
+        """Every condition, unambiguously: a listing's cursor is scoped to it (never continues another)."""
+        return json.dumps([self.q, self.meta], ensure_ascii=False)
 
     def conditions(self) -> list[ColumnElement[bool]]:
         out: list[ColumnElement[bool]] = []

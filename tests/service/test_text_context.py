@@ -35,6 +35,14 @@ def test_metadata_is_kept_listed_filtered_and_exported(svc: Svc) -> None:
     assert check(c.get(f"/v1/models/{H}/pool", params={"meta": "id:9"}, headers=h), 200)["total"] == 0
     resp = c.get(f"/v1/models/{H}/pool", params={"meta": "no colon"}, headers=h)
     assert error_code(resp, 422) == "validation_error"  # the documented pattern: key:value
+    # A page's cursor continues its own listing only: not one with another phrase or filter.
+    first = check(c.get(f"/v1/models/{H}/pool", params={"q": "north", "limit": 1}, headers=h), 200)
+    assert first["next_cursor"] and first["total"] == 2
+    for other in ({"q": "post"}, {"q": "north", "meta": "community:north"}, {}):
+        resp = c.get(f"/v1/models/{H}/pool", params={**other, "cursor": first["next_cursor"]}, headers=h)
+        assert error_code(resp, 400) == "invalid_cursor", other
+    rest = c.get(f"/v1/models/{H}/pool", params={"q": "north", "cursor": first["next_cursor"]}, headers=h)
+    assert [x["text"] for x in check(rest, 200)["items"]] == [texts[2]]
     resp = c.get(f"/v1/models/{H}/pool", params=[("meta", f"k{i}:v") for i in range(21)], headers=h)
     assert error_code(resp, 422) == "invalid_metadata_filter"
     # Beside a suggested text.
