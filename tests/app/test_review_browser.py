@@ -159,6 +159,10 @@ def _pick(ui: Ui, numbers: list[int]) -> None:
             chip.wait_for()
     ui.page.keyboard.press("Escape")  # the list closes; the picks go with the press (one form)
     expect(ui.page.get_by_role("listbox")).to_have_count(0)
+    # And the focus leaves the box, as a person's eyes go to the buttons: the box is drawn lower while it has
+    # the focus, so a press made then lands where the buttons were before the box let go of it.
+    ui.page.keyboard.press("Tab")
+    expect(ui.page.get_by_label("Labels to decide")).not_to_be_focused()
 
 
 def test_a_reviewed_campaign_changes_while_three_label_and_the_owner_reviews(
