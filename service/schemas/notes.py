@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_COMMENT_CHARS, MAX_LABEL_CHARS
-from service.schemas.common import Strict, Text
+from service.schemas.common import NOT_BLANK, Strict, Text
 
 
 def _not_blank(value: str) -> str:
@@ -19,7 +19,12 @@ def _not_blank(value: str) -> str:
     return stripped
 
 
-CommentBody = Annotated[str, Field(min_length=1, max_length=MAX_COMMENT_CHARS), AfterValidator(_not_blank)]
+#: Blank in the OpenAPI document as in the check (NOT_BLANK): a lone form feed was schema-valid, then refused.
+CommentBody = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_COMMENT_CHARS, json_schema_extra=NOT_BLANK),
+    AfterValidator(_not_blank),
+]
 
 
 class UnsureIn(Strict):
