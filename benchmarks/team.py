@@ -1,25 +1,32 @@
 """A team labelling one model through the API: claims keep their work apart, and no label is lost.
 
     python -m benchmarks.team [--annotators 10] [--duration 300] [--pool 4000] [--k 20] [--think 1.0]
-                              [--flood]
+                              [--flood] [--scale 5 --gold-rate 0.1]
 
 One local service (`core.local`, the hashing embedder unless `--embedder` says otherwise) in a temporary data
 directory. The owner creates a model (one trait, a few samples of each pole) with a pool of `--pool`
 generated texts; `--annotators` named annotator keys each ask for `--k` claimed suggestions
 (`POST …/pool/suggest` with `claim`), label them one by one (`POST …/pool/{id}/label`, `--think` seconds
 apart) and ask again, until `--duration` ends. After `--train-at` labels the owner trains the draft: the
-labels then go to the feedback buffer while it runs and after, and every `SCORING_RETRAIN_BUFFER` (20) of them
-make an automatic version, as a team's campaign does.
+labels then go to the feedback buffer while it runs and after, where they wait: a team's model retrains
+automatically only once its owner turns `auto_retrain` on (off by default for a team).
 
 With `--flood`, one of the annotators is a script instead: its key sends labels as fast as one connection
 can (no think time, no retries, every pool text in turn) while the others label as people do; the service's
 rate limits (SCORING_WRITE_RATE_PER_S, SCORING_WRITE_BURST) answer it 429.
 
-Measured: suggestion and label latency (p50, p95), **collisions** (a text handed to two people while one
-vote per text is wanted; must be 0), **lost labels** (labels answered 2xx that are neither a stored sample
-nor in the feedback buffer once the runs have settled; must be 0) and **429s the people met** (must be 0: the
-limits' defaults leave a person's pace alone); with `--flood`, what the flood sent and how much was refused.
-Writes benchmarks/results/team.json (team-flood.json) and prints a markdown table.
+With `--scale N` the trait is rated on an N-point scale (`PATCH …/traits/{key}` `scale`): people send a
+`point` for each text instead of a quality. With `--gold-rate R` the owner imports gold items (one per 20
+pool texts, at least 20; `POST …/gold`) and sets the model's `gold_rate`: about R of each person's
+suggestions are gold items, which they label like any text; their labels are answers, not votes.
+
+Measured: suggestion and label latency (p50, p95), **collisions** (a text other than a gold item handed to
+two people while one vote per text is wanted; must be 0), **lost labels** (labels answered 2xx that are not a
+stored vote of their person once the runs have settled, or whose vote holds another point or quality than the
+one pressed; a gold item's label: no recorded answer; must be 0), **refusals** (any non-2xx answer a person
+got, retried by the client or not; must be 0) and among them the **429s the people met** (the limits'
+defaults leave a person's pace alone); with `--flood`, what the flood sent and how much was refused.
+Writes benchmarks/results/team.json (team-flood.json, team-scale-gold.json) and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -44,12 +51,14 @@ from typing import Any
 import httpx
 
 from core.client import ApiError, Client
+from core.contract import MAX_SCALE_POINTS, MIN_SCALE_POINTS, scale_quality
 from core.local import start_local_service
 from harness.texts import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "team.json"
 FLOOD_RESULTS = ROOT / "benchmarks" / "results" / "team-flood.json"
+SCALE_GOLD_RESULTS = ROOT / "benchmarks" / "results" / "team-scale-gold.json"
 NAMESPACE = "team"
 HANDLE = f"{NAMESPACE}.campaign"
 TRAIT = "tone"
@@ -70,6 +79,22 @@ def quality_of(text: str) -> float:
     return 1.0 if WORDS.index(text.split()[0]) % 2 else 0.0
 
 
+def point_of(text: str, points: int) -> int:
+    """A person's point on a `points`-point scale, the same whoever gives it: the first word decides."""
+    return WORDS.index(text.split()[0]) % points + 1
+
+
+def gold_texts(n: int, points: int | None, taken: set[str]) -> list[tuple[str, float]]:
+    """`n` texts outside `taken` with their known answer: the pole a person's label puts them on (a text a
+    person would rate at a scale's middle is no gold item: a known answer is on a pole)."""
+    out: list[tuple[str, float]] = []
+    for text in pool_texts(3 * n + len(taken), seed=11):
+        label = quality_of(text) if points is None else scale_quality(point_of(text, points), points)
+        if text not in taken and label != 0.5:
+            out.append((text, label))
+    return out[:n]
+
+
 @dataclass
 class Annotator:
     name: str
@@ -77,21 +102,24 @@ class Annotator:
     suggest_s: list[float] = field(default_factory=list)
     label_s: list[float] = field(default_factory=list)
     handed: list[int] = field(default_factory=list)  # pool ids, as handed out (a claim renewed: again)
-    posted: dict[int, str] = field(default_factory=dict)  # pool id -> text, labels answered 2xx
+    posted: dict[int, tuple[str, float]] = field(default_factory=dict)  # pool id -> (text, label), 2xx
+    gold_handed: int = 0  # gold items among the suggestions (handed to everyone in turn: no collision)
     routes: dict[str, int] = field(default_factory=dict)  # stored_as -> count
     errors: list[str] = field(default_factory=list)
 
 
 class Counting(httpx.HTTPTransport):
-    """A client's transport that counts the 429s it receives (the client retries them unseen)."""
+    """A client's transport that counts the non-2xx answers it receives by status (the client retries a 429
+    or a 503 unseen): a person labelling as asked should meet none."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.limited = 0
+        self.refused: dict[int, int] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         response = super().handle_request(request)
-        self.limited += response.status_code == 429
+        if not response.is_success:
+            self.refused[response.status_code] = self.refused.get(response.status_code, 0) + 1
         return response
 
 
@@ -133,7 +161,15 @@ def make_key(data_dir: Path, name: str) -> str:
     return match.group(0)
 
 
-def label_loop(a: Annotator, deadline: float, k: int, think: float, labels_done: list[int]) -> None:
+def label_loop(
+    a: Annotator,
+    deadline: float,
+    k: int,
+    think: float,
+    labels_done: list[int],
+    points: int | None = None,
+    gold: frozenset[str] = frozenset(),
+) -> None:
     while time.monotonic() < deadline:
         started = time.perf_counter()
         try:
@@ -143,7 +179,8 @@ def label_loop(a: Annotator, deadline: float, k: int, think: float, labels_done:
             continue
         a.suggest_s.append(time.perf_counter() - started)
         items = [i for i in got.items if i.id not in a.posted]
-        a.handed.extend(i.id for i in got.items)
+        a.handed.extend(i.id for i in got.items if i.text not in gold)
+        a.gold_handed += sum(i.text in gold for i in got.items)
         if not items:
             if not got.unlabelled:
                 return  # the pool is done
@@ -153,14 +190,18 @@ def label_loop(a: Annotator, deadline: float, k: int, think: float, labels_done:
             if time.monotonic() >= deadline:
                 return
             time.sleep(think)
+            point = None if points is None else point_of(item.text, points)
             started = time.perf_counter()
             try:
-                out = a.client.label_pool_text(HANDLE, item.id, TRAIT, quality_of(item.text))
+                if point is None:
+                    out = a.client.label_pool_text(HANDLE, item.id, TRAIT, quality_of(item.text))
+                else:
+                    out = a.client.label_pool_text(HANDLE, item.id, TRAIT, point=point)
             except ApiError as exc:
                 a.errors.append(f"label: {exc}")
                 continue
             a.label_s.append(time.perf_counter() - started)
-            a.posted[item.id] = item.text
+            a.posted[item.id] = (item.text, quality_of(item.text) if point is None else point)
             a.routes[out.stored_as] = a.routes.get(out.stored_as, 0) + 1
             labels_done[0] += 1
 
@@ -181,6 +222,8 @@ def run(
     train_at: int,
     embedder: str,
     flood: bool = False,
+    scale: int | None = None,
+    gold_rate: float = 0.0,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
         service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
@@ -188,12 +231,21 @@ def run(
             owner = clients.enter_context(service.client())
             owner.create_model(HANDLE, embedder=embedder)
             owner.add_traits(HANDLE, [{"name": "Tone", "positive_label": "warm", "negative_label": "cold"}])
+            if scale is not None:
+                owner.set_scale(HANDLE, TRAIT, {"points": scale})
             texts = pool_texts(pool)
             seeds = texts[:10]
             owner.add_samples(
                 HANDLE, [{"trait": TRAIT, "text": t, "quality": float(i % 2)} for i, t in enumerate(seeds)]
             )
             owner.import_pool(HANDLE, texts[10:])
+            gold: dict[str, float] = {}
+            if gold_rate > 0:
+                gold = dict(gold_texts(max(20, pool // 20), scale, set(texts)))
+                items = [{"trait": TRAIT, "text": t, "quality": q} for t, q in gold.items()]
+                for i in range(0, len(items), 500):
+                    owner.add_gold(HANDLE, items[i : i + 500])
+                owner.update_model(HANDLE, gold_rate=gold_rate)
             transports = [Counting() for _ in range(annotators - flood)]
             people = [
                 Annotator(
@@ -210,10 +262,8 @@ def run(
                 flood_key = make_key(Path(tmp), "script")
             labels_done = [0]
             deadline = time.monotonic() + duration
-            threads = [
-                threading.Thread(target=label_loop, args=(a, deadline, k, think, labels_done), daemon=True)
-                for a in people
-            ]
+            loop_args = (deadline, k, think, labels_done, scale, frozenset(gold))
+            threads = [threading.Thread(target=label_loop, args=(a, *loop_args), daemon=True) for a in people]
             if flood:
                 args = (service.url, flood_key, ids, deadline, flooded)
                 threads.append(threading.Thread(target=flood_loop, args=args, daemon=True))
@@ -228,16 +278,27 @@ def run(
                 time.sleep(0.2)
             elapsed = time.monotonic() - started
             model = owner.wait(HANDLE, timeout=600)
-            stored: dict[str, set[str]] = {}
-            for s in owner.list_samples(HANDLE, page_size=500):
-                if s.annotator:
-                    stored.setdefault(s.annotator, set()).add(s.text)
-            # Buffered labels carry no annotator in the list; with one vote per text a text is one person's.
-            buffered = {f.text for f in owner.list_feedback(HANDLE, page_size=500)}
-            lost = 0
+            # Every vote, a sample's or a buffered label's, with its person and its point (or quality).
+            votes: dict[tuple[str, str], list[float]] = {}
+            for v in owner.votes(HANDLE, page_size=500):
+                if v.kind != "unsure" and v.annotator and v.quality is not None:
+                    label = float(v.quality if scale is None else v.point or 0)
+                    votes.setdefault((v.annotator, v.text), []).append(label)
+            gold_set = owner.gold(HANDLE).items if gold else []
+            answers = {g.text: g.answers for g in gold_set}
+            lost = mismatched = gold_posted = 0
             for a in people:
-                mine = stored.get(a.name, set()) | buffered
-                lost += sum(text not in mine for text in a.posted.values())
+                for text, pressed in a.posted.values():
+                    if text in gold:
+                        gold_posted += 1
+                        continue
+                    stored = votes.get((a.name, text))
+                    lost += not stored
+                    mismatched += any(abs(x - pressed) > 1e-6 for x in stored or [])
+            # A gold item's label is its person's answer, never a vote: answers recorded vs labels posted.
+            lost += max(0, gold_posted - sum(answers.values()))
+            mismatched += sum(g.answers - g.correct for g in gold_set)  # pressed on the known answer's pole
+            gold_as_votes = sum(text in gold for _, text in votes)
             holders: dict[int, set[str]] = {}
             for a in people:
                 for pid in a.handed:
@@ -249,6 +310,10 @@ def run(
             for a in people:
                 for route, n in a.routes.items():
                     routes[route] = routes.get(route, 0) + n
+            refused: dict[int, int] = {}
+            for transport in transports:
+                for status, n in transport.refused.items():
+                    refused[status] = refused.get(status, 0) + n
             model = owner.get_model(HANDLE)
             return {
                 "annotators": annotators,
@@ -257,6 +322,9 @@ def run(
                 "k": k,
                 "think_s": think,
                 "embedder": embedder,
+                "scale": scale,
+                "gold_rate": gold_rate,
+                "gold_items": len(gold),
                 "suggestions": len(suggest_s),
                 "suggest_p50_ms": percentile(suggest_s, 0.5),
                 "suggest_p95_ms": percentile(suggest_s, 0.95),
@@ -265,14 +333,21 @@ def run(
                 "label_p95_ms": percentile(label_s, 0.95),
                 "labels_per_s": round(len(label_s) / elapsed, 2) if elapsed else None,
                 "stored_as": routes,
+                "gold_handed": sum(a.gold_handed for a in people),
+                "gold_answers": gold_posted,
+                "gold_as_votes": gold_as_votes,
                 "texts_handed": len(holders),
                 "collisions": collisions,
                 "lost": lost,
+                # Stored votes whose point (quality) is not the one pressed, gold answers off their pole.
+                "mismatched": mismatched,
+                "refusals": sum(refused.values()),
+                "refused": refused,  # status -> count
                 "errors": [e for a in people for e in a.errors][:20],
                 "error_count": sum(len(a.errors) for a in people),
                 "versions": model.version_no,
                 "buffered_at_end": model.buffered_feedback,
-                "rate_limited": sum(t.limited for t in transports),  # 429s the people met
+                "rate_limited": refused.get(429, 0),  # 429s the people met
                 "flood": {"sent": flooded.sent, "statuses": flooded.statuses} if flood else None,
             }
 
@@ -291,6 +366,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--flood", action="store_true", help="one of the annotators is a script labelling at full speed"
     )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        choices=range(MIN_SCALE_POINTS, MAX_SCALE_POINTS + 1),
+        default=None,
+        help="rate the trait on a scale of this many points (default: its two poles)",
+    )
+    parser.add_argument(
+        "--gold-rate", type=float, default=0.0, help="share of suggestions that are gold (default 0)"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     result = run(
@@ -302,26 +387,31 @@ def main(argv: list[str] | None = None) -> int:
         args.train_at,
         args.embedder,
         args.flood,
+        args.scale,
+        args.gold_rate,
     )
-    args.out = args.out or (FLOOD_RESULTS if args.flood else RESULTS)
+    plain = args.scale is None and not args.gold_rate
+    args.out = args.out or (FLOOD_RESULTS if args.flood else RESULTS if plain else SCALE_GOLD_RESULTS)
     result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(
-        "| annotators | s | suggest p50/p95 ms | label p50/p95 ms | labels | collisions | lost | versions "
-        "| 429 to people | flood sent (statuses) |"
+        "| annotators | s | labelled by | suggest p50/p95 ms | label p50/p95 ms | labels (gold answers) "
+        "| collisions | lost | refusals (429) | versions | flood sent (statuses) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     flooded = result["flood"]
     flood_cell = f"{flooded['sent']} ({flooded['statuses']})" if flooded else "-"
+    labelled_by = f"{args.scale} points" if args.scale else "poles"
+    labelled_by += f", gold {args.gold_rate:g}" if args.gold_rate else ""
     print(
-        f"| {result['annotators']} | {result['duration_s']} | {result['suggest_p50_ms']} / "
+        f"| {result['annotators']} | {result['duration_s']} | {labelled_by} | {result['suggest_p50_ms']} / "
         f"{result['suggest_p95_ms']} | {result['label_p50_ms']} / {result['label_p95_ms']} | "
-        f"{result['labels_posted']} | {result['collisions']} | {result['lost']} | {result['versions']} | "
-        f"{result['rate_limited']} | "
-        f"{flood_cell} |"
+        f"{result['labels_posted']} ({result['gold_answers']}) | {result['collisions']} | "
+        f"{result['lost'] + result['mismatched']} | {result['refusals']} ({result['rate_limited']}) | "
+        f"{result['versions']} | {flood_cell} |"
     )
-    ok = result["collisions"] == 0 and result["lost"] == 0 and result["rate_limited"] == 0
+    ok = all(result[x] == 0 for x in ("collisions", "lost", "mismatched", "refusals", "gold_as_votes"))
     return 0 if ok else 1
 
 

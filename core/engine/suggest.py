@@ -86,15 +86,25 @@ def _fit(labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None) ->
     ).fit(labelled[on], quality[on])
 
 
-def fit_scores(
-    rows: np.ndarray, labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None = None
-) -> list[float | None]:
-    """The scores `suggest` gives its picks, for any embedded rows (None each without a fit)."""
-    fit = _fit(np.asarray(labelled, dtype=np.float32), np.asarray(quality, dtype=np.float64), prior)
-    if fit is None:
-        return [None] * len(rows)
-    raw = np.asarray(rows, dtype=np.float32) @ fit.w_.astype(np.float32) - np.float32(fit.offset_)
-    return [float(expit(fit.k_ * r)) for r in raw]
+@dataclass(frozen=True)
+class Fit:
+    """The fit `suggest` picks and scores with, fitted once (`fit`): a caller scores other rows with it (texts
+    handed out beside the picks) instead of fitting again on the same labels."""
+
+    model: BalancedCosineTrait | None  # None without labels on both poles
+
+    def scores(self, rows: np.ndarray) -> list[float | None]:
+        """The scores `suggest` gives its picks, for any embedded rows (None each without a fit)."""
+        m = self.model
+        if m is None:
+            return [None] * len(rows)
+        raw = np.asarray(rows, dtype=np.float32) @ m.w_.astype(np.float32) - np.float32(m.offset_)
+        return [float(expit(m.k_ * r)) for r in raw]
+
+
+def fit(labelled: np.ndarray, quality: np.ndarray, prior: np.ndarray | None = None) -> Fit:
+    """The fit on these labels (`prior`: the trait's pole-text direction, see `pole_prior`)."""
+    return Fit(_fit(np.asarray(labelled, dtype=np.float32), np.asarray(quality, dtype=np.float64), prior))
 
 
 def _pick_in_order(
@@ -222,11 +232,13 @@ def suggest(
     exclude: np.ndarray | None = None,
     seed: int = 0,
     prior: np.ndarray | None = None,
+    fitted: Fit | None = None,
 ) -> Suggestions:
     """Up to `k` pool rows to label next for one trait (`labelled`/`quality`: its samples so far).
 
     `exclude` (bool per pool row) removes rows outright, e.g. texts already labelled for this trait.
     `prior`: the trait's pole-text direction (`pole_prior`), so the fit is the one training starts from.
+    `fitted`: `fit(labelled, quality, prior)` when the caller has it already (the fit is not made again).
     """
     if mode not in SUGGEST_MODES:
         raise ValueError(f"mode must be one of {', '.join(SUGGEST_MODES)}")
@@ -238,7 +250,7 @@ def suggest(
         return Suggestions([], [], "typical" if mode == "auto" else mode)
     signs = pole_signs(quality)
     positive = signs[signs != 0] > 0  # the pole labels: a neutral label is on neither side
-    fit = _fit(labelled, quality, prior)
+    fit = fitted.model if fitted is not None else _fit(labelled, quality, prior)
     # pool @ w in float32: the engine's float64 row sums would copy a 100k-row pool for no useful precision
     raw = (pool @ fit.w_.astype(np.float32) - np.float32(fit.offset_)) if fit is not None else None
     rng = np.random.default_rng(seed)

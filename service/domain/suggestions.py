@@ -95,7 +95,7 @@ def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -
 
 def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tuple[SuggestOut, bool]:
     """One suggestion, and whether colleagues took some of its picks first (it came out short)."""
-    from core.engine.suggest import fit_scores, pole_prior, suggest  # scikit-learn: loaded by a first use
+    from core.engine.suggest import fit, pole_prior, suggest  # scikit-learn: loaded by a first use
 
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
@@ -111,11 +111,15 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
     prior = pole_prior(spec, embedder)
+    # One fit per answer: it picks, and scores the texts handed out beside the picks (claims, gold items).
+    fitted = fit(L, q, prior)
     order = plan(read, body.k, overlap, claiming, shared_pool)
     mine, assigned, shared = order.mine, order.assigned, order.shared
     need = order.fresh + len(shared)  # what the shared pool serves
     spare = need if claiming else 0  # taken meanwhile by a colleague: the next ones stand in
-    picked = suggest(read.X, L, q, k=order.fresh + spare, mode=body.mode, exclude=read.exclude, prior=prior)
+    picked = suggest(
+        read.X, L, q, k=order.fresh + spare, mode=body.mode, exclude=read.exclude, prior=prior, fitted=fitted
+    )
     chosen = [int(read.ids[i]) for i in picked.indices]
     scores = dict(zip(chosen, picked.scores, strict=True))
     until: dict[int, datetime] = {}
@@ -157,9 +161,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         i for i in [*mine, *assigned, *shared_ids] if i in texts
     ]  # scored with the fit, as the picks are
     if scored:
-        scores |= dict(
-            zip(scored, fit_scores(embedder.encode([texts[i] for i in scored]), L, q, prior), strict=True)
-        )
+        scores |= dict(zip(scored, fitted.scores(embedder.encode([texts[i] for i in scored])), strict=True))
 
     def item(i: int, overlap: bool = False) -> Suggestion:
         return Suggestion(
@@ -182,7 +184,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         # More votes wanted: the texts that still want them lead the queue (a text is done before new ones
         # open); else the overlap's share is spread among the new ones.
         [*back, *(extra + fresh if read.votes_wanted > 1 else _spread(fresh, extra))],
-        lambda t: fit_scores(embedder.encode(t), L, q, prior),
+        lambda t: fitted.scores(embedder.encode(t)),
     )
     out = SuggestOut(
         trait=read.trait.key,
