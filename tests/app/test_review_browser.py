@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
@@ -381,6 +381,21 @@ def _counted(page: Page, n: int) -> None:
     expect(label_counter(page)).to_contain_text(re.compile(rf"(?<![\d,]){n} labelled this session"))
 
 
+def _click_until(ui: Ui, button: Locator, said: str, done: Callable[[], bool]) -> None:
+    """Click `button` until the page says `said`: a person clicks again when a click changed nothing, here
+    when the API shows no change either (a click can be lost; never acted on twice: `done` says it acted)."""
+    for _ in range(3):
+        button.click()
+        ui.settle()
+        try:
+            ui.page.get_by_text(said).first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            assert not done(), f"{said!r} not said, though the API shows it done"
+            print(f"a click on {button} changed nothing: clicked again")
+    raise AssertionError(f"{said!r} not said after three clicks")
+
+
 def _assign(owner: Ui, sub: str, search: str, person: random.Random) -> None:
     """The owner assigns `PER_PERSON` texts containing `search` to `sub` with the Team page's form."""
     form = owner.page.locator("[data-testid='stForm']").filter(
@@ -507,13 +522,16 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         alice.expect_text(f"{len(mine)} label(s), newest first.")
         rows = alice.page.locator("[data-testid='stHorizontalBlock']")
         pause(alice.page, person.uniform(300, 1000))
-        rows.filter(has_text=changed).first.get_by_role("button", name=re.compile(r"^→ ")).click()
-        alice.settle()
-        alice.expect_text("Changed your label #")
+        to = 0.0 if (changed_key - 1) / (POINTS - 1) > 0.5 else 1.0
+
+        def alices() -> dict[str, float]:
+            return {s.text: s.quality for s in api.list_samples(SCALED) if s.annotator == email("alice")}
+
+        change = rows.filter(has_text=changed).first.get_by_role("button", name=re.compile(r"^→ "))
+        _click_until(alice, change, "Changed your label #", lambda: alices()[changed] == to)
         pause(alice.page, person.uniform(300, 1000))
-        rows.filter(has_text=gone).first.get_by_role("button", name="Withdraw").click()
-        alice.settle()
-        alice.expect_text("Withdrew your label #")
+        withdraw = rows.filter(has_text=gone).first.get_by_role("button", name="Withdraw")
+        _click_until(alice, withdraw, "Withdrew your label #", lambda: gone not in alices())
         alice.no_exception()
         alice.shot("scaled_my_labels_alice")
         _counted(alice.page, len(mine) - 1)
@@ -523,7 +541,6 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         _counted(alice.page, len(mine) - 1)
 
         # Every stored vote is its key's point, per person; alice's change and withdrawal included.
-        to = 0.0 if (changed_key - 1) / (POINTS - 1) > 0.5 else 1.0
         for sub in ANNOTATORS:
             pressed = [(t, k) for t, k in given[sub] if t not in GOLD]
             assert len({t for t, _ in given[sub]}) == len(given[sub]), sub  # no text served twice
