@@ -571,15 +571,15 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         owner.page.get_by_role("heading", name="Assigned work").wait_for()
         work = {row["person"]: row for row in _grid(owner.page, "remaining")}
         people = api.assignments(SCALED).people
-        assert set(work) == {p.annotator for p in people}
-        for p in people:
-            row = work[p.annotator]
+        assert set(work) == {w.annotator for w in people}
+        for w in people:
+            row = work[w.annotator]
             assert (row["assigned"], row["labelled"], row["remaining"], row["labelled in all"]) == (
-                str(p.assigned),
-                str(p.labelled),
-                str(p.remaining),
-                str(p.labelled_total),
-            ), p.annotator
+                str(w.assigned),
+                str(w.labelled),
+                str(w.remaining),
+                str(w.labelled_total),
+            ), w.annotator
         table = {row["person"]: row for row in _grid(owner.page, "gold answered")}
         assert set(table) == {p.annotator for p in accuracy.people}
         for p in accuracy.people:
