@@ -514,7 +514,7 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
             p.annotator: (p.assigned, p.labelled, p.remaining) for p in api.assignments(SCALED).people
         } == {email(sub): (PER_PERSON, PER_PERSON, 0) for sub in ASSIGNED}
 
-        # alice, in "My labels", gives her second-newest label the other pole and withdraws the third.
+        # alice, in "My labels", gives her second-newest label another point and withdraws the third.
         alice = uis["alice"]
         mine = [(t, k) for t, k in reversed(given["alice"]) if t not in GOLD]
         (changed, changed_key), (gone, _) = mine[1], mine[2]
@@ -522,12 +522,13 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         alice.expect_text(f"{len(mine)} label(s), newest first.")
         rows = alice.page.locator("[data-testid='stHorizontalBlock']")
         pause(alice.page, person.uniform(300, 1000))
-        to = 0.0 if (changed_key - 1) / (POINTS - 1) > 0.5 else 1.0
+        point = person.choice([k for k in range(1, POINTS + 1) if k != changed_key])
+        to = (point - 1) / (POINTS - 1)
 
         def alices() -> dict[str, float]:
             return {s.text: s.quality for s in api.list_samples(SCALED) if s.annotator == email("alice")}
 
-        change = rows.filter(has_text=changed).first.get_by_role("button", name=re.compile(r"^→ "))
+        change = rows.filter(has_text=changed).first.get_by_role("button", name=str(point), exact=True)
         _click_until(alice, change, "Changed your label #", lambda: alices()[changed] == to)
         pause(alice.page, person.uniform(300, 1000))
         withdraw = rows.filter(has_text=gone).first.get_by_role("button", name="Withdraw")
@@ -546,7 +547,7 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
             assert len({t for t, _ in given[sub]}) == len(given[sub]), sub  # no text served twice
             want = {t: (k, (k - 1) / (POINTS - 1)) for t, k in pressed}
             if sub == "alice":
-                want[changed] = (1 if to == 0.0 else POINTS, to)
+                want[changed] = (point, to)
                 del want[gone]
             stored = {
                 s.text: (s.point, s.quality) for s in api.list_samples(SCALED) if s.annotator == email(sub)
