@@ -273,7 +273,10 @@ def labelling() -> None:
         st.error(session.error)
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
-    said = ", ".join(f"{code(k)} {md(label.partition(' · ')[2] or k)}" for k, label in labels)
+    # A key's word beside it: "`1` rude, `2`, `3`" (a point named by its number has no word of its own).
+    said = ", ".join(
+        f"{code(k)} {md(word)}".rstrip() for k, label in labels for word in [label.partition(" · ")[2]]
+    )
     said += ", `0` skip" + (", `?` unsure" if offers_unsure else "")
     st.caption(
         f"Keys: {said}, `u` undo, "
@@ -307,6 +310,9 @@ def labelling() -> None:
             f"Out-of-fold ROC-AUC of {md(t.name)}'s labels (5-fold, local engine): "
             f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]:,} label(s) this session."
         )
+    # Drawn with the labels, not once with the page: a list drawn when the page opened would miss every
+    # label given since (a label reruns this fragment only).
+    my_labels_section(client, handle, names, partial(withdrawn, session))
 
 
 @st.fragment(run_every=0.5)
@@ -322,4 +328,4 @@ if first_suggestions_ready(session, client):
     labelling()
 else:
     awaiting_suggestions()
-my_labels_section(client, handle, names, partial(withdrawn, session))
+    my_labels_section(client, handle, names, partial(withdrawn, session))

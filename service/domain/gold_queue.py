@@ -65,10 +65,10 @@ def mix(
             GoldAnswer.model_id == model_id, GoldAnswer.annotator == who.annotator
         )
         shown = {x.id for x in items}
-        texts = {
-            pid: text
-            for pid, text in s.execute(
-                select(PoolText.id, PoolText.text)
+        rows = {
+            pid: (text, meta)
+            for pid, text, meta in s.execute(
+                select(PoolText.id, PoolText.text, PoolText.meta)
                 .join(
                     GoldItem,
                     (GoldItem.model_id == PoolText.model_id)
@@ -84,6 +84,7 @@ def mix(
             if pid not in shown
         }
         rate = model.gold_rate
+    texts = {pid: text for pid, (text, _) in rows.items()}
     places = plan(len(items), rate, list(texts), rng)
     if not places:
         return items
@@ -96,8 +97,9 @@ def mix(
             _claim(s, model_id, trait.key, who.annotator, list(places.values()), until)
     fitted = any(x.score is not None for x in items)
     scores = rescore([texts[p] for p in places.values()]) if fitted else [None] * len(places)
+    # Its pool text's metadata too: a text shown without the metadata its neighbours have would give it away.
     gold = iter(
-        Suggestion(id=pid, text=texts[pid], score=score, claimed_until=until)
+        Suggestion(id=pid, text=texts[pid], score=score, claimed_until=until, metadata=rows[pid][1])
         for pid, score in zip(places.values(), scores, strict=True)
     )
     rest = iter(kept)

@@ -76,7 +76,10 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
     c, h, owner = svc.client, "acme.gold", svc.author
     check(c.post("/v1/models", json={"handle": h}, headers=owner), 201)
     check(c.post(f"/v1/models/{h}/traits", json={"traits": TRAITS}, headers=owner), 201)
-    check(c.post(f"/v1/models/{h}/pool", json={"texts": POOL}, headers=owner), 201)
+    # Every text, gold ones too, comes with its metadata: a gold item shown without any would stand out.
+    meta = {t: {"source": "forum", "row": i} for i, t in enumerate(POOL + GOLD)}
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": POOL + GOLD, "metadata": list(meta.values())},
+                 headers=owner), 201)  # fmt: skip
     items = [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(GOLD)]
     added = check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
     assert (added["added"], added["total"], added["duplicates"]) == (len(GOLD), len(GOLD), [])
@@ -96,6 +99,7 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
         for x in batch:
             assert set(x) == {"id", "text", "score", "overlap", "claimed_until", "metadata"}
             assert x["claimed_until"] is not None and x["overlap"] is False
+            assert x["metadata"] == meta[x["text"]]
         seen += batch
         for x in batch:
             gold = x["text"] in known

@@ -72,7 +72,9 @@ class Trait(_Response):
     def point_name(self, point: int) -> str:
         """The word of a point of its scale, as the pages show it ("4 · rather polite")."""
         names = self.scale.names if self.scale is not None and self.scale.names else []
-        return f"{point} · {names[point - 1]}" if 0 < point <= len(names) else str(point)
+        word = names[point - 1] if 0 < point <= len(names) else ""
+        # A point named by its number (an unnamed middle point's default) reads "3", not "3 · 3".
+        return f"{point} · {word}" if word and word != str(point) else str(point)
 
 
 class TraitPreview(_Response):
