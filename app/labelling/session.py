@@ -459,20 +459,20 @@ def _undo(s: LabelSession, client: Client) -> None:
         s.message = "Nothing to undo."
         return
     last = s.history[-1]
-    if last["feedback_id"] is not None:  # a buffered label (route "feedback")
-        try:
-            client.withdraw_feedback(s.handle, last["feedback_id"])
-        except NotFoundError:
-            s.message = "That label has been trained on already (a training took the buffer in): it stays."
-            return
-        except ApiError as exc:  # a retraining is taking the buffer in (409 model_busy)
-            s.message = f"The label was not withdrawn: {exc.message}"
-            return
+    # Named by its text, never by the id the label route answered: a gold item's answer has an id of its own,
+    # which as a sample's or a buffered label's would name another row.
+    try:
+        client.withdraw_pool_label(s.handle, int(last["item"]["id"]), s.trait)
+    except NotFoundError:
+        s.message = "That label has been trained on already (a training took it in): it stays."
+        return
+    except ApiError as exc:  # trained into a version (409 label_trained), or a training reading it now
+        s.message = f"The label was not withdrawn: {exc.message}"
+        return
+    if last["feedback_id"] is not None:
         label = Given(trait=s.trait, text=last["item"]["text"], quality=last["quality"])
         if label in s.given:
             s.given.remove(label)
-    for sid in last["ids"]:
-        client.delete_sample(s.handle, sid)
     s.history.pop()
     s.queue.insert(s.pos, last["item"])
     if s.curve and s.curve[-1][0] > len(s.history):

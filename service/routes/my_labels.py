@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_SEARCH_CHARS, MY_LABELS_PAGE
-from service.domain import my_labels
+from service.domain import my_labels, undo_label
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
@@ -55,3 +55,20 @@ def withdraw_my_label(
 ) -> MyLabelWithdrawn:
     """Withdraw one's own label while it is not yet trained into a version (409 `label_trained` after)."""
     return my_labels.withdraw_my_label(ctx, who, handle, kind, label_id)
+
+
+@router.delete(
+    "/models/{handle}/pool/{text_id:int}/label",
+    response_model=MyLabelWithdrawn,
+    responses=errors(403, 404, 409, 422),
+)
+def withdraw_pool_label(
+    handle: str,
+    text_id: int,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    trait: Annotated[str, Query(min_length=1, max_length=MAX_LABEL_CHARS)],
+) -> MyLabelWithdrawn:
+    """Undo one's label of a pool text for a trait (the newest, while not yet trained into a version), named
+    by the text, not by a label id (addition)."""
+    return undo_label.withdraw_pool_label(ctx, who, handle, text_id, trait)

@@ -319,6 +319,20 @@ def owners_label(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]
     return own_label(svc, handle, owner, owner)
 
 
+def own_pool_label(svc: Svc, handle: str, owner: dict[str, str], caller: dict[str, str]) -> dict[str, str]:
+    """A pool text new to the pool, labelled by the caller (an undo names the text)."""
+    text = fresh_text(svc, handle, owner, caller)
+    body = {"trait": "formality", "quality": 1.0}
+    check(
+        svc.client.post(f"/v1/models/{handle}/pool/{text['text_id']}/label", json=body, headers=caller), 201
+    )
+    return text
+
+
+def owners_pool_label(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    return own_pool_label(svc, handle, owner, owner)
+
+
 def guidelines(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
     body = {"markdown": "# Formality\n\nFormal: letters."}
     check(svc.client.put(f"/v1/models/{handle}/guidelines", json=body, headers=owner), 200)
@@ -478,6 +492,8 @@ OPERATIONS: list[Op] = [
        caller_setup=own_label),
     Op("withdraw_my_label", "DELETE", M + "/my-labels/{kind}/{label_id}", "write", "draft", 200,
        action="label", params={"kind": "sample"}, setup=owners_label, caller_setup=own_label),
+    Op("withdraw_pool_label", "DELETE", M + "/pool/{text_id}/label", "write", "draft", 200, action="label",
+       query=lambda _: {"trait": "formality"}, setup=owners_pool_label, caller_setup=own_pool_label),
     Op("get_guidelines", "GET", M + "/guidelines", "author_read", "ready", 200, setup=guidelines),
     Op("save_guidelines", "PUT", M + "/guidelines", "write", "ready", 200,
        json=lambda _: {"markdown": "# Rules", "note": "first"}),
@@ -547,6 +563,7 @@ AUDITED: dict[str, str] = {
     "evaluate": "run_started",
     "change_my_label": "vote_edited",
     "withdraw_my_label": "vote_deleted",
+    "withdraw_pool_label": "vote_deleted",
     "save_guidelines": "guidelines_changed",
     "tag": "tag_moved",
     "tag_named_version": "tag_moved",

@@ -214,3 +214,46 @@ def test_a_point_answers_gold_by_its_pole(svc: Svc) -> None:
     with transaction(svc.ctx.reads) as s:
         judged = sorted(s.execute(select(GoldAnswer.quality, GoldAnswer.correct)).tuples())
     assert judged == [(0.25, False), (0.5, False), (0.75, True)]
+
+
+def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_keeps_the_answer(svc: Svc) -> None:
+    """The label route answers a gold answer with the answer's own id: an undo by that id as a vote's reached
+    whichever vote had it, here a colleague's. An undo names the pool text instead: the colleague's vote
+    stays, the gold answer stays as first given, and a vote of the caller's is withdrawn as before."""
+    c, h, owner = svc.client, "acme.goldundo", svc.author
+    check(c.post("/v1/models", json={"handle": h}, headers=owner), 201)
+    check(c.post(f"/v1/models/{h}/traits", json={"traits": [TRAITS[0]]}, headers=owner), 201)
+    colleague = _key(svc, "colleague", "annotator")
+    body = {"samples": [{"trait": "formality", "text": "A colleague's vote.", "quality": 1.0}]}
+    [theirs] = check(c.post(f"/v1/models/{h}/samples", json=body, headers=colleague), 201)["ids"]
+    gold = {"items": [{"trait": "formality", "text": GOLD[0], "quality": 1.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ["An ordinary text."]}, headers=owner), 201)
+    with transaction(svc.ctx.reads) as s:
+        ids = dict(s.execute(select(PoolText.text, PoolText.id)).tuples().all())
+    ann = _key(svc, "ann", "annotator")
+    wrong = {"trait": "formality", "quality": 0.0}
+    answered = check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=wrong, headers=ann), 201)
+    assert (
+        answered["stored_as"] == "sample" and answered["id"] == theirs
+    )  # the same number: that was the risk
+
+    undone = check(c.delete(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label?trait=formality", headers=ann), 200)
+    assert undone["deleted"] is True and undone["kind"] == "sample"
+    assert [x["id"] for x in check(c.get(f"/v1/models/{h}/samples", headers=owner), 200)["items"]] == [theirs]
+    with transaction(svc.ctx.reads) as s:
+        assert s.execute(select(GoldAnswer.annotator, GoldAnswer.quality)).tuples().all() == [("ann", 0.0)]
+
+    label = {"trait": "formality", "quality": 1.0}
+    mine = check(
+        c.post(f"/v1/models/{h}/pool/{ids['An ordinary text.']}/label", json=label, headers=ann), 201
+    )
+    undone = check(
+        c.delete(f"/v1/models/{h}/pool/{ids['An ordinary text.']}/label?trait=formality", headers=ann), 200
+    )
+    assert (undone["kind"], undone["id"]) == ("sample", mine["id"])
+    again = c.delete(f"/v1/models/{h}/pool/{ids['An ordinary text.']}/label?trait=formality", headers=ann)
+    assert error_code(again, 404) == "label_not_found"
+    assert error_code(c.delete(f"/v1/models/{h}/pool/999999/label?trait=formality", headers=ann), 404) == (
+        "pool_text_not_found"
+    )

@@ -66,6 +66,12 @@ class LabelCalls(ClientBase):
         path = _path("models", handle, "my-labels", kind, label_id)
         return MyLabelWithdrawn.model_validate(self.request("DELETE", path).json())
 
+    def withdraw_pool_label(self, handle: str, text_id: int, trait: str) -> MyLabelWithdrawn:
+        """Undo one's label of pool text `text_id` for `trait` (the Label page's `u`): named by the text, as a
+        label of a gold item has no id of its own to name it by."""
+        path = _path("models", handle, "pool", text_id, "label")
+        return MyLabelWithdrawn.model_validate(self.request("DELETE", path, params={"trait": trait}).json())
+
     def guidelines(self, handle: str) -> Guidelines:
         """The model's current guidelines, and whether they changed since this key last read them."""
         return Guidelines.model_validate(self._get(_path("models", handle, "guidelines")))
