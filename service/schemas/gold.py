@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
@@ -16,21 +15,17 @@ from core.contract import (
     GoldOrigin,
     pole_of,
 )
-from service.schemas.common import JsonInt, Strict, Text
+from service.schemas.common import JsonInt, Quality, Strict, Text
 
 
 class GoldItemIn(Strict):
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text
-    quality: float = Field(
-        ge=0.0, le=1.0, description="The known answer: on a pole (an answer is right on the same pole)."
-    )
+    quality: Quality = Field(description="The known answer: on a pole (an answer is right on the same pole).")
 
     @field_validator("quality")
     @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+    def _on_a_pole(cls, value: float) -> float:
         if pole_of(value) == "neutral":
             raise PydanticCustomError("neutral_gold", "a gold item's known answer must be on a pole, not 0.5")
         return value

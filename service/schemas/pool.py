@@ -20,7 +20,7 @@ from core.contract import (
     SuggestMode,
 )
 from core.json_types import JsonObject
-from service.schemas.common import JsonInt, Metadata, Strict, Text, integral
+from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, integral
 
 PoolTextIn = Text
 #: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
@@ -142,7 +142,7 @@ class LabelIn(Strict):
     )
 
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+    quality: Quality | SkipJsonSchema[None] = Field(
         default=None, description="The label of a pole trait: 0 negative … 1 positive."
     )
     # The bounds before the validator, as models.py's VotesWanted: else the document says `ge`/`le`.
@@ -153,13 +153,6 @@ class LabelIn(Strict):
         description="The label of a trait rated on a scale (addition): its point 1..N, stored as quality "
         "(point-1)/(N-1). Required for such a trait, refused for a pole trait (422).",
     )
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
 
     @model_validator(mode="after")
     def _a_label(self) -> LabelIn:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
@@ -21,7 +20,7 @@ from core.contract import (
     Provenance,
 )
 from core.json_types import JsonObject
-from service.schemas.common import Metadata, Strict, Text
+from service.schemas.common import Metadata, Quality, Strict, Text
 
 
 def check_annotator(value: str) -> str:
@@ -57,16 +56,9 @@ class LabelIn(Strict):
 
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text
-    quality: float = Field(ge=0.0, le=1.0)
+    quality: Quality
     source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
     annotator: Annotator | None = Field(default=None, description=_ANNOTATOR_HELP)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
 
 
 class SampleIn(LabelIn):
@@ -154,14 +146,7 @@ class SamplePatch(Strict):
 
     trait: str | None = Field(default=None, min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text | None = None
-    quality: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
+    quality: Quality | None = None
 
 
 class SampleDeleted(BaseModel):
@@ -175,14 +160,7 @@ class SettleIn(Strict):
 
     trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
     text: Text
-    quality: float = Field(ge=0.0, le=1.0)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
+    quality: Quality
 
 
 class Settled(BaseModel):
