@@ -11,15 +11,14 @@ from core.contract import (
     GOLD_CONFIDENCE,
     MAX_GOLD_ITEMS,
     MAX_GOLD_ITEMS_PER_REQUEST,
-    MAX_LABEL_CHARS,
     GoldOrigin,
     pole_of,
 )
-from service.schemas.common import JsonInt, Quality, Strict, Text
+from service.schemas.common import JsonInt, Quality, Strict, Text, TraitRef
 
 
 class GoldItemIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
     quality: Quality = Field(description="The known answer: on a pole (an answer is right on the same pole).")
 
@@ -36,7 +35,7 @@ class GoldIn(Strict):
 
 
 class GoldPromoteIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     count: JsonInt = Field(
         ge=1,
         le=MAX_GOLD_ITEMS_PER_REQUEST,

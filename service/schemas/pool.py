@@ -12,7 +12,6 @@ from pydantic_core import PydanticCustomError
 
 from core.contract import (
     MAX_BULK_LABELS,
-    MAX_LABEL_CHARS,
     MAX_OVERLAP,
     MAX_POOL_TEXTS_PER_REQUEST,
     MAX_SCALE_POINTS,
@@ -20,7 +19,7 @@ from core.contract import (
     SuggestMode,
 )
 from core.json_types import JsonObject
-from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, integral
+from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, TraitRef, integral
 
 PoolTextIn = Text
 #: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
@@ -71,7 +70,7 @@ class PoolDeleted(BaseModel):
 
 
 class SuggestIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
     overlap: float | None = Field(
@@ -141,7 +140,7 @@ class LabelIn(Strict):
         json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
     )
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     quality: Quality | SkipJsonSchema[None] = Field(
         default=None, description="The label of a pole trait: 0 negative … 1 positive."
     )

@@ -12,7 +12,6 @@ from core.contract import (
     ANNOTATOR_PATTERN,
     ANNOTATOR_RE,
     MAX_ANNOTATOR_CHARS,
-    MAX_LABEL_CHARS,
     MAX_SAMPLES_PER_REQUEST,
     MAX_SOURCE_ID_CHARS,
     MAX_URL_CHARS,
@@ -20,7 +19,7 @@ from core.contract import (
     Provenance,
 )
 from core.json_types import JsonObject
-from service.schemas.common import Metadata, Quality, Strict, Text
+from service.schemas.common import Metadata, Quality, Strict, Text, TraitRef
 
 
 def check_annotator(value: str) -> str:
@@ -54,7 +53,7 @@ _SOURCE_ID_HELP = (
 class LabelIn(Strict):
     """A labelled text: a sample, or an evaluation-set item."""
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
     quality: Quality
     source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
@@ -144,7 +143,7 @@ class SamplePage(BaseModel):
 class SamplePatch(Strict):
     """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
 
-    trait: str | None = Field(default=None, min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef | None = None
     text: Text | None = None
     quality: Quality | None = None
 
@@ -158,7 +157,7 @@ class SampleDeleted(BaseModel):
 class SettleIn(Strict):
     """A reviewer's settling vote on a text of a trait: its quality decides the text's pole in training."""
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
     quality: Quality
 

@@ -6,12 +6,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.contract import MAX_LABEL_CHARS, MAX_SCORE_TEXTS, MAX_TRAITS, MAX_VERSION_REF_CHARS
-from service.schemas.common import TEXT_SCHEMA, Quality, Strict, Text, check_text
+from core.contract import MAX_SCORE_TEXTS, MAX_TRAITS, MAX_VERSION_REF_CHARS
+from service.schemas.common import TEXT_SCHEMA, Quality, Strict, Text, TraitRef, check_text
 
 
 class FeedbackIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     quality: Quality
 
 
