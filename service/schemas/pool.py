@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
     MAX_BULK_LABELS,
-    MAX_OVERLAP,
     MAX_POOL_TEXTS_PER_REQUEST,
     MAX_SCALE_POINTS,
     SUGGESTIONS,
@@ -20,6 +18,7 @@ from core.contract import (
 )
 from core.json_types import JsonObject
 from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, TraitRef, integral
+from service.schemas.models import Overlap
 
 PoolTextIn = Text
 #: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
@@ -73,10 +72,8 @@ class SuggestIn(Strict):
     trait: TraitRef
     k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
-    overlap: float | None = Field(
+    overlap: Overlap | None = Field(
         default=None,
-        ge=0.0,
-        le=MAX_OVERLAP,
         description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
         "for this trait and the caller has not, so that agreement is measured as the team works. Absent: "
         "the model's `overlap`, which its owner sets (addition; 0 unless set).",
@@ -87,13 +84,6 @@ class SuggestIn(Strict):
         "else is handed them meanwhile (unless the model wants more votes per text); the caller's "
         "still-claimed texts come first.",
     )
-
-    @field_validator("overlap")
-    @classmethod
-    def _overlap(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_overlap", "overlap must be a number in [0, 0.5]")
-        return value
 
 
 class Suggestion(BaseModel):
