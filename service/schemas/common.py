@@ -1,5 +1,6 @@
 """The pieces every resource's bodies share: the strict request base, the text rule, the string patterns
-the OpenAPI document states, integers as JSON sends them, and the small bodies several routes answer."""
+the OpenAPI document states, integers and qualities as JSON sends them, and the small bodies several routes
+answer."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
+    MAX_LABEL_CHARS,
     MAX_METADATA_BYTES,
     MAX_METADATA_FILTER_VALUE_CHARS,
     MAX_METADATA_KEY_CHARS,
@@ -45,6 +47,13 @@ def integral(value: object) -> object:
 
 #: A request integer: 4 or 4.0, nothing else.
 JsonInt = Annotated[int, BeforeValidator(integral)]
+
+#: A label's quality: a JSON number in [0, 1]. Strict, so "0.5" and true are refused (an integer is still a
+#: number); NaN and the infinities fail the bounds, as every comparison with NaN is false.
+Quality = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
+
+#: A trait as a request names it: its key or its name (the route resolves which).
+TraitRef = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
 
 
 class Strict(BaseModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
@@ -12,25 +11,20 @@ from core.contract import (
     GOLD_CONFIDENCE,
     MAX_GOLD_ITEMS,
     MAX_GOLD_ITEMS_PER_REQUEST,
-    MAX_LABEL_CHARS,
     GoldOrigin,
     pole_of,
 )
-from service.schemas.common import JsonInt, Strict, Text
+from service.schemas.common import JsonInt, Quality, Strict, Text, TraitRef
 
 
 class GoldItemIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
-    quality: float = Field(
-        ge=0.0, le=1.0, description="The known answer: on a pole (an answer is right on the same pole)."
-    )
+    quality: Quality = Field(description="The known answer: on a pole (an answer is right on the same pole).")
 
     @field_validator("quality")
     @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
+    def _on_a_pole(cls, value: float) -> float:
         if pole_of(value) == "neutral":
             raise PydanticCustomError("neutral_gold", "a gold item's known answer must be on a pole, not 0.5")
         return value
@@ -41,7 +35,7 @@ class GoldIn(Strict):
 
 
 class GoldPromoteIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     count: JsonInt = Field(
         ge=1,
         le=MAX_GOLD_ITEMS_PER_REQUEST,

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from core.contract import MAX_SCALE_POINTS, ReviewStatus
 from core.json_types import JsonObject
-from service.schemas.common import Strict, integral
+from service.schemas.common import Quality, Strict, integral
 
 #: Where a label is stored: a sample, or a buffered feedback label waiting for the next version.
 LabelKind = Literal["sample", "feedback"]
@@ -53,7 +52,7 @@ class MyLabelPatch(Strict):
         json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
     )
 
-    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+    quality: Quality | SkipJsonSchema[None] = Field(
         default=None,
         description="The new label: 0 negative … 1 positive (a trait rated on a scale takes one too, as a "
         "sample edit does).",
@@ -66,13 +65,6 @@ class MyLabelPatch(Strict):
         "(point-1)/(N-1), checked as the labelling route checks it (422 `not_a_scale`, "
         "`point_out_of_scale`, `point_quality_mismatch`).",
     )
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
 
     @model_validator(mode="after")
     def _a_label(self) -> MyLabelPatch:

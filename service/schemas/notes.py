@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
-from core.contract import MAX_COMMENT_CHARS, MAX_LABEL_CHARS
-from service.schemas.common import NOT_BLANK, Strict, Text
+from core.contract import MAX_COMMENT_CHARS
+from service.schemas.common import NOT_BLANK, Strict, Text, TraitRef
 
 
 def _not_blank(value: str) -> str:
@@ -28,7 +28,7 @@ CommentBody = Annotated[
 
 
 class UnsureIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS, description="A trait key or name")
+    trait: TraitRef = Field(description="A trait key or name")
     text: Text
 
 
@@ -48,7 +48,7 @@ class UnsurePage(BaseModel):
 
 
 class CommentIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS, description="A trait key or name")
+    trait: TraitRef = Field(description="A trait key or name")
     text: Text
     body: CommentBody
 

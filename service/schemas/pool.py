@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
     MAX_BULK_LABELS,
-    MAX_LABEL_CHARS,
-    MAX_OVERLAP,
     MAX_POOL_TEXTS_PER_REQUEST,
     MAX_SCALE_POINTS,
     SUGGESTIONS,
     SuggestMode,
 )
 from core.json_types import JsonObject
-from service.schemas.common import JsonInt, Metadata, Strict, Text, integral
+from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, TraitRef, integral
+from service.schemas.models import Overlap
 
 PoolTextIn = Text
 #: A pool listing's metadata filter: `key:value`, the key not empty (the first colon splits them).
@@ -71,13 +69,11 @@ class PoolDeleted(BaseModel):
 
 
 class SuggestIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     k: JsonInt = Field(default=SUGGESTIONS.default, ge=1, le=SUGGESTIONS.maximum)
     mode: SuggestMode = "auto"
-    overlap: float | None = Field(
+    overlap: Overlap | None = Field(
         default=None,
-        ge=0.0,
-        le=MAX_OVERLAP,
         description="The share of the k picks (rounded) taken from pool texts another annotator labelled "
         "for this trait and the caller has not, so that agreement is measured as the team works. Absent: "
         "the model's `overlap`, which its owner sets (addition; 0 unless set).",
@@ -88,13 +84,6 @@ class SuggestIn(Strict):
         "else is handed them meanwhile (unless the model wants more votes per text); the caller's "
         "still-claimed texts come first.",
     )
-
-    @field_validator("overlap")
-    @classmethod
-    def _overlap(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_overlap", "overlap must be a number in [0, 0.5]")
-        return value
 
 
 class Suggestion(BaseModel):
@@ -141,8 +130,8 @@ class LabelIn(Strict):
         json_schema_extra={"anyOf": [{"required": ["quality"]}, {"required": ["point"]}]}
     )
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: Annotated[float, Field(ge=0.0, le=1.0)] | SkipJsonSchema[None] = Field(
+    trait: TraitRef
+    quality: Quality | SkipJsonSchema[None] = Field(
         default=None, description="The label of a pole trait: 0 negative … 1 positive."
     )
     # The bounds before the validator, as models.py's VotesWanted: else the document says `ge`/`le`.
@@ -153,13 +142,6 @@ class LabelIn(Strict):
         description="The label of a trait rated on a scale (addition): its point 1..N, stored as quality "
         "(point-1)/(N-1). Required for such a trait, refused for a pole trait (422).",
     )
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
 
     @model_validator(mode="after")
     def _a_label(self) -> LabelIn:

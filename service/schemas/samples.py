@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
     ANNOTATOR_PATTERN,
     ANNOTATOR_RE,
     MAX_ANNOTATOR_CHARS,
-    MAX_LABEL_CHARS,
     MAX_SAMPLES_PER_REQUEST,
     MAX_SOURCE_ID_CHARS,
     MAX_URL_CHARS,
@@ -21,7 +19,7 @@ from core.contract import (
     Provenance,
 )
 from core.json_types import JsonObject
-from service.schemas.common import Metadata, Strict, Text
+from service.schemas.common import Metadata, Quality, Strict, Text, TraitRef
 
 
 def check_annotator(value: str) -> str:
@@ -55,18 +53,11 @@ _SOURCE_ID_HELP = (
 class LabelIn(Strict):
     """A labelled text: a sample, or an evaluation-set item."""
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
-    quality: float = Field(ge=0.0, le=1.0)
+    quality: Quality
     source_url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
     annotator: Annotator | None = Field(default=None, description=_ANNOTATOR_HELP)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
 
 
 class SampleIn(LabelIn):
@@ -152,16 +143,9 @@ class SamplePage(BaseModel):
 class SamplePatch(Strict):
     """A sample's edit: each field optional; null (or absent) leaves it unchanged. Same rules as input."""
 
-    trait: str | None = Field(default=None, min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef | None = None
     text: Text | None = None
-    quality: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float | None) -> float | None:
-        if value is not None and math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
+    quality: Quality | None = None
 
 
 class SampleDeleted(BaseModel):
@@ -173,16 +157,9 @@ class SampleDeleted(BaseModel):
 class SettleIn(Strict):
     """A reviewer's settling vote on a text of a trait: its quality decides the text's pole in training."""
 
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
+    trait: TraitRef
     text: Text
-    quality: float = Field(ge=0.0, le=1.0)
-
-    @field_validator("quality")
-    @classmethod
-    def _quality(cls, value: float) -> float:
-        if math.isnan(value):
-            raise PydanticCustomError("invalid_quality", "quality must be a number in [0, 1]")
-        return value
+    quality: Quality
 
 
 class Settled(BaseModel):

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.contract import MAX_LABEL_CHARS, MAX_SCORE_TEXTS, MAX_TRAITS, MAX_VERSION_REF_CHARS
-from service.schemas.common import TEXT_SCHEMA, Strict, Text, check_text
+from core.contract import MAX_SCORE_TEXTS, MAX_TRAITS, MAX_VERSION_REF_CHARS
+from service.schemas.common import TEXT_SCHEMA, Quality, Strict, Text, TraitRef, check_text
 
 
 class FeedbackIn(Strict):
-    trait: str = Field(min_length=1, max_length=MAX_LABEL_CHARS)
-    quality: float = Field(ge=0.0, le=1.0)
+    trait: TraitRef
+    quality: Quality
 
 
 # Checked in _content, not per member: a union reports every member's error, and a too-long text in a list

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
 from core.contract import (
@@ -20,6 +20,17 @@ from core.json_types import JsonObject
 from service.schemas.common import NOT_BLANK, JsonInt, Strict
 
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK)]
+
+
+def _trimmed(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value.strip()
+
+
+#: A trait's name or a pole's label: a Label, refused when blank and kept trimmed. (A scale's point names
+#: are plain Labels: ScaleIn checks them together, so its error names the scale.)
+TrimmedLabel = Annotated[Label, AfterValidator(_trimmed)]
 
 _SCALE_HELP = (
     "How people label the trait (addition): null (the default), by its two poles; else a scale of points, "
@@ -72,19 +83,12 @@ class ScaleOut(BaseModel):
 
 
 class TraitIn(Strict):
-    name: str = Field(min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK)
-    positive_label: Label
-    negative_label: Label
+    name: TrimmedLabel
+    positive_label: TrimmedLabel
+    negative_label: TrimmedLabel
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
     aggregation: Aggregation = "mean"
     scale: ScaleIn | None = Field(default=None, description=_SCALE_HELP)
-
-    @field_validator("name", "positive_label", "negative_label")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip()
 
 
 class TraitsIn(Strict):
@@ -92,29 +96,16 @@ class TraitsIn(Strict):
 
 
 class TraitPatch(Strict):
-    name: str | None = Field(
-        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK
-    )
+    name: TrimmedLabel | None = None
     description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_CHARS)
-    positive_label: str | None = Field(
-        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK
-    )
-    negative_label: str | None = Field(
-        default=None, min_length=1, max_length=MAX_LABEL_CHARS, json_schema_extra=NOT_BLANK
-    )
+    positive_label: TrimmedLabel | None = None
+    negative_label: TrimmedLabel | None = None
     aggregation: Aggregation | None = None
     scale: ScaleIn | Literal["poles"] | None = Field(
         default=None,
         description="A new scale, or `poles` to label by the two poles again (addition); null leaves it. "
         "The trait's stored labels keep the point their quality lies on, if any.",
     )
-
-    @field_validator("name", "positive_label", "negative_label")
-    @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip() if value is not None else None
 
 
 class AnchorIds(BaseModel):

@@ -28,6 +28,11 @@ def test_loosely_typed_values_are_refused_and_nothing_is_stored(svc: Svc) -> Non
     for quality in ("0.5", "1", True, None):
         body = {"samples": [{"trait": "formality", "text": "Dear Sir or Madam,", "quality": quality}]}
         assert error_code(c.post(path, json=body, headers=h), 422) == "validation_error", quality
+    # Python's JSON parser reads NaN and the infinities: the quality's bounds refuse them (NaN fails both).
+    for token in ("NaN", "Infinity", "-Infinity"):
+        raw = f'{{"samples": [{{"trait": "formality", "text": "Dear Sir or Madam,", "quality": {token}}}]}}'
+        resp = c.post(path, content=raw.encode(), headers={**h, "Content-Type": "application/json"})
+        assert error_code(resp, 422) == "validation_error", token
     for value in (1, 0, "true", "false"):
         resp = c.patch("/v1/models/acme.types", json={"zero_data_retention": value}, headers=h)
         assert error_code(resp, 422) == "validation_error", value
