@@ -275,7 +275,7 @@ def labelling() -> None:
         st.caption(session.message)
     # A key's word beside it: "`1` rude, `2`, `3`" (a point named by its number has no word of its own).
     said = ", ".join(
-        f"{code(k)} {md(word)}".rstrip() for k, label in labels for word in [label.partition(" · ")[2]]
+        f"{code(k)} {md(label.partition(' · ')[2])}" if " · " in label else code(k) for k, label in labels
     )
     said += ", `0` skip" + (", `?` unsure" if offers_unsure else "")
     st.caption(

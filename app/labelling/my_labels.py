@@ -170,7 +170,7 @@ def _point_buttons(client: Client, handle: str, label: MyLabel, trait: Trait) ->
         column.button(
             str(k),
             key=f"my_label_point_{label.kind}_{label.id}_{k}",
-            help=f"Change it to {trait.point_name(k)}",
+            help=f"Change it to {md(trait.point_name(k))}",
             on_click=_change,
             args=(client, handle, label, None, k),
             width="stretch",

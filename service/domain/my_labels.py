@@ -26,6 +26,7 @@ from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
 from service.store import audit, ledger
 from service.store.api_keys import Principal
+from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.samples import count_samples, label_point, scale_points, sha256
 from service.store.tables import (
@@ -135,6 +136,7 @@ def list_my_labels(
         total = (s.scalar(select(func.count()).select_from(SampleRow).where(*sample_where)) or 0) + (
             s.scalar(select(func.count()).select_from(FeedbackLabel).where(*feedback_where)) or 0
         )
+        total += _gold_answers(s, model.id, who.annotator, ids, q, since)
         sample_page = list(sample_where)
         feedback_page = list(feedback_where)
         if after is not None:
@@ -162,6 +164,30 @@ def list_my_labels(
         last = page[-1]
         next_cursor = ctx.cursors.encode(scope, [last.created_at.isoformat(), _RANK[last.kind], last.id])
     return MyLabelPage(handle=model.handle, items=page, limit=limit, next_cursor=next_cursor, total=total)
+
+
+def _gold_answers(
+    s: Session,
+    model_id: int,
+    annotator: str | None,
+    trait_ids: list[int],
+    q: str | None,
+    since: datetime | None,
+) -> int:
+    """The caller's answers to gold items the filters keep. Counted in `total`, so that a session's count
+    moves with every text labelled and a gold item stays indistinguishable; never listed, as no answer is a
+    label one can change."""
+    where = [
+        GoldAnswer.model_id == model_id,
+        GoldAnswer.annotator == annotator,
+        GoldItem.trait_id.in_(trait_ids),
+    ]
+    if q:
+        where.append(func.lower(GoldItem.text).contains(q.lower(), autoescape=True))
+    if since is not None:
+        where.append(GoldAnswer.created_at >= since)
+    found = select(func.count()).select_from(GoldAnswer).join(GoldItem, GoldItem.id == GoldAnswer.gold_id)
+    return s.scalar(found.where(*where)) or 0
 
 
 def _position(after: object) -> tuple[datetime, int, int]:

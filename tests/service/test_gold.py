@@ -234,9 +234,12 @@ def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_keeps_the_answer(sv
     ann = _key(svc, "ann", "annotator")
     wrong = {"trait": "formality", "quality": 0.0}
     answered = check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=wrong, headers=ann), 201)
-    assert (
-        answered["stored_as"] == "sample" and answered["id"] == theirs
-    )  # the same number: that was the risk
+    # The same number as the colleague's vote: an undo by it reached that vote.
+    assert answered["stored_as"] == "sample" and answered["id"] == theirs
+    # The answer counts among the person's labels (a session's count moves as for any text), never listed.
+    listed = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)
+    assert (listed["total"], listed["items"]) == (1, [])
+    assert check(c.get(f"/v1/models/{h}/my-labels?q=nothing+like+it", headers=ann), 200)["total"] == 0
 
     undone = check(c.delete(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label?trait=formality", headers=ann), 200)
     assert undone["deleted"] is True and undone["kind"] == "sample"
