@@ -36,13 +36,13 @@ def test_imports_report_each_size(tmp_path: Path) -> None:
 
 
 def test_a_training_is_shared_by_two_workers(tmp_path: Path) -> None:
-    """600 texts are two shards of 300: with two workers, the other one takes one of them. Shards of 300,
-    not the service's 5,000: the same sharded path on a few of the samples to post and embed."""
-    result = run(tmp_path, "speedup", "--samples", "600", "--shard-texts", "300", "--worker-counts", "1,2")
-    one, two = result["trainings"]
-    assert (one["workers"], two["workers"]) == (1, 2)
-    assert sum(one["shards_taken_by_message"]) == 0 and sum(two["shards_taken_by_message"]) <= 2
-    assert one["log_problems"] == [] and two["log_problems"] == []
+    """600 texts are two shards of 300 for two workers; the training ends clean, at most its two shards
+    handed out by message. Shards of 300, not the service's 5,000: the same sharded path on a few of the
+    samples to post and embed. Two workers only: a one-worker run is the benchmark's figure to divide by."""
+    result = run(tmp_path, "speedup", "--samples", "600", "--shard-texts", "300", "--worker-counts", "2")
+    [two] = result["trainings"]
+    assert two["workers"] == 2 and sum(two["shards_taken_by_message"]) <= 2
+    assert two["log_problems"] == []
 
 
 def test_a_short_mixed_run_is_clean(tmp_path: Path) -> None:
