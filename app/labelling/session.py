@@ -133,8 +133,9 @@ class LabelSession:
     pos: int = 0
     history: list[Labelled] = field(default_factory=list)
     # When the session started: its count is the service's count of the person's labels since then (a page
-    # switch or a reload keeps it; another trait or model starts a session of its own).
-    since: datetime = field(default_factory=lambda: datetime.now(UTC).replace(microsecond=0))
+    # switch or a reload keeps it; another trait or model starts a session of its own). To the microsecond:
+    # cut to the second, it counted labels given earlier in that second (a draft's import just before).
+    since: datetime = field(default_factory=lambda: datetime.now(UTC))
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
     given: list[Given] = field(default_factory=list)
     message: str = ""
