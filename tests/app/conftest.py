@@ -14,9 +14,9 @@ import pytest
 
 from core.client import Client
 from core.local import LocalService, start_local_service
-from harness import browser as chromium
 from harness.streamlit import streamlit_app
-from tests.support.app import CALL_FAILED, EXPECT_BOUND_MS, FORMALITY, SENTIMENT, make_draft, new_handle
+from tests.support.app import CALL_FAILED, FORMALITY, SENTIMENT, make_draft, new_handle
+from tests.support.chromium import module_browser
 
 
 @pytest.hookimpl(wrapper=True)
@@ -83,26 +83,6 @@ def app_url(app_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
-def chromium_browser() -> Iterator[Any]:
-    """One Chromium per worker: a launch (with Playwright's driver) costs about 2 CPU-s, once per module
-    before. While it runs, the worker's main thread counts as inside an event loop (Playwright's sync API):
-    a test there runs its own loop in another thread (tests/service/test_score.py)."""
-    from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
-
-    expect.set_options(timeout=EXPECT_BOUND_MS)
-    with sync_playwright() as p:
-        b = chromium.launch(p)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture(scope="module")
 def browser(chromium_browser: Any) -> Iterator[Any]:
-    """The worker's Chromium for a module, which leaves nothing open behind it: a page left open on an app
-    that has stopped would keep reconnecting to it."""
-    yield chromium_browser
-    for context in chromium_browser.contexts:
-        context.close()
+    yield from module_browser(chromium_browser)

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness import browser as chromium
+from tests.support.chromium import module_browser
 from tests.support.service import Svc, served
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
@@ -47,15 +47,8 @@ def test_docs_page_and_its_assets_come_from_the_service(svc: Svc) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:  # Any: Playwright's Browser (imported here: only this test needs it)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = chromium.launch(p)
-        try:
-            yield b
-        finally:
-            b.close()
+def browser(chromium_browser: Any) -> Iterator[Any]:  # Any: Playwright's Browser (the worker's one)
+    yield from module_browser(chromium_browser)
 
 
 def test_docs_render_with_only_loopback_reachable(tmp_path: Path, browser: Any) -> None:
