@@ -68,7 +68,7 @@ def trained(service: LocalService, client: Client) -> str:
     return handle
 
 
-# -- browser tests: one Chromium per worker, one `streamlit run` per module that asks for them -----------
+# -- browser tests: one Chromium and one `streamlit run` per module that asks for them ------------------
 
 
 @pytest.fixture(scope="module")

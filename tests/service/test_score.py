@@ -313,7 +313,7 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
         return sent
 
     monkeypatch.setattr(scoring, "explanation", counting_explain)
-    # Its loop in a thread of its own: the worker's main thread may hold Playwright's (tests/app/conftest.py)
+    # Its loop in a thread of its own, whatever the calling thread runs (a browser module's Playwright)
     with anyio.from_thread.start_blocking_portal() as portal:
         there = portal.call(call, False)
         assert there[0]["status"] == 200 and explained == ["Dear Sir, kind regards."]

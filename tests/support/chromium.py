@@ -1,5 +1,5 @@
-"""One Chromium per test worker, for every suite that drives a browser (tests/app's browser modules, the API
-docs page): registered in tests/conftest.py; each module's `browser` fixture closes what it opened."""
+"""Chromium for every suite that drives a browser (tests/app's browser modules, the API docs page), one per
+module: registered in tests/conftest.py; each module's `browser` fixture closes what it opened."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from harness import browser as chromium
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Any]:
-    """A launch (with Playwright's driver) costs about 2 CPU-s, once per module before. While it runs, the
-    worker's main thread counts as inside an event loop (Playwright's sync API): a second `sync_playwright()`
-    in it fails, and a test there runs its own loop in another thread (tests/service/test_score.py)."""
+    """One per module, not per worker: while Playwright's sync API runs, the thread counts as inside an event
+    loop, so a later module's `asyncio.run` (the load benchmarks' clients) or `sync_playwright()` would fail
+    on a worker that kept it. A launch costs about 2 CPU-s."""
     from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
 
     from tests.support.app import EXPECT_BOUND_MS  # (imports Playwright too)
@@ -30,7 +30,7 @@ def chromium_browser() -> Iterator[Any]:
 
 
 def module_browser(shared: Any) -> Iterator[Any]:
-    """The worker's Chromium for a module, which leaves nothing open behind it: a page left open on an app
+    """The module's Chromium, which leaves nothing open behind it: a page left open on an app
     that has stopped would keep reconnecting to it."""
     yield shared
     for context in shared.contexts:
