@@ -12,7 +12,7 @@ import pytest
 
 from harness.pgcluster import pg_cluster_fixture
 from tests import durations
-from tests.support.chromium import chromium_browser  # noqa: F401 - registered here for every suite
+from tests.support.chromium import browser  # noqa: F401 - registered here for every suite
 from tests.support.embedders import CACHE_DAYS, EMBEDDER_CACHE, build_code_hash
 from tests.support.markers import mark_by_fixtures
 from tests.support.processes import server_process  # noqa: F401 - registered here for every suite

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,7 +15,6 @@ from core.client import Client
 from core.local import LocalService, start_local_service
 from harness.streamlit import streamlit_app
 from tests.support.app import CALL_FAILED, FORMALITY, SENTIMENT, make_draft, new_handle
-from tests.support.chromium import module_browser
 
 
 @pytest.hookimpl(wrapper=True)
@@ -81,8 +79,3 @@ def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def app_url(app_dir: Path) -> Iterator[str]:
     with streamlit_app(app_dir) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_browser: Any) -> Iterator[Any]:
-    yield from module_browser(chromium_browser)

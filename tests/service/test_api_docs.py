@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.chromium import module_browser
 from tests.support.service import Svc, served
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
@@ -44,11 +42,6 @@ def test_docs_page_and_its_assets_come_from_the_service(svc: Svc) -> None:
     # A file that is not there is a 404, not a 401: the asset folder needs no key either.
     missing = svc.client.get("/v1/docs/assets/nothing-here.js")
     assert missing.status_code == 404
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_browser: Any) -> Iterator[Any]:  # Any: Playwright's Browser (the worker's one)
-    yield from module_browser(chromium_browser)
 
 
 def test_docs_render_with_only_loopback_reachable(tmp_path: Path, browser: Any) -> None:

@@ -1,5 +1,5 @@
 """Chromium for every suite that drives a browser (tests/app's browser modules, the API docs page), one per
-module: registered in tests/conftest.py; each module's `browser` fixture closes what it opened."""
+module: the `browser` fixture, registered in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from harness import browser as chromium
 
 
 @pytest.fixture(scope="module")
-def chromium_browser() -> Iterator[Any]:
+def browser() -> Iterator[Any]:
     """One per module, not per worker: while Playwright's sync API runs, the thread counts as inside an event
     loop, so a later module's `asyncio.run` (the load benchmarks' clients) or `sync_playwright()` would fail
     on a worker that kept it. A launch costs about 2 CPU-s."""
@@ -27,11 +27,3 @@ def chromium_browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
-
-
-def module_browser(shared: Any) -> Iterator[Any]:
-    """The module's Chromium, which leaves nothing open behind it: a page left open on an app
-    that has stopped would keep reconnecting to it."""
-    yield shared
-    for context in shared.contexts:
-        context.close()

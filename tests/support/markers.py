@@ -9,7 +9,7 @@ import pytest
 # The fixture -> the marker of every test that uses it.
 MARKER_OF_FIXTURE = {
     "pg_cluster": "postgres",  # a throwaway PostgreSQL cluster (also the `postgres` case of `database_url`)
-    "browser": "browser",  # headless Chromium (tests/app/conftest.py)
+    "browser": "browser",  # headless Chromium (tests/support/chromium.py)
     "running_fleet": "fleet",  # API and worker processes on one database (tests/scale/conftest.py)
     "server_process": "server",  # a service process of the test's own (tests/support/processes.py)
 }
