@@ -26,7 +26,7 @@ from service.store.db import make_engine, make_session_factory, transaction
 from service.store.people import set_member
 from service.store.tables import Membership, Person
 from tests.support.idp import CLIENT_ID, Idp, running_idp
-from tests.support.service import Svc, auth, check, cli, error_code, make_model, running
+from tests.support.service import Svc, auth, check, error_code, make_model, running
 
 PEOPLE = "/v1/namespaces/{ns}/people"
 
@@ -244,26 +244,33 @@ def test_a_namespace_never_loses_its_last_owner(tmp_path: Path, database_url: st
         assert roles == {"lee@example.com": "annotator", "max@example.com": "owner"}
 
 
-def test_the_people_command_adds_lists_and_removes(tmp_path: Path) -> None:
-    run = lambda *args: cli(tmp_path, "people", *args)  # noqa: E731
-    added = run("add", "--namespace", "acme", "--email", "Nia@Example.com", "--role", "owner")
-    assert added.returncode == 0, added.stderr
-    assert "nia@example.com" in added.stdout and "owner" in added.stdout
-    assert (
-        run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "reviewer").returncode == 0
-    )
-    listed = run("list", "--namespace", "acme")
-    assert listed.returncode == 0 and listed.stdout.split("\n")[:2] == [
+def test_the_people_command_adds_lists_and_removes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            code = service_main(["people", *args, "--data-dir", str(tmp_path)])
+        except SystemExit as exit:  # argparse refuses a bad argument by exiting, as the command would
+            code = int(exit.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, err = run("add", "--namespace", "acme", "--email", "Nia@Example.com", "--role", "owner")
+    assert code == 0, err
+    assert "nia@example.com" in out and "owner" in out
+    assert run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "reviewer")[0] == 0
+    code, out, _ = run("list", "--namespace", "acme")
+    assert code == 0 and out.split("\n")[:2] == [
         "acme\tnia@example.com\towner",
         "acme\toz@example.com\treviewer",
     ]
-    bad = run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "boss")
-    assert bad.returncode == 2 and "boss" in bad.stderr
-    last = run("remove", "--namespace", "acme", "--email", "nia@example.com")
-    assert last.returncode == 2 and "no owner" in last.stderr
-    assert run("remove", "--namespace", "acme", "--email", "oz@example.com").returncode == 0
-    gone = run("remove", "--namespace", "acme", "--email", "oz@example.com")
-    assert gone.returncode == 2 and "not a member" in gone.stderr
+    code, _, err = run("add", "--namespace", "acme", "--email", "oz@example.com", "--role", "boss")
+    assert code == 2 and "boss" in err
+    code, _, err = run("remove", "--namespace", "acme", "--email", "nia@example.com")
+    assert code == 2 and "no owner" in err
+    assert run("remove", "--namespace", "acme", "--email", "oz@example.com")[0] == 0
+    code, _, err = run("remove", "--namespace", "acme", "--email", "oz@example.com")
+    assert code == 2 and "not a member" in err
     engine = make_engine(f"sqlite:///{tmp_path / 'scoring.sqlite'}")
     with make_session_factory(engine)() as s:
         assert [(m.member, m.role) for m in s.scalars(select(Membership))] == [("nia@example.com", "owner")]
