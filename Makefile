@@ -17,7 +17,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast test-browser test-postgres test-server test-fleet test-slow lint bench serve lock \
+.PHONY: run test test-fast test-browser test-pages test-postgres test-server test-fleet test-slow lint bench serve lock \
 	durations mpnet
 
 $(BIN)/uv:
@@ -76,6 +76,9 @@ serve: $(RUN_STAMP)
 
 # A fixed hash seed: schemathesis' generated cases follow hash order, so CI and a local `make test` then run
 # the same cases, and a failure found in CI reproduces here (xdist's workers inherit it).
+# Bytecode written: pytest keeps a test module's assertion-rewritten bytecode only where Python may write
+# bytecode, so under PYTHONDONTWRITEBYTECODE every worker would rewrite every test module at each run.
+PYTEST = PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 # Three pytest-xdist workers on CI's 2 cores: a browser test waits on Streamlit and on its typing pauses, and
 # with two workers the cores sat idle for part of the run (docs/decisions/0012). --dist loadfile keeps a file on
 # one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
@@ -91,7 +94,7 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	$(PYTEST) --no-loadscope-reorder \
 		$(COVERAGE) $(PYTEST_ARGS)
 
 # The per-file timings that order `make test` (tests/conftest.py), from the last run's junit report (.ci/run
@@ -99,7 +102,7 @@ test: $(STAMP)
 durations:
 	$(PY) -m tests.durations artifacts/junit.xml
 
-# The fast lane: no browser, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
+# The fast lane: no browser, no page, no PostgreSQL, no fleet, no service process of its own, no MiniLM model
 # (markers follow from the fixtures a test uses: tests/support/markers.py); the service tests on SQLite only.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
@@ -107,15 +110,15 @@ test-fast: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
-	SCORING_TEST_DATABASES=sqlite PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
-		-m "not browser and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
+	SCORING_TEST_DATABASES=sqlite $(PYTEST) \
+		-m "not browser and not pages and not postgres and not fleet and not server and not slow" $(PYTEST_ARGS)
 
 # One tier alone, by its marker, without the checks and coverage: `make test-postgres` after changing the store,
 # `make test-browser` after a page's interactions, … (docs/contributing.md, "Which tests to run when").
-TIERS := browser postgres server fleet slow
+TIERS := browser pages postgres server fleet slow
 $(addprefix test-,$(TIERS)): test-%: $(STAMP)
 	$(COMPILE_OURS)
-	PYTHONHASHSEED=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m $* $(PYTEST_ARGS)
+	$(PYTEST) -m $* $(PYTEST_ARGS)
 
 # lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
 lint: $(STAMP)
