@@ -26,7 +26,9 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestR
 
 
 @pytest.fixture(scope="session")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """The workbench's local service, a process of its own, once per test worker; a test that uses it is in
+    the `pages` tier (tests/support/markers.py)."""
     svc = start_local_service(tmp_path_factory.mktemp("workbench-service"), embedder="hashing")
     try:
         yield svc
@@ -35,29 +37,29 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
 
 
 @pytest.fixture
-def app_env(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
+def app_env(local_service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point the pages at the test service for one test (restored after it, so no other suite sees it)."""
-    monkeypatch.setenv("SCORING_API_URL", service.url)
-    monkeypatch.setenv("SCORING_API_KEY", service.api_key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
+    monkeypatch.setenv("SCORING_API_KEY", local_service.api_key)
+    monkeypatch.setenv("SCORING_NAMESPACE", local_service.namespace)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
 @pytest.fixture(scope="session")
-def client(service: LocalService) -> Iterator[Client]:
-    with service.client() as c:
+def client(local_service: LocalService) -> Iterator[Client]:
+    with local_service.client() as c:
         yield c
 
 
 @pytest.fixture
-def draft(service: LocalService, client: Client) -> str:
-    return make_draft(client, new_handle(service, "draft"))
+def draft(local_service: LocalService, client: Client) -> str:
+    return make_draft(client, new_handle(local_service, "draft"))
 
 
 @pytest.fixture(scope="session")
-def trained(service: LocalService, client: Client) -> str:
+def trained(local_service: LocalService, client: Client) -> str:
     """A ready model with two versions (a first training and a retune), v1 tagged `first`."""
-    handle = make_draft(client, new_handle(service, "trained"), (FORMALITY, SENTIMENT))
+    handle = make_draft(client, new_handle(local_service, "trained"), (FORMALITY, SENTIMENT))
     ref = client.train(handle, "low")
     client.wait(handle, ref.run_id, timeout=120)
     client.tag_version(handle, "first")

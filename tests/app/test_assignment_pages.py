@@ -22,27 +22,27 @@ DESKS = [{"desk": "billing", "batch": 1}] * 3 + [{"desk": "ops", "batch": 2}] * 
 
 
 @pytest.fixture
-def people(service: LocalService) -> dict[str, str]:
+def people(local_service: LocalService) -> dict[str, str]:
     roles = {"own": "owner", "ann": "annotator", "rev": "reviewer"}
     return {
-        name: named_key(service.data_dir, service.namespace, new_key_name(f"as{name}"), role=role)
+        name: named_key(local_service.data_dir, local_service.namespace, new_key_name(f"as{name}"), role=role)
         for name, role in roles.items()
     }
 
 
-def pooled(service: LocalService, owner: str) -> str:
-    handle = new_handle(service, "assigned")
-    with Client(service.url, owner) as c:
+def pooled(local_service: LocalService, owner: str) -> str:
+    handle = new_handle(local_service, "assigned")
+    with Client(local_service.url, owner) as c:
         c.create_model(handle)
         c.add_traits(handle, [FORMALITY])
         c.add_pool_texts(handle, POOL, metadata=DESKS)
     return handle
 
 
-def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     monkeypatch.setenv("SCORING_API_KEY", key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_NAMESPACE", local_service.namespace)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
@@ -53,10 +53,10 @@ def test_parse_ids_reads_every_number_once_and_refuses_a_typo() -> None:
 
 
 def test_the_team_page_assigns_by_search_sets_a_target_and_moves_the_texts(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = pooled(service, people["own"])
-    _as(monkeypatch, service, people["own"])
+    handle = pooled(local_service, people["own"])
+    _as(monkeypatch, local_service, people["own"])
     at = page("team", handle)
     at.run()
     no_exception(at)
@@ -76,7 +76,7 @@ def test_the_team_page_assigns_by_search_sets_a_target_and_moves_the_texts(
     at.number_input(key="target_count").set_value(4)
     by_label(at.button, "Set target").click().run()
     no_exception(at)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         found = owner.assignments(handle)
         pat = {p.annotator: p for p in found.people}["pat@example.com"]
         assert (pat.assigned, pat.remaining, pat.target.count if pat.target else None) == (2, 2, 4)
@@ -91,7 +91,7 @@ def test_the_team_page_assigns_by_search_sets_a_target_and_moves_the_texts(
         no_exception(at)
         moved = {p.annotator: p.remaining for p in owner.assignments(handle).people}
         assert moved == {"pat@example.com": 0, "sam@example.com": 2, "kim@example.com": 1}
-    _as(monkeypatch, service, people["ann"])  # an annotator reads the table, never the forms
+    _as(monkeypatch, local_service, people["ann"])  # an annotator reads the table, never the forms
     at = page("team", handle)
     at.run()
     no_exception(at)
@@ -100,10 +100,10 @@ def test_the_team_page_assigns_by_search_sets_a_target_and_moves_the_texts(
 
 
 def test_the_label_page_finds_texts_and_a_reviewer_labels_all_shown(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = pooled(service, people["own"])
-    _as(monkeypatch, service, people["rev"])
+    handle = pooled(local_service, people["own"])
+    _as(monkeypatch, local_service, people["rev"])
     at = page("label", handle)
     run_label_page(at)
     no_exception(at)
@@ -113,7 +113,7 @@ def test_the_label_page_finds_texts_and_a_reviewer_labels_all_shown(
     assert sorted(table.value["text"]) == sorted(POOL[:3])
     by_label(at.button, "All shown: formal").click().run()
     no_exception(at)
-    with Client(service.url, people["rev"]) as rev:
+    with Client(local_service.url, people["rev"]) as rev:
         name = rev.current_key().name
         votes = [(v.text, v.quality, v.annotator) for v in rev.votes(handle) if v.kind == "sample"]
     assert sorted(votes) == sorted((t, 1.0, name) for t in POOL[:3])
@@ -124,7 +124,7 @@ def test_the_label_page_finds_texts_and_a_reviewer_labels_all_shown(
     no_exception(at)
     [table] = [d for d in at.dataframe if list(d.value.columns) == ["id", "text"]]
     assert sorted(table.value["text"]) == sorted(POOL[3:])
-    _as(monkeypatch, service, people["ann"])  # an annotator searches, but labels one text at a time
+    _as(monkeypatch, local_service, people["ann"])  # an annotator searches, but labels one text at a time
     at = page("label", handle)
     run_label_page(at)
     at.text_input(key="pool_search").set_value("invoice").run()

@@ -18,8 +18,10 @@ LEANING = "Kindly find the minutes attached, cheers."  # two votes formal, one c
 NEUTRAL = "The parcel arrived on Tuesday."  # labelled neutral by one person: not a disagreement
 
 
-def test_contested_texts_are_counted_apart_from_neutral_ones(service: LocalService, client: Client) -> None:
-    handle = make_draft(client, new_handle(service, "contested"))
+def test_contested_texts_are_counted_apart_from_neutral_ones(
+    local_service: LocalService, client: Client
+) -> None:
+    handle = make_draft(client, new_handle(local_service, "contested"))
     votes = [(SPLIT, 1.0, "alice"), (SPLIT, 0.0, "bob"), (LEANING, 1.0, "alice"), (LEANING, 1.0, "carol"),
              (LEANING, 0.0, "bob"), (NEUTRAL, 0.5, "alice")]  # fmt: skip
     client.add_samples(

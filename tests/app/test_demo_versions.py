@@ -103,9 +103,9 @@ def test_the_demo_tag_is_the_default_and_side_by_side_shows_the_other() -> None:
 
 
 @pytest.fixture(scope="module")
-def two_versions(service: LocalService, client: Client) -> str:
+def two_versions(local_service: LocalService, client: Client) -> str:
     """A model with two versions: v1 tagged `demo`, v2 active."""
-    handle = make_draft(client, new_handle(service, "demo-versions"), (FORMALITY,))
+    handle = make_draft(client, new_handle(local_service, "demo-versions"), (FORMALITY,))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     client.tag_version(handle, DEMO_TAG)
     client.wait(handle, client.train(handle, "low", reoptimize_params=True).run_id, timeout=120)

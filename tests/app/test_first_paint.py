@@ -74,9 +74,11 @@ class HeldSuggestions(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def test_label_session_starts_without_waiting_for_suggestions(service: LocalService, draft: str) -> None:
+def test_label_session_starts_without_waiting_for_suggestions(
+    local_service: LocalService, draft: str
+) -> None:
     held = HeldSuggestions()
-    with Client(service.url, service.api_key, transport=held) as client:
+    with Client(local_service.url, local_service.api_key, transport=held) as client:
         client.import_pool(draft, POOL)
         session = LabelSession(draft, "formality")
         start(session, client)  # returns while the service's answer is held: the page can paint

@@ -66,11 +66,11 @@ def test_writes_drop_the_cache_reads_do_not() -> None:
         assert not is_write("POST", path), path
 
 
-def test_a_workbench_write_drops_cached_reads(service: LocalService, client: Client) -> None:
+def test_a_workbench_write_drops_cached_reads(local_service: LocalService, client: Client) -> None:
     from app.shell import reads
 
-    handle = make_draft(client, new_handle(service, "reads"))
-    with reads.watched_client(service.url, service.api_key) as watched:
+    handle = make_draft(client, new_handle(local_service, "reads"))
+    with reads.watched_client(local_service.url, local_service.api_key) as watched:
         assert [t.key for t in reads.traits(watched, handle)] == ["formality"]
         client.add_traits(handle, [{"name": "Energy", "positive_label": "lively", "negative_label": "calm"}])
         # Another client's write: the cached read stands until its TTL (or a run's end changes the model).

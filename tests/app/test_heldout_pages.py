@@ -64,9 +64,9 @@ def test_pool_import_says_how_many_texts_were_left_out(client: Client, draft: st
 
 
 def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
-    handle = make_draft(client, new_handle(service, "heldversions"))
+    handle = make_draft(client, new_handle(local_service, "heldversions"))
     trained = [(FORMAL[0], 1.0), (FORMAL[1], 1.0), (CASUAL[0], 0.0)]  # training samples
     client.add_evaluation_items(handle, _items(HELD + trained))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
@@ -79,9 +79,11 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     assert any(f"v1 on {len(HELD)} evaluation items" in t for t in texts(at.markdown))
 
 
-def test_versions_evaluate_appears_right_after_adding_items(service: LocalService, client: Client) -> None:
+def test_versions_evaluate_appears_right_after_adding_items(
+    local_service: LocalService, client: Client
+) -> None:
     trained = make_draft(
-        client, new_handle(service, "evalset")
+        client, new_handle(local_service, "evalset")
     )  # its own: the shared one stays without a set
     client.wait(trained, client.train(trained, "low").run_id, timeout=120)
     csv = "trait,text,quality\n" + "".join(

@@ -58,8 +58,10 @@ def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Cli
     assert lines[0].split("\t")[2] in stored  # the quote is part of the text
 
 
-def test_an_evaluation_file_with_rows_not_used_is_a_warning(service: LocalService, client: Client) -> None:
-    trained = make_draft(client, new_handle(service, "evalrows"))  # its own: the shared one has no set
+def test_an_evaluation_file_with_rows_not_used_is_a_warning(
+    local_service: LocalService, client: Client
+) -> None:
+    trained = make_draft(client, new_handle(local_service, "evalrows"))  # its own: the shared one has no set
     client.wait(trained, client.train(trained, "low").run_id, timeout=120)
     data = b"text\tlabel\nDear Sir, the report is attached.\t1\n\t0\nhey u up\t0\n"
     at = page("versions", trained)

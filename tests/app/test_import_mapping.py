@@ -36,8 +36,8 @@ FILE = "id,mean rating,request\n" + "".join(f'{i},{r},"{t}"\n' for i, (t, r) in 
 
 
 @pytest.fixture
-def empty_draft(service: LocalService, client: Client) -> str:
-    handle = new_handle(service, "ratings")
+def empty_draft(local_service: LocalService, client: Client) -> str:
+    handle = new_handle(local_service, "ratings")
     client.create_model(handle, description="Requests rated -4..+4")
     client.add_traits(handle, [POLITENESS])
     return handle

@@ -56,9 +56,9 @@ def test_a_column_of_ids_is_proposed_as_the_id_column() -> None:
 
 @pytest.mark.usefixtures("app_env")
 def test_the_import_tab_lists_a_files_contradictions_before_storing(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
-    handle = make_draft(client, new_handle(service, "both"))
+    handle = make_draft(client, new_handle(local_service, "both"))
     at = page("samples", handle)
     at.run()
     at.file_uploader(key="samples_upload").set_value(("file.csv", FILE.encode(), "text/csv")).run()
@@ -88,9 +88,11 @@ def test_evaluation_items_among_the_samples_are_said_when_added() -> None:
 
 
 @pytest.mark.usefixtures("app_env")
-def test_the_samples_grid_shows_qualities_to_five_decimals(service: LocalService, client: Client) -> None:
+def test_the_samples_grid_shows_qualities_to_five_decimals(
+    local_service: LocalService, client: Client
+) -> None:
     """0.50625 was drawn "0.50" and 0.61875 "0.61": the column's step set its decimals."""
-    handle = make_draft(client, new_handle(service, "grid"))
+    handle = make_draft(client, new_handle(local_service, "grid"))
     at = page("samples", handle)
     at.run()
     no_exception(at)
@@ -99,9 +101,11 @@ def test_the_samples_grid_shows_qualities_to_five_decimals(service: LocalService
 
 
 @pytest.mark.usefixtures("app_env")
-def test_word_labels_are_given_a_number_each_by_the_analyst(service: LocalService, client: Client) -> None:
+def test_word_labels_are_given_a_number_each_by_the_analyst(
+    local_service: LocalService, client: Client
+) -> None:
     """SUBJ/OBJ labels: each word gets the number the analyst types (none guessed), then the rule maps it."""
-    handle = new_handle(service, "words")
+    handle = new_handle(local_service, "words")
     client.create_model(handle)
     client.add_traits(
         handle, [{"name": "Subjectivity", "positive_label": "subjective", "negative_label": "objective"}]

@@ -13,9 +13,9 @@ from tests.support.apptest import by_label, main_app, no_exception, page, texts
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
-def make_key(service: LocalService, scope: str, *namespaces: str) -> str:
+def make_key(local_service: LocalService, scope: str, *namespaces: str) -> str:
     """A new key in the running service's own database (as `python -m service keys create` does)."""
-    engine = make_engine(Settings.from_env(data_dir=service.data_dir).database_url)
+    engine = make_engine(Settings.from_env(data_dir=local_service.data_dir).database_url)
     try:
         with transaction(make_session_factory(engine)) as s:
             return create_key(s, list(namespaces), scope)
@@ -24,17 +24,21 @@ def make_key(service: LocalService, scope: str, *namespaces: str) -> str:
 
 
 def test_namespace_picker_offers_the_keys_namespaces(
-    service: LocalService, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SCORING_API_KEY", make_key(service, "authoring", "zeta", service.namespace))
+    monkeypatch.setenv(
+        "SCORING_API_KEY", make_key(local_service, "authoring", "zeta", local_service.namespace)
+    )
     monkeypatch.delenv("SCORING_NAMESPACE")
     at = main_app()
     at.run()
     no_exception(at)
     picker = at.sidebar.selectbox(key="namespace_picker")
-    assert list(picker.options) == sorted([service.namespace, "zeta"])
-    assert picker.value == service.namespace  # the key's first namespace by default
-    assert by_label(at.text_input, "Handle").value == f"{service.namespace}."  # Models page: create here
+    assert list(picker.options) == sorted([local_service.namespace, "zeta"])
+    assert picker.value == local_service.namespace  # the key's first namespace by default
+    assert (
+        by_label(at.text_input, "Handle").value == f"{local_service.namespace}."
+    )  # Models page: create here
     assert "Key scope: **authoring**" in texts(at.sidebar.caption)
     assert not at.sidebar.warning
 
@@ -47,9 +51,11 @@ def test_namespace_picker_offers_the_keys_namespaces(
 
 
 def test_scoring_namespace_picks_among_the_keys_namespaces(
-    service: LocalService, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SCORING_API_KEY", make_key(service, "authoring", "zeta", service.namespace))
+    monkeypatch.setenv(
+        "SCORING_API_KEY", make_key(local_service, "authoring", "zeta", local_service.namespace)
+    )
     monkeypatch.setenv("SCORING_NAMESPACE", "zeta")
     at = main_app()
     at.run()
@@ -60,19 +66,19 @@ def test_scoring_namespace_picks_among_the_keys_namespaces(
     at = main_app()
     at.run()
     no_exception(at)
-    assert at.sidebar.selectbox(key="namespace_picker").value == service.namespace
+    assert at.sidebar.selectbox(key="namespace_picker").value == local_service.namespace
 
 
 def test_scoring_key_shows_scope_and_read_only_notice(
-    service: LocalService, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SCORING_API_KEY", make_key(service, "scoring", service.namespace))
+    monkeypatch.setenv("SCORING_API_KEY", make_key(local_service, "scoring", local_service.namespace))
     at = main_app()
     at.run()
     no_exception(at)
     captions = texts(at.sidebar.caption)
     assert "Key scope: **scoring**" in captions
-    assert f"Namespace: `{service.namespace}`" in captions  # one namespace: no picker
+    assert f"Namespace: `{local_service.namespace}`" in captions  # one namespace: no picker
     assert any("read-only" in w for w in texts(at.sidebar.warning))
 
     settings = page("settings")
@@ -83,15 +89,17 @@ def test_scoring_key_shows_scope_and_read_only_notice(
 
 
 def test_a_scoring_key_in_a_team_s_workbench_is_told_how_to_edit(
-    service: LocalService, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A team's workbench takes no key on Settings: the notice says to sign in again with an authoring key
     (it sent the person to Settings, where there is nothing to change)."""
     monkeypatch.setenv("SCORING_TEAM", "1")
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     at = main_app()
     at.run()
-    by_label(at.text_input, "Your API key").set_value(make_key(service, "scoring", service.namespace))
+    by_label(at.text_input, "Your API key").set_value(
+        make_key(local_service, "scoring", local_service.namespace)
+    )
     by_label(at.button, "Sign in").click()
     at.run()
     no_exception(at)

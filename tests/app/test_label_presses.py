@@ -64,9 +64,9 @@ def _deliver(s: LabelSession, client: Client, press: Press) -> None:
 @settings(max_examples=12, deadline=None)
 @given(st.lists(_step, min_size=1, max_size=25))
 def test_votes_are_the_presses_each_on_the_text_it_was_pressed_on(
-    service: LocalService, client: Client, steps: list[tuple[str, object]]
+    local_service: LocalService, client: Client, steps: list[tuple[str, object]]
 ) -> None:
-    handle = make_draft(client, new_handle(service, "presses"))
+    handle = make_draft(client, new_handle(local_service, "presses"))
     client.add_pool_texts(handle, POOL)
     s = LabelSession(handle, "formality")
     start(s, client)
@@ -109,10 +109,10 @@ def test_votes_are_the_presses_each_on_the_text_it_was_pressed_on(
     assert len(s.history) == len(me.labelled)  # "labelled this session" follows, through control changes
 
 
-def test_a_withdrawn_label_leaves_the_session_s_counters(service: LocalService, client: Client) -> None:
+def test_a_withdrawn_label_leaves_the_session_s_counters(local_service: LocalService, client: Client) -> None:
     """A trained model's label withdrawn from the buffer (the page's list) is no longer counted as labelled
     this session, and the texts left to label grow by one again."""
-    handle = make_draft(client, new_handle(service, "withdraw"))
+    handle = make_draft(client, new_handle(local_service, "withdraw"))
     client.add_pool_texts(handle, POOL)
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     s = LabelSession(handle, "formality")
@@ -133,11 +133,11 @@ def test_a_withdrawn_label_leaves_the_session_s_counters(service: LocalService, 
 
 
 @pytest.mark.usefixtures("app_env")
-def test_a_button_acts_on_the_text_drawn_with_it(service: LocalService, client: Client) -> None:
+def test_a_button_acts_on_the_text_drawn_with_it(local_service: LocalService, client: Client) -> None:
     """The Label page (AppTest): a label button drawn with one text, clicked after the session moved on to
     another (as a key press's rerun does before the page is drawn anew), stores nothing; drawn again, it
     labels the text it is drawn with."""
-    handle = make_draft(client, new_handle(service, "buttons"))
+    handle = make_draft(client, new_handle(local_service, "buttons"))
     client.add_pool_texts(handle, POOL)
     before = {x.id for x in client.list_samples(handle)}
     at = page("label", handle)

@@ -17,20 +17,20 @@ from tests.app.test_pages import POOL
 KEY_RE = re.compile(r"sk_[0-9a-f]{12}_[A-Za-z0-9_-]+")
 
 
-def colleague(service: LocalService, name: str) -> Client:
-    cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", service.namespace]
-    cmd += ["--scope", "authoring", "--name", name, "--data-dir", str(service.data_dir)]
+def colleague(local_service: LocalService, name: str) -> Client:
+    cmd = [sys.executable, "-m", "service", "keys", "create", "--namespace", local_service.namespace]
+    cmd += ["--scope", "authoring", "--name", name, "--data-dir", str(local_service.data_dir)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
     match = KEY_RE.search(done.stdout)
     assert match, done.stdout + done.stderr
-    return Client(service.url, match.group(0))
+    return Client(local_service.url, match.group(0))
 
 
-def test_a_text_a_colleague_filled_meanwhile_is_passed_over(service: LocalService, draft: str) -> None:
+def test_a_text_a_colleague_filled_meanwhile_is_passed_over(local_service: LocalService, draft: str) -> None:
     with (
-        service.client() as owner,
-        colleague(service, "sess-alice") as alice,
-        colleague(service, "sess-bob") as bob,
+        local_service.client() as owner,
+        colleague(local_service, "sess-alice") as alice,
+        colleague(local_service, "sess-bob") as bob,
     ):
         owner.import_pool(draft, POOL[:3])
         model = owner.get_model(draft)
@@ -52,10 +52,12 @@ def test_a_text_a_colleague_filled_meanwhile_is_passed_over(service: LocalServic
         assert theirs.queue == [] and theirs.message.startswith("1 of the texts left are held by colleagues")
 
 
-def test_a_lone_analysts_queue_never_stops_while_texts_are_left(service: LocalService, draft: str) -> None:
+def test_a_lone_analysts_queue_never_stops_while_texts_are_left(
+    local_service: LocalService, draft: str
+) -> None:
     """Alone: a text passed over with → is still hers, so it comes back when the queue runs out (it is never
     counted as held by colleagues, who do not exist), and texts added to the pool reach the open queue."""
-    with service.client() as me:
+    with local_service.client() as me:
         me.import_pool(draft, POOL[:3])
         model = me.get_model(draft)
         session = LabelSession(draft, "formality")
@@ -79,10 +81,10 @@ def test_a_lone_analysts_queue_never_stops_while_texts_are_left(service: LocalSe
         assert "colleague" not in session.message and "skipped" in session.message
 
 
-def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, draft: str) -> None:
+def test_a_campaign_change_requeues_after_the_text_shown(local_service: LocalService, draft: str) -> None:
     """The owner wants more votes while the page is open: the text shown stays, the rest is asked afresh
     under the new campaign, and the count follows the next answer and the votes each label completes."""
-    with service.client() as owner, colleague(service, "sess-carol") as carol:
+    with local_service.client() as owner, colleague(local_service, "sess-carol") as carol:
         owner.import_pool(draft, POOL[:6])
         session = LabelSession(draft, "formality")
         model = owner.get_model(draft)
@@ -99,15 +101,17 @@ def test_a_campaign_change_requeues_after_the_text_shown(service: LocalService, 
         assert session.left == 6  # the first of 3 votes: the text still wants votes, and counts
 
 
-def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(service: LocalService, draft: str) -> None:
+def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(
+    local_service: LocalService, draft: str
+) -> None:
     """The service no longer takes the credential (signed out in another tab): the session keeps why, for
     the signed-out page, and says the label was not stored; a failed press never passes silently."""
-    with service.client() as me:
+    with local_service.client() as me:
         me.import_pool(draft, POOL[:2])
         model = me.get_model(draft)
         session = LabelSession(draft, "formality")
         refill(session, me)
-        with Client(service.url, "sk_000000000000_signed-out-long-ago-xxxxx") as gone:
+        with Client(local_service.url, "sk_000000000000_signed-out-long-ago-xxxxx") as gone:
             act(session, "2", gone, model)
         assert session.signed_out and session.message == "That label was not stored."
         assert session.history == []

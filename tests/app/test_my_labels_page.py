@@ -17,12 +17,12 @@ POOL = [f"A text to decide on, number {i}." for i in range(6)]
 
 @pytest.mark.usefixtures("app_env")
 def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_notice(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
-    handle = make_draft(client, new_handle(service, "mine"))
+    handle = make_draft(client, new_handle(local_service, "mine"))
     client.add_pool_texts(handle, POOL, metadata=[{"community": "askscience", "row": i} for i in range(6)])
-    colleague = named_key(service.data_dir, service.namespace, new_key_name("guide"))
-    with Client(service.url, colleague) as other:  # saved by a colleague: this person has not read them
+    colleague = named_key(local_service.data_dir, local_service.namespace, new_key_name("guide"))
+    with Client(local_service.url, colleague) as other:  # saved by a colleague: this person has not read them
         other.save_guidelines(handle, "# Formality\n\nLetters are formal.", "first version")
 
     at = page("label", handle)
@@ -62,7 +62,7 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     assert not any("changed since you last read them" in w for w in shown(again.warning))
     assert client.guidelines(handle).changed_since_read is False
     # The owner's next save: a new version, the notice again, and who changed what in the list of versions.
-    with Client(service.url, colleague) as other:
+    with Client(local_service.url, colleague) as other:
         other.save_guidelines(handle, "# Formality\n\nLetters and reports are formal.", "reports count")
     again.run()
     assert any("reports count" in w for w in shown(again.warning))

@@ -65,11 +65,11 @@ def _running(at: AppTest) -> str:
 
 
 def test_the_settle_button_opens_the_disagreements_listing_a_files_contradiction(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
     """Two rows of one file with one text and opposite ratings: training counts the text contested, the
     button leads to the Disagreements tab, which lists it and settles it."""
-    handle = make_draft(client, new_handle(service, "contra"))
+    handle = make_draft(client, new_handle(local_service, "contra"))
     rows = [{"trait": "formality", "text": f"Plain sentence number {i} about the weather.", "quality": i % 2}
             for i in range(8)]  # fmt: skip
     twice = "We will circle back on the numbers whenever."
@@ -102,8 +102,10 @@ def test_the_settle_button_opens_the_disagreements_listing_a_files_contradiction
     assert any(s.adjudicated and s.quality == 1.0 for s in counted)
 
 
-def test_the_models_open_button_lands_on_a_registered_page(service: LocalService, client: Client) -> None:
-    handle = make_draft(client, new_handle(service, "open"))
+def test_the_models_open_button_lands_on_a_registered_page(
+    local_service: LocalService, client: Client
+) -> None:
+    handle = make_draft(client, new_handle(local_service, "open"))
     at = main_app()
     at.query_params["model"] = handle
     at.run()

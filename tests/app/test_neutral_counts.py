@@ -21,9 +21,9 @@ def _neutral(texts_: list[str]) -> list[dict[str, object]]:
 
 
 def test_the_traits_and_training_pages_say_neutral_samples_are_left_out(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
-    handle = make_draft(client, new_handle(service, "neutral-samples"))
+    handle = make_draft(client, new_handle(local_service, "neutral-samples"))
     client.add_samples(handle, _neutral(NEUTRAL))
     at = page("traits", handle)
     at.run()
@@ -42,9 +42,9 @@ def test_the_traits_and_training_pages_say_neutral_samples_are_left_out(
 
 
 def test_the_versions_page_counts_neutral_items_and_says_what_they_are_left_out_of(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
-    handle = make_draft(client, new_handle(service, "neutral-eval"))
+    handle = make_draft(client, new_handle(local_service, "neutral-eval"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     items = [{"trait": "formality", "text": f"{t} (held out)", "quality": 1.0} for t in FORMAL]
     items += [{"trait": "formality", "text": f"{t} (held out)", "quality": 0.0} for t in CASUAL]

@@ -15,21 +15,21 @@ from tests.support.apptest import by_label, main_app, no_exception, page, plain,
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
-def test_main_shows_backend_namespace_and_picker(service: LocalService, trained: str) -> None:
+def test_main_shows_backend_namespace_and_picker(local_service: LocalService, trained: str) -> None:
     at = main_app()
     at.query_params["model"] = trained
     at.run()
     no_exception(at)
     captions = " ".join(shown(at.sidebar.caption))
-    assert f"remote {service.url}" in captions
-    assert f"Namespace: `{service.namespace}`" in captions
+    assert f"remote {local_service.url}" in captions
+    assert f"Namespace: `{local_service.namespace}`" in captions
     picker = at.sidebar.selectbox(key="model_picker")
     assert trained in picker.options
     assert picker.value == trained  # opened from ?model=
     assert at.session_state["model"] == trained
 
 
-def test_first_visit_opens_the_demo_model(service: LocalService, client: Client, trained: str) -> None:
+def test_first_visit_opens_the_demo_model(local_service: LocalService, client: Client, trained: str) -> None:
     from app.main import default_handle
 
     at = main_app()
@@ -37,27 +37,27 @@ def test_first_visit_opens_the_demo_model(service: LocalService, client: Client,
     no_exception(at)
     picker = at.sidebar.selectbox(key="model_picker")
     assert picker.value == at.session_state["model"] == picker.options[0]  # something is open
-    demo = f"{service.namespace}.support-replies"
-    assert default_handle([trained, demo], service.namespace) == demo  # the tagged demo model first
-    assert default_handle([trained], service.namespace) == trained
-    assert default_handle([], service.namespace) is None
+    demo = f"{local_service.namespace}.support-replies"
+    assert default_handle([trained, demo], local_service.namespace) == demo  # the tagged demo model first
+    assert default_handle([trained], local_service.namespace) == trained
+    assert default_handle([], local_service.namespace) is None
 
 
 FIRST_PAGE = 25  # the Models page's default "Per page"
 
 
-def test_models_lists_and_creates(service: LocalService, client: Client, trained: str) -> None:
+def test_models_lists_and_creates(local_service: LocalService, client: Client, trained: str) -> None:
     # More models than one page holds, whichever tests ran before: the new one lands past the first page.
-    listed = [m.handle for m in client.list_models(service.namespace)]
+    listed = [m.handle for m in client.list_models(local_service.namespace)]
     for _ in range(max(0, FIRST_PAGE + 1 - len(listed))):
-        client.create_model(new_handle(service, "filler"))
+        client.create_model(new_handle(local_service, "filler"))
     at = page("models")
     at.run()
     no_exception(at)
-    first_page = client.list_models_page(service.namespace, limit=FIRST_PAGE).items
+    first_page = client.list_models_page(local_service.namespace, limit=FIRST_PAGE).items
     assert at.selectbox(key="models_open_pick").options == [m.handle for m in first_page]
-    assert trained in [m.handle for m in client.list_models(service.namespace)]
-    handle = new_handle(service, "created")
+    assert trained in [m.handle for m in client.list_models(local_service.namespace)]
+    handle = new_handle(local_service, "created")
     by_label(at.text_input, "Handle").set_value(handle)
     by_label(at.text_area, "Description").set_value("made by the models page")
     by_label(at.number_input, "Max depth").set_value(3)
@@ -81,14 +81,14 @@ def test_models_lists_and_creates(service: LocalService, client: Client, trained
 
 
 def test_models_create_lands_in_the_run_that_stops_following_busy_models(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
     """The list follows busy models with a timer; when it stopped, it reran the page, which cut off a Create
     click of that very run, and later the "Created" message of the run that showed it (browser journey)."""
     at = page("models")
     at.run()
     at.session_state["models_polling"] = True  # as the list left it while a demo model trained
-    handle = new_handle(service, "while-following")
+    handle = new_handle(local_service, "while-following")
     by_label(at.text_input, "Handle").set_value(handle)
     by_label(at.button, "Create model").click()
     at.run()
@@ -98,12 +98,12 @@ def test_models_create_lands_in_the_run_that_stops_following_busy_models(
     assert at.session_state["models_polling"] is False  # and the list stopped following
 
 
-def test_models_create_offers_e5_small(service: LocalService, client: Client) -> None:
+def test_models_create_offers_e5_small(local_service: LocalService, client: Client) -> None:
     from core.embedders.e5 import E5_ID
 
     at = page("models")
     at.run()
-    handle = new_handle(service, "multilingual")
+    handle = new_handle(local_service, "multilingual")
     by_label(at.text_input, "Handle").set_value(handle)
     embedder = by_label(at.selectbox, "Embedder")
     assert "e5-small" in embedder.options
@@ -154,7 +154,7 @@ def test_models_edit_auto_prune_zdr_and_archive(client: Client, draft: str) -> N
     assert client.get_model(draft).state == "archived"
 
 
-def test_models_paging_and_filters(service: LocalService, client: Client, trained: str) -> None:
+def test_models_paging_and_filters(local_service: LocalService, client: Client, trained: str) -> None:
     at = page("models")
     at.run()
     at.selectbox(key="models_limit").set_value(10)
@@ -162,9 +162,11 @@ def test_models_paging_and_filters(service: LocalService, client: Client, traine
     at.run()
     no_exception(at)
     options = at.selectbox(key="models_open_pick").options
-    assert options == [m.handle for m in client.list_models_page(service.namespace, "ready", limit=10).items]
+    assert options == [
+        m.handle for m in client.list_models_page(local_service.namespace, "ready", limit=10).items
+    ]
     assert all(client.get_model(h).state == "ready" for h in options)
-    assert trained in [m.handle for m in client.list_models(service.namespace, "ready")]
+    assert trained in [m.handle for m in client.list_models(local_service.namespace, "ready")]
 
 
 def test_traits_add_delete_and_frozen_when_ready(client: Client, draft: str, trained: str) -> None:
@@ -313,13 +315,13 @@ EVAL_CASUAL = [
 
 
 def test_versions_explains_the_calibration_error_on_graded_labels(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
     """On 0/1 labels the evaluation shows its calibration error as it is; on graded ones a note beside it
     says it is measured against graded qualities, so larger by construction, and what it means."""
     from tests.support.app import make_draft
 
-    handle = make_draft(client, new_handle(service, "graded-eval"))
+    handle = make_draft(client, new_handle(local_service, "graded-eval"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
 
     def evaluated(graded: dict[str, float]) -> tuple[list[str], float]:
@@ -481,13 +483,13 @@ def test_demo_preset_sets_the_text(trained: str) -> None:
     assert at.query_params["text"] == at.session_state["demo_text"]
 
 
-def test_demo_examples_show_both_poles(service: LocalService, client: Client) -> None:
+def test_demo_examples_show_both_poles(local_service: LocalService, client: Client) -> None:
     """The examples were the first sample of each pole: a file that begins with graded labels (0.6, 0.4)
     gave two lukewarm examples. Now each trait's most positive and most negative sample, which score on the
     poles."""
     from tests.support.app import CASUAL, FORMAL, FORMALITY, formality_samples
 
-    handle = new_handle(service, "demo-poles")
+    handle = new_handle(local_service, "demo-poles")
     client.create_model(handle, description="examples on both poles")
     client.add_traits(handle, [FORMALITY])
     lukewarm = [
@@ -550,22 +552,22 @@ def test_settings_rejects_an_unreachable_service() -> None:
     assert "remote_backend" not in at.session_state
 
 
-def test_settings_links_the_api_docs(service: LocalService) -> None:
+def test_settings_links_the_api_docs(local_service: LocalService) -> None:
     import httpx
 
     at = page("settings")
     at.run()
     no_exception(at)
-    docs = f"{service.url}/docs"
+    docs = f"{local_service.url}/docs"
     assert any(f"**API docs:** [{docs}]({docs})" in m for m in shown(at.markdown)), texts(at.markdown)
     answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
     assert answer.status_code == 200 and "swagger-ui" in answer.text
 
 
-def test_traits_discover_marks_intrinsic_traits(service: LocalService, client: Client) -> None:
+def test_traits_discover_marks_intrinsic_traits(local_service: LocalService, client: Client) -> None:
     from tests.support.app import FORMALITY, SENTIMENT, make_draft
 
-    handle = make_draft(client, new_handle(service, "discover"), (FORMALITY, SENTIMENT))
+    handle = make_draft(client, new_handle(local_service, "discover"), (FORMALITY, SENTIMENT))
     at = page("traits", handle)
     at.run()
     at.select_slider(key="discover_effort").set_value("low")
@@ -606,27 +608,27 @@ def test_samples_synthesize_from_traits(client: Client, draft: str) -> None:
     assert sorted(shown["id"].astype(int)) == sorted(s.id for s in synthesized)
 
 
-def test_settings_connects_to_a_remote_service(service: LocalService) -> None:
+def test_settings_connects_to_a_remote_service(local_service: LocalService) -> None:
     at = page("settings")
     at.run()
-    by_label(at.text_input, "Service URL").set_value(service.url)
-    by_label(at.text_input, "API key").set_value(service.api_key)
+    by_label(at.text_input, "Service URL").set_value(local_service.url)
+    by_label(at.text_input, "API key").set_value(local_service.api_key)
     by_label(at.button, "Connect").click()
     at.run()
     no_exception(at)
-    assert at.session_state["remote_backend"] == {"url": service.url, "key": service.api_key}
-    assert any(f"Connected to {service.url}" in t for t in texts(at.success))
+    assert at.session_state["remote_backend"] == {"url": local_service.url, "key": local_service.api_key}
+    assert any(f"Connected to {local_service.url}" in t for t in texts(at.success))
     # The namespaces and scope come from the key itself (GET /keys/current), not from typing.
     assert any(
-        f"**Namespaces:** `{service.namespace}`" in str(m.value) and "`authoring`" in str(m.value)
+        f"**Namespaces:** `{local_service.namespace}`" in str(m.value) and "`authoring`" in str(m.value)
         for m in at.markdown
     )
 
 
-def test_samples_quality_slider_names_the_traits_poles(service: LocalService, client: Client) -> None:
+def test_samples_quality_slider_names_the_traits_poles(local_service: LocalService, client: Client) -> None:
     from tests.support.app import FORMALITY, SENTIMENT, make_draft
 
-    handle = make_draft(client, new_handle(service, "poles"), (FORMALITY, SENTIMENT))
+    handle = make_draft(client, new_handle(local_service, "poles"), (FORMALITY, SENTIMENT))
     at = page("samples", handle)
     at.run()
     slider = at.select_slider(key="one_quality")
@@ -898,10 +900,12 @@ def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, train
     assert any("Sent as feedback" in s and "retrains the model automatically" in s for s in texts(at.success))
 
 
-def test_samples_zero_data_retention_says_why_it_cannot_learn(service: LocalService, client: Client) -> None:
+def test_samples_zero_data_retention_says_why_it_cannot_learn(
+    local_service: LocalService, client: Client
+) -> None:
     from tests.support.app import make_draft
 
-    handle = make_draft(client, new_handle(service, "zdr-ready"))
+    handle = make_draft(client, new_handle(local_service, "zdr-ready"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     client.update_model(handle, zero_data_retention=True)
     at = page("samples", handle)
@@ -924,13 +928,13 @@ def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
     assert not any("EmptyDataError" in e for e in errors)
 
 
-def test_a_page_waits_for_a_demo_model_still_loading(service: LocalService, client: Client) -> None:
+def test_a_page_waits_for_a_demo_model_still_loading(local_service: LocalService, client: Client) -> None:
     """A link to a demo model followed on a very first start, while the demo models load: the page says so
     and polls instead of answering a bare 404, and a model that never comes is still a 404."""
     from app.shell.backend import demo_load
 
     state = demo_load()
-    handle = new_handle(service, "still-loading")
+    handle = new_handle(local_service, "still-loading")
     was = state.started, state.done
     state.started, state.done = True, False  # what ensure_demo_models sets while its thread runs
     try:

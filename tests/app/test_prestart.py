@@ -18,6 +18,8 @@ from harness.waiting import wait_until
 from tests.support.app import ROOT, app_client
 from tests.support.apptest import main_app, no_exception
 
+pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
+
 
 def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:
     future = prestart(str(tmp_path), "hashing")

@@ -22,7 +22,8 @@ BLOCKER = "local.blocker"
 
 
 @pytest.fixture(scope="module")
-def held_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """This module's local service, in place of the suite's (so `app_env` points the pages at it)."""
     with pytest.MonkeyPatch.context() as mp:
         for name, value in faults_env({"slow_run": {"handle_prefix": BLOCKER, "seconds": 120}}).items():
             mp.setenv(name, value)
@@ -54,19 +55,9 @@ def _hold_the_worker(client: Client) -> None:
     _wait_running(client, BLOCKER)
 
 
-def _use(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pages find this service as they find any other (tests/app/conftest.py's app_env)."""
-    monkeypatch.setenv("SCORING_API_URL", service.url)
-    monkeypatch.setenv("SCORING_API_KEY", service.api_key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
-    monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
-
-
-def test_queued_runs_show_their_place_in_line(
-    held_service: LocalService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _use(held_service, monkeypatch)
-    with held_service.client() as client:
+@pytest.mark.usefixtures("app_env")
+def test_queued_runs_show_their_place_in_line(local_service: LocalService) -> None:
+    with local_service.client() as client:
         _hold_the_worker(client)
         first, second = make_draft(client, "local.first"), make_draft(client, "local.second")
         client.train(first, "low")
@@ -83,11 +74,9 @@ def test_queued_runs_show_their_place_in_line(
         assert any("queued" in c and expected in c for c in captions), captions
 
 
-def test_a_run_is_cancelled_from_its_progress_bar(
-    held_service: LocalService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _use(held_service, monkeypatch)
-    with held_service.client() as client:
+@pytest.mark.usefixtures("app_env")
+def test_a_run_is_cancelled_from_its_progress_bar(local_service: LocalService) -> None:
+    with local_service.client() as client:
         _hold_the_worker(client)  # so the run stays in flight (queued) until the button is pressed
         handle = make_draft(client, "local.cancel-me")
         run = client.train(handle, "low")

@@ -21,8 +21,8 @@ NAMES = ["very casual", "casual", "neither", "formal", "very formal"]
 
 
 @pytest.mark.usefixtures("app_env")
-def test_the_label_page_rates_on_keys_1_to_5(service: LocalService, client: Client) -> None:
-    handle = make_draft(client, new_handle(service, "scale"))
+def test_the_label_page_rates_on_keys_1_to_5(local_service: LocalService, client: Client) -> None:
+    handle = make_draft(client, new_handle(local_service, "scale"))
     (trait,) = client.set_scale(handle, "formality", TraitScale(points=5, names=NAMES))
     assert trait.scale is not None and trait.scale.names == NAMES
     client.import_pool(handle, POOL)
@@ -76,8 +76,8 @@ def test_the_disagreements_tab_shows_the_spread_of_points() -> None:
 
 
 @pytest.mark.usefixtures("app_env")
-def test_the_owner_sets_a_scale_on_the_traits_page(service: LocalService, client: Client) -> None:
-    handle = make_draft(client, new_handle(service, "scale-set"))
+def test_the_owner_sets_a_scale_on_the_traits_page(local_service: LocalService, client: Client) -> None:
+    handle = make_draft(client, new_handle(local_service, "scale-set"))
     at = page("traits", handle)
     at.run()
     no_exception(at)
@@ -98,11 +98,11 @@ def test_the_owner_sets_a_scale_on_the_traits_page(service: LocalService, client
 
 
 def test_raters_1_to_5_ratings_imported_onto_a_5_point_trait_keep_their_points(
-    service: LocalService, client: Client
+    local_service: LocalService, client: Client
 ) -> None:
     """Three raters' 1-5 ratings through the import's own mapping (scale 1..5) onto a 5-point trait: every
     vote is stored as its rating's point, and the import says so; a 1-7 file says it does not fit."""
-    handle = make_draft(client, new_handle(service, "scale-import"))
+    handle = make_draft(client, new_handle(local_service, "scale-import"))
     client.set_scale(handle, "formality", {"points": 5})
     raters = "Request,R1,R2,R3\nKindly advise.,5,4,5\nsup,1,2,1\nNoted with thanks.,4,3,\n"
     table = read_table("ratings.csv", raters.encode())

@@ -66,10 +66,10 @@ def test_a_link_to_what_a_run_added_opens_the_tab_that_lists_it(draft: str) -> N
 
 
 def test_versions_page_s_boxes_stay_put_when_a_second_version_lands(
-    service: LocalService, client: Client, trained: str
+    local_service: LocalService, client: Client, trained: str
 ) -> None:
     """One version has no chart above the Tag name box; a second one (a run's end) brings it."""
-    handle = make_draft(client, new_handle(service, "oneversion"))
+    handle = make_draft(client, new_handle(local_service, "oneversion"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     before, after = _opened("versions", handle), _opened("versions", trained)
     for kind, label in (("text_input", "Tag name"), ("selectbox", "A")):

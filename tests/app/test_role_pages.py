@@ -19,32 +19,32 @@ TEXTS = FORMAL[:4] + CASUAL[:4]
 
 
 @pytest.fixture
-def people(service: LocalService) -> dict[str, str]:
+def people(local_service: LocalService) -> dict[str, str]:
     """An owner, an annotator and two reviewers of the service's namespace (names unique in the session)."""
     roles = {"own": "owner", "ann": "annotator", "rev": "reviewer", "rex": "reviewer"}
     return {
-        name: named_key(service.data_dir, service.namespace, new_key_name(name), role=role)
+        name: named_key(local_service.data_dir, local_service.namespace, new_key_name(name), role=role)
         for name, role in roles.items()
     }
 
 
-def disputed(service: LocalService, people: dict[str, str]) -> str:
+def disputed(local_service: LocalService, people: dict[str, str]) -> str:
     """A draft whose 8 texts the owner and the annotator labelled on opposite poles, with a pool."""
-    handle = new_handle(service, "roles")
-    with Client(service.url, people["own"]) as owner:
+    handle = new_handle(local_service, "roles")
+    with Client(local_service.url, people["own"]) as owner:
         owner.create_model(handle)
         owner.add_traits(handle, [FORMALITY])
         owner.add_pool_texts(handle, [f"Pool text {i} about the weather." for i in range(12)])
         owner.add_samples(handle, [{"trait": "formality", "text": t, "quality": 1.0} for t in TEXTS])
-    with Client(service.url, people["ann"]) as ann:
+    with Client(local_service.url, people["ann"]) as ann:
         ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": 0.0} for t in TEXTS])
     return handle
 
 
-def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     monkeypatch.setenv("SCORING_API_KEY", key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_NAMESPACE", local_service.namespace)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
@@ -53,10 +53,10 @@ def captions(at: object) -> str:
 
 
 def test_an_annotator_labels_and_is_told_why_the_rest_is_not_offered(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = disputed(service, people)
-    _as(monkeypatch, service, people["ann"])
+    handle = disputed(local_service, people)
+    _as(monkeypatch, local_service, people["ann"])
     at = page("samples", handle)
     at.run()
     no_exception(at)
@@ -87,10 +87,10 @@ def test_an_annotator_labels_and_is_told_why_the_rest_is_not_offered(
 
 
 def test_a_reviewer_settles_and_hears_who_settled_first(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = disputed(service, people)
-    _as(monkeypatch, service, people["rev"])
+    handle = disputed(local_service, people)
+    _as(monkeypatch, local_service, people["rev"])
     at = page("samples", handle)
     at.run()
     no_exception(at)
@@ -98,7 +98,7 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     assert settle and "needs the reviewer role" not in captions(at)
     quoted = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]
     first_text = re.sub(r"\\(.)", r"\1", quoted).replace(JOINER, "")  # the page shows it escaped, as typed
-    with Client(service.url, people["rex"]) as rex:  # a colleague settles it while the page is open
+    with Client(local_service.url, people["rex"]) as rex:  # a colleague settles it while the page is open
         rex.add_samples(
             handle, [{"trait": "formality", "text": first_text, "quality": 0.0, "adjudicated": True}]
         )
@@ -108,7 +108,7 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     no_exception(at)
     warned = " ".join(texts(at.warning))
     assert f"Not settled: This text of trait 'formality' was settled already, by {rex_name} at" in warned
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]
         owner.train(handle, effort="low")
@@ -129,13 +129,13 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
 
 
 def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Votes wanted, overlap, automatic retraining, blind labelling, review and its accept rule are the
     owner's, on the Team page; an annotator sees no control for them (not even a disabled one) on the Team or
     the Label page, only the settings in words."""
-    handle = disputed(service, people)
-    _as(monkeypatch, service, people["ann"])
+    handle = disputed(local_service, people)
+    _as(monkeypatch, local_service, people["ann"])
     label = page("label", handle)
     run_label_page(label)
     no_exception(label)
@@ -149,7 +149,7 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     line = "1 vote per text · no overlap · automatic retraining **paused** · votes visible to colleagues"
     assert f"{line} · labels reviewed (accepted by a reviewer only)" in captions(team)
 
-    _as(monkeypatch, service, people["own"])
+    _as(monkeypatch, local_service, people["own"])
     team = page("team", handle)
     team.run()
     no_exception(team)
@@ -161,7 +161,7 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.radio(key="campaign_accept_rule").set_value("agreement")
     next(b for b in team.button if b.label == "Save campaign settings").click().run()
     no_exception(team)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         model = owner.get_model(handle)
     assert (model.votes_wanted, model.overlap, model.auto_retrain, model.blind_labelling) == (
         3,
@@ -176,11 +176,11 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     team.toggle(key="campaign_review").set_value(False)
     next(b for b in team.button if b.label == "Save campaign settings").click().run()
     no_exception(team)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         assert owner.get_model(handle).review is False
     assert any(t.endswith("· no review.") for t in texts(team.success))
     # With 3 votes wanted, the Label page's count says what it counts: texts short of 3 votes.
-    _as(monkeypatch, service, people["ann"])
+    _as(monkeypatch, local_service, people["ann"])
     label = page("label", handle)
     run_label_page(label)
     no_exception(label)
@@ -207,24 +207,24 @@ def test_a_person_is_told_their_role_without_a_key() -> None:
 
 
 def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A team's model: the annotator's 8 votes wait for review. She sees no decision to make; a reviewer
     rejects two with a comment and accepts the rest in bulk; she then reads the comment, and the table of
     people shows her acceptance rate."""
-    handle = disputed(service, people)
-    _as(monkeypatch, service, people["ann"])
+    handle = disputed(local_service, people)
+    _as(monkeypatch, local_service, people["ann"])
     team = page("team", handle)
     team.run()
     no_exception(team)
     assert not [b for b in team.button if b.label in ("Accept picked", "Reject picked")]
 
-    _as(monkeypatch, service, people["rev"])
+    _as(monkeypatch, local_service, people["rev"])
     team = page("team", handle)
     team.run()
     no_exception(team)
     assert "8 label(s) wait for review" in captions(team)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         first_two = [f"{r.kind}:{r.id}" for r in list(owner.list_review(handle))[:2]]
     # One form: the picks and the comment go with the press.
     team.multiselect(key="review_pick").set_value(first_two)
@@ -239,12 +239,12 @@ def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
     team.button(key="review_accept").click().run()
     no_exception(team)
     assert "6 label(s): accepted." in texts(team.success)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         assert list(owner.list_review(handle)) == []
         rejected = list(owner.list_review(handle, "rejected"))
     assert [(r.text, r.comment) for r in rejected] == [(t, "these are formal") for t in TEXTS[:2]]
 
-    _as(monkeypatch, service, people["ann"])
+    _as(monkeypatch, local_service, people["ann"])
     team = page("team", handle)
     team.run()
     no_exception(team)
@@ -254,12 +254,12 @@ def test_a_reviewer_decides_an_annotators_labels_on_the_team_page(
 
 
 def test_an_owner_removes_a_persons_labels_on_the_team_page_and_undoes_it(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = disputed(service, people)
-    with Client(service.url, people["ann"]) as ann:
+    handle = disputed(local_service, people)
+    with Client(local_service.url, people["ann"]) as ann:
         ann_name = ann.current_key().name
-    _as(monkeypatch, service, people["own"])
+    _as(monkeypatch, local_service, people["own"])
     team = page("team", handle)
     team.run()
     no_exception(team)
@@ -267,10 +267,10 @@ def test_an_owner_removes_a_persons_labels_on_the_team_page_and_undoes_it(
     team.button(key="review_remove").click().run()
     no_exception(team)
     assert f"Removed 8 label(s) of {ann_name}." in texts(team.success)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         assert ann_name not in {s.annotator for s in owner.list_samples(handle)}
     team.button(key="review_restore").click().run()
     no_exception(team)
     assert "Brought back 8 label(s)." in texts(team.success)
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         assert sum(s.annotator == ann_name for s in owner.list_samples(handle)) == 8

@@ -24,8 +24,8 @@ def _links(at: AppTest) -> list[tuple[str, str]]:
     return out
 
 
-def test_discover_says_which_traits_it_added_with_a_link(service: LocalService, client: Client) -> None:
-    handle = make_draft(client, new_handle(service, "summary-discover"), (FORMALITY, SENTIMENT))
+def test_discover_says_which_traits_it_added_with_a_link(local_service: LocalService, client: Client) -> None:
+    handle = make_draft(client, new_handle(local_service, "summary-discover"), (FORMALITY, SENTIMENT))
     at = main_app()
     at.session_state["model"] = handle
     at.run()

@@ -55,8 +55,8 @@ def test_settings_says_a_web_page_is_not_the_service(web_page: str) -> None:
     assert "remote_backend" not in at.session_state
 
 
-def test_settings_wrong_key_advice_does_not_point_at_settings(service: LocalService) -> None:
-    at = _connect(service.url, "sk_local_notarealkey")
+def test_settings_wrong_key_advice_does_not_point_at_settings(local_service: LocalService) -> None:
+    at = _connect(local_service.url, "sk_local_notarealkey")
     errors = texts(at.error)
     assert errors and any("API key" in e for e in errors), errors
     assert not any("Settings" in e for e in errors), errors  # the user is on that page already
@@ -72,12 +72,14 @@ def test_settings_wrong_key_advice_does_not_point_at_settings(service: LocalServ
         ("", "Enter both the service URL and an API key."),
     ],
 )
-def test_settings_says_what_is_wrong_with_the_address(service: LocalService, url: str, expected: str) -> None:
+def test_settings_says_what_is_wrong_with_the_address(
+    local_service: LocalService, url: str, expected: str
+) -> None:
     at = page("settings")
     at.run()
-    base = service.url.removesuffix("/v1")
+    base = local_service.url.removesuffix("/v1")
     by_label(at.text_input, "Service URL").set_value(url.format(base=base))
-    by_label(at.text_input, "API key").set_value(service.api_key if url else "")
+    by_label(at.text_input, "API key").set_value(local_service.api_key if url else "")
     by_label(at.button, "Connect").click()
     at.run()
     no_exception(at)
@@ -87,10 +89,10 @@ def test_settings_says_what_is_wrong_with_the_address(service: LocalService, url
     assert "remote_backend" not in at.session_state
 
 
-def test_settings_says_a_wrong_key_is_not_valid(service: LocalService) -> None:
+def test_settings_says_a_wrong_key_is_not_valid(local_service: LocalService) -> None:
     at = page("settings")
     at.run()
-    by_label(at.text_input, "Service URL").set_value(service.url)
+    by_label(at.text_input, "Service URL").set_value(local_service.url)
     by_label(at.text_input, "API key").set_value("sk_not_a_key")
     by_label(at.button, "Connect").click()
     at.run()

@@ -25,19 +25,21 @@ VOTES = {  # three annotators on 16 texts: mostly agreeing, some texts split
 
 
 @pytest.fixture
-def team(service: LocalService) -> dict[str, str]:
+def team(local_service: LocalService) -> dict[str, str]:
     """Three named keys of the service's namespace (names unique within the test session)."""
-    return {name: named_key(service.data_dir, service.namespace, new_key_name(name)) for name in VOTES}
+    return {
+        name: named_key(local_service.data_dir, local_service.namespace, new_key_name(name)) for name in VOTES
+    }
 
 
-def labelled(service: LocalService, team: dict[str, str], *, train: bool = False) -> str:
+def labelled(local_service: LocalService, team: dict[str, str], *, train: bool = False) -> str:
     """A draft whose 16 texts three annotators labelled (each with their own key, through the API)."""
-    handle = new_handle(service, "team")
-    with Client(service.url, team["ann"]) as owner:
+    handle = new_handle(local_service, "team")
+    with Client(local_service.url, team["ann"]) as owner:
         owner.create_model(handle)
         owner.add_traits(handle, [FORMALITY])
     for name, qualities in VOTES.items():
-        with Client(service.url, team[name]) as c:
+        with Client(local_service.url, team[name]) as c:
             c.add_samples(
                 handle,
                 [
@@ -46,17 +48,17 @@ def labelled(service: LocalService, team: dict[str, str], *, train: bool = False
                 ],
             )
     if train:
-        with Client(service.url, team["ann"]) as owner:
+        with Client(local_service.url, team["ann"]) as owner:
             owner.wait(handle, owner.train(handle, "low").run_id, timeout=120)
     return handle
 
 
 def test_team_mode_signs_each_session_in_with_its_own_key(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCORING_TEAM", "1")
-    monkeypatch.setenv("SCORING_API_URL", service.url)
-    monkeypatch.setenv("SCORING_API_KEY", service.api_key)  # a shared key: team mode must never use it
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
+    monkeypatch.setenv("SCORING_API_KEY", local_service.api_key)  # a shared key: team mode must never use it
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
     at = main_app()
     at.run()
@@ -94,27 +96,27 @@ def test_team_mode_signs_each_session_in_with_its_own_key(
 
 
 @pytest.mark.usefixtures("app_env")
-def test_the_sidebar_says_who_labels(service: LocalService) -> None:
+def test_the_sidebar_says_who_labels(local_service: LocalService) -> None:
     at = main_app()
     at.run()
     no_exception(at)
-    with service.client() as c:
+    with local_service.client() as c:
         name = c.current_key().name
     assert f"Labelling as **{md(str(name))}**" in " ".join(texts(at.sidebar.caption))
 
 
-def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     monkeypatch.setenv("SCORING_API_KEY", key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_NAMESPACE", local_service.namespace)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
 def test_traits_page_shows_the_agreement(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = labelled(service, team)
-    _as(monkeypatch, service, team["ann"])
+    handle = labelled(local_service, team)
+    _as(monkeypatch, local_service, team["ann"])
     at = page("traits", handle)
     at.run()
     no_exception(at)
@@ -122,17 +124,17 @@ def test_traits_page_shows_the_agreement(
     table = next(d.value for d in at.dataframe if "texts with 2+ votes" in d.value.columns)
     row = table.iloc[0]
     assert row["texts with 2+ votes"] == 16
-    with Client(service.url, team["ann"]) as c:
+    with Client(local_service.url, team["ann"]) as c:
         alpha = c.agreement(handle).traits["formality"].krippendorff_alpha_interval
     assert row["α on quality"] == f"{alpha:.2f}"
     assert all(f"{name}" in row["annotators"] for name in ("ann", "ben", "cy"))
 
 
 def test_disagreements_tab_settles_a_text(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = labelled(service, team)
-    _as(monkeypatch, service, team["ben"])
+    handle = labelled(local_service, team)
+    _as(monkeypatch, local_service, team["ben"])
     at = page("samples", handle)
     at.run()
     no_exception(at)
@@ -145,7 +147,7 @@ def test_disagreements_tab_settles_a_text(
     at.run()
     no_exception(at)
     assert "your vote decides its pole" in " ".join(texts(at.success))
-    with Client(service.url, team["ben"]) as c:
+    with Client(local_service.url, team["ben"]) as c:
         mine = [s for s in c.list_samples(handle) if s.adjudicated]
         assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, c.current_key().name)]
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
@@ -154,12 +156,12 @@ def test_disagreements_tab_settles_a_text(
 
 
 def test_disagreements_on_a_trained_model_settle_without_reopening(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Settling is a reviewer's act on a trained model too: no reopen asked, the next training takes it in,
     and the settled text names its settler and offers no more Settle buttons."""
-    handle = labelled(service, team, train=True)
-    _as(monkeypatch, service, team["cy"])
+    handle = labelled(local_service, team, train=True)
+    _as(monkeypatch, local_service, team["cy"])
     at = page("samples", handle)
     at.run()
     no_exception(at)
@@ -169,7 +171,7 @@ def test_disagreements_on_a_trained_model_settle_without_reopening(
     settle[1].click()
     at.run()
     no_exception(at)
-    with Client(service.url, team["cy"]) as c:
+    with Client(local_service.url, team["cy"]) as c:
         name = c.current_key().name
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
     assert len(settled) == 1
@@ -178,13 +180,13 @@ def test_disagreements_on_a_trained_model_settle_without_reopening(
 
 
 def test_label_page_routes_overlap_to_colleagues_texts(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = new_handle(service, "overlap")
+    handle = new_handle(local_service, "overlap")
     things = ["parcel", "letter", "invoice", "report", "courier", "visitor"]
     days = ["Monday", "Tuesday", "Friday", "noon", "time"]
     pool = [f"Note {i}: the {w} arrives on {d}." for i, (w, d) in enumerate(itertools.product(things, days))]
-    with Client(service.url, team["ann"]) as ann:
+    with Client(local_service.url, team["ann"]) as ann:
         ann.create_model(handle)
         ann.add_traits(handle, [FORMALITY])
         ann.add_pool_texts(handle, pool)
@@ -193,7 +195,7 @@ def test_label_page_routes_overlap_to_colleagues_texts(
             [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(pool[:8])],
         )
         ann.update_model(handle, overlap=0.2)  # the campaign's, which the owner sets on the Team page
-    _as(monkeypatch, service, team["ben"])
+    _as(monkeypatch, local_service, team["ben"])
     at = page("label", handle)
     run_label_page(at)
     no_exception(at)
@@ -205,11 +207,11 @@ def test_label_page_routes_overlap_to_colleagues_texts(
 
 
 def test_versions_page_shows_the_share_of_the_human_ceiling(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = labelled(service, team, train=True)
+    handle = labelled(local_service, team, train=True)
     for name, qualities in VOTES.items():
-        with Client(service.url, team[name]) as c:
+        with Client(local_service.url, team[name]) as c:
             c.add_evaluation_items(
                 handle,
                 [
@@ -217,11 +219,11 @@ def test_versions_page_shows_the_share_of_the_human_ceiling(
                     for t, q in zip(HELD_OUT, qualities, strict=True)
                 ],
             )
-    with Client(service.url, team["ann"]) as c:
+    with Client(local_service.url, team["ann"]) as c:
         c.wait(handle, c.evaluate(handle, 1).run_id, timeout=120)
         share = c.get_evaluation(handle, 1).traits["formality"].share_of_ceiling
     assert share is not None
-    _as(monkeypatch, service, team["ann"])
+    _as(monkeypatch, local_service, team["ann"])
     at = page("versions", handle)
     at.run()
     no_exception(at)
@@ -230,13 +232,13 @@ def test_versions_page_shows_the_share_of_the_human_ceiling(
 
 
 def test_two_label_pages_get_disjoint_texts_and_say_where_each_label_went(
-    service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, team: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = new_handle(service, "campaign")
+    handle = new_handle(local_service, "campaign")
     pool = [f"Campaign note {i}: the {w} arrives on {d}." for i, (w, d) in enumerate(itertools.product(
         ["parcel", "letter", "invoice", "report", "courier", "visitor", "crate"], ["Monday", "Friday", "noon"]
     ))]  # fmt: skip
-    with Client(service.url, team["ann"]) as ann:
+    with Client(local_service.url, team["ann"]) as ann:
         ann.create_model(handle)
         ann.add_traits(handle, [FORMALITY])
         ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": float(i % 2)}
@@ -244,19 +246,19 @@ def test_two_label_pages_get_disjoint_texts_and_say_where_each_label_went(
         ann.add_pool_texts(handle, pool)
     pages = {}
     for name in ("ann", "ben"):
-        _as(monkeypatch, service, team[name])
+        _as(monkeypatch, local_service, team[name])
         pages[name] = page("label", handle)
         run_label_page(pages[name])
         no_exception(pages[name])
     queues = {name: {i["id"] for i in at.session_state["label_session"].queue} for name, at in pages.items()}
     assert queues["ann"] and queues["ben"] and not queues["ann"] & queues["ben"]  # claimed: no collision
-    _as(monkeypatch, service, team["ann"])
+    _as(monkeypatch, local_service, team["ann"])
     at = pages["ann"]
     assert "labels are samples of the draft, for v1" in " ".join(texts(at.markdown))
     at.button(key="label_btn_2").click()
     at.run()
     assert "Saved to the draft: its next training makes v1." in " ".join(texts(at.caption))
-    with Client(service.url, team["ann"]) as ann:  # the owner trains; ann's page was read before
+    with Client(local_service.url, team["ann"]) as ann:  # the owner trains; ann's page was read before
         ann.wait(handle, ann.train(handle, "low").run_id, timeout=120)
     at.button(key="label_btn_1").click()
     at.run()
@@ -266,16 +268,16 @@ def test_two_label_pages_get_disjoint_texts_and_say_where_each_label_went(
 
 
 def test_the_team_page_adds_changes_and_removes_people(
-    service: LocalService, monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An owner (here the service's owner key, signed in on a team's workbench) manages who is in the
     namespace through the client; the service refuses what it must and the page says so."""
     monkeypatch.setenv("SCORING_TEAM", "1")
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
     email = f"{new_key_name('dee')}@example.com"
     at = page("team")
-    at.session_state["remote_backend"] = {"url": service.url, "key": service.api_key}
+    at.session_state["remote_backend"] = {"url": local_service.url, "key": local_service.api_key}
     at.run()
     no_exception(at)
     assert [t.value for t in at.title] == ["Team"]
@@ -294,5 +296,5 @@ def test_the_team_page_adds_changes_and_removes_people(
     at.run()
     no_exception(at)
     assert f"{md(email)} was removed" in " ".join(texts(at.success))
-    with Client(service.url, service.api_key) as c:
-        assert email not in [m.member for m in c.list_people(service.namespace)]
+    with Client(local_service.url, local_service.api_key) as c:
+        assert email not in [m.member for m in c.list_people(local_service.namespace)]

@@ -18,18 +18,18 @@ GUIDE = "Formal: what you would write to a stranger at work. Slang or chat is ca
 
 
 @pytest.fixture
-def people(service: LocalService) -> dict[str, str]:
+def people(local_service: LocalService) -> dict[str, str]:
     roles = {"own": "owner", "ann": "annotator", "rev": "reviewer"}
     return {
-        name: named_key(service.data_dir, service.namespace, new_key_name(f"tp{name}"), role=role)
+        name: named_key(local_service.data_dir, local_service.namespace, new_key_name(f"tp{name}"), role=role)
         for name, role in roles.items()
     }
 
 
-def labelled(service: LocalService, people: dict[str, str]) -> str:
+def labelled(local_service: LocalService, people: dict[str, str]) -> str:
     """A draft with guidelines on its trait, a pool, and votes of the owner and the annotator that differ."""
-    handle = new_handle(service, "progress")
-    with Client(service.url, people["own"]) as owner:
+    handle = new_handle(local_service, "progress")
+    with Client(local_service.url, people["own"]) as owner:
         owner.create_model(handle)
         trait = {
             "name": "Formality",
@@ -40,23 +40,23 @@ def labelled(service: LocalService, people: dict[str, str]) -> str:
         owner.add_traits(handle, [trait])
         owner.add_pool_texts(handle, [f"Pool text {i} about the weather." for i in range(12)])
         owner.add_samples(handle, [{"trait": "formality", "text": t, "quality": 1.0} for t in TEXTS])
-    with Client(service.url, people["ann"]) as ann:
+    with Client(local_service.url, people["ann"]) as ann:
         ann.add_samples(handle, [{"trait": "formality", "text": t, "quality": 0.0} for t in TEXTS[:4]])
     return handle
 
 
-def _as(monkeypatch: pytest.MonkeyPatch, service: LocalService, key: str) -> None:
-    monkeypatch.setenv("SCORING_API_URL", service.url)
+def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) -> None:
+    monkeypatch.setenv("SCORING_API_URL", local_service.url)
     monkeypatch.setenv("SCORING_API_KEY", key)
-    monkeypatch.setenv("SCORING_NAMESPACE", service.namespace)
+    monkeypatch.setenv("SCORING_NAMESPACE", local_service.namespace)
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
 def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = labelled(service, people)
-    _as(monkeypatch, service, people["ann"])
+    handle = labelled(local_service, people)
+    _as(monkeypatch, local_service, people["ann"])
     at = page("label", handle)
     run_label_page(at)
     no_exception(at)
@@ -67,7 +67,7 @@ def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
     by_label(at.button, "? · unsure").click().run()
     no_exception(at)
     assert at.session_state["label_session"].current["text"] != shown  # moved on, as a skip does
-    with Client(service.url, people["rev"]) as rev:
+    with Client(local_service.url, people["rev"]) as rev:
         marks = list(rev.list_unsure(handle, "formality"))
         assert [(m.text, m.annotator) for m in marks] == [(shown, session.annotator)]
         assert rev.agreement(handle).traits["formality"].annotators  # votes, unchanged by the mark
@@ -75,17 +75,17 @@ def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
 
 
 def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    handle = labelled(service, people)
-    with Client(service.url, people["ann"]) as ann:
+    handle = labelled(local_service, people)
+    with Client(local_service.url, people["ann"]) as ann:
         ann.mark_unsure(handle, "formality", TEXTS[0])
         ann.add_comment(handle, "formality", TEXTS[0], "Polite, but is it formal?")
-    _as(monkeypatch, service, people["rev"])
+    _as(monkeypatch, local_service, people["rev"])
     at = page("team", handle)
     at.run()
     no_exception(at)
-    with Client(service.url, people["rev"]) as rev:
+    with Client(local_service.url, people["rev"]) as rev:
         expected = progress_frame(rev.team_progress(handle))
     table = [d for d in at.dataframe if list(d.value.columns) == list(expected.columns)]
     assert len(table) == 1
@@ -102,25 +102,25 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
 
 
 def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotator(
-    service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Gold at 50 %: the annotator labels what she is handed, answering every gold item wrong; the reviewer's
     Team page shows her accuracy as the API gives it, flagged; her own Team page has no gold at all."""
-    handle = labelled(service, people)
+    handle = labelled(local_service, people)
     gold = {f"Gold text {i}: kindly acknowledge receipt.": float(i % 2) for i in range(8)}
-    with Client(service.url, people["own"]) as owner:
+    with Client(local_service.url, people["own"]) as owner:
         owner.add_gold(handle, [{"trait": "formality", "text": t, "quality": q} for t, q in gold.items()])
         owner.update_model(handle, gold_rate=0.5)
-    with Client(service.url, people["ann"]) as ann:
+    with Client(local_service.url, people["ann"]) as ann:
         for _ in range(3):  # 3 answers of up to 10 at 50 %: no gold at all about once in a billion
             for item in ann.suggest(handle, "formality", claim=True).items:
                 wrong = 1.0 - gold[item.text] if item.text in gold else 1.0
                 ann.label_pool_text(handle, item.id, "formality", wrong)
-    _as(monkeypatch, service, people["rev"])
+    _as(monkeypatch, local_service, people["rev"])
     at = page("team", handle)
     at.run()
     no_exception(at)
-    with Client(service.url, people["rev"]) as rev:
+    with Client(local_service.url, people["rev"]) as rev:
         found = rev.gold_accuracy(handle)
     [person] = found.people
     assert person.answered > 0 and person.correct == 0 and person.flagged
@@ -129,7 +129,7 @@ def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotato
     assert table.value.reset_index(drop=True).to_dict("records") == expected.to_dict("records")
     assert any(md(person.annotator) in w and "Surely under 70%" in w for w in texts(at.warning))
     assert "Gold items" in texts(at.subheader)
-    _as(monkeypatch, service, people["ann"])
+    _as(monkeypatch, local_service, people["ann"])
     at = page("team", handle)
     at.run()
     no_exception(at)

@@ -12,6 +12,7 @@ MARKER_OF_FIXTURE = {
     "browser": "browser",  # headless Chromium (tests/support/chromium.py)
     "running_fleet": "fleet",  # API and worker processes on one database (tests/scale/conftest.py)
     "server_process": "server",  # a service process of the test's own (tests/support/processes.py)
+    "local_service": "pages",  # the pages against the workbench's local service (tests/app/conftest.py)
 }
 
 
