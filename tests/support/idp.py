@@ -33,9 +33,12 @@ CALLBACK = "http://localhost/callback"  # the mock accepts any redirect URI; not
 @dataclass(frozen=True)
 class Idp:
     issuer: str
+    # One client for every call: each new one builds an SSL context, which cost the sign-in tests more CPU
+    # than the provider's own work.
+    http: httpx.Client
 
     def set_user(self, sub: str, **claims: Any) -> None:
-        httpx.put(f"{self.issuer}/users/{sub}", json=claims).raise_for_status()
+        self.http.put(f"/users/{sub}", json=claims).raise_for_status()
 
     def token(self, sub: str, **claims: Any) -> str:
         """An ID token for `sub` carrying exactly `claims` besides the provider's own: the forged and
@@ -53,26 +56,28 @@ class Idp:
             "scope": "openid email profile",
             "state": "s",
         }
-        with httpx.Client(base_url=self.issuer) as http:
-            consent = http.post("/oauth2/authorize", params=query, data={"sub": sub})
-            assert consent.status_code == 302, consent.text[-500:]
-            found = re.search(r"[?&]code=([^&]+)", consent.headers["location"])
-            assert found, consent.headers["location"]
-            token = http.post(
-                "/oauth2/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": found.group(1),
-                    "redirect_uri": CALLBACK,
-                    "client_id": client_id,
-                    "client_secret": CLIENT_SECRET,
-                },
-            )
-            token.raise_for_status()
-            return str(token.json()["id_token"])
+        self.http.cookies.clear()  # each sign-in starts as a new browser would
+        consent = self.http.post("/oauth2/authorize", params=query, data={"sub": sub})
+        assert consent.status_code == 302, consent.text[-500:]
+        found = re.search(r"[?&]code=([^&]+)", consent.headers["location"])
+        assert found, consent.headers["location"]
+        token = self.http.post(
+            "/oauth2/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": found.group(1),
+                "redirect_uri": CALLBACK,
+                "client_id": client_id,
+                "client_secret": CLIENT_SECRET,
+            },
+        )
+        token.raise_for_status()
+        return str(token.json()["id_token"])
 
 
 @contextmanager
 def running_idp() -> Iterator[Idp]:
     with run_server_in_thread(port=0) as server:
-        yield Idp(f"http://localhost:{server.server_port}")
+        issuer = f"http://localhost:{server.server_port}"
+        with httpx.Client(base_url=issuer) as http:
+            yield Idp(issuer, http)
