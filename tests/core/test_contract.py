@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from core.contract import (
     trait_key,
     unique_trait_key,
 )
+from tests.support.processes import FreshPython
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,13 +150,12 @@ def test_the_openapi_document_lists_the_contract_s_values(tmp_path: Path) -> Non
     assert schemas["SamplesIn"]["properties"]["samples"]["maxItems"] == contract.MAX_SAMPLES_PER_REQUEST
 
 
-def test_the_contract_imports_nothing_but_the_standard_library() -> None:
+def test_the_contract_imports_nothing_but_the_standard_library(fresh_python: FreshPython) -> None:
     code = (
         "import sys, core.contract; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('core', 'numpy', 'pydantic', 'httpx')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['core', 'core.contract']"
+    assert fresh_python(code).stdout.strip() == "['core', 'core.contract']"
 
 
 # Every folder of code the contract governs: the layers, and the benchmarks and harness that drive them.

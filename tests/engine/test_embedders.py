@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import subprocess
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +25,7 @@ from core.embedders import (
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.quantized import QINT8V2_ID
 from core.engine.errors import EmbedderUnavailableError, EngineError
+from tests.support.processes import FreshPython
 
 TEXTS = [
     "The service was quick and the staff were lovely.",
@@ -73,7 +72,7 @@ def test_hashing_empty_rows_are_zero_not_nan() -> None:
     assert np.linalg.norm(vecs[0]) == 0.0
 
 
-def test_hashing_is_deterministic_across_processes() -> None:
+def test_hashing_is_deterministic_across_processes(fresh_python: FreshPython) -> None:
     here = HashingEmbedder().encode(TEXTS)
     code = (
         "import json, sys\n"
@@ -83,15 +82,7 @@ def test_hashing_is_deterministic_across_processes() -> None:
     )
     # A different PYTHONHASHSEED proves we do not rely on Python's salted str hash.
     env = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        input=json.dumps(TEXTS),
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    done = fresh_python(code, env=env, input=json.dumps(TEXTS))
     there = np.asarray(json.loads(done.stdout), dtype=np.float32)
     np.testing.assert_array_equal(here, there)
 

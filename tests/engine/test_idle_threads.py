@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from core.embedders import MiniLMEmbedder
 from core.embedders.onnx_session import open_session
+from tests.support.processes import FreshPython
 
 SPIN_KEYS = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 
@@ -41,15 +40,16 @@ def test_minilm_scoring_and_training_sessions_do_not_spin() -> None:
     assert _spinning(emb.with_threads(1).load()._session) == ["0", "0"]
 
 
-def test_e5_engine_threads_wait_passively_unless_the_environment_says_otherwise() -> None:
+def test_e5_engine_threads_wait_passively_unless_the_environment_says_otherwise(
+    fresh_python: FreshPython,
+) -> None:
     # In a process of its own: OpenMP reads the variable once, when the engine's library loads.
     probe = (
         "import json, os; from core.embedders.e5 import E5Embedder; E5Embedder(threads=2).load(); "
         "print(json.dumps([os.environ.get('OMP_WAIT_POLICY'), os.environ.get('OMP_NUM_THREADS')]))"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    out = fresh_python(probe, env=env)
     assert json.loads(out.stdout.splitlines()[-1]) == ["PASSIVE", "2"]
-    active = {**env, "OMP_WAIT_POLICY": "ACTIVE"}
-    chosen = subprocess.run([sys.executable, "-c", probe], env=active, capture_output=True, text=True)
+    chosen = fresh_python(probe, env={**env, "OMP_WAIT_POLICY": "ACTIVE"})
     assert json.loads(chosen.stdout.splitlines()[-1])[0] == "ACTIVE"

@@ -3,34 +3,30 @@ page or of `service keys create` on two busy cores); the engine's names still re
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 from benchmarks import process_start
+from tests.support.processes import FreshPython
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def modules_after(code: str) -> set[str]:
+def modules_after(fresh_python: FreshPython, code: str) -> set[str]:
     script = f"{code}\nimport sys\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
-    return set(out.stdout.split())
+    return set(fresh_python(script).stdout.split())
 
 
-def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded() -> None:
+def test_errors_embedders_and_the_key_store_leave_scikit_learn_unloaded(fresh_python: FreshPython) -> None:
     loaded = modules_after(
-        "import core.engine.errors, core.embedders, service.store.db, service.store.api_keys"
+        fresh_python, "import core.engine.errors, core.embedders, service.store.db, service.store.api_keys"
     )
     assert not loaded & {"sklearn", "scipy"}, sorted(loaded & {"sklearn", "scipy"})
 
 
-def test_a_service_process_starts_without_scikit_learn_or_the_sign_in_verifier() -> None:
+def test_a_service_process_starts_without_scikit_learn_or_the_sign_in_verifier(
+    fresh_python: FreshPython,
+) -> None:
     """An API process and a worker load scikit-learn with their first run or score, and the ID-token
     verifier's libraries with the first token, not at start: every process of a fleet (and of the suite)
     would otherwise pay about 1.5 s and 0.3 s of CPU for them."""
     later = {"sklearn", "scipy", "joserfc", "httpx"}
-    loaded = modules_after(process_start.START)
+    loaded = modules_after(fresh_python, process_start.START)
     assert not loaded & later, sorted(loaded & later)
 
 

@@ -6,11 +6,8 @@ import json
 import os
 import random
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +38,7 @@ from core.engine.synthesis import (
 from core.engine.text_utils import dedup_key
 from core.engine.types import Sample, TraitSpec
 from tests.support.loopback import serving
+from tests.support.processes import FreshPython
 
 COMPLAINTS = [
     "My refund has been delayed for three weeks and nobody answers. I am done waiting.",
@@ -396,18 +394,10 @@ print(hashlib.sha256(repr(out).encode()).hexdigest(), len(out))
 """
 
 
-def test_same_output_in_another_process() -> None:
+def test_same_output_in_another_process(fresh_python: FreshPython) -> None:
     digests = set()
     for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run(
-            [sys.executable, "-c", _DIGEST_SCRIPT],
-            env=env,
-            cwd=Path(__file__).resolve().parents[2],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = fresh_python(_DIGEST_SCRIPT, env={**os.environ, "PYTHONHASHSEED": hash_seed})
         digests.add(done.stdout.strip())
     assert len(digests) == 1
     assert int(digests.pop().split()[1]) > 32

@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +28,7 @@ from core.engine import (
 from core.engine.pole_text import all_pole_texts
 from core.engine.training import PRIOR_SHRINKAGE, SE_RULE, _choose, auc_difference_se, param_hash
 from core.engine.trait_model import K_MAX, K_MIN, AxisSpectrum, PoleMoments, fit_calibration
+from tests.support.processes import FreshPython
 
 METRIC_KEYS = {
     "positive_samples",
@@ -470,7 +468,9 @@ def test_fold_moments_by_subtraction_match_a_direct_fit() -> None:
         assert o1 == pytest.approx(o2, abs=1e-10)
 
 
-def test_another_process_trains_the_same_snapshot(corpus: Any, hashing: Embedder) -> None:
+def test_another_process_trains_the_same_snapshot(
+    corpus: Any, hashing: Embedder, fresh_python: FreshPython
+) -> None:
     samples = corpus.sentiment_samples()
     result = train([corpus.SENTIMENT], samples, embedder=hashing, effort="medium")
     script = (
@@ -486,12 +486,4 @@ def test_another_process_trains_the_same_snapshot(corpus: Any, hashing: Embedder
     payload = json.dumps(
         {"trait": dataclasses.asdict(corpus.SENTIMENT), "samples": [dataclasses.asdict(s) for s in samples]}
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        input=payload,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert json.loads(done.stdout) == result.snapshot
+    assert json.loads(fresh_python(script, input=payload).stdout) == result.snapshot

@@ -4,10 +4,9 @@ as its `Context.build`'s default, without the service imported before the proces
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 from harness.faults import TestHooks, faults_env
+from tests.support.processes import FreshPython
 
 PROBE = """
 import inspect, sys
@@ -25,10 +24,11 @@ def test_run_hooks_can_hold_one_attempt() -> None:
     assert not hooks.slow_save.applies("b.x", 1)
 
 
-def test_a_process_started_with_the_faults_env_builds_its_context_with_them() -> None:
+def test_a_process_started_with_the_faults_env_builds_its_context_with_them(
+    fresh_python: FreshPython,
+) -> None:
     env = {**os.environ, **faults_env({"slow_run": {"handle_prefix": "acme.", "seconds": 1}})}
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    out = fresh_python(PROBE, env=env)
     assert out.stdout.split(maxsplit=2) == [
         "False",
         "TestHooks",

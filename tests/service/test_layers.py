@@ -4,29 +4,24 @@ this test, what an interpreter loads."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import FreshPython
 
 
-def loaded_after(module: str) -> set[str]:
+def loaded_after(fresh_python: FreshPython, module: str) -> set[str]:
     """The service modules a fresh interpreter holds after importing `module`."""
     script = f"import sys, {module}\nprint(' '.join(m for m in sys.modules if m.startswith('service')))"
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
-    return set(out.stdout.split())
+    return set(fresh_python(script).stdout.split())
 
 
-def test_the_domain_loads_neither_the_runs_nor_the_context() -> None:
+def test_the_domain_loads_neither_the_runs_nor_the_context(fresh_python: FreshPython) -> None:
     # Before the store layer, importing the pool's domain module loaded the context, hence the executor and
     # every run kind.
-    loaded = loaded_after("service.domain.pool")
+    loaded = loaded_after(fresh_python, "service.domain.pool")
     assert "service.domain.pool" in loaded and "service.store.tables" in loaded
     assert "service.runs.executor" not in loaded
     assert not {m for m in loaded if m.startswith(("service.runs", "service.context", "service.routes"))}
 
 
-def test_the_store_loads_nothing_above_it() -> None:
-    loaded = loaded_after("service.store.ledger, service.store.samples, service.store.history")
+def test_the_store_loads_nothing_above_it(fresh_python: FreshPython) -> None:
+    loaded = loaded_after(fresh_python, "service.store.ledger, service.store.samples, service.store.history")
     assert not {m for m in loaded if m.startswith(("service.domain", "service.runs", "service.context"))}

@@ -4,8 +4,6 @@ answers POST /v1/chat/completions, the served service is pointed at it by its se
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.support.loopback import serving
+from tests.support.processes import FreshPython
 from tests.support.service import Svc, check, running, wait_settled
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
@@ -180,7 +179,7 @@ def _closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def test_without_a_generator_the_openai_package_is_never_imported() -> None:
+def test_without_a_generator_the_openai_package_is_never_imported(fresh_python: FreshPython) -> None:
     # A fresh interpreter: the service's app, its runs and a synthesis through them, without a generator.
     code = (
         "import sys\n"
@@ -192,7 +191,7 @@ def test_without_a_generator_the_openai_package_is_never_imported() -> None:
         "assert synthesize([t], [], embedder=get_embedder('hashing'), pool=['a text', 'another text'])\n"
         "assert 'openai' not in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    fresh_python(code)
 
 
 def test_generator_settings_go_together_and_keep_the_key_out_of_sight(tmp_path: Path) -> None:

@@ -1,13 +1,22 @@
-"""`server_process`: the fixture of a test that starts a service process of its own, directly or through what
-it runs (a notebook, a benchmark, a documented example, an operator's command). Asking for it marks the test
-`server` (tests/support/markers.py), which the fast lane leaves out; and a service process the test leaves
-running is ended when the test ends, so a failed test does not leave a server behind for the rest of the run.
+"""The fixtures of a test that starts a process of its own; each marks the test (tests/support/markers.py),
+and the fast lane leaves both out.
+
+`server_process`: a service process of its own, directly or through what it runs (a notebook, a benchmark, a
+documented example, an operator's command); marks it `server`. A service process the test leaves running is
+ended when the test ends, so a failed test does not leave a server behind for the rest of the run.
+
+`fresh_python`: runs Python code in a new interpreter, for what only a process of its own shows (what an
+import loads, what another process computes); marks it `interpreter`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Protocol
 
 import psutil
 import pytest
@@ -39,3 +48,36 @@ def server_process() -> Iterator[None]:
     _, alive = psutil.wait_procs(left, timeout=20)
     for process in alive:
         process.kill()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FreshPython(Protocol):
+    def __call__(
+        self, code: str, *, env: Mapping[str, str] | None = None, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+def _run_python(
+    code: str, *, env: Mapping[str, str] | None = None, input: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`code` run by this environment's interpreter from the checkout (`env`: its whole environment, else
+    the test's); with `check`, an exit other than 0 fails the test with what the process wrote."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr[-4000:]
+    return done
+
+
+@pytest.fixture
+def fresh_python() -> FreshPython:
+    return _run_python
