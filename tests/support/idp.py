@@ -33,8 +33,7 @@ CALLBACK = "http://localhost/callback"  # the mock accepts any redirect URI; not
 @dataclass(frozen=True)
 class Idp:
     issuer: str
-    # One client for every call: each new one builds an SSL context, which cost the sign-in tests more CPU
-    # than the provider's own work.
+    # One client for every call: each new one builds an SSL context.
     http: httpx.Client
 
     def set_user(self, sub: str, **claims: Any) -> None:
