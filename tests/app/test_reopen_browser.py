@@ -134,8 +134,16 @@ def _journey(
     ui.click_as_timer_fires("More empty rows", POLL_S)  # three empty rows at first: five more
     # As a person sees the rows arrive before typing into them (a click while the page still redraws can be
     # lost, and typing would then start in stored rows).
+    try:
+        expect_rows(_grid(page), rows + 5, timeout=20_000)
+    except AssertionError:
+        # The press was lost in the timer's rerun (seen once on a loaded CI machine): a person presses
+        # again. A press that counted twice still fails: ten rows are neither of these.
+        ui.settle()
+        assert row_count(_grid(page)) == rows, "the rows changed, but not by five"
+        ui.click("More empty rows")
+        expect_rows(_grid(page), rows + 5)
     rows += 5
-    expect_rows(_grid(page), rows)
     grid = _grid(page)
     click_row_cell(page, grid, 1)
     to_last_row(page, grid, "new row")

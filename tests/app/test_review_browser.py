@@ -130,20 +130,32 @@ def _label_round(uis: dict[str, Ui], person: random.Random, done: int, given: di
         assert _errors(ui.page) == [], (sub, done)
 
 
-def _pick(ui: Ui, numbers: list[int]) -> None:
-    """Pick the review queue's labels numbered `numbers` (1-based, as the list says) in its multiselect."""
+def _choose(ui: Ui, n: int) -> None:
+    """Open the multiselect's list and click its option numbered `n`, as a person does: a click on a page
+    being drawn can miss the box, and a run that draws the page anew closes an open list; then they click
+    again (a few times at most: a list that never opens still fails, with Playwright's message)."""
     box = ui.page.get_by_label("Labels to decide")
     listbox = ui.page.get_by_role("listbox")
+    option = ui.page.get_by_role("option", name=re.compile(rf"^{n}\. "))
+    for _ in range(4):
+        try:
+            if not listbox.count():
+                box.click()
+                listbox.wait_for(timeout=5_000)
+            option.click(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            ui.idle()
+    if not listbox.count():
+        box.click()
+    option.click()
+
+
+def _pick(ui: Ui, numbers: list[int]) -> None:
+    """Pick the review queue's labels numbered `numbers` (1-based, as the list says) in its multiselect."""
     ui.idle()  # a list opened during a run closes when the run draws the page anew
     for n in numbers:
-        if not listbox.count():
-            box.click()
-            try:
-                listbox.wait_for(timeout=5_000)
-            except PlaywrightTimeout:  # the click fell on a page being drawn: a person clicks again
-                ui.idle()
-                box.click()
-        ui.page.get_by_role("option", name=re.compile(rf"^{n}\. ")).click()
+        _choose(ui, n)
         ui.settle()
         # A person sees the pick among the chosen (a click on a list being redrawn can miss), else picks
         # again. A chip, not its Remove button: the chips leave the accessibility tree while the list is open.
@@ -153,9 +165,7 @@ def _pick(ui: Ui, numbers: list[int]) -> None:
         try:
             chip.wait_for(timeout=5_000)
         except PlaywrightTimeout:
-            if not listbox.count():
-                box.click()
-            ui.page.get_by_role("option", name=re.compile(rf"^{n}\. ")).click()
+            _choose(ui, n)
             ui.settle()
             chip.wait_for()
     ui.page.keyboard.press("Escape")  # the list closes; the picks go with the press (one form)

@@ -51,9 +51,10 @@ def row_count(grid: Locator) -> int:
     return int(table.get_attribute("aria-rowcount") or 0) - 1
 
 
-def expect_rows(grid: Locator, rows: int) -> None:
+def expect_rows(grid: Locator, rows: int, timeout: float = 60_000) -> None:
     """Wait until the grid holds `rows` rows, as a person sees a deleted row go or new rows arrive."""
-    expect(grid.locator("table[role='grid']").first).to_have_attribute("aria-rowcount", str(rows + 1))
+    table = grid.locator("table[role='grid']").first
+    expect(table).to_have_attribute("aria-rowcount", str(rows + 1), timeout=timeout)
 
 
 def select_row(page: Page, grid: Locator, row: int) -> None:
