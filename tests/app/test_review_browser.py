@@ -529,10 +529,8 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         for sub, search in ASSIGNED.items():
             first = [t for t, _ in given[sub] if t not in GOLD][:PER_PERSON]
             assert all(search in t for t in first), (sub, first)
-        carols_first = [t for t, _ in given["carol"] if t not in GOLD][:PER_PERSON]
-        assert {METADATA[t]["channel"] for t in carols_first} == {channel}, (
-            carols_first
-        )  # the metadata filter
+        carols_first = [t for t, _ in given["carol"] if t not in GOLD][:PER_PERSON]  # by the metadata filter
+        assert {METADATA[t]["channel"] for t in carols_first} == {channel}, carols_first
         assert {
             p.annotator: (p.assigned, p.labelled, p.remaining) for p in api.assignments(SCALED).people
         } == {email(sub): (PER_PERSON, PER_PERSON, 0) for sub in ASSIGNED}

@@ -270,7 +270,7 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
 ) -> None:
     """The app called as the server would: the body arrives, then the client disconnects. The scores are
     computed, the explanation (the costly part) is not: the answer is 499, nobody is there to read it."""
-    import anyio.from_thread
+    import anyio
 
     c, h = svc.client, svc.author
     make_model(c, h, "acme.h")
@@ -313,9 +313,7 @@ def test_no_explanation_is_computed_for_a_client_that_went_away(
         return sent
 
     monkeypatch.setattr(scoring, "explanation", counting_explain)
-    # Its loop in a thread of its own, whatever the calling thread runs (a browser module's Playwright)
-    with anyio.from_thread.start_blocking_portal() as portal:
-        there = portal.call(call, False)
-        assert there[0]["status"] == 200 and explained == ["Dear Sir, kind regards."]
-        gone = portal.call(call, True)
+    there = anyio.run(call, False)
+    assert there[0]["status"] == 200 and explained == ["Dear Sir, kind regards."]
+    gone = anyio.run(call, True)
     assert gone[0]["status"] == 499 and explained == ["Dear Sir, kind regards."]

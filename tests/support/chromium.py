@@ -15,7 +15,7 @@ from harness import browser as chromium
 def browser() -> Iterator[Any]:
     """One per module, not per worker: while Playwright's sync API runs, the thread counts as inside an event
     loop, so a later module's `asyncio.run` (the load benchmarks' clients) or `sync_playwright()` would fail
-    on a worker that kept it. A launch costs about 2 CPU-s."""
+    on a worker that kept it."""
     from playwright.sync_api import expect, sync_playwright  # imported here: only browser tests need it
 
     from tests.support.app import EXPECT_BOUND_MS  # (imports Playwright too)
