@@ -7,7 +7,7 @@ clients for `--duration` seconds. Each client draws operations at random (weight
 batch, compare), reads (list and page models, get model, list samples and versions, history, keys), its own
 writes (add samples, patch, pool import, suggest, train), tagging the shared model, and hostile requests
 answered with their documented refusal (another namespace's key, a scoring key, no key, a forged cursor,
-broken JSON).
+broken JSON). Before drawing, the clients share out every kind once, so that a short run covers them all.
 
 An error is any answer outside the operation's documented statuses (a 5xx, a 503 `database_busy` included) or
 no answer at all. Target: 0 errors. Prints a table and writes benchmarks/results/mixed_load.json.
@@ -239,6 +239,8 @@ async def run_clients(world: World, clients: int, duration: float) -> Tally:
 
         async def loop(i: int) -> None:
             client = Client(i, world, session, tally)
+            for op in ops[i::clients]:  # every kind at least once, however short or loaded the run
+                await op(client)
             while time.monotonic() < deadline:
                 await client.rng.choices(ops, weights)[0](client)
 
