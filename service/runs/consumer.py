@@ -128,6 +128,8 @@ class Worker:
         self._consumer.stop(graceful=False)  # only sets the stop flag; we join with a deadline below
         deadline = time.monotonic() + grace_s
         threads = [t for _, t in self._consumer.worker_threads] + [self._consumer.scheduler]
-        while any(t.is_alive() for t in threads) and time.monotonic() < deadline and not cancelled():
-            time.sleep(0.05)
+        for thread in threads:
+            # Joined in slices so that `cancelled()` is heard; a thread that ends is joined at once.
+            while thread.is_alive() and not cancelled() and (left := deadline - time.monotonic()) > 0:
+                thread.join(min(0.05, left))
         return not any(t.is_alive() for t in threads)
