@@ -10,11 +10,14 @@ import pytest
 
 from harness.pgcluster import database_url_fixture, selected_backends
 from tests.support.deselect import deselect_marked
-from tests.support.service import DATABASE_FREE, Svc, _migrate, default_backends, running
+from tests.support.service import DATABASE_FREE, Svc, default_backends, prepare_template, running
 
 # Every in-process test runs on SQLite and on PostgreSQL (one cluster per session, a database per test
-# copied from a migrated template); SCORING_TEST_DATABASES=sqlite (or postgres) picks one.
-database_url = database_url_fixture(backends=selected_backends(default=default_backends()), prepare=_migrate)
+# copied from a template, migrated and holding the four keys); SCORING_TEST_DATABASES=sqlite (or postgres)
+# picks one.
+database_url = database_url_fixture(
+    backends=selected_backends(default=default_backends()), prepare=prepare_template
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

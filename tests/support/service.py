@@ -18,6 +18,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from harness.pgcluster import PgClusterError, find_pg_bin
 from harness.ports import free_port
@@ -29,7 +31,8 @@ from service.context import Context
 from service.domain.needs import LOGGED, Checkpoints
 from service.process.api import create_app
 from service.store.api_keys import create_key
-from service.store.db import make_engine, migrate, transaction
+from service.store.db import make_engine, make_session_factory, migrate, transaction
+from service.store.tables import ApiKey
 
 FORMAL = [
     "Dear Sir, I am writing to formally request the quarterly report.",
@@ -248,6 +251,49 @@ def _migrate(url: str) -> None:
     engine.dispose()
 
 
+@dataclass(frozen=True)
+class Keys:
+    """The four keys every `svc` starts with (Svc's fields of the same names)."""
+
+    author: dict[str, str]
+    scorer: dict[str, str]
+    other: dict[str, str]
+    publisher: dict[str, str]
+
+
+def _create_keys(sessions: sessionmaker[Session]) -> Keys:
+    def key(namespaces: list[str], scope: str) -> dict[str, str]:
+        with transaction(sessions) as s:
+            return auth(create_key(s, namespaces, scope))
+
+    return Keys(
+        key(["acme", "lab"], "authoring"), key(["acme"], "scoring"), key(["other"], "authoring"),
+        key(["public"], "authoring"),
+    )  # fmt: skip
+
+
+_TEMPLATE_KEYS: dict[str, Keys] = {}  # the prefix of its authoring key -> the keys a template holds
+
+
+def prepare_template(url: str) -> None:
+    """The template each `svc` database is copied from: migrated, with the four keys already in it, so a
+    test does not pay for creating them again."""
+    _migrate(url)
+    engine = make_engine(url)
+    try:
+        keys = _create_keys(make_session_factory(engine))
+    finally:
+        engine.dispose()
+    _TEMPLATE_KEYS[keys.author["Authorization"].split("_")[1]] = keys
+
+
+def _keys_of(ctx: Context) -> Keys:
+    """The template's keys if the database is a copy of one (prepare_template), else four new keys."""
+    with ctx.reads() as s:
+        found = s.scalar(select(ApiKey.prefix).where(ApiKey.prefix.in_(_TEMPLATE_KEYS)).limit(1))
+    return _TEMPLATE_KEYS[found] if found is not None else _create_keys(ctx.sessions)
+
+
 def default_backends() -> tuple[str, ...]:
     """Both databases when the PostgreSQL binaries are installed (CI and these machines), else SQLite."""
     try:
@@ -302,9 +348,5 @@ def running(data_dir: Path, **overrides: object) -> Iterator[Svc]:
     app = create_app(settings, context=Context.build(settings, checkpoints))
     ctx: Context = app.state.ctx
     with TestClient(app, raise_server_exceptions=False) as client:
-        svc = Svc(app, ctx, client, {}, {}, {}, {})
-        svc.author = svc.key(["acme", "lab"], "authoring")
-        svc.scorer = svc.key(["acme"], "scoring")
-        svc.other = svc.key(["other"], "authoring")
-        svc.publisher = svc.key(["public"], "authoring")
-        yield svc
+        keys = _keys_of(ctx)
+        yield Svc(app, ctx, client, keys.author, keys.scorer, keys.other, keys.publisher)
