@@ -17,7 +17,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast test-browser test-pages test-matrix test-postgres test-server test-interpreter \
+.PHONY: run test test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
 	test-fleet test-slow lint bench serve lock \
 	durations mpnet
 
@@ -104,7 +104,7 @@ durations:
 	$(PY) -m tests.durations artifacts/junit.xml
 
 # The fast lane: no browser, no page, no auth-matrix cell, no PostgreSQL, no fleet, no process of its own (a
-# service, an interpreter), no MiniLM model
+# service, an interpreter, a command), no MiniLM model
 # (markers follow from the fixtures a test uses: tests/support/markers.py); the service tests on SQLite only.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
@@ -113,11 +113,11 @@ test-fast: $(STAMP)
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
 	SCORING_TEST_DATABASES=sqlite $(PYTEST) \
-		-m "not (browser or pages or matrix or postgres or fleet or server or interpreter or slow)" $(PYTEST_ARGS)
+		-m "not (browser or pages or matrix or postgres or fleet or server or process or slow)" $(PYTEST_ARGS)
 
 # One tier alone, by its marker, without the checks and coverage: `make test-postgres` after changing the store,
 # `make test-browser` after a page's interactions, … (docs/contributing.md, "Which tests to run when").
-TIERS := browser pages matrix postgres server interpreter fleet slow
+TIERS := browser pages matrix postgres server process fleet slow
 $(addprefix test-,$(TIERS)): test-%: $(STAMP)
 	$(COMPILE_OURS)
 	$(PYTEST) -m $* $(PYTEST_ARGS)

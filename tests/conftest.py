@@ -15,7 +15,7 @@ from tests import durations
 from tests.support.chromium import browser  # noqa: F401 - registered here for every suite
 from tests.support.embedders import CACHE_DAYS, EMBEDDER_CACHE, build_code_hash
 from tests.support.markers import mark_by_fixtures
-from tests.support.processes import fresh_python, server_process  # noqa: F401 - registered for every suite
+from tests.support.processes import fresh_python, run_program, server_process  # noqa: F401 - registered for every suite
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

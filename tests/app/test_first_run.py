@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
 import sys
 
 from app.banner import banner
@@ -12,7 +11,8 @@ from app.shell.reads import is_write
 from core.client import Client
 from core.local import LocalService
 from harness.ports import free_port
-from tests.support.app import ROOT, make_draft, new_handle
+from tests.support.app import make_draft, new_handle
+from tests.support.processes import RunProgram
 
 
 def test_banner_says_where_and_what_the_first_visit_does() -> None:
@@ -24,24 +24,20 @@ def test_banner_says_where_and_what_the_first_visit_does() -> None:
     assert "https://scoring.example.com/v1" in remote and "local scoring service" not in remote
 
 
-def test_banner_runs_as_make_run_calls_it() -> None:
+def test_banner_runs_as_make_run_calls_it(run_program: RunProgram) -> None:
     port = free_port()
-    out = subprocess.run(
-        [sys.executable, "-m", "app.banner", str(port)], cwd=ROOT, capture_output=True, text=True, check=True
-    )
+    out = run_program([sys.executable, "-m", "app.banner", str(port)])
     assert f"http://localhost:{port}" in out.stdout and not out.stderr
 
 
-def test_a_port_in_use_is_said_before_any_banner() -> None:
+def test_a_port_in_use_is_said_before_any_banner(run_program: RunProgram) -> None:
     """`make run PORT=8611` with the port taken printed "open http://localhost:8611 … ready in a few seconds"
     and only then Streamlit's "Port 8611 is not available". Now the check comes first and says what to do."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other_program:
         other_program.bind(("127.0.0.1", 0))
         other_program.listen()
         port = other_program.getsockname()[1]
-        out = subprocess.run(
-            [sys.executable, "-m", "app.banner", str(port)], cwd=ROOT, capture_output=True, text=True
-        )
+        out = run_program([sys.executable, "-m", "app.banner", str(port)], check=False)
     assert out.returncode == 1  # make stops: Streamlit is never started
     assert out.stdout == ""  # no banner promising an address that will not answer
     said = " ".join(out.stderr.split())
@@ -51,10 +47,8 @@ def test_a_port_in_use_is_said_before_any_banner() -> None:
     assert "Stop that program, or start on another port" in said
 
 
-def test_a_port_that_is_not_a_number_is_said() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "app.banner", "86x1"], cwd=ROOT, capture_output=True, text=True
-    )
+def test_a_port_that_is_not_a_number_is_said(run_program: RunProgram) -> None:
+    out = run_program([sys.executable, "-m", "app.banner", "86x1"], check=False)
     assert out.returncode == 1 and out.stdout == "" and "PORT=86x1 is not a port number" in out.stderr
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import yaml
 from sqlalchemy.engine import make_url
 
 from tests.support.deploy import REPO
+from tests.support.processes import RunProgram
 
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
@@ -30,9 +30,9 @@ def env_example() -> dict[str, str]:
     return dict(pairs)
 
 
-def compose_command() -> list[str] | None:
+def compose_command(run_program: RunProgram) -> list[str] | None:
     for cmd in (["docker", "compose"], ["docker-compose"]):
-        if shutil.which(cmd[0]) and subprocess.run([*cmd, "version"], capture_output=True).returncode == 0:
+        if shutil.which(cmd[0]) and run_program([*cmd, "version"], check=False).returncode == 0:
             return cmd
     return None
 
@@ -62,8 +62,8 @@ def test_compose_file_takes_every_secret_from_the_env_file() -> None:
     assert (DEPLOY / "nginx.conf").exists()
 
 
-def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> None:
-    compose = compose_command()
+def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path, run_program: RunProgram) -> None:
+    compose = compose_command(run_program)
     if compose is None:  # no client on this machine; .ci/run installs docker-compose
         return
     env_file = tmp_path / ".env"
@@ -72,8 +72,7 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
     env_file.write_text("".join(f"{k}='{v}'\n" for k, v in values.items()))
     base = [*compose, "-f", str(COMPOSE), "--project-directory", str(DEPLOY)]
 
-    resolved = subprocess.run([*base, "--env-file", str(env_file), "config"], capture_output=True, text=True)
-    assert resolved.returncode == 0, resolved.stderr
+    resolved = run_program([*base, "--env-file", str(env_file), "config"])
     spec = yaml.safe_load(resolved.stdout.replace("$$", "$"))  # `config` escapes a literal $ as $$
     for name in ("migrate", "api", "worker"):
         env = spec["services"][name]["environment"]
@@ -87,8 +86,7 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
     signin = {"SCORING_OIDC_ISSUER": "https://id.example.com", "SCORING_OIDC_AUDIENCE": "workbench",
               "SCORING_TRUSTED_PROXIES": "*"}  # fmt: skip
     env_file.write_text("".join(f"{k}='{v}'\n" for k, v in {**values, **signin}.items()))
-    resolved = subprocess.run([*base, "--env-file", str(env_file), "config"], capture_output=True, text=True)
-    assert resolved.returncode == 0, resolved.stderr
+    resolved = run_program([*base, "--env-file", str(env_file), "config"])
     spec = yaml.safe_load(resolved.stdout.replace("$$", "$"))
     for name in ("migrate", "api", "worker"):
         assert {k: spec["services"][name]["environment"][k] for k in OPTIONAL} == signin
@@ -97,17 +95,14 @@ def test_docker_compose_config_resolves_with_the_env_file(tmp_path: Path) -> Non
     empty = tmp_path / "empty"
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_")}
-    missing = subprocess.run(
-        [*compose, "-f", str(COMPOSE), "--project-directory", str(empty), "config"],
-        capture_output=True,
-        text=True,
-        env=env,
+    missing = run_program(
+        [*compose, "-f", str(COMPOSE), "--project-directory", str(empty), "config"], env=env, check=False
     )
     assert missing.returncode != 0
     assert "set SCORING_DATABASE_PASSWORD in deploy/.env" in missing.stderr + missing.stdout
 
 
-def test_nginx_resolves_the_api_at_request_time(tmp_path: Path) -> None:
+def test_nginx_resolves_the_api_at_request_time(tmp_path: Path, run_program: RunProgram) -> None:
     conf = (DEPLOY / "nginx.conf").read_text()
     assert re.search(r"^resolver 127\.0\.0\.11 valid=\d+s", conf, re.M)
     assert re.search(r"^\s*proxy_pass \$\w+;", conf, re.M)  # a variable: resolved per request, not at start
@@ -120,10 +115,7 @@ def test_nginx_resolves_the_api_at_request_time(tmp_path: Path) -> None:
         f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
         f"http {{\n    access_log off;\n    include {DEPLOY / 'nginx.conf'};\n}}\n"
     )
-    check = subprocess.run(
-        [nginx, "-t", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stderr
+    check = run_program([nginx, "-t", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)])
     assert "syntax is ok" in check.stderr
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 from harness.cpu_per_test import main
+from tests.support.processes import ROOT, RunProgram
 
-ROOT = Path(__file__).resolve().parents[2]
 BURN = 0.6  # CPU seconds each burning test spends
 
 SUITE = f"""
@@ -47,13 +46,13 @@ def test_only_waits():
 IDLE = {"test_stops_the_burner", "test_only_waits"}
 
 
-def test_each_test_gets_the_cpu_of_its_process_tree(tmp_path: Path) -> None:
+def test_each_test_gets_the_cpu_of_its_process_tree(tmp_path: Path, run_program: RunProgram) -> None:
     (tmp_path / "test_suite.py").write_text(textwrap.dedent(SUITE))
     out = tmp_path / "cpu"
-    subprocess.run(
+    run_program(
         [sys.executable, "-m", "pytest", "-q", "-p", "harness.cpu_per_test", "--cpu-dir", str(out),
          "-p", "no:cacheprovider", "-p", "no:randomly", "test_suite.py"],
-        cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True, capture_output=True,
+        cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     rows = [json.loads(line) for line in (out / "main.jsonl").read_text().splitlines()]
     cpu = {row["test"].split("::")[1]: row["cpu_s"] for row in rows}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import psutil
+
+from tests.support.processes import RunProgram
 
 # The command: the spinners are its parent's other children; it prints their pids and exits with their count.
 COUNT = (
@@ -15,12 +16,9 @@ COUNT = (
 )
 
 
-def test_runs_the_command_beside_spinners_and_returns_its_status() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "harness.busy", "--procs", "2", "--", sys.executable, "-c", COUNT],
-        capture_output=True,
-        text=True,
-        timeout=60,
+def test_runs_the_command_beside_spinners_and_returns_its_status(run_program: RunProgram) -> None:
+    run = run_program(
+        [sys.executable, "-m", "harness.busy", "--procs", "2", "--", sys.executable, "-c", COUNT], check=False
     )
     assert run.returncode == 2, run.stderr
     spinners = [int(pid) for pid in run.stdout.split()]
@@ -28,7 +26,7 @@ def test_runs_the_command_beside_spinners_and_returns_its_status() -> None:
     assert not [pid for pid in spinners if psutil.pid_exists(pid)]  # stopped once the command ended
 
 
-def test_refuses_a_missing_command() -> None:
-    run = subprocess.run([sys.executable, "-m", "harness.busy"], capture_output=True, text=True, timeout=60)
+def test_refuses_a_missing_command(run_program: RunProgram) -> None:
+    run = run_program([sys.executable, "-m", "harness.busy"], check=False)
     assert run.returncode == 2
     assert "give the command" in run.stderr

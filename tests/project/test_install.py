@@ -11,26 +11,21 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import FreshPython, RunProgram
 
 
-def recipe(venv: Path) -> list[str]:
+def recipe(run_program: RunProgram, venv: Path) -> list[str]:
     """The commands `make` would run for the runtime install stamp of a venv at `venv` (not run: `-n`)."""
-    done = subprocess.run(
-        ["make", "-n", "-B", f"VENV={venv}", f"{venv}/.installed-runtime"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = run_program(["make", "-n", "-B", f"VENV={venv}", f"{venv}/.installed-runtime"])
     return [line for line in done.stdout.splitlines() if line.strip()]
 
 
-def test_make_run_byte_compiles_the_environment_but_test_suites_and_sympy(tmp_path: Path) -> None:
+def test_make_run_byte_compiles_the_environment_but_test_suites_and_sympy(
+    tmp_path: Path, run_program: RunProgram
+) -> None:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
@@ -42,8 +37,8 @@ def test_make_run_byte_compiles_the_environment_but_test_suites_and_sympy(tmp_pa
     for path in modules.values():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("VALUE = 1\n")
-    (compile_step,) = [line for line in recipe(venv) if " -m compileall " in line]
-    subprocess.run(shlex.split(compile_step), cwd=ROOT, check=True, timeout=120)
+    (compile_step,) = [line for line in recipe(run_program, venv) if " -m compileall " in line]
+    run_program(shlex.split(compile_step))
 
     def compiled(path: Path) -> bool:
         return any((path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"))
@@ -55,7 +50,7 @@ def test_make_run_byte_compiles_the_environment_but_test_suites_and_sympy(tmp_pa
     }
 
 
-def test_make_run_and_test_byte_compile_our_packages(tmp_path: Path) -> None:
+def test_make_run_and_test_byte_compile_our_packages(tmp_path: Path, run_program: RunProgram) -> None:
     # Under PYTHONDONTWRITEBYTECODE nothing else writes their bytecode: every process would compile them.
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
@@ -65,36 +60,28 @@ def test_make_run_and_test_byte_compile_our_packages(tmp_path: Path) -> None:
         (tmp_path / name).mkdir(parents=True, exist_ok=True)
         (tmp_path / name / "mod.py").write_text("VALUE = 1\n")
     for target in ("run", "test"):
-        lines = subprocess.run(
-            ["make", "-n", f"VENV={venv}", target], cwd=ROOT, capture_output=True, text=True
-        ).stdout.splitlines()
+        lines = run_program(["make", "-n", f"VENV={venv}", target]).stdout.splitlines()
         # Not the install stamps' compile step (of the venv's lib), tested above.
         (step,) = [x.lstrip("@") for x in lines if " -m compileall " in x and f"{venv}/lib" not in x]
         for cache in tmp_path.glob("**/__pycache__"):
             shutil.rmtree(cache)
-        subprocess.run(shlex.split(step), cwd=tmp_path, check=True, timeout=120)
+        run_program(shlex.split(step), cwd=tmp_path)
         compiled = {name for name in (*ours, "docs") if list((tmp_path / name / "__pycache__").glob("*.pyc"))}
         assert compiled == ours, target
 
 
-def test_the_installed_packages_import_from_anywhere(tmp_path: Path) -> None:
+def test_the_installed_packages_import_from_anywhere(tmp_path: Path, fresh_python: FreshPython) -> None:
     # Outside the checkout and without PYTHONPATH: only the install (an editable one) makes them importable.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     code = "import app, core.client, core.engine, service.process.api; print('ok')"
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    assert fresh_python(code, cwd=tmp_path, env=env).stdout.strip() == "ok"
 
 
-def test_the_lock_is_in_step_with_pyproject(tmp_path: Path) -> None:
+def test_the_lock_is_in_step_with_pyproject(tmp_path: Path, run_program: RunProgram) -> None:
     # `make` installs uv.lock (`uv sync --locked`): a dependency changed without `make lock` fails here rather
     # than at the next install. Offline: checking needs no package index.
     here = Path(sys.executable).parent  # make bootstraps uv into the venv when it is not on PATH
     uv = shutil.which("uv", path=os.pathsep.join([str(here), os.environ.get("PATH", "")]))
     assert uv is not None, "uv is missing: `make .venv/.installed` installs it"
     env = os.environ | {"UV_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [uv, "lock", "--check", "--offline"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    run_program([uv, "lock", "--check", "--offline"], env=env)

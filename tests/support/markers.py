@@ -12,7 +12,9 @@ MARKER_OF_FIXTURE = {
     "browser": "browser",  # headless Chromium (tests/support/chromium.py)
     "running_fleet": "fleet",  # API and worker processes on one database (tests/scale/conftest.py)
     "server_process": "server",  # a service process of the test's own (tests/support/processes.py)
-    "fresh_python": "interpreter",  # code run in a new interpreter (tests/support/processes.py)
+    # A program of the test's own: code in a new interpreter, a command line (tests/support/processes.py).
+    "fresh_python": "process",
+    "run_program": "process",
     "local_service": "pages",  # the pages against the workbench's local service (tests/app/conftest.py)
     # The auth matrix's cells, every operation x every caller (tests/service/test_auth_matrix.py): its writes
     # on a copy of a built world each, its reads on one shared world.
