@@ -68,12 +68,16 @@ def test_make_runs_launch_starts_the_service_before_any_visit(tmp_path: Path) ->
                 except httpx.TransportError:
                     return False
 
-            def ready() -> bool:  # the service is keyed and the workbench answers: nobody has visited
+            def serving() -> bool:  # the service's log gives its address once it serves, after the key
+                log = tmp_path / "service.log"
+                return (tmp_path / KEY_FILE).exists() and log.exists() and "ready on http" in log.read_text()
+
+            def ready() -> bool:  # the service serves and the workbench answers: nobody has visited
                 assert launched.poll() is None, (tmp_path / "launch.log").read_text()
-                return (tmp_path / KEY_FILE).exists() and answering(f"http://127.0.0.1:{port}/_stcore/health")
+                return serving() and answering(f"http://127.0.0.1:{port}/_stcore/health")
 
             wait_until(ready, 120, "the workbench and its keyed local service", interval=0.2)
-            with app_client(tmp_path) as client:  # its address from its log: serving, not only keyed
+            with app_client(tmp_path) as client:
                 assert client.health().status == "ok"
         finally:
             launched.terminate()
