@@ -84,7 +84,7 @@ def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path)
         "--embedder",
         "hashing",
         "--api-processes",
-        "2",
+        "1",
         "--clients",
         "2",
         "--texts",
@@ -117,8 +117,8 @@ def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path)
         children = processes.mentioning(str(short_tmpdir))
         postmasters = [p for p in children if "postgres -D" in cmdline(p)]
         servers = [p for p in children if "-m service serve" in cmdline(p)]
-        # Two fleets side by side (default rate limits, and none), each of the two API processes asked for.
-        assert len(servers) == 4 and postmasters, children
+        # Two fleets side by side (default rate limits, and none), each the embedded setup: one API process.
+        assert len(servers) == 2 and postmasters, children
 
         bench.send_signal(signal.SIGTERM)
         assert bench.wait(timeout=60) == 128 + signal.SIGTERM
