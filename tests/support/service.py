@@ -30,7 +30,7 @@ from service.config.settings import Settings
 from service.context import Context
 from service.domain.needs import LOGGED, Checkpoints
 from service.process.api import create_app
-from service.store.api_keys import create_key
+from service.store.api_keys import KEY_RE, create_key
 from service.store.db import make_engine, make_session_factory, migrate, transaction
 from service.store.tables import ApiKey
 
@@ -251,6 +251,12 @@ def _migrate(url: str) -> None:
     engine.dispose()
 
 
+def new_key(sessions: sessionmaker[Session], namespaces: list[str], scope: str) -> dict[str, str]:
+    """A new key's Authorization header."""
+    with transaction(sessions) as s:
+        return auth(create_key(s, namespaces, scope))
+
+
 @dataclass(frozen=True)
 class Keys:
     """The four keys every `svc` starts with (Svc's fields of the same names)."""
@@ -260,31 +266,34 @@ class Keys:
     other: dict[str, str]
     publisher: dict[str, str]
 
+    @property
+    def prefix(self) -> str:
+        """The authoring key's prefix, stored in clear: it finds these keys in a copy of their database."""
+        match = KEY_RE.match(self.author["Authorization"].removeprefix("Bearer "))
+        assert match is not None
+        return match.group(1)
+
 
 def _create_keys(sessions: sessionmaker[Session]) -> Keys:
-    def key(namespaces: list[str], scope: str) -> dict[str, str]:
-        with transaction(sessions) as s:
-            return auth(create_key(s, namespaces, scope))
-
     return Keys(
-        key(["acme", "lab"], "authoring"), key(["acme"], "scoring"), key(["other"], "authoring"),
-        key(["public"], "authoring"),
+        new_key(sessions, ["acme", "lab"], "authoring"), new_key(sessions, ["acme"], "scoring"),
+        new_key(sessions, ["other"], "authoring"), new_key(sessions, ["public"], "authoring"),
     )  # fmt: skip
 
 
-_TEMPLATE_KEYS: dict[str, Keys] = {}  # the prefix of its authoring key -> the keys a template holds
+_TEMPLATE_KEYS: dict[str, Keys] = {}  # Keys.prefix -> the keys a template database holds
 
 
 def prepare_template(url: str) -> None:
     """The template each `svc` database is copied from: migrated, with the four keys already in it, so a
     test does not pay for creating them again."""
-    _migrate(url)
     engine = make_engine(url)
     try:
+        migrate(engine)
         keys = _create_keys(make_session_factory(engine))
     finally:
         engine.dispose()
-    _TEMPLATE_KEYS[keys.author["Authorization"].split("_")[1]] = keys
+    _TEMPLATE_KEYS[keys.prefix] = keys
 
 
 def _keys_of(ctx: Context) -> Keys:
@@ -322,8 +331,7 @@ class Svc:
     publisher: dict[str, str]  # authoring key that owns the public catalog
 
     def key(self, namespaces: list[str], scope: str) -> dict[str, str]:
-        with transaction(self.ctx.sessions) as s:
-            return auth(create_key(s, namespaces, scope))
+        return new_key(self.ctx.sessions, namespaces, scope)
 
 
 def make_settings(data_dir: Path, **overrides: object) -> Settings:
