@@ -2,10 +2,12 @@
 
 The provider's signing keys come from the `jwks_uri` of its discovery document and are kept in memory; a
 token signed with a key not among them makes one refetch (at most every `REFETCH_S` seconds, so a stream of
-forged key ids cannot make the service hammer the provider), which is how a provider's key rotation is
-picked up without a restart. Checked: the signature (asymmetric algorithms only), `iss`, `aud` (and `azp`
-when present or when `aud` lists several clients), `exp` and `iat` (with the configured leeway), and that
-there is a `sub`.
+forged tokens cannot make the service hammer the provider), which is how a provider's key rotation is
+picked up without a restart. "Not among them" is either a key id (`kid`) the held keys lack, or a signature
+that none of the held keys verifies: a provider that names no `kid` (one key at a time) is otherwise
+never asked again, and its rotation would lock everyone out until a restart. Checked: the signature
+(asymmetric algorithms only), `iss`, `aud` (and `azp` when present or when `aud` lists several clients),
+`exp` and `iat` (with the configured leeway), and that there is a `sub`.
 
 httpx and joserfc load with the first token verified: a service without sign-in never needs them, and every
 process start paid ~0.3 s of CPU for them.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from service.http.signins import RefusalCap
@@ -44,11 +47,19 @@ def looks_like_jwt(credential: str) -> bool:
 class OidcVerifier:
     """One per API process: the issuer's keys, fetched on first use and refreshed on an unknown key id."""
 
-    def __init__(self, issuer: str, audience: str, leeway_s: int = 60, refetch_s: float = REFETCH_S) -> None:
+    def __init__(
+        self,
+        issuer: str,
+        audience: str,
+        leeway_s: int = 60,
+        refetch_s: float = REFETCH_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.issuer = issuer  # compared with `iss` exactly, as OpenID Connect requires
         self.audience = audience
         self.leeway_s = leeway_s
         self.refetch_s = refetch_s
+        self.clock = clock  # a test moves time past `refetch_s` without waiting
         self._lock = threading.Lock()
         self._keys: KeySet | None = None
         self._fetched_at = float("-inf")
@@ -73,16 +84,47 @@ class OidcVerifier:
                 f"The identity provider {self.issuer} did not give its signing keys: {exc}"
             ) from exc
 
-    def _keys_with(self, kid: str | None) -> KeySet:
-        """The key set, refetched first when it lacks `kid` (and the last fetch is old enough)."""
+    def _keys_with(self, kid: str | None) -> tuple[KeySet, bool]:
+        """The key set, refetched first when it lacks `kid` (and the last fetch is old enough); and whether
+        it was fetched just now."""
         with self._lock:
             # A token without `kid` (the provider has one key) is tried against every key held.
             known = self._keys is not None and (kid is None or any(k.kid == kid for k in self._keys))
-            stale = time.monotonic() - self._fetched_at >= self.refetch_s
-            if self._keys is None or (not known and stale):
+            fetched = self._keys is None or (not known and self._stale())
+            if fetched:
                 self._keys = self._fetch()
-                self._fetched_at = time.monotonic()
+                self._fetched_at = self.clock()
+            assert self._keys is not None
+            return self._keys, fetched
+
+    def _stale(self) -> bool:
+        return self.clock() - self._fetched_at >= self.refetch_s
+
+    def _keys_after(self, tried: KeySet) -> KeySet | None:
+        """New keys when none of `tried` verified the token's signature and the last fetch is old enough
+        (another thread may have fetched them meanwhile); None when there is nothing new to try."""
+        with self._lock:
+            if self._keys is tried:
+                if not self._stale():
+                    return None
+                self._keys = self._fetch()
+                self._fetched_at = self.clock()
             return self._keys
+
+    @staticmethod
+    def _claims(token: str, keys: KeySet, kid: str | None) -> dict[str, Any] | None:
+        """The token's claims if one of `keys` (the one named `kid`, if named) verifies its signature."""
+        from joserfc import jwt
+        from joserfc.errors import JoseError
+
+        for key in keys:
+            if kid is not None and key.kid != kid:
+                continue
+            try:
+                return jwt.decode(token, key, algorithms=list(ALGORITHMS)).claims
+            except JoseError:
+                continue
+        return None
 
     def verify(self, token: str) -> dict[str, Any]:
         """The token's claims once everything checks out; TokenRejected (401) or ProviderUnavailable."""
@@ -96,15 +138,11 @@ class OidcVerifier:
         if header.get("alg") not in ALGORITHMS:
             raise TokenRejected("The sign-in token is not signed with an algorithm this service accepts.")
         kid = header.get("kid") if isinstance(header.get("kid"), str) else None
-        keys = self._keys_with(kid)
-        candidates = [k for k in keys if kid is None or k.kid == kid]
-        claims: dict[str, Any] | None = None
-        for key in candidates:
-            try:
-                claims = jwt.decode(token, key, algorithms=list(ALGORITHMS)).claims
-                break
-            except JoseError:
-                continue
+        keys, fetched = self._keys_with(kid)
+        claims = self._claims(token, keys, kid)
+        if claims is None and not fetched and (fresh := self._keys_after(keys)) is not None:
+            # The provider may have rotated its key under the same id, or under none: ask it once more.
+            claims = self._claims(token, fresh, kid)
         if claims is None:
             raise TokenRejected("The sign-in token's signature does not verify.")
         registry = jwt.JWTClaimsRegistry(

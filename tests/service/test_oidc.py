@@ -55,3 +55,23 @@ def test_unknown_key_ids_fetch_at_most_every_refetch_interval(idp: Idp) -> None:
         with pytest.raises(TokenRejected):
             verifier.verify(_stranger(idp))
     assert verifier.fetches == 1
+
+
+def test_a_rotated_key_without_a_key_id_is_fetched_again_at_most_every_refetch_interval(idp: Idp) -> None:
+    """The provider's tokens name no `kid`: after it rotates its key, a token whose signature the held keys
+    do not verify makes the verifier fetch the keys again (once the refetch interval has passed since the
+    last fetch), so sign-in keeps working without a restart; before that interval, no fetch."""
+    now = [1000.0]
+    verifier = CountingVerifier(idp.issuer, CLIENT_ID, refetch_s=30, clock=lambda: now[0])
+    assert verifier.verify(idp.id_token("una"))["sub"] == "una"
+    idp.rotate_key()
+    rotated = idp.id_token("una")
+    now[0] += 10  # within the interval: refused, and the provider is not asked again
+    with pytest.raises(TokenRejected, match="signature"):
+        verifier.verify(rotated)
+    assert verifier.fetches == 1
+    now[0] += 30
+    assert verifier.verify(rotated)["sub"] == "una"
+    assert verifier.fetches == 2
+    assert verifier.verify(idp.id_token("una"))["sub"] == "una"  # the new key is held now
+    assert verifier.fetches == 2

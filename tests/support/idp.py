@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import flask
 import httpx
 
 # Authlib turns its own deprecation warnings on for good as it loads (`simplefilter("always")`), ahead of the
@@ -35,6 +36,16 @@ class Idp:
     issuer: str
     # One client for every call: each new one builds an SSL context.
     http: httpx.Client
+    app: flask.Flask
+
+    def rotate_key(self) -> None:
+        """Replace the provider's signing key with a new one, as a key rotation does: tokens signed from now
+        on use it, and its JWKS lists only it. Its tokens name no `kid`, so a verifier cannot tell from a
+        token that the key changed."""
+        with self.app.test_request_context():
+            self.app.preprocess_request()  # the mock hands its storage to a request through `flask.g`
+            storage = flask.g.oidc_provider_mock_storage
+            storage.jwk = type(storage.jwk).generate_key(is_private=True)
 
     def set_user(self, sub: str, **claims: Any) -> None:
         self.http.put(f"/users/{sub}", json=claims).raise_for_status()
@@ -79,4 +90,6 @@ def running_idp() -> Iterator[Idp]:
     with run_server_in_thread(port=0) as server:
         issuer = f"http://localhost:{server.server_port}"
         with httpx.Client(base_url=issuer) as http:
-            yield Idp(issuer, http)
+            app = server.app
+            assert isinstance(app, flask.Flask)
+            yield Idp(issuer, http, app)
