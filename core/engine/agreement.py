@@ -33,7 +33,7 @@ import numpy as np
 
 from core.contract import POLES, pole_of
 from core.engine.types import JsonObject
-from core.engine.votes import CountedText, Vote, count_votes
+from core.engine.votes import CountedText, Vote, count_votes, opposed
 
 DIGITS = 6  # as the evaluation's figures
 
@@ -60,6 +60,20 @@ class PairAgreement:
 class DisagreedText:
     counted: CountedText  # as training counts it: every counted vote, adjudicated and unattributed too
     spread: float  # population standard deviation of its independent votes' qualities (the ranking)
+    # A settler's own vote from before they settled the text: training counts their settling vote instead,
+    # but it was a vote of theirs, and the agreement still counts it (module docstring), so it is listed.
+    earlier: tuple[Vote, ...] = ()
+
+    def listed_votes(self) -> tuple[Vote, ...]:
+        """Every vote shown for the text: the counted ones, each settler's earlier vote just before the
+        settling one."""
+        before = {v.annotator: v for v in self.earlier}
+        out: list[Vote] = []
+        for v in self.counted.votes:
+            if v.adjudicated and v.annotator in before:
+                out.append(before.pop(v.annotator))
+            out.append(v)
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -105,7 +119,7 @@ def _disagreed_dict(d: DisagreedText) -> JsonObject:
         "text": c.text,
         "votes": [
             {"annotator": v.annotator, "quality": v.quality, "sample_id": v.id, "adjudicated": v.adjudicated}
-            for v in c.votes
+            for v in d.listed_votes()
         ],
         "quality": _round(c.quality),
         "contested": c.contested,
@@ -205,6 +219,7 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = F
             tally[1] += pole_a == pole_b
 
     full = {c.text: c for c in count_votes(votes)}
+    by_text = {c.text: c for c in independent}
     differ = [(c.spread, c) for c in texts if c.spread > 0.0]
     # A text training counts as contested is listed too though its votes are not independent ones (rows of
     # one file, unattributed: each counts as a vote of its own): it is settled here like any other, and
@@ -219,14 +234,24 @@ def trait_agreement(votes: Sequence[Vote], limit: int = 20, *, ordinal: bool = F
         krippendorff_alpha_nominal=krippendorff_alpha(units, poles),
         krippendorff_alpha_ordinal=ordinal_alpha(units, qualities) if ordinal else None,
         pairwise=tuple(PairAgreement(a, b, n, same) for (a, b), (n, same) in sorted(pairs.items())),
-        disagreed=tuple(DisagreedText(full[c.text], s) for s, c in spread[:limit]),
+        disagreed=tuple(
+            DisagreedText(full[c.text], s, _earlier(full[c.text], by_text)) for s, c in spread[:limit]
+        ),
     )
+
+
+def _earlier(counted: CountedText, independent: dict[str, CountedText]) -> tuple[Vote, ...]:
+    """The settlers' own votes on a text from before they settled it (none when it is not settled)."""
+    settlers = {v.annotator for v in counted.votes if v.adjudicated and v.annotator is not None}
+    own = independent.get(counted.text)
+    if not settlers or own is None:
+        return ()
+    return tuple(v for v in own.votes if v.annotator in settlers)
 
 
 def _split(c: CountedText) -> bool:
     """Votes on both poles apart from a settling one: contested, or settled after it was."""
-    poles = {pole_of(v.quality) for v in c.votes if not v.adjudicated}
-    return {"positive", "negative"} <= poles
+    return opposed(v.quality for v in c.votes if not v.adjudicated)
 
 
 def reliability_matrix(counted: Sequence[CountedText]) -> tuple[list[str], np.ndarray]:

@@ -8,7 +8,10 @@ Training, evaluation, agreement and the flags all count votes with `count_votes`
   row (annotator None: stored before annotators existed, or made by a machine) counts as a vote of its own;
 - if a counted vote is adjudicated, the latest adjudicated one decides the group's quality (the other votes
   stay); otherwise the group's quality is the mean of its counted votes (a soft label);
-- groups come in the order of their first row, so data with one vote per text trains exactly as before.
+- groups come in the order of their first row, so data with one vote per text trains exactly as before;
+- a text is contested when its counted votes lie on both poles (a neutral vote is on neither) at least
+  `CONTESTED_GAP` apart, and no vote settles it: graded votes nearer each other than a rating scale's step,
+  on either side of the middle (0.49 and 0.51), are noise on that scale, not a contradiction to settle.
 
 "Latest" and "first" are the order the rows are given in: oldest first, which is by stored id for rows of one
 table, and samples before the feedback buffer that a retraining takes in (the buffer becomes samples after
@@ -24,6 +27,12 @@ from dataclasses import dataclass
 
 from core.contract import pole_of
 from core.engine.types import Sample
+
+#: Votes on both poles nearer each other than this do not contest a text: the step of the finest rating scale
+#: a file of graded labels is commonly on, -4..+4 (nine points, 1/8 apart). Whole points of any scale of up
+#: to nine points on either side of the middle are at least a step apart, so they still contest; only graded
+#: votes (means of ratings, fractional ratings) that straddle the middle by less stay uncontested.
+CONTESTED_GAP = 1 / 8
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,6 @@ def _count(trait: str, text: str, rows: list[Vote]) -> CountedText:
     adjudicated = [v for v in counted if v.adjudicated]
     # fsum / n: one vote keeps its quality bit for bit (one vote per text trains as before).
     quality = adjudicated[-1].quality if adjudicated else math.fsum(v.quality for v in counted) / len(counted)
-    poles = {pole_of(v.quality) for v in counted} - {"neutral"}  # a neutral vote takes neither side
     return CountedText(
         trait=trait,
         text=text,
@@ -81,8 +89,18 @@ def _count(trait: str, text: str, rows: list[Vote]) -> CountedText:
         votes=counted,
         first_id=rows[0].id,
         adjudicated=bool(adjudicated),
-        contested=len(poles) == 2 and not adjudicated,
+        contested=not adjudicated and opposed(v.quality for v in counted),
     )
+
+
+def opposed(qualities: Iterable[float], gap: float = CONTESTED_GAP) -> bool:
+    """THE rule of a contradiction: votes on both poles (a neutral vote takes neither side) whose extremes lie
+    at least `gap` apart. Training's `contested`, the agreement's listing and an import's "labelled both
+    ways" all ask it."""
+    values = list(qualities)
+    poles = {pole_of(q) for q in values} - {"neutral"}
+    # A hair under the gap still counts as the gap: qualities arrive rounded to 6 decimals (1/8 as 0.125).
+    return len(poles) == 2 and max(values) - min(values) >= gap - 1e-6
 
 
 def training_samples(counted: Sequence[CountedText]) -> list[Sample]:

@@ -197,8 +197,11 @@ def test_adjudicated_and_unattributed_votes_stay_out_and_settling_keeps_the_agre
     assert unattributed.counted == count_votes(settled)[1] and unattributed.counted.contested
     item = after.as_dict()["disagreed"][0]
     assert item["text"] == "t1" and item["adjudicated"] and not item["contested"] and item["quality"] == 0.0
+    # Every vote of the text is listed, the settler's own from before they settled it too (training counts
+    # their settling vote instead; the agreement still counts the earlier one).
     assert [(v["annotator"], v["quality"], v["sample_id"], v["adjudicated"]) for v in item["votes"]] == [
         ("x", 1.0, 0, False),
+        ("y", 0.0, 1, False),
         ("y", 0.0, 50, True),
     ]
     assert d.counted == count_votes(settled)[0]

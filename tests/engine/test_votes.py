@@ -13,6 +13,7 @@ from core.contract import pole_of
 from core.embedders.base import Embedder
 from core.engine import CountedText, Sample, Vote, count_votes, train, training_samples, vote_counts
 from core.engine.training import canonical_json
+from core.engine.votes import CONTESTED_GAP
 from tests.support.corpus import Corpus
 
 
@@ -47,6 +48,25 @@ def test_an_annotators_latest_vote_counts_and_the_others_are_averaged() -> None:
     assert vote_counts([c]) == {"t": {"texts": 1, "votes": 3}}
     (c,) = count_votes([*votes, Vote("t", "x", 0.75, "dave", id=7)])
     assert c.contested  # now a vote on the positive pole
+
+
+def test_graded_votes_a_hair_either_side_of_the_middle_do_not_contest_a_text() -> None:
+    """On a file rated -4..+4 (qualities 1/8 apart), mean ratings of 0.49 and 0.51 are noise around the
+    middle, not a contradiction; whole ratings either side of it (-1 and +1, or -0.5 and +0.5: a full step)
+    and the poles themselves still contest."""
+
+    def contested(*qualities: float) -> bool:
+        (c,) = count_votes([Vote("t", "x", q, None, id=i) for i, q in enumerate(qualities)])
+        return c.contested
+
+    assert not contested(0.49, 0.51)
+    assert not contested(0.49, 0.51, 0.5, 0.55)
+    assert not contested(0.4376, 0.5624)  # a hair under one step apart
+    assert contested(0.4375, 0.5625)  # -0.5 and +0.5 on -4..+4: one step
+    assert contested(0.375, 0.625)  # -1 and +1
+    assert contested(0.49, 0.51, 0.9)
+    assert contested(0.0, 1.0) and contested(0.25, 0.75)  # a 5-point scale's 2 and 4
+    assert contested(0.499999, 0.625)  # rounded to 6 decimals, still a step
 
 
 def test_unattributed_rows_are_each_a_vote() -> None:
@@ -160,7 +180,9 @@ def test_the_rule_matches_its_statement(votes: list[Vote]) -> None:
         assert [v.id for v in c.votes] == ids
         assert (c.first_id, c.adjudicated) == (first, adjudicated)
         poles = {pole_of(v.quality) for v in c.votes} - {"neutral"}  # a neutral vote takes neither side
-        assert c.contested == (not adjudicated and len(poles) == 2)
+        qualities = [v.quality for v in c.votes]
+        apart = max(qualities) - min(qualities) >= CONTESTED_GAP - 1e-6  # nearer is a graded scale's noise
+        assert c.contested == (not adjudicated and len(poles) == 2 and apart)
         assert 0.0 <= c.quality <= 1.0
     assert [c.first_id for c in counted] == sorted(c.first_id for c in counted)  # ordered by first row
     totals = vote_counts(counted)
