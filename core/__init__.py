@@ -12,6 +12,8 @@ for the HTTP client, and `import core` stays free of numpy and scikit-learn.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "Client": "core.client",
-    "errors": "core.client",
     "ApiError": "core.client",
     "AuthenticationError": "core.client",
     "BadRequestError": "core.client",
@@ -67,14 +68,42 @@ _LAZY = {
 __all__ = ["__version__", "LocalService", "start_local_service"]
 
 
+def _submodules() -> set[str]:
+    """The package's public modules (`core.tables`, `core.engine`, …), each imported on first use, so a
+    notebook's `import core` then `core.tables.read_file(path)` works without importing them all up front."""
+    import pkgutil  # here: `import core` stays as quick as it was
+
+    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+
+
+class _Core(types.ModuleType):
+    """`core` itself. `core.errors` is the client's exceptions (`core.client.errors`), as `help(core)` says,
+    although a module `core/errors.py` (the engine's) exists: importing that one (the engine does) would
+    otherwise rebind `core.errors` to it, and `core.errors.NotFoundError` would fail after any scoring."""
+
+    @property
+    def errors(self) -> types.ModuleType:
+        return importlib.import_module("core.client.errors")
+
+    @errors.setter
+    def errors(self, value: types.ModuleType) -> None:
+        """The import system binds each submodule on its package; this name stays the client's."""
+
+
+sys.modules[__name__].__class__ = _Core
+
+
 def __getattr__(name: str) -> Any:  # Any: a lazy attribute is whatever its module defines
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _submodules():
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module 'core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _submodules())

@@ -34,6 +34,7 @@ class Client(
     ExportCalls,  # before the samples and versions it reads
     VersionCalls,  # before ModelCalls, which it builds on
     SampleCalls,  # before the models, traits and key it reads
+    EvaluationCalls,  # before the traits it reads
     ModelCalls,
     TraitCalls,
     NamespaceCalls,
@@ -44,7 +45,6 @@ class Client(
     ReviewCalls,
     TeamCalls,
     GoldCalls,
-    EvaluationCalls,
     ScoringCalls,
     PerspectiveCalls,
     ClientBase,

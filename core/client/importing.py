@@ -70,12 +70,12 @@ def import_samples(
     for index, row in enumerate(rows):
         try:
             if labels is not None and isinstance(row, Mapping) and "quality" in row:
-                row = {**row, "quality": _label_quality(row["quality"], labels)}
+                row = {**row, "quality": label_quality(row["quality"], labels)}
             item = row if isinstance(row, SampleInput) else SampleInput.model_validate(row)
         except pydantic.ValidationError as exc:
             errs.append(RowError(index=index, row=_plain(row), message=_pydantic_message(exc), stage="local"))
             continue
-        except _UnknownLabel as exc:
+        except UnknownLabel as exc:
             errs.append(RowError(index=index, row=_plain(row), message=str(exc), stage="local"))
             continue
         if provenance is not None and item.provenance is None:
@@ -162,16 +162,16 @@ def import_samples(
     )
 
 
-class _UnknownLabel(ValueError):
+class UnknownLabel(ValueError):
     """A `quality` cell that `labels=` does not name."""
 
 
-def _label_quality(cell: object, labels: Mapping[object, float]) -> float:
+def label_quality(cell: object, labels: Mapping[object, float]) -> float:
     if cell in labels:
         return labels[cell]
     if isinstance(cell, str) and cell.strip() in labels:
         return labels[cell.strip()]
-    raise _UnknownLabel(f"quality {cell!r} is none of the labels given ({', '.join(map(repr, labels))})")
+    raise UnknownLabel(f"quality {cell!r} is none of the labels given ({', '.join(map(repr, labels))})")
 
 
 def label_map(labels: Mapping[object, object]) -> dict[object, float]:

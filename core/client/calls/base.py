@@ -179,7 +179,8 @@ class ClientBase:
 
 
 def _hinted(exc: errors.ApiError, path: str) -> errors.ApiError:
-    """A model not found under a handle without its namespace says what a handle is."""
+    """A model not found under a handle without its namespace says what a handle is; a refusal because the
+    model is archived says how to start over."""
     parts = path.strip("/").split("/")
     missing_namespace = len(parts) > 1 and parts[0] == "models" and "." not in parts[1]
     if isinstance(exc, errors.NotFoundError) and missing_namespace:
@@ -189,7 +190,20 @@ def _hinted(exc: errors.ApiError, path: str) -> errors.ApiError:
             f"`LocalService.handle({name!r})` makes one for the local service)"
         )
         exc.args = (str(exc),)
+    elif exc.code == "model_archived" and len(parts) > 1 and parts[0] == "models":
+        exc.message += archived_hint(unquote(parts[1]))
+        exc.args = (str(exc),)
     return exc
+
+
+def archived_hint(handle: str) -> str:
+    """What to do about an archived model: nothing brings it back (the API has no unarchive), so the way on
+    is to delete it for good or to take another handle."""
+    return (
+        f" ({handle} was deleted (archived): it stays readable and keeps its handle taken; "
+        f"`client.delete_model({handle!r}, purge=True)` deletes it and all it stored for good, so the "
+        "handle can be created again, or use another handle)"
+    )
 
 
 def _version_ref(version: str | int) -> str:

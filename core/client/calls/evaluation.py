@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 
 from core.client import progress as progress_mod
 from core.client import tabular
-from core.client.calls.base import ClientBase, _require_name, _version_ref
+from core.client.calls.base import _require_name, _version_ref
+from core.client.calls.traits import TraitCalls
 from core.client.models import (
     RunRef,
 )
@@ -29,7 +30,20 @@ from core.contract import (
 _ITEM_FIELDS = ("trait", "text", "quality")
 
 
-class EvaluationCalls(ClientBase):
+def _missing_fields(handle: str, index: int, missing: list[str]) -> str:
+    """What a row without `missing` fields needs, in the notebook's words rather than the request's path."""
+    how = {
+        "trait": "name the trait column with trait=, add a 'trait' column (df.assign(trait='formality')), "
+        "or leave it out only on a model with one trait",
+        "text": "name the texts' column with text=",
+        "quality": "name the quality column with quality= (and its labels with labels={'SUBJ': 1, 'OBJ': 0})",
+    }
+    return f"evaluation item {index} of {handle} has no {', '.join(missing)}: " + "; ".join(
+        how[f] for f in missing
+    )
+
+
+class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait model's
     def add_evaluation_items(
         self,
         handle: str,
@@ -39,12 +53,30 @@ class EvaluationCalls(ClientBase):
         text: str | None = None,
         quality: str | None = None,
         trait: str | None = None,
+        labels: Mapping[object, object] | None = None,
     ) -> EvaluationItemsAdded:
         """Add labelled held-out items (`trait`, `text`, `quality`; dicts or a DataFrame whose columns
-        `text=`/`quality=`/`trait=` name) in batches of 500; never trained on. Returns how many were `added`
-        and the set's `total`; items already in the set are not added again (so an interrupted call can simply
-        run again). `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
-        rows = [dict(i) for i in tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)]
+        `text=`/`quality=`/`trait=` name) in batches of 500; never trained on. The rows are read as
+        `import_samples` reads them: `labels` maps the quality column's labels to qualities
+        (`{"SUBJ": 1, "OBJ": 0}`), and rows without a trait take the model's only trait. A row that still
+        lacks a field, or whose label `labels` does not name, is a `ValueError` before anything is sent (the
+        set has no per-row report: fix the rows and call again). Returns how many were `added` and the set's
+        `total`; items already in the set are not added again (so an interrupted call can simply run again).
+        `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
+        from core.client.importing import label_map, label_quality
+
+        found = tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)
+        rows = [dict(i) for i in self._with_only_trait(handle, found)]
+        checked = label_map(labels) if labels is not None else None
+        for index, row in enumerate(rows):
+            missing = [f for f in _ITEM_FIELDS if f not in row]
+            if missing:
+                raise ValueError(_missing_fields(handle, index, missing))
+            if checked is not None:
+                try:
+                    row["quality"] = label_quality(row["quality"], checked)
+                except ValueError as exc:
+                    raise ValueError(f"evaluation item {index}: {exc}") from None
         added, total, duplicates, gold = 0, 0, [], []
         reporter = progress_mod.resolve(progress, f"evaluation set of {handle}", unit="items")
         sent = 0

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.client import errors
-from core.client.calls.base import ClientBase, _clean
+from core.client.calls.base import ClientBase, _clean, archived_hint
 from core.client.models import (
     DeleteResult,
     KeyInfo,
@@ -90,9 +90,11 @@ class ModelCalls(ClientBase):
 
     def get_or_create_model(self, handle: str, **fields: Any) -> Model:  # Any: create_model's keywords
         """The model `handle`, created with `fields` (`create_model`'s) when there is none, so a notebook cell
-        can run twice. An archived model is answered as it is (its handle stays taken until purged)."""
+        can run twice. An archived model (`delete_model` without `purge`) is a `ConflictError`
+        (`model_archived`) saying how to start over: it refuses every write, so answering it would only move
+        the failure to the next cell; `delete_model(handle, purge=True)` frees its handle for good."""
         try:
-            return self.get_model(handle)
+            return self._not_archived(self.get_model(handle))
         except errors.NotFoundError:
             pass
         try:
@@ -100,7 +102,15 @@ class ModelCalls(ClientBase):
         except errors.ConflictError as exc:
             if exc.code != "handle_taken":  # created meanwhile (another cell, a colleague): that one
                 raise
-            return self.get_model(handle)
+            return self._not_archived(self.get_model(handle))
+
+    @staticmethod
+    def _not_archived(model: Model) -> Model:
+        if model.state != "archived":
+            return model
+        raise errors.ConflictError(
+            409, "model_archived", "The model is archived; it can only be read." + archived_hint(model.handle)
+        )
 
     def update_model(self, handle: str, **fields: object) -> Model:
         """PATCH the given fields as they are (`auto_prune=None` sends null: back to the defaults)."""

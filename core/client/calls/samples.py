@@ -93,13 +93,7 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         rows = tabular.rows(
             samples, SampleInput.model_fields, text=text, quality=quality, trait=trait, keep=keep
         )
-        if any(isinstance(r, Mapping) and "trait" not in r for r in rows):
-            keys = [t.key for t in self.list_traits(handle)]
-            if len(keys) == 1:  # one trait: a row needs not name it
-                rows = [
-                    {**r, "trait": keys[0]} if isinstance(r, Mapping) and "trait" not in r else r
-                    for r in rows
-                ]
+        rows = self._with_only_trait(handle, rows)
         reporter = progress_mod.resolve(progress, f"importing into {handle}", unit="rows")
         done = [0]
 

@@ -29,6 +29,16 @@ class TraitCalls(ClientBase):
     def list_traits(self, handle: str) -> list[Trait]:
         return self._traits(self._get(_path("models", handle, "traits")))
 
+    def _with_only_trait(self, handle: str, rows: list[Mapping[str, object]]) -> list[Mapping[str, object]]:
+        """`rows`, those without a `trait` given the model's trait when it has only one (a one-trait model's
+        rows need not name it); rows of a model with several traits are left as they are."""
+        if not any(isinstance(r, Mapping) and "trait" not in r for r in rows):
+            return rows
+        keys = [t.key for t in self.list_traits(handle)]
+        if len(keys) != 1:
+            return rows
+        return [{**r, "trait": keys[0]} if isinstance(r, Mapping) and "trait" not in r else r for r in rows]
+
     def add_traits(
         self,
         handle: str,

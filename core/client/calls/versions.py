@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 
@@ -9,6 +10,7 @@ from core.client import errors
 from core.client import progress as progress_mod
 from core.client.calls.base import _clean, _require_name, _version_ref
 from core.client.calls.models import ModelCalls
+from core.client.calls.traits import TraitCalls
 from core.client.models import (
     HistoryEvent,
     LastOperation,
@@ -25,6 +27,7 @@ from core.json_types import JsonObject
 # A run the model does not show while idle for this long is not the model's (a remote service may turn a model
 # busy a moment after its 202, so not the first poll alone): `wait` raises NotFoundError, never waits it out.
 UNKNOWN_RUN_GRACE = 2.0
+logger = logging.getLogger(__name__)
 
 
 def _unknown_run(handle: str, run_id: str, op: LastOperation | None) -> errors.NotFoundError:
@@ -42,13 +45,32 @@ def _unknown_run(handle: str, run_id: str, op: LastOperation | None) -> errors.N
     )
 
 
-class VersionCalls(ModelCalls):  # waiting reads the model
+class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training its traits
     def train(self, handle: str, effort: str | None = None, reoptimize_params: bool = False) -> RunRef:
-        """Start (or join) training. Safe to retry: a repeat returns the run in flight."""
+        """Start (or join) training. Safe to retry: a repeat returns the run in flight.
+
+        A trait without samples trains zero-shot, from its pole labels and description: the service allows
+        it (a model can start before anyone labels), but after an import that failed it is rarely what was
+        meant, so the answer names those traits (`RunRef.zero_shot`, `RunRef.note`) and the note is logged
+        as a warning (shown in a notebook)."""
         body: JsonObject = _clean({"effort": effort})
         if reoptimize_params:
             body["reoptimize_params"] = True
-        return self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
+        ref = self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
+        empty = [
+            t.key
+            for t in self.list_traits(handle)
+            if not t.sample_count and t.method in (None, "zero_shot")  # never trained from samples
+        ]
+        if empty:
+            ref.zero_shot = empty
+            ref.note = (
+                f"{handle}: trait{'s' if len(empty) > 1 else ''} {', '.join(map(repr, empty))} "
+                f"ha{'ve' if len(empty) > 1 else 's'} no samples and train{'' if len(empty) > 1 else 's'} "
+                "zero-shot from the pole labels alone; if an import failed, import the samples, train again"
+            )
+            logger.warning(ref.note)
+        return ref
 
     def cancel(self, handle: str, run_id: str) -> Model:
         """Cancel a queued or running run (train, retrain, discover, synthesize, evaluate): the model goes

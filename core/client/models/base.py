@@ -44,11 +44,15 @@ class Page(_Response, Generic[T]):
 
 
 class RunRef(_Response):
-    """Answer of train, discover and synthesize: the state after the call and the run to wait for."""
+    """Answer of train, discover and synthesize: the state after the call and the run to wait for.
+    `zero_shot` (the client's, for `train`): the traits that have no samples, so they train from their pole
+    labels and description alone; `note` says so in words (also logged as a warning)."""
 
     state: str
     run_id: str | None = None
     status_code: int = 202
+    zero_shot: list[str] = Field(default_factory=list)
+    note: str | None = None
 
 
 class DeleteResult(_Response):

@@ -109,6 +109,25 @@ class Model(_Response):
     #: A person whose accuracy on gold is surely under it is flagged to the owner.
     gold_threshold: float = DEFAULT_GOLD_THRESHOLD
 
+    def __repr__(self) -> str:
+        # One short line: a notebook shows the model after most cells, and pydantic's repr of every field
+        # (traits with their anchors, the readme, …) runs to 1,500 characters. `model_dump()` has them all.
+        traits = [str(t.get("key", "?")) if isinstance(t, dict) else str(t) for t in self.traits]
+        parts = [repr(self.handle), self.state]
+        if self.version_no is not None:
+            parts.append(f"v{self.version_no}")
+        parts.append(f"traits: {', '.join(traits)}" if traits else "no traits")
+        if self.sample_count is not None:
+            parts.append(f"{self.sample_count} samples")
+        if self.embedder:
+            parts.append(self.embedder)
+        op = self.last_operation
+        if op is not None and op.kind:
+            parts.append(f"last {op.kind} {op.status or '?'}")
+        return f"Model({', '.join(parts)})"
+
+    __str__ = __repr__
+
     @property
     def namespace(self) -> str:
         return self.handle.split(".", 1)[0]

@@ -100,6 +100,9 @@ class PoolImportReport(_Response):
     def __repr__(self) -> str:
         return _counted(self)
 
+    def __str__(self) -> str:  # `print(report)`: the counts and why it stopped, never every id
+        return _counted(self) + (f"\n  {self.error}" if self.error else "")
+
     @property
     def complete(self) -> bool:
         return self.error is None and self.stored >= self.total

@@ -138,6 +138,10 @@ class Duplicate(_Response):
     id: int  # the stored sample it repeats
 
 
+#: Refused rows `print(report)` shows; `report.errors` holds them all.
+SHOWN_ERRORS = 5
+
+
 class ImportReport(_Response):
     """What an import did with each input row: `total` = `stored` + `len(duplicates)` + `len(errors)`."""
 
@@ -174,6 +178,15 @@ class ImportReport(_Response):
             f"ImportReport(total={self.total}, stored={self.stored}, duplicates={len(self.duplicates)}, "
             f"errors={len(self.errors)}, batches={self.batches}, in_evaluation_set={self.in_evaluation_set})"
         )
+
+    def __str__(self) -> str:
+        # What `print(report)` shows: the counts and the first rows refused with why, never every stored id
+        # (pydantic's str lists every field in full).
+        lines = [repr(self)]
+        lines += [f"  row {e.index}: {e.message}" for e in self.errors[:SHOWN_ERRORS]]
+        if len(self.errors) > SHOWN_ERRORS:
+            lines.append(f"  … and {len(self.errors) - SHOWN_ERRORS} more in report.errors")
+        return "\n".join(lines)
 
 
 class Settled(_Response):
