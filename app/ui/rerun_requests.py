@@ -36,6 +36,11 @@ from streamlit.runtime.app_session import AppSession
 
 _LOG = logging.getLogger(__name__)
 _MARK = "_workbench_filters_reruns"
+# The Streamlit release whose private `AppSession` this patches (pyproject.toml pins its minor):
+# `request_rerun(client_state)`, the `page_script_hash` property, `_fragment_storage` and its `clear()`, and
+# `request_rerun` dropping a rerun of a fragment `has_fragment` no longer finds.
+# tests/app/test_rerun_requests.py fails, naming what moved, when another release changes them.
+STREAMLIT_RELEASE = "1.67"
 
 
 def leaving_page(session: AppSession, client_state: ClientState | None) -> bool:
@@ -84,8 +89,7 @@ def filter_rerun_requests() -> None:
         if client_state is not None:
             without_triggers(client_state)
         if leaving_page(self, client_state):
-            # Private, but the one place the session's fragments are kept; the browser test of page switches
-            # (tests/app/test_demo_browser.py) fails if a Streamlit release moves it.
+            # Private, but the one place the session's fragments are kept (STREAMLIT_RELEASE above).
             storage = getattr(self, "_fragment_storage", None)
             if storage is not None:
                 storage.clear()

@@ -4,22 +4,33 @@
 The races these rules answer need a timer or a blur to fire at the moment of a page switch or a click:
 tests/app/test_demo_browser.py and tests/app/test_newcomer_browser.py drive the page switch in Chromium,
 tests/app/test_reopen_browser.py clicks as the timer fires; here, each rule on the requests a browser sends
-(ClientState, as the websocket carries it).
+(ClientState, as the websocket carries it), and the private parts of Streamlit the patch relies on.
 """
 
 from __future__ import annotations
 
+import inspect
+import tomllib
+from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
 import pytest
+import streamlit
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.fragment import MemoryFragmentStorage
 
-from app.ui.rerun_requests import from_page_left, leaving_page, without_triggers
+from app.ui.rerun_requests import (
+    _TRIGGERS,
+    STREAMLIT_RELEASE,
+    from_page_left,
+    leaving_page,
+    without_triggers,
+)
 
 ON, LEFT = "hash-of-samples", "hash-of-models"
 
@@ -80,3 +91,67 @@ def test_a_timers_rerun_keeps_every_value_and_no_trigger(states: list[WidgetStat
         assert kept == [w for w, t in zip(states, is_trigger, strict=True) if not t]
     else:  # a click's or a page's request is left as it came
         assert kept == states
+
+
+# What the patch relies on in Streamlit's private code: each check names what moved when a release changes it.
+_MOVED = (
+    "app/ui/rerun_requests.py patches Streamlit {release}'s AppSession and {what}: "
+    "check the patch against the installed Streamlit, then move STREAMLIT_RELEASE and pyproject.toml's pin"
+)
+
+
+def test_streamlit_is_the_release_the_patch_was_written_for() -> None:
+    """The installed Streamlit and pyproject.toml's pin are the minor release the patch was written for."""
+    major, minor = (int(part) for part in STREAMLIT_RELEASE.split("."))
+    installed = ".".join(streamlit.__version__.split(".")[:2])
+    assert installed == STREAMLIT_RELEASE, _MOVED.format(
+        release=STREAMLIT_RELEASE, what=f"Streamlit {streamlit.__version__} is installed"
+    )
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
+    pin = f"streamlit>={STREAMLIT_RELEASE},<{major}.{minor + 1}"
+    assert pin in pyproject["project"]["dependencies"], _MOVED.format(
+        release=STREAMLIT_RELEASE, what=f"pyproject.toml does not pin {pin}"
+    )
+
+
+def test_the_session_internals_the_patch_touches_are_there() -> None:
+    """`request_rerun` takes the client state, the session says its page, keeps its fragments in
+    `_fragment_storage` whose `clear()` forgets them, and a rerun of a fragment it no longer holds is dropped
+    by Streamlit itself (the patch only clears, and relies on that)."""
+    release = STREAMLIT_RELEASE
+    original = inspect.unwrap(AppSession.request_rerun)  # the workbench's pages may have patched it already
+    assert list(inspect.signature(original).parameters) == ["self", "client_state"], _MOVED.format(
+        release=release, what=f"request_rerun's parameters are now {inspect.signature(original)}"
+    )
+    assert isinstance(inspect.getattr_static(AppSession, "page_script_hash", None), property), _MOVED.format(
+        release=release, what="AppSession.page_script_hash is no longer a property"
+    )
+    assert "self._fragment_storage" in inspect.getsource(AppSession.__init__), _MOVED.format(
+        release=release, what="AppSession no longer keeps its fragments in _fragment_storage"
+    )
+    assert "self.has_fragment(" in inspect.getsource(original), _MOVED.format(
+        release=release, what="request_rerun no longer drops a rerun of a fragment the session does not hold"
+    )
+    assert "self._fragment_storage.contains(" in inspect.getsource(AppSession.has_fragment), _MOVED.format(
+        release=release, what="has_fragment no longer asks _fragment_storage"
+    )
+    storage = MemoryFragmentStorage()
+    storage.register("browse-table", lambda: None)
+    assert storage.contains("browse-table")
+    storage.clear()
+    assert not storage.contains("browse-table"), _MOVED.format(
+        release=release, what="the fragment storage's clear() keeps fragments"
+    )
+
+
+def test_the_requests_carry_what_the_rules_read() -> None:
+    """The fields the rules read are in the websocket's ClientState, and every trigger a widget state can be
+    is one `without_triggers` drops (a new kind of click would otherwise reach the script twice)."""
+    fields = set(ClientState.DESCRIPTOR.fields_by_name)
+    read = {"page_script_hash", "fragment_id", "is_auto_rerun", "widget_states"}
+    assert read <= fields, _MOVED.format(release=STREAMLIT_RELEASE, what=f"ClientState lost {read - fields}")
+    values = {field.name for field in WidgetState.DESCRIPTOR.oneofs_by_name["value"].fields}
+    triggers = {name for name in values if "trigger" in name or name == "chat_input_value"}
+    assert triggers == set(_TRIGGERS), _MOVED.format(
+        release=STREAMLIT_RELEASE, what=f"WidgetState's triggers are now {sorted(triggers)}"
+    )
