@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import signal
 import socket
@@ -96,6 +97,8 @@ def serve(args: argparse.Namespace) -> int:
         access_log=False,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or [],
+        # Requests in flight get the shutdown grace, as runs do; past it uvicorn cancels them.
+        timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_s),
     )
 
     class Server(uvicorn.Server):
@@ -116,6 +119,7 @@ def serve(args: argparse.Namespace) -> int:
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # Here, not after run(): on SIGTERM uvicorn re-raises the signal as run() ends, which ends us at
             # once.
+            app.state.stopping.set()  # scoring in flight ends at its next piece (service/process/api.py)
             try:
                 await super().shutdown(sockets=sockets)
             finally:

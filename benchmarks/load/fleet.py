@@ -62,7 +62,11 @@ def running_service(
     limits (what users get), else every rate limit off."""
     with tempfile.TemporaryDirectory(prefix=f"load-{database}-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(PgCluster(database="bench")).url if database == "postgres" else None
-        off = {f"SCORING_{kind}_RATE_PER_S": "0" for kind in ("SCORE", "WRITE", "IMPORT")}
+        off = {
+            f"SCORING_{kind}_PER_S": "0"
+            for kind in ("SCORE_RATE", "SCORE_CHARS", "WRITE_RATE", "IMPORT_RATE")
+        }
+        off["SCORING_SCORE_REQUEST_CHARS"] = "0"
         env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1", **({} if limits else off))
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).

@@ -23,7 +23,10 @@ from core.contract import (
     DEFAULT_RETRAIN_BUFFER,
     DEFAULT_RETRAINS_PER_HOUR,
     DEFAULT_SCORE_BURST,
+    DEFAULT_SCORE_CHARS_BURST,
+    DEFAULT_SCORE_CHARS_PER_S,
     DEFAULT_SCORE_RATE_PER_S,
+    DEFAULT_SCORE_REQUEST_CHARS,
     DEFAULT_WRITE_BURST,
     DEFAULT_WRITE_RATE_PER_S,
     MAX_GENERATOR_MODEL_CHARS,
@@ -105,6 +108,21 @@ class Settings(BaseSettings):
         "`score_burst`; past it 429 `rate_limited`. 0: not limited.",
     )
     score_burst: int = Field(DEFAULT_SCORE_BURST, ge=1, description="Scoring requests at once.")
+    score_chars_per_s: float = Field(
+        DEFAULT_SCORE_CHARS_PER_S,
+        ge=0,
+        description="Characters of text a key or person may have scored a second, in all its namespaces, "
+        "after a budget of `score_chars_burst`; past it 429 `rate_limited`. 0: not limited.",
+    )
+    score_chars_burst: int = Field(
+        DEFAULT_SCORE_CHARS_BURST, ge=1, description="Characters of text a key or person may score at once."
+    )
+    score_request_chars: int = Field(
+        DEFAULT_SCORE_REQUEST_CHARS,
+        ge=0,
+        description="Characters of text one score request may carry in all; past it 413 `payload_too_large`. "
+        "0: not limited.",
+    )
     api_processes: int = Field(
         1,
         ge=1,

@@ -270,11 +270,42 @@ class Scored:
     buffered: int | None
 
 
-def score(ctx: Resources, r: ScoreRequest) -> Scored:
-    """Score the request's contents outside any transaction, then buffer its feedback."""
+#: A request's texts are scored in pieces of about this many characters (a text is never split). Between
+#: two pieces the request asks whether it is still wanted, so a client that left or a process told to stop
+#: costs at most one piece more; and each piece queues for the embedder on its own, so another caller's
+#: texts wait behind one piece of a large request, not all of it.
+PIECE_CHARS = 4_000
+
+#: Asked between two pieces of a request's scoring: raises ApiError when the request is no longer wanted.
+StillWanted = Callable[[], None]
+
+
+def pieces(texts: list[str], chars: int = PIECE_CHARS) -> list[list[str]]:
+    """`texts` in order, in consecutive runs of about `chars` characters (at least one text each)."""
+    out: list[list[str]] = []
+    run: list[str] = []
+    size = 0
+    for text in texts:
+        if run and size + len(text) > chars:
+            out.append(run)
+            run, size = [], 0
+        run.append(text)
+        size += len(text)
+    if run:
+        out.append(run)
+    return out
+
+
+def score(ctx: Resources, r: ScoreRequest, still_wanted: StillWanted = lambda: None) -> Scored:
+    """Score the request's contents outside any transaction, piece by piece (`still_wanted` is asked
+    between pieces), then buffer its feedback."""
     texts = r.texts
     scorer = scorer_for(ctx, r.target)
-    blocks = trait_scores(scorer, texts)
+    blocks: list[list[TraitScore]] = []
+    for i, piece in enumerate(pieces(texts, PIECE_CHARS)):
+        if i:
+            still_wanted()
+        blocks.extend(trait_scores(scorer, piece))
     feedback = r.body.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None
     return Scored(r, scorer, blocks, buffered)

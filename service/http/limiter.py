@@ -3,8 +3,11 @@ their tokens here, never from the database, so the hot path writes nothing and s
 
 It is the `limits` package's moving window: at most `amount` requests of one caller in any `window` seconds,
 exact. `window` is the burst's time at the configured rate (`burst / rate`, a whole second at least) and
-`amount` the rate times it, so a caller gets the burst at once and the rate over any longer stretch. Where
-the tokens are kept (docs/api.md, "Rate limits and quotas"):
+`amount` the rate times it, so a caller gets the burst at once and the rate over any longer stretch.
+Scoring's work is counted beside it, in characters of the texts scored, per caller in all its namespaces:
+the same package's sliding window counter over the budget's window (`SCORING_SCORE_CHARS_BURST /
+SCORING_SCORE_CHARS_PER_S`), since its charge is one addition whatever the characters (the moving window
+keeps an entry per unit counted). Where the tokens are kept (docs/api.md, "Rate limits and quotas"):
 
 - a Redis queue (`SCORING_QUEUE_URL=redis://…`): on that Redis, one window per caller for the whole fleet;
 - otherwise in this process's memory, exact for one process. `SCORING_API_PROCESSES` API processes without
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from limits import RateLimitItemPerSecond
 from limits.errors import StorageError
 from limits.storage import MemoryStorage, RedisStorage, Storage
-from limits.strategies import MovingWindowRateLimiter
+from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
 from service.config.settings import Settings
 
@@ -84,22 +87,31 @@ class ScoreLimiter:
         )
         self._limiter = MovingWindowRateLimiter(storage)
         self._item = RateLimitItemPerSecond(self.window.amount, self.window.seconds) if self.window else None
+        # Scoring's work: characters per caller, in all its namespaces.
+        self.work = (
+            window_of(settings.score_chars_per_s, settings.score_chars_burst, self.processes)
+            if settings.score_chars_per_s > 0
+            else None
+        )
+        self.request_chars = settings.score_request_chars  # one request's characters; 0: no cap
+        self._work_limiter = SlidingWindowCounterRateLimiter(storage)
+        self._work_item = RateLimitItemPerSecond(self.work.amount, self.work.seconds) if self.work else None
         self._lock = threading.Lock()
         self._down = False  # the shared store failed last time (logged once until it answers again)
 
     def describe(self) -> str:
         """The startup log's line: what a caller gets from this process and where it is counted."""
-        if self.window is None:
+        if self.window is None and self.work is None:
             return "scoring rate limit: off"
-        w = self.window
         where = (
             "shared by the fleet on Redis"
             if self.shared
             else f"in this process's memory, its share of {self.processes} API process(es) without Redis"
         )
-        return (
-            f"scoring rate limit: {w.amount} requests in any {w.seconds} s per caller and namespace, " + where
-        )
+        w, c = self.window, self.work
+        requests = f"{w.amount} requests in any {w.seconds} s" if w else "requests not limited"
+        work = f"{c.amount} characters in any {c.seconds} s" if c else "characters not limited"
+        return f"scoring rate limit: {requests} per caller and namespace; {work} per caller; {where}"
 
     def take(self, key: str) -> float:
         """Take a token of `key`: 0.0 when taken (or not limited), else the seconds until one is back."""
@@ -116,6 +128,25 @@ class ScoreLimiter:
             return 0.0
         self._mark(down=False)
         return max(reset - time.time(), 0.001)
+
+    def take_work(self, key: str, chars: int) -> float:
+        """Charge `chars` characters of scoring to `key`: 0.0 when charged (or not limited), else the seconds
+        until the budget holds them (nothing charged). A request larger than the whole budget is charged the
+        whole budget: it waits for an untouched window rather than never passing."""
+        if self._work_item is None or self.work is None:
+            return 0.0
+        cost = max(1, min(chars, self.work.amount))
+        try:
+            if self._work_limiter.hit(self._work_item, key, cost=cost):
+                self._mark(down=False)
+                return 0.0
+            _, remaining = self._work_limiter.get_window_stats(self._work_item, key)
+        except StorageError as exc:
+            self._mark(down=True, why=exc)
+            return 0.0
+        self._mark(down=False)
+        # The budget comes back at its rate: the characters it lacks, at that rate (a window at most).
+        return min(max((cost - remaining) / self.work.per_s, 0.001), float(self.work.seconds))
 
     def _mark(self, *, down: bool, why: BaseException | None = None) -> None:
         if down == self._down:

@@ -110,6 +110,32 @@ def score_refusal(limiter: ScoreLimiter, who: Principal, namespace: str) -> ApiE
     return _limited("scoring requests", f"{w.amount} in any {w.seconds} s", wait)
 
 
+def work_refusal(limiter: ScoreLimiter, who: Principal, chars: int) -> ApiError | None:
+    """A score request's `chars` characters against the cap on one request (413) and the caller's budget of
+    scoring work in all its namespaces (429; charged when it passes): None when the request may be scored.
+    Called once the body is read (only then are its characters known), before anything is scored."""
+    cap = limiter.request_chars
+    if cap and chars > cap:
+        return ApiError(
+            413,
+            "payload_too_large",
+            f"The request's texts have {chars:,} characters; one score request may carry {cap:,}. "
+            "Send them in smaller requests.",
+        )
+    wait = limiter.take_work(f"chars|{_caller(who)}", chars)
+    if wait <= 0 or limiter.work is None:
+        return None
+    w = limiter.work
+    return ApiError(
+        429,
+        "rate_limited",
+        f"Too many characters scored by this caller: at most {w.amount:,} in any {w.seconds} s, in all its "
+        "namespaces. Nothing was scored; retry after Retry-After seconds.",
+        retryable=True,
+        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+    )
+
+
 async def score_refusal_async(limiter: ScoreLimiter, who: Principal, namespace: str) -> ApiError | None:
     """`score_refusal` on the event loop for the memory limiter (a lock and a list: no thread hop on the hot
     path), in a thread for Redis's network round trip."""

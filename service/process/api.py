@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError
@@ -208,6 +209,9 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         redirect_slashes=False,
     )
     app.state.ctx = ctx
+    # Set when the server starts to stop (SIGTERM): score requests in flight end at their next piece with a
+    # retryable 503, so a stop never waits on scoring work queued for clients (service/routes/score.py).
+    app.state.stopping = threading.Event()
     # Scoring's rate limit: per process (or on the queue's Redis), never in the database.
     app.state.limiter = ScoreLimiter(ctx.settings)
     log.info("%s", app.state.limiter.describe())

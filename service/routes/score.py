@@ -20,8 +20,9 @@ from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS
 from service.context import Context
 from service.domain import scoring
 from service.errors import ApiError
-from service.http import textplain
+from service.http import ratelimit, textplain
 from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
+from service.http.limiter import ScoreLimiter
 from service.routes.common import errors
 from service.schemas.common import NOT_BLANK_PATTERN, has_unstorable
 from service.schemas.score import CompareIn, CompareOut, ScoreIn, ScoreOut
@@ -84,8 +85,11 @@ class ScoreCall:
     explain: bool
     as_text: bool
     identify: scoring.Identify
-    # Whether the client has gone away; checked before the explanation, the long part of a request.
+    limiter: ScoreLimiter | None = None  # the app's: scoring's work is charged to it once the body is read
+    # Whether the client has gone away, and whether the process is stopping: asked between the pieces of a
+    # request's scoring and before its explanation, so neither keeps the service computing for no one.
     disconnected: Callable[[], bool] = lambda: False
+    stopping: Callable[[], bool] = lambda: False
 
 
 def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> scoring.Identify:
@@ -94,11 +98,37 @@ def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> s
     return lambda s: known if known is not None else principal_in(s, creds)
 
 
+def stopping_refusal() -> ApiError:
+    """What a score request hears when its process stops before its texts are scored."""
+    return ApiError(
+        503,
+        "shutting_down",
+        "The service is stopping and scored none of the texts: retry (another process answers).",
+        retryable=True,
+        headers={"Retry-After": "1"},
+    )
+
+
+def _still_wanted(call: ScoreCall) -> None:
+    # The stop flag first: once the process stops, its event loop may no longer answer `disconnected`.
+    if call.stopping():
+        raise stopping_refusal()
+    if call.disconnected():
+        raise ApiError(499, "client_closed_request", "The client went away before its texts were scored.")
+
+
 def _score_sync(ctx: Context, call: ScoreCall) -> Response:
     parse = partial(_parse, call.body, call.content_type, call.version, call.explain)
-    scored = scoring.score(ctx, scoring.open_request(ctx.reads, call.identify, call.handle, parse))
-    if scored.request.body.explain and call.disconnected():
-        raise ApiError(499, "client_closed_request", "The client went away before the explanation.")
+    opened = scoring.open_request(ctx.reads, call.identify, call.handle, parse)
+    if call.limiter is not None:
+        refused = ratelimit.work_refusal(call.limiter, opened.who, sum(map(len, opened.texts)))
+        if refused is not None:
+            raise refused
+    if call.stopping():
+        raise stopping_refusal()
+    scored = scoring.score(ctx, opened, partial(_still_wanted, call))
+    if scored.request.body.explain:
+        _still_wanted(call)  # the explanation is the long part of a request
     if call.as_text:
         t = scored.request.target
         headers = {} if scored.buffered is None else {"X-Feedback-Buffered": str(scored.buffered)}
@@ -142,14 +172,25 @@ async def score(
     content_type = request.headers.get("content-type", "application/json")
     body = await request.body()
     call = ScoreCall(
-        handle, body, content_type, version, explain, _wants_text(request), _identify(request, creds)
+        handle,
+        body,
+        content_type,
+        version,
+        explain,
+        _wants_text(request),
+        _identify(request, creds),
+        request.app.state.limiter,
     )
     call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
+    call.stopping = request.app.state.stopping.is_set
     return await run_in_threadpool(_score_sync, ctx, call)
 
 
 @router.post(
     "/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409, 503)
 )
-def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep) -> CompareOut:
+def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep, request: Request) -> CompareOut:
+    refused = ratelimit.work_refusal(request.app.state.limiter, who, len(body.a) + len(body.b))
+    if refused is not None:
+        raise refused
     return scoring.compare(ctx, who, handle, body)
