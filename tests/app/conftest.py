@@ -14,14 +14,25 @@ import pytest
 from core.client import Client
 from core.local import LocalService, start_local_service
 from harness.streamlit import streamlit_app
+from tests.support import failures
 from tests.support.app import CALL_FAILED, FORMALITY, SENTIMENT, make_draft, new_handle
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    failures.begin(item.name)  # the pages its `Ui`s drive are captured if it fails
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failing browser test's pages are captured here, once for every test (tests/support/failures.py):
+    those still open when the failure is reported; those the test closed were captured as it closed them."""
     report: pytest.TestReport = yield
     if report.when == "call":
         item.stash[CALL_FAILED] = report.failed
+    if report.failed and report.when != "teardown":
+        failures.capture_open()
+    if report.when == "teardown":
+        failures.end()
     return report
 
 

@@ -54,9 +54,6 @@ def test_whole_journey(app_url: str, app_dir: Path, browser: Browser, tmp_path: 
     try:
         with contextlib.ExitStack() as closing:
             _journey(ui, page, app_url, app_dir, tmp_path, closing)
-    except BaseException:
-        ui.failure("failure")
-        raise
     finally:
         page.close()
 
@@ -319,9 +316,6 @@ def test_demo_keeps_typed_text(
         ui.settle()
         expect(box).to_have_value(whole)
         ui.no_exception()
-    except BaseException:
-        ui.failure(f"{name}_failure")
-        raise
     finally:
         page.close()
 
@@ -359,9 +353,6 @@ def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: Browser) -> 
         ui.expect_text("Sent as feedback to the trained model.")
         ui.no_exception()
         ui.shot(f"samples_label_feedback_{size}")
-    except BaseException:
-        ui.failure(f"newcomer_{size}_failure")
-        raise
     finally:
         page.close()
 
@@ -393,9 +384,6 @@ def test_rough_edges(app_url: str, browser: Browser, tmp_path: Path, person: ran
     ui = Ui(page)
     try:
         _rough_edges(ui, page, app_url, tmp_path, person)
-    except BaseException:
-        ui.failure("rough_edges_failure")
-        raise
     finally:
         page.close()
 
@@ -564,8 +552,5 @@ def test_perspective_log_migration_tab(app_url: str, browser: Browser, tmp_path:
         table.get_by_text("TOXICITY").first.wait_for(state="attached")  # the canvas grid's cells are attached
         ui.no_exception()
         ui.shot("score_from_perspective_logs")
-    except BaseException:
-        ui.failure("perspective_log_failure")
-        raise
     finally:
         page.close()

@@ -105,8 +105,5 @@ def test_every_page_draws_after_typing_in_the_demo_box(
             pause(page, person.uniform(0, 600))  # before or after the box sends (300 ms): the blur sends
             _visit(ui, PAGES[n % len(PAGES)])  # every page of the sidebar, in turn
         ui.no_exception()
-    except BaseException:
-        ui.failure("page_switch_failure")
-        raise
     finally:
         page.close()

@@ -111,9 +111,6 @@ def test_label_with_the_keyboard(app_url: str, browser: Browser, tmp_path: Path)
         page.locator("[data-testid='stVegaLiteChart']").first.wait_for()
         ui.no_exception()
         ui.shot("label_page")
-    except BaseException:
-        ui.failure("label_failure")
-        raise
     finally:
         page.close()
 
@@ -165,9 +162,6 @@ def test_shortcuts_end_with_the_label_page(app_url: str, browser: Browser, tmp_p
         ui.nav("Label")
         assert "1 labelled this session" in _caption(page)
         ui.no_exception()
-    except BaseException:
-        ui.failure("label_leak_failure")
-        raise
     finally:
         page.close()
 
@@ -218,8 +212,5 @@ def test_a_lone_analysts_queue_takes_texts_added_to_the_pool(
         page.keyboard.press("2")
         ui.expect_text("every text in the pool is labelled")
         ui.shot("label_lone_queue")
-    except BaseException:
-        ui.failure("label_lone_queue_failure")
-        raise
     finally:
         page.close()

@@ -178,10 +178,6 @@ def test_three_annotators_label_one_model_through_the_api_and_three_browsers(
         uis["carol"].settle()
         uis["carol"].page.get_by_role("heading", name="Sign in").first.wait_for()
         assert uis["bob"].page.get_by_text("Signed in as bob").count() == 1
-    except BaseException:
-        for name, u in uis.items():
-            u.shot(f"team_failure_{name}")
-        raise
     finally:
         for context in contexts:
             context.close()

@@ -239,10 +239,6 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         tab.settle()
         assert _errors(tab.page) == []
         tab.shot("team_week_dan_after_bob")
-    except BaseException:
-        for sub, u in uis.items():
-            u.shot(f"team_week_failure_{sub}")
-        raise
     finally:
         owner_api.close()
         worker.close()

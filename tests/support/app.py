@@ -17,6 +17,7 @@ from playwright.sync_api import FloatRect, Locator, Page, expect
 from core.client import Client
 from core.local import KEY_FILE, LocalService
 from harness.browser import CHROMIUM, IDLE
+from tests.support.failures import watch
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "pages"
@@ -236,6 +237,7 @@ class Ui:
         page.add_init_script(_COUNT_RUNS)
         # The page's counters when the app was last seen idle: runs started, runs finished, reruns asked for
         self._seen_runs = self._seen_finished = self._asked_seen = 0
+        watch(self)  # captured if the test fails (tests/support/failures.py)
 
     def _counts(self) -> tuple[int, int, int]:
         """Runs seen starting, runs finished, reruns asked for (the page's counters above)."""
