@@ -20,11 +20,12 @@ from core.contract import TRAINING_RUNS, AuditKind
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
+from service.domain.review import review_changed_label
 from service.domain.scales import label_quality
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
-from service.store import audit, ledger
+from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.db import transaction
@@ -41,7 +42,6 @@ from service.store.tables import (
     key_of,
     utcnow,
 )
-from service.store.teams import label_status
 
 #: The order of the two kinds among labels given at the same instant (the list's keyset).
 _RANK: dict[LabelKind, int] = {"sample": 0, "feedback": 1}
@@ -276,10 +276,11 @@ def _mine(
 
 
 def change_my_label(
-    ctx: Databases, who: Principal, handle: str, kind: LabelKind, label_id: int, patch: MyLabelPatch
+    ctx: Resources, who: Principal, handle: str, kind: LabelKind, label_id: int, patch: MyLabelPatch
 ) -> MyLabel:
     """A new quality (or point of the trait's scale) for one's own untrained label, audited as a vote edit.
-    On a reviewed model it is a new proposal: pending again for one who may not review."""
+    The review rule of every change (`review_changed_label`): on a reviewed model it is a new proposal,
+    pending again for one who may not review. Held to the quotas by what it adds (a quality: nothing)."""
     with transaction(ctx.sessions) as s:
         model, row = _mine(s, who, handle, kind, label_id)
         if isinstance(row, SampleRow):
@@ -304,11 +305,16 @@ def change_my_label(
                 "text_changed": False,
             }
             audit.record(s, who, "vote_edited", model.namespace, model, edited)
+            # The one check every edit passes: a new quality keeps the text, so it adds nothing.
+            mine = (row.annotator, row.text)
+            quotas.require_edit_room(s, ctx.settings, who, model, mine, mine)
+            changed = row
             if isinstance(row, SampleRow):
                 row = _requality(s, model, row, quality, points)
             else:
                 row.quality = quality
-            row.review = label_status(s, who, model)
+            if row is changed:  # else a stored twin answers, as it was decided
+                review_changed_label(s, who, model, row, trait)
             model.updated_at = utcnow()
             s.flush()
         if isinstance(row, SampleRow):

@@ -22,11 +22,29 @@ from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem,
 from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.review import decide
+from service.store.review import accept_by_agreement, decide
 from service.store.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
-from service.store.teams import is_team, reviews
+from service.store.teams import is_team, label_status, reviews
 
 KINDS = ("sample", "feedback")
+
+
+def review_changed_label(
+    s: Session, who: Principal, model: Model, row: SampleRow | FeedbackLabel, trait: Trait
+) -> None:
+    """The one review rule of a stored label whose text, trait or quality changed: every route that changes
+    one calls it once the row holds the change. A change by one who may not review is a new proposal: the
+    label stands where a label they give now starts (`pending` on a model under review, where only a
+    reviewer or the agreement rule accepts it; else accepted), and no earlier decision speaks for it. Were
+    it to keep an acceptance, one accepted label would carry any text into the next training. A reviewer's
+    or an owner's change is a reviewer's judgement: the label keeps where it stands."""
+    if who.may("review", model.namespace):
+        return
+    status = label_status(s, who, model)
+    row.review, row.reviewed_by, row.review_comment = status, None, None
+    if status == "pending":
+        s.flush()  # the agreement rule reads the labels of the text as they are now
+        accept_by_agreement(s, model, trait, row.text)
 
 
 def _item(kind: str, r: SampleRow | FeedbackLabel, trait: str) -> ReviewItem:

@@ -14,6 +14,7 @@ from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.needs import Databases, Resources
+from service.domain.review import review_changed_label
 from service.domain.states import require, require_not_archived
 from service.domain.traits import TraitRefs
 from service.domain.views import sample_out
@@ -262,8 +263,10 @@ def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:
 
 
 def update_sample(
-    ctx: Databases, who: Principal, handle: str, sample_id: int, patch: SamplePatch
+    ctx: Resources, who: Principal, handle: str, sample_id: int, patch: SamplePatch
 ) -> SampleOut:
+    """Change a stored sample's trait, text or quality. Held to the quotas by what it adds, and to the review
+    rule (`review_changed_label`): an annotator's change of a reviewed model's label waits for a reviewer."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")  # the least an edit needs
         row = _find_sample(s, model, sample_id)
@@ -312,16 +315,20 @@ def update_sample(
                 SampleRow.id != row.id,
             )
         )
-        count_samples(s, row.trait_id, [row.quality], removed=True)
-        if same is not None:
+        if same is not None:  # the edit removes a row and stores nothing new: no quota, no review
+            count_samples(s, row.trait_id, [row.quality], removed=True)
             s.delete(row)
             model.updated_at = utcnow()
             return sample_out(same, trait.key)
+        kept_by = row.annotator  # the row's; `annotator` above names the vote in the log and the twin search
+        quotas.require_edit_room(s, ctx.settings, who, model, (kept_by, row.text), (kept_by, text))
+        count_samples(s, row.trait_id, [row.quality], removed=True)
         count_samples(s, trait.id, [quality])
         row.trait_id, row.text, row.quality, row.content_sha256 = trait.id, text, quality, digest
         row.point = label_point(quality, scale_points(trait.scale))
         if annotator == who.annotator:  # one's own vote, now as one gives it (discover/synthesize see it)
             row.provenance = "authored"
+        review_changed_label(s, who, model, row, trait)
         model.updated_at = utcnow()
         s.flush()
         return sample_out(row, trait.key)
@@ -367,6 +374,7 @@ def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> 
             annotators=[who.annotator],
             adjudicated=[True],
         )[0]
+        quotas.require_person_room(s, ctx.settings, who, model)  # a reviewer's votes count as anyone's
         if first is None:
             detail = {"trait": trait.key, "sample_id": sid, "quality": body.quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})

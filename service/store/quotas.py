@@ -47,7 +47,43 @@ def require_person_room(s: Session, settings: Settings, who: Principal, model: M
     not committed) pass their quota; the caller's transaction then rolls back."""
     if who.may("manage", model.namespace):
         return
-    rows, chars = person_usage(s, model.id, who.annotator)
+    _refuse_past(settings, who, model, *person_usage(s, model.id, who.annotator))
+
+
+def require_edit_room(
+    s: Session,
+    settings: Settings,
+    who: Principal,
+    model: Model,
+    before: tuple[str | None, str],
+    after: tuple[str | None, str],
+) -> None:
+    """The quotas' check of an edit of a stored label, before it is written: `before` and `after` are the
+    label's (annotator, text). An edit counts what it adds, as a create counts its rows: the namespace's
+    text grows by the new text's length less the old one's, when that is more (a shorter text frees room the
+    next measurement sees); the caller's labels grow by the label when the edit makes it theirs (a
+    machine-made sample they correct), else by the same growth of its text. Past a quota: the refusal a create
+    gets (413 or 429 `quota_exceeded`), nothing written; an edit that adds nothing is never refused, even
+    for one over a quota lowered since."""
+    (old_by, old_text), (new_by, new_text) = before, after
+    added = max(0, len(new_text) - len(old_text))
+    if added:
+        require_namespace_room(s, settings, model.namespace, added)
+    mine_before, mine_after = old_by == who.annotator, new_by == who.annotator
+    rows = int(mine_after) - int(mine_before)
+    chars = (len(new_text) if mine_after else 0) - (len(old_text) if mine_before else 0)
+    if (rows <= 0 and chars <= 0) or who.may("manage", model.namespace):
+        return
+    kept_rows, kept_chars = person_usage(s, model.id, who.annotator)
+    # Only what grows is held to its quota (0 passes any): more text in as many labels is no label more.
+    _refuse_past(
+        settings, who, model, kept_rows + rows if rows > 0 else 0, kept_chars + chars if chars > 0 else 0
+    )
+
+
+def _refuse_past(settings: Settings, who: Principal, model: Model, rows: int, chars: int) -> None:
+    """The refusal of a request that would leave the caller keeping `rows` labels of `chars` characters on
+    the model, when that passes a quota."""
     if settings.label_quota_rows and rows > settings.label_quota_rows:
         raise ApiError(
             429,

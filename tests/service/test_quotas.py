@@ -8,11 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from tests.support.service import Svc, auth, check, error_code, make_model, running, train_ready
+from service.store.tables import SampleRow
+from tests.support.service import Svc, _migrate, auth, check, error_code, make_model, running, train_ready
 
 
 @pytest.fixture
@@ -106,3 +108,108 @@ def test_a_namespace_past_its_quota_refuses_everyone_and_no_other_namespace(smal
     assert error_code(resp, 413) == "quota_exceeded"
     make_model(c, owner, "lab.fine")  # another namespace: its own quota
     check(c.post("/v1/models/lab.fine/pool", json={"texts": more}, headers=owner), 201)
+
+
+# -- edits: one service for the module (SQLite), quotas of the edits' size ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def edits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Svc]:
+    """A person keeps 5,000 characters on a model, a namespace 60,000 (each test its own model, and the one
+    test of the namespace's quota namespace `lab` alone)."""
+    data_dir = tmp_path_factory.mktemp("quota-edits")
+    url = f"sqlite:///{data_dir / 'scoring.sqlite'}"
+    _migrate(url)
+    with running(
+        data_dir,
+        database_url=url,
+        label_quota_rows=40,
+        label_quota_chars=5_000,
+        namespace_quota_chars=60_000,
+    ) as svc:
+        yield svc
+
+
+def long(prefix: str, chars: int) -> str:
+    return f"{prefix} " + "z" * (chars - len(prefix) - 1)
+
+
+def kept(svc: Svc, sample_id: int) -> tuple[str, float]:
+    """The stored sample's (text, quality)."""
+    with svc.ctx.reads() as s:
+        row = s.get(SampleRow, sample_id)
+        assert row is not None
+        return row.text, row.quality
+
+
+def test_an_edit_counts_what_it_adds_against_a_persons_quota(edits: Svc) -> None:
+    """An annotator's edits are held to their quota by what they add: five edits to 20,000 characters are
+    refused with the create's 413 and change nothing stored; a longer text that fits, and a shorter one,
+    pass; an owner's edit of their vote may take them past it, and then only what adds is refused: a new
+    quality (my labels or the samples route) and a shorter text still pass."""
+    c, h = edits.client, "acme.grow"
+    make_model(c, edits.author, h)
+    ann = person(edits, "ann")
+    ids = check(c.post(f"/v1/models/{h}/samples", json={"samples": votes(5, "ann")}, headers=ann), 201)["ids"]
+    before = {i: kept(edits, i) for i in ids}
+
+    def edit(i: int, key: dict[str, str], **body: object) -> httpx.Response:
+        return c.patch(f"/v1/models/{h}/samples/{i}", json=body, headers=key)
+
+    for i in ids:
+        resp = edit(i, ann, text=long(f"ann's sample {i}", 20_000))
+        assert error_code(resp, 413) == "quota_exceeded"
+        assert "nothing of this request was stored" in resp.json()["error"]["message"]
+    assert {i: kept(edits, i) for i in ids} == before
+    check(edit(ids[0], ann, text=long("grown", 4_800)), 200)  # with the four others' ~80: within 5,000
+    resp = edit(ids[1], ann, text=long("one more", 300), quality=0.0)
+    assert error_code(resp, 413) == "quota_exceeded"
+    assert kept(edits, ids[1]) == before[ids[1]]
+    check(edit(ids[0], ann, text=long("shrunk", 4_000)), 200)
+    check(edit(ids[1], ann, text=long("one more", 300), quality=0.0), 200)  # the room the shorter text left
+    # The owner lengthens ann's vote (owners are held to the namespace's quota only): ann is past hers.
+    check(edit(ids[2], edits.author, text=long("the owner's correction", 3_000)), 200)
+    path = f"/v1/models/{h}/my-labels/sample/{ids[2]}"
+    assert check(c.patch(path, json={"quality": 0.0}, headers=ann), 200)["quality"] == 0.0
+    check(edit(ids[2], ann, quality=1.0), 200)
+    assert error_code(edit(ids[3], ann, text=long("longer", 100)), 413) == "quota_exceeded"
+    check(edit(ids[2], ann, text=long("ann's own shorter one", 2_500)), 200)
+
+
+def test_an_edit_counts_what_it_adds_against_the_namespaces_quota(edits: Svc) -> None:
+    """In a namespace near its quota, an edit that would take it past is refused with the create's 413
+    (the owner's too), naming the namespace, and changes nothing; one that fits, and a new quality through
+    my labels, pass."""
+    c, owner, h = edits.client, edits.author, "lab.full"
+    make_model(c, owner, h)
+    texts = [long(f"pool text {i:03d}", 1_000) for i in range(56)]  # 56,000 of the 60,000
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": texts}, headers=owner), 201)
+    lena = person(edits, "lena", namespace="lab")
+    body = {"samples": [{"trait": "formality", "text": "Lena's short vote.", "quality": 1.0}]}
+    [mine] = check(c.post(f"/v1/models/{h}/samples", json=body, headers=lena), 201)["ids"]
+    theirs = check(c.get(f"/v1/models/{h}/samples", params={"limit": 1}, headers=owner), 200)["items"][0][
+        "id"
+    ]
+    before = kept(edits, mine), kept(edits, theirs)
+    for i, key in ((theirs, owner), (mine, lena)):
+        resp = c.patch(f"/v1/models/{h}/samples/{i}", json={"text": long("grown", 4_500)}, headers=key)
+        assert error_code(resp, 413) == "quota_exceeded" and "'lab'" in resp.json()["error"]["message"]
+    assert (kept(edits, mine), kept(edits, theirs)) == before
+    path = f"/v1/models/{h}/my-labels/sample/{mine}"
+    check(c.patch(path, json={"quality": 0.0}, headers=lena), 200)
+    check(c.patch(f"/v1/models/{h}/samples/{mine}", json={"text": long("grown", 1_000)}, headers=lena), 200)
+    assert kept(edits, mine)[0] == long("grown", 1_000)
+
+
+def test_a_reviewers_settling_votes_count_in_their_quota(edits: Svc) -> None:
+    """A reviewer's settling votes are their labels too: past their quota the settle is refused with 413,
+    nothing stored."""
+    c, h = edits.client, "acme.settled"
+    make_model(c, edits.author, h)
+    rev = person(edits, "rev", role="reviewer")
+    first = {"trait": "formality", "text": long("settled one", 4_000), "quality": 1.0}
+    check(c.post(f"/v1/models/{h}/settle", json=first, headers=rev), 200)
+    again = {"trait": "formality", "text": long("settled two", 4_000), "quality": 0.0}
+    count = stored(edits, h)
+    assert error_code(c.post(f"/v1/models/{h}/settle", json=again, headers=rev), 413) == "quota_exceeded"
+    assert stored(edits, h) == count
