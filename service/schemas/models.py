@@ -30,7 +30,7 @@ from core.contract import (
     ModelState,
     RunStatus,
 )
-from core.embedders.registry import MODEL_CHOICES
+from core.embedders.registry import MODEL_CHOICES, refusal
 from core.json_types import JsonObject
 from service.schemas.common import JsonInt, Strict, integral
 
@@ -133,6 +133,13 @@ class ModelCreate(Strict):
     def _handle(cls, value: str) -> str:
         if not HANDLE_RE.match(value):
             raise ValueError("handle must be '<namespace>.<name>', lowercase letters, digits, '_' and '-'")
+        return value
+
+    @field_validator("embedder", mode="before")  # before the choices are checked: say why, not only what
+    @classmethod
+    def _embedder(cls, value: object) -> object:
+        if value is not None and value not in MODEL_CHOICES:
+            raise ValueError(refusal(value))
         return value
 
 

@@ -1,17 +1,30 @@
 """The rule training's `auto` keeps a body by: the best out-of-fold ROC-AUC, a near tie to the cheaper body,
-and no English-only body for a model whose samples are mostly in another language."""
+no English-only body for a model whose samples are mostly in another language, no comparison on short texts,
+and a comparison on a bounded subset of the labels; and what a refused embedder setting says."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from core.embedders import get_embedder
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import train
-from core.engine.body_choice import TIE, Candidate, choose, eligible, model_roc_auc, train_on_best_body
+from core.engine.body_choice import (
+    TIE,
+    Candidate,
+    choose,
+    comparison_subset,
+    eligible,
+    median_words,
+    model_roc_auc,
+    train_on_best_body,
+)
+from core.engine.types import Sample
+from tests.support.corpus import CountingEmbedder
 
 BODIES = [E5_QINT8_ID, MPNET_QINT8_ID]  # cheapest first
 
@@ -50,7 +63,8 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
     samples = corpus.sentiment_samples(10, 10)
     trait = [corpus.SENTIMENT]
-    choice = train_on_best_body(trait, samples, [weak, strong], ["en"] * len(samples), effort="low")
+    langs = ["en"] * len(samples)
+    choice = train_on_best_body(trait, samples, [weak, strong], langs, min_words=0, effort="low")
     alone = {b.id: model_roc_auc(train(trait, samples, embedder=b, effort="low")) for b in (weak, strong)}
     # Each candidate's figure is the one training on that body alone reports: the same folds.
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == alone
@@ -71,3 +85,99 @@ def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_extra() -> Non
     from core.embedders.registry import available_bodies
 
     assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID] if installed() else [E5_QINT8_ID]
+
+
+def test_short_texts_keep_the_cheapest_body_without_comparing(corpus: Any) -> None:
+    weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
+    samples = corpus.sentiment_samples(10, 10)
+    words = median_words([s.text for s in samples])
+    choice = train_on_best_body(
+        [corpus.SENTIMENT], samples, [weak, strong], ["en"] * 20, min_words=words + 1, effort="low"
+    )
+    # Only the first body is trained (the samples' figure is its own), the other is named as left out.
+    assert choice.chosen == weak.id and [c.embedder_id for c in choice.candidates] == [weak.id]
+    assert choice.as_json()["left_out_for_length"] == [strong.id]
+    assert choice.as_json()["compared_on"] == 20
+
+
+def test_bodies_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sample(corpus: Any) -> None:
+    weak, strong = get_embedder("hashing-v1-8"), CountingEmbedder(get_embedder("hashing-v1-512"))
+    samples = corpus.sentiment_samples(15, 15)
+    trait = [corpus.SENTIMENT]
+    choice = train_on_best_body(
+        trait, samples, [weak, strong], ["en"] * 30, min_words=0, compare_labels=20, effort="low"
+    )
+    embedded = [t for call in strong.calls for t in call]
+    assert len(embedded) == len(set(embedded))  # the kept body embedded each text once
+    subset = comparison_subset(samples, 20)
+    compared = {
+        b.id: model_roc_auc(train(trait, subset, embedder=b, effort="low")) for b in (weak, strong.inner)
+    }
+    assert {c.embedder_id: c.roc_auc for c in choice.candidates} == compared
+    assert choice.chosen == strong.id and choice.as_json()["compared_on"] == 20
+    # The kept body's version is trained on all 30 samples, as training on it alone would be.
+    metrics = choice.result.metrics[corpus.SENTIMENT.key]
+    assert metrics["positive_samples"] + metrics["negative_samples"] == 30
+    assert choice.result.param_hash == train(trait, samples, embedder=strong.inner, effort="low").param_hash
+
+
+def test_the_comparison_subset_is_balanced_fixed_and_leaves_neutral_samples_out() -> None:
+    def samples(n_pos: int, n_neg: int, n_neutral: int = 0) -> list[Sample]:
+        return (
+            [Sample("t", f"good text number {i}", 1.0) for i in range(n_pos)]
+            + [Sample("t", f"bad text number {i}", 0.0) for i in range(n_neg)]
+            + [Sample("t", f"plain text number {i}", 0.5) for i in range(n_neutral)]
+        )
+
+    few = samples(30, 30, 4)
+    assert comparison_subset(few, 100) == few[:60]  # under the limit: every sample on a pole
+    many = samples(300, 100, 10)
+    subset = comparison_subset(many, 40)
+    assert sum(s.quality == 1.0 for s in subset) == 30 and sum(s.quality == 0.0 for s in subset) == 10
+    assert subset == comparison_subset(list(reversed(many)), 40)[::-1]  # fixed by the texts, in their order
+    assert (
+        sum(s.quality == 0.0 for s in comparison_subset(samples(400, 3), 40)) == 3
+    )  # a small pole: all of it
+    assert median_words(["a b", "a b c d", "a"]) == 2 and median_words(["a b", "a b c d"]) == 3
+
+
+@pytest.mark.parametrize("value", ["auto", "mpnet-base", MPNET_QINT8_ID, "bge-small-en-v1.5"])
+def test_a_refused_embedder_setting_says_why_and_what_to_do(value: str) -> None:
+    from core.embedders.mpnet_source import installed
+    from core.embedders.registry import MODEL_CHOICES, refusal
+
+    said = refusal(value)
+    assert said.endswith(f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)")
+    if value == "auto":
+        assert "not offered yet" in said
+    elif value == "bge-small-en-v1.5":
+        assert "not shipped" in said
+    else:
+        assert "not a model choice" in said
+        assert ("make mpnet" in said and "mpnet_fetch" in said) != installed()
+
+
+def test_the_out_of_fold_figure_comes_with_its_standard_error(corpus: Any) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from core.engine.training import auc_se
+
+    hashing = get_embedder("hashing-v1-512")
+    few, many = (
+        train([corpus.SENTIMENT], corpus.sentiment_samples(n, n), embedder=hashing, effort="low").metrics[
+            corpus.SENTIMENT.key
+        ]
+        for n in (4, 40)
+    )
+    # A figure from 4 samples a pole is far less certain than one from 40: the error says so.
+    assert few["roc_auc_se"] > 2 * many["roc_auc_se"] > 0
+    zero_shot = train([corpus.SENTIMENT], [], embedder=hashing).metrics[corpus.SENTIMENT.key]
+    assert zero_shot["roc_auc"] is None and zero_shot["roc_auc_se"] is None
+    # DeLong's error of one AUC, against Hanley and McNeil's formula on the same scores.
+    q = np.r_[np.ones(30), np.zeros(30)]
+    scores = q * 0.8 + np.random.default_rng(0).normal(size=60)
+    a = roc_auc_score(q, scores)
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    hanley = np.sqrt((a * (1 - a) + 29 * (q1 - a * a) + 29 * (q2 - a * a)) / 900)
+    assert auc_se(scores, q) == pytest.approx(hanley, abs=0.005)
+    assert auc_se(scores[:31], q[:31]) is None  # one negative: no variance
