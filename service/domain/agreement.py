@@ -11,11 +11,13 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for
+from service.domain.gold_secret import answerer, disagreed_visible
 from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
 from service.schemas.agreement import AgreementOut
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.gold import gold_keys
 from service.store.samples import scale_points, sha256
 from service.store.tables import Model, PoolText, SampleRow, Trait, utcnow
 from service.store.votes import label_votes
@@ -28,6 +30,8 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
         traits = [refs.find(trait, ("query", "trait"))] if trait is not None else refs.traits
         votes = label_votes(s, model.id)
         kept = model.kept_agreement if model.zero_data_retention else None
+        answers = answerer(who, model)
+        gold = gold_keys(s, model.id) if answers is not None else set()
     if kept is not None and not votes:  # purged at training: the numbers kept just before
         stored = kept.get("traits", {})
         return AgreementOut.model_validate(
@@ -42,6 +46,10 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
         for body in per_trait.values():
             assert isinstance(body, dict) and isinstance(body["disagreed"], list)
             body["disagreed"] = [t for t in body["disagreed"] if _voted(t, me)]
+    if answers is not None:  # no settled or gold answer to one who answers gold: its figures stay whole
+        for key, body in per_trait.items():
+            assert isinstance(body, dict) and isinstance(body["disagreed"], list)
+            body["disagreed"] = [t for t in body["disagreed"] if disagreed_visible(t, key, answers, gold)]
     with transaction(ctx.reads) as s:
         _add_metadata(s, model.id, per_trait)
     return AgreementOut.model_validate({"handle": model.handle, "traits": per_trait, "stored_at": None})

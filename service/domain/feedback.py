@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, feedback_seen
+from service.domain.gold_secret import answerer, feedback_visible
 from service.domain.needs import Databases, Resources
 from service.domain.states import busy_error, require_not_archived
 from service.errors import ApiError
@@ -43,6 +44,8 @@ def list_feedback(
         q = select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
         if (me := blind_for(who, model)) is not None:
             q = q.where(feedback_seen(me, model))
+        if (answers := answerer(who, model)) is not None:  # no gold text's votes to one who answers gold
+            q = q.where(feedback_visible(answers, model))
         rows = s.scalars(q.order_by(FeedbackLabel.id).limit(limit + 1)).all()
         page = rows[:limit]
         items = [

@@ -222,9 +222,19 @@ def delete_gold(ctx: Databases, who: Principal, handle: str, gold_id: int) -> Go
         )
         if not found:
             raise ApiError(404, "gold_item_not_found", f"No gold item {gold_id} in {model.handle}.")
+        # The answers are people's labels of the text (their own labels' count has them): the event names
+        # each one it removes and whose it was. Votes of the text are samples and stay.
+        answers: list[JsonObject] = [
+            {"id": aid, "annotator": name}
+            for aid, name in s.execute(
+                select(GoldAnswer.id, GoldAnswer.annotator)
+                .where(GoldAnswer.gold_id == gold_id)
+                .order_by(GoldAnswer.id)
+            ).tuples()
+        ]
         s.execute(delete(GoldAnswer).where(GoldAnswer.gold_id == gold_id))
         s.execute(delete(GoldItem).where(GoldItem.id == gold_id))
-        detail: JsonObject = {"deleted": gold_id, "total": _count(s, model.id)}
+        detail: JsonObject = {"deleted": gold_id, "total": _count(s, model.id), "answers": answers}
         audit.record(s, who, "gold_changed", model.namespace, model, detail)
         return GoldDeleted(handle=model.handle, deleted=1)
 

@@ -2,11 +2,11 @@
 
 A gold item is handed out as any suggestion is (the same fields, its pool row's id, a score of the same
 fit, claimed as the other texts are: a reload brings it back, a skip releases it) so that nobody can tell a
-check from a text to label. Each of the `n` texts of an
-answer is a gold item with probability `gold_rate` (fewer when fewer gold items are left that the person
-has not answered): the last suggestions make room (the caller's claims on them end) and the gold items
-take random places. A label of a gold text is its person's answer, recorded once and compared with the
-known answer on its pole (core.contract.pole_of); never a vote, so nothing trains on it.
+check from a text to label. Each of the `n` texts of an answer is a gold item with probability `gold_rate`
+(fewer when fewer gold items are left that the person has not answered, added or voted on: a text whose
+answer one knows checks nothing): the last suggestions make room (the caller's claims on them end) and the
+gold items take random places. A label of a gold text is its person's answer, recorded once and compared
+with the known answer on its pole (core.contract.pole_of); never a vote, so nothing trains on it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from service.store.api_keys import Principal
 from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.gold import gold_of
-from service.store.tables import FeedbackLabel, Model, PoolClaim, PoolText, Trait, Version, utcnow
+from service.store.samples import sha256
+from service.store.tables import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, Version, utcnow
 
 #: Fits a suggestion's score to texts: the fit that scored the other suggestions.
 Rescore = Callable[[list[str]], Sequence[float | None]]
@@ -64,6 +65,7 @@ def mix(
         answered = select(GoldAnswer.gold_id).where(
             GoldAnswer.model_id == model_id, GoldAnswer.annotator == who.annotator
         )
+        known = _known(s, model_id, trait, who.annotator)
         shown = {x.id for x in items}
         rows = {
             pid: (text, meta)
@@ -78,10 +80,11 @@ def mix(
                     PoolText.model_id == model_id,
                     GoldItem.trait_id == trait.id,
                     GoldItem.id.not_in(answered),
+                    GoldItem.added_by != who.annotator,  # who added it knows its answer
                 )
                 .order_by(PoolText.id)
             ).tuples()
-            if pid not in shown
+            if pid not in shown and sha256(text) not in known
         }
         rate = model.gold_rate
     texts = {pid: text for pid, (text, _) in rows.items()}
@@ -129,10 +132,41 @@ def _claim(s: Session, model_id: int, trait_key: str, me: str, ids: list[int], u
     s.flush()
 
 
+def _known(s: Session, model_id: int, trait: Trait, me: str, digest: str | None = None) -> set[str]:
+    """Digests of the trait's gold texts (of `digest` alone, when given) whose answer `me` knows: they voted
+    on the text (a sample, a settling one too, or a buffered label). Such a text is never their gold: it
+    would check nothing, and what they read of it (docs/api.md, "Gold items") is no secret to them."""
+    gold = select(GoldItem.content_sha256).where(GoldItem.model_id == model_id, GoldItem.trait_id == trait.id)
+    if digest is not None:
+        gold = gold.where(GoldItem.content_sha256 == digest)
+    digests = set(s.scalars(gold))
+    if not digests:
+        return set()
+    voted = set(
+        s.scalars(
+            select(SampleRow.content_sha256).where(
+                SampleRow.model_id == model_id,
+                SampleRow.trait_id == trait.id,
+                SampleRow.annotator == me,
+                SampleRow.content_sha256.in_(digests),
+            )
+        )
+    )
+    buffered = s.scalars(
+        select(FeedbackLabel.text).where(
+            FeedbackLabel.model_id == model_id,
+            FeedbackLabel.trait_key == trait.key,
+            FeedbackLabel.annotator == me,
+        )
+    )
+    return voted | ({sha256(x) for x in buffered} & digests)
+
+
 def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) -> GoldAnswer | None:
-    """Record `me`'s answer if `text` is a gold item of the trait (their first answer stays); None if not."""
+    """Record `me`'s answer if `text` is a gold item of the trait (their first answer stays); None if not,
+    nor when they added the item or voted on its text (their label is then a vote, as on any text)."""
     gold = gold_of(s, trait.id, text.content_sha256)
-    if gold is None:
+    if gold is None or gold.added_by == me or _known(s, gold.model_id, trait, me, gold.content_sha256):
         return None
     first = s.scalar(select(GoldAnswer).where(GoldAnswer.gold_id == gold.id, GoldAnswer.annotator == me))
     if first is not None:

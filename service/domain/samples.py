@@ -13,6 +13,7 @@ from core.engine.types import Sample
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
+from service.domain.gold_secret import answerer, sample_visible
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
 from service.domain.states import require, require_not_archived
@@ -245,6 +246,8 @@ def list_samples(
             q = q.where(SampleRow.provenance == provenance)
         if (me := blind_for(who, model)) is not None:
             q = q.where(seen(me, model, SampleRow.trait_id, SampleRow.content_sha256, SampleRow.annotator))
+        if (answers := answerer(who, model)) is not None:  # no settled or gold answer to one who answers gold
+            q = q.where(sample_visible(answers, model))
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
         page = rows[:limit]
         items = [sample_out(row, key) for row, key in page]

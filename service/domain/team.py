@@ -19,6 +19,7 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for, feedback_seen, seen
+from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
 from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
@@ -161,7 +162,8 @@ def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: 
         items: list[tuple[int, VoteRecord]] = []
         for k in range(stage, len(KINDS)):
             fetch = _FETCH[KINDS[k]]
-            got = fetch(s, model, after if k == stage else 0, limit + 1 - len(items), blind_for(who, model))
+            start = after if k == stage else 0
+            got = fetch(s, model, start, limit + 1 - len(items), blind_for(who, model), answerer(who, model))
             items += [(k, r) for r in got]
             if len(items) > limit:
                 break
@@ -191,7 +193,9 @@ def _first_after(versions: Sequence[tuple[datetime, int]], at: datetime) -> int 
     return versions[i][1] if i < len(versions) else None
 
 
-def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+def _samples(
+    s: Session, model: Model, after: int, n: int, me: str | None, answers: str | None
+) -> list[VoteRecord]:
     q = (
         select(SampleRow, Trait.key)
         .join(Trait, Trait.id == SampleRow.trait_id)
@@ -199,6 +203,8 @@ def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> li
     )
     if me is not None:
         q = q.where(seen(me, model, SampleRow.trait_id, SampleRow.content_sha256, SampleRow.annotator))
+    if answers is not None:  # no settled or gold answer to one who answers gold (gold_secret.py)
+        q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
     return [
         VoteRecord.model_validate(
@@ -209,10 +215,14 @@ def _samples(s: Session, model: Model, after: int, n: int, me: str | None) -> li
     ]
 
 
-def _feedback(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+def _feedback(
+    s: Session, model: Model, after: int, n: int, me: str | None, answers: str | None
+) -> list[VoteRecord]:
     q = select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id > after)
     if me is not None:
         q = q.where(feedback_seen(me, model))
+    if answers is not None:
+        q = q.where(feedback_visible(answers, model))
     rows = s.scalars(q.order_by(FeedbackLabel.id).limit(n))
     # A buffered label keeps no point of its own (it becomes a sample, which does): its quality's point.
     found = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id))
@@ -229,7 +239,10 @@ def _feedback(s: Session, model: Model, after: int, n: int, me: str | None) -> l
     ]
 
 
-def _unsure(s: Session, model: Model, after: int, n: int, me: str | None) -> list[VoteRecord]:
+def _unsure(
+    s: Session, model: Model, after: int, n: int, me: str | None, answers: str | None
+) -> list[VoteRecord]:
+    """The unsure marks (`answers` aside: a mark carries no answer)."""
     q = (
         select(UnsureMark, Trait.key)
         .join(Trait, Trait.id == UnsureMark.trait_id)
@@ -264,7 +277,7 @@ def _record(
     }
 
 
-_FETCH: dict[str, Callable[[Session, Model, int, int, str | None], list[VoteRecord]]] = {
+_FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], list[VoteRecord]]] = {
     "sample": _samples,
     "feedback": _feedback,
     "unsure": _unsure,

@@ -71,10 +71,14 @@ class TrainingSet:
     samples: service/store/samples.held_feedback) stays buffered."""
 
     feedback: list[FeedbackLabel]  # the buffer this training consumes (held feedback left out)
-    usable: list[FeedbackLabel]  # of those, the labels of a trait the model still has: folded into samples
+    usable: list[FeedbackLabel]  # of those, the labels it trains on: of a trait the model has, not gold
     # One row per (trait, text), its quality the counted one (core/engine/votes.py).
     counted: list[CountedText]
     samples: list[Sample]
+    # Of `feedback`, the labels that become samples: every label of a trait the model still has, a gold
+    # text's too. A label is a person's vote, kept as a record (the votes export, their own labels, the
+    # team's counts) whether or not it trains.
+    folded: list[FeedbackLabel]
 
     @property
     def texts(self) -> set[str]:
@@ -165,12 +169,18 @@ def previous_params(s: Session, model: Model) -> JsonObject | None:
 
 def training_set(inputs: Inputs) -> TrainingSet:
     keys = {t.key for t in inputs.traits}
-    held = {f.id for f in held_feedback(inputs.feedback, samples_to_train(count_votes(inputs.votes)))}
+    gold = {f.id for f in inputs.feedback if (f.trait_key, sha256(f.text)) in inputs.gold}
+    # A gold text's labels never train, so they neither make a trait trainable nor wait for one to be.
+    trainable = [f for f in inputs.feedback if f.id not in gold]
+    held = {f.id for f in held_feedback(trainable, samples_to_train(count_votes(inputs.votes)))}
     feedback = [f for f in inputs.feedback if f.id not in held]
-    # Feedback of a deleted trait or on a gold text is consumed with the buffer, never folded in.
-    usable = [f for f in feedback if f.trait_key in keys and (f.trait_key, sha256(f.text)) not in inputs.gold]
+    # Feedback of a deleted trait is consumed with the buffer (deleting a trait deletes its labels); a gold
+    # text's is folded in as samples, kept as votes, and left out of what trains (read_inputs leaves out
+    # its samples the same way).
+    folded = [f for f in feedback if f.trait_key in keys]
+    usable = [f for f in folded if f.id not in gold]
     counted = count_votes([*inputs.votes, *feedback_votes(usable)])
-    return TrainingSet(feedback, usable, counted, samples_to_train(counted))
+    return TrainingSet(feedback, usable, counted, samples_to_train(counted), folded)
 
 
 def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder) -> Embedder:
@@ -227,7 +237,7 @@ def save(
         model = s.get(Model, run.model_id)
         assert model is not None
         if data.feedback:
-            fold_feedback(s, model.id, data.usable)
+            fold_feedback(s, model.id, data.folded)
             s.execute(delete(FeedbackLabel).where(FeedbackLabel.id.in_([f.id for f in data.feedback])))
         last_no = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
         version = Version(

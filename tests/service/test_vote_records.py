@@ -1,0 +1,202 @@
+"""A team's votes are records, and gold stays secret to those who answer it (docs/api.md, "Gold items").
+
+Written as a team acts: two annotators label a pool text, a reviewer settles it, the owner promotes it to
+gold and trains; then every route is read as each of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from service.store.api_keys import create_key
+from service.store.db import transaction
+from service.store.tables import PoolText
+from tests.support.service import Svc, auth, check, make_model, train_ready
+
+# A trait's texts far from the model's samples and from one another.
+TEXT = "The minutes of the meeting are hereby approved as circulated."
+OTHERS = [f"pool text number {i} about {w}" for i, w in enumerate(["rivers", "bread", "stars", "tiles"])]
+
+
+def _key(svc: Svc, name: str, role: str) -> dict[str, str]:
+    with transaction(svc.ctx.sessions) as s:
+        return auth(create_key(s, ["acme"], "authoring", name, role=role))
+
+
+def _pool_ids(svc: Svc) -> dict[str, int]:
+    with transaction(svc.ctx.reads) as s:
+        return dict(s.execute(select(PoolText.text, PoolText.id)).tuples().all())
+
+
+def _label(svc: Svc, h: str, pool_id: int, quality: float, key: dict[str, str]) -> dict[str, Any]:
+    body = {"trait": "formality", "quality": quality}
+    out: dict[str, Any] = check(
+        svc.client.post(f"/v1/models/{h}/pool/{pool_id}/label", json=body, headers=key), 201
+    )
+    return out
+
+
+def _votes_of(svc: Svc, h: str, key: dict[str, str], text: str) -> list[tuple[str | None, float, str]]:
+    items = check(svc.client.get(f"/v1/models/{h}/votes?limit=1000", headers=key), 200)["items"]
+    return sorted((x["annotator"], x["quality"], x["kind"]) for x in items if x["text"] == text)
+
+
+def test_promoting_and_training_a_settled_text_keeps_every_vote_of_it(svc: Svc) -> None:
+    """Two annotators' buffered votes of a text a reviewer settled and the owner promoted to gold stay in
+    the votes export, in each one's own labels and in the team's counts through the training that follows
+    (they are folded in as samples, not trained on); removing the gold item keeps them too, its answers'
+    removal is audited by id and annotator, and the next training then trains on the text's votes."""
+    c, h, owner = svc.client, "acme.records", svc.author
+    make_model(c, owner, h, review=False, auto_retrain=False, votes_wanted=2)
+    train_ready(c, owner, h)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": [TEXT, *OTHERS]}, headers=owner), 201)
+    ann, bob, rev = _key(svc, "ann", "annotator"), _key(svc, "bob", "annotator"), _key(svc, "rev", "reviewer")
+    ids = _pool_ids(svc)
+    assert _label(svc, h, ids[TEXT], 1.0, ann)["stored_as"] == "feedback"
+    assert _label(svc, h, ids[TEXT], 0.0, bob)["stored_as"] == "feedback"
+    settle = {"trait": "formality", "text": TEXT, "quality": 1.0}
+    check(c.post(f"/v1/models/{h}/settle", json=settle, headers=rev), 200)
+    promoted = check(
+        c.post(f"/v1/models/{h}/gold/promote", json={"trait": "formality", "count": 5}, headers=owner), 200
+    )
+    assert promoted["added"] == 1
+    before = _votes_of(svc, h, owner, TEXT)
+    assert before == [("ann", 1.0, "feedback"), ("bob", 0.0, "feedback"), ("rev", 1.0, "sample")]
+    # An annotator who did not vote on the gold text reads none of its votes, buffered or settling.
+    cat = _key(svc, "cat", "annotator")
+    assert _votes_of(svc, h, cat, TEXT) == []
+    buffered = check(c.get(f"/v1/models/{h}/feedback", headers=cat), 200)["items"]
+    assert buffered == [] and len(check(c.get(f"/v1/models/{h}/feedback", headers=owner), 200)["items"]) == 2
+    people = {
+        (p["annotator"], p["trait"]): p["labels"]
+        for p in check(c.get(f"/v1/models/{h}/team", headers=owner), 200)["people"]
+    }
+
+    check(c.post(f"/v1/models/{h}/reopen", headers=owner), 200)
+    trained = train_ready(c, owner, h)
+    # The votes are still there, as samples now (a training folds the buffer in), and still each one's own.
+    assert _votes_of(svc, h, owner, TEXT) == [
+        ("ann", 1.0, "sample"),
+        ("bob", 0.0, "sample"),
+        ("rev", 1.0, "sample"),
+    ]
+    for key, quality in ((ann, 1.0), (bob, 0.0)):
+        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=key), 200)
+        assert [(x["text"], x["quality"]) for x in mine["items"]] == [(TEXT, quality)]
+        assert mine["total"] == 1
+    after = {
+        (p["annotator"], p["trait"]): p["labels"]
+        for p in check(c.get(f"/v1/models/{h}/team", headers=owner), 200)["people"]
+    }
+    assert after == people and after[("ann", "formality")] == after[("bob", "formality")] == 1
+    # A gold text's votes do not train: the version's formality counts leave the text out.
+    version = check(c.get(f"/v1/models/{h}/versions/v{trained['version_no']}", headers=owner), 200)
+    assert version["metrics"]["traits"]["formality"]["texts"] == 12
+
+    # Removing the gold item keeps the votes; its answers go, each named in the audit log with its
+    # annotator; the next training trains on the text.
+    answered = _label(svc, h, ids[TEXT], 0.0, cat)
+    assert check(c.get(f"/v1/models/{h}/my-labels", headers=cat), 200)["total"] == 1
+    [item] = check(c.get(f"/v1/models/{h}/gold", headers=owner), 200)["items"]
+    assert item["answers"] == 1
+    check(c.delete(f"/v1/models/{h}/gold/{item['id']}", headers=owner), 200)
+    assert len(_votes_of(svc, h, owner, TEXT)) == 3
+    events = check(c.get("/v1/namespaces/acme/audit", headers=owner), 200)["items"]
+    [removed] = [
+        e for e in events if e["kind"] == "gold_changed" and e["detail"].get("deleted") == item["id"]
+    ]
+    assert removed["detail"]["answers"] == [{"id": answered["id"], "annotator": "cat"}]
+    assert removed["actor"] == check(c.get("/v1/keys/current", headers=owner), 200)["name"]
+    check(c.post(f"/v1/models/{h}/reopen", headers=owner), 200)
+    again = train_ready(c, owner, h)
+    version = check(c.get(f"/v1/models/{h}/versions/v{again['version_no']}", headers=owner), 200)
+    assert version["metrics"]["traits"]["formality"]["texts"] == 13
+    assert len(_votes_of(svc, h, owner, TEXT)) == 3
+
+
+def test_gold_answers_stay_secret_from_annotators_and_no_one_is_served_a_text_they_voted_on(svc: Svc) -> None:
+    """An annotator who did not vote on a gold text reads none of its votes (the settling one is the answer)
+    in the samples list, the votes export or agreement's disagreed texts, nor any settling vote of a text
+    they did not vote on (any settled text may be promoted later), and cannot list gold; the owner reads
+    them all. Gold is served to an annotator who did not vote on it, and never to those who voted on it,
+    settled it or promoted it; the settler's label of it is a vote, not an answer."""
+    c, h, owner = svc.client, "acme.secret", svc.author
+    make_model(c, owner, h, review=False, votes_wanted=2)
+    settled = "Kindly let us know which date suits the committee best."
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": [TEXT, settled, *OTHERS]}, headers=owner), 201)
+    ann, bob, rev = _key(svc, "ann", "annotator"), _key(svc, "bob", "annotator"), _key(svc, "rev", "reviewer")
+    cat = _key(svc, "cat", "annotator")
+    ids = _pool_ids(svc)
+    _label(svc, h, ids[TEXT], 1.0, ann)
+    _label(svc, h, ids[TEXT], 0.0, bob)
+    _label(svc, h, ids[settled], 0.0, ann)
+    check(
+        c.post(
+            f"/v1/models/{h}/settle", json={"trait": "formality", "text": TEXT, "quality": 1.0}, headers=rev
+        ),
+        200,
+    )
+    check(c.post(f"/v1/models/{h}/gold/promote", json={"trait": "formality", "count": 5}, headers=owner), 200)
+    check(
+        c.post(
+            f"/v1/models/{h}/settle",
+            json={"trait": "formality", "text": settled, "quality": 0.0},
+            headers=rev,
+        ),
+        200,
+    )
+    check(c.patch(f"/v1/models/{h}", json={"gold_rate": 0.5}, headers=owner), 200)
+
+    def samples(key: dict[str, str]) -> list[tuple[str | None, str, bool]]:
+        items = check(c.get(f"/v1/models/{h}/samples?limit=500", headers=key), 200)["items"]
+        return sorted(
+            (x["annotator"], x["text"], x["adjudicated"]) for x in items if x["text"] in (TEXT, settled)
+        )
+
+    def disagreed(key: dict[str, str]) -> list[str]:
+        body = check(c.get(f"/v1/models/{h}/agreement", headers=key), 200)
+        return [x["text"] for x in body["traits"]["formality"]["disagreed"]]
+
+    everything = sorted(
+        [
+            ("ann", TEXT, False),
+            ("ann", settled, False),
+            ("bob", TEXT, False),
+            ("rev", TEXT, True),
+            ("rev", settled, True),
+        ]
+    )
+    assert samples(owner) == samples(rev) == everything
+    assert TEXT in disagreed(owner)
+    # cat voted on neither: no vote of the gold text, no settling vote, anywhere.
+    assert samples(cat) == [("ann", settled, False)]
+    assert (
+        _votes_of(svc, h, cat, TEXT) == []
+        and [v for v in _votes_of(svc, h, cat, settled) if v[0] == "rev"] == []
+    )
+    assert TEXT not in disagreed(cat)
+    assert check(c.get(f"/v1/models/{h}/gold", headers=cat), 403)["error"]["code"] == "forbidden"
+    # bob voted on the gold text, not on the other settled one; ann voted on both: each reads what they
+    # voted on.
+    assert samples(bob) == sorted(
+        [("ann", TEXT, False), ("ann", settled, False), ("bob", TEXT, False), ("rev", TEXT, True)]
+    )
+    assert samples(ann) == everything and TEXT in disagreed(bob)
+
+    def served(key: dict[str, str]) -> set[str]:
+        seen: set[str] = set()
+        for _ in range(8):  # at rate 0.5 among 4 or more texts: no gold in 8 answers once in 2^32
+            body = {"trait": "formality", "k": 10, "claim": False}
+            seen |= {
+                x["text"]
+                for x in check(c.post(f"/v1/models/{h}/pool/suggest", json=body, headers=key), 200)["items"]
+            }
+        return seen
+
+    assert TEXT in served(cat)
+    for key in (ann, bob, rev, owner):
+        assert TEXT not in served(key)
+    # The settler's label of the gold text is a vote of theirs, never an answer judged against their own.
+    assert _label(svc, h, ids[TEXT], 1.0, rev)["stored_as"] == "sample"
+    assert check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"] == []
