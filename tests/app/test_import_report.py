@@ -91,7 +91,8 @@ def test_evaluation_items_among_the_samples_are_said_when_added() -> None:
 def test_the_samples_grid_shows_qualities_to_five_decimals(
     local_service: LocalService, client: Client
 ) -> None:
-    """0.50625 was drawn "0.50" and 0.61875 "0.61": the column's step set its decimals."""
+    """The grid's quality column shows five significant digits (0.50625, not "0.50"): neither its format nor
+    its step rounds a stored quality."""
     handle = make_draft(client, new_handle(local_service, "grid"))
     at = page("samples", handle)
     at.run()
