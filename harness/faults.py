@@ -11,7 +11,9 @@ $HARNESS_FAULTS is a JSON object; every hook names the models it applies to by h
 processes can serve ordinary models at full speed and slow down only the victims of a fault test:
 
     {"slow_run": {"handle_prefix": "acme.slow", "seconds": 3, "attempt": 1},
-     "slow_samples_commit": {"handle_prefix": "acme.bulk", "seconds": 30}}
+     "slow_samples_commit": {"handle_prefix": "acme.bulk", "seconds": 30, "release": "/tmp/t/go"}}
+
+The hooks (the one list of them; docs/service.md links here):
 
 - slow_run: a run sleeps at the engine's first progress report (claimed, heartbeating, nothing applied);
 - slow_save: a training sleeps once its engine work is done, before the transaction that saves the version;
@@ -21,8 +23,10 @@ processes can serve ordinary models at full speed and slow down only the victims
   training's own worker too; service/runs/shards.py).
 
 A run or shard hook with `"attempt": N` sleeps in that attempt only (a retry after a kill then runs at
-full speed). Each hook logs one line when it starts sleeping ("test hook: ...") so a test can kill the
-process at that exact moment.
+full speed). A hook with `"release": PATH` holds until the test creates that file, `seconds` being only its
+bound: a test that needs a model busy for a while releases it when it is done, instead of waiting out a sleep
+long enough for a slow machine. Each hook logs one line when it starts sleeping ("test hook: ...") so a test
+can kill the process at that exact moment.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class Delay:
     handle_prefix: str
     seconds: float
     attempt: int | None = None  # run hooks: only in this attempt
+    release: str | None = None  # a file whose creation ends the hold early (`seconds` is then its bound)
 
     def applies(self, handle: str, attempt: int | None = None) -> bool:
         if self.attempt is not None and attempt is not None and attempt != self.attempt:
@@ -100,6 +105,7 @@ class TestHooks:
                 str(spec["handle_prefix"]),
                 float(spec["seconds"]),
                 int(spec["attempt"]) if spec.get("attempt") is not None else None,
+                str(spec["release"]) if spec.get("release") is not None else None,
             )
             for name, spec in raw.items()
         }
@@ -113,7 +119,12 @@ class TestHooks:
         log.warning("test hook: %s of %s sleeping %.1f s", what, handle, delay.seconds)
         for handler in logging.getLogger().handlers:
             handler.flush()
-        time.sleep(delay.seconds)
+        if delay.release is None:
+            time.sleep(delay.seconds)
+            return
+        deadline = time.monotonic() + delay.seconds
+        while not Path(delay.release).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the test's file, looked for ten times a second
 
 
 def faults_env(

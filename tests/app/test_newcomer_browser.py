@@ -30,6 +30,7 @@ pytestmark = BROWSER
 SCREEN: ViewportSize = {"width": 1280, "height": 800}
 LABELLED = "local.replies"  # trained on the support replies' politeness labels; its pool gets news texts
 SLOW = "local.slow-model"  # a draft; its training waits before saving (a fault-injection hook)
+RELEASE = "release-slow-save"  # the file in the data dir that lets the slow draft's training save
 FLAGS = "local.rated-reviews"  # a draft that gets a rated review file through the Import tab
 VERSIONS = "local.news"  # v1 and v2, an evaluation set, evaluated later by the test
 POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}
@@ -74,7 +75,8 @@ def _prepare(data_dir: Path) -> None:
 def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data_dir = tmp_path_factory.mktemp("newcomer-browser")
     _prepare(data_dir)
-    hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 45}}
+    # The slow draft's training holds before saving until the test releases it (bounded at 5 minutes).
+    hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 300, "release": str(data_dir / RELEASE)}}
     with streamlit_app(data_dir, SCORING_DEMO="0", **faults_env(hooks)) as url:
         yield url, data_dir
 
@@ -104,9 +106,8 @@ def _choose(ui: Ui, label: str, option: str) -> None:
 def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
     newcomer_app: tuple[str, Path], ui: Ui, tmp_path: Path
 ) -> None:
-    """37.4: before the first key the page says a label is feedback that retrains the model at N (the
-    service's 20), the buffer is listed, `u` and Withdraw take a label back; 37.6: what is left to label
-    counts down."""
+    """Before the first key the page says a label is feedback that retrains the model at N (the service's
+    20); the buffer is listed, `u` and Withdraw take a label back, and what is left to label counts down."""
     url, data_dir = newcomer_app
     page = ui.page
     ui.goto(f"{url}/label?model={LABELLED}")
@@ -152,12 +153,13 @@ def test_label_page_says_labels_retrain_and_lets_a_label_be_withdrawn(
 def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
     newcomer_app: tuple[str, Path], ui: Ui
 ) -> None:
-    """37.6: the Browse table showed a model busy until a reload; Open stayed on Models."""
+    """The Browse table follows a model from busy to ready without a reload, and Open goes to the chosen
+    model's page, from a table whose fragment reruns on a timer too."""
     url, data_dir = newcomer_app
     page = ui.page
     ui.goto(url)  # the workbench's embedded service runs from the first visit
     with app_client(data_dir) as c:
-        c.train(SLOW, "low")  # waits 45 s before saving: busy meanwhile
+        c.train(SLOW, "low")  # waits before saving until released below: busy meanwhile
     ui.goto(url)
     table = page.locator("[data-testid='stDataFrame']").first
     row = table.locator("tr", has=page.get_by_text(SLOW, exact=True))
@@ -172,6 +174,7 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
     assert "/samples" in page.url
     ui.nav("Models")
     expect(row).to_contain_text("busy")
+    (data_dir / RELEASE).touch()  # the training saves now
     expect(row).to_contain_text("ready", timeout=120_000)  # no reload: the table follows the state
     _choose(ui, "Open a model", SLOW)
     page.locator(".st-key-models_open button").click()
@@ -184,7 +187,8 @@ def test_models_table_follows_a_busy_model_and_open_goes_to_its_page(
 def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
     newcomer_app: tuple[str, Path], ui: Ui, tmp_path: Path, person: random.Random
 ) -> None:
-    """37.6: flag buttons cut to "Flip …" at 1280 px, no original rating, "among 300" after a Remove."""
+    """A flag shows the file's own rating beside the quality it became, its buttons' labels fit at 1280 px,
+    and the count of samples checked drops by one after a Remove."""
     url, _ = newcomer_app
     page = ui.page
     rng = person
@@ -233,8 +237,8 @@ def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
 def test_versions_chart_says_what_it_plots_and_any_version_can_be_tagged(
     newcomer_app: tuple[str, Path], ui: Ui
 ) -> None:
-    """37.6: "Metrics across versions" plotted training AUC as an improvement; only the active version could
-    be tagged."""
+    """The Versions chart says what it plots (training ROC AUC, out of fold, until an evaluation set's
+    figures exist), and a version other than the active one can be tagged."""
     url, data_dir = newcomer_app
     page = ui.page
     ui.goto(f"{url}/versions?model={VERSIONS}")
@@ -261,7 +265,8 @@ def test_versions_chart_says_what_it_plots_and_any_version_can_be_tagged(
 
 
 def test_settings_shows_the_embedded_service_s_key_to_copy(newcomer_app: tuple[str, Path], ui: Ui) -> None:
-    """37.6: a Perspective client needs the embedded service's key; the workbench never showed it."""
+    """Settings shows the embedded service's key, with a copy button, for scripts and Perspective
+    clients."""
     url, data_dir = newcomer_app
     page = ui.page
     ui.goto(f"{url}/settings")

@@ -3,7 +3,9 @@ as its `Context.build`'s default, without the service imported before the proces
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 from harness.faults import TestHooks, faults_env
 from tests.support.processes import FreshPython
@@ -24,6 +26,17 @@ def test_run_hooks_can_hold_one_attempt() -> None:
     assert not hooks.slow_save.applies("b.x", 1)
 
 
+def test_a_hook_with_a_release_file_holds_only_until_the_file_is_there(tmp_path: Path) -> None:
+    """A released hold returns at once, however long its bound: the test decides when the model moves on."""
+    go = tmp_path / "go"
+    go.touch()
+    hooks = TestHooks.parse(
+        json.dumps({"slow_save": {"handle_prefix": "a.", "seconds": 600, "release": str(go)}})
+    )
+    assert hooks.slow_save is not None and hooks.slow_save.release == str(go)
+    hooks.reached("version_saving", "a.x", "saving")  # would hold ten minutes without the file
+
+
 def test_a_process_started_with_the_faults_env_builds_its_context_with_them(
     fresh_python: FreshPython,
 ) -> None:
@@ -32,5 +45,5 @@ def test_a_process_started_with_the_faults_env_builds_its_context_with_them(
     assert out.stdout.split(maxsplit=2) == [
         "False",
         "TestHooks",
-        "Delay(handle_prefix='acme.', seconds=1.0, attempt=None)\n",
+        "Delay(handle_prefix='acme.', seconds=1.0, attempt=None, release=None)\n",
     ]
