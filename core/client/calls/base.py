@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self, TypeVar
@@ -94,6 +95,14 @@ class ClientBase:
 
     def close(self) -> None:
         self._http.close()
+
+    def __del__(self) -> None:
+        # A notebook cell run again (`client = svc.client()`) drops the client it made before: its pooled
+        # connections close with it instead of lingering until the kernel exits (a ResourceWarning each).
+        http = getattr(self, "_http", None)
+        if http is not None:
+            with contextlib.suppress(Exception):
+                http.close()
 
     def __enter__(self) -> Self:
         return self
