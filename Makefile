@@ -1,11 +1,10 @@
 # Two entry points: `make run` (the workbench) and `make test` (the whole suite).
 # Both create and reuse .venv and install the locked set (uv.lock) on first use (the workbench: runtime
 # dependencies only). `make lock` refreshes uv.lock after a change to pyproject.toml's dependencies.
-# The Python that creates .venv: 3.12 where the machine has it (pyenv's versions included, though its global
-# one is 3.11), else python3. From 3.12 coverage measures through sys.monitoring at a fraction of 3.11's
-# tracer cost (docs/decisions/0014); on 3.11 the suite runs as well, only coverage costs more.
-PY ?= $(or $(shell for p in python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) \
-	python3.13 $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13); do \
+# The Python that creates .venv: 3.12, the one version the suite is run on (pyproject's requires-python):
+# python3.12 on PATH, else pyenv's 3.12 (these machines' global python3 is 3.11), else python3, which uv then
+# refuses with the version it needs. On 3.12 coverage measures through sys.monitoring (docs/decisions/0014).
+PY ?= $(or $(shell for p in python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12); do \
 	$$p -c '' 2>/dev/null && { command -v $$p; break; }; done),python3)
 VENV := .venv
 BIN := $(VENV)/bin
