@@ -251,6 +251,8 @@ NO_LABEL_CHANGE = {
 def test_a_changed_label_trains_only_once_someone_who_may_review_accepted_it(
     world: World, route: str, who: str
 ) -> None:
+    """The caller's accepted label changed through the route: an annotator's change waits in the queue as
+    pending and nothing of theirs is accepted that was not before; a reviewer's or an owner's is accepted."""
     r = ROUTES[route]
     label = r.given(world, who)
     if who == "ann":
