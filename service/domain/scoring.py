@@ -3,7 +3,9 @@ rules a request meets before anything is scored, and its answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypedDict
@@ -274,10 +276,41 @@ class Scored:
 #: two pieces the request asks whether it is still wanted, so a client that left or a process told to stop
 #: costs at most one piece more; and each piece queues for the embedder on its own, so another caller's
 #: texts wait behind one piece of a large request, not all of it.
-PIECE_CHARS = 4_000
+PIECE_CHARS = 1_000
+#: The longest a request past its first piece waits, before each further piece, for the requests still in
+#: their first piece (another caller's small ones) to finish: they go first, so a large request slows a
+#: small one by about a piece; and a stream of small ones delays each piece of it by this at most.
+YIELD_S = 0.25
 
 #: Asked between two pieces of a request's scoring: raises ApiError when the request is no longer wanted.
 StillWanted = Callable[[], None]
+
+
+class Turns:
+    """The score requests of this process that are in their first piece, for the longer ones to yield to."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._first = 0
+
+    @contextmanager
+    def first_piece(self) -> Iterator[None]:
+        with self._cond:
+            self._first += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._first -= 1
+                self._cond.notify_all()
+
+    def after_first_pieces(self, timeout: float) -> None:
+        """Wait until no request is in its first piece, `timeout` seconds at most."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._first == 0, timeout)
+
+
+TURNS = Turns()
 
 
 def pieces(texts: list[str], chars: int = PIECE_CHARS) -> list[list[str]]:
@@ -298,13 +331,18 @@ def pieces(texts: list[str], chars: int = PIECE_CHARS) -> list[list[str]]:
 
 def score(ctx: Resources, r: ScoreRequest, still_wanted: StillWanted = lambda: None) -> Scored:
     """Score the request's contents outside any transaction, piece by piece (`still_wanted` is asked
-    between pieces), then buffer its feedback."""
+    between pieces, and each piece after the first lets other requests' first pieces go first), then
+    buffer its feedback."""
     texts = r.texts
     scorer = scorer_for(ctx, r.target)
     blocks: list[list[TraitScore]] = []
     for i, piece in enumerate(pieces(texts, PIECE_CHARS)):
-        if i:
-            still_wanted()
+        if i == 0:
+            with TURNS.first_piece():
+                blocks.extend(trait_scores(scorer, piece))
+            continue
+        still_wanted()
+        TURNS.after_first_pieces(YIELD_S)
         blocks.extend(trait_scores(scorer, piece))
     feedback = r.body.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None

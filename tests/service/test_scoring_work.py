@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from starlette.types import Message
 
+from core.client.calls.scoring import score_batches
 from core.embedders import CachedEmbedder, cache_key
 from service.domain import scoring
-from service.domain.scoring import pieces
+from service.domain.scoring import Turns, pieces
 from tests.support.service import Svc, check, error_code, make_model, running, train_ready
 
 HANDLE = "acme.work"
@@ -66,6 +68,37 @@ def test_texts_are_scored_in_pieces_in_order() -> None:
     assert pieces(texts, 6) == [["aaa", "bbb"], ["ccccc", "d"], ["eeeeeeeee"]]
     assert pieces(["x" * 10], 4) == [["x" * 10]]
     assert pieces([], 4) == []
+
+
+def test_the_client_splits_score_many_under_the_request_cap() -> None:
+    """`score_many` sends at most 100 texts and the cap's characters a request, in order, a longer text
+    alone, so long texts meet no 413."""
+    texts = ["a" * 40, "b" * 40, "c" * 30, "d" * 90, "e" * 5]
+    assert score_batches(texts, 100, 100) == [(0, texts[:2]), (2, texts[2:3]), (3, texts[3:])]
+    assert score_batches(texts, 2, 1_000) == [(0, texts[:2]), (2, texts[2:4]), (4, texts[4:])]
+    assert score_batches(["x" * 150], 100, 100) == [(0, ["x" * 150])]
+    assert score_batches([], 100, 100) == []
+
+
+def test_a_long_request_lets_first_pieces_go_first_for_a_bounded_while() -> None:
+    """A request past its first piece waits while another request is in its first piece (a colleague's
+    small request goes first), and waits no longer than it is told (a stream of small requests delays each
+    piece of a long one by that at most)."""
+    turns, order = Turns(), []
+
+    def long_request() -> None:
+        turns.after_first_pieces(60)
+        order.append("long")
+
+    with turns.first_piece():
+        long = threading.Thread(target=long_request)
+        long.start()
+        long.join(0.2)
+        order.append("short")
+    long.join(60)
+    assert order == ["short", "long"]
+    with turns.first_piece():
+        turns.after_first_pieces(0.01)  # returns though a first piece is still in flight
 
 
 def test_a_request_scored_in_pieces_scores_as_one(work: Svc, monkeypatch: pytest.MonkeyPatch) -> None:

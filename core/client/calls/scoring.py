@@ -15,9 +15,27 @@ from core.client.models import (
 from core.client.paths import path as _path
 from core.client.retry import Safety
 from core.contract import (
+    DEFAULT_SCORE_REQUEST_CHARS,
     MAX_SCORE_TEXTS,
 )
 from core.json_types import JsonObject
+
+
+def score_batches(
+    texts: Sequence[str], per_request: int, chars: int = DEFAULT_SCORE_REQUEST_CHARS
+) -> list[tuple[int, list[str]]]:
+    """(index of the first text, texts) of each request `score_many` sends: at most `per_request` texts and
+    `chars` characters in all (the service refuses a larger request, 413), a longer text alone."""
+    out: list[tuple[int, list[str]]] = []
+    start, size = 0, 0
+    for i, text in enumerate(texts):
+        if i > start and (i - start == per_request or size + len(text) > chars):
+            out.append((start, list(texts[start:i])))
+            start, size = i, 0
+        size += len(text)
+    if len(texts) > start:
+        out.append((start, list(texts[start:])))
+    return out
 
 
 class ScoringCalls(ClientBase):
@@ -76,9 +94,8 @@ class ScoringCalls(ClientBase):
         reporter = progress_mod.resolve(progress, f"scoring {handle}", unit="texts")
         reporter.update(0, len(texts))
         try:
-            for start in range(0, len(texts), per_request):
-                chunk = texts[start : start + per_request]
-                body: JsonObject = {"content": list(chunk)}
+            for start, chunk in score_batches(texts, per_request):
+                body: JsonObject = {"content": chunk}
                 if version is not None:
                     body["version"] = _version_ref(version)
                 if explain:
