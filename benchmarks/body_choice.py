@@ -8,12 +8,13 @@
     python -m benchmarks.body_choice
 
 Both runs draw the same samples per (dataset, size, split), so each draw's `auto` arm is the body
-`core.engine.body_choice` keeps: the cheapest when the samples' median word count is under `MIN_WORDS`, else
-the one `choose` keeps on the out-of-fold ROC-AUC each run's training reported on the compared subset
-(`comparison_subset`; all the samples up to `COMPARE_LABELS`), scored by that body's test ROC-AUC on the draw.
-The datasets are English, so both bodies are candidates. Prints a markdown table (each body, `auto`, the best
-body per draw, LR on each frozen body; mean test ROC-AUC over the draws), the targets' checks, `auto` against
-e5 alone when a larger body must lead by a wider margin (MARGINS), and how far the out-of-fold figure was from
+`core.engine.body_choice` keeps: the cheapest when the samples' median word count is under `MIN_WORDS` or a
+pole has fewer than `MIN_POLE` samples, else the one `choose` keeps on the out-of-fold ROC-AUC each run's
+training reported on the compared subset (`comparison_subset`; all the samples up to `COMPARE_LABELS`),
+scored by that body's test ROC-AUC on the draw. The datasets are English, so both bodies are candidates.
+Prints a markdown table (each body, `auto`, the best body per draw, LR on each frozen body; mean test ROC-AUC
+over the draws), the targets' checks, `auto` against e5 alone when a larger body must lead by a wider margin
+(MARGINS, every size compared: what MIN_POLE and TIE rest on), and how far the out-of-fold figure was from
 the test figure; writes benchmarks/results/body_choice.json.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.body_choice import MIN_WORDS, TIE, Candidate, choose
+from core.engine.body_choice import MIN_POLE, MIN_WORDS, TIE, Candidate, choose
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BODIES = {  # cheapest first, as choose() wants them
@@ -36,14 +37,25 @@ BODIES = {  # cheapest first, as choose() wants them
 }
 
 
-MARGINS = (TIE, 0.02, 0.05, 0.1)  # leads on the out-of-fold figure a larger body must have to be kept
+#: e5-small alone with 10 draws a cell, recording each out-of-fold figure's standard error:
+#: `python -m benchmarks.quality --embedder e5-small-qint8 --datasets all --sizes 8 32 256 --splits 10
+#: --pool-per-pole 300 --test 400 --no-plain --output benchmarks/results/quality_oof_e5_small_qint8.json`
+OOF = RESULTS / "quality_oof_e5_small_qint8.json"
+MARGINS = (0.005, 0.01, TIE, 0.05, 0.1)  # leads on the out-of-fold figure a larger body must have to be kept
 
 
-def pick(rows: dict[str, Any], s: int, tie: float, min_words: float = MIN_WORDS) -> str:
+def pick(
+    rows: dict[str, Any],
+    s: int,
+    per_pole: int,
+    tie: float,
+    min_words: float = MIN_WORDS,
+    min_pole: int = MIN_POLE,
+) -> str:
     """The body `auto` keeps on draw `s` of one cell (`rows`: each body's per-split figures)."""
     bodies = list(rows)
     words = rows[bodies[0]].get("median_words", [None] * (s + 1))[s]
-    if words is not None and words < min_words:
+    if per_pole < min_pole or (words is not None and words < min_words):
         return bodies[0]
 
     def figure(body: str) -> float | None:
@@ -53,7 +65,9 @@ def pick(rows: dict[str, Any], s: int, tie: float, min_words: float = MIN_WORDS)
     return choose([Candidate(body, figure(body)) for body in bodies], tie).embedder_id
 
 
-def cells(files: dict[str, Path], tie: float = TIE, min_words: float = MIN_WORDS) -> list[dict[str, Any]]:
+def cells(
+    files: dict[str, Path], tie: float = TIE, min_words: float = MIN_WORDS, min_pole: int = MIN_POLE
+) -> list[dict[str, Any]]:
     runs = {body: json.loads(path.read_text()) for body, path in files.items()}
     keyed = {body: {(r["dataset"], r["per_pole"]): r for r in run["rows"]} for body, run in runs.items()}
     shared = set.intersection(*(set(k) for k in keyed.values()))
@@ -63,7 +77,7 @@ def cells(files: dict[str, Path], tie: float = TIE, min_words: float = MIN_WORDS
         splits = min(len(r["prior"]) for r in rows.values())
         picked, auto, best = [], [], []
         for s in range(splits):
-            body = pick(rows, s, tie, min_words)
+            body = pick(rows, s, n, tie, min_words, min_pole)
             picked.append(body)
             auto.append(rows[body]["prior"][s])
             best.append(max(rows[b]["prior"][s] for b in files))
@@ -142,7 +156,7 @@ def margins(files: dict[str, Path], bodies: Sequence[str]) -> list[dict[str, Any
     size, the mean and the worst cell's test ROC-AUC difference, and the draws that left the first body."""
     base, out = bodies[0], []
     for margin in MARGINS:
-        table = cells(files, margin)
+        table = cells(files, margin, min_pole=0)
         for n in sorted({c["per_pole"] for c in table}):
             cell = [c for c in table if c["per_pole"] == n]
             gains = [c["auto"] - c[base] for c in cell]
@@ -211,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = cells(BODIES)
     result = checks(table, bodies)
     swept = margins(BODIES, bodies)
-    honest = honesty(BODIES)
+    honest = honesty({**BODIES, **({"e5-small, 10 draws": OOF} if OOF.exists() else {})})
     print(markdown(table, bodies))
     print()
     print(margins_markdown(swept))
@@ -222,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = {
         "tie": TIE,
         "min_words": MIN_WORDS,
+        "min_pole": MIN_POLE,
         "cells": table,
         "checks": result,
         "margins": swept,

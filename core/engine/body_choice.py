@@ -4,6 +4,8 @@ Training embeds the samples with every body available and eligible, computes for
 it already reports (the same folds: they depend on the labels only), and keeps the best; a body within `TIE`
 of the best that costs less wins instead, so a larger body is taken only for a real gain. A body that reads
 only some languages is not a candidate for a model whose samples are mostly in others (docs/embedders.md).
+Short texts and few labels are not compared at all: there the figures did not foretell the test, and
+comparing costs every text a larger body's embedding (docs/decisions/0017).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from core.engine.text_utils import stable_seed
 from core.engine.types import Sample, TrainingResult, TraitSpec
 from core.json_types import JsonObject
 
-TIE = 0.005  # out-of-fold ROC-AUC: a smaller lead than this keeps the cheaper body
+#: Out-of-fold ROC-AUC: a larger body must lead the cheaper ones by more than this to be kept. On the quality
+#: benchmark a lead of 0.005 kept mpnet on draws where it trailed e5 on test by up to 0.045; from 0.02 no cell
+#: lost more than 0.009 (docs/benchmarks/quality.md, "Training on the best body").
+TIE = 0.02
+#: Bodies are compared only when every trait with samples has at least this many on each pole: below it the
+#: out-of-fold figures do not foretell the test (at 8 a pole the choice lost up to 0.023 against e5 alone).
+MIN_POLE = 32
 MOSTLY = 0.5  # share of the samples in languages a body reads for it to be a candidate
 #: Below this median word count of the samples' texts bodies are not compared and the cheapest is kept: on
 #: short texts (chat turns of 4 words) the larger body never won, and comparing costs every text ~3x more.
@@ -40,6 +48,28 @@ def median_words(texts: Sequence[str]) -> float:
         return 0.0
     mid = len(counts) // 2
     return float(counts[mid]) if len(counts) % 2 else (counts[mid - 1] + counts[mid]) / 2
+
+
+def smallest_pole(samples: Sequence[Sample]) -> int:
+    """The fewest samples on one pole of a trait that has samples (0 for none)."""
+    counts: dict[tuple[str, int], int] = {}
+    traits = set()
+    for s, sign in zip(samples, pole_signs([s.quality for s in samples]), strict=True):
+        traits.add(s.trait)
+        if sign != 0:
+            counts[(s.trait, int(sign))] = counts.get((s.trait, int(sign)), 0) + 1
+    return min((counts.get((t, sign), 0) for t in traits for sign in (1, -1)), default=0)
+
+
+def not_compared_because(samples: Sequence[Sample], min_words: float, min_pole: int) -> str | None:
+    """Why the bodies are not compared on `samples` (the cheapest is kept), or None when they are."""
+    words = median_words([s.text for s in samples])
+    if words < min_words:
+        return f"short texts: a median of {words:g} words, under {min_words:g}"
+    pole = smallest_pole(samples)
+    if pole < min_pole:
+        return f"few labels: {pole} on the smallest pole, under {min_pole}"
+    return None
 
 
 def comparison_subset(samples: Sequence[Sample], limit: int = COMPARE_LABELS) -> list[Sample]:
@@ -104,7 +134,8 @@ class BodyChoice:
     chosen: str
     candidates: tuple[Candidate, ...]
     left_out: tuple[str, ...]  # bodies not offered: they do not read most of the samples' languages
-    left_out_for_length: tuple[str, ...] = ()  # bodies not compared: the texts are too short (MIN_WORDS)
+    not_compared: tuple[str, ...] = ()  # bodies offered but not compared (`because` says why)
+    because: str | None = None
     compared_on: int = 0  # how many samples the candidates' figures were measured on
 
     def as_json(self) -> JsonObject:
@@ -114,7 +145,8 @@ class BodyChoice:
             "tie": TIE,
             "candidates": [{"embedder": c.embedder_id, "roc_auc": c.roc_auc} for c in self.candidates],
             "left_out_for_language": list(self.left_out),
-            "left_out_for_length": list(self.left_out_for_length),
+            "not_compared": list(self.not_compared),
+            "not_compared_because": self.because,
             "compared_on": self.compared_on,
         }
 
@@ -157,28 +189,30 @@ def train_on_best_body(
     languages: Sequence[str | None],
     *,
     min_words: float = MIN_WORDS,
+    min_pole: int = MIN_POLE,
     compare_labels: int = COMPARE_LABELS,
     **options: Any,
 ) -> BodyChoice:
     """`train` on each of `bodies` (cheapest first) that reads most of the samples' `languages`, then keep
     the best by out-of-fold ROC-AUC (`choose`). The folds depend on the labels only, so every body is
-    measured on the same folds. Texts shorter than `min_words` (the samples' median) are not compared: the
-    cheapest body is kept. Bodies are compared on `comparison_subset(samples, compare_labels)`; when that is
-    not every sample, the kept body is then trained on all of them (the texts outside the subset embedded
-    with that body only). `options` go to `train` as they are."""
+    measured on the same folds. Bodies are not compared (the cheapest is kept) on texts shorter than
+    `min_words` (the samples' median) or with fewer than `min_pole` samples on a trait's pole. They are
+    compared on `comparison_subset(samples, compare_labels)`; when that is not every sample, the kept body
+    is then trained on all of them (the texts outside the subset embedded with that body only). `options`
+    go to `train` as they are."""
     from core.engine.training import train
 
     kept, left = eligible([b.id for b in bodies], languages)
     offered = [b for b in bodies if b.id in kept]
     if not offered:
         raise ValueError("no body reads the samples' languages")
-    short = median_words([s.text for s in samples]) < min_words
-    if short or len(offered) == 1:
+    because = not_compared_because(samples, min_words, min_pole) if len(offered) > 1 else None
+    if because is not None or len(offered) == 1:
         only = offered[0]
         result = train(traits, samples, embedder=only, **options)
         cheap = Candidate(only.id, model_roc_auc(result))
-        too_short = tuple(b.id for b in offered[1:]) if short else ()
-        return BodyChoice(result, only.id, (cheap,), tuple(left), too_short, len(samples))
+        skipped = tuple(b.id for b in offered[1:])
+        return BodyChoice(result, only.id, (cheap,), tuple(left), skipped, because, len(samples))
     subset = comparison_subset(samples, compare_labels)
     remembering = {b.id: _Remembering(b) for b in offered}
     results = {b.id: train(traits, subset, embedder=remembering[b.id], **options) for b in offered}
@@ -187,4 +221,4 @@ def train_on_best_body(
     result = results[chosen]
     if len(subset) < len(samples):
         result = train(traits, samples, embedder=remembering[chosen], **options)
-    return BodyChoice(result, chosen, candidates, tuple(left), (), len(subset))
+    return BodyChoice(result, chosen, candidates, tuple(left), (), None, len(subset))

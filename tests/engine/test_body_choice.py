@@ -22,6 +22,7 @@ from core.engine.body_choice import (
     eligible,
     median_words,
     model_roc_auc,
+    smallest_pole,
     train_on_best_body,
 )
 from core.engine.types import Sample
@@ -65,7 +66,7 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     samples = corpus.sentiment_samples(10, 10)
     trait = [corpus.SENTIMENT]
     langs = ["en"] * len(samples)
-    choice = train_on_best_body(trait, samples, [weak, strong], langs, min_words=0, effort="low")
+    choice = train_on_best_body(trait, samples, [weak, strong], langs, min_words=0, min_pole=0, effort="low")
     alone = {b.id: model_roc_auc(train(trait, samples, embedder=b, effort="low")) for b in (weak, strong)}
     # Each candidate's figure is the one training on that body alone reports: the same folds.
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == alone
@@ -88,17 +89,26 @@ def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_extra() -> Non
     assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID] if installed() else [E5_QINT8_ID]
 
 
-def test_short_texts_keep_the_cheapest_body_without_comparing(corpus: Any) -> None:
+def test_short_texts_or_few_labels_keep_the_cheapest_body_without_comparing(corpus: Any) -> None:
     weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
     samples = corpus.sentiment_samples(10, 10)
     words = median_words([s.text for s in samples])
-    choice = train_on_best_body(
-        [corpus.SENTIMENT], samples, [weak, strong], ["en"] * 20, min_words=words + 1, effort="low"
-    )
-    # Only the first body is trained (the samples' figure is its own), the other is named as left out.
-    assert choice.chosen == weak.id and [c.embedder_id for c in choice.candidates] == [weak.id]
-    assert choice.as_json()["left_out_for_length"] == [strong.id]
-    assert choice.as_json()["compared_on"] == 20
+    trait = [corpus.SENTIMENT]
+    for limits, because in (
+        (
+            {"min_words": words + 1, "min_pole": 0},
+            f"short texts: a median of {words:g} words, under {words + 1:g}",
+        ),
+        ({"min_words": 0, "min_pole": 11}, "few labels: 10 on the smallest pole, under 11"),
+    ):
+        choice = train_on_best_body(trait, samples, [weak, strong], ["en"] * 20, effort="low", **limits)
+        # Only the first body is trained (the figure is its own), the other is named as not compared, and why.
+        assert choice.chosen == weak.id and [c.embedder_id for c in choice.candidates] == [weak.id]
+        said = choice.as_json()
+        assert said["not_compared"] == [strong.id] and said["not_compared_because"] == because
+        assert said["compared_on"] == 20
+    neutral = [*samples, Sample(corpus.SENTIMENT.key, "neither good nor bad", 0.5)]
+    assert smallest_pole(neutral) == 10 and smallest_pole([*samples, Sample("other", "x", 1.0)]) == 0
 
 
 def test_bodies_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sample(corpus: Any) -> None:
@@ -106,7 +116,7 @@ def test_bodies_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sampl
     samples = corpus.sentiment_samples(15, 15)
     trait = [corpus.SENTIMENT]
     choice = train_on_best_body(
-        trait, samples, [weak, strong], ["en"] * 30, min_words=0, compare_labels=20, effort="low"
+        trait, samples, [weak, strong], ["en"] * 30, min_words=0, min_pole=0, compare_labels=20, effort="low"
     )
     embedded = [t for call in strong.calls for t in call]
     assert len(embedded) == len(set(embedded))  # the kept body embedded each text once
