@@ -48,7 +48,8 @@ def sample_visible(me: str, model: Model) -> ColumnElement[bool]:
         GoldItem.trait_id == SampleRow.trait_id,
         GoldItem.content_sha256 == SampleRow.content_sha256,
     )
-    return or_(SampleRow.annotator == me, voted, and_(SampleRow.adjudicated.is_(False), ~gold))
+    # The usual row, a colleague's plain vote of a text that is not gold, passes on the first lookup.
+    return or_(SampleRow.annotator == me, and_(SampleRow.adjudicated.is_(False), ~gold), voted)
 
 
 def disagreed_visible(text: JsonObject, trait_key: str, me: str, gold: set[tuple[str, str]]) -> bool:
@@ -80,4 +81,4 @@ def feedback_visible(me: str, model: Model) -> ColumnElement[bool]:
         gold_trait.model_id == model.id,
         gold_trait.key == FeedbackLabel.trait_key,
     )
-    return or_(FeedbackLabel.annotator == me, voted, ~gold)
+    return or_(FeedbackLabel.annotator == me, ~gold, voted)
