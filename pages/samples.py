@@ -41,7 +41,9 @@ with st.container():
     if (
         not editable
         and not busy
-        and (note := labelling_note(model, retrain_at(client, handle) if labelling else None))
+        # How many labels wait is said once, by the buffered feedback below (read when drawn; the model
+        # read at the top of the page can be a label or a withdrawal behind it).
+        and (note := labelling_note(model, retrain_at(client, handle) if labelling else None, count=False))
     ):
         st.info(note, icon=":material/school:" if labelling else ":material/block:")
     reopened_note(model)

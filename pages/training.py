@@ -145,7 +145,10 @@ if model.version_no:
             st.caption(neutral)
         if contested:  # a disagreement is not a neutral label: said apart, with the way to settle it
             st.warning(contested, icon=":material/call_split:")
-            if st.button("Settle the contested texts", key="training_settle"):
+            # Settling is a reviewer's: an annotator is told so, never offered a button that leads to none.
+            if gate(backend, "review", "Settling the contested texts") and st.button(
+                "Settle the contested texts", key="training_settle"
+            ):
                 st.session_state["samples_tab"] = "Disagreements"  # the Samples page's tab set (its key)
                 switch_to("samples")
         st.caption(oof_note(metrics))

@@ -74,15 +74,21 @@ def neutral_note(count: int, things: str, left_out_of: str) -> str | None:
     )
 
 
+def labelled_neutral(trait_metrics: dict[str, Any]) -> int:
+    """A trait's texts training left out as labelled neutral: its `neutral_samples` but for the contested
+    texts whose votes average to the middle (a disagreement, said apart). The one count of them that the
+    metrics table and the sentence under it both show."""
+    return int(trait_metrics.get("neutral_samples") or 0) - int(trait_metrics.get("contested_neutral") or 0)
+
+
 def training_left_out(metrics: dict[str, Any]) -> tuple[str | None, str | None]:
     """What a version's training left out or averaged, said apart (the Training page): (texts labelled
     neutral, contested texts: votes on both poles, not settled). A contested text whose votes average to
     the middle is left out as a neutral one is, but it is a disagreement to settle, not a neutral label."""
     traits = (metrics or {}).get("traits") or {}
-    neutral = sum(int(m.get("neutral_samples") or 0) for m in traits.values())
     contested = sum(int(m.get("contested") or 0) for m in traits.values())
     middle = sum(int(m.get("contested_neutral") or 0) for m in traits.values())
-    note = neutral_note(neutral - middle, "samples", "training")
+    note = neutral_note(sum(labelled_neutral(m) for m in traits.values()), "samples", "training")
     if not contested:
         return note, None
     parts = []
@@ -104,7 +110,7 @@ def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
         row: dict[str, Any] = {"trait": key, "method": method_label(m.get("method") or "samples")}
         row["positive"] = m.get("positive_samples")
         row["negative"] = m.get("negative_samples")
-        row["neutral"] = m.get("neutral_samples", 0)  # left out of the poles (absent before: 0)
+        row["neutral"] = labelled_neutral(m)  # left out of the poles (absent before: 0)
         for col in METRIC_COLUMNS:
             row[col] = m.get(col)
         params = m.get("params") or {}

@@ -14,7 +14,7 @@ from app.shell import reads
 from app.ui.inert import md, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
-from core.contract import scale_point, scale_quality
+from core.contract import NEUTRAL_QUALITY, pole_of, scale_point, scale_quality
 
 SHOWN = 20  # most disagreed texts listed per trait
 
@@ -87,12 +87,46 @@ def points_spread(trait: Trait, text: DisagreedText) -> str:
     return " · ".join(spread)
 
 
-def settle_choices(trait: Trait) -> list[tuple[float, str]]:
-    """The settling votes a reviewer may give: each point of a scale (quality, word), else the poles."""
+#: The settling vote on neither pole, offered where a text's votes are graded (its word on the button).
+MIDDLE = (NEUTRAL_QUALITY, "neither pole (the middle)")
+#: session_state: what became of the last press of a Settle button, said in that text's card, next to where
+#: the button was: {"handle", "trait", "text", "ok", "message"}.
+OUTCOME = "disagree_outcome"
+
+
+def graded(text: DisagreedText) -> bool:
+    """Whether a text's votes are graded: one of them lies between the poles (a rating scale's point, a mean
+    of ratings), so the middle is a vote people gave, not only the poles."""
+    return any(0.0 < v.quality < 1.0 for v in text.votes)
+
+
+def settle_choices(trait: Trait, text: DisagreedText | None = None) -> list[tuple[float, str]]:
+    """The settling votes a reviewer may give: each point of a scale (quality, word); else the poles, and
+    the neutral middle between them when the text's votes are graded (a file rated -4..+4 whose votes sit
+    either side of 0 is settled as 0, not pushed onto a pole)."""
     if trait.scale is None:
-        return [(0.0, trait.negative_label), (1.0, trait.positive_label)]
+        poles = [(0.0, trait.negative_label), (1.0, trait.positive_label)]
+        return [poles[0], MIDDLE, poles[1]] if text is not None and graded(text) else poles
     n = trait.scale.points
     return [(scale_quality(k, n), trait.point_name(k)) for k in range(1, n + 1)]
+
+
+def settled_words(quality: float, label: str) -> str:
+    """What a settling vote does, said after it is stored."""
+    if pole_of(quality) == "neutral":
+        return f"Settled as “{md(label)}”: your vote puts it on neither pole, so training leaves it out."
+    return f"Settled as “{md(label)}”: your vote decides its pole."
+
+
+def votes_line(trait: Trait, text: DisagreedText) -> str:
+    """Every vote of a text in words, a settler's own earlier vote among them: the settling vote replaced it
+    in training, but it was theirs and the agreement counts it."""
+    settlers = {v.annotator for v in text.votes if v.adjudicated}
+    return "  ·  ".join(
+        f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
+        + (" (settles)" if v.adjudicated else " (before settling)" if v.annotator in settlers else "")
+        for v in text.votes
+    )
 
 
 def disagreements_panel(
@@ -108,10 +142,7 @@ def disagreements_panel(
         found = reads.agreement(client, model.handle, SHOWN)
     if found is None:
         return
-    if flash := st.session_state.pop("disagree_flash", None):
-        st.success(flash)
-    if warning := st.session_state.pop("disagree_flash_warning", None):
-        st.warning(warning, icon=":material/gavel:")
+    outcome = st.session_state.pop(OUTCOME, None)
     names = {t.key: t for t in traits}
     trait = st.selectbox("Trait", list(names), key="disagree_trait", format_func=lambda k: names[k].name)
     notes = text_notes(client, model.handle, trait)
@@ -136,8 +167,14 @@ def disagreements_panel(
         )
     )
     t = names[trait]
+    said = outcome if outcome and (outcome["handle"], outcome["trait"]) == (model.handle, trait) else None
+    shown = False
     for i, text in enumerate(texts):
-        _disagreed(client, model.handle, t, text, i, may_settle, notes)
+        here = said if said is not None and said["text"] == text.text else None
+        shown = shown or here is not None
+        _disagreed(client, model.handle, t, text, i, may_settle, notes, here)
+    if said is not None and not shown:  # the text left the list (no longer among the most disagreed)
+        (st.success if said["ok"] else st.warning)(said["message"], icon=":material/gavel:")
 
 
 def _disagreed(
@@ -148,6 +185,7 @@ def _disagreed(
     i: int,
     editable: bool,
     notes: dict[str, Noted],
+    outcome: dict[str, object] | None = None,
 ) -> None:
     with st.container(border=True):
         status = (
@@ -162,35 +200,39 @@ def _disagreed(
         st.markdown(quote(text.text))
         if meta := metadata_line(text.metadata):
             st.caption(meta)
-        votes = "  ·  ".join(
-            f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
-            + (" (settles)" if v.adjudicated else "")
-            for v in text.votes
-        )
-        st.caption(f"Votes: {votes}")
+        st.caption(f"Votes: {votes_line(trait, text)}")
         if trait.scale is not None:
             st.caption(f"Spread of points: {md(points_spread(trait, text))}")
         notes_line(notes, text.text)
         settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
+        if outcome is not None:  # the press on this card: said here, where the reviewer is looking
+            message = str(outcome["message"])
+            (st.success if outcome["ok"] else st.warning)(message, icon=":material/gavel:")
         if text.adjudicated:  # settled once: who did, and no button to settle it again
             st.caption(f":material/gavel: Settled by {md(settler or 'a reviewer')}.")
             return
         if not editable:
             return
-        choices = settle_choices(trait)
+        choices = settle_choices(trait, text)
         columns = st.columns([1] * len(choices) + [max(1, 4 - len(choices))])
         for column, (quality, label) in zip(columns, choices, strict=False):
             settle_key = f"disagree_settle_{i}_{quality:g}"
             if column.button(f"Settle: {md(label)}", key=settle_key, width="stretch"):
                 with guard("Settling the text"):
+                    said = {"handle": handle, "trait": trait.key, "text": text.text}
                     try:
                         client.settle(handle, trait.key, text.text, quality)
-                        st.session_state["disagree_flash"] = (
-                            f"Settled as “{md(label)}”: your vote decides its pole."
-                        )
+                        st.session_state[OUTCOME] = said | {
+                            "ok": True,
+                            "message": settled_words(quality, label),
+                        }
                     except ApiError as exc:
                         if exc.code != "already_settled":
                             raise
-                        # A colleague settled it meanwhile: say who and when, and show the text as it is now.
-                        st.session_state["disagree_flash_warning"] = f"Not settled: {exc.message}"
+                        # A colleague settled it meanwhile: say who and when in this card, which shows the
+                        # text as it is now.
+                        st.session_state[OUTCOME] = said | {
+                            "ok": False,
+                            "message": f"Not settled: {md(exc.message)}",
+                        }
                     st.rerun()

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from app.ui.inert import md
+from app.ui.inert import guidelines_md, md
 from core.client import ApiError, Client, MyLabel, Trait
 from core.contract import (
     MAX_GUIDELINES_CHARS,
@@ -86,7 +86,7 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
     title = f"Guidelines (version {g.version_no:d})" if g.version_no else "Guidelines (none yet)"
     with st.expander(title, expanded=g.changed_since_read):
         if g.version_no:
-            st.text(g.markdown)
+            st.markdown(guidelines_md(g.markdown))  # Markdown as written, inert
         if g.version_no > 1:
             _versions(client, handle)
         if g.changed_since_read and st.button("I have read them", key="guidelines_read"):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.labelling.session import LabelSession, refill
-from app.ui.inert import md
+from app.ui.inert import guidelines_md, md
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
 
@@ -21,7 +21,7 @@ def guidelines(trait: Trait) -> None:
     if (trait.description or "").strip():
         with st.container(border=True, key="label_guidelines"):
             st.caption(f":material/menu_book: **Guidelines for {md(trait.name)}**")
-            st.text(trait.description or "")
+            st.markdown(guidelines_md(trait.description or ""))  # Markdown as written, inert
 
 
 def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:

@@ -1,19 +1,22 @@
 """The Team page's gold section (docs/api.md, "Gold items"): each person's accuracy on texts with a known
-answer, its 95 % interval, how many they answered, and who is flagged; the owner's rate and threshold, and
-promoting settled texts to gold. Reviewers and owners only: an annotator never sees which texts are gold, so
-the section is not drawn for them at all."""
+answer, its 95 % interval, how many they answered, and who is flagged; the owner's rate and threshold,
+promoting settled texts to gold, and the gold items themselves (text, known answer, origin, answers and
+their accuracy) with a way to remove one: a text settled wrongly and promoted marks every careful person
+wrong until it goes. Reviewers and owners only: an annotator never sees which texts are gold, so the section
+is not drawn for them at all."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from app.shell import reads
 from app.shell.backend import Backend
 from app.ui.inert import md
 from app.ui.widgets import guard
-from core.client import Model
-from core.client.models import GoldAccuracy
-from core.contract import MAX_GOLD_ITEMS_PER_REQUEST, MAX_GOLD_RATE
+from core.client import Model, Trait
+from core.client.models import GoldAccuracy, GoldItem, GoldSet
+from core.contract import MAX_GOLD_ITEMS_PER_REQUEST, MAX_GOLD_RATE, pole_of, scale_point
 
 FLASH = "gold_flash"
 FLAG = "⚠ under the threshold"
@@ -34,6 +37,51 @@ def accuracy_frame(found: GoldAccuracy) -> pd.DataFrame:
     ]
     columns = ["person", "gold answered", "correct", "accuracy", f"{found.confidence:.0%} interval", "flag"]
     return pd.DataFrame(rows, columns=columns)
+
+
+#: The gold list's columns.
+ITEM_COLUMNS = ["id", "trait", "text", "answer", "origin", "added by", "answers", "correct", "accuracy"]
+ORIGINS = {"imported": "imported", "promoted": "promoted from a settled text"}
+
+
+def known_answer(trait: Trait | None, quality: float) -> str:
+    """A gold item's known answer in the trait's words: its point on a scale, else its pole, with the
+    quality ("polite (1.00)", "4 · rather polite (0.75)", "neither pole (0.50)")."""
+    if trait is not None and trait.scale is not None:
+        point = scale_point(quality, trait.scale.points)
+        if point is not None:
+            return f"{trait.point_name(point)} ({quality:.2f})"
+    pole = pole_of(quality)
+    word = {"neutral": "neither pole"}.get(pole, pole)
+    if trait is not None and pole != "neutral":
+        word = trait.positive_label if pole == "positive" else trait.negative_label
+    return f"{word} ({quality:.2f})"
+
+
+def gold_frame(found: GoldSet, traits: dict[str, Trait]) -> pd.DataFrame:
+    """One row per gold item: its text, known answer, where it came from, and how people answered it (the
+    accuracy: answers on the known answer's pole, blank before anyone answered)."""
+    rows = [
+        {
+            "id": g.id,
+            "trait": traits[g.trait].name if g.trait in traits else g.trait,
+            "text": g.text,
+            "answer": known_answer(traits.get(g.trait), g.quality),
+            "origin": ORIGINS.get(g.origin, g.origin),
+            "added by": g.added_by,
+            "answers": g.answers,
+            "correct": g.correct,
+            "accuracy": g.correct / g.answers if g.answers else None,
+        }
+        for g in found.items
+    ]
+    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
+def item_choice(item: GoldItem) -> str:
+    """A gold item as the removal box names it: its id and the start of its text."""
+    short = item.text if len(item.text) <= 70 else item.text[:69] + "…"
+    return f"#{item.id:d} · {short}"
 
 
 def gold_quality(backend: Backend, model: Model) -> None:
@@ -79,6 +127,57 @@ def gold_quality(backend: Backend, model: Model) -> None:
     if backend.may("manage"):
         _settings(backend, model)
     _promote(backend, model)
+    _items(backend, model)
+
+
+def _items(backend: Backend, model: Model) -> None:
+    """The gold items, and removing one (the reviewer role, as adding and promoting)."""
+    found: GoldSet | None = None
+    traits: list[Trait] = []
+    with guard("Listing the gold items"):
+        found = backend.client.gold(model.handle)
+        traits = reads.traits(backend.client, model.handle)
+    if found is None or not found.items:
+        return
+    st.markdown(f"**The gold items** ({found.total:,})")
+    st.dataframe(
+        gold_frame(found, {t.key: t for t in traits}),
+        hide_index=True,
+        width="stretch",
+        key="gold_items_table",
+        column_config={"accuracy": st.column_config.NumberColumn(format="percent")},
+    )
+    st.caption(
+        "Accuracy per item: the share of its answers on the known answer's pole. An item most people "
+        'answer "wrong" may have a wrong known answer (a text settled by mistake, then promoted): remove it, '
+        "and its answers stop counting in everyone's accuracy."
+    )
+    items = {g.id: g for g in found.items}
+    with st.form("gold_remove", border=False):
+        c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+        chosen = c1.selectbox(
+            "Gold item to remove",
+            list(items),
+            index=None,
+            placeholder="Pick or type a gold item's text",
+            format_func=lambda i: item_choice(items[i]),
+            key="gold_remove_item",
+        )
+        pressed = c2.form_submit_button("Remove from gold", width="stretch")
+    if not pressed:
+        return
+    if chosen is None:
+        st.warning("Pick the gold item to remove, then press again.")
+        return
+    with guard("Removing the gold item"):
+        backend.client.delete_gold(model.handle, int(chosen))
+        gone = items[int(chosen)]
+        st.session_state[FLASH] = (
+            f"Gold item #{gone.id:d} removed with its {gone.answers:,} answer(s); its text stays in the pool "
+            "as an ordinary text."
+        )
+        st.session_state.pop("gold_remove_item", None)
+        st.rerun()
 
 
 def _settings(backend: Backend, model: Model) -> None:

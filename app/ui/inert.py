@@ -1,9 +1,10 @@
-"""User text shown as text: a comment, a name, a trait's guidelines or a labelled text is never a link, an
-image or markup on any page. Streamlit renders Markdown in `st.markdown`, captions, messages and widget
-labels, GitHub's autolinks included (a bare `http://…`, `www.…` or e-mail address becomes a link even with
-its punctuation escaped: remark-gfm finds them in the parsed text). So what a colleague typed goes through
-`md` before it joins a Markdown string, or is shown whole with `st.text`; tests/app/test_inert_text.py's scan
-finds every value interpolated into rendered Markdown that did not."""
+"""User text shown as text: a comment, a name or a labelled text is never a link, an image or markup on any
+page; guidelines keep their Markdown's structure (`guidelines_md`), never a link, an image or raw HTML.
+Streamlit renders Markdown in `st.markdown`, captions, messages and widget labels, GitHub's autolinks
+included (a bare `http://…`, `www.…` or e-mail address becomes a link even with its punctuation escaped:
+remark-gfm finds them in the parsed text). So what a colleague typed goes through `md` before it joins a
+Markdown string, or is shown whole with `st.text`; tests/app/test_inert_text.py's scan finds every value
+interpolated into rendered Markdown that did not."""
 
 from __future__ import annotations
 
@@ -51,3 +52,43 @@ def html_text(text: str) -> str:
     """`text` inside an HTML block (`unsafe_allow_html`), shown as typed: escaped, and its line breaks as
     character references, since a blank line would end the block and let Markdown after it run."""
     return html.escape(text).replace("\r", "&#13;").replace("\n", "&#10;")
+
+
+# Inline code spans: a run of backticks, anything, the same run (CommonMark's rule, on one line here).
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# What starts markup that could reach outside the text: raw HTML and autolinks (`<`), links, images and
+# footnotes (`[`, `]`), Streamlit's directives and icons (`:red[…]`, `:material/…:`), math (`$`).
+_OUTSIDE_MARKDOWN = re.compile(r"([<\[\]:$])")
+
+
+def guidelines_md(text: str) -> str:
+    """Guidelines someone wrote in Markdown, rendered as Markdown, safely: headings, emphasis, lists, block
+    quotes, tables and code stay; raw HTML (a script, an iframe, an image tag) shows as the characters typed,
+    and nothing becomes a link, an image, a coloured directive or math (a URL shows as typed, unlinked).
+    Code, fenced or inline, is left as written: Markdown shows it literally."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        opened = _FENCE.match(line)
+        if fence is not None:  # inside a fenced block: literal, until the fence that closes it
+            out.append(line)
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            out.append(line)
+            continue
+        parts, at = [], 0
+        for span in _CODE_SPAN.finditer(line):
+            parts.append(_inert_prose(line[at : span.start()]))
+            parts.append(span.group(0))
+            at = span.end()
+        parts.append(_inert_prose(line[at:]))
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def _inert_prose(text: str) -> str:
+    return _OUTSIDE_MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(JOINER, text))

@@ -5,13 +5,14 @@ every value the pages interpolate into Markdown went through it (tests/app/inert
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from app.ui.inert import JOINER, code, html_text, link_target, md
+from app.ui.inert import JOINER, code, guidelines_md, html_text, link_target, md
 from tests.app.inert_scan import ROOT, Scan, unsafe_values
 
 MARKUP = st.sampled_from(["[", "]", "(", ")", "!", "*", "_", "`", "<", ">", "#", "-", "\\", ":", "$", "|"])
@@ -35,6 +36,60 @@ def test_a_link_and_an_image_stay_as_typed() -> None:
     text = "[open the updated guidelines](http://x.example) ![x](http://x.example/p.png)"
     rendered = MarkdownIt("commonmark").render(md(text))
     assert html.unescape(rendered).replace(JOINER, "").strip() == f"<p>{text}</p>"
+
+
+# What Markdown guidelines may become: structure and emphasis, never a link, an image or raw HTML.
+STRUCTURE = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "ul", "ol", "li", "blockquote", "code",
+             "pre", "hr", "br"}  # fmt: skip
+GUIDELINE_PARTS = st.one_of(
+    MARKUP,
+    st.sampled_from(
+        [
+            "\n",
+            "\n\n",
+            "```\n",
+            "<script>alert(1)</script>",
+            "<img src=x onerror=y>",
+            "javascript:alert(1)",
+            "[a](javascript:alert(1))",
+            "<http://x.example>",
+            "www.x.example",
+            ":red[loud]",
+            "$x$",
+            "# ",
+            "- ",
+            "**",
+            "<!-- -->",
+            "&lt;b&gt;",
+        ]
+    ),  # fmt: skip
+    st.text(st.characters(codec="ascii", exclude_categories=["Cc"])),
+)
+
+
+@given(st.lists(GUIDELINE_PARTS, max_size=20))
+@settings(max_examples=300, deadline=None)
+def test_guidelines_render_as_markdown_with_no_html_link_or_image(parts: list[str]) -> None:
+    """Whatever the guidelines hold, rendered with raw HTML allowed (Streamlit's pages allow none), only
+    Markdown's own structure comes out."""
+    rendered = MarkdownIt("commonmark", {"html": True}).render(guidelines_md("".join(parts)))
+    assert set(re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", rendered)) <= STRUCTURE, rendered
+
+
+def test_guidelines_keep_their_markdown_and_show_html_as_typed() -> None:
+    text = (
+        "# Politeness\n\nLabel **polite** when the reply:\n\n- thanks the customer\n- says *sorry*\n\n"
+        "See <b>bold</b> [the guide](http://x.example) at www.x.example: `a <i>code</i> span`.\n\n"
+        "```\n<script>kept as code</script>\n```"
+    )
+    rendered = MarkdownIt("commonmark", {"html": True}).render(guidelines_md(text))
+    assert "<h1>Politeness</h1>" in rendered and "<strong>polite</strong>" in rendered
+    assert "<li>thanks the customer</li>" in rendered and "<em>sorry</em>" in rendered
+    seen = html.unescape(rendered).replace(JOINER, "")
+    assert "See <b>bold</b> [the guide](http://x.example) at www.x.example:" in seen  # as typed, inert
+    assert "<b>" not in rendered and "<a" not in rendered
+    assert "<code>a &lt;i&gt;code&lt;/i&gt; span</code>" in rendered
+    assert "<pre><code>&lt;script&gt;kept as code&lt;/script&gt;\n</code></pre>" in rendered
 
 
 @given(st.text(st.characters(codec="ascii", exclude_categories=["Cc"]) | st.sampled_from("`\n "), min_size=1))

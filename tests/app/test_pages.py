@@ -853,6 +853,19 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
 
 
+def test_the_samples_page_says_how_many_labels_wait_once(client: Client, trained: str) -> None:
+    """A trained model's Samples page gives one figure for the labels waiting: the buffered feedback's, read
+    when it is drawn; the note above it says what becomes of a label without a second, older figure."""
+    at = page("samples", trained)
+    at.run()
+    no_exception(at)
+    held = client.get_model(trained).buffered_feedback
+    waiting = [e.label for e in at.expander if e.label.startswith("Buffered feedback")]
+    assert waiting == [f"Buffered feedback: {held:,} of 20 label(s) until the model retrains"]
+    assert any("goes in as **score feedback**" in t for t in texts(at.info))
+    assert not any("are waiting" in t for t in texts([*at.info, *at.caption, *at.markdown]))
+
+
 def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
     client: Client, trained: str
 ) -> None:

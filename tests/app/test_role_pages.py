@@ -13,7 +13,7 @@ from app.ui.inert import JOINER
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
-from tests.support.apptest import no_exception, page, run_label_page, shown, texts
+from tests.support.apptest import card_of, no_exception, page, run_label_page, shown, texts
 
 TEXTS = FORMAL[:4] + CASUAL[:4]
 
@@ -106,8 +106,13 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     settle[1].click()
     at.run()
     no_exception(at)
-    warned = " ".join(texts(at.warning))
+    # The loser is told in the card of the text they pressed on, where the button was (not at the page's
+    # top, out of view), and that card now says who settled it.
+    card = card_of(at, quoted)
+    warned = " ".join(shown(e for e in card if e.type == "warning"))
     assert f"Not settled: This text of trait 'formality' was settled already, by {rex_name} at" in warned
+    assert f":material/gavel: Settled by {rex_name}." in shown(e for e in card if e.type == "caption")
+    assert not [b for b in at.button if b.key.startswith("disagree_settle_0_")]
     with Client(local_service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]

@@ -5,14 +5,15 @@ the Samples page's Disagreements tab (settling a text), the Label page's overlap
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
-from app.ui.inert import md
+from app.ui.inert import JOINER, md
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
-from tests.support.apptest import by_label, main_app, no_exception, page, run_label_page, texts
+from tests.support.apptest import by_label, card_of, main_app, no_exception, page, run_label_page, texts
 
 TEXTS = FORMAL[:8] + CASUAL[:8]
 # The evaluation set's texts, which the model did not train on (an evaluation leaves those out).
@@ -140,18 +141,31 @@ def test_disagreements_tab_settles_a_text(
     no_exception(at)
     markdown = " ".join(texts(at.markdown))
     assert "contested" in markdown
-    settle = [b for b in at.button if b.label.startswith("Settle: ")]
-    assert len(settle) >= 2
+    # The votes are graded (0.8, 0.3, …): each text may be settled on a pole or in the middle.
+    assert [b.label for b in at.button if b.key.startswith("disagree_settle_0_")] == [
+        "Settle: casual",
+        "Settle: neither pole \\(the middle\\)",
+        "Settle: formal",
+    ]
     shown = next(m.value for m in at.markdown if m.value.startswith("> "))[2:]  # as typed, escaped
-    settle[1].click()  # the first text, settled on the positive pole
+    at.button(key="disagree_settle_0_1").click()  # the first text, settled on the positive pole
     at.run()
     no_exception(at)
-    assert "your vote decides its pole" in " ".join(texts(at.success))
     with Client(local_service.url, team["ben"]) as c:
+        name = c.current_key().name
         mine = [s for s in c.list_samples(handle) if s.adjudicated]
-        assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, c.current_key().name)]
+        assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, name)]
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
         assert [md(d.text) for d in settled] == [shown]
+    # Said in the settled text's card, where the reviewer pressed; the card shows every vote, ben's own
+    # from before he settled it too.
+    card = card_of(at, shown)
+    assert any(e.type == "success" and "your vote decides its pole" in e.value for e in card)
+    first = TEXTS.index(re.sub(r"\\(.)", r"\1", shown).replace(JOINER, ""))
+    votes = next(e.value for e in card if e.type == "caption" and e.value.startswith("Votes: "))
+    earlier = VOTES["ben"][first]
+    before = f"{md(name)}: {md(f'{earlier:.2f}')} (before settling)"
+    assert before in votes and f"{md(name)}: 1\\.00 (settles)" in votes, votes
     assert "settled" in " ".join(texts(at.markdown))
 
 
@@ -167,15 +181,16 @@ def test_disagreements_on_a_trained_model_settle_without_reopening(
     no_exception(at)
     assert "reopen the model" not in " ".join(texts(at.caption))
     settle = [b for b in at.button if b.label.startswith("Settle: ")]
-    assert len(settle) >= 2
-    settle[1].click()
+    first = [b for b in settle if b.key.startswith("disagree_settle_0_")]
+    assert len(first) >= 2
+    at.button(key="disagree_settle_0_1").click()
     at.run()
     no_exception(at)
     with Client(local_service.url, team["cy"]) as c:
         name = c.current_key().name
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
     assert len(settled) == 1
-    assert len([b for b in at.button if b.label.startswith("Settle: ")]) == len(settle) - 2
+    assert len([b for b in at.button if b.label.startswith("Settle: ")]) == len(settle) - len(first)
     assert f"Settled by {name}" in " ".join(texts([*at.markdown, *at.caption]))
 
 

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from app.team.gold import accuracy_frame
+from app.team.gold import ITEM_COLUMNS, accuracy_frame, gold_frame
 from app.team.progress import progress_frame
-from app.ui.inert import md
+from app.ui.inert import guidelines_md, md
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, named_key, new_handle, new_key_name
 from tests.support.apptest import by_label, no_exception, page, run_label_page, texts
 
 TEXTS = FORMAL[:3] + CASUAL[:3]
-GUIDE = "Formal: what you would write to a stranger at work. Slang or chat is casual."
+# Guidelines written in Markdown, with a tag a careless paste could bring.
+GUIDE = (
+    "**Formal**: what you would write to a stranger at work.\n\n- Slang or chat is *casual*.\n- <b>bold</b>"
+)
 
 
 @pytest.fixture
@@ -60,7 +63,9 @@ def test_the_label_page_shows_the_guidelines_and_marks_a_text_unsure(
     at = page("label", handle)
     run_label_page(at)
     no_exception(at)
-    assert GUIDE in texts(at.text)  # as text: never Markdown
+    assert guidelines_md(GUIDE) in texts(at.markdown)  # rendered as Markdown, its tag shown as typed
+    assert "\\<b>bold\\</b>" in guidelines_md(GUIDE)  # escaped: no tag
+    assert not any("Formal" in t for t in texts(at.text))  # no longer raw text
     assert "`?` unsure" in " ".join(texts(at.caption))
     session = at.session_state["label_session"]
     shown = session.current["text"]
@@ -105,7 +110,9 @@ def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotato
     local_service: LocalService, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Gold at 50 %: the annotator labels what she is handed, answering every gold item wrong; the reviewer's
-    Team page shows her accuracy as the API gives it, flagged; her own Team page has no gold at all."""
+    Team page shows her accuracy as the API gives it, flagged, and lists the gold items (text, known answer,
+    origin, answers); removing one takes its answers out of her accuracy. Her own Team page has no gold at
+    all."""
     handle = labelled(local_service, people)
     gold = {f"Gold text {i}: kindly acknowledge receipt.": float(i % 2) for i in range(8)}
     with Client(local_service.url, people["own"]) as owner:
@@ -129,6 +136,26 @@ def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotato
     assert table.value.reset_index(drop=True).to_dict("records") == expected.to_dict("records")
     assert any(md(person.annotator) in w and "Surely under 70%" in w for w in texts(at.warning))
     assert "Gold items" in texts(at.subheader)
+    # The gold items themselves, with their known answers and how people answered each, as the API has them.
+    with Client(local_service.url, people["rev"]) as rev:
+        items = rev.gold(handle)
+        traits = {t.key: t for t in rev.list_traits(handle)}
+    expected = gold_frame(items, traits)
+    [table] = [d for d in at.dataframe if list(d.value.columns) == ITEM_COLUMNS]
+    assert table.value.reset_index(drop=True).to_dict("records") == expected.to_dict("records")
+    assert set(expected["answer"]) == {"formal (1.00)", "casual (0.00)"}
+    # A wrongly known answer is removed: its answers stop counting in the person's accuracy.
+    wrong = next(g for g in items.items if g.answers)
+    at.selectbox(key="gold_remove_item").set_value(wrong.id)
+    next(b for b in at.button if b.label == "Remove from gold").click().run()
+    no_exception(at)
+    assert f"Gold item #{wrong.id} removed with its {wrong.answers} answer(s)" in " ".join(texts(at.success))
+    with Client(local_service.url, people["rev"]) as rev:
+        assert wrong.id not in {g.id for g in rev.gold(handle).items}
+        [after] = rev.gold_accuracy(handle).people or [None]
+    assert (after.answered if after else 0) == person.answered - wrong.answers
+    [table] = [d for d in at.dataframe if list(d.value.columns) == ITEM_COLUMNS]
+    assert wrong.id not in set(table.value["id"])
     _as(monkeypatch, local_service, people["ann"])
     at = page("team", handle)
     at.run()

@@ -83,3 +83,17 @@ def position(at: AppTest, kind: str, label: str) -> tuple[int, ...]:
     found = walk(at._tree, ())
     assert found is not None, f"no {kind} labelled {label!r}"
     return found
+
+
+def card_of(at: Any, quoted: str) -> list[Any]:
+    """The elements of the Disagreements tab's card that quotes `quoted` (as the page escaped it)."""
+
+    def walk(node: Any) -> list[Any] | None:
+        kids = [child for _, child in sorted(getattr(node, "children", {}).items())]
+        if any(getattr(k, "type", None) == "markdown" and k.value == f"> {quoted}" for k in kids):
+            return kids
+        return next((found for k in kids if (found := walk(k)) is not None), None)
+
+    found = walk(at._tree)
+    assert found is not None, f"no card quotes {quoted!r}"
+    return found
