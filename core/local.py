@@ -14,6 +14,11 @@ The service runs in a process session of its own, so an interrupt sent to this p
 terminal, Jupyter's "interrupt kernel") stops the call in progress and leaves the service serving. One data
 directory has one service: starting it again in this process returns the one running, and a service another
 process runs there (`<data dir>/service.pid`) is refused, never joined by a second writer.
+
+Detached (`detach=True`, the default in a Jupyter kernel), the service outlives the process that started it: a
+kernel restart leaves it serving, a training in progress goes on, and the next `start_local_service` for the
+data directory, in any process, attaches to it (the pid file says it is detached) instead of starting a second
+one. Only `svc.stop()` ends it.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import json
 import logging
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import httpx
 
@@ -105,18 +111,73 @@ class LocalServiceError(RuntimeError):
     """The local service did not start, or its key could not be created."""
 
 
+class _Process(Protocol):
+    """What a `LocalService` needs of its process: a `subprocess.Popen` it started, or `_Attached`."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+class _Attached:
+    """A detached service's process, found by its pid file: not this process's child, so it is watched and
+    signalled by its pid (its exit code is not this process's to read: 0 once it is gone)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not _pid_alive(self.pid):
+            self.returncode = 0
+        return self.returncode
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"service pid {self.pid}", timeout or 0.0)
+            time.sleep(0.05)
+        return code
+
+
+def in_kernel() -> bool:
+    """Whether this is a Jupyter (IPython) kernel, whose restart should leave a local service serving."""
+    return "ipykernel" in sys.modules
+
+
 class LocalService:
     """A running local service: `.url` (ending in /v1), `.api_key`, `.namespace`, `.client()`."""
 
     def __init__(
         self,
-        process: subprocess.Popen[bytes],
+        process: _Process,
         url: str,
         api_key: str,
         namespace: str,
         data_dir: Path,
-        log: IO[bytes],
+        log: IO[bytes] | None,
         port_note: str | None = None,
+        *,
+        detached: bool = False,
     ) -> None:
         self.process = process
         self.url = url
@@ -124,8 +185,11 @@ class LocalService:
         self.namespace = namespace
         self.data_dir = data_dir
         self.port_note = port_note  # why the port is not the one it had before, when it is not
+        #: True: the service outlives this process (a kernel restart); only `stop()` ends it.
+        self.detached = detached
         self._log = log
-        atexit.register(self.stop)
+        if not detached:
+            atexit.register(self.stop)
 
     @property
     def pid(self) -> int:
@@ -176,8 +240,9 @@ class LocalService:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=timeout)
-        with contextlib.suppress(OSError):
-            self._log.close()
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
         if _STARTED.get(self.data_dir) is self:
             del _STARTED[self.data_dir]
         _remove_pid_file(self.data_dir, self.process.pid)
@@ -195,7 +260,9 @@ class LocalService:
         return "running" if self.running else "not answering"
 
     def __repr__(self) -> str:
-        return f"LocalService({self.url!r}, namespace={self.namespace!r}, pid={self.pid}, {self._state()})"
+        detached = ", detached" if self.detached else ""
+        where = f"{self.url!r}, namespace={self.namespace!r}, pid={self.pid}{detached}"
+        return f"LocalService({where}, {self._state()})"
 
 
 def start_local_service(
@@ -206,6 +273,7 @@ def start_local_service(
     namespace: str = "local",
     startup_timeout: float = 60,
     worker: bool = True,
+    detach: bool | None = None,
 ) -> LocalService:
     """Start `python -m service serve` on 127.0.0.1 and return it once healthy and keyed.
 
@@ -218,6 +286,11 @@ def start_local_service(
     Called again for a data directory whose service this process started and which still answers, it
     returns that service (so a notebook cell can run twice); a service another process runs on the directory
     is refused with `LocalServiceError`, never joined by a second one.
+
+    `detach` (default: True in a Jupyter kernel, else False): the service outlives this process, so a kernel
+    restart leaves it serving and a training in progress goes on; the next call for the data directory, from
+    any process, attaches to it (same namespace; `svc.detached` is True) and `svc.stop()` ends it. Not
+    detached, it stops with this process (at exit, or within a second of this process being killed).
     """
     root = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -232,7 +305,11 @@ def start_local_service(
                 )
             return started
         started.stop()
-    _refuse_other_owner(root)
+    attached = _attach_or_refuse(root, namespace, embedder)
+    if attached is not None:
+        _STARTED[root] = attached
+        return attached
+    detach = in_kernel() if detach is None else detach
     note = None
     if not port:
         port, note = choose_port(root)
@@ -242,7 +319,8 @@ def start_local_service(
     # A run in progress is handed back to the queue (it starts again at the next start; `Client.cancel`
     # ends it for good) soon enough that `stop()` ends the service cleanly within its timeout.
     env.setdefault(SHUTDOWN_GRACE_ENV, str(SHUTDOWN_GRACE_S))
-    # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL).
+    # --parent-pid: the service stops itself if this process dies without running atexit (SIGKILL); a
+    # detached one is meant to outlive it.
     cmd = [
         sys.executable,
         "-m",
@@ -254,8 +332,7 @@ def start_local_service(
         str(port),
         "--data-dir",
         str(root),
-        "--parent-pid",
-        str(os.getpid()),
+        *([] if detach else ["--parent-pid", str(os.getpid())]),
         "--key-file",
         str(root / KEY_FILE),
         "--key-namespace",
@@ -279,7 +356,7 @@ def start_local_service(
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        _write_pid_file(root, process.pid, url)
+        _write_pid_file(root, process.pid, url, namespace=namespace, embedder=embedder, detached=detach)
         _wait_healthy(process, url, startup_timeout, root / LOG_FILE)
         key = _saved_key(root)
     except BaseException:
@@ -287,14 +364,24 @@ def start_local_service(
         log.close()
         _remove_pid_file(root, process.pid)
         raise
-    service = LocalService(process, url, key, namespace, root, log, note)
+    service = LocalService(process, url, key, namespace, root, log, note, detached=detach)
     _STARTED[root] = service
     return service
 
 
-def _write_pid_file(root: Path, pid: int, url: str) -> None:
+def _write_pid_file(
+    root: Path, pid: int, url: str, *, namespace: str, embedder: str | None, detached: bool
+) -> None:
+    held = {
+        "pid": pid,
+        "url": url,
+        "owner": os.getpid(),
+        "namespace": namespace,
+        "embedder": embedder,
+        "detached": detached,
+    }
     tmp = root / f"{PID_FILE}.tmp"
-    tmp.write_text(json.dumps({"pid": pid, "url": url, "owner": os.getpid()}) + "\n")
+    tmp.write_text(json.dumps(held) + "\n")
     os.replace(tmp, root / PID_FILE)
 
 
@@ -305,25 +392,37 @@ def _remove_pid_file(root: Path, pid: int) -> None:
             (root / PID_FILE).unlink()
 
 
-def _refuse_other_owner(root: Path) -> None:
-    """Raise when another live process's service answers for `root` (two writers would share its database)."""
+def _attach_or_refuse(root: Path, namespace: str, embedder: str | None) -> LocalService | None:
+    """The detached service that answers for `root`, attached; None when none answers. Raise when another
+    live process's own service answers (two writers would share its database), or a detached one serves
+    another namespace or embedder than asked for."""
     try:
         held = json.loads((root / PID_FILE).read_text())
         pid, url, owner = int(held["pid"]), str(held["url"]), int(held["owner"])
     except (OSError, ValueError, KeyError, TypeError):
-        return  # none, or unreadable: nothing to refuse
+        return None  # none, or unreadable: nothing to refuse
     if not _pid_alive(pid):
-        return
+        return None
     try:
         answers = httpx.get(f"{url}/health", timeout=2.0).status_code == 200
     except httpx.TransportError:
         answers = False
+    if answers and held.get("detached") is True:
+        running = (held.get("namespace"), held.get("embedder"))
+        if running[0] != namespace or (embedder is not None and running[1] != embedder):
+            raise LocalServiceError(
+                f"the data directory {root} is served at {url} (detached, pid {pid}) for namespace "
+                f"{running[0]!r} with embedder {running[1] or 'the default'!r}: attach with those, or stop "
+                f"it first (`core.start_local_service({str(root)!r}, namespace={running[0]!r}).stop()`)"
+            )
+        return LocalService(_Attached(pid), url, _saved_key(root), namespace, root, None, detached=True)
     if answers:
         raise LocalServiceError(
             f"the data directory {root} is already served at {url} (service pid {pid}, started by process "
             f"{owner}): use it with `core.Client({url!r}, key)` (the key is in {root / KEY_FILE}), or stop "
             f"that process first; a second service would write to the same database"
         )
+    return None
 
 
 def _pid_alive(pid: int) -> bool:

@@ -4,6 +4,8 @@ explained."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.client import TransportError
-from core.local import LOG_FILE, LocalServiceError, start_local_service
+from core.local import LOG_FILE, PID_FILE, LocalServiceError, start_local_service
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -133,3 +135,50 @@ def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(tmp_path: P
         assert again is not svc and again.running
     finally:
         again.stop()
+
+
+# A kernel that starts a detached service and a training, then exits (as a kernel restart ends it).
+DETACHED_KERNEL = """
+import sys
+from core.local import start_local_service
+from tests.support.client import formality_rows
+svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", detach=True, startup_timeout=120)
+client = svc.client()
+handle = svc.handle("tone")
+client.get_or_create_model(handle)
+client.add_traits(handle, [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}])
+client.import_samples(handle, formality_rows())
+print(svc.pid, handle, client.train(handle, effort="low").run_id, flush=True)
+"""
+
+
+def test_a_detached_service_outlives_its_kernel_and_is_attached_again(tmp_path: Path) -> None:
+    """A service started detached (a notebook's default) keeps serving after the process that started it has
+    exited, its training going on; the next start for the data directory attaches to that same process, and
+    `stop()` ends it."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    kernel = subprocess.run(
+        [sys.executable, "-c", DETACHED_KERNEL, str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    try:
+        assert kernel.returncode == 0, kernel.stderr[-3000:]
+        pid, handle, run_id = kernel.stdout.split()
+        svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+        try:
+            assert svc.detached and svc.pid == int(pid) and svc.running and "detached" in repr(svc)
+            with svc.client() as client:
+                assert client.wait(handle, run_id, timeout=120).state == "ready"
+            assert start_local_service(tmp_path, embedder="hashing", namespace="nb") is svc
+        finally:
+            svc.stop()
+        assert not svc.running
+    finally:  # not this process's child: the server_process fixture would not see it left running
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            os.kill(int(json.loads((tmp_path / PID_FILE).read_text())["pid"]), signal.SIGTERM)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
