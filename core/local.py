@@ -35,12 +35,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from core.client import Client
+from core.client.local_vectors import EMBEDDING_CACHE, cached_embedder
 from core.config import core_settings, env_name
+from core.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from core.embedders import Embedder
+    from core.engine import Scorer
 
 ENV_DATA_DIR = env_name("data_dir")
 KEY_FILE = "local_key.txt"
@@ -50,7 +56,7 @@ LOG_FILE = "service.log"
 #: default, 30 s, suits a server's process manager; a notebook's `stop()` waits 10 s before it kills).
 SHUTDOWN_GRACE_S = 1.0
 SHUTDOWN_GRACE_ENV = "SCORING_SHUTDOWN_GRACE_S"
-PID_FILE = "service.pid"  # {"pid", "url", "owner"}: which process serves the data directory
+PID_FILE = "service.pid"  # {"pid", "url", "owner", …}: which process serves the data directory
 _KEY_RE = re.compile(r"sk_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
 logger = logging.getLogger(__name__)
 _STARTED: dict[Path, LocalService] = {}  # this process's services by data directory
@@ -222,7 +228,25 @@ class LocalService:
         errors say how to start it again."""
         client = Client(self.url, self.api_key, **kwargs)
         client.unreachable_hint = lambda: None if self.process.poll() is None else self.restart_hint
+        client.embedding_cache = self.data_dir / EMBEDDING_CACHE  # `flags()` reuses the service's vectors
         return client
+
+    def embedder(self, name_or_id: str) -> Embedder:
+        """The embedder `name_or_id`, reading first the vectors this service computed already (its cache on
+        this machine), so texts it trained on or scored are not embedded again in this process; the others
+        are embedded here and never written to the service's cache."""
+        from core.embedders import get_embedder
+
+        return cached_embedder(get_embedder(name_or_id), self.data_dir / EMBEDDING_CACHE)
+
+    def scorer(self, snapshot: JsonObject | str) -> Scorer:
+        """`core.engine.Scorer.from_snapshot(snapshot)` with `embedder()`: scoring the served model's texts
+        here reuses the service's vectors instead of embedding each text again."""
+        from core.engine import Scorer
+        from core.engine.snapshot import load_snapshot
+
+        snap = load_snapshot(snapshot)
+        return Scorer.from_snapshot(snap, self.embedder(str(snap["embedder"]["id"])))
 
     def handle(self, name: str) -> str:
         """`<namespace>.<name>`: a model handle in the local namespace."""

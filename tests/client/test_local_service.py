@@ -6,10 +6,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core import start_local_service
 from core.client import AuthenticationError, Client, LastOperation, TransportError
+from core.embedders import CachedEmbedder, get_embedder
 from core.local import KEY_FILE, LocalService, free_port
 from harness.faults import faults_env
 from harness.processes import cmdline, nice, worker_children
@@ -74,6 +76,29 @@ def test_nothing_listening_is_a_transport_error() -> None:
         assert c.base_url.endswith("/v1")  # added when the URL names only the server
         with pytest.raises(TransportError, match="3 attempts"):
             c.health()
+
+
+def test_checks_here_reuse_the_vectors_the_service_computed(local: LocalService) -> None:
+    """A local service's client runs `flags()` on the vectors the service keeps on this machine, and
+    `svc.scorer(snapshot)` scores its texts with them: the texts it trained on are not embedded again in the
+    notebook, and the answers are those of embedding them here."""
+    handle = local.handle("vectors")
+    rows = formality_rows()
+    with local.client() as c:
+        c.get_or_create_model(handle)
+        c.add_traits(handle, [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}])
+        c.import_samples(handle, rows)
+        model = c.wait(handle, c.train(handle, effort="low").run_id, timeout=120)
+        assert c.embedding_cache == local.data_dir / "embeddings.sqlite"
+        reused = c.flags(handle).to_frame()
+        fresh = c.flags(handle, embedder=get_embedder("hashing")).to_frame()
+        assert reused.equals(fresh)
+        snapshot = c.export_snapshot(handle, model.version_no or 1)
+        served = c.score_many(handle, [r["text"] for r in rows]).to_numpy()
+    scorer = local.scorer(snapshot)
+    assert isinstance(scorer.embedder, CachedEmbedder) and not scorer.embedder.write
+    assert np.allclose(scorer.score([r["text"] for r in rows]), served, atol=1e-4)
+    assert (scorer.embedder.hits, scorer.embedder.misses) == (len(rows), 0)  # none embedded here
 
 
 def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Self, TypeVar
 from urllib.parse import unquote
 
@@ -92,6 +93,9 @@ class ClientBase:
         self._sleep: Callable[[float], None] = retry.sleep  # replaceable to observe delays in tests
         # What to add to a TransportError's message (`LocalService.client()`: how to restart the service).
         self.unreachable_hint: Callable[[], str | None] | None = None
+        # The service's embedding cache when it runs on this machine (`LocalService.client()` sets it): checks
+        # run here (`flags`) read the vectors it has instead of embedding every text again.
+        self.embedding_cache: Path | None = None
 
     def close(self) -> None:
         self._http.close()

@@ -148,14 +148,21 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
     ) -> SampleFlags:
         """Check the model's stored samples here, as the Samples page's Flags tab does: likely mislabelled
         texts, contested ones (votes on both poles, not settled) and outliers (`core.engine.flags`). The
-        texts are embedded with the model's embedder (or `embedder`, an `Embedder`), in this process.
-        `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)` (core.client.progress)."""
+        texts are embedded with the model's embedder (or `embedder`, an `Embedder`), in this process; a
+        client of a local service (`LocalService.client()`) first reads the vectors that service keeps on
+        this machine, so the texts it trained on are not embedded again (a remote service's are: the API
+        answers no vectors). `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)`."""
+        from core.client.local_vectors import cached_embedder
         from core.embedders import get_embedder  # the engine loads only for a check
         from core.engine.flags import flag_samples
 
         model = self.get_model(handle)
         rows = [s.model_dump(mode="json") for s in self.list_samples(handle)]
-        chosen = embedder if embedder is not None else get_embedder(model.embedder or DEFAULT_EMBEDDER)
+        chosen = embedder
+        if chosen is None:
+            base = get_embedder(model.embedder or DEFAULT_EMBEDDER)
+            cache = self.embedding_cache
+            chosen = base if cache is None or model.zero_data_retention else cached_embedder(base, cache)
         reporter = progress_mod.resolve(progress, f"checking {handle}", unit="%")
         done = False
         try:
