@@ -3,10 +3,12 @@
 Start here: `svc = core.start_local_service()`, `client = svc.client()` (or `core.Client(url, key)`), then
 `help(core.Client)` for every call. Errors: `core.ApiError` and its kinds (`NotFoundError`, `ConflictError`,
 `ValidationError`, …), `RunFailedError`, `WaitTimeoutError`, all `ScoringClientError`s (`help(core.errors)`).
-Offline scoring from a snapshot: `core.engine.Scorer`. Guide: docs/client.md.
+Offline scoring from a snapshot: `core.engine.Scorer`; a file read as the workbench reads it:
+`core.tables.read_file(path)`. Guide: docs/client.md.
 
-Top-level names load lazily so `import core.engine` (the service, the worker) does not pay
-for the HTTP client, and `import core` stays free of numpy and scikit-learn.
+Top-level names and the public modules (`core.tables`, `core.engine`, `core.charts`, …) load on first use, so
+`import core.engine` (the service, the worker) does not pay for the HTTP client, and `import core` stays free
+of numpy and scikit-learn.
 """
 
 from __future__ import annotations
