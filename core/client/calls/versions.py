@@ -57,9 +57,13 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
         if reoptimize_params:
             body["reoptimize_params"] = True
         ref = self._run_ref(self.request("POST", _path("models", handle, "train"), json=body))
+        try:
+            traits = self.list_traits(handle)
+        except errors.ScoringClientError:  # the run has started: its id matters more than the note
+            return ref
         empty = [
             t.key
-            for t in self.list_traits(handle)
+            for t in traits
             if not t.sample_count and t.method in (None, "zero_shot")  # never trained from samples
         ]
         if empty:
