@@ -43,6 +43,7 @@ class Pair:
     read_elsewhere: frozenset[str] = field(default_factory=frozenset)
 
 
+RUN_REF_OWN = frozenset({"status_code", "zero_shot", "note"})  # the client's, never the service's
 PAIRS = [
     Pair(r.Health, "Health"),
     Pair(t.TeamProgress, "TeamProgressOut"),
@@ -68,8 +69,9 @@ PAIRS = [
     Pair(m.Page[m.Sample], "SamplePage"),
     Pair(m.Sample, "SampleOut"),
     # `status_code` is the HTTP status (202, or 200 for the no-op train), not a body field.
-    Pair(m.RunRef, "RunStarted", off_wire=frozenset({"status_code"})),
-    Pair(m.RunRef, "EvaluationStarted", complete=False, off_wire=frozenset({"status_code"})),
+    # `zero_shot` and `note`: the client's own words on a training of traits without samples.
+    Pair(m.RunRef, "RunStarted", off_wire=RUN_REF_OWN),
+    Pair(m.RunRef, "EvaluationStarted", complete=False, off_wire=RUN_REF_OWN),
     Pair(m.Page[m.Version], "VersionPage"),
     Pair(m.Version, "VersionOut"),
     Pair(m.VersionBody, "VersionBody"),
