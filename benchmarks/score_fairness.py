@@ -1,12 +1,13 @@
 """Scoring fairness: does one key sending large requests at its limit slow a colleague's small ones?
 
-`python -m benchmarks.score_fairness [--embedder minilm] [--seconds 60] [--heavy-clients 4] [--heavy-texts
-100] [--heavy-chars 1000] [--budget on,off]`: one API process on SQLite (the embedded shape) with the default
-settings, a demo model trained, then for each `--budget` (`on`: the default budget of characters per key,
-`off`: SCORING_SCORE_CHARS_PER_S=0 and SCORING_SCORE_REQUEST_CHARS=0, no count of characters at all; the
-pieces and turns of service/domain/scoring.py work in both):
+`python -m benchmarks.score_fairness [--embedder minilm] [--seconds 60] [--colleague-rate 5] [--heavy-clients
+4] [--heavy-texts 100] [--heavy-chars 1000] [--budget on,off]`: one API process on SQLite (the embedded shape)
+with the default settings, a demo model trained, then for each `--budget` (`on`: the default budget of
+characters per key, `off`: SCORING_SCORE_CHARS_PER_S=0 and SCORING_SCORE_REQUEST_CHARS=0, no count of
+characters at all; the pieces and turns of service/domain/scoring.py work in both):
 
-- quiet: a colleague's key scores one new text of about 200 characters at a time for `--seconds`;
+- quiet: a colleague's key scores one new text of about 200 characters at a time, `--colleague-rate` a
+  second (5: 1,000 characters a second, within its budget), for `--seconds`;
 - loaded: the same, while another key sends `--heavy-clients` loops of `--heavy-texts` new texts of
   `--heavy-chars` characters each, every loop waiting `Retry-After` on a 429 (a key held at its limit);
 - stop: with the heavy loops' requests in flight, SIGTERM to the API process: the seconds until it exits.
@@ -71,11 +72,12 @@ def service(embedder: str, budget: bool) -> Iterator[Fleet]:
 
 
 class Colleague(threading.Thread):
-    """One new short text at a time until stopped: the round trips of the 200s, in seconds."""
+    """One new short text at a time, `rate` a second (or as fast as answered), until stopped: the round
+    trips of the 200s, in seconds."""
 
-    def __init__(self, url: str, key: str, path: str, first: int) -> None:
+    def __init__(self, url: str, key: str, path: str, first: int, rate: float) -> None:
         super().__init__(daemon=True)
-        self.url, self.key, self.path, self.seed = url, key, path, first
+        self.url, self.key, self.path, self.seed, self.rate = url, key, path, first, rate
         self.trips: list[float] = []
         self.statuses: Counter[int] = Counter()
         self.halt = threading.Event()
@@ -84,6 +86,7 @@ class Colleague(threading.Thread):
         with httpx.Client(
             base_url=self.url, headers={"Authorization": f"Bearer {self.key}"}, timeout=300
         ) as c:
+            start = time.perf_counter()
             while not self.halt.is_set():
                 self.seed += 1
                 sent = time.perf_counter()
@@ -91,6 +94,10 @@ class Colleague(threading.Thread):
                 self.statuses[resp.status_code] += 1
                 if resp.status_code == 200:
                     self.trips.append(time.perf_counter() - sent)
+                elif resp.status_code == 429:
+                    self.halt.wait(float(resp.headers.get("Retry-After", "1")))
+                sent_so_far = sum(self.statuses.values())
+                self.halt.wait(max(0.0, start + sent_so_far / self.rate - time.perf_counter()))
 
 
 class Heavy(threading.Thread):
@@ -146,7 +153,7 @@ def run_budget(budget: bool, args: argparse.Namespace) -> dict[str, Any]:
         with fleet.client(0, {"Authorization": f"Bearer {colleague_key}"}, timeout=600) as c:
             c.post(path, json={"content": "warming up: the scorer loads"}).raise_for_status()
         print(f"[budget {label}] quiet: {args.seconds:g} s ...", flush=True)
-        quiet = Colleague(url, colleague_key, path, 1_000_000)
+        quiet = Colleague(url, colleague_key, path, 1_000_000, args.colleague_rate)
         quiet.start()
         time.sleep(args.seconds)
         quiet.halt.set()
@@ -162,7 +169,7 @@ def run_budget(budget: bool, args: argparse.Namespace) -> dict[str, Any]:
         for h in heavy:
             h.start()
         time.sleep(2)  # the heavy requests are in flight before the colleague's are timed
-        loaded = Colleague(url, colleague_key, path, 2_000_000)
+        loaded = Colleague(url, colleague_key, path, 2_000_000, args.colleague_rate)
         started = time.perf_counter()
         loaded.start()
         time.sleep(args.seconds)
@@ -221,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.score_fairness", description=__doc__)
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--seconds", type=float, default=60.0, help="each phase's length")
+    p.add_argument(
+        "--colleague-rate", type=float, default=5.0, help="the colleague's requests a second (at most)"
+    )
     p.add_argument("--heavy-clients", type=int, default=4)
     p.add_argument("--heavy-texts", type=int, default=100)
     p.add_argument("--heavy-chars", type=int, default=1000)

@@ -276,8 +276,8 @@ DEFAULT_SCORE_BURST = 500
 #: Scoring's work, in characters of the texts scored (`…/score`, `…/score/compare`), per key or person in all
 #: its namespaces: the request count alone let one key's few large requests (100 texts of 2,000 characters
 #: each, four at once) slow every other caller threefold. A budget of SCORE_CHARS_BURST at once, then
-#: SCORE_CHARS_PER_S a second: a fraction of one core's scoring with the MiniLM embedder, so one key at its
-#: limit leaves its colleagues their pace (docs/benchmarks/speed.md, "Scoring fairness"). Its window
+#: SCORE_CHARS_PER_S a second: a fraction of one core's scoring with the MiniLM embedder (what a colleague
+#: meets beside a key at its limit: docs/benchmarks/speed.md, "Scoring fairness"). Its window
 #: (burst / rate, 50 s) stays under the client's longest wait for Retry-After (60 s), so `score_many` waits
 #: and goes on rather than failing.
 DEFAULT_SCORE_CHARS_PER_S = 2_000.0
