@@ -255,7 +255,10 @@ class LocalService:
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the service (SIGTERM, then SIGKILL after `timeout` seconds). Idempotent. A run in
         progress goes back to the queue within `SHUTDOWN_GRACE_S` and starts again at the next start;
-        cancel it first (`client.cancel(handle, run_id)`) to end it for good."""
+        cancel it first (`client.cancel(handle, run_id)`) to end it for good. A run computes on until its
+        next step even once cancelled (an embedding batch, a search), so a stop just after a cancel can
+        outlast `timeout`: the service is then killed, which the warning logged says; what it stored stays
+        (the database rolls back only what was unfinished), and the cancelled run stays cancelled."""
         atexit.unregister(self.stop)
         if self.process.poll() is None:
             self.process.terminate()
@@ -263,7 +266,14 @@ class LocalService:
                 self.process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.process.wait(timeout=timeout)
+                self.process.wait(timeout=max(timeout, 10.0))  # a killed process ends at once
+                logger.warning(
+                    "the local service of %s did not stop within %g s (a run still computing its step, even "
+                    "a cancelled one) and was killed; what it stored stays. Its log: %s",
+                    self.data_dir,
+                    timeout,
+                    self.log_path,
+                )
         if self._log is not None:
             with contextlib.suppress(OSError):
                 self._log.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -120,7 +121,11 @@ def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
         assert svc.running
 
 
-def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(tmp_path: Path) -> None:
+def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A service that died under its caller is seen, its client's errors say how to start it again; a stop
+    that has to kill the service says so."""
     svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
     with svc.client(retries=0) as client:
         assert svc.running and client.health().status == "ok"
@@ -134,7 +139,9 @@ def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(tmp_path: P
     try:
         assert again is not svc and again.running
     finally:
-        again.stop()
+        with caplog.at_level(logging.WARNING, logger="core.local"):
+            again.stop(timeout=0)  # no time to end cleanly: killed
+    assert not again.running and "did not stop within 0 s" in caplog.text and "was killed" in caplog.text
 
 
 # A kernel that starts a detached service and a training, then exits (as a kernel restart ends it).
