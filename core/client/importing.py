@@ -242,6 +242,7 @@ def import_pool(
         report.added += int(body.get("added", 0))
         report.in_evaluation_set += int(body.get("in_evaluation_set") or 0)  # absent from older services
         report.duplicates += [report.stored + int(i) for i in body.get("duplicates") or ()]  # idem
+        report.labelled += int(body.get("labelled") or 0)  # idem
         report.stored += len(batch)
         if progress is not None:
             progress(report.stored, total)

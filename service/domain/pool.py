@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 
 from sqlalchemy import delete, func, insert, select
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources
+from service.domain.pool_index import embedding_step
 from service.domain.states import require_not_archived
 from service.errors import ApiError
 from service.schemas.common import metadata_filter_problem
@@ -26,8 +28,10 @@ from service.store.api_keys import Principal
 from service.store.assignments import PoolFilter
 from service.store.db import rows_changed, transaction
 from service.store.heldout import evaluation_digests
-from service.store.samples import sha256
-from service.store.tables import MAX_INT, Model, PoolText, utcnow
+from service.store.samples import CHUNK, sha256
+from service.store.tables import MAX_INT, Model, PoolText, SampleRow, content_key, key_of, utcnow
+
+log = logging.getLogger("service.domain")
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:
@@ -37,12 +41,10 @@ def _writable(s: Session, who: Principal, handle: str) -> Model:
 
 
 def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) -> PoolAdded:
+    """Store the texts and answer; the worker embeds the new ones afterwards (domain/pool_index.py)."""
     digests = [sha256(t) for t in body.texts]
-    # Embed the new texts with no lock held (SQLite's write lock is database-wide: embedding under it made
-    # every other writer wait), then check again and write. The embedding cache then holds every pool text,
-    # so suggestions (which need them all) answer from the cache.
-    with transaction(ctx.reads) as s:
-        model, _, new, _ = _plan_pool_import(s, who, handle, body.texts, digests)
+    with transaction(ctx.sessions) as s:
+        model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
         if body.metadata is not None and len(body.metadata) != len(body.texts):  # after the model's 404
             raise ApiError(
                 422,
@@ -50,14 +52,6 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
                 f"metadata has {len(body.metadata)} entries for {len(body.texts)} texts: one per text.",
                 details=[{"loc": ["body", "metadata"], "msg": "one per text", "type": "invalid_metadata"}],
             )
-        # Refused before the embedding, which would cost as much as the texts are long.
-        quotas.require_namespace_room(
-            s, ctx.settings, model.namespace, quotas.chars_of(new.values()), write=False
-        )
-    if new:
-        ctx.embedders.get(model.embedder).encode(list(new.values()))
-    with transaction(ctx.sessions) as s:
-        model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
         duplicates = _repeats(digests, set(stored), held)
         quotas.require_namespace_room(s, ctx.settings, model.namespace, quotas.chars_of(new.values()))
         given = dict(zip(digests, body.metadata or [], strict=False))
@@ -79,12 +73,26 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
             stored.update(_pool_ids(s, model.id, list(new)))
         added: JsonObject = {"texts": len(body.texts), "added": len(new)}
         audit.record(s, who, "pool_added", model.namespace, model, added)
-        return PoolAdded(
+        answer = PoolAdded(
             ids=[stored[d] for d in digests if d not in held],
             added=len(new),
             in_evaluation_set=sum(d in held for d in digests),
             duplicates=duplicates,
+            labelled=len(_labelled_digests(s, model.id, new)),
         )
+    if new:
+        fresh = [stored[d] for d in new]
+        _embed_later(ctx, embedding_step(model.id, min(fresh), max(fresh)))
+    return answer
+
+
+def _embed_later(ctx: Resources, step: str) -> None:
+    """Queue the new texts' embedding for the worker, after the commit (the worker reads them). The texts
+    are stored whatever the queue does: a suggestion embeds what the worker has not."""
+    try:
+        ctx.enqueue(step)
+    except Exception:  # the queue's backend is down: slower suggestions, not a failed import
+        log.exception("could not queue %s", step)
 
 
 def _repeats(digests: list[str], before: set[str], held: set[str]) -> list[int]:
@@ -99,6 +107,24 @@ def _repeats(digests: list[str], before: set[str], held: set[str]) -> list[int]:
             out.append(i)
         seen.add(digest)
     return out
+
+
+def _labelled_digests(s: Session, model_id: int, digests: Collection[str]) -> set[str]:
+    """Those of `digests` that are texts of the model's samples: labelled already, for some trait."""
+    wanted = sorted({key_of(d) for d in digests})
+    found: set[str] = set()
+    for start in range(0, len(wanted), CHUNK):
+        found.update(
+            s.scalars(
+                select(SampleRow.content_sha256)
+                .where(
+                    SampleRow.model_id == model_id,
+                    content_key(SampleRow.content_sha256).in_(wanted[start : start + CHUNK]),
+                )
+                .distinct()
+            )
+        )
+    return found & set(digests)  # the whole hash tells apart two texts that share a key
 
 
 def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, int]:

@@ -1,8 +1,11 @@
 """The embeddings of a model's unlabelled pool, kept in memory between suggestion requests.
 
-Texts are embedded when imported (so the embedding cache holds them); the first suggestion after a start
-reads them from that cache, later ones reuse the matrix here. Pool ids are never reused, so the sorted list
-of a pool's ids says whether the matrix is current; only rows added since are read and embedded.
+An import stores its texts and answers at once; the worker then embeds them into the embedding cache (a
+step named by `embedding_step`, on the run queue: embedding in the request took 20 times as long as storing,
+and took the API process's cores from every other page). A suggestion reads the pool's vectors from that
+cache and embeds any text the worker has not reached yet itself, so it is right before the worker is done,
+only slower. Later suggestions reuse the matrix here. Pool ids are never reused, so the sorted list of a
+pool's ids says whether the matrix is current; only rows added since are read and embedded.
 """
 
 from __future__ import annotations
@@ -19,6 +22,24 @@ from service.store.tables import PoolText
 
 KEEP_POOLS = 2  # a 100,000-text MiniLM pool is 150 MB of float32
 _READ_CHUNK = 5_000
+
+# The queue's messages carry a run id; the pool's embedding step is named apart from every run id (uuids).
+_STEP = "pool-embedding"
+
+
+def embedding_step(model_id: int, first_id: int, last_id: int) -> str:
+    """The queue message that has the worker embed the model's pool texts with ids first_id..last_id (one
+    import request's new texts)."""
+    return f"{_STEP}:{model_id}:{first_id}:{last_id}"
+
+
+def parse_embedding_step(message: str) -> tuple[int, int, int] | None:
+    """(model id, first id, last id) of a pool embedding step; None for any other message (a run id)."""
+    kind, _, rest = message.partition(":")
+    parts = rest.split(":")
+    if kind != _STEP or len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 class PoolIndex:

@@ -15,7 +15,8 @@ from core.engine.errors import EngineError
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
 from service.domain.needs import LOGGED, Checkpoints
-from service.runs import discover, evaluate, shards, synthesize, train
+from service.domain.pool_index import parse_embedding_step
+from service.runs import discover, evaluate, pool_embedding, shards, synthesize, train
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
@@ -61,6 +62,10 @@ class Executor:
             return dict(self.active)
 
     def execute(self, run_id: str) -> None:
+        step = parse_embedding_step(run_id)
+        if step is not None:  # a pool import's texts to embed: no run to claim (runs/pool_embedding.py)
+            self._embed_pool(*step)
+            return
         # The run's lock from before the claim until after its last write: while the row says `running`, its
         # worker holds it, and the lock goes with the worker's process (service/runs/locks.py).
         with self.run_locks.hold(run_id) as mine:
@@ -123,6 +128,12 @@ class Executor:
             )
         else:
             log.info("run %s finished", run_id)
+
+    def _embed_pool(self, model_id: int, first: int, last: int) -> None:
+        try:
+            pool_embedding.execute(self.sessions, self.embedders, model_id, first, last)
+        except Exception:  # a head start only: suggestions embed what is missing themselves
+            log.exception("embedding the pool texts %d..%d of model %d failed", first, last, model_id)
 
     def embed_shard(self, run_id: str, shard_no: int) -> None:
         """A shard of a run's embedding (service/runs/shards.py); one that fails is re-queued by the run."""

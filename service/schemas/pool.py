@@ -45,6 +45,12 @@ class PoolAdded(BaseModel):
         description="The positions (from 0) of the texts that added nothing: in the pool before, or earlier "
         "in this request (their id is the stored text's).",
     )
+    labelled: int = Field(
+        0,
+        description="How many of the texts new to the pool (`added`) are texts of the model's samples, "
+        "labelled already: they are in the pool all the same, never suggested for a trait they are labelled "
+        "for (addition).",
+    )
 
 
 class PoolTextOut(BaseModel):

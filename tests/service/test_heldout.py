@@ -51,7 +51,13 @@ def test_pool_import_leaves_out_evaluation_texts_and_says_how_many(svc: Svc) -> 
     assert added["ids"] == [p["id"] for p in pool["items"]]  # the texts kept, in input order
     # Re-sending the batch stores nothing more and says the same.
     again = check(c.post(f"/v1/models/{handle}/pool", json={"texts": texts}, headers=h), 201)
-    assert again == {"ids": added["ids"], "added": 0, "in_evaluation_set": 3, "duplicates": [0, 3]}
+    assert again == {
+        "ids": added["ids"],
+        "added": 0,
+        "in_evaluation_set": 3,
+        "duplicates": [0, 3],
+        "labelled": 0,
+    }
 
 
 def test_suggestions_never_hand_out_an_evaluation_text(svc: Svc) -> None:

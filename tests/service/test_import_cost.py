@@ -127,7 +127,9 @@ def test_duplicates_in_a_batch_and_across_batches_are_stored_once(svc: Svc) -> N
     assert items[ids[2]]["source_url"] is None
 
 
-def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_stored(svc: Svc) -> None:
+def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_stored(idle_svc: Svc) -> None:
+    """Without a worker: it embeds a pool import's texts afterwards, and its reads would count here."""
+    svc = idle_svc
     c, h = svc.client, svc.author
     pool_costs: list[list[Cost]] = []
     eval_costs: list[list[Cost]] = []
@@ -155,6 +157,7 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             "added": 0,
             "in_evaluation_set": 0,
             "duplicates": list(range(1_000)),
+            "labelled": 0,
         }
         with counted(svc) as eval_new:
             new = items(stored, BATCH)

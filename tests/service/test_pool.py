@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.embedders import CachedEmbedder, cache_key
+from service.domain.pool_index import parse_embedding_step
 from tests.support.service import CASUAL, FORMAL, Svc, check, error_code, make_model, train_ready
 
 UNLABELLED = [
@@ -40,6 +42,7 @@ def test_import_page_and_delete(svc: Svc) -> None:
         "added": 0,
         "in_evaluation_set": 0,
         "duplicates": [0, 1, 2],  # in the pool before (each position that added nothing)
+        "labelled": 0,
     }
 
     seen: list[dict[str, Any]] = []
@@ -205,33 +208,15 @@ def test_ready_model_keeps_a_pool_and_counts_feedback(svc: Svc) -> None:
     assert got["labelled"] == 13
 
 
-def test_import_embeds_with_no_lock_held(svc: Svc, monkeypatch: Any) -> None:
-    """Embedding a batch takes seconds on a busy machine: the import must not hold SQLite's database-wide
-    write lock (or, on PostgreSQL, the model's row lock) meanwhile, or every other writer waits."""
+def test_import_stores_at_once_and_the_worker_embeds_later(idle_svc: Svc, monkeypatch: Any) -> None:
+    """An import stores its texts and answers without embedding one (embedding took twenty times as long as
+    storing, in the request); it leaves the worker one step that puts the new texts in the embedding cache.
+    Suggestions are right before that step has run (they embed what is missing) and after it (every pool text
+    is read from the cache)."""
+    svc = idle_svc
     c, h = svc.client, svc.author
-    check(c.post("/v1/models", json={"handle": "acme.lockfree"}, headers=h), 201)
-    engine = svc.ctx.engine
-
-    def others_can_write() -> bool:
-        raw = engine.raw_connection()
-        cur = raw.cursor()
-        try:
-            if engine.dialect.name == "sqlite":
-                cur.execute("PRAGMA busy_timeout=0")
-                cur.execute("BEGIN IMMEDIATE")
-            else:
-                cur.execute("SELECT 1 FROM models WHERE handle = 'acme.lockfree' FOR UPDATE NOWAIT")
-            return True
-        except Exception as exc:  # sqlite3.OperationalError, psycopg2's LockNotAvailable
-            if "lock" not in str(exc).lower():
-                raise
-            return False
-        finally:
-            assert raw.driver_connection is not None  # a live pooled connection
-            raw.driver_connection.rollback()
-            raw.invalidate()  # not back to the pool with busy_timeout=0
-
-    seen: list[bool] = []
+    make_model(c, h, "acme.later")
+    encoded: list[str] = []
     real_get = svc.ctx.embedders.get
 
     class Probe:
@@ -242,10 +227,49 @@ def test_import_embeds_with_no_lock_held(svc: Svc, monkeypatch: Any) -> None:
             return getattr(self.inner, name)
 
         def encode(self, texts: list[str]) -> Any:
-            seen.append(others_can_write())
+            encoded.extend(texts)
             return self.inner.encode(texts)
 
     monkeypatch.setattr(svc.ctx.embedders, "get", lambda *a, **k: Probe(real_get(*a, **k)))
-    added = check(c.post("/v1/models/acme.lockfree/pool", json={"texts": UNLABELLED}, headers=h), 201)
-    assert added["added"] == len(UNLABELLED)
-    assert seen == [True], seen
+    first, rest = UNLABELLED[:4], UNLABELLED[4:]
+    check(c.post("/v1/models/acme.later/pool", json={"texts": first}, headers=h), 201)
+    assert encoded == []
+    url = "/v1/models/acme.later/pool/suggest"
+    early = check(c.post(url, json={"trait": "formality", "k": 20}, headers=h), 200)
+    assert {i["text"] for i in early["items"]} == set(first) and early["pool_size"] == len(first)
+
+    encoded.clear()
+    added = check(c.post("/v1/models/acme.later/pool", json={"texts": rest + first[:1]}, headers=h), 201)
+    assert added["added"] == len(rest) and encoded == []
+    new_ids = added["ids"][: len(rest)]
+    steps = [parse_embedding_step(t.args[0]) for t in svc.ctx.huey.pending()]
+    assert steps[-1] is not None and steps[-1][1:] == (min(new_ids), max(new_ids))  # only the texts added
+    cached = real_get()
+    assert isinstance(cached, CachedEmbedder)
+    keys = [cache_key(cached.id, t) for t in rest]
+    assert not cached.store.get_many(keys)
+    for task in svc.ctx.huey.pending():
+        svc.ctx.executor.execute(task.args[0])
+    assert set(cached.store.get_many(keys)) == set(keys)
+
+    misses = cached.misses
+    late = check(c.post(url, json={"trait": "formality", "k": 20}, headers=h), 200)
+    assert {i["text"] for i in late["items"]} == set(UNLABELLED) and late["pool_size"] == len(UNLABELLED)
+    assert cached.misses == misses  # nothing left to embed
+
+
+def test_an_import_counts_the_texts_labelled_already(svc: Svc) -> None:
+    """Texts of the model's samples go into the pool all the same, and the answer says how many of those
+    added are labelled already (they are never suggested for the trait they are labelled for)."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.known")
+    labelled = FORMAL[:2] + CASUAL[:1]
+    added = check(
+        c.post(
+            "/v1/models/acme.known/pool", json={"texts": [*labelled, UNLABELLED[0], labelled[0]]}, headers=h
+        ),
+        201,
+    )
+    assert (added["added"], added["labelled"], added["duplicates"]) == (4, 3, [4])
+    again = check(c.post("/v1/models/acme.known/pool", json={"texts": labelled}, headers=h), 201)
+    assert (again["added"], again["labelled"]) == (0, 0)  # counted among the texts added, once

@@ -92,6 +92,7 @@ class PoolImportReport(_Response):
     added: int = 0  # of those sent by this call, texts that were new to the pool
     ids: list[int] = Field(default_factory=list)  # pool ids of the texts this call stored, in input order
     in_evaluation_set: int = 0  # of those sent, texts left out (no id) as texts of the evaluation set
+    labelled: int = 0  # of those added, texts of the model's samples (labelled already)
     # Indexes (in the whole input) of texts that added nothing: in the pool before, or earlier in the input.
     duplicates: list[int] = Field(default_factory=list)
     batches: int = 0
