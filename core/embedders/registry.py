@@ -46,7 +46,7 @@ BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
 
 def available_bodies() -> list[str]:
     """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
-    mpnet-base with the `mpnet` extra."""
+    mpnet-base once `make mpnet` has fetched its weights."""
     from core.embedders.mpnet_source import installed
 
     return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
