@@ -15,6 +15,7 @@ from app.scoring.demo import (
     is_local,
     other_version,
     public_base_url,
+    score_meaning,
     scored_by,
     share_url,
     version_arg,
@@ -241,6 +242,7 @@ def live_view() -> None:
                     st.plotly_chart(chart, width="stretch", key="demo_chart" if n == 0 else f"demo_chart_{n}")
         scored = [r for _, r in results if r is not None]
         if scored:
+            st.caption(score_meaning(scored[0]))
             names = scored[0].names()
             trait = st.radio(
                 "Colour the words for",

@@ -10,7 +10,7 @@ never added twice.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -33,9 +33,20 @@ def refused_any(report: PoolImportReport, unread: int = 0) -> bool:
     return bool(report.in_evaluation_set or unread or not report.complete)
 
 
-def outcome(report: PoolImportReport, unread: int = 0) -> str:
+def first_lines(texts: Sequence[str], duplicates: Sequence[int]) -> dict[int, int]:
+    """{position: position of its first occurrence} for the `duplicates` (positions that added nothing) that
+    repeat a text earlier in `texts`, compared as the service stores them (trimmed); the other duplicates were
+    in the pool before the import."""
+    first: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        first.setdefault(text.strip(), i)
+    return {i: first[texts[i].strip()] for i in duplicates if first[texts[i].strip()] < i}
+
+
+def outcome(report: PoolImportReport, unread: int = 0, texts: Sequence[str] = ()) -> str:
     """What an import did, with exact counts, in the user's words (`unread`: the file's records that gave
-    no text, listed on the page before the import)."""
+    no text, listed on the page before the import; `texts`: what was sent, to tell a text repeated in the file
+    from one in the pool before)."""
     not_sent = (
         f" {unread:,} row(s) of the file gave no text and were not sent (listed under the file)."
         if unread
@@ -50,10 +61,19 @@ def outcome(report: PoolImportReport, unread: int = 0) -> str:
     )
     if report.complete:
         # What was added first: "imported 425" beside "25 left out" read as if the 25 were in the pool.
-        there = report.total - report.added - n
+        repeated = len(first_lines(texts, report.duplicates)) if texts else 0
+        there = report.total - report.added - n - repeated
+        again = f" {repeated:,} repeated a text earlier in the file, stored once." if repeated else ""
         before = f" {there:,} {'was' if there == 1 else 'were'} in the pool already." if there > 0 else ""
+        k = report.labelled
+        labelled = (
+            f" {k:,} of the texts added {'is a text' if k == 1 else 'are texts'} of the model's samples, "
+            "labelled already: suggestions leave a text out for each trait it is labelled for."
+            if k
+            else ""
+        )
         added = f"Added {report.added:,} of the file's {report.total:,} texts to the pool."
-        return f"{added}{held}{before}{not_sent}"
+        return f"{added}{held}{again}{before}{labelled}{not_sent}"
     return (
         f"The import stopped: {report.stored:,} of {report.total:,} texts are stored, "
         f"{report.total - report.stored:,} are not ({report.error}). Resume to send the rest; "
@@ -87,7 +107,9 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
     repeats: dict[str, Any] = st.session_state.get(REPEATS) or {}
     if repeats.get("digest") == digest and repeats["rows"]:
-        st.markdown(f"**Texts that added nothing** ({len(repeats['rows']):,}: in the pool already)")
+        st.markdown(
+            f"**Texts that added nothing** ({len(repeats['rows']):,}: in the pool already, or repeated)"
+        )
         st.dataframe(refusals_frame(repeats["rows"]), hide_index=True, width="stretch")
     stopped: dict[str, Any] = st.session_state.get(STATE) or {}
     resumable = bool(stopped) and stopped["handle"] == handle and stopped["digest"] == digest
@@ -119,14 +141,17 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         record = {"handle": handle, "digest": digest, "total": report.total}
         st.session_state[STATE] = record | {"stored": report.stored, "error": report.error}
     lines = [table.lines[row] for row, _ in found]
+    repeats_of = first_lines(texts, report.duplicates)
     already = [
-        Refusal(lines[i], "in the pool already (or earlier in the file): nothing added")
+        Refusal(lines[i], f"repeats line {lines[repeats_of[i]]} of the file: nothing added")
+        if i in repeats_of
+        else Refusal(lines[i], "in the pool already: nothing added")
         for i in report.duplicates
     ]
     st.session_state[REPEATS] = {"digest": digest, "rows": already}
     # Texts refused (the evaluation set's) or not sent are a warning: a green success said all went in.
     flash = "pool_flash_warning" if refused_any(report, len(refused)) else "pool_flash"
-    st.session_state[flash] = outcome(report, len(refused))
+    st.session_state[flash] = outcome(report, len(refused), texts)
     if report.stored > start:
         on_change()
     st.rerun()

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.config import workbench_settings
+from app.ui.inert import md
 from core.client import Client, Sample, ScoreResult, Trait, Version
 from core.contract import MAX_SCORE_TEXTS, SCORE_MIDPOINT, Pole, pole_of
 
@@ -217,3 +218,20 @@ def is_local(url: str) -> bool:
     """A link only this computer can open (loopback), or a bare query without an address."""
     host = urlsplit(url).hostname
     return host is None or host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+def score_meaning(result: ScoreResult) -> str:
+    """What a score is, in the words of the result's first trait (Markdown, escaped): how sure the model is
+    that the text is on the positive pole, not how far toward it the text goes (people read 0.99 as "very
+    polite")."""
+    if not result.scores:
+        return ""
+    first = result.scores[0]
+    positive = md(first.positive_label or "positive")
+    negative = md(first.negative_label or "negative")
+    return (
+        "A score is how sure the model is that the text is on a trait's positive pole, from 0 (sure it is "
+        "not) to 1 (sure it is); 0.5 means it cannot tell. It is not how strongly the text shows the trait: "
+        f"{md(first.name or first.trait)} at 0.99 says the model is almost certain the text is {positive} "
+        f"rather than {negative}, not that it is very {positive}."
+    )

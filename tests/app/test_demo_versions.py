@@ -124,6 +124,8 @@ def test_demo_shows_the_demo_tag_then_two_versions_side_by_side(two_versions: st
     no_exception(at)
     assert at.selectbox(key="demo_version").value == DEMO_TAG
     assert _scored_by(at) == ["v1 (demo)"]
+    # Under the bars, what a score is: how sure the model is, not how much of the trait the text shows.
+    assert any("not how strongly the text shows the trait" in c.value for c in at.caption)
     (link,) = (c.value for c in at.code)
     assert parse_qs(urlsplit(link).query)["version"] == [DEMO_TAG]
 

@@ -102,18 +102,33 @@ def test_a_pool_import_that_refused_every_text_is_a_warning(client: Client, draf
 
 
 def test_texts_already_in_the_pool_are_listed_with_their_lines(client: Client, draft: str) -> None:
+    """A pool import tells apart a text in the pool before, a text repeated in the file and a text that is a
+    sample already: each is counted as what it is, and the lines that added nothing say which."""
     client.import_pool(draft, ["A first text for the pool."])
-    lines = ["A first text for the pool.", "A second text.", "", "A third text.", "A second text."]
+    client.import_samples(draft, [{"trait": "formality", "text": "A text labelled already.", "quality": 1.0}])
+    lines = [
+        "A first text for the pool.",
+        "A second text.",
+        "",
+        "A third text.",
+        "A second text.",
+        "A text labelled already.",
+    ]
     at = page("label", draft)
     run_label_page(at)
     at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(lines).encode(), "text/plain"))
     at.run()
-    assert "5 lines in the file: 4 rows, 1 blank." in texts(at.caption), texts(at.caption)
+    assert "6 lines in the file: 5 rows, 1 blank." in texts(at.caption), texts(at.caption)
     at.button(key="pool_import").click()
     at.run()
     no_exception(at)
-    assert any(
-        "Added 2 of the file's 4 texts" in t and "2 were in the pool already" in t for t in texts(at.success)
-    )
+    said = " ".join(texts(at.success))
+    assert "Added 3 of the file's 5 texts to the pool." in said, said
+    assert "1 repeated a text earlier in the file, stored once. 1 was in the pool already." in said, said
+    assert "1 of the texts added is a text of the model's samples, labelled already" in said, said
     listed = [d.value for d in at.dataframe if list(d.value.columns) == ["line", "reason"]]
     assert listed and listed[-1]["line"].tolist() == [1, 5]
+    assert listed[-1]["reason"].tolist() == [
+        "in the pool already: nothing added",
+        "repeats line 2 of the file: nothing added",
+    ]

@@ -386,6 +386,11 @@ def test_score_bars_text_view_and_explanation(trained: str) -> None:
     assert bars["type"] == "bar" and bars["orientation"] == "h"
     drawn = {name: x for x, (name, _negative, _positive) in zip(bars["x"], bars["customdata"], strict=True)}
     assert drawn == pytest.approx({s.name: s.score for s in result.scores})
+    # Beside the bars, what a score is, in the first trait's pole labels: how sure, not how much.
+    first = result.scores[0]
+    (meaning,) = (t for t in texts(at.caption) if t.startswith("A score is how sure the model is"))
+    assert f"almost certain the text is {first.positive_label} rather than {first.negative_label}" in meaning
+    assert f"not that it is very {first.positive_label}" in meaning
     # The text/plain view: a bar of 20 cells a trait, as many filled as its score, and the score itself.
     for s in result.scores:
         (line,) = (row for row in plain.splitlines() if row.endswith(f"  {s.name}"))
