@@ -166,8 +166,12 @@ class _Attached:
 
 
 def in_kernel() -> bool:
-    """Whether this is a Jupyter (IPython) kernel, whose restart should leave a local service serving."""
-    return "ipykernel" in sys.modules
+    """Whether this process is a running Jupyter (IPython) kernel, whose restart should leave a local service
+    serving: its shell has a kernel (a program that merely imported ipykernel has none)."""
+    if "ipykernel" not in sys.modules or "IPython" not in sys.modules:
+        return False
+    shell = sys.modules["IPython"].get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 class LocalService:

@@ -35,6 +35,7 @@ def test_quickstart_runs_twice_and_cleans_up(tmp_path: Path, monkeypatch: pytest
         'assert len(client.list_traits(handle)) == len(spec["traits"]), client.list_traits(handle)\n'
         # The second import stores nothing new: every row is a duplicate of one stored the first time.
         "assert (report.stored, len(report.duplicates)) == (0, len(rows)) and report.ok\n"
+        "assert svc.detached  # a kernel's service outlives a restart of the kernel\n"
         'print("ran twice:", svc)'
     )
     nb.cells[setup[-1] + 1 : setup[-1] + 1] = [*again, check]
