@@ -187,7 +187,7 @@ def _disagreed(
     notes: dict[str, Noted],
     outcome: dict[str, object] | None = None,
 ) -> None:
-    with st.container(border=True):
+    with st.container(border=True, key=f"disagree_card_{i}"):
         status = (
             ":material/gavel: settled"
             if text.adjudicated
@@ -216,23 +216,28 @@ def _disagreed(
         choices = settle_choices(trait, text)
         columns = st.columns([1] * len(choices) + [max(1, 4 - len(choices))])
         for column, (quality, label) in zip(columns, choices, strict=False):
-            settle_key = f"disagree_settle_{i}_{quality:g}"
-            if column.button(f"Settle: {md(label)}", key=settle_key, width="stretch"):
-                with guard("Settling the text"):
-                    said = {"handle": handle, "trait": trait.key, "text": text.text}
-                    try:
-                        client.settle(handle, trait.key, text.text, quality)
-                        st.session_state[OUTCOME] = said | {
-                            "ok": True,
-                            "message": settled_words(quality, label),
-                        }
-                    except ApiError as exc:
-                        if exc.code != "already_settled":
-                            raise
-                        # A colleague settled it meanwhile: say who and when in this card, which shows the
-                        # text as it is now.
-                        st.session_state[OUTCOME] = said | {
-                            "ok": False,
-                            "message": f"Not settled: {md(exc.message)}",
-                        }
-                    st.rerun()
+            # A callback, not the button's return value: it runs before the page is read again, so a press
+            # on a text a colleague settled meanwhile (whose card is then drawn with no buttons) still reaches
+            # the service and is answered in this card.
+            column.button(
+                f"Settle: {md(label)}",
+                key=f"disagree_settle_{i}_{quality:g}",
+                width="stretch",
+                on_click=_settle,
+                args=(client, handle, trait.key, text.text, quality, label),
+            )
+
+
+def _settle(client: Client, handle: str, trait: str, text: str, quality: float, label: str) -> None:
+    """A Settle button's callback: the settling vote, and what became of it for the text's card."""
+    said: dict[str, object] = {"handle": handle, "trait": trait, "text": text}
+    with guard("Settling the text"):
+        try:
+            client.settle(handle, trait, text, quality)
+            st.session_state[OUTCOME] = said | {"ok": True, "message": settled_words(quality, label)}
+        except ApiError as exc:
+            if exc.code != "already_settled":
+                raise
+            # A colleague settled it meanwhile: said, with who and when, in its card, which shows the text as
+            # it is now.
+            st.session_state[OUTCOME] = said | {"ok": False, "message": f"Not settled: {md(exc.message)}"}

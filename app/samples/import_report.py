@@ -9,7 +9,7 @@ import pandas as pd
 
 from app.samples.mapping import Mapped
 from core.client import Trait
-from core.contract import pole_of
+from core.engine.votes import opposed
 from core.tables import Refusal
 
 
@@ -34,8 +34,7 @@ def contradictions(mapped: Mapped) -> list[dict[str, Any]]:
             rows.setdefault((str(sample["trait"]), str(sample["text"]).strip()), []).append(i)
     found = []
     for (trait, text), at in rows.items():
-        poles = {pole_of(float(mapped.samples[i]["quality"])) for i in at} - {"neutral"}
-        if len(poles) == 2:
+        if opposed(float(mapped.samples[i]["quality"]) for i in at):  # training's rule, the same answer
             found.append(
                 {
                     "lines": ", ".join(str(mapped.lines[i]) for i in at),

@@ -19,6 +19,9 @@ from core.client.models import GoldAccuracy, GoldItem, GoldSet
 from core.contract import MAX_GOLD_ITEMS_PER_REQUEST, MAX_GOLD_RATE, pole_of, scale_point
 
 FLASH = "gold_flash"
+#: The removal box, and the mark that its item was removed (emptied at the next run).
+PICK, REMOVED = "gold_remove_item", "gold_removed"
+REMOVED_FLASH = "gold_removed_flash"  # said under the removal's button
 FLAG = "⚠ under the threshold"
 
 
@@ -40,8 +43,7 @@ def accuracy_frame(found: GoldAccuracy) -> pd.DataFrame:
 
 
 #: The gold list's columns.
-ITEM_COLUMNS = ["id", "trait", "text", "answer", "origin", "added by", "answers", "correct", "accuracy"]
-ORIGINS = {"imported": "imported", "promoted": "promoted from a settled text"}
+ITEM_COLUMNS = ["id", "text", "answer", "answers", "correct", "accuracy", "origin", "trait"]
 
 
 def known_answer(trait: Trait | None, quality: float) -> str:
@@ -67,8 +69,7 @@ def gold_frame(found: GoldSet, traits: dict[str, Trait]) -> pd.DataFrame:
             "trait": traits[g.trait].name if g.trait in traits else g.trait,
             "text": g.text,
             "answer": known_answer(traits.get(g.trait), g.quality),
-            "origin": ORIGINS.get(g.origin, g.origin),
-            "added by": g.added_by,
+            "origin": g.origin,
             "answers": g.answers,
             "correct": g.correct,
             "accuracy": g.correct / g.answers if g.answers else None,
@@ -145,7 +146,14 @@ def _items(backend: Backend, model: Model) -> None:
         hide_index=True,
         width="stretch",
         key="gold_items_table",
-        column_config={"accuracy": st.column_config.NumberColumn(format="percent")},
+        column_config={
+            "id": st.column_config.NumberColumn(width="small"),
+            "text": st.column_config.TextColumn(width="medium"),
+            "origin": st.column_config.TextColumn(
+                help="imported with its answer, or promoted: a settled text, its settling vote the answer"
+            ),
+            "accuracy": st.column_config.NumberColumn(format="percent"),
+        },
     )
     st.caption(
         "Accuracy per item: the share of its answers on the known answer's pole. An item most people "
@@ -153,6 +161,9 @@ def _items(backend: Backend, model: Model) -> None:
         "and its answers stop counting in everyone's accuracy."
     )
     items = {g.id: g for g in found.items}
+    if st.session_state.pop(REMOVED, False):  # the item picked is gone: nothing stays picked
+        # Set, not removed: the browser keeps a widget's value unless the script sets another.
+        st.session_state[PICK] = None
     with st.form("gold_remove", border=False):
         c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
         chosen = c1.selectbox(
@@ -161,9 +172,11 @@ def _items(backend: Backend, model: Model) -> None:
             index=None,
             placeholder="Pick or type a gold item's text",
             format_func=lambda i: item_choice(items[i]),
-            key="gold_remove_item",
+            key=PICK,
         )
         pressed = c2.form_submit_button("Remove from gold", width="stretch")
+    if said := st.session_state.pop(REMOVED_FLASH, None):  # under the button pressed, in view
+        st.success(said, icon=":material/delete:")
     if not pressed:
         return
     if chosen is None:
@@ -172,11 +185,11 @@ def _items(backend: Backend, model: Model) -> None:
     with guard("Removing the gold item"):
         backend.client.delete_gold(model.handle, int(chosen))
         gone = items[int(chosen)]
-        st.session_state[FLASH] = (
+        st.session_state[REMOVED_FLASH] = (
             f"Gold item #{gone.id:d} removed with its {gone.answers:,} answer(s); its text stays in the pool "
             "as an ordinary text."
         )
-        st.session_state.pop("gold_remove_item", None)
+        st.session_state[REMOVED] = True
         st.rerun()
 
 

@@ -42,6 +42,9 @@ def test_a_text_labelled_both_ways_is_listed_with_its_lines_and_labels() -> None
     ]
     agreed = _mapped(FILE.replace(f"{TWICE},0", f"{TWICE},1"))
     assert contradictions(agreed) == []
+    # Graded rows a hair either side of the middle are noise, not two ways (training does not contest them).
+    near = _mapped(FILE.replace(f"{TWICE},1", f"{TWICE},0.51").replace(f"{TWICE},0", f"{TWICE},0.49"))
+    assert contradictions(near) == []
 
 
 def test_a_column_of_ids_is_proposed_as_the_id_column() -> None:

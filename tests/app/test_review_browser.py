@@ -5,6 +5,8 @@ changes the campaign on the Team page while they label (votes wanted, overlap, b
 their labels on the Team page: accepts one, rejects one with a comment, accepts several at once. The rejected
 label's author reads the comment; the acceptance rate per person is the API's; the training takes accepted
 labels only. Last, the Training page's contested texts lead to the Samples page, where the owner settles one.
+Then two reviewers settle the same text at once (the loser told in that text's card), and a text settled on
+the wrong pole, promoted to gold, is found in the Team page's gold list and removed.
 
 What each page shows is checked against the API. Screenshots: artifacts/screenshots/review_*."""
 
@@ -38,7 +40,8 @@ pytestmark = BROWSER
 
 ANNOTATORS = {"alice": "Alice Archer", "bob": "Bob Baker", "carol": "Carol Cole"}
 OWNER = "olive"
-NAMES = {**ANNOTATORS, OWNER: "Olive Owens"}
+REVIEWER = "rhea"
+NAMES = {**ANNOTATORS, OWNER: "Olive Owens", REVIEWER: "Rhea Reyes"}
 HANDLE = "local.reviewed-replies"
 COMMENT = "An apology is polite: read the guidelines again."
 
@@ -71,6 +74,7 @@ def review_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             for sub in ANNOTATORS:
                 operator.set_person_role(svc.namespace, email(sub), "annotator")
             operator.set_person_role(svc.namespace, email(OWNER), "owner")
+            operator.set_person_role(svc.namespace, email(REVIEWER), "reviewer")
             operator.create_model(HANDLE, description=demo.description)
             operator.update_model(HANDLE, overlap=0.2)
             key_of = {t.name: t.key for t in operator.add_traits(HANDLE, [dict(t) for t in demo.traits])}
@@ -610,6 +614,155 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
             ), p.annotator
         owner.no_exception()
         owner.shot("scaled_team_owner")
+    finally:
+        api.close()
+        for context in contexts:
+            context.close()
+
+
+# -- two reviewers settle at once; a wrongly settled text becomes gold, and the owner removes it ------------
+
+GOLDEN = "local.gold-replies"  # a model of its own: 300 replies, each rated by two raters of a file
+SPLIT_EVERY = 25  # the second rater disagrees on every 25th reply: 12 texts to settle
+
+
+def _joined(text: str) -> re.Pattern[str]:
+    """`text` as the page shows it: an address in it has a word joiner before its `@` (app/ui/inert.py)."""
+    return re.compile(re.escape(text).replace("@", "\u2060?@"))
+
+
+def _gold_rows(ui: Ui) -> Locator:
+    """The rows of the Team page's gold list, as the grid's accessible mirror has them."""
+    table = ui.page.locator("[data-testid='stDataFrame'] table[role='grid']").filter(
+        has=ui.page.locator("thead th", has_text=re.compile(r"^\s*origin\s*$"))
+    )
+    return table.locator("tbody tr")
+
+
+def _card(ui: Ui, text: str) -> Locator:
+    """The Disagreements tab's card of `text`."""
+    return ui.page.locator("[class*='st-key-disagree_card_']").filter(has_text=text)
+
+
+def test_two_reviewers_settle_at_once_and_a_wrongly_settled_gold_item_is_removed(
+    review_app: str, review_service: LocalService, browser: Browser, person: random.Random
+) -> None:
+    """The owner and a reviewer settle the same text at once, well down the list: the one who loses is told in
+    that text's card, in view, who settled it; the reviewer then settles another text on the wrong pole. The
+    owner promotes the settled texts to gold on the Team page, finds the wrong one in the gold list (its
+    known answer against the file's raters) and removes it; the API agrees at each step."""
+    api = Client(review_service.url, review_service.api_key)
+    contexts: list[BrowserContext] = []
+    uis: dict[str, Ui] = {}
+    try:
+        api.create_model(GOLDEN, description="Support replies, two raters")
+        trait = api.add_traits(
+            GOLDEN, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+        )[0]
+
+        def rated(i: int, text: str, rater: str) -> float:  # rater-b reads every 25th reply the other way
+            return float(_polite(text) != (rater == "rater-b" and i % SPLIT_EVERY == 0))
+
+        rows = [
+            {"trait": trait.key, "text": t, "quality": rated(i, t, rater), "annotator": rater}
+            for i, t in enumerate(POOL)
+            for rater in ("rater-a", "rater-b")
+        ]
+        assert not api.import_samples(GOLDEN, rows, provenance="imported").errors
+        disagreed = [d.text for d in api.agreement(GOLDEN, trait.key).traits[trait.key].disagreed]
+        assert len(disagreed) == len(POOL[::SPLIT_EVERY])
+        raced, wrong = disagreed[5], disagreed[6]  # well down the list: the page is scrolled to them
+        for sub in (OWNER, REVIEWER):
+            contexts.append(browser.new_context(viewport={"width": 1280, "height": 900}))
+            ui = uis[sub] = Ui(contexts[-1].new_page())
+            ui.goto(review_app)
+            sign_in(ui, sub, NAMES[sub])
+            _open_model(ui, GOLDEN)
+            ui.nav("Samples")
+            ui.tab("Disagreements")
+            _card(ui, raced).wait_for()
+        owner, rhea = uis[OWNER], uis[REVIEWER]
+
+        # Both read the same text and settle it; the owner's press arrives first.
+        right = trait.positive_label if _polite(raced) else trait.negative_label
+        for ui in (owner, rhea):
+            _card(ui, raced).scroll_into_view_if_needed()
+            pause(ui.page, person.uniform(400, 1500))  # reading the votes
+        _card(owner, raced).get_by_role("button", name=f"Settle: {right}").click()
+        owner.settle()
+        expect(_card(owner, raced).get_by_text(f"Settled as “{right}”")).to_be_in_viewport()
+        _card(rhea, raced).get_by_role("button", name=f"Settle: {right}").click()
+        rhea.settle()
+        lost = _card(rhea, raced).get_by_text("Not settled: ")
+        expect(lost).to_contain_text(_joined(f"settled already, by {email(OWNER)}"))
+        expect(lost).to_be_in_viewport()  # beside where she pressed, not at the top of the page
+        expect(_card(rhea, raced).get_by_text(_joined(f"Settled by {email(OWNER)}."))).to_be_visible()
+        expect(_card(rhea, raced).get_by_role("button")).to_have_count(0)
+        rhea.no_exception()
+        rhea.screen("gold_race_lost_rhea")
+
+        # She settles the next text, on the wrong pole (a slip of the mouse).
+        slip = trait.negative_label if _polite(wrong) else trait.positive_label
+        _card(rhea, wrong).scroll_into_view_if_needed()
+        pause(rhea.page, person.uniform(400, 1500))
+        _card(rhea, wrong).get_by_role("button", name=f"Settle: {slip}").click()
+        rhea.settle()
+        expect(_card(rhea, wrong).get_by_text(f"Settled as “{slip}”")).to_be_in_viewport()
+        settled = {s.text: (s.quality, s.annotator) for s in api.list_samples(GOLDEN) if s.adjudicated}
+        assert settled == {
+            raced: (float(_polite(raced)), email(OWNER)),
+            wrong: (float(not _polite(wrong)), email(REVIEWER)),
+        }
+
+        # The owner makes the settled texts gold, typing the count.
+        owner.nav("Team")
+        form = owner.page.locator("[data-testid='stForm']").filter(
+            has=owner.page.get_by_role("button", name="Promote settled texts to gold")
+        )
+        count = form.get_by_label("Settled texts to make gold", exact=True)
+        count.click()
+        count.press("Control+a")
+        count.press_sequentially("2", delay=person.uniform(80, 250))
+        pause(owner.page, person.uniform(200, 600))
+        owner.click("Promote settled texts to gold")
+        owner.expect_text("2 settled text(s) are gold now (2 in all).")
+        gold = {g.text: g for g in api.gold(GOLDEN).items}
+        assert {t: (g.quality, g.origin) for t, g in gold.items()} == {
+            raced: (float(_polite(raced)), "promoted"),
+            wrong: (float(not _polite(wrong)), "promoted"),
+        }
+        # The list shows each item's text, known answer and origin, as the API has them.
+        listed = {row["text"]: row for row in _grid(owner.page, "origin")}
+        assert set(listed) == {raced, wrong}
+        for text, g in gold.items():
+            answer = trait.positive_label if g.quality == 1.0 else trait.negative_label
+            assert (listed[text]["id"], listed[text]["answer"], listed[text]["origin"]) == (
+                str(g.id),
+                f"{answer} ({g.quality:.2f})",
+                "promoted",
+            ), text
+        owner.no_exception()
+        owner.shot("gold_list_owner")
+
+        # The wrong one goes: found by typing a few words of it, then removed.
+        box = owner.page.get_by_role("combobox", name="Gold item to remove")
+        box.click()
+        box.press_sequentially(wrong[:24], delay=person.uniform(40, 120))
+        pause(owner.page, person.uniform(200, 600))
+        owner.page.get_by_role("option", name=f"#{gold[wrong].id} · {wrong[:60]}", exact=False).click()
+        owner.click("Remove from gold")
+        removed = owner.page.get_by_text(f"Gold item #{gold[wrong].id} removed with its 0 answer(s)")
+        expect(removed).to_be_in_viewport()  # under the button pressed
+        assert [g.text for g in api.gold(GOLDEN).items] == [raced]
+        expect(_gold_rows(owner)).to_have_count(1)  # the list is drawn anew without it
+        assert [row["text"] for row in _grid(owner.page, "origin")] == [raced]
+        expect(box).to_have_value("")  # nothing of the removed item stays picked
+        owner.no_exception()
+        owner.shot("gold_removed_owner")
+    except BaseException:
+        for sub, u in uis.items():
+            u.failure(f"gold_failure_{sub}")
+        raise
     finally:
         api.close()
         for context in contexts:
