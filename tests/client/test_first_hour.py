@@ -1,6 +1,6 @@
-"""A new user's first hour in a notebook, as they typed it: `import core` reaches every public module, evaluation
-rows are read as sample rows are, an archived model says how to start over, a training of traits without samples
-says so, and what a cell prints is short."""
+"""A new user's first hour in a notebook, as they typed it: `import core` reaches every public module,
+evaluation rows are read as sample rows are, an archived model says how to start over, a training of traits
+without samples says so, and what a cell prints is short."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import logging
 import pandas as pd
 import pytest
 
-import core
 from core.client import Client, ConflictError
 from tests.support.client import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
@@ -58,8 +57,9 @@ def test_evaluation_items_take_rows_as_an_import_does(client: Client, service: S
 
 
 def test_an_archived_model_says_how_to_start_over(client: Client, service: Service) -> None:
-    """`get_or_create_model` on an archived handle refuses with the way on (`purge=True`) instead of answering
-    a model every write then refuses; a write to it says the same; after the purge the cell creates it anew."""
+    """`get_or_create_model` on an archived handle refuses with the way on (`purge=True`) instead of
+    answering a model every write then refuses; a write to it says the same; once purged, the cell creates it
+    anew."""
     handle = make_draft(client, service.handle("archived"), samples=False)
     client.delete_model(handle)
     with pytest.raises(
