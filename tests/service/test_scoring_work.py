@@ -99,6 +99,7 @@ def test_a_long_request_lets_first_pieces_go_first_for_a_bounded_while() -> None
     assert order == ["short", "long"]
     with turns.first_piece():
         turns.after_first_pieces(0.01)  # returns though a first piece is still in flight
+    assert turns.started == 2  # how a long request sees that others came: it then rests a piece's time
 
 
 def test_a_request_scored_in_pieces_scores_as_one(work: Svc, monkeypatch: pytest.MonkeyPatch) -> None:
