@@ -54,41 +54,21 @@ def html_text(text: str) -> str:
     return html.escape(text).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
-# Inline code spans: a run of backticks, anything, the same run (CommonMark's rule, on one line here).
-_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # What starts markup that could reach outside the text: raw HTML and autolinks (`<`), links, images and
-# footnotes (`[`, `]`), Streamlit's directives and icons (`:red[…]`, `:material/…:`), math (`$`).
-_OUTSIDE_MARKDOWN = re.compile(r"([<\[\]:$])")
+# footnotes (`[`, `]`), Streamlit's directives and icons (`:red[…]`, `:material/…:`), math (`$`); and a
+# backslash, which would otherwise escape the escape put before any of them.
+_OUTSIDE_MARKDOWN = re.compile(r"([<\[\]:$\\])")
 
 
 def guidelines_md(text: str) -> str:
     """Guidelines someone wrote in Markdown, rendered as Markdown, safely: headings, emphasis, lists, block
     quotes, tables and code stay; raw HTML (a script, an iframe, an image tag) shows as the characters typed,
-    and nothing becomes a link, an image, a coloured directive or math (a URL shows as typed, unlinked).
-    Code, fenced or inline, is left as written: Markdown shows it literally."""
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        opened = _FENCE.match(line)
-        if fence is not None:  # inside a fenced block: literal, until the fence that closes it
-            out.append(line)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            out.append(line)
-            continue
-        parts, at = [], 0
-        for span in _CODE_SPAN.finditer(line):
-            parts.append(_inert_prose(line[at : span.start()]))
-            parts.append(span.group(0))
-            at = span.end()
-        parts.append(_inert_prose(line[at:]))
-        out.append("".join(parts))
-    return "\n".join(out)
+    and nothing becomes a link, an image, a coloured directive or math (a URL shows as typed).
 
-
-def _inert_prose(text: str) -> str:
-    return _OUTSIDE_MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(JOINER, text))
+    Every line is escaped alike, code too: where a code block or span ends depends on the lists and quotes
+    around it, which a line-by-line reading cannot tell for sure, and a line left as written because it
+    looked like code, but read as prose, would be live HTML. The price: in code, a backslash shows before
+    `<`, `[`, `]`, `:`, `$` and `\\`."""
+    return _OUTSIDE_MARKDOWN.sub(
+        r"\\\1", _AUTOLINK.sub(JOINER, text.replace("\r\n", "\n").replace("\r", "\n"))
+    )

@@ -61,6 +61,10 @@ GUIDELINE_PARTS = st.one_of(
             "**",
             "<!-- -->",
             "&lt;b&gt;",
+            "\\`",
+            "``",
+            "~~~\n",
+            "    ",
         ]
     ),  # fmt: skip
     st.text(st.characters(codec="ascii", exclude_categories=["Cc"])),
@@ -88,8 +92,8 @@ def test_guidelines_keep_their_markdown_and_show_html_as_typed() -> None:
     seen = html.unescape(rendered).replace(JOINER, "")
     assert "See <b>bold</b> [the guide](http://x.example) at www.x.example:" in seen  # as typed, inert
     assert "<b>" not in rendered and "<a" not in rendered
-    assert "<code>a &lt;i&gt;code&lt;/i&gt; span</code>" in rendered
-    assert "<pre><code>&lt;script&gt;kept as code&lt;/script&gt;\n</code></pre>" in rendered
+    assert "<code>a \\&lt;i&gt;code\\&lt;/i&gt; span</code>" in rendered  # inline code: escaped, inert
+    assert "<pre><code>\\&lt;script&gt;kept as code\\&lt;/script&gt;\n</code></pre>" in rendered
 
 
 @given(st.text(st.characters(codec="ascii", exclude_categories=["Cc"]) | st.sampled_from("`\n "), min_size=1))
