@@ -20,9 +20,6 @@ from service.store.tables import Model, PoolText
 
 log = logging.getLogger("service.runs")
 
-# Texts encoded in one call: one call's padding and memory stay small, as in training's batches.
-_BATCH = 64
-
 
 def execute(
     sessions: sessionmaker[Session], embedders: Embedders, model_id: int, first: int, last: int
@@ -41,8 +38,7 @@ def execute(
                 .order_by(PoolText.id)
             )
         )
-    embedder = embedders.get(name)
-    for start in range(0, len(texts), _BATCH):
-        embedder.encode(texts[start : start + _BATCH])
+    if texts:  # in one call, as the request did: the embedder sorts a call's texts by length, so less padding
+        embedders.get(name).encode(texts)
     log.info("embedded %d pool text(s) of model %d", len(texts), model_id)
     return len(texts)
