@@ -179,7 +179,9 @@ class Settings(BaseSettings):
     recovery_interval_s: float = Field(5.0, description="How often every process sweeps up dead runs.")
     max_attempts: int = Field(3, description="Claims of one run before it fails with `worker_lost`.")
     shutdown_grace_s: float = Field(
-        30.0, description="On SIGTERM a worker finishes its runs this long, then hands them back."
+        30.0,
+        description="On SIGTERM the API gives requests in flight this long to finish (score requests stop at "
+        "their next piece), and a worker finishes its runs this long, then hands them back.",
     )
     run_worker: bool = Field(
         True, description="Start the in-process worker with the app (off for `serve --no-worker`, `worker`)."

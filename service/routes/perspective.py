@@ -51,7 +51,7 @@ from service.store.api_keys import Principal
 if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
     from core.engine import TraitSpec
 
-Body = TypeVar("Body", bound=BaseModel)  # a request body's schema
+Body = TypeVar("Body", AnalyzeIn, SuggestScoreIn)  # a request body's schema: each scores a comment
 
 router = APIRouter(tags=["perspective"])
 
@@ -227,6 +227,13 @@ async def _call(
             raise refused
         raw = await request.body()
         body = _parse(raw, schema)
+        # The same budget of scoring work as /score: counting requests alone let a few long comments take
+        # a core from every other caller.
+        limiter = request.app.state.limiter
+        chars = len(body.comment.text)
+        refused = await run_in_threadpool(ratelimit.work_refusal, limiter, who, chars)
+        if refused is not None:
+            raise refused
         return JSONResponse(await run_in_threadpool(work, ctx, who, body))
     except _KeyProblem as exc:
         return key_error(rid, missing=exc.missing)

@@ -61,6 +61,19 @@ def test_a_request_past_the_cap_is_413_and_a_caller_past_its_budget_429(work: Sv
     check(_score(work, colleague, "Dear Sir"), 200)
 
 
+def test_the_perspective_surface_spends_the_same_budget(work: Svc) -> None:
+    """A Perspective `comments:analyze` is scoring too: its comment's characters come out of the caller's
+    budget, so a caller past it through /score is refused there as well (429, in Google's error shape)."""
+    key = work.key(["acme"], "scoring")
+    check(_score(work, key, "a" * 500), 200)
+    check(_score(work, key, "b" * 500), 200)  # the whole budget
+    body = {"comment": {"text": "Dear Sir"}, "requestedAttributes": {"TOXICITY": {}}}
+    refused = work.client.post("/v1alpha1/comments:analyze", json=body, headers=key)
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert int(refused.headers["Retry-After"]) >= 1
+
+
 def test_texts_are_scored_in_pieces_in_order() -> None:
     """A request's texts go to the embedder in runs of about PIECE_CHARS characters, in order, a text never
     split, so a large request queues one piece at a time."""
