@@ -123,9 +123,7 @@ if flash := pool_flashes.get("pool_flash"):
     st.success(flash)
 if warning := pool_flashes.get("pool_flash_warning"):
     st.warning(warning, icon=":material/warning:")
-with st.expander(
-    f"Unlabelled pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state
-):
+with st.expander(f"Pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state):
     st.caption(
         "Texts to label, kept by the service for this model. A file of texts (CSV, TSV, TXT, JSON or JSONL; "
         "the texts of a `text` column, else the one of the longest strings, or one a line); sent in batches "

@@ -44,7 +44,7 @@ def _move_a_control(ui: Ui, page: Page, person: random.Random) -> tuple[str, str
         picked = person.choice(["Formality", "Sentiment"])
         page.get_by_role("option", name=picked).click()
     elif what == "expander":
-        page.locator("summary").filter(has_text="Unlabelled pool").first.click()
+        page.locator("summary").filter(has_text="Pool (").first.click()
     else:
         ui.nav("Samples")
         pause(page, person.uniform(200, 900))
