@@ -10,7 +10,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.shell import reads
 from app.shell.backend import Backend
 from app.ui.inert import md
 from app.ui.widgets import guard
@@ -137,7 +136,9 @@ def _items(backend: Backend, model: Model) -> None:
     traits: list[Trait] = []
     with guard("Listing the gold items"):
         found = backend.client.gold(model.handle)
-        traits = reads.traits(backend.client, model.handle)
+        # Read as the rest of the Team page reads: not through the pages' cache of the model, which this
+        # page would otherwise fill with a state other pages then keep showing after a training elsewhere.
+        traits = list(backend.client.list_traits(model.handle))
     if found is None or not found.items:
         return
     st.markdown(f"**The gold items** ({found.total:,})")
