@@ -227,7 +227,9 @@ def labelling() -> None:
     st.metric(
         f"{counted} for {md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
-        delta=f"-{done:,} this session" if done else None,
+        # With more votes wanted a label need not lower the count: "497 of 499" beside "-21" read as wrong,
+        # so the session's own figure then stays in the caption below.
+        delta=f"-{done:,} this session" if done and wanted == 1 else None,
         delta_color="off",
         help=None
         if wanted == 1

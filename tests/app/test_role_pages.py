@@ -191,6 +191,11 @@ def test_only_an_owner_sees_the_campaign_controls_on_the_team_page(
     no_exception(label)
     assert [m.label for m in label.metric] == ["Texts wanting 3 votes for Formality"]
     assert "Overlap with colleagues: 30% of suggestions" in captions(label) and not label.slider
+    # A label need not lower that count, so no "-1 this session" stands beside it: the caption says it.
+    label.button(key="label_btn_1").click().run()
+    no_exception(label)
+    assert not label.metric[0].delta
+    assert "1 labelled this session" in captions(label)
 
 
 def test_a_person_is_told_their_role_without_a_key() -> None:
