@@ -94,7 +94,7 @@ def test_graded_votes_a_hair_either_side_of_the_middle_are_not_contested_and_set
     assert any(e.type == "markdown" and e.value.startswith("**:material/call_split: contested**")
                for e in card_of(at, md(APART)))  # fmt: skip
     # APART spreads more: listed first. Each graded text may be settled on a pole or in the middle.
-    assert [b.key for b in at.button if b.key.startswith("disagree_settle_1_")] == [
+    assert [b.key for b in at.button if (b.key or "").startswith("disagree_settle_1_")] == [
         "disagree_settle_1_0",
         "disagree_settle_1_0.5",
         "disagree_settle_1_1",

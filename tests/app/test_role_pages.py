@@ -112,7 +112,7 @@ def test_a_reviewer_settles_and_hears_who_settled_first(
     warned = " ".join(shown(e for e in card if e.type == "warning"))
     assert f"Not settled: This text of trait 'formality' was settled already, by {rex_name} at" in warned
     assert f":material/gavel: Settled by {rex_name}." in shown(e for e in card if e.type == "caption")
-    assert not [b for b in at.button if b.key.startswith("disagree_settle_0_")]
+    assert not [b for b in at.button if (b.key or "").startswith("disagree_settle_0_")]
     with Client(local_service.url, people["own"]) as owner:
         settled = [s for s in owner.list_samples(handle) if s.adjudicated]
         assert [(s.text, s.annotator) for s in settled] == [(first_text, rex_name)]

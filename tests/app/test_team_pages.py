@@ -142,7 +142,7 @@ def test_disagreements_tab_settles_a_text(
     markdown = " ".join(texts(at.markdown))
     assert "contested" in markdown
     # The votes are graded (0.8, 0.3, …): each text may be settled on a pole or in the middle.
-    assert [b.label for b in at.button if b.key.startswith("disagree_settle_0_")] == [
+    assert [b.label for b in at.button if (b.key or "").startswith("disagree_settle_0_")] == [
         "Settle: casual",
         "Settle: neither pole \\(the middle\\)",
         "Settle: formal",
@@ -152,7 +152,7 @@ def test_disagreements_tab_settles_a_text(
     at.run()
     no_exception(at)
     with Client(local_service.url, team["ben"]) as c:
-        name = c.current_key().name
+        name = c.current_key().name or ""
         mine = [s for s in c.list_samples(handle) if s.adjudicated]
         assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, name)]
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
@@ -162,7 +162,7 @@ def test_disagreements_tab_settles_a_text(
     card = card_of(at, shown)
     assert any(e.type == "success" and "your vote decides its pole" in e.value for e in card)
     first = TEXTS.index(re.sub(r"\\(.)", r"\1", shown).replace(JOINER, ""))
-    votes = next(e.value for e in card if e.type == "caption" and e.value.startswith("Votes: "))
+    votes = next(str(e.value) for e in card if e.type == "caption" and str(e.value).startswith("Votes: "))
     earlier = VOTES["ben"][first]
     before = f"{md(name)}: {md(f'{earlier:.2f}')} (before settling)"
     assert before in votes and f"{md(name)}: 1\\.00 (settles)" in votes, votes
@@ -181,7 +181,7 @@ def test_disagreements_on_a_trained_model_settle_without_reopening(
     no_exception(at)
     assert "reopen the model" not in " ".join(texts(at.caption))
     settle = [b for b in at.button if b.label.startswith("Settle: ")]
-    first = [b for b in settle if b.key.startswith("disagree_settle_0_")]
+    first = [b for b in settle if (b.key or "").startswith("disagree_settle_0_")]
     assert len(first) >= 2
     at.button(key="disagree_settle_0_1").click()
     at.run()

@@ -146,17 +146,19 @@ def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotato
     assert_frame_equal(table.value.reset_index(drop=True), expected)  # an item nobody answered: NaN accuracy
     assert set(expected["answer"]) == {"formal (1.00)", "casual (0.00)"}
     # A wrongly known answer is removed: its answers stop counting in the person's accuracy.
-    wrong = next(g for g in items.items if g.answers)
-    at.selectbox(key="gold_remove_item").set_value(wrong.id)
+    removed = next(g for g in items.items if g.answers)
+    at.selectbox(key="gold_remove_item").set_value(removed.id)
     next(b for b in at.button if b.label == "Remove from gold").click().run()
     no_exception(at)
-    assert f"Gold item #{wrong.id} removed with its {wrong.answers} answer(s)" in " ".join(texts(at.success))
+    assert f"Gold item #{removed.id} removed with its {removed.answers} answer(s)" in " ".join(
+        texts(at.success)
+    )
     with Client(local_service.url, people["rev"]) as rev:
-        assert wrong.id not in {g.id for g in rev.gold(handle).items}
-        [after] = rev.gold_accuracy(handle).people or [None]
-    assert (after.answered if after else 0) == person.answered - wrong.answers
+        assert removed.id not in {g.id for g in rev.gold(handle).items}
+        people_after = rev.gold_accuracy(handle).people
+    assert (people_after[0].answered if people_after else 0) == person.answered - removed.answers
     [table] = [d for d in at.dataframe if list(d.value.columns) == ITEM_COLUMNS]
-    assert wrong.id not in set(table.value["id"])
+    assert removed.id not in set(table.value["id"])
     _as(monkeypatch, local_service, people["ann"])
     at = page("team", handle)
     at.run()
