@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.evaluation.versions import training_left_out, trait_metrics_frame, versions_frame
+from app.evaluation.versions import training_left_out, trait_metrics_frame, uncertain_roc_auc, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
 from app.ui.inert import code, md
@@ -152,6 +152,8 @@ if model.version_no:
                 st.session_state["samples_tab"] = "Disagreements"  # the Samples page's tab set (its key)
                 switch_to("samples")
         st.caption(oof_note(metrics))
+        if shaky := uncertain_roc_auc(metrics):
+            st.warning(shaky, icon=":material/help:")
         st.caption(
             f"{md(active.body_words or 'body not recorded')} · effort {md(str(metrics.get('effort')))} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"

@@ -102,6 +102,28 @@ def training_left_out(metrics: dict[str, Any]) -> tuple[str | None, str | None]:
     )
 
 
+#: An out-of-fold ROC-AUC whose standard error is above this (about 30 samples a pole and fewer) is said to be
+#: uncertain: at 8 a pole it strayed from the held-out figure by up to 0.43 (docs/benchmarks/quality.md).
+UNCERTAIN_SE = 0.05
+
+
+def uncertain_roc_auc(metrics: dict[str, Any]) -> str | None:
+    """A warning naming each trait whose out-of-fold ROC-AUC rests on too few samples to be trusted, with its
+    two-standard-error margin; None when every figure is firm (or none reports its standard error)."""
+    shaky = []
+    for key, m in ((metrics or {}).get("traits") or {}).items():
+        auc, se = m.get("roc_auc"), m.get("roc_auc_se")
+        if isinstance(auc, int | float) and isinstance(se, int | float) and se > UNCERTAIN_SE:
+            shaky.append(f"{key} {auc:.2f} ± {2 * se:.2f}")
+    if not shaky:
+        return None
+    return (
+        f"Uncertain ROC AUC: {'; '.join(shaky)} (two standard errors). With this few samples the out-of-fold "
+        "figure can stray far from how the version scores new texts: label more, or evaluate the version on "
+        "a held-out set (Versions page)."
+    )
+
+
 def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
     """One row per trait of a version's `metrics["traits"]`."""
     traits = (metrics or {}).get("traits") or {}

@@ -15,6 +15,7 @@ from app.evaluation.versions import (
     per_trait_summary,
     signed,
     trait_metrics_frame,
+    uncertain_roc_auc,
 )
 from app.samples.files import refused_rows, unknown_trait_hint
 from app.scoring.demo import share_url
@@ -249,6 +250,24 @@ def test_trait_metrics_frame_says_how_each_trait_was_trained() -> None:
     metrics = {"traits": {"a": {"method": "zero_shot"}, "b": {"method": "prior"}, "c": {"roc_auc": 0.9}}}
     frame = trait_metrics_frame(metrics)
     assert list(frame["method"]) == ["zero-shot (pole labels only)", "samples + label prior", "samples"]
+
+
+def test_an_out_of_fold_roc_auc_on_few_samples_is_called_uncertain() -> None:
+    """A trait whose ROC-AUC has a standard error above 0.05 is named with its two-SE margin; firm figures,
+    zero-shot traits and versions from before the standard error was recorded raise no warning."""
+    metrics = {
+        "traits": {
+            "few": {"roc_auc": 0.74, "roc_auc_se": 0.1},
+            "many": {"roc_auc": 0.91, "roc_auc_se": 0.02},
+            "zero": {"roc_auc": None, "roc_auc_se": None},
+            "older": {"roc_auc": 0.8},
+        }
+    }
+    said = uncertain_roc_auc(metrics)
+    assert said is not None and said.startswith("Uncertain ROC AUC: few 0.74 ± 0.20 (two standard errors).")
+    assert "many" not in said and "older" not in said
+    assert uncertain_roc_auc({"traits": {"many": metrics["traits"]["many"]}}) is None
+    assert uncertain_roc_auc({}) is None
 
 
 def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str) -> None:
