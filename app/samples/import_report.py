@@ -3,6 +3,7 @@ labels both ways, and the one line an import's outcome is told in."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -46,15 +47,39 @@ def contradictions(mapped: Mapped) -> list[dict[str, Any]]:
     return found
 
 
+def earlier_rows(samples: Sequence[Mapping[str, Any]], duplicates: Sequence[int]) -> dict[int, int]:
+    """{position: position of the earlier row it repeats} for the `duplicates` (rows that stored nothing) that
+    repeat a row earlier in the same file, compared as the service compares samples (trait, trimmed text,
+    quality, annotator); the other duplicates were stored before the import."""
+    first: dict[tuple[str, str, float, str | None], int] = {}
+    keys = []
+    for i, row in enumerate(samples):
+        who = row.get("annotator")
+        text = str(row["text"]).strip()
+        key = (str(row["trait"]), text, float(row["quality"]), None if who is None else str(who))
+        keys.append(key)
+        first.setdefault(key, i)
+    return {i: first[keys[i]] for i in duplicates if first[keys[i]] < i}
+
+
 def import_outcome(
-    total: int, stored: int, repeats: list[Refusal], mapped: Mapped, rejected: list[Refusal]
+    total: int,
+    stored: int,
+    repeats: list[Refusal],
+    mapped: Mapped,
+    rejected: list[Refusal],
+    in_file: Sequence[Refusal] = (),
 ) -> str:
     """What an import did with each of the file's `total` rows (votes), in a line: stored, identical to a
-    stored sample, left out by a rule the analyst chose (each rule counted), rejected; they add up."""
+    stored sample, a repeat of an earlier row of the file, left out by a rule the analyst chose (each rule
+    counted), rejected; they add up."""
     parts = [f"Stored {stored} of {total} rows."]
     if repeats:
         n = len(repeats)
         parts.append(f"{n:,} {'was' if n == 1 else 'were'} identical to samples stored already (listed).")
+    if in_file:
+        n = len(in_file)
+        parts.append(f"{n:,} repeated a row earlier in the file, stored once (listed).")
     if mapped.left_out:
         parts.append(f"{mapped.left_out:,} row(s) between the quantiles left out, as the rule says.")
     if mapped.dropped:

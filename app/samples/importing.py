@@ -16,6 +16,7 @@ import streamlit as st
 from app.samples.files import unknown_trait_hint
 from app.samples.import_report import (
     contradictions,
+    earlier_rows,
     held_out_note,
     import_outcome,
     refusals_frame,
@@ -568,15 +569,26 @@ def _store(
             for e in report.errors
         ]
         # A row identical to a stored sample stores nothing: listed apart, "stored" is what the model gained.
-        repeats = [
-            Refusal(mapped.lines[d.index], f"identical to sample #{d.id}, stored already: nothing stored")
-            for d in report.duplicates
-        ]
-        everything = refused + by_service + repeats
+        # One repeating an earlier row of the same file is said so: it was not "stored already" before.
+        earlier = earlier_rows(mapped.samples, [d.index for d in report.duplicates])
+        repeats, in_file = [], []
+        for d in report.duplicates:
+            if d.index in earlier:
+                reason = f"repeats line {mapped.lines[earlier[d.index]]} of the file: stored once"
+                in_file.append(Refusal(mapped.lines[d.index], reason))
+            else:
+                reason = f"identical to sample #{d.id}, stored already: nothing stored"
+                repeats.append(Refusal(mapped.lines[d.index], reason))
+        everything = refused + by_service + sorted(repeats + in_file, key=lambda r: r.line)
         rejected = [r for r in refused + by_service if r not in mapped.dropped]
         return Imported(
             import_outcome(
-                len(mapped.samples) + len(refused) + mapped.left_out, report.stored, repeats, mapped, rejected
+                len(mapped.samples) + len(refused) + mapped.left_out,
+                report.stored,
+                repeats,
+                mapped,
+                rejected,
+                in_file,
             )
             + _contested_note(len(contradictions(mapped))),
             not rejected,

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.usefixtures("app_env")
 def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Client, draft: str) -> None:
     """`id<TAB>rating<TAB>text`, no header, as published: a text that opens with a quote (read as CSV
     quoting it joined the lines up to the next quote), two texts already stored as samples, one line twice,
-    a blank line. The page said "Stored 4152 of 4152 rows." where the model gained 4,149."""
+    a blank line. Every row is accounted for: stored, identical to a sample stored before, or a repeat of an
+    earlier line of the same file."""
     earlier = ["Please accept our apologies for the delay.", "lol k whatever"]  # a file imported before
     client.import_samples(
         draft,
@@ -48,12 +49,17 @@ def test_a_published_tsv_imports_every_line_and_names_the_duplicates(client: Cli
     at.button(key="samples_import").click()
     at.run()
     no_exception(at)
-    message = "Stored 4 of 7 rows. 3 were identical to samples stored already (listed)."
+    # The line given twice was not "stored already" before the import: it is said to repeat the file.
+    message = (
+        "Stored 4 of 7 rows. 2 were identical to samples stored already (listed). "
+        "1 repeated a row earlier in the file, stored once (listed)."
+    )
     assert message in texts(at.success), texts(at.success) + texts(at.warning)
     assert client.get_model(draft).sample_count == before + 4
     listed = at.dataframe[-1].value
     assert listed["line"].tolist() == [3, 4, 7]
-    assert all("stored already: nothing stored" in r for r in listed["reason"])
+    assert all("stored already: nothing stored" in r for r in listed["reason"][:2])
+    assert listed["reason"].tolist()[2] == "repeats line 5 of the file: stored once"
     stored = {s.text for s in client.list_samples(draft)}
     assert lines[0].split("\t")[2] in stored  # the quote is part of the text
 
