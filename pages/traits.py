@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
 from app.evaluation.versions import method_label, neutral_note
 from app.labelling.agreement import agreement_section
 from app.labelling.scale_form import scale_kind, scale_section
+from app.labelling.trait_preview import zero_shot_preview
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits
@@ -17,52 +16,10 @@ from app.ui.inert import code, md
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
-from core.client import Client, Trait
+from core.client import Trait
 from core.contract import AGGREGATIONS, DISCOVER_EFFORTS, trait_key
 
 EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "aggregation"]
-
-# Probe texts for the zero-shot preview: varied in tone and topic, editable on the page.
-PROBES = (
-    "Thank you so much for your quick and helpful reply!",
-    "This is the third time I have asked. Fix it now.",
-    "The meeting has been moved to Thursday at 10am.",
-    "lol ok whatever, see u later",
-    "I am worried the new policy will hurt small businesses.",
-)
-
-
-def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None:
-    """Scores the trait being typed would give the probe texts, trained zero-shot (from its labels alone)."""
-    with st.expander("Probe texts (one a line)"):
-        raw = st.text_area(
-            "Probe texts", "\n".join(PROBES), key="trait_probe_texts", label_visibility="collapsed"
-        )
-    probes = [line.strip() for line in raw.splitlines() if line.strip()][:20]
-    if not probes:
-        return
-    cache: dict[str, list[float]] = st.session_state.setdefault("trait_preview_cache", {})
-    key = json.dumps([handle, spec, probes])
-    if key not in cache:
-        if len(cache) > 100:  # one entry per edit: keep the session small
-            cache.clear()
-        with guard("Previewing the trait"):
-            cache[key] = client.preview_trait(handle, spec, probes).scores
-    if key not in cache:
-        return
-    st.caption(
-        f"Zero-shot preview: how *{md(spec['negative_label'])}* (0) or *{md(spec['positive_label'])}* (1) "
-        "these texts score from the labels and description alone, what the trait gives before it has samples."
-    )
-    st.dataframe(
-        pd.DataFrame({"text": probes, "score": cache[key]}),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0, format="%.2f")
-        },
-    )
-
 
 backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
@@ -178,8 +135,8 @@ if editable:
             "description": description.strip(),
             "aggregation": aggregation,
         }
-        if spec["positive_label"] and spec["negative_label"]:
-            zero_shot_preview(client, handle, spec)
+        # The button comes before the preview: the first preview waits on the service's model (up to a
+        # minute), and a form whose button shows only after it looks broken. A click interrupts the preview.
         if st.button("Add trait", type="primary", key="trait_add"):
             # A name is taken when a trait has it (any case) or its key: the service would key the new one
             # `politeness_2`, two traits one meaning.
@@ -198,6 +155,9 @@ if editable:
                     st.session_state["trait_new_gen"] = gen + 1  # an empty form for the next trait
                     st.session_state["traits_flash"] = f"Added trait {name.strip()!r}."
                     st.rerun()
+        if spec["positive_label"] and spec["negative_label"]:
+            st.caption("The first preview can take a minute while the service loads its model: go on.")
+            zero_shot_preview(client, handle, spec)
     with delete:
         keys = [t.key for t in traits]
         doomed = st.multiselect("Traits to delete", keys, key="traits_delete_pick")

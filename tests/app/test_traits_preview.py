@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import socket
 
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.labelling.trait_preview import PREVIEW_LOADING
 from core.client import Client
-from tests.support.apptest import by_label, no_exception, page
+from tests.support.apptest import by_label, no_exception, page, position, texts
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -39,3 +43,40 @@ def test_typing_pole_labels_shows_the_zero_shot_preview(client: Client, draft: s
     no_exception(at)
     assert [t.key for t in client.list_traits(draft)] == ["formality", "mood"]
     assert by_label(at.text_input, "Positive pole label").value == ""  # an empty form for the next trait
+
+
+def test_the_add_trait_button_comes_before_the_preview(draft: str) -> None:
+    """The Add trait button is drawn above the zero-shot preview, so the form is usable while the first
+    preview waits on the service's model."""
+    at = page("traits", draft)
+    at.run()
+    by_label(at.text_input, "Negative pole label").set_value("calm")
+    by_label(at.text_input, "Positive pole label").set_value("angry")
+    at.run()
+    no_exception(at)
+    assert position(at, "button", "Add trait") < position(at, "text_area", "Probe texts")
+    assert "The first preview can take a minute while the service loads its model: go on." in texts(
+        at.caption
+    )
+
+
+def _preview_of_a_silent_service(port: int) -> None:
+    from app.labelling.trait_preview import zero_shot_preview
+    from core.client import Client
+
+    spec = {"name": "Mood", "positive_label": "happy", "negative_label": "sad", "description": ""}
+    with Client(f"http://127.0.0.1:{port}/v1", "key", timeout=0.3, retries=0) as slow:
+        zero_shot_preview(slow, "m", spec)
+
+
+def test_a_preview_that_times_out_says_the_model_is_loading() -> None:
+    """A preview the service does not answer in time (it accepts the request but is still loading its
+    model) says so in the user's words, not as a failure."""
+    with socket.socket() as silent:  # accepts connections and never answers, as a service busy loading
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        at = AppTest.from_function(_preview_of_a_silent_service, args=(silent.getsockname()[1],))
+        at.run(timeout=30)
+    no_exception(at)
+    assert texts(at.info) == [PREVIEW_LOADING]
+    assert not at.error
