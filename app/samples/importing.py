@@ -402,6 +402,13 @@ def labelled_file(
         st.error(str(exc))
         return None
     unreadable = table.problems + mapped.refused
+    if unsettled:  # the data fit more than one scale: say which one the lines below assume until a pick
+        st.warning(
+            f"Until you pick the file's scale above, the mapping, the counts and the preview below assume "
+            f"{scale_text(mapping.low, mapping.high)}, the smallest scale that holds your labels. Nothing is "
+            "imported before you pick: the scale decides every quality.",
+            icon=":material/help:",
+        )
     if mapping.raters:
         _votes_preview(mapped, len(unreadable))
     else:
@@ -436,8 +443,7 @@ def labelled_file(
     if refused:
         st.markdown("**Rows that will not be imported**")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
-    if unsettled:  # the data fit more than one scale: a guess would change every quality
-        st.warning("Pick the file's scale (above) first: it decides every quality.", icon=":material/help:")
+    if unsettled:  # said above the mapping: a guess would change every quality
         return None
     return LabelledFile(mapped, refused, mapping)
 

@@ -92,7 +92,7 @@ def _pick_scale(page: Page, ui: Ui, scale: str, scope: Locator | None = None) ->
     ratings fit more than one, and offers no import until one is picked)."""
     where = scope or page
     expect(where.get_by_role("radio", name=scale)).not_to_be_checked()
-    ui.expect_text("Pick the file's scale (above) first: it decides every quality.")
+    ui.expect_text("Until you pick the file's scale above, the mapping, the counts and the preview")
     where.get_by_text(scale, exact=True).click()
     ui.settle()
     expect(where.get_by_role("radio", name=scale)).to_be_checked()

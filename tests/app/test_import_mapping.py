@@ -118,7 +118,13 @@ def test_a_proposed_scale_the_labels_fall_short_of_offers_the_next_one(empty_dra
     assert scale.options == ["−3..+3", "−4..+4", "another: type its ends"]
     # The ratings fit both: none is picked for the analyst, and nothing can be imported until they pick.
     assert scale.value is None
-    assert "Pick the file's scale (above) first: it decides every quality." in texts(at.warning)
+    # Until then the mapping line, the counts and the preview use a scale: the page says which, and why.
+    assert texts(at.warning) == [
+        "Until you pick the file's scale above, the mapping, the counts and the preview below assume "
+        "−3..+3, the smallest scale that holds your labels. Nothing is imported before you pick: the scale "
+        "decides every quality."
+    ]
+    assert not [w for w in texts(at.warning) + texts(at.info) if "first" in w]
     assert not [b for b in at.button if b.key == "samples_import"]
     note = [c for c in texts(at.info) if c.startswith("Your labels span")]
     assert note == [
