@@ -152,7 +152,15 @@ def _results(client: Client, handle: str, ref: str) -> None:
     texts = sum(t.items for t in result.traits.values())
     votes = sum(t.votes or t.items for t in result.traits.values())
     # Several annotators' items of one text are one text with several votes (docs/api.md, "Human ceiling").
-    measured = f"{texts:,} texts ({votes:,} votes)" if votes > texts else f"{result.items:,} evaluation items"
+    # Without a ceiling no text has two annotators' votes: its extra items are one rater's rows of a text
+    # given again, which count once (their latest), so calling them votes would count a rater twice.
+    several = any(t.human_ceiling is not None for t in result.traits.values())
+    if votes <= texts:
+        measured = f"{result.items:,} evaluation items"
+    elif several:
+        measured = f"{texts:,} texts ({votes:,} votes)"
+    else:
+        measured = f"{texts:,} texts (from {votes:,} items: a text one rater gave again counts once)"
     st.markdown(f"**{md(ref)} on {md(measured)}** (95% intervals)")
     if line := trained_sentence(ref, result):
         st.caption(line)

@@ -66,9 +66,13 @@ def test_pool_import_says_how_many_texts_were_left_out(client: Client, draft: st
 def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     local_service: LocalService, client: Client
 ) -> None:
+    """The Versions page counts the evaluation texts a version trained on, and calls a text one rater gave
+    twice one text from two items, not two votes."""
     handle = make_draft(client, new_handle(local_service, "heldversions"))
     trained = [(FORMAL[0], 1.0), (FORMAL[1], 1.0), (CASUAL[0], 0.0)]  # training samples
-    client.add_evaluation_items(handle, _items(HELD + trained))
+    # One rater (the key) gives the last held text again, relabelled: one text, its latest label counted.
+    again = [(HELD[-1][0], 0.25)]
+    client.add_evaluation_items(handle, _items(HELD + trained + again))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
     at = page("versions", handle)
@@ -76,7 +80,10 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     no_exception(at)
     captions = texts(at.caption)
     assert "3 evaluation texts were in v1's training data and were left out." in captions, captions
-    assert any(f"v1 on {len(HELD)} evaluation items" in t for t in texts(at.markdown))
+    shown = [t.replace("\\", "") for t in texts(at.markdown)]  # as read: without markdown's escapes
+    counted = f"{len(HELD)} texts (from {len(HELD) + 1} items: a text one rater gave again counts once)"
+    assert any(f"v1 on {counted}" in t for t in shown), shown
+    assert not any("votes)" in t for t in shown)  # one rater's rows are not several votes
 
 
 def test_versions_evaluate_appears_right_after_adding_items(
