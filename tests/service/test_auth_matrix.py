@@ -28,6 +28,7 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import Connection
 
 from core.contract import AUDIT_KINDS, Action, least_role, role_allows
+from harness.waiting import wait_until
 from service.errors import MAX_BODY_BYTES
 from service.http.refusals import WRITE_ACTIONS
 from service.store import ledger
@@ -696,6 +697,13 @@ def settle(svc: Svc, headers: dict[str, str]) -> None:
         page = check(svc.client.get("/v1/models", params={"namespace": ns}, headers=headers), 200)
         for model in page["items"]:
             wait_settled(svc.client, model["handle"], headers)
+    drained(svc)
+
+
+def drained(svc: Svc) -> None:
+    """Wait until the worker has taken every queued message: a pool import queues its texts' embedding,
+    which the worker takes later, writing the queue file in the middle of the next cell otherwise."""
+    wait_until(lambda: svc.ctx.huey.pending_count() == 0, 60, "the worker to take the queued messages")
 
 
 def call(svc: Svc, op: Op, handle: str, headers: dict[str, str], extra: dict[str, str]) -> httpx.Response:
@@ -825,6 +833,8 @@ def _check_cells(svc: Svc, world: World, op: Op, writes: Writes) -> None:
         for who in WHO:
             if op.caller_setup and who in ("owner", *ROLE_KEYS):
                 extra = op.caller_setup(svc, handle, world.keys[(vis, "owner")], world.keys[(vis, who)])
+            if op.setup or op.caller_setup:
+                drained(svc)
             before, logged = writes.look(), last_event(svc)
             resp = call(svc, op, handle, world.keys[(vis, who)], extra)
             want = op.expected(who, vis)
