@@ -27,6 +27,7 @@ from app.shell.backend import (  # noqa: E402
     ensure_demo_models,
     get_backend,
 )
+from app.shell.last_model import last_picked, remember  # noqa: E402
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
 from app.ui.inert import code, md  # noqa: E402
@@ -53,17 +54,20 @@ def default_handle(handles: list[str], namespace: str) -> str | None:
     return next((h for h in preferred if h in handles), handles[0] if handles else None)
 
 
-def _sidebar_picker(handles: list[str], namespace: str) -> None:
+def _sidebar_picker(handles: list[str], backend: Backend) -> None:
     # The canonical selection lives in session_state[MODEL_KEY] (not a widget key), so pages may set it
     # at any time; the picker is re-seeded from it before it is drawn. A first visit (nothing picked, no
-    # ?model= in the URL) opens the demo model, so no page starts with "Pick a model".
+    # ?model= in the URL) opens the model this key last picked in the sidebar if it is still listed (the
+    # root URL opened again keeps the user on their model), else the demo model, so no page starts with
+    # "Pick a model".
     current = st.session_state.get(MODEL_KEY)
     if current is None and st.query_params.get("model"):
         current = st.query_params["model"]
         st.session_state[MODEL_KEY] = current
     if current is None and not st.session_state.get("model_defaulted"):
         st.session_state["model_defaulted"] = True  # once: clearing the picker later is the user's choice
-        current = default_handle(handles, namespace)
+        kept = last_picked(backend)
+        current = kept if kept in handles else default_handle(handles, backend.namespace)
         st.session_state[MODEL_KEY] = current
     options = list(handles)
     if current and current not in options:
@@ -72,6 +76,7 @@ def _sidebar_picker(handles: list[str], namespace: str) -> None:
 
     def _picked() -> None:
         st.session_state[MODEL_KEY] = st.session_state["model_picker"]
+        remember(backend, st.session_state["model_picker"])
 
     # The seeded choice is also the picker's own default: a browser drawing it afresh (a run cut short by
     # the next) shows it, not the first model, and never sends the first model back as the user's pick.
@@ -199,7 +204,7 @@ def main() -> None:
             handles: list[str] = []
             with guard("Listing models"):
                 handles = list_handles(backend)
-            _sidebar_picker(handles, backend.namespace)
+            _sidebar_picker(handles, backend)
         else:
             st.caption("Backend: **not connected**")
 

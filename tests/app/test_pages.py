@@ -43,6 +43,33 @@ def test_first_visit_opens_the_demo_model(local_service: LocalService, client: C
     assert default_handle([], local_service.namespace) is None
 
 
+def test_opening_the_root_url_again_keeps_the_model_picked(local_service: LocalService, draft: str) -> None:
+    """A model picked in the sidebar stays open when the root URL is opened again (a new session, no
+    ?model=), rather than the demo model a first visit opens; a ?model= link still opens its own model."""
+    from app.shell.last_model import forget_all
+    from app.shell.reads import invalidate
+
+    forget_all()
+    invalidate(local_service.url)  # the draft was made by the test's client: list it in the sidebar
+    try:
+        at = main_app()
+        at.run()
+        first = at.sidebar.selectbox(key="model_picker").value
+        assert first != draft  # a first visit opened the demo (or first) model
+        at.sidebar.selectbox(key="model_picker").set_value(draft).run()
+        no_exception(at)
+        again = main_app()  # the root URL opened again: a new browser session
+        again.run()
+        no_exception(again)
+        assert again.sidebar.selectbox(key="model_picker").value == draft == again.session_state["model"]
+        linked = main_app()
+        linked.query_params["model"] = first
+        linked.run()
+        assert linked.sidebar.selectbox(key="model_picker").value == first
+    finally:
+        forget_all()  # later tests start from a first visit
+
+
 FIRST_PAGE = 25  # the Models page's default "Per page"
 
 
