@@ -25,6 +25,12 @@ from tests.support.processes import FreshPython
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def api_docs() -> str:
+    """The API's reference: docs/api.md and its topic pages (docs/api/), stating each rule once."""
+    pages = [ROOT / "docs" / "api.md", *sorted((ROOT / "docs" / "api").glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
 @pytest.mark.parametrize(
     ("name", "key"),
     [
@@ -55,15 +61,15 @@ def test_a_taken_key_gets_a_suffix_and_stays_within_48_characters() -> None:
 
 
 def test_docs_state_the_same_key_and_text_limits() -> None:
-    api = (ROOT / "docs" / "api.md").read_text()
+    api = api_docs()
     assert f"{MAX_TRAIT_KEY} characters" in api
     assert f"{contract.MAX_TEXT_CHARS:,} characters" in api
 
 
 def test_docs_state_the_contract_s_numbers() -> None:
-    """docs/api.md writes each limit once for people; these are the numbers core.contract holds."""
+    """The API's reference writes each limit once for people; these are the numbers core.contract holds."""
     c = contract
-    api = " ".join((ROOT / "docs" / "api.md").read_text().split())  # its lines wrap anywhere
+    api = " ".join(api_docs().split())  # its lines wrap anywhere
     stated = [
         f"`name` (required, 1–{c.MAX_LABEL_CHARS} chars)",
         f"At most {c.MAX_TRAITS} traits per model",
