@@ -82,9 +82,7 @@ def import_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
 
 def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> None:
-    where = scope or page
-    where.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
-    ui.settle()
+    ui.upload(path, scope)
 
 
 def _pick_scale(page: Page, ui: Ui, scale: str, scope: Locator | None = None) -> None:

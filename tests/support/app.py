@@ -316,6 +316,22 @@ class Ui:
         if self._asked_since_idle():
             self.settle()
 
+    def upload(self, path: Path, scope: Locator | None = None) -> None:
+        """Pick `path` in the (first) file uploader, as a person does, and wait until the uploader lists it. A
+        pick that lands while the page redraws the uploader (a tab's rerun on a busy machine) is lost, so a
+        person who sees no file listed picks it again: so does this, once."""
+        where = scope or self.page
+        for again in (False, True):
+            where.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+            self.settle()
+            listed = where.get_by_role("button", name=f"Remove {path.name}", exact=True)
+            try:
+                expect(listed.first).to_be_visible(timeout=10_000)
+                return
+            except AssertionError:
+                if again:
+                    raise
+
     def fill(self, label: str, value: str) -> None:
         box = self.page.get_by_label(label, exact=True)
         box.fill(value)
