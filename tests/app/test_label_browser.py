@@ -120,9 +120,10 @@ TYPED = "Would you 1 2 0 u mind? Call 0121 2u 10 times, u 2!"
 
 
 def _waiting(page: Page) -> int:
-    """The service's count of buffered feedback, as the page words it."""
-    line = page.get_by_text(re.compile(r"\d+ of \d+ label\(s\) are waiting")).first.inner_text()
-    found = re.search(r"(\d+) of \d+ label\(s\) are waiting", line)
+    """The service's count of buffered feedback, as the buffer's list heads it (the one figure a page
+    shows of it)."""
+    line = page.get_by_text(re.compile(r"Buffered feedback: \d+")).first.inner_text()
+    found = re.search(r"Buffered feedback: (\d+)", line)
     assert found, line
     return int(found.group(1))
 
