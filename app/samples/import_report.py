@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from app.samples.mapping import Mapped
-from core.client import Trait
+from core.client import Duplicate, Trait
 from core.engine.votes import opposed
 from core.tables import Refusal
 
@@ -60,6 +60,23 @@ def earlier_rows(samples: Sequence[Mapping[str, Any]], duplicates: Sequence[int]
         keys.append(key)
         first.setdefault(key, i)
     return {i: first[keys[i]] for i in duplicates if first[keys[i]] < i}
+
+
+def unstored_rows(mapped: Mapped, duplicates: Sequence[Duplicate]) -> tuple[list[Refusal], list[Refusal]]:
+    """The rows an import stored nothing for, with why: (identical to a sample stored before the import,
+    repeating an earlier row of the same file), so a repeat in the file is never called "stored already"."""
+    earlier = earlier_rows(mapped.samples, [d.index for d in duplicates])
+    before: list[Refusal] = []
+    in_file: list[Refusal] = []
+    for d in duplicates:
+        if d.index in earlier:
+            reason = f"repeats line {mapped.lines[earlier[d.index]]} of the file: stored once"
+            in_file.append(Refusal(mapped.lines[d.index], reason))
+        else:
+            before.append(
+                Refusal(mapped.lines[d.index], f"identical to sample #{d.id}, stored already: nothing stored")
+            )
+    return before, in_file
 
 
 def import_outcome(

@@ -16,11 +16,11 @@ import streamlit as st
 from app.samples.files import unknown_trait_hint
 from app.samples.import_report import (
     contradictions,
-    earlier_rows,
     held_out_note,
     import_outcome,
     refusals_frame,
     trait_lookup,
+    unstored_rows,
 )
 from app.samples.kept import Kept
 from app.samples.mapping import (
@@ -575,16 +575,7 @@ def _store(
             for e in report.errors
         ]
         # A row identical to a stored sample stores nothing: listed apart, "stored" is what the model gained.
-        # One repeating an earlier row of the same file is said so: it was not "stored already" before.
-        earlier = earlier_rows(mapped.samples, [d.index for d in report.duplicates])
-        repeats, in_file = [], []
-        for d in report.duplicates:
-            if d.index in earlier:
-                reason = f"repeats line {mapped.lines[earlier[d.index]]} of the file: stored once"
-                in_file.append(Refusal(mapped.lines[d.index], reason))
-            else:
-                reason = f"identical to sample #{d.id}, stored already: nothing stored"
-                repeats.append(Refusal(mapped.lines[d.index], reason))
+        repeats, in_file = unstored_rows(mapped, report.duplicates)
         everything = refused + by_service + sorted(repeats + in_file, key=lambda r: r.line)
         rejected = [r for r in refused + by_service if r not in mapped.dropped]
         return Imported(
