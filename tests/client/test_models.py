@@ -133,6 +133,51 @@ def test_a_version_says_its_body_in_words_with_or_without_the_field() -> None:
     assert Version.model_validate({"version_id": 1, "version_no": 1, "body": None}).body_words == ""
 
 
+def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples() -> None:
+    """A model whose training may choose its body: the version says which bodies were offered but not
+    compared and why, in the service's words, and on how many samples compared figures were measured."""
+    e5 = {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8"}
+    mpnet = {"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base"}
+    short = {
+        **e5,
+        "candidates": None,
+        "not_compared": [mpnet],
+        "not_compared_because": "short texts: a median of 5 words, under 8",
+        "compared_on": 40,
+    }
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": short}).body_words == (
+        "trained on e5-small-qint8 (mpnet-base not compared: short texts: a median of 5 words, under 8)"
+    )
+    # The cheap body's own figure, the reason, and a body left out for its languages: one parenthesis.
+    few = {
+        **e5,
+        "candidates": [{**e5, "roc_auc": 0.8312}],
+        "left_out_for_language": [{"embedder": "minilm-qi8v2@1", "name": "minilm-qint8v2"}],
+        "not_compared": [mpnet],
+        "not_compared_because": "few labels: 12 on the smallest pole, under 32",
+        "compared_on": 30,
+    }
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": few}).body_words == (
+        "trained on e5-small-qint8: out-of-fold 0.83 (mpnet-base not compared: few labels: 12 on the "
+        "smallest pole, under 32; minilm-qint8v2 not tried: most samples are not in a language it reads)"
+    )
+    compared = {
+        **mpnet,
+        "candidates": [{**e5, "roc_auc": 0.87}, {**mpnet, "roc_auc": 0.9131}],
+        "compared_on": 1400,
+    }
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": compared}).body_words == (
+        "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8 (measured on 1,400 samples)"
+    )
+    parsed = Version.model_validate({"version_id": 1, "version_no": 1, "body": {**e5, "candidates": None}})
+    assert parsed.body is not None
+    assert (parsed.body.not_compared, parsed.body.not_compared_because, parsed.body.compared_on) == (
+        [],
+        None,
+        None,
+    )
+
+
 def test_sample_input_coerces_csv_strings_and_blank_urls() -> None:
     s = SampleInput.model_validate({"trait": "t", "text": "  hi  ", "quality": "0.25", "source_url": ""})
     assert (s.text, s.quality, s.source_url) == ("hi", 0.25, None)

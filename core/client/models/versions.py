@@ -26,16 +26,29 @@ class BodyCandidate(BodyName):
 
 class VersionBody(BodyName):
     """The body (embedder) a version was trained on, and each body training compared (None: it trained on
-    the model's one body)."""
+    the model's one body). The fields after `candidates` are absent from services before them: their
+    defaults say nothing was left out."""
 
     candidates: list[BodyCandidate] | None = None
     left_out_for_language: list[BodyName] = Field(default_factory=list)
+    #: Bodies offered but not compared (short texts, few labels): `not_compared_because` says why.
+    not_compared: list[BodyName] = Field(default_factory=list)
+    not_compared_because: str | None = None
+    compared_on: int | None = None  # how many samples the candidates' figures were measured on
 
     @property
     def words(self) -> str:
-        """E.g. "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"."""
+        """E.g. "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8", or "trained on
+        e5-small-qint8 (mpnet-base not compared: short texts: a median of 5 words, under 8)"."""
         figures = None if self.candidates is None else {c.shown: c.roc_auc for c in self.candidates}
-        return body_words(self.shown, figures, [b.shown for b in self.left_out_for_language])
+        return body_words(
+            self.shown,
+            figures,
+            [b.shown for b in self.left_out_for_language],
+            not_compared=[b.shown for b in self.not_compared],
+            because=self.not_compared_because,
+            compared_on=self.compared_on,
+        )
 
 
 class Version(_Response):
