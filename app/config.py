@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pydantic import Field
 
 from core.config import CoreSettings, from_environ
-from core.contract import DEFAULT_EMBEDDER
+from core.contract import AUTO_BODY
 
 
 class WorkbenchSettings(CoreSettings):
@@ -27,9 +27,10 @@ class WorkbenchSettings(CoreSettings):
         "`GET /keys/current`, the namespaces (comma-separated) used as they are, else `default`.",
     )
     embedder: str = Field(
-        DEFAULT_EMBEDDER,
-        description="The embedded service's embedder for new models, and the local engine's for previews "
-        "and flags ([embedders.md](embedders.md)).",
+        AUTO_BODY,
+        description="The embedded service's embedder for new models (`auto`: each training keeps the body "
+        "that serves the model best), and the local engine's for previews and flags, e5-small's for `auto` "
+        "([embedders.md](embedders.md)).",
     )
     demo: bool = Field(
         True, description="`0`: do not load the demo models on the embedded service's first start."

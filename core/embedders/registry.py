@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 
-from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MPNET_BODY
 from core.embedders.base import Embedder
 from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
@@ -23,7 +23,7 @@ ALIASES = {
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
     "e5-small-qint8": E5_QINT8_ID,
-    "mpnet-base": MPNET_QINT8_ID,
+    MPNET_BODY: MPNET_QINT8_ID,
 }
 ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
 
@@ -36,8 +36,18 @@ def available() -> list[str]:
     return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID, MPNET_QINT8_ID]
 
 
-# What a model may be created with: the shipped embedders by name or by their default ids.
-MODEL_CHOICES = (*EMBEDDER_NAMES, E5_QINT8_ID, QINT8V2_ID, MINILM_ID, E5_ID, "hashing-v1-512")
+# What a model may be created with: `auto` (a setting: training chooses the body), the shipped embedders by
+# name or by their default ids. mpnet-base is accepted only where its weights are installed (`choice_id`).
+AUTO = AUTO_BODY
+MODEL_CHOICES = (
+    *EMBEDDER_NAMES,
+    E5_QINT8_ID,
+    MPNET_QINT8_ID,
+    QINT8V2_ID,
+    MINILM_ID,
+    E5_ID,
+    "hashing-v1-512",
+)
 
 
 # The bodies training may choose between for a model (core.engine.body_choice), cheapest first (CPU per text).
@@ -46,10 +56,19 @@ BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
 
 def available_bodies() -> list[str]:
     """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
-    mpnet-base once `make mpnet` has fetched its weights."""
+    mpnet-base once its weights are fetched (the install does it: docs/embedders.md)."""
     from core.embedders.mpnet_source import installed
 
     return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
+
+
+def body_of(choice: str | None, serving: str | None) -> str:
+    """The embedder id a model's vectors are in now: its own embedder's (`choice`, a name or an id), or for
+    `auto` the body its serving version was trained on (`serving`), e5-small's before it has one."""
+    if choice == AUTO:
+        return serving or ALIASES[DEFAULT_EMBEDDER]
+    name = choice or DEFAULT_EMBEDDER
+    return ALIASES.get(name, name)
 
 
 def short_name(embedder_id: str) -> str:
@@ -60,18 +79,12 @@ def short_name(embedder_id: str) -> str:
 def refusal(value: object) -> str:
     """Why a model cannot be created with `value` as its embedder, and what to do instead (the API's 422)."""
     choices = f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)"
-    if value == "auto":
-        return (
-            "embedder 'auto' (training compares e5-small-qint8 with mpnet-base and keeps the better) is not "
-            f"offered yet: the service does not train that way (docs/embedders.md); {choices}"
-        )
-    if value in ("mpnet-base", MPNET_QINT8_ID):
-        from core.embedders.mpnet_source import INSTALL_HINT, installed
+    if value in (MPNET_BODY, MPNET_QINT8_ID):
+        from core.embedders.mpnet_source import INSTALL_HINT
 
-        have = "it is installed here" if installed() else f"to install it, {INSTALL_HINT}"
         return (
-            f"embedder {value!r} is not a model choice: a model gets it only when training chooses its body "
-            f"('auto', not offered yet); {have}; {choices}"
+            f"embedder {value!r} is not installed here: {INSTALL_HINT}; or choose {AUTO!r}, which trains on "
+            f"it wherever it is installed and wins; {choices}"
         )
     return (
         f"embedder {value!r} is not shipped with the service (docs/embedders.md lists what is, and "
@@ -79,9 +92,17 @@ def refusal(value: object) -> str:
     )
 
 
+def offered(value: object) -> bool:
+    """Whether a model may be created with `value` as its embedder: one of MODEL_CHOICES, and mpnet-base
+    only where its weights are installed (else its every training would fail)."""
+    if not isinstance(value, str) or value not in MODEL_CHOICES:
+        return False
+    return ALIASES.get(value, value) != MPNET_QINT8_ID or MPNET_QINT8_ID in available_bodies()
+
+
 def choice_id(name_or_id: str) -> str:
-    """The embedder id a model created with this choice records (no model file is loaded)."""
-    if name_or_id not in MODEL_CHOICES:
+    """The embedder id a model created with this choice records (`auto` as it is; no model file is loaded)."""
+    if not offered(name_or_id):
         raise EmbedderUnavailableError(refusal(name_or_id))
     return ALIASES.get(name_or_id, name_or_id)
 

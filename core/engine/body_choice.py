@@ -10,8 +10,8 @@ comparing costs every text a larger body's embedding (docs/decisions/0017).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -128,9 +128,10 @@ def choose(candidates: Sequence[Candidate], tie: float = TIE) -> Candidate:
 
 @dataclass(frozen=True)
 class BodyChoice:
-    """A training run on the best body: the kept body's result, and every candidate's figure."""
+    """Which body a training keeps, and every candidate's figure. `result` is the kept body's training on the
+    `compared_on` samples (None when nothing was trained: bodies were not compared)."""
 
-    result: TrainingResult
+    result: TrainingResult | None
     chosen: str
     candidates: tuple[Candidate, ...]
     left_out: tuple[str, ...]  # bodies not offered: they do not read most of the samples' languages
@@ -154,6 +155,14 @@ class BodyChoice:
         """The choice in words (`core.body_words`)."""
         figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
         return body_words(short_name(self.chosen), figures, [short_name(b) for b in self.left_out])
+
+    def trained(self, result: TrainingResult, samples: int) -> BodyChoice:
+        """The choice with the kept body's training on all `samples`: when bodies were not compared, its
+        out-of-fold figure becomes the one candidate's."""
+        if self.result is not None:
+            return replace(self, result=result)
+        only = (Candidate(self.chosen, model_roc_auc(result)),)
+        return replace(self, result=result, candidates=only, compared_on=samples)
 
 
 def model_roc_auc(result: TrainingResult) -> float | None:
@@ -182,6 +191,54 @@ class _Remembering:
         return np.stack([self._seen[t] for t in texts])
 
 
+def choose_body(
+    traits: Sequence[TraitSpec],
+    samples: Sequence[Sample],
+    bodies: Sequence[Embedder],
+    languages: Sequence[str | None],
+    *,
+    min_words: float = MIN_WORDS,
+    min_pole: int = MIN_POLE,
+    compare_labels: int = COMPARE_LABELS,
+    progress: Callable[[float, str], None] | None = None,
+    **options: Any,
+) -> BodyChoice:
+    """The body of `bodies` (cheapest first) to train on: among those that read most of the samples'
+    `languages` (detected ISO 639-1 codes of some or all of the samples), the best by out-of-fold ROC-AUC
+    (`choose`). The folds depend on the labels only, so every body is measured on the same folds. Bodies are
+    not compared (the cheapest is kept, nothing is trained) on texts shorter than `min_words` (the samples'
+    median) or with fewer than `min_pole` samples on a trait's pole; else each is trained on
+    `comparison_subset(samples, compare_labels)` (`options` go to `train`; `progress` covers them all)."""
+    from core.engine.training import train
+
+    kept, left = eligible([b.id for b in bodies], languages)
+    offered = [b for b in bodies if b.id in kept]
+    if not offered:
+        raise ValueError("no body reads the samples' languages")
+    because = not_compared_because(samples, min_words, min_pole) if len(offered) > 1 else None
+    if because is not None or len(offered) == 1:
+        skipped = tuple(b.id for b in offered[1:])
+        return BodyChoice(None, offered[0].id, (), tuple(left), skipped, because, 0)
+    subset = comparison_subset(samples, compare_labels)
+    results = {}
+    for i, body in enumerate(offered):
+        share = _share(progress, i, len(offered))
+        results[body.id] = train(traits, subset, embedder=body, progress=share, **options)
+    candidates = tuple(Candidate(body_id, model_roc_auc(r)) for body_id, r in results.items())
+    chosen = choose(candidates).embedder_id
+    return BodyChoice(results[chosen], chosen, candidates, tuple(left), (), None, len(subset))
+
+
+def _share(
+    progress: Callable[[float, str], None] | None, i: int, n: int
+) -> Callable[[float, str], None] | None:
+    """The `i`th of `n` equal parts of `progress`."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda fraction, phase: report((i + fraction) / n, phase)
+
+
 def train_on_best_body(
     traits: Sequence[TraitSpec],
     samples: Sequence[Sample],
@@ -193,32 +250,23 @@ def train_on_best_body(
     compare_labels: int = COMPARE_LABELS,
     **options: Any,
 ) -> BodyChoice:
-    """`train` on each of `bodies` (cheapest first) that reads most of the samples' `languages`, then keep
-    the best by out-of-fold ROC-AUC (`choose`). The folds depend on the labels only, so every body is
-    measured on the same folds. Bodies are not compared (the cheapest is kept) on texts shorter than
-    `min_words` (the samples' median) or with fewer than `min_pole` samples on a trait's pole. They are
-    compared on `comparison_subset(samples, compare_labels)`; when that is not every sample, the kept body
-    is then trained on all of them (the texts outside the subset embedded with that body only). `options`
-    go to `train` as they are."""
+    """`choose_body`, then the kept body trained on every sample unless the comparison already did (the
+    texts of the compared subset are not embedded again). `options` go to `train` as they are."""
     from core.engine.training import train
 
-    kept, left = eligible([b.id for b in bodies], languages)
-    offered = [b for b in bodies if b.id in kept]
-    if not offered:
-        raise ValueError("no body reads the samples' languages")
-    because = not_compared_because(samples, min_words, min_pole) if len(offered) > 1 else None
-    if because is not None or len(offered) == 1:
-        only = offered[0]
-        result = train(traits, samples, embedder=only, **options)
-        cheap = Candidate(only.id, model_roc_auc(result))
-        skipped = tuple(b.id for b in offered[1:])
-        return BodyChoice(result, only.id, (cheap,), tuple(left), skipped, because, len(samples))
-    subset = comparison_subset(samples, compare_labels)
-    remembering = {b.id: _Remembering(b) for b in offered}
-    results = {b.id: train(traits, subset, embedder=remembering[b.id], **options) for b in offered}
-    candidates = tuple(Candidate(body_id, model_roc_auc(r)) for body_id, r in results.items())
-    chosen = choose(candidates).embedder_id
-    result = results[chosen]
-    if len(subset) < len(samples):
-        result = train(traits, samples, embedder=remembering[chosen], **options)
-    return BodyChoice(result, chosen, candidates, tuple(left), (), None, len(subset))
+    remembering = {b.id: _Remembering(b) for b in bodies}
+    choice = choose_body(
+        traits,
+        samples,
+        list(remembering.values()),
+        languages,
+        min_words=min_words,
+        min_pole=min_pole,
+        compare_labels=compare_labels,
+        **options,
+    )
+    if choice.result is not None and choice.compared_on == len(samples):
+        return choice
+    return choice.trained(
+        train(traits, samples, embedder=remembering[choice.chosen], **options), len(samples)
+    )

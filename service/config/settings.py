@@ -12,9 +12,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from core.contract import (
+    AUTO_BODY,
     DEFAULT_CLAIM_LEASE_S,
     DEFAULT_CLAIMS_PER_PERSON,
-    DEFAULT_EMBEDDER,
     DEFAULT_IMPORT_BURST,
     DEFAULT_IMPORT_RATE_PER_S,
     DEFAULT_LABEL_QUOTA_CHARS,
@@ -67,9 +67,10 @@ class Settings(BaseSettings):
         "delivers ids.",
     )
     embedder: str = Field(
-        DEFAULT_EMBEDDER,
-        description="The embedder of a new model whose create request names none (a model keeps its own): a "
-        "name of [embedders.md](embedders.md) or a full embedder id.",
+        AUTO_BODY,
+        description="The embedder of a new model whose create request names none (a model keeps its own): "
+        "`auto` (each training keeps the body that serves the model best), a name of "
+        "[embedders.md](embedders.md) or a full embedder id.",
     )
     retrain_buffer: int = Field(
         DEFAULT_RETRAIN_BUFFER, description="Score feedback labels a model buffers before retraining."

@@ -9,7 +9,7 @@ from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_v
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
-    DEFAULT_EMBEDDER,
+    AUTO_BODY,
     DEFAULT_GOLD_THRESHOLD,
     HANDLE_PATTERN,
     HANDLE_RE,
@@ -30,18 +30,21 @@ from core.contract import (
     ModelState,
     RunStatus,
 )
-from core.embedders.registry import MODEL_CHOICES, refusal
+from core.embedders.registry import MODEL_CHOICES, offered, refusal
 from core.json_types import JsonObject
 from service.schemas.common import JsonInt, Strict, integral
 
 # core.embedders.registry.MODEL_CHOICES spelled out, so the OpenAPI document lists them (checked here).
 EmbedderChoice = Literal[
+    "auto",
     "e5-small-qint8",
+    "mpnet-base",
     "minilm-qint8v2",
     "minilm",
     "e5-small",
     "hashing",
     "e5-small-qi8@1571fc98",
+    "mpnet-base-qi8@78c0197b",
     "minilm-l6-v2-qi8v2@8199be6f",
     "minilm-l6-v2-int8@8199be6f",
     "e5-small-q4@1571fc98",
@@ -92,9 +95,11 @@ class ModelCreate(Strict):
     zero_data_retention: bool = False
     embedder: EmbedderChoice | None = Field(
         default=None,
-        description="The embedder every version of this model is trained with, chosen once: "
-        f"{', '.join(MODEL_CHOICES)} (a name or its id). Default: the service's embedder.",
-        examples=[DEFAULT_EMBEDDER],
+        description="What every version of this model is trained with, chosen once: "
+        f"{', '.join(MODEL_CHOICES)} (a name or its id). `auto`: each training compares the bodies that "
+        "can win on the samples and keeps the better (the version's `body` says which and why). Default: "
+        "the service's setting (`auto` unless it is set up otherwise).",
+        examples=[AUTO_BODY],
     )
     votes_wanted: VotesWanted | None = Field(
         default=None,
@@ -138,7 +143,7 @@ class ModelCreate(Strict):
     @field_validator("embedder", mode="before")  # before the choices are checked: say why, not only what
     @classmethod
     def _embedder(cls, value: object) -> object:
-        if value is not None and value not in MODEL_CHOICES:
+        if value is not None and not offered(value):
             raise ValueError(refusal(value))
         return value
 
