@@ -6,6 +6,8 @@ The Perspective route refuses a request's `languages` that the answering version
 
 from __future__ import annotations
 
+import threading
+
 #: all-MiniLM-L6-v2 was trained on English sentence pairs only (its model card), with an English WordPiece
 #: vocabulary: other languages embed, but as strings of sub-word pieces it never learnt to compare.
 ENGLISH = frozenset({"en"})
@@ -41,3 +43,26 @@ def language_code(tag: str) -> str:
     older codes Google still accepts (iw, in, ji, jw) and fil, nb, nn as the codes above name them."""
     code = tag.strip().replace("_", "-").split("-")[0].lower()
     return _RENAMED.get(code, code)
+
+
+_detector_lock = threading.Lock()
+
+
+def detect_languages(text: str) -> list[str]:
+    """ISO 639-1 codes langdetect finds with probability ≥ 0.2, most likely first; [] when it cannot tell."""
+    from langdetect import DetectorFactory, detect_langs
+    from langdetect.lang_detect_exception import LangDetectException
+
+    with _detector_lock:  # the first call loads the profiles into a module-level factory
+        DetectorFactory.seed = 0  # deterministic answers
+        try:
+            found = detect_langs(text)
+        except LangDetectException:  # no letters (digits, emoji only)
+            return []
+    return [lang.lang.split("-")[0] for lang in found if lang.prob >= 0.2]
+
+
+def main_language(text: str) -> str | None:
+    """The language `text` is most likely in (`detect_languages`), None when that cannot be told."""
+    found = detect_languages(text)
+    return found[0] if found else None

@@ -27,7 +27,7 @@ from core.embedders import (
     get_embedder,
 )
 from core.embedders.cache import VectorStore
-from core.embedders.registry import ALIASES
+from core.embedders.registry import ALIASES, body_of
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # core.engine is imported where a scorer is built: scoring starts without it
@@ -101,8 +101,9 @@ class Embedders:
         return ALIASES.get(name, name)
 
     def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
-        """The cached embedder for a name or snapshot id; `retain=False` never writes the cache."""
-        base = get_embedder(name_or_id or self.default_name)
+        """The cached embedder for a name or snapshot id (`auto`, a setting, as e5-small: the body of an
+        `auto` model without a version); `retain=False` never writes the cache."""
+        base = get_embedder(body_of(name_or_id or self.default_name, None))
         with self._lock:
             if self._store is None:
                 self._store = SqliteStore(self._cache_path)

@@ -29,6 +29,7 @@ from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
 from service.store import assignments, claims
 from service.store.api_keys import Principal
+from service.store.bodies import model_body
 from service.store.db import transaction
 from service.store.gold import gold_pool_ids
 from service.store.heldout import evaluation_pool_ids
@@ -100,7 +101,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         claiming = body.claim and may_claim(who, model)
-        embedder = ctx.embedders.get(model.embedder)
+        embedder = ctx.embedders.get(model_body(s, model))
         trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
         overlap = model.overlap if body.overlap is None else body.overlap  # the owner's, unless asked
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)

@@ -212,23 +212,34 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
 
 def version_body(metrics: JsonObject) -> VersionBody | None:
     """What a version's metrics record of its body: `embedder` (every version), and `body_choice` when
-    training compared bodies (core.engine.body_choice.BodyChoice.as_json)."""
+    training chose it (core.engine.body_choice.BodyChoice.as_json)."""
     embedder = metrics.get("embedder")
     if not isinstance(embedder, str):
         return None
     choice = metrics.get("body_choice")
-    candidates = left_out = None
-    if isinstance(choice, dict):
-        candidates = [
-            BodyCandidate(embedder=c["embedder"], name=short_name(c["embedder"]), roc_auc=c.get("roc_auc"))
-            for c in choice.get("candidates", [])
-        ]
-        left_out = [BodyName(embedder=b, name=short_name(b)) for b in choice.get("left_out_for_language", [])]
+    if not isinstance(choice, dict):
+        return VersionBody(embedder=embedder, name=short_name(embedder))
+
+    def named(ids: object) -> list[BodyName]:
+        return (
+            [BodyName(embedder=b, name=short_name(b)) for b in ids if isinstance(b, str)]
+            if isinstance(ids, list)
+            else []
+        )
+
+    because = choice.get("not_compared_because")
+    compared_on = choice.get("compared_on")
     return VersionBody(
         embedder=embedder,
         name=short_name(embedder),
-        candidates=candidates,
-        left_out_for_language=left_out or [],
+        candidates=[
+            BodyCandidate(embedder=c["embedder"], name=short_name(c["embedder"]), roc_auc=c.get("roc_auc"))
+            for c in choice.get("candidates", [])
+        ],
+        left_out_for_language=named(choice.get("left_out_for_language")),
+        not_compared=named(choice.get("not_compared")),
+        not_compared_because=because if isinstance(because, str) else None,
+        compared_on=compared_on if isinstance(compared_on, int) else None,
     )
 
 

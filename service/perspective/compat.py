@@ -9,7 +9,6 @@ envelope, so errors on this surface are rendered here (docs/perspective.md).
 from __future__ import annotations
 
 import re
-import threading
 
 from fastapi.responses import JSONResponse
 
@@ -55,23 +54,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if len(spans) == MAX_SPANS:
             break
     return spans
-
-
-_detector_lock = threading.Lock()
-
-
-def detect_languages(text: str) -> list[str]:
-    """ISO 639-1 codes langdetect finds with probability ≥ 0.2, most likely first; [] when it cannot tell."""
-    from langdetect import DetectorFactory, detect_langs
-    from langdetect.lang_detect_exception import LangDetectException
-
-    with _detector_lock:  # the first call loads the profiles into a module-level factory
-        DetectorFactory.seed = 0  # deterministic answers
-        try:
-            found = detect_langs(text)
-        except LangDetectException:  # no letters (digits, emoji only)
-            return []
-    return [lang.lang.split("-")[0] for lang in found if lang.prob >= 0.2]
 
 
 class LanguageNotSupported(ApiError):

@@ -18,6 +18,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
+from core.embedders.languages import detect_languages
 from core.engine.errors import EmbedderUnavailableError, EngineError, ModelFileError
 from core.json_types import JsonObject
 from service.context import Context
@@ -28,7 +29,6 @@ from service.perspective.compat import (
     SCORE_TYPE,
     LanguageNotSupported,
     check_languages,
-    detect_languages,
     google_error,
     key_error,
     sentence_spans,

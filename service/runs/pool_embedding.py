@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.domain.embedding import Embedders
+from service.store.bodies import model_body
 from service.store.db import transaction
 from service.store.tables import Model, PoolText
 
@@ -30,7 +31,7 @@ def execute(
         model = s.get(Model, model_id)
         if model is None or model.zero_data_retention:
             return 0
-        name = model.embedder
+        name = model_body(s, model)
         texts = list(
             s.scalars(
                 select(PoolText.text)

@@ -170,6 +170,10 @@ class Coordinator:
             existing = {
                 r.shard_no: r for r in s.scalars(select(RunShard).where(RunShard.run_id == self.run_id))
             }
+            if any(r.embedder not in (None, self.embedder.id) for r in existing.values()):
+                # An earlier attempt chose another body (an `auto` model): its vectors do not fit.
+                s.execute(delete(RunShard).where(RunShard.run_id == self.run_id))
+                existing = {}
             if not existing:
                 s.add_all(
                     RunShard(
@@ -181,6 +185,7 @@ class Coordinator:
                         status="queued",
                         attempts=0,
                         done_texts=0,
+                        embedder=self.embedder.id,  # the body this training embeds with
                     )
                     for x in shards
                 )
@@ -389,7 +394,7 @@ def work(
             shard.first_sample_id,
             shard.last_sample_id,
             model.handle,
-            model.embedder,
+            shard.embedder or model.embedder,
         )
 
     claimed = write_retrying(

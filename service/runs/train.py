@@ -15,6 +15,9 @@ from sqlalchemy.orm import Session
 
 from core import engine
 from core.embedders.base import Embedder
+from core.embedders.registry import AUTO, available_bodies
+from core.engine import body_choice
+from core.engine.body_choice import BodyChoice
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
@@ -31,22 +34,27 @@ from service.store.samples import fold_feedback, held_feedback, load_traits, sha
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
 
-Phase = Literal["embedding", "fitting", "saving"]
+Phase = Literal["comparing", "embedding", "fitting", "saving"]
 
 #: The run's progress (0-1) over a training's phases: phase -> (start, end). When the workers share the
 #: embedding it reports its own phase and the engine only fits; otherwise the engine embeds as it fits and
-#: covers both.
+#: covers both. An `auto` model's training that compares bodies does so first, and the rest follows in the
+#: part of the bar left (`progress_at`'s `after`).
 PROGRESS: dict[Phase, tuple[float, float]] = {
+    "comparing": (0.02, 0.35),
     "embedding": (0.02, 0.70),
     "fitting": (0.70, 0.95),
     "saving": (0.97, 1.0),
 }
+#: The texts whose language is detected to tell which bodies read the samples (core.engine.body_choice):
+#: a share is what counts, and a few hundred tell it as well as every text.
+LANGUAGE_SAMPLE = 200
 
 
-def progress_at(phase: Phase, fraction: float) -> float:
-    """The run's progress `fraction` (0-1) of the way through `phase`."""
+def progress_at(phase: Phase, fraction: float, after: float = 0.0) -> float:
+    """The run's progress `fraction` (0-1) of the way through `phase`, in the part of the bar from `after`."""
     start, end = PROGRESS[phase]
-    return start + (end - start) * fraction
+    return after + (1 - after) * (start + (end - start) * fraction)
 
 
 @dataclass(frozen=True)
@@ -90,25 +98,33 @@ def execute(at: Attempt) -> None:
         inputs = read_inputs(s, at.run_id)
     data = training_set(inputs)
     effort = str(inputs.options.get("effort") or "medium")
-    embedder: Embedder = at.watched(at.embedders.get(inputs.embedder_choice, retain=inputs.retain))
-    at.report(PROGRESS["embedding"][0], "embedding")
     started = time.monotonic()
-    sharded = shards.shardable(at.settings, len(data.texts), inputs.retain)
+    choice = choose_body(at, inputs, data, effort) if inputs.embedder_choice == AUTO else None
+    body = inputs.embedder_choice if choice is None else choice.chosen
+    compared = choice is not None and choice.result is not None
+    after = PROGRESS["comparing"][1] if compared else 0.0  # the comparison took the bar's first part
+    embedder: Embedder = at.watched(at.embedders.get(body, retain=inputs.retain))
+    at.report(progress_at("embedding", 0, after), "embedding")
+    result = reused(choice, inputs, data)
+    sharded = result is None and shards.shardable(at.settings, len(data.texts), inputs.retain)
     if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
-        embedder = shared_embedding(at, inputs, data, embedder)
-    result = engine.train(
-        trait_specs(inputs.traits),
-        data.samples,
-        embedder=embedder,
-        effort=effort,
-        params=inputs.params,
-        progress=at.engine_progress(
-            PROGRESS["fitting" if sharded else "embedding"][0], PROGRESS["fitting"][1]
-        ),
-    )
+        embedder = shared_embedding(at, inputs, data, embedder, after)
+    if result is None:
+        result = engine.train(
+            trait_specs(inputs.traits),
+            data.samples,
+            embedder=embedder,
+            effort=effort,
+            params=inputs.params,
+            progress=at.engine_progress(
+                progress_at("fitting" if sharded else "embedding", 0, after), progress_at("fitting", 1, after)
+            ),
+        )
     if gate.gated(inputs.options):  # labels started it: no worse than the serving version, or no version
         gate.require_no_worse(at, inputs.model_id, result.snapshot, data.texts)
     metrics = version_metrics(inputs, data, result, embedder.id, effort, time.monotonic() - started)
+    if choice is not None:
+        metrics["body_choice"] = choice.trained(result, len(data.samples)).as_json()
     at.report(PROGRESS["saving"][0], "saving")
     at.checkpoints.reached(
         "version_saving", at.handle, f"saving run {at.run_id} attempt {at.number}", at.number
@@ -118,6 +134,35 @@ def execute(at: Attempt) -> None:
         return  # the claim was lost (recovered elsewhere): nothing was applied
     erase(at.sessions.kw["bind"], at.embedders, purged)
     shards.drop(at.sessions, at.run_id)
+
+
+def reused(choice: BodyChoice | None, inputs: Inputs, data: TrainingSet) -> TrainingResult | None:
+    """The comparison's training of the kept body when it is what this training would be (on every
+    sample, no parameters reused), else None."""
+    if choice is None or choice.compared_on != len(data.samples) or inputs.params is not None:
+        return None
+    return choice.result
+
+
+def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> BodyChoice:
+    """An `auto` model's body for this training (core.engine.body_choice): the installed bodies that read
+    most of the samples' languages, compared where they can differ (texts long enough, labels enough)."""
+    from core.embedders.languages import main_language
+
+    bodies = [at.watched(at.embedders.get(b, retain=inputs.retain)) for b in available_bodies()]
+    texts = sorted({x.text for x in data.samples})  # a sample of every part of the set, fixed by the texts
+    step = max(1, len(texts) // LANGUAGE_SAMPLE)
+    languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
+    lo, hi = PROGRESS["comparing"]
+    at.report(lo, "comparing")
+    return body_choice.choose_body(
+        trait_specs(inputs.traits),
+        data.samples,
+        bodies,
+        languages,
+        effort=effort,
+        progress=at.engine_progress(lo, hi),
+    )
 
 
 def read_inputs(s: Session, run_id: str) -> Inputs:
@@ -183,7 +228,9 @@ def training_set(inputs: Inputs) -> TrainingSet:
     return TrainingSet(feedback, usable, counted, samples_to_train(counted), folded)
 
 
-def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder) -> Embedder:
+def shared_embedding(
+    at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder, after: float = 0.0
+) -> Embedder:
     """Every worker embeds a share (service/runs/shards.py); the embedder returned has the vectors ready."""
     coordinator = shards.Coordinator(
         at.run_id,
@@ -193,7 +240,7 @@ def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: E
         at.sessions,
         embedder,
         at.enqueue_shard,
-        lambda fraction, phase, message: at.report(progress_at("embedding", fraction), phase, message),
+        lambda fraction, phase, message: at.report(progress_at("embedding", fraction, after), phase, message),
         at.checkpoints,
     )
     return coordinator.embed(data.samples)

@@ -32,6 +32,21 @@ class VersionBody(BodyName):
         default_factory=list,
         description="Bodies not tried: most samples are not in a language they read.",
     )
+    not_compared: list[BodyName] = Field(
+        default_factory=list,
+        description="Bodies on offer that training did not compare (`not_compared_because` says why): the "
+        "cheapest was kept without embedding anything with them.",
+    )
+    not_compared_because: str | None = Field(
+        default=None,
+        description="Why bodies were not compared, in words: short texts (a median under 8 words) or few "
+        "labels (under 32 on a trait's smaller pole), where the comparison does not foretell the test.",
+    )
+    compared_on: int | None = Field(
+        default=None,
+        description="How many samples the candidates' out-of-fold figures were measured on (at most 400 "
+        "when bodies were compared: the kept body then trained on every sample).",
+    )
 
 
 class VersionOut(BaseModel):

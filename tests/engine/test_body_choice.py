@@ -73,7 +73,7 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     strong_auc, weak_auc = alone[strong.id], alone[weak.id]
     assert strong_auc is not None and weak_auc is not None
     assert strong_auc > weak_auc + TIE
-    assert choice.chosen == strong.id
+    assert choice.chosen == strong.id and choice.result is not None
     assert choice.result.snapshot["embedder"]["id"] == strong.id
     assert choice.describe().startswith(f"trained on hashing: out-of-fold {strong_auc:.2f} against ")
     assert choice.as_json()["candidates"] == [
@@ -127,6 +127,7 @@ def test_bodies_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sampl
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == compared
     assert choice.chosen == strong.id and choice.as_json()["compared_on"] == 20
     # The kept body's version is trained on all 30 samples, as training on it alone would be.
+    assert choice.result is not None
     metrics = choice.result.metrics[corpus.SENTIMENT.key]
     assert metrics["positive_samples"] + metrics["negative_samples"] == 30
     assert choice.result.param_hash == train(trait, samples, embedder=strong.inner, effort="low").param_hash
@@ -152,20 +153,26 @@ def test_the_comparison_subset_is_balanced_fixed_and_leaves_neutral_samples_out(
     assert median_words(["a b", "a b c d", "a"]) == 2 and median_words(["a b", "a b c d"]) == 3
 
 
-@pytest.mark.parametrize("value", ["auto", "mpnet-base", MPNET_QINT8_ID, "bge-small-en-v1.5"])
+@pytest.mark.parametrize("value", ["mpnet-base", MPNET_QINT8_ID, "bge-small-en-v1.5"])
 def test_a_refused_embedder_setting_says_why_and_what_to_do(value: str) -> None:
-    from core.embedders.mpnet_source import installed
     from core.embedders.registry import MODEL_CHOICES, refusal
 
     said = refusal(value)
     assert said.endswith(f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)")
-    if value == "auto":
-        assert "not offered yet" in said
-    elif value == "bge-small-en-v1.5":
+    if value == "bge-small-en-v1.5":
         assert "not shipped" in said
     else:
-        assert "not a model choice" in said
-        assert ("make mpnet" in said and "mpnet_fetch" in said) != installed()
+        # Where the weights are missing, the refusal says how the install fetches them, and offers auto.
+        assert "make run" in said and "mpnet_fetch" in said and "'auto'" in said
+
+
+def test_auto_is_always_a_choice_and_mpnet_wherever_its_weights_are() -> None:
+    from core.embedders.mpnet_source import installed
+    from core.embedders.registry import choice_id, offered
+
+    assert offered("auto") and choice_id("auto") == "auto"
+    assert offered("mpnet-base") == offered(MPNET_QINT8_ID) == installed()
+    assert not offered("bge-small-en-v1.5") and not offered(None)
 
 
 def test_the_out_of_fold_figure_comes_with_its_standard_error(corpus: Any) -> None:

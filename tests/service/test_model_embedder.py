@@ -13,7 +13,7 @@ from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import Scorer
 from service.store.tables import Model, Version
-from tests.support.service import FORMAL, Svc, check, error_code, make_model, train_ready
+from tests.support.service import FORMAL, TRAITS, Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).
 pytestmark = pytest.mark.database_free
@@ -92,6 +92,9 @@ def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> 
         "name": "hashing",
         "candidates": None,
         "left_out_for_language": [],
+        "not_compared": [],
+        "not_compared_because": None,
+        "compared_on": None,
     }
     assert check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)["body"] == one_body
     assert check(c.get("/v1/models/acme.emb-body/versions", headers=h), 200)["items"][0]["body"] == one_body
@@ -118,6 +121,9 @@ def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> 
             {"embedder": MPNET_QINT8_ID, "name": "mpnet-base", "roc_auc": 0.91},
         ],
         "left_out_for_language": [],
+        "not_compared": [],
+        "not_compared_because": None,
+        "compared_on": None,
     }
     parsed = ClientVersion.model_validate(
         check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)
@@ -152,3 +158,104 @@ def test_the_embedder_cannot_be_patched(svc: Svc) -> None:
     resp = c.patch("/v1/models/acme.emb-fixed", json={"embedder": "minilm"}, headers=h)
     assert error_code(resp, 422) == "immutable_field"
     assert check(c.get("/v1/models/acme.emb-fixed", headers=h), 200)["embedder"] == "hashing-v1-512"
+
+
+# Texts of 12+ words, so that an `auto` model's training compares the bodies (core.engine.body_choice).
+_PLACES = ["hotel", "cafe", "bakery", "museum", "cinema", "garage", "library", "gym", "market", "clinic"]
+_GOOD = ["lovely", "helpful", "spotless", "friendly", "quick"]
+_BAD = ["rude", "filthy", "slow", "broken", "useless"]
+
+
+def _long(place: str, word: str, i: int, good: bool) -> str:
+    verdict = "I will happily come back next month" if good else "I will never set foot in it again"
+    return f"Our visit number {i} to the {place} was {word} from start to end, and {verdict}."
+
+
+def _long_samples(per_pole: int) -> list[dict[str, object]]:
+    out = []
+    for i in range(per_pole):
+        place = _PLACES[i % len(_PLACES)]
+        out.append({"trait": "sentiment", "text": _long(place, _GOOD[i % 5], i, True), "quality": 1.0})
+        out.append({"trait": "sentiment", "text": _long(place, _BAD[i % 5], i, False), "quality": 0.0})
+    return out
+
+
+def _body(svc: Svc, handle: str) -> dict[str, object]:
+    body: dict[str, object] = check(
+        svc.client.get(f"/v1/models/{handle}/versions/v1", headers=svc.author), 200
+    )["body"]
+    return body
+
+
+def test_an_auto_model_on_short_texts_keeps_e5_without_embedding_with_mpnet(svc: Svc) -> None:
+    """`auto` is a setting the model keeps; on short texts training keeps e5-small and says why it compared
+    nothing; suggestions and previews then read texts with the body the version serves on."""
+    from core.embedders.mpnet_source import installed
+
+    assert installed()  # the install fetched the second body (Makefile, docs/embedders.md)
+    c, h = svc.client, svc.author
+    assert make_model(c, h, "acme.emb-auto", embedder="auto")["embedder"] == "auto"
+    train_ready(c, h, "acme.emb-auto")
+    assert check(c.get("/v1/models/acme.emb-auto", headers=h), 200)["embedder"] == "auto"
+    body = _body(svc, "acme.emb-auto")
+    assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == [
+        {"embedder": MPNET_QINT8_ID, "name": "mpnet-base"}
+    ]
+    assert str(body["not_compared_because"]).startswith("short texts: a median of ")
+    candidates = body["candidates"]
+    assert isinstance(candidates, list) and [x["embedder"] for x in candidates] == [E5_QINT8_ID]
+    assert 0.5 <= candidates[0]["roc_auc"] <= 1.0  # the one body's out-of-fold figure
+    local = _local(svc, "acme.emb-auto", 1, E5_QINT8_ID)  # the service's 1-thread session: last bits vary
+    for got, want in zip(_scores(svc, "acme.emb-auto"), local, strict=True):
+        assert got == pytest.approx(want, abs=2e-6)
+    preview = {
+        "trait": {"name": "Tone", "positive_label": "calm", "negative_label": "angry"},
+        "texts": ["ok"],
+    }
+    answer = check(c.post("/v1/models/acme.emb-auto/traits/preview", json=preview, headers=h), 200)
+    assert answer["embedder"] == E5_QINT8_ID
+
+
+@pytest.mark.slow
+def test_an_auto_model_on_long_english_texts_compares_both_bodies(svc: Svc) -> None:
+    """With 40 labelled reviews a pole, training embeds them with both bodies, measures each out of fold,
+    keeps one (e5-small unless mpnet-base leads by more than the tie) and serves scores on it."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.emb-long", with_data=False, embedder="auto")
+    check(c.post("/v1/models/acme.emb-long/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
+    check(c.post("/v1/models/acme.emb-long/samples", json={"samples": _long_samples(40)}, headers=h), 201)
+    train_ready(c, h, "acme.emb-long")
+    body = _body(svc, "acme.emb-long")
+    candidates = body["candidates"]
+    assert isinstance(candidates, list) and [x["embedder"] for x in candidates] == [
+        E5_QINT8_ID,
+        MPNET_QINT8_ID,
+    ]
+    figures = {x["embedder"]: x["roc_auc"] for x in candidates}
+    assert all(0.5 <= f <= 1.0 for f in figures.values())
+    kept = MPNET_QINT8_ID if figures[MPNET_QINT8_ID] > figures[E5_QINT8_ID] + 0.02 else E5_QINT8_ID
+    assert body["embedder"] == kept and body["compared_on"] == 80 and body["not_compared_because"] is None
+    metrics = check(c.get("/v1/models/acme.emb-long/versions/v1", headers=h), 200)["metrics"]
+    assert metrics["embedder"] == kept and metrics["body_choice"]["chosen"] == kept
+    new = ["The staff at the bakery were friendly and quick, and I will happily come back next month."]
+    out = check(c.post("/v1/models/acme.emb-long/score", json={"content": new[0]}, headers=svc.scorer), 200)
+    assert out["scores"][0]["score"] > 0.5
+
+
+def test_an_auto_model_of_another_language_leaves_the_english_body_out(svc: Svc) -> None:
+    """Samples mostly in German: mpnet-base (English only) is not a candidate, e5-small is kept, and the
+    version says so; nothing is embedded with mpnet-base."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.emb-de", with_data=False, embedder="auto")
+    check(c.post("/v1/models/acme.emb-de/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
+    good = (
+        "Der Besuch im Hotel war von Anfang bis Ende wunderbar und ich komme gerne im nächsten Monat wieder"
+    )
+    bad = "Der Besuch im Hotel war von Anfang bis Ende schrecklich und ich werde nie wieder dorthin gehen"
+    rows = [{"trait": "sentiment", "text": f"{good}, Nummer {i}.", "quality": 1.0} for i in range(6)]
+    rows += [{"trait": "sentiment", "text": f"{bad}, Nummer {i}.", "quality": 0.0} for i in range(6)]
+    check(c.post("/v1/models/acme.emb-de/samples", json={"samples": rows}, headers=h), 201)
+    train_ready(c, h, "acme.emb-de")
+    body = _body(svc, "acme.emb-de")
+    assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == []
+    assert body["left_out_for_language"] == [{"embedder": MPNET_QINT8_ID, "name": "mpnet-base"}]

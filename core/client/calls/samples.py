@@ -18,12 +18,13 @@ from core.client.models import (
     Sample,
     SampleInput,
     Settled,
+    Version,
 )
 from core.client.paths import path as _path
 from core.client.results import SampleFlag, SampleFlags
 from core.client.retry import Safety
 from core.contract import (
-    DEFAULT_EMBEDDER,
+    AUTO_BODY,
     MAX_SAMPLES_PER_REQUEST,
     InputProvenance,
 )
@@ -154,13 +155,19 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         answers no vectors). `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)`."""
         from core.client.local_vectors import cached_embedder
         from core.embedders import get_embedder  # the engine loads only for a check
+        from core.embedders.registry import body_of
         from core.engine.flags import flag_samples
 
         model = self.get_model(handle)
         rows = [s.model_dump(mode="json") for s in self.list_samples(handle)]
         chosen = embedder
         if chosen is None:
-            base = get_embedder(model.embedder or DEFAULT_EMBEDDER)
+            serving = None  # an `auto` model's vectors are in its serving version's body
+            if model.embedder == AUTO_BODY and model.version_no is not None:
+                version = self._get(_path("models", handle, "versions", f"v{model.version_no}"))
+                body = Version.model_validate(version).body
+                serving = body.embedder if body is not None else None
+            base = get_embedder(body_of(model.embedder, serving))
             cache = self.embedding_cache
             chosen = base if cache is None or model.zero_data_retention else cached_embedder(base, cache)
         reporter = progress_mod.resolve(progress, f"checking {handle}", unit="%")
