@@ -139,12 +139,14 @@ def load_demo_models(
     data_dir: Path | None = None,
     train: bool = True,
     progress: DemoProgress | None = None,
+    trained_body: str | None = None,
 ) -> list[str]:
     """Create every manifest model missing from `namespace`; return the handles created.
 
     A model whose handle already exists is left untouched (even if an earlier attempt stopped half-way),
     so calling this on every start is cheap and never duplicates anything. With `train=False` every new
-    model stays a draft, whatever the manifest says.
+    model stays a draft, whatever the manifest says. `trained_body`: the embedder of the models this call
+    trains (None: the service's default for new models); the drafts always get the default.
     """
     from core.client.errors import NotFoundError
 
@@ -165,7 +167,13 @@ def load_demo_models(
         except NotFoundError:
             pass
         report(f"creating {handle}", i)
-        client.create_model(handle, description=demo.description, readme_markdown=demo.readme_markdown)
+        trains = train and entry.on_first_start != "draft"
+        client.create_model(
+            handle,
+            description=demo.description,
+            readme_markdown=demo.readme_markdown,
+            embedder=trained_body if trains else None,
+        )
         created.append(handle)
         added = client.add_traits(handle, [dict(t) for t in demo.traits])
         key_of = {t.name: t.key for t in added}
@@ -180,7 +188,7 @@ def load_demo_models(
                 f"{handle}: {len(result.errors)} of {len(demo.samples)} samples were not stored "
                 f"(first: row {first.index}: {first.message})"
             )
-        if train and entry.on_first_start != "draft":
+        if trains:
             report(f"training {handle}", i + 0.5)
             run = client.train(handle, effort="low")
             client.wait(handle, run.run_id)

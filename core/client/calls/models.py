@@ -66,8 +66,10 @@ class ModelCalls(ClientBase):
         zero_data_retention: bool | None = None,
         embedder: str | None = None,
     ) -> Model:
-        """`embedder`: "minilm-qint8v2", "minilm", "e5-small", "hashing" or their ids, fixed for good
-        (default: the service's)."""
+        """`embedder`, fixed for good (default: the service's, `"auto"` unless it is set up otherwise):
+        `"auto"` (each training keeps the body that serves the model best: e5-small-qint8, or mpnet-base on
+        longer English texts), or one body: "e5-small-qint8", "mpnet-base", "minilm-qint8v2", "minilm",
+        "e5-small", "hashing" or their ids."""
         body = _clean(
             {
                 "handle": handle,
