@@ -4,8 +4,9 @@ For each embedder, in one process and interleaved rounds (so drifting load hits 
 and texts/s encoding the first N Stanford politeness requests (Wikipedia; read from ../shared/datasets,
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
 cosine of each text's vector to the first embedder's (min / mean). Then the resident memory a fresh process
-adds by loading each and encoding a few texts, and the cold embedding of `--cold` texts (both politeness
-files, repeated if needed) at 2 threads, the cost of a first evaluation.
+adds by loading each and encoding a few texts (with `--together`, also all of them in one process, as a
+service process that scores on several bodies holds them), and the cold embedding of `--cold` texts (both
+politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
 Default embedders: minilm, minilm-qint8v2. Prints a markdown table and writes
 benchmarks/results/embedders.json.
 """
@@ -48,15 +49,17 @@ def make(name: str, threads: int) -> Any:
     return emb
 
 
-def memory_mb(name: str) -> float:
-    """Resident memory a fresh process adds by loading `name` and encoding a few texts (its graph built)."""
+def memory_mb(*names: str) -> float:
+    """Resident memory a fresh process adds by loading `names` (one, or several side by side) and encoding a
+    few texts with each (their graphs built)."""
     code = (
         "import psutil, sys; from benchmarks.embedders import make, politeness; "
-        "before = psutil.Process().memory_info().rss; make(sys.argv[1], 1).encode(politeness(16)); "
+        "before = psutil.Process().memory_info().rss; "
+        "embs = [make(name, 1) for name in sys.argv[1:]]; [emb.encode(politeness(16)) for emb in embs]; "
         "print((psutil.Process().memory_info().rss - before) / 2**20)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, name], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", code, *names], capture_output=True, text=True, check=True, cwd=ROOT
     )
     return round(float(out.stdout.strip().splitlines()[-1]), 1)
 
@@ -74,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cold", type=int, default=10_000, help="texts for the cold run (0 skips it)")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--together", action="store_true", help="also the memory of all of them in one process"
+    )
     args = parser.parse_args(argv)
 
     texts = politeness(args.texts)
@@ -105,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     for name in args.embedders:
         rows[name]["memory_mb"] = memory_mb(name)
+    together = memory_mb(*args.embedders) if args.together else None
     if args.cold:
         cold = politeness(args.cold)
         for name in args.embedders:
@@ -130,11 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"| {r['cpu_ms_per_text_2t']} ms | {r['texts_per_s_2t']} "
             f"| {cosine} | {r['memory_mb']} MB | {cold_cell} |"
         )
+    if together is not None:
+        lines += ["", f"memory added by {' + '.join(args.embedders)} in one process: {together} MB"]
     print("\n".join(lines))
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(
-        json.dumps({"texts": len(texts), "load": load, "rows": list(rows.values())}, indent=2) + "\n"
-    )
+    result = {"texts": len(texts), "load": load, "rows": list(rows.values())}
+    if together is not None:
+        result["together_memory_mb"] = together
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 

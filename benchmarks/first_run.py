@@ -9,7 +9,8 @@ train in the background, not timed here). Each run in a new data directory.
 
 `--python` and `--root` time another checkout with its own venv (a fresh clone after `make
 .venv/.installed-runtime`: its first start also byte-compiles what it imports, as `make run` installs
-without compiling). Prints each run with `uptime`'s load and writes benchmarks/results/first_run.json.
+without compiling). Prints each run with `uptime`'s load and writes benchmarks/results/first_run.json
+(`--output` another file).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--python", default=sys.executable, help="runs Streamlit (e.g. a fresh clone's venv)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app/main.py runs")
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -99,8 +101,8 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "measured_at": datetime.now().isoformat(timespec="seconds"),
     }
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":
