@@ -24,8 +24,8 @@ from core.engine import Sample, Scorer, TraitSpec, train
 
 pytestmark = pytest.mark.slow
 
-# Every embedder the registry names (each model choice) but mpnet-base:
-# its weights are an optional extra and its build costs minutes of CPU; tests/engine/test_mpnet.py checks its
+# Every embedder the registry names (each model choice) but mpnet-base: building its graph costs minutes of
+# CPU and ~3 GB of memory (its weights come with the install); tests/engine/test_mpnet.py checks its
 # graph and int8 build on a tiny MPNet, and its real graph was checked once (docs/embedders.md).
 EMBEDDER_IDS = sorted(set(ALIASES.values()) - {MPNET_QINT8_ID})
 VECTOR_ATOL = 2e-6  # float noise of a different matrix shape, not a batch's influence (that was up to 1e-2)
