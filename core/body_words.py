@@ -22,24 +22,21 @@ def body_words(
     samples)", or "trained on e5-small-qint8 (mpnet-base not compared: short texts: a median of 5 words,
     under 8)".
 
-    `figures`: each compared body's out-of-fold ROC-AUC by name, the chosen one's included (None: training
-    compared no bodies; a None figure: the samples gave no folds); `left_out`: the bodies not tried because
-    most samples are not in a language they read; `not_compared`: the bodies offered but not compared,
-    `because` says why (the service's words); `compared_on`: how many samples the figures were measured on
-    (said only when bodies were compared: a comparison on a subset reads differently from one on all).
+    `figures`: each compared body's out-of-fold ROC-AUC by name, the chosen one's included (None, or the
+    chosen one's alone: training compared no bodies; a None figure: the samples gave no folds); `left_out`:
+    the bodies not tried because most samples are not in a language they read; `not_compared`: the bodies
+    offered but not compared, `because` says why (the service's words); `compared_on`: how many samples the
+    figures were measured on (said only when bodies were compared: a comparison on a subset reads
+    differently from one on all).
     """
     text = f"trained on {chosen}"
     mine = (figures or {}).get(chosen)
+    others = [f"{'–' if a is None else f'{a:.2f}'} on {b}" for b, a in (figures or {}).items() if b != chosen]
     notes: list[str] = []
-    if mine is not None:
-        others = [
-            f"{'–' if a is None else f'{a:.2f}'} on {b}" for b, a in (figures or {}).items() if b != chosen
-        ]
-        text += f": out-of-fold {mine:.2f}"
-        if others:
-            text += " against " + ", ".join(others)
-            if compared_on:
-                notes.append(f"measured on {compared_on:,} sample{'' if compared_on == 1 else 's'}")
+    if mine is not None and others:  # a lone figure chose nothing: the version's metrics say it
+        text += f": out-of-fold {mine:.2f} against " + ", ".join(others)
+        if compared_on:
+            notes.append(f"measured on {compared_on:,} sample{'' if compared_on == 1 else 's'}")
     if not_compared or because:
         names = ", ".join(not_compared) or "bodies"
         notes.append(f"{names} not compared" + (f": {because}" if because else ""))

@@ -148,7 +148,8 @@ def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples
     assert Version.model_validate({"version_id": 1, "version_no": 1, "body": short}).body_words == (
         "trained on e5-small-qint8 (mpnet-base not compared: short texts: a median of 5 words, under 8)"
     )
-    # The cheap body's own figure, the reason, and a body left out for its languages: one parenthesis.
+    # The cheap body's lone figure compared nothing and is not said; the reason and a body left out for
+    # its languages share one parenthesis.
     few = {
         **e5,
         "candidates": [{**e5, "roc_auc": 0.8312}],
@@ -158,8 +159,8 @@ def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples
         "compared_on": 30,
     }
     assert Version.model_validate({"version_id": 1, "version_no": 1, "body": few}).body_words == (
-        "trained on e5-small-qint8: out-of-fold 0.83 (mpnet-base not compared: few labels: 12 on the "
-        "smallest pole, under 32; minilm-qint8v2 not tried: most samples are not in a language it reads)"
+        "trained on e5-small-qint8 (mpnet-base not compared: few labels: 12 on the smallest pole, under 32; "
+        "minilm-qint8v2 not tried: most samples are not in a language it reads)"
     )
     compared = {
         **mpnet,

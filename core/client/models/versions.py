@@ -69,6 +69,15 @@ class Version(_Response):
         return f"v{self.version_no}"
 
     @property
+    def body_id(self) -> str | None:
+        """The embedder id the version was trained on; from `metrics.embedder` when the service sends no
+        `body`; None without either."""
+        if self.body is not None:
+            return self.body.embedder
+        embedder = self.metrics.get("embedder")
+        return embedder if isinstance(embedder, str) and embedder else None
+
+    @property
     def body_words(self) -> str:
         """The body in words; from `metrics.embedder` (an id) when the service sends no `body`; "" without
         either."""
