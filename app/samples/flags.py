@@ -41,7 +41,7 @@ def _say(message: str, ok: bool = True) -> None:
     st.session_state["flags_flash"] = (message, ok)
 
 
-def _check(backend: Backend, client: Client, model: Model) -> None:
+def _check(client: Client, model: Model) -> None:
     handle = model.handle
     bar = st.progress(0.0, text="Reading the samples…")
     everything = [s.model_dump(mode="json") for s in client.list_samples(handle)]  # the engine reads rows
@@ -54,9 +54,10 @@ def _check(backend: Backend, client: Client, model: Model) -> None:
     from app.shell import engine_cache
     from core.engine.flags import flag_samples
 
-    embedder = engine_cache.embedder(backend.embedder)
+    body = engine_cache.model_body(client, model)  # the model's, as the service embeds its samples
+    embedder = engine_cache.embedder(body)
     if not model.zero_data_retention:
-        embedder = engine_cache.sample_embedder(backend.embedder)
+        embedder = engine_cache.sample_embedder(body)
     kept = st.session_state.get(_kept_key(handle), set())  # the analyst said these labels are right
     flagged = [f for f in flag_samples(everything, embedder, progress) if f.get("id") not in kept]
     st.session_state[STATE] = (handle, len(everything), flagged)
@@ -150,7 +151,7 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
     )
     if st.button("Check samples", key="flags_go"):
         with guard("Checking samples"):
-            _check(backend, client, model)
+            _check(client, model)
     result = st.session_state.get(STATE)
     if not result or result[0] != handle:
         return

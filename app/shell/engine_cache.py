@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from core.client import ApiError, Client, Model
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
+from core.embedders.registry import AUTO, BODIES, available_bodies, body_of
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # the engine loads with the first scorer
@@ -28,6 +31,20 @@ def sample_embedder(name: str) -> Embedder:
     """The embedder with an in-memory cache, for a model's stored samples (flags): the service keeps them
     anyway, so checking them again costs no second encoding. Never for zero-data-retention models."""
     return CachedEmbedder(get_embedder(name), MemoryStore(max_items=SAMPLE_CACHE_ITEMS))
+
+
+def model_body(client: Client, model: Model) -> str:
+    """The embedder id the local engine embeds `model`'s texts with (previews, flags, the label curve): the
+    model's own embedder, or for `auto` the body its serving version was trained on, so the local figures are
+    in the space the service's are (`registry.body_of`). A body whose weights this machine lacks (a remote
+    service's mpnet-base) falls back to e5-small-qint8: these are local approximations, and one that runs
+    beats an error; a serving version that cannot be read falls back the same way."""
+    serving = None
+    if model.embedder == AUTO and model.version_no:
+        with contextlib.suppress(ApiError):
+            serving = client.get_version(model.handle, model.version_no).body_id
+    body = body_of(model.embedder, serving)
+    return body if body not in BODIES or body in available_bodies() else body_of(None, None)
 
 
 def scorer(snapshot: JsonObject) -> Scorer:

@@ -12,7 +12,8 @@ from app.shell.team_mode import team_mode
 
 
 def embedder_name() -> str:
-    """The embedder of the embedded service's new models and of the workbench's local engine."""
+    """The embedder of the embedded service's new models (`auto` unless set). The local engine embeds a
+    model's texts with that model's body instead (`engine_cache.model_body`)."""
     return workbench_settings().embedder
 
 
