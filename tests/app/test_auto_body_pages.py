@@ -1,0 +1,122 @@
+"""Models set to `auto` on the workbench's pages: the create form offers `auto` as what new models get, the
+Training and Versions pages say which body a version kept and why bodies were not compared, and the local
+engine embeds an `auto` model's texts with its serving version's body (AppTest, real local service on the
+hashing embedder: nothing here embeds with a real body)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+
+from app.shell.engine_cache import model_body
+from core.client import Client
+from core.contract import AUTO_BODY
+from core.embedders.e5_quantized import E5_QINT8_ID
+from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+from core.embedders.mpnet_source import installed
+from core.local import LocalService
+from tests.support.app import make_draft, new_handle
+from tests.support.apptest import by_label, no_exception, page, shown, texts
+
+pytestmark = pytest.mark.usefixtures("app_env")
+
+SHORT = "short texts: a median of 5 words, under 8"
+SAID = f"trained on e5-small-qint8 (mpnet-base not compared: {SHORT})"
+
+
+@pytest.fixture(scope="module")
+def kept_without_comparing(local_service: LocalService, client: Client) -> Iterator[str]:
+    """An `auto` model whose version kept e5-small-qint8 without comparing (short texts), as training records
+    it (`BodyChoice.as_json`). Trained on hashing, then its records say e5: the pages read them and never
+    embed, so the test loads no real body."""
+    handle = make_draft(client, new_handle(local_service, "auto-short"))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    choice = {
+        "chosen": E5_QINT8_ID,
+        "tie": 0.02,
+        "candidates": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312}],
+        "left_out_for_language": [],
+        "not_compared": [MPNET_QINT8_ID],
+        "not_compared_because": SHORT,
+        "compared_on": 24,
+    }
+    with sqlite3.connect(local_service.data_dir / "scoring.sqlite", timeout=30) as db:
+        (model_id,) = db.execute("SELECT id FROM models WHERE handle = ?", (handle,)).fetchone()
+        (metrics,) = db.execute("SELECT metrics FROM versions WHERE model_id = ?", (model_id,)).fetchone()
+        recorded = {**json.loads(metrics), "embedder": E5_QINT8_ID, "body_choice": choice}
+        db.execute("UPDATE versions SET metrics = ? WHERE model_id = ?", (json.dumps(recorded), model_id))
+        db.execute("UPDATE models SET embedder = ? WHERE id = ?", (AUTO_BODY, model_id))
+    db.close()
+    yield handle
+
+
+def test_the_create_form_offers_auto_as_what_new_models_get(
+    local_service: LocalService, client: Client
+) -> None:
+    """The embedder's first choice, the one the form starts on, is the service's default, said to be `auto`
+    (a remote service's own setting is not known to the workbench, so it sends nothing); `auto` is also a
+    choice of its own, said as what it does; mpnet-base is offered only where its weights are installed, and
+    the help says what `auto` does and when it does not compare."""
+    at = page("models")
+    at.run()
+    no_exception(at)
+    embedder = by_label(at.selectbox, "Embedder")
+    assert (
+        embedder.value
+        == embedder.options[0]
+        == "the service's default (auto, unless the service sets another)"
+    )
+    auto = "auto — training picks e5-small-qint8 or mpnet-base per model"
+    assert embedder.options[1] == auto
+    assert ("mpnet-base" in embedder.options) == installed()
+    assert "each training compares `e5-small-qint8` with `mpnet-base`" in embedder.help
+    assert "without comparing on short texts or with few labels on a pole" in embedder.help
+    handle = new_handle(local_service, "auto-created")
+    by_label(at.text_input, "Handle").set_value(handle)
+    embedder.set_value(auto)
+    by_label(at.button, "Create model").click()
+    at.run()
+    no_exception(at)
+    assert client.get_model(handle).embedder == AUTO_BODY  # recorded at create; nothing is embedded yet
+
+
+def test_a_version_kept_without_comparing_says_why(kept_without_comparing: str) -> None:
+    """The Training page's line, and the Versions page's table and the line under it, say the body kept and
+    which body was not compared and why; the Models page lists the model's embedder as `auto`."""
+    at = page("training", kept_without_comparing)
+    at.run()
+    no_exception(at)
+    assert any(c.startswith(f"{SAID} · effort low") for c in shown(at.caption)), shown(at.caption)
+
+    at = page("versions", kept_without_comparing)
+    at.run()
+    no_exception(at)
+    table = next(d.value for d in at.dataframe if "trained on" in d.value.columns)
+    assert list(table["trained on"]) == [SAID.removeprefix("trained on ")]
+    assert f"v1 (active) {SAID}" in shown(at.caption)  # in full: the table's cell cuts it short
+
+    at = page("models", kept_without_comparing)
+    at.run()
+    by_label(at.selectbox, "State").set_value("ready")  # the drafts other tests leave fill pages
+    by_label(at.selectbox, "Per page").set_value(100)
+    at.run()
+    no_exception(at)
+    listed = next(d.value for d in at.dataframe if "embedder" in d.value.columns)
+    assert set(listed.loc[listed["handle"] == kept_without_comparing, "embedder"]) == {AUTO_BODY}
+    assert not texts(at.error)
+
+
+def test_the_local_engine_embeds_with_the_body_the_model_is_in(
+    local_service: LocalService, client: Client, kept_without_comparing: str, trained: str
+) -> None:
+    """Previews, flags and the label curve embed with the model's own embedder, and for `auto` with the
+    body its serving version was trained on (e5-small-qint8 before it has one): `auto` never reaches the
+    registry as a name."""
+    assert model_body(client, client.get_model(kept_without_comparing)) == E5_QINT8_ID
+    assert model_body(client, client.get_model(trained)) == "hashing-v1-512"
+    fresh = new_handle(local_service, "auto-fresh")
+    client.create_model(fresh, embedder=AUTO_BODY)
+    assert model_body(client, client.get_model(fresh)) == E5_QINT8_ID
