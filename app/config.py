@@ -29,7 +29,7 @@ class WorkbenchSettings(CoreSettings):
     embedder: str = Field(
         AUTO_BODY,
         description="The embedded service's embedder for new models (`auto`: each training keeps the body "
-        "that serves the model best), and the local engine's for previews and flags, e5-small's for `auto` "
+        "that serves the model best); the local engine embeds a model's texts with that model's body "
         "([embedders.md](embedders.md)).",
     )
     demo: bool = Field(

@@ -154,7 +154,14 @@ class BodyChoice:
     def describe(self) -> str:
         """The choice in words (`core.body_words`)."""
         figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
-        return body_words(short_name(self.chosen), figures, [short_name(b) for b in self.left_out])
+        return body_words(
+            short_name(self.chosen),
+            figures,
+            [short_name(b) for b in self.left_out],
+            not_compared=[short_name(b) for b in self.not_compared],
+            because=self.because,
+            compared_on=self.compared_on,
+        )
 
     def trained(self, result: TrainingResult, samples: int) -> BodyChoice:
         """The choice with the kept body's training on all `samples`: when bodies were not compared, its

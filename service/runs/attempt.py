@@ -42,12 +42,16 @@ class Attempt:
         self.checkpoints.reached("run_progress", self.handle, phase, self.number)
         self.heartbeat.progress(fraction, phase, message)
 
-    def engine_progress(self, lo: float, hi: float) -> Callable[[float, str], None]:
-        """A progress callback for an engine call that covers [lo, hi] of the run."""
+    def engine_progress(
+        self, lo: float, hi: float, phase: str | None = None, doing: str = ""
+    ) -> Callable[[float, str], None]:
+        """A progress callback for an engine call that covers [lo, hi] of the run; with `phase`, the run's
+        phase is that and the engine's step is said after `doing` ("comparing …: embedding")."""
 
-        def report(fraction: float, phase: str) -> None:
-            self.checkpoints.reached("engine_progress", self.handle, phase, self.number)
-            self.heartbeat.progress(lo + (hi - lo) * float(fraction), phase)
+        def report(fraction: float, step: str) -> None:
+            self.checkpoints.reached("engine_progress", self.handle, step, self.number)
+            said = None if phase is None else f"{doing}: {step}"
+            self.heartbeat.progress(lo + (hi - lo) * float(fraction), phase or step, said)
             if not self.started:
                 self.started = True
                 where = f"run {self.run_id} attempt {self.number}"

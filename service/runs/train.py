@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from core import engine
 from core.embedders.base import Embedder
-from core.embedders.registry import AUTO, available_bodies
-from core.engine import body_choice
-from core.engine.body_choice import BodyChoice
+from core.embedders.registry import AUTO, available_bodies, short_name
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
@@ -33,6 +31,9 @@ from service.store.heldout import trained_record
 from service.store.samples import fold_feedback, held_feedback, load_traits, sha256, trait_specs
 from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
 from service.store.votes import feedback_votes, sample_votes, samples_to_train
+
+if TYPE_CHECKING:  # the choice loads scikit-learn, which a worker loads with its first run, not at start
+    from core.engine.body_choice import BodyChoice
 
 Phase = Literal["comparing", "embedding", "fitting", "saving"]
 
@@ -148,20 +149,18 @@ def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> 
     """An `auto` model's body for this training (core.engine.body_choice): the installed bodies that read
     most of the samples' languages, compared where they can differ (texts long enough, labels enough)."""
     from core.embedders.languages import main_language
+    from core.engine import body_choice
 
     bodies = [at.watched(at.embedders.get(b, retain=inputs.retain)) for b in available_bodies()]
     texts = sorted({x.text for x in data.samples})  # a sample of every part of the set, fixed by the texts
     step = max(1, len(texts) // LANGUAGE_SAMPLE)
     languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
     lo, hi = PROGRESS["comparing"]
-    at.report(lo, "comparing")
+    doing = f"comparing {' and '.join(short_name(b.id) for b in bodies)}"
+    at.report(lo, "comparing", doing)
+    progress = at.engine_progress(lo, hi, "comparing", doing)
     return body_choice.choose_body(
-        trait_specs(inputs.traits),
-        data.samples,
-        bodies,
-        languages,
-        effort=effort,
-        progress=at.engine_progress(lo, hi),
+        trait_specs(inputs.traits), data.samples, bodies, languages, effort=effort, progress=progress
     )
 
 

@@ -165,8 +165,7 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
             serving = None  # an `auto` model's vectors are in its serving version's body
             if model.embedder == AUTO_BODY and model.version_no is not None:
                 version = self._get(_path("models", handle, "versions", f"v{model.version_no}"))
-                body = Version.model_validate(version).body
-                serving = body.embedder if body is not None else None
+                serving = Version.model_validate(version).body_id
             base = get_embedder(body_of(model.embedder, serving))
             cache = self.embedding_cache
             chosen = base if cache is None or model.zero_data_retention else cached_embedder(base, cache)
