@@ -82,7 +82,7 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     ]
 
 
-def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_extra() -> None:
+def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_weights() -> None:
     from core.embedders.mpnet_source import installed
     from core.embedders.registry import available_bodies
 
