@@ -47,8 +47,8 @@ PROGRESS: dict[Phase, tuple[float, float]] = {
     "fitting": (0.70, 0.95),
     "saving": (0.97, 1.0),
 }
-#: The texts whose language is detected to tell which bodies read the samples (core.engine.body_choice):
-#: a share is what counts, and a few hundred tell it as well as every text.
+#: The texts whose language is detected to tell which bodies read the samples (core.engine.body_choice), where
+#: bodies are compared (elsewhere none is): a share is what counts, and 200 texts tell it as all of them do.
 LANGUAGE_SAMPLE = 200
 
 
@@ -152,9 +152,14 @@ def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> 
     from core.engine import body_choice
 
     bodies = [at.watched(at.embedders.get(b, retain=inputs.retain)) for b in available_bodies()]
-    texts = sorted({x.text for x in data.samples})  # a sample of every part of the set, fixed by the texts
-    step = max(1, len(texts) // LANGUAGE_SAMPLE)
-    languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
+    languages: list[str | None] = []  # none detected: every body is on offer, and none is compared
+    rule = (body_choice.MIN_WORDS, body_choice.MIN_POLE)
+    if len(bodies) > 1 and body_choice.not_compared_because(data.samples, *rule) is None:
+        texts = sorted(
+            {x.text for x in data.samples}
+        )  # a sample of every part of the set, fixed by the texts
+        step = max(1, len(texts) // LANGUAGE_SAMPLE)
+        languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
     lo, hi = PROGRESS["comparing"]
     doing = f"comparing {' and '.join(short_name(b.id) for b in bodies)}"
     at.report(lo, "comparing", doing)

@@ -243,8 +243,8 @@ def test_an_auto_model_on_long_english_texts_compares_both_bodies(svc: Svc) -> N
 
 
 def test_an_auto_model_of_another_language_leaves_the_english_body_out(svc: Svc) -> None:
-    """Samples mostly in German: mpnet-base (English only) is not a candidate, e5-small is kept, and the
-    version says so; nothing is embedded with mpnet-base."""
+    """Enough long samples to compare bodies, but in German: mpnet-base (English only) is not a candidate,
+    e5-small is kept, and the version says so; nothing is embedded with mpnet-base."""
     c, h = svc.client, svc.author
     make_model(c, h, "acme.emb-de", with_data=False, embedder="auto")
     check(c.post("/v1/models/acme.emb-de/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
@@ -252,8 +252,8 @@ def test_an_auto_model_of_another_language_leaves_the_english_body_out(svc: Svc)
         "Der Besuch im Hotel war von Anfang bis Ende wunderbar und ich komme gerne im nächsten Monat wieder"
     )
     bad = "Der Besuch im Hotel war von Anfang bis Ende schrecklich und ich werde nie wieder dorthin gehen"
-    rows = [{"trait": "sentiment", "text": f"{good}, Nummer {i}.", "quality": 1.0} for i in range(6)]
-    rows += [{"trait": "sentiment", "text": f"{bad}, Nummer {i}.", "quality": 0.0} for i in range(6)]
+    rows = [{"trait": "sentiment", "text": f"{good}, Nummer {i}.", "quality": 1.0} for i in range(32)]
+    rows += [{"trait": "sentiment", "text": f"{bad}, Nummer {i}.", "quality": 0.0} for i in range(32)]
     check(c.post("/v1/models/acme.emb-de/samples", json={"samples": rows}, headers=h), 201)
     train_ready(c, h, "acme.emb-de")
     body = _body(svc, "acme.emb-de")
