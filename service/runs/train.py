@@ -162,11 +162,21 @@ def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> 
         languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
     lo, hi = PROGRESS["comparing"]
     doing = f"comparing {' and '.join(short_name(b.id) for b in bodies)}"
+    if languages and not first_use_built(bodies):  # minutes with no step to show: say why
+        doing += " (mpnet-base's first use on this machine builds it: a few minutes, once)"
     at.report(lo, "comparing", doing)
     progress = at.engine_progress(lo, hi, "comparing", doing)
     return body_choice.choose_body(
         trait_specs(inputs.traits), data.samples, bodies, languages, effort=effort, progress=progress
     )
+
+
+def first_use_built(bodies: list[Embedder]) -> bool:
+    """Whether mpnet-base's int8 graph is built already, when it is compared: its build is what makes a first
+    comparison take minutes (e5-small's takes seconds)."""
+    from core.embedders.mpnet_quantized import MPNET_QINT8_ID, built_path
+
+    return MPNET_QINT8_ID not in {b.id for b in bodies} or built_path().exists()
 
 
 def read_inputs(s: Session, run_id: str) -> Inputs:
