@@ -118,9 +118,14 @@ def test_newssd_notebook_finds_its_data_outside_the_checkout(
 def test_newssd_notebook_says_where_to_point_when_the_data_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("SCORING_DATASETS", raising=False)
+    # A folder without the data, named: unset, the notebook searches every folder above the kernel's, and on a
+    # machine with a shared/datasets above its temp folder it would find the data there.
+    empty = tmp_path / "no-data-here"
+    empty.mkdir()
+    monkeypatch.setenv("SCORING_DATASETS", str(empty))
     (error,) = [o for o in _first_cell_elsewhere(tmp_path, monkeypatch).outputs if o.output_type == "error"]
     assert error.ename == "FileNotFoundError"
-    assert "newssd_eng_subjectivity" in error.evalue and "set SCORING_DATASETS" in error.evalue
+    assert "newssd_eng_subjectivity" in error.evalue and str(empty) in error.evalue
+    assert "set SCORING_DATASETS" in error.evalue
     prose = "".join(nbformat.read(NEWSSD, as_version=4).cells[0].source)
     assert "**Where it is:**" in prose and "SCORING_DATASETS" in prose
