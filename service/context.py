@@ -88,6 +88,7 @@ class Context:
             checkpoints=checkpoints,
         )
         executor.enqueue_shard = ctx.queue.enqueue_shard
+        executor.enqueue = ctx.queue.enqueue
         built.append(ctx)
         return ctx
 

@@ -29,6 +29,8 @@ class Attempt:
     # Enqueues one shard of this run's embedding for any worker (service/runs/shards.py).
     enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
     checkpoints: Checkpoints = LOGGED
+    # Enqueues a message for any worker: a pool embedding step (service/runs/pool_embedding.py).
+    enqueue: Callable[[str], None] = lambda message: None
     started: bool = field(default=False)  # the engine has reported progress (`run_started` was reached)
 
     @cached_property

@@ -53,6 +53,8 @@ class Executor:
         self.run_locks = run_locks
         # Enqueues one shard of a run's embedding (the context sets it once the queue exists).
         self.enqueue_shard: Callable[[str, int], None] = lambda run_id, shard_no: None
+        # Enqueues a message for any worker (a pool embedding step); set with enqueue_shard.
+        self.enqueue: Callable[[str], None] = lambda message: None
         # Claims this process holds: {run_id: attempt}, so a shutting-down worker can hand them back.
         self.active: dict[str, int] = {}
         self._active_lock = threading.Lock()
@@ -111,6 +113,7 @@ class Executor:
                     hb,
                     self.enqueue_shard,
                     self.checkpoints,
+                    enqueue=self.enqueue,
                 )
                 execute = KINDS.get(kind)
                 if execute is None:

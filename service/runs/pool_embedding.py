@@ -15,11 +15,25 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.domain.embedding import Embedders
+from service.domain.pool_index import embedding_step
 from service.store.bodies import model_body
 from service.store.db import transaction
 from service.store.tables import Model, PoolText
 
 log = logging.getLogger("service.runs")
+
+
+#: Pool texts a step embeds when a whole pool is embedded again (a new body): one import request's most.
+STEP_TEXTS = 1_000
+
+
+def whole_pool(s: Session, model_id: int) -> list[str]:
+    """The steps that embed every text of the model's pool, `STEP_TEXTS` at a time (by id, in order)."""
+    ids = list(s.scalars(select(PoolText.id).where(PoolText.model_id == model_id).order_by(PoolText.id)))
+    return [
+        embedding_step(model_id, ids[i], ids[min(i + STEP_TEXTS, len(ids)) - 1])
+        for i in range(0, len(ids), STEP_TEXTS)
+    ]
 
 
 def execute(

@@ -22,9 +22,10 @@ from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
-from service.runs import gate, shards
+from service.runs import gate, pool_embedding, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
+from service.store.bodies import model_body
 from service.store.db import transaction
 from service.store.gold import gold_keys
 from service.store.heldout import trained_record
@@ -70,6 +71,7 @@ class Inputs:
     retain: bool  # texts are kept (no zero-data-retention)
     embedder_choice: str | None
     model_id: int
+    serving_body: str | None = None  # the body its vectors were in before this training (store/bodies.py)
     # (trait key, content hash) of the gold items: known answers to check people with, never trained on.
     gold: frozenset[tuple[str, str]] = frozenset()
 
@@ -135,6 +137,17 @@ def execute(at: Attempt) -> None:
         return  # the claim was lost (recovered elsewhere): nothing was applied
     erase(at.sessions.kw["bind"], at.embedders, purged)
     shards.drop(at.sessions, at.run_id)
+    if choice is not None and choice.chosen != inputs.serving_body and inputs.retain:
+        embed_pool_again(at, inputs.model_id)
+
+
+def embed_pool_again(at: Attempt, model_id: int) -> None:
+    """An `auto` model now in another body: its suggestions read the pool in that body, so the workers embed
+    the pool into the cache again, as after an import (a head start: suggestions embed what they have not)."""
+    with transaction(at.reads) as s:
+        steps = pool_embedding.whole_pool(s, model_id)
+    for step in steps:
+        at.enqueue(step)
 
 
 def reused(choice: BodyChoice | None, inputs: Inputs, data: TrainingSet) -> TrainingResult | None:
@@ -211,6 +224,7 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
         retain=not model.zero_data_retention,
         embedder_choice=model.embedder,
         model_id=model.id,
+        serving_body=model_body(s, model),
         gold=gold,
     )
 

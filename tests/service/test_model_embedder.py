@@ -7,11 +7,12 @@ import pytest
 from sqlalchemy import select, update
 
 from core.client.models import Version as ClientVersion
-from core.embedders import MINILM_ID, get_embedder
+from core.embedders import MINILM_ID, CachedEmbedder, cache_key, get_embedder
 from core.embedders.e5 import E5_ID
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import Scorer
+from service.domain.pool_index import parse_embedding_step
 from service.store.tables import Model, Version
 from tests.support.service import FORMAL, TRAITS, Svc, check, error_code, make_model, train_ready
 
@@ -259,3 +260,41 @@ def test_an_auto_model_of_another_language_leaves_the_english_body_out(svc: Svc)
     body = _body(svc, "acme.emb-de")
     assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == []
     assert body["left_out_for_language"] == [{"embedder": MPNET_QINT8_ID, "name": "mpnet-base"}]
+
+
+def test_an_auto_model_in_a_new_body_has_its_pool_embedded_again(idle_svc: Svc) -> None:
+    """When a training moves an `auto` model to another body, the workers embed its pool again in that body,
+    as after an import, so its next suggestions read the pool from the cache."""
+    svc = idle_svc
+    c, h = svc.client, svc.author
+
+    def train() -> None:
+        run = check(c.post("/v1/models/acme.emb-move/train", json={"effort": "low"}, headers=h), 202)
+        svc.ctx.executor.execute(run["run_id"])
+
+    make_model(c, h, "acme.emb-move", embedder="auto")
+    train()  # short texts: kept on e5-small, as before it had a version
+    assert not [t for t in svc.ctx.huey.pending() if parse_embedding_step(t.args[0])]
+    with svc.ctx.sessions() as s, s.begin():  # as if v1 had kept another body
+        version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-move"))
+        assert version is not None
+        version.metrics = {**version.metrics, "embedder": "hashing-v1-512"}
+    pool = [f"A text of the pool, number {i}, waiting for its label." for i in range(5)]
+    ids = check(c.post("/v1/models/acme.emb-move/pool", json={"texts": pool}, headers=h), 201)["ids"]
+    e5 = svc.ctx.embedders.get(E5_QINT8_ID)
+    assert isinstance(e5, CachedEmbedder)
+    keys = [cache_key(E5_QINT8_ID, t) for t in pool]
+    for task in svc.ctx.huey.pending():  # the import's step: in the body v1 serves on
+        svc.ctx.executor.execute(task.args[0])
+    svc.ctx.huey.flush()
+    assert not e5.store.get_many(keys)
+
+    new = {"trait": "formality", "text": "We hereby confirm receipt of your letter.", "quality": 1.0}
+    check(c.post("/v1/models/acme.emb-move/reopen", headers=h), 200)
+    check(c.post("/v1/models/acme.emb-move/samples", json={"samples": [new]}, headers=h), 201)
+    train()  # e5-small again: another body than v1's
+    steps = [t.args[0] for t in svc.ctx.huey.pending() if parse_embedding_step(t.args[0])]
+    assert [parse_embedding_step(step)[1:] for step in steps] == [(min(ids), max(ids))]  # type: ignore[index]
+    for step in steps:
+        svc.ctx.executor.execute(step)
+    assert set(e5.store.get_many(keys)) == set(keys)
