@@ -168,13 +168,14 @@ def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> 
     languages: list[str | None] = []  # none detected: every body is on offer, and none is compared
     rule = (body_choice.MIN_WORDS, body_choice.MIN_POLE)
     if len(bodies) > 1 and body_choice.not_compared_because(data.samples, *rule) is None:
-        texts = sorted(
-            {x.text for x in data.samples}
-        )  # a sample of every part of the set, fixed by the texts
+        # A sample of every part of the set, fixed by the texts.
+        texts = sorted({x.text for x in data.samples})
         step = max(1, len(texts) // LANGUAGE_SAMPLE)
         languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
     lo, hi = PROGRESS["comparing"]
-    doing = f"comparing {' and '.join(short_name(b.id) for b in bodies)}"
+    if inputs.params is None and len(body_choice.comparison_subset(data.samples)) == len(data.samples):
+        hi = PROGRESS["fitting"][1]  # compared on every sample: the kept body's training is this one (reused)
+    doing = " and ".join(short_name(b.id) for b in bodies)  # after the phase's name: "comparing · e5… and …"
     if languages and not first_use_built(bodies):  # minutes with no step to show: say why
         doing += " (mpnet-base's first use on this machine builds it: a few minutes, once)"
     at.report(lo, "comparing", doing)
