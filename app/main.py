@@ -33,13 +33,16 @@ from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_
 from app.ui.inert import code, md  # noqa: E402
 from app.ui.navigation import navigation  # noqa: E402
 from app.ui.rerun_requests import filter_rerun_requests  # noqa: E402
+from app.ui.widget_states import iterate_widget_states_on_a_copy  # noqa: E402
 from app.ui.widgets import MODEL_KEY, guard, list_handles, show_error  # noqa: E402
 from core.client import AuthenticationError  # noqa: E402
 
 st.set_page_config(page_title="Scoring Workbench", page_icon=":material/bar_chart:", layout="wide")
 # A late rerun of the left page's fragment would blank the page moved to, and a timer's rerun could carry a
-# click twice (app/ui/rerun_requests.py).
+# click twice (app/ui/rerun_requests.py); a widget state added during a page switch stopped the run
+# (app/ui/widget_states.py).
 filter_rerun_requests()
+iterate_widget_states_on_a_copy()
 
 
 def default_handle(handles: list[str], namespace: str) -> str | None:

@@ -155,3 +155,26 @@ def test_the_requests_carry_what_the_rules_read() -> None:
     assert triggers == set(_TRIGGERS), _MOVED.format(
         release=STREAMLIT_RELEASE, what=f"WidgetState's triggers are now {sorted(triggers)}"
     )
+
+
+def test_widget_states_added_while_they_are_walked_stop_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk before a run reads the states there when it began; one added meanwhile (another thread of
+    the session, during a page switch) no longer stops it with "dictionary changed size during iteration"."""
+    from streamlit.runtime.state.session_state import Value, WStates
+
+    from app.ui.widget_states import iterate_widget_states_on_a_copy
+
+    monkeypatch.setattr(WStates, "__iter__", WStates.__iter__)  # Streamlit's own again after the test
+    states = WStates()
+    states.states.update({"a": Value(1), "b": Value(2)})
+    with pytest.raises(RuntimeError, match="changed size"):  # Streamlit's own walk, unpatched
+        for i, _ in enumerate(states.states):
+            states.states[f"late{i}"] = Value(i)
+    iterate_widget_states_on_a_copy()
+    iterate_widget_states_on_a_copy()  # idempotent
+    seen = []
+    for wid in states:
+        seen.append(wid)
+        states[f"added-during-{wid}"] = Value(0)
+    assert seen == ["a", "b", "late0"]
+    assert "added-during-a" in states and len(states) == 6
