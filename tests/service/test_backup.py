@@ -68,6 +68,9 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
                 make_model(client, headers, f"acme.load{i}")
                 written.append(f"acme.load{i}")
                 i += 1
+                # Three writes a model, under the default 10 a second: as fast, the burst of 120 ran out on
+                # a fast machine before the backup ended, and the load stopped at a 429.
+                stop.wait(0.4)
 
     with served(live_dir) as (base, _proc, _log):
         root = base.removesuffix("/v1")
@@ -79,14 +82,15 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
             train_ready(c, headers, "acme.one", reoptimize_params=True)  # v2; the tag stays on v1
             loader = threading.Thread(target=write_load, args=(root,), daemon=True)
             loader.start()
-            while len(written) < 3:
+            while len(written) < 3 and loader.is_alive():
                 stop.wait(0.05)
             before = list(written)
             done = cli(live_dir, "backup", str(backup_dir))
             assert done.returncode == 0, done.stderr
             after = list(written)
-            while len(written) < len(after) + 2:  # writes go on after the backup
+            while len(written) < len(after) + 2 and loader.is_alive():  # writes go on after the backup
                 stop.wait(0.05)
+            assert loader.is_alive(), "the write load stopped (its error is reported with the test)"
             stop.set()
             loader.join(60)
             live = {m["handle"]: content(c, m["handle"]) for m in every(c, "/v1/models", namespace="acme")}
