@@ -9,7 +9,7 @@ request (and a suggestion request when the queue runs out), never a read of the 
 next point is computed only when asked for (`update_curve`), by `core.engine.label_curve`, from embeddings
 the workbench's sample cache keeps for the process.
 
-A key press is bound to the text it was pressed on (docs/workbench.md, "Label"): a `Press` carries what was
+A key press is bound to the text it was pressed on (docs/workbench-labelling.md): a `Press` carries what was
 shown when the key went down, and `accept` drops a press whose text is not the one shown now (it is never
 applied to another text) and a press delivered again (a component's value re-sent on a rerun). Moving a
 control (mode, overlap) re-tunes the queue after the text shown and keeps the session's labels and counters.
