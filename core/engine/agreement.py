@@ -1,4 +1,4 @@
-"""How far a trait's annotators agree with each other (docs/engine.md, "Agreement").
+"""How far a trait's annotators agree with each other (docs/engine-labels.md, "Agreement").
 
 Only independent votes count: each named annotator's latest vote that is not adjudicated (a reviewer who
 settles a text has seen the others' votes), counted with `count_votes`. Unattributed votes (no rater to

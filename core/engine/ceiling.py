@@ -1,6 +1,6 @@
 """The human ceiling: how well one annotator predicts the others, and the model measured the same way.
 
-For an evaluation set whose texts several annotators voted on (docs/engine.md, "Human ceiling"):
+For an evaluation set whose texts several annotators voted on (docs/engine-labels.md, "Human ceiling"):
 - a pair (a, i) is annotator a's counted vote on text i where i has at least one other counted vote; its
   target t(a, i) is the mean of the OTHER annotators' counted votes on i (leave one annotator out);
 - the human ceiling is the Pearson correlation of (vote(a, i), t(a, i)) over all pairs, the model's

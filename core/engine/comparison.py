@@ -3,7 +3,7 @@
 Paired tests, since both versions scored the very same items: ROC-AUC by DeLong's test for correlated AUCs
 (`paired_auc_difference`); accuracy, F1 and calibration error by a paired bootstrap (each resample draws the
 same items for A and B, so the item-to-item difficulty cancels out of B − A; `scipy.stats.bootstrap` draws
-them, through `core.engine.evaluation.paired_bootstrap`). Definitions: docs/engine.md.
+them, through `core.engine.evaluation.paired_bootstrap`). Definitions: docs/engine-evaluation.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A labelling team's progress, per person and trait (docs/api.md, "Team progress"; docs/engine.md).
+"""A labelling team's progress, per person and trait (docs/api.md, "Team progress"; docs/engine-labels.md).
 
 Pure: the service hands in the model's labels with their times, the unsure marks and the day, and gets the
 numbers back. The rules, each in one place:

@@ -1,4 +1,4 @@
-"""Decision thresholds chosen on an evaluation set for a target precision or recall (docs/engine.md).
+"""Decision thresholds chosen on an evaluation set for a target precision or recall (docs/engine-evaluation.md).
 
 The scores stay calibrated probabilities; a threshold only turns a score into a yes/no decision for one trait.
 """

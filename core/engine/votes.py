@@ -1,4 +1,4 @@
-"""Votes: several people's labels of one text, and THE rule that counts them (docs/engine.md, "Votes").
+"""Votes: several people's labels of one text, and THE rule that counts them (docs/engine-labels.md, "Votes").
 
 A vote is one stored label row (a sample, a feedback label or an evaluation-set item) with its annotator.
 Training, evaluation, agreement and the flags all count votes with `count_votes`:
@@ -13,10 +13,10 @@ Training, evaluation, agreement and the flags all count votes with `count_votes`
   `CONTESTED_GAP` apart, and no vote settles it: graded votes nearer each other than a rating scale's step,
   on either side of the middle (0.49 and 0.51), are noise on that scale, not a contradiction to settle.
 
-"Latest" and "first" are the order the rows are given in: oldest first, which is by stored id for rows of one
-table, and samples before the feedback buffer that a retraining takes in (the buffer becomes samples after
-them). The design's interface said "highest id"; the order given is that for rows loaded by id, and it stays
-right when two tables' ids (samples, feedback labels) interleave.
+"Latest" and "first" are the order the rows are given in: the order the labels were given. The service gives
+them in label-id order, one id sequence shared by the samples and the feedback buffer, a buffered label
+keeping its id when a training folds it in (service/store/votes.py `in_order`), so a settle given after
+buffered votes stays the latest whichever table each waits in.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Per-trait decision thresholds: a version's PR curve on the evaluation set, and the thresholds chosen on it.
 
 A threshold belongs to the version (a tag pointing at the version carries it); score responses add the
-decision next to the calibrated score. Definitions: docs/engine.md; the API: docs/api.md."""
+decision next to the calibrated score. Definitions: docs/engine-evaluation.md; the API: docs/api.md."""
 
 from __future__ import annotations
 

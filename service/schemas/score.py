@@ -59,7 +59,7 @@ class WordContribution(BaseModel):
     )
     strength: float = Field(
         description="`axis` in units of the trait's filler noise (what removing a word like 'the' does); "
-        "the workbench colours a word from 3 (docs/engine.md, Explanations)"
+        "the workbench colours a word from 3 (docs/engine-evaluation.md, Explanations)"
     )
 
 

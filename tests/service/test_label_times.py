@@ -1,5 +1,5 @@
 """A vote's `created_at` is when it was given: through the feedback buffer, the retraining that folds it in,
-the votes export and the Team page's pace (docs/engine.md, "Votes")."""
+the votes export and the Team page's pace (docs/engine-labels.md, "Votes")."""
 
 from __future__ import annotations
 
