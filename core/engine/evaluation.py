@@ -1,4 +1,4 @@
-"""A version's metrics on a labelled evaluation set, with confidence intervals. Definitions: docs/engine-evaluation.md.
+"""A version's metrics on a labelled evaluation set, with confidence intervals (docs/engine-evaluation.md).
 
 ROC-AUC's interval is DeLong's (its variance from the midrank structural components); accuracy, F1 and the
 calibration error (ECE) get percentile bootstrap intervals from `scipy.stats.bootstrap` (`paired_bootstrap`;

@@ -1,4 +1,4 @@
-"""Per-trait quality metrics, all from out-of-fold (held-out) scores. Definitions: docs/engine-evaluation.md."""
+"""Per-trait quality metrics, all from out-of-fold (held-out) scores (docs/engine-evaluation.md)."""
 
 from __future__ import annotations
 

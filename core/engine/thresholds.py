@@ -1,6 +1,7 @@
-"""Decision thresholds chosen on an evaluation set for a target precision or recall (docs/engine-evaluation.md).
+"""Decision thresholds chosen on an evaluation set for a target precision or recall.
 
-The scores stay calibrated probabilities; a threshold only turns a score into a yes/no decision for one trait.
+Definitions: docs/engine-evaluation.md. The scores stay calibrated probabilities; a threshold only turns a
+score into a yes/no decision for one trait.
 """
 
 from __future__ import annotations
