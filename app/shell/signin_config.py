@@ -2,7 +2,7 @@
 Streamlit's `st.login` reads. No Streamlit here: the launcher writes the secrets before Streamlit starts.
 
 A team's workbench (`SCORING_TEAM=1`) signs people in through the provider when `SCORING_OIDC_ISSUER`,
-`SCORING_OIDC_CLIENT_ID` and `SCORING_OIDC_CLIENT_SECRET` are set (docs/deployment.md, "A workbench for a
+`SCORING_OIDC_CLIENT_ID` and `SCORING_OIDC_CLIENT_SECRET` are set (docs/deployment-team.md, "A workbench for a
 team"); each page's client then sends the person's ID token, and no key is pasted. The secrets are written
 into the data directory, readable by its owner only, never into the project.
 """

@@ -1,7 +1,7 @@
 """Team mode's setting, read from the environment (no Streamlit here: the start-up banner reads it too).
 
 `SCORING_TEAM=1` with `SCORING_API_URL`: one workbench server for a team against one service, and no key
-shared by everyone: each browser signs in with its own key (app/shell/backend.py, docs/deployment.md).
+shared by everyone: each browser signs in with its own key (app/shell/backend.py, docs/deployment-team.md).
 """
 
 from __future__ import annotations
@@ -22,6 +22,6 @@ def team_url(environ: Mapping[str, str] | None = None) -> str:
     if not url:
         raise ValueError(
             "SCORING_TEAM=1 needs SCORING_API_URL: the address of the scoring service the team shares "
-            "(docs/deployment.md, “A workbench for a team”)."
+            "(docs/deployment-team.md)."
         )
     return url

@@ -1,4 +1,4 @@
-"""Sign-ins and refused sign-in attempts in the audit log (docs/deployment.md, "Security model").
+"""Sign-ins and refused sign-in attempts in the audit log (docs/deployment-team.md, "Security model").
 
 A sign-in is the first accepted request of an ID token issued (`iat`) after the one the person last signed
 in with (`people.signed_in_at`), not every request: one event in each namespace the person belongs to, whose

@@ -80,7 +80,7 @@ class NoAnnotatorName(ValueError):
 def identity_of(issuer: str, claims: Mapping[str, object], emails_verified: bool = False) -> Identity:
     """The person a verified token's claims describe. An email counts only when verified: `email_verified`
     true, or absent from a provider the operator marks as verifying every email it sends
-    (`SCORING_OIDC_EMAILS_VERIFIED`; docs/deployment.md, "Security model")."""
+    (`SCORING_OIDC_EMAILS_VERIFIED`; docs/deployment-team.md, "Security model")."""
     subject = str(claims.get("sub") or "")
     email = claims.get("email")
     flag = claims.get("email_verified")
