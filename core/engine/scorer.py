@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from core.engine.errors import EmbedderUnavailableError, EngineError
 from core.engine.explain import MAX_WORDS, WordEffect
 from core.engine.explain import explain as explain_text
 from core.engine.snapshot import CHUNK_WORDS, load_snapshot
+from core.engine.snapshot_file import snapshot_source
 from core.engine.trait_model import raw_scores
 from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts
@@ -59,8 +61,11 @@ class Scorer:
         self._k = [float(t["k"]) for t in entries]
 
     @classmethod
-    def from_snapshot(cls, snapshot: JsonObject | str, embedder: Embedder | None = None) -> Scorer:
-        snap = load_snapshot(snapshot)
+    def from_snapshot(
+        cls, snapshot: JsonObject | str | os.PathLike[str], embedder: Embedder | None = None
+    ) -> Scorer:
+        """`snapshot`: a dict, its JSON text, or the path of a file `Client.export_snapshot(path=…)` wrote."""
+        snap = load_snapshot(snapshot_source(snapshot))
         wanted, dim = snap["embedder"]["id"], snap["embedder"]["dim"]
         if embedder is None:
             from core.embedders import get_embedder
