@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,11 +148,16 @@ def load_demo_models(
     so calling this on every start is cheap and never duplicates anything. With `train=False` every new
     model stays a draft, whatever the manifest says. `trained_body`: the embedder of the models this call
     trains (None: the service's default for new models); the drafts always get the default.
+
+    Every model is created and its training queued first, then the trainings are awaited with no deadline:
+    a queued run waits its turn behind whatever holds the service's worker (the user's own training on a
+    one-worker service), and a model that waits must not stop the next one from being created.
     """
     from core.client.errors import NotFoundError
 
     entries = read_manifest(data_dir)
     created: list[str] = []
+    queued: list[tuple[ManifestEntry, str, str | None]] = []  # (entry, handle, run id)
 
     def report(message: str, done: float) -> None:
         if progress is not None:
@@ -189,10 +195,15 @@ def load_demo_models(
                 f"(first: row {first.index}: {first.message})"
             )
         if trains:
+            queued.append((entry, handle, client.train(handle, effort="low").run_id))
             report(f"training {handle}", i + 0.5)
-            run = client.train(handle, effort="low")
-            client.wait(handle, run.run_id)
-            if entry.on_first_start == "train_and_tag" and entry.tag:
-                client.tag_version(handle, entry.tag)
+        else:
+            report(f"{handle} ready", i + 1)
+    for entry, handle, run_id in queued:
+        i = entries.index(entry)
+        report(f"training {handle}", i + 0.5)
+        client.wait(handle, run_id, timeout=math.inf)  # ends when the run does; an interrupt stops it
+        if entry.on_first_start == "train_and_tag" and entry.tag:
+            client.tag_version(handle, entry.tag)
         report(f"{handle} ready", i + 1)
     return created

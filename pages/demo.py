@@ -25,7 +25,7 @@ from app.scoring.demo import (
 from app.shell import reads
 from app.ui.inert import code, md
 from app.ui.live_text import live_text_area
-from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error
+from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error, watch_if_busy
 from core.charts import score_bars
 from core.client import Client, ScoreResult, Version
 
@@ -69,7 +69,17 @@ if not model:
 st.header(model.description or handle)
 if not model.version_no:
     st.caption(code(handle))
-    st.warning("This model has no trained version yet: train it on the **Training** page first.")
+    op = model.last_operation
+    if model.state == "busy" and op is not None and op.kind in ("train", "retrain"):
+        # Its first training is queued or under way (a demo model's on a first start): the page opens the
+        # demo when it ends, rather than send the visitor to train a model that is training.
+        st.info(
+            "This model is training its first version: the demo opens here when it is ready.",
+            icon=":material/hourglass_top:",
+        )
+        watch_if_busy(model)
+    else:
+        st.warning("This model has no trained version yet: train it on the **Training** page first.")
     st.stop()
 
 # Another model's text is no example of this one: opening another model empties the box.

@@ -362,7 +362,8 @@ def _load_demo_models(service: LocalService, state: DemoLoad) -> None:
             first = DEFAULT_EMBEDDER if workbench_settings().embedder == AUTO_BODY else None
             load_demo_models(client, service.namespace, train=True, progress=progress, trained_body=first)
     except Exception as exc:  # noqa: BLE001 - shown in the sidebar; the workbench works without demos
-        state.error = f"{type(exc).__name__}: {exc}"
+        # Plain words (a class name means nothing on a page): the client's errors are sentences already.
+        state.error = str(exc).strip() or f"an unexpected {type(exc).__name__}"
     finally:
         state.done = True
         state.first_created.set()

@@ -16,7 +16,13 @@ from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
 from app.ui.inert import code, md
 from core.client import Client, LastOperation, Model
-from core.client.errors import ApiError, AuthenticationError, NotFoundError, TransportError
+from core.client.errors import (
+    ApiError,
+    AuthenticationError,
+    NotFoundError,
+    ScoringClientError,
+    TransportError,
+)
 from core.contract import RUNS_IN_FLIGHT, can
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
@@ -102,9 +108,17 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
         return f"**Please correct the input:** {problems}."
     if isinstance(exc, ValueError):  # our own checks raise ValueError with a sentence for the user
         return f"**{exc}**"
+    text = str(exc).strip()
+    if isinstance(exc, ScoringClientError | TimeoutError | OSError) and text:
+        # The client's own errors (a failed or cancelled run, a wait given up) and the system's are sentences
+        # for the user already: their class names mean nothing on a page.
+        return f"**{md(_sentence(text))}**"
     code = getattr(exc, "code", None)
     prefix = f"`{code}` " if isinstance(code, str) else ""
-    return f"**{type(exc).__name__}**: {prefix}{exc}"
+    # A bug of ours: plain words first, the class named only when the exception says nothing else.
+    if not text:
+        return f"**Something went wrong** ({type(exc).__name__})."
+    return f"**Something went wrong:** {prefix}{md(text)}"
 
 
 def _sentence(text: str) -> str:

@@ -24,7 +24,7 @@ from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.ui.inert import JOINER, md
 from app.ui.widgets import error_text
 from core.client import Client, ConflictError
-from core.client.errors import ApiError
+from core.client.errors import ApiError, WaitTimeoutError
 from core.engine.explain import NOISE_FLOOR, WordEffect
 
 
@@ -58,6 +58,14 @@ def test_error_text_names_code_status_and_request_id() -> None:
     assert md("The model is busy.") in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
     assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
+
+
+def test_error_text_names_no_exception_class() -> None:
+    # The client's own errors are sentences: a page shows them, not "WaitTimeoutError: …".
+    gave_up = WaitTimeoutError("local.news", "run_1", 600, None)
+    assert "WaitTimeoutError" not in error_text(gave_up) and "still going after 600s" in error_text(gave_up)
+    assert error_text(RuntimeError("the index is gone")) == "**Something went wrong:** the index is gone"
+    assert error_text(RuntimeError()) == "**Something went wrong** (RuntimeError)."  # nothing else to say
 
 
 def test_a_service_message_quoting_input_is_shown_as_text() -> None:

@@ -97,6 +97,23 @@ def test_a_run_is_cancelled_from_its_progress_bar(local_service: LocalService) -
         assert not [b for b in at.button if b.label == "Cancel"]
 
 
+@pytest.mark.usefixtures("app_env")
+def test_the_demo_page_says_a_queued_first_training_is_on_its_way(local_service: LocalService) -> None:
+    # A demo model queued behind the user's own training on a first start: "no trained version yet: train it"
+    # sent the visitor to train a model that was training.
+    with local_service.client() as client:
+        _hold_the_worker(client)
+        handle = make_draft(client, "local.demo-queued")
+        client.train(handle, "low")
+        at = page("demo", handle)
+        at.run()
+        no_exception(at)
+        said = [str(e.value) for e in (*at.info, *at.warning)]
+        assert any("training its first version" in s for s in said), said
+        assert not any("no trained version yet" in s for s in said), said
+        assert at.get("progress"), "no progress of the queued training"
+
+
 def test_the_client_tolerates_a_service_without_queue_positions() -> None:
     op = LastOperation.model_validate({"kind": "train", "status": "queued", "run_id": "run_1"})
     assert op.place_in_queue is None
