@@ -1,6 +1,7 @@
-"""Every `python` block of docs/client.md runs as written, in order, as the cells of one notebook, against a
-local service (its default data directory and embedder set by the environment, as a user's would be), the
-quickstart block twice as its text promises; a block marked `<!-- not run: why -->` says why it is not."""
+"""Every `python` block of the client's pages (docs/client.md, then client-methods.md and client-errors.md)
+runs as written, in order, as the cells of one notebook, against a local service (its default data directory
+and embedder set by the environment, as a user's would be), the quickstart block twice as its text promises;
+a block marked `<!-- not run: why -->` says why it is not."""
 
 from __future__ import annotations
 
@@ -17,15 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"(?:<!-- not run: (?P<why>[^>]*?) -->\n)?```python\n(?P<code>.*?)```", re.S)
 
 
+#: The client's pages in reading order: the guide, then the reference its blocks build on.
+PAGES = ("client.md", "client-methods.md", "client-errors.md")
+
+
 def doc_blocks() -> tuple[list[str], list[str]]:
     """The blocks to run, in order, and the reasons of those left out."""
-    found = list(BLOCK.finditer((ROOT / "docs" / "client.md").read_text()))
+    found = [m for page in PAGES for m in BLOCK.finditer((ROOT / "docs" / page).read_text())]
     return [m["code"] for m in found if m["why"] is None], [m["why"] for m in found if m["why"] is not None]
 
 
 def test_the_client_guide_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert sorted(p.name for p in (ROOT / "docs").glob("client*.md")) == sorted(PAGES)  # none left unrun
     run, left_out = doc_blocks()
     assert len(run) >= 5 and all(why.strip() for why in left_out)
     labels = [1.0] * len(POSITIVE) + [0.0] * len(NEGATIVE)
@@ -40,7 +46,7 @@ def test_the_client_guide_runs_as_written(
     cells: dict[str, object] = {}
     try:
         for number, code in enumerate([run[0], *run]):  # the quickstart's cells, then every block in order
-            exec(compile(code, f"docs/client.md python block {number}", "exec"), cells)  # noqa: S102 - the doc
+            exec(compile(code, f"docs/client*.md python block {number}", "exec"), cells)  # noqa: S102 - the doc
         client, handle, report = cells["client"], cells["handle"], cells["report"]
         assert (report.stored, len(report.duplicates)) == (0, 12)  # type: ignore[attr-defined]
         assert client.get_model(handle).state == "ready"  # type: ignore[attr-defined]
