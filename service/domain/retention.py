@@ -3,7 +3,8 @@
 The rows go in the caller's transaction; `erase` runs after it committed: it forgets the texts' embeddings
 from the cache file and truncates the SQLite WALs, which still hold the old page images. With
 `secure_delete` on every SQLite connection (service/store/db.py, core/embedders/cache.py), no byte of a purged
-text or of its sha256 is left in the data directory. PostgreSQL's guarantee is narrower: docs/service.md.
+text or of its sha256 is left in the data directory. PostgreSQL's guarantee is narrower
+(docs/service-writes.md).
 """
 
 from __future__ import annotations

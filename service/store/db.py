@@ -179,7 +179,8 @@ def rows_changed(session: Session, statement: Update | Delete) -> int:
 
 def truncate_wal(engine: Engine) -> bool:
     """SQLite: checkpoint and truncate the WAL (old page images of deleted rows live on in it until then).
-    Nothing to do elsewhere (PostgreSQL: docs/service.md, zero-data-retention). False if readers kept it."""
+    Nothing to do elsewhere (PostgreSQL: docs/service-writes.md, zero-data-retention). False if readers
+    kept it."""
     if engine.dialect.name != "sqlite":
         return True
     raw = engine.raw_connection()

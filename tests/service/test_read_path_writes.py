@@ -1,4 +1,4 @@
-"""Requests that only read or score write nothing to the database (docs/service.md, "What a request
+"""Requests that only read or score write nothing to the database (docs/service-writes.md, "What a request
 writes"): scoring, Perspective's analyze, the reads sent as POST and every GET route, under the default
 rate limits. The SQL the service sends is watched on its engine.
 """

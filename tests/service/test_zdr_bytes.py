@@ -3,8 +3,9 @@
 -wal and -shm, the queue, the embedding cache, and (with a real `python -m service serve`) the log.
 
 Every scan has a positive control beside it (the same scanner finds the text, or its hash, where it must be),
-so a scanner that cannot see would fail. On PostgreSQL the documented guarantee (docs/service.md) is checked:
-no row holds the text, and after `VACUUM (FULL)` + `CHECKPOINT` the database's data files do not either.
+so a scanner that cannot see would fail. On PostgreSQL the documented guarantee (docs/service-writes.md) is
+checked: no row holds the text, and after `VACUUM (FULL)` + `CHECKPOINT` the database's data files do not
+either.
 """
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ def rows_holding(url: str, marker: str) -> dict[str, int]:
 
 @pytest.mark.postgres
 def test_postgres_guarantee(tmp_path: Path, pg_cluster: Any) -> None:
-    """docs/service.md: the rows are gone at once; the bytes leave the data files at `VACUUM (FULL)`."""
+    """docs/service-writes.md: the rows are gone at once; the bytes leave the data files at VACUUM (FULL)."""
     with pg_cluster.fresh_database() as url, running(tmp_path, database_url=url) as svc:
         c, h = svc.client, svc.author
         base = pg_base_dir(pg_cluster, url)
