@@ -1,6 +1,6 @@
 """What the int8 builds share (`quantized.py` for MiniLM, `e5_quantized.py` for e5-small): the quantization of
 the weight MatMuls, the quality gate and the manifest written beside the graph, and the check of a built graph
-against its manifest before it serves anything (docs/embedders.md)."""
+against its manifest before it serves anything (docs/embedders-builds.md)."""
 
 from __future__ import annotations
 

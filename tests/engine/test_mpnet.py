@@ -1,7 +1,7 @@
 """all-mpnet-base-v2's graph and int8 build, on a tiny MPNet with random weights (the install fetches the
 real one's 404 MB of weights, but building its graph costs minutes of CPU and gigabytes of memory:
-docs/embedders.md has what it was measured at). The same graph code and the same int8 pipeline run; what the
-real weights add is only their size."""
+docs/embedders-mpnet.md has what it was measured at). The same graph code and the same int8 pipeline run;
+what the real weights add is only their size."""
 
 from __future__ import annotations
 

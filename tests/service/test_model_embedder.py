@@ -193,7 +193,7 @@ def test_an_auto_model_on_short_texts_keeps_e5_without_embedding_with_mpnet(svc:
     nothing; suggestions and previews then read texts with the body the version serves on."""
     from core.embedders.mpnet_source import installed
 
-    assert installed()  # the install fetched the second body (Makefile, docs/embedders.md)
+    assert installed()  # the install fetched the second body (Makefile, docs/embedders-mpnet.md)
     c, h = svc.client, svc.author
     assert make_model(c, h, "acme.emb-auto", embedder="auto")["embedder"] == "auto"
     train_ready(c, h, "acme.emb-auto")
