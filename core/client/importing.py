@@ -109,6 +109,8 @@ def import_samples(
         processed = len(batch)
         try:
             ids = send(batch)
+        except KeyboardInterrupt:  # Ctrl-C while the batch was on its way: the service may have stored it
+            raise Interrupted([payload for _, payload in batch]) from None
         except errors.ConflictError as exc:
             if exc.code != "model_not_draft" or start or twins is None:
                 raise
@@ -162,6 +164,14 @@ def import_samples(
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while a batch was being sent: `in_flight` holds its rows, which the service may have stored."""
+
+    def __init__(self, in_flight: list[JsonObject]) -> None:
+        super().__init__()
+        self.in_flight = in_flight
+
+
 class UnknownLabel(ValueError):
     """A `quality` cell that `labels=` does not name."""
 
@@ -184,6 +194,49 @@ def label_map(labels: Mapping[object, object]) -> dict[object, float]:
             )
         out[label] = float(quality)
     return out
+
+
+def check_quality_cells(rows: Sequence[object], labels: Mapping[object, float] | None) -> None:
+    """A `ValueError` before anything is sent when the quality column cannot be what was meant: `labels=`
+    leaves some of its labels out (a mapping written for another file's spelling, `{"SUB": 1}` for "SUBJ",
+    would refuse every such row one by one), or it holds labels, no number, and `labels=` is not given."""
+    cells = [row["quality"] for row in rows if isinstance(row, Mapping) and row.get("quality") is not None]
+    if labels is not None:
+        unknown: dict[object, int] = {}
+        for cell in cells:
+            if not _named(cell, labels):
+                unknown[cell] = unknown.get(cell, 0) + 1
+        if unknown:
+            found = ", ".join(f"{label!r} ({n} row{'s' if n != 1 else ''})" for label, n in unknown.items())
+            raise ValueError(
+                f"labels= does not name every label of the quality column: {found} "
+                f"(labels given: {', '.join(map(repr, labels))}); nothing was sent: map every label, or "
+                "leave those rows out first"
+            )
+        return
+    words = sorted({str(c) for c in cells if not _number(c)})
+    if cells and len(words) == len({str(c) for c in cells}):  # labels only, not a number among them
+        example = ", ".join(f"{w!r}: {1 - i}" for i, w in enumerate(words[:2]))
+        raise ValueError(
+            f"the quality column holds labels ({', '.join(map(repr, words[:5]))}), not numbers in [0, 1]: "
+            f"map them to qualities with labels= (e.g. labels={{{example}}})"
+        )
+
+
+def _named(cell: object, labels: Mapping[object, float]) -> bool:
+    return cell in labels or (isinstance(cell, str) and cell.strip() in labels)
+
+
+def _number(cell: object) -> bool:
+    if isinstance(cell, bool):
+        return False
+    if isinstance(cell, int | float):
+        return True
+    try:
+        float(str(cell))
+    except ValueError:
+        return False
+    return True
 
 
 def import_pool(

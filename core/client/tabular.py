@@ -55,8 +55,8 @@ def rows(
     """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=` become those fields, the
     columns that are no field of a row (`fields`) are left out, and missing values (NaN, None) stay unset.
     `keep` names a DataFrame's extra columns to keep as each row's `metadata` (their blank cells left out)."""
-    if _is_frame(values):
-        frame: pd.DataFrame = values  # type: ignore[assignment]  # checked by _is_frame
+    if is_frame(values):
+        frame: pd.DataFrame = values  # type: ignore[assignment]  # checked by is_frame
         if keep:
             found = metadata(frame, keep)
             out = rows(frame, fields, text=text, quality=quality, trait=trait)
@@ -93,7 +93,7 @@ def rows(
     return list(values)
 
 
-def _is_frame(values: object) -> bool:
+def is_frame(values: object) -> bool:
     return type(values).__name__ == "DataFrame" and hasattr(values, "columns") and hasattr(values, "to_dict")
 
 

@@ -50,17 +50,36 @@ def test_wait_on_a_run_the_model_never_had_is_not_found(client: Client, service:
 def test_labels_map_to_qualities_and_one_trait_needs_no_column(client: Client, service: Service) -> None:
     handle = make_draft(client, service.handle("labels"), samples=False)
     frame = _frame()  # no trait column: the model has one trait
-    frame.loc[len(frame)] = ["A text labelled neither way.", "MAYBE"]
     report = client.import_samples(
         handle, frame, text="Sentence", quality="Label", labels={"FORMAL": 1, "CASUAL": 0}
     )
-    assert report.stored == 12 and [e.index for e in report.errors] == [12]
-    assert "'MAYBE' is none of the labels" in report.errors[0].message
+    assert report.stored == 12 and not report.errors
     stored = {s.text: s.quality for s in client.list_samples(handle)}
     assert stored[POSITIVE[0]] == 1.0 and stored[NEGATIVE[0]] == 0.0
     assert {s.trait for s in client.list_samples(handle)} == {"formality"}
+    # A table's rows are a file's: stored as imported (nobody's votes), not as the importer's own.
+    assert {(s.provenance, s.annotator) for s in client.list_samples(handle)} == {("imported", None)}
     with pytest.raises(ValueError, match="quality is a number in"):
         client.import_samples(handle, frame, text="Sentence", quality="Label", labels={"FORMAL": 5})
+
+
+def test_labels_that_do_not_fit_the_column_raise_before_anything_is_sent(
+    client: Client, service: Service
+) -> None:
+    # A mapping spelled for another file ({"SUB": 1} for "SUBJ") stored the rows it named and refused the
+    # rest one by one, without raising; a label column without labels= came back as a report of refusals.
+    handle = make_draft(client, service.handle("badlabels"), samples=False)
+    frame = _frame()
+    frame.loc[len(frame)] = ["A text labelled neither way.", "MAYBE"]
+    with pytest.raises(ValueError, match=r"does not name every label .*: 'MAYBE' \(1 row\)"):
+        client.import_samples(
+            handle, frame, text="Sentence", quality="Label", labels={"FORMAL": 1, "CASUAL": 0}
+        )
+    with pytest.raises(ValueError, match=r"holds labels \('CASUAL', 'FORMAL'\), not numbers.*labels="):
+        client.import_samples(handle, _frame(), text="Sentence", quality="Label")
+    with pytest.raises(ValueError, match=r"holds labels"):
+        client.add_evaluation_items(handle, _frame(), text="Sentence", quality="Label")
+    assert not list(client.list_samples(handle)) and client.evaluation_set(handle).total == 0
 
 
 def test_a_named_quality_column_beside_one_called_quality_is_an_error(

@@ -42,7 +42,7 @@ def test_evaluation_items_take_rows_as_an_import_does(client: Client, service: S
     )
     assert (added.added, added.total) == (4, 4)
     assert client.evaluation_set(handle).traits["formality"].positive == 2
-    with pytest.raises(ValueError, match=r"evaluation item 1: quality 'X' is none of the labels"):
+    with pytest.raises(ValueError, match=r"does not name every label of the quality column: 'X' \(1 row\)"):
         client.add_evaluation_items(
             handle,
             held.assign(Label=["F", "X", "C", "C"]),

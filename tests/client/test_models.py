@@ -79,8 +79,10 @@ def test_score_result_helpers() -> None:
     assert r.as_dict() == {"formality": 0.7, "warmth": 0.1}
     assert r.labels()["formality"] == ("casual", "formal")
     assert r["Formality"] == 0.7 and r["warmth"] == 0.1
-    with pytest.raises(KeyError):
-        r["nope"]
+    with pytest.raises(
+        KeyError, match="no trait 'subjectvity' in this result; its traits .*'formality', 'warmth'"
+    ):
+        r["subjectvity"]  # a typo names the keys there are
 
 
 def test_compare_result_sides_and_deltas() -> None:

@@ -9,6 +9,7 @@ import pydoc
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -231,6 +232,34 @@ def _interrupt_after(calls: int) -> Callable[[int, int], None]:
             raise KeyboardInterrupt
 
     return progress
+
+
+class _StopAfterStoring(httpx.BaseTransport):
+    """The service's transport, with Ctrl-C arriving while the `nth` sample batch's answer is on its way back:
+    the service stored the batch, the client never read that it did."""
+
+    def __init__(self, inner: httpx.BaseTransport, nth: int) -> None:
+        self.inner, self.nth, self.posts = inner, nth, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method == "POST" and request.url.path.endswith("/samples"):
+            self.posts += 1
+            if self.posts == self.nth:
+                raise KeyboardInterrupt
+        return response
+
+
+def test_an_interrupt_mid_request_counts_the_batch_the_service_stored(service: Service) -> None:
+    # The import said 80 rows were stored where 85 were: the batch in flight had reached the service.
+    with service.client(transport=_StopAfterStoring(service.app_transport, 2)) as client:
+        handle = make_draft(client, service.handle("midflight"), samples=False)
+        rows = [{"trait": "formality", "text": f"in flight {i}", "quality": float(i % 2)} for i in range(25)]
+        with pytest.raises(
+            KeyboardInterrupt, match="10 of 25 rows were checked and sent .*, and 10 of the 10 rows"
+        ):
+            client.import_samples(handle, rows, batch_size=10)
+        assert len(list(client.list_samples(handle))) == 20
 
 
 def test_an_interrupt_says_what_was_stored(client: Client, service: Service) -> None:

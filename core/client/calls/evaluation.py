@@ -63,11 +63,12 @@ class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait mode
         set has no per-row report: fix the rows and call again). Returns how many were `added` and the set's
         `total`; items already in the set are not added again (so an interrupted call can simply run again).
         `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
-        from core.client.importing import label_map, label_quality
+        from core.client.importing import check_quality_cells, label_map, label_quality
 
         found = tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)
         rows = [dict(i) for i in self._with_only_trait(handle, found)]
         checked = label_map(labels) if labels is not None else None
+        check_quality_cells(rows, checked)
         for index, row in enumerate(rows):
             missing = [f for f in _ITEM_FIELDS if f not in row]
             if missing:

@@ -81,20 +81,26 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         `samples` are dicts or a DataFrame: `text=`/`quality=`/`trait=` name its columns when they are named
         otherwise, columns that are no field of a sample are left out, empty cells stay unset.
         `provenance="imported"` marks every row as a file's, not the sender's votes (a row's own
-        `provenance` wins); posting such rows needs the owner role. `progress`: `True`/`"tqdm"` or
+        `provenance` wins), the default for a DataFrame's rows (`provenance="authored"`: the sender's own);
+        posting such rows needs the owner role. `progress`: `True`/`"tqdm"` or
         `progress(done, total)` (core.client.progress). Interrupted, it says how many rows were sent: what
         was sent is stored, and importing again stores the rest (a stored sample keeps its id).
         `labels` maps the quality column's labels to qualities (`{"SUBJ": 1, "OBJ": 0}`); rows without a
         trait take the model's only trait. Rows all stored already on a trained model are reported as
         duplicates, not refused (docs/client.md, "Import samples"). `keep` names a DataFrame's extra columns
         kept beside each text as its `metadata`."""
-        from core.client.importing import import_samples, label_map
+        from core.client.importing import check_quality_cells, import_samples, label_map
 
         checked = label_map(labels) if labels is not None else None
+        if provenance is None and tabular.is_frame(samples):
+            # A table's rows are a file's (pd.read_csv, read_file), not the sender's own votes: stored as
+            # `imported`, as the workbench's file import stores them (docs/api/access.md, "Imported rows").
+            provenance = "imported"
         rows = tabular.rows(
             samples, SampleInput.model_fields, text=text, quality=quality, trait=trait, keep=keep
         )
         rows = self._with_only_trait(handle, rows)
+        check_quality_cells(rows, checked)
         reporter = progress_mod.resolve(progress, f"importing into {handle}", unit="rows")
         done = [0]
 
@@ -116,13 +122,27 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
             )
             succeeded = True
             return report
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             raise KeyboardInterrupt(
                 f"import into {handle} stopped: {done[0]} of {len(rows)} rows were checked and sent "
-                "(those are stored); importing the same rows again stores the rest and nothing twice"
+                f"(those are stored){self._in_flight_stored(handle, stop)}; importing the same rows again "
+                "stores the rest and nothing twice"
             ) from None
         finally:
             reporter.close(succeeded)
+
+    def _in_flight_stored(self, handle: str, stop: KeyboardInterrupt) -> str:
+        """How many rows of the batch on its way when Ctrl-C came the service stored all the same (it had
+        the request): counted among the stored samples, so the message says the true count."""
+        from core.client.importing import Interrupted
+
+        if not isinstance(stop, Interrupted) or not stop.in_flight:
+            return ""
+        try:
+            stored = sum(1 for twin in self._stored_twins(handle, stop.in_flight) if twin is not None)
+        except (Exception, KeyboardInterrupt):  # noqa: BLE001 - asked once; the message says what is known
+            return f", and the {len(stop.in_flight)} rows on their way when it stopped may be stored too"
+        return f", and {stored} of the {len(stop.in_flight)} rows on their way when it stopped are stored too"
 
     def _stored_twins(self, handle: str, payloads: list[JsonObject]) -> list[int | None]:
         """The stored sample each payload repeats (same trait, text, quality, annotator and adjudication:

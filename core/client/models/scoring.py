@@ -44,7 +44,9 @@ class ScoreResult(_Response):
         for s in self.scores:
             if s.trait == trait or s.name == trait:
                 return s.score
-        raise KeyError(trait)
+        # Named in the message: a bare KeyError('subjectvity') leaves the reader to guess the keys there are.
+        known = ", ".join(repr(s.trait) for s in self.scores) or "none"
+        raise KeyError(f"no trait {trait!r} in this result; its traits (key or name): {known}")
 
 
 class CompareSide(_Response):
