@@ -270,22 +270,26 @@ DEFAULT_WRITE_BURST = 120
 DEFAULT_IMPORT_RATE_PER_S = 100.0
 DEFAULT_IMPORT_BURST = 200
 SMALL_IMPORT_ROWS = 50
-#: Scoring requests (`…/score`, `…/score/compare`) of one key or person in one namespace.
+#: Scoring requests (`…/score`, `…/score/compare`) of one key or person in one namespace: enforced only
+#: while another caller has scoring in flight, so a caller alone is never refused (a flood of cheap cached
+#: requests meets it as soon as someone else scores).
 DEFAULT_SCORE_RATE_PER_S = 50.0
 DEFAULT_SCORE_BURST = 500
-#: Scoring's work, in characters of the texts scored (`…/score`, `…/score/compare`), per key or person in all
-#: its namespaces: the request count alone let one key's few large requests (100 texts of 2,000 characters
-#: each, four at once) slow every other caller threefold. A budget of SCORE_CHARS_BURST at once, then
-#: SCORE_CHARS_PER_S a second: a fraction of one core's scoring with the MiniLM embedder (what a colleague
-#: meets beside a key at its limit: docs/benchmarks/speed.md, "Scoring fairness"). Its window
-#: (burst / rate, 50 s) stays under the client's longest wait for Retry-After (60 s), so `score_many` waits
-#: and goes on rather than failing.
-DEFAULT_SCORE_CHARS_PER_S = 2_000.0
+#: Scoring's work in characters per key or person (SCORING_SCORE_CHARS_PER_S, SCORING_SCORE_CHARS_BURST): an
+#: owner's budget for shared deployments that bill or cap callers, off (0) by default. Sharing the cores is
+#: the fair share's job (service/domain/fair_share.py: turns by texts and tokens, work-conserving), which
+#: never slows a caller alone; a fixed budget did (2,000 characters a second: 40 minutes for 10,000 reviews
+#: on an idle machine) and still let tiny texts through at far more than their characters cost.
+DEFAULT_SCORE_CHARS_PER_S = 0.0
 DEFAULT_SCORE_CHARS_BURST = 100_000
 #: The characters one score request may carry in all (SCORING_SCORE_REQUEST_CHARS): one request is one
 #: unit of work the service does without a break for another caller's, and its answer comes in seconds. The
 #: budget's burst, so a request within the cap always passes once the budget is full.
 DEFAULT_SCORE_REQUEST_CHARS = 100_000
+#: Scoring one caller may have in flight while another caller scores too, in the fair share's tokens (a text
+#: costs 16 plus its tokens after the window cut, 528 at most): four full requests of 100 long texts. Past
+#: it a further request is refused 429 (retryable); a caller alone is never refused.
+DEFAULT_SCORE_CALLER_COST = 200_000
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60

@@ -120,11 +120,16 @@ def serve(args: argparse.Namespace) -> int:
             # Here, not after run(): on SIGTERM uvicorn re-raises the signal as run() ends, which ends us at
             # once.
             app.state.stopping.set()  # scoring in flight ends at its next piece (service/process/api.py)
+            app.state.share.stop()  # pieces waiting for a turn answer 503 now (domain/fair_share.py)
+            app.state.shutdown.begin(settings.shutdown_grace_s)  # the rest before the grace ends
+            # The worker child's grace runs beside the requests', not after them: the process is gone
+            # within the grace (and its exit), not twice it.
+            stopping_child = asyncio.ensure_future(asyncio.to_thread(child.stop)) if child else None
             try:
                 await super().shutdown(sockets=sockets)
             finally:
-                if child is not None:
-                    await asyncio.to_thread(child.stop)
+                if stopping_child is not None:
+                    await stopping_child
 
     server = Server(config)
     # uvicorn re-raises a SIGTERM once its shutdown is over (runs handed back, the worker child stopped); with

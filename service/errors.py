@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -334,6 +335,15 @@ class RequestIdMiddleware:
             else:
                 response = busy_response(request_id)
             await response(scope, receive, send_with_id)
+        except ClientDisconnect:
+            # The client left before its request was read (a notebook interrupted, a timeout): no one to
+            # answer, nothing wrong with the service.
+            log.info(
+                "client left %s %s before it was answered (request %s)",
+                scope.get("method"),
+                scope.get("path"),
+                request_id,
+            )
         except Exception as exc:
             if not started and is_storage_full(exc):  # the queue's own SQLite file, or a file write
                 response = storage_full_response(request_id, scope.get("method"), scope.get("path"))

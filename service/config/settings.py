@@ -23,6 +23,7 @@ from core.contract import (
     DEFAULT_RETRAIN_BUFFER,
     DEFAULT_RETRAINS_PER_HOUR,
     DEFAULT_SCORE_BURST,
+    DEFAULT_SCORE_CALLER_COST,
     DEFAULT_SCORE_CHARS_BURST,
     DEFAULT_SCORE_CHARS_PER_S,
     DEFAULT_SCORE_RATE_PER_S,
@@ -106,14 +107,18 @@ class Settings(BaseSettings):
         DEFAULT_SCORE_RATE_PER_S,
         ge=0,
         description="Scoring requests a second per key or person and namespace, after a burst of "
-        "`score_burst`; past it 429 `rate_limited`. 0: not limited.",
+        "`score_burst`; past it 429 `rate_limited`. Enforced only while another caller has scoring in "
+        "flight: a caller alone is never refused. 0: not limited.",
     )
     score_burst: int = Field(DEFAULT_SCORE_BURST, ge=1, description="Scoring requests at once.")
     score_chars_per_s: float = Field(
         DEFAULT_SCORE_CHARS_PER_S,
         ge=0,
         description="Characters of text a key or person may have scored a second, in all its namespaces, "
-        "after a budget of `score_chars_burst`; past it 429 `rate_limited`. 0: not limited.",
+        "after a budget of `score_chars_burst`; past it 429 `rate_limited`. 0 (the default): not limited. "
+        "An owner's budget for shared deployments that cap what each caller scores: it applies even to a "
+        "caller alone, so it is off by default; the fair share (`score_fair_share`) already divides the "
+        "cores between callers by what their texts cost and gives a caller alone the whole machine.",
     )
     score_chars_burst: int = Field(
         DEFAULT_SCORE_CHARS_BURST, ge=1, description="Characters of text a key or person may score at once."
@@ -123,6 +128,20 @@ class Settings(BaseSettings):
         ge=0,
         description="Characters of text one score request may carry in all; past it 413 `payload_too_large`. "
         "0: not limited.",
+    )
+    score_fair_share: bool = Field(
+        True,
+        description="Score requests take turns by cost: each piece of a request (about two windows of "
+        "tokens) waits for its caller's turn, `scoring_threads` pieces at once, callers served in proportion "
+        "to their texts' cost (16 tokens a text plus its tokens after the window cut). Work-conserving: a "
+        "caller alone is never held back. Off: every piece goes to the embedder at once.",
+    )
+    score_caller_cost: int = Field(
+        DEFAULT_SCORE_CALLER_COST,
+        ge=0,
+        description="Scoring one caller may have in flight (in the fair share's tokens) while another "
+        "caller scores too; a further request is refused 429 `rate_limited` (retryable). A caller alone is "
+        "never refused, whatever it sends. 0: no bound.",
     )
     api_processes: int = Field(
         1,
@@ -181,8 +200,10 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, description="Claims of one run before it fails with `worker_lost`.")
     shutdown_grace_s: float = Field(
         30.0,
-        description="On SIGTERM the API gives requests in flight this long to finish (score requests stop at "
-        "their next piece), and a worker finishes its runs this long, then hands them back.",
+        description="On SIGTERM the API gives requests in flight this long to finish (score requests waiting "
+        "for a turn answer 503 `shutting_down` at once, those scoring at their next piece; any request "
+        "still running at the end is answered 503 `shutting_down`), and a worker finishes its runs this "
+        "long, then hands them back; the process exits within this and 10 s.",
     )
     run_worker: bool = Field(
         True, description="Start the in-process worker with the app (off for `serve --no-worker`, `worker`)."

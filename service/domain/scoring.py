@@ -3,10 +3,7 @@ rules a request meets before anything is scored, and its answer."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypedDict
@@ -16,8 +13,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.contract import can, nearer_pole_is_positive
 from core.json_types import JsonObject
+from service.domain import fair_share
 from service.domain.access import require_readable, require_role
 from service.domain.decisions import with_decisions
+from service.domain.fair_share import FairShare
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
@@ -273,92 +272,42 @@ class Scored:
     buffered: int | None
 
 
-#: A request's texts are scored in pieces of about this many characters (a text is never split). Between
-#: two pieces the request asks whether it is still wanted, so a client that left or a process told to stop
-#: costs at most one piece more; and each piece queues for the embedder on its own, so another caller's
-#: texts wait behind one piece of a large request, not all of it.
-PIECE_CHARS = 1_000
-#: The longest a request past its first piece waits, before each further piece, for the requests still in
-#: their first piece (another caller's small ones) to finish: they go first, so a large request slows a
-#: small one by about a piece; and a stream of small ones delays each piece of it by this at most. While
-#: other requests keep arriving, it also rests as long as its last piece took (this at most) before the
-#: next, so it takes at most about half of what its thread could: alone, it runs at full speed.
-YIELD_S = 0.25
-
 #: Asked between two pieces of a request's scoring: raises ApiError when the request is no longer wanted.
 StillWanted = Callable[[], None]
 
 
-class Turns:
-    """The score requests of this process that are in their first piece, for the longer ones to yield to."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._first = 0
-        self.started = 0  # first pieces begun, ever: a long request sees whether others came meanwhile
-
-    @contextmanager
-    def first_piece(self) -> Iterator[None]:
-        with self._cond:
-            self._first += 1
-            self.started += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._first -= 1
-                self._cond.notify_all()
-
-    def after_first_pieces(self, timeout: float) -> None:
-        """Wait until no request is in its first piece, `timeout` seconds at most."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._first == 0, timeout)
+def caller_of(who: Principal) -> str:
+    """Whose work a request is, for scoring's fair share and budgets: a person, else a key."""
+    return f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
 
 
-TURNS = Turns()
-
-
-def pieces(texts: list[str], chars: int = PIECE_CHARS) -> list[list[str]]:
-    """`texts` in order, in consecutive runs of about `chars` characters (at least one text each)."""
-    out: list[list[str]] = []
-    run: list[str] = []
-    size = 0
-    for text in texts:
-        if run and size + len(text) > chars:
-            out.append(run)
-            run, size = [], 0
-        run.append(text)
-        size += len(text)
-    if run:
-        out.append(run)
-    return out
-
-
-def score(ctx: Resources, r: ScoreRequest, still_wanted: StillWanted = lambda: None) -> Scored:
-    """Score the request's contents outside any transaction, piece by piece (`still_wanted` is asked
-    between pieces, and each piece after the first lets other requests' first pieces go first), then
-    buffer its feedback."""
+def score(
+    ctx: Resources,
+    r: ScoreRequest,
+    still_wanted: StillWanted = lambda: None,
+    share: FairShare | None = None,
+) -> Scored:
+    """Score the request's contents outside any transaction, piece by piece, each piece waiting for its
+    caller's turn in `share` (service/domain/fair_share.py; `still_wanted` is asked while it waits and
+    between pieces), then buffer its feedback. `fair_share.Stopped` when the process stops first."""
     texts = r.texts
     scorer = scorer_for(ctx, r.target)
     blocks: list[list[TraitScore]] = []
-    seen, took = 0, 0.0
-    for i, piece in enumerate(pieces(texts, PIECE_CHARS)):
-        if i == 0:
-            with TURNS.first_piece():
+    caller = caller_of(r.who)
+    share = share or UNSHARED
+    with share.admitted(caller, fair_share.cost_of(texts)):
+        for i, piece in enumerate(fair_share.pieces(texts, fair_share.PIECE_COST)):
+            if i:
+                still_wanted()
+            with share.turn(caller, fair_share.cost_of(piece), still_wanted):
                 blocks.extend(trait_scores(scorer, piece))
-            seen = TURNS.started
-            continue
-        still_wanted()
-        if TURNS.started != seen:  # others are scoring too: let them go first, and rest a piece's time
-            seen = TURNS.started
-            TURNS.after_first_pieces(YIELD_S)
-            time.sleep(min(took, YIELD_S))
-        began = time.monotonic()
-        blocks.extend(trait_scores(scorer, piece))
-        took = time.monotonic() - began
     feedback = r.body.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None
     return Scored(r, scorer, blocks, buffered)
+
+
+#: Scoring without turns (a caller that passes no share: scripts, tests of the answer's shape).
+UNSHARED = FairShare(0)
 
 
 def trait_scores(scorer: Scorer, texts: list[str]) -> list[list[TraitScore]]:
@@ -427,11 +376,16 @@ def score_body(scored: Scored) -> JsonObject:
     return out
 
 
-def compare(ctx: Resources, who: Principal, handle: str, body: CompareIn) -> CompareOut:
+def compare(
+    ctx: Resources, who: Principal, handle: str, body: CompareIn, share: FairShare | None = None
+) -> CompareOut:
     """Two texts scored by one version, and b's score minus a's per trait."""
     with transaction(ctx.reads) as s:
         t = find_target(s, who, handle, body.version)
-    a, b = trait_scores(scorer_for(ctx, t), [body.a, body.b])
+    scorer, texts = scorer_for(ctx, t), [body.a, body.b]
+    share, caller, cost = share or UNSHARED, caller_of(who), fair_share.cost_of(texts)
+    with share.admitted(caller, cost), share.turn(caller, cost):
+        a, b = trait_scores(scorer, texts)
     diff = [
         TraitDelta(trait=x.trait, name=x.name, delta=round(y.score - x.score, 6))
         for x, y in zip(a, b, strict=True)

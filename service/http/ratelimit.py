@@ -5,17 +5,20 @@ imports and the reads sent as POST: labels, feedback labels, comments, claims, e
 …/samples`, `…/pool`, `…/evaluation-set`: one token a request whatever its rows, so batching is never
 punished) and scoring (`POST …/score` and `…/score/compare`, with or without feedback, the pool's
 suggestions and a trait's preview, which score texts and read, and Perspective's two routes, which call
-`score_refusal` themselves). A caller past a limit gets 429 `rate_limited` with `Retry-After`, before the
-body is read or anything is stored, so a flood costs the service a lookup. An import too small to be a batch
-(`small_import`, once its rows are counted) takes a write token too: a flood of one-row imports is a flood of
-labels. Writes and imports take from token buckets in the database (service/store/rate_limits.py), which
-every process of a fleet shares; scoring never touches the database (service/http/limiter.py).
+`score_refusal` themselves; the scoring limit counts only while another caller has scoring in flight in
+this process, so a caller alone is never refused). A caller past a limit gets 429 `rate_limited` with
+`Retry-After`, before the body is read or anything is stored, so a flood costs the service a lookup. An
+import too small to be a batch (`small_import`, once its rows are counted) takes a write token too: a flood
+of one-row imports is a flood of labels. Writes and imports take from token buckets in the database
+(service/store/rate_limits.py), which every process of a fleet shares; scoring never touches the database
+(service/http/limiter.py).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Match
@@ -25,6 +28,8 @@ from core.contract import SMALL_IMPORT_ROWS
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
+from service.domain.fair_share import FairShare
+from service.domain.scoring import caller_of
 from service.errors import ApiError, envelope
 from service.http.limiter import ScoreLimiter
 from service.store.api_keys import Principal
@@ -73,7 +78,7 @@ def bucket_of(scope: Scope) -> tuple[str, str] | None:
 
 
 def _caller(who: Principal) -> str:
-    return f"person:{who.person_id}" if who.person_id is not None else f"key:{who.key_id}"
+    return caller_of(who)
 
 
 def _limited(what: str, allowance: str, wait: float) -> ApiError:
@@ -144,6 +149,15 @@ async def score_refusal_async(limiter: ScoreLimiter, who: Principal, namespace: 
     return score_refusal(limiter, who, namespace)
 
 
+async def scoring_refusal(state: Any, who: Principal, namespace: str) -> ApiError | None:
+    """The scoring limit of a request, counted only while another caller has scoring in flight in this
+    process (`state`: the app's): a caller alone is never refused, however many requests it sends."""
+    share: FairShare | None = getattr(state, "share", None)
+    if share is not None and not share.others_busy(_caller(who)):
+        return None
+    return await score_refusal_async(state.limiter, who, namespace)
+
+
 def small_import(ctx: Context, who: Principal, handle: str, rows: int) -> None:
     """An import of fewer than SMALL_IMPORT_ROWS rows also takes a write token (it is a label's size):
     ApiError 429 when the writes bucket is empty. Called by the import routes before anything is stored."""
@@ -184,7 +198,7 @@ class RateLimitMiddleware:
             return
         kind, namespace = found
         if kind == "score":
-            refused = await score_refusal_async(scope["app"].state.limiter, who, namespace)
+            refused = await scoring_refusal(scope["app"].state, who, namespace)
         else:
             refused = await run_in_threadpool(refusal, ctx, who, kind, namespace)
         if refused is None:

@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute
 from core.json_types import JsonObject
 from service.config.settings import Settings
 from service.context import Context
+from service.domain.fair_share import FairShare
 from service.errors import ApiError, ErrorEnvelope, RequestIdMiddleware, install_error_handlers
 from service.http import api_docs, ratelimit
 from service.http.guard import GuardMiddleware
@@ -31,6 +32,7 @@ from service.http.limiter import ScoreLimiter
 from service.http.oidc import OidcVerifier
 from service.http.ratelimit import RateLimitMiddleware
 from service.http.refusals import access_cap, record_refusal
+from service.http.shutdown import Shutdown, ShutdownMiddleware
 from service.routes import (
     agreement,
     assignments,
@@ -58,7 +60,7 @@ from service.routes import (
     traits,
     versions,
 )
-from service.schemas.common import NO_NUL_PATTERN, Health
+from service.schemas.common import NO_NUL_PATTERN, EmbedderGraph, Health
 from service.schemas.perspective import AnalyzeIn, SuggestScoreIn
 from service.schemas.score import ScoreIn
 
@@ -136,7 +138,13 @@ def refuse_unknown_query(request: Request) -> None:
 
 
 def get_health() -> Health:
-    return Health(status="ok", version=_version())
+    from core.embedders.registry import short_name
+    from service.process import prebuild
+
+    graphs = [
+        EmbedderGraph(embedder=i, name=short_name(i), state=state) for i, state in prebuild.states().items()
+    ]
+    return Health(status="ok", version=_version(), embedders=graphs)
 
 
 @functools.cache
@@ -215,6 +223,13 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     # Scoring's rate limit: per process (or on the queue's Redis), never in the database.
     app.state.limiter = ScoreLimiter(ctx.settings)
     log.info("%s", app.state.limiter.describe())
+    # Scoring's turns: pieces of score requests share the scoring threads by cost (domain/fair_share.py).
+    app.state.share = FairShare(
+        ctx.embedders.scoring_threads if ctx.settings.score_fair_share else 0, ctx.settings.score_caller_cost
+    )
+    log.info("%s", app.state.share.describe())
+    # What a stop answers to the requests it finds in flight (service/http/shutdown.py).
+    app.state.shutdown = Shutdown()
     # People sign in through the team's identity provider: their ID tokens are checked against its keys.
     app.state.oidc = (
         OidcVerifier(settings.oidc_issuer, settings.oidc_audience, settings.oidc_leeway_s)
@@ -234,7 +249,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
 
     app.add_exception_handler(ApiError, refused_or_not)
     app.add_middleware(RateLimitMiddleware)  # inside the guard: it knows the caller
-    app.add_middleware(GuardMiddleware)  # inside RequestIdMiddleware (the last added runs first)
+    app.add_middleware(GuardMiddleware)
+    app.add_middleware(ShutdownMiddleware)  # inside RequestIdMiddleware (the last added runs first)
     app.add_middleware(RequestIdMiddleware)
 
     # The app's own list (a test may add a route to one app); the route objects are shared (route_table).

@@ -222,7 +222,7 @@ async def _call(
     rid = request_id_of(request)
     try:
         who = await run_in_threadpool(_principal, ctx, request, key)  # the key before a byte of the body
-        refused = await ratelimit.score_refusal_async(request.app.state.limiter, who, ratelimit.ANY_NAMESPACE)
+        refused = await ratelimit.scoring_refusal(request.app.state, who, ratelimit.ANY_NAMESPACE)
         if refused is not None:
             raise refused
         raw = await request.body()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS
 from service.context import Context
 from service.domain import scoring
+from service.domain.fair_share import Busy, FairShare, Stopped
 from service.errors import ApiError
 from service.http import ratelimit, textplain
 from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
@@ -86,6 +88,7 @@ class ScoreCall:
     as_text: bool
     identify: scoring.Identify
     limiter: ScoreLimiter | None = None  # the app's: scoring's work is charged to it once the body is read
+    share: FairShare | None = None  # the app's: each piece waits for its caller's turn
     # Whether the client has gone away, and whether the process is stopping: asked between the pieces of a
     # request's scoring and before its explanation, so neither keeps the service computing for no one.
     disconnected: Callable[[], bool] = lambda: False
@@ -109,6 +112,29 @@ def stopping_refusal() -> ApiError:
     )
 
 
+def busy_refusal(busy: Busy) -> ApiError:
+    """A caller whose work in flight is at its bound while others wait (never a caller alone)."""
+    return ApiError(
+        429,
+        "rate_limited",
+        f"This caller already has {busy.in_flight:,} tokens of scoring in flight (at most {busy.bound:,} "
+        "while others are scoring too). Nothing was scored; retry after Retry-After seconds.",
+        retryable=True,
+        headers={"Retry-After": "1"},
+    )
+
+
+@contextmanager
+def scoring_answers() -> Iterator[None]:
+    """The fair share's refusals as the API's answers."""
+    try:
+        yield
+    except Stopped:
+        raise stopping_refusal() from None
+    except Busy as busy:
+        raise busy_refusal(busy) from None
+
+
 def _still_wanted(call: ScoreCall) -> None:
     # The stop flag first: once the process stops, its event loop may no longer answer `disconnected`.
     if call.stopping():
@@ -126,7 +152,8 @@ def _score_sync(ctx: Context, call: ScoreCall) -> Response:
             raise refused
     if call.stopping():
         raise stopping_refusal()
-    scored = scoring.score(ctx, opened, partial(_still_wanted, call))
+    with scoring_answers():
+        scored = scoring.score(ctx, opened, partial(_still_wanted, call), call.share)
     if scored.request.body.explain:
         _still_wanted(call)  # the explanation is the long part of a request
     if call.as_text:
@@ -180,6 +207,7 @@ async def score(
         _wants_text(request),
         _identify(request, creds),
         request.app.state.limiter,
+        request.app.state.share,
     )
     call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
     call.stopping = request.app.state.stopping.is_set
@@ -193,4 +221,5 @@ def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep, request: Req
     refused = ratelimit.work_refusal(request.app.state.limiter, who, len(body.a) + len(body.b))
     if refused is not None:
         raise refused
-    return scoring.compare(ctx, who, handle, body)
+    with scoring_answers():
+        return scoring.compare(ctx, who, handle, body, request.app.state.share)

@@ -105,16 +105,23 @@ def test_a_flooding_key_gets_429_with_retry_after_and_stores_nothing(limited: Sv
     assert _comments(limited) == 4
 
 
-def test_scoring_has_its_own_bucket(limited: Svc) -> None:
+def test_scoring_has_its_own_bucket_counted_only_beside_another_caller(limited: Svc) -> None:
+    """A caller alone is never refused scoring, past any rate; while another caller has scoring in flight
+    (held here in the process's fair share), the caller's scoring bucket counts and runs out."""
     c, h = limited.client, limited.author
     make_model(c, h, "acme.scored")
     train_ready(c, h, "acme.scored")  # three writes in acme (creating one counts where no handle is)
-    for _ in range(3):
+    for _ in range(6):  # twice the burst, alone
         check(c.post("/v1/models/acme.scored/score", json={"content": "Dear Sir"}, headers=h), 200)
-    refused = c.post("/v1/models/acme.scored/score/compare", json={"a": "hi", "b": "Dear Sir"}, headers=h)
-    assert error_code(refused, 429) == "rate_limited" and "Retry-After" in refused.headers
-    note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
-    assert error_code(c.post("/v1/models/acme.scored/comments", json=note, headers=h), 429) == "rate_limited"
+    with limited.app.state.share.admitted("key:a colleague", 1):
+        for _ in range(3):
+            check(c.post("/v1/models/acme.scored/score", json={"content": "Dear Sir"}, headers=h), 200)
+        refused = c.post("/v1/models/acme.scored/score/compare", json={"a": "hi", "b": "Dear Sir"}, headers=h)
+        assert error_code(refused, 429) == "rate_limited" and "Retry-After" in refused.headers
+        note = {"trait": "formality", "text": "Dear Sir", "body": "formal"}
+        assert (
+            error_code(c.post("/v1/models/acme.scored/comments", json=note, headers=h), 429) == "rate_limited"
+        )
 
 
 def test_one_request_s_feedback_names_each_trait_once(svc: Svc) -> None:
@@ -264,13 +271,15 @@ def test_a_person_has_one_bucket_whichever_token_they_send(tmp_path: Path, datab
 
 
 def test_perspective_s_routes_take_from_the_scoring_bucket(limited: Svc) -> None:
-    """Perspective's analyze and suggestscore count as scoring, refused in Google's error shape."""
+    """Perspective's analyze and suggestscore count as scoring, refused in Google's error shape (beside
+    another caller's scoring: a caller alone is never refused)."""
     c, key = limited.client, limited.author
     body = {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
-    for route in ("analyze", "analyze", "suggestscore"):
-        resp = c.post(f"/v1alpha1/comments:{route}", json=body, headers=key)
-        assert resp.status_code != 429, resp.text  # no model to score with yet: refused otherwise
-    refused = c.post("/v1alpha1/comments:analyze", json=body, headers=key)
+    with limited.app.state.share.admitted("key:a colleague", 1):
+        for route in ("analyze", "analyze", "suggestscore"):
+            resp = c.post(f"/v1alpha1/comments:{route}", json=body, headers=key)
+            assert resp.status_code != 429, resp.text  # no model to score with yet: refused otherwise
+        refused = c.post("/v1alpha1/comments:analyze", json=body, headers=key)
     assert refused.status_code == 429 and refused.json()["error"]["status"] == "RESOURCE_EXHAUSTED"
     assert refused.json()["error"]["details"][0]["reason"] == "rate_limited"
     assert int(refused.headers["Retry-After"]) >= 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,8 +15,8 @@ from starlette.types import Message
 
 from core.client.calls.scoring import score_batches
 from core.embedders import CachedEmbedder, cache_key
-from service.domain import scoring
-from service.domain.scoring import Turns, pieces
+from service.domain import fair_share
+from service.domain.fair_share import pieces
 from tests.support.service import Svc, check, error_code, make_model, running, train_ready
 
 HANDLE = "acme.work"
@@ -74,11 +73,11 @@ def test_the_perspective_surface_spends_the_same_budget(work: Svc) -> None:
     assert int(refused.headers["Retry-After"]) >= 1
 
 
-def test_texts_are_scored_in_pieces_in_order() -> None:
-    """A request's texts go to the embedder in runs of about PIECE_CHARS characters, in order, a text never
-    split, so a large request queues one piece at a time."""
-    texts = ["a" * 3, "b" * 3, "c" * 5, "d", "e" * 9]
-    assert pieces(texts, 6) == [["aaa", "bbb"], ["ccccc", "d"], ["eeeeeeeee"]]
+def test_texts_are_scored_in_pieces_by_cost_in_order() -> None:
+    """A request's texts go to the embedder in runs of about PIECE_COST (texts and tokens), in order, a text
+    never split, so a large request queues one piece at a time."""
+    texts = ["a" * 3, "b" * 3, "c" * 5, "d", "e" * 9]  # 17, 17, 18, 17, 19
+    assert pieces(texts, 36) == [["aaa", "bbb"], ["ccccc", "d"], ["eeeeeeeee"]]
     assert pieces(["x" * 10], 4) == [["x" * 10]]
     assert pieces([], 4) == []
 
@@ -93,35 +92,13 @@ def test_the_client_splits_score_many_under_the_request_cap() -> None:
     assert score_batches([], 100, 100) == []
 
 
-def test_a_long_request_lets_first_pieces_go_first_for_a_bounded_while() -> None:
-    """A request past its first piece waits while another request is in its first piece (a colleague's
-    small request goes first), and waits no longer than it is told (a stream of small requests delays each
-    piece of a long one by that at most)."""
-    turns, order = Turns(), []
-
-    def long_request() -> None:
-        turns.after_first_pieces(60)
-        order.append("long")
-
-    with turns.first_piece():
-        long = threading.Thread(target=long_request)
-        long.start()
-        long.join(0.2)
-        order.append("short")
-    long.join(60)
-    assert order == ["short", "long"]
-    with turns.first_piece():
-        turns.after_first_pieces(0.01)  # returns though a first piece is still in flight
-    assert turns.started == 2  # how a long request sees that others came: it then rests a piece's time
-
-
 def test_a_request_scored_in_pieces_scores_as_one(work: Svc, monkeypatch: pytest.MonkeyPatch) -> None:
     """Scoring piece by piece changes no score: a list scored in pieces of one text each answers what each
     text scored alone answers."""
     key = work.key(["acme"], "scoring")
     texts = ["Dear Sir, kindly review", "lol yo dude", "Regards, the committee", "sup"]
     alone = [check(_score(work, key, t), 200)["scores"] for t in texts]
-    monkeypatch.setattr(scoring, "PIECE_CHARS", 1)
+    monkeypatch.setattr(fair_share, "PIECE_COST", 1)
     together = check(_score(work, key, texts), 200)["results"]
     assert [r["scores"] for r in together] == alone
 
@@ -147,7 +124,7 @@ def test_a_client_that_left_stops_its_scoring_after_the_piece_in_hand(
     after the first piece are never embedded, and the request ends 499 `client_closed_request`. Driven at
     the ASGI level: the body arrives, then the disconnect, as a server delivers them."""
     key = work.key(["acme"], "scoring")
-    monkeypatch.setattr(scoring, "PIECE_CHARS", 1)
+    monkeypatch.setattr(fair_share, "PIECE_COST", 1)
     texts = [f"a text nobody waits for, number {i}" for i in range(4)]
     body = json.dumps({"content": texts}).encode()
     incoming: list[Message] = [
@@ -186,3 +163,44 @@ def test_a_client_that_left_stops_its_scoring_after_the_piece_in_hand(
     assert isinstance(embedder, CachedEmbedder)
     stored = embedder.store.get_many([cache_key(embedder.id, t) for t in texts])
     assert set(stored) == {cache_key(embedder.id, texts[0])}
+
+
+def test_a_client_that_left_before_its_body_is_an_info_line(
+    work: Svc, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that disconnects while its body is read (a notebook interrupted, a client's timeout) is
+    logged as INFO, with no traceback: nothing is wrong with the service, and no one is left to answer."""
+    key = work.key(["acme"], "scoring")
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"100")]
+    headers += [(k.lower().encode(), v.encode()) for k, v in key.items()]
+    path = f"/v1/models/{HANDLE}/score"
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+        "state": {},
+        "app": work.app,
+    }
+    with caplog.at_level("INFO", logger="service"):
+        asyncio.run(work.app(scope, receive, send))
+    assert sent == []
+    mine = [r for r in caplog.records if r.name == "service" and path in r.getMessage()]
+    assert [r.levelname for r in mine] == ["INFO"] and "client left" in mine[0].getMessage()
+    assert all(r.exc_info is None for r in mine)
