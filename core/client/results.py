@@ -23,11 +23,26 @@ if TYPE_CHECKING:
 # -- service -----------------------------------------------------------------------------------------
 
 
+class EmbedderGraph(_Response):
+    """A body's int8 graph on the service's machine: `state` is "built", "building" or "not built"."""
+
+    embedder: str
+    name: str = ""
+    state: str = "built"
+
+
 class Health(_Response):
-    """`GET /health`: `status` is "ok" when the service answers; `version` is its package version."""
+    """`GET /health`: `status` is "ok" when the service answers; `version` is its package version;
+    `embedders` (absent from services before it) each body's int8 graph and whether it is built yet."""
 
     status: str
     version: str | None = None
+    embedders: list[EmbedderGraph] = Field(default_factory=list)
+
+    @property
+    def building(self) -> list[str]:
+        """The short names of the bodies whose graph is being built now."""
+        return [g.name or g.embedder for g in self.embedders if g.state == "building"]
 
 
 # -- evaluation sets ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.config import JsonDict
@@ -202,6 +202,19 @@ class Deleted(BaseModel):
     deleted: bool
 
 
+class EmbedderGraph(BaseModel):
+    embedder: str = Field(description="The body's embedder id.")
+    name: str = Field(description="Its short name (`e5-small-qint8`, `mpnet-base`).")
+    state: Literal["built", "building", "not built"] = Field(
+        description="Its int8 graph on this machine: `building` from the service's first start (minutes of "
+        "CPU, once, for mpnet-base); a training that needs it meanwhile waits for it."
+    )
+
+
 class Health(BaseModel):
     status: str
     version: str
+    embedders: list[EmbedderGraph] = Field(
+        default_factory=list,
+        description="(addition) The bodies' int8 graphs and whether each is built yet.",
+    )
