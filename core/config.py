@@ -8,14 +8,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 PREFIX = "SCORING_"
 HOME = Path.home() / ".scoring-workbench"
-
-M = TypeVar("M", bound=BaseModel)
 
 
 def env_name(field: str) -> str:
@@ -23,7 +20,7 @@ def env_name(field: str) -> str:
     return PREFIX + field.upper()
 
 
-def from_environ(model: type[M], environ: Mapping[str, str] | None = None) -> M:
+def from_environ[M: BaseModel](model: type[M], environ: Mapping[str, str] | None = None) -> M:
     """`model` from its `SCORING_*` variables in `environ` (else the process's environment); an empty or
     blank value counts as unset, as the service's settings do."""
     source = os.environ if environ is None else environ

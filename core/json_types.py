@@ -11,4 +11,6 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-JsonObject: TypeAlias = dict[str, Any]
+# A plain alias, not a `type` statement: pydantic inlines it in the OpenAPI schemas, where a TypeAliasType
+# would become a named schema of its own.
+JsonObject: TypeAlias = dict[str, Any]  # noqa: UP040

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import streamlit as st
 
 from core.client import Page
 
-_PageT = TypeVar("_PageT", bound=Page[Any])
 
-
-def paged(key: str, filters: tuple[Any, ...], fetch: Callable[[str | None], _PageT]) -> _PageT:
+def paged[PageT: Page[Any]](
+    key: str, filters: tuple[Any, ...], fetch: Callable[[str | None], PageT]
+) -> PageT:
     """Fetch the current page (`fetch(cursor)` -> Page) and draw the pager under it.
 
     The stack restarts at the first page whenever `filters` change.

@@ -11,7 +11,7 @@ a trained model takes them as a draft does); under zero-data-retention the servi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -182,10 +182,7 @@ def _trait_filter(s: Session, model: Model, trait: str | None) -> Trait | None:
     return TraitRefs(s, model).find(trait, ("query", "trait")) if trait is not None else None
 
 
-_NoteT = TypeVar("_NoteT")
-
-
-def _notes_page(
+def _notes_page[NoteT](
     ctx: Resources,
     who: Principal,
     handle: str,
@@ -193,8 +190,8 @@ def _notes_page(
     limit: int,
     cursor: str | None,
     table: type[UnsureMark] | type[TextComment],
-    out: Callable[[Any, str], _NoteT],
-) -> tuple[str, list[_NoteT], str | None]:
+    out: Callable[[Any, str], NoteT],
+) -> tuple[str, list[NoteT], str | None]:
     """One keyset page of a model's notes in `table` (of one trait), oldest first: the model's handle, the
     items and the next cursor."""
     with transaction(ctx.reads) as s:

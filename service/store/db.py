@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -24,7 +23,6 @@ from core.embedders.cache import truncate_wal as sqlite_truncate_wal
 from service.errors import is_lock_timeout
 
 log = logging.getLogger("service.db")
-T = TypeVar("T")
 
 MIGRATIONS_DIR = Path(__file__).parents[1] / "migrations"
 READ_ONLY_OPTION = "scoring_read_only"
@@ -139,7 +137,7 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
         yield session
 
 
-def write_retrying(
+def write_retrying[T](
     factory: sessionmaker[Session], work: Callable[[Session], T], *, patience_s: float, what: str
 ) -> T:
     """`work` in one write transaction, begun again while the database is busy, for up to `patience_s`.

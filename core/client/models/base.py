@@ -5,8 +5,6 @@ a whole batch. Pages, run references and delete answers are shared by every reso
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
@@ -34,10 +32,7 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-T = TypeVar("T")
-
-
-class Page(_Response, Generic[T]):
+class Page[T](_Response):
     items: list[T] = Field(default_factory=list)
     limit: int | None = None
     next_cursor: str | None = None
