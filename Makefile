@@ -116,12 +116,19 @@ PYTEST_WORKERS ?= 3
 # floor CI holds). A narrowed run (PYTEST_ARGS) measures nothing: a part of the suite falls under the floor.
 # COVERAGE= turns it off for a whole run too (`PYTEST_ADDOPTS="-k …"` narrows where make cannot see it).
 COVERAGE ?= $(if $(PYTEST_ARGS),,--cov --cov-report=term)
+# The int8 graphs of every embedder the suite uses, built before it into the tests' cache (one directory per
+# version of core/embedders' build code, tests/support/embedders.py), saying what it built and what that cost:
+# a test waiting on a graph would otherwise wait behind its build (minutes of CPU for mpnet-base) on a machine
+# that never ran the suite.
+PREBUILD = $(BIN)/python -m tests.support.embedders
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
+	$(PREBUILD)
 	$(PYTEST) --no-loadscope-reorder \
 		$(COVERAGE) $(PYTEST_ARGS)
 
@@ -139,6 +146,7 @@ test-fast: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
+	$(PREBUILD)
 	SCORING_TEST_DATABASES=sqlite $(PYTEST) \
 		-m "not (browser or pages or matrix or postgres or fleet or server or process or slow)" $(PYTEST_ARGS)
 

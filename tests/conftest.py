@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from harness.pgcluster import pg_cluster_fixture
 from tests import durations
 from tests.support.chromium import browser  # noqa: F401 - registered here for every suite
-from tests.support.embedders import CACHE_DAYS, EMBEDDER_CACHE, build_code_hash
+from tests.support.embedders import suite_embedder_dir
 from tests.support.markers import mark_by_fixtures
 from tests.support.processes import fresh_python, run_program, server_process  # noqa: F401 - registered for every suite
 
@@ -26,15 +24,11 @@ pg_cluster = pg_cluster_fixture()
 
 @pytest.fixture(scope="session", autouse=True)
 def embedder_dir() -> Path:
-    """Where the int8 graphs are built on first use: one directory for every run of the same build code, its
-    xdist workers and the processes they start included, so each graph is built once (the others wait for
-    that build: core/embedders/int8_build.py) and never in the user's home."""
-    path = EMBEDDER_CACHE / f"embedders-{build_code_hash()}"
-    path.mkdir(parents=True, exist_ok=True)
-    os.utime(path)
-    for old in EMBEDDER_CACHE.glob("embedders-*"):
-        if time.time() - old.stat().st_mtime > CACHE_DAYS * 86400:
-            shutil.rmtree(old, ignore_errors=True)
+    """Where the int8 graphs are: one directory for every run of the same build code, its xdist workers and
+    the processes they start included, never in the user's home. `make test` builds the graphs there before
+    the suite (tests/support/embedders.py); a graph missing still is built on first use, once (the others
+    wait for that build: core/embedders/int8_build.py)."""
+    path = suite_embedder_dir()
     os.environ["SCORING_EMBEDDER_DIR"] = str(path)
     return path
 

@@ -193,6 +193,10 @@ class QuantizedMiniLMEmbedder(MiniLMEmbedder):
     def __repr__(self) -> str:
         return f"QuantizedMiniLMEmbedder(id={self.id!r}, loaded={self._session is not None})"
 
+    def graph_path(self) -> Path:
+        """The built graph, building it first if needed; verified against its manifest."""
+        return self._checked_model_path()
+
     def _checked_model_path(self) -> Path:
         source = self.model_path
         verify_file(source, MODEL_SHA256, MODEL_SIZE, "MiniLM model file")
