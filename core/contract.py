@@ -506,7 +506,20 @@ def state_after_run(kind: str, started_from: ModelState, *, succeeded: bool, has
 DEFAULT_EMBEDDER = "e5-small-qint8"
 AUTO_BODY = "auto"  # new models' default setting: each training keeps the body that serves it best (0019)
 MPNET_BODY = "mpnet-base"  # the larger English body; a model may name it where its weights are installed
-EMBEDDER_NAMES = (AUTO_BODY, DEFAULT_EMBEDDER, MPNET_BODY, "minilm-qint8v2", "minilm", "e5-small", "hashing")
+BLEND_BODY = "blend"  # both bodies: e5-small-qint8 and mpnet-base trained alike, scored by their mean (0020)
+EMBEDDER_NAMES = (
+    AUTO_BODY,
+    DEFAULT_EMBEDDER,
+    BLEND_BODY,
+    MPNET_BODY,
+    "minilm-qint8v2",
+    "minilm",
+    "e5-small",
+)
+#: The model-free embedder (word and character n-grams hashed): for tests and benchmarks only. The service's
+#: setting (`SCORING_EMBEDDER`) and `core.embedders.get_embedder` accept it; a model's create request and the
+#: workbench do not offer it, so no user's model is trained on it by mistake.
+TEST_EMBEDDER = "hashing"
 
 # -- the error envelope's codes ------------------------------------------------------------------------------
 

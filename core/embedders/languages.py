@@ -23,7 +23,13 @@ XLMR_LANGUAGES = frozenset(_XLMR_CODES.split())
 
 # By id prefix, so every build of the same weights (another recipe, a truncation) reads the same languages.
 # all-mpnet-base-v2: English sentence pairs and an English (lower-cased WordPiece) vocabulary, as MiniLM.
-_BY_PREFIX = (("minilm-l6-v2", ENGLISH), ("mpnet-base", ENGLISH), ("e5-small", XLMR_LANGUAGES))
+# The blend of e5-small and mpnet-base reads what both read: English.
+_BY_PREFIX = (
+    ("minilm-l6-v2", ENGLISH),
+    ("mpnet-base", ENGLISH),
+    ("e5-small", XLMR_LANGUAGES),
+    ("blend:", ENGLISH),
+)
 
 
 def languages_read(embedder_id: str) -> frozenset[str] | None:

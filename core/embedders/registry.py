@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 
-from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MPNET_BODY
+from core.contract import AUTO_BODY, BLEND_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MPNET_BODY
 from core.embedders.base import Embedder
+from core.embedders.blend import BLEND_ID, BlendEmbedder, parts_of
 from core.embedders.e5 import E5_ID, E5Embedder
 from core.embedders.e5_quantized import E5_QINT8_ID, E5QuantizedEmbedder
 from core.embedders.hashing import HashingEmbedder
@@ -26,6 +28,14 @@ ALIASES = {
     MPNET_BODY: MPNET_QINT8_ID,
 }
 ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
+#: Names of embedders made of others (kept out of ALIASES, whose every id is one model of its own).
+COMPOSED = {BLEND_BODY: BLEND_ID}
+
+
+def embedder_id(name_or_id: str) -> str:
+    """The embedder id a name stands for (an id as it is)."""
+    return ALIASES.get(name_or_id) or COMPOSED.get(name_or_id, name_or_id)
+
 
 _instances: dict[str, Embedder] = {}
 _lock = threading.Lock()
@@ -33,20 +43,31 @@ _lock = threading.Lock()
 
 def available() -> list[str]:
     """Names and ids get_embedder accepts (hashing ids of other dims/parameters are accepted too)."""
-    return [*ALIASES, "hashing-v1-512", MINILM_ID, QINT8V2_ID, E5_ID, E5_QINT8_ID, MPNET_QINT8_ID]
+    return [
+        *ALIASES,
+        *COMPOSED,
+        "hashing-v1-512",
+        MINILM_ID,
+        QINT8V2_ID,
+        E5_ID,
+        E5_QINT8_ID,
+        MPNET_QINT8_ID,
+        BLEND_ID,
+    ]
 
 
 # What a model may be created with: `auto` (a setting: training chooses the body), the shipped embedders by
-# name or by their default ids. mpnet-base is accepted only where its weights are installed (`choice_id`).
+# name or by their default ids; not the tests' model-free one (core.contract.TEST_EMBEDDER). mpnet-base is
+# accepted only where its weights are installed (`choice_id`).
 AUTO = AUTO_BODY
 MODEL_CHOICES = (
     *EMBEDDER_NAMES,
     E5_QINT8_ID,
+    BLEND_ID,
     MPNET_QINT8_ID,
     QINT8V2_ID,
     MINILM_ID,
     E5_ID,
-    "hashing-v1-512",
 )
 
 
@@ -67,19 +88,19 @@ def body_of(choice: str | None, serving: str | None) -> str:
     `auto` the body its serving version was trained on (`serving`), e5-small's before it has one."""
     if choice == AUTO:
         return serving or ALIASES[DEFAULT_EMBEDDER]
-    name = choice or DEFAULT_EMBEDDER
-    return ALIASES.get(name, name)
+    return embedder_id(choice or DEFAULT_EMBEDDER)
 
 
 def short_name(embedder_id: str) -> str:
     """The registry's short name for an embedder id (the id itself when it has none)."""
-    return next((name for name, i in ALIASES.items() if i == embedder_id and name != "default"), embedder_id)
+    names = {**ALIASES, **COMPOSED}
+    return next((name for name, i in names.items() if i == embedder_id and name != "default"), embedder_id)
 
 
 def refusal(value: object) -> str:
     """Why a model cannot be created with `value` as its embedder, and what to do instead (the API's 422)."""
     choices = f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)"
-    if value in (MPNET_BODY, MPNET_QINT8_ID):
+    if value in (MPNET_BODY, MPNET_QINT8_ID, BLEND_BODY, BLEND_ID):
         from core.embedders.mpnet_source import INSTALL_HINT
 
         return (
@@ -94,17 +115,17 @@ def refusal(value: object) -> str:
 
 def offered(value: object) -> bool:
     """Whether a model may be created with `value` as its embedder: one of MODEL_CHOICES, and mpnet-base
-    only where its weights are installed (else its every training would fail)."""
+    only where its weights are installed (else its every training would fail), and so the blend of both."""
     if not isinstance(value, str) or value not in MODEL_CHOICES:
         return False
-    return ALIASES.get(value, value) != MPNET_QINT8_ID or MPNET_QINT8_ID in available_bodies()
+    return embedder_id(value) not in (MPNET_QINT8_ID, BLEND_ID) or MPNET_QINT8_ID in available_bodies()
 
 
 def choice_id(name_or_id: str) -> str:
     """The embedder id a model created with this choice records (`auto` as it is; no model file is loaded)."""
     if not offered(name_or_id):
         raise EmbedderUnavailableError(refusal(name_or_id))
-    return ALIASES.get(name_or_id, name_or_id)
+    return embedder_id(name_or_id)
 
 
 def _build(embedder_id: str) -> Embedder:
@@ -118,6 +139,8 @@ def _build(embedder_id: str) -> Embedder:
         return E5QuantizedEmbedder()
     if embedder_id == MPNET_QINT8_ID:
         return MPNetQuantizedEmbedder()
+    if (parts := parts_of(embedder_id)) is not None:
+        return BlendEmbedder([get_embedder(p) for p in parts])
     if (m := _MINILM_TRUNCATED_ID.match(embedder_id)) and 1 <= int(m.group(1)) <= 512:
         return MiniLMEmbedder(max_tokens=int(m.group(1)))
     m = _HASHING_ID.match(embedder_id)
@@ -134,12 +157,40 @@ def _build(embedder_id: str) -> Embedder:
 
 def get_embedder(name_or_id: str) -> Embedder:
     """The process-wide embedder for "hashing", "minilm" or a full embedder id."""
-    embedder_id = ALIASES.get(name_or_id, name_or_id)
+    wanted = embedder_id(name_or_id)
+    if parts_of(wanted) is not None:  # its parts are the process-wide ones (built outside the lock)
+        return _build(wanted)
     with _lock:
-        emb = _instances.get(embedder_id)
+        emb = _instances.get(wanted)
         if emb is None:
-            emb = _build(embedder_id)
-            if emb.id != embedder_id:  # e.g. "hashing-v1-512-w12-c35-cw0.5" is spelled "hashing-v1-512"
+            emb = _build(wanted)
+            if emb.id != wanted:  # e.g. "hashing-v1-512-w12-c35-cw0.5" is spelled "hashing-v1-512"
                 emb = _instances.setdefault(emb.id, emb)
-            _instances[embedder_id] = emb
+            _instances[wanted] = emb
+        return emb
+
+
+_in_directories: dict[tuple[str, Path], Embedder] = {}
+
+
+def get_embedder_in(name_or_id: str, directory: Path) -> Embedder:
+    """`get_embedder`, its int8 graph read (or built once) in `directory` instead of this process's embedders
+    directory: a notebook scoring with a local service's models uses the graphs that service built."""
+    from core.embedders.quantized import embedders_dir
+
+    wanted = embedder_id(name_or_id)
+    if (parts := parts_of(wanted)) is not None:
+        return BlendEmbedder([get_embedder_in(p, directory) for p in parts])
+    makers = {
+        E5_QINT8_ID: E5QuantizedEmbedder,
+        MPNET_QINT8_ID: MPNetQuantizedEmbedder,
+        QINT8V2_ID: QuantizedMiniLMEmbedder,
+    }
+    if wanted not in makers or directory.expanduser() == embedders_dir():
+        return get_embedder(wanted)
+    key = (wanted, directory.expanduser())
+    with _lock:
+        emb = _in_directories.get(key)
+        if emb is None:
+            emb = _in_directories[key] = makers[wanted](directory=key[1])
         return emb

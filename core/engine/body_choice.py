@@ -39,6 +39,15 @@ MIN_WORDS = 8
 #: At most this many labelled samples are embedded with every body to compare them; the rest are embedded
 #: once, with the body kept: a larger body costs ~3x the smaller one's CPU per text.
 COMPARE_LABELS = 400
+#: `auto` trains on both bodies (the blend, scored by the mean of both models' scores) where the samples'
+#: median text has at least this many words and most samples are in English; nothing is compared. On the
+#: quality benchmark the blend led e5 alone at every size on every dataset but subjectivity at 8 a pole
+#: (−0.006), chat turns of 3–4 words included (+0.005 to +0.007); under 3 words nothing was measured
+#: (docs/decisions/0020).
+BLEND_MIN_WORDS = 3
+#: The texts whose language is detected to tell whether most samples are in English: a share is what counts,
+#: and 200 texts tell it as all of them do.
+LANGUAGE_SAMPLE = 200
 
 
 def median_words(texts: Sequence[str]) -> float:
@@ -99,6 +108,7 @@ class Candidate:
 
     embedder_id: str
     roc_auc: float | None
+    roc_auc_se: float | None = None
 
 
 def eligible(embedder_ids: Sequence[str], languages: Sequence[str | None]) -> tuple[list[str], list[str]]:
@@ -144,7 +154,10 @@ class BodyChoice:
         return {
             "chosen": self.chosen,
             "tie": TIE,
-            "candidates": [{"embedder": c.embedder_id, "roc_auc": c.roc_auc} for c in self.candidates],
+            "candidates": [
+                {"embedder": c.embedder_id, "roc_auc": c.roc_auc, "roc_auc_se": c.roc_auc_se}
+                for c in self.candidates
+            ],
             "left_out_for_language": list(self.left_out),
             "not_compared": list(self.not_compared),
             "not_compared_because": self.because,
@@ -154,6 +167,7 @@ class BodyChoice:
     def describe(self) -> str:
         """The choice in words (`core.body_words`)."""
         figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
+        se = next((c.roc_auc_se for c in self.candidates if c.embedder_id == self.chosen), None)
         return body_words(
             short_name(self.chosen),
             figures,
@@ -161,6 +175,8 @@ class BodyChoice:
             not_compared=[short_name(b) for b in self.not_compared],
             because=self.because,
             compared_on=self.compared_on,
+            tie=TIE,
+            se=se,
         )
 
     def trained(self, result: TrainingResult, samples: int) -> BodyChoice:
@@ -168,15 +184,71 @@ class BodyChoice:
         out-of-fold figure becomes the one candidate's."""
         if self.result is not None:
             return replace(self, result=result)
-        only = (Candidate(self.chosen, model_roc_auc(result)),)
+        only: tuple[Candidate, ...] = (
+            Candidate(self.chosen, model_roc_auc(result), model_roc_auc(result, "roc_auc_se")),
+        )
+        if self.chosen.startswith("blend:"):  # the blend's figure, then each body's alone
+            only += tuple(
+                Candidate(
+                    body, model_body_figure(result, body), model_body_figure(result, body, "roc_auc_se")
+                )
+                for body in body_ids(result)
+            )
         return replace(self, result=result, candidates=only, compared_on=samples)
 
 
-def model_roc_auc(result: TrainingResult) -> float | None:
-    """A training run's out-of-fold ROC-AUC: the mean over its traits that have one (None if none has)."""
-    aucs = [m.get("roc_auc") for m in result.metrics.values()]
+def model_roc_auc(result: TrainingResult, figure: str = "roc_auc") -> float | None:
+    """A training run's out-of-fold ROC-AUC (or another figure of its traits): the mean over its traits that
+    have one (None if none has)."""
+    aucs = [m.get(figure) for m in result.metrics.values()]
     figures = [float(a) for a in aucs if isinstance(a, int | float)]
     return sum(figures) / len(figures) if figures else None
+
+
+def body_ids(result: TrainingResult) -> list[str]:
+    """The bodies of a blend's training (core.engine.blend), in its order."""
+    for metrics in result.metrics.values():
+        bodies = metrics.get("bodies")
+        if isinstance(bodies, list):
+            return [str(b["embedder"]) for b in bodies if isinstance(b, dict)]
+    return []
+
+
+def model_body_figure(result: TrainingResult, body: str, figure: str = "roc_auc") -> float | None:
+    """One body's figure in a blend's training, the mean over its traits that have one."""
+    found = []
+    for metrics in result.metrics.values():
+        for b in metrics.get("bodies") or []:
+            if isinstance(b, dict) and b.get("embedder") == body and isinstance(b.get(figure), int | float):
+                found.append(float(b[figure]))
+    return sum(found) / len(found) if found else None
+
+
+def detected_languages(samples: Sequence[Sample], limit: int = LANGUAGE_SAMPLE) -> list[str | None]:
+    """The detected languages of at most `limit` of the samples' texts: a sample of every part of the set,
+    fixed by the texts."""
+    from core.embedders.languages import main_language
+
+    texts = sorted({s.text for s in samples})
+    step = max(1, len(texts) // limit)
+    return [main_language(t) for t in texts[::step][:limit]]
+
+
+def blend_refused_because(
+    samples: Sequence[Sample],
+    languages: Sequence[str | None],
+    blend_id: str,
+    min_words: float = BLEND_MIN_WORDS,
+) -> str | None:
+    """Why `auto` does not train a model on both bodies (`blend_id`) but on e5-small alone, or None when it
+    does: texts shorter than `min_words` (the samples' median), or most samples (`languages`, their detected
+    ISO 639-1 codes) not in a language both bodies read."""
+    words = median_words([s.text for s in samples])
+    if words < min_words:
+        return f"short texts: a median of {words:g} words, under {min_words:g}"
+    if not eligible([blend_id], languages)[0]:
+        return "most samples are not in English, which mpnet-base reads"
+    return None
 
 
 class _Remembering:
@@ -231,7 +303,9 @@ def choose_body(
     for i, body in enumerate(offered):
         share = _share(progress, i, len(offered))
         results[body.id] = train(traits, subset, embedder=body, progress=share, **options)
-    candidates = tuple(Candidate(body_id, model_roc_auc(r)) for body_id, r in results.items())
+    candidates = tuple(
+        Candidate(body_id, model_roc_auc(r), model_roc_auc(r, "roc_auc_se")) for body_id, r in results.items()
+    )
     chosen = choose(candidates).embedder_id
     return BodyChoice(results[chosen], chosen, candidates, tuple(left), (), None, len(subset))
 

@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from core.embedders.base import Embedder
+from core.engine.blend import is_blend
 from core.engine.errors import EmbedderUnavailableError, EngineError
 from core.engine.explain import MAX_WORDS, WordEffect
 from core.engine.explain import explain as explain_text
@@ -29,6 +30,21 @@ def chunk_text(text: str, chunk_words: int = CHUNK_WORDS) -> list[str]:
     if len(words) <= chunk_words:
         return [text]
     return [" ".join(words[i : i + chunk_words]) for i in range(0, len(words), chunk_words)]
+
+
+#: Clip of a blend's mean score before its logit: a score of exactly 0 or 1 has no finite axis position.
+_TINY = 1e-12
+
+
+class _Axes:
+    """One body's trained axes (w, m_dot_w, k per trait) of a snapshot."""
+
+    def __init__(self, snapshot: JsonObject) -> None:
+        entries = snapshot["traits"]
+        self.dim: int = snapshot["embedder"]["dim"]
+        self.w = [np.asarray(t["w"], dtype=np.float64) for t in entries]
+        self.offset = [float(t["m_dot_w"]) for t in entries]
+        self.k = [float(t["k"]) for t in entries]
 
 
 class Scorer:
@@ -56,9 +72,13 @@ class Scorer:
             )
             for t in entries
         ]
-        self._w = [np.asarray(t["w"], dtype=np.float64) for t in entries]
-        self._offset = [float(t["m_dot_w"]) for t in entries]
-        self._k = [float(t["k"]) for t in entries]
+        # A blend (core.engine.blend) scores by the mean of its bodies' scores; its axis position is that
+        # mean's logit, which calibrates back to it with a slope of 1.
+        self._parts = [_Axes(part) for part in snapshot["parts"]] if is_blend(snapshot) else []
+        one = _Axes(snapshot) if not self._parts else None
+        self._w = one.w if one else []
+        self._offset = one.offset if one else []
+        self._k = one.k if one else [1.0] * len(entries)
 
     @classmethod
     def from_snapshot(
@@ -103,9 +123,24 @@ class Scorer:
     def axis_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Positions (n, n_traits) of already embedded texts or chunks on each trait's axis, before
         calibration: the raw score r, -1 at the negative pole's prototype and +1 at the positive one's."""
+        if self._parts:
+            return self._blend_axis(vectors)
         out = np.empty((len(vectors), len(self.traits)))
         for j, (w, offset) in enumerate(zip(self._w, self._offset, strict=True)):
             out[:, j] = raw_scores(vectors, w, offset)
+        return out
+
+    def _blend_axis(self, vectors: np.ndarray) -> np.ndarray:
+        """The logit of the mean of the bodies' scores; each body reads its own columns of the vectors."""
+        mean = np.zeros((len(vectors), len(self.traits)))
+        start = 0
+        for part in self._parts:
+            own = vectors[:, start : start + part.dim]
+            start += part.dim
+            for j, (w, offset, k) in enumerate(zip(part.w, part.offset, part.k, strict=True)):
+                mean[:, j] += expit(k * raw_scores(own, w, offset))
+        mean /= len(self._parts)
+        out: np.ndarray = logit(np.clip(mean, _TINY, 1.0 - _TINY))
         return out
 
     def calibrate(self, axis: np.ndarray) -> np.ndarray:

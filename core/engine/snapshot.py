@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.contract import AGGREGATIONS
+from core.engine.blend import BLEND_METHOD, check_blend
 from core.engine.errors import SnapshotFormatError
 from core.engine.types import JsonObject, TraitSpec
 
@@ -94,7 +95,7 @@ def _number(value: object, where: str) -> float:
     return float(value)
 
 
-def _check_trait(entry: object, i: int, dim: int) -> None:
+def _check_trait_text(entry: object, i: int) -> dict[str, object]:
     if not isinstance(entry, dict):
         raise _fail(f"traits[{i}] must be an object, found {type(entry).__name__}")
     for name in (*_TRAIT_TEXT_FIELDS, "aggregation"):
@@ -105,6 +106,11 @@ def _check_trait(entry: object, i: int, dim: int) -> None:
             f"traits[{i}].aggregation must be one of {', '.join(AGGREGATIONS)}, "
             f"found {entry['aggregation']!r}"
         )
+    return entry
+
+
+def _check_trait(entry: object, i: int, dim: int) -> None:
+    entry = _check_trait_text(entry, i)
     w = entry.get("w")
     if not isinstance(w, list) or len(w) != dim:
         found = f"{len(w)} values" if isinstance(w, list) else repr(type(w).__name__)
@@ -146,9 +152,10 @@ def load_snapshot(snapshot: JsonObject | str | bytes) -> JsonObject:
             f"unsupported snapshot version: this engine reads format_version {FORMAT_VERSION}, found {found}"
         )
     method = snapshot.get("scoring_method")
-    if method != SCORING_METHOD:
+    if method not in (SCORING_METHOD, BLEND_METHOD):
         raise SnapshotFormatError(
-            f"unsupported scoring method: this engine scores {SCORING_METHOD!r}, found {method!r}"
+            f"unsupported scoring method: this engine scores {SCORING_METHOD!r} and {BLEND_METHOD!r}, "
+            f"found {method!r}"
         )
     embedder = snapshot.get("embedder")
     if not isinstance(embedder, dict) or not isinstance(embedder.get("id"), str) or not embedder["id"]:
@@ -166,8 +173,13 @@ def load_snapshot(snapshot: JsonObject | str | bytes) -> JsonObject:
         raise _fail("traits must be a non-empty list")
     keys: set[str] = set()
     for i, entry in enumerate(traits):
-        _check_trait(entry, i, dim)
+        if method == BLEND_METHOD:  # its parts hold the weights (core.engine.blend)
+            _check_trait_text(entry, i)
+        else:
+            _check_trait(entry, i, dim)
         if entry["key"] in keys:
             raise _fail(f"trait key {entry['key']!r} appears twice")
         keys.add(entry["key"])
+    if method == BLEND_METHOD:
+        check_blend(snapshot, load_snapshot)
     return copy.deepcopy(snapshot)

@@ -188,6 +188,8 @@ class FittedTrait:
     params: JsonObject
     metrics: JsonObject
     search: list[JsonObject]  # every candidate's cross-validated AUC, for the record
+    #: (held-out scores of every repeat, the qualities) when folds exist: what a blend of bodies measures on.
+    held_out: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def fit_trait(
@@ -258,7 +260,8 @@ def fit_trait(
         "search": search,
         "label_agreement": _cosine(prior, model.positive_prototype_ - model.negative_prototype_),
     }
-    return FittedTrait(model=model, params=params, metrics=metrics, search=search)
+    folds = (held_out, q) if model.oof_raw_ is not None else None
+    return FittedTrait(model=model, params=params, metrics=metrics, search=search, held_out=folds)
 
 
 def _cosine(a: np.ndarray | None, b: np.ndarray) -> float | None:
@@ -418,4 +421,5 @@ def train(
         metrics={key: f.metrics for key, f in fitted.items()},
         param_hash=digest,
         params=chosen,
+        held_out={key: f.held_out for key, f in fitted.items() if f.held_out is not None},
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.contract import Aggregation, DiscoverEffort, TrainEffort
 from core.json_types import JsonObject
@@ -41,6 +42,8 @@ class TrainingResult:
     metrics: dict[str, JsonObject]  # per trait key
     param_hash: str
     params: dict[str, JsonObject] = field(default_factory=dict)  # chosen per trait
+    #: Per trait with folds: (held-out scores of every repeat, the qualities), for a blend's own figures.
+    held_out: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 @dataclass

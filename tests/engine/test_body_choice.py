@@ -67,7 +67,9 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     trait = [corpus.SENTIMENT]
     langs = ["en"] * len(samples)
     choice = train_on_best_body(trait, samples, [weak, strong], langs, min_words=0, min_pole=0, effort="low")
-    alone = {b.id: model_roc_auc(train(trait, samples, embedder=b, effort="low")) for b in (weak, strong)}
+    trained = {b.id: train(trait, samples, embedder=b, effort="low") for b in (weak, strong)}
+    alone = {body: model_roc_auc(r) for body, r in trained.items()}
+    se = {body: model_roc_auc(r, "roc_auc_se") for body, r in trained.items()}
     # Each candidate's figure is the one training on that body alone reports: the same folds.
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == alone
     strong_auc, weak_auc = alone[strong.id], alone[weak.id]
@@ -76,9 +78,9 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     assert choice.chosen == strong.id and choice.result is not None
     assert choice.result.snapshot["embedder"]["id"] == strong.id
     assert choice.describe().startswith(f"trained on hashing: out-of-fold {strong_auc:.2f} against ")
-    assert choice.as_json()["candidates"] == [
-        {"embedder": weak.id, "roc_auc": alone[weak.id]},
-        {"embedder": strong.id, "roc_auc": alone[strong.id]},
+    assert choice.as_json()["candidates"] == [  # each with its figure's standard error
+        {"embedder": weak.id, "roc_auc": alone[weak.id], "roc_auc_se": se[weak.id]},
+        {"embedder": strong.id, "roc_auc": alone[strong.id], "roc_auc_se": se[strong.id]},
     ]
 
 
