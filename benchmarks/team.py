@@ -7,9 +7,11 @@ One local service (`core.local`, the hashing embedder unless `--embedder` says o
 directory. The owner creates a model (one trait, a few samples of each pole) with a pool of `--pool`
 generated texts; `--annotators` named annotator keys each ask for `--k` claimed suggestions
 (`POST …/pool/suggest` with `claim`), label them one by one (`POST …/pool/{id}/label`, `--think` seconds
-apart) and ask again, until `--duration` ends. After `--train-at` labels the owner trains the draft: the
-labels then go to the feedback buffer while it runs and after, where they wait: a team's model retrains
-automatically only once its owner turns `auto_retrain` on (off by default for a team).
+apart) and ask again, until `--duration` ends (or, with `--labels N`, until they have posted N labels and a
+flood has been refused once: a run whose outcome is the work done, whatever the machine's speed). After
+`--train-at` labels the owner trains the draft: the labels then go to the feedback buffer while it runs
+and after, where they wait: a team's model retrains automatically only once its owner turns `auto_retrain`
+on (off by default for a team).
 
 With `--flood`, one of the annotators is a script instead: its key sends labels as fast as one connection
 can (no think time, no retries, every pool text in turn) while the others label as people do; the service's
@@ -129,12 +131,17 @@ class Flood:
     statuses: dict[int, int] = field(default_factory=dict)
 
 
-def flood_loop(url: str, key: str, ids: list[int], deadline: float, out: Flood) -> None:
-    """Labels as fast as one connection can send them, cycling through the pool: a script, not a person."""
+def flood_loop(
+    url: str, key: str, ids: list[int], deadline: float, out: Flood, people_done: threading.Event | None
+) -> None:
+    """Labels as fast as one connection can send them, cycling through the pool: a script, not a person.
+    With `people_done`, it stops once that is set and it has been refused (429) at least once."""
     base = url.rstrip("/") + "/"  # the service's /v1 address
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
         i = 0
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            people_done is not None and people_done.is_set() and 429 in out.statuses
+        ):
             body = {"trait": TRAIT, "quality": 1.0}
             status = http.post(f"models/{HANDLE}/pool/{ids[i % len(ids)]}/label", json=body).status_code
             out.sent += 1
@@ -169,8 +176,12 @@ def label_loop(
     labels_done: list[int],
     points: int | None = None,
     gold: frozenset[str] = frozenset(),
+    target: int | None = None,
 ) -> None:
-    while time.monotonic() < deadline:
+    def over() -> bool:
+        return time.monotonic() >= deadline or (target is not None and labels_done[0] >= target)
+
+    while not over():
         started = time.perf_counter()
         try:
             got = a.client.suggest(HANDLE, TRAIT, k=k, claim=True)
@@ -187,7 +198,7 @@ def label_loop(
             time.sleep(0.2)
             continue
         for item in items:
-            if time.monotonic() >= deadline:
+            if over():
                 return
             time.sleep(think)
             point = None if points is None else point_of(item.text, points)
@@ -224,6 +235,7 @@ def run(
     flood: bool = False,
     scale: int | None = None,
     gold_rate: float = 0.0,
+    labels: int | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
         service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
@@ -262,16 +274,19 @@ def run(
                 flood_key = make_key(Path(tmp), "script")
             labels_done = [0]
             deadline = time.monotonic() + duration
-            loop_args = (deadline, k, think, labels_done, scale, frozenset(gold))
+            loop_args = (deadline, k, think, labels_done, scale, frozenset(gold), labels)
+            people_done = threading.Event() if labels is not None else None
             threads = [threading.Thread(target=label_loop, args=(a, *loop_args), daemon=True) for a in people]
             if flood:
-                args = (service.url, flood_key, ids, deadline, flooded)
+                args = (service.url, flood_key, ids, deadline, flooded, people_done)
                 threads.append(threading.Thread(target=flood_loop, args=args, daemon=True))
             started = time.monotonic()
             for t in threads:
                 t.start()
             trained = False
             while any(t.is_alive() for t in threads):
+                if people_done is not None and not any(t.is_alive() for t in threads[: len(people)]):
+                    people_done.set()
                 if not trained and labels_done[0] >= train_at:
                     owner.train(HANDLE, effort="low")  # the team keeps labelling while it runs
                     trained = True
@@ -356,6 +371,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.team", description=__doc__.split("\n")[0])
     parser.add_argument("--annotators", type=int, default=10)
     parser.add_argument("--duration", type=float, default=300.0, help="seconds of labelling")
+    parser.add_argument(
+        "--labels",
+        type=int,
+        default=None,
+        help="stop once the people have posted this many labels (and a flood was refused): --duration "
+        "then only bounds the run",
+    )
     parser.add_argument("--pool", type=int, default=4000, help="texts in the pool")
     parser.add_argument(
         "--k", type=int, default=20, help="suggestions asked for at a time (the Label page's)"
@@ -389,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         args.flood,
         args.scale,
         args.gold_rate,
+        args.labels,
     )
     plain = args.scale is None and not args.gold_rate
     args.out = args.out or (FLOOD_RESULTS if args.flood else RESULTS if plain else SCALE_GOLD_RESULTS)
