@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import MAX_BODY_BYTES, ApiError, envelope
 from service.http.api_docs import ASSETS_PATH, DOCS_PATH
-from service.http.refusals import early_refusal, record_refusal
+from service.http.refusals import early_refusal, record_refusal, routed_scope
 from service.http.tokens import CHALLENGE, NO_KEY, identify, memberless
 from service.store.api_keys import Principal
 
@@ -47,11 +47,7 @@ def _lookup(scope: Scope, credential: str) -> Principal:
     """The key's or the signed-in person's principal (service.http.tokens); ApiError otherwise."""
     state = scope["app"].state
     client = scope.get("client")
-    who = identify(state.ctx, getattr(state, "oidc", None), credential, client[0] if client else "")
-    refusal = memberless(who, scope["path"])
-    if refusal is not None:
-        raise refusal
-    return who
+    return identify(state.ctx, getattr(state, "oidc", None), credential, client[0] if client else "")
 
 
 def _nul_parameter(scope: Scope) -> list[str | int] | None:
@@ -99,8 +95,10 @@ class GuardMiddleware:
                 await response(scope, receive, send)
                 return
             scope["state"]["principal"] = who  # request.state.principal: the routes authenticate no further
-            # A write the caller's role may not do whatever the body says: 403 before the body's size (413).
-            refused = early_refusal(scope, who)
+            # A person in no namespace (audited like any refusal: the operator reads it), or a write the
+            # caller's role may not do whatever the body says: 403 before the body's size (413).
+            refusal = memberless(who, scope["path"])
+            refused = (refusal, routed_scope(scope)) if refusal is not None else early_refusal(scope, who)
             if refused is not None:
                 refusal, routed = refused
                 await run_in_threadpool(record_refusal, Request(routed), refusal)

@@ -100,12 +100,21 @@ WRITE_ACTIONS: dict[tuple[str, str], Action] = {
     ("DELETE", M + "/traits/{key}"): "manage",
     ("POST", M + "/traits/discover"): "manage",
     ("POST", M + "/samples"): "label",
+    ("PATCH", M + "/samples/{sample_id}"): "label",
+    ("DELETE", M + "/samples/{sample_id}"): "label",
     ("POST", M + "/samples/synthesize"): "manage",
     ("POST", M + "/pool"): "manage",
     ("DELETE", M + "/pool"): "manage",
     ("DELETE", M + "/pool/{text_id}"): "manage",
     ("POST", M + "/pool/{text_id}/label"): "label",
     ("POST", M + "/pool/label"): "review",
+    ("DELETE", M + "/pool/{text_id}/label"): "label",
+    ("DELETE", M + "/pool/{text_id}/claim"): "label",
+    ("PATCH", M + "/my-labels/{kind}/{label_id}"): "label",
+    ("DELETE", M + "/my-labels/{kind}/{label_id}"): "label",
+    ("DELETE", M + "/feedback/{label_id}"): "label",
+    ("PUT", M + "/guidelines"): "manage",
+    ("POST", M + "/guidelines/read"): "label",
     ("POST", M + "/assignments"): "manage",
     ("DELETE", M + "/assignments/{annotator}"): "manage",
     ("POST", M + "/assignments/{annotator}/reassign"): "manage",
@@ -148,6 +157,15 @@ def _create_refusal(who: Principal, routed: Scope) -> tuple[ApiError, Scope] | N
     except ApiError as exc:
         return exc, routed
     return None
+
+
+def routed_scope(scope: Scope) -> Scope:
+    """The request's scope with its route's path parameters (the scope as it is when no route serves it)."""
+    for route in scope["app"].router.routes:
+        match, child = route.matches(scope)
+        if match == Match.FULL and isinstance(route, APIRoute):
+            return {**scope, **child, "route": route}
+    return scope
 
 
 def early_refusal(scope: Scope, who: Principal) -> tuple[ApiError, Scope] | None:

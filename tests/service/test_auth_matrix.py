@@ -915,16 +915,20 @@ def test_a_write_the_role_may_not_do_is_403_before_the_body_s_size(svc: Svc) -> 
         annotator = auth(create_key(s, ["acme"], "authoring", "ann", "annotator"))
     body = b"x" * (MAX_BODY_BYTES + 1024 * 1024)  # 17 MiB
     json_type = {"Content-Type": "application/json"}
-    for path in ("/v1/models/acme.big/evaluation-set", "/v1/models/acme.big/pool"):
+    for method, path in (
+        ("POST", "/v1/models/acme.big/evaluation-set"),
+        ("POST", "/v1/models/acme.big/pool"),
+        ("PUT", "/v1/models/acme.big/guidelines"),
+    ):
         writes = Writes(svc)
         before, logged = writes.look(), last_event(svc)
         for who in (annotator, svc.scorer):
-            resp = svc.client.post(path, content=body, headers={**who, **json_type})
+            resp = svc.client.request(method, path, content=body, headers={**who, **json_type})
             assert error_code(resp, 403) == "forbidden", path
         assert writes.look() == before
         writes.close()
         assert new_events(svc, logged) == [("access_refused", "acme")] * 2
-        resp = svc.client.post(path, content=body, headers={**svc.author, **json_type})
+        resp = svc.client.request(method, path, content=body, headers={**svc.author, **json_type})
         assert error_code(resp, 413) == "payload_too_large"
     # Creating names its namespace in the body: a caller who manages no namespace is refused before it.
     writes = Writes(svc)
@@ -1094,6 +1098,25 @@ def test_signing_out_ends_every_tab_and_copied_cookie_at_once(team: Svc, idp: Id
     assert error_code(resp, 403) == "forbidden"
     # Someone in no namespace may still sign out (as they may still ask who they are).
     check(team.client.post("/v1/keys/current/sign-out", headers=signed_in(idp, "zed")), 200)
+
+
+def test_a_person_in_no_namespace_is_refused_in_the_operator_s_stream(team: Svc, idp: Idp) -> None:
+    """A signed-in person in no namespace is refused everything but who they are, and each refusal is an
+    `access_refused` event in the service-wide stream (the operator's), as an outsider's key's is: it names
+    the route and the namespace asked about; asking who they are is no refusal."""
+    zed = signed_in(idp, "zed", iat=int(time.time()))
+    logged = last_event(team)
+    check(me(team, zed), 200)
+    assert error_code(team.client.get("/v1/models/acme.anything", headers=zed), 403) == "forbidden"
+    body = b"x" * (MAX_BODY_BYTES + 1)
+    resp = team.client.put("/v1/models/acme.anything/guidelines", content=body, headers=zed)
+    assert error_code(resp, 403) == "forbidden"
+    with transaction(team.ctx.sessions) as s:
+        rows = s.scalars(select(AuditEvent).where(AuditEvent.id > logged).order_by(AuditEvent.id)).all()
+        refused = [(e.namespace, e.actor, e.detail) for e in rows if e.kind == "access_refused"]
+    assert [(ns, actor) for ns, actor, _ in refused] == [(SERVICE, "zed@example.com")] * 2
+    assert [d["route"] for _, _, d in refused] == ["/v1/models/{handle}", "/v1/models/{handle}/guidelines"]
+    assert {d["namespace"] for _, _, d in refused} == {"acme"}
 
 
 def test_one_person_holds_one_membership_of_a_namespace(team: Svc, idp: Idp) -> None:
