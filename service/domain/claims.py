@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from core.engine.types import Sample
 from service.domain.access import load_model
 from service.domain.needs import Databases
 from service.domain.states import require_not_archived
@@ -27,6 +28,7 @@ from service.schemas.pool import ClaimReleased
 from service.store import claims
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.samples import CHUNK, sha256
 from service.store.tables import MAX_INT, Model, PoolClaim, PoolText, Trait, utcnow
 
 
@@ -162,6 +164,28 @@ def require_room(s: Session, model: Model, trait: Trait, me: str, text: PoolText
             f"Pool text {text.id} has the votes it wants for {trait.key!r}, counting colleagues who hold it "
             "now; the label was not stored. Ask for the next suggestions.",
         )
+
+
+def require_unclaimed(s: Session, model: Model, refs: TraitRefs, me: str | None, votes: list[Sample]) -> None:
+    """`POST …/samples` treats a colleague's live claim as the pool route does: the caller's own vote of a
+    pool text a colleague holds now is refused (409 `pool_text_taken`, nothing of the request stored)
+    unless the text has room for it beside the claim (`require_room`). Texts nobody holds, settles and
+    other raters' rows (an import) are stored as before."""
+    now = utcnow()
+    live = select(PoolClaim.id).where(PoolClaim.model_id == model.id, PoolClaim.expires_at > now).limit(1)
+    if me is None or not votes or s.scalar(live) is None:  # an import's cost stays one query
+        return
+    digests = {sha256(x.text): x for x in votes}
+    ordered = sorted(digests)
+    for start in range(0, len(ordered), CHUNK):
+        chunk = ordered[start : start + CHUNK]
+        for row in s.scalars(
+            select(PoolText).where(PoolText.model_id == model.id, PoolText.content_sha256.in_(chunk))
+        ):
+            trait = refs.find(digests[row.content_sha256].trait, ("body", "samples"))
+            others = claims.live_claims(s, model.id, trait.key, now)
+            if any(pid == row.id and annotator != me for pid, annotator, _ in others):
+                require_room(s, model, trait, me, row)
 
 
 def release_claim(

@@ -13,6 +13,7 @@ from core.engine.types import Sample
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
+from service.domain.claims import require_unclaimed
 from service.domain.gold_secret import answerer, sample_visible
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
@@ -136,6 +137,12 @@ def add_sample_batch(ctx: Resources, who: Principal, handle: str, items: list[Sa
             x.annotator if x.provenance == "imported" else x.annotator or who.annotator for x in items
         ]
         require_own_votes(s, who, annotators, "samples")
+        own = [
+            x
+            for x, a, i in zip(resolved, annotators, items, strict=True)
+            if a == who.annotator and not i.adjudicated
+        ]
+        require_unclaimed(s, model, refs, who.annotator, own)
         settles = _check_settles(s, model, refs.ids, resolved, annotators, items)
         quotas.require_namespace_room(
             s, ctx.settings, model.namespace, quotas.chars_of(x.text for x in items)

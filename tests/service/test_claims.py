@@ -405,3 +405,37 @@ def test_a_claim_taken_before_the_owner_wanted_more_votes_still_labels(svc: Svc)
     out = label(svc, h, alice, held[0])
     assert (out["votes"], out["votes_wanted"]) == (2, 3)
     assert held[1] in {i["id"] for i in suggest(svc, h, alice, k=4)}  # her claims stay hers
+
+
+def test_the_samples_route_refuses_a_text_a_colleague_holds_as_the_pool_route_does(svc: Svc) -> None:
+    """A colleague's live claim refuses the caller's own vote of that text through `POST …/samples` as it
+    refuses `POST …/pool/{id}/label` (409 `pool_text_taken`, nothing stored, the claim kept); once the
+    colleague lets go, the same sample is stored. A text nobody holds is stored as before."""
+    h = "acme.claimsamples"
+    draft(svc, h, votes_wanted=1)
+    ann, bob = person(svc, "ann", "annotator"), person(svc, "bob", "annotator")
+    [held] = suggest(svc, h, ann, k=1)
+    sample = {"samples": [{"trait": "formality", "text": held["text"], "quality": 1.0}]}
+    for resp in (
+        svc.client.post(f"/v1/models/{h}/samples", json=sample, headers=bob),
+        svc.client.post(
+            f"/v1/models/{h}/pool/{held['id']}/label",
+            json={"trait": "formality", "quality": 1.0},
+            headers=bob,
+        ),
+    ):
+        assert error_code(resp, 409) == "pool_text_taken"
+    with transaction(svc.ctx.reads) as s:
+        assert s.scalar(select(func.count()).select_from(SampleRow)) == 0
+        assert s.scalar(select(func.count()).select_from(PoolClaim)) == 1
+    free = next(t for t in POOL if t != held["text"])
+    check(
+        svc.client.post(
+            f"/v1/models/{h}/samples",
+            json={"samples": [{"trait": "formality", "text": free, "quality": 0.0}]},
+            headers=bob,
+        ),
+        201,
+    )
+    check(svc.client.delete(f"/v1/models/{h}/pool/{held['id']}/claim", headers=ann), 200)
+    check(svc.client.post(f"/v1/models/{h}/samples", json=sample, headers=bob), 201)
