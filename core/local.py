@@ -470,7 +470,37 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
+    # A service that exited cleanly but whose parent has not reaped it (a kernel still running, or a
+    # container's first process that reaps nothing) is a zombie: signal 0 still reaches it, but it is gone,
+    # and `stop()` would wait for it, kill it and warn that it was killed.
+    with contextlib.suppress(OSError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] != "Z"
     return True
+
+
+def local_services(*data_dirs: str | os.PathLike[str]) -> list[LocalService]:
+    """The detached local services serving the default data directory and `data_dirs` (ones a kernel left
+    running), attached: `svc.stop()` ends one, `svc.client()` uses it. A service this process started is
+    listed too; a directory nobody serves is left out."""
+    found: list[LocalService] = []
+    for root in dict.fromkeys(Path(d).expanduser().resolve() for d in (default_data_dir(), *data_dirs)):
+        if root in _STARTED:
+            found.append(_STARTED[root])
+            continue
+        try:
+            held = json.loads((root / PID_FILE).read_text())
+            pid, url, namespace = int(held["pid"]), str(held["url"]), str(held["namespace"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if held.get("detached") is not True or not _pid_alive(pid):
+            continue
+        with contextlib.suppress(httpx.TransportError, LocalServiceError):
+            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                found.append(
+                    LocalService(_Attached(pid), url, _saved_key(root), namespace, root, None, detached=True)
+                )
+    return found
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], url: str, timeout: float, log_path: Path) -> None:

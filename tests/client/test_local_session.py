@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from core.client import TransportError
-from core.local import LOG_FILE, PID_FILE, LocalServiceError, start_local_service
+from core.local import LOG_FILE, PID_FILE, LocalServiceError, _pid_alive, local_services, start_local_service
+from harness.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -159,10 +160,12 @@ print(svc.pid, handle, client.train(handle, effort="low").run_id, flush=True)
 """
 
 
-def test_a_detached_service_outlives_its_kernel_and_is_attached_again(tmp_path: Path) -> None:
+def test_a_detached_service_outlives_its_kernel_and_is_attached_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A service started detached (a notebook's default) keeps serving after the process that started it has
-    exited, its training going on; the next start for the data directory attaches to that same process, and
-    `stop()` ends it."""
+    exited, its training going on; `local_services` lists it, the next start for the data directory attaches
+    to that same process, and `stop()` ends it, without a warning that it was killed."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     kernel = subprocess.run(
         [sys.executable, "-c", DETACHED_KERNEL, str(tmp_path)],
@@ -175,6 +178,8 @@ def test_a_detached_service_outlives_its_kernel_and_is_attached_again(tmp_path: 
     try:
         assert kernel.returncode == 0, kernel.stderr[-3000:]
         pid, handle, run_id = kernel.stdout.split()
+        listed = [s for s in local_services(tmp_path) if s.data_dir == tmp_path.resolve()]
+        assert [(s.pid, s.detached, s.namespace) for s in listed] == [(int(pid), True, "nb")]
         svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
         try:
             assert svc.detached and svc.pid == int(pid) and svc.running and "detached" in repr(svc)
@@ -182,10 +187,28 @@ def test_a_detached_service_outlives_its_kernel_and_is_attached_again(tmp_path: 
                 assert client.wait(handle, run_id, timeout=120).state == "ready"
             assert start_local_service(tmp_path, embedder="hashing", namespace="nb") is svc
         finally:
-            svc.stop()
-        assert not svc.running
+            with caplog.at_level(logging.WARNING, logger="core.local"):
+                svc.stop()
+        assert not svc.running and "killed" not in caplog.text
+        assert not [s for s in local_services(tmp_path) if s.data_dir == tmp_path.resolve()]
     finally:  # not this process's child: the server_process fixture would not see it left running
         with contextlib.suppress(OSError, ValueError, KeyError):
             os.kill(int(json.loads((tmp_path / PID_FILE).read_text())["pid"]), signal.SIGTERM)
-    with pytest.raises(ProcessLookupError):
-        os.kill(int(pid), 0)
+    assert not _pid_alive(int(pid))  # gone (or a zombie its new parent has yet to reap)
+
+
+def test_a_service_that_exited_but_was_not_reaped_is_gone() -> None:
+    # A clean exit whose parent has not reaped it yet (a zombie): signal 0 still reaches it. stop() waited for
+    # it, killed it and warned "did not stop … and was killed" although its log showed a clean exit.
+    child = subprocess.Popen(["true"])
+    try:
+        stat = Path(f"/proc/{child.pid}/stat")
+
+        def state() -> str:
+            text = stat.read_text()
+            return text[text.rindex(")") + 2]
+
+        wait_until(lambda: state() == "Z", 30, "the child to exit", interval=0.01)
+        assert not _pid_alive(child.pid)
+    finally:
+        child.wait()
