@@ -163,6 +163,12 @@ class Context:
             self.enqueue(run_id)
         self.worker = Worker(self.huey, self.sweep, self.settings.recovery_interval_s, workers)
         self.worker.start()
+        # The bodies' int8 graphs, built ahead of the first training that needs them (minutes, once), where
+        # new models default to a setting that trains on both bodies (the default, `auto`).
+        from service.process import prebuild
+
+        if prebuild.ahead(self.settings.embedder):
+            prebuild.start()
 
     def start_recovery(self) -> None:
         """Recovery without executing runs (an API process next to separate workers)."""

@@ -26,8 +26,9 @@ from core.embedders import (
     cache_key,
     get_embedder,
 )
+from core.embedders.blend import BlendEmbedder, parts_of
 from core.embedders.cache import VectorStore
-from core.embedders.registry import ALIASES, body_of
+from core.embedders.registry import body_of, embedder_id
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # core.engine is imported where a scorer is built: scoring starts without it
@@ -97,13 +98,15 @@ class Embedders:
 
     def model_id(self, chosen: str | None) -> str:
         """The embedder id of a model: its choice at create time, else (older models) the default's id."""
-        name = chosen or self.default_name
-        return ALIASES.get(name, name)
+        return embedder_id(chosen or self.default_name)
 
     def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
         """The cached embedder for a name or snapshot id (`auto`, a setting, as e5-small: the body of an
         `auto` model without a version); `retain=False` never writes the cache."""
-        base = get_embedder(body_of(name_or_id or self.default_name, None))
+        wanted = body_of(name_or_id or self.default_name, None)
+        if (parts := parts_of(wanted)) is not None:  # both bodies: each reads and writes its own cache
+            return BlendEmbedder([self.get(p, retain=retain) for p in parts])
+        base = get_embedder(wanted)
         with self._lock:
             if self._store is None:
                 self._store = SqliteStore(self._cache_path)
@@ -119,6 +122,9 @@ class Embedders:
         workers write each batch's new vectors in one transaction, so request threads do not queue
         on SQLite's write lock; for zero-data-retention content nothing is written at all.
         """
+        parts = parts_of(body_of(name_or_id or self.default_name, None))
+        if parts is not None:  # both bodies: each through its own cache and batcher
+            return BlendEmbedder([self.for_scoring(p, retain=retain) for p in parts])
         plain = self.get(name_or_id, retain=True)
         assert isinstance(plain, CachedEmbedder)
         key = (plain.id, retain)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
@@ -211,14 +211,34 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
 
 
 def version_body(metrics: JsonObject) -> VersionBody | None:
-    """What a version's metrics record of its body: `embedder` (every version), and `body_choice` when
-    training chose it (core.engine.body_choice.BodyChoice.as_json)."""
+    """What a version's metrics record of its body: `embedder` (every version), its out-of-fold figure, each
+    body's of a blend, and `body_choice` when training chose it (core.engine.body_choice's `as_json`)."""
     embedder = metrics.get("embedder")
     if not isinstance(embedder, str):
         return None
+    traits = metrics.get("traits") if isinstance(metrics.get("traits"), dict) else {}
+    assert isinstance(traits, dict)
+    auc, se = _mean_of(traits.values(), "roc_auc"), _mean_of(traits.values(), "roc_auc_se")
     choice = metrics.get("body_choice")
     if not isinstance(choice, dict):
-        return VersionBody(embedder=embedder, name=short_name(embedder))
+        bodies = [b for t in traits.values() if isinstance(t, dict) for b in t.get("bodies") or []]
+        if not bodies:
+            return VersionBody(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+        ids = list(dict.fromkeys(str(b.get("embedder")) for b in bodies if isinstance(b, dict)))
+        candidates = [
+            BodyCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+        ] + [
+            BodyCandidate(
+                embedder=i,
+                name=short_name(i),
+                roc_auc=_mean_of([b for b in bodies if b.get("embedder") == i], "roc_auc"),
+                roc_auc_se=_mean_of([b for b in bodies if b.get("embedder") == i], "roc_auc_se"),
+            )
+            for i in ids
+        ]
+        return VersionBody(
+            embedder=embedder, name=short_name(embedder), candidates=candidates, roc_auc=auc, roc_auc_se=se
+        )
 
     def named(ids: object) -> list[BodyName]:
         return (
@@ -229,18 +249,37 @@ def version_body(metrics: JsonObject) -> VersionBody | None:
 
     because = choice.get("not_compared_because")
     compared_on = choice.get("compared_on")
+    tie = choice.get("tie")
     return VersionBody(
         embedder=embedder,
         name=short_name(embedder),
         candidates=[
-            BodyCandidate(embedder=c["embedder"], name=short_name(c["embedder"]), roc_auc=c.get("roc_auc"))
+            BodyCandidate(
+                embedder=c["embedder"],
+                name=short_name(c["embedder"]),
+                roc_auc=c.get("roc_auc"),
+                roc_auc_se=c.get("roc_auc_se"),
+            )
             for c in choice.get("candidates", [])
         ],
         left_out_for_language=named(choice.get("left_out_for_language")),
         not_compared=named(choice.get("not_compared")),
         not_compared_because=because if isinstance(because, str) else None,
         compared_on=compared_on if isinstance(compared_on, int) else None,
+        tie=float(tie) if isinstance(tie, int | float) and len(choice.get("candidates", [])) > 1 else None,
+        roc_auc=auc,
+        roc_auc_se=se,
     )
+
+
+def _mean_of(entries: Iterable[object], figure: str) -> float | None:
+    """The mean of `figure` over the dicts of `entries` that have a number for it (None if none has)."""
+    found = []
+    for entry in entries:
+        value = entry.get(figure) if isinstance(entry, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found.append(float(value))
+    return sum(found) / len(found) if found else None
 
 
 def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:

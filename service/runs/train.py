@@ -10,12 +10,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core import engine
 from core.embedders.base import Embedder
-from core.embedders.registry import AUTO, available_bodies, short_name
+from core.embedders.blend import BLEND_ID, BlendEmbedder
+from core.embedders.registry import AUTO, available_bodies
+from core.engine.blend import is_blend_id, one_body_params, train_blend
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
@@ -29,9 +31,9 @@ from service.store.bodies import model_body
 from service.store.db import transaction
 from service.store.gold import gold_keys
 from service.store.heldout import trained_record
-from service.store.samples import fold_feedback, held_feedback, load_traits, sha256, trait_specs
-from service.store.tables import FeedbackLabel, Model, Run, Trait, Version, utcnow
-from service.store.votes import feedback_votes, sample_votes, samples_to_train
+from service.store.samples import CHUNK, fold_feedback, held_feedback, load_traits, sha256, trait_specs
+from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
+from service.store.votes import feedback_votes, in_order, sample_votes, samples_to_train
 
 if TYPE_CHECKING:  # the choice loads scikit-learn, which a worker loads with its first run, not at start
     from core.engine.body_choice import BodyChoice
@@ -48,9 +50,6 @@ PROGRESS: dict[Phase, tuple[float, float]] = {
     "fitting": (0.70, 0.95),
     "saving": (0.97, 1.0),
 }
-#: The texts whose language is detected to tell which bodies read the samples (core.engine.body_choice), where
-#: bodies are compared (elsewhere none is): a share is what counts, and 200 texts tell it as all of them do.
-LANGUAGE_SAMPLE = 200
 
 
 def progress_at(phase: Phase, fraction: float, after: float = 0.0) -> float:
@@ -74,6 +73,8 @@ class Inputs:
     serving_body: str | None = None  # the body its vectors were in before this training (store/bodies.py)
     # (trait key, content hash) of the gold items: known answers to check people with, never trained on.
     gold: frozenset[tuple[str, str]] = frozenset()
+    # The accepted samples no version took in yet: those this training's version may name (`took_in`).
+    untrained: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -102,26 +103,40 @@ def execute(at: Attempt) -> None:
     data = training_set(inputs)
     effort = str(inputs.options.get("effort") or "medium")
     started = time.monotonic()
-    choice = choose_body(at, inputs, data, effort) if inputs.embedder_choice == AUTO else None
+    choice = auto_body(at, inputs, data) if inputs.embedder_choice == AUTO else None
     body = inputs.embedder_choice if choice is None else choice.chosen
-    compared = choice is not None and choice.result is not None
-    after = PROGRESS["comparing"][1] if compared else 0.0  # the comparison took the bar's first part
-    embedder: Embedder = at.watched(at.embedders.get(body, retain=inputs.retain))
-    at.report(progress_at("embedding", 0, after), "embedding")
-    result = reused(choice, inputs, data)
-    sharded = result is None and shards.shardable(at.settings, len(data.texts), inputs.retain)
+    base = at.embedders.get(body, retain=inputs.retain)
+    parts = base.parts if isinstance(base, BlendEmbedder) else None  # each body watched on its own
+    embedder: Embedder = BlendEmbedder([at.watched(p) for p in parts]) if parts else at.watched(base)
+    blended = is_blend_id(embedder.id)
+    if blended and not first_use_built():  # minutes with no step to show: say why
+        at.report(progress_at("embedding", 0), "embedding", MPNET_BUILDING)
+    else:
+        at.report(progress_at("embedding", 0), "embedding")
+    # A blend embeds each text with both bodies in this process (each body's vectors cached on their own).
+    sharded = not blended and shards.shardable(at.settings, len(data.texts), inputs.retain)
     if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
-        embedder = shared_embedding(at, inputs, data, embedder, after)
-    if result is None:
-        result = engine.train(
+        embedder = shared_embedding(at, inputs, data, embedder)
+    progress = at.engine_progress(
+        progress_at("fitting" if sharded else "embedding", 0), progress_at("fitting", 1)
+    )
+    if blended:
+        result = train_blend(
             trait_specs(inputs.traits),
             data.samples,
             embedder=embedder,
             effort=effort,
             params=inputs.params,
-            progress=at.engine_progress(
-                progress_at("fitting" if sharded else "embedding", 0, after), progress_at("fitting", 1, after)
-            ),
+            progress=progress,
+        )
+    else:
+        result = engine.train(
+            trait_specs(inputs.traits),
+            data.samples,
+            embedder=embedder,
+            effort=effort,
+            params=one_body_params(inputs.params),
+            progress=progress,
         )
     if gate.gated(inputs.options):  # labels started it: no worse than the serving version, or no version
         gate.require_no_worse(at, inputs.model_id, result.snapshot, data.texts)
@@ -150,47 +165,36 @@ def embed_pool_again(at: Attempt, model_id: int) -> None:
         at.enqueue(step)
 
 
-def reused(choice: BodyChoice | None, inputs: Inputs, data: TrainingSet) -> TrainingResult | None:
-    """The comparison's training of the kept body when it is what this training would be (on every
-    sample, no parameters reused), else None."""
-    if choice is None or choice.compared_on != len(data.samples) or inputs.params is not None:
-        return None
-    return choice.result
-
-
-def choose_body(at: Attempt, inputs: Inputs, data: TrainingSet, effort: str) -> BodyChoice:
-    """An `auto` model's body for this training (core.engine.body_choice): the installed bodies that read
-    most of the samples' languages, compared where they can differ (texts long enough, labels enough)."""
-    from core.embedders.languages import main_language
+def auto_body(at: Attempt, inputs: Inputs, data: TrainingSet) -> BodyChoice:
+    """An `auto` model's body for this training (docs/decisions/0020): both bodies (the blend, nothing
+    compared) where mpnet-base is installed, the samples' median text is long enough and most samples are in
+    English; else e5-small alone, saying why."""
     from core.engine import body_choice
 
-    bodies = [at.watched(at.embedders.get(b, retain=inputs.retain)) for b in available_bodies()]
-    languages: list[str | None] = []  # none detected: every body is on offer, and none is compared
-    rule = (body_choice.MIN_WORDS, body_choice.MIN_POLE)
-    if len(bodies) > 1 and body_choice.not_compared_because(data.samples, *rule) is None:
-        # A sample of every part of the set, fixed by the texts.
-        texts = sorted({x.text for x in data.samples})
-        step = max(1, len(texts) // LANGUAGE_SAMPLE)
-        languages = [main_language(t) for t in texts[::step][:LANGUAGE_SAMPLE]]
-    lo, hi = PROGRESS["comparing"]
-    if inputs.params is None and len(body_choice.comparison_subset(data.samples)) == len(data.samples):
-        hi = PROGRESS["fitting"][1]  # compared on every sample: the kept body's training is this one (reused)
-    doing = " and ".join(short_name(b.id) for b in bodies)  # after the phase's name: "comparing · e5… and …"
-    if languages and not first_use_built(bodies):  # minutes with no step to show: say why
-        doing += " (mpnet-base's first use on this machine builds it: a few minutes, once)"
-    at.report(lo, "comparing", doing)
-    progress = at.engine_progress(lo, hi, "comparing", doing)
-    return body_choice.choose_body(
-        trait_specs(inputs.traits), data.samples, bodies, languages, effort=effort, progress=progress
-    )
+    installed = available_bodies()
+    cheapest = installed[0]
+    if len(installed) == 1:
+        return body_choice.BodyChoice(None, cheapest, (), (), (BLEND_ID,), "mpnet-base is not installed here")
+    languages: list[str | None] = []  # detected only where the texts are long enough to matter
+    if body_choice.median_words([x.text for x in data.samples]) >= body_choice.BLEND_MIN_WORDS:
+        languages = body_choice.detected_languages(data.samples)
+    because = body_choice.blend_refused_because(data.samples, languages, BLEND_ID)
+    if because is None:
+        return body_choice.BodyChoice(None, BLEND_ID, (), ())
+    return body_choice.BodyChoice(None, cheapest, (), (), (BLEND_ID,), because)
 
 
-def first_use_built(bodies: list[Embedder]) -> bool:
-    """Whether mpnet-base's int8 graph is built already, when it is compared: its build is what makes a first
-    comparison take minutes (e5-small's takes seconds)."""
-    from core.embedders.mpnet_quantized import MPNET_QINT8_ID, built_path
+#: What the bar says while a blend's training waits for mpnet-base's int8 graph (built once a machine, in the
+#: background from the service's start: service/process/prebuild.py).
+MPNET_BUILDING = "waiting for mpnet-base's int8 graph, built once on this machine (a few minutes)"
 
-    return MPNET_QINT8_ID not in {b.id for b in bodies} or built_path().exists()
+
+def first_use_built() -> bool:
+    """Whether mpnet-base's int8 graph is built already: its build is what makes a first blend take minutes
+    (e5-small's takes seconds)."""
+    from core.embedders.mpnet_quantized import built_path
+
+    return built_path().exists()
 
 
 def read_inputs(s: Session, run_id: str) -> Inputs:
@@ -227,6 +231,15 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
         model_id=model.id,
         serving_body=model_body(s, model),
         gold=gold,
+        untrained=frozenset(
+            s.scalars(
+                select(SampleRow.id).where(
+                    SampleRow.model_id == model.id,
+                    SampleRow.review == "accepted",
+                    SampleRow.trained_in.is_(None),
+                )
+            )
+        ),
     )
 
 
@@ -253,13 +266,24 @@ def training_set(inputs: Inputs) -> TrainingSet:
     # its samples the same way).
     folded = [f for f in feedback if f.trait_key in keys]
     usable = [f for f in folded if f.id not in gold]
-    counted = count_votes([*inputs.votes, *feedback_votes(usable)])
+    counted = count_votes(in_order(inputs.votes, feedback_votes(usable)))
     return TrainingSet(feedback, usable, counted, samples_to_train(counted), folded)
 
 
-def shared_embedding(
-    at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder, after: float = 0.0
-) -> Embedder:
+def took_in(s: Session, ids: list[int], version_no: int) -> None:
+    """The labels (`ids`: no version took them in yet) this version counted among the votes it trained on
+    name it: the votes export's `version_no`."""
+    ids = sorted(ids)
+    for start in range(0, len(ids), CHUNK):
+        s.execute(
+            update(SampleRow)
+            .where(SampleRow.id.in_(ids[start : start + CHUNK]), SampleRow.trained_in.is_(None))
+            .values(trained_in=version_no)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: Embedder) -> Embedder:
     """Every worker embeds a share (service/runs/shards.py); the embedder returned has the vectors ready."""
     coordinator = shards.Coordinator(
         at.run_id,
@@ -269,7 +293,7 @@ def shared_embedding(
         at.sessions,
         embedder,
         at.enqueue_shard,
-        lambda fraction, phase, message: at.report(progress_at("embedding", fraction, after), phase, message),
+        lambda fraction, phase, message: at.report(progress_at("embedding", fraction), phase, message),
         at.checkpoints,
     )
     return coordinator.embed(data.samples)
@@ -330,6 +354,8 @@ def save(
         )
         s.add(version)
         s.flush()
+        new = inputs.untrained | {f.id for f in data.usable}
+        took_in(s, [v.id for c in data.counted for v in c.votes if v.id in new], version.version_no)
         previous = history.version_no_of(s, model.current_version_id)
         history.record(s, model, "activated", version.version_no, previous=previous)
         model.current_version_id = version.id

@@ -38,17 +38,17 @@ from service.schemas.common import JsonInt, Strict, integral
 EmbedderChoice = Literal[
     "auto",
     "e5-small-qint8",
+    "blend",
     "mpnet-base",
     "minilm-qint8v2",
     "minilm",
     "e5-small",
-    "hashing",
     "e5-small-qi8@1571fc98",
+    "blend:e5-small-qi8@1571fc98+mpnet-base-qi8@78c0197b",
     "mpnet-base-qi8@78c0197b",
     "minilm-l6-v2-qi8v2@8199be6f",
     "minilm-l6-v2-int8@8199be6f",
     "e5-small-q4@1571fc98",
-    "hashing-v1-512",
 ]
 assert get_args(EmbedderChoice) == MODEL_CHOICES
 
@@ -96,8 +96,10 @@ class ModelCreate(Strict):
     embedder: EmbedderChoice | None = Field(
         default=None,
         description="What every version of this model is trained with, chosen once: "
-        f"{', '.join(MODEL_CHOICES)} (a name or its id). `auto`: each training compares the bodies that "
-        "can win on the samples and keeps the better (the version's `body` says which and why). Default: "
+        f"{', '.join(MODEL_CHOICES)} (a name or its id). `blend` (addition): both bodies, e5-small-qint8 "
+        "and mpnet-base, scored by the mean of their models' scores. `auto`: each training takes both "
+        "bodies where the samples' median text has 3 words or more and most samples are in English, else "
+        "e5-small-qint8 (the version's `body` says which and why). Default: "
         "the service's setting (`auto` unless it is set up otherwise).",
         examples=[AUTO_BODY],
     )

@@ -18,6 +18,9 @@ class BodyName(BaseModel):
 
 class BodyCandidate(BodyName):
     roc_auc: float | None = Field(description="The out-of-fold ROC-AUC training reported on this body.")
+    roc_auc_se: float | None = Field(
+        default=None, description="Its standard error (addition): about 0.1 at 8 labels a pole."
+    )
 
 
 class VersionBody(BodyName):
@@ -46,6 +49,20 @@ class VersionBody(BodyName):
         default=None,
         description="How many samples the candidates' out-of-fold figures were measured on (at most 400 "
         "when bodies were compared: the kept body then trained on every sample).",
+    )
+    tie: float | None = Field(
+        default=None,
+        description="(addition) The out-of-fold lead a larger body needed over a cheaper one to be kept, "
+        "when bodies were compared.",
+    )
+    roc_auc: float | None = Field(
+        default=None,
+        description="(addition) The version's out-of-fold ROC-AUC, the mean over its traits that have one.",
+    )
+    roc_auc_se: float | None = Field(
+        default=None,
+        description="(addition) Its standard error: over 0.05 (8 labels a pole give about 0.1) the figure "
+        "rests on too few labels to read closely, and the version's words say so.",
     )
 
 
