@@ -16,8 +16,9 @@ from core.client import (
     ValidationError,
     WaitTimeoutError,
 )
+from core.client.calls.scoring import SECONDS_PER_TEXT
 from tests.support.checkpoints import on_progress
-from tests.support.client import Service, make_draft
+from tests.support.client import FaultInjector, Service, make_draft
 
 FORMAL = "Dear Sir or Madam, kindly find attached the signed agreement for your records."
 CASUAL = "hey lol gonna grab food, u coming?"
@@ -221,3 +222,24 @@ def test_cancel_of_a_finished_run_says_why(client: Client, service: Service) -> 
     with pytest.raises(ConflictError) as finished:
         client.cancel(handle, run.run_id)
     assert finished.value.code == "run_finished" and "already succeeded" in str(finished.value)
+
+
+def test_score_many_waits_as_long_as_its_work_and_a_retry_embeds_nothing_again(
+    trained: str, service: Service, faults: FaultInjector
+) -> None:
+    """Each score request's timeout grows with the texts it sends (a long call is not a timeout by design),
+    and a request whose answer was lost is sent again without the service embedding its texts twice:
+    they are in its embedding cache."""
+    texts = [f"a new text for the timeout, number {i}" for i in range(150)]
+    faults.inject("read-timeout", method="POST", path="/score", times=1)
+    embedder = service.ctx.embedders.for_scoring("hashing")
+    batcher = embedder.embedder
+    before = batcher.texts
+    with service.client(transport=faults, timeout=30.0) as c:
+        many = c.score_many(trained, texts)
+    assert [r.index for r in many] == list(range(150))
+    sent = faults.attempts("POST", "/score")
+    assert len(sent) == 3  # 100 texts (lost, then again), 50 texts
+    waits = [r.extensions["timeout"]["read"] for r in sent]
+    assert waits == [30.0 + 100 * SECONDS_PER_TEXT] * 2 + [30.0 + 50 * SECONDS_PER_TEXT]
+    assert batcher.texts - before == 150  # each text embedded once, the retry's from the cache

@@ -127,8 +127,11 @@ class ClientBase:
         json: object = None,
         content: str | bytes | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """Send one logical call (same `X-Request-Id` on every attempt); raise `ApiError` on >= 300.
+        `timeout`: this call's, in seconds, for a call whose answer takes as long as the work it sends (else
+        the client's).
 
         A 3xx is an error too (`UnexpectedRedirectError`): redirects are not followed, and the body of one is
         never the result the caller asked for.
@@ -150,6 +153,7 @@ class ClientBase:
                     json=json,
                     content=content,
                     headers=send_headers,
+                    timeout=httpx.Timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
                 )
             except httpx.TransportError as exc:
                 if attempt < self.retries and retry.should_retry_exception(exc, safety):

@@ -20,6 +20,18 @@ from core.contract import (
 )
 from core.json_types import JsonObject
 
+#: What a text may take the service to score under load, beyond the client's own timeout: a request's
+#: timeout grows with the texts it sends, so a long request is never a timeout by design (a text of the
+#: largest body's window takes tens of milliseconds of one core; this leaves room for a fair share of
+#: cores among many callers). A request that still times out is retried: the texts it had scored are in
+#: the service's embedding cache, so the retry does not embed them again.
+SECONDS_PER_TEXT = 1.0
+
+
+def work_timeout(base: float, texts: Sequence[str]) -> float:
+    """A score request's timeout: the client's, and `SECONDS_PER_TEXT` a text (an explanation: ten)."""
+    return base + SECONDS_PER_TEXT * len(texts)
+
 
 def score_batches(
     texts: Sequence[str], per_request: int, chars: int = DEFAULT_SCORE_REQUEST_CHARS
@@ -100,7 +112,9 @@ class ScoringCalls(ClientBase):
                     body["version"] = _version_ref(version)
                 if explain:
                     body["explain"] = True
-                envelope = self.request("POST", _path("models", handle, "score"), json=body).json()
+                wait = work_timeout(self.timeout, chunk) * (10 if explain else 1)
+                answer = self.request("POST", _path("models", handle, "score"), json=body, timeout=wait)
+                envelope = answer.json()
                 common = {k: v for k, v in envelope.items() if k not in ("results", "scores")}
                 results = sorted(envelope.get("results", []), key=lambda r: r.get("index", 0))
                 for r in results:
