@@ -22,7 +22,11 @@ from service.config.settings import Settings
 
 log = logging.getLogger("service.worker")
 
-WORKER_NICE = 10  # below the API process, so a score request gets a core as soon as it needs one
+# A little below the API process: where the two share a core, a score request gets most of it. No more: the
+# worker runs one thread (WORKER_THREADS), so beside the API it never takes a core a score request needs on a
+# machine of two or more, and at nice 10 a lone user's training crawled beside any other program of theirs
+# (a weight of 110 against their programs' 1024; at 2, 655).
+WORKER_NICE = 2
 WORKER_THREADS = 1  # onnxruntime / BLAS threads of a run: the other cores stay with the score path
 THREAD_ENV = ("SCORING_EMBEDDER_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 

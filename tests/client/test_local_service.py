@@ -106,7 +106,9 @@ def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None
     (child,) = worker_children(local.pid)
     args = cmdline(child)
     assert args[args.index("--parent-pid") + 1] == str(local.pid)  # it exits with the service, even on kill
-    assert nice(child) > nice(local.pid)  # score requests come first for the CPU
+    # Score requests come first for a core they share with a run, but only just: a lone user's training must
+    # not crawl beside their other programs.
+    assert 0 < nice(child) - nice(local.pid) <= 2
     assert f"started the worker process (pid {child})" in local.log_path.read_text()
 
 
