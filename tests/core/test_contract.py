@@ -1,4 +1,5 @@
-"""core.contract: the API's shared rules, their bounds, and that the layers and docs use them."""
+"""core.contract: the API's shared rules, their bounds, and that the layers use them (the docs' table of the
+bounds is rendered from it: tests/project/test_contract_reference.py)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,6 @@ from core.contract import (
 from tests.support.processes import FreshPython
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def api_docs() -> str:
-    """The API's reference: docs/api.md and its topic pages (docs/api/), stating each rule once."""
-    pages = [ROOT / "docs" / "api.md", *sorted((ROOT / "docs" / "api").glob("*.md"))]
-    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
 @pytest.mark.parametrize(
@@ -58,61 +53,6 @@ def test_a_taken_key_gets_a_suffix_and_stays_within_48_characters() -> None:
         taken.add(key)
     assert unique_trait_key("short", {"short", "short_2"}) == "short_3"
     assert unique_trait_key("free", {"other"}) == "free"
-
-
-def test_docs_state_the_same_key_and_text_limits() -> None:
-    api = api_docs()
-    assert f"{MAX_TRAIT_KEY} characters" in api
-    assert f"{contract.MAX_TEXT_CHARS:,} characters" in api
-
-
-def test_docs_state_the_contract_s_numbers() -> None:
-    """The API's reference writes each limit once for people; these are the numbers core.contract holds."""
-    c = contract
-    api = " ".join(api_docs().split())  # its lines wrap anywhere
-    stated = [
-        f"`name` (required, 1–{c.MAX_LABEL_CHARS} chars)",
-        f"At most {c.MAX_TRAITS} traits per model",
-        f"traits per request 1–{c.MAX_TRAITS}",
-        f"up to {c.MAX_DISCOVERED_TRAITS} intrinsic traits per run",
-        f"(up to {c.ANCHORS_PER_POLE} each)",
-        f"`max_depth` (integer 1–{c.MAX_DEPTH},",
-        f"Model list page 1–{c.MODELS_PAGE.maximum} (default {c.MODELS_PAGE.default})",
-        f"(limit 1–{c.VERSIONS_PAGE.maximum}, default {c.VERSIONS_PAGE.default})",
-        f"sample and pool list pages 1–{c.SAMPLES_PAGE.maximum} (default {c.SAMPLES_PAGE.default})",
-        f"(limit 1–{c.POOL_PAGE.maximum}, default {c.POOL_PAGE.default})",
-        f"samples per request 1–{c.MAX_SAMPLES_PER_REQUEST}",
-        f"(1–{c.MAX_EVAL_ITEMS_PER_REQUEST} items,",
-        f"pool texts per request 1–{c.MAX_POOL_TEXTS_PER_REQUEST:,}",
-        f"score contents per request {c.MAX_SCORE_TEXTS}",
-        f"trait preview probe texts 1–{c.MAX_PREVIEW_TEXTS}",
-        f'"k": 1–{c.SUGGESTIONS.maximum} (default {c.SUGGESTIONS.default})',
-        f"`limit` 1–{c.DISAGREEMENTS.maximum}, default {c.DISAGREEMENTS.default}",
-        f"at most {c.MAX_PR_POINTS} points",
-        f"accuracy and F1 use each version's threshold ({c.DEFAULT_DECISION_THRESHOLD} without one)",
-        f"`positive_label` when `score` ≥ {c.SCORE_MIDPOINT}",
-        f"Quality above {c.NEUTRAL_QUALITY} counts toward the positive pole, below it toward the negative; "
-        f"exactly {c.NEUTRAL_QUALITY} is neutral and counts toward neither",
-        f"`SCORING_RETRAIN_BUFFER` labels (default {c.DEFAULT_RETRAIN_BUFFER})",
-        f"Tag names: `{c.TAG_PATTERN}`",
-        f"has at most {c.MAX_VERSION_REF_CHARS} characters",
-        f"a handle {c.MIN_HANDLE_CHARS}–{c.MAX_HANDLE_CHARS} (each part {c.MAX_NAMESPACE_CHARS})",
-        f"description and `additional_terms` {c.MAX_DESCRIPTION_CHARS:,} characters",
-        f"`readme_markdown` {c.MAX_README_CHARS:,}",
-        f"`source_id` (optional; a string of 1–{c.MAX_SOURCE_ID_CHARS} characters, or null)",
-        f"`SCORING_WRITE_BURST` at once (default {c.DEFAULT_WRITE_BURST})",
-        f"`SCORING_WRITE_RATE_PER_S` a second (default {c.DEFAULT_WRITE_RATE_PER_S})",
-        f"`SCORING_IMPORT_BURST` at once (default {c.DEFAULT_IMPORT_BURST})",
-        f"`SCORING_IMPORT_RATE_PER_S` a second (default {c.DEFAULT_IMPORT_RATE_PER_S})",
-        f"an import of fewer than {c.SMALL_IMPORT_ROWS} rows",
-        f"`SCORING_SCORE_BURST` at once (default {c.DEFAULT_SCORE_BURST})",
-        f"`SCORING_SCORE_RATE_PER_S` a second (default {c.DEFAULT_SCORE_RATE_PER_S})",
-        f"`SCORING_RETRAINS_PER_HOUR` a model starts in an hour (default {c.DEFAULT_RETRAINS_PER_HOUR})",
-        f"at most {c.MAX_COMMENTS_PER_TEXT} comments on one text of a trait and "
-        f"{c.MAX_COMMENTS_PER_PERSON} on",
-        f"`SCORING_CLAIMS_PER_PERSON` live claims on a trait (default {c.DEFAULT_CLAIMS_PER_PERSON},",
-    ]
-    assert [phrase for phrase in stated if phrase not in api] == []
 
 
 def test_the_pole_rule_has_a_neutral_middle() -> None:
