@@ -118,7 +118,7 @@ class Answer:
 
     got: Suggestions
     asked: int
-    labelled: int
+    labelled: int  # -1: a label was on its way at one end (`_suggest`)
 
 
 @dataclass
@@ -144,6 +144,7 @@ class LabelSession:
     pending: Future[Answer] | None = None  # the next suggestions, being fetched in the background
     unlabelled: int | None = None  # pool texts wanting votes for the trait in the last suggestions' answer
     labelled_then: int = 0  # this session's labels when that answer came (each label since is one fewer)
+    labelling: bool = False  # a label's request is on its way: stored or not, it is not in `history` yet
     held_by_others: int = 0  # of those, the texts colleagues' live claims held in that answer
     skipped: set[int] = field(default_factory=set)  # pool ids skipped: not queued again in this session
     signed_out: str | None = None  # the service no longer takes the person's sign-in: why (a press was lost)
@@ -258,9 +259,12 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
 
 
 def _suggest(s: LabelSession, client: Client) -> Answer:
-    asked = len(s.history)
+    asked, during = len(s.history), s.labelling
     got = client.suggest(s.handle, s.trait, k=BATCH, mode=s.mode, overlap=s.overlap, claim=True)
-    return Answer(got, asked, len(s.history))
+    # A label on its way when the suggestions were asked for or came may be in their count or not (the
+    # service may store it before it counts, and its answer be read after this one): never an exact count.
+    labelled = -1 if during or s.labelling else len(s.history)
+    return Answer(got, asked, labelled)
 
 
 def _unseen(s: LabelSession, got: Suggestions) -> list[Queued]:
@@ -422,7 +426,16 @@ def _release(s: LabelSession, client: Client, item: Queued) -> None:
 
 
 def _label(s: LabelSession, quality: float, client: Client, model: Model, point: int | None = None) -> None:
-    """Store a label of the text shown: a pole's `quality`, or on a scale its `point` (of that quality)."""
+    """Store a label of the text shown: a pole's `quality`, or on a scale its `point` (of that quality);
+    suggestions fetched in the background meanwhile know it is on its way (`_suggest`)."""
+    s.labelling = True
+    try:
+        _store_label(s, quality, client, model, point)
+    finally:
+        s.labelling = False
+
+
+def _store_label(s: LabelSession, quality: float, client: Client, model: Model, point: int | None) -> None:
     item = s.current
     if item is None:
         return
