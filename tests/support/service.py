@@ -100,8 +100,9 @@ def error_code(resp: httpx.Response, status: int) -> str:
     return str(err["code"])
 
 
-def wait_settled(client: Any, handle: str, headers: dict[str, str], timeout: float = 60.0) -> dict[str, Any]:
-    """Poll GET /models/{handle} until the model is no longer busy."""
+def wait_settled(client: Any, handle: str, headers: dict[str, str], timeout: float = 300.0) -> dict[str, Any]:
+    """Poll GET /models/{handle} until the model is no longer busy. `timeout` only guards against a run that
+    never ends: a training of seconds takes minutes on a machine busy with other work."""
 
     def settled() -> dict[str, Any] | None:
         model: dict[str, Any] = check(client.get(f"/v1/models/{handle}", headers=headers), 200)
