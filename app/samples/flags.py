@@ -147,7 +147,9 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
         "sample scored by the fold that did not see it. A sample is a likely mislabel when that score and "
         "its 10 nearest samples together point to the other pole; a sample far from its trait's other "
         "samples is an outlier. A text whose annotators' votes fall on both poles is contested (a "
-        "disagreement to settle), never a likely mislabel. A flag asks for a look: it is not a verdict."
+        "disagreement to settle), never a likely mislabel. A flag asks for a look: it is not a verdict. "
+        "Relabelling flagged samples raises the next version's cross-validated ROC AUC whether or not the "
+        "labels got better (the flags come from the same out-of-fold scores): judge it on an evaluation set."
     )
     if st.button("Check samples", key="flags_go"):
         with guard("Checking samples"):

@@ -172,7 +172,11 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         texts are embedded with the model's embedder (or `embedder`, an `Embedder`), in this process; a
         client of a local service (`LocalService.client()`) first reads the vectors that service keeps on
         this machine, so the texts it trained on are not embedded again (a remote service's are: the API
-        answers no vectors). `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)`."""
+        answers no vectors). `progress`: `True`/`"tqdm"` or `progress(percent_done, 100)`.
+
+        The flags come from the same out-of-fold scores a version's `roc_auc` is computed from: relabelling
+        the flagged samples raises the next version's out-of-fold AUC by construction, whether or not the
+        labels got better. Judge a relabelling on an evaluation set (`add_evaluation_items`, `evaluate`)."""
         from core.client.local_vectors import cached_embedder
         from core.embedders import get_embedder  # the engine loads only for a check
         from core.embedders.registry import body_of
