@@ -107,6 +107,16 @@ def test_models_lists_and_creates(local_service: LocalService, client: Client, t
     assert at.selectbox(key="models_open_pick").value == handle
 
 
+def test_the_models_table_shows_tags_of_any_version(trained: str) -> None:
+    # The listing answers the active version's tags only: a model whose v1 is tagged (v2 active) showed none.
+    at = page("models")
+    at.run()
+    by_label(at.selectbox, "Per page").set_value(100).run()
+    no_exception(at)
+    frame = at.dataframe[0].value
+    assert frame[frame["handle"] == trained]["tags"].tolist() == ["first (v1)"]
+
+
 def test_models_create_lands_in_the_run_that_stops_following_busy_models(
     local_service: LocalService, client: Client
 ) -> None:
