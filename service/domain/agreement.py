@@ -19,7 +19,7 @@ from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.gold import gold_keys
 from service.store.samples import scale_points, sha256
-from service.store.tables import Model, PoolText, SampleRow, Trait, utcnow
+from service.store.tables import FeedbackLabel, Model, PoolText, SampleRow, Trait, utcnow
 from service.store.votes import label_votes
 
 
@@ -29,6 +29,7 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
         refs = TraitRefs(s, model)
         traits = [refs.find(trait, ("query", "trait"))] if trait is not None else refs.traits
         votes = label_votes(s, model.id)
+        buffered = set(s.scalars(select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id)))
         kept = model.kept_agreement if model.zero_data_retention else None
         answers = answerer(who, model)
         gold = gold_keys(s, model.id) if answers is not None else set()
@@ -41,7 +42,7 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
                 "stored_at": kept.get("stored_at"),
             }
         )
-    per_trait = _per_trait(traits, votes, limit)
+    per_trait = _per_trait(traits, votes, limit, buffered=buffered)
     if (me := blind_for(who, model)) is not None:  # blind: only the disagreements one took part in
         for body in per_trait.values():
             assert isinstance(body, dict) and isinstance(body["disagreed"], list)
@@ -80,7 +81,13 @@ def _voted(text: object, me: str) -> bool:
     return isinstance(votes, list) and any(isinstance(v, dict) and v.get("annotator") == me for v in votes)
 
 
-def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool = True) -> JsonObject:
+def _per_trait(
+    traits: list[Trait],
+    votes: list[Vote],
+    limit: int,
+    texts: bool = True,
+    buffered: frozenset[int] | set[int] = frozenset(),
+) -> JsonObject:
     by_trait: dict[str, list[Vote]] = {t.key: [] for t in traits}
     scaled = {t.key for t in traits if scale_points(t.scale) is not None}
     for vote in votes:
@@ -90,8 +97,8 @@ def _per_trait(traits: list[Trait], votes: list[Vote], limit: int, texts: bool =
     for key, mine in by_trait.items():
         body = trait_agreement(mine, limit=limit, ordinal=key in scaled).as_dict(texts=texts)
         for text in body["disagreed"]:
-            for vote in text["votes"]:  # a buffered feedback label's vote carries no sample id
-                if vote["sample_id"] is not None and vote["sample_id"] <= 0:
+            for vote in text["votes"]:  # a buffered feedback label's vote is no sample yet
+                if vote["sample_id"] in buffered:
                     vote["sample_id"] = None
         out[key] = body
     return out

@@ -241,13 +241,15 @@ def _mine(
     model = load_model(s, who, handle, write=True, action="label")
     require_not_archived(model)
     row: SampleRow | FeedbackLabel | None = None
-    if 1 <= label_id <= MAX_INT and kind == "sample":
+    # A label keeps its id for life (service/store/label_ids.py): a buffered label a training folded in is
+    # found by that id as the sample it is now, whichever `kind` the caller knew it by.
+    if 1 <= label_id <= MAX_INT:
         row = s.scalar(
             select(SampleRow).where(
                 SampleRow.id == label_id, SampleRow.model_id == model.id, SampleRow.annotator == who.annotator
             )
         )
-    elif 1 <= label_id <= MAX_INT:
+    if row is None and 1 <= label_id <= MAX_INT:
         row = s.scalar(
             select(FeedbackLabel).where(
                 FeedbackLabel.id == label_id,

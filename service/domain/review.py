@@ -172,22 +172,18 @@ def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="review")
         require_not_archived(model)
-        wanted = {kind: sorted({r.id for r in body.items if r.kind == kind}) for kind in KINDS}
+        # A label keeps its id for life (service/store/label_ids.py): one named as buffered that a training
+        # folded in meanwhile is decided as the sample it is now.
+        named = {r.id: r.kind for r in body.items}
+        ids = _storable(sorted(named))
         samples: Sequence[SampleRow] = s.scalars(
-            select(SampleRow).where(
-                SampleRow.model_id == model.id, SampleRow.id.in_(_storable(wanted["sample"]))
-            )
+            select(SampleRow).where(SampleRow.model_id == model.id, SampleRow.id.in_(ids))
         ).all()
         feedback: Sequence[FeedbackLabel] = s.scalars(
-            select(FeedbackLabel).where(
-                FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(_storable(wanted["feedback"]))
-            )
+            select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(ids))
         ).all()
-        missing = [
-            {"kind": kind, "id": i}
-            for kind, found in (("sample", samples), ("feedback", feedback))
-            for i in sorted(set(wanted[kind]) - {r.id for r in found})
-        ]
+        found = {r.id for r in samples} | {r.id for r in feedback}
+        missing = [{"kind": kind, "id": i} for i, kind in sorted(named.items()) if i not in found]
         if missing:
             raise ApiError(
                 404,

@@ -5,12 +5,11 @@ feedback's list needs: an authoring key that owns the model's namespace, whateve
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import scale_point
@@ -27,7 +26,7 @@ from service.store.api_keys import Principal
 from service.store.campaign_tables import UnsureMark
 from service.store.db import transaction
 from service.store.samples import label_point, scale_points
-from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
+from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 #: The export's kinds, in the order its pages walk them.
 KINDS = ("sample", "feedback", "unsure")
@@ -100,8 +99,8 @@ def _points_used(
 
 
 def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
-    """The model's labels with their times, as `service.store.votes.label_votes` orders them: samples by
-    id, then the feedback buffer by id (a feedback vote's id is the negative of its row's)."""
+    """The model's labels with their times, as `service.store.votes.label_votes` orders them: by label id,
+    the order they were given, whichever table each waits in."""
     samples = s.execute(
         select(
             SampleRow.id,
@@ -132,33 +131,22 @@ def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
     )
     out += [
         TimedVote(
-            Vote(f.trait_key, f.text, f.quality, f.annotator, -f.id),
+            Vote(f.trait_key, f.text, f.quality, f.annotator, f.id),
             f.created_at,
             rejected=f.review == "rejected",
         )
         for f in feedback
     ]
-    return out
+    return sorted(out, key=lambda t: t.vote.id)
 
 
 def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> VotesPage:
     """Every vote of the model, in keyset pages: its samples by id, then its buffered feedback labels, then
-    its unsure marks; each with the first version trained after it."""
+    its unsure marks; a sample with the version whose training took it in (`trained_in`)."""
     with transaction(ctx.reads) as s:
         model = readable_model(s, who, handle)
         scope = f"votes|{model.id}"
         stage, after = _position(ctx.cursors.decode(cursor, scope) if cursor else [0, 0])
-        # When each version's training read the labels (its run's last start): a label folded in from the
-        # buffer keeps the time it was given, which may fall while an earlier training was in flight.
-        read_at = func.coalesce(Run.started_at, Version.created_at)
-        versions = sorted(
-            (at, no)
-            for at, no in s.execute(
-                select(read_at, Version.version_no)
-                .outerjoin(Run, Run.id == Version.run_id)
-                .where(Version.model_id == model.id)
-            )
-        )
         items: list[tuple[int, VoteRecord]] = []
         for k in range(stage, len(KINDS)):
             fetch = _FETCH[KINDS[k]]
@@ -168,9 +156,6 @@ def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: 
             if len(items) > limit:
                 break
     page = items[:limit]
-    for _, record in page:
-        if record.kind == "sample":
-            record.version_no = _first_after(versions, record.created_at)
     next_cursor = ctx.cursors.encode(scope, [page[-1][0], page[-1][1].id]) if len(items) > limit else None
     return VotesPage(handle=model.handle, items=[r for _, r in page], limit=limit, next_cursor=next_cursor)
 
@@ -184,13 +169,6 @@ def _position(after: object) -> tuple[int, int]:
     ):
         return after[0], after[1]
     raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.")
-
-
-def _first_after(versions: Sequence[tuple[datetime, int]], at: datetime) -> int | None:
-    """The first stored version whose training read the labels at or after `at`: the one that took the vote
-    in."""
-    i = bisect.bisect_left([v[0] for v in versions], at)
-    return versions[i][1] if i < len(versions) else None
 
 
 def _samples(
@@ -209,7 +187,12 @@ def _samples(
     return [
         VoteRecord.model_validate(
             _record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
-            | {"adjudicated": bool(r.adjudicated), "provenance": r.provenance, "point": r.point}
+            | {
+                "adjudicated": bool(r.adjudicated),
+                "provenance": r.provenance,
+                "point": r.point,
+                "version_no": r.trained_in,
+            }
         )
         for r, key in rows
     ]

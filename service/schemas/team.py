@@ -52,7 +52,10 @@ class VoteRecord(BaseModel):
     """One vote of the export: a sample, a buffered feedback label or an unsure mark."""
 
     kind: str = Field(description="`sample`, `feedback` (buffered, not trained yet) or `unsure`")
-    id: int = Field(description="The row's id within its kind")
+    id: int = Field(
+        description="The label's id: a sample and a buffered label share one id sequence, and a buffered "
+        "label keeps its id when a training folds it in (an unsure mark: the mark's id)"
+    )
     annotator: str | None
     trait: str
     text: str
@@ -69,8 +72,9 @@ class VoteRecord(BaseModel):
         description="A sample's provenance; `feedback` for a buffered label"
     )
     version_no: int | None = Field(
-        description="The first version trained after the vote (stored versions), null when none has yet; "
-        "always null for a buffered label or an unsure mark"
+        description="The version whose training took the vote in (counted it among the votes it trained "
+        "on), null when none has: pending or rejected when a version trained, a gold text's; always null "
+        "for a buffered label or an unsure mark"
     )
 
 

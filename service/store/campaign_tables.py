@@ -26,6 +26,7 @@ from core.contract import (
     TargetPeriod,
 )
 from core.json_types import JsonObject
+from service.store.label_ids import label_id_default
 from service.store.tables import Base, UTCDateTime, utcnow
 
 
@@ -131,7 +132,9 @@ class GoldAnswer(Base):
     __tablename__ = "gold_answers"
     __table_args__ = (UniqueConstraint("gold_id", "annotator", name="uq_gold_answers_gold_annotator"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A label id (service/store/label_ids.py): the label route answers an answer with it, as it answers a
+    # label with the label's, so no id tells a gold text from another.
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False, default=label_id_default)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     gold_id: Mapped[int] = mapped_column(ForeignKey("gold_items.id", ondelete="CASCADE"))
     annotator: Mapped[str] = mapped_column(String(64))

@@ -15,6 +15,7 @@ from core.contract import SCALE_TOLERANCE, ReviewStatus, pole_of, scale_point, s
 from core.engine.types import Sample, TraitSpec
 from core.json_types import JsonObject
 from service.store.db import analyze_after_growth
+from service.store.label_ids import next_label_ids
 from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
 
 #: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
@@ -32,21 +33,37 @@ def held_feedback(feedback: list[FeedbackLabel], samples: list[Sample]) -> list[
     return [f for f in feedback if not {"positive", "negative"} <= poles[f.trait_key]]
 
 
-def fold_feedback(session: Session, model_id: int, feedback: Sequence[FeedbackLabel]) -> list[int]:
-    """Buffered labels become samples (a retraining took them in), each with its annotator and the time
-    it was given: the Team page's pace and the votes export read when a label was given, never when a
-    retraining folded it in. Returns the samples' ids in the labels' order."""
+def fold_feedback(session: Session, model_id: int, feedback: Sequence[FeedbackLabel]) -> None:
+    """Buffered labels become samples (a retraining took them in), each a row of its own under the id it
+    was given (a label keeps its id for life: service/store/label_ids.py), with its annotator, review and the
+    time it was given: the Team page's pace and the votes export read when a label was given, never when a
+    retraining folded it in."""
     trait_ids = {t.key: t.id for t in load_traits(session, model_id)}
-    labels = [Sample(trait=f.trait_key, text=f.text, quality=f.quality) for f in feedback]
-    return add_samples(
-        session,
-        model_id,
-        trait_ids,
-        labels,
-        "feedback",
-        annotators=[f.annotator for f in feedback],
-        created_ats=[f.created_at for f in feedback],
-    )
+    scales = trait_scales(session, set(trait_ids.values()))
+    rows: list[dict[str, object]] = [
+        {
+            "id": f.id,
+            "model_id": model_id,
+            "trait_id": trait_ids[f.trait_key],
+            "text": f.text,
+            "quality": float(f.quality),
+            "point": label_point(f.quality, scales.get(trait_ids[f.trait_key])),
+            "provenance": "feedback",
+            "source_url": None,
+            "source_id": None,
+            "content_sha256": sha256(f.text),
+            "annotator": f.annotator,
+            "adjudicated": False,
+            "created_at": f.created_at,
+            "review": f.review,
+            "reviewed_by": f.reviewed_by,
+            "review_comment": f.review_comment,
+            "meta": None,
+        }
+        for f in feedback
+    ]
+    if rows:
+        _insert(session, rows)
 
 
 def sha256(text: str) -> str:
@@ -117,7 +134,8 @@ def add_samples(
     ones that have none yet. `created_ats` (per sample; default now) are when each label was given: a
     buffered label folded in by a retraining keeps the time it was given, not the retraining's. `review`:
     where the new rows stand (`pending`: an annotator's label on a reviewed model, which trains once
-    accepted). `metadata` (per sample) is set on new rows only: a stored sample keeps what it has.
+    accepted). `metadata` (per sample) is set on new rows only: a stored sample keeps what it has. New
+    rows draw label ids (service/store/label_ids.py) in input order.
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
@@ -174,14 +192,13 @@ def add_samples(
                 if row[name] is None:
                     row[name] = value
     if new:
-        # executemany (no RETURNING: with it, SQLite would insert row by row), then the new ids by the index.
-        session.execute(insert(SampleRow), list(new.values()))
-        stored.update(_stored_ids(session, model_id, list(new)))
-        qualities: dict[int, list[float]] = {}
-        for trait_id, _, quality, _, _ in new:
-            qualities.setdefault(trait_id, []).append(quality)
-        for trait_id, added in qualities.items():
-            count_samples(session, trait_id, added)
+        # Ids drawn first, then one executemany (no RETURNING: with it, SQLite would insert row by row).
+        for (key, row), label_id in zip(
+            new.items(), next_label_ids(session.connection(), len(new)), strict=True
+        ):
+            row["id"] = label_id
+            stored[key] = (label_id, frozenset(name for name in ORIGIN if row[name] is not None))
+        _insert(session, list(new.values()))
     for sid, values in fill.items():
         for name, value in values.items():
             column = SampleRow.__table__.c[name]
@@ -192,6 +209,17 @@ def add_samples(
                 .execution_options(synchronize_session=False)
             )
     return [stored[key][0] for key in keys]
+
+
+def _insert(session: Session, rows: list[dict[str, object]]) -> None:
+    """New sample rows (each with its id), and their traits' counts."""
+    session.execute(insert(SampleRow), rows)
+    qualities: dict[int, list[float]] = {}
+    for row in rows:
+        assert isinstance(row["trait_id"], int) and isinstance(row["quality"], float)
+        qualities.setdefault(row["trait_id"], []).append(row["quality"])
+    for trait_id, added in qualities.items():
+        count_samples(session, trait_id, added)
 
 
 def trait_scales(session: Session, trait_ids: Collection[int]) -> dict[int, int]:

@@ -49,6 +49,7 @@ from core.contract import (
     VersionTrigger,
 )
 from core.json_types import JsonObject
+from service.store.label_ids import label_id_default
 
 #: The largest id or version number a row can hold: 32-bit INTEGER columns on PostgreSQL, which refuses a
 #: larger value even in a comparison (a 500), so a request naming a larger one finds nothing.
@@ -258,6 +259,16 @@ class Trait(Base):
         return self.sample_count - self.positive_samples - self.neutral_samples
 
 
+class LabelIdCounter(Base):
+    """SQLite's label ids (service/store/label_ids.py): one row, the last id given. PostgreSQL draws them
+    from the sequence `label_id_seq` and leaves this table empty."""
+
+    __tablename__ = "label_ids"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last: Mapped[int] = mapped_column(Integer)
+
+
 class SampleRow(Base):
     __tablename__ = "samples"
     __table_args__ = (
@@ -267,7 +278,8 @@ class SampleRow(Base):
         Index("ix_samples_model_annotator", "model_id", "annotator"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A label id (service/store/label_ids.py): a buffered label folded in keeps the id it was given.
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False, default=label_id_default)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     trait_id: Mapped[int] = mapped_column(ForeignKey("traits.id", ondelete="CASCADE"))
     text: Mapped[str] = mapped_column(Text)
@@ -296,6 +308,9 @@ class SampleRow(Base):
     # Extra columns of the file the label came from, kept as context beside the text (docs/api.md "Text
     # metadata"); null: none kept.
     meta: Mapped[JsonObject | None] = mapped_column("metadata", JSON(none_as_null=True), nullable=True)
+    # The version whose training took the label in (counted it among the votes it trained on); null: none
+    # yet (pending review, rejected, a gold text's, a vote its annotator changed before any training).
+    trained_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 # A text's rows of a trait: an import's duplicate check.
@@ -312,7 +327,8 @@ class FeedbackLabel(Base):
 
     __tablename__ = "feedback_labels"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A label id (service/store/label_ids.py), kept when a training folds the label into the samples.
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False, default=label_id_default)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     trait_key: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)

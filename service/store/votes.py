@@ -1,8 +1,9 @@
 """Stored labels as votes (core/engine/votes.py counts them): samples, the feedback buffer, evaluation items.
 
-Each loader returns its rows oldest first (by id), which is what "latest" means to `count_votes`; a retraining
-puts the feedback buffer after the samples (it becomes samples after them). Feedback votes carry the negative
-of their row's id, so that a text first labelled by feedback trains with no sample id (as before votes).
+THE order of a model's votes is the order they were given, which is their label ids' order (`in_order`): a
+sample and a buffered label draw ids from one sequence (service/store/label_ids.py), and a buffered label
+folded in by a training keeps its id. So "latest" (a person's changed mind, a settle after the votes it
+decides) means the same before and after the fold, whichever table each vote waits in.
 """
 
 from __future__ import annotations
@@ -55,18 +56,24 @@ def sample_votes(
 
 def feedback_votes(feedback: Iterable[FeedbackLabel]) -> list[Vote]:
     return [
-        Vote(trait=f.trait_key, text=f.text, quality=f.quality, annotator=f.annotator, id=-f.id)
+        Vote(trait=f.trait_key, text=f.text, quality=f.quality, annotator=f.annotator, id=f.id)
         for f in sorted(feedback, key=lambda f: f.id)
     ]
 
 
+def in_order(*votes: Iterable[Vote]) -> list[Vote]:
+    """THE order of votes: as they were given, i.e. by label id, whichever table each comes from."""
+    return sorted((v for some in votes for v in some), key=lambda v: v.id)
+
+
 def label_votes(session: Session, model_id: int) -> list[Vote]:
-    """Every vote of the model the agreement counts: its samples, then its buffered feedback; a pending label
-    is a vote (the agreement rule itself reads them), a rejected one is not (docs/api.md "Agreement")."""
+    """Every vote of the model the agreement counts, in the order given: its samples and its buffered
+    feedback; a pending label is a vote (the agreement rule itself reads them), a rejected one is not
+    (docs/api.md "Agreement")."""
     feedback = session.scalars(
         select(FeedbackLabel).where(FeedbackLabel.model_id == model_id, FeedbackLabel.review != "rejected")
     )
-    return [*sample_votes(session, model_id, live=True), *feedback_votes(feedback)]
+    return in_order(sample_votes(session, model_id, live=True), feedback_votes(feedback))
 
 
 def eval_votes(session: Session, model_id: int) -> list[Vote]:
@@ -83,8 +90,5 @@ def eval_votes(session: Session, model_id: int) -> list[Vote]:
 
 
 def samples_to_train(counted: Sequence[CountedText]) -> list[Sample]:
-    """One Sample per counted text; a text first labelled by feedback has no sample id (see above)."""
-    return [
-        s if s.id is not None and s.id > 0 else Sample(s.trait, s.text, s.quality)
-        for s in training_samples(counted)
-    ]
+    """One Sample per counted text, its id its first label's (a buffered one's too: the fold keeps it)."""
+    return training_samples(counted)
