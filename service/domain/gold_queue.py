@@ -67,6 +67,13 @@ def mix(
         )
         known = _known(s, model_id, trait, who.annotator)
         shown = {x.id for x in items}
+        # Held by as many colleagues as any text may be (`votes_wanted`): not handed out now, so gold is
+        # never the one text two queues share when one vote is wanted (docs/api/team.md, "Gold secrecy").
+        holders: dict[int, int] = {}
+        for pid, annotator, _ in claims.live_claims(s, model_id, trait.key, utcnow()):
+            if annotator != who.annotator:
+                holders[pid] = holders.get(pid, 0) + 1
+        full = {pid for pid, n in holders.items() if n >= model.votes_wanted}
         rows = {
             pid: (text, meta)
             for pid, text, meta in s.execute(
@@ -84,7 +91,7 @@ def mix(
                 )
                 .order_by(PoolText.id)
             ).tuples()
-            if pid not in shown and sha256(text) not in known
+            if pid not in shown and pid not in full and sha256(text) not in known
         }
         rate = model.gold_rate
     texts = {pid: text for pid, (text, _) in rows.items()}
@@ -212,6 +219,7 @@ def labelled(
         state=model.state,
         votes=1,
         votes_wanted=model.votes_wanted,
-        buffered_feedback=buffered,
+        # As the buffer would read had the answer been a buffered label: a count that stood still would tell.
+        buffered_feedback=buffered + (stored_as == "feedback"),
         retraining=False,
     )

@@ -94,6 +94,7 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
     check(c.patch(f"/v1/models/{h}", json={"gold_rate": 0.5}, headers=owner), 200)
     seen: list[dict[str, Any]] = []
     answers: dict[str, float] = {}
+    ids: list[int] = []  # the label route's ids, in the order given: a gold answer's among them alike
     for _ in range(6):  # six answers of 10 at rate 0.5: none gold once in 2^60
         batch = _suggest(svc, h, ann)
         for x in batch:
@@ -112,9 +113,17 @@ def test_gold_reaches_the_queue_as_any_text_and_answers_are_scored_not_stored(sv
                 c.post(f"/v1/models/{h}/pool/{x['id']}/label", json={"trait": "formality", "quality": q},
                        headers=ann), 201)  # fmt: skip
             assert out["stored_as"] == "sample" and out["votes"] == 1 and not out["retraining"]
+            ids.append(out["id"])
             if gold:
                 answers[x["text"]] = q
     assert answers, "no gold item was served"
+    assert ids == sorted(set(ids))  # one sequence: no id tells an answer from a label
+    # Two people's claimed queues share no text when one vote is wanted, gold included.
+    cat, dan = _key(svc, "cat", "annotator"), _key(svc, "dan", "annotator")
+    for _ in range(3):
+        mine = {x["id"] for x in _suggest(svc, h, cat, k=5)}
+        theirs = {x["id"] for x in _suggest(svc, h, dan, k=5)}
+        assert not mine & theirs
     assert len({x["text"] for x in seen if x["text"] in known}) == len(answers)  # each gold item once
     # The answers are no samples: nothing trains on them.
     with transaction(svc.ctx.sessions) as s:
