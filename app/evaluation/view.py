@@ -3,6 +3,7 @@ and two versions side by side on the set. Talks to the service only through core
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pandas as pd
@@ -75,7 +76,7 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
             st.rerun()  # the page head shows the run's progress bar while the model is busy
     with st.container():  # a second version brings it: the threshold box below keeps its place
         _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
-    _results(client, handle, refs[pick])
+    _results(client, handle, refs[pick], busy)
 
 
 def _upload(client: Client, handle: str) -> None:
@@ -140,11 +141,11 @@ def evaluation_outcome(added: int, total: int, sent: int, refused: list[Refusal]
     return f"Added {added:,} items ({total:,} in the set).{skipped}{same}"
 
 
-def _results(client: Client, handle: str, ref: str) -> None:
+def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
     try:
         result = client.get_evaluation(handle, ref)
     except NotFoundError:
-        st.caption(f"{md(ref)} was not evaluated yet: press **Evaluate**.")
+        st.caption(_not_evaluated(client, handle, ref, busy))
         return
     thresholds: dict[str, Threshold] = {}
     with guard("Reading thresholds"):
@@ -209,6 +210,19 @@ def _results(client: Client, handle: str, ref: str) -> None:
             with guard("Removing the threshold"):
                 client.clear_threshold(handle, ref, trait)
                 st.rerun()
+
+
+def _not_evaluated(client: Client, handle: str, ref: str, busy: bool) -> str:
+    """Why a version has no results, and what to do: never "press Evaluate" under the evaluation that runs
+    (or while another run keeps the button disabled)."""
+    if not busy:
+        return f"{md(ref)} was not evaluated yet: press **Evaluate**."
+    op = None
+    with contextlib.suppress(Exception):  # the page head shows the run either way
+        op = reads.model(client, handle).last_operation
+    if op is not None and op.kind == "evaluate":
+        return "An evaluation is running (its progress is at the top of the page): its results show here."
+    return f"{md(ref)} was not evaluated yet: **Evaluate** once the run in progress (top of the page) ends."
 
 
 def _comparison(client: Client, handle: str, refs: list[str], labels: list[str]) -> None:

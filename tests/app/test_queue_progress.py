@@ -56,6 +56,25 @@ def _hold_the_worker(client: Client) -> None:
 
 
 @pytest.mark.usefixtures("app_env")
+def test_a_version_under_evaluation_is_not_sent_to_press_evaluate(local_service: LocalService) -> None:
+    # First in the module: the model trains while the worker is free, then its evaluation waits behind the
+    # blocker. "v1 was not evaluated yet: press Evaluate." showed under the evaluation in progress.
+    with local_service.client() as client:
+        handle = make_draft(client, "local.evaluated")
+        client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+        held_out = [("Dear Sir, I remain at your disposal.", 1.0), ("lol ok see ya", 0.0)]
+        client.add_evaluation_items(handle, [{"text": t, "quality": q} for t, q in held_out])
+        _hold_the_worker(client)
+        client.evaluate(handle, 1)
+        at = page("versions", handle)
+        at.run()
+        no_exception(at)
+        said = [str(c.value) for c in at.caption]
+        assert any("An evaluation is running" in c for c in said), said
+        assert not any("press **Evaluate**" in c for c in said), said
+
+
+@pytest.mark.usefixtures("app_env")
 def test_queued_runs_show_their_place_in_line(local_service: LocalService) -> None:
     with local_service.client() as client:
         _hold_the_worker(client)
