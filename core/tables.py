@@ -241,7 +241,7 @@ def _quoting(text: str, delimiter: str) -> tuple[Quoting, str | None]:
     try:
         quoted = _read_records(text, delimiter, csv.QUOTE_MINIMAL, strict=True)
     except csv.Error as exc:
-        return csv.QUOTE_NONE, unquoted + f"a quoted value is not closed as CSV closes one ({exc})."
+        return csv.QUOTE_NONE, unquoted + _plain_csv_error(exc) + "."
     lines = _physical_lines(text)
     widths = Counter(len(r.cells) for r in quoted if not r.blank).most_common(1)
     width = widths[0][0] if widths else 1
@@ -289,7 +289,9 @@ def _records(text: str, delimiter: str, quoting: Quoting) -> tuple[list[_Record]
         except StopIteration:
             break
         except csv.Error as exc:  # a value over the csv module's size limit
-            problems.append(Refusal(start, f"not readable: {exc}", reader.line_num - start + 1))
+            problems.append(
+                Refusal(start, f"not readable: {_plain_csv_error(exc)}", reader.line_num - start + 1)
+            )
             continue
         record = _Record(start, reader.line_num - start + 1, cells)
         if record.blank:
@@ -305,6 +307,23 @@ def _records(text: str, delimiter: str, quoting: Quoting) -> tuple[list[_Record]
         )
         problems.append(Refusal(last.line, why, last.lines))
     return out, problems, blank
+
+
+def _plain_csv_error(exc: csv.Error) -> str:
+    """The csv module's message in an analyst's words ("'\t' expected after '\"'" means nothing to them)."""
+    said = str(exc)
+    if "expected after" in said:
+        return (
+            'a text starts with a quote (") and goes on after the next quote, which CSV would read as the '
+            'end of the value (a quote inside a quoted text is written twice: "")'
+        )
+    if "unexpected end of data" in said:
+        return 'a quote (") opened in a text is never closed'
+    if "field larger than field limit" in said:
+        return "a value is longer than the file reader takes (131,072 characters)"
+    if "NUL" in said:
+        return "the file holds NUL characters: is it a text file?"
+    return said
 
 
 def _quote_left_open(text: str, line: int, delimiter: str) -> bool:
