@@ -21,7 +21,8 @@ from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Run
-from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
+from tests.support import factories
+from tests.support.service import Svc, check, error_code, train_ready, wait_settled
 
 H = "acme.cancel"
 EVAL_ITEMS = [
@@ -66,7 +67,7 @@ def start(svc: Svc, kind: str, handle: str = H) -> str:
 def prepare(svc: Svc, kind: str, run_now: Callable[[str], None]) -> dict[str, Any]:
     """The model a run of `kind` starts from: a draft with data, or (retune, evaluate) a trained one."""
     c, h = svc.client, svc.author
-    make_model(c, h, H)
+    factories.model(svc, H)
     if kind in ("retune", "evaluate"):
         run_now(start(svc, "train"))
         assert wait_settled(c, H, h)["state"] == "ready"
@@ -154,7 +155,7 @@ def test_a_running_run_is_cancelled_and_its_worker_takes_the_next_run(
         hold.release.set()  # the worker goes on to its next progress report, finds the claim gone and stops
 
     # One worker thread: another model's training completes only once the cancelled run let go of it.
-    make_model(svc.client, svc.author, "acme.next")
+    factories.model(svc, "acme.next")
     train_ready(svc.client, svc.author, "acme.next")
     # (The next run's own claim may outlive its model's `ready` by a moment: its worker lets go after its
     # last write, so only the cancelled run's claim is asserted gone.)
@@ -168,7 +169,7 @@ def test_a_running_run_is_cancelled_and_its_worker_takes_the_next_run(
 
 def test_a_busy_model_is_deleted_after_its_run_is_cancelled(idle_svc: Svc) -> None:
     svc, c, h = idle_svc, idle_svc.client, idle_svc.author
-    make_model(c, h, H)
+    factories.model(svc, H)
     run_id = start(svc, "train")
     for params in (None, {"purge": "true"}):
         refused = c.delete(f"/v1/models/{H}", params=params, headers=h)
@@ -182,7 +183,7 @@ def test_a_busy_model_is_deleted_after_its_run_is_cancelled(idle_svc: Svc) -> No
 
 def test_a_finished_or_unknown_run_is_refused_with_the_reason(svc: Svc) -> None:
     c, h = svc.client, svc.author
-    make_model(c, h, H)
+    factories.model(svc, H)
     run_id = start(svc, "train")
     assert wait_settled(c, H, h)["state"] == "ready"
     finished = cancel(svc, run_id)
@@ -190,7 +191,7 @@ def test_a_finished_or_unknown_run_is_refused_with_the_reason(svc: Svc) -> None:
     assert "already succeeded" in finished.json()["error"]["message"]
     assert check(c.get(f"/v1/models/{H}", headers=h), 200)["last_operation"]["status"] == "succeeded"
 
-    make_model(c, h, "acme.other-model")
+    factories.model(svc, "acme.other-model")
     other = start(svc, "train", "acme.other-model")
     for unknown in ("run_" + "0" * 32, other, "not-a-run-id"):  # another model's run is not this model's
         assert error_code(cancel(svc, unknown), 404) == "run_not_found"
@@ -213,7 +214,7 @@ class Counting:
 
 def test_a_trainings_embedding_stops_between_chunks_once_cancelled(idle_svc: Svc) -> None:
     svc = idle_svc
-    make_model(svc.client, svc.author, H)
+    factories.model(svc, H)
     run_id = start(svc, "train")
     with transaction(svc.ctx.sessions) as s:
         assert ledger.claim(s, run_id) is not None  # a worker's claim, attempt 1

@@ -10,7 +10,8 @@ from sqlalchemy import select
 from service.store import ledger
 from service.store.db import transaction
 from service.store.tables import Model
-from tests.support.service import Svc, check, error_code, make_model, train_ready, wait_settled
+from tests.support import factories
+from tests.support.service import Svc, check, error_code, train_ready, wait_settled
 
 TEXT = "Dear Sir, kindly find the report attached."
 ANALYZE = "/v1alpha1/comments:analyze"
@@ -48,7 +49,7 @@ def _events(svc: Svc, handle: str) -> list[tuple[str, int, int | None]]:
 
 def test_reopen_edit_and_train_the_next_version(svc: Svc) -> None:
     c, h, m = svc.client, svc.author, "/v1/models/acme.loop"
-    make_model(c, h, "acme.loop")
+    factories.model(svc, "acme.loop")
     train_ready(c, h, "acme.loop")
     check(c.post(f"{m}/versions/prod", headers=h), 200)
     before = _served(svc, "acme.loop")
@@ -105,7 +106,7 @@ def test_reopen_edit_and_train_the_next_version(svc: Svc) -> None:
 
 def test_reopen_refusals_and_untrained_models(idle_svc: Svc) -> None:
     c, h = idle_svc.client, idle_svc.author
-    make_model(c, h, "acme.fresh")
+    factories.model(idle_svc, "acme.fresh")
     fresh = check(c.post("/v1/models/acme.fresh/reopen", headers=h), 200)
     assert fresh["state"] == "draft" and fresh["last_operation"] is None  # nothing to reopen
 
@@ -128,7 +129,7 @@ def test_reopen_refusals_and_untrained_models(idle_svc: Svc) -> None:
 
 def test_a_failed_run_leaves_the_reopened_draft_editable(svc: Svc) -> None:
     c, h, m = svc.client, svc.author, "/v1/models/acme.retry"
-    make_model(c, h, "acme.retry")
+    factories.model(svc, "acme.retry")
     train_ready(c, h, "acme.retry")
     items = [
         {"trait": "formality", "text": TEXT, "quality": 1.0},
@@ -153,7 +154,7 @@ def test_a_failed_run_leaves_the_reopened_draft_editable(svc: Svc) -> None:
 
 def test_zero_data_retention_reopens_empty(svc: Svc) -> None:
     c, h, m = svc.client, svc.author, "/v1/models/acme.secret"
-    make_model(c, h, "acme.secret", zero_data_retention=True)
+    factories.model(svc, "acme.secret", zero_data_retention=True)
     train_ready(c, h, "acme.secret")
     model = check(c.post(f"{m}/reopen", headers=h), 200)
     assert model["state"] == "draft" and model["sample_count"] == 0

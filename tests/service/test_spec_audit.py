@@ -5,12 +5,12 @@ from __future__ import annotations
 from sqlalchemy import update
 
 from service.store.tables import Model
+from tests.support import factories
 from tests.support.service import (
     TRAITS,
     Svc,
     check,
     error_code,
-    make_model,
     samples,
     train_ready,
     wait_settled,
@@ -21,7 +21,7 @@ HUGE_VERSION = "v99999999999999999999"  # past the INTEGER column: comparing use
 
 def test_version_number_past_the_integer_range_is_not_found(svc: Svc) -> None:
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.big")
+    factories.model(svc, "acme.big")
     train_ready(c, h, "acme.big")
     resp = c.get(f"/v1/models/acme.big/versions/{HUGE_VERSION}", headers=h)
     assert error_code(resp, 404) == "version_not_found"
@@ -35,7 +35,7 @@ def test_version_number_past_the_integer_range_is_not_found(svc: Svc) -> None:
 def test_zero_data_retention_cannot_be_turned_on_mid_run(idle_svc: Svc) -> None:
     """The purge would race the run: a first training that had not read its samples yet would fail."""
     c, h = idle_svc.client, idle_svc.author
-    make_model(c, h, "acme.zbusy")
+    factories.model(idle_svc, "acme.zbusy")
     run_id = check(c.post("/v1/models/acme.zbusy/train", json={"effort": "low"}, headers=h), 202)["run_id"]
     resp = c.patch("/v1/models/acme.zbusy", json={"zero_data_retention": True}, headers=h)
     assert error_code(resp, 409) == "model_busy"
@@ -55,7 +55,7 @@ def test_zero_data_retention_cannot_be_turned_on_mid_run(idle_svc: Svc) -> None:
 
 def test_feedback_is_not_dropped_with_a_text_plain_view(svc: Svc) -> None:
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.fbtext")
+    factories.model(svc, "acme.fbtext")
     train_ready(c, h, "acme.fbtext")
     resp = c.post(
         "/v1/models/acme.fbtext/score",
@@ -69,7 +69,7 @@ def test_feedback_is_not_dropped_with_a_text_plain_view(svc: Svc) -> None:
 
 def test_404_never_reveals_a_model_of_another_namespace(svc: Svc) -> None:
     c = svc.client
-    make_model(c, svc.author, "acme.hidden")
+    factories.model(svc, "acme.hidden")
     train_ready(c, svc.author, "acme.hidden")
     check(c.post("/v1/models/acme.hidden/versions/prod", headers=svc.author), 200)
     trait = {"name": "X", "positive_label": "a", "negative_label": "b"}
@@ -112,7 +112,7 @@ def test_404_never_reveals_a_model_of_another_namespace(svc: Svc) -> None:
 
 def test_malformed_json_is_a_422_envelope_on_every_json_endpoint(svc: Svc) -> None:
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.badjson")
+    factories.model(svc, "acme.badjson")
     bad = {**h, "Content-Type": "application/json", "X-Request-Id": "audit-json"}
     for method, path in (
         ("POST", "/v1/models"),
@@ -167,7 +167,7 @@ def test_sample_list_default_page_is_100(svc: Svc) -> None:
 def test_a_cursor_whose_last_item_was_deleted_still_pages_on(svc: Svc) -> None:
     """Stale, not forged: keyset cursors keep working after the rows they point at are gone."""
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.stale")
+    factories.model(svc, "acme.stale")
     page = check(c.get("/v1/models/acme.stale/samples", params={"limit": 12}, headers=h), 200)
     assert {s["trait"] for s in page["items"]} == {"formality"}
     check(c.delete("/v1/models/acme.stale/traits/formality", headers=h), 200)  # deletes its samples
@@ -193,7 +193,7 @@ def test_a_cursor_whose_last_item_was_deleted_still_pages_on(svc: Svc) -> None:
 
 def test_synthesize_repeat_in_flight_is_a_duplicate(idle_svc: Svc) -> None:
     c, h = idle_svc.client, idle_svc.author
-    make_model(c, h, "acme.synfly")
+    factories.model(idle_svc, "acme.synfly")
     started = check(
         c.post("/v1/models/acme.synfly/samples/synthesize", json={"effort": "low"}, headers=h), 202
     )
@@ -236,7 +236,7 @@ def test_discover_and_synthesize_return_a_failed_model_to_failed(svc: Svc) -> No
 def test_zero_data_retention_model_cannot_be_retuned(svc: Svc) -> None:
     """Its samples are purged when training completes and a ready model takes no new ones."""
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.zretune", zero_data_retention=True)
+    factories.model(svc, "acme.zretune", zero_data_retention=True)
     train_ready(c, h, "acme.zretune")
     resp = c.post("/v1/models/acme.zretune/train", json={"reoptimize_params": True}, headers=h)
     assert error_code(resp, 422) == "trait_one_pole"
@@ -251,7 +251,7 @@ def test_zero_data_retention_model_cannot_be_retuned(svc: Svc) -> None:
 def test_discover_respects_the_trait_cap(svc: Svc) -> None:
     """At most 50 traits per model: discovery used to attach its 3 on top of a full model (53)."""
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.cap")
+    factories.model(svc, "acme.cap")
     filler = [{"name": f"filler {i}", "positive_label": "a", "negative_label": "b"} for i in range(47)]
     check(c.post("/v1/models/acme.cap/traits", json={"traits": filler}, headers=h), 201)
     check(c.post("/v1/models/acme.cap/traits/discover", json={"effort": "low"}, headers=h), 202)
