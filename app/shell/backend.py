@@ -5,7 +5,7 @@ environment, else an embedded local service started through `core.local` (one pe
 every browser session) that loads the demo models on its first start.
 
 Team mode (`SCORING_TEAM=1` with `SCORING_API_URL`): one workbench server for a team against one service,
-and no key shared by everyone (docs/deployment.md, "A workbench for a team"). With the team's identity
+and no key shared by everyone (docs/deployment-team.md, "A workbench for a team"). With the team's identity
 provider configured (app/shell/signin_config.py), people sign in as themselves (`st.login`) and each client
 sends the person's ID token; otherwise each browser signs in with its own key, which lives in that browser's
 session only. Until it has signed in, a browser gets `SignInNeeded`. Signing out forgets everything of that

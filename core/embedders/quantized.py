@@ -10,7 +10,7 @@ run in int8. The graph is built on first use, stored in the embedders
 directory under a name holding the source's hash and the onnxruntime version (the quantizer's output
 may change between versions), gated (cosine to the float computation of the same weights on the
 `sample_data/` texts) and its sha256 written beside it;
-every later load re-checks that hash. See docs/embedders.md.
+every later load re-checks that hash. See docs/embedders-builds.md.
 """
 
 from __future__ import annotations

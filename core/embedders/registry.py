@@ -77,7 +77,7 @@ BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
 
 def available_bodies() -> list[str]:
     """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
-    mpnet-base once its weights are fetched (the install does it: docs/embedders.md)."""
+    mpnet-base once its weights are fetched (the install does it: docs/embedders-mpnet.md)."""
     from core.embedders.mpnet_source import installed
 
     return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]

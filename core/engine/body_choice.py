@@ -3,7 +3,8 @@
 Training embeds the samples with every body available and eligible, computes for each the out-of-fold ROC-AUC
 it already reports (the same folds: they depend on the labels only), and keeps the best; a body within `TIE`
 of the best that costs less wins instead, so a larger body is taken only for a real gain. A body that reads
-only some languages is not a candidate for a model whose samples are mostly in others (docs/embedders.md).
+only some languages is not a candidate for a model whose samples are mostly in others
+(docs/embedders-mpnet.md).
 Short texts and few labels are not compared at all: there the figures did not foretell the test, and
 comparing costs every text a larger body's embedding (docs/decisions/0017).
 """
