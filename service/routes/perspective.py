@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import pyjson5
@@ -50,8 +50,6 @@ from service.store.api_keys import Principal
 
 if TYPE_CHECKING:  # the engine loads with the first scorer, not with the routes
     from core.engine import TraitSpec
-
-Body = TypeVar("Body", AnalyzeIn, SuggestScoreIn)  # a request body's schema: each scores a comment
 
 router = APIRouter(tags=["perspective"])
 
@@ -98,7 +96,8 @@ def _principal(ctx: Context, request: Request, key: str | None) -> Principal:
     return found
 
 
-def _parse(raw: bytes, schema: type[Body]) -> Body:
+# `Body`, here and in `_call`: a request body's schema (each scores a comment).
+def _parse[Body: (AnalyzeIn, SuggestScoreIn)](raw: bytes, schema: type[Body]) -> Body:
     # JSON5, as Perspective's published examples send it (`{comment: {text: …}}`, trailing commas). The
     # body is already capped at 16 MiB (service.http.guard); maxdepth=-1 nests as deep as json.loads does, up
     # to the interpreter's recursion limit. pyjson5 (Cython) parses at about json's speed.
@@ -211,7 +210,7 @@ class _Label:  # what add_feedback reads of a score request's feedback item
     quality: float
 
 
-async def _call(
+async def _call[Body: (AnalyzeIn, SuggestScoreIn)](
     ctx: Context,
     request: Request,
     key: str | None,
