@@ -131,8 +131,8 @@ class Settings(BaseSettings):
     )
     score_fair_share: bool = Field(
         True,
-        description="Score requests take turns by cost: each piece of a request (about two windows of "
-        "tokens) waits for its caller's turn, `scoring_threads` pieces at once, callers served in proportion "
+        description="Score requests take turns by cost: each piece of a request (about a window of tokens) "
+        "waits for its caller's turn, `scoring_threads` pieces at once, callers served in proportion "
         "to their texts' cost (16 tokens a text plus its tokens after the window cut). Work-conserving: a "
         "caller alone is never held back. Off: every piece goes to the embedder at once.",
     )

@@ -40,9 +40,11 @@ CHARS_PER_TOKEN = 4
 #: The longest window of a body (e5-small, mpnet-base: 512 tokens; MiniLM's 256 is under it): a text is cut
 #: to its window before it is encoded, so no text costs more.
 WINDOW_TOKENS = 512
-#: A piece's cost at most (a text is never split, so one text may exceed it alone): about two windows, a few
-#: tens of milliseconds of one core with MiniLM. A colleague's piece waits at most one such piece.
-PIECE_COST = 1_024
+#: A piece's cost at most (a text is never split, so one text may exceed it alone): about one window, tens
+#: of milliseconds of one core with MiniLM. A colleague's piece waits at most one such piece: twice this
+#: (1,024) left a colleague 1.4 times as long beside a load, for no gain in a caller's own throughput
+#: (benchmarks/score_fairness.py).
+PIECE_COST = 512
 #: How often a waiting piece asks whether its request is still wanted (a client that left): a poll, since
 #: a disconnect is seen only by asking.
 POLL_S = 0.5
