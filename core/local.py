@@ -238,10 +238,23 @@ class LocalService:
     def embedder(self, name_or_id: str) -> Embedder:
         """The embedder `name_or_id`, reading first the vectors this service computed already (its cache on
         this machine), so texts it trained on or scored are not embedded again in this process; the others
-        are embedded here and never written to the service's cache."""
-        from core.embedders import get_embedder
+        are embedded here and never written to the service's cache. Its int8 graph is the service's (in the
+        service's embedders directory), not a second build in this process's."""
+        from core.embedders.blend import BlendEmbedder
+        from core.embedders.registry import get_embedder_in
 
-        return cached_embedder(get_embedder(name_or_id), self.data_dir / EMBEDDING_CACHE)
+        base = get_embedder_in(name_or_id, self.embedders_dir)
+        cache = self.data_dir / EMBEDDING_CACHE
+        if isinstance(base, BlendEmbedder):  # the service caches each body's vectors on their own
+            return BlendEmbedder([cached_embedder(p, cache) for p in base.parts])
+        return cached_embedder(base, cache)
+
+    @property
+    def embedders_dir(self) -> Path:
+        """Where the service reads and builds its int8 graphs: `SCORING_EMBEDDER_DIR` as it started with,
+        else its data directory's `embedders/`."""
+        settings = core_settings({**os.environ, ENV_DATA_DIR: str(self.data_dir)})
+        return settings.embedder_dir.expanduser() if settings.embedder_dir else settings.home / "embedders"
 
     def scorer(self, snapshot: JsonObject | str) -> Scorer:
         """`core.engine.Scorer.from_snapshot(snapshot)` with `embedder()`: scoring the served model's texts
