@@ -79,10 +79,12 @@ def remember_scale(handle: str, mapping: Mapping) -> None:
 def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale, bool]:
     """The scale to propose: the last import's into this model when this file's labels fit in it (a held-out
     file whose ratings span -2..2 would otherwise map to other qualities than the samples' -3..3), else what
-    this file's own numbers say. True when it is the remembered one."""
+    this file's own numbers say. True when it is the remembered one, also when this file's numbers guess the
+    same: its labels may still fit several scales, and the question was answered by the last import (an
+    evaluation file after the samples' was asked its scale again)."""
     last = st.session_state.get(SCALES, {}).get(handle) if handle else None
     if last is not None and guessed.rule == "scale" and last.low <= guessed.low and guessed.high <= last.high:
-        return last, last != guessed
+        return last, True
     return guessed, False
 
 

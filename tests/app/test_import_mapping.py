@@ -232,6 +232,15 @@ def test_a_second_file_into_a_model_is_proposed_the_scale_of_the_first(client: C
     assert any("The scale of the last import into this model" in c for c in texts(at.caption)), texts(
         at.caption
     )
+    # A file whose own numbers guess that same scale, yet fit a wider one too, is not asked it again.
+    # Another shape of file (nothing kept from the first's pickers), as an evaluation set's file often is.
+    third = "rating,text\n" + "".join(f'{s},"A third {i}"\n' for i, s in enumerate((-3.5, 3.2)))
+    at.file_uploader(key="samples_upload").set_value(("third.csv", third.encode(), "text/csv"))
+    at.run()
+    no_exception(at)
+    assert _scale(at) == (-4, 4)
+    # The last import's, not asked again.
+    assert [r.value for r in at.radio if r.label == "Scale"] == ["−4..+4"]
 
 
 def _scale(at: AppTest) -> tuple[float, float]:
