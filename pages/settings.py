@@ -186,7 +186,7 @@ st.caption(
     "version comparisons with each version's."
 )
 st.caption(
-    f"{bodies_note()} A model set to `{AUTO_BODY}` trains on the better of them for its samples, by "
-    f"out-of-fold ROC AUC; on short texts or with few labels on a pole it keeps `{DEFAULT_EMBEDDER}` "
-    "without comparing, and each version says why (docs/embedders.md)."
+    f"{bodies_note()} A model set to `{AUTO_BODY}` trains on both of them (scored by the mean of the two "
+    f"models' scores) where its samples' median text has 3 words or more and most are in English; else it "
+    f"keeps `{DEFAULT_EMBEDDER}`, and each version says why (docs/embedders.md)."
 )

@@ -9,6 +9,7 @@ import streamlit as st
 from app.evaluation.versions import training_left_out, trait_metrics_frame, uncertain_roc_auc, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
+from app.ui.graphs import building_note
 from app.ui.inert import code, md
 from app.ui.navigation import switch_to
 from app.ui.widgets import (
@@ -50,6 +51,8 @@ ready = state == "ready"
 
 with st.container(border=True):
     st.subheader("Start a run")
+    if building := building_note(client):
+        st.info(building)
     t1, t2 = st.columns([2, 1])
     effort = t1.select_slider(
         "Effort",

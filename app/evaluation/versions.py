@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from app.ui.widgets import when
+from core.body_words import FEW_LABELS_SE
 from core.client import ApiError, Client, Version
 from core.contract import NEUTRAL_QUALITY
 
@@ -104,7 +105,7 @@ def training_left_out(metrics: dict[str, Any]) -> tuple[str | None, str | None]:
 
 #: An out-of-fold ROC-AUC whose standard error is above this (about 30 samples a pole and fewer) is said to be
 #: uncertain: at 8 a pole it strayed from the held-out figure by up to 0.43 (docs/benchmarks/quality.md).
-UNCERTAIN_SE = 0.05
+UNCERTAIN_SE = FEW_LABELS_SE  # the version's body words say the same of its mean figure
 
 
 def uncertain_roc_auc(metrics: dict[str, Any]) -> str | None:

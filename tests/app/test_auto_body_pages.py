@@ -37,7 +37,7 @@ def kept_without_comparing(local_service: LocalService, client: Client) -> Itera
     choice = {
         "chosen": E5_QINT8_ID,
         "tie": 0.02,
-        "candidates": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312}],
+        "candidates": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312, "roc_auc_se": 0.02}],
         "left_out_for_language": [],
         "not_compared": [MPNET_QINT8_ID],
         "not_compared_because": SHORT,
@@ -58,8 +58,8 @@ def test_the_create_form_offers_auto_as_what_new_models_get(
 ) -> None:
     """The embedder's first choice, the one the form starts on, is the service's default, said to be `auto`
     (a remote service's own setting is not known to the workbench, so it sends nothing); `auto` is also a
-    choice of its own, said as what it does; mpnet-base is offered only where its weights are installed, and
-    the help says what `auto` does and when it does not compare."""
+    choice of its own, said as what it does; mpnet-base and the blend of both bodies are offered only where
+    mpnet-base's weights are installed, and the help says what `auto` and the blend do."""
     at = page("models")
     at.run()
     no_exception(at)
@@ -69,11 +69,13 @@ def test_the_create_form_offers_auto_as_what_new_models_get(
         == embedder.options[0]
         == "the service's default (auto, unless the service sets another)"
     )
-    auto = "auto — training picks e5-small-qint8 or mpnet-base per model"
+    auto = "auto — both bodies where the texts allow, else e5-small-qint8"
     assert embedder.options[1] == auto
     assert ("mpnet-base" in embedder.options) == installed()
-    assert "each training compares `e5-small-qint8` with `mpnet-base`" in embedder.help
-    assert "without comparing on short texts or with few labels on a pole" in embedder.help
+    blend = "blend — both bodies: e5-small-qint8 and mpnet-base, the mean of their scores"
+    assert (blend in embedder.options) == installed()
+    assert "each training takes both bodies (`blend`) where `mpnet-base` is installed" in embedder.help
+    assert "else `e5-small-qint8` alone" in embedder.help
     handle = new_handle(local_service, "auto-created")
     by_label(at.text_input, "Handle").set_value(handle)
     embedder.set_value(auto)
