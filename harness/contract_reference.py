@@ -23,7 +23,7 @@ render it again (tests/project/test_contract_reference.py checks it is current).
 Every bound of the API's contract, with the constant of `core/contract.py` that holds it: the service, the
 client, the workbench and the tests read them there. What happens at a bound (the status and error code) is
 said where each rule is described: [scoring.md](scoring.md#limits) for sizes and rate limits, the other topic
-pages for their fields."""
+pages for their fields; the settings named here (`SCORING_…`): [settings.md](../settings.md)."""
 
 
 def _range(low: int, high: int, default: int | None = None) -> str:
