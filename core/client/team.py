@@ -85,6 +85,16 @@ class VotesPage(Page[VoteRecord]):
     handle: str | None = None
 
 
+class TextHistory(_Response):
+    """Every vote of one text of a trait the caller may read, oldest first: who voted, settled
+    (`adjudicated`) or marked it unsure, what and when."""
+
+    handle: str
+    trait: str
+    text: str
+    items: list[VoteRecord] = []
+
+
 class UnsureMark(_Response):
     id: int
     trait: str

@@ -186,7 +186,7 @@ def _samples(
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
     return [
         VoteRecord.model_validate(
-            _record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
+            vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
             | {
                 "adjudicated": bool(r.adjudicated),
                 "provenance": r.provenance,
@@ -212,7 +212,7 @@ def _feedback(
     scales = {key: scale for key, scale in found}
     return [
         VoteRecord.model_validate(
-            _record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
+            vote_record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
             | {
                 "provenance": "feedback",
                 "point": label_point(r.quality, scale_points(scales.get(r.trait_key))),
@@ -236,13 +236,13 @@ def _unsure(
     rows = s.execute(q.order_by(UnsureMark.id).limit(n))
     return [
         VoteRecord.model_validate(
-            _record("unsure", r.id, r.annotator, key, r.text, None, r.created_at) | {"unsure": True}
+            vote_record("unsure", r.id, r.annotator, key, r.text, None, r.created_at) | {"unsure": True}
         )
         for r, key in rows
     ]
 
 
-def _record(
+def vote_record(
     kind: str, rid: int, annotator: str | None, trait: str, text: str, quality: float | None, at: datetime
 ) -> dict[str, object]:
     return {

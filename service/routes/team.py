@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import MAX_CURSOR_CHARS, VOTES_PAGE
-from service.domain import team
+from service.domain import team, text_history
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas.team import TeamProgressOut, VotesPage
+from service.schemas.team import TeamProgressOut, TextHistory, VotesPage
 
 router = APIRouter(tags=["team"])
 
@@ -34,3 +34,12 @@ def list_votes(
     """Every vote of the model (samples, buffered feedback labels, unsure marks) with its annotator, time,
     provenance and the version it went into: an export, page by page."""
     return team.list_votes(ctx, who, handle, limit, cursor)
+
+
+@router.get(
+    "/models/{handle}/labels/{label_id}/history", response_model=TextHistory, responses=errors(403, 404)
+)
+def get_text_history(handle: str, label_id: int, who: AuthoringKey, ctx: CtxDep) -> TextHistory:
+    """Every vote of the text and trait of label `label_id` the caller may read: who voted, settled or
+    marked it unsure, what and when (addition)."""
+    return text_history.text_history(ctx, who, handle, label_id)

@@ -83,3 +83,14 @@ class VotesPage(BaseModel):
     items: list[VoteRecord]
     limit: int
     next_cursor: str | None
+
+
+class TextHistory(BaseModel):
+    """Every vote of one text of a trait the caller may read, oldest first (addition)."""
+
+    handle: str
+    trait: str
+    text: str
+    items: list[VoteRecord] = Field(
+        description="Votes (settling ones `adjudicated`), buffered labels and unsure marks: who, what, when"
+    )

@@ -158,6 +158,10 @@ def first_sample(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]
     return {"sample_id": str(page["items"][0]["id"])}
 
 
+def first_label(svc: Svc, handle: str, owner: dict[str, str]) -> dict[str, str]:
+    return {"label_id": first_sample(svc, handle, owner)["sample_id"]}
+
+
 EVAL_ITEMS = [
     {"trait": "formality", "text": "We should be grateful for your reply.", "quality": 1},
     {"trait": "formality", "text": "lol whatever dude", "quality": 0},
@@ -463,6 +467,8 @@ OPERATIONS: list[Op] = [
        json=lambda _: {"items": [{**EVAL_ITEMS[0], "annotator": "rater-7"}]}),
     Op("team_progress", "GET", M + "/team", "owner_read", "ready", 200),
     Op("votes", "GET", M + "/votes", "owner_read", "ready", 200, query=lambda _: {"limit": "5"}),
+    Op("text_history", "GET", M + "/labels/{label_id}/history", "owner_read", "ready", 200,
+       setup=first_label),
     Op("mark_unsure", "POST", M + "/unsure", "write", "ready", 201, action="label",
        json=lambda _: {"trait": "formality", "text": "Formal, or not quite?"}),
     Op("list_unsure", "GET", M + "/unsure", "owner_read", "draft", 200, setup=unsure_mark),

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.tables import PoolText
-from tests.support.service import Svc, auth, check, make_model, train_ready
+from tests.support.service import Svc, auth, check, error_code, make_model, train_ready
 
 TEXT = "The minutes of the meeting are hereby approved as circulated."
 OTHERS = [f"pool text number {i} about {w}" for i, w in enumerate(["rivers", "bread", "stars", "tiles"])]
@@ -124,3 +124,47 @@ def test_a_label_keeps_its_id_through_the_training_that_folds_it_in_and_no_id_is
     # A folded label is reviewed again by the same id, named as the buffered label it was.
     again = [{"kind": "feedback", "id": i} for i in sorted(given)]
     check(c.post(f"/v1/models/{h}/review", json={"decision": "reject", "items": again}, headers=owner), 200)
+
+
+def test_a_text_s_history_names_every_vote_and_settle_by_its_one_id(svc: Svc) -> None:
+    """`GET …/labels/{id}/history` lists the votes of that label's text, buffered ones and a settle, who and
+    when, by the same ids before and after the training that folds them in; an annotator who did not vote
+    on it reads no settle of it; an id of no label is 404."""
+    c, h, owner = svc.client, "acme.history", svc.author
+    make_model(c, owner, h, review=False, auto_retrain=False, votes_wanted=2)
+    train_ready(c, owner, h)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": [TEXT, *OTHERS]}, headers=owner), 201)
+    ann, bob, cat = (_key(svc, n, "annotator") for n in ("ann", "bob", "cat"))
+    pid = _pool_ids(svc)[TEXT]
+    first = _label(svc, h, pid, 1.0, ann)["id"]
+    _label(svc, h, pid, 0.0, bob)
+    check(
+        c.post(
+            f"/v1/models/{h}/settle", json={"trait": "formality", "text": TEXT, "quality": 1.0}, headers=owner
+        ),
+        200,
+    )
+
+    def history(key: dict[str, str]) -> list[tuple[str | None, float | None, bool]]:
+        body = check(c.get(f"/v1/models/{h}/labels/{first}/history", headers=key), 200)
+        assert body["text"] == TEXT and body["trait"] == "formality"
+        return [(x["annotator"], x["quality"], x["adjudicated"]) for x in body["items"]]
+
+    me = check(c.get("/v1/keys/current", headers=owner), 200)["name"]
+    want = [("ann", 1.0, False), ("bob", 0.0, False), (me, 1.0, True)]
+    assert history(owner) == want
+    # ann's vote waits in the buffer: no sample of hers yet, so no settle of the text (gold secrecy's rule).
+    assert history(ann) == want[:2]
+    ids = [
+        x["id"] for x in check(c.get(f"/v1/models/{h}/labels/{first}/history", headers=owner), 200)["items"]
+    ]
+    check(c.post(f"/v1/models/{h}/reopen", headers=owner), 200)
+    train_ready(c, owner, h)
+    after = check(c.get(f"/v1/models/{h}/labels/{first}/history", headers=owner), 200)["items"]
+    assert [x["id"] for x in after] == ids and {x["kind"] for x in after} == {"sample"}
+    assert history(ann) == want  # her vote is a sample now: she reads the settle of a text she voted on
+    assert history(cat) == [
+        ("ann", 1.0, False),
+        ("bob", 0.0, False),
+    ]  # no settle of a text cat never voted on
+    assert error_code(c.get(f"/v1/models/{h}/labels/999999/history", headers=owner), 404) == "label_not_found"

@@ -16,6 +16,7 @@ from core.client.team import (
     CommentPage,
     TeamProgress,
     TextComment,
+    TextHistory,
     UnsureMark,
     UnsurePage,
     VoteRecord,
@@ -46,6 +47,11 @@ class TeamCalls(ClientBase):
     def votes(self, handle: str, page_size: int | None = None) -> Iterator[VoteRecord]:
         """Every vote of the model, page by page."""
         return self._paginate(lambda cursor: self.votes_page(handle, limit=page_size, cursor=cursor))
+
+    def text_history(self, handle: str, label_id: int) -> TextHistory:
+        """Every vote of the text and trait of label `label_id` the caller may read, oldest first."""
+        body = self._get(_path("models", handle, "labels", str(label_id), "history"))
+        return TextHistory.model_validate(body)
 
     def export_votes(self, handle: str, format: str = "csv") -> str:
         """Every vote as a file's text: `csv` (with a header) or `jsonl` (core.client.team.VOTE_COLUMNS)."""
