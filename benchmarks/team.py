@@ -8,10 +8,10 @@ directory. The owner creates a model (one trait, a few samples of each pole) wit
 generated texts; `--annotators` named annotator keys each ask for `--k` claimed suggestions
 (`POST …/pool/suggest` with `claim`), label them one by one (`POST …/pool/{id}/label`, `--think` seconds
 apart) and ask again, until `--duration` ends (or, with `--labels N`, until they have posted N labels and a
-flood has been refused once: a run whose outcome is the work done, whatever the machine's speed). After
-`--train-at` labels the owner trains the draft: the labels then go to the feedback buffer while it runs
-and after, where they wait: a team's model retrains automatically only once its owner turns `auto_retrain`
-on (off by default for a team).
+flood has been refused once, and some were posted after the training: a run whose outcome is the work done,
+whatever the machine's speed). After `--train-at` labels the owner trains the draft: the labels then go to
+the feedback buffer while it runs and after, where they wait: a team's model retrains automatically only
+once its owner turns `auto_retrain` on (off by default for a team).
 
 With `--flood`, one of the annotators is a script instead: its key sends labels as fast as one connection
 can (no think time, no retries, every pool text in turn) while the others label as people do; the service's
@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,10 +176,10 @@ def label_loop(
     labels_done: list[int],
     points: int | None = None,
     gold: frozenset[str] = frozenset(),
-    target: int | None = None,
+    enough: Callable[[], bool] = lambda: False,
 ) -> None:
     def over() -> bool:
-        return time.monotonic() >= deadline or (target is not None and labels_done[0] >= target)
+        return time.monotonic() >= deadline or enough()
 
     while not over():
         started = time.perf_counter()
@@ -273,8 +273,18 @@ def run(
                 ids = [t.id for t in owner.list_pool_page(HANDLE, limit=500).items]
                 flood_key = make_key(Path(tmp), "script")
             labels_done = [0]
+            trained_at: list[int | None] = [None]  # the labels posted when the owner's training had started
+
+            def enough() -> bool:
+                """`labels` posted, and when the training falls among them, one at least after it started
+                (each person's next label, the one in flight as it started counting for none)."""
+                if labels is None or labels_done[0] < labels:
+                    return False
+                started = trained_at[0]
+                return train_at >= labels or (started is not None and labels_done[0] > started + len(people))
+
             deadline = time.monotonic() + duration
-            loop_args = (deadline, k, think, labels_done, scale, frozenset(gold), labels)
+            loop_args = (deadline, k, think, labels_done, scale, frozenset(gold), enough)
             people_done = threading.Event() if labels is not None else None
             threads = [threading.Thread(target=label_loop, args=(a, *loop_args), daemon=True) for a in people]
             if flood:
@@ -289,7 +299,7 @@ def run(
                     people_done.set()
                 if not trained and labels_done[0] >= train_at:
                     owner.train(HANDLE, effort="low")  # the team keeps labelling while it runs
-                    trained = True
+                    trained, trained_at[0] = True, labels_done[0]
                 time.sleep(0.2)
             elapsed = time.monotonic() - started
             model = owner.wait(HANDLE, timeout=600)
@@ -375,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         "--labels",
         type=int,
         default=None,
-        help="stop once the people have posted this many labels (and a flood was refused): --duration "
-        "then only bounds the run",
+        help="stop once the people have posted this many labels (some after the owner's training when it "
+        "falls among them, and a flood was refused once): --duration then only bounds the run",
     )
     parser.add_argument("--pool", type=int, default=4000, help="texts in the pool")
     parser.add_argument(

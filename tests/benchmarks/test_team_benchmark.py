@@ -16,8 +16,8 @@ pytestmark = pytest.mark.usefixtures("server_process")  # starts a service proce
 
 def test_a_short_team_run_on_a_scale_with_gold_has_no_collision_and_loses_no_label(tmp_path: Path) -> None:
     out = tmp_path / "team.json"
-    # The run ends at 30 labels, however long they take (--duration only bounds it): the owner trains at 10,
-    # so 20 are labelled during and after the training, on a busy machine as on an idle one.
+    # The run ends at 30 labels and once some were posted after the owner's training (at 10) started, however
+    # long they take or however fast they come (--duration only bounds it).
     args = ["--annotators", "3", "--duration", "300", "--labels", "30", "--pool", "300", "--k", "5"]
     args += ["--think", "0.05", "--train-at", "10", "--scale", "5", "--out", str(out)]
     # A gold rate above the benchmark's 0.1, so that the few suggestions of 30 labels surely hold gold items.
