@@ -385,7 +385,14 @@ def test_a_claimed_text_labelled_by_someone_else_leaves_the_holder_s_queue(svc: 
     held = [i["id"] for i in suggest(svc, h, alice, k=4)]
     text = c.get(f"/v1/models/{h}/pool", headers=svc.author).json()["items"]
     gone = next(t for t in text if t["id"] == held[0])
-    sample = {"trait": "formality", "text": gone["text"], "quality": 1.0}  # a file's row: a vote
+    # A file's row (an external rater's vote; the owner's own vote would be refused as the pool refuses it).
+    sample = {
+        "trait": "formality",
+        "text": gone["text"],
+        "quality": 1.0,
+        "provenance": "imported",
+        "annotator": "rater-7",
+    }
     check(c.post(f"/v1/models/{h}/samples", json={"samples": [sample]}, headers=svc.author), 201)
     assert [i["id"] for i in suggest(svc, h, alice, k=4)] == held[1:]
     body = {"trait": "formality", "quality": 0.0}

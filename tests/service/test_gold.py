@@ -243,8 +243,9 @@ def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_keeps_the_answer(sv
     ann = _key(svc, "ann", "annotator")
     wrong = {"trait": "formality", "quality": 0.0}
     answered = check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=wrong, headers=ann), 201)
-    # The same number as the colleague's vote: an undo by it reached that vote.
-    assert answered["stored_as"] == "sample" and answered["id"] == theirs
+    # Drawn from the label ids as a label's: never a colleague's vote's number (it once was, and an undo by
+    # it reached that vote), and after it, as a label given later would be.
+    assert answered["stored_as"] == "sample" and answered["id"] > theirs
     # The answer counts among the person's labels (a session's count moves as for any text), never listed.
     listed = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)
     assert (listed["total"], listed["items"]) == (1, [])

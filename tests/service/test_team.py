@@ -527,7 +527,12 @@ def test_retraining_turns_each_annotators_feedback_into_their_samples(svc: Svc) 
         check(c.post(f"/v1/models/{h}/score", json=body, headers=key), 200)
     assert wait_settled(c, h, svc.author)["version_no"] == 2
     rows = [r for r in samples_of(svc, h) if r["provenance"] == "feedback"]
-    assert sorted((r["annotator"], r["quality"]) for r in rows) == [("alice", 1.0), ("bob", 0.0)]
+    # Each buffered label becomes a sample under its own id (alice's repeat too); her latest one counts.
+    assert sorted((r["annotator"], r["quality"]) for r in rows) == [
+        ("alice", 1.0),
+        ("alice", 1.0),
+        ("bob", 0.0),
+    ]
     v2 = check(c.get(f"/v1/models/{h}/versions/v2", headers=svc.author), 200)["metrics"]["traits"][
         "formality"
     ]

@@ -223,6 +223,10 @@ def test_the_export_lists_every_vote_with_the_version_it_went_into(svc: Svc) -> 
     train_ready(c, svc.author, H)
     check(c.post(f"{M}/reopen", headers=svc.author), 200)
     late = vote(svc, keys["alice"], "Later, formally yours.", 1.0)
+    # A team's model is reviewed: accepted, the label is one the next training takes in (a pending one is
+    # not, and names no version: tests/service/test_label_order.py).
+    accept = {"decision": "accept", "items": [{"kind": "sample", "id": late}]}
+    check(c.post(f"{M}/review", json=accept, headers=keys["carol"]), 200)
     check(c.post(f"{M}/unsure", json={"trait": "sentiment", "text": "Meh."}, headers=keys["bob"]), 201)
     check(c.post(f"{M}/train", json={"effort": "low"}, headers=svc.author), 202)
     wait_settled(c, H, svc.author)
