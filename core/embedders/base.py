@@ -24,6 +24,23 @@ class Embedder(Protocol):
         ...
 
 
+#: Characters a token of the window stands for at most, in the cut before tokenizing. English text averages
+#: ~4.5 (the datasets' longer texts with MiniLM's WordPiece: median 4.5, 99.9th percentile 6.1 characters a
+#: token over their tokens); only runs of spaces or long unknown words reach 16.
+CUT_CHARS_PER_TOKEN = 16
+
+
+def cut_for_window(text: str, window: int) -> str:
+    """`text`'s first `window` x CUT_CHARS_PER_TOKEN characters, for a model that reads `window` tokens.
+
+    A tokenizer builds lists as long as its input before it truncates, and a long text's windows multiply a
+    batch's rows: cut first, so what an encode holds is bounded by the window, not by what a user stored.
+    A text at most that long is untouched; a longer one gives the vector it always had unless its first
+    `window` tokens span more characters (whitespace runs, long unknown words)."""
+    limit = window * CUT_CHARS_PER_TOKEN
+    return text if len(text) <= limit else text[:limit]
+
+
 def encode_by_length(
     texts: Sequence[str], dim: int, batch_size: int, encode_batch: Callable[[list[str]], np.ndarray]
 ) -> np.ndarray:

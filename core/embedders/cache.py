@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from core.embedders.base import Embedder
+from core.embedders.e5 import E5_ID
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.int8_build import PER_TOKEN
 from core.embedders.quantized import QINT8V2_ID
@@ -32,9 +33,14 @@ log = logging.getLogger("core.embedders.cache")
 
 # The int8 embedders' vectors changed under the same ids: their activations went from one int8 scale per
 # batch (so a text's vector depended on its batch) to one per token, then their weights were stored unsigned
-# (exact on every CPU; docs/embedders.md). Their vectors are keyed under "<id>#<scheme>", so a vector cached
-# by an earlier computation is never read back beside new ones.
-NAMESPACES = {i: f"{i}#{PER_TOKEN}" for i in (E5_QINT8_ID, QINT8V2_ID)}
+# (exact on every CPU; docs/embedders.md). Then e5-small's long texts went from all their windows averaged
+# to their first window (its characters cut before tokenizing: base.cut_for_window). Their vectors are keyed
+# under "<id>#<scheme>", so a vector cached by an earlier computation is never read back beside new ones.
+NAMESPACES = {
+    QINT8V2_ID: f"{QINT8V2_ID}#{PER_TOKEN}",
+    E5_QINT8_ID: f"{E5_QINT8_ID}#{PER_TOKEN}-window",
+    E5_ID: f"{E5_ID}#window",
+}
 
 
 def cache_key(embedder_id: str, text: str) -> str:

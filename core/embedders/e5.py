@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from core.config import core_settings
-from core.embedders.base import encode_by_length
+from core.embedders.base import cut_for_window, encode_by_length
 from core.embedders.minilm import verify_file
 from core.errors import EmbedderUnavailableError
 
@@ -29,6 +29,7 @@ MODEL_SIZE = 71_622_400
 MODEL_FILE = "e5-small-q4.bin"
 E5_ID = f"e5-small-q4@{MODEL_SHA256[:8]}"
 DIM = 384
+MAX_POSITIONS = 512  # the model's positions: <s>, 510 content tokens, </s>
 BATCH_SIZE = 8  # texts per engine call, sorted by length first (as MiniLM) so padding stays small
 
 
@@ -118,7 +119,10 @@ class E5Embedder:
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), DIM), dtype=np.float32)
-        arr = (ctypes.c_char_p * len(texts))(*[t.encode("utf-8") for t in texts])
+        # The engine windows a long text whole: cut to what its first window can hold first (as the int8
+        # graph, which keeps that window only), so a stored 20,000-character text is not ten windows.
+        cut = [cut_for_window(t, MAX_POSITIONS).encode("utf-8") for t in texts]
+        arr = (ctypes.c_char_p * len(texts))(*cut)
         with self._lock:
             assert self._lib is not None, "load() before encoding"
             rc = self._lib.e5_embed_batch(

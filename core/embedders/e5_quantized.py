@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Self
 import numpy as np
 
 from core.config import core_settings
-from core.embedders.base import encode_by_length
+from core.embedders.base import cut_for_window, encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
 from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.minilm import verify_file
@@ -67,12 +67,6 @@ def engine_vectors(source: Path, texts: list[str]) -> np.ndarray:
     return _references[key]
 
 
-def _windows(content: list[int], bos: int, eos: int, max_positions: int) -> list[list[int]]:
-    """The engine's rows for one text: windows of (positions - 2) content tokens, each as <s> window </s>."""
-    size = max_positions - 2
-    return [[bos, *content[a : a + size], eos] for a in range(0, max(len(content), 1), size)]
-
-
 @functools.lru_cache(maxsize=2)
 def _tokenizer(source: str, stamp: tuple[int, int]) -> tuple[E5Tokenizer, int]:
     """The tokenizer of `source` (its file's size and mtime in `stamp`) and its model's positions, once per
@@ -86,7 +80,10 @@ def _tokenizer(source: str, stamp: tuple[int, int]) -> tuple[E5Tokenizer, int]:
 
 
 class _Runner:
-    """Tokenizer + session: texts -> L2-normalised vectors, long texts windowed and combined as the engine."""
+    """Tokenizer + session: texts -> L2-normalised vectors of each text's first window (the model's 512
+    positions: <s>, 510 content tokens, </s>). The engine embeds every window of a long text and averages
+    them; here a text is cut to its window, as MiniLM and mpnet-base truncate, so a stored 20,000-character
+    text costs one row, not ten (docs/embedders.md)."""
 
     def __init__(self, graph: Path, source: Path, threads: int) -> None:
         stat = source.stat()
@@ -104,25 +101,14 @@ class _Runner:
         return {"input_ids": ids, "attention_mask": mask}
 
     def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
-        """Session inputs for short texts (first window only); for calibration."""
-        t = self.tokenizer
-        return self.feeds([_windows(c, t.bos, t.eos, self.max_positions)[0] for c in t.content_ids(texts)])
+        """Session inputs: each text's first window, `<s> content </s>`, its characters cut first."""
+        t, size = self.tokenizer, self.max_positions - 2
+        cut = [cut_for_window(text, self.max_positions) for text in texts]
+        return self.feeds([[t.bos, *content[:size], t.eos] for content in t.content_ids(cut)])
 
     def encode_batch(self, texts: list[str]) -> np.ndarray:
-        t = self.tokenizer
-        rows, owner, weight = [], [], []
-        for i, content in enumerate(t.content_ids(texts)):
-            for row in _windows(content, t.bos, t.eos, self.max_positions):
-                rows.append(row)
-                owner.append(i)
-                weight.append(max(len(row) - 2, 1))  # the engine weighs windows by content tokens
-        (pooled,) = self.session.run(["pooled"], self.feeds(rows))
-        if len(rows) == len(texts):
-            out = pooled
-        else:
-            out = np.zeros((len(texts), DIM), np.float32)
-            np.add.at(out, owner, pooled * np.asarray(weight, np.float32)[:, None])
-        unit: np.ndarray = out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-6, None)
+        (pooled,) = self.session.run(["pooled"], self.text_feeds(texts))
+        unit: np.ndarray = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-6, None)
         return unit
 
     def encode(self, texts: list[str]) -> np.ndarray:

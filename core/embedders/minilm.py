@@ -20,7 +20,7 @@ from typing import Any, Self
 import numpy as np
 
 from core.config import core_settings
-from core.embedders.base import encode_by_length
+from core.embedders.base import cut_for_window, encode_by_length
 from core.embedders.onnx_session import open_session
 from core.errors import ModelFileError
 
@@ -186,7 +186,8 @@ class MiniLMEmbedder:
         return encode_by_length(texts, DIM, self.batch_size, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
+        # Cut before tokenizing: the tokenizer would build a long text's every token to keep max_tokens.
+        encodings = self._tokenizer.encode_batch([cut_for_window(t, self.max_tokens) for t in texts])
         ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
         mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}

@@ -24,7 +24,7 @@ from typing import Any, Self
 import numpy as np
 
 from core.config import core_settings
-from core.embedders.base import encode_by_length
+from core.embedders.base import cut_for_window, encode_by_length
 from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.mpnet_graph import HIDDEN, MAX_TOKENS, PADDING_INDEX
 from core.embedders.mpnet_source import MODEL_SHA256, extract_model, part_paths, read_tokenizer
@@ -75,7 +75,8 @@ class _Runner:
         self.session = open_session(graph, threads)
 
     def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
-        rows = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        # Cut before tokenizing: the tokenizer would build a 20,000-character text's every token to keep 384.
+        rows = [e.ids for e in self.tokenizer.encode_batch([cut_for_window(t, MAX_TOKENS) for t in texts])]
         ids = np.full((len(rows), max(len(r) for r in rows)), PADDING_INDEX, np.int64)
         mask = np.zeros_like(ids)
         for i, row in enumerate(rows):

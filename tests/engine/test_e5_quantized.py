@@ -36,7 +36,7 @@ TEXTS = [
     "日本語のテキストです。",
     "ok",
     "",
-    LONG,  # > 510 tokens: two windows, combined as the engine combines them
+    LONG,  # > 510 tokens: its first window (the engine averages all its windows: as close, for a repeat)
 ]
 # Tokenizer edge cases: normalisation map, collapsed spaces, leading/trailing spaces, unknown codepoints, NUL.
 EDGES = [
@@ -101,6 +101,14 @@ def test_batch_companions_do_not_move_vectors(built: E5QuantizedEmbedder) -> Non
     # One int8 scale per token: a text's vector does not depend on its batch (with one scale per tensor it
     # moved by up to 1e-2). test_batch_invariance.py generates the batches; this is the built graph's check.
     np.testing.assert_allclose(together, alone, rtol=0, atol=2e-6)
+
+
+def test_a_long_text_is_its_first_window(built: E5QuantizedEmbedder) -> None:
+    # Cut to the model's 512 positions (docs/embedders.md): what comes after the first 510 content tokens,
+    # up to the length limit, changes nothing, and costs no row more.
+    tail = " Something else entirely, said long after the window ends." * 230
+    a, b = built.encode([LONG, LONG + tail])
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
 
 
 def test_token_counts_agree_with_the_engine(source: Path, engine: E5Embedder) -> None:
