@@ -21,7 +21,9 @@ from core.embedders.base import Embedder
 from service.store.tables import PoolText
 
 KEEP_POOLS = 2  # a 100,000-text MiniLM pool is 150 MB of float32
-_READ_CHUNK = 5_000
+# Texts read and embedded at once when the worker has not reached them: up to MAX_TEXT_CHARS each, so a piece
+# holds 10 M characters at most, whatever the pool's size.
+_READ_CHUNK = 500
 
 # The queue's messages carry a run id; the pool's embedding step is named apart from every run id (uuids).
 _STEP = "pool-embedding"

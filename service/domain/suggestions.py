@@ -43,7 +43,8 @@ class _Read:
 
     trait: Trait
     votes_wanted: int
-    labels: list[tuple[str, float]]
+    L: np.ndarray  # the labels' vectors
+    q: np.ndarray  # their qualities
     ids: np.ndarray
     X: np.ndarray
     exclude: np.ndarray  # rows not to pick anew
@@ -107,9 +108,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)
         model_id, shared_pool = model.id, model.shared_pool
     spec = trait_specs([read.trait])[0]
-    labels = read.labels
-    L = embedder.encode([t for t, _ in labels]) if labels else np.zeros((0, embedder.dim), dtype=np.float32)
-    q = np.asarray([float(v) for _, v in labels], dtype=np.float64)
+    L, q = read.L, read.q
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
     prior = pole_prior(spec, embedder)
     # One fit per answer: it picks, and scores the texts handed out beside the picks (claims, gold items).
@@ -192,7 +191,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
         mode=cast(SuggestMode, picked.mode),
         items=items,
         pool_size=len(read.ids),
-        labelled=len(labels),
+        labelled=len(q),
         unlabelled=read.unlabelled,
         held_by_others=read.held_by_others,
     )
@@ -210,21 +209,25 @@ def _read(
     embedder: Embedder,
 ) -> _Read:
     # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
-    labelled = list(
+    samples = list(
         s.execute(
-            select(SampleRow.text, SampleRow.quality, SampleRow.annotator).where(
+            select(SampleRow.id, SampleRow.content_sha256, SampleRow.quality, SampleRow.annotator).where(
                 SampleRow.model_id == model_id, SampleRow.trait_id == trait.id
             )
         ).tuples()
-    ) + list(
+    )
+    feedback = list(
         s.execute(
             select(FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator).where(
                 FeedbackLabel.model_id == model_id, FeedbackLabel.trait_key == trait.key
             )
         ).tuples()
     )
-    labels = [(t, q) for t, q, _ in labelled]
-    votes = claims.tally((t, a) for t, _, a in labelled)
+    votes = claims.tally((t, a) for t, _, a in feedback)
+    for _, digest, _, annotator in samples:
+        votes.setdefault(digest, claims.Voters()).add(annotator)
+    L = label_vectors(s, [i for i, *_ in samples], [t for t, _, _ in feedback], embedder)
+    q = np.asarray([float(v) for *_, v, _ in samples] + [float(v) for _, v, _ in feedback], dtype=np.float64)
     ids, X = ctx.pools.matrix(s, model_id, embedder)
     digests: dict[int, str] = {}
     if votes and len(ids):
@@ -297,7 +300,8 @@ def _read(
     return _Read(
         trait=trait,
         votes_wanted=votes_wanted,
-        labels=labels,
+        L=L,
+        q=q,
         ids=ids,
         X=X,
         exclude=exclude,
@@ -308,6 +312,24 @@ def _read(
         shared=[(pid, c) for _, pid, c in shared],
         others_voted=others_voted,
     )
+
+
+#: Label texts read and encoded at once: a model's labels are as many as its team keeps, each up to
+#: MAX_TEXT_CHARS, so they are read by id in pieces, only their vectors kept (docs/benchmarks/memory.md).
+LABEL_PIECE = 256
+
+
+def label_vectors(s: Session, sample_ids: list[int], feedback: list[str], embedder: Embedder) -> np.ndarray:
+    """The vectors of these samples' texts (read `LABEL_PIECE` at a time), then of the feedback labels'."""
+    L = np.zeros((len(sample_ids) + len(feedback), embedder.dim), dtype=np.float32)
+    for start in range(0, len(sample_ids), LABEL_PIECE):
+        piece = sample_ids[start : start + LABEL_PIECE]
+        rows = s.execute(select(SampleRow.id, SampleRow.text).where(SampleRow.id.in_(piece))).tuples()
+        texts = dict(rows.all())
+        L[start : start + len(piece)] = embedder.encode([texts[i] for i in piece])
+    if feedback:  # the buffer waiting for a retraining: a few dozen labels
+        L[len(sample_ids) :] = embedder.encode(feedback)
+    return L
 
 
 def _spread(items: list[Suggestion], extra: list[Suggestion]) -> list[Suggestion]:
