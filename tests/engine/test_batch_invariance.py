@@ -3,7 +3,7 @@
 Alone, in any batch, in any order, with duplicates, from the cache, from the service's one-thread scoring
 session: the same vector (within float noise) and the same score (within 1e-6). The batches are generated:
 typed and empty-ish texts, real sentences, long texts that MiniLM truncates and e5 cuts into windows.
-The int8 graphs are built on first use into the embedders directory (about a minute, once per machine).
+The int8 graphs are built before the suite (`make test`: tests/support/embedders.py), else on first use.
 """
 
 from __future__ import annotations
@@ -100,15 +100,15 @@ def test_a_texts_vector_and_score_do_not_depend_on_its_batch(embedder_id: str) -
     # A text alone (its vector in each session, its score): the reference every batch is held to.
     vectors: dict[str, np.ndarray] = {}
     one_thread_vectors: dict[str, np.ndarray] = {}
-    scores: dict[str, np.ndarray] = {}
+    # One cache for every example, as a service's: a batch's texts seen before are hits (stored from another
+    # batch), the others are encoded together, each once, in a batch of their own.
+    cached = CachedEmbedder(emb)
 
     @settings(max_examples=4 if slow else 8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(batches())
     def check(texts: list[str]) -> None:
         together = emb.encode(texts)
-        cached = CachedEmbedder(emb)
-        cached.encode(texts[::-1])  # fills the cache from a batch in the other order
-        others = [alone(emb, texts, vectors), cached.encode(texts)]
+        others = [alone(emb, texts, vectors), cached.encode(texts[::-1])[::-1]]  # in the other order
         if scoring is not emb:  # the service's own one-thread session
             others += [alone(scoring, texts, one_thread_vectors), scoring.encode(texts)]
         for other in others:
@@ -116,6 +116,21 @@ def test_a_texts_vector_and_score_do_not_depend_on_its_batch(embedder_id: str) -
             np.testing.assert_allclose(
                 sc.score_vectors(other), sc.score_vectors(together), rtol=0, atol=SCORE_ATOL
             )
+
+    check()
+
+
+def test_a_texts_score_does_not_depend_on_its_batch_however_it_is_cut() -> None:
+    """`Scorer.score` cuts a long text into chunks, embeds the chunks of the whole batch together and puts
+    each text's back together: a text's score in a batch is its score alone. What it adds to the embedder
+    (the cutting, one flat batch, the offsets) is the same for every embedder, and each embedder's own
+    vectors and scores are held to their batch above: so it is checked once, with the model-free one."""
+    sc = scorer("hashing-v1-512")
+    scores: dict[str, np.ndarray] = {}
+
+    @settings(max_examples=25, deadline=None)
+    @given(batches())
+    def check(texts: list[str]) -> None:
         if scoreable := [t for t in texts if t.strip()]:  # the Scorer refuses empty texts
             for t in scoreable:
                 if t not in scores:
