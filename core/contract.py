@@ -297,9 +297,14 @@ DEFAULT_RETRAINS_PER_HOUR = 60
 #: one model (votes, feedback labels, unsure marks), in rows and in characters of their texts, and the
 #: characters of text a namespace keeps in all (samples, feedback, pool, evaluation items, notes). Far above a
 #: campaign's (`python -m benchmarks.team`: 0 refusals); a flood meets them long before the disk is full.
+#: They are also what the machine must serve: every path that embeds cuts a text to its body's window and
+#: works in pieces, so its memory does not grow with a text's length (docs/benchmarks/memory.md), but a
+#: training, an evaluation or a discovery holds all of one model's texts at once (a byte a character, up to
+#: four outside Latin-1). A namespace's 500 M characters are at most ~0.5-2 GB of text in one worker, and
+#: the largest model benchmarked (a million samples and a million pool texts, ~260 M) fits.
 DEFAULT_LABEL_QUOTA_ROWS = 50_000
 DEFAULT_LABEL_QUOTA_CHARS = 50_000_000
-DEFAULT_NAMESPACE_QUOTA_CHARS = 2_000_000_000
+DEFAULT_NAMESPACE_QUOTA_CHARS = 500_000_000
 #: Refused sign-in attempts one API process records a minute, from one source address and from all: past
 #: them an attempt is counted, not recorded (the next recorded one from that source says how many), so a
 #: flood of forged tokens cannot fill the disk.

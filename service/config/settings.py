@@ -173,7 +173,11 @@ class Settings(BaseSettings):
         ge=0,
         description="Characters of text a namespace keeps in all its models (samples, feedback labels, pool "
         "texts, evaluation items, unsure marks and comments), whoever writes them; past it 413 "
-        "`quota_exceeded`, nothing stored. 0: no quota.",
+        "`quota_exceeded`, nothing stored. 0: no quota. It bounds what the machine must serve: embedding "
+        "cuts each text to its body's window and works in pieces, but a training, an evaluation or a "
+        "discovery holds all of a model's texts at once (a byte a character, up to four outside Latin-1): "
+        "the default keeps that under ~0.5-2 GB in one worker (docs/benchmarks/memory.md). Raise it with "
+        "the workers' memory.",
     )
     quota_measure_interval_s: float = Field(
         300.0,
