@@ -103,6 +103,7 @@ SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "scre
 # slow machine may take to get there, not how long this one does: a save and the page's rerun beside two busy
 # processes took longer than 5 s.
 EXPECT_BOUND_MS = 60_000
+PAGE_BOUND_MS = 120_000  # a page's run, or a locator's wait on what a run draws (`Ui`)
 
 CALL_FAILED = pytest.StashKey[bool]()  # the test itself failed (conftest's hook): a teardown keeps evidence
 
@@ -234,6 +235,9 @@ class Ui:
 
     def __init__(self, page: Page) -> None:
         self.page = page
+        # A locator's own waits (`wait_for`, `click`) bounded as the waits below, not by Playwright's 30 s:
+        # the demo's examples took longer to show beside a machine's other work.
+        page.set_default_timeout(PAGE_BOUND_MS)
         page.add_init_script(_COUNT_RUNS)
         # The page's counters when the app was last seen idle: runs started, runs finished, reruns asked for
         self._seen_runs = self._seen_finished = self._asked_seen = 0
