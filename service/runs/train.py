@@ -35,27 +35,25 @@ from service.store.samples import CHUNK, fold_feedback, held_feedback, load_trai
 from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.store.votes import feedback_votes, in_order, sample_votes, samples_to_train
 
-if TYPE_CHECKING:  # the choice loads scikit-learn, which a worker loads with its first run, not at start
+if TYPE_CHECKING:  # the engine loads scikit-learn, which a worker loads with its first run, not at start
     from core.engine.body_choice import BodyChoice
 
-Phase = Literal["comparing", "embedding", "fitting", "saving"]
+Phase = Literal["embedding", "fitting", "saving"]
 
 #: The run's progress (0-1) over a training's phases: phase -> (start, end). When the workers share the
 #: embedding it reports its own phase and the engine only fits; otherwise the engine embeds as it fits and
-#: covers both. An `auto` model's training that compares bodies does so first, and the rest follows in the
-#: part of the bar left (`progress_at`'s `after`).
+#: covers both (a blend's two bodies one after the other, core.engine.blend).
 PROGRESS: dict[Phase, tuple[float, float]] = {
-    "comparing": (0.02, 0.35),
     "embedding": (0.02, 0.70),
     "fitting": (0.70, 0.95),
     "saving": (0.97, 1.0),
 }
 
 
-def progress_at(phase: Phase, fraction: float, after: float = 0.0) -> float:
-    """The run's progress `fraction` (0-1) of the way through `phase`, in the part of the bar from `after`."""
+def progress_at(phase: Phase, fraction: float) -> float:
+    """The run's progress `fraction` (0-1) of the way through `phase`."""
     start, end = PROGRESS[phase]
-    return after + (1 - after) * (start + (end - start) * fraction)
+    return start + (end - start) * fraction
 
 
 @dataclass(frozen=True)
