@@ -23,9 +23,18 @@ from app.scoring.demo import (
     warm_up,
 )
 from app.shell import reads
+from app.shell.backend import demo_load
 from app.ui.inert import code, md
 from app.ui.live_text import live_text_area
-from app.ui.widgets import guard, page_backend, select_model, selected_handle, show_error, watch_if_busy
+from app.ui.widgets import (
+    guard,
+    page_backend,
+    require_model,
+    select_model,
+    selected_handle,
+    show_error,
+    watch_if_busy,
+)
 from core.charts import score_bars
 from core.client import Client, ScoreResult, Version
 
@@ -60,11 +69,18 @@ if not handle:
     st.title("Demo")
     st.info("Pick a trained model in the sidebar.")
     st.stop()
-model = None
-with guard(f"Reading {handle}"):
-    model = reads.model(client, handle)
-if not model:
-    st.stop()
+# The selected model (`handle`): on a first start one not created yet says so and opens once it is there.
+model = require_model(backend)
+
+
+@st.fragment(run_every=2.0)
+def _wait_for_version(handle: str) -> None:
+    """Rerun the page once the demo model trains or the loading ends (then the page says what is so)."""
+    found = client.get_model(handle)
+    if found.state == "busy" or found.version_no or not demo_load().running:
+        reads.invalidate(backend.url)
+        st.rerun(scope="app")
+
 
 st.header(model.description or handle)
 if not model.version_no:
@@ -78,6 +94,15 @@ if not model.version_no:
             icon=":material/hourglass_top:",
         )
         watch_if_busy(model)
+    elif demo_load().running:
+        # A demo model on a first start, between its creation and its training's start (its samples going
+        # in): the draft's warning would stay on the page, which nothing reruns, after the training began.
+        st.info(
+            "The demo models are still loading (progress in the sidebar): the demo opens here when this "
+            "model has a trained version.",
+            icon=":material/hourglass_top:",
+        )
+        _wait_for_version(handle)
     else:
         st.warning("This model has no trained version yet: train it on the **Training** page first.")
     st.stop()
