@@ -165,7 +165,7 @@ class Context:
         self.worker.start()
         # The bodies' int8 graphs, built ahead of the first training that needs them (minutes, once), where
         # new models default to a setting that trains on both bodies (the default, `auto`).
-        from service.process import prebuild
+        from service.runs import prebuild
 
         if prebuild.ahead(self.settings.embedder):
             prebuild.start()

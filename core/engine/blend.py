@@ -16,26 +16,8 @@ from typing import Any
 import numpy as np
 
 from core.engine import metrics as m
-from core.engine.errors import SnapshotFormatError
+from core.engine.blend_snapshot import dump_blend_snapshot
 from core.engine.types import JsonObject, ProgressFn, TrainingResult, TraitSpec
-
-#: The snapshot's `scoring_method` of a blend: an engine from before it refuses the snapshot by name instead
-#: of scoring its halves as one model.
-BLEND_METHOD = "blend_of_bodies"
-PREFIX = "blend:"
-
-
-def blend_id(part_ids: Sequence[str]) -> str:
-    """The embedder id of the blend of these bodies (in this order)."""
-    return PREFIX + "+".join(part_ids)
-
-
-def is_blend(snapshot: Mapping[str, Any]) -> bool:
-    return snapshot.get("scoring_method") == BLEND_METHOD
-
-
-def is_blend_id(embedder_id: str) -> bool:
-    return embedder_id.startswith(PREFIX)
 
 
 def part_params(params: Mapping[str, Any] | None, i: int, parts: int) -> dict[str, Any] | None:
@@ -145,51 +127,3 @@ def blend_figures(
         "discrimination": m.discrimination(scores, q),
     }
     return figures, (scores, q)
-
-
-def dump_blend_snapshot(parts: Sequence[JsonObject], embedder_id: str, param_hash: str) -> JsonObject:
-    """The snapshot of a blend: the traits as every part names them, and each part's whole snapshot."""
-    from core.engine.snapshot import CHUNK_WORDS, FORMAT, FORMAT_VERSION
-
-    fields = ("key", "name", "positive_label", "negative_label", "description", "aggregation")
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "scoring_method": BLEND_METHOD,
-        "embedder": {
-            "id": embedder_id,
-            "dim": sum(int(p["embedder"]["dim"]) for p in parts),
-            "model_sha256": None,
-        },
-        "param_hash": param_hash,
-        "chunk_words": parts[0].get("chunk_words", CHUNK_WORDS),
-        "traits": [{f: t[f] for f in fields} for t in parts[0]["traits"]],
-        "parts": [dict(p) for p in parts],
-    }
-
-
-def check_blend(snapshot: Mapping[str, Any], load: Any) -> None:
-    """Validate a blend snapshot's parts (each a one-body snapshot, checked by `load`) against its top level:
-    the blend's id names the parts' ids in order, their dimensions add up, the traits and chunking agree."""
-
-    def fail(message: str) -> SnapshotFormatError:
-        return SnapshotFormatError(f"invalid snapshot: {message}")
-
-    parts = snapshot.get("parts")
-    if not isinstance(parts, list) or len(parts) < 2:
-        raise fail("a blend's parts must be a list of at least two snapshots")
-    loaded = [load(p) for p in parts]
-    if any(is_blend(p) for p in loaded):
-        raise fail("a blend's part must be a one-body snapshot")
-    embedder = snapshot["embedder"]
-    ids = [p["embedder"]["id"] for p in loaded]
-    if embedder["id"] != blend_id(ids):
-        raise fail(f"embedder.id {embedder['id']!r} does not name its parts' bodies {ids}")
-    if embedder["dim"] != sum(p["embedder"]["dim"] for p in loaded):
-        raise fail("embedder.dim must be the sum of its parts' dims")
-    keys = [t.get("key") if isinstance(t, dict) else None for t in snapshot["traits"]]
-    for i, p in enumerate(loaded):
-        if [t["key"] for t in p["traits"]] != keys:
-            raise fail(f"parts[{i}] must have the blend's traits, in its order")
-        if p.get("chunk_words") != snapshot.get("chunk_words"):
-            raise fail(f"parts[{i}].chunk_words must be the blend's")

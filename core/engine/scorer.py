@@ -10,12 +10,13 @@ import numpy as np
 from scipy.special import expit, logit
 
 from core.embedders.base import Embedder
-from core.engine.blend import is_blend
+from core.engine.blend_snapshot import is_blend
 from core.engine.errors import EmbedderUnavailableError, EngineError
 from core.engine.explain import MAX_WORDS, WordEffect
 from core.engine.explain import explain as explain_text
-from core.engine.snapshot import CHUNK_WORDS, load_snapshot
+from core.engine.snapshot import load_snapshot
 from core.engine.snapshot_file import snapshot_source
+from core.engine.snapshot_format import CHUNK_WORDS
 from core.engine.trait_model import raw_scores
 from core.engine.types import JsonObject, TraitSpec
 from core.engine.validation import validate_texts

@@ -21,15 +21,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.contract import AGGREGATIONS
-from core.engine.blend import BLEND_METHOD, check_blend
+from core.engine.blend_snapshot import BLEND_METHOD, check_blend
 from core.engine.errors import SnapshotFormatError
+from core.engine.snapshot_format import CHUNK_WORDS, FORMAT, FORMAT_VERSION
 from core.engine.types import JsonObject, TraitSpec
 
-FORMAT = "scoring-workbench/snapshot"
-FORMAT_VERSION = 1
 SCORING_METHOD = "balanced_cosine"
-#: Texts longer than this many words are scored in chunks of this many words.
-CHUNK_WORDS = 200
 
 _TRAIT_TEXT_FIELDS = ("key", "name", "positive_label", "negative_label", "description")
 

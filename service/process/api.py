@@ -139,7 +139,7 @@ def refuse_unknown_query(request: Request) -> None:
 
 def get_health() -> Health:
     from core.embedders.registry import short_name
-    from service.process import prebuild
+    from service.runs import prebuild
 
     graphs = [
         EmbedderGraph(embedder=i, name=short_name(i), state=state) for i, state in prebuild.states().items()

@@ -17,7 +17,8 @@ from core import engine
 from core.embedders.base import Embedder
 from core.embedders.blend import BLEND_ID, BlendEmbedder
 from core.embedders.registry import AUTO, available_bodies
-from core.engine.blend import is_blend_id, one_body_params, train_blend
+from core.engine.blend import one_body_params, train_blend
+from core.engine.blend_snapshot import is_blend_id
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
@@ -183,7 +184,7 @@ def auto_body(at: Attempt, inputs: Inputs, data: TrainingSet) -> BodyChoice:
 
 
 #: What the bar says while a blend's training waits for mpnet-base's int8 graph (built once a machine, in the
-#: background from the service's start: service/process/prebuild.py).
+#: background from the service's start: service/runs/prebuild.py).
 MPNET_BUILDING = "waiting for mpnet-base's int8 graph, built once on this machine (a few minutes)"
 
 

@@ -18,7 +18,7 @@ from core.engine import (
     TrainingResult,
     load_snapshot,
 )
-from core.engine.snapshot import FORMAT, FORMAT_VERSION
+from core.engine.snapshot_format import FORMAT, FORMAT_VERSION
 
 
 def test_snapshot_layout(trained: TrainingResult, hashing: Embedder) -> None:
