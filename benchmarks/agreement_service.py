@@ -72,13 +72,13 @@ def add_votes(client: Client, handle: str, rows: list[dict[str, Any]]) -> float:
     return time.perf_counter() - started
 
 
-def new_model(client: Client, handle: str, embedder: str) -> None:
-    client.create_model(handle, embedder=embedder)
+def new_model(client: Client, handle: str) -> None:
+    client.create_model(handle)  # on the service's default embedder (a test one is not a choice)
     client.add_traits(handle, [TRAIT_INPUT])
 
 
 def part_alpha(client: Client, handle: str, c: Community, embedder: str) -> dict[str, Any]:
-    new_model(client, handle, embedder)
+    new_model(client, handle)
     rows = list(vote_rows(c, None))
     import_s = add_votes(client, handle, rows)
     started = time.perf_counter()
@@ -102,7 +102,7 @@ def part_alpha(client: Client, handle: str, c: Community, embedder: str) -> dict
 
 
 def part_ceiling(client: Client, handle: str, c: Community, embedder: str) -> dict[str, Any]:
-    new_model(client, handle, embedder)
+    new_model(client, handle)
     add_votes(client, handle, list(vote_rows(c, held_out=False)))
     client.add_evaluation_items(handle, list(vote_rows(c, held_out=True)))
     started = time.perf_counter()

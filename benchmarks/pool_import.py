@@ -32,8 +32,8 @@ RESULTS = Path(__file__).parent / "results" / "pool_import.json"
 TRAIT = {"name": "polite", "positive_label": "polite", "negative_label": "rude"}
 
 
-def _model(client: Client, handle: str, embedder: str) -> None:
-    client.create_model(handle, embedder=embedder)
+def _model(client: Client, handle: str) -> None:
+    client.create_model(handle)  # on the service's default embedder (a test one is not a choice)
     client.add_traits(handle, [TRAIT])
 
 
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         with service, service.client(timeout=600) as client, service.client(timeout=600) as prober:
             scored, s_handle, p_handle = (service.handle(x) for x in ("scored", "samples", "pool"))
             for handle in (scored, s_handle, p_handle):
-                _model(client, handle, args.embedder)
+                _model(client, handle)
             client.import_samples(scored, corpus.samples(4 * n, 200))
             client.wait(scored, client.train(scored).run_id, timeout=args.timeout_s)
 

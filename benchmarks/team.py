@@ -241,7 +241,7 @@ def run(
         service = start_local_service(Path(tmp), embedder=embedder, namespace=NAMESPACE)
         with service, contextlib.ExitStack() as clients:
             owner = clients.enter_context(service.client())
-            owner.create_model(HANDLE, embedder=embedder)
+            owner.create_model(HANDLE)  # on the service's default, `embedder` (a test one is not a choice)
             owner.add_traits(HANDLE, [{"name": "Tone", "positive_label": "warm", "negative_label": "cold"}])
             if scale is not None:
                 owner.set_scale(HANDLE, TRAIT, {"points": scale})

@@ -38,9 +38,11 @@ def test_a_text_a_colleague_filled_meanwhile_is_passed_over(local_service: Local
         refill(session, alice)
         held = [item["id"] for item in session.queue]
         assert len(held) == 3
-        # A file's row with the first text: a vote that fills it (one vote wanted) while alice has it queued.
+        # A file's row with the first text, another rater's vote (the owner's own would be refused while alice
+        # holds the text: docs/api/pool.md): it fills the text (one vote wanted) while alice has it queued.
         first = session.queue[0]["text"]
-        owner.add_samples(draft, [{"trait": "formality", "text": first, "quality": 1.0}])
+        row = {"trait": "formality", "text": first, "quality": 1.0, "annotator": "file-rater"}
+        owner.add_samples(draft, [row])
         act(session, "2", alice, model)
         assert session.error == "" and "not stored" in session.message and "colleagues" in session.message
         assert [item["id"] for item in session.queue] == held[1:] and session.history == []

@@ -79,7 +79,7 @@ def test_a_model_from_before_the_field_keeps_the_default_and_its_scores(svc: Svc
     v1 = _scores(svc, "acme.emb-old", "v1")
     metrics = check(c.get("/v1/models/acme.emb-old/versions/v1", headers=h), 200)["metrics"]
     assert metrics["embedder"] == "hashing-v1-512"  # the service's default
-    make_model(c, h, "acme.emb-new", embedder="hashing-v1-512")
+    make_model(c, h, "acme.emb-new")  # created with the field: the same default, named
     train_ready(c, h, "acme.emb-new")
     assert _scores(svc, "acme.emb-new") == v1  # same embedder, same samples: the same version
     assert _scores(svc, "acme.emb-old", "v1") == v1
