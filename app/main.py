@@ -30,7 +30,7 @@ from app.shell.backend import (  # noqa: E402
 from app.shell.last_model import last_picked, remember  # noqa: E402
 from app.shell.signin_config import signin_config  # noqa: E402
 from app.team.sign_in import expired_page, identity, no_namespace_page, sign_in_page  # noqa: E402
-from app.ui.inert import code, md  # noqa: E402
+from app.ui.inert import code, escape_md  # noqa: E402
 from app.ui.navigation import navigation  # noqa: E402
 from app.ui.rerun_requests import filter_rerun_requests  # noqa: E402
 from app.ui.widget_states import iterate_widget_states_on_a_copy  # noqa: E402
@@ -117,7 +117,7 @@ def _namespace_picker(backend: Backend) -> None:
 def _key_notice(backend: Backend) -> None:
     if backend.person:  # signed in as a person: their role says what they may do (app/team/sign_in.py)
         return
-    st.caption(f"Key scope: **{md(backend.scope)}**")
+    st.caption(f"Key scope: **{escape_md(backend.scope)}**")
     if backend.read_only:
         # A team's workbench takes no key on Settings: the key is the one this tab signed in with.
         switch = (
@@ -163,7 +163,7 @@ def _demo_outcome(state: DemoLoad) -> None:
     # Kept on every page of the session (not only the one that saw the end): a page's own rerun, such as the
     # Models list's once its busy models are ready, would otherwise take the message away a moment later.
     if state.error:
-        st.warning(f"The demo models did not load: {md(str(state.error))}", icon=":material/warning:")
+        st.warning(f"The demo models did not load: {escape_md(str(state.error))}", icon=":material/warning:")
     else:
         st.caption(":material/check_circle: Demo models ready.")
 
@@ -194,7 +194,7 @@ def main() -> None:
     with st.sidebar:
         st.markdown("### :material/bar_chart: Scoring Workbench")
         if backend is not None:
-            st.caption(f"Backend: **{md(backend.label)}**")
+            st.caption(f"Backend: **{escape_md(backend.label)}**")
             if backend.mode == "embedded":
                 st.caption(f"Service URL: {code(backend.url)}")
             if len(backend.choices) > 1:

@@ -24,7 +24,7 @@ from app.scoring.demo import (
 )
 from app.shell import reads
 from app.shell.backend import demo_load
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.live_text import live_text_area
 from app.ui.widgets import (
     guard,
@@ -248,13 +248,15 @@ def live_view() -> None:
             st.caption("Examples")
             for i, (text, _) in enumerate(examples):
                 label = text if len(text) <= 70 else text[:67] + "…"
-                st.button(md(label), key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch")
+                st.button(
+                    escape_md(label), key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch"
+                )
             # Each trait's most positive and most negative samples, then the hardest: say which is which.
             hardest = [note for _, note in examples if note.startswith("hardest")]
             if hardest:
                 st.caption(
                     "Each trait's most positive and most negative samples; the last, the one the model "
-                    f"finds hardest ({md(hardest[0].removeprefix('hardest: '))})."
+                    f"finds hardest ({escape_md(hardest[0].removeprefix('hardest: '))})."
                 )
 
     text = st.session_state.get("demo_text", "")
@@ -272,7 +274,7 @@ def live_view() -> None:
         for n, (column, (_, result)) in enumerate(zip(columns, results, strict=True)):
             if result is not None:
                 with column:
-                    st.markdown(f"**Scored by {md(scored_by(result))}** · {code(handle)}")
+                    st.markdown(f"**Scored by {escape_md(scored_by(result))}** · {code(handle)}")
                     chart = big_bars(score_bars(result, title=" "), compact=len(results) > 1)
                     st.plotly_chart(chart, width="stretch", key="demo_chart" if n == 0 else f"demo_chart_{n}")
         scored = [r for _, r in results if r is not None]

@@ -45,7 +45,7 @@ from app.labelling.session import (
 from app.shell import reads
 from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
-from app.ui.inert import code, html_text, md
+from app.ui.inert import code, escape_md, html_text
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page
 from core.client import Trait
@@ -225,7 +225,7 @@ def labelling() -> None:
     done = len(session.history) if done is None else done
     counted = "Left to label" if wanted == 1 else f"Texts wanting {wanted:d} votes"
     st.metric(
-        f"{counted} for {md(t.name)}",
+        f"{counted} for {escape_md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         # With more votes wanted a label need not lower the count: "497 of 499" beside "-21" read as wrong,
         # so the session's own figure then stays in the caption below.
@@ -268,14 +268,17 @@ def labelling() -> None:
     for row in rows:
         for column, (key, label) in zip(st.columns(len(row)), row, strict=True):
             press = Press(key, shown)
-            column.button(md(label), key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch")
+            column.button(
+                escape_md(label), key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch"
+            )
     if session.error:
         st.error(session.error)
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
     # A key's word beside it: "`1` rude, `2`, `3`" (a point named by its number has no word of its own).
     said = ", ".join(
-        f"{code(k)} {md(label.partition(' · ')[2])}" if " · " in label else code(k) for k, label in labels
+        f"{code(k)} {escape_md(label.partition(' · ')[2])}" if " · " in label else code(k)
+        for k, label in labels
     )
     said += ", `0` skip" + (", `?` unsure" if offers_unsure else "")
     st.caption(
@@ -307,7 +310,7 @@ def labelling() -> None:
         chart = curve_chart(session.curve)
         st.altair_chart(chart, width="stretch")
         c2.caption(
-            f"Out-of-fold ROC-AUC of {md(t.name)}'s labels (5-fold, local engine): "
+            f"Out-of-fold ROC-AUC of {escape_md(t.name)}'s labels (5-fold, local engine): "
             f"{session.curve[-1][1]:.3f} after {session.curve[-1][0]:,} label(s) this session."
         )
     # Drawn with the labels, not once with the page: a list drawn when the page opened would miss every

@@ -10,7 +10,7 @@ from app.scoring import perspective_migration
 from app.scoring.demo import ACTIVE, default_version, score_meaning, scored_by, version_options
 from app.scoring.demo import version_arg as chosen_version
 from app.shell import reads
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.table_upload import nothing_read, pick_text_column, table_upload
 from app.ui.widgets import guard, open_model_page
 from core.charts import score_bars, score_bars_compare
@@ -70,7 +70,7 @@ with single:
     stored = st.session_state.get("score_result")
     if stored and stored[0] == handle:
         _, scored_text, result, plain = stored
-        st.markdown(f"**Scored by {md(scored_by(result))}**")
+        st.markdown(f"**Scored by {escape_md(scored_by(result))}**")
         st.plotly_chart(score_bars(result), width="stretch", key="score_chart")
         st.caption(score_meaning(result))
         with st.expander("text/plain view", expanded=False):
@@ -181,7 +181,7 @@ with preview:
             key="preview_chart",
         )
         if skipped:
-            st.caption(f"Left out (no samples on one of the poles): {md(', '.join(skipped))}")
+            st.caption(f"Left out (no samples on one of the poles): {escape_md(', '.join(skipped))}")
         if explanation:
             names = {t.key: t.name for t in traits}
             key = st.selectbox(

@@ -13,7 +13,7 @@ from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, k
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
-from app.ui.inert import code, link_target, md
+from app.ui.inert import code, escape_md, link_target
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
 from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES
@@ -61,14 +61,14 @@ if flash := st.session_state.pop("settings_flash", None):
 try:
     backend = get_backend()
     st.markdown(
-        f"**In use:** {md(backend.label)}  \n"
+        f"**In use:** {escape_md(backend.label)}  \n"
         f"**Namespaces:** {', '.join(code(n) for n in backend.choices)}"
         f" (working: {code(backend.namespace)})  \n**Key scope:** {code(backend.scope)}"
         + (f"  \n**You label as:** {code(backend.annotator)}" if backend.annotator else "")
     )
     st.markdown(
-        f"**API docs:** [{md(backend.url)}/docs]({link_target(backend.url)}/docs): every endpoint with its "
-        "request and answer, tried out in the browser with a key (*Authorize*)."
+        f"**API docs:** [{escape_md(backend.url)}/docs]({link_target(backend.url)}/docs): every endpoint "
+        "with its request and answer, tried out in the browser with a key (*Authorize*)."
     )
     if backend.read_only:
         st.info(
@@ -175,7 +175,7 @@ st.text_input(
     placeholder="https://workbench.example.com",
 )
 if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "https"):
-    st.warning(f"“{md(public)}” does not start with http:// or https://: shared links will not open.")
+    st.warning(f"“{escape_md(public)}” does not start with http:// or https://: shared links will not open.")
 
 st.subheader("Local engine")
 st.caption(

@@ -16,7 +16,7 @@ from app.team.campaign import campaign_settings
 from app.team.gold import gold_quality
 from app.team.progress import team_progress
 from app.team.review import review_queue
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
 
@@ -48,7 +48,7 @@ st.caption(f"People in namespace {code(ns)} and their roles ({ROLE_HELP}).")
 if not backend.may("manage"):
     st.info(
         f"Only an owner of {code(ns)} sees and changes who is in it. Your role here: "
-        f"**{md(str(backend.key.role_in(ns) if backend.key else 'unknown'))}**.",
+        f"**{escape_md(str(backend.key.role_in(ns) if backend.key else 'unknown'))}**.",
         icon=":material/lock:",
     )
     st.stop()
@@ -82,7 +82,7 @@ with st.form("team_set", clear_on_submit=True):
     if st.form_submit_button("Save", type="primary"):
         with guard("Saving the role"):
             saved = backend.client.set_person_role(ns, member, role)
-            st.session_state["team_flash"] = f"{md(saved.member)} is now {saved.role} in `{ns}`."
+            st.session_state["team_flash"] = f"{escape_md(saved.member)} is now {saved.role} in `{ns}`."
             st.rerun()
 
 if people:
@@ -93,5 +93,5 @@ if people:
         if st.form_submit_button("Remove"):
             with guard("Removing"):
                 removed = backend.client.remove_person(ns, gone)
-                st.session_state["team_flash"] = f"{md(removed.member)} was removed from `{ns}`."
+                st.session_state["team_flash"] = f"{escape_md(removed.member)} was removed from `{ns}`."
                 st.rerun()

@@ -10,7 +10,7 @@ from app.evaluation.versions import training_left_out, trait_metrics_frame, unce
 from app.shell import reads
 from app.shell.roles import gate
 from app.ui.graphs import building_note
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.navigation import switch_to
 from app.ui.widgets import (
     guard,
@@ -101,9 +101,11 @@ if op and not busy:
     st.subheader("Last operation")
     text = operation_caption(op)
     if op.status == "failed":
-        st.error(f"{text}: {code(op.error_code or 'error')} {md(op.error_message or '')}")
+        st.error(f"{text}: {code(op.error_code or 'error')} {escape_md(op.error_message or '')}")
     else:
-        st.write(f"{text} · started {md(when(op.started_at))} · finished {md(when(op.finished_at))}")
+        st.write(
+            f"{text} · started {escape_md(when(op.started_at))} · finished {escape_md(when(op.finished_at))}"
+        )
     st.caption(f"run {code(str(op.run_id))}")
     if op.run_id in {r["run_id"] for r in st.session_state.get("operations_log", [])}:
         record_progress(op)  # a run started here that ended between two polls still ends on its outcome
@@ -158,6 +160,7 @@ if model.version_no:
         if shaky := uncertain_roc_auc(metrics):
             st.warning(shaky, icon=":material/help:")
         st.caption(
-            f"{md(active.body_words or 'body not recorded')} · effort {md(str(metrics.get('effort')))} · "
+            f"{escape_md(active.body_words or 'body not recorded')} · "
+            f"effort {escape_md(str(metrics.get('effort')))} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"
         )

@@ -12,7 +12,7 @@ from app.labelling.trait_preview import zero_shot_preview
 from app.shell import reads
 from app.shell.roles import allows, gate
 from app.ui.forms import trait_edits
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
 from app.ui.widgets import guard, is_editable, open_model_page
@@ -32,7 +32,7 @@ if (
     and not (manage and reopen_offer(client, model, "traits_flash", "traits_reopen"))
 ):
     st.info(
-        f"The model is **{md(model.state)}**: traits are frozen into its versions. "
+        f"The model is **{escape_md(model.state)}**: traits are frozen into its versions. "
         "Trait edits and discovery apply to draft (or failed) models."
     )
 if editable and not gate(backend, "manage", "Editing traits (add, change, delete, discover)"):
@@ -146,8 +146,8 @@ if editable:
                 st.error("Name and both pole labels are required.")
             elif twin:
                 st.error(
-                    f"The model already has a trait named like {md(repr(name.strip()))} (key {code(twin)}): "
-                    "choose another name, or edit that trait in the table."
+                    f"The model already has a trait named like {escape_md(repr(name.strip()))} "
+                    f"(key {code(twin)}): choose another name, or edit that trait in the table."
                 )
             else:
                 with guard("Adding the trait"):

@@ -16,7 +16,7 @@ from app.evaluation.versions import (
 )
 from app.evaluation.view import evaluation_section
 from app.shell import reads
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
 from core.client import Version
@@ -38,7 +38,7 @@ with st.container():  # always there: the boxes below keep their place whether i
     serving = next((v for v in versions if v.version_no == model.version_no), None)
     # A body training chose: why, in full (the table's cell cuts a reason short).
     if serving is not None and serving.body is not None and serving.body.candidates is not None:
-        st.caption(f"v{serving.version_no:d} (active) {md(serving.body_words)}")
+        st.caption(f"v{serving.version_no:d} (active) {escape_md(serving.body_words)}")
 # The chart and the history sit in containers that are always there: a run's end (a second version, a second
 # evaluated one) changes what they hold, never where the Tag name and probe boxes below are (a box moved to
 # another place is drawn anew, losing what was typed but not yet sent).
@@ -190,12 +190,12 @@ if ia == ib:
 cmp = st.session_state.get("cmp_result")
 if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
-    st.markdown(f"#### Probes (training samples): A = {md(a)} · B = {md(b)}")
+    st.markdown(f"#### Probes (training samples): A = {escape_md(a)} · B = {escape_md(b)}")
     body_a, body_b = cmp.get("bodies", ("", ""))
     # Said when the bodies differ, not their words (the same body chosen again reads otherwise): each side
     # is scored with its own body, as the service scores it.
     if len(set(cmp.get("body_ids", (body_a, body_b)))) > 1:
-        st.caption(f"A {md(body_a)} · B {md(body_b)}")
+        st.caption(f"A {escape_md(body_a)} · B {escape_md(body_b)}")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
     # whatever the Styler's format says.

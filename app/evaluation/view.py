@@ -27,7 +27,7 @@ from app.evaluation.versions import neutral_note
 from app.samples.import_report import refusals_frame
 from app.samples.importing import labelled_file, remember_scale
 from app.shell import reads
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard, show_error
 from core.client import (
     Client,
@@ -162,7 +162,7 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
         measured = f"{texts:,} texts ({votes:,} votes)"
     else:
         measured = f"{texts:,} texts (from {votes:,} items: a text one rater gave again counts once)"
-    st.markdown(f"**{md(ref)} on {md(measured)}** (95% intervals)")
+    st.markdown(f"**{escape_md(ref)} on {escape_md(measured)}** (95% intervals)")
     if line := trained_sentence(ref, result):
         st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")
@@ -190,7 +190,7 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
         t1, t2, t3 = st.columns(3)
         trait = t1.selectbox("Trait", traits, key="thr_trait")
         target = t2.radio("Target", ["precision", "recall"], horizontal=True, key="thr_target")
-        value = t3.number_input(f"Minimum {md(target)}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
+        value = t3.number_input(f"Minimum {escape_md(target)}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
         chosen = thresholds.get(trait)
         st.plotly_chart(
             pr_curve_chart(curves[trait].points, chosen, title=f"{trait}: precision-recall ({ref})"),
@@ -198,7 +198,9 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
             key="thr_chart",
         )
         b1, b2 = st.columns(2)
-        if b1.button(f"Set {md(trait)}'s threshold on {md(ref)}", key="thr_set", type="primary"):
+        if b1.button(
+            f"Set {escape_md(trait)}'s threshold on {escape_md(ref)}", key="thr_set", type="primary"
+        ):
             with guard("Setting the threshold"):
                 out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
                 st.session_state["versions_flash"] = (
@@ -206,7 +208,7 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
                     f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
                 )
                 st.rerun()
-        if chosen and b2.button(f"Remove {md(trait)}'s threshold", key="thr_clear"):
+        if chosen and b2.button(f"Remove {escape_md(trait)}'s threshold", key="thr_clear"):
             with guard("Removing the threshold"):
                 client.clear_threshold(handle, ref, trait)
                 st.rerun()
@@ -216,13 +218,16 @@ def _not_evaluated(client: Client, handle: str, ref: str, busy: bool) -> str:
     """Why a version has no results, and what to do: never "press Evaluate" under the evaluation that runs
     (or while another run keeps the button disabled)."""
     if not busy:
-        return f"{md(ref)} was not evaluated yet: press **Evaluate**."
+        return f"{escape_md(ref)} was not evaluated yet: press **Evaluate**."
     op = None
     with contextlib.suppress(Exception):  # the page head shows the run either way
         op = reads.model(client, handle).last_operation
     if op is not None and op.kind == "evaluate":
         return "An evaluation is running (its progress is at the top of the page): its results show here."
-    return f"{md(ref)} was not evaluated yet: **Evaluate** once the run in progress (top of the page) ends."
+    return (
+        f"{escape_md(ref)} was not evaluated yet: **Evaluate** once the run in progress "
+        "(top of the page) ends."
+    )
 
 
 def _comparison(client: Client, handle: str, refs: list[str], labels: list[str]) -> None:
@@ -242,7 +247,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
     if not isinstance(cmp, EvaluationComparison) or cmp.handle != handle:
         return
     a, b = f"v{cmp.a.version_no}", f"v{cmp.b.version_no}"
-    st.markdown(f"**A = {md(a)} · B = {md(b)}** · paired on {cmp.items:,} items")
+    st.markdown(f"**A = {escape_md(a)} · B = {escape_md(b)}** · paired on {cmp.items:,} items")
     if line := comparison_trained_sentence(a, b, cmp):
         st.caption(line)
     for key, t in sorted(cmp.traits.items()):
@@ -271,7 +276,7 @@ def _comparison(client: Client, handle: str, refs: list[str], labels: list[str])
                 key=f"evcmp_rel_{key}",
             )
     dis = disagreements_frame(cmp)
-    st.markdown(f"**Where {md(a)} and {md(b)} disagree most** (label = the item's quality)")
+    st.markdown(f"**Where {escape_md(a)} and {escape_md(b)} disagree most** (label = the item's quality)")
     st.dataframe(
         dis.head(SHOWN_DISAGREEMENTS).style.format(
             {"label": "{:.2f}", "A": "{:.3f}", "B": "{:.3f}", "B − A": "{:+.3f}"}

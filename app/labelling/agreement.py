@@ -11,7 +11,7 @@ import streamlit as st
 from app.labelling.my_labels import metadata_line, vote_label
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
-from app.ui.inert import md, quote
+from app.ui.inert import escape_md, quote
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 from core.contract import NEUTRAL_QUALITY, pole_of, scale_point, scale_quality
@@ -114,8 +114,10 @@ def settle_choices(trait: Trait, text: DisagreedText | None = None) -> list[tupl
 def settled_words(quality: float, label: str) -> str:
     """What a settling vote does, said after it is stored."""
     if pole_of(quality) == "neutral":
-        return f"Settled as “{md(label)}”: your vote puts it on neither pole, so training leaves it out."
-    return f"Settled as “{md(label)}”: your vote decides its pole."
+        return (
+            f"Settled as “{escape_md(label)}”: your vote puts it on neither pole, so training leaves it out."
+        )
+    return f"Settled as “{escape_md(label)}”: your vote decides its pole."
 
 
 def votes_line(trait: Trait, text: DisagreedText) -> str:
@@ -123,7 +125,7 @@ def votes_line(trait: Trait, text: DisagreedText) -> str:
     in training, but it was theirs and the agreement counts it."""
     settlers = {v.annotator for v in text.votes if v.adjudicated}
     return "  ·  ".join(
-        f"{md(v.annotator or 'unattributed')}: {md(vote_label(trait, v.quality))}"
+        f"{escape_md(v.annotator or 'unattributed')}: {escape_md(vote_label(trait, v.quality))}"
         + (" (settles)" if v.adjudicated else " (before settling)" if v.annotator in settlers else "")
         for v in text.votes
     )
@@ -160,7 +162,7 @@ def disagreements_panel(
     st.caption(
         f"Texts whose votes differ ({len(texts):,}), most disagreed first. "
         + (
-            f":material/lock: {md(refused)}"
+            f":material/lock: {escape_md(refused)}"
             if refused
             else "Settle one with your own vote: it decides the text's pole from the next training on; the "
             "votes stay. A text is settled once."
@@ -202,14 +204,14 @@ def _disagreed(
             st.caption(meta)
         st.caption(f"Votes: {votes_line(trait, text)}")
         if trait.scale is not None:
-            st.caption(f"Spread of points: {md(points_spread(trait, text))}")
+            st.caption(f"Spread of points: {escape_md(points_spread(trait, text))}")
         notes_line(notes, text.text)
         settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
         if outcome is not None:  # the press on this card: said here, where the reviewer is looking
             message = str(outcome["message"])
             (st.success if outcome["ok"] else st.warning)(message, icon=":material/gavel:")
         if text.adjudicated:  # settled once: who did, and no button to settle it again
-            st.caption(f":material/gavel: Settled by {md(settler or 'a reviewer')}.")
+            st.caption(f":material/gavel: Settled by {escape_md(settler or 'a reviewer')}.")
             return
         if not editable:
             return
@@ -220,7 +222,7 @@ def _disagreed(
             # on a text a colleague settled meanwhile (whose card is then drawn with no buttons) still reaches
             # the service and is answered in this card.
             column.button(
-                f"Settle: {md(label)}",
+                f"Settle: {escape_md(label)}",
                 key=f"disagree_settle_{i}_{quality:g}",
                 width="stretch",
                 on_click=_settle,
@@ -240,4 +242,7 @@ def _settle(client: Client, handle: str, trait: str, text: str, quality: float, 
                 raise
             # A colleague settled it meanwhile: said, with who and when, in its card, which shows the text as
             # it is now.
-            st.session_state[OUTCOME] = said | {"ok": False, "message": f"Not settled: {md(exc.message)}"}
+            st.session_state[OUTCOME] = said | {
+                "ok": False,
+                "message": f"Not settled: {escape_md(exc.message)}",
+            }

@@ -8,7 +8,7 @@ Labels go in through `POST …/pool/{id}/label`, which the service routes by the
 from __future__ import annotations
 
 from app.labelling.labels import retrain_when
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.client import Model, PoolLabel
 from core.contract import TRAINING_RUNS, can
 
@@ -48,12 +48,12 @@ def status_line(model: Model, retrain_at: int | None, buffered: bool = True) -> 
     """The model's state, the version serving, where labels go, and the buffer and pause state
     (`buffered=False`: not the buffer's count, which the page lists beside it, read with its labels)."""
     serving = f"v{model.version_no:d} serving" if model.version_no else "no version yet"
-    state = md(model.state)
+    state = escape_md(model.state)
     op = model.last_operation
     if model.state == "busy" and op is not None:
         fraction = op.progress.get("fraction") if isinstance(op.progress, dict) else None
         share = f", {fraction:.0%}" if isinstance(fraction, (int, float)) else ""
-        state = f"busy ({md(str(op.kind))}{share})"
+        state = f"busy ({escape_md(str(op.kind))}{share})"
     into = next_version(model)
     editable = can("edit", model.state)  # an untrained model: labels are its samples
     if editable:

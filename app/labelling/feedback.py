@@ -12,7 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.shell.roles import allows, refusal
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from core.client import ApiError, Client, KeyInfo
 
 SHOWN = 100  # labels listed (the buffer retrains at SCORING_RETRAIN_BUFFER, 20 by default)
@@ -66,12 +66,12 @@ def buffered_feedback(
         me = key.name if key is not None else None
         others = refusal(key, "review", "Withdrawing a colleague's label")
         if others and any(f.annotator != me for f in page.items):
-            st.caption(f":material/lock: {md(others)}")
+            st.caption(f":material/lock: {escape_md(others)}")
         for f in page.items:
             text, button = st.columns([6, 1], vertical_alignment="center")
             short = f.text if len(f.text) <= 160 else f.text[:159] + "…"
-            who = f" · by {md(f.annotator)}" if f.annotator else ""
-            text.markdown(f"{code(f.trait)} · quality {f.quality:g}{who} · {md(short)}")
+            who = f" · by {escape_md(f.annotator)}" if f.annotator else ""
+            text.markdown(f"{code(f.trait)} · quality {f.quality:g}{who} · {escape_md(short)}")
             mine = f.annotator == me
             allowed = allows(key, "label") if mine else others is None
             button.button("Withdraw", key=f"feedback_withdraw_{f.id}", on_click=_withdraw,

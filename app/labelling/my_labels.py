@@ -12,7 +12,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from app.ui.inert import guidelines_md, md
+from app.ui.inert import escape_md, guidelines_md
 from core.client import ApiError, Client, MyLabel, Trait
 from core.contract import (
     MAX_GUIDELINES_CHARS,
@@ -59,7 +59,9 @@ def metadata_line(meta: dict[str, object] | None) -> str:
     """A text's metadata as one Markdown line of `key: value` pairs, shown as typed ("" without any)."""
     if not meta:
         return ""
-    return " · ".join(f"**{md(str(k))}**: {md('' if v is None else str(v))}" for k, v in meta.items())
+    return " · ".join(
+        f"**{escape_md(str(k))}**: {escape_md('' if v is None else str(v))}" for k, v in meta.items()
+    )
 
 
 def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
@@ -68,19 +70,19 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
     try:
         g = client.guidelines(handle)
     except ApiError as exc:
-        st.caption(f"The guidelines could not be read: {md(exc.message)}")
+        st.caption(f"The guidelines could not be read: {escape_md(exc.message)}")
         return
     if g.version_no == 0 and not may_manage:
         return
     if g.changed_since_read:
         when = f"{g.created_at:%Y-%m-%d %H:%M} UTC" if g.created_at else "recently"
-        why = ": " + md(g.note) if g.note.strip() else ""
+        why = ": " + escape_md(g.note) if g.note.strip() else ""
         seen = (
             f"you last read version {g.read_version_no:d}" if g.read_version_no else "you have not read them"
         )
         st.warning(
             f"The guidelines changed since you last read them ({seen}): version {g.version_no:d} by "
-            f"{md(g.author or 'someone')}, {when}{why}.",
+            f"{escape_md(g.author or 'someone')}, {when}{why}.",
             icon=":material/menu_book:",
         )
     title = f"Guidelines (version {g.version_no:d})" if g.version_no else "Guidelines (none yet)"
@@ -94,7 +96,7 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
                 client.mark_guidelines_read(handle, g.version_no)
                 st.rerun()
             except ApiError as exc:
-                st.error(f"Not recorded: {md(exc.message)}")
+                st.error(f"Not recorded: {escape_md(exc.message)}")
         if may_manage:
             with st.form("guidelines_form"):
                 text = st.text_area(
@@ -110,7 +112,7 @@ def guidelines_section(client: Client, handle: str, may_manage: bool) -> None:
                         st.session_state[FLASH] = (f"Guidelines saved as version {saved.version_no:d}.", True)
                         st.rerun()
                     except ApiError as exc:
-                        st.error(f"Not saved: {md(exc.message)}")
+                        st.error(f"Not saved: {escape_md(exc.message)}")
 
 
 def _versions(client: Client, handle: str) -> None:
@@ -118,11 +120,12 @@ def _versions(client: Client, handle: str) -> None:
     try:
         page = client.guidelines_versions_page(handle, limit=HISTORY)
     except ApiError as exc:
-        st.caption(f"The versions could not be read: {md(exc.message)}")
+        st.caption(f"The versions could not be read: {escape_md(exc.message)}")
         return
     lines = [
-        f"v{v.version_no:d} · {md(v.author)} · {v.created_at:%Y-%m-%d %H:%M} UTC · "
-        f"+{v.lines_added:d} −{v.lines_removed:d} lines" + (f" · {md(v.note)}" if v.note.strip() else "")
+        f"v{v.version_no:d} · {escape_md(v.author)} · {v.created_at:%Y-%m-%d %H:%M} UTC · "
+        f"+{v.lines_added:d} −{v.lines_removed:d} lines"
+        + (f" · {escape_md(v.note)}" if v.note.strip() else "")
         for v in page.items
     ]
     st.caption("Versions:  \n" + "  \n".join(lines))
@@ -170,7 +173,7 @@ def _point_buttons(client: Client, handle: str, label: MyLabel, trait: Trait) ->
         column.button(
             str(k),
             key=f"my_label_point_{label.kind}_{label.id}_{k}",
-            help=f"Change it to {md(trait.point_name(k))}",
+            help=f"Change it to {escape_md(trait.point_name(k))}",
             on_click=_change,
             args=(client, handle, label, None, k),
             width="stretch",
@@ -184,13 +187,13 @@ def my_labels_section(
     other pole (on a scale: one per other point) and one to withdraw it."""
     with st.expander("My labels", expanded=FLASH in st.session_state):
         if (flash := st.session_state.pop(FLASH, None)) is not None:
-            (st.success if flash[1] else st.error)(md(flash[0]))
+            (st.success if flash[1] else st.error)(escape_md(flash[0]))
         q = st.text_input("Search my labels", key="my_labels_q", placeholder="words in the text")
         shown = int(st.session_state.get("my_labels_shown", SHOWN))
         try:
             page = client.my_labels_page(handle, q=q or None, limit=min(shown, MY_LABELS_PAGE.maximum))
         except ApiError as exc:
-            st.error(f"Your labels could not be listed: {md(exc.message)}")
+            st.error(f"Your labels could not be listed: {escape_md(exc.message)}")
             return
         st.caption(f"{page.total:,} label(s)" + (" matching" if q else "") + ", newest first.")
         for label in page.items:
@@ -200,8 +203,8 @@ def my_labels_section(
             trait_name = trait.name if trait else label.trait
             review = " · pending review" if label.review == "pending" else ""
             c1.markdown(
-                f"{md(label.text[:300])}  \n:small[#{label.id:d} · {md(trait_name)}: "
-                f"**{md(_shown(label, trait))}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
+                f"{escape_md(label.text[:300])}  \n:small[#{label.id:d} · {escape_md(trait_name)}: "
+                f"**{escape_md(_shown(label, trait))}** · {label.created_at:%Y-%m-%d %H:%M} UTC{review}]"
             )
             if label.trained:
                 c2.caption("Trained into a version: it stays.")
@@ -215,7 +218,7 @@ def my_labels_section(
                     (trait.negative_label if other == 0.0 else trait.positive_label) if trait else str(other)
                 )
                 c2.button(
-                    f"→ {md(other_name)}",
+                    f"→ {escape_md(other_name)}",
                     key=f"my_label_change_{label.kind}_{label.id}",
                     on_click=_change,
                     args=(client, handle, label, other, None),

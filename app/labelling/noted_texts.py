@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from app.ui.inert import md, quote
+from app.ui.inert import escape_md, quote
 from app.ui.widgets import guard
 from core.client import Client, TextComment
 
@@ -36,10 +36,10 @@ def notes_line(notes: dict[str, Noted], text: str) -> None:
     if noted is None:
         return
     if noted.unsure:
-        st.caption(f":material/help: Unsure: {md(', '.join(noted.unsure))}")
+        st.caption(f":material/help: Unsure: {escape_md(', '.join(noted.unsure))}")
     for c in noted.comments:
         when = f" · {c.created_at:%Y-%m-%d %H:%M} UTC" if c.created_at else ""
-        st.caption(f":material/chat: **{md(c.author)}**{when}: {md(c.body)}")
+        st.caption(f":material/chat: **{escape_md(c.author)}**{when}: {escape_md(c.body)}")
 
 
 def noted_texts(notes: dict[str, Noted]) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.labelling.session import LabelSession, refill
-from app.ui.inert import guidelines_md, md
+from app.ui.inert import escape_md, guidelines_md
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
 
@@ -20,7 +20,7 @@ def guidelines(trait: Trait) -> None:
     """The trait's description, where the person decides (nothing when the trait has none)."""
     if (trait.description or "").strip():
         with st.container(border=True, key="label_guidelines"):
-            st.caption(f":material/menu_book: **Guidelines for {md(trait.name)}**")
+            st.caption(f":material/menu_book: **Guidelines for {escape_md(trait.name)}**")
             st.markdown(guidelines_md(trait.description or ""))  # Markdown as written, inert
 
 
@@ -71,4 +71,4 @@ def note_controls(
                 client.add_comment(s.handle, s.trait, item["text"], body)
                 st.caption("Comment saved: reviewers read it beside the text.")
             except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-                st.error(f"{md(type(exc).__name__)}: {md(str(exc))}")
+                st.error(f"{escape_md(type(exc).__name__)}: {escape_md(str(exc))}")

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from app.samples.import_report import refusals_frame
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.table_upload import pick_text_column, table_upload
 from core.client import Client, PoolImportReport
 from core.tables import Refusal, column_texts, row_metadata
@@ -97,7 +97,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
         help="Shown beside the text while labelling; the pool can be filtered by them.",
     )
     metadata = [row_metadata(table.rows[row], keep) for row, _ in found] if keep else None
-    st.caption(f"{len(texts):,} text(s) to import" + (f" from {md(column)}." if column else "."))
+    st.caption(f"{len(texts):,} text(s) to import" + (f" from {escape_md(column)}." if column else "."))
     if refused:
         st.markdown(f"**Rows that will not be imported** ({len(refused):,})")
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
@@ -116,7 +116,7 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
     if resumable:
         st.warning(
             f"The last import of this file stopped with {stopped['stored']:,} of {stopped['total']:,} texts "
-            f"stored ({md(str(stopped['error']))}).",
+            f"stored ({escape_md(str(stopped['error']))}).",
             icon=":material/warning:",
         )
     b1, b2 = st.columns(2)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
 from core.client import Client, PoolPage, Trait
@@ -26,9 +26,9 @@ def _described(phrase: str, meta: dict[str, str] | None) -> str:
     """What the texts found have in common, in words ("contain 'refund' and have `region` = 'north'")."""
     parts = []
     if phrase:
-        parts.append(f"contain {md(repr(phrase))}")
+        parts.append(f"contain {escape_md(repr(phrase))}")
     for key, value in (meta or {}).items():
-        parts.append(f"have {code(key)} = {md(repr(value))}")
+        parts.append(f"have {code(key)} = {escape_md(repr(value))}")
     return " and ".join(parts)
 
 
@@ -77,10 +77,12 @@ def pool_search(
         ids = [t.id for t in found.items]
         c1, c2, _ = st.columns([1, 1, 2])
         for column, label, quality in ((c1, trait.negative_label, 0.0), (c2, trait.positive_label, 1.0)):
-            if column.button(f"All shown: {md(label)}", key=f"pool_search_all_{int(quality)}"):
+            if column.button(f"All shown: {escape_md(label)}", key=f"pool_search_all_{int(quality)}"):
                 with guard("Labelling the texts shown"):
                     out = client.label_pool_texts(handle, ids, trait.key, quality)
                     skipped = f"; {len(out.skipped):,} skipped (voted on enough)" if out.skipped else ""
-                    st.session_state[FLASH] = f"{len(out.labelled):,} texts labelled {md(label)}{skipped}."
+                    st.session_state[FLASH] = (
+                        f"{len(out.labelled):,} texts labelled {escape_md(label)}{skipped}."
+                    )
                     restart()
                     st.rerun()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Client, Trait, TraitScale
 from core.contract import MAX_LABEL_CHARS, MAX_SCALE_POINTS, MIN_SCALE_POINTS
@@ -61,5 +61,7 @@ def scale_section(client: Client, handle: str, traits: list[Trait]) -> None:
         with guard("Saving the scale"):
             scale = None if points is None else TraitScale(points=points, names=words, unsure=unsure)
             client.set_scale(handle, key, scale)
-            st.session_state["traits_flash"] = f"{md(trait.name)}: labelled with {md(choice.lower())}."
+            st.session_state["traits_flash"] = (
+                f"{escape_md(trait.name)}: labelled with {escape_md(choice.lower())}."
+            )
             st.rerun()

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import show_error
 from core.client import Client, TransportError
 
@@ -59,8 +59,9 @@ def zero_shot_preview(client: Client, handle: str, spec: dict[str, str]) -> None
             show_error(exc, "Previewing the trait")
             return
     st.caption(
-        f"Zero-shot preview: how *{md(spec['negative_label'])}* (0) or *{md(spec['positive_label'])}* (1) "
-        "these texts score from the labels and description alone, what the trait gives before it has samples."
+        f"Zero-shot preview: how *{escape_md(spec['negative_label'])}* (0) or "
+        f"*{escape_md(spec['positive_label'])}* (1) these texts score from the labels and description alone, "
+        "what the trait gives before it has samples."
     )
     st.dataframe(
         pd.DataFrame({"text": probes, "score": cache[key]}),

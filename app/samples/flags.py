@@ -15,7 +15,7 @@ import streamlit as st
 from app.samples.importing import imported_rating
 from app.shell.backend import Backend
 from app.shell.roles import allows
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.reopen import reopen_offer
 from app.ui.widgets import guard, is_editable
 from core.client import ApiError, Client, Model
@@ -105,16 +105,16 @@ def _row(client: Client, handle: str, flag: dict[str, Any], editable: bool) -> N
     flipped = 0.0 if pole == "positive" else 1.0
     st.session_state[f"flag_flipped_{sid}"] = flipped
     score = flag.get("oof_score")
-    kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{md(flag['flag'])}**]"
+    kind = f":{COLOURS.get(flag['flag'], 'gray')}[**{escape_md(flag['flag'])}**]"
     rated = imported_rating(handle, flag["trait"], flag["text"])
-    where = "neutral: on neither pole" if pole == "neutral" else f"{md(pole)} pole"
+    where = "neutral: on neither pole" if pole == "neutral" else f"{escape_md(pole)} pole"
     label = f"labelled {quality:.3g} ({where})"
     with st.container(border=True, key=f"flag_row_{sid}"):
         st.markdown(
             f"{kind} · {code(flag['trait'])} · {label}"
-            + (f", rated {md(rated)}" if rated else "")
+            + (f", rated {escape_md(rated)}" if rated else "")
             + (f" · held-out score {score:.2f}" if score is not None else "")
-            + f" · #{sid:d}  \n{md(flag['text'])}"
+            + f" · #{sid:d}  \n{escape_md(flag['text'])}"
         )
         st.caption(flag["why"])
         # The buttons on a row of their own, wide enough for their labels at 1280 px (beside the text they

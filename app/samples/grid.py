@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from app.samples.edits import COLUMNS, Grid, Pending, draw, fold, save, save_message
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Client, Page, Sample
 
@@ -149,7 +149,9 @@ def _unsaved(client: Client, handle: str) -> None:
     if pending.empty:
         st.caption("No unsaved changes.")
     else:
-        st.markdown(f"**Unsaved changes** ({md(pending.headline())}): **Save changes** sends exactly these.")
+        st.markdown(
+            f"**Unsaved changes** ({escape_md(pending.headline())}): **Save changes** sends exactly these."
+        )
         st.dataframe(
             pd.DataFrame(pending.summary(), columns=["change", "sample", "trait", "text", "what", "problem"]),
             hide_index=True,

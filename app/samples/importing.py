@@ -47,7 +47,7 @@ from app.samples.mapping import (
     which_scale,
     word_labels,
 )
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
 from core.client import Client, Trait
@@ -106,9 +106,9 @@ def _pick_mapping(
                 "Labels",
                 [ONE_LABEL, SEVERAL],
                 horizontal=True,
-                help=f"This file has a series of rating columns ({md(named)}). Several raters: each rating "
-                "is stored as its rater's vote (the model trains on each text's mean, and the Traits page "
-                "measures how far the raters agree).",
+                help=f"This file has a series of rating columns ({escape_md(named)}). Several raters: each "
+                "rating is stored as its rater's vote (the model trains on each text's mean, and the Traits "
+                "page measures how far the raters agree).",
                 **kept.widget("raters_mode", ONE_LABEL, [ONE_LABEL, SEVERAL]),
             )
             == SEVERAL
@@ -229,7 +229,9 @@ def _pick_words(table: Table, label: str, kept: Kept) -> tuple[tuple[str, float]
     words = word_labels(table, label)
     if not words:
         return ()
-    st.markdown(f"**Label words** of {md(label)}: the number each stands for (1 positive, 0 negative).")
+    st.markdown(
+        f"**Label words** of {escape_md(label)}: the number each stands for (1 positive, 0 negative)."
+    )
     boxes = st.columns(min(len(words), 4))
     chosen = []
     for i, word in enumerate(words):
@@ -332,7 +334,7 @@ def _pick_raters(
             options = [BY_COLUMN_NAME, *columns]
             default = ids.get(label)
             pick = pairs[i % len(pairs)].selectbox(
-                f"Rater of {md(label)}",
+                f"Rater of {escape_md(label)}",
                 options,
                 **kept.widget(f"rater_of_{label}", default if default in options else options[0], options),
             )
@@ -391,7 +393,7 @@ def labelled_file(
     table = read[1]
     if not table.rows:
         reason = table.problems[0].reason if table.problems else "no rows"
-        st.warning(f"Nothing to import: {md(reason)}.", icon=":material/warning:")
+        st.warning(f"Nothing to import: {escape_md(reason)}.", icon=":material/warning:")
         if len(table.problems) > 1:
             st.dataframe(refusals_frame(table.problems), hide_index=True, width="stretch")
         return None
@@ -428,10 +430,10 @@ def labelled_file(
     if mapped.samples and not mapping.raters:
         preview = pd.DataFrame(mapped.samples[:PREVIEW_ROWS])
         preview.insert(0, "line", mapped.lines[:PREVIEW_ROWS])
-        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples)):,} {md(what)})")
+        st.markdown(f"**Preview** (the first {min(PREVIEW_ROWS, len(mapped.samples)):,} {escape_md(what)})")
         st.dataframe(preview, hide_index=True, width="stretch")
     if mapped.samples:
-        counted = "Votes" if mapping.raters else md(what.capitalize())
+        counted = "Votes" if mapping.raters else escape_md(what.capitalize())
         st.markdown(f"**{counted} per pole** (a quality of {NEUTRAL_QUALITY:g} is neutral: neither pole)")
         st.dataframe(pd.DataFrame(mapped.counts()), hide_index=True)
     if both := contradictions(mapped):

@@ -36,7 +36,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.contract import (
     ANNOTATOR_RE,
     MAX_ANNOTATOR_CHARS,
@@ -511,10 +511,10 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
     neutral: "−4..+4 → quality 0..1; middle 0 → 0.5, neutral; 17 rows neutral"."""
 
     def rows(n: int) -> str:
-        return f"{n:,} {md(unit)}{'' if n == 1 else 's'}"
+        return f"{n:,} {escape_md(unit)}{'' if n == 1 else 's'}"
 
     up = mapping.higher_is_positive
-    pole = {q: f"{q:.1f} ({md(pole_of(q))})" for q in (0.0, 1.0)}
+    pole = {q: f"{q:.1f} ({escape_md(pole_of(q))})" for q in (0.0, 1.0)}
     if mapping.rule in ("as_is", "scale"):
         low, high = (mapping.low, mapping.high) if mapping.rule == "scale" else (0.0, 1.0)
         middle = (low + high) / 2
@@ -522,15 +522,15 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
         q_middle = scale_quality(middle, on_scale)
         if mapping.rule == "scale":
             rule = f"{scale_text(low, high)} → quality {'0..1' if up else '1..0'}; "
-            rule += f"middle {number_text(middle)} → {q_middle:g}, {md(pole_of(q_middle))}"
+            rule += f"middle {number_text(middle)} → {q_middle:g}, {escape_md(pole_of(q_middle))}"
         else:
             rule = "label = quality (0..1)" if up else "quality = 1 − label (0..1)"
-            rule += f"; {q_middle:g} is {md(pole_of(q_middle))}"
+            rule += f"; {q_middle:g} is {escape_md(pole_of(q_middle))}"
     elif mapping.rule == "threshold":
         cut = number_text(mapping.threshold)
         if mapping.neutral_at_threshold:
             above, below = (">", "<") if up else ("<", ">")
-            neither = f"{NEUTRAL_QUALITY:.1f} ({md(pole_of(NEUTRAL_QUALITY))})"
+            neither = f"{NEUTRAL_QUALITY:.1f} ({escape_md(pole_of(NEUTRAL_QUALITY))})"
             rule = f"{above} {cut} → {pole[1.0]}, {below} {cut} → {pole[0.0]}, {cut} → {neither}"
         else:
             at, other = ("≥", "below") if up else ("≤", "above")
@@ -544,7 +544,7 @@ def rules_summary(mapping: Mapping, mapped: Mapped, unit: str = "row") -> str:
         )
     neutral = mapped.neutral()
     if not neutral:
-        return f"{rule}; no {md(unit)} neutral"
+        return f"{rule}; no {escape_md(unit)} neutral"
     if mapped.dropped:
         return f"{rule}; {rows(neutral)} neutral, left out as asked"
     return f"{rule}; {rows(neutral)} neutral"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.client import Trait
 
 STEPS = [round(i * 0.05, 2) for i in range(21)]
@@ -24,7 +24,7 @@ def quality_slider(container: Any, trait: Trait, *, key: str, value: float = 1.0
     words = quality_words(trait)
     return float(
         container.select_slider(
-            f"Quality ({md(words[0.0])} … {md(words[1.0])})",
+            f"Quality ({escape_md(words[0.0])} … {escape_md(words[1.0])})",
             options=STEPS,
             value=value,
             format_func=lambda q: words.get(q, f"{q:g}"),

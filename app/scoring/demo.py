@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.config import workbench_settings
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.client import Client, Sample, ScoreResult, Trait, Version
 from core.contract import MAX_SCORE_TEXTS, SCORE_MIDPOINT, Pole, pole_of
 
@@ -227,11 +227,11 @@ def score_meaning(result: ScoreResult) -> str:
     if not result.scores:
         return ""
     first = result.scores[0]
-    positive = md(first.positive_label or "positive")
-    negative = md(first.negative_label or "negative")
+    positive = escape_md(first.positive_label or "positive")
+    negative = escape_md(first.negative_label or "negative")
     return (
         "A score is how sure the model is that the text is on a trait's positive pole, from 0 (sure it is "
         "not) to 1 (sure it is); 0.5 means it cannot tell. It is not how strongly the text shows the trait: "
-        f"{md(first.name or first.trait)} at 0.99 says the model is almost certain the text is {positive} "
-        f"rather than {negative}, not that it is very {positive}."
+        f"{escape_md(first.name or first.trait)} at 0.99 says the model is almost certain the text is "
+        f"{positive} rather than {negative}, not that it is very {positive}."
     )

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
 from core.client import Assignments, Model
@@ -132,8 +132,8 @@ def _assign_form(backend: Backend, model: Model) -> None:
                         count=int(count),
                     )
                 st.session_state[FLASH] = (
-                    f"{got.assigned:,} texts assigned to {md(got.annotator)} ({got.already:,} they had "
-                    f"already); {got.total:,} in all."
+                    f"{got.assigned:,} texts assigned to {escape_md(got.annotator)} ({got.already:,} they "
+                    f"had already); {got.total:,} in all."
                 )
                 st.rerun()
 
@@ -153,7 +153,7 @@ def _target_form(backend: Backend, model: Model) -> None:
             with guard("Setting the target"):
                 backend.client.set_target(model.handle, person.strip(), int(count) or None, period)
                 said = f"{int(count):,} per {period}" if count else "none"
-                st.session_state[FLASH] = f"Target of {md(person.strip())}: {said}."
+                st.session_state[FLASH] = f"Target of {escape_md(person.strip())}: {said}."
                 st.rerun()
 
 
@@ -167,6 +167,6 @@ def _reassign_form(backend: Backend, model: Model, people: list[str]) -> None:
             with guard("Moving the texts"):
                 moved = backend.client.reassign(model.handle, source, to.strip())
                 st.session_state[FLASH] = (
-                    f"{moved.moved:,} texts moved from {md(moved.annotator)} to {md(moved.to)}."
+                    f"{moved.moved:,} texts moved from {escape_md(moved.annotator)} to {escape_md(moved.to)}."
                 )
                 st.rerun()

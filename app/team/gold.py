@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, Trait
 from core.client.models import GoldAccuracy, GoldItem, GoldSet
@@ -113,8 +113,8 @@ def gold_quality(backend: Backend, model: Model) -> None:
         flagged = [p.annotator for p in found.people if p.flagged]
         if flagged:
             st.warning(
-                f"Surely under {found.gold_threshold:.0%} on gold: {md(', '.join(flagged))}. Nobody is "
-                "blocked; look at their labels (Review) before trusting them.",
+                f"Surely under {found.gold_threshold:.0%} on gold: {escape_md(', '.join(flagged))}. Nobody "
+                "is blocked; look at their labels (Review) before trusting them.",
                 icon=":material/flag:",
             )
         st.caption(

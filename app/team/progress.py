@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, TeamProgress
 from core.client.team import votes_csv
@@ -74,10 +74,11 @@ def team_progress(backend: Backend, model: Model) -> None:
                 "median s per label": st.column_config.NumberColumn(format="%.0f"),
             },
         )
-        wanting = ", ".join(f"{md(k)}: {t.wanting:,}" for k, t in found.traits.items())
+        wanting = ", ".join(f"{escape_md(k)}: {t.wanting:,}" for k, t in found.traits.items())
         gap = int(found.session_gap_seconds or 0)
         st.caption(
-            f"Labels today: {md(str(found.day))} (UTC). Median seconds between one person's consecutive "
+            f"Labels today: {escape_md(str(found.day))} (UTC). "
+            "Median seconds between one person's consecutive "
             f"labels and unsure marks, pauses over {gap // 60:,} minutes left out. Agreement: the share of "
             "vote pairs on a shared text that fall on the same pole (neutral votes are on none), and of "
             f"votes that match a settled text's pole. Texts still wanting votes per trait — {wanting}."
@@ -95,7 +96,7 @@ def team_progress(backend: Backend, model: Model) -> None:
     ready = st.session_state.get("team_export")
     if ready and ready[0] == model.handle and ready[1] == fmt:
         st.download_button(
-            f"Download every vote ({md(fmt.upper())})",
+            f"Download every vote ({escape_md(fmt.upper())})",
             ready[2],
             file_name=f"{model.handle}-votes.{fmt}",
             mime="text/csv" if fmt == "csv" else "application/jsonl",

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, ReviewPage
 from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, REVIEW_STATUSES
@@ -114,7 +114,7 @@ def review_queue(backend: Backend, model: Model) -> None:
         return
     with guard("Saving the review"):
         done = backend.client.review_labels(model.handle, pressed, picked, comment or None)
-        st.session_state[FLASH] = f"{done.reviewed:d} label(s): {md(pressed)}ed."
+        st.session_state[FLASH] = f"{done.reviewed:d} label(s): {escape_md(pressed)}ed."
         st.session_state[DECIDED] = True
         st.rerun()
 
@@ -123,7 +123,7 @@ def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:
     """An owner removes every label of one person on the model in one call, and can undo it on this tab."""
     undo: dict[str, str] = st.session_state.get(UNDO) or {}
     if undo.get("handle") == model.handle and st.button(
-        f"Undo: bring back {md(undo['annotator'])}'s labels", key="review_restore"
+        f"Undo: bring back {escape_md(undo['annotator'])}'s labels", key="review_restore"
     ):
         with guard("Bringing the labels back"):
             back = backend.client.restore_labels(model.handle, undo["undo"])
@@ -143,5 +143,7 @@ def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:
                 out = backend.client.remove_labels(model.handle, who)
                 if out.undo:
                     st.session_state[UNDO] = {"handle": model.handle, "annotator": who, "undo": out.undo}
-                st.session_state[FLASH] = f"Removed {sum(out.removed.values()):d} label(s) of {md(who)}."
+                st.session_state[FLASH] = (
+                    f"Removed {sum(out.removed.values()):d} label(s) of {escape_md(who)}."
+                )
                 st.rerun()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.shell.backend import Backend, end_person_session, key_info, sign_in, sign_out
 from app.shell.signin_config import signin_config
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from app.ui.widgets import MODEL_KEY, guard
 
 
@@ -23,8 +23,8 @@ def sign_in_page(url: str) -> None:
     if config is not None:
         st.markdown(
             f"This workbench is shared by a team and works against the scoring service at {code(url)}. "
-            f"Sign in as yourself with **{md(config.provider_name)}**: every label you give is recorded "
-            "under your email, so the team can see where it agrees."
+            f"Sign in as yourself with **{escape_md(config.provider_name)}**: every label you give is "
+            "recorded under your email, so the team can see where it agrees."
         )
         if st.button("Sign in", type="primary", icon=":material/login:"):
             st.login()
@@ -81,10 +81,10 @@ def identity(backend: Backend) -> None:
         shown = backend.annotator
         if backend.person and backend.key is not None and backend.key.display_name:
             shown = f"{backend.key.display_name} ({backend.annotator})"
-        st.caption(f":material/person: {verb} **{md(shown)}**")
+        st.caption(f":material/person: {verb} **{escape_md(shown)}**")
         if backend.person and backend.key is not None:
             role = str(backend.key.role_in(backend.namespace))
-            st.caption(f"Role in {code(backend.namespace)}: **{md(role)}**")
+            st.caption(f"Role in {code(backend.namespace)}: **{escape_md(role)}**")
     if backend.team:
         sign_out_button()
 
@@ -95,9 +95,9 @@ def expired_page(exc: BaseException | str, lost: str = "") -> None:
     what the refused request did not do (a key press's label not stored)."""
     sign_out()
     st.title("Sign in again")
-    st.warning(f"You are signed out: {md(str(exc))}", icon=":material/key_off:")
+    st.warning(f"You are signed out: {escape_md(str(exc))}", icon=":material/key_off:")
     if lost:
-        st.error(md(lost), icon=":material/block:")
+        st.error(escape_md(lost), icon=":material/block:")
     if st.button("Sign in again", type="primary", icon=":material/login:"):
         st.login()
     if st.button("Sign out", icon=":material/logout:"):  # forget this browser's dead sign-in cookie

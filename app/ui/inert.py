@@ -2,8 +2,8 @@
 page; guidelines keep their Markdown's structure (`guidelines_md`), never a link, an image or raw HTML.
 Streamlit renders Markdown in `st.markdown`, captions, messages and widget labels, GitHub's autolinks
 included (a bare `http://…`, `www.…` or e-mail address becomes a link even with its punctuation escaped:
-remark-gfm finds them in the parsed text). So what a colleague typed goes through `md` before it joins a
-Markdown string, or is shown whole with `st.text`; tests/app/test_inert_text.py's scan finds every value
+remark-gfm finds them in the parsed text). So what a colleague typed goes through `escape_md` before it joins
+a Markdown string, or is shown whole with `st.text`; tests/app/test_inert_text.py's scan finds every value
 interpolated into rendered Markdown that did not."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _AUTOLINK = re.compile(r"(?i)(?<=www)(?=\.)|(?<=:)(?=/)|(?=@)")
 JOINER = "\u2060"
 
 
-def md(text: str) -> str:
+def escape_md(text: str) -> str:
     """`text` for a Markdown string, shown as typed: every punctuation mark escaped, no autolink, line
     breaks kept."""
     return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(JOINER, text)).replace("\n", "  \n")
@@ -29,7 +29,7 @@ def md(text: str) -> str:
 
 def quote(text: str) -> str:
     """`text` as a Markdown block quote of itself (every line quoted), shown as typed."""
-    return "\n".join(f"> {md(line)}" if line.strip() else ">" for line in text.split("\n"))
+    return "\n".join(f"> {escape_md(line)}" if line.strip() else ">" for line in text.split("\n"))
 
 
 def code(text: str) -> str:

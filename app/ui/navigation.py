@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.navigation.page import StreamlitPage
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 
 PAGES_DIR = Path(__file__).resolve().parents[2] / "pages"  # app/ui/ → the project root
 
@@ -68,4 +68,4 @@ def link_to(name: PageName, label: str, **query: str) -> None:
     try:
         st.page_link(script(name), label=label, icon=":material/arrow_forward:", query_params=query)
     except StreamlitAPIException:  # `streamlit run pages/x.py` or AppTest of one page
-        st.caption(f"{md(label)}: the **{PAGES[name].title}** page.")
+        st.caption(f"{escape_md(label)}: the **{PAGES[name].title}** page.")

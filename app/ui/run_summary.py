@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from app.ui.navigation import link_to
 from core.client import Client, Model
 from core.contract import Provenance
@@ -83,7 +83,7 @@ def show_summary(summary: dict[str, Any] | None, kind: str) -> None:
     if summary["added"]:
         st.success(summary["message"], icon=":material/check_circle:")
         if note := summary.get("note"):
-            st.info(f"{md(note)}. Review them before training.", icon=":material/rate_review:")
+            st.info(f"{escape_md(note)}. Review them before training.", icon=":material/rate_review:")
         link_to("samples", summary["link"], provenance=PROVENANCE[kind])
     else:
         st.info(summary["message"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.tables import FORMATS_TEXT, Table, format_problem, read_table, text_column
 
 FIRST_ROW = ("column names", "data (no header row)")
@@ -46,7 +46,7 @@ def table_upload(label: str, key: str) -> tuple[UploadedFile, Table] | None:
     for note in table.notes:
         st.info(note, icon=":material/info:")
     after = " after its header row" if table.header and table.first_row_is_data is not None else ""
-    st.caption(f"{table.total:,} row(s) in {md(upload.name)}{after}.")
+    st.caption(f"{table.total:,} row(s) in {escape_md(upload.name)}{after}.")
     if (lines := lines_sentence(table)) is not None:
         st.caption(lines)
     return upload, table

@@ -14,7 +14,7 @@ from app.shell import reads, roles
 from app.shell.backend import Backend, demo_load, get_backend, mark_signed_out
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
-from app.ui.inert import code, md
+from app.ui.inert import code, escape_md
 from core.client import Client, LastOperation, Model
 from core.client.errors import (
     ApiError,
@@ -90,7 +90,7 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
             or _ADVICE.get(refused)
         )
         advice = advice or (_ADVICE["internal_error"] if exc.status >= 500 else "")
-        parts = [f"**{md(_sentence(message))}** {advice}".strip()]
+        parts = [f"**{escape_md(_sentence(message))}** {advice}".strip()]
         meta = [f"`{exc.code}`" if exc.code else None, f"HTTP {exc.status}" if exc.status else None]
         parts.append(" · ".join(m for m in meta if m))
         if getattr(exc, "request_id", None):
@@ -112,13 +112,13 @@ def error_text(exc: BaseException, on_settings: bool = False) -> str:
     if isinstance(exc, ScoringClientError | TimeoutError | OSError) and text:
         # The client's own errors (a failed or cancelled run, a wait given up) and the system's are sentences
         # for the user already: their class names mean nothing on a page.
-        return f"**{md(_sentence(text))}**"
+        return f"**{escape_md(_sentence(text))}**"
     code = getattr(exc, "code", None)
     prefix = f"`{code}` " if isinstance(code, str) else ""
     # A bug of ours: plain words first, the class named only when the exception says nothing else.
     if not text:
         return f"**Something went wrong** ({type(exc).__name__})."
-    return f"**Something went wrong:** {prefix}{md(text)}"
+    return f"**Something went wrong:** {prefix}{escape_md(text)}"
 
 
 def _sentence(text: str) -> str:
@@ -179,11 +179,11 @@ def when(value: Any) -> str:
 
 def operation_caption(op: LastOperation) -> str:
     phase, message = op.phase, op.progress_message
-    bits = [md(f"{op.kind or 'operation'} {op.status or ''}".strip())]
+    bits = [escape_md(f"{op.kind or 'operation'} {op.status or ''}".strip())]
     if phase:
-        bits.append(md(str(phase)))
+        bits.append(escape_md(str(phase)))
     if message and message != phase:
-        bits.append(md(str(message)))  # the service's words, which may quote what someone typed
+        bits.append(escape_md(str(message)))  # the service's words, which may quote what someone typed
     position = op.place_in_queue
     if op.status == "queued" and position is not None:
         bits.append("next in the queue" if position == 1 else f"number {position:d} in the queue")
@@ -198,12 +198,16 @@ def show_operation(op: LastOperation | None) -> None:
     if status in RUNS_IN_FLIGHT:
         st.progress(op.fraction or 0.0, text=operation_caption(op))
     elif status == "cancelled":
-        st.caption(f"Last operation: {md(str(op.kind))} cancelled ({md(when(op.finished_at))}).")
+        st.caption(
+            f"Last operation: {escape_md(str(op.kind))} cancelled ({escape_md(when(op.finished_at))})."
+        )
     elif status == "failed":
-        why = f"{code(op.error_code or 'error')} {md(op.error_message or '')}"
-        st.error(f"Last {md(str(op.kind))} failed: {why}")
+        why = f"{code(op.error_code or 'error')} {escape_md(op.error_message or '')}"
+        st.error(f"Last {escape_md(str(op.kind))} failed: {why}")
     elif status == "succeeded":
-        st.caption(f"Last operation: {md(str(op.kind))} succeeded ({md(when(op.finished_at))}).")
+        st.caption(
+            f"Last operation: {escape_md(str(op.kind))} succeeded ({escape_md(when(op.finished_at))})."
+        )
 
 
 WATCHED_KEY = "watched_runs"  # session_state: run id -> progress steps seen while polling
@@ -263,8 +267,8 @@ def cancel_button(backend: Backend, handle: str, op: LastOperation | None) -> No
         "Cancel",
         key=f"cancel-{op.run_id}",
         icon=":material/cancel:",
-        help=f"Stop this {md(str(op.kind or 'run'))}: nothing of it is kept, and the model goes back to "
-        "where it was before it.",
+        help=f"Stop this {escape_md(str(op.kind or 'run'))}: nothing of it is kept, and the model goes back "
+        "to where it was before it.",
     ):
         return
     try:
@@ -331,8 +335,8 @@ def model_header(model: Model) -> None:
     version = f"v{model.version_no}" if model.version_no else "no version yet"
     tags = ", ".join(model.version_tags)
     st.caption(
-        f"{STATE_ICONS.get(state, '')} {code(model.handle)} · **{md(state)}** · {md(version)}"
-        + (f" · tags: {md(tags)}" if tags else "")
+        f"{STATE_ICONS.get(state, '')} {code(model.handle)} · **{escape_md(state)}** · {escape_md(version)}"
+        + (f" · tags: {escape_md(tags)}" if tags else "")
     )
 
 

@@ -2,11 +2,11 @@
 tests/app/test_inert_text.py runs over app/ and pages/.
 
 An f-string's value passed to a rendering call is inert when it is a number with a format spec, went through
-`app/ui/inert.py` (`md`, `quote`, `code`, `html_text`, `guidelines_md`), or is built only from such parts,
-string literals and module constants: a local variable every assignment of which is (its `+=` and, for a list,
-`.append` too), a conditional or `+` of them, a `join` of them, a string method on one, or a call of a
+`app/ui/inert.py` (`escape_md`, `quote`, `code`, `html_text`, `guidelines_md`), or is built only from such
+parts, string literals and module constants: a local variable every assignment of which is (its `+=` and, for
+a list, `.append` too), a conditional or `+` of them, a `join` of them, a string method on one, or a call of a
 function of app/ or pages/ every `return` of which is. A parameter, an attribute of an object the service
-sent, or anything else is not: it goes through `md` or `code` first."""
+sent, or anything else is not: it goes through `escape_md` or `code` first."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ RENDERING = {
     "select_slider", "text_input", "text_area", "number_input", "download_button", "popover", "tabs",
     "page_link", "metric", "form_submit_button", "link_button", "status", "segmented_control", "pills",
 }  # fmt: skip
-INERT_CALLS = {"md", "quote", "code", "html_text", "link_target", "guidelines_md"}
+INERT_CALLS = {"escape_md", "quote", "code", "html_text", "link_target", "guidelines_md"}
 # String methods that keep an inert string inert (their arguments must be inert too).
 STR_METHODS = {"replace", "upper", "lower", "capitalize", "strip", "removesuffix", "removeprefix", "title"}
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda

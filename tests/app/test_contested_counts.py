@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from app.ui.inert import md
+from app.ui.inert import escape_md
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import make_draft, named_key, new_handle, new_key_name
@@ -89,10 +89,10 @@ def test_graded_votes_a_hair_either_side_of_the_middle_are_not_contested_and_set
     at = page("samples", handle)
     at.run()
     no_exception(at)
-    near = card_of(at, md(NEAR))
+    near = card_of(at, escape_md(NEAR))
     assert any(e.type == "markdown" and e.value.startswith("**votes differ**") for e in near)
     assert any(e.type == "markdown" and e.value.startswith("**:material/call_split: contested**")
-               for e in card_of(at, md(APART)))  # fmt: skip
+               for e in card_of(at, escape_md(APART)))  # fmt: skip
     # APART spreads more: listed first. Each graded text may be settled on a pole or in the middle.
     assert [b.key for b in at.button if (b.key or "").startswith("disagree_settle_1_")] == [
         "disagree_settle_1_0",
@@ -101,7 +101,7 @@ def test_graded_votes_a_hair_either_side_of_the_middle_are_not_contested_and_set
     ]
     at.button(key="disagree_settle_1_0.5").click().run()
     no_exception(at)
-    said = [e.value for e in card_of(at, md(NEAR)) if e.type == "success"]
+    said = [e.value for e in card_of(at, escape_md(NEAR)) if e.type == "success"]
     middle = "Settled as “neither pole \\(the middle\\)”: your vote puts it on neither pole"
     assert said == [f"{middle}, so training leaves it out."]
     settled = [(s.text, s.quality) for s in client.list_samples(handle) if s.adjudicated]

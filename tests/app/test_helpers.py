@@ -21,7 +21,7 @@ from app.samples.files import refused_rows, unknown_trait_hint
 from app.scoring.demo import share_url
 from app.scoring.preview import highlight_html
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
-from app.ui.inert import JOINER, md
+from app.ui.inert import JOINER, escape_md
 from app.ui.widgets import error_text
 from core.client import Client, ConflictError
 from core.client.errors import ApiError, WaitTimeoutError
@@ -55,7 +55,7 @@ def test_create_fields_and_sources() -> None:
 def test_error_text_names_code_status_and_request_id() -> None:
     exc = ConflictError(409, "model_busy", "The model is busy.", request_id="req_abc", run_id="run_1")
     text = error_text(exc)
-    assert md("The model is busy.") in text and "`model_busy`" in text and "HTTP 409" in text
+    assert escape_md("The model is busy.") in text and "`model_busy`" in text and "HTTP 409" in text
     assert "request id `req_abc`" in text and "run `run_1`" in text
     assert error_text(ValueError("A URL and a key are needed.")) == "**A URL and a key are needed.**"
 

@@ -1,6 +1,6 @@
-"""`app.ui.inert.md`: any string, rendered as CommonMark, is one paragraph of exactly that text (no link, no
-image, no markup); the browser test (test_inert_text_browser.py) checks GitHub's autolinks in Streamlit. And
-every value the pages interpolate into Markdown went through it (tests/app/inert_scan.py)."""
+"""`app.ui.inert.escape_md`: any string, rendered as CommonMark, is one paragraph of exactly that text (no
+link, no image, no markup); the browser test (test_inert_text_browser.py) checks GitHub's autolinks in
+Streamlit. And every value the pages interpolate into Markdown went through it (tests/app/inert_scan.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from app.ui.inert import JOINER, code, guidelines_md, html_text, link_target, md
+from app.ui.inert import JOINER, code, escape_md, guidelines_md, html_text, link_target
 from tests.app.inert_scan import ROOT, Scan, unsafe_values
 
 MARKUP = st.sampled_from(["[", "]", "(", ")", "!", "*", "_", "`", "<", ">", "#", "-", "\\", ":", "$", "|"])
@@ -25,7 +25,7 @@ TEXT = st.lists(
 @settings(max_examples=200, deadline=None)
 def test_any_text_renders_as_itself(parts: list[str]) -> None:
     text = "".join(parts).strip()
-    rendered = MarkdownIt("commonmark").render(md(text)).strip()
+    rendered = MarkdownIt("commonmark").render(escape_md(text)).strip()
     assert "<a" not in rendered and "<img" not in rendered
     if text:
         assert rendered.startswith("<p>") and rendered.endswith("</p>")
@@ -34,7 +34,7 @@ def test_any_text_renders_as_itself(parts: list[str]) -> None:
 
 def test_a_link_and_an_image_stay_as_typed() -> None:
     text = "[open the updated guidelines](http://x.example) ![x](http://x.example/p.png)"
-    rendered = MarkdownIt("commonmark").render(md(text))
+    rendered = MarkdownIt("commonmark").render(escape_md(text))
     assert html.unescape(rendered).replace(JOINER, "").strip() == f"<p>{text}</p>"
 
 
@@ -137,10 +137,10 @@ def test_every_value_shown_as_markdown_is_made_inert() -> None:
 
 PAGE = """
 import streamlit as st
-from app.ui.inert import md
+from app.ui.inert import escape_md
 
 def failed(model, note: str) -> None:
-    why = f"{md(model.name)}: {NOTE_{0}}"
+    why = f"{escape_md(model.name)}: {NOTE_{0}}"
     st.caption(f"Last run failed: {why}")
     st.error(f"{ERROR_{0}}")
     said = line(model)
@@ -165,5 +165,5 @@ def test_the_scan_finds_a_value_that_was_not_made_inert() -> None:
     assert found == ["page.py:7: {why}", "page.py:8: {model.error_message}", "page.py:12: {said}"]
     inert = PAGE
     for name, value in UNESCAPED.items():
-        inert = inert.replace(name + "{0}", f"md({value})")
+        inert = inert.replace(name + "{0}", f"escape_md({value})")
     assert Scan().unsafe(Path("page.py"), inert) == []

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from app.ui.inert import JOINER, md
+from app.ui.inert import JOINER, escape_md
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, FORMALITY, named_key, new_handle, new_key_name
@@ -103,7 +103,7 @@ def test_the_sidebar_says_who_labels(local_service: LocalService) -> None:
     no_exception(at)
     with local_service.client() as c:
         name = c.current_key().name
-    assert f"Labelling as **{md(str(name))}**" in " ".join(texts(at.sidebar.caption))
+    assert f"Labelling as **{escape_md(str(name))}**" in " ".join(texts(at.sidebar.caption))
 
 
 def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) -> None:
@@ -154,9 +154,9 @@ def test_disagreements_tab_settles_a_text(
     with Client(local_service.url, team["ben"]) as c:
         name = c.current_key().name or ""
         mine = [s for s in c.list_samples(handle) if s.adjudicated]
-        assert [(md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, name)]
+        assert [(escape_md(s.text), s.quality, s.annotator) for s in mine] == [(shown, 1.0, name)]
         settled = [d for d in c.agreement(handle).traits["formality"].disagreed if d.adjudicated]
-        assert [md(d.text) for d in settled] == [shown]
+        assert [escape_md(d.text) for d in settled] == [shown]
     # Said in the settled text's card, where the reviewer pressed; the card shows every vote, ben's own
     # from before he settled it too.
     card = card_of(at, shown)
@@ -164,8 +164,8 @@ def test_disagreements_tab_settles_a_text(
     first = TEXTS.index(re.sub(r"\\(.)", r"\1", shown).replace(JOINER, ""))
     votes = next(str(e.value) for e in card if e.type == "caption" and str(e.value).startswith("Votes: "))
     earlier = VOTES["ben"][first]
-    before = f"{md(name)}: {md(f'{earlier:.2f}')} (before settling)"
-    assert before in votes and f"{md(name)}: 1\\.00 (settles)" in votes, votes
+    before = f"{escape_md(name)}: {escape_md(f'{earlier:.2f}')} (before settling)"
+    assert before in votes and f"{escape_md(name)}: 1\\.00 (settles)" in votes, votes
     assert "settled" in " ".join(texts(at.markdown))
 
 
@@ -301,7 +301,7 @@ def test_the_team_page_adds_changes_and_removes_people(
     by_label(at.button, "Save").click()
     at.run()
     no_exception(at)
-    assert f"{md(email)} is now reviewer" in " ".join(texts(at.success))
+    assert f"{escape_md(email)} is now reviewer" in " ".join(texts(at.success))
     table = at.dataframe[0].value
     assert {"Member": email, "Role": "reviewer", "Signed in": "not yet"}.items() <= dict(
         table[table["Member"] == email].iloc[0]
@@ -310,6 +310,6 @@ def test_the_team_page_adds_changes_and_removes_people(
     by_label(at.button, "Remove").click()
     at.run()
     no_exception(at)
-    assert f"{md(email)} was removed" in " ".join(texts(at.success))
+    assert f"{escape_md(email)} was removed" in " ".join(texts(at.success))
     with Client(local_service.url, local_service.api_key) as c:
         assert email not in [m.member for m in c.list_people(local_service.namespace)]

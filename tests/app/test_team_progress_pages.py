@@ -8,7 +8,7 @@ from pandas.testing import assert_frame_equal
 
 from app.team.gold import ITEM_COLUMNS, accuracy_frame, gold_frame
 from app.team.progress import progress_frame
-from app.ui.inert import guidelines_md, md
+from app.ui.inert import escape_md, guidelines_md
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, named_key, new_handle, new_key_name
@@ -104,7 +104,9 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
     at.run()
     no_exception(at)
     captions = " ".join(texts(at.caption))
-    assert "Unsure: tpann" in captions and md("Polite, but is it formal?") in captions  # shown as typed
+    assert (
+        "Unsure: tpann" in captions and escape_md("Polite, but is it formal?") in captions
+    )  # shown as typed
 
 
 def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotator(
@@ -135,7 +137,7 @@ def test_the_gold_section_is_the_api_s_for_a_reviewer_and_absent_for_an_annotato
     expected = accuracy_frame(found)
     [table] = [d for d in at.dataframe if list(d.value.columns) == list(expected.columns)]
     assert table.value.reset_index(drop=True).to_dict("records") == expected.to_dict("records")
-    assert any(md(person.annotator) in w and "Surely under 70%" in w for w in texts(at.warning))
+    assert any(escape_md(person.annotator) in w and "Surely under 70%" in w for w in texts(at.warning))
     assert "Gold items" in texts(at.subheader)
     # The gold items themselves, with their known answers and how people answered each, as the API has them.
     with Client(local_service.url, people["rev"]) as rev:
