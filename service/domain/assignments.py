@@ -54,25 +54,25 @@ def _person(annotator: str) -> str:
     return annotator
 
 
-def assign(ctx: Databases, who: Principal, handle: str, body: AssignIn) -> Assigned:
+def assign(ctx: Databases, who: Principal, handle: str, payload: AssignIn) -> Assigned:
     with transaction(ctx.sessions) as s:
         model = _managed(s, who, handle)
         # Either texts named, or texts found: checked once the model is known (an unknown model is 404).
-        if (body.ids is None) == (body.filter is None and body.count is None):
+        if (payload.ids is None) == (payload.filter is None and payload.count is None):
             raise ApiError(
                 422,
                 "ids_or_filter",
                 "Give either `ids`, or a `filter` and/or a `count`; nothing was assigned.",
             )
-        person = body.annotator
+        person = payload.annotator
         mine = {pid for pid, _, _ in assigned(s, model.id, person)}
-        if body.ids is not None:
-            chosen = _named(s, model, list(dict.fromkeys(body.ids)))
+        if payload.ids is not None:
+            chosen = _named(s, model, list(dict.fromkeys(payload.ids)))
             new = [pid for pid in chosen if pid not in mine]
         else:
-            found = body.filter or PoolFilterIn()
+            found = payload.filter or PoolFilterIn()
             where = PoolFilter(q=found.q, meta=tuple((found.meta or {}).items()))
-            new = _matching(s, model, person, where, body.count)
+            new = _matching(s, model, person, where, payload.count)
             chosen = new
         now = utcnow()
         for pid in new:
@@ -192,17 +192,17 @@ def unassign(ctx: Databases, who: Principal, handle: str, annotator: str) -> Una
         return Unassigned(handle=model.handle, annotator=person, removed=len(gone))
 
 
-def reassign(ctx: Databases, who: Principal, handle: str, annotator: str, body: ReassignIn) -> Reassigned:
+def reassign(ctx: Databases, who: Principal, handle: str, annotator: str, payload: ReassignIn) -> Reassigned:
     """One action: the person's texts they have not labelled become `to`'s (a text `to` has or labelled
     already just leaves the person), and the person's claims on them end."""
     person = _person(annotator)
     with transaction(ctx.sessions) as s:
         model = _managed(s, who, handle)
-        if body.to == person:
+        if payload.to == person:
             raise ApiError(422, "same_annotator", f"The texts are {person}'s already.")
         moving = open_assignments(s, model.id, person)
-        theirs = {pid for pid, _, _ in assigned(s, model.id, body.to)}
-        done_by_to = voted_digests(s, model.id, [body.to])[body.to]
+        theirs = {pid for pid, _, _ in assigned(s, model.id, payload.to)}
+        done_by_to = voted_digests(s, model.id, [payload.to])[payload.to]
         digests = dict(
             s.execute(select(PoolText.id, PoolText.content_sha256).where(PoolText.id.in_(moving)))
             .tuples()
@@ -217,7 +217,7 @@ def reassign(ctx: Databases, who: Principal, handle: str, annotator: str, body: 
             s.execute(
                 update(PoolAssignment)
                 .where(*mine, PoolAssignment.pool_text_id.in_(move))
-                .values(annotator=body.to, assigned_by=who.annotator, assigned_at=utcnow())
+                .values(annotator=payload.to, assigned_by=who.annotator, assigned_at=utcnow())
             )
         if moving:
             s.execute(
@@ -227,12 +227,14 @@ def reassign(ctx: Databases, who: Principal, handle: str, annotator: str, body: 
                     PoolClaim.pool_text_id.in_(moving),
                 )
             )
-            detail = {"annotator": person, "to": body.to, "moved": len(move)}
+            detail = {"annotator": person, "to": payload.to, "moved": len(move)}
             audit.record(s, who, "assignments_changed", model.namespace, model, detail)
-        return Reassigned(handle=model.handle, annotator=person, to=body.to, moved=len(move))
+        return Reassigned(handle=model.handle, annotator=person, to=payload.to, moved=len(move))
 
 
-def set_target(ctx: Databases, who: Principal, handle: str, annotator: str, body: TargetIn) -> AssignmentsOut:
+def set_target(
+    ctx: Databases, who: Principal, handle: str, annotator: str, payload: TargetIn
+) -> AssignmentsOut:
     """Set (or with `count` null, remove) the person's target; answers the model's assignments."""
     person = _person(annotator)
     with transaction(ctx.sessions) as s:
@@ -240,13 +242,15 @@ def set_target(ctx: Databases, who: Principal, handle: str, annotator: str, body
         row = s.scalar(
             select(LabelTarget).where(LabelTarget.model_id == model.id, LabelTarget.annotator == person)
         )
-        if body.count is None:
+        if payload.count is None:
             if row is not None:
                 s.delete(row)
         elif row is None:
-            s.add(LabelTarget(model_id=model.id, annotator=person, count=body.count, period=body.period))
+            s.add(
+                LabelTarget(model_id=model.id, annotator=person, count=payload.count, period=payload.period)
+            )
         else:
-            row.count, row.period = body.count, body.period
-        detail = {"annotator": person, "target": body.count, "period": body.period}
+            row.count, row.period = payload.count, payload.period
+        detail = {"annotator": person, "target": payload.count, "period": payload.period}
         audit.record(s, who, "assignments_changed", model.namespace, model, detail)
     return list_assignments(ctx, who, handle)

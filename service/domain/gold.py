@@ -134,13 +134,13 @@ def _store(
     return len(rows), duplicates, in_set
 
 
-def add_gold(ctx: Resources, who: Principal, handle: str, body: GoldIn) -> GoldAdded:
+def add_gold(ctx: Resources, who: Principal, handle: str, payload: GoldIn) -> GoldAdded:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
         refs = TraitRefs(s, model)
         planned = [
             (refs.find(x.trait, ("body", "items", i, "trait")).id, sha256(x.text), x.text, float(x.quality))
-            for i, x in enumerate(body.items)
+            for i, x in enumerate(payload.items)
         ]
         added, duplicates, in_set = _store(ctx, s, who, model, planned, "imported")
         total = _count(s, model.id)
@@ -149,12 +149,12 @@ def add_gold(ctx: Resources, who: Principal, handle: str, body: GoldIn) -> GoldA
         )
 
 
-def promote(ctx: Resources, who: Principal, handle: str, body: GoldPromoteIn) -> GoldAdded:
+def promote(ctx: Resources, who: Principal, handle: str, payload: GoldPromoteIn) -> GoldAdded:
     """Up to `count` of the trait's settled texts (their settling vote is the known answer), at random among
     those not gold yet nor in the evaluation set."""
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
         settled: dict[str, tuple[str, float]] = {}
         for digest, text, quality in s.execute(
             select(SampleRow.content_sha256, SampleRow.text, SampleRow.quality)
@@ -167,7 +167,7 @@ def promote(ctx: Resources, who: Principal, handle: str, body: GoldPromoteIn) ->
         candidates = sorted(
             d for d, (_, q) in settled.items() if d not in gold and d not in held and pole_of(q) != "neutral"
         )
-        chosen = random.SystemRandom().sample(candidates, min(body.count, len(candidates)))
+        chosen = random.SystemRandom().sample(candidates, min(payload.count, len(candidates)))
         planned = [(trait.id, d, *settled[d]) for d in chosen]
         added, _, _ = _store(ctx, s, who, model, planned, "promoted")
         return GoldAdded(handle=model.handle, added=added, total=_count(s, model.id))

@@ -64,26 +64,26 @@ def get_guidelines(ctx: Resources, who: Principal, handle: str) -> GuidelinesOut
         return _current(s, load_model(s, who, handle), who.annotator)
 
 
-def save_guidelines(ctx: Databases, who: Principal, handle: str, body: GuidelinesIn) -> GuidelinesOut:
+def save_guidelines(ctx: Databases, who: Principal, handle: str, payload: GuidelinesIn) -> GuidelinesOut:
     """A new version, unless the Markdown is the current one's (a repeated save is harmless). The saver has
     read what they wrote."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         require_not_archived(model)
         newest = _newest(s, model.id)
-        if newest is None or newest.markdown != body.markdown:
+        if newest is None or newest.markdown != payload.markdown:
             number = (newest.version_no if newest else 0) + 1
             s.add(
                 GuidelinesVersion(
                     model_id=model.id,
                     version_no=number,
-                    markdown=body.markdown,
-                    note=body.note,
+                    markdown=payload.markdown,
+                    note=payload.note,
                     author=who.annotator,
                     created_at=utcnow(),
                 )
             )
-            added, removed = _changed_lines(newest.markdown if newest else "", body.markdown)
+            added, removed = _changed_lines(newest.markdown if newest else "", payload.markdown)
             detail: JsonObject = {"version_no": number, "lines_added": added, "lines_removed": removed}
             audit.record(s, who, "guidelines_changed", model.namespace, model, detail)
             _mark_read(s, model.id, who.annotator, number)
@@ -152,19 +152,20 @@ def _mark_read(s: Session, model_id: int, reader: str, version_no: int) -> None:
         row.version_no, row.read_at = max(row.version_no, version_no), utcnow()
 
 
-def mark_read(ctx: Databases, who: Principal, handle: str, body: GuidelinesReadIn) -> GuidelinesOut:
+def mark_read(ctx: Databases, who: Principal, handle: str, payload: GuidelinesReadIn) -> GuidelinesOut:
     """Record that the caller read version `version_no` (404 for a version the model does not have)."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")
         newest = s.scalar(
             select(func.max(GuidelinesVersion.version_no)).where(GuidelinesVersion.model_id == model.id)
         )
-        if newest is None or body.version_no > newest:
+        if newest is None or payload.version_no > newest:
             raise ApiError(
                 404,
                 "guidelines_version_not_found",
-                f"{model.handle} has no version {body.version_no} of its guidelines (newest: {newest or 0}).",
+                f"{model.handle} has no version {payload.version_no} of its guidelines "
+                f"(newest: {newest or 0}).",
             )
-        _mark_read(s, model.id, who.annotator, body.version_no)
+        _mark_read(s, model.id, who.annotator, payload.version_no)
         s.flush()
         return _current(s, model, who.annotator)

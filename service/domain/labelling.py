@@ -35,7 +35,7 @@ from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Trait,
 from service.store.teams import label_status
 
 
-def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, body: LabelIn) -> Labelled:
+def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, payload: LabelIn) -> Labelled:
     """Store the caller's label of pool text `text_id`, release their claim on it, say where it went."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")
@@ -50,11 +50,11 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
                 f"No pool text {text_id} in {model.handle}: it was deleted from the pool (a claim on it "
                 "ended with it); the label was not stored.",
             )
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        quality = label_quality(trait, body.quality, body.point, ("body", "quality"))
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+        quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
         if (gold := gold_queue.answer(s, trait, row, who.annotator, quality)) is not None:
             claims.release(s, model.id, text_id, who.annotator, trait.key)
-            return gold_queue.labelled(s, model, trait, text_id, quality, gold, body.point)
+            return gold_queue.labelled(s, model, trait, text_id, quality, gold, payload.point)
         require_room(s, model, trait, who.annotator, row)
         # A training in flight read its samples and buffer when it started: a label now goes after it.
         in_flight = ledger.in_flight(s, model)
@@ -78,7 +78,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, b
             pool_id=text_id,
             trait=trait.key,
             quality=quality,
-            point=body.point,
+            point=payload.point,
             stored_as=stored_as,
             buffered=stored_as == "feedback",
             id=label_id,
@@ -125,16 +125,16 @@ def _store(
     return stored_as, label_id
 
 
-def label_pool_texts(ctx: Resources, who: Principal, handle: str, body: BulkLabelIn) -> BulkLabelled:
-    """One label of the caller's for each of `body.ids` (a reviewer's or an owner's: a selection labelled at
-    once is a judgement over texts nobody else read); a text without room for the caller's vote, or no
+def label_pool_texts(ctx: Resources, who: Principal, handle: str, payload: BulkLabelIn) -> BulkLabelled:
+    """One label of the caller's for each of `payload.ids` (a reviewer's or an owner's: a selection labelled
+    at once is a judgement over texts nobody else read); a text without room for the caller's vote, or no
     longer in the pool, is skipped. One audit event for the whole selection."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="review")
         require_not_archived(model)
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        quality = label_quality(trait, body.quality, body.point, ("body", "quality"))
-        ids = list(dict.fromkeys(body.ids))
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+        quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+        ids = list(dict.fromkeys(payload.ids))
         rows = {
             r.id: r
             for r in s.scalars(

@@ -38,8 +38,8 @@ AUDITED_SETTINGS = (
 )
 
 
-def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
-    match = HANDLE_RE.match(body.handle)
+def create_model(ctx: Resources, who: Principal, payload: ModelCreate) -> ModelOut:
+    match = HANDLE_RE.match(payload.handle)
     assert match is not None
     namespace = match.group(1)
     if not who.owns(namespace):
@@ -47,34 +47,34 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
     require_role(who, "manage", namespace)
     try:
         with transaction(ctx.sessions) as s:
-            if s.scalar(select(Model.id).where(Model.handle == body.handle)) is not None:
+            if s.scalar(select(Model.id).where(Model.handle == payload.handle)) is not None:
                 raise ApiError(
-                    409, "handle_taken", f"The handle {body.handle!r} is taken; handles are never reused."
+                    409, "handle_taken", f"The handle {payload.handle!r} is taken; handles are never reused."
                 )
             now = utcnow()
             model = Model(
-                handle=body.handle,
+                handle=payload.handle,
                 namespace=namespace,
-                description=body.description,
-                scoring_method=body.scoring_method,
-                kind=body.kind,
+                description=payload.description,
+                scoring_method=payload.scoring_method,
+                kind=payload.kind,
                 state="draft",
-                zero_data_retention=body.zero_data_retention,
-                max_depth=body.max_depth,
-                additional_terms=body.additional_terms,
-                upstream_sources=[u.model_dump(exclude_none=True) for u in body.upstream_sources]
-                if body.upstream_sources is not None
+                zero_data_retention=payload.zero_data_retention,
+                max_depth=payload.max_depth,
+                additional_terms=payload.additional_terms,
+                upstream_sources=[u.model_dump(exclude_none=True) for u in payload.upstream_sources]
+                if payload.upstream_sources is not None
                 else None,
-                readme_markdown=body.readme_markdown,
+                readme_markdown=payload.readme_markdown,
                 auto_prune=None,
-                embedder=ctx.embedders.model_id(choice_id(body.embedder) if body.embedder else None),
-                votes_wanted=body.votes_wanted or DEFAULT_VOTES_WANTED,
-                auto_retrain=body.auto_retrain is not False,
-                auto_retrain_set=body.auto_retrain is not None,
-                blind_labelling=body.blind_labelling is True,
-                overlap=body.overlap or 0.0,
-                review=body.review,
-                accept_rule=body.accept_rule or "none",
+                embedder=ctx.embedders.model_id(choice_id(payload.embedder) if payload.embedder else None),
+                votes_wanted=payload.votes_wanted or DEFAULT_VOTES_WANTED,
+                auto_retrain=payload.auto_retrain is not False,
+                auto_retrain_set=payload.auto_retrain is not None,
+                blind_labelling=payload.blind_labelling is True,
+                overlap=payload.overlap or 0.0,
+                review=payload.review,
+                accept_rule=payload.accept_rule or "none",
                 created_at=now,
                 updated_at=now,
             )
@@ -84,7 +84,7 @@ def create_model(ctx: Resources, who: Principal, body: ModelCreate) -> ModelOut:
             audit.record(s, who, "model_created", namespace, model, {"settings": settings})
             return model_out(s, model)
     except IntegrityError:  # a concurrent create of the same handle
-        raise ApiError(409, "handle_taken", f"The handle {body.handle!r} is taken.") from None
+        raise ApiError(409, "handle_taken", f"The handle {payload.handle!r} is taken.") from None
 
 
 def list_models(
@@ -118,8 +118,8 @@ def get_model(ctx: Databases, who: Principal, handle: str) -> ModelOut:
         return model_out(s, load_model(s, who, handle))
 
 
-def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) -> ModelOut:
-    fields: dict[str, object] = body.model_dump(exclude_unset=True)
+def update_model(ctx: Resources, who: Principal, handle: str, payload: ModelPatch) -> ModelOut:
+    fields: dict[str, object] = payload.model_dump(exclude_unset=True)
     purged: list[str] = []
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -135,13 +135,15 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
                 setattr(model, name, "" if value is None and name == "description" else value)
         if "upstream_sources" in fields:
             model.upstream_sources = (
-                [u.model_dump(exclude_none=True) for u in body.upstream_sources]
-                if body.upstream_sources is not None
+                [u.model_dump(exclude_none=True) for u in payload.upstream_sources]
+                if payload.upstream_sources is not None
                 else None
             )
         if "auto_prune" in fields:
             model.auto_prune = (
-                body.auto_prune.model_dump(exclude_none=True) or None if body.auto_prune is not None else None
+                payload.auto_prune.model_dump(exclude_none=True) or None
+                if payload.auto_prune is not None
+                else None
             )
         # null leaves them as they are (they have no "cleared" value); resuming starts no run by itself: the
         # next label finds the full buffer and retrains (service/domain/scoring.py, retrain_if_full).
@@ -152,18 +154,18 @@ def update_model(ctx: Resources, who: Principal, handle: str, body: ModelPatch) 
             model.auto_retrain_set = True
         if fields.get("blind_labelling") is not None:
             model.blind_labelling = bool(fields["blind_labelling"])
-        if body.overlap is not None:
-            model.overlap = body.overlap
-        if body.review is not None:
-            model.review = body.review
-        if body.accept_rule is not None:
-            model.accept_rule = body.accept_rule
-        if body.shared_pool is not None:
-            model.shared_pool = body.shared_pool
-        if body.gold_rate is not None:
-            model.gold_rate = body.gold_rate
-        if body.gold_threshold is not None:
-            model.gold_threshold = body.gold_threshold
+        if payload.overlap is not None:
+            model.overlap = payload.overlap
+        if payload.review is not None:
+            model.review = payload.review
+        if payload.accept_rule is not None:
+            model.accept_rule = payload.accept_rule
+        if payload.shared_pool is not None:
+            model.shared_pool = payload.shared_pool
+        if payload.gold_rate is not None:
+            model.gold_rate = payload.gold_rate
+        if payload.gold_threshold is not None:
+            model.gold_threshold = payload.gold_threshold
         if fields.get("zero_data_retention") is not None:
             turning_on = fields["zero_data_retention"] and not model.zero_data_retention
             model.zero_data_retention = bool(fields["zero_data_retention"])

@@ -67,14 +67,14 @@ def _comment_out(c: TextComment, trait: str) -> CommentOut:
     )
 
 
-def mark_unsure(ctx: Resources, who: Principal, handle: str, body: UnsureIn) -> UnsureOut:
+def mark_unsure(ctx: Resources, who: Principal, handle: str, payload: UnsureIn) -> UnsureOut:
     """The caller's unsure mark on a text of a trait; marking it again answers the stored mark."""
     for attempt in range(2):
         try:
             with transaction(ctx.sessions) as s:
                 model = _writable(s, who, handle)
-                trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-                digest = sha256(body.text)
+                trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+                digest = sha256(payload.text)
                 mark = s.scalar(
                     select(UnsureMark).where(
                         UnsureMark.trait_id == trait.id,
@@ -83,11 +83,11 @@ def mark_unsure(ctx: Resources, who: Principal, handle: str, body: UnsureIn) -> 
                     )
                 )
                 if mark is None:
-                    quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text))
+                    quotas.require_namespace_room(s, ctx.settings, model.namespace, len(payload.text))
                     mark = UnsureMark(
                         model_id=model.id,
                         trait_id=trait.id,
-                        text=body.text,
+                        text=payload.text,
                         content_sha256=digest,
                         annotator=who.annotator,
                     )
@@ -101,19 +101,19 @@ def mark_unsure(ctx: Resources, who: Principal, handle: str, body: UnsureIn) -> 
     raise AssertionError("unreachable")
 
 
-def add_comment(ctx: Resources, who: Principal, handle: str, body: CommentIn) -> CommentOut:
+def add_comment(ctx: Resources, who: Principal, handle: str, payload: CommentIn) -> CommentOut:
     with transaction(ctx.sessions) as s:
         model = _writable(s, who, handle)
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        _require_comment_room(s, model.id, trait.id, who.annotator, sha256(body.text))
-        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text) + len(body.body))
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+        _require_comment_room(s, model.id, trait.id, who.annotator, sha256(payload.text))
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(payload.text) + len(payload.body))
         comment = TextComment(
             model_id=model.id,
             trait_id=trait.id,
-            text=body.text,
-            content_sha256=sha256(body.text),
+            text=payload.text,
+            content_sha256=sha256(payload.text),
             author=who.annotator,
-            body=body.body,
+            body=payload.body,
         )
         s.add(comment)
         s.flush()

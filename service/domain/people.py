@@ -65,12 +65,12 @@ def list_people(ctx: Databases, who: Principal, namespace: str) -> MemberPage:
         return MemberPage(items=[_out(r) for r in list_members(session, namespace)])
 
 
-def set_person(ctx: Databases, who: Principal, namespace: str, member: str, body: MemberIn) -> MemberOut:
+def set_person(ctx: Databases, who: Principal, namespace: str, member: str, payload: MemberIn) -> MemberOut:
     _require_owner(who, namespace)
     member = _member(member)
     try:
         with transaction(ctx.sessions) as session:
-            row, _old = set_member(session, namespace, member, body.role, who)
+            row, _old = set_member(session, namespace, member, payload.role, who)
     except LastOwner as exc:
         raise ApiError(409, "last_owner", str(exc)) from None
     except SameAccount as exc:

@@ -40,21 +40,23 @@ def _writable(s: Session, who: Principal, handle: str) -> Model:
     return model
 
 
-def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) -> PoolAdded:
+def add_pool_texts(ctx: Resources, who: Principal, handle: str, payload: PoolIn) -> PoolAdded:
     """Store the texts and answer; the worker embeds the new ones afterwards (domain/pool_index.py)."""
-    digests = [sha256(t) for t in body.texts]
+    digests = [sha256(t) for t in payload.texts]
     with transaction(ctx.sessions) as s:
-        model, stored, new, held = _plan_pool_import(s, who, handle, body.texts, digests)
-        if body.metadata is not None and len(body.metadata) != len(body.texts):  # after the model's 404
+        model, stored, new, held = _plan_pool_import(s, who, handle, payload.texts, digests)
+        if payload.metadata is not None and len(payload.metadata) != len(
+            payload.texts
+        ):  # after the model's 404
             raise ApiError(
                 422,
                 "invalid_metadata",
-                f"metadata has {len(body.metadata)} entries for {len(body.texts)} texts: one per text.",
+                f"metadata has {len(payload.metadata)} entries for {len(payload.texts)} texts: one per text.",
                 details=[{"loc": ["body", "metadata"], "msg": "one per text", "type": "invalid_metadata"}],
             )
         duplicates = _repeats(digests, set(stored), held)
         quotas.require_namespace_room(s, ctx.settings, model.namespace, quotas.chars_of(new.values()))
-        given = dict(zip(digests, body.metadata or [], strict=False))
+        given = dict(zip(digests, payload.metadata or [], strict=False))
         if new:
             # executemany, then the new ids through the (model, hash) index: an ORM flush of many rows inserts
             # them one statement each on SQLite.
@@ -71,7 +73,7 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, body: PoolIn) ->
             ]
             s.execute(insert(PoolText), rows)
             stored.update(_pool_ids(s, model.id, list(new)))
-        added: JsonObject = {"texts": len(body.texts), "added": len(new)}
+        added: JsonObject = {"texts": len(payload.texts), "added": len(new)}
         audit.record(s, who, "pool_added", model.namespace, model, added)
         answer = PoolAdded(
             ids=[stored[d] for d in digests if d not in held],

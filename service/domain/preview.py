@@ -13,11 +13,11 @@ from service.store.bodies import model_body
 from service.store.db import transaction
 
 
-def preview_trait(ctx: Resources, who: Principal, handle: str, body: TraitPreviewIn) -> TraitPreviewOut:
+def preview_trait(ctx: Resources, who: Principal, handle: str, payload: TraitPreviewIn) -> TraitPreviewOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)  # an authoring key that can read it (nothing is written)
         embedder = ctx.embedders.get(model_body(s, model), retain=not model.zero_data_retention)
-    t = body.trait
+    t = payload.trait
     spec = TraitSpec(
         trait_key(t.name),
         t.name,
@@ -26,7 +26,7 @@ def preview_trait(ctx: Resources, who: Principal, handle: str, body: TraitPrevie
         t.description,
         t.aggregation,
     )
-    scores, (positive, negative) = engine.preview_zero_shot(spec, body.texts, embedder=embedder)
+    scores, (positive, negative) = engine.preview_zero_shot(spec, payload.texts, embedder=embedder)
     return TraitPreviewOut(
         scores=[round(min(1.0, max(0.0, float(x))), 6) for x in scores],
         positive_texts=positive,

@@ -167,14 +167,14 @@ def _storable(ids: list[int]) -> list[int]:
     return [i for i in ids if i <= MAX_INT]
 
 
-def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -> Reviewed:
+def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn) -> Reviewed:
     """Accept or reject labels, all or none: a label of another model, or none, is 404 and decides nothing."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="review")
         require_not_archived(model)
         # A label keeps its id for life (service/store/label_ids.py): one named as buffered that a training
         # folded in meanwhile is decided as the sample it is now.
-        named = {r.id: r.kind for r in body.items}
+        named = {r.id: r.kind for r in payload.items}
         ids = _storable(sorted(named))
         samples: Sequence[SampleRow] = s.scalars(
             select(SampleRow).where(SampleRow.model_id == model.id, SampleRow.id.in_(ids))
@@ -198,7 +198,7 @@ def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -
         if feedback and model.state == "busy":  # a retraining in flight has read the buffer already
             raise busy_error(s, model)
         labels: list[SampleRow | FeedbackLabel] = [*samples, *feedback]
-        decide(labels, body.decision, who.annotator, body.comment)
+        decide(labels, payload.decision, who.annotator, payload.comment)
         traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
         audit.record(
             s,
@@ -207,18 +207,18 @@ def review_labels(ctx: Resources, who: Principal, handle: str, body: ReviewIn) -
             model.namespace,
             model,
             {
-                "decision": body.decision,
+                "decision": payload.decision,
                 "samples": [r.id for r in samples],
                 "feedback": [r.id for r in feedback],
                 "annotators": sorted({r.annotator or "" for r in labels}),
-                "commented": bool(body.comment),
+                "commented": bool(payload.comment),
             },
         )
         s.flush()
-        run_id = retrain_if_full(ctx, s, model) if feedback and body.decision == "accept" else None
+        run_id = retrain_if_full(ctx, s, model) if feedback and payload.decision == "accept" else None
         out = Reviewed(
             handle=model.handle,
-            decision=body.decision,
+            decision=payload.decision,
             reviewed=len(samples) + len(feedback),
             items=[_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
             + [_item("feedback", r, r.trait_key) for r in feedback],

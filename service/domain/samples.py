@@ -361,7 +361,7 @@ def delete_sample(ctx: Databases, who: Principal, handle: str, sample_id: int) -
         return SampleDeleted(handle=model.handle, id=sample_id, deleted=True)
 
 
-def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> Settled:
+def settle_text(ctx: Resources, who: Principal, handle: str, payload: SettleIn) -> Settled:
     """A reviewer settles a text in any state but archived: unlike the samples route (the spec's, drafts
     only) a settling vote is no edit of the version serving, and the next training takes it in, with no
     reopen. A text is settled once (409 `already_settled`, saying by whom); the very same vote again answers
@@ -369,12 +369,12 @@ def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> 
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="review")
         require_not_archived(model)
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        first = _settled(s, model, trait.id, sha256(body.text))
-        if first is not None and (first.annotator, first.quality) != (who.annotator, float(body.quality)):
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+        first = _settled(s, model, trait.id, sha256(payload.text))
+        if first is not None and (first.annotator, first.quality) != (who.annotator, float(payload.quality)):
             raise already_settled(first, trait.key, ["body", "quality"])
-        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(body.text))
-        sample = Sample(trait.key, body.text, body.quality)
+        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(payload.text))
+        sample = Sample(trait.key, payload.text, payload.quality)
         sid = add_samples(
             s,
             model.id,
@@ -386,7 +386,7 @@ def settle_text(ctx: Resources, who: Principal, handle: str, body: SettleIn) -> 
         )[0]
         quotas.require_person_room(s, ctx.settings, who, model)  # a reviewer's votes count as anyone's
         if first is None:
-            detail = {"trait": trait.key, "sample_id": sid, "quality": body.quality}
+            detail = {"trait": trait.key, "sample_id": sid, "quality": payload.quality}
             audit.record(s, who, "settled", model.namespace, model, {**detail, "annotator": who.annotator})
         model.updated_at = utcnow()
         return Settled(handle=model.handle, id=sid, trait=trait.key, settled_by=who.annotator)

@@ -218,12 +218,12 @@ class ScoreRequest:
     """A score request that passed its rules: who asks, the body, and the version that scores it."""
 
     who: Principal
-    body: ScoreIn
+    payload: ScoreIn
     target: Target
 
     @property
     def texts(self) -> list[str]:
-        return self.body.content if isinstance(self.body.content, list) else [self.body.content]
+        return self.payload.content if isinstance(self.payload.content, list) else [self.payload.content]
 
 
 def open_request(
@@ -233,16 +233,16 @@ def open_request(
     missing key is a 401 before a bad body's 422, which comes before an unknown model's 404."""
     with transaction(reads) as s:
         who = identify(s)
-        body = parse()
-        target = find_target(s, who, handle, body.version)
-    require_scorable(who, body, target)
-    return ScoreRequest(who, body, target)
+        payload = parse()
+        target = find_target(s, who, handle, payload.version)
+    require_scorable(who, payload, target)
+    return ScoreRequest(who, payload, target)
 
 
-def require_scorable(who: Principal, body: ScoreIn, t: Target) -> None:
+def require_scorable(who: Principal, payload: ScoreIn, t: Target) -> None:
     """What a request must be before anything is scored, cached or buffered: explain takes one content, and
     feedback comes from a writer of the model, for one content, on a model that keeps content."""
-    if body.explain and isinstance(body.content, list) and len(body.content) > 1:
+    if payload.explain and isinstance(payload.content, list) and len(payload.content) > 1:
         raise ApiError(
             422,
             "validation_error",
@@ -250,7 +250,7 @@ def require_scorable(who: Principal, body: ScoreIn, t: Target) -> None:
             "send the others without explain.",
             details=[{"loc": ["body", "explain"], "msg": "one content per request", "type": "explain_cap"}],
         )
-    if body.feedback:
+    if payload.feedback:
         require_feedback_writer(who, t)
         if t.zdr:
             raise ApiError(
@@ -258,7 +258,7 @@ def require_scorable(who: Principal, body: ScoreIn, t: Target) -> None:
                 "zero_data_retention",
                 "Feedback is rejected under zero-data-retention: content is never stored.",
             )
-        if isinstance(body.content, list):
+        if isinstance(payload.content, list):
             raise ApiError(422, "validation_error", "feedback labels a single content, not a list.")
 
 
@@ -301,7 +301,7 @@ def score(
                 still_wanted()
             with share.turn(caller, fair_share.cost_of(piece), still_wanted):
                 blocks.extend(trait_scores(scorer, piece))
-    feedback = r.body.feedback
+    feedback = r.payload.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None
     return Scored(r, scorer, blocks, buffered)
 
@@ -359,17 +359,17 @@ def score_body(scored: Scored) -> JsonObject:
     explanations when asked."""
     r, t = scored.request, scored.request.target
     out: JsonObject = {"handle": t.handle, "version_no": t.version_no, "version_tags": t.tags}
-    if isinstance(r.body.content, list):
+    if isinstance(r.payload.content, list):
         results = []
         for i, (text, block) in enumerate(zip(r.texts, scored.blocks, strict=True)):
             item: JsonObject = {"index": i, "scores": with_decisions(block, t.thresholds)}
-            if r.body.explain:
+            if r.payload.explain:
                 item["explanation"] = explanation(scored.scorer, text)
             results.append(item)
         out["results"] = results
     else:
         out["scores"] = with_decisions(scored.blocks[0], t.thresholds)
-        if r.body.explain:
+        if r.payload.explain:
             out["explanation"] = explanation(scored.scorer, r.texts[0])
     if scored.buffered is not None:
         out["feedback_buffered"] = scored.buffered
@@ -377,12 +377,12 @@ def score_body(scored: Scored) -> JsonObject:
 
 
 def compare(
-    ctx: Resources, who: Principal, handle: str, body: CompareIn, share: FairShare | None = None
+    ctx: Resources, who: Principal, handle: str, payload: CompareIn, share: FairShare | None = None
 ) -> CompareOut:
     """Two texts scored by one version, and b's score minus a's per trait."""
     with transaction(ctx.reads) as s:
-        t = find_target(s, who, handle, body.version)
-    scorer, texts = scorer_for(ctx, t), [body.a, body.b]
+        t = find_target(s, who, handle, payload.version)
+    scorer, texts = scorer_for(ctx, t), [payload.a, payload.b]
     share, caller, cost = share or UNSHARED, caller_of(who), fair_share.cost_of(texts)
     with share.admitted(caller, cost), share.turn(caller, cost):
         a, b = trait_scores(scorer, texts)

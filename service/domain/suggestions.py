@@ -87,24 +87,24 @@ def plan(read: _Read, k: int, overlap: float, claiming: bool, shared_pool: bool)
 ROUNDS = 3
 
 
-def suggest_next(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> SuggestOut:
+def suggest_next(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> SuggestOut:
     for _ in range(ROUNDS):
-        out, contended = _round(ctx, who, handle, body)
+        out, contended = _round(ctx, who, handle, payload)
         if not contended:
             break
     return out
 
 
-def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tuple[SuggestOut, bool]:
+def _round(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> tuple[SuggestOut, bool]:
     """One suggestion, and whether colleagues took some of its picks first (it came out short)."""
     from core.engine.suggest import fit, pole_prior, suggest  # scikit-learn: loaded by a first use
 
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
-        claiming = body.claim and may_claim(who, model)
+        claiming = payload.claim and may_claim(who, model)
         embedder = ctx.embedders.get(model_body(s, model))
-        trait = TraitRefs(s, model).find(body.trait, ("body", "trait"))
-        overlap = model.overlap if body.overlap is None else body.overlap  # the owner's, unless asked
+        trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
+        overlap = model.overlap if payload.overlap is None else payload.overlap  # the owner's, unless asked
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)
         model_id, shared_pool = model.id, model.shared_pool
     spec = trait_specs([read.trait])[0]
@@ -113,12 +113,19 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
     prior = pole_prior(spec, embedder)
     # One fit per answer: it picks, and scores the texts handed out beside the picks (claims, gold items).
     fitted = fit(L, q, prior)
-    order = plan(read, body.k, overlap, claiming, shared_pool)
+    order = plan(read, payload.k, overlap, claiming, shared_pool)
     mine, assigned, shared = order.mine, order.assigned, order.shared
     need = order.fresh + len(shared)  # what the shared pool serves
     spare = need if claiming else 0  # taken meanwhile by a colleague: the next ones stand in
     picked = suggest(
-        read.X, L, q, k=order.fresh + spare, mode=body.mode, exclude=read.exclude, prior=prior, fitted=fitted
+        read.X,
+        L,
+        q,
+        k=order.fresh + spare,
+        mode=payload.mode,
+        exclude=read.exclude,
+        prior=prior,
+        fitted=fitted,
     )
     chosen = [int(read.ids[i]) for i in picked.indices]
     scores = dict(zip(chosen, picked.scores, strict=True))
@@ -138,7 +145,7 @@ def _round(ctx: Resources, who: Principal, handle: str, body: SuggestIn) -> tupl
             own = grant(s, model_id, trait, me, offers, need - len(spread), lease, most)
         got = len(until) + len(given) + len(spread) + len(own)
         offered = len(chosen) + len(shared) + len(assigned)
-        refused = got < min(body.k, most) and offered > len(given) + len(spread) + len(own)
+        refused = got < min(payload.k, most) and offered > len(given) + len(spread) + len(own)
         mine = [i for i in mine if i in until]
         assigned = [i for i in assigned if i in given]
         shared_ids = [i for i, _ in shared if i in spread]

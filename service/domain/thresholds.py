@@ -61,7 +61,7 @@ def get_thresholds(ctx: Databases, who: Principal, handle: str, ref: str) -> Thr
 
 
 def set_threshold(
-    ctx: Databases, who: Principal, handle: str, ref: str, trait: str, body: ThresholdIn
+    ctx: Databases, who: Principal, handle: str, ref: str, trait: str, payload: ThresholdIn
 ) -> ThresholdOut:
     from core.engine.thresholds import choose_threshold  # scikit-learn: loaded by the first choice
 
@@ -78,18 +78,18 @@ def set_threshold(
                 f"v{version.version_no} has no evaluated items of trait {trait!r}: "
                 "add evaluation items of it and evaluate the version.",
             )
-        chosen = choose_threshold(scores, quality, body.target, body.value)
+        chosen = choose_threshold(scores, quality, payload.target, payload.value)
         if chosen is None:
             raise ApiError(
                 422,
                 "target_unreachable",
-                f"No threshold reaches {body.target} {body.value} for {trait!r} on the evaluation set "
+                f"No threshold reaches {payload.target} {payload.value} for {trait!r} on the evaluation set "
                 "(it needs positive and negative items, and a reachable target).",
             )
         entry = ThresholdOut(
             trait=trait,
-            target=body.target,
-            value=body.value,
+            target=payload.target,
+            value=payload.value,
             run_id=found.run_id,
             items=len(scores),
             set_at=utcnow().isoformat(),
@@ -104,8 +104,8 @@ def set_threshold(
             "trait": trait,
             "from": before["threshold"] if isinstance(before, dict) else None,
             "to": entry.threshold,
-            "target": body.target,
-            "value": body.value,
+            "target": payload.target,
+            "value": payload.value,
         }
         audit.record(s, who, "threshold_changed", model.namespace, model, detail)
         return entry

@@ -120,7 +120,7 @@ def sample_count(session: Session, model: Model) -> int:
 # -- starting runs: train (first, retune, a reopened draft's N+1), discover, synthesize ----------------------
 
 
-def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) -> RunStarted:
+def start_training(ctx: RunStarter, who: Principal, handle: str, payload: TrainIn) -> RunStarted:
     """A run queued (`busy`), the run in flight (an idempotent repeat), or nothing to do (`ready`)."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
@@ -130,11 +130,11 @@ def start_training(ctx: RunStarter, who: Principal, handle: str, body: TrainIn) 
                 return RunStarted(state="busy", run_id=run.id)  # idempotent hit on the run in flight
             raise busy_error(s, model)
         triggered_by: Operation = "retune" if model.state == "ready" else "train"
-        if triggered_by == "retune" and not body.reoptimize_params:
+        if triggered_by == "retune" and not payload.reoptimize_params:
             return RunStarted(state="ready", run_id=None)
         require(s, model, triggered_by)
         check_trainable(s, model)
-        options: JsonObject = {"effort": body.effort or "medium", "triggered_by": triggered_by}
+        options: JsonObject = {"effort": payload.effort or "medium", "triggered_by": triggered_by}
         if model.current_version_id is not None or _has_buffer(s, model):
             # A reopened draft's buffered feedback joins the training, and so do labels given while a
             # discover or synthesize kept a draft busy (service/domain/labelling.py).
@@ -170,8 +170,8 @@ def _start_unique(s: Session, model: Model, kind: RunKind, options: JsonObject, 
     return ledger.create_run(s, model, kind, options, idempotency_key=key).id
 
 
-def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: DiscoverIn) -> RunStarted:
-    options = {"effort": body.effort or "medium"}
+def start_discovery(ctx: RunStarter, who: Principal, handle: str, payload: DiscoverIn) -> RunStarted:
+    options = {"effort": payload.effort or "medium"}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         key = idempotency_key("discover", options, fingerprint(s, model, "discovered", extrinsic_only=True))
@@ -189,8 +189,8 @@ def start_discovery(ctx: RunStarter, who: Principal, handle: str, body: Discover
     return RunStarted(state="busy", run_id=run_id)
 
 
-def start_synthesis(ctx: Resources, who: Principal, handle: str, body: SynthesizeIn) -> RunStarted:
-    options = {"effort": body.effort or "medium", "synth_type": body.synth_type}
+def start_synthesis(ctx: Resources, who: Principal, handle: str, payload: SynthesizeIn) -> RunStarted:
+    options = {"effort": payload.effort or "medium", "synth_type": payload.synth_type}
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True)
         # The pool is what synthesis picks from: synthesizing again once it changed is not a repeat.
@@ -205,7 +205,7 @@ def start_synthesis(ctx: Resources, who: Principal, handle: str, body: Synthesiz
         require(s, model, "synthesize")
         if not s.scalars(select(Trait.id).where(Trait.model_id == model.id).limit(1)).first():
             raise ApiError(422, "no_traits", "Synthesis needs at least one trait.")
-        if body.synth_type == "diversify" and not sample_count(s, model):
+        if payload.synth_type == "diversify" and not sample_count(s, model):
             raise ApiError(422, "no_samples", "diversify needs seed samples to vary.")
         run_id = _start_unique(s, model, "synthesize", options, key)
         audit.run_started(s, who, model, run_id, "synthesize", dict(options))

@@ -39,9 +39,9 @@ PERSON = "/models/{handle}/assignments/{annotator}"
     response_model=Assigned,
     responses=errors(403, 404, 409),
 )
-def assign(handle: str, body: AssignIn, who: AuthoringKey, ctx: CtxDep) -> Assigned:
+def assign(handle: str, payload: AssignIn, who: AuthoringKey, ctx: CtxDep) -> Assigned:
     """Give pool texts to a person: these `ids`, or up to `count` texts matching `filter` that nobody has."""
-    return assignments.assign(ctx, who, handle, body)
+    return assignments.assign(ctx, who, handle, payload)
 
 
 @router.get("/models/{handle}/assignments", response_model=AssignmentsOut, responses=errors(403, 404))
@@ -57,14 +57,16 @@ def unassign(handle: str, annotator: Person, who: AuthoringKey, ctx: CtxDep) -> 
 
 
 @router.post(PERSON + "/reassign", response_model=Reassigned, responses=errors(403, 404, 409, 422))
-def reassign(handle: str, annotator: Person, body: ReassignIn, who: AuthoringKey, ctx: CtxDep) -> Reassigned:
+def reassign(
+    handle: str, annotator: Person, payload: ReassignIn, who: AuthoringKey, ctx: CtxDep
+) -> Reassigned:
     """The person's texts not labelled yet become another person's, in one action."""
-    return assignments.reassign(ctx, who, handle, annotator, body)
+    return assignments.reassign(ctx, who, handle, annotator, payload)
 
 
 @router.put(PERSON + "/target", response_model=AssignmentsOut, responses=errors(403, 404, 409, 422))
 def set_target(
-    handle: str, annotator: Person, body: TargetIn, who: AuthoringKey, ctx: CtxDep
+    handle: str, annotator: Person, payload: TargetIn, who: AuthoringKey, ctx: CtxDep
 ) -> AssignmentsOut:
     """A person's target: texts per UTC day or in all (`count` null removes it)."""
-    return assignments.set_target(ctx, who, handle, annotator, body)
+    return assignments.set_target(ctx, who, handle, annotator, payload)

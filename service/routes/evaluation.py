@@ -30,9 +30,9 @@ VersionRef = Annotated[str, Path(max_length=MAX_VERSION_REF_CHARS, description="
     response_model=EvalAdded,
     responses=errors(403, 404, 409),
 )
-def add_items(handle: str, body: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) -> EvalAdded:
-    small_import(ctx, who, handle, len(body.items))
-    return evaluation.add_items(ctx, who, handle, body.items)
+def add_items(handle: str, payload: EvalItemsIn, who: AuthoringKey, ctx: CtxDep) -> EvalAdded:
+    small_import(ctx, who, handle, len(payload.items))
+    return evaluation.add_items(ctx, who, handle, payload.items)
 
 
 @router.get("/models/{handle}/evaluation-set", response_model=EvalSetOut, responses=errors(403, 404))

@@ -19,15 +19,15 @@ router = APIRouter(tags=["gold"])
     response_model=GoldAdded,
     responses=errors(403, 404, 409, 422),
 )
-def add_gold(handle: str, body: GoldIn, who: AuthoringKey, ctx: CtxDep) -> GoldAdded:
+def add_gold(handle: str, payload: GoldIn, who: AuthoringKey, ctx: CtxDep) -> GoldAdded:
     """Add texts with their known answer per trait as gold items (the evaluation set's texts left out)."""
-    return gold.add_gold(ctx, who, handle, body)
+    return gold.add_gold(ctx, who, handle, payload)
 
 
 @router.post("/models/{handle}/gold/promote", response_model=GoldAdded, responses=errors(403, 404, 409, 422))
-def promote_gold(handle: str, body: GoldPromoteIn, who: AuthoringKey, ctx: CtxDep) -> GoldAdded:
+def promote_gold(handle: str, payload: GoldPromoteIn, who: AuthoringKey, ctx: CtxDep) -> GoldAdded:
     """Make settled texts of a trait gold items, their settling vote the known answer."""
-    return gold.promote(ctx, who, handle, body)
+    return gold.promote(ctx, who, handle, payload)
 
 
 @router.get("/models/{handle}/gold", response_model=GoldSetOut, responses=errors(403, 404))

@@ -22,9 +22,9 @@ def get_guidelines(handle: str, who: AuthoringKey, ctx: CtxDep) -> GuidelinesOut
 
 
 @router.put("/models/{handle}/guidelines", response_model=GuidelinesOut, responses=errors(403, 404, 409))
-def save_guidelines(handle: str, body: GuidelinesIn, who: AuthoringKey, ctx: CtxDep) -> GuidelinesOut:
+def save_guidelines(handle: str, payload: GuidelinesIn, who: AuthoringKey, ctx: CtxDep) -> GuidelinesOut:
     """Save the guidelines as a new version (the owner's)."""
-    return guidelines.save_guidelines(ctx, who, handle, body)
+    return guidelines.save_guidelines(ctx, who, handle, payload)
 
 
 @router.get(
@@ -43,7 +43,7 @@ def list_guidelines_versions(
 
 @router.post("/models/{handle}/guidelines/read", response_model=GuidelinesOut, responses=errors(403, 404))
 def mark_guidelines_read(
-    handle: str, body: GuidelinesReadIn, who: AuthoringKey, ctx: CtxDep
+    handle: str, payload: GuidelinesReadIn, who: AuthoringKey, ctx: CtxDep
 ) -> GuidelinesOut:
     """Record that the caller read this version of the guidelines."""
-    return guidelines.mark_read(ctx, who, handle, body)
+    return guidelines.mark_read(ctx, who, handle, payload)

@@ -19,8 +19,8 @@ router = APIRouter(tags=["models"])
 @router.post(
     "/models", status_code=status.HTTP_201_CREATED, response_model=ModelOut, responses=errors(403, 409)
 )
-def create_model(body: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
-    return models.create_model(ctx, who, body)
+def create_model(payload: ModelCreate, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    return models.create_model(ctx, who, payload)
 
 
 @router.get("/models", response_model=ModelPage, responses=errors(400, 403))
@@ -44,8 +44,8 @@ def get_model(handle: str, who: AnyKey, ctx: CtxDep) -> ModelOut:
 
 
 @router.patch("/models/{handle}", response_model=ModelOut, responses=errors(403, 404, 409))
-def update_model(handle: str, body: ModelPatch, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
-    return models.update_model(ctx, who, handle, body)
+def update_model(handle: str, payload: ModelPatch, who: AuthoringKey, ctx: CtxDep) -> ModelOut:
+    return models.update_model(ctx, who, handle, payload)
 
 
 @router.delete("/models/{handle}", response_model=Deleted, responses=errors(403, 404, 409))

@@ -39,10 +39,10 @@ def list_my_labels(
     responses=errors(403, 404, 409),
 )
 def change_my_label(
-    handle: str, kind: LabelKind, label_id: int, body: MyLabelPatch, who: AuthoringKey, ctx: CtxDep
+    handle: str, kind: LabelKind, label_id: int, payload: MyLabelPatch, who: AuthoringKey, ctx: CtxDep
 ) -> MyLabel:
     """Change one's own label while it is not yet trained into a version (409 `label_trained` after)."""
-    return my_labels.change_my_label(ctx, who, handle, kind, label_id, body)
+    return my_labels.change_my_label(ctx, who, handle, kind, label_id, payload)
 
 
 @router.delete(

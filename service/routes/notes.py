@@ -40,7 +40,7 @@ def note_routes(
     id_name: str,
     docs: tuple[str, str],
     bodies: tuple[type[BaseModel], type[BaseModel], type[BaseModel]],
-    add: Callable[..., BaseModel],  # (ctx, who, handle, body)
+    add: Callable[..., BaseModel],  # (ctx, who, handle, payload)
     page: Callable[..., BaseModel],  # (ctx, who, handle, trait, limit, cursor)
     delete: Callable[..., NoteDeleted],  # (ctx, who, handle, note id)
 ) -> None:
@@ -49,8 +49,8 @@ def note_routes(
     the request, item and page bodies."""
     body_in, out, page_out = bodies
 
-    def add_note(handle: str, body: BaseModel, who: AuthoringKey, ctx: CtxDep) -> BaseModel:
-        return add(ctx, who, handle, body)
+    def add_note(handle: str, payload: BaseModel, who: AuthoringKey, ctx: CtxDep) -> BaseModel:
+        return add(ctx, who, handle, payload)
 
     def list_notes(
         handle: str,
@@ -67,7 +67,7 @@ def note_routes(
 
     # FastAPI reads a route's body model and parameter names from the annotations (strings, resolved in this
     # module's globals): the kind's are set here, the path parameter under the kind's name.
-    add_note.__annotations__["body"] = body_in
+    add_note.__annotations__["payload"] = body_in
     delete_note.__annotations__["note_id"] = Annotated[int, Path(alias=id_name)]
 
     path = f"/models/{{handle}}/{kind}"

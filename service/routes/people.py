@@ -34,11 +34,11 @@ def list_people(namespace: Namespace, who: AuthoringKey, ctx: CtxDep) -> MemberP
 
 @router.put("/namespaces/{namespace}/people/{member}", response_model=MemberOut, responses=errors(403, 409))
 def set_person(
-    namespace: Namespace, member: Member, body: MemberIn, who: AuthoringKey, ctx: CtxDep
+    namespace: Namespace, member: Member, payload: MemberIn, who: AuthoringKey, ctx: CtxDep
 ) -> MemberOut:
     """Add someone to the namespace with a role, or change their role (owners only). 409 `last_owner`
     when it would demote the namespace's last owner."""
-    return people.set_person(ctx, who, namespace, member, body)
+    return people.set_person(ctx, who, namespace, member, payload)
 
 
 @router.delete(

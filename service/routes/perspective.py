@@ -134,24 +134,24 @@ def _trait_index(traits: Sequence[TraitSpec], attribute: str, handle: str) -> in
     raise ApiError(400, "unknown_attribute", f"Attribute {attribute!r} is not a trait of {handle}.")
 
 
-def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
-    handle = _handle(ctx, body.model)
-    for name, params in body.requestedAttributes.items():
+def _analyze_sync(ctx: Context, who: Principal, payload: AnalyzeIn) -> JsonObject:
+    handle = _handle(ctx, payload.model)
+    for name, params in payload.requestedAttributes.items():
         if params.scoreType not in (None, SCORE_TYPE):
             raise ApiError(400, "validation_error", f"{name}: only scoreType {SCORE_TYPE} is supported.")
-    text = body.comment.text
-    if body.comment.type not in (None, "PLAIN_TEXT"):
+    text = payload.comment.text
+    if payload.comment.type not in (None, "PLAIN_TEXT"):
         raise ApiError(400, "validation_error", "comment.type: only PLAIN_TEXT is supported.")
-    spans = sentence_spans(text) if body.spanAnnotations else []
+    spans = sentence_spans(text) if payload.spanAnnotations else []
     units = utf16_spans(text, spans)  # what the response reports; `spans` slice the Python string
-    refs = {split_attribute(name)[1] for name in body.requestedAttributes}
+    refs = {split_attribute(name)[1] for name in payload.requestedAttributes}
     targets = find_targets(ctx.reads, who, handle, refs)
     scorers = {
-        ref: scorer_for(ctx, replace(t, zdr=True) if body.doNotStore else t) for ref, t in targets.items()
+        ref: scorer_for(ctx, replace(t, zdr=True) if payload.doNotStore else t) for ref, t in targets.items()
     }
-    if body.languages:  # before any scoring: a refused request costs no embedding
-        for name in body.requestedAttributes:
-            check_languages(name, body.languages, scorers[split_attribute(name)[1]].embedder_id)
+    if payload.languages:  # before any scoring: a refused request costs no embedding
+        for name in payload.requestedAttributes:
+            check_languages(name, payload.languages, scorers[split_attribute(name)[1]].embedder_id)
     # One scoring call per version: the whole comment, then each sentence.
     rows: dict[str | None, np.ndarray] = {}
     traits: dict[str | None, list[TraitSpec]] = {}
@@ -159,7 +159,7 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
         rows[ref] = scorer.score([text] + [text[a:b] for a, b in spans])
         traits[ref] = list(scorer.traits)
     out: dict[str, AttributeScore] = {}
-    for name, params in body.requestedAttributes.items():
+    for name, params in payload.requestedAttributes.items():
         base, ref = split_attribute(name)
         col = _trait_index(traits[ref], base, handle)
         matrix = rows[ref]
@@ -176,32 +176,32 @@ def _analyze_sync(ctx: Context, who: Principal, body: AnalyzeIn) -> JsonObject:
         ]
         entry = AttributeScore(
             summaryScore=summary if summary.value >= floor else None,
-            spanScores=kept if body.spanAnnotations and kept else None,
+            spanScores=kept if payload.spanAnnotations and kept else None,
         )
         if entry.summaryScore is not None or entry.spanScores:
             out[name] = entry
     detected = detect_languages(text)
     result = AnalyzeOut(
         attributeScores=out,
-        languages=body.languages or detected,
+        languages=payload.languages or detected,
         detectedLanguages=detected,
-        clientToken=body.clientToken,
+        clientToken=payload.clientToken,
     )
     return result.model_dump(exclude_none=True)
 
 
-def _suggest_sync(ctx: Context, who: Principal, body: SuggestScoreIn) -> JsonObject:
-    handle = _handle(ctx, body.model)
+def _suggest_sync(ctx: Context, who: Principal, payload: SuggestScoreIn) -> JsonObject:
+    handle = _handle(ctx, payload.model)
     t, by_name = feedback_target(ctx.reads, who, handle)
     items = []
-    for name, suggested in body.attributeScores.items():
+    for name, suggested in payload.attributeScores.items():
         base = split_attribute(name)[0].casefold()
         key = by_name.get(base)
         if key is None:
             raise ApiError(400, "unknown_attribute", f"Attribute {name!r} is not a trait of {handle}.")
         items.append(_Label(key, suggested.summaryScore.value))
-    add_feedback(ctx, t, body.comment.text, items, who)
-    return SuggestScoreOut(clientToken=body.clientToken).model_dump(exclude_none=True)
+    add_feedback(ctx, t, payload.comment.text, items, who)
+    return SuggestScoreOut(clientToken=payload.clientToken).model_dump(exclude_none=True)
 
 
 @dataclass
@@ -225,15 +225,15 @@ async def _call[Body: (AnalyzeIn, SuggestScoreIn)](
         if refused is not None:
             raise refused
         raw = await request.body()
-        body = _parse(raw, schema)
+        payload = _parse(raw, schema)
         # The same budget of scoring work as /score: counting requests alone let a few long comments take
         # a core from every other caller.
         limiter = request.app.state.limiter
-        chars = len(body.comment.text)
+        chars = len(payload.comment.text)
         refused = await run_in_threadpool(ratelimit.work_refusal, limiter, who, chars)
         if refused is not None:
             raise refused
-        return JSONResponse(await run_in_threadpool(work, ctx, who, body))
+        return JSONResponse(await run_in_threadpool(work, ctx, who, payload))
     except _KeyProblem as exc:
         return key_error(rid, missing=exc.missing)
     except ApiError as exc:

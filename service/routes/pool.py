@@ -37,9 +37,9 @@ router = APIRouter(tags=["pool"])
     response_model=PoolAdded,
     responses=errors(403, 404, 409),
 )
-def add_pool_texts(handle: str, body: PoolIn, who: AuthoringKey, ctx: CtxDep) -> PoolAdded:
-    small_import(ctx, who, handle, len(body.texts))
-    return pool.add_pool_texts(ctx, who, handle, body)
+def add_pool_texts(handle: str, payload: PoolIn, who: AuthoringKey, ctx: CtxDep) -> PoolAdded:
+    small_import(ctx, who, handle, len(payload.texts))
+    return pool.add_pool_texts(ctx, who, handle, payload)
 
 
 @router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404))
@@ -81,8 +81,8 @@ def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
 
 
 @router.post("/models/{handle}/pool/suggest", response_model=SuggestOut, responses=errors(403, 404))
-def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
-    return suggestions.suggest_next(ctx, who, handle, body)
+def suggest_next(handle: str, payload: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
+    return suggestions.suggest_next(ctx, who, handle, payload)
 
 
 @router.post(
@@ -91,10 +91,10 @@ def suggest_next(handle: str, body: SuggestIn, who: AuthoringKey, ctx: CtxDep) -
     response_model=Labelled,
     responses=errors(403, 404, 409),
 )
-def label_pool_text(handle: str, text_id: int, body: LabelIn, who: AuthoringKey, ctx: CtxDep) -> Labelled:
+def label_pool_text(handle: str, text_id: int, payload: LabelIn, who: AuthoringKey, ctx: CtxDep) -> Labelled:
     """Label a pool text for a trait: a sample of an untrained draft, else buffered feedback for the next
     version (also while a run is in flight); the caller's claim on the text ends."""
-    return labelling.label_pool_text(ctx, who, handle, text_id, body)
+    return labelling.label_pool_text(ctx, who, handle, text_id, payload)
 
 
 @router.post(
@@ -103,10 +103,10 @@ def label_pool_text(handle: str, text_id: int, body: LabelIn, who: AuthoringKey,
     response_model=BulkLabelled,
     responses=errors(403, 404, 409),
 )
-def label_pool_texts(handle: str, body: BulkLabelIn, who: AuthoringKey, ctx: CtxDep) -> BulkLabelled:
+def label_pool_texts(handle: str, payload: BulkLabelIn, who: AuthoringKey, ctx: CtxDep) -> BulkLabelled:
     """One label for several pool texts (a selection, e.g. a search's page), a reviewer's or an owner's:
     a vote of the caller's on each text, one event in the audit log (addition)."""
-    return labelling.label_pool_texts(ctx, who, handle, body)
+    return labelling.label_pool_texts(ctx, who, handle, payload)
 
 
 @router.delete(

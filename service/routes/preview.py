@@ -13,5 +13,5 @@ router = APIRouter(tags=["traits"])
 
 
 @router.post("/models/{handle}/traits/preview", response_model=TraitPreviewOut, responses=errors(403, 404))
-def preview_trait(handle: str, body: TraitPreviewIn, who: AuthoringKey, ctx: CtxDep) -> TraitPreviewOut:
-    return preview.preview_trait(ctx, who, handle, body)
+def preview_trait(handle: str, payload: TraitPreviewIn, who: AuthoringKey, ctx: CtxDep) -> TraitPreviewOut:
+    return preview.preview_trait(ctx, who, handle, payload)

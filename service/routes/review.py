@@ -31,9 +31,9 @@ def list_review(
 
 
 @router.post("/models/{handle}/review", response_model=Reviewed, responses=errors(403, 404, 409, 422))
-def review_labels(handle: str, body: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
+def review_labels(handle: str, payload: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
     """Accept or reject labels (the reviewer role), with an optional comment; all or none."""
-    return review.review_labels(ctx, who, handle, body)
+    return review.review_labels(ctx, who, handle, payload)
 
 
 @router.delete("/models/{handle}/labels", response_model=LabelsRemoved, responses=errors(403, 404, 409, 422))
@@ -51,6 +51,6 @@ def remove_labels(
 @router.post(
     "/models/{handle}/labels/restore", response_model=LabelsRestored, responses=errors(403, 404, 409)
 )
-def restore_labels(handle: str, body: RestoreIn, who: AuthoringKey, ctx: CtxDep) -> LabelsRestored:
+def restore_labels(handle: str, payload: RestoreIn, who: AuthoringKey, ctx: CtxDep) -> LabelsRestored:
     """Undo a bulk removal with its `undo` token (the owner's), within the hour."""
-    return removal.restore_labels(ctx, who, handle, body.undo)
+    return removal.restore_labels(ctx, who, handle, payload.undo)

@@ -16,6 +16,7 @@ _RUN_ERRORS = errors(403, 404, 409)
 _RUN_ERRORS[409] = {**_RUN_ERRORS[409], "headers": RUN_ID_HEADER}
 
 
+# The optional body keeps its OpenAPI title "Body" (FastAPI would title it after the parameter).
 @router.post(
     "/models/{handle}/train",
     status_code=status.HTTP_202_ACCEPTED,
@@ -26,9 +27,13 @@ _RUN_ERRORS[409] = {**_RUN_ERRORS[409], "headers": RUN_ID_HEADER}
     },
 )
 def train(
-    handle: str, who: AuthoringKey, ctx: CtxDep, response: Response, body: TrainIn | None = Body(default=None)
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    response: Response,
+    payload: TrainIn | None = Body(default=None, title="Body"),
 ) -> RunStarted:
-    started = training.start_training(ctx, who, handle, body or TrainIn())
+    started = training.start_training(ctx, who, handle, payload or TrainIn())
     if started.state == "ready":
         response.status_code = status.HTTP_200_OK
     return started
@@ -41,9 +46,9 @@ def train(
     responses=_RUN_ERRORS,
 )
 def discover(
-    handle: str, who: AuthoringKey, ctx: CtxDep, body: DiscoverIn | None = Body(default=None)
+    handle: str, who: AuthoringKey, ctx: CtxDep, payload: DiscoverIn | None = Body(default=None, title="Body")
 ) -> RunStarted:
-    return training.start_discovery(ctx, who, handle, body or DiscoverIn())
+    return training.start_discovery(ctx, who, handle, payload or DiscoverIn())
 
 
 @router.post(
@@ -53,9 +58,12 @@ def discover(
     responses=_RUN_ERRORS,
 )
 def synthesize(
-    handle: str, who: AuthoringKey, ctx: CtxDep, body: SynthesizeIn | None = Body(default=None)
+    handle: str,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    payload: SynthesizeIn | None = Body(default=None, title="Body"),
 ) -> RunStarted:
-    return training.start_synthesis(ctx, who, handle, body or SynthesizeIn())
+    return training.start_synthesis(ctx, who, handle, payload or SynthesizeIn())
 
 
 @router.post(

@@ -31,9 +31,9 @@ router = APIRouter(tags=["samples"])
     response_model=SampleIds,
     responses=errors(403, 404, 409),
 )
-def add_sample_batch(handle: str, body: SamplesIn, who: AuthoringKey, ctx: CtxDep) -> SampleIds:
-    small_import(ctx, who, handle, len(body.samples))
-    return samples.add_sample_batch(ctx, who, handle, body.samples)
+def add_sample_batch(handle: str, payload: SamplesIn, who: AuthoringKey, ctx: CtxDep) -> SampleIds:
+    small_import(ctx, who, handle, len(payload.samples))
+    return samples.add_sample_batch(ctx, who, handle, payload.samples)
 
 
 @router.get("/models/{handle}/samples", response_model=SamplePage, responses=errors(400, 403, 404))
@@ -53,9 +53,9 @@ def list_samples(
     "/models/{handle}/samples/{sample_id:int}", response_model=SampleOut, responses=errors(403, 404, 409)
 )
 def update_sample(
-    handle: str, sample_id: int, body: SamplePatch, who: AuthoringKey, ctx: CtxDep
+    handle: str, sample_id: int, payload: SamplePatch, who: AuthoringKey, ctx: CtxDep
 ) -> SampleOut:
-    return samples.update_sample(ctx, who, handle, sample_id, body)
+    return samples.update_sample(ctx, who, handle, sample_id, payload)
 
 
 @router.delete(
@@ -66,7 +66,7 @@ def delete_sample(handle: str, sample_id: int, who: AuthoringKey, ctx: CtxDep) -
 
 
 @router.post("/models/{handle}/settle", response_model=Settled, responses=errors(403, 404, 409, 422))
-def settle_text(handle: str, body: SettleIn, who: AuthoringKey, ctx: CtxDep) -> Settled:
+def settle_text(handle: str, payload: SettleIn, who: AuthoringKey, ctx: CtxDep) -> Settled:
     """Settle a text of a trait with the caller's vote (the reviewer role), in any state but archived: the
     next training takes it in (docs/api.md "Agreement")."""
-    return samples.settle_text(ctx, who, handle, body)
+    return samples.settle_text(ctx, who, handle, payload)

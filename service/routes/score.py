@@ -43,11 +43,11 @@ def _wants_text(request: Request) -> bool:
     return "text/plain" in accept and "application/json" not in accept.split(",")[0]
 
 
-def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -> ScoreIn:
+def _parse(payload: bytes, content_type: str, version: str | None, explain: bool) -> ScoreIn:
     media = content_type.split(";")[0].strip().lower()
     try:
         if media == "text/plain":
-            text = body.decode("utf-8")
+            text = payload.decode("utf-8")
             if has_unstorable(text):
                 raise ApiError(
                     422,
@@ -57,7 +57,7 @@ def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -
                 )
             return ScoreIn(content=text, version=version, explain=explain)
         if media == "application/json" or media.endswith("+json"):
-            data = json.loads(body) if body else None
+            data = json.loads(payload) if payload else None
             parsed = ScoreIn.model_validate(data)
             if version and parsed.version is None:
                 parsed.version = version
@@ -81,7 +81,7 @@ def _parse(body: bytes, content_type: str, version: str | None, explain: bool) -
 @dataclass
 class ScoreCall:
     handle: str
-    body: bytes
+    payload: bytes
     content_type: str
     version: str | None  # query parameters, for raw bodies
     explain: bool
@@ -144,7 +144,7 @@ def _still_wanted(call: ScoreCall) -> None:
 
 
 def _score_sync(ctx: Context, call: ScoreCall) -> Response:
-    parse = partial(_parse, call.body, call.content_type, call.version, call.explain)
+    parse = partial(_parse, call.payload, call.content_type, call.version, call.explain)
     opened = scoring.open_request(ctx.reads, call.identify, call.handle, parse)
     if call.limiter is not None:
         refused = ratelimit.work_refusal(call.limiter, opened.who, sum(map(len, opened.texts)))
@@ -154,7 +154,7 @@ def _score_sync(ctx: Context, call: ScoreCall) -> Response:
         raise stopping_refusal()
     with scoring_answers():
         scored = scoring.score(ctx, opened, partial(_still_wanted, call), call.share)
-    if scored.request.body.explain:
+    if scored.request.payload.explain:
         _still_wanted(call)  # the explanation is the long part of a request
     if call.as_text:
         t = scored.request.target
@@ -197,10 +197,10 @@ async def score(
     explain: Annotated[bool, Query(description="Per-word explanation (raw bodies)")] = False,
 ) -> Response:
     content_type = request.headers.get("content-type", "application/json")
-    body = await request.body()
+    payload = await request.body()
     call = ScoreCall(
         handle,
-        body,
+        payload,
         content_type,
         version,
         explain,
@@ -217,9 +217,9 @@ async def score(
 @router.post(
     "/models/{handle}/score/compare", response_model=CompareOut, responses=errors(403, 404, 409, 503)
 )
-def compare(handle: str, body: CompareIn, who: AnyKey, ctx: CtxDep, request: Request) -> CompareOut:
-    refused = ratelimit.work_refusal(request.app.state.limiter, who, len(body.a) + len(body.b))
+def compare(handle: str, payload: CompareIn, who: AnyKey, ctx: CtxDep, request: Request) -> CompareOut:
+    refused = ratelimit.work_refusal(request.app.state.limiter, who, len(payload.a) + len(payload.b))
     if refused is not None:
         raise refused
     with scoring_answers():
-        return scoring.compare(ctx, who, handle, body, request.app.state.share)
+        return scoring.compare(ctx, who, handle, payload, request.app.state.share)

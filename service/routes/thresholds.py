@@ -36,9 +36,9 @@ def get_thresholds(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> Th
     responses=errors(403, 404, 409),
 )
 def set_threshold(
-    handle: str, ref: VersionRef, trait: TraitKey, body: ThresholdIn, who: AuthoringKey, ctx: CtxDep
+    handle: str, ref: VersionRef, trait: TraitKey, payload: ThresholdIn, who: AuthoringKey, ctx: CtxDep
 ) -> ThresholdOut:
-    return thresholds.set_threshold(ctx, who, handle, ref, trait, body)
+    return thresholds.set_threshold(ctx, who, handle, ref, trait, payload)
 
 
 @router.delete(

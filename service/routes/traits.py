@@ -24,13 +24,13 @@ def list_traits(handle: str, who: AnyKey, ctx: CtxDep) -> TraitsOut:
     response_model=TraitsOut,
     responses=errors(403, 404, 409),
 )
-def add_traits(handle: str, body: TraitsIn, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
-    return traits.add_traits(ctx, who, handle, body.traits)
+def add_traits(handle: str, payload: TraitsIn, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
+    return traits.add_traits(ctx, who, handle, payload.traits)
 
 
 @router.patch("/models/{handle}/traits/{key}", response_model=TraitsOut, responses=errors(403, 404, 409))
-def update_trait(handle: str, key: str, body: TraitPatch, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
-    return traits.update_trait(ctx, who, handle, key, body)
+def update_trait(handle: str, key: str, payload: TraitPatch, who: AuthoringKey, ctx: CtxDep) -> TraitsOut:
+    return traits.update_trait(ctx, who, handle, key, payload)
 
 
 @router.delete("/models/{handle}/traits/{key}", response_model=Deleted, responses=errors(403, 404, 409))

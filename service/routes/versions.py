@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Body, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -51,11 +51,16 @@ def get_version(handle: str, ref: VersionRef, who: AnyKey, ctx: CtxDep) -> JSONR
     return JSONResponse(versions.get_version(ctx, who, handle, ref))
 
 
+# The optional body keeps its OpenAPI title "Body" (FastAPI would title it after the parameter).
 @router.post("/models/{handle}/versions/{ref}", response_model=Tagged, responses=errors(403, 404, 409))
 def tag_version(
-    handle: str, ref: TagName, who: AuthoringKey, ctx: CtxDep, body: TagIn | None = None
+    handle: str,
+    ref: TagName,
+    who: AuthoringKey,
+    ctx: CtxDep,
+    payload: TagIn | None = Body(default=None, title="Body"),
 ) -> Tagged:
-    return versions.tag_version(ctx, who, handle, ref, body.version if body else None)
+    return versions.tag_version(ctx, who, handle, ref, payload.version if payload else None)
 
 
 @router.delete("/models/{handle}/versions/{ref}", response_model=Untagged, responses=errors(403, 404, 409))
