@@ -1,7 +1,7 @@
 """Peak resident memory of the API and of its worker while the stored text grows tenfold, every text at the
 length limit.
 
-`python -m benchmarks.memory_flat [--texts 40 --scale 10 --chars 20000]`: for each size (`--texts`, then
+`python -m benchmarks.memory_flat [--texts 40 --scale 10 --chars N]`: for each size (`--texts`, then
 `--texts` x `--scale`) a fresh service as `serve` runs it (SQLite, the embedded worker child, default
 settings but the per-key rates, which would only slow the client), one model on each body of `--bodies`
 (e5-small-qint8 and mpnet-base), each given that many labelled samples and as many pool texts of `--chars`

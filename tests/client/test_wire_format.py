@@ -46,6 +46,7 @@ class Pair:
 RUN_REF_OWN = frozenset({"status_code", "zero_shot", "note"})  # the client's, never the service's
 PAIRS = [
     Pair(r.Health, "Health"),
+    Pair(r.EmbedderGraph, "EmbedderGraph"),
     Pair(t.TeamProgress, "TeamProgressOut"),
     Pair(t.PersonProgress, "PersonTraitOut"),
     Pair(t.TraitProgress, "TraitProgressOut"),
