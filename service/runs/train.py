@@ -17,7 +17,6 @@ from core import engine
 from core.embedders.base import Embedder
 from core.embedders.blend import BLEND_ID, BlendEmbedder
 from core.embedders.registry import AUTO, available_bodies
-from core.engine.blend import one_body_params, train_blend
 from core.engine.blend_snapshot import is_blend_id
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
@@ -119,6 +118,9 @@ def execute(at: Attempt) -> None:
     progress = at.engine_progress(
         progress_at("fitting" if sharded else "embedding", 0), progress_at("fitting", 1)
     )
+    # The engine (scikit-learn) is imported by the first run, never at a process's start.
+    from core.engine.blend import one_body_params, train_blend
+
     if blended:
         result = train_blend(
             trait_specs(inputs.traits),
