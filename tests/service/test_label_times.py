@@ -77,18 +77,22 @@ _label = st.tuples(
 )
 
 
+def _order(row: tuple[str, float, str | None, Any]) -> tuple[str, float, str, str]:
+    return row[0], row[1], row[2] or "", str(row[3])
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_label, min_size=1, max_size=12))
 def test_folding_the_buffer_keeps_each_label_s_time(
     svc: Svc, labels: list[tuple[int, float, str, int]]
 ) -> None:
-    """Any buffer (repeats of one person's label included) folds into samples whose `created_at` is when
-    each was first given."""
+    """Any buffer (repeats of one person's label included) folds into samples, one a label (a label keeps its
+    id for life), each with the `created_at` it was given at."""
     handle = f"acme.fold{next(_counter)}"
     make_model(svc.client, svc.author, handle, with_data=False)
     check(svc.client.post(f"/v1/models/{handle}/traits", json={"traits": TRAITS}, headers=svc.author), 201)
     when = datetime(2026, 1, 1, tzinfo=UTC)
-    first: dict[tuple[str, float, str | None], datetime] = {}
+    given: list[tuple[str, float, str | None, datetime]] = []
     with transaction(svc.ctx.sessions) as s:
         model = s.scalar(select(Model).where(Model.handle == handle))
         assert model is not None
@@ -96,15 +100,15 @@ def test_folding_the_buffer_keeps_each_label_s_time(
         for text_no, quality, who, after in labels:
             when += timedelta(seconds=after)
             text = f"Text {text_no}."
-            first.setdefault((text, quality, who), when)
+            given.append((text, quality, who, when))
             row = FeedbackLabel(model_id=model.id, trait_key="formality", text=text, quality=quality,
                                 annotator=who, created_at=when)  # fmt: skip
             s.add(row)
             rows.append(row)
         s.flush()
         fold_feedback(s, model.id, rows)
-        stored: dict[tuple[str, float, str | None], Any] = {
-            (r.text, r.quality, r.annotator): r.created_at
+        stored = [
+            (r.text, r.quality, r.annotator, r.created_at)
             for r in s.scalars(select(SampleRow).where(SampleRow.model_id == model.id))
-        }
-    assert stored == first
+        ]
+    assert sorted(stored, key=_order) == sorted(given, key=_order)
