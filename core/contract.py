@@ -262,46 +262,33 @@ DEFAULT_CLAIMS_PER_PERSON = 40
 #: A person labelling as fast as they can press keys stays under it; a script flooding gets 429.
 DEFAULT_WRITE_RATE_PER_S = 10.0
 DEFAULT_WRITE_BURST = 120
-#: Imports (`POST …/samples`, `…/pool`, `…/evaluation-set`) take from a bucket of their own, counted in
-#: requests, so batching is never punished: a batch of 500 rows costs what one of 50 does, and the rate is
-#: above what one client's batches reach (docs/benchmarks/scale.md, "Imports under the rate limits"). An
-#: import of fewer than SMALL_IMPORT_ROWS rows is a label's size and takes a write token too, so a flood of
-#: one-row imports meets the writes bucket as a flood of labels does.
+#: Imports (`POST …/samples`, `…/pool`, `…/evaluation-set`) take from a bucket of their own, in requests, so
+#: batching is never punished (docs/benchmarks/scale.md); one under SMALL_IMPORT_ROWS rows takes a write token
+#: too, so a flood of one-row imports meets the writes bucket as a flood of labels does.
 DEFAULT_IMPORT_RATE_PER_S = 100.0
 DEFAULT_IMPORT_BURST = 200
 SMALL_IMPORT_ROWS = 50
-#: Scoring requests (`…/score`, `…/score/compare`) of one key or person in one namespace: enforced only
-#: while another caller has scoring in flight, so a caller alone is never refused (a flood of cheap cached
-#: requests meets it as soon as someone else scores).
+#: Score requests of one key or person in a namespace: enforced only while another caller scores too.
 DEFAULT_SCORE_RATE_PER_S = 50.0
 DEFAULT_SCORE_BURST = 500
 #: Scoring's work in characters per key or person (SCORING_SCORE_CHARS_PER_S, SCORING_SCORE_CHARS_BURST): an
-#: owner's budget for shared deployments that bill or cap callers, off (0) by default. Sharing the cores is
-#: the fair share's job (service/domain/fair_share.py: turns by texts and tokens, work-conserving), which
-#: never slows a caller alone; a fixed budget did (2,000 characters a second: 40 minutes for 10,000 reviews
-#: on an idle machine) and still let tiny texts through at far more than their characters cost.
+#: owner's budget for shared deployments, off (0) by default: the fair share (service/domain/fair_share.py)
+#: shares the cores by texts and tokens and never slows a caller alone, as a fixed budget did.
 DEFAULT_SCORE_CHARS_PER_S = 0.0
 DEFAULT_SCORE_CHARS_BURST = 100_000
-#: The characters one score request may carry in all (SCORING_SCORE_REQUEST_CHARS): one request is one
-#: unit of work the service does without a break for another caller's, and its answer comes in seconds. The
-#: budget's burst, so a request within the cap always passes once the budget is full.
+#: The characters one score request may carry in all (SCORING_SCORE_REQUEST_CHARS): its answer comes in
+#: seconds; the budget's burst, so a request within the cap always passes once the budget is full.
 DEFAULT_SCORE_REQUEST_CHARS = 100_000
 #: Scoring one caller may have in flight while another caller scores too, in the fair share's tokens (a text
-#: costs 16 plus its tokens after the window cut, 528 at most): four full requests of 100 long texts. Past
-#: it a further request is refused 429 (retryable); a caller alone is never refused.
+#: costs 16 plus its tokens after the window cut): four full requests; past it 429, never to a caller alone.
 DEFAULT_SCORE_CALLER_COST = 200_000
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60
-#: Storage quotas (docs/api.md "Rate limits and quotas"): the labels one person who is not an owner keeps on
-#: one model (votes, feedback labels, unsure marks), in rows and in characters of their texts, and the
-#: characters of text a namespace keeps in all (samples, feedback, pool, evaluation items, notes). Far above a
-#: campaign's (`python -m benchmarks.team`: 0 refusals); a flood meets them long before the disk is full.
-#: They are also what the machine must serve: every path that embeds cuts a text to its body's window and
-#: works in pieces, so its memory does not grow with a text's length (docs/benchmarks/memory.md), but a
-#: training, an evaluation or a discovery holds all of one model's texts at once (a byte a character, up to
-#: four outside Latin-1). A namespace's 500 M characters are at most ~0.5-2 GB of text in one worker, and
-#: the largest model benchmarked (a million samples and a million pool texts, ~260 M) fits.
+#: Storage quotas (docs/api.md "Rate limits and quotas"): a non-owner's labels on one model (rows, characters)
+#: and a namespace's characters of text in all; far above a campaign's (`python -m benchmarks.team`).
+#: A training holds all of one model's texts at once (embedding is cut and pieced: docs/benchmarks/memory.md):
+#: 500 M characters are ~0.5-2 GB in one worker; the million-sample benchmark's model (~260 M) fits.
 DEFAULT_LABEL_QUOTA_ROWS = 50_000
 DEFAULT_LABEL_QUOTA_CHARS = 50_000_000
 DEFAULT_NAMESPACE_QUOTA_CHARS = 500_000_000
@@ -512,18 +499,9 @@ DEFAULT_EMBEDDER = "e5-small-qint8"
 AUTO_BODY = "auto"  # new models' default setting: each training keeps the body that serves it best (0019)
 MPNET_BODY = "mpnet-base"  # the larger English body; a model may name it where its weights are installed
 BLEND_BODY = "blend"  # both bodies: e5-small-qint8 and mpnet-base trained alike, scored by their mean (0020)
-EMBEDDER_NAMES = (
-    AUTO_BODY,
-    DEFAULT_EMBEDDER,
-    BLEND_BODY,
-    MPNET_BODY,
-    "minilm-qint8v2",
-    "minilm",
-    "e5-small",
-)
-#: The model-free embedder (word and character n-grams hashed): for tests and benchmarks only. The service's
-#: setting (`SCORING_EMBEDDER`) and `core.embedders.get_embedder` accept it; a model's create request and the
-#: workbench do not offer it, so no user's model is trained on it by mistake.
+EMBEDDER_NAMES = (AUTO_BODY, DEFAULT_EMBEDDER, BLEND_BODY, MPNET_BODY, "minilm-qint8v2", "minilm", "e5-small")
+#: The model-free embedder, for tests and benchmarks only: the service's `SCORING_EMBEDDER` and `get_embedder`
+#: accept it; a model's create request and the workbench do not offer it.
 TEST_EMBEDDER = "hashing"
 
 # -- the error envelope's codes ------------------------------------------------------------------------------
