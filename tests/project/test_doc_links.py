@@ -49,6 +49,12 @@ def test_the_anchor_rule_is_githubs() -> None:
     assert anchor_of("Runs and `last_operation`") == "runs-and-last_operation"
 
 
+def _record(page: Path) -> bool:
+    """A decision record is written once: its links name the pages of its day, whose sections may move since
+    (the file must still exist); reference pages' links must name a heading that is there now."""
+    return page.parent.name == "decisions"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_names_a_file_and_a_heading_there(page: Path) -> None:
     broken = []
@@ -57,6 +63,6 @@ def test_every_relative_link_names_a_file_and_a_heading_there(page: Path) -> Non
         dest = (page.parent / name).resolve() if name else page
         if not dest.exists():
             broken.append(f"{target}: no such file")
-        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest) and not _record(page):
             broken.append(f"{target}: no heading with that anchor in {dest.relative_to(ROOT)}")
     assert broken == []
