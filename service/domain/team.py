@@ -184,18 +184,7 @@ def _samples(
     if answers is not None:  # no settled or gold answer to one who answers gold (gold_secret.py)
         q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
-    return [
-        VoteRecord.model_validate(
-            vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
-            | {
-                "adjudicated": bool(r.adjudicated),
-                "provenance": r.provenance,
-                "point": r.point,
-                "version_no": r.trained_in,
-            }
-        )
-        for r, key in rows
-    ]
+    return [sample_vote(r, key) for r, key in rows]
 
 
 def _feedback(
@@ -265,3 +254,16 @@ _FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], l
     "feedback": _feedback,
     "unsure": _unsure,
 }
+
+
+def sample_vote(r: SampleRow, key: str) -> VoteRecord:
+    """A sample as a vote: the one reading of a sample row the votes export and a text's history share."""
+    return VoteRecord.model_validate(
+        vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
+        | {
+            "adjudicated": bool(r.adjudicated),
+            "provenance": r.provenance,
+            "point": r.point,
+            "version_no": r.trained_in,
+        }
+    )

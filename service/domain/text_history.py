@@ -10,7 +10,7 @@ from sqlalchemy import select
 from service.domain.blind import blind_for, feedback_seen, seen
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
-from service.domain.team import readable_model, vote_record
+from service.domain.team import readable_model, sample_vote, vote_record
 from service.errors import ApiError
 from service.schemas.team import TextHistory, VoteRecord
 from service.store.api_keys import Principal
@@ -49,15 +49,7 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
             trait_id, text = ids[found.trait_key], found.text
         key, digest = traits[trait_id], sha256(text)
         items = [
-            VoteRecord.model_validate(
-                vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
-                | {
-                    "adjudicated": bool(r.adjudicated),
-                    "provenance": r.provenance,
-                    "point": r.point,
-                    "version_no": r.trained_in,
-                }
-            )
+            sample_vote(r, key)
             for r in s.scalars(
                 samples.where(SampleRow.trait_id == trait_id, SampleRow.content_sha256 == digest)
             )
