@@ -59,6 +59,17 @@ def outcome(report: PoolImportReport, unread: int = 0, texts: Sequence[str] = ()
         if n
         else ""
     )
+    if report.complete and n and n == report.total:
+        # Nothing added and a bare count read as an import that did nothing: say what happened and why.
+        which = (
+            "The file's one text is in the evaluation set, so it was not"
+            if n == 1
+            else f"All {n:,} texts of this file are in the evaluation set, so none were"
+        )
+        return (
+            f"{which} added to the pool: a text used to evaluate the "
+            f"model must not be labelled for training.{not_sent}"
+        )
     if report.complete:
         # What was added first: "imported 425" beside "25 left out" read as if the 25 were in the pool.
         repeated = len(first_lines(texts, report.duplicates)) if texts else 0
