@@ -228,9 +228,11 @@ def labelling() -> None:
         f"{counted} for {escape_md(t.name)}",
         f"{left:,} of {pool_size:,}" if left is not None else f"{pool_size:,} in the pool",
         # With more votes wanted a label need not lower the count: "497 of 499" beside "-21" read as wrong,
-        # so the session's own figure then stays in the caption below.
-        delta=f"-{done:,} this session" if done and wanted == 1 else None,
+        # so the session's own figure then stays in the caption below. No sign and no arrow: "−1 this
+        # session" read as a label taken away.
+        delta=f"{done:,} done in this session" if done > 0 and wanted == 1 else None,
         delta_color="off",
+        delta_arrow="off",
         help=None
         if wanted == 1
         else f"A text counts here until {wanted:,} people labelled it, however many labels it has already.",

@@ -153,3 +153,6 @@ def test_a_button_acts_on_the_text_drawn_with_it(local_service: LocalService, cl
     at.button(key="label_btn_2").click().run()  # drawn with the text shown now
     labelled = [(x.text, x.quality) for x in client.list_samples(handle) if x.id not in before]
     assert labelled == [(shown, 1.0)]
+    # The count left beside this session's labels, in plain words: no minus sign, no arrow.
+    (metric,) = at.metric
+    assert (metric.value, metric.delta) == (f"{len(POOL) - 1} of {len(POOL)}", "1 done in this session")
