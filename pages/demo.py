@@ -251,11 +251,12 @@ def live_view() -> None:
                 st.button(
                     escape_md(label), key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch"
                 )
-            # Each trait's most positive and most negative samples, then the hardest: say which is which.
+            # Each trait's most typical samples of each pole, then the hardest: say which is which.
             hardest = [note for _, note in examples if note.startswith("hardest")]
             if hardest:
                 st.caption(
-                    "Each trait's most positive and most negative samples; the last, the one the model "
+                    "Each trait's most typical positive and negative samples, as the model scores them; the "
+                    "last, the one the model "
                     f"finds hardest ({escape_md(hardest[0].removeprefix('hardest: '))})."
                 )
 

@@ -19,7 +19,7 @@ from core.contract import MAX_SCORE_TEXTS, SCORE_MIDPOINT, Pole, pole_of
 MAX_URL_TEXT = 1500  # keep shared links a sane length
 DEMO_TAG = "demo"  # the version a demo shows unless the presenter picks another
 ACTIVE = "active"  # the choice of the model's active version (what its scores use by default)
-TIED_EXAMPLES = 20  # of the samples tied at a pole's extreme quality, how many are scored to pick one
+CANDIDATE_EXAMPLES = 20  # of the samples labelled furthest towards a pole, how many are scored to pick one
 MAX_PRESET_CHARS = 280  # an example longer than this makes no button
 EXAMPLE_POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
 PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
@@ -43,23 +43,26 @@ ScoreTexts = Callable[[list[str]], list[dict[str, float]]]  # texts → each tex
 def demo_examples(
     samples: Sequence[Sample], traits: Sequence[Trait], score: ScoreTexts, per_trait_limit: int = 3
 ) -> list[Example]:
-    """Example texts that demo each trait: its most positive sample and its most negative one by quality
-    (of equals, the one the model scores furthest towards that pole), then the one labelled sample the model
-    finds hardest (its score on its own trait nearest the middle). Neutral samples and texts too long for a
-    button are never examples. One scoring request: the tied extremes and an even spread of the samples."""
+    """Example texts that demo each trait: of its `CANDIDATE_EXAMPLES` samples labelled furthest towards each
+    pole, the one the model scores furthest towards it (its most typical), then the one labelled sample the
+    model finds hardest (its score on its own trait nearest the middle). Neutral samples and texts too long
+    for a button are never examples. One scoring request: those candidates and an even spread of the samples.
+
+    Not the one sample of the most extreme quality: a single label pressed on the Label page stores the pole
+    itself (1.0), above imported labels that top at 0.85, and would replace the example on its own."""
     eligible = [
         s for s in samples if s.text and len(s.text) <= MAX_PRESET_CHARS and pole_of(s.quality) != "neutral"
     ]
     known = {t.key: t for t in traits}
     order = [t.key for t in traits] + [s.trait for s in eligible if s.trait not in known]
-    tied: dict[tuple[str, Pole], list[Sample]] = {}
+    candidates: dict[tuple[str, Pole], list[Sample]] = {}
     for key in dict.fromkeys(order):
         for pole in EXAMPLE_POLES:
             own = [s for s in eligible if s.trait == key and pole_of(s.quality) == pole]
             if own:
-                best = (max if pole == "positive" else min)(s.quality for s in own)
-                tied[(key, pole)] = [s for s in own if s.quality == best][:TIED_EXAMPLES]
-    texts = list(dict.fromkeys(s.text for group in tied.values() for s in group))
+                towards = sorted(own, key=lambda s: s.quality, reverse=pole == "positive")  # stable
+                candidates[(key, pole)] = towards[:CANDIDATE_EXAMPLES]
+    texts = list(dict.fromkeys(s.text for group in candidates.values() for s in group))
     room = max(0, MAX_SCORE_TEXTS - len(texts))
     step = max(1, len(eligible) // room) if room else 0
     spread = eligible[::step][:room] if room else []
@@ -70,12 +73,13 @@ def demo_examples(
         return scored.get(s.text, {}).get(s.trait)
 
     picked: list[Example] = []
-    for (key, pole), group in tied.items():
+    for (key, pole), group in candidates.items():
         sign = 1 if pole == "positive" else -1
 
-        def confidence(s: Sample, sign: int = sign) -> float:  # furthest towards the pole; unscored last
+        def confidence(s: Sample, sign: int = sign) -> tuple[float, float]:
+            # Furthest towards the pole (unscored last); of equal scores, the more extreme label.
             value = on_trait(s)
-            return -2.0 if value is None else sign * value
+            return (-2.0 if value is None else sign * value, sign * s.quality)
 
         best_sample = max(group, key=confidence)
         trait = known.get(key)

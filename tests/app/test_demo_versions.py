@@ -1,7 +1,7 @@
 """The Demo and Score pages show the version the presenter chooses: the `demo` tag by default, else the active
 version; the Demo page puts two versions side by side on one text, and its shared link carries them. The
-examples are each trait's extremes by quality (of equals, the most confidently scored) and the one the model
-finds hardest, and they follow the model opened."""
+examples are, of each trait's samples labelled furthest towards a pole, the most confidently scored, then the
+one the model finds hardest, and they follow the model opened."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.scoring.demo import (
     ACTIVE,
+    CANDIDATE_EXAMPLES,
     DEMO_TAG,
     MAX_PRESET_CHARS,
     default_version,
@@ -65,11 +66,10 @@ def test_examples_are_the_extremes_then_the_hardest(rows: list[tuple[float, floa
         own = [s for s in labelled if pole_of(s.quality) == pole]
         if not own:
             continue
-        best = max(sign * s.quality for s in own)
-        tied = [s for s in own if sign * s.quality == best]
+        ranked = sorted(own, key=lambda s, sign=sign: -sign * s.quality)[:CANDIDATE_EXAMPLES]
         example = by_text[next(picked).text]
-        assert sign * example.quality == best  # the most positive (negative) by quality
-        assert sign * scores[example.text] == max(sign * scores[s.text] for s in tied)  # most confident
+        assert example in ranked  # among the labels furthest towards the pole
+        assert sign * scores[example.text] == max(sign * scores[s.text] for s in ranked)  # most confident
     rest = list(picked)
     chosen = {e.text for e in examples[: len(examples) - len(rest)]}
     others = [s for s in labelled if s.text not in chosen]
@@ -79,6 +79,25 @@ def test_examples_are_the_extremes_then_the_hardest(rows: list[tuple[float, floa
         assert abs(scores[hardest.text] - SCORE_MIDPOINT) == nearest and hardest.note.startswith("hardest")
     else:
         assert rest == []
+
+
+def test_one_pole_label_does_not_replace_the_example_on_its_own() -> None:
+    """A key press on the Label page stores the pole (1.0) while the imported labels top at 0.85: the example
+    stays the sample the model scores most formal, not the one label of the highest quality."""
+    imported = [Sample(id=i, trait="formality", text=f"Dear client {i}.", quality=0.85) for i in range(5)]
+    imported.append(Sample(id=9, trait="formality", text="yo", quality=0.1))
+    pressed = Sample(id=10, trait="formality", text="Regards, team.", quality=1.0)
+    scores = {f"Dear client {i}.": 0.7 + i / 100 for i in range(5)} | {"yo": 0.1, "Regards, team.": 0.6}
+
+    def score(texts: list[str]) -> list[dict[str, float]]:
+        return [{"formality": scores[t]} for t in texts]
+
+    before = demo_examples(imported, [TRAIT], score)
+    after = demo_examples([*imported, pressed], [TRAIT], score)
+    assert before[0].text == after[0].text == "Dear client 4."
+    # Scored furthest towards the pole, the pressed label is the example: the model finds it most formal.
+    scores["Regards, team."] = 0.95
+    assert demo_examples([*imported, pressed], [TRAIT], score)[0].text == "Regards, team."
 
 
 def test_examples_leave_out_neutral_and_long_texts() -> None:
