@@ -66,7 +66,7 @@ def test_examples_are_the_extremes_then_the_hardest(rows: list[tuple[float, floa
         own = [s for s in labelled if pole_of(s.quality) == pole]
         if not own:
             continue
-        ranked = sorted(own, key=lambda s, sign=sign: -sign * s.quality)[:CANDIDATE_EXAMPLES]
+        ranked = sorted(own, key=lambda s: s.quality, reverse=pole == "positive")[:CANDIDATE_EXAMPLES]
         example = by_text[next(picked).text]
         assert example in ranked  # among the labels furthest towards the pole
         assert sign * scores[example.text] == max(sign * scores[s.text] for s in ranked)  # most confident
