@@ -11,6 +11,7 @@ The order a queue serves its sources in is `plan`'s: claims, the caller's assign
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
@@ -29,11 +30,11 @@ from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
 from service.store import assignments, claims
 from service.store.api_keys import Principal
-from service.store.bodies import model_body
 from service.store.db import transaction
+from service.store.bodies import model_body
 from service.store.gold import gold_pool_ids
 from service.store.heldout import evaluation_pool_ids
-from service.store.samples import trait_specs
+from service.store.samples import sha256, trait_specs
 from service.store.tables import FeedbackLabel, PoolText, SampleRow, Trait, utcnow
 
 
@@ -54,6 +55,8 @@ class _Read:
     assigned: list[int]  # the caller's assigned texts not voted on for the trait, in the order given
     shared: list[tuple[int, int]]  # (pool id, cap): texts others voted on that want another vote
     others_voted: set[int]  # pool texts a colleague voted on
+    voted: int = 0  # texts of the trait the caller voted on
+    seconded: int = 0  # of those, texts a colleague had voted on first (the caller's overlap votes)
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,20 @@ def plan(read: _Read, k: int, overlap: float, claiming: bool, shared_pool: bool)
     need = k - len(mine) - len(assigned)
     if not shared_pool:
         return Plan(mine, assigned, [], 0)
-    n_shared = need if read.votes_wanted > 1 else round(overlap * need)
+    n_shared = need if read.votes_wanted > 1 else overlap_due(read, overlap, len(mine) + len(assigned) + need)
     shared = read.shared[: min(len(read.shared), n_shared)]
     return Plan(mine, assigned, shared, need - len(shared))
+
+
+def overlap_due(read: _Read, overlap: float, queued: int) -> int:
+    """How many of this answer's texts are to be second votes: `overlap` of the caller's work on the trait
+    (their votes, and the `queued` texts this answer holds for them) less the second votes among it. Kept
+    over the person's work, not each answer: an answer's own share rounded a 20 % overlap of a short answer
+    to none, and a queue fetched before any colleague labelled (nothing to second yet) is made up for at
+    the next answer."""
+    work = read.voted + queued
+    held = sum(1 for i in [*read.mine, *read.assigned] if i in read.others_voted)
+    return max(0, math.floor(overlap * work + 0.5) - read.seconded - held)
 
 
 #: Suggestion rounds of one claiming request at most: a round whose picks colleagues claimed first (their
@@ -225,16 +239,21 @@ def _read(
     )
     feedback = list(
         s.execute(
-            select(FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator).where(
-                FeedbackLabel.model_id == model_id, FeedbackLabel.trait_key == trait.key
-            )
+            select(
+                FeedbackLabel.text, FeedbackLabel.quality, FeedbackLabel.annotator, FeedbackLabel.id
+            ).where(FeedbackLabel.model_id == model_id, FeedbackLabel.trait_key == trait.key)
         ).tuples()
     )
-    votes = claims.tally((t, a) for t, _, a in feedback)
+    votes = claims.tally((t, a) for t, _, a, _ in feedback)
     for _, digest, _, annotator in samples:
         votes.setdefault(digest, claims.Voters()).add(annotator)
-    L = label_vectors(s, [i for i, *_ in samples], [t for t, _, _ in feedback], embedder)
-    q = np.asarray([float(v) for *_, v, _ in samples] + [float(v) for _, v, _ in feedback], dtype=np.float64)
+    voted, seconded = _my_votes(
+        me, [(i, d, a) for i, d, _, a in samples] + [(i, sha256(t), a) for t, _, a, i in feedback]
+    )
+    L = label_vectors(s, [i for i, *_ in samples], [t for t, *_ in feedback], embedder)
+    q = np.asarray(
+        [float(v) for *_, v, _ in samples] + [float(v) for _, v, _, _ in feedback], dtype=np.float64
+    )
     ids, X = ctx.pools.matrix(s, model_id, embedder)
     digests: dict[int, str] = {}
     if votes and len(ids):
@@ -318,7 +337,23 @@ def _read(
         assigned=[pid for pid in assigned if pid not in full and pid not in held],
         shared=[(pid, c) for _, pid, c in shared],
         others_voted=others_voted,
+        voted=voted,
+        seconded=seconded,
     )
+
+
+def _my_votes(me: str, labels: list[tuple[int, str, str | None]]) -> tuple[int, int]:
+    """Of (label id, content hash, annotator) labels: the texts `me` voted on, and of those the texts
+    someone else had voted on first (label ids are given in order: service/store/label_ids.py)."""
+    first: set[str] = set()
+    mine: set[str] = set()
+    seconded = 0
+    for _, digest, annotator in sorted(labels):
+        if annotator == me and digest not in mine:
+            mine.add(digest)
+            seconded += digest in first
+        first.add(digest)
+    return len(mine), seconded
 
 
 #: Label texts read and encoded at once: a model's labels are as many as its team keeps, each up to

@@ -446,3 +446,29 @@ def test_the_samples_route_refuses_a_text_a_colleague_holds_as_the_pool_route_do
     )
     check(svc.client.delete(f"/v1/models/{h}/pool/{held['id']}/claim", headers=ann), 200)
     check(svc.client.post(f"/v1/models/{h}/samples", json=sample, headers=bob), 201)
+
+
+def test_overlap_routes_its_share_when_everyone_fetched_before_anyone_labelled(svc: Svc) -> None:
+    """20 % overlap is a fifth of each person's work, not of each answer: queues fetched before anyone
+    labelled (nothing to second yet) are made up for at the next answer, and short answers (k=2, whose own
+    fifth rounds to none) still route it."""
+    h = "acme.overlap_first"
+    draft(svc, h)
+    keys = [person(svc, n) for n in ("alice", "bob", "carol")]
+    first = [suggest(svc, h, key, k=10, overlap=0.2) for key in keys]
+    assert not any(i["overlap"] for items in first for i in items)
+    for key, items in zip(keys, first, strict=True):
+        for n, item in enumerate(items):
+            label(svc, h, key, item["id"], float(n % 2))
+    again = [suggest(svc, h, key, k=10, overlap=0.2) for key in keys]
+    assert [sum(i["overlap"] for i in items) for items in again] == [4, 4, 4]  # a fifth of 20 each
+    for key, items in zip(keys, again, strict=True):
+        for item in items:
+            label(svc, h, key, item["id"])
+    # Two at a time (an answer whose own fifth rounds to none): each person's 22nd vote is a second one.
+    for want in ([False, False], [False, True]):
+        for key in keys:
+            items = suggest(svc, h, key, k=2, overlap=0.2)
+            assert sorted(i["overlap"] for i in items) == want
+            for item in items:
+                label(svc, h, key, item["id"])
