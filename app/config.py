@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pydantic import Field
 
 from core.config import CoreSettings, from_environ
-from core.contract import AUTO_BODY
+from core.contract import AUTO_EMBEDDER
 
 
 class WorkbenchSettings(CoreSettings):
@@ -27,10 +27,10 @@ class WorkbenchSettings(CoreSettings):
         "`GET /keys/current`, the namespaces (comma-separated) used as they are, else `default`.",
     )
     embedder: str = Field(
-        AUTO_BODY,
-        description="The embedded service's embedder for new models (`auto`: each training keeps the body "
-        "that serves the model best); the local engine embeds a model's texts with that model's body "
-        "([embedders.md](embedders.md)).",
+        AUTO_EMBEDDER,
+        description="The embedded service's embedder for new models (`auto`: each training keeps the "
+        "embedder that serves the model best); the local engine embeds a model's texts with that model's "
+        "embedder ([embedders.md](embedders.md)).",
     )
     demo: bool = Field(
         True, description="`0`: do not load the demo models on the embedded service's first start."

@@ -1,15 +1,15 @@
-"""What a model on both bodies (`blend`) costs beside one on e5-small alone: scoring and training CPU.
+"""What a model on both embedders (`blend`) costs beside one on e5-small alone: scoring and training CPU.
 
     SCORING_EMBEDDER_DIR=... python -m benchmarks.blend_cost [--samples 5000] [--score-texts 100]
 
 Scoring: `--score-texts` texts of 30 words (the politeness requests joined and cut), each scored alone
 through `Scorer` from a trained snapshot on one-thread sessions, as the service's uncached scores are:
 e5-small-qint8 alone, and the blend (its snapshot and `BlendEmbedder`, as the service and a local `Scorer`
-score it); then the same texts again from a cache of their vectors (each body's, as the service keeps them),
-which must stay a read. Training: `--samples` of the politeness requests (Stanford politeness, both
+score it); then the same texts again from a cache of their vectors (each embedder's, as the service keeps
+them), which must stay a read. Training: `--samples` of the politeness requests (Stanford politeness, both
 communities, their top and bottom quartiles: half a pole each), effort medium, on e5-small alone (`train`)
-and on both bodies (`core.engine.blend.train_blend`), every text embedded afresh. CPU seconds of the process
-(every thread) and wall seconds; both bodies are loaded before anything is timed. Writes
+and on both embedders (`core.engine.blend.train_blend`), every text embedded afresh. CPU seconds of the
+process (every thread) and wall seconds; both embedders are loaded before anything is timed. Writes
 benchmarks/results/blend_cost.json.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.body_choice_cost import thirty_words, timed
+from benchmarks.embedder_choice_cost import thirty_words, timed
 from benchmarks.quality import RESULTS, TRAITS
 from core.embedders import CachedEmbedder, MemoryStore, get_embedder
 from core.embedders.blend import BLEND_PARTS, BlendEmbedder
@@ -79,22 +79,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     trait = TRAITS["politeness"]
     frame = requests()
-    bodies = [get_embedder(b) for b in BLEND_PARTS]
-    for body in bodies:
-        body.encode(["a first text loads the model"])
-    blend = BlendEmbedder(bodies)
+    embedders = [get_embedder(b) for b in BLEND_PARTS]
+    for embedder in embedders:
+        embedder.encode(["a first text loads the model"])
+    blend = BlendEmbedder(embedders)
 
     # Scoring: models trained on a few samples (what is timed does not depend on them).
     few = samples(frame, 64)
-    e5_model = train([trait], few, embedder=bodies[0], effort="low")
+    e5_model = train([trait], few, embedder=embedders[0], effort="low")
     blend_model = train_blend([trait], few, embedder=blend, effort="low")
     texts = thirty_words(frame.text.tolist()[1000:], args.score_texts)
-    scoring_bodies = [b.with_threads(args.scoring_threads) for b in bodies]  # type: ignore[attr-defined]
-    for body in scoring_bodies:
-        body.encode(["a first text loads the session"])
-    alone = per_text(Scorer.from_snapshot(e5_model.snapshot, embedder=scoring_bodies[0]), texts)
-    both = per_text(Scorer.from_snapshot(blend_model.snapshot, embedder=BlendEmbedder(scoring_bodies)), texts)
-    cached = BlendEmbedder([CachedEmbedder(b, store=MemoryStore()) for b in scoring_bodies])
+    scoring_embedders = [b.with_threads(args.scoring_threads) for b in embedders]  # type: ignore[attr-defined]
+    for embedder in scoring_embedders:
+        embedder.encode(["a first text loads the session"])
+    alone = per_text(Scorer.from_snapshot(e5_model.snapshot, embedder=scoring_embedders[0]), texts)
+    both = per_text(
+        Scorer.from_snapshot(blend_model.snapshot, embedder=BlendEmbedder(scoring_embedders)), texts
+    )
+    cached = BlendEmbedder([CachedEmbedder(b, store=MemoryStore()) for b in scoring_embedders])
     cached_scorer = Scorer.from_snapshot(blend_model.snapshot, embedder=cached)
     per_text(cached_scorer, texts)  # fills the cache
     read = per_text(cached_scorer, texts)
@@ -112,9 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.output.write_text(json.dumps({"effort": EFFORT, "scoring": scoring}, indent=2) + "\n")
         return 0
 
-    # Training on `--samples`, every text embedded afresh (the bodies keep no vectors between calls).
+    # Training on `--samples`, every text embedded afresh (the embedders keep no vectors between calls).
     many = samples(frame, args.samples)
-    _, e5_cpu, e5_wall = timed(lambda: train([trait], many, embedder=bodies[0], effort=EFFORT))
+    _, e5_cpu, e5_wall = timed(lambda: train([trait], many, embedder=embedders[0], effort=EFFORT))
     _, blend_cpu, blend_wall = timed(lambda: train_blend([trait], many, embedder=blend, effort=EFFORT))
     training = {
         "samples": len(many),

@@ -5,7 +5,7 @@ and texts/s encoding the first N Stanford politeness requests (Wikipedia; read f
 never copied) in the embedder's own batches, with onnxruntime at 1 and at 2 intra-op threads; and the
 cosine of each text's vector to the first embedder's (min / mean). Then the resident memory a fresh process
 adds by loading each and encoding a few texts (with `--together`, also all of them in one process, as a
-service process that scores on several bodies holds them), and the cold embedding of `--cold` texts (both
+service process that scores on several embedders holds them), and the cold embedding of `--cold` texts (both
 politeness files, repeated if needed) at 2 threads, the cost of a first evaluation.
 Default embedders: minilm, minilm-qint8v2. Prints a markdown table and writes
 benchmarks/results/embedders.json.

@@ -3,13 +3,13 @@ length limit.
 
 `python -m benchmarks.memory_flat [--texts 40 --scale 10 --chars N]`: for each size (`--texts`, then
 `--texts` x `--scale`) a fresh service as `serve` runs it (SQLite, the embedded worker child, default
-settings but the per-key rates, which would only slow the client), one model on each body of `--bodies`
+settings but the per-key rates, which would only slow the client), one model on each embedder of `--embedders`
 (e5-small-qint8 and mpnet-base), each given that many labelled samples and as many pool texts of `--chars`
 characters (the politeness requests run together, every text distinct). Then, as a team would: the Label
 page's suggestion on each model (it reads every label and the pool's vectors), then a training of each
 (the worker embeds and fits). A sampler reads both
 processes' RSS every 0.1 s; the figures are each phase's peak. Flat means the tenfold size's peaks are
-within `--tolerance-mb` of the small size's, both bodies loaded in both processes.
+within `--tolerance-mb` of the small size's, both embedders loaded in both processes.
 """
 
 from __future__ import annotations
@@ -119,12 +119,12 @@ def long_text(corpus: Corpus, i: int, chars: int) -> str:
 
 
 def run_size(
-    corpus: Corpus, bodies: list[str], n: int, chars: int, args: argparse.Namespace
+    corpus: Corpus, embedders: list[str], n: int, chars: int, args: argparse.Namespace
 ) -> dict[str, Any]:
     problems: list[str] = []
-    with deployment("sqlite", bodies[0], 0) as dep, Sampler(dep, args.limit_mb) as sampler:
+    with deployment("sqlite", embedders[0], 0) as dep, Sampler(dep, args.limit_mb) as sampler:
         try:
-            steps(dep, sampler, corpus, bodies, n, chars, args.timeout)
+            steps(dep, sampler, corpus, embedders, n, chars, args.timeout)
         except (httpx.HTTPError, RuntimeError) as exc:
             if sampler.killed_in is None:
                 raise
@@ -133,7 +133,7 @@ def run_size(
     peaks = sampler.peaks
     return {
         "texts_per_model": n,
-        "stored_chars": 2 * n * chars * len(bodies),
+        "stored_chars": 2 * n * chars * len(embedders),
         "api_peak_mb": max(p["api_mb"] for p in peaks.values()),
         "worker_peak_mb": max(p["worker_mb"] for p in peaks.values()),
         "killed_in": sampler.killed_in,
@@ -143,10 +143,16 @@ def run_size(
 
 
 def steps(
-    dep: Deployment, sampler: Sampler, corpus: Corpus, bodies: list[str], n: int, chars: int, timeout: float
+    dep: Deployment,
+    sampler: Sampler,
+    corpus: Corpus,
+    embedders: list[str],
+    n: int,
+    chars: int,
+    timeout: float,
 ) -> None:
     with dep.http(dep.create_key()) as c:
-        phases(c, dep, sampler, corpus, bodies, n, chars, timeout)
+        phases(c, dep, sampler, corpus, embedders, n, chars, timeout)
 
 
 def phases(
@@ -154,16 +160,16 @@ def phases(
     dep: Deployment,
     sampler: Sampler,
     corpus: Corpus,
-    bodies: list[str],
+    embedders: list[str],
     n: int,
     chars: int,
     timeout: float,
 ) -> None:
-    models = [(body, f"scale.memory-{i}") for i, body in enumerate(bodies)]
+    models = [(embedder, f"scale.memory-{i}") for i, embedder in enumerate(embedders)]
     log = BatchLog()
-    with sampler.phase("bodies"):  # each body loaded in both processes before anything grows
-        for body, handle in models:
-            chosen = {} if body == "hashing" else {"embedder": body}  # hashing: the service default
+    with sampler.phase("bodies"):  # each embedder loaded in both processes before anything grows
+        for embedder, handle in models:
+            chosen = {} if embedder == "hashing" else {"embedder": embedder}  # hashing: the service default
             ok(c.post("/models", json={"handle": handle, **chosen}), 201)
             trait = {"name": TRAIT, "positive_label": "polite", "negative_label": "rude"}
             ok(c.post(f"/models/{handle}/traits", json={"traits": [trait]}), 201)
@@ -200,23 +206,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--texts", type=int, default=40, help="samples and pool texts a model at the first size")
     p.add_argument("--scale", type=int, default=10, help="the second size, in times the first (1: none)")
     p.add_argument("--chars", type=int, default=MAX_TEXT_CHARS, help="characters a text")
-    p.add_argument("--bodies", default="e5-small-qint8,mpnet-base")
+    p.add_argument("--embedders", default="e5-small-qint8,mpnet-base")
     p.add_argument("--corpus", choices=("politeness", "demo"), default="politeness")
     p.add_argument("--tolerance-mb", type=float, default=150.0, help="how far the peaks may move to be flat")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds a training may take")
     p.add_argument("--limit-mb", type=float, default=6000.0, help="a process past it is killed, and noted")
     p.add_argument("--output", type=Path, default=RESULTS_DIR / "memory_flat.json")
     args = p.parse_args(argv)
-    bodies = args.bodies.split(",")
+    embedders = args.embedders.split(",")
     corpus = Corpus.load(args.corpus)
-    for body in bodies:
-        if body != "hashing":
-            build_embedder(body)  # built once, before any measured process starts
+    for embedder in embedders:
+        if embedder != "hashing":
+            build_embedder(embedder)  # built once, before any measured process starts
     counts = [args.texts] if args.scale == 1 else [args.texts, args.texts * args.scale]  # 1: one size
-    sizes = [run_size(corpus, bodies, n, args.chars, args) for n in counts]
+    sizes = [run_size(corpus, embedders, n, args.chars, args) for n in counts]
     growth = {k: sizes[-1][k] - sizes[0][k] for k in ("api_peak_mb", "worker_peak_mb")}
     result = {
-        "bodies": bodies,
+        "bodies": embedders,
         "chars_per_text": args.chars,
         "sizes": sizes,
         "growth_mb": growth,

@@ -30,7 +30,7 @@ from sklearn.metrics import roc_auc_score
 
 from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
-from core.engine.body_choice import comparison_subset, median_words
+from core.engine.embedder_choice import comparison_subset, median_words
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
 from harness.datasets import datasets_dir
@@ -86,7 +86,7 @@ class Dataset:
 
 def capped(ds: Dataset, pool_per_pole: int | None, test: int | None) -> Dataset:
     """`ds` with at most `pool_per_pole` labelled texts a pole and `test` test texts, drawn with a fixed seed
-    (fewer texts to embed: a 768-dimensional body embeds ~3x slower than e5-small); None keeps all."""
+    (fewer texts to embed: a 768-dimensional embedder embeds ~3x slower than e5-small); None keeps all."""
     rng = np.random.default_rng(stable_seed("quality cap", ds.name))
     pool = np.arange(len(ds.pool_texts))
     if pool_per_pole is not None:
@@ -287,7 +287,7 @@ def run_split(
 ) -> tuple[float, ...]:
     """(balanced_cosine with the pole-text prior, without it, logistic regression) test AUCs, the prior
     model's out-of-fold AUC from training (what a choice between embedders sees), that figure on the subset
-    `auto` compares bodies on when it is smaller than the samples, the samples' median word count, and the
+    `auto` compares embedders on when it is smaller than the samples, the samples' median word count, and the
     out-of-fold AUC's standard error; at n = 0 only the zero-shot AUC (the others are NaN)."""
     if n == 0:
         return _auc(ds, lookup, [], PRIOR_STRENGTH)[0], *[float("nan")] * 6
@@ -304,8 +304,8 @@ def run_split(
     lr = LogisticRegression(class_weight="balanced", max_iter=1000)
     lr.fit(lookup.encode(texts), y)
     lr_auc = roc_auc_score(ds.test_y, lr.decision_function(lookup.encode(ds.test_texts)))
-    # What `auto` compares bodies on when there are more labels than it compares on: the same labelled subset
-    # core.engine.body_choice draws, trained on alone (NaN when the comparison takes every sample).
+    # What `auto` compares embedders on when there are more labels than it compares on: the same labelled
+    # subset core.engine.embedder_choice draws, trained on alone (NaN when the comparison takes every sample).
     subset = comparison_subset(samples)
     sample_oof = float("nan") if len(subset) == len(samples) else _auc(ds, lookup, subset, PRIOR_STRENGTH)[1]
     return prior_auc, plain_auc, float(lr_auc), prior_oof, sample_oof, median_words(texts), prior_se
@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--test", type=int, help="at most this many test texts (fixed seed)")
     parser.add_argument(
-        "--no-plain", action="store_true", help="skip the arm without the prior (a comparison of bodies)"
+        "--no-plain", action="store_true", help="skip the arm without the prior (a comparison of embedders)"
     )
     args = parser.parse_args(argv)
 
@@ -388,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             triples = np.array([run_split(ds, lookup, n, s, not args.no_plain) for s in range(splits)])
             prior, plain, lr = triples[:, 0], triples[:, 1], triples[:, 2]
             row: dict[str, Any] = {"dataset": name, "per_pole": n, "splits": splits}
-            # Each draw's figures, for benchmarks.body_choice (the same draws for every embedder).
+            # Each draw's figures, for benchmarks.embedder_choice (the same draws for every embedder).
             row["per_split"] = {
                 "prior": prior.tolist(),
                 "logreg": lr.tolist(),

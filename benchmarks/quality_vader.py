@@ -7,7 +7,8 @@ about 20 raters' sentiment (-4 .. +4), text. The sdist is fetched once with pip 
 
 A snippet rated above +0.5 is positive, below -0.5 negative; the middle is left out (the raters did not agree
 on a side). The test pool is 200 snippets a pole, the labelled pool 600 a pole (the benchmark draws at most
-256), both fixed by a seed: enough for every cell, and few enough for a 768-dimensional body to embed quickly.
+256), both fixed by a seed: enough for every cell, and few enough for a 768-dimensional embedder to embed
+quickly.
 """
 
 from __future__ import annotations

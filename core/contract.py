@@ -493,15 +493,15 @@ def state_after_run(kind: str, started_from: ModelState, *, succeeded: bool, has
 
 # -- embedders a model may be created with, by name (core.embedders.registry maps them to ids) ---------------
 
-#: The cheapest body (multilingual-e5-small in int8, ~100 languages: docs/embedders.md), which embeds where
+#: The cheapest embedder (multilingual-e5-small in int8, ~100 languages: docs/embedders.md), embedding where
 #: nothing names one: the local engine, `auto` before its first version. A model keeps its embedder for good.
 DEFAULT_EMBEDDER = "e5-small-qint8"
-AUTO_BODY = "auto"  # new models' default setting: each training keeps the body that serves it best (0019)
-MPNET_BODY = "mpnet-base"  # the larger English body; a model may name it where its weights are installed
-BLEND_BODY = "blend"  # both bodies: e5-small-qint8 and mpnet-base trained alike, scored by their mean (0020)
-EMBEDDER_NAMES = (AUTO_BODY, DEFAULT_EMBEDDER, BLEND_BODY, MPNET_BODY, "minilm-qint8v2", "minilm", "e5-small")
-#: The model-free embedder, for tests and benchmarks only: the service's `SCORING_EMBEDDER` and `get_embedder`
-#: accept it; a model's create request and the workbench do not offer it.
+AUTO_EMBEDDER = "auto"  # new models' default: each training keeps the embedder that serves it best (0019)
+MPNET_EMBEDDER = "mpnet-base"  # the larger English embedder; a model may name it where installed
+BLEND_EMBEDDER = "blend"  # e5-small-qint8 and mpnet-base trained alike, scored by their mean (0020)
+_SHIPPED = (DEFAULT_EMBEDDER, BLEND_EMBEDDER, MPNET_EMBEDDER, "minilm-qint8v2", "minilm", "e5-small")
+EMBEDDER_NAMES = (AUTO_EMBEDDER, *_SHIPPED)
+#: Tests' and benchmarks' model-free embedder: `SCORING_EMBEDDER` and `get_embedder` take it, a model never.
 TEST_EMBEDDER = "hashing"
 
 # -- the error envelope's codes ------------------------------------------------------------------------------

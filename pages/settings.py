@@ -16,24 +16,24 @@ from app.shell.team_mode import team_mode
 from app.ui.inert import code, escape_md, link_target
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
-from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES
+from core.contract import AUTO_EMBEDDER, DEFAULT_EMBEDDER, EMBEDDER_NAMES
 
 
-def bodies_note() -> str:
-    """Which bodies (embedders training may use) this installation has, in words (markdown)."""
+def embedders_note() -> str:
+    """Which embedders (embedders training may use) this installation has, in words (markdown)."""
     from core.embedders.mpnet_quantized import MPNET_QINT8_ID
     from core.embedders.mpnet_source import INSTALL_HINT
-    from core.embedders.registry import BODIES, available_bodies, short_name
+    from core.embedders.registry import EMBEDDERS, available_embedders, short_name
 
-    have = available_bodies()
+    have = available_embedders()
     fetched = " (weights fetched at install)"
     how = f" is not installed ({INSTALL_HINT})"
     names = [code(short_name(b)) + (fetched if b == MPNET_QINT8_ID else "") for b in have]
-    missing = [code(short_name(b)) + how for b in BODIES if b not in have]
+    missing = [code(short_name(b)) + how for b in EMBEDDERS if b not in have]
     said = ", ".join(names)
     if missing:
         said += "; " + "; ".join(missing)
-    return "Bodies installed here: " + said + "."
+    return "Embedders installed here: " + said + "."
 
 
 def _embedded_key(backend: Backend) -> None:
@@ -180,13 +180,13 @@ if (public := public_base_url()) and urlsplit(public).scheme not in ("http", "ht
 st.subheader("Local engine")
 st.caption(
     f"New models of the embedded service get {code(embedder_name())} (environment variable "
-    f"`SCORING_EMBEDDER`: {', '.join(code(n) for n in EMBEDDER_NAMES)}; `{AUTO_BODY}` by default). Local "
-    "previews, the label curve and sample flags embed texts with the model's own body: for "
-    f"`{AUTO_BODY}`, the one its serving version was trained on (`{DEFAULT_EMBEDDER}` until it has one); "
+    f"`SCORING_EMBEDDER`: {', '.join(code(n) for n in EMBEDDER_NAMES)}; `{AUTO_EMBEDDER}` by default). Local "
+    "previews, the label curve and sample flags embed texts with the model's own embedder: for "
+    f"`{AUTO_EMBEDDER}`, the one its serving version was trained on (`{DEFAULT_EMBEDDER}` until it has one); "
     "version comparisons with each version's."
 )
 st.caption(
-    f"{bodies_note()} A model set to `{AUTO_BODY}` trains on both of them (scored by the mean of the two "
-    f"models' scores) where its samples' median text has 3 words or more and most are in English; else it "
-    f"keeps `{DEFAULT_EMBEDDER}`, and each version says why (docs/embedders.md)."
+    f"{embedders_note()} A model set to `{AUTO_EMBEDDER}` trains on both of them (scored by the mean of the "
+    "two models' scores) where its samples' median text has 3 words or more and most are in English; else "
+    f"it keeps `{DEFAULT_EMBEDDER}`, and each version says why (docs/embedders.md)."
 )

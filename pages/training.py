@@ -160,7 +160,7 @@ if model.version_no:
         if shaky := uncertain_roc_auc(metrics):
             st.warning(shaky, icon=":material/help:")
         st.caption(
-            f"{escape_md(active.body_words or 'body not recorded')} · "
+            f"{escape_md(active.embedder_words or 'embedder not recorded')} · "
             f"effort {escape_md(str(metrics.get('effort')))} · "
             f"{metrics.get('duration_s', 0) or 0:.1f} s"
         )

@@ -36,9 +36,9 @@ if not versions:
 st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 with st.container():  # always there: the boxes below keep their place whether it says something or not
     serving = next((v for v in versions if v.version_no == model.version_no), None)
-    # A body training chose: why, in full (the table's cell cuts a reason short).
+    # An embedder training chose: why, in full (the table's cell cuts a reason short).
     if serving is not None and serving.body is not None and serving.body.candidates is not None:
-        st.caption(f"v{serving.version_no:d} (active) {escape_md(serving.body_words)}")
+        st.caption(f"v{serving.version_no:d} (active) {escape_md(serving.embedder_words)}")
 # The chart and the history sit in containers that are always there: a run's end (a second version, a second
 # evaluated one) changes what they hold, never where the Tag name and probe boxes below are (a box moved to
 # another place is drawn anew, losing what was typed but not yet sent).
@@ -178,8 +178,8 @@ if st.button("Compare on the probes", key="cmp_go", disabled=ia == ib):
             "b": refs[ib],
             "metrics_a": va.metrics,
             "metrics_b": vb.metrics,
-            "bodies": (va.body_words, vb.body_words),
-            "body_ids": (va.body_id, vb.body_id),
+            "embedders": (va.embedder_words, vb.embedder_words),
+            "embedder_ids": (va.embedder_id, vb.embedder_id),
             "probe": probe,
             "traits": [*traits_b, *traits_a],
             "snapshots": bool(va.snapshot and vb.snapshot),
@@ -191,11 +191,11 @@ cmp = st.session_state.get("cmp_result")
 if cmp and cmp["handle"] == handle:
     a, b = cmp["a"], cmp["b"]
     st.markdown(f"#### Probes (training samples): A = {escape_md(a)} · B = {escape_md(b)}")
-    body_a, body_b = cmp.get("bodies", ("", ""))
-    # Said when the bodies differ, not their words (the same body chosen again reads otherwise): each side
-    # is scored with its own body, as the service scores it.
-    if len(set(cmp.get("body_ids", (body_a, body_b)))) > 1:
-        st.caption(f"A {escape_md(body_a)} · B {escape_md(body_b)}")
+    embedder_a, embedder_b = cmp.get("embedders", ("", ""))
+    # Said when the embedders differ, not their words (the same embedder chosen again reads otherwise): each
+    # side is scored with its own embedder, as the service scores it.
+    if len(set(cmp.get("embedder_ids", (embedder_a, embedder_b)))) > 1:
+        st.caption(f"A {escape_md(embedder_a)} · B {escape_md(embedder_b)}")
     diff = metrics_diff_frame(cmp["metrics_a"], cmp["metrics_b"])
     # Colours from the numbers; the se column shown as text, since the grid draws a missing value as "None"
     # whatever the Styler's format says.

@@ -163,8 +163,8 @@ class Context:
             self.enqueue(run_id)
         self.worker = Worker(self.huey, self.sweep, self.settings.recovery_interval_s, workers)
         self.worker.start()
-        # The bodies' int8 graphs, built ahead of the first training that needs them (minutes, once), where
-        # new models default to a setting that trains on both bodies (the default, `auto`).
+        # The embedders' int8 graphs, built ahead of the first training that needs them (minutes, once), where
+        # new models default to a setting that trains on both embedders (the default, `auto`).
         from service.runs import prebuild
 
         if prebuild.ahead(self.settings.embedder):

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from app.ui.widgets import when
-from core.body_words import FEW_LABELS_SE
 from core.client import ApiError, Client, Version
 from core.contract import NEUTRAL_QUALITY
+from core.embedder_words import FEW_LABELS_SE
 
 if TYPE_CHECKING:  # the engine loads with the first scorer
     from core.engine import Scorer
@@ -28,7 +28,7 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
                 "tags": ", ".join(v.tags),
                 "triggered_by": v.triggered_by,
                 "samples": v.sample_count,
-                "trained on": v.body_words.removeprefix("trained on "),  # its body, in words
+                "trained on": v.embedder_words.removeprefix("trained on "),  # its embedder, in words
                 "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
                 "created_at": when(v.created_at),
                 "run_id": v.run_id,
@@ -105,7 +105,7 @@ def training_left_out(metrics: dict[str, Any]) -> tuple[str | None, str | None]:
 
 #: An out-of-fold ROC-AUC whose standard error is above this (about 30 samples a pole and fewer) is said to be
 #: uncertain: at 8 a pole it strayed from the held-out figure by up to 0.43 (docs/benchmarks/quality.md).
-UNCERTAIN_SE = FEW_LABELS_SE  # the version's body words say the same of its mean figure
+UNCERTAIN_SE = FEW_LABELS_SE  # the version's embedder words say the same of its mean figure
 
 
 def uncertain_roc_auc(metrics: dict[str, Any]) -> str | None:

@@ -54,10 +54,10 @@ def _check(client: Client, model: Model) -> None:
     from app.shell import engine_cache
     from core.engine.flags import flag_samples
 
-    body = engine_cache.model_body(client, model)  # the model's, as the service embeds its samples
-    embedder = engine_cache.embedder(body)
+    name = engine_cache.model_embedder(client, model)  # the model's, as the service embeds its samples
+    embedder = engine_cache.embedder(name)
     if not model.zero_data_retention:
-        embedder = engine_cache.sample_embedder(body)
+        embedder = engine_cache.sample_embedder(name)
     kept = st.session_state.get(_kept_key(handle), set())  # the analyst said these labels are right
     flagged = [f for f in flag_samples(everything, embedder, progress) if f.get("id") not in kept]
     st.session_state[STATE] = (handle, len(everything), flagged)

@@ -31,7 +31,7 @@ from app.shell.reads import invalidate, watched_client
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode, team_url
 from core.client import AuthenticationError, Client, KeyInfo, NotFoundError
-from core.contract import AUTO_BODY, DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE, Action
+from core.contract import AUTO_EMBEDDER, DEFAULT_EMBEDDER, NAMESPACE_RE, PUBLIC_NAMESPACE, Action
 
 if TYPE_CHECKING:  # imported where the service starts
     from core.local import LocalService
@@ -356,11 +356,11 @@ def _load_demo_models(service: LocalService, state: DemoLoad) -> None:
         # Its own client: httpx clients are not shared across threads here.
         with service.client() as client:
             # The models first start trains stay on e5-small where new models default to `auto`: their
-            # 40 labels a pole of 12-word texts would compare bodies, and the first comparison on a machine
+            # 40 labels a pole of 12-word texts would compare embedders, and the first comparison on a machine
             # builds mpnet-base's int8 graph (minutes of CPU) before the demo is ready. The draft is the
             # visitor's to train, on `auto`.
-            first = DEFAULT_EMBEDDER if workbench_settings().embedder == AUTO_BODY else None
-            load_demo_models(client, service.namespace, train=True, progress=progress, trained_body=first)
+            first = DEFAULT_EMBEDDER if workbench_settings().embedder == AUTO_EMBEDDER else None
+            load_demo_models(client, service.namespace, train=True, progress=progress, trained_embedder=first)
     except Exception as exc:  # noqa: BLE001 - shown in the sidebar; the workbench works without demos
         # Plain words (a class name means nothing on a page): the client's errors are sentences already.
         state.error = str(exc).strip() or f"an unexpected {type(exc).__name__}"

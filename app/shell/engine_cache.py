@@ -11,7 +11,7 @@ from core.client import ApiError, Client, Model
 from core.embedders import get_embedder
 from core.embedders.base import Embedder
 from core.embedders.cache import CachedEmbedder, MemoryStore
-from core.embedders.registry import AUTO, BODIES, available_bodies, body_of
+from core.embedders.registry import AUTO, EMBEDDERS, available_embedders, embedder_of
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # the engine loads with the first scorer
@@ -33,18 +33,22 @@ def sample_embedder(name: str) -> Embedder:
     return CachedEmbedder(get_embedder(name), MemoryStore(max_items=SAMPLE_CACHE_ITEMS))
 
 
-def model_body(client: Client, model: Model) -> str:
+def model_embedder(client: Client, model: Model) -> str:
     """The embedder id the local engine embeds `model`'s texts with (previews, flags, the label curve): the
-    model's own embedder, or for `auto` the body its serving version was trained on, so the local figures are
-    in the space the service's are (`registry.body_of`). A body whose weights this machine lacks (a remote
-    service's mpnet-base) falls back to e5-small-qint8: these are local approximations, and one that runs
-    beats an error; a serving version that cannot be read falls back the same way."""
+    model's own embedder, or for `auto` the embedder its serving version was trained on, so the local figures
+    are in the space the service's are (`registry.embedder_of`). An embedder whose weights this machine lacks
+    (a remote service's mpnet-base) falls back to e5-small-qint8: these are local approximations, and one that
+    runs beats an error; a serving version that cannot be read falls back the same way."""
     serving = None
     if model.embedder == AUTO and model.version_no:
         with contextlib.suppress(ApiError):
-            serving = client.get_version(model.handle, model.version_no).body_id
-    body = body_of(model.embedder, serving)
-    return body if body not in BODIES or body in available_bodies() else body_of(None, None)
+            serving = client.get_version(model.handle, model.version_no).embedder_id
+    embedder = embedder_of(model.embedder, serving)
+    return (
+        embedder
+        if embedder not in EMBEDDERS or embedder in available_embedders()
+        else embedder_of(None, None)
+    )
 
 
 def scorer(snapshot: JsonObject) -> Scorer:

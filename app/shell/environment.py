@@ -13,7 +13,7 @@ from app.shell.team_mode import team_mode
 
 def embedder_name() -> str:
     """The embedder of the embedded service's new models (`auto` unless set). The local engine embeds a
-    model's texts with that model's body instead (`engine_cache.model_body`)."""
+    model's texts with that model's embedder instead (`engine_cache.model_embedder`)."""
     return workbench_settings().embedder
 
 

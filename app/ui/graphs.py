@@ -1,5 +1,5 @@
-"""Says on the pages while a body's int8 graph is being built (minutes, once a machine, from the service's
-first start): a training on both bodies started meanwhile waits for it."""
+"""Says on the pages while an embedder's int8 graph is being built (minutes, once a machine, from the
+service's first start): a training on both embedders started meanwhile waits for it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,6 @@ def building_note(client: Client) -> str | None:
     it = "its int8 graph is" if len(names) == 1 else "their int8 graphs are"
     return (
         f"{', '.join(names)}: {it} being built on this machine (once, a few minutes, from the service's "
-        "first start). A training on both bodies started meanwhile waits for it; scoring and other "
+        "first start). A training on both embedders started meanwhile waits for it; scoring and other "
         "trainings do not."
     )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class EmbedderGraph(_Response):
-    """A body's int8 graph on the service's machine: `state` is "built", "building" or "not built"."""
+    """An embedder's int8 graph on the service's machine: `state` is "built", "building" or "not built"."""
 
     embedder: str
     name: str = ""
@@ -33,7 +33,7 @@ class EmbedderGraph(_Response):
 
 class Health(_Response):
     """`GET /health`: `status` is "ok" when the service answers; `version` is its package version;
-    `embedders` (absent from services before it) each body's int8 graph and whether it is built yet."""
+    `embedders` (absent from services before it) each embedder's int8 graph and whether it is built yet."""
 
     status: str
     version: str | None = None
@@ -41,7 +41,7 @@ class Health(_Response):
 
     @property
     def building(self) -> list[str]:
-        """The short names of the bodies whose graph is being built now."""
+        """The short names of the embedders whose graph is being built now."""
         return [g.name or g.embedder for g in self.embedders if g.state == "building"]
 
 

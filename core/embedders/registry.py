@@ -6,7 +6,7 @@ import re
 import threading
 from pathlib import Path
 
-from core.contract import AUTO_BODY, BLEND_BODY, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MPNET_BODY
+from core.contract import AUTO_EMBEDDER, BLEND_EMBEDDER, DEFAULT_EMBEDDER, EMBEDDER_NAMES, MPNET_EMBEDDER
 from core.embedders.base import Embedder
 from core.embedders.blend import BLEND_ID, BlendEmbedder, parts_of
 from core.embedders.e5 import E5_ID, E5Embedder
@@ -25,11 +25,11 @@ ALIASES = {
     "minilm-qint8v2": QINT8V2_ID,
     "e5-small": E5_ID,
     "e5-small-qint8": E5_QINT8_ID,
-    MPNET_BODY: MPNET_QINT8_ID,
+    MPNET_EMBEDDER: MPNET_QINT8_ID,
 }
 ALIASES["default"] = ALIASES[DEFAULT_EMBEDDER]
 #: Names of embedders made of others (kept out of ALIASES, whose every id is one model of its own).
-COMPOSED = {BLEND_BODY: BLEND_ID}
+COMPOSED = {BLEND_EMBEDDER: BLEND_ID}
 
 
 def embedder_id(name_or_id: str) -> str:
@@ -56,10 +56,10 @@ def available() -> list[str]:
     ]
 
 
-# What a model may be created with: `auto` (a setting: training chooses the body), the shipped embedders by
-# name or by their default ids; not the tests' model-free one (core.contract.TEST_EMBEDDER). mpnet-base is
+# What a model may be created with: `auto` (a setting: training chooses the embedder), the shipped embedders
+# by name or by their default ids; not the tests' model-free one (core.contract.TEST_EMBEDDER). mpnet-base is
 # accepted only where its weights are installed (`choice_id`).
-AUTO = AUTO_BODY
+AUTO = AUTO_EMBEDDER
 MODEL_CHOICES = (
     *EMBEDDER_NAMES,
     E5_QINT8_ID,
@@ -71,21 +71,22 @@ MODEL_CHOICES = (
 )
 
 
-# The bodies training may choose between for a model (core.engine.body_choice), cheapest first (CPU per text).
-BODIES = (E5_QINT8_ID, MPNET_QINT8_ID)
+# The embedders training may choose between for a model (core.engine.embedder_choice), cheapest first (CPU per
+# text).
+EMBEDDERS = (E5_QINT8_ID, MPNET_QINT8_ID)
 
 
-def available_bodies() -> list[str]:
-    """The BODIES this installation has the weights of (no model file is loaded): e5-small always,
+def available_embedders() -> list[str]:
+    """The EMBEDDERS this installation has the weights of (no model file is loaded): e5-small always,
     mpnet-base once its weights are fetched (the install does it: docs/embedders-mpnet.md)."""
     from core.embedders.mpnet_source import installed
 
-    return [body for body in BODIES if body != MPNET_QINT8_ID or installed()]
+    return [embedder for embedder in EMBEDDERS if embedder != MPNET_QINT8_ID or installed()]
 
 
-def body_of(choice: str | None, serving: str | None) -> str:
+def embedder_of(choice: str | None, serving: str | None) -> str:
     """The embedder id a model's vectors are in now: its own embedder's (`choice`, a name or an id), or for
-    `auto` the body its serving version was trained on (`serving`), e5-small's before it has one."""
+    `auto` the embedder its serving version was trained on (`serving`), e5-small's before it has one."""
     if choice == AUTO:
         return serving or ALIASES[DEFAULT_EMBEDDER]
     return embedder_id(choice or DEFAULT_EMBEDDER)
@@ -100,7 +101,7 @@ def short_name(embedder_id: str) -> str:
 def refusal(value: object) -> str:
     """Why a model cannot be created with `value` as its embedder, and what to do instead (the API's 422)."""
     choices = f"choose one of {', '.join(MODEL_CHOICES)} (a name or its id)"
-    if value in (MPNET_BODY, MPNET_QINT8_ID, BLEND_BODY, BLEND_ID):
+    if value in (MPNET_EMBEDDER, MPNET_QINT8_ID, BLEND_EMBEDDER, BLEND_ID):
         from core.embedders.mpnet_source import INSTALL_HINT
 
         return (
@@ -118,7 +119,7 @@ def offered(value: object) -> bool:
     only where its weights are installed (else its every training would fail), and so the blend of both."""
     if not isinstance(value, str) or value not in MODEL_CHOICES:
         return False
-    return embedder_id(value) not in (MPNET_QINT8_ID, BLEND_ID) or MPNET_QINT8_ID in available_bodies()
+    return embedder_id(value) not in (MPNET_QINT8_ID, BLEND_ID) or MPNET_QINT8_ID in available_embedders()
 
 
 def choice_id(name_or_id: str) -> str:

@@ -1,10 +1,12 @@
-"""A model on both bodies (`blend`): one model trained on each body, a text scored by their scores' mean.
+"""A model on both embedders (`blend`): one model trained on each embedder, a text scored by their scores'
+mean.
 
-Measured on the quality benchmark's draws (docs/benchmarks/quality.md, "Both bodies"), the mean of the two
-models' scores beats either body alone on long English texts at every size, 8 labels a pole included, with no
-out-of-fold comparison to make. Training fits each body's model exactly as a one-body training does (the same
-samples, folds and search); the snapshot keeps both (`parts`) under the blend's embedder id, whose vectors are
-the bodies' vectors side by side (core.embedders.blend); `Scorer` scores it by the mean (core.engine.scorer).
+Measured on the quality benchmark's draws (docs/benchmarks/quality.md, "Both embedders"), the mean of the two
+models' scores beats either embedder alone on long English texts at every size, 8 labels a pole included, with
+no out-of-fold comparison to make. Training fits each embedder's model exactly as a one-embedder training does
+(the same samples, folds and search); the snapshot keeps both (`parts`) under the blend's embedder id, whose
+vectors are the embedders' vectors side by side (core.embedders.blend); `Scorer` scores it by the mean
+(core.engine.scorer).
 """
 
 from __future__ import annotations
@@ -21,20 +23,21 @@ from core.engine.types import JsonObject, ProgressFn, TrainingResult, TraitSpec
 
 
 def part_params(params: Mapping[str, Any] | None, i: int, parts: int) -> dict[str, Any] | None:
-    """Of a version's reused parameters (per trait), those of the `i`th body of a blend of `parts`: a blend
-    records each trait's as {"bodies": [one per body]}; one body's parameters are not reused by a blend."""
+    """Of a version's reused parameters (per trait), those of the `i`th embedder of a blend of `parts`: a
+    blend records each trait's as {"bodies": [one per embedder]}; one embedder's parameters are not reused by
+    a blend."""
     if not params:
         return None
     out = {}
     for key, value in params.items():
-        bodies = value.get("bodies") if isinstance(value, Mapping) else None
-        if isinstance(bodies, list) and len(bodies) == parts:
-            out[key] = bodies[i]
+        embedders = value.get("bodies") if isinstance(value, Mapping) else None
+        if isinstance(embedders, list) and len(embedders) == parts:
+            out[key] = embedders[i]
     return out or None
 
 
-def one_body_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Of a version's reused parameters, those a one-body training can reuse (a blend's are left out)."""
+def one_embedder_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Of a version's reused parameters, those a one-embedder training can reuse (a blend's are left out)."""
     if not params:
         return None
     kept = {k: v for k, v in params.items() if not (isinstance(v, Mapping) and "bodies" in v)}
@@ -52,12 +55,12 @@ def train_blend(
 ) -> TrainingResult:
     """Train one model on each of `embedder.parts` (a `BlendEmbedder`: cheapest first) and return the blend:
     its snapshot holds both, its metrics are the blend's own out-of-fold figures (the mean of the two models'
-    held-out scores on the same folds) with each body's beside them."""
+    held-out scores on the same folds) with each embedder's beside them."""
     from core.engine.training import train
 
     parts = list(embedder.parts)
     results = []
-    for i, body in enumerate(parts):
+    for i, part in enumerate(parts):
 
         def share(fraction: float, phase: str, i: int = i) -> None:
             if progress is not None:
@@ -67,7 +70,7 @@ def train_blend(
             train(
                 traits,
                 samples,
-                embedder=body,
+                embedder=part,
                 params=part_params(params, i, len(parts)),
                 progress=share,
                 **options,
@@ -79,7 +82,7 @@ def train_blend(
 def combine(
     traits: Sequence[TraitSpec], results: Sequence[TrainingResult], embedder_id: str
 ) -> TrainingResult:
-    """The blend of the bodies' trainings `results` (in the order of the blend's parts)."""
+    """The blend of the embedders' trainings `results` (in the order of the blend's parts)."""
     keys = [t.key for t in traits]
     params = {k: {"bodies": [r.params.get(k) for r in results]} for k in keys}
     digest = hashlib.sha256("".join(r.param_hash for r in results).encode("ascii")).hexdigest()
@@ -88,7 +91,7 @@ def combine(
     held_out: dict[str, tuple[Any, Any]] = {}
     for key in keys:
         first = dict(results[0].metrics.get(key, {}))
-        bodies = [
+        embedders = [
             {
                 "embedder": r.snapshot["embedder"]["id"],
                 **{f: r.metrics.get(key, {}).get(f) for f in ("roc_auc", "roc_auc_se", "k", "params")},
@@ -99,10 +102,10 @@ def combine(
         if figures is not None:
             held_out[key] = figures[1]
         own = figures[0] if figures is not None else {"roc_auc": None, "roc_auc_se": None}
-        # Counts and anchors are the first body's (the same samples); figures of one model are left out.
+        # Counts and anchors are the first embedder's (the same samples); figures of one model are left out.
         for name in ("explained_variance", "k", "search", "label_agreement"):
             first.pop(name, None)
-        metrics[key] = {**first, **own, "params": params[key], "bodies": bodies}
+        metrics[key] = {**first, **own, "params": params[key], "bodies": embedders}
     return TrainingResult(
         snapshot=snapshot, metrics=metrics, param_hash=digest, params=params, held_out=held_out
     )
@@ -111,8 +114,8 @@ def combine(
 def blend_figures(
     held: Sequence[tuple[Any, Any] | None],
 ) -> tuple[JsonObject, tuple[Any, Any]] | None:
-    """The blend's out-of-fold figures from each body's held-out scores (same folds, same samples): the mean
-    of the bodies' scores measured as one model's are. None when a body had no folds."""
+    """The blend's out-of-fold figures from each embedder's held-out scores (same folds, same samples): the
+    mean of the embedders' scores measured as one model's are. None when an embedder had no folds."""
     from core.engine.training import auc_se
 
     if not held or any(h is None for h in held):

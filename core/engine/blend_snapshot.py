@@ -1,5 +1,5 @@
-"""A blend's snapshot (core.engine.blend): its format, its id, and its check, which the one-body snapshot's
-check (`snapshot.py`) calls; apart from the training so the snapshot's check imports no trainer."""
+"""A blend's snapshot (core.engine.blend): its format, its id, and its check, which the one-embedder
+snapshot's check (`snapshot.py`) calls; apart from the training so the snapshot's check imports no trainer."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from core.engine.types import JsonObject
 
 #: The snapshot's `scoring_method` of a blend: an engine from before it refuses the snapshot by name instead
 #: of scoring its halves as one model.
-BLEND_METHOD = "blend_of_bodies"
+BLEND_METHOD = "blend_of_bodies"  # stored in snapshots and sent: the value stays
 PREFIX = "blend:"
 
 
 def blend_id(part_ids: Sequence[str]) -> str:
-    """The embedder id of the blend of these bodies (in this order)."""
+    """The embedder id of the blend of these embedders (in this order)."""
     return PREFIX + "+".join(part_ids)
 
 
@@ -50,8 +50,9 @@ def dump_blend_snapshot(parts: Sequence[JsonObject], embedder_id: str, param_has
 
 
 def check_blend(snapshot: Mapping[str, Any], load: Any) -> None:
-    """Validate a blend snapshot's parts (each a one-body snapshot, checked by `load`) against its top level:
-    the blend's id names the parts' ids in order, their dimensions add up, the traits and chunking agree."""
+    """Validate a blend snapshot's parts (each a one-embedder snapshot, checked by `load`) against its top
+    level: the blend's id names the parts' ids in order, their dimensions add up, the traits and chunking
+    agree."""
 
     def fail(message: str) -> SnapshotFormatError:
         return SnapshotFormatError(f"invalid snapshot: {message}")
@@ -61,11 +62,11 @@ def check_blend(snapshot: Mapping[str, Any], load: Any) -> None:
         raise fail("a blend's parts must be a list of at least two snapshots")
     loaded = [load(p) for p in parts]
     if any(is_blend(p) for p in loaded):
-        raise fail("a blend's part must be a one-body snapshot")
+        raise fail("a blend's part must be a one-embedder snapshot")
     embedder = snapshot["embedder"]
     ids = [p["embedder"]["id"] for p in loaded]
     if embedder["id"] != blend_id(ids):
-        raise fail(f"embedder.id {embedder['id']!r} does not name its parts' bodies {ids}")
+        raise fail(f"embedder.id {embedder['id']!r} does not name its parts' embedders {ids}")
     if embedder["dim"] != sum(p["embedder"]["dim"] for p in loaded):
         raise fail("embedder.dim must be the sum of its parts' dims")
     keys = [t.get("key") if isinstance(t, dict) else None for t in snapshot["traits"]]

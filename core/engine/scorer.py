@@ -38,7 +38,7 @@ _TINY = 1e-12
 
 
 class _Axes:
-    """One body's trained axes (w, m_dot_w, k per trait) of a snapshot."""
+    """One embedder's trained axes (w, m_dot_w, k per trait) of a snapshot."""
 
     def __init__(self, snapshot: JsonObject) -> None:
         entries = snapshot["traits"]
@@ -73,7 +73,7 @@ class Scorer:
             )
             for t in entries
         ]
-        # A blend (core.engine.blend) scores by the mean of its bodies' scores; its axis position is that
+        # A blend (core.engine.blend) scores by the mean of its embedders' scores; its axis position is that
         # mean's logit, which calibrates back to it with a slope of 1.
         self._parts = [_Axes(part) for part in snapshot["parts"]] if is_blend(snapshot) else []
         one = _Axes(snapshot) if not self._parts else None
@@ -132,7 +132,8 @@ class Scorer:
         return out
 
     def _blend_axis(self, vectors: np.ndarray) -> np.ndarray:
-        """The logit of the mean of the bodies' scores; each body reads its own columns of the vectors."""
+        """The logit of the mean of the embedders' scores; each embedder reads its own columns of the
+        vectors."""
         mean = np.zeros((len(vectors), len(self.traits)))
         start = 0
         for part in self._parts:

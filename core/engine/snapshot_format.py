@@ -1,5 +1,5 @@
-"""The snapshot format's name, version and chunk size: shared by the one-body snapshot (`snapshot.py`) and the
-blend's (`blend.py`), which the one-body check calls back, so neither imports the other for them."""
+"""The snapshot format's name, version and chunk size: shared by the one-embedder snapshot (`snapshot.py`) and
+the blend's (`blend.py`), which the one-embedder check calls back, so neither imports the other for them."""
 
 FORMAT = "scoring-workbench/snapshot"
 FORMAT_VERSION = 1

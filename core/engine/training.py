@@ -188,7 +188,8 @@ class FittedTrait:
     params: JsonObject
     metrics: JsonObject
     search: list[JsonObject]  # every candidate's cross-validated AUC, for the record
-    #: (held-out scores of every repeat, the qualities) when folds exist: what a blend of bodies measures on.
+    #: (held-out scores of every repeat, the qualities) when folds exist: what a blend of embedders measures
+    #: on.
     held_out: tuple[np.ndarray, np.ndarray] | None = None
 
 

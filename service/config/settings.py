@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from core.contract import (
-    AUTO_BODY,
+    AUTO_EMBEDDER,
     DEFAULT_CLAIM_LEASE_S,
     DEFAULT_CLAIMS_PER_PERSON,
     DEFAULT_IMPORT_BURST,
@@ -68,9 +68,9 @@ class Settings(BaseSettings):
         "delivers ids.",
     )
     embedder: str = Field(
-        AUTO_BODY,
+        AUTO_EMBEDDER,
         description="The embedder of a new model whose create request names none (a model keeps its own): "
-        "`auto` (each training keeps the body that serves the model best), a name of "
+        "`auto` (each training keeps the embedder that serves the model best), a name of "
         "[embedders.md](embedders.md) or a full embedder id.",
     )
     retrain_buffer: int = Field(
@@ -174,7 +174,7 @@ class Settings(BaseSettings):
         description="Characters of text a namespace keeps in all its models (samples, feedback labels, pool "
         "texts, evaluation items, unsure marks and comments), whoever writes them; past it 413 "
         "`quota_exceeded`, nothing stored. 0: no quota. It bounds what the machine must serve: embedding "
-        "cuts each text to its body's window and works in pieces, but a training, an evaluation or a "
+        "cuts each text to its embedder's window and works in pieces, but a training, an evaluation or a "
         "discovery holds all of a model's texts at once (a byte a character, up to four outside Latin-1): "
         "the default keeps that under ~0.5-2 GB in one worker (docs/benchmarks/memory.md). Raise it with "
         "the workers' memory.",

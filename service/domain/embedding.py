@@ -28,7 +28,7 @@ from core.embedders import (
 )
 from core.embedders.blend import BlendEmbedder, parts_of
 from core.embedders.cache import VectorStore
-from core.embedders.registry import body_of, embedder_id
+from core.embedders.registry import embedder_id, embedder_of
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # core.engine is imported where a scorer is built: scoring starts without it
@@ -101,10 +101,10 @@ class Embedders:
         return embedder_id(chosen or self.default_name)
 
     def get(self, name_or_id: str | None = None, *, retain: bool = True) -> Embedder:
-        """The cached embedder for a name or snapshot id (`auto`, a setting, as e5-small: the body of an
+        """The cached embedder for a name or snapshot id (`auto`, a setting, as e5-small: the embedder of an
         `auto` model without a version); `retain=False` never writes the cache."""
-        wanted = body_of(name_or_id or self.default_name, None)
-        if (parts := parts_of(wanted)) is not None:  # both bodies: each reads and writes its own cache
+        wanted = embedder_of(name_or_id or self.default_name, None)
+        if (parts := parts_of(wanted)) is not None:  # both embedders: each reads and writes its own cache
             return BlendEmbedder([self.get(p, retain=retain) for p in parts])
         base = get_embedder(wanted)
         with self._lock:
@@ -122,8 +122,8 @@ class Embedders:
         workers write each batch's new vectors in one transaction, so request threads do not queue
         on SQLite's write lock; for zero-data-retention content nothing is written at all.
         """
-        parts = parts_of(body_of(name_or_id or self.default_name, None))
-        if parts is not None:  # both bodies: each through its own cache and batcher
+        parts = parts_of(embedder_of(name_or_id or self.default_name, None))
+        if parts is not None:  # both embedders: each through its own cache and batcher
             return BlendEmbedder([self.for_scoring(p, retain=retain) for p in parts])
         plain = self.get(name_or_id, retain=True)
         assert isinstance(plain, CachedEmbedder)

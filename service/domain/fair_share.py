@@ -13,7 +13,7 @@ the piece's cost (never behind the piece being served), and the free slot goes t
 
 The cost is texts and tokens, not characters: every text pays `TEXT_COST` (tokenising, the row's padding and
 Python's work per row; 100 five-character texts cost what 100 texts cost, not what 500 characters do) plus
-its tokens after the body's window cut (estimated at `CHARS_PER_TOKEN`: a 99,000-character text costs its
+its tokens after the embedder's window cut (estimated at `CHARS_PER_TOKEN`: a 99,000-character text costs its
 window, not its length).
 
 Admission bounds each caller's work in flight: a request whose cost would take its caller past
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 TEXT_COST = 16
 #: Characters a token stands for in the estimate (English and most Latin-script text: about 4).
 CHARS_PER_TOKEN = 4
-#: The longest window of a body (e5-small, mpnet-base: 512 tokens; MiniLM's 256 is under it): a text is cut
-#: to its window before it is encoded, so no text costs more.
+#: The longest window of an embedder (e5-small, mpnet-base: 512 tokens; MiniLM's 256 is under it): a text is
+#: cut to its window before it is encoded, so no text costs more.
 WINDOW_TOKENS = 512
 #: A piece's cost at most (a text is never split, so one text may exceed it alone): about one window, tens
 #: of milliseconds of one core with MiniLM. A colleague's piece waits at most one such piece: twice this

@@ -9,14 +9,14 @@ from service.domain.access import load_model
 from service.domain.needs import Resources
 from service.schemas.preview import TraitPreviewIn, TraitPreviewOut
 from service.store.api_keys import Principal
-from service.store.bodies import model_body
 from service.store.db import transaction
+from service.store.embedders import model_embedder
 
 
 def preview_trait(ctx: Resources, who: Principal, handle: str, payload: TraitPreviewIn) -> TraitPreviewOut:
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)  # an authoring key that can read it (nothing is written)
-        embedder = ctx.embedders.get(model_body(s, model), retain=not model.zero_data_retention)
+        embedder = ctx.embedders.get(model_embedder(s, model), retain=not model.zero_data_retention)
     t = payload.trait
     spec = TraitSpec(
         trait_key(t.name),

@@ -31,7 +31,7 @@ from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
 from service.store import assignments, claims
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.bodies import model_body
+from service.store.embedders import model_embedder
 from service.store.gold import gold_pool_ids
 from service.store.heldout import evaluation_pool_ids
 from service.store.samples import sha256, trait_specs
@@ -116,7 +116,7 @@ def _round(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> t
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         claiming = payload.claim and may_claim(who, model)
-        embedder = ctx.embedders.get(model_body(s, model))
+        embedder = ctx.embedders.get(model_embedder(s, model))
         trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
         overlap = model.overlap if payload.overlap is None else payload.overlap  # the owner's, unless asked
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)

@@ -210,9 +210,10 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
-def version_body(metrics: JsonObject) -> VersionBody | None:
-    """What a version's metrics record of its body: `embedder` (every version), its out-of-fold figure, each
-    body's of a blend, and `body_choice` when training chose it (core.engine.body_choice's `as_json`)."""
+def version_embedder(metrics: JsonObject) -> VersionBody | None:
+    """What a version's metrics record of its embedder: `embedder` (every version), its out-of-fold figure,
+    each embedder's of a blend, and `body_choice` when training chose it (core.engine.embedder_choice's
+    `as_json`)."""
     embedder = metrics.get("embedder")
     if not isinstance(embedder, str):
         return None
@@ -221,18 +222,18 @@ def version_body(metrics: JsonObject) -> VersionBody | None:
     auc, se = _mean_of(traits.values(), "roc_auc"), _mean_of(traits.values(), "roc_auc_se")
     choice = metrics.get("body_choice")
     if not isinstance(choice, dict):
-        bodies = [b for t in traits.values() if isinstance(t, dict) for b in t.get("bodies") or []]
-        if not bodies:
+        embedders = [b for t in traits.values() if isinstance(t, dict) for b in t.get("bodies") or []]
+        if not embedders:
             return VersionBody(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
-        ids = list(dict.fromkeys(str(b.get("embedder")) for b in bodies if isinstance(b, dict)))
+        ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders if isinstance(b, dict)))
         candidates = [
             BodyCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
         ] + [
             BodyCandidate(
                 embedder=i,
                 name=short_name(i),
-                roc_auc=_mean_of([b for b in bodies if b.get("embedder") == i], "roc_auc"),
-                roc_auc_se=_mean_of([b for b in bodies if b.get("embedder") == i], "roc_auc_se"),
+                roc_auc=_mean_of([b for b in embedders if b.get("embedder") == i], "roc_auc"),
+                roc_auc_se=_mean_of([b for b in embedders if b.get("embedder") == i], "roc_auc_se"),
             )
             for i in ids
         ]
@@ -294,7 +295,7 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> J
         run_id=version.run_id,
         metrics=version.metrics,
         tags=tags_of(session, version.id),
-        body=version_body(version.metrics),
+        body=version_embedder(version.metrics),
     ).model_dump(mode="json", exclude={"snapshot"})
     if with_snapshot:
         body["snapshot"] = version.snapshot

@@ -9,8 +9,8 @@ from core.engine.types import Sample, TraitSpec
 from core.json_types import JsonObject
 from service.runs.attempt import Attempt
 from service.store import ledger
-from service.store.bodies import model_body
 from service.store.db import transaction
+from service.store.embedders import model_embedder
 from service.store.samples import load_samples, load_traits, trait_specs
 from service.store.tables import Model, Run, utcnow
 
@@ -27,7 +27,7 @@ def edit_inputs(at: Attempt) -> tuple[JsonObject, list[TraitSpec], list[Sample],
             dict(run.options),
             trait_specs(load_traits(s, model.id)),
             load_samples(s, model.id),
-            at.watched(at.embedders.get(model_body(s, model), retain=not model.zero_data_retention)),
+            at.watched(at.embedders.get(model_embedder(s, model), retain=not model.zero_data_retention)),
         )
 
 

@@ -16,14 +16,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from service.domain.embedding import Embedders
 from service.domain.pool_index import embedding_step
-from service.store.bodies import model_body
 from service.store.db import transaction
+from service.store.embedders import model_embedder
 from service.store.tables import Model, PoolText
 
 log = logging.getLogger("service.runs")
 
 
-#: Pool texts a step embeds when a whole pool is embedded again (a new body): one import request's most.
+#: Pool texts a step embeds when a whole pool is embedded again (a new embedder): one import request's most.
 STEP_TEXTS = 1_000
 
 
@@ -45,7 +45,7 @@ def execute(
         model = s.get(Model, model_id)
         if model is None or model.zero_data_retention:
             return 0
-        name = model_body(s, model)
+        name = model_embedder(s, model)
         texts = list(
             s.scalars(
                 select(PoolText.text)

@@ -1,12 +1,12 @@
-"""The bodies' int8 graphs built in the background from the service's first start, not in a user's run.
+"""The embedders' int8 graphs built in the background from the service's first start, not in a user's run.
 
 mpnet-base's graph takes minutes of CPU and ~3 GB once a machine (docs/embedders.md); built on first use it
-would fall inside the first training on both bodies, behind a still bar. The process that runs trainings
-starts `start()` with its worker where new models default to both bodies (`ahead`): one daemon thread builds
-what is missing (`core.embedders.prebuild`, which shares the directory's `.build.lock` with every other build,
-so a training that needs the graph meanwhile waits for this build instead of making its own). `states()` is
-what `GET /v1/health` says of each graph, in any process: built (its files are there), building (a build holds
-the directory's lock, or this process's thread is at it), not built.
+would fall inside the first training on both embedders, behind a still bar. The process that runs trainings
+starts `start()` with its worker where new models default to both embedders (`ahead`): one daemon thread
+builds what is missing (`core.embedders.prebuild`, which shares the directory's `.build.lock` with every other
+build, so a training that needs the graph meanwhile waits for this build instead of making its own).
+`states()` is what `GET /v1/health` says of each graph, in any process: built (its files are there), building
+(a build holds the directory's lock, or this process's thread is at it), not built.
 """
 
 from __future__ import annotations
@@ -25,20 +25,21 @@ _lock = threading.Lock()
 
 
 def wanted() -> list[str]:
-    """The graphs built ahead: the bodies' (e5-small's, and mpnet-base's where its weights are installed)."""
+    """The graphs built ahead: the embedders' (e5-small's, and mpnet-base's where its weights are
+    installed)."""
     from core.embedders.prebuild import buildable
-    from core.embedders.registry import BODIES
+    from core.embedders.registry import EMBEDDERS
 
     can = set(buildable())
-    return [b for b in BODIES if b in can]
+    return [b for b in EMBEDDERS if b in can]
 
 
 def ahead(default_embedder: str) -> bool:
     """Whether a service whose new models default to `default_embedder` builds the graphs ahead: where that
-    is `auto` or `blend` (a service set to one body builds mpnet-base's on its first use, if ever)."""
-    from core.contract import AUTO_BODY, BLEND_BODY
+    is `auto` or `blend` (a service set to one embedder builds mpnet-base's on its first use, if ever)."""
+    from core.contract import AUTO_EMBEDDER, BLEND_EMBEDDER
 
-    return default_embedder in (AUTO_BODY, BLEND_BODY)
+    return default_embedder in (AUTO_EMBEDDER, BLEND_EMBEDDER)
 
 
 def start() -> bool:

@@ -171,7 +171,7 @@ class Coordinator:
                 r.shard_no: r for r in s.scalars(select(RunShard).where(RunShard.run_id == self.run_id))
             }
             if any(r.embedder not in (None, self.embedder.id) for r in existing.values()):
-                # An earlier attempt chose another body (an `auto` model): its vectors do not fit.
+                # An earlier attempt chose another embedder (an `auto` model): its vectors do not fit.
                 s.execute(delete(RunShard).where(RunShard.run_id == self.run_id))
                 existing = {}
             if not existing:
@@ -185,7 +185,7 @@ class Coordinator:
                         status="queued",
                         attempts=0,
                         done_texts=0,
-                        embedder=self.embedder.id,  # the body this training embeds with
+                        embedder=self.embedder.id,  # the embedder this training embeds with
                     )
                     for x in shards
                 )

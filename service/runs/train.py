@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core import engine
 from core.embedders.base import Embedder
 from core.embedders.blend import BLEND_ID, BlendEmbedder
-from core.embedders.registry import AUTO, available_bodies
+from core.embedders.registry import AUTO, available_embedders
 from core.engine.blend_snapshot import is_blend_id
 from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
@@ -27,8 +27,8 @@ from service.domain.retention import erase, purge_texts
 from service.runs import gate, pool_embedding, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
-from service.store.bodies import model_body
 from service.store.db import transaction
+from service.store.embedders import model_embedder
 from service.store.gold import gold_keys
 from service.store.heldout import trained_record
 from service.store.samples import CHUNK, fold_feedback, held_feedback, load_traits, sha256, trait_specs
@@ -36,13 +36,13 @@ from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Ve
 from service.store.votes import feedback_votes, in_order, sample_votes, samples_to_train
 
 if TYPE_CHECKING:  # the engine loads scikit-learn, which a worker loads with its first run, not at start
-    from core.engine.body_choice import BodyChoice
+    from core.engine.embedder_choice import ChosenEmbedder
 
 Phase = Literal["embedding", "fitting", "saving"]
 
 #: The run's progress (0-1) over a training's phases: phase -> (start, end). When the workers share the
 #: embedding it reports its own phase and the engine only fits; otherwise the engine embeds as it fits and
-#: covers both (a blend's two bodies one after the other, core.engine.blend).
+#: covers both (a blend's two embedders one after the other, core.engine.blend).
 PROGRESS: dict[Phase, tuple[float, float]] = {
     "embedding": (0.02, 0.70),
     "fitting": (0.70, 0.95),
@@ -68,7 +68,9 @@ class Inputs:
     retain: bool  # texts are kept (no zero-data-retention)
     embedder_choice: str | None
     model_id: int
-    serving_body: str | None = None  # the body its vectors were in before this training (store/bodies.py)
+    serving_embedder: str | None = (
+        None  # the embedder its vectors were in before this training (store/embedders.py)
+    )
     # (trait key, content hash) of the gold items: known answers to check people with, never trained on.
     gold: frozenset[tuple[str, str]] = frozenset()
     # The accepted samples no version took in yet: those this training's version may name (`took_in`).
@@ -101,17 +103,18 @@ def execute(at: Attempt) -> None:
     data = training_set(inputs)
     effort = str(inputs.options.get("effort") or "medium")
     started = time.monotonic()
-    choice = auto_body(at, inputs, data) if inputs.embedder_choice == AUTO else None
-    body = inputs.embedder_choice if choice is None else choice.chosen
-    base = at.embedders.get(body, retain=inputs.retain)
-    parts = base.parts if isinstance(base, BlendEmbedder) else None  # each body watched on its own
+    choice = auto_embedder(at, inputs, data) if inputs.embedder_choice == AUTO else None
+    name = inputs.embedder_choice if choice is None else choice.chosen
+    base = at.embedders.get(name, retain=inputs.retain)
+    parts = base.parts if isinstance(base, BlendEmbedder) else None  # each embedder watched on its own
     embedder: Embedder = BlendEmbedder([at.watched(p) for p in parts]) if parts else at.watched(base)
     blended = is_blend_id(embedder.id)
     if blended and not first_use_built():  # minutes with no step to show: say why
         at.report(progress_at("embedding", 0), "embedding", MPNET_BUILDING)
     else:
         at.report(progress_at("embedding", 0), "embedding")
-    # A blend embeds each text with both bodies in this process (each body's vectors cached on their own).
+    # A blend embeds each text with both embedders in this process (each embedder's vectors cached on their
+    # own).
     sharded = not blended and shards.shardable(at.settings, len(data.texts), inputs.retain)
     if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
         embedder = shared_embedding(at, inputs, data, embedder)
@@ -119,7 +122,7 @@ def execute(at: Attempt) -> None:
         progress_at("fitting" if sharded else "embedding", 0), progress_at("fitting", 1)
     )
     # The engine (scikit-learn) is imported by the first run, never at a process's start.
-    from core.engine.blend import one_body_params, train_blend
+    from core.engine.blend import one_embedder_params, train_blend
 
     if blended:
         result = train_blend(
@@ -136,7 +139,7 @@ def execute(at: Attempt) -> None:
             data.samples,
             embedder=embedder,
             effort=effort,
-            params=one_body_params(inputs.params),
+            params=one_embedder_params(inputs.params),
             progress=progress,
         )
     if gate.gated(inputs.options):  # labels started it: no worse than the serving version, or no version
@@ -153,36 +156,39 @@ def execute(at: Attempt) -> None:
         return  # the claim was lost (recovered elsewhere): nothing was applied
     erase(at.sessions.kw["bind"], at.embedders, purged)
     shards.drop(at.sessions, at.run_id)
-    if choice is not None and choice.chosen != inputs.serving_body and inputs.retain:
+    if choice is not None and choice.chosen != inputs.serving_embedder and inputs.retain:
         embed_pool_again(at, inputs.model_id)
 
 
 def embed_pool_again(at: Attempt, model_id: int) -> None:
-    """An `auto` model now in another body: its suggestions read the pool in that body, so the workers embed
-    the pool into the cache again, as after an import (a head start: suggestions embed what they have not)."""
+    """An `auto` model now in another embedder: its suggestions read the pool in that embedder, so the workers
+    embed the pool into the cache again, as after an import (a head start: suggestions embed what they have
+    not)."""
     with transaction(at.reads) as s:
         steps = pool_embedding.whole_pool(s, model_id)
     for step in steps:
         at.enqueue(step)
 
 
-def auto_body(at: Attempt, inputs: Inputs, data: TrainingSet) -> BodyChoice:
-    """An `auto` model's body for this training (docs/decisions/0020): both bodies (the blend, nothing
+def auto_embedder(at: Attempt, inputs: Inputs, data: TrainingSet) -> ChosenEmbedder:
+    """An `auto` model's embedder for this training (docs/decisions/0020): both embedders (the blend, nothing
     compared) where mpnet-base is installed, the samples' median text is long enough and most samples are in
     English; else e5-small alone, saying why."""
-    from core.engine import body_choice
+    from core.engine import embedder_choice
 
-    installed = available_bodies()
+    installed = available_embedders()
     cheapest = installed[0]
     if len(installed) == 1:
-        return body_choice.BodyChoice(None, cheapest, (), (), (BLEND_ID,), "mpnet-base is not installed here")
+        return embedder_choice.ChosenEmbedder(
+            None, cheapest, (), (), (BLEND_ID,), "mpnet-base is not installed here"
+        )
     languages: list[str | None] = []  # detected only where the texts are long enough to matter
-    if body_choice.median_words([x.text for x in data.samples]) >= body_choice.BLEND_MIN_WORDS:
-        languages = body_choice.detected_languages(data.samples)
-    because = body_choice.blend_refused_because(data.samples, languages, BLEND_ID)
+    if embedder_choice.median_words([x.text for x in data.samples]) >= embedder_choice.BLEND_MIN_WORDS:
+        languages = embedder_choice.detected_languages(data.samples)
+    because = embedder_choice.blend_refused_because(data.samples, languages, BLEND_ID)
     if because is None:
-        return body_choice.BodyChoice(None, BLEND_ID, (), ())
-    return body_choice.BodyChoice(None, cheapest, (), (), (BLEND_ID,), because)
+        return embedder_choice.ChosenEmbedder(None, BLEND_ID, (), ())
+    return embedder_choice.ChosenEmbedder(None, cheapest, (), (), (BLEND_ID,), because)
 
 
 #: What the bar says while a blend's training waits for mpnet-base's int8 graph (built once a machine, in the
@@ -230,7 +236,7 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
         retain=not model.zero_data_retention,
         embedder_choice=model.embedder,
         model_id=model.id,
-        serving_body=model_body(s, model),
+        serving_embedder=model_embedder(s, model),
         gold=gold,
         untrained=frozenset(
             s.scalars(

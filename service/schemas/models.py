@@ -9,7 +9,7 @@ from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_v
 from pydantic_core import PydanticCustomError
 
 from core.contract import (
-    AUTO_BODY,
+    AUTO_EMBEDDER,
     DEFAULT_GOLD_THRESHOLD,
     HANDLE_PATTERN,
     HANDLE_RE,
@@ -101,7 +101,7 @@ class ModelCreate(Strict):
         "bodies where the samples' median text has 3 words or more and most samples are in English, else "
         "e5-small-qint8 (the version's `body` says which and why). Default: "
         "the service's setting (`auto` unless it is set up otherwise).",
-        examples=[AUTO_BODY],
+        examples=[AUTO_EMBEDDER],
     )
     votes_wanted: VotesWanted | None = Field(
         default=None,

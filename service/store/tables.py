@@ -430,7 +430,7 @@ class RunShard(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # a holder's writes are conditional on it
     done_texts: Mapped[int] = mapped_column(Integer, default=0)  # progress of the holder
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-    # The body every worker embeds it with: the one the training chose (NULL: the model's embedder).
+    # The embedder every worker embeds it with: the one the training chose (NULL: the model's embedder).
     embedder: Mapped[str | None] = mapped_column(String(100), nullable=True)
     # float32, texts x dim, in the shard's text order; NULL for a shard the run's own worker embedded (it
     # keeps those vectors in memory) until the run ends.

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("server_process")  # starts a service proce
 
 def test_a_tiny_run_samples_every_phase_of_both_sizes(tmp_path: Path) -> None:
     out = tmp_path / "memory.json"
-    args = ["--bodies", "hashing", "--corpus", "demo", "--texts", "3", "--scale", "2", "--chars", "3000"]
+    args = ["--embedders", "hashing", "--corpus", "demo", "--texts", "3", "--scale", "2", "--chars", "3000"]
     assert memory_flat.main([*args, "--output", str(out)]) == 0
     result = json.loads(out.read_text())
     assert [size["texts_per_model"] for size in result["sizes"]] == [3, 6]

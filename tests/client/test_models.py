@@ -108,7 +108,7 @@ def test_version_metrics_helpers() -> None:
     assert odd.trait_metrics == {}
 
 
-def test_a_version_says_its_body_in_words_with_or_without_the_field() -> None:
+def test_a_version_says_its_embedder_in_words_with_or_without_the_field() -> None:
     compared = {
         "embedder": "mpnet-base-qi8@78c0197b",
         "name": "mpnet-base",
@@ -118,25 +118,25 @@ def test_a_version_says_its_body_in_words_with_or_without_the_field() -> None:
         ],
     }
     v = Version.model_validate({"version_id": 1, "version_no": 1, "body": compared})
-    assert v.body_words == "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"
+    assert v.embedder_words == "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"
     one = {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8", "candidates": None}
     left = {**one, "left_out_for_language": [{"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base"}]}
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": one}).body_words == (
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": one}).embedder_words == (
         "trained on e5-small-qint8"
     )
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": left}).body_words == (
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": left}).embedder_words == (
         "trained on e5-small-qint8 (mpnet-base not tried: most samples are not in a language it reads)"
     )
     # A service from before the field: the id its metrics name; nothing to say when they name none.
     older = Version.model_validate(
         {"version_id": 1, "version_no": 1, "metrics": {"embedder": "hashing-v1-512"}}
     )
-    assert older.body is None and older.body_words == "trained on hashing-v1-512"
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": None}).body_words == ""
+    assert older.body is None and older.embedder_words == "trained on hashing-v1-512"
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": None}).embedder_words == ""
 
 
-def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples() -> None:
-    """A model whose training may choose its body: the version says which bodies were offered but not
+def test_a_version_says_why_its_embedders_were_not_compared_and_on_how_many_samples() -> None:
+    """A model whose training may choose its embedder: the version says which embedders were offered but not
     compared and why, in the service's words, and on how many samples compared figures were measured."""
     e5 = {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8"}
     mpnet = {"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base"}
@@ -147,11 +147,11 @@ def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples
         "not_compared_because": "short texts: a median of 5 words, under 8",
         "compared_on": 40,
     }
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": short}).body_words == (
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": short}).embedder_words == (
         "trained on e5-small-qint8 (mpnet-base not compared: short texts: a median of 5 words, under 8)"
     )
-    # The cheap body's lone figure compared nothing and is not said; the reason and a body left out for
-    # its languages share one parenthesis.
+    # The cheap embedder's lone figure compared nothing and is not said; the reason and an embedder left out
+    # for its languages share one parenthesis.
     few = {
         **e5,
         "candidates": [{**e5, "roc_auc": 0.8312}],
@@ -160,7 +160,7 @@ def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples
         "not_compared_because": "few labels: 12 on the smallest pole, under 32",
         "compared_on": 30,
     }
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": few}).body_words == (
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": few}).embedder_words == (
         "trained on e5-small-qint8 (mpnet-base not compared: few labels: 12 on the smallest pole, under 32; "
         "minilm-qint8v2 not tried: most samples are not in a language it reads)"
     )
@@ -169,7 +169,7 @@ def test_a_version_says_why_its_bodies_were_not_compared_and_on_how_many_samples
         "candidates": [{**e5, "roc_auc": 0.87}, {**mpnet, "roc_auc": 0.9131}],
         "compared_on": 1400,
     }
-    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": compared}).body_words == (
+    assert Version.model_validate({"version_id": 1, "version_no": 1, "body": compared}).embedder_words == (
         "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8 (measured on 1,400 samples)"
     )
     parsed = Version.model_validate({"version_id": 1, "version_no": 1, "body": {**e5, "candidates": None}})

@@ -35,7 +35,7 @@ def test_the_services_embedders_directory_is_where_its_graphs_are(
     assert svc.embedders_dir == tmp_path / "data" / "embedders" != embedders_dir()
     (tmp_path / "data").mkdir()
     SqliteStore(tmp_path / "data" / EMBEDDING_CACHE).close()  # the service's cache of vectors, read first
-    # Each body the notebook embeds with reads (or builds once) its graph there; nothing is loaded yet.
+    # Each embedder the notebook embeds with reads (or builds once) its graph there; nothing is loaded yet.
     blend = svc.embedder("blend")
     assert isinstance(blend, BlendEmbedder) and blend.id == BLEND_ID
     for part in [*blend.parts, svc.embedder(E5_QINT8_ID)]:
@@ -43,6 +43,6 @@ def test_the_services_embedders_directory_is_where_its_graphs_are(
         assert part.embedder.directory == tmp_path / "data" / "embedders"  # type: ignore[attr-defined]
 
 
-def test_the_process_embedders_directory_gives_the_process_wide_body() -> None:
+def test_the_process_embedders_directory_gives_the_process_wide_embedder() -> None:
     assert get_embedder_in(E5_QINT8_ID, embedders_dir()) is get_embedder(E5_QINT8_ID)
     assert get_embedder_in("hashing", Path("/nowhere")) is get_embedder("hashing")  # no graph to place

@@ -1,7 +1,7 @@
-"""A model on both bodies (`blend`): trained as one model a body, scored by the mean of their scores from one
-snapshot (JSON round trip, explanations, a refused malformed blend), reusing its parameters; `auto`'s rule for
-it; and what a version on it, or on one body that led by too little or rests on few labels, says in words.
-Hashing embedders of two sizes stand in for the bodies: nothing here loads a real one."""
+"""A model on both embedders (`blend`): trained as one model an embedder, scored by the mean of their scores
+from one snapshot (JSON round trip, explanations, a refused malformed blend), reusing its parameters; `auto`'s
+rule for it; and what a version on it, or on one embedder that led by too little or rests on few labels, says
+in words. Hashing embedders of two sizes stand in for the embedders: nothing here loads a real one."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import json
 import numpy as np
 import pytest
 
-from core.body_words import body_words
+from core.embedder_words import embedder_words
 from core.embedders.blend import BLEND_ID, BlendEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.registry import choice_id, embedder_id, short_name
 from core.engine import Sample, Scorer, TraitSpec, train
 from core.engine.blend import train_blend
-from core.engine.body_choice import BodyChoice, Candidate, blend_refused_because
+from core.engine.embedder_choice import Candidate, ChosenEmbedder, blend_refused_because
 from core.engine.errors import SnapshotFormatError
 from core.engine.snapshot import load_snapshot
 
@@ -34,12 +34,12 @@ TEXTS = ["thanks please", "idiot", "hello there my friend", "word " * 450]  # th
 
 
 @pytest.fixture(scope="module")
-def bodies() -> tuple[HashingEmbedder, HashingEmbedder]:
+def embedders() -> tuple[HashingEmbedder, HashingEmbedder]:
     return HashingEmbedder(64), HashingEmbedder(128)
 
 
-def test_a_blend_scores_the_mean_of_its_bodies_models_from_one_snapshot(bodies: tuple) -> None:
-    small, large = bodies
+def test_a_blend_scores_the_mean_of_its_embedders_models_from_one_snapshot(embedders: tuple) -> None:
+    small, large = embedders
     blend = BlendEmbedder([small, large])
     assert blend.id == f"blend:{small.id}+{large.id}" and blend.dim == 192
     result = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low")
@@ -49,7 +49,7 @@ def test_a_blend_scores_the_mean_of_its_bodies_models_from_one_snapshot(bodies: 
         Scorer.from_snapshot(train([TRAIT], SAMPLES, embedder=b, effort="low").snapshot, embedder=b).score(
             TEXTS
         )
-        for b in bodies
+        for b in embedders
     ]
     assert np.abs(scorer.score(TEXTS) - (alone[0] + alone[1]) / 2).max() < 1e-12
     # Explanations read the blend's score: the words' contributions add up to it less 0.5.
@@ -57,22 +57,23 @@ def test_a_blend_scores_the_mean_of_its_bodies_models_from_one_snapshot(bodies: 
     assert sum(w.contribution for w in words) == pytest.approx(
         scorer.score("thank you, you idiot")[0, 0] - 0.5
     )
-    # Its figures: the blend's own out-of-fold ROC-AUC and standard error, each body's beside them.
+    # Its figures: the blend's own out-of-fold ROC-AUC and standard error, each embedder's beside them.
     metrics = result.metrics["tone"]
     assert 0.5 <= metrics["roc_auc"] <= 1.0 and metrics["roc_auc_se"] is not None
     assert [b["embedder"] for b in metrics["bodies"]] == [small.id, large.id]
     assert metrics["positive_samples"] == metrics["negative_samples"] == 8
-    # A retraining that reuses the version's parameters trains each body on its own and gives the same model.
+    # A retraining that reuses the version's parameters trains each embedder on its own and gives the same
+    # model.
     again = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low", params=result.params)
     assert again.snapshot == result.snapshot
 
 
-def test_a_malformed_blend_snapshot_is_refused_by_name(bodies: tuple) -> None:
-    blend = BlendEmbedder(list(bodies))
+def test_a_malformed_blend_snapshot_is_refused_by_name(embedders: tuple) -> None:
+    blend = BlendEmbedder(list(embedders))
     snapshot = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low").snapshot
     other = copy.deepcopy(snapshot)
-    other["embedder"]["id"] = f"blend:{bodies[1].id}+{bodies[0].id}"
-    with pytest.raises(SnapshotFormatError, match="does not name its parts' bodies"):
+    other["embedder"]["id"] = f"blend:{embedders[1].id}+{embedders[0].id}"
+    with pytest.raises(SnapshotFormatError, match="does not name its parts' embedders"):
         load_snapshot(other)
     short = copy.deepcopy(snapshot)
     short["parts"] = short["parts"][:1]
@@ -82,21 +83,23 @@ def test_a_malformed_blend_snapshot_is_refused_by_name(bodies: tuple) -> None:
     wrong["parts"][1]["traits"][0]["w"] = [0.0] * 3
     with pytest.raises(SnapshotFormatError, match=r"traits\[0\]\.w must be a list of 128 numbers"):
         load_snapshot(wrong)
-    with pytest.raises(Exception, match="trained with embedder 'blend:hashing-v1-64"):  # only by its bodies
-        Scorer.from_snapshot(snapshot, embedder=BlendEmbedder([bodies[0], bodies[0]]))
+    with pytest.raises(
+        Exception, match="trained with embedder 'blend:hashing-v1-64"
+    ):  # only by its embedders
+        Scorer.from_snapshot(snapshot, embedder=BlendEmbedder([embedders[0], embedders[0]]))
 
 
-def test_auto_takes_both_bodies_on_english_texts_of_three_words_or_more() -> None:
+def test_auto_takes_both_embedders_on_english_texts_of_three_words_or_more() -> None:
     english = [Sample("tone", t, 1.0) for t in POLITE]
     assert blend_refused_because(english, ["en"] * 4, BLEND_ID) is None
-    assert blend_refused_because(english, [], BLEND_ID) is None  # nothing detected: counts for every body
+    assert blend_refused_because(english, [], BLEND_ID) is None  # nothing detected: counts for every embedder
     short = [Sample("tone", t, 1.0) for t in ("thanks", "great work", "ok")]
     assert blend_refused_because(short, ["en"] * 3, BLEND_ID) == "short texts: a median of 1 words, under 3"
     said = blend_refused_because(english, ["de", "de", "en", "fr"], BLEND_ID)
     assert said == "most samples are not in English, which mpnet-base reads"
 
 
-def test_blend_is_a_body_by_name_and_by_id() -> None:
+def test_blend_is_a_embedder_by_name_and_by_id() -> None:
     assert embedder_id("blend") == BLEND_ID and short_name(BLEND_ID) == "blend"
     from core.embedders.mpnet_source import installed
 
@@ -104,33 +107,35 @@ def test_blend_is_a_body_by_name_and_by_id() -> None:
         assert choice_id("blend") == choice_id(BLEND_ID) == BLEND_ID
 
 
-def test_a_version_says_its_body_in_words() -> None:
+def test_a_version_says_its_embedder_in_words() -> None:
     both = {"blend": 0.93, "e5-small-qint8": 0.90, "mpnet-base": 0.91}
-    assert body_words("blend", both) == (
-        "trained on both bodies (e5-small-qint8 and mpnet-base, the mean of their scores): out-of-fold 0.93; "
-        "alone 0.90 on e5-small-qint8, 0.91 on mpnet-base"
+    assert embedder_words("blend", both) == (
+        "trained on both embedders (e5-small-qint8 and mpnet-base, the mean of their scores): "
+        "out-of-fold 0.93; alone 0.90 on e5-small-qint8, 0.91 on mpnet-base"
     )
-    # A larger body that led by less than a switch needs: the rule is said, not two equal-looking figures.
+    # A larger embedder that led by less than a switch needs: the rule is said, not two equal-looking figures.
     close = {"e5-small-qint8": 0.811, "mpnet-base": 0.813}
-    assert body_words("e5-small-qint8", close, tie=0.02) == (
+    assert embedder_words("e5-small-qint8", close, tie=0.02) == (
         "trained on e5-small-qint8: out-of-fold 0.81 against 0.81 on mpnet-base "
         "(mpnet-base led by 0.002, under the 0.02 a switch needs)"
     )
     # Few labels: a standard error near 0.1 is said; a firm figure is not.
-    assert body_words("e5-small-qint8", {"e5-small-qint8": 0.8}, se=0.1) == (
+    assert embedder_words("e5-small-qint8", {"e5-small-qint8": 0.8}, se=0.1) == (
         "trained on e5-small-qint8 (few labels: the out-of-fold figure is ± 0.10, a rough guide)"
     )
-    assert body_words("e5-small-qint8", {"e5-small-qint8": 0.8}, se=0.02) == "trained on e5-small-qint8"
-    kept = body_words("e5-small-qint8", not_compared=["blend"], because="short texts: a median of 2 words")
-    assert kept == "trained on e5-small-qint8 (not on both bodies: short texts: a median of 2 words)"
+    assert embedder_words("e5-small-qint8", {"e5-small-qint8": 0.8}, se=0.02) == "trained on e5-small-qint8"
+    kept = embedder_words(
+        "e5-small-qint8", not_compared=["blend"], because="short texts: a median of 2 words"
+    )
+    assert kept == "trained on e5-small-qint8 (not on both embedders: short texts: a median of 2 words)"
 
 
-def test_a_blend_choice_records_its_figure_and_each_bodys(bodies: tuple) -> None:
-    blend = BlendEmbedder(list(bodies))
+def test_a_blend_choice_records_its_figure_and_each_embedders(embedders: tuple) -> None:
+    blend = BlendEmbedder(list(embedders))
     result = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low")
-    choice = BodyChoice(None, blend.id, (), ()).trained(result, len(SAMPLES))
+    choice = ChosenEmbedder(None, blend.id, (), ()).trained(result, len(SAMPLES))
     recorded = choice.as_json()
-    assert [c["embedder"] for c in recorded["candidates"]] == [blend.id, bodies[0].id, bodies[1].id]
+    assert [c["embedder"] for c in recorded["candidates"]] == [blend.id, embedders[0].id, embedders[1].id]
     assert recorded["candidates"][0]["roc_auc"] == result.metrics["tone"]["roc_auc"]
     assert choice.candidates[0] == Candidate(
         blend.id, result.metrics["tone"]["roc_auc"], result.metrics["tone"]["roc_auc_se"]

@@ -25,7 +25,7 @@ def test_a_graph_built_ahead_is_found_built_and_not_built_again(embedder_dir: Pa
     assert is_built(E5_QINT8_ID, embedder_dir) and not is_built(E5_QINT8_ID, tmp_path)
 
 
-def test_every_body_the_suite_uses_is_buildable_here_and_an_id_without_a_graph_is_refused() -> None:
+def test_every_embedder_the_suite_uses_is_buildable_here_and_an_id_without_a_graph_is_refused() -> None:
     assert buildable() == [E5_QINT8_ID, MPNET_QINT8_ID, QINT8V2_ID]  # the install fetched mpnet's weights
     with pytest.raises(EmbedderUnavailableError, match=rf"'hashing-v1-512' has no int8 graph.*{E5_QINT8_ID}"):
         build_missing(["hashing-v1-512"])

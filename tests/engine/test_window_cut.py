@@ -1,5 +1,5 @@
-"""A text is cut to its body's window before it is tokenized: what an encode holds is bounded by the window,
-not by what a user stored, and a long text keeps the tokens (so the vector) its window always had."""
+"""A text is cut to its embedder's window before it is tokenized: what an encode holds is bounded by the
+window, not by what a user stored, and a long text keeps the tokens (so the vector) its window always had."""
 
 from __future__ import annotations
 

@@ -85,15 +85,15 @@ def test_a_model_from_before_the_field_keeps_the_default_and_its_scores(svc: Svc
     assert _scores(svc, "acme.emb-old", "v1") == v1
 
 
-def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> None:
+def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: Svc) -> None:
     c, h = svc.client, svc.author
-    make_model(c, h, "acme.emb-body")
-    train_ready(c, h, "acme.emb-body")
-    traits = check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)["metrics"]["traits"]
+    make_model(c, h, "acme.emb-embedder")
+    train_ready(c, h, "acme.emb-embedder")
+    traits = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)["metrics"]["traits"]
     figures = {
         f: sum(t[f] for t in traits.values()) / len(traits) for f in ("roc_auc", "roc_auc_se")
     }  # the version's out-of-fold figure and its standard error: the mean over its traits
-    one_body: dict[str, object] = {
+    one_embedder: dict[str, object] = {
         "embedder": "hashing-v1-512",
         "name": "hashing",
         "candidates": None,
@@ -104,12 +104,15 @@ def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> 
         "tie": None,
         **figures,
     }
-    assert check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)["body"] == one_body
-    assert check(c.get("/v1/models/acme.emb-body/versions", headers=h), 200)["items"][0]["body"] == one_body
-    # A version trained on the best body records the choice in its metrics (BodyChoice.as_json).
-    # A version trained on the body training chose records the choice in its metrics (BodyChoice.as_json):
-    # here one from before the blend, where e5-small was kept on a lead of mpnet-base within the tie, and on
-    # labels so few that the figure's standard error is about 0.1.
+    assert check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)["body"] == one_embedder
+    assert (
+        check(c.get("/v1/models/acme.emb-embedder/versions", headers=h), 200)["items"][0]["body"]
+        == one_embedder
+    )
+    # A version trained on the best embedder records the choice in its metrics (ChosenEmbedder.as_json).
+    # A version trained on the embedder training chose records the choice in its metrics
+    # (ChosenEmbedder.as_json): here one from before the blend, where e5-small was kept on a lead of
+    # mpnet-base within the tie, and on labels so few that the figure's standard error is about 0.1.
     choice = {
         "chosen": E5_QINT8_ID,
         "tie": 0.02,
@@ -120,11 +123,11 @@ def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> 
         "left_out_for_language": [],
     }
     with svc.ctx.sessions() as s, s.begin():
-        version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-body"))
+        version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-embedder"))
         assert version is not None
         version.metrics = {**version.metrics, "embedder": E5_QINT8_ID, "body_choice": choice}
-    body = check(c.get("/v1/models/acme.emb-body/versions/v1", headers=svc.scorer), 200)["body"]
-    assert body == {
+    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["body"]
+    assert embedder == {
         "embedder": E5_QINT8_ID,
         "name": "e5-small-qint8",
         "candidates": [
@@ -139,9 +142,9 @@ def test_a_version_names_its_body_and_the_bodies_training_compared(svc: Svc) -> 
         **figures,
     }
     parsed = ClientVersion.model_validate(
-        check(c.get("/v1/models/acme.emb-body/versions/v1", headers=h), 200)
+        check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)
     )
-    assert parsed.body_words == (
+    assert parsed.embedder_words == (
         "trained on e5-small-qint8: out-of-fold 0.81 against 0.81 on mpnet-base (mpnet-base led by 0.002, "
         "under the 0.02 a switch needs; few labels: the out-of-fold figure is ± 0.10, a rough guide)"
     )
@@ -187,7 +190,8 @@ def test_the_embedder_cannot_be_patched(svc: Svc) -> None:
     assert check(c.get("/v1/models/acme.emb-fixed", headers=h), 200)["embedder"] == "hashing-v1-512"
 
 
-# Texts of 12+ words: an `auto` model trains on both bodies (core.engine.body_choice.blend_refused_because).
+# Texts of 12+ words: an `auto` model trains on both embedders
+# (core.engine.embedder_choice.blend_refused_because).
 _PLACES = ["hotel", "cafe", "bakery", "museum", "cinema", "garage", "library", "gym", "market", "clinic"]
 _GOOD = ["lovely", "helpful", "spotless", "friendly", "quick"]
 _BAD = ["rude", "filthy", "slow", "broken", "useless"]
@@ -216,41 +220,41 @@ def _short_samples() -> list[dict[str, object]]:
     ]
 
 
-def _body(svc: Svc, handle: str) -> dict[str, object]:
-    body: dict[str, object] = check(
+def _embedder(svc: Svc, handle: str) -> dict[str, object]:
+    embedder: dict[str, object] = check(
         svc.client.get(f"/v1/models/{handle}/versions/v1", headers=svc.author), 200
     )["body"]
-    return body
+    return embedder
 
 
 def test_an_auto_model_on_short_texts_keeps_e5_without_embedding_with_mpnet(svc: Svc) -> None:
     """`auto` is a setting the model keeps; on texts of one or two words training keeps e5-small and says
-    why it did not take both bodies; suggestions and previews then read texts with the body the version
+    why it did not take both embedders; suggestions and previews then read texts with the embedder the version
     serves on."""
     from core.embedders.mpnet_source import installed
 
-    assert installed()  # the install fetched the second body (Makefile, docs/embedders.md)
+    assert installed()  # the install fetched the second embedder (Makefile, docs/embedders.md)
     c, h = svc.client, svc.author
     assert make_model(c, h, "acme.emb-auto", with_data=False, embedder="auto")["embedder"] == "auto"
     check(c.post("/v1/models/acme.emb-auto/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
     check(c.post("/v1/models/acme.emb-auto/samples", json={"samples": _short_samples()}, headers=h), 201)
     train_ready(c, h, "acme.emb-auto")
     assert check(c.get("/v1/models/acme.emb-auto", headers=h), 200)["embedder"] == "auto"
-    body = _body(svc, "acme.emb-auto")
-    assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == [
+    embedder = _embedder(svc, "acme.emb-auto")
+    assert embedder["embedder"] == E5_QINT8_ID and embedder["not_compared"] == [
         {"embedder": BLEND_ID, "name": "blend"}
     ]
-    assert body["not_compared_because"] == "short texts: a median of 1 words, under 3"
-    candidates = body["candidates"]
+    assert embedder["not_compared_because"] == "short texts: a median of 1 words, under 3"
+    candidates = embedder["candidates"]
     assert isinstance(candidates, list) and [x["embedder"] for x in candidates] == [E5_QINT8_ID]
-    assert 0.5 <= candidates[0]["roc_auc"] <= 1.0  # the one body's out-of-fold figure
+    assert 0.5 <= candidates[0]["roc_auc"] <= 1.0  # the one embedder's out-of-fold figure
     version = ClientVersion.model_validate(
         check(c.get("/v1/models/acme.emb-auto/versions/v1", headers=h), 200)
     )
     se = candidates[0]["roc_auc_se"]  # the words say few labels only where the figure is that loose
     few = f"few labels: the out-of-fold figure is ± {se:.2f}, a rough guide; " if se and se > 0.05 else ""
-    assert version.body_words == (
-        f"trained on e5-small-qint8 ({few}not on both bodies: short texts: a median of 1 words, under 3)"
+    assert version.embedder_words == (
+        f"trained on e5-small-qint8 ({few}not on both embedders: short texts: a median of 1 words, under 3)"
     )
     local = _local(svc, "acme.emb-auto", 1, E5_QINT8_ID)  # the service's 1-thread session: last bits vary
     for got, want in zip(_scores(svc, "acme.emb-auto"), local, strict=True):
@@ -264,36 +268,36 @@ def test_an_auto_model_on_short_texts_keeps_e5_without_embedding_with_mpnet(svc:
 
 
 @pytest.mark.slow
-def test_an_auto_model_on_long_english_texts_trains_on_both_bodies(svc: Svc) -> None:
-    """With 40 labelled reviews a pole of 12+ words, training trains a model on each body and serves the mean
-    of their scores, through the score route and Perspective's `analyze` alike, as the local engine scores
-    the version's snapshot offline; the version says so with each body's figure."""
+def test_an_auto_model_on_long_english_texts_trains_on_both_embedders(svc: Svc) -> None:
+    """With 40 labelled reviews a pole of 12+ words, training trains a model on each embedder and serves the
+    mean of their scores, through the score route and Perspective's `analyze` alike, as the local engine
+    scores the version's snapshot offline; the version says so with each embedder's figure."""
     c, h = svc.client, svc.author
     make_model(c, h, "acme.emb-long", with_data=False, embedder="auto")
     check(c.post("/v1/models/acme.emb-long/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
     check(c.post("/v1/models/acme.emb-long/samples", json={"samples": _long_samples(40)}, headers=h), 201)
     train_ready(c, h, "acme.emb-long")
-    body = _body(svc, "acme.emb-long")
-    candidates = body["candidates"]
-    assert body["embedder"] == BLEND_ID and body["name"] == "blend"
+    embedder = _embedder(svc, "acme.emb-long")
+    candidates = embedder["candidates"]
+    assert embedder["embedder"] == BLEND_ID and embedder["name"] == "blend"
     assert isinstance(candidates, list) and [x["embedder"] for x in candidates] == [
         BLEND_ID,
         E5_QINT8_ID,
         MPNET_QINT8_ID,
     ]
-    assert all(0.5 <= x["roc_auc"] <= 1.0 for x in candidates) and body["not_compared_because"] is None
+    assert all(0.5 <= x["roc_auc"] <= 1.0 for x in candidates) and embedder["not_compared_because"] is None
     version = check(c.get("/v1/models/acme.emb-long/versions/v1", headers=h), 200)
     assert (
         version["metrics"]["embedder"] == BLEND_ID
         and version["snapshot"]["scoring_method"] == "blend_of_bodies"
     )
-    words = ClientVersion.model_validate(version).body_words
+    words = ClientVersion.model_validate(version).embedder_words
     assert words.startswith(
-        "trained on both bodies (e5-small-qint8 and mpnet-base, the mean of their scores)"
+        "trained on both embedders (e5-small-qint8 and mpnet-base, the mean of their scores)"
     )
     new = "The staff at the bakery were friendly and quick, and I will happily come back next month."
     out = check(c.post("/v1/models/acme.emb-long/score", json={"content": new}, headers=svc.scorer), 200)
-    offline = Scorer.from_snapshot(version["snapshot"]).score([new])[0, 0]  # the registry's own bodies
+    offline = Scorer.from_snapshot(version["snapshot"]).score([new])[0, 0]  # the registry's own embedders
     assert out["scores"][0]["score"] == pytest.approx(offline, abs=2e-6) and offline > 0.5
     request = {
         "comment": {"text": new},
@@ -321,16 +325,16 @@ def test_an_auto_model_of_another_language_keeps_e5_alone(svc: Svc) -> None:
     rows += [{"trait": "sentiment", "text": f"{bad}, Nummer {i}.", "quality": 0.0} for i in range(32)]
     check(c.post("/v1/models/acme.emb-de/samples", json={"samples": rows}, headers=h), 201)
     train_ready(c, h, "acme.emb-de")
-    body = _body(svc, "acme.emb-de")
-    assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == [
+    embedder = _embedder(svc, "acme.emb-de")
+    assert embedder["embedder"] == E5_QINT8_ID and embedder["not_compared"] == [
         {"embedder": BLEND_ID, "name": "blend"}
     ]
-    assert body["not_compared_because"] == "most samples are not in English, which mpnet-base reads"
+    assert embedder["not_compared_because"] == "most samples are not in English, which mpnet-base reads"
 
 
-def test_an_auto_model_in_a_new_body_has_its_pool_embedded_again(idle_svc: Svc) -> None:
-    """When a training moves an `auto` model to another body, the workers embed its pool again in that body,
-    as after an import, so its next suggestions read the pool from the cache."""
+def test_an_auto_model_in_a_new_embedder_has_its_pool_embedded_again(idle_svc: Svc) -> None:
+    """When a training moves an `auto` model to another embedder, the workers embed its pool again in that
+    embedder, as after an import, so its next suggestions read the pool from the cache."""
     svc = idle_svc
     c, h = svc.client, svc.author
 
@@ -343,7 +347,7 @@ def test_an_auto_model_in_a_new_body_has_its_pool_embedded_again(idle_svc: Svc) 
     check(c.post("/v1/models/acme.emb-move/samples", json={"samples": _short_samples()}, headers=h), 201)
     train()  # short texts: kept on e5-small, as before it had a version
     assert not [t for t in svc.ctx.huey.pending() if parse_embedding_step(t.args[0])]
-    with svc.ctx.sessions() as s, s.begin():  # as if v1 had kept another body
+    with svc.ctx.sessions() as s, s.begin():  # as if v1 had kept another embedder
         version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-move"))
         assert version is not None
         version.metrics = {**version.metrics, "embedder": "hashing-v1-512"}
@@ -352,7 +356,7 @@ def test_an_auto_model_in_a_new_body_has_its_pool_embedded_again(idle_svc: Svc) 
     e5 = svc.ctx.embedders.get(E5_QINT8_ID)
     assert isinstance(e5, CachedEmbedder)
     keys = [cache_key(E5_QINT8_ID, t) for t in pool]
-    for task in svc.ctx.huey.pending():  # the import's step: in the body v1 serves on
+    for task in svc.ctx.huey.pending():  # the import's step: in the embedder v1 serves on
         svc.ctx.executor.execute(task.args[0])
     svc.ctx.huey.flush()
     assert not e5.store.get_many(keys)
@@ -360,7 +364,7 @@ def test_an_auto_model_in_a_new_body_has_its_pool_embedded_again(idle_svc: Svc) 
     new = {"trait": "sentiment", "text": "superb", "quality": 1.0}
     check(c.post("/v1/models/acme.emb-move/reopen", headers=h), 200)
     check(c.post("/v1/models/acme.emb-move/samples", json={"samples": [new]}, headers=h), 201)
-    train()  # e5-small again: another body than v1's
+    train()  # e5-small again: another embedder than v1's
     steps = [t.args[0] for t in svc.ctx.huey.pending() if parse_embedding_step(t.args[0])]
     assert [parse_embedding_step(step)[1:] for step in steps] == [(min(ids), max(ids))]  # type: ignore[index]
     for step in steps:

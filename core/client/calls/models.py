@@ -67,8 +67,8 @@ class ModelCalls(ClientBase):
         embedder: str | None = None,
     ) -> Model:
         """`embedder`, fixed for good (default: the service's, `"auto"` unless it is set up otherwise):
-        `"auto"` (each training keeps the body that serves the model best: e5-small-qint8, or mpnet-base on
-        longer English texts), or one body: "e5-small-qint8", "mpnet-base", "minilm-qint8v2", "minilm",
+        `"auto"` (each training keeps the embedder that serves the model best: e5-small-qint8, or mpnet-base
+        on longer English texts), or one embedder: "e5-small-qint8", "mpnet-base", "minilm-qint8v2", "minilm",
         "e5-small", "hashing" or their ids."""
         body = _clean(
             {

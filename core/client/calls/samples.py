@@ -24,7 +24,7 @@ from core.client.paths import path as _path
 from core.client.results import SampleFlag, SampleFlags
 from core.client.retry import Safety
 from core.contract import (
-    AUTO_BODY,
+    AUTO_EMBEDDER,
     MAX_SAMPLES_PER_REQUEST,
     InputProvenance,
 )
@@ -179,18 +179,18 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         labels got better. Judge a relabelling on an evaluation set (`add_evaluation_items`, `evaluate`)."""
         from core.client.local_vectors import cached_embedder
         from core.embedders import get_embedder  # the engine loads only for a check
-        from core.embedders.registry import body_of
+        from core.embedders.registry import embedder_of
         from core.engine.flags import flag_samples
 
         model = self.get_model(handle)
         rows = [s.model_dump(mode="json") for s in self.list_samples(handle)]
         chosen = embedder
         if chosen is None:
-            serving = None  # an `auto` model's vectors are in its serving version's body
-            if model.embedder == AUTO_BODY and model.version_no is not None:
+            serving = None  # an `auto` model's vectors are in its serving version's embedder
+            if model.embedder == AUTO_EMBEDDER and model.version_no is not None:
                 version = self._get(_path("models", handle, "versions", f"v{model.version_no}"))
-                serving = Version.model_validate(version).body_id
-            base = get_embedder(body_of(model.embedder, serving))
+                serving = Version.model_validate(version).embedder_id
+            base = get_embedder(embedder_of(model.embedder, serving))
             cache = self.embedding_cache
             chosen = base if cache is None or model.zero_data_retention else cached_embedder(base, cache)
         reporter = progress_mod.resolve(progress, f"checking {handle}", unit="%")

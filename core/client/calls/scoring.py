@@ -22,7 +22,7 @@ from core.json_types import JsonObject
 
 #: What a text may take the service to score under load, beyond the client's own timeout: a request's
 #: timeout grows with the texts it sends, so a long request is never a timeout by design (a text of the
-#: largest body's window takes tens of milliseconds of one core; this leaves room for a fair share of
+#: largest embedder's window takes tens of milliseconds of one core; this leaves room for a fair share of
 #: cores among many callers). A request that still times out is retried: the texts it had scored are in
 #: the service's embedding cache, so the retry does not embed them again.
 SECONDS_PER_TEXT = 1.0

@@ -43,13 +43,13 @@ from core.client.models.samples import Duplicate, ImportReport, RowError, Sample
 from core.client.models.scoring import CompareResult, CompareSide, ScoreResult, TraitDelta, TraitScore
 from core.client.models.traits import Scale, Trait, TraitInput, TraitPreview, TraitScale
 from core.client.models.versions import (
-    BodyCandidate,
-    BodyName,
+    EmbedderCandidate,
+    EmbedderName,
     HistoryEvent,
     TagDeleteResult,
     TagResult,
     Version,
-    VersionBody,
+    VersionEmbedder,
 )
 
 __all__ = [
@@ -62,8 +62,8 @@ __all__ = [
     "Unassigned",
     "AuditEvent",
     "AuditPage",
-    "BodyCandidate",
-    "BodyName",
+    "EmbedderCandidate",
+    "EmbedderName",
     "ClaimReleased",
     "CompareResult",
     "CompareSide",
@@ -121,7 +121,7 @@ __all__ = [
     "TraitScale",
     "TraitScore",
     "Version",
-    "VersionBody",
+    "VersionEmbedder",
     "_Input",
     "_Response",
 ]

@@ -6,12 +6,12 @@ from datetime import datetime
 
 from pydantic import Field
 
-from core.body_words import body_words
 from core.client.models.base import _Response
+from core.embedder_words import embedder_words
 from core.json_types import JsonObject
 
 
-class BodyName(_Response):
+class EmbedderName(_Response):
     embedder: str
     name: str = ""  # the registry's short name; the id when a service sends none
 
@@ -20,30 +20,30 @@ class BodyName(_Response):
         return self.name or self.embedder
 
 
-class BodyCandidate(BodyName):
+class EmbedderCandidate(EmbedderName):
     roc_auc: float | None = None
     roc_auc_se: float | None = None  # absent from services before it
 
 
-class VersionBody(BodyName):
-    """The body (embedder) a version was trained on, and each body training compared (None: it trained on
-    the model's one body). The fields after `candidates` are absent from services before them: their
+class VersionEmbedder(EmbedderName):
+    """The embedder a version was trained on, and each embedder training compared (None: it trained on
+    the model's one embedder). The fields after `candidates` are absent from services before them: their
     defaults say nothing was left out."""
 
-    candidates: list[BodyCandidate] | None = None
-    left_out_for_language: list[BodyName] = Field(default_factory=list)
-    #: Bodies offered but not compared (short texts, few labels): `not_compared_because` says why.
-    not_compared: list[BodyName] = Field(default_factory=list)
+    candidates: list[EmbedderCandidate] | None = None
+    left_out_for_language: list[EmbedderName] = Field(default_factory=list)
+    #: Embedders offered but not compared (short texts, few labels): `not_compared_because` says why.
+    not_compared: list[EmbedderName] = Field(default_factory=list)
     not_compared_because: str | None = None
     compared_on: int | None = None  # how many samples the candidates' figures were measured on
-    tie: float | None = None  # the lead a larger body needed to be kept, where bodies were compared
+    tie: float | None = None  # the lead a larger embedder needed to be kept, where embedders were compared
     roc_auc: float | None = None  # the version's out-of-fold figure (mean over its traits) and its s.e.
     roc_auc_se: float | None = None
 
     @property
     def words(self) -> str:
         """E.g. "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8", "trained on both
-        bodies (e5-small-qint8 and mpnet-base, the mean of their scores): out-of-fold 0.93; alone 0.90 on
+        embedders (e5-small-qint8 and mpnet-base, the mean of their scores): out-of-fold 0.93; alone 0.90 on
         e5-small-qint8, 0.91 on mpnet-base", or "trained on e5-small-qint8 (blend not compared: short texts:
         a median of 2 words, under 3)"; with a note when the figure rests on few labels."""
         figures = None if self.candidates is None else {c.shown: c.roc_auc for c in self.candidates}
@@ -51,7 +51,7 @@ class VersionBody(BodyName):
             figures = {self.shown: self.roc_auc}
         mine = next((c for c in self.candidates or [] if c.embedder == self.embedder), None)
         se = mine.roc_auc_se if mine is not None and mine.roc_auc_se is not None else self.roc_auc_se
-        return body_words(
+        return embedder_words(
             self.shown,
             figures,
             [b.shown for b in self.left_out_for_language],
@@ -73,7 +73,7 @@ class Version(_Response):
     run_id: str | None = None
     metrics: JsonObject = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
-    body: VersionBody | None = None  # absent from services before the field: see `body_words`
+    body: VersionEmbedder | None = None  # absent from services before the field: see `embedder_words`
     snapshot: JsonObject | None = None  # absent for scoring-scope keys
 
     @property
@@ -81,7 +81,7 @@ class Version(_Response):
         return f"v{self.version_no}"
 
     @property
-    def body_id(self) -> str | None:
+    def embedder_id(self) -> str | None:
         """The embedder id the version was trained on; from `metrics.embedder` when the service sends no
         `body`; None without either."""
         if self.body is not None:
@@ -90,13 +90,13 @@ class Version(_Response):
         return embedder if isinstance(embedder, str) and embedder else None
 
     @property
-    def body_words(self) -> str:
-        """The body in words; from `metrics.embedder` (an id) when the service sends no `body`; "" without
+    def embedder_words(self) -> str:
+        """The embedder in words; from `metrics.embedder` (an id) when the service sends no `body`; "" without
         either."""
         if self.body is not None:
             return self.body.words
         embedder = self.metrics.get("embedder")
-        return body_words(embedder) if isinstance(embedder, str) and embedder else ""
+        return embedder_words(embedder) if isinstance(embedder, str) and embedder else ""
 
     @property
     def trait_metrics(self) -> dict[str, JsonObject]:

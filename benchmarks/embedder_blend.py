@@ -1,17 +1,18 @@
-"""A blend of both bodies against `auto`, on the quality benchmark's draws of the body-choice figures.
+"""A blend of both embedders against `auto`, on the quality benchmark's draws of the embedder-choice figures.
 
-    python -m benchmarks.body_blend [--table-only]
+    python -m benchmarks.embedder_blend [--table-only]
 
-The blend trains one model on each body as training does today (effort medium, the pole-text prior) and
-scores a text by the mean of the two models' scores, so it costs the scoring CPU of both bodies. The gated
-blend is what a product could offer at a bounded cost: the blend only where `auto` would compare the bodies
+The blend trains one model on each embedder as training does today (effort medium, the pole-text prior) and
+scores a text by the mean of the two models' scores, so it costs the scoring CPU of both embedders. The gated
+blend is what a product could offer at a bounded cost: the blend only where `auto` would compare the embedders
 (a median of `MIN_WORDS` words and `MIN_POLE` samples a pole), else e5 alone. Each draw is the one
-`benchmarks.quality` makes for (dataset, size, split), on the datasets capped as `benchmarks.body_choice`'s
-runs were (300 labelled texts a pole, 400 test texts), from the embeddings those runs cached; the runs stored
-each body's test ROC-AUC, not its scores, so both models are trained again per draw, and each body's figure is
-checked against the stored one (`max_body_difference`). Prints a markdown table (each body, `auto`, the best
-body per draw, the blend, the gated blend; mean test ROC-AUC and the differences with e5 alone) and the
-targets' checks per arm; writes benchmarks/results/body_blend.json.
+`benchmarks.quality` makes for (dataset, size, split), on the datasets capped as
+`benchmarks.embedder_choice`'s runs were (300 labelled texts a pole, 400 test texts), from the embeddings
+those runs cached; the runs stored each embedder's test ROC-AUC, not its scores, so both models are trained
+again per draw, and each embedder's figure is checked against the stored one (`max_embedder_difference`).
+Prints a markdown table (each embedder, `auto`, the best embedder per draw, the blend, the gated blend; mean
+test ROC-AUC and the differences with e5 alone) and the targets' checks per arm; writes
+benchmarks/results/embedder_blend.json.
 """
 
 from __future__ import annotations
@@ -26,17 +27,17 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from benchmarks import body_choice
+from benchmarks import embedder_choice
 from benchmarks.quality import EFFORT, LOADERS, Dataset, LookupEmbedder, capped, embed_cached
 from core.engine import Sample, Scorer, train
-from core.engine.body_choice import MIN_POLE, MIN_WORDS, TIE
+from core.engine.embedder_choice import MIN_POLE, MIN_WORDS, TIE
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
 from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"
-OUTPUT = RESULTS / "body_blend.json"
-#: The bodies as `benchmarks.quality` was run on them (cheapest first), under body_choice's names.
+OUTPUT = RESULTS / "embedder_blend.json"
+#: The embedders as `benchmarks.quality` was run on them (cheapest first), under embedder_choice's names.
 EMBEDDERS = {"e5-small": "e5-small-qint8", "mpnet-base": "mpnet-base"}
 SIZES = (8, 32, 256)
 SPLITS = 5
@@ -62,26 +63,26 @@ def test_scores(ds: Dataset, lookup: LookupEmbedder, samples: list[Sample]) -> n
 
 
 def blend_auc(y: np.ndarray, scores: Sequence[np.ndarray]) -> float:
-    """Test ROC-AUC of the mean of the bodies' scores."""
+    """Test ROC-AUC of the mean of the embedders' scores."""
     return float(roc_auc_score(y, np.mean(np.stack(scores), axis=0)))
 
 
 def measure(
     datasets: Sequence[str], sizes: Sequence[int], splits: int, pool_per_pole: int | None, test: int | None
 ) -> list[dict[str, Any]]:
-    """Per (dataset, size): each draw's test ROC-AUC on each body and of their blend."""
+    """Per (dataset, size): each draw's test ROC-AUC on each embedder and of their blend."""
     rows = []
     for name in datasets:
         ds = capped(LOADERS[name](datasets_dir()), pool_per_pole, test)
-        lookups = {body: embed_cached(ds, embedder) for body, embedder in EMBEDDERS.items()}
+        lookups = {name: embed_cached(ds, embedder) for name, embedder in EMBEDDERS.items()}
         for n in sizes:
             start = time.process_time()
-            split: dict[str, list[float]] = {body: [] for body in (*EMBEDDERS, "blend")}
+            split: dict[str, list[float]] = {embedder: [] for embedder in (*EMBEDDERS, "blend")}
             for s in range(splits):
                 samples = draw(ds, n, s)
                 scores = [test_scores(ds, lookup, samples) for lookup in lookups.values()]
-                for body, body_scores in zip(EMBEDDERS, scores, strict=True):
-                    split[body].append(float(roc_auc_score(ds.test_y, body_scores)))
+                for embedder, embedder_scores in zip(EMBEDDERS, scores, strict=True):
+                    split[embedder].append(float(roc_auc_score(ds.test_y, embedder_scores)))
                 split["blend"].append(blend_auc(ds.test_y, scores))
             seconds = round(time.process_time() - start, 1)
             rows.append({"dataset": name, "per_pole": n, "cpu_seconds": seconds, "per_split": split})
@@ -91,19 +92,20 @@ def measure(
 
 def scoring_cost(texts: int) -> dict[str, float]:
     """CPU seconds per uncached 30-word text of scoring one text at a time: a model on e5 alone, and the blend
-    (a model on each body, the mean of their scores); trained on movie reviews' first draw at 32 a pole."""
-    from benchmarks.body_choice_cost import thirty_words
+    (a model on each embedder, the mean of their scores); trained on movie reviews' first draw at 32 a
+    pole."""
+    from benchmarks.embedder_choice_cost import thirty_words
     from core.embedders import get_embedder
 
     ds = capped(LOADERS["movies"](datasets_dir()), POOL_PER_POLE, TEST)
     samples = draw(ds, 32, 0)
     scorers = []
-    for embedder in EMBEDDERS.values():
-        body = get_embedder(embedder)
-        body.encode(["a first text loads the model"])
-        lookup = embed_cached(ds, embedder)
+    for name in EMBEDDERS.values():
+        embedder = get_embedder(name)
+        embedder.encode(["a first text loads the model"])
+        lookup = embed_cached(ds, name)
         result = train([ds.trait], samples, embedder=lookup, effort=EFFORT, prior_strength=PRIOR_STRENGTH)
-        scorers.append(Scorer.from_snapshot(result.snapshot, embedder=body))
+        scorers.append(Scorer.from_snapshot(result.snapshot, embedder=embedder))
     words = thirty_words(ds.test_texts, texts)
 
     def per_text(used: Sequence[Scorer]) -> float:
@@ -117,8 +119,8 @@ def scoring_cost(texts: int) -> dict[str, float]:
 
 
 def gated(blend: float, alone: float, words: float | None, per_pole: int) -> float:
-    """A draw's gated-blend figure: the blend where `auto` would compare the bodies, else the cheapest
-    body's alone."""
+    """A draw's gated-blend figure: the blend where `auto` would compare the embedders, else the cheapest
+    embedder's alone."""
     compared = per_pole >= MIN_POLE and (words is None or words >= MIN_WORDS)
     return blend if compared else alone
 
@@ -126,8 +128,8 @@ def gated(blend: float, alone: float, words: float | None, per_pole: int) -> flo
 def with_blend(
     table: list[dict[str, Any]], blend_rows: list[dict[str, Any]], files: dict[str, Path]
 ) -> list[dict[str, Any]]:
-    """`body_choice.cells`' table with the blend's arms, where a cell has them: the blend's mean over the
-    stored draws, and the gated blend's (each draw's median word count from the cheapest body's run)."""
+    """`embedder_choice.cells`' table with the blend's arms, where a cell has them: the blend's mean over the
+    stored draws, and the gated blend's (each draw's median word count from the cheapest embedder's run)."""
     first = next(iter(files))
     run = json.loads(files[first].read_text())
     words = {(r["dataset"], r["per_pole"]): r["per_split"].get("median_words") for r in run["rows"]}
@@ -148,23 +150,24 @@ def with_blend(
 
 
 def spread(blend_rows: list[dict[str, Any]], files: dict[str, Path]) -> list[dict[str, Any]]:
-    """Per size and arm, the arm − the first body over the datasets' mean, draw by draw: its mean and standard
-    error over the draws (the draws of one split index share nothing across datasets but the index)."""
-    runs = {body: json.loads(path.read_text()) for body, path in files.items()}
+    """Per size and arm, the arm − the first embedder over the datasets' mean, draw by draw: its mean and
+    standard error over the draws (the draws of one split index share nothing across datasets but the
+    index)."""
+    runs = {embedder: json.loads(path.read_text()) for embedder, path in files.items()}
     keyed = {
-        body: {(r["dataset"], r["per_pole"]): r["per_split"] for r in run["rows"]}
-        for body, run in runs.items()
+        embedder: {(r["dataset"], r["per_pole"]): r["per_split"] for r in run["rows"]}
+        for embedder, run in runs.items()
     }
     first = next(iter(files))
     out = []
     for n in sorted({r["per_pole"] for r in blend_rows}):
         gains: dict[str, list[list[float]]] = {arm: [] for arm in ARMS}
         for r in (r for r in blend_rows if r["per_pole"] == n):
-            rows = {body: keyed[body][(r["dataset"], n)] for body in files}
+            rows = {embedder: keyed[embedder][(r["dataset"], n)] for embedder in files}
             blend, alone = r["per_split"]["blend"], rows[first]["prior"]
             words = rows[first].get("median_words") or [None] * len(blend)
             arms = {
-                "auto": [rows[body_choice.pick(rows, s, n, TIE)]["prior"][s] for s in range(len(blend))],
+                "auto": [rows[embedder_choice.pick(rows, s, n, TIE)]["prior"][s] for s in range(len(blend))],
                 "blend": blend,
                 "gated blend": [gated(b, a, w, n) for b, a, w in zip(blend, alone, words, strict=True)],
             }
@@ -189,16 +192,17 @@ def spread_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def max_body_difference(blend_rows: list[dict[str, Any]], files: dict[str, Path]) -> float:
-    """The largest |re-run − stored| test ROC-AUC of one body on one draw: 0 when the draws are the same."""
+def max_embedder_difference(blend_rows: list[dict[str, Any]], files: dict[str, Path]) -> float:
+    """The largest |re-run − stored| test ROC-AUC of one embedder on one draw: 0 when the draws are the
+    same."""
     worst = 0.0
-    for body, path in files.items():
+    for embedder, path in files.items():
         stored = {
             (r["dataset"], r["per_pole"]): r["per_split"]["prior"]
             for r in json.loads(path.read_text())["rows"]
         }
         for r in blend_rows:
-            again = r["per_split"][body]
+            again = r["per_split"][embedder]
             before = stored[(r["dataset"], r["per_pole"])][: len(again)]
             worst = max(worst, *(abs(a - b) for a, b in zip(again, before, strict=True)))
     return worst
@@ -209,11 +213,11 @@ def signed(x: float) -> str:
     return f"{round(x, 3) + 0.0:+.3f}"
 
 
-def markdown(table: list[dict[str, Any]], bodies: Sequence[str]) -> str:
-    base = bodies[0]
-    keys = [*bodies, "auto", "best per draw", "blend", "gated blend"]
+def markdown(table: list[dict[str, Any]], embedders: Sequence[str]) -> str:
+    base = embedders[0]
+    keys = [*embedders, "auto", "best per draw", "blend", "gated blend"]
     head = " | ".join(
-        [*bodies, "auto", "best body per draw", "blend", "gated blend", *(f"{a} − e5" for a in ARMS)]
+        [*embedders, "auto", "best embedder per draw", "blend", "gated blend", *(f"{a} − e5" for a in ARMS)]
     )
     lines = [f"| dataset | per pole | {head} |", "|---|---:|" + "---:|" * (len(keys) + len(ARMS))]
     for c in table:
@@ -253,13 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         document = {"effort": EFFORT, "cpu_seconds": round(time.process_time() - start, 1), "rows": rows}
         if args.score_texts:
             document["scoring_cost"] = scoring_cost(args.score_texts)
-    bodies = list(body_choice.BODIES)
-    table = with_blend(body_choice.cells(body_choice.BODIES), rows, body_choice.BODIES)
-    document["max_body_difference"] = max_body_difference(rows, body_choice.BODIES)
+    embedders = list(embedder_choice.EMBEDDERS)
+    table = with_blend(embedder_choice.cells(embedder_choice.EMBEDDERS), rows, embedder_choice.EMBEDDERS)
+    document["max_body_difference"] = max_embedder_difference(rows, embedder_choice.EMBEDDERS)
     document["cells"] = table
-    document["checks"] = {arm: body_choice.checks(table, bodies, arm) for arm in ARMS}
-    document["mean_over_datasets"] = spread(rows, body_choice.BODIES)
-    print(markdown(table, bodies))
+    document["checks"] = {arm: embedder_choice.checks(table, embedders, arm) for arm in ARMS}
+    document["mean_over_datasets"] = spread(rows, embedder_choice.EMBEDDERS)
+    print(markdown(table, embedders))
     print()
     print(spread_markdown(document["mean_over_datasets"]))
     print()

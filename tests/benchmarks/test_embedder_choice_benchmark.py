@@ -1,7 +1,7 @@
-"""The body-choice benchmark's machinery on made-up figures: `auto` keeps the cheaper body on short texts,
-compares the bodies on the figure of the compared subset when there is one, and the targets are checked per
-cell; the blend of both bodies is gated like `auto`; VADER's snippets split into balanced, disjoint pools
-without the middle ratings."""
+"""The embedder-choice benchmark's machinery on made-up figures: `auto` keeps the cheaper embedder on short
+texts, compares the embedders on the figure of the compared subset when there is one, and the targets are
+checked per cell; the blend of both embedders is gated like `auto`; VADER's snippets split into balanced,
+disjoint pools without the middle ratings."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import body_blend, body_choice, quality_vader
+from benchmarks import embedder_blend, embedder_choice, quality_vader
 
 
 def _run(path: Path, cells: list[tuple[str, int, dict[str, list[float | None]]]]) -> Path:
@@ -21,7 +21,7 @@ def _run(path: Path, cells: list[tuple[str, int, dict[str, list[float | None]]]]
     return path
 
 
-def test_auto_keeps_the_cheap_body_on_short_texts_and_reads_the_compared_figure(tmp_path: Path) -> None:
+def test_auto_keeps_the_cheap_embedder_on_short_texts_and_reads_the_compared_figure(tmp_path: Path) -> None:
     e5 = _run(
         tmp_path / "e5.json",
         [
@@ -64,13 +64,13 @@ def test_auto_keeps_the_cheap_body_on_short_texts_and_reads_the_compared_figure(
             ),
         ],
     )
-    table = {c["dataset"]: c for c in body_choice.cells({"e5-small": e5, "mpnet-base": mpnet})}
+    table = {c["dataset"]: c for c in embedder_choice.cells({"e5-small": e5, "mpnet-base": mpnet})}
     # Short texts: mpnet's better out-of-fold figure is never looked at.
     assert table["abuse"]["picked e5-small"] == 2 and table["abuse"]["auto"] == 0.9
     # Draw 0 compares the subset's figures (0.7 vs 0.8), not the full ones (0.9 vs 0.8); draw 1 the full ones.
     assert table["movies"]["picked mpnet-base"] == 2 and table["movies"]["auto"] == 0.9
     assert table["movies"]["best per draw"] == 0.9
-    checks = body_choice.checks(list(table.values()), ["e5-small", "mpnet-base"])
+    checks = embedder_choice.checks(list(table.values()), ["e5-small", "mpnet-base"])
     assert checks["movies_32_within_001"] and checks["never_below_first_by_001"]
     assert abs(checks["mean_32_vs_first"] - 0.05) < 1e-9 and checks["mean_32_lead_001"]
 
@@ -91,13 +91,15 @@ def test_vader_snippets_split_balanced_and_disjoint_without_the_middle(
     assert list(again[0].text) == list(pool.text)
 
 
-def test_the_gated_blend_blends_only_where_auto_would_compare_the_bodies(tmp_path: Path) -> None:
-    """The blend's figure is the ROC-AUC of the two bodies' mean score; the gated blend takes it only on draws
-    with a median of at least MIN_WORDS words and MIN_POLE samples a pole, else e5's figure alone; the targets
-    are checked on each arm's column."""
+def test_the_gated_blend_blends_only_where_auto_would_compare_the_embedders(tmp_path: Path) -> None:
+    """The blend's figure is the ROC-AUC of the two embedders' mean score; the gated blend takes it only on
+    draws with a median of at least MIN_WORDS words and MIN_POLE samples a pole, else e5's figure alone; the
+    targets are checked on each arm's column."""
     y = np.array([1, 1, 0, 0])
-    # Each body misorders one pair; their mean orders every pair.
-    assert body_blend.blend_auc(y, [np.array([0.9, 0.4, 0.5, 0.1]), np.array([0.6, 0.9, 0.2, 0.7])]) == 1.0
+    # Each embedder misorders one pair; their mean orders every pair.
+    assert (
+        embedder_blend.blend_auc(y, [np.array([0.9, 0.4, 0.5, 0.1]), np.array([0.6, 0.9, 0.2, 0.7])]) == 1.0
+    )
     split: dict[str, list[float | None]] = {"logreg": [0.5, 0.5], "oof": [0.8, 0.8]}
     e5 = _run(
         tmp_path / "e5.json",
@@ -121,14 +123,14 @@ def test_the_gated_blend_blends_only_where_auto_would_compare_the_bodies(tmp_pat
         {"dataset": "movies", "per_pole": 32, "per_split": {"blend": [0.96, 0.92]}},
         {"dataset": "movies", "per_pole": 8, "per_split": {"blend": [0.78, 0.78]}},
     ]
-    table = body_blend.with_blend(body_choice.cells(files), blended, files)
+    table = embedder_blend.with_blend(embedder_choice.cells(files), blended, files)
     cell = {(c["dataset"], c["per_pole"]): c for c in table}
     assert cell[("abuse", 32)]["gated blend"] == 0.9  # short texts: e5 alone
     assert cell[("movies", 8)]["gated blend"] == 0.7  # 8 a pole: e5 alone
     # Draw 0 has 18 words (blended, 0.96), draw 1 six (e5 alone, 0.80).
     assert cell[("movies", 32)]["gated blend"] == pytest.approx(0.88)
     assert cell[("movies", 32)]["blend"] == pytest.approx(0.94)
-    gated = body_choice.checks(table, list(files), "gated blend")
-    assert gated["movies_32_vs_better_body"] == pytest.approx(-0.02) and not gated["movies_32_within_001"]
-    assert body_choice.checks(table, list(files), "blend")["movies_32_within_001"]
+    gated = embedder_choice.checks(table, list(files), "gated blend")
+    assert gated["movies_32_vs_better_embedder"] == pytest.approx(-0.02) and not gated["movies_32_within_001"]
+    assert embedder_choice.checks(table, list(files), "blend")["movies_32_within_001"]
     assert gated["mean_32_vs_first"] == pytest.approx(0.04) and gated["never_below_first_by_001"]

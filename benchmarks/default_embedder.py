@@ -1,20 +1,21 @@
-"""What a new model gets by default (`auto`): both bodies where the texts allow, else e5-small alone.
+"""What a new model gets by default (`auto`): both embedders where the texts allow, else e5-small alone.
 
     python -m benchmarks.quality --embedder e5-small-qint8 --datasets all --sizes 8 32 256 --splits 5 \\
         --pool-per-pole 300 --test 400 --no-plain \\
-        --output benchmarks/results/quality_bodies_e5_small_qint8.json
+        --output benchmarks/results/quality_embedders_e5_small_qint8.json
     python -m benchmarks.quality --embedder mpnet-base --datasets all --sizes 8 32 256 --splits 5 \\
-        --pool-per-pole 300 --test 400 --no-plain --output benchmarks/results/quality_bodies_mpnet_base.json
-    python -m benchmarks.body_blend --score-texts 0
-    python -m benchmarks.default_body
+        --pool-per-pole 300 --test 400 --no-plain \\
+        --output benchmarks/results/quality_embedders_mpnet_base.json
+    python -m benchmarks.embedder_blend --score-texts 0
+    python -m benchmarks.default_embedder
 
 Every figure is a held-out ROC-AUC of a draw the quality benchmark makes (dataset, labels a pole, split; the
-same samples for every arm): each body alone and LR on each frozen body from the two quality runs, the blend
-(the mean of both models' scores, as `core.engine.blend` scores it) from `benchmarks.body_blend`. The default
-arm is, per draw, what `auto` trains now (`core.engine.body_choice.blend_refused_because` on the draw's
-samples, their languages detected as training detects them): the blend's figure where it blends, else
-e5's. Prints a markdown table, the means per size and the targets' checks; writes
-benchmarks/results/default_body.json.
+same samples for every arm): each embedder alone and LR on each frozen embedder from the two quality runs, the
+blend (the mean of both models' scores, as `core.engine.blend` scores it) from `benchmarks.embedder_blend`.
+The default arm is, per draw, what `auto` trains now (`core.engine.embedder_choice.blend_refused_because` on
+the draw's samples, their languages detected as training detects them): the blend's figure where it blends,
+else e5's. Prints a markdown table, the means per size and the targets' checks; writes
+benchmarks/results/default_embedder.json.
 """
 
 from __future__ import annotations
@@ -27,17 +28,22 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.body_blend import POOL_PER_POLE, TEST, draw
+from benchmarks.embedder_blend import POOL_PER_POLE, TEST, draw
 from benchmarks.quality import LOADERS, capped
 from core.embedders.blend import BLEND_ID
-from core.engine.body_choice import BLEND_MIN_WORDS, blend_refused_because, detected_languages, median_words
+from core.engine.embedder_choice import (
+    BLEND_MIN_WORDS,
+    blend_refused_because,
+    detected_languages,
+    median_words,
+)
 from harness.datasets import datasets_dir
 
 RESULTS = Path(__file__).resolve().parent / "results"
-E5 = RESULTS / "quality_bodies_e5_small_qint8.json"
-MPNET = RESULTS / "quality_bodies_mpnet_base.json"
-BLEND = RESULTS / "body_blend.json"
-OUTPUT = RESULTS / "default_body.json"
+E5 = RESULTS / "quality_embedders_e5_small_qint8.json"
+MPNET = RESULTS / "quality_embedders_mpnet_base.json"
+BLEND = RESULTS / "embedder_blend.json"
+OUTPUT = RESULTS / "default_embedder.json"
 COLUMNS = ("e5", "mpnet", "blend", "default", "lr e5", "lr mpnet")
 #: The targets: the default's mean over the datasets at least e5's + these, per size; no cell below e5 by more
 #: than WORST; at 8 and 32 a pole the default ahead of LR on frozen mpnet by OVER_LR on the mean.

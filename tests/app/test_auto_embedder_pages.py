@@ -1,7 +1,7 @@
 """Models set to `auto` on the workbench's pages: the create form offers `auto` as what new models get, the
-Training and Versions pages say which body a version kept and why bodies were not compared, and the local
-engine embeds an `auto` model's texts with its serving version's body (AppTest, real local service on the
-hashing embedder: nothing here embeds with a real body)."""
+Training and Versions pages say which embedder a version kept and why embedders were not compared, and the
+local engine embeds an `auto` model's texts with its serving version's embedder (AppTest, real local service
+on the hashing embedder: nothing here embeds with a real embedder)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.shell.engine_cache import model_body
+from app.shell.engine_cache import model_embedder
 from core.client import Client
-from core.contract import AUTO_BODY
+from core.contract import AUTO_EMBEDDER
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.embedders.mpnet_source import installed
@@ -30,8 +30,8 @@ SAID = f"trained on e5-small-qint8 (mpnet-base not compared: {SHORT})"
 @pytest.fixture(scope="module")
 def kept_without_comparing(local_service: LocalService, client: Client) -> Iterator[str]:
     """An `auto` model whose version kept e5-small-qint8 without comparing (short texts), as training records
-    it (`BodyChoice.as_json`). Trained on hashing, then its records say e5: the pages read them and never
-    embed, so the test loads no real body."""
+    it (`ChosenEmbedder.as_json`). Trained on hashing, then its records say e5: the pages read them and never
+    embed, so the test loads no real embedder."""
     handle = make_draft(client, new_handle(local_service, "auto-short"))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     choice = {
@@ -48,7 +48,7 @@ def kept_without_comparing(local_service: LocalService, client: Client) -> Itera
         (metrics,) = db.execute("SELECT metrics FROM versions WHERE model_id = ?", (model_id,)).fetchone()
         recorded = {**json.loads(metrics), "embedder": E5_QINT8_ID, "body_choice": choice}
         db.execute("UPDATE versions SET metrics = ? WHERE model_id = ?", (json.dumps(recorded), model_id))
-        db.execute("UPDATE models SET embedder = ? WHERE id = ?", (AUTO_BODY, model_id))
+        db.execute("UPDATE models SET embedder = ? WHERE id = ?", (AUTO_EMBEDDER, model_id))
     db.close()
     yield handle
 
@@ -58,7 +58,7 @@ def test_the_create_form_offers_auto_as_what_new_models_get(
 ) -> None:
     """The embedder's first choice, the one the form starts on, is the service's default, said to be `auto`
     (a remote service's own setting is not known to the workbench, so it sends nothing); `auto` is also a
-    choice of its own, said as what it does; mpnet-base and the blend of both bodies are offered only where
+    choice of its own, said as what it does; mpnet-base and the blend of both embedders are offered only where
     mpnet-base's weights are installed, and the help says what `auto` and the blend do."""
     at = page("models")
     at.run()
@@ -69,12 +69,12 @@ def test_the_create_form_offers_auto_as_what_new_models_get(
         == embedder.options[0]
         == "the service's default (auto, unless the service sets another)"
     )
-    auto = "auto — both bodies where the texts allow, else e5-small-qint8"
+    auto = "auto — both embedders where the texts allow, else e5-small-qint8"
     assert embedder.options[1] == auto
     assert ("mpnet-base" in embedder.options) == installed()
-    blend = "blend — both bodies: e5-small-qint8 and mpnet-base, the mean of their scores"
+    blend = "blend — both embedders: e5-small-qint8 and mpnet-base, the mean of their scores"
     assert (blend in embedder.options) == installed()
-    assert "each training takes both bodies (`blend`) where `mpnet-base` is installed" in embedder.help
+    assert "each training takes both embedders (`blend`) where `mpnet-base` is installed" in embedder.help
     assert "else `e5-small-qint8` alone" in embedder.help
     handle = new_handle(local_service, "auto-created")
     by_label(at.text_input, "Handle").set_value(handle)
@@ -82,12 +82,12 @@ def test_the_create_form_offers_auto_as_what_new_models_get(
     by_label(at.button, "Create model").click()
     at.run()
     no_exception(at)
-    assert client.get_model(handle).embedder == AUTO_BODY  # recorded at create; nothing is embedded yet
+    assert client.get_model(handle).embedder == AUTO_EMBEDDER  # recorded at create; nothing is embedded yet
 
 
 def test_a_version_kept_without_comparing_says_why(kept_without_comparing: str) -> None:
-    """The Training page's line, and the Versions page's table and the line under it, say the body kept and
-    which body was not compared and why; the Models page lists the model's embedder as `auto`."""
+    """The Training page's line, and the Versions page's table and the line under it, say the embedder kept
+    and which embedder was not compared and why; the Models page lists the model's embedder as `auto`."""
     at = page("training", kept_without_comparing)
     at.run()
     no_exception(at)
@@ -107,18 +107,18 @@ def test_a_version_kept_without_comparing_says_why(kept_without_comparing: str) 
     at.run()
     no_exception(at)
     listed = next(d.value for d in at.dataframe if "embedder" in d.value.columns)
-    assert set(listed.loc[listed["handle"] == kept_without_comparing, "embedder"]) == {AUTO_BODY}
+    assert set(listed.loc[listed["handle"] == kept_without_comparing, "embedder"]) == {AUTO_EMBEDDER}
     assert not texts(at.error)
 
 
-def test_the_local_engine_embeds_with_the_body_the_model_is_in(
+def test_the_local_engine_embeds_with_the_embedder_the_model_is_in(
     local_service: LocalService, client: Client, kept_without_comparing: str, trained: str
 ) -> None:
     """Previews, flags and the label curve embed with the model's own embedder, and for `auto` with the
-    body its serving version was trained on (e5-small-qint8 before it has one): `auto` never reaches the
+    embedder its serving version was trained on (e5-small-qint8 before it has one): `auto` never reaches the
     registry as a name."""
-    assert model_body(client, client.get_model(kept_without_comparing)) == E5_QINT8_ID
-    assert model_body(client, client.get_model(trained)) == "hashing-v1-512"
+    assert model_embedder(client, client.get_model(kept_without_comparing)) == E5_QINT8_ID
+    assert model_embedder(client, client.get_model(trained)) == "hashing-v1-512"
     fresh = new_handle(local_service, "auto-fresh")
-    client.create_model(fresh, embedder=AUTO_BODY)
-    assert model_body(client, client.get_model(fresh)) == E5_QINT8_ID
+    client.create_model(fresh, embedder=AUTO_EMBEDDER)
+    assert model_embedder(client, client.get_model(fresh)) == E5_QINT8_ID

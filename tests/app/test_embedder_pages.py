@@ -1,6 +1,6 @@
-"""The Training, Versions and Settings pages say which body a version was trained on and which bodies this
-installation has, and how to fetch the second body where it is missing (AppTest, real local service on the
-hashing embedder)."""
+"""The Training, Versions and Settings pages say which embedder a version was trained on and which embedders
+this installation has, and how to fetch the second embedder where it is missing (AppTest, real local service
+on the hashing embedder)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.support.apptest import no_exception, page, shown
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
-def test_the_pages_say_the_body_in_words(
+def test_the_pages_say_the_embedder_in_words(
     trained: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     at = page("training", trained)
@@ -28,8 +28,8 @@ def test_the_pages_say_the_body_in_words(
     table = next(d.value for d in at.dataframe if "trained on" in d.value.columns)
     assert list(table["trained on"]) == ["hashing", "hashing"]
 
-    # The note where the second body's weights are installed, then where they are not: the parts are looked
-    # for in the environment (sparse files of their sizes stand in for them here).
+    # The note where the second embedder's weights are installed, then where they are not: the parts are
+    # looked for in the environment (sparse files of their sizes stand in for them here).
     with_parts, without = tmp_path / "parts", tmp_path / "none"
     with_parts.mkdir()
     for i, size in enumerate(mpnet_source.PART_SIZES, start=1):
@@ -43,5 +43,5 @@ def test_the_pages_say_the_body_in_words(
         at = page("settings")
         at.run()
         no_exception(at)
-        note = next(c for c in shown(at.caption) if c.startswith("Bodies installed here"))
-        assert note.startswith(f"Bodies installed here: `e5-small-qint8`{mpnet}."), note
+        note = next(c for c in shown(at.caption) if c.startswith("Embedders installed here"))
+        assert note.startswith(f"Embedders installed here: `e5-small-qint8`{mpnet}."), note

@@ -1,4 +1,4 @@
-"""Which body (embedder) a model's vectors are in now: what suggestions, previews and the pool's cache embed
+"""Which embedder a model's vectors are in now: what suggestions, previews and the pool's cache embed
 with, so that they read texts as the model's serving version does."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.embedders.registry import AUTO, body_of
+from core.embedders.registry import AUTO, embedder_of
 from service.store.tables import Model, Version
 
 
-def model_body(s: Session, model: Model) -> str | None:
-    """The model's embedder id, or for `auto` the body its serving version was trained on (e5-small before
-    it has one): `core.embedders.registry.body_of`. None for a model from before the setting (the service's
-    default embedder, as `Embedders.get` reads None)."""
+def model_embedder(s: Session, model: Model) -> str | None:
+    """The model's embedder id, or for `auto` the embedder its serving version was trained on (e5-small before
+    it has one): `core.embedders.registry.embedder_of`. None for a model from before the setting (the
+    service's default embedder, as `Embedders.get` reads None)."""
     if model.embedder is None:
         return None
     serving = None
@@ -21,4 +21,4 @@ def model_body(s: Session, model: Model) -> str | None:
         metrics = s.scalar(select(Version.metrics).where(Version.id == model.current_version_id))
         found = metrics.get("embedder") if isinstance(metrics, dict) else None
         serving = found if isinstance(found, str) else None
-    return body_of(model.embedder, serving)
+    return embedder_of(model.embedder, serving)

@@ -1,13 +1,14 @@
-"""What training on the best body (`auto`) costs beside e5-small alone, and what scoring on mpnet costs.
+"""What training on the best embedder (`auto`) costs beside e5-small alone, and what scoring on mpnet costs.
 
-    python -m benchmarks.body_choice_cost [--samples 5000] [--score-texts 100]
+    python -m benchmarks.embedder_choice_cost [--samples 5000] [--score-texts 100]
 
 Training: `--samples` of VADER's movie-review snippets (benchmarks.quality_vader; half a pole each, English,
-a median of 18 words), effort medium, once on e5-small-qint8 alone (`train`) and once with both bodies
-(`core.engine.body_choice.train_on_best_body`, which compares them on `COMPARE_LABELS` samples and trains the
-kept one on all); CPU seconds of the process (every thread) and wall seconds. Both embedders are loaded before
-either is timed. Scoring: `--score-texts` texts of 30 words (snippets joined and cut), each encoded alone, as
-an uncached score is, by each body: CPU per text. Writes benchmarks/results/body_choice_cost.json.
+a median of 18 words), effort medium, once on e5-small-qint8 alone (`train`) and once with both embedders
+(`core.engine.embedder_choice.train_on_best_embedder`, which compares them on `COMPARE_LABELS` samples and
+trains the kept one on all); CPU seconds of the process (every thread) and wall seconds. Both embedders are
+loaded before either is timed. Scoring: `--score-texts` texts of 30 words (snippets joined and cut), each
+encoded alone, as an uncached score is, by each embedder: CPU per text. Writes
+benchmarks/results/embedder_choice_cost.json.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from benchmarks import quality_vader
 from benchmarks.quality import CACHE, RESULTS
 from core.embedders import get_embedder
 from core.engine import Sample, train
-from core.engine.body_choice import COMPARE_LABELS, train_on_best_body
+from core.engine.embedder_choice import COMPARE_LABELS, train_on_best_embedder
 
 EFFORT = "medium"
 
@@ -57,24 +58,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=5000)
     parser.add_argument("--score-texts", type=int, default=100)
-    parser.add_argument("--output", type=Path, default=RESULTS / "body_choice_cost.json")
+    parser.add_argument("--output", type=Path, default=RESULTS / "embedder_choice_cost.json")
     args = parser.parse_args(argv)
 
     e5, mpnet = get_embedder("e5-small-qint8"), get_embedder("mpnet-base")
-    for body in (e5, mpnet):
-        body.encode(["a first text loads the model"])
+    for embedder in (e5, mpnet):
+        embedder.encode(["a first text loads the model"])
     trait = quality_vader.TRAITS["movies"]
     data = samples(args.samples)
     alone, alone_cpu, alone_wall = timed(lambda: train([trait], data, embedder=e5, effort=EFFORT))
     choice, auto_cpu, auto_wall = timed(
-        lambda: train_on_best_body([trait], data, [e5, mpnet], ["en"] * len(data), effort=EFFORT)
+        lambda: train_on_best_embedder([trait], data, [e5, mpnet], ["en"] * len(data), effort=EFFORT)
     )
     texts = thirty_words([s.text for s in data], args.score_texts)
     per_text = {}
-    for name, body in (("e5-small-qint8", e5), ("mpnet-base", mpnet)):
+    for name, embedder in (("e5-small-qint8", e5), ("mpnet-base", mpnet)):
         start = time.process_time()
         for text in texts:
-            body.encode([text])
+            embedder.encode([text])
         per_text[name] = (time.process_time() - start) / len(texts)
     result = {
         "samples": len(data),
