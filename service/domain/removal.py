@@ -3,8 +3,10 @@ and can undo it for an hour with the answer's `undo` token.
 
 Labels are votes (samples), buffered feedback labels and unsure marks; comments are notes, not labels, and
 stay. The rows are kept aside (`removed_labels`) until the token expires, so an undo restores them as they
-were; under zero-data-retention nothing of a text is kept aside, so such a removal cannot be undone. The
-serving version is unchanged: the next training goes without them.
+were, each label with its own id (label ids are never drawn twice, service/store/label_ids.py: no label took
+it meanwhile; a vote the person gave again since, identical, stands for it with its own id). Under
+zero-data-retention nothing of a text is kept aside, so such a removal cannot be undone. The serving version
+is unchanged: the next training goes without them.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def remove_labels(ctx: Databases, who: Principal, handle: str, annotator: str) -
         rows: JsonObject = {
             "samples": [
                 {
+                    "id": r.id,
                     "trait": keys[r.trait_id],
                     "text": r.text,
                     "quality": r.quality,
@@ -68,11 +71,15 @@ def remove_labels(ctx: Databases, who: Principal, handle: str, annotator: str) -
                     "adjudicated": r.adjudicated,
                     "created_at": _when(r.created_at),
                     "review": r.review,
+                    "source_url": r.source_url,
+                    "source_id": r.source_id,
+                    "metadata": r.meta,
                 }
                 for r in samples
             ],
             "feedback": [
                 {
+                    "id": r.id,
                     "trait": r.trait_key,
                     "text": r.text,
                     "quality": r.quality,
@@ -148,10 +155,17 @@ def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> L
                     adjudicated=[r["adjudicated"] for r in mine],
                     created_ats=[datetime.fromisoformat(r["created_at"]) for r in mine],
                     review=review,
+                    # Kept aside since: `.get`, as a removal from before they were kept has none of them.
+                    label_ids=[r.get("id") for r in mine],
+                    source_urls=[r.get("source_url") for r in mine],
+                    source_ids=[r.get("source_id") for r in mine],
+                    metadata=[r.get("metadata") for r in mine],
                 )
         for r in rows["feedback"]:
             s.add(
                 FeedbackLabel(
+                    # A removal from before ids were kept aside has none: one is drawn.
+                    **({"id": r["id"]} if r.get("id") is not None else {}),
                     model_id=model.id,
                     trait_key=r["trait"],
                     text=r["text"],

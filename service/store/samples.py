@@ -121,6 +121,7 @@ def add_samples(
     metadata: Sequence[JsonObject | None] | None = None,
     duplicates: list[int] | None = None,
     review: ReviewStatus = "accepted",
+    label_ids: Sequence[int | None] | None = None,
 ) -> list[int]:
     """Insert samples, skipping exact duplicates (same trait, text, quality, annotator and adjudication);
     returns ids in input order. `annotators` (per sample; default none: machine-made) say who gave each;
@@ -135,7 +136,8 @@ def add_samples(
     buffered label folded in by a retraining keeps the time it was given, not the retraining's. `review`:
     where the new rows stand (`pending`: an annotator's label on a reviewed model, which trains once
     accepted). `metadata` (per sample) is set on new rows only: a stored sample keeps what it has. New
-    rows draw label ids (service/store/label_ids.py) in input order.
+    rows draw label ids (service/store/label_ids.py) in input order, but for the `label_ids` given (per
+    sample; None: draw one): a label put back (service/domain/removal.py) keeps the id it was given.
     """
     n = len(samples)
     urls = list(source_urls) if source_urls is not None else [None] * n
@@ -150,6 +152,7 @@ def add_samples(
     now = utcnow()
     times = list(created_ats) if created_ats is not None else [now] * n
     metas = list(metadata) if metadata is not None else [None] * n
+    kept_ids = list(label_ids) if label_ids is not None else [None] * n
     keys: list[SampleKey] = [
         (trait_ids[x.trait], sha256(x.text), float(x.quality), who, bool(settled))
         for x, who, settled in zip(samples, authors, settles, strict=True)
@@ -158,8 +161,8 @@ def add_samples(
     scales = trait_scales(session, {key[0] for key in keys})
     new: dict[SampleKey, dict[str, object]] = {}  # rows to insert
     fill: dict[int, dict[str, str]] = {}  # stored rows: the origin fields this batch gives them
-    for i, (x, key, origin, kind, given, meta) in enumerate(
-        zip(samples, keys, origins, kinds, times, metas, strict=True)
+    for i, (x, key, origin, kind, given, meta, kept_id) in enumerate(
+        zip(samples, keys, origins, kinds, times, metas, kept_ids, strict=True)
     ):
         if duplicates is not None and (key in stored or key in new):
             duplicates.append(i)
@@ -186,6 +189,7 @@ def add_samples(
                 "created_at": given,
                 "review": review,
                 "meta": meta,
+                "id": kept_id,
             }
         else:
             for name, value in origin.items():
@@ -193,11 +197,12 @@ def add_samples(
                     row[name] = value
     if new:
         # Ids drawn first, then one executemany (no RETURNING: with it, SQLite would insert row by row).
-        for (key, row), label_id in zip(
-            new.items(), next_label_ids(session.connection(), len(new)), strict=True
-        ):
-            row["id"] = label_id
-            stored[key] = (label_id, frozenset(name for name in ORIGIN if row[name] is not None))
+        drawn = iter(next_label_ids(session.connection(), sum(row["id"] is None for row in new.values())))
+        for key, row in new.items():
+            if row["id"] is None:
+                row["id"] = next(drawn)
+            assert isinstance(row["id"], int)
+            stored[key] = (row["id"], frozenset(name for name in ORIGIN if row[name] is not None))
         _insert(session, list(new.values()))
     for sid, values in fill.items():
         for name, value in values.items():

@@ -193,6 +193,8 @@ def test_an_owner_removes_every_label_of_one_person_and_undoes_it(svc: Svc) -> N
     check(c.post(f"/v1/models/{h}/unsure", json={"trait": "formality", "text": "flood 1"}, headers=ann), 201)
     check(c.post(f"/v1/models/{h}/samples", json={"samples": [vote("bob's own", 0.0)]}, headers=bob), 201)
     before = check(c.get(f"/v1/models/{h}", headers=owner), 200)["sample_count"]
+    listed = check(c.get(f"/v1/models/{h}/samples", params={"limit": 500}, headers=owner), 200)["items"]
+    ids = {s["text"]: s["id"] for s in listed if s["annotator"] == "ann"}
     # Not an annotator's, nor another namespace's, call.
     assert (
         error_code(c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=bob), 403)
@@ -218,6 +220,8 @@ def test_an_owner_removes_every_label_of_one_person_and_undoes_it(svc: Svc) -> N
     assert back["restored"] == {"samples": 30, "feedback": 0, "unsure": 1}
     assert check(c.get(f"/v1/models/{h}", headers=owner), 200)["sample_count"] == before
     assert len(queue(svc, h, owner)["items"]) == 31  # pending as they were: ann's 30, bob's 1
+    samples = check(c.get(f"/v1/models/{h}/samples", params={"limit": 500}, headers=owner), 200)["items"]
+    assert {s["text"]: s["id"] for s in samples if s["annotator"] == "ann"} == ids  # each label its own id
     again = c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner)
     assert error_code(again, 404) == "removal_not_found"
 
