@@ -405,6 +405,7 @@ AuditKind = Literal[
     "signed_out",
     "access_refused",
     "labels_reviewed",
+    "label_corrected",
     "labels_removed",
     "labels_restored",
     "assignments_changed",

@@ -85,14 +85,28 @@ class VotesPage(Page[VoteRecord]):
     handle: str | None = None
 
 
+class Correction(_Response):
+    """A reviewer's correction of label `id`: its quality `before` (as its annotator gave it, for the first
+    correction) and `after` (what training reads)."""
+
+    id: int
+    annotator: str | None = None
+    before: float
+    after: float
+    corrected_by: str
+    comment: str | None = None
+    created_at: datetime | None = None
+
+
 class TextHistory(_Response):
     """Every vote of one text of a trait the caller may read, oldest first: who voted, settled
-    (`adjudicated`) or marked it unsure, what and when."""
+    (`adjudicated`) or marked it unsure, what and when; and reviewers' corrections of those labels."""
 
     handle: str
     trait: str
     text: str
     items: list[VoteRecord] = []
+    corrections: list[Correction] = []
 
 
 class UnsureMark(_Response):

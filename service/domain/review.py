@@ -21,6 +21,7 @@ from service.errors import ApiError
 from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem, ReviewPage
 from service.store import audit
 from service.store.api_keys import Principal
+from service.store.corrections import corrections_of
 from service.store.db import transaction
 from service.store.review import accept_by_agreement, decide
 from service.store.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
@@ -47,7 +48,7 @@ def review_changed_label(
         accept_by_agreement(s, model, trait, row.text)
 
 
-def _item(kind: str, r: SampleRow | FeedbackLabel, trait: str) -> ReviewItem:
+def review_item(kind: str, r: SampleRow | FeedbackLabel, trait: str) -> ReviewItem:
     return ReviewItem.model_validate(
         {
             "kind": kind,
@@ -62,6 +63,17 @@ def _item(kind: str, r: SampleRow | FeedbackLabel, trait: str) -> ReviewItem:
             "created_at": r.created_at,
         }
     )
+
+
+def with_corrections(s: Session, model: Model, items: list[ReviewItem]) -> list[ReviewItem]:
+    """The items, a corrected one with the quality its annotator gave and who corrected it last."""
+    found = corrections_of(s, model.id, [i.id for i in items])
+    return [
+        i.model_copy(update={"original_quality": c[0].before, "corrected_by": c[-1].corrected_by})
+        if (c := found.get(i.id))
+        else i
+        for i in items
+    ]
 
 
 def _mine(who: Principal, model: Model) -> str | None:
@@ -79,7 +91,7 @@ def _samples(
     )
     if me is not None:
         q = q.where(SampleRow.annotator == me)
-    return [_item("sample", r, key) for r, key in s.execute(q.order_by(SampleRow.id).limit(n))]
+    return [review_item("sample", r, key) for r, key in s.execute(q.order_by(SampleRow.id).limit(n))]
 
 
 def _feedback(
@@ -90,7 +102,7 @@ def _feedback(
     )
     if me is not None:
         q = q.where(FeedbackLabel.annotator == me)
-    return [_item("feedback", r, r.trait_key) for r in s.scalars(q.order_by(FeedbackLabel.id).limit(n))]
+    return [review_item("feedback", r, r.trait_key) for r in s.scalars(q.order_by(FeedbackLabel.id).limit(n))]
 
 
 def _people(s: Session, model: Model, me: str | None) -> list[PersonReview]:
@@ -144,7 +156,7 @@ def list_review(
         return ReviewPage(
             handle=model.handle,
             review=reviews(model, is_team(s, model)),
-            items=[r for _, r in page],
+            items=with_corrections(s, model, [r for _, r in page]),
             limit=limit,
             next_cursor=next_cursor,
             people=_people(s, model, me),
@@ -220,8 +232,12 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
             handle=model.handle,
             decision=payload.decision,
             reviewed=len(samples) + len(feedback),
-            items=[_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
-            + [_item("feedback", r, r.trait_key) for r in feedback],
+            items=with_corrections(
+                s,
+                model,
+                [review_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
+                + [review_item("feedback", r, r.trait_key) for r in feedback],
+            ),
         )
     if run_id is not None:
         ctx.enqueue(run_id)

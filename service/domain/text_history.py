@@ -12,9 +12,10 @@ from service.domain.gold_secret import answerer, feedback_visible, sample_visibl
 from service.domain.needs import Resources
 from service.domain.team import readable_model, sample_vote, vote_record
 from service.errors import ApiError
-from service.schemas.team import TextHistory, VoteRecord
+from service.schemas.team import CorrectionRecord, TextHistory, VoteRecord
 from service.store.api_keys import Principal
 from service.store.campaign_tables import UnsureMark
+from service.store.corrections import corrections_of
 from service.store.db import transaction
 from service.store.samples import sha256
 from service.store.tables import MAX_INT, FeedbackLabel, SampleRow, Trait
@@ -76,5 +77,20 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
             )
             for r in s.scalars(marks)
         ]
+        labels = {r.id: r.annotator for r in items if r.kind != "unsure"}
+        corrections = [
+            CorrectionRecord(
+                id=c.label_id,
+                annotator=labels[c.label_id],
+                before=c.before,
+                after=c.after,
+                corrected_by=c.corrected_by,
+                comment=c.comment,
+                created_at=c.created_at,
+            )
+            for found_for in corrections_of(s, model.id, labels).values()
+            for c in found_for
+        ]
     items.sort(key=lambda r: (r.created_at, r.id))
-    return TextHistory(handle=model.handle, trait=key, text=text, items=items)
+    corrections.sort(key=lambda c: c.created_at)
+    return TextHistory(handle=model.handle, trait=key, text=text, items=items, corrections=corrections)

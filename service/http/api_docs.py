@@ -113,6 +113,7 @@ REQUEST_EXAMPLES: dict[str, object] = {
     "SettleIn": {"trait": "formality", "text": "Thanks a bunch, Sir.", "quality": 0.0},
     "ReviewIn": {"decision": "reject", "items": [{"kind": "sample", "id": 1}], "comment": "Not formal"},
     "MyLabelPatch": {"quality": 0.0},
+    "CorrectIn": {"quality": 0.0, "comment": "Casual: see the guidelines."},
     "GuidelinesIn": {
         "markdown": "# Formality\n\nFormal: a letter's register (greeting, full sentences, sign-off).",
         "note": "Sign-offs count as formal",

@@ -131,6 +131,7 @@ WRITE_ACTIONS: dict[tuple[str, str], Action] = {
     ("POST", M + "/comments"): "label",
     ("POST", M + "/runs/{run_id}/cancel"): "manage",
     ("POST", M + "/review"): "review",
+    ("POST", M + "/labels/{label_id}/correct"): "review",
     ("POST", M + "/settle"): "review",
     ("POST", M + "/gold"): "review",
     ("POST", M + "/gold/promote"): "review",

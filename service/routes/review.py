@@ -1,5 +1,5 @@
-"""The review queue: list labels by status, accept or reject them; remove one person's labels and undo it
-(docs/api.md, "Review")."""
+"""The review queue: list labels by status, accept or reject them, correct one; remove one person's labels
+and undo it (docs/api/review.md, "Review")."""
 
 from __future__ import annotations
 
@@ -8,10 +8,19 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from core.contract import MAX_ANNOTATOR_CHARS, MAX_CURSOR_CHARS, REVIEW_PAGE, ReviewStatus
-from service.domain import removal, review
+from service.domain import corrections, removal, review
 from service.http.auth import AuthoringKey, CtxDep
 from service.routes.common import errors
-from service.schemas.review import LabelsRemoved, LabelsRestored, RestoreIn, Reviewed, ReviewIn, ReviewPage
+from service.schemas.review import (
+    CorrectIn,
+    LabelsRemoved,
+    LabelsRestored,
+    RestoreIn,
+    Reviewed,
+    ReviewIn,
+    ReviewItem,
+    ReviewPage,
+)
 
 router = APIRouter(tags=["review"])
 
@@ -34,6 +43,19 @@ def list_review(
 def review_labels(handle: str, payload: ReviewIn, who: AuthoringKey, ctx: CtxDep) -> Reviewed:
     """Accept or reject labels (the reviewer role), with an optional comment; all or none."""
     return review.review_labels(ctx, who, handle, payload)
+
+
+@router.post(
+    "/models/{handle}/labels/{label_id}/correct",
+    response_model=ReviewItem,
+    responses=errors(403, 404, 409, 422),
+)
+def correct_label(
+    handle: str, label_id: int, payload: CorrectIn, who: AuthoringKey, ctx: CtxDep
+) -> ReviewItem:
+    """Correct a label's quality (the reviewer role): the corrected quality trains, the label keeps its id,
+    and the quality its annotator gave stays visible (`original_quality`, the text's history) (addition)."""
+    return corrections.correct_label(ctx, who, handle, label_id, payload)
 
 
 @router.delete("/models/{handle}/labels", response_model=LabelsRemoved, responses=errors(403, 404, 409, 422))

@@ -15,6 +15,7 @@ from core.contract import (
     ReviewStatus,
 )
 from service.schemas.common import JsonInt, Strict
+from service.schemas.my_labels import MyLabelPatch
 
 LabelKind = Literal["sample", "feedback"]
 
@@ -32,6 +33,14 @@ class ReviewItem(BaseModel):
     )
     comment: str | None = Field(description="The reviewer's comment (a rejection's reason).")
     created_at: datetime
+    original_quality: float | None = Field(
+        default=None,
+        description="The quality its annotator gave, when a reviewer corrected it (`quality` is then the "
+        "corrected one, what training reads); null: never corrected (addition).",
+    )
+    corrected_by: str | None = Field(
+        default=None, description="The reviewer who corrected it last; null: never corrected (addition)."
+    )
 
 
 class PersonReview(BaseModel):
@@ -62,6 +71,14 @@ class ReviewIn(Strict):
     decision: ReviewDecision
     items: list[ReviewRef] = Field(min_length=1, max_length=MAX_REVIEW_ITEMS)
     comment: str | None = Field(default=None, max_length=MAX_REVIEW_COMMENT_CHARS)
+
+
+class CorrectIn(MyLabelPatch):
+    """A reviewer's corrected quality (or point of the trait's scale) for one label (addition)."""
+
+    comment: str | None = Field(
+        default=None, max_length=MAX_REVIEW_COMMENT_CHARS, description="Why, for the label's author."
+    )
 
 
 class Reviewed(BaseModel):

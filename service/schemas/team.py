@@ -85,6 +85,18 @@ class VotesPage(BaseModel):
     next_cursor: str | None
 
 
+class CorrectionRecord(BaseModel):
+    """A reviewer's correction of one label of the text (addition)."""
+
+    id: int = Field(description="The corrected label's id")
+    annotator: str | None = Field(description="Who gave the label")
+    before: float = Field(description="The label's quality before the correction")
+    after: float = Field(description="The corrected quality")
+    corrected_by: str
+    comment: str | None
+    created_at: datetime
+
+
 class TextHistory(BaseModel):
     """Every vote of one text of a trait the caller may read, oldest first (addition)."""
 
@@ -93,4 +105,9 @@ class TextHistory(BaseModel):
     text: str
     items: list[VoteRecord] = Field(
         description="Votes (settling ones `adjudicated`), buffered labels and unsure marks: who, what, when"
+    )
+    corrections: list[CorrectionRecord] = Field(
+        default_factory=list,
+        description="Reviewers' corrections of the labels listed, oldest first; a corrected label's item "
+        "shows the corrected quality (addition)",
     )

@@ -170,3 +170,22 @@ class GuidelinesRead(Base):
     reader: Mapped[str] = mapped_column(String(64))
     version_no: Mapped[int] = mapped_column(Integer)
     read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class LabelCorrection(Base):
+    """A reviewer's correction of a label's quality (docs/api/review.md, "Corrections"): the label row takes
+    the corrected quality (what training and the export read); this row keeps what it said before, who
+    corrected it and when. Keyed by the label's id, which a label keeps for life (a buffered label folded
+    into the samples too), so no training has to carry it along."""
+
+    __tablename__ = "label_corrections"
+    __table_args__ = (Index("ix_label_corrections_model_label", "model_id", "label_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    label_id: Mapped[int] = mapped_column(Integer)
+    before: Mapped[float] = mapped_column(Float)
+    after: Mapped[float] = mapped_column(Float)
+    corrected_by: Mapped[str] = mapped_column(String(64))
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -423,6 +423,9 @@ OPERATIONS: list[Op] = [
     Op("review_labels", "POST", M + "/review", "write", "ready", 200, action="review",
        setup=buffered_feedback,
        body=lambda p: {"decision": "accept", "items": [{"kind": "feedback", "id": int(p["label_id"])}]}),
+    # Correcting a label is a reviewer's too: a new quality for each caller, so each correction changes it.
+    Op("correct_label", "POST", M + "/labels/{label_id}/correct", "write", "ready", 200, action="review",
+       setup=first_label, body=lambda _: {"quality": 0.1 + (next(_fresh) % 800) / 1000}),
     # Settling is a reviewer's, on a trained model too (a text of its own for each caller: settled once).
     Op("settle_text", "POST", M + "/settle", "write", "ready", 200, action="review", caller_setup=unsettled,
        body=lambda p: {"trait": "formality", "text": p.get("text", "Nobody settles this."), "quality": 1.0}),
@@ -561,6 +564,7 @@ AUDITED: dict[str, str] = {
     "train": "run_started",
     "cancel": "run_cancelled",
     "review_labels": "labels_reviewed",
+    "correct_label": "label_corrected",
     "remove_labels": "labels_removed",
     "restore_labels": "labels_restored",
     "settle_text": "settled",

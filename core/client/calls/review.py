@@ -43,6 +43,28 @@ class ReviewCalls(ClientBase):
         response = self.request("POST", _path("models", handle, "review"), json=body)
         return Reviewed.model_validate(response.json())
 
+    def correct_label(
+        self,
+        handle: str,
+        label_id: int,
+        quality: float | None = None,
+        *,
+        point: int | None = None,
+        comment: str | None = None,
+    ) -> ReviewItem:
+        """Correct label `label_id` (the reviewer role): `quality` (0–1) or, on a trait rated on a scale,
+        `point`, becomes what training reads; the label keeps its id, and its annotator's quality stays
+        (`original_quality`, `Client.text_history`). Safe to repeat: the same correction again changes
+        nothing."""
+        if (quality is None) == (point is None):
+            raise ValueError("give a quality or a point, not both")
+        body: dict[str, object] = {"quality": quality} if point is None else {"point": point}
+        if comment:
+            body["comment"] = comment
+        path = _path("models", handle, "labels", str(label_id), "correct")
+        response = self.request("POST", path, json=body)
+        return ReviewItem.model_validate(response.json())
+
     def remove_labels(self, handle: str, annotator: str) -> LabelsRemoved:
         """Remove every label (votes, feedback labels, unsure marks) of `annotator` on the model (an owner's
         call, audited); `undo` in the answer restores them within the hour. Never repeated: a repeat would

@@ -20,6 +20,8 @@ class ReviewItem(_Response):
     reviewed_by: str | None = None
     comment: str | None = None
     created_at: datetime | None = None
+    original_quality: float | None = None  # the annotator's quality when a reviewer corrected it; else None
+    corrected_by: str | None = None  # the reviewer who corrected it last
 
 
 class PersonReview(_Response):

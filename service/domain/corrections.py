@@ -1,0 +1,96 @@
+"""A reviewer corrects a label (docs/api/review.md, "Corrections"): the label takes the corrected quality,
+the reviewed answer training and the votes export read, and keeps its id; the quality its annotator gave,
+who corrected it and when stay in `label_corrections`, shown in the review queue and the text's history.
+
+A correction is a reviewer's judgement, so the label stands accepted by them. It is audited as
+`label_corrected`. A trained label may be corrected too (as a reviewer may reject one): the correction trains
+from the next training on, so the label no longer names the version that took in what it said before.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from service.domain.access import load_model
+from service.domain.needs import Resources
+from service.domain.review import review_item, with_corrections
+from service.domain.scales import label_quality
+from service.domain.states import busy_error, require_not_archived
+from service.errors import ApiError
+from service.schemas.review import CorrectIn, ReviewItem
+from service.store import audit
+from service.store.api_keys import Principal
+from service.store.campaign_tables import LabelCorrection
+from service.store.db import transaction
+from service.store.samples import count_samples, label_point, scale_points
+from service.store.tables import MAX_INT, FeedbackLabel, SampleRow, Trait, utcnow
+
+
+def correct_label(
+    ctx: Resources, who: Principal, handle: str, label_id: int, payload: CorrectIn
+) -> ReviewItem:
+    """The label with its corrected quality. The quality it has already answers it as it stands, storing
+    nothing: a repeated request changes nothing more."""
+    with transaction(ctx.sessions) as s:
+        model = load_model(s, who, handle, write=True, action="review")
+        require_not_archived(model)
+        row: SampleRow | FeedbackLabel | None = None
+        if 1 <= label_id <= MAX_INT:  # PostgreSQL refuses a larger id even in a comparison
+            row = s.scalar(
+                select(SampleRow).where(SampleRow.model_id == model.id, SampleRow.id == label_id)
+            ) or s.scalar(
+                select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id == label_id)
+            )
+        if row is None:
+            raise ApiError(
+                404, "label_not_found", f"No label {label_id} of {model.handle}: nothing was corrected."
+            )
+        if isinstance(row, SampleRow):
+            trait = s.get(Trait, row.trait_id)
+        else:
+            trait = s.scalar(select(Trait).where(Trait.model_id == model.id, Trait.key == row.trait_key))
+        assert trait is not None  # deleting a trait deletes its labels
+        if payload.point is None:  # a quality, as a label edit takes it (on a scale too)
+            assert payload.quality is not None  # the schema asks for one of the two
+            quality = float(payload.quality)
+        else:
+            quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+        kind = "sample" if isinstance(row, SampleRow) else "feedback"
+        if quality != row.quality:
+            if model.state == "busy":  # a training in flight may have read the label as it is
+                raise busy_error(s, model)
+            s.add(
+                LabelCorrection(
+                    model_id=model.id,
+                    label_id=row.id,
+                    before=row.quality,
+                    after=quality,
+                    corrected_by=who.annotator,
+                    comment=payload.comment,
+                )
+            )
+            audit.record(
+                s,
+                who,
+                "label_corrected",
+                model.namespace,
+                model,
+                {
+                    f"{kind}_id": row.id,
+                    "trait": trait.key,
+                    "annotator": row.annotator,
+                    "before": row.quality,
+                    "after": quality,
+                    "commented": bool(payload.comment),
+                },
+            )
+            if isinstance(row, SampleRow):
+                count_samples(s, trait.id, [row.quality], removed=True)
+                count_samples(s, trait.id, [quality])
+                row.point = label_point(quality, scale_points(trait.scale))
+                row.trained_in = None  # what it says now no version has trained on
+            row.quality = quality
+            row.review, row.reviewed_by, row.review_comment = "accepted", who.annotator, payload.comment
+            model.updated_at = utcnow()
+            s.flush()
+        return with_corrections(s, model, [review_item(kind, row, trait.key)])[0]
