@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 ProgressCallback = Callable[[int, int], None]
 Progress = ProgressCallback | bool | str | None
@@ -44,13 +44,24 @@ class TqdmProgress:
     """A tqdm bar (the notebook widget under Jupyter)."""
 
     def __init__(self, description: str, unit: str) -> None:
+        self._shown: Any = None  # the widget's display handle, to show its final state (`close`)
         # Lazy: only callers asking for a bar pay for tqdm. Without ipywidgets, tqdm.auto falls back
         # to a text bar and warns about it; the text bar is fine, so the warning is noise.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm
+            from tqdm.notebook import tqdm as widget_bar
 
-            self._bar = tqdm(total=None, desc=description, unit=unit)
+            if not issubclass(tqdm, widget_bar):
+                self._bar: Any = tqdm(total=None, desc=description, unit=unit)
+                return
+            # The widget, displayed with an id: a notebook executed without a live frontend (nbconvert,
+            # nbclient, papermill) saves only the text shown when it was displayed, "0%", unless the
+            # display is updated once the bar is done.
+            from IPython.display import display
+
+            self._bar = widget_bar(total=None, desc=description, unit=unit, display=False)
+            self._shown = display(self._bar.container, display_id=True)  # type: ignore[no-untyped-call]
 
     def update(self, done: int, total: int, label: str | None = None) -> None:
         if self._bar.total != total:
@@ -65,6 +76,8 @@ class TqdmProgress:
         if succeeded and self._bar.total is not None and self._bar.n < self._bar.total:
             self._bar.update(self._bar.total - self._bar.n)
         self._bar.close()
+        if self._shown is not None:
+            self._shown.update(self._bar.container)
 
 
 def resolve(progress: Progress, description: str, unit: str = "it") -> Reporter:

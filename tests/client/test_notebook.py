@@ -4,6 +4,7 @@ the hashing embedder, the NewsSD job with the default one."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -49,6 +50,12 @@ def test_quickstart_runs_twice_and_cleans_up(tmp_path: Path, monkeypatch: pytest
     assert len(figures) >= 4  # score bars, text comparison, metrics, version comparison
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "ready version 1" in text and "samples stored" in text and "ran twice:" in text
+    # A bar's saved output ends at its final count, never at the 0% it was drawn with: a text bar's last
+    # line, or the widget's display updated when the bar closed (core/client/progress.py).
+    for cell in [c for c in nb.cells if "import_samples(handle, rows, progress=True)" in c.source]:
+        drawn = [o.get("text") or o.get("data", {}).get("text/plain", "") for o in cell.outputs]
+        bar = [line for line in re.split(r"[\r\n]", "".join(drawn)) if "importing into" in line]
+        assert bar and re.search(r"100%\|.*\| (\d+)/\1 ", bar[-1]), bar[-3:]
     assert not list(tmp_path.glob("scoring-quickstart*")), "the quickstart left its data directory behind"
 
 
