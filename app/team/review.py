@@ -1,6 +1,7 @@
 """The review queue on the Team page (docs/api.md "Review"): each person's acceptance rate; for a reviewer,
-the pending labels to accept or reject (one at a time or in bulk, with a comment); for an annotator, their
-own rejected labels with the reviewer's comment. The service decides who may: an annotator gets no buttons."""
+the pending labels to accept or reject (one at a time or in bulk, with a comment) or correct one at a time,
+with its text's history; for an annotator, their own rejected labels with the reviewer's comment. The service
+decides who may: an annotator gets no buttons."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ import streamlit as st
 
 from app.shell.backend import Backend
 from app.ui.inert import escape_md
+from app.ui.text_history import history_expander
 from app.ui.widgets import guard
-from core.client import Model, ReviewPage
+from core.client import Model, ReviewItem, ReviewPage
 from core.contract import MAX_REVIEW_COMMENT_CHARS, MAX_REVIEW_ITEMS, REVIEW_STATUSES
 
 FLASH = "review_flash"
 #: The review's widgets, emptied once a decision is saved (its picks and comment were for those labels).
 PICK, ALL, COMMENT, DECIDED = "review_pick", "review_all", "review_comment", "review_decided"
+#: The label to correct, its comment, and the label this tab corrected last (its history shown open).
+FIX_PICK, FIX_COMMENT, CORRECTED = "review_fix_pick", "review_fix_comment", "review_corrected"
 #: This tab's last bulk removal: {"handle", "annotator", "undo"} (its token, whose labels they were).
 UNDO = "review_undo"
 
@@ -50,6 +54,8 @@ def review_queue(backend: Backend, model: Model) -> None:
     st.subheader("Review")
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
+        if (corrected := st.session_state.pop(CORRECTED, None)) is not None:
+            history_expander(backend.client, model.handle, corrected, expanded=True)
     reviewer = backend.may("review")
     status = "pending" if reviewer else "rejected"
     page = None
@@ -79,7 +85,8 @@ def review_queue(backend: Backend, model: Model) -> None:
     kept = st.session_state.get(PICK)
     if st.session_state.pop(DECIDED, False):  # a decision was made: nothing of it stays picked
         # Set, not removed: the browser keeps a widget's value unless the script sets another.
-        st.session_state.update({PICK: [], ALL: False, COMMENT: ""})
+        st.session_state.update({PICK: [], ALL: False, COMMENT: "", FIX_COMMENT: ""})
+        st.session_state.pop(FIX_PICK, None)
     elif isinstance(kept, list) and any(ref not in items for ref in kept):  # decided by a colleague meanwhile
         st.session_state[PICK] = [ref for ref in kept if ref in items]
     # One form: the picks, the comment and the press reach the app together. Outside a form each pick is a
@@ -106,6 +113,7 @@ def review_queue(backend: Backend, model: Model) -> None:
         ):
             if column.form_submit_button(label, key=f"review_{decision}"):
                 pressed = decision
+    correction(backend, model, items)
     if pressed is None:
         return
     picked = [items[ref][1] for ref in (list(items) if every else chosen)]
@@ -117,6 +125,45 @@ def review_queue(backend: Backend, model: Model) -> None:
         st.session_state[FLASH] = f"{done.reviewed:d} label(s): {escape_md(pressed)}ed."
         st.session_state[DECIDED] = True
         st.rerun()
+
+
+def correction(backend: Backend, model: Model, items: dict[str, tuple[int, ReviewItem]]) -> None:
+    """A reviewer gives one label the quality it should have: it trains as corrected, and its annotator's
+    quality stays in the text's history, shown below the pick."""
+    with st.expander("Correct a label"):
+        ref = st.selectbox(
+            "Label to correct",
+            list(items),
+            format_func=lambda r: f"{items[r][0]:d}. {items[r][1].annotator or ''}: {items[r][1].text[:60]}",
+            key=FIX_PICK,
+        )
+        if ref is None:
+            return
+        item = items[ref][1]
+        who = escape_md(item.annotator or "an unnamed rater")
+        st.caption(f"{who} gave {item.quality:.2f} for {escape_md(item.trait)}.")
+        # Keyed by the label: another pick starts from that label's own quality.
+        quality = st.slider(
+            "Corrected quality (0 negative … 1 positive)",
+            0.0,
+            1.0,
+            float(item.quality),
+            0.05,
+            key=f"{FIX_PICK}_{ref}",
+        )
+        comment = st.text_input(
+            "Why (the author reads it)", max_chars=MAX_REVIEW_COMMENT_CHARS, key=FIX_COMMENT
+        )
+        if st.button("Save the correction", key="review_fix"):
+            with guard("Saving the correction"):
+                done = backend.client.correct_label(model.handle, item.id, quality, comment=comment or None)
+                st.session_state[FLASH] = (
+                    f"Corrected {who}'s label: {item.quality:.2f} → {done.quality:.2f}: it trains so."
+                )
+                st.session_state[CORRECTED] = done.id
+                st.session_state[DECIDED] = True
+                st.rerun()
+        history_expander(backend.client, model.handle, item.id)
 
 
 def bulk_removal(backend: Backend, model: Model, people: list[str]) -> None:
