@@ -21,6 +21,7 @@ from app.labelling.my_labels import (
     metadata_line,
     my_labels_section,
     session_start,
+    session_tag,
 )
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
@@ -172,11 +173,12 @@ if not gate(backend, "label", "Labelling"):
     st.stop()
 
 kept: LabelSession | None = st.session_state.get("label_session")
-if kept is None or (kept.handle, kept.trait) != (handle, trait):
-    if kept is not None and kept.handle == handle:
+if kept is None or (kept.handle, kept.trait, kept.annotator) != (handle, trait, backend.annotator):
+    if kept is not None and (kept.handle, kept.annotator) == (handle, backend.annotator):
         abandon(kept, client)
     fresh = LabelSession(handle, trait, mode, annotator=backend.annotator)
-    if kept is None and (resumed := session_start()) is not None:  # a reload: the session goes on
+    # A reload: this person's session on this model goes on (not the one of whoever used the tab before).
+    if kept is None and (resumed := session_start(session_tag(backend.annotator, handle))) is not None:
         fresh.since = resumed
     if kept is not None:  # a press delivered again after the switch is still one taken
         fresh.presses = kept.presses
@@ -189,7 +191,7 @@ elif kept.mode != mode:  # the session's labels and counters stay
 with guard("Following the campaign"):
     follow(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
-keep_in_address(session.since)
+keep_in_address(session.since, session_tag(backend.annotator, handle))
 # Read each run: the owner may have set the trait's scale since the session began.
 scale = names[trait].scale
 session.points = scale.points if scale is not None else None

@@ -3,10 +3,13 @@ person last read them), a text's metadata, the session's count from the service,
 person changes or withdraws their own labels until a version is trained on them.
 
 The session's count is the service's: the person's labels since the session started, the start kept in the
-page's address (`?since=`), so a reload keeps counting from it and a withdrawn label no longer counts."""
+page's address (`?since=`), so a reload keeps counting from it and a withdrawn label no longer counts. The
+start is kept with a tag of whose session on which model it is (a hash: no name in the address), so the next
+person to sign in on the tab, whose address still holds it, starts a session of their own."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime
 
@@ -28,10 +31,16 @@ FLASH = "my_labels_flash"
 HISTORY = 10  # versions of the guidelines listed
 
 
-def session_start() -> datetime | None:
-    """When the labelling session a reload interrupted started: read from the page's address (None: none)."""
-    raw = st.query_params.get(SINCE)
-    if raw:
+def session_tag(annotator: str | None, handle: str) -> str:
+    """Whose session on which model an address's start is: a short hash of the person and the model."""
+    return hashlib.sha256(f"{annotator or ''}\n{handle}".encode()).hexdigest()[:12]
+
+
+def session_start(tag: str) -> datetime | None:
+    """When the labelling session a reload interrupted started: read from the page's address (None: none,
+    or another person's or model's session)."""
+    raw, _, of = (st.query_params.get(SINCE) or "").rpartition("~")
+    if raw and of == tag:
         try:
             start = datetime.fromisoformat(raw)
             if start.tzinfo is not None:
@@ -41,10 +50,11 @@ def session_start() -> datetime | None:
     return None
 
 
-def keep_in_address(start: datetime) -> None:
+def keep_in_address(start: datetime, tag: str) -> None:
     """Write the session's start into the page's address, where a reload finds it (a page switch drops it)."""
-    if st.query_params.get(SINCE) != start.isoformat():
-        st.query_params[SINCE] = start.isoformat()
+    kept = f"{start.isoformat()}~{tag}"
+    if st.query_params.get(SINCE) != kept:
+        st.query_params[SINCE] = kept
 
 
 def labelled_since(client: Client, handle: str, trait: str, since: datetime) -> int | None:

@@ -17,7 +17,7 @@ POOL = [f"A text to decide on, number {i}." for i in range(6)]
 
 @pytest.mark.usefixtures("app_env")
 def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_notice(
-    local_service: LocalService, client: Client
+    local_service: LocalService, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     handle = make_draft(client, new_handle(local_service, "mine"))
     client.add_pool_texts(handle, POOL, metadata=[{"community": "askscience", "row": i} for i in range(6)])
@@ -33,7 +33,7 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     for key in ("label_btn_2", "label_btn_1"):
         at.button(key=key).click().run()
         no_exception(at)
-    assert at.metric[0].delta == "-2 this session"
+    assert at.metric[0].delta == "2 done in this session"
     since = at.query_params["since"]
     assert since  # the session's start, in the page's address
 
@@ -55,8 +55,18 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     again = page("label", handle, since=since if isinstance(since, str) else since[0])
     run_label_page(again)
     no_exception(again)
-    assert again.metric[0].delta == "-1 this session"
+    assert again.metric[0].delta == "1 done in this session"
     assert any("changed since you last read them" in w for w in shown(again.warning))
+    # The next person on the tab (its address still holds that start) counts their own session from now:
+    # their label given since that start, elsewhere, is not this session's.
+    with Client(local_service.url, colleague) as other:
+        other.add_samples(handle, [{"trait": "formality", "text": "Labelled elsewhere.", "quality": 1.0}])
+    monkeypatch.setenv("SCORING_API_KEY", colleague)
+    theirs = page("label", handle, since=since if isinstance(since, str) else since[0])
+    run_label_page(theirs)
+    no_exception(theirs)
+    assert not theirs.metric[0].delta and theirs.query_params["since"] != since
+    monkeypatch.setenv("SCORING_API_KEY", local_service.api_key)
     again.button(key="guidelines_read").click().run()
     no_exception(again)
     assert not any("changed since you last read them" in w for w in shown(again.warning))
