@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import demo_load
-from app.shell.roles import gate
+from app.shell.roles import allows, gate
 from app.ui.forms import check_handle, create_fields
 from app.ui.graphs import building_note
 from app.ui.inert import code
@@ -42,7 +42,10 @@ if target := st.session_state.pop(OPEN_TARGET, None):
 st.title("Models")
 if flash := st.session_state.pop("flash", None):
     st.success(flash)
-browse, create, edit = st.tabs(["Browse", "Create", "Edit selected"])
+# A role that may not create models (an annotator, a reviewer, a scoring key) is offered no Create tab.
+may_create = allows(backend.key, "manage")
+tabs = st.tabs(["Browse", "Create", "Edit selected"] if may_create else ["Browse", "Edit selected"])
+browse, create, edit = tabs[0], tabs[1] if may_create else None, tabs[-1]
 
 POLL_S = 2.0  # while a listed model is busy (a demo model training, a run): the table reads them again
 
@@ -185,9 +188,9 @@ def _browse() -> None:
         st.session_state["models_polling"] = False
 
 
-with create:
+def _create() -> None:
+    """The Create tab: a new model of the namespace (shown only to a role that may create one)."""
     st.caption(f"Your namespaces: {', '.join(code(n) for n in backend.namespaces)}")
-    may_create = gate(backend, "manage", "Creating a model")
     with st.form("create_model", clear_on_submit=False):
         handle = st.text_input(
             "Handle", value=f"{backend.namespace}.", help="`<namespace>.<name>`, lowercase"
@@ -251,6 +254,11 @@ with create:
                 select_model(handle)
                 st.session_state["flash"] = f"Created `{handle}` (draft). Add traits next."
                 st.rerun()
+
+
+if create is not None:
+    with create:
+        _create()
 
 with edit:
     current = selected_handle()

@@ -84,6 +84,11 @@ def test_an_annotator_labels_and_is_told_why_the_rest_is_not_offered(
     training.run()
     no_exception(training)
     assert "Training needs the owner role" in captions(training) and training.button(key="train_go").disabled
+    models = page("models", handle)  # creating a model is an owner's: no Create tab to open at all
+    models.run()
+    no_exception(models)
+    assert [t.label for t in models.tabs] == ["Browse", "Edit selected"]
+    assert not [b for b in models.button if b.label == "Create model"]
 
 
 def test_a_reviewer_settles_and_hears_who_settled_first(
