@@ -155,14 +155,19 @@ def correction(backend: Backend, model: Model, items: dict[str, tuple[int, Revie
             "Why (the author reads it)", max_chars=MAX_REVIEW_COMMENT_CHARS, key=FIX_COMMENT
         )
         if st.button("Save the correction", key="review_fix"):
-            with guard("Saving the correction"):
-                done = backend.client.correct_label(model.handle, item.id, quality, comment=comment or None)
-                st.session_state[FLASH] = (
-                    f"Corrected {who}'s label: {item.quality:.2f} → {done.quality:.2f}: it trains so."
-                )
-                st.session_state[CORRECTED] = done.id
-                st.session_state[DECIDED] = True
-                st.rerun()
+            if quality == item.quality:
+                st.warning("The label has that quality already: move the slider to the one it should have.")
+            else:
+                with guard("Saving the correction"):
+                    note = comment or None
+                    done = backend.client.correct_label(model.handle, item.id, quality, comment=note)
+                    st.session_state[FLASH] = (
+                        f"Corrected {who}'s label: {item.quality:.2f} → {done.quality:.2f} (what training "
+                        "reads now)."
+                    )
+                    st.session_state[CORRECTED] = done.id
+                    st.session_state[DECIDED] = True
+                    st.rerun()
         history_expander(backend.client, model.handle, item.id)
 
 

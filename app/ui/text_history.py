@@ -22,11 +22,11 @@ def _who(name: str | None) -> str:
     return name or "an unnamed rater"
 
 
-def _vote(v: VoteRecord) -> str:
+def _vote(v: VoteRecord, given: float | None) -> str:
     if v.unsure:
         return f"{_who(v.annotator)} marked it unsure"
     what = "settled it at" if v.adjudicated else "gave feedback" if v.kind == "feedback" else "voted"
-    return f"{_who(v.annotator)} {what} {v.quality:.2f}"
+    return f"{_who(v.annotator)} {what} {given if given is not None else v.quality:.2f}"
 
 
 def _correction(c: Correction) -> str:
@@ -35,11 +35,16 @@ def _correction(c: Correction) -> str:
 
 
 def history_lines(history: TextHistory) -> list[str]:
-    """One sentence per event, oldest first: "2026-11-28 22:40 UTC: ann voted 1.00". A corrected vote shows
-    the quality it has now; its correction says what it was."""
-    events = [(v.created_at, _vote(v)) for v in history.items]
+    """One sentence per event, oldest first: "2026-11-28 22:40 UTC: ann voted 1.00". A vote says what its
+    annotator gave (the service answers a corrected one with its corrected quality), its corrections what it
+    became, so the lines read as what happened in turn."""
+    given: dict[int, float] = {}
+    for c in history.corrections:
+        given.setdefault(c.id, c.before)
+    events = [(v.created_at, _vote(v, None if v.unsure else given.get(v.id))) for v in history.items]
     events += [(c.created_at, _correction(c)) for c in history.corrections]
-    events.sort(key=lambda e: (e[0] is None, e[0] or datetime.min))  # sort is stable: votes first on a tie
+    # Stable: on a tie the votes come first, in the service's order; a time missing goes last.
+    events.sort(key=lambda e: (e[0] is None, e[0].timestamp() if e[0] is not None else 0.0))
     return [f"{_when(at)}: {line}" for at, line in events]
 
 

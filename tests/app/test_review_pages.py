@@ -51,7 +51,7 @@ def test_the_history_says_who_did_what_and_when_in_plain_words() -> None:
         ],  # fmt: skip
     )
     assert history_lines(history) == [
-        "2026-11-28 22:40 UTC: ann voted 0.00",
+        "2026-11-28 22:40 UTC: ann voted 1.00",  # what she gave: the service answers the corrected 0
         "2026-11-28 22:40 UTC: bob marked it unsure",
         "2026-11-28 22:40 UTC: rita settled it at 0.00",
         "2026-11-28 23:05 UTC: rita corrected ann's label from 1.00 to 0.00: “casual”",
@@ -90,7 +90,7 @@ def test_a_reviewer_corrects_a_label_on_the_team_page_and_reads_its_history(
     no_exception(team)
     assert f"Corrected {ann_name}'s label: 1.00 → 0.00" in " ".join(shown(team.success))
     history = " ".join(shown(team.markdown))
-    assert f"{ann_name} voted 0.00" in history
+    assert f"{ann_name} voted 1.00" in history  # what she gave; the next line what it became
     assert (
         f"{rev_name} corrected {ann_name}'s label from 1.00 to 0.00: “casual: see the guidelines”" in history
     )
