@@ -130,7 +130,8 @@ def pool_import_section(client: Client, handle: str, on_change: Callable[[], Non
             f"stored ({escape_md(str(stopped['error']))}).",
             icon=":material/warning:",
         )
-    b1, b2 = st.columns(2)
+    # Two buttons side by side only when there is something to resume: alone, Import stood in the right half.
+    b1, b2 = st.columns(2) if resumable else (st.container(), st.container())
     start = 0
     if resumable and b1.button(
         f"Resume from text {stopped['stored'] + 1:,}", key="pool_resume", type="primary", width="stretch"
