@@ -12,6 +12,7 @@ from app.labelling.my_labels import metadata_line, vote_label
 from app.labelling.noted_texts import Noted, noted_texts, notes_line, text_notes
 from app.shell import reads
 from app.ui.inert import escape_md, quote
+from app.ui.text_history import history_expander
 from app.ui.widgets import guard
 from core.client import Agreement, ApiError, Client, DisagreedText, Model, Trait
 from core.contract import NEUTRAL_QUALITY, pole_of, scale_point, scale_quality
@@ -206,6 +207,9 @@ def _disagreed(
         if trait.scale is not None:
             st.caption(f"Spread of points: {escape_md(points_spread(trait, text))}")
         notes_line(notes, text.text)
+        # Any vote's id names the text's history: the first one stored of the text.
+        if (vote_id := next((v.sample_id for v in text.votes if v.sample_id is not None), None)) is not None:
+            history_expander(client, handle, vote_id, lazy=f"disagree_history_{vote_id:d}")
         settler = next((v.annotator or "unattributed" for v in text.votes if v.adjudicated), None)
         if outcome is not None:  # the press on this card: said here, where the reviewer is looking
             message = str(outcome["message"])

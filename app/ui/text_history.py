@@ -48,10 +48,15 @@ def history_lines(history: TextHistory) -> list[str]:
     return [f"{_when(at)}: {line}" for at, line in events]
 
 
-def history_expander(client: Client, handle: str, label_id: int, *, expanded: bool = False) -> None:
-    """An expander "History" of the text of label `label_id` (read on each run: Streamlit runs an expander's
-    body whether or not it is open)."""
+def history_expander(
+    client: Client, handle: str, label_id: int, *, expanded: bool = False, lazy: str | None = None
+) -> None:
+    """An expander "History" of the text of label `label_id`. Streamlit runs an expander's body whether or
+    not it is open, so it is read on each run; `lazy` (a widget key) waits for a toggle inside first, for a
+    page of many cards, which would otherwise read every card's history on every run."""
     with st.expander("History", expanded=expanded):
+        if lazy is not None and not st.toggle("Show who did what, and when", key=lazy):
+            return
         history = None
         with guard("Reading the text's history"):
             history = client.text_history(handle, label_id)

@@ -101,3 +101,38 @@ def test_a_reviewer_corrects_a_label_on_the_team_page_and_reads_its_history(
         assert (vote.id, vote.quality, vote.annotator) == (label.id, 0.0, ann_name)
         [item] = list(owner.list_review(handle, "accepted"))
         assert (item.original_quality, item.corrected_by, item.status) == (1.0, rev_name, "accepted")
+
+
+def test_a_contested_texts_card_shows_its_history_when_asked(
+    local_service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Samples page's disagreement cards read a text's history only once its toggle is on: a page of
+    twenty cards reads no history it does not show."""
+    ns = local_service.namespace
+    keys = {
+        role: named_key(local_service.data_dir, ns, new_key_name(role[:3]), role=role)
+        for role in ("owner", "annotator", "reviewer")
+    }
+    handle = new_handle(local_service, "hist")
+    with Client(local_service.url, keys["owner"]) as owner:
+        owner.create_model(handle)
+        owner.update_model(handle, review=False)  # votes count as given: the text is contested at once
+        owner.add_traits(handle, [FORMALITY])
+        owner.add_samples(handle, [{"trait": "formality", "text": WRONG, "quality": 1.0}])
+    with Client(local_service.url, keys["annotator"]) as ann:
+        ann_name = ann.current_key().name
+        ann.add_samples(handle, [{"trait": "formality", "text": WRONG, "quality": 0.0}])
+    with Client(local_service.url, keys["reviewer"]) as rev:
+        rev_name = rev.current_key().name
+        rev.settle(handle, "formality", WRONG, 0.0)
+        [first] = [v.id for v in rev.votes(handle) if v.text == WRONG][:1]
+
+    _as(monkeypatch, local_service, keys["reviewer"])
+    at = page("samples", handle)
+    at.run()
+    no_exception(at)
+    assert "settled it at" not in " ".join(shown(at.markdown))
+    at.toggle(key=f"disagree_history_{first:d}").set_value(True).run()
+    no_exception(at)
+    said = " ".join(shown(at.markdown))
+    assert f"{ann_name} voted 0.00" in said and f"{rev_name} settled it at 0.00" in said, said
