@@ -111,25 +111,3 @@ def test_versions_evaluate_appears_right_after_adding_items(
     assert any(
         w.startswith("6 evaluation texts were also among the model's samples") for w in texts(at.warning)
     )
-
-
-def test_pool_import_of_evaluation_texts_only_says_none_were_added_and_why(
-    client: Client, draft: str
-) -> None:
-    """A file whose every text is in the evaluation set adds nothing: the page says so, and why, rather than
-    leaving an empty pool to explain itself."""
-    client.add_evaluation_items(draft, _items(HELD[:2]))
-    at = page("label", draft)
-    at.run()
-    lines = [HELD[0][0], HELD[1][0]]
-    at.file_uploader(key="pool_upload").set_value(("pool.txt", "\n".join(lines).encode(), "text/plain"))
-    at.run()
-    at.button(key="pool_import").click()
-    at.run()
-    no_exception(at)
-    expected = (
-        "All 2 texts of this file are in the evaluation set, so none were added to the pool: a text used to "
-        "evaluate the model must not be labelled for training."
-    )
-    assert texts(at.warning) == [expected]
-    assert list(client.list_pool(draft)) == []

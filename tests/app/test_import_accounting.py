@@ -93,7 +93,8 @@ def test_an_evaluation_file_with_rows_not_used_is_a_warning(
 
 
 def test_a_pool_import_that_refused_every_text_is_a_warning(client: Client, draft: str) -> None:
-    """ "Added 0 of the file's 1,038 texts … they are in the evaluation set" was shown in green."""
+    """ "Added 0 of the file's 1,038 texts … they are in the evaluation set" was shown in green, and then as
+    a bare count: it says plainly that none were added, and why."""
     held = ["The board approved the revised policy today.", "lol whatever, see u around"]
     client.add_evaluation_items(draft, [{"trait": "formality", "text": t, "quality": 1.0} for t in held])
     at = page("label", draft)
@@ -103,7 +104,11 @@ def test_a_pool_import_that_refused_every_text_is_a_warning(client: Client, draf
     at.button(key="pool_import").click()
     at.run()
     no_exception(at)
-    assert any(t.startswith("Added 0 of the file's 2 texts") for t in texts(at.warning)), texts(at.warning)
+    expected = (
+        "All 2 texts of this file are in the evaluation set, so none were added to the pool: a text used to "
+        "evaluate the model must not be labelled for training."
+    )
+    assert texts(at.warning) == [expected] and list(client.list_pool(draft)) == []
     assert not any(t.startswith("Added") for t in texts(at.success))
 
 
