@@ -80,17 +80,18 @@ def plan(read: _Read, k: int, overlap: float, claiming: bool, shared_pool: bool)
     need = k - len(mine) - len(assigned)
     if not shared_pool:
         return Plan(mine, assigned, [], 0)
-    n_shared = need if read.votes_wanted > 1 else overlap_due(read, overlap, len(mine) + len(assigned) + need)
+    queued = len(mine) + len(assigned) + need
+    own = max(round(overlap * need), overlap_due(read, overlap, queued))
+    n_shared = need if read.votes_wanted > 1 else own
     shared = read.shared[: min(len(read.shared), n_shared)]
     return Plan(mine, assigned, shared, need - len(shared))
 
 
 def overlap_due(read: _Read, overlap: float, queued: int) -> int:
-    """How many of this answer's texts are to be second votes: `overlap` of the caller's work on the trait
-    (their votes, and the `queued` texts this answer holds for them) less the second votes among it. Kept
-    over the person's work, not each answer: an answer's own share rounded a 20 % overlap of a short answer
-    to none, and a queue fetched before any colleague labelled (nothing to second yet) is made up for at
-    the next answer."""
+    """How many of this answer's texts are to be second votes to keep `overlap` of the caller's work on the
+    trait (their votes, and the `queued` texts this answer holds for them), less the second votes among it.
+    On top of each answer's own share: that share rounded a 20 % overlap of a short answer to none, and a
+    queue fetched before any colleague labelled (nothing to second yet) was never made up for."""
     work = read.voted + queued
     held = sum(1 for i in [*read.mine, *read.assigned] if i in read.others_voted)
     return max(0, math.floor(overlap * work + 0.5) - read.seconded - held)
