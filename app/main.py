@@ -176,6 +176,9 @@ def main() -> None:
     try:
         backend = get_backend()
     except SignInNeeded as needed:  # a team's workbench: this browser has not signed in yet
+        # The page asked for (a reload of /label signs a key out) is resolved now, unshown: the rerun that
+        # signs in then stays on it, where without a page resolved it went to the first page, Models.
+        st.navigation(navigation(team=True), position="hidden")
         sign_in_page(needed.url)
         return
     except NoNamespace as alone:  # signed in as a person whom no namespace has (yet, or any more)

@@ -66,12 +66,16 @@ def team_app(team_service: LocalService, tmp_path_factory: pytest.TempPathFactor
 def _sign_in(page: Page, url: str, key: str) -> Ui:
     ui = Ui(page)
     ui.goto(url)
-    page.get_by_role("heading", name="Sign in").first.wait_for()
-    box = page.get_by_label("Your API key", exact=True)
+    _type_key(ui, key)
+    return ui
+
+
+def _type_key(ui: Ui, key: str) -> None:
+    ui.page.get_by_role("heading", name="Sign in").first.wait_for()
+    box = ui.page.get_by_label("Your API key", exact=True)
     box.click()
     box.press_sequentially(key, delay=15)  # typed (pasted keys are typed too: the form gets every key)
     ui.click("Sign in")
-    return ui
 
 
 def _label_in_the_browser(ui: Ui, name: str, count: int) -> int:
@@ -171,13 +175,31 @@ def test_three_annotators_label_one_model_through_the_api_and_three_browsers(
         ui.settle()
         ui.expect_text("your vote decides its pole")
         ui.no_exception()
+        # The settled card offers no Settle button once the run that settled it has ended, not at a later one.
+        card = ui.page.locator(".st-key-disagree_card_0")
+        assert "settled" in card.inner_text()
+        assert card.get_by_role("button", name=re.compile("^Settle: ")).count() == 0
         ui.shot("team_disagreements")
 
-        # carol signs out: her browser asks again; the others stay signed in.
+        # bob's tab is reloaded (a key's sign-in ends with it) on the Label page, and carol signs in there:
+        # she is back on the Label page, and its count is hers, not one from bob's session in the address.
+        tab = uis["bob"]
+        tab.page.reload()
+        _type_key(tab, keys["carol"])
+        tab.expect_text("Signed in as carol")
+        tab.page.locator("[data-testid='label-text']").first.wait_for()
+        expect(tab.page.get_by_text(re.compile(r"labelled this session")).first).to_contain_text(
+            "0 labelled this session"
+        )
+        tab.no_exception()
+        tab.shot("team_label_carol_after_bob")
+
+        # carol signs out: her browser asks again; the others stay signed in (her key in bob's tab too).
         uis["carol"].page.get_by_role("button", name="Sign out").click()
         uis["carol"].settle()
         uis["carol"].page.get_by_role("heading", name="Sign in").first.wait_for()
-        assert uis["bob"].page.get_by_text("Signed in as bob").count() == 1
+        assert uis["alice"].page.get_by_text("Signed in as alice").count() == 1
+        assert tab.page.get_by_text("Signed in as carol").count() == 1
     finally:
         for context in contexts:
             context.close()
