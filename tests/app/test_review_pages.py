@@ -25,18 +25,22 @@ def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) 
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
-def test_the_history_says_who_did_what_and_when_in_plain_words() -> None:
+def _vote(**fields: object) -> VoteRecord:
+    """A vote of the one text, given at 22:40."""
     at = datetime(2026, 11, 28, 22, 40, tzinfo=UTC)
+    return VoteRecord.model_validate({"trait": "formality", "text": WRONG, "created_at": at, **fields})
+
+
+def test_the_history_says_who_did_what_and_when_in_plain_words() -> None:
     later = datetime(2026, 11, 28, 23, 5, tzinfo=UTC)
-    vote = {"trait": "formality", "text": WRONG, "created_at": at}
     history = TextHistory(
         handle="acme.x",
         trait="formality",
         text=WRONG,
         items=[
-            VoteRecord(kind="sample", id=7, annotator="ann", quality=0.0, **vote),
-            VoteRecord(kind="unsure", id=2, annotator="bob", unsure=True, **vote),
-            VoteRecord(kind="sample", id=9, annotator="rita", quality=0.0, adjudicated=True, **vote),
+            _vote(kind="sample", id=7, annotator="ann", quality=0.0),
+            _vote(kind="unsure", id=2, annotator="bob", unsure=True),
+            _vote(kind="sample", id=9, annotator="rita", quality=0.0, adjudicated=True),
         ],
         corrections=[
             Correction(
