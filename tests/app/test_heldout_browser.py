@@ -4,8 +4,9 @@ The Stanford politeness requests (Stack Exchange) written as their publisher mig
 header row, columns id, request, mean rating on -4..+4 ((mean of Score1..5 - 13) / 3). The Samples page
 proposes "data (no header row)" and the ids as `source_id`, asks the file's scale and says which rows are
 evaluation texts; the Label page's pool import leaves the evaluation texts out and says how many; the Versions
-page says how many evaluation texts the version trained on were left out of its metrics.
-Screenshots: artifacts/screenshots/heldout_*."""
+page says how many evaluation texts the version trained on were left out of its metrics. A newcomer's first
+hour, in one session from a HOME of its own: import, train on the Training page, evaluate, the pool, then
+Score a text typed in and open the Demo. Screenshots: artifacts/screenshots/heldout_*."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def heldout_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
             c.add_evaluation_items(MODEL, items)
     finally:
         service.stop()
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    home = tmp_path_factory.mktemp("newcomer-home")  # nothing of an earlier run: no Streamlit config, no data
+    with streamlit_app(data_dir, SCORING_DEMO="0", HOME=str(home)) as url:
         yield url, data_dir
 
 
@@ -105,7 +107,16 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         with app_client(data_dir) as c:
             stored = list(c.list_samples(MODEL))
             assert sorted(s.source_id or "" for s in stored) == sorted(i for i, _, _ in rows[:SAMPLES])
-            c.wait(MODEL, c.train(MODEL, effort="low").run_id, timeout=300)
+
+        ui.nav("Training")
+        page.get_by_role("slider").first.focus()
+        page.keyboard.press("Home")  # effort "low"
+        ui.settle()
+        pause(page, person.uniform(300, 1000))
+        page.get_by_role("button", name="Train", exact=True).click()
+        ui.expect_text("Per-trait metrics of the active version v1", timeout=300_000)
+        ui.no_exception()
+        with app_client(data_dir) as c:
             c.wait(MODEL, c.evaluate(MODEL, "v1").run_id, timeout=300)
 
         ui.nav("Label")  # an empty pool's section is open
@@ -131,5 +142,22 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.expect_text(f"{OVERLAP} evaluation texts were in v1's training data and were left out.")
         ui.no_exception()
         ui.screen("heldout_04_versions")
+
+        ui.nav("Score")
+        box = page.locator(".st-key-score_text textarea")
+        box.click()
+        typed = "Could you please take a look at my question when you have a moment? Thanks!"
+        for word in typed.split(" "):
+            page.keyboard.type(word + " ", delay=person.randint(30, 90))
+        pause(page, person.uniform(300, 1000))
+        ui.click("Score")
+        page.locator(".st-key-score_chart").wait_for()
+        ui.no_exception()
+        ui.screen("heldout_05_score")
+
+        ui.nav("Demo", heading="Stack Exchange requests")  # the model's description heads it
+        page.locator(".st-key-preset_0 button").wait_for(timeout=120_000)  # its examples, from the samples
+        ui.no_exception()
+        ui.screen("heldout_06_demo")
     finally:
         page.close()

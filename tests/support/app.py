@@ -302,7 +302,9 @@ class Ui:
         self.page.goto(url)
         self.drawn(0, timeout=300_000)  # the first load starts the service and loads the demo models
 
-    def nav(self, title: str) -> None:
+    def nav(self, title: str, heading: str | None = None) -> None:
+        """Open the sidebar's page `title` and wait for its `heading` (the title, unless the page heads
+        itself otherwise: the Demo page with the model's description)."""
         expand = self.page.locator("[data-testid='stExpandSidebarButton']")
         if expand.count() and expand.first.is_visible():  # the Demo page starts with the sidebar collapsed
             expand.first.click()
@@ -311,7 +313,7 @@ class Ui:
         before = self._drawn_count()
         link.click()
         self.drawn(before)
-        self.page.get_by_role("heading", name=title).first.wait_for()
+        self.page.get_by_role("heading", name=heading or title).first.wait_for()
 
     def tab(self, name: str) -> None:
         """Open a tab; tabs that track the user's tab (the Samples page's) ask for a rerun: wait for it, as a
