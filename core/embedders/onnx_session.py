@@ -32,10 +32,10 @@ def open_session(model: Path | bytes, threads: int = 0) -> Any:  # Any: onnxrunt
 
     The memory arena is on, shrunk after every run: an arena keeps what its session's largest run needed, for
     good, so a process holding several sessions (e5 and mpnet, and their one-thread scoring twins) held the
-    sum of their largest batches (a worker peaked at 1.8 GB). Shrinking hands a run's buffers back when it
-    ends, so a process peaks at one batch's (lower than with the arena off), while a run still reuses its
-    arena's blocks: with the arena off a batch of full 512-token windows cost ~20% more CPU, allocated anew
-    (docs/benchmarks/memory.md).
+    sum of their largest batches (a worker peaked at 1.8 GB). Shrinking hands a run's free blocks back when
+    it ends, so a process peaks at one batch's (873 MB with both int8 embedders, 1,005 MB with the arena
+    off), while a run still reuses its arena's blocks: full 512-token windows cost 4-5% more CPU than with
+    the arena kept, 27-52% more with it off (docs/benchmarks/memory.md).
     """
     import onnxruntime as ort
 
