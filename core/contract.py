@@ -324,8 +324,7 @@ SynthType = Literal["from_traits", "diversify"]
 #: A run's status (`last_operation.status`): `cancelled` is an addition (POST …/runs/{run_id}/cancel).
 RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 KeyScope = Literal["authoring", "scoring"]
-#: What an authoring key or a person may do in its namespaces (docs/api.md "Roles"); each role may do all
-#: the one before it may.
+#: What an authoring key or a person may do in its namespaces (docs/api.md "Roles"), each all the one before.
 Role = Literal["annotator", "reviewer", "owner"]
 #: Background runs; `last_operation.kind` also says `reopen`, an operation done within its request.
 RunKind = Literal["train", "retrain", "backfill", "discover", "synthesize", "evaluate"]
