@@ -1,7 +1,7 @@
 """Peak memory and CPU of the int8 embedders with onnxruntime's CPU memory arena off, kept, or shrunk.
 
 `python -m benchmarks.arena_variants memory VARIANT` (one fresh process a variant: the high-water mark never
-goes down) loads e5-small and mpnet-base int8 and encodes two batches of 8 texts of 20,000 characters with
+goes down) loads e5-small and mpnet-base int8 and encodes two batches of 8 texts at the length limit with
 each; prints VmRSS loaded, VmHWM and VmRSS after. `python -m benchmarks.arena_variants cpu ROUNDS
 off,shrink,on` opens one-thread sessions of each variant in one process and, rounds interleaved (order
 reversed every other round), prints the CPU (`time.process_time`) a text of 30-word texts in batches of 4
@@ -26,6 +26,7 @@ import onnxruntime as ort
 
 import core.embedders.e5_quantized as e5q
 import core.embedders.mpnet_quantized as mpq
+from core.contract import MAX_TEXT_CHARS
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.embedders.onnx_session import ShrinkingSession
@@ -101,7 +102,7 @@ def _text(rng: random.Random, words: int) -> str:
 
 def long_texts(k: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return [_text(rng, 4000)[:20000] for _ in range(k)]
+    return [_text(rng, 4000)[:MAX_TEXT_CHARS] for _ in range(k)]
 
 
 def short_texts(k: int, seed: int) -> list[str]:
