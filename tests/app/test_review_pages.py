@@ -25,6 +25,14 @@ def _as(monkeypatch: pytest.MonkeyPatch, local_service: LocalService, key: str) 
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
 
 
+def _team_keys(local_service: LocalService) -> dict[str, str]:
+    """A key of its own for an owner, an annotator and a reviewer of the service's namespace, by role."""
+    return {
+        role: named_key(local_service.data_dir, local_service.namespace, new_key_name(role[:3]), role=role)
+        for role in ("owner", "annotator", "reviewer")
+    }
+
+
 def _vote(**fields: object) -> VoteRecord:
     """A vote of the one text, given at 22:40."""
     at = datetime(2026, 11, 28, 22, 40, tzinfo=UTC)
@@ -65,11 +73,7 @@ def test_the_history_says_who_did_what_and_when_in_plain_words() -> None:
 def test_a_reviewer_corrects_a_label_on_the_team_page_and_reads_its_history(
     local_service: LocalService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ns = local_service.namespace
-    keys = {
-        role: named_key(local_service.data_dir, ns, new_key_name(role[:3]), role=role)
-        for role in ("owner", "annotator", "reviewer")
-    }
+    keys = _team_keys(local_service)
     handle = new_handle(local_service, "fix")
     with Client(local_service.url, keys["owner"]) as owner:
         owner.create_model(handle)
@@ -112,11 +116,7 @@ def test_a_contested_texts_card_shows_its_history_when_asked(
 ) -> None:
     """The Samples page's disagreement cards read a text's history only once its toggle is on: a page of
     twenty cards reads no history it does not show."""
-    ns = local_service.namespace
-    keys = {
-        role: named_key(local_service.data_dir, ns, new_key_name(role[:3]), role=role)
-        for role in ("owner", "annotator", "reviewer")
-    }
+    keys = _team_keys(local_service)
     handle = new_handle(local_service, "hist")
     with Client(local_service.url, keys["owner"]) as owner:
         owner.create_model(handle)
