@@ -96,41 +96,56 @@ def test_newssd_notebook_runs_a_real_job_end_to_end(tmp_path: Path, monkeypatch:
     assert not list(tmp_path.glob("scoring-newssd*")), "the notebook left its data directory behind"
 
 
-def _first_cell_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> nbformat.NotebookNode:
-    """The NewsSD notebook's data cell, run unchanged in a kernel in a folder outside the checkout."""
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setenv("NEWSSD_TRAIN", "20")
-    monkeypatch.setenv("NEWSSD_TEST", "10")
-    nb = nbformat.read(NEWSSD, as_version=4)
-    nb.cells = [nb.cells[1]]
+Elsewhere = tuple[Path, list[nbformat.NotebookNode]]  # the folder without the data; the two runs of the cell
+
+
+@pytest.fixture(scope="module")
+def first_cell_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Elsewhere:
+    """The NewsSD notebook's data cell, run unchanged in a kernel in a folder outside the checkout: first with
+    SCORING_DATASETS naming a folder without the data, then the shared datasets. One kernel for both (each
+    start imports the kernel, pandas and scikit-learn): the cell reads the variable when it runs. A folder
+    without the data, named: unset, the notebook searches every folder above the kernel's, and on a machine
+    with a shared/datasets above its temp folder it would find the data there."""
+    tmp_path = tmp_path_factory.mktemp("newssd-elsewhere")
+    empty = tmp_path / "no-data-here"
+    empty.mkdir()
     elsewhere = tmp_path / "my-analysis"
     elsewhere.mkdir()
-    resources = {"metadata": {"path": str(elsewhere)}}
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources=resources, allow_errors=True).execute()
-    return nb.cells[0]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        env.setenv("PYTHONPATH", str(ROOT))
+        env.setenv("NEWSSD_TRAIN", "20")
+        env.setenv("NEWSSD_TEST", "10")
+        nb = nbformat.read(NEWSSD, as_version=4)
+        data_cell = nb.cells[1]
+        found = datasets_dir() if find_datasets() is not None else tmp_path / "no-datasets-found"
+        nb.cells = []
+        for folder in (empty, found):
+            point = f"import os\nos.environ['SCORING_DATASETS'] = {str(folder)!r}"
+            nb.cells.append(nbformat.v4.new_code_cell(point))
+            nb.cells.append(nbformat.v4.new_code_cell(data_cell.source))
+        resources = {"metadata": {"path": str(elsewhere)}}
+        NotebookClient(
+            nb, timeout=120, kernel_name="python3", resources=resources, allow_errors=True
+        ).execute()
+    return empty, [nb.cells[1], nb.cells[3]]
 
 
 def test_newssd_notebook_finds_its_data_outside_the_checkout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    first_cell_elsewhere: Elsewhere,
 ) -> None:
     if find_datasets() is None:
         pytest.fail("../shared/datasets is missing: the notebook reads NewsSD from there")
-    monkeypatch.setenv("SCORING_DATASETS", str(datasets_dir()))
-    cell = _first_cell_elsewhere(tmp_path, monkeypatch)
+    cell = first_cell_elsewhere[1][1]
     assert not [o for o in cell.outputs if o.output_type == "error"]
     assert "20 training rows, 10 test rows" in "".join(o.get("text", "") for o in cell.outputs)
 
 
 def test_newssd_notebook_says_where_to_point_when_the_data_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    first_cell_elsewhere: Elsewhere,
 ) -> None:
-    # A folder without the data, named: unset, the notebook searches every folder above the kernel's, and on a
-    # machine with a shared/datasets above its temp folder it would find the data there.
-    empty = tmp_path / "no-data-here"
-    empty.mkdir()
-    monkeypatch.setenv("SCORING_DATASETS", str(empty))
-    (error,) = [o for o in _first_cell_elsewhere(tmp_path, monkeypatch).outputs if o.output_type == "error"]
+    empty, (cell, _) = first_cell_elsewhere
+    (error,) = [o for o in cell.outputs if o.output_type == "error"]
     assert error.ename == "FileNotFoundError"
     assert "newssd_eng_subjectivity" in error.evalue and str(empty) in error.evalue
     assert "set SCORING_DATASETS" in error.evalue
