@@ -28,7 +28,14 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def local(data_dir: Path) -> Iterator[LocalService]:
-    with start_local_service(data_dir, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
+    # One service for the module (each start is an API and a worker process, ~8 CPU-s): a run of `nb.long*`
+    # sleeps a minute at its first progress report (claimed, heartbeating), so the last test can stop the
+    # service in the middle of a run; every other model's runs go at full speed.
+    with pytest.MonkeyPatch.context() as env:  # the service's environment, not the rest of the module's
+        for name, value in faults_env({"slow_run": {"handle_prefix": "nb.long", "seconds": 60}}).items():
+            env.setenv(name, value)
+        svc = start_local_service(data_dir, embedder="hashing", namespace="nb", startup_timeout=120)
+    with svc:
         yield svc
 
 
@@ -112,82 +119,68 @@ def test_background_runs_go_to_a_niced_worker_child(local: LocalService) -> None
     assert f"started the worker process (pid {child})" in local.log_path.read_text()
 
 
-def test_restart_reuses_key_and_data(local: LocalService, data_dir: Path) -> None:
-    key = local.api_key
+def test_stop_ends_cleanly_in_the_middle_of_a_run(local: LocalService) -> None:
+    with local.client() as c:
+        handle = local.handle("long")
+        c.create_model(handle)
+        c.add_traits(handle, [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}])
+        c.add_samples(handle, formality_rows())
+        run = c.train(handle, effort="low")
+        seen = wait_until(lambda: "test hook: run" in local.log_path.read_text(), 60, "the run to start")
+        assert seen and c.get_model(handle).last_operation.status == "running"  # type: ignore[union-attr]
     workers = worker_children(local.pid)
-    local.stop()
+    local.stop()  # within its timeout: no SIGKILL
     assert not local.running
-    for pid in workers:  # stopped, and reaped, by the service before it exited
+    assert local.process.returncode == 0, local.log_path.read_text()[-2000:]
+    assert f"handed run {run.run_id} back to the queue at shutdown" in local.log_path.read_text()
+    for pid in workers:  # the worker child stopped too, and was reaped by the service before it exited
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     local.stop()  # idempotent
-    with start_local_service(data_dir, embedder="hashing", namespace="nb") as again:
-        assert again.api_key == key and again.url != "" and again.pid != local.pid
+
+
+def test_restart_reuses_key_data_and_port(local: LocalService, data_dir: Path) -> None:
+    """Yesterday's key and address still work today: the next start over the stopped service's directory
+    finds its models, its key and its port. When another program holds that port, the service takes a free
+    one, says so, and keeps that one from then on."""
+    import socket
+
+    from core.local import PORT_FILE, remembered_port
+
+    # Keys, ports and stored models are the API process's: no run goes on here, so no worker process
+    # (a run the last test left queued stays so).
+    local.stop()  # stopped by the test before (idempotent), should that one have failed early
+    key, url = local.api_key, local.url
+    with start_local_service(data_dir, embedder="hashing", namespace="nb", worker=False) as again:
+        assert again.api_key == key and again.url == url and again.pid != local.pid
+        assert again.port_note is None
         with again.client() as c:
             assert c.get_model(again.handle("tone")).state == "ready"
     assert not again.running
 
     (data_dir / KEY_FILE).write_text("sk_000000000000_revokedrevokedrevoked\n")  # a key the service rejects
-    with start_local_service(data_dir, embedder="hashing", namespace="nb") as third:
-        assert third.api_key != key and (data_dir / KEY_FILE).read_text().strip() == third.api_key
-        with third.client() as c:
-            assert c.get_model(third.handle("tone")).handle == "nb.tone"
-
-    # A key that works, but for another namespace, is not this one's: a new one takes its place.
-    with start_local_service(data_dir, embedder="hashing", namespace="lab") as fourth:
-        assert fourth.api_key != third.api_key and (data_dir / KEY_FILE).read_text().strip() == fourth.api_key
-        with fourth.client() as c:
-            assert c.create_model(fourth.handle("tone")).handle == "lab.tone"
-
-
-def test_the_port_is_kept_from_one_start_to_the_next(tmp_path: Path) -> None:
-    """Yesterday's address still works today: the second start listens where the first did. When another
-    program holds that port, the service takes a free one, says so, and keeps that one from then on."""
-    import socket
-
-    from core.local import PORT_FILE, remembered_port
-
-    with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as first:
-        url = first.url
-        assert first.port_note is None
-    assert remembered_port(tmp_path) == int(url.rsplit(":", 1)[1].split("/")[0])
-    with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as second:
-        assert second.url == url and second.port_note is None
-        with second.client() as c:
-            assert c.health().status == "ok"
-
-    port = remembered_port(tmp_path)
-    assert port is not None
+    port = remembered_port(data_dir)
+    assert port is not None and url.endswith(f":{port}/v1")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other_program:
+        # As a server binds: the stopped service's last connections to the port may still be closing.
+        other_program.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         other_program.bind(("127.0.0.1", port))
         other_program.listen()
-        with start_local_service(tmp_path, embedder="hashing", startup_timeout=120) as moved:
-            assert moved.url != url and moved.running
-            new_port = int(moved.url.rsplit(":", 1)[1].split("/")[0])
-            note = moved.port_note or ""
+        with start_local_service(data_dir, embedder="hashing", namespace="nb", worker=False) as third:
+            assert third.api_key != key and (data_dir / KEY_FILE).read_text().strip() == third.api_key
+            with third.client() as c:
+                assert c.get_model(third.handle("tone")).handle == "nb.tone"
+            assert third.url != url and third.running
+            new_port = int(third.url.rsplit(":", 1)[1].split("/")[0])
+            note = third.port_note or ""
             assert f"Port {port}" in note and "taken by another program" in note, note
             assert f"port {new_port} now" in note and PORT_FILE in note, note
-            assert remembered_port(tmp_path) == new_port
+            assert remembered_port(data_dir) == new_port
 
-
-def test_stop_ends_cleanly_in_the_middle_of_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The run sleeps a minute at its first progress report (claimed, heartbeating): a long run in progress.
-    for name, value in faults_env({"slow_run": {"handle_prefix": "nb.long", "seconds": 60}}).items():
-        monkeypatch.setenv(name, value)
-    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
-        with svc.client() as c:
-            handle = svc.handle("long")
-            c.create_model(handle)
-            trait = {"name": "Formality", "positive_label": "formal", "negative_label": "casual"}
-            c.add_traits(handle, [trait])
-            c.add_samples(handle, formality_rows())
-            run = c.train(handle, effort="low")
-            seen = wait_until(lambda: "test hook: run" in svc.log_path.read_text(), 60, "the run to start")
-            assert seen and c.get_model(handle).last_operation.status == "running"  # type: ignore[union-attr]
-        workers = worker_children(svc.pid)
-        svc.stop()  # within its timeout: no SIGKILL
-        assert svc.process.returncode == 0, svc.log_path.read_text()[-2000:]
-        assert f"handed run {run.run_id} back to the queue at shutdown" in svc.log_path.read_text()
-        for pid in workers:  # the worker child stopped too
-            with pytest.raises(ProcessLookupError):
-                os.kill(pid, 0)
+    # A key that works, but for another namespace, is not this one's: a new one takes its place. The port
+    # taken instead of the busy one is kept.
+    with start_local_service(data_dir, embedder="hashing", namespace="lab", worker=False) as fourth:
+        assert fourth.api_key != third.api_key and (data_dir / KEY_FILE).read_text().strip() == fourth.api_key
+        assert fourth.url == third.url and fourth.port_note is None
+        with fourth.client() as c:
+            assert c.create_model(fourth.handle("tone")).handle == "lab.tone"
