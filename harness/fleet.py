@@ -246,9 +246,12 @@ class Fleet:
         """An HTTP client of API process `i` (no proxy from the environment); paths start with /v1."""
         return httpx.Client(base_url=self.url(i), headers=headers, timeout=timeout, trust_env=False)
 
-    def ensure_running(self, timeout: float = START_TIMEOUT_S) -> None:
-        """Start whatever is not running, all at once, then wait for each to be ready."""
-        started = [p for p in self.procs if not p.alive]
+    def ensure_running(
+        self, timeout: float = START_TIMEOUT_S, procs: Sequence[ServiceProcess] | None = None
+    ) -> None:
+        """Start whatever is not running (of `procs`, default all), all at once, then wait for each to be
+        ready."""
+        started = [p for p in (self.procs if procs is None else procs) if not p.alive]
         for p in started:
             p.start()
         for p in started:

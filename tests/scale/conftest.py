@@ -17,8 +17,8 @@ from tests.support.fleet import FLEETS, QUEUE_FREE, Running, make_key, scale_fle
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A `queue_free` test on the postgres+redis fleet would run exactly the postgres fleet's code again: the
-    same database, the same API."""
+    """A `queue_free` test on the postgres+redis fleet would run the postgres fleet's code again: the same
+    database, the same API, and a queue that only delivers a message as every queue does."""
     deselect_marked(config, items, QUEUE_FREE, "running_fleet", "postgres+redis")
 
 
@@ -55,4 +55,12 @@ def running_fleet(
 def fleet(running_fleet: Running) -> Running:
     """The module's fleet with every process up (a fault test may have killed one)."""
     running_fleet.fleet.ensure_running()
+    return running_fleet
+
+
+@pytest.fixture
+def fleet_apis(running_fleet: Running) -> Running:
+    """The module's fleet with both API processes up: for a test that runs nothing, a worker a fault test
+    stopped stays stopped (every process start costs seconds of CPU) until a test needs it."""
+    running_fleet.fleet.ensure_running(procs=running_fleet.fleet.apis)
     return running_fleet

@@ -15,7 +15,9 @@ from tests.support.service import auth, default_backends
 
 BACKENDS = selected_backends(default=default_backends())
 FLEETS = (*BACKENDS, "postgres+redis") if "postgres" in BACKENDS else BACKENDS
-QUEUE_FREE = "queue_free"  # a test's marker: it never touches the queue
+# A test's marker: what it proves is decided in the database, not by the queue (it enqueues nothing, or only
+# runs that any working queue delivers once, with nothing held in the queue across a fault or a restart).
+QUEUE_FREE = "queue_free"
 
 # Short run timings so faults resolve in seconds (the defaults are 10 s / 60 s / 30 s).
 HEARTBEAT_INTERVAL_S = 0.25
