@@ -1,16 +1,17 @@
 """Scoring fairness and stop: does a caller alone get the machine, does one caller's load slow a colleague,
 and does SIGTERM answer everyone?
 
-`python -m benchmarks.score_fairness [--embedder minilm] [--seconds 20] [--lone-texts 2000] [--arms
-fair,off]`: one API process on SQLite (`serve` and its worker child), a demo model trained, then per arm
-(`fair`: the default settings; `off`: the same with `SCORING_SCORE_FAIR_SHARE=0`, every piece straight to
-the embedder):
+`python -m benchmarks.score_fairness [--embedder minilm] [--seconds 20] [--lead 2] [--lone-texts 2000]
+[--arms fair,off]`: one API process on SQLite (`serve` and its worker child), a demo model trained, then
+per arm (`fair`: the default settings; `off`: the same with `SCORING_SCORE_FAIR_SHARE=0`, every piece
+straight to the embedder):
 
 - lone: one key scores `--lone-texts` new texts of ~150 characters in requests of 100, one after another
   (a notebook's `score_many`): texts a second and 429s;
 - quiet: a colleague's key scores one new ~200-character text at a time, at most 5 a second, for
   `--seconds`: its median round trip;
-- tiny: the same beside another key's 8 loops of 100 new five-character texts a request;
+- tiny: the same beside another key's 8 loops of 100 new five-character texts a request (started `--lead`
+  seconds before the colleague);
 - long: the same beside another key's 4 loops of 100 new 1,000-character texts a request;
 - stop: SIGTERM with the long loops' requests in flight: seconds until the process is gone, and how the
   requests in flight were answered (a bare text/plain 500, or no answer, counted apart).
@@ -64,10 +65,13 @@ def text(seed: int, chars: int) -> str:
             out = _DIGITS[d] + out
         return out.rjust(chars, "0")[-chars:]
     words = [f"n{seed}"]
-    i = seed
-    while sum(len(w) + 1 for w in words) < chars:
+    # The length kept as it grows: summed again at each word, a long request's 100 texts took ~0.1 s of the
+    # client's interpreter (14x this), its loads' threads queued behind one another for it.
+    i, length = seed, len(words[0]) + 1
+    while length < chars:
         i = (i * 1103515245 + 12345) % (1 << 31)
         words.append(WORDS[i % len(WORDS)])
+        length += len(words[-1]) + 1
     return " ".join(words)[:chars]
 
 
@@ -90,7 +94,8 @@ def _http(url: str, key: str) -> httpx.Client:
 
 
 class Colleague(threading.Thread):
-    """One new short text at a time, `rate` a second at most, until stopped: the 200s' round trips."""
+    """One new short text at a time, `rate` a second at most, until stopped (the first whatever the time, so
+    a phase has a round trip however busy the machine): the 200s' round trips."""
 
     def __init__(self, url: str, key: str, path: str, first: int, rate: float = 5.0) -> None:
         super().__init__(daemon=True)
@@ -102,7 +107,7 @@ class Colleague(threading.Thread):
     def run(self) -> None:
         with _http(self.url, self.key) as c:
             start = time.perf_counter()
-            while not self.halt.is_set():
+            while True:
                 self.seed += 1
                 sent = time.perf_counter()
                 resp = c.post(self.path, json={"content": text(self.seed, 200)})
@@ -110,7 +115,8 @@ class Colleague(threading.Thread):
                 if resp.status_code == 200:
                     self.trips.append(time.perf_counter() - sent)
                 done = sum(self.statuses.values())
-                self.halt.wait(max(0.0, start + done / self.rate - time.perf_counter()))
+                if self.halt.wait(max(0.0, start + done / self.rate - time.perf_counter())):
+                    return
 
 
 class Heavy(threading.Thread):
@@ -180,14 +186,20 @@ def lone(url: str, key: str, path: str, texts: int) -> dict[str, Any]:
 
 
 def beside(
-    url: str, keys: tuple[str, str], path: str, seconds: float, load: Callable[[], list[Heavy]] | None
+    url: str,
+    keys: tuple[str, str],
+    path: str,
+    seconds: float,
+    load: Callable[[], list[Heavy]] | None,
+    lead: float = 2.0,
 ) -> tuple[Colleague, list[Heavy]]:
-    """The colleague's round trips for `seconds`, beside `load` (None: quiet); the load is left running."""
+    """The colleague's round trips for `seconds`, beside `load` (None: quiet) started `lead` seconds before
+    (so that it is in flight before the colleague is timed); the load is left running."""
     heavy = load() if load else []
     for h in heavy:
         h.start()
     if heavy:
-        time.sleep(2)  # the load is in flight before the colleague is timed
+        time.sleep(lead)
     colleague = Colleague(url, keys[0], path, 1_000_000 * (3 + len(heavy)))
     colleague.start()
     time.sleep(seconds)
@@ -219,12 +231,12 @@ def run_arm(fair: bool, args: argparse.Namespace) -> dict[str, Any]:
         def long() -> list[Heavy]:
             return [Heavy(url, keys[1], path, 2_000_000_000 + 10_000_000 * i, 100, 1000) for i in range(4)]
 
-        small, tiny_load = beside(url, keys, path, args.seconds, tiny)
+        small, tiny_load = beside(url, keys, path, args.seconds, tiny, args.lead)
         for h in tiny_load:
             h.halt.set()
         for h in tiny_load:
             h.join(600)
-        large, long_load = beside(url, keys, path, args.seconds, long)
+        large, long_load = beside(url, keys, path, args.seconds, long, args.lead)
 
         print(f"[{label}] stop: SIGTERM with the long requests in flight ...", flush=True)
         api = fleet.apis[0]
@@ -248,7 +260,7 @@ def run_arm(fair: bool, args: argparse.Namespace) -> dict[str, Any]:
         "quiet_p50_ms": round(1000 * q, 1),
         "tiny_p50_ms": round(1000 * p50(small.trips), 1),
         "tiny_ratio": round(tiny_ratio, 2),
-        "tiny_load_texts_per_s": round(sum(h.scored for h in tiny_load) / (args.seconds + 2), 1),
+        "tiny_load_texts_per_s": round(sum(h.scored for h in tiny_load) / (args.seconds + args.lead), 1),
         "long_p50_ms": round(1000 * p50(large.trips), 1),
         "long_ratio": round(long_ratio, 2),
         "colleague_statuses": {
@@ -296,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.score_fairness", description=__doc__)
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--seconds", type=float, default=20.0, help="each colleague phase's length")
+    p.add_argument(
+        "--lead", type=float, default=2.0, help="seconds a load runs before the colleague beside it starts"
+    )
     p.add_argument("--lone-texts", type=int, default=2000)
     p.add_argument("--arms", default="fair,off", help="fair, off or both (fair,off)")
     p.add_argument("--out", type=Path, default=RESULTS)

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.usefixtures("server_process")  # starts a service proce
 
 def test_a_short_fairness_run_answers_everyone(tmp_path: Path) -> None:
     out = tmp_path / "fairness.json"
-    args = ["--embedder", "hashing", "--seconds", "1", "--lone-texts", "200", "--arms", "fair"]
-    score_fairness.main([*args, "--out", str(out)])
+    # Half a second a phase, the loads not led in, one request of 100 lone texts: every phase and the stop
+    # run; the colleague's first request is sent whatever the time, so each phase has a round trip.
+    args = ["--embedder", "hashing", "--seconds", "0.5", "--lead", "0", "--lone-texts", "100"]
+    score_fairness.main([*args, "--arms", "fair", "--out", str(out)])
     result = json.loads(out.read_text())
     (run,) = result["runs"]
     assert run["lone"]["429s"] == 0 and run["lone"]["texts_per_s"] > 0
