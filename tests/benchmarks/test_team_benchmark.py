@@ -18,7 +18,8 @@ def test_a_short_team_run_on_a_scale_with_gold_has_no_collision_and_loses_no_lab
     out = tmp_path / "team.json"
     # The run ends at 30 labels and once some were posted after the owner's training (at 10) started, however
     # long they take or however fast they come (--duration only bounds it).
-    args = ["--annotators", "3", "--duration", "300", "--labels", "30", "--pool", "300", "--k", "5"]
+    # A pool of 100: 90 texts to label (the first 10 are the seed samples), three times the 30 labels.
+    args = ["--annotators", "3", "--duration", "300", "--labels", "30", "--pool", "100", "--k", "5"]
     args += ["--think", "0.05", "--train-at", "10", "--scale", "5", "--out", str(out)]
     # A gold rate above the benchmark's 0.1, so that the few suggestions of 30 labels surely hold gold items.
     status = team.main([*args, "--gold-rate", "0.3"])
@@ -39,7 +40,7 @@ def test_a_short_flood_is_refused_429_while_the_people_meet_none(
     monkeypatch.setenv("SCORING_WRITE_BURST", "10")
     monkeypatch.setenv("SCORING_WRITE_RATE_PER_S", "0.1")
     out = tmp_path / "team-flood.json"
-    args = ["--annotators", "3", "--duration", "300", "--labels", "6", "--pool", "200", "--k", "5"]
+    args = ["--annotators", "3", "--duration", "300", "--labels", "6", "--pool", "100", "--k", "5"]
     status = team.main([*args, "--think", "0.5", "--train-at", "1000", "--flood", "--out", str(out)])
     run = json.loads(out.read_text())
     assert run["flood"]["statuses"].get("429", 0) > 0 and run["rate_limited"] == 0, run
