@@ -21,7 +21,7 @@ def test_a_tiny_load_run_reports_every_round(tmp_path: Path) -> None:
         "--embedder",
         "hashing",
         "--api-processes",
-        "1",  # the benchmark's one a core spread the same clients over more ports (tests/scale runs fleets)
+        "1",  # more (its default: one a core) only spread the same clients over more ports
         "--clients",
         "4",
         "--texts",
