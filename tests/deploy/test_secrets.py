@@ -20,6 +20,7 @@ from tests.support.deploy import clean_env, service
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 PLACEHOLDER = "change-me-to-a-long-random-hex-string"  # what deploy/docker-compose.yml used to default to
+SHORT = "short-but-random-3f9a1c"
 AWKWARD_PASSWORD = "p@ss/w:rd#?%25&x y"
 
 
@@ -32,9 +33,16 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize("secret", [PLACEHOLDER, "short-but-random-3f9a1c"], ids=["placeholder", "short"])
+# Each command once (each builds its settings and reports the refusal itself), and each kind of weak secret:
+# which kind it is, `weak_secret` says alike for every command (each case is a process start, ~4 CPU-s).
 @pytest.mark.parametrize(
-    "command", [["serve", "--port", "0"], ["serve", "--no-worker", "--port", "0"], ["worker"]]
+    ("command", "secret"),
+    [
+        (["serve", "--port", "0"], PLACEHOLDER),
+        (["serve", "--no-worker", "--port", "0"], SHORT),
+        (["worker"], PLACEHOLDER),
+    ],
+    ids=["serve-placeholder", "api-short", "worker-placeholder"],
 )
 def test_postgres_refuses_a_placeholder_or_short_cursor_secret(
     pg_url: str, tmp_path: Path, secret: str, command: list[str]
