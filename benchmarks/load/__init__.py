@@ -2,8 +2,8 @@
 [--requests N]`.
 
 For each database it starts the service as subprocesses on loopback (`python -m service serve`, SQLite in a
-temp data dir or a throwaway PostgreSQL cluster from harness.pgcluster), creates an authoring key with
-`python -m service keys create`, builds a demo model of sample_data/ (`--model`, default the first by name),
+temp data dir or a throwaway PostgreSQL cluster from harness.pgcluster), stores an authoring key as `python
+-m service keys create` does, builds a demo model of sample_data/ (`--model`, default the first by name),
 trains it and polls until it is ready, then drives `POST /v1/models/{h}/score` (JSON `{"content": text}`, one
 text a request) from `--clients` concurrent asyncio+aiohttp clients over distinct texts that were never
 embedded while training. By default one API process per core, each with `--scoring-threads` = cores /
