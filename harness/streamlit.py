@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import httpx
 
+from core.local import LocalService, start_local_service
 from harness.ports import free_port
 from harness.processes import stop
 from harness.waiting import holds, wait_until
@@ -25,6 +27,32 @@ def streamlit_app(data_dir: Path, **env: str) -> Iterator[str]:
     Its output goes to `data_dir/streamlit.log`, which a failed start shows."""
     with streamlit_script(ROOT / "app" / "main.py", data_dir, env) as url:
         yield url
+
+
+@contextmanager
+def prepared_workbench[T](
+    data_dir: Path,
+    prepare: Callable[[LocalService], T],
+    *,
+    env: Mapping[str, str] | None = None,
+    worker: bool = True,
+) -> Iterator[tuple[str, T]]:
+    """The workbench over `data_dir` (`streamlit_app`, no demo models) once `prepare` has made its models
+    through the data directory's service: its URL and what `prepare` returned. One service for both: started
+    here detached, so the workbench's embedded service attaches to it (`core.local`) instead of starting the
+    API and its worker a second time (seconds of CPU each, on CI's budget); stopped once the workbench has.
+    `env` is the workbench's environment and the service's too (a fault hook, a HOME), as when the workbench
+    starts its own. `worker=False`: no worker, for a test where nothing queues a run."""
+    env = {"SCORING_DEMO": "0", **(env or {})}
+    with mock.patch.dict(os.environ, env):  # the service's environment: its process copies this one's
+        embedder = env.get("SCORING_EMBEDDER", "hashing")
+        service = start_local_service(data_dir, embedder=embedder, worker=worker, detach=True)
+    try:
+        prepared = prepare(service)
+        with streamlit_app(data_dir, **env) as url:
+            yield url, prepared
+    finally:
+        service.stop()
 
 
 @contextmanager

@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from core.demo import read_demo_model
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, pause
 
 pytestmark = BROWSER
@@ -25,39 +25,33 @@ SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label"
 TEXT = "The parcel came late but the seller answered at once."
 
 
-def _prepare(data_dir: Path) -> None:
+def _prepare(service: LocalService) -> None:
     """Two trained models (v1): one holds a text two annotators put on opposite poles."""
     demo = [
         {**r, "trait": "sentiment"}
         for r in read_demo_model("product_reviews").samples
         if r["trait"] == "Sentiment"
     ]
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            for handle in (CONTESTED, TRAINED):
-                c.create_model(handle, description="Product reviews")
-                c.add_traits(handle, [SENTIMENT])
-            c.import_samples(CONTESTED, demo[:40])
-            c.add_samples(
-                CONTESTED,
-                [
-                    {"trait": "sentiment", "text": TEXT, "quality": q, "annotator": who}
-                    for q, who in ((1.0, "rater-a"), (0.0, "rater-b"))
-                ],
-            )
-            c.import_samples(TRAINED, demo)
-            for handle in (CONTESTED, TRAINED):
-                c.wait(handle, c.train(handle, effort="low").run_id, timeout=300)
-    finally:
-        service.stop()
+    with service.client() as c:
+        for handle in (CONTESTED, TRAINED):
+            c.create_model(handle, description="Product reviews")
+            c.add_traits(handle, [SENTIMENT])
+        c.import_samples(CONTESTED, demo[:40])
+        c.add_samples(
+            CONTESTED,
+            [
+                {"trait": "sentiment", "text": TEXT, "quality": q, "annotator": who}
+                for q, who in ((1.0, "rater-a"), (0.0, "rater-b"))
+            ],
+        )
+        c.import_samples(TRAINED, demo)
+        for handle in (CONTESTED, TRAINED):
+            c.wait(handle, c.train(handle, effort="low").run_id, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def tabs_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir = tmp_path_factory.mktemp("samples-tabs")
-    _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(tmp_path_factory.mktemp("samples-tabs"), _prepare) as (url, _):
         yield url
 
 
