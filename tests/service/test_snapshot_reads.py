@@ -23,9 +23,10 @@ database_url = database_url_fixture(
 
 pytestmark = pytest.mark.postgres  # so the SQLite-only fast lane leaves it out instead of skipping it
 
-# The skew showed in 2 % of polls. 20 retunes made 953 reads on an idle 2-core machine: a skew rate like that
-# one passes unseen with a chance of 0.98**953, about 4e-9.
-RETUNES = 20
+# The skew showed in 2 % of polls. 20 retunes made 953 reads on an idle 2-core machine, so 10 make about 476:
+# a skew rate like that one passes unseen with a chance of 0.98**476, about 7e-5 (20 bought 4e-9 for twice
+# the CPU).
+RETUNES = 10
 IN_FLIGHT = ("queued", "running")
 
 
