@@ -1,7 +1,7 @@
 """The Versions page's evaluation part in headless Chromium: two versions side by side on the evaluation set
 (metrics with B − A and significance, reliability plots, disagreements, CSV export) and a threshold chosen on
-the PR curve. The model is prepared through the client on the service's data directory; the app then starts
-its own embedded service on it. Screenshot: artifacts/screenshots/evaluation_compare.png."""
+the PR curve. The model is prepared through the client of the data directory's service, which the app's
+embedded service then attaches to. Screenshot: artifacts/screenshots/evaluation_compare.png."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import (
     BROWSER,
     CASUAL,
@@ -40,30 +40,25 @@ HELD += [
 HELD += [{**r, "text": r["text"].replace("day", "evening")} for r in sentiment_samples()]
 
 
-def _prepare(data_dir: Path) -> None:
+def _prepare(service: LocalService) -> None:
     """v1 trained with low effort, v2 re-optimized with high effort; both evaluated on held-out variants."""
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            c.create_model(HANDLE, description="evaluation view")
-            c.add_traits(HANDLE, [FORMALITY, SENTIMENT])
-            formal = [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
-            casual = [{"trait": "formality", "text": t, "quality": 0.0} for t in CASUAL]
-            c.import_samples(HANDLE, formal + casual + sentiment_samples())
-            c.wait(HANDLE, c.train(HANDLE, effort="low").run_id, timeout=120)
-            c.wait(HANDLE, c.train(HANDLE, effort="high", reoptimize_params=True).run_id, timeout=180)
-            c.add_evaluation_items(HANDLE, HELD)
-            for version in (1, 2):
-                c.wait(HANDLE, c.evaluate(HANDLE, version).run_id, timeout=120)
-    finally:
-        service.stop()
+    with service.client() as c:
+        c.create_model(HANDLE, description="evaluation view")
+        c.add_traits(HANDLE, [FORMALITY, SENTIMENT])
+        formal = [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
+        casual = [{"trait": "formality", "text": t, "quality": 0.0} for t in CASUAL]
+        c.import_samples(HANDLE, formal + casual + sentiment_samples())
+        c.wait(HANDLE, c.train(HANDLE, effort="low").run_id, timeout=120)
+        c.wait(HANDLE, c.train(HANDLE, effort="high", reoptimize_params=True).run_id, timeout=180)
+        c.add_evaluation_items(HANDLE, HELD)
+        for version in (1, 2):
+            c.wait(HANDLE, c.evaluate(HANDLE, version).run_id, timeout=120)
 
 
 @pytest.fixture(scope="module")
 def eval_app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("evaluation-browser")
-    _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(data_dir, _prepare) as (url, _):
         yield url
 
 
