@@ -20,9 +20,9 @@ import pytest
 from playwright.sync_api import Browser, ViewportSize, expect
 
 from core.demo import read_demo_model
-from core.local import KEY_FILE, start_local_service
+from core.local import KEY_FILE, LocalService
 from harness.faults import faults_env
-from harness.streamlit import streamlit_app
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, CALL_FAILED, Ui, app_client
 
 pytestmark = BROWSER
@@ -41,43 +41,37 @@ def _demo(slug: str, trait: str) -> list[dict[str, Any]]:
     return [r for r in read_demo_model(slug).samples if r["trait"] == trait]
 
 
-def _prepare(data_dir: Path) -> None:
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            c.create_model(LABELLED, description="Support replies: politeness")
-            c.add_traits(LABELLED, [POLITENESS])
-            c.import_samples(
-                LABELLED, [{**r, "trait": "politeness"} for r in _demo("support_replies", "Politeness")]
-            )
-            c.wait(LABELLED, c.train(LABELLED, "low").run_id, timeout=300)
-            c.tag_version(LABELLED, "prod")
-            c.create_model(SLOW, description="A draft trained slowly")
-            c.add_traits(SLOW, [SENTIMENT])
-            c.import_samples(
-                SLOW, [{**r, "trait": "sentiment"} for r in _demo("product_reviews", "Sentiment")]
-            )
-            c.create_model(FLAGS, description="Reviews with their ratings")
-            c.add_traits(FLAGS, [SENTIMENT])
-            news = read_demo_model("news_style")
-            c.create_model(VERSIONS, description="News style")
-            c.add_traits(VERSIONS, news.traits)
-            rows = news.samples
-            c.import_samples(VERSIONS, [r for i, r in enumerate(rows) if i % 5])
-            c.add_evaluation_items(VERSIONS, [r for i, r in enumerate(rows) if not i % 5])
-            c.wait(VERSIONS, c.train(VERSIONS, "low").run_id, timeout=300)
-            c.wait(VERSIONS, c.train(VERSIONS, "low", reoptimize_params=True).run_id, timeout=300)
-    finally:
-        service.stop()
+def _prepare(service: LocalService) -> None:
+    with service.client() as c:
+        c.create_model(LABELLED, description="Support replies: politeness")
+        c.add_traits(LABELLED, [POLITENESS])
+        c.import_samples(
+            LABELLED, [{**r, "trait": "politeness"} for r in _demo("support_replies", "Politeness")]
+        )
+        c.wait(LABELLED, c.train(LABELLED, "low").run_id, timeout=300)
+        c.tag_version(LABELLED, "prod")
+        c.create_model(SLOW, description="A draft trained slowly")
+        c.add_traits(SLOW, [SENTIMENT])
+        c.import_samples(SLOW, [{**r, "trait": "sentiment"} for r in _demo("product_reviews", "Sentiment")])
+        c.create_model(FLAGS, description="Reviews with their ratings")
+        c.add_traits(FLAGS, [SENTIMENT])
+        news = read_demo_model("news_style")
+        c.create_model(VERSIONS, description="News style")
+        c.add_traits(VERSIONS, news.traits)
+        rows = news.samples
+        c.import_samples(VERSIONS, [r for i, r in enumerate(rows) if i % 5])
+        c.add_evaluation_items(VERSIONS, [r for i, r in enumerate(rows) if not i % 5])
+        c.wait(VERSIONS, c.train(VERSIONS, "low").run_id, timeout=300)
+        c.wait(VERSIONS, c.train(VERSIONS, "low", reoptimize_params=True).run_id, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def newcomer_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data_dir = tmp_path_factory.mktemp("newcomer-browser")
-    _prepare(data_dir)
-    # The slow draft's training holds before saving until the test releases it (bounded at 5 minutes).
+    # The slow draft's training holds before saving until the test releases it (bounded at 5 minutes); the
+    # service has the hook from its start, and the preparation trains no model it applies to.
     hooks = {"slow_save": {"handle_prefix": SLOW, "seconds": 300, "release": str(data_dir / RELEASE)}}
-    with streamlit_app(data_dir, SCORING_DEMO="0", **faults_env(hooks)) as url:
+    with prepared_workbench(data_dir, _prepare, env=faults_env(hooks)) as (url, _):
         yield url, data_dir
 
 
