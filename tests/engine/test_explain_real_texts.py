@@ -45,7 +45,9 @@ def reviews() -> tuple[Scorer, list[str]]:
     result = train([SENTIMENT], samples, embedder=embedder, effort="low")
     trained = {r["text"] for r in train_rows}
     unseen = [r["text"] for r in demo if r["text"] not in trained]
-    return Scorer.from_snapshot(result.snapshot, embedder), unseen[:12]
+    # The words' values add up by construction, on any text: four (16 to 27 words, commas and full stops)
+    # hold it as twelve did, each explanation ~64 embeddings.
+    return Scorer.from_snapshot(result.snapshot, embedder), unseen[:4]
 
 
 def test_each_text_s_words_share_its_score_exactly(reviews: tuple[Scorer, list[str]]) -> None:
