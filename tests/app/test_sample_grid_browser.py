@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.demo import read_demo_model
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, app_client, where_drawn
 from tests.support.grid import click_row_cell, look, move, select_row, to_last_row, type_into_cell
 
@@ -35,26 +35,21 @@ NEW_ROWS = [
 EDITED_TEXT = "Thanks for your patience, your order is fixed and ships today with free delivery."
 
 
-def _prepare(data_dir: Path) -> list[int]:
+def _prepare(service: LocalService) -> list[int]:
     """A draft with one trait and the support-replies demo texts (a few hundred); returns its sample ids."""
-    # No worker: a draft's import queues no run, and a worker's start (with coverage on) is CPU for nothing.
-    service = start_local_service(data_dir, embedder="hashing", worker=False)
-    try:
-        with service.client() as c:
-            c.create_model(HANDLE, description="Support replies: how kind the tone is")
-            c.add_traits(HANDLE, [{"name": "Tone", "positive_label": "kind", "negative_label": "curt"}])
-            rows = read_demo_model("support_replies").samples
-            c.import_samples(HANDLE, [{**r, "trait": "tone"} for r in rows])
-            return [s.id for s in c.list_samples(HANDLE)]
-    finally:
-        service.stop()
+    with service.client() as c:
+        c.create_model(HANDLE, description="Support replies: how kind the tone is")
+        c.add_traits(HANDLE, [{"name": "Tone", "positive_label": "kind", "negative_label": "curt"}])
+        rows = read_demo_model("support_replies").samples
+        c.import_samples(HANDLE, [{**r, "trait": "tone"} for r in rows])
+        return [s.id for s in c.list_samples(HANDLE)]
 
 
 @pytest.fixture(scope="module")
 def grid_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[int], Path]]:
     data_dir = tmp_path_factory.mktemp("grid-browser")
-    ids = _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    # No worker: nothing here queues a run (a draft, never trained), so a worker would only start and idle.
+    with prepared_workbench(data_dir, _prepare, worker=False) as (url, ids):
         yield url, ids, data_dir
 
 
