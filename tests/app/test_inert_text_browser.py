@@ -9,13 +9,12 @@ Screenshots: artifacts/screenshots/inert_text_*."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
 
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui
 
 pytestmark = BROWSER
@@ -37,36 +36,30 @@ POSITIVE = "ann@example.com"
 NEGATIVE = f"![n](http://{TRAP}/n.png)"
 
 
-def _prepare(data_dir: Path) -> None:
+def _prepare(service: LocalService) -> None:
     """A draft whose one text two raters put on opposite poles, a comment on it, and a pool to label."""
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            c.create_model(HANDLE, description="Inert text")
-            c.add_traits(HANDLE, [TRAIT])
-            c.add_samples(
-                HANDLE,
-                [
-                    {"trait": "sentiment", "text": TEXT, "quality": q, "annotator": who}
-                    for q, who in ((1.0, f"rater@{EVIL}"), (0.0, "rater-b"))
-                ],
-            )
-            c.add_comment(HANDLE, "sentiment", TEXT, COMMENT)
-            c.mark_unsure(HANDLE, "sentiment", TEXT)
-            c.add_pool_texts(HANDLE, [f"Pool text {i}: fine {PIXEL}" for i in range(3)])
-            c.create_model(NAMED, description="Markdown names")
-            named = {"name": TRAIT_NAME, "positive_label": POSITIVE, "negative_label": NEGATIVE}
-            c.add_traits(NAMED, [named])
-            c.add_pool_texts(NAMED, ["A plain text to label", "Another plain text"])
-    finally:
-        service.stop()
+    with service.client() as c:
+        c.create_model(HANDLE, description="Inert text")
+        c.add_traits(HANDLE, [TRAIT])
+        c.add_samples(
+            HANDLE,
+            [
+                {"trait": "sentiment", "text": TEXT, "quality": q, "annotator": who}
+                for q, who in ((1.0, f"rater@{EVIL}"), (0.0, "rater-b"))
+            ],
+        )
+        c.add_comment(HANDLE, "sentiment", TEXT, COMMENT)
+        c.mark_unsure(HANDLE, "sentiment", TEXT)
+        c.add_pool_texts(HANDLE, [f"Pool text {i}: fine {PIXEL}" for i in range(3)])
+        c.create_model(NAMED, description="Markdown names")
+        named = {"name": TRAIT_NAME, "positive_label": POSITIVE, "negative_label": NEGATIVE}
+        c.add_traits(NAMED, [named])
+        c.add_pool_texts(NAMED, ["A plain text to label", "Another plain text"])
 
 
 @pytest.fixture(scope="module")
 def inert_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir = tmp_path_factory.mktemp("inert-text")
-    _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(tmp_path_factory.mktemp("inert-text"), _prepare) as (url, _):
         yield url
 
 
