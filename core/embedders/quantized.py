@@ -141,7 +141,8 @@ def build(
     """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss.
     `texts` calibrate the smoothing and make the gate: the `sample_data/` texts unless given."""
     texts = gate_texts() if texts is None else list(texts)
-    shipped = _UnpinnedMiniLM(model_path=source, threads=1).load()  # its tokenizer, inputs and outputs
+    shipped = _UnpinnedMiniLM(model_path=source, threads=1)
+    shipped.load()  # its tokenizer, inputs and outputs: the float graph's
     return build_int8(
         float_matmul_graph(source, recipe.float_nodes),
         dest,
