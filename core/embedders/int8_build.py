@@ -22,6 +22,8 @@ from core.json_types import JsonObject
 if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
 
+    from core.embedders.smoothing import Feeds, Vectors
+
 # One build at a time in a process, and in a directory across processes (`.build.lock` there): the API and
 # its worker, or two notebooks, starting at once wait for one build rather than each spending its minute of
 # CPU. os.replace makes the install atomic.
@@ -196,11 +198,7 @@ def _reduce_last(op: str, x: str, out: str, opset: int) -> onnx.NodeProto:
 
 
 class GraphRunner(Protocol):
-    """A tokenizer and a session over one graph: what the build calibrates, quantizes and gates with."""
-
-    def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
-        """Session inputs for a batch of texts (calibration)."""
-        ...
+    """A tokenizer and a session over one graph: what the build gates with."""
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """The texts' L2-normalised vectors."""
@@ -212,33 +210,43 @@ def build_int8(
     dest: Path,
     recipe: BuildRecipe,
     runner: Callable[[Path], GraphRunner],
+    feeds: Feeds,
     texts: list[str],
-    reference: Callable[[Path], np.ndarray],
+    reference: np.ndarray | Vectors,
     source_sha256: str,
     min_cosine: float,
     what: str,
+    node_prefix: str = "n_",
 ) -> JsonObject:
-    """Save `float_model`, migrate its activation outliers into the weights (`recipe.smooth_alpha`,
-    calibrated on `texts`), quantize its weight MatMuls but `recipe.float_nodes` (`quantize_matmuls`), gate
-    the result on its cosines to `reference(float graph path)` over `texts` and `install` it at `dest`;
-    ModelFileError and nothing installed on a miss. `runner(graph)` runs a graph: the encoder's own
-    tokenizer, windows and pooling."""
+    """Migrate `float_model`'s activation outliers into its weights (`recipe.smooth_alpha`, calibrated on
+    `texts`, tokenized by `feeds`), quantize its weight MatMuls but `recipe.float_nodes` (`quantize_matmuls`),
+    gate the result on its cosines to `reference` over `texts` and `install` it at `dest`; ModelFileError and
+    nothing installed on a miss. `reference`: the texts' reference vectors, or how to read the float graph's
+    own (`smoothing.Vectors`), then taken from the calibration pass rather than a second float encode.
+    `runner(graph)` runs the built graph: the encoder's own tokenizer, windows and pooling. `float_model` is
+    changed in place. `node_prefix` + a name in `recipe.float_nodes` is a node of the graph (graph_builder
+    prefixes its names; a graph made elsewhere has none)."""
     import onnx
 
+    from core.embedders.smoothing import calibrate, matmul_inputs, smooth
+
+    alpha = recipe.smooth_alpha
+    expected, float_vectors = (reference, None) if isinstance(reference, np.ndarray) else (None, reference)
+    if alpha is not None or float_vectors is not None:  # one float pass measures both
+        maxima, vectors = calibrate(
+            float_model, matmul_inputs(float_model) if alpha is not None else [], texts, feeds, float_vectors
+        )
+        expected = vectors if vectors is not None else expected
+        if alpha is not None:
+            smooth(float_model, maxima, alpha)
+    assert expected is not None
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
-        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
-        onnx.save(float_model, str(float_path))
-        to_quantize = float_path
-        if recipe.smooth_alpha is not None:
-            from core.embedders.smoothing import smooth
-
-            to_quantize = Path(tmp) / "smoothed.onnx"
-            feeds = runner(float_path).text_feeds
-            onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        float_nodes = [f"n_{name}" for name in recipe.float_nodes]
+        to_quantize, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
+        onnx.save(float_model, str(to_quantize))
+        float_nodes = [f"{node_prefix}{name}" for name in recipe.float_nodes]
         quantize_matmuls(to_quantize, quant_path, float_nodes, per_token=recipe.per_token)
-        cosine = (reference(float_path) * runner(quant_path).encode(texts)).sum(axis=1)
+        cosine = (expected * runner(quant_path).encode(texts)).sum(axis=1)
         return install(quant_path, dest, recipe, source_sha256, cosine, min_cosine, what)
 
 

@@ -186,6 +186,12 @@ class MiniLMEmbedder:
         return encode_by_length(texts, DIM, self.batch_size, self._encode_batch)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        feeds = self._feeds(texts)
+        (hidden,) = self._session.run([self._output_name], feeds)
+        return mean_pooled(hidden, feeds)
+
+    def _feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The session inputs of one batch of `texts` (loaded first)."""
         # Cut before tokenizing: the tokenizer would build a long text's every token to keep max_tokens.
         encodings = self._tokenizer.encode_batch([cut_for_window(t, self.max_tokens) for t in texts])
         ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
@@ -193,9 +199,13 @@ class MiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run([self._output_name], feeds)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: np.ndarray = pooled / np.clip(norms, 1e-12, None)
-        return unit
+        return feeds
+
+
+def mean_pooled(hidden: np.ndarray, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """Each row's hidden states averaged over its real tokens (`feeds`' attention mask), L2-normalised."""
+    weights = feeds["attention_mask"][:, :, None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    unit: np.ndarray = pooled / np.clip(norms, 1e-12, None)
+    return unit

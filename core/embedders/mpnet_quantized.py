@@ -67,27 +67,34 @@ def _tokenizer() -> Any:  # Any: a tokenizers.Tokenizer (no py.typed marker)
     return tokenizer
 
 
+def _text_feeds(texts: list[str]) -> dict[str, np.ndarray]:
+    """Session inputs for a batch of texts: token ids padded to the longest row, and the mask of real ones."""
+    # Cut before tokenizing: the tokenizer would build a 20,000-character text's every token to keep 384.
+    rows = [e.ids for e in _tokenizer().encode_batch([cut_for_window(t, MAX_TOKENS) for t in texts])]
+    ids = np.full((len(rows), max(len(r) for r in rows)), PADDING_INDEX, np.int64)
+    mask = np.zeros_like(ids)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+        mask[i, : len(row)] = 1
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def _unit(pooled: np.ndarray, _feeds: object = None) -> np.ndarray:
+    """The graph's `pooled` output, L2-normalised: the texts' vectors."""
+    unit: np.ndarray = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-6, None)
+    return unit
+
+
 class _Runner:
     """Tokenizer + session: texts -> L2-normalised vectors."""
 
     def __init__(self, graph: Path, threads: int) -> None:
-        self.tokenizer = _tokenizer()
+        _tokenizer()  # read (and verified) at load, not at the first encode
         self.session = open_session(graph, threads)
 
-    def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
-        # Cut before tokenizing: the tokenizer would build a 20,000-character text's every token to keep 384.
-        rows = [e.ids for e in self.tokenizer.encode_batch([cut_for_window(t, MAX_TOKENS) for t in texts])]
-        ids = np.full((len(rows), max(len(r) for r in rows)), PADDING_INDEX, np.int64)
-        mask = np.zeros_like(ids)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
-        return {"input_ids": ids, "attention_mask": mask}
-
     def encode_batch(self, texts: list[str]) -> np.ndarray:
-        (pooled,) = self.session.run(["pooled"], self.text_feeds(texts))
-        unit: np.ndarray = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-6, None)
-        return unit
+        (pooled,) = self.session.run(["pooled"], _text_feeds(texts))
+        return _unit(pooled)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return encode_by_length(texts, DIM, BATCH_SIZE, self.encode_batch)
@@ -117,8 +124,9 @@ def build(
         dest,
         recipe,
         lambda graph: _Runner(graph, threads=1),
+        _text_feeds,
         texts,
-        lambda float_graph: _Runner(float_graph, threads=1).encode(texts),
+        ("pooled", _unit),  # the float graph's vectors, from the pass that calibrates the smoothing
         MODEL_SHA256,
         min_cosine,
         f"int8 all-mpnet-base-v2 ({recipe.name}; cosine to its float graph)",

@@ -16,7 +16,6 @@ every later load re-checks that hash. See docs/embedders-builds.md.
 from __future__ import annotations
 
 import csv
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +24,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.config import core_settings
-from core.embedders.int8_build import activations, checked_graph, install, quantize_matmuls
-from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, verify_file
+from core.embedders.int8_build import activations, build_int8, checked_graph
+from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, mean_pooled, verify_file
 from core.errors import ModelFileError
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
+
+    from core.embedders.smoothing import Vectors
 
 GATE_MIN_COSINE = 0.99
 # qi8v2 (see core/embedders/smoothing.py): with the activation outliers migrated into the weights (alpha 0.7),
@@ -123,15 +124,11 @@ class _UnpinnedMiniLM(MiniLMEmbedder):
 
     def feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
         """The session inputs `encode` would give for `texts` (one batch); for calibration."""
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-        feeds = {
-            "input_ids": ids,
-            "attention_mask": np.asarray([e.attention_mask for e in encodings], np.int64),
-        }
-        if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
-        return feeds
+        return self._feeds(texts)
+
+    def vectors(self) -> Vectors:
+        """How a graph of the same inputs and outputs gives the texts' vectors (for the calibration pass)."""
+        return self._output_name, mean_pooled
 
 
 def build(
@@ -143,28 +140,22 @@ def build(
 ) -> JsonObject:
     """Quantize `source` into `dest`, gate it, and write `dest`'s manifest; raise ModelFileError on a miss.
     `texts` calibrate the smoothing and make the gate: the `sample_data/` texts unless given."""
-    import onnx
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".build-") as tmp:
-        float_path, quant_path = Path(tmp) / "float.onnx", Path(tmp) / "qint8.onnx"
-        onnx.save(float_matmul_graph(source, recipe.float_nodes), str(float_path))
-        texts = gate_texts() if texts is None else list(texts)
-        reference_emb = _UnpinnedMiniLM(model_path=float_path, threads=1)
-        to_quantize = float_path
-        if recipe.smooth_alpha is not None:
-            from core.embedders.smoothing import smooth
-
-            to_quantize = Path(tmp) / "smoothed.onnx"
-            reference_emb.load()
-            feeds = reference_emb.feeds
-            onnx.save(smooth(onnx.load(str(float_path)), texts, feeds, recipe.smooth_alpha), str(to_quantize))
-        quantize_matmuls(to_quantize, quant_path, recipe.float_nodes, per_token=recipe.per_token)
-        reference = reference_emb.encode(texts)
-        vectors = _UnpinnedMiniLM(model_path=quant_path, threads=1).encode(texts)
-        cosine = (reference * vectors).sum(axis=1)
-        what = f"int8 MiniLM ({recipe.name}; cosine to float32)"
-        return install(quant_path, dest, recipe, MODEL_SHA256, cosine, min_cosine, what)
+    texts = gate_texts() if texts is None else list(texts)
+    shipped = _UnpinnedMiniLM(model_path=source, threads=1)
+    shipped.load()  # its tokenizer, inputs and outputs: the float graph's
+    return build_int8(
+        float_matmul_graph(source, recipe.float_nodes),
+        dest,
+        recipe,
+        lambda graph: _UnpinnedMiniLM(model_path=graph, threads=1),
+        shipped.feeds,
+        texts,
+        shipped.vectors(),  # the float graph's vectors, from the pass that calibrates the smoothing
+        MODEL_SHA256,
+        min_cosine,
+        f"int8 MiniLM ({recipe.name}; cosine to float32)",
+        node_prefix="",
+    )
 
 
 def built_path(directory: Path | None = None, recipe: Recipe = QI8V2) -> Path:

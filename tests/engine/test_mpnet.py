@@ -62,24 +62,30 @@ def tiny_weights() -> dict[str, np.ndarray]:
     return w
 
 
+def tiny_feeds(texts: list[str]) -> dict[str, np.ndarray]:
+    """A stand-in tokenizer: a row per text, <s>, a piece per word, </s>."""
+    rows = [[0, *(3 + sum(map(ord, word)) % (VOCAB - 3) for word in t.split()), 2] for t in texts]
+    ids = np.full((len(rows), max(map(len, rows))), PADDING_INDEX, np.int64)
+    mask = np.zeros_like(ids)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)], mask[i, : len(row)] = row, 1
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def unit(pooled: np.ndarray, _feeds: object = None) -> np.ndarray:
+    normalised: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return normalised
+
+
 class TinyRunner:
-    """A graph and a stand-in tokenizer (a row per text: <s>, a piece per word, </s>), as the build needs."""
+    """A graph and the stand-in tokenizer, as the build needs."""
 
     def __init__(self, graph: Path) -> None:
         self.session = open_session(graph, 1)
 
-    def text_feeds(self, texts: list[str]) -> dict[str, np.ndarray]:
-        rows = [[0, *(3 + sum(map(ord, word)) % (VOCAB - 3) for word in t.split()), 2] for t in texts]
-        ids = np.full((len(rows), max(map(len, rows))), PADDING_INDEX, np.int64)
-        mask = np.zeros_like(ids)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)], mask[i, : len(row)] = row, 1
-        return {"input_ids": ids, "attention_mask": mask}
-
     def encode(self, texts: list[str]) -> np.ndarray:
-        (pooled,) = self.session.run(["pooled"], self.text_feeds(texts))
-        unit: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-        return unit
+        (pooled,) = self.session.run(["pooled"], tiny_feeds(texts))
+        return unit(pooled)
 
 
 def test_relative_buckets_are_mpnets() -> None:
@@ -107,8 +113,9 @@ def graphs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, JsonOb
         int8_path,
         MPNetRecipe("test"),
         TinyRunner,
+        tiny_feeds,
         texts,
-        lambda graph: TinyRunner(graph).encode(texts),
+        ("pooled", unit),  # the float graph's vectors, taken from the calibration pass
         "0" * 64,
         0.9,  # random weights: the gate's place in the pipeline is what is tested, not the real model's 0.99
         "tiny mpnet",
@@ -141,6 +148,9 @@ def test_the_int8_build_computes_in_int8_per_token_and_is_gated(
     assert json.loads(int8_path.with_suffix(".json").read_text())["sha256"] == manifest["sha256"]
     cosine = (TinyRunner(float_path).encode(TEXTS) * TinyRunner(int8_path).encode(TEXTS)).sum(axis=1)
     assert cosine.min() >= 0.9
+    # The gate's reference (the float vectors of the calibration pass: other batches, other padding) is the
+    # float graph's encode: the same minimum over the same texts.
+    assert manifest["gate_cosine_min"] == pytest.approx(cosine.min(), abs=2e-5)
 
 
 def test_a_build_that_misses_its_gate_installs_nothing(tmp_path: Path) -> None:
@@ -152,8 +162,9 @@ def test_a_build_that_misses_its_gate_installs_nothing(tmp_path: Path) -> None:
             dest,
             MPNetRecipe("test"),
             TinyRunner,
+            tiny_feeds,
             texts,
-            lambda graph: -TinyRunner(graph).encode(texts),  # a reference nothing can match
+            ("pooled", lambda pooled, _feeds: -unit(pooled)),  # a reference nothing can match
             "0" * 64,
             0.99,
             "tiny mpnet",
