@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from core.local import start_local_service
+from core.local import LocalService
 from harness.datasets import find_datasets
-from harness.streamlit import streamlit_app
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, app_client, pause
 
 POLITENESS_CSV = (
@@ -51,8 +51,8 @@ def heldout_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     data_dir = tmp_path_factory.mktemp("heldout-browser")
     rows = _rows()
     held = rows[SAMPLES : SAMPLES + EVALUATION] + rows[:OVERLAP]
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
+
+    def prepare(service: LocalService) -> None:
         with service.client() as c:
             c.create_model(MODEL, description="Stack Exchange requests")
             c.add_traits(
@@ -60,10 +60,9 @@ def heldout_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
             )
             items = [{"trait": "politeness", "text": t, "quality": (v + 4) / 8} for _, t, v in held]
             c.add_evaluation_items(MODEL, items)
-    finally:
-        service.stop()
+
     home = tmp_path_factory.mktemp("newcomer-home")  # nothing of an earlier run: no Streamlit config, no data
-    with streamlit_app(data_dir, SCORING_DEMO="0", HOME=str(home)) as url:
+    with prepared_workbench(data_dir, prepare, env={"HOME": str(home)}) as (url, _):
         yield url, data_dir
 
 
