@@ -29,7 +29,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: check-python run test test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
+.PHONY: check-python run test coverage test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
 	test-fleet test-slow lint bench serve lock \
 	durations
 
@@ -112,10 +112,9 @@ PYTEST = PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(
 # one worker, so its module-scoped fixtures (a fleet, a Streamlit server, a browser) start once; files go out
 # in collection order, which puts the longest first (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 3
-# The whole suite measures its line coverage ([tool.coverage] in pyproject.toml, whose fail_under is the
-# floor CI holds). A narrowed run (PYTEST_ARGS) measures nothing: a part of the suite falls under the floor.
-# COVERAGE= turns it off for a whole run too (`PYTEST_ADDOPTS="-k …"` narrows where make cannot see it).
-COVERAGE ?= $(if $(PYTEST_ARGS),,--cov --cov-report=term)
+# `make coverage` runs the whole suite measuring its line coverage ([tool.coverage] in pyproject.toml, whose
+# fail_under is the floor); `make test`, what CI runs, measures none: the tracer costs the in-process tests a
+# sixth to a quarter of their CPU (docs/decisions/0023).
 # The int8 graphs of every embedder the suite uses, built before it into the tests' cache (one directory per
 # version of core/embedders' build code, tests/support/embedders.py), saying what it built and what that cost:
 # a test waiting on a graph would otherwise wait behind its build (minutes of CPU for mpnet-base) on a machine
@@ -129,8 +128,13 @@ test: $(STAMP)
 	$(BIN)/lint-imports --no-logo
 	$(COMPILE_OURS)
 	$(PREBUILD)
-	$(PYTEST) --no-loadscope-reorder \
-		$(COVERAGE) $(PYTEST_ARGS)
+	$(PYTEST) --no-loadscope-reorder $(PYTEST_ARGS)
+
+# The whole suite as `make test` runs it, measuring line coverage; fails under the floor.
+coverage: $(STAMP)
+	$(COMPILE_OURS)
+	$(PREBUILD)
+	$(PYTEST) --no-loadscope-reorder --cov --cov-report=term
 
 # The per-file timings that order `make test` (tests/conftest.py), from the last run's junit report (.ci/run
 # writes it); commit tests/durations.json when the slow files change.
