@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from core.demo import read_demo_model
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, pause
 
 pytestmark = BROWSER
@@ -31,27 +30,21 @@ ROUNDS = 20
 DRAWN_MS = 20_000
 
 
-def _prepare(data_dir: Path) -> None:
+def _prepare(service: LocalService) -> None:
     """A model of the demo's support replies with two versions: v1 tagged `demo`, v2 active."""
     demo = read_demo_model("support_replies")
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            c.create_model(DEMO_MODEL, description=demo.description)
-            c.add_traits(DEMO_MODEL, demo.traits)
-            c.import_samples(DEMO_MODEL, demo.samples)
-            c.wait(DEMO_MODEL, c.train(DEMO_MODEL, effort="low").run_id, timeout=300)
-            c.tag_version(DEMO_MODEL, "demo")
-            c.wait(DEMO_MODEL, c.train(DEMO_MODEL, effort="low", reoptimize_params=True).run_id, timeout=300)
-    finally:
-        service.stop()
+    with service.client() as c:
+        c.create_model(DEMO_MODEL, description=demo.description)
+        c.add_traits(DEMO_MODEL, demo.traits)
+        c.import_samples(DEMO_MODEL, demo.samples)
+        c.wait(DEMO_MODEL, c.train(DEMO_MODEL, effort="low").run_id, timeout=300)
+        c.tag_version(DEMO_MODEL, "demo")
+        c.wait(DEMO_MODEL, c.train(DEMO_MODEL, effort="low", reoptimize_params=True).run_id, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def demo_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir = tmp_path_factory.mktemp("demo-page")
-    _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(tmp_path_factory.mktemp("demo-page"), _prepare) as (url, _):
         yield url
 
 

@@ -20,9 +20,9 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.demo import read_demo_model
-from core.local import start_local_service
+from core.local import LocalService
 from harness.datasets import find_datasets
-from harness.streamlit import streamlit_app
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, app_client, pause
 from tests.support.grid import type_like_a_person
 
@@ -50,34 +50,29 @@ def _review_texts() -> list[tuple[str, float]]:
     return list({r["text"]: float(r["quality"]) for r in rows}.items())  # a few hundred distinct texts
 
 
-def _prepare(data_dir: Path) -> None:
+def _prepare(service: LocalService) -> None:
     """A one-trait draft, and a trained one-trait model (v1) without an evaluation set."""
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            for handle in (DRAFT, TRAINED):
-                c.create_model(handle, description="Product and support reviews")
-                c.add_traits(handle, [SENTIMENT])
-            for handle, description in (
-                (RATED, "Requests rated by five raters each"),
-                (MEANS, "Requests with their mean rating"),
-            ):
-                c.create_model(handle, description=description)
-                c.add_traits(
-                    handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
-                )
-            demo = [r for r in read_demo_model("product_reviews").samples if r["trait"] == "Sentiment"]
-            c.import_samples(TRAINED, [{**r, "trait": "sentiment"} for r in demo])
-            c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
-    finally:
-        service.stop()
+    with service.client() as c:
+        for handle in (DRAFT, TRAINED):
+            c.create_model(handle, description="Product and support reviews")
+            c.add_traits(handle, [SENTIMENT])
+        for handle, description in (
+            (RATED, "Requests rated by five raters each"),
+            (MEANS, "Requests with their mean rating"),
+        ):
+            c.create_model(handle, description=description)
+            c.add_traits(
+                handle, [{"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}]
+            )
+        demo = [r for r in read_demo_model("product_reviews").samples if r["trait"] == "Sentiment"]
+        c.import_samples(TRAINED, [{**r, "trait": "sentiment"} for r in demo])
+        c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def import_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data_dir = tmp_path_factory.mktemp("import-browser")
-    _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(data_dir, _prepare) as (url, _):
         yield url, data_dir
 
 

@@ -19,8 +19,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from app.samples.grid import POLL_S
 from core.demo import read_demo_model
-from core.local import start_local_service
-from harness.streamlit import streamlit_app
+from core.local import LocalService
+from harness.streamlit import prepared_workbench
 from tests.support.app import BROWSER, Ui, app_client, where_drawn
 from tests.support.grid import (
     EDITOR,
@@ -45,36 +45,31 @@ NEW_TEXTS = [
 POLITE = 2  # the first two new texts are polite
 
 
-def _prepare(data_dir: Path) -> dict[str, int]:
+def _prepare(service: LocalService) -> dict[str, int]:
     """v1 of a five-trait model trained and evaluated; returns the counts the journey checks against."""
     rng = random.Random(23)
-    service = start_local_service(data_dir, embedder="hashing")
-    try:
-        with service.client() as c:
-            c.create_model(HANDLE, description="Support replies and news style, curated after v1")
-            samples: list[dict[str, Any]] = []
-            held: list[dict[str, Any]] = []
-            for slug in ("support_replies", "news_style"):
-                demo = read_demo_model(slug)
-                c.add_traits(HANDLE, demo.traits)
-                for i, row in enumerate(demo.samples):
-                    (held if i % 5 == 4 else samples).append(row)
-            for row in rng.sample([r for r in samples if r["trait"] == "Politeness"], 3):
-                row["quality"] = 1.0 - row["quality"]  # labelled by mistake: what the flags should catch
-            c.import_samples(HANDLE, samples)
-            c.add_evaluation_items(HANDLE, held)
-            c.wait(HANDLE, c.train(HANDLE, effort="low").run_id, timeout=300)
-            c.wait(HANDLE, c.evaluate(HANDLE, 1).run_id, timeout=300)
-            return {"samples": len(samples), "held": len(held)}
-    finally:
-        service.stop()
+    with service.client() as c:
+        c.create_model(HANDLE, description="Support replies and news style, curated after v1")
+        samples: list[dict[str, Any]] = []
+        held: list[dict[str, Any]] = []
+        for slug in ("support_replies", "news_style"):
+            demo = read_demo_model(slug)
+            c.add_traits(HANDLE, demo.traits)
+            for i, row in enumerate(demo.samples):
+                (held if i % 5 == 4 else samples).append(row)
+        for row in rng.sample([r for r in samples if r["trait"] == "Politeness"], 3):
+            row["quality"] = 1.0 - row["quality"]  # labelled by mistake: what the flags should catch
+        c.import_samples(HANDLE, samples)
+        c.add_evaluation_items(HANDLE, held)
+        c.wait(HANDLE, c.train(HANDLE, effort="low").run_id, timeout=300)
+        c.wait(HANDLE, c.evaluate(HANDLE, 1).run_id, timeout=300)
+        return {"samples": len(samples), "held": len(held)}
 
 
 @pytest.fixture(scope="module")
 def curate_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, int], Path]]:
     data_dir = tmp_path_factory.mktemp("reopen-browser")
-    counts = _prepare(data_dir)
-    with streamlit_app(data_dir, SCORING_DEMO="0") as url:
+    with prepared_workbench(data_dir, _prepare) as (url, counts):
         yield url, counts, data_dir
 
 
