@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
-from pydantic import StringConstraints
+from pydantic import StringConstraints, WithJsonSchema
 
-from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_POOL_QUERY_CHARS, POOL_PAGE
+from core.contract import (
+    MAX_CURSOR_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_METADATA_KEYS,
+    MAX_POOL_QUERY_CHARS,
+    POOL_PAGE,
+)
 from service.domain import claims, labelling, pool, suggestions
 from service.http.auth import AuthoringKey, CtxDep
 from service.http.ratelimit import small_import
 from service.routes.common import errors
+from service.schemas.common import META_FILTER_RULE_PATTERN
 from service.schemas.pool import (
     META_FILTER_PATTERN,
     BulkLabelIn,
@@ -58,10 +65,20 @@ def list_pool(
         ),
     ] = None,
     meta: Annotated[
-        list[Annotated[str, StringConstraints(pattern=META_FILTER_PATTERN)]] | None,
+        # Validated by the first colon alone (not `key:value`: 422 validation_error); the document states the
+        # whole rule, which the domain checks with its own error (docs/api/review.md, "Text metadata").
+        list[
+            Annotated[
+                str,
+                StringConstraints(pattern=META_FILTER_PATTERN),
+                WithJsonSchema({"type": "string", "pattern": META_FILTER_RULE_PATTERN}),
+            ]
+        ]
+        | None,
         Query(
             description="`key:value`: only texts whose metadata `key` has this value (compared as text); "
-            "repeat for several, all of which must match (addition)."
+            "repeat for several, all of which must match (addition).",
+            json_schema_extra={"maxItems": MAX_METADATA_KEYS},
         ),
     ] = None,
 ) -> PoolPage:

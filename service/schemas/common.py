@@ -33,6 +33,9 @@ NO_NUL_PATTERN = "^[^\\x00]*$"
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 NOT_BLANK_PATTERN = f"^[^\\x00]*[^{_SPACE}\\x00][^\\x00]*$"
 NOT_BLANK: JsonDict = {"pattern": NOT_BLANK_PATTERN}
+# A metadata filter `key:value` as the service takes it: a key that is not blank, a colon, a value, no NUL
+# anywhere (a NUL is refused by the guard, a blank key with 422 `invalid_metadata_filter`).
+META_FILTER_RULE_PATTERN = f"^[^:\\x00]*[^:{_SPACE}\\x00][^:\\x00]*:[^\\x00]*$"
 # Text no database can store as given (PostgreSQL refuses NUL; no UTF-8 encodes a lone surrogate).
 UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
