@@ -69,6 +69,25 @@ def test_the_next_turn_goes_by_cost_not_by_requests() -> None:
     assert abs(served["cheap"] - served["dear"]) <= 300  # equal work, within one piece
 
 
+def test_callers_at_the_same_tag_take_turns_in_arrival_order() -> None:
+    """Callers with nothing queued before (apps scoring one text a request) all start at the current tag:
+    among them turns go by arrival, so a long text is served after the texts that came before it, not
+    passed over by every shorter one that arrives after it while the load lasts."""
+    q = Queue()
+    for i in range(4):
+        q.arrive(f"short{i}", 40)
+    q.arrive("long", 400)
+    taken: list[str] = []
+    for i in range(50):
+        t = q.take()
+        assert t is not None
+        taken.append(t.caller)
+        if t.caller == "long":
+            break
+        q.arrive(f"next{i}", 40)  # a new caller's short text arrives at every turn
+    assert taken == ["short0", "short1", "short2", "short3", "long"]
+
+
 def test_an_idle_caller_keeps_no_credit() -> None:
     """A caller that scored nothing for a while is not owed the time it was away: its next piece starts at
     the current tag, not at its last one, so it cannot take several turns in a row on coming back."""
