@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from sqlalchemy import select
@@ -22,9 +23,14 @@ from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
 from service.store import ledger
 from service.store.db import write_retrying
-from service.store.tables import Model
+from service.store.tables import Model, Run
 
 log = logging.getLogger("service.runs")
+
+# A run handed back to the queue by a worker shutting down is tried again this often, this long, while that
+# worker's process exits (within 10 s of handing its runs back: Settings.shutdown_grace_s).
+HANDBACK_POLL_S = 0.1
+HANDBACK_WAIT_S = 10.0
 
 # What each kind of run does: one entry per `core.contract.RUN_KINDS` (tested).
 KINDS: dict[str, Callable[[Attempt], None]] = {
@@ -70,11 +76,24 @@ class Executor:
             return
         # The run's lock from before the claim until after its last write: while the row says `running`, its
         # worker holds it, and the lock goes with the worker's process (service/runs/locks.py).
-        with self.run_locks.hold(run_id) as mine:
-            if not mine:  # another worker is on it (a duplicate message); the sweeps cover the rest
+        deadline = time.monotonic() + HANDBACK_WAIT_S
+        while True:
+            with self.run_locks.hold(run_id) as mine:
+                if mine:
+                    self._claim_and_execute(run_id)
+                    return
+            # Held elsewhere. A running run (or a duplicate message) is that worker's; the sweeps cover the
+            # rest. A queued one was handed back by a worker shutting down, whose lock goes when its process
+            # ends, a moment later: wait for that rather than leave the run to the lost-run sweep, which
+            # enqueues it again only after the heartbeat timeout.
+            if not self._queued(run_id) or time.monotonic() > deadline:
                 log.info("run %s is held by another worker", run_id)
                 return
-            self._claim_and_execute(run_id)
+            time.sleep(HANDBACK_POLL_S)
+
+    def _queued(self, run_id: str) -> bool:
+        with self.sessions() as session:
+            return session.scalar(select(Run.status).where(Run.id == run_id)) == "queued"
 
     def _claim_and_execute(self, run_id: str) -> None:
         def claim(s: Session) -> tuple[str, int, str] | None:

@@ -307,7 +307,8 @@ def train_engine(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_worker_sigterm_hands_its_run_back(fleet: Running) -> None:
     """Graceful stop: the run outlives the shutdown grace, so it is handed back and the other worker
-    finishes it."""
+    finishes it: at once, not after the lost-run sweep (a queue that delivers at once, Redis, gave it to the
+    other worker while the stopping one still held the run's lock)."""
     f, h = fleet.fleet, fleet.headers
     handle = f"{SLOW_PREFIX}-term"
     with f.client(1, h) as c:
@@ -319,6 +320,8 @@ def test_worker_sigterm_hands_its_run_back(fleet: Running) -> None:
         model = settled(c, handle)
         assert model["state"] == "ready" and model["version_no"] == 1
         assert run_row(f, run_id) == ("succeeded", 2)
+        other = next(w for w in f.workers if w is not stopping)
+        assert f"run {run_id} is held by another worker" not in other.log()
     assert model_counts(f, handle) == (1, 24)
 
 
