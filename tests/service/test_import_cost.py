@@ -128,7 +128,9 @@ def test_duplicates_in_a_batch_and_across_batches_are_stored_once(svc: Svc) -> N
 
 
 def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_stored(idle_svc: Svc) -> None:
-    """Without a worker: it embeds a pool import's texts afterwards, and its reads would count here."""
+    """The models hold as many samples as pool texts and items: a pool batch reads whether its texts are
+    labelled already, through the samples' index. Without a worker: it embeds a pool import's texts
+    afterwards, and its reads would count here."""
     svc = idle_svc
     c, h = svc.client, svc.author
     pool_costs: list[list[Cost]] = []
@@ -145,6 +147,11 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             url = f"/v1/models/{handle}/evaluation-set"
             return check(c.post(url, json={"items": samples(start, n)}, headers=h), 201)
 
+        def labelled(start: int, n: int, handle: str = handle) -> dict[str, Any]:
+            url = f"/v1/models/{handle}/samples"
+            return check(c.post(url, json={"samples": samples(start, n)}, headers=h), 201)
+
+        fill(labelled, stored, BATCH)
         fill(pool, stored, 1_000)
         fill(items, stored, BATCH)
         with counted(svc) as pool_new:
