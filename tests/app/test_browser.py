@@ -13,24 +13,21 @@ import random
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
-import pytest
-from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.support.app import (
     BROWSER,
+    SCREENS,
     Ui,
     app_client,
     formality_samples,
     painted,
-    pause,
     sentiment_samples,
     where_drawn,
 )
 from tests.support.grid import EDITOR, SELECTED, click_row_cell, move, to_last_row, type_into_cell
 
-# a projector, a desktop
-SCREENS: tuple[ViewportSize, ...] = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
 pytestmark = BROWSER
 
 
@@ -264,60 +261,6 @@ def _journey(
 
 
 DEMO_MODEL = "local.support-replies"  # loaded, trained and tagged on the embedded service's first start
-
-
-def _type_with_pauses(page: Page, text: str, rng: random.Random) -> None:
-    """Type as a presenter does: bursts of keys, then pauses of 0.2–1 s (the box sends after 300 ms)."""
-    for word in text.split(" "):
-        page.keyboard.type(word + " ", delay=rng.randint(30, 90))
-        if rng.random() < 0.8:
-            pause(page, rng.uniform(200, 1000))
-
-
-@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
-def test_demo_keeps_typed_text(
-    app_url: str, browser: Browser, screen: ViewportSize, person: random.Random
-) -> None:
-    """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
-    the bars stay on one screen while typing (the presenter's sidebar starts collapsed)."""
-    rng = person
-    page = browser.new_page(viewport=screen)
-    ui = Ui(page)
-    name = f"demo_{screen['width']}x{screen['height']}"
-    try:
-        ui.goto(f"{app_url}/demo?model={DEMO_MODEL}")
-        # The examples may be drawn again (beside the old, for a moment) while the demo models finish loading.
-        page.locator(".st-key-preset_0 button").first.wait_for()
-        box = page.locator("textarea.live-text")
-        box.click()
-        said = "Dear customer, I am truly sorry about the delay and I have refunded the charge today."
-        _type_with_pauses(page, said, rng)
-        typed = said + " "
-        expect(box).to_have_value(typed)
-        ui.settle()
-        expect(box).to_have_value(typed)  # the last rerun did not replace it either
-        expect(page.locator("[data-testid='stCode']")).to_contain_text(quote_plus(typed.strip()))
-        bars = page.locator(".st-key-demo_chart .js-plotly-plot .bars path")
-        expect(bars.first).to_be_attached()
-        chart = where_drawn(page.locator(".st-key-demo_chart"))
-        assert chart["y"] + chart["height"] <= screen["height"], (chart, screen)  # in view, no scrolling
-        sidebar = page.locator("[data-testid='stSidebar']").bounding_box()
-        assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1, sidebar  # collapsed: off screen
-        ui.screen(name)
-
-        # Longer than a link holds: the box and the bars keep the whole text, only the link is cut.
-        box.press("End")
-        long_tail = " More." * 260
-        box.press_sequentially(long_tail[:40], delay=5)
-        box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
-        whole = typed + long_tail
-        # The box sends what was typed after 300 ms without a key: the link's note follows the whole text.
-        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
-        ui.settle()
-        expect(box).to_have_value(whole)
-        ui.no_exception()
-    finally:
-        page.close()
 
 
 def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: Browser) -> None:

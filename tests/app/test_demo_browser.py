@@ -5,20 +5,24 @@ yet: a rerun of the Demo page's fragment that reaches the server just after the 
 after the new page, as a run of the page left, and the browser cleared the main area ("Couldn't find
 fragment with id …"; app/ui/rerun_requests.py). The test types as a presenter does, pauses around the box's
 300 ms, and leaves for each page of the sidebar in turn, 20 rounds; each page must draw and stay drawn.
+
+And on a projector and a desktop screen: typing with pauses keeps every character, the bars and the share link
+follow the whole text, and the bars stay on one screen.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from urllib.parse import quote_plus
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from core.demo import read_demo_model
 from core.local import LocalService
 from harness.streamlit import prepared_workbench
-from tests.support.app import BROWSER, Ui, pause
+from tests.support.app import BROWSER, SCREENS, Ui, pause, where_drawn
 
 pytestmark = BROWSER
 
@@ -48,12 +52,21 @@ def demo_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _type(page: Page, text: str, rng: random.Random) -> None:
-    """Bursts of keys with short pauses between words; none after the last: the caller's pause is the one."""
+def _type(
+    page: Page,
+    text: str,
+    rng: random.Random,
+    *,
+    key_ms: tuple[int, int] = (10, 40),
+    pause_ms: tuple[float, float] = (100, 400),
+    chance: float = 0.5,
+) -> None:
+    """Type as a presenter does: bursts of keys, a pause between words now and then; none after the last,
+    the caller's pause is the one."""
     for i, word in enumerate(text.split(" ")):
-        if i and rng.random() < 0.5:
-            pause(page, rng.uniform(100, 400))
-        page.keyboard.type(word + " ", delay=rng.randint(10, 40))
+        if i and rng.random() < chance:
+            pause(page, rng.uniform(*pause_ms))
+        page.keyboard.type(word + " ", delay=rng.randint(*key_ms))
 
 
 def _open_sidebar(page: Page) -> None:
@@ -97,6 +110,52 @@ def test_every_page_draws_after_typing_in_the_demo_box(
             _type(page, f"Thank you, round {n}.", person)
             pause(page, person.uniform(0, 600))  # before or after the box sends (300 ms): the blur sends
             _visit(ui, PAGES[n % len(PAGES)])  # every page of the sidebar, in turn
+        ui.no_exception()
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_demo_keeps_typed_text(
+    demo_app: str, browser: Browser, screen: ViewportSize, person: random.Random
+) -> None:
+    """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
+    the bars stay on one screen while typing (the presenter's sidebar starts collapsed)."""
+    rng = person
+    page = browser.new_page(viewport=screen)
+    ui = Ui(page)
+    name = f"demo_{screen['width']}x{screen['height']}"
+    try:
+        ui.goto(f"{demo_app}/demo?model={DEMO_MODEL}")
+        # The examples may be drawn again (beside the old, for a moment) while the demo models finish loading.
+        page.locator(".st-key-preset_0 button").first.wait_for()
+        box = page.locator("textarea.live-text")
+        box.click()
+        said = "Dear customer, I am truly sorry about the delay and I have refunded the charge today."
+        _type(page, said, rng, key_ms=(30, 90), pause_ms=(200, 1000), chance=0.8)
+        typed = said + " "
+        expect(box).to_have_value(typed)
+        ui.settle()
+        expect(box).to_have_value(typed)  # the last rerun did not replace it either
+        expect(page.locator("[data-testid='stCode']")).to_contain_text(quote_plus(typed.strip()))
+        bars = page.locator(".st-key-demo_chart .js-plotly-plot .bars path")
+        expect(bars.first).to_be_attached()
+        chart = where_drawn(page.locator(".st-key-demo_chart"))
+        assert chart["y"] + chart["height"] <= screen["height"], (chart, screen)  # in view, no scrolling
+        sidebar = page.locator("[data-testid='stSidebar']").bounding_box()
+        assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1, sidebar  # collapsed: off screen
+        ui.screen(name)
+
+        # Longer than a link holds: the box and the bars keep the whole text, only the link is cut.
+        box.press("End")
+        long_tail = " More." * 260
+        box.press_sequentially(long_tail[:40], delay=5)
+        box.evaluate("(b, t) => { b.value += t; b.dispatchEvent(new Event('input')); }", long_tail[40:])
+        whole = typed + long_tail
+        # The box sends what was typed after 300 ms without a key: the link's note follows the whole text.
+        expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
+        ui.settle()
+        expect(box).to_have_value(whole)
         ui.no_exception()
     finally:
         page.close()

@@ -12,7 +12,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from playwright.sync_api import FloatRect, Locator, Page, expect
+from playwright.sync_api import FloatRect, Locator, Page, ViewportSize, expect
 
 from core.client import Client
 from core.local import KEY_FILE, LocalService
@@ -102,6 +102,8 @@ SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "scre
 # An `expect` waits for a condition the page reaches; its bound (Playwright's default is 5 s) is how long a
 # slow machine may take to get there, not how long this one does: a save and the page's rerun beside two busy
 # processes took longer than 5 s.
+# a projector, a desktop
+SCREENS: tuple[ViewportSize, ...] = ({"width": 1280, "height": 800}, {"width": 1920, "height": 1080})
 EXPECT_BOUND_MS = 60_000
 PAGE_BOUND_MS = 120_000  # a page's run, or a locator's wait on what a run draws (`Ui`)
 
