@@ -36,6 +36,7 @@ from tests.support.signin import (
     sign_out,
     team_workbench,
 )
+from tests.support.team_pages import page_errors, polite, shown_text
 
 pytestmark = BROWSER
 
@@ -50,10 +51,6 @@ POOL = SUPPORT_REPLIES  # 300 support replies, none of them one of the model's s
 # Rounds of labels: while the owner's training is queued (no worker yet: deterministically in flight), while
 # a worker executes it (or has just ended it), and after it has ended.
 HELD, DURING, AFTER = 3, 6, 1
-
-
-def _polite(text: str) -> bool:
-    return text.startswith(("Thank", "Sorry")) or text.endswith(("lovely day.", "help further."))
 
 
 @pytest.fixture(scope="module")
@@ -92,17 +89,9 @@ def week_app(idp: Idp, week_service: LocalService, tmp_path_factory: pytest.Temp
         yield url
 
 
-def _shown(page: Page) -> Locator:
-    return page.locator("[data-testid='label-text']").first
-
-
 def _status(page: Page) -> Locator:
     """The Label page's status line (refreshed by itself every few seconds)."""
     return page.get_by_text(re.compile(r"v\d+ serving|no version yet")).first
-
-
-def _errors(page: Page) -> list[str]:
-    return page.locator("[data-testid='stAlertContentError'], [data-testid='stException']").all_inner_texts()
 
 
 def _to_the_label_page(ui: Ui) -> str:
@@ -110,8 +99,8 @@ def _to_the_label_page(ui: Ui) -> str:
     sidebar = ui.page.locator("[data-testid='stSidebar']")
     expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(HANDLE)
     ui.nav("Label")
-    _shown(ui.page).wait_for()
-    return _shown(ui.page).inner_text()
+    shown_text(ui.page).wait_for()
+    return shown_text(ui.page).inner_text()
 
 
 def _progress_table(page: Page) -> dict[tuple[str, str], int]:
@@ -174,18 +163,18 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
             person.shuffle(order)
             for sub in order:
                 page = uis[sub].page
-                text = _shown(page).inner_text()
+                text = shown_text(page).inner_text()
                 assert text == shown[sub][-1]  # the text the page showed since its last label
                 pause(page, person.uniform(80, 500))  # reading it
-                page.keyboard.press("2" if _polite(text) else "1")
+                page.keyboard.press("2" if polite(text) else "1")
             for sub in order:
                 ui = uis[sub]
                 expect(label_counter(ui.page)).to_contain_text(f"{n} labelled this session")
                 ui.settle()
-                assert _errors(ui.page) == [], (sub, n)
+                assert page_errors(ui.page) == [], (sub, n)
                 message = ui.page.get_by_text(re.compile(r"^Sent as feedback")).first.inner_text()
                 in_flight[n] = in_flight.get(n, 0) + ("A run is in flight" in message)
-                shown[sub].append(_shown(ui.page).inner_text())
+                shown[sub].append(shown_text(ui.page).inner_text())
         print(f"labels said in flight per round: {in_flight}")
         assert all(in_flight[n] == len(LABELLERS) for n in range(1, HELD + 1)), in_flight
         assert in_flight[DURING + AFTER] == 0, in_flight
@@ -207,7 +196,7 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
             given = shown[sub][:-1]
             assert len(set(given)) == DURING + AFTER
             mine = {v.text: v.quality for v in votes if v.annotator == email(sub)}
-            assert mine == {t: float(_polite(t)) for t in given}, sub
+            assert mine == {t: float(polite(t)) for t in given}, sub
         assert max(Counter(v.text for v in votes).values()) == 1
         # The texts the pages show now are held for them: a suggestion to anyone else leaves them out.
         held = {shown[sub][-1] for sub in shown}
@@ -237,7 +226,7 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         tab.page.keyboard.press("u")
         tab.expect_text("Nothing to undo.")
         tab.settle()
-        assert _errors(tab.page) == []
+        assert page_errors(tab.page) == []
         tab.shot("team_week_dan_after_bob")
     finally:
         owner_api.close()
