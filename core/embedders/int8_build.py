@@ -4,12 +4,14 @@ against its manifest before it serves anything (docs/embedders-builds.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -71,21 +73,38 @@ def manifest_path(graph: Path) -> Path:
     return graph.with_suffix(".json")
 
 
+@contextlib.contextmanager
+def _quiet_quantizer() -> Iterator[None]:
+    """The quantizer logs on the root logger, a line per tensor and advice meant for its own users: hundreds
+    of lines in a service's log at its first start. Its errors still show."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or "onnxruntime" not in record.pathname
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+
+
 def quantize_matmuls(source: Path, dest: Path, float_nodes: Sequence[str], per_token: bool = True) -> None:
     """Every weight MatMul of `source` but `float_nodes` in int8: weights with one scale per output column,
     activations with one scale per token (`per_token_activations`), or else per tensor."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        source,
-        dest,
-        op_types_to_quantize=["MatMul"],
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-        nodes_to_exclude=list(float_nodes),
-        extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
-    )
+    with _quiet_quantizer():
+        quantize_dynamic(
+            source,
+            dest,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=list(float_nodes),
+            extra_options={"MatMulConstBOnly": True},  # attention's activation x activation stays float
+        )
     model = unsigned_weights(onnx.load(str(dest)))
     onnx.save(per_token_activations(model) if per_token else model, str(dest))
 
