@@ -122,8 +122,9 @@ def test_import_raises_what_is_not_about_rows(idle_service: Service) -> None:
     with idle_service.client() as idle:
         handle = make_draft(idle, idle_service.handle("busyimport"))
         idle.train(handle)  # no worker: stays busy
-        with pytest.raises(ConflictError) as err:
-            idle.import_samples(handle, formality_rows())
+        new = {"trait": "formality", "text": "Kind regards, the team.", "quality": 1.0}
+        with pytest.raises(ConflictError) as err:  # a new row: stored rows alone would be duplicates
+            idle.import_samples(handle, [*formality_rows(), new])
         assert err.value.code == "model_busy" and err.value.retryable
 
 

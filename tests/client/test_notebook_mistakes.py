@@ -120,7 +120,7 @@ def test_a_wait_on_a_no_op_train_answers_the_model_at_once(client: Client, servi
         raise RuntimeError("injected engine crash")
 
     with on_progress(service.ctx.executor, crash), pytest.raises(RunFailedError):
-        client.wait(handle, client.train(handle, effort="low", reoptimize_params=True), timeout=120)
+        client.wait(handle, client.train(handle, effort="low", reoptimize_params=True).run_id, timeout=120)
     noop = client.train(handle)
     assert (noop.state, noop.run_id) == ("ready", None)
     for run in (noop.run_id, noop):

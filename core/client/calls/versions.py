@@ -118,15 +118,13 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
         model: Model | None = None
         succeeded = False
         idle_since: float | None = None  # when the model was first seen idle on another run than run_id
-        first = True
+        idle_at_first: bool | None = None  # without run_id: nothing in flight, no run of this wait's to judge
         try:
             while True:
                 model = self.get_model(handle)
                 op = model.last_operation
-                if run_id is None and first and model.state != "busy":
-                    succeeded = True  # nothing in flight: no run of this wait's to judge
-                    return model
-                first = False
+                if idle_at_first is None:
+                    idle_at_first = run_id is None and model.state != "busy"
                 if run_id is not None and model.state != "busy" and (op is None or op.run_id != run_id):
                     idle_since = time.monotonic() if idle_since is None else idle_since
                     if time.monotonic() - idle_since >= min(UNKNOWN_RUN_GRACE, timeout):
@@ -140,9 +138,9 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
                     done = 100 if op.status == "succeeded" else round((op.fraction or 0.0) * 100)
                     reporter.update(done, 100, label)
                 if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
-                    if op is not None and op.status == "failed":
+                    if op is not None and op.status == "failed" and not idle_at_first:
                         raise errors.RunFailedError(model, op)
-                    if op is not None and op.status == "cancelled":
+                    if op is not None and op.status == "cancelled" and not idle_at_first:
                         raise errors.RunCancelledError(model, op)
                     succeeded = True
                     return model
