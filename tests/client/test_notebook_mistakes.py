@@ -1,6 +1,6 @@
 """A notebook's mistakes end in a clear error, never in silence or Python's internals: texts without labels,
 rows that cannot be stored, a series as evaluation items, an import cell re-run while the model trains, a
-`labels=` hint copied as written, a wait on a no-op train, and a DataFrame's row ids."""
+`labels=` hint copied as written, and a DataFrame's row ids (a wait on a no-op train: test_cells_twice.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import re
 import pandas as pd
 import pytest
 
-from core.client import Client, ConflictError, ImportRowsError, RunFailedError
-from tests.support.checkpoints import on_progress
+from core.client import Client, ConflictError, ImportRowsError
 from tests.support.client import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
 
@@ -109,26 +108,6 @@ def test_the_labels_hint_copied_does_what_it_says(client: Client, service: Servi
     with pytest.raises(ValueError, match="each label's quality is a number in"):
         client.import_samples(handle, vague, text="Sentence", quality="Label", labels=eval(copied[1]))  # noqa: S307
     assert len(_stored(client, handle)) == 2
-
-
-def test_a_wait_on_a_no_op_train_answers_the_model_at_once(client: Client, service: Service) -> None:
-    # wait(h, None) raised the last run's failure (wait(h, run): run_not_found) where elsewhere it returned.
-    handle = make_draft(client, service.handle("noopwait"))
-    client.wait(handle, client.train(handle, effort="low").run_id, timeout=120)
-
-    def crash(phase: str) -> None:
-        raise RuntimeError("injected engine crash")
-
-    with on_progress(service.ctx.executor, crash), pytest.raises(RunFailedError):
-        client.wait(handle, client.train(handle, effort="low", reoptimize_params=True).run_id, timeout=120)
-    noop = client.train(handle)
-    assert (noop.state, noop.run_id) == ("ready", None)
-    for run in (noop.run_id, noop):
-        model = client.wait(handle, run, timeout=120)
-        assert model.state == "ready" and model.last_operation is not None
-        assert model.last_operation.status == "failed"  # what the last run did: said, not raised
-    with pytest.raises(TypeError, match="wait takes the run's id"):
-        client.wait(handle, 7)  # type: ignore[arg-type]
 
 
 def test_a_frame_s_rows_keep_their_ids(client: Client, service: Service) -> None:
