@@ -222,7 +222,7 @@ def save(client: Client, handle: str, pending: Pending) -> tuple[Pending, SaveRe
         report.deleted += 1
     rows = [{k: v for k, v in r.items() if k in NEW_FIELDS} for r in pending.new_rows]
     if rows:
-        result = client.import_samples(handle, rows)
+        result = client.import_samples(handle, rows, strict=False)  # refused rows stay in the grid
         report.added = list(result.ids)
         for e in result.errors:
             left.new_rows.append({**rows[e.index], "problem": e.message})

@@ -571,7 +571,9 @@ def _store(
             bar.progress(done / total if total else 1.0, text=f"Imported {done} of {total} rows")
 
         # A file's rows are not the importer's votes: stored as the file's raters' (or nobody's).
-        report = client.import_samples(handle, mapped.samples, progress=_progress, provenance="imported")
+        report = client.import_samples(
+            handle, mapped.samples, progress=_progress, provenance="imported", strict=False
+        )  # the page lists each refused row
         bar.progress(1.0, text="Import finished")
         keys = [t.key for t in traits]
         by_service = [

@@ -19,7 +19,7 @@ from core.contract import STATUS_ERROR_CODES
 if TYPE_CHECKING:
     import httpx
 
-    from core.client.models import LastOperation, Model
+    from core.client.models import ImportReport, LastOperation, Model
 
 
 class ScoringClientError(Exception):
@@ -64,6 +64,9 @@ def client_words(message: str) -> str:
 class ApiError(ScoringClientError):
     """The service answered with an error status."""
 
+    #: What the client adds to the service's message for the call that met it (what to do next).
+    hint: str | None = None
+
     def __init__(
         self,
         status: int,
@@ -88,6 +91,8 @@ class ApiError(ScoringClientError):
         # `.message` is the service's envelope as sent (the workbench shows it); what a notebook prints names
         # the client's call where the service names an HTTP route.
         text = f"{self.status} {self.code}: {client_words(self.message)}"
+        if self.hint:
+            text += f" {self.hint}"
         if self.run_id:
             text += f" (run {self.run_id})"
         if self.request_id:
@@ -182,6 +187,27 @@ class RunCancelledError(RunFailedError):
         self.args = (
             f"{operation.kind or 'run'} {operation.run_id or ''} on {model.handle} was cancelled "
             f"(the model is {model.state})",
+        )
+
+
+class ImportRowsError(ScoringClientError, ValueError):
+    """`import_samples` (strict, the default) met rows it could not store: `report` is the `ImportReport`
+    (each refused row with its index and why). Rows refused here stop the import before anything is sent;
+    rows the service refused leave the rest of the import stored (`report.stored`). `strict=False` answers
+    the report instead of raising."""
+
+    def __init__(self, handle: str, report: ImportReport, *, sent: bool) -> None:
+        self.handle = handle
+        self.report = report
+        first = report.errors[0]
+        done = (
+            f"{report.stored} stored, {len(report.duplicates)} already there" if sent else "nothing was sent"
+        )
+        super().__init__(
+            f"{len(report.errors)} of {report.total} rows cannot be stored in {handle} ({done}); first, "
+            f"row {first.index}: {first.message}. err.report lists every row and why; fix them and import "
+            "again (a stored row is never stored twice), or pass strict=False to store the rest and get "
+            "the report"
         )
 
 

@@ -22,7 +22,7 @@ import httpx
 import pydantic
 
 from core.client import errors
-from core.client.models import Duplicate, ImportReport, PoolImportReport, RowError, SampleInput
+from core.client.models import Duplicate, ImportReport, PoolImportReport, RowError, SampleInput, Trait
 from core.client.paths import path as _path
 from core.client.retry import NOT_SENT_ERRORS, Safety
 from core.contract import MAX_POOL_TEXTS_PER_REQUEST, MAX_SAMPLES_PER_REQUEST, InputProvenance
@@ -57,11 +57,14 @@ def import_samples(
     provenance: InputProvenance | None = None,
     labels: Mapping[object, float] | None = None,
     twins: Callable[[list[JsonObject]], list[int | None]] | None = None,
+    strict: bool = False,
 ) -> ImportReport:
     """`labels` maps a row's `quality` cell (a label such as "SUBJ") to its quality; a cell it does not name
-    is the row's error. `twins` finds the stored sample each row repeats (None: none): when the model is not
-    a draft (409 `model_not_draft`) and every row repeats a stored sample, the import stores nothing and
-    reports them as duplicates, so an import cell runs twice after training; a new row raises the 409."""
+    is the row's error. `twins` finds the stored sample each row repeats (None: none): when the model takes
+    no samples now (409 `model_not_draft` after training, `model_busy` while it trains) and every row repeats
+    a stored sample, the import stores nothing and reports them as duplicates, so an import cell runs twice
+    whenever; a new row raises the 409. `strict`: a row refused here raises `ImportRowsError` before anything
+    is sent, a row the service refused raises it after the rest is stored."""
     batch_size = max(1, min(MAX_SAMPLES_PER_REQUEST, int(batch_size)))
     rows = list(samples)
     total = len(rows)
@@ -82,6 +85,8 @@ def import_samples(
             item = item.model_copy(update={"provenance": provenance})
         valid.append((index, item.model_dump(exclude_none=True)))
 
+    if strict and errs:
+        raise errors.ImportRowsError(handle, ImportReport(total=total, errors=errs), sent=False)
     done = total - len(valid)
     if progress is not None:
         progress(done, total)
@@ -112,10 +117,17 @@ def import_samples(
         except KeyboardInterrupt:  # Ctrl-C while the batch was on its way: the service may have stored it
             raise Interrupted([payload for _, payload in batch]) from None
         except errors.ConflictError as exc:
-            if exc.code != "model_not_draft" or start or twins is None:
+            if exc.code not in ("model_not_draft", "model_busy") or start or twins is None:
                 raise
             found = twins([payload for _, payload in valid])
-            if not all(found):  # a new row: it needs a draft (client.reopen names it)
+            if not all(found):  # a new row: it needs a draft (client.reopen names it) or the run's end
+                if exc.code == "model_busy":
+                    run = f", {exc.run_id!r}" if exc.run_id else ""
+                    exc.hint = (
+                        "Some rows are new, and a model takes samples only between runs: "
+                        f"client.wait({handle!r}{run}), then import again (nothing of this import was "
+                        "stored)."
+                    )
                 raise
             return ImportReport(
                 total=total,
@@ -154,7 +166,7 @@ def import_samples(
             progress(done, total)
 
     errs.sort(key=lambda e: e.index)
-    return ImportReport(
+    report = ImportReport(
         total=total,
         ids=[stored[i] for i in sorted(stored)],
         duplicates=duplicates,
@@ -162,6 +174,9 @@ def import_samples(
         batches=batches,
         in_evaluation_set=in_evaluation_set,
     )
+    if strict and errs:
+        raise errors.ImportRowsError(handle, report, sent=True)
+    return report
 
 
 class Interrupted(KeyboardInterrupt):
@@ -196,10 +211,15 @@ def label_map(labels: Mapping[object, object]) -> dict[object, float]:
     return out
 
 
-def check_quality_cells(rows: Sequence[object], labels: Mapping[object, float] | None) -> None:
+def check_quality_cells(
+    rows: Sequence[object],
+    labels: Mapping[object, float] | None,
+    traits: Callable[[], Sequence[Trait]] = list,
+) -> None:
     """A `ValueError` before anything is sent when the quality column cannot be what was meant: `labels=`
     leaves some of its labels out (a mapping written for another file's spelling, `{"SUB": 1}` for "SUBJ",
-    would refuse every such row one by one), or it holds labels, no number, and `labels=` is not given."""
+    would refuse every such row one by one), or it holds labels, no number, and `labels=` is not given.
+    `traits` (asked only then) gives the poles the hint's example follows."""
     cells = [row["quality"] for row in rows if isinstance(row, Mapping) and row.get("quality") is not None]
     if labels is not None:
         unknown: dict[object, int] = {}
@@ -216,11 +236,37 @@ def check_quality_cells(rows: Sequence[object], labels: Mapping[object, float] |
         return
     words = sorted({str(c) for c in cells if not _number(c)})
     if cells and len(words) == len({str(c) for c in cells}):  # labels only, not a number among them
-        example = ", ".join(f"{w!r}: {1 - i}" for i, w in enumerate(words[:2]))
+        named = {str(row["trait"]) for row in rows if isinstance(row, Mapping) and row.get("trait")}
         raise ValueError(
             f"the quality column holds labels ({', '.join(map(repr, words[:5]))}), not numbers in [0, 1]: "
-            f"map them to qualities with labels= (e.g. labels={{{example}}})"
+            f"map them to qualities with labels=: {_labels_hint(words, named, traits)}"
         )
+
+
+def _labels_hint(words: list[str], named: set[str], traits: Callable[[], Sequence[Trait]]) -> str:
+    """How to write `labels=` for these labels: 1 is a trait's positive pole, 0 its negative. The example is
+    filled in only when the labels name the one trait's poles (`SUBJ` for "subjective"), so copied it does
+    what it says; otherwise its qualities are `...`, which `labels=` refuses until each is chosen."""
+    found = [t for t in traits() if t.key in named or t.name.casefold() in {n.casefold() for n in named}]
+    trait = found[0] if len(found) == 1 else None
+    blank = f"labels={{{', '.join(f'{w!r}: ...' for w in words[:4])}}}, writing for each ..."
+    if trait is None:
+        return f"{blank} 1 if the label means its trait's positive pole, 0 if its negative"
+    ones = [w for w in words if _pole_word(w, trait.positive_label)]
+    zeros = [w for w in words if _pole_word(w, trait.negative_label)]
+    poles = f"1 if the label means {trait.positive_label!r}, 0 if it means {trait.negative_label!r}"
+    if len(words) == 2 and (len(ones), len(zeros)) in ((1, 0), (0, 1), (1, 1)) and set(ones) != set(zeros):
+        one = ones[0] if ones else next(w for w in words if w not in zeros)
+        zero = next(w for w in words if w != one)
+        return f"labels={{{one!r}: 1, {zero!r}: 0}} ({poles}: the poles of trait {trait.key!r})"
+    return f"{blank} {poles} (the poles of trait {trait.key!r})"
+
+
+def _pole_word(label: str, pole: str) -> bool:
+    """Whether a file's label names a pole: the same word, or one cut short of the other ("SUBJ" and
+    "subjective", "pos" and "positive"), in any case."""
+    a, b = label.strip().casefold(), pole.strip().casefold()
+    return bool(a and b) and (a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a))))
 
 
 def _named(cell: object, labels: Mapping[object, float]) -> bool:

@@ -33,7 +33,9 @@ class Client(Protocol):
 
     def add_traits(self, handle: str, traits: Iterable[Mapping[str, object]]) -> list[Trait]: ...
 
-    def import_samples(self, handle: str, samples: Iterable[Mapping[str, object]]) -> ImportReport: ...
+    def import_samples(
+        self, handle: str, samples: Iterable[Mapping[str, object]], *, strict: bool = ...
+    ) -> ImportReport: ...
 
     def train(self, handle: str, effort: str | None = ...) -> RunRef: ...
 
@@ -249,7 +251,7 @@ def migrate(
         for a, score in row.scores.items()
     ]
     say(f"Importing {len(samples)} soft labels from {len(train)} comments")
-    imported = client.import_samples(handle, samples)
+    imported = client.import_samples(handle, samples, strict=False)  # refusals: rejected_rows
     say("Training")
     run = client.train(handle, effort=effort)
     model = client.wait(handle, run.run_id, timeout=timeout)

@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import BaseModel
 
 from core.client.models import ScoreResult
 from core.json_types import JsonObject
@@ -47,25 +48,34 @@ def rows(
     values: object,
     fields: Collection[str],
     *,
+    call: str = "import_samples",
     text: str | None = None,
     quality: str | None = None,
     trait: str | None = None,
+    source_id: str | None = None,
     keep: Sequence[str] | None = None,
 ) -> list[Mapping[str, object]]:
-    """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=` become those fields, the
-    columns that are no field of a row (`fields`) are left out, and missing values (NaN, None) stay unset.
-    `keep` names a DataFrame's extra columns to keep as each row's `metadata` (their blank cells left out)."""
+    """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=`/`source_id=` become those
+    fields, the columns that are no field of a row (`fields`) are left out, and missing values (NaN, None)
+    stay unset. Where rows have a `source_id` and no column gives it, each row's is its label in the frame's
+    index (what joins it back: `df.loc[int(sample.source_id)]` for a frame read from a file). `keep` names a
+    DataFrame's extra columns to keep as each row's `metadata` (their blank cells left out). Any other shape,
+    or a row that is no mapping (a list of texts), is a `TypeError` naming `call` and the shapes it takes."""
     if is_frame(values):
         frame: pd.DataFrame = values  # type: ignore[assignment]  # checked by is_frame
         if keep:
             found = metadata(frame, keep)
-            out = rows(frame, fields, text=text, quality=quality, trait=trait)
+            out = rows(frame, fields, call=call, text=text, quality=quality, trait=trait, source_id=source_id)
             return [{**r, "metadata": m} if m else r for r, m in zip(out, found, strict=True)]
-        renames = {
-            column: field
-            for field, column in (("text", text), ("quality", quality), ("trait", trait))
-            if column is not None
-        }
+        named = (("text", text), ("quality", quality), ("trait", trait), ("source_id", source_id))
+        renames = {column: field for field, column in named if column is not None}
+        if (
+            "source_id" in fields
+            and source_id is None
+            and "source_id" not in frame.columns
+            and frame.index.nlevels == 1
+        ):
+            frame = frame.assign(source_id=list(frame.index))  # the row's id in the frame
         missing = [column for column in renames if column not in frame.columns]
         if missing:
             raise ValueError(
@@ -86,11 +96,46 @@ def rows(
             )
         records = kept.astype(object).where(kept.notna(), None).to_dict("records")
         return [{str(k): v for k, v in r.items() if v is not None} for r in records]
-    if text is not None or quality is not None or trait is not None:
+    if text is not None or quality is not None or trait is not None or source_id is not None:
         raise TypeError("text=/quality=/trait= name a DataFrame's columns; these rows are not a DataFrame")
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise TypeError(f"rows are a list of dicts or a pandas DataFrame, not {type(values).__name__}")
-    return list(values)
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise TypeError(_shape_message(call, fields, values))
+    out = list(values)
+    for row in out:
+        if not isinstance(row, Mapping | BaseModel):
+            raise TypeError(_shape_message(call, fields, values, row))
+    return out
+
+
+def _shape_message(call: str, fields: Collection[str], values: object, row: object = None) -> str:
+    """What `call` takes, and why `values` is not that: said before anything is sent."""
+    what = "samples" if "source_id" in fields else "evaluation items"
+    takes = (
+        f"{call} takes {what}, each a labelled text: a list of dicts with 'text', 'quality' (a number "
+        "in [0, 1]: 1 the trait's positive pole, 0 its negative) and 'trait' (needless on a one-trait "
+        "model), or a pandas DataFrame of such rows (text=, quality=, trait= name its columns; labels= maps "
+        "a column of labels such as 'SUBJ'/'OBJ' to qualities)"
+    )
+    kind = type(values).__name__
+    if kind == "Series":
+        got = (
+            "got a pandas Series, one column: pass the DataFrame it comes from, naming its columns "
+            f"({call}(handle, df, text='Sentence', quality='Label'))"
+        )
+    elif isinstance(values, Mapping):
+        got = (
+            "got one dict: a row is one dict, so pass a list of them; a dict of columns is "
+            "pd.DataFrame(columns)"
+        )
+    elif isinstance(row, str):
+        got = f"got a {kind} of str, texts without labels"
+        if what == "samples":
+            got += "; unlabelled texts go to the pool: client.import_pool(handle, texts)"
+    elif row is not None:
+        got = f"got a {kind} holding a {type(row).__name__} ({row!r:.60})"
+    else:
+        got = f"got a {kind}"
+    return f"{takes}; {got}. Nothing was sent."
 
 
 def is_frame(values: object) -> bool:

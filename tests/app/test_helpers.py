@@ -279,7 +279,8 @@ def test_an_out_of_fold_roc_auc_on_few_samples_is_called_uncertain() -> None:
 
 
 def test_unknown_trait_rejection_lists_the_valid_keys(client: Client, draft: str) -> None:
-    report = client.import_samples(draft, [{"trait": "no_such_trait", "text": "hello", "quality": 1.0}])
+    rows = [{"trait": "no_such_trait", "text": "hello", "quality": 1.0}]
+    report = client.import_samples(draft, rows, strict=False)
     (error,) = report.errors
     hint = unknown_trait_hint(error.message, ["formality", "sentiment"])
     assert hint == " (this model's trait keys: formality, sentiment)", error.message
@@ -297,7 +298,7 @@ def test_grid_save_keeps_refused_rows_with_their_grid_position(client: Client, d
         {"trait": "formality", "text": "", "quality": 1.0, "source_url": None},  # refused: empty text
         {"trait": "formality", "text": "sup dude", "quality": 0.0, "source_url": None},
     ]
-    report = client.import_samples(draft, payload)
+    report = client.import_samples(draft, payload, strict=False)
     assert report.stored == 2
     (kept,) = refused_rows(payload, report.errors, first_row=24)  # 24 stored rows shown above the new ones
     assert kept["text"] == "" and kept["provenance"] == "not saved"

@@ -1,13 +1,14 @@
 """A notebook's cells run twice and end somewhere: an import again after training, an error that names the
-client's call, a wait on a run the model never had, and imports that never guess (labels, one trait, a
-`quality` column beside the one named)."""
+client's call, a wait on a run the model never had or on a no-op train, and imports that never guess (labels,
+one trait, a `quality` column beside the one named)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from core.client import Client, ConflictError, NotFoundError
+from core.client import Client, ConflictError, NotFoundError, RunFailedError
+from tests.support.checkpoints import on_progress
 from tests.support.client import NEGATIVE, POSITIVE, Service, formality_rows, make_draft
 
 
@@ -45,6 +46,22 @@ def test_wait_on_a_run_the_model_never_had_is_not_found(client: Client, service:
     assert client.wait(handle, run, timeout=120).state == "ready"
     with pytest.raises(NotFoundError, match=f"its last run is {run}"):
         client.wait(handle, "run_doesnotexist", timeout=60)
+
+    # A no-op train's wait answers the model at once, whatever its last run did: it raised that run's failure
+    # (and wait(h, run) run_not_found) where elsewhere it returned.
+    def crash(phase: str) -> None:
+        raise RuntimeError("injected engine crash")
+
+    with on_progress(service.ctx.executor, crash), pytest.raises(RunFailedError):
+        client.wait(handle, client.train(handle, effort="low", reoptimize_params=True).run_id, timeout=120)
+    noop = client.train(handle)
+    assert (noop.state, noop.run_id) == ("ready", None)
+    for waited in (noop.run_id, noop):
+        model = client.wait(handle, waited, timeout=120)
+        assert model.state == "ready" and model.last_operation is not None
+        assert model.last_operation.status == "failed"  # what the last run did: said, not raised
+    with pytest.raises(TypeError, match="wait takes the run's id"):
+        client.wait(handle, 7)  # type: ignore[arg-type]
 
 
 def test_labels_map_to_qualities_and_one_trait_needs_no_column(client: Client, service: Service) -> None:

@@ -77,7 +77,9 @@ def test_import_reports_local_and_server_rejections(client: Client, service: Ser
     rows.append({"trait": "no-such-trait", "text": "orphan", "quality": 1.0})  # only the server knows
     calls: list[tuple[int, int]] = []
 
-    report = client.import_samples(handle, rows, batch_size=5, progress=lambda d, t: calls.append((d, t)))
+    report = client.import_samples(
+        handle, rows, batch_size=5, progress=lambda d, t: calls.append((d, t)), strict=False
+    )
 
     assert report.total == len(rows) == 15
     assert [e.index for e in report.invalid] == [2, 5]
@@ -98,7 +100,8 @@ def test_import_keeps_each_row_s_source_id(client: Client, service: Service) -> 
     handle = make_draft(client, service.handle("source-ids"), samples=False)
     rows = formality_rows()[:4]
     given: list[object] = [17.0, " a-1 ", float("nan"), "x" * (MAX_SOURCE_ID_CHARS + 1)]
-    report = client.import_samples(handle, [{**r, "source_id": i} for r, i in zip(rows, given, strict=True)])
+    given_rows = [{**r, "source_id": i} for r, i in zip(rows, given, strict=True)]
+    report = client.import_samples(handle, given_rows, strict=False)
     assert [e.index for e in report.invalid] == [3] and "source_id" in report.invalid[0].message
     listed = {s.text: s.source_id for s in client.list_samples(handle)}
     assert listed == {rows[0]["text"]: "17", rows[1]["text"]: "a-1", rows[2]["text"]: None}
@@ -119,8 +122,9 @@ def test_import_raises_what_is_not_about_rows(idle_service: Service) -> None:
     with idle_service.client() as idle:
         handle = make_draft(idle, idle_service.handle("busyimport"))
         idle.train(handle)  # no worker: stays busy
-        with pytest.raises(ConflictError) as err:
-            idle.import_samples(handle, formality_rows())
+        new = {"trait": "formality", "text": "Kind regards, the team.", "quality": 1.0}
+        with pytest.raises(ConflictError) as err:  # a new row: stored rows alone would be duplicates
+            idle.import_samples(handle, [*formality_rows(), new])
         assert err.value.code == "model_busy" and err.value.retryable
 
 

@@ -36,7 +36,8 @@ def _missing_fields(handle: str, index: int, missing: list[str]) -> str:
         "trait": "name the trait column with trait=, add a 'trait' column (df.assign(trait='formality')), "
         "or leave it out only on a model with one trait",
         "text": "name the texts' column with text=",
-        "quality": "name the quality column with quality= (and its labels with labels={'SUBJ': 1, 'OBJ': 0})",
+        "quality": "name the quality column with quality= (a column of labels also needs labels=, each "
+        "label 1 if it means the trait's positive pole, 0 if its negative)",
     }
     return f"evaluation item {index} of {handle} has no {', '.join(missing)}: " + "; ".join(
         how[f] for f in missing
@@ -65,10 +66,12 @@ class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait mode
         `progress`: `True`/`"tqdm"` or `progress(done, total)`."""
         from core.client.importing import check_quality_cells, label_map, label_quality
 
-        found = tabular.rows(items, _ITEM_FIELDS, text=text, quality=quality, trait=trait)
+        found = tabular.rows(
+            items, _ITEM_FIELDS, call="add_evaluation_items", text=text, quality=quality, trait=trait
+        )
         rows = [dict(i) for i in self._with_only_trait(handle, found)]
         checked = label_map(labels) if labels is not None else None
-        check_quality_cells(rows, checked)
+        check_quality_cells(rows, checked, lambda: self.list_traits(handle))
         for index, row in enumerate(rows):
             missing = [f for f in _ITEM_FIELDS if f not in row]
             if missing:

@@ -48,10 +48,20 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         text: str | None = None,
         quality: str | None = None,
         trait: str | None = None,
+        source_id: str | None = None,
     ) -> list[int]:
         """Store 1..500 samples all-or-none; returns their ids (an identical stored sample keeps its id).
-        `samples` may be a DataFrame: `text=`/`quality=`/`trait=` name its columns (see `import_samples`)."""
-        rows = tabular.rows(samples, SampleInput.model_fields, text=text, quality=quality, trait=trait)
+        `samples` may be a DataFrame: `text=`/`quality=`/`trait=`/`source_id=` name its columns (see
+        `import_samples`)."""
+        rows = tabular.rows(
+            samples,
+            SampleInput.model_fields,
+            call="add_samples",
+            text=text,
+            quality=quality,
+            trait=trait,
+            source_id=source_id,
+        )
         payload = [_dump(SampleInput, s) for s in rows]
         if not 1 <= len(payload) <= MAX_SAMPLES_PER_REQUEST:
             raise ValueError(
@@ -76,6 +86,8 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         trait: str | None = None,
         labels: Mapping[object, object] | None = None,
         keep: Sequence[str] | None = None,
+        source_id: str | None = None,
+        strict: bool = True,
     ) -> ImportReport:
         """Validate every row locally, then send the valid ones in batches; see `ImportReport`.
         `samples` are dicts or a DataFrame: `text=`/`quality=`/`trait=` name its columns when they are named
@@ -86,9 +98,13 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         `progress(done, total)` (core.client.progress). Interrupted, it says how many rows were sent: what
         was sent is stored, and importing again stores the rest (a stored sample keeps its id).
         `labels` maps the quality column's labels to qualities (`{"SUBJ": 1, "OBJ": 0}`); rows without a
-        trait take the model's only trait. Rows all stored already on a trained model are reported as
-        duplicates, not refused (docs/client.md, "Import samples"). `keep` names a DataFrame's extra columns
-        kept beside each text as its `metadata`."""
+        trait take the model's only trait. Rows all stored already on a trained or training model are
+        reported as duplicates, not refused (docs/client.md, "Import samples"). `keep` names a DataFrame's
+        extra columns kept beside each text as its `metadata`; `source_id` its column of the rows' own ids
+        (else a `source_id` column, else each row's index label).
+        `strict` (the default): a row that cannot be stored raises `ImportRowsError` carrying the report
+        (`err.report`), before anything is sent when the rows are refused here; `strict=False` answers the
+        report instead. A list of texts without labels is a `TypeError` (`import_pool` takes those)."""
         from core.client.importing import check_quality_cells, import_samples, label_map
 
         checked = label_map(labels) if labels is not None else None
@@ -97,10 +113,16 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
             # `imported`, as the workbench's file import stores them (docs/api/access.md, "Imported rows").
             provenance = "imported"
         rows = tabular.rows(
-            samples, SampleInput.model_fields, text=text, quality=quality, trait=trait, keep=keep
+            samples,
+            SampleInput.model_fields,
+            text=text,
+            quality=quality,
+            trait=trait,
+            source_id=source_id,
+            keep=keep,
         )
         rows = self._with_only_trait(handle, rows)
-        check_quality_cells(rows, checked)
+        check_quality_cells(rows, checked, lambda: self.list_traits(handle))
         reporter = progress_mod.resolve(progress, f"importing into {handle}", unit="rows")
         done = [0]
 
@@ -119,6 +141,7 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
                 provenance=provenance,
                 labels=checked,
                 twins=lambda payloads: self._stored_twins(handle, payloads),
+                strict=strict,
             )
             succeeded = True
             return report

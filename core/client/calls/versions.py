@@ -88,7 +88,7 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
     def wait(
         self,
         handle: str,
-        run_id: str | None = None,
+        run_id: str | RunRef | None = None,
         *,
         timeout: float = 600.0,
         poll_interval: float = 0.5,
@@ -97,21 +97,34 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
     ) -> Model:
         """Poll the model until it is no longer busy (and, given `run_id`, its last run is that one).
 
+        `run_id` None (a no-op train's `RunRef.run_id`): the run the model has in flight, if any; a model
+        idle at the first look is answered at once, whatever its last run did (`last_operation` says).
+        A `RunRef` stands for its `run_id`.
         `progress`: `True`/`"tqdm"` for a bar or `progress(percent_done, 100)` (core.client.progress);
         `on_operation` is called with each `LastOperation` seen (phase, message, run id).
         Raises `RunFailedError` if the run failed (`RunCancelledError`, one of them, if it was cancelled) and
         `WaitTimeoutError` after `timeout` seconds. An interrupt
         (Ctrl-C, a notebook's stop) stops the waiting, not the run: it goes on in the service.
         """
+        if isinstance(run_id, RunRef):
+            run_id = run_id.run_id
+        if run_id is not None and not isinstance(run_id, str):
+            raise TypeError(
+                "wait takes the run's id (a str, as train answers it in .run_id), not "
+                f"{type(run_id).__name__}"
+            )
         reporter = progress_mod.resolve(progress, handle, unit="%")
         deadline = time.monotonic() + timeout
         model: Model | None = None
         succeeded = False
         idle_since: float | None = None  # when the model was first seen idle on another run than run_id
+        idle_at_first: bool | None = None  # without run_id: nothing in flight, no run of this wait's to judge
         try:
             while True:
                 model = self.get_model(handle)
                 op = model.last_operation
+                if idle_at_first is None:
+                    idle_at_first = run_id is None and model.state != "busy"
                 if run_id is not None and model.state != "busy" and (op is None or op.run_id != run_id):
                     idle_since = time.monotonic() if idle_since is None else idle_since
                     if time.monotonic() - idle_since >= min(UNKNOWN_RUN_GRACE, timeout):
@@ -125,9 +138,9 @@ class VersionCalls(ModelCalls, TraitCalls):  # waiting reads the model, training
                     done = 100 if op.status == "succeeded" else round((op.fraction or 0.0) * 100)
                     reporter.update(done, 100, label)
                 if model.state != "busy" and (run_id is None or (op is not None and op.run_id == run_id)):
-                    if op is not None and op.status == "failed":
+                    if op is not None and op.status == "failed" and not idle_at_first:
                         raise errors.RunFailedError(model, op)
-                    if op is not None and op.status == "cancelled":
+                    if op is not None and op.status == "cancelled" and not idle_at_first:
                         raise errors.RunCancelledError(model, op)
                     succeeded = True
                     return model
