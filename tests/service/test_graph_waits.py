@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from app.ui.graphs import both_embedders_ready, building_note
+from core.client import Health
 from core.client.models import Version as ClientVersion
 from core.embedder_words import GRAPH_NOT_BUILT
 from core.embedders.blend import BLEND_ID
@@ -61,7 +63,7 @@ def mpnet_building(tmp_path: Path, embedder_dir: Path, monkeypatch: pytest.Monke
         yield
     finally:
         holder.communicate("")  # closes its stdin: it lets go of the lock and ends
-    assert not is_built(MPNET_QINT8_ID)  # nothing here built it
+    assert not mpnet.exists()  # nothing here built it
 
 
 def _long_samples(per_pole: int) -> list[dict[str, object]]:
@@ -93,9 +95,18 @@ def _train(svc: Svc, handle: str) -> list[str | None]:
     return said
 
 
-@pytest.mark.usefixtures("mpnet_building")
-def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(idle_svc: Svc) -> None:
+def _health(svc: Svc) -> Health:
+    return Health.model_validate(check(svc.client.get("/v1/health"), 200))
+
+
+def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(
+    idle_svc: Svc, mpnet_building: None, embedder_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     c, h = idle_svc.client, idle_svc.author
+    states = {g.name: g.state for g in _health(idle_svc).embedders}
+    assert states == {"e5-small-qint8": "built", "mpnet-base": "building"}
+    note = str(building_note(_health(idle_svc)))
+    assert note.startswith("mpnet-base: its int8 graph is being built on this machine"), note
     make_model(c, h, "acme.graph-auto", with_data=False, embedder="auto")
     check(c.post("/v1/models/acme.graph-auto/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
     rows = {"samples": _long_samples(6)}
@@ -108,20 +119,20 @@ def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(idle_svc: 
     )
     version = check(c.get("/v1/models/acme.graph-auto/versions/v1", headers=h), 200)
     body = version["body"]
-    assert body["embedder"] == E5_QINT8_ID and body["not_compared"] == [
-        {"embedder": BLEND_ID, "name": "blend"}
-    ]
-    assert body["not_compared_because"] == GRAPH_NOT_BUILT
-    assert ClientVersion.model_validate(version).embedder_words.endswith(
-        f"not on both embedders: {GRAPH_NOT_BUILT})"
-    )
+    assert body["embedder"] == E5_QINT8_ID and body["not_compared_because"] == GRAPH_NOT_BUILT
+    assert body["not_compared"] == [{"embedder": BLEND_ID, "name": "blend"}]
+    versions = [ClientVersion.model_validate(version)]
+    assert versions[0].embedder_words.endswith(f"not on both embedders: {GRAPH_NOT_BUILT})")
+    assert not both_embedders_ready(_health(idle_svc), versions, 1)  # not while it is being built
 
     # A model pinned to e5-small trains meanwhile, its graph checked without waiting for mpnet-base's lock.
     make_model(c, h, "acme.graph-e5", with_data=False, embedder="e5-small-qint8")
     check(c.post("/v1/models/acme.graph-e5/traits", json={"traits": TRAITS[1:]}, headers=h), 201)
     check(c.post("/v1/models/acme.graph-e5/samples", json=rows, headers=h), 201)
     assert "graph" not in str(_train(idle_svc, "acme.graph-e5")[0])  # nothing waited for: the phase's words
-    assert (
-        check(c.get("/v1/models/acme.graph-e5/versions/v1", headers=h), 200)["body"]["embedder"]
-        == E5_QINT8_ID
-    )
+    pinned = check(c.get("/v1/models/acme.graph-e5/versions/v1", headers=h), 200)
+    assert pinned["body"]["embedder"] == E5_QINT8_ID
+
+    # The Training page offers both embedders once the graph is built (the owner's choice), not before.
+    monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(embedder_dir.parent))  # where every graph is built
+    assert both_embedders_ready(_health(idle_svc), versions, 1)
