@@ -170,13 +170,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     ids = args.ids or None
     if args.detach:
-        started = start_detached(ids)
-        where = graphs.graphs_dir()
-        print(
-            f"Building the int8 graphs {', '.join(missing(ids))} in the background into {where}"
-            if started
-            else f"The int8 graphs are built or being built in {where}"
-        )
+        todo = missing(ids)
+        if start_detached(ids) is not None:  # silent when there is nothing to build
+            print(f"Building the int8 graphs of {', '.join(todo)} in the background ({graphs.graphs_dir()})")
         return
     if args.nice and hasattr(os, "nice"):
         os.nice(19)
