@@ -12,6 +12,7 @@ manifest are each moved in place whole: core/embedders/int8_build.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -19,8 +20,12 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.config import core_settings
+
+if TYPE_CHECKING:  # filelock is imported where a graph is built or probed
+    from filelock import FileLock
 
 #: Modules of core/embedders that decide which graphs to build, where and when, or read vectors from them,
 #: never what a graph holds: editing them keeps the built graphs.
@@ -49,6 +54,23 @@ def graphs_dir() -> Path:
     return core_settings().graph_cache / build_code_version()
 
 
+def make_folder(folder: Path) -> None:
+    """`folder` made with the mode of the folder it is in: in a cache every user of a machine may write to
+    (`SCORING_EMBEDDER_DIR` of mode 1777, say), each of them may build into it too."""
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # another user's folder, made meanwhile
+        folder.chmod(folder.parent.stat().st_mode & 0o7777)
+
+
+def lock(graph: Path) -> FileLock:
+    """The lock a build of `graph` holds, its file writable by every user who may build into the folder."""
+    from filelock import FileLock
+
+    return FileLock(lock_path(graph), mode=0o666)
+
+
 def lock_path(graph: Path) -> Path:
     """The lock file a build of `graph` holds."""
     return graph.with_suffix(".lock")
@@ -67,16 +89,17 @@ def is_built(graph: Path) -> bool:
 
 def is_building(graph: Path) -> bool:
     """Whether a build of `graph` holds its lock now, in any process on this machine."""
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
-    path = lock_path(graph)
-    if not path.exists():
+    if not lock_path(graph).exists():
         return False
-    probe = FileLock(path)
+    probe = lock(graph)
     try:
         probe.acquire(timeout=0)
     except Timeout:
         return True
+    except OSError:  # a lock file this user may not open: it cannot tell
+        return False
     probe.release()
     return False
 
@@ -85,7 +108,7 @@ def remove_unused(days: float = UNUSED_DAYS) -> list[Path]:
     """Mark this build code's folder used now, and remove the cache's folders of other build code unused for
     `days` (their graphs are never read again by this code)."""
     mine = graphs_dir()
-    mine.mkdir(parents=True, exist_ok=True)
+    make_folder(mine)
     os.utime(mine)
     removed = []
     for other in mine.parent.iterdir():

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from filelock import FileLock
 
-from core.embedders.graphs import is_built, lock_path, manifest_path
+from core.embedders.graphs import is_built, lock, make_folder, manifest_path
 from core.errors import ModelFileError
 from core.json_types import JsonObject
 
@@ -307,8 +306,8 @@ def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, 
     build rather than make their own, and a build of another graph holds up none of them."""
     embedder_id = recipe.embedder_id
     if not is_built(graph):
-        graph.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(lock_path(graph)):
+        make_folder(graph.parent)
+        with lock(graph):
             if not is_built(graph):  # not built while we waited
                 build()
     try:

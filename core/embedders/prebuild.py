@@ -107,8 +107,12 @@ def start_detached(embedder_ids: Iterable[str] | None = None) -> subprocess.Pope
     if not todo:
         return None
     folder = graphs.graphs_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "prebuild.log").open("ab") as log:
+    graphs.make_folder(folder)
+    try:
+        log = (folder / "prebuild.log").open("ab")
+    except OSError:  # another user's log in a shared cache
+        log = open(os.devnull, "ab")  # noqa: SIM115 - closed below, once the process has it
+    with log:
         process = subprocess.Popen(
             [sys.executable, "-m", "core.embedders.prebuild", "--nice", *todo],
             cwd=Path(__file__).resolve().parents[2],
