@@ -101,8 +101,8 @@ def missing(embedder_ids: Iterable[str] | None = None) -> list[str]:
 
 def start_detached(embedder_ids: Iterable[str] | None = None) -> subprocess.Popen[bytes] | None:
     """Build the graphs of `embedder_ids` (default `buildable()`) not built yet in a process of its own, at
-    the lowest CPU priority, that outlives this one (a session of its own; its log `prebuild.log` in the
-    graphs' cache); None when none is missing or each is being built already."""
+    the lowest CPU priority but e5-small's, that outlives this one (a session of its own; its log
+    `prebuild.log` in the graphs' cache); None when none is missing or each is being built already."""
     todo = [i for i in missing(embedder_ids) if not is_building(i)]
     if not todo:
         return None
@@ -178,10 +178,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         if start_detached(ids) is not None:  # silent when there is nothing to build
             print(f"Building the int8 graphs of {', '.join(todo)} in the background ({graphs.graphs_dir()})")
         return
+    graphs.remove_unused()
+    todo = buildable() if ids is None else ids
+    # e5-small's graph at the usual priority: every first training waits for it (at the lowest, on a busy
+    # machine, it would wait behind all else); the others, which no training waits for, at the lowest.
+    first = [i for i in todo if i == E5_QINT8_ID] if args.nice else []
+    build_missing(first, progress=_log)
     if args.nice and hasattr(os, "nice"):
         os.nice(19)
-    graphs.remove_unused()
-    build_missing(ids, progress=lambda line: print(f"{time.strftime('%H:%M:%S')} {line}", flush=True))
+    build_missing([i for i in todo if i not in first], progress=_log)
+
+
+def _log(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
 
 
 def _cpu() -> float:
