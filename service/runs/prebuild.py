@@ -12,11 +12,15 @@ graph, in any process: built (its files are there), building (a process holds it
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Literal
 
 log = logging.getLogger(__name__)
 
 GraphState = Literal["built", "building", "not built"]
+
+_started = False
+_lock = threading.Lock()
 
 
 def wanted() -> list[str]:
@@ -38,14 +42,21 @@ def ahead(default_embedder: str) -> bool:
 
 
 def start() -> bool:
-    """Build the missing graphs in a detached process of low priority; False when none is missing or each is
-    being built already (by another service, the install, a notebook's)."""
+    """Build the missing graphs in a detached process of low priority, once a process (a build that failed
+    is tried again by the next start, or by the first training that needs it); False when none is missing,
+    each is being built already (by another service, the install, a notebook's), or this process started
+    one already."""
+    global _started
     from core.embedders.prebuild import start_detached
 
-    started = start_detached(wanted())
-    if started is not None:
-        log.info("int8 graphs: building the missing ones in the background (process %d)", started.pid)
-    return started is not None
+    with _lock:
+        if _started:
+            return False
+        process = start_detached(wanted())
+        _started = process is not None
+    if process is not None:
+        log.info("int8 graphs: building the missing ones in the background (process %d)", process.pid)
+    return process is not None
 
 
 def states() -> dict[str, GraphState]:
