@@ -239,7 +239,7 @@ class LocalService:
         """The embedder `name_or_id`, reading first the vectors this service computed already (its cache on
         this machine), so texts it trained on or scored are not embedded again in this process; the others
         are embedded here and never written to the service's cache. Its int8 graph is the service's (in the
-        service's embedders directory), not a second build in this process's."""
+        graphs' cache every data directory shares), never a second build."""
         from core.embedders.blend import BlendEmbedder
         from core.embedders.registry import get_embedder_in
 

@@ -132,7 +132,7 @@ def build_missing(
     progress: Callable[[str], None] | None = None,
 ) -> list[Prebuilt]:
     """Build each graph of `embedder_ids` (full ids; default `buildable()`) not yet in `directory` (default
-    the embedders directory: $SCORING_EMBEDDER_DIR, …), one after the other, and verify each one built.
+    the graphs' cache, graphs.py), one after the other, and verify each one built.
     `progress` gets one line before each build and one after. Raises what a build raises (ModelFileError
     when a graph misses its gate); EmbedderUnavailableError for an id that has no int8 graph."""
     ids = buildable() if embedder_ids is None else list(embedder_ids)

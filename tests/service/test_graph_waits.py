@@ -19,7 +19,7 @@ from core.embedders.blend import BLEND_ID
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.graphs import build_code_version, lock_path, manifest_path
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
-from core.embedders.prebuild import graph_of, is_building, is_built
+from core.embedders.prebuild import graph_of, is_building, is_built, waiting_words
 from service.store.tables import Run
 from tests.support.checkpoints import on_progress
 from tests.support.service import TRAITS, Svc, check, make_model
@@ -105,6 +105,13 @@ def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(
     c, h = idle_svc.client, idle_svc.author
     states = {g.name: g.state for g in _health(idle_svc).embedders}
     assert states == {"e5-small-qint8": "built", "mpnet-base": "building"}
+    # What a training that needs mpnet-base's graph says from its first report (service/runs/train.py).
+    assert waiting_words(E5_QINT8_ID) is None
+    assert (
+        waiting_words(BLEND_ID)
+        == waiting_words(MPNET_QINT8_ID)
+        == ("waiting for mpnet-base's int8 graph, being built on this machine (once for every user)")
+    )
     note = str(building_note(_health(idle_svc)))
     assert note.startswith("mpnet-base: its int8 graph is being built on this machine"), note
     make_model(c, h, "acme.graph-auto", with_data=False, embedder="auto")
