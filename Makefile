@@ -94,8 +94,12 @@ PORT ?= 8501
 OURS = core service app pages harness benchmarks tests
 COMPILE_OURS = $(BIN)/python -m compileall -q -j 0 $(OURS)
 
+# The int8 graphs not built yet, in a detached process of low priority, into the user's graphs' cache
+# (core/embedders/prebuild.py): a first training rarely waits for them. Not in the install stamp, which
+# `make test` shares: its own prebuild builds the same graphs in the foreground.
 run: $(RUN_STAMP)
 	@$(COMPILE_OURS)
+	@$(BIN)/python -m core.embedders.prebuild --detach
 	@$(BIN)/python -m app.banner $(PORT)
 	@$(BIN)/python -m app.launch --server.port $(PORT) --logger.hideWelcomeMessage true --logger.level warning
 
@@ -115,8 +119,8 @@ PYTEST_WORKERS ?= 3
 # `make coverage` runs the whole suite measuring its line coverage ([tool.coverage] in pyproject.toml, whose
 # fail_under is the floor); `make test`, what CI runs, measures none: the tracer costs the in-process tests a
 # sixth to a quarter of their CPU (docs/decisions/0023).
-# The int8 graphs of every embedder the suite uses, built before it into the tests' cache (one directory per
-# version of core/embedders' build code, tests/support/embedders.py), saying what it built and what that cost:
+# The int8 graphs of every embedder the suite uses, built before it into the user's graphs' cache, the one
+# `make run` uses (one folder per version of core/embedders' build code), saying what it built and its cost:
 # a test waiting on a graph would otherwise wait behind its build (minutes of CPU for mpnet-base) on a machine
 # that never ran the suite.
 PREBUILD = $(BIN)/python -m tests.support.embedders

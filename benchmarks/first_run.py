@@ -9,6 +9,14 @@ train in the background. `--demo-trained` then waits for them: seconds from the 
 the manifest trains has a version (in a new data directory the service also builds its int8 graphs first, as
 on a new machine). Each run in a new data directory.
 
+Several data directories on one machine: `--runs 2 --demo-trained --first-training --empty-graphs` starts each
+run's workbench over a new data directory, all of them with one graphs' cache that starts empty
+(`SCORING_EMBEDDER_DIR`, as a new user's), and after the demo models trains the draft demo model as a
+newcomer's first default (`auto`) training would: seconds to its version, the embedder it took, and what its
+progress said it waited for. The graphs are built once, in the background (`prebuild.log` of the cache, whose
+builds the report lists); the second data directory's first training finds them, or trains on e5-small alone
+while mpnet-base's is still building.
+
 `--python` and `--root` time another checkout with its own venv (a fresh clone after `make
 .venv/.installed-runtime`: its first start also byte-compiles what it imports, as `make run` installs
 without compiling). Prints each run with `uptime`'s load and writes benchmarks/results/first_run.json
@@ -44,14 +52,19 @@ RESULTS = ROOT / "benchmarks" / "results" / "first_run.json"
 DEMO_TRAINED_TIMEOUT_S = 1800.0
 
 
+def service_client(data_dir: Path) -> Client:
+    """A client of the local service of `data_dir` (its address is in its log)."""
+    ready = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
+    return Client(ready.split("ready on ")[1].strip(), (data_dir / KEY_FILE).read_text().strip())
+
+
 def demo_trained(data_dir: Path, root: Path) -> None:
     """Wait until every demo model the manifest trains has a version (the service's address is in its log)."""
-    ready = [x for x in (data_dir / "service.log").read_text().splitlines() if "ready on http" in x][-1]
     demos = root / "sample_data"
     slugs = [e.slug for e in read_manifest(demos) if e.on_first_start != "draft"]
     wanted = {read_demo_model(slug, demos).name for slug in slugs}
     deadline = time.monotonic() + DEMO_TRAINED_TIMEOUT_S
-    with Client(ready.split("ready on ")[1].strip(), (data_dir / KEY_FILE).read_text().strip()) as client:
+    with service_client(data_dir) as client:
         while time.monotonic() < deadline:
             models = client.list_models(namespace="local")
             trained = {m.handle.split(".", 1)[1] for m in models if m.version_no}
@@ -61,12 +74,59 @@ def demo_trained(data_dir: Path, root: Path) -> None:
     raise TimeoutError(f"the demo models {sorted(wanted)} were not trained in {DEMO_TRAINED_TIMEOUT_S:.0f} s")
 
 
+def first_training(data_dir: Path, root: Path) -> dict[str, Any]:
+    """Train the draft demo model (`auto`, as a newcomer's first model): seconds to its version, the embedder
+    the version took (in words), and the progress messages that said what the run waited for."""
+    demos = root / "sample_data"
+    draft = next(e.slug for e in read_manifest(demos) if e.on_first_start == "draft")
+    with service_client(data_dir) as client:
+        handle = f"local.{read_demo_model(draft, demos).name}"
+        started = time.perf_counter()
+        run_id = client.train(handle, effort="low").run_id
+        said: list[str] = []
+        while True:
+            model = client.get_model(handle)
+            op = model.last_operation
+            message = op.progress.get("message") if op is not None and isinstance(op.progress, dict) else None
+            if isinstance(message, str) and message not in said:
+                said.append(message)
+            if model.state != "busy" and op is not None and op.run_id == run_id:
+                break
+            time.sleep(0.5)
+        seconds = time.perf_counter() - started
+        words = client.get_version(handle, model.version_no).embedder_words if model.version_no else ""
+    return {
+        "first_training_s": round(seconds, 1),
+        "first_training_version": words,
+        "first_training_said": [m for m in said if "graph" in m],
+    }
+
+
+def graph_builds(cache: Path) -> list[str]:
+    """The builds the graphs' cache's background prebuild logged (the detached builds left running are
+    awaited first: their process holds each graph's lock)."""
+    log = next(cache.glob("*/prebuild.log"), None)
+    if log is None:
+        return []
+    while "building" in log.read_text().splitlines()[-1]:  # a build under way: its "built in" line follows
+        time.sleep(5)
+    return [line for line in log.read_text().splitlines() if " built in " in line]
+
+
 def one_run(
-    browser: Any, data_dir: Path, python: str, root: Path, wait_demo: bool = False
-) -> dict[str, float]:
+    browser: Any,
+    data_dir: Path,
+    python: str,
+    root: Path,
+    wait_demo: bool = False,
+    graphs: Path | None = None,
+    train_first: bool = False,
+) -> dict[str, Any]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCORING_")}
     env |= {"SCORING_DATA_DIR": str(data_dir), "PYTHONPATH": str(root)}
+    if graphs is not None:
+        env["SCORING_EMBEDDER_DIR"] = str(graphs)
     # As `make run` starts it: app.launch (the service starting with Streamlit) where the checkout has it.
     launch = ["-m", "app.launch"]
     if not (root / "app" / "launch.py").exists():
@@ -96,10 +156,15 @@ def one_run(
             if wait_demo:
                 demo_trained(data_dir, root)
             trained = time.perf_counter() - started
+            first = first_training(data_dir, root) if train_first else {}
         finally:
             server.terminate()
             server.wait(timeout=30)
-    result = {"streamlit_up_s": round(up, 2), "first_visit_s": round(visit, 2), "load_1min": round(load, 2)}
+    result: dict[str, Any] = {
+        "streamlit_up_s": round(up, 2),
+        "first_visit_s": round(visit, 2),
+        "load_1min": round(load, 2),
+    }
     result["start_to_page_s"] = round(up + visit, 2)
     if wait_demo:
         result["start_to_demo_trained_s"] = round(trained, 1)
@@ -108,6 +173,10 @@ def one_run(
         f"start to page {up + visit:5.2f} s (load {load:.2f}, {' '.join(launch[1:2])})"
         + (f", demo models trained {trained:.1f} s after the start" if wait_demo else "")
     )
+    if first:
+        result |= first
+        print(f"  first default training {first['first_training_s']} s: {first['first_training_version']}")
+        print("".join(f"    said: {m}\n" for m in first["first_training_said"]), end="")
     return result
 
 
@@ -118,18 +187,25 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app/main.py runs")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--demo-trained", action="store_true", help="also time the demo models' training")
+    parser.add_argument("--first-training", action="store_true", help="then train the draft demo (`auto`)")
+    parser.add_argument("--empty-graphs", action="store_true", help="every run on one new graphs' cache")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     runs = []
-    with sync_playwright() as p:
+    with tempfile.TemporaryDirectory() as cache, sync_playwright() as p:
+        graphs = Path(cache) if args.empty_graphs else None
         browser = chromium.launch(p)
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(browser, Path(tmp), args.python, args.root, args.demo_trained))
+                demo, first = args.demo_trained, args.first_training
+                runs.append(one_run(browser, Path(tmp), args.python, args.root, demo, graphs, first))
         browser.close()
+        builds = graph_builds(graphs) if graphs is not None else []
+    print("".join(f"  graphs' cache: {line}\n" for line in builds), end="")
     report = {
         "runs": runs,
+        "graph_builds": builds,
         "python": args.python,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "measured_at": datetime.now().isoformat(timespec="seconds"),

@@ -6,6 +6,7 @@ workbench's `app/config.py` (which extends these); docs/settings.md lists them a
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,6 +14,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 PREFIX = "SCORING_"
 HOME = Path.home() / ".scoring-workbench"
+
+
+def user_cache_dir() -> Path:
+    """The user's cache directory: `$XDG_CACHE_HOME`, else `~/Library/Caches` on macOS, else `~/.cache`."""
+    if xdg := os.environ.get("XDG_CACHE_HOME", "").strip():
+        return Path(xdg).expanduser()
+    return Path.home() / ("Library/Caches" if sys.platform == "darwin" else ".cache")
+
+
+#: Where the int8 graphs are kept when `SCORING_EMBEDDER_DIR` is unset (shown in docs/settings.md as written).
+GRAPH_CACHE = "scoring-workbench/embedders"
 
 
 def env_name(field: str) -> str:
@@ -40,21 +52,28 @@ class CoreSettings(BaseModel):
     data_dir: Path | None = Field(
         None,
         description="The local service's data directory (`core.start_local_service`); unset: "
-        f"`~/{HOME.name}`. Its `embedders/` holds the int8 graphs, unless `SCORING_EMBEDDER_DIR` is set.",
+        f"`~/{HOME.name}`.",
     )
     embedder_threads: int = Field(
         0, ge=0, description="onnxruntime threads of an embedder session not given `threads`; 0: all cores."
     )
     embedder_dir: Path | None = Field(
         None,
-        description="Where the int8 graphs are built on first use; unset: `embedders/` in "
-        f"`SCORING_DATA_DIR`, else in `~/{HOME.name}`.",
+        description="The cache of the int8 embedder graphs, shared by every data directory, local "
+        "service and test run of this user (each build code's graphs in a folder of their own); point every "
+        f"user of a machine at one folder to build them once a machine. Unset: `{GRAPH_CACHE}` in the user's "
+        "cache directory (`$XDG_CACHE_HOME`, else `~/.cache`; `~/Library/Caches` on macOS).",
     )
 
     @property
     def home(self) -> Path:
         """The local service's data directory."""
         return (self.data_dir or HOME).expanduser()
+
+    @property
+    def graph_cache(self) -> Path:
+        """The int8 graphs' cache (`core.embedders.graphs` keys it by their build code)."""
+        return self.embedder_dir.expanduser() if self.embedder_dir else user_cache_dir() / GRAPH_CACHE
 
 
 def core_settings(environ: Mapping[str, str] | None = None) -> CoreSettings:

@@ -12,6 +12,10 @@ from collections.abc import Mapping, Sequence
 #: is.
 BLEND = "blend"
 BOTH = "both embedders"
+#: Why `auto` trained a version on e5-small alone where it would train on both embedders: mpnet-base's int8
+#: graph was not built yet (a first training waits for no build). The Training page offers both embedders
+#: once the graph is built, by these words.
+GRAPH_NOT_BUILT = "mpnet-base's int8 graph was not built on this machine yet"
 #: An out-of-fold ROC-AUC whose standard error is over this rests on too few labels to read closely: at 8
 #: labels a pole it is about 0.10, at 32 about 0.046, at 256 about 0.014 (benchmarks/embedder_choice.py, its
 #: out-of-fold figures against the test's). The Training page's per-trait warning reads the same bound.

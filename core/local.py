@@ -239,7 +239,7 @@ class LocalService:
         """The embedder `name_or_id`, reading first the vectors this service computed already (its cache on
         this machine), so texts it trained on or scored are not embedded again in this process; the others
         are embedded here and never written to the service's cache. Its int8 graph is the service's (in the
-        service's embedders directory), not a second build in this process's."""
+        graphs' cache every data directory shares), never a second build."""
         from core.embedders.blend import BlendEmbedder
         from core.embedders.registry import get_embedder_in
 
@@ -251,10 +251,11 @@ class LocalService:
 
     @property
     def embedders_dir(self) -> Path:
-        """Where the service reads and builds its int8 graphs: `SCORING_EMBEDDER_DIR` as it started with,
-        else its data directory's `embedders/`."""
-        settings = core_settings({**os.environ, ENV_DATA_DIR: str(self.data_dir)})
-        return settings.embedder_dir.expanduser() if settings.embedder_dir else settings.home / "embedders"
+        """Where the service reads and builds its int8 graphs: the graphs' cache every data directory shares
+        (core/embedders/graphs.py), as `SCORING_EMBEDDER_DIR` set it when the service started."""
+        from core.embedders.graphs import graphs_dir
+
+        return graphs_dir()
 
     def scorer(self, snapshot: JsonObject | str) -> Scorer:
         """`core.engine.Scorer.from_snapshot(snapshot)` with `embedder()`: scoring the served model's texts

@@ -9,7 +9,7 @@ from app.shell import reads
 from app.shell.backend import demo_load
 from app.shell.roles import allows, gate
 from app.ui.forms import check_handle, create_fields
-from app.ui.graphs import building_note
+from app.ui.graphs import building_note, health
 from app.ui.inert import code
 from app.ui.navigation import PageName, switch_to
 from app.ui.paging import paged, pager_buttons
@@ -223,7 +223,7 @@ def _create() -> None:
             ),
         )
         both = embedder_choices[embedder] in (None, AUTO_EMBEDDER, BLEND_EMBEDDER)
-        if both and (building := building_note(client)):
+        if both and (building := building_note(health(client))):
             st.caption(building)
         additional_terms = st.text_area("Additional terms", height=68)
         upstream = st.text_area("Upstream sources", height=68, help="One a line: `url | title | license`")

@@ -9,7 +9,7 @@ import streamlit as st
 from app.evaluation.versions import training_left_out, trait_metrics_frame, uncertain_roc_auc, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
-from app.ui.graphs import building_note
+from app.ui.graphs import both_embedders_ready, building_note, health
 from app.ui.inert import code, escape_md
 from app.ui.navigation import switch_to
 from app.ui.widgets import (
@@ -43,6 +43,25 @@ def oof_note(metrics: dict[str, Any]) -> str:
     )
 
 
+def start_training(effort: str, reoptimize: bool) -> None:
+    """Start a training (a retune when `reoptimize`), logged for this session, and draw the page again."""
+    with guard("Starting training"):
+        ref = client.train(handle, effort, reoptimize_params=reoptimize)
+        log = st.session_state.setdefault("operations_log", [])
+        log.append(
+            {
+                "model": handle,
+                "kind": "retune" if reoptimize else "train",
+                "effort": effort,
+                "run_id": ref.run_id,
+                "state after call": ref.state,
+            }
+        )
+        if ref.run_id is None:
+            st.session_state["training_flash"] = "Already trained: nothing to do."
+        st.rerun()
+
+
 backend, client, model, handle, busy = open_model_page("Training")
 if flash := st.session_state.pop("training_flash", None):
     st.success(flash)
@@ -51,8 +70,11 @@ ready = state == "ready"
 
 with st.container(border=True):
     st.subheader("Start a run")
-    if building := building_note(client):
+    graphs = health(client)
+    if building := building_note(graphs):
         st.info(building)
+    with guard("Listing versions"):
+        better = ready and both_embedders_ready(graphs, reads.versions(client, handle), model.version_no)
     t1, t2 = st.columns([2, 1])
     effort = t1.select_slider(
         "Effort",
@@ -79,22 +101,15 @@ with st.container(border=True):
     if state == "archived":
         st.caption("Archived models cannot be trained.")
     may_train = gate(backend, "manage", "Training")
+    if better:  # the owner's choice: no version is made unasked
+        st.info(
+            f"mpnet-base's int8 graph is built now: v{model.version_no} trained on e5-small alone while it "
+            "was being built. Training again on both embedders makes a new version."
+        )
+        if st.button("Train on both embedders now", disabled=busy or not may_train, key="train_both"):
+            start_training(effort, reoptimize=True)
     if st.button(label, type="primary", disabled=busy or not can_start or not may_train, key="train_go"):
-        with guard("Starting training"):
-            ref = client.train(handle, effort, reoptimize_params=bool(ready and reopt))
-            log = st.session_state.setdefault("operations_log", [])
-            log.append(
-                {
-                    "model": handle,
-                    "kind": "retune" if ready and reopt else "train",
-                    "effort": effort,
-                    "run_id": ref.run_id,
-                    "state after call": ref.state,
-                }
-            )
-            if ref.run_id is None:
-                st.session_state["training_flash"] = "Already trained: nothing to do."
-            st.rerun()
+        start_training(effort, reoptimize=bool(ready and reopt))
 
 op = model.last_operation
 if op and not busy:

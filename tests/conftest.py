@@ -24,12 +24,12 @@ pg_cluster = pg_cluster_fixture()
 
 @pytest.fixture(scope="session", autouse=True)
 def embedder_dir() -> Path:
-    """Where the int8 graphs are: one directory for every run of the same build code, its xdist workers and
-    the processes they start included, never in the user's home. `make test` builds the graphs there before
-    the suite (tests/support/embedders.py); a graph missing still is built on first use, once (the others
-    wait for that build: core/embedders/int8_build.py)."""
+    """Where the int8 graphs are: the graphs' cache of the user running the tests (core/embedders/graphs.py),
+    for its xdist workers and the processes they start too, whatever HOME a test gives them. `make test`
+    builds the graphs there before the suite (tests/support/embedders.py); a graph missing still is built on
+    first use, once (the others wait for that build: core/embedders/int8_build.py)."""
     path = suite_embedder_dir()
-    os.environ["SCORING_EMBEDDER_DIR"] = str(path)
+    os.environ["SCORING_EMBEDDER_DIR"] = str(path.parent)
     return path
 
 

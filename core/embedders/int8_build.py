@@ -10,14 +10,13 @@ import json
 import logging
 import os
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from filelock import FileLock
 
+from core.embedders.graphs import is_built, lock, make_folder, manifest_path
 from core.errors import ModelFileError
 from core.json_types import JsonObject
 
@@ -25,11 +24,6 @@ if TYPE_CHECKING:  # onnx is imported where a graph is built, not on every start
     import onnx
 
     from core.embedders.smoothing import Feeds, Vectors
-
-# One build at a time in a process, and in a directory across processes (`.build.lock` there): the API and
-# its worker, or two notebooks, starting at once wait for one build rather than each spending its minute of
-# CPU. os.replace makes the install atomic.
-_build_lock = threading.Lock()
 
 
 class BuildRecipe(Protocol):
@@ -67,10 +61,6 @@ def sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def manifest_path(graph: Path) -> Path:
-    return graph.with_suffix(".json")
 
 
 @contextlib.contextmanager
@@ -300,21 +290,26 @@ def install(
             f"minimum cosine {cosine.min():.4f} < {min_cosine} on {len(cosine)} texts"
         )
     manifest["sha256"] = sha256(built)
-    os.replace(built, dest)  # a concurrent reader sees no file or the whole file
-    manifest_path(dest).write_text(json.dumps(manifest, indent=2) + "\n")
+    # A reader takes no lock: it sees no file or the whole file, and the manifest, moved in place last, only
+    # once the graph is whole.
+    os.replace(built, dest)
+    written = built.with_suffix(".json")
+    written.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(written, manifest_path(dest))
     return manifest
 
 
 def checked_graph(graph: Path, build: Callable[[], object], source_sha256: str, recipe: BuildRecipe) -> Path:
     """`graph`, built first by `build()` if it or its manifest is missing, and checked against the manifest:
-    the same source and recipe, and the sha256 the build recorded."""
+    the same source and recipe, and the sha256 the build recorded. A built graph is checked without any lock;
+    a build holds `graph`'s own lock file, so processes and threads asking for it meanwhile wait for that
+    build rather than make their own, and a build of another graph holds up none of them."""
     embedder_id = recipe.embedder_id
-    with _build_lock:
-        if not graph.exists() or not manifest_path(graph).exists():
-            graph.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(graph.parent / ".build.lock"):
-                if not graph.exists() or not manifest_path(graph).exists():  # not built while we waited
-                    build()
+    if not is_built(graph):
+        make_folder(graph.parent)
+        with lock(graph):
+            if not is_built(graph):  # not built while we waited
+                build()
     try:
         manifest = json.loads(manifest_path(graph).read_text())
         expected = manifest["sha256"]

@@ -25,11 +25,12 @@ import numpy as np
 
 from core.config import core_settings
 from core.embedders.base import cut_for_window, encode_by_length
+from core.embedders.graphs import graphs_dir
 from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.mpnet_graph import HIDDEN, MAX_TOKENS, PADDING_INDEX
 from core.embedders.mpnet_source import MODEL_SHA256, extract_model, part_paths, read_tokenizer
 from core.embedders.onnx_session import open_session
-from core.embedders.quantized import GATE_MIN_COSINE, embedders_dir, gate_texts
+from core.embedders.quantized import GATE_MIN_COSINE, gate_texts
 from core.json_types import JsonObject
 
 DIM = HIDDEN
@@ -137,7 +138,7 @@ def built_path(directory: Path | None = None, recipe: MPNetRecipe = QI8) -> Path
     import onnxruntime
 
     tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
-    return (directory or embedders_dir()) / f"mpnet-base-{tag}-ort{onnxruntime.__version__}.onnx"
+    return (directory or graphs_dir()) / f"mpnet-base-{tag}-ort{onnxruntime.__version__}.onnx"
 
 
 class MPNetQuantizedEmbedder:

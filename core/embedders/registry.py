@@ -175,9 +175,10 @@ _in_directories: dict[tuple[str, Path], Embedder] = {}
 
 
 def get_embedder_in(name_or_id: str, directory: Path) -> Embedder:
-    """`get_embedder`, its int8 graph read (or built once) in `directory` instead of this process's embedders
-    directory: a notebook scoring with a local service's models uses the graphs that service built."""
-    from core.embedders.quantized import embedders_dir
+    """`get_embedder`, its int8 graph read (or built once) in `directory` instead of this process's graphs'
+    cache (core/embedders/graphs.py): a notebook scoring with a local service's models uses the graphs that
+    service reads, wherever it was told to keep them."""
+    from core.embedders.graphs import graphs_dir
 
     wanted = embedder_id(name_or_id)
     if (parts := parts_of(wanted)) is not None:
@@ -187,7 +188,7 @@ def get_embedder_in(name_or_id: str, directory: Path) -> Embedder:
         MPNET_QINT8_ID: MPNetQuantizedEmbedder,
         QINT8V2_ID: QuantizedMiniLMEmbedder,
     }
-    if wanted not in makers or directory.expanduser() == embedders_dir():
+    if wanted not in makers or directory.expanduser() == graphs_dir():
         return get_embedder(wanted)
     key = (wanted, directory.expanduser())
     with _lock:

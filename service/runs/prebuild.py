@@ -1,12 +1,12 @@
 """The embedders' int8 graphs built in the background from the service's first start, not in a user's run.
 
-mpnet-base's graph takes minutes of CPU and ~3 GB once a machine (docs/embedders.md); built on first use it
-would fall inside the first training on both embedders, behind a still bar. The process that runs trainings
-starts `start()` with its worker where new models default to both embedders (`ahead`): one daemon thread
-builds what is missing (`core.embedders.prebuild`, which shares the directory's `.build.lock` with every other
-build, so a training that needs the graph meanwhile waits for this build instead of making its own).
-`states()` is what `GET /v1/health` says of each graph, in any process: built (its files are there), building
-(a build holds the directory's lock, or this process's thread is at it), not built.
+mpnet-base's graph takes minutes of CPU once a machine (docs/embedders.md); built on first use it would fall
+inside a first training, behind a still bar. The process that runs trainings calls `start()` with its worker
+where new models default to both embedders (`ahead`): a detached process of low priority builds what is
+missing into the graphs' cache every data directory shares (`core.embedders.prebuild.start_detached`), each
+graph under its own lock, so a training that needs one meanwhile waits for that build instead of making its
+own, and one that needs another graph waits for nothing. `states()` is what `GET /v1/health` says of each
+graph, in any process: built (its files are there), building (a process holds its lock), not built.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ log = logging.getLogger(__name__)
 
 GraphState = Literal["built", "building", "not built"]
 
-_thread: threading.Thread | None = None
-_failed: str | None = None
+_started = False
 _lock = threading.Lock()
 
 
@@ -43,58 +42,33 @@ def ahead(default_embedder: str) -> bool:
 
 
 def start() -> bool:
-    """Build the missing graphs on a daemon thread, once a process; False when nothing is left to build."""
-    global _thread
-    from core.embedders.prebuild import is_built
+    """Build the missing graphs in a detached process of low priority, once a process (a build that failed
+    is tried again by the next start, or by the first training that needs it); False when none is missing,
+    each is being built already (by another service, the install, a notebook's), or this process started
+    one already."""
+    global _started
+    from core.embedders.prebuild import start_detached
 
-    missing = [b for b in wanted() if not is_built(b)]
     with _lock:
-        if not missing or (_thread is not None and _thread.is_alive()):
+        if _started:
             return False
-        _thread = threading.Thread(target=_build, args=(missing,), name="prebuild-graphs", daemon=True)
-        _thread.start()
-    return True
-
-
-def _build(ids: list[str]) -> None:
-    global _failed
-    from core.embedders.prebuild import build_missing
-
-    try:
-        build_missing(ids, progress=lambda line: log.info("int8 graphs: %s", line))
-    except Exception as exc:  # a failed build is retried by the first use, which reports it to its run
-        _failed = f"{type(exc).__name__}: {exc}"
-        log.warning("int8 graphs: the background build failed (%s); the first use builds it", _failed)
+        process = start_detached(wanted())
+        _started = process is not None
+    if process is not None:
+        log.info("int8 graphs: building the missing ones in the background (process %d)", process.pid)
+    return process is not None
 
 
 def states() -> dict[str, GraphState]:
     """Each wanted graph's state, by embedder id."""
-    from core.embedders.prebuild import is_built
+    from core.embedders.prebuild import is_building, is_built
 
     out: dict[str, GraphState] = {}
     for embedder_id in wanted():
         if is_built(embedder_id):
             out[embedder_id] = "built"
-        elif (_thread is not None and _thread.is_alive()) or _lock_held(embedder_id):
+        elif is_building(embedder_id):
             out[embedder_id] = "building"
         else:
             out[embedder_id] = "not built"
     return out
-
-
-def _lock_held(embedder_id: str) -> bool:
-    """Whether a build holds the lock of the directory `embedder_id`'s graph is built in (any process)."""
-    from filelock import FileLock, Timeout
-
-    from core.embedders.quantized import embedders_dir
-
-    lock_path = embedders_dir() / ".build.lock"
-    if not lock_path.exists():
-        return False
-    probe = FileLock(lock_path)
-    try:
-        probe.acquire(timeout=0)
-    except Timeout:
-        return True
-    probe.release()
-    return False

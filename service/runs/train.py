@@ -7,6 +7,7 @@ reopened draft, the buffered feedback), then store version N+1 and make it curre
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -14,8 +15,11 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core import engine
+from core.embedder_words import GRAPH_NOT_BUILT
 from core.embedders.base import Embedder
 from core.embedders.blend import BLEND_ID, BlendEmbedder
+from core.embedders.mpnet_quantized import MPNET_QINT8_ID
+from core.embedders.prebuild import is_built
 from core.embedders.registry import AUTO, available_embedders
 from core.engine.blend_snapshot import is_blend_id
 from core.engine.types import Sample, TrainingResult
@@ -24,7 +28,7 @@ from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
-from service.runs import gate, pool_embedding, shards
+from service.runs import gate, pool_embedding, prebuild, shards
 from service.runs.attempt import Attempt
 from service.store import history, ledger
 from service.store.db import transaction
@@ -109,18 +113,15 @@ def execute(at: Attempt) -> None:
     parts = base.parts if isinstance(base, BlendEmbedder) else None  # each embedder watched on its own
     embedder: Embedder = BlendEmbedder([at.watched(p) for p in parts]) if parts else at.watched(base)
     blended = is_blend_id(embedder.id)
-    if blended and not first_use_built():  # minutes with no step to show: say why
-        at.report(progress_at("embedding", 0), "embedding", MPNET_BUILDING)
-    else:
-        at.report(progress_at("embedding", 0), "embedding")
+    # A graph to build or wait for is minutes with no step to show: said from the first second.
+    at.report(progress_at("embedding", 0), "embedding", starting_words(embedder.id, choice))
     # A blend embeds each text with both embedders in this process (each embedder's vectors cached on their
     # own).
     sharded = not blended and shards.shardable(at.settings, len(data.texts), inputs.retain)
     if sharded:  # the engine then finds the vectors ready, and its progress covers the fitting alone
         embedder = shared_embedding(at, inputs, data, embedder)
-    progress = at.engine_progress(
-        progress_at("fitting" if sharded else "embedding", 0), progress_at("fitting", 1)
-    )
+    lo, hi = progress_at("fitting" if sharded else "embedding", 0), progress_at("fitting", 1)
+    progress = while_building(at, embedder.id, lo, hi, at.engine_progress(lo, hi))
     # The engine (scikit-learn) is imported by the first run, never at a process's start.
     from core.engine.blend import one_embedder_params, train_blend
 
@@ -182,6 +183,9 @@ def auto_embedder(at: Attempt, inputs: Inputs, data: TrainingSet) -> ChosenEmbed
         return embedder_choice.ChosenEmbedder(
             None, cheapest, (), (), (BLEND_ID,), "mpnet-base is not installed here"
         )
+    if not is_built(MPNET_QINT8_ID):  # trains on what is ready; the owner chooses the blend once it is
+        prebuild.start()  # unless the install or the service's start is building it already
+        return embedder_choice.ChosenEmbedder(None, cheapest, (), (), (BLEND_ID,), GRAPH_NOT_BUILT)
     languages: list[str | None] = []  # detected only where the texts are long enough to matter
     if embedder_choice.median_words([x.text for x in data.samples]) >= embedder_choice.BLEND_MIN_WORDS:
         languages = embedder_choice.detected_languages(data.samples)
@@ -191,17 +195,36 @@ def auto_embedder(at: Attempt, inputs: Inputs, data: TrainingSet) -> ChosenEmbed
     return embedder_choice.ChosenEmbedder(None, cheapest, (), (), (BLEND_ID,), because)
 
 
-#: What the bar says while a blend's training waits for mpnet-base's int8 graph (built once a machine, in the
-#: background from the service's start: service/runs/prebuild.py).
-MPNET_BUILDING = "waiting for mpnet-base's int8 graph, built once on this machine (a few minutes)"
+def starting_words(embedder_id: str, choice: ChosenEmbedder | None) -> str | None:
+    """What the bar says as the embedding starts: the int8 graph it waits for, or the embedder `auto` kept
+    while mpnet-base's graph is being built; None when there is nothing to say beyond the phase."""
+    from core.embedders.prebuild import waiting_words
+
+    if waiting := waiting_words(embedder_id):
+        return waiting
+    if choice is not None and choice.because == GRAPH_NOT_BUILT:
+        return (
+            "training on e5-small alone: mpnet-base's int8 graph is being built on this machine; once it is, "
+            "the Training page offers both embedders"
+        )
+    return None
 
 
-def first_use_built() -> bool:
-    """Whether mpnet-base's int8 graph is built already: its build is what makes a first blend take minutes
-    (e5-small's takes seconds)."""
-    from core.embedders.mpnet_quantized import built_path
+def while_building(
+    at: Attempt, embedder_id: str, lo: float, hi: float, progress: Callable[[float, str], None]
+) -> Callable[[float, str], None]:
+    """`progress`, but while a graph of `embedder_id` is not built its steps say what they wait for: the
+    engine's first step ("Embedding samples") comes before the wait inside the embedder."""
 
-    return built_path().exists()
+    def report(fraction: float, step: str) -> None:
+        from core.embedders.prebuild import waiting_words
+
+        if (waiting := waiting_words(embedder_id)) is None:
+            progress(fraction, step)
+        else:
+            at.report(lo + (hi - lo) * float(fraction), "embedding", f"{waiting}; then: {step}")
+
+    return report
 
 
 def read_inputs(s: Session, run_id: str) -> Inputs:

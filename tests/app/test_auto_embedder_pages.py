@@ -27,20 +27,21 @@ SHORT = "short texts: a median of 5 words, under 8"
 SAID = f"trained on e5-small-qint8 (mpnet-base not compared: {SHORT})"
 
 
-@pytest.fixture(scope="module")
-def kept_without_comparing(local_service: LocalService, client: Client) -> Iterator[str]:
-    """An `auto` model whose version kept e5-small-qint8 without comparing (short texts), as training records
-    it (`ChosenEmbedder.as_json`). Trained on hashing, then its records say e5: the pages read them and never
-    embed, so the test loads no real embedder."""
-    handle = make_draft(client, new_handle(local_service, "auto-short"))
+def auto_on_e5(
+    local_service: LocalService, client: Client, name: str, not_compared: str, because: str
+) -> str:
+    """An `auto` model whose version kept e5-small-qint8 without comparing it with `not_compared`, as
+    training records it (`ChosenEmbedder.as_json`). Trained on hashing, then its records say e5: the pages
+    read them and never embed, so the test loads no real embedder."""
+    handle = make_draft(client, new_handle(local_service, name))
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     choice = {
         "chosen": E5_QINT8_ID,
         "tie": 0.02,
         "candidates": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312, "roc_auc_se": 0.02}],
         "left_out_for_language": [],
-        "not_compared": [MPNET_QINT8_ID],
-        "not_compared_because": SHORT,
+        "not_compared": [not_compared],
+        "not_compared_because": because,
         "compared_on": 24,
     }
     with sqlite3.connect(local_service.data_dir / "scoring.sqlite", timeout=30) as db:
@@ -50,7 +51,13 @@ def kept_without_comparing(local_service: LocalService, client: Client) -> Itera
         db.execute("UPDATE versions SET metrics = ? WHERE model_id = ?", (json.dumps(recorded), model_id))
         db.execute("UPDATE models SET embedder = ? WHERE id = ?", (AUTO_EMBEDDER, model_id))
     db.close()
-    yield handle
+    return handle
+
+
+@pytest.fixture(scope="module")
+def kept_without_comparing(local_service: LocalService, client: Client) -> Iterator[str]:
+    """An `auto` model whose version kept e5-small-qint8 without comparing (short texts)."""
+    yield auto_on_e5(local_service, client, "auto-short", MPNET_QINT8_ID, SHORT)
 
 
 def test_the_create_form_offers_auto_as_what_new_models_get(
@@ -122,3 +129,23 @@ def test_the_local_engine_embeds_with_the_embedder_the_model_is_in(
     fresh = new_handle(local_service, "auto-fresh")
     client.create_model(fresh, embedder=AUTO_EMBEDDER)
     assert model_embedder(client, client.get_model(fresh)) == E5_QINT8_ID
+
+
+def test_a_version_that_took_e5_while_mpnet_built_is_offered_both_embedders(
+    local_service: LocalService, client: Client
+) -> None:
+    """An `auto` version trained on e5-small alone while mpnet-base's graph was being built: once the graph
+    is built (the suite's cache has it) the Training page says so and offers both embedders, the owner's
+    choice."""
+    from core.embedder_words import GRAPH_NOT_BUILT
+    from core.embedders.blend import BLEND_ID
+
+    handle = auto_on_e5(local_service, client, "auto-graph", BLEND_ID, GRAPH_NOT_BUILT)
+    at = page("training", handle)
+    at.run()
+    no_exception(at)
+    offer = "mpnet-base's int8 graph is built now: v1 trained on e5-small alone while it was being built."
+    assert any(t.startswith(offer) for t in texts(at.info)), texts(at.info)
+    assert not by_label(at.button, "Train on both embedders now").disabled
+    said = f"trained on e5-small-qint8 (not on both embedders: {GRAPH_NOT_BUILT}) · effort low"
+    assert any(c.startswith(said) for c in shown(at.caption)), shown(at.caption)

@@ -184,3 +184,22 @@ def test_restart_reuses_key_data_and_port(local: LocalService, data_dir: Path) -
         assert fourth.url == third.url and fourth.port_note is None
         with fourth.client() as c:
             assert c.create_model(fourth.handle("tone")).handle == "lab.tone"
+
+
+def test_a_second_data_directory_builds_no_graph(
+    local: LocalService, tmp_path: Path, embedder_dir: Path
+) -> None:
+    """The int8 graphs are the user's, not a data directory's: a local service over a new data directory, its
+    models defaulting to both embedders (so it builds ahead what is missing), finds every graph built in the
+    one cache and writes nothing there."""
+    from core.embedders.prebuild import missing
+
+    assert missing() == []  # `make test` built them (tests/support/embedders.py), as `make run` does
+    before = {p.name: p.stat().st_mtime_ns for p in embedder_dir.iterdir()}
+    with start_local_service(tmp_path / "second", embedder="auto", namespace="nb") as second:
+        assert second.embedders_dir == local.embedders_dir == embedder_dir
+        with second.client() as c:
+            graphs = c.health().embedders
+        assert graphs and {g.state for g in graphs} == {"built"}
+    assert {p.name: p.stat().st_mtime_ns for p in embedder_dir.iterdir()} == before  # no build, no log
+    assert not (tmp_path / "second" / "embedders").exists()
