@@ -27,7 +27,12 @@ from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.assignments import PoolFilter
 from service.store.db import rows_changed, transaction
-from service.store.heldout import evaluation_digests, outside_evaluation_set, sample_digests
+from service.store.heldout import (
+    evaluation_digests,
+    evaluation_pool_ids,
+    outside_evaluation_set,
+    sample_digests,
+)
 from service.store.samples import sha256
 from service.store.tables import MAX_INT, Model, PoolText, utcnow
 
@@ -195,9 +200,10 @@ def list_pool(
         ).all()
         page = rows[:limit]
         total = s.scalar(select(func.count()).select_from(PoolText).where(*matching)) or 0
+        held = len(evaluation_pool_ids(s, model.id))
         items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at, metadata=r.meta) for r in page]
     next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
-    return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)
+    return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total, in_evaluation_set=held)
 
 
 def delete_pool_text(ctx: Databases, who: Principal, handle: str, text_id: int) -> SampleDeleted:

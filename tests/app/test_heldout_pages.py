@@ -117,3 +117,18 @@ def test_versions_evaluate_appears_right_after_adding_items(
     )
     assert any(w.startswith(said) for w in texts(at.warning)), texts(at.warning)
     assert [p.text for p in client.list_pool(trained)] == ["A text of the pool alone."]
+
+
+def test_label_page_says_the_pool_left_is_the_evaluation_set(client: Client, draft: str) -> None:
+    """The pool first, then the same texts as the evaluation set: nothing is left to label, and the page says
+    why rather than "0 of 2" or an empty pool."""
+    pool = [t for t, _ in HELD[:2]]
+    client.import_pool(draft, pool)
+    client.add_evaluation_items(draft, _items(HELD[:2]))
+    at = page("label", draft)
+    at.run()
+    no_exception(at)
+    said = "All 2 texts of the pool are in the evaluation set, which is never labelled nor trained on"
+    assert any(t.startswith(said) for t in texts(at.info)), texts(at.info)
+    assert any("Pool (0 texts to label; 2 more in the evaluation set" in e.label for e in at.expander)
+    client.clear_pool(draft)  # the shared draft's pool, as the other tests found it

@@ -234,6 +234,7 @@ def test_a_pool_imported_before_the_evaluation_set_is_never_labelled_from_it(svc
 
     pool = check(c.get(f"/v1/models/{handle}/pool?limit=500", headers=h), 200)
     assert [p["text"] for p in pool["items"]] == UNLABELLED and pool["total"] == len(UNLABELLED)
+    assert pool["in_evaluation_set"] == len(EVAL_TEXTS)
     assert not set(EVAL_TEXTS) & set(_queue(svc, handle))  # claimed before: not handed back
     buffered = check(c.get(f"/v1/models/{handle}/feedback", headers=h), 200)["buffered"]
     refused = c.post(f"/v1/models/{handle}/pool/{queue[EVAL_TEXTS[0]]}/label", json=early, headers=h)
