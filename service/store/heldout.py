@@ -54,9 +54,8 @@ def evaluation_digests(session: Session, model_id: int, digests: Collection[str]
     for start in range(0, len(wanted), CHUNK):
         found.update(
             session.scalars(
-                select(EvalItem.content_sha256).where(
-                    EvalItem.model_id == model_id,
-                    content_key(EvalItem.content_sha256).in_(wanted[start : start + CHUNK]),
+                _evaluation_texts(model_id).where(
+                    content_key(EvalItem.content_sha256).in_(wanted[start : start + CHUNK])
                 )
             )
         )
