@@ -25,7 +25,7 @@ from app.labelling.my_labels import (
 )
 from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pressed
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
-from app.labelling.pool_import import pool_import_section
+from app.labelling.pool_import import empty_pool_note, pool_heading, pool_import_section
 from app.labelling.pool_search import pool_search
 from app.labelling.session import (
     LabelSession,
@@ -113,9 +113,11 @@ def campaign_status() -> None:
 
 campaign_status()
 
-pool_size = 0
+pool_size = held_out = 0
 with guard("Reading the pool"):
-    pool_size = client.list_pool_page(handle, limit=1).total
+    first_page = client.list_pool_page(handle, limit=1)
+    # The texts to label: those of the evaluation set are never labelled, whichever was imported first.
+    pool_size, held_out = first_page.total, first_page.in_evaluation_set
 # What the last pool import did, shown once: popped here, put back for the rerun the page asks for itself when
 # the first suggestions come (below), or it would vanish half a second after the import, unread.
 POOL_FLASHES = ("pool_flash", "pool_flash_warning")
@@ -124,7 +126,8 @@ if flash := pool_flashes.get("pool_flash"):
     st.success(flash)
 if warning := pool_flashes.get("pool_flash_warning"):
     st.warning(warning, icon=":material/warning:")
-with st.expander(f"Pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state):
+pool_open = not pool_size or IMPORT_STOPPED in st.session_state
+with st.expander(pool_heading(pool_size, held_out), expanded=pool_open):
     st.caption(
         "Texts to label, kept by the service for this model. A file of texts (CSV, TSV, TXT, JSON or JSONL; "
         "the texts of a `text` column, else the one of the longest strings, or one a line); sent in batches "
@@ -164,7 +167,7 @@ if backend.service is None:
         + (" (set on the **Team** page)" if backend.team and backend.may("manage") else "")
     )
 if not pool_size:
-    st.info("The pool is empty: import texts to label above.")
+    st.info(empty_pool_note(held_out))
     st.stop()
 pool_search(
     backend, client, handle, names[trait], pool_size, lambda: st.session_state.pop("label_session", None)

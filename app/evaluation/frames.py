@@ -188,14 +188,21 @@ def comparison_trained_sentence(a: str, b: str, cmp: EvaluationComparison) -> st
     return f"Evaluation texts a version trained on are left out of the pairs ({parts})."
 
 
-def in_training_note(items: list[dict[str, Any]], samples: list[tuple[str, str]]) -> str | None:
-    """Evaluation items whose (trait, text) is among the model's samples (`samples`), said when they are
-    added: a version that trains on them leaves them out of its evaluation. None when there are none."""
-    stored = {(trait, text.strip()) for trait, text in samples}
-    n = len({(str(i["trait"]), str(i["text"]).strip()) for i in items} & stored)
-    if not n:
+def overlap_note(in_pool: int, in_samples: int) -> str | None:
+    """What the evaluation set's import found already in the model (the service's `in_pool`, `in_samples`)
+    and what happens to those texts now, said when they are added. None when it found none."""
+    parts = []
+    if in_pool:
+        parts.append(
+            f"{in_pool:,} {'is a text' if in_pool == 1 else 'are texts'} of the unlabelled pool: left out of "
+            "labelling from now on (the Label page no longer shows them, and a label of one is refused)"
+        )
+    if in_samples:
+        parts.append(
+            f"{in_samples:,} {'is a text' if in_samples == 1 else 'are texts'} of the samples: kept, but no "
+            "training takes them in from now on (a version trained on them before leaves them out of its "
+            "evaluation)"
+        )
+    if not parts:
         return None
-    return (
-        f"{_texts(n)} also among the model's samples (its training data): a version trained on them leaves "
-        "them out of its evaluation. Remove them from the samples, or keep a set of texts never trained on."
-    )
+    return f"Of this file's texts, {'; '.join(parts)}."

@@ -19,7 +19,7 @@ from app.evaluation.frames import (
     comparison_trained_sentence,
     disagreements_frame,
     eval_metrics_frame,
-    in_training_note,
+    overlap_note,
     set_counts,
     trained_sentence,
 )
@@ -120,7 +120,7 @@ def _upload(client: Client, handle: str) -> None:
                 evaluation_outcome(out.added, out.total, len(rows), read.refused),
                 not [r for r in read.refused if r not in read.mapped.dropped],
                 repeats,
-                in_training_note(rows, [(x.trait, x.text) for x in client.list_samples(handle)]),
+                overlap_note(out.in_pool, out.in_samples),
             )
             st.session_state["ev_upload_gen"] = gen + 1
             # The set's summary was read above this: rerun so Evaluate shows for the new items now.

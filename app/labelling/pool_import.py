@@ -33,6 +33,24 @@ def refused_any(report: PoolImportReport, unread: int = 0) -> bool:
     return bool(report.in_evaluation_set or unread or not report.complete)
 
 
+def pool_heading(total: int, held: int) -> str:
+    """The pool's size on the Label page: the texts to label, and those it keeps as texts of the evaluation
+    set (imported before the set had them), which are never labelled."""
+    more = f"; {held:,} more in the evaluation set, never labelled" if held else ""
+    return f"Pool ({total:,} text{'' if total == 1 else 's'} to label{more})"
+
+
+def empty_pool_note(held: int) -> str:
+    """Why there is nothing to label, when the pool holds no text to label."""
+    if not held:
+        return "The pool is empty: import texts to label above."
+    every = "Its one text is" if held == 1 else f"All {held:,} texts of the pool are"
+    return (
+        f"{every} in the evaluation set, which is never labelled nor trained on: nothing is left to label. "
+        "Import other texts above."
+    )
+
+
 def first_lines(texts: Sequence[str], duplicates: Sequence[int]) -> dict[int, int]:
     """{position: position of its first occurrence} for the `duplicates` (positions that added nothing) that
     repeat a text earlier in `texts`, compared as the service stores them (trimmed); the other duplicates were

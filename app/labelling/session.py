@@ -435,6 +435,17 @@ def _label(s: LabelSession, quality: float, client: Client, model: Model, point:
         s.labelling = False
 
 
+#: A label the service refuses for the text itself, by error code: what the page says as it shows the next.
+REFUSED = {
+    # Its votes, counting colleagues who hold it, are all there.
+    "pool_text_taken": "That label was not stored: the text already has the votes it wants, from colleagues "
+    "who labelled it or are labelling it now. Here is the next.",
+    # The evaluation set took the text after this queue was fetched.
+    "pool_text_in_evaluation_set": "That label was not stored: the text is in the evaluation set now, which "
+    "is never labelled nor trained on. Here is the next.",
+}
+
+
 def _store_label(s: LabelSession, quality: float, client: Client, model: Model, point: int | None) -> None:
     item = s.current
     if item is None:
@@ -445,13 +456,10 @@ def _store_label(s: LabelSession, quality: float, client: Client, model: Model, 
         else:
             out = client.label_pool_text(s.handle, int(item["id"]), s.trait, point=point)
     except ConflictError as exc:
-        if exc.code != "pool_text_taken":
+        if exc.code not in REFUSED:
             raise
-        s.queue.pop(s.pos)  # its votes, counting colleagues who hold it, are all there: the next text
-        s.message = (
-            "That label was not stored: the text already has the votes it wants, from colleagues who "
-            "labelled it or are labelling it now. Here is the next."
-        )
+        s.queue.pop(s.pos)  # not to be labelled (any more): the next text
+        s.message = REFUSED[exc.code]
         return
     done = out.votes >= out.votes_wanted
     if out.stored_as == "sample":

@@ -111,5 +111,5 @@ def held_out_note(n: int) -> str | None:
     if not n:
         return None
     if n == 1:
-        return "1 of these texts is in the evaluation set: it will not count as held out."
-    return f"{n:,} of these texts are in the evaluation set: they will not count as held out."
+        return "1 of these texts is in the evaluation set: it is stored, but no training takes it in."
+    return f"{n:,} of these texts are in the evaluation set: they are stored, but no training takes them in."

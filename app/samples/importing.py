@@ -70,10 +70,19 @@ OTHER_SCALE = "another: type its ends"  # the scale picker's last option: the en
 SCALES = "import_scales"  # session_state: handle -> the LabelScale of the last import into that model
 
 
+@st.cache_resource
+def _last_scales() -> dict[str, LabelScale]:
+    """handle -> the LabelScale of the last import into that model through this workbench, whichever session
+    made it: a reload or a new tab starts a new session, and its next file into the model (the evaluation
+    set, often of the same columns) was asked the scale again."""
+    return {}
+
+
 def remember_scale(handle: str, mapping: Mapping) -> None:
     """The scale an import into `handle` used, proposed again for its next file (`_scale_default`)."""
     if mapping.rule == "scale":
-        st.session_state.setdefault(SCALES, {})[handle] = LabelScale("scale", mapping.low, mapping.high)
+        scale = LabelScale("scale", mapping.low, mapping.high)
+        st.session_state.setdefault(SCALES, {})[handle] = _last_scales()[handle] = scale
 
 
 def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale, bool]:
@@ -82,7 +91,7 @@ def _scale_default(guessed: LabelScale, handle: str | None) -> tuple[LabelScale,
     this file's own numbers say. True when it is the remembered one, also when this file's numbers guess the
     same: its labels may still fit several scales, and the question was answered by the last import (an
     evaluation file after the samples' was asked its scale again)."""
-    last = st.session_state.get(SCALES, {}).get(handle) if handle else None
+    last = (st.session_state.get(SCALES, {}).get(handle) or _last_scales().get(handle)) if handle else None
     if last is not None and guessed.rule == "scale" and last.low <= guessed.low and guessed.high <= last.high:
         return last, True
     return guessed, False

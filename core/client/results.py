@@ -66,6 +66,10 @@ class EvaluationItemsAdded(_Response):
     duplicates: list[int] = Field(default_factory=list)
     #: The indexes of the items left out as texts of gold items (absent from older services).
     gold_texts: list[int] = Field(default_factory=list)
+    #: Texts of the input that are in the model's pool (left out of labelling from now on) and among its
+    #: samples (never trained on from now on), summed over the batches (0 from older services).
+    in_pool: int = 0
+    in_samples: int = 0
 
 
 class EvaluationSet(_Response):

@@ -32,11 +32,13 @@ from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.gold import gold_digests
+from service.store.heldout import evaluation_texts, pool_digests, sample_digests
 from service.store.samples import CHUNK, sha256
 from service.store.tables import (
     EvalItem,
     Evaluation,
     Model,
+    Trait,
     Version,
     content_key,
     key_of,
@@ -150,9 +152,27 @@ def add_items(ctx: Resources, who: Principal, handle: str, items: list[LabelIn])
             analyze_after_growth(s, EvalItem.__tablename__, before, model.eval_item_count)
         added: JsonObject = {"added": len(new), "duplicates": len(duplicates), "total": model.eval_item_count}
         audit.record(s, who, "evaluation_set_changed", model.namespace, model, added)
+        # Said when the overlap appears: these texts are left out of labelling and training from now on.
+        texts = {key[1] for key in keys} - {keys[i][1] for i in left_out}
         return EvalAdded(
-            added=len(new), total=model.eval_item_count, duplicates=duplicates, gold_texts=left_out
+            added=len(new),
+            total=model.eval_item_count,
+            duplicates=duplicates,
+            gold_texts=left_out,
+            in_pool=len(pool_digests(s, model.id, texts)),
+            in_samples=len(sample_digests(s, model.id, texts)),
         )
+
+
+def held_out_labels(s: Session, model_id: int) -> frozenset[tuple[str, str]]:
+    """(trait key, content hash) of the labels training leaves out as labels of the evaluation set's texts:
+    a label of any trait on such a text, whichever was stored first (a sample of the text is kept, as a
+    vote and a record, and never trained on; docs/api/versions.md, "The evaluation set is held out")."""
+    texts = evaluation_texts(s, model_id)
+    if not texts:
+        return frozenset()
+    keys = list(s.scalars(select(Trait.key).where(Trait.model_id == model_id)))
+    return frozenset((key, digest) for key in keys for digest in texts)
 
 
 def _stored_items(s: Session, model_id: int, keys: list[ItemKey]) -> set[ItemKey]:

@@ -29,6 +29,7 @@ from service.schemas.pool import BulkLabelIn, BulkLabelled, LabelIn, Labelled
 from service.store import audit, claims, ledger, quotas
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.heldout import evaluation_digests
 from service.store.review import accept_by_agreement
 from service.store.samples import add_samples
 from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Trait, Version, utcnow
@@ -50,6 +51,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, p
                 f"No pool text {text_id} in {model.handle}: it was deleted from the pool (a claim on it "
                 "ended with it); the label was not stored.",
             )
+        _require_not_held_out(s, model, row)
         trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
         quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
         if (gold := gold_queue.answer(s, trait, row, who.annotator, quality)) is not None:
@@ -92,6 +94,18 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, p
     if run_id is not None:
         ctx.enqueue(run_id)
     return out
+
+
+def _require_not_held_out(s: Session, model: Model, row: PoolText) -> None:
+    """A text of the evaluation set is never labelled: a label would train the next version on it. Checked
+    before anything is written; the text, its claims and every stored label stay as they are."""
+    if evaluation_digests(s, model.id, [row.content_sha256]):
+        raise ApiError(
+            409,
+            "pool_text_in_evaluation_set",
+            f"Pool text {row.id} of {model.handle} is a text of the evaluation set, which is never labelled "
+            "nor trained on: the label was not stored. Label the next text.",
+        )
 
 
 def _store(
@@ -143,13 +157,15 @@ def label_pool_texts(ctx: Resources, who: Principal, handle: str, payload: BulkL
                 )
             )
         }
+        # Texts of the evaluation set are skipped as texts no longer in the pool are: never labelled.
+        held = evaluation_digests(s, model.id, [r.content_sha256 for r in rows.values()])
         status = label_status(s, who, model)
         stored_as: Literal["sample", "feedback"] = "sample" if can("edit", model.state) else "feedback"
         labelled: list[int] = []
         skipped: list[int] = []
         for pid in ids:
             row = rows.get(pid)
-            if row is None:
+            if row is None or row.content_sha256 in held:
                 skipped.append(pid)
                 continue
             try:

@@ -27,9 +27,14 @@ from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.assignments import PoolFilter
 from service.store.db import rows_changed, transaction
-from service.store.heldout import evaluation_digests
-from service.store.samples import CHUNK, sha256
-from service.store.tables import MAX_INT, Model, PoolText, SampleRow, Trait, content_key, key_of, utcnow
+from service.store.heldout import (
+    evaluation_digests,
+    evaluation_pool_ids,
+    outside_evaluation_set,
+    sample_digests,
+)
+from service.store.samples import sha256
+from service.store.tables import MAX_INT, Model, PoolText, utcnow
 
 log = logging.getLogger("service.domain")
 
@@ -80,7 +85,7 @@ def add_pool_texts(ctx: Resources, who: Principal, handle: str, payload: PoolIn)
             added=len(new),
             in_evaluation_set=sum(d in held for d in digests),
             duplicates=duplicates,
-            labelled=len(_labelled_digests(s, model.id, new)),
+            labelled=len(sample_digests(s, model.id, new)),
         )
     if new:
         fresh = [stored[d] for d in new]
@@ -109,28 +114,6 @@ def _repeats(digests: list[str], before: set[str], held: set[str]) -> list[int]:
             out.append(i)
         seen.add(digest)
     return out
-
-
-def _labelled_digests(s: Session, model_id: int, digests: Collection[str]) -> set[str]:
-    """Those of `digests` that are texts of the model's samples: labelled already, for some trait. Every trait
-    named, so the (model, trait, content key) index answers: without them the database read all the model's
-    samples for each chunk (a second a batch at a million samples)."""
-    wanted = sorted({key_of(d) for d in digests})
-    traits = list(s.scalars(select(Trait.id).where(Trait.model_id == model_id)))
-    found: set[str] = set()
-    for start in range(0, len(wanted), CHUNK):
-        found.update(
-            s.scalars(
-                select(SampleRow.content_sha256)
-                .where(
-                    SampleRow.model_id == model_id,
-                    SampleRow.trait_id.in_(traits),
-                    content_key(SampleRow.content_sha256).in_(wanted[start : start + CHUNK]),
-                )
-                .distinct()
-            )
-        )
-    return found & set(digests)  # the whole hash tells apart two texts that share a key
 
 
 def _pool_ids(s: Session, model_id: int, digests: Collection[str]) -> dict[str, int]:
@@ -200,21 +183,27 @@ def list_pool(
     meta: list[str] | None = None,
 ) -> PoolPage:
     """A page of the pool's texts matching the search and the metadata filters (store/assignments.PoolFilter),
-    oldest first; `total` counts those matching."""
+    oldest first; `total` counts those matching. Texts of the evaluation set (imported before the set had
+    them) are left out: they are not to be labelled."""
     where = PoolFilter(q=q, meta=metadata_filters(meta or []))
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         scope = f"pool|{model.id}|{where.key()}"
         after = ctx.cursors.position(cursor, scope) or 0  # ids start at 1
-        matching = (PoolText.model_id == model.id, *where.conditions())
+        matching = (
+            PoolText.model_id == model.id,
+            outside_evaluation_set(model.id, PoolText.content_sha256),
+            *where.conditions(),
+        )
         rows = s.scalars(
             select(PoolText).where(*matching, PoolText.id > after).order_by(PoolText.id).limit(limit + 1)
         ).all()
         page = rows[:limit]
         total = s.scalar(select(func.count()).select_from(PoolText).where(*matching)) or 0
+        held = len(evaluation_pool_ids(s, model.id))
         items = [PoolTextOut(id=r.id, text=r.text, created_at=r.created_at, metadata=r.meta) for r in page]
     next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
-    return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total)
+    return PoolPage(items=items, limit=limit, next_cursor=next_cursor, total=total, in_evaluation_set=held)
 
 
 def delete_pool_text(ctx: Databases, who: Principal, handle: str, text_id: int) -> SampleDeleted:

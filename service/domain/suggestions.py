@@ -267,16 +267,19 @@ def _read(
             .tuples()
             .all()
         )
+    # Texts of the evaluation set (in the pool from before the set had them) are never handed out, even
+    # claimed before the set had them (their claims end with this answer); the trait's gold texts only as
+    # gold (service/domain/gold_queue.py).
+    evaluation = evaluation_pool_ids(s, model_id) if len(ids) else set()
+    held = evaluation | gold_pool_ids(s, model_id, trait.id) if len(ids) else set()
     mine: list[int] = []
     others_claims: dict[int, int] = {}
     for pid, annotator, _ in claims.live_claims(s, model_id, trait.key, utcnow()):
         if annotator == me:
-            mine.append(pid)
+            if pid not in evaluation:
+                mine.append(pid)
         else:
             others_claims[pid] = others_claims.get(pid, 0) + 1
-    # Texts of the evaluation set (in the pool from before the set had them) are never handed out; the
-    # trait's gold texts only as gold (service/domain/gold_queue.py).
-    held = evaluation_pool_ids(s, model_id) | gold_pool_ids(s, model_id, trait.id) if len(ids) else set()
     # Assigned texts: the caller's come first; a colleague's stay theirs until they vote on them.
     assigned: list[int] = []
     reserved: set[int] = set()

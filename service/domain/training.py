@@ -22,6 +22,8 @@ from service.schemas.runs import DiscoverIn, RunStarted, SynthesizeIn, TrainIn
 from service.store import audit, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
+from service.store.heldout import evaluation_texts, sample_digests
+from service.store.samples import sha256
 from service.store.tables import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes
 
@@ -37,14 +39,18 @@ def check_trainable(session: Session, model: Model) -> None:
         raise ApiError(422, "no_traits", "Add at least one trait before training.")
     active = session.get(Version, model.current_version_id) if model.current_version_id is not None else None
     trained = (active.metrics or {}).get("traits", {}) if active is not None else {}
+    # Texts of the evaluation set are never trained on: where samples have some, their poles are re-read.
+    held = sample_digests(session, model.id, evaluation_texts(session, model.id))
     for t in traits:
         positive, negative = t.positive_samples > 0, t.negative_samples > 0  # neutral ones: on neither
-        if positive and negative and _has_several_votes(session, model.id, t.id):
+        left_out = 0
+        if positive and negative and (held or _has_several_votes(session, model.id, t.id)):
             # Both poles among the samples; a text's votes count as their mean (core/engine/votes.py), which
             # may leave a pole without a text (or make a text neutral): the qualities training sees decide.
-            poles = {
-                pole_of(c.quality) for c in count_votes(sample_votes(session, model.id, t.id, accepted=True))
-            }
+            votes = sample_votes(session, model.id, t.id, accepted=True)
+            kept = [v for v in votes if not held or sha256(v.text) not in held]
+            left_out = len(votes) - len(kept)
+            poles = {pole_of(c.quality) for c in count_votes(kept)}
             positive, negative = "positive" in poles, "negative" in poles
         if positive and negative:
             continue
@@ -63,7 +69,8 @@ def check_trainable(session: Session, model: Model) -> None:
             "trait_one_pole",
             f"Trait {t.key!r} needs samples on both poles ({POLE_RULE}), or none at all to be trained "
             f"zero-shot from its labels; it has {t.positive_samples} positive, {t.negative_samples} negative "
-            f"and {t.neutral_samples} neutral.",
+            f"and {t.neutral_samples} neutral"
+            + (f", {left_out} of them texts of the evaluation set, never trained on." if left_out else "."),
         )
 
 

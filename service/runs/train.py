@@ -26,6 +26,7 @@ from core.engine.types import Sample, TrainingResult
 from core.engine.votes import CountedText, Vote, contested_counts, count_votes, vote_counts
 from core.json_types import JsonObject
 from service.domain.agreement import keep_agreement
+from service.domain.evaluation import held_out_labels
 from service.domain.prune import prune
 from service.domain.retention import erase, purge_texts
 from service.runs import gate, pool_embedding, prebuild, shards
@@ -75,7 +76,8 @@ class Inputs:
     serving_embedder: str | None = (
         None  # the embedder its vectors were in before this training (store/embedders.py)
     )
-    # (trait key, content hash) of the gold items: known answers to check people with, never trained on.
+    # (trait key, content hash) of labels never trained on: gold items (known answers to check people with)
+    # and every trait's key with each text of the evaluation set (domain/evaluation.held_out_labels).
     gold: frozenset[tuple[str, str]] = frozenset()
     # The accepted samples no version took in yet: those this training's version may name (`took_in`).
     untrained: frozenset[int] = frozenset()
@@ -246,9 +248,10 @@ def read_inputs(s: Session, run_id: str) -> Inputs:
         if with_feedback
         else []
     )
-    gold = frozenset(gold_keys(s, model.id))
+    # Labels never trained on: gold texts', and any trait's labels of a text of the evaluation set.
+    gold = frozenset(gold_keys(s, model.id)) | held_out_labels(s, model.id)
     votes = sample_votes(s, model.id, accepted=True)
-    if gold:  # a promoted settled text's votes, or a sample import of a gold text
+    if gold:  # a promoted settled text's votes, a sample import of a gold or an evaluation text
         votes = [v for v in votes if (v.trait, sha256(v.text)) not in gold]
     return Inputs(
         options=options,

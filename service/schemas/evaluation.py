@@ -29,6 +29,17 @@ class EvalAdded(BaseModel):
         description="The positions of the items left out as texts of gold items: a known answer that "
         "checks people never measures a version (addition).",
     )
+    in_pool: int = Field(
+        default=0,
+        description="The distinct texts of this request that are texts of the model's unlabelled pool: from "
+        "now on they are left out of the pool's list, suggestions and assignments, and labelling one is "
+        "refused (addition).",
+    )
+    in_samples: int = Field(
+        default=0,
+        description="The distinct texts of this request that are texts of the model's samples (any trait): "
+        "the samples stay, and no training takes them in from now on (addition).",
+    )
 
 
 class EvalTraitCounts(BaseModel):

@@ -67,6 +67,11 @@ class PoolPage(BaseModel):
     limit: int
     next_cursor: str | None
     total: int
+    in_evaluation_set: int = Field(
+        default=0,
+        description="The pool's texts left out of the list and `total` as texts of the evaluation set "
+        "(imported before the set had them; never labelled), whatever the filters (addition).",
+    )
 
 
 class PoolDeleted(BaseModel):

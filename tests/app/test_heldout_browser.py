@@ -3,10 +3,11 @@
 The Stanford politeness requests (Stack Exchange) written as their publisher might: tab-separated `.txt`, no
 header row, columns id, request, mean rating on -4..+4 ((mean of Score1..5 - 13) / 3). The Samples page
 proposes "data (no header row)" and the ids as `source_id`, asks the file's scale and says which rows are
-evaluation texts; the Label page's pool import leaves the evaluation texts out and says how many; the Versions
-page says how many evaluation texts the version trained on were left out of its metrics. A newcomer's first
-hour, in one session from a HOME of its own: import, train on the Training page, evaluate, the pool, then
-Score a text typed in and open the Demo. Screenshots: artifacts/screenshots/heldout_*."""
+evaluation texts (never trained on: the version is measured on all of them); the Label page's pool import
+leaves the evaluation texts out and says how many; the other order, pool texts added to the evaluation set
+on the Versions page, is said there, and a label of one from the queue fetched before is refused. A
+newcomer's first hour, in one session from a HOME of its own: import, train on the Training page, evaluate,
+the pool, then Score a text typed in and open the Demo. Screenshots: artifacts/screenshots/heldout_*."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ pytestmark = [
 
 MODEL = "local.polite-heldout"
 SAMPLES, EVALUATION, OVERLAP, NEW = 300, 60, 12, 40  # OVERLAP evaluation texts are also samples
+LATE = 4  # pool texts added to the evaluation set after the pool
 
 
 def _rows() -> list[tuple[str, str, float]]:
@@ -101,7 +103,8 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.screen("heldout_01_headerless_preview")
         ui.click("Import")
         ui.expect_text(f"Stored {SAMPLES} of {SAMPLES} rows.")
-        ui.expect_text(f"{OVERLAP} of these texts are in the evaluation set: they will not count as held out")
+        kept = "they are stored, but no training takes them in"
+        ui.expect_text(f"{OVERLAP} of these texts are in the evaluation set: {kept}")
         ui.screen("heldout_02_stored")
         with app_client(data_dir) as c:
             stored = list(c.list_samples(MODEL))
@@ -135,12 +138,44 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.screen("heldout_03_pool")
         with app_client(data_dir) as c:
             assert {p.text for p in c.list_pool(MODEL)} == {t.strip() for t in new}
+        shown = page.locator("[data-testid='label-text']").first.inner_text().strip()
 
+        # The other order: texts of the pool, the one shown among them, become evaluation texts.
         ui.goto(f"{url}/versions?model={MODEL}")  # its evaluation, charts and curves: a slow first paint
-        ui.expect_text(f"v1 on {EVALUATION} evaluation items")
-        ui.expect_text(f"{OVERLAP} evaluation texts were in v1's training data and were left out.")
+        ui.expect_text(f"v1 on {EVALUATION + OVERLAP} evaluation items")  # it trained on none of them
+        expect(page.get_by_text("in v1's training data")).to_have_count(0)
+        first = [r for r in rows[SAMPLES + EVALUATION :] if r[1].split() == shown.split()]
+        assert len(first) == 1, shown
+        late = first + [r for r in rows[-LATE:] if r != first[0]]
+        more = tmp_path / "more-held.txt"  # the samples' columns: their scale is proposed, not asked
+        more.write_text("".join(f"{i}\t{t}\t{v}\n" for i, t, v in late), encoding="utf-8")
+        page.get_by_text("Add evaluation items from a file").click()
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(more))
+        ui.settle()
+        ui.click("Add to the evaluation set")
+        ui.expect_text(
+            f"Of this file's texts, {len(late)} are texts of the unlabelled pool: left out of labelling from "
+            "now on"
+        )
         ui.no_exception()
         ui.screen("heldout_04_versions")
+
+        ui.nav("Label")
+        text_box = page.locator("[data-testid='label-text']").first
+        now = text_box.inner_text().strip()
+        with app_client(data_dir) as c:  # the text shown joins the set now (another tab), if it is not in yet
+            found = [t for _, t, _ in rows[SAMPLES + EVALUATION :] if t.split() == now.split()]
+            assert len(found) == 1, now
+            if not [r for r in late if r[1] == found[0]]:
+                c.add_evaluation_items(MODEL, [{"trait": "politeness", "text": found[0], "quality": 1.0}])
+        page.get_by_role("button", name="2 · polite").click()  # from the queue fetched before
+        ui.settle()
+        ui.expect_text("That label was not stored: the text is in the evaluation set now")
+        expect(text_box).not_to_have_text(now)  # the next text
+        ui.screen("heldout_05_refused")
+        with app_client(data_dir) as c:
+            assert not [s for s in c.list_samples(MODEL) if s.text == found[0].strip()]
+            assert c.get_model(MODEL).buffered_feedback == 0
 
         ui.nav("Score")
         box = page.locator(".st-key-score_text textarea")
@@ -152,11 +187,11 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         ui.click("Score")
         page.locator(".st-key-score_chart").wait_for()
         ui.no_exception()
-        ui.screen("heldout_05_score")
+        ui.screen("heldout_06_score")
 
         ui.nav("Demo", heading="Stack Exchange requests")  # the model's description heads it
         page.locator(".st-key-preset_0 button").wait_for(timeout=120_000)  # its examples, from the samples
         ui.no_exception()
-        ui.screen("heldout_06_demo")
+        ui.screen("heldout_07_demo")
     finally:
         page.close()

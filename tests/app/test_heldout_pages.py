@@ -1,6 +1,7 @@
 """The evaluation set is held out, as the workbench says it (AppTest against the real local service): the
-Samples import counts the rows that are evaluation texts, the pool import the texts it left out, and the
-Versions page the evaluation texts a version trained on."""
+Samples import counts the rows that are evaluation texts, the pool import the texts it left out, the
+evaluation set's import the pool texts and samples it overlaps, and the Versions page the evaluation texts a
+version trained on."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_samples_import_says_how_many_rows_are_evaluation_texts(client: Client, 
     at.run()
     no_exception(at)
     assert any("Stored 3 of 3 rows." in t for t in texts(at.success))
-    expected = "2 of these texts are in the evaluation set: they will not count as held out."
+    expected = "2 of these texts are in the evaluation set: they are stored, but no training takes them in."
     assert expected in texts(at.warning), texts(at.warning)
 
 
@@ -72,8 +73,8 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     trained = [(FORMAL[0], 1.0), (FORMAL[1], 1.0), (CASUAL[0], 0.0)]  # training samples
     # One rater (the key) gives the last held text again, relabelled: one text, its latest label counted.
     again = [(HELD[-1][0], 0.25)]
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)  # before the set had its texts
     client.add_evaluation_items(handle, _items(HELD + trained + again))
-    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     client.wait(handle, client.evaluate(handle, 1).run_id, timeout=120)
     at = page("versions", handle)
     at.run()
@@ -96,6 +97,7 @@ def test_versions_evaluate_appears_right_after_adding_items(
     csv = "trait,text,quality\n" + "".join(
         f'formality,"{t}",{q}\n' for ts, q in ((FORMAL[:3], 1), (CASUAL[:3], 0)) for t in ts
     )
+    client.import_pool(trained, [*FORMAL[:2], "A text of the pool alone."])  # before the set had them
     at = page("versions", trained)
     at.run()
     assert not [b for b in at.button if b.label == "Evaluate"]
@@ -107,7 +109,26 @@ def test_versions_evaluate_appears_right_after_adding_items(
     assert client.evaluation_set(trained).total == 6
     assert any("Added 6 items" in s for s in texts(at.success)), texts(at.success)
     assert [b for b in at.button if b.label == "Evaluate"]  # on this very run, not after another one
-    # They are the model's own samples: said now, when they are added, not first at Evaluate.
-    assert any(
-        w.startswith("6 evaluation texts were also among the model's samples") for w in texts(at.warning)
+    # Texts of the pool and the samples: said now, when they are added, with what happens to them.
+    said = (
+        "Of this file's texts, 2 are texts of the unlabelled pool: left out of labelling from now on (the "
+        "Label page no longer shows them, and a label of one is refused); 6 are texts of the samples: kept, "
+        "but no training takes them in from now on"
     )
+    assert any(w.startswith(said) for w in texts(at.warning)), texts(at.warning)
+    assert [p.text for p in client.list_pool(trained)] == ["A text of the pool alone."]
+
+
+def test_label_page_says_the_pool_left_is_the_evaluation_set(client: Client, draft: str) -> None:
+    """The pool first, then the same texts as the evaluation set: nothing is left to label, and the page says
+    why rather than "0 of 2" or an empty pool."""
+    pool = [t for t, _ in HELD[:2]]
+    client.import_pool(draft, pool)
+    client.add_evaluation_items(draft, _items(HELD[:2]))
+    at = page("label", draft)
+    at.run()
+    no_exception(at)
+    said = "All 2 texts of the pool are in the evaluation set, which is never labelled nor trained on"
+    assert any(t.startswith(said) for t in texts(at.info)), texts(at.info)
+    assert any("Pool (0 texts to label; 2 more in the evaluation set" in e.label for e in at.expander)
+    client.clear_pool(draft)  # the shared draft's pool, as the other tests found it

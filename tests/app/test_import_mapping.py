@@ -288,3 +288,20 @@ def test_the_analyst_s_choices_are_proposed_for_the_next_file_of_the_same_shape(
     at.file_uploader(key="samples_upload").set_value(("stars.csv", other.encode(), "text/csv")).run()
     no_exception(at)
     assert by_label(at.radio, "Label → quality").value == "scale" and _boxes(at) == (1.0, 4.0)
+
+
+def test_a_new_session_is_proposed_the_scale_of_the_last_import_into_the_model(empty_draft: str) -> None:
+    """A reload or another tab is a new session: the next file of the same columns (the evaluation set's,
+    the other part of a split) is proposed the scale the last import into the model used, not asked again."""
+    at = _open_with_file(empty_draft)
+    by_label(at.radio, "Scale").set_value("−4..+4").run()
+    at.button(key="samples_import").click().run()
+    no_exception(at)
+    rest = "id,mean rating,request\n" + "".join(f'{i},{r},"Request {i}"\n' for i, r in ((9, 1.5), (10, -2.6)))
+    again = page("samples", empty_draft)  # a session of its own: nothing of the first one's state
+    again.run()
+    again.file_uploader(key="samples_upload").set_value(("rest.csv", rest.encode(), "text/csv")).run()
+    no_exception(again)
+    assert _boxes(again) == (-4.0, 4.0)  # its own labels say −3..+3
+    assert [r.value for r in again.radio if r.label == "Scale"] == ["−4..+4"]  # picked: not asked again
+    assert not again.button(key="samples_import").disabled

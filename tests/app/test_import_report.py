@@ -5,11 +5,10 @@ labels both ways are listed with their lines and labels, and a column of ids is 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
-from app.evaluation.frames import in_training_note
+from app.evaluation.frames import overlap_note
 from app.samples.import_report import contradictions
 from app.samples.mapping import Mapped, Mapping, guess_mapping, map_rows
 from core.client import Client
@@ -79,15 +78,13 @@ def test_the_import_tab_lists_a_files_contradictions_before_storing(
     )
 
 
-def test_evaluation_items_among_the_samples_are_said_when_added() -> None:
-    items: list[dict[str, Any]] = [
-        {"trait": "formality", "text": " Dear Sir, ", "quality": 1},
-        {"trait": "formality", "text": "yo"},
-    ]
-    samples = [("formality", "Dear Sir,"), ("politeness", "yo")]
-    note = in_training_note(items, samples)
-    assert note is not None and note.startswith("1 evaluation text was also among the model's samples")
-    assert in_training_note(items[1:], samples) is None  # another trait's text is not this one's
+def test_evaluation_texts_of_the_pool_and_the_samples_are_said_when_added() -> None:
+    assert overlap_note(0, 0) is None
+    pool = overlap_note(1, 0)
+    assert pool is not None and pool.startswith("Of this file's texts, 1 is a text of the unlabelled pool")
+    both = overlap_note(1_037, 19)
+    assert both is not None and "1,037 are texts of the unlabelled pool: left out of labelling" in both
+    assert "19 are texts of the samples: kept, but no training takes them in" in both
 
 
 @pytest.mark.usefixtures("app_env")

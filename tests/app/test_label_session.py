@@ -118,3 +118,23 @@ def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(
         assert session.signed_out and session.message == "That label was not stored."
         assert session.history == []
         assert not [s for s in me.list_samples(draft) if s.text == session.queue[0]["text"]]
+
+
+def test_a_text_the_evaluation_set_took_meanwhile_is_refused_and_passed_over(
+    local_service: LocalService, draft: str
+) -> None:
+    """The queue was fetched before the same texts became the evaluation set: a press on one is refused with
+    the reason, nothing is stored, and the next text is shown."""
+    with local_service.client() as me:
+        me.import_pool(draft, POOL[:3])
+        model = me.get_model(draft)
+        session = LabelSession(draft, "formality")
+        refill(session, me)
+        queued = [item["id"] for item in session.queue]
+        first = session.queue[0]["text"]
+        added = me.add_evaluation_items(draft, [{"trait": "formality", "text": first, "quality": 1.0}])
+        assert added.in_pool == 1
+        act(session, "2", me, model)
+        assert session.error == "" and "evaluation set" in session.message and "not stored" in session.message
+        assert [item["id"] for item in session.queue] == queued[1:] and session.history == []
+        assert not [s for s in me.list_samples(draft) if s.text == first]

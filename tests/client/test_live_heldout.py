@@ -1,5 +1,6 @@
 """The evaluation set is held out, as the client reports it against the real service: texts a pool import left
-out, sample rows that are evaluation texts, and the evaluation texts a version trained on."""
+out, sample rows that are evaluation texts, the samples an evaluation import overlaps, and the evaluation
+texts a version trained on (one trained before the set had them; a later one leaves them out)."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def test_imports_report_the_evaluation_texts_over_every_batch(service: Service) 
 def test_an_evaluation_reports_the_texts_each_version_trained_on(service: Service) -> None:
     with service.client() as c:
         handle = make_draft(c, service.handle("heldeval"))
-        c.add_evaluation_items(handle, _items(HELD + TRAINED))
         c.wait(handle, c.train(handle, effort="low").run_id, timeout=60)
+        added = c.add_evaluation_items(handle, _items(HELD + TRAINED))  # v1 trained on TRAINED before
+        assert (added.in_samples, added.in_pool) == (len(TRAINED), 0)
         c.wait(handle, c.evaluate(handle, 1).run_id, timeout=60)
         result = c.get_evaluation(handle, 1)
         formality = result.traits["formality"]
@@ -49,4 +51,5 @@ def test_an_evaluation_reports_the_texts_each_version_trained_on(service: Servic
         c.wait(handle, c.train(handle, effort="low", reoptimize_params=True).run_id, timeout=60)
         c.wait(handle, c.evaluate(handle, 2).run_id, timeout=60)
         out = c.compare_evaluations(handle, 1, 2).traits["formality"]
-        assert (out.excluded_trained_a, out.excluded_trained_b, out.items) == (2, 2, len(HELD))
+        # v2 trained after the set had them: it left them out.
+        assert (out.excluded_trained_a, out.excluded_trained_b, out.items) == (2, 0, len(HELD))

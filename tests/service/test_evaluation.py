@@ -52,9 +52,10 @@ def test_import_evaluate_and_read(svc: Svc) -> None:
     make_model(c, h, handle)
     url = f"/v1/models/{handle}/evaluation-set"
     added = check(c.post(url, json={"items": _items()}, headers=h), 201)
-    assert added == {"added": 10, "total": 10, "duplicates": [], "gold_texts": []}
+    none: dict[str, Any] = {"gold_texts": [], "in_pool": 0, "in_samples": 0}
+    assert added == {"added": 10, "total": 10, "duplicates": [], **none}
     again = check(c.post(url, json={"items": _items()[:3]}, headers=h), 201)
-    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2], "gold_texts": []}  # harmless again
+    assert again == {"added": 0, "total": 10, "duplicates": [0, 1, 2], **none}  # harmless again
     summary = check(c.get(url, headers=h), 200)
     assert summary["total"] == 10
     assert summary["traits"] == {

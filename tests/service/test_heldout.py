@@ -113,8 +113,8 @@ def test_an_evaluation_leaves_out_what_the_version_trained_on(svc: Svc) -> None:
     handle = "acme.heldeval"
     make_model(c, h, handle)
     trained = [("formality", FORMAL[0], 1.0), ("formality", CASUAL[0], 0.0), ("sentiment", POSITIVE[0], 1.0)]
+    train_ready(c, h, handle)  # before the set had its samples' texts (a later training leaves them out)
     _add_items(svc, handle, HELD_OUT[:3] + trained + HELD_OUT[3:])
-    train_ready(c, h, handle)
     first = _evaluate(svc, handle, "v1")
     formality, sentiment = first["traits"]["formality"], first["traits"]["sentiment"]
     assert (formality["excluded_trained"], formality["items"]) == (2, 6)
@@ -174,8 +174,8 @@ def test_a_trait_trained_on_every_evaluation_text_is_reported_not_measured(svc: 
     c, h = svc.client, svc.author
     handle = "acme.heldall"
     make_model(c, h, handle)
-    _add_items(svc, handle, [("formality", FORMAL[1], 1.0), ("formality", CASUAL[1], 0.0), *HELD_OUT[6:]])
     train_ready(c, h, handle)
+    _add_items(svc, handle, [("formality", FORMAL[1], 1.0), ("formality", CASUAL[1], 0.0), *HELD_OUT[6:]])
     result = _evaluate(svc, handle, "v1")
     formality = result["traits"]["formality"]
     assert (formality["items"], formality["excluded_trained"]) == (0, 2)
@@ -197,3 +197,88 @@ def test_zero_data_retention_keeps_no_record_of_the_training_texts(svc: Svc) -> 
     check(c.patch(f"/v1/models/{handle}", json={"zero_data_retention": True}, headers=h), 200)
     with svc.ctx.engine.connect() as conn:
         assert conn.execute(query, {"h": handle}).scalar() == 0  # purged with the texts
+
+
+def _queue(svc: Svc, handle: str) -> dict[str, int]:
+    """{text: pool id} of the caller's claimed queue for formality, as the Label page fetches it."""
+    body = {"trait": "formality", "k": 100, "claim": True}
+    got = check(svc.client.post(f"/v1/models/{handle}/pool/suggest", json=body, headers=svc.author), 200)
+    return {item["text"]: item["id"] for item in got["items"]}
+
+
+def _votes(svc: Svc, handle: str) -> list[dict[str, Any]]:
+    url = f"/v1/models/{handle}/votes?limit=500"
+    items: list[dict[str, Any]] = check(svc.client.get(url, headers=svc.author), 200)["items"]
+    return items
+
+
+def test_a_pool_imported_before_the_evaluation_set_is_never_labelled_from_it(svc: Svc) -> None:
+    """The newcomer's order: a trained model, its pool, a queue fetched, then the same texts as the
+    evaluation set. The import says what it overlaps; the list, the queue and both labelling routes leave
+    them out; the label asked from the old queue is refused and nothing stored before is lost."""
+    c, h = svc.client, svc.author
+    handle = "acme.heldpoolfirst"
+    make_model(c, h, handle)
+    train_ready(c, h, handle)
+    check(c.post(f"/v1/models/{handle}/pool", json={"texts": UNLABELLED + EVAL_TEXTS}, headers=h), 201)
+    queue = _queue(svc, handle)  # fetched before the set had them: it holds the evaluation texts
+    assert set(EVAL_TEXTS) <= set(queue)
+    # A label given before the set had its text: buffered, and kept (as a vote) after.
+    early = {"trait": "formality", "quality": 1.0}
+    check(c.post(f"/v1/models/{handle}/pool/{queue[EVAL_TEXTS[2]]}/label", json=early, headers=h), 201)
+    items = [("formality", EVAL_TEXTS[0], 1.0), ("sentiment", EVAL_TEXTS[1], 0.0)]
+    items += [("formality", EVAL_TEXTS[2], 1.0), ("formality", FORMAL[0], 1.0)]  # FORMAL[0]: a sample
+    body = {"items": [{"trait": t, "text": x, "quality": q} for t, x, q in items]}
+    added = check(c.post(f"/v1/models/{handle}/evaluation-set", json=body, headers=h), 201)
+    assert (added["in_pool"], added["in_samples"]) == (3, 1)  # said when the overlap appears
+
+    pool = check(c.get(f"/v1/models/{handle}/pool?limit=500", headers=h), 200)
+    assert [p["text"] for p in pool["items"]] == UNLABELLED and pool["total"] == len(UNLABELLED)
+    assert pool["in_evaluation_set"] == len(EVAL_TEXTS)
+    assert not set(EVAL_TEXTS) & set(_queue(svc, handle))  # claimed before: not handed back
+    buffered = check(c.get(f"/v1/models/{handle}/feedback", headers=h), 200)["buffered"]
+    refused = c.post(f"/v1/models/{handle}/pool/{queue[EVAL_TEXTS[0]]}/label", json=early, headers=h)
+    error = check(refused, 409)["error"]
+    assert error["code"] == "pool_text_in_evaluation_set" and "not stored" in error["message"]
+    bulk = {"trait": "formality", "quality": 0.0, "ids": [queue[EVAL_TEXTS[1]], queue[UNLABELLED[0]]]}
+    done = check(c.post(f"/v1/models/{handle}/pool/label", json=bulk, headers=h), 201)
+    assert (done["labelled"], done["skipped"]) == ([queue[UNLABELLED[0]]], [queue[EVAL_TEXTS[1]]])
+    after = check(c.get(f"/v1/models/{handle}/feedback", headers=h), 200)["buffered"]
+    assert after == buffered + 1  # the bulk label of the pool text only
+    got = check(c.post(f"/v1/models/{handle}/pool/suggest", json={"trait": "formality"}, headers=h), 200)
+    assert got["pool_size"] == len(UNLABELLED) + len(EVAL_TEXTS)  # the texts stay stored
+    assert any(v["text"] == EVAL_TEXTS[2] for v in _votes(svc, handle))  # the early label too
+
+
+def test_labels_of_evaluation_texts_are_never_trained_on_whichever_came_first(svc: Svc) -> None:
+    """A sample whose text joins the set later, a sample of a text already in it, and a label buffered
+    before its text joined: all kept, none trained on (the version's counts, votes and record say so)."""
+    c, h = svc.client, svc.author
+    handle = "acme.heldtrain"
+    make_model(c, h, handle)
+    total = len(_votes(svc, handle))
+    _add_items(svc, handle, [("sentiment", EVAL_TEXTS[0], 1.0)])  # the set first, then its text as a sample
+    late = [{"trait": "formality", "text": EVAL_TEXTS[0], "quality": 1.0}]
+    answer = check(c.post(f"/v1/models/{handle}/samples", json={"samples": late}, headers=h), 201)
+    assert answer["in_evaluation_set"] == 1
+    _add_items(svc, handle, [("sentiment", FORMAL[0], 1.0)])  # a sample first, then its text in the set
+    train_ready(c, h, handle)
+    assert check(c.get(f"/v1/models/{handle}/versions/v1", headers=h), 200)["sample_count"] == total - 1
+    by_text = {v["text"]: v for v in _votes(svc, handle)}
+    assert by_text[EVAL_TEXTS[0]]["version_no"] is None and by_text[FORMAL[0]]["version_no"] is None
+    assert by_text[FORMAL[1]]["version_no"] == 1
+    result = _evaluate(svc, handle, "v1")  # it trained on neither: both measured
+    assert (result["items"], result["traits"]["sentiment"]["excluded_trained"]) == (2, 0)
+
+
+def test_a_trait_left_with_one_pole_by_the_set_is_refused_before_training(svc: Svc) -> None:
+    c, h = svc.client, svc.author
+    handle = "acme.heldpole"
+    make_model(c, h, handle)
+    _add_items(svc, handle, [("formality", t, 0.0) for t in CASUAL])  # every negative sample's text
+    refused = c.post(f"/v1/models/{handle}/train", json={"effort": "low"}, headers=h)
+    error = check(refused, 422)["error"]
+    assert error["code"] == "trait_one_pole" and "formality" in error["message"]
+    assert f"{len(CASUAL)} of them texts of the evaluation set, never trained on" in error["message"]
+    model = check(c.get(f"/v1/models/{handle}", headers=h), 200)
+    assert model["state"] == "draft"  # nothing queued

@@ -168,7 +168,14 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
         }
         with counted(svc) as eval_new:
             new = items(stored, BATCH)
-            assert new == {"added": BATCH, "total": stored + BATCH, "duplicates": [], "gold_texts": []}
+            assert new == {
+                "added": BATCH,
+                "total": stored + BATCH,
+                "duplicates": [],
+                "gold_texts": [],
+                "in_pool": 0,
+                "in_samples": 0,
+            }
         with counted(svc) as eval_again:
             again = items(stored, BATCH)
         assert again == {
@@ -176,6 +183,8 @@ def test_pool_and_evaluation_batches_cost_the_same_statements_at_1000_and_5000_s
             "total": stored + BATCH,
             "duplicates": list(range(BATCH)),
             "gold_texts": [],
+            "in_pool": 0,
+            "in_samples": 0,
         }
         pool_costs.append([pool_new, pool_again])
         eval_costs.append([eval_new, eval_again])

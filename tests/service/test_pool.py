@@ -71,7 +71,8 @@ def test_import_page_and_delete(svc: Svc) -> None:
         "handle": "acme.pool",
         "deleted": 24,
     }
-    assert _pool(svc, "acme.pool") == {"items": [], "limit": 100, "next_cursor": None, "total": 0}
+    empty = {"items": [], "limit": 100, "next_cursor": None, "total": 0, "in_evaluation_set": 0}
+    assert _pool(svc, "acme.pool") == empty
 
 
 def test_bad_imports_store_nothing(svc: Svc) -> None:

@@ -81,7 +81,7 @@ class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait mode
                     row["quality"] = label_quality(row["quality"], checked)
                 except ValueError as exc:
                     raise ValueError(f"evaluation item {index}: {exc}") from None
-        added, total, duplicates, gold = 0, 0, [], []
+        added, total, duplicates, gold, in_pool, in_samples = 0, 0, [], [], 0, 0
         reporter = progress_mod.resolve(progress, f"evaluation set of {handle}", unit="items")
         sent = 0
         try:
@@ -94,6 +94,8 @@ class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait mode
                 # `duplicates` is absent from older services.
                 duplicates += [start + int(i) for i in body.get("duplicates") or ()]
                 gold += [start + int(i) for i in body.get("gold_texts") or ()]
+                in_pool += int(body.get("in_pool") or 0)  # absent from older services
+                in_samples += int(body.get("in_samples") or 0)
                 sent = start + len(batch)
                 reporter.update(sent, len(rows))
         except KeyboardInterrupt:
@@ -103,7 +105,14 @@ class EvaluationCalls(TraitCalls):  # rows without a trait take a one-trait mode
             ) from None
         finally:
             reporter.close(sent == len(rows))
-        return EvaluationItemsAdded(added=added, total=total, duplicates=duplicates, gold_texts=gold)
+        return EvaluationItemsAdded(
+            added=added,
+            total=total,
+            duplicates=duplicates,
+            gold_texts=gold,
+            in_pool=in_pool,
+            in_samples=in_samples,
+        )
 
     def evaluation_set(self, handle: str) -> EvaluationSet:
         """The set's `total` and its items per trait (`traits[key].positive` / `.negative`)."""

@@ -19,6 +19,7 @@ class PoolText(_Response):
 
 class PoolPage(Page[PoolText]):
     total: int = 0
+    in_evaluation_set: int = 0  # the pool's texts left out as the evaluation set's (never labelled)
 
 
 class Suggestion(_Response):
