@@ -401,6 +401,11 @@ def flags_speed() -> str:
 DATABASES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 
+def on_database(part: str, db: str) -> Any:
+    """A scale part's run on one database (`scale_<part>.json`: SQLite; `scale_<part>_postgres.json`)."""
+    return result(f"scale_{part}" if db == "sqlite" else f"scale_{part}_postgres")[db]
+
+
 def scale_imports() -> str:
     """scale.md: the import rate as the model grows, per database."""
     header = (
@@ -443,7 +448,7 @@ def scale_speedup() -> str:
             mb(t["memory_mb"]["workers"]),
         ]
         for db, name in DATABASES.items()
-        for t in result("scale_speedup" + ("" if db == "sqlite" else "_postgres"))[db]["trainings"]
+        for t in on_database("speedup", db)["trainings"]
     ]
     return table(header, rows)
 
@@ -456,7 +461,7 @@ def scale_mixed() -> str:
     )
     rows = []
     for db, name in DATABASES.items():
-        run = result("scale_mixed" + ("" if db == "sqlite" else "_postgres"))[db]
+        run = on_database("mixed", db)
         req, wait, memory = run["requests"], run["lock_wait"], run["memory_mb"]
         wait_ms = f"{wait['p50_ms']:,.1f} / {wait['p99_ms']:,.0f} / {wait['max_ms']:,.0f} ms"
         slow = run["slow_writes"]["count"] if db == "sqlite" else "(SQLite only)"
