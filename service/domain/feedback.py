@@ -16,7 +16,7 @@ from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, feedback_seen
 from service.domain.gold_secret import answerer, feedback_visible
 from service.domain.needs import Databases, Resources
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write
 from service.errors import ApiError
 from service.schemas.feedback import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
 from service.store import audit
@@ -75,9 +75,7 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
     """Delete one buffered label: it will not be trained on."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")  # one's own label; more below
-        require_not_archived(model)
-        if model.state == "busy":  # a retraining may have read the label already
-            raise busy_error(s, model)
+        require_label_write(s, model)  # a retraining in flight may have read the label already
         row = None
         if 1 <= label_id <= MAX_INT:
             query = select(FeedbackLabel).where(

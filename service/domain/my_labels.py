@@ -16,16 +16,16 @@ from datetime import UTC, datetime
 from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from core.contract import TRAINING_RUNS, AuditKind
+from core.contract import AuditKind
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
 from service.domain.scales import label_quality
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
-from service.store import audit, ledger, quotas
+from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.db import transaction
@@ -261,9 +261,7 @@ def _mine(
         raise ApiError(404, "label_not_found", f"No {kind} label {label_id} of yours in {model.handle}.")
     if isinstance(row, SampleRow) and row.adjudicated:  # a settling vote stays its reviewer's to change
         require_role(who, "review", model.namespace)
-    running = ledger.in_flight(s, model)
-    if running is not None and running.kind in TRAINING_RUNS:  # it may have read the label already
-        raise busy_error(s, model)
+    require_label_write(s, model)  # a training in flight may have read the label already
     until = trained_until(s, model)
     if isinstance(row, SampleRow) and _is_trained(row, until):
         assert until is not None

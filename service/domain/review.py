@@ -16,7 +16,7 @@ from core.contract import ReviewStatus
 from service.domain.access import load_model
 from service.domain.needs import Resources
 from service.domain.scoring import retrain_if_full
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem, ReviewPage
 from service.store import audit
@@ -207,8 +207,8 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
                     for m in missing
                 ],
             )
-        if feedback and model.state == "busy":  # a retraining in flight has read the buffer already
-            raise busy_error(s, model)
+        if feedback:  # a retraining in flight has read the buffer already
+            require_label_write(s, model)
         labels: list[SampleRow | FeedbackLabel] = [*samples, *feedback]
         decide(labels, payload.decision, who.annotator, payload.comment)
         traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
