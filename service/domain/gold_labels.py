@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.schemas.my_labels import LabelKind
+from service.schemas.samples import SampleOut
 from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.samples import label_point
 from service.store.tables import Model, Run, Trait, Version
@@ -38,15 +39,19 @@ class AnswerLabel:
     version_no: int | None  # the version whose training took it in, were it a vote (None: pending review)
 
 
-def trainings(s: Session, model: Model) -> list[tuple[int, datetime]]:
-    """(number, start) of the model's versions, oldest first: when each training read the labels."""
+def trainings(s: Session, model: Model) -> list[tuple[int, datetime, bool]]:
+    """(number, start, whether it took the buffer in) of the model's versions, oldest first: when each
+    training read the labels. A retraining, or a training of a reopened draft, folds the buffer in."""
     rows = s.execute(
-        select(Version.version_no, Version.created_at, Run.started_at)
+        select(Version.version_no, Version.created_at, Run.started_at, Run.kind, Run.options)
         .outerjoin(Run, Run.id == Version.run_id)
         .where(Version.model_id == model.id)
         .order_by(Version.version_no)
     ).all()
-    return [(number, started or made) for number, made, started in rows]
+    return [
+        (number, started or made, kind == "retrain" or bool((options or {}).get("with_feedback")))
+        for number, made, started, kind, options in rows
+    ]
 
 
 def answer_labels(
@@ -58,7 +63,10 @@ def answer_labels(
     trait_id: int | None = None,
     digest: str | None = None,
 ) -> list[AnswerLabel]:
-    """The model's gold answers as labels (of `annotator`, with these `ids`, of one trait's text), by id."""
+    """The model's gold answers as labels (of `annotator`, with these `ids`, of one trait's text), by id.
+    As a label moves: given before any training, a sample, which the next training reads; given later, a
+    buffered label until a training that takes the buffer in starts after it (never while pending review,
+    as the answers of one whose labels a reviewer accepts: nobody decides an answer)."""
     q = (
         select(GoldAnswer, GoldItem.trait_id, Trait.key, GoldItem.text, GoldItem.content_sha256)
         .join(GoldItem, GoldItem.id == GoldAnswer.gold_id)
@@ -76,12 +84,13 @@ def answer_labels(
     rows = s.execute(q.order_by(GoldAnswer.id)).all()
     if not rows:
         return []
-    starts = trainings(s, model)
+    versions = trainings(s, model)
     pending = reviews(model, is_team(s, model))  # an annotator's labels wait for a reviewer there
     out = []
     for answer, tid, key, text, dig in rows:
-        after = [n for n, start in starts if start >= answer.created_at]
-        folded = not starts or bool(after)
+        later = [(n, folds) for n, start, folds in versions if start >= answer.created_at]
+        buffered = len(later) < len(versions)  # a version was trained before it: a buffered label
+        taken = None if pending else next((n for n, folds in later if folds or not buffered), None)
         out.append(
             AnswerLabel(
                 id=answer.id,
@@ -92,8 +101,8 @@ def answer_labels(
                 digest=dig,
                 quality=answer.quality,
                 created_at=answer.created_at,
-                kind="sample" if folded else "feedback",
-                version_no=after[0] if after and not pending else None,
+                kind="feedback" if buffered and taken is None else "sample",
+                version_no=taken,
             )
         )
     return out
@@ -141,3 +150,23 @@ def as_vote(a: AnswerLabel, points: int | None) -> dict[str, object]:
         "version_no": a.version_no if a.kind == "sample" else None,
         "point": label_point(a.quality, points),
     }
+
+
+def as_sample(a: AnswerLabel, points: int | None) -> SampleOut:
+    """The answer as `GET …/samples` shows a label of the pool route."""
+    return SampleOut(
+        id=a.id,
+        trait=a.trait,
+        text=a.text,
+        quality=a.quality,
+        point=label_point(a.quality, points),
+        provenance="authored",
+        source_url=None,
+        content_sha256=a.digest,
+        created_at=a.created_at,
+        annotator=a.annotator,
+        adjudicated=False,
+        source_id=None,
+        generator_model=None,
+        metadata=None,
+    )
