@@ -18,7 +18,7 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for, feedback_seen, seen
-from service.domain.gold_labels import answer_labels, as_vote, readable_answers
+from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
 from service.errors import ApiError
@@ -194,7 +194,9 @@ def _samples(
     if answers is not None:  # no settled or gold answer to one who answers gold (gold_secret.py)
         q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
-    return _with_answers(s, model, "sample", after, n, me, answers, [sample_vote(r, key) for r, key in rows])
+    versions = trainings(s, model)
+    found = [sample_vote(r, key, versions) for r, key in rows]
+    return _with_answers(s, model, "sample", after, n, me, answers, found)
 
 
 def _with_answers(
@@ -292,14 +294,20 @@ _FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], l
 }
 
 
-def sample_vote(r: SampleRow, key: str) -> VoteRecord:
-    """A sample as a vote: the one reading of a sample row the votes export and a text's history share."""
+def sample_vote(r: SampleRow, key: str, versions: Sequence[tuple[int, datetime, bool]]) -> VoteRecord:
+    """A sample as a vote: the one reading of a sample row the votes export and a text's history share.
+    `version_no`: the version whose training took it in; for an accepted vote no training counted, as
+    one's own later vote (a settle) superseded it, the first whose training read it, as one's own labels
+    call it trained (`my_labels.trained_until`) (`versions`: gold_labels.trainings)."""
+    read = r.trained_in
+    if read is None and r.review == "accepted":
+        read = next((n for n, start, _ in versions if r.created_at <= start), None)
     return VoteRecord.model_validate(
         vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
         | {
             "adjudicated": bool(r.adjudicated),
             "provenance": r.provenance,
             "point": r.point,
-            "version_no": r.trained_in,
+            "version_no": read,
         }
     )

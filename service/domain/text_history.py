@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.domain.blind import blind_for, feedback_seen, seen
-from service.domain.gold_labels import answer_labels, as_vote, readable_answers
+from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
 from service.domain.team import readable_model, sample_vote, vote_record
@@ -60,8 +60,9 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
             assert found is not None
             trait_id, text = ids[found.trait_key], found.text
         key, digest = traits[trait_id], sha256(text)
+        versions = trainings(s, model)
         items = [
-            sample_vote(r, key)
+            sample_vote(r, key, versions)
             for r in s.scalars(
                 samples.where(SampleRow.trait_id == trait_id, SampleRow.content_sha256 == digest)
             )
