@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session, aliased
 
 from core.contract import scale_point
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
@@ -194,8 +194,10 @@ def _samples(
     if answers is not None:  # no settled or gold answer to one who answers gold (gold_secret.py)
         q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
+    page = rows.all()
     versions = trainings(s, model)
-    found = [sample_vote(r, key, versions) for r, key in rows]
+    later = superseded(s, model, [r for r, _ in page])
+    found = [sample_vote(r, key, versions if r.id in later else ()) for r, key in page]
     return _with_answers(s, model, "sample", after, n, me, answers, found)
 
 
@@ -294,11 +296,28 @@ _FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], l
 }
 
 
-def sample_vote(r: SampleRow, key: str, versions: Sequence[tuple[int, datetime, bool]]) -> VoteRecord:
+def superseded(s: Session, model: Model, rows: Sequence[SampleRow]) -> set[int]:
+    """Ids of `rows` their annotator's own later vote on the text (a settle, say) superseded: no training
+    counts them, yet one read each stored before it."""
+    if not rows:
+        return set()
+    later = aliased(SampleRow)
+    newer = exists().where(
+        later.model_id == model.id,
+        later.trait_id == SampleRow.trait_id,
+        later.content_sha256 == SampleRow.content_sha256,
+        later.annotator == SampleRow.annotator,
+        later.id > SampleRow.id,
+    )
+    ids = [r.id for r in rows if r.annotator is not None]
+    return set(s.scalars(select(SampleRow.id).where(SampleRow.id.in_(ids), newer))) if ids else set()
+
+
+def sample_vote(r: SampleRow, key: str, versions: Sequence[tuple[int, datetime, bool]] = ()) -> VoteRecord:
     """A sample as a vote: the one reading of a sample row the votes export and a text's history share.
-    `version_no`: the version whose training took it in; for an accepted vote no training counted, as
-    one's own later vote (a settle) superseded it, the first whose training read it, as one's own labels
-    call it trained (`my_labels.trained_until`) (`versions`: gold_labels.trainings)."""
+    `version_no`: the version whose training took it in; for an accepted vote its annotator's own later
+    vote superseded (`versions`: gold_labels.trainings, given for those), the first whose training read it,
+    as one's own labels call it trained."""
     read = r.trained_in
     if read is None and r.review == "accepted":
         read = next((n for n, start, _ in versions if r.created_at <= start), None)
