@@ -437,9 +437,10 @@ MAX_REVIEW_COMMENT_CHARS = 1_000
 #: What a caller (or the service itself) does to a model that its state decides (spec section 3, docs/api.md
 #: "States"): `edit` is any trait or sample edit; `train` a first training or a reopened draft's next
 #: version; `retune` POST /train with `reoptimize_params` on a ready model (without it, a no-op); `retrain` an
-#: automatic retraining or a backfill.
+#: automatic retraining or a backfill; `label` a write of a label's state (a label, a review, a settle, a
+#: correction, a withdrawal or removal), no run: a busy model takes it unless its run reads the labels.
 Operation = Literal[
-    "edit", "train", "retune", "retrain", "discover", "synthesize", "evaluate", "reopen", "delete"
+    "edit", "train", "retune", "retrain", "discover", "synthesize", "evaluate", "reopen", "delete", "label"
 ]
 OPERATIONS: tuple[Operation, ...] = get_args(Operation)
 
@@ -472,14 +473,23 @@ TRANSITIONS: Mapping[Operation, Mapping[ModelState, ModelState]] = _table(
         },  # a version of its own, if it has one
         "reopen": {"draft": "draft", "ready": "draft", "failed": "draft"},  # from draft: nothing changes
         "delete": {"draft": "archived", "ready": "archived", "failed": "archived", "archived": "archived"},
+        # No read blocks a write: a run that reads a version (an evaluation) leaves labels open; only a
+        # run in `LABEL_READING_RUNS` refuses them while busy (`can`'s `running`).
+        "label": {"draft": "draft", "ready": "ready", "failed": "failed", "busy": "busy"},
     }
 )
 #: Runs that train a version (their kinds).
 TRAINING_RUNS: tuple[RunKind, ...] = ("train", "retrain", "backfill")
+#: Runs that read the model's labels (samples and feedback buffer) when they start: a label's write while one
+#: is in flight would not be honoured (409 `model_busy`, retryable). Every other run leaves labels open.
+LABEL_READING_RUNS: tuple[RunKind, ...] = TRAINING_RUNS
 
 
-def can(operation: Operation, state: str) -> bool:
-    """Whether `operation` may start from `state` (a state this table does not know: no)."""
+def can(operation: Operation, state: str, running: str | None = None) -> bool:
+    """Whether `operation` may start from `state` (a state this table does not know: no); `running`, the
+    kind of the run in flight of a busy model, decides a `label` write (`LABEL_READING_RUNS`)."""
+    if operation == "label" and state == "busy" and (running is None or running in LABEL_READING_RUNS):
+        return False
     return state in TRANSITIONS[operation]
 
 

@@ -13,8 +13,8 @@ numbers back. The rules, each in one place:
   that is not a settling one, as `core.engine.agreement` counts) against each other named annotator's:
   a pair is compared when both votes are on a pole (`pole_of`: the neutral middle is on none), and agrees
   when the poles are equal. The share of agreeing pairs, None without any compared.
-- **Agreement with settled texts**: the person's independent votes on settled texts, compared with the
-  settled quality's pole when both are on a pole. The share that match, None without any compared.
+- **Agreement with settled texts**: the person's independent votes on texts someone else settled, compared
+  with the settled quality's pole when both are on a pole. The share that match, None without any compared.
 - **Wanting votes**: `wants_votes`, the one rule (point it at a model's votes-wanted setting when it has
   one). A person's `wanting` counts the texts that want votes which they have neither voted on nor marked
   unsure: what they could still do.
@@ -174,7 +174,9 @@ def _agreement(
             if v.annotator != person and (theirs := pole_of(v.quality)) != "neutral":
                 others += 1
                 same_others += theirs == pole
-        if c.adjudicated and (decided := pole_of(c.quality)) != "neutral":
+        # One's own settle is no check of one's own vote: agreement with settled texts is others' settles.
+        settler = next((v.annotator for v in reversed(c.votes) if v.adjudicated), None)
+        if c.adjudicated and settler != person and (decided := pole_of(c.quality)) != "neutral":
             settled += 1
             same_settled += decided == pole
     return others, same_others, settled, same_settled

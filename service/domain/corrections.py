@@ -15,7 +15,7 @@ from service.domain.access import load_model
 from service.domain.needs import Resources
 from service.domain.review import review_item, with_corrections
 from service.domain.scales import label_quality
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.review import CorrectIn, ReviewItem
 from service.store import audit
@@ -57,8 +57,7 @@ def correct_label(
             quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
         kind = "sample" if isinstance(row, SampleRow) else "feedback"
         if quality != row.quality:
-            if model.state == "busy":  # a training in flight may have read the label as it is
-                raise busy_error(s, model)
+            require_label_write(s, model)  # a training in flight may have read the label as it is
             s.add(
                 LabelCorrection(
                     model_id=model.id,

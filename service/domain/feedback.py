@@ -9,18 +9,20 @@ the buffer already, so a withdrawal then would not be honoured: 409 `model_busy`
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, feedback_seen
+from service.domain.gold_labels import answer_labels, buffered_answers, readable_answers
 from service.domain.gold_secret import answerer, feedback_visible
 from service.domain.needs import Databases, Resources
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write
 from service.errors import ApiError
 from service.schemas.feedback import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
 from service.store import audit
 from service.store.api_keys import Principal
+from service.store.campaign_tables import GoldAnswer
 from service.store.db import transaction
 from service.store.tables import MAX_INT, FeedbackLabel
 
@@ -59,8 +61,26 @@ def list_feedback(
             )
             for r in page
         ]
-        buffered = _buffered(s, model.id)
-    next_cursor = ctx.cursors.encode(scope, page[-1].id) if len(rows) > limit else None
+        if answers is not None:  # to one who answers gold, an answer is a label like any (gold_labels.py)
+            more = [
+                FeedbackLabelOut(
+                    id=a.id,
+                    trait=a.trait,
+                    text=a.text,
+                    quality=a.quality,
+                    created_at=a.created_at,
+                    annotator=a.annotator,
+                )
+                for a in readable_answers(answer_labels(s, model), answers, blind_for(who, model) is not None)
+                if a.kind == "feedback" and a.id > after
+            ]
+            items = sorted(items + more, key=lambda x: x.id)
+            more_rows = len(rows) > limit or len(items) > limit
+            items = items[:limit]
+        else:
+            more_rows = len(rows) > limit
+        buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+    next_cursor = ctx.cursors.encode(scope, items[-1].id) if more_rows else None
     return FeedbackPage(
         handle=handle,
         items=items,
@@ -75,15 +95,37 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
     """Delete one buffered label: it will not be trained on."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")  # one's own label; more below
-        require_not_archived(model)
-        if model.state == "busy":  # a retraining may have read the label already
-            raise busy_error(s, model)
+        require_label_write(s, model)  # a retraining in flight may have read the label already
         row = None
         if 1 <= label_id <= MAX_INT:
             query = select(FeedbackLabel).where(
                 FeedbackLabel.id == label_id, FeedbackLabel.model_id == model.id
             )
             row = s.scalar(query)
+        if (
+            row is None and 1 <= label_id <= MAX_INT
+        ):  # a gold answer reads as a buffered label (gold_labels.py)
+            answer = next((a for a in answer_labels(s, model, ids=[label_id]) if a.kind == "feedback"), None)
+            if answer is not None:
+                if answer.annotator != who.annotator:
+                    require_role(who, "review", model.namespace)
+                detail = {
+                    "trait": answer.trait,
+                    "feedback_id": answer.id,
+                    "quality": answer.quality,
+                    "gold": True,
+                }
+                audit.record(
+                    s,
+                    who,
+                    "feedback_withdrawn",
+                    model.namespace,
+                    model,
+                    {**detail, "annotator": answer.annotator},
+                )
+                s.execute(delete(GoldAnswer).where(GoldAnswer.id == answer.id))
+                buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+                return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=buffered)
         if row is None:
             raise ApiError(404, "feedback_not_found", f"No buffered feedback label {label_id} in {handle}.")
         if row.annotator != who.annotator:  # a colleague's label: a reviewer's call (docs/api.md "Roles")
@@ -94,4 +136,5 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
         )
         s.delete(row)
         s.flush()
-        return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=_buffered(s, model.id))
+        buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+        return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=buffered)

@@ -115,8 +115,11 @@ def _store(
             )
         )
     )
+    # A gold text enters the pool with the time of its latest import: a time of its own would single gold
+    # out to whoever lists the pool (docs/api/team.md, "Gold secrecy").
+    imported = s.scalar(select(func.max(PoolText.created_at)).where(PoolText.model_id == model.id)) or now
     new_pool = [
-        {"model_id": model.id, "text": t, "content_sha256": d, "created_at": now}
+        {"model_id": model.id, "text": t, "content_sha256": d, "created_at": imported}
         for d, t in texts.items()
         if d not in pooled
     ]

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import TRAINING_RUNS, can, pole_of
 from service.domain.claims import may_claim
+from service.domain.gold_labels import buffered_answers
 from service.domain.needs import Databases
 from service.schemas.pool import Labelled, Suggestion
 from service.store import claims, ledger
@@ -74,10 +75,18 @@ def mix(
             if annotator != who.annotator:
                 holders[pid] = holders.get(pid, 0) + 1
         full = {pid for pid, n in holders.items() if n >= model.votes_wanted}
+        # A colleague's answer is a colleague's label to the reader: the suggestion says so, as for any text.
+        seconded = set(
+            s.scalars(
+                select(GoldAnswer.gold_id).where(
+                    GoldAnswer.model_id == model_id, GoldAnswer.annotator != who.annotator
+                )
+            )
+        )
         rows = {
-            pid: (text, meta)
-            for pid, text, meta in s.execute(
-                select(PoolText.id, PoolText.text, PoolText.meta)
+            pid: (text, meta, gold_id in seconded)
+            for pid, text, meta, gold_id in s.execute(
+                select(PoolText.id, PoolText.text, PoolText.meta, GoldItem.id)
                 .join(
                     GoldItem,
                     (GoldItem.model_id == PoolText.model_id)
@@ -94,7 +103,7 @@ def mix(
             if pid not in shown and pid not in full and sha256(text) not in known
         }
         rate = model.gold_rate
-    texts = {pid: text for pid, (text, _) in rows.items()}
+    texts = {pid: text for pid, (text, _, _) in rows.items()}
     places = plan(len(items), rate, list(texts), rng)
     if not places:
         return items
@@ -109,7 +118,14 @@ def mix(
     scores = rescore([texts[p] for p in places.values()]) if fitted else [None] * len(places)
     # Its pool text's metadata too: a text shown without the metadata its neighbours have would give it away.
     gold = iter(
-        Suggestion(id=pid, text=texts[pid], score=score, claimed_until=until, metadata=rows[pid][1])
+        Suggestion(
+            id=pid,
+            text=texts[pid],
+            score=score,
+            claimed_until=until,
+            metadata=rows[pid][1],
+            overlap=rows[pid][2],
+        )
         for pid, score in zip(places.values(), scores, strict=True)
     )
     rest = iter(kept)
@@ -206,6 +222,9 @@ def labelled(
     stored_as: Literal["sample", "feedback"] = "sample" if can("edit", model.state) else "feedback"
     last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
     buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # this answer too, as a label's would
+    # Colleagues' answers are the votes this text has to its readers (gold_labels.py).
+    answers = select(func.count()).where(GoldAnswer.gold_id == row.gold_id)
     return Labelled(
         handle=model.handle,
         pool_id=text_id,
@@ -217,9 +236,8 @@ def labelled(
         id=row.id,
         version_no=last + (2 if training else 1),
         state=model.state,
-        votes=1,
+        votes=s.scalar(answers) or 1,
         votes_wanted=model.votes_wanted,
-        # As the buffer would read had the answer been a buffered label: a count that stood still would tell.
-        buffered_feedback=buffered + (stored_as == "feedback"),
+        buffered_feedback=buffered,
         retraining=False,
     )

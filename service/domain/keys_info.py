@@ -3,9 +3,9 @@ identity and roles."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import cast, get_args
 
-from core.contract import ROLES, KeyScope, Role, annotator_of
+from core.contract import ROLE_ACTIONS, ROLES, Action, KeyScope, Role, annotator_of
 from service.domain.needs import Databases
 from service.errors import ApiError
 from service.schemas.keys_info import KeyInfo, SignedOut
@@ -34,7 +34,13 @@ def current_key(ctx: Databases, who: Principal) -> KeyInfo:
             name=annotator_of(row.name, row.prefix),
             role=cast(Role, row.role),
             roles=dict(who.roles),
+            actions=_actions(cast(Role, row.role)) if row.scope == "authoring" else [],
         )
+
+
+def _actions(role: Role) -> list[Action]:
+    order: tuple[Action, ...] = get_args(Action)
+    return sorted(ROLE_ACTIONS[role], key=order.index)
 
 
 def _current_person(ctx: Databases, who: Principal, person_id: int) -> KeyInfo:
@@ -54,7 +60,10 @@ def _current_person(ctx: Databases, who: Principal, person_id: int) -> KeyInfo:
             role=highest,
             kind="person",
             roles=dict(who.roles),
-            email=row.email,
+            actions=_actions(highest) if who.roles else [],
+            # Who they are here: the name their labels carry. A token's email can change (a renamed account
+            # at the provider shows another person's address); it binds nothing once they have a name.
+            email=row.name,
             display_name=row.display_name,
         )
 

@@ -19,6 +19,7 @@ from core.json_types import JsonObject
 from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room
+from service.domain.gold_labels import buffered_answers
 from service.domain.needs import Resources
 from service.domain.scales import label_quality
 from service.domain.scoring import retrain_if_full
@@ -75,6 +76,7 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, p
         )
         last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
         buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+        buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # gold answers read as labels
         out = Labelled(
             handle=model.handle,
             pool_id=text_id,

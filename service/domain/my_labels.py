@@ -11,21 +11,23 @@ change then is 409 `model_busy`, as a feedback withdrawal is. Every change is au
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from core.contract import TRAINING_RUNS, AuditKind
+from core.contract import AuditKind, ReviewStatus, pole_of
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
+from service.domain.gold_labels import AnswerLabel, answer_labels
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
 from service.domain.scales import label_quality
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
-from service.store import audit, ledger, quotas
+from service.store import audit, quotas
 from service.store.api_keys import Principal
 from service.store.campaign_tables import GoldAnswer, GoldItem
 from service.store.db import transaction
@@ -42,6 +44,7 @@ from service.store.tables import (
     key_of,
     utcnow,
 )
+from service.store.teams import label_status
 
 #: The order of the two kinds among labels given at the same instant (the list's keyset).
 _RANK: dict[LabelKind, int] = {"sample": 0, "feedback": 1}
@@ -157,6 +160,16 @@ def list_my_labels(
         until = trained_until(s, model)
         merged = [_sample_item(r, traits[r.trait_id], until) for r in samples]
         merged += [_feedback_item(r, points[r.trait_key]) for r in buffered]
+        status = label_status(s, who, model)
+        merged += [
+            item
+            for a in answer_labels(s, model, annotator=who.annotator)
+            if a.trait_id in ids
+            and (not q or q.lower() in a.text.lower())
+            and (since is None or a.created_at >= since)
+            and (after is None or (a.created_at, _RANK[a.kind], a.id) < after)
+            for item in [_answer_item(a, points[a.trait], status)]
+        ]
         merged.sort(key=lambda x: (x.created_at, _RANK[x.kind], x.id), reverse=True)
         page = merged[:limit]
     next_cursor = None
@@ -188,6 +201,80 @@ def _gold_answers(
         where.append(GoldAnswer.created_at >= since)
     found = select(func.count()).select_from(GoldAnswer).join(GoldItem, GoldItem.id == GoldAnswer.gold_id)
     return s.scalar(found.where(*where)) or 0
+
+
+def _answer_item(a: AnswerLabel, points: int | None, status: ReviewStatus) -> MyLabel:
+    """A gold answer as one's own label (gold_labels.py): listed, changed and withdrawn as one."""
+    return MyLabel(
+        kind=a.kind,
+        id=a.id,
+        trait=a.trait,
+        text=a.text,
+        quality=a.quality,
+        point=label_point(a.quality, points),
+        created_at=a.created_at,
+        review=status,
+        adjudicated=False,
+        trained=a.version_no is not None and a.kind == "sample",
+    )
+
+
+def _my_answer(s: Session, who: Principal, model: Model, label_id: int) -> GoldAnswer | None:
+    """The caller's gold answer of this id, refused once it reads as trained (as a label would be)."""
+    if not 1 <= label_id <= MAX_INT:
+        return None
+    row = s.scalar(
+        select(GoldAnswer).where(
+            GoldAnswer.id == label_id, GoldAnswer.model_id == model.id, GoldAnswer.annotator == who.annotator
+        )
+    )
+    if row is None:
+        return None
+    [read] = answer_labels(s, model, ids=[row.id])
+    until = trained_until(s, model)
+    if read.kind == "sample" and read.version_no is not None and until is not None:
+        raise _trained(model, label_id, until)
+    return row
+
+
+def _answer_of(s: Session, who: Principal, handle: str, label_id: int) -> tuple[Model, GoldAnswer] | None:
+    model = load_model(s, who, handle, write=True, action="label")
+    require_not_archived(model)
+    row = _my_answer(s, who, model, label_id)
+    if row is None:
+        return None
+    require_label_write(s, model)
+    return model, row
+
+
+def _answer_changed(
+    s: Session, who: Principal, model: Model, row: GoldAnswer, quality: float | None
+) -> MyLabel:
+    """A change (`quality`) or withdrawal (None) of one's gold answer, audited as a label's (the owners'
+    log names it gold): the answer is judged as it stands, and a withdrawn one is no answer (its text may
+    come back, as any text's)."""
+    [read] = answer_labels(s, model, ids=[row.id])
+    points = scale_points(s.scalar(select(Trait.scale).where(Trait.id == read.trait_id)))
+    detail: JsonObject = {f"{read.kind}_id": row.id, "annotator": row.annotator, "gold": True}
+    if quality is None:
+        event: AuditKind = "vote_deleted" if read.kind == "sample" else "feedback_withdrawn"
+        audit.record(
+            s, who, event, model.namespace, model, {**detail, "trait": read.trait, "quality": row.quality}
+        )
+        s.delete(row)
+    elif quality != row.quality:
+        before, after = (
+            {"trait": read.trait, "quality": row.quality},
+            {"trait": read.trait, "quality": quality},
+        )
+        audit.record(
+            s, who, "vote_edited", model.namespace, model, {**detail, "before": before, "after": after}
+        )
+        known = s.scalar(select(GoldItem.quality).where(GoldItem.id == row.gold_id))
+        row.quality, row.correct = quality, known is not None and pole_of(quality) == pole_of(known)
+    model.updated_at = utcnow()
+    s.flush()
+    return _answer_item(replace(read, quality=row.quality), points, label_status(s, who, model))
 
 
 def _position(after: object) -> tuple[datetime, int, int]:
@@ -261,20 +348,22 @@ def _mine(
         raise ApiError(404, "label_not_found", f"No {kind} label {label_id} of yours in {model.handle}.")
     if isinstance(row, SampleRow) and row.adjudicated:  # a settling vote stays its reviewer's to change
         require_role(who, "review", model.namespace)
-    running = ledger.in_flight(s, model)
-    if running is not None and running.kind in TRAINING_RUNS:  # it may have read the label already
-        raise busy_error(s, model)
+    require_label_write(s, model)  # a training in flight may have read the label already
     until = trained_until(s, model)
     if isinstance(row, SampleRow) and _is_trained(row, until):
         assert until is not None
-        raise ApiError(
-            409,
-            "label_trained",
-            f"Your label {label_id} was trained into version v{until[0]} of {model.handle} (it was stored "
-            f"before that training started, at {until[1]:%Y-%m-%d %H:%M} UTC): a trained label stays as it "
-            "was. A reviewer can settle the text instead.",
-        )
+        raise _trained(model, label_id, until)
     return model, row
+
+
+def _trained(model: Model, label_id: int, until: tuple[int, datetime]) -> ApiError:
+    return ApiError(
+        409,
+        "label_trained",
+        f"Your label {label_id} was trained into version v{until[0]} of {model.handle} (it was stored "
+        f"before that training started, at {until[1]:%Y-%m-%d %H:%M} UTC): a trained label stays as it "
+        "was. A reviewer can settle the text instead.",
+    )
 
 
 def change_my_label(
@@ -284,6 +373,20 @@ def change_my_label(
     The review rule of every change (`review_changed_label`): on a reviewed model it is a new proposal,
     pending again for one who may not review. Held to the quotas by what it adds (a quality: nothing)."""
     with transaction(ctx.sessions) as s:
+        if (gold := _answer_of(s, who, handle, label_id)) is not None:
+            model, answer = gold
+            trait = s.scalar(
+                select(Trait)
+                .join(GoldItem, GoldItem.trait_id == Trait.id)
+                .where(GoldItem.id == answer.gold_id)
+            )
+            assert trait is not None
+            if patch.point is None:
+                assert patch.quality is not None
+                new_quality = float(patch.quality)
+            else:
+                new_quality = label_quality(trait, patch.quality, patch.point, ("body", "quality"))
+            return _answer_changed(s, who, model, answer, new_quality)
         model, row = _mine(s, who, handle, kind, label_id)
         if isinstance(row, SampleRow):
             trait = s.get(Trait, row.trait_id)
@@ -355,6 +458,10 @@ def withdraw_my_label(
     """Delete one's own untrained label, audited: a vote deleted (a settling one unsettles its text), or a
     buffered label withdrawn."""
     with transaction(ctx.sessions) as s:
+        if (gold := _answer_of(s, who, handle, label_id)) is not None:
+            model, answer = gold
+            out = _answer_changed(s, who, model, answer, None)
+            return MyLabelWithdrawn(handle=model.handle, kind=out.kind, id=label_id, deleted=True)
         model, row = _mine(s, who, handle, kind, label_id)
         event: AuditKind
         if isinstance(row, SampleRow):

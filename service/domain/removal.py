@@ -22,7 +22,7 @@ from core.engine.types import Sample
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.needs import Databases
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write
 from service.errors import ApiError
 from service.schemas.review import LabelsRemoved, LabelsRestored
 from service.store import audit
@@ -35,9 +35,7 @@ from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 def _open(s: Session, who: Principal, handle: str) -> Model:
     model = load_model(s, who, handle, write=True)  # an owner's
-    require_not_archived(model)
-    if model.state == "busy":  # a training in flight has read the labels already
-        raise busy_error(s, model)
+    require_label_write(s, model)  # a training in flight has read the labels already
     return model
 
 

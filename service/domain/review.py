@@ -14,9 +14,10 @@ from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
 from service.domain.access import load_model
+from service.domain.gold_labels import answer_labels
 from service.domain.needs import Resources
 from service.domain.scoring import retrain_if_full
-from service.domain.states import busy_error, require_not_archived
+from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem, ReviewPage
 from service.store import audit
@@ -105,9 +106,12 @@ def _feedback(
     return [review_item("feedback", r, r.trait_key) for r in s.scalars(q.order_by(FeedbackLabel.id).limit(n))]
 
 
-def _people(s: Session, model: Model, me: str | None) -> list[PersonReview]:
-    """Per person: labels decided (by a reviewer or the rule) and pending, from both tables."""
+def _people(s: Session, model: Model, me: str | None, answers: int = 0) -> list[PersonReview]:
+    """Per person: labels decided (by a reviewer or the rule) and pending, from both tables (`me`'s pending
+    with their `answers` to gold)."""
     counts: dict[str, dict[str, int]] = {}
+    if me is not None and answers:
+        counts[me] = {"accepted": 0, "rejected": 0, "pending": answers}
     for table in (SampleRow, FeedbackLabel):
         decided = (table.review != "accepted") | table.reviewed_by.is_not(None)
         q = (
@@ -148,7 +152,9 @@ def list_review(
         for k in range(stage, len(KINDS)):
             fetch = _samples if KINDS[k] == "sample" else _feedback
             got = fetch(s, model, status, after if k == stage else 0, limit + 1 - len(items), me)
-            items += [(k, r) for r in got]
+            if me is not None:  # one's gold answers are one's labels (gold_labels.py), pending as theirs are
+                got = _with_answers(s, who, model, KINDS[k], status, after if k == stage else 0, got)
+            items += [(k, r) for r in got[: limit + 1 - len(items)]]
             if len(items) > limit:
                 break
         page = items[:limit]
@@ -159,8 +165,47 @@ def list_review(
             items=with_corrections(s, model, [r for _, r in page]),
             limit=limit,
             next_cursor=next_cursor,
-            people=_people(s, model, me),
+            people=_people(s, model, me, _answered(s, who, model) if me is not None else 0),
         )
+
+
+def _answered(s: Session, who: Principal, model: Model) -> int:
+    """The caller's gold answers counted among their pending labels (none where labels start accepted)."""
+    if label_status(s, who, model) != "pending":
+        return 0
+    return len(answer_labels(s, model, annotator=who.annotator))
+
+
+def _with_answers(
+    s: Session,
+    who: Principal,
+    model: Model,
+    kind: str,
+    status: ReviewStatus,
+    after: int,
+    got: list[ReviewItem],
+) -> list[ReviewItem]:
+    if label_status(s, who, model) != status:
+        return got
+    more = [
+        ReviewItem.model_validate(
+            {
+                "kind": a.kind,
+                "id": a.id,
+                "trait": a.trait,
+                "text": a.text,
+                "quality": a.quality,
+                "annotator": a.annotator,
+                "status": status,
+                "reviewed_by": None,
+                "comment": None,
+                "created_at": a.created_at,
+            }
+        )
+        for a in answer_labels(s, model, annotator=who.annotator)
+        if a.kind == kind and a.id > after
+    ]
+    return sorted(got + more, key=lambda r: r.id) if more else got
 
 
 def _position(after: object) -> tuple[int, int]:
@@ -207,8 +252,8 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
                     for m in missing
                 ],
             )
-        if feedback and model.state == "busy":  # a retraining in flight has read the buffer already
-            raise busy_error(s, model)
+        if feedback:  # a retraining in flight has read the buffer already
+            require_label_write(s, model)
         labels: list[SampleRow | FeedbackLabel] = [*samples, *feedback]
         decide(labels, payload.decision, who.annotator, payload.comment)
         traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())

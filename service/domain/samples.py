@@ -14,6 +14,7 @@ from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, seen
 from service.domain.claims import require_unclaimed
+from service.domain.gold_labels import answer_labels, as_sample, readable_answers
 from service.domain.gold_secret import answerer, sample_visible
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
@@ -256,10 +257,23 @@ def list_samples(
         if (answers := answerer(who, model)) is not None:  # no settled or gold answer to one who answers gold
             q = q.where(sample_visible(answers, model))
         rows = s.execute(q.order_by(SampleRow.id).limit(limit + 1)).all()
-        page = rows[:limit]
-        items = [sample_out(row, key) for row, key in page]
-    next_cursor = ctx.cursors.encode(scope, page[-1][0].id) if len(rows) > limit else None
-    return SamplePage(items=items, limit=limit, next_cursor=next_cursor)
+        items = [sample_out(row, key) for row, key in rows]
+        if answers is not None and provenance in (
+            None,
+            "authored",
+        ):  # an answer reads as a label (gold_labels)
+            scales = dict(
+                s.execute(select(Trait.id, Trait.scale).where(Trait.model_id == model.id)).tuples().all()
+            )
+            traits = named if trait is not None else list(scales)
+            items += [
+                as_sample(a, scale_points(scales.get(a.trait_id)))
+                for a in readable_answers(answer_labels(s, model), answers, me is not None)
+                if a.kind == "sample" and a.id > after and a.trait_id in traits
+            ]
+            items.sort(key=lambda x: x.id)
+    next_cursor = ctx.cursors.encode(scope, items[limit - 1].id) if len(items) > limit else None
+    return SamplePage(items=items[:limit], limit=limit, next_cursor=next_cursor)
 
 
 def _find_sample(s: Session, model: Model, sample_id: int) -> SampleRow:

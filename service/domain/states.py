@@ -39,6 +39,17 @@ def require_not_archived(model: _HasState) -> None:
         raise ApiError(409, "model_archived", "The model is archived; it can only be read.")
 
 
+def require_label_write(session: Session, model: Model) -> None:
+    """A write of a label's state (core.contract.TRANSITIONS["label"]): any state but archived; while busy,
+    409 `model_busy` only when the run in flight reads the labels (a training), never for a run that reads
+    a version (an evaluation)."""
+    run = ledger.in_flight(session, model) if model.state == "busy" else None
+    if can("label", model.state, run.kind if run is not None else None):
+        return
+    require_not_archived(model)
+    raise busy_error(session, model)
+
+
 def require(session: Session, model: Model, operation: Operation) -> None:
     """`operation` may start from the model's state (core.contract.TRANSITIONS), else that state's 409.
 

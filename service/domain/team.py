@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session, aliased
 
 from core.contract import scale_point
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
@@ -18,6 +18,7 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for, feedback_seen, seen
+from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
 from service.errors import ApiError
@@ -52,7 +53,7 @@ def get_progress(ctx: Resources, who: Principal, handle: str) -> TeamProgressOut
         rows = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id).order_by(Trait.id))
         scales = {key: scale_points(scale) for key, scale in rows}
         traits = list(scales)
-        labels = _timed_votes(s, model.id)
+        labels = sorted([*_timed_votes(s, model.id), *_answers_as_work(s, model)], key=lambda t: t.vote.id)
         marks = [
             Mark(trait=key, text=text, annotator=annotator, at=at)
             for key, text, annotator, at in s.execute(
@@ -140,6 +141,15 @@ def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
     return sorted(out, key=lambda t: t.vote.id)
 
 
+def _answers_as_work(s: Session, model: Model) -> list[TimedVote]:
+    """Gold answers as their people's labels (gold_labels.py): work done, counted and timed as a label is,
+    never a vote (as a rejected label, they count in no agreement and want nothing)."""
+    return [
+        TimedVote(Vote(a.trait, a.text, a.quality, a.annotator, a.id), a.created_at, rejected=True)
+        for a in answer_labels(s, model)
+    ]
+
+
 def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> VotesPage:
     """Every vote of the model, in keyset pages: its samples by id, then its buffered feedback labels, then
     its unsure marks; a sample with the version whose training took it in (`trained_in`)."""
@@ -184,7 +194,36 @@ def _samples(
     if answers is not None:  # no settled or gold answer to one who answers gold (gold_secret.py)
         q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
-    return [sample_vote(r, key) for r, key in rows]
+    page = rows.all()
+    versions = trainings(s, model)
+    later = superseded(s, model, [r for r, _ in page])
+    found = [sample_vote(r, key, versions if r.id in later else ()) for r, key in page]
+    return _with_answers(s, model, "sample", after, n, me, answers, found)
+
+
+def _with_answers(
+    s: Session,
+    model: Model,
+    kind: str,
+    after: int,
+    n: int,
+    me: str | None,
+    answers: str | None,
+    found: list[VoteRecord],
+) -> list[VoteRecord]:
+    """`found` with the gold answers that read as votes of `kind` to one who answers gold (gold_labels.py),
+    in id order, the first `n`: to an annotator an answer is a label like any."""
+    if answers is None:
+        return found
+    labels = [a for a in answer_labels(s, model) if a.kind == kind and a.id > after]
+    if not labels:
+        return found
+    scales = dict(s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id)).tuples().all())
+    more = [
+        VoteRecord.model_validate(as_vote(a, scale_points(scales.get(a.trait))))
+        for a in readable_answers(labels, answers, me is not None)
+    ]
+    return sorted(found + more, key=lambda r: r.id)[:n]
 
 
 def _feedback(
@@ -199,7 +238,7 @@ def _feedback(
     # A buffered label keeps no point of its own (it becomes a sample, which does): its quality's point.
     found = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id))
     scales = {key: scale for key, scale in found}
-    return [
+    records = [
         VoteRecord.model_validate(
             vote_record("feedback", r.id, r.annotator, r.trait_key, r.text, r.quality, r.created_at)
             | {
@@ -209,6 +248,7 @@ def _feedback(
         )
         for r in rows
     ]
+    return _with_answers(s, model, "feedback", after, n, me, answers, records)
 
 
 def _unsure(
@@ -256,14 +296,37 @@ _FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], l
 }
 
 
-def sample_vote(r: SampleRow, key: str) -> VoteRecord:
-    """A sample as a vote: the one reading of a sample row the votes export and a text's history share."""
+def superseded(s: Session, model: Model, rows: Sequence[SampleRow]) -> set[int]:
+    """Ids of `rows` their annotator's own later vote on the text (a settle, say) superseded: no training
+    counts them, yet one read each stored before it."""
+    if not rows:
+        return set()
+    later = aliased(SampleRow)
+    newer = exists().where(
+        later.model_id == model.id,
+        later.trait_id == SampleRow.trait_id,
+        later.content_sha256 == SampleRow.content_sha256,
+        later.annotator == SampleRow.annotator,
+        later.id > SampleRow.id,
+    )
+    ids = [r.id for r in rows if r.annotator is not None]
+    return set(s.scalars(select(SampleRow.id).where(SampleRow.id.in_(ids), newer))) if ids else set()
+
+
+def sample_vote(r: SampleRow, key: str, versions: Sequence[tuple[int, datetime, bool]] = ()) -> VoteRecord:
+    """A sample as a vote: the one reading of a sample row the votes export and a text's history share.
+    `version_no`: the version whose training took it in; for an accepted vote its annotator's own later
+    vote superseded (`versions`: gold_labels.trainings, given for those), the first whose training read it,
+    as one's own labels call it trained."""
+    read = r.trained_in
+    if read is None and r.review == "accepted":
+        read = next((n for n, start, _ in versions if r.created_at <= start), None)
     return VoteRecord.model_validate(
         vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
         | {
             "adjudicated": bool(r.adjudicated),
             "provenance": r.provenance,
             "point": r.point,
-            "version_no": r.trained_in,
+            "version_no": read,
         }
     )

@@ -8,16 +8,17 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.domain.blind import blind_for, feedback_seen, seen
+from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
-from service.domain.team import readable_model, sample_vote, vote_record
+from service.domain.team import readable_model, sample_vote, superseded, vote_record
 from service.errors import ApiError
 from service.schemas.team import CorrectionRecord, TextHistory, VoteRecord
 from service.store.api_keys import Principal
 from service.store.campaign_tables import UnsureMark
 from service.store.corrections import corrections_of
 from service.store.db import transaction
-from service.store.samples import sha256
+from service.store.samples import scale_points, sha256
 from service.store.tables import MAX_INT, FeedbackLabel, SampleRow, Trait
 
 
@@ -40,21 +41,30 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
             found = s.scalar(samples.where(SampleRow.id == label_id)) or s.scalar(
                 buffered.where(FeedbackLabel.id == label_id)
             )
-        if found is None:
+        # To one who answers gold, an answer is a label like any (gold_labels.py): its history is its text's.
+        answer = None
+        if found is None and answers is not None and 1 <= label_id <= MAX_INT:
+            answer = next(iter(answer_labels(s, model, ids=[label_id])), None)
+            if answer is not None:
+                on_text = answer_labels(s, model, trait_id=answer.trait_id, digest=answer.digest)
+                answer = answer if answer in readable_answers(on_text, answers, me is not None) else None
+        if found is None and answer is None:
             raise ApiError(404, "label_not_found", f"No label {label_id} you may read in {model.handle}.")
         traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
         ids = {key: tid for tid, key in traits.items()}
-        if isinstance(found, SampleRow):
+        if answer is not None:
+            trait_id, text = answer.trait_id, answer.text
+        elif isinstance(found, SampleRow):
             trait_id, text = found.trait_id, found.text
         else:
+            assert found is not None
             trait_id, text = ids[found.trait_key], found.text
         key, digest = traits[trait_id], sha256(text)
-        items = [
-            sample_vote(r, key)
-            for r in s.scalars(
-                samples.where(SampleRow.trait_id == trait_id, SampleRow.content_sha256 == digest)
-            )
-        ]
+        rows = list(
+            s.scalars(samples.where(SampleRow.trait_id == trait_id, SampleRow.content_sha256 == digest))
+        )
+        versions, later = trainings(s, model), superseded(s, model, rows)
+        items = [sample_vote(r, key, versions if r.id in later else ()) for r in rows]
         items += [
             VoteRecord.model_validate(
                 vote_record("feedback", r.id, r.annotator, key, r.text, r.quality, r.created_at)
@@ -62,6 +72,13 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
             )
             for r in s.scalars(buffered.where(FeedbackLabel.trait_key == key, FeedbackLabel.text == text))
         ]
+        if answers is not None:
+            scale = s.scalar(select(Trait.scale).where(Trait.id == trait_id))
+            on_text = answer_labels(s, model, trait_id=trait_id, digest=digest)
+            items += [
+                VoteRecord.model_validate(as_vote(a, scale_points(scale)))
+                for a in readable_answers(on_text, answers, me is not None)
+            ]
         marks = select(UnsureMark).where(
             UnsureMark.model_id == model.id,
             UnsureMark.trait_id == trait_id,

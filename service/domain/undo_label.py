@@ -1,19 +1,17 @@
 """Undo of a label given on a pool text (docs/api.md "One's own labels"): the caller names the text and the
-trait, not a label id. The label route's `id` cannot serve: for a gold item's answer it is the answer's own
-id, which as a sample or buffered label id names another row, maybe another person's."""
+trait, not a label id. A gold item's answer is withdrawn as a label is (service/domain/gold_labels.py)."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from core.contract import can
 from service.domain.access import load_model
 from service.domain.my_labels import withdraw_my_label
 from service.domain.needs import Databases
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
 from service.errors import ApiError
-from service.schemas.my_labels import LabelKind, MyLabelWithdrawn
+from service.schemas.my_labels import MyLabelWithdrawn
 from service.store.api_keys import Principal
 from service.store.campaign_tables import GoldAnswer
 from service.store.db import transaction
@@ -24,9 +22,8 @@ from service.store.tables import MAX_INT, FeedbackLabel, PoolText, SampleRow
 def withdraw_pool_label(
     ctx: Databases, who: Principal, handle: str, text_id: int, trait: str
 ) -> MyLabelWithdrawn:
-    """Withdraw the caller's newest label of pool text `text_id` for `trait` (a vote, or a buffered label), as
-    `withdraw_my_label` does. A gold item's answer is answered as withdrawn and stays: the first answer is the
-    one judged, and the person can neither tell a gold item apart nor retry one."""
+    """Withdraw the caller's newest label of pool text `text_id` for `trait` (a vote, a buffered label, or a
+    gold item's answer, which reads as one), as `withdraw_my_label` does."""
     with transaction(ctx.sessions) as s:
         model = load_model(s, who, handle, write=True, action="label")
         require_not_archived(model)
@@ -41,10 +38,6 @@ def withdraw_pool_label(
         gold = gold_of(s, found.id, text.content_sha256)
         mine = GoldAnswer.annotator == who.annotator
         answer = s.scalar(select(GoldAnswer.id).where(GoldAnswer.gold_id == gold.id, mine)) if gold else None
-        if answer is not None:
-            # As the label route named it (gold_queue.labelled): a sample of a draft, else a buffered label.
-            kind: LabelKind = "sample" if can("edit", model.state) else "feedback"
-            return MyLabelWithdrawn(handle=model.handle, kind=kind, id=answer, deleted=True)
         sample = s.scalar(
             select(SampleRow.id)
             .where(
@@ -68,6 +61,8 @@ def withdraw_pool_label(
             .limit(1)
         )
         handle_now = model.handle
+    if answer is not None:  # withdrawn as a label is (gold_labels.py): no longer listed, nor judged
+        return withdraw_my_label(ctx, who, handle_now, "sample", answer)
     if buffered is not None:  # given after the model was trained: newer than any vote of the draft
         return withdraw_my_label(ctx, who, handle_now, "feedback", buffered)
     if sample is not None:

@@ -8,8 +8,10 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
+from core.contract import pole_of
 from core.embedders.registry import short_name
 from core.json_types import JsonObject
+from service.domain.gold_labels import answer_labels, buffered_answers
 from service.domain.prune import effective_policy
 from service.domain.scales import scale_out
 from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
@@ -100,6 +102,7 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
         .tuples()
         .all()
     )
+    answers = buffered_answers(session, models)
     buffered = dict(
         session.execute(
             select(FeedbackLabel.model_id, func.count())
@@ -138,8 +141,9 @@ def models_out(session: Session, models: Sequence[Model]) -> list[ModelOut]:
             ),
             readme_markdown=model.readme_markdown,
             auto_prune=AutoPruneOut(**effective_policy(model.auto_prune)) if model.auto_prune else None,
-            sample_count=int(sample_counts.get(model.id) or 0),
-            buffered_feedback=buffered.get(model.id, 0),
+            # A gold answer counts as the label it reads as (gold_labels.py): a count that stood still tells.
+            sample_count=int(sample_counts.get(model.id) or 0) + answers.get(model.id, (0, 0))[0],
+            buffered_feedback=buffered.get(model.id, 0) + answers.get(model.id, (0, 0))[1],
             embedder=model.embedder,
             votes_wanted=model.votes_wanted,
             auto_retrain=auto_retrains(model, model.namespace in teams),
@@ -163,9 +167,14 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
             select(Version.metrics).where(Version.id == model.current_version_id)
         )
         metrics = (version_metrics or {}).get("traits", {})
+    answered: dict[int, list[str]] = defaultdict(list)  # gold answers read as samples: counted as theirs
+    for a in answer_labels(session, model):
+        if a.kind == "sample":
+            answered[a.trait_id].append(pole_of(a.quality))
     out = []
     for t in traits:
         m = metrics.get(t.key, {})
+        poles = answered.get(t.id, [])
         anchors = m.get("anchor_sample_ids") or {}
         out.append(
             TraitOut(
@@ -173,10 +182,10 @@ def traits_out(session: Session, model: Model) -> list[TraitOut]:
                 name=t.name,
                 positive_label=t.positive_label,
                 negative_label=t.negative_label,
-                sample_count=t.sample_count,
-                positive_samples=t.positive_samples,
-                negative_samples=t.negative_samples,
-                neutral_samples=t.neutral_samples,
+                sample_count=t.sample_count + len(poles),
+                positive_samples=t.positive_samples + poles.count("positive"),
+                negative_samples=t.negative_samples + poles.count("negative"),
+                neutral_samples=t.neutral_samples + poles.count("neutral"),
                 description=t.description,
                 kind=t.kind,
                 aggregation=t.aggregation,

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.contract import KeyScope, Role
+from core.contract import Action, KeyScope, Role
 
 
 class KeyInfo(BaseModel):
@@ -30,7 +30,16 @@ class KeyInfo(BaseModel):
         default_factory=dict,
         description="The caller's role in each of its namespaces (a person's may differ)",
     )
-    email: str | None = Field(default=None, description="A person's email (their annotator name, `name`)")
+    actions: list[Action] = Field(
+        default_factory=list,
+        description="What the caller may do in its namespaces besides reading (`label`, `review`, `manage`: "
+        "its role's); empty for a scoring key, which reads and scores only, whatever `role` says (addition)",
+    )
+    email: str | None = Field(
+        default=None,
+        description="A person's email as stored: their annotator name, `name` (the email their first "
+        "verified sign-in gave), never the one a later token carries",
+    )
     display_name: str | None = Field(
         default=None, description="A person's name, as the identity provider gave it"
     )

@@ -225,10 +225,10 @@ def test_a_point_answers_gold_by_its_pole(svc: Svc) -> None:
     assert judged == [(0.25, False), (0.5, False), (0.75, True)]
 
 
-def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_keeps_the_answer(svc: Svc) -> None:
+def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_withdraws_it_as_a_label(svc: Svc) -> None:
     """The label route answers a gold answer with the answer's own id: an undo by that id as a vote's reached
     whichever vote had it, here a colleague's. An undo names the pool text instead: the colleague's vote
-    stays, the gold answer stays as first given, and a vote of the caller's is withdrawn as before."""
+    stays, and the gold answer is withdrawn as the caller's vote is (no longer listed, nor judged)."""
     c, h, owner = svc.client, "acme.goldundo", svc.author
     check(c.post("/v1/models", json={"handle": h}, headers=owner), 201)
     check(c.post(f"/v1/models/{h}/traits", json={"traits": [TRAITS[0]]}, headers=owner), 201)
@@ -246,16 +246,20 @@ def test_an_undo_of_a_gold_answer_reaches_no_other_label_and_keeps_the_answer(sv
     # Drawn from the label ids as a label's: never a colleague's vote's number (it once was, and an undo by
     # it reached that vote), and after it, as a label given later would be.
     assert answered["stored_as"] == "sample" and answered["id"] > theirs
-    # The answer counts among the person's labels (a session's count moves as for any text), never listed.
+    # The answer is one of the person's labels, listed and counted as any (gold_labels.py).
     listed = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)
-    assert (listed["total"], listed["items"]) == (1, [])
+    assert listed["total"] == 1 and [(x["kind"], x["id"]) for x in listed["items"]] == [
+        ("sample", answered["id"])
+    ]
     assert check(c.get(f"/v1/models/{h}/my-labels?q=nothing+like+it", headers=ann), 200)["total"] == 0
 
     undone = check(c.delete(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label?trait=formality", headers=ann), 200)
-    assert undone["deleted"] is True and undone["kind"] == "sample"
+    assert undone["deleted"] is True and (undone["kind"], undone["id"]) == ("sample", answered["id"])
     assert [x["id"] for x in check(c.get(f"/v1/models/{h}/samples", headers=owner), 200)["items"]] == [theirs]
     with transaction(svc.ctx.reads) as s:
-        assert s.execute(select(GoldAnswer.annotator, GoldAnswer.quality)).tuples().all() == [("ann", 0.0)]
+        assert s.execute(select(GoldAnswer.annotator, GoldAnswer.quality)).tuples().all() == []
+    gone = c.delete(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label?trait=formality", headers=ann)
+    assert error_code(gone, 404) == "label_not_found"
 
     label = {"trait": "formality", "quality": 1.0}
     mine = check(

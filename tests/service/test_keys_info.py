@@ -18,8 +18,9 @@ def test_current_key_for_each_scope(idle_svc: Svc) -> None:
     before = datetime.now(UTC)
     author = check(c.get("/v1/keys/current", headers=idle_svc.author), 200)
     assert set(author) == {"prefix", "scope", "namespaces", "created_at", "name", "role"} | {
-        "kind", "roles", "email", "display_name"  # a person's (tests/service/test_people.py)
+        "kind", "roles", "email", "display_name", "actions"  # a person's (tests/service/test_people.py)
     }  # fmt: skip
+    assert author["actions"] == ["label", "review", "manage"]
     assert (author["kind"], author["roles"], author["email"]) == (
         "key",
         {"acme": "owner", "lab": "owner"},
@@ -37,6 +38,7 @@ def test_current_key_for_each_scope(idle_svc: Svc) -> None:
 
     scorer = check(c.get("/v1/keys/current", headers=idle_svc.scorer), 200)
     assert (scorer["scope"], scorer["namespaces"]) == ("scoring", ["acme"])
+    assert scorer["actions"] == []  # it reads and scores: no label, review or management, whatever its role
     assert scorer["prefix"] != author["prefix"]
 
 

@@ -387,3 +387,18 @@ def test_the_cap_records_at_most_its_share_a_minute_and_counts_every_other(
         assert max(mine.values()) <= 3 and sum(mine.values()) <= 5
     # Every attempt is either recorded, reported by a later recorded one, or still counted.
     assert reported + sum(cap._unrecorded.values()) == len(attempts)
+
+
+def test_a_renamed_account_is_still_reported_as_who_it_is_here(team: Svc, idp: Idp) -> None:
+    """The provider's account of `rena` later carries another person's address: GET /keys/current reports the
+    identity stored here (the name her labels carry), never the address a later token shows."""
+    add(team, "acme", "rena@example.com", "annotator")
+    first = check(team.client.get("/v1/keys/current", headers=person(idp, "rena")), 200)
+    assert (first["name"], first["email"], first["actions"]) == (
+        "rena@example.com",
+        "rena@example.com",
+        ["label"],
+    )
+    renamed = person(idp, "rena", email="someone.else@example.com")
+    me = check(team.client.get("/v1/keys/current", headers=renamed), 200)
+    assert (me["name"], me["email"]) == ("rena@example.com", "rena@example.com")

@@ -195,3 +195,34 @@ def test_gold_answers_stay_secret_from_annotators_and_no_one_is_served_a_text_th
     # The settler's label of the gold text is a vote of theirs, never an answer judged against their own.
     assert _label(svc, h, ids[TEXT], 1.0, rev)["stored_as"] == "sample"
     assert check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"] == []
+
+
+def test_a_settlers_own_vote_reads_trained_alike_and_their_settle_checks_only_others(svc: Svc) -> None:
+    """A reviewer votes on a text, then settles it: the training reads her vote (her settle supersedes it),
+    so the votes export names the version as her own labels call it trained; and her settle is no check of
+    her own vote in the Team page's agreement with settled texts, only of the others'."""
+    c, owner, h = svc.client, svc.author, "acme.settler"
+    make_model(c, owner, h)
+    rita, ann = _key(svc, "rita", "reviewer"), _key(svc, "ann", "annotator")
+    vote = {"samples": [{"trait": "formality", "text": TEXT, "quality": 0.0}]}
+    check(c.post(f"/v1/models/{h}/samples", json=vote, headers=rita), 201)
+    theirs = {"samples": [{"trait": "formality", "text": TEXT, "quality": 0.2}]}
+    check(c.post(f"/v1/models/{h}/samples", json=theirs, headers=ann), 201)
+    settle = {"trait": "formality", "text": TEXT, "quality": 1.0}
+    check(c.post(f"/v1/models/{h}/settle", json=settle, headers=rita), 200)
+    people = check(c.get(f"/v1/models/{h}/team", headers=owner), 200)["people"]
+    settled = {
+        p["annotator"]: (p["compared_settled"], p["agreement_settled"])
+        for p in people
+        if p["trait"] == "formality"
+    }
+    assert settled["rita"] == (0, None) and settled["ann"] == (1, 0.0)
+
+    train_ready(c, owner, h)
+    votes = check(c.get(f"/v1/models/{h}/votes", headers=owner), 200)["items"]
+    exported = {v["id"]: v["version_no"] for v in votes if v["annotator"] == "rita"}
+    mine = check(c.get(f"/v1/models/{h}/my-labels", headers=rita), 200)["items"]
+    assert len(mine) == 2 and {x["id"]: x["trained"] for x in mine} == {
+        i: n is not None for i, n in exported.items()
+    }
+    assert set(exported.values()) == {1}

@@ -30,6 +30,9 @@ class KeyInfo(_Response):
     kind: str = "key"
     #: The role in each namespace (a person's may differ per namespace); empty from older services.
     roles: dict[str, str] = Field(default_factory=dict)
+    #: What the caller may do besides reading (`label`, `review`, `manage`); empty for a scoring key and
+    #: from older services.
+    actions: list[str] = Field(default_factory=list)
     #: A person's email (their annotator name) and the name their identity provider gives.
     email: str | None = None
     display_name: str | None = None

@@ -1,0 +1,172 @@
+"""A gold answer as its person's label (docs/api/team.md, "Gold secrecy"): every route that shows an
+annotator labels, or counts them, shows a gold answer as the label the label route said it was, so neither
+one annotator nor two comparing notes can tell a gold text from another by what they labelled.
+
+An answer is never a vote (nothing trains on it; it counts in no agreement), but it reads as one: a
+`sample` when given before the model's newest training started (a draft's label, or a buffered one that
+training folded in), else a buffered `feedback` label, exactly as an ordinary label moves; its
+`version_no` the version whose training started after it, as a sample's `trained_in`. The known answer
+and the votes that made it stay hidden (service/domain/gold_secret.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.schemas.my_labels import LabelKind
+from service.schemas.samples import SampleOut
+from service.store.campaign_tables import GoldAnswer, GoldItem
+from service.store.samples import label_point
+from service.store.tables import Model, Run, Trait, Version
+from service.store.teams import is_team, reviews
+
+
+@dataclass(frozen=True)
+class AnswerLabel:
+    id: int
+    annotator: str
+    trait_id: int
+    trait: str
+    text: str
+    digest: str
+    quality: float
+    created_at: datetime
+    kind: LabelKind
+    version_no: int | None  # the version whose training took it in, were it a vote (None: pending review)
+
+
+def trainings(s: Session, model: Model) -> list[tuple[int, datetime, bool]]:
+    """(number, start, whether it took the buffer in) of the model's versions, oldest first: when each
+    training read the labels. A retraining, or a training of a reopened draft, folds the buffer in."""
+    rows = s.execute(
+        select(Version.version_no, Version.created_at, Run.started_at, Run.kind, Run.options)
+        .outerjoin(Run, Run.id == Version.run_id)
+        .where(Version.model_id == model.id)
+        .order_by(Version.version_no)
+    ).all()
+    return [
+        (number, started or made, kind == "retrain" or bool((options or {}).get("with_feedback")))
+        for number, made, started, kind, options in rows
+    ]
+
+
+def answer_labels(
+    s: Session,
+    model: Model,
+    *,
+    annotator: str | None = None,
+    ids: Collection[int] | None = None,
+    trait_id: int | None = None,
+    digest: str | None = None,
+) -> list[AnswerLabel]:
+    """The model's gold answers as labels (of `annotator`, with these `ids`, of one trait's text), by id.
+    As a label moves: given before any training, a sample, which the next training reads; given later, a
+    buffered label until a training that takes the buffer in starts after it (never while pending review,
+    as the answers of one whose labels a reviewer accepts: nobody decides an answer)."""
+    q = (
+        select(GoldAnswer, GoldItem.trait_id, Trait.key, GoldItem.text, GoldItem.content_sha256)
+        .join(GoldItem, GoldItem.id == GoldAnswer.gold_id)
+        .join(Trait, Trait.id == GoldItem.trait_id)
+        .where(GoldAnswer.model_id == model.id)
+    )
+    if annotator is not None:
+        q = q.where(GoldAnswer.annotator == annotator)
+    if ids is not None:
+        q = q.where(GoldAnswer.id.in_(list(ids)))
+    if trait_id is not None:
+        q = q.where(GoldItem.trait_id == trait_id)
+    if digest is not None:
+        q = q.where(GoldItem.content_sha256 == digest)
+    rows = s.execute(q.order_by(GoldAnswer.id)).all()
+    if not rows:
+        return []
+    versions = trainings(s, model)
+    pending = reviews(model, is_team(s, model))  # an annotator's labels wait for a reviewer there
+    out = []
+    for answer, tid, key, text, dig in rows:
+        later = [(n, folds) for n, start, folds in versions if start >= answer.created_at]
+        buffered = len(later) < len(versions)  # a version was trained before it: a buffered label
+        taken = None if pending else next((n for n, folds in later if folds or not buffered), None)
+        out.append(
+            AnswerLabel(
+                id=answer.id,
+                annotator=answer.annotator,
+                trait_id=tid,
+                trait=key,
+                text=text,
+                digest=dig,
+                quality=answer.quality,
+                created_at=answer.created_at,
+                kind="feedback" if buffered and taken is None else "sample",
+                version_no=taken,
+            )
+        )
+    return out
+
+
+def buffered_answers(s: Session, models: Collection[Model]) -> dict[int, tuple[int, int]]:
+    """{model id: (answers that read as samples, answers that read as buffered labels)}, for the counts a
+    model's answer shows beside its samples and its buffer."""
+    out: dict[int, tuple[int, int]] = {}
+    answered = select(GoldAnswer.model_id).where(GoldAnswer.model_id.in_([m.id for m in models])).distinct()
+    with_answers = set(s.scalars(answered))
+    for model in models:
+        if model.id not in with_answers:
+            continue
+        labels = answer_labels(s, model)
+        buffered = sum(a.kind == "feedback" for a in labels)
+        out[model.id] = (len(labels) - buffered, buffered)
+    return out
+
+
+def readable_answers(labels: list[AnswerLabel], me: str, blind: bool) -> list[AnswerLabel]:
+    """Those of `labels` (answers to gold) that `me`, one who answers gold, reads as colleagues' votes: all
+    of them, as any vote of a text that is not gold; on a blind model only on a text `me` answered too (as
+    blind labelling shows votes once one voted)."""
+    if not blind:
+        return labels
+    mine = {(a.trait_id, a.digest) for a in labels if a.annotator == me}
+    return [a for a in labels if a.annotator == me or (a.trait_id, a.digest) in mine]
+
+
+def as_vote(a: AnswerLabel, points: int | None) -> dict[str, object]:
+    """The answer as the votes export shows a label of the pool route: a sample (`authored`, with the
+    version that took it in) or a buffered label."""
+    return {
+        "kind": a.kind,
+        "id": a.id,
+        "annotator": a.annotator,
+        "trait": a.trait,
+        "text": a.text,
+        "quality": a.quality,
+        "adjudicated": False,
+        "unsure": False,
+        "created_at": a.created_at,
+        "provenance": "authored" if a.kind == "sample" else "feedback",
+        "version_no": a.version_no if a.kind == "sample" else None,
+        "point": label_point(a.quality, points),
+    }
+
+
+def as_sample(a: AnswerLabel, points: int | None) -> SampleOut:
+    """The answer as `GET …/samples` shows a label of the pool route."""
+    return SampleOut(
+        id=a.id,
+        trait=a.trait,
+        text=a.text,
+        quality=a.quality,
+        point=label_point(a.quality, points),
+        provenance="authored",
+        source_url=None,
+        content_sha256=a.digest,
+        created_at=a.created_at,
+        annotator=a.annotator,
+        adjudicated=False,
+        source_id=None,
+        generator_model=None,
+        metadata=None,
+    )

@@ -1,0 +1,200 @@
+"""Gold secrecy's threat model (docs/api/team.md, "Gold secrecy"), played by both adversaries: one annotator
+who labels ordinary and gold texts, and a colleague comparing notes with them. Every route of the app has a
+rule here (a new route fails `test_every_route_has_a_gold_rule` until it gets one); every read an annotator
+may call is played: what it shows of the first annotator's labels, and the statuses it answers for them,
+never differ between an ordinary label and a gold answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi.routing import APIRoute
+
+from service.store.api_keys import create_key
+from service.store.db import transaction
+from tests.support.service import Svc, auth, check, make_model, train_ready, wait_settled
+
+M = "/v1/models/{handle}"
+# Reads played against both adversaries: what they show of a label, gold or not, is alike.
+READS = {
+    ("GET", p)
+    for p in (
+        "/v1/models", "/v1/keys/current", M, M + "/traits", M + "/samples", M + "/pool", M + "/feedback",
+        M + "/review", M + "/agreement", M + "/team", M + "/votes", M + "/labels/{label_id}/history",
+        M + "/unsure", M + "/comments", M + "/my-labels", M + "/history", M + "/versions",
+        M + "/versions/{ref}", M + "/versions/{ref}/evaluation", M + "/versions/{ref}/pr-curve",
+        M + "/versions/{ref}/thresholds", M + "/evaluation/compare", M + "/evaluation-set", M + "/guidelines",
+        M + "/guidelines/versions", M + "/assignments", M + "/gold", M + "/gold/accuracy",
+        "/v1/namespaces/{namespace}/people", "/v1/namespaces/{namespace}/audit",
+    )
+}  # fmt: skip
+# Writes of a label an annotator makes, played below: each answers a gold answer as a label.
+PLAYED = {
+    ("POST", M + "/pool/{text_id}/label"),
+    ("POST", M + "/pool/suggest"),
+    ("PATCH", M + "/my-labels/{kind}/{label_id}"),
+    ("DELETE", M + "/my-labels/{kind}/{label_id}"),
+    ("DELETE", M + "/feedback/{label_id}"),
+    ("DELETE", M + "/pool/{text_id}/label"),
+}
+# Routes that answer nothing of a label: scoring and the service's own, a claim's release (as for any text),
+# notes and marks a person adds (their own rows, whatever the text), signing out.
+NOTHING_OF_LABELS = {
+    ("GET", "/v1/health"), ("POST", M + "/score"), ("POST", M + "/score/compare"),
+    ("POST", M + "/traits/preview"), ("POST", "/v1alpha1/comments:analyze"),
+    ("POST", "/v1alpha1/comments:suggestscore"), ("GET", "/$discovery/rest"),
+    ("GET", "/discovery/v1/apis/commentanalyzer/v1alpha1/rest"), ("DELETE", M + "/pool/{text_id}/claim"),
+    ("POST", M + "/unsure"), ("POST", M + "/comments"), ("POST", M + "/guidelines/read"),
+    ("POST", "/v1/keys/current/sign-out"), ("POST", M + "/samples"),
+}  # fmt: skip
+# Everything else is a reviewer's or an owner's (tests/service/test_auth_matrix.py: an annotator gets 403),
+# who is trusted with gold.
+REFUSED = {
+    ("POST", "/v1/models"), ("PATCH", M), ("DELETE", M), ("POST", M + "/reopen"), ("POST", M + "/traits"),
+    ("PATCH", M + "/traits/{key}"), ("DELETE", M + "/traits/{key}"), ("PATCH", M + "/samples/{sample_id}"),
+    ("DELETE", M + "/samples/{sample_id}"), ("POST", M + "/settle"), ("POST", M + "/train"),
+    ("POST", M + "/traits/discover"), ("POST", M + "/samples/synthesize"),
+    ("POST", M + "/runs/{run_id}/cancel"),
+    ("POST", M + "/versions/{ref}"), ("DELETE", M + "/versions/{ref}"), ("POST", M + "/evaluation-set"),
+    ("DELETE", M + "/evaluation-set"), ("POST", M + "/versions/{ref}/evaluate"), ("POST", M + "/pool"),
+    ("DELETE", M + "/pool/{text_id}"), ("DELETE", M + "/pool"), ("POST", M + "/pool/label"),
+    ("PUT", M + "/versions/{ref}/thresholds/{trait}"), ("DELETE", M + "/versions/{ref}/thresholds/{trait}"),
+    ("DELETE", M + "/unsure/{mark_id}"), ("DELETE", M + "/comments/{comment_id}"),
+    ("PUT", "/v1/namespaces/{namespace}/people/{member}"),
+    ("DELETE", "/v1/namespaces/{namespace}/people/{member}"),
+    ("POST", M + "/review"), ("POST", M + "/labels/{label_id}/correct"), ("DELETE", M + "/labels"),
+    ("POST", M + "/labels/restore"), ("POST", M + "/assignments"), ("DELETE", M + "/assignments/{annotator}"),
+    ("POST", M + "/assignments/{annotator}/reassign"), ("PUT", M + "/assignments/{annotator}/target"),
+    ("POST", M + "/gold"), ("POST", M + "/gold/promote"), ("DELETE", M + "/gold/{gold_id}"),
+    ("PUT", M + "/guidelines"),
+}  # fmt: skip
+
+ORDINARY = [f"An ordinary text to label, number {i}." for i in range(12)]
+GOLD = ["A gold text whose answer is known, one.", "A gold text whose answer is known, two."]
+
+
+def test_every_route_has_a_gold_rule(svc: Svc) -> None:
+    routes = {(m, r.path_format) for r in svc.app.routes if isinstance(r, APIRoute) for m in r.methods}
+    rules = [READS, PLAYED, NOTHING_OF_LABELS, REFUSED]
+    assert sum(len(r) for r in rules) == len(set().union(*rules)), "a route has two rules"
+    assert routes == set().union(*rules), f"give these a rule: {sorted(routes - set().union(*rules))}"
+
+
+def _person(svc: Svc, name: str) -> dict[str, str]:
+    with transaction(svc.ctx.sessions) as s:
+        return auth(create_key(s, ["acme"], "authoring", name, "annotator"))
+
+
+def _shown(body: Any, ids: set[int], texts: set[str]) -> None:
+    """The label ids (of objects with a trait) and the strings anywhere in `body`."""
+    if isinstance(body, dict):
+        if "trait" in body and isinstance(body.get("id"), int):
+            ids.add(body["id"])
+        for v in body.values():
+            _shown(v, ids, texts)
+    elif isinstance(body, list):
+        for v in body:
+            _shown(v, ids, texts)
+    elif isinstance(body, str):
+        texts.add(body)
+
+
+def _play_reads(svc: Svc, h: str, readers: dict[str, dict[str, str]], labels: dict[int, str]) -> None:
+    """Every read, as each adversary: it shows all of the labels or none (ids and texts), and a route about
+    one label answers each alike."""
+    c = svc.client
+    params = {"trait": "formality", "a": "v1", "b": "v1", "limit": "500"}
+    for _, path in sorted(READS):
+        url = path.replace("{handle}", h).replace("{namespace}", "acme").replace("{ref}", "v1")
+        for name, key in readers.items():
+            if "{label_id}" in url:
+                answers = {i: c.get(url.replace("{label_id}", str(i)), headers=key) for i in labels}
+                assert len({r.status_code for r in answers.values()}) == 1, (path, name, answers)
+                continue
+            resp = c.get(url, params=params, headers=key)
+            if resp.status_code != 200:
+                continue
+            ids: set[int] = set()
+            texts: set[str] = set()
+            _shown(resp.json(), ids, texts)
+            assert len({i in ids for i in labels}) == 1, (path, name, sorted(ids), labels)
+            assert len({t in texts for t in labels.values()}) == 1, (path, name, labels)
+
+
+def test_neither_one_annotator_nor_two_comparing_notes_tell_gold_apart(svc: Svc) -> None:
+    c, owner, h = svc.client, svc.author, "acme.goldblind"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann, bob = _person(svc, "ann"), _person(svc, "bob")
+    check(
+        c.patch(f"/v1/models/{h}", json={"votes_wanted": 3, "overlap": 0.5, "gold_rate": 0.5}, headers=owner),
+        200,
+    )
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=ann), 200)["items"]
+    ids = {x["text"]: x["id"] for x in pool}
+    # One listing: gold carries the time of an import of the pool, not a time of its own.
+    times = {x["text"]: x["created_at"] for x in pool}
+    assert {times[t] for t in GOLD} <= {times[t] for t in ORDINARY}
+
+    # Ordinary, gold, ordinary, gold, ordinary: every count moves by one, every answer reads alike.
+    order = [ORDINARY[0], GOLD[0], ORDINARY[1], GOLD[1], ORDINARY[2]]
+    label = {"trait": "formality", "quality": 0.0}
+    answers = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in order
+    ]
+    assert [a["buffered_feedback"] for a in answers] == [1, 2, 3, 4, 5]
+    assert {(a["stored_as"], a["votes"], a["retraining"]) for a in answers} == {("feedback", 1, False)}
+    assert check(c.get(f"/v1/models/{h}", headers=ann), 200)["buffered_feedback"] == 5
+    labels = {a["id"]: t for a, t in zip(answers, order, strict=True)}
+    mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)
+    assert mine["total"] == 5 and {x["id"] for x in mine["items"]} == set(labels)
+    team = check(c.get(f"/v1/models/{h}/team", headers=bob), 200)["people"]
+    assert sum(p["labels"] for p in team if p["annotator"] == "ann") == 5
+    _play_reads(svc, h, {"ann": ann, "bob": bob}, labels)
+
+    # The colleague is handed a gold text ann labelled as a text a colleague labelled.
+    served: list[dict[str, Any]] = []
+    for _ in range(20):
+        ask = {"trait": "formality", "k": 5}
+        got = check(c.post(f"/v1/models/{h}/pool/suggest", json=ask, headers=bob), 200)["items"]
+        served = [x for x in got if x["text"] in GOLD]
+        if served:
+            break
+    assert served and all(x["overlap"] for x in served)
+
+    # A training folds the buffered labels into the samples: the answers read as samples alike.
+    check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
+    wait_settled(c, h, owner)
+    _play_reads(svc, h, {"ann": ann, "bob": bob}, labels)
+
+    # One's own writes answer a gold answer as a label.
+    o0, g0, o1, g1 = list(labels)[:4]
+    kinds = {x["id"]: x["kind"] for x in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]}
+    changed = [
+        c.patch(f"/v1/models/{h}/my-labels/{kinds[i]}/{i}", json={"quality": 0.2}, headers=ann)
+        for i in (o0, g0)
+    ]
+    assert len(set(kinds.values())) == 1 and set(kinds) == set(labels)  # all buffered, or all samples
+    assert [r.status_code for r in changed] == [200, 200], [r.text for r in changed]
+    refused = [c.delete(f"/v1/models/{h}/feedback/{i}", headers=bob) for i in (o1, g1)]  # a colleague's
+    assert [r.status_code for r in refused] == [403, 403], [r.text for r in refused]
+    gone = [c.delete(f"/v1/models/{h}/my-labels/{kinds[i]}/{i}", headers=ann) for i in (o1, g1)]
+    assert [r.status_code for r in gone] == [200, 200], [r.text for r in gone]
+    _play_reads(svc, h, {"ann": ann, "bob": bob}, {i: t for i, t in labels.items() if i not in (o1, g1)})
+    undone = [
+        c.delete(f"/v1/models/{h}/pool/{ids[t]}/label", params={"trait": "formality"}, headers=ann)
+        for t in order[:2]
+    ]
+    assert [r.status_code for r in undone] == [200, 200], [r.text for r in undone]
+    assert check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["total"] == 1
+
+
+def test_a_path_template_names_only_known_parameters() -> None:
+    """The plays above fill these parameters; a read with another one needs its value here first."""
+    known = {"handle", "namespace", "ref", "label_id"}
+    for _, path in READS:
+        assert set(re.findall(r"{(\w+)}", path)) <= known, path
