@@ -28,6 +28,7 @@ from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import pool_import_section
 from app.labelling.pool_search import pool_search
 from app.labelling.session import (
+    Failure,
     LabelSession,
     Press,
     abandon,
@@ -40,6 +41,7 @@ from app.labelling.session import (
     retune,
     shown_as,
     start,
+    try_again,
     update_curve,
     withdrawn,
 )
@@ -48,7 +50,7 @@ from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
 from app.ui.inert import code, escape_md, html_text
 from app.ui.keys import key_listener
-from app.ui.widgets import guard, open_model_page
+from app.ui.widgets import guard, open_model_page, show_error
 from core.client import Trait
 from core.contract import SUGGEST_MODES, can
 
@@ -56,7 +58,7 @@ KEYS = ["0", "u", "ArrowLeft", "ArrowRight"]  # and the trait's label keys (`lab
 
 backend, client, model, handle, busy = open_model_page("Label")
 traits: list[Trait] = []
-with guard("Listing traits"):
+with guard("Listing traits", retry=True):
     traits = client.list_traits(handle)
 if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
@@ -114,7 +116,7 @@ def campaign_status() -> None:
 campaign_status()
 
 pool_size = 0
-with guard("Reading the pool"):
+with guard("Reading the pool", retry=True):
     pool_size = client.list_pool_page(handle, limit=1).total
 # What the last pool import did, shown once: popped here, put back for the rerun the page asks for itself when
 # the first suggestions come (below), or it would vanish half a second after the import, unread.
@@ -210,6 +212,13 @@ def _key(key: str, shown: str | None, nonce: str | None) -> None:
     _press(Press(key, shown, nonce))
 
 
+def _try_again(failure: Failure) -> None:
+    """*Try again* under failed suggestions: asked for again (a failed press is the person's to press again,
+    on the text it was pressed on, still shown)."""
+    if session.failure is failure:  # else it has gone meanwhile (the status line asked again by itself)
+        try_again(session, client)
+
+
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
@@ -241,9 +250,9 @@ def labelling() -> None:
     )
     item = session.current
     if item is None:
-        if not session.error and not session.left:  # else the error or the message below says why
+        if session.failure is None and not session.left:  # else the failure or the message below says why
             st.success("No more suggestions: every text in the pool is labelled for this trait.")
-        elif not session.error:
+        elif session.failure is None:
             st.info(session.message or "No text to suggest just now.", icon=":material/hourglass_empty:")
     else:
         score = item.get("score")
@@ -275,8 +284,9 @@ def labelling() -> None:
             column.button(
                 escape_md(label), key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch"
             )
-    if session.error:
-        st.error(session.error)
+    if (failure := session.failure) is not None:
+        # Failed suggestions are asked for again by the status line's poll (every few seconds) as well.
+        show_error(failure.exc, failure.what, retry=failure.suggesting and partial(_try_again, failure))
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
     # A key's word beside it: "`1` rude, `2`, `3`" (a point named by its number has no word of its own).
