@@ -122,10 +122,13 @@ with guard("Reading the pool", retry=True):
 # the first suggestions come (below), or it would vanish half a second after the import, unread.
 POOL_FLASHES = ("pool_flash", "pool_flash_warning")
 pool_flashes = {k: st.session_state.pop(k) for k in POOL_FLASHES if k in st.session_state}
-if flash := pool_flashes.get("pool_flash"):
-    st.success(flash)
-if warning := pool_flashes.get("pool_flash_warning"):
-    st.warning(warning, icon=":material/warning:")
+# In one container, there or not: the labelling part below keeps its place (a fragment's id is its place, and
+# a press sent while the page moved it named a fragment gone: app/ui/rerun_requests.py).
+with st.container():
+    if flash := pool_flashes.get("pool_flash"):
+        st.success(flash)
+    if warning := pool_flashes.get("pool_flash_warning"):
+        st.warning(warning, icon=":material/warning:")
 with st.expander(f"Pool ({pool_size:,} texts)", expanded=not pool_size or IMPORT_STOPPED in st.session_state):
     st.caption(
         "Texts to label, kept by the service for this model. A file of texts (CSV, TSV, TXT, JSON or JSONL; "
