@@ -28,6 +28,7 @@ from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import empty_pool_note, pool_heading, pool_import_section
 from app.labelling.pool_search import pool_search
 from app.labelling.session import (
+    Failure,
     LabelSession,
     Press,
     abandon,
@@ -40,6 +41,7 @@ from app.labelling.session import (
     retune,
     shown_as,
     start,
+    try_again,
     update_curve,
     withdrawn,
 )
@@ -48,7 +50,7 @@ from app.shell.backend import mark_signed_out
 from app.shell.roles import gate
 from app.ui.inert import code, escape_md, html_text
 from app.ui.keys import key_listener
-from app.ui.widgets import guard, open_model_page
+from app.ui.widgets import guard, open_model_page, show_error
 from core.client import Trait
 from core.contract import SUGGEST_MODES, can
 
@@ -56,7 +58,7 @@ KEYS = ["0", "u", "ArrowLeft", "ArrowRight"]  # and the trait's label keys (`lab
 
 backend, client, model, handle, busy = open_model_page("Label")
 traits: list[Trait] = []
-with guard("Listing traits"):
+with guard("Listing traits", retry=True):
     traits = client.list_traits(handle)
 if not traits:
     st.info("Add a trait first (Traits page): labels belong to a trait.")
@@ -114,7 +116,7 @@ def campaign_status() -> None:
 campaign_status()
 
 pool_size = held_out = 0
-with guard("Reading the pool"):
+with guard("Reading the pool", retry=True):
     first_page = client.list_pool_page(handle, limit=1)
     # The texts to label: those of the evaluation set are never labelled, whichever was imported first.
     pool_size, held_out = first_page.total, first_page.in_evaluation_set
@@ -122,10 +124,13 @@ with guard("Reading the pool"):
 # the first suggestions come (below), or it would vanish half a second after the import, unread.
 POOL_FLASHES = ("pool_flash", "pool_flash_warning")
 pool_flashes = {k: st.session_state.pop(k) for k in POOL_FLASHES if k in st.session_state}
-if flash := pool_flashes.get("pool_flash"):
-    st.success(flash)
-if warning := pool_flashes.get("pool_flash_warning"):
-    st.warning(warning, icon=":material/warning:")
+# In one container, there or not: the labelling part below keeps its place (a fragment's id is its place, and
+# a press sent while the page moved it named a fragment gone: app/ui/rerun_requests.py).
+with st.container():
+    if flash := pool_flashes.get("pool_flash"):
+        st.success(flash)
+    if warning := pool_flashes.get("pool_flash_warning"):
+        st.warning(warning, icon=":material/warning:")
 pool_open = not pool_size or IMPORT_STOPPED in st.session_state
 with st.expander(pool_heading(pool_size, held_out), expanded=pool_open):
     st.caption(
@@ -213,6 +218,13 @@ def _key(key: str, shown: str | None, nonce: str | None) -> None:
     _press(Press(key, shown, nonce))
 
 
+def _try_again(failure: Failure) -> None:
+    """*Try again* under failed suggestions: asked for again (a failed press is the person's to press again,
+    on the text it was pressed on, still shown)."""
+    if session.failure is failure:  # else it has gone meanwhile (the status line asked again by itself)
+        try_again(session, client)
+
+
 @st.fragment
 def labelling() -> None:
     """A label reruns only this part: the sidebar, the model, its traits and its pool are not read again."""
@@ -244,9 +256,9 @@ def labelling() -> None:
     )
     item = session.current
     if item is None:
-        if not session.error and not session.left:  # else the error or the message below says why
+        if session.failure is None and not session.left:  # else the failure or the message below says why
             st.success("No more suggestions: every text in the pool is labelled for this trait.")
-        elif not session.error:
+        elif session.failure is None:
             st.info(session.message or "No text to suggest just now.", icon=":material/hourglass_empty:")
     else:
         score = item.get("score")
@@ -278,8 +290,9 @@ def labelling() -> None:
             column.button(
                 escape_md(label), key=f"label_btn_{key}", on_click=_press, args=(press,), width="stretch"
             )
-    if session.error:
-        st.error(session.error)
+    if (failure := session.failure) is not None:
+        # Failed suggestions are asked for again by the status line's poll (every few seconds) as well.
+        show_error(failure.exc, failure.what, retry=failure.suggesting and partial(_try_again, failure))
     elif session.message and not (item is None and session.left):  # else said above, in its place
         st.caption(session.message)
     # A key's word beside it: "`1` rude, `2`, `3`" (a point named by its number has no word of its own).

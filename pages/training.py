@@ -89,11 +89,24 @@ with st.container(border=True):
         disabled=not ready,
         help="A ready model trains again only with a fresh parameter search (a new version).",
     )
+    # Labels buffered on a trained model (the Label page's, score feedback) wait for its next version: a
+    # ready model trains them in only through a training with a fresh parameter search (docs/api/runs.md),
+    # so the button says what it does rather than asking for a tick named for something else.
+    waiting = (model.buffered_feedback or 0) if ready else 0
     label = "Re-optimise (new version)" if ready and reopt else "Train"
+    if waiting:
+        label = "Train the waiting label" if waiting == 1 else f"Train the {waiting:,} waiting labels"
     if state == "draft" and model.version_no:  # a reopened draft: its edits become the next version
         label = f"Train v{model.version_no + 1}"
-    can_start = can("train", state) or (can("retune", state) and reopt)
-    if ready and not reopt:
+    retune = bool(ready and (reopt or waiting))
+    can_start = can("train", state) or (can("retune", state) and retune)
+    if waiting:
+        st.caption(
+            f"{waiting:,} label(s) given since v{model.version_no or 0:d} wait for the next version: the "
+            "button trains them in, with a fresh parameter search. Labels of a text still wanting votes, and "
+            "of a trait with labels on one pole only, wait on."
+        )
+    elif ready and not reopt:
         st.caption(
             "This model is trained. Tick *Re-optimise parameters* to search again and make a new version, "
             "or press *Edit the data* on the **Samples** page to change its samples first."
@@ -109,7 +122,7 @@ with st.container(border=True):
         if st.button("Train on both embedders now", disabled=busy or not may_train, key="train_both"):
             start_training(effort, reoptimize=True)
     if st.button(label, type="primary", disabled=busy or not can_start or not may_train, key="train_go"):
-        start_training(effort, reoptimize=bool(ready and reopt))
+        start_training(effort, reoptimize=retune)
 
 op = model.last_operation
 if op and not busy:

@@ -60,7 +60,8 @@ class LabelResult:
 
 PAUSED = (
     "Automatic retraining is **paused** on this model (a team's model starts so): nothing retrains by "
-    "itself; the labels wait for an owner's next training, or until an owner turns retraining on (Team page)."
+    "itself; the labels wait until an owner trains them in (**Train the waiting labels**, Training page) or "
+    "turns retraining on (Team page)."
 )
 
 

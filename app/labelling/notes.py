@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.labelling.session import LabelSession, refill
+from app.labelling.session import Failure, LabelSession, refill
 from app.ui.inert import escape_md, guidelines_md
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
@@ -29,7 +29,7 @@ def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
     key (the page hands it to `app.labelling.session.act`)."""
     if key != UNSURE_KEY:
         return False
-    s.error = ""
+    s.failure = None
     item = s.current
     if item is None:
         return True
@@ -39,7 +39,7 @@ def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
         s.message = "Marked unsure: reviewers see it beside the text; it is not a vote."
         refill(s, client)
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-        s.error = f"{type(exc).__name__}: {exc}"
+        s.failure = Failure("Marking the text unsure", exc)
     return True
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from app.labelling.campaign import where_it_went
 from app.labelling.labels import retrain_at
+from app.ui.retry import worth_retrying
 from core.client import (
     ApiError,
     AuthenticationError,
@@ -112,6 +113,22 @@ def shown_as(trait: str, item: Queued | None) -> str | None:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A request of the session that failed: what it was doing (`what`, "Storing that label") and why. The
+    page shows it with a way to try again; a failed suggestion is asked for again by itself (`poll`)."""
+
+    what: str
+    exc: Exception
+
+    @property
+    def suggesting(self) -> bool:
+        return self.what == SUGGESTING
+
+
+SUGGESTING = "Fetching suggestions"
+
+
+@dataclass(frozen=True)
 class Answer:
     """Suggestions as they came, and this session's labels when they were asked for and when they came: a
     label given in between may or may not be in the answer's count of the texts left."""
@@ -139,7 +156,7 @@ class LabelSession:
     curve: list[tuple[int, float]] = field(default_factory=list)  # (labels given, out-of-fold AUC)
     given: list[Given] = field(default_factory=list)
     message: str = ""
-    error: str = ""
+    failure: Failure | None = None  # the last request that failed, until the next press or retry
     exhausted: bool = False
     pending: Future[Answer] | None = None  # the next suggestions, being fetched in the background
     unlabelled: int | None = None  # pool texts wanting votes for the trait in the last suggestions' answer
@@ -168,6 +185,11 @@ class LabelSession:
         since = sum(h["done"] for h in self.history[self.labelled_then :])
         undone = max(self.labelled_then - len(self.history), 0)
         return max(self.unlabelled - since + undone, 0)
+
+    @property
+    def error(self) -> str:
+        """The failure in a line ("" when none)."""
+        return "" if self.failure is None else f"{self.failure.what} failed: {self.failure.exc}"
 
     @property
     def current(self) -> Queued | None:
@@ -223,18 +245,30 @@ def exhausted_note(s: LabelSession) -> str:
 
 def poll(s: LabelSession, client: Client, pool_size: int) -> bool:
     """With nothing queued: ask again when something may have changed (texts added to the pool, texts left
-    that colleagues held or that could not be suggested); True when texts came."""
-    if s.current is not None or s.signed_out or s.pending is not None or s.error:
+    that colleagues held or that could not be suggested) or when the last suggestions failed; True when
+    texts came."""
+    if s.current is not None or s.signed_out or s.pending is not None:
         return False
-    if not s.left and pool_size == s.pool_seen:
+    if s.failure is not None:
+        if not s.failure.suggesting or not worth_retrying(s.failure.exc):
+            return False  # a press that failed, or a refusal the same request would meet: the person decides
+    elif not s.left and pool_size == s.pool_seen:
         return False  # the pool is done and the same: no suggestion asked for
-    s.pool_seen, s.exhausted = pool_size, False
+    s.pool_seen = pool_size
+    try_again(s, client)
+    return s.current is not None
+
+
+def try_again(s: LabelSession, client: Client) -> None:
+    """Ask for suggestions again after a failure (the page's *Try again*, or `poll` by itself): the failure
+    goes, and a new one takes its place if the service still fails."""
+    s.failure, s.exhausted = None, False
     try:
         refill(s, client)
     except AuthenticationError as exc:
         s.signed_out = str(exc)
-        return False
-    return s.current is not None
+    except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
+        s.failure = Failure(SUGGESTING, exc)
 
 
 def start(s: LabelSession, client: Client) -> None:
@@ -245,8 +279,8 @@ def start(s: LabelSession, client: Client) -> None:
 
 
 def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
-    """False while the first suggestions are still on their way; once they have come, queue them (an error
-    is kept in `s.error`, as a key press's would be)."""
+    """False while the first suggestions are still on their way; once they have come, queue them (a failure
+    is kept in `s.failure`, as a key press's would be, and asked again by `poll`)."""
     if s.current is not None or s.pending is None:
         return True
     if not s.pending.done():
@@ -254,7 +288,7 @@ def first_suggestions_ready(s: LabelSession, client: Client) -> bool:
     try:
         refill(s, client)
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-        s.error = f"{type(exc).__name__}: {exc}"
+        s.failure = Failure(SUGGESTING, exc)
     return True
 
 
@@ -302,8 +336,10 @@ def label_keys(trait: Trait) -> list[tuple[str, str]]:
 
 def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
     """One keyboard key (or its button): `1` negative, `2` positive (on a scale `1`..`N` its points), `0`
-    skip, `u` undo, arrows move."""
-    s.error = ""
+    skip, `u` undo, arrows move; then the queue is refilled (a failure of either is kept in `s.failure`,
+    named for what failed: a label stored whose next suggestions failed is not said to be lost)."""
+    s.failure = None
+    what = doing(key)
     try:
         if s.points is not None and key in POINT_KEYS[: s.points]:
             _label(s, scale_quality(int(key), s.points), client, model, point=int(key))
@@ -321,12 +357,20 @@ def act(s: LabelSession, key: str, client: Client, model: Model) -> None:
             s.pos = max(0, s.pos - 1)
         elif key == "ArrowRight":
             s.pos = min(len(s.queue), s.pos + 1)
+        what = SUGGESTING
         refill(s, client)
     except AuthenticationError as exc:  # signed out (another tab, idle): the page says so and what was lost
         s.signed_out = str(exc)
-        s.message = lost(key)
+        s.message = lost(key) if what != SUGGESTING else ""
     except Exception as exc:  # noqa: BLE001 - shown on the page, never a traceback
-        s.error = f"{lost(key)} {type(exc).__name__}: {exc}".strip()
+        s.failure = Failure(what, exc)
+
+
+def doing(key: str) -> str:
+    """What a press asks of the service, as its failure names it."""
+    if key in ON_TEXT:
+        return "Skipping the text" if key == "0" else "Storing that label"
+    return "Undoing the last label" if key == "u" else SUGGESTING
 
 
 def lost(key: str) -> str:
@@ -344,7 +388,7 @@ def accept(s: LabelSession, press: Press) -> bool:
         s.presses.add(press.nonce)
     if press.key in ON_TEXT and press.shown != shown_as(s.trait, s.current):
         if press.shown is not None:
-            s.error = ""
+            s.failure = None
             s.message = "That key was pressed on a text no longer shown: nothing was stored. Press it again."
         return False
     return True

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend
+from app.ui.figures import share
 from app.ui.inert import escape_md
 from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
@@ -50,7 +51,8 @@ def work_frame(found: Assignments) -> pd.DataFrame:
         target = ""
         if p.target is not None:
             target = f"{p.target.count:,} " + ("a day" if p.target.period == "day" else "in all")
-        rows.append({COLUMNS[k]: getattr(p, k) for k in COLUMNS} | {"target": target})
+        reached = {"target reached": share(p.progress)}
+        rows.append({COLUMNS[k]: getattr(p, k) for k in COLUMNS} | {"target": target} | reached)
     return pd.DataFrame(rows, columns=list(COLUMNS.values()))
 
 
@@ -71,7 +73,6 @@ def assigned_work(backend: Backend, model: Model) -> None:
             hide_index=True,
             width="stretch",
             key="assignments_table",
-            column_config={"target reached": st.column_config.NumberColumn(format="percent")},
         )
     else:
         st.caption("Nobody has assigned texts or a target on this model yet.")

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.ui.figures import share
 from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, Trait
@@ -31,7 +32,7 @@ def accuracy_frame(found: GoldAccuracy) -> pd.DataFrame:
             "person": p.annotator,
             "gold answered": p.answered,
             "correct": p.correct,
-            "accuracy": p.accuracy,
+            "accuracy": share(p.accuracy),
             f"{found.confidence:.0%} interval": f"{p.low:.0%} – {p.high:.0%}",
             "flag": FLAG if p.flagged else "",
         }
@@ -71,7 +72,7 @@ def gold_frame(found: GoldSet, traits: dict[str, Trait]) -> pd.DataFrame:
             "origin": g.origin,
             "answers": g.answers,
             "correct": g.correct,
-            "accuracy": g.correct / g.answers if g.answers else None,
+            "accuracy": share(g.correct / g.answers if g.answers else None),
         }
         for g in found.items
     ]
@@ -108,7 +109,6 @@ def gold_quality(backend: Backend, model: Model) -> None:
             hide_index=True,
             width="stretch",
             key="gold_accuracy_table",
-            column_config={"accuracy": st.column_config.NumberColumn(format="percent")},
         )
         flagged = [p.annotator for p in found.people if p.flagged]
         if flagged:
@@ -153,7 +153,6 @@ def _items(backend: Backend, model: Model) -> None:
             "origin": st.column_config.TextColumn(
                 help="imported with its answer, or promoted: a settled text, its settling vote the answer"
             ),
-            "accuracy": st.column_config.NumberColumn(format="percent"),
         },
     )
     st.caption(

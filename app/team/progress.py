@@ -3,23 +3,27 @@ every vote (docs/workbench.md), on the Team page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.shell.signin_config import signin_config
+from app.ui.figures import seconds, share
 from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, TeamProgress
 from core.client.team import votes_csv
 
-#: The table's columns, as the API names them (numbers shown as the API gives them).
+#: The table's columns, as the API names them (shares and durations shown as a person reads them).
 COLUMNS = {
     "annotator": "person",
     "trait": "trait",
     "labels_today": "labels today",
     "labels": "labels",
     "unsure": "unsure",
-    "median_seconds": "median s per label",
+    "median_seconds": "median time per label",
     "agreement_others": "agreement with others",
     "compared_others": "pairs compared",
     "agreement_settled": "agreement with settled",
@@ -39,16 +43,32 @@ def points_used(points: dict[str, int] | None) -> str:
 
 
 def progress_frame(progress: TeamProgress, names: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per person and trait, the API's numbers unchanged (trait keys shown by name); with a trait
-    rated on a scale, how each person's labels spread over its points."""
+    """One row per person and trait, the API's counts (trait keys shown by name, agreement as a percentage,
+    the median time in whole seconds); with a trait rated on a scale, how each person's labels spread over its
+    points."""
     scaled = any(p.points is not None for p in progress.people)
     rows = [
         {COLUMNS[k]: getattr(p, k) for k in COLUMNS}
         | {"trait": (names or {}).get(p.trait, p.trait)}
+        | {"median time per label": seconds(p.median_seconds)}
+        | {"agreement with others": share(p.agreement_others)}
+        | {"agreement with settled": share(p.agreement_settled)}
         | ({POINTS: points_used(p.points)} if scaled else {})
         for p in progress.people
     ]
     return pd.DataFrame(rows, columns=[*COLUMNS.values(), *([POINTS] if scaled else [])])
+
+
+def nobody_yet(environ: Mapping[str, str] | None = None) -> str:
+    """The empty table in the team's words: people who sign in through the provider are named by it; a
+    key's labels are a person's only when the key has a name."""
+    try:
+        people = signin_config(environ) is not None
+    except ValueError:  # a half-done configuration: said at start
+        people = False
+    if people:
+        return "Nobody has labelled this model yet: each person's progress shows here once they label."
+    return "Nobody has labelled this model with a named key yet: each person's progress shows here."
 
 
 def team_progress(backend: Backend, model: Model) -> None:
@@ -61,18 +81,13 @@ def team_progress(backend: Backend, model: Model) -> None:
         return
     st.subheader("Team progress")
     if not found.people:
-        st.caption("Nobody has labelled this model with a named key yet: each person's progress shows here.")
+        st.caption(nobody_yet())
     else:
         st.dataframe(
             progress_frame(found),
             hide_index=True,
             width="stretch",
             key="team_progress_table",
-            column_config={
-                "agreement with others": st.column_config.NumberColumn(format="percent"),
-                "agreement with settled": st.column_config.NumberColumn(format="percent"),
-                "median s per label": st.column_config.NumberColumn(format="%.0f"),
-            },
         )
         wanting = ", ".join(f"{escape_md(k)}: {t.wanting:,}" for k, t in found.traits.items())
         gap = int(found.session_gap_seconds or 0)

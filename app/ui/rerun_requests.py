@@ -24,21 +24,37 @@ server saw two clicks. Both reach the script when the first run ends with `st.re
 folded into that rerun), so an action ran twice: Save found nothing left and said "Nothing to save" over the
 save's message, "More empty rows" added ten. The click's own request always carries its trigger, so a
 timer's request drops the triggers it carries (`without_triggers`).
+
+**A press on a fragment a whole-page run has just replaced was dropped.** A fragment's id is where it is
+drawn: a whole-page run that draws something more or less above it (a message shown once, a note) registers it
+under a new id and forgets the old one at its end. A click the browser sent before that run's elements came
+names the old id, and Streamlit drops a rerun of a fragment its session no longer holds, click and all: the
+person pressed and nothing happened. The same press reaching the server while that run was still going was
+queued as a rerun of the old id, which the run then forgot, and the queued rerun ran nothing. A person's
+request (not a timer's) naming a fragment the session no longer holds, on the page the session is on, runs
+the whole page instead (`for_the_whole_page`), and so does a queued rerun that carries a press and names a
+fragment forgotten meanwhile (`press_on_a_fragment_gone`): the press counts once, as the page draws the
+pressed widget under its key again, fragment or not.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
+from collections.abc import Callable
 
 from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 _LOG = logging.getLogger(__name__)
 _MARK = "_workbench_filters_reruns"
 # The Streamlit release whose private `AppSession` this patches (pyproject.toml pins its minor):
-# `request_rerun(client_state)`, the `page_script_hash` property, `_fragment_storage` and its `clear()`, and
-# `request_rerun` dropping a rerun of a fragment `has_fragment` no longer finds.
+# `request_rerun(client_state)`, the `page_script_hash` property, `_fragment_storage` and its `clear()`,
+# `has_fragment`, and `request_rerun` dropping a rerun of a fragment `has_fragment` no longer finds.
 # tests/app/test_rerun_requests.py fails, naming what moved, when another release changes them.
 STREAMLIT_RELEASE = "1.67"
 
@@ -57,6 +73,32 @@ def from_page_left(session: AppSession, client_state: ClientState | None) -> boo
     if client_state is None or not client_state.fragment_id or not client_state.page_script_hash:
         return False
     return client_state.page_script_hash != session.page_script_hash
+
+
+def for_the_whole_page(session: AppSession, client_state: ClientState | None) -> bool:
+    """Whether this request is a person's press on a fragment of this page that the session no longer holds
+    (replaced by a whole-page run meanwhile): then it runs the whole page rather than being dropped."""
+    if client_state is None or not client_state.fragment_id or client_state.is_auto_rerun:
+        return False
+    if from_page_left(session, client_state):
+        return False
+    return not session.has_fragment(client_state.fragment_id)
+
+
+def press_on_a_fragment_gone(rerun: RerunData, holds: Callable[[str], bool]) -> bool:
+    """Whether a queued fragment rerun carries a press (a trigger) while a fragment it names is no longer
+    held (`holds`: the session's fragment storage; the whole-page run that ran meanwhile forgot it)."""
+    if not rerun.fragment_id_queue or all(holds(f) for f in rerun.fragment_id_queue):
+        return False
+    return _carries_a_press(rerun.widget_states)
+
+
+def _carries_a_press(states: WidgetStates | None) -> bool:
+    """Whether the states hold a trigger: a click (set), a string or JSON trigger, a chat message."""
+    if states is None:
+        return False
+    kinds = [(w.WhichOneof("value"), w.trigger_value) for w in states.widgets]
+    return any(kind in _TRIGGERS and (kind != "trigger_value" or clicked) for kind, clicked in kinds)
 
 
 _TRIGGERS = ("trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value")
@@ -88,6 +130,9 @@ def filter_rerun_requests() -> None:
             return
         if client_state is not None:
             without_triggers(client_state)
+            if for_the_whole_page(self, client_state):
+                _LOG.info("ran the page for a press on fragment %s, gone", client_state.fragment_id)
+                client_state.fragment_id = ""
         if leaving_page(self, client_state):
             # Private, but the one place the session's fragments are kept (STREAMLIT_RELEASE above).
             storage = getattr(self, "_fragment_storage", None)
@@ -98,4 +143,15 @@ def filter_rerun_requests() -> None:
         original(self, client_state)
 
     setattr(request_rerun, _MARK, True)
-    AppSession.request_rerun = request_rerun  # type: ignore[method-assign]  # the one patch, said above
+    AppSession.request_rerun = request_rerun  # type: ignore[method-assign]  # a patch said above
+    run_script = ScriptRunner._run_script
+
+    @functools.wraps(run_script)
+    def _run_script(self: ScriptRunner, rerun_data: RerunData) -> None:
+        # Private, as `_fragment_storage` above (STREAMLIT_RELEASE).
+        if press_on_a_fragment_gone(rerun_data, self._fragment_storage.contains):
+            _LOG.info("ran the page for a press on fragment(s) %s, forgotten", rerun_data.fragment_id_queue)
+            rerun_data = dataclasses.replace(rerun_data, fragment_id_queue=[], is_fragment_scoped_rerun=False)
+        run_script(self, rerun_data)
+
+    ScriptRunner._run_script = _run_script  # type: ignore[method-assign]  # a patch said above

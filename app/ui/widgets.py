@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import pydantic
 import streamlit as st
+from streamlit.delta_generator_singletons import context_dg_stack
+from streamlit.elements.lib.form_utils import is_in_form
+from streamlit.errors import StreamlitDuplicateElementKey
 
 from app.shell import reads, roles
 from app.shell.backend import Backend, demo_load, get_backend, mark_signed_out
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
 from app.ui.inert import code, escape_md
+from app.ui.retry import worth_retrying
 from core.client import Client, LastOperation, Model
 from core.client.errors import (
     ApiError,
@@ -147,7 +151,17 @@ def _transport_reason(exc: TransportError) -> str:
     return "the connection failed"
 
 
-def show_error(exc: BaseException, action: str | None = None, on_settings: bool = False) -> None:
+def show_error(
+    exc: BaseException,
+    action: str | None = None,
+    on_settings: bool = False,
+    retry: Callable[[], None] | bool = False,
+) -> None:
+    """The error as a message. `retry`: the failed call is one the page makes on every run (a read it waits
+    on), so after a failure that may pass (`worth_retrying`) a *Try again* button goes under it and the page
+    recovers without a reload: its press reruns what drew the message (the page, or the fragment), which
+    calls the service again; a callable runs first (a page that keeps a failure in its session clears it
+    there). An action's failure gets none: the action's own button is the one to press again."""
     if isinstance(exc, AuthenticationError) and signin_config() is not None:
         # A person signed out (in another tab) or idle: not an error under a button but the signed-out page,
         # which app/main.py shows on the tab's next run, from a page's run or a fragment's alike.
@@ -155,18 +169,31 @@ def show_error(exc: BaseException, action: str | None = None, on_settings: bool 
         st.rerun(scope="app")
     head = f"{action} failed: " if action else ""
     st.error(head + error_text(exc, on_settings), icon=":material/error:")
+    # In a form its own submit button tries again (a form takes no other button).
+    if retry and worth_retrying(exc) and not is_in_form(context_dg_stack.get()[-1]):
+        # One button per message, keyed by what failed (a key kept from run to run, so a press is never
+        # lost to a rerun); a second message of the same action in one run shares the first one's button.
+        with contextlib.suppress(StreamlitDuplicateElementKey):
+            st.button(
+                "Try again",
+                key=f"retry_{action or 'call'}",
+                icon=":material/refresh:",
+                on_click=retry if callable(retry) else None,
+                help="Ask the service again.",
+            )
 
 
 @contextlib.contextmanager
-def guard(action: str | None = None, on_settings: bool = False) -> Iterator[None]:
-    """Run an action and show any error as a message, never a traceback.
+def guard(action: str | None = None, on_settings: bool = False, retry: bool = False) -> Iterator[None]:
+    """Run an action and show any error as a message, never a traceback (`retry`: a read the page makes on
+    every run, offered again with *Try again* where the failure may pass: `show_error`).
 
     Streamlit's own control flow (st.rerun, st.stop) derives from BaseException and passes through.
     """
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
-        show_error(exc, action, on_settings)
+        show_error(exc, action, on_settings, retry)
 
 
 def when(value: Any) -> str:
@@ -303,7 +330,7 @@ def require_model(backend: Backend) -> Model:
         show_error(exc, f"Reading {handle}")
         st.stop()
     except Exception as exc:  # noqa: BLE001
-        show_error(exc, f"Reading {handle}")
+        show_error(exc, f"Reading {handle}", retry=True)
         st.stop()
     raise AssertionError("unreachable")
 
@@ -366,7 +393,7 @@ def page_backend() -> Backend:
     try:
         return get_backend()
     except Exception as exc:  # noqa: BLE001
-        show_error(exc, "Connecting to the scoring service")
+        show_error(exc, "Connecting to the scoring service", retry=True)
         st.info("Enter a reachable service on the **Settings** page.")
         st.stop()
     raise AssertionError("unreachable")

@@ -324,3 +324,39 @@ def test_label_wording_says_what_a_teams_model_does_with_a_label() -> None:
     assert review_note(team, reviewer=True) is None  # a reviewer's own labels are accepted as given
     alone = Model(handle="acme.solo", state="ready", version_no=1)  # one person's: retrains, no review
     assert "retrains it" in (labelling_note(alone, 20) or "") and review_note(alone, reviewer=False) is None
+
+
+def _failed_reads() -> None:
+    """A page whose reads failed: the service timed out, was busy, refused; one read in a form."""
+    import streamlit as st
+
+    from app.ui.widgets import guard, show_error
+    from core.client.errors import ApiError, TransportError
+
+    calls = st.session_state.setdefault("calls", [])
+    with guard("Reading the pool", retry=True):
+        raise TransportError("POST …/pool/suggest: ReadTimeout: timed out (after 4 attempts)")
+    with guard("Reading the pool", retry=True):  # the same read failing twice in a run: one button
+        raise TransportError("timed out")
+    busy = ApiError(503, "database_busy", "busy", retryable=True)
+    show_error(busy, "Reading votes", retry=lambda: calls.append("asked again"))
+    with guard("Listing traits", retry=True):  # the same call would be refused again: nothing to try
+        raise ApiError(422, "validation_error", "bad")
+    with guard("Saving the role"):  # an action: its own button is the one to press again
+        raise TransportError("timed out")
+    with st.form("f"), guard("Reading in a form", retry=True):  # a form takes no other button
+        raise TransportError("timed out")
+        st.form_submit_button("Save")
+
+
+def test_a_failed_read_that_may_pass_is_offered_again_with_one_button() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_failed_reads)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 6 and all("Traceback" not in e.value for e in at.error)
+    assert [b.key for b in at.button] == ["retry_Reading the pool", "retry_Reading votes"]
+    assert {b.label for b in at.button} == {"Try again"}
+    at.button(key="retry_Reading votes").click().run()
+    assert at.session_state["calls"] == ["asked again"]

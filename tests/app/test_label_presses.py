@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.labelling.session import (
+    SUGGESTING,
+    Failure,
     LabelSession,
     Press,
     accept,
@@ -24,10 +26,10 @@ from app.labelling.session import (
     start,
     withdrawn,
 )
-from core.client import Client
+from core.client import Client, TransportError
 from core.local import LocalService
 from tests.support.app import make_draft, new_handle
-from tests.support.apptest import no_exception, page, run_label_page
+from tests.support.apptest import no_exception, page, run_label_page, texts
 
 POOL = [f"Pool text number {i}: something to decide on." for i in range(24)]
 _nonces = itertools.count()
@@ -156,3 +158,16 @@ def test_a_button_acts_on_the_text_drawn_with_it(local_service: LocalService, cl
     # The count left beside this session's labels, in plain words: no minus sign, no arrow.
     (metric,) = at.metric
     assert (metric.value, metric.delta) == (f"{len(POOL) - 1} of {len(POOL)}", "1 done in this session")
+
+    # The next suggestions failed (the service timed out): the page's status line asks again by itself (the
+    # failure's *Try again* button does the same: tests/app/test_helpers.py), and the next text comes, without
+    # a reload; the failure is said no more.
+    session = at.session_state["label_session"]
+    session.queue, session.pending = session.queue[: session.pos], None
+    timed_out = TransportError("POST …/pool/suggest: ReadTimeout: timed out (after 4 attempts)")
+    session.failure = Failure(SUGGESTING, timed_out)
+    at.run()
+    no_exception(at)
+    assert at.session_state["label_session"].failure is None and not texts(at.error)
+    assert at.session_state["label_session"].current is not None
+    assert at.button(key="label_btn_2")

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from concurrent import futures
 
-from app.labelling.session import LabelSession, act, follow, poll, refill
-from core.client import Client
+from app.labelling.session import LabelSession, act, first_suggestions_ready, follow, poll, refill, start
+from core.client import Client, TransportError
 from core.local import LocalService
 from tests.app.test_pages import POOL
 
@@ -138,3 +139,24 @@ def test_a_text_the_evaluation_set_took_meanwhile_is_refused_and_passed_over(
         assert session.error == "" and "evaluation set" in session.message and "not stored" in session.message
         assert [item["id"] for item in session.queue] == queued[1:] and session.history == []
         assert not [s for s in me.list_samples(draft) if s.text == first]
+
+
+def test_failed_suggestions_are_asked_again_without_a_reload(local_service: LocalService, draft: str) -> None:
+    """The service slower than the client waits: the page keeps the failure, and the status line's poll asks
+    again by itself (as *Try again* does): once the service answers, texts are queued, no reload needed."""
+    with (
+        local_service.client() as owner,
+        Client(local_service.url, local_service.api_key, timeout=0.0001, retries=0) as impatient,
+    ):
+        owner.import_pool(draft, POOL[:3])
+        session = LabelSession(draft, "formality")
+        start(session, impatient)
+        assert session.pending is not None
+        futures.wait([session.pending], timeout=60)
+        assert first_suggestions_ready(session, impatient)
+        failure = session.failure
+        assert failure is not None and failure.suggesting and isinstance(failure.exc, TransportError)
+        assert session.current is None
+        assert not poll(session, impatient, 3) and session.failure is not None  # failing still, kept
+        assert poll(session, owner, 3), "the poll did not ask again after a failure"
+        assert session.failure is None and session.current is not None and session.current["text"] in POOL

@@ -299,6 +299,20 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     metrics = next(d.value for d in at.dataframe if "roc_auc" in d.value.columns)
     assert list(metrics["method"]) == ["samples + label prior"] * len(metrics)
 
+    # Labels given since wait for the next version: one button, named for what it does, trains them in.
+    client.score(draft, "Kindly find the signed contract attached.", feedback={"formality": 1.0})
+    at.run()
+    no_exception(at)
+    train = at.button(key="train_go")
+    assert train.label == "Train the waiting label" and not train.disabled
+    train.click()
+    at.run()
+    no_exception(at)
+    model = client.wait(draft, timeout=120)
+    assert (model.state, model.version_no, model.buffered_feedback) == ("ready", 2, 0)
+    at.run()
+    assert at.button(key="train_go").label == "Train" and at.button(key="train_go").disabled
+
 
 def test_training_metrics_say_they_are_out_of_fold(trained: str) -> None:
     at = page("training", trained)

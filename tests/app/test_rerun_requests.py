@@ -21,14 +21,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.app_session import AppSession, AppSessionState
 from streamlit.runtime.fragment import MemoryFragmentStorage
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from app.ui.rerun_requests import (
     _TRIGGERS,
     STREAMLIT_RELEASE,
+    filter_rerun_requests,
     from_page_left,
     leaving_page,
+    press_on_a_fragment_gone,
     without_triggers,
 )
 
@@ -178,3 +182,79 @@ def test_widget_states_added_while_they_are_walked_stop_nothing(monkeypatch: pyt
         states[f"added-during-{wid}"] = Value(0)
     assert seen == ["a", "b", "late0"]
     assert "added-during-a" in states and len(states) == 6
+
+
+class _Runner:
+    """What a session hands its rerun requests to: records them (a script runner that always takes them)."""
+
+    def __init__(self, runs: list[RerunData]) -> None:
+        self.runs = runs
+
+    def request_rerun(self, rerun: RerunData) -> bool:
+        self.runs.append(rerun)
+        return True
+
+    def request_stop(self) -> None:
+        pass
+
+
+class _Session:
+    """An AppSession as `request_rerun` reads it: on page `ON`, holding the fragments `held`."""
+
+    def __init__(self, held: set[str]) -> None:
+        self.runs: list[RerunData] = []
+        self.held = held
+        self.page_script_hash = ON
+        self._state = AppSessionState.APP_IS_RUNNING
+        self._client_state = ClientState()
+        self._scriptrunner: _Runner | None = _Runner(self.runs)
+        self._fragment_storage = MemoryFragmentStorage()
+
+    def has_fragment(self, fragment_id: str) -> bool:
+        return fragment_id in self.held
+
+    def _create_scriptrunner(self, rerun: RerunData) -> None:
+        self.runs.append(rerun)
+
+
+def press(fragment: str, timer: bool = False) -> ClientState:
+    sent = ClientState(page_script_hash=ON, fragment_id=fragment, is_auto_rerun=timer)
+    sent.widget_states.widgets.append(WidgetState(id="withdraw-7", trigger_value=True))
+    return sent
+
+
+def test_a_press_on_a_fragment_a_page_run_replaced_runs_the_page() -> None:
+    """A click sent before the whole-page run's elements came names the fragment's old id, which that run
+    forgot: Streamlit dropped it, click and all. It runs the whole page, the click in it, once."""
+    filter_rerun_requests()
+    session = _Session(held={"labelling-at-12"})
+    AppSession.request_rerun(cast(AppSession, session), press("labelling-at-11"))
+    assert len(session.runs) == 1, "the press was dropped"
+    (run,) = session.runs
+    assert not run.fragment_id and not run.fragment_id_queue  # the whole page
+    assert run.widget_states is not None
+    assert [(w.id, w.trigger_value) for w in run.widget_states.widgets] == [("withdraw-7", True)]
+
+    held = _Session(held={"labelling-at-12"})  # a press on a fragment held stays a rerun of that fragment
+    AppSession.request_rerun(cast(AppSession, held), press("labelling-at-12"))
+    assert [r.fragment_id for r in held.runs] == ["labelling-at-12"]
+    timer = _Session(held=set())  # a timer of a fragment gone is dropped, as Streamlit does
+    AppSession.request_rerun(cast(AppSession, timer), press("labelling-at-11", timer=True))
+    assert timer.runs == []
+
+
+def test_a_queued_press_whose_fragment_a_page_run_forgot_runs_the_page() -> None:
+    """A press that reached the server during the whole-page run was queued as a rerun of the old id; the
+    run forgot it at its end: with a press in it, the queued rerun runs the page; a timer's runs nothing."""
+    clicked = press("labelling-at-11").widget_states
+    queued = RerunData(widget_states=clicked, fragment_id_queue=["labelling-at-11"])
+    assert press_on_a_fragment_gone(queued, {"labelling-at-12"}.__contains__)
+    assert not press_on_a_fragment_gone(queued, {"labelling-at-11"}.__contains__)
+    timer = RerunData(widget_states=ClientState().widget_states, fragment_id_queue=["labelling-at-11"])
+    assert not press_on_a_fragment_gone(timer, set().__contains__)
+    assert not press_on_a_fragment_gone(RerunData(widget_states=clicked), set().__contains__)
+    assert "self._fragment_storage" in inspect.getsource(inspect.unwrap(ScriptRunner.__init__)), (
+        _MOVED.format(
+            release=STREAMLIT_RELEASE, what="ScriptRunner no longer keeps its fragments in _fragment_storage"
+        )
+    )

@@ -81,3 +81,12 @@ def test_the_banner_opens_the_address_the_provider_sends_people_back_to() -> Non
     assert "open http://localhost:8501 in your browser" in banner(8501, {**TEAM, **OIDC})
     public = {**TEAM, **OIDC, "SCORING_WORKBENCH_URL": "http://127.0.0.1:{port}/"}
     assert "open http://127.0.0.1:8501 in your browser" in banner(8501, public)
+
+
+def test_the_team_progress_says_nobody_labelled_in_the_team_s_words() -> None:
+    """People signed in through the provider have no keys: an empty progress table speaks of people."""
+    from app.team.progress import nobody_yet
+
+    signed_in = nobody_yet({**TEAM, **OIDC})
+    assert signed_in.startswith("Nobody has labelled this model yet") and "key" not in signed_in
+    assert "named key" in nobody_yet(TEAM)

@@ -98,6 +98,9 @@ def test_the_team_progress_table_is_the_api_s_and_reviewers_see_the_notes(
     shown = table[0].value.reset_index(drop=True)
     assert shown.to_dict("records") == expected.to_dict("records")
     assert len(shown) == 2  # the owner and the annotator
+    # Figures as a person reads them, never the service's floats ("0.6666666666666666", "15.038465").
+    for column, figure in (("agreement with others", r"\d+%"), ("median time per label", r"[\d,]+ s")):
+        assert shown[column].str.fullmatch(f"({figure})?").all(), shown[column].tolist()
     assert by_label(at.button, "Prepare the vote export")
     assert any("Only an owner" in t for t in texts(at.info))  # a reviewer reads progress, not the people
     at = page("samples", handle)  # the notes sit beside each text of the Disagreements tab

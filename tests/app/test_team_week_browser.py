@@ -17,6 +17,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
@@ -211,7 +212,31 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         for sub in LABELLERS:
             assert api[(email(sub), trait)] == DURING + AFTER
         assert _progress_table(owner.page) == api
+        # Its figures as a person reads them (whole seconds, percentages), never the service's raw floats;
+        # the empty-table wording is for signed-in people, not keys.
+        cells = owner.page.locator("[data-testid='stDataFrame']").first.locator("tbody").first.inner_text()
+        assert re.search(r"\b\d+ s\b", cells) and not re.search(r"\d\.\d{3}", cells), cells
+        assert owner.page.get_by_text("named key").count() == 0
+        # The votes download starts at a press, as a person's browser downloads it.
+        owner.click("Prepare the vote export")
+        with owner.page.expect_download(timeout=60_000) as download:
+            owner.page.get_by_role("button", name="Download every vote (CSV)").click()
+        exported = Path(download.value.path()).read_text("utf-8").splitlines()
+        assert exported[0].startswith("annotator,trait,text,") and len(exported) > len(votes), exported[:2]
         owner.no_exception()
+        owner.shot("team_week_progress")
+
+        # The labels given since v2 wait, retraining paused: the owner trains them in with one button.
+        waiting = owner_api.get_model(HANDLE).buffered_feedback or 0
+        assert waiting > 0
+        owner.nav("Training")
+        train = owner.page.get_by_role("button", name=re.compile(r"^Train the (\d+ )?waiting labels?$"))
+        expect(train).to_be_enabled()
+        owner.shot("team_week_training_waiting")
+        train.click()
+        owner.settle()
+        trained = owner_api.wait(HANDLE, timeout=300)
+        assert (trained.version_no, trained.buffered_feedback) == (3, 0)
 
         # bob signs out; dan signs in on the same tab and sees nothing of bob's.
         tab = uis["bob"]
