@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 #: A text's fixed cost, in tokens: what a row costs beyond its tokens (tokenising, padding, the row's
 #: Python). Tiny texts are charged this, so a hundred of them are never nearly free.
@@ -51,6 +52,7 @@ POLL_S = 0.5
 
 #: Asked while a piece waits: raises when the request is no longer wanted.
 StillWanted = Callable[[], None]
+T = TypeVar("T")
 
 
 def text_cost(text: str) -> int:
@@ -227,6 +229,18 @@ class FairShare:
             with self._cond:
                 self._running -= 1
                 self._grant()
+
+    def in_turns(
+        self, caller: str, texts: list[str], work: Callable[[list[str]], T], still_wanted: StillWanted
+    ) -> Iterator[T]:
+        """`work` on `texts` piece by piece, each piece in its caller's turn, `still_wanted` asked between
+        pieces and while one waits: how scoring, and what a suggestion embeds itself, share the cores."""
+        for i, piece in enumerate(pieces(texts, PIECE_COST)):  # read at each call (tests lower it)
+            if i:
+                still_wanted()
+            with self.turn(caller, cost_of(piece), still_wanted):
+                out = work(piece)
+            yield out
 
     def _grant(self) -> None:
         """Give free slots to the lowest tags (the lock held)."""
