@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
 import tempfile
 import threading
@@ -39,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.load.fleet import built_graphs
 from benchmarks.load.models import build_and_train
 from benchmarks.load.texts import demo_slugs
 from core.demo import read_demo_model
@@ -81,10 +81,7 @@ def text(seed: int, chars: int) -> str:
 def service(embedder: str, fair: bool) -> Iterator[Fleet]:
     with tempfile.TemporaryDirectory(prefix="score-fairness-") as tmp:
         extra: dict[str, str] = {} if fair else {"SCORING_SCORE_FAIR_SHARE": "0"}
-        # The int8 graphs already built where the caller keeps them (mpnet-base's build is minutes of CPU).
-        if os.environ.get("SCORING_EMBEDDER_DIR"):
-            extra["SCORING_EMBEDDER_DIR"] = os.environ["SCORING_EMBEDDER_DIR"]
-        env = fleet_env(Path(tmp), None, embedder, TRANSFORMERS_OFFLINE="1", **extra)
+        env = fleet_env(Path(tmp), None, embedder, TRANSFORMERS_OFFLINE="1", **built_graphs(), **extra)
         fleet = Fleet(Path(tmp), env, apis=1)
         try:
             fleet.ensure_running(300)

@@ -74,6 +74,14 @@ def cached(embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, np.ndarray
     return X, found
 
 
+def unit_rows(X: np.ndarray) -> np.ndarray:
+    """`X`'s rows L2-normalised (rows of zeros stay zeros): a blend's vector is two unit halves side by side,
+    and suggestions compare vectors by their dot product (a near-duplicate is a cosine of 0.95 or more)."""
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    out: np.ndarray = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    return out
+
+
 @dataclass(frozen=True)
 class Matrix:
     """A pool's vectors, ids ascending, one row per id; `ready[i]`: row i's vector is known (else zeros: the
@@ -121,7 +129,7 @@ class PoolIndex:
             vecs, found = cached(embedder, [texts[i] for i in wanted])
             X[chunk[found]] = vecs[found]
             ready[chunk[found]] = True
-        return self._keep(key, Matrix(ids, X, ready))
+        return self._keep(key, Matrix(ids, unit_rows(X), ready))
 
     def learn(self, model_id: int, embedder: Embedder, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Rows a request embedded itself (the worker had not reached them): ready from now on."""

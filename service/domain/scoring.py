@@ -297,7 +297,8 @@ def score(
     caller = caller_of(r.who)
     share = share or UNSHARED
     with share.admitted(caller, fair_share.cost_of(texts)):
-        for block in share.in_turns(caller, texts, partial(trait_scores, scorer), still_wanted):
+        work = partial(trait_scores, scorer)
+        for block in share.in_turns(caller, texts, work, still_wanted, scorer.embedder_id):
             blocks.extend(block)
     feedback = r.payload.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None

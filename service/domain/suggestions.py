@@ -28,7 +28,7 @@ from service.domain.claims import Offer, grant, may_claim
 from service.domain.fair_share import FairShare, StillWanted
 from service.domain.gold_queue import mix as mix_gold
 from service.domain.needs import Resources
-from service.domain.pool_index import cached
+from service.domain.pool_index import cached, unit_rows
 from service.domain.scoring import UNSHARED, caller_of
 from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
@@ -152,9 +152,9 @@ class _InTurns:
         missing = [t for t, f in zip(texts, found, strict=True) if not f]
         if missing:
             w = self.work
-            blocks = list(w.share.in_turns(w.caller, missing, self.embedder.encode, w.still_wanted))
-            X[~found] = np.vstack(blocks)
-        return X
+            encode, id_ = self.embedder.encode, self.embedder.id
+            X[~found] = np.vstack(list(w.share.in_turns(w.caller, missing, encode, w.still_wanted, id_)))
+        return unit_rows(X)
 
 
 def _round(
