@@ -1,6 +1,7 @@
 """Scoring's share of the cores: work-conserving fair queuing of score pieces by what they cost.
 
-A score request's texts are scored in pieces (`pieces`). Each piece waits for a turn here before it goes to
+A score request's texts are scored in pieces (`pieces`) of about `PIECE_S` of the embedder's work (fewer
+tokens for a costlier embedder, at most `PIECE_COST`). Each piece waits for a turn here before it goes to
 the embedder; `slots` pieces (one per scoring thread, i.e. per core) run at once. Turns go by start-time fair
 queuing: a caller's pieces are tagged in the order it sends them, each tag the caller's previous one plus
 the piece's cost (never behind the piece being served), and the free slot goes to the lowest tag. So:
@@ -47,10 +48,9 @@ WINDOW_TOKENS = 512
 #: (1,024) left a colleague 1.4 times as long beside a load, for no gain in a caller's own throughput
 #: (benchmarks/score_fairness.py).
 PIECE_COST = 512
-#: A piece's time, about: pieces of an embedder whose tokens cost more (the blend: e5-small and mpnet-base,
-#: ten times MiniLM's a token) hold fewer tokens, as its pieces have taken so far (`PieceTimes`), so a
-#: colleague's one text waits for about this long whatever the embedder, not for 512 of the blend's tokens
-#: (eight times its own).
+#: A piece's time, about: pieces of an embedder whose tokens cost more (the blend: e5-small and mpnet-base)
+#: hold fewer tokens, as its pieces have taken so far (`PieceTimes`), so a colleague's one text waits for
+#: about this long whatever the embedder, not for 512 of the blend's tokens (eight times its own text).
 PIECE_S = 0.03
 #: A piece's cost at least: a text's fixed cost and a short sentence's tokens.
 MIN_PIECE_COST = 64
