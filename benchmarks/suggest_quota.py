@@ -18,6 +18,7 @@ Prints a markdown table and writes benchmarks/results/suggest_quota.json.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import tempfile
 import time
@@ -28,6 +29,7 @@ import numpy as np
 from fastapi.testclient import TestClient
 
 from core.embedders import CachedEmbedder, cache_key
+from harness.datasets import datasets_dir
 from harness.service import ROOT
 from service.config.settings import Settings
 from service.process.api import create_app
@@ -36,24 +38,28 @@ from service.store.db import transaction
 
 RESULTS = ROOT / "benchmarks" / "results" / "suggest_quota.json"
 HANDLE = "bench.quota"
-_PHRASE = (
-    "the committee kindly asks you to review the attached report before friday lol yo dude thanks a lot "
-    "regards dear sir please find enclosed our answer to your letter of last week about the new schedule"
-)
-WORDS = _PHRASE.split(" ")
 LABELS = [
     *[(f"Dear Sir, kindly find the report number {i} enclosed. Regards.", 1.0) for i in range(20)],
     *[(f"lol yo dude, number {i} is whatever, thx", 0.0) for i in range(20)],
 ]
 
 
-def text(seed: int, chars: int) -> str:
-    i, words, length = seed, [f"n{seed}"], 0
-    while length < chars:
-        i = (i * 1103515245 + 12345) % (1 << 31)
-        words.append(WORDS[i % len(WORDS)])
-        length += len(words[-1]) + 1
-    return " ".join(words)[:chars]
+def requests() -> list[str]:
+    """The Stanford politeness requests (Wikipedia's), in file order."""
+    path = datasets_dir() / "stanford_politeness" / "wikipedia.annotated.csv"
+    with path.open(newline="", encoding="utf-8") as f:
+        return [row["Request"].strip() for row in csv.DictReader(f) if row["Request"].strip()]
+
+
+def text(seed: int, chars: int, corpus: list[str]) -> str:
+    """Requests one after another from the `seed`th on, cut at `chars` characters: each text's window (its
+    first few hundred tokens) differs, as real texts' do (texts of one vocabulary in any order are
+    near-duplicates to an embedder, and suggestions skip those)."""
+    out, i = [f"({seed})"], seed
+    while sum(map(len, out)) + len(out) < chars:
+        out.append(corpus[i % len(corpus)])
+        i += 1
+    return " ".join(out)[:chars]
 
 
 def suggest(client: TestClient, key: dict[str, str], k: int) -> tuple[float, int]:
@@ -95,7 +101,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             client.post(
                 f"/v1/models/{HANDLE}/samples", json={"samples": samples}, headers=key
             ).raise_for_status()
-            texts = [text(i, args.chars) for i in range(args.texts)]
+            corpus = requests()
+            texts = [text(i * 11, args.chars, corpus) for i in range(args.texts)]
             started = time.perf_counter()
             for start in range(0, len(texts), 100):
                 body = {"texts": texts[start : start + 100]}
