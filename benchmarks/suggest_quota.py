@@ -1,6 +1,6 @@
 """Suggestions over a pool at the quota: 1,500 stored texts of 20,000 characters, on the blend.
 
-`python -m benchmarks.suggest_quota [--texts 1500] [--chars 20000] [--embedder blend] [--k 10]`: the app
+`python -m benchmarks.suggest_quota [--texts 1500] [--chars N] [--embedder blend] [--k 10]`: the app
 in-process on SQLite, no worker (so nothing embeds the pool behind the benchmark's back), a draft with one
 trait and 40 short labelled texts, `--texts` pool texts of `--chars` characters imported. Timed, each a
 `POST …/pool/suggest {"k": …}`:
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 
+from core.contract import MAX_TEXT_CHARS
 from core.embedders import CachedEmbedder, cache_key
 from harness.datasets import datasets_dir
 from harness.service import ROOT
@@ -158,7 +159,7 @@ def markdown(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.suggest_quota", description=__doc__)
     p.add_argument("--texts", type=int, default=1500)
-    p.add_argument("--chars", type=int, default=20_000)
+    p.add_argument("--chars", type=int, default=MAX_TEXT_CHARS, help="each pool text's (default: the most)")
     p.add_argument("--embedder", default="blend")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", type=Path, default=RESULTS)
