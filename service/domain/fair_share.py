@@ -65,7 +65,12 @@ T = TypeVar("T")
 
 def text_cost(text: str) -> int:
     """What scoring `text` costs, in tokens: its fixed cost and its tokens after the window cut."""
-    return TEXT_COST + min(math.ceil(len(text) / CHARS_PER_TOKEN), WINDOW_TOKENS)
+    return length_cost(len(text))
+
+
+def length_cost(chars: int) -> int:
+    """What scoring a text of `chars` characters costs (`text_cost`)."""
+    return TEXT_COST + min(math.ceil(chars / CHARS_PER_TOKEN), WINDOW_TOKENS)
 
 
 def cost_of(texts: list[str]) -> int:

@@ -18,11 +18,12 @@ from datetime import datetime
 from typing import cast
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
 from core.embedders.base import Embedder
+from service.domain import fair_share
 from service.domain.access import load_model
 from service.domain.claims import Offer, grant, may_claim
 from service.domain.fair_share import FairShare, StillWanted
@@ -401,15 +402,27 @@ def _read(
     )
 
 
+#: Pool texts not embedded yet a suggestion embeds all of itself when they cost this much at most (in
+#: fair_share's tokens: a few hundred short texts, 15 full windows); past it, only what its answer lacks.
+FILL_COST = 16 * fair_share.PIECE_COST
+
+
 def _fill(
     ctx: Resources, s: Session, model_id: int, plain: Embedder, embedder: _InTurns, read: _Read, want: int
 ) -> None:
-    """Embed the oldest allowed rows not ready until `want` allowed rows are (at most `want`), so a
-    suggestion never waits for a whole pool the worker is still embedding."""
+    """Embed the allowed rows not ready when they are few (FILL_COST at most: the answer is then the one a
+    pool embedded whole gives), else the oldest until `want` allowed rows are, so a suggestion never waits
+    for a whole pool the worker is still embedding."""
     allowed = ~read.exclude
-    todo = np.flatnonzero(allowed & ~read.ready)[: max(0, want - int((allowed & read.ready).sum()))]
+    todo = np.flatnonzero(allowed & ~read.ready)
     if not len(todo):
         return
+    wanted = [int(i) for i in read.ids[todo]]
+    lengths = s.execute(select(func.length(PoolText.text)).where(PoolText.id.in_(wanted))).scalars()
+    if sum(map(fair_share.length_cost, lengths)) > FILL_COST:
+        todo = todo[: max(0, want - int((allowed & read.ready).sum()))]
+        if not len(todo):
+            return
     ids = [int(i) for i in read.ids[todo]]
     texts = dict(s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_(ids))).tuples().all())
     present = np.asarray([i in texts for i in ids], dtype=bool)  # deleted meanwhile: stays not ready
