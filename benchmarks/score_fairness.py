@@ -1,8 +1,9 @@
 """Scoring fairness and stop: does a caller alone get the machine, does one caller's load slow a colleague,
 and does SIGTERM answer everyone?
 
-`python -m benchmarks.score_fairness [--embedder minilm] [--seconds 20] [--lead 2] [--lone-texts 2000]
-[--arms fair,off]`: one API process on SQLite (`serve` and its worker child), a demo model trained, then
+`python -m benchmarks.score_fairness [--embedder auto] [--seconds 20] [--lead 2] [--lone-texts 2000]
+[--arms fair,off]`: one API process on SQLite (`serve` and its worker child), a demo model trained (by
+default as a new model is: `auto`, which trains the blend where mpnet-base is installed), then
 per arm (`fair`: the default settings; `off`: the same with `SCORING_SCORE_FAIR_SHARE=0`, every piece
 straight to the embedder):
 
@@ -37,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.load.fleet import built_graphs
 from benchmarks.load.models import build_and_train
 from benchmarks.load.texts import demo_slugs
 from core.demo import read_demo_model
@@ -78,8 +80,8 @@ def text(seed: int, chars: int) -> str:
 @contextlib.contextmanager
 def service(embedder: str, fair: bool) -> Iterator[Fleet]:
     with tempfile.TemporaryDirectory(prefix="score-fairness-") as tmp:
-        extra = {} if fair else {"SCORING_SCORE_FAIR_SHARE": "0"}
-        env = fleet_env(Path(tmp), None, embedder, TRANSFORMERS_OFFLINE="1", **extra)
+        extra: dict[str, str] = {} if fair else {"SCORING_SCORE_FAIR_SHARE": "0"}
+        env = fleet_env(Path(tmp), None, embedder, TRANSFORMERS_OFFLINE="1", **built_graphs(), **extra)
         fleet = Fleet(Path(tmp), env, apis=1)
         try:
             fleet.ensure_running(300)
@@ -214,7 +216,7 @@ def run_arm(fair: bool, args: argparse.Namespace) -> dict[str, Any]:
     with service(args.embedder, fair) as fleet:
         author = fleet.create_key(NAMESPACE)
         with fleet.client(0, {"Authorization": f"Bearer {author}"}, timeout=600) as c:
-            handle, _ = build_and_train(c, read_demo_model(demo_slugs()[0]), "low", 900)
+            handle, version = build_and_train(c, read_demo_model(demo_slugs()[0]), "low", 900)
         path, url = f"/v1/models/{handle}/score", fleet.url(0)
         keys = (fleet.create_key(NAMESPACE, "scoring"), fleet.create_key(NAMESPACE, "scoring"))
         with _http(url, keys[0]) as c:
@@ -256,6 +258,7 @@ def run_arm(fair: bool, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "arm": label,
         "embedder": args.embedder,
+        "trained_on": (version.get("body") or {}).get("embedder"),
         "lone": alone,
         "quiet_p50_ms": round(1000 * q, 1),
         "tiny_p50_ms": round(1000 * p50(small.trips), 1),
@@ -306,7 +309,7 @@ def markdown(rows: list[dict[str, Any]], met: dict[str, bool]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.score_fairness", description=__doc__)
-    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--embedder", default="auto")
     p.add_argument("--seconds", type=float, default=20.0, help="each colleague phase's length")
     p.add_argument(
         "--lead", type=float, default=2.0, help="seconds a load runs before the colleague beside it starts"

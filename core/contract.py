@@ -282,6 +282,10 @@ DEFAULT_SCORE_REQUEST_CHARS = 100_000
 #: Scoring one caller may have in flight while another caller scores too, in the fair share's tokens (a text
 #: costs 16 plus its tokens after the window cut): four full requests; past it 429, never to a caller alone.
 DEFAULT_SCORE_CALLER_COST = 200_000
+#: Suggestion, pool and listing requests one caller may have in flight at once while another caller has such
+#: requests too (SCORING_HEAVY_PER_CALLER): a Label page's suggestion and a listing beside it; past it 429,
+#: never to a caller alone.
+DEFAULT_HEAVY_PER_CALLER = 2
 #: Automatic retrainings a model starts in an hour (SCORING_RETRAINS_PER_HOUR): past it, labels wait in the
 #: buffer, and the first label after the hour retrains on all of them.
 DEFAULT_RETRAINS_PER_HOUR = 60

@@ -137,7 +137,26 @@ def serve(args: argparse.Namespace) -> int:
     # worker's does, so a launcher (core/local.py, a process manager) sees a clean end, not a signal's.
     signal.signal(signal.SIGTERM, lambda _sig, _frame: None)
     server.run()
-    return 0 if server.started else 1
+    code = 0 if server.started else 1
+    _exit_past_cut_off_work(code)
+    return code
+
+
+def _exit_past_cut_off_work(code: int) -> None:
+    """End the process now if a thread still works for a request the stop cut off (answered 503 at the
+    grace's end: service/http/shutdown.py; a piece of scoring or of a suggestion, a listing's query): the
+    interpreter would wait for it before exiting, past the grace, for no one. Runs were handed back and the
+    worker child stopped before uvicorn's shutdown ended, so nothing is lost."""
+    left = [t for t in threading.enumerate() if not t.daemon and t is not threading.current_thread()]
+    if not left:
+        return
+    logging.getLogger("service").info(
+        "exiting with %d thread(s) still working for requests the stop cut off", len(left)
+    )
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _ensure_key_file(sessions: sessionmaker[Session], path: Path, namespace: str) -> None:

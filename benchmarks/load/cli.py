@@ -218,7 +218,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--warm-pairs", type=int, default=2, help="warm phase: turns of (limits off, default limits)"
     )
-    p.add_argument("--embedder", default="minilm")
+    p.add_argument("--embedder", default="auto", help="what a new model gets by default: auto (the blend)")
     p.add_argument("--model", default=None, help="a demo model of sample_data/ (default: the first by name)")
     p.add_argument("--effort", default="low", help="training effort (does not affect scoring cost)")
     p.add_argument("--start-timeout", type=float, default=180.0)

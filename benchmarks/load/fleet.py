@@ -48,6 +48,14 @@ class Service(Fleet):
         return sum(p.cpu_seconds() for p in self.apis)
 
 
+def built_graphs() -> dict[str, str]:
+    """The caller's SCORING_EMBEDDER_DIR, for a fleet's environment (which drops the caller's settings): the
+    int8 graphs built there are reused, not built again (mpnet-base's, which the blend needs, is minutes of
+    CPU)."""
+    where = os.environ.get("SCORING_EMBEDDER_DIR")
+    return {"SCORING_EMBEDDER_DIR": where} if where else {}
+
+
 @contextlib.contextmanager
 def running_service(
     database: str,
@@ -67,7 +75,8 @@ def running_service(
             for kind in ("SCORE_RATE", "SCORE_CHARS", "WRITE_RATE", "IMPORT_RATE")
         }
         off["SCORING_SCORE_REQUEST_CHARS"] = "0"
-        env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1", **({} if limits else off))
+        extra = built_graphs() | ({} if limits else off)
+        env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1", **extra)
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).
         threads = str(max(1, (os.cpu_count() or 1) // processes))

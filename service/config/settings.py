@@ -15,6 +15,7 @@ from core.contract import (
     AUTO_EMBEDDER,
     DEFAULT_CLAIM_LEASE_S,
     DEFAULT_CLAIMS_PER_PERSON,
+    DEFAULT_HEAVY_PER_CALLER,
     DEFAULT_IMPORT_BURST,
     DEFAULT_IMPORT_RATE_PER_S,
     DEFAULT_LABEL_QUOTA_CHARS,
@@ -142,6 +143,13 @@ class Settings(BaseSettings):
         description="Scoring one caller may have in flight (in the fair share's tokens) while another "
         "caller scores too; a further request is refused 429 `rate_limited` (retryable). A caller alone is "
         "never refused, whatever it sends. 0: no bound.",
+    )
+    heavy_per_caller: int = Field(
+        DEFAULT_HEAVY_PER_CALLER,
+        ge=0,
+        description="Suggestion, pool and listing requests one caller may have in flight at once while "
+        "another caller has such requests too; a further one is refused 429 `rate_limited` (retryable). "
+        "A caller alone is never refused. 0: no bound.",
     )
     api_processes: int = Field(
         1,

@@ -1,6 +1,7 @@
 """Scoring's share of the cores: work-conserving fair queuing of score pieces by what they cost.
 
-A score request's texts are scored in pieces (`pieces`). Each piece waits for a turn here before it goes to
+A score request's texts are scored in pieces (`pieces`) of about `PIECE_S` of the embedder's work (fewer
+tokens for a costlier embedder, at most `PIECE_COST`). Each piece waits for a turn here before it goes to
 the embedder; `slots` pieces (one per scoring thread, i.e. per core) run at once. Turns go by start-time fair
 queuing: a caller's pieces are tagged in the order it sends them, each tag the caller's previous one plus
 the piece's cost (never behind the piece being served), and the free slot goes to the lowest tag. So:
@@ -28,9 +29,11 @@ import heapq
 import itertools
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 #: A text's fixed cost, in tokens: what a row costs beyond its tokens (tokenising, padding, the row's
 #: Python). Tiny texts are charged this, so a hundred of them are never nearly free.
@@ -45,17 +48,29 @@ WINDOW_TOKENS = 512
 #: (1,024) left a colleague 1.4 times as long beside a load, for no gain in a caller's own throughput
 #: (benchmarks/score_fairness.py).
 PIECE_COST = 512
+#: A piece's time, about: pieces of an embedder whose tokens cost more (the blend: e5-small and mpnet-base)
+#: hold fewer tokens, as its pieces have taken so far (`PieceTimes`), so a colleague's one text waits for
+#: about this long whatever the embedder, not for 512 of the blend's tokens (eight times its own text).
+PIECE_S = 0.03
+#: A piece's cost at least: a text's fixed cost and a short sentence's tokens.
+MIN_PIECE_COST = 64
 #: How often a waiting piece asks whether its request is still wanted (a client that left): a poll, since
 #: a disconnect is seen only by asking.
 POLL_S = 0.5
 
 #: Asked while a piece waits: raises when the request is no longer wanted.
 StillWanted = Callable[[], None]
+T = TypeVar("T")
 
 
 def text_cost(text: str) -> int:
     """What scoring `text` costs, in tokens: its fixed cost and its tokens after the window cut."""
-    return TEXT_COST + min(math.ceil(len(text) / CHARS_PER_TOKEN), WINDOW_TOKENS)
+    return length_cost(len(text))
+
+
+def length_cost(chars: int) -> int:
+    """What scoring a text of `chars` characters costs (`text_cost`)."""
+    return TEXT_COST + min(math.ceil(chars / CHARS_PER_TOKEN), WINDOW_TOKENS)
 
 
 def cost_of(texts: list[str]) -> int:
@@ -147,6 +162,31 @@ class Queue:
             del self._finish[caller]
 
 
+class PieceTimes:
+    """Seconds a token of cost has taken per embedder, a moving average of its pieces (cache hits make it
+    cheaper, as they make pieces shorter); the budget of its next piece."""
+
+    WEIGHT = 0.2  # of the latest piece
+
+    def __init__(self) -> None:
+        self._per_cost: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, embedder: str, cost: int, seconds: float) -> None:
+        with self._lock:
+            seen = self._per_cost.get(embedder)
+            now = seconds / max(cost, 1)
+            self._per_cost[embedder] = now if seen is None else seen + self.WEIGHT * (now - seen)
+
+    def budget(self, embedder: str, most: int) -> int:
+        """A piece's cost: about PIECE_S of `embedder`'s work, between MIN_PIECE_COST and `most`."""
+        with self._lock:
+            per_cost = self._per_cost.get(embedder)
+        if not per_cost:
+            return most
+        return min(most, max(MIN_PIECE_COST, int(PIECE_S / per_cost)))
+
+
 class FairShare:
     """One per API process. `slots` pieces run at once; 0: no turns (every piece runs at once)."""
 
@@ -161,6 +201,7 @@ class FairShare:
         self._stopped = False
         self.granted: list[str] = []  # callers in the order their pieces got turns, when `record` is on
         self.record = False
+        self.times = PieceTimes()
 
     def describe(self) -> str:
         if self.slots <= 0:
@@ -227,6 +268,33 @@ class FairShare:
             with self._cond:
                 self._running -= 1
                 self._grant()
+
+    def in_turns(
+        self,
+        caller: str,
+        texts: list[str],
+        work: Callable[[list[str]], T],
+        still_wanted: StillWanted,
+        embedder: str = "",
+    ) -> Iterator[T]:
+        """`work` on `texts` piece by piece, each piece in its caller's turn, `still_wanted` asked between
+        pieces and while one waits: how scoring, and what a suggestion embeds itself, share the cores.
+        Pieces are about `PIECE_S` of `embedder`'s work (at most PIECE_COST, read at each call: tests
+        lower it)."""
+        rest = texts
+        first = True
+        while rest:
+            if not first:
+                still_wanted()
+            first = False
+            piece = pieces(rest, self.times.budget(embedder, PIECE_COST))[0]
+            rest = rest[len(piece) :]
+            cost = cost_of(piece)
+            with self.turn(caller, cost, still_wanted):
+                started = time.perf_counter()
+                out = work(piece)
+                self.times.add(embedder, cost, time.perf_counter() - started)
+            yield out
 
     def _grant(self) -> None:
         """Give free slots to the lowest tags (the lock held)."""

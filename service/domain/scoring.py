@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from sqlalchemy import func, select
@@ -296,11 +297,9 @@ def score(
     caller = caller_of(r.who)
     share = share or UNSHARED
     with share.admitted(caller, fair_share.cost_of(texts)):
-        for i, piece in enumerate(fair_share.pieces(texts, fair_share.PIECE_COST)):
-            if i:
-                still_wanted()
-            with share.turn(caller, fair_share.cost_of(piece), still_wanted):
-                blocks.extend(trait_scores(scorer, piece))
+        work = partial(trait_scores, scorer)
+        for block in share.in_turns(caller, texts, work, still_wanted, scorer.embedder_id):
+            blocks.extend(block)
     feedback = r.payload.feedback
     buffered = add_feedback(ctx, r.target, texts[0], feedback, r.who)[0] if feedback else None
     return Scored(r, scorer, blocks, buffered)

@@ -12,20 +12,25 @@ The order a queue serves its sources in is `plan`'s: claims, the caller's assign
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import SuggestMode
 from core.embedders.base import Embedder
+from service.domain import fair_share
 from service.domain.access import load_model
 from service.domain.claims import Offer, grant, may_claim
+from service.domain.fair_share import FairShare, StillWanted
 from service.domain.gold_queue import mix as mix_gold
 from service.domain.needs import Resources
+from service.domain.pool_index import cached, unit_rows
+from service.domain.scoring import UNSHARED, caller_of
 from service.domain.traits import TraitRefs
 from service.schemas.pool import SuggestIn, Suggestion, SuggestOut
 from service.store import assignments, claims
@@ -49,6 +54,7 @@ class _Read:
     ids: np.ndarray
     X: np.ndarray
     exclude: np.ndarray  # rows not to pick anew
+    ready: np.ndarray  # rows whose vectors are known (pool_index.Matrix)
     unlabelled: int
     held_by_others: int  # of `unlabelled`, texts whose room colleagues' live claims take
     mine: list[int]  # the caller's live claims, oldest first
@@ -102,26 +108,76 @@ def overlap_due(read: _Read, overlap: float, queued: int) -> int:
 ROUNDS = 3
 
 
-def suggest_next(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> SuggestOut:
+def suggest_next(
+    ctx: Resources,
+    who: Principal,
+    handle: str,
+    payload: SuggestIn,
+    still_wanted: StillWanted = lambda: None,
+    share: FairShare | None = None,
+) -> SuggestOut:
+    """The caller's next texts. What it embeds itself goes in pieces, each in the caller's turn of scoring's
+    `share` (service/domain/fair_share.py), `still_wanted` asked between them: a request whose client left,
+    or whose process stops, ends at its next piece."""
+    work = _Work(caller_of(who), share or UNSHARED, still_wanted)
     for _ in range(ROUNDS):
-        out, contended = _round(ctx, who, handle, payload)
+        out, contended = _round(ctx, who, handle, payload, work)
         if not contended:
             break
+        still_wanted()
     return out
 
 
-def _round(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> tuple[SuggestOut, bool]:
+@dataclass(frozen=True)
+class _Work:
+    """How a suggestion embeds what the cache lacks: in its caller's turns, asking `still_wanted`."""
+
+    caller: str
+    share: FairShare
+    still_wanted: StillWanted
+
+    def encoder(self, embedder: Embedder) -> _InTurns:
+        return _InTurns(embedder, self)
+
+
+class _InTurns:
+    """`embedder` for a suggestion: cached vectors read at once, the rest encoded in the caller's turns."""
+
+    def __init__(self, embedder: Embedder, work: _Work) -> None:
+        self.embedder, self.work = embedder, work
+        self.id, self.dim = embedder.id, embedder.dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        X, found = cached(self.embedder, texts)
+        missing = [t for t, f in zip(texts, found, strict=True) if not f]
+        if missing:
+            w = self.work
+            encode, id_ = self.embedder.encode, self.embedder.id
+            X[~found] = np.vstack(list(w.share.in_turns(w.caller, missing, encode, w.still_wanted, id_)))
+        return unit_rows(X)
+
+
+def _round(
+    ctx: Resources, who: Principal, handle: str, payload: SuggestIn, work: _Work
+) -> tuple[SuggestOut, bool]:
     """One suggestion, and whether colleagues took some of its picks first (it came out short)."""
     from core.engine.suggest import fit, pole_prior, suggest  # scikit-learn: loaded by a first use
 
     with transaction(ctx.reads) as s:
         model = load_model(s, who, handle)
         claiming = payload.claim and may_claim(who, model)
-        embedder = ctx.embedders.get(model_embedder(s, model))
+        plain = ctx.embedders.get(model_embedder(s, model))
+        embedder = work.encoder(plain)
         trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
         overlap = model.overlap if payload.overlap is None else payload.overlap  # the owner's, unless asked
         read = _read(ctx, s, model.id, model.votes_wanted, trait, who.annotator, overlap > 0, embedder)
         model_id, shared_pool = model.id, model.shared_pool
+        # Texts the worker has not embedded yet: only as many as this answer lacks are embedded here (a
+        # pool's first answers pick among what is embedded so far): a long text's window costs seconds of a
+        # core with the blend, and a pool at the quota an hour.
+        _fill(ctx, s, model_id, plain, embedder, read, payload.k * (2 if claiming else 1))
+    work.still_wanted()
     spec = trait_specs([read.trait])[0]
     L, q = read.L, read.q
     # The pole-text prior makes the margin the one training's own fit would show (core.engine.suggest).
@@ -138,7 +194,7 @@ def _round(ctx: Resources, who: Principal, handle: str, payload: SuggestIn) -> t
         q,
         k=order.fresh + spare,
         mode=payload.mode,
-        exclude=read.exclude,
+        exclude=read.exclude | ~read.ready,
         prior=prior,
         fitted=fitted,
     )
@@ -228,7 +284,7 @@ def _read(
     trait: Trait,
     me: str,
     overlap: bool,
-    embedder: Embedder,
+    embedder: _InTurns,
 ) -> _Read:
     # The trait's labels so far: its samples, and feedback labels waiting for retraining (a ready model).
     samples = list(
@@ -255,7 +311,9 @@ def _read(
     q = np.asarray(
         [float(v) for *_, v, _ in samples] + [float(v) for _, v, _, _ in feedback], dtype=np.float64
     )
-    ids, X = ctx.pools.matrix(s, model_id, embedder)
+    embedder.work.still_wanted()
+    pool = ctx.pools.matrix(s, model_id, embedder.embedder)
+    ids, X = pool.ids, pool.X
     digests: dict[int, str] = {}
     if votes and len(ids):
         digests = dict(
@@ -335,6 +393,7 @@ def _read(
         ids=ids,
         X=X,
         exclude=exclude,
+        ready=pool.ready,
         unlabelled=len(ids) - len(full | held),
         held_by_others=held_by_others,
         mine=mine,
@@ -344,6 +403,37 @@ def _read(
         voted=voted,
         seconded=seconded,
     )
+
+
+#: Pool texts not embedded yet a suggestion embeds all of itself when they cost this much at most (in
+#: fair_share's tokens: a few hundred short texts, 15 full windows); past it, only what its answer lacks.
+FILL_COST = 16 * fair_share.PIECE_COST
+
+
+def _fill(
+    ctx: Resources, s: Session, model_id: int, plain: Embedder, embedder: _InTurns, read: _Read, want: int
+) -> None:
+    """Embed the allowed rows not ready when they are few (FILL_COST at most: the answer is then the one a
+    pool embedded whole gives), else the oldest until `want` allowed rows are, so a suggestion never waits
+    for a whole pool the worker is still embedding."""
+    allowed = ~read.exclude
+    todo = np.flatnonzero(allowed & ~read.ready)
+    if not len(todo):
+        return
+    wanted = [int(i) for i in read.ids[todo]]
+    lengths = s.execute(select(func.length(PoolText.text)).where(PoolText.id.in_(wanted))).scalars()
+    if sum(map(fair_share.length_cost, lengths)) > FILL_COST:
+        todo = todo[: max(0, want - int((allowed & read.ready).sum()))]
+        if not len(todo):
+            return
+    ids = [int(i) for i in read.ids[todo]]
+    texts = dict(s.execute(select(PoolText.id, PoolText.text).where(PoolText.id.in_(ids))).tuples().all())
+    present = np.asarray([i in texts for i in ids], dtype=bool)  # deleted meanwhile: stays not ready
+    todo = todo[present]
+    vecs = embedder.encode([texts[int(i)] for i in read.ids[todo]])
+    read.X, read.ready = read.X.copy(), read.ready.copy()
+    read.X[todo], read.ready[todo] = vecs, True
+    ctx.pools.learn(model_id, plain, read.ids[todo], vecs)
 
 
 def _my_votes(me: str, labels: list[tuple[int, str, str | None]]) -> tuple[int, int]:

@@ -228,6 +228,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         ctx.embedders.scoring_threads if ctx.settings.score_fair_share else 0, ctx.settings.score_caller_cost
     )
     log.info("%s", app.state.share.describe())
+    # A caller's suggestion, pool and listing requests in flight (service/http/heavy.py): admission only.
+    app.state.heavy = FairShare(0, ctx.settings.heavy_per_caller)
     # What a stop answers to the requests it finds in flight (service/http/shutdown.py).
     app.state.shutdown = Shutdown()
     # People sign in through the team's identity provider: their ID tokens are checked against its keys.

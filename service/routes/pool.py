@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 from pydantic import StringConstraints, WithJsonSchema
 
 from core.contract import (
@@ -16,6 +16,7 @@ from core.contract import (
 )
 from service.domain import claims, labelling, pool, suggestions
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.heavy import heavy
 from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.common import META_FILTER_RULE_PATTERN
@@ -44,9 +45,12 @@ router = APIRouter(tags=["pool"])
     response_model=PoolAdded,
     responses=errors(403, 404, 409),
 )
-def add_pool_texts(handle: str, payload: PoolIn, who: AuthoringKey, ctx: CtxDep) -> PoolAdded:
+def add_pool_texts(
+    handle: str, payload: PoolIn, who: AuthoringKey, ctx: CtxDep, request: Request
+) -> PoolAdded:
     small_import(ctx, who, handle, len(payload.texts))
-    return pool.add_pool_texts(ctx, who, handle, payload)
+    with heavy(request, who):
+        return pool.add_pool_texts(ctx, who, handle, payload)
 
 
 @router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404))
@@ -54,6 +58,7 @@ def list_pool(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
+    request: Request,
     limit: Annotated[int, Query(ge=1, le=POOL_PAGE.maximum)] = POOL_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
     q: Annotated[
@@ -82,7 +87,8 @@ def list_pool(
         ),
     ] = None,
 ) -> PoolPage:
-    return pool.list_pool(ctx, who, handle, limit, cursor, q=q, meta=meta)
+    with heavy(request, who):
+        return pool.list_pool(ctx, who, handle, limit, cursor, q=q, meta=meta)
 
 
 @router.delete(
@@ -98,8 +104,13 @@ def clear_pool(handle: str, who: AuthoringKey, ctx: CtxDep) -> PoolDeleted:
 
 
 @router.post("/models/{handle}/pool/suggest", response_model=SuggestOut, responses=errors(403, 404))
-def suggest_next(handle: str, payload: SuggestIn, who: AuthoringKey, ctx: CtxDep) -> SuggestOut:
-    return suggestions.suggest_next(ctx, who, handle, payload)
+def suggest_next(
+    handle: str, payload: SuggestIn, who: AuthoringKey, ctx: CtxDep, request: Request
+) -> SuggestOut:
+    # Ends at its next piece of work when its client leaves (499) or the process stops (503).
+    with heavy(request, who) as still_wanted:
+        share = request.app.state.share
+        return suggestions.suggest_next(ctx, who, handle, payload, still_wanted, share)
 
 
 @router.post(

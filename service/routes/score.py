@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
 
-import anyio.from_thread
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
@@ -20,16 +18,19 @@ from pydantic import ValidationError
 from core.contract import MAX_TEXT_CHARS, MAX_VERSION_REF_CHARS
 from service.context import Context
 from service.domain import scoring
-from service.domain.fair_share import Busy, FairShare, Stopped
+from service.domain.fair_share import FairShare, StillWanted
 from service.errors import ApiError
 from service.http import ratelimit, textplain
 from service.http.auth import AnyKey, Credentials, CtxDep, principal_in
+from service.http.heavy import answers, still_wanted_of, stopping_refusal
 from service.http.limiter import ScoreLimiter
 from service.routes.common import errors
 from service.schemas.common import NOT_BLANK_PATTERN, has_unstorable
 from service.schemas.score import CompareIn, CompareOut, ScoreIn, ScoreOut
 
 router = APIRouter(tags=["scoring"])
+#: The unit of scoring's bound on a caller's work in flight (service/domain/fair_share.py).
+SCORING = "tokens of scoring"
 
 _SCORE_ERRORS = errors(403, 404, 409, 415, 503)
 _SCORE_200 = {
@@ -89,9 +90,8 @@ class ScoreCall:
     identify: scoring.Identify
     limiter: ScoreLimiter | None = None  # the app's: scoring's work is charged to it once the body is read
     share: FairShare | None = None  # the app's: each piece waits for its caller's turn
-    # Whether the client has gone away, and whether the process is stopping: asked between the pieces of a
-    # request's scoring and before its explanation, so neither keeps the service computing for no one.
-    disconnected: Callable[[], bool] = lambda: False
+    # Asked between the pieces of a request's scoring and before its explanation (service/http/heavy.py).
+    still_wanted: StillWanted = lambda: None
     stopping: Callable[[], bool] = lambda: False
 
 
@@ -99,48 +99,6 @@ def _identify(request: Request, creds: HTTPAuthorizationCredentials | None) -> s
     """The key service.http.guard authenticated before the body was read, else looked up (401 if none)."""
     known = getattr(request.state, "principal", None)
     return lambda s: known if known is not None else principal_in(s, creds)
-
-
-def stopping_refusal() -> ApiError:
-    """What a score request hears when its process stops before its texts are scored."""
-    return ApiError(
-        503,
-        "shutting_down",
-        "The service is stopping and scored none of the texts: retry (another process answers).",
-        retryable=True,
-        headers={"Retry-After": "1"},
-    )
-
-
-def busy_refusal(busy: Busy) -> ApiError:
-    """A caller whose work in flight is at its bound while others wait (never a caller alone)."""
-    return ApiError(
-        429,
-        "rate_limited",
-        f"This caller already has {busy.in_flight:,} tokens of scoring in flight (at most {busy.bound:,} "
-        "while others are scoring too). Nothing was scored; retry after Retry-After seconds.",
-        retryable=True,
-        headers={"Retry-After": "1"},
-    )
-
-
-@contextmanager
-def scoring_answers() -> Iterator[None]:
-    """The fair share's refusals as the API's answers."""
-    try:
-        yield
-    except Stopped:
-        raise stopping_refusal() from None
-    except Busy as busy:
-        raise busy_refusal(busy) from None
-
-
-def _still_wanted(call: ScoreCall) -> None:
-    # The stop flag first: once the process stops, its event loop may no longer answer `disconnected`.
-    if call.stopping():
-        raise stopping_refusal()
-    if call.disconnected():
-        raise ApiError(499, "client_closed_request", "The client went away before its texts were scored.")
 
 
 def _score_sync(ctx: Context, call: ScoreCall) -> Response:
@@ -152,10 +110,10 @@ def _score_sync(ctx: Context, call: ScoreCall) -> Response:
             raise refused
     if call.stopping():
         raise stopping_refusal()
-    with scoring_answers():
-        scored = scoring.score(ctx, opened, partial(_still_wanted, call), call.share)
+    with answers(SCORING):
+        scored = scoring.score(ctx, opened, call.still_wanted, call.share)
     if scored.request.payload.explain:
-        _still_wanted(call)  # the explanation is the long part of a request
+        call.still_wanted()  # the explanation is the long part of a request
     if call.as_text:
         t = scored.request.target
         headers = {} if scored.buffered is None else {"X-Feedback-Buffered": str(scored.buffered)}
@@ -209,7 +167,7 @@ async def score(
         request.app.state.limiter,
         request.app.state.share,
     )
-    call.disconnected = lambda: anyio.from_thread.run(request.is_disconnected)
+    call.still_wanted = still_wanted_of(request)
     call.stopping = request.app.state.stopping.is_set
     return await run_in_threadpool(_score_sync, ctx, call)
 
@@ -221,5 +179,5 @@ def compare(handle: str, payload: CompareIn, who: AnyKey, ctx: CtxDep, request: 
     refused = ratelimit.work_refusal(request.app.state.limiter, who, len(payload.a) + len(payload.b))
     if refused is not None:
         raise refused
-    with scoring_answers():
+    with answers(SCORING):
         return scoring.compare(ctx, who, handle, payload, request.app.state.share)

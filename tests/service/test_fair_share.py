@@ -9,6 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from service.domain.fair_share import (
+    MIN_PIECE_COST,
+    PIECE_COST,
+    PIECE_S,
     TEXT_COST,
     WINDOW_TOKENS,
     Busy,
@@ -190,3 +193,21 @@ def test_a_waiting_piece_no_one_wants_gives_up_its_place() -> None:
     with share.turn("next", 10):
         pass
     assert share.granted == ["running", "next"]
+
+
+def test_pieces_of_a_costlier_embedder_hold_fewer_tokens() -> None:
+    """Pieces hold about PIECE_S of their embedder's work as its pieces have taken so far: an embedder
+    whose tokens take four times as long gets pieces a quarter the size (never under MIN_PIECE_COST), one
+    never seen gets PIECE_COST, and a request's texts are scored in those pieces, in order."""
+    share = FairShare(0)
+    share.times.add("cheap", 512, PIECE_S)  # a full piece in PIECE_S
+    share.times.add("costly", 512, 4 * PIECE_S)
+    assert share.times.budget("unseen", PIECE_COST) == PIECE_COST
+    assert share.times.budget("cheap", PIECE_COST) == PIECE_COST
+    assert 127 <= share.times.budget("costly", PIECE_COST) <= 128
+    share.times.add("costlier", 512, 100 * PIECE_S)
+    assert share.times.budget("costlier", PIECE_COST) == MIN_PIECE_COST
+    texts = ["x" * 100] * 6  # 41 each: one a piece under 64
+    sizes = [len(p) for p in share.in_turns("me", texts, list, lambda: None, "costlier")]
+    assert sizes == [1] * 6
+    assert [len(p) for p in share.in_turns("me", texts, list, lambda: None, "unseen")] == [6]

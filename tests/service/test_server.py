@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from alembic.script import ScriptDirectory
 
@@ -19,7 +21,7 @@ from harness.waiting import wait_until
 from service.__main__ import main as service_main
 from service.store.db import alembic_config
 from tests.support.idp import CLIENT_ID, running_idp
-from tests.support.service import TRAITS, auth, check, cli, samples, served
+from tests.support.service import TRAITS, auth, check, cli, error_code, samples, served
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -131,3 +133,36 @@ def test_client_addresses_come_from_the_socket_unless_a_proxy_is_trusted(
     behind = refused_sources(tmp_path / "proxied", "127.0.0.1", capsys)
     expected = sorted(f"203.0.113.{i}" for i in range(MAX_REFUSED_SIGN_INS_PER_SOURCE + 1))
     assert sorted(source for source, _ in behind) == expected
+
+
+def test_a_stop_with_a_suggestion_in_flight_exits_within_the_grace(tmp_path: Path) -> None:
+    """SIGTERM while a suggestion embeds a draft's long labelled texts (three hundred full windows of
+    e5-small: a minute of a core or more): the suggestion answers 503 `shutting_down` at its next piece and
+    the process exits 0 within the grace and 10 s (docs/service.md), not once the embedding is done."""
+    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring")
+    assert created.returncode == 0, created.stderr
+    h = auth(created.stdout.strip().splitlines()[-1])
+    grace = 2
+    long = [" ".join(f"word{(i * 7 + j) % 97}" for j in range(2_600))[:20_000] for i in range(300)]
+    labels = [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(long)]
+    settings = {"SCORING_SHUTDOWN_GRACE_S": str(grace)}
+    with served(tmp_path, settings) as (base, proc, _log), httpx.Client(base_url=base, timeout=60) as c:
+        check(c.post("/models", json={"handle": "acme.stop", "embedder": "e5-small-qint8"}, headers=h), 201)
+        check(c.post("/models/acme.stop/traits", json={"traits": TRAITS}, headers=h), 201)
+        check(c.post("/models/acme.stop/samples", json={"samples": labels}, headers=h), 201)
+        check(c.post("/models/acme.stop/pool", json={"texts": ["one to suggest", "and two"]}, headers=h), 201)
+        server = psutil.Process(proc.pid)
+        idle = sum(server.cpu_times()[:2])
+        answers: list[httpx.Response] = []
+
+        def suggest() -> None:
+            body = {"trait": "formality", "k": 2}
+            answers.append(c.post("/models/acme.stop/pool/suggest", json=body, headers=h, timeout=600))
+
+        thread = threading.Thread(target=suggest)
+        thread.start()
+        wait_until(lambda: sum(server.cpu_times()[:2]) > idle + 2, 120, "the suggestion to be embedding")
+        proc.terminate()
+        assert proc.wait(grace + 10) == 0
+        thread.join(60)
+    assert error_code(answers[0], 503) == "shutting_down"
