@@ -15,6 +15,8 @@ _DESCRIPTIONS = {
     413: "Payload too large",
     415: "Unsupported media type (a body sent as anything but application/json)",
     422: "Validation error",
+    429: "Rate limited (`rate_limited`): this caller's heavy requests are at their bound while others have "
+    "theirs in flight; retry after `Retry-After` seconds",
     500: "Internal error",
     503: "The embedder or model file this version needs is not available here, or the database is busy "
     "(`database_busy`: retry after `Retry-After`)",

@@ -53,7 +53,7 @@ def add_pool_texts(
         return pool.add_pool_texts(ctx, who, handle, payload)
 
 
-@router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404))
+@router.get("/models/{handle}/pool", response_model=PoolPage, responses=errors(400, 403, 404, 429))
 def list_pool(
     handle: str,
     who: AuthoringKey,
