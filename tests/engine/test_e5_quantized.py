@@ -182,6 +182,7 @@ def test_gate_refuses_a_graph_that_misses_it(source: Path, tmp_path: Path) -> No
 
 
 def test_registry_resolves_name_and_id(monkeypatch: pytest.MonkeyPatch, built: E5QuantizedEmbedder) -> None:
+    assert built.directory is not None
     monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(built.directory.parent))  # the cache
     emb = get_embedder("e5-small-qint8")
     assert isinstance(emb, E5QuantizedEmbedder) and emb.id == E5_QINT8_ID

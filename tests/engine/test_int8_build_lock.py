@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core.embedders.graphs import is_building, lock_path
-from core.embedders.int8_build import activations, checked_graph, manifest_path, sha256
+from core.embedders.graphs import is_building, lock_path, manifest_path
+from core.embedders.int8_build import activations, checked_graph, sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 

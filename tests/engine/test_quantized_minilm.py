@@ -121,6 +121,7 @@ def test_tampered_graph_is_refused_at_load(built: QuantizedMiniLMEmbedder, tmp_p
 def test_registry_resolves_name_and_id(
     monkeypatch: pytest.MonkeyPatch, built: QuantizedMiniLMEmbedder
 ) -> None:
+    assert built.directory is not None
     monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(built.directory.parent))  # the cache
     emb = get_embedder("minilm-qint8v2")
     assert isinstance(emb, QuantizedMiniLMEmbedder) and emb.id == QINT8V2_ID
