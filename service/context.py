@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from huey import Huey
 from sqlalchemy import Engine
@@ -17,7 +18,7 @@ from service.domain.pool_index import PoolIndex
 from service.runs import shards
 from service.runs.consumer import RecoveryLoop, Worker
 from service.runs.executor import Executor
-from service.runs.locks import RunLocks, run_locks_for
+from service.runs.locks import RunLocks, holder_gone, run_locks_for
 from service.runs.queue import Queue, make_huey
 from service.store import ledger
 from service.store.db import (
@@ -112,28 +113,31 @@ class Context:
     def enqueue(self, run_id: str) -> None:
         self.queue.enqueue(run_id)
 
+    def _gone(self, run_id: str, heartbeat_at: datetime | None) -> bool:
+        return holder_gone(self.run_locks, run_id, heartbeat_at, self.settings.heartbeat_timeout_s)
+
     def recover(self) -> list[str]:
-        """Re-queue or fail runs whose worker died; returns the re-queued ids (already enqueued).
+        """Re-queue or fail runs whose worker is gone (service/runs/locks.py); returns the re-queued ids
+        (already enqueued).
 
         Checked first without a write lock (there is rarely anything to do); the write, when there is,
         waits out a busy database (`write_retrying`) instead of failing."""
-        s, held = self.settings, self.run_locks.held
         with transaction(self.reads) as session:
-            if not ledger.has_stale(session, s.heartbeat_timeout_s, held):
+            if not ledger.has_stale(session, self._gone):
                 return []
         ids = write_retrying(
             self.sessions,
-            lambda session: ledger.recover_stale(session, s.heartbeat_timeout_s, s.max_attempts, held=held),
+            lambda session: ledger.recover_stale(session, self.settings.max_attempts, self._gone),
             patience_s=RECOVERY_PATIENCE_S,
             what="run recovery",
         )
         for run_id in ids:
-            log.warning("re-queued run %s after its worker stopped", run_id)
+            log.warning("re-queued run %s: its worker is gone", run_id)
             self.enqueue(run_id)
         return ids
 
     def sweep(self) -> None:
-        """The periodic recovery: stale running runs, queued runs whose message may be lost, and the
+        """The periodic recovery: runs whose worker is gone, queued runs whose message is lost, and the
         embedding shards of runs that ended without their worker (service/runs/shards.py)."""
         self.recover()
         with transaction(self.reads) as session:
@@ -144,14 +148,19 @@ class Context:
         with transaction(self.reads) as session:
             if not ledger.has_lost_queued(session, timeout):
                 return
-        lost = write_retrying(
+        pending = self.queue.pending_runs()
+
+        def lost(run_id: str) -> bool:  # no message in the queue, and no worker about to claim it
+            return run_id not in pending and not self.run_locks.held(run_id)
+
+        lost_ids = write_retrying(
             self.sessions,
-            lambda session: ledger.lost_queued(session, timeout),
+            lambda session: ledger.lost_queued(session, timeout, lost),
             patience_s=RECOVERY_PATIENCE_S,
             what="re-enqueuing lost runs",
         )
-        for run_id in lost:
-            log.warning("enqueued run %s again: it waited longer than the heartbeat timeout", run_id)
+        for run_id in lost_ids:
+            log.warning("enqueued run %s again: its message was lost", run_id)
             self.enqueue(run_id)
 
     def start_worker(self, workers: int = 1) -> None:

@@ -64,10 +64,11 @@ def running_service(
     worker: str = "child",
     start_timeout: float = 180.0,
     limits: bool = True,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Service]:
     """The service on `database` ("sqlite" or "postgres"), stopped and removed on leaving. `worker`: where
     process 0 runs the background runs, "child" (serve's default) or "in-process". `limits`: the default rate
-    limits (what users get), else every rate limit off."""
+    limits (what users get), else every rate limit off. `env`: more variables for the processes."""
     with tempfile.TemporaryDirectory(prefix=f"load-{database}-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(PgCluster(database="bench")).url if database == "postgres" else None
         off = {
@@ -75,7 +76,7 @@ def running_service(
             for kind in ("SCORE_RATE", "SCORE_CHARS", "WRITE_RATE", "IMPORT_RATE")
         }
         off["SCORING_SCORE_REQUEST_CHARS"] = "0"
-        extra = built_graphs() | ({} if limits else off)
+        extra = {**built_graphs(), **({} if limits else off), **(env or {})}
         env = fleet_env(Path(tmp), url, embedder, TRANSFORMERS_OFFLINE="1", **extra)
         # Every process encodes on its share of the cores, so together they do not oversubscribe them; each
         # stops with the benchmark (--parent-pid).

@@ -199,13 +199,14 @@ class Settings(BaseSettings):
         "must share one (random, at least 32 characters): a placeholder-looking (`change-me…`) or shorter "
         "one stops the process at start, on PostgreSQL always, on SQLite when `serve` runs no worker.",
     )
-    # A running run whose heartbeat is older than the timeout is considered dead (and a queued run this old
-    # is enqueued again, in case its queue message died with a worker): a dead worker's run is re-queued at
-    # most timeout + recovery interval after its last heartbeat. The timeout is 7 missed heartbeats and must
-    # outlast the longest wait of a heartbeat for the database (a long write transaction on SQLite); a live
-    # run recovered by mistake is fenced off, never applied twice.
+    # A run is taken from its worker only once the worker is gone (service/runs/locks.py): its run lock free
+    # and, on PostgreSQL (where a dropped connection frees the lock of a process that may live on), its
+    # heartbeat older than the timeout too. A late heartbeat alone never re-queues a run. A queued run waiting
+    # this long with no message in the queue is enqueued again (its message died with a worker).
     heartbeat_timeout_s: float = Field(
-        15.0, description="A running run whose heartbeat is this old is dead (longer than the interval)."
+        15.0,
+        description="On PostgreSQL a running run whose run lock is free is dead once its heartbeat is this "
+        "old (longer than the interval); a queued run this old without a message is enqueued again.",
     )
     heartbeat_interval_s: float = Field(2.0, description="How often a running run beats.")
     recovery_interval_s: float = Field(5.0, description="How often every process sweeps up dead runs.")

@@ -9,7 +9,10 @@ Training and the other jobs encode large batches themselves and use the embedder
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -34,6 +37,8 @@ from core.json_types import JsonObject
 if TYPE_CHECKING:  # core.engine is imported where a scorer is built: scoring starts without it
     from core.engine import Scorer
 
+log = logging.getLogger("service.embedding")
+
 
 class _NoStore:
     """Reads the cache but never writes it: zero-data-retention content must not land there."""
@@ -48,21 +53,72 @@ class _NoStore:
         return self._cached.encode(texts, store=False)
 
 
+class _CacheWriter:
+    """Writes scoring's new vectors to the cache on a thread of its own, so that no answer waits on the
+    cache's write lock: another process (the worker, embedding a training's texts or a pool's) may hold it for
+    long on a busy machine, and a write waiting for it gave up after 30 s, failing the request. A write is
+    waited for only while the writer keeps up (up to `WAIT_S`, so that a text scored twice in a row is a hit
+    the second time); queued behind a held lock, answers go on and the vectors follow when the lock is free.
+    A write that fails is dropped: the cache only spares encoding again."""
+
+    WAIT_S = 1.0
+    QUEUED = 512  # writes waiting at most; past it new vectors are not cached (memory stays bounded)
+
+    def __init__(self, store: VectorStore) -> None:
+        self.store = store
+        self._queue: queue.Queue[tuple[dict[str, np.ndarray], threading.Event] | None] = queue.Queue(
+            self.QUEUED
+        )
+        self._unwritten = 0  # writes queued or in progress
+        self._count = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="embedding-cache-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        done = threading.Event()
+        with self._count:
+            idle = self._unwritten == 0
+            try:
+                self._queue.put_nowait((items, done))
+            except queue.Full:
+                return
+            self._unwritten += 1
+        if idle:
+            done.wait(self.WAIT_S)
+
+    def _loop(self) -> None:
+        while (job := self._queue.get()) is not None:
+            items, done = job
+            try:
+                self.store.put_many(items)
+            except Exception:
+                log.warning("embedding cache: %d new vector(s) not written", len(items), exc_info=True)
+            finally:
+                with self._count:
+                    self._unwritten -= 1
+                done.set()
+
+    def close(self) -> None:
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(None)
+        self._thread.join(timeout=self.WAIT_S)
+
+
 class _StoreAfter:
-    """Encodes with the model, then writes the new vectors to the cache in one transaction.
+    """Encodes with the model, then hands the new vectors to the cache's writer (`_CacheWriter`).
 
     Behind the batcher, whose callers have just missed the cache: no second lookup is needed.
     """
 
-    def __init__(self, model: Embedder, store: VectorStore) -> None:
+    def __init__(self, model: Embedder, writer: _CacheWriter) -> None:
         self.embedder = model
-        self.store = store
+        self.writer = writer
         self.id = model.id
         self.dim = model.dim
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vecs = np.asarray(self.embedder.encode(texts), dtype=np.float32)
-        self.store.put_many({cache_key(self.id, t): v for t, v in zip(texts, vecs, strict=True)})
+        self.writer.put({cache_key(self.id, t): v for t, v in zip(texts, vecs, strict=True)})
         return vecs
 
 
@@ -94,6 +150,7 @@ class Embedders:
         self._scoring: dict[tuple[str, bool], CachedEmbedder] = {}  # by (embedder id, retain)
         self._scoring_models: dict[str, Embedder] = {}
         self._batchers: list[BatchingEmbedder] = []
+        self._writer: _CacheWriter | None = None  # scoring's writes to the cache
         self._lock = threading.Lock()
 
     def model_id(self, chosen: str | None) -> str:
@@ -134,7 +191,11 @@ class Embedders:
                 model = self._scoring_models.get(plain.id)
                 if model is None:
                     model = self._scoring_models[plain.id] = _scoring_model(plain.embedder)
-                inner: Embedder = _StoreAfter(model, plain.store) if retain else model
+                inner: Embedder = model
+                if retain:
+                    if self._writer is None:
+                        self._writer = _CacheWriter(plain.store)
+                    inner = _StoreAfter(model, self._writer)
                 batcher = BatchingEmbedder(inner, max_batch=SCORING_MAX_BATCH, workers=self.scoring_threads)
                 self._batchers.append(batcher)
                 cached = self._scoring[key] = CachedEmbedder(batcher, store=plain.store, write=False)
@@ -156,8 +217,11 @@ class Embedders:
         with self._lock:
             batchers, self._batchers = self._batchers, []
             self._scoring.clear()
+            writer, self._writer = self._writer, None
         for batcher in batchers:
             batcher.close()
+        if writer is not None:
+            writer.close()
 
 
 class ScorerCache:

@@ -14,6 +14,7 @@ from service.config.settings import Settings
 from service.domain.embedding import Embedders
 from service.domain.needs import LOGGED, Checkpoints
 from service.runs.heartbeat import Heartbeat
+from service.runs.locks import NoLocks, RunLocks
 from service.store.db import read_sessions
 
 
@@ -32,6 +33,8 @@ class Attempt:
     # Enqueues a message for any worker: a pool embedding step (service/runs/pool_embedding.py).
     enqueue: Callable[[str], None] = lambda message: None
     started: bool = field(default=False)  # the engine has reported progress (`run_started` was reached)
+    # The service's run locks: a training's coordinator judges its shards' holders by them (shards.py).
+    locks: RunLocks = field(default_factory=NoLocks)
 
     @cached_property
     def reads(self) -> sessionmaker[Session]:

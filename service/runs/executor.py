@@ -84,8 +84,8 @@ class Executor:
                     return
             # Held elsewhere. A running run (or a duplicate message) is that worker's; the sweeps cover the
             # rest. A queued one was handed back by a worker shutting down, whose lock goes when its process
-            # ends, a moment later: wait for that rather than leave the run to the lost-run sweep, which
-            # enqueues it again only after the heartbeat timeout.
+            # ends, a moment later: wait for that rather than leave the run to the sweep of lost messages,
+            # which looks at it only after the heartbeat timeout.
             if not self._queued(run_id) or time.monotonic() > deadline:
                 log.info("run %s is held by another worker", run_id)
                 return
@@ -133,13 +133,15 @@ class Executor:
                     self.enqueue_shard,
                     self.checkpoints,
                     enqueue=self.enqueue,
+                    locks=self.run_locks,
                 )
                 execute = KINDS.get(kind)
                 if execute is None:
                     raise EngineError(f"unknown run kind {kind!r}")
                 execute(at)
         except ClaimLost:
-            # Cancelled, or recovered and handed to another worker: this attempt applies nothing.
+            # Cancelled, or recovered after this worker's run lock was lost (its database connection dropped):
+            # this attempt applies nothing. Never while the lock is held: a slow worker keeps its claim.
             log.warning("run %s attempt %d: the claim was lost, abandoning this attempt", run_id, attempt)
         except EngineError as exc:
             self._fail(run_id, attempt, exc.code, str(exc))
@@ -160,7 +162,8 @@ class Executor:
     def embed_shard(self, run_id: str, shard_no: int) -> None:
         """A shard of a run's embedding (service/runs/shards.py); one that fails is re-queued by the run."""
         try:
-            shards.work(self.sessions, self.embedders, self.settings, self.checkpoints, run_id, shard_no)
+            parts = (self.sessions, self.embedders, self.settings, self.checkpoints, self.run_locks)
+            shards.work(*parts, run_id, shard_no)
         except Exception:
             log.exception("run %s: shard %d failed; its run's worker will queue it again", run_id, shard_no)
 
@@ -176,6 +179,5 @@ class Executor:
 
     @property
     def _patience(self) -> float:
-        """How long the run's bookkeeping waits out a busy database: past the heartbeat timeout the run
-        counts as stale anyway."""
+        """How long the run's bookkeeping waits out a busy database (a claim, a failure) before giving up."""
         return self.settings.heartbeat_timeout_s

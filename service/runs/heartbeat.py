@@ -1,5 +1,7 @@
 """A claimed run's heartbeat: a thread keeps the run row fresh while the engine works, and progress is written
-through it. A heartbeat that finds the claim gone (recovered as stale, or released) stops the attempt."""
+through it. A heartbeat that finds the claim gone (cancelled, or recovered because the worker's run lock was
+lost: service/runs/locks.py) stops the attempt. A late heartbeat alone never takes the run away: liveness is
+the run lock's, so a worker that a busy machine starves keeps its claim."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import logging
 import threading
 import time
 
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from service.errors import is_lock_timeout
 from service.store import ledger
 from service.store.db import write_retrying
 from service.store.tables import RunProgress
@@ -59,8 +63,7 @@ class Heartbeat:
         self._thread.join(timeout=5)
 
     def _touch(self, progress: RunProgress | None = None) -> None:
-        """Write the heartbeat (and progress); a busy database is waited out for up to the heartbeat timeout,
-        as past it the run would count as stale anyway."""
+        """Write the heartbeat (and progress); a busy database is waited out for up to `patience_s`."""
         mine = write_retrying(
             self._sessions,
             lambda s: ledger.touch(s, self._run_id, self._attempt, progress),
@@ -92,6 +95,11 @@ class Heartbeat:
         doc = ledger.progress_doc(
             fraction, phase, message or PHASE_MESSAGES.get(phase, phase.replace("_", " "))
         )
-        self._touch(doc)
-        if self.lost.is_set():
-            raise ClaimLost(self._run_id)
+        try:
+            self._touch(doc)
+        except OperationalError as exc:
+            if not is_lock_timeout(exc):
+                raise
+            # Progress is only shown: a write a busy database kept out is skipped, not the run's work.
+            log.info("run %s: progress not written, the database is busy", self._run_id)
+        self.check()

@@ -72,3 +72,7 @@ class Queue:
 
     def enqueue_shard(self, run_id: str, shard_no: int) -> None:
         self._shard_task(run_id, shard_no)
+
+    def pending_runs(self) -> set[str]:
+        """The run ids whose message waits in the queue (read in full: for the sweep of lost messages)."""
+        return {str(task.args[0]) for task in self.huey.pending() if task.name == TASK_NAME and task.args}

@@ -12,10 +12,12 @@ reads the stored vectors and trains on them all. N idle workers embed about N ti
 Progress: the run's embedding phase reports the texts embedded in every shard (each holder's `done_texts`)
 over the run's texts, and how many workers hold a shard.
 
-Crashes: a shard's holder that dies stops heartbeating; after the heartbeat timeout the coordinator
-re-queues its shard (and takes it, or another worker does), up to `max_attempts` claims per shard, then the
-run fails. A coordinator that dies is recovered like any run (service/store/ledger.py); its next attempt
-keeps the shards whose vectors are stored and embeds the others again (its own, kept in memory, are gone).
+Crashes: a shard's holder holds the shard's lock while it embeds it (service/runs/locks.py); once its worker
+is gone by the rule there (the lock free; on PostgreSQL its heartbeat stale too) the coordinator re-queues
+its shard (and takes it, or another worker does), up to `max_attempts` claims per shard, then the run fails.
+A holder that is only slow keeps its shard. A coordinator that dies is recovered like any run; its next
+attempt keeps the shards whose vectors are stored and embeds the others again (its own, kept in memory, are
+gone).
 Each write of a holder is conditional on the shard's attempt number, so an earlier holder's late write
 changes nothing. The rows go when the run has ended (by the coordinator, or the recovery sweep for a run
 that ended without one).
@@ -31,8 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import delete, func, select, update
@@ -45,6 +46,7 @@ from core.engine.types import Sample
 from service.config.settings import Settings
 from service.domain.embedding import Embedders
 from service.domain.needs import LOGGED, Checkpoints
+from service.runs.locks import NoLocks, RunLocks, holder_gone, shard_key
 from service.store import ledger
 from service.store.db import read_sessions, rows_changed, transaction, write_retrying
 from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
@@ -128,6 +130,7 @@ class Coordinator:
     enqueue: Callable[[str, int], None]
     report: Callable[[float, str, str], None]  # (fraction of the embedding, phase, message)
     checkpoints: Checkpoints = LOGGED
+    locks: RunLocks = field(default_factory=NoLocks)  # the shards' holders hold theirs (`work`)
 
     def __post_init__(self) -> None:
         # Polling and reading the others' shards needs no write lock (SQLite's writers begin IMMEDIATE).
@@ -235,13 +238,14 @@ class Coordinator:
         return None if claimed is None else (shards[claimed[0]], claimed[1])
 
     def _requeue_stale(self, s: Session) -> None:
-        cutoff = utcnow() - timedelta(seconds=self.settings.heartbeat_timeout_s)
-        stale = s.scalars(
-            select(RunShard).where(
-                RunShard.run_id == self.run_id, RunShard.status == "running", RunShard.heartbeat_at < cutoff
-            )
+        held = s.scalars(
+            select(RunShard).where(RunShard.run_id == self.run_id, RunShard.status == "running")
         ).all()
-        for shard in stale:
+        timeout = self.settings.heartbeat_timeout_s
+        for shard in held:
+            key = shard_key(self.run_id, shard.shard_no)
+            if not holder_gone(self.locks, key, shard.heartbeat_at, timeout):
+                continue
             if shard.attempts >= self.settings.max_attempts:
                 raise EngineError(
                     f"The worker embedding shard {shard.shard_no} stopped {shard.attempts} times; "
@@ -373,10 +377,25 @@ def work(
     embedders: Embedders,
     settings: Settings,
     checkpoints: Checkpoints,
+    locks: RunLocks,
     run_id: str,
     shard_no: int,
 ) -> None:
-    """A worker's share: claim the shard (if still queued and its run still running), embed it, store it."""
+    """A worker's share: claim the shard (if still queued and its run still running), embed it, store it,
+    holding the shard's lock from before the claim until after its last write."""
+    with locks.hold(shard_key(run_id, shard_no)) as mine:
+        if mine:
+            _work(sessions, embedders, settings, checkpoints, run_id, shard_no)
+
+
+def _work(
+    sessions: sessionmaker[Session],
+    embedders: Embedders,
+    settings: Settings,
+    checkpoints: Checkpoints,
+    run_id: str,
+    shard_no: int,
+) -> None:
     patience = settings.heartbeat_timeout_s
 
     def claim(s: Session) -> tuple[int, int, int, int, str, str | None] | None:

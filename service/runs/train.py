@@ -328,6 +328,7 @@ def shared_embedding(at: Attempt, inputs: Inputs, data: TrainingSet, embedder: E
         at.enqueue_shard,
         lambda fraction, phase, message: at.report(progress_at("embedding", fraction), phase, message),
         at.checkpoints,
+        at.locks,
     )
     return coordinator.embed(data.samples)
 

@@ -208,19 +208,19 @@ def state_after(model: Model, run: Run, *, succeeded: bool) -> ModelState:
     return state_after_run(run.kind, run.return_state, succeeded=succeeded, has_version=has_version)
 
 
-def has_stale(session: Session, timeout_s: float, held: Callable[[str], bool] | None = None) -> bool:
+# Whether a running run's worker is gone, given the run's id and heartbeat (service/runs/locks.holder_gone).
+Gone = Callable[[str, datetime | None], bool]
+
+
+def has_stale(session: Session, gone: Gone) -> bool:
     """Whether `recover_stale` would find anything, read without a write lock: the sweep of every process
     runs every few seconds, and on SQLite a write transaction would queue behind every import."""
-    cutoff = utcnow() - timedelta(seconds=timeout_s)
     running = session.execute(select(Run.id, Run.heartbeat_at).where(Run.status == "running")).tuples().all()
-    return any(
-        (beat is not None and beat < cutoff) or (held is not None and not held(run_id))
-        for run_id, beat in running
-    )
+    return any(gone(run_id, beat) for run_id, beat in running)
 
 
 def has_lost_queued(session: Session, timeout_s: float) -> bool:
-    """Whether `lost_queued` would find anything (read without a write lock, as `has_stale`)."""
+    """Whether `lost_queued` would find a candidate (read without a write lock, as `has_stale`)."""
     cutoff = utcnow() - timedelta(seconds=timeout_s)
     lost = select(Run.id).where(
         Run.status == "queued", func.coalesce(Run.heartbeat_at, Run.created_at) < cutoff
@@ -228,38 +228,26 @@ def has_lost_queued(session: Session, timeout_s: float) -> bool:
     return session.scalar(lost.limit(1)) is not None
 
 
-def recover_stale(
-    session: Session,
-    timeout_s: float,
-    max_attempts: int,
-    now: datetime | None = None,
-    held: Callable[[str], bool] | None = None,
-) -> list[str]:
-    """Runs whose worker is gone: re-queue (attempts left) or fail. Returns ids to enqueue.
+def recover_stale(session: Session, max_attempts: int, gone: Gone, now: datetime | None = None) -> list[str]:
+    """Runs whose worker is gone (`gone`, the rule of service/runs/locks.py): re-queue (attempts left) or
+    fail. Returns ids to enqueue.
 
-    Gone: its heartbeat is older than `timeout_s`, or (with `held`, service/runs/locks.py) nobody holds its
-    run lock. The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two
-    processes sweeping at once never both re-queue a run, and a run a worker claims meanwhile is re-read, not
-    reset; a run without holder must still be in the attempt that was found without one.
+    The rows are locked (FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), so two processes
+    sweeping at once never both re-queue a run, and a run claimed again meanwhile (another attempt) is left.
     """
-    cutoff = (now or utcnow()) - timedelta(seconds=timeout_s)
-    orphans: dict[str, int] = {}
-    if held is not None:
-        running = session.execute(select(Run.id, Run.attempts).where(Run.status == "running")).tuples().all()
-        orphans = {run_id: attempts for run_id, attempts in running if not held(run_id)}
-    gone = Run.heartbeat_at < cutoff
-    if orphans:
-        gone = gone | Run.id.in_(list(orphans))
+    running = session.execute(
+        select(Run.id, Run.attempts, Run.heartbeat_at).where(Run.status == "running")
+    ).tuples()
+    found = {run_id: attempts for run_id, attempts, beat in running if gone(run_id, beat)}
+    if not found:
+        return []
     candidates = session.scalars(
-        select(Run).where(Run.status == "running", gone).with_for_update(skip_locked=True)
+        select(Run).where(Run.id.in_(list(found)), Run.status == "running").with_for_update(skip_locked=True)
     ).all()
-    stale = [
-        r
-        for r in candidates
-        if (r.heartbeat_at is not None and r.heartbeat_at < cutoff) or orphans.get(r.id) == r.attempts
-    ]
     requeue: list[str] = []
-    for run in stale:
+    for run in candidates:
+        if found[run.id] != run.attempts:
+            continue
         if run.attempts < max_attempts:
             run.status = "queued"
             run.heartbeat_at = now or utcnow()  # for a queued run: when it was last enqueued
@@ -278,27 +266,30 @@ def recover_stale(
     return requeue
 
 
-def lost_queued(session: Session, timeout_s: float, now: datetime | None = None) -> list[str]:
-    """Queued runs enqueued longer than `timeout_s` ago: their message may have died with a worker that
-    had dequeued it. Enqueuing them again is harmless (claiming is idempotent); the time is reset so a run
-    waiting behind a long queue gets at most one extra message per timeout."""
+def lost_queued(
+    session: Session, timeout_s: float, lost: Callable[[str], bool], now: datetime | None = None
+) -> list[str]:
+    """Queued runs enqueued longer than `timeout_s` ago whose message is `lost` (none in the queue, no worker
+    holding the run): it died with a worker that had dequeued it. Enqueuing again is harmless (claiming is
+    idempotent). Every candidate's time is reset, so a run waiting behind a long queue is looked at once per
+    timeout and gets at most one extra message per timeout."""
     at = now or utcnow()
     cutoff = at - timedelta(seconds=timeout_s)
-    ids = list(
+    candidates = list(
         session.scalars(
             select(Run.id)
             .where(Run.status == "queued", func.coalesce(Run.heartbeat_at, Run.created_at) < cutoff)
             .with_for_update(skip_locked=True)
         )
     )
-    if ids:
+    if candidates:
         session.execute(
             update(Run)
-            .where(Run.id.in_(ids), Run.status == "queued")
+            .where(Run.id.in_(candidates), Run.status == "queued")
             .values(heartbeat_at=at)
             .execution_options(synchronize_session=False)
         )
-    return ids
+    return [run_id for run_id in candidates if lost(run_id)]
 
 
 def release(session: Session, run_id: str, attempt: int) -> bool:

@@ -240,6 +240,9 @@ def test_worker_killed_mid_training_is_retried_once_elsewhere(fleet: Running) ->
         assert model["last_operation"]["run_id"] == run_id
         assert run_row(f, run_id) == ("succeeded", 2)
         assert f"run {run_id} (train) attempt 2 started" in survivor.log()
+        # Taken back because its worker is gone (its run lock went with it), once.
+        requeued = f"re-queued run {run_id}: its worker is gone"
+        assert sum(p.log().count(requeued) for p in f.procs) == 1
         assert model_counts(f, handle) == (1, 24)
         # The model trains again normally.
         again = check(c.post(f"/v1/models/{handle}/train", json={"reoptimize_params": True}), 202)

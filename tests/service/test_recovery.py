@@ -154,8 +154,9 @@ def set_heartbeat(svc: Svc, run_id: str, offset: timedelta) -> None:
 
 
 def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -> None:
-    """Recovered elsewhere mid-run (e.g. a long pause made the heartbeat look stale): the old attempt
-    aborts at its next progress report instead of computing on; the new attempt finishes the run once."""
+    """Recovered elsewhere mid-run (on PostgreSQL: its lock's connection dropped and its heartbeat went
+    stale, the process alive): the old attempt aborts at its next progress report instead of computing on and
+    writes nothing; the new attempt finishes the run once."""
     c, h = idle_svc.client, idle_svc.author
     make_model(c, h, "acme.lost")
     run_id = check(c.post("/v1/models/acme.lost/train", json={}, headers=h), 202)["run_id"]
@@ -164,8 +165,8 @@ def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -
     def recovered_elsewhere(phase: str) -> None:
         reports.append(phase)
         if len(reports) == 1:
-            set_heartbeat(idle_svc, run_id, -timedelta(minutes=5))
-            assert idle_svc.ctx.recover() == [run_id]
+            with idle_svc.ctx.sessions() as s, s.begin():  # what a sweep that saw the lock free does
+                assert ledger.recover_stale(s, 3, lambda run, beat: True) == [run_id]
 
     with on_progress(idle_svc.ctx.executor, recovered_elsewhere):
         idle_svc.ctx.executor.execute(run_id)  # returns: the claim is gone
@@ -184,7 +185,7 @@ def test_a_worker_that_lost_its_claim_stops_and_applies_nothing(idle_svc: Svc) -
 
 def test_sweep_enqueues_a_queued_run_whose_message_was_lost(idle_svc: Svc) -> None:
     """A worker killed between taking the message and claiming the run: the sweep enqueues it again,
-    once per heartbeat timeout, and a fresh queued run is left alone."""
+    once per heartbeat timeout; a fresh queued run, and one whose message still waits, are left alone."""
     c, h = idle_svc.client, idle_svc.author
     make_model(c, h, "acme.orphan")
     make_model(c, h, "acme.fresh")
@@ -199,6 +200,10 @@ def test_sweep_enqueues_a_queued_run_whose_message_was_lost(idle_svc: Svc) -> No
     idle_svc.ctx.sweep()  # just enqueued: not again until another timeout passes
     assert len(idle_svc.ctx.huey.pending()) == 1
     assert fresh not in {t.args[0] for t in idle_svc.ctx.huey.pending()}
+    # A run waiting its turn for longer than the timeout still has its message: none is added.
+    set_heartbeat(idle_svc, orphan, -timedelta(minutes=5))
+    idle_svc.ctx.sweep()
+    assert [t.args for t in idle_svc.ctx.huey.pending()] == [(orphan,)]
 
 
 def test_shutdown_hands_unfinished_runs_back(idle_svc: Svc) -> None:
@@ -255,8 +260,9 @@ def test_a_live_run_outlasting_the_timeout_is_not_taken_away(tmp_path: Path, dat
             assert run is not None and run.attempts == 1
 
 
-def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None:
-    """The run lock (service/runs/locks.py) tells a dead worker's run from a live one before its heartbeat."""
+def test_a_run_is_taken_only_from_a_worker_that_is_gone(idle_svc: Svc) -> None:
+    """The run lock (service/runs/locks.py) tells a dead worker's run from a live one, whatever its
+    heartbeat says: a held lock keeps a run however stale its heartbeat; a free one gives it up at once."""
     c, h, ctx = idle_svc.client, idle_svc.author, idle_svc.ctx
     make_model(c, h, "acme.orphan")
     run_id = check(c.post("/v1/models/acme.orphan/train", json={}, headers=h), 202)["run_id"]
@@ -267,8 +273,18 @@ def test_a_run_without_a_live_worker_is_recovered_at_once(idle_svc: Svc) -> None
         with ctx.sessions() as s, s.begin():
             assert ledger.claim(s, run_id) is not None
         assert ctx.recover() == []
+        # A worker a busy machine starves beats late: still alive while it holds the lock, however late.
+        set_heartbeat(idle_svc, run_id, -timedelta(hours=1))
+        assert ctx.recover() == []
+        messages = len(ctx.huey.pending())
+        ctx.sweep()
+        assert len(ctx.huey.pending()) == messages  # nor is it sent again
     assert not ctx.run_locks.held(run_id)  # its process is gone: so is the lock
-    assert ctx.recover() == [run_id]  # at once, the heartbeat still fresh
+    if ctx.run_locks.proves_exit:  # one host: a free file lock is an exited process
+        set_heartbeat(idle_svc, run_id, timedelta(0))
+        assert ctx.recover() == [run_id]  # at once, the heartbeat still fresh
+    else:  # PostgreSQL: a free lock may be a dropped connection; the heartbeat must have stopped too
+        assert ctx.recover() == [run_id]  # (set an hour old above)
     ctx.executor.execute(run_id)
     model = check(c.get("/v1/models/acme.orphan", headers=h), 200)
     assert model["state"] == "ready" and model["version_no"] == 1

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import pytest
 
 from core.embedders import BatchingEmbedder, CachedEmbedder, cache_key, get_embedder
 from core.engine import Scorer
+from harness.waiting import wait_until
 from tests.support.service import Svc, check, loopback, make_model, train_ready
 
 
@@ -48,3 +51,26 @@ def test_concurrent_scores_match_the_engine(svc: Svc) -> None:
     assert batcher.texts == encoded_cold
     stored = scoring.store.get_many([cache_key(scoring.id, t) for t in texts])
     assert len(stored) == len(texts)
+
+
+@pytest.mark.database_free  # the embedding cache is a SQLite file beside any database
+def test_a_score_answers_while_another_process_holds_the_cache(svc: Svc) -> None:
+    """The worker process writes the same embedding cache (a training's or a pool's vectors) and, starved on a
+    busy machine, may hold its write lock for minutes: a score request still answers, and its new vectors
+    reach the cache once the lock is free (before, each piece waited 30 s for it and then failed)."""
+    c, h = svc.client, svc.author
+    make_model(c, h, "acme.held")
+    train_ready(c, h, "acme.held")
+    writer = sqlite3.connect(svc.ctx.embedders._cache_path, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another process's long write
+        texts = [f"scored while the cache is held {i}" for i in range(3)]
+        body = check(c.post("/v1/models/acme.held/score", json={"content": texts}, headers=h), 200)
+        assert len(body["results"]) == 3
+        writer.execute("COMMIT")
+    finally:
+        writer.close()
+    store = svc.ctx.embedders._store
+    assert store is not None
+    keys = [cache_key(get_embedder("hashing").id, t) for t in texts]
+    wait_until(lambda: len(store.get_many(keys)) == 3, 30, "the vectors to reach the cache")
