@@ -35,6 +35,11 @@ from core.engine.poles import on_poles, pole_signs
 #: axis order visible when held-out folds found no signal, and 200 is far past any real fit.
 K_MIN = 0.25
 K_MAX = 200.0
+#: The calibration slope's prior (`calibration_prior`, `fit_temperature`): its centre at PRIOR_AT samples a
+#: pole, and its spread in log k.
+PRIOR_K = 1.5
+PRIOR_AT = 32.0
+PRIOR_SD = 0.75
 #: Prototypes closer than this are the same point: the trait has no usable axis.
 _DEGENERATE = 1e-12
 
@@ -287,6 +292,50 @@ def fit_calibration(raw: np.ndarray, q: np.ndarray) -> float:
     return float(np.exp(res.x))
 
 
+def calibration_prior(q: np.ndarray) -> float:
+    """The centre of the calibration slope's prior for samples of qualities q: PRIOR_K at PRIOR_AT samples a
+    pole, growing as 1 / sqrt(samples a pole) below it (n the harmonic mean of the poles' weights).
+
+    The raw score is +-1 at the training prototypes, and with few samples those sit far out in the noise:
+    a new text lands much closer to the midpoint than the prototypes do, so the slope that calibrates it
+    is larger the fewer the samples (the prototypes' noise falls as 1 / sqrt(n)).
+    """
+    a = float(np.sum(q))
+    b = float(np.sum(1.0 - np.asarray(q)))
+    n = 2.0 / (1.0 / max(a, 1e-9) + 1.0 / max(b, 1e-9))
+    return PRIOR_K * float(np.sqrt(PRIOR_AT / max(n, 1.0)))
+
+
+def fit_temperature(raw: np.ndarray, q: np.ndarray, prior_k: float, prior_sd: float = PRIOR_SD) -> float:
+    """Slope k of score = sigmoid(k * raw), no intercept: the class-balanced logistic fit to the qualities q
+    of the held-out `raw` ((n,) or (repeats, n)), with a log-normal prior on k centred on `prior_k`.
+
+    The repeats are the same n samples scored again, so together they weigh as n samples, not repeats x n:
+    with 8 samples a pole the held-out labels say little about k and the prior stands; with hundreds they
+    decide. Unlike Platt's target smoothing the prior does not cap the scores short of the poles, and a
+    perfectly separated set of folds still gives a finite slope.
+    """
+    raw = np.atleast_2d(np.asarray(raw, dtype=np.float64))
+    q = np.asarray(q, dtype=np.float64)
+    y = pole_labels(q)
+    n_pos, n_neg = int(y.sum()), int(len(y) - y.sum())
+    repeats = raw.shape[0]
+    target = np.tile(q, repeats)
+    each = np.where(y == 1, 0.5 / max(n_pos, 1), 0.5 / max(n_neg, 1)) * len(y) / repeats
+    weight = np.tile(each, repeats)
+    r = raw.ravel()
+    centre = float(np.log(prior_k))
+
+    def loss(log_k: float) -> float:
+        z = np.exp(log_k) * r
+        return float(weight @ (np.logaddexp(0.0, z) - target * z)) + 0.5 * ((log_k - centre) / prior_sd) ** 2
+
+    res = minimize_scalar(
+        loss, bounds=(np.log(K_MIN), np.log(K_MAX)), method="bounded", options={"xatol": 1e-9}
+    )
+    return float(np.exp(res.x))
+
+
 class BalancedCosineTrait:
     """One trait axis, scikit-learn style: parameters in the constructor, `fit` returns self.
 
@@ -348,7 +397,7 @@ class BalancedCosineTrait:
             )
         self.oof_raw_ = None if oof_raw is None else np.atleast_2d(oof_raw)
         calibration_raw = self.oof_raw_ if self.oof_raw_ is not None else self.decision_function(X)
-        self.k_ = fit_calibration(calibration_raw, q)
+        self.k_ = fit_temperature(calibration_raw, q, calibration_prior(q))
         return self
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
