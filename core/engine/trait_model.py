@@ -35,10 +35,7 @@ from core.engine.poles import on_poles, pole_signs
 #: axis order visible when held-out folds found no signal, and 200 is far past any real fit.
 K_MIN = 0.25
 K_MAX = 200.0
-#: The calibration slope's prior (`calibration_prior`, `fit_temperature`): its centre at PRIOR_AT samples a
-#: pole, and its spread in log k.
-PRIOR_K = 1.5
-PRIOR_AT = 32.0
+#: The spread in log k of the prior `fit_temperature` puts on a slope.
 PRIOR_SD = 0.75
 #: Prototypes closer than this are the same point: the trait has no usable axis.
 _DEGENERATE = 1e-12
@@ -292,20 +289,6 @@ def fit_calibration(raw: np.ndarray, q: np.ndarray) -> float:
     return float(np.exp(res.x))
 
 
-def calibration_prior(q: np.ndarray) -> float:
-    """The centre of the calibration slope's prior for samples of qualities q: PRIOR_K at PRIOR_AT samples a
-    pole, growing as 1 / sqrt(samples a pole) below it (n the harmonic mean of the poles' weights).
-
-    The raw score is +-1 at the training prototypes, and with few samples those sit far out in the noise:
-    a new text lands much closer to the midpoint than the prototypes do, so the slope that calibrates it
-    is larger the fewer the samples (the prototypes' noise falls as 1 / sqrt(n)).
-    """
-    a = float(np.sum(q))
-    b = float(np.sum(1.0 - np.asarray(q)))
-    n = 2.0 / (1.0 / max(a, 1e-9) + 1.0 / max(b, 1e-9))
-    return PRIOR_K * float(np.sqrt(PRIOR_AT / max(n, 1.0)))
-
-
 def fit_temperature(raw: np.ndarray, q: np.ndarray, prior_k: float, prior_sd: float = PRIOR_SD) -> float:
     """Slope k of score = sigmoid(k * raw), no intercept: the class-balanced logistic fit to the qualities q
     of the held-out `raw` ((n,) or (repeats, n)), with a log-normal prior on k centred on `prior_k`.
@@ -397,7 +380,7 @@ class BalancedCosineTrait:
             )
         self.oof_raw_ = None if oof_raw is None else np.atleast_2d(oof_raw)
         calibration_raw = self.oof_raw_ if self.oof_raw_ is not None else self.decision_function(X)
-        self.k_ = fit_temperature(calibration_raw, q, calibration_prior(q))
+        self.k_ = fit_calibration(calibration_raw, q)
         return self
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
