@@ -15,8 +15,16 @@ from core.embedder_words import FEW_LABELS_SE
 if TYPE_CHECKING:  # the engine loads with the first scorer
     from core.engine import Scorer
 
-METRIC_COLUMNS = ("roc_auc", "accuracy", "calibration_error", "discrimination", "explained_variance")
+METRIC_COLUMNS = (
+    "roc_auc",
+    "accuracy",
+    "calibration_error",
+    "calibration_slope",
+    "discrimination",
+    "explained_variance",
+)
 LOWER_IS_BETTER = {"calibration_error"}
+CLOSER_TO_ONE_IS_BETTER = {"calibration_slope"}  # 1 is calibrated
 
 
 def versions_frame(versions: list[Version]) -> pd.DataFrame:
@@ -30,6 +38,7 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
                 "samples": v.sample_count,
                 "trained on": v.embedder_words.removeprefix("trained on "),  # its embedder, in words
                 "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
+                "calibration (out of fold)": calibration_words(v),
                 "created_at": when(v.created_at),
                 "run_id": v.run_id,
                 "param_hash": v.param_hash[:12],
@@ -44,11 +53,25 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
             "samples",
             "trained on",
             "effort",
+            "calibration (out of fold)",
             "created_at",
             "run_id",
             "param_hash",
         ],
     )
+
+
+def calibration_words(version: Version) -> str:
+    """A version's own out-of-fold calibration, the mean over its traits trained on samples: "ECE 0.04, slope
+    1.02" (slope 1 is calibrated, above it the scores sit too close to 0.5); "" where no trait has figures (a
+    zero-shot version, or one trained before the slope was reported shows its ECE alone)."""
+    figures = [m for m in version.trait_metrics.values() if isinstance(m, dict)]
+    errors = [float(e) for m in figures if isinstance(e := m.get("calibration_error"), int | float)]
+    slopes = [float(b) for m in figures if isinstance(b := m.get("calibration_slope"), int | float)]
+    parts = [f"ECE {sum(errors) / len(errors):.2f}"] if errors else []
+    if slopes:
+        parts.append(f"slope {sum(slopes) / len(slopes):.2f}")
+    return ", ".join(parts)
 
 
 #: How a version trained a trait (`metrics.traits[key].method`), as the workbench shows it.
@@ -203,7 +226,10 @@ def delta_color(row: pd.Series) -> list[str]:
     noise = 2 * se if se is not None and not pd.isna(se) and se > 0 else MIN_CHANGE
     if abs(delta) <= max(noise, 5e-4):
         return styles
-    better = delta < 0 if row["metric"] in LOWER_IS_BETTER else delta > 0
+    if row["metric"] in CLOSER_TO_ONE_IS_BETTER:
+        better = abs(row["B"] - 1.0) < abs(row["A"] - 1.0)
+    else:
+        better = delta < 0 if row["metric"] in LOWER_IS_BETTER else delta > 0
     alpha = min(0.15 + 0.1 * abs(delta) / noise, 0.45)
     rgb = "46, 160, 67" if better else "248, 81, 73"
     colour = f"background-color: rgba({rgb}, {alpha:.2f})"

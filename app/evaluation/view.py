@@ -192,10 +192,18 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
         target = t2.radio("Target", ["precision", "recall"], horizontal=True, key="thr_target")
         value = t3.number_input(f"Minimum {escape_md(target)}", 0.01, 1.0, 0.9, 0.01, key="thr_value")
         chosen = thresholds.get(trait)
-        st.plotly_chart(
+        # Beside the curve a threshold is chosen on, whether the scores mean what they say (0.8: 80 %).
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(
             pr_curve_chart(curves[trait].points, chosen, title=f"{trait}: precision-recall ({ref})"),
             width="stretch",
             key="thr_chart",
+        )
+        bins = result.traits[trait].reliability if trait in result.traits else []
+        c2.plotly_chart(
+            reliability_chart({ref: bins}, title=f"{trait}: reliability ({ref})"),
+            width="stretch",
+            key="thr_reliability",
         )
         b1, b2 = st.columns(2)
         if b1.button(

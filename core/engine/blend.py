@@ -16,10 +16,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy.special import expit, logit
 
 from core.engine import metrics as m
 from core.engine.blend_snapshot import dump_blend_snapshot
 from core.engine.types import JsonObject, ProgressFn, TrainingResult, TraitSpec
+
+#: Clip of a held-out score before its logit: a score of exactly 0 or 1 has no finite logit.
+_TINY = 1e-12
 
 
 def part_params(params: Mapping[str, Any] | None, i: int, parts: int) -> dict[str, Any] | None:
@@ -86,9 +90,9 @@ def combine(
     keys = [t.key for t in traits]
     params = {k: {"bodies": [r.params.get(k) for r in results]} for k in keys}
     digest = hashlib.sha256("".join(r.param_hash for r in results).encode("ascii")).hexdigest()
-    snapshot = dump_blend_snapshot([r.snapshot for r in results], embedder_id, digest)
     metrics: dict[str, JsonObject] = {}
     held_out: dict[str, tuple[Any, Any]] = {}
+    slopes: list[float] = []
     for key in keys:
         first = dict(results[0].metrics.get(key, {}))
         embedders = [
@@ -99,6 +103,7 @@ def combine(
             for r in results
         ]
         figures = blend_figures([r.held_out.get(key) for r in results])
+        slopes.append(1.0 if figures is None else float(figures[0]["k"]))
         if figures is not None:
             held_out[key] = figures[1]
         own = figures[0] if figures is not None else {"roc_auc": None, "roc_auc_se": None}
@@ -106,6 +111,7 @@ def combine(
         for name in ("explained_variance", "k", "search", "label_agreement"):
             first.pop(name, None)
         metrics[key] = {**first, **own, "params": params[key], "bodies": embedders}
+    snapshot = dump_blend_snapshot([r.snapshot for r in results], embedder_id, digest, slopes)
     return TrainingResult(
         snapshot=snapshot, metrics=metrics, param_hash=digest, params=params, held_out=held_out
     )
@@ -115,18 +121,24 @@ def blend_figures(
     held: Sequence[tuple[Any, Any] | None],
 ) -> tuple[JsonObject, tuple[Any, Any]] | None:
     """The blend's out-of-fold figures from each embedder's held-out scores (same folds, same samples): the
-    mean of the embedders' scores measured as one model's are. None when an embedder had no folds."""
-    from core.engine.training import auc_se
+    mean of the embedders' logits, recalibrated by a slope `k` fitted on those held-out logits (a mean of
+    calibrated scores is under-confident: it does not add up the evidence the two models share), measured as
+    one model's are. None when an embedder had no folds."""
+    from core.engine.training import auc_se, calibration_figures
+    from core.engine.trait_model import fit_temperature
 
     if not held or any(h is None for h in held):
         return None
-    scores = np.mean([np.asarray(h[0]) for h in held if h is not None], axis=0)
     q = np.asarray(held[0][1]) if held[0] is not None else np.zeros(0)
+    z = np.mean([logit(np.clip(np.asarray(h[0]), _TINY, 1.0 - _TINY)) for h in held if h is not None], axis=0)
+    k = fit_temperature(z, q, prior_k=1.0)  # each embedder's logits are calibrated: 1 unless shown otherwise
+    scores = np.asarray(expit(k * z))
     figures: JsonObject = {
+        "k": k,
         "roc_auc": m.cv_roc_auc(scores, q),
         "roc_auc_se": auc_se(scores, q),
         "accuracy": m.accuracy(scores, q),
-        "calibration_error": float(m.expected_calibration_error(scores.ravel(), np.tile(q, len(scores)))),
+        **calibration_figures(scores, q),
         "discrimination": m.discrimination(scores, q),
     }
     return figures, (scores, q)

@@ -29,8 +29,12 @@ def is_blend_id(embedder_id: str) -> bool:
     return embedder_id.startswith(PREFIX)
 
 
-def dump_blend_snapshot(parts: Sequence[JsonObject], embedder_id: str, param_hash: str) -> JsonObject:
-    """The snapshot of a blend: the traits as every part names them, and each part's whole snapshot."""
+def dump_blend_snapshot(
+    parts: Sequence[JsonObject], embedder_id: str, param_hash: str, slopes: Sequence[float]
+) -> JsonObject:
+    """The snapshot of a blend: the traits as every part names them with the blend's slope `k` of each (the
+    mean of the parts' logits times k is its axis position: core.engine.scorer), and each part's whole
+    snapshot."""
 
     fields = ("key", "name", "positive_label", "negative_label", "description", "aggregation")
     return {
@@ -44,7 +48,10 @@ def dump_blend_snapshot(parts: Sequence[JsonObject], embedder_id: str, param_has
         },
         "param_hash": param_hash,
         "chunk_words": parts[0].get("chunk_words", CHUNK_WORDS),
-        "traits": [{f: t[f] for f in fields} for t in parts[0]["traits"]],
+        "traits": [
+            {**{f: t[f] for f in fields}, "k": float(k)}
+            for t, k in zip(parts[0]["traits"], slopes, strict=True)
+        ],
         "parts": [dict(p) for p in parts],
     }
 
@@ -70,6 +77,10 @@ def check_blend(snapshot: Mapping[str, Any], load: Any) -> None:
     if embedder["dim"] != sum(p["embedder"]["dim"] for p in loaded):
         raise fail("embedder.dim must be the sum of its parts' dims")
     keys = [t.get("key") if isinstance(t, dict) else None for t in snapshot["traits"]]
+    for i, t in enumerate(snapshot["traits"]):
+        k = t.get("k", 1.0) if isinstance(t, dict) else 1.0
+        if isinstance(k, bool) or not isinstance(k, int | float) or not 0.0 < k < float("inf"):
+            raise fail(f"traits[{i}].k must be a positive number, found {k!r}")
     for i, p in enumerate(loaded):
         if [t["key"] for t in p["traits"]] != keys:
             raise fail(f"parts[{i}] must have the blend's traits, in its order")

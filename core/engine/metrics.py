@@ -11,6 +11,8 @@ from core.contract import ANCHORS_PER_POLE, DEFAULT_DECISION_THRESHOLD
 from core.engine.poles import pole_signs
 
 CALIBRATION_BINS = 10
+#: Clip of a score before its logit (a score of exactly 0 or 1 has none).
+_CLIP = 1e-6
 
 
 def sides(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +62,22 @@ def expected_calibration_error(
         total += np.abs(np.where(which == b, diff, 0.0).sum(axis=-1))
     error: np.ndarray = total / scores.shape[-1]
     return error
+
+
+def calibration_slope(scores: np.ndarray, q: np.ndarray) -> float | None:
+    """b of P(positive) = sigmoid(a + b logit(score)), fitted class-balanced on scores (pooled over the rows
+    of a 2-D input, e.g. repeats of out-of-fold scores) against their sides: 1 is calibrated, above 1 the
+    scores sit too close to 0.5, below 1 too far from it. None without both sides."""
+    from sklearn.linear_model import LogisticRegression
+
+    rows = np.atleast_2d(np.asarray(scores, dtype=float))
+    mask, y = sides(q)
+    if not both_sides(y):
+        return None
+    x = np.clip(rows[:, mask].ravel(), _CLIP, 1.0 - _CLIP)
+    fit = LogisticRegression(C=1e6, class_weight="balanced", max_iter=1000)
+    fit.fit(np.log(x / (1.0 - x))[:, None], np.tile(y, len(rows)))
+    return float(fit.coef_[0, 0])
 
 
 def f1(pred: np.ndarray, y: np.ndarray) -> np.ndarray:

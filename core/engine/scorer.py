@@ -73,13 +73,16 @@ class Scorer:
             )
             for t in entries
         ]
-        # A blend (core.engine.blend) scores by the mean of its embedders' scores; its axis position is that
-        # mean's logit, which calibrates back to it with a slope of 1.
+        # A blend (core.engine.blend) with its own slope per trait scores by the mean of its embedders'
+        # logits, recalibrated by that slope; one without (trained before) by the mean of their scores, whose
+        # logit calibrates back to it with a slope of 1.
         self._parts = [_Axes(part) for part in snapshot["parts"]] if is_blend(snapshot) else []
+        self._logit_mean = bool(self._parts) and all("k" in t for t in entries)
         one = _Axes(snapshot) if not self._parts else None
         self._w = one.w if one else []
         self._offset = one.offset if one else []
-        self._k = one.k if one else [1.0] * len(entries)
+        blend_k = [float(t["k"]) for t in entries] if self._logit_mean else [1.0] * len(entries)
+        self._k = one.k if one else blend_k
 
     @classmethod
     def from_snapshot(
@@ -132,16 +135,19 @@ class Scorer:
         return out
 
     def _blend_axis(self, vectors: np.ndarray) -> np.ndarray:
-        """The logit of the mean of the embedders' scores; each embedder reads its own columns of the
-        vectors."""
+        """The mean of the embedders' logits (a blend before its own slope: the logit of the mean of their
+        scores); each embedder reads its own columns of the vectors."""
         mean = np.zeros((len(vectors), len(self.traits)))
         start = 0
         for part in self._parts:
             own = vectors[:, start : start + part.dim]
             start += part.dim
             for j, (w, offset, k) in enumerate(zip(part.w, part.offset, part.k, strict=True)):
-                mean[:, j] += expit(k * raw_scores(own, w, offset))
+                z = k * raw_scores(own, w, offset)
+                mean[:, j] += z if self._logit_mean else expit(z)
         mean /= len(self._parts)
+        if self._logit_mean:
+            return mean
         out: np.ndarray = logit(np.clip(mean, _TINY, 1.0 - _TINY))
         return out
 

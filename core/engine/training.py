@@ -248,8 +248,7 @@ def fit_trait(
         # How much `roc_auc` can be trusted: with few samples a side it is a noisy figure (docs/api.md).
         "roc_auc_se": auc_se(raw, q) if model.oof_raw_ is not None else None,
         "accuracy": m.accuracy(held_out, q),
-        # Every repeat's held-out scores pooled into one set of items.
-        "calibration_error": float(m.expected_calibration_error(held_out.ravel(), np.tile(q, len(held_out)))),
+        **calibration_figures(held_out, q),
         "discrimination": m.discrimination(held_out, q),
         "explained_variance": m.explained_variance(X, model.w_),
         "anchor_sample_ids": m.anchor_sample_ids(
@@ -263,6 +262,15 @@ def fit_trait(
     }
     folds = (held_out, q) if model.oof_raw_ is not None else None
     return FittedTrait(model=model, params=params, metrics=metrics, search=search, held_out=folds)
+
+
+def calibration_figures(held_out: np.ndarray, q: np.ndarray) -> JsonObject:
+    """The out-of-fold calibration error and slope of held-out scores (repeats, n) of samples of qualities q,
+    every repeat's pooled into one set of items."""
+    return {
+        "calibration_error": float(m.expected_calibration_error(held_out.ravel(), np.tile(q, len(held_out)))),
+        "calibration_slope": m.calibration_slope(held_out, q),
+    }
 
 
 def _cosine(a: np.ndarray | None, b: np.ndarray) -> float | None:
@@ -287,6 +295,7 @@ def fit_zero_shot(axis: ZeroShotAxis) -> FittedTrait:
         "roc_auc_se": None,
         "accuracy": None,
         "calibration_error": None,
+        "calibration_slope": None,
         "discrimination": None,
         "explained_variance": None,
         "anchor_sample_ids": {"positive": [], "negative": []},

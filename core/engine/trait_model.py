@@ -35,6 +35,8 @@ from core.engine.poles import on_poles, pole_signs
 #: axis order visible when held-out folds found no signal, and 200 is far past any real fit.
 K_MIN = 0.25
 K_MAX = 200.0
+#: The spread in log k of the prior `fit_temperature` puts on a slope.
+PRIOR_SD = 0.75
 #: Prototypes closer than this are the same point: the trait has no usable axis.
 _DEGENERATE = 1e-12
 
@@ -280,6 +282,36 @@ def fit_calibration(raw: np.ndarray, q: np.ndarray) -> float:
     def loss(log_k: float) -> float:
         z = np.exp(log_k) * r
         return float(weight @ (np.logaddexp(0.0, z) - target * z))
+
+    res = minimize_scalar(
+        loss, bounds=(np.log(K_MIN), np.log(K_MAX)), method="bounded", options={"xatol": 1e-9}
+    )
+    return float(np.exp(res.x))
+
+
+def fit_temperature(raw: np.ndarray, q: np.ndarray, prior_k: float, prior_sd: float = PRIOR_SD) -> float:
+    """Slope k of score = sigmoid(k * raw), no intercept: the class-balanced logistic fit to the qualities q
+    of the held-out `raw` ((n,) or (repeats, n)), with a log-normal prior on k centred on `prior_k`.
+
+    The repeats are the same n samples scored again, so together they weigh as n samples, not repeats x n:
+    with 8 samples a pole the held-out labels say little about k and the prior stands; with hundreds they
+    decide. Unlike Platt's target smoothing the prior does not cap the scores short of the poles, and a
+    perfectly separated set of folds still gives a finite slope.
+    """
+    raw = np.atleast_2d(np.asarray(raw, dtype=np.float64))
+    q = np.asarray(q, dtype=np.float64)
+    y = pole_labels(q)
+    n_pos, n_neg = int(y.sum()), int(len(y) - y.sum())
+    repeats = raw.shape[0]
+    target = np.tile(q, repeats)
+    each = np.where(y == 1, 0.5 / max(n_pos, 1), 0.5 / max(n_neg, 1)) * len(y) / repeats
+    weight = np.tile(each, repeats)
+    r = raw.ravel()
+    centre = float(np.log(prior_k))
+
+    def loss(log_k: float) -> float:
+        z = np.exp(log_k) * r
+        return float(weight @ (np.logaddexp(0.0, z) - target * z)) + 0.5 * ((log_k - centre) / prior_sd) ** 2
 
     res = minimize_scalar(
         loss, bounds=(np.log(K_MIN), np.log(K_MAX)), method="bounded", options={"xatol": 1e-9}

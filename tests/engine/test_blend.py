@@ -51,7 +51,13 @@ def test_a_blend_scores_the_mean_of_its_embedders_models_from_one_snapshot(embed
         )
         for b in embedders
     ]
-    assert np.abs(scorer.score(TEXTS) - (alone[0] + alone[1]) / 2).max() < 1e-12
+    # The mean of the embedders' logits, recalibrated by the blend's own slope: not the mean of their scores,
+    # which sits closer to 0.5 than the evidence of both models says (the texts of one chunk: a longer one's
+    # chunks are each scored so, then aggregated).
+    logits = [np.log(a[:3] / (1.0 - a[:3])) for a in alone]
+    k = result.snapshot["traits"][0]["k"]
+    expected = 1.0 / (1.0 + np.exp(-k * (logits[0] + logits[1]) / 2))
+    assert np.abs(scorer.score(TEXTS[:3]) - expected).max() < 1e-9
     # Explanations read the blend's score: the words' contributions add up to it less 0.5.
     words = scorer.explain("thank you, you idiot")["tone"]
     assert sum(w.contribution for w in words) == pytest.approx(
@@ -60,6 +66,7 @@ def test_a_blend_scores_the_mean_of_its_embedders_models_from_one_snapshot(embed
     # Its figures: the blend's own out-of-fold ROC-AUC and standard error, each embedder's beside them.
     metrics = result.metrics["tone"]
     assert 0.5 <= metrics["roc_auc"] <= 1.0 and metrics["roc_auc_se"] is not None
+    assert metrics["calibration_slope"] > 0 and 0 <= metrics["calibration_error"] <= 1
     assert [b["embedder"] for b in metrics["bodies"]] == [small.id, large.id]
     assert metrics["positive_samples"] == metrics["negative_samples"] == 8
     # A retraining that reuses the version's parameters trains each embedder on its own and gives the same
@@ -140,3 +147,20 @@ def test_a_blend_choice_records_its_figure_and_each_embedders(embedders: tuple) 
     assert choice.candidates[0] == Candidate(
         blend.id, result.metrics["tone"]["roc_auc"], result.metrics["tone"]["roc_auc_se"]
     )
+
+
+def test_a_blend_trained_before_its_own_slope_scores_the_mean_of_its_embedders_scores(
+    embedders: tuple,
+) -> None:
+    """A stored blend snapshot without the blend's slope (trained before it) scores as it always did: the mean
+    of the embedders' scores, so its thresholds keep their meaning."""
+    blend = BlendEmbedder(list(embedders))
+    snapshot = copy.deepcopy(train_blend([TRAIT], SAMPLES, embedder=blend, effort="low").snapshot)
+    for trait in snapshot["traits"]:
+        del trait["k"]
+    scorer = Scorer.from_snapshot(load_snapshot(snapshot), embedder=blend)
+    parts = [
+        Scorer.from_snapshot(p, embedder=b).score(TEXTS)
+        for p, b in zip(snapshot["parts"], embedders, strict=True)
+    ]
+    assert np.abs(scorer.score(TEXTS) - (parts[0] + parts[1]) / 2).max() < 1e-12
