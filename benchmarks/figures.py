@@ -144,6 +144,13 @@ def team() -> tuple[str, str]:
     )
 
 
+def calibration() -> str:
+    """docs/benchmarks/quality-default.md's calibration tables (benchmarks/calibration.py renders them)."""
+    from benchmarks.calibration import markdown  # the engine and scikit-learn: imported only for this page
+
+    return markdown(result("calibration")) + "\n"
+
+
 HEADLINES: tuple[Callable[[], tuple[str, str]], ...] = (
     quality_default,
     scoring_load,

@@ -116,8 +116,8 @@ with st.container(border=True):
     may_train = gate(backend, "manage", "Training")
     if better:  # the owner's choice: no version is made unasked
         st.info(
-            f"mpnet-base's int8 graph is built now: v{model.version_no} trained on e5-small alone while it "
-            "was being built. Training again on both embedders makes a new version."
+            f"mpnet-base's int8 graph is built now: v{model.version_no or 0:d} trained on e5-small alone "
+            "while it was being built. Training again on both embedders makes a new version."
         )
         if st.button("Train on both embedders now", disabled=busy or not may_train, key="train_both"):
             start_training(effort, reoptimize=True)

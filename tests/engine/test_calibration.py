@@ -1,5 +1,5 @@
-"""Calibration: the slope that recalibrates a blend's mean logit follows the held-out labels where they are many
-and its prior where they are few, and a version states its own out-of-fold calibration."""
+"""Calibration: the slope that recalibrates a blend's mean logit follows the held-out labels where they are
+many and its prior where they are few, and a version states its own out-of-fold calibration."""
 
 from __future__ import annotations
 
