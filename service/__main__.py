@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.contract import DEFAULT_EMBEDDER, DEFAULT_ROLE, ROLES
+from core.contract import AUTO_EMBEDDER, DEFAULT_ROLE, ROLES
 from service.config.settings import Settings
 from service.process.parent import parent_alive
 
@@ -57,7 +57,7 @@ def _watch_parent(server: uvicorn.Server, pid: int, original_ppid: int, interval
     threading.Thread(target=loop, name="parent-watch", daemon=True).start()
 
 
-EMBEDDER_HELP = f"embedder name or id (default $SCORING_EMBEDDER or {DEFAULT_EMBEDDER})"
+EMBEDDER_HELP = f"embedder name or id of new models (default $SCORING_EMBEDDER or {AUTO_EMBEDDER})"
 
 # The scoring batcher threads release the GIL inside onnxruntime and need it back at once to hand over
 # results and start the next batch; with Python's default 5 ms switch interval they queue behind request
