@@ -33,13 +33,14 @@ def test_few_held_out_labels_leave_the_slope_near_its_prior_not_at_the_floor() -
     the slope: it stays near its prior instead of collapsing to a floor that scores every text near 0.5."""
     raw = np.array([-1.0, -0.5, 0.5, 1.0] * 4)
     q = np.array([1.0, 0.0, 1.0, 0.0] * 4)  # no order at all
-    assert 2 * K_MIN < fit_temperature(raw, q, 1.0) <= 1.0
+    assert 1.5 * K_MIN < fit_temperature(raw, q, 1.0) <= 1.0
 
 
 def test_the_calibration_slope_reads_scores_too_close_to_the_middle() -> None:
     raw, q = _held_out(4000, 3.0, seed=2)
-    assert abs(calibration_slope(expit(3.0 * raw), q) - 1.0) < 0.1  # calibrated
-    assert calibration_slope(expit(1.5 * raw), q) > 1.8  # pressed towards 0.5: about 2
+    calibrated, pressed = calibration_slope(expit(3.0 * raw), q), calibration_slope(expit(1.5 * raw), q)
+    assert calibrated is not None and abs(calibrated - 1.0) < 0.1
+    assert pressed is not None and pressed > 1.8  # pressed towards 0.5: about 2
     assert calibration_slope(np.full(4, 0.5), np.array([1.0, 0.0, 1.0, 0.5])) is not None
     assert calibration_slope(np.full(3, 0.5), np.array([1.0, 1.0, 0.5])) is None  # one side only
 
