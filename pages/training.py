@@ -103,8 +103,8 @@ with st.container(border=True):
     if waiting:
         st.caption(
             f"{waiting:,} label(s) given since v{model.version_no or 0:d} wait for the next version: the "
-            "button trains them in, with a fresh parameter search. Labels of a text still wanting votes, and "
-            "of a trait with labels on one pole only, wait on."
+            "button trains them in, with a fresh parameter search. Labels of a text still wanting votes, "
+            "proposals no reviewer accepted yet, and labels of a trait with one pole only wait on."
         )
     elif ready and not reopt:
         st.caption(

@@ -215,7 +215,7 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         # Its figures as a person reads them (whole seconds, percentages), never the service's raw floats;
         # the empty-table wording is for signed-in people, not keys.
         cells = owner.page.locator("[data-testid='stDataFrame']").first.locator("tbody").first.inner_text()
-        assert re.search(r"\b\d+ s\b", cells) and not re.search(r"\d\.\d{3}", cells), cells
+        assert re.search(r"\d+ s", cells) and not re.search(r"\d\.\d{3}", cells), cells  # cells run together
         assert owner.page.get_by_text("named key").count() == 0
         # The votes download starts at a press, as a person's browser downloads it.
         owner.click("Prepare the vote export")
@@ -236,7 +236,8 @@ def test_three_people_label_while_the_owner_trains_with_retraining_paused(
         train.click()
         owner.settle()
         trained = owner_api.wait(HANDLE, timeout=300)
-        assert (trained.version_no, trained.buffered_feedback) == (3, 0)
+        # Review is on: accepted labels went in; proposals nobody accepted yet wait on.
+        assert trained.version_no == 3 and (trained.buffered_feedback or 0) < waiting, (trained, waiting)
 
         # bob signs out; dan signs in on the same tab and sees nothing of bob's.
         tab = uis["bob"]
