@@ -40,6 +40,7 @@ from sklearn.metrics import roc_auc_score
 
 from benchmarks.embedder_blend import EMBEDDERS, POOL_PER_POLE, TEST, draw
 from benchmarks.quality import CACHE, EFFORT, LOADERS, Dataset, LookupEmbedder, capped, embed_cached
+from core.contract import nearer_pole_is_positive, pole_of
 from core.embedders.blend import BlendEmbedder
 from core.engine import Sample, Scorer, train
 from core.engine.blend import train_blend
@@ -98,7 +99,7 @@ def slope(scores: np.ndarray, y: np.ndarray) -> float:
 
 def figures(scores: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Figures of held-out scores (one draw's, or a cell's draws pooled)."""
-    hits = ((scores >= 0.5) == (y == 1)).astype(float)
+    hits = (np.array([nearer_pole_is_positive(float(s)) for s in scores]) == (y == 1)).astype(float)
     return {
         "ece": ece(scores, y),
         "ece_floor": noise_floor(scores, y),
@@ -192,7 +193,7 @@ def graded(name: str, samples: list[Sample]) -> list[Sample]:
         point = int(np.clip(np.rint((r + 4.0) / 8.0 * (GRADED_POINTS - 1)), 0, GRADED_POINTS - 1)) + 1
         middle = (GRADED_POINTS + 1) // 2
         if point == middle:
-            point += 1 if s.quality > 0.5 else -1
+            point += 1 if pole_of(s.quality) == "positive" else -1
         out.append(Sample(s.trait, s.text, scale_quality(point, GRADED_POINTS)))
     return out
 
@@ -289,7 +290,7 @@ def _with_extra(lookups: Lookups, extra: Dataset) -> Lookups:
 def _lr_spearman(lookups: Lookups, samples: list[Sample], texts: Sequence[str], ratings: np.ndarray) -> float:
     mpnet: LookupEmbedder = lookups.parts[1]
     lr = LogisticRegression(class_weight="balanced", max_iter=1000)
-    lr.fit(mpnet.encode([s.text for s in samples]), [int(s.quality > 0.5) for s in samples])
+    lr.fit(mpnet.encode([s.text for s in samples]), [int(pole_of(s.quality) == "positive") for s in samples])
     return float(spearmanr(lr.decision_function(mpnet.encode(list(texts))), ratings).statistic)
 
 

@@ -142,11 +142,12 @@ def test_a_text_the_evaluation_set_took_meanwhile_is_refused_and_passed_over(
 
 
 def test_failed_suggestions_are_asked_again_without_a_reload(local_service: LocalService, draft: str) -> None:
-    """The service slower than the client waits: the page keeps the failure, and the status line's poll asks
-    again by itself (as *Try again* does): once the service answers, texts are queued, no reload needed."""
+    """The service out of reach: the page keeps the failure, and the status line's poll asks again by itself
+    (as *Try again* does): once the service answers, texts are queued, no reload needed. (Unreachable rather
+    than a tiny timeout: a timeout's outcome depends on the machine's load; a refused connection does not.)"""
     with (
         local_service.client() as owner,
-        Client(local_service.url, local_service.api_key, timeout=0.0001, retries=0) as impatient,
+        Client("http://127.0.0.1:1/v1", local_service.api_key, retries=0) as impatient,
     ):
         owner.import_pool(draft, POOL[:3])
         session = LabelSession(draft, "formality")
