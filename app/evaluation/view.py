@@ -25,7 +25,8 @@ from app.evaluation.frames import (
 )
 from app.evaluation.versions import neutral_note
 from app.samples.import_report import refusals_frame
-from app.samples.importing import labelled_file, remember_scale
+from app.samples.importing import labelled_file
+from app.samples.remembered import remember_scale
 from app.shell import reads
 from app.ui.inert import escape_md
 from app.ui.widgets import guard, show_error

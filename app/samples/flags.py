@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from app.samples.importing import imported_rating
+from app.samples.remembered import imported_rating
 from app.shell.backend import Backend
 from app.shell.roles import allows
 from app.ui.inert import code, escape_md

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.samples.importing import _remember_ratings, imported_rating
 from app.samples.mapping import Mapped
+from app.samples.remembered import imported_rating, remember_ratings
 
 
 def test_one_rating_keeps_its_column_and_several_raters_give_their_mean() -> None:
@@ -21,7 +21,7 @@ def test_one_rating_keeps_its_column_and_several_raters_give_their_mean() -> Non
         ],
         labels=[*(float(label) for *_, label in votes), 1.0],
     )
-    _remember_ratings("local.requests", mapped, "Score1")
+    remember_ratings("local.requests", mapped, "Score1")
     assert imported_rating("local.requests", "polite", "Could you have a look?") == "13 (mean of 3 ratings)"
     assert imported_rating("local.requests", "polite", "Fix it now.") == "1 (Score1)"
     assert imported_rating("local.other", "polite", "Fix it now.") is None
