@@ -52,7 +52,8 @@ from app.ui.inert import code, escape_md, html_text
 from app.ui.keys import key_listener
 from app.ui.widgets import guard, open_model_page, show_error
 from core.client import Trait
-from core.contract import SUGGEST_MODES, can
+from core.contract import SUGGEST_MODES
+from core.model_states import can
 
 KEYS = ["0", "u", "ArrowLeft", "ArrowRight"]  # and the trait's label keys (`label_keys`)
 

@@ -22,8 +22,8 @@ from core.contract import (
     EMBEDDER_NAMES,
     MODEL_STATES,
     MPNET_EMBEDDER,
-    can,
 )
+from core.model_states import can
 
 STATES = ["(all but archived)", *MODEL_STATES]
 PUBLIC = "public catalog"

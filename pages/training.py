@@ -20,7 +20,8 @@ from app.ui.widgets import (
     watched_steps,
     when,
 )
-from core.contract import TRAIN_EFFORTS, can
+from core.contract import TRAIN_EFFORTS
+from core.model_states import can
 
 OOF = "out-of-fold: each sample scored by a fit that did not see it"
 METRIC_HEADERS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from app.labelling.labels import retrain_when
 from app.ui.inert import escape_md
 from core.client import Model, PoolLabel
-from core.contract import TRAINING_RUNS, can
+from core.model_states import TRAINING_RUNS, can
 
 
 def campaign_of(model: Model) -> tuple[object, ...]:

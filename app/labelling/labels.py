@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.client import ApiError, Client, Model
-from core.contract import can
+from core.model_states import can
 
 
 class LabelsRefused(Exception):

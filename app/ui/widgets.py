@@ -27,7 +27,8 @@ from core.client.errors import (
     ScoringClientError,
     TransportError,
 )
-from core.contract import RUNS_IN_FLIGHT, can
+from core.contract import RUNS_IN_FLIGHT
+from core.model_states import can
 
 MODEL_KEY = "model"  # session_state: handle of the model the pages work on
 # Material icons render from Streamlit's own font (no emoji font needed), in Markdown only.

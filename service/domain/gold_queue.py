@@ -19,7 +19,8 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import TRAINING_RUNS, can, pole_of
+from core.contract import pole_of
+from core.model_states import TRAINING_RUNS, can
 from service.domain.claims import may_claim
 from service.domain.gold_labels import buffered_answers
 from service.domain.needs import Databases

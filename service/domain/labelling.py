@@ -13,9 +13,10 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import TRAINING_RUNS, ReviewStatus, can
+from core.contract import ReviewStatus
 from core.engine.types import Sample
 from core.json_types import JsonObject
+from core.model_states import TRAINING_RUNS, can
 from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room

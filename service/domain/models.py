@@ -5,9 +5,10 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from core.contract import DEFAULT_VOTES_WANTED, HANDLE_RE, PUBLIC_NAMESPACE, TRANSITIONS, ModelState
+from core.contract import DEFAULT_VOTES_WANTED, HANDLE_RE, PUBLIC_NAMESPACE, ModelState
 from core.embedders.registry import choice_id
 from core.json_types import JsonObject
+from core.model_states import TRANSITIONS
 from service.domain.access import load_model, require_role
 from service.domain.agreement import keep_agreement
 from service.domain.needs import Databases, Resources

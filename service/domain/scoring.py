@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.contract import can, nearer_pole_is_positive
+from core.contract import nearer_pole_is_positive
 from core.json_types import JsonObject
+from core.model_states import can
 from service.domain import fair_share
 from service.domain.access import require_readable, require_role
 from service.domain.decisions import with_decisions

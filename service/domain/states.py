@@ -6,7 +6,7 @@ from typing import Protocol
 
 from sqlalchemy.orm import Session
 
-from core.contract import Operation, can
+from core.model_states import Operation, can
 from service.errors import ApiError
 from service.store import ledger
 from service.store.tables import Model
@@ -40,7 +40,7 @@ def require_not_archived(model: _HasState) -> None:
 
 
 def require_label_write(session: Session, model: Model) -> None:
-    """A write of a label's state (core.contract.TRANSITIONS["label"]): any state but archived; while busy,
+    """A write of a label's state (core.model_states.TRANSITIONS["label"]): any state but archived; while busy,
     409 `model_busy` only when the run in flight reads the labels (a training), never for a run that reads
     a version (an evaluation)."""
     run = ledger.in_flight(session, model) if model.state == "busy" else None
@@ -51,7 +51,7 @@ def require_label_write(session: Session, model: Model) -> None:
 
 
 def require(session: Session, model: Model, operation: Operation) -> None:
-    """`operation` may start from the model's state (core.contract.TRANSITIONS), else that state's 409.
+    """`operation` may start from the model's state (core.model_states.TRANSITIONS), else that state's 409.
 
     Trait and sample edits, discover and synthesize: only in an untrained model (draft, or failed). A trained
     model gets back to draft through POST /reopen (its active version keeps serving)."""

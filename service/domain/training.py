@@ -9,9 +9,10 @@ import json
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import MAX_TRAITS, POLE_RULE, RUN_ID_RE, Operation, RunKind, pole_of
+from core.contract import MAX_TRAITS, POLE_RULE, RUN_ID_RE, RunKind, pole_of
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
+from core.model_states import Operation
 from service.domain.access import load_model
 from service.domain.needs import Databases, Resources, RunStarter
 from service.domain.states import busy_error, require, require_not_archived

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from core.contract import TRANSITIONS, can
 from core.json_types import JsonObject
+from core.model_states import TRANSITIONS, can
 from service.context import Context
 from service.domain.training import check_trainable
 from service.errors import ApiError

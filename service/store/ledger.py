@@ -14,8 +14,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from core.contract import RUNS_IN_FLIGHT, ModelState, RunKind, state_after_run
+from core.contract import RUNS_IN_FLIGHT, ModelState, RunKind
 from core.json_types import JsonObject
+from core.model_states import state_after_run
 from service.store.db import rows_changed
 from service.store.tables import Model, Run, RunProgress, utcnow
 
@@ -203,7 +204,7 @@ def cancel(session: Session, run: Run, message: str) -> bool:
 
 
 def state_after(model: Model, run: Run, *, succeeded: bool) -> ModelState:
-    """The state `run` leaves `model` in (core.contract.state_after_run: docs/api.md, "States")."""
+    """The state `run` leaves `model` in (core.model_states.state_after_run: docs/api.md, "States")."""
     has_version = model.current_version_id is not None
     return state_after_run(run.kind, run.return_state, succeeded=succeeded, has_version=has_version)
 

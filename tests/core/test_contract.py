@@ -11,16 +11,8 @@ from pathlib import Path
 import pytest
 
 from core import contract
-from core.contract import (
-    MAX_TRAIT_KEY,
-    POLES,
-    RUN_KINDS,
-    ModelState,
-    Operation,
-    pole_of,
-    trait_key,
-    unique_trait_key,
-)
+from core.contract import MAX_TRAIT_KEY, POLES, RUN_KINDS, ModelState, pole_of, trait_key, unique_trait_key
+from core.model_states import Operation
 from tests.support.processes import FreshPython
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -315,7 +307,7 @@ def _literal_collections(tree: ast.AST) -> list[ast.List | ast.Tuple | ast.Set]:
 
 def _restated_sets(source: str, where: str) -> list[str]:
     """A list holding all of a contract value set (the pages' states, provenances, synthesis kinds) is a copy
-    that drifts; a list of two or more model states is a rule of core.contract.TRANSITIONS (use `can`)."""
+    that drifts; a list of two or more model states is a rule of core.model_states.TRANSITIONS (use `can`)."""
     hits = []
     for node in _literal_collections(ast.parse(source)):
         strings = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
@@ -365,7 +357,8 @@ def test_every_run_kind_has_its_module_and_nothing_else_is_dispatched() -> None:
 
 
 def test_the_transition_table_covers_every_operation_with_known_states() -> None:
-    from core.contract import MODEL_STATES, OPERATIONS, TRANSITIONS, can
+    from core.contract import MODEL_STATES
+    from core.model_states import OPERATIONS, TRANSITIONS, can
 
     assert tuple(TRANSITIONS) == OPERATIONS
     for operation, moves in TRANSITIONS.items():
@@ -402,6 +395,6 @@ def test_the_transition_table_covers_every_operation_with_known_states() -> None
 def test_where_a_run_leaves_its_model(
     kind: str, started_from: ModelState, succeeded: bool, has_version: bool, ends: ModelState
 ) -> None:
-    from core.contract import state_after_run
+    from core.model_states import state_after_run
 
     assert state_after_run(kind, started_from, succeeded=succeeded, has_version=has_version) == ends

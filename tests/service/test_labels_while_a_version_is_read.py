@@ -1,4 +1,4 @@
-"""No read blocks a write (core.contract.TRANSITIONS["label"]): while a run that reads a version (an
+"""No read blocks a write (core.model_states.TRANSITIONS["label"]): while a run that reads a version (an
 evaluation) keeps the model busy, a team's labels, reviews, settles, corrections and withdrawals are taken;
 only a run that reads the labels (a training) holds them up. The model stays `busy` as the spec says."""
 
