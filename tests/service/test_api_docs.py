@@ -56,7 +56,7 @@ def test_docs_render_with_only_loopback_reachable(tmp_path: Path, browser: Any) 
             outside.append(route.request.url)
             route.abort()
 
-    with served(tmp_path) as (base, _process, _output):
+    with served(tmp_path, None, "--no-worker") as (base, _process, _output):  # the docs start no run
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         try:
             page.route("**/*", only_loopback)

@@ -865,6 +865,7 @@ def _check_cells(svc: Svc, world: World, op: Op, writes: Writes) -> None:
                 assert not changed, f"{cell}: a request that must not write changed the database"
 
 
+@pytest.mark.database_free  # the app's routes and the guard: no database decides
 def test_every_route_is_in_the_matrix(svc: Svc) -> None:
     routes = {
         (method, route.path_format)  # `{sample_id:int}` is documented as `{sample_id}`
@@ -904,6 +905,7 @@ def test_scoring_a_public_model_without_feedback_is_open_to_every_key(svc: Svc) 
 # -- Who the caller is: keys and bodies, people and their sessions ------------------------------------------
 
 
+@pytest.mark.database_free  # the app's routes and the guard: no database decides
 def test_a_body_over_the_limit_without_a_valid_key_is_401_not_413(svc: Svc) -> None:
     """The key is checked before anything of the body, its declared length included: a caller without a
     key learns nothing more than 401."""
@@ -950,6 +952,7 @@ def test_a_write_the_role_may_not_do_is_403_before_the_body_s_size(svc: Svc) -> 
     writes.close()
 
 
+@pytest.mark.database_free  # the app's routes and the guard: no database decides
 def test_the_guard_s_early_role_check_never_refuses_what_the_route_allows(svc: Svc) -> None:
     """WRITE_ACTIONS (the role a write needs, known before its body) names routes the app has, and asks no
     more than the operation's own rule: every role the matrix lets write it passes the early check."""

@@ -14,7 +14,7 @@ import pytest
 
 from service.errors import MAX_BODY_BYTES
 from tests.service.test_guard import _chunked_request
-from tests.support.service import TRAITS, auth, check, cli, samples, served
+from tests.support.service import TRAITS, auth, check, cli_key, samples, served
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -177,10 +177,9 @@ def _memory_kib(pid: int, field: str = "VmRSS") -> int:
 
 
 def test_hostile_sweep_against_a_served_process(tmp_path: Path) -> None:
-    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring")
-    assert created.returncode == 0, created.stderr
-    h = auth(created.stdout.strip().splitlines()[-1])
-    with served(tmp_path) as (base, proc, log), httpx.Client(base_url=base, timeout=60) as c:
+    h = auth(cli_key(tmp_path))
+    no_runs = "--no-worker"  # the sweep starts no run: no worker child process
+    with served(tmp_path, None, no_runs) as (base, proc, log), httpx.Client(base_url=base, timeout=60) as c:
         url = urlsplit(base)
         address = (str(url.hostname), int(url.port or 80))
         check(c.post("/models", json={"handle": "acme.sweep"}, headers=h), 201)

@@ -21,7 +21,7 @@ from harness.waiting import wait_until
 from service.__main__ import main as service_main
 from service.store.db import alembic_config
 from tests.support.idp import CLIENT_ID, running_idp
-from tests.support.service import TRAITS, auth, check, cli, error_code, samples, served
+from tests.support.service import TRAITS, auth, check, cli, cli_key, error_code, running, samples, served
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -32,7 +32,13 @@ def server(data_dir: Path) -> Iterator[str]:
         yield base
 
 
-def test_keys_cli(tmp_path: Path) -> None:
+def in_dir(data_dir: Path) -> list[str]:
+    """`keys create` on `data_dir`'s SQLite file, whatever database the environment names."""
+    database = f"sqlite:///{data_dir / 'scoring.sqlite'}"
+    return ["keys", "create", "--data-dir", str(data_dir), "--database-url", database]
+
+
+def test_keys_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     migrated = cli(tmp_path, "migrate")
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert migrated.returncode == 0, migrated.stderr
@@ -41,17 +47,19 @@ def test_keys_cli(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     key = out.stdout.strip().splitlines()[-1]
     assert key.startswith("sk_") and " " not in key
-    bad = cli(tmp_path, "keys", "create", "--namespace", "Bad NS", "--scope", "authoring")
-    assert bad.returncode != 0 and "invalid namespace" in bad.stderr
-    assert cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "admin").returncode != 0
+    # Refused arguments, in this process: a process of their own would only import the service once more.
+    capsys.readouterr()
+    assert service_main([*in_dir(tmp_path), "--namespace", "Bad NS", "--scope", "authoring"]) != 0
+    assert "invalid namespace" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        service_main([*in_dir(tmp_path), "--namespace", "acme", "--scope", "admin"])
+    assert refused.value.code != 0
     # The key is stored only as a hash.
     assert key.split("_", 2)[2].encode() not in (tmp_path / "scoring.sqlite").read_bytes()
 
 
 def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
-    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring")
-    assert created.returncode == 0, created.stderr
-    h = auth(created.stdout.strip().splitlines()[-1])
+    h = auth(cli_key(tmp_path))
     with server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as c:
         assert check(c.get("/health"), 200)["status"] == "ok"
         assert check(c.get("/openapi.json"), 200)["info"]["title"] == "Model Scoring Service"
@@ -83,11 +91,13 @@ def test_full_flow_over_loopback_and_backfill(tmp_path: Path) -> None:
     out = cli(tmp_path, "backfill")
     assert out.returncode == 0, out.stderr
     assert "acme.live: v2 (backfill)" in out.stdout
-    with server(tmp_path) as base, httpx.Client(base_url=base, timeout=30) as c:
-        v2 = check(c.get("/models/acme.live/versions/v2", headers=h), 200)
+    # What the backfill stored, read in this process: a second served process would only start once more.
+    with running(tmp_path, database_url=f"sqlite:///{tmp_path / 'scoring.sqlite'}") as svc:
+        c = svc.client
+        v2 = check(c.get("/v1/models/acme.live/versions/v2", headers=h), 200)
         assert v2["triggered_by"] == "backfill" and v2["run_id"]
-        assert check(c.get("/models/acme.live", headers=h), 200)["version_no"] == 2
-        started = [e for e in check(c.get("/namespaces/acme/audit", headers=h), 200)["items"]
+        assert check(c.get("/v1/models/acme.live", headers=h), 200)["version_no"] == 2
+        started = [e for e in check(c.get("/v1/namespaces/acme/audit", headers=h), 200)["items"]
                    if e["kind"] == "run_started" and e["detail"]["run_kind"] == "backfill"]  # fmt: skip
         assert [(e["actor"], e["detail"]["run_id"]) for e in started] == [("operator", v2["run_id"])]
 
@@ -102,7 +112,7 @@ def refused_sources(
         settings = {"SCORING_OIDC_ISSUER": idp.issuer, "SCORING_OIDC_AUDIENCE": CLIENT_ID}
         if proxies is not None:
             settings["SCORING_TRUSTED_PROXIES"] = proxies
-        with served(data_dir, settings) as (base, _proc, _log):
+        with served(data_dir, settings, "--no-worker") as (base, _proc, _log):  # no runs: no worker
             forged = idp.token("mallory", email="mallory@example.com", email_verified=True) + "x"
             for i in range(MAX_REFUSED_SIGN_INS_PER_SOURCE + 1):
                 headers = {**auth(forged), "X-Forwarded-For": f"203.0.113.{i}"}
@@ -139,9 +149,7 @@ def test_a_stop_with_a_suggestion_in_flight_exits_within_the_grace(tmp_path: Pat
     """SIGTERM while a suggestion embeds a draft's long labelled texts (three hundred full windows of
     e5-small: a minute of a core or more): the suggestion answers 503 `shutting_down` at its next piece and
     the process exits 0 within the grace and 10 s (docs/service.md), not once the embedding is done."""
-    created = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring")
-    assert created.returncode == 0, created.stderr
-    h = auth(created.stdout.strip().splitlines()[-1])
+    h = auth(cli_key(tmp_path))
     grace = 2
     long = [" ".join(f"word{(i * 7 + j) % 97}" for j in range(2_600))[:20_000] for i in range(300)]
     labels = [{"trait": "formality", "text": t, "quality": float(i % 2)} for i, t in enumerate(long)]

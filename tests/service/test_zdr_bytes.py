@@ -25,7 +25,7 @@ import pytest
 
 from harness.service import serve_command
 from harness.waiting import wait_until
-from tests.support.service import ROOT, TRAITS, auth, check, cli, free_port, running, samples, train_ready
+from tests.support.service import ROOT, TRAITS, auth, check, cli_key, free_port, running, samples, train_ready
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -167,7 +167,7 @@ def served(data_dir: Path, log: Path) -> Iterator[str]:
 
 def test_zero_data_retention_leaves_no_bytes_with_a_real_server(tmp_path: Path) -> None:
     """The same through a real server process, whose log file is scanned too (it logs at INFO)."""
-    key = cli(tmp_path, "keys", "create", "--namespace", "acme", "--scope", "authoring").stdout.split()[-1]
+    key = cli_key(tmp_path)
     log = tmp_path / "service.log"
     with served(tmp_path, log) as base, httpx.Client(base_url=base, timeout=60) as c:
         scenario(c, auth(key), tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -161,18 +162,33 @@ def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def cli_key(data_dir: Path, *options: str) -> str:
+    """`keys create --namespace acme --scope authoring` (and `options`) on `data_dir`'s SQLite file, run in
+    this process, as a served test's first step: a process of its own would only import the service once
+    more (tests/service/test_server.py runs the command as one)."""
+    from service.__main__ import main
+
+    database = f"sqlite:///{data_dir / 'scoring.sqlite'}"
+    args = ["keys", "create", "--data-dir", str(data_dir), "--database-url", database]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([*args, "--namespace", "acme", "--scope", "authoring", *options]) == 0
+    return out.getvalue().strip().splitlines()[-1]
+
+
 @contextmanager
 def served(
-    data_dir: Path, settings: dict[str, str] | None = None
+    data_dir: Path, settings: dict[str, str] | None = None, *options: str
 ) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far.
-    `settings`: more environment variables (`SCORING_…`)."""
+    `settings`: more environment variables (`SCORING_…`); `options`: more of `serve`'s options (a test that
+    starts no run passes `--no-worker`: a worker child process is a second import of the service)."""
     port = free_port()
     # The default rate limits, as every service test runs (make_settings).
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **(settings or {})}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
-        serve_command(port, data_dir, "--log-level", "warning"),
+        serve_command(port, data_dir, "--log-level", "warning", *options),
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
