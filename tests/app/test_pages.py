@@ -107,16 +107,6 @@ def test_models_lists_and_creates(local_service: LocalService, client: Client, t
     assert at.selectbox(key="models_open_pick").value == handle
 
 
-def test_the_models_table_shows_tags_of_any_version(trained: str) -> None:
-    # The listing answers the active version's tags only: a model whose v1 is tagged (v2 active) showed none.
-    at = page("models")
-    at.run()
-    by_label(at.selectbox, "Per page").set_value(100).run()
-    no_exception(at)
-    frame = at.dataframe[0].value
-    assert frame[frame["handle"] == trained]["tags"].tolist() == ["first (v1)"]
-
-
 def test_models_create_lands_in_the_run_that_stops_following_busy_models(
     local_service: LocalService, client: Client
 ) -> None:
@@ -194,6 +184,12 @@ def test_models_edit_auto_prune_zdr_and_archive(client: Client, draft: str) -> N
 def test_models_paging_and_filters(local_service: LocalService, client: Client, trained: str) -> None:
     at = page("models")
     at.run()
+    # The listing answers the active version's tags only: a model whose v1 is tagged (v2 active) showed none.
+    by_label(at.selectbox, "Per page").set_value(100).run()
+    no_exception(at)
+    frame = at.dataframe[0].value
+    assert frame[frame["handle"] == trained]["tags"].tolist() == ["first (v1)"]
+
     at.selectbox(key="models_limit").set_value(10)
     at.selectbox(key="models_state").set_value("ready")
     at.run()
@@ -266,19 +262,6 @@ def test_adding_a_too_long_sample_names_the_limit(client: Client, draft: str) ->
     assert len(list(client.list_samples(draft))) == before
 
 
-def test_samples_flags_find_a_mislabel(client: Client, draft: str) -> None:
-    client.add_samples(
-        draft, [{"trait": "formality", "text": "lol haha dude see ya, yo wanna chill", "quality": 1.0}]
-    )
-    at = page("samples", draft)
-    at.run()
-    at.button(key="flags_go").click()
-    at.run()
-    no_exception(at)
-    flagged = at.session_state["samples_flags"][2]
-    assert any(f["flag"] == "likely mislabelled" and f["text"].startswith("lol haha dude") for f in flagged)
-
-
 def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> None:
     at = page("training", draft)
     at.run()
@@ -292,6 +275,7 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     at.run()
     no_exception(at)
     assert any("Per-trait metrics of the active version v1" in str(h.value) for h in at.subheader)
+    assert any("out-of-fold" in c for c in texts(at.caption)), texts(at.caption)
     # The run ended while no poll watched it (AppTest runs no timers): the page still says how it ended.
     watched = [c for c in texts(at.caption) if c.startswith("Progress watched: ")]
     assert len(watched) == 1 and watched[0].endswith("done 100%"), texts(at.caption)
@@ -312,13 +296,6 @@ def test_training_starts_a_run_and_shows_metrics(client: Client, draft: str) -> 
     assert (model.state, model.version_no, model.buffered_feedback) == ("ready", 2, 0)
     at.run()
     assert at.button(key="train_go").label == "Train" and at.button(key="train_go").disabled
-
-
-def test_training_metrics_say_they_are_out_of_fold(trained: str) -> None:
-    at = page("training", trained)
-    at.run()
-    no_exception(at)
-    assert any("out-of-fold" in c for c in texts(at.caption)), texts(at.caption)
 
 
 def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
@@ -396,7 +373,7 @@ def test_versions_explains_the_calibration_error_on_graded_labels(
     assert "there by construction" in notes[0] and "does not mean the scores are off" in notes[0]
 
 
-def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
+def test_versions_refuses_an_empty_tag_and_shows_the_service_s_errors(client: Client, trained: str) -> None:
     before = sorted(client.get_version(trained, "v2").tags)
     at = page("versions", trained)
     at.run()
@@ -408,16 +385,14 @@ def test_versions_refuses_an_empty_tag(client: Client, trained: str) -> None:
     assert any("Enter a tag name" in w for w in texts(at.warning)), texts(at.warning)
     assert sorted(client.get_version(trained, "v2").tags) == before
 
-
-def test_api_errors_show_message_and_request_id(trained: str) -> None:
-    at = page("versions", trained)
-    at.run()
+    # The service's refusal shows its message and request id.
     by_label(at.text_input, "Tag name").set_value("v9")  # vN tags are refused
     by_label(at.button, "Tag").click()
     at.run()
     no_exception(at)
     errors = texts(at.error)
     assert any("invalid_tag" in e and "request id `req_" in e for e in errors), errors
+    assert sorted(client.get_version(trained, "v2").tags) == before
 
 
 def test_score_bars_text_view_and_explanation(trained: str) -> None:
@@ -455,7 +430,7 @@ def test_score_bars_text_view_and_explanation(trained: str) -> None:
     assert len(shown) == 1 and f"towards “{positive}”" in shown[0] and f"towards “{negative}”" in shown[0]
 
 
-def test_score_compare_two_texts(trained: str) -> None:
+def test_score_compares_two_texts_and_states_the_20000_character_limit(trained: str) -> None:
     at = page("score", trained)
     at.run()
     at.text_area(key="cmp_text_a").set_value("hey lol see ya dude")
@@ -466,10 +441,6 @@ def test_score_compare_two_texts(trained: str) -> None:
     cmp = at.session_state["cmp_texts"][1]
     assert cmp.deltas()["formality"] > 0
 
-
-def test_score_states_the_20000_character_limit_for_any_long_text(trained: str) -> None:
-    at = page("score", trained)
-    at.run()
     for length in (20_001, 35_000):  # 35,000 was past the service's untrimmed bound: "at most 30000"
         at.text_area(key="score_text").set_value("x" * length)
         at.button(key="score_go").click()
@@ -516,7 +487,7 @@ def test_score_preview_includes_a_trait_without_samples_zero_shot(client: Client
     assert skipped == [] and 0.0 < scores["mood"] < 1.0 and "formality" in scores
 
 
-def test_demo_opens_model_and_text_from_query_params(trained: str) -> None:
+def test_demo_opens_model_and_text_from_query_params_and_presets(trained: str) -> None:
     at = page("demo", None, model=trained, text="Dear colleague, kindly review the document.")
     at.run()
     no_exception(at)
@@ -525,16 +496,11 @@ def test_demo_opens_model_and_text_from_query_params(trained: str) -> None:
     assert at.get("plotly_chart"), "the bars are drawn"
     share = " ".join(str(c.value) for c in at.code)
     assert f"model={trained}" in share and "text=Dear+colleague" in share
-
-
-def test_demo_preset_sets_the_text(trained: str) -> None:
-    at = page("demo", trained)
+    # A preset puts its text in the box and in the link.
+    at.button(key="preset_0").click()
     at.run()
     no_exception(at)
-    preset = at.button(key="preset_0")
-    preset.click()
-    at.run()
-    no_exception(at)
+    assert at.session_state["demo_text"] != "Dear colleague, kindly review the document."
     assert at.session_state["demo_text"] and at.session_state["demo_rev"] >= 1
     assert at.query_params["text"] == at.session_state["demo_text"]
 
@@ -595,31 +561,6 @@ def test_demo_share_link_uses_the_public_address(trained: str, monkeypatch: pyte
     assert settings.session_state["public_url"] == "https://demo.example.org"
 
 
-def test_settings_rejects_an_unreachable_service() -> None:
-    at = page("settings")
-    at.run()
-    no_exception(at)
-    by_label(at.text_input, "Service URL").set_value("http://127.0.0.1:9/v1")
-    by_label(at.text_input, "API key").set_value("sk_nope")
-    by_label(at.button, "Connect").click()
-    at.run()
-    no_exception(at)
-    assert at.error, "a readable error, not a traceback"
-    assert "remote_backend" not in at.session_state
-
-
-def test_settings_links_the_api_docs(local_service: LocalService) -> None:
-    import httpx
-
-    at = page("settings")
-    at.run()
-    no_exception(at)
-    docs = f"{local_service.url}/docs"
-    assert any(f"**API docs:** [{docs}]({docs})" in m for m in shown(at.markdown)), texts(at.markdown)
-    answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
-    assert answer.status_code == 200 and "swagger-ui" in answer.text
-
-
 def test_traits_discover_marks_intrinsic_traits(local_service: LocalService, client: Client) -> None:
     from tests.support.app import FORMALITY, SENTIMENT, make_draft
 
@@ -664,9 +605,27 @@ def test_samples_synthesize_from_traits(client: Client, draft: str) -> None:
     assert sorted(shown["id"].astype(int)) == sorted(s.id for s in synthesized)
 
 
-def test_settings_connects_to_a_remote_service(local_service: LocalService) -> None:
+def test_settings_links_the_api_docs_refuses_an_unreachable_service_and_connects(
+    local_service: LocalService,
+) -> None:
+    import httpx
+
     at = page("settings")
     at.run()
+    no_exception(at)
+    docs = f"{local_service.url}/docs"
+    assert any(f"**API docs:** [{docs}]({docs})" in m for m in shown(at.markdown)), texts(at.markdown)
+    answer = httpx.get(docs, timeout=30)  # the link opens the service's own page, with no key
+    assert answer.status_code == 200 and "swagger-ui" in answer.text
+
+    by_label(at.text_input, "Service URL").set_value("http://127.0.0.1:9/v1")
+    by_label(at.text_input, "API key").set_value("sk_nope")
+    by_label(at.button, "Connect").click()
+    at.run()
+    no_exception(at)
+    assert at.error, "a readable error, not a traceback"
+    assert "remote_backend" not in at.session_state
+
     by_label(at.text_input, "Service URL").set_value(local_service.url)
     by_label(at.text_input, "API key").set_value(local_service.api_key)
     by_label(at.button, "Connect").click()
@@ -740,6 +699,15 @@ def test_samples_export_offers_csv_and_jsonl(draft: str) -> None:
 def test_score_batch_csv(trained: str) -> None:
     at = page("score", trained)
     at.run()
+    at.file_uploader(key="batch_upload").set_value(("empty.csv", b"", "text/csv"))
+    at.run()
+    at.button(key="batch_go").click()
+    at.run()
+    no_exception(at)
+    errors = texts(at.error)
+    assert any("The file is empty" in e and "`text` column" in e for e in errors), errors
+    assert not any("EmptyDataError" in e for e in errors)
+
     csv_bytes = b'text\n"Dear colleague, kindly review."\nlol see ya dude\nwhat a wonderful day\n'
     at.file_uploader(key="batch_upload").set_value(("texts.csv", csv_bytes, "text/csv"))
     at.run()
@@ -761,8 +729,9 @@ def test_samples_flags_fix_and_remove_in_place(client: Client, draft: str) -> No
     at.button(key="flags_go").click()
     at.run()
     no_exception(at)
-    flagged_ids = {f["id"] for f in at.session_state["samples_flags"][2]}
-    assert set(ids) <= flagged_ids
+    flagged = at.session_state["samples_flags"][2]
+    assert set(ids) <= {f["id"] for f in flagged}
+    assert any(f["flag"] == "likely mislabelled" and f["id"] == ids[0] for f in flagged), flagged
     at.button(key=f"flag_flip_{ids[0]}").click()
     at.run()
     no_exception(at)
@@ -909,19 +878,6 @@ def test_label_page_on_a_ready_model_counts_feedback_as_the_service_does(
         assert f"{held} of 20 label(s) are waiting: at 20 the service retrains" in message  # the service's N
 
 
-def test_the_samples_page_says_how_many_labels_wait_once(client: Client, trained: str) -> None:
-    """A trained model's Samples page gives one figure for the labels waiting: the buffered feedback's, read
-    when it is drawn; the note above it says what becomes of a label without a second, older figure."""
-    at = page("samples", trained)
-    at.run()
-    no_exception(at)
-    held = client.get_model(trained).buffered_feedback
-    waiting = [e.label for e in at.expander if e.label.startswith("Buffered feedback")]
-    assert waiting == [f"Buffered feedback: {held:,} of 20 label(s) until the model retrains"]
-    assert any("goes in as **score feedback**" in t for t in texts(at.info))
-    assert not any("are waiting" in t for t in texts([*at.info, *at.caption, *at.markdown]))
-
-
 def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
     client: Client, trained: str
 ) -> None:
@@ -956,11 +912,17 @@ def test_label_page_undo_after_a_skip_withdraws_the_label_and_shows_its_text(
 
 
 def test_samples_labels_on_a_ready_model_go_in_as_feedback(client: Client, trained: str) -> None:
+    """A trained model's Samples page gives one figure for the labels waiting: the buffered feedback's, read
+    when it is drawn; the note above it says what becomes of a label without a second, older figure. A
+    label sent there goes in as feedback."""
     before = client.get_model(trained).buffered_feedback or 0
     at = page("samples", trained)
     at.run()
     no_exception(at)
-    assert any("score feedback" in i for i in texts(at.info)), texts(at.info)
+    waiting = [e.label for e in at.expander if e.label.startswith("Buffered feedback")]
+    assert waiting == [f"Buffered feedback: {before:,} of 20 label(s) until the model retrains"]
+    assert any("goes in as **score feedback**" in t for t in texts(at.info)), texts(at.info)
+    assert not any("are waiting" in t for t in texts([*at.info, *at.caption, *at.markdown]))
     by_label(at.text_area, "Text").set_value("Dear colleague, thank you kindly for the report.")
     by_label(at.button, "Send label").click()
     at.run()
@@ -982,19 +944,6 @@ def test_samples_zero_data_retention_says_why_it_cannot_learn(
     no_exception(at)
     assert any("zero data retention" in i and "cannot learn" in i for i in texts(at.info)), texts(at.info)
     assert not [b for b in at.button if b.label == "Send label"]
-
-
-def test_score_batch_empty_csv_says_what_to_upload(trained: str) -> None:
-    at = page("score", trained)
-    at.run()
-    at.file_uploader(key="batch_upload").set_value(("empty.csv", b"", "text/csv"))
-    at.run()
-    at.button(key="batch_go").click()
-    at.run()
-    no_exception(at)
-    errors = texts(at.error)
-    assert any("The file is empty" in e and "`text` column" in e for e in errors), errors
-    assert not any("EmptyDataError" in e for e in errors)
 
 
 def test_a_page_waits_for_a_demo_model_still_loading(local_service: LocalService, client: Client) -> None:

@@ -21,32 +21,27 @@ from tests.support.apptest import main_app, no_exception
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
 
-def test_a_prestarted_service_is_taken_once(tmp_path: Path) -> None:
-    future = prestart(str(tmp_path), "hashing")
-    service = take(str(tmp_path), "hashing")
-    assert service is not None
-    try:
-        assert service is future.result() and service.running
-        with service.client() as client:
-            assert list(client.list_models(namespace=service.namespace)) == []
-        assert take(str(tmp_path), "hashing") is None  # once: a second workbench would start its own
-        assert take(str(tmp_path / "other"), "hashing") is None
-    finally:
-        service.stop()
-
-
-def test_the_workbench_uses_the_prestarted_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_workbench_takes_the_prestarted_service_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workbench's first run takes the service prestarted with its settings; it is taken once (a second
+    workbench would start its own), and only for the data directory it was started for."""
     for name in ("SCORING_API_URL", "SCORING_API_KEY", "SCORING_NAMESPACE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCORING_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("SCORING_EMBEDDER", "hashing")
     monkeypatch.setenv("SCORING_DEMO", "0")
     future = prestart(str(tmp_path), "hashing")
+    assert take(str(tmp_path / "other"), "hashing") is None  # another data directory's is not this one
     at = main_app()
     at.run()
     try:
         no_exception(at)
-        assert any(future.result().url in str(c.value) for c in at.sidebar.caption)
+        service = future.result()
+        assert service.running and any(service.url in str(c.value) for c in at.sidebar.caption)
+        assert take(str(tmp_path), "hashing") is None  # taken by the workbench: once
+        with service.client() as client:
+            assert list(client.list_models(namespace=service.namespace)) == []
     finally:
         future.result().stop()
 

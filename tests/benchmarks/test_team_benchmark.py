@@ -36,12 +36,13 @@ def test_a_short_flood_is_refused_429_while_the_people_meet_none(
     # Counted, not timed, so the outcome does not hang on the machine's speed: the run ends once the two
     # people have posted 6 labels and the script was refused once (--duration only bounds it). A person
     # then sends at most 7 writes (6 + one in flight), under the burst of 10 however slowly; the script
-    # passes 10 + 0.1 a second after a dozen writes, unless one of its requests takes 10 s.
+    # passes 10 + 0.1 a second after a dozen writes, unless one of its requests takes 10 s. The people
+    # think briefly: the script floods for as long as they label, each of its requests CPU for both sides.
     monkeypatch.setenv("SCORING_WRITE_BURST", "10")
     monkeypatch.setenv("SCORING_WRITE_RATE_PER_S", "0.1")
     out = tmp_path / "team-flood.json"
     args = ["--annotators", "3", "--duration", "300", "--labels", "6", "--pool", "100", "--k", "5"]
-    status = team.main([*args, "--think", "0.5", "--train-at", "1000", "--flood", "--out", str(out)])
+    status = team.main([*args, "--think", "0.05", "--train-at", "1000", "--flood", "--out", str(out)])
     run = json.loads(out.read_text())
     assert run["flood"]["statuses"].get("429", 0) > 0 and run["rate_limited"] == 0, run
     assert run["labels_posted"] >= 6 and run["lost"] == 0 and status == 0

@@ -33,7 +33,7 @@ import signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 from core.local import start_local_service
-svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", startup_timeout=120)
+svc = start_local_service(sys.argv[1], embedder="hashing", namespace="nb", startup_timeout=120, worker=False)
 with svc.client() as client:
     client.health()
 try:  # the interrupt may come while "started" is being written: inside the try, as any later moment is
@@ -81,19 +81,17 @@ def test_an_interrupt_of_the_callers_group_leaves_the_service_serving(tmp_path: 
     assert out.split() == ["interrupted", "health", "ok", "running", "True"], f"{out}\n{err}"
 
 
-def test_a_second_start_returns_the_running_service(tmp_path: Path) -> None:
-    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
-        again = start_local_service(tmp_path, embedder="hashing", namespace="nb")
-        assert again is svc and again.pid == svc.pid
-        with pytest.raises(LocalServiceError, match="already runs here for namespace 'nb'"):
-            start_local_service(tmp_path, embedder="hashing", namespace="other")
-    assert not svc.running
-
-
-def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
+def test_a_data_directory_s_service_is_one_and_a_stopped_one_is_seen(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A service another process runs on the directory is refused; once it has gone the directory is free
+    again; a second start returns the running service; one that died is seen and started again. One data
+    directory for the whole life: each start of a service costs seconds of CPU."""
     script = (
         "import sys\nfrom core.local import start_local_service\n"
-        "svc = start_local_service(sys.argv[1], embedder='hashing', namespace='nb', startup_timeout=120)\n"
+        "svc = start_local_service(\n"
+        "    sys.argv[1], embedder='hashing', namespace='nb', startup_timeout=120, worker=False\n"
+        ")\n"
         "print(svc.url, flush=True)\nsys.stdin.read()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -117,17 +115,15 @@ def test_a_service_another_process_runs_is_refused(tmp_path: Path) -> None:
             if other.poll() is None:
                 other.kill()
                 other.wait()
-    # Once that service has gone, the directory is free again.
-    with start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120) as svc:
-        assert svc.running
-
-
-def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A service that died under its caller is seen, its client's errors say how to start it again; a stop
-    that has to kill the service says so."""
-    svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+    # Once that service has gone, the directory is free again. The API alone: no run here needs a worker.
+    svc = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120, worker=False)
+    # A second start while it runs returns it; another namespace is refused.
+    again = start_local_service(tmp_path, embedder="hashing", namespace="nb")
+    assert again is svc and again.pid == svc.pid
+    with pytest.raises(LocalServiceError, match="already runs here for namespace 'nb'"):
+        start_local_service(tmp_path, embedder="hashing", namespace="other")
+    # A service that died under its caller is seen, its client's errors say how to start it again; a stop
+    # that has to kill the service says so.
     with svc.client(retries=0) as client:
         assert svc.running and client.health().status == "ok"
         svc.process.kill()  # died under the caller (killed, crashed)
@@ -136,7 +132,9 @@ def test_a_stopped_service_is_seen_and_its_errors_say_how_to_restart(
         assert "exited with code" in repr(svc)
         with pytest.raises(TransportError, match=r"start it again with `svc = core.start_local_service\("):
             client.health()
-    again = start_local_service(tmp_path, embedder="hashing", namespace="nb", startup_timeout=120)
+    again = start_local_service(
+        tmp_path, embedder="hashing", namespace="nb", startup_timeout=120, worker=False
+    )
     try:
         assert again is not svc and again.running
     finally:
