@@ -78,8 +78,8 @@ def test_newssd_notebook_runs_a_real_job_end_to_end(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.setenv("SCORING_DATASETS", str(datasets_dir()))
-    monkeypatch.setenv("NEWSSD_TRAIN", "60")  # a balanced subset: the job, not the dataset's size
-    monkeypatch.setenv("NEWSSD_TEST", "40")
+    monkeypatch.setenv("NEWSSD_TRAIN", "40")  # a balanced subset: the job, not the dataset's size
+    monkeypatch.setenv("NEWSSD_TEST", "20")
     monkeypatch.delenv("NEWSSD_EMBEDDER", raising=False)  # the default embedder's path, once in the suite
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the notebook makes (and removes) its data directory
     nb = nbformat.read(NEWSSD, as_version=4)
@@ -90,9 +90,9 @@ def test_newssd_notebook_runs_a_real_job_end_to_end(tmp_path: Path, monkeypatch:
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "60 training rows, 40 test rows" in text
-    assert "ScoreResults(40 texts × 1 traits: subjectivity" in text
-    assert "ROC-AUC v1" in text and "60 samples;" in text
+    assert "40 training rows, 20 test rows" in text
+    assert "ScoreResults(20 texts × 1 traits: subjectivity" in text
+    assert "ROC-AUC v1" in text and "40 samples;" in text
     assert not list(tmp_path.glob("scoring-newssd*")), "the notebook left its data directory behind"
 
 
