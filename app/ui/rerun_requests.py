@@ -17,6 +17,13 @@ session could see first; the session's page changes when the new page's run star
 fragment rerun that names the page left is dropped. Reruns of the same page, and its fragments', go on as
 before.
 
+The session's page changes only when the new page's run starts, which on a busy machine comes well after the
+move's request: the page left's late request came in between, and was taken as a press on a fragment of the
+page the session is on (below), run as the whole page left; folded into the move's pending rerun, it sent the
+person back to the page they had just left (a click on Label drew the Demo page again). So from a move's
+request until its run starts, the page the session is going to (`page_of`) is the one its requests are
+compared with.
+
 **A timer's rerun carries no click.** A button click sets the button's trigger in the browser and sends it
 with the next flush of widget states (a `setTimeout(0)` later), which then clears it. A `run_every` timer that
 fires in between sends every widget's state, the pending trigger too, and the flush sends it again: the
@@ -59,20 +66,43 @@ _MARK = "_workbench_filters_reruns"
 STREAMLIT_RELEASE = "1.67"
 
 
+_MOVING = "_workbench_moving"  # on a session: (its page when a move was asked for, the page moved to)
+
+
+def page_of(session: AppSession) -> str:
+    """The page the session is on, or is going to: a move asked for whose run has not started yet (the
+    session's own page is still the one it asked to leave)."""
+    moving: tuple[str, str] | None = getattr(session, _MOVING, None)
+    if moving is not None and session.page_script_hash == moving[0]:
+        return moving[1]
+    return session.page_script_hash
+
+
+def moving_to(session: AppSession, client_state: ClientState | None) -> None:
+    """Note the page a whole-page request goes to until its run starts (`page_of`); a move whose run has
+    started is forgotten, so a later move back by the page's own run (`st.switch_page`) is not mistaken
+    for it."""
+    moving: tuple[str, str] | None = getattr(session, _MOVING, None)
+    if moving is not None and session.page_script_hash != moving[0]:
+        setattr(session, _MOVING, None)
+    if client_state is not None and not client_state.fragment_id and client_state.page_script_hash:
+        setattr(session, _MOVING, (session.page_script_hash, client_state.page_script_hash))
+
+
 def leaving_page(session: AppSession, client_state: ClientState | None) -> bool:
     """Whether this rerun request moves the session to another page (a whole-page run of a page other than
-    the one its latest run was on)."""
+    the one it is on or going to)."""
     if client_state is None or client_state.fragment_id:
         return False
-    return client_state.page_script_hash != session.page_script_hash
+    return client_state.page_script_hash != page_of(session)
 
 
 def from_page_left(session: AppSession, client_state: ClientState | None) -> bool:
-    """Whether this request reruns a fragment of a page the session has since left (a request without a page
-    names none: the browser's first)."""
+    """Whether this request reruns a fragment of a page the session has since left, or is leaving (a request
+    without a page names none: the browser's first)."""
     if client_state is None or not client_state.fragment_id or not client_state.page_script_hash:
         return False
-    return client_state.page_script_hash != session.page_script_hash
+    return client_state.page_script_hash != page_of(session)
 
 
 def for_the_whole_page(session: AppSession, client_state: ClientState | None) -> bool:
@@ -140,6 +170,7 @@ def filter_rerun_requests() -> None:
                 storage.clear()
             else:
                 _LOG.warning("Streamlit's session keeps no _fragment_storage: page switches may draw blank")
+        moving_to(self, client_state)
         original(self, client_state)
 
     setattr(request_rerun, _MARK, True)

@@ -2,7 +2,7 @@
 
 Create a model, add traits, import samples (CSV upload), train and watch progress, tag, train a second
 version (retune), compare the two, score a text and see its bars; then the demo page opened from a
-shareable URL. A screenshot of each page goes to artifacts/screenshots/.
+shareable URL. With SCORING_SCREENSHOTS set, a screenshot of each page goes there.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from tests.support.app import (
     BROWSER,
     SCREENS,
+    SHOOTING,
     Ui,
     app_client,
     formality_samples,
@@ -305,10 +306,11 @@ SECOND_MODEL = "local.news-style"  # trained once on first start
 
 
 def _view(ui: Ui, locator: Locator, name: str) -> None:
-    """A screen with `locator` scrolled into view, as the user sees it at this size."""
+    """A screen with `locator` scrolled into view, as the user sees it at this size (when `SHOOTING`)."""
     locator.scroll_into_view_if_needed()
-    painted(ui.page)
-    ui.screen(name)
+    if SHOOTING:
+        painted(ui.page)
+        ui.screen(name)
 
 
 def _low_effort(ui: Ui) -> None:
@@ -321,8 +323,8 @@ def _low_effort(ui: Ui) -> None:
 def test_rough_edges(app_url: str, browser: Browser, tmp_path: Path, person: random.Random) -> None:
     """Rough edges at 1280x800 (1-3, 9 and 10 are the tests above): plain messages, refused grid rows kept,
     CSV import notes, flags, what Discover and Synthesize added, the versions charts; the charts once more
-    at 1920x1080. What the pages say does not hang on the screen's size: one journey proves it, and the
-    wide screen is for the eye (its screenshot)."""
+    at 1920x1080 for the eye, when screenshots are asked for (`SHOOTING`). What the pages say does not hang
+    on the screen's size: one journey proves it."""
     page = browser.new_page(viewport=SCREENS[0])
     ui = Ui(page)
     try:
@@ -420,11 +422,12 @@ def _rough_edges(ui: Ui, page: Page, app_url: str, tmp_path: Path, rng: random.R
     _view(ui, charts.first, f"p8_versions_history_{size}")
     _view(ui, page.get_by_text("A = v1 · B = v2").first, f"p8_versions_compare_{size}")
     ui.shot(f"p8_versions_whole_{size}")
-    wide = SCREENS[1]  # the same page drawn again on a wide screen, for the eye
-    page.set_viewport_size(wide)
-    painted(page)
-    ui.shot(f"p8_versions_whole_{wide['width']}x{wide['height']}")
-    page.set_viewport_size(SCREENS[0])
+    if SHOOTING:  # the same page drawn again on a wide screen, for the eye
+        wide = SCREENS[1]
+        page.set_viewport_size(wide)
+        painted(page)
+        ui.shot(f"p8_versions_whole_{wide['width']}x{wide['height']}")
+        page.set_viewport_size(SCREENS[0])
 
     # 5. A grid row the service cannot take stays in the grid, marked with why, and the message is a warning.
     ui.goto(f"{app_url}/samples?model={DRAFT_MODEL}")

@@ -1,4 +1,5 @@
-"""Importing files shaped as they come, in headless Chromium at 1280x800.
+"""Importing files shaped as they come, and what the Samples and Versions pages show of prepared models, in
+headless Chromium at 1280x800 (1400x1600 for the evaluation view): one workbench for every part.
 
 A review export `id,score,review` with mean ratings from -3 to +3.6 goes into a draft's samples: the page
 proposes the review as the text and the rating's scale (-4..+4, middle 0) instead of "as is", so every row
@@ -6,7 +7,22 @@ maps. The held-out part of another export, in its own columns, goes into a train
 through the same column mapping, preview and refused-row table. Politeness requests with their mean rating on
 -4..+4 (never reaching +-3): the analyst's own scale survives a look at the threshold rule, the summary names
 the rules and the neutral rows, and the grid shows the stored rows as soon as the import ends.
-Screenshots: artifacts/screenshots/import_*.
+
+The Versions page's evaluation part: two versions side by side on the evaluation set (metrics with B − A and
+significance, reliability plots, disagreements, CSV export) and a threshold chosen on the PR curve.
+
+The Samples page keeps the tab the analyst is on: settling a text on the Disagreements tab, and picking a file
+on the Import tab right after reopening a trained model, each change what the page shows above its tabs (a
+message, the reopen offer); the tabs stay where they were, and so does the mapping of the file picked.
+
+What colleagues typed stays text: a comment, a labelled text, an annotator's name and a trait's guidelines
+written in Markdown (a link, an image that would be fetched as a tracking pixel, a bare address GitHub's
+Markdown links by itself) show as typed on the reviewer's Disagreements tab and beside the text on the Label
+page, and a trait's name and pole labels written in Markdown or as an e-mail address show as typed on the
+Label page's metric and buttons; no link and no image comes of them.
+
+The models are prepared through the client of the data directory's service, which the app's embedded service
+then attaches to.
 """
 
 from __future__ import annotations
@@ -23,7 +39,16 @@ from core.demo import read_demo_model
 from core.local import LocalService
 from harness.datasets import find_datasets
 from harness.streamlit import prepared_workbench
-from tests.support.app import BROWSER, Ui, app_client, pause
+from tests.support.app import (
+    BROWSER,
+    CASUAL,
+    FORMAL,
+    FORMALITY,
+    Ui,
+    app_client,
+    pause,
+    sentiment_samples,
+)
 from tests.support.grid import type_like_a_person
 
 pytestmark = BROWSER
@@ -69,11 +94,24 @@ def _prepare(service: LocalService) -> None:
         c.wait(TRAINED, c.train(TRAINED, effort="low").run_id, timeout=300)
 
 
+def _prepare_all(service: LocalService) -> None:
+    """Every part's models, on one service: one workbench for the module."""
+    _prepare(service)
+    _prepare_evaluation(service)
+    _prepare_tabs(service)
+    _prepare_inert(service)
+
+
 @pytest.fixture(scope="module")
 def import_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data_dir = tmp_path_factory.mktemp("import-browser")
-    with prepared_workbench(data_dir, _prepare) as (url, _):
+    with prepared_workbench(data_dir, _prepare_all) as (url, _):
         yield url, data_dir
+
+
+@pytest.fixture
+def workbench(import_app: tuple[str, Path]) -> str:
+    return import_app[0]
 
 
 def _upload(page: Page, ui: Ui, path: Path, scope: Locator | None = None) -> None:
@@ -335,5 +373,269 @@ def test_the_analyst_s_scale_stays_and_the_grid_shows_the_import(
         ui.settle()
         ui.no_exception()
         ui.screen("import_10_means_grid")
+    finally:
+        page.close()
+
+
+# -- the evaluation set: two versions side by side -----------------------------------------------------------
+
+EVALUATED = "local.evalview"
+# Held-out variants of the training texts, plus mixed sentences (half formal, half casual) that the two
+# versions score differently: labelled by the half that comes first.
+HELD = [{"trait": "formality", "text": f"{t} (a)", "quality": 1.0} for t in FORMAL[:8]]
+HELD += [{"trait": "formality", "text": f"{t} (a)", "quality": 0.0} for t in CASUAL[:8]]
+HELD += [
+    {"trait": "formality", "text": f"{f} {c}", "quality": 1.0} for f, c in zip(FORMAL, CASUAL, strict=True)
+]
+HELD += [
+    {"trait": "formality", "text": f"{c} {f}", "quality": 0.0}
+    for f, c in zip(FORMAL, CASUAL[1:], strict=False)
+]
+HELD += [{**r, "text": r["text"].replace("day", "evening")} for r in sentiment_samples()]
+
+
+def _prepare_evaluation(service: LocalService) -> None:
+    """v1 trained with low effort, v2 re-optimized with high effort; both evaluated on held-out variants."""
+    with service.client() as c:
+        c.create_model(EVALUATED, description="evaluation view")
+        c.add_traits(EVALUATED, [FORMALITY, SENTIMENT])
+        formal = [{"trait": "formality", "text": t, "quality": 1.0} for t in FORMAL]
+        casual = [{"trait": "formality", "text": t, "quality": 0.0} for t in CASUAL]
+        c.import_samples(EVALUATED, formal + casual + sentiment_samples())
+        c.wait(EVALUATED, c.train(EVALUATED, effort="low").run_id, timeout=120)
+        c.wait(EVALUATED, c.train(EVALUATED, effort="high", reoptimize_params=True).run_id, timeout=180)
+        c.add_evaluation_items(EVALUATED, HELD)
+        for version in (1, 2):
+            c.wait(EVALUATED, c.evaluate(EVALUATED, version).run_id, timeout=120)
+
+
+def test_compare_two_versions_on_the_evaluation_set(workbench: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/versions?model={EVALUATED}")
+        page.get_by_role("heading", name="Evaluation set").first.wait_for()
+        ui.expect_text(f"v2 on {len(HELD)} evaluation items")
+        ui.no_exception()
+
+        # A threshold from the PR curve: precision ≥ 0.9 on formality, stored with v2.
+        expect_chart = page.locator(".st-key-thr_chart .js-plotly-plot")
+        expect_chart.first.wait_for()
+        ui.click("Set formality's threshold on v2")
+        ui.expect_text("formality on v2: threshold")
+        ui.no_exception()
+
+        ui.click("Compare on the set")
+        ui.expect_text("Where v1 and v2 disagree most")
+        assert page.locator("[class*='st-key-evcmp_rel_'] .js-plotly-plot").count() == 2  # one per trait
+        page.locator("[role='columnheader']", has_text="significant").first.wait_for(state="attached")
+        with page.expect_download() as download:
+            page.get_by_role("button", name=f"Download the comparison (CSV, {len(HELD)} items)").click()
+        exported = Path(download.value.path()).read_text()
+        head, metric_rows, dis_rows = exported.split("\n", 1)[0], *exported.split("\n\n")[:2]
+        assert head.startswith(f"# {EVALUATED}: A = v1, B = v2, paired on {len(HELD)}")
+        assert "trait,metric,A,B,B − A,95% CI of B − A,p,significant,items" in metric_rows
+        assert dis_rows.startswith("trait,label,A,B,B − A,text,item_id")
+        assert len(dis_rows.strip().splitlines()) == len(HELD) + 1  # header + every item
+        ui.no_exception()
+        ui.shot("evaluation_compare")
+    finally:
+        page.close()
+
+
+# -- the Samples page keeps the tab the analyst is on --------------------------------------------------------
+
+CONTESTED = "local.tabs-contested"
+TABS_TRAINED = "local.tabs-trained"
+CONTESTED_TEXT = "The parcel came late but the seller answered at once."
+
+
+def _prepare_tabs(service: LocalService) -> None:
+    """Two trained models (v1): one holds a text two annotators put on opposite poles."""
+    demo = [
+        {**r, "trait": "sentiment"}
+        for r in read_demo_model("product_reviews").samples
+        if r["trait"] == "Sentiment"
+    ]
+    with service.client() as c:
+        for handle in (CONTESTED, TABS_TRAINED):
+            c.create_model(handle, description="Product reviews")
+            c.add_traits(handle, [SENTIMENT])
+        c.import_samples(CONTESTED, demo[:40])
+        c.add_samples(
+            CONTESTED,
+            [
+                {"trait": "sentiment", "text": CONTESTED_TEXT, "quality": q, "annotator": who}
+                for q, who in ((1.0, "rater-a"), (0.0, "rater-b"))
+            ],
+        )
+        c.import_samples(TABS_TRAINED, demo)
+        for handle in (CONTESTED, TABS_TRAINED):
+            c.wait(handle, c.train(handle, effort="low").run_id, timeout=300)
+
+
+def _selected(page: Page, name: str) -> None:
+    expect(page.get_by_role("tab", name=name, exact=True)).to_have_attribute("aria-selected", "true")
+
+
+def test_settling_a_text_stays_on_the_disagreements_tab(
+    workbench: str, browser: Browser, person: random.Random
+) -> None:
+    """Settling is a sample edit: the analyst reopens the model, then settles; that run drops the reopen's
+    message above the tabs."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/samples?model={CONTESTED}")
+        ui.click("Edit the data (v1 keeps serving)")
+        ui.expect_text("Draft reopened from v1")
+        ui.tab("Disagreements")
+        ui.settle()
+        ui.expect_text(CONTESTED_TEXT)
+        pause(page, person.uniform(400, 1500))  # reading both votes
+        ui.click("Settle: positive")
+        ui.expect_text("Settled as “positive”")
+        _selected(page, "Disagreements")
+        ui.expect_text(CONTESTED_TEXT)  # the settled text, on the tab the analyst was on
+        ui.no_exception()
+        ui.screen("samples_tabs_settled")
+    finally:
+        page.close()
+
+
+def test_a_file_picked_after_reopening_keeps_the_import_tab_and_its_mapping(
+    workbench: str, browser: Browser, person: random.Random, tmp_path: Path
+) -> None:
+    """Reopening shows a message above the tabs for one run; the next run (the file picked) drops it."""
+    path = tmp_path / "more_reviews.txt"
+    rows = [("r1", "Great value, works as described.", 3.5), ("r2", "Broke after a day.", -3.2)]
+    rows += [(f"r{i}", f"Review number {i}: fine for the price.", 1.0) for i in range(3, 12)]
+    path.write_text("".join(f"{i}\t{t}\t{q}\n" for i, t, q in rows), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/samples?model={TABS_TRAINED}")
+        ui.tab("Import")
+        ui.settle()
+        pause(page, person.uniform(300, 1200))
+        ui.click("Edit the data (v1 keeps serving)")
+        ui.expect_text("Draft reopened from v1")
+        _selected(page, "Import")
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+        ui.settle()
+        _selected(page, "Import")
+        main = page.locator("[data-testid='stMain']")
+        expect(main.get_by_label("Text column", exact=True)).to_have_value("column 2")
+        expect(main.get_by_label("Label column", exact=True)).to_have_value("column 3")
+        ui.expect_text(f"{len(rows)} row(s) read, 0 unreadable.")
+        ui.no_exception()
+        ui.screen("samples_tabs_reopened_import")
+    finally:
+        page.close()
+
+
+# -- what colleagues typed stays text ------------------------------------------------------------------------
+
+INERT = "local.inert"
+EVIL = "evil.example"
+LINK = f"[open the updated guidelines](http://{EVIL}/guide)"
+PIXEL = f"![x](http://{EVIL}/pixel.png)"
+COMMENT = f"{LINK} {PIXEL} or www.{EVIL}"
+INERT_TEXT = f"Great parcel {PIXEL} see http://{EVIL}/t"
+GUIDE = f"Positive: glad. {LINK} {PIXEL}"
+INERT_TRAIT = {"name": "Sentiment", "positive_label": "good", "negative_label": "bad", "description": GUIDE}
+# A model whose trait name and pole labels are Markdown and an e-mail address: the Label page's metric,
+# buttons and key help show them as typed.
+NAMED = "local.inert_names"
+TRAP = "127.0.0.1:9"
+TRAIT_NAME = f"[x](http://{TRAP}/x) ![i](http://{TRAP}/i.png) **b**"
+POSITIVE = "ann@example.com"
+NEGATIVE = f"![n](http://{TRAP}/n.png)"
+
+
+def _prepare_inert(service: LocalService) -> None:
+    """A draft whose one text two raters put on opposite poles, a comment on it, and a pool to label."""
+    with service.client() as c:
+        c.create_model(INERT, description="Inert text")
+        c.add_traits(INERT, [INERT_TRAIT])
+        c.add_samples(
+            INERT,
+            [
+                {"trait": "sentiment", "text": INERT_TEXT, "quality": q, "annotator": who}
+                for q, who in ((1.0, f"rater@{EVIL}"), (0.0, "rater-b"))
+            ],
+        )
+        c.add_comment(INERT, "sentiment", INERT_TEXT, COMMENT)
+        c.mark_unsure(INERT, "sentiment", INERT_TEXT)
+        c.add_pool_texts(INERT, [f"Pool text {i}: fine {PIXEL}" for i in range(3)])
+        c.create_model(NAMED, description="Markdown names")
+        named = {"name": TRAIT_NAME, "positive_label": POSITIVE, "negative_label": NEGATIVE}
+        c.add_traits(NAMED, [named])
+        c.add_pool_texts(NAMED, ["A plain text to label", "Another plain text"])
+
+
+def _shows(page: Page, text: str) -> None:
+    """`text` is on the page as typed (the invisible word joiners that break autolinks aside)."""
+    page.wait_for_function(
+        "(t) => document.body.innerText.replaceAll('\\u2060', '').includes(t)", arg=text, timeout=60_000
+    )
+
+
+def _nothing_live(page: Page) -> None:
+    assert page.locator(f"a[href*='{EVIL}']").count() == 0
+    assert page.locator(f"img[src*='{EVIL}']").count() == 0
+
+
+def test_comments_texts_and_names_are_text_on_the_disagreements_tab(workbench: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if EVIL in r.url else None)
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/samples?model={INERT}")
+        ui.tab("Disagreements")
+        ui.settle()
+        _shows(page, COMMENT)  # the comment as typed, brackets and all
+        _shows(page, f"rater@{EVIL}: 1.00")
+        _shows(page, INERT_TEXT)
+        _nothing_live(page)
+        assert fetched == []  # no image was asked for
+        ui.no_exception()
+        ui.screen("inert_text_disagreements")
+    finally:
+        page.close()
+
+
+def test_guidelines_are_text_on_the_label_page(workbench: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if EVIL in r.url else None)
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/label?model={INERT}")
+        _shows(page, GUIDE)
+        _nothing_live(page)
+        assert fetched == []
+        ui.no_exception()
+        ui.screen("inert_text_label")
+    finally:
+        page.close()
+
+
+def test_trait_names_and_pole_labels_are_text_on_the_label_page(workbench: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if TRAP in r.url else None)
+    ui = Ui(page)
+    try:
+        ui.goto(f"{workbench}/label?model={NAMED}")
+        _shows(page, f"for {TRAIT_NAME}")  # the metric's label, brackets and stars as typed
+        _shows(page, f"1 · {NEGATIVE}")  # the buttons
+        _shows(page, f"2 · {POSITIVE}")
+        assert page.locator(f"a[href*='{TRAP}'], a[href^='mailto:']").count() == 0
+        assert page.locator(f"img[src*='{TRAP}']").count() == 0
+        assert fetched == []  # no image was asked for
+        ui.no_exception()
+        ui.screen("inert_text_trait_names")
     finally:
         page.close()

@@ -1,5 +1,5 @@
 """`app.ui.inert.escape_md`: any string, rendered as CommonMark, is one paragraph of exactly that text (no
-link, no image, no markup); the browser test (test_inert_text_browser.py) checks GitHub's autolinks in
+link, no image, no markup); the browser test (test_import_browser.py) checks GitHub's autolinks in
 Streamlit. And every value the pages interpolate into Markdown went through it (tests/app/inert_scan.py)."""
 
 from __future__ import annotations

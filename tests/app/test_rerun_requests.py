@@ -243,6 +243,27 @@ def test_a_press_on_a_fragment_a_page_run_replaced_runs_the_page() -> None:
     assert timer.runs == []
 
 
+def test_the_page_left_s_late_request_leaves_the_move_to_the_next_page() -> None:
+    """A move by the sidebar, then the box of the page left sends its text on blur: that request reaches the
+    server after the move's but before the move's run starts (the session still on the page left). It is
+    dropped; it used to run as the whole page left, which took the pending move's place (a click on Label
+    drew the Demo page again)."""
+    filter_rerun_requests()
+    session = _Session(held={"live-view"})
+    AppSession.request_rerun(cast(AppSession, session), ClientState(page_script_hash=LEFT))
+    typed = ClientState(page_script_hash=ON, fragment_id="live-view")
+    typed.widget_states.widgets.append(WidgetState(id="demo_live", string_value="Thank you"))
+    AppSession.request_rerun(cast(AppSession, session), typed)
+    assert [r.page_script_hash for r in session.runs] == [LEFT], "the page left ran again"
+    assert not from_page_left(cast(AppSession, session), request(LEFT, "a-fragment-of-the-next-page"))
+
+    session.page_script_hash = LEFT  # the move's run started: the page left is left, the move is done
+    AppSession.request_rerun(cast(AppSession, session), request(LEFT, "a-fragment-of-the-next-page"))
+    assert len(session.runs) == 2
+    session.page_script_hash = ON  # its own run moved back (`st.switch_page`): that page's requests count
+    assert not from_page_left(cast(AppSession, session), request(ON, "live-view"))
+
+
 def test_a_queued_press_whose_fragment_a_page_run_forgot_runs_the_page() -> None:
     """A press that reached the server during the whole-page run was queued as a rerun of the old id; the
     run forgot it at its end: with a press in it, the queued rerun runs the page; a timer's runs nothing."""

@@ -96,8 +96,12 @@ def make_draft(client: Client, handle: str, traits: tuple[dict[str, Any], ...] =
 
 # -- browser tests (headless Chromium) ------------------------------------------------------------------
 
-# Screenshots go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says.
+# A failing test's pages go to artifacts/screenshots/ (git-ignored), or where SCORING_SCREENSHOTS says. The
+# pictures a passing test takes for a person to look at (`Ui.shot`, `Ui.screen`) are taken only when
+# SCORING_SCREENSHOTS names a folder: nobody looks at a passing run's, and each cost the page a resize, a
+# redraw and an encoded picture.
 SHOTS = Path(os.environ.get("SCORING_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
+SHOOTING = bool(os.environ.get("SCORING_SCREENSHOTS"))
 
 # An `expect` waits for a condition the page reaches; its bound (Playwright's default is 5 s) is how long a
 # slow machine may take to get there, not how long this one does: a save and the page's rerun beside two busy
@@ -377,7 +381,12 @@ class Ui:
         return text if len(text) <= limit else "…" + text[-limit:]
 
     def shot(self, name: str) -> None:
-        """The whole page: Streamlit scrolls inside its main container, so grow the viewport to fit it."""
+        """The whole page, for a person to look at (when `SHOOTING`)."""
+        if SHOOTING:
+            self._whole_page(name)
+
+    def _whole_page(self, name: str) -> None:
+        """Streamlit scrolls inside its main container, so grow the viewport to fit it."""
         SHOTS.mkdir(parents=True, exist_ok=True)
         size = self.page.viewport_size
         assert size is not None  # every page here is opened with a viewport
@@ -398,10 +407,12 @@ class Ui:
         text = f"{self.page.url}\n\n{self.page.locator('body').aria_snapshot()}\n"
         SHOTS.mkdir(parents=True, exist_ok=True)
         (SHOTS / f"{name}.txt").write_text(text)
-        self.shot(name)
+        self._whole_page(name)
 
     def screen(self, name: str) -> None:
-        """What one screen shows, without scrolling (the viewport as it is)."""
+        """What one screen shows, without scrolling (the viewport as it is), for a person (`SHOOTING`)."""
+        if not SHOOTING:
+            return
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"))
 
