@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.service import auth, check, cli, make_model, served, train_ready
+from service.store.db import make_engine, make_session_factory, migrate
+from tests.support.service import check, cli, make_model, new_key, served, train_ready
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -52,12 +53,20 @@ def scores(client: httpx.Client, handle: str) -> list[list[float]]:
     return out
 
 
+def authoring_key(data_dir: Path) -> dict[str, str]:
+    """A key of namespace acme, stored in this process (a `keys create` process is seconds of CPU)."""
+    data_dir.mkdir(parents=True)
+    engine = make_engine(f"sqlite:///{data_dir / 'scoring.sqlite'}")
+    try:
+        migrate(engine)
+        return new_key(make_session_factory(engine), ["acme"], "authoring")
+    finally:
+        engine.dispose()
+
+
 def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
     live_dir, fresh_dir, backup_dir = tmp_path / "live", tmp_path / "fresh", tmp_path / "backup"
-    key = cli(live_dir, "keys", "create", "--namespace", "acme", "--scope", "authoring").stdout.splitlines()[
-        -1
-    ]
-    headers = auth(key)
+    headers = authoring_key(live_dir)
     written: list[str] = []  # handles whose samples were acknowledged, in order
     stop = threading.Event()
 
@@ -72,7 +81,9 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
                 # a fast machine before the backup ended, and the load stopped at a 429.
                 stop.wait(0.4)
 
-    with served(live_dir) as (base, _proc, _log):
+    # Runs in a thread of the API process, not a worker child: a process start fewer; what is backed up is
+    # the same.
+    with served(live_dir, options=("--in-process-worker",)) as (base, _proc, _log):
         root = base.removesuffix("/v1")
         with httpx.Client(base_url=root, headers=headers, timeout=60) as c:
             for handle in ("acme.one", "acme.two"):
@@ -102,7 +113,7 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
     done = cli(fresh_dir, "restore", str(backup_dir))
     assert done.returncode == 0, done.stderr
     with (
-        served(fresh_dir) as (base, _proc, _log),
+        served(fresh_dir, options=("--no-worker",)) as (base, _proc, _log),  # it reads and scores only
         httpx.Client(base_url=base.removesuffix("/v1"), headers=headers, timeout=60) as c,
     ):
         handles = [m["handle"] for m in every(c, "/v1/models", namespace="acme")]

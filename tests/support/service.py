@@ -163,16 +163,16 @@ def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @contextmanager
 def served(
-    data_dir: Path, settings: dict[str, str] | None = None
+    data_dir: Path, settings: dict[str, str] | None = None, options: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
     """`python -m service serve` on loopback: its base URL, its process and its output lines so far.
-    `settings`: more environment variables (`SCORING_…`)."""
+    `settings`: more environment variables (`SCORING_…`); `options`: more `serve` options."""
     port = free_port()
     # The default rate limits, as every service test runs (make_settings).
     env = {**os.environ, "SCORING_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1", **(settings or {})}
     env.pop("SCORING_DATABASE_URL", None)
     proc = subprocess.Popen(
-        serve_command(port, data_dir, "--log-level", "warning"),
+        serve_command(port, data_dir, "--log-level", "warning", *options),
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
