@@ -85,6 +85,10 @@ def test_load_benchmark_cleans_up_on_sigterm(short_tmpdir: Path, tmp_path: Path)
         "hashing",
         "--api-processes",
         "1",
+        # Runs in a thread of the API process, not a worker child: two process starts fewer, and a worker's
+        # end with its parent is test_worker_stops_when_its_parent_is_killed's.
+        "--worker",
+        "in-process",
         "--clients",
         "2",
         "--texts",

@@ -35,14 +35,11 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
 @pytest.mark.postgres
 # Each command once (each builds its settings and reports the refusal itself), and each kind of weak secret:
 # which kind it is, `weak_secret` says alike for every command (each case is a process start, ~4 CPU-s).
+# `serve` with and without --no-worker builds its settings alike (no worker of its own either way).
 @pytest.mark.parametrize(
     ("command", "secret"),
-    [
-        (["serve", "--port", "0"], PLACEHOLDER),
-        (["serve", "--no-worker", "--port", "0"], SHORT),
-        (["worker"], PLACEHOLDER),
-    ],
-    ids=["serve-placeholder", "api-short", "worker-placeholder"],
+    [(["serve", "--no-worker", "--port", "0"], SHORT), (["worker"], PLACEHOLDER)],
+    ids=["api-short", "worker-placeholder"],
 )
 def test_postgres_refuses_a_placeholder_or_short_cursor_secret(
     pg_url: str, tmp_path: Path, secret: str, command: list[str]

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.service import auth, check, cli, make_model, served, train_ready
+from tests.support.service import auth, check, cli, cli_key, make_model, served, train_ready
 
 pytestmark = pytest.mark.usefixtures("server_process")  # starts a service process of its own
 
@@ -54,10 +54,8 @@ def scores(client: httpx.Client, handle: str) -> list[list[float]]:
 
 def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
     live_dir, fresh_dir, backup_dir = tmp_path / "live", tmp_path / "fresh", tmp_path / "backup"
-    key = cli(live_dir, "keys", "create", "--namespace", "acme", "--scope", "authoring").stdout.splitlines()[
-        -1
-    ]
-    headers = auth(key)
+    live_dir.mkdir()
+    headers = auth(cli_key(live_dir))
     written: list[str] = []  # handles whose samples were acknowledged, in order
     stop = threading.Event()
 
@@ -72,7 +70,9 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
                 # a fast machine before the backup ended, and the load stopped at a 429.
                 stop.wait(0.4)
 
-    with served(live_dir) as (base, _proc, _log):
+    # Runs in a thread of the API process, not a worker child: a process start fewer; what is backed up is
+    # the same.
+    with served(live_dir, None, "--in-process-worker") as (base, _proc, _log):
         root = base.removesuffix("/v1")
         with httpx.Client(base_url=root, headers=headers, timeout=60) as c:
             for handle in ("acme.one", "acme.two"):
@@ -102,7 +102,7 @@ def test_backup_under_write_load_restores_equal(tmp_path: Path) -> None:
     done = cli(fresh_dir, "restore", str(backup_dir))
     assert done.returncode == 0, done.stderr
     with (
-        served(fresh_dir) as (base, _proc, _log),
+        served(fresh_dir, None, "--no-worker") as (base, _proc, _log),  # it reads and scores only
         httpx.Client(base_url=base.removesuffix("/v1"), headers=headers, timeout=60) as c,
     ):
         handles = [m["handle"] for m in every(c, "/v1/models", namespace="acme")]
