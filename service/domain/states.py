@@ -40,9 +40,9 @@ def require_not_archived(model: _HasState) -> None:
 
 
 def require_label_write(session: Session, model: Model) -> None:
-    """A write of a label's state (core.model_states.TRANSITIONS["label"]): any state but archived; while busy,
-    409 `model_busy` only when the run in flight reads the labels (a training), never for a run that reads
-    a version (an evaluation)."""
+    """A write of a label's state (core.model_states.TRANSITIONS["label"]): any state but archived; while
+    busy, 409 `model_busy` only when the run in flight reads the labels (a training), never for a run that
+    reads a version (an evaluation)."""
     run = ledger.in_flight(session, model) if model.state == "busy" else None
     if can("label", model.state, run.kind if run is not None else None):
         return
