@@ -85,6 +85,7 @@ def _click_once(ui: Ui, button: Locator, said: str, done: Callable[[], bool]) ->
     so `settle` may see one of its runs rather than the click's: the message is the condition, waited for
     as long as any run of a page may take (`PAGE_BOUND_MS`: a busy machine's fragment run can take tens of
     seconds); it stays until the list's next run, which only a press of this person starts."""
+    ui.idle()  # the page drawn, as a person's eyes wait for it: no run of it in flight
     button.click()
     ui.settle()
     ui.expect_text(said, timeout=PAGE_BOUND_MS)
