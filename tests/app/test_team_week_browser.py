@@ -74,7 +74,14 @@ def week_service(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """The team and a trained model: the support-replies demo's 240 samples (three traits), v1 serving, and
     a pool of 300 texts to label. Its runs wait for a worker the test starts."""
     demo = read_demo_model("support_replies")
-    with oidc_service(idp, tmp_path_factory.mktemp("week-service"), worker=False) as svc:
+    with contextlib.ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as env:  # the service's setting, read when it starts
+            # The texts each page shows stay held for the walk's length, however slow the machine: a lease
+            # running out on a busy one handed them to others (the walk asserts they are held).
+            env.setenv("SCORING_CLAIM_LEASE_S", "3600")
+            svc = stack.enter_context(
+                oidc_service(idp, tmp_path_factory.mktemp("week-service"), worker=False)
+            )
         with (
             svc.client() as operator
         ):  # the operator's key adds the team (as `python -m service people` does)
