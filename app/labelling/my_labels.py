@@ -28,6 +28,9 @@ from core.contract import (
 SINCE = "since"  # the address's query key that keeps the session's start
 SHOWN = 20  # labels listed at first, and added by "Show more"
 FLASH = "my_labels_flash"
+# Open once a change or withdrawal was said, for the session: an `expanded` that went back to False at the
+# next run (any key press, a search) would close the panel on the person working in it.
+OPENED = "my_labels_opened"
 HISTORY = 10  # versions of the guidelines listed
 
 
@@ -195,7 +198,9 @@ def my_labels_section(
 ) -> None:
     """The person's own labels, newest first, searchable; each untrained one with a button to give the
     other pole (on a scale: one per other point) and one to withdraw it."""
-    with st.expander("My labels", expanded=FLASH in st.session_state):
+    if FLASH in st.session_state:
+        st.session_state[OPENED] = True
+    with st.expander("My labels", expanded=bool(st.session_state.get(OPENED))):
         if (flash := st.session_state.pop(FLASH, None)) is not None:
             (st.success if flash[1] else st.error)(escape_md(flash[0]))
         q = st.text_input("Search my labels", key="my_labels_q", placeholder="words in the text")

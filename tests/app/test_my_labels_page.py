@@ -49,6 +49,8 @@ def test_my_labels_withdraws_and_a_reload_keeps_the_count_and_the_guidelines_not
     no_exception(at)
     assert any("Withdrew your label" in s for s in shown(at.success))
     assert client.my_labels_page(handle, trait="formality", limit=1).items[0].id != newest.id
+    at.run()  # the page's next run (a key press, a search) leaves the panel open on the person using it
+    assert [e.proto.expanded for e in at.expander if e.label == "My labels"] == [True]
 
     # A reload (a new script run with the same address) counts on from the service, and the notice stays
     # until the person says they read the guidelines.
