@@ -3,6 +3,7 @@ process at start, saying why), and a database password may hold any character.""
 
 from __future__ import annotations
 
+import argparse
 import secrets
 import uuid
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from harness.pgcluster import PgCluster
+from service.__main__ import serve_settings
 from service.config.settings import Settings
 from service.runs.queue import make_huey
 from service.store.db import make_engine
@@ -35,7 +37,7 @@ def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
 @pytest.mark.postgres
 # Each command once (each builds its settings and reports the refusal itself), and each kind of weak secret:
 # which kind it is, `weak_secret` says alike for every command (each case is a process start, ~4 CPU-s).
-# `serve` with and without --no-worker builds its settings alike (no worker of its own either way).
+# `serve --no-worker` is an API of a fleet; `serve` with its worker child is one process (below).
 @pytest.mark.parametrize(
     ("command", "secret"),
     [(["serve", "--no-worker", "--port", "0"], SHORT), (["worker"], PLACEHOLDER)],
@@ -51,6 +53,22 @@ def test_postgres_refuses_a_placeholder_or_short_cursor_secret(
     why = "looks like a placeholder" if secret == PLACEHOLDER else "characters long"
     assert why in proc.stderr and "secrets.token_hex(32)" in proc.stderr
     assert "ready" not in proc.stdout
+
+
+def test_serve_with_its_worker_child_on_sqlite_keeps_any_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make serve`'s shape: one API process whose worker is its child process, nothing else verifying its
+    cursors. (Built in this process: starting `serve` would only add a process start.)"""
+    monkeypatch.setenv("SCORING_CURSOR_SECRET", PLACEHOLDER)
+    monkeypatch.delenv("SCORING_DATABASE_URL", raising=False)
+    args = argparse.Namespace(
+        data_dir=str(tmp_path), database_url=None, queue_url=None, embedder=None, scoring_threads=None,
+        no_worker=False, in_process_worker=False,
+    )  # fmt: skip
+    assert serve_settings(args).run_worker is False  # its runs go to the child
+    with pytest.raises(SystemExit, match="looks like a placeholder"):  # an API of a fleet: refused
+        serve_settings(argparse.Namespace(**{**vars(args), "no_worker": True}))
 
 
 def test_an_api_fleet_on_sqlite_refuses_a_placeholder_too(tmp_path: Path) -> None:
