@@ -65,17 +65,17 @@ EMBEDDER_HELP = f"embedder name or id of new models (default $SCORING_EMBEDDER o
 SWITCH_INTERVAL_S = 0.001
 
 
+def _child_worker(args: argparse.Namespace) -> bool:
+    """Runs go to a worker child (service/runs/child.py) unless --no-worker or --in-process-worker."""
+    return not args.no_worker and not args.in_process_worker
+
+
 def serve_settings(args: argparse.Namespace) -> Settings:
     """`serve`'s settings. With a worker child the API is still one process with its own worker, so it is
     checked as one (on SQLite any cursor secret will do); only then is its in-process worker turned off."""
-    child_worker = not args.no_worker and not args.in_process_worker
-    settings = _settings(
-        args,
-        embedder=args.embedder,
-        run_worker=False if args.no_worker else None,
-        scoring_threads=args.scoring_threads,
-    )
-    return settings.model_copy(update={"run_worker": False}) if child_worker else settings
+    extra = {"embedder": args.embedder, "scoring_threads": args.scoring_threads}
+    settings = _settings(args, run_worker=False if args.no_worker else None, **extra)
+    return settings.model_copy(update={"run_worker": False}) if _child_worker(args) else settings
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -87,9 +87,7 @@ def serve(args: argparse.Namespace) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     original_ppid = os.getppid()  # before startup: the parent may die while models load
 
-    # Background runs go to a worker child process (service/runs/child.py) unless --no-worker (separate
-    # `worker` processes) or --in-process-worker (a consumer thread in this process: the former shape).
-    child_worker = not args.no_worker and not args.in_process_worker
+    child_worker = _child_worker(args)
     settings = serve_settings(args)
     app = create_app(settings)
     if args.key_file:
