@@ -245,6 +245,7 @@ def test_three_label_a_scaled_model_with_assignments_gold_and_metadata(
         withdraw = _row(rows, gone).get_by_role("button", name="Withdraw")
         _click_once(alice, withdraw, "Withdrew your label #", lambda: gone not in alices())
         alice.no_exception()
+        alice.shot("scaled_my_labels_alice")
         _counted(alice.page, len(given["alice"]) - 1)
         alice.page.reload()  # the session's count survives a reload (its start is in the address)
         alice.drawn(0)
