@@ -57,16 +57,18 @@ class WriteWatch(httpx.BaseTransport):
         try:
             return self.inner.handle_request(request)
         finally:  # a failed or refused write may still have changed something: drop the cache anyway
-            if is_write(request.method, request.url.path):
+            if is_write(request.method, request.url.path, request.content):
                 GENERATIONS.bump(self.url)
 
     def close(self) -> None:
         self.inner.close()
 
 
-def is_write(method: str, path: str) -> bool:
+def is_write(method: str, path: str, body: bytes = b"") -> bool:
     if method in ("GET", "HEAD", "OPTIONS"):
         return False
+    if method == "POST" and path.rstrip("/").endswith("/score") and b'"feedback"' in body:
+        return True  # a score carrying labels buffers them: the model's waiting count changed
     return not (method == "POST" and path.rstrip("/").endswith(READ_ONLY_POSTS))
 
 

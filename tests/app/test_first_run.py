@@ -57,7 +57,8 @@ def test_writes_drop_the_cache_reads_do_not() -> None:
     assert is_write("DELETE", "/v1/models/a.b/traits/t") and is_write("POST", "/v1/models/a.b/train")
     assert not is_write("GET", "/v1/models/a.b")
     for path in ("/v1/models/a.b/score", "/v1/models/a.b/score/compare", "/v1/models/a.b/traits/preview"):
-        assert not is_write("POST", path), path
+        assert not is_write("POST", path, b'{"texts": ["a"]}'), path
+    assert is_write("POST", "/v1/models/a.b/score", b'{"text": "a", "feedback": {"t": 1.0}}')
 
 
 def test_a_workbench_write_drops_cached_reads(local_service: LocalService, client: Client) -> None:
