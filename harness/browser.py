@@ -19,6 +19,4 @@ IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 def launch(playwright: Any) -> Any:
     """A headless Chromium browser from a `sync_playwright()` context."""
-    import os
-    extra = [a for a in os.environ.get("XTRA", "").split(";") if a]
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + extra)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
