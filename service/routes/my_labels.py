@@ -5,22 +5,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, MAX_SEARCH_CHARS, MY_LABELS_PAGE
 from service.domain import my_labels, undo_label
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.heavy import heavy
 from service.routes.common import errors
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
 
 router = APIRouter(tags=["my-labels"])
 
 
-@router.get("/models/{handle}/my-labels", response_model=MyLabelPage, responses=errors(400, 403, 404))
+@router.get("/models/{handle}/my-labels", response_model=MyLabelPage, responses=errors(400, 403, 404, 429))
 def list_my_labels(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
+    request: Request,
     q: Annotated[
         str | None, Query(max_length=MAX_SEARCH_CHARS, description="Text contains (any case).")
     ] = None,
@@ -30,7 +32,8 @@ def list_my_labels(
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> MyLabelPage:
     """The caller's own labels on the model, newest first."""
-    return my_labels.list_my_labels(ctx, who, handle, q, trait, since, limit, cursor)
+    with heavy(request, who):  # a text search reads every label of the caller
+        return my_labels.list_my_labels(ctx, who, handle, q, trait, since, limit, cursor)
 
 
 @router.patch(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 
 from core.contract import MAX_CURSOR_CHARS, MAX_LABEL_CHARS, SAMPLES_PAGE, Provenance
 from service.domain import samples
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.heavy import heavy
 from service.http.ratelimit import small_import
 from service.routes.common import errors
 from service.schemas.samples import (
@@ -36,17 +37,19 @@ def add_sample_batch(handle: str, payload: SamplesIn, who: AuthoringKey, ctx: Ct
     return samples.add_sample_batch(ctx, who, handle, payload.samples)
 
 
-@router.get("/models/{handle}/samples", response_model=SamplePage, responses=errors(400, 403, 404))
+@router.get("/models/{handle}/samples", response_model=SamplePage, responses=errors(400, 403, 404, 429))
 def list_samples(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
+    request: Request,
     trait: Annotated[str | None, Query(max_length=MAX_LABEL_CHARS)] = None,
     provenance: Annotated[Provenance | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=SAMPLES_PAGE.maximum)] = SAMPLES_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> SamplePage:
-    return samples.list_samples(ctx, who, handle, trait, provenance, limit, cursor)
+    with heavy(request, who):
+        return samples.list_samples(ctx, who, handle, trait, provenance, limit, cursor)
 
 
 @router.patch(

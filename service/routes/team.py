@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from core.contract import MAX_CURSOR_CHARS, VOTES_PAGE
 from service.domain import team, text_history
 from service.http.auth import AuthoringKey, CtxDep
+from service.http.heavy import heavy
 from service.routes.common import errors
 from service.schemas.team import TeamProgressOut, TextHistory, VotesPage
 
@@ -23,17 +24,19 @@ def get_team_progress(handle: str, who: AuthoringKey, ctx: CtxDep) -> TeamProgre
     return team.get_progress(ctx, who, handle)
 
 
-@router.get("/models/{handle}/votes", response_model=VotesPage, responses=errors(400, 403, 404))
+@router.get("/models/{handle}/votes", response_model=VotesPage, responses=errors(400, 403, 404, 429))
 def list_votes(
     handle: str,
     who: AuthoringKey,
     ctx: CtxDep,
+    request: Request,
     limit: Annotated[int, Query(ge=1, le=VOTES_PAGE.maximum)] = VOTES_PAGE.default,
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS)] = None,
 ) -> VotesPage:
     """Every vote of the model (samples, buffered feedback labels, unsure marks) with its annotator, time,
     provenance and the version it went into: an export, page by page."""
-    return team.list_votes(ctx, who, handle, limit, cursor)
+    with heavy(request, who):
+        return team.list_votes(ctx, who, handle, limit, cursor)
 
 
 @router.get(

@@ -1,7 +1,8 @@
-"""Suggestions end when no one wants them and a caller's concurrent ones are bounded, served by uvicorn on
-loopback. No clock: the test holds scoring's slots itself (as tests/service/test_shutdown_answers.py does),
-so a suggestion that must embed texts waits for a turn, in flight, for as long as the test likes. No worker:
-the pool's texts stay unembedded, so every suggestion has embedding to do."""
+"""Suggestions end when no one wants them and a caller's concurrent heavy requests (suggestions, listings)
+are bounded, served by uvicorn on loopback. No clock: the test holds scoring's slots itself (as
+tests/service/test_shutdown_answers.py does), so a suggestion that must embed texts waits for a turn, in
+flight, for as long as the test likes. No worker: the pool's texts stay unembedded, so every suggestion has
+embedding to do."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.support.service import Svc, check, error_code, loopback, make_model, 
 HANDLE = "acme.heavy"
 POOL = [f"a pool text nobody has embedded yet, number {i}" for i in range(6)]
 ASK = {"trait": "formality", "k": 2}
+LISTINGS = ("my-labels", "votes", "samples", "pool")
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +96,16 @@ def test_a_callers_concurrent_suggestions_are_bounded_while_others_have_theirs(h
             _waiting(heavy, bound + 2)
             with httpx.Client(base_url=base, headers=me, timeout=120, trust_env=False) as c:
                 refused = c.post(f"/v1/models/{HANDLE}/pool/suggest", json=ASK)
+                # Listings that may read a caller's every row are heavy too: refused alike, nothing read.
+                listed = {path: c.get(f"/v1/models/{HANDLE}/{path}") for path in LISTINGS}
+            with httpx.Client(base_url=base, headers=colleague, timeout=120, trust_env=False) as c:
+                theirs = {path: c.get(f"/v1/models/{HANDLE}/{path}").status_code for path in LISTINGS}
         for thread in threads:
             thread.join(120)
+    assert {path: error_code(answer, 429) for path, answer in listed.items()} == dict.fromkeys(
+        LISTINGS, "rate_limited"
+    )
+    assert theirs == dict.fromkeys(LISTINGS, 200)  # one in flight, under the bound: admitted
     assert error_code(refused, 429) == "rate_limited"
     assert refused.json()["error"]["retryable"] is True and int(refused.headers["Retry-After"]) >= 1
     assert [r.status_code for r in answers] == [200] * (bound + 2)
