@@ -24,13 +24,11 @@ from app.samples.import_report import (
 )
 from app.samples.kept import Kept
 from app.samples.mapping import (
-    ID_NAMES,
     RULES,
     LabelScale,
     Mapped,
     Mapping,
     Rule,
-    guess_column,
     guess_mapping,
     guess_raters,
     guess_scale,
@@ -52,7 +50,7 @@ from app.ui.inert import escape_md
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
 from core.client import Client, Trait
-from core.contract import NEUTRAL_QUALITY
+from core.contract import NEUTRAL_QUALITY, id_column
 from core.tables import Refusal, Table
 
 NONE = "(none)"
@@ -339,7 +337,7 @@ def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
     when its values look like ids), and the extra columns kept as each text's metadata."""
     columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
     choices = [NONE, *columns]
-    proposed = guess_column(columns, *ID_NAMES) or id_like(table, columns)
+    proposed = id_column(columns) or id_like(table, columns)
     pick = st.selectbox(
         "Id column",
         choices,
