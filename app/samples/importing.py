@@ -75,7 +75,7 @@ def _pick_mapping(
     analyst's own choices kept (`Kept`), and the question still open (a scale to pick), if any."""
     columns = table.columns
     guess = guess_mapping(table)
-    kept = Kept(prefix, table)
+    kept = Kept(prefix, table, handle)
     trait_keys = [t.key for t in traits]
     raters_found = guess_raters(table)
     several = False
@@ -330,6 +330,7 @@ class LabelledFile:
     mapped: Mapped
     refused: list[Refusal]
     mapping: Mapping
+    kept: Kept  # the options the analyst set for this file: proposed again for the next of its shape
 
 
 def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
@@ -429,7 +430,7 @@ def labelled_file(
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
     if unsettled:  # said above the mapping: a guess would change every quality
         return None
-    return LabelledFile(mapped, refused, mapping)
+    return LabelledFile(mapped, refused, mapping, kept)
 
 
 def _left_out(mapped: Mapped) -> str:
@@ -489,6 +490,7 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         return
     remember_ratings(handle, read.mapped, read.mapping.label)
     remember_scale(handle, read.mapping)
+    read.kept.imported()
     st.session_state[IMPORTED] = done
     # The grid (Browse tab) and every count on the page were drawn above, before these rows were stored:
     # draw the page again so they show what the service now holds, and this outcome under the button.
