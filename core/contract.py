@@ -7,7 +7,7 @@ nothing but the standard library, so importing it costs nothing and creates no c
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple, get_args
 
@@ -55,6 +55,28 @@ MAX_KEEP_UNNAMED = 100_000
 def text_too_long_message(length: int, where: str = "text") -> str:
     """The one wording of the `text_too_long` error, wherever a text is checked."""
     return f"{where} has {length:,} characters; the limit is {MAX_TEXT_CHARS:,}"
+
+
+#: Column names read as the rows' own ids (each sample's `source_id`), first found first, any case: the
+#: workbench's file import proposes that column, and a notebook's DataFrame import takes it.
+ID_COLUMNS = (
+    "source_id",
+    "id",
+    "example_id",
+    "item_id",
+    "sample_id",
+    "row_id",
+    "text_id",
+    "doc_id",
+    "uid",
+    "uuid",
+)
+
+
+def id_column(columns: Iterable[object]) -> str | None:
+    """The first of `columns` named like an id column (`ID_COLUMNS`, any case, trimmed), else None."""
+    named = {str(c).strip().lower(): str(c) for c in reversed(list(columns))}
+    return next((named[n] for n in ID_COLUMNS if n in named), None)
 
 
 def source_id_text(value: object) -> str | None:

@@ -113,6 +113,7 @@ def _upload(client: Client, handle: str) -> None:
 
             out = client.add_evaluation_items(handle, rows, progress=_progress)
             remember_scale(handle, read.mapping)
+            read.kept.imported()
             repeats = [
                 Refusal(read.mapped.lines[i], "identical to an item of the set: nothing added")
                 for i in out.duplicates

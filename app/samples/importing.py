@@ -24,13 +24,11 @@ from app.samples.import_report import (
 )
 from app.samples.kept import Kept
 from app.samples.mapping import (
-    ID_NAMES,
     RULES,
     LabelScale,
     Mapped,
     Mapping,
     Rule,
-    guess_column,
     guess_mapping,
     guess_raters,
     guess_scale,
@@ -52,7 +50,7 @@ from app.ui.inert import escape_md
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
 from core.client import Client, Trait
-from core.contract import NEUTRAL_QUALITY
+from core.contract import NEUTRAL_QUALITY, id_column
 from core.tables import Refusal, Table
 
 NONE = "(none)"
@@ -77,7 +75,7 @@ def _pick_mapping(
     analyst's own choices kept (`Kept`), and the question still open (a scale to pick), if any."""
     columns = table.columns
     guess = guess_mapping(table)
-    kept = Kept(prefix, table)
+    kept = Kept(prefix, table, handle)
     trait_keys = [t.key for t in traits]
     raters_found = guess_raters(table)
     several = False
@@ -332,6 +330,7 @@ class LabelledFile:
     mapped: Mapped
     refused: list[Refusal]
     mapping: Mapping
+    kept: Kept  # the options the analyst set for this file: proposed again for the next of its shape
 
 
 def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
@@ -339,7 +338,7 @@ def _pick_source_id(table: Table, mapping: Mapping, prefix: str) -> Mapping:
     when its values look like ids), and the extra columns kept as each text's metadata."""
     columns = [c for c in table.columns if c not in (mapping.text, mapping.label)]
     choices = [NONE, *columns]
-    proposed = guess_column(columns, *ID_NAMES) or id_like(table, columns)
+    proposed = id_column(columns) or id_like(table, columns)
     pick = st.selectbox(
         "Id column",
         choices,
@@ -431,7 +430,7 @@ def labelled_file(
         st.dataframe(refusals_frame(refused), hide_index=True, width="stretch")
     if unsettled:  # said above the mapping: a guess would change every quality
         return None
-    return LabelledFile(mapped, refused, mapping)
+    return LabelledFile(mapped, refused, mapping, kept)
 
 
 def _left_out(mapped: Mapped) -> str:
@@ -491,6 +490,7 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         return
     remember_ratings(handle, read.mapped, read.mapping.label)
     remember_scale(handle, read.mapping)
+    read.kept.imported()
     st.session_state[IMPORTED] = done
     # The grid (Browse tab) and every count on the page were drawn above, before these rows were stored:
     # draw the page again so they show what the service now holds, and this outcome under the button.

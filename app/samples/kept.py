@@ -17,6 +17,14 @@ SHAPES = (
 )
 
 
+@st.cache_resource
+def _imported_shapes() -> dict[tuple[str, str], dict[str, Any]]:
+    """(handle, file shape) -> the options of the last import of a file of that shape into that model, kept
+    across sessions: a reload or a new tab starts a new session, and its next file of the same columns (the
+    evaluation set's, the other part of a split) was asked its scale, rule and label words again."""
+    return {}
+
+
 class Kept:
     """The analyst's mapping options for one file, kept in session state under the workbench's own keys.
 
@@ -28,13 +36,18 @@ class Kept:
     The keys carry a fingerprint of the file, so another file starts from its own proposal, except for what
     the analyst chose for the last file of the same shape (the same columns, as the other part of a
     published split has, for the samples or the evaluation set): those choices (scale, rule, threshold,
-    columns) are proposed again."""
+    columns) are proposed again. A session that mapped no file of that shape yet starts from the options of
+    the last import of one into the model (`handle`), from whichever session made it."""
 
-    def __init__(self, prefix: str, table: Table) -> None:
+    def __init__(self, prefix: str, table: Table, handle: str | None = None) -> None:
         head = repr((table.columns, len(table.rows), table.rows[:5], table.rows[-5:], table.lines[-1:]))
         self.prefix = f"{prefix}_{hashlib.sha256(head.encode()).hexdigest()[:12]}"
         shape = repr(table.columns)
-        self.shape: dict[str, Any] = st.session_state.setdefault(SHAPES, {}).setdefault(shape, {})
+        self._imported = (handle, shape) if handle else None
+        shapes: dict[str, dict[str, Any]] = st.session_state.setdefault(SHAPES, {})
+        if shape not in shapes:  # none of this session's: the last import's of this shape into the model
+            shapes[shape] = dict(_imported_shapes().get(self._imported, {})) if self._imported else {}
+        self.shape = shapes[shape]
         files: dict[str, dict[str, Any]] = st.session_state.setdefault(KEPT, {})
         if self.prefix not in files:  # a file not seen yet: the choices made for its shape's last one
             files[self.prefix] = dict(self.shape)
@@ -42,6 +55,12 @@ class Kept:
 
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"
+
+    def imported(self) -> None:
+        """This file was imported into the model: its options are proposed for the model's next file of the
+        same shape, also in another session."""
+        if self._imported is not None:
+            _imported_shapes()[self._imported] = dict(self.values)
 
     def get(self, name: str, default: Any) -> Any:
         return self.values.get(name, default)

@@ -42,6 +42,7 @@ from core.contract import (
     MAX_ANNOTATOR_CHARS,
     MAX_SOURCE_ID_CHARS,
     NEUTRAL_QUALITY,
+    id_column,
     pole_of,
     source_id_text,
 )
@@ -148,19 +149,6 @@ def guess_column(columns: list[str], *names: str) -> str | None:
 
 
 LABEL_NAMES = ("quality", "score", "rating", "label", "stars", "grade")
-#: Column names proposed as the rows' own ids, first found first (`source_id`: the workbench's export).
-ID_NAMES = (
-    "source_id",
-    "id",
-    "example_id",
-    "item_id",
-    "sample_id",
-    "row_id",
-    "text_id",
-    "doc_id",
-    "uid",
-    "uuid",
-)
 
 
 @dataclass(frozen=True)
@@ -180,7 +168,7 @@ def guess_mapping(table: Table) -> Guess:
     The text: `core.tables.text_column` (the column named `text`, else the one of the longest strings). The
     label: a mostly numeric column named like a label (exactly first, then one that is not of a numbered
     series such as `Score1..Score5`), else the last numeric one not an id. The id: a column named like one
-    (`ID_NAMES`), else one whose values look like ids (`id_like`)."""
+    (`core.contract.ID_COLUMNS`), else one whose values look like ids (`id_like`)."""
     columns = table.columns
     numeric = [c for c in columns if numeric_share(table, c) >= 0.9]
     text = text_column(table) or columns[0]
@@ -198,7 +186,7 @@ def guess_mapping(table: Table) -> Guess:
     label = min(reversed(candidates), key=rank)  # among equals, the last column
     ids = [c for c in columns if c not in (text, label)]  # never the text or the label
     trait, url = guess_column(columns, "trait"), guess_column(columns, "source_url", "url")
-    return Guess(text, label, trait, url, guess_column(ids, *ID_NAMES) or id_like(table, ids))
+    return Guess(text, label, trait, url, id_column(ids) or id_like(table, ids))
 
 
 _ID_VALUE = re.compile(r"^[A-Za-z_-]{0,12}\d+[A-Za-z0-9_-]{0,24}$")  # 17, a12, 347-b, t3_xyz: no spaces, dots

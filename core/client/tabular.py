@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.client.models import ScoreResult
+from core.contract import id_column, source_id_text
 from core.json_types import JsonObject
 from core.texts import as_texts
 
@@ -57,7 +58,8 @@ def rows(
 ) -> list[Mapping[str, object]]:
     """Rows as mappings. A DataFrame's columns named by `text=`/`quality=`/`trait=`/`source_id=` become those
     fields, the columns that are no field of a row (`fields`) are left out, and missing values (NaN, None)
-    stay unset. Where rows have a `source_id` and no column gives it, each row's is its label in the frame's
+    stay unset. Where rows have a `source_id` and `source_id=` names no column, a column named like an id
+    (`core.contract.ID_COLUMNS`: `id`, `example_id`, ...) gives it, else each row's label in the frame's
     index (what joins it back: `df.loc[int(sample.source_id)]` for a frame read from a file). `keep` names a
     DataFrame's extra columns to keep as each row's `metadata` (their blank cells left out). Any other shape,
     or a row that is no mapping (a list of texts), is a `TypeError` naming `call` and the shapes it takes."""
@@ -69,13 +71,14 @@ def rows(
             return [{**r, "metadata": m} if m else r for r, m in zip(out, found, strict=True)]
         named = (("text", text), ("quality", quality), ("trait", trait), ("source_id", source_id))
         renames = {column: field for field, column in named if column is not None}
-        if (
-            "source_id" in fields
-            and source_id is None
-            and "source_id" not in frame.columns
-            and frame.index.nlevels == 1
-        ):
-            frame = frame.assign(source_id=list(frame.index))  # the row's id in the frame
+        if "source_id" in fields and source_id is None and "source_id" not in frame.columns:
+            # The rows' own ids: a column named like one (as the workbench's file import proposes), else
+            # each row's label in the frame's index.
+            ids = id_column(c for c in frame.columns if c not in renames)
+            if ids is not None:
+                frame = frame.assign(source_id=frame[ids].map(source_id_text))
+            elif frame.index.nlevels == 1:
+                frame = frame.assign(source_id=list(frame.index))  # the row's id in the frame
         missing = [column for column in renames if column not in frame.columns]
         if missing:
             raise ValueError(

@@ -127,3 +127,15 @@ def test_word_labels_are_given_a_number_each_by_the_analyst(
     no_exception(at)
     stored = sorted((s.text, s.quality) for s in client.list_samples(handle))
     assert stored == [(f"Sentence {i} of the file.", float(i % 2)) for i in range(6)]
+
+    # The other part of the split, after a reload (a new session): the numbers and the rule of the last import
+    # of these columns into the model, not asked again (the words' boxes came back empty).
+    rest = "sentence,label\n" + "".join(f"Sentence {i} again.,{'SUBJ' if i % 2 else 'OBJ'}\n" for i in (1, 2))
+    again = page("samples", handle)
+    again.run()
+    again.file_uploader(key="samples_upload").set_value(("rest.csv", rest.encode(), "text/csv")).run()
+    no_exception(again)
+    words = {n.label: n.value for n in again.number_input if n.label in ("SUBJ", "OBJ")}
+    assert words == {"SUBJ": 1.0, "OBJ": 0.0}
+    assert by_label(again.radio, "Label → quality").value == "as_is"
+    assert not again.button(key="samples_import").disabled

@@ -121,3 +121,10 @@ def test_a_frame_s_rows_keep_their_ids(client: Client, service: Service) -> None
     client.import_samples(handle, named, text="Sentence", quality="Label", source_id="id")
     ids = {s.text: s.source_id for s in client.list_samples(handle)}
     assert [ids[t] for t in NEGATIVE[:2]] == ["a-1", "a-2"]
+
+    # A column named like an id is the rows' own ids unnamed, as the workbench's file import proposes it:
+    # the index's 0, 1 were kept, and the file's ids lost. pandas reads a column of ids with gaps as floats.
+    unnamed = pd.DataFrame({"Example_ID": [267.0, None], "Sentence": NEGATIVE[2:4], "Label": 0.0})
+    client.import_samples(handle, unnamed, text="Sentence", quality="Label")
+    ids = {s.text: s.source_id for s in client.list_samples(handle)}
+    assert [ids[t] for t in NEGATIVE[2:4]] == ["267", None]  # a blank cell stays unset

@@ -101,7 +101,7 @@ class SampleCalls(ModelCalls, TraitCalls, NamespaceCalls):  # an import reads th
         trait take the model's only trait. Rows all stored already on a trained or training model are
         reported as duplicates, not refused (docs/client.md, "Import samples"). `keep` names a DataFrame's
         extra columns kept beside each text as its `metadata`; `source_id` its column of the rows' own ids
-        (else a `source_id` column, else each row's index label).
+        (else a column named like an id, `core.contract.ID_COLUMNS`, else each row's index label).
         `strict` (the default): a row that cannot be stored raises `ImportRowsError` carrying the report
         (`err.report`), before anything is sent when the rows are refused here; `strict=False` answers the
         report instead. A list of texts without labels is a `TypeError` (`import_pool` takes those)."""
