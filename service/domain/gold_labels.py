@@ -123,6 +123,14 @@ def buffered_answers(s: Session, models: Collection[Model]) -> dict[int, tuple[i
     return out
 
 
+def buffered_accepted(s: Session, model: Model) -> int:
+    """The answers that read as accepted buffered labels, which an automatic retraining counts as it counts
+    the buffer's accepted labels: a full buffer of answers retrains as one of labels would."""
+    if reviews(model, is_team(s, model)):  # pending, as the labels of those who answer gold are there
+        return 0
+    return buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+
+
 def readable_answers(labels: list[AnswerLabel], me: str, blind: bool) -> list[AnswerLabel]:
     """Those of `labels` (answers to gold) that `me`, one who answers gold, reads as colleagues' votes: all
     of them, as any vote of a text that is not gold; on a blind model only on a text `me` answered too (as

@@ -198,3 +198,29 @@ def test_a_path_template_names_only_known_parameters() -> None:
     known = {"handle", "namespace", "ref", "label_id"}
     for _, path in READS:
         assert set(re.findall(r"{(\w+)}", path)) <= known, path
+
+
+def test_answers_fill_the_buffer_and_retrain_as_labels_do(svc: Svc) -> None:
+    """A buffer of answers starts the automatic retraining a buffer of labels would (retrain_buffer is 3 in
+    the test settings), and the retraining folds them into the samples as it folds labels."""
+    c, owner, h = svc.client, svc.author, "acme.goldretrain"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann = _person(svc, "ann")
+    check(c.patch(f"/v1/models/{h}", json={"review": False, "auto_retrain": True}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    checks = [*GOLD, "A gold text whose answer is known, three."]
+    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in checks]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=ann), 200)["items"]
+    ids = {x["text"]: x["id"] for x in pool}
+    label = {"trait": "formality", "quality": 0.0}
+    answers = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in checks
+    ]
+    assert [(a["buffered_feedback"], a["retraining"]) for a in answers] == [(1, False), (2, False), (3, True)]
+    model = wait_settled(c, h, ann)
+    assert model["last_operation"]["kind"] == "retrain", model["last_operation"]
+    assert model["last_operation"]["status"] == "succeeded" and model["buffered_feedback"] == 0
+    mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    assert {(x["kind"], x["trained"]) for x in mine} == {("sample", True)}
