@@ -224,3 +224,30 @@ def test_answers_fill_the_buffer_and_retrain_as_labels_do(svc: Svc) -> None:
     assert model["last_operation"]["status"] == "succeeded" and model["buffered_feedback"] == 0
     mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
     assert {(x["kind"], x["trained"]) for x in mine} == {("sample", True)}
+
+
+def test_answers_move_agreement_as_labels_do(svc: Svc) -> None:
+    """Two people agree on an ordinary text and disagree on a gold one: the agreement route and the Team
+    page count both texts, and a colleague who answered neither reads the disagreed gold text as any."""
+    c, owner, h = svc.client, svc.author, "acme.goldagree"
+    make_model(c, owner, h)
+    check(c.patch(f"/v1/models/{h}", json={"votes_wanted": 2}, headers=owner), 200)
+    people = {name: _person(svc, name) for name in ("ann", "bob", "carl")}
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    gold = {"items": [{"trait": "formality", "text": GOLD[0], "quality": 1.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=owner), 200)["items"]
+    ids = {x["text"]: x["id"] for x in pool}
+    for name, text, quality in [("ann", ORDINARY[0], 1.0), ("bob", ORDINARY[0], 1.0), ("ann", GOLD[0], 1.0)]:
+        label = {"trait": "formality", "quality": quality}
+        check(c.post(f"/v1/models/{h}/pool/{ids[text]}/label", json=label, headers=people[name]), 201)
+    label = {"trait": "formality", "quality": 0.0}
+    check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=label, headers=people["bob"]), 201)
+    for name, key in people.items():
+        got = check(c.get(f"/v1/models/{h}/agreement", headers=key), 200)["traits"]["formality"]
+        [pair] = [p for p in got["pairwise"] if {p["a"], p["b"]} == {"ann", "bob"}]
+        assert (pair["texts"], pair["same_pole"]) == (2, 1), (name, pair)
+        assert [t["text"] for t in got["disagreed"]] == [GOLD[0]], (name, got["disagreed"])
+        team = check(c.get(f"/v1/models/{h}/team", headers=key), 200)["people"]
+        pairs = {(p["annotator"], p["compared_others"], p["agreement_others"]) for p in team}
+        assert {("ann", 2, 0.5), ("bob", 2, 0.5)} <= pairs, (name, pairs)
