@@ -131,14 +131,16 @@ def test_neither_one_annotator_nor_two_comparing_notes_tell_gold_apart(svc: Svc)
         c.patch(f"/v1/models/{h}", json={"votes_wanted": 3, "overlap": 0.5, "gold_rate": 0.5}, headers=owner),
         200,
     )
-    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
-    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]}
-    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    meta = [{"source": "forum", "row": i} for i in range(len(ORDINARY))]
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY, "metadata": meta}, headers=owner), 201)
+    items = [{"trait": "formality", "text": t, "quality": 1.0, "metadata": {"source": "forum"}} for t in GOLD]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
     pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=ann), 200)["items"]
     ids = {x["text"]: x["id"] for x in pool}
-    # One listing: gold carries the time of an import of the pool, not a time of its own.
+    # One listing: gold carries the time of an import of the pool, not a time of its own, and its metadata.
     times = {x["text"]: x["created_at"] for x in pool}
     assert {times[t] for t in GOLD} <= {times[t] for t in ORDINARY}
+    assert all(x["metadata"] and x["metadata"]["source"] == "forum" for x in pool), pool
 
     # Ordinary, gold, ordinary, gold, ordinary: every count moves by one, every answer reads alike.
     order = [ORDINARY[0], GOLD[0], ORDINARY[1], GOLD[1], ORDINARY[2]]
