@@ -11,6 +11,7 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for
+from service.domain.gold_labels import answer_labels, as_agreement_vote, counted_answers
 from service.domain.gold_secret import answerer, disagreed_visible
 from service.domain.needs import Databases
 from service.domain.traits import TraitRefs
@@ -20,7 +21,7 @@ from service.store.db import transaction
 from service.store.gold import gold_keys
 from service.store.samples import scale_points, sha256
 from service.store.tables import FeedbackLabel, Model, PoolText, SampleRow, Trait, utcnow
-from service.store.votes import label_votes
+from service.store.votes import in_order, label_votes
 
 
 def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None, limit: int) -> AgreementOut:
@@ -28,11 +29,17 @@ def get_agreement(ctx: Databases, who: Principal, handle: str, trait: str | None
         model = load_model(s, who, handle)
         refs = TraitRefs(s, model)
         traits = [refs.find(trait, ("query", "trait"))] if trait is not None else refs.traits
-        votes = label_votes(s, model.id)
+        labels = label_votes(s, model.id)
         buffered = set(s.scalars(select(FeedbackLabel.id).where(FeedbackLabel.model_id == model.id)))
+        # Gold answers count as the labels they read as (gold_labels.py): a buffered one's vote is no sample.
+        counted = counted_answers(answer_labels(s, model), labels)
+        votes = in_order(labels, map(as_agreement_vote, counted))
+        buffered |= {a.id for a in counted if a.kind == "feedback"}
         kept = model.kept_agreement if model.zero_data_retention else None
         answers = answerer(who, model)
-        gold = gold_keys(s, model.id) if answers is not None else set()
+        # A gold text is secret where it has votes of its own; one answered only reads as any text.
+        voted = {(v.trait, sha256(v.text)) for v in labels}
+        gold = gold_keys(s, model.id) & voted if answers is not None else set()
     if kept is not None and not votes:  # purged at training: the numbers kept just before
         stored = kept.get("traits", {})
         return AgreementOut.model_validate(

@@ -10,7 +10,7 @@ the answers is a reviewer's or an owner's business: an annotator must not learn 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import case, delete, func, insert, select
 from sqlalchemy.orm import Session
@@ -69,7 +69,13 @@ Planned = tuple[int, str, str, float]  # (trait id, hash, text, known answer)
 
 
 def _store(
-    ctx: Resources, s: Session, who: Principal, model: Model, planned: Sequence[Planned], origin: GoldOrigin
+    ctx: Resources,
+    s: Session,
+    who: Principal,
+    model: Model,
+    planned: Sequence[Planned],
+    origin: GoldOrigin,
+    metadata: Mapping[str, JsonObject] | None = None,
 ) -> tuple[int, list[int], list[int]]:
     """Add the planned items that are new: (added, duplicate positions, evaluation-set positions). Every
     item's text gets a pool row (the label route's way in), a duplicate's too: a cleared pool comes back."""
@@ -118,8 +124,10 @@ def _store(
     # A gold text enters the pool with the time of its latest import: a time of its own would single gold
     # out to whoever lists the pool (docs/api/team.md, "Gold secrecy").
     imported = s.scalar(select(func.max(PoolText.created_at)).where(PoolText.model_id == model.id)) or now
+    given = metadata or {}
+    # Its metadata too, when the pool's texts have some: a text without any among them would stand out.
     new_pool = [
-        {"model_id": model.id, "text": t, "content_sha256": d, "created_at": imported}
+        {"model_id": model.id, "text": t, "content_sha256": d, "created_at": imported, "meta": given.get(d)}
         for d, t in texts.items()
         if d not in pooled
     ]
@@ -145,7 +153,8 @@ def add_gold(ctx: Resources, who: Principal, handle: str, payload: GoldIn) -> Go
             (refs.find(x.trait, ("body", "items", i, "trait")).id, sha256(x.text), x.text, float(x.quality))
             for i, x in enumerate(payload.items)
         ]
-        added, duplicates, in_set = _store(ctx, s, who, model, planned, "imported")
+        given = {sha256(x.text): x.metadata for x in payload.items if x.metadata is not None}
+        added, duplicates, in_set = _store(ctx, s, who, model, planned, "imported", given)
         total = _count(s, model.id)
         return GoldAdded(
             handle=model.handle, added=added, total=total, duplicates=duplicates, in_evaluation_set=in_set

@@ -10,17 +10,18 @@ and the votes that made it stay hidden (service/domain/gold_secret.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.engine.votes import Vote
 from service.schemas.my_labels import LabelKind
 from service.schemas.samples import SampleOut
 from service.store.campaign_tables import GoldAnswer, GoldItem
-from service.store.samples import label_point
+from service.store.samples import label_point, sha256
 from service.store.tables import Model, Run, Trait, Version
 from service.store.teams import is_team, reviews
 
@@ -121,6 +122,26 @@ def buffered_answers(s: Session, models: Collection[Model]) -> dict[int, tuple[i
         buffered = sum(a.kind == "feedback" for a in labels)
         out[model.id] = (len(labels) - buffered, buffered)
     return out
+
+
+def buffered_accepted(s: Session, model: Model) -> int:
+    """The answers that read as accepted buffered labels, which an automatic retraining counts as it counts
+    the buffer's accepted labels: a full buffer of answers retrains as one of labels would."""
+    if reviews(model, is_team(s, model)):  # pending, as the labels of those who answer gold are there
+        return 0
+    return buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+
+
+def counted_answers(labels: Iterable[AnswerLabel], votes: Iterable[Vote]) -> list[AnswerLabel]:
+    """Those of `labels` (answers) that agreement counts as votes, as it counts labels: every answer but
+    those of a text with votes of its own (a promoted text's): beside its settling vote, the known answer,
+    an answer counted would tell its person whether it was right."""
+    voted = {(v.trait, sha256(v.text)) for v in votes}
+    return [a for a in labels if (a.trait, a.digest) not in voted]
+
+
+def as_agreement_vote(a: AnswerLabel) -> Vote:
+    return Vote(a.trait, a.text, a.quality, a.annotator, a.id)
 
 
 def readable_answers(labels: list[AnswerLabel], me: str, blind: bool) -> list[AnswerLabel]:

@@ -216,6 +216,7 @@ def labelled(
     quality: float,
     row: GoldAnswer,
     point: int | None = None,
+    retraining: bool = False,
 ) -> Labelled:
     """The label route's answer to a gold answer, as an ordinary label's would read to its person."""
     in_flight = ledger.in_flight(s, model)
@@ -240,5 +241,5 @@ def labelled(
         votes=s.scalar(answers) or 1,
         votes_wanted=model.votes_wanted,
         buffered_feedback=buffered,
-        retraining=False,
+        retraining=retraining,
     )

@@ -58,45 +58,63 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, p
         quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
         if (gold := gold_queue.answer(s, trait, row, who.annotator, quality)) is not None:
             claims.release(s, model.id, text_id, who.annotator, trait.key)
-            return gold_queue.labelled(s, model, trait, text_id, quality, gold, payload.point)
-        require_room(s, model, trait, who.annotator, row)
-        # A training in flight read its samples and buffer when it started: a label now goes after it.
-        in_flight = ledger.in_flight(s, model)
-        training = in_flight is not None and in_flight.kind in TRAINING_RUNS
-        run_id = None
-        quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
-        status = label_status(s, who, model)
-        stored_as, label_id = _store(s, model, trait, row, quality, who.annotator, status)
-        if stored_as == "feedback":
-            run_id = retrain_if_full(ctx, s, model)
-        quotas.require_person_room(s, ctx.settings, who, model)
-        claims.release(s, model.id, text_id, who.annotator, trait.key)
-        model.updated_at = utcnow()
-        voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(
-            row.content_sha256
-        )
-        last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
-        buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
-        buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # gold answers read as labels
-        out = Labelled(
-            handle=model.handle,
-            pool_id=text_id,
-            trait=trait.key,
-            quality=quality,
-            point=payload.point,
-            stored_as=stored_as,
-            buffered=stored_as == "feedback",
-            id=label_id,
-            version_no=last + (2 if training else 1),
-            state=model.state,
-            votes=voters.count if voters else 1,
-            votes_wanted=model.votes_wanted,
-            buffered_feedback=buffered,
-            retraining=run_id is not None,
-        )
+            # An answer read as a buffered label fills the buffer as one (gold_labels.py).
+            run_id = None if can("edit", model.state) else retrain_if_full(ctx, s, model)
+            started = run_id is not None
+            out = gold_queue.labelled(s, model, trait, text_id, quality, gold, payload.point, started)
+        else:
+            out, run_id = _label(ctx, s, who, model, trait, row, quality, payload.point)
     if run_id is not None:
         ctx.enqueue(run_id)
     return out
+
+
+def _label(
+    ctx: Resources,
+    s: Session,
+    who: Principal,
+    model: Model,
+    trait: Trait,
+    row: PoolText,
+    quality: float,
+    point: int | None,
+) -> tuple[Labelled, str | None]:
+    """Store an ordinary label of the pool text: the route's answer, and the retraining it started."""
+    text_id = row.id
+    require_room(s, model, trait, who.annotator, row)
+    # A training in flight read its samples and buffer when it started: a label now goes after it.
+    in_flight = ledger.in_flight(s, model)
+    training = in_flight is not None and in_flight.kind in TRAINING_RUNS
+    run_id = None
+    quotas.require_namespace_room(s, ctx.settings, model.namespace, len(row.text))
+    status = label_status(s, who, model)
+    stored_as, label_id = _store(s, model, trait, row, quality, who.annotator, status)
+    if stored_as == "feedback":
+        run_id = retrain_if_full(ctx, s, model)
+    quotas.require_person_room(s, ctx.settings, who, model)
+    claims.release(s, model.id, text_id, who.annotator, trait.key)
+    model.updated_at = utcnow()
+    voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(row.content_sha256)
+    last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # gold answers read as labels
+    out = Labelled(
+        handle=model.handle,
+        pool_id=text_id,
+        trait=trait.key,
+        quality=quality,
+        point=point,
+        stored_as=stored_as,
+        buffered=stored_as == "feedback",
+        id=label_id,
+        version_no=last + (2 if training else 1),
+        state=model.state,
+        votes=voters.count if voters else 1,
+        votes_wanted=model.votes_wanted,
+        buffered_feedback=buffered,
+        retraining=run_id is not None,
+    )
+    return out, run_id
 
 
 def _require_not_held_out(s: Session, model: Model, row: PoolText) -> None:

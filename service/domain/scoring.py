@@ -19,6 +19,7 @@ from service.domain import fair_share
 from service.domain.access import require_readable, require_role
 from service.domain.decisions import with_decisions
 from service.domain.fair_share import FairShare
+from service.domain.gold_labels import buffered_accepted
 from service.domain.needs import Resources
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
@@ -173,6 +174,8 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
         .subquery()
     )
     buffered = s.scalar(select(func.count()).select_from(held)) or 0
+    if buffered < buffer:  # gold answers read as buffered labels (docs/api/team.md, "Gold secrecy")
+        buffered += buffered_accepted(s, model)
     ctx.checkpoints.reached("feedback_counted", model.handle, f"feedback ({buffered} buffered)")
     if buffered < buffer or not can("retrain", model.state) or model.zero_data_retention:
         return None
@@ -195,7 +198,8 @@ def retrain_if_full(ctx: Resources, s: Session, model: Model) -> str | None:
         .group_by(FeedbackLabel.annotator)
     ).all()
     by: JsonObject = {str(a): n for a, n, _, _ in labels}
-    span = {"first_id": min(r[2] for r in labels), "last_id": max(r[3] for r in labels)}
+    # A buffer of gold answers alone has no label to name.
+    span = {"first_id": min(r[2] for r in labels), "last_id": max(r[3] for r in labels)} if labels else {}
     triggered: JsonObject = {**options, "labels": sum(r[1] for r in labels), "by": by, **span}
     audit.run_started(s, audit.AUTOMATIC_ACTOR, model, run_id, "retrain", triggered)
     return run_id

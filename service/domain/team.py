@@ -18,7 +18,14 @@ from core.engine.votes import Vote
 from core.json_types import JsonObject
 from service.domain.access import load_model
 from service.domain.blind import blind_for, feedback_seen, seen
-from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
+from service.domain.gold_labels import (
+    answer_labels,
+    as_agreement_vote,
+    as_vote,
+    counted_answers,
+    readable_answers,
+    trainings,
+)
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
 from service.errors import ApiError
@@ -53,7 +60,8 @@ def get_progress(ctx: Resources, who: Principal, handle: str) -> TeamProgressOut
         rows = s.execute(select(Trait.key, Trait.scale).where(Trait.model_id == model.id).order_by(Trait.id))
         scales = {key: scale_points(scale) for key, scale in rows}
         traits = list(scales)
-        labels = sorted([*_timed_votes(s, model.id), *_answers_as_work(s, model)], key=lambda t: t.vote.id)
+        timed = _timed_votes(s, model.id)
+        labels = sorted([*timed, *_answers_as_work(s, model, timed)], key=lambda t: t.vote.id)
         marks = [
             Mark(trait=key, text=text, annotator=annotator, at=at)
             for key, text, annotator, at in s.execute(
@@ -141,13 +149,12 @@ def _timed_votes(s: Session, model_id: int) -> list[TimedVote]:
     return sorted(out, key=lambda t: t.vote.id)
 
 
-def _answers_as_work(s: Session, model: Model) -> list[TimedVote]:
+def _answers_as_work(s: Session, model: Model, labels: Sequence[TimedVote]) -> list[TimedVote]:
     """Gold answers as their people's labels (gold_labels.py): work done, counted and timed as a label is,
-    never a vote (as a rejected label, they count in no agreement and want nothing)."""
-    return [
-        TimedVote(Vote(a.trait, a.text, a.quality, a.annotator, a.id), a.created_at, rejected=True)
-        for a in answer_labels(s, model)
-    ]
+    and votes where agreement counts them (`counted_answers`; the others count as a rejected label does)."""
+    answers = answer_labels(s, model)
+    counted = {a.id for a in counted_answers(answers, [t.vote for t in labels if not t.rejected])}
+    return [TimedVote(as_agreement_vote(a), a.created_at, rejected=a.id not in counted) for a in answers]
 
 
 def list_votes(ctx: Resources, who: Principal, handle: str, limit: int, cursor: str | None) -> VotesPage:

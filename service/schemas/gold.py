@@ -14,13 +14,18 @@ from core.contract import (
     GoldOrigin,
     pole_of,
 )
-from service.schemas.common import JsonInt, Quality, Strict, Text, TraitRef
+from service.schemas.common import JsonInt, Metadata, Quality, Strict, Text, TraitRef
 
 
 class GoldItemIn(Strict):
     trait: TraitRef
     text: Text
     quality: Quality = Field(description="The known answer: on a pole (an answer is right on the same pole).")
+    metadata: Metadata | None = Field(
+        default=None,
+        description="The extra columns of the pool text the item adds, as the pool's other texts have them "
+        "(a text in the pool before keeps its own) (addition).",
+    )
 
     @field_validator("quality")
     @classmethod

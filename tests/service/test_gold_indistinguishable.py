@@ -131,14 +131,16 @@ def test_neither_one_annotator_nor_two_comparing_notes_tell_gold_apart(svc: Svc)
         c.patch(f"/v1/models/{h}", json={"votes_wanted": 3, "overlap": 0.5, "gold_rate": 0.5}, headers=owner),
         200,
     )
-    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
-    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]}
-    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    meta = [{"source": "forum", "row": i} for i in range(len(ORDINARY))]
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY, "metadata": meta}, headers=owner), 201)
+    items = [{"trait": "formality", "text": t, "quality": 1.0, "metadata": {"source": "forum"}} for t in GOLD]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
     pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=ann), 200)["items"]
     ids = {x["text"]: x["id"] for x in pool}
-    # One listing: gold carries the time of an import of the pool, not a time of its own.
+    # One listing: gold carries the time of an import of the pool, not a time of its own, and its metadata.
     times = {x["text"]: x["created_at"] for x in pool}
     assert {times[t] for t in GOLD} <= {times[t] for t in ORDINARY}
+    assert all(x["metadata"] and x["metadata"]["source"] == "forum" for x in pool), pool
 
     # Ordinary, gold, ordinary, gold, ordinary: every count moves by one, every answer reads alike.
     order = [ORDINARY[0], GOLD[0], ORDINARY[1], GOLD[1], ORDINARY[2]]
@@ -198,3 +200,56 @@ def test_a_path_template_names_only_known_parameters() -> None:
     known = {"handle", "namespace", "ref", "label_id"}
     for _, path in READS:
         assert set(re.findall(r"{(\w+)}", path)) <= known, path
+
+
+def test_answers_fill_the_buffer_and_retrain_as_labels_do(svc: Svc) -> None:
+    """A buffer of answers starts the automatic retraining a buffer of labels would (retrain_buffer is 3 in
+    the test settings), and the retraining folds them into the samples as it folds labels."""
+    c, owner, h = svc.client, svc.author, "acme.goldretrain"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann = _person(svc, "ann")
+    check(c.patch(f"/v1/models/{h}", json={"review": False, "auto_retrain": True}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    checks = [*GOLD, "A gold text whose answer is known, three."]
+    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in checks]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=ann), 200)["items"]
+    ids = {x["text"]: x["id"] for x in pool}
+    label = {"trait": "formality", "quality": 0.0}
+    answers = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in checks
+    ]
+    assert [(a["buffered_feedback"], a["retraining"]) for a in answers] == [(1, False), (2, False), (3, True)]
+    model = wait_settled(c, h, ann)
+    assert model["last_operation"]["kind"] == "retrain", model["last_operation"]
+    assert model["last_operation"]["status"] == "succeeded" and model["buffered_feedback"] == 0
+    mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    assert {(x["kind"], x["trained"]) for x in mine} == {("sample", True)}
+
+
+def test_answers_move_agreement_as_labels_do(svc: Svc) -> None:
+    """Two people agree on an ordinary text and disagree on a gold one: the agreement route and the Team
+    page count both texts, and a colleague who answered neither reads the disagreed gold text as any."""
+    c, owner, h = svc.client, svc.author, "acme.goldagree"
+    make_model(c, owner, h)
+    check(c.patch(f"/v1/models/{h}", json={"votes_wanted": 2}, headers=owner), 200)
+    people = {name: _person(svc, name) for name in ("ann", "bob", "carl")}
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    gold = {"items": [{"trait": "formality", "text": GOLD[0], "quality": 1.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    pool = check(c.get(f"/v1/models/{h}/pool", params={"limit": 500}, headers=owner), 200)["items"]
+    ids = {x["text"]: x["id"] for x in pool}
+    for name, text, quality in [("ann", ORDINARY[0], 1.0), ("bob", ORDINARY[0], 1.0), ("ann", GOLD[0], 1.0)]:
+        label = {"trait": "formality", "quality": quality}
+        check(c.post(f"/v1/models/{h}/pool/{ids[text]}/label", json=label, headers=people[name]), 201)
+    label = {"trait": "formality", "quality": 0.0}
+    check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=label, headers=people["bob"]), 201)
+    for name, key in people.items():
+        got = check(c.get(f"/v1/models/{h}/agreement", headers=key), 200)["traits"]["formality"]
+        [pair] = [p for p in got["pairwise"] if {p["a"], p["b"]} == {"ann", "bob"}]
+        assert (pair["texts"], pair["same_pole"]) == (2, 1), (name, pair)
+        assert [t["text"] for t in got["disagreed"]] == [GOLD[0]], (name, got["disagreed"])
+        team = check(c.get(f"/v1/models/{h}/team", headers=key), 200)["people"]
+        pairs = {(p["annotator"], p["compared_others"], p["agreement_others"]) for p in team}
+        assert {("ann", 2, 0.5), ("bob", 2, 0.5)} <= pairs, (name, pairs)

@@ -11,8 +11,9 @@ from core.client.paths import path as _path
 
 class GoldCalls(ClientBase):
     def add_gold(self, handle: str, items: Iterable[Mapping[str, object]]) -> GoldAdded:
-        """Add texts with their known answer (`trait`, `text`, `quality` on a pole; up to 500) as gold items.
-        Safe to repeat: gold already adds nothing. Reviewers and owners."""
+        """Add texts with their known answer (`trait`, `text`, `quality` on a pole, optional `metadata` for
+        the pool text; up to 500) as gold items. Safe to repeat: gold already adds nothing. Reviewers and
+        owners."""
         body = {"items": [dict(x) for x in items]}
         return GoldAdded.model_validate(
             self.request("POST", _path("models", handle, "gold"), json=body).json()
