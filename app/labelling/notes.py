@@ -1,6 +1,6 @@
 """Beside the text on the Label page: the trait's guidelines (its description), the `?` key that marks a
 text unsure (a note for reviewers, never a vote), and a short comment (docs/api.md, "Unsure and comments").
-The page calls these; the session's queue is app/labelling/session.py's."""
+The page calls these; the session's queue is app/labelling/suggestion_queue.py's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.labelling.session import Failure, LabelSession, refill
+from app.labelling.session import Failure, LabelSession
+from app.labelling.suggestion_queue import refill
 from app.ui.inert import escape_md, guidelines_md
 from core.client import Client, Trait
 from core.contract import MAX_COMMENT_CHARS
@@ -26,7 +27,7 @@ def guidelines(trait: Trait) -> None:
 
 def unsure_pressed(s: LabelSession, key: str, client: Client) -> bool:
     """`?`: mark the current text unsure for this person and move on, as a skip does. False for any other
-    key (the page hands it to `app.labelling.session.act`)."""
+    key (the page hands it to `app.labelling.key_presses.apply_key`)."""
     if key != UNSURE_KEY:
         return False
     s.failure = None
