@@ -315,6 +315,6 @@ class FairShare:
             self._cond.notify_all()
 
     def state(self) -> tuple[int, int]:
-        """(pieces running, pieces waiting): for tests and the benchmark."""
+        """(pieces running, pieces waiting): what a test waits on (nothing outside shows a piece waiting)."""
         with self._cond:
             return self._running, self._queue.waiting()
