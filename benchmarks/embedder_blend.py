@@ -30,10 +30,11 @@ from sklearn.metrics import roc_auc_score
 from benchmarks import embedder_choice
 from benchmarks.quality import EFFORT, LOADERS, Dataset, LookupEmbedder, capped, embed_cached
 from core.engine import Sample, Scorer, train
-from core.engine.embedder_choice import MIN_POLE, MIN_WORDS, TIE
+from core.engine.embedder_choice import TIE
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
 from harness.datasets import datasets_dir
+from harness.embedder_comparison import MIN_POLE, MIN_WORDS
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OUTPUT = RESULTS / "embedder_blend.json"

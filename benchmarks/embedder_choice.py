@@ -9,7 +9,7 @@
     python -m benchmarks.embedder_choice
 
 Both runs draw the same samples per (dataset, size, split), so each draw's `auto` arm is the embedder
-`core.engine.embedder_choice` keeps: the cheapest when the samples' median word count is under `MIN_WORDS` or
+`harness.embedder_comparison` keeps: the cheapest when the samples' median word count is under `MIN_WORDS` or
 a pole has fewer than `MIN_POLE` samples, else the one `choose` keeps on the out-of-fold ROC-AUC each run's
 training reported on the compared subset (`comparison_subset`; all the samples up to `COMPARE_LABELS`),
 scored by that embedder's test ROC-AUC on the draw. The datasets are English, so both embedders are
@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.embedder_choice import MIN_POLE, MIN_WORDS, TIE, Candidate, choose
+from core.engine.embedder_choice import TIE, Candidate
+from harness.embedder_comparison import MIN_POLE, MIN_WORDS, choose
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EMBEDDERS = {  # cheapest first, as choose() wants them

@@ -4,7 +4,7 @@
 
 Training: `--samples` of VADER's movie-review snippets (benchmarks.quality_vader; half a pole each, English,
 a median of 18 words), effort medium, once on e5-small-qint8 alone (`train`) and once with both embedders
-(`core.engine.embedder_choice.train_on_best_embedder`, which compares them on `COMPARE_LABELS` samples and
+(`harness.embedder_comparison.train_on_best_embedder`, which compares them on `COMPARE_LABELS` samples and
 trains the kept one on all); CPU seconds of the process (every thread) and wall seconds. Both embedders are
 loaded before either is timed. Scoring: `--score-texts` texts of 30 words (snippets joined and cut), each
 encoded alone, as an uncached score is, by each embedder: CPU per text. Writes
@@ -26,7 +26,7 @@ from benchmarks import quality_vader
 from benchmarks.quality import CACHE, RESULTS
 from core.embedders import get_embedder
 from core.engine import Sample, train
-from core.engine.embedder_choice import COMPARE_LABELS, train_on_best_embedder
+from harness.embedder_comparison import COMPARE_LABELS, train_on_best_embedder
 
 EFFORT = "medium"
 

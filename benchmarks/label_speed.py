@@ -144,7 +144,8 @@ def bench_keys(url: str, handle: str, presses: int) -> dict[str, Any]:
 
 def bench_curve(client: Any, handle: str, embedder_name: str) -> dict[str, Any]:
     """The old per-label cost and the new on-demand chart point, on the same stored samples."""
-    from app.labelling.session import LabelSession, update_curve
+    from app.labelling.labels_given import update_curve
+    from app.labelling.session import LabelSession
     from core.embedders import get_embedder
     from core.embedders.cache import CachedEmbedder, MemoryStore
 

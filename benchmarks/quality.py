@@ -30,10 +30,11 @@ from sklearn.metrics import roc_auc_score
 
 from core.contract import MAX_TEXT_CHARS
 from core.engine import Sample, Scorer, TraitSpec, train
-from core.engine.embedder_choice import comparison_subset, median_words
+from core.engine.embedder_choice import median_words
 from core.engine.text_utils import stable_seed
 from core.engine.training import PRIOR_STRENGTH
 from harness.datasets import datasets_dir
+from harness.embedder_comparison import comparison_subset
 
 ROOT = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache"
@@ -305,7 +306,7 @@ def run_split(
     lr.fit(lookup.encode(texts), y)
     lr_auc = roc_auc_score(ds.test_y, lr.decision_function(lookup.encode(ds.test_texts)))
     # What `auto` compares embedders on when there are more labels than it compares on: the same labelled
-    # subset core.engine.embedder_choice draws, trained on alone (NaN when the comparison takes every sample).
+    # subset harness.embedder_comparison draws, trained on alone (NaN when the comparison takes every sample).
     subset = comparison_subset(samples)
     sample_oof = float("nan") if len(subset) == len(samples) else _auc(ds, lookup, subset, PRIOR_STRENGTH)[1]
     return prior_auc, plain_auc, float(lr_auc), prior_oof, sample_oof, median_words(texts), prior_se

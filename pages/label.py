@@ -13,7 +13,9 @@ import streamlit as st
 from app.labelling.campaign import campaign_of, status_line
 from app.labelling.chart import curve_chart
 from app.labelling.feedback import buffered_feedback
+from app.labelling.key_presses import apply_key, label_keys, should_apply
 from app.labelling.labels import labelling_note, retrain_at, review_note
+from app.labelling.labels_given import forget_withdrawn_label, update_curve
 from app.labelling.my_labels import (
     guidelines_section,
     keep_in_address,
@@ -27,23 +29,15 @@ from app.labelling.notes import UNSURE_KEY, guidelines, note_controls, unsure_pr
 from app.labelling.pool_import import STATE as IMPORT_STOPPED
 from app.labelling.pool_import import empty_pool_note, pool_heading, pool_import_section
 from app.labelling.pool_search import pool_search
-from app.labelling.session import (
-    Failure,
-    LabelSession,
-    Press,
+from app.labelling.session import Failure, LabelSession, Press, shown_as
+from app.labelling.suggestion_queue import (
     abandon,
-    accept,
-    act,
     first_suggestions_ready,
-    follow,
-    label_keys,
+    follow_campaign,
     poll,
-    retune,
-    shown_as,
+    set_mode_and_overlap,
     start,
     try_again,
-    update_curve,
-    withdrawn,
 )
 from app.shell import reads
 from app.shell.backend import mark_signed_out
@@ -196,9 +190,9 @@ if kept is None or (kept.handle, kept.trait, kept.annotator) != (handle, trait, 
     start(kept, client)  # fetched after the first paint: the service may take seconds on a large pool
 elif kept.mode != mode:  # the session's labels and counters stay
     with guard("Changing the suggestions"):
-        retune(kept, client, mode, kept.overlap)
+        set_mode_and_overlap(kept, client, mode, kept.overlap)
 with guard("Following the campaign"):
-    follow(kept, client, (model.overlap, model.votes_wanted))
+    follow_campaign(kept, client, (model.overlap, model.votes_wanted))
 session: LabelSession = kept
 keep_in_address(session.since, session_tag(backend.annotator, handle))
 # Read each run: the owner may have set the trait's scale since the session began.
@@ -210,9 +204,9 @@ session.reviewer = backend.may("review")  # the role may change between runs (an
 
 
 def _press(press: Press) -> None:
-    """A key or button: acted on only on the text it was pressed on, once (`accept`)."""
-    if accept(session, press) and not unsure_pressed(session, press.key, client):
-        act(session, press.key, client, model)
+    """A key or button: acted on only on the text it was pressed on, once (`should_apply`)."""
+    if should_apply(session, press) and not unsure_pressed(session, press.key, client):
+        apply_key(session, press.key, client, model)
 
 
 def _key(key: str, shown: str | None, nonce: str | None) -> None:
@@ -308,9 +302,8 @@ def labelling() -> None:
     )
 
     if feedback_route:
-        buffered_feedback(
-            client, handle, backend.key, lambda label_id: withdrawn(session, label_id), model.auto_retrain
-        )
+        forget = partial(forget_withdrawn_label, session)
+        buffered_feedback(client, handle, backend.key, forget, model.auto_retrain)
     c1, c2 = st.columns([1, 3])
     help_text = (
         "Scores every label of the trait by folds that did not see it "
@@ -336,7 +329,7 @@ def labelling() -> None:
         )
     # Drawn with the labels, not once with the page: a list drawn when the page opened would miss every
     # label given since (a label reruns this fragment only).
-    my_labels_section(client, handle, names, partial(withdrawn, session))
+    my_labels_section(client, handle, names, partial(forget_withdrawn_label, session))
 
 
 @st.fragment(run_every=0.5)
@@ -352,4 +345,4 @@ if first_suggestions_ready(session, client):
     labelling()
 else:
     awaiting_suggestions()
-    my_labels_section(client, handle, names, partial(withdrawn, session))
+    my_labels_section(client, handle, names, partial(forget_withdrawn_label, session))

@@ -24,7 +24,7 @@ def _withdraw(
 ) -> None:
     try:
         out = client.withdraw_feedback(handle, label_id)
-        if on_withdrawn is not None:  # the page's counters follow (app/labelling/session.withdrawn)
+        if on_withdrawn is not None:  # the page's counters follow (labels_given.forget_withdrawn_label)
             on_withdrawn(label_id)
         st.session_state[FLASH] = (
             f"Withdrew feedback label #{label_id}: {out.buffered} left in the buffer.",

@@ -5,9 +5,9 @@ in as score feedback, the spec's path for a ready model to learn (buffered for i
 retraining where it is on, else the owner's next training). On a reviewed model an annotator's label is a
 proposal that trains only once accepted (`review_note`).
 The Samples page calls `add_labels` and shows `LabelResult.message` (the Label page labels pool texts through
-`POST …/pool/{id}/label`, which the service routes itself: app/labelling/session.py), and `labelling_note`
-says up front what will happen to a label on this model. A feedback label can be withdrawn until a
-training takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
+`POST …/pool/{id}/label`, which the service routes itself: app/labelling/labels_given.py), and
+`labelling_note` says up front what will happen to a label on this model. A feedback label can be withdrawn
+until a training takes it (`withdraw_label`; the buffer is the service's, `GET …/feedback`).
 """
 
 from __future__ import annotations

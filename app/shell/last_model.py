@@ -36,9 +36,3 @@ def last_picked(backend: Backend) -> str | None:
     """The model this key last picked in the sidebar, if any."""
     with _LOCK:
         return _PICKED.get(_whose(backend))
-
-
-def forget_all() -> None:
-    """Nothing picked by anyone (tests start from a first visit)."""
-    with _LOCK:
-        _PICKED.clear()

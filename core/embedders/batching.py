@@ -58,15 +58,13 @@ class BatchingEmbedder:
         self.max_batch = max_batch
         self.max_wait = max_wait_ms / 1000
         self.workers = workers
-        self.batches = 0  # merged calls made (for tests and diagnostics)
-        self.texts = 0
         self._pending: deque[_Job] = deque()
         self._cond = threading.Condition()
         self._closed = False
         self._threads: list[threading.Thread] = []
 
     def __repr__(self) -> str:
-        return f"BatchingEmbedder({self.embedder!r}, max_batch={self.max_batch}, batches={self.batches})"
+        return f"BatchingEmbedder({self.embedder!r}, max_batch={self.max_batch})"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -160,7 +158,4 @@ class BatchingEmbedder:
         vecs = np.asarray(self.embedder.encode(texts), dtype=np.float32)
         if vecs.shape != (len(texts), self.dim):
             raise ValueError(f"{self.id} returned shape {vecs.shape} for {len(texts)} texts")
-        with self._cond:
-            self.batches += 1
-            self.texts += len(texts)
         return vecs

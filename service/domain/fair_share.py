@@ -199,8 +199,6 @@ class FairShare:
         self._running = 0
         self._in_flight: dict[str, int] = {}  # admitted cost per caller, until its request ends
         self._stopped = False
-        self.granted: list[str] = []  # callers in the order their pieces got turns, when `record` is on
-        self.record = False
         self.times = PieceTimes()
 
     def describe(self) -> str:
@@ -299,10 +297,8 @@ class FairShare:
     def _grant(self) -> None:
         """Give free slots to the lowest tags (the lock held)."""
         woke = False
-        while self._running < self.slots and (ticket := self._queue.take()) is not None:
+        while self._running < self.slots and self._queue.take() is not None:
             self._running += 1
-            if self.record:
-                self.granted.append(ticket.caller)
             woke = True
         if woke:
             self._cond.notify_all()
@@ -319,6 +315,6 @@ class FairShare:
             self._cond.notify_all()
 
     def state(self) -> tuple[int, int]:
-        """(pieces running, pieces waiting): for tests and the benchmark."""
+        """(pieces running, pieces waiting): what a test waits on (nothing outside shows a piece waiting)."""
         with self._cond:
             return self._running, self._queue.waiting()

@@ -34,7 +34,6 @@ class Shutdown:
         self.over = False
         self._waiters: set[asyncio.Future[None]] = set()
         self._lock = threading.Lock()
-        self.answered = 0  # requests answered 503 at the deadline (for tests and the log)
 
     def waiter(self) -> asyncio.Future[None]:
         """A future of the running loop, done when the grace is over."""
@@ -120,7 +119,6 @@ class ShutdownMiddleware:
             log.info("a request cancelled at the shutdown deadline ended with an error", exc_info=True)
         if started:  # it started answering while it was being cancelled: nothing more can be sent
             return
-        shutdown.answered += 1
         request_id = scope.get("state", {}).get("request_id", "")
         log.info(
             "answered %s %s 503 shutting_down: the shutdown grace is over", scope["method"], scope["path"]

@@ -15,7 +15,8 @@ import threading
 import httpx
 import pytest
 
-from app.labelling.session import LabelSession, first_suggestions_ready, start
+from app.labelling.session import LabelSession
+from app.labelling.suggestion_queue import first_suggestions_ready, start
 from core.client import Client
 from core.local import LocalService
 from tests.app.test_pages import POOL

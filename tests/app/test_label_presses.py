@@ -1,5 +1,5 @@
 """Votes = key presses, each on the text it was pressed on: the Label page's session logic
-(app/labelling/session.py) against the real local service, driven by generated interleavings of presses,
+(app/labelling/key_presses.py) against the real local service, driven by generated interleavings of presses,
 presses delivered again (a component's value re-sent on a rerun, a page left and come back to), presses that
 arrive after the text changed, undo, and control changes (suggestion mode, overlap) between them."""
 
@@ -13,19 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.labelling.session import (
-    SUGGESTING,
-    Failure,
-    LabelSession,
-    Press,
-    accept,
-    act,
-    first_suggestions_ready,
-    retune,
-    shown_as,
-    start,
-    withdrawn,
-)
+from app.labelling.key_presses import apply_key, should_apply
+from app.labelling.labels_given import forget_withdrawn_label
+from app.labelling.session import SUGGESTING, Failure, LabelSession, Press, shown_as
+from app.labelling.suggestion_queue import first_suggestions_ready, set_mode_and_overlap, start
 from core.client import Client, TransportError
 from core.local import LocalService
 from tests.support.app import make_draft, new_handle
@@ -59,8 +50,8 @@ class Person:
 
 def _deliver(s: LabelSession, client: Client, press: Press) -> None:
     """What the page does with a press (pages/label.py `_press`; no `?` here)."""
-    if accept(s, press):
-        act(s, press.key, client, client.get_model(s.handle))
+    if should_apply(s, press):
+        apply_key(s, press.key, client, client.get_model(s.handle))
 
 
 @settings(max_examples=12, deadline=None)
@@ -101,7 +92,7 @@ def test_votes_are_the_presses_each_on_the_text_it_was_pressed_on(
             me.delivered.append(undo)
         elif kind == "control":
             mode, overlap = cast(tuple[str, float], arg)
-            retune(s, client, mode, overlap)
+            set_mode_and_overlap(s, client, mode, overlap)
         assert not s.error, s.error
 
     stored = {x.text: x.quality for x in client.list_samples(handle, trait="formality", page_size=500)}
@@ -129,7 +120,7 @@ def test_a_withdrawn_label_leaves_the_session_s_counters(local_service: LocalSer
     first = s.history[0]["feedback_id"]
     assert first is not None  # a ready model: the labels went to the buffer
     client.withdraw_feedback(handle, first)
-    withdrawn(s, first)
+    forget_withdrawn_label(s, first)
     assert (len(s.history), s.left) == (1, left - 1)
     assert [label["quality"] for label in s.given] == [0.0]
 

@@ -1,7 +1,7 @@
-"""The Label page's session beside a colleague (app/labelling/session.py), against the real local service: a
-text a colleague's vote filled meanwhile is passed over, nothing is lost, an empty queue says why (naming
-colleagues only when they hold texts), texts added to the pool reach an open queue, and the queue follows a
-campaign changed while it is open."""
+"""The Label page's session beside a colleague (app/labelling/suggestion_queue.py, key_presses.py), against
+the real local service: a text a colleague's vote filled meanwhile is passed over, nothing is lost, an empty
+queue says why (naming colleagues only when they hold texts), texts added to the pool reach an open queue,
+and the queue follows a campaign changed while it is open."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import subprocess
 import sys
 from concurrent import futures
 
-from app.labelling.session import LabelSession, act, first_suggestions_ready, follow, poll, refill, start
+from app.labelling.key_presses import apply_key
+from app.labelling.session import LabelSession
+from app.labelling.suggestion_queue import first_suggestions_ready, follow_campaign, poll, refill, start
 from core.client import Client, TransportError
 from core.local import LocalService
 from tests.app.test_pages import POOL
@@ -44,10 +46,10 @@ def test_a_text_a_colleague_filled_meanwhile_is_passed_over(local_service: Local
         first = session.queue[0]["text"]
         row = {"trait": "formality", "text": first, "quality": 1.0, "annotator": "file-rater"}
         owner.add_samples(draft, [row])
-        act(session, "2", alice, model)
+        apply_key(session, "2", alice, model)
         assert session.error == "" and "not stored" in session.message and "colleagues" in session.message
         assert [item["id"] for item in session.queue] == held[1:] and session.history == []
-        act(session, "1", alice, model)  # the next one is stored as usual
+        apply_key(session, "1", alice, model)  # the next one is stored as usual
         assert len(session.history) == 1
         # Bob finds the last text held by alice: his empty answer says so.
         theirs = LabelSession(draft, "formality")
@@ -66,20 +68,20 @@ def test_a_lone_analysts_queue_never_stops_while_texts_are_left(
         session = LabelSession(draft, "formality")
         refill(session, me)
         held = [item["id"] for item in session.queue]
-        act(session, "ArrowRight", me, model)  # passed over, not skipped: still claimed by her
-        act(session, "1", me, model)
-        act(session, "2", me, model)
+        apply_key(session, "ArrowRight", me, model)  # passed over, not skipped: still claimed by her
+        apply_key(session, "1", me, model)
+        apply_key(session, "2", me, model)
         assert session.current is not None and session.current["id"] == held[0]
         assert "colleague" not in session.message and session.left == 1
-        act(session, "1", me, model)
+        apply_key(session, "1", me, model)
         assert session.current is None and session.left == 0
         assert not poll(session, me, 3)  # the pool is done and the same: nothing asked
 
         me.add_pool_texts(draft, POOL[3:5])  # added elsewhere (a notebook, another tab)
         assert poll(session, me, 5)
         assert session.current is not None and session.left == 2 and "colleague" not in session.message
-        act(session, "0", me, model)  # skipped: not offered again in this session
-        act(session, "1", me, model)
+        apply_key(session, "0", me, model)  # skipped: not offered again in this session
+        apply_key(session, "1", me, model)
         assert session.current is None and session.left == 1
         assert "colleague" not in session.message and "skipped" in session.message
 
@@ -91,15 +93,15 @@ def test_a_campaign_change_requeues_after_the_text_shown(local_service: LocalSer
         owner.import_pool(draft, POOL[:6])
         session = LabelSession(draft, "formality")
         model = owner.get_model(draft)
-        follow(session, carol, (model.overlap, model.votes_wanted))
+        follow_campaign(session, carol, (model.overlap, model.votes_wanted))
         refill(session, carol)
         shown = session.current
         assert shown is not None and session.left == 6
         owner.update_model(draft, votes_wanted=3)
         model = owner.get_model(draft)
-        follow(session, carol, (model.overlap, model.votes_wanted))
+        follow_campaign(session, carol, (model.overlap, model.votes_wanted))
         assert session.current == shown and session.campaign == (model.overlap, 3)
-        act(session, "2", carol, model)
+        apply_key(session, "2", carol, model)
         assert session.error == "" and "not stored" not in session.message and len(session.history) == 1
         assert session.left == 6  # the first of 3 votes: the text still wants votes, and counts
 
@@ -115,7 +117,7 @@ def test_a_press_refused_for_a_sign_in_says_it_was_not_stored(
         session = LabelSession(draft, "formality")
         refill(session, me)
         with Client(local_service.url, "sk_000000000000_signed-out-long-ago-xxxxx") as gone:
-            act(session, "2", gone, model)
+            apply_key(session, "2", gone, model)
         assert session.signed_out and session.message == "That label was not stored."
         assert session.history == []
         assert not [s for s in me.list_samples(draft) if s.text == session.queue[0]["text"]]
@@ -135,7 +137,7 @@ def test_a_text_the_evaluation_set_took_meanwhile_is_refused_and_passed_over(
         first = session.queue[0]["text"]
         added = me.add_evaluation_items(draft, [{"trait": "formality", "text": first, "quality": 1.0}])
         assert added.in_pool == 1
-        act(session, "2", me, model)
+        apply_key(session, "2", me, model)
         assert session.error == "" and "evaluation set" in session.message and "not stored" in session.message
         assert [item["id"] for item in session.queue] == queued[1:] and session.history == []
         assert not [s for s in me.list_samples(draft) if s.text == first]

@@ -10,7 +10,17 @@ from streamlit.testing.v1.element_tree import Element
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import new_handle
-from tests.support.apptest import by_label, main_app, no_exception, page, plain, run_label_page, shown, texts
+from tests.support.apptest import (
+    by_label,
+    forget_sidebar_picks,
+    main_app,
+    no_exception,
+    page,
+    plain,
+    run_label_page,
+    shown,
+    texts,
+)
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -46,10 +56,9 @@ def test_first_visit_opens_the_demo_model(local_service: LocalService, client: C
 def test_opening_the_root_url_again_keeps_the_model_picked(local_service: LocalService, draft: str) -> None:
     """A model picked in the sidebar stays open when the root URL is opened again (a new session, no
     ?model=), rather than the demo model a first visit opens; a ?model= link still opens its own model."""
-    from app.shell.last_model import forget_all
     from app.shell.reads import invalidate
 
-    forget_all()
+    forget_sidebar_picks()
     invalidate(local_service.url)  # the draft was made by the test's client: list it in the sidebar
     try:
         at = main_app()
@@ -67,7 +76,7 @@ def test_opening_the_root_url_again_keeps_the_model_picked(local_service: LocalS
         linked.run()
         assert linked.sidebar.selectbox(key="model_picker").value == first
     finally:
-        forget_all()  # later tests start from a first visit
+        forget_sidebar_picks()  # later tests start from a first visit
 
 
 FIRST_PAGE = 25  # the Models page's default "Per page"

@@ -17,6 +17,7 @@ from core.client import (
     WaitTimeoutError,
 )
 from core.client.calls.scoring import SECONDS_PER_TEXT
+from core.embedders import CachedEmbedder
 from tests.support.checkpoints import on_progress
 from tests.support.client import FaultInjector, Service, make_draft
 
@@ -232,9 +233,9 @@ def test_score_many_waits_as_long_as_its_work_and_a_retry_embeds_nothing_again(
     they are in its embedding cache."""
     texts = [f"a new text for the timeout, number {i}" for i in range(150)]
     faults.inject("read-timeout", method="POST", path="/score", times=1)
-    embedder = service.ctx.embedders.for_scoring("hashing")
-    batcher = embedder.embedder
-    before = batcher.texts
+    embedder = service.ctx.embedders.for_scoring("hashing")  # the cache in front of the scoring batcher
+    assert isinstance(embedder, CachedEmbedder)
+    before = embedder.misses
     with service.client(transport=faults, timeout=30.0) as c:
         many = c.score_many(trained, texts)
     assert [r.index for r in many] == list(range(150))
@@ -242,4 +243,4 @@ def test_score_many_waits_as_long_as_its_work_and_a_retry_embeds_nothing_again(
     assert len(sent) == 3  # 100 texts (lost, then again), 50 texts
     waits = [r.extensions["timeout"]["read"] for r in sent]
     assert waits == [30.0 + 100 * SECONDS_PER_TEXT] * 2 + [30.0 + 50 * SECONDS_PER_TEXT]
-    assert batcher.texts - before == 150  # each text embedded once, the retry's from the cache
+    assert embedder.misses - before == 150  # each text embedded once, the retry's from the cache

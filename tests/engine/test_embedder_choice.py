@@ -1,6 +1,7 @@
-"""The rule training's `auto` keeps an embedder by: the best out-of-fold ROC-AUC, a near tie to the cheaper
-embedder, no English-only embedder for a model whose samples are mostly in another language, no comparison on
-short texts, and a comparison on a bounded subset of the labels; and what a refused embedder setting says."""
+"""Which embedders training may use: no English-only embedder for a model whose samples are mostly in another
+language, and what a refused embedder setting says; and the comparison the benchmarks measure
+(harness/embedder_comparison.py): the best out-of-fold ROC-AUC, a near tie to the cheaper embedder, no
+comparison on short texts, and a comparison on a bounded subset of the labels."""
 
 from __future__ import annotations
 
@@ -14,18 +15,9 @@ from core.embedders import get_embedder
 from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import train
-from core.engine.embedder_choice import (
-    TIE,
-    Candidate,
-    choose,
-    comparison_subset,
-    eligible,
-    median_words,
-    model_roc_auc,
-    smallest_pole,
-    train_on_best_embedder,
-)
+from core.engine.embedder_choice import TIE, Candidate, eligible, median_words, model_roc_auc
 from core.engine.types import Sample
+from harness.embedder_comparison import choose, comparison_subset, smallest_pole, train_on_best_embedder
 from tests.support.corpus import CountingEmbedder
 
 EMBEDDERS = [E5_QINT8_ID, MPNET_QINT8_ID]  # cheapest first

@@ -111,13 +111,14 @@ def test_turns_in_threads_let_a_colleague_in_after_one_piece() -> None:
     """One slot, held by a piece of the heavy caller, three more of its pieces waiting: a colleague's piece
     arriving after them is the next to run."""
     share = FairShare(slots=1)
-    share.record = True
+    ran: list[str] = []  # one slot: pieces run one at a time, in the order of their turns
 
     def piece(caller: str) -> None:
         with share.turn(caller, 1_000):
-            pass
+            ran.append(caller)
 
     with share.turn("heavy", 1_000):
+        ran.append("heavy")
         threads = []
         for n, caller in enumerate(["heavy", "heavy", "heavy", "colleague"], start=1):
             t = threading.Thread(target=piece, args=(caller,))
@@ -126,7 +127,7 @@ def test_turns_in_threads_let_a_colleague_in_after_one_piece() -> None:
             _until(lambda n=n: share.state()[1] == n)  # type: ignore[misc]  # arrived, in this order
     for t in threads:
         t.join(60)
-    assert share.granted == ["heavy", "colleague", "heavy", "heavy", "heavy"]
+    assert ran == ["heavy", "colleague", "heavy", "heavy", "heavy"]
 
 
 def test_admission_bounds_a_caller_only_beside_others() -> None:
@@ -172,7 +173,7 @@ def test_a_waiting_piece_no_one_wants_gives_up_its_place() -> None:
     """A waiting piece whose request is no longer wanted (its client left) leaves the queue: the next
     piece takes the free slot, not the abandoned one."""
     share = FairShare(slots=1, poll_s=0.001)
-    share.record = True
+    ran: list[str] = []
     left = threading.Event()
 
     def gone() -> None:
@@ -181,9 +182,10 @@ def test_a_waiting_piece_no_one_wants_gives_up_its_place() -> None:
 
     def waiting() -> None:
         with pytest.raises(ConnectionAbortedError), share.turn("left", 10, gone):
-            pass
+            ran.append("left")
 
     with share.turn("running", 10):
+        ran.append("running")
         t = threading.Thread(target=waiting)
         t.start()
         _until(lambda: share.state()[1] == 1)
@@ -191,8 +193,8 @@ def test_a_waiting_piece_no_one_wants_gives_up_its_place() -> None:
         t.join(60)
         assert share.state() == (1, 0)
     with share.turn("next", 10):
-        pass
-    assert share.granted == ["running", "next"]
+        ran.append("next")
+    assert ran == ["running", "next"]
 
 
 def test_pieces_of_a_costlier_embedder_hold_fewer_tokens() -> None:

@@ -4,6 +4,7 @@ the scoring slots itself and moves the stop's steps (what `serve` does on SIGTER
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 
@@ -76,12 +77,15 @@ def test_a_stop_answers_score_requests_waiting_for_a_turn_with_503(svc: Svc) -> 
         _shutting_down(resp)
 
 
-def test_a_request_still_running_when_the_grace_ends_is_answered_503(svc: Svc) -> None:
+def test_a_request_still_running_when_the_grace_ends_is_answered_503(
+    svc: Svc, caplog: pytest.LogCaptureFixture
+) -> None:
     """A request that has not answered when the grace ends (here: waiting for slots the test holds) gets
     503 `shutting_down` in the envelope, not uvicorn's bare 500; the service answers again after."""
     share, shutdown = svc.app.state.share, svc.app.state.shutdown
     answers: list[httpx.Response] = []
     key = svc.key(["acme"], "scoring")
+    caplog.set_level(logging.INFO, logger="service")
     with loopback(svc) as base:
         slots = [share.turn("holder", 1) for _ in range(share.slots)]
         for slot in slots:
@@ -96,7 +100,8 @@ def test_a_request_still_running_when_the_grace_ends_is_answered_503(svc: Svc) -
                 slot.__exit__(None, None, None)
         assert len(answers) == 1
         _shutting_down(answers[0])
-        assert shutdown.answered == 1
+        said = f"answered POST /v1/models/{HANDLE}/score 503 shutting_down: the shutdown grace is over"
+        assert [r.getMessage() for r in caplog.records].count(said) == 1  # answered at the deadline, once
         shutdown.over = False  # the module's service goes on
         with httpx.Client(base_url=base, headers=key, timeout=120, trust_env=False) as c:
             check(c.post(f"/v1/models/{HANDLE}/score", json={"content": "still here"}), 200)

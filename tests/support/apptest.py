@@ -24,6 +24,15 @@ def main_app() -> AppTest:
     return AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=90)
 
 
+def forget_sidebar_picks() -> None:
+    """The workbench's process forgets every model picked in the sidebar, as a fresh process starts: the next
+    main page is a first visit (clearing the picker in AppTest does not reach its callback)."""
+    from app.shell import last_model
+
+    with last_model._LOCK:
+        last_model._PICKED.clear()
+
+
 def by_label(widgets: Any, label: str) -> Any:
     found = [w for w in widgets if w.label == label]
     assert found, f"no widget labelled {label!r}; have {[w.label for w in widgets]}"
