@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # filelock is imported where a graph is built or probed
 #: never what a graph holds: editing them keeps the built graphs.
 NOT_BUILD_CODE = frozenset(
     {"__init__.py", "prebuild.py", "graphs.py", "registry.py", "cache.py", "blend.py", "languages.py"}
-    | {"hashing.py"}
+    | {"hashing.py", "batching.py"}
 )
 #: A build code's folder no process has used for this long is removed by the next prebuild.
 UNUSED_DAYS = 7
