@@ -61,7 +61,7 @@ class TqdmProgress:
             from IPython.display import display
 
             self._bar = widget_bar(total=None, desc=description, unit=unit, display=False)
-            self._shown = display(self._bar.container, display_id=True)  # type: ignore[no-untyped-call]
+            self._shown = display(self._bar.container, display_id=True)
 
     def update(self, done: int, total: int, label: str | None = None) -> None:
         if self._bar.total != total:

@@ -443,7 +443,7 @@ class OpenAICompatibleGenerator:
             with client:
                 completion = client.chat.completions.create(
                     model=self.model,
-                    messages=self._messages(prompt, n),  # type: ignore[arg-type]  # the package's TypedDicts
+                    messages=self._messages(prompt, n),
                     temperature=self.temperature,
                     max_tokens=self.max_tokens if self.max_tokens is not None else openai.omit,
                     extra_headers=headers,
