@@ -55,9 +55,12 @@ def mix(
     trait: Trait,
     items: list[Suggestion],
     rescore: Rescore,
+    seconds: bool,
     rng: random.Random = _RNG,
 ) -> list[Suggestion]:
-    """`items` with gold items of the trait mixed in at the model's rate, for a person who may label."""
+    """`items` with gold items of the trait mixed in at the model's rate, for a person who may label.
+    `seconds`: whether this answer's campaign hands out texts colleagues voted on (more votes wanted, or an
+    overlap); else a gold text a colleague answered comes as a fresh text, as every ordinary one does."""
     if not items:
         return items
     with transaction(ctx.reads) as s:
@@ -85,7 +88,7 @@ def mix(
             )
         )
         rows = {
-            pid: (text, meta, gold_id in seconded)
+            pid: (text, meta, seconds and gold_id in seconded)
             for pid, text, meta, gold_id in s.execute(
                 select(PoolText.id, PoolText.text, PoolText.meta, GoldItem.id)
                 .join(
@@ -225,8 +228,10 @@ def labelled(
     last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
     buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
     buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # this answer too, as a label's would
-    # Colleagues' answers are the votes this text has to its readers (gold_labels.py).
-    answers = select(func.count()).where(GoldAnswer.gold_id == row.gold_id)
+    # Colleagues' answers are the votes this text has to its readers (gold_labels.py), but never more than an
+    # ordinary text of the campaign gathers: without an overlap, the votes wanted (every person answers a gold
+    # item, and a count past that would give it away); an overlap's second votes have no such bound.
+    answers = s.scalar(select(func.count()).where(GoldAnswer.gold_id == row.gold_id)) or 1
     return Labelled(
         handle=model.handle,
         pool_id=text_id,
@@ -238,7 +243,7 @@ def labelled(
         id=row.id,
         version_no=last + (2 if training else 1),
         state=model.state,
-        votes=s.scalar(answers) or 1,
+        votes=answers if model.overlap > 0 else min(answers, model.votes_wanted),
         votes_wanted=model.votes_wanted,
         buffered_feedback=buffered,
         retraining=retraining,

@@ -263,6 +263,7 @@ def _round(
         # open); else the overlap's share is spread among the new ones.
         [*back, *(extra + fresh if read.votes_wanted > 1 else _spread(fresh, extra))],
         lambda t: fitted.scores(embedder.encode(t)),
+        seconds=read.votes_wanted > 1 or overlap > 0,
     )
     out = SuggestOut(
         trait=read.trait.key,

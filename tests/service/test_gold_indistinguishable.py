@@ -253,3 +253,36 @@ def test_answers_move_agreement_as_labels_do(svc: Svc) -> None:
         team = check(c.get(f"/v1/models/{h}/team", headers=key), 200)["people"]
         pairs = {(p["annotator"], p["compared_others"], p["agreement_others"]) for p in team}
         assert {("ann", 2, 0.5), ("bob", 2, 0.5)} <= pairs, (name, pairs)
+
+
+def test_at_one_vote_wanted_a_gold_text_a_colleague_answered_reads_as_a_fresh_text(svc: Svc) -> None:
+    """The default campaign (one vote a text, no overlap) never hands out an ordinary text a colleague
+    labelled, nor answers a label with more than one vote: a gold text ann answered comes to bob as a fresh
+    text, and his answer counts one vote, as each of his labels does. One annotator alone could tell
+    otherwise."""
+    c, owner, h = svc.client, svc.author, "acme.goldone"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann, bob = _person(svc, "ann"), _person(svc, "bob")
+    check(c.patch(f"/v1/models/{h}", json={"gold_rate": 0.5}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    items = [{"trait": "formality", "text": GOLD[0], "quality": 1.0}]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=ann), 200)["items"]}
+    label = {"trait": "formality", "quality": 1.0}
+    check(c.post(f"/v1/models/{h}/pool/{ids[GOLD[0]]}/label", json=label, headers=ann), 201)
+
+    served: list[dict[str, Any]] = []
+    for _ in range(20):
+        got = check(
+            c.post(f"/v1/models/{h}/pool/suggest", json={"trait": "formality", "k": 5}, headers=bob), 200
+        )
+        served = [x for x in got["items"] if x["text"] == GOLD[0]]
+        if served:
+            break
+    assert served and not any(x["overlap"] for x in got["items"]), got["items"]
+    answers = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=bob), 201)
+        for t in (ORDINARY[0], GOLD[0])
+    ]
+    assert [a["votes"] for a in answers] == [1, 1] and {a["votes_wanted"] for a in answers} == {1}
