@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _model_id(app: Any) -> int:
     from sqlalchemy import select
 
-    from service.store.tables import Model
+    from service.store.schema import Model
 
     with app.state.ctx.reads() as s:
         found: int = s.scalar(select(Model.id).where(Model.handle == HANDLE))

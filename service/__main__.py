@@ -258,7 +258,7 @@ def keys_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
     from service.store.db import make_engine, make_session_factory, migrate, transaction
-    from service.store.tables import utcnow
+    from service.store.schema import utcnow
 
     settings = _settings(args)
     engine = make_engine(settings.database_url)

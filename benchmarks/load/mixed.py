@@ -60,7 +60,7 @@ def run_times(database_url: str, handles: Sequence[str]) -> list[dict[str, float
     queued, or the moment the run before it in line finished, whichever is later)."""
     from sqlalchemy import create_engine, select
 
-    from service.store.tables import Model, Run
+    from service.store.schema import Model, Run
 
     engine = create_engine(database_url)
     try:

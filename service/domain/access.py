@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from core.contract import HANDLE_RE, Action, least_role
 from service.errors import ApiError
 from service.store.api_keys import Principal
-from service.store.tables import Model
+from service.store.schema import Model
 
 
 def require_readable(who: Principal, handle: str, namespace: str | None) -> None:

@@ -20,7 +20,7 @@ from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.gold import gold_keys
 from service.store.samples import scale_points, sha256
-from service.store.tables import FeedbackLabel, Model, PoolText, SampleRow, Trait, utcnow
+from service.store.schema import FeedbackLabel, Model, PoolText, SampleRow, Trait, utcnow
 from service.store.votes import in_order, label_votes
 
 

@@ -30,10 +30,10 @@ from service.schemas.assignments import (
 from service.store import audit
 from service.store.api_keys import Principal
 from service.store.assignments import PoolFilter, assigned, labelled_since, open_assignments, voted_digests
-from service.store.campaign_tables import LabelTarget, PoolAssignment
+from service.store.campaign_schema import LabelTarget, PoolAssignment
 from service.store.db import transaction
 from service.store.heldout import evaluation_pool_ids
-from service.store.tables import MAX_INT, Model, PoolClaim, PoolText, utcnow
+from service.store.schema import MAX_INT, Model, PoolClaim, PoolText, utcnow
 
 
 def _managed(s: Session, who: Principal, handle: str) -> Model:

@@ -10,7 +10,7 @@ from service.errors import ApiError
 from service.schemas.audit import AuditEventOut, AuditPage
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import AuditEvent
+from service.store.schema import AuditEvent
 
 
 def list_audit(ctx: Resources, who: Principal, namespace: str, limit: int, cursor: str | None) -> AuditPage:

@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, exists, or_
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from service.store.api_keys import Principal
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait
 
 
 def blind_for(who: Principal, model: Model) -> str | None:

@@ -29,7 +29,7 @@ from service.store import claims
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.samples import CHUNK, sha256
-from service.store.tables import MAX_INT, Model, PoolClaim, PoolText, Trait, utcnow
+from service.store.schema import MAX_INT, Model, PoolClaim, PoolText, Trait, utcnow
 
 
 @dataclass(frozen=True)

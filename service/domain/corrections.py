@@ -20,10 +20,10 @@ from service.errors import ApiError
 from service.schemas.review import CorrectIn, ReviewItem
 from service.store import audit
 from service.store.api_keys import Principal
-from service.store.campaign_tables import LabelCorrection
+from service.store.campaign_schema import LabelCorrection
 from service.store.db import transaction
 from service.store.samples import count_samples, label_point, scale_points
-from service.store.tables import MAX_INT, FeedbackLabel, SampleRow, Trait, utcnow
+from service.store.schema import MAX_INT, FeedbackLabel, SampleRow, Trait, utcnow
 
 
 def correct_label(

@@ -34,7 +34,7 @@ from service.store.db import analyze_after_growth, rows_changed, transaction
 from service.store.gold import gold_digests
 from service.store.heldout import evaluation_texts, pool_digests, sample_digests
 from service.store.samples import CHUNK, sha256
-from service.store.tables import (
+from service.store.schema import (
     EvalItem,
     Evaluation,
     Model,

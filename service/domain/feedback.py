@@ -22,9 +22,9 @@ from service.errors import ApiError
 from service.schemas.feedback import FeedbackLabelOut, FeedbackPage, FeedbackWithdrawn
 from service.store import audit
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldAnswer
+from service.store.campaign_schema import GoldAnswer
 from service.store.db import transaction
-from service.store.tables import MAX_INT, FeedbackLabel
+from service.store.schema import MAX_INT, FeedbackLabel
 
 
 def _buffered(s: Session, model_id: int) -> int:

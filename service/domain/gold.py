@@ -34,11 +34,11 @@ from service.schemas.gold import (
 )
 from service.store import audit, quotas
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldAnswer, GoldItem
+from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.samples import sha256
-from service.store.tables import MAX_INT, Model, PoolText, SampleRow, Trait, utcnow
+from service.store.schema import MAX_INT, Model, PoolText, SampleRow, Trait, utcnow
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from core.engine.votes import Vote
 from service.schemas.my_labels import LabelKind
 from service.schemas.samples import SampleOut
-from service.store.campaign_tables import GoldAnswer, GoldItem
+from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.samples import label_point, sha256
-from service.store.tables import Model, Run, Trait, Version
+from service.store.schema import Model, Run, Trait, Version
 from service.store.teams import is_team, reviews
 
 

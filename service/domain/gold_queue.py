@@ -27,11 +27,11 @@ from service.domain.needs import Databases
 from service.schemas.pool import Labelled, Suggestion
 from service.store import claims, ledger
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldAnswer, GoldItem
+from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.gold import gold_of
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, Version, utcnow
+from service.store.schema import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, Version, utcnow
 
 #: Fits a suggestion's score to texts: the fit that scored the other suggestions.
 Rescore = Callable[[list[str]], Sequence[float | None]]

@@ -20,9 +20,9 @@ from sqlalchemy.orm import aliased
 
 from core.json_types import JsonObject
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldItem
+from service.store.campaign_schema import GoldItem
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, content_key
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, content_key
 
 
 def answerer(who: Principal, model: Model) -> str | None:

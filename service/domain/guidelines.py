@@ -23,9 +23,9 @@ from service.schemas.guidelines import (
 )
 from service.store import audit
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GuidelinesRead, GuidelinesVersion
+from service.store.campaign_schema import GuidelinesRead, GuidelinesVersion
 from service.store.db import transaction
-from service.store.tables import MAX_INT, Model, utcnow
+from service.store.schema import MAX_INT, Model, utcnow
 
 
 def _newest(s: Session, model_id: int) -> GuidelinesVersion | None:

@@ -13,8 +13,8 @@ from service.store import audit
 from service.store.api_keys import Principal
 from service.store.audit import SERVICE
 from service.store.db import transaction
+from service.store.schema import ApiKey, Person, utcnow
 from service.store.sessions import sign_out as end_sessions
-from service.store.tables import ApiKey, Person, utcnow
 
 
 def current_key(ctx: Databases, who: Principal) -> KeyInfo:

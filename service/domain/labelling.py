@@ -34,7 +34,7 @@ from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.review import accept_by_agreement
 from service.store.samples import add_samples
-from service.store.tables import MAX_INT, FeedbackLabel, Model, PoolText, Trait, Version, utcnow
+from service.store.schema import MAX_INT, FeedbackLabel, Model, PoolText, Trait, Version, utcnow
 from service.store.teams import label_status
 
 

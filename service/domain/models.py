@@ -21,7 +21,7 @@ from service.schemas.models import ModelCreate, ModelOut, ModelPage, ModelPatch
 from service.store import audit, history, ledger
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import Model, SampleRow, Version, utcnow
+from service.store.schema import Model, SampleRow, Version, utcnow
 
 #: A model's settings the audit log records as they were and became (`model_created`, `model_changed`).
 AUDITED_SETTINGS = (

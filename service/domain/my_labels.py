@@ -29,10 +29,10 @@ from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
 from service.store import audit, quotas
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldAnswer, GoldItem
+from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.samples import count_samples, label_point, scale_points, sha256
-from service.store.tables import (
+from service.store.schema import (
     MAX_INT,
     FeedbackLabel,
     Model,

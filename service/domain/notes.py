@@ -37,10 +37,10 @@ from service.schemas.notes import (
 )
 from service.store import audit, quotas
 from service.store.api_keys import Principal
-from service.store.campaign_tables import TextComment, UnsureMark
+from service.store.campaign_schema import TextComment, UnsureMark
 from service.store.db import transaction
 from service.store.samples import sha256
-from service.store.tables import MAX_INT, Model, Trait
+from service.store.schema import MAX_INT, Model, Trait
 
 
 def _writable(s: Session, who: Principal, handle: str) -> Model:

@@ -34,7 +34,7 @@ from service.store.heldout import (
     sample_digests,
 )
 from service.store.samples import sha256
-from service.store.tables import MAX_INT, Model, PoolText, utcnow
+from service.store.schema import MAX_INT, Model, PoolText, utcnow
 
 log = logging.getLogger("service.domain")
 

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from core.embedders import CachedEmbedder, cache_key
 from core.embedders.base import Embedder
-from service.store.tables import PoolText
+from service.store.schema import PoolText
 
 KEEP_POOLS = 2  # a 100,000-text MiniLM pool is 150 MB of float32
 # Texts read and embedded at once when the worker has not reached them: up to MAX_TEXT_CHARS each, so a piece

@@ -8,7 +8,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from core.json_types import JsonObject
-from service.store.tables import Model, Tag, Version
+from service.store.schema import Model, Tag, Version
 
 
 class Policy(TypedDict):

@@ -27,10 +27,10 @@ from service.errors import ApiError
 from service.schemas.review import LabelsRemoved, LabelsRestored
 from service.store import audit
 from service.store.api_keys import Principal
-from service.store.campaign_tables import RemovedLabels, UnsureMark
+from service.store.campaign_schema import RemovedLabels, UnsureMark
 from service.store.db import transaction
 from service.store.samples import add_samples, count_samples
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 
 def _open(s: Session, who: Principal, handle: str) -> Model:

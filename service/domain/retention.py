@@ -16,9 +16,9 @@ from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from service.domain.embedding import Embedders
-from service.store.campaign_tables import GoldAnswer, GoldItem, TextComment, UnsureMark
+from service.store.campaign_schema import GoldAnswer, GoldItem, TextComment, UnsureMark
 from service.store.db import truncate_wal
-from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait, Version
+from service.store.schema import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, Trait, Version
 
 log = logging.getLogger("service.retention")
 

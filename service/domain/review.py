@@ -25,7 +25,7 @@ from service.store.api_keys import Principal
 from service.store.corrections import corrections_of
 from service.store.db import transaction
 from service.store.review import accept_by_agreement, decide
-from service.store.tables import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
+from service.store.schema import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
 from service.store.teams import is_team, label_status, reviews
 
 KINDS = ("sample", "feedback")

@@ -38,7 +38,7 @@ from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.review import accept_by_agreement
 from service.store.samples import add_samples, count_samples, label_point, scale_points, sha256
-from service.store.tables import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
+from service.store.schema import MAX_INT, Model, SampleRow, Trait, content_key, key_of, utcnow
 from service.store.teams import label_status
 
 

@@ -15,7 +15,7 @@ from core.json_types import JsonObject
 from service.errors import ApiError
 from service.schemas.traits import ScaleIn, ScaleOut
 from service.store.samples import scale_points
-from service.store.tables import Trait
+from service.store.schema import Trait
 
 
 def stored_scale(scale: ScaleIn, negative_label: str, positive_label: str) -> JsonObject:

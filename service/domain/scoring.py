@@ -30,7 +30,7 @@ from service.store import audit, ledger, quotas
 from service.store.api_keys import Principal, authenticate
 from service.store.db import transaction
 from service.store.review import accept_by_agreement
-from service.store.tables import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
+from service.store.schema import FeedbackLabel, Model, Run, Tag, Trait, Version, utcnow
 from service.store.teams import auto_retrains, is_team, label_status
 
 if TYPE_CHECKING:  # the engine loads with the first scorer (domain/embedding.py), not with this module

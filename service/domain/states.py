@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from core.model_states import Operation, can
 from service.errors import ApiError
 from service.store import ledger
-from service.store.tables import Model
+from service.store.schema import Model
 
 
 def busy_error(session: Session, model: Model, *, cancel_first: bool = False) -> ApiError:

@@ -40,7 +40,7 @@ from service.store.embedders import model_embedder
 from service.store.gold import gold_pool_ids
 from service.store.heldout import evaluation_pool_ids
 from service.store.samples import sha256, trait_specs
-from service.store.tables import FeedbackLabel, PoolText, SampleRow, Trait, utcnow
+from service.store.schema import FeedbackLabel, PoolText, SampleRow, Trait, utcnow
 
 
 @dataclass

@@ -31,10 +31,10 @@ from service.domain.needs import Resources
 from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
 from service.store.api_keys import Principal
-from service.store.campaign_tables import UnsureMark
+from service.store.campaign_schema import UnsureMark
 from service.store.db import transaction
 from service.store.samples import label_point, scale_points
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 #: The export's kinds, in the order its pages walk them.
 KINDS = ("sample", "feedback", "unsure")

@@ -15,11 +15,11 @@ from service.domain.team import readable_model, sample_vote, superseded, vote_re
 from service.errors import ApiError
 from service.schemas.team import CorrectionRecord, TextHistory, VoteRecord
 from service.store.api_keys import Principal
-from service.store.campaign_tables import UnsureMark
+from service.store.campaign_schema import UnsureMark
 from service.store.corrections import corrections_of
 from service.store.db import transaction
 from service.store.samples import scale_points, sha256
-from service.store.tables import MAX_INT, FeedbackLabel, SampleRow, Trait
+from service.store.schema import MAX_INT, FeedbackLabel, SampleRow, Trait
 
 
 def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> TextHistory:

@@ -22,7 +22,7 @@ from service.schemas.thresholds import (
 from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import utcnow
+from service.store.schema import utcnow
 
 
 def get_pr_curve(ctx: Databases, who: Principal, handle: str, ref: str) -> PrCurveOut:

@@ -25,7 +25,7 @@ from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.heldout import evaluation_texts, sample_digests
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
+from service.store.schema import FeedbackLabel, Model, PoolText, Run, SampleRow, Trait, Version, content_key
 from service.store.votes import sample_votes
 
 

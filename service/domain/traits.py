@@ -22,7 +22,7 @@ from service.store import audit
 from service.store.api_keys import Principal
 from service.store.db import transaction
 from service.store.samples import repoint
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, utcnow
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 
 class TraitRefs:

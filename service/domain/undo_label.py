@@ -13,10 +13,10 @@ from service.domain.traits import TraitRefs
 from service.errors import ApiError
 from service.schemas.my_labels import MyLabelWithdrawn
 from service.store.api_keys import Principal
-from service.store.campaign_tables import GoldAnswer
+from service.store.campaign_schema import GoldAnswer
 from service.store.db import transaction
 from service.store.gold import gold_of
-from service.store.tables import MAX_INT, FeedbackLabel, PoolText, SampleRow
+from service.store.schema import MAX_INT, FeedbackLabel, PoolText, SampleRow
 
 
 def withdraw_pool_label(

@@ -16,7 +16,7 @@ from service.schemas.versions import Tagged, Untagged
 from service.store import audit, history
 from service.store.api_keys import Principal
 from service.store.db import transaction
-from service.store.tables import MAX_INT, Model, Tag, Version
+from service.store.schema import MAX_INT, Model, Tag, Version
 
 
 def version_filter(model_id: int | QueryableAttribute[int], ref: str) -> ColumnElement[bool]:

@@ -18,7 +18,7 @@ from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, Upstre
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
 from service.schemas.versions import BodyCandidate, BodyName, VersionBody, VersionOut
-from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
+from service.store.schema import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 from service.store.teams import auto_retrains, reviews, team_namespaces
 
 

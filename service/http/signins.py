@@ -27,7 +27,7 @@ from service.store.api_keys import Principal
 from service.store.audit import SERVICE, record
 from service.store.db import transaction
 from service.store.people import Identity, account_of
-from service.store.tables import Person
+from service.store.schema import Person
 
 #: Source addresses tracked in a minute: past it, a new source's attempts are counted nowhere (memory).
 MAX_SOURCES = 10_000

@@ -22,8 +22,8 @@ from service.store.people import (
     person_principal,
     record_person,
 )
+from service.store.schema import utcnow
 from service.store.sessions import SIGNED_OUT, SessionRules, admit, check, issued_at, only_seen_due
-from service.store.tables import utcnow
 
 NO_KEY = "Send an API key as 'Authorization: Bearer <key>'."
 BAD_KEY = "The API key is not valid."

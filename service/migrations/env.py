@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 from service.store.db import make_engine
-from service.store.tables import Base
+from service.store.schema import Base
 
 config = context.config
 target_metadata = Base.metadata

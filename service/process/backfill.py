@@ -11,7 +11,7 @@ from service.domain.training import check_trainable
 from service.errors import ApiError
 from service.store import audit, ledger
 from service.store.db import transaction
-from service.store.tables import Model, Run, Version
+from service.store.schema import Model, Run, Version
 
 
 def run_backfill(ctx: Context) -> list[str]:

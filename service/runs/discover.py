@@ -10,7 +10,7 @@ from service.runs.edits import back_to_draft, edit_inputs
 from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import add_samples, load_traits
-from service.store.tables import Trait
+from service.store.schema import Trait
 
 
 def execute(at: Attempt) -> None:

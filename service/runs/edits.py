@@ -12,7 +12,7 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.embedders import model_embedder
 from service.store.samples import load_samples, load_traits, trait_specs
-from service.store.tables import Model, Run, utcnow
+from service.store.schema import Model, Run, utcnow
 
 
 def edit_inputs(at: Attempt) -> tuple[JsonObject, list[TraitSpec], list[Sample], Embedder]:

@@ -22,7 +22,7 @@ from service.runs.attempt import Attempt
 from service.store import ledger
 from service.store.db import transaction
 from service.store.heldout import trained_mask
-from service.store.tables import EvalItem, Evaluation, Model, Run, Version, utcnow
+from service.store.schema import EvalItem, Evaluation, Model, Run, Version, utcnow
 
 BATCH = 256
 

@@ -23,7 +23,7 @@ from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.runs.locks import RunLocks
 from service.store import ledger
 from service.store.db import write_retrying
-from service.store.tables import Model, Run
+from service.store.schema import Model, Run
 
 log = logging.getLogger("service.runs")
 

@@ -25,7 +25,7 @@ from service.domain.embedding import snapshot_embedder_id
 from service.domain.scoring import AUTOMATIC
 from service.runs.attempt import Attempt
 from service.store.db import transaction
-from service.store.tables import EvalItem, Model, Version
+from service.store.schema import EvalItem, Model, Version
 
 
 class WorseThanCurrent(EngineError):

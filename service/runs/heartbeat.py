@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.errors import is_lock_timeout
 from service.store import ledger
 from service.store.db import write_retrying
-from service.store.tables import RunProgress
+from service.store.schema import RunProgress
 
 log = logging.getLogger("service.runs")
 

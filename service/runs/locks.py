@@ -33,7 +33,7 @@ from typing import Protocol
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
-from service.store.tables import utcnow
+from service.store.schema import utcnow
 
 ADVISORY_CLASS = 72_310_462  # the first key of every run lock (MIGRATION_LOCK_ID + 1: this project's locks)
 # PostgreSQL's probes of a lock connection's peer (seconds idle, seconds between probes, probes): the kernel

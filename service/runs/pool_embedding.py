@@ -18,7 +18,7 @@ from service.domain.embedding import Embedders
 from service.domain.pool_index import embedding_step
 from service.store.db import transaction
 from service.store.embedders import model_embedder
-from service.store.tables import Model, PoolText
+from service.store.schema import Model, PoolText
 
 log = logging.getLogger("service.runs")
 

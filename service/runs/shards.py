@@ -49,7 +49,7 @@ from service.domain.needs import LOGGED, Checkpoints
 from service.runs.locks import NoLocks, RunLocks, holder_gone, shard_key
 from service.store import ledger
 from service.store.db import read_sessions, rows_changed, transaction, write_retrying
-from service.store.tables import Model, Run, RunShard, SampleRow, utcnow
+from service.store.schema import Model, Run, RunShard, SampleRow, utcnow
 
 log = logging.getLogger("service.runs")
 

@@ -20,7 +20,7 @@ from service.store import ledger
 from service.store.db import transaction
 from service.store.heldout import evaluation_pool_ids
 from service.store.samples import add_samples, load_traits
-from service.store.tables import PoolText, Run, SampleRow
+from service.store.schema import PoolText, Run, SampleRow
 
 if TYPE_CHECKING:
     from core.engine.generators import OpenAICompatibleGenerator

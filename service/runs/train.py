@@ -37,7 +37,7 @@ from service.store.embedders import model_embedder
 from service.store.gold import gold_keys
 from service.store.heldout import trained_record
 from service.store.samples import CHUNK, fold_feedback, held_feedback, load_traits, sha256, trait_specs
-from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
+from service.store.schema import FeedbackLabel, Model, Run, SampleRow, Trait, Version, utcnow
 from service.store.votes import feedback_votes, in_order, sample_votes, samples_to_train
 
 if TYPE_CHECKING:  # the engine loads scikit-learn, which a worker loads with its first run, not at start

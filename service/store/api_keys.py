@@ -26,7 +26,7 @@ from core.contract import (
     annotator_of,
     role_allows,
 )
-from service.store.tables import ApiKey, Membership, Person, utcnow
+from service.store.schema import ApiKey, Membership, Person, utcnow
 
 SCOPES = ("authoring", "scoring")
 KEY_RE = re.compile(r"\Ask_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})\Z")

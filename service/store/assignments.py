@@ -14,9 +14,9 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, String, cast, select
 from sqlalchemy.orm import Session
 
-from service.store.campaign_tables import PoolAssignment
+from service.store.campaign_schema import PoolAssignment
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, PoolText, SampleRow
+from service.store.schema import FeedbackLabel, PoolText, SampleRow
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.contract import AuditKind
 from core.json_types import JsonObject
 from service.store.api_keys import Principal
-from service.store.tables import AuditEvent, Model, Run, utcnow
+from service.store.schema import AuditEvent, Model, Run, utcnow
 
 #: The actor of what the command line does (it has no key).
 OPERATOR = "operator"

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from service.store.db import rows_changed
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, PoolClaim, SampleRow, content_key, key_of
+from service.store.schema import FeedbackLabel, PoolClaim, SampleRow, content_key, key_of
 
 
 @dataclass

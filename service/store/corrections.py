@@ -7,8 +7,8 @@ from collections.abc import Collection
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.store.campaign_tables import LabelCorrection
-from service.store.tables import MAX_INT
+from service.store.campaign_schema import LabelCorrection
+from service.store.schema import MAX_INT
 
 
 def corrections_of(s: Session, model_id: int, ids: Collection[int]) -> dict[int, list[LabelCorrection]]:

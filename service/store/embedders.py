@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.embedders.registry import AUTO, embedder_of
-from service.store.tables import Model, Version
+from service.store.schema import Model, Version
 
 
 def model_embedder(s: Session, model: Model) -> str | None:

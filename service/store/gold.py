@@ -8,8 +8,8 @@ from collections.abc import Collection
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.store.campaign_tables import GoldItem
-from service.store.tables import PoolText, Trait
+from service.store.campaign_schema import GoldItem
+from service.store.schema import PoolText, Trait
 
 
 def gold_keys(session: Session, model_id: int) -> set[tuple[str, str]]:

@@ -26,7 +26,7 @@ from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from service.store.samples import CHUNK
-from service.store.tables import EvalItem, PoolText, SampleRow, Trait, content_key, key_of
+from service.store.schema import EvalItem, PoolText, SampleRow, Trait, content_key, key_of
 
 #: A recorded key: an unsigned 64-bit integer, big-endian, so the record reads the same on any machine.
 _KEY = np.dtype(">u8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.store.tables import Model, Version, VersionEvent, utcnow
+from service.store.schema import Model, Version, VersionEvent, utcnow
 
 
 def record(

@@ -18,7 +18,7 @@ from core.contract import RUNS_IN_FLIGHT, ModelState, RunKind
 from core.json_types import JsonObject
 from core.model_states import state_after_run
 from service.store.db import rows_changed
-from service.store.tables import Model, Run, RunProgress, utcnow
+from service.store.schema import Model, Run, RunProgress, utcnow
 
 IN_FLIGHT = RUNS_IN_FLIGHT
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from core.contract import ANNOTATOR_RE, MEMBER_RE, NAMESPACE_RE, ROLES, UNNAMED_KEY_PREFIX, Role
 from service.store.api_keys import Principal
 from service.store.audit import AUTOMATIC_ACTOR, record
-from service.store.tables import ApiKey, Membership, Person, utcnow
+from service.store.schema import ApiKey, Membership, Person, utcnow
 
 #: A person's `key_id`: no key row has it (ids start at 1), so nothing of a key is ever found for a person.
 NO_KEY_ID = 0

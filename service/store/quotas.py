@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from service.config.settings import Settings
 from service.errors import ApiError
 from service.store.api_keys import Principal
-from service.store.campaign_tables import TextComment, UnsureMark
-from service.store.tables import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, StorageUsage, utcnow
+from service.store.campaign_schema import TextComment, UnsureMark
+from service.store.schema import EvalItem, FeedbackLabel, Model, PoolText, SampleRow, StorageUsage, utcnow
 
 CODE = "quota_exceeded"
 

@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from service.store.tables import RateBucket
+from service.store.schema import RateBucket
 
 
 @dataclass(frozen=True)

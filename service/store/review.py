@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import ReviewDecision, pole_of
 from service.store.samples import sha256
-from service.store.tables import FeedbackLabel, Model, SampleRow, Trait, content_key, key_of
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, content_key, key_of
 
 #: `reviewed_by` of a label the agreement rule accepted.
 AGREEMENT = "agreement"

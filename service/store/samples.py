@@ -16,7 +16,7 @@ from core.engine.types import Sample, TraitSpec
 from core.json_types import JsonObject
 from service.store.db import analyze_after_growth
 from service.store.label_ids import next_label_ids
-from service.store.tables import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
+from service.store.schema import FeedbackLabel, SampleRow, Trait, content_key, key_of, utcnow
 
 #: Rows per INSERT and hashes per IN (…) list: under SQLite's and psycopg2's bound-parameter limits.
 CHUNK = 500

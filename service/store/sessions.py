@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from service.store.tables import Person
+from service.store.schema import Person
 
 #: `last_seen_at` is written at most this often per person: most requests cost no write.
 SEEN_EVERY = timedelta(seconds=60)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
 from service.store.api_keys import Principal
-from service.store.tables import ApiKey, Membership, Model, utcnow
+from service.store.schema import ApiKey, Membership, Model, utcnow
 
 
 def writers(session: Session, namespaces: Collection[str]) -> dict[str, int]:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.engine.types import Sample
 from core.engine.votes import CountedText, Vote, training_samples
-from service.store.tables import EvalItem, FeedbackLabel, SampleRow, Trait
+from service.store.schema import EvalItem, FeedbackLabel, SampleRow, Trait
 
 
 def sample_votes(

@@ -27,7 +27,7 @@ from harness.pgcluster import PgCluster
 from harness.ports import free_port
 from harness.waiting import wait_until
 from service.store.db import make_engine
-from service.store.tables import Run
+from service.store.schema import Run
 from tests.support.deploy import REPO
 from tests.support.service import TRAITS, check, samples
 

@@ -25,7 +25,7 @@ from core.engine.types import Sample, TraitSpec
 from harness.fleet import Fleet, ServiceProcess
 from harness.waiting import wait_until
 from service.store.db import make_engine
-from service.store.tables import Model, Run, RunShard, SampleRow, Version
+from service.store.schema import Model, Run, RunShard, SampleRow, Version
 from tests.support.fleet import (
     BULK_PREFIX,
     HEARTBEAT_TIMEOUT_S,

@@ -22,7 +22,7 @@ from harness.faults import faults_env
 from harness.fleet import Fleet, ServiceProcess, fleet_env
 from harness.waiting import wait_until
 from service.store.db import make_engine
-from service.store.tables import Run, utcnow
+from service.store.schema import Run, utcnow
 from tests.support.service import TRAITS, auth, check, samples
 
 pytestmark = pytest.mark.usefixtures("server_process")  # a service process of its own

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from service.store.api_keys import create_key
-from service.store.campaign_tables import PoolAssignment
+from service.store.campaign_schema import PoolAssignment
 from service.store.db import transaction
-from service.store.tables import AuditEvent, SampleRow
+from service.store.schema import AuditEvent, SampleRow
 from tests.support.service import Svc, auth, check, error_code
 
 H = "acme.assigned"

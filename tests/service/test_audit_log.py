@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from service.__main__ import main
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import utcnow
+from service.store.schema import utcnow
 from tests.support.service import FORMAL, Svc, auth, check, error_code, running, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]

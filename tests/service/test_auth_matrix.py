@@ -35,7 +35,7 @@ from service.store import ledger
 from service.store.api_keys import NameTaken, create_key
 from service.store.audit import SERVICE
 from service.store.db import transaction
-from service.store.tables import AuditEvent, Model, Person
+from service.store.schema import AuditEvent, Model, Person
 from tests.support.idp import CLIENT_ID, Idp, running_idp
 from tests.support.service import (
     Svc,

@@ -15,7 +15,7 @@ import pytest
 from harness.faults import Delay, TestHooks
 from harness.waiting import wait_until
 from service.store.db import transaction
-from service.store.tables import Run
+from service.store.schema import Run
 from tests.support.service import TRAITS, check, running, samples, wait_settled
 
 # The training sleeps this long (claimed, heartbeating) at its first progress report: long enough that the

@@ -20,7 +20,7 @@ from service.runs.attempt import Watched
 from service.runs.heartbeat import ClaimLost, Heartbeat
 from service.store import ledger
 from service.store.db import transaction
-from service.store.tables import Run
+from service.store.schema import Run
 from tests.support import factories
 from tests.support.service import Svc, check, error_code, train_ready, wait_settled
 

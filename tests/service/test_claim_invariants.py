@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from service.store.claims import votes_on
 from service.store.db import transaction
-from service.store.tables import Model, PoolClaim, PoolText, Trait, utcnow
+from service.store.schema import Model, PoolClaim, PoolText, Trait, utcnow
 from tests.service.test_claims import POOL, TRAITS, person
 from tests.support.service import Svc, check
 

@@ -15,7 +15,7 @@ from core.contract import DEFAULT_CLAIMS_PER_PERSON
 from harness.texts import WORDS
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import PoolClaim, SampleRow, utcnow
+from service.store.schema import PoolClaim, SampleRow, utcnow
 from tests.support.service import (
     CASUAL,
     FORMAL,

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy.exc import DBAPIError
 
 from service.store.db import transaction
-from service.store.tables import SampleRow, utcnow
+from service.store.schema import SampleRow, utcnow
 from tests.support.service import Svc, check, error_code, make_model, running
 
 MARKER = "private-marker-5c1e"  # a sample text that must appear in no message or log

@@ -171,7 +171,7 @@ def test_an_evaluation_without_item_scores_asks_for_a_new_one(svc: Svc) -> None:
     from sqlalchemy import select
 
     from service.store.db import transaction
-    from service.store.tables import Evaluation
+    from service.store.schema import Evaluation
 
     c, h = svc.client, svc.author
     handle = "acme.outdated"

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from harness.faults import Delay, TestHooks
-from service.store.tables import Model, Run
+from service.store.schema import Model, Run
 from tests.support.service import check, make_model, running, train_ready, wait_settled
 
 HANDLE = "acme.race"

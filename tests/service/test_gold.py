@@ -15,9 +15,9 @@ from harness.texts import WORDS
 from service.domain.gold import person
 from service.domain.gold_queue import plan
 from service.store.api_keys import create_key
-from service.store.campaign_tables import GoldAnswer
+from service.store.campaign_schema import GoldAnswer
 from service.store.db import transaction
-from service.store.tables import PoolText, SampleRow
+from service.store.schema import PoolText, SampleRow
 from tests.support.service import Svc, auth, check, error_code, make_model, train_ready
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]

@@ -20,7 +20,7 @@ from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.graphs import build_code_version, lock_path, manifest_path
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.embedders.prebuild import graph_of, is_building, is_built, waiting_words
-from service.store.tables import Run
+from service.store.schema import Run
 from tests.support.checkpoints import on_progress
 from tests.support.service import TRAITS, Svc, check, make_model
 

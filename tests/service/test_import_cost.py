@@ -14,7 +14,7 @@ from sqlalchemy import event, func, select, text
 
 from service.domain.training import _has_several_votes
 from service.store.db import transaction
-from service.store.tables import CONTENT_KEY_CHARS, Model, SampleRow, Trait, content_key, key_of
+from service.store.schema import CONTENT_KEY_CHARS, Model, SampleRow, Trait, content_key, key_of
 from tests.support.service import TRAITS, Svc, check, train_ready, wait_settled
 
 BATCH = 500

@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import ApiKey, utcnow
+from service.store.schema import ApiKey, utcnow
 from tests.support.service import Svc, check, error_code
 
 

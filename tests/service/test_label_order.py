@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import PoolText
+from service.store.schema import PoolText
 from tests.support.service import Svc, auth, check, error_code, make_model, train_ready
 
 TEXT = "The minutes of the meeting are hereby approved as circulated."

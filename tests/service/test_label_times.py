@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 from service.store.api_keys import create_key
 from service.store.db import transaction
 from service.store.samples import fold_feedback
-from service.store.tables import FeedbackLabel, Model, Run, SampleRow, Version
+from service.store.schema import FeedbackLabel, Model, Run, SampleRow, Version
 from tests.support.service import TRAITS, Svc, auth, check, make_model, train_ready, wait_settled
 
 H = "acme.times"

@@ -17,7 +17,7 @@ def test_the_domain_loads_neither_the_runs_nor_the_context(fresh_python: FreshPy
     # Before the store layer, importing the pool's domain module loaded the context, hence the executor and
     # every run kind.
     loaded = loaded_after(fresh_python, "service.domain.pool")
-    assert "service.domain.pool" in loaded and "service.store.tables" in loaded
+    assert "service.domain.pool" in loaded and "service.store.schema" in loaded
     assert "service.runs.executor" not in loaded
     assert not {m for m in loaded if m.startswith(("service.runs", "service.context", "service.routes"))}
 

@@ -15,7 +15,7 @@ from sqlalchemy.schema import CreateIndex
 
 from harness.pgcluster import database_url_fixture, selected_backends
 from service.store.db import alembic_config, make_engine, migrate
-from service.store.tables import Base
+from service.store.schema import Base
 from tests.support.service import Svc, check, make_model, running, train_ready
 
 # An empty database (no prepare step), so the migration itself is what builds the schema.

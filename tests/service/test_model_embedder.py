@@ -14,7 +14,7 @@ from core.embedders.e5_quantized import E5_QINT8_ID
 from core.embedders.mpnet_quantized import MPNET_QINT8_ID
 from core.engine import Scorer
 from service.domain.pool_index import parse_embedding_step
-from service.store.tables import Model, Version
+from service.store.schema import Model, Version
 from tests.support.service import FORMAL, TRAITS, Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).

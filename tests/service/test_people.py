@@ -24,7 +24,7 @@ from service.http.signins import RefusalCap
 from service.store.audit import OPERATOR
 from service.store.db import make_engine, make_session_factory, transaction
 from service.store.people import set_member
-from service.store.tables import Membership, Person
+from service.store.schema import Membership, Person
 from tests.support.idp import CLIENT_ID, Idp, running_idp
 from tests.support.service import Svc, auth, check, error_code, make_model, running
 

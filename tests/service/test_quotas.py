@@ -13,7 +13,7 @@ import pytest
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import SampleRow
+from service.store.schema import SampleRow
 from tests.support.service import Svc, _migrate, auth, check, error_code, make_model, running, train_ready
 
 

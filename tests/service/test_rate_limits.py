@@ -28,10 +28,10 @@ from core.contract import (
 )
 from service.http import ratelimit
 from service.store.api_keys import create_key
-from service.store.campaign_tables import TextComment
+from service.store.campaign_schema import TextComment
 from service.store.db import transaction
 from service.store.rate_limits import Rate, take
-from service.store.tables import FeedbackLabel, Model, Run, Trait, utcnow
+from service.store.schema import FeedbackLabel, Model, Run, Trait, utcnow
 from tests.support.idp import CLIENT_ID, running_idp
 from tests.support.service import (
     TRAITS,

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 
 from service.config.settings import Settings
 from service.store import ledger
-from service.store.tables import Run, SampleRow, Version, utcnow
+from service.store.schema import Run, SampleRow, Version, utcnow
 from tests.support.checkpoints import on_progress
 from tests.support.service import Svc, check, make_model, running, wait_settled
 

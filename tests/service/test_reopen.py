@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from service.store import ledger
 from service.store.db import transaction
-from service.store.tables import Model
+from service.store.schema import Model
 from tests.support import factories
 from tests.support.service import Svc, check, error_code, train_ready, wait_settled
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from service.__main__ import main
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import AuditEvent, FeedbackLabel, SampleRow
+from service.store.schema import AuditEvent, FeedbackLabel, SampleRow
 from tests.support.service import (
     CASUAL,
     FORMAL,

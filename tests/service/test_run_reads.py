@@ -17,7 +17,7 @@ from service.domain.embedding import Embedders
 from service.runs.attempt import Attempt
 from service.runs.heartbeat import Heartbeat
 from service.store.db import make_engine, make_session_factory, migrate, transaction
-from service.store.tables import SampleRow
+from service.store.schema import SampleRow
 
 
 def test_a_runs_reads_wait_for_no_writer_and_hold_up_none(tmp_path: Path) -> None:

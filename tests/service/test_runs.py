@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from service.store.tables import Run
+from service.store.schema import Run
 from tests.support.service import TRAITS, Svc, check, error_code, make_model, train_ready, wait_settled
 
 

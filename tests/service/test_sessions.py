@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service.store.schema import Person
 from service.store.sessions import SessionRules, admit, check, sign_out
-from service.store.tables import Person
 
 RULES = SessionRules(idle_s=8 * 3600, max_s=12 * 3600)
 START = datetime(2026, 1, 1, tzinfo=UTC)

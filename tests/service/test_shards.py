@@ -21,7 +21,7 @@ from service.runs import shards
 from service.store import ledger
 from service.store.db import transaction
 from service.store.samples import load_samples
-from service.store.tables import Run, RunShard, utcnow
+from service.store.schema import Run, RunShard, utcnow
 from tests.support.checkpoints import on_progress
 from tests.support.service import TRAITS, Svc, check, running
 

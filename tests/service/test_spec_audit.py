@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from service.store.tables import Model
+from service.store.schema import Model
 from tests.support import factories
 from tests.support.service import (
     TRAITS,

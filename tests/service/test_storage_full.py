@@ -20,7 +20,7 @@ from sqlalchemy import func, select, update
 
 from core.embedders.cache import SqliteStore, truncate_wal
 from service.store.db import truncate_wal as truncate_database_wal
-from service.store.tables import Person, Run, SampleRow, Version, utcnow
+from service.store.schema import Person, Run, SampleRow, Version, utcnow
 from tests.support.checkpoints import on_progress
 from tests.support.idp import CLIENT_ID, running_idp
 from tests.support.service import Svc, auth, check, error_code, make_model, running, train_ready

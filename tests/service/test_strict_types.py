@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from service.process.api import _query_names
 from service.store.db import transaction
-from service.store.tables import Model, SampleRow, Trait
+from service.store.schema import Model, SampleRow, Trait
 from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from core.embedders import HashingEmbedder
 from service.domain.suggestions import LABEL_PIECE, label_vectors
 from service.store.db import transaction
-from service.store.tables import SampleRow
+from service.store.schema import SampleRow
 from tests.support.service import Svc, check, make_model
 
 

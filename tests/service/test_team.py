@@ -20,7 +20,7 @@ from service.__main__ import main
 from service.store.api_keys import create_key
 from service.store.db import make_engine, transaction
 from service.store.samples import load_samples, load_traits, trait_specs
-from service.store.tables import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
+from service.store.schema import ApiKey, EvalItem, FeedbackLabel, Model, SampleRow
 from tests.support.service import CASUAL, FORMAL, Svc, auth, check, error_code, make_model, wait_settled
 
 TRAITS = [{"name": "Formality", "positive_label": "formal", "negative_label": "casual"}]

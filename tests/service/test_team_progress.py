@@ -12,9 +12,9 @@ from sqlalchemy import select, update
 from core.contract import MAX_COMMENT_CHARS
 from core.engine.votes import count_votes
 from service.store.api_keys import create_key
-from service.store.campaign_tables import UnsureMark
+from service.store.campaign_schema import UnsureMark
 from service.store.db import transaction
-from service.store.tables import Model, SampleRow
+from service.store.schema import Model, SampleRow
 from service.store.votes import label_votes, samples_to_train
 from tests.support.service import TRAITS, Svc, auth, check, error_code, make_model, train_ready, wait_settled
 

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from core.contract import MAX_METADATA_BYTES, MAX_METADATA_KEYS
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import AuditEvent, PoolText
+from service.store.schema import AuditEvent, PoolText
 from tests.support.service import Svc, auth, check, error_code, make_model
 
 H = "acme.context"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from core.contract import pole_of
 from core.engine.votes import Vote
 from service.runs.train import PROGRESS, Inputs, Phase, progress_at, training_set
-from service.store.tables import FeedbackLabel, Trait
+from service.store.schema import FeedbackLabel, Trait
 
 
 def test_progress_phases_follow_each_other_within_the_run() -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 
 from service.store.db import transaction
-from service.store.tables import Model, Tag, Version
+from service.store.schema import Model, Tag, Version
 from tests.support.service import Svc, check, error_code, make_model, train_ready
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from service.store.api_keys import create_key
 from service.store.db import transaction
-from service.store.tables import PoolText
+from service.store.schema import PoolText
 from tests.support.service import Svc, auth, check, make_model, train_ready
 
 # A trait's texts far from the model's samples and from one another.

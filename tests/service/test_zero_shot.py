@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from service.store.tables import FeedbackLabel
+from service.store.schema import FeedbackLabel
 from tests.support.service import FORMAL, Svc, check, error_code, make_model, train_ready, wait_settled
 
 # Rules beside the store: the SQLite cases cover them (tests/service/conftest.py).

@@ -33,7 +33,7 @@ from service.domain.needs import LOGGED, Checkpoints
 from service.process.api import create_app
 from service.store.api_keys import KEY_RE, create_key
 from service.store.db import make_engine, make_session_factory, migrate, transaction
-from service.store.tables import ApiKey
+from service.store.schema import ApiKey
 
 FORMAL = [
     "Dear Sir, I am writing to formally request the quarterly report.",

@@ -7,7 +7,7 @@ Create Date: 2026-11-25
 The (model, trait, content hash) indexes of 0007 held the whole 64-character hash. Each new sample or
 evaluation item goes into them at a random place, so once they outgrow the page cache every insert reads and
 dirties a page: at 100,000 samples a batch of 500 spent three times as long in SQLite as at 1,000.
-The first 16 characters (64 bits, `service.store.tables.CONTENT_KEY_CHARS`) find a text's rows as well;
+The first 16 characters (64 bits, `service.store.schema.CONTENT_KEY_CHARS`) find a text's rows as well;
 the rows' whole hash tells apart the texts that share them.
 """
 

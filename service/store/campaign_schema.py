@@ -1,6 +1,6 @@
 """The tables of a labelling campaign beside the votes themselves: assigned work and targets, gold items and
 their answers, guidelines and who read them, unsure marks, comments, and bulk removals kept for undo. Their
-base, types and helpers are `tables.py`'s; `service/store/__init__.py` imports both, so every table is on
+base, types and helpers are `schema.py`'s; `service/store/__init__.py` imports both, so every table is on
 `Base.metadata` whichever is imported first."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from core.contract import (
 )
 from core.json_types import JsonObject
 from service.store.label_ids import label_id_default
-from service.store.tables import Base, UTCDateTime, utcnow
+from service.store.schema import Base, UTCDateTime, utcnow
 
 
 class PoolAssignment(Base):
