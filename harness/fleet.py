@@ -28,7 +28,7 @@ from harness.service import ROOT, service_command
 from harness.waiting import wait_until
 
 START_TIMEOUT_S = 180.0
-API_READY = "Scoring service ready on"  # printed by `serve` once it answers (service/__main__.py)
+API_READY = "Scoring service ready on"  # printed by `serve` once it answers (service/commands/serving.py)
 WORKER_READY = "Scoring worker ready"  # printed by `worker` once it takes runs (service/process/worker.py)
 
 

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from harness.pgcluster import PgCluster
-from service.__main__ import serve_settings
+from service.commands.serving import serve_settings
 from service.config.settings import Settings
 from service.runs.queue import make_huey
 from service.store.db import make_engine

@@ -386,7 +386,7 @@ def test_restart_everything_keeps_state(running_fleet: Running) -> None:
         p.send_term()
     for p in running:
         code = p.wait_exit()
-        if p in f.apis:  # a stop asked for is a clean end (service/__main__.py, serve)
+        if p in f.apis:  # a stop asked for is a clean end (service/commands/serving.py, serve)
             assert code == 0 and "service stopped" in p.log(), p.log()[-2000:]
         else:
             assert code == 0 and "worker stopped" in p.log(), p.log()[-2000:]

@@ -1,0 +1,1 @@
+"""The command line's commands, a module per group; `python -m service` (service/__main__.py) parses them."""
