@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session
 from core.contract import pole_of
 from core.model_states import TRAINING_RUNS, can
 from service.domain.claims import may_claim
-from service.domain.gold_labels import buffered_answers
 from service.domain.needs import Databases
+from service.domain.views import labelled_answer
 from service.schemas.pool import Labelled, Suggestion
 from service.store import claims, ledger
 from service.store.api_keys import Principal
@@ -31,7 +31,7 @@ from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.gold import gold_of
 from service.store.samples import sha256
-from service.store.schema import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, Version, utcnow
+from service.store.schema import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, utcnow
 
 #: Fits a suggestion's score to texts: the fit that scored the other suggestions.
 Rescore = Callable[[list[str]], Sequence[float | None]]
@@ -225,26 +225,11 @@ def labelled(
     in_flight = ledger.in_flight(s, model)
     training = in_flight is not None and in_flight.kind in TRAINING_RUNS
     stored_as: Literal["sample", "feedback"] = "sample" if can("edit", model.state) else "feedback"
-    last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
-    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
-    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # this answer too, as a label's would
     # Colleagues' answers are the votes this text has to its readers (gold_labels.py), but never more than an
     # ordinary text of the campaign gathers: without an overlap, the votes wanted (every person answers a gold
     # item, and a count past that would give it away); an overlap's second votes have no such bound.
     answers = s.scalar(select(func.count()).where(GoldAnswer.gold_id == row.gold_id)) or 1
-    return Labelled(
-        handle=model.handle,
-        pool_id=text_id,
-        trait=trait.key,
-        quality=quality,
-        point=point,
-        stored_as=stored_as,
-        buffered=stored_as == "feedback",
-        id=row.id,
-        version_no=last + (2 if training else 1),
-        state=model.state,
-        votes=answers if model.overlap > 0 else min(answers, model.votes_wanted),
-        votes_wanted=model.votes_wanted,
-        buffered_feedback=buffered,
-        retraining=retraining,
+    votes = answers if model.overlap > 0 else min(answers, model.votes_wanted)
+    return labelled_answer(
+        s, model, trait.key, text_id, quality, point, stored_as, row.id, training, votes, retraining
     )

@@ -20,12 +20,12 @@ from core.model_states import TRAINING_RUNS, can
 from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room
-from service.domain.gold_labels import buffered_answers
 from service.domain.needs import Resources
 from service.domain.scales import label_quality
 from service.domain.scoring import retrain_if_full
 from service.domain.states import require_not_archived
 from service.domain.traits import TraitRefs
+from service.domain.views import labelled_answer
 from service.errors import ApiError
 from service.schemas.pool import BulkLabelIn, BulkLabelled, LabelIn, Labelled
 from service.store import audit, claims, ledger, quotas
@@ -34,7 +34,7 @@ from service.store.db import transaction
 from service.store.heldout import evaluation_digests
 from service.store.review import accept_by_agreement
 from service.store.samples import add_samples
-from service.store.schema import MAX_INT, FeedbackLabel, Model, PoolText, Trait, Version, utcnow
+from service.store.schema import MAX_INT, FeedbackLabel, Model, PoolText, Trait, utcnow
 from service.store.teams import label_status
 
 
@@ -95,24 +95,9 @@ def _label(
     claims.release(s, model.id, text_id, who.annotator, trait.key)
     model.updated_at = utcnow()
     voters = claims.votes_on(s, model.id, trait.id, trait.key, {row.content_sha256}).get(row.content_sha256)
-    last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
-    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
-    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]  # gold answers read as labels
-    out = Labelled(
-        handle=model.handle,
-        pool_id=text_id,
-        trait=trait.key,
-        quality=quality,
-        point=point,
-        stored_as=stored_as,
-        buffered=stored_as == "feedback",
-        id=label_id,
-        version_no=last + (2 if training else 1),
-        state=model.state,
-        votes=voters.count if voters else 1,
-        votes_wanted=model.votes_wanted,
-        buffered_feedback=buffered,
-        retraining=run_id is not None,
+    votes = voters.count if voters else 1
+    out = labelled_answer(
+        s, model, trait.key, text_id, quality, point, stored_as, label_id, training, votes, run_id is not None
     )
     return out, run_id
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
@@ -15,6 +16,7 @@ from service.domain.gold_labels import answer_labels, buffered_answers
 from service.domain.prune import effective_policy
 from service.domain.scales import scale_out
 from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
+from service.schemas.pool import Labelled
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
 from service.schemas.versions import BodyCandidate, BodyName, VersionBody, VersionOut
@@ -309,3 +311,39 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> J
     if with_snapshot:
         body["snapshot"] = version.snapshot
     return body
+
+
+def labelled_answer(
+    s: Session,
+    model: Model,
+    trait_key: str,
+    text_id: int,
+    quality: float,
+    point: int | None,
+    stored_as: Literal["sample", "feedback"],
+    label_id: int,
+    training: bool,
+    votes: int,
+    retraining: bool,
+) -> Labelled:
+    """The label route's answer, one for a label and for a gold answer, which reads as one: the version it
+    goes into (the one after a training in flight) and the model's buffer, gold answers counted."""
+    last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
+    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+    return Labelled(
+        handle=model.handle,
+        pool_id=text_id,
+        trait=trait_key,
+        quality=quality,
+        point=point,
+        stored_as=stored_as,
+        buffered=stored_as == "feedback",
+        id=label_id,
+        version_no=last + (2 if training else 1),
+        state=model.state,
+        votes=votes,
+        votes_wanted=model.votes_wanted,
+        buffered_feedback=buffered,
+        retraining=retraining,
+    )
