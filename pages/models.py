@@ -8,6 +8,7 @@ import streamlit as st
 from app.shell import reads
 from app.shell.backend import demo_load
 from app.shell.roles import allows, gate
+from app.ui.flash import say_once
 from app.ui.forms import check_handle, create_fields
 from app.ui.graphs import building_note, health
 from app.ui.inert import code
@@ -40,8 +41,7 @@ if target := st.session_state.pop(OPEN_TARGET, None):
     switch_to(target)
 
 st.title("Models")
-if flash := st.session_state.pop("flash", None):
-    st.success(flash)
+say_once("flash")
 # A role that may not create models (an annotator, a reviewer, a scoring key) is offered no Create tab.
 may_create = allows(backend.key, "manage")
 tabs = st.tabs(["Browse", "Create", "Edit selected"] if may_create else ["Browse", "Edit selected"])

@@ -14,6 +14,7 @@ from app.samples.importing import sample_import_section
 from app.samples.quality_input import quality_slider
 from app.shell import reads
 from app.shell.roles import allows, gate, refusal
+from app.ui.flash import say_once
 from app.ui.paging import paged, pager_buttons
 from app.ui.reopen import reopen_offer, reopened_note
 from app.ui.run_summary import show_summary, start_run, summarise
@@ -32,10 +33,8 @@ labelling = model.state == "ready" and not model.zero_data_retention  # labels g
 # and the labelling note (busy -> ready), and tabs moved to another place are drawn anew, their boxes losing
 # what was typed but not yet sent.
 with st.container():
-    if flash := st.session_state.pop("samples_flash", None):
-        st.success(flash)
-    if note := st.session_state.pop("samples_flash_info", None):
-        st.info(note)
+    say_once("samples_flash")
+    say_once("samples_flash_info", st.info)
     if not busy and manage:
         reopen_offer(client, model, "samples_flash", "samples_reopen")
     if (
@@ -49,8 +48,7 @@ with st.container():
     reopened_note(model)
     if model.zero_data_retention:
         st.caption("Zero data retention is on: samples are purged when a training completes.")
-    if warning := st.session_state.pop("samples_flash_warning", None):
-        st.warning(warning)
+    say_once("samples_flash_warning", st.warning)
     with guard("Reading what synthesis added"):
         show_summary(summarise(client, model, "synthesize"), "synthesize")
 # A link from a run's summary opens the samples it added (?provenance=…) on the tab that lists them; the

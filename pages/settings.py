@@ -13,6 +13,7 @@ from app.shell.backend import NAMESPACE_KEY, REMOTE_KEY, Backend, get_backend, k
 from app.shell.environment import embedder_name
 from app.shell.signin_config import signin_config
 from app.shell.team_mode import team_mode
+from app.ui.flash import say_once
 from app.ui.inert import code, escape_md, link_target
 from app.ui.widgets import MODEL_KEY, guard, show_error
 from core.client import Client, NotFoundError
@@ -55,8 +56,7 @@ def _embedded_key(backend: Backend) -> None:
 
 
 st.title("Settings")
-if flash := st.session_state.pop("settings_flash", None):
-    st.success(flash)
+say_once("settings_flash")
 
 try:
     backend = get_backend()

@@ -16,6 +16,7 @@ from app.team.campaign import campaign_settings
 from app.team.gold import gold_quality
 from app.team.progress import team_progress
 from app.team.review import review_queue
+from app.ui.flash import say_once
 from app.ui.inert import code, escape_md
 from app.ui.widgets import guard, selected_handle
 from core.contract import ROLES
@@ -25,8 +26,7 @@ ROLE_HELP = "annotator labels; reviewer also settles disagreements; owner also m
 st.title("Team")
 backend = get_backend()
 ns = backend.namespace
-if flash := st.session_state.pop("team_flash", None):
-    st.success(flash)
+say_once("team_flash")
 
 # Every role of the namespace reads the progress; only its owners manage people (below).
 if handle := selected_handle():

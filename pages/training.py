@@ -9,6 +9,7 @@ import streamlit as st
 from app.evaluation.versions import training_left_out, trait_metrics_frame, uncertain_roc_auc, versions_frame
 from app.shell import reads
 from app.shell.roles import gate
+from app.ui.flash import say_once
 from app.ui.graphs import both_embedders_ready, building_note, health
 from app.ui.inert import code, escape_md
 from app.ui.navigation import switch_to
@@ -64,8 +65,7 @@ def start_training(effort: str, reoptimize: bool) -> None:
 
 
 backend, client, model, handle, busy = open_model_page("Training")
-if flash := st.session_state.pop("training_flash", None):
-    st.success(flash)
+say_once("training_flash")
 state = model.state
 ready = state == "ready"
 

@@ -11,6 +11,7 @@ from app.labelling.scale_form import scale_kind, scale_section
 from app.labelling.trait_preview import zero_shot_preview
 from app.shell import reads
 from app.shell.roles import allows, gate
+from app.ui.flash import say_once
 from app.ui.forms import trait_edits
 from app.ui.inert import code, escape_md
 from app.ui.reopen import reopen_offer, reopened_note
@@ -24,8 +25,7 @@ EDITABLE_COLUMNS = ["name", "positive_label", "negative_label", "description", "
 backend, client, model, handle, busy = open_model_page("Traits")
 editable = is_editable(model)
 manage = allows(backend.key, "manage")
-if flash := st.session_state.pop("traits_flash", None):
-    st.success(flash)
+say_once("traits_flash")
 if (
     not editable
     and not busy

@@ -16,6 +16,7 @@ from app.evaluation.versions import (
 )
 from app.evaluation.view import evaluation_section
 from app.shell import reads
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.widgets import guard, open_model_page
 from core.charts import metrics_across_versions, score_bars_compare
@@ -23,8 +24,7 @@ from core.client import Version
 from core.timeline import history_timeline
 
 backend, client, model, handle, _ = open_model_page("Versions")
-if flash := st.session_state.pop("versions_flash", None):
-    st.success(flash)
+say_once("versions_flash")
 
 versions: list[Version] = []
 with guard("Listing versions"):

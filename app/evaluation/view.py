@@ -28,6 +28,7 @@ from app.samples.import_report import refusals_frame
 from app.samples.importing import labelled_file
 from app.samples.remembered import remember_scale
 from app.shell import reads
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.widgets import guard, show_error
 from core.client import (
@@ -80,14 +81,18 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
     _results(client, handle, refs[pick], busy)
 
 
+def _added(said: tuple[str, bool, list[Refusal], str | None]) -> None:
+    """What an addition to the evaluation set did: its rows not used are never a green success."""
+    message, ok, repeats, trained = said
+    (st.success if ok else st.warning)(message)
+    if repeats:
+        st.dataframe(refusals_frame(repeats), hide_index=True, width="stretch")
+    if trained:  # said when added, not first at Evaluate
+        st.warning(trained, icon=":material/warning:")
+
+
 def _upload(client: Client, handle: str) -> None:
-    if flash := st.session_state.pop("ev_flash", None):
-        message, ok, repeats, trained = flash
-        (st.success if ok else st.warning)(message)  # rows not used are never a green success
-        if repeats:
-            st.dataframe(refusals_frame(repeats), hide_index=True, width="stretch")
-        if trained:  # said when added, not first at Evaluate
-            st.warning(trained, icon=":material/warning:")
+    say_once("ev_flash", _added)
     with st.expander("Add evaluation items from a file"):
         st.caption(
             "A file of labelled texts (CSV, TSV, TXT, JSON or JSONL) in any columns, mapped as on the "

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.shell.roles import allows, refusal
+from app.ui.flash import say_once
 from app.ui.inert import code, escape_md
 from core.client import ApiError, Client, KeyInfo
 
@@ -49,8 +50,7 @@ def buffered_feedback(
         page = client.feedback_page(handle, limit=SHOWN)
     except ApiError:
         return
-    if flash := st.session_state.pop(FLASH, None):
-        (st.success if flash[1] else st.warning)(flash[0])
+    say_once(FLASH, lambda said: (st.success if said[1] else st.warning)(said[0]))
     at = f" of {page.retrain_at:,}" if page.retrain_at else ""
     until = (
         f"{at} label(s) until the model retrains"

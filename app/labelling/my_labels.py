@@ -15,6 +15,7 @@ from datetime import datetime
 
 import streamlit as st
 
+from app.ui.flash import say_once
 from app.ui.inert import escape_md, guidelines_md
 from core.client import ApiError, Client, MyLabel, Trait
 from core.contract import (
@@ -201,8 +202,7 @@ def my_labels_section(
     if FLASH in st.session_state:
         st.session_state[OPENED] = True
     with st.expander("My labels", expanded=bool(st.session_state.get(OPENED))):
-        if (flash := st.session_state.pop(FLASH, None)) is not None:
-            (st.success if flash[1] else st.error)(escape_md(flash[0]))
+        say_once(FLASH, lambda said: (st.success if said[1] else st.error)(escape_md(said[0])))
         q = st.text_input("Search my labels", key="my_labels_q", placeholder="words in the text")
         shown = int(st.session_state.get("my_labels_shown", SHOWN))
         try:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from app.shell import reads
 from app.shell.backend import Backend
+from app.ui.flash import say_once
 from app.ui.inert import code, escape_md
 from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
@@ -47,8 +48,7 @@ def pool_search(
         keys = reads.pool_metadata_keys(client, handle, pool_size)
     asked = st.session_state.get("pool_search") or st.session_state.get("pool_search_meta_key")
     with st.expander("Search the pool", expanded=bool(asked)):
-        if flash := st.session_state.pop(FLASH, None):
-            st.success(flash)
+        say_once(FLASH)
         phrase = st.text_input(
             "Texts containing",
             key="pool_search",

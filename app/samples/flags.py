@@ -15,6 +15,7 @@ import streamlit as st
 from app.samples.remembered import imported_rating
 from app.shell.backend import Backend
 from app.shell.roles import allows
+from app.ui.flash import say_once
 from app.ui.inert import code, escape_md
 from app.ui.reopen import reopen_offer
 from app.ui.widgets import guard, is_editable
@@ -158,8 +159,7 @@ def flags_tab(backend: Backend, client: Client, model: Model) -> None:
     if not result or result[0] != handle:
         return
     _, checked, flagged = result
-    if flash := st.session_state.pop("flags_flash", None):
-        (st.success if flash[1] else st.warning)(flash[0])
+    say_once("flags_flash", lambda said: (st.success if said[1] else st.warning)(said[0]))
     shown: set[int] = set(st.session_state.get(_kept_key(handle), ()))  # kept: not asked about again
     rows = []
     for f in flagged:  # one row a sample, even when it carries several flags

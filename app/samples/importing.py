@@ -46,6 +46,7 @@ from app.samples.mapping import (
     word_labels,
 )
 from app.samples.remembered import remember_ratings, remember_scale, scale_default
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.table_upload import table_upload
 from app.ui.widgets import guard
@@ -482,8 +483,7 @@ def sample_import_section(client: Client, handle: str, traits: list[Trait], edit
         "Import", type="primary", disabled=not (editable and read.mapped.samples), key="samples_import"
     )
     if read is None or not clicked:
-        if (done := st.session_state.pop(IMPORTED, None)) is not None:
-            _show(done)
+        say_once(IMPORTED, _show)
         return
     done = _store(client, handle, traits, read.mapped, read.refused)
     if done is None:  # the service failed: its error is on the page

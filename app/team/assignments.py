@@ -13,6 +13,7 @@ import streamlit as st
 from app.shell import reads
 from app.shell.backend import Backend
 from app.ui.figures import share
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.metadata_filter import metadata_filter
 from app.ui.widgets import guard
@@ -65,8 +66,7 @@ def assigned_work(backend: Backend, model: Model) -> None:
     if found is None:
         return
     st.subheader("Assigned work")
-    if flash := st.session_state.pop(FLASH, None):
-        st.success(flash)
+    say_once(FLASH)
     if found.people:
         st.dataframe(
             work_frame(found),

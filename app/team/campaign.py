@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.ui.flash import say_once
 from app.ui.widgets import guard
 from core.client import Model
 from core.contract import ACCEPT_RULES, MAX_OVERLAP, MAX_VOTES_WANTED
@@ -31,8 +32,7 @@ def settings_line(model: Model) -> str:
 def campaign_settings(backend: Backend, model: Model) -> None:
     """The section: the owner's form, or the settings as text."""
     st.subheader("Labelling campaign")
-    if flash := st.session_state.pop(FLASH, None):
-        st.success(flash)
+    say_once(FLASH)
     if not backend.may("manage"):
         st.caption(f":material/tune: {settings_line(model)} (set by the namespace's owners).")
         return

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.shell.backend import Backend
 from app.ui.figures import share
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.widgets import guard
 from core.client import Model, Trait
@@ -90,8 +91,7 @@ def gold_quality(backend: Backend, model: Model) -> None:
     if not backend.may("review"):
         return
     st.subheader("Gold items")
-    if flash := st.session_state.pop(FLASH, None):
-        st.success(flash)
+    say_once(FLASH)
     found: GoldAccuracy | None = None
     with guard("Reading the accuracy on gold"):
         found = backend.client.gold_accuracy(model.handle)
@@ -175,8 +175,8 @@ def _items(backend: Backend, model: Model) -> None:
             key=PICK,
         )
         pressed = c2.form_submit_button("Remove from gold", width="stretch")
-    if said := st.session_state.pop(REMOVED_FLASH, None):  # under the button pressed, in view
-        st.success(said, icon=":material/delete:")
+    # Under the button pressed, in view.
+    say_once(REMOVED_FLASH, lambda said: st.success(said, icon=":material/delete:"))
     if not pressed:
         return
     if chosen is None:

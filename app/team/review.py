@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.shell.backend import Backend
+from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.text_history import history_expander
 from app.ui.widgets import guard
@@ -52,10 +53,8 @@ def items_frame(page: ReviewPage) -> pd.DataFrame:
 def review_queue(backend: Backend, model: Model) -> None:
     """The section, for everyone who may read the model's labels."""
     st.subheader("Review")
-    if flash := st.session_state.pop(FLASH, None):
-        st.success(flash)
-        if (corrected := st.session_state.pop(CORRECTED, None)) is not None:
-            history_expander(backend.client, model.handle, corrected, expanded=True)
+    if say_once(FLASH) is not None and (corrected := st.session_state.pop(CORRECTED, None)) is not None:
+        history_expander(backend.client, model.handle, corrected, expanded=True)
     reviewer = backend.may("review")
     status = "pending" if reviewer else "rejected"
     page = None

@@ -360,3 +360,35 @@ def test_a_failed_read_that_may_pass_is_offered_again_with_one_button() -> None:
     assert {b.label for b in at.button} == {"Try again"}
     at.button(key="retry_Reading votes").click().run()
     assert at.session_state["calls"] == ["asked again"]
+
+
+def _message_stopped_at_its_drawing() -> None:
+    """A press whose run a newer request stops as it draws the press's message (Streamlit stops a run at its
+    next element, before sending it): here the run asks for the rerun itself at that moment."""
+    import streamlit as st
+
+    from app.ui.flash import say_once
+
+    def withdraw() -> None:
+        st.session_state["flash"] = "Withdrew your label #12."
+
+    st.button("Withdraw", on_click=withdraw)
+
+    def drawn_after_a_newer_request(said: str) -> None:
+        if not st.session_state.get("stopped"):
+            st.session_state["stopped"] = True
+            st.rerun()
+        st.success(said)
+
+    say_once("flash", drawn_after_a_newer_request)
+
+
+def test_a_message_stopped_at_its_drawing_is_shown_by_the_next_run_once() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_message_stopped_at_its_drawing)
+    at.run()
+    at.button[0].click().run()
+    assert [s.value for s in at.success] == ["Withdrew your label #12."]
+    at.run()
+    assert not at.success
