@@ -373,12 +373,16 @@ class Ui:
             ) from None
 
     def shown_text(self, limit: int = 3000) -> str:
-        """The main area's text, its end first cut to `limit` characters (or why it could not be read)."""
+        """The main area's text, its end first cut to `limit` characters, then the page's messages (alerts,
+        exceptions: what a run said, wherever it drew it), last as a log's tail keeps them (or why it
+        could not be read)."""
         try:
+            said = self.page.locator("[data-testid='stAlert'], [data-testid='stException']").all_inner_texts()
             text = self.page.locator("[data-testid='stMain']").inner_text(timeout=5_000)
         except Exception as exc:  # noqa: BLE001 - a diagnosis must not mask the failure it explains
             return f"(unreadable: {type(exc).__name__})"
-        return text if len(text) <= limit else "…" + text[-limit:]
+        shown = text if len(text) <= limit else "…" + text[-limit:]
+        return shown + "".join(f"\n[message] {m.strip()[:500]}" for m in said)
 
     def shot(self, name: str) -> None:
         """The whole page, for a person to look at (when `SHOOTING`)."""
