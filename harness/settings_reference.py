@@ -26,7 +26,7 @@ HEAD = """\
 descriptions, then render it again (tests/project/test_settings_reference.py checks it is current). -->
 
 Every `SCORING_*` variable the code reads, with its default and what it does. Only three modules read the
-environment, one a layer (docs/contributing.md, Code map): the service's `Settings`
+environment, one a layer (docs/contributing.md, "Where things are"): the service's `Settings`
 (`service/config/settings.py`), `core/config.py` (the client, the local service, the embedders) and
 `app/config.py` (the workbench, which also reads `core`'s). An empty value counts as unset. The variables only
 the tests and the harness read (`SCORING_TEST_DATABASES`, `SCORING_TEST_SEED`, `SCORING_DATASETS`, …) are in
