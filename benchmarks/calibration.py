@@ -334,17 +334,20 @@ def markdown(document: dict[str, Any]) -> str:
                 f"| {r['accuracy']:.3f} | {r['mean_positive']:.2f} / {r['mean_negative']:.2f} |"
             )
     for n in sorted({k[1] for k in cells}):
-        for arm in ("baseline", "default"):
-            rows = [r for k, r in keyed.get(arm, {}).items() if k[1] == n]
-            if rows:
-                mean = {
-                    f: float(np.mean([r[f] for r in rows])) for f in ("ece", "slope", "roc_auc", "accuracy")
-                }
-                lines.append(
-                    f"| **mean** | {n} | {arm} | {mean['ece']:.3f} | {mean['slope']:.2f} "
-                    f"| {mean['roc_auc']:.3f} "
-                    f"| {mean['accuracy']:.3f} | |"
-                )
+        measured = {arm: {k[0] for k in keyed.get(arm, {}) if k[1] == n} for arm in ("baseline", "default")}
+        # Arms are compared on the datasets both measured; the default's own mean covers all of its.
+        common = measured["baseline"] & measured["default"]
+        means = [(arm, common) for arm in ("baseline", "default") if common]
+        if measured["default"] - common:
+            means.append(("default", measured["default"]))
+        for arm, datasets in means:
+            rows = [keyed[arm][(d, n)] for d in sorted(datasets)]
+            mean = {f: float(np.mean([r[f] for r in rows])) for f in ("ece", "slope", "roc_auc", "accuracy")}
+            lines.append(
+                f"| **mean of {len(rows)}** | {n} | {arm} | {mean['ece']:.3f} | {mean['slope']:.2f} "
+                f"| {mean['roc_auc']:.3f} "
+                f"| {mean['accuracy']:.3f} | |"
+            )
     ranked = [(arm, r) for arm in ("baseline", "default") for r in arms.get(arm, []) if "spearman" in r]
     if ranked:
         lines += [
