@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session, aliased
 
 from core.contract import pole_of
 from core.embedders.registry import short_name
+from core.engine.blend_snapshot import per_embedder
+from core.engine.embedder_choice import recorded_choice
 from core.json_types import JsonObject
 from service.domain.gold_labels import answer_labels, buffered_answers
 from service.domain.prune import effective_policy
@@ -223,20 +225,20 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
 
 def version_embedder(metrics: JsonObject) -> VersionBody | None:
     """What a version's metrics record of its embedder: `embedder` (every version), its out-of-fold figure,
-    each embedder's of a blend, and `body_choice` when training chose it (core.engine.embedder_choice's
-    `as_json`)."""
+    each embedder's of a blend, and how training chose it when it did (`recorded_choice`). `candidates` are
+    the compared embedders' figures, or the version's own where none was compared."""
     embedder = metrics.get("embedder")
     if not isinstance(embedder, str):
         return None
     traits = metrics.get("traits") if isinstance(metrics.get("traits"), dict) else {}
     assert isinstance(traits, dict)
     auc, se = _mean_of(traits.values(), "roc_auc"), _mean_of(traits.values(), "roc_auc_se")
-    choice = metrics.get("body_choice")
-    if not isinstance(choice, dict):
-        embedders = [b for t in traits.values() if isinstance(t, dict) for b in t.get("bodies") or []]
+    choice = recorded_choice(metrics)
+    if choice is None:
+        embedders = [b for t in traits.values() for b in per_embedder(t) or [] if isinstance(b, dict)]
         if not embedders:
             return VersionBody(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
-        ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders if isinstance(b, dict)))
+        ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders))
         candidates = [
             BodyCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
         ] + [
@@ -259,6 +261,7 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
             else []
         )
 
+    figures = choice.get("candidates", choice.get("out_of_fold"))
     because = choice.get("not_compared_because")
     compared_on = choice.get("compared_on")
     tie = choice.get("tie")
@@ -272,13 +275,14 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
                 roc_auc=c.get("roc_auc"),
                 roc_auc_se=c.get("roc_auc_se"),
             )
-            for c in choice.get("candidates", [])
+            for c in (figures if isinstance(figures, list) else [])
+            if isinstance(c, dict)
         ],
         left_out_for_language=named(choice.get("left_out_for_language")),
         not_compared=named(choice.get("not_compared")),
         not_compared_because=because if isinstance(because, str) else None,
         compared_on=compared_on if isinstance(compared_on, int) else None,
-        tie=float(tie) if isinstance(tie, int | float) and len(choice.get("candidates", [])) > 1 else None,
+        tie=float(tie) if isinstance(tie, int | float) else None,
         roc_auc=auc,
         roc_auc_se=se,
     )
