@@ -21,7 +21,7 @@ from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, Upstre
 from service.schemas.pool import Labelled
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
-from service.schemas.versions import BodyCandidate, BodyName, VersionBody, VersionOut
+from service.schemas.versions import EmbedderCandidate, EmbedderName, VersionEmbedder, VersionOut
 from service.store.schema import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 from service.store.teams import auto_retrains, reviews, team_namespaces
 
@@ -223,7 +223,7 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
-def version_embedder(metrics: JsonObject) -> VersionBody | None:
+def version_embedder(metrics: JsonObject) -> VersionEmbedder | None:
     """What a version's metrics record of its embedder: `embedder` (every version), its out-of-fold figure,
     each embedder's of a blend, and how training chose it when it did (`recorded_choice`). `candidates` are
     the compared embedders' figures, or the version's own where none was compared."""
@@ -237,12 +237,12 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
     if choice is None:
         embedders = [b for t in traits.values() for b in per_embedder(t) or [] if isinstance(b, dict)]
         if not embedders:
-            return VersionBody(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+            return VersionEmbedder(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
         ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders))
         candidates = [
-            BodyCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+            EmbedderCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
         ] + [
-            BodyCandidate(
+            EmbedderCandidate(
                 embedder=i,
                 name=short_name(i),
                 roc_auc=_mean_of([b for b in embedders if b.get("embedder") == i], "roc_auc"),
@@ -250,13 +250,13 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
             )
             for i in ids
         ]
-        return VersionBody(
+        return VersionEmbedder(
             embedder=embedder, name=short_name(embedder), candidates=candidates, roc_auc=auc, roc_auc_se=se
         )
 
-    def named(ids: object) -> list[BodyName]:
+    def named(ids: object) -> list[EmbedderName]:
         return (
-            [BodyName(embedder=b, name=short_name(b)) for b in ids if isinstance(b, str)]
+            [EmbedderName(embedder=b, name=short_name(b)) for b in ids if isinstance(b, str)]
             if isinstance(ids, list)
             else []
         )
@@ -265,11 +265,11 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
     because = choice.get("not_compared_because")
     compared_on = choice.get("compared_on")
     tie = choice.get("tie")
-    return VersionBody(
+    return VersionEmbedder(
         embedder=embedder,
         name=short_name(embedder),
         candidates=[
-            BodyCandidate(
+            EmbedderCandidate(
                 embedder=c["embedder"],
                 name=short_name(c["embedder"]),
                 roc_auc=c.get("roc_auc"),
@@ -300,6 +300,7 @@ def _mean_of(entries: Iterable[object], figure: str) -> float | None:
 
 def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:
     """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
+    embedder = version_embedder(version.metrics)
     body = VersionOut(
         version_id=version.id,
         version_no=version.version_no,
@@ -310,7 +311,8 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> J
         run_id=version.run_id,
         metrics=version.metrics,
         tags=tags_of(session, version.id),
-        body=version_embedder(version.metrics),
+        embedder=embedder,
+        body=embedder,
     ).model_dump(mode="json", exclude={"snapshot"})
     if with_snapshot:
         body["snapshot"] = version.snapshot

@@ -219,5 +219,5 @@ class Health(BaseModel):
     version: str
     embedders: list[EmbedderGraph] = Field(
         default_factory=list,
-        description="(addition) The bodies' int8 graphs and whether each is built yet.",
+        description="(addition) The embedders' int8 graphs and whether each is built yet.",
     )

@@ -104,9 +104,10 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         "tie": None,
         **figures,
     }
-    assert check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)["body"] == one_embedder
+    one = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)
+    assert one["embedder"] == one_embedder and one["body"] == one_embedder  # `body`: its first name, kept
     assert (
-        check(c.get("/v1/models/acme.emb-embedder/versions", headers=h), 200)["items"][0]["body"]
+        check(c.get("/v1/models/acme.emb-embedder/versions", headers=h), 200)["items"][0]["embedder"]
         == one_embedder
     )
     # A version trained on the embedder training chose records the choice in its metrics
@@ -126,7 +127,7 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-embedder"))
         assert version is not None
         version.metrics = {**version.metrics, "embedder": E5_QINT8_ID, "body_choice": choice}
-    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["body"]
+    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["embedder"]
     assert embedder == {
         "embedder": E5_QINT8_ID,
         "name": "e5-small-qint8",
@@ -156,7 +157,7 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-embedder"))
         assert version is not None
         version.metrics = {**version.metrics, "body_choice": kept}
-    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["body"]
+    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["embedder"]
     assert embedder["candidates"] == [
         {"embedder": E5_QINT8_ID, "name": "e5-small-qint8", "roc_auc": 0.811, "roc_auc_se": 0.1}
     ]
@@ -237,7 +238,7 @@ def _short_samples() -> list[dict[str, object]]:
 def _embedder(svc: Svc, handle: str) -> dict[str, object]:
     embedder: dict[str, object] = check(
         svc.client.get(f"/v1/models/{handle}/versions/v1", headers=svc.author), 200
-    )["body"]
+    )["embedder"]
     return embedder
 
 
