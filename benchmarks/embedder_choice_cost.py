@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cpu_s": auto_cpu,
             "wall_s": auto_wall,
             "chosen": choice.chosen,
-            "candidates": choice.as_json()["candidates"],
+            "candidates": choice.as_json().get("candidates", []),  # none when not compared
         },
         "auto_over_e5": {"cpu": auto_cpu / alone_cpu, "wall": auto_wall / alone_wall},
         "score_cpu_per_30_word_text_s": per_text,

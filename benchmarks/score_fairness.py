@@ -258,7 +258,7 @@ def run_arm(fair: bool, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "arm": label,
         "embedder": args.embedder,
-        "trained_on": (version.get("body") or {}).get("embedder"),
+        "trained_on": (version.get("embedder") or version.get("body") or {}).get("embedder"),
         "lone": alone,
         "quiet_p50_ms": round(1000 * q, 1),
         "tiny_p50_ms": round(1000 * p50(small.trips), 1),

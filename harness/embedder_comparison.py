@@ -178,4 +178,4 @@ def train_on_best_embedder(
         return choice
     rule = ("min_words", "min_pole", "compare_labels")
     trains = {k: v for k, v in options.items() if k not in rule}
-    return choice.trained(train(traits, samples, embedder=remembering[choice.chosen], **trains), len(samples))
+    return choice.trained(train(traits, samples, embedder=remembering[choice.chosen], **trains))

@@ -37,7 +37,7 @@ st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
 with st.container():  # always there: the boxes below keep their place whether it says something or not
     serving = next((v for v in versions if v.version_no == model.version_no), None)
     # An embedder training chose: why, in full (the table's cell cuts a reason short).
-    if serving is not None and serving.body is not None and serving.body.candidates is not None:
+    if serving is not None and serving.embedder is not None and serving.embedder.candidates is not None:
         st.caption(f"v{serving.version_no:d} (active) {escape_md(serving.embedder_words)}")
 # The chart and the history sit in containers that are always there: a run's end (a second version, a second
 # evaluated one) changes what they hold, never where the Tag name and probe boxes below are (a box moved to

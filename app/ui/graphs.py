@@ -37,7 +37,7 @@ def both_embedders_ready(health: Health | None, versions: Sequence[Version], ver
     mpnet-base's int8 graph was not built yet, and `health` says it is built now: the owner may train on
     both."""
     active = next((v for v in versions if v.version_no == version_no), None)
-    if active is None or active.body is None or active.body.not_compared_because != GRAPH_NOT_BUILT:
+    if active is None or active.embedder is None or active.embedder.not_compared_because != GRAPH_NOT_BUILT:
         return False
     graphs = health.embedders if health is not None else []
     return any(g.name == MPNET_EMBEDDER and g.state == "built" for g in graphs)

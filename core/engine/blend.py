@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from core.engine import metrics as m
-from core.engine.blend_snapshot import dump_blend_snapshot
+from core.engine.blend_snapshot import EMBEDDERS, dump_blend_snapshot, per_embedder
 from core.engine.types import JsonObject, ProgressFn, TrainingResult, TraitSpec
 
 #: Clip of a held-out score before its logit: a score of exactly 0 or 1 has no finite logit.
@@ -28,14 +28,14 @@ _TINY = 1e-12
 
 def part_params(params: Mapping[str, Any] | None, i: int, parts: int) -> dict[str, Any] | None:
     """Of a version's reused parameters (per trait), those of the `i`th embedder of a blend of `parts`: a
-    blend records each trait's as {"bodies": [one per embedder]}; one embedder's parameters are not reused by
-    a blend."""
+    blend records each trait's as {"embedders": [one per embedder]} (`per_embedder`); one embedder's
+    parameters are not reused by a blend."""
     if not params:
         return None
     out = {}
     for key, value in params.items():
-        embedders = value.get("bodies") if isinstance(value, Mapping) else None
-        if isinstance(embedders, list) and len(embedders) == parts:
+        embedders = per_embedder(value)
+        if embedders is not None and len(embedders) == parts:
             out[key] = embedders[i]
     return out or None
 
@@ -44,7 +44,7 @@ def one_embedder_params(params: Mapping[str, Any] | None) -> dict[str, Any] | No
     """Of a version's reused parameters, those a one-embedder training can reuse (a blend's are left out)."""
     if not params:
         return None
-    kept = {k: v for k, v in params.items() if not (isinstance(v, Mapping) and "bodies" in v)}
+    kept = {k: v for k, v in params.items() if per_embedder(v) is None}
     return kept or None
 
 
@@ -88,7 +88,7 @@ def combine(
 ) -> TrainingResult:
     """The blend of the embedders' trainings `results` (in the order of the blend's parts)."""
     keys = [t.key for t in traits]
-    params = {k: {"bodies": [r.params.get(k) for r in results]} for k in keys}
+    params = {k: {EMBEDDERS: [r.params.get(k) for r in results]} for k in keys}
     digest = hashlib.sha256("".join(r.param_hash for r in results).encode("ascii")).hexdigest()
     metrics: dict[str, JsonObject] = {}
     held_out: dict[str, tuple[Any, Any]] = {}
@@ -110,7 +110,7 @@ def combine(
         # Counts and anchors are the first embedder's (the same samples); figures of one model are left out.
         for name in ("explained_variance", "k", "search", "label_agreement"):
             first.pop(name, None)
-        metrics[key] = {**first, **own, "params": params[key], "bodies": embedders}
+        metrics[key] = {**first, **own, "params": params[key], EMBEDDERS: embedders}
     snapshot = dump_blend_snapshot([r.snapshot for r in results], embedder_id, digest, slopes)
     return TrainingResult(
         snapshot=snapshot, metrics=metrics, param_hash=digest, params=params, held_out=held_out

@@ -12,7 +12,11 @@ from core.engine.types import JsonObject
 
 #: The snapshot's `scoring_method` of a blend: an engine from before it refuses the snapshot by name instead
 #: of scoring its halves as one model.
-BLEND_METHOD = "blend_of_bodies"  # stored in snapshots and sent: the value stays
+BLEND_METHOD = "blend_of_embedders"
+#: Every `scoring_method` that names a blend: the first written, the others stored by earlier versions.
+BLEND_METHODS = (BLEND_METHOD, "blend_of_bodies")
+#: The key of a blend's per-embedder entries in a trait's params and metrics (`core.engine.blend`).
+EMBEDDERS = "embedders"
 PREFIX = "blend:"
 
 
@@ -22,7 +26,16 @@ def blend_id(part_ids: Sequence[str]) -> str:
 
 
 def is_blend(snapshot: Mapping[str, Any]) -> bool:
-    return snapshot.get("scoring_method") == BLEND_METHOD
+    return snapshot.get("scoring_method") in BLEND_METHODS
+
+
+def per_embedder(entry: object) -> list[Any] | None:
+    """A trait's per-embedder entries of a blend (its params or metrics), one an embedder in the blend's
+    order; None when `entry` is not a blend's. Reads `bodies`, the key versions stored before `embedders`."""
+    if not isinstance(entry, Mapping):
+        return None
+    found = entry.get(EMBEDDERS, entry.get("bodies"))
+    return found if isinstance(found, list) else None
 
 
 def is_blend_id(embedder_id: str) -> bool:

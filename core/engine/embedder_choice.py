@@ -9,12 +9,13 @@ benchmarks still measure, is harness/embedder_comparison.py's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from core.embedder_words import embedder_words
 from core.embedders.languages import languages_read
 from core.embedders.registry import short_name
+from core.engine.blend_snapshot import is_blend_id, per_embedder
 from core.engine.types import Sample, TrainingResult
 from core.json_types import JsonObject
 
@@ -66,11 +67,33 @@ def eligible(embedder_ids: Sequence[str], languages: Sequence[str | None]) -> tu
     return kept, left
 
 
+#: The key of a version's metrics that records how its embedder was chosen (`ChosenEmbedder.as_json`).
+CHOICE = "embedder_choice"
+
+
+def recorded_choice(metrics: Mapping[str, object]) -> dict[str, object] | None:
+    """What a version's metrics record of its embedder's choice (`ChosenEmbedder.as_json`), None when training
+    did not choose it. Reads the records versions stored before: under `body_choice`, and with a choice made
+    without comparing (the blend, or one embedder's figure) recorded as `candidates` with a tie and a sample
+    count, read as the version's `out_of_fold` figures."""
+    found = metrics.get(CHOICE, metrics.get("body_choice"))
+    if not isinstance(found, Mapping):
+        return None
+    record = dict(found)
+    old = record.get("candidates")
+    chosen = record.get("chosen")
+    if isinstance(old, list) and (len(old) < 2 or (isinstance(chosen, str) and is_blend_id(chosen))):
+        for key in ("candidates", "tie", "compared_on"):
+            record.pop(key, None)
+        record["out_of_fold"] = old
+    return record
+
+
 @dataclass(frozen=True)
 class ChosenEmbedder:
-    """Which embedder a training keeps, and every candidate's figure. `result` is the kept embedder's training
-    on the
-    `compared_on` samples (None when nothing was trained: embedders were not compared)."""
+    """Which embedder a training keeps. Embedders were compared when `result` is the kept embedder's training
+    on the `compared_on` samples and `candidates` their figures; else (`result` None until `trained`) the
+    cheapest or the blend was kept by rule, and `out_of_fold` holds the version's own figures."""
 
     result: TrainingResult | None
     chosen: str
@@ -79,47 +102,59 @@ class ChosenEmbedder:
     not_compared: tuple[str, ...] = ()  # embedders offered but not compared (`because` says why)
     because: str | None = None
     compared_on: int = 0  # how many samples the candidates' figures were measured on
+    #: Not compared: the version's out-of-fold figure, then a blend's embedders' each alone (`trained`).
+    out_of_fold: tuple[Candidate, ...] = ()
+
+    @property
+    def compared(self) -> bool:
+        return bool(self.candidates)
 
     def as_json(self) -> JsonObject:
-        """What a version records of its embedder choice."""
-        return {
-            "chosen": self.chosen,
-            "tie": TIE,
-            "candidates": [
-                {"embedder": c.embedder_id, "roc_auc": c.roc_auc, "roc_auc_se": c.roc_auc_se}
-                for c in self.candidates
-            ],
+        """What a version records of its embedder choice: only what was done (no comparison's figures, tie
+        or sample count when embedders were not compared)."""
+
+        def figures(found: tuple[Candidate, ...]) -> list[JsonObject]:
+            return [
+                {"embedder": c.embedder_id, "roc_auc": c.roc_auc, "roc_auc_se": c.roc_auc_se} for c in found
+            ]
+
+        done: JsonObject = {"chosen": self.chosen}
+        if self.compared:
+            done |= {"tie": TIE, "candidates": figures(self.candidates), "compared_on": self.compared_on}
+        else:
+            done["out_of_fold"] = figures(self.out_of_fold)
+        return done | {
             "left_out_for_language": list(self.left_out),
             "not_compared": list(self.not_compared),
             "not_compared_because": self.because,
-            "compared_on": self.compared_on,
         }
 
     def describe(self) -> str:
         """The choice in words (`core.embedder_words`)."""
-        figures = {short_name(c.embedder_id): c.roc_auc for c in self.candidates}
-        se = next((c.roc_auc_se for c in self.candidates if c.embedder_id == self.chosen), None)
+        shown = self.candidates if self.compared else self.out_of_fold
+        figures = {short_name(c.embedder_id): c.roc_auc for c in shown}
+        se = next((c.roc_auc_se for c in shown if c.embedder_id == self.chosen), None)
         return embedder_words(
             short_name(self.chosen),
             figures,
             [short_name(b) for b in self.left_out],
             not_compared=[short_name(b) for b in self.not_compared],
             because=self.because,
-            compared_on=self.compared_on,
-            tie=TIE,
+            compared_on=self.compared_on if self.compared else None,
+            tie=TIE if len(self.candidates) > 1 else None,
             se=se,
         )
 
-    def trained(self, result: TrainingResult, samples: int) -> ChosenEmbedder:
-        """The choice with the kept embedder's training on all `samples`: when embedders were not compared,
-        its out-of-fold figure becomes the one candidate's."""
-        if self.result is not None:
+    def trained(self, result: TrainingResult) -> ChosenEmbedder:
+        """The choice with the kept embedder's training on all the samples: when embedders were not compared,
+        its out-of-fold figures are the version's own."""
+        if self.compared:
             return replace(self, result=result)
-        only: tuple[Candidate, ...] = (
+        own: tuple[Candidate, ...] = (
             Candidate(self.chosen, model_roc_auc(result), model_roc_auc(result, "roc_auc_se")),
         )
-        if self.chosen.startswith("blend:"):  # the blend's figure, then each embedder's alone
-            only += tuple(
+        if is_blend_id(self.chosen):  # the blend's figure, then each embedder's alone
+            own += tuple(
                 Candidate(
                     embedder,
                     model_embedder_figure(result, embedder),
@@ -127,7 +162,7 @@ class ChosenEmbedder:
                 )
                 for embedder in embedder_ids(result)
             )
-        return replace(self, result=result, candidates=only, compared_on=samples)
+        return replace(self, result=result, out_of_fold=own)
 
 
 def model_roc_auc(result: TrainingResult, figure: str = "roc_auc") -> float | None:
@@ -141,8 +176,8 @@ def model_roc_auc(result: TrainingResult, figure: str = "roc_auc") -> float | No
 def embedder_ids(result: TrainingResult) -> list[str]:
     """The embedders of a blend's training (core.engine.blend), in its order."""
     for metrics in result.metrics.values():
-        embedders = metrics.get("bodies")
-        if isinstance(embedders, list):
+        embedders = per_embedder(metrics)
+        if embedders is not None:
             return [str(b["embedder"]) for b in embedders if isinstance(b, dict)]
     return []
 
@@ -151,7 +186,7 @@ def model_embedder_figure(result: TrainingResult, embedder: str, figure: str = "
     """One embedder's figure in a blend's training, the mean over its traits that have one."""
     found = []
     for metrics in result.metrics.values():
-        for b in metrics.get("bodies") or []:
+        for b in per_embedder(metrics) or []:
             if (
                 isinstance(b, dict)
                 and b.get("embedder") == embedder

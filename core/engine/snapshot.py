@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.contract import AGGREGATIONS
-from core.engine.blend_snapshot import BLEND_METHOD, check_blend
+from core.engine.blend_snapshot import BLEND_METHOD, BLEND_METHODS, check_blend
 from core.engine.errors import SnapshotFormatError
 from core.engine.snapshot_format import CHUNK_WORDS, FORMAT, FORMAT_VERSION
 from core.engine.types import JsonObject, TraitSpec
@@ -149,7 +149,7 @@ def load_snapshot(snapshot: JsonObject | str | bytes) -> JsonObject:
             f"unsupported snapshot version: this engine reads format_version {FORMAT_VERSION}, found {found}"
         )
     method = snapshot.get("scoring_method")
-    if method not in (SCORING_METHOD, BLEND_METHOD):
+    if method != SCORING_METHOD and method not in BLEND_METHODS:
         raise SnapshotFormatError(
             f"unsupported scoring method: this engine scores {SCORING_METHOD!r} and {BLEND_METHOD!r}, "
             f"found {method!r}"
@@ -170,13 +170,13 @@ def load_snapshot(snapshot: JsonObject | str | bytes) -> JsonObject:
         raise _fail("traits must be a non-empty list")
     keys: set[str] = set()
     for i, entry in enumerate(traits):
-        if method == BLEND_METHOD:  # its parts hold the weights (core.engine.blend)
+        if method in BLEND_METHODS:  # its parts hold the weights (core.engine.blend)
             _check_trait_text(entry, i)
         else:
             _check_trait(entry, i, dim)
         if entry["key"] in keys:
             raise _fail(f"trait key {entry['key']!r} appears twice")
         keys.add(entry["key"])
-    if method == BLEND_METHOD:
+    if method in BLEND_METHODS:
         check_blend(snapshot, load_snapshot)
     return copy.deepcopy(snapshot)

@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session, aliased
 
 from core.contract import pole_of
 from core.embedders.registry import short_name
+from core.engine.blend_snapshot import per_embedder
+from core.engine.embedder_choice import recorded_choice
 from core.json_types import JsonObject
 from service.domain.gold_labels import answer_labels, buffered_answers
 from service.domain.prune import effective_policy
@@ -19,7 +21,7 @@ from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, Upstre
 from service.schemas.pool import Labelled
 from service.schemas.samples import SampleOut
 from service.schemas.traits import TraitOut
-from service.schemas.versions import BodyCandidate, BodyName, VersionBody, VersionOut
+from service.schemas.versions import EmbedderCandidate, EmbedderName, VersionEmbedder, VersionOut
 from service.store.schema import FeedbackLabel, Model, Run, SampleRow, Tag, Trait, Version
 from service.store.teams import auto_retrains, reviews, team_namespaces
 
@@ -221,26 +223,26 @@ def sample_out(row: SampleRow, trait_key: str) -> SampleOut:
     )
 
 
-def version_embedder(metrics: JsonObject) -> VersionBody | None:
+def version_embedder(metrics: JsonObject) -> VersionEmbedder | None:
     """What a version's metrics record of its embedder: `embedder` (every version), its out-of-fold figure,
-    each embedder's of a blend, and `body_choice` when training chose it (core.engine.embedder_choice's
-    `as_json`)."""
+    each embedder's of a blend, and how training chose it when it did (`recorded_choice`). `candidates` are
+    the compared embedders' figures, or the version's own where none was compared."""
     embedder = metrics.get("embedder")
     if not isinstance(embedder, str):
         return None
     traits = metrics.get("traits") if isinstance(metrics.get("traits"), dict) else {}
     assert isinstance(traits, dict)
     auc, se = _mean_of(traits.values(), "roc_auc"), _mean_of(traits.values(), "roc_auc_se")
-    choice = metrics.get("body_choice")
-    if not isinstance(choice, dict):
-        embedders = [b for t in traits.values() if isinstance(t, dict) for b in t.get("bodies") or []]
+    choice = recorded_choice(metrics)
+    if choice is None:
+        embedders = [b for t in traits.values() for b in per_embedder(t) or [] if isinstance(b, dict)]
         if not embedders:
-            return VersionBody(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
-        ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders if isinstance(b, dict)))
+            return VersionEmbedder(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+        ids = list(dict.fromkeys(str(b.get("embedder")) for b in embedders))
         candidates = [
-            BodyCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
+            EmbedderCandidate(embedder=embedder, name=short_name(embedder), roc_auc=auc, roc_auc_se=se)
         ] + [
-            BodyCandidate(
+            EmbedderCandidate(
                 embedder=i,
                 name=short_name(i),
                 roc_auc=_mean_of([b for b in embedders if b.get("embedder") == i], "roc_auc"),
@@ -248,37 +250,39 @@ def version_embedder(metrics: JsonObject) -> VersionBody | None:
             )
             for i in ids
         ]
-        return VersionBody(
+        return VersionEmbedder(
             embedder=embedder, name=short_name(embedder), candidates=candidates, roc_auc=auc, roc_auc_se=se
         )
 
-    def named(ids: object) -> list[BodyName]:
+    def named(ids: object) -> list[EmbedderName]:
         return (
-            [BodyName(embedder=b, name=short_name(b)) for b in ids if isinstance(b, str)]
+            [EmbedderName(embedder=b, name=short_name(b)) for b in ids if isinstance(b, str)]
             if isinstance(ids, list)
             else []
         )
 
+    figures = choice.get("candidates", choice.get("out_of_fold"))
     because = choice.get("not_compared_because")
     compared_on = choice.get("compared_on")
     tie = choice.get("tie")
-    return VersionBody(
+    return VersionEmbedder(
         embedder=embedder,
         name=short_name(embedder),
         candidates=[
-            BodyCandidate(
+            EmbedderCandidate(
                 embedder=c["embedder"],
                 name=short_name(c["embedder"]),
                 roc_auc=c.get("roc_auc"),
                 roc_auc_se=c.get("roc_auc_se"),
             )
-            for c in choice.get("candidates", [])
+            for c in (figures if isinstance(figures, list) else [])
+            if isinstance(c, dict)
         ],
         left_out_for_language=named(choice.get("left_out_for_language")),
         not_compared=named(choice.get("not_compared")),
         not_compared_because=because if isinstance(because, str) else None,
         compared_on=compared_on if isinstance(compared_on, int) else None,
-        tie=float(tie) if isinstance(tie, int | float) and len(choice.get("candidates", [])) > 1 else None,
+        tie=float(tie) if isinstance(tie, int | float) else None,
         roc_auc=auc,
         roc_auc_se=se,
     )
@@ -296,6 +300,7 @@ def _mean_of(entries: Iterable[object], figure: str) -> float | None:
 
 def version_out(session: Session, version: Version, *, with_snapshot: bool) -> JsonObject:
     """A JSON-ready dict; `snapshot` is absent (not null) when not included."""
+    embedder = version_embedder(version.metrics)
     body = VersionOut(
         version_id=version.id,
         version_no=version.version_no,
@@ -306,7 +311,8 @@ def version_out(session: Session, version: Version, *, with_snapshot: bool) -> J
         run_id=version.run_id,
         metrics=version.metrics,
         tags=tags_of(session, version.id),
-        body=version_embedder(version.metrics),
+        embedder=embedder,
+        body=embedder,
     ).model_dump(mode="json", exclude={"snapshot"})
     if with_snapshot:
         body["snapshot"] = version.snapshot

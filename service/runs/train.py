@@ -149,7 +149,9 @@ def execute(at: Attempt) -> None:
         gate.require_no_worse(at, inputs.model_id, result.snapshot, data.texts)
     metrics = version_metrics(inputs, data, result, embedder.id, effort, time.monotonic() - started)
     if choice is not None:
-        metrics["body_choice"] = choice.trained(result, len(data.samples)).as_json()
+        from core.engine.embedder_choice import CHOICE
+
+        metrics[CHOICE] = choice.trained(result).as_json()
     at.report(PROGRESS["saving"][0], "saving")
     at.checkpoints.reached(
         "version_saving", at.handle, f"saving run {at.run_id} attempt {at.number}", at.number

@@ -206,7 +206,7 @@ class Deleted(BaseModel):
 
 
 class EmbedderGraph(BaseModel):
-    embedder: str = Field(description="The body's embedder id.")
+    embedder: str = Field(description="The embedder's id.")
     name: str = Field(description="Its short name (`e5-small-qint8`, `mpnet-base`).")
     state: Literal["built", "building", "not built"] = Field(
         description="Its int8 graph on this machine: `building` from the service's first start (minutes of "
@@ -219,5 +219,5 @@ class Health(BaseModel):
     version: str
     embedders: list[EmbedderGraph] = Field(
         default_factory=list,
-        description="(addition) The bodies' int8 graphs and whether each is built yet.",
+        description="(addition) The embedders' int8 graphs and whether each is built yet.",
     )

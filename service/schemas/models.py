@@ -96,10 +96,10 @@ class ModelCreate(Strict):
     embedder: EmbedderChoice | None = Field(
         default=None,
         description="What every version of this model is trained with, chosen once: "
-        f"{', '.join(MODEL_CHOICES)} (a name or its id). `blend` (addition): both bodies, e5-small-qint8 "
+        f"{', '.join(MODEL_CHOICES)} (a name or its id). `blend` (addition): both embedders, e5-small-qint8 "
         "and mpnet-base, scored by the mean of their models' scores. `auto`: each training takes both "
-        "bodies where the samples' median text has 3 words or more and most samples are in English, else "
-        "e5-small-qint8 (the version's `body` says which and why). Default: "
+        "embedders where the samples' median text has 3 words or more and most samples are in English, else "
+        "e5-small-qint8 (the version's `embedder` says which and why). Default: "
         "the service's setting (`auto` unless it is set up otherwise).",
         examples=[AUTO_EMBEDDER],
     )

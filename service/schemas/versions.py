@@ -11,49 +11,50 @@ from core.json_types import JsonObject
 from service.schemas.common import Strict
 
 
-class BodyName(BaseModel):
+class EmbedderName(BaseModel):
     embedder: str = Field(description="The embedder's id, as snapshots record it.")
     name: str = Field(description="Its short name (`mpnet-base`, `e5-small-qint8`); the id when it has none.")
 
 
-class BodyCandidate(BodyName):
-    roc_auc: float | None = Field(description="The out-of-fold ROC-AUC training reported on this body.")
+class EmbedderCandidate(EmbedderName):
+    roc_auc: float | None = Field(description="The out-of-fold ROC-AUC training reported on this embedder.")
     roc_auc_se: float | None = Field(
         default=None, description="Its standard error (addition): about 0.1 at 8 labels a pole."
     )
 
 
-class VersionBody(BodyName):
-    """The body (embedder) a version was trained on (addition), and the bodies training compared."""
+class VersionEmbedder(EmbedderName):
+    """The embedder a version was trained on (addition), and the embedders training compared."""
 
-    candidates: list[BodyCandidate] | None = Field(
+    candidates: list[EmbedderCandidate] | None = Field(
         default=None,
-        description="Every body training compared, cheapest first, the kept one included; "
-        "null when it trained on the model's one body.",
+        description="Every embedder training compared, cheapest first, the kept one included (where none "
+        "was, the version's own figures: the kept one's, or a blend's then each embedder's alone); "
+        "null when it trained on the model's one embedder.",
     )
-    left_out_for_language: list[BodyName] = Field(
+    left_out_for_language: list[EmbedderName] = Field(
         default_factory=list,
-        description="Bodies not tried: most samples are not in a language they read.",
+        description="Embedders not tried: most samples are not in a language they read.",
     )
-    not_compared: list[BodyName] = Field(
+    not_compared: list[EmbedderName] = Field(
         default_factory=list,
-        description="Bodies on offer that training did not compare (`not_compared_because` says why): the "
+        description="Embedders on offer that training did not compare (`not_compared_because` says why): the "
         "cheapest was kept without embedding anything with them.",
     )
     not_compared_because: str | None = Field(
         default=None,
-        description="Why bodies were not compared, in words: short texts (a median under 8 words) or few "
+        description="Why embedders were not compared, in words: short texts (a median under 8 words) or few "
         "labels (under 32 on a trait's smaller pole), where the comparison does not foretell the test.",
     )
     compared_on: int | None = Field(
         default=None,
         description="How many samples the candidates' out-of-fold figures were measured on (at most 400 "
-        "when bodies were compared: the kept body then trained on every sample).",
+        "when embedders were compared: the kept one then trained on every sample); null when none was.",
     )
     tie: float | None = Field(
         default=None,
-        description="(addition) The out-of-fold lead a larger body needed over a cheaper one to be kept, "
-        "when bodies were compared.",
+        description="(addition) The out-of-fold lead a larger embedder needed over a cheaper one to be "
+        "kept, when embedders were compared; null when none was.",
     )
     roc_auc: float | None = Field(
         default=None,
@@ -76,8 +77,11 @@ class VersionOut(BaseModel):
     run_id: str | None
     metrics: JsonObject
     tags: list[str]
-    body: VersionBody | None = Field(
+    embedder: VersionEmbedder | None = Field(
         default=None, description="(addition) Null only for a version whose metrics name no embedder."
+    )
+    body: VersionEmbedder | None = Field(
+        default=None, description="(addition) `embedder` under its first name, for clients that read it."
     )
     snapshot: JsonObject | None = Field(default=None, description="Omitted for scoring-scope keys.")
 

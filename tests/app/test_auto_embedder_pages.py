@@ -37,17 +37,15 @@ def auto_on_e5(
     client.wait(handle, client.train(handle, "low").run_id, timeout=120)
     choice = {
         "chosen": E5_QINT8_ID,
-        "tie": 0.02,
-        "candidates": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312, "roc_auc_se": 0.02}],
+        "out_of_fold": [{"embedder": E5_QINT8_ID, "roc_auc": 0.8312, "roc_auc_se": 0.02}],
         "left_out_for_language": [],
         "not_compared": [not_compared],
         "not_compared_because": because,
-        "compared_on": 24,
     }
     with sqlite3.connect(local_service.data_dir / "scoring.sqlite", timeout=30) as db:
         (model_id,) = db.execute("SELECT id FROM models WHERE handle = ?", (handle,)).fetchone()
         (metrics,) = db.execute("SELECT metrics FROM versions WHERE model_id = ?", (model_id,)).fetchone()
-        recorded = {**json.loads(metrics), "embedder": E5_QINT8_ID, "body_choice": choice}
+        recorded = {**json.loads(metrics), "embedder": E5_QINT8_ID, "embedder_choice": choice}
         db.execute("UPDATE versions SET metrics = ? WHERE model_id = ?", (json.dumps(recorded), model_id))
         db.execute("UPDATE models SET embedder = ? WHERE id = ?", (AUTO_EMBEDDER, model_id))
     db.close()

@@ -117,8 +117,11 @@ def test_a_version_says_its_embedder_in_words_with_or_without_the_field() -> Non
             {"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base", "roc_auc": 0.9131},
         ],
     }
-    v = Version.model_validate({"version_id": 1, "version_no": 1, "body": compared})
+    v = Version.model_validate({"version_id": 1, "version_no": 1, "embedder": compared})
     assert v.embedder_words == "trained on mpnet-base: out-of-fold 0.91 against 0.87 on e5-small-qint8"
+    # A service from before the field's name sends it as `body`: read the same.
+    first = Version.model_validate({"version_id": 1, "version_no": 1, "body": compared})
+    assert first.embedder == v.embedder and first.embedder_id == "mpnet-base-qi8@78c0197b"
     one = {"embedder": "e5-small-qi8@1571fc98", "name": "e5-small-qint8", "candidates": None}
     left = {**one, "left_out_for_language": [{"embedder": "mpnet-base-qi8@78c0197b", "name": "mpnet-base"}]}
     assert Version.model_validate({"version_id": 1, "version_no": 1, "body": one}).embedder_words == (

@@ -16,8 +16,8 @@ from core.embedders.blend import BLEND_ID, BlendEmbedder
 from core.embedders.hashing import HashingEmbedder
 from core.embedders.registry import choice_id, embedder_id, short_name
 from core.engine import Sample, Scorer, TraitSpec, train
-from core.engine.blend import train_blend
-from core.engine.embedder_choice import Candidate, ChosenEmbedder, blend_refused_because
+from core.engine.blend import part_params, train_blend
+from core.engine.embedder_choice import Candidate, ChosenEmbedder, blend_refused_because, recorded_choice
 from core.engine.errors import SnapshotFormatError
 from core.engine.snapshot import load_snapshot
 
@@ -67,12 +67,15 @@ def test_a_blend_scores_the_mean_of_its_embedders_models_from_one_snapshot(embed
     metrics = result.metrics["tone"]
     assert 0.5 <= metrics["roc_auc"] <= 1.0 and metrics["roc_auc_se"] is not None
     assert metrics["calibration_slope"] > 0 and 0 <= metrics["calibration_error"] <= 1
-    assert [b["embedder"] for b in metrics["bodies"]] == [small.id, large.id]
+    assert [b["embedder"] for b in metrics["embedders"]] == [small.id, large.id]
     assert metrics["positive_samples"] == metrics["negative_samples"] == 8
     # A retraining that reuses the version's parameters trains each embedder on its own and gives the same
     # model.
     again = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low", params=result.params)
     assert again.snapshot == result.snapshot
+    # A version stored before the rename keeps each embedder's parameters under "bodies": reused alike.
+    stored = {key: {"bodies": value["embedders"]} for key, value in result.params.items()}
+    assert all(part_params(stored, i, 2) == part_params(result.params, i, 2) is not None for i in (0, 1))
 
 
 def test_a_malformed_blend_snapshot_is_refused_by_name(embedders: tuple) -> None:
@@ -140,22 +143,38 @@ def test_a_version_says_its_embedder_in_words() -> None:
 def test_a_blend_choice_records_its_figure_and_each_embedders(embedders: tuple) -> None:
     blend = BlendEmbedder(list(embedders))
     result = train_blend([TRAIT], SAMPLES, embedder=blend, effort="low")
-    choice = ChosenEmbedder(None, blend.id, (), ()).trained(result, len(SAMPLES))
+    choice = ChosenEmbedder(None, blend.id, (), ()).trained(result)
     recorded = choice.as_json()
-    assert [c["embedder"] for c in recorded["candidates"]] == [blend.id, embedders[0].id, embedders[1].id]
-    assert recorded["candidates"][0]["roc_auc"] == result.metrics["tone"]["roc_auc"]
-    assert choice.candidates[0] == Candidate(
+    # Nothing was compared: the version's own figures, no comparison's candidates, tie or sample count.
+    assert not {"candidates", "tie", "compared_on"} & recorded.keys()
+    figures = recorded["out_of_fold"]
+    assert isinstance(figures, list)
+    assert [c["embedder"] for c in figures] == [blend.id, embedders[0].id, embedders[1].id]
+    assert figures[0]["roc_auc"] == result.metrics["tone"]["roc_auc"]
+    assert choice.out_of_fold[0] == Candidate(
         blend.id, result.metrics["tone"]["roc_auc"], result.metrics["tone"]["roc_auc_se"]
     )
+    assert recorded_choice({"embedder_choice": recorded}) == recorded
+    # A version stored before: under `body_choice`, the figures as `candidates` with a tie and a count.
+    old = {"chosen": blend.id, "tie": 0.02, "candidates": figures, "compared_on": 16, "not_compared": []}
+    assert recorded_choice({"body_choice": old}) == {
+        "chosen": blend.id,
+        "out_of_fold": figures,
+        "not_compared": [],
+    }
+    compared = {**old, "chosen": embedders[1].id, "candidates": figures[1:]}  # a comparison stays one
+    assert recorded_choice({"body_choice": compared}) == compared
 
 
 def test_a_blend_trained_before_its_own_slope_scores_the_mean_of_its_embedders_scores(
     embedders: tuple,
 ) -> None:
-    """A stored blend snapshot without the blend's slope (trained before it) scores as it always did: the mean
-    of the embedders' scores, so its thresholds keep their meaning."""
+    """A stored blend snapshot without the blend's slope (trained before it, its method named
+    `blend_of_bodies`) scores as it always did: the mean of the embedders' scores, so its thresholds keep
+    their meaning."""
     blend = BlendEmbedder(list(embedders))
     snapshot = copy.deepcopy(train_blend([TRAIT], SAMPLES, embedder=blend, effort="low").snapshot)
+    snapshot["scoring_method"] = "blend_of_bodies"  # the method's name then
     for trait in snapshot["traits"]:
         del trait["k"]
     scorer = Scorer.from_snapshot(load_snapshot(snapshot), embedder=blend)

@@ -101,12 +101,13 @@ def test_short_texts_or_few_labels_keep_the_cheapest_embedder_without_comparing(
         ({"min_words": 0, "min_pole": 11}, "few labels: 10 on the smallest pole, under 11"),
     ):
         choice = train_on_best_embedder(trait, samples, [weak, strong], ["en"] * 20, effort="low", **limits)
-        # Only the first embedder is trained (the figure is its own), the other is named as not compared, and
-        # why.
-        assert choice.chosen == weak.id and [c.embedder_id for c in choice.candidates] == [weak.id]
+        # Only the first embedder is trained (its figure the version's own, not a comparison's), the other is
+        # named as not compared, and why; the record holds no comparison's figures, tie or sample count.
+        assert choice.chosen == weak.id and choice.candidates == ()
         said = choice.as_json()
         assert said["not_compared"] == [strong.id] and said["not_compared_because"] == because
-        assert said["compared_on"] == 20
+        assert [c["embedder"] for c in said["out_of_fold"]] == [weak.id]
+        assert not {"candidates", "compared_on", "tie"} & said.keys()
     neutral = [*samples, Sample(corpus.SENTIMENT.key, "neither good nor bad", 0.5)]
     assert smallest_pole(neutral) == 10 and smallest_pole([*samples, Sample("other", "x", 1.0)]) == 0
 

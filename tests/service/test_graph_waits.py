@@ -125,9 +125,9 @@ def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(
         "the Training page offers both embedders"
     )
     version = check(c.get("/v1/models/acme.graph-auto/versions/v1", headers=h), 200)
-    body = version["body"]
-    assert body["embedder"] == E5_QINT8_ID and body["not_compared_because"] == GRAPH_NOT_BUILT
-    assert body["not_compared"] == [{"embedder": BLEND_ID, "name": "blend"}]
+    kept = version["embedder"]
+    assert kept["embedder"] == E5_QINT8_ID and kept["not_compared_because"] == GRAPH_NOT_BUILT
+    assert kept["not_compared"] == [{"embedder": BLEND_ID, "name": "blend"}]
     versions = [ClientVersion.model_validate(version)]
     assert versions[0].embedder_words.endswith(f"not on both embedders: {GRAPH_NOT_BUILT})")
     assert not both_embedders_ready(_health(idle_svc), versions, 1)  # not while it is being built
@@ -138,7 +138,7 @@ def test_a_first_default_training_takes_e5_alone_while_mpnet_is_built(
     check(c.post("/v1/models/acme.graph-e5/samples", json=rows, headers=h), 201)
     assert "graph" not in str(_train(idle_svc, "acme.graph-e5")[0])  # nothing waited for: the phase's words
     pinned = check(c.get("/v1/models/acme.graph-e5/versions/v1", headers=h), 200)
-    assert pinned["body"]["embedder"] == E5_QINT8_ID
+    assert pinned["embedder"]["embedder"] == E5_QINT8_ID
 
     # The Training page offers both embedders once the graph is built (the owner's choice), not before.
     monkeypatch.setenv("SCORING_EMBEDDER_DIR", str(embedder_dir.parent))  # where every graph is built

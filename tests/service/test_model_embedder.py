@@ -104,15 +104,16 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         "tie": None,
         **figures,
     }
-    assert check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)["body"] == one_embedder
+    one = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=h), 200)
+    assert one["embedder"] == one_embedder and one["body"] == one_embedder  # `body`: its first name, kept
     assert (
-        check(c.get("/v1/models/acme.emb-embedder/versions", headers=h), 200)["items"][0]["body"]
+        check(c.get("/v1/models/acme.emb-embedder/versions", headers=h), 200)["items"][0]["embedder"]
         == one_embedder
     )
-    # A version trained on the best embedder records the choice in its metrics (ChosenEmbedder.as_json).
     # A version trained on the embedder training chose records the choice in its metrics
-    # (ChosenEmbedder.as_json): here one from before the blend, where e5-small was kept on a lead of
-    # mpnet-base within the tie, and on labels so few that the figure's standard error is about 0.1.
+    # (ChosenEmbedder.as_json): here one stored before the blend (as `body_choice`), where e5-small was kept
+    # on a lead of mpnet-base within the tie, and on labels so few that the figure's standard error is about
+    # 0.1.
     choice = {
         "chosen": E5_QINT8_ID,
         "tie": 0.02,
@@ -126,7 +127,7 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-embedder"))
         assert version is not None
         version.metrics = {**version.metrics, "embedder": E5_QINT8_ID, "body_choice": choice}
-    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["body"]
+    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["embedder"]
     assert embedder == {
         "embedder": E5_QINT8_ID,
         "name": "e5-small-qint8",
@@ -148,6 +149,20 @@ def test_a_version_names_its_embedder_and_the_embedders_training_compared(svc: S
         "trained on e5-small-qint8: out-of-fold 0.81 against 0.81 on mpnet-base (mpnet-base led by 0.002, "
         "under the 0.02 a switch needs; few labels: the out-of-fold figure is ± 0.10, a rough guide)"
     )
+    # One stored then that compared nothing (its own figure recorded as the one candidate, with a tie and a
+    # count) reads as what was done: the version's figure, no comparison.
+    kept = {**choice, "candidates": choice["candidates"][:1], "compared_on": 24}  # type: ignore[index]
+    kept |= {"not_compared": [MPNET_QINT8_ID], "not_compared_because": "short texts"}
+    with svc.ctx.sessions() as s, s.begin():
+        version = s.scalar(select(Version).join(Model).where(Model.handle == "acme.emb-embedder"))
+        assert version is not None
+        version.metrics = {**version.metrics, "body_choice": kept}
+    embedder = check(c.get("/v1/models/acme.emb-embedder/versions/v1", headers=svc.scorer), 200)["embedder"]
+    assert embedder["candidates"] == [
+        {"embedder": E5_QINT8_ID, "name": "e5-small-qint8", "roc_auc": 0.811, "roc_auc_se": 0.1}
+    ]
+    assert embedder["tie"] is None and embedder["compared_on"] is None
+    assert embedder["not_compared_because"] == "short texts"
 
 
 def test_e5_small_is_a_choice_by_name_or_id(svc: Svc) -> None:
@@ -223,7 +238,7 @@ def _short_samples() -> list[dict[str, object]]:
 def _embedder(svc: Svc, handle: str) -> dict[str, object]:
     embedder: dict[str, object] = check(
         svc.client.get(f"/v1/models/{handle}/versions/v1", headers=svc.author), 200
-    )["body"]
+    )["embedder"]
     return embedder
 
 
@@ -289,8 +304,11 @@ def test_an_auto_model_on_long_english_texts_trains_on_both_embedders(svc: Svc) 
     version = check(c.get("/v1/models/acme.emb-long/versions/v1", headers=h), 200)
     assert (
         version["metrics"]["embedder"] == BLEND_ID
-        and version["snapshot"]["scoring_method"] == "blend_of_bodies"
+        and version["snapshot"]["scoring_method"] == "blend_of_embedders"
     )
+    # Nothing was compared: the record keeps the version's figures, no tie or count of a comparison.
+    assert not {"candidates", "tie", "compared_on"} & version["metrics"]["embedder_choice"].keys()
+    assert embedder["tie"] is None and embedder["compared_on"] is None
     words = ClientVersion.model_validate(version).embedder_words
     assert words.startswith(
         "trained on both embedders (e5-small-qint8 and mpnet-base, the mean of their scores)"

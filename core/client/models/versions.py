@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from core.client.models.base import _Response
 from core.embedder_words import embedder_words
@@ -73,8 +73,16 @@ class Version(_Response):
     run_id: str | None = None
     metrics: JsonObject = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
-    body: VersionEmbedder | None = None  # absent from services before the field: see `embedder_words`
+    #: Absent from services before the field (see `embedder_words`); those from before its name send `body`.
+    embedder: VersionEmbedder | None = None
+    body: VersionEmbedder | None = None  # `embedder` under its first name
     snapshot: JsonObject | None = None  # absent for scoring-scope keys
+
+    @model_validator(mode="after")
+    def _embedder_from_body(self) -> Version:
+        if self.embedder is None:
+            self.embedder = self.body
+        return self
 
     @property
     def label(self) -> str:
@@ -83,18 +91,18 @@ class Version(_Response):
     @property
     def embedder_id(self) -> str | None:
         """The embedder id the version was trained on; from `metrics.embedder` when the service sends no
-        `body`; None without either."""
-        if self.body is not None:
-            return self.body.embedder
+        `embedder`; None without either."""
+        if self.embedder is not None:
+            return self.embedder.embedder
         embedder = self.metrics.get("embedder")
         return embedder if isinstance(embedder, str) and embedder else None
 
     @property
     def embedder_words(self) -> str:
-        """The embedder in words; from `metrics.embedder` (an id) when the service sends no `body`; "" without
-        either."""
-        if self.body is not None:
-            return self.body.words
+        """The embedder in words; from `metrics.embedder` (an id) when the service sends no `embedder`; ""
+        without either."""
+        if self.embedder is not None:
+            return self.embedder.words
         embedder = self.metrics.get("embedder")
         return embedder_words(embedder) if isinstance(embedder, str) and embedder else ""
 

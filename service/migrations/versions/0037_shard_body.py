@@ -1,12 +1,12 @@
-"""the body a training's shards embed with
+"""the embedder a training's shards embed with
 
 Revision ID: 0037_shard_body
 Revises: 0036_text_metadata
 Create Date: 2026-11-28
 
 `run_shards.embedder` (string, null): the embedder id every worker embeds the shard with. A model set to
-`auto` trains on the body its training chose, which the model's row does not say; null (shards from before)
-is the model's own embedder.
+`auto` trains on the embedder its training chose, which the model's row does not say; null (shards from
+before) is the model's own embedder. The revision id keeps the word of its day: databases store it.
 """
 
 from collections.abc import Sequence
