@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app.evaluation.calibration_note import calibration_note
+from app.evaluation.carried_threshold import carried_sentence, carried_threshold, earlier_refs
 from app.evaluation.frames import (
     NEUTRAL_METRICS,
     ceiling_sentence,
@@ -32,6 +33,7 @@ from app.ui.flash import say_once
 from app.ui.inert import escape_md
 from app.ui.widgets import guard, show_error
 from core.client import (
+    ApiError,
     Client,
     EvaluationComparison,
     NotFoundError,
@@ -45,6 +47,8 @@ from core.tables import Refusal
 
 SHOWN_DISAGREEMENTS = 20
 EXPORTED_DISAGREEMENTS = DISAGREEMENTS.maximum  # as many as the service returns
+# The earlier versions read for a threshold to carry over (one request each, on every rerun of the page).
+CARRIED_LOOKBACK = 10
 
 
 def evaluation_section(client: Client, handle: str, refs: list[str], labels: list[str], busy: bool) -> None:
@@ -78,7 +82,7 @@ def evaluation_section(client: Client, handle: str, refs: list[str], labels: lis
             st.rerun()  # the page head shows the run's progress bar while the model is busy
     with st.container():  # a second version brings it: the threshold box below keeps its place
         _comparison(client, handle, refs, labels)  # first: it is the view that decides between versions
-    _results(client, handle, refs[pick], busy)
+    _results(client, handle, refs[pick], earlier_refs(refs, refs[pick]), busy)
 
 
 def _added(said: tuple[str, bool, list[Refusal], str | None]) -> None:
@@ -148,7 +152,7 @@ def evaluation_outcome(added: int, total: int, sent: int, refused: list[Refusal]
     return f"Added {added:,} items ({total:,} in the set).{skipped}{same}"
 
 
-def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
+def _results(client: Client, handle: str, ref: str, earlier: list[str], busy: bool = False) -> None:
     try:
         result = client.get_evaluation(handle, ref)
     except NotFoundError:
@@ -216,17 +220,53 @@ def _results(client: Client, handle: str, ref: str, busy: bool = False) -> None:
         if b1.button(
             f"Set {escape_md(trait)}'s threshold on {escape_md(ref)}", key="thr_set", type="primary"
         ):
-            with guard("Setting the threshold"):
-                out = client.set_threshold(handle, ref, trait, target=target, value=float(value))
-                st.session_state["versions_flash"] = (
-                    f"{trait} on {ref}: threshold {out.threshold:.3f} "
-                    f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
-                )
-                st.rerun()
+            _set_threshold(client, handle, ref, trait, target, float(value))
         if chosen and b2.button(f"Remove {escape_md(trait)}'s threshold", key="thr_clear"):
             with guard("Removing the threshold"):
                 client.clear_threshold(handle, ref, trait)
                 st.rerun()
+        if not chosen:
+            _carried(client, handle, ref, earlier, trait, curves[trait])
+
+
+def _carried(
+    client: Client, handle: str, ref: str, earlier: list[str], trait: str, curve: TraitPrCurve
+) -> None:
+    """The newest earlier version's threshold for `trait`, read against this version's curve, with a button to
+    set this version's own for the same target: a threshold never passes to another version by itself."""
+    found: tuple[str, Threshold] | None = None
+    for source in earlier[:CARRIED_LOOKBACK]:
+        try:
+            old = client.thresholds(handle, source).get(trait)
+        except ApiError:  # shown nowhere else: without it the box stays as it was
+            return
+        if old is not None:
+            found = source, old
+            break
+    if found is None:
+        return
+    carried = carried_threshold(*found, curve.points)
+    st.caption(
+        f"{escape_md(ref)} has no {escape_md(trait)} threshold of its own (a threshold stays with its "
+        f"version). {escape_md(carried_sentence(ref, carried))}"
+    )
+    old = carried.old
+    if carried.meeting is None or old.target is None or old.value is None:
+        return
+    if st.button(
+        f"Set {escape_md(ref)}'s threshold for {escape_md(old.target)} ≥ {old.value:g}", key="thr_carry"
+    ):
+        _set_threshold(client, handle, ref, trait, old.target, old.value)
+
+
+def _set_threshold(client: Client, handle: str, ref: str, trait: str, target: str, value: float) -> None:
+    with guard("Setting the threshold"):
+        out = client.set_threshold(handle, ref, trait, target=target, value=value)
+        st.session_state["versions_flash"] = (
+            f"{trait} on {ref}: threshold {out.threshold:.3f} "
+            f"(precision {out.precision:.3f}, recall {out.recall:.3f} on the evaluation set)."
+        )
+        st.rerun()
 
 
 def _not_evaluated(client: Client, handle: str, ref: str, busy: bool) -> str:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from app.shell.reads import invalidate
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import CASUAL, FORMAL, make_draft, new_handle
@@ -68,7 +69,8 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     local_service: LocalService, client: Client
 ) -> None:
     """The Versions page counts the evaluation texts a version trained on, and calls a text one rater gave
-    twice one text from two items, not two votes."""
+    twice one text from two items, not two votes. A newer version shows the earlier one's threshold against
+    its own scores."""
     handle = make_draft(client, new_handle(local_service, "heldversions"))
     trained = [(FORMAL[0], 1.0), (FORMAL[1], 1.0), (CASUAL[0], 0.0)]  # training samples
     # One rater (the key) gives the last held text again, relabelled: one text, its latest label counted.
@@ -85,6 +87,27 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     counted = f"{len(HELD)} texts (from {len(HELD) + 1} items: a text one rater gave again counts once)"
     assert any(f"v1 on {counted}" in t for t in shown), shown
     assert not any("votes)" in t for t in shown)  # one rater's rows are not several votes
+
+    # On the same model (one training fewer): a new version starts without v1's threshold, as its scores
+    # may sit elsewhere; the page reads v1's against v2's evaluation and sets v2's own for the same target.
+    old = client.set_threshold(handle, 1, "formality", target="recall", value=0.9)
+    client.wait(handle, client.train(handle, "low", reoptimize_params=True).run_id, timeout=120)
+    client.wait(handle, client.evaluate(handle, 2).run_id, timeout=120)
+    assert client.thresholds(handle, 2) == {}  # never reused silently
+    invalidate(client.base_url)  # the test's client is not the workbench's: its writes bump no generation
+    at = page("versions", handle)
+    at.run()
+    no_exception(at)
+    said = f"v1's threshold {old.threshold:.3f} (recall ≥ 0.9) on v2's evaluation: "
+    carried = [c for c in (t.replace("\\", "") for t in texts(at.caption)) if "v1's threshold" in c]
+    assert len(carried) == 1 and said in carried[0], carried
+    assert "the threshold meeting recall ≥ 0.9 on v2 is" in carried[0]
+    at.button(key="thr_carry").click()
+    at.run()
+    no_exception(at)
+    own = client.thresholds(handle, 2)["formality"]
+    assert (own.target, own.value) == ("recall", 0.9)
+    assert not [c for c in texts(at.caption) if "threshold 0" in c]  # v2 has its own now
 
 
 def test_versions_evaluate_appears_right_after_adding_items(
