@@ -1,5 +1,5 @@
 """Both embedders at once (`blend`): a model trained on e5-small-qint8 and on mpnet-base, scored by the mean
-of the two models' scores (docs/embedders.md, "Both embedders").
+of the two models' scores (docs/embedders-blend.md).
 
 The blend's vector of a text is its two embedders' vectors side by side (384 + 768 values, each half
 L2-normalised as its embedder gives it), so the engine's one `Embedder` interface carries both to training and

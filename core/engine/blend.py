@@ -1,7 +1,7 @@
 """A model on both embedders (`blend`): one model trained on each embedder, a text scored by their scores'
 mean.
 
-Measured on the quality benchmark's draws (docs/benchmarks/quality.md, "Both embedders"), the mean of the two
+Measured on the quality benchmark's draws (docs/benchmarks/quality-default.md), the mean of the two
 models' scores beats either embedder alone on long English texts at every size, 8 labels a pole included, with
 no out-of-fold comparison to make. Training fits each embedder's model exactly as a one-embedder training does
 (the same samples, folds and search); the snapshot keeps both (`parts`) under the blend's embedder id, whose
