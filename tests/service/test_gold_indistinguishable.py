@@ -81,9 +81,9 @@ def test_every_route_has_a_gold_rule(svc: Svc) -> None:
     assert routes == set().union(*rules), f"give these a rule: {sorted(routes - set().union(*rules))}"
 
 
-def _person(svc: Svc, name: str) -> dict[str, str]:
+def _person(svc: Svc, name: str, role: str = "annotator") -> dict[str, str]:
     with transaction(svc.ctx.sessions) as s:
-        return auth(create_key(s, ["acme"], "authoring", name, "annotator"))
+        return auth(create_key(s, ["acme"], "authoring", name, role))
 
 
 def _shown(body: Any, ids: set[int], texts: set[str]) -> None:
@@ -286,3 +286,69 @@ def test_at_one_vote_wanted_a_gold_text_a_colleague_answered_reads_as_a_fresh_te
         for t in (ORDINARY[0], GOLD[0])
     ]
     assert [a["votes"] for a in answers] == [1, 1] and {a["votes_wanted"] for a in answers} == {1}
+
+
+def test_a_reviewer_decides_answers_as_labels_on_a_reviewed_model(svc: Svc) -> None:
+    """On a reviewed model ann's answers wait in the review queue as her labels; the reviewer accepts one
+    gold answer and one label and rejects the others after a training (which takes no pending label in):
+    every route ann reads shows each answer decided as its label, in the buffer until the next training
+    takes the accepted ones in. A rejected answer still counts for her accuracy: it is what she gave."""
+    c, owner, h = svc.client, svc.author, "acme.goldreview"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann, bob, rita = _person(svc, "ann"), _person(svc, "bob"), _person(svc, "rita", "reviewer")
+    check(c.patch(f"/v1/models/{h}", json={"review": True, "auto_retrain": False}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=ann), 200)["items"]}
+    order = [ORDINARY[0], GOLD[0], ORDINARY[1], GOLD[1]]
+    label = {"trait": "formality", "quality": 0.0}
+    given = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in order
+    ]
+    labels = {a["id"]: t for a, t in zip(given, order, strict=True)}
+    o0, g0, o1, g1 = labels
+    queue = check(c.get(f"/v1/models/{h}/review", params={"limit": 500}, headers=rita), 200)
+    assert [(x["id"], x["annotator"], x["status"]) for x in queue["items"]] == [
+        (i, "ann", "pending") for i in labels
+    ]
+    check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
+    wait_settled(c, h, owner)
+
+    accept = {"decision": "accept", "items": [{"kind": "feedback", "id": i} for i in (o0, g0)]}
+    assert check(c.post(f"/v1/models/{h}/review", json=accept, headers=rita), 200)["reviewed"] == 2
+    reject = {
+        "decision": "reject",
+        "comment": "Too formal.",
+        "items": [{"kind": "feedback", "id": i} for i in (o1, g1)],
+    }
+    assert check(c.post(f"/v1/models/{h}/review", json=reject, headers=rita), 200)["reviewed"] == 2
+
+    def read_alike(trained: bool) -> None:
+        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+        shown = {x["id"]: (x["kind"], x["review"], x["trained"]) for x in mine}
+        kind = "sample" if trained else "feedback"
+        assert shown == {o0: (kind, "accepted", trained), g0: (kind, "accepted", trained)} | {
+            i: ("feedback", "rejected", False) for i in (o1, g1)
+        }, shown
+        for status, pair, by in (("accepted", (o0, g0), "rita"), ("rejected", (o1, g1), "rita")):
+            got = check(c.get(f"/v1/models/{h}/review", params={"status": status}, headers=ann), 200)
+            assert {x["id"]: (x["reviewed_by"], x["comment"]) for x in got["items"]} == {
+                i: (by, "Too formal." if status == "rejected" else None) for i in pair
+            }, got["items"]
+            assert [(p["accepted"], p["rejected"], p["pending"]) for p in got["people"]] == [(2, 2, 0)]
+        votes = check(c.get(f"/v1/models/{h}/votes", params={"limit": 500}, headers=ann), 200)["items"]
+        read = {x["id"]: (x["kind"], x["version_no"]) for x in votes if x["id"] in labels}
+        assert read[o0] == read[g0] and read[o1] == read[g1], read
+        history = [check(c.get(f"/v1/models/{h}/labels/{i}/history", headers=ann), 200) for i in labels]
+        assert [len(x["items"]) for x in history] == [1, 1, 1, 1], history
+        assert check(c.get(f"/v1/models/{h}", headers=ann), 200)["buffered_feedback"] == (2 if trained else 4)
+        _play_reads(svc, h, {"ann": ann, "bob": bob}, labels)
+
+    read_alike(trained=False)  # accepted after the training started: it waits for the next one
+    check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
+    wait_settled(c, h, owner)
+    read_alike(trained=True)
+    people = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
+    assert [(p["annotator"], p["answered"], p["correct"]) for p in people] == [("ann", 2, 0)]
