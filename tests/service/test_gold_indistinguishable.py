@@ -352,3 +352,29 @@ def test_a_reviewer_decides_answers_as_labels_on_a_reviewed_model(svc: Svc) -> N
     read_alike(trained=True)
     people = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
     assert [(p["annotator"], p["answered"], p["correct"]) for p in people] == [("ann", 2, 0)]
+
+
+def test_the_agreement_rule_accepts_answers_as_labels(svc: Svc) -> None:
+    """Two people agree on an ordinary text and on a gold one: the owner's agreement rule accepts both
+    pairs, and each reads the answer accepted as the label."""
+    c, owner, h = svc.client, svc.author, "acme.goldrule"
+    make_model(c, owner, h)
+    rule = {"review": True, "accept_rule": "agreement", "votes_wanted": 2}
+    check(c.patch(f"/v1/models/{h}", json=rule, headers=owner), 200)
+    people = {name: _person(svc, name) for name in ("ann", "bob")}
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    gold = {"items": [{"trait": "formality", "text": GOLD[0], "quality": 0.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=owner), 200)["items"]}
+    label = {"trait": "formality", "quality": 1.0}
+    for name in ("ann", "bob"):
+        for text in (ORDINARY[0], GOLD[0]):
+            check(c.post(f"/v1/models/{h}/pool/{ids[text]}/label", json=label, headers=people[name]), 201)
+    for name, key in people.items():
+        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=key), 200)["items"]
+        assert [x["review"] for x in mine] == ["accepted", "accepted"], (name, mine)
+        got = check(c.get(f"/v1/models/{h}/review", params={"status": "accepted"}, headers=key), 200)
+        assert [(x["text"], x["reviewed_by"]) for x in got["items"]] == [
+            (ORDINARY[0], "agreement"),
+            (GOLD[0], "agreement"),
+        ], (name, got["items"])
