@@ -38,6 +38,8 @@ class AnswerLabel:
     created_at: datetime
     kind: LabelKind
     version_no: int | None  # the version whose training took it in, were it a vote (None: not accepted)
+    trained: bool  # trained into a version, as one's own labels call a label trained
+    buffered: bool  # given to a trained model: a buffered label, or one a training folded in since
     review: ReviewStatus
     reviewed_by: str | None
     comment: str | None
@@ -93,12 +95,15 @@ def answer_labels(
     for answer, tid, key, text, dig in rows:
         later = [(n, folds) for n, start, folds in versions if start >= answer.created_at]
         buffered = len(later) < len(versions)  # a version was trained before it: a buffered label
-        accepted = answer.reviewed_at if buffered and answer.reviewed_at else answer.created_at
+        # A training reads a label accepted when it starts (a sample's `trained_in`); a buffered one stays
+        # in the buffer until one that takes it in does.
+        accepted = answer.reviewed_at or answer.created_at
         taken = (
             next((n for n, start, folds in versions if start >= accepted and (folds or not buffered)), None)
             if answer.review == "accepted"
             else None
         )
+        kind: LabelKind = "feedback" if buffered and taken is None else "sample"
         out.append(
             AnswerLabel(
                 id=answer.id,
@@ -109,8 +114,12 @@ def answer_labels(
                 digest=dig,
                 quality=answer.quality,
                 created_at=answer.created_at,
-                kind="feedback" if buffered and taken is None else "sample",
+                kind=kind,
+                buffered=buffered,
                 version_no=taken,
+                # As one's own labels call a sample trained (my_labels.py): accepted, and stored before the
+                # newest training started, though a training before its acceptance did not read it.
+                trained=kind == "sample" and answer.review == "accepted" and bool(versions),
                 review=answer.review,
                 reviewed_by=answer.reviewed_by,
                 comment=answer.review_comment,
@@ -177,7 +186,7 @@ def as_vote(a: AnswerLabel, points: int | None) -> dict[str, object]:
         "adjudicated": False,
         "unsure": False,
         "created_at": a.created_at,
-        "provenance": "authored" if a.kind == "sample" else "feedback",
+        "provenance": "feedback" if a.buffered else "authored",  # a folded label keeps its provenance
         "version_no": a.version_no if a.kind == "sample" else None,
         "point": label_point(a.quality, points),
     }
@@ -191,7 +200,7 @@ def as_sample(a: AnswerLabel, points: int | None) -> SampleOut:
         text=a.text,
         quality=a.quality,
         point=label_point(a.quality, points),
-        provenance="authored",
+        provenance="feedback" if a.buffered else "authored",
         source_url=None,
         content_sha256=a.digest,
         created_at=a.created_at,

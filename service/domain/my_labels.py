@@ -214,7 +214,7 @@ def _answer_item(a: AnswerLabel, points: int | None) -> MyLabel:
         created_at=a.created_at,
         review=a.review,
         adjudicated=False,
-        trained=a.version_no is not None and a.kind == "sample",
+        trained=a.trained,
     )
 
 
@@ -231,7 +231,7 @@ def _my_answer(s: Session, who: Principal, model: Model, label_id: int) -> GoldA
         return None
     [read] = answer_labels(s, model, ids=[row.id])
     until = trained_until(s, model)
-    if read.kind == "sample" and read.version_no is not None and until is not None:
+    if read.trained and until is not None:
         raise _trained(model, label_id, until)
     return row
 

@@ -289,26 +289,28 @@ def test_at_one_vote_wanted_a_gold_text_a_colleague_answered_reads_as_a_fresh_te
 
 
 def test_a_reviewer_decides_answers_as_labels_on_a_reviewed_model(svc: Svc) -> None:
-    """On a reviewed model ann's answers wait in the review queue as her labels; the reviewer accepts one
-    gold answer and one label and rejects the others after a training (which takes no pending label in):
-    every route ann reads shows each answer decided as its label, in the buffer until the next training
-    takes the accepted ones in. A rejected answer still counts for her accuracy: it is what she gave."""
+    """On a reviewed model ann's answers wait in the review queue as her labels; after a training (which
+    takes no pending label in) the reviewer accepts a label and an answer, rejects a pair and corrects a
+    pair: every route ann reads shows each answer decided as its label, in the buffer until the next
+    training takes the accepted ones in. Accuracy counts every answer as she gave it, rejected or
+    corrected: it measures her, not the reviewer."""
     c, owner, h = svc.client, svc.author, "acme.goldreview"
     make_model(c, owner, h)
     train_ready(c, owner, h)
     ann, bob, rita = _person(svc, "ann"), _person(svc, "bob"), _person(svc, "rita", "reviewer")
     check(c.patch(f"/v1/models/{h}", json={"review": True, "auto_retrain": False}, headers=owner), 200)
     check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
-    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]
+    checks = [*GOLD, "A gold text whose answer is known, three."]
+    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in checks]
     check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
     ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=ann), 200)["items"]}
-    order = [ORDINARY[0], GOLD[0], ORDINARY[1], GOLD[1]]
+    order = [t for pair in zip(ORDINARY, checks, strict=False) for t in pair]  # ordinary, gold, …
     label = {"trait": "formality", "quality": 0.0}
     given = [
         check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in order
     ]
     labels = {a["id"]: t for a, t in zip(given, order, strict=True)}
-    o0, g0, o1, g1 = labels
+    o0, g0, o1, g1, o2, g2 = labels
     queue = check(c.get(f"/v1/models/{h}/review", params={"limit": 500}, headers=rita), 200)
     assert [(x["id"], x["annotator"], x["status"]) for x in queue["items"]] == [
         (i, "ann", "pending") for i in labels
@@ -316,42 +318,68 @@ def test_a_reviewer_decides_answers_as_labels_on_a_reviewed_model(svc: Svc) -> N
     check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
     wait_settled(c, h, owner)
 
-    accept = {"decision": "accept", "items": [{"kind": "feedback", "id": i} for i in (o0, g0)]}
-    assert check(c.post(f"/v1/models/{h}/review", json=accept, headers=rita), 200)["reviewed"] == 2
-    reject = {
-        "decision": "reject",
-        "comment": "Too formal.",
-        "items": [{"kind": "feedback", "id": i} for i in (o1, g1)],
-    }
-    assert check(c.post(f"/v1/models/{h}/review", json=reject, headers=rita), 200)["reviewed"] == 2
+    def decide(decision: str, pair: tuple[int, int], comment: str | None = None) -> None:
+        body = {
+            "decision": decision,
+            "items": [{"kind": "feedback", "id": i} for i in pair],
+            "comment": comment,
+        }
+        assert check(c.post(f"/v1/models/{h}/review", json=body, headers=rita), 200)["reviewed"] == 2
 
-    def read_alike(trained: bool) -> None:
-        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
-        shown = {x["id"]: (x["kind"], x["review"], x["trained"]) for x in mine}
-        kind = "sample" if trained else "feedback"
-        assert shown == {o0: (kind, "accepted", trained), g0: (kind, "accepted", trained)} | {
-            i: ("feedback", "rejected", False) for i in (o1, g1)
-        }, shown
-        for status, pair, by in (("accepted", (o0, g0), "rita"), ("rejected", (o1, g1), "rita")):
+    decide("accept", (o0, g0))
+    decide("reject", (o1, g1), "Too formal.")
+    for i in (o2, g2):
+        fix = {"quality": 1.0, "comment": "Informal."}
+        check(c.post(f"/v1/models/{h}/labels/{i}/correct", json=fix, headers=rita), 200)
+
+    def read_alike() -> None:
+        """Each ordinary label and its gold twin read alike on every route ann reads about her labels."""
+        mine = {x["id"]: x for x in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]}
+        decided: dict[int, Any] = {}
+        for status in ("accepted", "rejected", "pending"):
             got = check(c.get(f"/v1/models/{h}/review", params={"status": status}, headers=ann), 200)
-            assert {x["id"]: (x["reviewed_by"], x["comment"]) for x in got["items"]} == {
-                i: (by, "Too formal." if status == "rejected" else None) for i in pair
-            }, got["items"]
-            assert [(p["accepted"], p["rejected"], p["pending"]) for p in got["people"]] == [(2, 2, 0)]
+            decided |= {x["id"]: x for x in got["items"]}
+            assert [(p["accepted"], p["rejected"], p["pending"]) for p in got["people"]] == [(4, 2, 0)]
         votes = check(c.get(f"/v1/models/{h}/votes", params={"limit": 500}, headers=ann), 200)["items"]
-        read = {x["id"]: (x["kind"], x["version_no"]) for x in votes if x["id"] in labels}
-        assert read[o0] == read[g0] and read[o1] == read[g1], read
-        history = [check(c.get(f"/v1/models/{h}/labels/{i}/history", headers=ann), 200) for i in labels]
-        assert [len(x["items"]) for x in history] == [1, 1, 1, 1], history
-        assert check(c.get(f"/v1/models/{h}", headers=ann), 200)["buffered_feedback"] == (2 if trained else 4)
+        voted = {x["id"]: x for x in votes}
+        for o, g in ((o0, g0), (o1, g1), (o2, g2)):
+            seen = [
+                (
+                    {k: v for k, v in mine[i].items() if k not in ("id", "text", "created_at", "metadata")},
+                    {k: v for k, v in decided[i].items() if k not in ("id", "text", "created_at")},
+                    {k: v for k, v in voted[i].items() if k not in ("id", "text", "created_at")},
+                    [
+                        {k: v for k, v in x.items() if k not in ("id", "text", "created_at")}
+                        for x in check(c.get(f"/v1/models/{h}/labels/{i}/history", headers=ann), 200)[
+                            "corrections"
+                        ]
+                    ],
+                )
+                for i in (o, g)
+            ]
+            assert seen[0] == seen[1], seen
+        assert {mine[i]["review"] for i in (o1, g1)} == {"rejected"}
+        assert {(decided[i]["reviewed_by"], decided[i]["original_quality"]) for i in (o2, g2)} == {
+            ("rita", 0.0)
+        }
         _play_reads(svc, h, {"ann": ann, "bob": bob}, labels)
 
-    read_alike(trained=False)  # accepted after the training started: it waits for the next one
+    read_alike()  # decided after the training started: the accepted ones wait for the next one
+    assert {
+        mine["kind"] for mine in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    } == {"feedback"}
     check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
     wait_settled(c, h, owner)
-    read_alike(trained=True)
+    read_alike()
+    kinds = {
+        x["id"]: (x["kind"], x["trained"])
+        for x in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    }
+    assert kinds == {i: ("sample", True) for i in (o0, g0, o2, g2)} | {
+        i: ("feedback", False) for i in (o1, g1)
+    }
     people = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
-    assert [(p["annotator"], p["answered"], p["correct"]) for p in people] == [("ann", 2, 0)]
+    assert [(p["annotator"], p["answered"], p["correct"]) for p in people] == [("ann", 3, 0)]
 
 
 def test_the_agreement_rule_accepts_answers_as_labels(svc: Svc) -> None:
