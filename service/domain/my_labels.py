@@ -186,9 +186,8 @@ def _gold_answers(
     q: str | None,
     since: datetime | None,
 ) -> int:
-    """The caller's answers to gold items the filters keep. Counted in `total`, so that a session's count
-    moves with every text labelled and a gold item stays indistinguishable; never listed, as no answer is a
-    label one can change."""
+    """The caller's answers to gold items the filters keep, counted in `total` as the labels they read as
+    (gold_labels.py), so that a session's count moves with every text labelled."""
     where = [
         GoldAnswer.model_id == model_id,
         GoldAnswer.annotator == annotator,
