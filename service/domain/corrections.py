@@ -10,20 +10,23 @@ from the next training on, so the label no longer names the version that took in
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from core.json_types import JsonObject
 from service.domain.access import load_model
+from service.domain.gold_labels import answer_labels
 from service.domain.needs import Resources
-from service.domain.review import review_item, with_corrections
+from service.domain.review import answer_item, review_item, with_corrections
 from service.domain.scales import label_quality
 from service.domain.states import require_label_write, require_not_archived
 from service.errors import ApiError
 from service.schemas.review import CorrectIn, ReviewItem
 from service.store import audit
 from service.store.api_keys import Principal
-from service.store.campaign_schema import LabelCorrection
+from service.store.campaign_schema import GoldAnswer, LabelCorrection
 from service.store.db import transaction
 from service.store.samples import count_samples, label_point, scale_points
-from service.store.schema import MAX_INT, FeedbackLabel, SampleRow, Trait, utcnow
+from service.store.schema import MAX_INT, FeedbackLabel, Model, SampleRow, Trait, utcnow
 
 
 def correct_label(
@@ -41,6 +44,12 @@ def correct_label(
             ) or s.scalar(
                 select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id == label_id)
             )
+        if row is None and 1 <= label_id <= MAX_INT:  # a gold answer is corrected as the label it reads as
+            answer = s.scalar(
+                select(GoldAnswer).where(GoldAnswer.model_id == model.id, GoldAnswer.id == label_id)
+            )
+            if answer is not None:
+                return _correct_answer(s, who, model, answer, payload)
         if row is None:
             raise ApiError(
                 404, "label_not_found", f"No label {label_id} of {model.handle}: nothing was corrected."
@@ -93,3 +102,48 @@ def correct_label(
             model.updated_at = utcnow()
             s.flush()
         return with_corrections(s, model, [review_item(kind, row, trait.key)])[0]
+
+
+def _correct_answer(
+    s: Session, who: Principal, model: Model, row: GoldAnswer, payload: CorrectIn
+) -> ReviewItem:
+    """A gold answer corrected as a label (gold_labels.py): it reads with the corrected quality, accepted
+    by the reviewer, and the correction is kept as a label's. Whether it was right stays what its person
+    gave (`correct`): accuracy measures them, not the reviewer."""
+    [read] = answer_labels(s, model, ids=[row.id])
+    trait = s.get(Trait, read.trait_id)
+    assert trait is not None
+    if payload.point is None:
+        assert payload.quality is not None
+        quality = float(payload.quality)
+    else:
+        quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+    if quality != row.quality:
+        require_label_write(s, model)
+        s.add(
+            LabelCorrection(
+                model_id=model.id,
+                label_id=row.id,
+                before=row.quality,
+                after=quality,
+                corrected_by=who.annotator,
+                comment=payload.comment,
+            )
+        )
+        detail: JsonObject = {
+            f"{read.kind}_id": row.id,
+            "trait": trait.key,
+            "annotator": row.annotator,
+            "before": row.quality,
+            "after": quality,
+            "commented": bool(payload.comment),
+            "gold": True,
+        }
+        audit.record(s, who, "label_corrected", model.namespace, model, detail)
+        row.quality = quality
+        row.review, row.reviewed_by, row.review_comment = "accepted", who.annotator, payload.comment
+        row.reviewed_at = utcnow()
+        model.updated_at = utcnow()
+        s.flush()
+    [now] = answer_labels(s, model, ids=[row.id])
+    return with_corrections(s, model, [answer_item(now)])[0]

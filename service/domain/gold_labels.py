@@ -17,13 +17,13 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.contract import ReviewStatus
 from core.engine.votes import Vote
 from service.schemas.my_labels import LabelKind
 from service.schemas.samples import SampleOut
 from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.samples import label_point, sha256
 from service.store.schema import Model, Run, Trait, Version
-from service.store.teams import is_team, reviews
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,12 @@ class AnswerLabel:
     quality: float
     created_at: datetime
     kind: LabelKind
-    version_no: int | None  # the version whose training took it in, were it a vote (None: pending review)
+    version_no: int | None  # the version whose training took it in, were it a vote (None: not accepted)
+    trained: bool  # trained into a version, as one's own labels call a label trained
+    buffered: bool  # given to a trained model: a buffered label, or one a training folded in since
+    review: ReviewStatus
+    reviewed_by: str | None
+    comment: str | None
 
 
 def trainings(s: Session, model: Model) -> list[tuple[int, datetime, bool]]:
@@ -66,8 +71,8 @@ def answer_labels(
 ) -> list[AnswerLabel]:
     """The model's gold answers as labels (of `annotator`, with these `ids`, of one trait's text), by id.
     As a label moves: given before any training, a sample, which the next training reads; given later, a
-    buffered label until a training that takes the buffer in starts after it (never while pending review,
-    as the answers of one whose labels a reviewer accepts: nobody decides an answer)."""
+    buffered label until a training that takes the buffer in starts after it. Only an accepted one moves,
+    as only accepted labels train: a buffered one waits for a training that starts after its acceptance."""
     q = (
         select(GoldAnswer, GoldItem.trait_id, Trait.key, GoldItem.text, GoldItem.content_sha256)
         .join(GoldItem, GoldItem.id == GoldAnswer.gold_id)
@@ -86,12 +91,19 @@ def answer_labels(
     if not rows:
         return []
     versions = trainings(s, model)
-    pending = reviews(model, is_team(s, model))  # an annotator's labels wait for a reviewer there
     out = []
     for answer, tid, key, text, dig in rows:
         later = [(n, folds) for n, start, folds in versions if start >= answer.created_at]
         buffered = len(later) < len(versions)  # a version was trained before it: a buffered label
-        taken = None if pending else next((n for n, folds in later if folds or not buffered), None)
+        # A training reads a label accepted when it starts (a sample's `trained_in`); a buffered one stays
+        # in the buffer until one that takes it in does.
+        accepted = answer.reviewed_at or answer.created_at
+        taken = (
+            next((n for n, start, folds in versions if start >= accepted and (folds or not buffered)), None)
+            if answer.review == "accepted"
+            else None
+        )
+        kind: LabelKind = "feedback" if buffered and taken is None else "sample"
         out.append(
             AnswerLabel(
                 id=answer.id,
@@ -102,8 +114,15 @@ def answer_labels(
                 digest=dig,
                 quality=answer.quality,
                 created_at=answer.created_at,
-                kind="feedback" if buffered and taken is None else "sample",
+                kind=kind,
+                buffered=buffered,
                 version_no=taken,
+                # As one's own labels call a sample trained (my_labels.py): accepted, and stored before the
+                # newest training started, though a training before its acceptance did not read it.
+                trained=kind == "sample" and answer.review == "accepted" and bool(versions),
+                review=answer.review,
+                reviewed_by=answer.reviewed_by,
+                comment=answer.review_comment,
             )
         )
     return out
@@ -127,17 +146,17 @@ def buffered_answers(s: Session, models: Collection[Model]) -> dict[int, tuple[i
 def buffered_accepted(s: Session, model: Model) -> int:
     """The answers that read as accepted buffered labels, which an automatic retraining counts as it counts
     the buffer's accepted labels: a full buffer of answers retrains as one of labels would."""
-    if reviews(model, is_team(s, model)):  # pending, as the labels of those who answer gold are there
+    if s.scalar(select(GoldAnswer.id).where(GoldAnswer.model_id == model.id).limit(1)) is None:
         return 0
-    return buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+    return sum(a.kind == "feedback" and a.review == "accepted" for a in answer_labels(s, model))
 
 
 def counted_answers(labels: Iterable[AnswerLabel], votes: Iterable[Vote]) -> list[AnswerLabel]:
-    """Those of `labels` (answers) that agreement counts as votes, as it counts labels: every answer but
-    those of a text with votes of its own (a promoted text's): beside its settling vote, the known answer,
-    an answer counted would tell its person whether it was right."""
+    """Those of `labels` (answers) that agreement counts as votes, as it counts labels: every answer but a
+    rejected one and those of a text with votes of its own (a promoted text's): beside its settling vote,
+    the known answer, an answer counted would tell its person whether it was right."""
     voted = {(v.trait, sha256(v.text)) for v in votes}
-    return [a for a in labels if (a.trait, a.digest) not in voted]
+    return [a for a in labels if (a.trait, a.digest) not in voted and a.review != "rejected"]
 
 
 def as_agreement_vote(a: AnswerLabel) -> Vote:
@@ -167,7 +186,7 @@ def as_vote(a: AnswerLabel, points: int | None) -> dict[str, object]:
         "adjudicated": False,
         "unsure": False,
         "created_at": a.created_at,
-        "provenance": "authored" if a.kind == "sample" else "feedback",
+        "provenance": "feedback" if a.buffered else "authored",  # a folded label keeps its provenance
         "version_no": a.version_no if a.kind == "sample" else None,
         "point": label_point(a.quality, points),
     }
@@ -181,7 +200,7 @@ def as_sample(a: AnswerLabel, points: int | None) -> SampleOut:
         text=a.text,
         quality=a.quality,
         point=label_point(a.quality, points),
-        provenance="authored",
+        provenance="feedback" if a.buffered else "authored",
         source_url=None,
         content_sha256=a.digest,
         created_at=a.created_at,

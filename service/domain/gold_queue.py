@@ -19,7 +19,7 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.contract import pole_of
+from core.contract import ReviewStatus, pole_of
 from core.model_states import TRAINING_RUNS, can
 from service.domain.claims import may_claim
 from service.domain.needs import Databases
@@ -30,6 +30,7 @@ from service.store.api_keys import Principal
 from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.db import transaction
 from service.store.gold import gold_of
+from service.store.review import AGREEMENT
 from service.store.samples import sha256
 from service.store.schema import FeedbackLabel, Model, PoolClaim, PoolText, SampleRow, Trait, utcnow
 
@@ -189,9 +190,12 @@ def _known(s: Session, model_id: int, trait: Trait, me: str, digest: str | None 
     return voted | ({sha256(x) for x in buffered} & digests)
 
 
-def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) -> GoldAnswer | None:
+def answer(
+    s: Session, model: Model, trait: Trait, text: PoolText, me: str, quality: float, status: ReviewStatus
+) -> GoldAnswer | None:
     """Record `me`'s answer if `text` is a gold item of the trait (their first answer stays); None if not,
-    nor when they added the item or voted on its text (their label is then a vote, as on any text)."""
+    nor when they added the item or voted on its text (their label is then a vote, as on any text). It
+    starts `status`, where their label would, and the agreement rule accepts answers as it accepts labels."""
     gold = gold_of(s, trait.id, text.content_sha256)
     if gold is None or gold.added_by == me or _known(s, gold.model_id, trait, me, gold.content_sha256):
         return None
@@ -205,10 +209,32 @@ def answer(s: Session, trait: Trait, text: PoolText, me: str, quality: float) ->
         quality=quality,
         correct=pole_of(quality) == pole_of(gold.quality),
         created_at=utcnow(),
+        review=status,
     )
     s.add(row)
     s.flush()
+    if status == "pending":
+        accept_answers_by_agreement(s, model, gold.id)
     return row
+
+
+def accept_answers_by_agreement(s: Session, model: Model, gold_id: int) -> None:
+    """The agreement rule (service/store/review.py) over a gold item's answers, which are its text's labels
+    to those who give them: once enough people answered, none rejected, all on one pole, the pending ones
+    are accepted, as a text's labels would be. Only where an ordinary text gathers two labels (more than
+    one vote wanted, or an overlap): everyone answers a gold item, and an answer accepted where no label
+    ever is would tell."""
+    if model.accept_rule != "agreement" or (model.votes_wanted < 2 and not model.overlap):
+        return
+    live = s.scalars(
+        select(GoldAnswer).where(GoldAnswer.gold_id == gold_id, GoldAnswer.review != "rejected")
+    ).all()
+    people = len({a.annotator for a in live})
+    if people < max(2, model.votes_wanted) or len({pole_of(a.quality) for a in live}) != 1:
+        return
+    for a in live:
+        if a.review == "pending":
+            a.review, a.reviewed_by, a.reviewed_at = "accepted", AGREEMENT, utcnow()
 
 
 def labelled(

@@ -56,7 +56,8 @@ def label_pool_text(ctx: Resources, who: Principal, handle: str, text_id: int, p
         _require_not_held_out(s, model, row)
         trait = TraitRefs(s, model).find(payload.trait, ("body", "trait"))
         quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
-        if (gold := gold_queue.answer(s, trait, row, who.annotator, quality)) is not None:
+        status = label_status(s, who, model)
+        if (gold := gold_queue.answer(s, model, trait, row, who.annotator, quality, status)) is not None:
             claims.release(s, model.id, text_id, who.annotator, trait.key)
             # An answer read as a buffered label fills the buffer as one (gold_labels.py).
             run_id = None if can("edit", model.state) else retrain_if_full(ctx, s, model)

@@ -11,16 +11,16 @@ change then is 409 `model_busy`, as a feedback withdrawal is. Every change is au
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from core.contract import AuditKind, ReviewStatus, pole_of
+from core.contract import AuditKind, pole_of
 from core.json_types import JsonObject
 from service.domain.access import load_model, require_role
 from service.domain.gold_labels import AnswerLabel, answer_labels
+from service.domain.gold_queue import accept_answers_by_agreement
 from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
 from service.domain.scales import label_quality
@@ -160,7 +160,6 @@ def list_my_labels(
         until = trained_until(s, model)
         merged = [_sample_item(r, traits[r.trait_id], until) for r in samples]
         merged += [_feedback_item(r, points[r.trait_key]) for r in buffered]
-        status = label_status(s, who, model)
         merged += [
             item
             for a in answer_labels(s, model, annotator=who.annotator)
@@ -168,7 +167,7 @@ def list_my_labels(
             and (not q or q.lower() in a.text.lower())
             and (since is None or a.created_at >= since)
             and (after is None or (a.created_at, _RANK[a.kind], a.id) < after)
-            for item in [_answer_item(a, points[a.trait], status)]
+            for item in [_answer_item(a, points[a.trait])]
         ]
         merged.sort(key=lambda x: (x.created_at, _RANK[x.kind], x.id), reverse=True)
         page = merged[:limit]
@@ -187,9 +186,8 @@ def _gold_answers(
     q: str | None,
     since: datetime | None,
 ) -> int:
-    """The caller's answers to gold items the filters keep. Counted in `total`, so that a session's count
-    moves with every text labelled and a gold item stays indistinguishable; never listed, as no answer is a
-    label one can change."""
+    """The caller's answers to gold items the filters keep, counted in `total` as the labels they read as
+    (gold_labels.py), so that a session's count moves with every text labelled."""
     where = [
         GoldAnswer.model_id == model_id,
         GoldAnswer.annotator == annotator,
@@ -203,7 +201,7 @@ def _gold_answers(
     return s.scalar(found.where(*where)) or 0
 
 
-def _answer_item(a: AnswerLabel, points: int | None, status: ReviewStatus) -> MyLabel:
+def _answer_item(a: AnswerLabel, points: int | None) -> MyLabel:
     """A gold answer as one's own label (gold_labels.py): listed, changed and withdrawn as one."""
     return MyLabel(
         kind=a.kind,
@@ -213,9 +211,9 @@ def _answer_item(a: AnswerLabel, points: int | None, status: ReviewStatus) -> My
         quality=a.quality,
         point=label_point(a.quality, points),
         created_at=a.created_at,
-        review=status,
+        review=a.review,
         adjudicated=False,
-        trained=a.version_no is not None and a.kind == "sample",
+        trained=a.trained,
     )
 
 
@@ -232,7 +230,7 @@ def _my_answer(s: Session, who: Principal, model: Model, label_id: int) -> GoldA
         return None
     [read] = answer_labels(s, model, ids=[row.id])
     until = trained_until(s, model)
-    if read.kind == "sample" and read.version_no is not None and until is not None:
+    if read.trained and until is not None:
         raise _trained(model, label_id, until)
     return row
 
@@ -272,9 +270,18 @@ def _answer_changed(
         )
         known = s.scalar(select(GoldItem.quality).where(GoldItem.id == row.gold_id))
         row.quality, row.correct = quality, known is not None and pole_of(quality) == pole_of(known)
+        if not who.may("review", model.namespace):  # a new proposal, as a changed label (review.py)
+            row.review = label_status(s, who, model)
+            row.reviewed_by = row.review_comment = row.reviewed_at = None
+            s.flush()
+            if row.review == "pending":
+                accept_answers_by_agreement(s, model, row.gold_id)
     model.updated_at = utcnow()
     s.flush()
-    return _answer_item(replace(read, quality=row.quality), points, label_status(s, who, model))
+    if quality is None:
+        return _answer_item(read, points)
+    [now] = answer_labels(s, model, ids=[row.id])
+    return _answer_item(now, points)
 
 
 def _position(after: object) -> tuple[datetime, int, int]:

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
 from service.domain.access import load_model
-from service.domain.gold_labels import answer_labels
+from service.domain.gold_labels import AnswerLabel, answer_labels
 from service.domain.needs import Resources
 from service.domain.scoring import retrain_if_full
 from service.domain.states import require_label_write, require_not_archived
@@ -22,9 +22,10 @@ from service.errors import ApiError
 from service.schemas.review import PersonReview, Reviewed, ReviewIn, ReviewItem, ReviewPage
 from service.store import audit
 from service.store.api_keys import Principal
+from service.store.campaign_schema import GoldAnswer
 from service.store.corrections import corrections_of
 from service.store.db import transaction
-from service.store.review import accept_by_agreement, decide
+from service.store.review import accept_by_agreement, decide, decide_answers
 from service.store.schema import MAX_INT, FeedbackLabel, Model, SampleRow, Trait
 from service.store.teams import is_team, label_status, reviews
 
@@ -106,13 +107,11 @@ def _feedback(
     return [review_item("feedback", r, r.trait_key) for r in s.scalars(q.order_by(FeedbackLabel.id).limit(n))]
 
 
-def _people(s: Session, model: Model, me: str | None, answers: int = 0) -> list[PersonReview]:
-    """Per person: labels decided (by a reviewer or the rule) and pending, from both tables (`me`'s pending
-    with their `answers` to gold)."""
+def _people(s: Session, model: Model, me: str | None) -> list[PersonReview]:
+    """Per person: labels decided (by a reviewer or the rule) and pending, from both tables and the answers
+    to gold, which are their people's labels (gold_labels.py)."""
     counts: dict[str, dict[str, int]] = {}
-    if me is not None and answers:
-        counts[me] = {"accepted": 0, "rejected": 0, "pending": answers}
-    for table in (SampleRow, FeedbackLabel):
+    for table in (SampleRow, FeedbackLabel, GoldAnswer):
         decided = (table.review != "accepted") | table.reviewed_by.is_not(None)
         q = (
             select(table.annotator, table.review, func.count())
@@ -152,8 +151,8 @@ def list_review(
         for k in range(stage, len(KINDS)):
             fetch = _samples if KINDS[k] == "sample" else _feedback
             got = fetch(s, model, status, after if k == stage else 0, limit + 1 - len(items), me)
-            if me is not None:  # one's gold answers are one's labels (gold_labels.py), pending as theirs are
-                got = _with_answers(s, who, model, KINDS[k], status, after if k == stage else 0, got)
+            # Gold answers are their people's labels (gold_labels.py): in the queue, decided as labels.
+            got = _with_answers(s, model, me, KINDS[k], status, after if k == stage else 0, got)
             items += [(k, r) for r in got[: limit + 1 - len(items)]]
             if len(items) > limit:
                 break
@@ -165,45 +164,41 @@ def list_review(
             items=with_corrections(s, model, [r for _, r in page]),
             limit=limit,
             next_cursor=next_cursor,
-            people=_people(s, model, me, _answered(s, who, model) if me is not None else 0),
+            people=_people(s, model, me),
         )
 
 
-def _answered(s: Session, who: Principal, model: Model) -> int:
-    """The caller's gold answers counted among their pending labels (none where labels start accepted)."""
-    if label_status(s, who, model) != "pending":
-        return 0
-    return len(answer_labels(s, model, annotator=who.annotator))
+def answer_item(a: AnswerLabel) -> ReviewItem:
+    """A gold answer as the review item of the label it reads as."""
+    return ReviewItem.model_validate(
+        {
+            "kind": a.kind,
+            "id": a.id,
+            "trait": a.trait,
+            "text": a.text,
+            "quality": a.quality,
+            "annotator": a.annotator,
+            "status": a.review,
+            "reviewed_by": a.reviewed_by,
+            "comment": a.comment,
+            "created_at": a.created_at,
+        }
+    )
 
 
 def _with_answers(
     s: Session,
-    who: Principal,
     model: Model,
+    me: str | None,
     kind: str,
     status: ReviewStatus,
     after: int,
     got: list[ReviewItem],
 ) -> list[ReviewItem]:
-    if label_status(s, who, model) != status:
-        return got
     more = [
-        ReviewItem.model_validate(
-            {
-                "kind": a.kind,
-                "id": a.id,
-                "trait": a.trait,
-                "text": a.text,
-                "quality": a.quality,
-                "annotator": a.annotator,
-                "status": status,
-                "reviewed_by": None,
-                "comment": None,
-                "created_at": a.created_at,
-            }
-        )
-        for a in answer_labels(s, model, annotator=who.annotator)
-        if a.kind == kind and a.id > after
+        answer_item(a)
+        for a in answer_labels(s, model, annotator=me)
+        if a.kind == kind and a.review == status and a.id > after
     ]
     return sorted(got + more, key=lambda r: r.id) if more else got
 
@@ -239,7 +234,8 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
         feedback: Sequence[FeedbackLabel] = s.scalars(
             select(FeedbackLabel).where(FeedbackLabel.model_id == model.id, FeedbackLabel.id.in_(ids))
         ).all()
-        found = {r.id for r in samples} | {r.id for r in feedback}
+        answers = answer_labels(s, model, ids=ids)  # gold answers, decided as the labels they read as
+        found = {r.id for r in samples} | {r.id for r in feedback} | {a.id for a in answers}
         missing = [{"kind": kind, "id": i} for i, kind in sorted(named.items()) if i not in found]
         if missing:
             raise ApiError(
@@ -252,10 +248,13 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
                     for m in missing
                 ],
             )
-        if feedback:  # a retraining in flight has read the buffer already
+        buffered = [a for a in answers if a.kind == "feedback"]
+        if feedback or buffered:  # a retraining in flight has read the buffer already
             require_label_write(s, model)
         labels: list[SampleRow | FeedbackLabel] = [*samples, *feedback]
         decide(labels, payload.decision, who.annotator, payload.comment)
+        rows = s.scalars(select(GoldAnswer).where(GoldAnswer.id.in_([a.id for a in answers]))).all()
+        decide_answers(rows, payload.decision, who.annotator, payload.comment)
         traits = dict(s.execute(select(Trait.id, Trait.key).where(Trait.model_id == model.id)).tuples().all())
         audit.record(
             s,
@@ -267,22 +266,22 @@ def review_labels(ctx: Resources, who: Principal, handle: str, payload: ReviewIn
                 "decision": payload.decision,
                 "samples": [r.id for r in samples],
                 "feedback": [r.id for r in feedback],
-                "annotators": sorted({r.annotator or "" for r in labels}),
+                "gold_answers": [a.id for a in answers],  # the owners' log names gold, as it does elsewhere
+                "annotators": sorted({r.annotator or "" for r in labels} | {a.annotator for a in answers}),
                 "commented": bool(payload.comment),
             },
         )
         s.flush()
-        run_id = retrain_if_full(ctx, s, model) if feedback and payload.decision == "accept" else None
+        accepted = payload.decision == "accept" and (feedback or buffered)
+        run_id = retrain_if_full(ctx, s, model) if accepted else None
+        items = [review_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
+        items += [review_item("feedback", r, r.trait_key) for r in feedback]
+        items += [answer_item(a) for a in answer_labels(s, model, ids=[a.id for a in answers])]
         out = Reviewed(
             handle=model.handle,
             decision=payload.decision,
-            reviewed=len(samples) + len(feedback),
-            items=with_corrections(
-                s,
-                model,
-                [review_item("sample", r, traits.get(r.trait_id, "")) for r in samples]
-                + [review_item("feedback", r, r.trait_key) for r in feedback],
-            ),
+            reviewed=len(items),
+            items=with_corrections(s, model, sorted(items, key=lambda i: (i.kind != "sample", i.id))),
         )
     if run_id is not None:
         ctx.enqueue(run_id)

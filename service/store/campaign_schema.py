@@ -23,6 +23,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from core.contract import (
     MAX_UNDO_TOKEN_CHARS,
     GoldOrigin,
+    ReviewStatus,
     TargetPeriod,
 )
 from core.json_types import JsonObject
@@ -141,6 +142,12 @@ class GoldAnswer(Base):
     quality: Mapped[float] = mapped_column(Float)  # the answer
     correct: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Decided by a reviewer as a label is (docs/api/review.md), so it reads decided as one's labels do;
+    # `reviewed_at`: when, as a buffered label accepted after a training waits for the next one.
+    review: Mapped[ReviewStatus] = mapped_column(String(16), default="accepted", server_default="accepted")
+    reviewed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    review_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class GuidelinesVersion(Base):

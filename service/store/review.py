@@ -13,8 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import ReviewDecision, pole_of
+from service.store.campaign_schema import GoldAnswer
 from service.store.samples import sha256
-from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, content_key, key_of
+from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, content_key, key_of, utcnow
 
 #: `reviewed_by` of a label the agreement rule accepted.
 AGREEMENT = "agreement"
@@ -63,3 +64,14 @@ def decide(
     for r in rows:
         r.review = "accepted" if decision == "accept" else "rejected"
         r.reviewed_by, r.review_comment = reviewer, comment
+
+
+def decide_answers(
+    rows: Sequence[GoldAnswer], decision: ReviewDecision, reviewer: str, comment: str | None
+) -> None:
+    """A reviewer's decision on gold answers, recorded as on the labels they read as (they never train
+    either way); `reviewed_at`: a buffered one accepted waits for a training that starts after it."""
+    now = utcnow()
+    for r in rows:
+        r.review = "accepted" if decision == "accept" else "rejected"
+        r.reviewed_by, r.review_comment, r.reviewed_at = reviewer, comment, now

@@ -81,9 +81,9 @@ def test_every_route_has_a_gold_rule(svc: Svc) -> None:
     assert routes == set().union(*rules), f"give these a rule: {sorted(routes - set().union(*rules))}"
 
 
-def _person(svc: Svc, name: str) -> dict[str, str]:
+def _person(svc: Svc, name: str, role: str = "annotator") -> dict[str, str]:
     with transaction(svc.ctx.sessions) as s:
-        return auth(create_key(s, ["acme"], "authoring", name, "annotator"))
+        return auth(create_key(s, ["acme"], "authoring", name, role))
 
 
 def _shown(body: Any, ids: set[int], texts: set[str]) -> None:
@@ -286,3 +286,123 @@ def test_at_one_vote_wanted_a_gold_text_a_colleague_answered_reads_as_a_fresh_te
         for t in (ORDINARY[0], GOLD[0])
     ]
     assert [a["votes"] for a in answers] == [1, 1] and {a["votes_wanted"] for a in answers} == {1}
+
+
+def test_a_reviewer_decides_answers_as_labels_on_a_reviewed_model(svc: Svc) -> None:
+    """On a reviewed model ann's answers wait in the review queue as her labels; after a training (which
+    takes no pending label in) the reviewer accepts a label and an answer, rejects a pair and corrects a
+    pair: every route ann reads shows each answer decided as its label, in the buffer until the next
+    training takes the accepted ones in. Accuracy counts every answer as she gave it, rejected or
+    corrected: it measures her, not the reviewer."""
+    c, owner, h = svc.client, svc.author, "acme.goldreview"
+    make_model(c, owner, h)
+    train_ready(c, owner, h)
+    ann, bob, rita = _person(svc, "ann"), _person(svc, "bob"), _person(svc, "rita", "reviewer")
+    check(c.patch(f"/v1/models/{h}", json={"review": True, "auto_retrain": False}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    checks = [*GOLD, "A gold text whose answer is known, three."]
+    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in checks]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=ann), 200)["items"]}
+    order = [t for pair in zip(ORDINARY, checks, strict=False) for t in pair]  # ordinary, gold, …
+    label = {"trait": "formality", "quality": 0.0}
+    given = [
+        check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201) for t in order
+    ]
+    labels = {a["id"]: t for a, t in zip(given, order, strict=True)}
+    o0, g0, o1, g1, o2, g2 = labels
+    queue = check(c.get(f"/v1/models/{h}/review", params={"limit": 500}, headers=rita), 200)
+    assert [(x["id"], x["annotator"], x["status"]) for x in queue["items"]] == [
+        (i, "ann", "pending") for i in labels
+    ]
+    check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
+    wait_settled(c, h, owner)
+
+    def decide(decision: str, pair: tuple[int, int], comment: str | None = None) -> None:
+        body = {
+            "decision": decision,
+            "items": [{"kind": "feedback", "id": i} for i in pair],
+            "comment": comment,
+        }
+        assert check(c.post(f"/v1/models/{h}/review", json=body, headers=rita), 200)["reviewed"] == 2
+
+    decide("accept", (o0, g0))
+    decide("reject", (o1, g1), "Too formal.")
+    for i in (o2, g2):
+        fix = {"quality": 1.0, "comment": "Informal."}
+        check(c.post(f"/v1/models/{h}/labels/{i}/correct", json=fix, headers=rita), 200)
+
+    def read_alike() -> None:
+        """Each ordinary label and its gold twin read alike on every route ann reads about her labels."""
+        mine = {x["id"]: x for x in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]}
+        decided: dict[int, Any] = {}
+        for status in ("accepted", "rejected", "pending"):
+            got = check(c.get(f"/v1/models/{h}/review", params={"status": status}, headers=ann), 200)
+            decided |= {x["id"]: x for x in got["items"]}
+            assert [(p["accepted"], p["rejected"], p["pending"]) for p in got["people"]] == [(4, 2, 0)]
+        votes = check(c.get(f"/v1/models/{h}/votes", params={"limit": 500}, headers=ann), 200)["items"]
+        voted = {x["id"]: x for x in votes}
+        for o, g in ((o0, g0), (o1, g1), (o2, g2)):
+            seen = [
+                (
+                    {k: v for k, v in mine[i].items() if k not in ("id", "text", "created_at", "metadata")},
+                    {k: v for k, v in decided[i].items() if k not in ("id", "text", "created_at")},
+                    {k: v for k, v in voted[i].items() if k not in ("id", "text", "created_at")},
+                    [
+                        {k: v for k, v in x.items() if k not in ("id", "text", "created_at")}
+                        for x in check(c.get(f"/v1/models/{h}/labels/{i}/history", headers=ann), 200)[
+                            "corrections"
+                        ]
+                    ],
+                )
+                for i in (o, g)
+            ]
+            assert seen[0] == seen[1], seen
+        assert {mine[i]["review"] for i in (o1, g1)} == {"rejected"}
+        assert {(decided[i]["reviewed_by"], decided[i]["original_quality"]) for i in (o2, g2)} == {
+            ("rita", 0.0)
+        }
+        _play_reads(svc, h, {"ann": ann, "bob": bob}, labels)
+
+    read_alike()  # decided after the training started: the accepted ones wait for the next one
+    assert {
+        mine["kind"] for mine in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    } == {"feedback"}
+    check(c.post(f"/v1/models/{h}/train", json={"reoptimize_params": True}, headers=owner), 202)
+    wait_settled(c, h, owner)
+    read_alike()
+    kinds = {
+        x["id"]: (x["kind"], x["trained"])
+        for x in check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+    }
+    assert kinds == {i: ("sample", True) for i in (o0, g0, o2, g2)} | {
+        i: ("feedback", False) for i in (o1, g1)
+    }
+    people = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
+    assert [(p["annotator"], p["answered"], p["correct"]) for p in people] == [("ann", 3, 0)]
+
+
+def test_the_agreement_rule_accepts_answers_as_labels(svc: Svc) -> None:
+    """Two people agree on an ordinary text and on a gold one: the owner's agreement rule accepts both
+    pairs, and each reads the answer accepted as the label."""
+    c, owner, h = svc.client, svc.author, "acme.goldrule"
+    make_model(c, owner, h)
+    rule = {"review": True, "accept_rule": "agreement", "votes_wanted": 2}
+    check(c.patch(f"/v1/models/{h}", json=rule, headers=owner), 200)
+    people = {name: _person(svc, name) for name in ("ann", "bob")}
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    gold = {"items": [{"trait": "formality", "text": GOLD[0], "quality": 0.0}]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=owner), 200)["items"]}
+    label = {"trait": "formality", "quality": 1.0}
+    for name in ("ann", "bob"):
+        for text in (ORDINARY[0], GOLD[0]):
+            check(c.post(f"/v1/models/{h}/pool/{ids[text]}/label", json=label, headers=people[name]), 201)
+    for name, key in people.items():
+        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=key), 200)["items"]
+        assert [x["review"] for x in mine] == ["accepted", "accepted"], (name, mine)
+        got = check(c.get(f"/v1/models/{h}/review", params={"status": "accepted"}, headers=key), 200)
+        assert [(x["text"], x["reviewed_by"]) for x in got["items"]] == [
+            (ORDINARY[0], "agreement"),
+            (GOLD[0], "agreement"),
+        ], (name, got["items"])
