@@ -73,6 +73,7 @@ def test_every_registered_page_opens_without_an_error(trained: str) -> None:
     the pages' check in `make test-commit`. A page shows its own failures as an error message (`guard`), so
     one fails here as an exception does; what each page does is in test_pages.py. Team is listed on a team's
     workbench only, so it runs on its own."""
+    st.cache_data.clear()  # the worker's earlier tests' reads
     at = main_app()
     at.query_params["model"] = trained
     at.run()
