@@ -29,7 +29,7 @@ UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
 
-.PHONY: check-python run test coverage test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
+.PHONY: check-python run test coverage test-commit test-fast test-browser test-pages test-matrix test-postgres test-server test-process \
 	test-fleet test-slow lint bench serve lock \
 	durations
 
@@ -144,6 +144,24 @@ coverage: $(STAMP)
 # writes it); commit tests/durations.json when the slow files change.
 durations:
 	$(PY) -m tests.durations artifacts/junit.xml
+
+# Before each commit: the checks, then a few tests for what a change most often breaks: every module imports,
+# the migrations build the declared schema, the served OpenAPI document is the committed one and the client's
+# calls through the routes answer, every registered page opens. The hashing embedder throughout, so no int8
+# graph to build first; two workers, one per core (the pages' file is the longest, beside all the others).
+COMMIT_TESTS = tests/project/test_imports.py tests/project/test_openapi_document.py \
+	tests/service/test_migrations.py::test_migration_matches_metadata \
+	tests/client/test_live_models.py tests/client/test_live_traits_samples.py tests/client/test_live_runs.py \
+	tests/app/test_navigation.py::test_every_page_move_goes_through_the_registry_and_names_a_page \
+	tests/app/test_navigation.py::test_every_registered_page_opens_without_an_error
+test-commit: PYTEST_WORKERS = 2
+test-commit: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
+	$(COMPILE_OURS)
+	SCORING_TEST_DATABASES=sqlite $(PYTEST) $(COMMIT_TESTS) $(PYTEST_ARGS)
 
 # The fast lane: no browser, no page, no auth-matrix cell, no PostgreSQL, no fleet, no process of its own (a
 # service, an interpreter, a command), no MiniLM model

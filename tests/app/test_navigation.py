@@ -15,7 +15,7 @@ from app.ui.navigation import PAGES, PAGES_DIR, script
 from core.client import Client
 from core.local import LocalService
 from tests.support.app import ROOT, make_draft, new_handle
-from tests.support.apptest import main_app, no_exception
+from tests.support.apptest import main_app, no_exception, page
 
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -62,6 +62,26 @@ def _running(at: AppTest) -> str:
     drawn = [n for n, entry in PAGES.items() if any(t.startswith(entry.title) for t in titles)]
     assert len(drawn) == 1, titles
     return drawn[0]
+
+
+def _failures(at: AppTest) -> list[str]:
+    return [str(e.value) for e in (*at.exception, *at.error)]
+
+
+def test_every_registered_page_opens_without_an_error(trained: str) -> None:
+    """Each page of the registry drawn once, on a trained model, from the whole app as the sidebar opens it:
+    the pages' check in `make test-commit`. A page shows its own failures as an error message (`guard`), so
+    one fails here as an exception does; what each page does is in test_pages.py. Team is listed on a team's
+    workbench only, so it runs on its own."""
+    st.cache_data.clear()  # the worker's earlier tests' reads
+    at = main_app()
+    at.query_params["model"] = trained
+    at.run()
+    raised = {"main": _failures(at)}
+    for name, entry in PAGES.items():
+        opened = page(name, trained).run() if entry.team_only else _on(at, name)
+        raised[name] = _failures(opened)
+    assert not any(raised.values()), {name: errors for name, errors in raised.items() if errors}
 
 
 def test_the_settle_button_opens_the_disagreements_listing_a_files_contradiction(
