@@ -86,7 +86,7 @@ def _click_once(ui: Ui, button: Locator, said: str, done: Callable[[], bool]) ->
     as long as any run of a page may take (`PAGE_BOUND_MS`: a busy machine's fragment run can take tens of
     seconds); it stays until the list's next run, which only a press of this person starts."""
     ui.idle()  # the page drawn, as a person's eyes wait for it: no run of it in flight
-    button.click()
+    ui.press(button)
     ui.settle()
     ui.expect_text(said, timeout=PAGE_BOUND_MS)
     assert done(), f"{said!r} said, though the API does not show it done"

@@ -352,6 +352,27 @@ class Ui:
         self.page.get_by_role("button", name=name, exact=True).click()
         self.settle(timeout)
 
+    def press(self, button: Locator, tries: int = 3) -> None:
+        """Click `button` as a person does, and see that the click reached it. On a busy machine the page can
+        move under the pointer between Playwright's aim and its click (a fragment drawn anew above the
+        button): a click that lands beside the button is no press, and a person seeing the button still
+        there clicks it again. A click that reached the button is never repeated: what the page does with it
+        is the caller's to check."""
+        key = button.evaluate(
+            "b => [...(b.closest('[class*=\"st-key-\"]') || b).classList].find(c => c.startsWith('st-key-'))"
+        )
+        assert key, "a button pressed this way has a key, which tells it apart wherever it is drawn"
+        for _ in range(tries):
+            self.page.evaluate(
+                "(k) => { window.__pressed = false; document.addEventListener('click', (e) => "
+                "{ window.__pressed = Boolean(e.target.closest('.' + k)); }, {capture: true, once: true}); }",
+                key,
+            )
+            button.click()
+            if self.page.evaluate("window.__pressed === true"):
+                return
+        raise AssertionError(f"{tries} clicks aimed at {key} all landed beside it")
+
     def click_as_timer_fires(self, name: str, every_s: float, timeout: float = 120_000) -> None:
         """Click the button `name` in a `run_every=every_s` fragment the moment the fragment's timer fires:
         the timer's rerun leaves before the click's own, as it does now and then on a busy machine."""
