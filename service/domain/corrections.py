@@ -59,39 +59,10 @@ def correct_label(
         else:
             trait = s.scalar(select(Trait).where(Trait.model_id == model.id, Trait.key == row.trait_key))
         assert trait is not None  # deleting a trait deletes its labels
-        if payload.point is None:  # a quality, as a label edit takes it (on a scale too)
-            assert payload.quality is not None  # the schema asks for one of the two
-            quality = float(payload.quality)
-        else:
-            quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+        quality = _corrected_quality(trait, payload)
         kind = "sample" if isinstance(row, SampleRow) else "feedback"
         if quality != row.quality:
-            require_label_write(s, model)  # a training in flight may have read the label as it is
-            s.add(
-                LabelCorrection(
-                    model_id=model.id,
-                    label_id=row.id,
-                    before=row.quality,
-                    after=quality,
-                    corrected_by=who.annotator,
-                    comment=payload.comment,
-                )
-            )
-            audit.record(
-                s,
-                who,
-                "label_corrected",
-                model.namespace,
-                model,
-                {
-                    f"{kind}_id": row.id,
-                    "trait": trait.key,
-                    "annotator": row.annotator,
-                    "before": row.quality,
-                    "after": quality,
-                    "commented": bool(payload.comment),
-                },
-            )
+            _record(s, who, model, trait, kind, row.id, row.annotator, row.quality, quality, payload.comment)
             if isinstance(row, SampleRow):
                 count_samples(s, trait.id, [row.quality], removed=True)
                 count_samples(s, trait.id, [quality])
@@ -113,33 +84,21 @@ def _correct_answer(
     [read] = answer_labels(s, model, ids=[row.id])
     trait = s.get(Trait, read.trait_id)
     assert trait is not None
-    if payload.point is None:
-        assert payload.quality is not None
-        quality = float(payload.quality)
-    else:
-        quality = label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+    quality = _corrected_quality(trait, payload)
     if quality != row.quality:
-        require_label_write(s, model)
-        s.add(
-            LabelCorrection(
-                model_id=model.id,
-                label_id=row.id,
-                before=row.quality,
-                after=quality,
-                corrected_by=who.annotator,
-                comment=payload.comment,
-            )
+        _record(
+            s,
+            who,
+            model,
+            trait,
+            read.kind,
+            row.id,
+            row.annotator,
+            row.quality,
+            quality,
+            payload.comment,
+            gold=True,
         )
-        detail: JsonObject = {
-            f"{read.kind}_id": row.id,
-            "trait": trait.key,
-            "annotator": row.annotator,
-            "before": row.quality,
-            "after": quality,
-            "commented": bool(payload.comment),
-            "gold": True,
-        }
-        audit.record(s, who, "label_corrected", model.namespace, model, detail)
         row.quality = quality
         row.review, row.reviewed_by, row.review_comment = "accepted", who.annotator, payload.comment
         row.reviewed_at = utcnow()
@@ -147,3 +106,46 @@ def _correct_answer(
         s.flush()
     [now] = answer_labels(s, model, ids=[row.id])
     return with_corrections(s, model, [answer_item(now)])[0]
+
+
+def _corrected_quality(trait: Trait, payload: CorrectIn) -> float:
+    """The quality a correction gives: as typed, as a label edit takes it (on a scale too), or its point's."""
+    if payload.point is None:
+        assert payload.quality is not None  # the schema asks for one of the two
+        return float(payload.quality)
+    return label_quality(trait, payload.quality, payload.point, ("body", "quality"))
+
+
+def _record(
+    s: Session,
+    who: Principal,
+    model: Model,
+    trait: Trait,
+    kind: str,
+    label_id: int,
+    annotator: str | None,
+    before: float,
+    after: float,
+    comment: str | None,
+    gold: bool = False,
+) -> None:
+    """A correction kept (what the annotator gave stays in `label_corrections`) and audited; a training in
+    flight may have read the label as it was, so it waits."""
+    require_label_write(s, model)
+    s.add(
+        LabelCorrection(
+            model_id=model.id, label_id=label_id, before=before, after=after, corrected_by=who.annotator,
+            comment=comment,
+        )
+    )  # fmt: skip
+    detail: JsonObject = {
+        f"{kind}_id": label_id,
+        "trait": trait.key,
+        "annotator": annotator,
+        "before": before,
+        "after": after,
+        "commented": bool(comment),
+    }
+    if gold:
+        detail["gold"] = True
+    audit.record(s, who, "label_corrected", model.namespace, model, detail)
