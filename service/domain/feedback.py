@@ -9,12 +9,11 @@ the buffer already, so a withdrawal then would not be honoured: 409 `model_busy`
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, select
 
 from service.domain.access import load_model, require_role
 from service.domain.blind import blind_for, feedback_seen
-from service.domain.gold_labels import answer_labels, buffered_answers, readable_answers
+from service.domain.gold_labels import answer_labels, buffer_size, readable_answers
 from service.domain.gold_secret import answerer, feedback_visible
 from service.domain.needs import Databases, Resources
 from service.domain.states import require_label_write
@@ -25,11 +24,6 @@ from service.store.api_keys import Principal
 from service.store.campaign_schema import GoldAnswer
 from service.store.db import transaction
 from service.store.schema import MAX_INT, FeedbackLabel
-
-
-def _buffered(s: Session, model_id: int) -> int:
-    query = select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model_id)
-    return s.scalar(query) or 0
 
 
 def list_feedback(
@@ -79,7 +73,7 @@ def list_feedback(
             items = items[:limit]
         else:
             more_rows = len(rows) > limit
-        buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+        buffered = buffer_size(s, model)
     next_cursor = ctx.cursors.encode(scope, items[-1].id) if more_rows else None
     return FeedbackPage(
         handle=handle,
@@ -124,7 +118,7 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
                     {**detail, "annotator": answer.annotator},
                 )
                 s.execute(delete(GoldAnswer).where(GoldAnswer.id == answer.id))
-                buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+                buffered = buffer_size(s, model)
                 return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=buffered)
         if row is None:
             raise ApiError(404, "feedback_not_found", f"No buffered feedback label {label_id} in {handle}.")
@@ -136,5 +130,5 @@ def withdraw_feedback(ctx: Databases, who: Principal, handle: str, label_id: int
         )
         s.delete(row)
         s.flush()
-        buffered = _buffered(s, model.id) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+        buffered = buffer_size(s, model)
         return FeedbackWithdrawn(handle=handle, id=label_id, deleted=True, buffered=buffered)

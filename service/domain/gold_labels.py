@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
@@ -23,7 +23,7 @@ from service.schemas.my_labels import LabelKind
 from service.schemas.samples import SampleOut
 from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.samples import label_point, sha256
-from service.store.schema import Model, Run, Trait, Version
+from service.store.schema import FeedbackLabel, Model, Run, Trait, Version
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,14 @@ def buffered_answers(s: Session, models: Collection[Model]) -> dict[int, tuple[i
         buffered = sum(a.kind == "feedback" for a in labels)
         out[model.id] = (len(labels) - buffered, buffered)
     return out
+
+
+def buffer_size(s: Session, model: Model) -> int:
+    """The model's buffer as every answer states it: its buffered labels and the answers that read as one."""
+    labels = s.scalar(
+        select(func.count()).select_from(FeedbackLabel).where(FeedbackLabel.model_id == model.id)
+    )
+    return (labels or 0) + buffered_answers(s, [model]).get(model.id, (0, 0))[1]
 
 
 def buffered_accepted(s: Session, model: Model) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
@@ -20,6 +20,7 @@ from core.model_states import TRAINING_RUNS, can
 from service.domain import gold_queue
 from service.domain.access import load_model
 from service.domain.claims import require_room
+from service.domain.gold_labels import buffer_size
 from service.domain.needs import Resources
 from service.domain.scales import label_quality
 from service.domain.scoring import retrain_if_full
@@ -190,7 +191,7 @@ def label_pool_texts(ctx: Resources, who: Principal, handle: str, payload: BulkL
             model.updated_at = utcnow()
             detail: JsonObject = {"trait": trait.key, "quality": quality, "texts": len(labelled)}
             audit.record(s, who, "pool_labelled", model.namespace, model, detail)
-        buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
+        buffered = buffer_size(s, model)
         out = BulkLabelled(
             handle=model.handle,
             trait=trait.key,

@@ -14,7 +14,7 @@ from core.embedders.registry import short_name
 from core.engine.blend_snapshot import per_embedder
 from core.engine.embedder_choice import recorded_choice
 from core.json_types import JsonObject
-from service.domain.gold_labels import answer_labels, buffered_answers
+from service.domain.gold_labels import answer_labels, buffer_size, buffered_answers
 from service.domain.prune import effective_policy
 from service.domain.scales import scale_out
 from service.schemas.models import AutoPruneOut, LastOperation, ModelOut, UpstreamSource
@@ -335,8 +335,7 @@ def labelled_answer(
     """The label route's answer, one for a label and for a gold answer, which reads as one: the version it
     goes into (the one after a training in flight) and the model's buffer, gold answers counted."""
     last = s.scalar(select(func.max(Version.version_no)).where(Version.model_id == model.id)) or 0
-    buffered = s.scalar(select(func.count()).where(FeedbackLabel.model_id == model.id)) or 0
-    buffered += buffered_answers(s, [model]).get(model.id, (0, 0))[1]
+    buffered = buffer_size(s, model)
     return Labelled(
         handle=model.handle,
         pool_id=text_id,
