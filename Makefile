@@ -125,11 +125,7 @@ PYTEST_WORKERS ?= 3
 # that never ran the suite.
 PREBUILD = $(BIN)/python -m tests.support.embedders
 
-test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/lint-imports --no-logo
+test: $(STAMP) lint
 	$(COMPILE_OURS)
 	$(PREBUILD)
 	$(PYTEST) --no-loadscope-reorder $(PYTEST_ARGS)
@@ -155,22 +151,14 @@ COMMIT_TESTS = tests/project/test_imports.py tests/project/test_openapi_document
 	tests/app/test_navigation.py::test_every_page_move_goes_through_the_registry_and_names_a_page \
 	tests/app/test_navigation.py::test_every_registered_page_opens_without_an_error
 test-commit: PYTEST_WORKERS = 2
-test-commit: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/lint-imports --no-logo
+test-commit: $(STAMP) lint
 	$(COMPILE_OURS)
 	SCORING_TEST_DATABASES=sqlite $(PYTEST) $(COMMIT_TESTS) $(PYTEST_ARGS)
 
 # The fast lane: no browser, no page, no auth-matrix cell, no PostgreSQL, no fleet, no process of its own (a
 # service, an interpreter, a command), no MiniLM model
 # (markers follow from the fixtures a test uses: tests/support/markers.py); the service tests on SQLite only.
-test-fast: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/lint-imports --no-logo
+test-fast: $(STAMP) lint
 	$(COMPILE_OURS)
 	$(PREBUILD)
 	SCORING_TEST_DATABASES=sqlite $(PYTEST) \
@@ -185,7 +173,8 @@ $(addprefix test-,$(TIERS)): test-%: $(STAMP)
 	$(PREBUILD)
 	$(PYTEST) -m $* $(PYTEST_ARGS)
 
-# lint-imports: the layers of [tool.importlinter] in pyproject.toml (docs/service.md, "Code map").
+# The checks `test`, `test-fast` and `test-commit` run first; lint-imports: the layers of [tool.importlinter]
+# in pyproject.toml (docs/contributing.md, "Where things are").
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
