@@ -7,7 +7,7 @@ nothing but the standard library, so importing it costs nothing and creates no c
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Literal, NamedTuple, get_args
 
@@ -538,6 +538,17 @@ SUGGESTIONS = PageSize(10, 100)
 DISAGREEMENTS = PageSize(20, 1000)
 #: Points of a trait's curve in `GET …/pr-curve` at most (the threshold's choice itself uses every one).
 MAX_PR_POINTS = 500
+
+
+def threshold_choice(curve: Sequence[tuple[float, float, float]], target: str, value: float) -> int | None:
+    """The point of a precision-recall curve, `(threshold, precision, recall)` by rising threshold, that a
+    decision threshold for `target` (`precision` or `recall`) ≥ `value` takes: the best other measure among
+    the points reaching it, ties to the higher threshold (fewer positives); None when none reaches it."""
+    reach, other = (1, 2) if target == "precision" else (2, 1)
+    ok = [i for i, point in enumerate(curve) if point[reach] >= value - 1e-12]
+    return max(ok, key=lambda i: (curve[i][other], curve[i][0])) if ok else None
+
+
 #: A trait's `anchor_sample_ids`: at most this many ids per pole.
 ANCHORS_PER_POLE = 3
 #: `GET …/feedback`'s `limit`: buffered feedback labels in one page.

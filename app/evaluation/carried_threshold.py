@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.client import PrPoint, Threshold
-from core.contract import MAX_PR_POINTS
+from core.contract import MAX_PR_POINTS, threshold_choice
 
 _VERSION = re.compile(r"v(\d+)")
 
@@ -36,13 +36,10 @@ def at_threshold(points: Sequence[PrPoint], threshold: float) -> tuple[float | N
 
 
 def meeting_target(points: Sequence[PrPoint], target: str, value: float) -> PrPoint | None:
-    """The point the service would choose for `target` ≥ `value` (core/engine/thresholds.choose_threshold):
-    the best other measure among those reaching it, ties to the higher threshold; None when none reaches."""
-    precision = target == "precision"
-    ok = [p for p in points if (p.precision if precision else p.recall) >= value - 1e-12]
-    if not ok:
-        return None
-    return max(ok, key=lambda p: (p.recall if precision else p.precision, p.threshold))
+    """The point the service would choose for `target` ≥ `value`, by the service's own rule; None when none
+    reaches it."""
+    best = threshold_choice([(p.threshold, p.precision, p.recall) for p in points], target, value)
+    return None if best is None else points[best]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 from sklearn.metrics import precision_recall_curve
 
-from core.contract import MAX_PR_POINTS
+from core.contract import MAX_PR_POINTS, threshold_choice
 from core.engine.metrics import sides
 from core.engine.types import JsonObject
 
@@ -49,19 +49,15 @@ def pr_curve(
 def choose_threshold(
     scores: np.ndarray, quality: np.ndarray, target: Target, value: float
 ) -> JsonObject | None:
-    """The threshold meeting `target` ≥ `value` with the best other measure; None when no threshold can.
-
-    Precision target: the most recall among thresholds whose precision reaches it. Recall target: the most
-    precision among thresholds whose recall reaches it. Ties go to the higher threshold (fewer positives).
-    """
+    """The threshold meeting `target` ≥ `value` by the one rule of `core.contract.threshold_choice` (the
+    best other measure, ties to the higher threshold); None when no threshold can."""
     if len(np.unique(sides(np.asarray(quality, dtype=float))[1])) != 2:
         return None  # precision and recall need both sides
     thresholds, precision, recall = _curve(scores, quality)
-    reach, other = (precision, recall) if target == "precision" else (recall, precision)
-    ok = np.flatnonzero(reach >= value - 1e-12)
-    if not len(ok):
+    curve = list(zip(thresholds.tolist(), precision.tolist(), recall.tolist(), strict=True))
+    best = threshold_choice(curve, target, value)
+    if best is None:
         return None
-    best = ok[other[ok] == other[ok].max()].max()
     return {
         "threshold": float(thresholds[best]),  # exact: rounding up would drop the items that sit on it
         "precision": round(float(precision[best]), 6),
