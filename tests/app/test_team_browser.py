@@ -144,9 +144,8 @@ def test_three_annotators_sign_in_with_their_keys_and_label_in_three_browsers(
         tab.no_exception()
 
         # carol signs out: her browser asks again; the others stay signed in (her key in bob's tab too).
-        uis["carol"].page.get_by_role("button", name="Sign out").click()
-        uis["carol"].settle()
-        uis["carol"].page.get_by_role("heading", name="Sign in").first.wait_for()
+        uis["carol"].click("Sign out")
+        uis["carol"].expect_heading("Sign in")
         assert uis["alice"].page.get_by_text("Signed in as alice").count() == 1
         assert tab.page.get_by_text("Signed in as carol").count() == 1
     finally:

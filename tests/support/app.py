@@ -175,10 +175,12 @@ const scriptFinished = (b) => {  // a ForwardMsg's field 6, or null
   }
   return null;
 };
+window.__stClosed = 0;  // Streamlit's websocket closing: the page sends nothing until it reconnects
 const Socket = window.WebSocket;
 window.WebSocket = class extends Socket {
   constructor(...args) {
     super(...args);
+    this.addEventListener("close", () => { window.__stClosed += 1; });
     this.addEventListener("message", (event) => {
       const status = event.data instanceof ArrayBuffer ? scriptFinished(new Uint8Array(event.data)) : null;
       if (status !== null && status !== 2) window.__stFinished += 1;
@@ -200,6 +202,8 @@ window.setInterval = function (fn, ms, ...rest) {
 # An action that asked for no rerun yet (a text box sends its value on blur or Enter, a slider on release):
 # how long its rerun may take to be asked for. A rerun asked for is waited for as a condition.
 RUN_STARTS_MS = 2_000
+# How long a button's click may take to leave as a rerun request: the browser sends it at its next flush.
+PRESS_SENDS_MS = 10_000
 # How often the waits below look at the page's counters: an interval, not Playwright's default of every
 # animation frame, which keeps a software-rendered page producing frames at 60 Hz for the whole wait (the
 # counters only grow, so no change is missed between two looks).
@@ -349,29 +353,45 @@ class Ui:
         box.fill(value)
 
     def click(self, name: str, timeout: float = 120_000) -> None:
-        self.page.get_by_role("button", name=name, exact=True).click()
+        self.press(self.page.get_by_role("button", name=name, exact=True))
         self.settle(timeout)
 
     def press(self, button: Locator, tries: int = 3) -> None:
-        """Click `button` as a person does, and see that the click reached it. On a busy machine the page can
-        move under the pointer between Playwright's aim and its click (a fragment drawn anew above the
-        button): a click that lands beside the button is no press, and a person seeing the button still
-        there clicks it again. A click that reached the button is never repeated: what the page does with it
-        is the caller's to check."""
-        key = button.evaluate(
+        """Click `button` as a person does, and see that the click reached it and the page asked the server
+        for its run. On a busy machine the page can move under the pointer between Playwright's aim and its
+        click (a fragment drawn anew above the button), and the page can lose its connection to the server
+        for a moment (it sends nothing then): a person who sees nothing happen clicks again, and so does
+        this. A click the page sent on is never repeated: what the server does with it is the caller's to
+        check. A button with a key is told apart by its `st-key-…` class, another by its text."""
+        mark = button.evaluate(
             "b => [...(b.closest('[class*=\"st-key-\"]') || b).classList].find(c => c.startsWith('st-key-'))"
+            " || b.innerText.trim()"
         )
-        assert key, "a button pressed this way has a key, which tells it apart wherever it is drawn"
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
+
+        missed = []
         for _ in range(tries):
+            asked, closed = self.page.evaluate("[window.__stAsked || 0, window.__stClosed || 0]")
             self.page.evaluate(
-                "(k) => { window.__pressed = false; document.addEventListener('click', (e) => "
-                "{ window.__pressed = Boolean(e.target.closest('.' + k)); }, {capture: true, once: true}); }",
-                key,
+                "(m) => { window.__pressed = false; document.addEventListener('click', (e) => {"
+                " const b = e.target.closest('button'); window.__pressed = m.startsWith('st-key-')"
+                " ? Boolean(e.target.closest('.' + CSS.escape(m))) : Boolean(b && b.innerText.trim() === m);"
+                " }, {capture: true, once: true}); }",
+                mark,
             )
             button.click()
-            if self.page.evaluate("window.__pressed === true"):
+            if not self.page.evaluate("window.__pressed === true"):
+                missed.append("landed beside it")
+                continue
+            try:  # the click's rerun leaves with the browser's next flush of widget states
+                self.page.wait_for_function(
+                    "(n) => (window.__stAsked || 0) > n", arg=asked, timeout=PRESS_SENDS_MS, polling=POLL_MS
+                )
                 return
-        raise AssertionError(f"{tries} clicks aimed at {key} all landed beside it")
+            except PlaywrightTimeout:
+                closes = int(self.page.evaluate("window.__stClosed || 0")) - int(closed)
+                missed.append(f"reached it, the page sent nothing ({closes} websocket close(s) meanwhile)")
+        raise AssertionError(f"{tries} clicks on {mark!r}: " + "; ".join(missed))
 
     def click_as_timer_fires(self, name: str, every_s: float, timeout: float = 120_000) -> None:
         """Click the button `name` in a `run_every=every_s` fragment the moment the fragment's timer fires:
@@ -391,6 +411,16 @@ class Ui:
             # What the page said instead is the whole diagnosis of a run that failed elsewhere (CI).
             raise AssertionError(
                 f"{text!r} not shown within {timeout / 1000:.0f} s; the page shows:\n{self.shown_text()}"
+            ) from None
+
+    def expect_heading(self, name: str, timeout: float = 120_000) -> None:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
+
+        try:
+            self.page.get_by_role("heading", name=name).first.wait_for(timeout=timeout)
+        except PlaywrightTimeout:
+            raise AssertionError(
+                f"no heading {name!r} within {timeout / 1000:.0f} s; the page shows:\n{self.shown_text()}"
             ) from None
 
     def shown_text(self, limit: int = 3000) -> str:

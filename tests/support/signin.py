@@ -118,7 +118,7 @@ def sign_out(ui: Ui) -> None:
     page.get_by_role("button", name="End session").click()
     page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/"))
     loaded(ui)
-    page.get_by_role("heading", name="Sign in").first.wait_for()
+    ui.expect_heading("Sign in")
 
 
 def label_counter(page: Page) -> Locator:
