@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 # -- texts ------------------------------------------------------------------------------------------------
 
@@ -104,6 +104,14 @@ SCORE_MIDPOINT = 0.5
 #: The decision threshold of a trait that has none set on its version (evaluation's accuracy and F1, the
 #: comparison of two evaluations): the score midpoint.
 DEFAULT_DECISION_THRESHOLD = SCORE_MIDPOINT
+
+
+def decision_threshold(thresholds: Mapping[str, Any] | None, trait: str) -> float:
+    """A version's decision threshold for `trait`, from its stored thresholds (`{trait: {"threshold": …}}`):
+    the one set on that version, else the default. Never another version's: a threshold is chosen on its
+    own version's scores."""
+    entry = (thresholds or {}).get(trait) or {}
+    return float(entry.get("threshold", DEFAULT_DECISION_THRESHOLD))
 
 
 #: A quality exactly at the middle of the axis is neutral: it counts toward neither pole (training, counts,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.contract import DEFAULT_DECISION_THRESHOLD
+from core.contract import decision_threshold
 from core.engine.votes import count_votes
 from core.json_types import JsonObject
 from service.domain.access import load_model
@@ -47,8 +47,8 @@ def compare_evaluations(
             quality,
             xa,
             xb,
-            threshold_a=(thresholds_a.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
-            threshold_b=(thresholds_b.get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD),
+            threshold_a=decision_threshold(thresholds_a, key),
+            threshold_b=decision_threshold(thresholds_b, key),
         )
         # The human ceiling beside each version's agreement, as each evaluation measured them, and the texts
         # each left out as trained on (the items compared are those both held out).

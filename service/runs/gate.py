@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy import select
 
 from core import engine
-from core.contract import DEFAULT_DECISION_THRESHOLD
+from core.contract import decision_threshold
 from core.engine.errors import EngineError
 from core.engine.votes import Vote, count_votes
 from core.json_types import JsonObject
@@ -87,8 +87,15 @@ def require_no_worse(at: Attempt, model_id: int, snapshot: JsonObject, trained: 
         quality = np.array([c.quality for c in counted])
         xa = np.array([rows_a[c.votes[0].text][columns_a[key]] for c in counted])
         xb = np.array([rows_b[c.votes[0].text][columns_b[key]] for c in counted])
-        threshold = ((thresholds or {}).get(key) or {}).get("threshold", DEFAULT_DECISION_THRESHOLD)
-        figures = compare_trait(quality, xa, xb, threshold_a=threshold, threshold_b=threshold)
+        # Each version at its own threshold: the serving one's was chosen on its scores, and the new version
+        # serves at none set (the default) until someone chooses one on its evaluation.
+        figures = compare_trait(
+            quality,
+            xa,
+            xb,
+            threshold_a=decision_threshold(thresholds, key),
+            threshold_b=decision_threshold(None, key),
+        )
         for measure in ("roc_auc", "accuracy"):
             m = figures.get(measure)
             if m and m["significant"] and m["difference"] < 0:
