@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from core.contract import REMOVAL_UNDO_S, REVIEW_STATUSES
@@ -79,6 +79,7 @@ def remove_labels(ctx: Databases, who: Principal, handle: str, annotator: str) -
                     "source_url": r.source_url,
                     "source_id": r.source_id,
                     "metadata": r.meta,
+                    "trained_in": r.trained_in,
                 }
                 for r in samples
             ],
@@ -169,7 +170,7 @@ def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> L
         for review in REVIEW_STATUSES:
             mine = [r for r in samples if r["review"] == review]
             if mine:
-                add_samples(
+                back = add_samples(
                     s,
                     model.id,
                     traits,
@@ -186,6 +187,7 @@ def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> L
                     source_ids=[r.get("source_id") for r in mine],
                     metadata=[r.get("metadata") for r in mine],
                 )
+                _trained_as_before(s, [r for r, got in zip(mine, back, strict=True) if got == r.get("id")])
         for r in rows["feedback"]:
             s.add(
                 FeedbackLabel(
@@ -269,3 +271,10 @@ def _restore_answers(s: Session, model: Model, annotator: str, kept: list[JsonOb
         )
     s.flush()
     return [int(str(r["id"])) for r in back]
+
+
+def _trained_as_before(s: Session, rows: list[JsonObject]) -> None:
+    """The samples put back (`rows`, kept aside) name the version that trained them, as before."""
+    for version_no in {r.get("trained_in") for r in rows} - {None}:
+        ids = [r["id"] for r in rows if r.get("trained_in") == version_no]
+        s.execute(update(SampleRow).where(SampleRow.id.in_(ids)).values(trained_in=version_no))
