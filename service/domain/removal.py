@@ -225,7 +225,7 @@ def restore_labels(ctx: Databases, who: Principal, handle: str, token: str) -> L
                         created_at=datetime.fromisoformat(r["created_at"]),
                     )
                 )
-        answers = _restore_answers(s, model, kept.annotator, rows.get("gold", []))  # none before they went
+        answers = _restore_answers(s, model, kept.annotator, rows.get("gold", []))  # older: none kept
         read_as = _kinds(s, model, answers)
         counts = {
             "samples": len(samples) + read_as["sample"],
