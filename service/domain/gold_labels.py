@@ -5,8 +5,9 @@ one annotator nor two comparing notes can tell a gold text from another by what 
 An answer is never a vote (nothing trains on it; it counts in no agreement), but it reads as one: a
 `sample` when given before the model's newest training started (a draft's label, or a buffered one that
 training folded in), else a buffered `feedback` label, exactly as an ordinary label moves; its
-`version_no` the version whose training started after it, as a sample's `trained_in`. The known answer
-and the votes that made it stay hidden (service/domain/gold_secret.py)."""
+`version_no` the version whose training started after its acceptance, as a sample's `trained_in`, and
+trained once it has one (service/domain/trained.py). The known answer and the votes that made it stay
+hidden (service/domain/gold_secret.py)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from sqlalchemy.orm import Session
 
 from core.contract import ReviewStatus
 from core.engine.votes import Vote
+from service.domain.trained import trainings
 from service.schemas.my_labels import LabelKind
 from service.schemas.samples import SampleOut
 from service.store.campaign_schema import GoldAnswer, GoldItem
 from service.store.samples import label_point, sha256
-from service.store.schema import FeedbackLabel, Model, Run, Trait, Version
+from service.store.schema import FeedbackLabel, Model, Trait
 
 
 @dataclass(frozen=True)
@@ -38,26 +40,11 @@ class AnswerLabel:
     created_at: datetime
     kind: LabelKind
     version_no: int | None  # the version whose training took it in, were it a vote (None: not accepted)
-    trained: bool  # trained into a version, as one's own labels call a label trained
+    trained: bool  # a version took it in: `version_no` is set (service/domain/trained.py)
     buffered: bool  # given to a trained model: a buffered label, or one a training folded in since
     review: ReviewStatus
     reviewed_by: str | None
     comment: str | None
-
-
-def trainings(s: Session, model: Model) -> list[tuple[int, datetime, bool]]:
-    """(number, start, whether it took the buffer in) of the model's versions, oldest first: when each
-    training read the labels. A retraining, or a training of a reopened draft, folds the buffer in."""
-    rows = s.execute(
-        select(Version.version_no, Version.created_at, Run.started_at, Run.kind, Run.options)
-        .outerjoin(Run, Run.id == Version.run_id)
-        .where(Version.model_id == model.id)
-        .order_by(Version.version_no)
-    ).all()
-    return [
-        (number, started or made, kind == "retrain" or bool((options or {}).get("with_feedback")))
-        for number, made, started, kind, options in rows
-    ]
 
 
 def answer_labels(
@@ -117,9 +104,7 @@ def answer_labels(
                 kind=kind,
                 buffered=buffered,
                 version_no=taken,
-                # As one's own labels call a sample trained (my_labels.py): accepted, and stored before the
-                # newest training started, though a training before its acceptance did not read it.
-                trained=kind == "sample" and answer.review == "accepted" and bool(versions),
+                trained=taken is not None,  # as a label (trained.py): a version took it in as it stands
                 review=answer.review,
                 reviewed_by=answer.reviewed_by,
                 comment=answer.review_comment,

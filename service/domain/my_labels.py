@@ -2,11 +2,11 @@
 withdraw one while it is not yet trained into a version.
 
 A label is a sample (a vote) or a buffered feedback label (a trained model's, waiting for the next version).
-"Trained into a version": a sample stored (`created_at`) no later than the start of the training that made
-the model's newest version, and accepted (only accepted labels train); that training read it. A buffered
-label is never trained (a training that takes it in deletes it from the buffer and folds it into the
-samples, keeping the time it was given). While a training is in flight it may have read any label: a
-change then is 409 `model_busy`, as a feedback withdrawal is. Every change is audited as a vote edit.
+"Trained into a version": a version took the label in as it stands (service/domain/trained.py, the rule
+the votes export's `version_no` follows too). A buffered label is never trained (a training that takes it
+in deletes it from the buffer and folds it into the samples, keeping the time it was given). While a
+training is in flight it may have read any label: a change then is 409 `model_busy`, as a feedback
+withdrawal is. Every change is audited as a vote edit.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from service.domain.needs import Databases, Resources
 from service.domain.review import review_changed_label
 from service.domain.scales import label_quality
 from service.domain.states import require_label_write, require_not_archived
+from service.domain.trained import sample_versions
 from service.errors import ApiError
 from service.schemas.my_labels import LabelKind, MyLabel, MyLabelPage, MyLabelPatch, MyLabelWithdrawn
 from service.store import audit, quotas
@@ -36,10 +37,8 @@ from service.store.schema import (
     MAX_INT,
     FeedbackLabel,
     Model,
-    Run,
     SampleRow,
     Trait,
-    Version,
     content_key,
     key_of,
     utcnow,
@@ -48,26 +47,6 @@ from service.store.teams import label_status
 
 #: The order of the two kinds among labels given at the same instant (the list's keyset).
 _RANK: dict[LabelKind, int] = {"sample": 0, "feedback": 1}
-
-
-def trained_until(s: Session, model: Model) -> tuple[int, datetime] | None:
-    """(number, start) of the training that made the model's newest version: the labels stored by then
-    were read by it. None: no version yet."""
-    newest = s.execute(
-        select(Version.version_no, Version.created_at, Run.started_at)
-        .outerjoin(Run, Run.id == Version.run_id)
-        .where(Version.model_id == model.id)
-        .order_by(Version.version_no.desc())
-        .limit(1)
-    ).first()
-    if newest is None:
-        return None
-    number, made, started = newest
-    return number, started or made
-
-
-def _is_trained(row: SampleRow, until: tuple[int, datetime] | None) -> bool:
-    return until is not None and row.review == "accepted" and row.created_at <= until[1]
 
 
 def _before(
@@ -157,8 +136,8 @@ def list_my_labels(
             .order_by(FeedbackLabel.created_at.desc(), FeedbackLabel.id.desc())
             .limit(limit + 1)
         ).all()
-        until = trained_until(s, model)
-        merged = [_sample_item(r, traits[r.trait_id], until) for r in samples]
+        versions = sample_versions(s, model, samples)
+        merged = [_sample_item(r, traits[r.trait_id], versions[r.id]) for r in samples]
         merged += [_feedback_item(r, points[r.trait_key]) for r in buffered]
         merged += [
             item
@@ -229,9 +208,8 @@ def _my_answer(s: Session, who: Principal, model: Model, label_id: int) -> GoldA
     if row is None:
         return None
     [read] = answer_labels(s, model, ids=[row.id])
-    until = trained_until(s, model)
-    if read.trained and until is not None:
-        raise _trained(model, label_id, until)
+    if read.version_no is not None:
+        raise _trained(model, label_id, read.version_no)
     return row
 
 
@@ -295,7 +273,7 @@ def _position(after: object) -> tuple[datetime, int, int]:
         raise ApiError(400, "invalid_cursor", "The cursor is not valid for this list.") from None
 
 
-def _sample_item(row: SampleRow, trait_key: str, until: tuple[int, datetime] | None) -> MyLabel:
+def _sample_item(row: SampleRow, trait_key: str, version_no: int | None) -> MyLabel:
     return MyLabel(
         kind="sample",
         id=row.id,
@@ -306,7 +284,7 @@ def _sample_item(row: SampleRow, trait_key: str, until: tuple[int, datetime] | N
         created_at=row.created_at,
         review=row.review,
         adjudicated=bool(row.adjudicated),
-        trained=_is_trained(row, until),
+        trained=version_no is not None,
         metadata=row.meta,
     )
 
@@ -356,20 +334,17 @@ def _mine(
     if isinstance(row, SampleRow) and row.adjudicated:  # a settling vote stays its reviewer's to change
         require_role(who, "review", model.namespace)
     require_label_write(s, model)  # a training in flight may have read the label already
-    until = trained_until(s, model)
-    if isinstance(row, SampleRow) and _is_trained(row, until):
-        assert until is not None
-        raise _trained(model, label_id, until)
+    if isinstance(row, SampleRow) and (version_no := sample_versions(s, model, [row])[row.id]) is not None:
+        raise _trained(model, label_id, version_no)
     return model, row
 
 
-def _trained(model: Model, label_id: int, until: tuple[int, datetime]) -> ApiError:
+def _trained(model: Model, label_id: int, version_no: int) -> ApiError:
     return ApiError(
         409,
         "label_trained",
-        f"Your label {label_id} was trained into version v{until[0]} of {model.handle} (it was stored "
-        f"before that training started, at {until[1]:%Y-%m-%d %H:%M} UTC): a trained label stays as it "
-        "was. A reviewer can settle the text instead.",
+        f"Your label {label_id} was trained into version v{version_no} of {model.handle}: a trained label "
+        "stays as it was. A reviewer can settle the text instead.",
     )
 
 
@@ -430,7 +405,7 @@ def change_my_label(
             model.updated_at = utcnow()
             s.flush()
         if isinstance(row, SampleRow):
-            return _sample_item(row, key, None)
+            return _sample_item(row, key, None)  # a trained one stays as it was: this one is not
         return _feedback_item(row, points)
 
 

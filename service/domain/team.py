@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import exists, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from core.contract import scale_point
 from core.engine.team_progress import SESSION_GAP_S, Mark, TimedVote, team_progress
@@ -24,10 +24,10 @@ from service.domain.gold_labels import (
     as_vote,
     counted_answers,
     readable_answers,
-    trainings,
 )
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
+from service.domain.trained import sample_versions
 from service.errors import ApiError
 from service.schemas.team import TeamProgressOut, VoteRecord, VotesPage
 from service.store.api_keys import Principal
@@ -202,9 +202,8 @@ def _samples(
         q = q.where(sample_visible(answers, model))
     rows = s.execute(q.order_by(SampleRow.id).limit(n))
     page = rows.all()
-    versions = trainings(s, model)
-    later = superseded(s, model, [r for r, _ in page])
-    found = [sample_vote(r, key, versions if r.id in later else ()) for r, key in page]
+    versions = sample_versions(s, model, [r for r, _ in page])
+    found = [sample_vote(r, key, versions[r.id]) for r, key in page]
     return _with_answers(s, model, "sample", after, n, me, answers, found)
 
 
@@ -303,37 +302,15 @@ _FETCH: dict[str, Callable[[Session, Model, int, int, str | None, str | None], l
 }
 
 
-def superseded(s: Session, model: Model, rows: Sequence[SampleRow]) -> set[int]:
-    """Ids of `rows` their annotator's own later vote on the text (a settle, say) superseded: no training
-    counts them, yet one read each stored before it."""
-    if not rows:
-        return set()
-    later = aliased(SampleRow)
-    newer = exists().where(
-        later.model_id == model.id,
-        later.trait_id == SampleRow.trait_id,
-        later.content_sha256 == SampleRow.content_sha256,
-        later.annotator == SampleRow.annotator,
-        later.id > SampleRow.id,
-    )
-    ids = [r.id for r in rows if r.annotator is not None]
-    return set(s.scalars(select(SampleRow.id).where(SampleRow.id.in_(ids), newer))) if ids else set()
-
-
-def sample_vote(r: SampleRow, key: str, versions: Sequence[tuple[int, datetime, bool]] = ()) -> VoteRecord:
+def sample_vote(r: SampleRow, key: str, version_no: int | None) -> VoteRecord:
     """A sample as a vote: the one reading of a sample row the votes export and a text's history share.
-    `version_no`: the version whose training took it in; for an accepted vote its annotator's own later
-    vote superseded (`versions`: gold_labels.trainings, given for those), the first whose training read it,
-    as one's own labels call it trained."""
-    read = r.trained_in
-    if read is None and r.review == "accepted":
-        read = next((n for n, start, _ in versions if r.created_at <= start), None)
+    `version_no`: the version that trained it (service/domain/trained.py)."""
     return VoteRecord.model_validate(
         vote_record("sample", r.id, r.annotator, key, r.text, r.quality, r.created_at)
         | {
             "adjudicated": bool(r.adjudicated),
             "provenance": r.provenance,
             "point": r.point,
-            "version_no": read,
+            "version_no": version_no,
         }
     )

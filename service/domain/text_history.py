@@ -8,10 +8,11 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.domain.blind import blind_for, feedback_seen, seen
-from service.domain.gold_labels import answer_labels, as_vote, readable_answers, trainings
+from service.domain.gold_labels import answer_labels, as_vote, readable_answers
 from service.domain.gold_secret import answerer, feedback_visible, sample_visible
 from service.domain.needs import Resources
-from service.domain.team import readable_model, sample_vote, superseded, vote_record
+from service.domain.team import readable_model, sample_vote, vote_record
+from service.domain.trained import sample_versions
 from service.errors import ApiError
 from service.schemas.team import CorrectionRecord, TextHistory, VoteRecord
 from service.store.api_keys import Principal
@@ -63,8 +64,8 @@ def text_history(ctx: Resources, who: Principal, handle: str, label_id: int) -> 
         rows = list(
             s.scalars(samples.where(SampleRow.trait_id == trait_id, SampleRow.content_sha256 == digest))
         )
-        versions, later = trainings(s, model), superseded(s, model, rows)
-        items = [sample_vote(r, key, versions if r.id in later else ()) for r in rows]
+        versions = sample_versions(s, model, rows)
+        items = [sample_vote(r, key, versions[r.id]) for r in rows]
         items += [
             VoteRecord.model_validate(
                 vote_record("feedback", r.id, r.annotator, key, r.text, r.quality, r.created_at)

@@ -32,8 +32,8 @@ class MyLabel(BaseModel):
     review: ReviewStatus
     adjudicated: bool = Field(description="A vote that settled the text.")
     trained: bool = Field(
-        description="Trained into a version: it was stored when the training of the model's newest version "
-        "started. A trained label can no longer be changed or withdrawn (409 `label_trained`)."
+        description="Trained into a version: a version took it in as it stands (the votes export's "
+        "`version_no`). A trained label can no longer be changed or withdrawn (409 `label_trained`)."
     )
     metadata: JsonObject | None = Field(default=None, description="The extra columns kept beside the text.")
 

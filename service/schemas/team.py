@@ -72,9 +72,10 @@ class VoteRecord(BaseModel):
         description="A sample's provenance; `feedback` for a buffered label"
     )
     version_no: int | None = Field(
-        description="The version whose training took the vote in (counted it among the votes it trained "
-        "on), null when none has: pending or rejected when a version trained, a gold text's; always null "
-        "for a buffered label or an unsure mark"
+        description="The version whose training took the vote in as it stands (for a vote no training "
+        "counts, superseded by its annotator's later vote or of a gold text, the first that read it), null "
+        "when none has: pending when a version trained, accepted, corrected or rejected since; always null "
+        "for a buffered label or an unsure mark. One's own labels call a label trained exactly then"
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.contract import ReviewDecision, pole_of
+from core.contract import ReviewDecision, ReviewStatus, pole_of
 from service.store.campaign_schema import GoldAnswer
 from service.store.samples import sha256
 from service.store.schema import FeedbackLabel, Model, SampleRow, Trait, content_key, key_of, utcnow
@@ -60,9 +60,13 @@ def decide(
     rows: Sequence[SampleRow | FeedbackLabel], decision: ReviewDecision, reviewer: str, comment: str | None
 ) -> None:
     """A reviewer's decision on each label: accepted ones train from the next training on, rejected ones
-    never do (and stay, visible to their author with the comment)."""
+    never do (and stay, visible to their author with the comment). A decision that changes whether a
+    sample trains leaves it trained in no version: the next that reads it as it stands names itself."""
     for r in rows:
-        r.review = "accepted" if decision == "accept" else "rejected"
+        status: ReviewStatus = "accepted" if decision == "accept" else "rejected"
+        if isinstance(r, SampleRow) and r.review != status:
+            r.trained_in = None
+        r.review = status
         r.reviewed_by, r.review_comment = reviewer, comment
 
 
@@ -70,8 +74,12 @@ def decide_answers(
     rows: Sequence[GoldAnswer], decision: ReviewDecision, reviewer: str, comment: str | None
 ) -> None:
     """A reviewer's decision on gold answers, recorded as on the labels they read as (they never train
-    either way); `reviewed_at`: a buffered one accepted waits for a training that starts after it."""
+    either way); `reviewed_at`: when one last changed status, as an accepted one waits for a training that
+    starts after it (a decision that changes nothing moves nothing, as a label's)."""
     now = utcnow()
     for r in rows:
-        r.review = "accepted" if decision == "accept" else "rejected"
-        r.reviewed_by, r.review_comment, r.reviewed_at = reviewer, comment, now
+        status: ReviewStatus = "accepted" if decision == "accept" else "rejected"
+        if r.review != status:
+            r.reviewed_at = now
+        r.review = status
+        r.reviewed_by, r.review_comment = reviewer, comment

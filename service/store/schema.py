@@ -309,7 +309,8 @@ class SampleRow(Base):
     # metadata"); null: none kept.
     meta: Mapped[JsonObject | None] = mapped_column("metadata", JSON(none_as_null=True), nullable=True)
     # The version whose training took the label in (counted it among the votes it trained on); null: none
-    # yet (pending review, rejected, a gold text's, a vote its annotator changed before any training).
+    # yet (pending review, rejected, a gold text's, a vote its annotator changed before any training), or
+    # cleared by a correction or a decision since. Read through service/domain/trained.py.
     trained_in: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 

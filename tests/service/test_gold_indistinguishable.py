@@ -406,3 +406,62 @@ def test_the_agreement_rule_accepts_answers_as_labels(svc: Svc) -> None:
             (ORDINARY[0], "agreement"),
             (GOLD[0], "agreement"),
         ], (name, got["items"])
+
+
+def test_removing_a_persons_labels_takes_their_answers_and_the_undo_brings_them_back(svc: Svc) -> None:
+    """An owner's removal of ann's labels takes her gold answers with them, counted as the labels they read
+    as, and its undo puts them back by the same ids: before, during and after, every count and list ann
+    reads holds her answers exactly where it holds her labels (a removal that left them would leave her
+    `my-labels` listing exactly her gold texts)."""
+    c, owner, h = svc.client, svc.author, "acme.goldremove"
+    make_model(c, owner, h)
+    ann = _person(svc, "ann")
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": ORDINARY}, headers=owner), 201)
+    items = [{"trait": "formality", "text": t, "quality": 1.0} for t in GOLD]
+    check(c.post(f"/v1/models/{h}/gold", json={"items": items}, headers=owner), 201)
+    ids = {x["text"]: x["id"] for x in check(c.get(f"/v1/models/{h}/pool", headers=ann), 200)["items"]}
+    label = {"trait": "formality", "quality": 0.0}
+
+    def give(texts: list[str]) -> list[int]:
+        return [
+            check(c.post(f"/v1/models/{h}/pool/{ids[t]}/label", json=label, headers=ann), 201)["id"]
+            for t in texts
+        ]
+
+    labels = give([ORDINARY[0], GOLD[0]])  # samples of the draft, trained into v1
+    train_ready(c, owner, h)
+    labels += give([ORDINARY[1], GOLD[1]])  # buffered
+
+    def seen() -> dict[str, Any]:
+        """What ann reads of her labels: her list, her model's counters, her line on the Team page."""
+        model = check(c.get(f"/v1/models/{h}", headers=ann), 200)
+        traits = check(c.get(f"/v1/models/{h}/traits", headers=ann), 200)
+        team = check(c.get(f"/v1/models/{h}/team", headers=ann), 200)["people"]
+        votes = check(c.get(f"/v1/models/{h}/votes", params={"limit": 1000}, headers=ann), 200)["items"]
+        return {
+            "mine": check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200),
+            "counts": (model["sample_count"], model["buffered_feedback"]),
+            "traits": traits,
+            "team": [(p["labels"], p["labels_today"]) for p in team if p["annotator"] == "ann"],
+            "votes": sorted((v["id"], v["kind"], v["version_no"]) for v in votes if v["annotator"] == "ann"),
+        }
+
+    before = seen()
+    assert before["mine"]["total"] == 4 and {x["id"] for x in before["mine"]["items"]} == set(labels)
+    assert {x["kind"] for x in before["mine"]["items"]} == {"sample", "feedback"}
+    out = check(c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=owner), 200)
+    assert out["removed"] == {"samples": 2, "feedback": 2, "unsure": 0} and out["undo"]
+    during = seen()
+    assert (during["mine"]["total"], during["mine"]["items"]) == (0, []), during["mine"]
+    assert during["counts"] == (before["counts"][0] - 2, 0) and during["votes"] == []
+    assert during["team"] in ([], [(0, 0)]), during["team"]
+    accuracy = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
+    assert [p["annotator"] for p in accuracy if p["answered"]] == []
+    events = check(c.get("/v1/namespaces/acme/audit", headers=owner), 200)["items"]
+    assert (events[0]["kind"], events[0]["detail"]["gold"]) == ("labels_removed", 2)
+
+    back = check(c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner), 200)
+    assert back["restored"] == out["removed"]
+    assert seen() == before
+    accuracy = check(c.get(f"/v1/models/{h}/gold/accuracy", headers=owner), 200)["people"]
+    assert [(p["annotator"], p["answered"]) for p in accuracy] == [("ann", 2)]

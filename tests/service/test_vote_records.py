@@ -226,3 +226,64 @@ def test_a_settlers_own_vote_reads_trained_alike_and_their_settle_checks_only_ot
         i: n is not None for i, n in exported.items()
     }
     assert set(exported.values()) == {1}
+
+
+def test_ones_labels_read_trained_exactly_where_the_export_names_a_version(svc: Svc) -> None:
+    """One rule says whether a label trained: `my-labels` calls it trained exactly where the votes export
+    and its text's history name a version, through every turn a label takes after a training read it or
+    not (accepted after the training started, corrected, rejected, removed and put back); a gold answer
+    reads as its ordinary twin at each turn, and a vote of a text promoted to gold as one of its time."""
+    c, owner, h = svc.client, svc.author, "acme.trainedrule"
+    make_model(c, owner, h, review=True, auto_retrain=False)
+    ann, rita = _key(svc, "ann", "annotator"), _key(svc, "rita", "reviewer")
+    check(c.post(f"/v1/models/{h}/pool", json={"texts": [TEXT, *OTHERS]}, headers=owner), 201)
+    checks = [f"a gold text about {w}" for w in ("clouds", "sand")]
+    gold = {"items": [{"trait": "formality", "text": t, "quality": 1.0} for t in checks]}
+    check(c.post(f"/v1/models/{h}/gold", json=gold, headers=owner), 201)
+    ids = _pool_ids(svc)
+    o0, g0, o1, g1, promoted = (
+        _label(svc, h, ids[t], 0.0, ann)["id"] for t in [OTHERS[0], checks[0], OTHERS[1], checks[1], TEXT]
+    )
+    settle = {"trait": "formality", "text": TEXT, "quality": 1.0}
+    check(c.post(f"/v1/models/{h}/settle", json=settle, headers=rita), 200)
+    promote = {"trait": "formality", "count": 1}
+    assert check(c.post(f"/v1/models/{h}/gold/promote", json=promote, headers=owner), 200)["added"] == 1
+
+    def decide(decision: str, *labels: int) -> None:
+        items = [{"kind": "sample", "id": i} for i in labels]
+        check(
+            c.post(f"/v1/models/{h}/review", json={"decision": decision, "items": items}, headers=rita), 200
+        )
+
+    def read() -> dict[int, tuple[bool, int | None]]:
+        """Each of ann's labels: (trained, version_no), after checking every route says the same of it."""
+        mine = check(c.get(f"/v1/models/{h}/my-labels", headers=ann), 200)["items"]
+        versions: dict[int, int | None] = {}
+        for key in (owner, ann):  # a gold answer is ann's to read, a gold text's vote the owner's
+            exported = check(c.get(f"/v1/models/{h}/votes", headers=key), 200)["items"]
+            versions |= {v["id"]: v["version_no"] for v in exported}
+        for i in (o0, g0, o1, g1):  # and a text's history says what the export says
+            items = check(c.get(f"/v1/models/{h}/labels/{i}/history", headers=ann), 200)["items"]
+            assert [v["version_no"] for v in items if v["id"] == i] == [versions[i]], (i, items)
+        seen = {x["id"]: (x["trained"], versions.get(x["id"])) for x in mine}
+        assert all(trained == (n is not None) for trained, n in seen.values()), seen
+        assert seen[o0] == seen[g0] and seen[o1] == seen[g1], seen
+        return seen
+
+    decide("accept", o0, g0, promoted)
+    train_ready(c, owner, h)  # reads o0, g0 and the promoted text's vote; o1 and g1 wait for review
+    assert read() == {o0: (True, 1), g0: (True, 1), o1: (False, None), g1: (False, None), promoted: (True, 1)}
+    decide("accept", o1, g1)  # accepted after the training started: none took them in
+    assert read()[o1] == (False, None)
+    for i in (o0, g0):  # corrected: what it says now no version has trained on
+        check(c.post(f"/v1/models/{h}/labels/{i}/correct", json={"quality": 1.0}, headers=rita), 200)
+    assert read()[o0] == (False, None)
+    check(c.post(f"/v1/models/{h}/reopen", headers=owner), 200)
+    train_ready(c, owner, h)
+    assert read() == {o0: (True, 2), g0: (True, 2), o1: (True, 2), g1: (True, 2), promoted: (True, 1)}
+    decide("reject", o1, g1)  # rejected since: it trains no more
+    assert read()[o1] == (False, None)
+    before = read()
+    out = check(c.delete(f"/v1/models/{h}/labels", params={"annotator": "ann"}, headers=owner), 200)
+    check(c.post(f"/v1/models/{h}/labels/restore", json={"undo": out["undo"]}, headers=owner), 200)
+    assert read() == before  # put back as they were, each trained in its version
