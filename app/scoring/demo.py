@@ -247,3 +247,19 @@ def score_meaning(result: ScoreResult) -> str:
         f"{escape_md(first.name or first.trait)} at 0.99 says the model is almost certain the text is "
         f"{positive} rather than {negative}, not that it is very {positive}."
     )
+
+
+def decision_words(result: ScoreResult) -> str:
+    """The scoring version's own yes/no decisions, for each trait it has a decision threshold for (Markdown,
+    escaped): "Decided by v2's thresholds: Sentiment 0.75 < 0.781, not positive."; "" without any. The bar's
+    colour says which pole is nearer, not what a threshold above 0.5 decides."""
+    decided = [s for s in result.scores if s.threshold is not None and s.decision is not None]
+    if not decided:
+        return ""
+    parts = []
+    for s in decided:
+        positive = escape_md(s.positive_label or "positive")
+        sign, outcome = ("≥", positive) if s.decision else ("<", f"not {positive}")
+        parts.append(f"{escape_md(s.name or s.trait)} {s.score:.2f} {sign} {s.threshold:.3f}, {outcome}")
+    whose = f"v{result.version_no}'s" if result.version_no is not None else "the version's"
+    return f"Decided by {whose} thresholds: {'; '.join(parts)}."
