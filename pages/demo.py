@@ -251,13 +251,18 @@ def live_view() -> None:
                 st.button(
                     escape_md(label), key=f"preset_{i}", on_click=_use_preset, args=(text,), width="stretch"
                 )
-            # Each trait's most typical samples of each pole, then the hardest: say which is which.
+            # Each trait's most typical samples of each pole, then the hardest (when one is unsure): say which
+            # is which.
             hardest = [note for _, note in examples if note.startswith("hardest")]
-            if hardest:
+            if any(note for _, note in examples):
                 st.caption(
-                    "Each trait's most typical positive and negative samples, as the model scores them; the "
-                    "last, the one the model "
-                    f"finds hardest ({escape_md(hardest[0].removeprefix('hardest: '))})."
+                    "Each trait's most typical positive and negative samples, as the model scores them"
+                    + (
+                        f"; the last, the one the model finds hardest "
+                        f"({escape_md(hardest[0].removeprefix('hardest: '))})."
+                        if hardest
+                        else "."
+                    )
                 )
 
     text = st.session_state.get("demo_text", "")

@@ -7,7 +7,14 @@ import streamlit as st
 
 from app.samples.import_report import refusals_frame
 from app.scoring import perspective_migration
-from app.scoring.demo import ACTIVE, default_version, score_meaning, scored_by, version_options
+from app.scoring.demo import (
+    ACTIVE,
+    decision_words,
+    default_version,
+    score_meaning,
+    scored_by,
+    version_options,
+)
 from app.scoring.demo import version_arg as chosen_version
 from app.shell import reads
 from app.ui.inert import escape_md
@@ -72,6 +79,8 @@ with single:
         _, scored_text, result, plain = stored
         st.markdown(f"**Scored by {escape_md(scored_by(result))}**")
         st.plotly_chart(score_bars(result), width="stretch", key="score_chart")
+        if decided := decision_words(result):  # a threshold above 0.5 decides otherwise than the bar's colour
+            st.markdown(decided)
         st.caption(score_meaning(result))
         with st.expander("text/plain view", expanded=False):
             st.code(plain, language=None)

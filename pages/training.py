@@ -29,6 +29,11 @@ METRIC_HEADERS = {
     "roc_auc": ("ROC AUC (out-of-fold)", f"ROC AUC, {OOF}"),
     "accuracy": ("accuracy (out-of-fold)", f"Share of samples on their pole's side of 0.5, {OOF}"),
     "calibration_error": ("calibration error (out-of-fold)", f"ECE over 10 score bins, {OOF}"),
+    "calibration_slope": (
+        "calibration slope (out-of-fold)",
+        f"1 is calibrated, above 1 the scores sit too close to 0.5, {OOF}; blank where the poles never "
+        "overlap (every positive scored above every negative): then no slope is measured",
+    ),
     "discrimination": ("discrimination (out-of-fold)", f"Mean score of positives − negatives, {OOF}"),
     "explained_variance": ("explained variance", "Share of the samples' variance along the trait's axis"),
 }

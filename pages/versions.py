@@ -33,7 +33,19 @@ if not versions:
     st.info("No versions yet: train the model on the **Training** page.")
     st.stop()
 
-st.dataframe(versions_frame(versions), hide_index=True, width="stretch")
+st.dataframe(
+    versions_frame(versions),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "calibration (out of fold)": st.column_config.TextColumn(
+            help="Each version's own, from scores of samples its folds did not train on (mean over traits). "
+            "ECE: the mean gap between a score and the share of positives scored so (0 is calibrated: 0.8 "
+            "means 80 %). Slope: 1 is calibrated, above 1 the scores sit too close to 0.5, below 1 too far "
+            "from it; none where every positive scored above every negative."
+        )
+    },
+)
 with st.container():  # always there: the boxes below keep their place whether it says something or not
     serving = next((v for v in versions if v.version_no == model.version_no), None)
     # An embedder training chose: why, in full (the table's cell cuts a reason short).

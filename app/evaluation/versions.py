@@ -36,9 +36,9 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
                 "tags": ", ".join(v.tags),
                 "triggered_by": v.triggered_by,
                 "samples": v.sample_count,
+                "calibration (out of fold)": calibration_words(v),
                 "trained on": v.embedder_words.removeprefix("trained on "),  # its embedder, in words
                 "effort": v.metrics.get("effort"),  # metrics are open in the spec: a dict
-                "calibration (out of fold)": calibration_words(v),
                 "created_at": when(v.created_at),
                 "run_id": v.run_id,
                 "param_hash": v.param_hash[:12],
@@ -51,9 +51,9 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
             "tags",
             "triggered_by",
             "samples",
+            "calibration (out of fold)",  # before the long embedder words: in view without scrolling
             "trained on",
             "effort",
-            "calibration (out of fold)",
             "created_at",
             "run_id",
             "param_hash",
@@ -61,17 +61,36 @@ def versions_frame(versions: list[Version]) -> pd.DataFrame:
     )
 
 
+def fitted_slope(trait_metrics: dict[str, Any]) -> float | None:
+    """A trait's out-of-fold calibration slope, None where it says nothing: where every positive sample
+    scored above every negative one (out-of-fold ROC AUC 1), every slope steeper than some fits them, and the
+    figure is where the fit stopped (tens, beside a small ECE): read as scores far too close to 0.5, it would
+    say the opposite of what they are."""
+    slope = trait_metrics.get("calibration_slope")
+    if not isinstance(slope, int | float) or trait_metrics.get("roc_auc") == 1.0:
+        return None
+    return float(slope)
+
+
 def calibration_words(version: Version) -> str:
     """A version's own out-of-fold calibration, the mean over its traits trained on samples: "ECE 0.04, slope
-    1.02" (slope 1 is calibrated, above it the scores sit too close to 0.5); "" where no trait has figures (a
-    zero-shot version, or one trained before the slope was reported shows its ECE alone)."""
-    figures = [m for m in version.trait_metrics.values() if isinstance(m, dict)]
-    errors = [float(e) for m in figures if isinstance(e := m.get("calibration_error"), int | float)]
-    slopes = [float(b) for m in figures if isinstance(b := m.get("calibration_slope"), int | float)]
+    1.02" (slope 1 is calibrated, above it the scores sit too close to 0.5); the traits whose poles never
+    overlap have no slope (`fitted_slope`) and are named; "" where no trait has figures (a zero-shot version,
+    or one trained before the slope was reported shows its ECE alone)."""
+    figures = {k: m for k, m in version.trait_metrics.items() if isinstance(m, dict)}
+    errors = [float(e) for m in figures.values() if isinstance(e := m.get("calibration_error"), int | float)]
+    slopes = [b for m in figures.values() if (b := fitted_slope(m)) is not None]
+    measured = {k: m for k, m in figures.items() if isinstance(m.get("calibration_slope"), int | float)}
+    apart = [k for k, m in measured.items() if fitted_slope(m) is None]
     parts = [f"ECE {sum(errors) / len(errors):.2f}"] if errors else []
     if slopes:
         parts.append(f"slope {sum(slopes) / len(slopes):.2f}")
-    return ", ".join(parts)
+    words = ", ".join(parts)
+    if apart and slopes:
+        words += f" ({', '.join(apart)}: no slope, the poles never overlap)"
+    elif apart:
+        words += ", no slope (the poles never overlap)"
+    return words
 
 
 #: How a version trained a trait (`metrics.traits[key].method`), as the workbench shows it.
@@ -159,6 +178,7 @@ def trait_metrics_frame(metrics: dict[str, Any]) -> pd.DataFrame:
         row["neutral"] = labelled_neutral(m)  # left out of the poles (absent before: 0)
         for col in METRIC_COLUMNS:
             row[col] = m.get(col)
+        row["calibration_slope"] = fitted_slope(m)
         params = m.get("params") or {}
         row["params"] = ", ".join(f"{k}={v}" for k, v in params.items()) if isinstance(params, dict) else ""
         rows.append(row)
@@ -197,6 +217,8 @@ def metrics_diff_frame(a: dict[str, Any], b: dict[str, Any]) -> pd.DataFrame:
         ma, mb = ta.get(key) or {}, tb.get(key) or {}
         for col in METRIC_COLUMNS:
             va, vb = ma.get(col), mb.get(col)
+            if col == "calibration_slope":
+                va, vb = fitted_slope(ma), fitted_slope(mb)
             delta = vb - va if isinstance(va, int | float) and isinstance(vb, int | float) else None
             se_a = metric_se(col, va, ma.get("positive_samples"), ma.get("negative_samples"))
             se_b = metric_se(col, vb, mb.get("positive_samples"), mb.get("negative_samples"))

@@ -173,7 +173,8 @@ def _results(client: Client, handle: str, ref: str, earlier: list[str], busy: bo
         measured = f"{texts:,} texts ({votes:,} votes)"
     else:
         measured = f"{texts:,} texts (from {votes:,} items: a text one rater gave again counts once)"
-    st.markdown(f"**{escape_md(ref)} on {escape_md(measured)}** (95% intervals)")
+    # A heading of its own: under the comparison's, the version's results read as the comparison's.
+    st.markdown(f"#### {escape_md(ref)} on {escape_md(measured)} (95% intervals)")
     if line := trained_sentence(ref, result):
         st.caption(line)
     st.dataframe(eval_metrics_frame(result, thresholds), hide_index=True, width="stretch")

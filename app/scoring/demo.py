@@ -21,6 +21,10 @@ DEMO_TAG = "demo"  # the version a demo shows unless the presenter picks another
 ACTIVE = "active"  # the choice of the model's active version (what its scores use by default)
 CANDIDATE_EXAMPLES = 20  # of the samples labelled furthest towards a pole, how many are scored to pick one
 MAX_PRESET_CHARS = 280  # an example longer than this makes no button
+# The hardest example is shown only when the model is unsure of it: scored within this of the middle. Of the
+# samples a version trained on, each scored near its pole, the nearest the middle may still be scored 0.03:
+# called "hardest", a plainly negative text would read as a text the model finds hard.
+HARDEST_WITHIN = 0.25
 EXAMPLE_POLES: tuple[Pole, Pole] = ("positive", "negative")  # each trait's examples, in this order
 PUBLIC_URL_KEY = "public_url"  # session_state: the same, entered on the Settings page
 GENERIC_PRESETS = [
@@ -34,7 +38,7 @@ GENERIC_PRESETS = [
 @dataclass(frozen=True)
 class Example:
     text: str
-    note: str  # why it is an example: "Politeness: most polite", "hardest: scored 0.52"
+    note: str  # why it is an example: "Politeness: most polite", "hardest: Politeness scored 0.52"
 
 
 ScoreTexts = Callable[[list[str]], list[dict[str, float]]]  # texts → each text's {trait key: score}
@@ -45,8 +49,9 @@ def demo_examples(
 ) -> list[Example]:
     """Example texts that demo each trait: of its `CANDIDATE_EXAMPLES` samples labelled furthest towards each
     pole, the one the model scores furthest towards it (its most typical), then the one labelled sample the
-    model finds hardest (its score on its own trait nearest the middle). Neutral samples and texts too long
-    for a button are never examples. One scoring request: those candidates and an even spread of the samples.
+    model finds hardest (its score on its own trait nearest the middle, within `HARDEST_WITHIN`). Neutral
+    samples and texts too long for a button are never examples. One scoring request: those candidates and an
+    even spread of the samples.
 
     Not the one sample of the most extreme quality: a single label pressed on the Label page stores the pole
     itself (1.0), above imported labels that top at 0.85, and would replace the example on its own."""
@@ -89,13 +94,16 @@ def demo_examples(
             picked.append(Example(best_sample.text, f"{name}: most {label or pole}"))
     picked = picked[: per_trait_limit * 2 * max(1, len(known))]
     hard = [
-        (abs(value - SCORE_MIDPOINT), s.text, value)
+        (abs(value - SCORE_MIDPOINT), s.text, value, s.trait)
         for s in eligible
-        if (value := on_trait(s)) is not None and s.text not in {e.text for e in picked}
+        if (value := on_trait(s)) is not None
+        and abs(value - SCORE_MIDPOINT) < HARDEST_WITHIN
+        and s.text not in {e.text for e in picked}
     ]
     if hard:
-        _, text, value = min(hard)
-        picked.append(Example(text, f"hardest: scored {value:.2f}"))
+        _, text, value, key = min(hard)
+        trait = known.get(key)
+        picked.append(Example(text, f"hardest: {trait.name if trait else key} scored {value:.2f}"))
     return picked or [Example(t, "") for t in GENERIC_PRESETS]
 
 
@@ -239,3 +247,19 @@ def score_meaning(result: ScoreResult) -> str:
         f"{escape_md(first.name or first.trait)} at 0.99 says the model is almost certain the text is "
         f"{positive} rather than {negative}, not that it is very {positive}."
     )
+
+
+def decision_words(result: ScoreResult) -> str:
+    """The scoring version's own yes/no decisions, for each trait it has a decision threshold for (Markdown,
+    escaped): "Decided by v2's thresholds: Sentiment 0.75 < 0.781, not positive."; "" without any. The bar's
+    colour says which pole is nearer, not what a threshold above 0.5 decides."""
+    decided = [s for s in result.scores if s.threshold is not None and s.decision is not None]
+    if not decided:
+        return ""
+    parts = []
+    for s in decided:
+        positive = escape_md(s.positive_label or "positive")
+        sign, outcome = ("≥", positive) if s.decision else ("<", f"not {positive}")
+        parts.append(f"{escape_md(s.name or s.trait)} {s.score:.2f} {sign} {s.threshold:.3f}, {outcome}")
+    whose = f"v{result.version_no}'s" if result.version_no is not None else "the version's"
+    return f"Decided by {whose} thresholds: {'; '.join(parts)}."

@@ -17,6 +17,7 @@ from app.scoring.demo import (
     ACTIVE,
     CANDIDATE_EXAMPLES,
     DEMO_TAG,
+    HARDEST_WITHIN,
     MAX_PRESET_CHARS,
     default_version,
     demo_examples,
@@ -72,10 +73,14 @@ def test_examples_are_the_extremes_then_the_hardest(rows: list[tuple[float, floa
         assert sign * scores[example.text] == max(sign * scores[s.text] for s in ranked)  # most confident
     rest = list(picked)
     chosen = {e.text for e in examples[: len(examples) - len(rest)]}
-    others = [s for s in labelled if s.text not in chosen]
-    if others:
+    # The hardest: the other sample scored nearest the middle, when the model is unsure of it; a sample it is
+    # sure of (0.03) is no hard example, whatever the others are.
+    unsure = [
+        s for s in labelled if s.text not in chosen if abs(scores[s.text] - SCORE_MIDPOINT) < HARDEST_WITHIN
+    ]
+    if unsure:
         (hardest,) = rest
-        nearest = min(abs(scores[s.text] - SCORE_MIDPOINT) for s in others)
+        nearest = min(abs(scores[s.text] - SCORE_MIDPOINT) for s in unsure)
         assert abs(scores[hardest.text] - SCORE_MIDPOINT) == nearest and hardest.note.startswith("hardest")
     else:
         assert rest == []
@@ -98,6 +103,24 @@ def test_one_pole_label_does_not_replace_the_example_on_its_own() -> None:
     # Scored furthest towards the pole, the pressed label is the example: the model finds it most formal.
     scores["Regards, team."] = 0.95
     assert demo_examples([*imported, pressed], [TRAIT], score)[0].text == "Regards, team."
+
+
+def test_a_sample_the_model_is_sure_of_is_no_hardest_example() -> None:
+    """The samples a version trained on score near their poles: the nearest the middle, scored 0.03, is a
+    plainly casual text, never shown as the one the model finds hard."""
+    samples = [
+        Sample(id=1, trait="formality", text="Dear sir.", quality=1.0),
+        Sample(id=2, trait="formality", text="yo", quality=0.0),
+        Sample(id=3, trait="formality", text="nah", quality=0.0),
+    ]
+    scores = {"Dear sir.": 0.99, "yo": 0.01, "nah": 0.03}
+
+    def score(texts: list[str]) -> list[dict[str, float]]:
+        return [{"formality": scores[t]} for t in texts]
+
+    assert [e.text for e in demo_examples(samples, [TRAIT], score)] == ["Dear sir.", "yo"]
+    scores["nah"] = 0.62
+    assert demo_examples(samples, [TRAIT], score)[-1].note == "hardest: Formality scored 0.62"
 
 
 def test_examples_leave_out_neutral_and_long_texts() -> None:

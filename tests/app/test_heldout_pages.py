@@ -109,6 +109,21 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     assert (own.target, own.value) == ("recall", 0.9)
     assert not [c for c in texts(at.caption) if "threshold 0" in c]  # v2 has its own now
 
+    # The Score page says what each version's own threshold decides, beside the bar (whose colour only says
+    # which pole is nearer): v1's, as stored, when v1 scores.
+    at = page("score", handle)
+    at.run()
+    at.selectbox(key="score_version").set_value("v1")
+    at.text_area(key="score_text").set_value(FORMAL[2])
+    at.button(key="score_go").click()
+    at.run()
+    no_exception(at)
+    (scored,) = at.session_state["score_result"][2].scores
+    assert scored.threshold == old.threshold
+    sign, outcome = ("≥", "formal") if scored.score >= old.threshold else ("<", "not formal")
+    said = f"Decided by v1's thresholds: Formality {scored.score:.2f} {sign} {old.threshold:.3f}, {outcome}."
+    assert said in texts(at.markdown), texts(at.markdown)
+
 
 def test_versions_evaluate_appears_right_after_adding_items(
     local_service: LocalService, client: Client

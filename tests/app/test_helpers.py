@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pandas as pd
 import pydantic
@@ -10,6 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from app.evaluation.versions import (
+    calibration_words,
     delta_color,
     metrics_diff_frame,
     per_trait_summary,
@@ -23,7 +25,7 @@ from app.scoring.preview import highlight_html
 from app.ui.forms import check_handle, create_fields, parse_sources, trait_edits
 from app.ui.inert import JOINER, escape_md
 from app.ui.widgets import error_text
-from core.client import Client, ConflictError
+from core.client import Client, ConflictError, Version
 from core.client.errors import ApiError, WaitTimeoutError
 from core.engine.explain import NOISE_FLOOR, WordEffect
 
@@ -130,6 +132,32 @@ def test_compare_colours_only_changes_beyond_the_noise_and_never_shows_minus_zer
     acc = diff[diff.metric == "accuracy"].iloc[0]
     assert "46, 160, 67" in delta_color(acc)[3]  # +0.20 is far beyond it: green
     assert signed(-0.0002) == "0.000" and signed(0.0123) == "+0.012" and signed(-0.5) == "-0.500"
+
+
+def test_a_trait_whose_poles_never_overlap_has_no_calibration_slope() -> None:
+    """Out-of-fold scores that rank every positive above every negative fit any slope steeper than some: the
+    figure (tens) is where the fit stopped, and read as "far too close to 0.5" it says the opposite of a
+    small ECE. It is left out of the mean, named, blank in the tables and never coloured as a change."""
+    apart = {"roc_auc": 1.0, "calibration_error": 0.07, "calibration_slope": 39.8}
+    overlapping = {"roc_auc": 0.98, "calibration_error": 0.05, "calibration_slope": 1.4}
+    zero_shot = {"roc_auc": 0.7, "calibration_error": 0.2, "calibration_slope": None}
+
+    def version(**traits: Any) -> Version:  # Any: a trait's metrics, JSON as the API gives them
+        return Version(version_id=1, version_no=1, metrics={"traits": traits})
+
+    assert calibration_words(version(politeness=apart, empathy=overlapping)) == (
+        "ECE 0.06, slope 1.40 (politeness: no slope, the poles never overlap)"
+    )
+    assert calibration_words(version(politeness=apart)) == "ECE 0.07, no slope (the poles never overlap)"
+    assert calibration_words(version(empathy=overlapping, tone=zero_shot)) == "ECE 0.12, slope 1.40"
+    frame = trait_metrics_frame({"traits": {"politeness": apart, "empathy": overlapping}})
+    assert frame.set_index("trait")["calibration_slope"].isna().to_dict() == {
+        "politeness": True,
+        "empathy": False,
+    }
+    diff = metrics_diff_frame({"traits": {"p": overlapping}}, {"traits": {"p": apart}})
+    slope = diff[diff.metric == "calibration_slope"].iloc[0]
+    assert slope["A"] == 1.4 and pd.isna(slope["B"]) and delta_color(slope) == [""] * len(slope)
 
 
 def test_metrics_diff_and_colours() -> None:

@@ -319,6 +319,14 @@ def test_versions_tag_untag_compare(client: Client, trained: str) -> None:
     at.run()
     no_exception(at)
     assert "prod" in client.get_version(trained, "v2").tags
+    # Each version's own calibration, in view before the long embedder words; a trait whose poles never
+    # overlap out of fold has no slope, never the number where the fit stopped.
+    table = at.dataframe[0].value
+    assert list(table.columns).index("calibration (out of fold)") < list(table.columns).index("trained on")
+    v2 = client.get_version(trained, "v2").trait_metrics
+    apart = sorted(k for k, m in v2.items() if m.get("roc_auc") == 1.0)
+    cell = str(table.set_index("version").loc["v2", "calibration (out of fold)"])
+    assert cell.startswith("ECE ") and bool(apart) == ("no slope" in cell), (cell, apart)
 
     at.selectbox(key="cmp_a").set_value(1)  # v1
     at.selectbox(key="cmp_b").set_value(0)  # v2
