@@ -80,8 +80,13 @@ def calibration_words(version: Version) -> str:
     figures = {k: m for k, m in version.trait_metrics.items() if isinstance(m, dict)}
     errors = [float(e) for m in figures.values() if isinstance(e := m.get("calibration_error"), int | float)]
     slopes = [b for m in figures.values() if (b := fitted_slope(m)) is not None]
-    measured = {k: m for k, m in figures.items() if isinstance(m.get("calibration_slope"), int | float)}
-    apart = [k for k, m in measured.items() if fitted_slope(m) is None]
+    # Trained traits (an ECE) without a slope for that reason: the engine reports none for them, versions
+    # trained before it did report the stopped fit's figure.
+    apart = [
+        k
+        for k, m in figures.items()
+        if m.get("roc_auc") == 1.0 and isinstance(m.get("calibration_error"), int | float)
+    ]
     parts = [f"ECE {sum(errors) / len(errors):.2f}"] if errors else []
     if slopes:
         parts.append(f"slope {sum(slopes) / len(slopes):.2f}")

@@ -67,7 +67,9 @@ def expected_calibration_error(
 def calibration_slope(scores: np.ndarray, q: np.ndarray) -> float | None:
     """b of P(positive) = sigmoid(a + b logit(score)), fitted class-balanced on scores (pooled over the rows
     of a 2-D input, e.g. repeats of out-of-fold scores) against their sides: 1 is calibrated, above 1 the
-    scores sit too close to 0.5, below 1 too far from it. None without both sides."""
+    scores sit too close to 0.5, below 1 too far from it. None without both sides, and None where every
+    positive scored above every negative: then every slope steeper than some fits them, and a figure would be
+    only where the fit stopped (tens), read as scores far too close to 0.5."""
     from sklearn.linear_model import LogisticRegression
 
     rows = np.atleast_2d(np.asarray(scores, dtype=float))
@@ -75,8 +77,12 @@ def calibration_slope(scores: np.ndarray, q: np.ndarray) -> float | None:
     if not both_sides(y):
         return None
     x = np.clip(rows[:, mask].ravel(), _CLIP, 1.0 - _CLIP)
+    pooled_y = np.tile(y, len(rows))
+    positive = pooled_y.astype(bool)
+    if x[positive].min() > x[~positive].max():
+        return None
     fit = LogisticRegression(C=1e6, class_weight="balanced", max_iter=1000)
-    fit.fit(np.log(x / (1.0 - x))[:, None], np.tile(y, len(rows)))
+    fit.fit(np.log(x / (1.0 - x))[:, None], pooled_y)
     return float(fit.coef_[0, 0])
 
 

@@ -149,6 +149,10 @@ def test_a_trait_whose_poles_never_overlap_has_no_calibration_slope() -> None:
         "ECE 0.06, slope 1.40 (politeness: no slope, the poles never overlap)"
     )
     assert calibration_words(version(politeness=apart)) == "ECE 0.07, no slope (the poles never overlap)"
+    reported_none = {**apart, "calibration_slope": None}  # as the engine reports such a trait now
+    assert calibration_words(version(politeness=reported_none, empathy=overlapping)) == (
+        "ECE 0.06, slope 1.40 (politeness: no slope, the poles never overlap)"
+    )
     assert calibration_words(version(empathy=overlapping, tone=zero_shot)) == "ECE 0.12, slope 1.40"
     frame = trait_metrics_frame({"traits": {"politeness": apart, "empathy": overlapping}})
     assert frame.set_index("trait")["calibration_slope"].isna().to_dict() == {

@@ -43,6 +43,8 @@ def test_the_calibration_slope_reads_scores_too_close_to_the_middle() -> None:
     assert pressed is not None and pressed > 1.8  # pressed towards 0.5: about 2
     assert calibration_slope(np.full(4, 0.5), np.array([1.0, 0.0, 1.0, 0.5])) is not None
     assert calibration_slope(np.full(3, 0.5), np.array([1.0, 1.0, 0.5])) is None  # one side only
+    apart = np.array([[0.9, 0.8, 0.3, 0.1], [0.95, 0.6, 0.4, 0.2]])  # every positive above every negative
+    assert calibration_slope(apart, np.array([1.0, 1.0, 0.0, 0.0])) is None
 
 
 def test_a_version_states_its_out_of_fold_calibration(hashing: Embedder) -> None:
