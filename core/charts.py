@@ -24,6 +24,8 @@ SERIES_COLORS = ("#3b7dd8", "#d9804a", "#5aa469", "#9a6fc4")
 LINE_DASHES = ("solid", "dash", "dot", "dashdot")
 MARKER_SYMBOLS = ("circle", "square", "diamond", "triangle-up")
 INSIDE_FROM = 0.8  # bars at least this long carry their value inside; shorter ones just past their end
+# ... but a bar ending just short of the midline carries it inside too: past its end it would sit on the line.
+INSIDE_BELOW_MIDPOINT = 0.38
 UNIT_METRICS = frozenset({"roc_auc", "accuracy", "calibration_error"})
 
 Scores = ScoreResult | Mapping[str, float]
@@ -110,7 +112,10 @@ def _bar_text(scores: Sequence[float]) -> dict[str, object]:  # keyword argument
     sideways speck); a short bar has room to its right instead.
     """
     return {
-        "textposition": ["inside" if s >= INSIDE_FROM else "outside" for s in scores],
+        "textposition": [
+            "inside" if s >= INSIDE_FROM or INSIDE_BELOW_MIDPOINT <= s < SCORE_MIDPOINT else "outside"
+            for s in scores
+        ],
         "insidetextanchor": "end",
         "textangle": 0,
         "constraintext": "none",

@@ -145,3 +145,7 @@ def test_bar_values_stay_upright_and_outside_a_short_bar() -> None:
         assert bar.textangle == 0  # "auto" drew a value that does not fit inside its bar rotated
         assert list(bar.textposition)[0] == "outside"
     assert list(score_bars(RESULT).data[0].textposition) == ["outside", "outside"]
+    near = ScoreResult.model_validate(  # past its end a value just under 0.5 would sit on the midline
+        {**RESULT.model_dump(mode="json"), "scores": [{**RESULT.scores[0].model_dump(), "score": 0.47}]}
+    )
+    assert list(score_bars(near).data[0].textposition)[0] == "inside"
