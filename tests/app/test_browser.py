@@ -1,8 +1,8 @@
 """The whole journey in headless Chromium against `streamlit run app/main.py` and its embedded service.
 
 Create a model, add traits, import samples (CSV upload), train and watch progress, tag, train a second
-version (retune), compare the two, score a text and see its bars; then the demo page opened from a
-shareable URL. With SCORING_SCREENSHOTS set, a screenshot of each page goes there.
+version (retune), compare the two, score a text and see its bars (the Demo page, opened from a shareable URL:
+tests/app/test_demo_browser.py). With SCORING_SCREENSHOTS set, a screenshot of each page goes there.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import contextlib
 import csv
 import random
 from pathlib import Path
-from urllib.parse import quote, quote_plus
 
 from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -247,33 +246,6 @@ def _journey(
     expect(page.locator("span[title^='+'], span[title^='-']").first).to_be_attached()
     ui.no_exception()
     ui.shot("07_score")
-
-    demo_text = "Dear colleague, kindly review the attached report."
-    ui.goto(f"{app_url}/demo?model={handle}&text={quote(demo_text)}")
-    expect(page.locator("textarea.live-text")).to_have_value(demo_text, timeout=60_000)
-    page.locator(".js-plotly-plot .bars path").first.wait_for()
-    assert f"model={handle}" in page.locator("[data-testid='stCode']").inner_text()
-    ui.no_exception()
-    ui.shot("08_demo")
-
-    # Typing updates the bars and the shared URL without Ctrl+Enter or leaving the box.
-    live = page.locator("textarea.live-text")
-    live.click()
-    live.press("End")
-    live.press_sequentially(" Thanks a lot", delay=40)
-    expect(page.locator("[data-testid='stCode']")).to_contain_text("Thanks+a+lot")
-    ui.settle()
-    ui.no_exception()
-
-    # A preset replaces the text and the bars follow.
-    preset = page.locator(".st-key-preset_0 button")
-    opening = preset.inner_text()[:20]  # the example's first words (its label is cut at 70 characters)
-    preset.click()
-    ui.settle()
-    expect(page.locator("textarea.live-text")).not_to_have_value(demo_text)
-    # the share URL follows the preset
-    expect(page.locator("[data-testid='stCode']")).to_contain_text(quote_plus(opening))
-    ui.no_exception()
 
     ui.nav("Settings")
     ui.expect_text("In use:")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from urllib.parse import quote_plus
+from urllib.parse import quote, quote_plus
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -120,19 +120,23 @@ def test_every_page_draws_after_typing_in_the_demo_box(
 
 
 def test_demo_keeps_typed_text(demo_app: str, browser: Browser, person: random.Random) -> None:
-    """Typing with natural pauses keeps every character; the bars and the share link follow the whole text;
-    the bars stay on one screen while typing (the presenter's sidebar starts collapsed). On the smaller
-    screen, where the bars come closest to its bottom."""
+    """A shared link's text is in the box; typing over it with natural pauses keeps every character; the bars
+    and the share link follow the whole text; the bars stay on one screen while typing (the presenter's
+    sidebar starts collapsed), on the smaller screen, where they come closest to its bottom; an example
+    replaces the whole text, and the link follows it."""
     rng = person
     screen = SCREENS[0]
     page = browser.new_page(viewport=screen)
     ui = Ui(page)
     try:
-        ui.goto(f"{demo_app}/demo?model={DEMO_MODEL}")
+        shared = "Dear colleague, kindly review the attached report."
+        ui.goto(f"{demo_app}/demo?model={DEMO_MODEL}&text={quote(shared)}")
         # The examples may be drawn again (beside the old, for a moment) while the demo models finish loading.
         page.locator(".st-key-preset_0 button").first.wait_for()
         box = page.locator("textarea.live-text")
+        expect(box).to_have_value(shared)
         box.click()
+        box.press("Control+a")  # typed over
         said = "Dear customer, I am truly sorry about the delay and I have refunded the charge today."
         _type(page, said, rng, key_ms=(30, 90), pause_ms=(200, 1000), chance=0.8)
         typed = said + " "
@@ -163,6 +167,14 @@ def test_demo_keeps_typed_text(demo_app: str, browser: Browser, person: random.R
         expect(page.get_by_text("the link holds the first 1,500 characters")).to_be_visible()
         ui.settle()
         expect(box).to_have_value(whole)
+
+        # An example replaces the whole text, and the link follows it.
+        preset = page.locator(".st-key-preset_0 button")
+        opening = preset.inner_text()[:20]  # the example's first words (its label is cut at 70 characters)
+        preset.click()
+        ui.settle()
+        expect(box).not_to_have_value(whole)
+        expect(page.locator("[data-testid='stCode']")).to_contain_text(quote_plus(opening))
         ui.no_exception()
     finally:
         page.close()
