@@ -58,16 +58,17 @@ def serve_settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
+    original_ppid = os.getppid()  # before startup: the parent may die while models load
+    child_worker = _child_worker(args)
+    # Before the app's imports (seconds of CPU): a setting that refuses to start says so at once.
+    settings = serve_settings(args)
+
     import uvicorn
 
     from service.process.api import create_app
     from service.runs.child import WorkerChild
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    original_ppid = os.getppid()  # before startup: the parent may die while models load
-
-    child_worker = _child_worker(args)
-    settings = serve_settings(args)
     app = create_app(settings)
     if args.key_file:
         _ensure_key_file(app.state.ctx.sessions, Path(args.key_file), args.key_namespace)
@@ -167,14 +168,16 @@ def _ensure_key_file(sessions: sessionmaker[Session], path: Path, namespace: str
 
 
 def worker(args: argparse.Namespace) -> int:
-    from service.process.worker import run_worker_process
-
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
     if args.nice:
         os.nice(args.nice)  # run after everything else on the machine (the embedded service's child)
+    # Before the worker's imports (seconds of CPU): a setting that refuses to start says so at once.
     settings = settings_of(args, embedder=args.embedder)
+
+    from service.process.worker import run_worker_process
+
     code = run_worker_process(settings, args.workers, args.parent_pid)
     # Stopped, runs handed back, logs written: skip the interpreter's teardown, whose final garbage collection
     # over every loaded library took seconds here, eating into a process manager's stop timeout (honcho: 5 s).

@@ -1,8 +1,8 @@
 """The whole journey in headless Chromium against `streamlit run app/main.py` and its embedded service.
 
 Create a model, add traits, import samples (CSV upload), train and watch progress, tag, train a second
-version (retune), compare the two, score a text and see its bars; then the demo page opened from a
-shareable URL. With SCORING_SCREENSHOTS set, a screenshot of each page goes there.
+version (retune), compare the two, score a text and see its bars (the Demo page, opened from a shareable URL:
+tests/app/test_demo_browser.py). With SCORING_SCREENSHOTS set, a screenshot of each page goes there.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import contextlib
 import csv
 import random
 from pathlib import Path
-from urllib.parse import quote, quote_plus
 
 from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -43,41 +42,22 @@ def _samples_csv(path: Path) -> int:
     return len(rows)
 
 
-def test_newcomer_first_visit_tag_and_labels(app_url: str, browser: Browser) -> None:
-    """A first visit opens the demo model; an empty tag asks for a name; a label on the trained demo model
-    goes in as score feedback and the page says when it will retrain. At one size: nothing here depends on
-    it (the demo and the rough edges are checked at both). The module's first test: a first visit is the
-    workbench's first session of its key, before any model was open in the sidebar (a model open there is
-    what a later first visit opens: app/shell/last_model.py)."""
+def test_newcomer_first_visit_opens_the_demo_model(app_url: str, browser: Browser) -> None:
+    """A first visit opens the demo model, in the sidebar and on the Models page. At one size: nothing here
+    depends on it (the demo and the rough edges are checked at both). The module's first test: a first visit
+    is the workbench's first session of its key, before any model was open in the sidebar (a model open there
+    is what a later first visit opens: app/shell/last_model.py). What the demo model's pages then do is
+    AppTest's: an empty tag asks for a name, a label goes in as feedback (tests/app/test_pages.py)."""
     screen = SCREENS[0]
     page = browser.new_page(viewport=screen)
     ui = Ui(page)
-    size = f"{screen['width']}x{screen['height']}"
     try:
         ui.goto(app_url)
         sidebar = page.locator("[data-testid='stSidebar']")
         expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(DEMO_MODEL)
         expect(page.get_by_role("combobox", name="Open a model")).to_have_value(DEMO_MODEL)
         ui.no_exception()
-        ui.screen(f"first_visit_{size}")
-
-        ui.nav("Versions")
-        ui.click("Tag")
-        ui.expect_text("Enter a tag name first")
-        assert page.locator("[data-testid='stAlertContentError']").count() == 0
-        ui.no_exception()
-        ui.screen(f"versions_empty_tag_{size}")
-
-        ui.nav("Samples")
-        ui.expect_text("a new label goes in as score feedback")
-        # The heading and trait picker sit above the form (the quality slider names the picked trait's poles).
-        form = page.locator("[data-testid='stForm']", has=page.get_by_role("button", name="Send label"))
-        form.locator("textarea").fill("Thank you so much for your patience, I have fixed it for you.")
-        form.get_by_role("button", name="Send label").click()
-        ui.settle()
-        ui.expect_text("Sent as feedback to the trained model.")
-        ui.no_exception()
-        ui.shot(f"samples_label_feedback_{size}")
+        ui.screen(f"first_visit_{screen['width']}x{screen['height']}")
     finally:
         page.close()
 
@@ -266,33 +246,6 @@ def _journey(
     expect(page.locator("span[title^='+'], span[title^='-']").first).to_be_attached()
     ui.no_exception()
     ui.shot("07_score")
-
-    demo_text = "Dear colleague, kindly review the attached report."
-    ui.goto(f"{app_url}/demo?model={handle}&text={quote(demo_text)}")
-    expect(page.locator("textarea.live-text")).to_have_value(demo_text, timeout=60_000)
-    page.locator(".js-plotly-plot .bars path").first.wait_for()
-    assert f"model={handle}" in page.locator("[data-testid='stCode']").inner_text()
-    ui.no_exception()
-    ui.shot("08_demo")
-
-    # Typing updates the bars and the shared URL without Ctrl+Enter or leaving the box.
-    live = page.locator("textarea.live-text")
-    live.click()
-    live.press("End")
-    live.press_sequentially(" Thanks a lot", delay=40)
-    expect(page.locator("[data-testid='stCode']")).to_contain_text("Thanks+a+lot")
-    ui.settle()
-    ui.no_exception()
-
-    # A preset replaces the text and the bars follow.
-    preset = page.locator(".st-key-preset_0 button")
-    opening = preset.inner_text()[:20]  # the example's first words (its label is cut at 70 characters)
-    preset.click()
-    ui.settle()
-    expect(page.locator("textarea.live-text")).not_to_have_value(demo_text)
-    # the share URL follows the preset
-    expect(page.locator("[data-testid='stCode']")).to_contain_text(quote_plus(opening))
-    ui.no_exception()
 
     ui.nav("Settings")
     ui.expect_text("In use:")

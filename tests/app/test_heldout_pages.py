@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from app.shell.reads import invalidate
 from core.client import Client
@@ -123,6 +124,47 @@ def test_versions_page_says_which_evaluation_texts_the_version_trained_on(
     sign, outcome = ("≥", "formal") if scored.score >= old.threshold else ("<", "not formal")
     said = f"Decided by v1's thresholds: Formality {scored.score:.2f} {sign} {old.threshold:.3f}, {outcome}."
     assert said in texts(at.markdown), texts(at.markdown)
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [c["layout"]["title"]["text"] for c in charts if "title" in c["layout"]]
+
+
+def test_versions_chart_says_what_it_plots_and_any_version_can_be_tagged(
+    local_service: LocalService, client: Client
+) -> None:
+    """The Versions chart says what it plots: each version's training ROC AUC, out of fold on its own samples
+    and no comparison, until two versions were evaluated on the evaluation set, then their AUC there. A
+    version other than the active one can be tagged."""
+    handle = make_draft(client, new_handle(local_service, "chart"))
+    client.add_evaluation_items(handle, _items(HELD))
+    client.wait(handle, client.train(handle, "low").run_id, timeout=120)
+    client.wait(handle, client.train(handle, "low", reoptimize_params=True).run_id, timeout=120)
+    at = page("versions", handle)
+    at.run()
+    no_exception(at)
+    training = "Training ROC AUC (out of fold, each version on its own samples): not a comparison"
+    assert training in _chart_titles(at), _chart_titles(at)
+    assert any("a rise can mean easier or cleaner samples" in c for c in texts(at.caption)), texts(at.caption)
+
+    at.selectbox(key="tag_version_pick").set_value(1)  # v1, not the active v2
+    by_label(at.text_input, "Tag name").set_value("first-try")
+    by_label(at.button, "Tag").click()
+    at.run()
+    no_exception(at)
+    assert "Tagged v1 as `first-try`." in texts(at.success), texts(at.success)
+    assert client.get_version(handle, "first-try").version_no == 1
+    assert client.get_model(handle).version_no == 2  # the active version did not move
+
+    for version in (1, 2):
+        client.wait(handle, client.evaluate(handle, version).run_id, timeout=120)
+    invalidate(client.base_url)  # the test's client is not the workbench's: its writes bump no generation
+    at = page("versions", handle)
+    at.run()
+    no_exception(at)
+    held_out = "ROC AUC on the evaluation set (held-out items): higher is better"
+    assert held_out in _chart_titles(at) and training not in _chart_titles(at), _chart_titles(at)
 
 
 def test_versions_evaluate_appears_right_after_adding_items(

@@ -1,9 +1,10 @@
-"""What a new analyst met on the Label, Models, Samples, Versions and Settings pages, in
-headless Chromium at 1280x800, acting as a person does.
+"""What a new analyst met on the Label, Models, Samples and Settings pages, in headless Chromium at
+1280x800, acting as a person does (what the Versions chart says it plots, and tagging a version that is not
+the active one: tests/app/test_heldout_pages.py).
 
 The models are prepared through the client before the workbench starts (no demo load): a trained one-trait
 model to label, a draft whose training the service slows down (a test hook) so the Models page meets it busy,
-a draft for a rated file and its flags, and a model with two versions and an evaluation set.
+and a draft for a rated file and its flags.
 Screenshots: artifacts/screenshots/newcomer_*.png.
 """
 
@@ -32,7 +33,6 @@ LABELLED = "local.replies"  # trained on the support replies' politeness labels;
 SLOW = "local.slow-model"  # a draft; its training waits before saving (a fault-injection hook)
 RELEASE = "release-slow-save"  # the file in the data dir that lets the slow draft's training save
 FLAGS = "local.rated-reviews"  # a draft that gets a rated review file through the Import tab
-VERSIONS = "local.news"  # v1 and v2, an evaluation set, evaluated later by the test
 POLITENESS = {"name": "Politeness", "positive_label": "polite", "negative_label": "rude"}
 SENTIMENT = {"name": "Sentiment", "positive_label": "positive", "negative_label": "negative"}
 
@@ -55,14 +55,6 @@ def _prepare(service: LocalService) -> None:
         c.import_samples(SLOW, [{**r, "trait": "sentiment"} for r in _demo("product_reviews", "Sentiment")])
         c.create_model(FLAGS, description="Reviews with their ratings")
         c.add_traits(FLAGS, [SENTIMENT])
-        news = read_demo_model("news_style")
-        c.create_model(VERSIONS, description="News style")
-        c.add_traits(VERSIONS, news.traits)
-        rows = news.samples
-        c.import_samples(VERSIONS, [r for i, r in enumerate(rows) if i % 5])
-        c.add_evaluation_items(VERSIONS, [r for i, r in enumerate(rows) if not i % 5])
-        c.wait(VERSIONS, c.train(VERSIONS, "low").run_id, timeout=300)
-        c.wait(VERSIONS, c.train(VERSIONS, "low", reoptimize_params=True).run_id, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -226,36 +218,6 @@ def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
         f"among {len(rows) - 1} samples"
     )
     ui.no_exception()
-
-
-def test_versions_chart_says_what_it_plots_and_any_version_can_be_tagged(
-    newcomer_app: tuple[str, Path], ui: Ui
-) -> None:
-    """The Versions chart says what it plots (training ROC AUC, out of fold, until an evaluation set's
-    figures exist), and a version other than the active one can be tagged."""
-    url, data_dir = newcomer_app
-    page = ui.page
-    ui.goto(f"{url}/versions?model={VERSIONS}")
-    chart = page.locator(".js-plotly-plot").first
-    expect(chart).to_contain_text("Training ROC AUC (out of fold, each version on its own samples)")
-    ui.expect_text("a rise can mean easier or cleaner samples")
-    _choose(ui, "Version", "v1")
-    box = page.get_by_label("Tag name", exact=True)
-    box.click()
-    box.press_sequentially("first-try", delay=70)
-    ui.click("Tag")
-    ui.expect_text("Tagged v1 as first-try.")
-    with app_client(data_dir) as c:
-        assert c.get_version(VERSIONS, "first-try").version_no == 1
-        assert c.get_model(VERSIONS).version_no == 2  # the active version did not move
-        for v in (1, 2):
-            c.wait(VERSIONS, c.evaluate(VERSIONS, v).run_id, timeout=300)
-    ui.goto(f"{url}/versions?model={VERSIONS}")
-    expect(page.locator(".js-plotly-plot").first).to_contain_text(
-        "ROC AUC on the evaluation set (held-out items)"
-    )
-    ui.no_exception()
-    ui.shot("newcomer_versions")
 
 
 def test_settings_shows_the_embedded_service_s_key_to_copy(newcomer_app: tuple[str, Path], ui: Ui) -> None:

@@ -4,10 +4,10 @@ samples and a pool of 300 texts) on one workbench, each in a browser of their ow
 changes the campaign on the Team page while they label (votes wanted, overlap, blind labelling), then reviews
 their labels on the Team page: accepts one, rejects one with a comment, accepts several at once (the author
 reading the comment: tests/app/test_role_pages.py); the acceptance rate per person is the API's; the
-training takes accepted labels only. Last, the Training page's contested texts lead to the Samples page,
-where the owner settles one. Then two reviewers settle the same text at once (the loser told in that text's
-card), and a text settled on the wrong pole, promoted to gold, is found in the Team page's gold list and
-removed.
+training takes accepted labels only (the Training page's contested texts leading to the Samples page, where
+one is settled: tests/app/test_navigation.py). Then two reviewers settle the same text at once (the loser
+told in that text's card), and a text settled on the wrong pole, promoted to gold, is found in the Team
+page's gold list and removed.
 
 What each page shows is checked against the API."""
 
@@ -284,29 +284,6 @@ def test_a_reviewed_campaign_changes_while_three_label_and_the_owner_reviews(
         )
         assert queue[bobs].text not in {a.text for a in accepted if a.annotator == email("bob")}
 
-        # The Training page counts the contested texts, and its button leads to where they are settled.
-        contested = version.trait_metrics[trait.key]["contested"]
-        assert contested >= 1  # the file's contradiction at least
-        owner.nav("Training")
-        owner.expect_text(f"{contested} contested text(s)")
-        owner.click("Settle the contested texts")
-        owner.page.get_by_role("heading", name="Samples").first.wait_for()
-        expect(owner.page.get_by_role("tab", name="Disagreements", exact=True)).to_have_attribute(
-            "aria-selected", "true"
-        )
-        owner.expect_text(TWICE)
-        first = api.agreement(HANDLE, trait.key).traits[trait.key].disagreed[0].text
-        pause(owner.page, person.uniform(400, 1500))  # reading the votes
-        owner.page.get_by_role("button", name=f"Settle: {trait.positive_label}").first.click()
-        owner.settle()
-        owner.expect_text(f"Settled as “{trait.positive_label}”")
-        owner.expect_text(first)  # the settled text stays where it was settled, saying who settled it
-        owner.expect_text(f"Settled by {email(OWNER)}.")
-        # Its card offers no Settle button once the run that settled it has ended, not at a later one.
-        assert _card(owner, first).get_by_role("button", name=re.compile("^Settle: ")).count() == 0
-        owner.no_exception()
-        settled = [s for s in api.list_samples(HANDLE) if s.adjudicated]
-        assert [(s.text, s.quality, s.annotator) for s in settled] == [(first, 1.0, email(OWNER))]
     finally:
         api.close()
         for context in contexts:
@@ -384,6 +361,8 @@ def test_two_reviewers_settle_at_once_and_a_wrongly_settled_gold_item_is_removed
         _card(owner, raced).get_by_role("button", name=f"Settle: {right}").click()
         owner.settle()
         expect(_card(owner, raced).get_by_text(f"Settled as “{right}”")).to_be_in_viewport()
+        # Its card offers no Settle button once the run that settled it has ended, not at a later one.
+        assert _card(owner, raced).get_by_role("button", name=re.compile("^Settle: ")).count() == 0
         _card(rhea, raced).get_by_role("button", name=f"Settle: {right}").click()
         rhea.settle()
         lost = _card(rhea, raced).get_by_text("Not settled: ")

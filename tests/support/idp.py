@@ -18,17 +18,41 @@ from typing import Any
 
 import flask
 import httpx
+from joserfc.jwk import RSAKey
 
 # Authlib turns its own deprecation warnings on for good as it loads (`simplefilter("always")`), ahead of the
 # suite's filters: the two that the mock's import raises, listed in pyproject.toml, were shown in every run's
 # summary. Loaded inside this block, its filter goes with the block and the suite's list decides.
 with warnings.catch_warnings():
     importlib.import_module("authlib.deprecate")
+from oidc_provider_mock import _app as mock_app  # noqa: E402
 from oidc_provider_mock import run_server_in_thread  # noqa: E402
 
 CLIENT_ID = "scoring-workbench"
 CLIENT_SECRET = "test-client-secret"
 CALLBACK = "http://localhost/callback"  # the mock accepts any redirect URI; nothing listens there
+
+# The mock hands Authlib its signing key as a JWK dict for every ID token, and importing one checks the whole
+# RSA key (a tenth of a second of CPU a token): each key is imported once, by its modulus (a rotated key is a
+# new one), and every token is signed with it as before.
+_signing_keys: dict[str, RSAKey] = {}
+_mock_jwt_config = mock_app.OpenIDCode.get_jwt_config
+
+
+def _jwt_config_with_an_imported_key(
+    self: mock_app.OpenIDCode,
+    grant: Any,  # Any: Authlib's grant, untyped
+    client: object = None,
+) -> dict[str, Any]:  # Any: the JWT settings Authlib reads, of mixed types
+    config: dict[str, Any] = _mock_jwt_config(self, grant, client)
+    jwk = config["key"]
+    if jwk["n"] not in _signing_keys:
+        _signing_keys[jwk["n"]] = RSAKey.import_key(jwk)
+    config["key"] = _signing_keys[jwk["n"]]
+    return config
+
+
+mock_app.OpenIDCode.get_jwt_config = _jwt_config_with_an_imported_key
 
 
 @dataclass(frozen=True)
