@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 from pathlib import Path
@@ -66,6 +67,20 @@ def person(request: pytest.FixtureRequest) -> random.Random:
     print(f"seed {seed} (replay: pytest {request.node.nodeid} --seed {seed})")
     request.node.user_properties.append(("seed", seed))
     return random.Random(seed)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Collecting imports every test module and all they import (the service, Streamlit, the engine):
+    # long-lived objects only, which the cyclic collector walked again and again as they were made (about a
+    # fifth of the collection's CPU, paid by every xdist worker). It collects none meanwhile, then what was
+    # loaded is frozen out of later collections, as the service's own start-up does
+    # (service/commands/serving.py).
+    gc.disable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.freeze()
+    gc.enable()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
