@@ -188,7 +188,7 @@ def _journey(
     page.get_by_role("slider").first.focus()
     page.keyboard.press("End")  # effort "max": a run long enough to watch
     ui.settle()
-    page.get_by_role("button", name="Train", exact=True).click()
+    ui.press(page.get_by_role("button", name="Train", exact=True))
     # The polling fragment shows the run's progress until the model is ready, then the page reruns and
     # lists the steps it saw.
     try:

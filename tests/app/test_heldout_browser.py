@@ -115,7 +115,7 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
         page.keyboard.press("Home")  # effort "low"
         ui.settle()
         pause(page, person.uniform(300, 1000))
-        page.get_by_role("button", name="Train", exact=True).click()
+        ui.press(page.get_by_role("button", name="Train", exact=True))
         ui.expect_text("Per-trait metrics of the active version v1", timeout=300_000)
         ui.no_exception()
         with app_client(data_dir) as c:
@@ -168,7 +168,7 @@ def test_a_headerless_txt_imports_and_the_evaluation_set_stays_held_out(
             assert len(found) == 1, now
             if not [r for r in late if r[1] == found[0]]:
                 c.add_evaluation_items(MODEL, [{"trait": "politeness", "text": found[0], "quality": 1.0}])
-        page.get_by_role("button", name="2 · polite").click()  # from the queue fetched before
+        ui.press(page.get_by_role("button", name="2 · polite"))  # from the queue fetched before
         ui.settle()
         ui.expect_text("That label was not stored: the text is in the evaluation set now")
         expect(text_box).not_to_have_text(now)  # the next text

@@ -211,7 +211,7 @@ def test_flags_show_the_rating_fit_the_screen_and_count_a_removal(
     )
     assert cut == [], f"button labels cut at 1280 px: {cut}"
     ui.screen("newcomer_flags")
-    first.get_by_role("button", name="Remove").click()
+    ui.press(first.get_by_role("button", name="Remove"))
     ui.settle()
     ui.expect_text("Removed sample #")
     expect(page.get_by_text(re.compile(r"among \d+ samples")).first).to_contain_text(

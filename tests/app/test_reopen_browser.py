@@ -194,7 +194,7 @@ def _journey(
     page.get_by_role("slider").first.focus()
     page.keyboard.press("Home")  # effort "low"
     ui.settle()
-    page.get_by_role("button", name="Train v2", exact=True).click()
+    ui.press(page.get_by_role("button", name="Train v2", exact=True))
     ui.expect_text("Per-trait metrics of the active version v2", timeout=300_000)
     ui.no_exception()
 
@@ -318,7 +318,7 @@ def _pager_above(page: Page, grid: Locator) -> None:
 def _turn(ui: Ui, page: Page, button: str, number: int) -> None:
     """To another page of samples, as a person does: one click, then the page says `Page N` and its run has
     ended (until then the old pager and grid stand beside the new ones)."""
-    page.get_by_role("button", name=button).click()
+    ui.press(page.get_by_role("button", name=button))
     ui.settle()
     expect(page.get_by_text(f"Page {number}", exact=True)).to_be_visible()
     ui.idle()

@@ -358,12 +358,12 @@ def test_two_reviewers_settle_at_once_and_a_wrongly_settled_gold_item_is_removed
         for ui in (owner, rhea):
             _card(ui, raced).scroll_into_view_if_needed()
             pause(ui.page, person.uniform(400, 1500))  # reading the votes
-        _card(owner, raced).get_by_role("button", name=f"Settle: {right}").click()
+        owner.press(_card(owner, raced).get_by_role("button", name=f"Settle: {right}"))
         owner.settle()
         expect(_card(owner, raced).get_by_text(f"Settled as “{right}”")).to_be_in_viewport()
         # Its card offers no Settle button once the run that settled it has ended, not at a later one.
         assert _card(owner, raced).get_by_role("button", name=re.compile("^Settle: ")).count() == 0
-        _card(rhea, raced).get_by_role("button", name=f"Settle: {right}").click()
+        rhea.press(_card(rhea, raced).get_by_role("button", name=f"Settle: {right}"))
         rhea.settle()
         lost = _card(rhea, raced).get_by_text("Not settled: ")
         expect(lost).to_contain_text(_joined(f"settled already, by {email(OWNER)}"))
@@ -376,7 +376,7 @@ def test_two_reviewers_settle_at_once_and_a_wrongly_settled_gold_item_is_removed
         slip = trait.negative_label if polite(wrong) else trait.positive_label
         _card(rhea, wrong).scroll_into_view_if_needed()
         pause(rhea.page, person.uniform(400, 1500))
-        _card(rhea, wrong).get_by_role("button", name=f"Settle: {slip}").click()
+        rhea.press(_card(rhea, wrong).get_by_role("button", name=f"Settle: {slip}"))
         rhea.settle()
         expect(_card(rhea, wrong).get_by_text(f"Settled as “{slip}”")).to_be_in_viewport()
         settled = {s.text: (s.quality, s.annotator) for s in api.list_samples(GOLDEN) if s.adjudicated}
