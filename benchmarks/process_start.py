@@ -20,12 +20,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # What `serve` and `worker` import and build before their first request or run
 # (tests/engine/test_lazy_imports.py checks it loads no scikit-learn).
+# Loaded as they load it: without the cyclic collector (`service.commands.serving.loading`; a checkout from
+# before it loads with it).
 START = """
-import tempfile
+import contextlib, tempfile
 from service.config.settings import Settings
-from service.process.api import create_app
-import service.process.worker, service.runs.child, uvicorn
-with tempfile.TemporaryDirectory() as data:
+try:
+    from service.commands.serving import loading
+except ImportError:
+    loading = contextlib.nullcontext
+with loading(), tempfile.TemporaryDirectory() as data:
+    from service.process.api import create_app
+    import service.process.worker, service.runs.child, uvicorn
     create_app(Settings.from_env(data_dir=data))
 """
 
