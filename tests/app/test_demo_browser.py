@@ -32,7 +32,7 @@ pytestmark = BROWSER
 DEMO_MODEL = "local.demo-replies"
 # Every page of the sidebar, as a presenter moves between them (the Demo page's own heading is the model's).
 PAGES = ("Settings", "Models", "Score", "Versions", "Traits", "Samples", "Label", "Training")
-ROUNDS = 20
+ROUNDS = 2 * len(PAGES)  # every move from the Demo page to each page, twice
 # How long a page may take to draw on a loaded machine: the faults this catches never draw (a blank page, the
 # page left drawn again), they last until the next action.
 DRAWN_MS = PAGE_BOUND_MS
