@@ -357,19 +357,20 @@ class Ui:
         self.settle(timeout)
 
     def press(self, button: Locator, tries: int = 3) -> None:
-        """Click `button` as a person does, and see that the click reached it and the page asked the server
-        for its run. On a busy machine the page can move under the pointer between Playwright's aim and its
-        click (a fragment drawn anew above the button), and the page can lose its connection to the server
-        for a moment (it sends nothing then): a person who sees nothing happen clicks again, and so does
-        this. A click the page sent on is never repeated: what the server does with it is the caller's to
-        check. A button with a key is told apart by its `st-key-…` class, another by its text."""
+        """Click `button` as a person does, and see that the click reached it and that the page sent the
+        server its run. On a busy machine the page can move under the pointer between Playwright's aim and
+        its click (a fragment drawn anew above the button): a click that lands beside the button is no press,
+        and a person seeing the button still there clicks it. A click that reached the button is a press, and
+        is never made again: one the page does not send is a lost press and fails here, saying whether the
+        page's websocket closed meanwhile (the page sends nothing while it is down). What the server does with
+        a press sent is the caller's to check. A button with a key is told apart by its `st-key-…` class,
+        another by its text."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
+
         mark = button.evaluate(
             "b => [...(b.closest('[class*=\"st-key-\"]') || b).classList].find(c => c.startsWith('st-key-'))"
             " || b.innerText.trim()"
         )
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browser tests only
-
-        missed = []
         for _ in range(tries):
             asked, closed = self.page.evaluate("[window.__stAsked || 0, window.__stClosed || 0]")
             self.page.evaluate(
@@ -381,7 +382,6 @@ class Ui:
             )
             button.click()
             if not self.page.evaluate("window.__pressed === true"):
-                missed.append("landed beside it")
                 continue
             try:  # the click's rerun leaves with the browser's next flush of widget states
                 self.page.wait_for_function(
@@ -390,8 +390,11 @@ class Ui:
                 return
             except PlaywrightTimeout:
                 closes = int(self.page.evaluate("window.__stClosed || 0")) - int(closed)
-                missed.append(f"reached it, the page sent nothing ({closes} websocket close(s) meanwhile)")
-        raise AssertionError(f"{tries} clicks on {mark!r}: " + "; ".join(missed))
+                raise AssertionError(
+                    f"a press on {mark!r} reached it and the page sent no run within {PRESS_SENDS_MS} ms "
+                    f"({closes} websocket close(s) meanwhile); the page shows:\n{self.shown_text()}"
+                ) from None
+        raise AssertionError(f"{tries} clicks aimed at {mark!r} all landed beside it")
 
     def click_as_timer_fires(self, name: str, every_s: float, timeout: float = 120_000) -> None:
         """Click the button `name` in a `run_every=every_s` fragment the moment the fragment's timer fires:
